@@ -1,0 +1,85 @@
+"""AgentConfig: everything that defines an agent, as one frozen value.
+
+Loading from YAML, environment variables and flags is an entry concern (``rho_entry``); the
+domain receives a validated value. Secrets are never stored here: a database password is an
+environment variable *name*, resolved when the connection is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from rho_domain.permissions import PermissionProfile
+
+DEFAULT_MODEL = "gpt-5-mini"
+DEFAULT_CONTEXT_WINDOW = 100_000
+DEFAULT_COMPACT_THRESHOLD = 0.8
+DEFAULT_TOOL_OUTPUT_LIMIT = 20_000
+
+
+@attrs.frozen(kw_only=True)
+class Budget:
+    """Limits for one run; a run that passes one ends with status ``budget_exceeded``.
+
+    Token limits count this run's usage; ``max_wall_seconds`` its elapsed time.
+    """
+
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+    max_wall_seconds: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DatabaseConfig:
+    """One database alias. ``password_env`` names the environment variable with the password."""
+
+    engine: str
+    dsn: str | None = None
+    path: str | None = None
+    host: str | None = None
+    port: int | None = None
+    user: str | None = None
+    database: str | None = None
+    password_env: str | None = None
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class AgentConfig:
+    """The definition of an agent.
+
+    ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
+    a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
+    ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
+    ``max_turns`` counts model calls in one run.
+    """
+
+    system_prompt: str = ""
+    vars: Mapping[str, str] = attrs.field(factory=dict)
+    model: str = DEFAULT_MODEL
+    provider: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    profile: str | PermissionProfile = "readonly"
+    working_dir: str | None = None
+    backend: str = "local"
+    service_tier: str | None = None
+    reasoning_effort: str | None = None
+    response_format: Mapping[str, Any] | None = None
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
+    auto_approve: bool = False
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    auto_compact: bool = True
+    compact_threshold: float = DEFAULT_COMPACT_THRESHOLD
+    max_turns: int | None = None
+    budget: Budget = Budget()
+    tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
+    tool_timeout: float | None = None
+    extras: Mapping[str, Any] = attrs.field(factory=dict)

@@ -1,0 +1,193 @@
+"""The one error tree of rho-agent.
+
+Every exception that crosses a package boundary is a ``RhoError``. Adapters translate foreign
+exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from exc``.
+
+::
+
+    RhoError
+    ├── ConfigError                  bad config, profile, template or flag; says what to fix
+    │   └── MissingExtra             an optional dependency is not installed; names the extra
+    ├── ModelError                   the model endpoint failed; keeps ``partial_text``
+    │   ├── ModelHTTPError           an HTTP status from the server (``status``, ``body``)
+    │   │   ├── AuthenticationError  401/403
+    │   │   ├── ModelNotFoundError   404, or "model does not exist"
+    │   │   ├── ContextLengthExceeded
+    │   │   ├── RateLimited          429 (``retry_after`` seconds when known)
+    │   │   ├── ServerError          5xx
+    │   │   └── BadRequest           other 4xx, with the server's message
+    │   ├── ModelConnectionError     could not connect, or the connection dropped
+    │   ├── ModelTimeout             connect or per-chunk idle timeout
+    │   └── ModelProtocolError       the stream broke the protocol
+    │       ├── TruncatedStream      EOF without finish_reason or [DONE]; empty 200 stream
+    │       └── StreamError          the server reported an error mid-stream
+    ├── ToolError                    a tool could not do what was asked (becomes a tool result)
+    │   ├── ToolArgumentsError       arguments missing, mistyped or not JSON
+    │   └── PermissionDenied         the profile or the workspace forbids it
+    │       ├── PathOutsideWorkspace
+    │       ├── SensitivePath
+    │       ├── CommandRefused       restricted shell refused a command line
+    │       └── StatementRefused     read-only SQL refused a statement
+    ├── ExecutorError                the executor failed (not the command: the machinery)
+    ├── DatabaseError                a driver or connection failure
+    ├── StoreError                   the session store failed
+    │   ├── SessionNotFound
+    │   ├── SessionLocked            another process drives that session
+    │   └── TraceFormatError         a trace line of an unknown format version
+    └── SessionStateError            an operation that the session's state does not allow
+
+Control flow is not an error: cancellation, pause and "needs approval" are statuses and events.
+"""
+
+from __future__ import annotations
+
+
+class RhoError(Exception):
+    """Root of every rho-agent error."""
+
+
+class ConfigError(RhoError):
+    """Invalid configuration; the message names the source, the key and what was expected."""
+
+
+class MissingExtra(ConfigError):
+    """An optional dependency is missing; the message names the pip extra that provides it."""
+
+    def __init__(self, package: str, extra: str, purpose: str = "") -> None:
+        what = f" for {purpose}" if purpose else ""
+        super().__init__(
+            f"{package} is not installed{what}: install it with `pip install 'rho-agent[{extra}]'`"
+        )
+        self.package = package
+        self.extra = extra
+
+
+class ModelError(RhoError):
+    """The model endpoint failed. ``partial_text`` holds text streamed before the failure."""
+
+    def __init__(self, message: str, *, partial_text: str = "") -> None:
+        super().__init__(message)
+        self.partial_text = partial_text
+
+
+class ModelHTTPError(ModelError):
+    """The server answered with an HTTP error status."""
+
+    def __init__(
+        self, message: str, *, status: int, body: str = "", partial_text: str = ""
+    ) -> None:
+        super().__init__(message, partial_text=partial_text)
+        self.status = status
+        self.body = body
+
+
+class AuthenticationError(ModelHTTPError):
+    """The API key is missing, wrong or not allowed to use this model."""
+
+
+class ModelNotFoundError(ModelHTTPError):
+    """The endpoint does not serve the requested model."""
+
+
+class ContextLengthExceeded(ModelHTTPError):
+    """The request is longer than the model's context window."""
+
+
+class RateLimited(ModelHTTPError):
+    """Too many requests; ``retry_after`` is the server's hint in seconds, when it gave one."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int = 429,
+        body: str = "",
+        retry_after: float | None = None,
+        partial_text: str = "",
+    ) -> None:
+        super().__init__(message, status=status, body=body, partial_text=partial_text)
+        self.retry_after = retry_after
+
+
+class ServerError(ModelHTTPError):
+    """The server failed (5xx)."""
+
+
+class BadRequest(ModelHTTPError):
+    """The server rejected the request; the message carries the server's explanation."""
+
+
+class ModelConnectionError(ModelError):
+    """The connection could not be made or was lost."""
+
+
+class ModelTimeout(ModelError):
+    """No connection or no chunk within the configured timeout."""
+
+
+class ModelProtocolError(ModelError):
+    """The stream violated the protocol."""
+
+
+class TruncatedStream(ModelProtocolError):
+    """The stream ended without a finish_reason or [DONE]."""
+
+
+class StreamError(ModelProtocolError):
+    """The server reported an error inside the stream."""
+
+
+class ToolError(RhoError):
+    """A tool could not do what was asked. The registry turns it into a tool result."""
+
+
+class ToolArgumentsError(ToolError):
+    """The arguments are missing, of the wrong type, or not JSON."""
+
+
+class PermissionDenied(ToolError):
+    """The profile or the workspace forbids the operation."""
+
+
+class PathOutsideWorkspace(PermissionDenied):
+    """A path resolves outside the working directory (or the extra read roots)."""
+
+
+class SensitivePath(PermissionDenied):
+    """A path names a secret or agent configuration that tools must not touch."""
+
+
+class CommandRefused(PermissionDenied):
+    """The restricted shell refused a command line; the message names the reason."""
+
+
+class StatementRefused(PermissionDenied):
+    """Read-only SQL refused a statement; the message names the reason."""
+
+
+class ExecutorError(RhoError):
+    """The executor's machinery failed (not the command it ran)."""
+
+
+class DatabaseError(RhoError):
+    """A database driver or connection failed."""
+
+
+class StoreError(RhoError):
+    """The session store failed."""
+
+
+class SessionNotFound(StoreError):
+    """No session with that id (or prefix) exists."""
+
+
+class SessionLocked(StoreError):
+    """Another live process is driving this session."""
+
+
+class TraceFormatError(StoreError):
+    """A trace line has a format version this build cannot read."""
+
+
+class SessionStateError(RhoError):
+    """The operation is not valid in the session's current state."""

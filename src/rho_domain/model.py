@@ -1,0 +1,112 @@
+"""What the loop asks a model for, and what a model streams back.
+
+A ChatModel adapter turns a ``ModelRequest`` into the wire format and the server's stream into
+these ``StreamEvent`` values. The adapter assembles tool calls itself: it may emit
+``ToolCallChunk`` deltas for display, and must emit one ``ToolCallReady`` per finished call.
+A stream ends with exactly one ``StreamFinished``; failures are raised as ``ModelError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from rho_domain.messages import Message, ToolCall, Usage
+
+
+@attrs.frozen(kw_only=True)
+class ToolSpec:
+    """A tool as the model sees it: the OpenAI function shape, minus the wrapper."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+ToolChoice = Literal["auto", "none", "required"]
+
+
+@attrs.frozen(kw_only=True)
+class ModelRequest:
+    """One model call. ``system`` is sent first; ``messages`` never contain SystemMessage."""
+
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    response_format: Mapping[str, Any] | None = None
+    reasoning_effort: str | None = None
+    service_tier: str | None = None
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+
+
+@attrs.frozen
+class TextChunk:
+    text: str
+
+
+@attrs.frozen
+class ReasoningChunk:
+    text: str
+
+
+@attrs.frozen
+class RefusalChunk:
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallChunk:
+    """A fragment of a tool call as it streams (for display only)."""
+
+    index: int
+    call_id: str = ""
+    name: str = ""
+    arguments_delta: str = ""
+
+
+@attrs.frozen
+class ToolCallReady:
+    """A complete tool call. ``arguments`` is the raw text, valid JSON or not."""
+
+    call: ToolCall
+
+
+@attrs.frozen
+class UsageReport:
+    """Usage of this call. May come once, at any point of the stream."""
+
+    usage: Usage
+
+
+@attrs.frozen
+class StreamFinished:
+    """The last event of every successful stream."""
+
+    finish_reason: str | None = None
+
+
+StreamEvent = (
+    TextChunk
+    | ReasoningChunk
+    | RefusalChunk
+    | ToolCallChunk
+    | ToolCallReady
+    | UsageReport
+    | StreamFinished
+)

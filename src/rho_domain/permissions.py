@@ -1,0 +1,131 @@
+"""Permission profiles: what an agent may do, on four axes.
+
+Built-in profiles: ``readonly`` (production investigation), ``developer`` (local editing) and
+``eval`` (sandboxed benchmarks; ``unrestricted`` is an alias). Custom profiles are loaded from
+YAML at the entry layer and arrive here as validated ``PermissionProfile`` values.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import attrs
+
+from rho_domain.errors import ConfigError
+
+
+class ShellMode(Enum):
+    RESTRICTED = "restricted"  # allowlisted read-only programs, no shell
+    UNRESTRICTED = "unrestricted"  # any command through bash
+
+
+class FileWriteMode(Enum):
+    OFF = "off"
+    CREATE_ONLY = "create-only"
+    FULL = "full"
+
+
+class DatabaseMode(Enum):
+    READONLY = "readonly"
+    MUTATIONS = "mutations"
+
+
+class ApprovalMode(Enum):
+    ALL = "all"  # every tool call
+    DANGEROUS = "dangerous"  # tools whose policy says dangerous
+    GRANULAR = "granular"  # the tools named in approval_required_tools
+    NONE = "none"  # never (sandboxes)
+
+
+DATABASE_TOOLS = frozenset({"sqlite", "postgres", "mysql", "oracle", "vertica"})
+DANGEROUS_TOOLS = frozenset({"bash", "write", "edit", "delegate"} | DATABASE_TOOLS)
+
+DEFAULT_DANGEROUS_PATTERNS: tuple[str, ...] = (
+    "rm -rf",
+    "rm -r",
+    "drop table",
+    "drop database",
+    "truncate",
+    "delete from",
+    "> /dev/",
+    ":(){",
+    "mkfs",
+    "dd if=",
+)
+
+
+@attrs.frozen(kw_only=True)
+class PermissionProfile:
+    """A validated permission profile.
+
+    ``dangerous_patterns``: a call whose arguments contain one of these (case-insensitive)
+    needs approval in every approval mode except NONE. ``denied_tools`` are never run.
+    ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
+    """
+
+    name: str
+    description: str = ""
+    shell: ShellMode = ShellMode.RESTRICTED
+    file_write: FileWriteMode = FileWriteMode.OFF
+    database: DatabaseMode = DatabaseMode.READONLY
+    approval: ApprovalMode = ApprovalMode.DANGEROUS
+    approval_required_tools: frozenset[str] = DANGEROUS_TOOLS
+    denied_tools: frozenset[str] = frozenset()
+    dangerous_patterns: tuple[str, ...] = DEFAULT_DANGEROUS_PATTERNS
+    shell_timeout: float = 120.0
+    bash_only: bool = False
+    extra_read_roots: tuple[str, ...] = ()
+
+    @property
+    def read_only(self) -> bool:
+        return self.file_write is FileWriteMode.OFF and self.shell is ShellMode.RESTRICTED
+
+
+def readonly_profile() -> PermissionProfile:
+    return PermissionProfile(
+        name="readonly",
+        description="Investigate without changing anything: read-only shell, files and SQL.",
+    )
+
+
+def developer_profile() -> PermissionProfile:
+    return PermissionProfile(
+        name="developer",
+        description="Local development: any shell command and file edits, each approved.",
+        shell=ShellMode.UNRESTRICTED,
+        file_write=FileWriteMode.FULL,
+        approval=ApprovalMode.GRANULAR,
+        approval_required_tools=frozenset({"bash", "write", "edit"} | DATABASE_TOOLS),
+        shell_timeout=300.0,
+    )
+
+
+def eval_profile() -> PermissionProfile:
+    return PermissionProfile(
+        name="eval",
+        description="Sandboxed evaluation: everything allowed, nothing asked.",
+        shell=ShellMode.UNRESTRICTED,
+        file_write=FileWriteMode.FULL,
+        database=DatabaseMode.MUTATIONS,
+        approval=ApprovalMode.NONE,
+        shell_timeout=300.0,
+    )
+
+
+BUILTIN_PROFILES = {
+    "readonly": readonly_profile,
+    "developer": developer_profile,
+    "eval": eval_profile,
+    "unrestricted": eval_profile,
+}
+
+
+def builtin_profile(name: str) -> PermissionProfile:
+    """Return a built-in profile by name; raise ConfigError naming the choices."""
+    try:
+        return BUILTIN_PROFILES[name]()
+    except KeyError:
+        choices = ", ".join(sorted(BUILTIN_PROFILES))
+        raise ConfigError(
+            f"unknown profile {name!r}: use one of {choices}, or a path to a profile YAML file"
+        ) from None

@@ -1,0 +1,39 @@
+"""The ports: every way the domain reaches the outside world.
+
+Each port is a small ``typing.Protocol``. Adapters and fakes subclass them explicitly.
+"""
+
+from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
+from rho_domain.ports.clock import Clock
+from rho_domain.ports.database import Database, QueryResult, TableInfo
+from rho_domain.ports.executor import (
+    Command,
+    CommandResult,
+    Executor,
+    FileInfo,
+    FileKind,
+)
+from rho_domain.ports.model import ChatModel
+from rho_domain.ports.signals import Directive, SignalSource
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
+
+__all__ = [
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "Approver",
+    "ChatModel",
+    "Clock",
+    "Command",
+    "CommandResult",
+    "Database",
+    "Directive",
+    "Executor",
+    "FileInfo",
+    "FileKind",
+    "QueryResult",
+    "SessionInfo",
+    "SessionRecord",
+    "SessionStore",
+    "SignalSource",
+    "TableInfo",
+]

@@ -1,0 +1,41 @@
+"""Approver: asking a human (or a policy service) whether a tool call may run."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from rho_domain.messages import ToolCall
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalRequest:
+    """A tool call waiting for a decision. ``arguments`` is the parsed JSON (empty if invalid)."""
+
+    session_id: str
+    call: ToolCall
+    arguments: Mapping[str, Any]
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalAnswer:
+    """``approved``; ``always`` approves this tool for the rest of the session."""
+
+    approved: bool
+    always: bool = False
+    note: str = ""
+
+
+class Approver(Protocol):
+    """Decides on tool calls that the approval policy says need a human."""
+
+    @abstractmethod
+    async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Return the decision. May take as long as a human needs; cancellable.
+
+        An approver that cannot ask (no terminal, closed input) must answer not approved.
+        """

@@ -1,0 +1,54 @@
+"""Database: one configured database alias, read-only unless the profile allows mutations."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, Protocol
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class QueryResult:
+    """At most ``max_rows`` rows. ``more_rows`` is True when more were available (not fetched
+    all: adapters fetch max_rows + 1). ``rowcount`` is set for statements without a result set."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    more_rows: bool = False
+    rowcount: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TableInfo:
+    schema: str | None
+    name: str
+    kind: str = "table"
+
+
+class Database(Protocol):
+    """A connection (or pool) to one database alias."""
+
+    @property
+    @abstractmethod
+    def dialect(self) -> str:
+        """One of: sqlite, postgres, mysql, oracle, vertica."""
+
+    @abstractmethod
+    async def query(self, sql: str, *, max_rows: int, timeout: float) -> QueryResult:
+        """Run one statement. Read-only adapters run it inside the engine's read-only
+        transaction and roll back. Raises ``StatementRefused`` or ``DatabaseError``."""
+
+    @abstractmethod
+    async def list_tables(self, *, pattern: str = "%", schema: str | None = None) -> tuple[
+        TableInfo, ...
+    ]:
+        """Tables and views whose name matches the LIKE ``pattern``."""
+
+    @abstractmethod
+    async def describe(self, table: str, *, schema: str | None = None) -> str:
+        """Columns, types, keys and indexes of a table, as text for the model."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Close connections. Idempotent."""

@@ -1,0 +1,134 @@
+"""Executor: where commands run and files live (local machine, sandbox, memory).
+
+Every tool is written once against this port. Paths are relative to ``working_dir`` (absolute
+paths are accepted only when they lie inside it, or inside an allowed extra read root). The
+executor confines every path to the workspace and enforces the profile's write mode itself, so
+a bug in a tool handler cannot escape or write in read-only mode.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from enum import Enum
+from typing import Literal, Protocol
+
+import attrs
+
+
+class FileKind(Enum):
+    FILE = "file"
+    DIRECTORY = "directory"
+    SYMLINK = "symlink"
+    OTHER = "other"  # FIFO, socket, device: never read
+
+
+@attrs.frozen(kw_only=True)
+class FileInfo:
+    """What a directory listing or stat reports. ``path`` is relative to the working dir."""
+
+    path: str
+    name: str
+    kind: FileKind
+    size: int = 0
+    mtime: float = 0.0
+    mode: int = 0
+    link_target: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Stage:
+    """One program of a pipeline: an argv run without any shell.
+
+    ``stdin_path`` feeds a workspace file (``< file``); ``stderr`` is captured into the output,
+    discarded (``2>/dev/null``) or merged into stdout (``2>&1``); ``stdout_null`` discards stdout.
+    """
+
+    argv: tuple[str, ...]
+    stdin_path: str | None = None
+    stderr: Literal["capture", "null", "stdout"] = "capture"
+    stdout_null: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Command:
+    """A command to run: either a pipeline of validated argvs, or (unrestricted) a shell string.
+
+    Exactly one of ``pipeline`` and ``shell`` is set. stdin is always /dev/null unless a stage
+    reads a file. ``max_output_bytes`` caps what is kept while the output streams; the rest is
+    counted, not stored.
+    """
+
+    pipeline: tuple[Stage, ...] = ()
+    shell: str | None = None
+    cwd: str = "."
+    timeout: float = 120.0
+    max_output_bytes: int = 256 * 1024
+    env: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class CommandResult:
+    """The outcome of a command. ``exit_code`` is None when it was killed (timeout)."""
+
+    exit_code: int | None
+    output: str
+    duration: float
+    timed_out: bool = False
+    omitted_bytes: int = 0
+
+
+class Executor(Protocol):
+    """Runs commands and performs file operations inside one workspace."""
+
+    @property
+    @abstractmethod
+    def working_dir(self) -> str:
+        """The workspace root, as the model should see it."""
+
+    @abstractmethod
+    async def run(self, command: Command) -> CommandResult:
+        """Run the command in a fresh process group with stdin from /dev/null.
+
+        On timeout the whole group is killed and ``timed_out`` is set. On cancellation of the
+        awaiting task the whole group is killed before CancelledError propagates. Raises
+        ``PathOutsideWorkspace`` for a cwd outside the workspace, ``ExecutorError`` when the
+        machinery fails; a program that fails is a result with its exit code, not an error.
+        """
+
+    @abstractmethod
+    async def stat(self, path: str) -> FileInfo:
+        """Describe one path without following a final symlink out of the workspace.
+
+        Raises ``FileNotFoundError``-like ``ToolError`` when missing, ``PathOutsideWorkspace``
+        or ``SensitivePath`` when the path is not allowed.
+        """
+
+    @abstractmethod
+    async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        """Read up to ``length`` bytes of a regular file from ``offset``.
+
+        Refuses FIFOs, devices and directories (never blocks), secrets files and paths outside
+        the workspace (``PermissionDenied`` subclasses).
+        """
+
+    @abstractmethod
+    async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
+        """List a directory's entries (unsorted, hidden entries included)."""
+
+    @abstractmethod
+    async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        """Write a file atomically, creating parent directories; return True if it replaced one.
+
+        ``overwrite=False`` fails if the path exists (atomically, O_EXCL). Overwrites go through
+        a temp file and rename, preserving the mode. Raises ``PermissionDenied`` when the
+        profile's write mode forbids it or the path is sensitive.
+        """
+
+    @abstractmethod
+    async def which(self, program: str) -> str | None:
+        """Return the path of an installed program, or None (e.g. to choose a grep fallback)."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Release resources (sandboxes, processes). Idempotent."""

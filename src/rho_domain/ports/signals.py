@@ -1,0 +1,41 @@
+"""SignalSource: control of a running session from elsewhere (another task or process)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Protocol
+
+import attrs
+
+
+@attrs.frozen
+class Directive:
+    """An operator instruction. ``offset`` is its position in the session's directive log, so
+    a directive already applied (recorded in the trace) is never applied twice."""
+
+    offset: int
+    text: str
+
+
+class SignalSource(Protocol):
+    """Cancel, pause and directives for a session."""
+
+    @abstractmethod
+    async def cancel_requested(self, session_id: str) -> bool:
+        """True when someone asked the session to stop."""
+
+    @abstractmethod
+    async def clear_cancel(self, session_id: str) -> None:
+        """Consume a cancel request, so that the next run is not cancelled too."""
+
+    @abstractmethod
+    async def request_cancel(self, session_id: str) -> None:
+        """Ask the session to stop at its next checkpoint."""
+
+    @abstractmethod
+    async def is_paused(self, session_id: str) -> bool:
+        """True while the session must wait before its next model call or tool."""
+
+    @abstractmethod
+    async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
+        """Directives with ``offset >= after``, in order."""

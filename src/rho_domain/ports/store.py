@@ -1,0 +1,72 @@
+"""SessionStore: where sessions and their traces are kept."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import attrs
+
+from rho_domain.config import AgentConfig
+from rho_domain.events import Event
+from rho_domain.messages import Usage
+
+
+@attrs.frozen(kw_only=True)
+class SessionRecord:
+    """What a store keeps about a session besides its trace."""
+
+    id: str
+    created_at: float
+    config: AgentConfig
+    parent_id: str | None = None
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """One line of a session listing. ``liveness`` is the store's judgement: running, paused,
+    stale (its process is gone), or the final status (completed, cancelled, error, ...)."""
+
+    id: str
+    status: str
+    liveness: str
+    created_at: float
+    updated_at: float
+    model: str
+    profile: str
+    first_prompt: str
+    usage: Usage = Usage()
+    working_dir: str | None = None
+    parent_id: str | None = None
+
+
+class SessionStore(Protocol):
+    """Persists sessions as an append-only sequence of events."""
+
+    @abstractmethod
+    async def create(self, record: SessionRecord) -> None:
+        """Create a new session and take its lock. Raises ``StoreError`` if it exists."""
+
+    @abstractmethod
+    async def open(self, session_id: str) -> tuple[SessionRecord, tuple[Event, ...]]:
+        """Take the lock of an existing session and return its record and events.
+
+        ``session_id`` may be a unique prefix (adapters may also accept ``latest`` or a path).
+        Raises ``SessionNotFound``, or ``SessionLocked`` when a live process holds it. A torn
+        last trace line is skipped with a warning, never an error.
+        """
+
+    @abstractmethod
+    async def append(self, session_id: str, events: Sequence[Event]) -> None:
+        """Append persistent events in order. Run boundaries and status changes are durable
+        (fsynced) when this returns; other events are at least flushed."""
+
+    @abstractmethod
+    async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        """Sessions, newest first."""
+
+    @abstractmethod
+    async def release(self, session_id: str) -> None:
+        """Release the lock taken by ``create`` or ``open``. Idempotent."""
