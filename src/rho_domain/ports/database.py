@@ -40,9 +40,9 @@ class Database(Protocol):
         transaction and roll back. Raises ``StatementRefused`` or ``DatabaseError``."""
 
     @abstractmethod
-    async def list_tables(self, *, pattern: str = "%", schema: str | None = None) -> tuple[
-        TableInfo, ...
-    ]:
+    async def list_tables(
+        self, *, pattern: str = "%", schema: str | None = None
+    ) -> tuple[TableInfo, ...]:
         """Tables and views whose name matches the LIKE ``pattern``."""
 
     @abstractmethod

@@ -29,8 +29,12 @@ class SignalSource(Protocol):
         """Consume a cancel request, so that the next run is not cancelled too."""
 
     @abstractmethod
-    async def request_cancel(self, session_id: str) -> None:
-        """Ask the session to stop at its next checkpoint."""
+    async def wait_for_cancel(self, session_id: str) -> None:
+        """Return when a cancel is requested (the session races its work against this).
+
+        Adapters that poll (files) do so here, at their own pace; the task is cancelled by
+        the session when the run ends.
+        """
 
     @abstractmethod
     async def is_paused(self, session_id: str) -> bool:

@@ -1,0 +1,21 @@
+"""SystemClock: the real clock."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from rho_domain.ports.clock import Clock
+
+
+class SystemClock(Clock):
+    """Wall time from ``time.time``, durations from ``time.monotonic``."""
+
+    def now(self) -> float:
+        return time.time()
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)

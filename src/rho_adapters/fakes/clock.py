@@ -1,0 +1,34 @@
+"""FakeClock: time that moves only when someone sleeps (or you call ``advance``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rho_domain.ports.clock import Clock
+
+
+class FakeClock(Clock):
+    """A deterministic clock.
+
+    ``sleep(s)`` advances time by ``s`` at once and yields to the event loop, so code that
+    waits (backoff, pause polling) runs instantly in tests. ``sleeps`` records every request.
+    """
+
+    def __init__(self, start: float = 1_750_000_000.0) -> None:
+        self._now = start
+        self._origin = start
+        self.sleeps: list[float] = []
+
+    def now(self) -> float:
+        return self._now
+
+    def monotonic(self) -> float:
+        return self._now - self._origin
+
+    def advance(self, seconds: float) -> None:
+        self._now += seconds
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self._now += max(seconds, 0.0)
+        await asyncio.sleep(0)

@@ -1,0 +1,127 @@
+"""MemoryExecutor: a workspace held in a dict, with scripted commands.
+
+Files are bytes keyed by workspace-relative POSIX paths; directories exist implicitly.
+Commands are answered by handlers you register by program name (``argv[0]`` of the first
+stage, or the first word of a shell string); anything else exits 127. It confines paths like
+a real executor (no ``..`` or absolute escapes) and refuses writes when ``writable`` is False.
+"""
+
+from __future__ import annotations
+
+import inspect
+import posixpath
+from collections.abc import Awaitable, Callable, Mapping
+
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+
+CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
+
+
+class MemoryExecutor(Executor):
+    """In-memory Executor. ``runs`` records every Command; ``writes`` every written path."""
+
+    def __init__(
+        self,
+        files: Mapping[str, bytes | str] | None = None,
+        *,
+        commands: Mapping[str, CommandHandler] | None = None,
+        writable: bool = True,
+        root: str = "/workspace",
+    ) -> None:
+        self.root = root
+        self.files: dict[str, bytes] = {}
+        for path, data in (files or {}).items():
+            self.files[self._key(path)] = data.encode() if isinstance(data, str) else data
+        self.commands = dict(commands or {})
+        self.writable = writable
+        self.runs: list[Command] = []
+        self.writes: list[str] = []
+        self.closed = False
+
+    @property
+    def working_dir(self) -> str:
+        return self.root
+
+    def _key(self, path: str) -> str:
+        if path.startswith(self.root + "/") or path == self.root:
+            path = path[len(self.root) :].lstrip("/") or "."
+        if posixpath.isabs(path):
+            raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self.root}")
+        normal = posixpath.normpath(path)
+        if normal == ".." or normal.startswith("../"):
+            raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self.root}")
+        return "" if normal == "." else normal
+
+    def _is_dir(self, key: str) -> bool:
+        return key == "" or any(p.startswith(key + "/") for p in self.files)
+
+    async def run(self, command: Command) -> CommandResult:
+        self._key(command.cwd)
+        self.runs.append(command)
+        if command.pipeline:
+            program = command.pipeline[0].argv[0]
+        else:
+            program = (command.shell or "").split(maxsplit=1)[0] if command.shell else ""
+        handler = self.commands.get(program)
+        if handler is None:
+            return CommandResult(
+                exit_code=127, output=f"{program}: command not found", duration=0.0
+            )
+        outcome = handler(command)
+        return await outcome if inspect.isawaitable(outcome) else outcome
+
+    async def stat(self, path: str) -> FileInfo:
+        key = self._key(path)
+        name = posixpath.basename(key) or "."
+        if key in self.files:
+            return FileInfo(path=key, name=name, kind=FileKind.FILE, size=len(self.files[key]))
+        if self._is_dir(key):
+            return FileInfo(path=key or ".", name=name, kind=FileKind.DIRECTORY)
+        raise ToolError(f"no such file or directory: {path}")
+
+    async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        key = self._key(path)
+        if key not in self.files:
+            if self._is_dir(key):
+                raise ToolError(f"{path} is a directory")
+            raise ToolError(f"no such file: {path}")
+        data = self.files[key]
+        end = None if length is None else offset + length
+        return data[offset:end]
+
+    async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
+        key = self._key(path)
+        if not self._is_dir(key):
+            raise ToolError(f"not a directory: {path}")
+        prefix = key + "/" if key else ""
+        entries: dict[str, FileInfo] = {}
+        for file_path, data in self.files.items():
+            if not file_path.startswith(prefix):
+                continue
+            first, _, rest = file_path[len(prefix) :].partition("/")
+            child = prefix + first
+            kind = FileKind.DIRECTORY if rest else FileKind.FILE
+            entries[first] = FileInfo(
+                path=child, name=first, kind=kind, size=0 if rest else len(data)
+            )
+        return tuple(entries.values())
+
+    async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        key = self._key(path)
+        if not self.writable:
+            raise PermissionDenied(f"writing {path} is not allowed: the workspace is read-only")
+        existed = key in self.files
+        if existed and not overwrite:
+            raise PermissionDenied(f"{path} already exists and may not be overwritten")
+        if self._is_dir(key) and not existed:
+            raise ToolError(f"{path} is a directory")
+        self.files[key] = data
+        self.writes.append(key)
+        return existed
+
+    async def which(self, program: str) -> str | None:
+        return f"/fake/bin/{program}" if program in self.commands else None
+
+    async def aclose(self) -> None:
+        self.closed = True

@@ -1,0 +1,103 @@
+"""MemorySessionStore: sessions kept in a dict, with the same contract as the file store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from rho_domain import events as ev
+from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
+from rho_domain.messages import Usage
+from rho_domain.permissions import PermissionProfile
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
+
+
+@attrs.define
+class _Stored:
+    record: SessionRecord
+    events: list[ev.Event] = attrs.field(factory=list)
+
+
+def summarize(record: SessionRecord, events: Sequence[ev.Event], *, live: bool) -> SessionInfo:
+    """A SessionInfo computed from a record and its events (shared by store adapters)."""
+    status, first_prompt, usage, updated = "created", "", Usage(), record.created_at
+    for event in events:
+        updated = max(updated, event.at)
+        match event:
+            case ev.RunStarted(prompt=prompt):
+                status = "running"
+                first_prompt = first_prompt or (prompt or "")
+            case ev.RunEnded(status=final):
+                status = final
+            case ev.UsageRecorded(usage=used):
+                usage = usage + used
+    profile = record.config.profile
+    profile_name = profile.name if isinstance(profile, PermissionProfile) else profile
+    liveness = status if not (status == "running" and not live) else "stale"
+    return SessionInfo(
+        id=record.id,
+        status=status,
+        liveness=liveness,
+        created_at=record.created_at,
+        updated_at=updated,
+        model=record.config.model,
+        profile=profile_name,
+        first_prompt=first_prompt,
+        usage=usage,
+        working_dir=record.config.working_dir,
+        parent_id=record.parent_id,
+    )
+
+
+class MemorySessionStore(SessionStore):
+    """In-memory SessionStore. ``events(id)`` returns what was persisted, for assertions."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, _Stored] = {}
+        self._locked: set[str] = set()
+
+    def events(self, session_id: str) -> tuple[ev.Event, ...]:
+        return tuple(self._sessions[self._resolve(session_id)].events)
+
+    def _resolve(self, session_id: str) -> str:
+        if session_id in self._sessions:
+            return session_id
+        if session_id == "latest" and self._sessions:
+            return max(self._sessions.values(), key=lambda s: s.record.created_at).record.id
+        matches = [i for i in self._sessions if i.startswith(session_id)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise SessionNotFound(f"no session matches {session_id!r}")
+        raise SessionNotFound(
+            f"{session_id!r} is ambiguous: it matches {', '.join(sorted(matches))}"
+        )
+
+    async def create(self, record: SessionRecord) -> None:
+        if record.id in self._sessions:
+            raise StoreError(f"session {record.id} already exists")
+        self._sessions[record.id] = _Stored(record)
+        self._locked.add(record.id)
+
+    async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        key = self._resolve(session_id)
+        if key in self._locked:
+            raise SessionLocked(f"session {key} is already open in this process")
+        self._locked.add(key)
+        stored = self._sessions[key]
+        return stored.record, tuple(stored.events)
+
+    async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        if session_id not in self._sessions:
+            raise SessionNotFound(f"no session {session_id!r}; create it first")
+        self._sessions[session_id].events.extend(e for e in events if ev.is_persistent(e))
+
+    async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        stored = sorted(self._sessions.values(), key=lambda s: s.record.created_at, reverse=True)
+        return tuple(
+            summarize(s.record, s.events, live=s.record.id in self._locked) for s in stored[:limit]
+        )
+
+    async def release(self, session_id: str) -> None:
+        self._locked.discard(session_id)

@@ -1,0 +1,56 @@
+"""ManualSignals: cancel, pause and directives driven from the test itself."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+
+from rho_domain.ports.signals import Directive, SignalSource
+
+
+class ManualSignals(SignalSource):
+    """In-memory SignalSource. Call ``cancel``, ``pause``, ``resume`` and ``add_directive``
+    (optionally for a specific session id; default: every session)."""
+
+    def __init__(self) -> None:
+        self._cancelled: set[str] = set()
+        self._paused: set[str] = set()
+        self._directives: dict[str, list[str]] = defaultdict(list)
+        self._events: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
+        self.cleared: list[str] = []
+
+    def cancel(self, session_id: str = "*") -> None:
+        self._cancelled.add(session_id)
+        for key, event in self._events.items():
+            if session_id in ("*", key):
+                event.set()
+
+    def pause(self, session_id: str = "*") -> None:
+        self._paused.add(session_id)
+
+    def resume(self, session_id: str = "*") -> None:
+        self._paused.discard(session_id)
+
+    def add_directive(self, text: str, session_id: str = "*") -> None:
+        self._directives[session_id].append(text)
+
+    async def cancel_requested(self, session_id: str) -> bool:
+        return bool({session_id, "*"} & self._cancelled)
+
+    async def clear_cancel(self, session_id: str) -> None:
+        self.cleared.append(session_id)
+        self._cancelled -= {session_id, "*"}
+        self._events[session_id].clear()
+
+    async def wait_for_cancel(self, session_id: str) -> None:
+        event = self._events[session_id]
+        if await self.cancel_requested(session_id):
+            return
+        await event.wait()
+
+    async def is_paused(self, session_id: str) -> bool:
+        return bool({session_id, "*"} & self._paused)
+
+    async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
+        texts = self._directives.get(session_id) or self._directives.get("*", [])
+        return tuple(Directive(offset=i, text=t) for i, t in enumerate(texts) if i >= after)

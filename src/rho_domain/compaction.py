@@ -1,0 +1,107 @@
+"""Compaction: replacing old history with a model-written summary when context runs out.
+
+Pure planning lives here; the Session asks the model for the summary through the ChatModel
+port. The plan never splits a tool call from its result: the split point is always a user
+message. A failed summary leaves history untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from rho_domain.messages import Message, UserMessage, message_chars
+
+COMPACTION_PROMPT = """\
+Context checkpoint: the conversation above is about to be replaced by your summary. Write a \
+handoff summary for another instance of yourself that will continue this task with no other \
+memory of it. Cover, concisely and in structured form:
+1. The user's goal and every explicit request, constraint and preference.
+2. What has been done so far and what was found (facts, numbers, names).
+3. Key decisions and why they were made.
+4. Critical data: file paths, commands, queries, identifiers, error messages.
+5. What remains to be done, and the next step.
+Answer with the summary only; do not call tools."""
+
+SUMMARY_PREFIX = (
+    "[Summary of the earlier conversation, written when the context was compacted. "
+    "The most recent messages follow it.]\n\n"
+)
+
+KEPT_USER_MESSAGES = 2
+KEPT_USER_CHARS = 2_000
+
+
+@attrs.frozen(kw_only=True)
+class CompactResult:
+    summary: str
+    tokens_before: int
+    tokens_after: int
+    trigger: str
+
+
+@attrs.frozen(kw_only=True)
+class CompactionPlan:
+    """``to_summarize`` goes to the model; ``recent_users`` (earlier user requests) and
+    ``tail`` (the latest user message and its turn, whole) are kept after the summary."""
+
+    to_summarize: tuple[Message, ...]
+    recent_users: tuple[UserMessage, ...]
+    tail: tuple[Message, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.to_summarize
+
+
+def should_compact(estimated_tokens: int, context_window: int, threshold: float) -> bool:
+    return context_window > 0 and estimated_tokens > context_window * threshold
+
+
+def plan_compaction(messages: Sequence[Message], *, tail_budget_chars: int) -> CompactionPlan:
+    """Split history at the last user message.
+
+    The tail (latest user message and everything after it) is kept whole if it fits in
+    ``tail_budget_chars``; otherwise only that user message is kept and its turn is summarised
+    too. Up to two earlier user requests are kept verbatim (cut to 2,000 characters).
+    """
+    split = _last_user_index(messages)
+    if split is None:
+        return CompactionPlan(to_summarize=tuple(messages), recent_users=(), tail=())
+    tail = tuple(messages[split:])
+    head = tuple(messages[:split])
+    if sum(message_chars(m) for m in tail) > tail_budget_chars:
+        head = head + tail[1:]
+        tail = tail[:1]
+    earlier = [m for m in head if isinstance(m, UserMessage) and m.origin in ("user", "directive")][
+        -KEPT_USER_MESSAGES:
+    ]
+    recent = tuple(
+        UserMessage(content=_cut(m.content, KEPT_USER_CHARS), origin="recent") for m in earlier
+    )
+    return CompactionPlan(to_summarize=head, recent_users=recent, tail=tail)
+
+
+def compacted_history(plan: CompactionPlan, summary: str) -> tuple[Message, ...]:
+    """The new history: summary first, then earlier requests, then the latest turn."""
+    summary_message = UserMessage(content=SUMMARY_PREFIX + summary.strip(), origin="summary")
+    return (summary_message, *plan.recent_users, *plan.tail)
+
+
+def compaction_instructions(custom_instructions: str = "") -> str:
+    if custom_instructions.strip():
+        return f"{COMPACTION_PROMPT}\n\nAdditional guidance from the user: {custom_instructions}"
+    return COMPACTION_PROMPT
+
+
+def _last_user_index(messages: Sequence[Message]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, UserMessage) and message.origin in ("user", "directive"):
+            return index
+    return None
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " [...]"

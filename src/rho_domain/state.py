@@ -1,0 +1,144 @@
+"""State: the conversation and its bookkeeping, rebuilt by folding events.
+
+Every change to State happens through ``apply(event)``, and every such event is persisted, so
+replaying a trace with ``State.from_events`` gives back exactly the same state: messages
+(compaction included), usage totals, status, pending approvals and the directive offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from rho_domain import events as ev
+from rho_domain.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    message_chars,
+)
+
+INTERRUPTED_RESULT = (
+    "[interrupted: this tool call did not finish (the session was cancelled or its process "
+    "stopped). Its effects, if any, are unknown; check before repeating it.]"
+)
+
+
+@attrs.define
+class State:
+    """Mutable conversation state. Mutate only through ``apply``."""
+
+    messages: list[Message] = attrs.field(factory=list)
+    usage: Usage = Usage()
+    status: str = "created"
+    run_count: int = 0
+    last_prompt_tokens: int | None = None
+    chars_since_prompt: int = 0
+    pending_calls: tuple[ToolCall, ...] = ()
+    approvals: dict[str, bool | None] = attrs.field(factory=dict)
+    always_allowed: set[str] = attrs.field(factory=set)
+    started_calls: set[str] = attrs.field(factory=set)
+    directive_offset: int = 0
+    compactions: int = 0
+
+    @classmethod
+    def from_events(cls, events: Iterable[ev.Event], *, repair: bool = True) -> State:
+        """Replay events. With ``repair``, tool calls left without a result (the process died
+        mid-tool) get a synthetic interrupted result so the next model request is valid."""
+        state = cls()
+        for event in events:
+            state.apply(event)
+        if repair:
+            state.repair()
+        return state
+
+    def apply(self, event: ev.Event) -> None:
+        """Fold one event into the state. Events that change nothing are ignored."""
+        match event:
+            case ev.MessageAdded(message=message):
+                self._add_message(message)
+            case ev.RunStarted():
+                self.run_count += 1
+                self.status = "running"
+            case ev.RunEnded(status=status):
+                self.status = status
+            case ev.UsageRecorded(usage=usage, prompt_tokens=prompt_tokens):
+                self.usage = self.usage + usage
+                self.last_prompt_tokens = prompt_tokens
+                self.chars_since_prompt = 0
+            case ev.ToolStarted(call=call):
+                self.started_calls.add(call.id)
+            case ev.ApprovalRequested(call=call, pending=pending):
+                self.pending_calls = pending or (call,)
+                self.approvals.setdefault(call.id, None)
+            case ev.ApprovalResolved(call_id=call_id, approved=approved, always=always):
+                self.approvals[call_id] = approved
+                if always and approved:
+                    self.always_allowed.add(event.tool_name)
+            case ev.Compacted(messages=messages):
+                self.messages = list(messages)
+                self.last_prompt_tokens = None
+                self.chars_since_prompt = sum(message_chars(m) for m in messages)
+                self.compactions += 1
+            case ev.DirectiveApplied(offset=offset):
+                self.directive_offset = max(self.directive_offset, offset + 1)
+
+    def _add_message(self, message: Message) -> None:
+        self.messages.append(message)
+        self.chars_since_prompt += message_chars(message)
+        if isinstance(message, ToolResultMessage):
+            self.started_calls.discard(message.call_id)
+            self.approvals.pop(message.call_id, None)
+            self.pending_calls = tuple(c for c in self.pending_calls if c.id != message.call_id)
+
+    def estimated_context_tokens(self, system_prompt: str = "") -> int:
+        """Last prompt size the server reported plus ~4 chars/token for what came since."""
+        if self.last_prompt_tokens is None:
+            chars = len(system_prompt) + sum(message_chars(m) for m in self.messages)
+            return (chars + 3) // 4
+        return self.last_prompt_tokens + (self.chars_since_prompt + 3) // 4
+
+    def unanswered_calls(self) -> tuple[ToolCall, ...]:
+        """Tool calls with no result that are not waiting for approval."""
+        answered = {m.call_id for m in self.messages if isinstance(m, ToolResultMessage)}
+        waiting = {c.id for c in self.pending_calls if c.id not in self.started_calls}
+        return tuple(
+            call
+            for m in self.messages
+            if isinstance(m, AssistantMessage)
+            for call in m.tool_calls
+            if call.id not in answered and call.id not in waiting
+        )
+
+    def repair(self) -> tuple[ToolResultMessage, ...]:
+        """Give every unanswered call an interrupted result, placed after its batch."""
+        missing = self.unanswered_calls()
+        if not missing:
+            return ()
+        synthetic = {
+            call.id: ToolResultMessage(
+                call_id=call.id, tool_name=call.name, content=INTERRUPTED_RESULT, is_error=True
+            )
+            for call in missing
+        }
+        rebuilt: list[Message] = []
+        batch: list[ToolCall] = []
+        for message in self.messages:
+            if batch and not isinstance(message, ToolResultMessage):
+                rebuilt.extend(synthetic[c.id] for c in batch if c.id in synthetic)
+                batch = []
+            rebuilt.append(message)
+            if isinstance(message, AssistantMessage):
+                batch = list(message.tool_calls)
+        rebuilt.extend(synthetic[c.id] for c in batch if c.id in synthetic)
+        self.messages = rebuilt
+        self.pending_calls = tuple(c for c in self.pending_calls if c.id not in synthetic)
+        self.started_calls -= set(synthetic)
+        return tuple(synthetic.values())
+
+    def user_messages(self) -> tuple[UserMessage, ...]:
+        return tuple(m for m in self.messages if isinstance(m, UserMessage))

@@ -1,0 +1,104 @@
+"""Consuming one model stream into an assistant message, reporting deltas as they arrive."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import attrs
+
+from rho_domain import events as ev
+from rho_domain.messages import AssistantMessage, ToolCall, Usage, message_chars
+from rho_domain.model import (
+    ModelRequest,
+    ReasoningChunk,
+    RefusalChunk,
+    StreamFinished,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallReady,
+    UsageReport,
+)
+from rho_domain.ports.clock import Clock
+from rho_domain.ports.model import ChatModel
+
+Emit = Callable[[ev.Event], Awaitable[None]]
+
+
+@attrs.define
+class Assembly:
+    """What a stream produced so far; survives cancellation and errors (partial output)."""
+
+    text: list[str] = attrs.field(factory=list)
+    reasoning: list[str] = attrs.field(factory=list)
+    refusal: list[str] = attrs.field(factory=list)
+    tool_calls: list[ToolCall] = attrs.field(factory=list)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    finished: bool = False
+
+    @property
+    def partial_text(self) -> str:
+        return "".join(self.text)
+
+    def message(self) -> AssistantMessage:
+        return AssistantMessage(
+            text="".join(self.text),
+            tool_calls=tuple(self.tool_calls),
+            reasoning="".join(self.reasoning),
+            refusal="".join(self.refusal),
+        )
+
+    def usage_or_estimate(self, request: ModelRequest) -> Usage:
+        """The server's usage, or an estimate marked as such when it reported none."""
+        if self.usage is not None:
+            return self.usage
+        prompt_chars = len(request.system) + sum(message_chars(m) for m in request.messages)
+        return Usage(
+            input_tokens=(prompt_chars + 3) // 4,
+            output_tokens=(message_chars(self.message()) + 3) // 4,
+            estimated=True,
+        )
+
+
+async def consume_stream(
+    model: ChatModel, request: ModelRequest, assembly: Assembly, emit: Emit, clock: Clock
+) -> None:
+    """Read the whole stream into ``assembly``, emitting delta events.
+
+    Raises what the model raises (``ModelError``); ``assembly`` keeps the partial output.
+    Closes the stream on every exit path, including cancellation.
+    """
+    stream = model.stream(request)
+    try:
+        async for item in stream:
+            match item:
+                case TextChunk(text=text):
+                    assembly.text.append(text)
+                    await emit(ev.TextDelta(at=clock.now(), text=text))
+                case ReasoningChunk(text=text):
+                    assembly.reasoning.append(text)
+                    await emit(ev.ReasoningDelta(at=clock.now(), text=text))
+                case RefusalChunk(text=text):
+                    assembly.refusal.append(text)
+                    await emit(ev.TextDelta(at=clock.now(), text=text))
+                case ToolCallChunk():
+                    await emit(
+                        ev.ToolCallDelta(
+                            at=clock.now(),
+                            index=item.index,
+                            call_id=item.call_id,
+                            name=item.name,
+                            arguments_delta=item.arguments_delta,
+                        )
+                    )
+                case ToolCallReady(call=call):
+                    assembly.tool_calls.append(call)
+                case UsageReport(usage=usage):
+                    assembly.usage = usage
+                case StreamFinished(finish_reason=reason):
+                    assembly.finish_reason = reason
+                    assembly.finished = True
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()

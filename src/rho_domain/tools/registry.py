@@ -1,0 +1,126 @@
+"""ToolRegistry: the tools a model can see, and the one place where calls are dispatched.
+
+Every failure becomes a tool result the model can read and correct: an unknown tool, arguments
+that are not JSON or do not match the schema, a handler exception, a timeout. Only
+``asyncio.CancelledError`` propagates (the session was cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rho_domain.errors import RhoError, ToolArgumentsError, ToolError
+from rho_domain.messages import ToolCall
+from rho_domain.model import ToolSpec
+from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy, error_output
+from rho_domain.tools.schema import coerce_and_validate
+from rho_domain.tools.truncation import truncate_middle
+
+
+def parse_arguments(call: ToolCall) -> dict[str, Any]:
+    """Parse a call's raw JSON arguments into an object, or raise ``ToolArgumentsError``."""
+    text = call.arguments.strip() or "{}"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        preview = text if len(text) <= 200 else text[:200] + "..."
+        raise ToolArgumentsError(
+            f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {preview}"
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+class ToolRegistry:
+    """An immutable set of tools, keyed by name."""
+
+    def __init__(self, handlers: Iterable[ToolHandler] = (), *, output_limit: int = 20_000):
+        self._handlers: dict[str, ToolHandler] = {}
+        for handler in handlers:
+            self._handlers[handler.name] = handler
+        self.output_limit = output_limit
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(self._handlers))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._handlers
+
+    def __len__(self) -> int:
+        return len(self._handlers)
+
+    def get(self, name: str) -> ToolHandler | None:
+        return self._handlers.get(name)
+
+    def without(self, *names: str) -> ToolRegistry:
+        """A copy without the named tools (e.g. a child agent without ``delegate``)."""
+        kept = [h for n, h in self._handlers.items() if n not in names]
+        return ToolRegistry(kept, output_limit=self.output_limit)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """Specs sorted by name, so the prompt prefix is stable for caching."""
+        return tuple(
+            ToolSpec(name=h.name, description=h.description, parameters=h.parameters)
+            for _, h in sorted(self._handlers.items())
+        )
+
+    def policy_for(self, call: ToolCall) -> ToolPolicy | None:
+        """The policy of a call, or None when the tool is unknown or the arguments invalid."""
+        handler = self._handlers.get(call.name)
+        if handler is None:
+            return None
+        try:
+            arguments = coerce_and_validate(parse_arguments(call), handler.parameters)
+        except ToolArgumentsError:
+            return None
+        return handler.policy_for(arguments)
+
+    async def dispatch(
+        self, call: ToolCall, ctx: ToolContext, *, timeout: float | None = None
+    ) -> ToolOutput:
+        """Run one call and return its (truncated) output. Never raises but CancelledError."""
+        output = await self._dispatch(call, ctx, timeout)
+        content = truncate_middle(output.content, self.output_limit)
+        if content is output.content:
+            return output
+        return ToolOutput(content=content, is_error=output.is_error, metadata=output.metadata)
+
+    async def _dispatch(
+        self, call: ToolCall, ctx: ToolContext, timeout: float | None
+    ) -> ToolOutput:
+        handler = self._handlers.get(call.name)
+        if handler is None:
+            available = ", ".join(self.names) or "none"
+            return error_output(f"Unknown tool {call.name!r}. Available tools: {available}.")
+        try:
+            arguments = coerce_and_validate(parse_arguments(call), handler.parameters)
+        except ToolArgumentsError as exc:
+            return error_output(f"Tool {call.name!r}: {exc}. Fix the arguments and call again.")
+        try:
+            async with asyncio.timeout(timeout):
+                return await handler.handle(arguments, ctx)
+        except TimeoutError:
+            return error_output(f"Tool {call.name!r} timed out after {timeout:g} s.", timeout=True)
+        except ToolError as exc:
+            return error_output(f"Tool {call.name!r}: {exc}", error_type=type(exc).__name__)
+        except RhoError as exc:
+            return error_output(
+                f"Tool {call.name!r} failed: {type(exc).__name__}: {exc}",
+                error_type=type(exc).__name__,
+            )
+        except Exception as exc:  # noqa: BLE001 - a handler bug must not crash the loop
+            return error_output(
+                f"Tool {call.name!r} failed unexpectedly: {type(exc).__name__}: {exc}. "
+                f"Arguments were: {_preview(arguments)}",
+                error_type=type(exc).__name__,
+            )
+
+
+def _preview(arguments: Mapping[str, Any]) -> str:
+    text = json.dumps(arguments, default=str)
+    return text if len(text) <= 500 else text[:500] + "..."
