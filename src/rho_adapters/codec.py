@@ -1,0 +1,192 @@
+"""The one serialisation edge: domain values <-> JSON-ready dicts (cattrs preconf json).
+
+Contracts:
+
+- Events are tagged by their stable ``kind`` (``rho_domain.events.EVENTS_BY_KIND``), never by
+  class name, and every encoded event carries the trace format version ``v``. Decoding a line of
+  an unknown (future) version, an unknown kind or a malformed shape raises ``TraceFormatError``.
+- Messages are tagged by their ``role``; the ``Message`` union is resolved through it.
+- ``config_from_dict`` forbids unknown keys and raises ``ConfigError`` naming the source, the key
+  path and the expected type. ``config_to_dict`` writes a ``PermissionProfile`` as a mapping and
+  a profile name as a string; it never contains a secret (the config holds none by design).
+- Sets are written sorted, so the same value always encodes to the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
+from typing import Any, get_origin
+
+import cattrs
+from cattrs.preconf.json import JsonConverter
+from cattrs.preconf.json import make_converter as _make_json_converter
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError, TraceFormatError
+from rho_domain.events import EVENTS_BY_KIND, Event
+from rho_domain.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from rho_domain.permissions import PermissionProfile
+
+TRACE_FORMAT_VERSION = 1
+"""Bump when an event's encoding changes incompatibly; readers refuse newer versions."""
+
+MESSAGES_BY_ROLE: Mapping[str, type[Message]] = {
+    "system": SystemMessage,
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "tool": ToolResultMessage,
+}
+
+
+def make_converter(*, forbid_extra_keys: bool = False) -> JsonConverter:
+    """A converter for every domain value (frozen attrs, tuples, mappings, enums, unions).
+
+    ``forbid_extra_keys`` makes unknown keys an error (configs); traces tolerate them so that an
+    additive field does not need a version bump.
+    """
+    converter = _make_json_converter(forbid_extra_keys=forbid_extra_keys)
+
+    def _structure_message(value: Any, _: Any) -> Message:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"expected a message mapping, got {type(value).__name__}")
+        role = value.get("role")
+        cls = MESSAGES_BY_ROLE.get(role) if isinstance(role, str) else None
+        if cls is None:
+            raise ValueError(f"unknown message role {role!r}")
+        return converter.structure(value, cls)
+
+    def _structure_profile(value: Any, _: Any) -> str | PermissionProfile:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, Mapping):
+            return converter.structure(value, PermissionProfile)
+        raise TypeError("expected a profile name or a profile mapping")
+
+    converter.register_structure_hook_func(lambda t: t == Message, _structure_message)
+    converter.register_unstructure_hook_func(
+        lambda t: t == Message, lambda m: converter.unstructure(m, unstructure_as=type(m))
+    )
+    converter.register_structure_hook_func(
+        lambda t: t == (str | PermissionProfile), _structure_profile
+    )
+    converter.register_unstructure_hook_func(_is_set, lambda s: sorted(s))
+    # Strict scalars: cattrs would turn 3 into "3" and "no" into True; a config must say what
+    # it means, so a wrong type is reported instead of being coerced.
+    converter.register_structure_hook(str, _strict(str))
+    converter.register_structure_hook(bool, _strict(bool))
+    converter.register_structure_hook(int, _strict_int)
+    converter.register_structure_hook(float, _strict_float)
+    return converter
+
+
+def _is_set(type_: Any) -> bool:
+    return type_ in (set, frozenset) or get_origin(type_) in (set, frozenset, AbstractSet)
+
+
+def _strict(cls: type[Any]) -> Any:
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not cls:
+            raise TypeError(f"expected {cls.__name__}, got {type(value).__name__}")
+        return value
+
+    return structure
+
+
+def _strict_int(value: Any, _: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected int, got {type(value).__name__}")
+    return value
+
+
+def _strict_float(value: Any, _: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected float, got {type(value).__name__}")
+    return float(value)
+
+
+_EVENTS = make_converter()
+_CONFIG = make_converter(forbid_extra_keys=True)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """``{"v": 1, "kind": ..., "at": ..., <fields>}`` for one event."""
+    fields = _EVENTS.unstructure(event, unstructure_as=type(event))
+    return {"v": TRACE_FORMAT_VERSION, "kind": event.kind, **fields}
+
+
+def event_from_dict(data: Mapping[str, Any]) -> Event:
+    """Rebuild an event; raise ``TraceFormatError`` for an unknown version, kind or shape."""
+    version = data.get("v")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise TraceFormatError(f"trace line has no format version 'v': {_preview(data)}")
+    if version > TRACE_FORMAT_VERSION:
+        raise TraceFormatError(
+            f"trace format version {version} is newer than this rho-agent understands "
+            f"(up to {TRACE_FORMAT_VERSION}); upgrade rho-agent to read this session"
+        )
+    kind = data.get("kind")
+    cls = EVENTS_BY_KIND.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise TraceFormatError(f"unknown event kind {kind!r} in trace")
+    fields = {k: v for k, v in data.items() if k not in ("v", "kind")}
+    try:
+        return _EVENTS.structure(fields, cls)
+    except (cattrs.BaseValidationError, TypeError, ValueError, KeyError) as exc:
+        raise TraceFormatError(f"malformed {kind!r} event: {_describe(exc)}") from exc
+
+
+def encode_event_line(event: Event) -> bytes:
+    """One trace line: compact JSON, UTF-8, terminated by a newline."""
+    text = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
+    return text.encode() + b"\n"
+
+
+def decode_event_line(line: bytes) -> Event:
+    """Decode one trace line (with or without its newline); ``TraceFormatError`` if invalid."""
+    try:
+        data = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise TraceFormatError(f"trace line is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise TraceFormatError("trace line is not a JSON object")
+    return event_from_dict(data)
+
+
+def config_to_dict(config: AgentConfig) -> dict[str, Any]:
+    """A plain mapping of the config (safe for ``yaml.safe_dump`` and JSON)."""
+    data: dict[str, Any] = _CONFIG.unstructure(config, unstructure_as=AgentConfig)
+    if isinstance(config.profile, PermissionProfile):
+        data["profile"] = _CONFIG.unstructure(config.profile, unstructure_as=PermissionProfile)
+    return data
+
+
+def config_from_dict(data: Any, *, source: str) -> AgentConfig:
+    """Validate a mapping into an ``AgentConfig``; ``ConfigError`` names source, key and type."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: expected a mapping of settings, got {type(data).__name__}")
+    try:
+        return _CONFIG.structure(data, AgentConfig)
+    except cattrs.BaseValidationError as exc:
+        problems = "; ".join(cattrs.transform_error(exc, path="config"))
+        raise ConfigError(f"{source}: {problems}") from exc
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{source}: {exc}") from exc
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, cattrs.BaseValidationError):
+        return "; ".join(cattrs.transform_error(exc, path="event"))
+    return str(exc)
+
+
+def _preview(data: Mapping[str, Any]) -> str:
+    text = json.dumps(data, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,204 @@
+"""The codec: every event round-trips, tags are stable, versions and configs are checked."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from rho_adapters.codec import (
+    TRACE_FORMAT_VERSION,
+    config_from_dict,
+    config_to_dict,
+    decode_event_line,
+    encode_event_line,
+    event_from_dict,
+    event_to_dict,
+)
+from rho_domain import events as ev
+from rho_domain.config import AgentConfig, Budget, DatabaseConfig
+from rho_domain.errors import ConfigError, TraceFormatError
+from rho_domain.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from rho_domain.permissions import developer_profile, eval_profile
+
+CALL = ToolCall("call_1", "bash", '{"command": "ls -la"}')
+USAGE = Usage(input_tokens=10, output_tokens=5, cached_tokens=2, reasoning_tokens=1, cost_usd=0.25)
+
+ONE_OF_EACH: tuple[ev.Event, ...] = (
+    ev.RunStarted(at=1.0, run_id="r1", prompt="what is in /var/log? ünïcødé"),
+    ev.RunStarted(at=1.0, run_id="r2", prompt=None),
+    ev.RunEnded(
+        at=2.0,
+        run_id="r1",
+        status="completed",
+        text="done",
+        usage=USAGE,
+        session_usage=USAGE + USAGE,
+        error=None,
+    ),
+    ev.MessageAdded(at=1.1, message=UserMessage("hello", origin="directive")),
+    ev.MessageAdded(at=1.1, message=SystemMessage("be brief")),
+    ev.MessageAdded(
+        at=1.2,
+        message=AssistantMessage(text="let me look", tool_calls=(CALL,), reasoning="hmm"),
+    ),
+    ev.MessageAdded(
+        at=1.3,
+        message=ToolResultMessage(call_id="call_1", tool_name="bash", content="x", is_error=True),
+    ),
+    ev.LLMStarted(at=1.0, model="m", call_index=0, context_tokens=120),
+    ev.LLMEnded(at=1.5, model="m", call_index=0, usage=USAGE, finish_reason=None, duration=0.5),
+    ev.TextDelta(at=1.0, text="par"),
+    ev.ReasoningDelta(at=1.0, text="think"),
+    ev.ToolCallDelta(at=1.0, index=0, call_id="c", name="bash", arguments_delta='{"com'),
+    ev.ToolStarted(at=1.0, call=CALL),
+    ev.ToolEnded(
+        at=1.0,
+        call_id="call_1",
+        tool_name="bash",
+        content="out",
+        is_error=False,
+        duration=0.01,
+        metadata={"exit_code": 0, "nested": {"a": [1, 2]}},
+    ),
+    ev.ToolBlocked(at=1.0, call=CALL, by="policy", reason="denied"),
+    ev.ApprovalRequested(at=1.0, call=CALL, reason="dangerous", pending=(CALL, ToolCall("b", "x"))),
+    ev.ApprovalResolved(at=1.0, call_id="call_1", tool_name="bash", approved=True, always=True),
+    ev.Compacted(
+        at=1.0,
+        trigger="auto",
+        summary="summary",
+        tokens_before=900,
+        tokens_after=100,
+        replaced_count=7,
+        messages=(UserMessage("summary", origin="summary"), UserMessage("q", origin="recent")),
+    ),
+    ev.UsageRecorded(at=1.0, usage=Usage(estimated=True), prompt_tokens=33),
+    ev.Interrupted(at=1.0, reason="paused", detail="before model call"),
+    ev.DirectiveApplied(at=1.0, offset=3, text="focus on errors"),
+    ev.ErrorOccurred(at=1.0, error_type="ModelHTTPError", message="boom"),
+)
+
+
+def test_every_event_type_is_covered() -> None:
+    assert {type(e) for e in ONE_OF_EACH} == set(ev.EVENT_TYPES)
+
+
+@pytest.mark.parametrize("event", ONE_OF_EACH, ids=lambda e: f"{e.kind}")
+def test_event_round_trips_through_a_line(event: ev.Event) -> None:
+    line = encode_event_line(event)
+    assert line.endswith(b"\n")
+    assert line.count(b"\n") == 1
+    assert decode_event_line(line) == event
+    assert event_from_dict(json.loads(line)) == event
+
+
+@pytest.mark.parametrize("event", ONE_OF_EACH, ids=lambda e: f"{e.kind}")
+def test_lines_carry_version_kind_and_time(event: ev.Event) -> None:
+    data = event_to_dict(event)
+    assert data["v"] == TRACE_FORMAT_VERSION
+    assert data["kind"] == event.kind
+    assert data["at"] == event.at
+    assert type(event).__name__ not in json.dumps(data)
+
+
+def test_messages_are_tagged_by_role() -> None:
+    data = event_to_dict(
+        ev.MessageAdded(at=0.0, message=ToolResultMessage(call_id="c", tool_name="t", content="r"))
+    )
+    assert data["message"]["role"] == "tool"
+
+
+def test_future_version_is_refused_with_a_clear_error() -> None:
+    data = event_to_dict(ONE_OF_EACH[0]) | {"v": TRACE_FORMAT_VERSION + 1}
+    with pytest.raises(TraceFormatError, match="newer"):
+        event_from_dict(data)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"kind": "run_start", "at": 1, "run_id": "r", "prompt": null}',
+        b'{"v": 1, "kind": "teleport", "at": 1}',
+        b'{"v": 1, "kind": "run_start", "at": 1}',
+        b'{"v": 1, "kind": "message", "at": 1, "message": {"role": "alien", "content": "x"}}',
+        b"[1, 2]",
+        b'{"v": 1, "kind": "run_st',
+    ],
+)
+def test_malformed_lines_raise_trace_format_error(line: bytes) -> None:
+    with pytest.raises(TraceFormatError):
+        decode_event_line(line)
+
+
+def test_unknown_extra_field_in_a_trace_line_is_tolerated() -> None:
+    data = event_to_dict(ONE_OF_EACH[0]) | {"added_later": 1}
+    assert event_from_dict(data) == ONE_OF_EACH[0]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        AgentConfig(),
+        AgentConfig(
+            profile=developer_profile(),
+            vars={"team": "sre"},
+            databases={
+                "prod": DatabaseConfig(
+                    engine="postgres",
+                    host="db",
+                    port=5432,
+                    password_env="PGPASSWORD",
+                    options={"ssl": True},
+                )
+            },
+            budget=Budget(max_cost_usd=1.5),
+            response_format={"type": "json_object"},
+            extras={"k": [1, 2]},
+        ),
+        AgentConfig(profile=eval_profile(), temperature=0.2, max_turns=3),
+    ],
+)
+def test_config_round_trips_through_yaml(config: AgentConfig) -> None:
+    text = yaml.safe_dump(config_to_dict(config))
+    assert config_from_dict(yaml.safe_load(text), source="config.yaml") == config
+
+
+def test_profile_name_stays_a_string_and_object_becomes_a_mapping() -> None:
+    assert config_to_dict(AgentConfig(profile="developer"))["profile"] == "developer"
+    as_map = config_to_dict(AgentConfig(profile=developer_profile()))["profile"]
+    assert as_map["name"] == "developer"
+    assert as_map["shell"] == "unrestricted"
+    assert as_map["approval_required_tools"] == sorted(as_map["approval_required_tools"])
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        ({"modle": "x"}, "extra fields found (modle) @ config"),
+        ({"budget": {"max_cost_usd": "lots"}}, "float | None @ config.budget.max_cost_usd"),
+        ({"auto_approve": "no"}, "expected bool @ config.auto_approve"),
+        ({"model": 3}, "expected str @ config.model"),
+        ({"databases": {"a": {"engine": "x", "pw": 1}}}, "extra fields found (pw)"),
+        ({"profile": {"name": "p", "shell": "root"}}, "config.profile.shell"),
+    ],
+)
+def test_config_errors_name_source_key_and_type(data: dict[str, object], fragment: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        config_from_dict(data, source="/etc/rho/agent.yaml")
+    message = str(info.value)
+    assert message.startswith("/etc/rho/agent.yaml:")
+    assert fragment in message
+
+
+def test_config_that_is_not_a_mapping_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        config_from_dict(["model"], source="x.yaml")
