@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install rho-agent with every extra into .venv, start-able database servers included, and run
+# every test. Used by the README and by CI (.ci/run). An empty test run is a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -f .ci/install-db-servers.sh ]; then
+    bash .ci/install-db-servers.sh
+fi
+
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[dev]'
+
+status=0
+.venv/bin/python -m pytest "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+    echo "pytest collected no tests: an empty run is not a pass" >&2
+    exit 1
+fi
+exit "$status"

@@ -1,0 +1,183 @@
+"""The library facade: Agent, AgentConfig and Session with real adapters wired by default.
+
+``Agent(config)`` resolves the profile, builds the tool registry and renders the system prompt;
+it holds no conversation. ``Session(agent)`` runs prompts; every port can be overridden by
+keyword (``model=``, ``executor=``, ``store=``, ``clock=``, ``signals=``, ``approver=``,
+``databases=``). Defaults are built in ``rho_entry.wiring``, the one composition root.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rho_domain import agent as domain_agent
+from rho_domain import config as domain_config
+from rho_domain import session as domain_session
+from rho_domain.permissions import PermissionProfile
+from rho_domain.ports.approver import Approver
+from rho_domain.ports.clock import Clock
+from rho_domain.ports.database import Database
+from rho_domain.ports.executor import Executor
+from rho_domain.ports.model import ChatModel
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SessionStore
+from rho_domain.run import RunResult
+from rho_domain.state import State
+from rho_domain.tools.registry import ToolRegistry
+from rho_entry import wiring
+
+
+class AgentConfig(domain_config.AgentConfig):
+    """``rho_domain.config.AgentConfig`` plus YAML files.
+
+    ``from_file`` raises ConfigError naming the file, the key path and the expected type.
+    """
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> AgentConfig:
+        from rho_entry.config_files import load_agent_config
+
+        loaded = load_agent_config(Path(path))
+        return cls(**{a.name: getattr(loaded, a.name) for a in attrs.fields(type(loaded))})
+
+    def to_file(self, path: str | Path) -> None:
+        from rho_entry.config_files import save_agent_config
+
+        save_agent_config(self, Path(path))
+
+
+class Agent(domain_agent.Agent):
+    """An agent definition built from an AgentConfig (profile, tools, system prompt)."""
+
+    def __init__(
+        self,
+        config: domain_config.AgentConfig | None = None,
+        *,
+        profile: PermissionProfile | None = None,
+        registry: ToolRegistry | None = None,
+        system_prompt: str | None = None,
+    ) -> None:
+        config = config if config is not None else AgentConfig()
+        profile = profile or wiring.resolve_profile(config.profile)
+        super().__init__(
+            config=config,
+            profile=profile,
+            registry=registry or wiring.build_registry(config, profile),
+            system_prompt=system_prompt
+            if system_prompt is not None
+            else wiring.render_system_prompt(config, profile),
+        )
+
+
+class Session(domain_session.Session):
+    """Runs prompts for an Agent. Use ``async with Session(agent) as s`` or call ``close()``.
+
+    Without ``store=``, nothing is written to disk. With a store, every event is persisted and
+    ``Session.resume(id, store=...)`` continues the session later or in another process.
+    """
+
+    def __init__(
+        self,
+        agent: domain_agent.Agent,
+        *,
+        model: ChatModel | None = None,
+        executor: Executor | None = None,
+        store: SessionStore | None = None,
+        clock: Clock | None = None,
+        signals: SignalSource | None = None,
+        approver: Approver | None = None,
+        databases: Mapping[str, Database] | None = None,
+        session_id: str | None = None,
+        state: State | None = None,
+        created: bool = False,
+        on_event: Any = None,
+        parent_id: str | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
+        ports = wiring.build_ports(
+            agent,
+            model=model,
+            executor=executor,
+            store=store,
+            clock=clock,
+            signals=signals,
+            databases=databases,
+        )
+        super().__init__(
+            agent,
+            model=ports.model,
+            executor=ports.executor,
+            clock=ports.clock,
+            store=ports.store,
+            signals=ports.signals,
+            approver=approver,
+            databases=ports.databases,
+            session_id=session_id,
+            state=state,
+            created=created,
+            on_event=on_event,
+            parent_id=parent_id,
+            labels=labels,
+        )
+        self._owned = ports.owned
+
+    @classmethod
+    async def resume(
+        cls,
+        session_id: str,
+        *,
+        store: SessionStore,
+        overrides: Mapping[str, Any] | None = None,
+        **ports: Any,
+    ) -> Session:
+        """Reopen a stored session (id, unique prefix or ``latest``) with its saved config.
+
+        ``overrides`` replace individual config fields (e.g. ``{"model": ...}``); every other
+        saved setting is kept. Tool calls left without a result get an interrupted result.
+        """
+        record, events = await store.open(session_id)
+        config = record.config
+        if overrides:
+            config = attrs.evolve(config, **overrides)
+        state = State.from_events(events)
+        try:
+            return cls(
+                Agent(config),
+                store=store,
+                session_id=record.id,
+                state=state,
+                created=True,
+                parent_id=record.parent_id,
+                labels=record.labels,
+                **ports,
+            )
+        except BaseException:
+            await store.release(record.id)
+            raise
+
+    async def close(self) -> None:
+        """Persist, release the store lock, and close the adapters this session created."""
+        try:
+            await super().close()
+        finally:
+            for resource in self._owned:
+                with contextlib.suppress(Exception):
+                    await resource.aclose()
+            self._owned = ()
+
+    def run_sync(self, prompt: str | None = None, **kwargs: Any) -> RunResult:
+        """Blocking ``run`` for scripts (not from inside a running event loop)."""
+
+        async def _run() -> RunResult:
+            try:
+                return await self.run(prompt, **kwargs)
+            finally:
+                await self.close()
+
+        return asyncio.run(_run())

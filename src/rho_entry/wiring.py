@@ -1,0 +1,198 @@
+"""The composition root: the one place that turns config and environment into adapters.
+
+Every default is built inside a function (never at import, never as a default argument), and
+every port can be overridden by the caller. Heavy adapters (httpx, drivers) are imported here
+lazily, only when a session actually needs them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rho_domain.agent import Agent
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile, builtin_profile
+from rho_domain.ports.clock import Clock
+from rho_domain.ports.database import Database
+from rho_domain.ports.executor import Executor
+from rho_domain.ports.model import ChatModel
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SessionStore
+from rho_domain.tools.registry import ToolRegistry
+
+DEMO_MODEL = "demo"
+
+
+@attrs.frozen(kw_only=True)
+class Ports:
+    model: ChatModel
+    executor: Executor
+    clock: Clock
+    store: SessionStore | None
+    signals: SignalSource | None
+    databases: Mapping[str, Database]
+    owned: tuple[Any, ...]  # adapters created here, closed with the session
+
+
+def config_home(environ: Mapping[str, str] | None = None) -> Path:
+    """$RHO_AGENT_HOME, else $XDG_CONFIG_HOME/rho-agent, else ~/.config/rho-agent."""
+    env = os.environ if environ is None else environ
+    if env.get("RHO_AGENT_HOME"):
+        return Path(env["RHO_AGENT_HOME"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "rho-agent"
+
+
+def resolve_profile(profile: str | PermissionProfile) -> PermissionProfile:
+    """A PermissionProfile from a value, a built-in name, a YAML path or a name under
+    <config home>/profiles/."""
+    if isinstance(profile, PermissionProfile):
+        return profile
+    if profile in BUILTIN_PROFILES:
+        return builtin_profile(profile)
+    from rho_entry.config_files import load_profile
+
+    return load_profile(profile, config_home())
+
+
+def working_dir_of(config: AgentConfig) -> str:
+    return str(Path(config.working_dir or os.getcwd()).expanduser().resolve())
+
+
+def build_registry(config: AgentConfig, profile: PermissionProfile) -> ToolRegistry:
+    from rho_domain.tools.factory import build_registry as build
+
+    registry = build(profile, databases=config.databases)
+    registry.output_limit = config.tool_output_limit
+    return registry
+
+
+def render_system_prompt(config: AgentConfig, profile: PermissionProfile) -> str:
+    from rho_entry.templates import resolve_system_prompt
+
+    return resolve_system_prompt(config, profile, working_dir_of(config), config_home())
+
+
+def build_ports(
+    agent: Agent,
+    *,
+    model: ChatModel | None = None,
+    executor: Executor | None = None,
+    store: SessionStore | None = None,
+    clock: Clock | None = None,
+    signals: SignalSource | None = None,
+    databases: Mapping[str, Database] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Ports:
+    """Fill every port the caller did not pass."""
+    env = os.environ if environ is None else environ
+    owned: list[Any] = []
+    config = agent.config
+    if clock is None:
+        from rho_adapters.clock import SystemClock
+
+        clock = SystemClock()
+    if model is None:
+        model = build_model(config, env, clock)
+        owned.append(model)
+    if executor is None:
+        executor = build_executor(config, agent.profile, store)
+        owned.append(executor)
+    if signals is None and store is not None:
+        signals = build_signals(store)
+    if databases is None:
+        databases = build_databases(config, agent.profile, env)
+        owned.extend(databases.values())
+    return Ports(
+        model=model,
+        executor=executor,
+        clock=clock,
+        store=store,
+        signals=signals,
+        databases=databases,
+        owned=tuple(owned),
+    )
+
+
+def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
+    """The API key: the variable named by ``api_key_env``, else the provider's usual one."""
+    if config.api_key_env:
+        key = environ.get(config.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"api_key_env names {config.api_key_env!r}, but that environment variable "
+                "is empty or unset: export it, or change api_key_env"
+            )
+        return key
+    if config.provider == "anthropic":
+        return environ.get("ANTHROPIC_API_KEY")
+    return environ.get("OPENAI_API_KEY")
+
+
+def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
+    if config.model == DEMO_MODEL:
+        from rho_entry.demo import DemoModel
+
+        return DemoModel()
+    from rho_adapters.model import build_model as build
+
+    return build(
+        model=config.model,
+        base_url=config.base_url,
+        api_key=api_key_for(config, environ),
+        provider=config.provider,
+        service_tier=config.service_tier,
+        reasoning_effort=config.reasoning_effort,
+        temperature=config.temperature,
+        max_output_tokens=config.max_output_tokens,
+        response_format=config.response_format,
+        clock=clock,
+    )
+
+
+def build_executor(
+    config: AgentConfig, profile: PermissionProfile, store: SessionStore | None
+) -> Executor:
+    if config.backend != "local":
+        raise ConfigError(
+            f"backend {config.backend!r} is not available in this build: use backend: local"
+        )
+    from rho_adapters.local import LocalExecutor
+
+    protected = tuple(str(p) for p in _store_paths(store))
+    return LocalExecutor(
+        working_dir_of(config),
+        file_write=profile.file_write,
+        extra_read_roots=profile.extra_read_roots,
+        protected_paths=protected,
+    )
+
+
+def _store_paths(store: SessionStore | None) -> tuple[Path, ...]:
+    root = getattr(store, "root", None)
+    return (Path(root),) if root is not None else ()
+
+
+def build_signals(store: SessionStore) -> SignalSource | None:
+    root = getattr(store, "root", None)
+    if root is None:
+        return None
+    from rho_adapters.store import FileSignals
+
+    return FileSignals(Path(root))
+
+
+def build_databases(
+    config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
+) -> dict[str, Database]:
+    if not config.databases:
+        return {}
+    from rho_adapters.db import open_databases
+
+    return open_databases(config.databases, mode=profile.database, environ=environ)

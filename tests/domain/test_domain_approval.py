@@ -1,0 +1,209 @@
+"""Approval: the pure policy in every mode, and the loop's fail-closed behaviour."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from domain_support import EchoTool, WriteNoteTool, make_session
+
+from rho_adapters.fakes import (
+    MemoryExecutor,
+    MemorySessionStore,
+    ScriptedApprover,
+    ScriptedModel,
+    call,
+    text,
+    tools,
+)
+from rho_domain.agent import Agent
+from rho_domain.approval import Allowed, Denied, RequiresApproval, decide
+from rho_domain.errors import SessionStateError
+from rho_domain.messages import ToolResultMessage
+from rho_domain.permissions import ApprovalMode, PermissionProfile, builtin_profile
+from rho_domain.ports.approver import ApprovalAnswer
+from rho_domain.run import RunStatus
+from rho_domain.session import Session
+from rho_domain.state import State
+from rho_domain.tools.base import DANGEROUS, READ_ONLY
+
+ECHO = call("echo", {"text": "hi"})
+WRITE = call("write", {"path": "a.txt", "content": "x"})
+
+
+def profile(mode: ApprovalMode, **fields: object) -> PermissionProfile:
+    return PermissionProfile(name="p", approval=mode, **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("mode", "tool_call", "policy", "expected"),
+    [
+        (ApprovalMode.ALL, ECHO, READ_ONLY, RequiresApproval),
+        (ApprovalMode.DANGEROUS, ECHO, READ_ONLY, Allowed),
+        (ApprovalMode.DANGEROUS, WRITE, DANGEROUS, RequiresApproval),
+        (ApprovalMode.NONE, WRITE, DANGEROUS, Allowed),
+    ],
+)
+def test_policy_per_mode(mode, tool_call, policy, expected) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(decide(profile(mode), tool_call, policy), expected)
+
+
+def test_granular_mode_follows_the_profile_list_not_the_tool_policy() -> None:
+    granular = profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset({"echo"}))
+    assert isinstance(decide(granular, ECHO, READ_ONLY), RequiresApproval)
+    assert isinstance(decide(granular, WRITE, DANGEROUS), Allowed)
+
+
+def test_denied_tools_are_denied_even_with_auto_approve() -> None:
+    denied = profile(ApprovalMode.NONE, denied_tools=frozenset({"write"}))
+    assert isinstance(decide(denied, WRITE, DANGEROUS, auto_approve=True), Denied)
+
+
+def test_dangerous_patterns_ask_even_for_tools_approved_always() -> None:
+    rm = call("bash", {"command": "rm -rf build"})
+    p = profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset())
+    assert isinstance(decide(p, rm, DANGEROUS, always_allowed={"bash"}), RequiresApproval)
+    assert isinstance(decide(p, rm, DANGEROUS, auto_approve=True), Allowed)
+    assert isinstance(decide(profile(ApprovalMode.NONE), rm, DANGEROUS), Allowed)
+
+
+def test_unknown_tools_and_invalid_arguments_pass_to_the_registry() -> None:
+    assert isinstance(decide(profile(ApprovalMode.ALL), ECHO, None), Allowed)
+
+
+def test_builtin_profiles_ask_what_the_seeds_say() -> None:
+    readonly, developer = builtin_profile("readonly"), builtin_profile("developer")
+    assert isinstance(decide(readonly, WRITE, DANGEROUS), RequiresApproval)
+    assert isinstance(decide(readonly, ECHO, READ_ONLY), Allowed)
+    assert isinstance(decide(developer, WRITE, DANGEROUS), RequiresApproval)
+    assert isinstance(decide(builtin_profile("eval"), WRITE, DANGEROUS), Allowed)
+    assert builtin_profile("unrestricted") == builtin_profile("eval")
+
+
+async def test_approved_call_runs_and_rejected_call_ends_the_run() -> None:
+    executor = MemoryExecutor()
+    approver = ScriptedApprover([True])
+    session = make_session(
+        [tools(WRITE), text("done")],
+        tools=[WriteNoteTool()],
+        profile="developer",
+        approver=approver,
+        executor=executor,
+    )
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    assert executor.files == {"a.txt": b"x"}
+    assert approver.requests[0].arguments == {"path": "a.txt", "content": "x"}
+
+    rejecting = make_session(
+        [tools(attrs.evolve(WRITE, id="w1"), attrs.evolve(WRITE, id="w2")), text("never")],
+        tools=[WriteNoteTool()],
+        profile="developer",
+        approver=ScriptedApprover([False]),
+    )
+    result = await rejecting.run("go")
+    assert result.status is RunStatus.COMPLETED  # the run waits for the user's next words
+    results = [m for m in rejecting.state.messages if isinstance(m, ToolResultMessage)]
+    assert ["rejected" in results[0].content, "rejected an earlier" in results[1].content] == [
+        True,
+        True,
+    ]
+    assert rejecting.model.remaining == 1  # type: ignore[attr-defined]
+
+
+async def test_always_approves_the_tool_for_the_rest_of_the_session() -> None:
+    approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True)])
+    session = make_session(
+        [tools(attrs.evolve(WRITE, id="1")), tools(attrs.evolve(WRITE, id="2")), text("ok")],
+        tools=[WriteNoteTool()],
+        profile="developer",
+        approver=approver,
+    )
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    assert len(approver.requests) == 1
+
+
+async def test_no_approver_fails_closed_then_resolve_and_run_continues() -> None:
+    executor = MemoryExecutor()
+    session = make_session(
+        [tools(ECHO, WRITE), text("all done")],
+        tools=[EchoTool(), WriteNoteTool()],
+        profile="developer",
+        executor=executor,
+    )
+    result = await session.run("go")
+    assert result.status is RunStatus.AWAITING_APPROVAL
+    assert [p.call.id for p in result.pending] == [WRITE.id]
+    assert executor.files == {}  # never "no callback means everything runs"
+    with pytest.raises(SessionStateError):
+        session.resolve_approval("nope", True)
+    session.resolve_approval(WRITE.id, True)
+    resumed = await session.run()
+    assert resumed.status is RunStatus.COMPLETED and resumed.text == "all done"
+    assert executor.files == {"a.txt": b"x"}
+
+
+async def test_awaiting_approval_survives_a_restart_through_the_store() -> None:
+    store = MemorySessionStore()
+    first = make_session([tools(WRITE)], tools=[WriteNoteTool()], profile="developer", store=store)
+    assert (await first.run("go")).status is RunStatus.AWAITING_APPROVAL
+    await first.close()
+
+    record, events = await store.open(first.id)
+    state = State.from_events(events)
+    assert [c.id for c in state.pending_calls] == [WRITE.id]
+    executor = MemoryExecutor()
+    second = Session(
+        first.agent,
+        model=ScriptedModel([text("finished")]),
+        executor=executor,
+        clock=first.clock,
+        store=store,
+        session_id=record.id,
+        state=state,
+        created=True,
+    )
+    second.resolve_approval(WRITE.id, approved=False)
+    result = await second.run()
+    assert result.status is RunStatus.COMPLETED
+    assert executor.files == {}
+    rejected = [m for m in second.state.messages if isinstance(m, ToolResultMessage)]
+    assert "rejected" in rejected[-1].content
+    replay = State.from_events(store.events(first.id))
+    assert replay.messages == second.state.messages and replay.pending_calls == ()
+
+
+async def test_a_new_prompt_supersedes_unresolved_approvals() -> None:
+    session = make_session([tools(WRITE), text("ok")], tools=[WriteNoteTool()], profile="developer")
+    await session.run("go")
+    result = await session.run("never mind, do something else")
+    assert result.status is RunStatus.COMPLETED
+    superseded = [m for m in session.state.messages if isinstance(m, ToolResultMessage)]
+    assert "new message" in superseded[0].content
+
+
+async def test_denied_call_is_reported_to_the_model_and_the_loop_continues() -> None:
+    denying = attrs.evolve(builtin_profile("eval"), denied_tools=frozenset({"write"}))
+    session = make_session(
+        [tools(WRITE), text("understood")], tools=[WriteNoteTool()], profile=denying
+    )
+    result = await session.run("go")
+    assert result.status is RunStatus.COMPLETED and result.text == "understood"
+    denied = session.state.messages[2]
+    assert isinstance(denied, ToolResultMessage) and "denied" in denied.content
+
+
+async def test_auto_approve_in_config_skips_the_approver() -> None:
+    approver = ScriptedApprover()
+    session = make_session(
+        [tools(WRITE), text("ok")],
+        tools=[WriteNoteTool()],
+        profile="developer",
+        approver=approver,
+        auto_approve=True,
+    )
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    assert approver.requests == []
+
+
+def test_agent_is_reusable_definition() -> None:
+    session = make_session([text("x")])
+    assert isinstance(session.agent, Agent)

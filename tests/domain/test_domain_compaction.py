@@ -1,0 +1,156 @@
+"""Compaction: auto and manual, failure keeps history, pairs never split, replayable."""
+
+from __future__ import annotations
+
+import pytest
+from domain_support import make_session
+
+from rho_adapters.fakes import MemorySessionStore, Turn, call, text, tools
+from rho_domain import events as ev
+from rho_domain.compaction import plan_compaction
+from rho_domain.errors import ServerError
+from rho_domain.messages import (
+    AssistantMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from rho_domain.run import RunStatus
+from rho_domain.state import State
+
+
+def pair(n: int) -> list:  # type: ignore[type-arg]
+    c = ToolCall(id=f"c{n}", name="echo", arguments='{"text": "x"}')
+    return [
+        AssistantMessage(text=f"step {n}", tool_calls=(c,)),
+        ToolResultMessage(call_id=c.id, tool_name="echo", content="r" * 50),
+    ]
+
+
+def assert_pairs_intact(messages) -> None:  # type: ignore[no-untyped-def]
+    open_calls: set[str] = set()
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            assert not open_calls, "a tool call lost its result"
+            open_calls = {c.id for c in m.tool_calls}
+        elif isinstance(m, ToolResultMessage):
+            assert m.call_id in open_calls, "a result lost its call"
+            open_calls.discard(m.call_id)
+        else:
+            assert not open_calls
+    assert not open_calls
+
+
+def test_plan_splits_at_the_last_user_message_and_keeps_its_turn_whole() -> None:
+    history = [UserMessage("first"), *pair(1), UserMessage("second"), *pair(2), *pair(3)]
+    plan = plan_compaction(history, tail_budget_chars=10_000)
+    assert plan.tail[0] == UserMessage("second") and len(plan.tail) == 5
+    assert_pairs_intact(plan.to_summarize)
+    assert_pairs_intact(plan.tail)
+    assert [u.content for u in plan.recent_users] == ["first"]
+
+
+def test_plan_summarises_an_oversized_latest_turn_but_keeps_its_question() -> None:
+    history = [UserMessage("q"), *pair(1), *pair(2)]
+    plan = plan_compaction(history, tail_budget_chars=10)
+    assert plan.tail == (UserMessage("q"),)
+    assert_pairs_intact(plan.to_summarize)
+
+
+async def test_manual_compaction_replaces_history_and_is_replayable() -> None:
+    store = MemorySessionStore()
+    session = make_session(
+        [
+            tools(call("echo", {"text": "x" * 100, "times": 50})),
+            text("one"),
+            text("two"),
+            text("SUMMARY: did things"),
+            text("after"),
+        ],
+        store=store,
+    )
+    await session.run("first task")
+    await session.run("second task")
+    before = list(session.state.messages)
+    result = await session.compact("keep the numbers")
+    assert result.summary == "SUMMARY: did things" and result.trigger == "manual"
+    assert result.tokens_after < result.tokens_before
+    messages = session.state.messages
+    assert isinstance(messages[0], UserMessage) and messages[0].origin == "summary"
+    assert messages[-2] == UserMessage("second task")
+    assert_pairs_intact(messages)
+    request = session.model.requests[3]  # type: ignore[attr-defined]
+    assert request.tool_choice == "none"
+    assert "keep the numbers" in request.messages[-1].content
+    assert len(request.messages) < len(before) + 1
+    replayed = State.from_events(store.events(session.id))
+    assert replayed.messages == messages and replayed.compactions == 1
+    assert (await session.run("third")).text == "after"
+
+
+async def test_a_failed_summary_leaves_history_untouched() -> None:
+    session = make_session([text("one"), text("two"), Turn(error=ServerError("boom", status=500))])
+    await session.run("a")
+    await session.run("b")
+    before = list(session.state.messages)
+    with pytest.raises(ServerError):
+        await session.compact()
+    assert session.state.messages == before
+
+    empty = make_session([text("one"), text("two"), text("")])
+    await empty.run("a")
+    await empty.run("b")
+    kept = list(empty.state.messages)
+    with pytest.raises(Exception, match="empty summary"):
+        await empty.compact()
+    assert empty.state.messages == kept
+
+
+async def test_auto_compaction_triggers_once_past_the_threshold() -> None:
+    big = "x" * 4000
+    session = make_session(
+        [
+            text("ok", input_tokens=900, output_tokens=5),
+            text("the summary"),
+            text("answer", input_tokens=100, output_tokens=5),
+        ],
+        context_window=1000,
+        compact_threshold=0.8,
+    )
+    await session.run(big)
+    compacts: list[ev.Compacted] = []
+    result = await session.run(
+        "next question",
+        on_event=lambda e: compacts.append(e) if isinstance(e, ev.Compacted) else None,
+    )
+    assert result.status is RunStatus.COMPLETED and result.text == "answer"
+    assert len(compacts) == 1 and compacts[0].trigger == "auto"
+    assert compacts[0].tokens_before > 800
+    final_request = session.model.requests[-1]  # type: ignore[attr-defined]
+    assert final_request.messages[-1] == UserMessage("next question")
+
+
+async def test_failed_auto_compaction_is_reported_and_the_run_goes_on() -> None:
+    session = make_session(
+        [
+            text("ok", input_tokens=900, output_tokens=5),
+            Turn(error=ServerError("summary failed", status=503)),
+            text("still fine"),
+        ],
+        context_window=1000,
+    )
+    await session.run("a" * 100)
+    errors: list[str] = []
+    result = await session.run(
+        "b",
+        on_event=lambda e: errors.append(e.message) if isinstance(e, ev.ErrorOccurred) else None,
+    )
+    assert result.status is RunStatus.COMPLETED
+    assert any("auto-compaction failed" in m for m in errors)
+
+
+async def test_nothing_to_compact_is_a_no_op() -> None:
+    session = make_session([text("only")])
+    await session.run("q")
+    result = await session.compact()
+    assert result.summary == "" and len(session.state.messages) == 2
