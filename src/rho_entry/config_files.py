@@ -1,0 +1,212 @@
+"""Config files: AgentConfig YAML and custom permission profile YAML, strictly validated.
+
+``yaml.safe_load`` → a strict cattrs converter (``forbid_extra_keys``, no silent ``str(5)`` or
+``bool("no")`` coercions) → a frozen value. Every problem is a ``ConfigError`` that names the
+file, the key path (``config.budget.max_turns``) and what was expected. yaml and cattrs are imported
+lazily, inside the functions, so that ``rho-agent --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_domain.permissions import (
+    BUILTIN_PROFILES,
+    FileWriteMode,
+    PermissionProfile,
+    builtin_profile,
+)
+
+if TYPE_CHECKING:
+    import cattrs
+
+# The public implementation's nested profile forms, flattened to our field names.
+_NESTED = {"shell": "mode", "file_write": "mode", "database": "mode"}
+_APPROVAL_KEYS = {
+    "mode": "approval",
+    "required_tools": "approval_required_tools",
+    "dangerous_patterns": "dangerous_patterns",
+}
+
+
+def load_agent_config(path: str | Path) -> AgentConfig:
+    """Read an AgentConfig YAML file. Unknown keys and wrong types are ConfigErrors."""
+    from rho_adapters.codec import config_from_dict
+
+    data = _read_yaml_mapping(path, "an agent config")
+    if isinstance(data.get("profile"), Mapping):
+        # accept the same profile forms as a profile file (nested modes, ``base:``)
+        profile = profile_from_dict(data["profile"], source=f"{path}: config.profile")
+        data["profile"] = _converter().unstructure(profile)
+    return config_from_dict(data, source=str(path))
+
+
+def save_agent_config(config: AgentConfig, path: str | Path) -> None:
+    """Write ``config`` as YAML (creating parent directories); load_agent_config reads it back.
+
+    Settings left at their defaults are omitted, so the file shows what was chosen. A
+    PermissionProfile object is written inline as a mapping.
+    """
+    import yaml
+
+    from rho_adapters.codec import config_to_dict
+
+    default = config_to_dict(AgentConfig())
+    data = {k: _plain(v) for k, v in config_to_dict(config).items() if default.get(k) != v}
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the agent config: {exc.strerror}") from exc
+
+
+def load_profile_file(path: str | Path) -> PermissionProfile:
+    """Read a custom permission profile YAML. Accepts our field names and the public
+    implementation's nested forms (``shell: {mode: ...}``, ``approval: {mode, required_tools}``);
+    ``base: developer`` starts from a built-in profile."""
+    data = _read_yaml_mapping(path, "a permission profile")
+    return profile_from_dict(data, source=str(path), default_name=Path(path).stem)
+
+
+def profile_from_dict(
+    data: Mapping[str, Any], *, source: str, default_name: str = "custom"
+) -> PermissionProfile:
+    """Validate a profile mapping (see ``load_profile_file``)."""
+    flat: dict[str, Any] = {}
+    base: PermissionProfile | None = None
+    for key, value in data.items():
+        if key == "base":
+            if not isinstance(value, str) or value not in BUILTIN_PROFILES:
+                raise ConfigError(
+                    f"{source}: profile.base: expected a built-in profile name "
+                    f"({', '.join(sorted(BUILTIN_PROFILES))})"
+                )
+            base = builtin_profile(value)
+        elif key == "profile":
+            flat["name"] = value
+        elif key in _NESTED and isinstance(value, Mapping):
+            flat.update(_unnest(value, key, source))
+        elif key == "approval" and isinstance(value, Mapping):
+            for sub, sub_value in value.items():
+                if sub not in _APPROVAL_KEYS:
+                    raise ConfigError(
+                        f"{source}: profile.approval.{sub}: unknown key; expected one of "
+                        f"{', '.join(_APPROVAL_KEYS)}"
+                    )
+                flat[_APPROVAL_KEYS[sub]] = sub_value
+        else:
+            flat[key] = value
+    if flat.get("file_write") is False:  # YAML 1.1 reads a bare `off` as false
+        flat["file_write"] = FileWriteMode.OFF.value
+    if base is not None:
+        merged = _converter().unstructure(base)
+        merged.update(flat)
+        flat = merged
+    flat.setdefault("name", default_name)
+    profile: PermissionProfile = _structure(flat, PermissionProfile, source)
+    return profile
+
+
+def load_profile(spec: str | PermissionProfile, config_dir: Path | None) -> PermissionProfile:
+    """Positional form of ``resolve_profile`` (used by the wiring)."""
+    return resolve_profile(spec, config_dir=config_dir)
+
+
+def resolve_profile(spec: str | PermissionProfile, *, config_dir: Path | None) -> PermissionProfile:
+    """A profile from a built-in name, a YAML path, or ``<config dir>/profiles/NAME.yaml``.
+
+    Built-in names win over same-named files (they cannot be shadowed by accident).
+    """
+    if isinstance(spec, PermissionProfile):
+        return spec
+    if spec in BUILTIN_PROFILES:
+        return builtin_profile(spec)
+    candidate = Path(spec).expanduser()
+    if candidate.suffix in {".yaml", ".yml"} or candidate.is_file():
+        if not candidate.is_file():
+            raise ConfigError(f"profile file {spec!r} does not exist")
+        return load_profile_file(candidate)
+    if config_dir is not None:
+        for suffix in (".yaml", ".yml"):
+            named = config_dir / "profiles" / f"{spec}{suffix}"
+            if named.is_file():
+                return load_profile_file(named)
+    where = f" or {config_dir / 'profiles' / (spec + '.yaml')}" if config_dir else ""
+    raise ConfigError(
+        f"unknown profile {spec!r}: use one of {', '.join(sorted(BUILTIN_PROFILES))}, "
+        f"a path to a profile YAML file{where}"
+    )
+
+
+def _plain(value: Any) -> Any:
+    """YAML-safe data: tuples become lists; None values in mappings are dropped (an absent
+    key reads back as its default)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _unnest(value: Mapping[str, Any], key: str, source: str) -> dict[str, Any]:
+    extra = sorted(set(value) - {"mode"})
+    if extra:
+        raise ConfigError(f"{source}: profile.{key}.{extra[0]}: unknown key; expected only 'mode'")
+    return {key: value.get("mode")}
+
+
+def _read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read {what}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: {what} must be a YAML mapping, got {type(data).__name__}")
+    return data
+
+
+def _structure(data: Mapping[str, Any], cls: type[Any], source: str | Path) -> Any:
+    import cattrs
+
+    try:
+        return _converter().structure(dict(data), cls)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from exc
+    except cattrs.BaseValidationError as exc:
+        problems = "; ".join(
+            cattrs.transform_error(exc, path="profile", format_exception=_describe)
+        )
+        raise ConfigError(f"{source}: {problems}") from exc
+
+
+def _describe(exc: BaseException, type_: Any) -> str:
+    import cattrs
+
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return f"unknown key(s) {sorted(exc.extra_fields)}"
+    if isinstance(exc, KeyError):
+        return "required key missing"
+    name = getattr(type_, "__name__", None) or str(type_).replace("typing.", "")
+    detail = f" ({exc})" if isinstance(exc, ValueError | TypeError) and str(exc) else ""
+    return f"expected {name}{detail}"
+
+
+@cache
+def _converter() -> cattrs.Converter:
+    from rho_adapters.codec import make_converter
+
+    return make_converter(forbid_extra_keys=True)

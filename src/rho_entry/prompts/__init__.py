@@ -1,0 +1,1 @@
+"""Built-in prompt templates (``*.md``) and the facts the default system prompt states."""

@@ -1,0 +1,193 @@
+"""Settings: one AgentConfig from flags, the environment and a config file.
+
+Precedence, highest first: command-line flags > environment variables > the prompt template's
+suggestions (profile, model) > the ``--config`` YAML file > built-in defaults. Besides the
+wiring, this is the only module that reads ``os.environ``; everything else receives values.
+
+Environment variables (``RHO_AGENT_*`` wins over the ``OPENAI_*`` fallback):
+
+==========================  ===============================  =====================
+setting                     variables                        flag
+==========================  ===============================  =====================
+model                       RHO_AGENT_MODEL, OPENAI_MODEL    --model
+base_url                    RHO_AGENT_BASE_URL,              --base-url
+                            OPENAI_BASE_URL
+api_key_env                 RHO_AGENT_API_KEY_ENV            --api-key-env
+provider                    RHO_AGENT_PROVIDER               --provider
+profile                     RHO_AGENT_PROFILE                --profile
+working_dir                 RHO_AGENT_WORKING_DIR            --working-dir
+backend                     RHO_AGENT_BACKEND                --backend
+service_tier                RHO_AGENT_SERVICE_TIER           --service-tier
+reasoning_effort            RHO_AGENT_REASONING_EFFORT       --reasoning-effort
+max_turns                   RHO_AGENT_MAX_TURNS              --max-turns
+context_window              RHO_AGENT_CONTEXT_WINDOW         --context-window
+auto_approve                RHO_AGENT_AUTO_APPROVE           --auto-approve
+config file                 RHO_AGENT_CONFIG                 --config
+config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
+==========================  ===============================  =====================
+
+API keys are read by the model adapter from the variable named by ``api_key_env`` (default
+OPENAI_API_KEY, or ANTHROPIC_API_KEY for the anthropic provider); settings only checks that
+one is present, so the error can say how to set it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_domain.permissions import PermissionProfile, ShellMode
+
+DEMO_MODEL = "demo"
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+# field -> environment variables, in precedence order
+ENV_VARS: Mapping[str, tuple[str, ...]] = {
+    "model": ("RHO_AGENT_MODEL", "OPENAI_MODEL"),
+    "base_url": ("RHO_AGENT_BASE_URL", "OPENAI_BASE_URL"),
+    "api_key_env": ("RHO_AGENT_API_KEY_ENV",),
+    "provider": ("RHO_AGENT_PROVIDER",),
+    "profile": ("RHO_AGENT_PROFILE",),
+    "working_dir": ("RHO_AGENT_WORKING_DIR",),
+    "backend": ("RHO_AGENT_BACKEND",),
+    "service_tier": ("RHO_AGENT_SERVICE_TIER",),
+    "reasoning_effort": ("RHO_AGENT_REASONING_EFFORT",),
+    "max_turns": ("RHO_AGENT_MAX_TURNS",),
+    "context_window": ("RHO_AGENT_CONTEXT_WINDOW",),
+    "auto_approve": ("RHO_AGENT_AUTO_APPROVE",),
+}
+_INT_FIELDS = frozenset({"max_turns", "context_window"})
+
+
+@attrs.frozen(kw_only=True)
+class Settings:
+    """The resolved configuration of one CLI invocation."""
+
+    config: AgentConfig
+    config_dir: Path
+    sources: Mapping[str, str] = attrs.field(factory=dict)  # field -> "flag", "env NAME", ...
+
+    @property
+    def is_demo(self) -> bool:
+        return self.config.model == DEMO_MODEL
+
+
+def environment() -> Mapping[str, str]:
+    """The process environment (the one sanctioned read of os.environ in the CLI)."""
+    return os.environ
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    """``$RHO_AGENT_HOME``, else ``$XDG_CONFIG_HOME/rho-agent``, else ``~/.config/rho-agent``."""
+    if env.get("RHO_AGENT_HOME"):
+        return Path(env["RHO_AGENT_HOME"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
+    return Path(base) / "rho-agent"
+
+
+def api_key_variable(config: AgentConfig) -> str:
+    """The environment variable the model adapter reads the API key from."""
+    if config.api_key_env:
+        return config.api_key_env
+    if config.provider == "anthropic":
+        return "ANTHROPIC_API_KEY"
+    return "OPENAI_API_KEY"
+
+
+def resolve_settings(
+    flags: Mapping[str, Any],
+    env: Mapping[str, str],
+    *,
+    base: AgentConfig | None = None,
+    suggested: Mapping[str, str] | None = None,
+) -> Settings:
+    """Merge ``flags`` (None = not given) over ``env`` over ``suggested`` over ``base``.
+
+    ``base`` is the --config file's AgentConfig (or a resumed session's). Also resolves the
+    profile (name, path, or config-dir name), applies ``shell_mode`` to it, and makes a local
+    working directory absolute. Raises ConfigError naming the flag or variable at fault.
+    """
+    home = config_dir(env)
+    config = base or AgentConfig()
+    changes: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name, value in (suggested or {}).items():
+        if value is not None:
+            changes[name], sources[name] = value, "template"
+    for name, variables in ENV_VARS.items():
+        for variable in variables:
+            if env.get(variable):
+                changes[name] = _parse_env(name, env[variable], variable)
+                sources[name] = f"env {variable}"
+                break
+    for field in (*ENV_VARS, "system_prompt"):
+        given = flags.get(field)
+        if given is not None and given is not False:  # store_true flags are False when absent
+            changes[field], sources[field] = given, "flag"
+    if flags.get("vars"):
+        changes["vars"] = {**config.vars, **flags["vars"]}
+    config = attrs.evolve(config, **changes)
+    config = attrs.evolve(config, profile=_profile(config, flags.get("shell_mode"), home))
+    config = attrs.evolve(config, working_dir=_working_dir(config))
+    return Settings(config=config, config_dir=home, sources=sources)
+
+
+def check_endpoint(settings: Settings, env: Mapping[str, str]) -> None:
+    """Fail early, with instructions, when no endpoint and no API key are configured."""
+    config = settings.config
+    if settings.is_demo or config.base_url or env.get(api_key_variable(config)):
+        return
+    variable = api_key_variable(config)
+    raise ConfigError(
+        f"no model endpoint configured: {variable} is not set and no base URL is given.\n"
+        f"  - for a hosted API:   export {variable}=<your key>\n"
+        "  - for a local server: rho-agent --base-url http://localhost:11434/v1 --model <name>\n"
+        "    (or export OPENAI_BASE_URL=...; any OpenAI-compatible server works)\n"
+        '  - to try it offline:  rho-agent --model demo "what is in this directory?"'
+    )
+
+
+def _parse_env(name: str, raw: str, variable: str) -> Any:
+    if name in _INT_FIELDS:
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError(f"{variable}={raw!r}: expected an integer") from None
+    if name == "auto_approve":
+        lowered = raw.strip().lower()
+        if lowered not in _TRUE | _FALSE:
+            raise ConfigError(f"{variable}={raw!r}: expected 1/0, true/false, yes/no or on/off")
+        return lowered in _TRUE
+    return raw
+
+
+def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> PermissionProfile:
+    from rho_entry.config_files import resolve_profile
+
+    profile = resolve_profile(config.profile, config_dir=home)
+    if shell_mode is None:
+        return profile
+    try:
+        mode = ShellMode(shell_mode)
+    except ValueError:
+        raise ConfigError(
+            f"--shell-mode {shell_mode!r}: expected restricted or unrestricted"
+        ) from None
+    # Only the shell axis changes: tools, databases and approvals stay as the profile says.
+    return attrs.evolve(profile, shell=mode)
+
+
+def _working_dir(config: AgentConfig) -> str | None:
+    if config.backend != "local":
+        return config.working_dir  # a path inside a sandbox: kept verbatim
+    path = Path(config.working_dir or ".").expanduser().resolve()
+    if not path.is_dir():
+        raise ConfigError(f"working directory {config.working_dir!r} does not exist")
+    return str(path)

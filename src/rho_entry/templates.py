@@ -1,0 +1,291 @@
+"""Prompt templates: Markdown with YAML frontmatter and ``{{ name }}`` substitution.
+
+A template file looks like::
+
+    ---
+    description: Review a pull request
+    vars:
+      repo: {required: true}
+      focus: security          # shorthand: a default value
+    initial_prompt: Review {{ repo }} with a focus on {{ focus }}.
+    profile: readonly          # suggested profile (a flag still wins)
+    model: gpt-5-mini          # suggested model (a flag still wins)
+    ---
+    You are reviewing {{ repo }}...
+
+Substitution is deliberately tiny (no jinja2): ``{{ name }}`` is replaced by the variable's
+value. A name used in the text that has no value, or a required variable left unset, is a
+``ConfigError`` naming the variable and the file. The built-in default system prompt
+(``prompts/default.md``) is rendered with facts about the platform, working directory and
+profile; a user's ``<config dir>/default.md`` replaces it.
+"""
+
+from __future__ import annotations
+
+import platform as _platform
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_domain.permissions import PermissionProfile
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_FRONTMATTER_KEYS = frozenset(
+    {"description", "vars", "variables", "initial_prompt", "profile", "model"}
+)
+_VAR_KEYS = frozenset({"required", "default", "description"})
+BUILTIN_DIR = Path(__file__).parent / "prompts"
+
+
+@attrs.frozen(kw_only=True)
+class TemplateVar:
+    """A declared variable: ``default`` is None when it has none."""
+
+    name: str
+    required: bool = False
+    default: str | None = None
+    description: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class PromptTemplate:
+    """A parsed template. ``body`` becomes the system prompt; ``initial_prompt`` (if any)
+    the first user message when no prompt is given."""
+
+    source: str
+    body: str
+    description: str = ""
+    vars: Mapping[str, TemplateVar] = attrs.field(factory=dict)
+    initial_prompt: str | None = None
+    profile: str | None = None
+    model: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RenderedPrompt:
+    system_prompt: str
+    initial_prompt: str | None = None
+
+
+def load_template(path: str | Path) -> PromptTemplate:
+    """Read and parse a template file; a missing or unreadable file is a ConfigError."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the prompt template: {exc.strerror}") from exc
+    return parse_template(text, source=str(path))
+
+
+def parse_template(text: str, *, source: str = "<template>") -> PromptTemplate:
+    """Split frontmatter from body and validate the frontmatter's keys and types."""
+    meta, body = _split_frontmatter(text, source)
+    if not body.strip():
+        raise ConfigError(f"{source}: the template has no body (the system prompt is empty)")
+    unknown = sorted(set(meta) - _FRONTMATTER_KEYS)
+    if unknown:
+        allowed = ", ".join(sorted(_FRONTMATTER_KEYS))
+        raise ConfigError(f"{source}: unknown frontmatter key(s) {unknown}; allowed: {allowed}")
+    raw_vars = meta.get("vars", meta.get("variables")) or {}
+    if not isinstance(raw_vars, Mapping):
+        raise ConfigError(f"{source}: 'vars' must be a mapping of name to default or options")
+    return PromptTemplate(
+        source=source,
+        body=body,
+        description=_optional_str(meta, "description", source) or "",
+        vars={str(name): _parse_var(str(name), spec, source) for name, spec in raw_vars.items()},
+        initial_prompt=_optional_str(meta, "initial_prompt", source),
+        profile=_optional_str(meta, "profile", source),
+        model=_optional_str(meta, "model", source),
+    )
+
+
+def render_template(template: PromptTemplate, values: Mapping[str, str]) -> RenderedPrompt:
+    """Fill the template: given value > declared default > error if required or used."""
+    resolved: dict[str, str] = {}
+    for name, spec in template.vars.items():
+        if name in values:
+            resolved[name] = values[name]
+        elif spec.default is not None:
+            resolved[name] = spec.default
+        elif spec.required:
+            raise ConfigError(
+                f"{template.source}: missing required variable {name!r}; "
+                f"pass it with --var {name}=VALUE or in --vars-file"
+            )
+    resolved.update({k: v for k, v in values.items() if k not in resolved})
+    initial = template.initial_prompt
+    return RenderedPrompt(
+        system_prompt=substitute(template.body, resolved, source=template.source),
+        initial_prompt=substitute(initial, resolved, source=template.source) if initial else None,
+    )
+
+
+def substitute(text: str, values: Mapping[str, str], *, source: str = "<template>") -> str:
+    """Replace every ``{{ name }}``; a name without a value is a ConfigError."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise ConfigError(
+                f"{source}: the template uses {{{{ {name} }}}} but no value was given; "
+                f"pass it with --var {name}=VALUE or declare a default in the frontmatter"
+            )
+        return values[name]
+
+    return _PLACEHOLDER.sub(replace, text)
+
+
+def parse_var_assignments(assignments: Sequence[str]) -> dict[str, str]:
+    """Parse ``--var key=value`` items (split on the first ``=``, both sides stripped)."""
+    values: dict[str, str] = {}
+    for item in assignments:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--var {item!r}: expected KEY=VALUE")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def load_vars_file(path: str | Path) -> dict[str, str]:
+    """A YAML mapping of variable values; scalar values are stringified."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the vars file: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: a vars file must be a mapping of name to value")
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping | list):
+            raise ConfigError(f"{path}: variable {key!r} must be a scalar, not a collection")
+        out[str(key)] = "" if value is None else str(value)
+    return out
+
+
+def _split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
+    stripped = text.lstrip()
+    if not stripped.startswith("---"):
+        return {}, text
+    lines = stripped.splitlines(keepends=True)
+    if lines[0].strip() != "---":
+        return {}, text
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            import yaml
+
+            try:
+                meta = yaml.safe_load("".join(lines[1:index])) or {}
+            except yaml.YAMLError as exc:
+                raise ConfigError(f"{source}: invalid YAML frontmatter: {exc}") from exc
+            if not isinstance(meta, dict):
+                raise ConfigError(f"{source}: the frontmatter must be a YAML mapping")
+            return meta, "".join(lines[index + 1 :]).lstrip("\n")
+    raise ConfigError(f"{source}: the frontmatter opened with '---' is never closed")
+
+
+def _parse_var(name: str, spec: Any, source: str) -> TemplateVar:
+    if not isinstance(spec, Mapping):
+        # shorthand `name: default`; a bare `name:` (null) declares a required variable
+        if spec is None:
+            return TemplateVar(name=name, required=True)
+        if isinstance(spec, list):
+            raise ConfigError(f"{source}: vars.{name}: expected a default value or a mapping")
+        return TemplateVar(name=name, default=str(spec))
+    unknown = sorted(set(spec) - _VAR_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{source}: vars.{name}: unknown key(s) {unknown}; allowed: default, description, "
+            "required"
+        )
+    required = spec.get("required")
+    if required is not None and not isinstance(required, bool):
+        raise ConfigError(f"{source}: vars.{name}.required: expected true or false")
+    default = spec.get("default")
+    return TemplateVar(
+        name=name,
+        required=bool(required) if required is not None else default is None,
+        default=None if default is None else str(default),
+        description=str(spec.get("description") or ""),
+    )
+
+
+def _optional_str(meta: Mapping[str, Any], key: str, source: str) -> str | None:
+    value = meta.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{source}: {key}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def default_prompt_template(config_dir: Path | None) -> PromptTemplate:
+    """The user's ``<config dir>/default.md`` if present, else the built-in one."""
+    if config_dir is not None and (config_dir / "default.md").is_file():
+        return load_template(config_dir / "default.md")
+    return load_template(BUILTIN_DIR / "default.md")
+
+
+def default_system_prompt(
+    profile: PermissionProfile,
+    *,
+    working_dir: str,
+    platform: str,
+    tools: Sequence[str] = (),
+    databases: Sequence[str] = (),
+    config_dir: Path | None = None,
+    values: Mapping[str, str] | None = None,
+) -> str:
+    """Render the default system prompt: what the model is, where it runs, what it may do.
+
+    The capability text is computed from the profile's fields, so it is true for every
+    profile (a custom one included); ``values`` may add or override variables.
+    """
+    from rho_entry.prompts.facts import profile_facts
+
+    facts = profile_facts(profile, tools=tools, databases=databases)
+    facts.update(platform=platform, working_dir=working_dir)
+    facts.update(values or {})
+    return render_template(default_prompt_template(config_dir), facts).system_prompt
+
+
+def resolve_system_prompt(
+    config: AgentConfig,
+    profile: PermissionProfile,
+    working_dir: str,
+    config_dir: Path | None,
+    *,
+    tools: Sequence[str] = (),
+) -> str:
+    """The system prompt an AgentConfig asks for.
+
+    Empty: the default prompt (user override or built-in) rendered with the platform, working
+    directory and profile facts, plus ``config.vars``. Ending in ``.md``: that template file
+    rendered with ``config.vars``. Anything else: the literal text.
+    """
+    text = config.system_prompt
+    if not text.strip():
+        return default_system_prompt(
+            profile,
+            working_dir=working_dir,
+            platform=_platform.system() or "unknown",
+            tools=tools,
+            databases=tuple(config.databases),
+            config_dir=config_dir,
+            values=config.vars,
+        )
+    if text.strip().endswith(".md") and "\n" not in text.strip():
+        return render_template(
+            load_template(Path(text.strip()).expanduser()), config.vars
+        ).system_prompt
+    return text
