@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from rho_domain.config import AgentConfig
+from rho_domain.messages import Message
+from rho_domain.model import ModelRequest, ToolChoice
 from rho_domain.permissions import PermissionProfile
 from rho_domain.tools.registry import ToolRegistry
 
@@ -21,3 +25,21 @@ class Agent:
     profile: PermissionProfile
     registry: ToolRegistry
     system_prompt: str
+
+    def request(
+        self, messages: Sequence[Message], *, tool_choice: ToolChoice | None = None
+    ) -> ModelRequest:
+        """A model request for this agent: its system prompt, tools and model options."""
+        config = self.config
+        return ModelRequest(
+            model=config.model,
+            system=self.system_prompt,
+            messages=tuple(messages),
+            tools=self.registry.specs(),
+            tool_choice=tool_choice,
+            response_format=config.response_format,
+            reasoning_effort=config.reasoning_effort,
+            service_tier=config.service_tier,
+            max_output_tokens=config.max_output_tokens,
+            temperature=config.temperature,
+        )

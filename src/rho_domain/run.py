@@ -6,6 +6,7 @@ from enum import StrEnum
 
 import attrs
 
+from rho_domain.config import Budget
 from rho_domain.messages import ToolCall, Usage
 
 
@@ -46,3 +47,18 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.status is RunStatus.COMPLETED
+
+
+def budget_exceeded(budget: Budget, usage: Usage, elapsed: float) -> str | None:
+    """The first limit this run has reached, described, or None."""
+    checks = (
+        (budget.max_input_tokens, usage.input_tokens, "input tokens"),
+        (budget.max_output_tokens, usage.output_tokens, "output tokens"),
+        (budget.max_total_tokens, usage.total_tokens, "total tokens"),
+        (budget.max_cost_usd, usage.cost_usd or 0.0, "USD"),
+        (budget.max_wall_seconds, elapsed, "seconds"),
+    )
+    for limit, spent, what in checks:
+        if limit is not None and spent >= limit:
+            return f"budget reached: {spent:g} {what} of {limit:g} allowed for this run"
+    return None

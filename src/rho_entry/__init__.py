@@ -30,7 +30,20 @@ _EXPORTS = {
     "RhoError": "rho_domain.errors",
 }
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "Budget",
+    "CompactResult",
+    "DatabaseConfig",
+    "PermissionProfile",
+    "RhoError",
+    "RunResult",
+    "RunStatus",
+    "Session",
+    "State",
+    "__version__",
+]
 
 if TYPE_CHECKING:
     from rho_domain.compaction import CompactResult

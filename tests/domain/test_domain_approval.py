@@ -137,7 +137,8 @@ async def test_no_approver_fails_closed_then_resolve_and_run_continues() -> None
         session.resolve_approval("nope", True)
     session.resolve_approval(WRITE.id, True)
     resumed = await session.run()
-    assert resumed.status is RunStatus.COMPLETED and resumed.text == "all done"
+    assert resumed.status is RunStatus.COMPLETED
+    assert resumed.text == "all done"
     assert executor.files == {"a.txt": b"x"}
 
 
@@ -168,7 +169,8 @@ async def test_awaiting_approval_survives_a_restart_through_the_store() -> None:
     rejected = [m for m in second.state.messages if isinstance(m, ToolResultMessage)]
     assert "rejected" in rejected[-1].content
     replay = State.from_events(store.events(first.id))
-    assert replay.messages == second.state.messages and replay.pending_calls == ()
+    assert replay.messages == second.state.messages
+    assert replay.pending_calls == ()
 
 
 async def test_a_new_prompt_supersedes_unresolved_approvals() -> None:
@@ -186,9 +188,11 @@ async def test_denied_call_is_reported_to_the_model_and_the_loop_continues() -> 
         [tools(WRITE), text("understood")], tools=[WriteNoteTool()], profile=denying
     )
     result = await session.run("go")
-    assert result.status is RunStatus.COMPLETED and result.text == "understood"
+    assert result.status is RunStatus.COMPLETED
+    assert result.text == "understood"
     denied = session.state.messages[2]
-    assert isinstance(denied, ToolResultMessage) and "denied" in denied.content
+    assert isinstance(denied, ToolResultMessage)
+    assert "denied" in denied.content
 
 
 async def test_auto_approve_in_config_skips_the_approver() -> None:

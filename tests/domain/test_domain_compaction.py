@@ -44,7 +44,8 @@ def assert_pairs_intact(messages) -> None:  # type: ignore[no-untyped-def]
 def test_plan_splits_at_the_last_user_message_and_keeps_its_turn_whole() -> None:
     history = [UserMessage("first"), *pair(1), UserMessage("second"), *pair(2), *pair(3)]
     plan = plan_compaction(history, tail_budget_chars=10_000)
-    assert plan.tail[0] == UserMessage("second") and len(plan.tail) == 5
+    assert plan.tail[0] == UserMessage("second")
+    assert len(plan.tail) == 5
     assert_pairs_intact(plan.to_summarize)
     assert_pairs_intact(plan.tail)
     assert [u.content for u in plan.recent_users] == ["first"]
@@ -73,10 +74,12 @@ async def test_manual_compaction_replaces_history_and_is_replayable() -> None:
     await session.run("second task")
     before = list(session.state.messages)
     result = await session.compact("keep the numbers")
-    assert result.summary == "SUMMARY: did things" and result.trigger == "manual"
+    assert result.summary == "SUMMARY: did things"
+    assert result.trigger == "manual"
     assert result.tokens_after < result.tokens_before
     messages = session.state.messages
-    assert isinstance(messages[0], UserMessage) and messages[0].origin == "summary"
+    assert isinstance(messages[0], UserMessage)
+    assert messages[0].origin == "summary"
     assert messages[-2] == UserMessage("second task")
     assert_pairs_intact(messages)
     request = session.model.requests[3]  # type: ignore[attr-defined]
@@ -84,7 +87,8 @@ async def test_manual_compaction_replaces_history_and_is_replayable() -> None:
     assert "keep the numbers" in request.messages[-1].content
     assert len(request.messages) < len(before) + 1
     replayed = State.from_events(store.events(session.id))
-    assert replayed.messages == messages and replayed.compactions == 1
+    assert replayed.messages == messages
+    assert replayed.compactions == 1
     assert (await session.run("third")).text == "after"
 
 
@@ -123,8 +127,10 @@ async def test_auto_compaction_triggers_once_past_the_threshold() -> None:
         "next question",
         on_event=lambda e: compacts.append(e) if isinstance(e, ev.Compacted) else None,
     )
-    assert result.status is RunStatus.COMPLETED and result.text == "answer"
-    assert len(compacts) == 1 and compacts[0].trigger == "auto"
+    assert result.status is RunStatus.COMPLETED
+    assert result.text == "answer"
+    assert len(compacts) == 1
+    assert compacts[0].trigger == "auto"
     assert compacts[0].tokens_before > 800
     final_request = session.model.requests[-1]  # type: ignore[attr-defined]
     assert final_request.messages[-1] == UserMessage("next question")
@@ -153,4 +159,5 @@ async def test_nothing_to_compact_is_a_no_op() -> None:
     session = make_session([text("only")])
     await session.run("q")
     result = await session.compact()
-    assert result.summary == "" and len(session.state.messages) == 2
+    assert result.summary == ""
+    assert len(session.state.messages) == 2

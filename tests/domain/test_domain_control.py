@@ -47,7 +47,8 @@ async def test_cancel_during_streaming_keeps_partial_text_and_valid_history() ->
     result = await session.run("go", on_event=cancel_after_text)
     assert result.status is RunStatus.CANCELLED
     last = session.state.messages[-1]
-    assert isinstance(last, AssistantMessage) and "interrupted" in last.text
+    assert isinstance(last, AssistantMessage)
+    assert "interrupted" in last.text
     assert (await session.run("continue")).status is RunStatus.COMPLETED
 
 
@@ -66,7 +67,8 @@ async def test_cancel_before_a_tool_answers_every_call_of_the_batch() -> None:
     assert result.status is RunStatus.CANCELLED
     assert echo.calls == []
     results = [m for m in session.state.messages if isinstance(m, ToolResultMessage)]
-    assert len(results) == 2 and all(r.is_error for r in results)
+    assert len(results) == 2
+    assert all(r.is_error for r in results)
     assert session.state.unanswered_calls() == ()
 
 
@@ -131,11 +133,13 @@ async def test_pause_waits_before_the_model_call_until_resumed() -> None:
     task = asyncio.create_task(session.run("go", on_event=watch))
     for _ in range(20):
         await asyncio.sleep(0)
-    assert not task.done() and seen == ["paused"]
+    assert not task.done()
+    assert seen == ["paused"]
     assert session.model.requests == []  # type: ignore[attr-defined]
     signals.resume(session.id)
     result = await task
-    assert result.status is RunStatus.COMPLETED and seen == ["paused", "resumed"]
+    assert result.status is RunStatus.COMPLETED
+    assert seen == ["paused", "resumed"]
 
 
 async def test_pause_is_honoured_before_each_tool() -> None:
@@ -152,9 +156,11 @@ async def test_pause_is_honoured_before_each_tool() -> None:
     task = asyncio.create_task(session.run("go", on_event=pause_after_model))
     for _ in range(30):
         await asyncio.sleep(0)
-    assert echo.calls == [] and not task.done()
+    assert echo.calls == []
+    assert not task.done()
     signals.resume(session.id)
-    assert (await task).status is RunStatus.COMPLETED and len(echo.calls) == 1
+    assert (await task).status is RunStatus.COMPLETED
+    assert len(echo.calls) == 1
 
 
 async def test_cancel_while_paused() -> None:
@@ -178,7 +184,8 @@ async def test_directives_are_injected_once_and_survive_a_restart() -> None:
     directives = [
         m for m in session.state.messages if isinstance(m, UserMessage) and m.origin == "directive"
     ]
-    assert len(directives) == 1 and "focus on the logs" in directives[0].content
+    assert len(directives) == 1
+    assert "focus on the logs" in directives[0].content
     assert session.model.requests[0].messages[-1] == directives[0]  # type: ignore[attr-defined]
     await session.run("again")
     assert (

@@ -9,7 +9,7 @@ from rho_adapters.fakes import MemorySessionStore, Turn, call, text, tools
 from rho_domain import events as ev
 from rho_domain.config import Budget
 from rho_domain.errors import RateLimited, SessionStateError
-from rho_domain.messages import AssistantMessage, ToolResultMessage, UserMessage
+from rho_domain.messages import AssistantMessage, ToolResultMessage
 from rho_domain.run import RunStatus
 
 
@@ -78,7 +78,8 @@ async def test_max_turns_ends_with_its_own_status_and_a_run_end_event() -> None:
     assert result.status is RunStatus.MAX_TURNS
     assert isinstance(seen[-1], ev.RunEnded)
     assert seen[-1].status == "max_turns"
-    assert result.usage.estimated and result.usage.input_tokens > 0
+    assert result.usage.estimated
+    assert result.usage.input_tokens > 0
 
 
 async def test_model_error_ends_the_run_with_error_and_keeps_partial_text() -> None:
@@ -88,7 +89,8 @@ async def test_model_error_ends_the_run_with_error_and_keeps_partial_text() -> N
     assert result.status is RunStatus.ERROR
     assert result.error_type == "RateLimited"
     last = session.state.messages[-1]
-    assert isinstance(last, AssistantMessage) and last.text.startswith("partial answer")
+    assert isinstance(last, AssistantMessage)
+    assert last.text.startswith("partial answer")
 
 
 async def test_a_cut_stream_is_an_error_not_a_silent_success() -> None:
@@ -143,7 +145,7 @@ async def test_events_reach_sync_and_async_callbacks_and_the_iterator() -> None:
         async_seen.append(event.kind)
 
     session = make_session([tools(call("echo", {"text": "x"}), text="hm"), text("final answer")])
-    session._listeners.append(lambda e: sync_seen.append(e.kind))
+    session.journal.listeners.append(lambda e: sync_seen.append(e.kind))
     await session.run("go", on_event=on_async)
     assert sync_seen == async_seen
     for kind in (
@@ -162,8 +164,10 @@ async def test_events_reach_sync_and_async_callbacks_and_the_iterator() -> None:
 
     streamed = make_session([text("streamed")])
     kinds = [e.kind async for e in streamed.stream("go")]
-    assert kinds[0] == "run_start" and kinds[-1] == "run_end"
-    assert streamed.last_result is not None and streamed.last_result.text == "streamed"
+    assert kinds[0] == "run_start"
+    assert kinds[-1] == "run_end"
+    assert streamed.last_result is not None
+    assert streamed.last_result.text == "streamed"
 
 
 async def test_every_persistent_event_is_stored_and_deltas_are_not() -> None:
@@ -171,8 +175,10 @@ async def test_every_persistent_event_is_stored_and_deltas_are_not() -> None:
     session = make_session([tools(call("echo", {"text": "x"})), text("ok")], store=store)
     await session.run("go")
     kinds = [e.kind for e in store.events(session.id)]
-    assert "text_delta" not in kinds and "tool_call_delta" not in kinds
-    assert kinds[0] == "run_start" and kinds[-1] == "run_end"
+    assert "text_delta" not in kinds
+    assert "tool_call_delta" not in kinds
+    assert kinds[0] == "run_start"
+    assert kinds[-1] == "run_end"
     assert (await store.list())[0].first_prompt == "go"
 
 
@@ -210,7 +216,8 @@ async def test_handler_bug_becomes_a_result_and_the_loop_continues() -> None:
     result = await session.run("go")
     assert result.status is RunStatus.COMPLETED
     failure = session.state.messages[2]
-    assert isinstance(failure, ToolResultMessage) and failure.is_error
+    assert isinstance(failure, ToolResultMessage)
+    assert failure.is_error
     assert "ZeroDivisionError" in failure.content
 
 

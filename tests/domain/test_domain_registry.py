@@ -70,13 +70,16 @@ def test_validation_reports_every_problem_with_its_path() -> None:
 
 async def test_unknown_tool_names_the_available_ones() -> None:
     out = await dispatch(ToolRegistry([EchoTool()]), "ehco", "{}")
-    assert out.is_error and "Unknown tool 'ehco'" in out.content and "echo" in out.content
+    assert out.is_error
+    assert "Unknown tool 'ehco'" in out.content
+    assert "echo" in out.content
 
 
 async def test_invalid_json_arguments_are_reported_not_replaced_by_empty() -> None:
     echo = EchoTool()
     out = await dispatch(ToolRegistry([echo]), "echo", '{"text": "a"')
-    assert out.is_error and "not valid JSON" in out.content
+    assert out.is_error
+    assert "not valid JSON" in out.content
     assert echo.calls == []
     not_object = await dispatch(ToolRegistry([echo]), "echo", "[1, 2]")
     assert "must be a JSON object" in not_object.content
@@ -84,24 +87,29 @@ async def test_invalid_json_arguments_are_reported_not_replaced_by_empty() -> No
 
 async def test_schema_mismatch_is_a_result_the_model_can_fix() -> None:
     out = await dispatch(ToolRegistry([EchoTool()]), "echo", '{"times": 0}')
-    assert out.is_error and "text is required" in out.content and ">= 1" in out.content
+    assert out.is_error
+    assert "text is required" in out.content
+    assert ">= 1" in out.content
 
 
 async def test_handler_exceptions_and_tool_errors_become_results() -> None:
     out = await dispatch(ToolRegistry([BrokenTool()]), "broken", "{}")
-    assert out.is_error and "ZeroDivisionError" in out.content
+    assert out.is_error
+    assert "ZeroDivisionError" in out.content
 
     class Escaping(EchoTool):
         async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
             raise PathOutsideWorkspace("../etc/passwd is outside the workspace")
 
     escaped = await dispatch(ToolRegistry([Escaping()]), "echo", '{"text": "a"}')
-    assert escaped.is_error and "outside the workspace" in escaped.content
+    assert escaped.is_error
+    assert "outside the workspace" in escaped.content
 
 
 async def test_timeout_becomes_a_result() -> None:
     out = await dispatch(ToolRegistry([SlowTool()]), "slow", "{}", timeout=0.01)
-    assert out.is_error and "timed out" in out.content
+    assert out.is_error
+    assert "timed out" in out.content
 
 
 async def test_cancellation_propagates_through_dispatch() -> None:
@@ -120,15 +128,18 @@ async def test_output_over_the_limit_is_cut_head_and_tail_with_a_marker() -> Non
             return ToolOutput(content="HEAD" + "m\n" * 50_000 + "TAIL")
 
     out = await dispatch(ToolRegistry([Big()], output_limit=1_000), "echo", '{"text": "a"}')
-    assert out.content.startswith("HEAD") and out.content.endswith("TAIL")
-    assert "characters" in out.content and "cut from the middle" in out.content
+    assert out.content.startswith("HEAD")
+    assert out.content.endswith("TAIL")
+    assert "characters" in out.content
+    assert "cut from the middle" in out.content
     assert len(out.content) < 1_200
 
 
 def test_truncation_leaves_short_text_alone_and_counts_what_it_cut() -> None:
     assert truncate_middle("short", 100) == "short"
     cut = truncate_middle("a" * 50 + "\n" * 10 + "b" * 50, 40)
-    assert cut.startswith("a" * 20) and cut.endswith("b" * 20)
+    assert cut.startswith("a" * 20)
+    assert cut.endswith("b" * 20)
     assert "70 characters (10 lines)" in cut
 
 

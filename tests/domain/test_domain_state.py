@@ -46,9 +46,12 @@ def test_replay_of_a_crash_gives_every_call_a_result_in_place() -> None:
         "ToolResultMessage",
     ]
     synthetic = state.messages[-1]
-    assert isinstance(synthetic, ToolResultMessage) and synthetic.call_id == "c2"
-    assert synthetic.content == INTERRUPTED_RESULT and synthetic.is_error
-    assert state.usage.input_tokens == 50 and state.status == "running"
+    assert isinstance(synthetic, ToolResultMessage)
+    assert synthetic.call_id == "c2"
+    assert synthetic.content == INTERRUPTED_RESULT
+    assert synthetic.is_error
+    assert state.usage.input_tokens == 50
+    assert state.status == "running"
     assert state.unanswered_calls() == ()
 
 
@@ -118,7 +121,8 @@ async def test_replay_equals_the_live_state_after_a_busy_session() -> None:
     assert replayed.run_count == live.run_count == 3
     assert replayed.directive_offset == live.directive_offset == 1
     assert replayed.always_allowed == {"write"}
-    assert replayed.compactions == 1 and replayed.pending_calls == ()
+    assert replayed.compactions == 1
+    assert replayed.pending_calls == ()
 
 
 def test_an_approved_call_that_was_running_at_the_crash_is_not_run_again() -> None:
@@ -134,4 +138,5 @@ def test_an_approved_call_that_was_running_at_the_crash_is_not_run_again() -> No
     assert state.pending_calls == ()
     assert isinstance(state.messages[-1], ToolResultMessage)
     waiting = State.from_events(events[:-1])
-    assert [c.id for c in waiting.pending_calls] == ["w"] and waiting.approvals == {"w": True}
+    assert [c.id for c in waiting.pending_calls] == ["w"]
+    assert waiting.approvals == {"w": True}

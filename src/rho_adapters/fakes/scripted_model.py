@@ -31,7 +31,6 @@ from rho_domain.model import (
 )
 from rho_domain.ports.model import ChatModel
 
-
 _call_ids = itertools.count(1)
 
 
@@ -56,14 +55,18 @@ def call(
     return ToolCall(id=id or f"call_{next(_call_ids)}", name=name, arguments=raw)
 
 
+def _usage(counts: Mapping[str, int]) -> Usage | None:
+    return Usage(**counts) if counts else None  # type: ignore[arg-type]
+
+
 def text(content: str, **usage: int) -> Turn:
-    """A turn that answers with text."""
-    return Turn(text=content, usage=Usage(**usage) if usage else None)
+    """A turn that answers with text; keyword arguments are Usage fields (input_tokens=...)."""
+    return Turn(text=content, usage=_usage(usage))
 
 
 def tools(*calls: ToolCall, text: str = "", **usage: int) -> Turn:
     """A turn that calls tools (with optional accompanying text)."""
-    return Turn(text=text, tool_calls=calls, usage=Usage(**usage) if usage else None)
+    return Turn(text=text, tool_calls=calls, usage=_usage(usage))
 
 
 class ScriptExhausted(ModelError):

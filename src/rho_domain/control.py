@@ -1,0 +1,102 @@
+"""RunControl: cancellation, pause and operator directives for one session.
+
+In-process ``cancel()`` and the SignalSource (another process) feed one asyncio.Event; work
+that can take long (a model stream, a tool, a human) is raced against it, and the loser is
+cancelled — which is how a running tool's process group gets killed by the executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, TypeVar
+
+from rho_domain import events as ev
+from rho_domain.errors import RhoError
+from rho_domain.journal import Journal
+from rho_domain.messages import UserMessage
+from rho_domain.ports.signals import SignalSource
+
+T = TypeVar("T")
+PAUSE_POLL_SECONDS = 0.25
+
+
+class RunControl:
+    """Checkpoints of the loop: pause waits there, cancellation stops there."""
+
+    def __init__(self, session_id: str, signals: SignalSource | None, journal: Journal) -> None:
+        self.session_id, self.signals, self.journal = session_id, signals, journal
+        self._cancel = asyncio.Event()
+        self._watcher: asyncio.Task[None] | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    async def start(self) -> None:
+        """Forget earlier requests (a stale cancel must not stop this run) and listen."""
+        self._cancel.clear()
+        if self.signals is not None:
+            await self.signals.clear_cancel(self.session_id)
+            self._watcher = asyncio.ensure_future(self._watch())
+
+    async def stop(self, *, consume_cancel: bool) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+        if consume_cancel and self.signals is not None:
+            with contextlib.suppress(RhoError):
+                await self.signals.clear_cancel(self.session_id)
+
+    async def _watch(self) -> None:
+        assert self.signals is not None
+        with contextlib.suppress(RhoError):
+            await self.signals.wait_for_cancel(self.session_id)
+            self._cancel.set()
+
+    async def checkpoint(self, where: str) -> bool:
+        """Wait while paused; return True if the run must stop (cancelled)."""
+        clock = self.journal.clock
+        paused = self.signals is not None and not self.cancelled
+        if paused and self.signals is not None and await self.signals.is_paused(self.session_id):
+            await self.journal.emit(ev.Interrupted(at=clock.now(), reason="paused", detail=where))
+            while await self.signals.is_paused(self.session_id) and not self.cancelled:
+                await clock.sleep(PAUSE_POLL_SECONDS)
+            await self.journal.emit(ev.Interrupted(at=clock.now(), reason="resumed", detail=where))
+        if self.cancelled:
+            await self.journal.emit(
+                ev.Interrupted(at=clock.now(), reason="cancelled", detail=where)
+            )
+        return self.cancelled
+
+    async def race(self, task: asyncio.Future[T]) -> bool:
+        """Wait for ``task`` unless cancellation comes first (then cancel it): True if done.
+        The task's own exception, if any, is raised."""
+        stop: asyncio.Future[Any] = asyncio.ensure_future(self._cancel.wait())
+        waiting: set[asyncio.Future[Any]] = {task, stop}
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+        if task.done():
+            task.result()
+            return True
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        return False
+
+    async def apply_directives(self, after: int) -> None:
+        """Inject directives not applied yet as user messages, recording each offset."""
+        if self.signals is None:
+            return
+        clock = self.journal.clock
+        for directive in await self.signals.directives(self.session_id, after=after):
+            await self.journal.emit(
+                ev.DirectiveApplied(at=clock.now(), offset=directive.offset, text=directive.text)
+            )
+            text = f"[Directive from the operator]\n{directive.text}"
+            await self.journal.message(UserMessage(text, origin="directive"))

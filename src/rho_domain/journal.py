@@ -1,0 +1,85 @@
+"""Journal: the one way a session changes — apply an event to State, persist it, announce it.
+
+Persistence comes before announcement, so a listener never sees an event the store refused.
+Events the store could not take stay queued and are written by the next flush: a full disk
+ends the run in error but loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from rho_domain import events as ev
+from rho_domain.messages import Message, ToolCall, ToolResultMessage
+from rho_domain.ports.clock import Clock
+from rho_domain.ports.store import SessionRecord, SessionStore
+from rho_domain.state import State
+
+Listener = Callable[[ev.Event], Awaitable[None] | None]
+
+
+class Journal:
+    """Applies, persists and announces a session's events."""
+
+    def __init__(
+        self,
+        session_id: str,
+        state: State,
+        clock: Clock,
+        store: SessionStore | None,
+        *,
+        created: bool,
+    ) -> None:
+        self.session_id, self.state, self.clock, self.store = session_id, state, clock, store
+        self.created = created or store is None
+        self.listeners: list[Listener] = []
+        self._unpersisted: list[ev.Event] = []
+
+    async def create(self, record: SessionRecord) -> None:
+        """Create the stored session on first use (a session that never runs leaves no trace)."""
+        if not self.created and self.store is not None:
+            await self.store.create(record)
+            self.created = True
+
+    def record(self, event: ev.Event) -> None:
+        """Apply now, persist at the next flush (for synchronous callers)."""
+        self.state.apply(event)
+        if self.store is not None and ev.is_persistent(event):
+            self._unpersisted.append(event)
+
+    async def emit(self, event: ev.Event) -> None:
+        """Apply, persist, then notify. A store failure propagates (the run ends in error)."""
+        self.record(event)
+        await self.flush()
+        await self.announce(event)
+
+    async def announce(self, event: ev.Event) -> None:
+        for listener in tuple(self.listeners):
+            outcome = listener(event)
+            if outcome is not None:
+                await outcome
+
+    async def flush(self) -> None:
+        if self.store is None or not self.created or not self._unpersisted:
+            return
+        batch, self._unpersisted = self._unpersisted, []
+        try:
+            await self.store.append(self.session_id, batch)
+        except BaseException:
+            self._unpersisted[:0] = batch  # keep them for the next attempt
+            raise
+
+    async def message(self, message: Message) -> None:
+        await self.emit(ev.MessageAdded(at=self.clock.now(), message=message))
+
+    async def result(self, call: ToolCall, content: str, is_error: bool) -> None:
+        await self.message(
+            ToolResultMessage(
+                call_id=call.id, tool_name=call.name, content=content, is_error=is_error
+            )
+        )
+
+    async def answer_all(self, calls: Sequence[ToolCall], content: str) -> None:
+        """Give each call the same (error) result, so no call is left without one."""
+        for call in calls:
+            await self.result(call, content, True)
