@@ -1,0 +1,236 @@
+"""FileSessionStore: sessions as directories, trace.jsonl as the source of truth.
+
+Durability: every ``append`` writes its lines and flushes them to the OS (they survive the
+process being killed); run boundaries, compaction and approvals are also fsynced, together
+with an atomic rewrite of meta.json. Blocking work that can be slow (fsync, directory scans,
+reading a trace) runs in a worker thread; a plain append is one buffered write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+import yaml
+
+from rho_adapters.codec import config_from_dict, config_to_dict, encode_event_line
+from rho_adapters.store.layout import (
+    HEARTBEAT_SECONDS,
+    SessionPaths,
+    liveness,
+    read_meta,
+    resolve,
+    session_dirs,
+)
+from rho_adapters.store.lock import SessionLock
+from rho_adapters.store.meta import (
+    MetaFile,
+    fold_events,
+    initial_meta,
+    usage_of,
+    without_secrets,
+)
+from rho_adapters.store.trace import read_trace
+from rho_domain import events as ev
+from rho_domain.errors import ConfigError, RhoError, StoreError
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
+
+DURABLE_KINDS = frozenset(
+    {"run_start", "run_end", "compact", "approval_requested", "approval_resolved"}
+)
+
+
+@contextlib.contextmanager
+def _store_errors(what: str) -> Iterator[None]:
+    """The one place where OS and YAML errors become StoreError/ConfigError."""
+    try:
+        yield
+    except RhoError:
+        raise
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what}: invalid YAML: {exc}") from exc
+    except OSError as exc:
+        raise StoreError(f"{what}: {exc.strerror or exc}") from exc
+
+
+@attrs.define
+class _Open:
+    paths: SessionPaths
+    lock: SessionLock
+    meta: MetaFile
+    trace: IO[bytes]
+
+    def sync(self) -> None:
+        self.trace.flush()
+        os.fsync(self.trace.fileno())
+        self.meta.write()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sync()
+        self.trace.close()
+        self.meta.stop()
+        self.lock.release()
+
+
+class FileSessionStore(SessionStore):
+    """Sessions under ``root`` (``<home>/sessions``), one directory each.
+
+    ``open`` accepts an id, a unique prefix, ``latest`` or a session directory path.
+    ``heartbeat`` is how often an open session rewrites meta.json.
+    """
+
+    def __init__(self, root: Path | str, *, heartbeat: float = HEARTBEAT_SECONDS) -> None:
+        self.root = Path(root).expanduser()
+        self._heartbeat = heartbeat
+        self._open: dict[str, _Open] = {}
+
+    def session_dir(self, session_id: str) -> Path:
+        """The directory of an open session, or where a session with this id lives."""
+        held = self._open.get(session_id)
+        return held.paths.dir if held else self.root / session_id
+
+    async def create(self, record: SessionRecord) -> None:
+        await asyncio.to_thread(self._create, record)
+
+    def _create(self, record: SessionRecord) -> None:
+        paths = SessionPaths(self.root / record.id)
+        with _store_errors(f"cannot create session {record.id} in {self.root}"):
+            self.root.mkdir(parents=True, exist_ok=True)
+            try:
+                paths.dir.mkdir(mode=0o700)
+            except FileExistsError:
+                raise StoreError(f"session {record.id} already exists in {self.root}") from None
+            lock = SessionLock(paths.lock)
+            lock.acquire(record.id)
+            config = without_secrets(config_to_dict(record.config))
+            paths.config.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+            paths.trace.touch()
+            self._hold(paths, lock, initial_meta(record))
+
+    def _hold(self, paths: SessionPaths, lock: SessionLock, meta: dict[str, Any]) -> None:
+        try:
+            trace = paths.trace.open("ab")
+            holder = MetaFile(paths, meta, heartbeat=self._heartbeat)
+            holder.start()
+        except BaseException:
+            lock.release()
+            raise
+        self._open[paths.id] = _Open(paths=paths, lock=lock, meta=holder, trace=trace)
+
+    async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        return await asyncio.to_thread(self._open_sync, session_id)
+
+    def _open_sync(self, ref: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        paths = resolve(self.root, ref)
+        with _store_errors(f"cannot open session {paths.id}"):
+            lock = SessionLock(paths.lock)
+            lock.acquire(paths.id)
+            try:
+                record, events = self._load(paths)
+            except BaseException:
+                lock.release()
+                raise
+            self._hold(paths, lock, self._refreshed_meta(paths, record, events))
+        return record, events
+
+    def _load(self, paths: SessionPaths) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        if not paths.config.exists():
+            raise StoreError(f"{paths.dir} has no config.yaml; it is not a complete session")
+        raw = yaml.safe_load(paths.config.read_text(encoding="utf-8"))
+        config = config_from_dict(raw, source=str(paths.config))
+        read = read_trace(paths.trace)
+        self._repair_tail(paths, read.valid_bytes, read.torn)
+        meta = read_meta(paths)
+        first_at = read.events[0].at if read.events else time.time()
+        labels = meta.get("labels")
+        record = SessionRecord(
+            id=paths.id,
+            created_at=float(meta.get("created_at") or first_at),
+            config=config,
+            parent_id=meta.get("parent_id"),
+            labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+        )
+        return record, read.events
+
+    @staticmethod
+    def _repair_tail(paths: SessionPaths, valid_bytes: int, torn: bytes) -> None:
+        """Make the trace end on a clean line before appending to it (we hold the lock)."""
+        if torn:
+            with paths.torn.open("ab") as keep:  # kept for forensics, never replayed
+                keep.write(torn + b"\n")
+            with paths.trace.open("r+b") as handle:
+                handle.truncate(valid_bytes)
+        size = paths.trace.stat().st_size if paths.trace.exists() else 0
+        if size:
+            with paths.trace.open("r+b") as handle:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    handle.write(b"\n")
+
+    @staticmethod
+    def _refreshed_meta(
+        paths: SessionPaths, record: SessionRecord, events: Sequence[ev.Event]
+    ) -> dict[str, Any]:
+        # meta.json may lag the trace after a crash: rebuild it from the trace.
+        meta = initial_meta(record)
+        fold_events(meta, events)
+        if meta["status"] == "running":
+            meta["status"] = "interrupted"  # the process that drove that run is gone
+        meta["updated_at"] = max(meta["updated_at"], read_meta(paths).get("updated_at") or 0)
+        return meta
+
+    async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        held = self._open.get(session_id)
+        if held is None:
+            raise StoreError(f"session {session_id} is not open in this store; create or open it")
+        persistent = [e for e in events if ev.is_persistent(e)]
+        if not persistent:
+            return
+        with _store_errors(f"cannot write the trace of session {session_id}"):
+            held.trace.write(b"".join(encode_event_line(e) for e in persistent))
+            held.trace.flush()
+        if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
+            with _store_errors(f"cannot sync session {session_id}"):
+                await asyncio.to_thread(held.sync)
+
+    async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        return await asyncio.to_thread(list_sessions, self.root, limit=limit)
+
+    async def release(self, session_id: str) -> None:
+        held = self._open.pop(session_id, None)
+        if held is not None:
+            with _store_errors(f"cannot close session {session_id}"):
+                await asyncio.to_thread(held.close)
+
+
+def list_sessions(root: Path, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+    """Sessions under ``root``, newest first, from meta.json only (never the traces)."""
+    now = time.time()
+    infos = []
+    for paths in session_dirs(root):
+        meta = read_meta(paths)
+        created = float(meta.get("created_at") or 0.0)
+        infos.append(
+            SessionInfo(
+                id=paths.id,
+                status=str(meta.get("status", "unknown")),
+                liveness=liveness(meta, paused=paths.pause.exists(), now=now),
+                created_at=created,
+                updated_at=float(meta.get("updated_at") or created),
+                model=str(meta.get("model", "")),
+                profile=str(meta.get("profile", "")),
+                first_prompt=str(meta.get("first_prompt", "")),
+                usage=usage_of(meta),
+                working_dir=meta.get("working_dir"),
+                parent_id=meta.get("parent_id"),
+            )
+        )
+    infos.sort(key=lambda i: (i.created_at, i.id), reverse=True)
+    return tuple(infos[:limit])

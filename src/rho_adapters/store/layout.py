@@ -1,0 +1,179 @@
+"""The session directory layout and the small file primitives shared by store and monitor.
+
+``<root>/<id>/`` holds ``config.yaml``, ``meta.json``, ``trace.jsonl``, ``lock`` and the control
+files ``cancel``, ``pause`` and ``directives.jsonl``. ``root`` is ``<home>/sessions``; the entry
+layer decides ``home`` ($RHO_AGENT_HOME, else $XDG_CONFIG_HOME/rho-agent, else
+~/.config/rho-agent) and passes the path in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rho_domain.errors import SessionNotFound
+
+HEARTBEAT_SECONDS = 2.0
+"""How often an open session rewrites meta.json, even while paused or idle."""
+
+STALE_AFTER_SECONDS = 15.0
+"""A heartbeat older than this means the process is gone (several missed beats)."""
+
+FINAL_STATUSES = frozenset(
+    {"completed", "cancelled", "error", "max_turns", "budget_exceeded", "awaiting_approval"}
+)
+
+
+@attrs.frozen
+class SessionPaths:
+    """Where each file of one session lives."""
+
+    dir: Path
+
+    @property
+    def id(self) -> str:
+        return self.dir.name
+
+    @property
+    def config(self) -> Path:
+        return self.dir / "config.yaml"
+
+    @property
+    def meta(self) -> Path:
+        return self.dir / "meta.json"
+
+    @property
+    def trace(self) -> Path:
+        return self.dir / "trace.jsonl"
+
+    @property
+    def torn(self) -> Path:
+        """Where a torn trace tail is moved on open, kept for forensics."""
+        return self.dir / "trace.torn"
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / "lock"
+
+    @property
+    def cancel(self) -> Path:
+        return self.dir / "cancel"
+
+    @property
+    def pause(self) -> Path:
+        return self.dir / "pause"
+
+    @property
+    def directives(self) -> Path:
+        return self.dir / "directives.jsonl"
+
+
+def host_name() -> str:
+    return socket.gethostname()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never half:
+    temp file in the same directory, fsync, rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{id(data):x}.tmp")
+    try:
+        with tmp.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def read_meta(paths: SessionPaths) -> dict[str, Any]:
+    """meta.json as a dict; empty when missing or unreadable (a listing must not fail)."""
+    try:
+        data = json.loads(paths.meta.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def session_dirs(root: Path) -> Iterator[SessionPaths]:
+    """Every session directory under ``root`` (those with a trace or a meta file)."""
+    if not root.is_dir():
+        return
+    for entry in root.iterdir():
+        if entry.is_dir() and ((entry / "meta.json").exists() or (entry / "trace.jsonl").exists()):
+            yield SessionPaths(entry)
+
+
+def resolve(root: Path, ref: str) -> SessionPaths:
+    """A session from an id, a unique id prefix, ``latest`` or a directory path.
+
+    Raises ``SessionNotFound``; an ambiguous prefix lists the candidates.
+    """
+    if os.sep in ref or ref.startswith("."):
+        path = Path(ref).expanduser()
+        if (path / "trace.jsonl").exists() or (path / "meta.json").exists():
+            return SessionPaths(path.resolve())
+        raise SessionNotFound(f"{ref} is not a session directory (no trace.jsonl or meta.json)")
+    exact = root / ref
+    if ref and (exact / "meta.json").exists():
+        return SessionPaths(exact)
+    sessions = list(session_dirs(root))
+    if ref == "latest":
+        if not sessions:
+            raise SessionNotFound(f"no sessions in {root}")
+        return max(sessions, key=lambda p: (created_at(p), p.id))
+    matches = sorted(p.id for p in sessions if p.id.startswith(ref)) if ref else []
+    if len(matches) == 1:
+        return SessionPaths(root / matches[0])
+    if not matches:
+        raise SessionNotFound(f"no session matches {ref!r} in {root}")
+    shown = ", ".join(matches[:10]) + (", ..." if len(matches) > 10 else "")
+    raise SessionNotFound(f"{ref!r} is ambiguous: it matches {shown}; type more characters")
+
+
+def created_at(paths: SessionPaths) -> float:
+    value = read_meta(paths).get("created_at")
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return paths.dir.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process with this pid exists on this host."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, owned by someone else
+    return True
+
+
+def liveness(meta: Mapping[str, Any], *, paused: bool, now: float) -> str:
+    """running, paused, idle (open but waiting for input), stale (process gone while it was
+    driving), or the final status of a closed session."""
+    status = str(meta.get("status", "created"))
+    pid, host, beat = meta.get("pid"), meta.get("host"), meta.get("heartbeat")
+    open_now = isinstance(pid, int) and isinstance(beat, int | float)
+    if open_now and host == host_name():
+        open_now = pid_alive(int(pid))  # type: ignore[arg-type]
+    if open_now and now - float(beat) > STALE_AFTER_SECONDS:  # type: ignore[arg-type]
+        open_now = False
+    if open_now:
+        if status == "running":
+            return "paused" if paused else "running"
+        return "idle"
+    if status == "running":
+        return "stale"
+    return status

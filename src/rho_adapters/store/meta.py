@@ -1,0 +1,159 @@
+"""meta.json: the session's summary for listings, kept current while the session is open.
+
+The trace is the source of truth; meta.json is a cache of it plus process facts (pid, host,
+heartbeat). It is rewritten atomically on status changes and by the heartbeat thread, so a
+reader never sees half a file and liveness works even while a session is paused or idle.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import attrs
+
+from rho_adapters.store.layout import SessionPaths, host_name, write_atomic
+from rho_domain import events as ev
+from rho_domain.messages import Usage
+from rho_domain.permissions import PermissionProfile
+from rho_domain.ports.store import SessionRecord
+
+log = logging.getLogger("rho_adapters.store")
+
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "api_key", "apikey", "credential")
+
+
+def initial_meta(record: SessionRecord) -> dict[str, Any]:
+    profile = record.config.profile
+    return {
+        "id": record.id,
+        "status": "created",
+        "created_at": record.created_at,
+        "updated_at": record.created_at,
+        "model": record.config.model,
+        "profile": profile.name if isinstance(profile, PermissionProfile) else profile,
+        "working_dir": record.config.working_dir,
+        "first_prompt": "",
+        "labels": dict(record.labels),
+        "parent_id": record.parent_id,
+        "pid": None,
+        "host": None,
+        "heartbeat": None,
+        "runs": 0,
+        "usage": attrs.asdict(Usage()),
+    }
+
+
+def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
+    """Update ``meta`` from events; True when the status changed (worth a durable write)."""
+    changed = False
+    for event in events:
+        meta["updated_at"] = max(float(meta.get("updated_at") or 0.0), event.at)
+        match event:
+            case ev.RunStarted(prompt=prompt):
+                meta["status"], meta["runs"], changed = "running", meta.get("runs", 0) + 1, True
+                if prompt and not meta.get("first_prompt"):
+                    meta["first_prompt"] = prompt
+            case ev.RunEnded(status=status, session_usage=usage):
+                meta["status"], meta["usage"], changed = status, attrs.asdict(usage), True
+            case ev.UsageRecorded(usage=usage):
+                meta["usage"] = attrs.asdict(usage_of(meta) + usage)
+            case ev.Compacted() | ev.ApprovalRequested() | ev.ApprovalResolved():
+                changed = True
+    return changed
+
+
+def usage_of(meta: Mapping[str, Any]) -> Usage:
+    raw = meta.get("usage")
+    if not isinstance(raw, Mapping):
+        return Usage()
+    fields = {f.name for f in attrs.fields(Usage)}
+    try:
+        return Usage(**{k: v for k, v in raw.items() if k in fields})
+    except TypeError:
+        return Usage()
+
+
+class MetaFile:
+    """meta.json of one open session: an in-memory dict written atomically, under a lock
+    shared with the heartbeat thread."""
+
+    def __init__(self, paths: SessionPaths, meta: dict[str, Any], *, heartbeat: float) -> None:
+        self.paths = paths
+        self.data = meta
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._interval = heartbeat
+        self._thread: threading.Thread | None = None
+
+    def fold(self, events: Iterable[ev.Event]) -> bool:
+        """Apply events to the summary (see ``fold_events``); True when the status changed."""
+        with self._lock:
+            return fold_events(self.data, events)
+
+    def write(self) -> None:
+        with self._lock:
+            if self.data.get("pid") is not None:
+                self.data["heartbeat"] = time.time()
+            payload = json.dumps(self.data, indent=2, sort_keys=True).encode()
+            write_atomic(self.paths.meta, payload)
+
+    def start(self) -> None:
+        """Mark the session as held by this process and start beating."""
+        self.data.update(pid=os.getpid(), host=host_name())
+        self.write()
+        self._thread = threading.Thread(
+            target=self._beat, name=f"rho-heartbeat-{self.paths.id}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop beating and record that no process holds the session. Idempotent."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.data.update(pid=None, heartbeat=None)
+        self.write()
+
+    def _beat(self) -> None:
+        # A thread, not an asyncio task: it keeps beating while the loop is busy or blocked,
+        # and between runs of a synchronous wrapper that closes its loop.
+        while not self._stop.wait(self._interval):
+            try:
+                self.write()
+            except OSError as exc:  # a full disk must not kill the session; the next beat retries
+                log.warning("heartbeat of session %s failed: %s", self.paths.id, exc)
+
+
+def without_secrets(data: Any) -> Any:
+    """A copy of a config mapping without secret values: keys named like secrets are dropped
+    (``*_env`` keys name environment variables and are kept) and DSN passwords are removed."""
+    if isinstance(data, Mapping):
+        kept: dict[str, Any] = {}
+        for key, value in data.items():
+            lowered = str(key).lower()
+            if any(w in lowered for w in _SECRET_WORDS) and not lowered.endswith("_env"):
+                log.warning("not saving %r in the session's config.yaml: it looks secret", key)
+                continue
+            kept[key] = _strip_dsn(value) if lowered == "dsn" else without_secrets(value)
+        return kept
+    if isinstance(data, list):
+        return [without_secrets(v) for v in data]
+    return data
+
+
+def _strip_dsn(value: Any) -> Any:
+    if not isinstance(value, str) or "@" not in value or "://" not in value:
+        return value
+    parts = urlsplit(value)
+    if parts.password is None:
+        return value
+    netloc = f"{parts.username}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))

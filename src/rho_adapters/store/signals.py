@@ -1,0 +1,145 @@
+"""FileSignals: control a session through files in its directory, from any process.
+
+- ``cancel``: present means "stop". The session consumes it (``clear_cancel``) at the start
+  and end of a run, so a cancel never leaks into the next run or a resume.
+- ``pause``: present means "wait before the next model call or tool"; removing it resumes.
+- ``directives.jsonl``: one JSON object ``{"text", "at"}`` per line, appended under an
+  exclusive flock. A directive's offset is its line index; the file is never truncated, and the
+  session records applied offsets in its trace, so a directive is applied exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO
+
+from rho_domain.errors import StoreError
+from rho_domain.ports.signals import Directive, SignalSource
+
+POLL_SECONDS = 0.2
+
+
+@contextlib.contextmanager
+def _locked(path: Path, mode: str, lock: int) -> Iterator[IO[bytes]]:
+    try:
+        with path.open(mode) as handle:
+            fcntl.flock(handle.fileno(), lock)
+            yield handle  # closing the file drops the lock
+    except OSError as exc:
+        raise StoreError(f"cannot use {path}: {exc.strerror or exc}") from exc
+
+
+def request_cancel(session_dir: Path) -> None:
+    """Ask the session in ``session_dir`` to stop at its next checkpoint."""
+    _touch(session_dir / "cancel")
+
+
+def request_pause(session_dir: Path) -> None:
+    """Ask the session to wait before its next model call or tool (it keeps its heartbeat)."""
+    _touch(session_dir / "pause")
+
+
+def request_resume(session_dir: Path) -> bool:
+    """Lift a pause; False when the session was not paused."""
+    try:
+        (session_dir / "pause").unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise StoreError(f"cannot resume {session_dir}: {exc.strerror or exc}") from exc
+    return True
+
+
+def add_directive(session_dir: Path, text: str) -> int:
+    """Append an instruction for the session; return its offset (line index)."""
+    if not session_dir.is_dir():
+        raise StoreError(f"{session_dir} is not a session directory")
+    line = json.dumps({"text": text, "at": time.time()}, ensure_ascii=False).encode() + b"\n"
+    with _locked(session_dir / "directives.jsonl", "a+b", fcntl.LOCK_EX) as handle:
+        handle.seek(0)
+        data = handle.read()
+        if data and not data.endswith(b"\n"):
+            handle.write(b"\n")  # a writer died mid-line: that fragment stays one bad line
+            data += b"\n"
+        offset = data.count(b"\n")
+        handle.write(line)
+        handle.flush()
+    return offset
+
+
+def read_directives(session_dir: Path, *, after: int = 0) -> tuple[Directive, ...]:
+    """Directives with offset >= ``after``. Only complete lines count."""
+    path = session_dir / "directives.jsonl"
+    if not path.exists():
+        return ()
+    with _locked(path, "rb", fcntl.LOCK_SH) as handle:
+        data = handle.read()
+    lines = data.split(b"\n")[:-1]  # the piece after the last newline is not complete
+    return tuple(
+        Directive(offset=i, text=_text(line)) for i, line in enumerate(lines) if i >= after
+    )
+
+
+def _text(line: bytes) -> str:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return line.decode(errors="replace")  # a hand-written plain line is still a directive
+    text = data.get("text") if isinstance(data, dict) else None
+    if isinstance(text, str):
+        return text
+    return line.decode(errors="replace")
+
+
+def _touch(path: Path) -> None:
+    if not path.parent.is_dir():
+        raise StoreError(f"{path.parent} is not a session directory")
+    try:
+        path.touch()
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+class FileSignals(SignalSource):
+    """SignalSource over session directories. ``locate(session_id)`` gives a session's
+    directory (pass ``FileSessionStore.session_dir``); a ``Path`` means ``<path>/<id>``."""
+
+    def __init__(
+        self, locate: Callable[[str], Path] | Path | str, *, poll: float = POLL_SECONDS
+    ) -> None:
+        if isinstance(locate, Path | str):
+            root = Path(locate)
+            self._locate: Callable[[str], Path] = lambda session_id: root / session_id
+        else:
+            self._locate = locate
+        self._poll = poll
+
+    async def cancel_requested(self, session_id: str) -> bool:
+        return (self._locate(session_id) / "cancel").exists()
+
+    async def clear_cancel(self, session_id: str) -> None:
+        try:
+            (self._locate(session_id) / "cancel").unlink(missing_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot clear the cancel request: {exc.strerror or exc}") from exc
+
+    async def wait_for_cancel(self, session_id: str) -> None:
+        path = self._locate(session_id) / "cancel"
+        # Another process writes the file: there is no event to wait on, so poll (one stat).
+        while not path.exists():  # noqa: ASYNC110
+            await asyncio.sleep(self._poll)
+
+    async def is_paused(self, session_id: str) -> bool:
+        return (self._locate(session_id) / "pause").exists()
+
+    async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
+        path = self._locate(session_id) / "directives.jsonl"
+        if not path.exists():
+            return ()
+        return await asyncio.to_thread(read_directives, self._locate(session_id), after=after)

@@ -1,0 +1,166 @@
+"""One SessionStore contract, run on the in-memory fake and on the file store."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from store_support import build_session
+
+from rho_adapters.fakes import FakeClock, MemorySessionStore, call, text, tools
+from rho_adapters.store import FileSessionStore
+from rho_domain import events as ev
+from rho_domain.config import AgentConfig
+from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
+from rho_domain.messages import Usage, UserMessage
+from rho_domain.permissions import developer_profile
+from rho_domain.ports.store import SessionRecord, SessionStore
+from rho_domain.state import State
+
+Factory = Callable[[Path], SessionStore]
+FACTORIES: dict[str, Factory] = {
+    "memory": lambda _: MemorySessionStore(),
+    "file": lambda tmp: FileSessionStore(tmp / "sessions", heartbeat=0.05),
+}
+
+
+@pytest.fixture(params=sorted(FACTORIES))
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    made = FACTORIES[request.param](tmp_path)
+    yield made
+    for info in await made.list(limit=1000):
+        await made.release(info.id)  # stop heartbeats; release is idempotent
+
+
+def record(session_id: str, at: float = 1000.0, **config: object) -> SessionRecord:
+    return SessionRecord(
+        id=session_id,
+        created_at=at,
+        config=AgentConfig(model="m1", **config),  # type: ignore[arg-type]
+        labels={"team": "sre"},
+        parent_id="parent1",
+    )
+
+
+def run_events(run_id: str, prompt: str, at: float = 1001.0) -> list[ev.Event]:
+    return [
+        ev.RunStarted(at=at, run_id=run_id, prompt=prompt),
+        ev.MessageAdded(at=at, message=UserMessage(prompt)),
+        ev.TextDelta(at=at, text="ephemeral"),
+        ev.UsageRecorded(at=at, usage=Usage(input_tokens=7, output_tokens=3), prompt_tokens=7),
+    ]
+
+
+async def test_created_session_is_listed(store: SessionStore) -> None:
+    await store.create(record("abc123", profile=developer_profile()))
+    [info] = await store.list()
+    assert (info.id, info.model, info.profile, info.parent_id) == (
+        "abc123",
+        "m1",
+        "developer",
+        "parent1",
+    )
+    assert info.created_at == 1000.0
+
+
+async def test_creating_an_existing_id_fails(store: SessionStore) -> None:
+    await store.create(record("abc123"))
+    with pytest.raises(StoreError, match="abc123"):
+        await store.create(record("abc123"))
+
+
+async def test_reopen_returns_record_and_persistent_events_in_order(store: SessionStore) -> None:
+    await store.create(record("abc123"))
+    events = run_events("r1", "hello")
+    await store.append("abc123", events)
+    await store.release("abc123")
+    got_record, got_events = await store.open("abc123")
+    assert got_record.id == "abc123"
+    assert got_record.config == AgentConfig(model="m1")
+    assert got_record.labels == {"team": "sre"}
+    assert got_record.parent_id == "parent1"
+    assert list(got_events) == [e for e in events if ev.is_persistent(e)]
+
+
+async def test_a_held_session_cannot_be_opened_twice(store: SessionStore) -> None:
+    await store.create(record("abc123"))
+    with pytest.raises(SessionLocked):
+        await store.open("abc123")
+    await store.release("abc123")
+    await store.release("abc123")  # idempotent
+    await store.open("abc123")
+    with pytest.raises(SessionLocked):
+        await store.open("abc123")
+
+
+async def test_prefixes_latest_and_unknown_ids(store: SessionStore) -> None:
+    for i, session_id in enumerate(("aa11", "aa22", "bb33")):
+        await store.create(record(session_id, at=1000.0 + i))
+        await store.release(session_id)
+    record_b, _ = await store.open("bb")
+    assert record_b.id == "bb33"
+    await store.release("bb33")
+    record_latest, _ = await store.open("latest")
+    assert record_latest.id == "bb33"
+    await store.release("bb33")
+    with pytest.raises(SessionNotFound, match=r"aa11.*aa22"):
+        await store.open("aa")
+    with pytest.raises(SessionNotFound):
+        await store.open("zz")
+
+
+async def test_list_is_newest_first_and_limited(store: SessionStore) -> None:
+    for i in range(5):
+        await store.create(record(f"s{i}", at=1000.0 + i))
+    infos = await store.list(limit=3)
+    assert [i.id for i in infos] == ["s4", "s3", "s2"]
+
+
+async def test_list_reports_status_prompt_usage_and_liveness(store: SessionStore) -> None:
+    await store.create(record("live"))
+    await store.append("live", run_events("r1", "first question"))
+    [info] = await store.list()
+    assert (info.status, info.liveness, info.first_prompt) == (
+        "running",
+        "running",
+        "first question",
+    )
+    assert info.usage.input_tokens == 7
+    end = ev.RunEnded(
+        at=1002.0,
+        run_id="r1",
+        status="completed",
+        session_usage=Usage(input_tokens=7, output_tokens=3),
+    )
+    await store.append("live", [end])
+    [info] = await store.list()
+    assert info.status == "completed"
+    assert info.usage.output_tokens == 3
+
+
+async def test_a_running_session_whose_holder_left_is_stale(store: SessionStore) -> None:
+    await store.create(record("gone"))
+    await store.append("gone", run_events("r1", "q"))
+    await store.release("gone")  # as if the process died without ending the run
+    [info] = await store.list()
+    assert info.liveness == "stale"
+
+
+async def test_append_to_an_unknown_session_fails(store: SessionStore) -> None:
+    with pytest.raises(StoreError):
+        await store.append("nope", run_events("r1", "q"))
+
+
+async def test_a_session_run_replays_to_the_same_state(store: SessionStore) -> None:
+    turns = [tools(call("echo", {"text": "hi"}), input_tokens=10, output_tokens=2), text("done")]
+    session = build_session(turns, store=store, clock=FakeClock())
+    result = await session.run("say hi")
+    assert result.ok
+    await session.close()
+    _, events = await store.open(session.id)
+    replayed = State.from_events(events)
+    assert replayed.messages == session.state.messages
+    assert replayed.usage == session.state.usage
+    assert replayed.status == session.state.status == "completed"
+    assert replayed.run_count == 1
