@@ -40,12 +40,16 @@ class FileInfo:
 class Stage:
     """One program of a pipeline: an argv run without any shell.
 
-    ``stdin_path`` feeds a workspace file (``< file``); ``stderr`` is captured into the output,
+    ``stdin_path`` feeds a workspace file (``< file``); ``stdin_data`` feeds literal text (a
+    here-document); at most one of them is set. ``stderr`` is captured into the output,
     discarded (``2>/dev/null``) or merged into stdout (``2>&1``); ``stdout_null`` discards stdout.
+    Pipeline stages are restricted commands: the executor validates each argv with
+    ``rho_domain.shell.programs.check_argv`` and runs it hardened and sandboxed.
     """
 
     argv: tuple[str, ...]
     stdin_path: str | None = None
+    stdin_data: str | None = None
     stderr: Literal["capture", "null", "stdout"] = "capture"
     stdout_null: bool = False
 

@@ -1,0 +1,78 @@
+"""Path rules shared by every file tool and executor: what is a secret, what is never written.
+
+Pure functions over path *components*, compared casefolded (a case-insensitive filesystem
+makes ``.GIT/config`` the same file as ``.git/config``). They are applied to the canonical
+path (after symlinks were resolved by the executor) as well as to the path the model wrote.
+
+* Secrets (never read, never written): ``.env`` and its variants (``.env.local``,
+  ``prod.env``, ``.envrc``) except templates (``.env.example``, ``.env.sample``,
+  ``.env.template``, ``.env.dist``), ``.netrc``, ``.pgpass``, SSH private keys.
+* Agent, editor and VCS configuration (never written): any ``.git`` component, ``.vscode``,
+  ``.idea``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.mcp.json``, ``.ssh``,
+  ``.gnupg``, ``.aws``, ``.direnv`` and shell start-up files (``.bashrc``, ``.profile``...).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
+_SECRET_NAMES = frozenset(
+    {".env", ".envrc", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc"}
+)
+_SSH_KEYS = frozenset(
+    {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"}
+)
+_NEVER_WRITTEN_DIRS = frozenset(
+    {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
+     ".aws", ".direnv", ".kube", ".docker"}
+)  # fmt: skip
+_NEVER_WRITTEN_FILES = frozenset(
+    {".mcp.json", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+     ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".inputrc", ".cursorrules",
+     ".gitconfig"}
+)  # fmt: skip
+
+
+def components(path: str) -> tuple[str, ...]:
+    """The non-empty, non-``.`` components of a POSIX path, in order."""
+    return tuple(part for part in path.split("/") if part not in ("", "."))
+
+
+def _is_secret_name(name: str) -> bool:
+    low = name.casefold()
+    if low.endswith(_TEMPLATE_SUFFIXES):
+        return False
+    if low in _SECRET_NAMES or low in _SSH_KEYS:
+        return True
+    return low.startswith(".env.") or low.endswith(".env")
+
+
+def is_secret(path: str) -> bool:
+    """True when the final component names a secrets file (see the module docstring)."""
+    parts = components(path)
+    return bool(parts) and _is_secret_name(parts[-1])
+
+
+def write_refusal(path: str) -> str | None:
+    """Why ``path`` may never be written, or None. Checks every component."""
+    parts = components(path)
+    for part in parts:
+        low = part.casefold()
+        if low in _NEVER_WRITTEN_DIRS:
+            return f"{path!r} is inside {part}/, which agents never write"
+    if parts and parts[-1].casefold() in _NEVER_WRITTEN_FILES:
+        return f"{path!r} is agent, editor or shell configuration, which agents never write"
+    if parts and _is_secret_name(parts[-1]):
+        return f"{path!r} is a secrets file; only templates such as .env.example may be written"
+    return None
+
+
+def is_within(parts: tuple[str, ...], base: tuple[str, ...]) -> bool:
+    """Component-wise containment (never a string prefix: /proj-evil is not in /proj)."""
+    return parts[: len(base)] == base
+
+
+def normalize(path: str) -> str:
+    """Lexically normalised POSIX path (no filesystem access)."""
+    return posixpath.normpath(path) if path else path

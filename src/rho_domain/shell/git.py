@@ -1,0 +1,188 @@
+"""git in the restricted shell: read-only subcommands, each with its own option allowlist.
+
+git's global options that change where config or programs come from (``-c``,
+``--config-env``, ``--exec-path``, ``--git-dir``, ``--work-tree``, ``-p``) are refused, and every
+subcommand accepts only listed long options spelled in full, which also neutralises git's
+abbreviated long options (``--upload-pa``). Independently of what the model writes, the
+harness runs git with ``HARDENING`` prepended: a cloned repository's own config is
+attacker-controlled (fsmonitor, hooks, external diff, textconv, pager, gpg program).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rho_domain.errors import CommandRefused
+from rho_domain.shell.options import OptionSpec, spec, split_options
+
+HARDENING: tuple[str, ...] = (
+    "-c", "core.fsmonitor=",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.pager=cat",
+    "-c", "diff.external=",
+    "-c", "core.sshCommand=false",
+    "-c", "core.askPass=",
+    "-c", "credential.helper=",
+    "-c", "protocol.allow=never",
+    "-c", "gpg.program=false",
+    "-c", "gpg.ssh.program=false",
+    "-c", "gpg.x509.program=false",
+    "--no-optional-locks",
+)  # fmt: skip
+
+_REVS = "all branches tags remotes first-parent merges no-merges reverse topo-order date-order"
+_REVS += " author-date-order full-history ancestry-path left-right cherry-pick boundary no-walk"
+_REVS += " simplify-by-decoration source walk-reflogs not"
+_REVS_VALUED = "since until after before author committer grep max-count skip"
+_DIFF = "stat shortstat numstat name-only name-status patch no-patch raw summary dirstat"
+_DIFF += " ignore-all-space ignore-space-change ignore-blank-lines minimal patience histogram"
+_DIFF += " no-color full-index binary no-renames find-renames find-copies cached staged"
+_DIFF += " ignore-cr-at-eol ignore-space-at-eol compact-summary exit-code quiet check"
+_DIFF += " no-prefix text merge-base"
+_DIFF_VALUED = "diff-filter unified word-diff-regex relative abbrev stat-width inter-hunk-context"
+_DIFF_OPTIONAL = "color word-diff color-words color-moved dirstat stat"
+_LOG_FLAGS = "oneline graph abbrev-commit no-abbrev-commit relative-date decorate-refs"
+_LOG_FLAGS += " no-decorate follow mailmap log-size regexp-ignore-case extended-regexp"
+_LOG_FLAGS += " fixed-strings all-match invert-grep pickaxe-all pickaxe-regex"
+_LOG_VALUED = "format date decorate-refs-exclude grep-reflog"
+_LOG_OPTIONAL = "pretty decorate abbrev"
+
+SUBCOMMANDS: dict[str, OptionSpec] = {
+    "status": spec(
+        "sbvzu",
+        "",
+        "short branch long show-stash ahead-behind no-ahead-behind renames no-renames verbose",
+        "",
+        "porcelain untracked-files ignored column",
+    ),
+    "log": spec(
+        "pusiEFzMC",
+        "nSGL",
+        f"{_REVS} {_DIFF} {_LOG_FLAGS}",
+        f"{_REVS_VALUED} {_DIFF_VALUED} {_LOG_VALUED}",
+        f"{_DIFF_OPTIONAL} {_LOG_OPTIONAL}",
+        numeric=True,
+    ),
+    "show": spec(
+        "pusMC",
+        "SG",
+        f"{_DIFF} {_LOG_FLAGS}",
+        f"{_DIFF_VALUED} {_LOG_VALUED}",
+        f"{_DIFF_OPTIONAL} {_LOG_OPTIONAL}",
+    ),
+    "diff": spec("puswbRMC", "U", _DIFF, _DIFF_VALUED, _DIFF_OPTIONAL),
+    "blame": spec(
+        "lstnfewcpM",
+        "L",
+        "porcelain line-porcelain show-name show-number show-email root incremental",
+        "date",
+        "abbrev color-lines color-by-age",
+    ),
+    "branch": spec(
+        "arvl",
+        "",
+        "all remotes verbose list show-current no-color ignore-case",
+        "contains no-contains merged no-merged sort format points-at",
+        "color column abbrev",
+    ),
+    "tag": spec("l", "n", "list ignore-case", "contains no-contains merged sort format points-at"),
+    "rev-parse": spec(
+        "q",
+        "",
+        "show-toplevel show-prefix show-cdup git-dir absolute-git-dir is-inside-work-tree "
+        "is-inside-git-dir is-bare-repository verify quiet symbolic symbolic-full-name all "
+        "branches tags git-common-dir show-superproject-working-tree",
+        "",
+        "abbrev-ref short",
+    ),
+    "ls-files": spec(
+        "cdmoiskutvfz",
+        "xX",
+        "cached deleted modified others ignored stage killed unmerged directory "
+        "no-empty-directory exclude-standard full-name error-unmatch eol debug deduplicate",
+        "exclude exclude-per-directory",
+        "abbrev",
+    ),
+    "ls-tree": spec(
+        "rdtlz",
+        "",
+        "long name-only name-status object-only full-name full-tree",
+        "format",
+        "abbrev",
+    ),
+    "grep": spec(
+        "nilwvEFPGcLhHIozqra",
+        "eABCfm",
+        "line-number ignore-case word-regexp invert-match extended-regexp fixed-strings "
+        "perl-regexp basic-regexp count files-with-matches files-without-match full-name "
+        "cached untracked no-index no-recursive heading break show-function function-context "
+        "all-match and or not only-matching quiet null column no-textconv recurse-submodules",
+        "max-depth after-context before-context context max-count threads",
+        "color",
+        numeric=True,
+    ),
+    "shortlog": spec("nsec", "", "numbered summary email committer all no-merges", "since until"),
+    "describe": spec(
+        "",
+        "",
+        "tags all long always exact-match first-parent contains",
+        "match exclude candidates",
+        "abbrev",
+    ),
+    "cat-file": spec("tspe", "", "", "", ""),
+    "rev-list": spec("n", "", f"{_REVS} count objects", _REVS_VALUED, "abbrev", numeric=True),
+    "merge-base": spec("a", "", "all is-ancestor fork-point octopus independent"),
+    "show-ref": spec("sdq", "", "heads tags head dereference verify quiet", "", "hash abbrev"),
+    "remote": spec("v", "", "verbose"),
+    "count-objects": spec("vH", "", "verbose human-readable"),
+    "name-rev": spec("", "", "name-only tags all always", "refs exclude"),
+    "version": spec(),
+}
+
+# Subcommands that mutate when given operands; listing forms only.
+_LIST_ONLY = {"branch": ("l", "list"), "tag": ("l", "list")}
+_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
+# Forced onto subcommands whose output can run repository-configured programs.
+_SUB_HARDENING = {
+    "diff": ("--no-ext-diff", "--no-textconv"),
+    "log": ("--no-ext-diff", "--no-textconv"),
+    "show": ("--no-ext-diff", "--no-textconv"),
+    "blame": ("--no-textconv",),
+}
+
+
+def _subcommand_index(args: Sequence[str]) -> int:
+    for i, arg in enumerate(args):
+        if not arg.startswith("-"):
+            return i
+        if arg not in _GLOBAL_FLAGS:
+            raise CommandRefused(
+                f"git: global option {arg!r} is not allowed (-c, --config-env, --git-dir, "
+                "--work-tree, --exec-path and -p/--paginate change what git runs)"
+            )
+    raise CommandRefused("git: a subcommand is required")
+
+
+def check_git(args: Sequence[str]) -> None:
+    """Validate ``git`` arguments (without the program name); raise ``CommandRefused``."""
+    index = _subcommand_index(args)
+    sub = args[index]
+    if sub not in SUBCOMMANDS:
+        allowed = ", ".join(sorted(SUBCOMMANDS))
+        raise CommandRefused(f"git: subcommand {sub!r} is not read-only; allowed: {allowed}")
+    rest = args[index + 1 :]
+    parsed = split_options(f"git {sub}", rest, SUBCOMMANDS[sub])
+    if sub in _LIST_ONLY and parsed.operands and not parsed.has(*_LIST_ONLY[sub]):
+        raise CommandRefused(f"git {sub}: operands create a {sub}; use --list to filter")
+    if sub == "remote" and parsed.operands:
+        raise CommandRefused("git remote: only listing (git remote -v) is allowed")
+    if sub == "grep" and any(a.startswith(("-O", "--open-files")) for a in rest):
+        raise CommandRefused("git grep: -O/--open-files-in-pager runs a program")
+
+
+def harden_git(args: Sequence[str]) -> tuple[str, ...]:
+    """Return git arguments with the forced safe configuration and subcommand flags added."""
+    index = _subcommand_index(args)
+    sub = args[index]
+    extra = _SUB_HARDENING.get(sub, ())
+    return (*HARDENING, *args[:index], sub, *extra, *args[index + 1 :])

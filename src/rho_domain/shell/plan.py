@@ -1,0 +1,144 @@
+"""From a parsed command line to the plan the bash tool executes without any shell.
+
+A ``ShellPlan`` is a list of steps joined by ``;``, ``&&`` and ``||``; a step is a pipeline of
+validated ``Stage`` argvs, a ``cd`` (which changes the directory of the following steps) or a
+nested plan (a subshell: its ``cd`` does not leak out). Redirections are limited to what keeps
+a command read-only: ``>/dev/null``, ``2>/dev/null``, ``&>/dev/null``, ``2>&1``, ``< file`` and
+literal here-documents/here-strings.
+
+Contract: ``plan_command(text) -> ShellPlan`` or ``CommandRefused`` naming the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from rho_domain.errors import CommandRefused
+from rho_domain.paths import is_secret
+from rho_domain.ports.executor import Stage
+from rho_domain.shell.parser import CommandList, Pipeline, Redirection, SimpleCommand, parse
+from rho_domain.shell.programs import check_argv
+
+Joiner = Literal["", ";", "&&", "||"]
+
+
+@attrs.frozen(kw_only=True)
+class ChangeDir:
+    """``cd path``: the following steps of the same (sub)plan run in ``path``."""
+
+    path: str
+
+
+@attrs.frozen(kw_only=True)
+class PipelineStep:
+    stages: tuple[Stage, ...]
+
+
+@attrs.frozen(kw_only=True)
+class ShellPlan:
+    """Steps, each preceded by its joiner (``""`` for the first)."""
+
+    steps: tuple[tuple[Joiner, PipelineStep | ChangeDir | ShellPlan], ...]
+
+    def argvs(self) -> tuple[tuple[str, ...], ...]:
+        """Every argv of the plan in order (for display and tests)."""
+        out: list[tuple[str, ...]] = []
+        for _, step in self.steps:
+            if isinstance(step, ShellPlan):
+                out.extend(step.argvs())
+            elif isinstance(step, ChangeDir):
+                out.append(("cd", step.path))
+            else:
+                out.extend(stage.argv for stage in step.stages)
+        return tuple(out)
+
+
+def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
+    check_argv(command.argv)
+    for arg in command.argv[1:]:
+        if is_secret(arg):
+            raise CommandRefused(f"{arg!r} names a secrets file (.env); it may not be read")
+    stdin_path: str | None = None
+    stdin_data: str | None = None
+    stderr: Literal["capture", "null", "stdout"] = "stdout" if merge_stderr else "capture"
+    stdout_null = False
+    for redirection in command.redirections:
+        kind = _classify(redirection)
+        if kind == "stdin":
+            assert redirection.target is not None
+            if is_secret(redirection.target):
+                raise CommandRefused("reading a secrets file (.env) is not allowed")
+            if redirection.target.startswith(("/dev/", "/proc/")):
+                raise CommandRefused("input from devices or /proc is not allowed; use a file")
+            stdin_path, stdin_data = redirection.target, None
+        elif kind == "data":
+            stdin_data, stdin_path = redirection.heredoc, None
+        elif kind == "stdout_null":
+            stdout_null = True
+        elif kind == "stderr_null":
+            stderr = "null"
+        elif kind == "both_null":
+            stdout_null, stderr = True, "null"
+        else:  # "2>&1": stderr goes where stdout goes now
+            stderr = "null" if stdout_null else "stdout"
+    return Stage(
+        argv=command.argv,
+        stdin_path=stdin_path,
+        stdin_data=stdin_data,
+        stderr=stderr,
+        stdout_null=stdout_null,
+    )
+
+
+def _classify(r: Redirection) -> str:
+    if r.op in ("<<", "<<<"):
+        if r.fd not in (None, 0):
+            raise CommandRefused("here-documents may only feed standard input")
+        return "data"
+    if r.op == "<" and r.fd in (None, 0):
+        assert r.target is not None
+        return "stdin"
+    if r.op in (">", ">>", ">|", "&>", "&>>") and r.target == "/dev/null":
+        if r.op.startswith("&"):
+            return "both_null"
+        if r.fd in (None, 1):
+            return "stdout_null"
+        if r.fd == 2:
+            return "stderr_null"
+    if r.op == ">&" and r.fd == 2 and r.target == "1":
+        return "stderr_to_stdout"
+    shown = f"{r.fd if r.fd is not None else ''}{r.op}{r.target or ''}"
+    raise CommandRefused(
+        f"redirection {shown!r} is not allowed: only >/dev/null, 2>/dev/null, 2>&1, "
+        "< file and literal here-documents are (the restricted shell never writes files)"
+    )
+
+
+def _pipeline(pipeline: Pipeline) -> PipelineStep | ChangeDir | ShellPlan:
+    commands = pipeline.commands
+    if len(commands) == 1 and not isinstance(commands[0], SimpleCommand):
+        return _plan(commands[0].body)
+    stages: list[Stage] = []
+    for command, merge in zip(commands, pipeline.merge_stderr, strict=True):
+        if not isinstance(command, SimpleCommand):
+            raise CommandRefused("a subshell inside a pipeline is not supported; split it")
+        if command.argv[0] == "cd":
+            if len(commands) > 1:
+                raise CommandRefused("cd inside a pipeline has no effect; use cd dir && ...")
+            check_argv(command.argv)
+            if command.redirections:
+                raise CommandRefused("cd takes no redirections")
+            return ChangeDir(path=command.argv[1])
+        stages.append(_stage(command, merge))
+    return PipelineStep(stages=tuple(stages))
+
+
+def _plan(commands: CommandList) -> ShellPlan:
+    return ShellPlan(steps=tuple((op, _pipeline(p)) for op, p in commands.items))  # type: ignore[misc]
+
+
+def plan_command(text: str) -> ShellPlan:
+    """Parse and validate a command line; the result runs without a shell."""
+    return _plan(parse(text))

@@ -1,0 +1,382 @@
+"""The restricted shell's programs: which ones exist and which arguments keep them read-only.
+
+``check_argv(argv)`` validates one command (program name plus arguments) and raises
+``CommandRefused`` naming the reason; ``harden_argv(argv)`` returns the argv the harness really
+runs, with safety flags forced on (``sed --sandbox``, ``gawk --sandbox``, ``rg --no-config``,
+git's safe configuration, ``--`` before items ``xargs`` appends). The executor applies both to
+every pipeline stage it runs, so a handler bug cannot smuggle in another program.
+
+Not here on purpose: interpreters, shells, wrappers (env, nice, timeout, xargs into anything
+not listed, command, exec...), network programs, pagers, editors, archivers and anything that
+writes (tee, cp, sort -o, uniq's output operand, xxd -r, tree -o, file -C, date -s).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from rho_domain.errors import CommandRefused
+from rho_domain.shell.embedded import check_awk, check_find
+from rho_domain.shell.git import check_git, harden_git
+from rho_domain.shell.options import OptionSpec, spec, split_options
+
+_HEAD = ("qvz", "nc", "quiet silent verbose zero-terminated", "lines bytes")
+_GREP_FLAGS = "EFGPiyvwxclLoqsnhHbrRaIzZUT"
+_GREP_LONG = (
+    "extended-regexp fixed-strings basic-regexp perl-regexp ignore-case no-ignore-case "
+    "invert-match word-regexp line-regexp count files-with-matches files-without-match "
+    "only-matching quiet silent no-messages line-number with-filename no-filename "
+    "byte-offset recursive dereference-recursive text null null-data initial-tab"
+    " line-buffered"
+)
+_GREP_VALUED = (
+    "regexp file max-count after-context before-context context include exclude "
+    "exclude-dir label binary-files directories devices exclude-from"
+)
+_RG_FLAGS = "iSsnNlcvwxFoHIqLUPuz0.abjp"
+_RG_LONG = (
+    "ignore-case smart-case case-sensitive line-number no-line-number files-with-matches "
+    "files-without-match count count-matches invert-match word-regexp line-regexp "
+    "fixed-strings only-matching with-filename no-filename no-heading heading hidden "
+    "no-ignore no-ignore-vcs no-ignore-parent no-ignore-dot no-ignore-global files json "
+    "column no-column vimgrep trim stats multiline multiline-dotall pcre2 null null-data "
+    "follow no-messages quiet type-list glob-case-insensitive text binary no-config "
+    "unrestricted passthru byte-offset line-buffered block-buffered crlf no-unicode "
+    "invert-match include-zero sort-files no-require-git one-file-system"
+)
+_RG_VALUED = (
+    "regexp file glob iglob type type-not after-context before-context context max-count "
+    "max-depth max-columns max-filesize sort sortr encoding threads context-separator "
+    "field-match-separator field-context-separator path-separator replace engine regex-size-limit"
+    " dfa-size-limit type-add type-clear"
+)
+# rg -z/--search-zip runs decompressors, --pre runs any program: deliberately absent ("z" above
+# is --null-data? no: rg's -z IS --search-zip, so it is removed below).
+_RG_FLAGS = _RG_FLAGS.replace("z", "")
+
+
+def _no_glob_output(value: str) -> str | None:
+    return "file-writing values are not allowed" if "/" in value and value.startswith("-") else None
+
+
+def _date_operand(value: str) -> str | None:
+    return None if value.startswith("+") else "only a +FORMAT operand is allowed (no setting)"
+
+
+_PS_ARG = re.compile(r"^-{0,2}[A-Za-z0-9,=:_%+.-]*$")
+
+
+def _ps_operand(value: str) -> str | None:
+    return None if _PS_ARG.match(value) else f"unexpected argument {value!r}"
+
+
+SPECS: dict[str, OptionSpec] = {
+    "cat": spec(
+        "AbeEnstTuv",
+        "",
+        "show-all number-nonblank number squeeze-blank show-ends show-tabs show-nonprinting",
+    ),
+    "head": spec(*_HEAD, numeric=True),
+    "tail": spec(*_HEAD, numeric=True),
+    "ls": spec(
+        "aAbBcCdfFgGhHiklLmnNopqQrRsStuUvxXZ1",
+        "IwT",
+        "all almost-all escape directory classify human-readable si inode numeric-uid-gid "
+        "literal reverse recursive size dereference group-directories-first full-time "
+        "no-group author ignore-backups dereference-command-line hide-control-chars",
+        "ignore hide sort time time-style width block-size indicator-style quoting-style",
+        "color classify hyperlink",
+    ),
+    "wc": spec("cmlLw", "", "bytes chars lines words max-line-length", "total"),
+    "grep": spec(_GREP_FLAGS, "efmABCdD", _GREP_LONG, _GREP_VALUED, "color colour", numeric=True),
+    "rg": spec(_RG_FLAGS, "efgtTABCmdMEjr", _RG_LONG, _RG_VALUED, "color colors"),
+    "sort": spec(
+        "bdfgiMhnRrVcCmsuz",
+        "ktS",
+        "ignore-leading-blanks dictionary-order "
+        "ignore-case general-numeric-sort ignore-nonprinting month-sort "
+        "human-numeric-sort numeric-sort random-sort reverse version-sort check "
+        "merge stable unique zero-terminated",
+        "key field-separator buffer-size parallel sort",
+        "check",
+    ),
+    "uniq": spec(
+        "cdDuiz",
+        "fsw",
+        "count repeated unique ignore-case zero-terminated",
+        "skip-fields skip-chars check-chars",
+        "all-repeated group",
+        max_operands=1,
+    ),
+    "cut": spec(
+        "nsz",
+        "bcfd",
+        "complement only-delimited zero-terminated",
+        "bytes characters fields delimiter output-delimiter",
+    ),
+    "tr": spec("cCdst", "", "complement delete squeeze-repeats truncate-set1", max_operands=2),
+    "nl": spec(
+        "p",
+        "bdfhilnsvw",
+        "no-renumber",
+        "body-numbering section-delimiter "
+        "footer-numbering header-numbering line-increment join-blank-lines "
+        "number-format number-separator starting-line-number number-width",
+    ),
+    "paste": spec("sz", "d", "serial zero-terminated", "delimiters"),
+    "column": spec(
+        "tnexJLR",
+        "sdoNcCEHOlWr",
+        "table json keep-empty-lines fillrows",
+        "separator output-separator table-columns output-width table-name",
+    ),
+    "diff": spec(
+        "uqrNiwbByaTtsEZp",
+        "UCxXW",
+        "brief recursive new-file ignore-case "
+        "ignore-all-space ignore-space-change ignore-blank-lines side-by-side text "
+        "strip-trailing-cr report-identical-files expand-tabs initial-tab minimal "
+        "suppress-common-lines show-c-function ignore-tab-expansion "
+        "ignore-trailing-space speed-large-files no-dereference",
+        "unified context exclude exclude-from label width ignore-matching-lines starting-file",
+        "color",
+        max_operands=2,
+    ),
+    "cmp": spec(
+        "blsz", "in", "print-bytes verbose quiet silent", "ignore-initial bytes", max_operands=4
+    ),
+    "comm": spec(
+        "123z",
+        "",
+        "check-order nocheck-order total zero-terminated",
+        "output-delimiter",
+        max_operands=2,
+    ),
+    "stat": spec("LftZ", "c", "dereference file-system terse", "format printf"),
+    "file": spec(
+        "bihLNkrsz0",
+        "eF",
+        "brief mime mime-type mime-encoding dereference "
+        "no-dereference no-pad keep-going raw special-files",
+        "exclude separator",
+    ),
+    "du": spec(
+        "abchklLmsxHPS0",
+        "dBt",
+        "all apparent-size bytes total human-readable si "
+        "dereference summarize one-file-system count-links separate-dirs",
+        "max-depth exclude block-size threshold",
+        "time",
+    ),
+    "df": spec(
+        "ahHiklPTx",
+        "tBx",
+        "all human-readable si inodes local portability print-type total",
+        "type exclude-type block-size",
+    ),
+    "ps": spec("", "", checks={"operand": _ps_operand}),
+    "date": spec(
+        "uRI",
+        "d",
+        "utc universal rfc-email",
+        "date reference",
+        "iso-8601 rfc-3339",
+        checks={"operand": _date_operand},
+        max_operands=1,
+    ),
+    "echo": spec("neE"),
+    "printf": spec(),
+    "pwd": spec("LP", max_operands=0),
+    "whoami": spec(max_operands=0),
+    "id": spec("gGnruz", "", "group groups name real user zero"),
+    "uname": spec(
+        "asnrvmpio",
+        "",
+        "all kernel-name nodename kernel-release kernel-version "
+        "machine processor hardware-platform operating-system",
+        max_operands=0,
+    ),
+    "hostname": spec(
+        "fsidIA", "", "fqdn short ip-address domain all-ip-addresses all-fqdns", max_operands=0
+    ),
+    "true": spec(),
+    "false": spec(),
+    "basename": spec("az", "s", "multiple zero", "suffix"),
+    "dirname": spec("z", "", "zero"),
+    "realpath": spec(
+        "emLPqsz",
+        "",
+        "canonicalize-existing canonicalize-missing logical physical quiet strip no-symlinks zero",
+        "relative-to relative-base",
+    ),
+    "readlink": spec(
+        "femnqsvz",
+        "",
+        "canonicalize canonicalize-existing canonicalize-missing "
+        "no-newline quiet silent verbose zero",
+    ),
+    "which": spec("a"),
+    "md5sum": spec("bctwz", "", "binary check text tag quiet status strict warn zero"),
+    "sha1sum": spec("bctwz", "", "binary check text tag quiet status strict warn zero"),
+    "sha256sum": spec("bctwz", "", "binary check text tag quiet status strict warn zero"),
+    "sha512sum": spec("bctwz", "", "binary check text tag quiet status strict warn zero"),
+    "seq": spec("w", "fs", "equal-width", "format separator"),
+    "rev": spec(),
+    "tac": spec("br", "s", "before regex", "separator"),
+    "strings": spec(
+        "afw", "ntTeo", "all print-file-name include-all-whitespace", "bytes radix encoding target"
+    ),
+    "od": spec(
+        "bcdfilosvxa",
+        "AjNtwS",
+        "output-duplicates",
+        "address-radix skip-bytes read-bytes format width strings",
+        "traditional",
+    ),
+    "hexdump": spec("bcCdoxv", "nsef", "canonical", "length skip format format-file"),
+    "xxd": spec("aCEiupdb", "lscgon", "", "", "", max_operands=1),
+    "base64": spec("diw", "w", "decode ignore-garbage", "wrap", max_operands=1),
+    "jq": spec(
+        "rcSesnjaMCR",
+        "f",
+        "raw-output compact-output sort-keys exit-status slurp "
+        "null-input join-output ascii-output monochrome-output color-output tab "
+        "raw-input seq stream raw-output0",
+        "indent from-file arg argjson slurpfile rawfile args jsonargs",
+    ),
+    "tree": spec(
+        "adfilpsughDFqNQrtvUCAJXn",
+        "LIPH",
+        "noreport dirsfirst inodes device du si prune matchdirs ignore-case",
+        "filelimit timefmt sort charset",
+    ),
+    "sed": spec(
+        "nErsuz",
+        "el",
+        "quiet silent regexp-extended separate unbuffered null-data posix debug sandbox",
+        "expression line-length",
+    ),
+    "fold": spec("bs", "w", "bytes spaces", "width"),
+    "expand": spec("i", "t", "initial", "tabs"),
+}
+
+_SPECIAL: dict[str, Callable[[Sequence[str]], None]] = {
+    "git": check_git,
+    "find": check_find,
+    "awk": check_awk,
+    "gawk": check_awk,
+}
+# Programs xargs may feed; each gets "--" before the appended items so they stay operands.
+XARGS_TARGETS = frozenset(
+    [
+        "grep",
+        "rg",
+        "wc",
+        "cat",
+        "head",
+        "tail",
+        "ls",
+        "stat",
+        "file",
+        "du",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+    ]
+)
+_XARGS = spec(
+    "0rt", "nLds", "null no-run-if-empty verbose", "max-args max-lines delimiter max-chars"
+)
+
+PROGRAMS = frozenset(SPECS) | frozenset(_SPECIAL) | {"xargs", "cd"}
+
+
+def _check_name(name: str) -> None:
+    if "/" in name:
+        raise CommandRefused(
+            f"{name!r}: a program path is not allowed; use the bare name of an allowlisted program"
+        )
+    if name not in PROGRAMS:
+        raise CommandRefused(f"{name!r} is not an allowed read-only program")
+
+
+def check_argv(argv: Sequence[str]) -> None:
+    """Validate one command; raise ``CommandRefused`` naming the program and the reason."""
+    if not argv:
+        raise CommandRefused("empty command")
+    if any("\x00" in arg for arg in argv):
+        raise CommandRefused("NUL byte in an argument")
+    name, args = argv[0], argv[1:]
+    _check_name(name)
+    if name == "cd":
+        if len(args) != 1 or args[0].startswith("-"):
+            raise CommandRefused("cd: exactly one directory is required")
+        return
+    if name in _SPECIAL:
+        _SPECIAL[name](args)
+        return
+    if name == "xargs":
+        _check_xargs(args)
+        return
+    parsed = split_options(name, args, SPECS[name])
+    if name == "sed":
+        _check_sed(parsed.options)
+    if name == "rg" and parsed.has("pre", "pre-glob", "hostname-bin", "search-zip"):
+        raise CommandRefused("rg: --pre/--hostname-bin/--search-zip run programs")
+
+
+def _check_sed(options: Sequence[tuple[str, str | None]]) -> None:
+    # -i/--in-place and -f/--file are absent from the spec; --sandbox (forced) refuses e/r/w.
+    for option, _ in options:
+        if option in ("i", "in-place", "f", "file"):
+            raise CommandRefused("sed: in-place editing and script files are not allowed")
+
+
+def _xargs_split(args: Sequence[str]) -> int:
+    """Index of the target program in xargs' arguments."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        arg = args[i]
+        i += 1
+        if (arg.startswith("--") and "=" not in arg and arg[2:] in _XARGS.long_valued) or (
+            not arg.startswith("--") and arg[-1:] in _XARGS.valued and len(arg) == 2
+        ):
+            i += 1
+    return i
+
+
+def _check_xargs(args: Sequence[str]) -> None:
+    index = _xargs_split(args)
+    split_options("xargs", args[:index], _XARGS)
+    target = args[index:]
+    if not target:
+        raise CommandRefused("xargs: name the program to run (echo is not implied here)")
+    if target[0] not in XARGS_TARGETS:
+        raise CommandRefused(f"xargs: {target[0]!r} is not a program xargs may run")
+    check_argv(target)
+
+
+def harden_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """The argv to execute for an already validated ``argv`` (safety flags forced on)."""
+    name, args = argv[0], tuple(argv[1:])
+    if name == "git":
+        return (name, *harden_git(args))
+    if name == "sed" and "--sandbox" not in args:
+        return (name, "--sandbox", *args)
+    if name in ("awk", "gawk") and "--sandbox" not in args:
+        return (name, "--sandbox", *args)
+    if name == "rg" and "--no-config" not in args:
+        return (name, "--no-config", *args)
+    if name == "xargs":
+        index = _xargs_split(args)
+        target = harden_argv(args[index:])
+        if "--" not in target:
+            target = (*target, "--")
+        return (name, *args[:index], *target)
+    return (name, *args)
