@@ -79,6 +79,13 @@ class RunControl:
         waiting: set[asyncio.Future[Any]] = {task, stop}
         try:
             await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # Our own caller was cancelled (a parent agent, or the task running the
+            # session): the raced work must stop too, or a tool process would outlive us.
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+            raise
         finally:
             stop.cancel()
         if task.done():

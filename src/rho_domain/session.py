@@ -24,7 +24,7 @@ from rho_domain.compaction_run import compact_history
 from rho_domain.control import RunControl
 from rho_domain.errors import ModelError, ModelProtocolError, SessionStateError
 from rho_domain.journal import Journal, Listener
-from rho_domain.messages import AssistantMessage, Usage, UserMessage
+from rho_domain.messages import AssistantMessage, Message, Usage, UserMessage
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
@@ -36,6 +36,7 @@ from rho_domain.run import PendingApproval, RunResult, RunStatus, budget_exceede
 from rho_domain.state import State
 from rho_domain.streaming import Assembly, consume_stream
 from rho_domain.tool_batch import CANCELLED_RESULT, ToolBatch
+from rho_domain.tools.delegate import ChildOutcome
 
 SUPERSEDED = "[not run: the user sent a new message instead of approving this call.]"
 DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
@@ -78,6 +79,7 @@ class Session:
         on_event: Listener | None = None,
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
+        delegation: bool = True,
     ) -> None:
         self.agent, self.model, self.executor, self.clock = agent, model, executor, clock
         self.store, self.signals, self.approver = store, signals, approver
@@ -89,8 +91,16 @@ class Session:
         if on_event is not None:
             self.journal.listeners.append(on_event)
         self.control = RunControl(self.id, signals, self.journal)
+        can_delegate = delegation and "delegate" in agent.registry
         self.tools = ToolBatch(
-            self.id, agent, self.journal, self.control, executor, approver, self.databases
+            self.id,
+            agent,
+            self.journal,
+            self.control,
+            executor,
+            approver,
+            self.databases,
+            self._run_child if can_delegate else None,
         )
         self._running = False
         self.last_result: RunResult | None = None
@@ -370,6 +380,49 @@ class Session:
                     message=f"auto-compaction failed: {exc}",
                 )
             )
+
+    async def _run_child(self, instruction: str, *, full_context: bool) -> ChildOutcome:
+        """Run a child agent (the ``delegate`` tool) sharing this session's ports."""
+        agent = Agent(
+            config=self.agent.config,
+            profile=self.agent.profile,
+            registry=self.agent.registry.without("delegate"),
+            system_prompt=self.agent.system_prompt,
+        )
+        child = Session(
+            agent,
+            model=self.model,
+            executor=self.executor,
+            clock=self.clock,
+            store=self.store,
+            approver=self.approver,
+            databases=self.databases,
+            parent_id=self.id,
+            delegation=False,
+        )
+        if full_context:
+            for message in self._settled_history():
+                child.journal.record(ev.MessageAdded(at=self.clock.now(), message=message))
+        try:
+            result = await child.run(instruction)
+        finally:
+            await child.close()
+        return ChildOutcome(
+            session_id=child.id,
+            status=result.status.value,
+            text=result.text,
+            usage=result.usage,
+            error=result.error,
+        )
+
+    def _settled_history(self) -> list[Message]:
+        """History without the turn in progress (whose tool calls have no results yet)."""
+        messages = list(self.state.messages)
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, AssistantMessage) and message.tool_calls:
+                return messages[:index]
+        return messages
 
     async def _keep_partial(self, assembly: Assembly, why: str) -> None:
         if assembly.partial_text:

@@ -23,6 +23,7 @@ from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
 from rho_domain.run import RunStatus
 from rho_domain.tools.base import ToolContext
+from rho_domain.tools.delegate import Delegator
 from rho_domain.tools.registry import parse_arguments
 
 REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"
@@ -42,6 +43,7 @@ class ToolBatch:
         executor: Executor,
         approver: Approver | None,
         databases: Mapping[str, Database],
+        delegate: Delegator | None = None,
     ) -> None:
         self.session_id, self.agent, self.journal, self.control = (
             session_id,
@@ -50,6 +52,7 @@ class ToolBatch:
             control,
         )
         self.executor, self.approver, self.databases = executor, approver, databases
+        self.delegate = delegate
         self.clock = journal.clock
         self.state = journal.state
 
@@ -146,6 +149,7 @@ class ToolBatch:
             profile=self.agent.profile,
             clock=self.clock,
             databases=self.databases,
+            delegate=self.delegate,
         )
         task = asyncio.ensure_future(
             self.agent.registry.dispatch(call, ctx, timeout=self.agent.config.tool_timeout)

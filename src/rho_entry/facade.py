@@ -65,13 +65,11 @@ class Agent(domain_agent.Agent):
     ) -> None:
         config = config if config is not None else AgentConfig()
         profile = profile or wiring.resolve_profile(config.profile)
+        registry = registry or wiring.build_registry(config, profile)
+        if system_prompt is None:
+            system_prompt = wiring.render_system_prompt(config, profile, registry.names)
         super().__init__(
-            config=config,
-            profile=profile,
-            registry=registry or wiring.build_registry(config, profile),
-            system_prompt=system_prompt
-            if system_prompt is not None
-            else wiring.render_system_prompt(config, profile),
+            config=config, profile=profile, registry=registry, system_prompt=system_prompt
         )
 
 

@@ -66,17 +66,24 @@ def working_dir_of(config: AgentConfig) -> str:
 
 
 def build_registry(config: AgentConfig, profile: PermissionProfile) -> ToolRegistry:
+    from rho_domain.tools.delegate import DelegateTool
     from rho_domain.tools.factory import build_registry as build
 
     registry = build(profile, databases=config.databases)
+    if not profile.bash_only and "delegate" not in profile.denied_tools:
+        registry = registry.with_tools(DelegateTool())
     registry.output_limit = config.tool_output_limit
     return registry
 
 
-def render_system_prompt(config: AgentConfig, profile: PermissionProfile) -> str:
+def render_system_prompt(
+    config: AgentConfig, profile: PermissionProfile, tools: tuple[str, ...] = ()
+) -> str:
     from rho_entry.templates import resolve_system_prompt
 
-    return resolve_system_prompt(config, profile, working_dir_of(config), config_home())
+    return resolve_system_prompt(
+        config, profile, working_dir_of(config), config_home(), tools=tools
+    )
 
 
 def build_ports(

@@ -198,3 +198,18 @@ async def test_directives_are_injected_once_and_survive_a_restart() -> None:
     )
     replayed = State.from_events(store.events(session.id))
     assert replayed.directive_offset == 1
+
+
+async def test_cancelling_the_task_that_runs_the_session_stops_the_tool() -> None:
+    slow = SlowTool()
+    session = make_session([tools(call("slow"))], tools=[slow])
+    task = asyncio.create_task(session.run("go"))
+    await slow.started.wait()
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    assert slow.cancelled
+    assert session.state.status == "cancelled"
+    assert session.state.unanswered_calls() == ()

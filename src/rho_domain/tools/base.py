@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -16,6 +16,9 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
+
+if TYPE_CHECKING:
+    from rho_domain.tools.delegate import Delegator
 
 
 @attrs.frozen(kw_only=True)
@@ -46,7 +49,8 @@ def error_output(message: str, **metadata: Any) -> ToolOutput:
 
 @attrs.frozen(kw_only=True)
 class ToolContext:
-    """What a handler may use. ``databases`` maps alias to an open Database port."""
+    """What a handler may use. ``databases`` maps alias to an open Database port;
+    ``delegate`` runs a child agent (None inside a child: one level only)."""
 
     session_id: str
     call_id: str
@@ -54,6 +58,7 @@ class ToolContext:
     profile: PermissionProfile
     clock: Clock
     databases: Mapping[str, Database] = attrs.field(factory=dict)
+    delegate: Delegator | None = None
 
 
 class ToolHandler(Protocol):

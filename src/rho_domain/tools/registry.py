@@ -62,6 +62,10 @@ class ToolRegistry:
         kept = [h for n, h in self._handlers.items() if n not in names]
         return ToolRegistry(kept, output_limit=self.output_limit)
 
+    def with_tools(self, *handlers: ToolHandler) -> ToolRegistry:
+        """A copy with more tools (a handler replaces a same-named one)."""
+        return ToolRegistry([*self._handlers.values(), *handlers], output_limit=self.output_limit)
+
     def specs(self) -> tuple[ToolSpec, ...]:
         """Specs sorted by name, so the prompt prefix is stable for caching."""
         return tuple(

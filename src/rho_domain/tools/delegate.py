@@ -1,0 +1,94 @@
+"""delegate: hand a focused subtask to a child agent.
+
+The child inherits the parent's profile, model, tools (minus ``delegate``: one level only),
+executor, databases and approver — so its tool calls are approved exactly like the parent's
+— and is stored with ``parent_id`` so the monitor shows it. Cancelling the parent cancels the
+child. ``full_context`` gives the child the parent's history up to (not including) the turn
+that is delegating, so it never starts with tool calls that have no result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from rho_domain.messages import Usage
+from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+
+
+@attrs.frozen(kw_only=True)
+class ChildOutcome:
+    session_id: str
+    status: str
+    text: str
+    usage: Usage
+    error: str | None = None
+
+
+class Delegator(Protocol):
+    def __call__(self, instruction: str, *, full_context: bool) -> Awaitable[ChildOutcome]: ...
+
+
+DelegateFactory = Callable[[], Delegator]
+
+
+class DelegateTool(ToolHandler):
+    """Runs a child agent on one instruction and returns its final answer."""
+
+    name = "delegate"
+    description = (
+        "Delegate a focused subtask to a sub-agent with the same tools and permissions (it "
+        "cannot delegate further). It starts with an empty conversation unless full_context "
+        "is true. Returns the sub-agent's final answer. Use it for self-contained "
+        "investigations that would otherwise fill your context."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "instruction": {
+                "type": "string",
+                "description": "What the sub-agent must do and what it must report back.",
+            },
+            "full_context": {
+                "type": "boolean",
+                "description": "Give the sub-agent a copy of this conversation so far.",
+            },
+        },
+        "required": ["instruction"],
+        "additionalProperties": False,
+    }
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return DANGEROUS
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        instruction = str(arguments["instruction"]).strip()
+        if not instruction:
+            return ToolOutput(content="delegate needs a non-empty instruction", is_error=True)
+        if ctx.delegate is None:
+            return ToolOutput(
+                content="delegation is not available here (sub-agents cannot delegate)",
+                is_error=True,
+            )
+        outcome = await ctx.delegate(
+            instruction, full_context=bool(arguments.get("full_context", False))
+        )
+        metadata = {
+            "child_session_id": outcome.session_id,
+            "child_status": outcome.status,
+            "child_input_tokens": outcome.usage.input_tokens,
+            "child_output_tokens": outcome.usage.output_tokens,
+        }
+        if outcome.status != "completed":
+            detail = f": {outcome.error}" if outcome.error else ""
+            text = f"\n\nIts last answer:\n{outcome.text}" if outcome.text else ""
+            return ToolOutput(
+                content=f"The sub-agent ended with status {outcome.status}{detail}.{text}",
+                is_error=True,
+                metadata=metadata,
+            )
+        return ToolOutput(
+            content=outcome.text or "(the sub-agent gave no answer)", metadata=metadata
+        )
