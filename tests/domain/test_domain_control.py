@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from domain_support import EchoTool, SlowTool, WriteNoteTool, make_session
 
@@ -206,10 +207,8 @@ async def test_cancelling_the_task_that_runs_the_session_stops_the_tool() -> Non
     task = asyncio.create_task(session.run("go"))
     await slow.started.wait()
     task.cancel()
-    try:
+    with contextlib.suppress(asyncio.CancelledError):
         await task
-    except asyncio.CancelledError:
-        pass
     assert slow.cancelled
     assert session.state.status == "cancelled"
     assert session.state.unanswered_calls() == ()

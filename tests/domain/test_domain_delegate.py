@@ -33,12 +33,14 @@ async def test_child_answers_and_is_stored_under_its_parent() -> None:
     result = await session.run("how many files?")
     assert result.status is RunStatus.COMPLETED
     delegated = session.state.messages[2]
-    assert isinstance(delegated, ToolResultMessage) and delegated.content == "3 files"
+    assert isinstance(delegated, ToolResultMessage)
+    assert delegated.content == "3 files"
     child_request = session.model.requests[1]  # type: ignore[attr-defined]
     assert [s.name for s in child_request.tools] == ["echo"]  # no delegate: one level only
     assert child_request.messages == (UserMessage("count files"),)
     children = [i for i in await store.list() if i.parent_id == session.id]
-    assert len(children) == 1 and children[0].status == "completed"
+    assert len(children) == 1
+    assert children[0].status == "completed"
 
 
 async def test_full_context_excludes_the_delegating_turn() -> None:
@@ -114,7 +116,10 @@ async def test_a_failing_child_is_an_error_result_for_the_parent() -> None:
         tools=[EchoTool(), DelegateTool()],
     )
     result = await session.run("go")
-    assert result.status is RunStatus.COMPLETED and result.text == "parent continues"
+    assert result.status is RunStatus.COMPLETED
+    assert result.text == "parent continues"
     delegated = session.state.messages[2]
-    assert isinstance(delegated, ToolResultMessage) and delegated.is_error
-    assert "status error" in delegated.content and "overloaded" in delegated.content
+    assert isinstance(delegated, ToolResultMessage)
+    assert delegated.is_error
+    assert "status error" in delegated.content
+    assert "overloaded" in delegated.content
