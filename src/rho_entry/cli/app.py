@@ -1,0 +1,214 @@
+"""Running an invocation: errors to exit codes, sessions, one-shot runs.
+
+Every failure ends with a one-line (or a few lines) explanation on stderr and its documented
+exit code, never a traceback and never a false 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rho_domain.errors import ConfigError, ModelError, RhoError
+from rho_domain.ports.store import SessionStore
+from rho_domain.run import RunResult, RunStatus
+from rho_entry.cli import exit_codes
+from rho_entry.cli.approval import TerminalApprover
+from rho_entry.cli.launch import Launch, prepare
+from rho_entry.cli.render import JsonRenderer, TerminalRenderer
+from rho_entry.settings import environment
+
+T = TypeVar("T")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed invocation and return its exit code."""
+    try:
+        if args.list:
+            return _list_sessions(_store(environment()))
+        launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
+        if launch.interactive:
+            from rho_entry.cli.repl import run_repl
+
+            return run_repl(launch, _store(environment()))
+        return _run_loop(_one_shot(launch, _store(environment())))
+    except ConfigError as exc:
+        return _fail(str(exc), exit_codes.USAGE)
+    except ModelError as exc:
+        return _fail(f"model error: {exc}", exit_codes.MODEL)
+    except RhoError as exc:
+        return _fail(f"{type(exc).__name__}: {exc}", exit_codes.USAGE)
+    except KeyboardInterrupt:
+        return _fail("cancelled", exit_codes.CANCELLED)
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stderr.write(f"rho-agent: {message}\n")
+    return code
+
+
+def _run_loop(coro: Coroutine[Any, Any, T]) -> T:
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+
+def _store(env: Any) -> SessionStore:
+    from rho_adapters.store.files import FileSessionStore
+    from rho_entry.settings import config_dir
+
+    return FileSessionStore(config_dir(env) / "sessions")
+
+
+def make_renderer(launch: Launch) -> TerminalRenderer | JsonRenderer:
+    if launch.json:
+        return JsonRenderer()
+    return TerminalRenderer(
+        color=launch.color,
+        spinner=sys.stderr.isatty(),
+        quiet=launch.quiet,
+        verbose=launch.verbose,
+        preview_lines=launch.preview_lines,
+    )
+
+
+async def open_session(
+    launch: Launch, store: SessionStore, renderer: Any, approver: TerminalApprover | None
+) -> Any:
+    """A new session for ``launch``, or the resumed one (flags given override its config)."""
+    from rho_entry.facade import Agent, Session
+
+    if launch.resume:
+        return await Session.resume(
+            launch.resume,
+            store=store,
+            overrides=launch.overrides,
+            approver=approver,
+            on_event=renderer,
+        )
+    return Session(Agent(launch.settings.config), store=store, approver=approver, on_event=renderer)
+
+
+def interruptible(
+    session: Any, notice: Callable[[str], None]
+) -> contextlib.AbstractContextManager[None]:
+    """While inside: Ctrl+C cancels the session's run (a second one force-stops it)."""
+    return _Interrupts(session, notice)
+
+
+class _Interrupts(contextlib.AbstractContextManager[None]):
+    def __init__(self, session: Any, notice: Callable[[str], None]) -> None:
+        self.session, self.notice, self.count = session, notice, 0
+        self.task = asyncio.current_task()
+
+    def _handle(self) -> None:
+        self.count += 1
+        if self.count == 1:
+            self.notice("cancelling… (Ctrl+C again to stop at once)")
+            self.session.cancel()
+        elif self.task is not None:
+            self.task.cancel()
+
+    def __enter__(self) -> None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals: Windows
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._handle)
+
+    def __exit__(self, *exc_info: object) -> None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+
+async def _one_shot(launch: Launch, store: SessionStore) -> int:
+    renderer = make_renderer(launch)
+    approver = None
+    if not launch.json and sys.stdin.isatty():
+        # nobody to ask without a terminal: the run then stops with exit code 4
+        approver = TerminalApprover(renderer, style=renderer.style)  # type: ignore[union-attr]
+    session = await open_session(launch, store, renderer, approver)
+    try:
+        if not launch.json and not launch.quiet:
+            config = session.agent.config
+            renderer.notice(
+                f"rho-agent · {config.model} · profile {session.agent.profile.name} · "
+                f"{config.working_dir or '.'} · session {session.id}",
+                "dim",
+            )
+        with interruptible(session, lambda text: renderer.notice(text, "yellow")):
+            try:
+                result: RunResult = await session.run(launch.task)
+            except asyncio.CancelledError:
+                result = session.last_result
+                if result is None:
+                    raise
+    finally:
+        await session.close()
+    code = result_code(result)
+    if isinstance(renderer, JsonRenderer):
+        renderer.finish(result, exit_code=code)
+    else:
+        renderer.finish(result)
+        _explain(result, renderer, session.id)
+    if launch.output is not None and result.status is RunStatus.COMPLETED:
+        code = _write_output(launch.output, result.text, renderer) or code
+    return code
+
+
+def result_code(result: RunResult) -> int:
+    return exit_codes.exit_code(
+        result.status.value, model_error=exit_codes.is_model_error(result.error_type)
+    )
+
+
+def _explain(result: RunResult, renderer: TerminalRenderer, session_id: str) -> None:
+    status = result.status
+    if status is RunStatus.AWAITING_APPROVAL:
+        calls = ", ".join(p.call.name for p in result.pending)
+        renderer.notice(
+            f"stopped: {calls} needs approval and there is no terminal to ask. Run "
+            f"`rho-agent --resume {session_id}` on a terminal, or use -y.",
+            "yellow",
+        )
+    elif status in (RunStatus.MAX_TURNS, RunStatus.BUDGET_EXCEEDED):
+        why = result.error or status.value.replace("_", " ")
+        renderer.notice(
+            f"stopped: {why}. Continue with `rho-agent --resume {session_id}`.", "yellow"
+        )
+    elif status is RunStatus.CANCELLED:
+        renderer.notice(f"cancelled. Resume with `rho-agent --resume {session_id}`.", "yellow")
+    elif status is RunStatus.ERROR and not renderer.quiet:
+        renderer.notice(f"failed: {result.error}", "red")
+
+
+def _write_output(path: Path, text: str, renderer: Any) -> int:
+    try:
+        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    except OSError as exc:
+        renderer.notice(f"could not write --output {path}: {exc.strerror}", "red")
+        return exit_codes.USAGE
+    if not isinstance(renderer, JsonRenderer):
+        renderer.notice(f"answer written to {path}", "dim")
+    return 0
+
+
+def _list_sessions(store: SessionStore) -> int:
+    infos = _run_loop(_listing(store))
+    if not infos:
+        sys.stdout.write("no saved sessions\n")
+    for line in infos:
+        sys.stdout.write(line + "\n")
+    return exit_codes.OK
+
+
+async def _listing(store: SessionStore) -> list[str]:
+    from rho_entry.cli.sessions import format_sessions
+
+    return format_sessions(await store.list(limit=50))

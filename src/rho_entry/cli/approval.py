@@ -1,0 +1,109 @@
+"""Approval at the terminal: ``[y]es / [N]o / [a]lways for this tool``, default no.
+
+The answer is read from stdin without blocking the event loop (``loop.add_reader``), so Ctrl+C
+at the prompt is delivered at once: the session's cancellation cancels ``decide`` and the turn
+ends. End of input counts as no, as the Approver contract requires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Protocol
+
+from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
+from rho_entry.cli.render import Style, signature
+
+YES = frozenset({"y", "yes"})
+NO = frozenset({"", "n", "no"})
+ALWAYS = frozenset({"a", "always"})
+
+
+class _Notices(Protocol):
+    def notice(self, text: str, *styles: str) -> None: ...
+
+
+class TerminalApprover(Approver):
+    """Asks on the terminal. With ``auto`` on (``-y``, ``/approve on``) it approves without
+    asking, and says so."""
+
+    def __init__(
+        self, notices: _Notices, *, style: Style, auto: bool = False, fd: int | None = None
+    ) -> None:
+        self.notices, self.style, self.auto = notices, style, auto
+        self.fd = sys.stdin.fileno() if fd is None else fd
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
+        call = request.call
+        if self.auto:
+            self.notices.notice(f"✓ auto-approved: {signature(call)}", "dim")
+            return ApprovalAnswer(approved=True)
+        self.notices.notice(f"? approve {call.name}: {request.reason}", "yellow", "bold")
+        for line in _arguments(request).splitlines():
+            self.notices.notice(f"    {line}")
+        while True:
+            sys.stderr.write(
+                self.style("  [y]es / [N]o / [a]lways for this tool: ", "yellow", "bold")
+            )
+            sys.stderr.flush()
+            answer = await read_line(self.fd)
+            if answer is None:  # end of input: nobody can approve
+                sys.stderr.write("\n")
+                return ApprovalAnswer(approved=False, note="end of input")
+            choice = answer.strip().lower()
+            if choice in YES:
+                return ApprovalAnswer(approved=True)
+            if choice in ALWAYS:
+                self.notices.notice(f"  {call.name} approved for the rest of this session", "dim")
+                return ApprovalAnswer(approved=True, always=True)
+            if choice in NO:
+                return ApprovalAnswer(approved=False)
+            self.notices.notice("  answer y, n (the default) or a")
+
+
+def _arguments(request: ApprovalRequest) -> str:
+    """The full arguments: a bash command verbatim, anything else as indented JSON."""
+    arguments = dict(request.arguments)
+    if request.call.name == "bash" and isinstance(arguments.get("command"), str):
+        extra = {k: v for k, v in arguments.items() if k != "command"}
+        text = f"$ {arguments['command']}"
+        return text + (f"\n{json.dumps(extra)}" if extra else "")
+    if not arguments:
+        return request.call.arguments or "{}"
+    return json.dumps(arguments, indent=2, ensure_ascii=False)
+
+
+async def read_line(fd: int) -> str | None:
+    """One line from ``fd`` without blocking the loop; None at end of input.
+
+    On a terminal in canonical mode the fd is readable only once Enter is pressed. Reads
+    stop at the newline, so nothing typed after it is swallowed.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str | None] = loop.create_future()
+    buffer = bytearray()
+
+    def readable() -> None:
+        try:
+            byte = os.read(fd, 1)  # one byte at a time: never consume the next line
+        except BlockingIOError:
+            return
+        except OSError:
+            byte = b""
+        if not byte:
+            if not done.done():
+                done.set_result(buffer.decode(errors="replace") if buffer else None)
+            return
+        if byte == b"\n":
+            if not done.done():
+                done.set_result(buffer.decode(errors="replace"))
+            return
+        buffer.extend(byte)
+
+    loop.add_reader(fd, readable)
+    try:
+        return await done
+    finally:
+        loop.remove_reader(fd)

@@ -1,0 +1,202 @@
+"""From parsed flags to a Launch: settings, the task, and how to present the run.
+
+Everything that can be wrong with the invocation is found here, before any model is called:
+bad flags, config, profile, templates (a missing required variable names itself and the
+file), an --output file that exists without --force, no endpoint configured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_entry import settings as settings_module
+from rho_entry.settings import Settings, check_endpoint, resolve_settings
+from rho_entry.templates import (
+    PromptTemplate,
+    load_template,
+    load_vars_file,
+    parse_var_assignments,
+    render_template,
+)
+
+_SETTING_FLAGS = (
+    "model",
+    "base_url",
+    "api_key_env",
+    "provider",
+    "profile",
+    "working_dir",
+    "backend",
+    "service_tier",
+    "reasoning_effort",
+    "max_turns",
+    "context_window",
+    "auto_approve",
+    "system_prompt",
+    "shell_mode",
+)
+
+
+@attrs.frozen(kw_only=True)
+class Launch:
+    """One invocation, validated. ``task`` None means the REPL."""
+
+    settings: Settings
+    task: str | None
+    interactive: bool
+    json: bool
+    quiet: bool
+    verbose: bool
+    color: bool
+    preview_lines: int
+    output: Path | None
+    resume: str | None
+    overrides: Mapping[str, Any]  # config fields given as flags (applied over a resumed one)
+
+
+def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool) -> Launch:
+    """Validate the invocation; raises ConfigError with what to fix."""
+    if args.json and args.quiet:
+        raise ConfigError("--json and --quiet cannot be combined")
+    if args.task is not None and args.prompt is not None:
+        raise ConfigError("give the task either as an argument or with --prompt, not both")
+    home = settings_module.config_dir(env)
+    values = load_vars_file(args.vars_file) if args.vars_file else {}
+    values.update(parse_var_assignments(args.var))
+    task, suggested = args.task, {}
+    if args.prompt is not None:
+        template = load_template(_find_template(args.prompt, home))
+        task = render_template(template, values).system_prompt.strip()
+        suggested = _suggestions(template)
+    system = args.system_prompt
+    if system is not None and _is_template_path(system):
+        template = load_template(Path(system).expanduser())
+        rendered = render_template(template, values)  # fail now on a missing variable
+        if task is None and rendered.initial_prompt and not args.resume:
+            task = rendered.initial_prompt
+        suggested = {**_suggestions(template), **suggested}
+        system = str(Path(system).expanduser().resolve())
+    flags = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
+    flags["system_prompt"], flags["vars"] = system, values
+    config_path = args.config or env.get("RHO_AGENT_CONFIG")
+    base = _load_config(config_path) if config_path else None
+    settings = resolve_settings(flags, env, base=base, suggested=suggested)
+    if task is None and not stdin_tty:
+        task = sys.stdin.read().strip() or None
+        if task is None and not args.resume:
+            raise ConfigError("no task: pass it as an argument, with --prompt, or on stdin")
+    interactive = task is None
+    if interactive and args.json:
+        raise ConfigError("--json needs a task (an argument, --prompt, or stdin)")
+    if not args.resume:
+        check_endpoint(settings, env)
+    output = Path(args.output).expanduser() if args.output else None
+    if output is not None:
+        _check_output(output, force=args.force, interactive=interactive)
+    return Launch(
+        settings=settings,
+        task=task,
+        interactive=interactive,
+        json=args.json,
+        quiet=args.quiet,
+        verbose=args.verbose,
+        color=_color(env),
+        preview_lines=_preview_lines(args.preview_lines, env),
+        output=output,
+        resume=_resume_ref(args.resume),
+        overrides=_overrides(settings, flags),
+    )
+
+
+def _overrides(settings: Settings, flags: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields the user gave as flags, for --resume (the saved config keeps the rest)."""
+    config = settings.config
+    given = {k for k, source in settings.sources.items() if source == "flag"}
+    out = {name: getattr(config, name) for name in given if hasattr(AgentConfig, name)}
+    if flags.get("profile") is not None or flags.get("shell_mode") is not None:
+        out["profile"] = config.profile
+    if flags.get("vars"):
+        out["vars"] = config.vars
+    return out
+
+
+def _resume_ref(value: str | None) -> str | None:
+    """A session directory path is made absolute; ids, prefixes and ``latest`` pass through."""
+    if value is None or value == "latest" or not Path(value).expanduser().is_dir():
+        return value
+    return str(Path(value).expanduser().resolve())
+
+
+def _find_template(name: str, home: Path) -> Path:
+    path = Path(name).expanduser()
+    if path.is_file():
+        return path
+    for candidate in (home / "prompts" / name, home / "prompts" / f"{name}.md"):
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(
+        f"--prompt {name!r}: no such template file (looked for {path} and "
+        f"{home / 'prompts' / (name if name.endswith('.md') else name + '.md')})"
+    )
+
+
+def _is_template_path(value: str) -> bool:
+    text = value.strip()
+    if "\n" in text:
+        return False
+    try:
+        return text.endswith(".md") or Path(text).expanduser().is_file()
+    except OSError:  # literal prompt text too long to be a file name
+        return False
+
+
+def _suggestions(template: PromptTemplate) -> dict[str, str]:
+    out = {}
+    if template.profile:
+        out["profile"] = template.profile
+    if template.model:
+        out["model"] = template.model
+    return out
+
+
+def _load_config(path: str) -> AgentConfig:
+    from rho_entry.config_files import load_agent_config
+
+    return load_agent_config(Path(path).expanduser())
+
+
+def _check_output(path: Path, *, force: bool, interactive: bool) -> None:
+    if interactive:
+        raise ConfigError("--output needs a task: it writes the final answer of a one-shot run")
+    if path.is_dir():
+        raise ConfigError(f"--output {path}: is a directory")
+    if path.exists() and not force:
+        raise ConfigError(f"--output {path}: the file exists; add --force to overwrite it")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--output {path}: the directory {path.parent} does not exist")
+
+
+def _color(env: Mapping[str, str]) -> bool:
+    if "NO_COLOR" in env or env.get("TERM") == "dumb":
+        return False
+    return sys.stderr.isatty()
+
+
+def _preview_lines(flag: int | None, env: Mapping[str, str]) -> int:
+    if flag is not None:
+        return flag
+    raw = env.get("RHO_AGENT_PREVIEW_LINES")
+    if not raw:
+        return 6
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"RHO_AGENT_PREVIEW_LINES={raw!r}: expected an integer") from None

@@ -1,0 +1,36 @@
+"""Entry point: parse (stdlib only), then import and run the rest.
+
+``rho-agent --help`` and ``--version`` never import httpx, yaml, cattrs or a driver: the parser
+is built from the standard library and everything else is imported after parsing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS = {"monitor": "rho_entry.monitor", "export": "rho_entry.export"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``rho-agent`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in SUBCOMMANDS:
+        return _subcommand(args[0], args[1:])
+    from rho_entry.cli.parser import build_parser
+
+    try:
+        namespace = build_parser().parse_args(args)
+    except SystemExit as exc:  # --help, --version, or a usage error (exit 1)
+        return exc.code if isinstance(exc.code, int) else 1
+    from rho_entry.cli.app import run
+
+    return run(namespace)
+
+
+def _subcommand(name: str, args: list[str]) -> int:
+    import importlib
+
+    module = importlib.import_module(SUBCOMMANDS[name])
+    code: int = module.main(args)
+    return code

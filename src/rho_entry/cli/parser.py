@@ -1,0 +1,136 @@
+"""The argument parser of ``rho-agent``: standard library only, so ``--help`` is instant.
+
+Nothing here imports httpx, yaml, cattrs or a driver; the rest of the CLI is imported after
+parsing. Every setting flag defaults to None ("not given"), so that settings can tell a flag
+from the environment and the config file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+from rho_entry.cli.exit_codes import EXIT_CODES_HELP
+
+VERSION = "0.2.0"
+
+DESCRIPTION = """\
+Run an agent on a task (one-shot), or open an interactive session (REPL).
+
+  rho-agent "task"            run once and exit (text on stdout, progress on stderr)
+  rho-agent                   REPL on a terminal; reads the task from stdin otherwise
+  rho-agent monitor ...       watch and control running sessions (see: rho-agent monitor -h)
+  rho-agent export ID         print a session's trace as one JSON document
+"""
+
+EPILOG = f"""\
+environment (flags win over the environment, which wins over --config):
+  OPENAI_API_KEY, ANTHROPIC_API_KEY   API keys (or name another with --api-key-env)
+  OPENAI_BASE_URL, OPENAI_MODEL       endpoint and model (RHO_AGENT_BASE_URL/_MODEL win)
+  RHO_AGENT_PROFILE, RHO_AGENT_PROVIDER, RHO_AGENT_WORKING_DIR, RHO_AGENT_BACKEND,
+  RHO_AGENT_SERVICE_TIER, RHO_AGENT_REASONING_EFFORT, RHO_AGENT_MAX_TURNS,
+  RHO_AGENT_CONTEXT_WINDOW, RHO_AGENT_AUTO_APPROVE, RHO_AGENT_API_KEY_ENV,
+  RHO_AGENT_CONFIG, RHO_AGENT_PREVIEW_LINES   the flags of the same name
+  RHO_AGENT_HOME      config directory (default $XDG_CONFIG_HOME/rho-agent or
+                      ~/.config/rho-agent): sessions/, history, default.md, profiles/
+  NO_COLOR            disable colour (also off when output is not a terminal)
+
+exit codes:
+{EXIT_CODES_HELP}
+
+examples:
+  rho-agent --model demo "what is in this directory?"     offline demo, no account
+  rho-agent -m gpt-5-mini --profile developer "fix the failing test"
+  rho-agent --base-url http://localhost:11434/v1 -m qwen3 "summarise README.md"
+  rho-agent -p review.md --var repo=api -o review.md --force
+  rho-agent --json "count the TODOs" | jq -c 'select(.kind=="tool_start")'
+  rho-agent --resume latest
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on usage errors; rho-agent's documented code for them is 1."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rho-agent",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("task", nargs="?", help="the task; omit it for the REPL (or stdin)")
+    parser.add_argument("--version", action="version", version=f"rho-agent {VERSION}")
+
+    model = parser.add_argument_group("model")
+    model.add_argument("-m", "--model", help="model id, or 'demo' for the offline demo model")
+    model.add_argument("--base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
+    model.add_argument("--api-key-env", metavar="VAR", help="read the API key from VAR")
+    model.add_argument(
+        "--provider",
+        help="endpoint profile: openai, vllm, ollama, groq, cerebras, llamacpp, openrouter, "
+        "azure, or anthropic (default: guessed from the base URL)",
+    )
+    model.add_argument("--reasoning-effort", metavar="LEVEL", help="e.g. low, medium, high")
+    model.add_argument("--service-tier", metavar="TIER", help="e.g. flex, priority")
+    model.add_argument("--context-window", type=int, metavar="TOKENS", help="for compaction")
+
+    agent = parser.add_argument_group("agent")
+    agent.add_argument(
+        "--profile",
+        help="readonly (default), developer, eval, a YAML path, or a name in "
+        "<config dir>/profiles/",
+    )
+    agent.add_argument(
+        "--shell-mode",
+        choices=("restricted", "unrestricted"),
+        help="override the profile's shell mode (its other tools are kept)",
+    )
+    agent.add_argument("-w", "--working-dir", metavar="DIR", help="workspace (default: cwd)")
+    agent.add_argument("-c", "--config", metavar="FILE", help="AgentConfig YAML file")
+    agent.add_argument(
+        "-s", "--system-prompt", metavar="FILE|TEXT", help="system prompt: a .md template or text"
+    )
+    agent.add_argument(
+        "-p",
+        "--prompt",
+        metavar="TEMPLATE",
+        help="task template (.md with frontmatter, or a name in <config dir>/prompts/)",
+    )
+    agent.add_argument(
+        "--var", action="append", default=[], metavar="KEY=VALUE", help="template variable"
+    )
+    agent.add_argument("--vars-file", metavar="FILE", help="YAML mapping of template variables")
+    agent.add_argument("--max-turns", type=int, metavar="N", help="model calls per run")
+    agent.add_argument("--backend", help="where tools run: local (default)")
+    agent.add_argument(
+        "-y",
+        "--auto-approve",
+        action="store_true",
+        default=None,
+        help="run tool calls without asking (the REPL's /approve toggles it)",
+    )
+
+    output = parser.add_argument_group("output")
+    output.add_argument("-o", "--output", metavar="FILE", help="write the final answer to FILE")
+    output.add_argument("--force", action="store_true", help="let --output overwrite FILE")
+    output.add_argument("--json", action="store_true", help="JSONL events on stdout (scripts)")
+    output.add_argument("-q", "--quiet", action="store_true", help="only the final answer")
+    output.add_argument(
+        "-v", "--verbose", action="store_true", help="full tool output, reasoning, timings"
+    )
+    output.add_argument(
+        "--preview-lines", type=int, metavar="N", help="tool output lines shown (default 6)"
+    )
+
+    sessions = parser.add_argument_group("sessions")
+    sessions.add_argument("-l", "--list", action="store_true", help="list saved sessions")
+    sessions.add_argument(
+        "-r", "--resume", metavar="ID", help="continue a session: latest, an id, a prefix, a path"
+    )
+    return parser

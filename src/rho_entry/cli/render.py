@@ -1,0 +1,249 @@
+"""Showing session events in a terminal, or as JSON lines for scripts.
+
+TerminalRenderer: assistant text streams to stdout as it arrives; everything else (tool
+signatures and result previews, notices, the usage line, the spinner) goes to stderr, so
+``rho-agent "task" > answer.md`` captures just the answer. Colour only when stderr is a
+terminal and NO_COLOR is unset. JsonRenderer: one JSON object per event on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from rho_domain import events as ev
+from rho_domain.messages import ToolCall, Usage
+from rho_domain.run import RunResult
+from rho_entry.cli.spinner import Spinner
+
+_CODES = {"dim": "2", "bold": "1", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+
+
+class Style:
+    """ANSI styling that turns itself off (NO_COLOR, not a terminal)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.enabled or not styles:
+            return text
+        codes = ";".join(_CODES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+def signature(call: ToolCall, *, limit: int | None = 120) -> str:
+    """``bash(ls -la)`` or ``read(path='a.py', offset=10)``; cut to ``limit`` characters."""
+    try:
+        arguments: Any = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        arguments = call.arguments
+    if isinstance(arguments, Mapping):
+        if (
+            call.name == "bash"
+            and isinstance(arguments.get("command"), str)
+            and len(arguments) == 1
+        ):
+            inner = arguments["command"]
+        else:
+            inner = ", ".join(f"{k}={_value(v)}" for k, v in arguments.items())
+    else:
+        inner = str(arguments)
+    text = f"{call.name}({inner})"
+    if limit is not None and len(text) > limit:
+        return text[: limit - 1] + "…"
+    return text
+
+
+def _value(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else json.dumps(value)
+
+
+def usage_line(result: RunResult, context_tokens: int | None) -> str:
+    """``context 1,234 · in 2,345 · out 67 · $0.0012`` (this run; session totals after)."""
+    parts = []
+    if context_tokens:
+        parts.append(f"context {context_tokens:,}")
+    parts.append(_tokens(result.usage))
+    if result.session_usage != result.usage:
+        parts.append(f"session {_tokens(result.session_usage)}")
+    cost = result.session_usage.cost_usd
+    if cost:
+        parts.append(f"${cost:.4f}")
+    estimated = " (estimated)" if result.usage.estimated else ""
+    return " · ".join(parts) + estimated
+
+
+def _tokens(usage: Usage) -> str:
+    return f"in {usage.input_tokens:,} / out {usage.output_tokens:,}"
+
+
+class TerminalRenderer:
+    """Listener for ``Session(on_event=...)`` that draws the session on a terminal."""
+
+    def __init__(
+        self,
+        *,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        color: bool = False,
+        spinner: bool = False,
+        quiet: bool = False,
+        verbose: bool = False,
+        preview_lines: int = 6,
+    ) -> None:
+        self.out, self.err = out or sys.stdout, err or sys.stderr
+        self.style = Style(color)
+        self.quiet, self.verbose, self.preview_lines = quiet, verbose, preview_lines
+        self.spinner = Spinner(self.err, enabled=spinner and not quiet)
+        self.context_tokens: int | None = None
+        self._mid_line = False  # the last text written to stdout did not end a line
+
+    def __call__(self, event: ev.Event) -> None:
+        if not isinstance(event, ev.LLMStarted | ev.UsageRecorded | ev.ToolCallDelta):
+            self.spinner.stop()
+        if isinstance(event, ev.UsageRecorded):
+            self.context_tokens = event.prompt_tokens or self.context_tokens
+        if self.quiet:
+            if isinstance(event, ev.ErrorOccurred):
+                self.notice(f"error: {event.message}", "red")
+            return
+        handler = getattr(self, f"_on_{event.kind}", None)
+        if handler is not None:
+            handler(event)
+
+    def notice(self, text: str, *styles: str) -> None:
+        """A line on stderr (after ending any streamed text line)."""
+        self.spinner.stop()
+        self._end_line()
+        self.err.write(self.style(text, *styles) + "\n")
+        self.err.flush()
+
+    def finish(self, result: RunResult) -> None:
+        """After a run: the final answer (quiet mode) and the usage line."""
+        self.spinner.stop()
+        if self.quiet:
+            if result.text:
+                self.out.write(result.text.rstrip("\n") + "\n")
+                self.out.flush()
+            return
+        self._end_line()
+        self.notice(usage_line(result, self.context_tokens), "dim")
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self._mid_line = False
+
+    def _on_llm_start(self, event: ev.LLMStarted) -> None:
+        self.spinner.start("thinking")
+        if self.verbose:
+            self.notice(f"· model call {event.call_index} ({event.context_tokens:,} tokens)", "dim")
+
+    def _on_text_delta(self, event: ev.TextDelta) -> None:
+        self.out.write(event.text)
+        self.out.flush()
+        self._mid_line = not event.text.endswith("\n")
+
+    def _on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
+        if self.verbose:
+            self.err.write(self.style(event.text, "dim"))
+            self.err.flush()
+
+    def _on_tool_start(self, event: ev.ToolStarted) -> None:
+        self.notice(f"● {signature(event.call)}", "cyan")
+        self.spinner.start(event.call.name)
+
+    def _on_tool_end(self, event: ev.ToolEnded) -> None:
+        lines = event.content.rstrip("\n").splitlines() or ["(no output)"]
+        shown = lines if self.verbose or self.preview_lines < 0 else lines[: self.preview_lines]
+        style = ("red",) if event.is_error else ("dim",)
+        for index, line in enumerate(shown):
+            prefix = "  ⎿ " if index == 0 else "    "
+            self.notice(prefix + line[:200], *style)
+        hidden = len(lines) - len(shown)
+        tail = f"… {hidden} more line{'s' if hidden != 1 else ''}, " if hidden > 0 else ""
+        self.notice(f"    ({tail}{event.duration:.1f}s)", "dim")
+
+    def _on_tool_blocked(self, event: ev.ToolBlocked) -> None:
+        who = "rejected by you" if event.by == "user" else f"denied: {event.reason}"
+        self.notice(f"✗ {signature(event.call)}: {who}", "yellow")
+
+    def _on_approval_requested(self, event: ev.ApprovalRequested) -> None:
+        if self.verbose:
+            self.notice(f"? {signature(event.call)} needs approval: {event.reason}", "yellow")
+
+    def _on_compact(self, event: ev.Compacted) -> None:
+        self.notice(
+            f"compacted ({event.trigger}): {event.tokens_before:,} → {event.tokens_after:,} "
+            f"tokens; {event.replaced_count} messages summarised",
+            "dim",
+        )
+
+    def _on_interruption(self, event: ev.Interrupted) -> None:
+        detail = f" ({event.detail})" if event.detail else ""
+        self.notice(f"{event.reason}{detail}", "yellow")
+
+    def _on_directive(self, event: ev.DirectiveApplied) -> None:
+        self.notice(f"directive from the operator: {event.text}", "yellow")
+
+    def _on_error(self, event: ev.ErrorOccurred) -> None:
+        self.notice(f"error: {event.error_type}: {event.message}", "red")
+
+    def _on_llm_end(self, event: ev.LLMEnded) -> None:
+        if self.verbose:
+            self.notice(f"· {event.duration:.1f}s, finish {event.finish_reason}", "dim")
+
+
+class JsonRenderer:
+    """Writes every event, then a final ``result`` object, as one JSON line each."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        from rho_adapters.codec import event_to_dict
+
+        self._encode = event_to_dict
+        self.out = out or sys.stdout
+
+    def __call__(self, event: ev.Event) -> None:
+        self._write(self._encode(event))
+
+    def notice(self, text: str, *styles: str) -> None:
+        self._write({"kind": "notice", "text": text})
+
+    def finish(self, result: RunResult, *, exit_code: int) -> None:
+        pending = [
+            {"call_id": p.call.id, "tool": p.call.name, "arguments": p.call.arguments}
+            for p in result.pending
+        ]
+        self._write(
+            {
+                "kind": "result",
+                "session_id": result.session_id,
+                "run_id": result.run_id,
+                "status": result.status.value,
+                "exit_code": exit_code,
+                "text": result.text,
+                "error": result.error,
+                "usage": _usage(result.usage),
+                "session_usage": _usage(result.session_usage),
+                "pending": pending,
+            }
+        )
+
+    def _write(self, data: Mapping[str, Any]) -> None:
+        self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+
+def _usage(usage: Usage) -> dict[str, Any]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "cost_usd": usage.cost_usd,
+        "estimated": usage.estimated,
+    }
