@@ -2,23 +2,31 @@
 
 The agent loop (``Session``), its ``State``, messages, events, permission profiles, the
 approval policy, compaction, the tool registry, and the ports through which all I/O flows.
+Names are imported lazily: ``import rho_domain.messages`` does not load the loop.
 """
 
-from rho_domain.agent import Agent
-from rho_domain.compaction import CompactResult
-from rho_domain.config import AgentConfig, Budget, DatabaseConfig
-from rho_domain.errors import RhoError
-from rho_domain.permissions import (
-    ApprovalMode,
-    DatabaseMode,
-    FileWriteMode,
-    PermissionProfile,
-    ShellMode,
-    builtin_profile,
-)
-from rho_domain.run import RunResult, RunStatus
-from rho_domain.session import Session
-from rho_domain.state import State
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "Agent": "rho_domain.agent",
+    "AgentConfig": "rho_domain.config",
+    "ApprovalMode": "rho_domain.permissions",
+    "Budget": "rho_domain.config",
+    "CompactResult": "rho_domain.compaction",
+    "DatabaseConfig": "rho_domain.config",
+    "DatabaseMode": "rho_domain.permissions",
+    "FileWriteMode": "rho_domain.permissions",
+    "PermissionProfile": "rho_domain.permissions",
+    "RhoError": "rho_domain.errors",
+    "RunResult": "rho_domain.run",
+    "RunStatus": "rho_domain.run",
+    "Session": "rho_domain.session",
+    "ShellMode": "rho_domain.permissions",
+    "State": "rho_domain.state",
+    "builtin_profile": "rho_domain.permissions",
+}
 
 __all__ = [
     "Agent",
@@ -38,3 +46,31 @@ __all__ = [
     "State",
     "builtin_profile",
 ]
+
+if TYPE_CHECKING:
+    from rho_domain.agent import Agent
+    from rho_domain.compaction import CompactResult
+    from rho_domain.config import AgentConfig, Budget, DatabaseConfig
+    from rho_domain.errors import RhoError
+    from rho_domain.permissions import (
+        ApprovalMode,
+        DatabaseMode,
+        FileWriteMode,
+        PermissionProfile,
+        ShellMode,
+        builtin_profile,
+    )
+    from rho_domain.run import RunResult, RunStatus
+    from rho_domain.session import Session
+    from rho_domain.state import State
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'rho_domain' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
