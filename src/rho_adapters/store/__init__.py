@@ -5,18 +5,32 @@
   ``request_cancel`` / ``request_pause`` / ``request_resume`` / ``add_directive`` for the
   process that controls a session from outside.
 - ``state_from_jsonl``: resume by replaying a trace.
+
+Names are imported lazily so that the monitor (layout and signals only) never loads yaml or
+cattrs.
 """
 
-from rho_adapters.store.files import FileSessionStore, list_sessions
-from rho_adapters.store.layout import SessionPaths, resolve
-from rho_adapters.store.signals import (
-    FileSignals,
-    add_directive,
-    request_cancel,
-    request_pause,
-    request_resume,
-)
-from rho_adapters.store.trace import TornTraceWarning, parse_trace, read_trace, state_from_jsonl
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "FileSessionStore": "files",
+    "list_sessions": "listing",
+    "SessionPaths": "layout",
+    "resolve": "layout",
+    "FileSignals": "signals",
+    "add_directive": "signals",
+    "read_directives": "signals",
+    "request_cancel": "signals",
+    "request_pause": "signals",
+    "request_resume": "signals",
+    "TornTraceWarning": "trace",
+    "parse_trace": "trace",
+    "read_trace": "trace",
+    "state_from_jsonl": "trace",
+}
 
 __all__ = [
     "FileSessionStore",
@@ -26,6 +40,7 @@ __all__ = [
     "add_directive",
     "list_sessions",
     "parse_trace",
+    "read_directives",
     "read_trace",
     "request_cancel",
     "request_pause",
@@ -33,3 +48,29 @@ __all__ = [
     "resolve",
     "state_from_jsonl",
 ]
+
+if TYPE_CHECKING:
+    from rho_adapters.store.files import FileSessionStore
+    from rho_adapters.store.layout import SessionPaths, resolve
+    from rho_adapters.store.listing import list_sessions
+    from rho_adapters.store.signals import (
+        FileSignals,
+        add_directive,
+        read_directives,
+        request_cancel,
+        request_pause,
+        request_resume,
+    )
+    from rho_adapters.store.trace import (
+        TornTraceWarning,
+        parse_trace,
+        read_trace,
+        state_from_jsonl,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rho_adapters.store' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"rho_adapters.store.{module}"), name)

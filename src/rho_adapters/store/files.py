@@ -23,17 +23,15 @@ from rho_adapters.codec import config_from_dict, config_to_dict, encode_event_li
 from rho_adapters.store.layout import (
     HEARTBEAT_SECONDS,
     SessionPaths,
-    liveness,
     read_meta,
     resolve,
-    session_dirs,
 )
+from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import (
     MetaFile,
     fold_events,
     initial_meta,
-    usage_of,
     without_secrets,
 )
 from rho_adapters.store.trace import read_trace
@@ -208,29 +206,3 @@ class FileSessionStore(SessionStore):
         if held is not None:
             with _store_errors(f"cannot close session {session_id}"):
                 await asyncio.to_thread(held.close)
-
-
-def list_sessions(root: Path, *, limit: int = 50) -> tuple[SessionInfo, ...]:
-    """Sessions under ``root``, newest first, from meta.json only (never the traces)."""
-    now = time.time()
-    infos = []
-    for paths in session_dirs(root):
-        meta = read_meta(paths)
-        created = float(meta.get("created_at") or 0.0)
-        infos.append(
-            SessionInfo(
-                id=paths.id,
-                status=str(meta.get("status", "unknown")),
-                liveness=liveness(meta, paused=paths.pause.exists(), now=now),
-                created_at=created,
-                updated_at=float(meta.get("updated_at") or created),
-                model=str(meta.get("model", "")),
-                profile=str(meta.get("profile", "")),
-                first_prompt=str(meta.get("first_prompt", "")),
-                usage=usage_of(meta),
-                working_dir=meta.get("working_dir"),
-                parent_id=meta.get("parent_id"),
-            )
-        )
-    infos.sort(key=lambda i: (i.created_at, i.id), reverse=True)
-    return tuple(infos[:limit])

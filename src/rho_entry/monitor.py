@@ -1,0 +1,193 @@
+"""``rho-agent monitor [DIR] ps|watch|cancel|pause|resume|directive``: watch and control
+sessions from another terminal, through the files in their directories.
+
+DIR is rho-agent's home or a sessions directory (default: the home's ``sessions``). IDs accept
+unique prefixes; an ambiguous prefix is an error that lists the candidates. Exit codes: 0 ok,
+1 error (unknown or ambiguous session, bad usage). Imports stay light: no httpx, yaml or cattrs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rho_adapters.store.layout import SessionPaths, resolve
+from rho_adapters.store.listing import list_sessions
+from rho_adapters.store.signals import add_directive, request_cancel, request_pause, request_resume
+from rho_domain.errors import RhoError
+from rho_domain.ports.store import SessionInfo
+
+COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive")
+LIVE = frozenset({"running", "paused", "idle"})
+WATCH_POLL_SECONDS = 0.25
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rho-agent monitor",
+        description="Watch and control rho-agent sessions through their session directories.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    ps = sub.add_parser("ps", help="list sessions: id, status, liveness, model, elapsed, prompt")
+    ps.add_argument("--json", action="store_true", help="one JSON document")
+    ps.add_argument("--limit", type=int, default=50)
+    watch = sub.add_parser("watch", help="follow a session's trace live")
+    watch.add_argument("id")
+    watch.add_argument("--json", action="store_true", help="raw trace lines")
+    watch.add_argument("--once", action="store_true", help="print what is there and exit")
+    cancel = sub.add_parser("cancel", help="stop a session at its next checkpoint")
+    target = cancel.add_mutually_exclusive_group(required=True)
+    target.add_argument("id", nargs="?")
+    target.add_argument("--all", action="store_true", help="every live session")
+    sub.add_parser("pause", help="pause before the next model call or tool").add_argument("id")
+    sub.add_parser("resume", help="lift a pause").add_argument("id")
+    directive = sub.add_parser("directive", help="send an instruction to a session")
+    directive.add_argument("id")
+    directive.add_argument("text", nargs="+")
+    return parser
+
+
+def sessions_root(directory: str | None) -> Path:
+    """DIR as given (a home with ``sessions/`` inside, or a sessions directory), else the
+    home from the environment."""
+    if directory is None:
+        from rho_entry.settings import config_dir, environment
+
+        return config_dir(environment()) / "sessions"
+    path = Path(directory).expanduser()
+    return path / "sessions" if (path / "sessions").is_dir() else path
+
+
+def main(argv: Sequence[str]) -> int:
+    args = list(argv)
+    directory = None
+    if args and args[0] not in COMMANDS and not args[0].startswith("-"):
+        directory, args = args[0], args[1:]
+    try:
+        namespace = _parser().parse_args(args)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    root = sessions_root(directory)
+    try:
+        return _dispatch(namespace, root)
+    except RhoError as exc:
+        print(f"rho-agent monitor: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+
+
+def _dispatch(ns: argparse.Namespace, root: Path) -> int:
+    if ns.command == "ps":
+        return _ps(root, as_json=ns.json, limit=ns.limit)
+    if ns.command == "watch":
+        return watch(resolve(root, ns.id), as_json=ns.json, follow=not ns.once)
+    if ns.command == "cancel":
+        targets = (
+            [root / i.id for i in list_sessions(root, limit=10_000) if i.liveness in LIVE]
+            if ns.all
+            else [resolve(root, ns.id).dir]
+        )
+        for path in targets:
+            request_cancel(path)
+            print(f"cancel requested: {path.name}")
+        if not targets:
+            print("no live session to cancel")
+        return 0
+    paths = resolve(root, ns.id)
+    if ns.command == "pause":
+        request_pause(paths.dir)
+        print(f"paused: {paths.id} (it waits before its next model call or tool)")
+    elif ns.command == "resume":
+        print(f"resumed: {paths.id}" if request_resume(paths.dir) else f"{paths.id} was not paused")
+    else:
+        offset = add_directive(paths.dir, " ".join(ns.text))
+        print(f"directive #{offset} queued for {paths.id} (applied before its next model call)")
+    return 0
+
+
+def _ps(root: Path, *, as_json: bool, limit: int) -> int:
+    infos = list_sessions(root, limit=limit)
+    now = time.time()
+    if as_json:
+        rows = [_info_dict(i, now) for i in infos]
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not infos:
+        print(f"no sessions in {root}")
+        return 0
+    header = f"{'ID':<14} {'STATUS':<18} {'LIVENESS':<10} {'MODEL':<20} {'ELAPSED':>8}  PROMPT"
+    print(header)
+    for info in infos:
+        prompt = " ".join(info.first_prompt.split())
+        prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
+        print(
+            f"{info.id:<14} {info.status:<18} {info.liveness:<10} {info.model[:20]:<20} "
+            f"{_elapsed(info, now):>8}  {prompt}"
+        )
+    return 0
+
+
+def _info_dict(info: SessionInfo, now: float) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "status": info.status,
+        "liveness": info.liveness,
+        "model": info.model,
+        "profile": info.profile,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "elapsed_seconds": round(_seconds(info, now), 3),
+        "first_prompt": info.first_prompt,
+        "input_tokens": info.usage.input_tokens,
+        "output_tokens": info.usage.output_tokens,
+        "cost_usd": info.usage.cost_usd,
+        "working_dir": info.working_dir,
+        "parent_id": info.parent_id,
+    }
+
+
+def _seconds(info: SessionInfo, now: float) -> float:
+    end = now if info.liveness in LIVE else info.updated_at
+    return max(0.0, end - info.created_at)
+
+
+def _elapsed(info: SessionInfo, now: float) -> str:
+    seconds = int(_seconds(info, now))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
+    """Print the trace, then follow it until the session's process is gone."""
+    from rho_entry.monitor_format import format_event
+
+    offset, pending = 0, b""
+    while True:
+        try:
+            with paths.trace.open("rb") as handle:
+                handle.seek(offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            chunk = b""
+        offset += len(chunk)
+        *lines, pending = (pending + chunk).split(b"\n")  # keep an incomplete line for later
+        for line in lines:
+            if line.strip():
+                print(line.decode(errors="replace") if as_json else format_event(line))
+        sys.stdout.flush()
+        if not follow or (not chunk and not _live(paths)):
+            return 0
+        time.sleep(WATCH_POLL_SECONDS)
+
+
+def _live(paths: SessionPaths) -> bool:
+    from rho_adapters.store.layout import liveness, read_meta
+
+    return liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time()) in LIVE

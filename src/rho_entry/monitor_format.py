@@ -1,0 +1,102 @@
+"""One readable line per trace event, for ``rho-agent monitor watch``.
+
+Works on the raw JSON of a trace line (no decoding into domain types), so it shows lines of any
+format version and never fails: an unreadable line is shown as such.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+PREVIEW = 200
+
+
+def _cut(text: Any, limit: int = PREVIEW) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _tokens(usage: Any) -> str:
+    if not isinstance(usage, Mapping):
+        return ""
+    cost = usage.get("cost_usd")
+    text = f"in {usage.get('input_tokens', 0)} out {usage.get('output_tokens', 0)}"
+    return text + (f" ${cost:.4f}" if isinstance(cost, int | float) else "")
+
+
+def _message(d: Mapping[str, Any]) -> str:
+    m = d.get("message") or {}
+    role = m.get("role", "?")
+    if role == "assistant":
+        calls = ", ".join(c.get("name", "?") for c in m.get("tool_calls") or [])
+        return f"assistant: {_cut(m.get('text'))}" + (f" [calls: {calls}]" if calls else "")
+    if role == "tool":
+        mark = "error" if m.get("is_error") else "ok"
+        return f"result {m.get('tool_name')} ({mark}): {_cut(m.get('content'))}"
+    origin = m.get("origin", "user")
+    return (
+        f"{role} ({origin}): {_cut(m.get('content'))}"
+        if origin != "user"
+        else f"user: {_cut(m.get('content'))}"
+    )
+
+
+def _call(d: Mapping[str, Any]) -> str:
+    c = d.get("call") or {}
+    return f"{c.get('name')} {_cut(c.get('arguments'))}"
+
+
+_FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "run_start": lambda d: f"run started: {_cut(d.get('prompt'), 120)}",
+    "run_end": lambda d: (
+        f"run ended: {d.get('status')} ({_tokens(d.get('usage'))})"
+        + (f" error: {_cut(d.get('error'))}" if d.get("error") else "")
+    ),
+    "message": _message,
+    "llm_start": lambda d: (
+        f"model call #{d.get('call_index')} to {d.get('model')} (~{d.get('context_tokens')} tokens)"
+    ),
+    "llm_end": lambda d: (
+        f"model answered in {d.get('duration', 0):.2f}s "
+        f"({_tokens(d.get('usage'))}, {d.get('finish_reason')})"
+    ),
+    "tool_start": lambda d: f"tool {_call(d)}",
+    "tool_end": lambda d: (
+        f"tool {d.get('tool_name')} {'failed' if d.get('is_error') else 'ok'}"
+        f" in {d.get('duration', 0):.2f}s"
+    ),
+    "tool_blocked": lambda d: f"blocked ({d.get('by')}): {_call(d)}: {_cut(d.get('reason'))}",
+    "approval_requested": lambda d: f"waiting for approval: {_call(d)}",
+    "approval_resolved": lambda d: (
+        f"approval {'granted' if d.get('approved') else 'refused'} for {d.get('tool_name')}"
+    ),
+    "compact": lambda d: (
+        f"compacted ({d.get('trigger')}): {d.get('tokens_before')} -> "
+        f"{d.get('tokens_after')} tokens"
+    ),
+    "usage": lambda d: f"usage: {_tokens(d.get('usage'))}",
+    "interruption": lambda d: f"{d.get('reason')} {d.get('detail', '')}".rstrip(),
+    "directive": lambda d: f"directive #{d.get('offset')}: {_cut(d.get('text'))}",
+    "error": lambda d: f"error {d.get('error_type')}: {_cut(d.get('message'))}",
+}
+
+
+def format_event(line: bytes) -> str:
+    """``HH:MM:SS  text`` for one trace line."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return f"??:??:??  (unreadable line, {len(line)} bytes)"
+    if not isinstance(data, dict):
+        return f"??:??:??  {_cut(data)}"
+    at = data.get("at")
+    stamp = time.strftime("%H:%M:%S", time.localtime(at)) if isinstance(at, int | float) else "?"
+    kind = str(data.get("kind"))
+    render = _FORMATS.get(kind)
+    try:
+        return f"{stamp}  {render(data) if render else kind}"
+    except (AttributeError, TypeError, ValueError):
+        return f"{stamp}  {kind}"
