@@ -187,12 +187,12 @@ def _store_paths(store: SessionStore | None) -> tuple[Path, ...]:
 
 
 def build_signals(store: SessionStore) -> SignalSource | None:
-    root = getattr(store, "root", None)
-    if root is None:
-        return None
-    from rho_adapters.store import FileSignals
+    """File signals for a file store (sentinel files in each session directory)."""
+    from rho_adapters.store import FileSessionStore, FileSignals
 
-    return FileSignals(Path(root))
+    if not isinstance(store, FileSessionStore):
+        return None
+    return FileSignals(store.session_dir)
 
 
 def build_databases(
