@@ -106,6 +106,7 @@ def profile_from_dict(
         flat["file_write"] = FileWriteMode.OFF.value
     if base is not None:
         merged = _converter().unstructure(base)
+        merged["name"] = default_name  # the file's own name, not the base's
         merged.update(flat)
         flat = merged
     flat.setdefault("name", default_name)

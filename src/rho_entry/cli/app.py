@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import traceback
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,6 +47,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{type(exc).__name__}: {exc}", exit_codes.USAGE)
     except KeyboardInterrupt:
         return _fail("cancelled", exit_codes.CANCELLED)
+    except Exception as exc:  # noqa: BLE001 - a bug must still end with a message and code 1
+        if getattr(args, "verbose", False):
+            traceback.print_exc()
+        hint = "" if getattr(args, "verbose", False) else " (--verbose shows the traceback)"
+        return _fail(f"internal error: {type(exc).__name__}: {exc}{hint}", exit_codes.USAGE)
 
 
 def _fail(message: str, code: int) -> int:

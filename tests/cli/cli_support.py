@@ -1,0 +1,111 @@
+"""Helpers to run the real ``rho-agent`` in subprocesses (pipes or a pseudo-terminal)."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """A minimal environment: no API keys or model settings leak in from the host."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "RHO_AGENT_HOME": str(home / "rho"),
+        "NO_COLOR": "1",
+        "LANG": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+    }
+    env.update(extra)
+    return env
+
+
+def rho(
+    *args: str,
+    cwd: Path,
+    home: Path,
+    stdin: str | None = None,
+    timeout: float = 60,
+    **env: str,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rho_entry", *args],
+        cwd=cwd,
+        env=clean_env(home, **env),
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+class Terminal:
+    """``rho-agent`` on a pseudo-terminal: ``send`` keys, ``expect`` output (ANSI stripped)."""
+
+    def __init__(self, *args: str, cwd: Path, home: Path, **env: str) -> None:
+        import pty
+
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rho_entry", *args],
+            cwd=cwd,
+            env=clean_env(home, TERM="xterm", **env),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,  # the pty becomes its controlling terminal: ^C is SIGINT
+            close_fds=True,
+        )
+        os.close(slave)
+        self.output = ""
+        self._seen = 0
+
+    def send(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def expect(self, pattern: str, timeout: float = 30) -> str:
+        """Wait until ``pattern`` (a regex) appears after the previous match."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            match = regex.search(self.output, self._seen)
+            if match:
+                self._seen = match.end()
+                return match.group(0)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._read(remaining):
+                tail = self.output[self._seen :][-2000:]
+                raise AssertionError(f"{pattern!r} not seen; output since last match:\n{tail}")
+
+    def _read(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.master], [], [], min(timeout, 0.5))
+        if not ready:
+            return self.proc.poll() is None or timeout > 0.5
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:  # the child closed the terminal
+            return False
+        if not data:
+            return False
+        self.output += ANSI.sub("", data.decode(errors="replace"))
+        return True
+
+    def wait(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            self._read(0.2)
+        return self.proc.wait(timeout=1)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)

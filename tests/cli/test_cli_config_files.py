@@ -1,0 +1,87 @@
+"""AgentConfig and permission profile YAML: strict validation, round trip, lookup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rho_domain.config import AgentConfig, Budget
+from rho_domain.errors import ConfigError
+from rho_domain.permissions import ApprovalMode, FileWriteMode, PermissionProfile, ShellMode
+from rho_entry.config_files import (
+    load_agent_config,
+    load_profile_file,
+    resolve_profile,
+    save_agent_config,
+)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_unknown_key_names_file_and_path(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.yaml", "model: m\nbudget:\n  max_cost: 1\n")
+    with pytest.raises(ConfigError) as info:
+        load_agent_config(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "budget" in message
+    assert "max_cost" in message
+
+
+def test_wrong_type_names_key_and_expected_type(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.yaml", "max_turns: five\n")
+    with pytest.raises(ConfigError, match=r"max_turns") as info:
+        load_agent_config(path)
+    assert "int" in str(info.value)
+
+
+def test_not_a_mapping_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="mapping"):
+        load_agent_config(write(tmp_path / "a.yaml", "- a\n- b\n"))
+
+
+def test_round_trip_keeps_every_setting(tmp_path: Path) -> None:
+    config = AgentConfig(
+        model="m",
+        max_turns=7,
+        budget=Budget(max_cost_usd=1.5),
+        vars={"a": "b"},
+        profile=PermissionProfile(name="p", shell=ShellMode.UNRESTRICTED),
+    )
+    save_agent_config(config, tmp_path / "sub" / "c.yaml")
+    assert load_agent_config(tmp_path / "sub" / "c.yaml") == config
+
+
+def test_profile_file_nested_forms_and_base(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "ops.yaml",
+        "base: developer\nshell: {mode: restricted}\nfile_write: off\napproval: {mode: all}\n",
+    )
+    profile = load_profile_file(path)
+    assert profile.name == "ops"
+    assert profile.shell is ShellMode.RESTRICTED
+    assert profile.file_write is FileWriteMode.OFF
+    assert profile.approval is ApprovalMode.ALL
+    assert profile.shell_timeout == 300.0  # from the developer base
+
+
+def test_profile_unknown_key_and_bad_enum(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"x\.yaml.*colour"):
+        load_profile_file(write(tmp_path / "x.yaml", "colour: red\n"))
+    with pytest.raises(ConfigError, match=r"y\.yaml.*shell"):
+        load_profile_file(write(tmp_path / "y.yaml", "shell: sometimes\n"))
+
+
+def test_resolve_profile_by_name_path_and_config_dir(tmp_path: Path) -> None:
+    (tmp_path / "profiles").mkdir()
+    write(tmp_path / "profiles" / "ops.yaml", "description: ops\n")
+    assert resolve_profile("developer", config_dir=tmp_path).name == "developer"
+    assert resolve_profile("ops", config_dir=tmp_path).description == "ops"
+    path = tmp_path / "profiles" / "ops.yaml"
+    assert resolve_profile(str(path), config_dir=None).name == "ops"
+    with pytest.raises(ConfigError, match="unknown profile 'nope'"):
+        resolve_profile("nope", config_dir=tmp_path)

@@ -1,0 +1,73 @@
+"""The demo model's script: list, read the README, answer from the tool results."""
+
+from __future__ import annotations
+
+import json
+
+from rho_domain.messages import AssistantMessage, ToolResultMessage, UserMessage
+from rho_domain.model import ModelRequest, TextChunk, ToolCallReady, ToolSpec, UsageReport
+from rho_entry.demo import LABEL, DemoModel
+
+PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+CMD = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+TOOLS = (
+    ToolSpec(name="list", description="", parameters=PATH),
+    ToolSpec(name="read", description="", parameters=PATH),
+    ToolSpec(name="bash", description="", parameters=CMD),
+)
+
+
+async def step(model: DemoModel, messages: tuple, **kwargs: object) -> tuple[list, str]:
+    request = ModelRequest(model="demo", system="s", messages=messages, tools=TOOLS, **kwargs)
+    calls, text, usage = [], "", None
+    async for event in model.stream(request):
+        if isinstance(event, ToolCallReady):
+            calls.append(event.call)
+        elif isinstance(event, TextChunk):
+            text += event.text
+        elif isinstance(event, UsageReport):
+            usage = event.usage
+    assert usage is not None
+    assert usage.estimated
+    return calls, text
+
+
+def result(call, content: str, is_error: bool = False) -> ToolResultMessage:
+    return ToolResultMessage(
+        call_id=call.id, tool_name=call.name, content=content, is_error=is_error
+    )
+
+
+async def test_lists_then_reads_readme_then_answers() -> None:
+    model = DemoModel()
+    history: tuple = (UserMessage("what is here?"),)
+    (first,), _ = await step(model, history)
+    assert (first.name, json.loads(first.arguments)) == ("list", {"path": "."})
+    history += (AssistantMessage(tool_calls=(first,)), result(first, "README.md\nsrc/\n"))
+    (second,), _ = await step(model, history)
+    assert (second.name, json.loads(second.arguments)) == ("read", {"path": "README.md"})
+    history += (AssistantMessage(tool_calls=(second,)), result(second, "# Hello project\n"))
+    calls, text = await step(model, history)
+    assert calls == []
+    assert text.startswith(LABEL)
+    assert "Hello project" in text
+    assert "2 lines" in text
+
+
+async def test_backticked_command_goes_to_bash_and_rejection_is_reported() -> None:
+    model = DemoModel()
+    history: tuple = (UserMessage("run `echo hi`"),)
+    (call,), _ = await step(model, history)
+    assert (call.name, json.loads(call.arguments)) == ("bash", {"command": "echo hi"})
+    rejected = result(call, "[rejected by the user; not run.]", is_error=True)
+    history += (AssistantMessage(tool_calls=(call,)), rejected)
+    calls, text = await step(model, history)
+    assert calls == []
+    assert "You rejected a call" in text
+
+
+async def test_compaction_request_gets_a_summary_without_tools() -> None:
+    history = (UserMessage("first task"), AssistantMessage(text="done"), UserMessage("sum up"))
+    calls, text = await step(DemoModel(), history, tool_choice="none")
+    assert calls == []
+    assert "first task" in text

@@ -1,0 +1,229 @@
+"""The real CLI in subprocesses: one-shot runs, exit codes, --json, --output, templates."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_support import clean_env, rho
+
+LABEL = "[demo model: scripted and offline"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "README.md").write_text("# Sample project\n\nIt does things.\n")
+    (work / "main.py").write_text("print('hi')\n")
+    return work
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def test_help_documents_exit_codes_and_version(workspace: Path, home: Path) -> None:
+    result = rho("--help", cwd=workspace, home=home)
+    assert result.returncode == 0
+    assert "130  cancelled" in result.stdout
+    assert "--model demo" in result.stdout
+    version = rho("--version", cwd=workspace, home=home)
+    assert (version.returncode, version.stdout.strip()) == (0, "rho-agent 0.2.0")
+
+
+def test_usage_error_exits_1(workspace: Path, home: Path) -> None:
+    result = rho("--no-such-flag", cwd=workspace, home=home)
+    assert result.returncode == 1
+    assert "unrecognized arguments" in result.stderr
+
+
+def test_no_endpoint_explains_and_suggests_demo(workspace: Path, home: Path) -> None:
+    result = rho("hello", cwd=workspace, home=home)
+    assert result.returncode == 1
+    assert "export OPENAI_API_KEY" in result.stderr
+    assert "--model demo" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_demo_one_shot_runs_a_complete_loop(workspace: Path, home: Path) -> None:
+    result = rho("--model", "demo", "what is in this directory?", cwd=workspace, home=home)
+    assert result.returncode == 0, result.stderr
+    assert LABEL in result.stdout
+    assert "Sample project" in result.stdout  # read from README.md through the real tools
+    assert "● list(" in result.stderr
+    assert "● read(" in result.stderr
+    assert " · in " in result.stderr  # the usage line
+
+
+def test_task_from_stdin(workspace: Path, home: Path) -> None:
+    result = rho("--model", "demo", cwd=workspace, home=home, stdin="look around\n")
+    assert result.returncode == 0, result.stderr
+    assert LABEL in result.stdout
+
+
+def test_no_task_on_stdin_is_a_usage_error(workspace: Path, home: Path) -> None:
+    result = rho("--model", "demo", cwd=workspace, home=home, stdin="")
+    assert result.returncode == 1
+    assert "no task" in result.stderr
+
+
+def test_json_lines_parse_and_end_with_the_result(workspace: Path, home: Path) -> None:
+    result = rho("--model", "demo", "--json", "look", cwd=workspace, home=home)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [line["kind"] for line in lines]
+    assert kinds[0] == "run_start"
+    assert {"tool_start", "tool_end", "text_delta", "run_end"} <= set(kinds)
+    assert kinds[-1] == "result"
+    assert lines[-1]["status"] == "completed"
+    assert lines[-1]["exit_code"] == 0
+    assert LABEL in lines[-1]["text"]
+
+
+def test_output_file_refuses_to_overwrite_without_force(workspace: Path, home: Path) -> None:
+    target = workspace / "answer.md"
+    first = rho("--model", "demo", "-o", str(target), "look", cwd=workspace, home=home)
+    assert first.returncode == 0, first.stderr
+    assert LABEL in target.read_text()
+    target.write_text("keep me")
+    second = rho("--model", "demo", "-o", str(target), "look", cwd=workspace, home=home)
+    assert second.returncode == 1
+    assert "--force" in second.stderr
+    assert target.read_text() == "keep me"
+    third = rho("-m", "demo", "-o", str(target), "--force", "look", cwd=workspace, home=home)
+    assert third.returncode == 0
+    assert LABEL in target.read_text()
+
+
+def test_prompt_template_with_vars(workspace: Path, home: Path) -> None:
+    template = workspace / "task.md"
+    template.write_text(
+        "---\nvars:\n  topic: {required: true}\n  tone: plain\nmodel: demo\n---\n"
+        "Tell me about {{ topic }} in a {{ tone }} tone.\n"
+    )
+    ok = rho("-p", str(template), "--var", "topic=files", "--json", cwd=workspace, home=home)
+    assert ok.returncode == 0, ok.stderr
+    start = json.loads(ok.stdout.splitlines()[0])
+    assert start["prompt"] == "Tell me about files in a plain tone."
+    missing = rho("-p", str(template), cwd=workspace, home=home)
+    assert missing.returncode == 1
+    assert "'topic'" in missing.stderr
+    assert "task.md" in missing.stderr
+
+
+def test_config_file_errors_name_file_and_key(workspace: Path, home: Path) -> None:
+    config = workspace / "agent.yaml"
+    config.write_text("model: demo\nmax_turns: lots\n")
+    result = rho("-c", str(config), "look", cwd=workspace, home=home)
+    assert result.returncode == 1
+    assert "agent.yaml" in result.stderr
+    assert "max_turns" in result.stderr
+
+
+def test_unknown_profile_exits_1(workspace: Path, home: Path) -> None:
+    result = rho("-m", "demo", "--profile", "nope", "look", cwd=workspace, home=home)
+    assert result.returncode == 1
+    assert "unknown profile 'nope'" in result.stderr
+
+
+def test_max_turns_exits_3(workspace: Path, home: Path) -> None:
+    result = rho("-m", "demo", "--max-turns", "1", "look", cwd=workspace, home=home)
+    assert result.returncode == 3, result.stderr
+    assert "--resume" in result.stderr
+
+
+def test_approval_without_terminal_exits_4(workspace: Path, home: Path) -> None:
+    result = rho(
+        "-m",
+        "demo",
+        "--profile",
+        "developer",
+        "--json",
+        "run `echo hi`",
+        cwd=workspace,
+        home=home,
+    )
+    assert result.returncode == 4, result.stderr
+    final = json.loads(result.stdout.splitlines()[-1])
+    assert final["status"] == "awaiting_approval"
+    assert [p["tool"] for p in final["pending"]] == ["bash"]
+
+
+def test_auto_approve_runs_the_command(workspace: Path, home: Path) -> None:
+    result = rho(
+        "-m",
+        "demo",
+        "--profile",
+        "developer",
+        "-y",
+        "run `echo approved-output`",
+        cwd=workspace,
+        home=home,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "approved-output" in result.stderr + result.stdout
+
+
+def test_unreachable_endpoint_exits_2(workspace: Path, home: Path) -> None:
+    result = rho(
+        "-m",
+        "some-model",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "look",
+        cwd=workspace,
+        home=home,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ctrl_c_cancels_with_130(workspace: Path, home: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rho_entry",
+            "-m",
+            "demo",
+            "--profile",
+            "eval",
+            "--json",
+            "run `sleep 30`",
+        ],
+        cwd=workspace,
+        env=clean_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line)["kind"] == "tool_start":
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    final = json.loads(rest.splitlines()[-1])
+    assert final["status"] == "cancelled"
+
+
+def test_list_and_resume(workspace: Path, home: Path) -> None:
+    first = rho("-m", "demo", "--json", "look", cwd=workspace, home=home)
+    session_id = json.loads(first.stdout.splitlines()[-1])["session_id"]
+    listing = rho("--list", cwd=workspace, home=home)
+    assert listing.returncode == 0
+    assert session_id in listing.stdout
+    again = rho("--resume", session_id[:6], "--json", "and again", cwd=workspace, home=home)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[-1])["session_id"] == session_id
+    missing = rho("--resume", "zzzzzz", "again", cwd=workspace, home=home)
+    assert missing.returncode == 1

@@ -1,0 +1,74 @@
+"""Settings precedence: flags > environment > template suggestions > config file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_domain.permissions import ShellMode
+from rho_entry.settings import check_endpoint, config_dir, resolve_settings
+
+
+def test_flag_beats_env_beats_file(tmp_path: Path) -> None:
+    base = AgentConfig(model="from-file", max_turns=3, working_dir=str(tmp_path))
+    env = {"OPENAI_MODEL": "from-openai-env", "RHO_AGENT_MAX_TURNS": "9"}
+    settings = resolve_settings({}, env, base=base)
+    assert settings.config.model == "from-openai-env"
+    assert settings.config.max_turns == 9
+    env["RHO_AGENT_MODEL"] = "from-rho-env"
+    assert resolve_settings({}, env, base=base).config.model == "from-rho-env"
+    flagged = resolve_settings({"model": "from-flag"}, env, base=base)
+    assert flagged.config.model == "from-flag"
+    assert flagged.sources["model"] == "flag"
+
+
+def test_template_suggestion_is_below_env() -> None:
+    settings = resolve_settings({}, {}, suggested={"model": "suggested"})
+    assert settings.config.model == "suggested"
+    env = {"OPENAI_MODEL": "env"}
+    assert resolve_settings({}, env, suggested={"model": "suggested"}).config.model == "env"
+
+
+def test_bad_env_values_name_the_variable() -> None:
+    with pytest.raises(ConfigError, match="RHO_AGENT_MAX_TURNS"):
+        resolve_settings({}, {"RHO_AGENT_MAX_TURNS": "many"})
+    with pytest.raises(ConfigError, match="RHO_AGENT_AUTO_APPROVE"):
+        resolve_settings({}, {"RHO_AGENT_AUTO_APPROVE": "perhaps"})
+
+
+def test_shell_mode_changes_only_the_shell() -> None:
+    settings = resolve_settings({"profile": "readonly", "shell_mode": "unrestricted"}, {})
+    profile = settings.config.profile
+    assert not isinstance(profile, str)
+    assert profile.shell is ShellMode.UNRESTRICTED
+    assert profile.name == "readonly"
+    assert profile.approval_required_tools  # approvals kept
+
+
+def test_working_dir_is_made_absolute_and_checked(tmp_path: Path) -> None:
+    settings = resolve_settings({"working_dir": str(tmp_path)}, {})
+    assert settings.config.working_dir == str(tmp_path.resolve())
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_settings({"working_dir": str(tmp_path / "missing")}, {})
+
+
+def test_config_dir_precedence() -> None:
+    assert config_dir({"RHO_AGENT_HOME": "/a", "XDG_CONFIG_HOME": "/b"}) == Path("/a")
+    assert config_dir({"XDG_CONFIG_HOME": "/b"}) == Path("/b/rho-agent")
+
+
+def test_no_endpoint_says_how_to_set_one() -> None:
+    settings = resolve_settings({}, {})
+    with pytest.raises(ConfigError) as info:
+        check_endpoint(settings, {})
+    message = str(info.value)
+    assert "export OPENAI_API_KEY" in message
+    assert "--model demo" in message
+    check_endpoint(settings, {"OPENAI_API_KEY": "k"})
+    check_endpoint(resolve_settings({"model": "demo"}, {}), {})
+    anthropic = resolve_settings({"provider": "anthropic"}, {})
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+        check_endpoint(anthropic, {"OPENAI_API_KEY": "k"})

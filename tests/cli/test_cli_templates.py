@@ -1,0 +1,112 @@
+"""Templates: frontmatter, {{ name }} substitution, required variables, the default prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_domain.permissions import builtin_profile
+from rho_entry.templates import (
+    load_template,
+    parse_template,
+    parse_var_assignments,
+    render_template,
+    resolve_system_prompt,
+)
+
+REVIEW = """\
+---
+description: Review a repository
+vars:
+  repo: {required: true}
+  focus: security
+initial_prompt: Review {{ repo }} with a focus on {{focus}}.
+profile: developer
+model: small-model
+---
+You review {{ repo }}.
+"""
+
+
+def test_frontmatter_fields_are_parsed() -> None:
+    template = parse_template(REVIEW, source="review.md")
+    assert (template.description, template.profile, template.model) == (
+        "Review a repository",
+        "developer",
+        "small-model",
+    )
+    assert template.vars["repo"].required
+    assert template.vars["focus"].default == "security"
+
+
+def test_render_uses_values_then_defaults() -> None:
+    rendered = render_template(parse_template(REVIEW), {"repo": "api"})
+    assert rendered.system_prompt == "You review api.\n"
+    assert rendered.initial_prompt == "Review api with a focus on security."
+
+
+def test_missing_required_variable_names_itself_and_the_file() -> None:
+    with pytest.raises(ConfigError, match=r"review\.md.*'repo'"):
+        render_template(parse_template(REVIEW, source="review.md"), {})
+
+
+def test_undeclared_placeholder_without_value_is_an_error() -> None:
+    with pytest.raises(ConfigError, match=r"t\.md.*\{\{ who \}\}"):
+        render_template(parse_template("Hello {{ who }}", source="t.md"), {})
+
+
+def test_unknown_frontmatter_key_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="unknown frontmatter key"):
+        parse_template("---\nflavour: x\n---\nbody", source="t.md")
+
+
+def test_unclosed_frontmatter_and_empty_body_are_errors() -> None:
+    with pytest.raises(ConfigError, match="never closed"):
+        parse_template("---\ndescription: x\nbody")
+    with pytest.raises(ConfigError, match="no body"):
+        parse_template("---\ndescription: x\n---\n\n")
+
+
+def test_var_assignments_split_on_first_equals() -> None:
+    assert parse_var_assignments(["a=1=2", " b = x "]) == {"a": "1=2", "b": "x"}
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        parse_var_assignments(["=oops"])
+
+
+def test_missing_template_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_template(tmp_path / "nope.md")
+
+
+@pytest.mark.parametrize(
+    ("profile", "expected", "absent"),
+    [
+        ("readonly", "cannot create or modify files", "any command runs"),
+        ("developer", "create, overwrite and edit files", "The shell is restricted"),
+        ("eval", "No tool call needs the user's approval", "cannot create"),
+    ],
+)
+def test_default_prompt_is_truthful_per_profile(profile: str, expected: str, absent: str) -> None:
+    text = resolve_system_prompt(AgentConfig(), builtin_profile(profile), "/work/x", None)
+    assert expected in text
+    assert absent not in text
+    assert "/work/x" in text
+    assert f"Permission profile: {profile}" in text
+
+
+def test_user_default_prompt_overrides_the_builtin(tmp_path: Path) -> None:
+    (tmp_path / "default.md").write_text("Mine: {{ profile_name }} in {{ working_dir }}")
+    text = resolve_system_prompt(AgentConfig(), builtin_profile("readonly"), "/w", tmp_path)
+    assert text == "Mine: readonly in /w"
+
+
+def test_system_prompt_template_path_is_rendered_with_config_vars(tmp_path: Path) -> None:
+    path = tmp_path / "sys.md"
+    path.write_text(REVIEW)
+    config = AgentConfig(system_prompt=str(path), vars={"repo": "web"})
+    assert resolve_system_prompt(config, builtin_profile("readonly"), "/w", None) == (
+        "You review web.\n"
+    )
