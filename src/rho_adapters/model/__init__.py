@@ -1,0 +1,86 @@
+"""Model adapters: ChatModel implementations on httpx, and ``build_model`` for the wiring.
+
+- ``OpenAIChatModel``: every OpenAI-compatible Chat Completions server, shaped by an
+  ``EndpointProfile`` (openai, vllm, cerebras, groq, ollama, llamacpp, openrouter, azure).
+- ``AnthropicModel``: the Anthropic Messages API.
+
+Nothing here opens a connection at import or construction: clients are leased from a shared
+pool on the first call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rho_adapters.model._http import SHARED_POOL, ClientPool, Timeouts
+from rho_adapters.model.anthropic import AnthropicModel
+from rho_adapters.model.openai_chat import OpenAIChatModel
+from rho_adapters.model.openai_request import RequestDefaults
+from rho_adapters.model.profiles import PROFILES, EndpointProfile, resolve_profile
+from rho_adapters.model.retry import RetryPolicy
+from rho_domain.ports.clock import Clock
+from rho_domain.ports.model import ChatModel
+
+__all__ = [
+    "PROFILES",
+    "SHARED_POOL",
+    "AnthropicModel",
+    "ClientPool",
+    "EndpointProfile",
+    "OpenAIChatModel",
+    "RequestDefaults",
+    "RetryPolicy",
+    "Timeouts",
+    "build_model",
+    "resolve_profile",
+]
+
+
+def build_model(
+    *,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    provider: str | None = None,
+    service_tier: str | None = None,
+    reasoning_effort: str | None = None,
+    temperature: float | None = None,
+    max_output_tokens: int | None = None,
+    response_format: Mapping[str, Any] | None = None,
+    stream: bool | None = None,
+    clock: Clock | None = None,
+) -> ChatModel:
+    """The ChatModel for a configured endpoint.
+
+    ``provider`` names a profile (or ``anthropic``); None guesses it from ``base_url``
+    (no base URL means OpenAI). Request options here are defaults that a ``ModelRequest``'s
+    own values override. Raises ConfigError for an unknown provider or an Azure endpoint
+    without a base URL.
+    """
+    defaults = RequestDefaults(
+        service_tier=service_tier,
+        reasoning_effort=reasoning_effort,
+        temperature=temperature,
+        max_output_tokens=max_output_tokens,
+        response_format=response_format,
+    )
+    name = (provider or "").strip().lower()
+    if name == "anthropic" or (not name and base_url and "anthropic.com" in base_url):
+        return AnthropicModel(
+            model=model, base_url=base_url, api_key=api_key, defaults=defaults, clock=clock
+        )
+    profile = resolve_profile(provider, base_url)
+    if not base_url and not profile.default_base_url:
+        from rho_domain.errors import ConfigError
+
+        raise ConfigError(f"provider {profile.name!r} needs base_url (the endpoint's URL)")
+    return OpenAIChatModel(
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        profile=profile,
+        defaults=defaults,
+        stream=stream,
+        clock=clock,
+    )

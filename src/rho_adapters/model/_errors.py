@@ -1,0 +1,121 @@
+"""The one place where httpx exceptions and server error bodies become rho_domain errors.
+
+``map_httpx_errors()`` translates transport failures; ``error_from_response`` turns an HTTP error
+status and body into the typed error the loop can act on (compact on context overflow, stop on
+authentication, wait on rate limits); ``stream_error`` does the same for an error reported inside
+a 200 stream. Every body shape seen in protocols.md is accepted: ``{"error": {...}}``,
+``{"error": "text"}``, flat ``{"message", "type", "code"}`` (Cerebras, old vLLM) and Anthropic's
+``{"type": "error", "error": {...}}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import httpx
+
+from rho_domain.errors import (
+    AuthenticationError,
+    BadRequest,
+    ContextLengthExceeded,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelNotFoundError,
+    ModelTimeout,
+    RateLimited,
+    ServerError,
+    StreamError,
+)
+
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "exceed_context_size",
+    "context size has been exceeded",
+    "prompt is too long",
+    "model_context_window_exceeded",
+    "context window",
+)
+_NOT_FOUND_MARKERS = ("model_not_found", "does not exist", "not_found_error")
+
+
+@contextlib.contextmanager
+def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
+    """Re-raise httpx transport exceptions as ModelTimeout / ModelConnectionError."""
+    try:
+        yield
+    except httpx.ConnectTimeout as exc:
+        raise ModelTimeout(f"could not connect to the model server in time: {exc}") from exc
+    except httpx.TimeoutException as exc:
+        wait = f" for {idle_timeout:g} s" if idle_timeout else ""
+        raise ModelTimeout(f"the model server sent nothing{wait} (idle timeout)") from exc
+    except httpx.HTTPError as exc:
+        detail = str(exc) or type(exc).__name__
+        raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
+
+
+def error_payload(body: str) -> tuple[str, str]:
+    """``(message, code_and_type)`` from an error body of any known shape."""
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        return body.strip()[:1000], ""
+    return _describe(data)
+
+
+def _describe(data: Any) -> tuple[str, str]:
+    if not isinstance(data, Mapping):
+        return str(data)[:1000], ""
+    inner = data.get("error", data)
+    if isinstance(inner, str):
+        return inner, ""
+    if not isinstance(inner, Mapping):
+        return json.dumps(data)[:1000], ""
+    message = inner.get("message") or inner.get("detail") or json.dumps(inner)[:1000]
+    tags = " ".join(str(inner.get(k) or "") for k in ("code", "type", "param"))
+    failed = inner.get("failed_generation")
+    if failed:  # Groq tool_use_failed: show the model what it produced
+        message = f"{message} (failed generation: {str(failed)[:500]})"
+    return str(message), tags.strip()
+
+
+def error_from_response(
+    status: int, body: str, *, retry_after: float | None = None, partial_text: str = ""
+) -> ModelHTTPError:
+    """The typed error for an HTTP error response."""
+    message, tags = error_payload(body)
+    haystack = f"{message} {tags}".lower()
+    text = f"HTTP {status}: {message}" if message else f"HTTP {status}"
+    kw: dict[str, Any] = {"status": status, "body": body[:4000], "partial_text": partial_text}
+    if any(m in haystack for m in _CONTEXT_MARKERS):
+        return ContextLengthExceeded(text, **kw)
+    if status in (401, 403):
+        return AuthenticationError(text, **kw)
+    if status == 404 or any(m in haystack for m in _NOT_FOUND_MARKERS):
+        return ModelNotFoundError(text, **kw)
+    if status in (429, 498):
+        return RateLimited(text, retry_after=retry_after, **kw)
+    if status >= 500:
+        return ServerError(text, **kw)
+    return BadRequest(text, **kw)
+
+
+def stream_error(data: Any, *, partial_text: str = "") -> ModelError:
+    """The typed error for an error reported inside a 200 stream (any of the three shapes)."""
+    message, tags = _describe(data) if data is not None else ("", "")
+    message = message or "the server reported an error during streaming"
+    haystack = f"{message} {tags}".lower()
+    status = None
+    if isinstance(data, Mapping) and isinstance(data.get("error"), Mapping):
+        code = data["error"].get("status_code") or data["error"].get("code")
+        status = code if isinstance(code, int) else None
+    if any(m in haystack for m in _CONTEXT_MARKERS):
+        return ContextLengthExceeded(
+            f"error during streaming: {message}", status=status or 400, partial_text=partial_text
+        )
+    suffix = f" [{tags}]" if tags else ""
+    return StreamError(f"error during streaming: {message}{suffix}", partial_text=partial_text)

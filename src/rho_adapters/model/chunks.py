@@ -1,0 +1,201 @@
+"""Chat Completions chunks → domain stream events (protocols.md §1.2-§1.8).
+
+``ChunkAssembler`` is pure: feed it each parsed chunk (a JSON object), get the display events
+it produced; ``finish`` returns one ``ToolCallReady`` per assembled call. It accepts every
+quirk in the reference: tool-call ``index`` starting at 1 or missing, ``id`` missing (one is
+generated) or repeated with the name on every fragment (set, never appended), whole arguments
+in one delta, remaining arguments riding the finish chunk, parallel calls; reasoning as
+``reasoning_content``, ``reasoning`` or Mistral content parts; usage on any chunk (last one
+wins, Groq's ``x_groq.usage`` too); an empty-choices chunk that is not usage (Azure); and
+choices other than 0 (n>1) are ignored. An ``error`` key raises before anything else.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from rho_adapters.model._errors import stream_error
+from rho_domain.messages import ToolCall, Usage
+from rho_domain.model import (
+    ReasoningChunk,
+    RefusalChunk,
+    StreamEvent,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallReady,
+)
+
+
+@attrs.define
+class _Call:
+    position: int
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = attrs.field(factory=list)
+
+
+class ChunkAssembler:
+    """Assembles choice 0 of one response. ``partial_text`` survives errors."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.refusal: list[str] = []
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self.service_tier: str | None = None
+        self._calls: dict[int, _Call] = {}
+        self._last_key: int | None = None
+
+    @property
+    def partial_text(self) -> str:
+        return "".join(self.text) or "".join(self.refusal)
+
+    @property
+    def has_calls(self) -> bool:
+        return bool(self._calls)
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        """Apply one parsed chunk. Raises a ModelError when the chunk carries ``error``."""
+        if not isinstance(chunk, Mapping):
+            raise stream_error(chunk, partial_text=self.partial_text)
+        if chunk.get("error"):
+            raise stream_error(chunk, partial_text=self.partial_text)
+        usage = chunk.get("usage")
+        if not usage:
+            x_groq = chunk.get("x_groq")
+            usage = x_groq.get("usage") if isinstance(x_groq, Mapping) else None
+        if isinstance(usage, Mapping):
+            self.usage = parse_usage(usage)
+        tier = chunk.get("service_tier")
+        if isinstance(tier, str):
+            self.service_tier = tier
+        events: list[StreamEvent] = []
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, Mapping) or (choice.get("index") or 0) != 0:
+                continue  # n>1: only choice 0 is assembled
+            delta = choice.get("delta") or choice.get("message")
+            if isinstance(delta, Mapping):
+                self._delta(delta, events)
+            reason = choice.get("finish_reason")
+            if reason:
+                self.finish_reason = str(reason)
+        return events
+
+    def finish(self) -> list[StreamEvent]:
+        """One ToolCallReady per call, in order; arguments kept raw (``""`` means ``{}``)."""
+        ready: list[StreamEvent] = []
+        for call in sorted(self._calls.values(), key=lambda c: c.position):
+            arguments = "".join(call.arguments)
+            ready.append(
+                ToolCallReady(
+                    ToolCall(
+                        id=call.id or f"call_{uuid.uuid4().hex[:24]}",
+                        name=call.name,
+                        arguments=arguments if arguments.strip() else "{}",
+                    )
+                )
+            )
+        return ready
+
+    def response_chars(self) -> int:
+        """Characters of everything produced, for usage estimates."""
+        calls = sum(len(c.name) + sum(map(len, c.arguments)) for c in self._calls.values())
+        return (
+            sum(map(len, self.text))
+            + sum(map(len, self.reasoning))
+            + calls
+            + sum(map(len, self.refusal))
+        )
+
+    def _delta(self, delta: Mapping[str, Any], events: list[StreamEvent]) -> None:
+        reasoning = delta.get("reasoning")
+        if not isinstance(reasoning, str) or not reasoning:
+            reasoning = delta.get("reasoning_content")
+        if isinstance(reasoning, str) and reasoning:
+            self.reasoning.append(reasoning)
+            events.append(ReasoningChunk(reasoning))
+        content = delta.get("content")
+        if isinstance(content, str):
+            if content:
+                self.text.append(content)
+                events.append(TextChunk(content))
+        elif isinstance(content, list):
+            self._content_parts(content, events)
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self.refusal.append(refusal)
+            events.append(RefusalChunk(refusal))
+        for fragment in delta.get("tool_calls") or ():
+            if isinstance(fragment, Mapping):
+                self._tool_fragment(fragment, events)
+
+    def _content_parts(self, parts: list[Any], events: list[StreamEvent]) -> None:
+        """Mistral: ``[{type: text, text}, {type: thinking, thinking: [{type: text, text}]}]``."""
+        for part in parts:
+            if not isinstance(part, Mapping):
+                continue
+            if part.get("type") == "thinking":
+                inner = part.get("thinking")
+                pieces = inner if isinstance(inner, list) else [{"text": inner}]
+                for piece in pieces:
+                    text = piece.get("text") if isinstance(piece, Mapping) else None
+                    if isinstance(text, str) and text:
+                        self.reasoning.append(text)
+                        events.append(ReasoningChunk(text))
+            elif isinstance(part.get("text"), str) and part["text"]:
+                self.text.append(part["text"])
+                events.append(TextChunk(part["text"]))
+
+    def _tool_fragment(self, fragment: Mapping[str, Any], events: list[StreamEvent]) -> None:
+        call_id = fragment.get("id") or ""
+        index = fragment.get("index")
+        if isinstance(index, int):
+            key = index
+        elif self._last_key is None or (call_id and call_id != self._calls[self._last_key].id):
+            # No index: a new id starts a call, anything else continues the last one.
+            key = max(self._calls, default=-1) + 1
+        else:
+            key = self._last_key
+        call = self._calls.get(key)
+        if call is None:
+            call = self._calls[key] = _Call(position=len(self._calls))
+        self._last_key = key
+        function = fragment.get("function") or {}
+        name = function.get("name") if isinstance(function, Mapping) else None
+        arguments = function.get("arguments") if isinstance(function, Mapping) else None
+        if call_id:
+            call.id = str(call_id)  # set, never append: some servers repeat it every time
+        if name:
+            call.name = str(name)
+        delta = arguments if isinstance(arguments, str) else ""
+        if delta:
+            call.arguments.append(delta)
+        events.append(
+            ToolCallChunk(
+                index=call.position,
+                call_id=call.id if call_id else "",
+                name=str(name or ""),
+                arguments_delta=delta,
+            )
+        )
+
+
+def parse_usage(data: Mapping[str, Any]) -> Usage:
+    """OpenAI usage (plus OpenRouter's ``cost``) as a domain Usage."""
+    prompt = data.get("prompt_tokens_details") or {}
+    completion = data.get("completion_tokens_details") or {}
+    cost = data.get("cost")
+    return Usage(
+        input_tokens=int(data.get("prompt_tokens") or 0),
+        output_tokens=int(data.get("completion_tokens") or 0),
+        cached_tokens=int(prompt.get("cached_tokens") or 0) if isinstance(prompt, Mapping) else 0,
+        reasoning_tokens=int(completion.get("reasoning_tokens") or 0)
+        if isinstance(completion, Mapping)
+        else 0,
+        cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
+    )

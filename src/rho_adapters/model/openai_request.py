@@ -1,0 +1,121 @@
+"""ModelRequest → Chat Completions request body, shaped by the endpoint profile (§1.7).
+
+Request options left None in the ``ModelRequest`` fall back to ``RequestDefaults`` (what the
+agent was configured with). Parameters a server rejects are never sent; the output limit goes
+under the name the server reads (``max_completion_tokens`` or ``max_tokens``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from rho_adapters.model.profiles import EndpointProfile
+from rho_domain.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from rho_domain.model import ModelRequest
+
+
+@attrs.frozen(kw_only=True)
+class RequestDefaults:
+    """Configured request options; a request's own non-None values win."""
+
+    service_tier: str | None = None
+    reasoning_effort: str | None = None
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    response_format: Mapping[str, Any] | None = None
+
+
+def effective(request: ModelRequest, defaults: RequestDefaults) -> ModelRequest:
+    """The request with its None options filled from the defaults."""
+    return attrs.evolve(
+        request,
+        service_tier=_pick(request.service_tier, defaults.service_tier),
+        reasoning_effort=_pick(request.reasoning_effort, defaults.reasoning_effort),
+        temperature=_pick(request.temperature, defaults.temperature),
+        max_output_tokens=_pick(request.max_output_tokens, defaults.max_output_tokens),
+        response_format=_pick(request.response_format, defaults.response_format),
+    )
+
+
+def _pick(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def wire_message(message: Message) -> dict[str, Any]:
+    """One domain message in the Chat Completions shape (no ``name``: Groq rejects it)."""
+    if isinstance(message, AssistantMessage):
+        out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in message.tool_calls
+            ]
+        elif out["content"] is None:
+            out["content"] = message.refusal or ""
+        return out
+    if isinstance(message, ToolResultMessage):
+        return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    assert isinstance(message, UserMessage)
+    return {"role": "user", "content": message.content}
+
+
+def build_body(request: ModelRequest, profile: EndpointProfile, *, stream: bool) -> dict[str, Any]:
+    """The JSON body for ``POST {base_url}/chat/completions``."""
+    messages = [{"role": "system", "content": request.system}] if request.system else []
+    messages.extend(wire_message(m) for m in request.messages)
+    body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": stream}
+    if stream and profile.stream_usage:
+        options: dict[str, Any] = {"include_usage": True}
+        if profile.obfuscation_opt_out:
+            options["include_obfuscation"] = False
+        body["stream_options"] = options
+    if request.tools:
+        body["tools"] = [t.to_openai() for t in request.tools]
+        if request.tool_choice is not None:
+            body["tool_choice"] = request.tool_choice
+        if request.parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.response_format is not None:
+        body["response_format"] = dict(request.response_format)
+    if request.reasoning_effort is not None:
+        if profile.reasoning_object:
+            body["reasoning"] = {"effort": request.reasoning_effort}
+        else:
+            body["reasoning_effort"] = request.reasoning_effort
+    if request.service_tier is not None:
+        body["service_tier"] = request.service_tier
+    if request.max_output_tokens is not None:
+        body[profile.max_tokens_field] = request.max_output_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    for name in profile.dropped_params:
+        body.pop(name, None)
+    return body
+
+
+def request_chars(request: ModelRequest) -> int:
+    """Characters of the prompt, for usage estimates (~4 characters per token)."""
+    total = len(request.system)
+    for message in request.messages:
+        if isinstance(message, AssistantMessage):
+            total += len(message.text) + sum(
+                len(c.name) + len(c.arguments) for c in message.tool_calls
+            )
+        else:
+            total += len(message.content)
+    return total

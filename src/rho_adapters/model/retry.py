@@ -1,0 +1,108 @@
+"""When to retry a model call, and how long to wait (protocols.md §5).
+
+Retried: 408, 409, 429, 498 (Groq flex), 5xx including 529, and connection failures — but only
+before any output reached the caller. Not retried: other 4xx, ``insufficient_quota``, and a
+server delay above ``max_server_delay`` (the server says "much later": fail now, let the user
+decide). The wait honours ``retry-after-ms``, ``retry-after`` (seconds or HTTP date) and the
+``x-ratelimit-reset-*`` headers (``1s``, ``6m0s``, ``2m59.56s``, ``11.38``), else a jittered
+exponential backoff ``min(base * 2**n, cap) * U(0.75, 1)``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import re
+from collections.abc import Mapping
+
+import attrs
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429, 498})
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """``max_retries`` extra attempts after the first; delays in seconds."""
+
+    max_retries: int = 2
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_server_delay: float = 120.0
+
+    def should_retry_status(self, status: int, body: str = "") -> bool:
+        """Whether an HTTP error status is worth another attempt."""
+        if "insufficient_quota" in body:
+            return False  # billing, not load: waiting will not help
+        return status in RETRYABLE_STATUSES or status >= 500
+
+    def backoff(self, retries_taken: int, rng: random.Random) -> float:
+        """The jittered exponential delay before retry number ``retries_taken + 1``."""
+        delay = min(self.base_delay * 2.0**retries_taken, self.max_delay)
+        return delay * rng.uniform(0.75, 1.0)
+
+    def delay(
+        self, retries_taken: int, headers: Mapping[str, str], rng: random.Random, now: float
+    ) -> float | None:
+        """Seconds to wait before the next attempt, or None when the server asked for longer
+        than ``max_server_delay`` (do not retry). ``now`` is epoch seconds for HTTP dates."""
+        hinted = server_delay(headers, now)
+        if hinted is None:
+            return self.backoff(retries_taken, rng)
+        if hinted > self.max_server_delay:
+            return None
+        return max(hinted, 0.0)
+
+
+def server_delay(headers: Mapping[str, str], now: float) -> float | None:
+    """The delay the server asked for, from the first header that carries one."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if (ms := _number(lowered.get("retry-after-ms"))) is not None:
+        return ms / 1000.0
+    retry_after = lowered.get("retry-after")
+    if retry_after is not None:
+        if (seconds := _number(retry_after)) is not None:
+            return seconds
+        try:
+            when = email.utils.parsedate_to_datetime(retry_after)
+        except (TypeError, ValueError, IndexError):
+            when = None
+        if when is not None:
+            return when.timestamp() - now
+    resets = [
+        parse_duration(lowered[name])
+        for name in (
+            "x-ratelimit-reset-requests",
+            "x-ratelimit-reset-tokens",
+            "x-ratelimit-reset-tokens-minute",
+            "x-ratelimit-reset",
+        )
+        if name in lowered
+    ]
+    found = [r for r in resets if r is not None]
+    return max(found) if found else None
+
+
+def parse_duration(text: str) -> float | None:
+    """``11.38`` → 11.38; ``2m59.56s`` → 179.56; ``1s``, ``6m0s``, ``250ms``, ``1h``."""
+    if (plain := _number(text)) is not None:
+        return plain
+    text = text.strip()
+    total, pos = 0.0, 0
+    for match in _DURATION.finditer(text):
+        if match.start() != pos:
+            return None
+        value, unit = float(match.group(1)), match.group(2)
+        total += value * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
+        pos = match.end()
+    return total if pos and pos == len(text) else None
+
+
+def _number(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value == value and value not in (float("inf"), float("-inf")) else None

@@ -1,0 +1,111 @@
+"""A pure Server-Sent Events decoder: bytes in, events out, no I/O.
+
+Contract (what the servers in docs/protocols actually send, see protocols.md §1.1):
+
+- Lines end in LF, CR or CRLF; a CR at the end of one network chunk followed by an LF at the
+  start of the next is one line end, not two.
+- Bytes are buffered until a line ends, so a multi-byte UTF-8 character split across network
+  chunks decodes correctly.
+- ``:`` lines are comments (keep-alives such as ``: OPENROUTER PROCESSING``) and are skipped.
+- ``data:x`` and ``data: x`` are the same (one leading space is stripped, further ones kept);
+  several ``data`` lines of one event are joined with ``\\n``; ``event:`` names the event;
+  ``id``, ``retry`` and unknown fields are ignored.
+- An event is dispatched on an empty line. At EOF (``flush``) a pending event without its
+  blank line is dispatched anyway: two recorded servers end that way.
+- No size cap: a single event may be many megabytes (tool arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+
+import attrs
+
+_TERMINATORS = (b"\n", b"\r")
+
+
+@attrs.frozen
+class SSEEvent:
+    """One dispatched event. ``event`` is ``""`` when the server named none."""
+
+    data: str
+    event: str = ""
+
+
+class SSEDecoder:
+    """Incremental decoder. ``feed`` each network chunk, then ``flush`` once at EOF."""
+
+    __slots__ = ("_data", "_event", "_pending", "_skip_lf")
+
+    def __init__(self) -> None:
+        # Bytes of an unfinished line, kept as a list so a huge line arriving in many chunks
+        # is joined once (not re-copied on every chunk).
+        self._pending: list[bytes] = []
+        self._skip_lf = False  # the previous chunk ended in CR: a leading LF belongs to it
+        self._data: list[str] = []
+        self._event = ""
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Consume one network chunk; return the events it completed (possibly none)."""
+        if self._skip_lf and chunk:
+            self._skip_lf = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        if not chunk:
+            return []
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._pending.append(chunk)
+            return []
+        if self._pending:
+            self._pending.append(chunk)
+            chunk = b"".join(self._pending)
+            self._pending.clear()
+        lines = chunk.splitlines(keepends=True)
+        last = lines[-1]
+        if not last.endswith(_TERMINATORS):
+            self._pending.append(lines.pop())
+        elif last.endswith(b"\r"):
+            self._skip_lf = True
+        events: list[SSEEvent] = []
+        for raw in lines:
+            self._line(raw.rstrip(b"\r\n"), events)
+        return events
+
+    def flush(self) -> list[SSEEvent]:
+        """End of stream: finish the last line and dispatch a pending event."""
+        events: list[SSEEvent] = []
+        if self._pending:
+            line = b"".join(self._pending)
+            self._pending.clear()
+            self._line(line, events)
+        self._line(b"", events)
+        self._skip_lf = False
+        return events
+
+    def _line(self, line: bytes, events: list[SSEEvent]) -> None:
+        if not line:
+            if self._data:
+                events.append(SSEEvent("\n".join(self._data), self._event))
+                self._data = []
+            self._event = ""
+            return
+        if line[0] == 0x3A:  # ":" comment / keep-alive
+            return
+        name, sep, value = line.partition(b":")
+        if sep and value[:1] == b" ":
+            value = value[1:]
+        if name == b"data":
+            self._data.append(value.decode("utf-8", "replace"))
+        elif name == b"event":
+            self._event = value.decode("utf-8", "replace")
+        # id, retry and unknown fields: legal, and meaningless for chat streams
+
+
+async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
+    """Decode an async byte stream into events, including the unterminated last one."""
+    decoder = SSEDecoder()
+    async for chunk in chunks:
+        for event in decoder.feed(chunk):
+            yield event
+    for event in decoder.flush():
+        yield event
