@@ -11,6 +11,7 @@ from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedModel
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.permissions import builtin_profile
+from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.session import Session
@@ -66,6 +67,7 @@ def build_session(
     state: State | None = None,
     created: bool = False,
     clock: Any = None,
+    model: ChatModel | None = None,
 ) -> Session:
     config = config or AgentConfig(profile="eval", model="scripted")
     profile = builtin_profile(config.profile) if isinstance(config.profile, str) else config.profile
@@ -77,7 +79,7 @@ def build_session(
     )
     return Session(
         agent,
-        model=ScriptedModel(turns),
+        model=model or ScriptedModel(turns),
         executor=MemoryExecutor(),
         clock=clock or FakeClock(),
         store=store,

@@ -1,0 +1,237 @@
+"""What only the file store does: the directory layout, meta.json, secrets, torn lines,
+format versions, the lock message, liveness and resume by replay."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rho_adapters.codec import encode_event_line, event_to_dict
+from rho_adapters.store import (
+    FileSessionStore,
+    TornTraceWarning,
+    list_sessions,
+    parse_trace,
+    state_from_jsonl,
+)
+from rho_adapters.store.layout import host_name
+from rho_domain import events as ev
+from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.errors import SessionLocked, SessionNotFound, TraceFormatError
+from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
+from rho_domain.ports.store import SessionRecord
+from rho_domain.state import INTERRUPTED_RESULT
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[FileSessionStore]:
+    made = FileSessionStore(tmp_path / "sessions", heartbeat=0.05)
+    yield made
+    for info in await made.list(limit=1000):
+        await made.release(info.id)
+
+
+def record(session_id: str = "s1", config: AgentConfig | None = None) -> SessionRecord:
+    return SessionRecord(id=session_id, created_at=time.time(), config=config or AgentConfig())
+
+
+CALL = ToolCall("c1", "bash", '{"command": "ls"}')
+MID_TOOL: list[ev.Event] = [
+    ev.RunStarted(at=1.0, run_id="r1", prompt="look"),
+    ev.MessageAdded(at=1.0, message=UserMessage("look")),
+    ev.UsageRecorded(at=1.1, usage=Usage(input_tokens=9, output_tokens=4), prompt_tokens=9),
+    ev.MessageAdded(at=1.2, message=AssistantMessage(text="checking", tool_calls=(CALL,))),
+    ev.ToolStarted(at=1.3, call=CALL),
+]
+
+
+async def test_directory_layout_and_meta_while_open(store: FileSessionStore) -> None:
+    await store.create(record("s1", AgentConfig(model="m", working_dir="/srv")))
+    await store.append("s1", MID_TOOL[:3])
+    session_dir = store.root / "s1"
+    assert {p.name for p in session_dir.iterdir()} >= {"config.yaml", "meta.json", "trace.jsonl"}
+    meta = json.loads((session_dir / "meta.json").read_bytes())
+    assert meta["pid"] == os.getpid()
+    assert meta["host"] == host_name()
+    assert meta["status"] == "running"
+    assert meta["first_prompt"] == "look"
+    assert meta["working_dir"] == "/srv"
+    first_beat = meta["heartbeat"]
+    time.sleep(0.2)
+    assert json.loads((session_dir / "meta.json").read_bytes())["heartbeat"] > first_beat
+    await store.release("s1")
+    closed = json.loads((session_dir / "meta.json").read_bytes())
+    assert closed["pid"] is None
+    assert closed["usage"]["input_tokens"] == 9
+
+
+async def test_config_snapshot_never_holds_a_password(store: FileSessionStore) -> None:
+    database = DatabaseConfig(
+        engine="postgres",
+        dsn="postgresql://app:hunter2@db.internal:5432/prod",
+        password_env="PGPASSWORD",
+        options={"password": "hunter2", "sslmode": "require"},
+    )
+    await store.create(record("s1", AgentConfig(databases={"prod": database})))
+    await store.release("s1")
+    saved = (store.root / "s1" / "config.yaml").read_text()
+    assert "hunter2" not in saved
+    reopened, _ = await store.open("s1")
+    prod = reopened.config.databases["prod"]
+    assert prod.dsn == "postgresql://app@db.internal:5432/prod"
+    assert prod.password_env == "PGPASSWORD"
+    assert dict(prod.options) == {"sslmode": "require"}
+
+
+async def test_profile_object_survives_the_snapshot(store: FileSessionStore) -> None:
+    from rho_domain.permissions import developer_profile
+
+    config = AgentConfig(profile=developer_profile())
+    await store.create(record("s1", config))
+    await store.release("s1")
+    assert yaml.safe_load((store.root / "s1" / "config.yaml").read_text())["profile"]["name"] == (
+        "developer"
+    )
+    reopened, _ = await store.open("s1")
+    assert reopened.config == config
+
+
+async def test_torn_last_line_is_skipped_moved_aside_and_appends_continue(
+    store: FileSessionStore,
+) -> None:
+    await store.create(record())
+    await store.append("s1", MID_TOOL[:2])
+    await store.release("s1")
+    trace = store.root / "s1" / "trace.jsonl"
+    with trace.open("ab") as handle:
+        handle.write(encode_event_line(MID_TOOL[2])[:25])
+    with pytest.warns(TornTraceWarning, match="torn last line"):
+        _, events = await store.open("s1")
+    assert list(events) == MID_TOOL[:2]
+    await store.append("s1", MID_TOOL[2:])
+    await store.release("s1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the file is clean again
+        _, events = await store.open("s1")
+    assert list(events) == MID_TOOL
+    assert (store.root / "s1" / "trace.torn").exists()
+
+
+def test_a_complete_last_line_without_newline_is_kept() -> None:
+    data = b"".join(encode_event_line(e) for e in MID_TOOL).rstrip(b"\n")
+    read = parse_trace(data)
+    assert list(read.events) == MID_TOOL
+    assert read.torn == b""
+
+
+def test_a_future_format_version_is_an_error_not_a_skip() -> None:
+    future = json.dumps(event_to_dict(MID_TOOL[0]) | {"v": 99}).encode() + b"\n"
+    with pytest.raises(TraceFormatError, match="newer"):
+        parse_trace(encode_event_line(MID_TOOL[1]) + future)
+
+
+async def test_future_version_fails_open_and_releases_the_lock(store: FileSessionStore) -> None:
+    await store.create(record())
+    await store.release("s1")
+    with (store.root / "s1" / "trace.jsonl").open("ab") as handle:
+        handle.write(json.dumps(event_to_dict(MID_TOOL[0]) | {"v": 2}).encode() + b"\n")
+    with pytest.raises(TraceFormatError):
+        await store.open("s1")
+    (store.root / "s1" / "trace.jsonl").write_bytes(b"")
+    await store.open("s1")  # the failed open did not keep the lock
+
+
+async def test_lock_held_by_another_process_names_its_pid(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    script = (
+        "import asyncio, sys, time\n"
+        "from rho_adapters.store import FileSessionStore\n"
+        "from rho_domain.config import AgentConfig\n"
+        "from rho_domain.ports.store import SessionRecord\n"
+        "async def main():\n"
+        f"    s = FileSessionStore({str(root)!r})\n"
+        "    await s.create(SessionRecord(id='held', created_at=1.0, config=AgentConfig()))\n"
+        "    print('ready', flush=True)\n"
+        "    sys.stdin.readline()\n"
+        "asyncio.run(main())\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        with pytest.raises(SessionLocked, match=f"pid {proc.pid} on"):
+            await FileSessionStore(root).open("held")
+        [info] = list_sessions(root)
+        assert info.liveness == "idle"
+    finally:
+        proc.communicate("\n", timeout=30)
+    other = FileSessionStore(root)
+    await other.open("held")  # released when its process ended
+    await other.release("held")
+
+
+async def test_open_accepts_a_directory_path(store: FileSessionStore) -> None:
+    await store.create(record("path1"))
+    await store.release("path1")
+    got, _ = await store.open(str(store.root / "path1"))
+    assert got.id == "path1"
+    with pytest.raises(SessionNotFound):
+        await store.open(str(store.root / "missing"))
+
+
+async def test_a_crashed_run_is_stale_then_marked_interrupted_on_open(
+    store: FileSessionStore,
+) -> None:
+    await store.create(record())
+    await store.append("s1", MID_TOOL)
+    meta_path = store.root / "s1" / "meta.json"
+    await store.release("s1")
+    meta = json.loads(meta_path.read_bytes())
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    meta.update(pid=int(dead.stdout), host=host_name(), heartbeat=time.time())
+    meta_path.write_text(json.dumps(meta))  # what a SIGKILLed holder leaves behind
+    assert [i.liveness for i in list_sessions(store.root)] == ["stale"]
+    await store.open("s1")
+    assert json.loads(meta_path.read_bytes())["status"] == "interrupted"
+
+
+async def test_paused_liveness_comes_from_the_pause_file(store: FileSessionStore) -> None:
+    await store.create(record())
+    await store.append("s1", MID_TOOL[:1])
+    (store.root / "s1" / "pause").touch()
+    assert [i.liveness for i in list_sessions(store.root)] == ["paused"]
+
+
+def test_state_from_jsonl_repairs_a_call_without_result(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_bytes(b"".join(encode_event_line(e) for e in MID_TOOL))
+    for source in (trace, str(trace), trace.read_bytes()):
+        state = state_from_jsonl(source)
+        assert state.usage == Usage(input_tokens=9, output_tokens=4)
+        last = state.messages[-1]
+        assert isinstance(last, ToolResultMessage)
+        assert (last.call_id, last.content, last.is_error) == ("c1", INTERRUPTED_RESULT, True)
+
+
+def test_unreadable_middle_line_is_skipped_with_a_warning() -> None:
+    lines = [encode_event_line(e) for e in MID_TOOL[:3]]
+    lines.insert(1, b"{not json\n")
+    with pytest.warns(TornTraceWarning, match="unreadable line 2"):
+        read = parse_trace(b"".join(lines))
+    assert list(read.events) == MID_TOOL[:3]

@@ -1,0 +1,117 @@
+"""The monitor and export commands over a real sessions directory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from store_support import build_session
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.fakes import call, text, tools
+from rho_adapters.store import FileSessionStore
+from rho_entry import export, monitor
+
+
+@pytest.fixture
+async def home(tmp_path: Path) -> AsyncIterator[Path]:
+    """A rho-agent home with two finished sessions (ids ab1..., ab2...) and one open one."""
+    store = FileSessionStore(tmp_path / "sessions", heartbeat=0.05)
+    for session_id, prompt in (("ab1111", "why is the disk full?"), ("ab2222", "list tables")):
+        turns = [tools(call("echo", {"text": "du"}), input_tokens=3), text("because logs")]
+        session = build_session(turns, store=store, session_id=session_id, clock=SystemClock())
+        await session.run(prompt)
+        await session.close()
+    live = build_session([text("hi")], store=store, session_id="cd3333", clock=SystemClock())
+    await live.run("hello")  # left open: an idle REPL
+    yield tmp_path
+    await live.close()
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = monitor.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+async def test_ps_table_lists_newest_first_with_liveness(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run([str(home), "ps"], capsys)
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert header.split()[:5] == ["ID", "STATUS", "LIVENESS", "MODEL", "ELAPSED"]
+    assert [r.split()[0] for r in rows] == ["cd3333", "ab2222", "ab1111"]
+    assert rows[0].split()[1:3] == ["completed", "idle"]
+    assert "why is the disk full?" in rows[2]
+
+
+async def test_ambiguous_and_unknown_prefixes_are_errors(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run([str(home / "sessions"), "pause", "ab"], capsys)
+    assert code == 1
+    assert "ambiguous" in err
+    assert "ab1111" in err
+    assert "ab2222" in err
+    assert not (home / "sessions" / "ab1111" / "pause").exists()
+    code, _, err = run([str(home), "directive", "zz", "hello"], capsys)
+    assert (code, "no session matches" in err) == (1, True)
+
+
+async def test_watch_formats_and_json_prints_raw_lines(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run([str(home), "watch", "ab1", "--once"], capsys)
+    assert code == 0
+    assert "run started: why is the disk full?" in out
+    assert "tool echo" in out
+    assert "run ended: completed" in out
+    code, out, _ = run([str(home), "watch", "ab1", "--json"], capsys)  # finished: no follow
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[0]["kind"] == "run_start"
+    assert all(line["v"] == 1 for line in lines)
+
+
+async def test_cancel_all_targets_live_sessions_only(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run([str(home), "cancel", "--all"], capsys)
+    assert code == 0
+    assert "cd3333" in out
+    assert (home / "sessions" / "cd3333" / "cancel").exists()
+    assert not (home / "sessions" / "ab1111" / "cancel").exists()
+
+
+async def test_usage_errors_exit_nonzero(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert monitor.main([str(home), "frobnicate"]) != 0
+    assert monitor.main([str(home), "cancel"]) != 0
+
+
+async def test_export_prints_one_json_document(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert export.main(["ab2", "--dir", str(home)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["session"]["id"] == "ab2222"
+    assert document["config"]["model"] == "scripted"
+    kinds = [e["kind"] for e in document["events"]]
+    assert kinds[0] == "run_start"
+    assert kinds[-1] == "run_end"
+    assert export.main(["nope", "--dir", str(home)]) == 1
+
+
+def test_importing_the_monitor_stays_light() -> None:
+    code = (
+        "import sys, rho_entry.monitor\n"
+        "heavy = [m for m in ('httpx', 'yaml', 'cattrs') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -1,0 +1,143 @@
+"""FileSignals and the monitor-side helpers, alone and driving a real Session loop."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from store_support import build_session
+
+from rho_adapters.fakes import call, text, tools
+from rho_adapters.store import (
+    FileSessionStore,
+    FileSignals,
+    add_directive,
+    read_directives,
+    request_cancel,
+    request_pause,
+    request_resume,
+)
+from rho_domain.errors import StoreError
+from rho_domain.messages import UserMessage
+from rho_domain.ports.signals import Directive
+from rho_domain.state import State
+
+
+@pytest.fixture
+def session_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "sessions" / "s1"
+    path.mkdir(parents=True)
+    return path
+
+
+async def test_cancel_is_requested_and_consumed(session_dir: Path) -> None:
+    signals = FileSignals(session_dir.parent, poll=0.01)
+    assert not await signals.cancel_requested("s1")
+    waiter = asyncio.create_task(signals.wait_for_cancel("s1"))
+    await asyncio.sleep(0.03)
+    assert not waiter.done()
+    request_cancel(session_dir)
+    await asyncio.wait_for(waiter, timeout=5)
+    assert await signals.cancel_requested("s1")
+    await signals.clear_cancel("s1")
+    await signals.clear_cancel("s1")  # idempotent
+    assert not await signals.cancel_requested("s1")
+
+
+async def test_pause_and_resume(session_dir: Path) -> None:
+    signals = FileSignals(lambda session_id: session_dir)
+    request_pause(session_dir)
+    assert await signals.is_paused("s1")
+    assert request_resume(session_dir)
+    assert not request_resume(session_dir)
+    assert not await signals.is_paused("s1")
+
+
+async def test_directives_have_stable_offsets(session_dir: Path) -> None:
+    signals = FileSignals(session_dir.parent)
+    assert await signals.directives("s1", after=0) == ()
+    assert add_directive(session_dir, "first") == 0
+    assert add_directive(session_dir, "second ünï") == 1
+    with (session_dir / "directives.jsonl").open("ab") as handle:
+        handle.write(b'plain text line\n{"text": "half')  # a hand edit, then a torn write
+    assert await signals.directives("s1", after=1) == (
+        Directive(1, "second ünï"),
+        Directive(2, "plain text line"),
+    )
+    assert add_directive(session_dir, "after the tear") == 4
+    assert read_directives(session_dir, after=4) == (Directive(4, "after the tear"),)
+
+
+def test_concurrent_writers_never_interleave(session_dir: Path) -> None:
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from rho_adapters.store import add_directive\n"
+        "for i in range(40): add_directive(Path(sys.argv[1]), f'{sys.argv[2]}-{i}' * 50)\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(session_dir), f"w{n}"])
+        for n in range(4)
+    ]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    found = read_directives(session_dir)
+    assert [d.offset for d in found] == list(range(160))
+    assert sorted(d.text for d in found) == sorted(
+        f"w{n}-{i}" * 50 for n in range(4) for i in range(40)
+    )
+
+
+def test_helpers_refuse_a_missing_session(tmp_path: Path) -> None:
+    with pytest.raises(StoreError):
+        request_cancel(tmp_path / "nope")
+    with pytest.raises(StoreError):
+        add_directive(tmp_path / "nope", "x")
+
+
+async def test_a_stale_cancel_file_does_not_cancel_the_next_run(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    store = FileSessionStore(root, heartbeat=0.05)
+    session = build_session([text("one"), text("two")], store=store, signals=FileSignals(root))
+    assert (await session.run("first")).ok
+    request_cancel(root / session.id)  # arrives after the run ended
+    result = await session.run("second")
+    assert result.ok
+    assert not (root / session.id / "cancel").exists()
+    await session.close()
+
+
+async def test_a_directive_is_applied_once_even_across_resume(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    store = FileSessionStore(root, heartbeat=0.05)
+    signals = FileSignals(root)
+    turns = [tools(call("echo", {"text": "x"})), text("one"), text("two")]
+    session = build_session(turns, store=store, signals=signals)
+    first = await session.run("start")
+    assert first.ok
+    add_directive(root / session.id, "check the disk too")
+    assert (await session.run("next")).ok
+    await session.close()
+
+    record, events = await store.open(session.id)
+    state = State.from_events(events)
+    resumed = build_session(
+        [text("three")],
+        store=store,
+        signals=signals,
+        session_id=record.id,
+        state=state,
+        created=True,
+    )
+    assert (await resumed.run("again")).ok
+    await resumed.close()
+    _, events = await store.open(session.id)
+    await store.release(session.id)
+    applied = [
+        m
+        for m in State.from_events(events).messages
+        if isinstance(m, UserMessage) and m.origin == "directive"
+    ]
+    assert len(applied) == 1
+    assert "check the disk too" in applied[0].content
