@@ -1,0 +1,164 @@
+"""Workspace confinement by walking directory handles, never by comparing path strings.
+
+``Tree.resolve`` walks a path one component at a time from an open descriptor of the root,
+opening each directory with ``O_NOFOLLOW`` relative to its parent's descriptor. A symlink is
+followed only by reading it and continuing the walk with its target, and only while the walk
+stays below the root (``..`` pops a held descriptor; it never climbs past the root). So
+``..``, absolute paths, symlinked files or parents, chains, loops, ``/proc/self/root`` and a
+directory swapped for a symlink between check and use cannot lead outside: every step is an
+``openat`` relative to a descriptor that is already inside.
+
+Raises ``PathOutsideWorkspace``, ``ToolError`` (missing, not a directory, too deep) with the
+path the model gave; the caller closes the returned descriptor.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable
+
+import attrs
+
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.paths import components, is_within
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+MAX_SYMLINKS = 40
+MAX_DEPTH = 64
+MAX_PATH = 4096
+
+
+@attrs.frozen
+class Resolved:
+    """The parent directory's descriptor, the final name ("" for the root itself) and the
+    canonical components of the path below the root."""
+
+    dir_fd: int
+    name: str
+    parts: tuple[str, ...]
+
+
+def check_path_text(path: str) -> None:
+    """Refuse path strings that are ambiguous before any filesystem access."""
+    if not path:
+        raise ToolError("empty path")
+    if len(path) > MAX_PATH or any(len(p.encode()) > 255 for p in path.split("/")):
+        raise ToolError("path too long")
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise PermissionDenied("control characters in a path are not allowed")
+    if path.startswith("~"):
+        raise PathOutsideWorkspace(f"{path!r}: '~' is not expanded; use a workspace path")
+    if "\\" in path or "://" in path or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
+        raise PermissionDenied(f"{path!r}: backslashes, URLs and drive letters are not paths here")
+
+
+class Tree:
+    """One confinement root (the workspace, or an extra read root)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self.root_parts = components(self.root)
+
+    def relative_parts(self, path: str, *, aliases: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+        """Components of ``path`` below this root, or None when ``path`` is absolute elsewhere."""
+        if not path.startswith("/"):
+            return components(path)
+        parts = components(path)
+        for base in (self.root_parts, *(components(a) for a in aliases)):
+            if is_within(parts, base):
+                return parts[len(base) :]
+        return None
+
+    def resolve(
+        self,
+        parts: tuple[str, ...],
+        shown: str,
+        *,
+        follow_final: bool,
+        create_dirs: bool = False,
+        guard: Callable[[tuple[str, ...]], None] | None = None,
+    ) -> Resolved:
+        """Walk ``parts`` below the root; see the module docstring.
+
+        ``create_dirs`` creates missing directories on the way; ``guard`` is called with the
+        canonical components of each directory before it is created (and may raise).
+        """
+        stack: list[tuple[str, int]] = []
+        pending = list(parts)
+        links = 0
+        root_fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            while pending:
+                name = pending.pop(0)
+                top = stack[-1][1] if stack else root_fd
+                if name in ("", "."):
+                    continue
+                if name == "..":
+                    if not stack:
+                        raise PathOutsideWorkspace(f"{shown!r} leads outside {self.root}")
+                    os.close(stack.pop()[1])
+                    continue
+                if len(stack) >= MAX_DEPTH:
+                    raise ToolError(f"{shown!r}: more than {MAX_DEPTH} directory levels")
+                target = self._symlink_target(top, name)
+                if target is not None and (pending or follow_final):
+                    links += 1
+                    if links > MAX_SYMLINKS:
+                        raise ToolError(f"{shown!r}: too many levels of symbolic links")
+                    pending = self._link_parts(target, stack, shown) + pending
+                    if target.startswith("/"):
+                        while stack:
+                            os.close(stack.pop()[1])
+                    continue
+                if not pending:
+                    fd = os.dup(top)
+                    return Resolved(fd, name, tuple(n for n, _ in stack) + (name,))
+                canonical = (*(n for n, _ in stack), name)
+                creator = None
+                if create_dirs:
+                    creator = (lambda c=canonical: guard(c)) if guard else (lambda: None)
+                stack.append((name, self._open_dir(top, name, shown, creator)))
+            fd = os.dup(stack[-1][1] if stack else root_fd)
+            return Resolved(fd, "", tuple(n for n, _ in stack))
+        finally:
+            for _, fd in stack:
+                os.close(fd)
+            os.close(root_fd)
+
+    def _symlink_target(self, dir_fd: int, name: str) -> str | None:
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISLNK(st.st_mode):
+            return None
+        return os.readlink(name, dir_fd=dir_fd)
+
+    def _link_parts(self, target: str, stack: list[tuple[str, int]], shown: str) -> list[str]:
+        if not target.startswith("/"):
+            return list(components(target)) if target else []
+        parts = components(os.path.normpath(target))
+        if not is_within(parts, self.root_parts):
+            raise PathOutsideWorkspace(f"{shown!r} is a symbolic link leading outside {self.root}")
+        return list(parts[len(self.root_parts) :])
+
+    def _open_dir(
+        self, parent: int, name: str, shown: str, create: Callable[[], None] | None
+    ) -> int:
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            if create is None:
+                raise ToolError(f"no such file or directory: {shown}") from None
+            create()
+            try:
+                os.mkdir(name, 0o777, dir_fd=parent)
+            except FileExistsError:
+                pass  # created concurrently: open it below like any other directory
+            return os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+                raise ToolError(f"{shown!r}: {name!r} is not a directory") from None
+            raise

@@ -1,0 +1,254 @@
+"""LocalExecutor: the Executor port on this machine.
+
+Files: every path is confined by ``Tree`` (descriptor walk, see confine.py); secrets are never
+read or written, agent/editor/VCS configuration and ``protected_paths`` (the session directory)
+never written, and the profile's ``file_write`` mode is enforced here, so a handler bug cannot
+write in read-only mode. Commands: a ``pipeline`` is a restricted command, always validated
+again (``check_argv``), hardened (``harden_argv``), resolved against a fixed program path
+outside the workspace, run with rlimits, a scrubbed environment and, when ``bwrap`` works, in
+a read-only, network-less sandbox. A ``shell`` string runs through bash only when
+``allow_shell`` (the unrestricted profiles). OSError is mapped to rho errors in ``_os_errors``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+
+from rho_adapters.local.confine import Tree, check_path_text
+from rho_adapters.local.files import info, list_entries, open_regular, read_bytes, write_bytes
+from rho_adapters.local.runner import CommandRunner
+from rho_domain.errors import (
+    ExecutorError,
+    PathOutsideWorkspace,
+    PermissionDenied,
+    SensitivePath,
+    ToolError,
+)
+from rho_domain.paths import components, is_secret, is_within, write_refusal
+from rho_domain.permissions import FileWriteMode
+from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo
+
+
+@contextlib.contextmanager
+def _os_errors(shown: str) -> Iterator[None]:
+    """The one place where OSError becomes a rho error the model can read."""
+    try:
+        yield
+    except (ToolError, ExecutorError):
+        raise
+    except FileNotFoundError:
+        raise ToolError(f"no such file or directory: {shown}") from None
+    except PermissionError as exc:
+        raise PermissionDenied(f"{shown}: permission denied by the system") from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ToolError(f"{shown}: symbolic link where none is allowed") from exc
+        raise ToolError(f"{shown}: {exc.strerror or exc}") from exc
+
+
+def default_search_path() -> tuple[str, ...]:
+    """Where restricted programs come from: system directories and this Python's bin (rg)."""
+    return ("/usr/local/bin", "/usr/bin", "/bin", os.path.dirname(sys.executable))
+
+
+class LocalExecutor(Executor):
+    """Executor for the local machine. See the module docstring for the guarantees."""
+
+    def __init__(
+        self,
+        root: str,
+        *,
+        file_write: FileWriteMode = FileWriteMode.OFF,
+        allow_shell: bool = False,
+        extra_read_roots: Sequence[str] = (),
+        protected_paths: Sequence[str] = (),
+        search_path: Sequence[str] | None = None,
+        base_env: Mapping[str, str] | None = None,
+        sandbox: bool | None = None,
+    ) -> None:
+        if not os.path.isdir(root):
+            raise ExecutorError(f"working directory {root!r} does not exist")
+        self._given_root = os.path.abspath(root)
+        self._tree = Tree(root)
+        self._extra = tuple(Tree(r) for r in extra_read_roots if os.path.isdir(r))
+        self._protected = tuple(components(os.path.realpath(p)) for p in protected_paths)
+        self.file_write = file_write
+        self.allow_shell = allow_shell
+        path = tuple(search_path) if search_path is not None else default_search_path()
+        # A program directory inside the workspace would let files there pose as programs.
+        path = tuple(
+            p
+            for p in path
+            if p.startswith("/") and not is_within(components(p), self._tree.root_parts)
+        )
+        self._runner = CommandRunner(
+            path,
+            base_env or {},
+            sandbox=sandbox,
+            visible_roots=(self._tree.root, *(t.root for t in self._extra)),
+        )
+
+    @property
+    def working_dir(self) -> str:
+        return self._tree.root
+
+    def _locate(self, path: str, *, write: bool) -> tuple[Tree, tuple[str, ...]]:
+        check_path_text(path)
+        parts = self._tree.relative_parts(path, aliases=(self._given_root,))
+        if parts is not None:
+            return self._tree, parts
+        if not write:
+            for tree in self._extra:
+                extra = tree.relative_parts(path)
+                if extra is not None:
+                    return tree, extra
+        raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self._tree.root}")
+
+    def _check_read(self, path: str, parts: tuple[str, ...]) -> None:
+        if is_secret(path) or (parts and is_secret(parts[-1])):
+            raise SensitivePath(f"{path!r} is a secrets file; it may not be read")
+
+    def _check_write(self, path: str, tree: Tree, parts: tuple[str, ...]) -> None:
+        for candidate in (path, "/".join(parts)):
+            if reason := write_refusal(candidate):
+                raise SensitivePath(reason)
+        absolute = tree.root_parts + parts
+        if any(is_within(absolute, protected) for protected in self._protected):
+            raise SensitivePath(f"{path!r} is inside the session directory; it is never written")
+
+    def _display(self, tree: Tree, parts: tuple[str, ...]) -> str:
+        if tree is self._tree:
+            return "/".join(parts) or "."
+        return "/".join((tree.root, *parts))
+
+    async def stat(self, path: str) -> FileInfo:
+        return await asyncio.to_thread(self._stat, path)
+
+    def _stat(self, path: str) -> FileInfo:
+        with _os_errors(path):
+            tree, parts = self._locate(path, write=False)
+            res = tree.resolve(parts, path, follow_final=True)
+            try:
+                name = res.name or (res.parts[-1] if res.parts else ".")
+                return info(res, self._display(tree, res.parts), name)
+            finally:
+                os.close(res.dir_fd)
+
+    async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        return await asyncio.to_thread(self._read, path, offset, length)
+
+    def _read(self, path: str, offset: int, length: int | None) -> bytes:
+        with _os_errors(path):
+            tree, parts = self._locate(path, write=False)
+            self._check_read(path, parts)
+            res = tree.resolve(parts, path, follow_final=True)
+            try:
+                self._check_read(path, res.parts)
+                return read_bytes(res, path, max(0, offset), length)
+            finally:
+                os.close(res.dir_fd)
+
+    async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
+        return await asyncio.to_thread(self._list_dir, path)
+
+    def _list_dir(self, path: str) -> tuple[FileInfo, ...]:
+        with _os_errors(path):
+            tree, parts = self._locate(path, write=False)
+            res = tree.resolve((*parts, "."), path, follow_final=True)
+            try:
+                return list_entries(res.dir_fd, self._display(tree, res.parts))
+            finally:
+                os.close(res.dir_fd)
+
+    async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        return await asyncio.to_thread(self._write, path, data, overwrite)
+
+    def _write(self, path: str, data: bytes, overwrite: bool) -> bool:
+        if self.file_write is FileWriteMode.OFF:
+            raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
+        if overwrite and self.file_write is FileWriteMode.CREATE_ONLY:
+            raise PermissionDenied(
+                f"overwriting {path!r} is not allowed: this profile may only create new files"
+            )
+        with _os_errors(path):
+            tree, parts = self._locate(path, write=True)
+            self._check_write(path, tree, parts)
+            res = tree.resolve(
+                parts,
+                path,
+                follow_final=False,
+                create_dirs=True,
+                guard=lambda dirs: self._check_write(path, tree, dirs),
+            )
+            try:
+                self._check_write(path, tree, res.parts)
+                return write_bytes(res, path, data, overwrite=overwrite)
+            finally:
+                os.close(res.dir_fd)
+
+    async def which(self, program: str) -> str | None:
+        return self._runner.resolve(program)
+
+    async def run(self, command: Command) -> CommandResult:
+        if command.shell is not None and not self.allow_shell:
+            raise PermissionDenied(
+                "shell commands are not allowed: this profile's shell is restricted"
+            )
+        cwd = await asyncio.to_thread(self._directory, command.cwd)
+        stdin_fds: list[int | None] = []
+        try:
+            for stage in command.pipeline:
+                stdin_fds.append(
+                    await asyncio.to_thread(self._open_input, stage.stdin_path)
+                    if stage.stdin_path is not None
+                    else None
+                )
+            started = time.monotonic()
+            code, output, timed_out, omitted = await self._runner.run(command, cwd, stdin_fds)
+        finally:
+            for fd in stdin_fds:
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        return CommandResult(
+            exit_code=code,
+            output=output,
+            duration=time.monotonic() - started,
+            timed_out=timed_out,
+            omitted_bytes=omitted,
+        )
+
+    def _directory(self, path: str) -> str:
+        with _os_errors(path):
+            tree, parts = self._locate(path, write=False)
+            if tree is not self._tree:
+                raise PathOutsideWorkspace(f"commands run inside the workspace, not in {path!r}")
+            res = tree.resolve((*parts, "."), path, follow_final=True)
+            os.close(res.dir_fd)
+            return os.path.join(tree.root, *res.parts)
+
+    def _open_input(self, path: str) -> int:
+        with _os_errors(path):
+            tree, parts = self._locate(path, write=False)
+            self._check_read(path, parts)
+            res = tree.resolve(parts, path, follow_final=True)
+            try:
+                self._check_read(path, res.parts)
+                return open_regular(res, path)
+            finally:
+                os.close(res.dir_fd)
+
+    async def aclose(self) -> None:
+        """Nothing is held between calls; every run cleans up its own processes."""
+
+
+def sandbox_available() -> bool:
+    """Whether the bubblewrap binary is installed (it still has to work: see CommandRunner)."""
+    return shutil.which("bwrap") is not None

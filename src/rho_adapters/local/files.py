@@ -1,0 +1,150 @@
+"""File operations on a confined tree: read, write, list, stat (synchronous; run in a thread).
+
+* read: ``O_RDONLY|O_NOFOLLOW|O_NONBLOCK`` relative to the parent descriptor, then ``fstat``:
+  only regular files are read, so FIFOs and devices never block; at most ``length`` bytes.
+* write: the final component must not be a symlink nor a file with other hard links. Create-only
+  is one ``O_CREAT|O_EXCL|O_NOFOLLOW`` open (no check-then-write race, fails on dangling
+  symlinks too); overwrite writes a temp file beside the target and renames it over (atomic,
+  mode preserved, never through a link).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+
+from rho_adapters.local.confine import Resolved
+from rho_domain.errors import PermissionDenied, ToolError
+from rho_domain.ports.executor import FileInfo, FileKind
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def kind_of(mode: int) -> FileKind:
+    if stat.S_ISREG(mode):
+        return FileKind.FILE
+    if stat.S_ISDIR(mode):
+        return FileKind.DIRECTORY
+    if stat.S_ISLNK(mode):
+        return FileKind.SYMLINK
+    return FileKind.OTHER
+
+
+def open_regular(res: Resolved, shown: str) -> int:
+    """Open the resolved final component for reading; refuse anything but a regular file."""
+    if not res.name:
+        raise ToolError(f"{shown} is a directory")
+    try:
+        fd = os.open(res.name, _READ_FLAGS, dir_fd=res.dir_fd)
+    except FileNotFoundError:
+        raise ToolError(f"no such file: {shown}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (FIFO/device)"
+        raise ToolError(f"{shown} is {what}; it cannot be read")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_bytes(res: Resolved, shown: str, offset: int, length: int | None) -> bytes:
+    fd = open_regular(res, shown)
+    try:
+        if length is None:
+            length = os.fstat(fd).st_size - offset
+        chunks: list[bytes] = []
+        while length > 0:
+            chunk = os.pread(fd, min(length, 1 << 20), offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+            length -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def info(res: Resolved, rel: str, name: str) -> FileInfo:
+    """Describe the final component (following it when the walk already resolved it)."""
+    st = os.stat(res.name or ".", dir_fd=res.dir_fd, follow_symlinks=False)
+    return _info(st, rel, name, None)
+
+
+def _info(st: os.stat_result, rel: str, name: str, link: str | None) -> FileInfo:
+    return FileInfo(
+        path=rel,
+        name=name,
+        kind=kind_of(st.st_mode),
+        size=st.st_size,
+        mtime=st.st_mtime,
+        mode=stat.S_IMODE(st.st_mode),
+        link_target=link,
+    )
+
+
+def list_entries(dir_fd: int, rel: str) -> tuple[FileInfo, ...]:
+    out: list[FileInfo] = []
+    for name in os.listdir(dir_fd):
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            continue  # removed while listing
+        link = os.readlink(name, dir_fd=dir_fd) if stat.S_ISLNK(st.st_mode) else None
+        out.append(_info(st, f"{rel}/{name}" if rel not in ("", ".") else name, name, link))
+    return tuple(out)
+
+
+def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> bool:
+    """Write ``data`` to the final component; return True when a file was replaced."""
+    if not res.name:
+        raise ToolError(f"{shown} is a directory")
+    try:
+        st: os.stat_result | None = os.stat(res.name, dir_fd=res.dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISLNK(st.st_mode):
+            raise PermissionDenied(f"{shown} is a symbolic link; writing through links is refused")
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolError(f"{shown} exists and is not a regular file")
+        if not overwrite:
+            raise PermissionDenied(f"{shown} already exists and may not be overwritten")
+        if st.st_nlink > 1:
+            raise PermissionDenied(f"{shown} has other hard links; refusing to write it")
+    if not overwrite:
+        try:
+            fd = os.open(res.name, _CREATE_FLAGS, 0o666, dir_fd=res.dir_fd)
+        except FileExistsError:
+            raise PermissionDenied(f"{shown} already exists and may not be overwritten") from None
+        _write_all(fd, data, res, res.name)
+        return False
+    tmp = f".{res.name[:200]}.{secrets.token_hex(6)}.rho-tmp"
+    fd = os.open(tmp, _CREATE_FLAGS, 0o666, dir_fd=res.dir_fd)
+    _write_all(fd, data, res, tmp, mode=None if st is None else stat.S_IMODE(st.st_mode))
+    try:
+        os.replace(tmp, res.name, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=res.dir_fd)
+        raise
+    return st is not None
+
+
+def _write_all(fd: int, data: bytes, res: Resolved, name: str, mode: int | None = None) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if mode is not None:
+            os.fchmod(fd, mode)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=res.dir_fd)
+        raise
+    os.close(fd)

@@ -1,0 +1,245 @@
+"""CommandRunner: turns a ``Command`` into processes, pipes, environment and sandbox.
+
+Restricted pipelines: each stage is re-validated and hardened (domain rules), its program
+resolved to an absolute path in the fixed search path, and it runs with RLIMIT_FSIZE (0
+without a sandbox: no data can be written to any file), RLIMIT_NPROC, RLIMIT_CPU, and, when
+bubblewrap works, inside ``bwrap --ro-bind / / --unshare-net --unshare-pid ...``: a read-only
+view of the machine with no network. Unrestricted shell strings run through
+``bash --noprofile --norc -c`` with the caller's environment minus credentials.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+
+from rho_adapters.local.process import Spawn, restricted_limits, run_processes
+from rho_domain.errors import ExecutorError, ToolError
+from rho_domain.ports.executor import Command
+from rho_domain.shell.programs import check_argv, harden_argv
+
+_SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
+_DROPPED_VARS = frozenset(
+    {"BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PROMPT_COMMAND",
+     "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
+     "RIPGREP_CONFIG_PATH", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE"}
+)  # fmt: skip
+_SANDBOX_DIR = "/tmp"
+MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment minus credentials (*KEY*, *SECRET*, *TOKEN*, ...) and code-loading hooks."""
+    return {
+        k: v
+        for k, v in env.items()
+        if not _SECRET_VAR.search(k) and k not in _DROPPED_VARS and not k.startswith("BASH_FUNC_")
+    }
+
+
+def restricted_env(search_path: Sequence[str]) -> dict[str, str]:
+    """A fresh environment for restricted commands: nothing inherited."""
+    return {
+        "PATH": ":".join(search_path),
+        "LC_ALL": "C.UTF-8",
+        "LANG": "C.UTF-8",
+        "HOME": _SANDBOX_DIR,
+        "TMPDIR": _SANDBOX_DIR,
+        "PAGER": "cat",
+        "GIT_PAGER": "cat",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_ATTR_NOSYSTEM": "1",
+    }
+
+
+def _user_process_count() -> int:
+    uid = os.getuid()
+    count = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    count += entry.stat().st_uid == uid
+    return count
+
+
+class CommandRunner:
+    def __init__(
+        self,
+        search_path: Sequence[str],
+        base_env: Mapping[str, str],
+        *,
+        sandbox: bool | None,
+        visible_roots: Sequence[str] = (),
+    ) -> None:
+        self.search_path = tuple(search_path)
+        # Bound again on top of the private /tmp, so a workspace under /tmp stays visible.
+        self.visible_roots = tuple(visible_roots)
+        self.base_env = dict(base_env)
+        self._sandbox_wanted = sandbox
+        self._sandbox: bool | None = None if sandbox is not False else False
+
+    def resolve(self, program: str) -> str | None:
+        if "/" in program:
+            return None
+        for directory in self.search_path:
+            candidate = os.path.join(directory, program)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+        return None
+
+    async def sandboxed(self) -> bool:
+        """Whether restricted commands run under bubblewrap (probed once)."""
+        if self._sandbox is None:
+            bwrap = self.resolve("bwrap")
+            works = False
+            if bwrap is not None:
+                probe = [bwrap, *self._bwrap_args("/"), "--", "/bin/true"]
+                result = await asyncio.to_thread(
+                    subprocess.run, probe, capture_output=True, timeout=10, check=False
+                )
+                works = result.returncode == 0
+            if self._sandbox_wanted and not works:
+                raise ExecutorError("the bubblewrap sandbox was required but does not work here")
+            self._sandbox = works
+        return self._sandbox
+
+    def _bwrap_args(self, cwd: str) -> list[str]:
+        return [
+            "--ro-bind", "/", "/",
+            "--dev", "/dev",
+            "--proc", "/proc",
+            "--tmpfs", _SANDBOX_DIR,
+            *(arg for root in self.visible_roots for arg in ("--ro-bind", root, root)),
+            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--die-with-parent", "--new-session",
+            "--chdir", cwd,
+        ]  # fmt: skip
+
+    async def run(
+        self, command: Command, cwd: str, stdin_fds: Sequence[int | None]
+    ) -> tuple[int | None, str, bool, int]:
+        if command.shell is not None:
+            argvs = [("/bin/bash", "--noprofile", "--norc", "-c", command.shell)]
+            env = scrub_env(self.base_env)
+            env.setdefault("PATH", ":".join(self.search_path))
+            env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+            preexec: Callable[[], None] | None = None
+            stages_null = [(False, "capture")]
+            datas: list[str | None] = [None]
+            stdin_fds = [None]
+        else:
+            argvs = [await self._prepare(stage.argv, cwd) for stage in command.pipeline]
+            env = restricted_env(self.search_path)
+            sandbox = await self.sandboxed()
+            nproc = 1 << 20 if os.getuid() == 0 else _user_process_count() + 256
+            preexec = restricted_limits(command.timeout, (1 << 28) if sandbox else 0, nproc)
+            stages_null = [(s.stdout_null, s.stderr) for s in command.pipeline]
+            datas = [s.stdin_data for s in command.pipeline]
+        if not argvs:
+            raise ToolError("empty command")
+        return await self._spawn(argvs, stages_null, datas, stdin_fds, cwd, env, preexec, command)
+
+    async def _prepare(self, argv: Sequence[str], cwd: str) -> tuple[str, ...]:
+        check_argv(argv)
+        hardened = harden_argv(argv)
+        program = self.resolve(hardened[0])
+        if program is None:
+            raise ToolError(f"{hardened[0]}: program not installed on this machine")
+        if hardened[0] == "xargs":
+            hardened = self._resolve_xargs_target(hardened)
+        full = (program, *hardened[1:])
+        if await self.sandboxed():
+            bwrap = self.resolve("bwrap")
+            assert bwrap is not None
+            return (bwrap, *self._bwrap_args(cwd), "--", *full)
+        return full
+
+    def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
+        from rho_domain.shell.programs import XARGS_TARGETS
+
+        for i, arg in enumerate(argv[1:], start=1):
+            if arg in XARGS_TARGETS:
+                target = self.resolve(arg)
+                if target is None:
+                    raise ToolError(f"{arg}: program not installed on this machine")
+                return (*argv[:i], target, *argv[i + 1 :])
+        return argv
+
+    async def _spawn(
+        self,
+        argvs: Sequence[tuple[str, ...]],
+        modes: Sequence[tuple[bool, str]],
+        datas: Sequence[str | None],
+        stdin_fds: Sequence[int | None],
+        cwd: str,
+        env: Mapping[str, str],
+        preexec: Callable[[], None] | None,
+        command: Command,
+    ) -> tuple[int | None, str, bool, int]:
+        opened: list[int] = []
+
+        def fd(value: int) -> int:
+            opened.append(value)
+            return value
+
+        try:
+            devnull_r = fd(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+            devnull_w = fd(os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC))
+            out_r, out_w = os.pipe2(os.O_CLOEXEC)
+            opened.append(out_w)
+            spawns: list[Spawn] = []
+            previous = devnull_r
+            for i, argv in enumerate(argvs):
+                stdout_null, stderr_mode = modes[i]
+                stdin = previous
+                if stdin_fds[i] is not None:
+                    stdin = stdin_fds[i]  # type: ignore[assignment]
+                elif datas[i] is not None:
+                    stdin = self._data_pipe(datas[i] or "", fd)
+                if i == len(argvs) - 1:
+                    stdout = devnull_w if stdout_null else out_w
+                else:
+                    next_r, next_w = os.pipe2(os.O_CLOEXEC)
+                    fd(next_r)
+                    stdout = devnull_w if stdout_null else fd(next_w)
+                    if stdout_null:
+                        os.close(next_w)
+                    previous = next_r
+                stderr = {"capture": out_w, "null": devnull_w, "stdout": stdout}[stderr_mode]
+                spawns.append(Spawn(argv=argv, stdin=stdin, stdout=stdout, stderr=stderr))
+        except BaseException:
+            for value in opened:
+                with contextlib.suppress(OSError):
+                    os.close(value)
+            raise
+        return await run_processes(
+            spawns,
+            out_r,
+            cwd=cwd,
+            env=env,
+            timeout=command.timeout,
+            cap=command.max_output_bytes,
+            preexec=preexec,
+            close_after_spawn=opened,
+        )
+
+    @staticmethod
+    def _data_pipe(data: str, fd: Callable[[int], int]) -> int:
+        raw = data.encode()
+        if len(raw) > MAX_STDIN_DATA:
+            raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")
+        read_end, write_end = os.pipe2(os.O_CLOEXEC)
+        fd(read_end)
+        try:
+            os.write(write_end, raw)
+        finally:
+            os.close(write_end)
+        return read_end
