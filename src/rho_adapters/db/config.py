@@ -1,0 +1,97 @@
+"""Turn an already-loaded ``databases.yaml`` mapping into ``DatabaseConfig`` values.
+
+Format::
+
+    databases:
+      prod:
+        engine: postgres          # sqlite | postgres | mysql | oracle | vertica ("type" too)
+        host: db.internal
+        port: 5432
+        user: agent_ro
+        database: app
+        password_env: PROD_DB_PASSWORD   # the *name* of an environment variable
+        options: {connect_timeout: 5}
+      local:
+        engine: sqlite
+        path: ./app.db
+
+A literal ``password`` is refused: secrets live in the environment, never in config files,
+traces or session snapshots. Every error names the source, the key path and what was
+expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rho_domain.config import DatabaseConfig
+from rho_domain.errors import ConfigError
+
+ENGINES = ("sqlite", "postgres", "mysql", "oracle", "vertica")
+_ENGINE_ALIASES = {"postgresql": "postgres", "mariadb": "mysql", "sqlite3": "sqlite"}
+_STRING_KEYS = ("dsn", "path", "host", "user", "database", "password_env")
+
+
+def parse_databases(data: Any, *, source: str) -> dict[str, DatabaseConfig]:
+    """Validate ``data`` (the whole file: a mapping with a ``databases`` key, or None)."""
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: expected a mapping with a `databases` key")
+    extra = sorted(set(data) - {"databases"})
+    if extra:
+        raise ConfigError(f"{source}: unknown top-level key {extra[0]!r} (expected `databases`)")
+    entries = data.get("databases") or {}
+    if not isinstance(entries, Mapping):
+        raise ConfigError(f"{source}: `databases` must be a mapping of alias to settings")
+    return {
+        str(alias): parse_entry(entry, source=source, alias=str(alias))
+        for alias, entry in entries.items()
+    }
+
+
+def parse_entry(entry: Any, *, source: str, alias: str) -> DatabaseConfig:
+    """One alias's settings."""
+    where = f"{source}: databases.{alias}"
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of settings")
+    known = {"engine", "type", "port", "options", "password", *_STRING_KEYS}
+    for key in entry:
+        if key not in known:
+            allowed = ", ".join(sorted(known - {"password", "type"}))
+            raise ConfigError(f"{where}.{key}: unknown key (expected one of {allowed})")
+    if "password" in entry:
+        raise ConfigError(
+            f"{where}.password: passwords are not stored in config; put the password in an "
+            "environment variable and name it with `password_env`"
+        )
+    raw_engine = entry.get("engine", entry.get("type"))
+    if not isinstance(raw_engine, str):
+        raise ConfigError(f"{where}.engine: expected one of {', '.join(ENGINES)}")
+    engine = _ENGINE_ALIASES.get(raw_engine.lower(), raw_engine.lower())
+    if engine not in ENGINES:
+        raise ConfigError(f"{where}.engine: {raw_engine!r} is not one of {', '.join(ENGINES)}")
+    values: dict[str, Any] = {}
+    for key in _STRING_KEYS:
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{where}.{key}: expected a string, got {type(value).__name__}")
+        values[key] = value
+    port = entry.get("port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int)):
+        raise ConfigError(f"{where}.port: expected an integer, got {type(port).__name__}")
+    options = entry.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{where}.options: expected a mapping")
+    _require(engine, values, where)
+    return DatabaseConfig(engine=engine, port=port, options=dict(options), **values)
+
+
+def _require(engine: str, values: Mapping[str, Any], where: str) -> None:
+    if engine == "sqlite" and not (values["path"] or values["dsn"]):
+        raise ConfigError(f"{where}.path: sqlite needs the path of the database file")
+    if engine in ("postgres", "mysql", "vertica") and not (values["database"] or values["dsn"]):
+        raise ConfigError(f"{where}.database: {engine} needs a database name (or a dsn)")
+    if engine == "oracle" and not (values["dsn"] or values["host"]):
+        raise ConfigError(f"{where}.dsn: oracle needs a dsn (or host/port/database)")

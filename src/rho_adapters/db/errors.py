@@ -1,0 +1,88 @@
+"""The one place where database driver exceptions become rho-agent errors.
+
+Every adapter runs its driver calls inside ``map_driver_errors``. A write the engine refused
+(read-only transaction, missing privilege, SQLite authorizer) becomes ``StatementRefused``;
+a statement timeout and every other driver or socket failure become ``DatabaseError``. The
+message keeps the server's own words (first lines), so the model can correct its query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rho_domain.errors import DatabaseError, RhoError, StatementRefused
+
+# SQLSTATE / error numbers / message fragments per engine.
+_PG_REFUSED = {"25006", "42501"}  # read_only_sql_transaction, insufficient_privilege
+_PG_TIMEOUT = {"57014"}  # query_canceled (statement_timeout)
+_MYSQL_REFUSED = {1792, 1142, 1044, 1045, 1227, 1370, 1290}  # read-only txn, access denied
+_MYSQL_TIMEOUT = {1969, 3024, 1317}  # max_statement_time, max_execution_time, killed
+_REFUSED_TEXT = (
+    "not authorized",  # SQLite authorizer
+    "authorization denied",  # SQLite authorizer (VACUUM INTO)
+    "readonly database",  # SQLite mode=ro
+    "read-only transaction",
+    "read only transaction",
+    "ora-01456",  # insert/delete/update in a READ ONLY transaction
+    "ora-01031",  # insufficient privileges
+    "permission denied",
+)
+_TIMEOUT_TEXT = (
+    "interrupted",
+    "statement timeout",
+    "max_statement_time",
+    "run time cap",
+    "dpy-4024",  # oracledb call timeout
+    "ora-03156",
+)
+
+
+class StatementTimeout(DatabaseError):
+    """The engine cancelled a statement that ran past its timeout."""
+
+
+@contextmanager
+def map_driver_errors(alias: str, driver_errors: tuple[type[Exception], ...]) -> Iterator[None]:
+    """Translate driver exceptions (and ``OSError``) raised inside the block."""
+    caught: tuple[type[Exception], ...] = (*driver_errors, OSError)
+    try:
+        yield
+    except RhoError:
+        raise
+    except caught as exc:
+        raise translate(alias, exc) from exc
+
+
+def translate(alias: str, exc: BaseException) -> RhoError:
+    """The rho-agent error for one driver exception."""
+    message = _first_lines(exc)
+    lowered = message.lower()
+    code = _code(exc)
+    if code in _PG_TIMEOUT or code in _MYSQL_TIMEOUT or any(t in lowered for t in _TIMEOUT_TEXT):
+        return StatementTimeout(f"{alias}: the statement timed out and was cancelled ({message})")
+    if code in _PG_REFUSED or code in _MYSQL_REFUSED or any(t in lowered for t in _REFUSED_TEXT):
+        return StatementRefused(f"{alias}: the database refused it in read-only mode: {message}")
+    return DatabaseError(f"{alias}: {type(exc).__name__}: {message}")
+
+
+def _code(exc: BaseException) -> object:
+    sqlstate = getattr(exc, "sqlstate", None)  # psycopg
+    if sqlstate:
+        return sqlstate
+    args = getattr(exc, "args", ())
+    if args and isinstance(args[0], int):  # pymysql (errno, message)
+        return args[0]
+    return None
+
+
+def _first_lines(exc: BaseException) -> str:
+    args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
+    if len(args) >= 2 and isinstance(args[0], int):
+        text = str(args[1])
+    else:
+        text = str(exc) or type(exc).__name__
+    lines = [line for line in text.strip().splitlines() if line.strip()][:3]
+    joined = " ".join(line.strip() for line in lines)
+    return joined if len(joined) <= 500 else joined[:500] + "..."

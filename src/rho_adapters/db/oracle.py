@@ -1,0 +1,122 @@
+"""Oracle through python-oracledb in thin mode (extra ``oracle``).
+
+Read-only mode (security-notes §3.4): each statement runs after ``SET TRANSACTION READ ONLY``
+(which must open the transaction) and is rolled back; ``call_timeout`` bounds each round
+trip. Oracle still allows ``LOCK TABLE``, ``ALTER SESSION`` and package calls inside a
+read-only transaction, so the statement check (which refuses them) matters more here, and
+the account must not have EXECUTE on UTL_*/DBMS_* packages. Tested against a fake DB-API
+connection only: no Oracle server runs in CI.
+"""
+
+# Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
+from rho_domain.errors import MissingExtra
+from rho_domain.ports.database import QueryResult
+from rho_domain.sql import Verdict
+
+
+def load_oracledb() -> Any:
+    try:
+        import oracledb
+    except ImportError as exc:
+        raise MissingExtra("oracledb", "oracle", "Oracle databases") from exc
+    return oracledb
+
+
+class OracleDatabase(ThreadedDatabase):
+    dialect_name = "oracle"
+
+    def _module(self) -> Any:
+        if self._driver is None:
+            self._driver = load_oracledb()
+        return self._driver
+
+    def _error_types(self) -> tuple[type[Exception], ...]:
+        return (self._module().Error,)
+
+    def _connect(self) -> Any:
+        c = self.config
+        dsn = c.dsn or f"{c.host or 'localhost'}:{c.port or 1521}/{c.database or ''}"
+        # thin mode is the default of python-oracledb: no Oracle client libraries needed.
+        return self._module().connect(user=c.user, password=self._password, dsn=dsn)
+
+    def _usable(self, conn: Any) -> bool:
+        try:
+            conn.ping()
+        except self._module().Error:
+            return False
+        return True
+
+    def _run(
+        self,
+        conn: Any,
+        sql: str,
+        params: Sequence[Any] | None,
+        verdict: Verdict,
+        max_rows: int,
+        timeout: float,
+    ) -> QueryResult:
+        conn.call_timeout = max(1, int(timeout * 1000))
+        conn.rollback()  # SET TRANSACTION must be the first statement of a transaction
+        cursor = conn.cursor()
+        try:
+            if self.read_only:
+                cursor.execute("SET TRANSACTION READ ONLY")
+            cursor.arraysize = min(max_rows + 1, 1_000)
+            # oracledb runs one statement per call; a trailing ";" is not Oracle SQL.
+            cursor.execute(sql.rstrip().rstrip(";"), list(params) if params else None)
+            result = fetch(cursor, max_rows)
+            if not self.read_only:
+                conn.commit()
+            return result
+        finally:
+            cursor.close()
+            if self.read_only:
+                conn.rollback()
+
+    def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
+        owner = "COALESCE(:2, SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA'))"
+        return (
+            f"SELECT owner, table_name, 'table' FROM all_tables WHERE owner = {owner} "  # noqa: S608
+            "AND table_name LIKE :1 UNION ALL "
+            f"SELECT owner, view_name, 'view' FROM all_views WHERE owner = {owner} "
+            "AND view_name LIKE :1 ORDER BY 1, 2",
+            (pattern.upper(), schema.upper() if schema else None),
+        )
+
+    async def describe(self, table: str, *, schema: str | None = None) -> str:
+        owner = "COALESCE(:2, SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA'))"
+        args = (table.upper(), schema.upper() if schema else None)
+        cols = await self.internal(
+            "SELECT column_name, data_type || CASE WHEN data_type LIKE '%CHAR%' "  # noqa: S608
+            "THEN '(' || data_length || ')' WHEN data_precision IS NOT NULL THEN '(' || "
+            "data_precision || ',' || data_scale || ')' END, nullable, data_default "
+            f"FROM all_tab_columns WHERE table_name = :1 AND owner = {owner} ORDER BY column_id",
+            args,
+            max_rows=10_000,
+        )
+        pk = await self.internal(
+            "SELECT cc.column_name FROM all_constraints c JOIN all_cons_columns cc "  # noqa: S608
+            "ON cc.owner = c.owner AND cc.constraint_name = c.constraint_name "
+            f"WHERE c.constraint_type = 'P' AND c.table_name = :1 AND c.owner = {owner} "
+            "ORDER BY cc.position",
+            args,
+            max_rows=1_000,
+        )
+        idx = await self.internal(
+            "SELECT i.index_name, CASE i.uniqueness WHEN 'UNIQUE' THEN 1 ELSE 0 END, "  # noqa: S608
+            "LISTAGG(ic.column_name, ', ') WITHIN GROUP (ORDER BY ic.column_position) "
+            "FROM all_indexes i JOIN all_ind_columns ic ON ic.index_owner = i.owner "
+            "AND ic.index_name = i.index_name "
+            f"WHERE i.table_name = :1 AND i.table_owner = {owner} "
+            "GROUP BY i.index_name, i.uniqueness ORDER BY 1",
+            args,
+            max_rows=1_000,
+        )
+        indexes = [(str(n), bool(u), str(c)) for n, u, c in idx.rows]
+        return format_description(table.upper(), cols.rows, [str(r[0]) for r in pk.rows], indexes)

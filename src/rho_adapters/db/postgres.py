@@ -1,0 +1,148 @@
+"""PostgreSQL through psycopg 3 (extra ``postgres``).
+
+Read-only mode (security-notes §3.2): every statement runs inside a harness-issued
+``BEGIN TRANSACTION READ ONLY`` with ``SET LOCAL statement_timeout`` and is always rolled
+back. The statement goes over the extended protocol (``prepare=True``, or the ``DECLARE``
+of a server-side cursor), so a second statement cannot ride along. Plain queries stream
+through a server-side cursor, so a million-row result costs only the rows fetched.
+"""
+
+# Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
+from rho_domain.errors import MissingExtra
+from rho_domain.ports.database import QueryResult
+from rho_domain.sql import Verdict
+
+_SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
+
+
+def load_psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise MissingExtra("psycopg", "postgres", "PostgreSQL databases") from exc
+    return psycopg
+
+
+class PostgresDatabase(ThreadedDatabase):
+    dialect_name = "postgres"
+
+    def _module(self) -> Any:
+        if self._driver is None:
+            self._driver = load_psycopg()
+        return self._driver
+
+    def _error_types(self) -> tuple[type[Exception], ...]:
+        return (self._module().Error,)
+
+    def _connect(self) -> Any:
+        c = self.config
+        kwargs: dict[str, Any] = {
+            k: v
+            for k, v in {
+                "host": c.host,
+                "port": c.port,
+                "user": c.user,
+                "dbname": c.database,
+                "password": self._password,
+                "connect_timeout": int(c.options.get("connect_timeout", 10)),
+                "application_name": "rho-agent",
+            }.items()
+            if v is not None
+        }
+        # autocommit: the adapter issues BEGIN/ROLLBACK itself, so nothing is implicit.
+        return self._module().connect(c.dsn or "", autocommit=True, **kwargs)
+
+    def _usable(self, conn: Any) -> bool:
+        if conn.closed or conn.broken:
+            return False
+        try:
+            conn.execute("SELECT 1", prepare=False).fetchone()
+        except self._module().Error:
+            return False
+        return True
+
+    def _interrupt(self, conn: Any) -> None:
+        try:
+            conn.cancel_safe(timeout=2.0)
+        finally:
+            conn.close()
+
+    def _run(
+        self,
+        conn: Any,
+        sql: str,
+        params: Sequence[Any] | None,
+        verdict: Verdict,
+        max_rows: int,
+        timeout: float,
+    ) -> QueryResult:
+        begin = "BEGIN TRANSACTION READ ONLY" if self.read_only else "BEGIN"
+        conn.execute(begin)
+        committed = False
+        try:
+            conn.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
+            if verdict.returns_rows:
+                # DECLARE ... CURSOR goes over the extended protocol: one statement only.
+                with conn.cursor(name="rho_agent_query") as cursor:
+                    cursor.itersize = max_rows + 1
+                    cursor.execute(sql, params)
+                    result = fetch(cursor, max_rows)
+            else:
+                with conn.cursor() as cursor:
+                    cursor.execute(sql, params, prepare=True)
+                    result = fetch(cursor, max_rows)
+            if not self.read_only:
+                conn.execute("COMMIT")
+                committed = True
+            return result
+        finally:
+            if not committed and not conn.closed:
+                conn.execute("ROLLBACK")
+
+    def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
+        sql = (
+            "SELECT table_schema, table_name, CASE table_type WHEN 'VIEW' THEN 'view' "
+            "ELSE 'table' END FROM information_schema.tables "
+            "WHERE table_schema <> ALL(%s) AND table_name LIKE %s "
+            "AND (%s::text IS NULL OR table_schema = %s) ORDER BY 1, 2"
+        )
+        return sql, (list(_SYSTEM_SCHEMAS), pattern, schema, schema)
+
+    async def describe(self, table: str, *, schema: str | None = None) -> str:
+        where = "table_name = %s AND table_schema = COALESCE(%s, current_schema())"
+        cols = await self.internal(
+            "SELECT column_name, data_type || CASE WHEN character_maximum_length IS NOT NULL "  # noqa: S608
+            "THEN '(' || character_maximum_length || ')' WHEN data_type = 'numeric' "
+            "THEN COALESCE('(' || numeric_precision || ',' || numeric_scale || ')', '') "
+            "ELSE '' END, "
+            f"is_nullable, column_default FROM information_schema.columns WHERE {where} "
+            "ORDER BY ordinal_position",
+            (table, schema),
+            max_rows=10_000,
+        )
+        pk = await self.internal(
+            "SELECT k.column_name FROM information_schema.table_constraints c "
+            "JOIN information_schema.key_column_usage k ON k.constraint_name = c.constraint_name "
+            "AND k.table_schema = c.table_schema AND k.table_name = c.table_name "
+            "WHERE c.constraint_type = 'PRIMARY KEY' AND c.table_name = %s "
+            "AND c.table_schema = COALESCE(%s, current_schema()) "
+            "ORDER BY k.ordinal_position",
+            (table, schema),
+            max_rows=1_000,
+        )
+        idx = await self.internal(
+            "SELECT i.relname, x.indisunique, pg_get_indexdef(x.indexrelid) "
+            "FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+            "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace "
+            "WHERE t.relname = %s AND n.nspname = COALESCE(%s, current_schema()) ORDER BY 1",
+            (table, schema),
+            max_rows=1_000,
+        )
+        indexes = [(str(n), bool(u), str(d).split(" USING ", 1)[-1]) for n, u, d in idx.rows]
+        return format_description(table, cols.rows, [str(r[0]) for r in pk.rows], indexes)

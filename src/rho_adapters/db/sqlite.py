@@ -1,0 +1,129 @@
+"""SQLite through the standard library's ``sqlite3``.
+
+Read-only mode (security-notes §3.1): the file is opened ``mode=ro`` *and* an authorizer
+allows only SELECT, READ, RECURSIVE, functions outside the denylist and the introspection
+pragmas. ``mode=ro`` alone still runs ``VACUUM INTO`` and ``ATTACH`` (which write files) and
+TEMP tables; the authorizer stops them. A progress handler enforces the statement timeout.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import urllib.parse
+from collections.abc import Sequence
+from typing import Any
+
+from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
+from rho_domain.errors import ConfigError
+from rho_domain.ports.database import QueryResult
+from rho_domain.sql import Verdict
+from rho_domain.sql.dialects import SQLITE_DENIED_FUNCTIONS, SQLITE_PRAGMAS
+
+# Authorizer action codes, compared by value: in Python 3.11 some of the names collide with
+# result-code constants of the sqlite3 module (security-notes §3.1).
+_PRAGMA, _READ, _SELECT, _UPDATE, _FUNCTION, _RECURSIVE = 19, 20, 21, 23, 31, 33
+_OK, _DENY = 0, 1
+_PROGRESS_STEPS = 1_000  # VM instructions between deadline checks
+_MAX_LENGTH = 100_000_000  # largest string or blob a statement may build
+
+
+def read_only_authorizer(
+    action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None
+) -> int:
+    """Allow reads only; everything else (ATTACH, VACUUM INTO, TEMP DDL, writes) is denied."""
+    if action in (_SELECT, _READ, _RECURSIVE):
+        return _OK
+    if action == _FUNCTION:
+        return _DENY if (arg2 or "").lower() in SQLITE_DENIED_FUNCTIONS else _OK
+    if action == _PRAGMA and (arg1 or "").lower() in SQLITE_PRAGMAS:
+        return _OK
+    if action == _UPDATE and arg1 == "sqlite_master" and _db == "main":
+        # Building an eponymous table-valued pragma (pragma_table_info) re-reads the schema,
+        # which SQLite authorizes as an UPDATE of sqlite_master. A real UPDATE of it needs
+        # PRAGMA writable_schema (denied) and a writable file (mode=ro).
+        return _OK
+    return _DENY
+
+
+class SqliteDatabase(ThreadedDatabase):
+    dialect_name = "sqlite"
+
+    def _error_types(self) -> tuple[type[Exception], ...]:
+        return (sqlite3.Error,)
+
+    def _path(self) -> str:
+        path = self.config.path or self.config.dsn
+        if not path:
+            raise ConfigError(f"database {self.alias!r}: sqlite needs `path`")
+        return path
+
+    def _connect(self) -> Any:
+        access = "ro" if self.read_only else "rw"  # rw never creates a missing file
+        uri = f"file:{urllib.parse.quote(self._path())}?mode={access}"
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        if hasattr(conn, "enable_load_extension"):
+            conn.enable_load_extension(False)
+        if hasattr(conn, "setlimit"):
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _MAX_LENGTH)
+        if self.read_only:
+            conn.execute("PRAGMA query_only = ON")  # a convenience on top; not the boundary
+            conn.set_authorizer(read_only_authorizer)
+        return conn
+
+    def _usable(self, conn: Any) -> bool:
+        try:
+            conn.execute("SELECT 1").fetchone()
+        except sqlite3.Error:
+            return False
+        return True
+
+    def _interrupt(self, conn: Any) -> None:
+        conn.interrupt()
+
+    def _run(
+        self,
+        conn: Any,
+        sql: str,
+        params: Sequence[Any] | None,
+        verdict: Verdict,
+        max_rows: int,
+        timeout: float,
+    ) -> QueryResult:
+        deadline = time.monotonic() + timeout
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
+        cursor = conn.cursor()
+        try:
+            # execute(), never executescript(): sqlite3 refuses a second statement.
+            cursor.execute(sql, tuple(params or ()))
+            return fetch(cursor, max_rows)
+        finally:
+            cursor.close()
+            conn.set_progress_handler(None, 0)
+
+    def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
+        return (
+            "SELECT 'main', name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name LIKE ? ORDER BY name",
+            (pattern,),
+        )
+
+    async def describe(self, table: str, *, schema: str | None = None) -> str:
+        cols = await self.internal(
+            'SELECT name, type, "notnull" = 0, dflt_value, pk FROM pragma_table_info(?)',
+            (table,),
+            max_rows=10_000,
+        )
+        indexes = await self.internal(
+            "SELECT il.name, il.\"unique\", (SELECT group_concat(ii.name, ', ') "
+            "FROM pragma_index_info(il.name) AS ii) FROM pragma_index_list(?) AS il",
+            (table,),
+            max_rows=1_000,
+        )
+        pk = [str(r[0]) for r in sorted((r for r in cols.rows if r[4]), key=lambda r: r[4])]
+        return format_description(
+            table,
+            [r[:4] for r in cols.rows],
+            pk,
+            [(str(n), bool(u), str(c or "")) for n, u, c in indexes.rows],
+        )

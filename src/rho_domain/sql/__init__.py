@@ -1,0 +1,24 @@
+"""Read-only SQL, layer 1: a lexer per dialect and a deny-by-default statement classifier.
+
+Pure: no driver, no I/O. The database adapters call ``check_read_only`` before every
+statement in read-only mode; the database tools call ``classify`` to decide whether a call
+needs approval.
+"""
+
+from rho_domain.sql.classify import ROW_KINDS, Verdict, check_read_only, classify
+from rho_domain.sql.dialects import DIALECTS, Dialect, dialect
+from rho_domain.sql.lexer import Kind, LexRules, Token, tokenize
+
+__all__ = [
+    "DIALECTS",
+    "ROW_KINDS",
+    "Dialect",
+    "Kind",
+    "LexRules",
+    "Token",
+    "Verdict",
+    "check_read_only",
+    "classify",
+    "dialect",
+    "tokenize",
+]

@@ -1,0 +1,261 @@
+"""A real SQL lexer, one set of rules per dialect.
+
+The lexer turns text into tokens and drops comments, so the classifier never sees a keyword
+that sits inside a string literal, a quoted identifier or a comment. It understands, per
+dialect: ``'...'`` with doubled quotes, PostgreSQL/Vertica ``E'...'`` backslash escapes and
+``$tag$...$tag$`` dollar quotes, MySQL backslash escapes and ``"..."`` strings, Oracle
+``q'[...]'`` alternative quoting, quoted identifiers (``"x"``, `` `x` ``, ``[x]``), nested
+``/* */`` comments (PostgreSQL), ``#`` comments and the ``--`` + whitespace rule (MySQL).
+
+Where the server can be configured to read the same text two ways (MySQL
+``NO_BACKSLASH_ESCAPES``, PostgreSQL ``standard_conforming_strings``, Vertica comment
+nesting), a dialect has several ``LexRules``; the classifier requires every reading to pass.
+
+Fail closed: an unterminated string, identifier or comment, and a MySQL executable comment
+(``/*! ... */``, ``/*M! ... */``, which the server *runs*), raise ``StatementRefused``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import attrs
+
+from rho_domain.errors import StatementRefused
+
+
+class Kind(Enum):
+    WORD = "word"  # an unquoted identifier or keyword
+    QUOTED = "quoted"  # a quoted identifier
+    STRING = "string"  # any string literal (contents never inspected)
+    NUMBER = "number"
+    PARAM = "param"  # $1, ?, :name
+    PUNCT = "punct"  # one operator or punctuation character
+
+
+@attrs.frozen
+class Token:
+    kind: Kind
+    text: str  # WORD: upper-cased; QUOTED: the name without quotes; others: raw text
+
+    def is_word(self, *words: str) -> bool:
+        return self.kind is Kind.WORD and self.text in words
+
+
+@attrs.frozen(kw_only=True)
+class LexRules:
+    """How one dialect (under one server setting) reads text."""
+
+    dialect: str
+    nested_comments: bool = False
+    dash_needs_space: bool = False  # MySQL: "--" starts a comment only before whitespace
+    hash_comments: bool = False  # MySQL "#"
+    backslash_strings: bool = False  # '\'' escapes inside ordinary '...' strings
+    double_quote_strings: bool = False  # MySQL "..." is a string (unless ANSI_QUOTES)
+    e_strings: bool = False  # E'...' with backslash escapes
+    dollar_quotes: bool = False
+    backtick_idents: bool = False
+    bracket_idents: bool = False  # SQLite [x]
+    q_quotes: bool = False  # Oracle q'[...]'
+    executable_comments: bool = False  # MySQL /*! */ is code: refuse
+
+
+_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_DIGITS = frozenset("0123456789")
+_Q_CLOSE = {"[": "]", "{": "}", "(": ")", "<": ">"}
+
+
+def _is_word_start(ch: str) -> bool:
+    return ch in _WORD_START or (ord(ch) > 127 and ch.isalpha())
+
+
+def _is_word_char(ch: str) -> bool:
+    return _is_word_start(ch) or ch in _DIGITS or ch == "$" or (ord(ch) > 127 and ch.isalnum())
+
+
+class _Lexer:
+    def __init__(self, text: str, rules: LexRules) -> None:
+        self.text = text
+        self.rules = rules
+        self.pos = 0
+        self.tokens: list[Token] = []
+
+    def refuse(self, why: str) -> StatementRefused:
+        return StatementRefused(f"{why} (at character {self.pos + 1})")
+
+    def run(self) -> tuple[Token, ...]:
+        text, n = self.text, len(self.text)
+        while self.pos < n:
+            ch = text[self.pos]
+            nxt = text[self.pos + 1] if self.pos + 1 < n else ""
+            if ch.isspace():
+                self.pos += 1
+            elif (ch == "-" and nxt == "-" and self._dash_comment()) or (
+                ch == "#" and self.rules.hash_comments
+            ):
+                self._skip_line()
+            elif ch == "/" and nxt == "*":
+                self._block_comment()
+            elif ch == "'":
+                self._quoted("'", Kind.STRING, backslash=self.rules.backslash_strings)
+            elif ch == '"':
+                kind = Kind.STRING if self.rules.double_quote_strings else Kind.QUOTED
+                self._quoted(
+                    '"', kind, backslash=kind is Kind.STRING and self.rules.backslash_strings
+                )
+            elif ch == "`" and self.rules.backtick_idents:
+                self._quoted("`", Kind.QUOTED, backslash=False)
+            elif ch == "[" and self.rules.bracket_idents:
+                self._bracket_ident()
+            elif ch == "$" and self.rules.dollar_quotes and self._dollar_quote():
+                pass
+            elif _is_word_start(ch):
+                self._word()
+            elif ch in _DIGITS or (ch == "." and nxt in _DIGITS):
+                self._number()
+            elif ch in "$?:" and self._param():
+                pass
+            else:
+                self.tokens.append(Token(Kind.PUNCT, ch))
+                self.pos += 1
+        return tuple(self.tokens)
+
+    def _dash_comment(self) -> bool:
+        if not self.rules.dash_needs_space:
+            return True
+        after = self.text[self.pos + 2 : self.pos + 3]
+        # MySQL: "--" followed by whitespace or a control character, or at the very end.
+        return after == "" or after.isspace() or ord(after) < 32
+
+    def _skip_line(self) -> None:
+        end = self.text.find("\n", self.pos)
+        self.pos = len(self.text) if end < 0 else end + 1
+
+    def _block_comment(self) -> None:
+        text = self.text
+        if self.rules.executable_comments and (
+            text.startswith("/*!", self.pos) or text.startswith("/*M!", self.pos)
+        ):
+            raise self.refuse("MySQL executable comments (/*! ... */) are refused")
+        depth, i = 1, self.pos + 2
+        while depth:
+            if i >= len(text) - 1:
+                raise self.refuse("unterminated /* comment")
+            pair = text[i : i + 2]
+            if pair == "*/":
+                depth, i = depth - 1, i + 2
+            elif pair == "/*" and self.rules.nested_comments:
+                depth, i = depth + 1, i + 2
+            else:
+                i += 1
+        self.pos = i
+
+    def _quoted(self, quote: str, kind: Kind, *, backslash: bool) -> None:
+        text, i = self.text, self.pos + 1
+        parts: list[str] = []
+        while True:
+            if i >= len(text):
+                raise self.refuse(f"unterminated {quote} quote")
+            ch = text[i]
+            if backslash and ch == "\\":
+                parts.append(text[i : i + 2])
+                i += 2
+            elif ch == quote:
+                if text[i + 1 : i + 2] == quote:  # doubled quote is one quote character
+                    parts.append(quote)
+                    i += 2
+                else:
+                    break
+            else:
+                parts.append(ch)
+                i += 1
+        self.pos = i + 1
+        self.tokens.append(Token(kind, "".join(parts) if kind is Kind.QUOTED else "<string>"))
+
+    def _bracket_ident(self) -> None:
+        end = self.text.find("]", self.pos + 1)
+        if end < 0:
+            raise self.refuse("unterminated [ identifier")
+        self.tokens.append(Token(Kind.QUOTED, self.text[self.pos + 1 : end]))
+        self.pos = end + 1
+
+    def _dollar_quote(self) -> bool:
+        text, start = self.text, self.pos
+        # A dollar quote cannot follow an identifier character ("a$b$" is one identifier).
+        if start and _is_word_char(text[start - 1]):
+            return False
+        end = start + 1
+        while end < len(text) and text[end] != "$":
+            if not (_is_word_char(text[end]) and text[end] != "$"):
+                return False
+            end += 1
+        tag = text[start : end + 1]
+        if end >= len(text) or (len(tag) > 2 and tag[1] in _DIGITS):
+            return False
+        close = text.find(tag, end + 1)
+        if close < 0:
+            raise self.refuse(f"unterminated dollar quote {tag}")
+        self.pos = close + len(tag)
+        self.tokens.append(Token(Kind.STRING, "<string>"))
+        return True
+
+    def _word(self) -> None:
+        text, start, i = self.text, self.pos, self.pos
+        while i < len(text) and _is_word_char(text[i]):
+            i += 1
+        word = text[start:i]
+        upper = word.upper()
+        nxt = text[i : i + 1]
+        self.pos = i
+        rules = self.rules
+        if nxt == "'" and (
+            upper in ("N", "B", "X", "U&", "_UTF8MB4", "_BINARY", "_LATIN1", "_UTF8")
+            or (upper in ("E", "U") and rules.e_strings)
+        ):
+            # Prefixed literals; E'' always honours backslashes.
+            self._quoted("'", Kind.STRING, backslash=rules.backslash_strings or upper == "E")
+            return
+        if nxt == "&" and upper == "U" and text[i + 1 : i + 2] in ("'", '"'):
+            self.pos = i + 1  # U&'...' / U&"..." (PostgreSQL unicode escapes)
+            return
+        if rules.q_quotes and upper in ("Q", "NQ") and nxt == "'":
+            self._q_quote(i + 1)
+            return
+        self.tokens.append(Token(Kind.WORD, upper))
+
+    def _q_quote(self, at: int) -> None:
+        if at >= len(self.text):
+            raise self.refuse("unterminated q'' quote")
+        opener = self.text[at]
+        closer = _Q_CLOSE.get(opener, opener) + "'"
+        end = self.text.find(closer, at + 1)
+        if end < 0 or opener.isspace():
+            raise self.refuse("unterminated q'' quote")
+        self.pos = end + 2
+        self.tokens.append(Token(Kind.STRING, "<string>"))
+
+    def _number(self) -> None:
+        text, i = self.text, self.pos
+        while i < len(text) and (text[i] in _DIGITS or text[i] in "._" or text[i].isalpha()):
+            if text[i] in "eE" and text[i + 1 : i + 2] in ("+", "-"):
+                i += 1
+            i += 1
+        self.tokens.append(Token(Kind.NUMBER, text[self.pos : i]))
+        self.pos = i
+
+    def _param(self) -> bool:
+        text, i = self.text, self.pos + 1
+        while i < len(text) and _is_word_char(text[i]):
+            i += 1
+        if i == self.pos + 1 and text[self.pos] != "?":
+            return False
+        if text[self.pos] == ":" and text[self.pos + 1 : self.pos + 2] == ":":
+            return False  # PostgreSQL cast operator "::"
+        self.tokens.append(Token(Kind.PARAM, text[self.pos : i]))
+        self.pos = i
+        return True
+
+
+def tokenize(text: str, rules: LexRules) -> tuple[Token, ...]:
+    """Tokens of ``text`` under ``rules``, comments dropped. Raises ``StatementRefused``."""
+    return _Lexer(text, rules).run()

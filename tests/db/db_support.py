@@ -1,0 +1,127 @@
+"""Helpers shared by the database tests: servers, seed data, checksums, adapters."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from rho_adapters.db import ADAPTERS
+from rho_domain.config import DatabaseConfig
+from rho_domain.permissions import DatabaseMode
+from rho_domain.ports.database import Database
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+PG_USER = "rho-db"
+SEED_USERS = [(i, f"user{i}", f"user{i}@example.com", i * 10) for i in range(1, 21)]
+SEED_ORDERS = [(i, (i % 20) + 1, f"item-{i}", i * 1.5) for i in range(1, 51)]
+TABLES = ("users", "orders")
+
+
+@attrs.frozen
+class Server:
+    """A running server: its DatabaseConfig for the adapter, and an admin connect()."""
+
+    engine: str
+    config: DatabaseConfig
+    admin: Callable[[], Any]
+    workdir: Path
+
+
+def missing(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"CI=true and {reason}")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def find(*names: str) -> str | None:
+    extra = "/usr/local/bin:/usr/lib/postgresql/15/bin:/usr/sbin:/usr/bin"
+    for name in names:
+        found = shutil.which(name) or shutil.which(name, path=extra)
+        if found:
+            return found
+    return None
+
+
+def wait_for(connect: Callable[[], Any], what: str, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            connect().close()
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def seed(conn: Any, engine: str) -> None:
+    cur = conn.cursor()
+    text = "VARCHAR(100)"
+    cur.execute(
+        f"CREATE TABLE users (id INTEGER PRIMARY KEY, name {text} NOT NULL, "
+        f"email {text} UNIQUE, score INTEGER DEFAULT 0)"
+    )
+    cur.execute(
+        f"CREATE TABLE orders (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL "
+        f"REFERENCES users(id), item {text}, amount NUMERIC(10,2))"
+    )
+    cur.execute("CREATE INDEX ix_orders_user ON orders (user_id)")
+    cur.execute("CREATE VIEW big_orders AS SELECT * FROM orders WHERE amount > 50")
+    mark = "?" if engine == "sqlite" else "%s"
+    cur.executemany(f"INSERT INTO users VALUES ({mark}, {mark}, {mark}, {mark})", SEED_USERS)
+    cur.executemany(f"INSERT INTO orders VALUES ({mark}, {mark}, {mark}, {mark})", SEED_ORDERS)
+    if engine == "postgres":
+        cur.execute("CREATE SEQUENCE order_seq")
+    conn.commit()
+
+
+def checksum(server: Server) -> dict[str, Any]:
+    """Every table's rows (ordered), the table list, and the PostgreSQL sequence value."""
+    conn = server.admin()
+    try:
+        cur = conn.cursor()
+        result: dict[str, Any] = {}
+        for table in TABLES:
+            cur.execute(f"SELECT * FROM {table} ORDER BY id")
+            result[table] = [tuple(str(v) for v in row) for row in cur.fetchall()]
+        if server.engine == "sqlite":
+            cur.execute("SELECT type, name FROM sqlite_master ORDER BY name")
+        elif server.engine == "postgres":
+            cur.execute(
+                "SELECT table_schema, table_name FROM information_schema.tables "
+                "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 2"
+            )
+            result["tables"] = [tuple(r) for r in cur.fetchall()]
+            cur.execute("SELECT last_value, is_called FROM order_seq")
+        else:
+            cur.execute(
+                "SELECT table_schema, table_name FROM information_schema.tables "
+                "WHERE table_schema NOT IN ('mysql', 'information_schema', "
+                "'performance_schema', 'sys') ORDER BY 2"
+            )
+        result["catalog"] = [tuple(r) for r in cur.fetchall()]
+        return result
+    finally:
+        conn.close()
+
+
+def adapter(
+    server: Server, *, mode: DatabaseMode = DatabaseMode.READONLY, check: bool = True
+) -> Database:
+    """A fresh adapter for ``server``; ``check=False`` turns off layer 1 to prove layer 2."""
+    cls = ADAPTERS[server.engine]
+    return cls("t", server.config, mode=mode, check_statements=check)
