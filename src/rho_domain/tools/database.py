@@ -1,0 +1,231 @@
+"""The database tools: one per engine present (sqlite, postgres, mysql, oracle, vertica).
+
+Each tool takes the alias (``database``) and an ``operation``: ``query`` (one statement),
+``list_tables``, ``describe`` (columns, types, keys, indexes) or ``explain``. Results are a
+compact text table with the column names, capped at ``row_limit`` rows (default 100) with a
+"N more rows not shown" line; long cells are cut. Rows are fetched with a bounded look-ahead,
+never the whole result.
+
+Read-only is enforced below the tool: the ``Database`` adapter checks every statement and
+runs it inside the engine's read-only transaction. In a MUTATIONS profile the tool reports
+a statement that is not read-only as DANGEROUS, so the approval mode decides whether a human
+must approve it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rho_domain.config import DatabaseConfig
+from rho_domain.errors import StatementRefused, ToolArgumentsError, ToolError
+from rho_domain.permissions import DatabaseMode, PermissionProfile
+from rho_domain.ports.database import Database, QueryResult
+from rho_domain.sql import classify
+from rho_domain.tools.base import (
+    DANGEROUS,
+    READ_ONLY,
+    ToolContext,
+    ToolHandler,
+    ToolOutput,
+    ToolPolicy,
+)
+
+DEFAULT_ROW_LIMIT = 100
+MAX_ROW_LIMIT = 1_000
+LOOKAHEAD = 1_000  # rows fetched beyond the limit to say how many were not shown
+CELL_LIMIT = 200
+DEFAULT_TIMEOUT = 30.0
+_EXPLAIN_PREFIX = {
+    "sqlite": "EXPLAIN QUERY PLAN ",
+    "postgres": "EXPLAIN ",
+    "mysql": "EXPLAIN ",
+    "vertica": "EXPLAIN ",
+}
+_ENGINE_TITLE = {
+    "sqlite": "SQLite",
+    "postgres": "PostgreSQL",
+    "mysql": "MySQL/MariaDB",
+    "oracle": "Oracle",
+    "vertica": "Vertica",
+}
+
+
+def database_tools(
+    databases: Mapping[str, DatabaseConfig], profile: PermissionProfile
+) -> tuple[ToolHandler, ...]:
+    """One tool per engine that has at least one alias, sorted by tool name."""
+    by_engine: dict[str, dict[str, DatabaseConfig]] = {}
+    for alias, config in databases.items():
+        by_engine.setdefault(config.engine.lower(), {})[alias] = config
+    return tuple(
+        DatabaseTool(engine, by_engine[engine], profile)
+        for engine in sorted(by_engine)
+        if engine in _ENGINE_TITLE
+    )
+
+
+class DatabaseTool(ToolHandler):
+    """The tool for one engine; ``aliases`` are the configured databases of that engine."""
+
+    def __init__(
+        self, engine: str, aliases: Mapping[str, DatabaseConfig], profile: PermissionProfile
+    ) -> None:
+        self._engine = engine
+        self._aliases = dict(sorted(aliases.items()))
+        self._mutations = profile.database is DatabaseMode.MUTATIONS
+
+    @property
+    def name(self) -> str:
+        return self._engine
+
+    @property
+    def description(self) -> str:
+        access = (
+            "read and write (statements that write need approval)"
+            if self._mutations
+            else "read-only: one SELECT/WITH/SHOW/EXPLAIN statement per call, enforced by "
+            "the database"
+        )
+        return (
+            f"Query {_ENGINE_TITLE[self._engine]} databases ({', '.join(self._aliases)}). "
+            f"Access: {access}. Operations: query (run `sql`), list_tables (optional "
+            "`table_pattern` LIKE pattern and `schema`), describe (`table_name`: columns, types, "
+            f"keys, indexes), explain (the plan of `sql`). At most `row_limit` rows are shown "
+            f"(default {DEFAULT_ROW_LIMIT}); aggregate or filter in SQL for large tables."
+        )
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        aliases = list(self._aliases)
+        props: dict[str, Any] = {
+            "database": {"type": "string", "enum": aliases, "description": "Database alias."},
+            "operation": {
+                "type": "string",
+                "enum": ["query", "list_tables", "describe", "explain"],
+            },
+            "sql": {"type": "string", "description": "One SQL statement (query, explain)."},
+            "table_name": {"type": "string", "description": "Table to describe."},
+            "schema": {"type": "string", "description": "Schema (list_tables, describe)."},
+            "table_pattern": {"type": "string", "description": "LIKE pattern, default %."},
+            "row_limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_ROW_LIMIT,
+                "description": f"Rows to show (default {DEFAULT_ROW_LIMIT}).",
+            },
+        }
+        required = ["operation"] if len(aliases) == 1 else ["database", "operation"]
+        return {"type": "object", "properties": props, "required": required}
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """DANGEROUS for a statement that is not read-only (in a read-only profile the
+        adapter refuses it anyway); READ_ONLY for reads, list_tables and describe."""
+        sql = arguments.get("sql")
+        if arguments.get("operation") not in ("query", "explain") or not isinstance(sql, str):
+            return READ_ONLY
+        return READ_ONLY if classify(sql, self._dialect).read_only else DANGEROUS
+
+    @property
+    def _dialect(self) -> str:
+        return self._engine
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        alias = arguments.get("database") or next(iter(self._aliases))
+        if alias not in self._aliases:
+            raise ToolArgumentsError(
+                f"unknown database {alias!r}: use one of {list(self._aliases)}"
+            )
+        db = ctx.databases.get(alias)
+        if db is None:
+            raise ToolError(f"database {alias!r} is configured but not connected in this session")
+        operation = arguments["operation"]
+        limit = int(arguments.get("row_limit") or DEFAULT_ROW_LIMIT)
+        timeout = float(self._aliases[alias].options.get("statement_timeout", DEFAULT_TIMEOUT))
+        meta = {"database": alias, "operation": operation}
+        if operation == "list_tables":
+            return await self._list_tables(db, arguments, meta)
+        if operation == "describe":
+            table = _required(arguments, "table_name", operation)
+            text = await db.describe(table, schema=arguments.get("schema"))
+            return ToolOutput(
+                content=text, is_error=text.startswith("Table not found"), metadata=meta
+            )
+        sql = _required(arguments, "sql", operation)
+        if operation == "explain":
+            sql = self._explain(sql)
+        result = await db.query(sql, max_rows=limit + LOOKAHEAD, timeout=timeout)
+        return ToolOutput(
+            content=render(result, limit),
+            metadata={
+                **meta,
+                "columns": list(result.columns),
+                "rows": min(len(result.rows), limit),
+            },
+        )
+
+    def _explain(self, sql: str) -> str:
+        prefix = _EXPLAIN_PREFIX.get(self._engine)
+        if prefix is None:
+            raise StatementRefused(
+                "explain is not available for Oracle: EXPLAIN PLAN writes PLAN_TABLE, which a "
+                "read-only transaction does not allow"
+            )
+        return prefix + sql.strip().rstrip(";")
+
+    async def _list_tables(
+        self, db: Database, arguments: Mapping[str, Any], meta: dict[str, Any]
+    ) -> ToolOutput:
+        pattern = arguments.get("table_pattern") or "%"
+        tables = await db.list_tables(pattern=pattern, schema=arguments.get("schema"))
+        if not tables:
+            return ToolOutput(content=f"No tables found matching pattern: {pattern}", metadata=meta)
+        rows = tuple((t.schema or "", t.name, t.kind) for t in tables)
+        table = QueryResult(columns=("schema", "name", "kind"), rows=rows)
+        return ToolOutput(
+            content=render(table, MAX_ROW_LIMIT), metadata={**meta, "tables": len(rows)}
+        )
+
+
+def _required(arguments: Mapping[str, Any], key: str, operation: str) -> str:
+    value = arguments.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ToolArgumentsError(f"operation {operation!r} needs `{key}`")
+    return value
+
+
+def render(result: QueryResult, limit: int) -> str:
+    """A compact text table: header, rule, at most ``limit`` rows, then what was left out."""
+    if not result.columns:
+        count = "" if result.rowcount is None else f" ({result.rowcount} rows affected)"
+        return f"Statement executed{count}; no result set."
+    if not result.rows:
+        return " | ".join(result.columns) + "\n(no rows)"
+    shown = result.rows[:limit]
+    cells = [[_cell(v) for v in row] for row in shown]
+    widths = [
+        max([len(col), *(len(row[i]) for row in cells)]) for i, col in enumerate(result.columns)
+    ]
+    lines = [_line(result.columns, widths), "-+-".join("-" * w for w in widths)]
+    lines.extend(_line(row, widths) for row in cells)
+    hidden = len(result.rows) - len(shown)
+    if hidden or result.more_rows:
+        more = f"{hidden:,}+" if result.more_rows else f"{hidden:,}"
+        lines.append(f"... {more} more rows not shown (raise row_limit or narrow the query)")
+    return "\n".join(lines)
+
+
+def _line(values: Sequence[str], widths: Sequence[int]) -> str:
+    return " | ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes | bytearray | memoryview):
+        data = bytes(value)
+        text = "0x" + data[: CELL_LIMIT // 2].hex()
+    else:
+        text = str(value)
+    text = text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " ")
+    return text if len(text) <= CELL_LIMIT else text[: CELL_LIMIT - 1] + "…"
