@@ -162,9 +162,9 @@ def _describe(result: ToolResultMessage) -> str:
     if result.tool_name == "list":
         names = ", ".join(line.strip() for line in body[:8])
         more = f" and {len(body) - 8} more" if len(body) > 8 else ""
-        return f"{len(body)} lines, starting with {names}{more}"
+        return f"{_count(len(body))}, starting with {names}{more}"
     first = next((line.strip("# ").strip() for line in body if line.strip("# ").strip()), "")
-    return f"{len(body)} lines; it begins with {first[:120]!r}"
+    return f"{_count(len(body))}; it begins with {first[:120]!r}"
 
 
 def _summary(request: ModelRequest) -> str:
@@ -175,3 +175,7 @@ def _summary(request: ModelRequest) -> str:
         f"{LABEL}\nSummary of {len(request.messages) - 1} messages: the user asked: {asked}. "
         f"{calls} tool calls were made. Continue from the latest request."
     )
+
+
+def _count(lines: int) -> str:
+    return f"{lines} line" if lines == 1 else f"{lines} lines"

@@ -47,6 +47,15 @@ def rho(
     )
 
 
+def _controlling_terminal() -> None:
+    """In the child: a new session whose controlling terminal is the pty on stdin."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class Terminal:
     """``rho-agent`` on a pseudo-terminal: ``send`` keys, ``expect`` output (ANSI stripped)."""
 
@@ -61,7 +70,7 @@ class Terminal:
             stdin=slave,
             stdout=slave,
             stderr=slave,
-            start_new_session=True,  # the pty becomes its controlling terminal: ^C is SIGINT
+            preexec_fn=_controlling_terminal,  # so that ^C on the pty is SIGINT
             close_fds=True,
         )
         os.close(slave)

@@ -1,0 +1,109 @@
+"""The REPL on a pseudo-terminal: a turn, approvals, Ctrl+C, /compact, exit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_support import Terminal
+
+LABEL = r"\[demo model: scripted and offline"
+PROMPT = r"\n> "
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "README.md").write_text("# Sample project\n")
+    return work
+
+
+@pytest.fixture
+def open_terminal(workspace: Path, tmp_path: Path) -> Iterator[object]:
+    terminals: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        term = Terminal("-m", "demo", *args, cwd=workspace, home=tmp_path / "home")
+        terminals.append(term)
+        term.expect(r"/help for commands")
+        return term
+
+    yield start
+    for term in terminals:
+        term.close()
+
+
+def test_turn_usage_compact_and_exit(open_terminal) -> None:
+    term = open_terminal()
+    term.send("what is here?\r")
+    term.expect(r"● list\(")
+    term.expect(LABEL)
+    term.expect(r"Sample project")
+    term.expect(PROMPT)
+    term.send("and again?\r")
+    term.expect(LABEL)
+    term.expect(PROMPT)
+    term.send("/usage\r")
+    term.expect(r"session in [\d,]+ / out [\d,]+")
+    term.send("/compact focus on files\r")
+    term.expect(r"compacted \(manual\)")
+    term.send("/nonsense\r")
+    term.expect(r"unknown command /nonsense")
+    term.send("/exit\r")
+    term.expect(r"resume with: rho-agent --resume \w+")
+    assert term.wait() == 0
+
+
+def test_approval_answered_no_then_yes(open_terminal) -> None:
+    term = open_terminal("--profile", "developer")
+    term.send("run `echo approval-works`\r")
+    term.expect(r"\? approve bash")
+    term.expect(r"\$ echo approval-works")
+    term.expect(r"\[y\]es / \[N\]o / \[a\]lways for this tool: ")
+    term.send("\r")  # Enter: the default is no
+    term.expect(r"✗ bash\(echo approval-works\): rejected by you")
+    term.expect(PROMPT)  # the REPL waits for the user
+    term.send("run `echo approval-works`\r")
+    term.expect(r"\[y\]es / \[N\]o / \[a\]lways for this tool: ")
+    term.send("y\r")
+    term.expect(r"⎿ approval-works")
+    term.expect(LABEL)
+    term.expect(PROMPT)
+    term.send("\x04")  # Ctrl+D leaves
+    term.expect(r"resume with")
+    assert term.wait() == 0
+
+
+def test_ctrl_c_cancels_the_turn_and_the_repl_survives(open_terminal) -> None:
+    term = open_terminal("--profile", "eval")
+    term.send("run `sleep 30`\r")
+    term.expect(r"● bash\(sleep 30\)")
+    term.send("\x03")  # Ctrl+C during the turn
+    term.expect(r"cancell")
+    term.expect(r"turn cancelled; the session is still here")
+    term.expect(PROMPT)
+    term.send("what is here?\r")
+    term.expect(LABEL)
+    term.expect(PROMPT)
+    term.send("\x03")
+    term.expect(r"Ctrl\+C again or Ctrl\+D to exit")
+    term.send("\x03")
+    term.expect(r"resume with")
+    assert term.wait() == 0
+
+
+def test_approve_toggle_and_profile_switch(open_terminal) -> None:
+    term = open_terminal("--profile", "developer")
+    term.send("/approve\r")
+    term.expect(r"auto-approve on")
+    term.send("run `echo auto-ran`\r")
+    term.expect(r"auto-approved: bash\(echo auto-ran\)")
+    term.expect(r"⎿ auto-ran")
+    term.expect(PROMPT)
+    term.send("/profile readonly\r")
+    term.expect(r"profile readonly")
+    term.expect(r"The shell is restricted")
+    term.send("/exit\r")
+    assert term.wait() == 0
