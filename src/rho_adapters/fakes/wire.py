@@ -92,7 +92,8 @@ Piece = bytes | Stall | Drop
 class Reply:
     """One scripted answer. ``deltas``: how many text deltas (0 = one per word).
     ``usage``: ``(prompt_tokens, completion_tokens)``, or None to send no usage.
-    ``raw``: exact network chunks to send instead of rendering (framing tests)."""
+    ``raw``: exact network chunks to send instead of rendering (framing tests).
+    ``error_body``: the exact JSON of an error answer (default: the OpenAI envelope)."""
 
     text: str = ""
     reasoning: str = ""
@@ -102,6 +103,7 @@ class Reply:
     finish_reason: str | None = None
     status: int = 200
     error: str = ""
+    error_body: Mapping[str, Any] | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
     faults: tuple[Fault, ...] = ()
     raw: tuple[bytes, ...] | None = None
@@ -233,6 +235,8 @@ def render_json(reply: Reply) -> bytes:
 
 
 def render_error(reply: Reply) -> bytes:
+    if reply.error_body is not None:
+        return json.dumps(dict(reply.error_body)).encode()
     return json.dumps(
         {"error": {"message": reply.error, "type": "fake_error", "param": None, "code": None}}
     ).encode()

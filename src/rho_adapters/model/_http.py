@@ -16,7 +16,15 @@ import attrs
 import httpx
 
 from rho_adapters.model.retry import RetryPolicy
-from rho_domain.errors import ModelConnectionError, ModelError, ModelHTTPError, ModelTimeout
+from rho_domain.errors import (
+    AuthenticationError,
+    ContextLengthExceeded,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelNotFoundError,
+    ModelTimeout,
+)
 from rho_domain.model import StreamEvent
 from rho_domain.ports.clock import Clock
 
@@ -166,6 +174,8 @@ async def with_retries(
 
 
 def _retryable(exc: ModelError, policy: RetryPolicy) -> bool:
+    if isinstance(exc, (ContextLengthExceeded, AuthenticationError, ModelNotFoundError)):
+        return False  # llama.cpp reports context overflow as 500: waiting will not shrink it
     if isinstance(exc, ModelHTTPError):
         return policy.should_retry_status(exc.status, exc.body)
     return isinstance(exc, (ModelConnectionError, ModelTimeout))

@@ -1,0 +1,279 @@
+"""Error shapes (protocols.md §1.6, §2-§5): mid-stream, truncated and HTTP errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _model_support import DONE, chunk, collect, data, make_model, run_body
+
+from rho_adapters.fakes.wire import garbage, http_error, stream_error, text_reply
+from rho_domain.errors import (
+    AuthenticationError,
+    BadRequest,
+    ContextLengthExceeded,
+    ModelError,
+    ModelNotFoundError,
+    ModelProtocolError,
+    RateLimited,
+    ServerError,
+    StreamError,
+    TruncatedStream,
+)
+
+
+async def expect(error: type[ModelError], *pieces: bytes) -> ModelError:
+    with pytest.raises(error) as info:
+        await run_body(*pieces)
+    return info.value
+
+
+async def test_data_event_with_error_keeps_partial_text_vllm_then_done() -> None:
+    exc = await expect(
+        StreamError,
+        chunk({"content": "partial "}),
+        data({"error": {"message": "boom", "type": "InternalServerError", "code": 500}}),
+        DONE,
+    )
+    assert exc.partial_text == "partial "
+    assert "boom" in str(exc)
+
+
+async def test_groq_event_error_without_done() -> None:
+    error = {
+        "error": {
+            "message": "tool call validation failed",
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+            "failed_generation": "<bad>",
+            "status_code": 400,
+        }
+    }
+    exc = await expect(
+        StreamError,
+        chunk({"content": "a"}),
+        b"event: error\ndata: " + json.dumps(error).encode() + b"\n\n",
+    )
+    assert "tool_use_failed" in str(exc)
+    assert "<bad>" in str(exc)
+    assert exc.partial_text == "a"
+
+
+async def test_event_error_whose_data_has_no_error_key_is_still_an_error() -> None:
+    await expect(StreamError, b'event: error\ndata: {"message": "overloaded"}\n\n')
+
+
+async def test_openrouter_error_beside_normal_choices_then_done() -> None:
+    exc = await expect(
+        StreamError,
+        chunk({"content": "half"}),
+        data(
+            {
+                "id": "gen-1",
+                "error": {"code": 502, "message": "upstream died"},
+                "choices": [{"index": 0, "delta": {"content": "!"}, "finish_reason": "error"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+            }
+        ),
+        DONE,
+    )
+    assert exc.partial_text == "half"
+    assert "upstream died" in str(exc)
+
+
+async def test_llama_cpp_error_event_without_choices_is_not_dropped() -> None:
+    await expect(
+        StreamError,
+        data({"error": {"code": 500, "message": "slot unavailable", "type": "server_error"}}),
+    )
+
+
+async def test_mid_stream_context_overflow_is_context_length_exceeded() -> None:
+    await expect(
+        ContextLengthExceeded,
+        data(
+            {
+                "error": {
+                    "code": 400,
+                    "message": "request exceeds the available context size",
+                    "type": "exceed_context_size_error",
+                }
+            }
+        ),
+    )
+
+
+async def test_empty_200_stream_is_truncated() -> None:
+    exc = await expect(TruncatedStream)
+    assert "empty" in str(exc)
+
+
+async def test_eof_with_neither_finish_reason_nor_done_is_truncated_with_partial_text() -> None:
+    exc = await expect(TruncatedStream, chunk({"content": "so far"}), chunk({"content": "!"}))
+    assert exc.partial_text == "so far!"
+
+
+async def test_only_comments_then_eof_is_truncated() -> None:
+    await expect(TruncatedStream, b": OPENROUTER PROCESSING\n\n" * 3)
+
+
+async def test_garbage_chunk_is_a_protocol_error_with_partial_text() -> None:
+    model, _, _ = make_model(text_reply("one two three", faults=(garbage(after=2),)))
+    with pytest.raises(ModelProtocolError) as info:
+        await collect(model)
+    assert info.value.partial_text == "one "
+
+
+async def test_injected_mid_stream_error_fault() -> None:
+    model, transport, _ = make_model(text_reply("one two", faults=(stream_error(2, "bad"),)))
+    with pytest.raises(StreamError, match="bad") as info:
+        await collect(model)
+    assert info.value.partial_text == "one "
+    assert len(transport.requests) == 1  # a stream error is not retried
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "error", "text"),
+    [
+        (
+            401,
+            {"error": {"message": "Incorrect API key", "code": "invalid_api_key"}},
+            AuthenticationError,
+            "Incorrect API key",
+        ),
+        (
+            403,
+            {"error": {"message": "unsupported_country_region_territory"}},
+            AuthenticationError,
+            "unsupported",
+        ),
+        (
+            404,
+            {"error": {"message": "The model `x` does not exist", "code": "model_not_found"}},
+            ModelNotFoundError,
+            "does not exist",
+        ),
+        (
+            404,
+            {"error": {"message": "model 'q' not found", "type": "not_found_error"}},
+            ModelNotFoundError,
+            "not found",
+        ),  # Ollama: model not pulled
+        (
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 8192 tokens",
+                    "code": "context_length_exceeded",
+                    "param": "messages",
+                }
+            },
+            ContextLengthExceeded,
+            "maximum context length",
+        ),
+        (
+            400,
+            {
+                "error": {
+                    "code": 400,
+                    "message": "too long",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": 9000,
+                    "n_ctx": 4096,
+                }
+            },
+            ContextLengthExceeded,
+            "too long",
+        ),  # llama.cpp, current builds
+        (
+            400,
+            {
+                "object": "error",
+                "message": "This model's maximum context length is 4096",
+                "type": "BadRequestError",
+                "code": 400,
+            },
+            ContextLengthExceeded,
+            "4096",
+        ),  # old vLLM: flat body
+        (
+            400,
+            {
+                "error": {
+                    "message": "Unsupported parameter: 'max_tokens'",
+                    "code": "unsupported_parameter",
+                }
+            },
+            BadRequest,
+            "max_tokens",
+        ),
+        (
+            400,
+            {
+                "message": "property 'store' is unsupported",
+                "type": "invalid_request_error",
+                "param": "validation_error",
+                "code": "wrong_api_format",
+            },
+            BadRequest,
+            "property 'store'",
+        ),  # Cerebras: flat body
+        (
+            400,
+            {"error": {"code": 400, "message": "Provider returned error", "metadata": {}}},
+            BadRequest,
+            "Provider returned error",
+        ),  # OpenRouter: integer code
+        (422, {"message": "structured output timed out", "type": "x"}, BadRequest, "timed out"),
+        (402, {"error": {"code": 402, "message": "Insufficient credits"}}, BadRequest, "credits"),
+    ],
+)
+async def test_http_errors_map_to_typed_errors_with_the_servers_message(
+    status: int, body: dict[str, object], error: type[ModelError], text: str
+) -> None:
+    model, transport, _ = make_model(http_error(status, error_body=body))
+    with pytest.raises(error, match=text) as info:
+        await collect(model)
+    assert getattr(info.value, "status", status) == status
+    assert len(transport.requests) == 1  # none of these is retried
+
+
+async def test_500_context_size_exceeded_from_old_llama_cpp() -> None:
+    model, transport, _ = make_model(
+        http_error(
+            500,
+            error_body={
+                "error": {
+                    "code": 500,
+                    "type": "server_error",
+                    "message": "Context size has been exceeded.",
+                }
+            },
+        )
+    )
+    with pytest.raises(ContextLengthExceeded):
+        await collect(model)
+    assert len(transport.requests) == 1
+
+
+async def test_rate_limited_carries_retry_after_and_server_error_after_retries() -> None:
+    model, transport, _ = make_model(
+        http_error(429, "slow down", retry_after=1),
+        http_error(429, "slow down", retry_after=1),
+        http_error(429, "slow down", retry_after=1.5),
+    )
+    with pytest.raises(RateLimited) as info:
+        await collect(model)
+    assert info.value.retry_after == 1.5
+    model, transport, _ = make_model(*[http_error(502, "bad gateway")] * 3)
+    with pytest.raises(ServerError, match="bad gateway"):
+        await collect(model)
+    assert len(transport.requests) == 3
+
+
+async def test_non_json_error_body_is_kept_as_text() -> None:
+    from rho_adapters.model._errors import error_from_response
+
+    err = error_from_response(502, "<html>Bad Gateway</html>")
+    assert isinstance(err, ServerError)
+    assert "Bad Gateway" in str(err)

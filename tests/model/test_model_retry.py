@@ -1,0 +1,205 @@
+"""Retries and timeouts with a fake clock (protocols.md §5, issue: retries and timeouts)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from _model_support import collect, make_model, request, text_of
+
+from rho_adapters.fakes.wire import drop, http_error, stall, text_reply
+from rho_adapters.model import RetryPolicy, Timeouts
+from rho_adapters.model.retry import parse_duration, server_delay
+from rho_domain.errors import (
+    BadRequest,
+    ModelConnectionError,
+    ModelTimeout,
+    RateLimited,
+    ServerError,
+)
+
+
+async def test_429_with_retry_after_is_honoured_then_succeeds() -> None:
+    model, transport, clock = make_model(http_error(429, "slow", retry_after=2), text_reply("ok"))
+    assert text_of(await collect(model)) == "ok"
+    assert clock.sleeps == [2.0]
+    assert len(transport.requests) == 2
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 498, 500, 502, 503, 504, 529])
+async def test_retryable_statuses_back_off_exponentially_with_jitter(status: int) -> None:
+    model, _transport, clock = make_model(
+        http_error(status),
+        http_error(status),
+        text_reply("ok"),
+        retry=RetryPolicy(max_retries=3),
+    )
+    assert text_of(await collect(model)) == "ok"
+    assert len(clock.sleeps) == 2
+    assert 0.375 <= clock.sleeps[0] <= 0.5
+    assert 0.75 <= clock.sleeps[1] <= 1.0
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_client_errors_are_not_retried(status: int) -> None:
+    model, transport, clock = make_model(http_error(status), text_reply("never"))
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the type is covered in test_errors
+        await collect(model)
+    assert (len(transport.requests), clock.sleeps) == (1, [])
+
+
+async def test_insufficient_quota_429_is_not_retried() -> None:
+    model, transport, _clock = make_model(
+        http_error(
+            429,
+            error_body={
+                "error": {
+                    "message": "You exceeded your current quota",
+                    "type": "insufficient_quota",
+                }
+            },
+        ),
+        text_reply("never"),
+    )
+    with pytest.raises(RateLimited):
+        await collect(model)
+    assert len(transport.requests) == 1
+
+
+async def test_retry_after_above_the_cap_is_not_retried() -> None:
+    model, transport, clock = make_model(http_error(429, retry_after=600), text_reply("never"))
+    with pytest.raises(RateLimited) as info:
+        await collect(model)
+    assert info.value.retry_after == 600
+    assert (len(transport.requests), clock.sleeps) == (1, [])
+
+
+async def test_retry_count_is_configurable_and_the_last_error_is_raised() -> None:
+    model, transport, clock = make_model(
+        *[http_error(503, f"down {i}") for i in range(5)], retry=RetryPolicy(max_retries=4)
+    )
+    with pytest.raises(ServerError, match="down 4"):
+        await collect(model)
+    assert len(transport.requests) == 5
+    assert len(clock.sleeps) == 4
+    bases = [0.5, 1.0, 2.0, 4.0]
+    assert all(0.75 * b <= s <= b for s, b in zip(clock.sleeps, bases, strict=True))
+    model, transport, _ = make_model(http_error(503), retry=RetryPolicy(max_retries=0))
+    with pytest.raises(ServerError):
+        await collect(model)
+    assert len(transport.requests) == 1
+
+
+async def test_x_ratelimit_reset_headers_are_honoured() -> None:
+    model, _, clock = make_model(
+        http_error(
+            429, headers={"x-ratelimit-reset-tokens": "7.66s", "x-ratelimit-reset-requests": "1s"}
+        ),
+        text_reply("ok"),
+    )
+    await collect(model)
+    assert clock.sleeps == [7.66]
+
+
+def test_server_delay_header_forms() -> None:
+    assert server_delay({"retry-after-ms": "250", "retry-after": "9"}, 0) == 0.25
+    assert server_delay({"Retry-After": "1.5"}, 0) == 1.5
+    assert server_delay({"retry-after": "Wed, 21 Oct 2015 07:28:10 GMT"}, 1445412480.0) == 10.0
+    assert server_delay({"x-ratelimit-reset-tokens-minute": "11.38"}, 0) == 11.38
+    assert server_delay({}, 0) is None
+    assert server_delay({"retry-after": "soon"}, 0) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("1s", 1.0),
+        ("6m0s", 360.0),
+        ("2m59.56s", 179.56),
+        ("11.38", 11.38),
+        ("250ms", 0.25),
+        ("1h", 3600.0),
+        ("x", None),
+        ("1s2", None),
+    ],
+)
+def test_parse_duration(text: str, seconds: float | None) -> None:
+    if seconds is None:
+        assert parse_duration(text) is None
+    else:
+        assert parse_duration(text) == pytest.approx(seconds)
+
+
+def test_backoff_is_capped() -> None:
+    policy = RetryPolicy(base_delay=0.5, max_delay=8.0)
+    rng = random.Random(1)
+    assert all(6.0 <= policy.backoff(n, rng) <= 8.0 for n in range(4, 12))
+
+
+async def test_connection_dropped_before_any_output_is_retried() -> None:
+    model, transport, _clock = make_model(text_reply("x", faults=(drop(0),)), text_reply("ok"))
+    assert text_of(await collect(model)) == "ok"
+    assert len(transport.requests) == 2
+
+
+async def test_never_retried_once_output_reached_the_caller() -> None:
+    model, transport, clock = make_model(
+        text_reply("one two three", faults=(drop(after=3),)), text_reply("never")
+    )
+    with pytest.raises(ModelConnectionError) as info:
+        await collect(model)
+    assert info.value.partial_text == "one two "
+    assert (len(transport.requests), clock.sleeps) == (1, [])
+
+
+async def test_stall_before_output_times_out_after_the_idle_timeout_then_retries() -> None:
+    model, transport, clock = make_model(
+        text_reply("x", faults=(stall(0),)), text_reply("ok"), timeouts=Timeouts(idle=30.0)
+    )
+    assert text_of(await collect(model)) == "ok"
+    assert clock.sleeps[0] == 30.0  # the fake stall waited exactly the client's read timeout
+    assert len(transport.requests) == 2
+
+
+async def test_stall_after_output_raises_timeout_with_partial_text() -> None:
+    model, transport, _clock = make_model(
+        text_reply("one two", faults=(stall(2),)), timeouts=Timeouts(idle=30.0)
+    )
+    with pytest.raises(ModelTimeout, match="30 s") as info:
+        await collect(model)
+    assert info.value.partial_text == "one "
+    assert len(transport.requests) == 1
+
+
+async def test_flex_tier_gets_the_longer_idle_timeout() -> None:
+    timeouts = Timeouts(idle=30.0, flex_idle=900.0)
+    model, _, clock = make_model(text_reply("x", faults=(stall(2),)), timeouts=timeouts)
+    with pytest.raises(ModelTimeout):
+        await collect(model, request(service_tier="flex"))
+    assert clock.sleeps == [900.0]
+
+
+async def test_short_stall_within_the_timeout_is_just_slow() -> None:
+    model, _, clock = make_model(
+        text_reply("a b", faults=(stall(2, seconds=5.0),)), timeouts=Timeouts(idle=30.0)
+    )
+    assert text_of(await collect(model)) == "a b"
+    assert clock.sleeps == [5.0]
+
+
+async def test_bad_request_naming_stream_falls_back_to_non_streaming_for_tools() -> None:
+    from rho_domain.model import ToolSpec
+
+    spec = ToolSpec(name="list", description="d", parameters={"type": "object"})
+    model, transport, _ = make_model(
+        http_error(400, "Streaming is not supported with tools for this model"),
+        text_reply("fine"),
+        text_reply("again"),
+    )
+    assert text_of(await collect(model, request(tools=(spec,)))) == "fine"
+    assert [r["stream"] for r in transport.requests] == [True, False]
+    await collect(model, request(tools=(spec,)))
+    assert transport.requests[-1]["stream"] is False  # remembered
+    model, transport, _ = make_model(http_error(400, "bad stream"), text_reply("x"))
+    with pytest.raises(BadRequest):  # without tools there is nothing to fall back to
+        await collect(model)
