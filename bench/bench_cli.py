@@ -1,0 +1,108 @@
+"""Start-up cost of the CLI: wall time and peak memory against ``python -c pass``.
+
+Measures, each as the median of N runs (peak RSS from ``os.wait4`` of each child):
+
+- ``python -c pass``                       the floor
+- ``python -c "import rho_entry"``         the library's import
+- ``rho-agent --help``                     goal: within 60 ms of the floor, peak < 25 MiB
+- ``rho-agent --version``
+- ``rho-agent --model demo "..."``         a complete offline one-shot loop (real tools)
+
+Also lists which heavy modules ``--help`` imported (must be none of httpx, yaml, cattrs or a
+driver). Usage: ``python bench/bench_cli.py [--runs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HEAVY = ("httpx", "yaml", "cattrs", "psycopg", "pymysql", "oracledb", "vertica_python", "openpyxl")
+
+
+def measure(argv: list[str], *, cwd: str, env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB, exit code) of one run."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024, proc.returncode
+
+
+def heavy_imports(command: list[str], env: dict[str, str]) -> list[str]:
+    code = (
+        "import sys, contextlib, io\n"
+        "from rho_entry.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main({command!r})\n"
+        f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return out.stdout.split()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    runs = parser.parse_args().runs
+    script = shutil.which("rho-agent") or str(Path(sys.executable).with_name("rho-agent"))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "work"
+        work.mkdir()
+        (work / "README.md").write_text("# Bench project\n\nA small workspace.\n")
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": tmp,
+            "RHO_AGENT_HOME": str(Path(tmp) / "home"),
+            "NO_COLOR": "1",
+        }
+        cases = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            'python -c "import rho_entry"': [sys.executable, "-c", "import rho_entry"],
+            "rho-agent --help": [script, "--help"],
+            "rho-agent --version": [script, "--version"],
+            'rho-agent --model demo "..."': [script, "--model", "demo", "what is here?"],
+        }
+        results = {}
+        for name, argv in cases.items():
+            samples = [measure(argv, cwd=str(work), env=env) for _ in range(runs)]
+            codes = {code for *_, code in samples}
+            results[name] = (
+                statistics.median(s[0] for s in samples) * 1000,
+                max(s[1] for s in samples),
+                codes,
+            )
+        floor = results["python -c pass"][0]
+        print(f"{'command':34} {'median ms':>10} {'vs floor':>9} {'peak MiB':>9}  exit")
+        for name, (wall, rss, codes) in results.items():
+            print(f"{name:34} {wall:10.1f} {wall - floor:+9.1f} {rss:9.1f}  {sorted(codes)}")
+        print()
+        print("heavy modules imported by --help:   ", heavy_imports(["--help"], env) or "none")
+        print("heavy modules imported by --version:", heavy_imports(["--version"], env) or "none")
+        help_wall, help_rss, _ = results["rho-agent --help"]
+        print(
+            f"goals: --help within 60 ms of the floor: {help_wall - floor:+.1f} ms "
+            f"({'met' if help_wall - floor <= 60 else 'MISSED'}); "
+            f"peak under 25 MiB: {help_rss:.1f} MiB ({'met' if help_rss < 25 else 'MISSED'})"
+        )
+
+
+if __name__ == "__main__":
+    main()
