@@ -1,0 +1,87 @@
+"""Rendering and exit codes, without subprocesses; and --help's import footprint."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+from rho_domain import events as ev
+from rho_domain.messages import ToolCall, Usage
+from rho_domain.run import RunResult, RunStatus
+from rho_entry.cli.exit_codes import exit_code, is_model_error
+from rho_entry.cli.render import TerminalRenderer, signature, usage_line
+
+
+def test_signature_formats_bash_and_others() -> None:
+    assert signature(ToolCall("1", "bash", '{"command": "ls -la"}')) == "bash(ls -la)"
+    read = ToolCall("2", "read", '{"path": "a.py", "offset": 3}')
+    assert signature(read) == "read(path='a.py', offset=3)"
+    assert signature(ToolCall("3", "x", "not json")) == "x(not json)"
+    assert len(signature(ToolCall("4", "bash", '{"command": "' + "a" * 500 + '"}'))) == 120
+
+
+def test_tool_preview_says_how_many_lines_were_hidden() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TerminalRenderer(out=out, err=err, preview_lines=2)
+    content = "\n".join(f"line {i}" for i in range(10))
+    renderer(
+        ev.ToolEnded(
+            at=0, call_id="1", tool_name="read", content=content, is_error=False, duration=0.25
+        )
+    )
+    text = err.getvalue()
+    assert "⎿ line 0" in text
+    assert "line 1" in text
+    assert "line 2" not in text
+    assert "… 8 more lines" in text
+    assert "\x1b[" not in text  # no colour unless asked
+
+
+def test_text_streams_to_stdout_and_notices_to_stderr() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TerminalRenderer(out=out, err=err, color=True)
+    renderer(ev.TextDelta(at=0, text="Hello "))
+    renderer(ev.TextDelta(at=0, text="world"))
+    renderer(ev.ToolStarted(at=0, call=ToolCall("1", "list", '{"path": "."}')))
+    assert out.getvalue() == "Hello world\n"
+    assert "\x1b[36m● list(path='.')" in err.getvalue()
+
+
+def test_usage_line() -> None:
+    result = RunResult(
+        session_id="s",
+        run_id="r",
+        status=RunStatus.COMPLETED,
+        text="",
+        usage=Usage(input_tokens=1200, output_tokens=30),
+        session_usage=Usage(input_tokens=5000, output_tokens=90, cost_usd=0.01),
+    )
+    line = usage_line(result, 1500)
+    assert line == "context 1,500 · in 1,200 / out 30 · session in 5,000 / out 90 · $0.0100"
+
+
+def test_exit_codes() -> None:
+    assert [exit_code(s) for s in ("completed", "max_turns", "budget_exceeded")] == [0, 3, 3]
+    assert exit_code("awaiting_approval") == 4
+    assert exit_code("cancelled") == 130
+    assert exit_code("error", model_error=True) == 2
+    assert exit_code("error") == 1
+    assert is_model_error("RateLimited")
+    assert is_model_error("TruncatedStream")
+    assert not is_model_error("StoreError")
+    assert not is_model_error(None)
+
+
+def test_help_and_version_import_no_heavy_module() -> None:
+    code = (
+        "import sys, contextlib, io\n"
+        "from rho_entry.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['--help']) == 0\n"
+        "    assert main(['--version']) == 0\n"
+        "heavy = {'httpx', 'yaml', 'cattrs', 'psycopg', 'pymysql', 'oracledb', 'openpyxl'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
