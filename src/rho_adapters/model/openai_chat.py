@@ -11,6 +11,8 @@ same events from one JSON response.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -37,6 +39,8 @@ from rho_domain.messages import Usage
 from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, UsageReport
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
+
+_DRAIN_SECONDS = 1.0
 
 
 def chat_url(base_url: str) -> str:
@@ -187,7 +191,8 @@ class OpenAIChatModel(ChatModel):
     ) -> AsyncIterator[StreamEvent]:
         decoder = SSEDecoder()
         done = False
-        async for raw in response.aiter_bytes():
+        body = response.aiter_bytes()
+        async for raw in body:
             for sse in decoder.feed(raw):
                 if sse.data.startswith("[DONE]"):
                     done = True
@@ -198,6 +203,7 @@ class OpenAIChatModel(ChatModel):
                 for event in assembler.feed(chunk):
                     yield event
             if done:
+                await _drain(body)
                 return
         for sse in decoder.flush():
             if sse.data.startswith("[DONE]"):
@@ -233,6 +239,15 @@ class OpenAIChatModel(ChatModel):
         if assembler.finish_reason is None and not (assembler.partial_text or assembler.has_calls):
             raise TruncatedStream("the model response has no choices")
         return events
+
+
+async def _drain(body: AsyncIterator[bytes]) -> None:
+    """Read what follows [DONE] (the chunked-encoding terminator) so the connection goes back
+    to the pool; a server that keeps the body open gets a short grace, then is dropped."""
+    with contextlib.suppress(httpx.HTTPError, TimeoutError):
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for _ in body:
+                pass
 
 
 def _parse(data: str, assembler: ChunkAssembler) -> Any:

@@ -1,0 +1,160 @@
+"""The real client against the loopback server over real sockets, and the domain loop end to end.
+
+Timeouts here are real (a stalled socket) but tests assert outcomes, never durations.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from _model_support import collect, text_of
+
+from rho_adapters.fakes import FakeClock, MemoryExecutor
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, drop, http_error, stall, text_reply, tool_reply
+from rho_adapters.model import ClientPool, OpenAIChatModel, RetryPolicy, Timeouts, build_model
+from rho_domain.agent import Agent
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ModelConnectionError, ModelTimeout
+from rho_domain.messages import UserMessage
+from rho_domain.model import ModelRequest
+from rho_domain.permissions import builtin_profile
+from rho_domain.run import RunStatus
+from rho_domain.session import Session
+from rho_domain.tools.listing import ListHandler
+from rho_domain.tools.registry import ToolRegistry
+
+ANSWER = "The directory holds notes.txt and src. " * 3
+
+
+@pytest.fixture
+def served() -> Iterator[LoopbackServer]:
+    server = LoopbackServer([])
+    server.start()
+    yield server
+    server.stop()
+
+
+def agent_session(model: OpenAIChatModel | object, executor: MemoryExecutor) -> Session:
+    profile = builtin_profile("readonly")
+    agent = Agent(
+        config=AgentConfig(profile=profile, model="fake-model"),
+        profile=profile,
+        registry=ToolRegistry([ListHandler()]),
+        system_prompt="You are a test agent.",
+    )
+    return Session(agent, model=model, executor=executor, clock=FakeClock())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_the_real_client_drives_the_domain_loop_end_to_end(
+    served: LoopbackServer, stream: bool
+) -> None:
+    served.replies = [
+        tool_reply(call("list", {"path": "."}, "call_1"), text="Let me look."),
+        text_reply(ANSWER, deltas=50),
+    ]
+    model = build_model(model="fake-model", base_url=served.base_url, api_key="k", stream=stream)
+    executor = MemoryExecutor({"notes.txt": "hi", "src/main.py": "print()"})
+    async with agent_session(model, executor) as session:
+        result = await session.run("What is in this directory?")
+    await model.aclose()
+    assert result.status is RunStatus.COMPLETED, result.error
+    assert result.text == ANSWER
+    assert result.usage.input_tokens == 20  # two calls, 10 prompt tokens each (scripted)
+    first, second = served.requests
+    assert first["stream"] is stream
+    assert [t["function"]["name"] for t in first["tools"]] == ["list"]
+    tool_message = second["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert tool_message["tool_call_id"] == "call_1"
+    assert "notes.txt" in tool_message["content"]
+    assert "src" in tool_message["content"]
+    assert served.connections == 1  # both calls reused one keep-alive connection
+
+
+async def test_invalid_tool_arguments_reach_the_model_as_an_error_result(
+    served: LoopbackServer,
+) -> None:
+    served.replies = [
+        tool_reply(call("list", '{"path": ".', "call_bad")),
+        text_reply("Sorry, retrying is not needed."),
+    ]
+    model = build_model(model="fake-model", base_url=served.base_url, api_key="k")
+    async with agent_session(model, MemoryExecutor({"a": "1"})) as session:
+        result = await session.run("list")
+    await model.aclose()
+    assert result.status is RunStatus.COMPLETED
+    tool_message = served.requests[1]["messages"][-1]
+    assert tool_message["tool_call_id"] == "call_bad"
+    assert "json" in tool_message["content"].lower()  # the registry explains, never a silent {}
+    assistant = served.requests[1]["messages"][-2]
+    assert assistant["tool_calls"][0]["function"]["arguments"] == '{"path": ".'
+
+
+async def test_retry_after_429_then_stream_over_sockets(served: LoopbackServer) -> None:
+    served.replies = [http_error(429, "busy", retry_after=0), text_reply("fine")]
+    clock = FakeClock()
+    model = OpenAIChatModel(model="m", base_url=served.base_url, clock=clock)
+    assert text_of(await collect(model, _request())) == "fine"
+    await model.aclose()
+    assert len(served.requests) == 2
+    assert clock.sleeps == [0.0]
+
+
+async def test_dropped_connection_mid_stream_keeps_partial_text(served: LoopbackServer) -> None:
+    served.replies = [text_reply("alpha beta gamma", faults=(drop(after=3),))]
+    model = OpenAIChatModel(model="m", base_url=served.base_url, clock=FakeClock())
+    with pytest.raises(ModelConnectionError) as info:
+        await collect(model, _request())
+    await model.aclose()
+    assert info.value.partial_text == "alpha beta "
+
+
+async def test_stalled_socket_hits_the_real_idle_timeout(served: LoopbackServer) -> None:
+    served.replies = [text_reply("alpha beta", faults=(stall(after=2),))]
+    model = OpenAIChatModel(
+        model="m",
+        base_url=served.base_url,
+        clock=FakeClock(),
+        timeouts=Timeouts(idle=0.2),
+        retry=RetryPolicy(max_retries=0),
+    )
+    with pytest.raises(ModelTimeout) as info:
+        await collect(model, _request())
+    await model.aclose()
+    assert info.value.partial_text == "alpha "
+
+
+async def test_models_of_one_endpoint_share_one_pooled_client(served: LoopbackServer) -> None:
+    served.replies = [text_reply("a"), text_reply("b"), text_reply("c")]
+    pool = ClientPool()
+    first = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
+    second = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
+    await collect(first, _request())
+    await collect(second, _request())
+    assert pool.leases(served.base_url) == 2
+    await first.aclose()
+    await first.aclose()  # idempotent
+    assert text_of(await collect(second, _request())) == "c"  # still open for the other
+    await second.aclose()
+    assert pool.leases(served.base_url) == 0
+    assert served.connections == 1
+
+
+def test_loopback_serves_sync_clients_and_json_mode() -> None:
+    import httpx
+
+    with LoopbackServer([text_reply("hello")]) as server:
+        body = {"model": "m", "messages": [], "stream": False}
+        response = httpx.post(server.base_url + "/chat/completions", json=body)
+        assert response.json()["choices"][0]["message"]["content"] == "hello"
+        exhausted = httpx.post(server.base_url + "/chat/completions", json=body)
+        assert exhausted.status_code == 500
+        assert "no reply scripted" in json.loads(exhausted.text)["error"]["message"]
+
+
+def _request() -> ModelRequest:
+    return ModelRequest(model="m", system="s", messages=(UserMessage("hi"),))
