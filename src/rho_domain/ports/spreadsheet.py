@@ -1,0 +1,36 @@
+"""SpreadsheetReader: decode a workbook file's bytes (.xlsx) into sheets and cell values.
+
+The bytes come from ``Executor.read``, so confinement and secrets rules apply before any
+parsing; the reader itself touches no filesystem.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Protocol
+
+import attrs
+
+Cell = str | int | float | bool | None
+
+
+@attrs.frozen(kw_only=True)
+class SheetInfo:
+    name: str
+    rows: int
+    columns: int
+
+
+class SpreadsheetReader(Protocol):
+    """Reads workbooks in read-only mode (values, never formulas)."""
+
+    @abstractmethod
+    async def sheets(self, data: bytes) -> tuple[SheetInfo, ...]:
+        """The workbook's sheets in order. Raises ``ToolError`` for a broken or unsupported file."""
+
+    @abstractmethod
+    async def rows(
+        self, data: bytes, sheet: str, *, start: int, count: int, max_columns: int
+    ) -> tuple[tuple[Cell, ...], ...]:
+        """Rows ``start`` (1-based) .. ``start+count-1`` of ``sheet``, at most ``max_columns``
+        cells each. Raises ``ToolError`` for an unknown sheet or a broken file."""

@@ -1,0 +1,133 @@
+"""read_excel: sheets and rows of .xlsx (through the SpreadsheetReader port) and .csv/.tsv.
+
+.csv/.tsv are parsed here with the standard library; .xlsx bytes are read through the executor
+(confinement, secrets) and decoded by the reader adapter (openpyxl, read-only, values not
+formulas). .xls and broken files give a clear error. Row range and column count are capped and
+the caps are stated in the output.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import posixpath
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rho_domain.errors import ToolError
+from rho_domain.ports.spreadsheet import Cell, SpreadsheetReader
+from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+
+MAX_BYTES = 50 << 20
+MAX_ROWS = 1000
+MAX_COLUMNS = 50
+MAX_CELL = 200
+
+
+class ReadExcelHandler(ToolHandler):
+    name = "read_excel"
+    description = (
+        "Read a spreadsheet (.xlsx, .csv, .tsv). action 'list_sheets' lists sheets with their "
+        "sizes; 'read_sheet' returns rows start_row..start_row+max_rows-1 (1-based) of sheet "
+        f"(default the first) as tab-separated values, at most {MAX_COLUMNS} columns."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "action": {"type": "string", "enum": ["list_sheets", "read_sheet"]},
+            "sheet": {"type": "string"},
+            "start_row": {"type": "integer", "minimum": 1},
+            "max_rows": {"type": "integer", "minimum": 1, "maximum": MAX_ROWS},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, reader: SpreadsheetReader | None = None) -> None:
+        self.reader = reader
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        path = str(arguments["path"])
+        action = str(arguments.get("action") or "read_sheet")
+        start = int(arguments.get("start_row") or 1)
+        count = int(arguments.get("max_rows") or 100)
+        ext = posixpath.splitext(path)[1].lower()
+        if ext == ".xls":
+            raise ToolError(".xls (Excel 97-2003) is not supported; save it as .xlsx or .csv")
+        if ext not in (".xlsx", ".xlsm", ".csv", ".tsv"):
+            raise ToolError(
+                f"unsupported spreadsheet type {ext or '(none)'}: use .xlsx, .csv, .tsv"
+            )
+        data = await ctx.executor.read(path, length=MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise ToolError(f"{path} is larger than {MAX_BYTES:,} bytes")
+        if ext in (".csv", ".tsv"):
+            rows = _parse_delimited(data, "\t" if ext == ".tsv" else ",")
+            if action == "list_sheets":
+                width = max((len(r) for r in rows), default=0)
+                return ToolOutput(content=f"1. {path} ({len(rows)} rows x {width} columns)")
+            return _render(path, rows[start - 1 : start - 1 + count], start, len(rows))
+        if self.reader is None:
+            raise ToolError("reading .xlsx needs openpyxl: install rho-agent[excel]")
+        sheets = await self.reader.sheets(data)
+        if action == "list_sheets":
+            listing = [
+                f"{i}. {s.name} ({s.rows} rows x {s.columns} columns)"
+                for i, s in enumerate(sheets, 1)
+            ]
+            return ToolOutput(content="\n".join(listing) or "(no sheets)")
+        if not sheets:
+            raise ToolError(f"{path} has no sheets")
+        name = str(arguments.get("sheet") or sheets[0].name)
+        info = next((s for s in sheets if s.name == name), None)
+        if info is None:
+            raise ToolError(f"no sheet {name!r}; sheets: {', '.join(s.name for s in sheets)}")
+        rows = list(
+            await self.reader.rows(data, name, start=start, count=count, max_columns=MAX_COLUMNS)
+        )
+        return _render(f"{path} [{name}]", rows, start, info.rows, info.columns)
+
+
+def _parse_delimited(data: bytes, delimiter: str) -> list[tuple[Cell, ...]]:
+    text = data.decode("utf-8-sig", "replace")
+    try:
+        return [tuple(row) for row in csv.reader(io.StringIO(text), delimiter=delimiter)]
+    except csv.Error as exc:
+        raise ToolError(
+            f"could not parse the file as {delimiter!r}-separated values: {exc}"
+        ) from None
+
+
+def _text(value: Cell) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = str(value).replace("\t", " ").replace("\n", " ")
+    return text if len(text) <= MAX_CELL else text[:MAX_CELL] + "..."
+
+
+def _render(
+    title: str, rows: Sequence[Sequence[Cell]], start: int, total: int, columns: int = 0
+) -> ToolOutput:
+    width = max(columns, max((len(r) for r in rows), default=0))
+    lines = [
+        f"{start + i}\t" + "\t".join(_text(v) for v in row[:MAX_COLUMNS])
+        for i, row in enumerate(rows)
+    ]
+    notes = (
+        [f"rows {start}-{start + len(rows) - 1} of {total}"]
+        if rows
+        else [f"no rows from {start} (the sheet has {total})"]
+    )
+    if width > MAX_COLUMNS:
+        notes.append(f"first {MAX_COLUMNS} of {width} columns")
+    header = f"{title}: {total} rows x {width} columns"
+    return ToolOutput(
+        content="\n".join([header, *lines, f"[{'; '.join(notes)}]"]),
+        metadata={"rows": len(rows), "total_rows": total},
+    )

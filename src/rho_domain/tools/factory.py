@@ -1,0 +1,73 @@
+"""build_registry: the tools a permission profile gives the model, and nothing else.
+
+* restricted shell: bash (restricted), read, grep, glob, list, read_excel;
+* unrestricted shell: bash (unrestricted) plus the same read tools;
+* file_write FULL adds write and edit; CREATE_ONLY adds a create-only write and no edit;
+* ``bash_only`` keeps bash alone; ``denied_tools`` are removed last;
+* database tools come from ``rho_domain.tools.database.database_tools`` when databases are
+  configured (imported lazily: that module may be absent in a partial build).
+
+A tool the profile does not register does not exist for the model. The executor enforces the
+same profile, so a registry mistake still cannot write in read-only mode.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+
+from rho_domain.config import DatabaseConfig
+from rho_domain.permissions import FileWriteMode, PermissionProfile, ShellMode
+from rho_domain.ports.spreadsheet import SpreadsheetReader
+from rho_domain.tools.base import ToolHandler
+from rho_domain.tools.bash import BashHandler
+from rho_domain.tools.excel import ReadExcelHandler
+from rho_domain.tools.grep import GrepHandler
+from rho_domain.tools.listing import GlobHandler, ListHandler
+from rho_domain.tools.read import ReadHandler
+from rho_domain.tools.registry import ToolRegistry
+from rho_domain.tools.write import EditHandler, WriteHandler
+
+_EMPTY: Mapping[str, DatabaseConfig] = {}
+
+
+def build_registry(
+    profile: PermissionProfile,
+    *,
+    databases: Mapping[str, DatabaseConfig] = _EMPTY,
+    spreadsheet_reader: SpreadsheetReader | None = None,
+    extra: tuple[ToolHandler, ...] = (),
+    output_limit: int = 20_000,
+) -> ToolRegistry:
+    """Return the registry for ``profile`` (see the module docstring for the rules)."""
+    restricted = profile.shell is ShellMode.RESTRICTED
+    handlers: list[ToolHandler] = [
+        BashHandler(restricted=restricted, timeout=profile.shell_timeout)
+    ]
+    if not profile.bash_only:
+        handlers += [
+            ReadHandler(),
+            GrepHandler(),
+            GlobHandler(),
+            ListHandler(),
+            ReadExcelHandler(spreadsheet_reader),
+        ]
+        if profile.file_write is FileWriteMode.FULL:
+            handlers += [WriteHandler(create_only=False), EditHandler()]
+        elif profile.file_write is FileWriteMode.CREATE_ONLY:
+            handlers.append(WriteHandler(create_only=True))
+        if databases:
+            handlers += _database_tools(databases, profile)
+    handlers += extra
+    kept = [h for h in handlers if h.name not in profile.denied_tools]
+    return ToolRegistry(kept, output_limit=output_limit)
+
+
+def _database_tools(
+    databases: Mapping[str, DatabaseConfig], profile: PermissionProfile
+) -> list[ToolHandler]:
+    try:
+        module = importlib.import_module("rho_domain.tools.database")
+    except ModuleNotFoundError:
+        return []
+    return list(module.database_tools(databases, profile))

@@ -1,0 +1,176 @@
+"""grep: search file contents with ripgrep, or a pure-Python fallback with the same output.
+
+The pattern is always passed after ``-e`` and paths after ``--``, so nothing the model writes
+can become an option (the public implementation ran ``--pre=/bin/rm``). Output lines are
+``path:line:text`` for matches and ``path-line-text`` for context lines, ``--`` between
+groups; the footer states the match count and whether ``max_results`` cut the list. Secrets
+files (``.env``...) are excluded from the search.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rho_domain.errors import ToolError
+from rho_domain.ports.executor import Command, FileKind, Stage
+from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.walk import glob_matcher, relative_to, walk_files
+
+SECRET_GLOBS = (
+    "!.env",
+    "!.env.*",
+    "!*.env",
+    "!.envrc",
+    "!.netrc",
+    "!.pgpass",
+    "!id_rsa",
+    "!id_ed25519",
+)
+MAX_LINE = 500
+FALLBACK_MAX_FILE = 8 << 20
+
+
+class GrepHandler(ToolHandler):
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression (ripgrep syntax). Returns path:line:text "
+        "lines. Respects .gitignore, skips hidden files. Options: path (file or directory), glob "
+        "(e.g. '*.py'), ignore_case, context (lines around each match), max_results."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "path": {"type": "string", "description": "File or directory (default .)."},
+            "glob": {"type": "string"},
+            "ignore_case": {"type": "boolean"},
+            "context": {"type": "integer", "minimum": 0, "maximum": 20},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": 2000},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        pattern = str(arguments["pattern"])
+        path = str(arguments.get("path") or ".")
+        glob = arguments.get("glob")
+        ignore_case = bool(arguments.get("ignore_case", False))
+        context = int(arguments.get("context") or 0)
+        max_results = int(arguments.get("max_results") or 100)
+        info = await ctx.executor.stat(path)  # confinement and existence, before any search
+        if await ctx.executor.which("rg") is not None:
+            lines = await _ripgrep(ctx, pattern, path, glob, ignore_case, context)
+        else:
+            lines = await _python_grep(
+                ctx, pattern, path, info.kind is FileKind.FILE, glob, ignore_case, context
+            )
+        return _render(lines, max_results, grouped=context > 0)
+
+
+async def _ripgrep(
+    ctx: ToolContext, pattern: str, path: str, glob: Any, ignore_case: bool, context: int
+) -> list[tuple[str, int, bool, str]]:
+    argv = ["rg", "--no-config", "--line-number", "--with-filename", "--no-heading", "--null"]
+    argv.append("--color=never")
+    if ignore_case:
+        argv.append("--ignore-case")
+    if context:
+        argv += ["--context", str(context)]
+    for secret in SECRET_GLOBS:
+        argv += ["--glob", secret]
+    if glob:
+        argv += ["--glob", str(glob)]
+    argv += ["-e", pattern, "--", path]
+    result = await ctx.executor.run(
+        Command(
+            pipeline=(Stage(argv=tuple(argv), stderr="null"),),
+            timeout=120.0,
+            max_output_bytes=8 << 20,
+        )
+    )
+    if result.timed_out:
+        raise ToolError("grep timed out after 120 s; narrow the path or the pattern")
+    if result.exit_code not in (0, 1) and "\x00" not in result.output:
+        raise ToolError(f"ripgrep failed (exit {result.exit_code}): {result.output.strip()[:500]}")
+    lines: list[tuple[str, int, bool, str]] = []
+    for line in result.output.splitlines():
+        name, sep, rest = line.partition("\x00")
+        if not sep:
+            continue  # "--" group separators: re-rendered from line numbers
+        match = re.match(r"(\d+)([:-])", rest)
+        if match:
+            lines.append((name, int(match.group(1)), match.group(2) == ":", rest[match.end() :]))
+    return lines
+
+
+async def _python_grep(
+    ctx: ToolContext,
+    pattern: str,
+    path: str,
+    is_file: bool,
+    glob: Any,
+    ignore_case: bool,
+    context: int,
+) -> list[tuple[str, int, bool, str]]:
+    try:
+        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise ToolError(f"invalid regular expression: {exc}") from None
+    matcher = glob_matcher(str(glob), path) if glob else None
+    files = [path] if is_file else [f async for f in walk_files(ctx.executor, path)]
+    out: list[tuple[str, int, bool, str]] = []
+    for name in files:
+        if matcher is not None and not matcher.match(relative_to(name, path)):
+            continue
+        data = await ctx.executor.read(name, length=FALLBACK_MAX_FILE)
+        if b"\x00" in data[:8192]:
+            continue  # binary, as rg skips it
+        text_lines = data.decode("utf-8", "replace").splitlines()
+        hits = [i for i, text in enumerate(text_lines) if regex.search(text)]
+        shown: set[int] = set()
+        for i in hits:
+            shown.update(range(max(0, i - context), min(len(text_lines), i + context + 1)))
+        hit_set = set(hits)
+        for i in sorted(shown):
+            text = text_lines[i]
+            out.append((name, i + 1, i in hit_set, text))
+    return out
+
+
+def _render(lines: list[tuple[str, int, bool, str]], max_results: int, grouped: bool) -> ToolOutput:
+    rendered: list[str] = []
+    matches = 0
+    truncated = False
+    previous: tuple[str, int] | None = None
+    for name, number, is_match, text in lines:
+        if is_match:
+            if matches >= max_results:
+                truncated = True
+                break
+            matches += 1
+        if grouped and previous is not None and (previous != (name, number - 1)):
+            rendered.append("--")
+        if len(text) > MAX_LINE:
+            text = text[:MAX_LINE] + " [...]"
+        sep = ":" if is_match else "-"
+        rendered.append(f"{name}{sep}{number}{sep}{text}")
+        previous = (name, number)
+    if not matches:
+        return ToolOutput(content="No matches.", metadata={"matches": 0})
+    if truncated:
+        footer = (
+            f"[showing the first {matches} matches; more exist: narrow the search or raise "
+            "max_results]"
+        )
+    else:
+        footer = f"[{matches} match{'es' if matches != 1 else ''}]"
+    return ToolOutput(
+        content="\n".join(rendered) + "\n" + footer,
+        metadata={"matches": matches, "truncated": truncated},
+    )

@@ -1,0 +1,123 @@
+"""glob and list: find files by pattern, and show a directory's entries.
+
+glob: ``rg --files`` when ripgrep is installed (fast on big trees, honours .gitignore), else a
+walk through the executor; results sorted and capped, the cap stated. list: entries with type
+and size, directories first, hidden entries only on request, capped.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from typing import Any
+
+from rho_domain.errors import ToolError
+from rho_domain.paths import is_secret
+from rho_domain.ports.executor import Command, FileKind, Stage
+from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.walk import glob_matcher, relative_to, walk_files
+
+
+class GlobHandler(ToolHandler):
+    name = "glob"
+    description = (
+        "Find files whose path matches a glob pattern ('**/*.py', '*.md', 'src/**/test_*.py') "
+        "under path (default .). Sorted, capped at max_results. Respects .gitignore."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "path": {"type": "string"},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": 5000},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        pattern = str(arguments["pattern"])
+        base = str(arguments.get("path") or ".")
+        cap = int(arguments.get("max_results") or 200)
+        info = await ctx.executor.stat(base)
+        if info.kind is not FileKind.DIRECTORY:
+            raise ToolError(f"{base} is not a directory")
+        matcher = glob_matcher(pattern, base)
+        if await ctx.executor.which("rg") is not None:
+            argv = ("rg", "--no-config", "--files", "--null", "--", base)
+            result = await ctx.executor.run(
+                Command(pipeline=(Stage(argv=argv, stderr="null"),), max_output_bytes=64 << 20)
+            )
+            candidates = [posixpath.normpath(p) for p in result.output.split("\x00") if p]
+        else:
+            candidates = [p async for p in walk_files(ctx.executor, base)]
+        found = sorted(
+            p for p in candidates if matcher.match(relative_to(p, base)) and not is_secret(p)
+        )
+        if not found:
+            return ToolOutput(content=f"No files match {pattern!r} under {base}.")
+        shown = found[:cap]
+        footer = (
+            f"[showing {cap} of {len(found)} files; narrow the pattern]"
+            if len(found) > cap
+            else f"[{len(found)} file{'s' if len(found) != 1 else ''}]"
+        )
+        return ToolOutput(
+            content="\n".join(shown) + "\n" + footer,
+            metadata={"count": len(found), "truncated": len(found) > cap},
+        )
+
+
+class ListHandler(ToolHandler):
+    name = "list"
+    description = (
+        "List a directory: type, size and name of each entry, directories first. Hidden "
+        "entries only with show_hidden; capped at max_entries."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "show_hidden": {"type": "boolean"},
+            "max_entries": {"type": "integer", "minimum": 1, "maximum": 5000},
+        },
+        "additionalProperties": False,
+    }
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        path = str(arguments.get("path") or ".")
+        hidden = bool(arguments.get("show_hidden", False))
+        cap = int(arguments.get("max_entries") or 500)
+        entries = [
+            e for e in await ctx.executor.list_dir(path) if hidden or not e.name.startswith(".")
+        ]
+        entries.sort(key=lambda e: (e.kind is not FileKind.DIRECTORY, e.name.casefold()))
+        if not entries:
+            return ToolOutput(content=f"{path}: empty directory")
+        lines = []
+        for entry in entries[:cap]:
+            if entry.kind is FileKind.DIRECTORY:
+                lines.append(f"dir   {'-':>9}  {entry.name}/")
+            elif entry.kind is FileKind.SYMLINK:
+                lines.append(f"link  {'-':>9}  {entry.name} -> {entry.link_target}")
+            else:
+                kind = "file " if entry.kind is FileKind.FILE else "other"
+                lines.append(f"{kind} {_size(entry.size):>9}  {entry.name}")
+        if len(entries) > cap:
+            lines.append(f"[showing {cap} of {len(entries)} entries]")
+        return ToolOutput(content="\n".join(lines), metadata={"count": len(entries)})
+
+
+def _size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "K", "M", "G"):
+        if value < 1024 or unit == "G":
+            return f"{int(value)}{unit}" if unit == "B" else f"{value:.1f}{unit}"
+        value /= 1024
+    return f"{size}B"

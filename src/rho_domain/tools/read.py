@@ -1,0 +1,99 @@
+"""read: numbered lines of a text file, streamed in chunks (never loaded whole).
+
+``offset`` is the first line (1-based), ``limit`` the number of lines; long lines are cut; the
+total line count is exact (the whole file is scanned chunk by chunk, up to ``MAX_SCAN``
+bytes). Binary files (a NUL byte in the first 8 KiB) are refused with a hint; undecodable
+bytes are replaced. The executor refuses FIFOs, devices, secrets and paths outside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rho_domain.errors import ToolError
+from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+
+CHUNK = 1 << 20
+MAX_SCAN = 1 << 30
+MAX_LINE = 2000
+DEFAULT_LIMIT = 2000
+
+
+class ReadHandler(ToolHandler):
+    name = "read"
+    description = (
+        "Read a text file with numbered lines. offset: first line (1-based, default 1); limit: "
+        f"number of lines (default {DEFAULT_LIMIT}). Lines longer than {MAX_LINE} characters "
+        "are cut. Binary files are refused."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "offset": {"type": "integer", "minimum": 1},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 10000},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        path = str(arguments["path"])
+        first = int(arguments.get("offset") or 1)
+        limit = int(arguments.get("limit") or DEFAULT_LIMIT)
+        last = first + limit - 1
+        lines: list[str] = []
+        total = 0
+        position = 0
+        pending = b""
+        cut_lines = 0
+        while position < MAX_SCAN:
+            chunk = await ctx.executor.read(path, offset=position, length=CHUNK)
+            if position == 0 and b"\x00" in chunk[:8192]:
+                raise ToolError(
+                    f"{path} looks binary (NUL bytes); use bash `file` or `xxd -l 256` to inspect it"
+                )
+            if not chunk:
+                break
+            position += len(chunk)
+            parts = (pending + chunk).split(b"\n")
+            pending = parts.pop()
+            for raw in parts:
+                total += 1
+                if first <= total <= last:
+                    cut_lines += _keep(lines, total, raw)
+            if len(pending) > MAX_SCAN // 64:
+                pending = pending[: MAX_LINE * 4]  # a giant line: keep only what is shown
+        if pending:
+            total += 1
+            if first <= total <= last:
+                cut_lines += _keep(lines, total, pending)
+        if total and first > total:
+            raise ToolError(f"offset {first} is past the end of {path} ({total} lines)")
+        notes = []
+        shown_last = min(last, total)
+        if first > 1 or shown_last < total:
+            notes.append(f"lines {first}-{shown_last} of {total}; use offset/limit for more")
+        if cut_lines:
+            notes.append(f"{cut_lines} line(s) cut at {MAX_LINE} characters")
+        if position >= MAX_SCAN:
+            notes.append(f"stopped scanning after {MAX_SCAN:,} bytes; the count is partial")
+        body = "\n".join(lines) if lines else "(empty file)"
+        footer = f"\n[{'; '.join(notes)}]" if notes else ""
+        return ToolOutput(
+            content=body + footer,
+            metadata={"path": path, "total_lines": total, "first": first, "last": shown_last},
+        )
+
+
+def _keep(lines: list[str], number: int, raw: bytes) -> int:
+    text = raw.decode("utf-8", "replace").rstrip("\r")
+    cut = len(text) > MAX_LINE
+    if cut:
+        text = text[:MAX_LINE] + " [...]"
+    lines.append(f"{number:>6}\t{text}")
+    return int(cut)

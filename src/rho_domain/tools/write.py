@@ -1,0 +1,157 @@
+"""write and edit: create or change files, through the executor's atomic, confined writes.
+
+write: CREATE_ONLY refuses existing files (the executor uses O_EXCL, no check-then-write);
+FULL overwrites atomically (temp file + rename, mode kept). edit: exact search/replace; no
+match or several matches (without ``replace_all``) is an error that says where; the file's
+line endings (CRLF stays CRLF), BOM and encoding (UTF-8, else Latin-1 byte-for-byte) are
+preserved; the result shows a short unified diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from rho_domain.errors import ToolError
+from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+
+MAX_WRITE = 10 << 20
+MAX_EDIT_FILE = 10 << 20
+DIFF_LINES = 60
+
+
+class WriteHandler(ToolHandler):
+    name = "write"
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, *, create_only: bool) -> None:
+        self.create_only = create_only
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        if self.create_only:
+            return "Create a new file with the given content (existing files are never replaced)."
+        return "Write a file (created, or replaced atomically). Parent directories are created."
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return DANGEROUS
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        path = str(arguments["path"])
+        data = str(arguments["content"]).encode()
+        if len(data) > MAX_WRITE:
+            raise ToolError(f"content is {len(data):,} bytes; the limit is {MAX_WRITE:,}")
+        replaced = await ctx.executor.write(path, data, overwrite=not self.create_only)
+        lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        verb = "Overwrote" if replaced else "Created"
+        return ToolOutput(
+            content=f"{verb} {path} ({len(data):,} bytes, {lines} lines)",
+            metadata={"path": path, "bytes": len(data), "overwrote": replaced},
+        )
+
+
+class EditHandler(ToolHandler):
+    name = "edit"
+    description = (
+        "Replace old_string with new_string in a file. old_string must match exactly once "
+        "(including whitespace) unless replace_all is true; the error shows where it matched."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "old_string": {"type": "string"},
+            "new_string": {"type": "string"},
+            "replace_all": {"type": "boolean"},
+        },
+        "required": ["path", "old_string", "new_string"],
+        "additionalProperties": False,
+    }
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return DANGEROUS
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        path = str(arguments["path"])
+        old, new = str(arguments["old_string"]), str(arguments["new_string"])
+        replace_all = bool(arguments.get("replace_all", False))
+        if not old:
+            raise ToolError("old_string is empty; use write to create a file")
+        if old == new:
+            raise ToolError("old_string and new_string are the same")
+        raw = await ctx.executor.read(path, length=MAX_EDIT_FILE + 1)
+        if len(raw) > MAX_EDIT_FILE:
+            raise ToolError(f"{path} is larger than {MAX_EDIT_FILE:,} bytes; edit refused")
+        bom = raw.startswith(b"\xef\xbb\xbf")
+        body = raw[3:] if bom else raw
+        try:
+            text, encoding = body.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            text, encoding = body.decode("latin-1"), "latin-1"
+        if "\r\n" in text and "\r\n" not in old:
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = text.count(old)
+        if count == 0:
+            raise ToolError(_not_found(path, text, old))
+        if count > 1 and not replace_all:
+            raise ToolError(_ambiguous(path, text, old, count))
+        updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        try:
+            data = updated.encode(encoding)
+        except UnicodeEncodeError:
+            raise ToolError(
+                f"{path} is Latin-1; new_string has characters it cannot hold"
+            ) from None
+        await ctx.executor.write(path, (b"\xef\xbb\xbf" if bom else b"") + data, overwrite=True)
+        diff = _diff(path, text, updated)
+        return ToolOutput(
+            content=f"Edited {path}: {count if replace_all else 1} replacement(s)\n{diff}",
+            metadata={"path": path, "replacements": count if replace_all else 1},
+        )
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _ambiguous(path: str, text: str, old: str, count: int) -> str:
+    lines, start = [], 0
+    while (index := text.find(old, start)) >= 0 and len(lines) < 10:
+        lines.append(str(_line_of(text, index)))
+        start = index + 1
+    return (
+        f"old_string matches {count} times in {path} (at lines {', '.join(lines)}); add "
+        "surrounding lines to make it unique, or set replace_all"
+    )
+
+
+def _not_found(path: str, text: str, old: str) -> str:
+    first = next((line.strip() for line in old.splitlines() if line.strip()), "")
+    near = [
+        f"{number}: {line.strip()[:120]}"
+        for number, line in enumerate(text.splitlines(), start=1)
+        if first and first in line
+    ][:5]
+    hint = (
+        "; lines containing its first line: " + " | ".join(near)
+        if near
+        else "; check whitespace and indentation (read the file first)"
+    )
+    return f"old_string not found in {path}{hint}"
+
+
+def _diff(path: str, before: str, after: str) -> str:
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}", n=2, lineterm=""
+        )
+    )
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"[... {len(lines) - DIFF_LINES} more diff lines]"]
+    return "\n".join(lines)

@@ -1,0 +1,252 @@
+"""Path attacks against LocalExecutor, with real files, symlinks, hard links, FIFOs and races.
+
+Every attack must fail with a PermissionDenied/ToolError and leave the outside untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.local import LocalExecutor
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
+from rho_domain.permissions import FileWriteMode
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> dict[str, Path]:
+    ws = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    evil = tmp_path / "ws-evil"
+    for d in (ws / "src", ws / ".git" / "hooks", ws / ".vscode", outside, evil, ws / "session"):
+        d.mkdir(parents=True)
+    (outside / "secret.txt").write_text("TOP SECRET\n")
+    (evil / "x.txt").write_text("evil\n")
+    (ws / "src" / "a.txt").write_text("inside\n")
+    (ws / ".env").write_text("API_KEY=1\n")
+    (ws / ".env.local").write_text("API_KEY=2\n")
+    (ws / ".env.example").write_text("API_KEY=\n")
+    (ws / ".git" / "config").write_text("[core]\n")
+    os.symlink(outside / "secret.txt", ws / "link_file")
+    os.symlink(outside, ws / "link_dir")
+    os.symlink("../outside/secret.txt", ws / "rel_link")
+    os.symlink(outside / "nothing", ws / "dangling")
+    os.symlink("chain2", ws / "chain1")
+    os.symlink("link_file", ws / "chain2")
+    os.symlink("loop2", ws / "loop1")
+    os.symlink("loop1", ws / "loop2")
+    os.symlink("src/a.txt", ws / "good_link")
+    os.symlink(".git", ws / "gitlink")
+    os.symlink("/proc/self/root" + str(outside), ws / "proc_link")
+    os.link(outside / "secret.txt", ws / "hardlink.txt")
+    os.mkfifo(ws / "fifo")
+    return {"ws": ws, "outside": outside, "evil": evil}
+
+
+def _executor(box: dict[str, Path], mode: FileWriteMode = FileWriteMode.FULL) -> LocalExecutor:
+    return LocalExecutor(
+        str(box["ws"]), file_write=mode, protected_paths=(str(box["ws"] / "session"),)
+    )
+
+
+READ_ATTACKS = [
+    "../outside/secret.txt",
+    "src/../../outside/secret.txt",
+    "./../outside/secret.txt",
+    "src/../../../etc/passwd",
+    "/etc/passwd",
+    "/etc/shadow",
+    "link_file",
+    "link_dir/secret.txt",
+    "rel_link",
+    "chain1",
+    "loop1",
+    "proc_link/secret.txt",
+    "/proc/self/root/etc/passwd",
+    "/proc/self/cwd/../outside/secret.txt",
+    "/proc/self/environ",
+    "~/.bashrc",
+    "~root/.ssh/id_rsa",
+    ".env",
+    ".env.local",
+    "src/../.env",
+    ".ENV",
+    "fifo",
+    "/dev/zero",
+    "/dev/stdin",
+    "src",
+    "",
+    "src/a.txt\x00.png",
+    "src\\..\\..\\outside",
+    "C:/Windows/win.ini",
+    "file:///etc/passwd",
+    "a/" * 2100,
+    "x" * 300,
+]
+
+WRITE_ATTACKS = [
+    "../outside/new.txt",
+    "/tmp/rho-escape.txt",
+    "link_dir/new.txt",
+    "link_file",
+    "dangling",
+    "rel_link",
+    "chain1",
+    "good_link",
+    "hardlink.txt",
+    ".git/config",
+    ".git/hooks/pre-commit",
+    ".GIT/hooks/post-checkout",
+    "gitlink/hooks/pre-commit",
+    "sub/.git/config",
+    ".vscode/settings.json",
+    ".vscode/tasks.json",
+    ".claude/settings.json",
+    ".codex/config.toml",
+    ".cursor/mcp.json",
+    ".gemini/settings.json",
+    ".idea/workspace.xml",
+    ".mcp.json",
+    ".env",
+    ".env.production",
+    "config/prod.env",
+    ".envrc",
+    ".bashrc",
+    ".ssh/authorized_keys",
+    "session/trace.jsonl",
+    "src/../session/meta.json",
+    "fifo",
+    "src",
+]
+
+
+@pytest.mark.parametrize("path", READ_ATTACKS)
+async def test_executor_read_attack_is_refused(box: dict[str, Path], path: str) -> None:
+    with pytest.raises(ToolError):
+        await _executor(box).read(path)
+
+
+@pytest.mark.parametrize("path", WRITE_ATTACKS)
+async def test_executor_write_attack_is_refused(box: dict[str, Path], path: str) -> None:
+    before = sorted(p.name for p in box["outside"].iterdir())
+    with pytest.raises(ToolError):
+        await _executor(box).write(path, b"pwned", overwrite=True)
+    assert sorted(p.name for p in box["outside"].iterdir()) == before
+    assert (box["outside"] / "secret.txt").read_text() == "TOP SECRET\n"
+    assert not Path("/tmp/rho-escape.txt").exists()
+
+
+async def test_executor_attack_counts_meet_the_issue() -> None:
+    assert len(READ_ATTACKS) + len(WRITE_ATTACKS) >= 40
+
+
+async def test_executor_string_prefix_is_not_containment(box: dict[str, Path]) -> None:
+    with pytest.raises(PathOutsideWorkspace):
+        await _executor(box).read(str(box["evil"] / "x.txt"))
+
+
+async def test_executor_create_only_refuses_dangling_symlink_and_existing(
+    box: dict[str, Path],
+) -> None:
+    ex = _executor(box, FileWriteMode.CREATE_ONLY)
+    with pytest.raises(PermissionDenied):
+        await ex.write("dangling", b"x", overwrite=False)
+    with pytest.raises(PermissionDenied):
+        await ex.write("src/a.txt", b"x", overwrite=False)
+    with pytest.raises(PermissionDenied):
+        await ex.write("src/a.txt", b"x", overwrite=True)
+    assert not (box["outside"] / "nothing").exists()
+    assert await ex.write("src/new.txt", b"x", overwrite=False) is False
+
+
+async def test_executor_readonly_profile_never_writes(box: dict[str, Path]) -> None:
+    ex = _executor(box, FileWriteMode.OFF)
+    with pytest.raises(PermissionDenied):
+        await ex.write("src/new.txt", b"x", overwrite=False)
+    assert not (box["ws"] / "src" / "new.txt").exists()
+
+
+async def test_executor_allows_in_tree_symlinks_and_templates(box: dict[str, Path]) -> None:
+    ex = _executor(box)
+    assert await ex.read("good_link") == b"inside\n"
+    assert await ex.read(".env.example") == b"API_KEY=\n"
+    assert await ex.read(str(box["ws"] / "src" / "a.txt")) == b"inside\n"
+    assert await ex.write(".env.example", b"API_KEY=x\n", overwrite=True) is True
+
+
+async def test_executor_overwrite_is_atomic_and_keeps_mode(box: dict[str, Path]) -> None:
+    target = box["ws"] / "src" / "run.sh"
+    target.write_text("old\n")
+    target.chmod(0o751)
+    inode = target.stat().st_ino
+    assert await _executor(box).write("src/run.sh", b"new\n", overwrite=True) is True
+    assert target.read_text() == "new\n"
+    assert target.stat().st_mode & 0o777 == 0o751
+    assert target.stat().st_ino != inode  # replaced by rename, not written in place
+    assert [p.name for p in target.parent.iterdir() if "rho-tmp" in p.name] == []
+
+
+async def test_executor_write_creates_parents_inside(box: dict[str, Path]) -> None:
+    await _executor(box).write("deep/er/file.txt", b"x", overwrite=False)
+    assert (box["ws"] / "deep" / "er" / "file.txt").read_bytes() == b"x"
+
+
+async def test_executor_mkdir_through_symlink_to_git_is_refused(box: dict[str, Path]) -> None:
+    with pytest.raises(SensitivePath):
+        await _executor(box).write("gitlink/newdir/x", b"x", overwrite=False)
+    assert not (box["ws"] / ".git" / "newdir").exists()
+
+
+async def test_executor_extra_read_roots_are_read_only(box: dict[str, Path]) -> None:
+    ex = LocalExecutor(
+        str(box["ws"]), file_write=FileWriteMode.FULL, extra_read_roots=(str(box["outside"]),)
+    )
+    assert await ex.read(str(box["outside"] / "secret.txt")) == b"TOP SECRET\n"
+    with pytest.raises(PathOutsideWorkspace):
+        await ex.write(str(box["outside"] / "new.txt"), b"x", overwrite=False)
+
+
+async def test_executor_race_swapping_dir_for_symlink_never_escapes(box: dict[str, Path]) -> None:
+    ws, outside = box["ws"], box["outside"]
+    target = ws / "race"
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            try:
+                if target.is_symlink():
+                    target.unlink()
+                    target.mkdir()
+                else:
+                    for child in target.iterdir():
+                        child.unlink()
+                    target.rmdir()
+                    target.symlink_to(outside)
+            except OSError:
+                pass
+
+    target.mkdir()
+    thread = threading.Thread(target=swap)
+    thread.start()
+    ex = _executor(box)
+    try:
+        for i in range(200):
+            try:
+                await ex.write(f"race/out{i}.txt", b"x", overwrite=True)
+            except ToolError:
+                pass
+    finally:
+        stop.set()
+        thread.join()
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+async def test_executor_read_limits_and_sparse_files(box: dict[str, Path]) -> None:
+    big = box["ws"] / "sparse.bin"
+    with big.open("wb") as f:
+        f.truncate(5 << 30)
+    data = await _executor(box).read("sparse.bin", offset=10, length=100)
+    assert data == b"\x00" * 100

@@ -1,0 +1,177 @@
+"""LocalExecutor.run with real subprocesses: process groups, timeouts, cancellation, caps, env."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.local import LocalExecutor
+from rho_domain.errors import CommandRefused, PermissionDenied
+from rho_domain.permissions import FileWriteMode
+from rho_domain.ports.executor import Command, Stage
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(OSError):
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split(")")[-1].split()[0] == "Z":
+                return False
+    return True
+
+
+async def _pids_from(path: Path) -> list[int]:
+    for _ in range(100):
+        if path.exists() and len(path.read_text().split()) >= 3:
+            break
+        await asyncio.sleep(0.05)
+    return [int(p) for p in path.read_text().split()]
+
+
+# A shell that starts two background sleepers and a foreground one, recording every pid.
+SPAWNER = "sleep 300 & echo $! >> pids; sleep 300 & echo $! >> pids; echo $$ >> pids; sleep 300"
+
+
+@pytest.fixture
+def shell_executor(tmp_path: Path) -> LocalExecutor:
+    return LocalExecutor(
+        str(tmp_path), file_write=FileWriteMode.FULL, allow_shell=True, base_env={"PATH": "/usr/bin:/bin"}
+    )
+
+
+async def test_executor_timeout_kills_whole_process_group(
+    shell_executor: LocalExecutor, tmp_path: Path
+) -> None:
+    result = await shell_executor.run(Command(shell=SPAWNER, timeout=1.0))
+    assert result.timed_out
+    assert result.exit_code is None
+    pids = await _pids_from(tmp_path / "pids")
+    await asyncio.sleep(0.2)
+    assert [p for p in pids if _alive(p)] == []
+
+
+async def test_executor_cancellation_kills_children_before_propagating(
+    shell_executor: LocalExecutor, tmp_path: Path
+) -> None:
+    task = asyncio.create_task(shell_executor.run(Command(shell=SPAWNER, timeout=60)))
+    pids = await _pids_from(tmp_path / "pids")
+    assert all(_alive(p) for p in pids)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.2)
+    assert [p for p in pids if _alive(p)] == []
+
+
+async def test_executor_background_child_holding_output_is_ended(
+    shell_executor: LocalExecutor, tmp_path: Path
+) -> None:
+    result = await shell_executor.run(Command(shell="sleep 300 & echo $! > pid; echo done"))
+    assert result.exit_code == 0
+    assert "done" in result.output
+    pid = int((tmp_path / "pid").read_text())
+    await asyncio.sleep(0.2)
+    assert not _alive(pid)
+
+
+async def test_executor_output_is_capped_while_streaming(shell_executor: LocalExecutor) -> None:
+    result = await shell_executor.run(
+        Command(shell="head -c 5000000 /dev/zero | tr '\\0' a; echo END", max_output_bytes=10_000)
+    )
+    assert result.omitted_bytes > 4_000_000
+    assert len(result.output) < 11_000
+    assert result.output.rstrip().endswith("END")
+
+
+async def test_executor_env_has_no_credentials(tmp_path: Path) -> None:
+    ex = LocalExecutor(
+        str(tmp_path),
+        allow_shell=True,
+        base_env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-1", "GH_TOKEN": "t", "DB_SECRET": "s",
+                  "MY_PASSWORD": "p", "LD_PRELOAD": "x.so", "KEEP": "yes"},
+    )
+    result = await ex.run(Command(shell="env"))
+    assert "KEEP=yes" in result.output
+    for leaked in ("sk-1", "GH_TOKEN", "DB_SECRET", "MY_PASSWORD", "LD_PRELOAD"):
+        assert leaked not in result.output
+
+
+async def test_executor_stdin_is_dev_null(shell_executor: LocalExecutor) -> None:
+    result = await shell_executor.run(Command(shell="cat; echo rc=$?", timeout=5))
+    assert result.output == "rc=0\n"
+
+
+async def test_executor_restricted_profile_refuses_shell(tmp_path: Path) -> None:
+    with pytest.raises(PermissionDenied):
+        await LocalExecutor(str(tmp_path)).run(Command(shell="ls"))
+
+
+async def test_executor_revalidates_pipeline_argv(tmp_path: Path) -> None:
+    ex = LocalExecutor(str(tmp_path))
+    with pytest.raises(CommandRefused):
+        await ex.run(Command(pipeline=(Stage(argv=("rm", "-rf", ".")),)))
+    with pytest.raises(CommandRefused):
+        await ex.run(Command(pipeline=(Stage(argv=("rg", "--pre=/bin/rm", "x")),)))
+    with pytest.raises(CommandRefused):
+        await ex.run(Command(pipeline=(Stage(argv=("find", ".", "-delete")),)))
+
+
+async def test_executor_restricted_pipeline_runs_and_wires_pipes(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x1\ny2\nx3\n")
+    ex = LocalExecutor(str(tmp_path))
+    result = await ex.run(
+        Command(pipeline=(Stage(argv=("grep", "x", "a.txt")), Stage(argv=("wc", "-l"))))
+    )
+    assert (result.exit_code, result.output.strip()) == (0, "2")
+    result = await ex.run(Command(pipeline=(Stage(argv=("wc", "-l"), stdin_path="a.txt"),)))
+    assert result.output.strip() == "3"
+    result = await ex.run(Command(pipeline=(Stage(argv=("ls", "nope"), stderr="null"),)))
+    assert (result.exit_code, result.output) == (2, "")
+
+
+async def test_executor_restricted_commands_cannot_write(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("data\n")
+    ex = LocalExecutor(str(tmp_path))
+    # sed's w command is refused by sed itself (--sandbox is forced on).
+    result = await ex.run(Command(pipeline=(Stage(argv=("sed", "-n", "w out.txt", "a.txt")),)))
+    assert result.exit_code != 0
+    with pytest.raises(CommandRefused):
+        await ex.run(Command(pipeline=(Stage(argv=("awk", '{print > "out.txt"}', "a.txt")),)))
+    assert not (tmp_path / "out.txt").exists()
+
+
+async def test_executor_git_runs_with_repo_fsmonitor_disabled(tmp_path: Path) -> None:
+    repo = tmp_path
+    proc = await asyncio.create_subprocess_exec("git", "init", "-q", str(repo))
+    await proc.wait()
+    marker = tmp_path.parent / f"{tmp_path.name}-pwned"
+    with (repo / ".git" / "config").open("a") as f:
+        f.write(f"[core]\n\tfsmonitor = touch {marker}\n\tpager = touch {marker}\n")
+    (repo / "f.txt").write_text("x\n")
+    result = await LocalExecutor(str(repo)).run(Command(pipeline=(Stage(argv=("git", "status")),)))
+    assert "f.txt" in result.output
+    assert not marker.exists()
+
+
+async def test_executor_cancelled_restricted_pipeline_leaves_nothing(tmp_path: Path) -> None:
+    ex = LocalExecutor(str(tmp_path))
+    task = asyncio.create_task(
+        ex.run(Command(pipeline=(Stage(argv=("tail", "-n", "1", "/dev/zero")),), timeout=60))
+    )
+    await asyncio.sleep(0.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.2)
+    out = await asyncio.create_subprocess_exec(
+        "pgrep", "-f", "tail -n 1 /dev/zero", stdout=asyncio.subprocess.PIPE
+    )
+    stdout, _ = await out.communicate()
+    assert stdout.strip() == b""
