@@ -1,0 +1,102 @@
+"""The adversarial suite, run against real SQLite, PostgreSQL and MariaDB servers.
+
+Every attack must be refused (StatementRefused) or fail inside the read-only transaction
+(DatabaseError), leave every table, the catalog and the sequence unchanged, and write no
+file. Every allowed statement must run. The servers run as superuser/root on purpose: this
+is the worst case, where only the statement check and the engine's read-only transaction
+stand between the model and the data.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from db_attacks import ALLOWED, ATTACKS, NOTHING_TO_RUN
+from db_support import Server, adapter, checksum
+
+from rho_domain.errors import DatabaseError, StatementRefused
+from rho_domain.ports.database import QueryResult
+
+ENGINE_FIXTURE = {
+    "sqlite": "sqlite_server",
+    "postgres": "postgres_server",
+    "mysql": "mariadb_server",
+}
+
+
+def _cases(table: dict[str, list[str]]) -> list[object]:
+    return [
+        pytest.param(engine, sql, id=f"{engine}-{i:03d}")
+        for engine, statements in table.items()
+        for i, sql in enumerate(statements)
+    ]
+
+
+@pytest.fixture
+def attack_dir() -> Iterator[Path]:
+    """A world-writable directory, so a file-writing attack would really succeed."""
+    path = Path(tempfile.mkdtemp(prefix="rho-attack-"))
+    path.chmod(0o777)
+    yield path
+    leftovers = sorted(p.name for p in path.iterdir())
+    for item in path.iterdir():
+        item.unlink()
+    path.rmdir()
+    assert not leftovers, f"an attack wrote files: {leftovers}"
+
+
+def test_corpus_sizes() -> None:
+    for engine in ("sqlite", "postgres", "mysql"):
+        assert len(ATTACKS[engine]) + len(ALLOWED[engine]) >= 100
+        assert len(ALLOWED[engine]) >= 25
+        assert len(set(ATTACKS[engine])) == len(ATTACKS[engine])
+
+
+@pytest.mark.parametrize(("engine", "sql"), _cases(ATTACKS))
+async def test_attack_is_stopped(
+    engine: str, sql: str, attack_dir: Path, request: pytest.FixtureRequest
+) -> None:
+    server: Server = request.getfixturevalue(ENGINE_FIXTURE[engine])
+    before = checksum(server)
+    db = adapter(server)
+    try:
+        with pytest.raises((StatementRefused, DatabaseError)):
+            await db.query(sql.format(dir=attack_dir), max_rows=10, timeout=5)
+        # The adapter still works after the refusal (no half-open transaction left behind).
+        ok = await db.query("SELECT count(*) FROM users", max_rows=1, timeout=5)
+        assert ok.rows == ((20,),)
+    finally:
+        await db.aclose()
+    assert checksum(server) == before
+
+
+@pytest.mark.parametrize(("engine", "sql"), _cases(ALLOWED))
+async def test_read_statement_runs(engine: str, sql: str, request: pytest.FixtureRequest) -> None:
+    server: Server = request.getfixturevalue(ENGINE_FIXTURE[engine])
+    db = adapter(server)
+    try:
+        result = await db.query(sql, max_rows=10, timeout=5)
+    finally:
+        await db.aclose()
+    assert isinstance(result, QueryResult)
+    assert result.columns
+
+
+@pytest.mark.parametrize("sql", [s for s in ATTACKS["sqlite"] if s not in NOTHING_TO_RUN])
+async def test_sqlite_engine_alone_stops_every_attack(
+    sql: str, sqlite_server: Server, attack_dir: Path
+) -> None:
+    """Layer 2 on its own (statement check off): mode=ro plus the authorizer still hold."""
+    before = checksum(sqlite_server)
+    db = adapter(sqlite_server, check=False)
+    try:
+        with pytest.raises((StatementRefused, DatabaseError)):
+            await db.query(sql.format(dir=attack_dir), max_rows=10, timeout=5)
+    finally:
+        await db.aclose()
+    assert checksum(sqlite_server) == before
+    assert os.listdir(sqlite_server.workdir) == ["app.db"]
