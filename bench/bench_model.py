@@ -104,8 +104,13 @@ def bench_sse(megabytes: int = 10) -> dict[str, float]:
             assembler.feed(json.loads(sse.data))
     full_s = time.perf_counter() - started
     mb = len(body) / 1e6
-    return {"mb": mb, "events": events, "decode_mb_s": mb / decode_s,
-            "decode_events_s": events / decode_s, "full_mb_s": mb / full_s}
+    return {
+        "mb": mb,
+        "events": events,
+        "decode_mb_s": mb / decode_s,
+        "decode_events_s": events / decode_s,
+        "full_mb_s": mb / full_s,
+    }
 
 
 def main() -> None:
@@ -117,9 +122,11 @@ def main() -> None:
     print(f"floor (raw httpx, same 2 streams, line by line): median {run['floor_ms']:.2f} ms")
     print(f"ratio: {run['ratio']:.2f}x (goal <= 2x)")
     sse = bench_sse()
-    print(f"SSE decode: {sse['mb']:.1f} MB, {sse['events']:.0f} events in 1 KiB network chunks: "
-          f"{sse['decode_mb_s']:.0f} MB/s ({sse['decode_events_s'] / 1e6:.2f} M events/s); "
-          f"decode + JSON + assembly: {sse['full_mb_s']:.0f} MB/s")
+    print(
+        f"SSE decode: {sse['mb']:.1f} MB, {sse['events']:.0f} events in 1 KiB network chunks: "
+        f"{sse['decode_mb_s']:.0f} MB/s ({sse['decode_events_s'] / 1e6:.2f} M events/s); "
+        f"decode + JSON + assembly: {sse['full_mb_s']:.0f} MB/s"
+    )
 
 
 if __name__ == "__main__":
