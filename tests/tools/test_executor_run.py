@@ -20,10 +20,9 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    with contextlib.suppress(OSError):
-        with open(f"/proc/{pid}/stat") as f:
-            if f.read().split(")")[-1].split()[0] == "Z":
-                return False
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as f:
+        if f.read().split(")")[-1].split()[0] == "Z":
+            return False
     return True
 
 
@@ -42,7 +41,10 @@ SPAWNER = "sleep 300 & echo $! >> pids; sleep 300 & echo $! >> pids; echo $$ >> 
 @pytest.fixture
 def shell_executor(tmp_path: Path) -> LocalExecutor:
     return LocalExecutor(
-        str(tmp_path), file_write=FileWriteMode.FULL, allow_shell=True, base_env={"PATH": "/usr/bin:/bin"}
+        str(tmp_path),
+        file_write=FileWriteMode.FULL,
+        allow_shell=True,
+        base_env={"PATH": "/usr/bin:/bin"},
     )
 
 
@@ -94,8 +96,15 @@ async def test_executor_env_has_no_credentials(tmp_path: Path) -> None:
     ex = LocalExecutor(
         str(tmp_path),
         allow_shell=True,
-        base_env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-1", "GH_TOKEN": "t", "DB_SECRET": "s",
-                  "MY_PASSWORD": "p", "LD_PRELOAD": "x.so", "KEEP": "yes"},
+        base_env={
+            "PATH": "/usr/bin:/bin",
+            "OPENAI_API_KEY": "sk-1",
+            "GH_TOKEN": "t",
+            "DB_SECRET": "s",
+            "MY_PASSWORD": "p",
+            "LD_PRELOAD": "x.so",
+            "KEEP": "yes",
+        },
     )
     result = await ex.run(Command(shell="env"))
     assert "KEEP=yes" in result.output

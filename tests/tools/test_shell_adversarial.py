@@ -146,7 +146,7 @@ REFUSED = [
     "./cat README.md",
     "../bin/cat x",
     "RM -rf x",
-    "ｒｍ -rf x",
+    "\uff52\uff4d -rf x",  # fullwidth lookalikes
     "ls\u200b -la",
     # wrappers and builtins
     "env rm -rf x",
@@ -392,7 +392,7 @@ def test_suite_sizes_meet_the_issue() -> None:
 
 
 def test_planned_argv_is_exactly_the_literal_words() -> None:
-    plan = plan_command("grep -e 'a b' \"c\\\"d\" e\\ f -- -x")
+    plan = plan_command('grep -e \'a b\' "c\\"d" e\\ f -- -x')
     assert plan.argvs() == (("grep", "-e", "a b", 'c"d', "e f", "--", "-x"),)
 
 

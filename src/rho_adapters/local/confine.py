@@ -14,6 +14,7 @@ path the model gave; the caller closes the returned descriptor.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -114,11 +115,9 @@ class Tree:
                     continue
                 if not pending:
                     fd = os.dup(top)
-                    return Resolved(fd, name, tuple(n for n, _ in stack) + (name,))
+                    return Resolved(fd, name, (*(n for n, _ in stack), name))
                 canonical = (*(n for n, _ in stack), name)
-                creator = None
-                if create_dirs:
-                    creator = (lambda c=canonical: guard(c)) if guard else (lambda: None)
+                creator = _creator(guard, canonical) if create_dirs else None
                 stack.append((name, self._open_dir(top, name, shown, creator)))
             fd = os.dup(stack[-1][1] if stack else root_fd)
             return Resolved(fd, "", tuple(n for n, _ in stack))
@@ -153,12 +152,21 @@ class Tree:
             if create is None:
                 raise ToolError(f"no such file or directory: {shown}") from None
             create()
-            try:
+            # Created concurrently: open it below like any other directory.
+            with contextlib.suppress(FileExistsError):
                 os.mkdir(name, 0o777, dir_fd=parent)
-            except FileExistsError:
-                pass  # created concurrently: open it below like any other directory
             return os.open(name, _DIR_FLAGS, dir_fd=parent)
         except OSError as exc:
             if exc.errno in (errno.ENOTDIR, errno.ELOOP):
                 raise ToolError(f"{shown!r}: {name!r} is not a directory") from None
             raise
+
+
+def _creator(
+    guard: Callable[[tuple[str, ...]], None] | None, canonical: tuple[str, ...]
+) -> Callable[[], None]:
+    def create() -> None:
+        if guard is not None:
+            guard(canonical)
+
+    return create

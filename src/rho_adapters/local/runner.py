@@ -28,7 +28,7 @@ _DROPPED_VARS = frozenset(
      "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
      "RIPGREP_CONFIG_PATH", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE"}
 )  # fmt: skip
-_SANDBOX_DIR = "/tmp"
+_SANDBOX_DIR = "/tmp"  # noqa: S108 - a private tmpfs inside the sandbox, not the host /tmp
 MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
 
 
@@ -127,7 +127,9 @@ class CommandRunner:
         self, command: Command, cwd: str, stdin_fds: Sequence[int | None]
     ) -> tuple[int | None, str, bool, int]:
         if command.shell is not None:
-            argvs = [("/bin/bash", "--noprofile", "--norc", "-c", command.shell)]
+            argvs: list[tuple[str, ...]] = [
+                ("/bin/bash", "--noprofile", "--norc", "-c", command.shell)
+            ]
             env = scrub_env(self.base_env)
             env.setdefault("PATH", ":".join(self.search_path))
             env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})

@@ -141,11 +141,10 @@ def _awk_print_redirects(code: str) -> bool:
                 depth -= 1
             elif ch in ";}\n" and depth == 0:
                 break
-            elif ch == ">" and depth == 0:
+            elif (ch == ">" and depth == 0) or (
+                ch == "|" and depth == 0 and "|" not in (code[j + 1 : j + 2], code[j - 1 : j])
+            ):
                 return True
-            elif ch == "|" and depth == 0:
-                if code[j + 1 : j + 2] != "|" and code[j - 1 : j] != "|":
-                    return True
     return False
 
 

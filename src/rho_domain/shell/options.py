@@ -138,10 +138,14 @@ def split_options(program: str, args: Sequence[str], spec: OptionSpec) -> Parsed
             f"{program}: at most {spec.max_operands} operand(s) allowed here, got {len(operands)}"
             " (an extra operand would name an output file)"
         )
-    for name, value in options:
-        check = spec.checks.get(name)
-        if check is not None and value is not None and (reason := check(value)):
-            raise CommandRefused(f"{program}: {reason}")
+    for option_name, option_value in options:
+        option_check = spec.checks.get(option_name)
+        if (
+            option_check is not None
+            and option_value is not None
+            and (why := option_check(option_value))
+        ):
+            raise CommandRefused(f"{program}: {why}")
     if (check := spec.checks.get("operand")) is not None:
         for operand in operands:
             if reason := check(operand):

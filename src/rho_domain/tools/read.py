@@ -55,7 +55,7 @@ class ReadHandler(ToolHandler):
             chunk = await ctx.executor.read(path, offset=position, length=CHUNK)
             if position == 0 and b"\x00" in chunk[:8192]:
                 raise ToolError(
-                    f"{path} looks binary (NUL bytes); use bash `file` or `xxd -l 256` to inspect it"
+                    f"{path} looks binary (NUL bytes); inspect it with bash `file` or `xxd`"
                 )
             if not chunk:
                 break

@@ -34,7 +34,7 @@ class WriteHandler(ToolHandler):
         self.create_only = create_only
 
     @property
-    def description(self) -> str:  # type: ignore[override]
+    def description(self) -> str:
         if self.create_only:
             return "Create a new file with the given content (existing files are never replaced)."
         return "Write a file (created, or replaced atomically). Parent directories are created."
@@ -121,7 +121,8 @@ def _line_of(text: str, index: int) -> int:
 
 
 def _ambiguous(path: str, text: str, old: str, count: int) -> str:
-    lines, start = [], 0
+    lines: list[str] = []
+    start = 0
     while (index := text.find(old, start)) >= 0 and len(lines) < 10:
         lines.append(str(_line_of(text, index)))
         start = index + 1

@@ -1,0 +1,291 @@
+"""Tool handlers end to end: registry dispatch, LocalExecutor, real files and processes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.spreadsheet import OpenpyxlReader
+from rho_domain.messages import ToolCall
+from rho_domain.permissions import (
+    FileWriteMode,
+    PermissionProfile,
+    ShellMode,
+    developer_profile,
+    readonly_profile,
+)
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.factory import build_registry
+
+
+class NoRipgrep(LocalExecutor):
+    async def which(self, program: str) -> str | None:
+        return None if program == "rg" else await super().which(program)
+
+
+async def call(
+    ws: Path, tool: str, profile: PermissionProfile | None = None, executor: Any = None, **args: Any
+) -> ToolOutput:
+    profile = profile or developer_profile()
+    registry = build_registry(profile, spreadsheet_reader=OpenpyxlReader())
+    executor = executor or LocalExecutor(
+        str(ws),
+        file_write=profile.file_write,
+        allow_shell=profile.shell is ShellMode.UNRESTRICTED,
+        base_env={"PATH": "/usr/bin:/bin"},
+    )
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=executor, profile=profile, clock=SystemClock()
+    )
+    return await registry.dispatch(ToolCall(id="c", name=tool, arguments=json.dumps(args)), ctx)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("def main():\n    return 'foo'\n# foo again\n")
+    (tmp_path / "src" / "util.py").write_text("import os\nFOO = 1\n")
+    (tmp_path / "README.md").write_text("Title\nfoo bar\n")
+    (tmp_path / ".env").write_text("SECRET_FOO=1\n")
+    (tmp_path / "data.csv").write_text("name,qty\napple,3\npear,5\n")
+    return tmp_path
+
+
+RO = readonly_profile()
+
+
+async def test_tools_bash_restricted_runs_pipeline(ws: Path) -> None:
+    out = await call(ws, "bash", RO, command="grep -rn foo src | wc -l")
+    assert out.content.startswith("2\n")
+    assert "[exit code 0" in out.content
+
+
+async def test_tools_bash_restricted_refusal_names_reason(ws: Path) -> None:
+    out = await call(ws, "bash", RO, command="ls; rm -rf src")
+    assert out.is_error
+    assert "'rm' is not an allowed read-only program" in out.content
+    assert (ws / "src").exists()
+
+
+async def test_tools_bash_restricted_lists_cd_and_subshells(ws: Path) -> None:
+    out = await call(
+        ws, "bash", RO, command="ls nope 2>/dev/null || echo fallback && (cd src && pwd) && pwd"
+    )
+    lines = out.content.splitlines()
+    assert lines[0] == "fallback"
+    assert lines[1] == str(ws / "src")
+    assert lines[2] == str(ws)
+
+
+async def test_tools_bash_restricted_cd_outside_fails(ws: Path) -> None:
+    out = await call(ws, "bash", RO, command="cd .. && ls")
+    assert out.is_error
+    assert "cd: .." in out.content
+
+
+async def test_tools_bash_timeout_is_stated(ws: Path) -> None:
+    out = await call(ws, "bash", developer_profile(), command="sleep 30", timeout=1)
+    assert out.is_error
+    assert "timed out after 1 s" in out.content
+
+
+async def test_tools_bash_unrestricted_reports_exit_code(ws: Path) -> None:
+    out = await call(ws, "bash", developer_profile(), command="echo hi; exit 3")
+    assert out.content.startswith("hi\n")
+    assert "[exit code 3" in out.content
+
+
+async def test_tools_read_numbers_lines_and_counts_total(ws: Path) -> None:
+    (ws / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 5001)))
+    out = await call(ws, "read", RO, path="big.txt", offset=10, limit=3)
+    assert out.content.splitlines()[0] == "    10\tline 10"
+    assert "lines 10-12 of 5000" in out.content
+
+
+async def test_tools_read_cuts_long_lines_and_keeps_crlf_text(ws: Path) -> None:
+    (ws / "long.txt").write_bytes(b"a" * 5000 + b"\r\nshort\r\n")
+    out = await call(ws, "read", RO, path="long.txt")
+    assert "[...]" in out.content
+    assert "1 line(s) cut" in out.content
+    assert "     2\tshort" in out.content
+
+
+async def test_tools_read_refuses_binary_fifo_and_secrets(ws: Path) -> None:
+    (ws / "bin.dat").write_bytes(b"\x00\x01\x02abc")
+    os.mkfifo(ws / "pipe")
+    assert "binary" in (await call(ws, "read", RO, path="bin.dat")).content
+    assert "FIFO" in (await call(ws, "read", RO, path="pipe")).content
+    assert "secrets" in (await call(ws, "read", RO, path=".env")).content
+
+
+async def test_tools_read_replaces_undecodable_bytes(ws: Path) -> None:
+    (ws / "latin.txt").write_bytes(b"caf\xe9\n")
+    assert "caf\ufffd" in (await call(ws, "read", RO, path="latin.txt")).content
+
+
+async def test_tools_grep_pattern_cannot_become_an_option(ws: Path) -> None:
+    out = await call(ws, "grep", RO, pattern="--pre=/bin/rm")
+    assert out.content == "No matches."
+    assert (ws / "src" / "app.py").exists()
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+async def test_tools_grep_rg_and_fallback_agree(ws: Path, fallback: bool) -> None:
+    executor = NoRipgrep(str(ws)) if fallback else None
+    out = await call(ws, "grep", RO, executor=executor, pattern="foo", path="src")
+    assert out.content == ("src/app.py:2:    return 'foo'\nsrc/app.py:3:# foo again\n[2 matches]")
+    out = await call(
+        ws,
+        "grep",
+        RO,
+        executor=executor,
+        pattern="FOO",
+        ignore_case=True,
+        glob="*.py",
+        max_results=2,
+    )
+    assert out.content.count("\n") == 2
+    assert "showing the first 2 matches" in out.content
+    out = await call(ws, "grep", RO, executor=executor, pattern="SECRET")
+    assert out.content == "No matches."
+    out = await call(ws, "grep", RO, executor=executor, pattern="return", path="src", context=1)
+    assert out.content.splitlines()[:3] == [
+        "src/app.py-1-def main():",
+        "src/app.py:2:    return 'foo'",
+        "src/app.py-3-# foo again",
+    ]
+
+
+async def test_tools_grep_outside_workspace_is_refused(ws: Path) -> None:
+    out = await call(ws, "grep", RO, pattern="root", path="/etc")
+    assert out.is_error
+    assert "outside the workspace" in out.content
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+async def test_tools_glob_sorted_and_capped(ws: Path, fallback: bool) -> None:
+    executor = NoRipgrep(str(ws)) if fallback else None
+    out = await call(ws, "glob", RO, executor=executor, pattern="**/*.py")
+    assert out.content == "src/app.py\nsrc/util.py\n[2 files]"
+    out = await call(ws, "glob", RO, executor=executor, pattern="*.py", max_results=1)
+    assert out.content == "src/app.py\n[showing 1 of 2 files; narrow the pattern]"
+
+
+async def test_tools_list_types_sizes_hidden(ws: Path) -> None:
+    out = await call(ws, "list", RO)
+    assert out.content.splitlines()[0].startswith("dir")
+    assert ".env" not in out.content
+    assert ".env" in (await call(ws, "list", RO, show_hidden=True)).content
+    assert "    26B  README.md" in out.content or "README.md" in out.content
+
+
+async def test_tools_write_full_and_create_only(ws: Path) -> None:
+    out = await call(ws, "write", path="new/file.txt", content="a\nb\n")
+    assert out.content == "Created new/file.txt (4 bytes, 2 lines)"
+    out = await call(ws, "write", path="new/file.txt", content="c\n")
+    assert out.content.startswith("Overwrote")
+    create_only = PermissionProfile(name="c", file_write=FileWriteMode.CREATE_ONLY)
+    out = await call(ws, "write", create_only, path="new/file.txt", content="d\n")
+    assert out.is_error
+    assert (ws / "new" / "file.txt").read_text() == "c\n"
+
+
+async def test_tools_edit_preserves_crlf_and_shows_diff(ws: Path) -> None:
+    (ws / "win.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    out = await call(ws, "edit", path="win.txt", old_string="two\nthree", new_string="2\n3")
+    assert (ws / "win.txt").read_bytes() == b"one\r\n2\r\n3\r\n"
+    assert "-two" in out.content
+    assert "+2" in out.content
+
+
+async def test_tools_edit_ambiguous_and_missing_say_where(ws: Path) -> None:
+    out = await call(ws, "edit", path="src/app.py", old_string="foo", new_string="bar")
+    assert out.is_error
+    assert "matches 2 times" in out.content
+    assert "lines 2, 3" in out.content
+    out = await call(ws, "edit", path="src/app.py", old_string="def mian", new_string="x")
+    assert "not found" in out.content
+    out = await call(
+        ws, "edit", path="src/app.py", old_string="foo", new_string="bar", replace_all=True
+    )
+    assert "2 replacement(s)" in out.content
+
+
+async def test_tools_edit_keeps_latin1_bytes(ws: Path) -> None:
+    (ws / "l1.txt").write_bytes(b"caf\xe9 old\n")
+    await call(ws, "edit", path="l1.txt", old_string="old", new_string="new")
+    assert (ws / "l1.txt").read_bytes() == b"caf\xe9 new\n"
+
+
+async def test_tools_read_excel_csv_tsv(ws: Path) -> None:
+    out = await call(ws, "read_excel", RO, path="data.csv")
+    assert out.content.splitlines()[1:3] == ["1\tname\tqty", "2\tapple\t3"]
+    (ws / "d.tsv").write_text("a\tb\n1\t2\n")
+    out = await call(ws, "read_excel", RO, path="d.tsv", start_row=2)
+    assert "2\t1\t2" in out.content
+
+
+async def test_tools_read_excel_xlsx_values_not_formulas(ws: Path) -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Main"
+    sheet.append(["a", "b", "sum"])
+    sheet.append([1, 2, "=A2+B2"])
+    book.create_sheet("Other")
+    book.save(ws / "book.xlsx")
+    out = await call(ws, "read_excel", RO, path="book.xlsx", action="list_sheets")
+    assert out.content.splitlines() == [
+        "1. Main (2 rows x 3 columns)",
+        "2. Other (1 rows x 1 columns)",
+    ]
+    out = await call(ws, "read_excel", RO, path="book.xlsx", sheet="Main")
+    assert "=A2+B2" not in out.content  # never formulas (no cached value: empty)
+    assert "2\t1\t2" in out.content
+    out = await call(ws, "read_excel", RO, path="book.xlsx", sheet="Nope")
+    assert "no sheet 'Nope'" in out.content
+
+
+async def test_tools_read_excel_xls_and_broken(ws: Path) -> None:
+    (ws / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0")
+    (ws / "bad.xlsx").write_bytes(b"not a zip")
+    assert (
+        ".xls (Excel 97-2003) is not supported"
+        in (await call(ws, "read_excel", RO, path="old.xls")).content
+    )
+    assert "not a readable .xlsx" in (await call(ws, "read_excel", RO, path="bad.xlsx")).content
+
+
+def test_tools_factory_registers_per_profile() -> None:
+    assert build_registry(readonly_profile()).names == (
+        "bash",
+        "glob",
+        "grep",
+        "list",
+        "read",
+        "read_excel",
+    )
+    assert build_registry(developer_profile()).names == (
+        "bash",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "read",
+        "read_excel",
+        "write",
+    )
+    bash_only = PermissionProfile(name="b", shell=ShellMode.UNRESTRICTED, bash_only=True)
+    assert build_registry(bash_only).names == ("bash",)
+    create_only = PermissionProfile(name="c", file_write=FileWriteMode.CREATE_ONLY)
+    assert "edit" not in build_registry(create_only).names
+    assert "write" in build_registry(create_only).names
+    denied = PermissionProfile(name="d", denied_tools=frozenset({"grep", "bash"}))
+    assert build_registry(denied).names == ("glob", "list", "read", "read_excel")
