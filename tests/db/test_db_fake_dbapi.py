@@ -1,0 +1,235 @@
+"""Oracle and Vertica adapters against a fake DB-API driver (no server can run here).
+
+The fake records every statement and call, so the tests assert what the adapters send:
+the read-only transaction or session setting, the timeout, rollback, fetchmany (never
+fetchall of a result), reconnecting a dead connection and translating driver errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from rho_adapters.db.oracle import OracleDatabase
+from rho_adapters.db.vertica import READ_ONLY_SESSION, VerticaDatabase
+from rho_domain.config import DatabaseConfig
+from rho_domain.errors import DatabaseError, StatementRefused
+from rho_domain.permissions import DatabaseMode
+
+
+class FakeError(Exception):
+    pass
+
+
+class FakeCursor:
+    def __init__(self, conn: FakeConnection) -> None:
+        self.conn = conn
+        self.description: Sequence[tuple[str, ...]] | None = None
+        self.rowcount = -1
+        self.arraysize = 100
+        self._rows: list[tuple[Any, ...]] = []
+
+    def execute(self, sql: str, params: Any = None) -> None:
+        self.conn.log.append(sql)
+        if self.conn.fail_on and self.conn.fail_on in sql:
+            raise FakeError(self.conn.fail_message)
+        if sql.startswith("SELECT n FROM big"):
+            self.description = [("N",)]
+            self._rows = [(i,) for i in range(1, 1001)]
+        elif sql.startswith("SELECT"):
+            self.description = [("X",)]
+            self._rows = [(1,)]
+        else:
+            self.description, self._rows, self.rowcount = None, [], 0
+
+    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
+        self.conn.fetched.append(size)
+        rows, self._rows = self._rows[:size], self._rows[size:]
+        return rows
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        if self.conn.log and self.conn.log[-1] != "SELECT 1":
+            raise AssertionError("fetchall used on a user query")
+        rows, self._rows = self._rows, []
+        return rows
+
+    def close(self) -> None:
+        pass
+
+
+class FakeConnection:
+    def __init__(self, driver: FakeDriver, kwargs: dict[str, Any]) -> None:
+        self.kwargs = kwargs
+        self.log: list[str] = driver.log
+        self.fetched: list[int] = driver.fetched
+        self.fail_on = driver.fail_on
+        self.fail_message = driver.fail_message
+        self.call_timeout = 0
+        self.is_closed = False
+
+    def cursor(self) -> FakeCursor:
+        return FakeCursor(self)
+
+    def rollback(self) -> None:
+        self.log.append("<rollback>")
+
+    def commit(self) -> None:
+        self.log.append("<commit>")
+
+    def ping(self) -> None:
+        if self.is_closed:
+            raise FakeError("DPI-1080: connection was closed")
+
+    def closed(self) -> bool:
+        return self.is_closed
+
+    def close(self) -> None:
+        self.is_closed = True
+
+
+class FakeDriver:
+    """Stands in for the ``oracledb`` / ``vertica_python`` module."""
+
+    Error = FakeError
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        self.fetched: list[int] = []
+        self.connections: list[FakeConnection] = []
+        self.fail_on = ""
+        self.fail_message = ""
+
+    def connect(self, **kwargs: Any) -> FakeConnection:
+        conn = FakeConnection(self, kwargs)
+        self.connections.append(conn)
+        return conn
+
+
+ORACLE = DatabaseConfig(engine="oracle", dsn="db.example:1521/ORCL", user="agent")
+VERTICA = DatabaseConfig(engine="vertica", host="vx", database="dw", user="agent")
+
+
+async def test_oracle_wraps_each_statement_in_a_read_only_transaction() -> None:
+    driver = FakeDriver()
+    db = OracleDatabase("ora", ORACLE, password="pw", driver=driver)
+    result = await db.query("SELECT x FROM dual;", max_rows=10, timeout=2.5)
+    assert result.rows == ((1,),)
+    conn = driver.connections[0]
+    assert conn.kwargs == {"user": "agent", "password": "pw", "dsn": "db.example:1521/ORCL"}
+    assert conn.call_timeout == 2500
+    assert driver.log == [
+        "<rollback>",
+        "SET TRANSACTION READ ONLY",
+        "SELECT x FROM dual",
+        "<rollback>",
+    ]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "BEGIN DELETE FROM users; END;",
+        "DECLARE x NUMBER; BEGIN NULL; END;",
+        "SELECT UTL_HTTP.REQUEST('http://evil') FROM dual",
+        "SELECT dbms_pipe.receive_message('x', 10) FROM dual",
+        "SELECT sys.dbms_lock.sleep(5) FROM dual",
+        "LOCK TABLE users IN EXCLUSIVE MODE",
+        "ALTER SESSION SET CURRENT_SCHEMA = other",
+        "EXPLAIN PLAN FOR SELECT 1 FROM dual",
+        "SELECT q'[x]' FROM dual; DELETE FROM users",
+        "SELECT * FROM users FOR UPDATE",
+        "CALL evil()",
+        "EXECUTE IMMEDIATE 'DROP TABLE users'",
+        "SELECT httpuritype('http://evil').getclob() FROM dual",
+        "WITH FUNCTION f RETURN NUMBER IS BEGIN RETURN 1; END; SELECT f FROM dual",
+    ],
+)
+async def test_oracle_refuses_plsql_packages_and_locks(sql: str) -> None:
+    driver = FakeDriver()
+    db = OracleDatabase("ora", ORACLE, driver=driver)
+    with pytest.raises(StatementRefused):
+        await db.query(sql, max_rows=10, timeout=1)
+    assert driver.log == []  # nothing reached the server
+
+
+async def test_oracle_fetches_with_fetchmany_and_reports_more_rows() -> None:
+    driver = FakeDriver()
+    db = OracleDatabase("ora", ORACLE, driver=driver)
+    result = await db.query("SELECT n FROM big", max_rows=5, timeout=1)
+    assert [r[0] for r in result.rows] == [1, 2, 3, 4, 5]
+    assert result.more_rows
+    assert driver.fetched == [6]
+
+
+async def test_oracle_reconnects_a_dead_connection_and_maps_errors() -> None:
+    driver = FakeDriver()
+    db = OracleDatabase("ora", ORACLE, driver=driver)
+    await db.query("SELECT 1 FROM dual", max_rows=1, timeout=1)
+    driver.connections[0].close()
+    await db.query("SELECT 1 FROM dual", max_rows=1, timeout=1)
+    assert len(driver.connections) == 2
+    driver.connections[1].fail_on = "FROM t"
+    driver.connections[1].fail_message = "ORA-01456: may not perform insert/delete/update"
+    with pytest.raises(StatementRefused, match="ORA-01456"):
+        await db.query("SELECT a FROM t", max_rows=1, timeout=1)
+    driver.connections[1].fail_message = "ORA-00942: table or view does not exist"
+    with pytest.raises(DatabaseError, match="ORA-00942"):
+        await db.query("SELECT a FROM t", max_rows=1, timeout=1)
+    await db.aclose()
+    assert driver.connections[1].is_closed
+
+
+async def test_vertica_sets_the_session_read_only_after_connect() -> None:
+    driver = FakeDriver()
+    db = VerticaDatabase("vx", VERTICA, password="pw", driver=driver)
+    result = await db.query("SELECT x FROM t", max_rows=10, timeout=3)
+    assert result.rows == ((1,),)
+    kwargs = driver.connections[0].kwargs
+    assert "read_only" not in kwargs  # vertica-python has no such option
+    assert kwargs["database"] == "dw"
+    assert driver.log == [
+        READ_ONLY_SESSION,
+        "SET SESSION RUNTIMECAP '3 seconds'",
+        "SELECT x FROM t",
+        "<rollback>",
+    ]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+        "SELECT EXPORT_OBJECTS('/tmp/x', '')",
+        "SELECT CLOSE_ALL_SESSIONS()",
+        "SELECT PURGE_TABLE('users')",
+        "SELECT DROP_PARTITIONS('users', 1, 2)",
+        "SELECT ANALYZE_STATISTICS('users')",
+        "SELECT INTERRUPT_STATEMENT('s', 1)",
+        "COPY users FROM LOCAL '/etc/passwd'",
+        "EXPORT TO PARQUET (directory = '/tmp/x') AS SELECT * FROM users",
+        "CONNECT TO VERTICA db USER u PASSWORD 'p' ON 'h', 5433",
+        "SELECT 1; DELETE FROM users",
+        "/* /* */ SELECT 1 */ DELETE FROM users",
+        "SELECT $$ x $$; DROP TABLE users",
+    ],
+)
+async def test_vertica_refuses_meta_functions_and_session_changes(sql: str) -> None:
+    driver = FakeDriver()
+    db = VerticaDatabase("vx", VERTICA, driver=driver)
+    with pytest.raises(StatementRefused):
+        await db.query(sql, max_rows=10, timeout=1)
+    assert driver.log == []
+
+
+async def test_vertica_drops_a_connection_with_rows_left_and_commits_in_mutations_mode() -> None:
+    driver = FakeDriver()
+    db = VerticaDatabase("vx", VERTICA, driver=driver)
+    result = await db.query("SELECT n FROM big", max_rows=3, timeout=1)
+    assert result.more_rows
+    assert driver.connections[0].is_closed  # not drained
+    rw = VerticaDatabase("vx", VERTICA, mode=DatabaseMode.MUTATIONS, driver=driver)
+    seen = len(driver.log)
+    await rw.query("DELETE FROM t", max_rows=1, timeout=1)
+    assert driver.log[seen:] == ["SET SESSION RUNTIMECAP '1 seconds'", "DELETE FROM t", "<commit>"]
