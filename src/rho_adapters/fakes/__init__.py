@@ -7,6 +7,11 @@
 - ``MemorySessionStore`` (SessionStore), ``FakeClock`` (Clock), ``ManualSignals``
   (SignalSource), ``ScriptedApprover`` (Approver).
 
+- ``WireTransport`` (an httpx transport) and ``LoopbackServer`` (a real socket on 127.0.0.1)
+  speak the OpenAI streaming protocol from a script, with fault injection: ``cut``, ``drop``,
+  ``garbage``, ``stall``, ``stream_error``, ``http_error`` (429 with Retry-After, 5xx, ...).
+  Build replies with ``text_reply``, ``tool_reply``, ``raw_reply`` and ``wire_call``.
+
 Each records what happened (``requests``, ``runs``, ``events(id)``, ...) so tests assert on
 state, not on mock calls.
 """
@@ -25,18 +30,59 @@ from rho_adapters.fakes.scripted_model import (
     tools,
 )
 from rho_adapters.fakes.signals import ManualSignals
+from rho_adapters.fakes.wire import (
+    Fault,
+    Reply,
+    WireScriptExhausted,
+    WireTransport,
+    cut,
+    drop,
+    garbage,
+    http_error,
+    raw_reply,
+    stall,
+    stream_error,
+    text_reply,
+    tool_reply,
+)
+from rho_adapters.fakes.wire import call as wire_call
+
+
+def __getattr__(name: str) -> object:
+    # The loopback server pulls in threading and sockets; load it only when asked for.
+    if name == "LoopbackServer":
+        from rho_adapters.fakes.loopback import LoopbackServer
+
+        return LoopbackServer
+    raise AttributeError(f"module 'rho_adapters.fakes' has no attribute {name!r}")
+
 
 __all__ = [
     "FakeClock",
+    "Fault",
     "FunctionModel",
+    "LoopbackServer",
     "ManualSignals",
     "MemoryExecutor",
     "MemorySessionStore",
+    "Reply",
     "ScriptExhausted",
     "ScriptedApprover",
     "ScriptedModel",
     "Turn",
+    "WireScriptExhausted",
+    "WireTransport",
     "call",
+    "cut",
+    "drop",
+    "garbage",
+    "http_error",
+    "raw_reply",
+    "stall",
+    "stream_error",
     "text",
+    "text_reply",
+    "tool_reply",
     "tools",
+    "wire_call",
 ]
