@@ -1,0 +1,198 @@
+"""Pure pieces: lexer readings, classifier verdicts, rendering, tool schema and policy,
+databases.yaml parsing and loading, open_databases, missing drivers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.db import open_databases, parse_databases
+from rho_adapters.db.mysql import MysqlDatabase
+from rho_domain.config import DatabaseConfig
+from rho_domain.errors import ConfigError, MissingExtra, StatementRefused
+from rho_domain.permissions import DatabaseMode, readonly_profile
+from rho_domain.ports.database import QueryResult
+from rho_domain.sql import Kind, check_read_only, classify, dialect, tokenize
+from rho_domain.tools.database import database_tools, render
+from rho_entry.databases_config import load_databases
+
+
+def words(sql: str, name: str, reading: int = 0) -> list[str]:
+    rules = dialect(name).readings[reading]
+    return [t.text for t in tokenize(sql, rules) if t.kind is Kind.WORD]
+
+
+def test_lexer_hides_literals_comments_and_quoted_identifiers() -> None:
+    assert words("SELECT 'DROP' /* DELETE */ -- UPDATE\n, \"INSERT\" FROM t", "postgres") == [
+        "SELECT",
+        "FROM",
+        "T",
+    ]
+    assert words("SELECT $a$ DROP $a$, $$x$$ FROM t", "postgres") == ["SELECT", "FROM", "T"]
+    assert words("SELECT /* a /* b */ DROP */ 1", "postgres") == ["SELECT"]
+    assert words("SELECT q'{it's DROP}' FROM dual", "oracle") == ["SELECT", "FROM", "DUAL"]
+    assert words("SELECT [DROP], `DELETE` FROM t", "sqlite") == ["SELECT", "FROM", "T"]
+
+
+def test_mysql_dash_dash_needs_whitespace_and_hash_is_a_comment() -> None:
+    assert words("SELECT 1--1 DROP", "mysql") == ["SELECT", "DROP"]
+    assert words("SELECT 1-- DROP", "mysql") == ["SELECT"]
+    assert words("SELECT 1 # DROP\n, 2", "mysql") == ["SELECT"]
+    assert words("SELECT 1 # DROP", "postgres") == ["SELECT", "DROP"]
+
+
+def test_every_reading_must_pass() -> None:
+    # With backslash escapes this is one string; with NO_BACKSLASH_ESCAPES a DELETE follows.
+    sql = "SELECT 'a\\' ; DELETE FROM users; -- '"
+    assert len(dialect("mysql").readings) == 3
+    assert not classify(sql, "mysql").read_only
+    # PostgreSQL: standard_conforming_strings off turns '\'' into an escape.
+    assert not classify("SELECT '\\'; DELETE FROM users; --'", "postgres").read_only
+
+
+@pytest.mark.parametrize(
+    ("sql", "name", "reason"),
+    [
+        ("SELECT 1 /*!50000 INTO OUTFILE '/x' */", "mysql", "executable comment"),
+        ("SELECT 'x", "postgres", "unterminated"),
+        ("SELECT 1; SELECT 2", "sqlite", "more than one statement"),
+        ("", "sqlite", "empty statement"),
+        ("WITH d AS (DELETE FROM t RETURNING 1) SELECT 1", "postgres", "DELETE"),
+        ("SELECT pg_sleep(1)", "postgres", "pg_sleep"),
+        ("SELECT * FROM t FOR SHARE", "postgres", "locking"),
+        ("PRAGMA journal_mode = WAL", "sqlite", "journal_mode"),
+        ("SET x = 1", "mysql", "SET statements are not read-only"),
+        ("SELECT dbms_lock.sleep(1) FROM dual", "oracle", "package dbms_lock"),
+    ],
+)
+def test_refusals_name_the_reason(sql: str, name: str, reason: str) -> None:
+    with pytest.raises(StatementRefused, match=reason) as info:
+        check_read_only(sql, name)
+    assert "Only single read-only statements" in str(info.value)
+
+
+def test_keywords_in_strings_and_function_names_are_fine() -> None:
+    for name in ("sqlite", "postgres", "mysql", "oracle", "vertica"):
+        verdict = classify("SELECT 'drop table x; delete from y' AS a FROM t", name)
+        assert verdict.read_only, name
+        assert verdict.returns_rows
+    assert classify("SELECT replace(a, 'x', 'y') FROM t", "postgres").read_only
+    assert classify("SELECT o.start_time FROM orders o", "vertica").read_only
+    assert classify("SHOW search_path", "postgres").kind == "SHOW"
+    assert not classify("SHOW search_path", "postgres").returns_rows
+
+
+def test_render_caps_rows_cuts_cells_and_says_what_was_left_out() -> None:
+    result = QueryResult(
+        columns=("id", "note"),
+        rows=((1, "x" * 500), (2, None), (3, "a\nb"), (4, b"\x00\x01")),
+        more_rows=False,
+    )
+    text = render(result, 2)
+    lines = text.splitlines()
+    assert lines[0].split(" | ")[0].strip() == "id"
+    assert lines[2].endswith("…")
+    assert len(lines[2]) < 250
+    assert "NULL" in lines[3]
+    assert lines[-1].startswith("... 2 more rows not shown")
+    assert "1,000+ more" in render(
+        QueryResult(columns=("a",), rows=((1,),) * 1100, more_rows=True), 100
+    )
+    assert render(QueryResult(columns=("a",), rows=()), 5) == "a\n(no rows)"
+    assert "3 rows affected" in render(QueryResult(columns=(), rows=(), rowcount=3), 5)
+
+
+def test_one_tool_per_engine_with_aliases_and_policy() -> None:
+    configs = {
+        "prod": DatabaseConfig(engine="postgres", database="app"),
+        "stats": DatabaseConfig(engine="postgres", database="stats"),
+        "local": DatabaseConfig(engine="sqlite", path="x.db"),
+    }
+    tools = database_tools(configs, readonly_profile())
+    assert [t.name for t in tools] == ["postgres", "sqlite"]
+    pg, lite = tools
+    assert pg.parameters["properties"]["database"]["enum"] == ["prod", "stats"]
+    assert pg.parameters["required"] == ["database", "operation"]
+    assert lite.parameters["required"] == ["operation"]
+    assert "read-only" in pg.description
+    assert not pg.policy_for({"operation": "query", "sql": "SELECT 1"}).dangerous
+    assert pg.policy_for({"operation": "query", "sql": "DELETE FROM t"}).dangerous
+    assert not pg.policy_for({"operation": "list_tables"}).dangerous
+
+
+def test_parse_databases_validates_and_never_stores_passwords(tmp_path: Path) -> None:
+    data = {
+        "databases": {
+            "prod": {
+                "type": "PostgreSQL",
+                "host": "h",
+                "port": 5432,
+                "database": "app",
+                "user": "ro",
+                "password_env": "PROD_PW",
+                "options": {"connect_timeout": 3},
+            },
+            "local": {"engine": "sqlite", "path": "app.db"},
+        }
+    }
+    configs = parse_databases(data, source="databases.yaml")
+    assert configs["prod"].engine == "postgres"
+    assert configs["prod"].password_env == "PROD_PW"
+    assert configs["local"].path == "app.db"
+    bad = [
+        (
+            {"databases": {"a": {"engine": "sqlite", "path": "x", "password": "s3cret"}}},
+            "databases.a.password",
+        ),
+        ({"databases": {"a": {"engine": "mongo"}}}, "databases.a.engine"),
+        (
+            {"databases": {"a": {"engine": "postgres", "database": "x", "port": "5432"}}},
+            "databases.a.port: expected an integer",
+        ),
+        (
+            {"databases": {"a": {"engine": "postgres", "database": "x", "hots": "h"}}},
+            "databases.a.hots: unknown key",
+        ),
+        ({"databases": {"a": {"engine": "sqlite"}}}, "databases.a.path"),
+        ({"dbs": {}}, "unknown top-level key 'dbs'"),
+    ]
+    for value, message in bad:
+        with pytest.raises(ConfigError, match=message) as info:
+            parse_databases(value, source="databases.yaml")
+        assert str(info.value).startswith("databases.yaml: ")
+        assert "s3cret" not in str(info.value)
+
+
+def test_load_databases_from_env_variable_or_config_dir(tmp_path: Path) -> None:
+    file = tmp_path / "dbs.yaml"
+    file.write_text("databases:\n  local:\n    engine: sqlite\n    path: app.db\n")
+    assert set(load_databases({"RHO_AGENT_DB_CONFIG": str(file)})) == {"local"}
+    assert load_databases({"RHO_AGENT_HOME": str(tmp_path)}) == {}  # no databases.yaml there
+    (tmp_path / "databases.yaml").write_text("databases:\n  x:\n    engine: sqlite\n    path: y\n")
+    assert set(load_databases({"RHO_AGENT_HOME": str(tmp_path)})) == {"x"}
+    with pytest.raises(ConfigError, match="not found"):
+        load_databases({"RHO_AGENT_DB_CONFIG": str(tmp_path / "missing.yaml")})
+    (tmp_path / "bad.yaml").write_text("databases: [1, 2\n")
+    with pytest.raises(ConfigError, match="bad.yaml: not valid YAML"):
+        load_databases({}, explicit=tmp_path / "bad.yaml")
+
+
+def test_open_databases_resolves_passwords_from_the_environment_only() -> None:
+    configs = {"m": DatabaseConfig(engine="mysql", database="app", password_env="M_PW")}
+    dbs = open_databases(configs, mode=DatabaseMode.READONLY, environ={"M_PW": "pw"})
+    assert isinstance(dbs["m"], MysqlDatabase)
+    assert dbs["m"].dialect == "mysql"
+    assert "pw" not in repr(configs)
+    with pytest.raises(ConfigError, match="M_PW"):
+        open_databases(configs, mode=DatabaseMode.READONLY, environ={})
+    with pytest.raises(ConfigError, match="unknown engine"):
+        open_databases({"x": DatabaseConfig(engine="db2")}, mode=DatabaseMode.READONLY, environ={})
+
+
+async def test_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pymysql", None)  # makes `import pymysql` fail
+    db = MysqlDatabase("m", DatabaseConfig(engine="mysql", database="app"))
+    with pytest.raises(MissingExtra, match=r"rho-agent\[mysql\]"):
+        await db.query("SELECT 1", max_rows=1, timeout=1)
