@@ -29,6 +29,8 @@ _DROPPED_VARS = frozenset(
      "RIPGREP_CONFIG_PATH", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE"}
 )  # fmt: skip
 _SANDBOX_DIR = "/tmp"  # noqa: S108 - a private tmpfs inside the sandbox, not the host /tmp
+# Whether a bwrap binary works on this machine (namespaces allowed): probed once per process.
+_PROBED: dict[str, bool] = {}
 MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
 
 
@@ -101,11 +103,13 @@ class CommandRunner:
             bwrap = self.resolve("bwrap")
             works = False
             if bwrap is not None:
-                probe = [bwrap, *self._bwrap_args("/"), "--", "/bin/true"]
-                result = await asyncio.to_thread(
-                    subprocess.run, probe, capture_output=True, timeout=10, check=False
-                )
-                works = result.returncode == 0
+                works = _PROBED.get(bwrap)  # type: ignore[assignment]
+                if works is None:
+                    probe = [bwrap, *self._bwrap_args("/"), "--", "/bin/true"]
+                    result = await asyncio.to_thread(
+                        subprocess.run, probe, capture_output=True, timeout=10, check=False
+                    )
+                    works = _PROBED[bwrap] = result.returncode == 0
             if self._sandbox_wanted and not works:
                 raise ExecutorError("the bubblewrap sandbox was required but does not work here")
             self._sandbox = works
