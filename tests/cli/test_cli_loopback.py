@@ -1,0 +1,118 @@
+"""The real CLI against the loopback fake OpenAI server: a tool loop, errors, cancel."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cli_support import Terminal, rho
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, http_error, stall, text_reply, tool_reply
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n")
+    return work
+
+
+def test_one_shot_tool_loop_against_the_server(workspace: Path, tmp_path: Path) -> None:
+    replies = [
+        tool_reply(call("list", {"path": "."})),
+        text_reply("The directory holds notes.txt.", deltas=6),
+    ]
+    with LoopbackServer(replies) as server:
+        result = rho(
+            "--base-url",
+            server.base_url,
+            "-m",
+            "fake-model",
+            "what is here?",
+            cwd=workspace,
+            home=tmp_path / "home",
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "The directory holds notes.txt."
+    assert "● list(path='.')" in result.stderr
+    assert "⎿" in result.stderr
+    tool_message = server.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert "notes.txt" in tool_message["content"]
+
+
+def test_json_events_against_the_server(workspace: Path, tmp_path: Path) -> None:
+    with LoopbackServer([text_reply("Just text.", deltas=3)]) as server:
+        result = rho(
+            "--base-url",
+            server.base_url,
+            "-m",
+            "fake-model",
+            "--json",
+            "hi",
+            cwd=workspace,
+            home=tmp_path / "home",
+        )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    deltas = "".join(line["text"] for line in lines if line["kind"] == "text_delta")
+    assert deltas == "Just text."
+    assert lines[-1]["kind"] == "result"
+    assert lines[-1]["usage"]["input_tokens"] == 10
+
+
+def test_authentication_failure_exits_2(workspace: Path, tmp_path: Path) -> None:
+    with LoopbackServer([http_error(401, "invalid api key")]) as server:
+        result = rho(
+            "--base-url",
+            server.base_url,
+            "-m",
+            "fake-model",
+            "hi",
+            cwd=workspace,
+            home=tmp_path / "home",
+        )
+    assert result.returncode == 2, result.stderr
+    assert "invalid api key" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ctrl_c_during_a_stalled_stream_keeps_the_repl(workspace: Path, tmp_path: Path) -> None:
+    replies = [
+        text_reply("partial answer that stalls", deltas=4, faults=(stall(after=0),)),
+        text_reply("second answer"),
+    ]
+    with LoopbackServer(replies) as server:
+        term = Terminal(
+            "--base-url",
+            server.base_url,
+            "-m",
+            "fake-model",
+            cwd=workspace,
+            home=tmp_path / "home",
+        )
+        try:
+            term.expect(r"/help for commands")
+            term.send("first\r")
+            term.expect(r"thinking \d+s")  # the spinner, while the stream stalls
+            _wait_for(lambda: len(server.requests) == 1)  # cancel mid-stream, not mid-connect
+            term.send("\x03")
+            term.expect(r"turn cancelled; the session is still here")
+            term.send("again\r")
+            term.expect(r"second answer")
+            term.send("/exit\r")
+            assert term.wait() == 0
+        finally:
+            term.close()
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
