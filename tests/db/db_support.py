@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import socket
@@ -48,7 +49,8 @@ def free_port() -> int:
 
 
 def find(*names: str) -> str | None:
-    extra = "/usr/local/bin:/usr/lib/postgresql/15/bin:/usr/sbin:/usr/bin"
+    pg_dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+    extra = ":".join(["/usr/local/bin", *pg_dirs, "/usr/sbin", "/usr/bin"])
     for name in names:
         found = shutil.which(name) or shutil.which(name, path=extra)
         if found:

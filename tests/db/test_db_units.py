@@ -175,7 +175,7 @@ def test_load_databases_from_env_variable_or_config_dir(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_databases({"RHO_AGENT_DB_CONFIG": str(tmp_path / "missing.yaml")})
     (tmp_path / "bad.yaml").write_text("databases: [1, 2\n")
-    with pytest.raises(ConfigError, match="bad.yaml: not valid YAML"):
+    with pytest.raises(ConfigError, match=r"bad\.yaml: not valid YAML"):
         load_databases({}, explicit=tmp_path / "bad.yaml")
 
 
