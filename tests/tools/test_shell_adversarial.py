@@ -418,3 +418,22 @@ def test_refusal_names_the_reason() -> None:
         plan_command("find . -delete")
     with pytest.raises(CommandRefused, match="redirection"):
         plan_command("echo x > f")
+
+
+_SIMPLE = [c for c in ALLOWED if not any(ch in c for ch in "|;&<>()\n#")]
+
+
+@pytest.mark.parametrize("command", _SIMPLE)
+def test_shell_words_match_what_bash_would_pass(command: str) -> None:
+    """Differential check: our literal words equal bash's words for the same text."""
+    import subprocess
+
+    out = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", "printf '%s\\0' " + command],
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd="/",
+        check=True,
+    ).stdout
+    words = tuple(out.decode().split("\0")[:-1])
+    assert plan_command(command).argvs() == (words,)
