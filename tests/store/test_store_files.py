@@ -25,7 +25,7 @@ from rho_adapters.store import (
 )
 from rho_adapters.store.layout import host_name
 from rho_domain import events as ev
-from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.config import AgentConfig, Budget, DatabaseConfig
 from rho_domain.errors import SessionLocked, SessionNotFound, TraceFormatError
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from rho_domain.ports.store import SessionRecord
@@ -79,9 +79,10 @@ async def test_config_snapshot_never_holds_a_password(store: FileSessionStore) -
         engine="postgres",
         dsn="postgresql://app:hunter2@db.internal:5432/prod",
         password_env="PGPASSWORD",
-        options={"password": "hunter2", "sslmode": "require"},
+        options={"password": "hunter2", "sslmode": "require", "auth_token": "hunter2"},
     )
-    await store.create(record("s1", AgentConfig(databases={"prod": database})))
+    config = AgentConfig(databases={"prod": database}, budget=Budget(max_total_tokens=500))
+    await store.create(record("s1", config))
     await store.release("s1")
     saved = (store.root / "s1" / "config.yaml").read_text()
     assert "hunter2" not in saved
@@ -90,6 +91,7 @@ async def test_config_snapshot_never_holds_a_password(store: FileSessionStore) -
     assert prod.dsn == "postgresql://app@db.internal:5432/prod"
     assert prod.password_env == "PGPASSWORD"
     assert dict(prod.options) == {"sslmode": "require"}
+    assert reopened.config.budget.max_total_tokens == 500  # "tokens" is not a secret
 
 
 async def test_profile_object_survives_the_snapshot(store: FileSessionStore) -> None:
@@ -235,3 +237,23 @@ def test_unreadable_middle_line_is_skipped_with_a_warning() -> None:
     with pytest.warns(TornTraceWarning, match="unreadable line 2"):
         read = parse_trace(b"".join(lines))
     assert list(read.events) == MID_TOOL[:3]
+
+
+@pytest.mark.parametrize("cut", [0, 2, 5, 7, 9])
+def test_summarizing_a_trace_matches_folding_every_event(cut: int) -> None:
+    from rho_adapters.store.meta import fold_events, initial_meta, summarize_trace
+
+    total = Usage(input_tokens=9, output_tokens=4)
+    trace = [
+        *MID_TOOL,
+        ev.RunEnded(at=2.0, run_id="r1", status="error", session_usage=total),
+        ev.RunStarted(at=3.0, run_id="r2", prompt="again"),
+        ev.UsageRecorded(at=3.1, usage=Usage(input_tokens=1), prompt_tokens=1),
+        ev.RunEnded(at=4.0, run_id="r2", status="completed", session_usage=total + total),
+        ev.UsageRecorded(at=5.0, usage=Usage(output_tokens=2), prompt_tokens=1),
+    ][:cut]
+    one = record()
+    folded, summarized = initial_meta(one), initial_meta(one)
+    fold_events(folded, trace)
+    summarize_trace(summarized, trace)
+    assert summarized == folded

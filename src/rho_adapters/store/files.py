@@ -30,8 +30,8 @@ from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import (
     MetaFile,
-    fold_events,
     initial_meta,
+    summarize_trace,
     without_secrets,
 )
 from rho_adapters.store.trace import read_trace
@@ -178,7 +178,7 @@ class FileSessionStore(SessionStore):
     ) -> dict[str, Any]:
         # meta.json may lag the trace after a crash: rebuild it from the trace.
         meta = initial_meta(record)
-        fold_events(meta, events)
+        summarize_trace(meta, events)
         if meta["status"] == "running":
             meta["status"] = "interrupted"  # the process that drove that run is gone
         meta["updated_at"] = max(meta["updated_at"], read_meta(paths).get("updated_at") or 0)
@@ -191,9 +191,11 @@ class FileSessionStore(SessionStore):
         persistent = [e for e in events if ev.is_persistent(e)]
         if not persistent:
             return
-        with _store_errors(f"cannot write the trace of session {session_id}"):
-            held.trace.write(b"".join(encode_event_line(e) for e in persistent))
+        try:  # inline rather than _store_errors: this runs for every event
+            held.trace.write(b"".join([encode_event_line(e) for e in persistent]))
             held.trace.flush()
+        except OSError as exc:
+            raise StoreError(f"cannot write the trace of session {session_id}: {exc}") from exc
         if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
             with _store_errors(f"cannot sync session {session_id}"):
                 await asyncio.to_thread(held.sync)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,7 +27,11 @@ from rho_domain.ports.store import SessionRecord
 
 log = logging.getLogger("rho_adapters.store")
 
-_SECRET_WORDS = ("password", "passwd", "secret", "token", "api_key", "apikey", "credential")
+# A key is secret when its last word is one of these (``auth_token`` yes, ``max_tokens`` no;
+# ``password_env`` names a variable and ends in ``env``, so it is kept).
+_SECRET_KEY = re.compile(
+    r"(^|_)(password|passwd|pwd|secret|token|api_?key|credentials?|private_key|access_key)$"
+)
 
 
 def initial_meta(record: SessionRecord) -> dict[str, Any]:
@@ -61,16 +66,35 @@ def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
                 if prompt and not meta.get("first_prompt"):
                     meta["first_prompt"] = prompt
             case ev.RunEnded(status=status, session_usage=usage):
-                meta["status"], meta["usage"], changed = status, attrs.asdict(usage), True
+                meta["status"], meta["usage"], changed = status, usage, True
             case ev.UsageRecorded(usage=usage):
-                meta["usage"] = attrs.asdict(usage_of(meta) + usage)
+                meta["usage"] = usage_of(meta) + usage  # a Usage until written: cheaper
             case ev.Compacted() | ev.ApprovalRequested() | ev.ApprovalResolved():
                 changed = True
     return changed
 
 
+def summarize_trace(meta: dict[str, Any], events: Sequence[ev.Event]) -> None:
+    """``fold_events`` over a whole trace, in time proportional to the last run only: the last
+    ``run_end`` already carries the session's status and usage totals."""
+    last_end = next(
+        (i for i in range(len(events) - 1, -1, -1) if isinstance(events[i], ev.RunEnded)), None
+    )
+    first = next((e for e in events if isinstance(e, ev.RunStarted) and e.prompt), None)
+    if first is not None:
+        meta["first_prompt"] = first.prompt
+    if last_end is not None:
+        fold_events(meta, events[last_end : last_end + 1])
+    fold_events(meta, events[0 if last_end is None else last_end + 1 :])
+    meta["runs"] = sum(1 for e in events if isinstance(e, ev.RunStarted))
+    if events:
+        meta["updated_at"] = max(float(meta["updated_at"]), events[-1].at)
+
+
 def usage_of(meta: Mapping[str, Any]) -> Usage:
     raw = meta.get("usage")
+    if isinstance(raw, Usage):
+        return raw
     if not isinstance(raw, Mapping):
         return Usage()
     fields = {f.name for f in attrs.fields(Usage)}
@@ -101,7 +125,7 @@ class MetaFile:
         with self._lock:
             if self.data.get("pid") is not None:
                 self.data["heartbeat"] = time.time()
-            payload = json.dumps(self.data, indent=2, sort_keys=True).encode()
+            payload = json.dumps(self.data, indent=2, sort_keys=True, default=_plain).encode()
             write_atomic(self.paths.meta, payload)
 
     def start(self) -> None:
@@ -132,6 +156,12 @@ class MetaFile:
                 log.warning("heartbeat of session %s failed: %s", self.paths.id, exc)
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, Usage):
+        return attrs.asdict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def without_secrets(data: Any) -> Any:
     """A copy of a config mapping without secret values: keys named like secrets are dropped
     (``*_env`` keys name environment variables and are kept) and DSN passwords are removed."""
@@ -139,7 +169,7 @@ def without_secrets(data: Any) -> Any:
         kept: dict[str, Any] = {}
         for key, value in data.items():
             lowered = str(key).lower()
-            if any(w in lowered for w in _SECRET_WORDS) and not lowered.endswith("_env"):
+            if _SECRET_KEY.search(lowered):
                 log.warning("not saving %r in the session's config.yaml: it looks secret", key)
                 continue
             kept[key] = _strip_dsn(value) if lowered == "dsn" else without_secrets(value)
