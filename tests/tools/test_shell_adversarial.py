@@ -369,6 +369,13 @@ REFUSED = [
     "sleep 1000",
     "yes",
     ":(){ :|:& };:",
+    "cat /proc/1/environ",
+    "cat //proc/self/environ",
+    "cat ../../../../proc/self/environ",
+    "grep -a KEY /proc/self/../1/environ",
+    "ps eww",
+    "ps auxe",
+    "file -z a.gz",
 ]
 
 

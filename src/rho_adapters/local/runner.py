@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from rho_adapters.local.process import Spawn, restricted_limits, run_processes
 from rho_domain.errors import ExecutorError, ToolError
 from rho_domain.ports.executor import Command
-from rho_domain.shell.programs import check_argv, harden_argv
+from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
 _DROPPED_VARS = frozenset(
@@ -169,15 +169,11 @@ class CommandRunner:
         return full
 
     def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
-        from rho_domain.shell.programs import XARGS_TARGETS
-
-        for i, arg in enumerate(argv[1:], start=1):
-            if arg in XARGS_TARGETS:
-                target = self.resolve(arg)
-                if target is None:
-                    raise ToolError(f"{arg}: program not installed on this machine")
-                return (*argv[:i], target, *argv[i + 1 :])
-        return argv
+        index = 1 + xargs_target_index(argv[1:])
+        target = self.resolve(argv[index])
+        if target is None:
+            raise ToolError(f"{argv[index]}: program not installed on this machine")
+        return (*argv[:index], target, *argv[index + 1 :])
 
     async def _spawn(
         self,

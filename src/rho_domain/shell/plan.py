@@ -60,6 +60,8 @@ def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
     for arg in command.argv[1:]:
         if is_secret(arg):
             raise CommandRefused(f"{arg!r} names a secrets file (.env); it may not be read")
+        if _names_proc(arg):
+            raise CommandRefused(f"{arg!r}: /proc is not readable (process environments)")
     stdin_path: str | None = None
     stdin_data: str | None = None
     stderr: Literal["capture", "null", "stdout"] = "stdout" if merge_stderr else "capture"
@@ -90,6 +92,17 @@ def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
         stderr=stderr,
         stdout_null=stdout_null,
     )
+
+
+def _names_proc(arg: str) -> bool:
+    """True for /proc paths written directly or reached by climbing with ``..``."""
+    value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+    parts = [p for p in value.split("/") if p not in ("", ".")]
+    if not value.startswith("/") and (not parts or parts[0] != ".."):
+        return False
+    while parts and parts[0] == "..":
+        parts.pop(0)
+    return bool(parts) and parts[0] == "proc"
 
 
 def _classify(r: Redirection) -> str:

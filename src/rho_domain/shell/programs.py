@@ -68,7 +68,11 @@ _PS_ARG = re.compile(r"^-{0,2}[A-Za-z0-9,=:_%+.-]*$")
 
 
 def _ps_operand(value: str) -> str | None:
-    return None if _PS_ARG.match(value) else f"unexpected argument {value!r}"
+    if not _PS_ARG.match(value):
+        return f"unexpected argument {value!r}"
+    if not value.startswith("-") and "e" in value:
+        return "the BSD 'e' modifier shows other processes' environments (credentials)"
+    return None
 
 
 SPECS: dict[str, OptionSpec] = {
@@ -155,7 +159,7 @@ SPECS: dict[str, OptionSpec] = {
     ),
     "stat": spec("LftZ", "c", "dereference file-system terse", "format printf"),
     "file": spec(
-        "bihLNkrsz0",
+        "bihLNkrs0",
         "eF",
         "brief mime mime-type mime-encoding dereference "
         "no-dereference no-pad keep-going raw special-files",
@@ -338,7 +342,7 @@ def _check_sed(options: Sequence[tuple[str, str | None]]) -> None:
             raise CommandRefused("sed: in-place editing and script files are not allowed")
 
 
-def _xargs_split(args: Sequence[str]) -> int:
+def xargs_target_index(args: Sequence[str]) -> int:
     """Index of the target program in xargs' arguments."""
     i = 0
     while i < len(args) and args[i].startswith("-"):
@@ -352,7 +356,7 @@ def _xargs_split(args: Sequence[str]) -> int:
 
 
 def _check_xargs(args: Sequence[str]) -> None:
-    index = _xargs_split(args)
+    index = xargs_target_index(args)
     split_options("xargs", args[:index], _XARGS)
     target = args[index:]
     if not target:
@@ -374,7 +378,7 @@ def harden_argv(argv: Sequence[str]) -> tuple[str, ...]:
     if name == "rg" and "--no-config" not in args:
         return (name, "--no-config", *args)
     if name == "xargs":
-        index = _xargs_split(args)
+        index = xargs_target_index(args)
         target = harden_argv(args[index:])
         if "--" not in target:
             target = (*target, "--")
