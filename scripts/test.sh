@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# bubblewrap: the read-only, network-less sandbox for restricted shell commands.
+if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
+        && [ "$(id -u)" = 0 ]; then
+    apt-get install -y -q bubblewrap >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; } \
+        || echo "warning: bubblewrap not installed; restricted commands run without it" >&2
+fi
+
 if [ -f .ci/install-db-servers.sh ]; then
     bash .ci/install-db-servers.sh
 fi

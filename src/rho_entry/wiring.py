@@ -17,7 +17,12 @@ import attrs
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
-from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile, builtin_profile
+from rho_domain.permissions import (
+    BUILTIN_PROFILES,
+    PermissionProfile,
+    ShellMode,
+    builtin_profile,
+)
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
@@ -66,14 +71,19 @@ def working_dir_of(config: AgentConfig) -> str:
 
 
 def build_registry(config: AgentConfig, profile: PermissionProfile) -> ToolRegistry:
+    """The profile's tools, the databases' tools, and ``delegate`` (one level deep)."""
+    from rho_adapters.local.spreadsheet import OpenpyxlReader
     from rho_domain.tools.delegate import DelegateTool
     from rho_domain.tools.factory import build_registry as build
 
-    registry = build(profile, databases=config.databases)
-    if not profile.bash_only and "delegate" not in profile.denied_tools:
-        registry = registry.with_tools(DelegateTool())
-    registry.output_limit = config.tool_output_limit
-    return registry
+    extra = () if profile.bash_only else (DelegateTool(),)
+    return build(
+        profile,
+        databases=config.databases,
+        spreadsheet_reader=OpenpyxlReader(),
+        extra=extra,
+        output_limit=config.tool_output_limit,
+    )
 
 
 def render_system_prompt(
@@ -172,12 +182,13 @@ def build_executor(
         )
     from rho_adapters.local import LocalExecutor
 
-    protected = tuple(str(p) for p in _store_paths(store))
     return LocalExecutor(
         working_dir_of(config),
         file_write=profile.file_write,
+        allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         extra_read_roots=profile.extra_read_roots,
-        protected_paths=protected,
+        protected_paths=tuple(str(p) for p in _store_paths(store)),
+        base_env=dict(os.environ),
     )
 
 

@@ -1,0 +1,107 @@
+"""The library facade as users embed it: real wiring by default, every port overridable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from rho_adapters.fakes import (
+    FakeClock,
+    MemoryExecutor,
+    MemorySessionStore,
+    ScriptedApprover,
+    ScriptedModel,
+    call,
+    text,
+    tools,
+)
+from rho_domain.errors import ConfigError
+from rho_domain.messages import ToolResultMessage
+from rho_entry import Agent, AgentConfig, RunStatus, Session
+
+
+def test_public_names_import_from_rho_entry() -> None:
+    import rho_entry
+
+    for name in rho_entry.__all__:
+        assert getattr(rho_entry, name) is not None
+
+
+def test_agent_resolves_profile_tools_and_prompt(tmp_path: Path) -> None:
+    agent = Agent(AgentConfig(profile="readonly", working_dir=str(tmp_path)))
+    names = set(agent.registry.names)
+    assert {"bash", "read", "grep", "glob", "list"} <= names
+    assert not {"write", "edit"} & names
+    assert str(tmp_path) in agent.system_prompt
+    developer = Agent(AgentConfig(profile="developer", working_dir=str(tmp_path)))
+    assert {"write", "edit", "delegate"} <= set(developer.registry.names)
+
+
+def test_unknown_profile_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown profile|not found|profile"):
+        Agent(AgentConfig(profile="no-such-profile"))
+
+
+async def test_default_executor_runs_real_tools_in_the_working_dir(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    agent = Agent(AgentConfig(profile="readonly", working_dir=str(tmp_path)))
+    model = ScriptedModel([tools(call("list", {"path": "."})), text("one file")])
+    async with Session(agent, model=model) as session:
+        result = await session.run(prompt="what is here?")
+    assert result.status is RunStatus.COMPLETED
+    listing = session.state.messages[2]
+    assert isinstance(listing, ToolResultMessage) and "notes.txt" in listing.content
+
+
+async def test_every_port_can_be_overridden_by_keyword(tmp_path: Path) -> None:
+    agent = Agent(AgentConfig(profile="developer", working_dir=str(tmp_path)))
+    executor, store, clock = MemoryExecutor(), MemorySessionStore(), FakeClock()
+    approver = ScriptedApprover([True])
+    model = ScriptedModel([tools(call("write", {"path": "a.md", "content": "# A"})), text("ok")])
+    session = Session(agent, model=model, executor=executor, store=store, clock=clock,
+                      approver=approver)
+    result = await session.run(prompt="write it")
+    await session.close()
+    assert result.status is RunStatus.COMPLETED
+    assert executor.files == {"a.md": b"# A"}
+    assert len(approver.requests) == 1
+    assert store.events(session.id)[0].at == clock.now()
+    assert not (tmp_path / "a.md").exists()
+
+
+async def test_resume_keeps_saved_settings_and_applies_overrides(tmp_path: Path) -> None:
+    store = MemorySessionStore()
+    config = AgentConfig(profile="readonly", working_dir=str(tmp_path), model="model-a",
+                         system_prompt="Be terse.", max_turns=7)
+    first = Session(Agent(config), model=ScriptedModel([text("first answer")]), store=store)
+    await first.run(prompt="hello")
+    await first.close()
+    resumed = await Session.resume(first.id[:6], store=store, overrides={"model": "model-b"},
+                                   model=ScriptedModel([text("second answer")]))
+    assert resumed.agent.config.model == "model-b"
+    assert resumed.agent.config.system_prompt == "Be terse."
+    assert resumed.agent.config.max_turns == 7
+    assert resumed.agent.system_prompt == "Be terse."
+    result = await resumed.run(prompt="again")
+    await resumed.close()
+    assert result.session_usage.input_tokens > first.state.usage.input_tokens
+    assert [m.content for m in resumed.state.user_messages()] == ["hello", "again"]
+
+
+def test_run_sync_for_scripts(tmp_path: Path) -> None:
+    agent = Agent(AgentConfig(working_dir=str(tmp_path)))
+    result = Session(agent, model=ScriptedModel([text("sync")])).run_sync("hi")
+    assert result.text == "sync"
+
+
+def test_config_files_round_trip_and_name_bad_keys(tmp_path: Path) -> None:
+    config = AgentConfig(model="m", profile="developer", max_turns=3, vars={"a": "b"})
+    path = tmp_path / "agent.yaml"
+    config.to_file(path)
+    loaded = AgentConfig.from_file(path)
+    assert attrs.asdict(loaded) == attrs.asdict(config)
+    path.write_text("model: m\nmax_turnz: 3\n")
+    with pytest.raises(ConfigError, match="max_turnz"):
+        AgentConfig.from_file(path)
