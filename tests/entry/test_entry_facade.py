@@ -60,8 +60,9 @@ async def test_every_port_can_be_overridden_by_keyword(tmp_path: Path) -> None:
     executor, store, clock = MemoryExecutor(), MemorySessionStore(), FakeClock()
     approver = ScriptedApprover([True])
     model = ScriptedModel([tools(call("write", {"path": "a.md", "content": "# A"})), text("ok")])
-    session = Session(agent, model=model, executor=executor, store=store, clock=clock,
-                      approver=approver)
+    session = Session(
+        agent, model=model, executor=executor, store=store, clock=clock, approver=approver
+    )
     result = await session.run(prompt="write it")
     await session.close()
     assert result.status is RunStatus.COMPLETED
@@ -73,13 +74,22 @@ async def test_every_port_can_be_overridden_by_keyword(tmp_path: Path) -> None:
 
 async def test_resume_keeps_saved_settings_and_applies_overrides(tmp_path: Path) -> None:
     store = MemorySessionStore()
-    config = AgentConfig(profile="readonly", working_dir=str(tmp_path), model="model-a",
-                         system_prompt="Be terse.", max_turns=7)
+    config = AgentConfig(
+        profile="readonly",
+        working_dir=str(tmp_path),
+        model="model-a",
+        system_prompt="Be terse.",
+        max_turns=7,
+    )
     first = Session(Agent(config), model=ScriptedModel([text("first answer")]), store=store)
     await first.run(prompt="hello")
     await first.close()
-    resumed = await Session.resume(first.id[:6], store=store, overrides={"model": "model-b"},
-                                   model=ScriptedModel([text("second answer")]))
+    resumed = await Session.resume(
+        first.id[:6],
+        store=store,
+        overrides={"model": "model-b"},
+        model=ScriptedModel([text("second answer")]),
+    )
     assert resumed.agent.config.model == "model-b"
     assert resumed.agent.config.system_prompt == "Be terse."
     assert resumed.agent.config.max_turns == 7
