@@ -34,10 +34,12 @@ async def test_default_wiring_runs_a_tool_loop_against_a_real_server(tmp_path: P
     assert result.status is RunStatus.COMPLETED, result.error
     assert result.text == "app.py prints hi."
     read = session.state.messages[2]
-    assert isinstance(read, ToolResultMessage) and "print('hi')" in read.content
+    assert isinstance(read, ToolResultMessage)
+    assert "print('hi')" in read.content
     assert server.requests[-1]["messages"][-1]["role"] == "tool"
     trace = (tmp_path / "sessions" / session.id / "trace.jsonl").read_text()
-    assert '"run_end"' in trace and "app.py prints hi." in trace
+    assert '"run_end"' in trace
+    assert "app.py prints hi." in trace
     assert (work / "app.py").read_text() == "print('hi')\n"
 
 

@@ -52,7 +52,8 @@ async def test_default_executor_runs_real_tools_in_the_working_dir(tmp_path: Pat
         result = await session.run(prompt="what is here?")
     assert result.status is RunStatus.COMPLETED
     listing = session.state.messages[2]
-    assert isinstance(listing, ToolResultMessage) and "notes.txt" in listing.content
+    assert isinstance(listing, ToolResultMessage)
+    assert "notes.txt" in listing.content
 
 
 async def test_every_port_can_be_overridden_by_keyword(tmp_path: Path) -> None:
