@@ -40,7 +40,7 @@ def test_agent_resolves_profile_tools_and_prompt(tmp_path: Path) -> None:
 
 
 def test_unknown_profile_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="unknown profile|not found|profile"):
+    with pytest.raises(ConfigError, match="no-such-profile"):
         Agent(AgentConfig(profile="no-such-profile"))
 
 
