@@ -43,6 +43,7 @@ from rho_domain.model import (
 from rho_domain.ports.model import ChatModel
 
 LABEL = "[demo model: scripted and offline; no language model was called]"
+_LINE_NUMBER = re.compile(r"^\s*\d+\t")
 _COMMAND = re.compile(r"`([^`]+)`")
 _README = re.compile(r"\b(README(?:\.md|\.rst|\.txt)?)\b", re.IGNORECASE)
 _PARAMS = {
@@ -154,7 +155,10 @@ def _answer(request: ModelRequest) -> str:
 
 def _describe(result: ToolResultMessage) -> str:
     text = result.content.strip()
-    body = [line for line in text.splitlines() if line.strip()]
+    # drop the read tool's line numbers and the listing's column padding
+    body = [
+        " ".join(_LINE_NUMBER.sub("", line).split()) for line in text.splitlines() if line.strip()
+    ]
     if result.is_error:
         return f"failed or was refused: {body[0][:160] if body else 'no details'}"
     if not body:
