@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from rho_adapters.fakes import LoopbackServer, http_error, text_reply, tool_reply, wire_call
 from rho_adapters.store import FileSessionStore
 from rho_domain.messages import ToolResultMessage
@@ -54,3 +56,52 @@ async def test_an_endpoint_error_is_a_status_not_an_exception(tmp_path: Path) ->
     assert result.status is RunStatus.ERROR
     assert result.error_type == "AuthenticationError"
     assert "invalid api key" in (result.error or "")
+
+
+async def test_configured_database_gets_a_read_only_tool(tmp_path: Path) -> None:
+    import sqlite3
+
+    from rho_adapters.fakes import ScriptedModel, call, text, tools
+    from rho_domain.config import DatabaseConfig
+
+    db = tmp_path / "shop.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("create table orders (id integer primary key, total real)")
+        conn.executemany("insert into orders (total) values (?)", [(9.5,), (20.0,)])
+    config = AgentConfig(
+        working_dir=str(tmp_path),
+        profile="eval",
+        databases={"shop": DatabaseConfig(engine="sqlite", path=str(db))},
+    )
+    agent = Agent(config)
+    assert "sqlite" in agent.registry.names
+    model = ScriptedModel(
+        [
+            tools(
+                call(
+                    "sqlite",
+                    {
+                        "database": "shop",
+                        "operation": "query",
+                        "sql": "select count(*) as n, sum(total) as s from orders",
+                    },
+                )
+            ),
+            tools(
+                call(
+                    "sqlite",
+                    {"database": "shop", "operation": "query", "sql": "delete from orders"},
+                )
+            ),
+            text("2 orders"),
+        ]
+    )
+    readonly = Agent(attrs.evolve(config, profile="readonly", auto_approve=True))
+    async with Session(readonly, model=model) as session:
+        result = await session.run(prompt="how many orders?")
+    assert result.status is RunStatus.COMPLETED
+    answer, refused = session.state.messages[2], session.state.messages[4]
+    assert isinstance(answer, ToolResultMessage) and "29.5" in answer.content
+    assert isinstance(refused, ToolResultMessage) and refused.is_error
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select count(*) from orders").fetchone() == (2,)

@@ -4,8 +4,7 @@
 * unrestricted shell: bash (unrestricted) plus the same read tools;
 * file_write FULL adds write and edit; CREATE_ONLY adds a create-only write and no edit;
 * ``bash_only`` keeps bash alone; ``denied_tools`` are removed last;
-* database tools come from ``rho_domain.tools.database.database_tools`` when databases are
-  configured (imported lazily: that module may be absent in a partial build).
+* database tools (one per engine) come from ``database_tools`` when databases are configured.
 
 A tool the profile does not register does not exist for the model. The executor enforces the
 same profile, so a registry mistake still cannot write in read-only mode.
@@ -13,7 +12,6 @@ same profile, so a registry mistake still cannot write in read-only mode.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 
 from rho_domain.config import DatabaseConfig
@@ -21,6 +19,7 @@ from rho_domain.permissions import FileWriteMode, PermissionProfile, ShellMode
 from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.bash import BashHandler
+from rho_domain.tools.database import database_tools
 from rho_domain.tools.excel import ReadExcelHandler
 from rho_domain.tools.grep import GrepHandler
 from rho_domain.tools.listing import GlobHandler, ListHandler
@@ -57,17 +56,7 @@ def build_registry(
         elif profile.file_write is FileWriteMode.CREATE_ONLY:
             handlers.append(WriteHandler(create_only=True))
         if databases:
-            handlers += _database_tools(databases, profile)
+            handlers += database_tools(databases, profile)
     handlers += extra
     kept = [h for h in handlers if h.name not in profile.denied_tools]
     return ToolRegistry(kept, output_limit=output_limit)
-
-
-def _database_tools(
-    databases: Mapping[str, DatabaseConfig], profile: PermissionProfile
-) -> list[ToolHandler]:
-    try:
-        module = importlib.import_module("rho_domain.tools.database")
-    except ModuleNotFoundError:
-        return []
-    return list(module.database_tools(databases, profile))
