@@ -91,11 +91,14 @@ class Repl:
                 sys.stderr.write("\n")
                 break
             except KeyboardInterrupt:
-                sys.stderr.write("\n")
                 if interrupted:
                     break
                 interrupted = True
-                self.say("(Ctrl+C again or Ctrl+D to exit)", "dim")
+                try:  # a second Ctrl+C may land while this is printed, outside input()
+                    sys.stderr.write("\n")
+                    self.say("(Ctrl+C again or Ctrl+D to exit)", "dim")
+                except KeyboardInterrupt:
+                    break
                 continue
             interrupted = False
             stripped = text.strip()
@@ -107,7 +110,10 @@ class Repl:
                 if not self.command(stripped):
                     break
                 continue
-            self.turn(text)
+            try:
+                self.turn(text)
+            except KeyboardInterrupt:  # between turns' signal handlers: still only this turn
+                self.say("turn interrupted; the session is still here.", "yellow")
         self.goodbye()
         return 0
 
