@@ -136,6 +136,10 @@ def resolve_settings(
     config = attrs.evolve(config, **changes)
     config = attrs.evolve(config, profile=_profile(config, flags.get("shell_mode"), home))
     config = attrs.evolve(config, working_dir=_working_dir(config))
+    if not config.databases:  # also with --config (the public implementation skipped it)
+        from rho_entry.databases_config import load_databases
+
+        config = attrs.evolve(config, databases=load_databases(env))
     return Settings(config=config, config_dir=home, sources=sources)
 
 
