@@ -101,7 +101,9 @@ async def test_configured_database_gets_a_read_only_tool(tmp_path: Path) -> None
         result = await session.run(prompt="how many orders?")
     assert result.status is RunStatus.COMPLETED
     answer, refused = session.state.messages[2], session.state.messages[4]
-    assert isinstance(answer, ToolResultMessage) and "29.5" in answer.content
-    assert isinstance(refused, ToolResultMessage) and refused.is_error
+    assert isinstance(answer, ToolResultMessage)
+    assert "29.5" in answer.content
+    assert isinstance(refused, ToolResultMessage)
+    assert refused.is_error
     with sqlite3.connect(db) as conn:
         assert conn.execute("select count(*) from orders").fetchone() == (2,)
