@@ -30,5 +30,5 @@ def test_an_explicit_config_keeps_its_own_databases(tmp_path: Path) -> None:
 
 def test_a_named_database_file_that_is_missing_is_a_config_error(tmp_path: Path) -> None:
     env = {"RHO_AGENT_HOME": str(tmp_path), "RHO_AGENT_DB_CONFIG": str(tmp_path / "no.yaml")}
-    with pytest.raises(ConfigError, match="no.yaml"):
+    with pytest.raises(ConfigError, match=r"no\.yaml"):
         resolve_settings({}, env)
