@@ -75,12 +75,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--dir", default="/tmp/rho-bench-grep")  # noqa: S108 - bench scratch
+    parser.add_argument("--dir", default="/tmp/rho-bench-grep")
     args = parser.parse_args()
     root = Path(args.dir)
     started = time.perf_counter()
     build_tree(root, args.files)
-    print(f"tree: {args.files:,} files under {root} (ready in {time.perf_counter() - started:.1f} s)")
+    print(
+        f"tree: {args.files:,} files under {root} (ready in {time.perf_counter() - started:.1f} s)"
+    )
     rg = shutil.which("rg") or os.path.join(os.path.dirname(os.sys.executable), "rg")
     time_by_hand(root, rg)  # warm the page cache
     hand, tool = [], []
