@@ -184,3 +184,29 @@ async def test_executor_cancelled_restricted_pipeline_leaves_nothing(tmp_path: P
     )
     stdout, _ = await out.communicate()
     assert stdout.strip() == b""
+
+
+async def test_programs_installed_under_tmp_stay_visible_in_the_sandbox(tmp_path: Path) -> None:
+    """A checkout under /tmp (as CI clones are) keeps its .venv/bin inside bubblewrap, whose
+    private tmpfs would otherwise hide it (regression: grep found nothing in a /tmp clone)."""
+    import shutil
+    import sys
+
+    rg = shutil.which("rg") or os.path.join(os.path.dirname(sys.executable), "rg")
+    bindir = Path("/tmp") / f"rho-bin-{os.getpid()}"  # noqa: S108 - the case under test
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("needle here\n")
+    bindir.mkdir(exist_ok=True)
+    try:
+        shutil.copy(rg, bindir / "rg")
+        executor = LocalExecutor(
+            str(work), search_path=(str(bindir), "/usr/bin", "/bin"), sandbox=None
+        )
+        result = await executor.run(
+            Command(pipeline=(Stage(argv=("rg", "--no-config", "-e", "needle", "a.txt")),))
+        )
+    finally:
+        shutil.rmtree(bindir, ignore_errors=True)
+    assert result.exit_code == 0, result.output
+    assert "needle here" in result.output

@@ -115,13 +115,24 @@ class CommandRunner:
             self._sandbox = works
         return self._sandbox
 
+    def _rebound(self) -> tuple[str, ...]:
+        """Directories to show again over the private /tmp: the workspace roots, and program
+        directories that live under /tmp (a checkout's .venv/bin, for instance) — without
+        them the allowlisted programs would vanish inside the sandbox."""
+        hidden_programs = tuple(
+            d
+            for d in self.search_path
+            if os.path.isdir(d) and os.path.commonpath([d, _SANDBOX_DIR]) == _SANDBOX_DIR
+        )
+        return tuple(dict.fromkeys((*self.visible_roots, *hidden_programs)))
+
     def _bwrap_args(self, cwd: str) -> list[str]:
         return [
             "--ro-bind", "/", "/",
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", _SANDBOX_DIR,
-            *(arg for root in self.visible_roots for arg in ("--ro-bind", root, root)),
+            *(arg for root in self._rebound() for arg in ("--ro-bind", root, root)),
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--die-with-parent", "--new-session",
             "--chdir", cwd,
