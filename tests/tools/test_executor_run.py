@@ -193,7 +193,7 @@ async def test_programs_installed_under_tmp_stay_visible_in_the_sandbox(tmp_path
     import sys
 
     rg = shutil.which("rg") or os.path.join(os.path.dirname(sys.executable), "rg")
-    bindir = Path("/tmp") / f"rho-bin-{os.getpid()}"  # noqa: S108 - the case under test
+    bindir = Path("/tmp") / f"rho-bin-{os.getpid()}"
     work = tmp_path / "work"
     work.mkdir()
     (work / "a.txt").write_text("needle here\n")
