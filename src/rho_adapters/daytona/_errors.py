@@ -1,0 +1,70 @@
+"""The one place where httpx failures and Daytona error bodies become rho_domain errors.
+
+Control plane and toolbox daemon both answer errors as JSON with a ``message`` (the daemon
+adds ``statusCode``/``code``/``path``); anything else is shown as text, cut short.
+
+* transport failures (connect, timeout, protocol) -> ``ExecutorError``;
+* 401/403 from the control plane, 429, 5xx, anything unexpected -> ``ExecutorError``;
+* a toolbox file operation's 404 -> ``ToolError`` ("no such file"), 403 -> ``PermissionDenied``,
+  other 4xx -> ``ToolError`` with the daemon's message (the model can correct its call).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+
+import httpx
+
+from rho_domain.errors import ExecutorError, PermissionDenied, RhoError, ToolError
+
+_MAX_BODY = 300
+
+
+def error_message(response: httpx.Response) -> str:
+    """The server's own message from an error response (JSON ``message``), else its text."""
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return response.text[:_MAX_BODY].strip() or response.reason_phrase
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("error")
+        if isinstance(message, list):  # NestJS validation errors come as a list
+            message = "; ".join(str(m) for m in message)
+        if message:
+            return str(message)[:_MAX_BODY]
+    return response.text[:_MAX_BODY]
+
+
+def error_for(response: httpx.Response, what: str, *, file_path: str | None = None) -> RhoError:
+    """The rho error for an HTTP error ``response`` to the operation ``what``.
+
+    ``file_path`` (the path as the model wrote it) marks a toolbox file operation, whose 4xx
+    answers are the model's to correct rather than machinery failures.
+    """
+    status = response.status_code
+    message = error_message(response)
+    if status in (401, 403) and file_path is None:
+        return ExecutorError(f"Daytona refused {what} ({status}): {message}; check DAYTONA_API_KEY")
+    if file_path is not None and status < 500 and status != 429:
+        if status == 404:
+            return ToolError(f"no such file or directory: {file_path}")
+        if status == 403:
+            return PermissionDenied(f"{file_path}: permission denied in the sandbox")
+        return ToolError(f"{file_path}: {message}")
+    if status == 429:
+        return ExecutorError(f"Daytona rate limit reached during {what}: {message}")
+    return ExecutorError(f"Daytona failed {what} ({status}): {message}")
+
+
+@contextlib.contextmanager
+def map_httpx_errors(what: str) -> Iterator[None]:
+    """Re-raise httpx transport exceptions raised inside the block as ``ExecutorError``."""
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise ExecutorError(f"Daytona did not answer in time during {what}") from exc
+    except httpx.HTTPError as exc:
+        detail = str(exc) or type(exc).__name__
+        raise ExecutorError(f"connection to Daytona failed during {what}: {detail}") from exc

@@ -1,0 +1,202 @@
+"""SandboxAPI: the few Daytona REST calls the executor needs, on one ``httpx.AsyncClient``.
+
+Control plane (``{api_url}``): ``POST /sandbox``, ``GET /sandbox/{id}`` (polled until
+``started``), ``DELETE /sandbox/{id}``. Toolbox daemon (``{toolboxProxyUrl}/{id}``):
+``POST /process/execute``, ``GET /files``, ``POST /files/bulk-upload``. Every request goes
+through ``_send``, where transport failures and error statuses are mapped (``_errors.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+import httpx
+
+from rho_adapters.daytona._errors import error_for, map_httpx_errors
+from rho_adapters.daytona.settings import DaytonaSettings
+from rho_domain.errors import ExecutorError
+
+# The daemon splits session output and accepts the current process API only for new clients.
+SDK_VERSION = "0.190.0"
+_FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
+_HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
+
+
+@attrs.frozen
+class Sandbox:
+    """A started sandbox: its id and the base URL of its toolbox daemon."""
+
+    id: str
+    toolbox_url: str
+
+
+@attrs.frozen
+class ExecAnswer:
+    """``POST /process/execute`` answered: exit code and combined output."""
+
+    exit_code: int
+    result: str
+
+
+def create_body(settings: DaytonaSettings) -> dict[str, Any]:
+    """The ``CreateSandbox`` body: only the fields that are set (older servers reject unknowns)."""
+    body: dict[str, Any] = {
+        "env": dict(settings.env),
+        "labels": {"created-by": "rho-agent", **settings.labels},
+        "autoStopInterval": settings.auto_stop_interval,
+    }
+    if settings.auto_delete_interval is not None:
+        body["autoDeleteInterval"] = settings.auto_delete_interval
+    if settings.target:
+        body["target"] = settings.target
+    if settings.snapshot:
+        body["snapshot"] = settings.snapshot
+    elif settings.image:
+        # What the SDK sends for a plain image: a one-line Dockerfile.
+        body["buildInfo"] = {"dockerfileContent": f"FROM {settings.image}\n"}
+        for key in ("cpu", "memory", "disk"):
+            if (value := getattr(settings, key)) is not None:
+                body[key] = value
+    return body
+
+
+class SandboxAPI:
+    """Thin client; one instance per executor, closed by ``aclose``."""
+
+    def __init__(
+        self,
+        settings: DaytonaSettings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._settings = settings
+        self._sleep = sleep
+        headers = {
+            "Authorization": f"Bearer {settings.api_key}",
+            "X-Daytona-Source": "rho-agent",
+            "X-Daytona-SDK-Version": SDK_VERSION,
+        }
+        if settings.organization_id:
+            headers["X-Daytona-Organization-ID"] = settings.organization_id
+        self._client = httpx.AsyncClient(
+            headers=headers, transport=transport, timeout=settings.request_timeout
+        )
+        self._api = settings.api_url.rstrip("/")
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        what: str,
+        *,
+        file_path: str | None = None,
+        accept: tuple[int, ...] = (),
+        **kwargs: Any,
+    ) -> httpx.Response:
+        """Send one request; raise the mapped rho error unless 2xx or in ``accept``."""
+        with map_httpx_errors(what):
+            response = await self._client.request(method, url, **kwargs)
+        if response.is_success or response.status_code in accept:
+            return response
+        raise error_for(response, what, file_path=file_path)
+
+    async def create(self) -> Sandbox:
+        """Create a sandbox and wait until it is started (fail on error/build_failed)."""
+        body = create_body(self._settings)
+        response = await self._send("POST", f"{self._api}/sandbox", "sandbox creation", json=body)
+        data = _json_object(response, "sandbox creation")
+        sandbox_id = str(data.get("id") or "")
+        if not sandbox_id:
+            raise ExecutorError("Daytona created a sandbox without an id")
+        deadline = time.monotonic() + self._settings.create_timeout
+        delay = 0.1
+        while data.get("state") != "started":
+            state = str(data.get("state") or "unknown")
+            if state in _FAILED_STATES:
+                reason = data.get("errorReason") or "no reason given"
+                raise ExecutorError(f"Daytona sandbox {sandbox_id} is {state}: {reason}")
+            if time.monotonic() > deadline:
+                raise ExecutorError(
+                    f"Daytona sandbox {sandbox_id} not started after "
+                    f"{self._settings.create_timeout:g} s (state {state})"
+                )
+            await self._sleep(delay)
+            delay = min(delay * 1.1, 1.0)
+            response = await self._send(
+                "GET", f"{self._api}/sandbox/{sandbox_id}", "sandbox status"
+            )
+            data = _json_object(response, "sandbox status")
+        proxy = str(data.get("toolboxProxyUrl") or "")
+        if not proxy:
+            response = await self._send(
+                "GET", f"{self._api}/sandbox/{sandbox_id}/toolbox-proxy-url", "toolbox URL"
+            )
+            proxy = str(_json_object(response, "toolbox URL").get("url") or "")
+        if not proxy:
+            raise ExecutorError(f"Daytona gave no toolbox URL for sandbox {sandbox_id}")
+        return Sandbox(id=sandbox_id, toolbox_url=f"{proxy.rstrip('/')}/{sandbox_id}")
+
+    async def delete(self, sandbox_id: str) -> None:
+        await self._send("DELETE", f"{self._api}/sandbox/{sandbox_id}", "sandbox deletion")
+
+    async def execute(self, sandbox: Sandbox, command: str, *, timeout: float) -> ExecAnswer | None:
+        """Run ``command`` through the daemon; None when the daemon killed it (408 timeout)."""
+        seconds = max(1, math.ceil(timeout))
+        response = await self._send(
+            "POST",
+            f"{sandbox.toolbox_url}/process/execute",
+            "command execution",
+            accept=(408,),
+            json={"command": command, "timeout": seconds},
+            timeout=httpx.Timeout(seconds + _HTTP_GRACE, connect=self._settings.request_timeout),
+        )
+        if response.status_code == 408:
+            return None
+        data = _json_object(response, "command execution")
+        code = data.get("exitCode")
+        if not isinstance(code, int) or code < 0:
+            raise ExecutorError(f"the sandbox could not start the command: {data.get('result')}")
+        return ExecAnswer(exit_code=code, result=str(data.get("result") or ""))
+
+    async def list_files(self, sandbox: Sandbox, path: str, shown: str) -> list[Mapping[str, Any]]:
+        response = await self._send(
+            "GET",
+            f"{sandbox.toolbox_url}/files",
+            "directory listing",
+            file_path=shown,
+            params={"path": path},
+        )
+        entries = response.json()
+        if not isinstance(entries, list):
+            raise ExecutorError("the sandbox listed a directory as something else than a list")
+        return [e for e in entries if isinstance(e, dict)]
+
+    async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
+        """Upload one file (bulk-upload: the ``.path`` field precedes its ``.file`` field)."""
+        await self._send(
+            "POST",
+            f"{sandbox.toolbox_url}/files/bulk-upload",
+            "file upload",
+            file_path=shown,
+            data={"files[0].path": path},
+            files={"files[0].file": ("upload", data, "application/octet-stream")},
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError as exc:
+        raise ExecutorError(f"Daytona answered {what} with something else than JSON") from exc
+    if not isinstance(data, dict):
+        raise ExecutorError(f"Daytona answered {what} with something else than an object")
+    return data

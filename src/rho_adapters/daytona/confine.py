@@ -1,0 +1,81 @@
+"""Workspace confinement for a remote filesystem: lexical first, then the canonical path.
+
+Step 1 (here, before any request): refuse ambiguous text (control characters, ``~``,
+backslashes, URLs), join a relative path to the root, ``normpath`` it, and require its
+components to start with a root's components (never a string prefix: ``/ws-evil`` is not in
+``/ws``). ``..`` that climbs out and absolute paths elsewhere fail here.
+
+Step 2 (the executor): the sandbox reports the canonical path (``realpath -m``, every symlink
+resolved); ``Roots.below`` checks it again against the canonical roots, and the executor
+operates on that canonical path only. Secrets and never-written paths (``rho_domain.paths``)
+are checked on both the model's path and the canonical one.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.paths import components, is_within
+
+MAX_PATH = 4096
+
+
+def check_text(path: str) -> None:
+    """Refuse path strings that are ambiguous before any request is made."""
+    if not path:
+        raise ToolError("empty path")
+    if len(path) > MAX_PATH or any(len(p.encode()) > 255 for p in path.split("/")):
+        raise ToolError("path too long")
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise PermissionDenied("control characters in a path are not allowed")
+    if path.startswith("~"):
+        raise PathOutsideWorkspace(f"{path!r}: '~' is not expanded; use a workspace path")
+    if "\\" in path or "://" in path or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
+        raise PermissionDenied(f"{path!r}: backslashes, URLs and drive letters are not paths here")
+
+
+class Roots:
+    """The workspace root (as configured and as canonicalised) plus extra read roots."""
+
+    def __init__(self, root: str, extra: tuple[str, ...] = ()) -> None:
+        self.given = posixpath.normpath(root)
+        self.root = self.given  # replaced by the canonical root once the sandbox exists
+        self.extra = tuple(posixpath.normpath(r) for r in extra if r.startswith("/"))
+
+    def locate(self, path: str, *, write: bool) -> str:
+        """The lexically normalised absolute path of ``path``; raise when outside every root."""
+        check_text(path)
+        if path.startswith("/"):
+            absolute = posixpath.normpath(path)
+            parts = components(absolute)
+            for alias in (self.given, self.root):
+                if is_within(parts, components(alias)):
+                    # Address the configured root; the sandbox canonicalises it again.
+                    rest = parts[len(components(alias)) :]
+                    return posixpath.join(self.root, *rest) if rest else self.root
+            if not write and any(is_within(parts, components(r)) for r in self.extra):
+                return absolute
+            raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self.given}")
+        absolute = posixpath.normpath(posixpath.join(self.root, path))
+        if not is_within(components(absolute), components(self.root)):
+            raise PathOutsideWorkspace(f"{path!r} leads outside the workspace {self.given}")
+        return absolute
+
+    def below(self, canonical: str, shown: str, *, write: bool) -> tuple[str, tuple[str, ...]]:
+        """(root, components below it) of a canonical path; raise when outside every root."""
+        parts = components(canonical)
+        roots = (self.root,) if write else (self.root, *self.extra)
+        for root in roots:
+            base = components(root)
+            if is_within(parts, base):
+                return root, parts[len(base) :]
+        raise PathOutsideWorkspace(
+            f"{shown!r} resolves (through a symbolic link) outside the workspace {self.given}"
+        )
+
+    def display(self, root: str, parts: tuple[str, ...]) -> str:
+        """How a path is shown: relative inside the workspace, absolute in an extra root."""
+        if root == self.root:
+            return "/".join(parts) or "."
+        return posixpath.join(root, *parts)

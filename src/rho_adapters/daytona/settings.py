@@ -1,0 +1,55 @@
+"""DaytonaSettings: everything the Daytona backend needs, passed in by the wiring.
+
+The adapter never reads the environment: ``rho_entry.wiring`` reads ``DAYTONA_API_KEY``,
+``DAYTONA_API_URL`` and ``DAYTONA_TARGET`` and builds this value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from rho_domain.errors import ConfigError
+
+DEFAULT_API_URL = "https://app.daytona.io/api"
+DEFAULT_WORKING_DIR = "/home/daytona/workspace"
+
+
+def _frozen_env(value: Mapping[str, str]) -> Mapping[str, str]:
+    return dict(value)
+
+
+@attrs.frozen(kw_only=True)
+class DaytonaSettings:
+    """How to reach Daytona and what sandbox to create.
+
+    With neither ``image`` nor ``snapshot`` the organisation's default snapshot is used.
+    ``snapshot`` wins over ``image`` (a snapshot carries its own resources; ``cpu``/``memory``/
+    ``disk`` apply to image builds only). ``auto_stop_interval`` is in minutes (0 = never);
+    ``auto_delete_interval`` (minutes after stopping, None = server default) is the safety net
+    for a process that dies before ``aclose``. ``working_dir`` is the workspace root inside the
+    sandbox; it is created on first use. ``env`` is set on the sandbox (unrestricted shell
+    commands see it; restricted pipelines run with a fixed, minimal environment).
+    """
+
+    api_key: str = attrs.field(repr=False)
+    api_url: str = DEFAULT_API_URL
+    image: str | None = None
+    snapshot: str | None = None
+    target: str | None = None
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_env)
+    labels: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_env)
+    auto_stop_interval: int = 15
+    auto_delete_interval: int | None = 60
+    cpu: int | None = None
+    memory: int | None = None
+    disk: int | None = None
+    working_dir: str = DEFAULT_WORKING_DIR
+    create_timeout: float = 120.0
+    request_timeout: float = 60.0
+    organization_id: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not self.working_dir.startswith("/"):
+            raise ConfigError(f"daytona working_dir must be absolute, got {self.working_dir!r}")

@@ -1,0 +1,260 @@
+"""FakeDaytona: the Daytona control plane and toolbox daemon, as an ``httpx.MockTransport``.
+
+Built to the real protocol (protocols.md §7) so the executor's requests are exercised for
+real: Bearer auth (401 with the JSON error envelope otherwise), ``POST /sandbox`` (answered in
+state ``creating``; ``GET /sandbox/{id}`` reports ``started`` after ``polls_until_started``
+polls), ``DELETE /sandbox/{id}``, and on ``{toolboxProxyUrl}/{id}``: ``POST
+/process/execute`` (the command is piped into a real ``bash`` on stdin, like the daemon's login
+shell; ``timeout`` kills the process group and answers 408), ``GET /files``, ``GET
+/files/info``, ``GET /files/download`` and multipart ``POST /files/bulk-upload`` on the real
+filesystem. Paths are the host's own: point the executor's ``working_dir`` at a temporary
+directory.
+
+Records ``created`` (request bodies), ``deleted`` (ids), ``requests`` (method, path) and
+``commands``; ``fail(method, path_suffix, status, body)`` injects one error answer;
+``fail_creation(reason)`` makes the next sandbox end in state ``error``.
+
+    fake = FakeDaytona()
+    executor = DaytonaExecutor(fake.settings(working_dir=str(tmp)), transport=fake.transport)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import os
+import signal
+import stat
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import httpx
+
+from rho_adapters.daytona.settings import DaytonaSettings
+
+API_URL = "https://fake-daytona.test/api"
+TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
+
+
+@attrs.define
+class _Fault:
+    method: str
+    suffix: str
+    status: int
+    body: Any
+
+
+def _error(status: int, message: str, path: str = "") -> httpx.Response:
+    body = {"statusCode": status, "message": message, "code": "Error", "path": path}
+    return httpx.Response(status, json=body)
+
+
+def _go_mode(mode: int) -> str:
+    """Go's ``FileMode.String()`` for an lstat mode (what the daemon puts in ``mode``)."""
+    kind = "d" if stat.S_ISDIR(mode) else "L" if stat.S_ISLNK(mode) else "-"
+    if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
+        kind = "p" if stat.S_ISFIFO(mode) else "D"
+    bits = "".join(c if mode & (1 << (8 - i)) else "-" for i, c in enumerate("rwxrwxrwx"))
+    return kind + bits
+
+
+def _file_info(path: str, name: str) -> dict[str, Any]:
+    st = os.lstat(path)
+    stamp = dt.datetime.fromtimestamp(st.st_mtime, tz=dt.UTC).isoformat()
+    return {
+        "name": name,
+        "size": st.st_size,
+        "mode": _go_mode(st.st_mode),
+        "permissions": f"{stat.S_IMODE(st.st_mode):04o}",
+        "isDir": stat.S_ISDIR(st.st_mode),
+        "owner": str(st.st_uid),
+        "group": str(st.st_gid),
+        "modifiedAt": stamp,
+    }
+
+
+def _multipart(request: httpx.Request, body: bytes) -> list[tuple[str, bytes]]:
+    """(field name, content) pairs of a multipart/form-data body, in order."""
+    ctype = request.headers.get("content-type", "")
+    boundary = ctype.partition("boundary=")[2].strip('"').encode()
+    fields = []
+    for part in body.split(b"--" + boundary)[1:]:
+        if part.startswith(b"--"):
+            break
+        head, _, content = part.partition(b"\r\n\r\n")
+        name = head.partition(b'name="')[2].partition(b'"')[0].decode()
+        fields.append((name, content[:-2] if content.endswith(b"\r\n") else content))
+    return fields
+
+
+class FakeDaytona:
+    """A fake Daytona API; ``transport`` plugs it into ``DaytonaExecutor``."""
+
+    def __init__(self, api_key: str = "fake-key", *, polls_until_started: int = 2) -> None:
+        self.api_key = api_key
+        self.polls_until_started = polls_until_started
+        self.created: list[dict[str, Any]] = []
+        self.deleted: list[str] = []
+        self.requests: list[tuple[str, str]] = []
+        self.commands: list[str] = []
+        self.polls: dict[str, int] = {}
+        self._faults: list[_Fault] = []
+        self._creation_failure: str | None = None
+        self.transport = httpx.MockTransport(self.handler)
+
+    def settings(self, **overrides: Any) -> DaytonaSettings:
+        """DaytonaSettings pointing at this fake (override any field)."""
+        return DaytonaSettings(**{"api_key": self.api_key, "api_url": API_URL, **overrides})
+
+    def fail(self, method: str, path_suffix: str, status: int, body: Any = None) -> None:
+        """Answer the next ``method`` request whose path ends with ``path_suffix`` with an error."""
+        self._faults.append(_Fault(method, path_suffix, status, body))
+
+    def fail_creation(self, reason: str) -> None:
+        self._creation_failure = reason
+
+    @property
+    def live(self) -> list[str]:
+        """Ids of sandboxes created and not deleted."""
+        return [str(b["id"]) for b in self.created if b["id"] not in self.deleted]
+
+    async def handler(self, request: httpx.Request) -> httpx.Response:
+        path = urlsplit(str(request.url)).path
+        self.requests.append((request.method, path))
+        if request.headers.get("authorization") != f"Bearer {self.api_key}":
+            return _error(401, "Unauthorized", path)
+        for fault in self._faults:
+            if fault.method == request.method and path.endswith(fault.suffix):
+                self._faults.remove(fault)
+                if isinstance(fault.body, (dict, list)):
+                    return httpx.Response(fault.status, json=fault.body)
+                return httpx.Response(fault.status, text=str(fault.body or ""))
+        body = await request.aread()
+        if request.url.host == urlsplit(API_URL).hostname:
+            return self._control(request, path.removeprefix("/api"), body)
+        parts = path.removeprefix("/toolbox/").split("/", 1)
+        if len(parts) != 2 or parts[0] not in self.live:
+            return _error(404, "sandbox not found", path)
+        return await self._toolbox(request, "/" + parts[1], body)
+
+    def _control(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
+        if request.method == "POST" and path == "/sandbox":
+            spec = json.loads(body)
+            sandbox_id = f"sbx-{len(self.created) + 1}"
+            self.created.append({"id": sandbox_id, **spec})
+            self.polls[sandbox_id] = 0
+            return httpx.Response(200, json=self._sandbox(sandbox_id, "creating"))
+        sandbox_id = path.removeprefix("/sandbox/")
+        if sandbox_id not in self.polls or sandbox_id in self.deleted:
+            return _error(404, f"Sandbox {sandbox_id} not found", path)
+        if request.method == "DELETE":
+            self.deleted.append(sandbox_id)
+            return httpx.Response(200, json=self._sandbox(sandbox_id, "destroying"))
+        self.polls[sandbox_id] += 1
+        if self._creation_failure is not None:
+            return httpx.Response(200, json=self._sandbox(sandbox_id, "error"))
+        ready = self.polls[sandbox_id] >= self.polls_until_started
+        return httpx.Response(
+            200, json=self._sandbox(sandbox_id, "started" if ready else "creating")
+        )
+
+    def _sandbox(self, sandbox_id: str, state: str) -> dict[str, Any]:
+        spec = next(b for b in self.created if b["id"] == sandbox_id)
+        return {
+            "id": sandbox_id,
+            "organizationId": "org-fake",
+            "name": sandbox_id,
+            "user": "daytona",
+            "env": spec.get("env", {}),
+            "labels": spec.get("labels", {}),
+            "public": False,
+            "networkBlockAll": False,
+            "target": spec.get("target", "us"),
+            "cpu": 1,
+            "gpu": 0,
+            "memory": 1,
+            "disk": 3,
+            "state": state,
+            "errorReason": self._creation_failure if state == "error" else None,
+            "toolboxProxyUrl": TOOLBOX_URL,
+        }
+
+    async def _toolbox(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
+        if request.method == "POST" and path == "/process/execute":
+            return await self._execute(json.loads(body))
+        return self._files(request, path, body)
+
+    def _files(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
+        target = request.url.params.get("path", "")
+        try:
+            if request.method == "GET" and path == "/files":
+                names = os.listdir(target)
+                return httpx.Response(
+                    200, json=[_file_info(os.path.join(target, n), n) for n in names]
+                )
+            if request.method == "GET" and path == "/files/info":
+                return httpx.Response(200, json=_file_info(target, os.path.basename(target)))
+            if request.method == "GET" and path == "/files/download":
+                if os.path.isdir(target):
+                    return _error(400, "path is a directory", path)
+                with open(target, "rb") as handle:
+                    return httpx.Response(200, content=handle.read())
+            if request.method == "POST" and path == "/files/bulk-upload":
+                return self._upload(_multipart(request, body), path)
+        except FileNotFoundError:
+            return _error(404, f"file not found: {target}", path)
+        except NotADirectoryError:
+            return _error(400, f"not a directory: {target}", path)
+        except PermissionError:
+            return _error(403, f"permission denied: {target}", path)
+        return _error(404, f"Cannot {request.method} {path}", path)
+
+    def _upload(self, fields: list[tuple[str, bytes]], path: str) -> httpx.Response:
+        pending: str | None = None
+        for name, content in fields:
+            if name.endswith(".path"):
+                pending = content.decode()
+            elif name.endswith(".file"):
+                if pending is None:  # the daemon streams: the path must come first
+                    return _error(400, "file without path metadata", path)
+                os.makedirs(os.path.dirname(pending), exist_ok=True)
+                with open(pending, "wb") as handle:
+                    handle.write(content)
+                pending = None
+        return httpx.Response(200)
+
+    async def _execute(self, spec: dict[str, Any]) -> httpx.Response:
+        command = str(spec.get("command") or "")
+        if not command:
+            return _error(400, "command is required", "/process/execute")
+        self.commands.append(command)
+        timeout = spec.get("timeout") or 0
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/bash",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=spec.get("cwd") or None,
+            start_new_session=True,
+        )
+        try:
+            out, _ = await asyncio.wait_for(
+                proc.communicate(command.encode()), timeout if timeout > 0 else None
+            )
+        except TimeoutError:
+            self._kill(proc)
+            await proc.wait()
+            return _error(408, "command execution timeout", "/process/execute")
+        except BaseException:
+            self._kill(proc)  # the request was abandoned (cancellation): like exec.CommandContext
+            raise
+        result = out.decode("utf-8", "replace")
+        return httpx.Response(200, json={"exitCode": proc.returncode, "result": result})
+
+    @staticmethod
+    def _kill(proc: asyncio.subprocess.Process) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
