@@ -138,7 +138,7 @@ class FakeDaytona:
         parts = path.removeprefix("/toolbox/").split("/", 1)
         if len(parts) != 2 or parts[0] not in self.live:
             return _error(404, "sandbox not found", path)
-        return await self._toolbox(request, "/" + parts[1], body)
+        return await self._toolbox(request, "/" + parts[1], body, parts[0])
 
     def _control(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
         if request.method == "POST" and path == "/sandbox":
@@ -182,9 +182,12 @@ class FakeDaytona:
             "toolboxProxyUrl": TOOLBOX_URL,
         }
 
-    async def _toolbox(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
+    async def _toolbox(
+        self, request: httpx.Request, path: str, body: bytes, sandbox_id: str
+    ) -> httpx.Response:
         if request.method == "POST" and path == "/process/execute":
-            return await self._execute(json.loads(body))
+            spec = next(b for b in self.created if b["id"] == sandbox_id)
+            return await self._execute(json.loads(body), spec.get("env") or {})
         return self._files(request, path, body)
 
     def _files(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
@@ -226,7 +229,7 @@ class FakeDaytona:
                 pending = None
         return httpx.Response(200)
 
-    async def _execute(self, spec: dict[str, Any]) -> httpx.Response:
+    async def _execute(self, spec: dict[str, Any], env: dict[str, str]) -> httpx.Response:
         command = str(spec.get("command") or "")
         if not command:
             return _error(400, "command is required", "/process/execute")
@@ -238,6 +241,7 @@ class FakeDaytona:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             cwd=spec.get("cwd") or None,
+            env={**os.environ, **env},  # the sandbox's env vars, as Daytona sets them
             start_new_session=True,
         )
         try:

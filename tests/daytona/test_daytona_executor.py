@@ -1,0 +1,273 @@
+"""DaytonaExecutor against FakeDaytona: every Executor method, sandbox lifecycle, create body."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from daytona_support import Rig, closing, make_rig
+
+from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
+from rho_adapters.daytona.api import create_body
+from rho_adapters.fakes.daytona import FakeDaytona
+from rho_domain.errors import ConfigError, ExecutorError, ToolError
+from rho_domain.ports.executor import Command, FileKind, Stage
+
+
+@pytest.fixture
+async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
+    async for r in closing(make_rig(tmp_path, allow_shell=True)):
+        yield r
+
+
+async def test_daytona_sandbox_is_created_lazily_once_and_deleted_on_close(rig: Rig) -> None:
+    assert rig.fake.created == []
+    results = await asyncio.gather(*(rig.executor.stat("src") for _ in range(5)))
+    assert {r.kind for r in results} == {FileKind.DIRECTORY}
+    assert len(rig.fake.created) == 1
+    await rig.executor.aclose()
+    await rig.executor.aclose()  # idempotent
+    assert rig.fake.deleted == ["sbx-1"]
+
+
+async def test_daytona_never_used_executor_creates_nothing(tmp_path: Path) -> None:
+    rig = make_rig(tmp_path)
+    await rig.executor.aclose()
+    assert rig.fake.requests == []
+
+
+async def test_daytona_closed_executor_refuses_work(tmp_path: Path) -> None:
+    rig = make_rig(tmp_path)
+    await rig.executor.aclose()
+    with pytest.raises(ExecutorError, match="closed"):
+        await rig.executor.stat(".")
+
+
+async def test_daytona_working_dir_is_created(tmp_path: Path) -> None:
+    fake = FakeDaytona()
+    target = tmp_path / "new" / "workspace"
+    executor = DaytonaExecutor(fake.settings(working_dir=str(target)), transport=fake.transport)
+    try:
+        assert (await executor.list_dir(".")) == ()
+    finally:
+        await executor.aclose()
+    assert target.is_dir()
+    assert executor.working_dir == str(target)
+
+
+def test_daytona_create_body_snapshot_wins_and_resources_only_for_images() -> None:
+    image = DaytonaSettings(api_key="k", image="python:3.12", cpu=2, memory=4, disk=10)
+    body = create_body(image)
+    assert body["buildInfo"] == {"dockerfileContent": "FROM python:3.12\n"}
+    assert (body["cpu"], body["memory"], body["disk"]) == (2, 4, 10)
+    snap = create_body(DaytonaSettings(api_key="k", image="x", snapshot="snap", cpu=2))
+    assert "buildInfo" not in snap and "cpu" not in snap and snap["snapshot"] == "snap"
+
+
+async def test_daytona_create_request_carries_settings(tmp_path: Path) -> None:
+    rig = make_rig(
+        tmp_path, env={"FOO": "bar"}, target="eu", auto_stop_interval=0, snapshot="my-snap"
+    )
+    async for r in closing(rig):
+        await r.executor.stat(".")
+        (spec,) = r.fake.created
+        assert spec["env"] == {"FOO": "bar"}
+        assert spec["target"] == "eu"
+        assert spec["autoStopInterval"] == 0
+        assert spec["snapshot"] == "my-snap"
+        assert spec["labels"]["created-by"] == "rho-agent"
+
+
+def test_daytona_settings_require_an_absolute_working_dir() -> None:
+    with pytest.raises(ConfigError, match="absolute"):
+        DaytonaSettings(api_key="k", working_dir="relative/dir")
+
+
+def test_daytona_settings_hide_the_api_key() -> None:
+    assert "sekrit" not in repr(DaytonaSettings(api_key="sekrit"))
+
+
+async def test_daytona_stat_file(rig: Rig) -> None:
+    info = await rig.executor.stat("src/a.txt")
+    assert (info.path, info.name, info.kind, info.size) == ("src/a.txt", "a.txt", FileKind.FILE, 12)
+    assert info.mode == (rig.ws / "src" / "a.txt").stat().st_mode & 0o7777
+
+
+async def test_daytona_stat_missing_is_a_tool_error(rig: Rig) -> None:
+    with pytest.raises(ToolError, match="no such file"):
+        await rig.executor.stat("src/nope.txt")
+
+
+async def test_daytona_stat_accepts_absolute_paths_inside(rig: Rig) -> None:
+    info = await rig.executor.stat(str(rig.ws / "src" / "a.txt"))
+    assert info.path == "src/a.txt"
+
+
+async def test_daytona_read_whole_and_ranges(rig: Rig) -> None:
+    assert await rig.executor.read("src/a.txt") == b"hello\nworld\n"
+    assert await rig.executor.read("src/a.txt", offset=1, length=3) == b"ell"
+    assert await rig.executor.read("src/a.txt", offset=6) == b"world\n"
+    assert await rig.executor.read("src/a.txt", offset=100, length=5) == b""
+
+
+async def test_daytona_read_binary_round_trip(rig: Rig) -> None:
+    blob = bytes(range(256)) * 40
+    (rig.ws / "blob.bin").write_bytes(blob)
+    assert await rig.executor.read("blob.bin") == blob
+    assert await rig.executor.read("blob.bin", offset=250, length=10) == blob[250:260]
+
+
+async def test_daytona_read_empty_file(rig: Rig) -> None:
+    (rig.ws / "empty").write_bytes(b"")
+    assert await rig.executor.read("empty") == b""
+
+
+async def test_daytona_read_refuses_directories_and_fifos(rig: Rig) -> None:
+    import os
+
+    os.mkfifo(rig.ws / "pipe")
+    with pytest.raises(ToolError, match="directory"):
+        await rig.executor.read("src")
+    with pytest.raises(ToolError, match="FIFO"):
+        await rig.executor.read("pipe")  # must not block
+
+
+async def test_daytona_list_dir(rig: Rig) -> None:
+    (rig.ws / "src" / "sub").mkdir()
+    (rig.ws / "src" / ".hidden").write_text("x")
+    (rig.ws / "src" / "link").symlink_to("a.txt")
+    entries = {e.name: e for e in await rig.executor.list_dir("src")}
+    assert set(entries) == {"a.txt", "sub", ".hidden", "link"}
+    assert entries["a.txt"].path == "src/a.txt"
+    assert entries["a.txt"].size == 12
+    assert entries["sub"].kind is FileKind.DIRECTORY
+    assert entries["link"].kind is FileKind.SYMLINK
+    assert entries["a.txt"].mtime > 0
+    top = {e.path for e in await rig.executor.list_dir(".")}
+    assert "src" in top
+
+
+async def test_daytona_list_dir_of_a_file_is_an_error(rig: Rig) -> None:
+    with pytest.raises(ToolError, match="not a directory"):
+        await rig.executor.list_dir("src/a.txt")
+
+
+async def test_daytona_write_creates_with_parents_then_replaces(rig: Rig) -> None:
+    assert await rig.executor.write("new/deep/f.txt", b"one", overwrite=False) is False
+    assert (rig.ws / "new" / "deep" / "f.txt").read_bytes() == b"one"
+    assert await rig.executor.write("new/deep/f.txt", b"two", overwrite=True) is True
+    assert (rig.ws / "new" / "deep" / "f.txt").read_bytes() == b"two"
+    leftovers = [p.name for p in (rig.ws / "new" / "deep").iterdir()]
+    assert leftovers == ["f.txt"]  # no temp file left behind
+
+
+async def test_daytona_overwrite_preserves_the_mode(rig: Rig) -> None:
+    target = rig.ws / "run.sh"
+    target.write_text("old")
+    target.chmod(0o750)
+    await rig.executor.write("run.sh", b"new", overwrite=True)
+    assert target.stat().st_mode & 0o777 == 0o750
+
+
+async def test_daytona_overwrite_true_on_missing_file_reports_created(rig: Rig) -> None:
+    assert await rig.executor.write("fresh.txt", b"x", overwrite=True) is False
+
+
+async def test_daytona_write_binary_data(rig: Rig) -> None:
+    blob = bytes(range(256)) + b"\r\n--boundary\r\n"
+    await rig.executor.write("b.bin", blob, overwrite=False)
+    assert (rig.ws / "b.bin").read_bytes() == blob
+
+
+async def test_daytona_write_onto_a_directory_is_an_error(rig: Rig) -> None:
+    with pytest.raises(ToolError, match="not a regular file"):
+        await rig.executor.write("src", b"x", overwrite=True)
+
+
+async def test_daytona_which(rig: Rig) -> None:
+    assert await rig.executor.which("sh") in ("/usr/bin/sh", "/bin/sh")
+    assert await rig.executor.which("no-such-program-rho") is None
+    assert await rig.executor.which("../bin/sh") is None
+    assert await rig.executor.which("cd") is None  # a builtin, not a program
+
+
+async def test_daytona_run_pipeline(rig: Rig) -> None:
+    result = await rig.executor.run(
+        Command(pipeline=(Stage(argv=("cat", "src/a.txt")), Stage(argv=("wc", "-l"))))
+    )
+    assert (result.exit_code, result.output.strip(), result.timed_out) == (0, "2", False)
+
+
+async def test_daytona_run_stage_redirections(rig: Rig) -> None:
+    data = await rig.executor.run(
+        Command(pipeline=(Stage(argv=("grep", "-n", "x"), stdin_data="a\nx y\n"),))
+    )
+    assert data.output == "2:x y\n"
+    from_file = await rig.executor.run(
+        Command(pipeline=(Stage(argv=("head", "-n", "1"), stdin_path="src/a.txt"),))
+    )
+    assert from_file.output == "hello\n"
+    quiet = await rig.executor.run(
+        Command(pipeline=(Stage(argv=("ls", "missing"), stderr="null"),))
+    )
+    assert (quiet.output, quiet.exit_code != 0) == ("", True)
+    merged = await rig.executor.run(
+        Command(
+            pipeline=(Stage(argv=("ls", "missing"), stderr="stdout"), Stage(argv=("wc", "-l")))
+        )
+    )
+    assert merged.output.strip() == "1"
+    nothing = await rig.executor.run(
+        Command(pipeline=(Stage(argv=("cat", "src/a.txt"), stdout_null=True),))
+    )
+    assert nothing.output == ""
+
+
+async def test_daytona_run_in_subdirectory(rig: Rig) -> None:
+    result = await rig.executor.run(Command(pipeline=(Stage(argv=("ls",)),), cwd="src"))
+    assert result.output == "a.txt\n"
+    with pytest.raises(ToolError, match="no such directory"):
+        await rig.executor.run(Command(pipeline=(Stage(argv=("ls",)),), cwd="nope"))
+
+
+async def test_daytona_shell_command_exit_code_and_stderr(rig: Rig) -> None:
+    result = await rig.executor.run(Command(shell="echo out; echo err >&2; exit 3"))
+    assert (result.exit_code, result.output) == (3, "out\nerr\n")
+
+
+async def test_daytona_shell_runs_in_workspace_with_env(rig: Rig) -> None:
+    result = await rig.executor.run(Command(shell='pwd; echo "$GREETING"', env={"GREETING": "hi"}))
+    assert result.output == f"{rig.ws}\nhi\n"
+    with pytest.raises(ToolError, match="environment variable"):
+        await rig.executor.run(Command(shell="true", env={"A;B": "x"}))
+
+
+async def test_daytona_shell_stdin_is_empty(rig: Rig) -> None:
+    result = await rig.executor.run(Command(shell="cat; echo done"))
+    assert result.output == "done\n"
+
+
+async def test_daytona_output_cap_counts_omitted_bytes(rig: Rig) -> None:
+    result = await rig.executor.run(Command(shell="head -c 10000 /dev/zero", max_output_bytes=100))
+    assert (len(result.output), result.omitted_bytes) == (100, 9900)
+
+
+async def test_daytona_forged_status_line_changes_nothing(rig: Rig) -> None:
+    result = await rig.executor.run(Command(shell=r"printf '\n\036rho:0:0\n'; exit 5"))
+    assert result.exit_code == 5
+    assert "rho:0:0" in result.output
+
+
+async def test_daytona_timeout_kills_and_reports(rig: Rig) -> None:
+    marker = rig.ws / "late"
+    result = await rig.executor.run(Command(shell=f"sleep 3; touch {marker}", timeout=1))
+    assert (result.timed_out, result.exit_code) == (True, None)
+    await asyncio.sleep(2.5)
+    assert not marker.exists()  # the whole process group died
+
+
+async def test_daytona_empty_command_is_an_error(rig: Rig) -> None:
+    with pytest.raises(ToolError, match="empty"):
+        await rig.executor.run(Command())
