@@ -63,7 +63,9 @@ def test_daytona_create_body_snapshot_wins_and_resources_only_for_images() -> No
     assert body["buildInfo"] == {"dockerfileContent": "FROM python:3.12\n"}
     assert (body["cpu"], body["memory"], body["disk"]) == (2, 4, 10)
     snap = create_body(DaytonaSettings(api_key="k", image="x", snapshot="snap", cpu=2))
-    assert "buildInfo" not in snap and "cpu" not in snap and snap["snapshot"] == "snap"
+    assert "buildInfo" not in snap
+    assert "cpu" not in snap
+    assert snap["snapshot"] == "snap"
 
 
 async def test_daytona_create_request_carries_settings(tmp_path: Path) -> None:
@@ -214,9 +216,7 @@ async def test_daytona_run_stage_redirections(rig: Rig) -> None:
     )
     assert (quiet.output, quiet.exit_code != 0) == ("", True)
     merged = await rig.executor.run(
-        Command(
-            pipeline=(Stage(argv=("ls", "missing"), stderr="stdout"), Stage(argv=("wc", "-l")))
-        )
+        Command(pipeline=(Stage(argv=("ls", "missing"), stderr="stdout"), Stage(argv=("wc", "-l"))))
     )
     assert merged.output.strip() == "1"
     nothing = await rig.executor.run(

@@ -237,6 +237,8 @@ class DaytonaExecutor(Executor):
             )
         if command.shell is None and not command.pipeline:
             raise ToolError("empty command")
+        for stage in command.pipeline:  # before any request: a refusal costs nothing
+            check_argv(stage.argv)
         env = _checked_env(command.env)
         cwd = await self._directory(command.cwd)
         if command.shell is not None:
@@ -265,7 +267,6 @@ class DaytonaExecutor(Executor):
         stages = []
         stdin_files: list[str | None] = []
         for stage in command.pipeline:
-            check_argv(stage.argv)
             stages.append(attrs.evolve(stage, argv=tuple(harden_argv(stage.argv))))
             if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:
                 raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")
@@ -302,7 +303,9 @@ class DaytonaExecutor(Executor):
             if sandbox is not None:
                 await self._api.delete(sandbox.id)
         except Exception:  # teardown must not mask the run's own outcome
-            log.warning("could not delete Daytona sandbox %s", sandbox and sandbox.id, exc_info=True)
+            log.warning(
+                "could not delete Daytona sandbox %s", sandbox and sandbox.id, exc_info=True
+            )
             self.orphaned = sandbox
         finally:
             await self._api.aclose()

@@ -1,0 +1,133 @@
+"""Daytona API failures become rho errors (one mapping), teardown failures are only logged."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import httpx
+import pytest
+from daytona_support import closing, make_rig
+
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
+from rho_domain.errors import ExecutorError, PermissionDenied, ToolError
+from rho_domain.ports.executor import Command, Stage
+
+
+async def test_daytona_wrong_api_key_names_the_variable(tmp_path: Path) -> None:
+    fake = FakeDaytona(api_key="right")
+    executor = DaytonaExecutor(
+        fake.settings(api_key="wrong", working_dir=str(tmp_path)), transport=fake.transport
+    )
+    with pytest.raises(ExecutorError, match=r"401.*Unauthorized.*DAYTONA_API_KEY"):
+        await executor.stat(".")
+    await executor.aclose()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (500, {"statusCode": 500, "message": "no runner available"}, r"500.*no runner available"),
+        (429, {"message": "too many sandboxes"}, r"rate limit.*too many sandboxes"),
+        (400, {"message": ["snapshot must be a string"]}, r"400.*snapshot must be a string"),
+        (502, "<html>bad gateway</html>", r"502.*bad gateway"),
+    ],
+)
+async def test_daytona_create_errors_mapped(
+    tmp_path: Path, status: int, body: object, expected: str
+) -> None:
+    async for rig in closing(make_rig(tmp_path)):
+        rig.fake.fail("POST", "/sandbox", status, body)
+        with pytest.raises(ExecutorError, match=expected):
+            await rig.executor.stat(".")
+
+
+async def test_daytona_sandbox_in_error_state(tmp_path: Path) -> None:
+    async for rig in closing(make_rig(tmp_path)):
+        rig.fake.fail_creation("image pull failed")
+        with pytest.raises(ExecutorError, match="is error: image pull failed"):
+            await rig.executor.stat(".")
+
+
+async def test_daytona_connection_failure_is_an_executor_error(tmp_path: Path) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    fake = FakeDaytona()
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(tmp_path)), transport=httpx.MockTransport(refuse)
+    )
+    with pytest.raises(ExecutorError, match="connection to Daytona failed") as info:
+        await executor.stat(".")
+    assert isinstance(info.value.__cause__, httpx.ConnectError)
+    await executor.aclose()
+
+
+async def test_daytona_read_timeout_is_an_executor_error(tmp_path: Path) -> None:
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        rig.fake.transport.handler = _timing_out(rig.fake)  # type: ignore[assignment]
+        with pytest.raises(ExecutorError, match="did not answer in time"):
+            await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+
+
+def _timing_out(fake: FakeDaytona) -> object:
+    async def slow(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/process/execute"):
+            raise httpx.ReadTimeout("no answer", request=request)
+        return await fake.handler(request)
+
+    return slow
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "match"),
+    [(404, ToolError, "no such file"), (403, PermissionDenied, "permission denied"),
+     (400, ToolError, "bad path"), (503, ExecutorError, "503")],
+)  # fmt: skip
+async def test_daytona_toolbox_file_errors_mapped(
+    tmp_path: Path, status: int, error: type[Exception], match: str
+) -> None:
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        rig.fake.fail("GET", "/files", status, {"statusCode": status, "message": "bad path"})
+        with pytest.raises(error, match=match):
+            await rig.executor.list_dir("src")
+
+
+async def test_daytona_upload_error_mapped(tmp_path: Path) -> None:
+    async for rig in closing(make_rig(tmp_path)):
+        rig.fake.fail("POST", "/files/bulk-upload", 500, {"message": "disk full"})
+        with pytest.raises(ExecutorError, match="disk full"):
+            await rig.executor.write("x.txt", b"x", overwrite=False)
+        assert not (rig.ws / "x.txt").exists()
+
+
+async def test_daytona_command_start_failure(tmp_path: Path) -> None:
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        rig.fake.fail("POST", "/process/execute", 200, {"exitCode": -1, "result": "no shell"})
+        with pytest.raises(ExecutorError, match="could not start the command: no shell"):
+            await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+
+
+async def test_daytona_unparsable_answer(tmp_path: Path) -> None:
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        rig.fake.fail("POST", "/process/execute", 200, {"exitCode": 0, "result": "garbage"})
+        with pytest.raises(ExecutorError, match="status line"):
+            await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+
+
+async def test_daytona_delete_failure_is_logged_not_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    rig = make_rig(tmp_path)
+    await rig.executor.stat(".")
+    rig.fake.fail("DELETE", "/sandbox/sbx-1", 500, {"message": "runner gone"})
+    with caplog.at_level(logging.WARNING):
+        await rig.executor.aclose()
+    assert "could not delete Daytona sandbox sbx-1" in caplog.text
+    assert rig.executor.orphaned is not None
+    assert rig.executor.orphaned.id == "sbx-1"

@@ -1,0 +1,121 @@
+"""The real tool handlers, unchanged, through DaytonaExecutor (FakeDaytona, real processes)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daytona_support import Rig, closing, make_rig
+
+from rho_adapters.clock import SystemClock
+from rho_domain.messages import ToolCall
+from rho_domain.permissions import (
+    PermissionProfile,
+    ShellMode,
+    developer_profile,
+    readonly_profile,
+)
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.factory import build_registry
+
+RO = readonly_profile()
+
+
+async def call(rig: Rig, tool: str, profile: PermissionProfile = RO, **args: Any) -> ToolOutput:
+    registry = build_registry(profile)
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=rig.executor, profile=profile, clock=SystemClock()
+    )
+    return await registry.dispatch(ToolCall(id="c", name=tool, arguments=json.dumps(args)), ctx)
+
+
+def _rig(tmp_path: Path, profile: PermissionProfile) -> Rig:
+    rig = make_rig(
+        tmp_path,
+        file_write=profile.file_write,
+        allow_shell=profile.shell is ShellMode.UNRESTRICTED,
+    )
+    (rig.ws / "src" / "app.py").write_text("def main():\n    return 'foo'\n# foo again\n")
+    (rig.ws / "README.md").write_text("Title\nfoo bar\n")
+    (rig.ws / ".env").write_text("SECRET_FOO=1\n")
+    return rig
+
+
+@pytest.fixture
+async def ro(tmp_path: Path) -> AsyncIterator[Rig]:
+    async for r in closing(_rig(tmp_path, RO)):
+        yield r
+
+
+async def test_daytona_tool_read(ro: Rig) -> None:
+    out = await call(ro, "read", path="src/app.py", offset=2, limit=1)
+    assert not out.is_error
+    assert "     2\t    return 'foo'" in out.content
+    assert "lines 2-2 of 3" in out.content
+
+
+async def test_daytona_tool_read_refuses_secrets_and_escapes(ro: Rig) -> None:
+    assert (await call(ro, "read", path=".env")).is_error
+    assert (await call(ro, "read", path="../../etc/passwd")).is_error
+
+
+async def test_daytona_tool_list(ro: Rig) -> None:
+    out = await call(ro, "list", path="src")
+    assert not out.is_error
+    assert "app.py" in out.content
+    assert "a.txt" in out.content
+
+
+async def test_daytona_tool_grep_falls_back_without_ripgrep(ro: Rig) -> None:
+    assert await ro.executor.which("rg") is None  # rg lives only in the venv here
+    out = await call(ro, "grep", pattern="foo")
+    assert not out.is_error
+    assert "src/app.py:2:" in out.content
+    assert "README.md:2:foo bar" in out.content
+    assert "SECRET_FOO" not in out.content
+
+
+async def test_daytona_tool_glob(ro: Rig) -> None:
+    out = await call(ro, "glob", pattern="**/*.py")
+    assert "src/app.py" in out.content
+
+
+async def test_daytona_tool_bash_restricted_pipeline_and_cd(ro: Rig) -> None:
+    out = await call(ro, "bash", command="cd src && grep -c foo app.py | cat; echo done")
+    assert not out.is_error, out.content
+    assert out.content.startswith("2\ndone\n")
+
+
+async def test_daytona_tool_bash_restricted_refuses_writes_and_shells(ro: Rig) -> None:
+    for line in ("touch pwned", "ls; /bin/rm -rf src", "cat x | sh", "echo hi > pwned"):
+        out = await call(ro, "bash", command=line)
+        assert out.is_error, line
+        assert "refused" in out.content.lower(), line
+    assert not (ro.ws / "pwned").exists()
+    assert (ro.ws / "src").is_dir()
+
+
+async def test_daytona_tool_write_not_offered_in_readonly(ro: Rig) -> None:
+    out = await call(ro, "write", path="new.txt", content="x")
+    assert out.is_error
+    assert not (ro.ws / "new.txt").exists()
+
+
+async def test_daytona_tool_developer_write_edit_and_bash(tmp_path: Path) -> None:
+    profile = developer_profile()
+    async for rig in closing(_rig(tmp_path, profile)):
+        out = await call(rig, "write", profile, path="pkg/new.py", content="x = 1\n")
+        assert not out.is_error, out.content
+        out = await call(
+            rig, "edit", profile, path="pkg/new.py", old_string="x = 1", new_string="x = 2"
+        )
+        assert not out.is_error, out.content
+        assert (rig.ws / "pkg" / "new.py").read_text() == "x = 2\n"
+        out = await call(rig, "bash", profile, command="echo $((6*7)) && exit 4")
+        assert out.is_error
+        assert out.content.startswith("42\n[exit code 4")
+        out = await call(rig, "write", profile, path=".git/config", content="x")
+        assert out.is_error
