@@ -176,10 +176,10 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
 def build_executor(
     config: AgentConfig, profile: PermissionProfile, store: SessionStore | None
 ) -> Executor:
+    if config.backend == "daytona":
+        return build_daytona_executor(config, profile, os.environ)
     if config.backend != "local":
-        raise ConfigError(
-            f"backend {config.backend!r} is not available in this build: use backend: local"
-        )
+        raise ConfigError(f"unknown backend {config.backend!r}: use local or daytona")
     from rho_adapters.local import LocalExecutor
 
     return LocalExecutor(
@@ -189,6 +189,37 @@ def build_executor(
         extra_read_roots=profile.extra_read_roots,
         protected_paths=tuple(str(p) for p in _store_paths(store)),
         base_env=dict(os.environ),
+    )
+
+
+def build_daytona_executor(
+    config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
+) -> Executor:
+    """A Daytona sandbox executor. The sandbox enforces the same profile as a local one;
+    host paths (extra read roots, the session directory) mean nothing there."""
+    from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
+
+    api_key = environ.get("DAYTONA_API_KEY")
+    if not api_key:
+        raise ConfigError(
+            "backend daytona needs an API key: export DAYTONA_API_KEY=<key> "
+            "(and DAYTONA_API_URL for a self-hosted server)"
+        )
+    remote_dir = environ.get("RHO_AGENT_DAYTONA_WORKING_DIR")
+    settings = DaytonaSettings(
+        api_key=api_key,
+        api_url=environ.get("DAYTONA_API_URL")
+        or environ.get("DAYTONA_SERVER_URL")
+        or "https://app.daytona.io/api",
+        target=environ.get("DAYTONA_TARGET") or None,
+        image=environ.get("RHO_AGENT_DAYTONA_IMAGE") or None,
+        snapshot=environ.get("RHO_AGENT_DAYTONA_SNAPSHOT") or None,
+        **({"working_dir": remote_dir} if remote_dir else {}),
+    )
+    return DaytonaExecutor(
+        settings,
+        file_write=profile.file_write,
+        allow_shell=profile.shell is ShellMode.UNRESTRICTED,
     )
 
 

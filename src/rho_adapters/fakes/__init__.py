@@ -12,6 +12,9 @@
   ``garbage``, ``stall``, ``stream_error``, ``http_error`` (429 with Retry-After, 5xx, ...).
   Build replies with ``text_reply``, ``tool_reply``, ``raw_reply`` and ``wire_call``.
 
+- ``FakeDaytona``: the Daytona control-plane and toolbox API as an httpx transport, backed by a
+  real directory and real processes, for testing the sandbox executor.
+
 Each records what happened (``requests``, ``runs``, ``events(id)``, ...) so tests assert on
 state, not on mock calls.
 """
@@ -54,11 +57,16 @@ def __getattr__(name: str) -> object:
         from rho_adapters.fakes.loopback import LoopbackServer
 
         return LoopbackServer
+    if name == "FakeDaytona":
+        from rho_adapters.fakes.daytona import FakeDaytona
+
+        return FakeDaytona
     raise AttributeError(f"module 'rho_adapters.fakes' has no attribute {name!r}")
 
 
 __all__ = [
     "FakeClock",
+    "FakeDaytona",
     "Fault",
     "FunctionModel",
     "LoopbackServer",

@@ -1,0 +1,62 @@
+"""backend: daytona through the facade: wiring from the environment, and a readonly agent whose
+tools run in the (fake) sandbox — where the profile is enforced too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import FakeDaytona, ScriptedModel, call, text, tools
+from rho_domain.errors import ConfigError
+from rho_domain.messages import ToolResultMessage
+from rho_domain.permissions import builtin_profile
+from rho_entry import Agent, AgentConfig, RunStatus, Session
+from rho_entry.wiring import build_daytona_executor
+
+
+def test_wiring_reads_the_key_and_url_from_the_environment() -> None:
+    config = AgentConfig(backend="daytona")
+    env = {
+        "DAYTONA_API_KEY": "k",
+        "DAYTONA_API_URL": "https://daytona.example/api",
+        "RHO_AGENT_DAYTONA_WORKING_DIR": "/home/daytona/repo",
+    }
+    executor = build_daytona_executor(config, builtin_profile("readonly"), env)
+    assert isinstance(executor, DaytonaExecutor)
+    assert executor.settings.api_url == "https://daytona.example/api"
+    assert executor.working_dir == "/home/daytona/repo"
+    with pytest.raises(ConfigError, match="DAYTONA_API_KEY"):
+        build_daytona_executor(config, builtin_profile("readonly"), {})
+
+
+async def test_a_readonly_agent_in_the_sandbox_reads_but_cannot_write(tmp_path: Path) -> None:
+    sandbox_dir = tmp_path / "sandbox"
+    sandbox_dir.mkdir()
+    (sandbox_dir / "notes.txt").write_text("remote notes\n")
+    fake = FakeDaytona()
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(sandbox_dir)), transport=fake.transport
+    )
+    agent = Agent(AgentConfig(profile="readonly", backend="daytona", auto_approve=True))
+    model = ScriptedModel(
+        [
+            tools(
+                call("read", {"path": "notes.txt"}),
+                call("bash", {"command": "echo hacked > notes.txt"}),
+            ),
+            text("done"),
+        ]
+    )
+    async with Session(agent, model=model, executor=executor) as session:
+        result = await session.run(prompt="read the notes")
+    await executor.aclose()
+    assert result.status is RunStatus.COMPLETED
+    read, refused = session.state.messages[2], session.state.messages[3]
+    assert isinstance(read, ToolResultMessage)
+    assert "remote notes" in read.content
+    assert isinstance(refused, ToolResultMessage)
+    assert refused.is_error
+    assert (sandbox_dir / "notes.txt").read_text() == "remote notes\n"
+    assert fake.live == []  # the sandbox was deleted
