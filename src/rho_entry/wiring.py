@@ -205,7 +205,6 @@ def build_daytona_executor(
             "backend daytona needs an API key: export DAYTONA_API_KEY=<key> "
             "(and DAYTONA_API_URL for a self-hosted server)"
         )
-    remote_dir = environ.get("RHO_AGENT_DAYTONA_WORKING_DIR")
     settings = DaytonaSettings(
         api_key=api_key,
         api_url=environ.get("DAYTONA_API_URL")
@@ -214,8 +213,9 @@ def build_daytona_executor(
         target=environ.get("DAYTONA_TARGET") or None,
         image=environ.get("RHO_AGENT_DAYTONA_IMAGE") or None,
         snapshot=environ.get("RHO_AGENT_DAYTONA_SNAPSHOT") or None,
-        **({"working_dir": remote_dir} if remote_dir else {}),
     )
+    if remote_dir := environ.get("RHO_AGENT_DAYTONA_WORKING_DIR"):
+        settings = attrs.evolve(settings, working_dir=remote_dir)
     return DaytonaExecutor(
         settings,
         file_write=profile.file_write,
