@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import posixpath
 
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+
 _TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
 _SECRET_NAMES = frozenset(
     {".env", ".envrc", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc"}
@@ -76,3 +78,22 @@ def is_within(parts: tuple[str, ...], base: tuple[str, ...]) -> bool:
 def normalize(path: str) -> str:
     """Lexically normalised POSIX path (no filesystem access)."""
     return posixpath.normpath(path) if path else path
+
+
+MAX_PATH = 4096
+
+
+def check_path_text(path: str) -> None:
+    """Refuse path strings that are ambiguous before any filesystem access, on every backend:
+    empty, too long, control characters, ``~`` (never expanded), backslashes, URLs, drive
+    letters."""
+    if not path:
+        raise ToolError("empty path")
+    if len(path) > MAX_PATH or any(len(p.encode()) > 255 for p in path.split("/")):
+        raise ToolError("path too long")
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise PermissionDenied("control characters in a path are not allowed")
+    if path.startswith("~"):
+        raise PathOutsideWorkspace(f"{path!r}: '~' is not expanded; use a workspace path")
+    if "\\" in path or "://" in path or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
+        raise PermissionDenied(f"{path!r}: backslashes, URLs and drive letters are not paths here")

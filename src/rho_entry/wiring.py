@@ -46,12 +46,10 @@ class Ports:
 
 
 def config_home(environ: Mapping[str, str] | None = None) -> Path:
-    """$RHO_AGENT_HOME, else $XDG_CONFIG_HOME/rho-agent, else ~/.config/rho-agent."""
-    env = os.environ if environ is None else environ
-    if env.get("RHO_AGENT_HOME"):
-        return Path(env["RHO_AGENT_HOME"]).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base).expanduser() / "rho-agent"
+    """The config directory (one rule, in ``rho_entry.settings.config_dir``)."""
+    from rho_entry.settings import config_dir
+
+    return config_dir(os.environ if environ is None else environ)
 
 
 def resolve_profile(profile: str | PermissionProfile) -> PermissionProfile:
@@ -138,18 +136,19 @@ def build_ports(
 
 
 def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
-    """The API key: the variable named by ``api_key_env``, else the provider's usual one."""
-    if config.api_key_env:
-        key = environ.get(config.api_key_env)
-        if not key:
-            raise ConfigError(
-                f"api_key_env names {config.api_key_env!r}, but that environment variable "
-                "is empty or unset: export it, or change api_key_env"
-            )
-        return key
-    if config.provider == "anthropic":
-        return environ.get("ANTHROPIC_API_KEY")
-    return environ.get("OPENAI_API_KEY")
+    """The API key from the variable ``settings.api_key_variable`` names. A variable the
+    config names explicitly must be set; the provider's usual one may be absent (local
+    servers need no key)."""
+    from rho_entry.settings import api_key_variable
+
+    variable = api_key_variable(config)
+    key = environ.get(variable)
+    if config.api_key_env and not key:
+        raise ConfigError(
+            f"api_key_env names {variable!r}, but that environment variable is empty or "
+            "unset: export it, or change api_key_env"
+        )
+    return key
 
 
 def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:

@@ -15,24 +15,8 @@ from __future__ import annotations
 
 import posixpath
 
-from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
-from rho_domain.paths import components, is_within
-
-MAX_PATH = 4096
-
-
-def check_text(path: str) -> None:
-    """Refuse path strings that are ambiguous before any request is made."""
-    if not path:
-        raise ToolError("empty path")
-    if len(path) > MAX_PATH or any(len(p.encode()) > 255 for p in path.split("/")):
-        raise ToolError("path too long")
-    if any(ord(c) < 32 or ord(c) == 127 for c in path):
-        raise PermissionDenied("control characters in a path are not allowed")
-    if path.startswith("~"):
-        raise PathOutsideWorkspace(f"{path!r}: '~' is not expanded; use a workspace path")
-    if "\\" in path or "://" in path or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
-        raise PermissionDenied(f"{path!r}: backslashes, URLs and drive letters are not paths here")
+from rho_domain.errors import PathOutsideWorkspace
+from rho_domain.paths import check_path_text, components, is_within
 
 
 class Roots:
@@ -45,7 +29,7 @@ class Roots:
 
     def locate(self, path: str, *, write: bool) -> str:
         """The lexically normalised absolute path of ``path``; raise when outside every root."""
-        check_text(path)
+        check_path_text(path)
         if path.startswith("/"):
             absolute = posixpath.normpath(path)
             parts = components(absolute)

@@ -22,13 +22,12 @@ from collections.abc import Callable
 
 import attrs
 
-from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.errors import PathOutsideWorkspace, ToolError
 from rho_domain.paths import components, is_within
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 MAX_SYMLINKS = 40
 MAX_DEPTH = 64
-MAX_PATH = 4096
 
 
 @attrs.frozen
@@ -39,20 +38,6 @@ class Resolved:
     dir_fd: int
     name: str
     parts: tuple[str, ...]
-
-
-def check_path_text(path: str) -> None:
-    """Refuse path strings that are ambiguous before any filesystem access."""
-    if not path:
-        raise ToolError("empty path")
-    if len(path) > MAX_PATH or any(len(p.encode()) > 255 for p in path.split("/")):
-        raise ToolError("path too long")
-    if any(ord(c) < 32 or ord(c) == 127 for c in path):
-        raise PermissionDenied("control characters in a path are not allowed")
-    if path.startswith("~"):
-        raise PathOutsideWorkspace(f"{path!r}: '~' is not expanded; use a workspace path")
-    if "\\" in path or "://" in path or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
-        raise PermissionDenied(f"{path!r}: backslashes, URLs and drive letters are not paths here")
 
 
 class Tree:

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 
-from rho_adapters.local.confine import Tree, check_path_text
+from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import info, list_entries, open_regular, read_bytes, write_bytes
 from rho_adapters.local.runner import CommandRunner
 from rho_domain.errors import (
@@ -31,7 +31,7 @@ from rho_domain.errors import (
     SensitivePath,
     ToolError,
 )
-from rho_domain.paths import components, is_secret, is_within, write_refusal
+from rho_domain.paths import check_path_text, components, is_secret, is_within, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo
 
