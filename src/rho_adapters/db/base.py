@@ -157,9 +157,21 @@ class ThreadedDatabase(Database):
         """Stop the running statement from another thread; default: close the connection."""
         conn.close()
 
-    @abstractmethod
+    def _load_driver(self) -> Any:
+        """Import the driver module, raising MissingExtra when it is absent. Drivers that use
+        ``_module()`` override this; the import happens once, on first use."""
+        raise NotImplementedError(f"{type(self).__name__} has no driver module to load")
+
+    def _module(self) -> Any:
+        """The driver module (or the one injected for tests), imported lazily and kept."""
+        if self._driver is None:
+            self._driver = self._load_driver()
+        return self._driver
+
     def _error_types(self) -> tuple[type[Exception], ...]:
-        """The driver's exception base classes, translated by ``map_driver_errors``."""
+        """The driver's exception base classes, translated by ``map_driver_errors``
+        (DB-API drivers: their ``Error``)."""
+        return (self._module().Error,)
 
     @abstractmethod
     def _connect(self) -> Any:

@@ -34,13 +34,8 @@ def load_pymysql() -> Any:
 class MysqlDatabase(ThreadedDatabase):
     dialect_name = "mysql"
 
-    def _module(self) -> Any:
-        if self._driver is None:
-            self._driver = load_pymysql()
-        return self._driver
-
-    def _error_types(self) -> tuple[type[Exception], ...]:
-        return (self._module().Error,)
+    def _load_driver(self) -> Any:
+        return load_pymysql()
 
     def _connect(self) -> Any:
         c, pymysql = self.config, self._module()

@@ -31,13 +31,8 @@ def load_oracledb() -> Any:
 class OracleDatabase(ThreadedDatabase):
     dialect_name = "oracle"
 
-    def _module(self) -> Any:
-        if self._driver is None:
-            self._driver = load_oracledb()
-        return self._driver
-
-    def _error_types(self) -> tuple[type[Exception], ...]:
-        return (self._module().Error,)
+    def _load_driver(self) -> Any:
+        return load_oracledb()
 
     def _connect(self) -> Any:
         c = self.config

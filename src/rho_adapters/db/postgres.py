@@ -32,13 +32,8 @@ def load_psycopg() -> Any:
 class PostgresDatabase(ThreadedDatabase):
     dialect_name = "postgres"
 
-    def _module(self) -> Any:
-        if self._driver is None:
-            self._driver = load_psycopg()
-        return self._driver
-
-    def _error_types(self) -> tuple[type[Exception], ...]:
-        return (self._module().Error,)
+    def _load_driver(self) -> Any:
+        return load_psycopg()
 
     def _connect(self) -> Any:
         c = self.config

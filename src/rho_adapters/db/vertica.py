@@ -33,13 +33,8 @@ def load_vertica() -> Any:
 class VerticaDatabase(ThreadedDatabase):
     dialect_name = "vertica"
 
-    def _module(self) -> Any:
-        if self._driver is None:
-            self._driver = load_vertica()
-        return self._driver
-
-    def _error_types(self) -> tuple[type[Exception], ...]:
-        return (self._module().Error,)
+    def _load_driver(self) -> Any:
+        return load_vertica()
 
     def _connect(self) -> Any:
         c = self.config
