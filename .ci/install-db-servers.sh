@@ -18,15 +18,17 @@ if [ "${#packages[@]}" -gt 0 ]; then
         exit 1
     fi
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    # policy-rc.d keeps the packages from starting system services during install.
-    created_policy=0
+    # Wait for a lock held by another apt (an unattended upgrade) instead of failing at once.
+    apt_wait=(-o DPkg::Lock::Timeout=600)
+    echo "install-db-servers: installing ${packages[*]} (the database tests start real servers)" >&2
+    apt-get update "${apt_wait[@]}" -qq
+    # policy-rc.d keeps the packages from starting system services during install; the trap
+    # removes it however apt ends, so a failed install never leaves services disabled.
     if [ ! -e /usr/sbin/policy-rc.d ]; then
         printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-        created_policy=1
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
     fi
-    apt-get install -y -qq --no-install-recommends "${packages[@]}"
-    if [ "$created_policy" -eq 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+    apt-get install "${apt_wait[@]}" -y -qq --no-install-recommends "${packages[@]}"
 fi
 
 # PostgreSQL's binaries live outside PATH on Debian; the fixtures also look there, but a

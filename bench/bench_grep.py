@@ -1,8 +1,9 @@
 """Benchmark: the grep tool on a 100k-file tree versus running ripgrep by hand.
 
-Usage: python bench/bench_grep.py [--files 100000] [--runs 5] [--dir /tmp/rho-bench-grep]
+Usage: .venv/bin/python bench/bench_grep.py [--files 100000] [--runs 5] [--dir DIR] [--keep]
 
-Builds (once, reused) a tree of small text files, 1% of which contain the needle, then times:
+Builds a tree of small text files (about 400 MB on disk; removed at the end unless ``--keep``, which
+lets the next run reuse it), 1% of which contain the needle, then times:
   * by hand: ``rg --line-number --with-filename --no-heading NEEDLE .`` (output to a pipe);
   * the tool: ``GrepHandler`` through ``LocalExecutor`` (confinement, argv validation,
     hardening, bubblewrap sandbox when available, output capture and rendering).
@@ -76,8 +77,17 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--dir", default="/tmp/rho-bench-grep")
+    parser.add_argument("--keep", action="store_true", help="keep the tree for the next run")
     args = parser.parse_args()
     root = Path(args.dir)
+    try:
+        run(root, args)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def run(root: Path, args: argparse.Namespace) -> None:
     started = time.perf_counter()
     build_tree(root, args.files)
     print(

@@ -4,11 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# apt waits for a lock held by another apt (an unattended upgrade) instead of failing at once.
+export DEBIAN_FRONTEND=noninteractive
+APT_WAIT=(-o DPkg::Lock::Timeout=600)
+
 # bubblewrap: the read-only, network-less sandbox for restricted shell commands.
 if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
         && [ "$(id -u)" = 0 ]; then
-    apt-get install -y -q bubblewrap >/dev/null 2>&1 \
-        || { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; } \
+    echo "test.sh: installing bubblewrap (the sandbox the readonly shell tests exercise)" >&2
+    apt-get install "${APT_WAIT[@]}" -y -q bubblewrap >/dev/null 2>&1 \
+        || { apt-get update "${APT_WAIT[@]}" -q >/dev/null \
+             && apt-get install "${APT_WAIT[@]}" -y -q bubblewrap >/dev/null; } \
         || echo "warning: bubblewrap not installed; restricted commands run without it" >&2
 fi
 
