@@ -182,6 +182,8 @@ def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
             if line.strip():
                 print(line.decode(errors="replace") if as_json else format_event(line))
         sys.stdout.flush()
+        if getattr(sys.stdout, "broken", False):  # the reader went away (`... | head`)
+            return 0
         if not follow or (not chunk and not _live(paths)):
             return 0
         time.sleep(WATCH_POLL_SECONDS)

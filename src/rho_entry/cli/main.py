@@ -15,6 +15,19 @@ SUBCOMMANDS = {"monitor": "rho_entry.monitor", "export": "rho_entry.export"}
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rho-agent`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    from rho_entry.cli.pipes import QuietPipe
+
+    stdout = sys.stdout
+    quiet = QuietPipe(stdout)
+    sys.stdout = quiet
+    try:
+        return _dispatch(args)
+    finally:
+        quiet.flush()  # now, not at interpreter exit, where a broken pipe would print
+        sys.stdout = stdout
+
+
+def _dispatch(args: list[str]) -> int:
     if args and args[0] in SUBCOMMANDS:
         return _subcommand(args[0], args[1:])
     from rho_entry.cli.parser import build_parser
