@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.cli.cli_support import clean_env
+from cli_support import clean_env
 
 
 def _rho_into_closed_pipe(*args: str, cwd: Path, home: Path) -> tuple[int, str]:

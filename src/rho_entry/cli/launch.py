@@ -91,8 +91,11 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     settings = resolve_settings(flags, env, base=base, suggested=suggested)
     if task is None and not stdin_tty:
         task = sys.stdin.read().strip() or None
-        if task is None and not args.resume:
-            raise ConfigError("no task: pass it as an argument, with --prompt, or on stdin")
+        if task is None:  # no terminal to open a REPL on, resumed or not
+            raise ConfigError(
+                "no task: pass it as an argument, with --prompt, or on stdin"
+                + (" (--resume opens the REPL only on a terminal)" if args.resume else "")
+            )
     interactive = task is None
     if interactive and args.json:
         raise ConfigError("--json needs a task (an argument, --prompt, or stdin)")
@@ -101,6 +104,7 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     output = Path(args.output).expanduser() if args.output else None
     if output is not None:
         _check_output(output, force=args.force, interactive=interactive)
+        _refuse_overwriting_an_input(output, _input_files(args, home, config_path))
     return Launch(
         settings=settings,
         task=task,
@@ -182,6 +186,30 @@ def _check_output(path: Path, *, force: bool, interactive: bool) -> None:
         raise ConfigError(f"--output {path}: the file exists; add --force to overwrite it")
     if not path.parent.is_dir():
         raise ConfigError(f"--output {path}: the directory {path.parent} does not exist")
+
+
+def _input_files(args: argparse.Namespace, home: Path, config_path: str | None) -> list[Path]:
+    """The files this invocation reads its task, prompts, variables and config from."""
+    files = [Path(config_path).expanduser()] if config_path else []
+    if args.prompt is not None:
+        files.append(_find_template(args.prompt, home))
+    if args.system_prompt is not None and _is_template_path(args.system_prompt):
+        files.append(Path(args.system_prompt).expanduser())
+    if args.vars_file:
+        files.append(Path(args.vars_file).expanduser())
+    return files
+
+
+def _refuse_overwriting_an_input(output: Path, inputs: list[Path]) -> None:
+    """--force allows replacing an old answer, never a file the run reads (a template)."""
+    if not output.exists():
+        return
+    for source in inputs:
+        if source.exists() and output.samefile(source):
+            raise ConfigError(
+                f"--output {output}: that is also an input of this run ({source}); "
+                "choose another output file"
+            )
 
 
 def _color(env: Mapping[str, str]) -> bool:

@@ -1,0 +1,60 @@
+"""What an invocation may not do with its inputs: run without a task, or write over one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_support import rho
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "README.md").write_text("# Sample\n")
+    return work
+
+
+def test_resume_without_a_terminal_or_task_says_no_task(workspace: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert rho("--model", "demo", "hi", cwd=workspace, home=home).returncode == 0
+    result = rho("--resume", "latest", cwd=workspace, home=home, stdin="")
+    assert result.returncode == 1
+    assert "no task" in result.stderr
+    assert "--resume opens the REPL only on a terminal" in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["-p", "-s", "--vars-file", "--config"])
+def test_output_never_overwrites_an_input_file_even_with_force(
+    workspace: Path, tmp_path: Path, flag: str
+) -> None:
+    inputs = {
+        "-p": ("review.md", "Review {{ repo }}.\n"),
+        "-s": ("system.md", "You review {{ repo }}.\n"),
+        "--vars-file": ("vars.yaml", "repo: api\n"),
+        "--config": ("config.yaml", "model: demo\n"),
+    }
+    name, text = inputs[flag]
+    source = workspace / name
+    source.write_text(text)
+    task = () if flag == "-p" else ("hi",)
+    result = rho(
+        "--model", "demo", flag, name, "--var", "repo=api", "-o", name, "--force", *task,
+        cwd=workspace,
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert f"--output {name}: that is also an input of this run" in result.stderr
+    assert source.read_text() == text
+
+
+def test_output_with_force_still_replaces_an_old_answer(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "answer.txt").write_text("old\n")
+    result = rho(
+        "--model", "demo", "-o", "answer.txt", "--force", "hi",
+        cwd=workspace,
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "demo model" in (workspace / "answer.txt").read_text()
