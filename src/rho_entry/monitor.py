@@ -70,8 +70,8 @@ def main(argv: Sequence[str]) -> int:
         directory, args = args[0], args[1:]
     try:
         namespace = _parser().parse_args(args)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 1
+    except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
+        return 0 if exc.code == 0 else 1
     root = sessions_root(directory)
     try:
         return _dispatch(namespace, root)
@@ -91,7 +91,7 @@ def _dispatch(ns: argparse.Namespace, root: Path) -> int:
         targets = (
             [root / i.id for i in list_sessions(root, limit=10_000) if i.liveness in LIVE]
             if ns.all
-            else [resolve(root, ns.id).dir]
+            else [_require_live(resolve(root, ns.id), "cancel").dir]
         )
         for path in targets:
             request_cancel(path)
@@ -100,6 +100,8 @@ def _dispatch(ns: argparse.Namespace, root: Path) -> int:
             print("no live session to cancel")
         return 0
     paths = resolve(root, ns.id)
+    if ns.command in ("pause", "directive"):
+        _require_live(paths, ns.command)
     if ns.command == "pause":
         request_pause(paths.dir)
         print(f"paused: {paths.id} (it waits before its next model call or tool)")
@@ -109,6 +111,20 @@ def _dispatch(ns: argparse.Namespace, root: Path) -> int:
         offset = add_directive(paths.dir, " ".join(ns.text))
         print(f"directive #{offset} queued for {paths.id} (applied before its next model call)")
     return 0
+
+
+def _require_live(paths: SessionPaths, command: str) -> SessionPaths:
+    """A signal to a session that no process drives would wait for the next ``--resume``
+    and act there unasked (a pause left behind blocks it): refuse it instead."""
+    from rho_adapters.store.layout import liveness, read_meta
+
+    state = liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
+    if state not in LIVE:
+        raise RhoError(
+            f"{command}: session {paths.id} is not running ({state}); "
+            f'continue it with `rho-agent --resume {paths.id} "..."`'
+        )
+    return paths
 
 
 def _ps(root: Path, *, as_json: bool, limit: int) -> int:

@@ -48,6 +48,17 @@ def test_text_streams_to_stdout_and_notices_to_stderr() -> None:
     assert "\x1b[36m● list(path='.')" in err.getvalue()
 
 
+def test_a_pause_says_how_to_lift_it() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TerminalRenderer(out=out, err=err)
+    renderer(ev.Interrupted(at=0, reason="paused", detail="before the model call"))
+    renderer(ev.Interrupted(at=0, reason="resumed"))
+    lines = err.getvalue().splitlines()
+    assert lines[0].startswith("paused (before the model call): waiting until")
+    assert "`rho-agent monitor resume SESSION`" in lines[0]
+    assert lines[1] == "resumed"
+
+
 def test_usage_line() -> None:
     result = RunResult(
         session_id="s",

@@ -88,9 +88,36 @@ async def test_cancel_all_targets_live_sessions_only(
     assert not (home / "sessions" / "ab1111" / "cancel").exists()
 
 
-async def test_usage_errors_exit_nonzero(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert monitor.main([str(home), "frobnicate"]) != 0
-    assert monitor.main([str(home), "cancel"]) != 0
+async def test_usage_errors_exit_1(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert monitor.main([str(home), "frobnicate"]) == 1
+    assert monitor.main([str(home), "cancel"]) == 1
+    assert monitor.main([str(home), "pause"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "sentinel"),
+    [(["pause"], "pause"), (["cancel"], "cancel"), (["directive"], "directives.jsonl")],
+)
+async def test_signals_to_a_finished_session_are_refused(
+    home: Path, capsys: pytest.CaptureFixture[str], command: list[str], sentinel: str
+) -> None:
+    extra = ["look at /var/log"] if command == ["directive"] else []
+    code, out, err = run([str(home), *command, "ab1", *extra], capsys)
+    assert code == 1
+    assert "session ab1111 is not running (completed)" in err
+    assert "rho-agent --resume ab1111" in err
+    assert out == ""
+    assert not (home / "sessions" / "ab1111" / sentinel).exists()
+
+
+async def test_signals_to_an_open_session_are_delivered(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run([str(home), "directive", "cd3", "check the logs"], capsys)[0] == 0
+    assert run([str(home), "pause", "cd3"], capsys)[0] == 0
+    assert (home / "sessions" / "cd3333" / "pause").exists()
+    assert run([str(home), "cancel", "cd3"], capsys)[0] == 0
+    assert (home / "sessions" / "cd3333" / "cancel").exists()
 
 
 async def test_export_prints_one_json_document(

@@ -185,6 +185,11 @@ class TerminalRenderer:
 
     def _on_interruption(self, event: ev.Interrupted) -> None:
         detail = f" ({event.detail})" if event.detail else ""
+        if event.reason == "paused":
+            detail += (
+                ": waiting until `rho-agent monitor resume SESSION` lifts the pause "
+                "(SESSION is the id in the header; Ctrl+C cancels)"
+            )
         self.notice(f"{event.reason}{detail}", "yellow")
 
     def _on_directive(self, event: ev.DirectiveApplied) -> None:
