@@ -58,3 +58,19 @@ def test_output_with_force_still_replaces_an_old_answer(workspace: Path, tmp_pat
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "demo model" in (workspace / "answer.txt").read_text()
+
+
+def test_a_skipped_trace_line_is_one_plain_warning(workspace: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert rho("--model", "demo", "hi", cwd=workspace, home=home).returncode == 0
+    (trace,) = (home / "rho" / "sessions").glob("*/trace.jsonl")
+    with trace.open("ab") as handle:
+        handle.write(b'{"v": 1, "kind": "mess')  # a write cut by a crash
+    result = rho("--resume", "latest", "--model", "demo", "again", cwd=workspace, home=home)
+    assert result.returncode == 0, result.stderr
+    warning_lines = [line for line in result.stderr.splitlines() if "torn" in line]
+    assert len(warning_lines) == 1
+    assert warning_lines[0].startswith("rho-agent: warning: ")
+    assert "skipped a torn last line" in warning_lines[0]
+    assert "warnings.warn" not in result.stderr
+    assert "TornTraceWarning:" not in result.stderr

@@ -144,7 +144,8 @@ class FileSessionStore(SessionStore):
         raw = yaml.safe_load(paths.config.read_text(encoding="utf-8"))
         config = config_from_dict(raw, source=str(paths.config))
         read = read_trace(paths.trace)
-        self._repair_tail(paths, read.valid_bytes, read.torn)
+        valid_bytes = self._set_aside(paths, read.skipped, read.valid_bytes)
+        self._repair_tail(paths, valid_bytes, read.torn)
         meta = read_meta(paths)
         first_at = read.events[0].at if read.events else time.time()
         labels = meta.get("labels")
@@ -156,6 +157,29 @@ class FileSessionStore(SessionStore):
             labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
         )
         return record, read.events
+
+    @staticmethod
+    def _set_aside(paths: SessionPaths, skipped: Sequence[bytes], valid_bytes: int) -> int:
+        """Move undecodable complete lines to the torn file: the trace is rewritten without
+        them (a new file renamed over the old, so a crash leaves one or the other). Returns
+        the length of the trace's clean prefix afterwards."""
+        if not skipped:
+            return valid_bytes
+        with paths.torn.open("ab") as keep:  # kept for forensics, never replayed
+            keep.write(b"".join(skipped))
+            keep.flush()
+            os.fsync(keep.fileno())
+        data = paths.trace.read_bytes()
+        bad = {line.rstrip(b"\n") for line in skipped}
+        lines = data[:valid_bytes].split(b"\n")[:-1]  # complete lines, each ended by \n
+        clean = b"".join(line + b"\n" for line in lines if line not in bad)
+        scratch = paths.trace.with_name(paths.trace.name + ".rewrite")
+        with scratch.open("wb") as handle:
+            handle.write(clean + data[valid_bytes:])
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(scratch, paths.trace)
+        return len(clean)
 
     @staticmethod
     def _repair_tail(paths: SessionPaths, valid_bytes: int, torn: bytes) -> None:

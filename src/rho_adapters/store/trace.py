@@ -2,7 +2,9 @@
 
 A process killed mid-write leaves at most one incomplete line, at the end. Readers skip it with
 a ``TornTraceWarning`` (and a log record), never an error; the store moves it aside when it
-next opens the session so that appends start on a clean line. A line of a newer format version
+next opens the session so that appends start on a clean line. A complete line that cannot be
+decoded (a crash that left garbage and then a newline, a hand edit) is skipped the same way and
+moved aside too, so that it is reported once, not on every open. A line of a newer format version
 is an error (``TraceFormatError``): silently dropping it would resume the wrong history.
 """
 
@@ -38,6 +40,8 @@ class TraceRead:
     events: tuple[Event, ...]
     valid_bytes: int
     torn: bytes = b""
+    skipped: tuple[bytes, ...] = ()
+    """Complete lines (newline included) in the clean prefix that could not be decoded."""
 
 
 def _skip(source: str, what: str) -> None:
@@ -51,15 +55,18 @@ def parse_trace(data: bytes, *, source: str = "trace.jsonl") -> TraceRead:
     (one C call instead of one per line); a corrupt line falls back to line-by-line."""
     end = data.rfind(b"\n") + 1
     body, tail = data[:end], data[end:]
+    skipped: list[bytes] = []
     with _gc_paused():
         try:
             # Fast path: one json.loads over the whole body turned into an array (the newline
             # separators become commas in one C-level replace).
             dicts = json.loads(b"[" + body[:-1].replace(b"\n", b",") + b"]") if body else []
+            if not all(isinstance(d, dict) for d in dicts):
+                raise ValueError("a line that is not a JSON object")  # find it line by line
             events = [event_from_dict(d) for d in dicts]
         except ValueError:  # a blank or corrupt line somewhere: decode line by line
             lines = [line for line in body.split(b"\n") if line.strip()]
-            events = list(_decode_each(lines, source))
+            events = list(_decode_each(lines, source, skipped))
     valid, torn = end, b""
     if tail.strip():
         try:
@@ -70,7 +77,7 @@ def parse_trace(data: bytes, *, source: str = "trace.jsonl") -> TraceRead:
         except TraceFormatError as exc:
             torn = tail
             _skip(source, f"a torn last line ({len(tail)} bytes): {exc}")
-    return TraceRead(events=tuple(events), valid_bytes=valid, torn=torn)
+    return TraceRead(events=tuple(events), valid_bytes=valid, torn=torn, skipped=tuple(skipped))
 
 
 @contextlib.contextmanager
@@ -87,15 +94,17 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _decode_each(lines: Iterable[bytes], source: str) -> Iterable[Event]:
+def _decode_each(lines: Iterable[bytes], source: str, skipped: list[bytes]) -> Iterable[Event]:
     for number, line in enumerate(lines, 1):
         try:
             data = json.loads(line)
         except ValueError:
             _skip(source, f"unreadable line {number} ({len(line)} bytes)")
+            skipped.append(line + b"\n")
             continue
         if not isinstance(data, dict):
             _skip(source, f"line {number}: not a JSON object")
+            skipped.append(line + b"\n")
             continue
         yield event_from_dict(data)
 

@@ -6,8 +6,11 @@ is built from the standard library and everything else is imported after parsing
 
 from __future__ import annotations
 
+import logging
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 SUBCOMMANDS = {"monitor": "rho_entry.monitor", "export": "rho_entry.export"}
 
@@ -17,6 +20,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     from rho_entry.cli.pipes import QuietPipe
 
+    # The store reports a skipped trace line both as a warning (shown below, one line) and as a
+    # log record for services; without a handler, logging would print it a second time.
+    logging.getLogger("rho_adapters").addHandler(logging.NullHandler())
+    warnings.showwarning = _show_warning
     stdout = sys.stdout
     quiet = QuietPipe(stdout)
     sys.stdout = quiet
@@ -47,3 +54,16 @@ def _subcommand(name: str, args: list[str]) -> int:
     module = importlib.import_module(SUBCOMMANDS[name])
     code: int = module.main(args)
     return code
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning is one line for the user (``a torn trace line was skipped``), without
+    Python's file name, line number and source line."""
+    (file or sys.stderr).write(f"rho-agent: warning: {message}\n")
