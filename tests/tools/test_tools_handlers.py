@@ -253,6 +253,32 @@ async def test_tools_read_excel_xlsx_values_not_formulas(ws: Path) -> None:
     assert "no sheet 'Nope'" in out.content
 
 
+async def test_tools_read_excel_width_is_the_used_columns_not_the_cap(ws: Path) -> None:
+    """A sheet without a dimension record (many writers omit it) is read by openpyxl as
+    MAX_COLUMNS wide; the tool reports and shows only the columns in use."""
+    import zipfile
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Main"
+    for row in (["name", "qty"], ["apple", 3], ["pear", None]):
+        sheet.append(row)
+    book.save(ws / "full.xlsx")
+    with zipfile.ZipFile(ws / "full.xlsx") as src, zipfile.ZipFile(ws / "bare.xlsx", "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename.startswith("xl/worksheets/"):
+                start = data.index(b"<dimension")
+                data = data[:start] + data[data.index(b"/>", start) + 2 :]
+            dst.writestr(item, data)
+    out = await call(ws, "read_excel", RO, path="bare.xlsx", sheet="Main")
+    lines = out.content.splitlines()
+    assert lines[0].endswith(": 3 rows x 2 columns")
+    assert lines[1:4] == ["1\tname\tqty", "2\tapple\t3", "3\tpear\t"]
+
+
 async def test_tools_read_excel_xls_and_broken(ws: Path) -> None:
     (ws / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0")
     (ws / "bad.xlsx").write_bytes(b"not a zip")

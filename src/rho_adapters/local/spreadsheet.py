@@ -34,6 +34,25 @@ def _cell(value: Any) -> Cell:
     return str(value)
 
 
+def _size(ws: Any) -> tuple[int, int]:
+    """Rows and columns of a read-only sheet. Many writers leave out the dimension record that
+    openpyxl reads them from; then the sheet is scanned once (the file is size-capped)."""
+    if not (ws.max_row and ws.max_column):
+        try:
+            ws.calculate_dimension(force=True)
+        except (UnboundLocalError, ValueError):  # no cell at all
+            return 0, 0
+    return ws.max_row or 0, ws.max_column or 0
+
+
+def _used_width(row: tuple[Cell, ...]) -> int:
+    """The number of cells up to the last non-empty one."""
+    width = len(row)
+    while width and row[width - 1] is None:
+        width -= 1
+    return width
+
+
 class OpenpyxlReader(SpreadsheetReader):
     async def sheets(self, data: bytes) -> tuple[SheetInfo, ...]:
         return await asyncio.to_thread(self._sheets, data)
@@ -42,8 +61,9 @@ class OpenpyxlReader(SpreadsheetReader):
         book = _open(data)
         try:
             return tuple(
-                SheetInfo(name=ws.title, rows=ws.max_row or 0, columns=ws.max_column or 0)
+                SheetInfo(name=ws.title, rows=rows, columns=columns)
                 for ws in book.worksheets
+                for rows, columns in [_size(ws)]
             )
         finally:
             book.close()
@@ -61,11 +81,16 @@ class OpenpyxlReader(SpreadsheetReader):
             if sheet not in book.sheetnames:
                 raise ToolError(f"no sheet {sheet!r}; sheets: {', '.join(book.sheetnames)}")
             ws = book[sheet]
-            out = []
-            for row in ws.iter_rows(
-                min_row=start, max_row=start + count - 1, max_col=max_columns, values_only=True
-            ):
-                out.append(tuple(_cell(v) for v in row))
-            return tuple(out)
+            # Read-only sheets pad every row to max_col: ask for no more than the sheet has
+            # (when its dimension record says), then drop columns empty in every row read.
+            width = min(max_columns, _size(ws)[1] or max_columns)
+            out = [
+                tuple(_cell(v) for v in row)
+                for row in ws.iter_rows(
+                    min_row=start, max_row=start + count - 1, max_col=width, values_only=True
+                )
+            ]
+            used = max((_used_width(row) for row in out), default=0)
+            return tuple(row[:used] for row in out)
         finally:
             book.close()
