@@ -56,9 +56,10 @@ def sessions_root(directory: str | None) -> Path:
     """DIR as given (a home with ``sessions/`` inside, or a sessions directory), else the
     home from the environment."""
     if directory is None:
-        from rho_entry.settings import config_dir, environment
+        from rho_entry.home import sessions_dir
+        from rho_entry.settings import environment
 
-        return config_dir(environment()) / "sessions"
+        return sessions_dir(environment())
     path = Path(directory).expanduser()
     return path / "sessions" if (path / "sessions").is_dir() else path
 

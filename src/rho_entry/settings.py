@@ -43,6 +43,8 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
+from rho_entry.databases_config import load_databases
+from rho_entry.home import config_dir
 
 DEMO_MODEL = "demo"
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -82,14 +84,6 @@ class Settings:
 def environment() -> Mapping[str, str]:
     """The process environment (the one sanctioned read of os.environ in the CLI)."""
     return os.environ
-
-
-def config_dir(env: Mapping[str, str]) -> Path:
-    """``$RHO_AGENT_HOME``, else ``$XDG_CONFIG_HOME/rho-agent``, else ``~/.config/rho-agent``."""
-    if env.get("RHO_AGENT_HOME"):
-        return Path(env["RHO_AGENT_HOME"]).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
-    return Path(base) / "rho-agent"
 
 
 def api_key_variable(config: AgentConfig) -> str:
@@ -137,8 +131,6 @@ def resolve_settings(
     config = attrs.evolve(config, profile=_profile(config, flags.get("shell_mode"), home))
     config = attrs.evolve(config, working_dir=_working_dir(config))
     if not config.databases:  # also with --config (the public implementation skipped it)
-        from rho_entry.databases_config import load_databases
-
         config = attrs.evolve(config, databases=load_databases(env))
     return Settings(config=config, config_dir=home, sources=sources)
 

@@ -30,6 +30,7 @@ from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.tools.registry import ToolRegistry
+from rho_entry.home import config_dir
 
 DEMO_MODEL = "demo"
 
@@ -45,13 +46,6 @@ class Ports:
     owned: tuple[Any, ...]  # adapters created here, closed with the session
 
 
-def config_home(environ: Mapping[str, str] | None = None) -> Path:
-    """The config directory (one rule, in ``rho_entry.settings.config_dir``)."""
-    from rho_entry.settings import config_dir
-
-    return config_dir(os.environ if environ is None else environ)
-
-
 def resolve_profile(profile: str | PermissionProfile) -> PermissionProfile:
     """A PermissionProfile from a value, a built-in name, a YAML path or a name under
     <config home>/profiles/."""
@@ -61,7 +55,7 @@ def resolve_profile(profile: str | PermissionProfile) -> PermissionProfile:
         return builtin_profile(profile)
     from rho_entry.config_files import load_profile
 
-    return load_profile(profile, config_home())
+    return load_profile(profile, config_dir(os.environ))
 
 
 def working_dir_of(config: AgentConfig) -> str:
@@ -90,7 +84,7 @@ def render_system_prompt(
     from rho_entry.templates import resolve_system_prompt
 
     return resolve_system_prompt(
-        config, profile, working_dir_of(config), config_home(), tools=tools
+        config, profile, working_dir_of(config), config_dir(os.environ), tools=tools
     )
 
 

@@ -9,7 +9,8 @@ import pytest
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import ShellMode
-from rho_entry.settings import check_endpoint, config_dir, resolve_settings
+from rho_entry.home import config_dir
+from rho_entry.settings import check_endpoint, resolve_settings
 
 
 def test_flag_beats_env_beats_file(tmp_path: Path) -> None:

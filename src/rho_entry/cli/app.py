@@ -70,9 +70,9 @@ def _run_loop(coro: Coroutine[Any, Any, T]) -> T:
 
 def _store(env: Any) -> SessionStore:
     from rho_adapters.store.files import FileSessionStore
-    from rho_entry.settings import config_dir
+    from rho_entry.home import sessions_dir
 
-    return FileSessionStore(config_dir(env) / "sessions")
+    return FileSessionStore(sessions_dir(env))
 
 
 def make_renderer(launch: Launch) -> TerminalRenderer | JsonRenderer:
