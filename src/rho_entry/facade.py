@@ -19,6 +19,7 @@ import attrs
 from rho_domain import agent as domain_agent
 from rho_domain import config as domain_config
 from rho_domain import session as domain_session
+from rho_domain.journal import Listener
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
@@ -94,7 +95,7 @@ class Session(domain_session.Session):
         session_id: str | None = None,
         state: State | None = None,
         created: bool = False,
-        on_event: Any = None,
+        on_event: Listener | None = None,
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
     ) -> None:

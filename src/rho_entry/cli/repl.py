@@ -10,18 +10,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from rho_domain.compaction import CompactResult
 from rho_domain.errors import ModelError, RhoError
 from rho_domain.ports.store import SessionStore
-from rho_entry.cli.app import interruptible, make_renderer, open_session, result_code
+from rho_domain.run import RunResult
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
+from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
 from rho_entry.cli.sessions import format_sessions
+
+if TYPE_CHECKING:
+    from rho_entry.facade import Session
+
+T = TypeVar("T")
 
 HELP = """\
 commands:
@@ -68,11 +76,11 @@ class Repl:
         assert isinstance(renderer, TerminalRenderer)  # --json is refused for the REPL
         self.renderer = renderer
         self.approver = TerminalApprover(renderer, style=renderer.style, auto=auto)
-        self.session: Any = self._await(
+        self.session: Session = self._await(
             open_session(self.launch, store, self.renderer, self.approver)
         )
 
-    def _await(self, coro: Any) -> Any:
+    def _await(self, coro: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(coro)
 
     def main(self) -> int:
@@ -139,6 +147,7 @@ class Repl:
 
     async def _turn(self, prompt: str | None) -> None:
         with interruptible(self.session, lambda text: self.say(text, "yellow")):
+            result: RunResult | None
             try:
                 result = await self.session.run(prompt)
             except asyncio.CancelledError:
@@ -184,7 +193,7 @@ class Repl:
         self.say(f"auto-approve {state}", "yellow")
 
     def cmd_compact(self, arg: str) -> None:
-        async def compact() -> Any:
+        async def compact() -> CompactResult:
             with interruptible(self.session, lambda text: self.say(text, "yellow")):
                 return await self.session.compact(arg)
 
