@@ -36,7 +36,7 @@ from rho_domain.run import PendingApproval, RunResult, RunStatus, budget_exceede
 from rho_domain.state import State
 from rho_domain.streaming import Assembly, consume_stream
 from rho_domain.tool_batch import CANCELLED_RESULT, ToolBatch
-from rho_domain.tools.delegate import ChildOutcome
+from rho_domain.tools.base import ChildOutcome
 
 SUPERSEDED = "[not run: the user sent a new message instead of approving this call.]"
 DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"

@@ -22,8 +22,7 @@ from rho_domain.ports.approver import ApprovalRequest, Approver
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
 from rho_domain.run import RunStatus
-from rho_domain.tools.base import ToolContext
-from rho_domain.tools.delegate import Delegator
+from rho_domain.tools.base import Delegator, ToolContext
 from rho_domain.tools.registry import parse_arguments
 
 REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"

@@ -9,29 +9,20 @@ that is delegating, so it never starts with tool calls that have no result.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
-import attrs
+from rho_domain.tools.base import (
+    DANGEROUS,
+    ChildOutcome,
+    Delegator,
+    ToolContext,
+    ToolHandler,
+    ToolOutput,
+    ToolPolicy,
+)
 
-from rho_domain.messages import Usage
-from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
-
-
-@attrs.frozen(kw_only=True)
-class ChildOutcome:
-    session_id: str
-    status: str
-    text: str
-    usage: Usage
-    error: str | None = None
-
-
-class Delegator(Protocol):
-    def __call__(self, instruction: str, *, full_context: bool) -> Awaitable[ChildOutcome]: ...
-
-
-DelegateFactory = Callable[[], Delegator]
+__all__ = ["ChildOutcome", "DelegateTool", "Delegator"]
 
 
 class DelegateTool(ToolHandler):
