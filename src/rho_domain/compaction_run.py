@@ -1,4 +1,8 @@
-"""Running a compaction: ask the model for the summary, then replace history in one event."""
+"""Running a compaction: ask the model for the summary, then replace history in one event.
+
+``compact_history`` does it on request; ``auto_compact`` does it before a model call when the
+context estimate passes the configured share of the window.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,9 @@ from rho_domain.compaction import (
     compacted_history,
     compaction_instructions,
     plan_compaction,
+    should_compact,
 )
-from rho_domain.errors import ModelProtocolError
+from rho_domain.errors import ModelError, ModelProtocolError
 from rho_domain.journal import Journal
 from rho_domain.messages import UserMessage, message_chars
 from rho_domain.ports.model import ChatModel
@@ -61,3 +66,30 @@ async def compact_history(
         )
     )
     return CompactResult(summary=summary, tokens_before=before, tokens_after=after, trigger=trigger)
+
+
+async def auto_compact(agent: Agent, model: ChatModel, journal: Journal) -> None:
+    """Compact when ``auto_compact`` is on, no call waits for approval and the context
+    estimate passes ``compact_threshold`` of the window.
+
+    A failed summary is reported as an ``error`` event and the run goes on: history is intact
+    and the next call may still fit.
+    """
+    config, state = agent.config, journal.state
+    estimate = state.estimated_context_tokens(agent.system_prompt)
+    if (
+        not config.auto_compact
+        or state.pending_calls
+        or not should_compact(estimate, config.context_window, config.compact_threshold)
+    ):
+        return
+    try:
+        await compact_history(agent, model, journal, "", "auto")
+    except ModelError as exc:
+        await journal.emit(
+            ev.ErrorOccurred(
+                at=journal.clock.now(),
+                error_type=type(exc).__name__,
+                message=f"auto-compaction failed: {exc}",
+            )
+        )

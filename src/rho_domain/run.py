@@ -1,7 +1,8 @@
-"""RunResult and run statuses."""
+"""One run's vocabulary: its statuses, its running tally, its result, its budget check."""
 
 from __future__ import annotations
 
+import uuid
 from enum import StrEnum
 
 import attrs
@@ -17,6 +18,26 @@ class RunStatus(StrEnum):
     BUDGET_EXCEEDED = "budget_exceeded"
     AWAITING_APPROVAL = "awaiting_approval"
     ERROR = "error"
+
+
+def new_id() -> str:
+    """A short random id for a session or a run."""
+    return uuid.uuid4().hex[:12]
+
+
+@attrs.define
+class RunTally:
+    """What one run has counted so far; ``RunResult`` is built from it when the run ends.
+
+    ``started`` is the clock's monotonic time; ``calls`` counts model calls; ``text`` is the
+    final answer once a turn ends without tool calls.
+    """
+
+    id: str
+    started: float
+    usage: Usage = Usage()
+    text: str = ""
+    calls: int = 0
 
 
 @attrs.frozen(kw_only=True)

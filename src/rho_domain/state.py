@@ -140,5 +140,18 @@ class State:
         self.started_calls -= set(synthetic)
         return tuple(synthetic.values())
 
+    def awaiting_decision(self) -> tuple[ToolCall, ...]:
+        """Pending calls that nobody has approved or rejected yet."""
+        return tuple(c for c in self.pending_calls if self.approvals.get(c.id, False) is None)
+
+    def settled_history(self) -> list[Message]:
+        """History without the turn in progress (whose tool calls have no results yet)."""
+        messages = list(self.messages)
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, AssistantMessage) and message.tool_calls:
+                return messages[:index]
+        return messages
+
     def user_messages(self) -> tuple[UserMessage, ...]:
         return tuple(m for m in self.messages if isinstance(m, UserMessage))

@@ -25,6 +25,7 @@ from rho_domain.run import RunStatus
 from rho_domain.tools.base import Delegator, ToolContext
 from rho_domain.tools.registry import parse_arguments
 
+SUPERSEDED = "[not run: the user sent a new message instead of approving this call.]"
 REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"
 SKIPPED = "[not run: the user rejected an earlier call of this batch.]"
 CANCELLED_RESULT = "[cancelled by the user; if it was running, its effects are unknown.]"
@@ -44,13 +45,13 @@ class ToolBatch:
         databases: Mapping[str, Database],
         delegate: Delegator | None = None,
     ) -> None:
-        self.session_id, self.agent, self.journal, self.control = (
-            session_id,
-            agent,
-            journal,
-            control,
-        )
-        self.executor, self.approver, self.databases = executor, approver, databases
+        self.session_id = session_id
+        self.agent = agent
+        self.journal = journal
+        self.control = control
+        self.executor = executor
+        self.approver = approver
+        self.databases = databases
         self.delegate = delegate
         self.clock = journal.clock
         self.state = journal.state
@@ -95,6 +96,20 @@ class ToolBatch:
                 await self.journal.answer_all(calls[index + 1 :], CANCELLED_RESULT)
                 return RunStatus.CANCELLED
         return None
+
+    async def resume(self, *, superseded: bool) -> RunStatus | None:
+        """Continue the calls an earlier run left pending; a status ends the run.
+
+        ``superseded`` (the user sent a new prompt instead of deciding): only the approved
+        calls run, the others are answered ``SUPERSEDED``, and only a cancellation ends the run.
+        """
+        calls = self.state.pending_calls
+        if not superseded:
+            return await self.run(calls)
+        approved = [c for c in calls if self.state.approvals.get(c.id) is True]
+        outcome = await self.run(approved)
+        await self.journal.answer_all([c for c in calls if c not in approved], SUPERSEDED)
+        return outcome if outcome is RunStatus.CANCELLED else None
 
     async def _approval(
         self, call: ToolCall, reason: str, batch: Sequence[ToolCall]
