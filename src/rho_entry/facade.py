@@ -44,8 +44,12 @@ class AgentConfig(domain_config.AgentConfig):
     def from_file(cls, path: str | Path) -> AgentConfig:
         from rho_entry.config_files import load_agent_config
 
-        loaded = load_agent_config(Path(path))
-        return cls(**{a.name: getattr(loaded, a.name) for a in attrs.fields(type(loaded))})
+        return cls.from_config(load_agent_config(Path(path)))
+
+    @classmethod
+    def from_config(cls, config: domain_config.AgentConfig) -> AgentConfig:
+        """This class with the fields of a domain ``AgentConfig``."""
+        return cls(**{a.name: getattr(config, a.name) for a in attrs.fields(type(config))})
 
     def to_file(self, path: str | Path) -> None:
         from rho_entry.config_files import save_agent_config
@@ -65,8 +69,10 @@ class Agent(domain_agent.Agent):
         system_prompt: str | None = None,
     ) -> None:
         config = config if config is not None else AgentConfig()
-        profile = profile or wiring.resolve_profile(config.profile)
-        registry = registry or wiring.build_registry(config, profile)
+        if profile is None:
+            profile = wiring.resolve_profile(config.profile)
+        if registry is None:
+            registry = wiring.build_registry(config, profile)
         if system_prompt is None:
             system_prompt = wiring.render_system_prompt(config, profile, registry.names)
         super().__init__(
