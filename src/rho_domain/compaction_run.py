@@ -17,7 +17,7 @@ from rho_domain.compaction import (
 )
 from rho_domain.errors import ModelError, ModelProtocolError
 from rho_domain.journal import Journal
-from rho_domain.messages import UserMessage, message_chars
+from rho_domain.messages import UserMessage, estimate_tokens, message_chars
 from rho_domain.ports.model import ChatModel
 from rho_domain.streaming import Assembly, consume_stream
 
@@ -53,7 +53,7 @@ async def compact_history(
         ev.UsageRecorded(at=clock.now(), usage=usage, prompt_tokens=usage.input_tokens)
     )
     messages = compacted_history(plan, summary)
-    after = (len(system) + sum(message_chars(m) for m in messages) + 3) // 4
+    after = estimate_tokens(len(system) + sum(message_chars(m) for m in messages))
     await journal.emit(
         ev.Compacted(
             at=clock.now(),

@@ -101,9 +101,13 @@ class Usage:
         )
 
 
-def estimate_tokens(text: str) -> int:
-    """The harness's token estimate: about four characters per token, rounded up."""
-    return (len(text) + 3) // 4
+def estimate_tokens(chars: int) -> int:
+    """The harness's token estimate for ``chars`` characters: about four per token, rounded up.
+
+    The one place this rule is written; every estimate (missing usage, context size,
+    compaction) goes through it.
+    """
+    return (chars + 3) // 4
 
 
 def message_chars(message: Message) -> int:

@@ -19,6 +19,7 @@ from rho_domain.messages import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    estimate_tokens,
     message_chars,
 )
 
@@ -99,8 +100,8 @@ class State:
         """Last prompt size the server reported plus ~4 chars/token for what came since."""
         if self.last_prompt_tokens is None:
             chars = len(system_prompt) + sum(message_chars(m) for m in self.messages)
-            return (chars + 3) // 4
-        return self.last_prompt_tokens + (self.chars_since_prompt + 3) // 4
+            return estimate_tokens(chars)
+        return self.last_prompt_tokens + estimate_tokens(self.chars_since_prompt)
 
     def unanswered_calls(self) -> tuple[ToolCall, ...]:
         """Tool calls with no result that are not waiting for approval."""

@@ -32,8 +32,6 @@ from rho_domain.ports.store import SessionStore
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry.home import config_dir
 
-DEMO_MODEL = "demo"
-
 
 @attrs.frozen(kw_only=True)
 class Ports:
@@ -146,9 +144,9 @@ def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
 
 
 def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
-    if config.model == DEMO_MODEL:
-        from rho_entry.demo import DemoModel
+    from rho_entry.demo import DEMO_MODEL, DemoModel
 
+    if config.model == DEMO_MODEL:
         return DemoModel()
     from rho_adapters.model import build_model as build
 

@@ -7,7 +7,7 @@ from _model_support import calls_of, collect, finish_of, make_model, request, te
 
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_adapters.model import build_model
-from rho_adapters.model.profiles import guess_profile_name, resolve_profile
+from rho_adapters.model.providers import guess_provider_name, resolve_provider
 from rho_domain.errors import ConfigError
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.model import ToolSpec
@@ -42,14 +42,14 @@ FULL = {
     ],
 )
 def test_profile_guessed_from_base_url(url: str | None, name: str) -> None:
-    assert guess_profile_name(url) == name
+    assert guess_provider_name(url) == name
 
 
 def test_profile_chosen_by_config_overrides_the_guess_and_unknown_names_fail() -> None:
-    assert resolve_profile("ollama", "https://api.openai.com/v1").name == "ollama"
-    assert resolve_profile("llama.cpp", None).name == "llamacpp"
+    assert resolve_provider("ollama", "https://api.openai.com/v1").name == "ollama"
+    assert resolve_provider("llama.cpp", None).name == "llamacpp"
     with pytest.raises(ConfigError, match="unknown provider 'nope'"):
-        resolve_profile("nope", None)
+        resolve_provider("nope", None)
 
 
 async def body_for(provider: str, **req: object) -> dict[str, object]:
