@@ -114,15 +114,11 @@ def profile_from_dict(
     return profile
 
 
-def load_profile(spec: str | PermissionProfile, config_dir: Path | None) -> PermissionProfile:
-    """Positional form of ``resolve_profile`` (used by the wiring)."""
-    return resolve_profile(spec, config_dir=config_dir)
-
-
 def resolve_profile(spec: str | PermissionProfile, *, config_dir: Path | None) -> PermissionProfile:
     """A profile from a built-in name, a YAML path, or ``<config dir>/profiles/NAME.yaml``.
 
-    Built-in names win over same-named files (they cannot be shadowed by accident).
+    The one lookup of a permission profile (facade, settings, REPL). Built-in names win over
+    same-named files (they cannot be shadowed by accident).
     """
     if isinstance(spec, PermissionProfile):
         return spec

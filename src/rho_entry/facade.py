@@ -70,7 +70,7 @@ class Agent(domain_agent.Agent):
     ) -> None:
         config = config if config is not None else AgentConfig()
         if profile is None:
-            profile = wiring.resolve_profile(config.profile)
+            profile = wiring.profile_of(config)
         if registry is None:
             registry = wiring.build_registry(config, profile)
         if system_prompt is None:

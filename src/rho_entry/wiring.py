@@ -18,10 +18,8 @@ from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
-    BUILTIN_PROFILES,
     PermissionProfile,
     ShellMode,
-    builtin_profile,
 )
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
@@ -44,16 +42,12 @@ class Ports:
     owned: tuple[Any, ...]  # adapters created here, closed with the session
 
 
-def resolve_profile(profile: str | PermissionProfile) -> PermissionProfile:
-    """A PermissionProfile from a value, a built-in name, a YAML path or a name under
-    <config home>/profiles/."""
-    if isinstance(profile, PermissionProfile):
-        return profile
-    if profile in BUILTIN_PROFILES:
-        return builtin_profile(profile)
-    from rho_entry.config_files import load_profile
+def profile_of(config: AgentConfig) -> PermissionProfile:
+    """The config's permission profile (``config_files.resolve_profile`` under this
+    environment's config directory)."""
+    from rho_entry.config_files import resolve_profile as resolve
 
-    return load_profile(profile, config_dir(os.environ))
+    return resolve(config.profile, config_dir=config_dir(os.environ))
 
 
 def working_dir_of(config: AgentConfig) -> str:
