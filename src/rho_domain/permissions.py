@@ -31,14 +31,14 @@ class DatabaseMode(Enum):
 
 
 class ApprovalMode(Enum):
+    """Which calls wait for a human. A tool's risk is declared once, by its handler's
+    ``policy_for``; DANGEROUS refers to it, GRANULAR lets a custom profile name tools instead."""
+
     ALL = "all"  # every tool call
-    DANGEROUS = "dangerous"  # tools whose policy says dangerous
+    DANGEROUS = "dangerous"  # calls whose handler's policy says dangerous
     GRANULAR = "granular"  # the tools named in approval_required_tools
     NONE = "none"  # never (sandboxes)
 
-
-DATABASE_TOOLS = frozenset({"sqlite", "postgres", "mysql", "oracle", "vertica"})
-DANGEROUS_TOOLS = frozenset({"bash", "write", "edit", "delegate"} | DATABASE_TOOLS)
 
 DEFAULT_DANGEROUS_PATTERNS: tuple[str, ...] = (
     "rm -rf",
@@ -59,7 +59,8 @@ class PermissionProfile:
     """A validated permission profile.
 
     ``dangerous_patterns``: a call whose arguments contain one of these (case-insensitive)
-    needs approval in every approval mode except NONE. ``denied_tools`` are never run.
+    needs approval in every approval mode except NONE. ``approval_required_tools`` is read in
+    GRANULAR mode only. ``denied_tools`` are never run.
     ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
     """
 
@@ -69,7 +70,7 @@ class PermissionProfile:
     file_write: FileWriteMode = FileWriteMode.OFF
     database: DatabaseMode = DatabaseMode.READONLY
     approval: ApprovalMode = ApprovalMode.DANGEROUS
-    approval_required_tools: frozenset[str] = DANGEROUS_TOOLS
+    approval_required_tools: frozenset[str] = frozenset()
     denied_tools: frozenset[str] = frozenset()
     dangerous_patterns: tuple[str, ...] = DEFAULT_DANGEROUS_PATTERNS
     shell_timeout: float = 120.0
@@ -94,8 +95,6 @@ def developer_profile() -> PermissionProfile:
         description="Local development: any shell command and file edits, each approved.",
         shell=ShellMode.UNRESTRICTED,
         file_write=FileWriteMode.FULL,
-        approval=ApprovalMode.GRANULAR,
-        approval_required_tools=frozenset({"bash", "write", "edit"} | DATABASE_TOOLS),
         shell_timeout=300.0,
     )
 

@@ -17,6 +17,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
     BUILTIN_PROFILES,
+    ApprovalMode,
     FileWriteMode,
     PermissionProfile,
     builtin_profile,
@@ -111,6 +112,12 @@ def profile_from_dict(
         flat = merged
     flat.setdefault("name", default_name)
     profile: PermissionProfile = _structure(flat, PermissionProfile, source)
+    if profile.approval is ApprovalMode.GRANULAR and not profile.approval_required_tools:
+        raise ConfigError(
+            f"{source}: profile.approval.required_tools: granular approval needs the tools to "
+            "ask about (or use mode: dangerous, which asks before every call its tool declares "
+            "dangerous)"
+        )
     return profile
 
 

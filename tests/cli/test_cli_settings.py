@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
-from rho_domain.permissions import ShellMode
+from rho_domain.permissions import ShellMode, builtin_profile
 from rho_entry.home import config_dir
 from rho_entry.settings import check_endpoint, resolve_settings
 
@@ -46,7 +47,7 @@ def test_shell_mode_changes_only_the_shell() -> None:
     assert not isinstance(profile, str)
     assert profile.shell is ShellMode.UNRESTRICTED
     assert profile.name == "readonly"
-    assert profile.approval_required_tools  # approvals kept
+    assert attrs.evolve(profile, shell=ShellMode.RESTRICTED) == builtin_profile("readonly")
 
 
 def test_working_dir_is_made_absolute_and_checked(tmp_path: Path) -> None:

@@ -51,6 +51,9 @@ _ENGINE_TITLE = {
 }
 
 
+DATABASE_TOOL_NAMES: frozenset[str] = frozenset(_ENGINE_TITLE)  # one tool per engine
+
+
 def database_tools(
     databases: Mapping[str, DatabaseConfig], profile: PermissionProfile
 ) -> tuple[ToolHandler, ...]:

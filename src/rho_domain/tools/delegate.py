@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from rho_domain.tools.base import (
-    DANGEROUS,
     ChildOutcome,
     Delegator,
     ToolContext,
@@ -23,6 +22,8 @@ from rho_domain.tools.base import (
 )
 
 __all__ = ["ChildOutcome", "DelegateTool", "Delegator"]
+
+DELEGATES = ToolPolicy(read_only=False, dangerous=False)
 
 
 class DelegateTool(ToolHandler):
@@ -52,7 +53,9 @@ class DelegateTool(ToolHandler):
     }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
-        return DANGEROUS
+        """Not dangerous in itself: every call of the child is decided by the same profile
+        and approver. Not read-only: the child may change things (once approved)."""
+        return DELEGATES
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         instruction = str(arguments["instruction"]).strip()
