@@ -30,6 +30,7 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
 from rho_domain.state import State
+from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry import wiring
 
@@ -72,7 +73,13 @@ class Agent(domain_agent.Agent):
         if profile is None:
             profile = wiring.profile_of(config)
         if registry is None:
-            registry = wiring.build_registry(config, profile)
+            registry = build_registry(
+                profile,
+                databases=config.databases,
+                spreadsheet_reader=wiring.build_spreadsheet_reader(),
+                delegation=True,
+                output_limit=config.tool_output_limit,
+            )
         if system_prompt is None:
             system_prompt = wiring.render_system_prompt(config, profile, registry.names)
         super().__init__(

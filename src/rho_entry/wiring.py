@@ -26,8 +26,8 @@ from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.ports.store import SessionStore
-from rho_domain.tools.registry import ToolRegistry
 from rho_entry.home import config_dir
 
 
@@ -54,20 +54,11 @@ def working_dir_of(config: AgentConfig) -> str:
     return str(Path(config.working_dir or os.getcwd()).expanduser().resolve())
 
 
-def build_registry(config: AgentConfig, profile: PermissionProfile) -> ToolRegistry:
-    """The profile's tools, the databases' tools, and ``delegate`` (one level deep)."""
+def build_spreadsheet_reader() -> SpreadsheetReader:
+    """The reader ``read_excel`` uses (openpyxl, imported when a file is read)."""
     from rho_adapters.local.spreadsheet import OpenpyxlReader
-    from rho_domain.tools.delegate import DelegateTool
-    from rho_domain.tools.factory import build_registry as build
 
-    extra = () if profile.bash_only else (DelegateTool(),)
-    return build(
-        profile,
-        databases=config.databases,
-        spreadsheet_reader=OpenpyxlReader(),
-        extra=extra,
-        output_limit=config.tool_output_limit,
-    )
+    return OpenpyxlReader()
 
 
 def render_system_prompt(
