@@ -151,7 +151,8 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
         # the per-class hook directly skips cattrs' dispatch, which matters for 100k-line replays.
         event: Event = hook(data, None)  # type: ignore[misc]
         return event
-    except (cattrs.BaseValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (cattrs.errors.CattrsError, TypeError, ValueError, KeyError, AttributeError) as exc:
+        # CattrsError: e.g. a value outside a Literal (an unknown status or reason)
         raise TraceFormatError(f"malformed {kind!r} event: {_describe(exc)}") from exc
 
 

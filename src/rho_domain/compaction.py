@@ -8,6 +8,7 @@ message. A failed summary leaves history untouched.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import attrs
 
@@ -33,12 +34,17 @@ KEPT_USER_MESSAGES = 2
 KEPT_USER_CHARS = 2_000
 
 
+CompactTrigger = Literal["manual", "auto"]
+
+
 @attrs.frozen(kw_only=True)
 class CompactResult:
+    """What a compaction did; ``summary`` is empty when there was nothing to compact."""
+
     summary: str
     tokens_before: int
     tokens_after: int
-    trigger: str
+    trigger: CompactTrigger
 
 
 @attrs.frozen(kw_only=True)

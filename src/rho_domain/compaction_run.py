@@ -10,6 +10,7 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import (
     CompactResult,
+    CompactTrigger,
     compacted_history,
     compaction_instructions,
     plan_compaction,
@@ -29,7 +30,11 @@ async def _discard(event: ev.Event) -> None:
 
 
 async def compact_history(
-    agent: Agent, model: ChatModel, journal: Journal, custom_instructions: str, trigger: str
+    agent: Agent,
+    model: ChatModel,
+    journal: Journal,
+    custom_instructions: str,
+    trigger: CompactTrigger,
 ) -> CompactResult:
     """Summarise through ``model`` and emit one ``Compacted`` event carrying the new history.
 

@@ -60,7 +60,7 @@ async def end_run(
             ev.RunEnded(
                 at=clock.now(),
                 run_id=tally.id,
-                status=status.value,
+                status=status,
                 text=tally.text,
                 usage=tally.usage,
                 session_usage=state.usage,

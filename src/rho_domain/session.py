@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.compaction import CompactResult
+from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.compaction_run import auto_compact, compact_history
 from rho_domain.control import RunControl
 from rho_domain.errors import SessionStateError
@@ -170,7 +170,7 @@ class Session:
                     await task
 
     async def compact(
-        self, custom_instructions: str = "", *, trigger: str = "manual"
+        self, custom_instructions: str = "", *, trigger: CompactTrigger = "manual"
     ) -> CompactResult:
         """Summarise old history through the model and replace it.
         Raises ``ModelError`` when the summary fails; history is then left untouched."""

@@ -132,6 +132,8 @@ def test_future_version_is_refused_with_a_clear_error() -> None:
         b'{"v": 1, "kind": "message", "at": 1, "message": {"role": "alien", "content": "x"}}',
         b"[1, 2]",
         b'{"v": 1, "kind": "run_st',
+        b'{"v": 1, "kind": "interruption", "at": 1, "reason": "napping"}',
+        b'{"v": 1, "kind": "run_end", "at": 1, "run_id": "r", "status": "exploded"}',
     ],
 )
 def test_malformed_lines_raise_trace_format_error(line: bytes) -> None:
