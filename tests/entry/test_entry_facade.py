@@ -47,6 +47,15 @@ def test_an_empty_registry_given_is_kept(tmp_path: Path) -> None:
     assert agent.without_tools("delegate").registry.names == ()
 
 
+def test_the_stream_setting_reaches_the_model() -> None:
+    from rho_entry.wiring import build_model
+
+    config = AgentConfig(model="m", base_url="http://127.0.0.1:8080/v1", stream=False)
+    model = build_model(config, {}, FakeClock())
+    assert model.stream_mode is False  # type: ignore[attr-defined]
+    assert build_model(AgentConfig(model="m"), {}, FakeClock()).stream_mode is None  # type: ignore[attr-defined]
+
+
 def test_unknown_profile_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="no-such-profile"):
         Agent(AgentConfig(profile="no-such-profile"))
