@@ -2,8 +2,10 @@
 
 Files are bytes keyed by workspace-relative POSIX paths; directories exist implicitly.
 Commands are answered by handlers you register by program name (``argv[0]`` of the first
-stage, or the first word of a shell string); anything else exits 127. It confines paths like
-a real executor (no ``..`` or absolute escapes) and refuses writes when ``writable`` is False.
+stage, or the first word of a shell string); anything else exits 127. It takes the same
+``file_write`` setting as the real executors and enforces it the same way (OFF refuses every
+write, CREATE_ONLY refuses overwrites), and confines paths like them (no ``..`` or absolute
+escapes). It joins their contract suite (tests/tools/test_executor_contract.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import posixpath
 from collections.abc import Awaitable, Callable, Mapping
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 
 CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
@@ -26,7 +29,7 @@ class MemoryExecutor(Executor):
         files: Mapping[str, bytes | str] | None = None,
         *,
         commands: Mapping[str, CommandHandler] | None = None,
-        writable: bool = True,
+        file_write: FileWriteMode = FileWriteMode.FULL,
         root: str = "/workspace",
     ) -> None:
         self.root = root
@@ -34,7 +37,7 @@ class MemoryExecutor(Executor):
         for path, data in (files or {}).items():
             self.files[self._key(path)] = data.encode() if isinstance(data, str) else data
         self.commands = dict(commands or {})
-        self.writable = writable
+        self.file_write = file_write
         self.runs: list[Command] = []
         self.writes: list[str] = []
         self.closed = False
@@ -108,9 +111,13 @@ class MemoryExecutor(Executor):
         return tuple(entries.values())
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        if self.file_write is FileWriteMode.OFF:
+            raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
+        if overwrite and self.file_write is FileWriteMode.CREATE_ONLY:
+            raise PermissionDenied(
+                f"overwriting {path!r} is not allowed: this profile may only create new files"
+            )
         key = self._key(path)
-        if not self.writable:
-            raise PermissionDenied(f"writing {path} is not allowed: the workspace is read-only")
         existed = key in self.files
         if existed and not overwrite:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
