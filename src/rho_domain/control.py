@@ -31,9 +31,11 @@ class RunControl:
 
     @property
     def cancelled(self) -> bool:
+        """True once cancellation was requested for this run."""
         return self._cancel.is_set()
 
     def cancel(self) -> None:
+        """Request cancellation (from this process); raced work stops at once."""
         self._cancel.set()
 
     async def start(self) -> None:
@@ -44,6 +46,7 @@ class RunControl:
             self._watcher = asyncio.ensure_future(self._watch())
 
     async def stop(self, *, consume_cancel: bool) -> None:
+        """Stop listening; ``consume_cancel`` clears a cancel this run obeyed."""
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None

@@ -54,12 +54,14 @@ class Journal:
         await self.announce(event)
 
     async def announce(self, event: ev.Event) -> None:
+        """Call every listener with ``event`` (awaiting the async ones), in order."""
         for listener in tuple(self.listeners):
             outcome = listener(event)
             if outcome is not None:
                 await outcome
 
     async def flush(self) -> None:
+        """Persist queued events; on failure they stay queued and the error propagates."""
         if self.store is None or not self.created or not self._unpersisted:
             return
         batch, self._unpersisted = self._unpersisted, []
@@ -70,9 +72,11 @@ class Journal:
             raise
 
     async def message(self, message: Message) -> None:
+        """Emit ``MessageAdded`` for ``message``."""
         await self.emit(ev.MessageAdded(at=self.clock.now(), message=message))
 
     async def result(self, call: ToolCall, content: str, is_error: bool) -> None:
+        """Add the result message of ``call``."""
         await self.message(
             ToolResultMessage(
                 call_id=call.id, tool_name=call.name, content=content, is_error=is_error

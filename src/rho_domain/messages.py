@@ -25,6 +25,8 @@ class ToolCall:
 
 @attrs.frozen
 class SystemMessage:
+    """A system message (adapters send the agent's system prompt this way)."""
+
     content: str
     role: Literal["system"] = "system"
 
@@ -84,6 +86,7 @@ class Usage:
 
     @property
     def total_tokens(self) -> int:
+        """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:

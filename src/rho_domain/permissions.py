@@ -15,17 +15,23 @@ from rho_domain.errors import ConfigError
 
 
 class ShellMode(Enum):
+    """What the shell may run."""
+
     RESTRICTED = "restricted"  # allowlisted read-only programs, no shell
     UNRESTRICTED = "unrestricted"  # any command through bash
 
 
 class FileWriteMode(Enum):
+    """What file tools and the executor may write."""
+
     OFF = "off"
     CREATE_ONLY = "create-only"
     FULL = "full"
 
 
 class DatabaseMode(Enum):
+    """Whether SQL runs in read-only transactions or may change data."""
+
     READONLY = "readonly"
     MUTATIONS = "mutations"
 
@@ -79,10 +85,12 @@ class PermissionProfile:
 
     @property
     def read_only(self) -> bool:
+        """True when neither files nor the shell can change anything."""
         return self.file_write is FileWriteMode.OFF and self.shell is ShellMode.RESTRICTED
 
 
 def readonly_profile() -> PermissionProfile:
+    """The ``readonly`` profile: restricted shell, no writes, dangerous calls approved."""
     return PermissionProfile(
         name="readonly",
         description="Investigate without changing anything: read-only shell, files and SQL.",
@@ -90,6 +98,7 @@ def readonly_profile() -> PermissionProfile:
 
 
 def developer_profile() -> PermissionProfile:
+    """The ``developer`` profile: any command and file edits, dangerous calls approved."""
     return PermissionProfile(
         name="developer",
         description="Local development: any shell command and file edits, each approved.",
@@ -100,6 +109,7 @@ def developer_profile() -> PermissionProfile:
 
 
 def eval_profile() -> PermissionProfile:
+    """The ``eval`` profile: everything allowed, nothing asked (sandboxes only)."""
     return PermissionProfile(
         name="eval",
         description="Sandboxed evaluation: everything allowed, nothing asked.",

@@ -12,6 +12,8 @@ from rho_domain.messages import ToolCall, Usage
 
 
 class RunStatus(StrEnum):
+    """How a run ended."""
+
     COMPLETED = "completed"
     CANCELLED = "cancelled"
     MAX_TURNS = "max_turns"
@@ -42,6 +44,8 @@ class RunTally:
 
 @attrs.frozen(kw_only=True)
 class PendingApproval:
+    """A call waiting for a human when the run ended ``awaiting_approval``."""
+
     call: ToolCall
     reason: str
 
@@ -67,6 +71,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
+        """True when the run completed."""
         return self.status is RunStatus.COMPLETED
 
 

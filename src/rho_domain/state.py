@@ -155,4 +155,5 @@ class State:
         return messages
 
     def user_messages(self) -> tuple[UserMessage, ...]:
+        """The user messages of the history, in order."""
         return tuple(m for m in self.messages if isinstance(m, UserMessage))

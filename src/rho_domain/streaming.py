@@ -38,9 +38,11 @@ class Assembly:
 
     @property
     def partial_text(self) -> str:
+        """The answer text streamed so far."""
         return "".join(self.text)
 
     def message(self) -> AssistantMessage:
+        """The assistant message assembled so far."""
         return AssistantMessage(
             text="".join(self.text),
             tool_calls=tuple(self.tool_calls),

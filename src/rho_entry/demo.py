@@ -62,11 +62,12 @@ class DemoModel(ChatModel):
         self.calls = 0
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """See ``ChatModel.stream``."""
         self.calls += 1
         return self._stream(request)
 
     async def aclose(self) -> None:
-        return None
+        """See ``ChatModel.aclose``."""
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         call = None if request.tool_choice == "none" else self._next_call(request)

@@ -43,6 +43,7 @@ class AgentConfig(domain_config.AgentConfig):
 
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
+        """Read an AgentConfig YAML file."""
         from rho_entry.config_files import load_agent_config
 
         return cls.from_config(load_agent_config(Path(path)))
@@ -53,6 +54,7 @@ class AgentConfig(domain_config.AgentConfig):
         return cls(**{a.name: getattr(config, a.name) for a in attrs.fields(type(config))})
 
     def to_file(self, path: str | Path) -> None:
+        """Write this config as YAML (settings left at their defaults are omitted)."""
         from rho_entry.config_files import save_agent_config
 
         save_agent_config(self, Path(path))

@@ -65,6 +65,7 @@ def sessions_root(directory: str | None) -> Path:
 
 
 def main(argv: Sequence[str]) -> int:
+    """``rho-agent monitor [DIR] COMMAND``: returns the exit code."""
     args = list(argv)
     directory = None
     if args and args[0] not in COMMANDS and not args[0].startswith("-"):

@@ -78,6 +78,7 @@ class Settings:
 
     @property
     def is_demo(self) -> bool:
+        """True when the offline demo model is selected."""
         return self.config.model == DEMO_MODEL
 
 

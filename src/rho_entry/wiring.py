@@ -33,6 +33,8 @@ from rho_entry.home import config_dir
 
 @attrs.frozen(kw_only=True)
 class Ports:
+    """The ports of one session, and the adapters created here (closed with the session)."""
+
     model: ChatModel
     executor: Executor
     clock: Clock
@@ -51,6 +53,7 @@ def profile_of(config: AgentConfig) -> PermissionProfile:
 
 
 def working_dir_of(config: AgentConfig) -> str:
+    """The config's working directory, absolute (the current one when unset)."""
     return str(Path(config.working_dir or os.getcwd()).expanduser().resolve())
 
 
@@ -64,6 +67,7 @@ def build_spreadsheet_reader() -> SpreadsheetReader:
 def render_system_prompt(
     config: AgentConfig, profile: PermissionProfile, tools: tuple[str, ...] = ()
 ) -> str:
+    """The system prompt for ``config`` and ``profile`` (template, facts, tool names)."""
     from rho_entry.templates import resolve_system_prompt
 
     return resolve_system_prompt(
@@ -129,6 +133,7 @@ def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
 
 
 def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
+    """The ChatModel for ``config``: the demo model, or ``rho_adapters.model.build_model``."""
     from rho_entry.demo import DEMO_MODEL, DemoModel
 
     if config.model == DEMO_MODEL:
@@ -153,6 +158,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
 def build_executor(
     config: AgentConfig, profile: PermissionProfile, store: SessionStore | None
 ) -> Executor:
+    """The executor the config's ``backend`` names, enforcing ``profile``."""
     if config.backend == "daytona":
         return build_daytona_executor(config, profile, os.environ)
     if config.backend != "local":
@@ -217,6 +223,7 @@ def build_signals(store: SessionStore) -> SignalSource | None:
 def build_databases(
     config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
 ) -> dict[str, Database]:
+    """The configured databases, opened lazily in the profile's database mode."""
     if not config.databases:
         return {}
     from rho_adapters.db import open_databases

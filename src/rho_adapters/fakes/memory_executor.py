@@ -44,6 +44,7 @@ class MemoryExecutor(Executor):
 
     @property
     def working_dir(self) -> str:
+        """See ``Executor.working_dir``."""
         return self.root
 
     def _key(self, path: str) -> str:
@@ -60,6 +61,7 @@ class MemoryExecutor(Executor):
         return key == "" or any(p.startswith(key + "/") for p in self.files)
 
     async def run(self, command: Command) -> CommandResult:
+        """See ``Executor.run``."""
         self._key(command.cwd)
         self.runs.append(command)
         if command.pipeline:
@@ -75,6 +77,7 @@ class MemoryExecutor(Executor):
         return await outcome if inspect.isawaitable(outcome) else outcome
 
     async def stat(self, path: str) -> FileInfo:
+        """See ``Executor.stat``."""
         key = self._key(path)
         name = posixpath.basename(key) or "."
         if key in self.files:
@@ -84,6 +87,7 @@ class MemoryExecutor(Executor):
         raise ToolError(f"no such file or directory: {path}")
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        """See ``Executor.read``."""
         key = self._key(path)
         if key not in self.files:
             if self._is_dir(key):
@@ -94,6 +98,7 @@ class MemoryExecutor(Executor):
         return data[offset:end]
 
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
+        """See ``Executor.list_dir``."""
         key = self._key(path)
         if not self._is_dir(key):
             raise ToolError(f"not a directory: {path}")
@@ -111,6 +116,7 @@ class MemoryExecutor(Executor):
         return tuple(entries.values())
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        """See ``Executor.write``."""
         if self.file_write is FileWriteMode.OFF:
             raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
         if overwrite and self.file_write is FileWriteMode.CREATE_ONLY:
@@ -128,7 +134,9 @@ class MemoryExecutor(Executor):
         return existed
 
     async def which(self, program: str) -> str | None:
+        """See ``Executor.which``."""
         return f"/fake/bin/{program}" if program in self.commands else None
 
     async def aclose(self) -> None:
+        """See ``Executor.aclose``."""
         self.closed = True

@@ -137,6 +137,7 @@ class OpenAIChatModel(ChatModel):
         )
 
     async def aclose(self) -> None:
+        """See ``ChatModel.aclose``."""
         await self._endpoint.aclose()
 
     def _streaming(self, request: ModelRequest) -> bool:

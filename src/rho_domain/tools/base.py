@@ -43,6 +43,7 @@ class ToolOutput:
 
 
 def error_output(message: str, **metadata: Any) -> ToolOutput:
+    """A failed tool result the model reads (``metadata`` for UIs and traces)."""
     return ToolOutput(content=message, is_error=True, metadata=metadata)
 
 
@@ -71,7 +72,9 @@ class ChildOutcome:
 class Delegator(Protocol):
     """Runs a child agent on one instruction (``Session`` provides it to the delegate tool)."""
 
-    def __call__(self, instruction: str, *, full_context: bool) -> Awaitable[ChildOutcome]: ...
+    def __call__(self, instruction: str, *, full_context: bool) -> Awaitable[ChildOutcome]:
+        """Run a child on ``instruction`` (with the parent's settled history when
+        ``full_context``) and return how it ended; never raises for the child's failures."""
 
 
 @attrs.frozen(kw_only=True)
@@ -99,15 +102,18 @@ class ToolHandler(Protocol):
 
     @property
     @abstractmethod
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The name the model calls it by (unique in a registry)."""
 
     @property
     @abstractmethod
-    def description(self) -> str: ...
+    def description(self) -> str:
+        """What the tool does, for the model."""
 
     @property
     @abstractmethod
-    def parameters(self) -> Mapping[str, Any]: ...
+    def parameters(self) -> Mapping[str, Any]:
+        """The JSON Schema object its arguments are checked against."""
 
     @abstractmethod
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:

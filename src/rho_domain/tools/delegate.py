@@ -58,6 +58,7 @@ class DelegateTool(ToolHandler):
         return DELEGATES
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         instruction = str(arguments["instruction"]).strip()
         if not instruction:
             return ToolOutput(content="delegate needs a non-empty instruction", is_error=True)

@@ -58,6 +58,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``rho-agent`` argument parser (flags documented in its help)."""
     parser = _Parser(
         prog="rho-agent",
         description=DESCRIPTION,

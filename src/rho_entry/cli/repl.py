@@ -2,7 +2,8 @@
 
 Ctrl+C during a turn cancels that turn only; the session stays usable. Ctrl+C twice at an
 empty prompt, Ctrl+D, ``/exit`` or ``exit`` leave, printing the session id to resume. A line
-ending in ``\\`` continues on the next line; a line of ``\"\"\"`` opens a block closed by another.
+ending in a backslash continues on the next line; a line of three double quotes opens a block
+closed by another.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ input: Enter sends; end a line with \\ to continue it; \"\"\" starts and ends a 
 
 
 def run_repl(launch: Launch, store: SessionStore) -> int:
+    """Run the interactive REPL for ``launch`` until the user leaves; returns the exit code."""
     history = _setup_readline(launch.settings.config_dir / "history")
     loop = asyncio.new_event_loop()
     repl = Repl(launch, store, loop)
@@ -60,6 +62,8 @@ def run_repl(launch: Launch, store: SessionStore) -> int:
 
 
 class Repl:
+    """The REPL's state: one session at a time, its renderer and approver."""
+
     def __init__(
         self, launch: Launch, store: SessionStore, loop: asyncio.AbstractEventLoop
     ) -> None:
@@ -84,6 +88,7 @@ class Repl:
         return self.loop.run_until_complete(coro)
 
     def main(self) -> int:
+        """Read and run lines until the user leaves; returns the exit code."""
         config = self.session.agent.config
         self.say(
             f"rho-agent · {config.model} · profile {self.session.agent.profile.name} · "
@@ -126,9 +131,11 @@ class Repl:
         return 0
 
     def say(self, text: str, *styles: str) -> None:
+        """Print a notice (stderr) with optional styles."""
         self.renderer.notice(text, *styles)
 
     def read_input(self) -> str:
+        """Read one input: a line, lines ending in a backslash, or a triple-quoted block."""
         line = input("> ")
         if line.strip() == '"""':
             lines = []
@@ -143,6 +150,7 @@ class Repl:
         return "\n".join(lines)
 
     def turn(self, prompt: str | None) -> None:
+        """Run one prompt (None: continue pending approvals); Ctrl+C cancels only this turn."""
         self._await(self._turn(prompt))
 
     async def _turn(self, prompt: str | None) -> None:
@@ -182,9 +190,11 @@ class Repl:
         return True
 
     def cmd_help(self, _: str) -> None:
+        """/help: list the commands."""
         self.say(HELP)
 
     def cmd_approve(self, arg: str) -> None:
+        """/approve [on|off]: approve tool calls without asking, or ask again."""
         if arg not in ("", "on", "off"):
             self.say("usage: /approve [on|off]", "red")
             return
@@ -193,6 +203,8 @@ class Repl:
         self.say(f"auto-approve {state}", "yellow")
 
     def cmd_compact(self, arg: str) -> None:
+        """/compact [instructions]: summarise older history now."""
+
         async def compact() -> CompactResult:
             with interruptible(self.session, lambda text: self.say(text, "yellow")):
                 return await self.session.compact(arg)
@@ -206,6 +218,7 @@ class Repl:
             self.say("nothing to compact yet", "dim")
 
     def cmd_usage(self, _: str) -> None:
+        """/usage: context estimate, tokens and cost of this session."""
         state, agent = self.session.state, self.session.agent
         usage = state.usage
         cost = f" · ${usage.cost_usd:.4f}" if usage.cost_usd else ""
@@ -216,10 +229,12 @@ class Repl:
         )
 
     def cmd_sessions(self, _: str) -> None:
+        """/sessions: saved sessions, newest first."""
         lines = format_sessions(self._await(self.store.list(limit=20)))
         self.say("\n".join(lines) if lines else "no saved sessions")
 
     def cmd_resume(self, arg: str) -> None:
+        """/resume ID: switch to a saved session."""
         if not arg:
             self.cmd_sessions("")
             self.say("/resume ID (a prefix or `latest` works too)", "dim")
@@ -227,6 +242,7 @@ class Repl:
         self._switch(resume=arg, overrides={})
 
     def cmd_profile(self, arg: str) -> None:
+        """/profile [NAME]: show the profile, or switch this session to another."""
         from rho_entry.prompts.facts import profile_facts
 
         if arg:
@@ -245,6 +261,7 @@ class Repl:
     cmd_mode = cmd_profile
 
     def cmd_clear(self, _: str) -> None:
+        """/clear: start a new conversation (the current one stays saved)."""
         self.goodbye()
         self._await(self.session.close())
         launch = attrs.evolve(self.launch, resume=None)
@@ -286,6 +303,7 @@ class Repl:
         self.say(f"session {self.session.id} ({count} messages)", "dim")
 
     def goodbye(self) -> None:
+        """Say how to resume the session, if it has anything to resume."""
         if self.session.state.messages:
             self.say(
                 f"session {self.session.id} saved · resume with: rho-agent --resume "
