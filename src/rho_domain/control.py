@@ -25,7 +25,9 @@ class RunControl:
     """Checkpoints of the loop: pause waits there, cancellation stops there."""
 
     def __init__(self, session_id: str, signals: SignalSource | None, journal: Journal) -> None:
-        self.session_id, self.signals, self.journal = session_id, signals, journal
+        self.session_id = session_id
+        self.signals = signals
+        self.journal = journal
         self._cancel = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
 

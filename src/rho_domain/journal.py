@@ -30,7 +30,10 @@ class Journal:
         *,
         created: bool,
     ) -> None:
-        self.session_id, self.state, self.clock, self.store = session_id, state, clock, store
+        self.session_id = session_id
+        self.state = state
+        self.clock = clock
+        self.store = store
         self.created = created or store is None
         self.listeners: list[Listener] = []
         self._unpersisted: list[ev.Event] = []
