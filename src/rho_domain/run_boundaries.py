@@ -13,11 +13,9 @@ from collections.abc import Callable
 from rho_domain import events as ev
 from rho_domain.control import RunControl
 from rho_domain.journal import Journal
+from rho_domain.not_run import CANCELLED_RESULT, DIED
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import PendingApproval, RunResult, RunStatus, RunTally
-from rho_domain.tool_batch import CANCELLED_RESULT
-
-DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
 
 
 async def begin_run(

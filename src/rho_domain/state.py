@@ -22,11 +22,7 @@ from rho_domain.messages import (
     estimate_tokens,
     message_chars,
 )
-
-INTERRUPTED_RESULT = (
-    "[interrupted: this tool call did not finish (the session was cancelled or its process "
-    "stopped). Its effects, if any, are unknown; check before repeating it.]"
-)
+from rho_domain.not_run import INTERRUPTED_RESULT
 
 
 @attrs.define

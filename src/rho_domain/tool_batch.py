@@ -18,17 +18,13 @@ from rho_domain.control import RunControl
 from rho_domain.errors import RhoError
 from rho_domain.journal import Journal
 from rho_domain.messages import ToolCall
+from rho_domain.not_run import CANCELLED_RESULT, REJECTED, SKIPPED, SUPERSEDED, denied
 from rho_domain.ports.approver import ApprovalRequest, Approver
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
 from rho_domain.run import RunStatus
 from rho_domain.tools.base import Delegator, ToolContext
 from rho_domain.tools.registry import parse_arguments
-
-SUPERSEDED = "[not run: the user sent a new message instead of approving this call.]"
-REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"
-SKIPPED = "[not run: the user rejected an earlier call of this batch.]"
-CANCELLED_RESULT = "[cancelled by the user; if it was running, its effects are unknown.]"
 
 
 class ToolBatch:
@@ -75,7 +71,7 @@ class ToolBatch:
                         at=self.clock.now(), call=call, by="policy", reason=decision.reason
                     )
                 )
-                await self.journal.result(call, f"[denied: {decision.reason}; not run.]", True)
+                await self.journal.result(call, denied(decision.reason), True)
                 continue
             if isinstance(decision, RequiresApproval):
                 approved = await self._approval(call, decision.reason, calls[index:])
