@@ -11,7 +11,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import ShellMode, builtin_profile
 from rho_entry.home import config_dir
-from rho_entry.settings import check_endpoint, resolve_settings
+from rho_entry.settings import api_key_variable, check_endpoint, resolve_settings
 
 
 def test_flag_beats_env_beats_file(tmp_path: Path) -> None:
@@ -74,3 +74,10 @@ def test_no_endpoint_says_how_to_set_one() -> None:
     anthropic = resolve_settings({"provider": "anthropic"}, {})
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
         check_endpoint(anthropic, {"OPENAI_API_KEY": "k"})
+
+
+def test_the_key_variable_comes_from_the_provider_table() -> None:
+    config = AgentConfig(base_url="https://api.anthropic.com")
+    assert api_key_variable(config) == "ANTHROPIC_API_KEY"  # guessed from the URL
+    assert api_key_variable(AgentConfig(provider="ollama")) == "OPENAI_API_KEY"
+    assert api_key_variable(AgentConfig(provider="ollama", api_key_env="MY_KEY")) == "MY_KEY"

@@ -7,7 +7,7 @@ from _model_support import calls_of, collect, finish_of, make_model, request, te
 
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_adapters.model import build_model
-from rho_adapters.model.providers import guess_provider_name, resolve_provider
+from rho_adapters.model.providers import PROVIDERS, guess_provider_name, resolve_provider
 from rho_domain.errors import ConfigError
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.model import ToolSpec
@@ -50,6 +50,15 @@ def test_profile_chosen_by_config_overrides_the_guess_and_unknown_names_fail() -
     assert resolve_provider("llama.cpp", None).name == "llamacpp"
     with pytest.raises(ConfigError, match="unknown provider 'nope'"):
         resolve_provider("nope", None)
+
+
+def test_every_provider_row_is_found_by_name_and_by_its_own_url() -> None:
+    """Adding a server is one row: its name, URL hints and key variable need nothing else."""
+    for row in PROVIDERS.values():
+        assert resolve_provider(row.name, None) is row
+        if row.default_base_url:
+            assert guess_provider_name(row.default_base_url) == row.name
+        assert row.key_variable
 
 
 async def body_for(provider: str, **req: object) -> dict[str, object]:
