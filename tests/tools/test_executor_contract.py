@@ -14,7 +14,7 @@ from rho_adapters.fakes.memory_executor import MemoryExecutor
 from rho_adapters.local import LocalExecutor
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor, FileKind
+from rho_domain.ports.executor import Command, Executor, FileKind
 
 Factory = Callable[[Path, FileWriteMode], Executor]
 
@@ -116,3 +116,8 @@ async def test_executor_contract_file_write_off_refuses_every_write(read_only: E
             await read_only.write("src/new.txt", b"1", overwrite=overwrite)
     assert await read_only.read("src/a.txt") == b"hello\n"
     assert {e.name for e in await read_only.list_dir("src")} == {"a.txt"}
+
+
+async def test_executor_contract_a_shell_string_needs_allow_shell(executor: Executor) -> None:
+    with pytest.raises(PermissionDenied):
+        await executor.run(Command(shell="ls"))

@@ -3,9 +3,10 @@
 Files are bytes keyed by workspace-relative POSIX paths; directories exist implicitly.
 Commands are answered by handlers you register by program name (``argv[0]`` of the first
 stage, or the first word of a shell string); anything else exits 127. It takes the same
-``file_write`` setting as the real executors and enforces it the same way (OFF refuses every
-write, CREATE_ONLY refuses overwrites), and confines paths like them (no ``..`` or absolute
-escapes). It joins their contract suite (tests/tools/test_executor_contract.py).
+``file_write`` and ``allow_shell`` settings as the real executors and enforces them the same way
+(OFF refuses every write, CREATE_ONLY refuses overwrites, a shell string needs ``allow_shell``),
+and confines paths like them (no ``..`` or absolute escapes). It joins their contract suite
+(tests/tools/test_executor_contract.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class MemoryExecutor(Executor):
         *,
         commands: Mapping[str, CommandHandler] | None = None,
         file_write: FileWriteMode = FileWriteMode.FULL,
+        allow_shell: bool = False,
         root: str = "/workspace",
     ) -> None:
         self.root = root
@@ -38,6 +40,7 @@ class MemoryExecutor(Executor):
             self.files[self._key(path)] = data.encode() if isinstance(data, str) else data
         self.commands = dict(commands or {})
         self.file_write = file_write
+        self.allow_shell = allow_shell
         self.runs: list[Command] = []
         self.writes: list[str] = []
         self.closed = False
@@ -62,6 +65,10 @@ class MemoryExecutor(Executor):
 
     async def run(self, command: Command) -> CommandResult:
         """See ``Executor.run``."""
+        if command.shell is not None and not self.allow_shell:
+            raise PermissionDenied(
+                "shell commands are not allowed: this profile's shell is restricted"
+            )
         self._key(command.cwd)
         self.runs.append(command)
         if command.pipeline:
