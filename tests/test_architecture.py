@@ -1,8 +1,9 @@
 """The dependency rule, enforced by parsing every module's imports.
 
 rho_entry -> rho_adapters -> rho_domain; rho_domain imports only the standard library and
-attrs. The check reads source with ``ast`` (imports inside functions and TYPE_CHECKING blocks
-count too), so it fails the moment someone adds a forbidden import anywhere.
+attrs; and no two modules import each other, directly or around a loop. The checks read source
+with ``ast`` (imports inside functions and TYPE_CHECKING blocks count too), so they fail the
+moment someone adds a forbidden import anywhere.
 """
 
 from __future__ import annotations
@@ -63,6 +64,99 @@ def violations(package: str) -> list[str]:
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_dependency_rule(package: str) -> None:
     assert violations(package) == []
+
+
+def module_name(path: Path, root: Path = SRC) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = SRC) -> dict[str, set[str]]:
+    """Module -> the project modules it imports (at module level, in functions, anywhere).
+
+    ``from package import name`` points at ``package.name`` when that is a module, else at
+    ``package``. Relative imports are resolved against the importing module.
+    """
+    paths = {module_name(p, root): p for pkg in FORBIDDEN for p in (root / pkg).rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names
+                ]
+            graph[name].update(t for t in targets if t in paths and t != name)
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    """Every strongly connected component of the import graph is one module."""
+    assert import_cycles(import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_two_module_cycle(tmp_path: Path) -> None:
+    package = tmp_path / "rho_domain"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from rho_domain import b\n")
+    (package / "b.py").write_text("from rho_domain.a import f\n")
+    (package / "c.py").write_text("from . import a\n")
+    for other in ("rho_adapters", "rho_entry"):
+        (tmp_path / other).mkdir()
+    graph = import_graph(tmp_path)
+    assert graph["rho_domain.c"] == {"rho_domain.a"}
+    assert import_cycles(graph) == [["rho_domain.a", "rho_domain.b"]]
 
 
 def test_the_check_catches_a_forbidden_import(tmp_path: Path) -> None:

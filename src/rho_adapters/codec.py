@@ -130,6 +130,9 @@ def _strict_float(value: Any, _: Any) -> float:
     return float(value)
 
 
+# Settings older versions wrote (every stored session's config.yaml has them) but never read.
+RETIRED_CONFIG_KEYS = frozenset({"extras"})
+
 _EVENTS = make_converter(detailed_validation=False, strict=False)
 _CONFIG = make_converter(forbid_extra_keys=True)
 
@@ -151,7 +154,8 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
         # the per-class hook directly skips cattrs' dispatch, which matters for 100k-line replays.
         event: Event = hook(data, None)  # type: ignore[misc]
         return event
-    except (cattrs.BaseValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (cattrs.errors.CattrsError, TypeError, ValueError, KeyError, AttributeError) as exc:
+        # CattrsError: e.g. a value outside a Literal (an unknown status or reason)
         raise TraceFormatError(f"malformed {kind!r} event: {_describe(exc)}") from exc
 
 
@@ -206,6 +210,7 @@ def config_from_dict(data: Any, *, source: str) -> AgentConfig:
     """Validate a mapping into an ``AgentConfig``; ``ConfigError`` names source, key and type."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: expected a mapping of settings, got {type(data).__name__}")
+    data = {k: v for k, v in data.items() if k not in RETIRED_CONFIG_KEYS}
     try:
         return _CONFIG.structure(data, AgentConfig)
     except cattrs.BaseValidationError as exc:

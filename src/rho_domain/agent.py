@@ -43,3 +43,15 @@ class Agent:
             max_output_tokens=config.max_output_tokens,
             temperature=config.temperature,
         )
+
+    def without_tools(self, *names: str) -> Agent:
+        """This agent without the named tools (a child agent has no ``delegate``).
+
+        Always a domain ``Agent``: the registry given is kept even when it is empty.
+        """
+        return Agent(
+            config=self.config,
+            profile=self.profile,
+            registry=self.registry.without(*names),
+            system_prompt=self.system_prompt,
+        )

@@ -19,16 +19,22 @@ from rho_domain.tools.base import ToolPolicy
 
 @attrs.frozen
 class Allowed:
+    """The call may run; ``reason`` says why when it is not the default."""
+
     reason: str = ""
 
 
 @attrs.frozen
 class RequiresApproval:
+    """The call waits for a human; ``reason`` is shown to them."""
+
     reason: str
 
 
 @attrs.frozen
 class Denied:
+    """The call must not run; ``reason`` is reported to the model."""
+
     reason: str
 
 

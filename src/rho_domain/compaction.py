@@ -8,6 +8,7 @@ message. A failed summary leaves history untouched.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import attrs
 
@@ -33,12 +34,17 @@ KEPT_USER_MESSAGES = 2
 KEPT_USER_CHARS = 2_000
 
 
+CompactTrigger = Literal["manual", "auto"]
+
+
 @attrs.frozen(kw_only=True)
 class CompactResult:
+    """What a compaction did; ``summary`` is empty when there was nothing to compact."""
+
     summary: str
     tokens_before: int
     tokens_after: int
-    trigger: str
+    trigger: CompactTrigger
 
 
 @attrs.frozen(kw_only=True)
@@ -52,10 +58,12 @@ class CompactionPlan:
 
     @property
     def is_empty(self) -> bool:
+        """True when there is nothing to summarise."""
         return not self.to_summarize
 
 
 def should_compact(estimated_tokens: int, context_window: int, threshold: float) -> bool:
+    """True when the estimate passes ``threshold`` of a (positive) context window."""
     return context_window > 0 and estimated_tokens > context_window * threshold
 
 
@@ -90,6 +98,7 @@ def compacted_history(plan: CompactionPlan, summary: str) -> tuple[Message, ...]
 
 
 def compaction_instructions(custom_instructions: str = "") -> str:
+    """The summary request, with the user's extra guidance when given."""
     if custom_instructions.strip():
         return f"{COMPACTION_PROMPT}\n\nAdditional guidance from the user: {custom_instructions}"
     return COMPACTION_PROMPT

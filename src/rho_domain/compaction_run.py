@@ -1,4 +1,8 @@
-"""Running a compaction: ask the model for the summary, then replace history in one event."""
+"""Running a compaction: ask the model for the summary, then replace history in one event.
+
+``compact_history`` does it on request; ``auto_compact`` does it before a model call when the
+context estimate passes the configured share of the window.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,15 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import (
     CompactResult,
+    CompactTrigger,
     compacted_history,
     compaction_instructions,
     plan_compaction,
+    should_compact,
 )
-from rho_domain.errors import ModelProtocolError
+from rho_domain.errors import ModelError, ModelProtocolError
 from rho_domain.journal import Journal
-from rho_domain.messages import UserMessage, message_chars
+from rho_domain.messages import UserMessage, estimate_tokens, message_chars
 from rho_domain.ports.model import ChatModel
 from rho_domain.streaming import Assembly, consume_stream
 
@@ -24,7 +30,11 @@ async def _discard(event: ev.Event) -> None:
 
 
 async def compact_history(
-    agent: Agent, model: ChatModel, journal: Journal, custom_instructions: str, trigger: str
+    agent: Agent,
+    model: ChatModel,
+    journal: Journal,
+    custom_instructions: str,
+    trigger: CompactTrigger,
 ) -> CompactResult:
     """Summarise through ``model`` and emit one ``Compacted`` event carrying the new history.
 
@@ -48,7 +58,7 @@ async def compact_history(
         ev.UsageRecorded(at=clock.now(), usage=usage, prompt_tokens=usage.input_tokens)
     )
     messages = compacted_history(plan, summary)
-    after = (len(system) + sum(message_chars(m) for m in messages) + 3) // 4
+    after = estimate_tokens(len(system) + sum(message_chars(m) for m in messages))
     await journal.emit(
         ev.Compacted(
             at=clock.now(),
@@ -61,3 +71,30 @@ async def compact_history(
         )
     )
     return CompactResult(summary=summary, tokens_before=before, tokens_after=after, trigger=trigger)
+
+
+async def auto_compact(agent: Agent, model: ChatModel, journal: Journal) -> None:
+    """Compact when ``auto_compact`` is on, no call waits for approval and the context
+    estimate passes ``compact_threshold`` of the window.
+
+    A failed summary is reported as an ``error`` event and the run goes on: history is intact
+    and the next call may still fit.
+    """
+    config, state = agent.config, journal.state
+    estimate = state.estimated_context_tokens(agent.system_prompt)
+    if (
+        not config.auto_compact
+        or state.pending_calls
+        or not should_compact(estimate, config.context_window, config.compact_threshold)
+    ):
+        return
+    try:
+        await compact_history(agent, model, journal, "", "auto")
+    except ModelError as exc:
+        await journal.emit(
+            ev.ErrorOccurred(
+                at=journal.clock.now(),
+                error_type=type(exc).__name__,
+                message=f"auto-compaction failed: {exc}",
+            )
+        )

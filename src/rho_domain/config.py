@@ -56,7 +56,9 @@ class AgentConfig:
     ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
     a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
     ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
-    ``max_turns`` counts model calls in one run.
+    ``max_turns`` counts model calls in one run. ``stream`` None streams unless the provider
+    cannot stream tools; False asks OpenAI-compatible servers for whole responses (servers
+    whose streamed tool calls are broken).
     """
 
     system_prompt: str = ""
@@ -72,6 +74,7 @@ class AgentConfig:
     reasoning_effort: str | None = None
     response_format: Mapping[str, Any] | None = None
     temperature: float | None = None
+    stream: bool | None = None
     max_output_tokens: int | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
     auto_approve: bool = False
@@ -82,4 +85,3 @@ class AgentConfig:
     budget: Budget = Budget()
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
     tool_timeout: float | None = None
-    extras: Mapping[str, Any] = attrs.field(factory=dict)

@@ -25,15 +25,19 @@ class RunControl:
     """Checkpoints of the loop: pause waits there, cancellation stops there."""
 
     def __init__(self, session_id: str, signals: SignalSource | None, journal: Journal) -> None:
-        self.session_id, self.signals, self.journal = session_id, signals, journal
+        self.session_id = session_id
+        self.signals = signals
+        self.journal = journal
         self._cancel = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
 
     @property
     def cancelled(self) -> bool:
+        """True once cancellation was requested for this run."""
         return self._cancel.is_set()
 
     def cancel(self) -> None:
+        """Request cancellation (from this process); raced work stops at once."""
         self._cancel.set()
 
     async def start(self) -> None:
@@ -44,6 +48,7 @@ class RunControl:
             self._watcher = asyncio.ensure_future(self._watch())
 
     async def stop(self, *, consume_cancel: bool) -> None:
+        """Stop listening; ``consume_cancel`` clears a cancel this run obeyed."""
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None

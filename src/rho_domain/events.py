@@ -8,15 +8,28 @@ persisted, and replaying them with ``State.apply`` rebuilds the session exactly.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import attrs
 
+from rho_domain.compaction import CompactTrigger
 from rho_domain.messages import Message, ToolCall, Usage
+from rho_domain.run import RunStatus
+
+BlockedBy = Literal["policy", "user"]
+InterruptReason = Literal["paused", "resumed", "cancelled"]
 
 
 @attrs.frozen(kw_only=True)
 class RunStarted:
+    """A run began (``Session.run``).
+
+    Attributes:
+        at: Wall-clock time (the Clock port's ``now``), as on every event.
+        run_id: The run's id, repeated on its ``RunEnded``.
+        prompt: The user's prompt, or None when the run continues pending approvals.
+    """
+
     kind: ClassVar[str] = "run_start"
     at: float
     run_id: str
@@ -25,12 +38,22 @@ class RunStarted:
 
 @attrs.frozen(kw_only=True)
 class RunEnded:
-    """``usage`` is this run's; ``session_usage`` the session's total after it."""
+    """A run ended; always the last event of a run, whatever happened.
+
+    Attributes:
+        at: Wall-clock time.
+        run_id: The id from ``RunStarted``.
+        status: How it ended (``RunStatus``: completed, cancelled, max_turns, ...).
+        text: The final answer (text of the last model turn), empty if there was none.
+        usage: Tokens of this run only.
+        session_usage: The session's total after this run.
+        error: ``"Type: message"`` of the failure that ended the run, if any.
+    """
 
     kind: ClassVar[str] = "run_end"
     at: float
     run_id: str
-    status: str
+    status: RunStatus
     text: str = ""
     usage: Usage = Usage()
     session_usage: Usage = Usage()
@@ -39,7 +62,12 @@ class RunEnded:
 
 @attrs.frozen(kw_only=True)
 class MessageAdded:
-    """A message joined the history (user, assistant or tool result)."""
+    """A message joined the history.
+
+    Attributes:
+        at: Wall-clock time.
+        message: The user, assistant or tool-result message, as the model will see it.
+    """
 
     kind: ClassVar[str] = "message"
     at: float
@@ -48,6 +76,15 @@ class MessageAdded:
 
 @attrs.frozen(kw_only=True)
 class LLMStarted:
+    """A model call began.
+
+    Attributes:
+        at: Wall-clock time.
+        model: The model id sent (empty: the adapter's configured model).
+        call_index: 1 for the run's first model call, then 2, 3, ...
+        context_tokens: Estimated prompt size before the call (``State.estimated_context_tokens``).
+    """
+
     kind: ClassVar[str] = "llm_start"
     at: float
     model: str
@@ -57,6 +94,17 @@ class LLMStarted:
 
 @attrs.frozen(kw_only=True)
 class LLMEnded:
+    """A model call finished (or was cancelled while streaming).
+
+    Attributes:
+        at: Wall-clock time.
+        model: The model id sent.
+        call_index: The index from ``LLMStarted``.
+        usage: Tokens of this call (the server's, or an estimate marked ``estimated``).
+        finish_reason: The server's reason (``stop``, ``tool_calls``, ``length``...), or None.
+        duration: Seconds on the monotonic clock.
+    """
+
     kind: ClassVar[str] = "llm_end"
     at: float
     model: str
@@ -68,6 +116,13 @@ class LLMEnded:
 
 @attrs.frozen(kw_only=True)
 class TextDelta:
+    """A fragment of the answer (or of a refusal) as it streams; not persisted.
+
+    Attributes:
+        at: Wall-clock time.
+        text: The fragment.
+    """
+
     kind: ClassVar[str] = "text_delta"
     at: float
     text: str
@@ -75,6 +130,13 @@ class TextDelta:
 
 @attrs.frozen(kw_only=True)
 class ReasoningDelta:
+    """A fragment of the model's reasoning as it streams; not persisted.
+
+    Attributes:
+        at: Wall-clock time.
+        text: The fragment.
+    """
+
     kind: ClassVar[str] = "reasoning_delta"
     at: float
     text: str
@@ -82,6 +144,16 @@ class ReasoningDelta:
 
 @attrs.frozen(kw_only=True)
 class ToolCallDelta:
+    """A fragment of a tool call as it streams; not persisted.
+
+    Attributes:
+        at: Wall-clock time.
+        index: The call's position in the model's turn.
+        call_id: The call's id (may be empty until the server sends it).
+        name: The tool's name (may be empty in later fragments).
+        arguments_delta: The next piece of the raw JSON arguments.
+    """
+
     kind: ClassVar[str] = "tool_call_delta"
     at: float
     index: int
@@ -92,6 +164,13 @@ class ToolCallDelta:
 
 @attrs.frozen(kw_only=True)
 class ToolStarted:
+    """A tool call passed policy and approval and began to run.
+
+    Attributes:
+        at: Wall-clock time.
+        call: The call as the model made it.
+    """
+
     kind: ClassVar[str] = "tool_start"
     at: float
     call: ToolCall
@@ -99,7 +178,17 @@ class ToolStarted:
 
 @attrs.frozen(kw_only=True)
 class ToolEnded:
-    """``content`` is what the model reads (already truncated); ``metadata`` is for UIs."""
+    """A tool call finished, failed or was cancelled; its result message follows.
+
+    Attributes:
+        at: Wall-clock time.
+        call_id: The call's id.
+        tool_name: The tool's name.
+        content: What the model reads (already truncated).
+        is_error: True when the call failed (the model is told so).
+        duration: Seconds on the monotonic clock.
+        metadata: Details for UIs and traces (exit code, truncation, child session...).
+    """
 
     kind: ClassVar[str] = "tool_end"
     at: float
@@ -113,19 +202,34 @@ class ToolEnded:
 
 @attrs.frozen(kw_only=True)
 class ToolBlocked:
-    """A call that did not run: ``by`` is "policy" (denied) or "user" (rejected)."""
+    """A call that did not run.
+
+    Attributes:
+        at: Wall-clock time.
+        call: The call.
+        by: ``"policy"`` (denied by the profile) or ``"user"`` (rejected by a human).
+        reason: Why, in words.
+    """
 
     kind: ClassVar[str] = "tool_blocked"
     at: float
     call: ToolCall
-    by: str
+    by: BlockedBy
     reason: str
 
 
 @attrs.frozen(kw_only=True)
 class ApprovalRequested:
-    """A call waits for a human. With no approver wired, the run ends ``awaiting_approval``
-    and ``pending`` lists every call of the batch that has not run yet, in order."""
+    """A call waits for a human.
+
+    With no approver wired, the run ends ``awaiting_approval``.
+
+    Attributes:
+        at: Wall-clock time.
+        call: The call to approve.
+        reason: Why it needs approval (the approval policy's words).
+        pending: Every call of the batch that has not run yet, in order.
+    """
 
     kind: ClassVar[str] = "approval_requested"
     at: float
@@ -136,6 +240,16 @@ class ApprovalRequested:
 
 @attrs.frozen(kw_only=True)
 class ApprovalResolved:
+    """A human answered an approval (live, or later with ``Session.resolve_approval``).
+
+    Attributes:
+        at: Wall-clock time.
+        call_id: The call answered.
+        tool_name: Its tool (``always`` applies to the tool, not the call).
+        approved: True to run it.
+        always: Approve this tool for the rest of the session.
+    """
+
     kind: ClassVar[str] = "approval_resolved"
     at: float
     call_id: str
@@ -146,11 +260,21 @@ class ApprovalResolved:
 
 @attrs.frozen(kw_only=True)
 class Compacted:
-    """History was replaced by ``messages`` (the summary plus what was kept verbatim)."""
+    """History was replaced by a summary plus what was kept verbatim.
+
+    Attributes:
+        at: Wall-clock time.
+        trigger: ``"auto"`` (context over the threshold) or ``"manual"`` (``Session.compact``).
+        summary: The model's summary.
+        tokens_before: Estimated context before.
+        tokens_after: Estimated context after.
+        replaced_count: How many messages the summary replaced.
+        messages: The whole new history.
+    """
 
     kind: ClassVar[str] = "compact"
     at: float
-    trigger: str
+    trigger: CompactTrigger
     summary: str
     tokens_before: int
     tokens_after: int
@@ -160,7 +284,13 @@ class Compacted:
 
 @attrs.frozen(kw_only=True)
 class UsageRecorded:
-    """Usage of one model call (also of compaction calls), added to the session's total."""
+    """Usage of one model call (compaction calls too), added to the session's total.
+
+    Attributes:
+        at: Wall-clock time.
+        usage: The call's tokens.
+        prompt_tokens: The prompt size it reports, the base of the next context estimate.
+    """
 
     kind: ClassVar[str] = "usage"
     at: float
@@ -170,16 +300,30 @@ class UsageRecorded:
 
 @attrs.frozen(kw_only=True)
 class Interrupted:
-    """The run paused, resumed or was cancelled; ``reason`` says which and where."""
+    """The run paused, resumed or was cancelled.
+
+    Attributes:
+        at: Wall-clock time.
+        reason: ``"paused"``, ``"resumed"`` or ``"cancelled"``.
+        detail: Where (``before model call``, ``during tool bash``...).
+    """
 
     kind: ClassVar[str] = "interruption"
     at: float
-    reason: str
+    reason: InterruptReason
     detail: str = ""
 
 
 @attrs.frozen(kw_only=True)
 class DirectiveApplied:
+    """An operator directive (``rho-agent monitor directive``) was added as a user message.
+
+    Attributes:
+        at: Wall-clock time.
+        offset: Its line in the session's directive log (applied once: State keeps the next).
+        text: The directive.
+    """
+
     kind: ClassVar[str] = "directive"
     at: float
     offset: int
@@ -188,6 +332,15 @@ class DirectiveApplied:
 
 @attrs.frozen(kw_only=True)
 class ErrorOccurred:
+    """Something failed: a model or store error ending the run, a failed auto-compaction,
+    a budget reached.
+
+    Attributes:
+        at: Wall-clock time.
+        error_type: The exception's class name (or ``BudgetExceeded``).
+        message: What happened.
+    """
+
     kind: ClassVar[str] = "error"
     at: float
     error_type: str

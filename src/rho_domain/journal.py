@@ -30,7 +30,10 @@ class Journal:
         *,
         created: bool,
     ) -> None:
-        self.session_id, self.state, self.clock, self.store = session_id, state, clock, store
+        self.session_id = session_id
+        self.state = state
+        self.clock = clock
+        self.store = store
         self.created = created or store is None
         self.listeners: list[Listener] = []
         self._unpersisted: list[ev.Event] = []
@@ -54,12 +57,14 @@ class Journal:
         await self.announce(event)
 
     async def announce(self, event: ev.Event) -> None:
+        """Call every listener with ``event`` (awaiting the async ones), in order."""
         for listener in tuple(self.listeners):
             outcome = listener(event)
             if outcome is not None:
                 await outcome
 
     async def flush(self) -> None:
+        """Persist queued events; on failure they stay queued and the error propagates."""
         if self.store is None or not self.created or not self._unpersisted:
             return
         batch, self._unpersisted = self._unpersisted, []
@@ -70,9 +75,11 @@ class Journal:
             raise
 
     async def message(self, message: Message) -> None:
+        """Emit ``MessageAdded`` for ``message``."""
         await self.emit(ev.MessageAdded(at=self.clock.now(), message=message))
 
     async def result(self, call: ToolCall, content: str, is_error: bool) -> None:
+        """Add the result message of ``call``."""
         await self.message(
             ToolResultMessage(
                 call_id=call.id, tool_name=call.name, content=content, is_error=is_error

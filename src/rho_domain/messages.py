@@ -25,6 +25,8 @@ class ToolCall:
 
 @attrs.frozen
 class SystemMessage:
+    """A system message (adapters send the agent's system prompt this way)."""
+
     content: str
     role: Literal["system"] = "system"
 
@@ -84,6 +86,7 @@ class Usage:
 
     @property
     def total_tokens(self) -> int:
+        """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
@@ -101,9 +104,13 @@ class Usage:
         )
 
 
-def estimate_tokens(text: str) -> int:
-    """The harness's token estimate: about four characters per token, rounded up."""
-    return (len(text) + 3) // 4
+def estimate_tokens(chars: int) -> int:
+    """The harness's token estimate for ``chars`` characters: about four per token, rounded up.
+
+    The one place this rule is written; every estimate (missing usage, context size,
+    compaction) goes through it.
+    """
+    return (chars + 3) // 4
 
 
 def message_chars(message: Message) -> int:

@@ -25,6 +25,7 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
     def to_openai(self) -> dict[str, Any]:
+        """This spec as an OpenAI ``tools`` entry (``type: function``)."""
         return {
             "type": "function",
             "function": {
@@ -57,16 +58,22 @@ class ModelRequest:
 
 @attrs.frozen
 class TextChunk:
+    """A fragment of the answer."""
+
     text: str
 
 
 @attrs.frozen
 class ReasoningChunk:
+    """A fragment of the model's reasoning."""
+
     text: str
 
 
 @attrs.frozen
 class RefusalChunk:
+    """A fragment of a refusal (shown like text, kept apart in the message)."""
+
     text: str
 
 

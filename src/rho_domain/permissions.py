@@ -15,30 +15,36 @@ from rho_domain.errors import ConfigError
 
 
 class ShellMode(Enum):
+    """What the shell may run."""
+
     RESTRICTED = "restricted"  # allowlisted read-only programs, no shell
     UNRESTRICTED = "unrestricted"  # any command through bash
 
 
 class FileWriteMode(Enum):
+    """What file tools and the executor may write."""
+
     OFF = "off"
     CREATE_ONLY = "create-only"
     FULL = "full"
 
 
 class DatabaseMode(Enum):
+    """Whether SQL runs in read-only transactions or may change data."""
+
     READONLY = "readonly"
     MUTATIONS = "mutations"
 
 
 class ApprovalMode(Enum):
+    """Which calls wait for a human. A tool's risk is declared once, by its handler's
+    ``policy_for``; DANGEROUS refers to it, GRANULAR lets a custom profile name tools instead."""
+
     ALL = "all"  # every tool call
-    DANGEROUS = "dangerous"  # tools whose policy says dangerous
+    DANGEROUS = "dangerous"  # calls whose handler's policy says dangerous
     GRANULAR = "granular"  # the tools named in approval_required_tools
     NONE = "none"  # never (sandboxes)
 
-
-DATABASE_TOOLS = frozenset({"sqlite", "postgres", "mysql", "oracle", "vertica"})
-DANGEROUS_TOOLS = frozenset({"bash", "write", "edit", "delegate"} | DATABASE_TOOLS)
 
 DEFAULT_DANGEROUS_PATTERNS: tuple[str, ...] = (
     "rm -rf",
@@ -59,7 +65,8 @@ class PermissionProfile:
     """A validated permission profile.
 
     ``dangerous_patterns``: a call whose arguments contain one of these (case-insensitive)
-    needs approval in every approval mode except NONE. ``denied_tools`` are never run.
+    needs approval in every approval mode except NONE. ``approval_required_tools`` is read in
+    GRANULAR mode only. ``denied_tools`` are never run.
     ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
     """
 
@@ -69,7 +76,7 @@ class PermissionProfile:
     file_write: FileWriteMode = FileWriteMode.OFF
     database: DatabaseMode = DatabaseMode.READONLY
     approval: ApprovalMode = ApprovalMode.DANGEROUS
-    approval_required_tools: frozenset[str] = DANGEROUS_TOOLS
+    approval_required_tools: frozenset[str] = frozenset()
     denied_tools: frozenset[str] = frozenset()
     dangerous_patterns: tuple[str, ...] = DEFAULT_DANGEROUS_PATTERNS
     shell_timeout: float = 120.0
@@ -78,10 +85,12 @@ class PermissionProfile:
 
     @property
     def read_only(self) -> bool:
+        """True when neither files nor the shell can change anything."""
         return self.file_write is FileWriteMode.OFF and self.shell is ShellMode.RESTRICTED
 
 
 def readonly_profile() -> PermissionProfile:
+    """The ``readonly`` profile: restricted shell, no writes, dangerous calls approved."""
     return PermissionProfile(
         name="readonly",
         description="Investigate without changing anything: read-only shell, files and SQL.",
@@ -89,18 +98,18 @@ def readonly_profile() -> PermissionProfile:
 
 
 def developer_profile() -> PermissionProfile:
+    """The ``developer`` profile: any command and file edits, dangerous calls approved."""
     return PermissionProfile(
         name="developer",
         description="Local development: any shell command and file edits, each approved.",
         shell=ShellMode.UNRESTRICTED,
         file_write=FileWriteMode.FULL,
-        approval=ApprovalMode.GRANULAR,
-        approval_required_tools=frozenset({"bash", "write", "edit"} | DATABASE_TOOLS),
         shell_timeout=300.0,
     )
 
 
 def eval_profile() -> PermissionProfile:
+    """The ``eval`` profile: everything allowed, nothing asked (sandboxes only)."""
     return PermissionProfile(
         name="eval",
         description="Sandboxed evaluation: everything allowed, nothing asked.",

@@ -1,7 +1,8 @@
-"""RunResult and run statuses."""
+"""One run's vocabulary: its statuses, its running tally, its result, its budget check."""
 
 from __future__ import annotations
 
+import uuid
 from enum import StrEnum
 
 import attrs
@@ -11,6 +12,8 @@ from rho_domain.messages import ToolCall, Usage
 
 
 class RunStatus(StrEnum):
+    """How a run ended."""
+
     COMPLETED = "completed"
     CANCELLED = "cancelled"
     MAX_TURNS = "max_turns"
@@ -19,8 +22,30 @@ class RunStatus(StrEnum):
     ERROR = "error"
 
 
+def new_id() -> str:
+    """A short random id for a session or a run."""
+    return uuid.uuid4().hex[:12]
+
+
+@attrs.define
+class RunTally:
+    """What one run has counted so far; ``RunResult`` is built from it when the run ends.
+
+    ``started`` is the clock's monotonic time; ``calls`` counts model calls; ``text`` is the
+    final answer once a turn ends without tool calls.
+    """
+
+    id: str
+    started: float
+    usage: Usage = Usage()
+    text: str = ""
+    calls: int = 0
+
+
 @attrs.frozen(kw_only=True)
 class PendingApproval:
+    """A call waiting for a human when the run ended ``awaiting_approval``."""
+
     call: ToolCall
     reason: str
 
@@ -46,6 +71,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
+        """True when the run completed."""
         return self.status is RunStatus.COMPLETED
 
 

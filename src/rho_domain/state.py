@@ -19,13 +19,10 @@ from rho_domain.messages import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    estimate_tokens,
     message_chars,
 )
-
-INTERRUPTED_RESULT = (
-    "[interrupted: this tool call did not finish (the session was cancelled or its process "
-    "stopped). Its effects, if any, are unknown; check before repeating it.]"
-)
+from rho_domain.not_run import INTERRUPTED_RESULT
 
 
 @attrs.define
@@ -99,8 +96,8 @@ class State:
         """Last prompt size the server reported plus ~4 chars/token for what came since."""
         if self.last_prompt_tokens is None:
             chars = len(system_prompt) + sum(message_chars(m) for m in self.messages)
-            return (chars + 3) // 4
-        return self.last_prompt_tokens + (self.chars_since_prompt + 3) // 4
+            return estimate_tokens(chars)
+        return self.last_prompt_tokens + estimate_tokens(self.chars_since_prompt)
 
     def unanswered_calls(self) -> tuple[ToolCall, ...]:
         """Tool calls with no result that are not waiting for approval."""
@@ -140,5 +137,19 @@ class State:
         self.started_calls -= set(synthetic)
         return tuple(synthetic.values())
 
+    def awaiting_decision(self) -> tuple[ToolCall, ...]:
+        """Pending calls that nobody has approved or rejected yet."""
+        return tuple(c for c in self.pending_calls if self.approvals.get(c.id, False) is None)
+
+    def settled_history(self) -> list[Message]:
+        """History without the turn in progress (whose tool calls have no results yet)."""
+        messages = list(self.messages)
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, AssistantMessage) and message.tool_calls:
+                return messages[:index]
+        return messages
+
     def user_messages(self) -> tuple[UserMessage, ...]:
+        """The user messages of the history, in order."""
         return tuple(m for m in self.messages if isinstance(m, UserMessage))

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.messages import AssistantMessage, ToolCall, Usage, message_chars
+from rho_domain.messages import AssistantMessage, ToolCall, Usage, estimate_tokens, message_chars
 from rho_domain.model import (
     ModelRequest,
     ReasoningChunk,
@@ -38,9 +38,11 @@ class Assembly:
 
     @property
     def partial_text(self) -> str:
+        """The answer text streamed so far."""
         return "".join(self.text)
 
     def message(self) -> AssistantMessage:
+        """The assistant message assembled so far."""
         return AssistantMessage(
             text="".join(self.text),
             tool_calls=tuple(self.tool_calls),
@@ -54,8 +56,8 @@ class Assembly:
             return self.usage
         prompt_chars = len(request.system) + sum(message_chars(m) for m in request.messages)
         return Usage(
-            input_tokens=(prompt_chars + 3) // 4,
-            output_tokens=(message_chars(self.message()) + 3) // 4,
+            input_tokens=estimate_tokens(prompt_chars),
+            output_tokens=estimate_tokens(message_chars(self.message())),
             estimated=True,
         )
 

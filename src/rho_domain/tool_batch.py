@@ -18,17 +18,13 @@ from rho_domain.control import RunControl
 from rho_domain.errors import RhoError
 from rho_domain.journal import Journal
 from rho_domain.messages import ToolCall
+from rho_domain.not_run import CANCELLED_RESULT, REJECTED, SKIPPED, SUPERSEDED, denied
 from rho_domain.ports.approver import ApprovalRequest, Approver
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
 from rho_domain.run import RunStatus
-from rho_domain.tools.base import ToolContext
-from rho_domain.tools.delegate import Delegator
+from rho_domain.tools.base import Delegator, ToolContext
 from rho_domain.tools.registry import parse_arguments
-
-REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"
-SKIPPED = "[not run: the user rejected an earlier call of this batch.]"
-CANCELLED_RESULT = "[cancelled by the user; if it was running, its effects are unknown.]"
 
 
 class ToolBatch:
@@ -45,13 +41,13 @@ class ToolBatch:
         databases: Mapping[str, Database],
         delegate: Delegator | None = None,
     ) -> None:
-        self.session_id, self.agent, self.journal, self.control = (
-            session_id,
-            agent,
-            journal,
-            control,
-        )
-        self.executor, self.approver, self.databases = executor, approver, databases
+        self.session_id = session_id
+        self.agent = agent
+        self.journal = journal
+        self.control = control
+        self.executor = executor
+        self.approver = approver
+        self.databases = databases
         self.delegate = delegate
         self.clock = journal.clock
         self.state = journal.state
@@ -75,7 +71,7 @@ class ToolBatch:
                         at=self.clock.now(), call=call, by="policy", reason=decision.reason
                     )
                 )
-                await self.journal.result(call, f"[denied: {decision.reason}; not run.]", True)
+                await self.journal.result(call, denied(decision.reason), True)
                 continue
             if isinstance(decision, RequiresApproval):
                 approved = await self._approval(call, decision.reason, calls[index:])
@@ -96,6 +92,20 @@ class ToolBatch:
                 await self.journal.answer_all(calls[index + 1 :], CANCELLED_RESULT)
                 return RunStatus.CANCELLED
         return None
+
+    async def resume(self, *, superseded: bool) -> RunStatus | None:
+        """Continue the calls an earlier run left pending; a status ends the run.
+
+        ``superseded`` (the user sent a new prompt instead of deciding): only the approved
+        calls run, the others are answered ``SUPERSEDED``, and only a cancellation ends the run.
+        """
+        calls = self.state.pending_calls
+        if not superseded:
+            return await self.run(calls)
+        approved = [c for c in calls if self.state.approvals.get(c.id) is True]
+        outcome = await self.run(approved)
+        await self.journal.answer_all([c for c in calls if c not in approved], SUPERSEDED)
+        return outcome if outcome is RunStatus.CANCELLED else None
 
     async def _approval(
         self, call: ToolCall, reason: str, batch: Sequence[ToolCall]

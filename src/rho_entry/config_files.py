@@ -17,6 +17,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
     BUILTIN_PROFILES,
+    ApprovalMode,
     FileWriteMode,
     PermissionProfile,
     builtin_profile,
@@ -111,18 +112,20 @@ def profile_from_dict(
         flat = merged
     flat.setdefault("name", default_name)
     profile: PermissionProfile = _structure(flat, PermissionProfile, source)
+    if profile.approval is ApprovalMode.GRANULAR and not profile.approval_required_tools:
+        raise ConfigError(
+            f"{source}: profile.approval.required_tools: granular approval needs the tools to "
+            "ask about (or use mode: dangerous, which asks before every call its tool declares "
+            "dangerous)"
+        )
     return profile
-
-
-def load_profile(spec: str | PermissionProfile, config_dir: Path | None) -> PermissionProfile:
-    """Positional form of ``resolve_profile`` (used by the wiring)."""
-    return resolve_profile(spec, config_dir=config_dir)
 
 
 def resolve_profile(spec: str | PermissionProfile, *, config_dir: Path | None) -> PermissionProfile:
     """A profile from a built-in name, a YAML path, or ``<config dir>/profiles/NAME.yaml``.
 
-    Built-in names win over same-named files (they cannot be shadowed by accident).
+    The one lookup of a permission profile (facade, settings, REPL). Built-in names win over
+    same-named files (they cannot be shadowed by accident).
     """
     if isinstance(spec, PermissionProfile):
         return spec

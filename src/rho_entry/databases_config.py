@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError
+from rho_entry.home import config_dir
 
 ENV_VAR = "RHO_AGENT_DB_CONFIG"
 FILE_NAME = "databases.yaml"
@@ -27,8 +28,6 @@ def databases_config_path(
         return Path(explicit).expanduser(), True
     if env.get(ENV_VAR):
         return Path(env[ENV_VAR]).expanduser(), True
-    from rho_entry.settings import config_dir
-
     return config_dir(env) / FILE_NAME, False
 
 

@@ -42,6 +42,7 @@ from rho_domain.model import (
 )
 from rho_domain.ports.model import ChatModel
 
+DEMO_MODEL = "demo"  # the model name that selects this scripted model
 LABEL = "[demo model: scripted and offline; no language model was called]"
 _LINE_NUMBER = re.compile(r"^\s*\d+\t")
 _COMMAND = re.compile(r"`([^`]+)`")
@@ -61,11 +62,12 @@ class DemoModel(ChatModel):
         self.calls = 0
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """See ``ChatModel.stream``."""
         self.calls += 1
         return self._stream(request)
 
     async def aclose(self) -> None:
-        return None
+        """See ``ChatModel.aclose``."""
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         call = None if request.tool_choice == "none" else self._next_call(request)
@@ -78,10 +80,10 @@ class DemoModel(ChatModel):
             for word in re.findall(r"\S+\s*|\s+", answer):
                 yield TextChunk(word)
                 await asyncio.sleep(0)  # let the terminal render as it streams
-            output = estimate_tokens(answer)
+            output = estimate_tokens(len(answer))
         prompt = len(request.system) + sum(message_chars(m) for m in request.messages)
         yield UsageReport(
-            Usage(input_tokens=(prompt + 3) // 4, output_tokens=output, estimated=True)
+            Usage(input_tokens=estimate_tokens(prompt), output_tokens=output, estimated=True)
         )
         yield StreamFinished("tool_calls" if call is not None else "stop")
 

@@ -16,6 +16,7 @@ from rho_domain.errors import RhoError
 
 
 def main(argv: Sequence[str]) -> int:
+    """``rho-agent export ID``: print a session as one JSON document; returns the exit code."""
     parser = argparse.ArgumentParser(
         prog="rho-agent export", description="Print a session's trace as one JSON document."
     )

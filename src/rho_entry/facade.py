@@ -19,6 +19,7 @@ import attrs
 from rho_domain import agent as domain_agent
 from rho_domain import config as domain_config
 from rho_domain import session as domain_session
+from rho_domain.journal import Listener
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
@@ -29,6 +30,7 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
 from rho_domain.state import State
+from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry import wiring
 
@@ -41,12 +43,18 @@ class AgentConfig(domain_config.AgentConfig):
 
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
+        """Read an AgentConfig YAML file."""
         from rho_entry.config_files import load_agent_config
 
-        loaded = load_agent_config(Path(path))
-        return cls(**{a.name: getattr(loaded, a.name) for a in attrs.fields(type(loaded))})
+        return cls.from_config(load_agent_config(Path(path)))
+
+    @classmethod
+    def from_config(cls, config: domain_config.AgentConfig) -> AgentConfig:
+        """This class with the fields of a domain ``AgentConfig``."""
+        return cls(**{a.name: getattr(config, a.name) for a in attrs.fields(type(config))})
 
     def to_file(self, path: str | Path) -> None:
+        """Write this config as YAML (settings left at their defaults are omitted)."""
         from rho_entry.config_files import save_agent_config
 
         save_agent_config(self, Path(path))
@@ -64,8 +72,16 @@ class Agent(domain_agent.Agent):
         system_prompt: str | None = None,
     ) -> None:
         config = config if config is not None else AgentConfig()
-        profile = profile or wiring.resolve_profile(config.profile)
-        registry = registry or wiring.build_registry(config, profile)
+        if profile is None:
+            profile = wiring.profile_of(config)
+        if registry is None:
+            registry = build_registry(
+                profile,
+                databases=config.databases,
+                spreadsheet_reader=wiring.build_spreadsheet_reader(),
+                delegation=True,
+                output_limit=config.tool_output_limit,
+            )
         if system_prompt is None:
             system_prompt = wiring.render_system_prompt(config, profile, registry.names)
         super().__init__(
@@ -94,7 +110,7 @@ class Session(domain_session.Session):
         session_id: str | None = None,
         state: State | None = None,
         created: bool = False,
-        on_event: Any = None,
+        on_event: Listener | None = None,
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
     ) -> None:

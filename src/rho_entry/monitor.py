@@ -56,14 +56,16 @@ def sessions_root(directory: str | None) -> Path:
     """DIR as given (a home with ``sessions/`` inside, or a sessions directory), else the
     home from the environment."""
     if directory is None:
-        from rho_entry.settings import config_dir, environment
+        from rho_entry.home import sessions_dir
+        from rho_entry.settings import environment
 
-        return config_dir(environment()) / "sessions"
+        return sessions_dir(environment())
     path = Path(directory).expanduser()
     return path / "sessions" if (path / "sessions").is_dir() else path
 
 
 def main(argv: Sequence[str]) -> int:
+    """``rho-agent monitor [DIR] COMMAND``: returns the exit code."""
     args = list(argv)
     directory = None
     if args and args[0] not in COMMANDS and not args[0].startswith("-"):

@@ -26,9 +26,9 @@ config file                 RHO_AGENT_CONFIG                 --config
 config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
 ==========================  ===============================  =====================
 
-API keys are read by the model adapter from the variable named by ``api_key_env`` (default
-OPENAI_API_KEY, or ANTHROPIC_API_KEY for the anthropic provider); settings only checks that
-one is present, so the error can say how to set it.
+API keys are read from the variable named by ``api_key_env`` (default: the provider's
+``key_variable`` in ``rho_adapters.model.providers``, OPENAI_API_KEY or ANTHROPIC_API_KEY);
+settings only checks that one is present, so the error can say how to set it.
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
+from rho_entry.databases_config import load_databases
+from rho_entry.demo import DEMO_MODEL
+from rho_entry.home import config_dir
 
-DEMO_MODEL = "demo"
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
@@ -76,6 +78,7 @@ class Settings:
 
     @property
     def is_demo(self) -> bool:
+        """True when the offline demo model is selected."""
         return self.config.model == DEMO_MODEL
 
 
@@ -84,21 +87,17 @@ def environment() -> Mapping[str, str]:
     return os.environ
 
 
-def config_dir(env: Mapping[str, str]) -> Path:
-    """``$RHO_AGENT_HOME``, else ``$XDG_CONFIG_HOME/rho-agent``, else ``~/.config/rho-agent``."""
-    if env.get("RHO_AGENT_HOME"):
-        return Path(env["RHO_AGENT_HOME"]).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
-    return Path(base) / "rho-agent"
-
-
 def api_key_variable(config: AgentConfig) -> str:
-    """The environment variable the model adapter reads the API key from."""
+    """The environment variable the API key is read from: ``api_key_env``, else the
+    provider's ``key_variable`` (``rho_adapters.model.providers.PROVIDERS``).
+
+    Raises ConfigError for an unknown provider.
+    """
     if config.api_key_env:
         return config.api_key_env
-    if config.provider == "anthropic":
-        return "ANTHROPIC_API_KEY"
-    return "OPENAI_API_KEY"
+    from rho_adapters.model.providers import resolve_provider
+
+    return resolve_provider(config.provider, config.base_url).key_variable
 
 
 def resolve_settings(
@@ -137,8 +136,6 @@ def resolve_settings(
     config = attrs.evolve(config, profile=_profile(config, flags.get("shell_mode"), home))
     config = attrs.evolve(config, working_dir=_working_dir(config))
     if not config.databases:  # also with --config (the public implementation skipped it)
-        from rho_entry.databases_config import load_databases
-
         config = attrs.evolve(config, databases=load_databases(env))
     return Settings(config=config, config_dir=home, sources=sources)
 

@@ -68,6 +68,8 @@ class PromptTemplate:
 
 @attrs.frozen(kw_only=True)
 class RenderedPrompt:
+    """A rendered template: the system prompt, and the first user prompt it carries, if any."""
+
     system_prompt: str
     initial_prompt: str | None = None
 

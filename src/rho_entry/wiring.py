@@ -18,24 +18,23 @@ from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
-    BUILTIN_PROFILES,
     PermissionProfile,
     ShellMode,
-    builtin_profile,
 )
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.ports.store import SessionStore
-from rho_domain.tools.registry import ToolRegistry
-
-DEMO_MODEL = "demo"
+from rho_entry.home import config_dir
 
 
 @attrs.frozen(kw_only=True)
 class Ports:
+    """The ports of one session, and the adapters created here (closed with the session)."""
+
     model: ChatModel
     executor: Executor
     clock: Clock
@@ -45,52 +44,34 @@ class Ports:
     owned: tuple[Any, ...]  # adapters created here, closed with the session
 
 
-def config_home(environ: Mapping[str, str] | None = None) -> Path:
-    """The config directory (one rule, in ``rho_entry.settings.config_dir``)."""
-    from rho_entry.settings import config_dir
+def profile_of(config: AgentConfig) -> PermissionProfile:
+    """The config's permission profile (``config_files.resolve_profile`` under this
+    environment's config directory)."""
+    from rho_entry.config_files import resolve_profile as resolve
 
-    return config_dir(os.environ if environ is None else environ)
-
-
-def resolve_profile(profile: str | PermissionProfile) -> PermissionProfile:
-    """A PermissionProfile from a value, a built-in name, a YAML path or a name under
-    <config home>/profiles/."""
-    if isinstance(profile, PermissionProfile):
-        return profile
-    if profile in BUILTIN_PROFILES:
-        return builtin_profile(profile)
-    from rho_entry.config_files import load_profile
-
-    return load_profile(profile, config_home())
+    return resolve(config.profile, config_dir=config_dir(os.environ))
 
 
 def working_dir_of(config: AgentConfig) -> str:
+    """The config's working directory, absolute (the current one when unset)."""
     return str(Path(config.working_dir or os.getcwd()).expanduser().resolve())
 
 
-def build_registry(config: AgentConfig, profile: PermissionProfile) -> ToolRegistry:
-    """The profile's tools, the databases' tools, and ``delegate`` (one level deep)."""
+def build_spreadsheet_reader() -> SpreadsheetReader:
+    """The reader ``read_excel`` uses (openpyxl, imported when a file is read)."""
     from rho_adapters.local.spreadsheet import OpenpyxlReader
-    from rho_domain.tools.delegate import DelegateTool
-    from rho_domain.tools.factory import build_registry as build
 
-    extra = () if profile.bash_only else (DelegateTool(),)
-    return build(
-        profile,
-        databases=config.databases,
-        spreadsheet_reader=OpenpyxlReader(),
-        extra=extra,
-        output_limit=config.tool_output_limit,
-    )
+    return OpenpyxlReader()
 
 
 def render_system_prompt(
     config: AgentConfig, profile: PermissionProfile, tools: tuple[str, ...] = ()
 ) -> str:
+    """The system prompt for ``config`` and ``profile`` (template, facts, tool names)."""
     from rho_entry.templates import resolve_system_prompt
 
     return resolve_system_prompt(
-        config, profile, working_dir_of(config), config_home(), tools=tools
+        config, profile, working_dir_of(config), config_dir(os.environ), tools=tools
     )
 
 
@@ -152,9 +133,10 @@ def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
 
 
 def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
-    if config.model == DEMO_MODEL:
-        from rho_entry.demo import DemoModel
+    """The ChatModel for ``config``: the demo model, or ``rho_adapters.model.build_model``."""
+    from rho_entry.demo import DEMO_MODEL, DemoModel
 
+    if config.model == DEMO_MODEL:
         return DemoModel()
     from rho_adapters.model import build_model as build
 
@@ -168,6 +150,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
         temperature=config.temperature,
         max_output_tokens=config.max_output_tokens,
         response_format=config.response_format,
+        stream=config.stream,
         clock=clock,
     )
 
@@ -175,6 +158,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
 def build_executor(
     config: AgentConfig, profile: PermissionProfile, store: SessionStore | None
 ) -> Executor:
+    """The executor the config's ``backend`` names, enforcing ``profile``."""
     if config.backend == "daytona":
         return build_daytona_executor(config, profile, os.environ)
     if config.backend != "local":
@@ -239,6 +223,7 @@ def build_signals(store: SessionStore) -> SignalSource | None:
 def build_databases(
     config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
 ) -> dict[str, Database]:
+    """The configured databases, opened lazily in the profile's database mode."""
     if not config.databases:
         return {}
     from rho_adapters.db import open_databases

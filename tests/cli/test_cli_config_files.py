@@ -69,6 +69,14 @@ def test_profile_file_nested_forms_and_base(tmp_path: Path) -> None:
     assert profile.shell_timeout == 300.0  # from the developer base
 
 
+def test_granular_approval_without_tools_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "g.yaml", "base: developer\napproval: {mode: granular}\n")
+    with pytest.raises(ConfigError, match=r"g\.yaml.*required_tools"):
+        load_profile_file(path)
+    named = write(tmp_path / "n.yaml", "approval: {mode: granular, required_tools: [bash]}\n")
+    assert load_profile_file(named).approval_required_tools == frozenset({"bash"})
+
+
 def test_profile_unknown_key_and_bad_enum(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"x\.yaml.*colour"):
         load_profile_file(write(tmp_path / "x.yaml", "colour: red\n"))

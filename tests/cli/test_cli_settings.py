@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
-from rho_domain.permissions import ShellMode
-from rho_entry.settings import check_endpoint, config_dir, resolve_settings
+from rho_domain.permissions import ShellMode, builtin_profile
+from rho_entry.home import config_dir
+from rho_entry.settings import api_key_variable, check_endpoint, resolve_settings
 
 
 def test_flag_beats_env_beats_file(tmp_path: Path) -> None:
@@ -45,7 +47,7 @@ def test_shell_mode_changes_only_the_shell() -> None:
     assert not isinstance(profile, str)
     assert profile.shell is ShellMode.UNRESTRICTED
     assert profile.name == "readonly"
-    assert profile.approval_required_tools  # approvals kept
+    assert attrs.evolve(profile, shell=ShellMode.RESTRICTED) == builtin_profile("readonly")
 
 
 def test_working_dir_is_made_absolute_and_checked(tmp_path: Path) -> None:
@@ -72,3 +74,10 @@ def test_no_endpoint_says_how_to_set_one() -> None:
     anthropic = resolve_settings({"provider": "anthropic"}, {})
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
         check_endpoint(anthropic, {"OPENAI_API_KEY": "k"})
+
+
+def test_the_key_variable_comes_from_the_provider_table() -> None:
+    config = AgentConfig(base_url="https://api.anthropic.com")
+    assert api_key_variable(config) == "ANTHROPIC_API_KEY"  # guessed from the URL
+    assert api_key_variable(AgentConfig(provider="ollama")) == "OPENAI_API_KEY"
+    assert api_key_variable(AgentConfig(provider="ollama", api_key_env="MY_KEY")) == "MY_KEY"

@@ -79,6 +79,14 @@ def test_builtin_profiles_ask_what_the_seeds_say() -> None:
     assert builtin_profile("unrestricted") == builtin_profile("eval")
 
 
+def test_builtin_profiles_read_risk_from_the_handler_not_from_a_name_list() -> None:
+    """A new tool needs no entry in permissions.py: its policy decides."""
+    deploy = call("deploy", {"target": "prod"})
+    for name in ("readonly", "developer"):
+        assert isinstance(decide(builtin_profile(name), deploy, DANGEROUS), RequiresApproval)
+        assert isinstance(decide(builtin_profile(name), deploy, READ_ONLY), Allowed)
+
+
 async def test_approved_call_runs_and_rejected_call_ends_the_run() -> None:
     executor = MemoryExecutor()
     approver = ScriptedApprover([True])

@@ -19,6 +19,7 @@ from rho_adapters.fakes import (
 )
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolResultMessage
+from rho_domain.tools.registry import ToolRegistry
 from rho_entry import Agent, AgentConfig, RunStatus, Session
 
 
@@ -37,6 +38,22 @@ def test_agent_resolves_profile_tools_and_prompt(tmp_path: Path) -> None:
     assert str(tmp_path) in agent.system_prompt
     developer = Agent(AgentConfig(profile="developer", working_dir=str(tmp_path)))
     assert {"write", "edit", "delegate"} <= set(developer.registry.names)
+
+
+def test_an_empty_registry_given_is_kept(tmp_path: Path) -> None:
+    """ "Not given" is ``is None``: an empty registry (falsy, it has ``__len__``) is a choice."""
+    agent = Agent(AgentConfig(working_dir=str(tmp_path)), registry=ToolRegistry())
+    assert agent.registry.names == ()
+    assert agent.without_tools("delegate").registry.names == ()
+
+
+def test_the_stream_setting_reaches_the_model() -> None:
+    from rho_entry.wiring import build_model
+
+    config = AgentConfig(model="m", base_url="http://127.0.0.1:8080/v1", stream=False)
+    model = build_model(config, {}, FakeClock())
+    assert model.stream_mode is False  # type: ignore[attr-defined]
+    assert build_model(AgentConfig(model="m"), {}, FakeClock()).stream_mode is None  # type: ignore[attr-defined]
 
 
 def test_unknown_profile_is_a_config_error() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from rho_adapters.fakes.clock import FakeClock
 from rho_adapters.fakes.wire import Reply, WireTransport, raw_reply
-from rho_adapters.model import OpenAIChatModel, RetryPolicy, resolve_profile
+from rho_adapters.model import OpenAIChatModel, RetryPolicy, resolve_provider
 from rho_domain.messages import UserMessage
 from rho_domain.model import (
     ModelRequest,
@@ -55,7 +55,7 @@ def make_model(
         model="m",
         base_url=kw.pop("base_url", "http://fake.test/v1"),
         api_key=kw.pop("api_key", "sk-test"),
-        profile=resolve_profile(provider, kw.pop("profile_url", None)) if provider else None,
+        provider=resolve_provider(provider, kw.pop("profile_url", None)) if provider else None,
         transport=transport,
         clock=clock,
         rng=random.Random(7),

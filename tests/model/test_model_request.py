@@ -7,7 +7,7 @@ from _model_support import calls_of, collect, finish_of, make_model, request, te
 
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_adapters.model import build_model
-from rho_adapters.model.profiles import guess_profile_name, resolve_profile
+from rho_adapters.model.providers import PROVIDERS, guess_provider_name, resolve_provider
 from rho_domain.errors import ConfigError
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.model import ToolSpec
@@ -42,14 +42,23 @@ FULL = {
     ],
 )
 def test_profile_guessed_from_base_url(url: str | None, name: str) -> None:
-    assert guess_profile_name(url) == name
+    assert guess_provider_name(url) == name
 
 
 def test_profile_chosen_by_config_overrides_the_guess_and_unknown_names_fail() -> None:
-    assert resolve_profile("ollama", "https://api.openai.com/v1").name == "ollama"
-    assert resolve_profile("llama.cpp", None).name == "llamacpp"
+    assert resolve_provider("ollama", "https://api.openai.com/v1").name == "ollama"
+    assert resolve_provider("llama.cpp", None).name == "llamacpp"
     with pytest.raises(ConfigError, match="unknown provider 'nope'"):
-        resolve_profile("nope", None)
+        resolve_provider("nope", None)
+
+
+def test_every_provider_row_is_found_by_name_and_by_its_own_url() -> None:
+    """Adding a server is one row: its name, URL hints and key variable need nothing else."""
+    for row in PROVIDERS.values():
+        assert resolve_provider(row.name, None) is row
+        if row.default_base_url:
+            assert guess_provider_name(row.default_base_url) == row.name
+        assert row.key_variable
 
 
 async def body_for(provider: str, **req: object) -> dict[str, object]:

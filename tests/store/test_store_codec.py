@@ -132,6 +132,8 @@ def test_future_version_is_refused_with_a_clear_error() -> None:
         b'{"v": 1, "kind": "message", "at": 1, "message": {"role": "alien", "content": "x"}}',
         b"[1, 2]",
         b'{"v": 1, "kind": "run_st',
+        b'{"v": 1, "kind": "interruption", "at": 1, "reason": "napping"}',
+        b'{"v": 1, "kind": "run_end", "at": 1, "run_id": "r", "status": "exploded"}',
     ],
 )
 def test_malformed_lines_raise_trace_format_error(line: bytes) -> None:
@@ -162,7 +164,7 @@ def test_unknown_extra_field_in_a_trace_line_is_tolerated() -> None:
             },
             budget=Budget(max_cost_usd=1.5),
             response_format={"type": "json_object"},
-            extras={"k": [1, 2]},
+            stream=False,
         ),
         AgentConfig(profile=eval_profile(), temperature=0.2, max_turns=3),
     ],
@@ -170,6 +172,10 @@ def test_unknown_extra_field_in_a_trace_line_is_tolerated() -> None:
 def test_config_round_trips_through_yaml(config: AgentConfig) -> None:
     text = yaml.safe_dump(config_to_dict(config))
     assert config_from_dict(yaml.safe_load(text), source="config.yaml") == config
+
+
+def test_stored_configs_of_older_versions_still_load() -> None:
+    assert config_from_dict({"extras": {}, "model": "m"}, source="c") == AgentConfig(model="m")
 
 
 def test_profile_name_stays_a_string_and_object_becomes_a_mapping() -> None:

@@ -1,36 +1,73 @@
-"""Executor contract: the same file semantics from MemoryExecutor (the fake) and LocalExecutor."""
+"""Executor contract: the same file semantics from MemoryExecutor (the fake), LocalExecutor and
+DaytonaExecutor (over FakeDaytona), each built with the same ``file_write`` setting."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import FakeDaytona
 from rho_adapters.fakes.memory_executor import MemoryExecutor
 from rho_adapters.local import LocalExecutor
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor, FileKind
+from rho_domain.ports.executor import Command, Executor, FileKind
+
+Factory = Callable[[Path, FileWriteMode], Executor]
 
 
-def _local(tmp_path: Path) -> Executor:
+def _workspace(tmp_path: Path) -> Path:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.txt").write_bytes(b"hello\n")
-    return LocalExecutor(str(tmp_path), file_write=FileWriteMode.FULL)
+    return tmp_path
 
 
-def _memory(tmp_path: Path) -> Executor:
-    return MemoryExecutor({"src/a.txt": b"hello\n"}, root=str(tmp_path))
+def _local(tmp_path: Path, file_write: FileWriteMode) -> Executor:
+    return LocalExecutor(str(_workspace(tmp_path)), file_write=file_write)
 
 
-FACTORIES: list[Callable[[Path], Executor]] = [_local, _memory]
+def _memory(tmp_path: Path, file_write: FileWriteMode) -> Executor:
+    return MemoryExecutor({"src/a.txt": b"hello\n"}, root=str(tmp_path), file_write=file_write)
 
 
-@pytest.fixture(params=FACTORIES, ids=["local", "memory"])
-def executor(request: pytest.FixtureRequest, tmp_path: Path) -> Executor:
-    factory: Callable[[Path], Executor] = request.param
-    return factory(tmp_path)
+def _daytona(tmp_path: Path, file_write: FileWriteMode) -> Executor:
+    fake = FakeDaytona()
+    settings = fake.settings(working_dir=str(_workspace(tmp_path)))
+    return DaytonaExecutor(settings, file_write=file_write, transport=fake.transport)
+
+
+FACTORIES: dict[str, Factory] = {"local": _local, "memory": _memory, "daytona": _daytona}
+
+
+async def _built(
+    request: pytest.FixtureRequest, tmp_path: Path, file_write: FileWriteMode
+) -> AsyncIterator[Executor]:
+    executor = FACTORIES[request.param](tmp_path, file_write)
+    try:
+        yield executor
+    finally:
+        await executor.aclose()
+
+
+@pytest.fixture(params=sorted(FACTORIES))
+async def executor(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Executor]:
+    async for built in _built(request, tmp_path, FileWriteMode.FULL):
+        yield built
+
+
+@pytest.fixture(params=sorted(FACTORIES))
+async def create_only(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Executor]:
+    async for built in _built(request, tmp_path, FileWriteMode.CREATE_ONLY):
+        yield built
+
+
+@pytest.fixture(params=sorted(FACTORIES))
+async def read_only(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Executor]:
+    async for built in _built(request, tmp_path, FileWriteMode.OFF):
+        yield built
 
 
 async def test_executor_contract_read_ranges(executor: Executor) -> None:
@@ -60,3 +97,27 @@ async def test_executor_contract_confinement(executor: Executor) -> None:
         await executor.read("../outside.txt")
     with pytest.raises(PathOutsideWorkspace):
         await executor.write("/etc/rho-test", b"x", overwrite=False)
+
+
+async def test_executor_contract_create_only_creates_but_never_overwrites(
+    create_only: Executor,
+) -> None:
+    assert await create_only.write("src/new.txt", b"1", overwrite=False) is False
+    with pytest.raises(PermissionDenied):
+        await create_only.write("src/new.txt", b"2", overwrite=True)
+    with pytest.raises(PermissionDenied):
+        await create_only.write("src/a.txt", b"2", overwrite=False)
+    assert await create_only.read("src/a.txt") == b"hello\n"
+
+
+async def test_executor_contract_file_write_off_refuses_every_write(read_only: Executor) -> None:
+    for overwrite in (False, True):
+        with pytest.raises(PermissionDenied):
+            await read_only.write("src/new.txt", b"1", overwrite=overwrite)
+    assert await read_only.read("src/a.txt") == b"hello\n"
+    assert {e.name for e in await read_only.list_dir("src")} == {"a.txt"}
+
+
+async def test_executor_contract_a_shell_string_needs_allow_shell(executor: Executor) -> None:
+    with pytest.raises(PermissionDenied):
+        await executor.run(Command(shell="ls"))

@@ -143,6 +143,7 @@ class SandboxAPI:
         return Sandbox(id=sandbox_id, toolbox_url=f"{proxy.rstrip('/')}/{sandbox_id}")
 
     async def delete(self, sandbox_id: str) -> None:
+        """Delete a sandbox."""
         await self._send("DELETE", f"{self._api}/sandbox/{sandbox_id}", "sandbox deletion")
 
     async def execute(self, sandbox: Sandbox, command: str, *, timeout: float) -> ExecAnswer | None:
@@ -165,6 +166,7 @@ class SandboxAPI:
         return ExecAnswer(exit_code=code, result=str(data.get("result") or ""))
 
     async def list_files(self, sandbox: Sandbox, path: str, shown: str) -> list[Mapping[str, Any]]:
+        """The toolbox's entries for ``path`` (``shown`` names it in errors)."""
         response = await self._send(
             "GET",
             f"{sandbox.toolbox_url}/files",
@@ -189,6 +191,7 @@ class SandboxAPI:
         )
 
     async def aclose(self) -> None:
+        """Close the HTTP client this object created (a passed one stays open)."""
         await self._client.aclose()
 
 

@@ -88,6 +88,7 @@ class DaytonaExecutor(Executor):
 
     @property
     def working_dir(self) -> str:
+        """See ``Executor.working_dir``."""
         return self._roots.given
 
     @property
@@ -150,6 +151,7 @@ class DaytonaExecutor(Executor):
                 raise SensitivePath(reason)
 
     async def stat(self, path: str) -> FileInfo:
+        """See ``Executor.stat``."""
         res, root, parts = await self._resolve(path, write=False)
         if res.mode is None:
             raise ToolError(f"no such file or directory: {path}")
@@ -163,6 +165,7 @@ class DaytonaExecutor(Executor):
         )
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        """See ``Executor.read``."""
         self._check_read(path, ())
         offset = max(0, offset)
         res, _, parts = await self._resolve(path, write=False, read_range=(offset, length))
@@ -176,6 +179,7 @@ class DaytonaExecutor(Executor):
         return res.data or b""
 
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
+        """See ``Executor.list_dir``."""
         res, root, parts = await self._resolve(path, write=False)
         if res.mode is None:
             raise ToolError(f"no such file or directory: {path}")
@@ -186,6 +190,7 @@ class DaytonaExecutor(Executor):
         return tuple(_file_info(entry, shown) for entry in entries if entry.get("name"))
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        """See ``Executor.write``."""
         if self.file_write is FileWriteMode.OFF:
             raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
         if overwrite and self.file_write is FileWriteMode.CREATE_ONLY:
@@ -219,6 +224,7 @@ class DaytonaExecutor(Executor):
         return answer.result.strip() == "replaced"
 
     async def which(self, program: str) -> str | None:
+        """See ``Executor.which``."""
         if not _PROGRAM.match(program):
             return None
         if program in self._found:
@@ -231,6 +237,7 @@ class DaytonaExecutor(Executor):
         return found
 
     async def run(self, command: Command) -> CommandResult:
+        """See ``Executor.run``."""
         if command.shell is not None and not self.allow_shell:
             raise PermissionDenied(
                 "shell commands are not allowed: this profile's shell is restricted"

@@ -61,10 +61,12 @@ def render_stage(stage: Stage, stdin_file: str | None) -> str:
 
 
 def render_pipeline(stages: Sequence[Stage], stdin_files: Sequence[str | None]) -> str:
+    """A validated pipeline as one shell line, each stage quoted (with its ``<`` file, if any)."""
     return " | ".join(render_stage(s, f) for s, f in zip(stages, stdin_files, strict=True))
 
 
 def exports(env: Mapping[str, str]) -> str:
+    """``export NAME=value;`` commands (values quoted) for an environment."""
     return "".join(f"export {key}={q(value)}; " for key, value in env.items())
 
 
@@ -102,6 +104,8 @@ def capped(inner: str, cap: int) -> str:
 
 @attrs.frozen
 class Captured:
+    """A ``capped`` command's answer: exit code, output, and how many bytes were cut."""
+
     exit_code: int
     output: str
     omitted: int
@@ -159,6 +163,7 @@ class Resolved:
 
 
 def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
+    """Parse the resolve script's answer for one path (and its bytes, ``with_data``)."""
     head, _, rest = answer.partition("\n")
     data: bytes | None = None
     if with_data:

@@ -5,7 +5,8 @@
   hanging streams, malformed arguments).
 - ``MemoryExecutor`` (Executor): a dict workspace with scripted commands.
 - ``MemorySessionStore`` (SessionStore), ``FakeClock`` (Clock), ``ManualSignals``
-  (SignalSource), ``ScriptedApprover`` (Approver).
+  (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
+  (SpreadsheetReader).
 
 - ``WireTransport`` (an httpx transport) and ``LoopbackServer`` (a real socket on 127.0.0.1)
   speak the OpenAI streaming protocol from a script, with fault injection: ``cut``, ``drop``,
@@ -33,6 +34,7 @@ from rho_adapters.fakes.scripted_model import (
     tools,
 )
 from rho_adapters.fakes.signals import ManualSignals
+from rho_adapters.fakes.spreadsheet import MemorySpreadsheetReader
 from rho_adapters.fakes.wire import (
     Fault,
     Reply,
@@ -73,6 +75,7 @@ __all__ = [
     "ManualSignals",
     "MemoryExecutor",
     "MemorySessionStore",
+    "MemorySpreadsheetReader",
     "Reply",
     "ScriptExhausted",
     "ScriptedApprover",

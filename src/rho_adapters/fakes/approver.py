@@ -19,6 +19,7 @@ class ScriptedApprover(Approver):
         self.requests: list[ApprovalRequest] = []
 
     async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """See ``Approver.decide``."""
         self.requests.append(request)
         answer: Answer = self._answers.pop(0) if self._answers else self.default
         if callable(answer):

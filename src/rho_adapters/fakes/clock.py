@@ -20,15 +20,19 @@ class FakeClock(Clock):
         self.sleeps: list[float] = []
 
     def now(self) -> float:
+        """See ``Clock.now``."""
         return self._now
 
     def monotonic(self) -> float:
+        """See ``Clock.monotonic``."""
         return self._now - self._origin
 
     def advance(self, seconds: float) -> None:
+        """Move both clocks forward by ``seconds`` (no real waiting)."""
         self._now += seconds
 
     async def sleep(self, seconds: float) -> None:
+        """See ``Clock.sleep``."""
         self.sleeps.append(seconds)
         self._now += max(seconds, 0.0)
         await asyncio.sleep(0)

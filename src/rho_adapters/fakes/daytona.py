@@ -114,6 +114,7 @@ class FakeDaytona:
         self._faults.append(_Fault(method, path_suffix, status, body))
 
     def fail_creation(self, reason: str) -> None:
+        """Make sandbox creation end in the ``error`` state with ``reason``."""
         self._creation_failure = reason
 
     @property
@@ -122,6 +123,7 @@ class FakeDaytona:
         return [str(b["id"]) for b in self.created if b["id"] not in self.deleted]
 
     async def handler(self, request: httpx.Request) -> httpx.Response:
+        """The ``httpx.MockTransport`` handler: answers one request like the Daytona API."""
         path = urlsplit(str(request.url)).path
         self.requests.append((request.method, path))
         if request.headers.get("authorization") != f"Bearer {self.api_key}":

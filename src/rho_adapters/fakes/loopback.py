@@ -65,6 +65,7 @@ class LoopbackServer:
 
     @property
     def base_url(self) -> str:
+        """The server's ``http://127.0.0.1:PORT/v1``, for a model's ``base_url``."""
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> LoopbackServer:

@@ -2,8 +2,11 @@
 
 Files are bytes keyed by workspace-relative POSIX paths; directories exist implicitly.
 Commands are answered by handlers you register by program name (``argv[0]`` of the first
-stage, or the first word of a shell string); anything else exits 127. It confines paths like
-a real executor (no ``..`` or absolute escapes) and refuses writes when ``writable`` is False.
+stage, or the first word of a shell string); anything else exits 127. It takes the same
+``file_write`` and ``allow_shell`` settings as the real executors and enforces them the same way
+(OFF refuses every write, CREATE_ONLY refuses overwrites, a shell string needs ``allow_shell``),
+and confines paths like them (no ``..`` or absolute escapes). It joins their contract suite
+(tests/tools/test_executor_contract.py).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import posixpath
 from collections.abc import Awaitable, Callable, Mapping
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 
 CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
@@ -26,7 +30,8 @@ class MemoryExecutor(Executor):
         files: Mapping[str, bytes | str] | None = None,
         *,
         commands: Mapping[str, CommandHandler] | None = None,
-        writable: bool = True,
+        file_write: FileWriteMode = FileWriteMode.FULL,
+        allow_shell: bool = False,
         root: str = "/workspace",
     ) -> None:
         self.root = root
@@ -34,13 +39,15 @@ class MemoryExecutor(Executor):
         for path, data in (files or {}).items():
             self.files[self._key(path)] = data.encode() if isinstance(data, str) else data
         self.commands = dict(commands or {})
-        self.writable = writable
+        self.file_write = file_write
+        self.allow_shell = allow_shell
         self.runs: list[Command] = []
         self.writes: list[str] = []
         self.closed = False
 
     @property
     def working_dir(self) -> str:
+        """See ``Executor.working_dir``."""
         return self.root
 
     def _key(self, path: str) -> str:
@@ -57,6 +64,11 @@ class MemoryExecutor(Executor):
         return key == "" or any(p.startswith(key + "/") for p in self.files)
 
     async def run(self, command: Command) -> CommandResult:
+        """See ``Executor.run``."""
+        if command.shell is not None and not self.allow_shell:
+            raise PermissionDenied(
+                "shell commands are not allowed: this profile's shell is restricted"
+            )
         self._key(command.cwd)
         self.runs.append(command)
         if command.pipeline:
@@ -72,6 +84,7 @@ class MemoryExecutor(Executor):
         return await outcome if inspect.isawaitable(outcome) else outcome
 
     async def stat(self, path: str) -> FileInfo:
+        """See ``Executor.stat``."""
         key = self._key(path)
         name = posixpath.basename(key) or "."
         if key in self.files:
@@ -81,6 +94,7 @@ class MemoryExecutor(Executor):
         raise ToolError(f"no such file or directory: {path}")
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        """See ``Executor.read``."""
         key = self._key(path)
         if key not in self.files:
             if self._is_dir(key):
@@ -91,6 +105,7 @@ class MemoryExecutor(Executor):
         return data[offset:end]
 
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
+        """See ``Executor.list_dir``."""
         key = self._key(path)
         if not self._is_dir(key):
             raise ToolError(f"not a directory: {path}")
@@ -108,9 +123,14 @@ class MemoryExecutor(Executor):
         return tuple(entries.values())
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        """See ``Executor.write``."""
+        if self.file_write is FileWriteMode.OFF:
+            raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
+        if overwrite and self.file_write is FileWriteMode.CREATE_ONLY:
+            raise PermissionDenied(
+                f"overwriting {path!r} is not allowed: this profile may only create new files"
+            )
         key = self._key(path)
-        if not self.writable:
-            raise PermissionDenied(f"writing {path} is not allowed: the workspace is read-only")
         existed = key in self.files
         if existed and not overwrite:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
@@ -121,7 +141,9 @@ class MemoryExecutor(Executor):
         return existed
 
     async def which(self, program: str) -> str | None:
+        """See ``Executor.which``."""
         return f"/fake/bin/{program}" if program in self.commands else None
 
     async def aclose(self) -> None:
+        """See ``Executor.aclose``."""
         self.closed = True

@@ -58,6 +58,7 @@ class MemorySessionStore(SessionStore):
         self._locked: set[str] = set()
 
     def events(self, session_id: str) -> tuple[ev.Event, ...]:
+        """Every event stored for ``session_id`` (an id or a unique prefix), in order."""
         return tuple(self._sessions[self._resolve(session_id)].events)
 
     def _resolve(self, session_id: str) -> str:
@@ -75,12 +76,14 @@ class MemorySessionStore(SessionStore):
         )
 
     async def create(self, record: SessionRecord) -> None:
+        """See ``SessionStore.create``."""
         if record.id in self._sessions:
             raise StoreError(f"session {record.id} already exists")
         self._sessions[record.id] = _Stored(record)
         self._locked.add(record.id)
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """See ``SessionStore.open``."""
         key = self._resolve(session_id)
         if key in self._locked:
             raise SessionLocked(f"session {key} is already open in this process")
@@ -89,15 +92,18 @@ class MemorySessionStore(SessionStore):
         return stored.record, tuple(stored.events)
 
     async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        """See ``SessionStore.append``."""
         if session_id not in self._sessions:
             raise SessionNotFound(f"no session {session_id!r}; create it first")
         self._sessions[session_id].events.extend(e for e in events if ev.is_persistent(e))
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        """See ``SessionStore.list``."""
         stored = sorted(self._sessions.values(), key=lambda s: s.record.created_at, reverse=True)
         return tuple(
             summarize(s.record, s.events, live=s.record.id in self._locked) for s in stored[:limit]
         )
 
     async def release(self, session_id: str) -> None:
+        """See ``SessionStore.release``."""
         self._locked.discard(session_id)

@@ -36,6 +36,8 @@ _call_ids = itertools.count(1)
 
 @attrs.frozen(kw_only=True)
 class Turn:
+    """One scripted model turn: what it streams, and how it fails or stops, if it does."""
+
     text: str = ""
     reasoning: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -114,9 +116,11 @@ class ScriptedModel(ChatModel):
 
     @property
     def remaining(self) -> int:
+        """How many scripted turns have not been played yet."""
         return len(self._turns)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """See ``ChatModel.stream``."""
         self.requests.append(request)
         if not self._turns:
             raise ScriptExhausted(
@@ -127,6 +131,7 @@ class ScriptedModel(ChatModel):
         return _play(turn(request) if callable(turn) else turn)
 
     async def aclose(self) -> None:
+        """See ``ChatModel.aclose``."""
         self.closed = True
 
 
@@ -141,6 +146,7 @@ class FunctionModel(ChatModel):
         self.requests: list[ModelRequest] = []
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """See ``ChatModel.stream``."""
         self.requests.append(request)
         return self._stream(request)
 
@@ -151,4 +157,4 @@ class FunctionModel(ChatModel):
             yield event
 
     async def aclose(self) -> None:
-        return None
+        """See ``ChatModel.aclose``."""

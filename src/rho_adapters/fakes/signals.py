@@ -20,37 +20,46 @@ class ManualSignals(SignalSource):
         self.cleared: list[str] = []
 
     def cancel(self, session_id: str = "*") -> None:
+        """Ask ``session_id`` (``*``: every session) to stop."""
         self._cancelled.add(session_id)
         for key, event in self._events.items():
             if session_id in ("*", key):
                 event.set()
 
     def pause(self, session_id: str = "*") -> None:
+        """Pause ``session_id`` (``*``: every session) at its next checkpoint."""
         self._paused.add(session_id)
 
     def resume(self, session_id: str = "*") -> None:
+        """Lift a pause."""
         self._paused.discard(session_id)
 
     def add_directive(self, text: str, session_id: str = "*") -> None:
+        """Queue an operator directive for ``session_id`` (``*``: every session)."""
         self._directives[session_id].append(text)
 
     async def cancel_requested(self, session_id: str) -> bool:
+        """True when a cancel for the session (or for ``*``) is pending."""
         return bool({session_id, "*"} & self._cancelled)
 
     async def clear_cancel(self, session_id: str) -> None:
+        """See ``SignalSource.clear_cancel``."""
         self.cleared.append(session_id)
         self._cancelled -= {session_id, "*"}
         self._events[session_id].clear()
 
     async def wait_for_cancel(self, session_id: str) -> None:
+        """See ``SignalSource.wait_for_cancel``."""
         event = self._events[session_id]
         if await self.cancel_requested(session_id):
             return
         await event.wait()
 
     async def is_paused(self, session_id: str) -> bool:
+        """See ``SignalSource.is_paused``."""
         return bool({session_id, "*"} & self._paused)
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
+        """See ``SignalSource.directives``."""
         texts = self._directives.get(session_id) or self._directives.get("*", [])
         return tuple(Directive(offset=i, text=t) for i, t in enumerate(texts) if i >= after)

@@ -54,22 +54,27 @@ class Fault:
 
 
 def cut(after: int = 0) -> Fault:
+    """Fault: the body ends cleanly after ``after`` events (no finish, no [DONE])."""
     return Fault(kind="cut", after=after)
 
 
 def drop(after: int = 0) -> Fault:
+    """Fault: the connection breaks after ``after`` events."""
     return Fault(kind="drop", after=after)
 
 
 def garbage(after: int = 0) -> Fault:
+    """Fault: a non-JSON data event after ``after`` events, then the stream continues."""
     return Fault(kind="garbage", after=after)
 
 
 def stall(after: int = 0, seconds: float | None = None) -> Fault:
+    """Fault: nothing more after ``after`` events (``seconds=None``: past the read timeout)."""
     return Fault(kind="stall", after=after, seconds=seconds)
 
 
 def stream_error(after: int = 0, message: str = "the model failed mid-stream") -> Fault:
+    """Fault: a mid-stream ``{"error": ...}`` event after ``after`` events, then the end."""
     return Fault(kind="error", after=after, message=message)
 
 
@@ -117,16 +122,19 @@ def call(name: str, arguments: Mapping[str, Any] | str = "{}", call_id: str = ""
 
 
 def text_reply(text: str, *, deltas: int = 0, **kw: Any) -> Reply:
+    """A reply answering ``text`` in ``deltas`` pieces (0: one per word)."""
     return Reply(text=text, deltas=deltas, **kw)
 
 
 def tool_reply(*calls: ToolCall, text: str = "", **kw: Any) -> Reply:
+    """A reply that calls ``calls`` (with optional text before them)."""
     return Reply(text=text, tool_calls=calls, **kw)
 
 
 def http_error(
     status: int, message: str = "error", *, retry_after: float | None = None, **kw: Any
 ) -> Reply:
+    """A reply that is an HTTP error ``status`` (with Retry-After when given)."""
     headers = dict(kw.pop("headers", {}))
     if retry_after is not None:
         headers["retry-after"] = f"{retry_after:g}"
@@ -235,6 +243,7 @@ def render_json(reply: Reply) -> bytes:
 
 
 def render_error(reply: Reply) -> bytes:
+    """The JSON error body of an error reply, in the OpenAI shape."""
     if reply.error_body is not None:
         return json.dumps(dict(reply.error_body)).encode()
     return json.dumps(
@@ -280,6 +289,7 @@ class WireTransport(httpx.AsyncBaseTransport):
         self._clock, self._repeat, self._next = clock, repeat, 0
 
     def next_reply(self) -> Reply:
+        """The next scripted reply; ``WireScriptExhausted`` when none is left."""
         if self._next >= len(self.replies):
             if not self._repeat or not self.replies:
                 raise WireScriptExhausted(f"no reply scripted for request {self._next + 1}")
@@ -289,6 +299,7 @@ class WireTransport(httpx.AsyncBaseTransport):
         return reply
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Answer one request from the script (recorded in ``requests``)."""
         body = json.loads(await request.aread() or b"{}")
         self.requests.append(body)
         self.headers.append(dict(request.headers))

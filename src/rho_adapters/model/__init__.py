@@ -1,8 +1,8 @@
 """Model adapters: ChatModel implementations on httpx, and ``build_model`` for the wiring.
 
-- ``OpenAIChatModel``: every OpenAI-compatible Chat Completions server, shaped by an
-  ``EndpointProfile`` (openai, vllm, cerebras, groq, ollama, llamacpp, openrouter, azure).
-- ``AnthropicModel``: the Anthropic Messages API.
+- ``OpenAIChatModel``: every OpenAI-compatible Chat Completions server, shaped by its
+  ``Provider`` row (openai, vllm, cerebras, groq, ollama, llamacpp, openrouter, azure).
+- ``AnthropicModel``: the Anthropic Messages API (the ``anthropic`` row).
 
 Nothing here opens a connection at import or construction: clients are leased from a shared
 pool on the first call.
@@ -17,23 +17,23 @@ from rho_adapters.model._http import SHARED_POOL, ClientPool, Timeouts
 from rho_adapters.model.anthropic import AnthropicModel
 from rho_adapters.model.openai_chat import OpenAIChatModel
 from rho_adapters.model.openai_request import RequestDefaults
-from rho_adapters.model.profiles import PROFILES, EndpointProfile, resolve_profile
+from rho_adapters.model.providers import PROVIDERS, Provider, resolve_provider
 from rho_adapters.model.retry import RetryPolicy
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
 
 __all__ = [
-    "PROFILES",
+    "PROVIDERS",
     "SHARED_POOL",
     "AnthropicModel",
     "ClientPool",
-    "EndpointProfile",
     "OpenAIChatModel",
+    "Provider",
     "RequestDefaults",
     "RetryPolicy",
     "Timeouts",
     "build_model",
-    "resolve_profile",
+    "resolve_provider",
 ]
 
 
@@ -53,10 +53,11 @@ def build_model(
 ) -> ChatModel:
     """The ChatModel for a configured endpoint.
 
-    ``provider`` names a profile (or ``anthropic``); None guesses it from ``base_url``
-    (no base URL means OpenAI). Request options here are defaults that a ``ModelRequest``'s
-    own values override. Raises ConfigError for an unknown provider or an Azure endpoint
-    without a base URL.
+    ``provider`` names a row of ``PROVIDERS``; None guesses it from ``base_url`` (no base URL
+    means OpenAI). The row's ``adapter`` picks the ChatModel. Request options here are defaults
+    that a ``ModelRequest``'s own values override; ``stream=False`` asks for whole responses
+    (OpenAI-compatible servers only). Raises ConfigError for an unknown provider or a provider
+    without a default URL (Azure) and no base URL.
     """
     defaults = RequestDefaults(
         service_tier=service_tier,
@@ -65,21 +66,20 @@ def build_model(
         max_output_tokens=max_output_tokens,
         response_format=response_format,
     )
-    name = (provider or "").strip().lower()
-    if name == "anthropic" or (not name and base_url and "anthropic.com" in base_url):
+    row = resolve_provider(provider, base_url)
+    if row.adapter == "anthropic":
         return AnthropicModel(
             model=model, base_url=base_url, api_key=api_key, defaults=defaults, clock=clock
         )
-    profile = resolve_profile(provider, base_url)
-    if not base_url and not profile.default_base_url:
+    if not base_url and not row.default_base_url:
         from rho_domain.errors import ConfigError
 
-        raise ConfigError(f"provider {profile.name!r} needs base_url (the endpoint's URL)")
+        raise ConfigError(f"provider {row.name!r} needs base_url (the endpoint's URL)")
     return OpenAIChatModel(
         model=model,
         base_url=base_url,
         api_key=api_key,
-        profile=profile,
+        provider=row,
         defaults=defaults,
         stream=stream,
         clock=clock,

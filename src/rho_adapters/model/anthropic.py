@@ -273,6 +273,7 @@ class AnthropicModel(ChatModel):
             yield event
 
     async def aclose(self) -> None:
+        """See ``ChatModel.aclose``."""
         await self._endpoint.aclose()
 
     async def _attempt(

@@ -53,10 +53,12 @@ class ChunkAssembler:
 
     @property
     def partial_text(self) -> str:
+        """The text assembled so far."""
         return "".join(self.text) or "".join(self.refusal)
 
     @property
     def has_calls(self) -> bool:
+        """True once a tool call has started."""
         return bool(self._calls)
 
     def feed(self, chunk: Any) -> list[StreamEvent]:

@@ -5,7 +5,7 @@ events. A stream ends with the assembled ``ToolCallReady`` events, one ``UsageRe
 server's, or an estimate marked ``estimated``) and one ``StreamFinished``. Errors are raised as
 ``ModelError`` subclasses carrying the partial text; retries (``_http.with_retries``) happen only
 before the first event reached the caller. Non-streaming mode (config ``stream=False``, or a
-profile that cannot stream tools, or a server that rejected streaming with tools) yields the
+provider that cannot stream tools, or a server that rejected streaming with tools) yields the
 same events from one JSON response.
 """
 
@@ -31,11 +31,11 @@ from rho_adapters.model.openai_request import (
     effective,
     request_chars,
 )
-from rho_adapters.model.profiles import EndpointProfile, resolve_profile
+from rho_adapters.model.providers import Provider, resolve_provider
 from rho_adapters.model.retry import RetryPolicy, server_delay
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import BadRequest, ModelError, ModelProtocolError, TruncatedStream
-from rho_domain.messages import Usage
+from rho_domain.messages import Usage, estimate_tokens
 from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, UsageReport
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
@@ -53,9 +53,9 @@ def chat_url(base_url: str) -> str:
 
 
 class OpenAIChatModel(ChatModel):
-    """A ChatModel speaking Chat Completions to ``base_url`` with the given profile.
+    """A ChatModel speaking Chat Completions to ``base_url`` as the given provider expects.
 
-    ``stream=None`` streams unless the profile cannot stream tools. ``transport`` or
+    ``stream=None`` streams unless the provider cannot stream tools. ``transport`` or
     ``http_client`` replace the shared pooled client (tests, custom proxies); a passed
     ``http_client`` is never closed here.
     """
@@ -66,7 +66,7 @@ class OpenAIChatModel(ChatModel):
         model: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        profile: EndpointProfile | None = None,
+        provider: Provider | None = None,
         defaults: RequestDefaults | None = None,
         stream: bool | None = None,
         clock: Clock | None = None,
@@ -78,9 +78,9 @@ class OpenAIChatModel(ChatModel):
         headers: Mapping[str, str] | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        self.profile = profile or resolve_profile(None, base_url)
+        self.provider = provider or resolve_provider(None, base_url)
         self.model = model
-        self.base_url = base_url or self.profile.default_base_url
+        self.base_url = base_url or self.provider.default_base_url
         self.url = chat_url(self.base_url)
         self.defaults = defaults or RequestDefaults()
         self.stream_mode = stream
@@ -94,10 +94,10 @@ class OpenAIChatModel(ChatModel):
         self._rng = rng or random.Random()
         all_headers = {"accept": "text/event-stream, application/json"}
         if api_key:
-            if self.profile.auth_header == "authorization":
+            if self.provider.auth_header == "authorization":
                 all_headers["authorization"] = f"Bearer {api_key}"
             else:
-                all_headers[self.profile.auth_header] = api_key
+                all_headers[self.provider.auth_header] = api_key
         all_headers.update(headers or {})
         self._endpoint = Endpoint(
             all_headers,
@@ -137,19 +137,20 @@ class OpenAIChatModel(ChatModel):
         )
 
     async def aclose(self) -> None:
+        """See ``ChatModel.aclose``."""
         await self._endpoint.aclose()
 
     def _streaming(self, request: ModelRequest) -> bool:
         if self.stream_mode is not None:
             return self.stream_mode
-        cannot = self._no_stream_tools or not self.profile.stream_tools
+        cannot = self._no_stream_tools or not self.provider.stream_tools
         return not (request.tools and cannot)
 
     async def _attempt(
         self, request: ModelRequest, state: Attempt
     ) -> AsyncGenerator[StreamEvent, None]:
         streaming = self._streaming(request)
-        body = build_body(request, self.profile, stream=streaming)
+        body = build_body(request, self.provider, stream=streaming)
         timeout = self.timeouts.for_tier(request.service_tier)
         assembler = ChunkAssembler()
         client = self._endpoint.client()
@@ -171,8 +172,8 @@ class OpenAIChatModel(ChatModel):
         for event in assembler.finish():
             yield event
         usage = assembler.usage or Usage(
-            input_tokens=_estimate(request_chars(request)),
-            output_tokens=_estimate(assembler.response_chars()),
+            input_tokens=estimate_tokens(request_chars(request)),
+            output_tokens=estimate_tokens(assembler.response_chars()),
             estimated=True,
         )
         yield UsageReport(usage)
@@ -262,8 +263,3 @@ def _parse(data: str, assembler: ChunkAssembler) -> Any:
 
 def _with_model(request: ModelRequest, model: str) -> ModelRequest:
     return attrs.evolve(request, model=model)
-
-
-def _estimate(chars: int) -> int:
-    """The harness's estimate: about four characters per token, rounded up."""
-    return (chars + 3) // 4

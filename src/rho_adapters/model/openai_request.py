@@ -1,4 +1,4 @@
-"""ModelRequest → Chat Completions request body, shaped by the endpoint profile (§1.7).
+"""ModelRequest → Chat Completions request body, shaped by the provider (§1.7).
 
 Request options left None in the ``ModelRequest`` fall back to ``RequestDefaults`` (what the
 agent was configured with). Parameters a server rejects are never sent; the output limit goes
@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.model.profiles import EndpointProfile
+from rho_adapters.model.providers import Provider
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -74,14 +74,14 @@ def wire_message(message: Message) -> dict[str, Any]:
     return {"role": "user", "content": message.content}
 
 
-def build_body(request: ModelRequest, profile: EndpointProfile, *, stream: bool) -> dict[str, Any]:
+def build_body(request: ModelRequest, provider: Provider, *, stream: bool) -> dict[str, Any]:
     """The JSON body for ``POST {base_url}/chat/completions``."""
     messages = [{"role": "system", "content": request.system}] if request.system else []
     messages.extend(wire_message(m) for m in request.messages)
     body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": stream}
-    if stream and profile.stream_usage:
+    if stream and provider.stream_usage:
         options: dict[str, Any] = {"include_usage": True}
-        if profile.obfuscation_opt_out:
+        if provider.obfuscation_opt_out:
             options["include_obfuscation"] = False
         body["stream_options"] = options
     if request.tools:
@@ -93,17 +93,17 @@ def build_body(request: ModelRequest, profile: EndpointProfile, *, stream: bool)
     if request.response_format is not None:
         body["response_format"] = dict(request.response_format)
     if request.reasoning_effort is not None:
-        if profile.reasoning_object:
+        if provider.reasoning_object:
             body["reasoning"] = {"effort": request.reasoning_effort}
         else:
             body["reasoning_effort"] = request.reasoning_effort
     if request.service_tier is not None:
         body["service_tier"] = request.service_tier
     if request.max_output_tokens is not None:
-        body[profile.max_tokens_field] = request.max_output_tokens
+        body[provider.max_tokens_field] = request.max_output_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    for name in profile.dropped_params:
+    for name in provider.dropped_params:
         body.pop(name, None)
     return body
 

@@ -8,7 +8,7 @@ Contract (what the servers in docs/protocols actually send, see protocols.md §1
   chunks decodes correctly.
 - ``:`` lines are comments (keep-alives such as ``: OPENROUTER PROCESSING``) and are skipped.
 - ``data:x`` and ``data: x`` are the same (one leading space is stripped, further ones kept);
-  several ``data`` lines of one event are joined with ``\\n``; ``event:`` names the event;
+  several ``data`` lines of one event are joined with a newline; ``event:`` names the event;
   ``id``, ``retry`` and unknown fields are ignored.
 - An event is dispatched on an empty line. At EOF (``flush``) a pending event without its
   blank line is dispatched anyway: two recorded servers end that way.

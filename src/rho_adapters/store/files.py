@@ -95,6 +95,7 @@ class FileSessionStore(SessionStore):
         return held.paths.dir if held else self.root / session_id
 
     async def create(self, record: SessionRecord) -> None:
+        """See ``SessionStore.create``."""
         await asyncio.to_thread(self._create, record)
 
     def _create(self, record: SessionRecord) -> None:
@@ -123,6 +124,7 @@ class FileSessionStore(SessionStore):
         self._open[paths.id] = _Open(paths=paths, lock=lock, meta=holder, trace=trace)
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """See ``SessionStore.open``."""
         return await asyncio.to_thread(self._open_sync, session_id)
 
     def _open_sync(self, ref: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
@@ -209,6 +211,7 @@ class FileSessionStore(SessionStore):
         return meta
 
     async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        """See ``SessionStore.append``."""
         held = self._open.get(session_id)
         if held is None:
             raise StoreError(f"session {session_id} is not open in this store; create or open it")
@@ -225,9 +228,11 @@ class FileSessionStore(SessionStore):
                 await asyncio.to_thread(held.sync)
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        """See ``SessionStore.list``."""
         return await asyncio.to_thread(list_sessions, self.root, limit=limit)
 
     async def release(self, session_id: str) -> None:
+        """See ``SessionStore.release``."""
         held = self._open.pop(session_id, None)
         if held is not None:
             with _store_errors(f"cannot close session {session_id}"):

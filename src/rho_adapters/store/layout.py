@@ -38,18 +38,22 @@ class SessionPaths:
 
     @property
     def id(self) -> str:
+        """The session id (the directory's name)."""
         return self.dir.name
 
     @property
     def config(self) -> Path:
+        """``config.yaml``: the config snapshot."""
         return self.dir / "config.yaml"
 
     @property
     def meta(self) -> Path:
+        """``meta.json``: the cache of the trace plus liveness."""
         return self.dir / "meta.json"
 
     @property
     def trace(self) -> Path:
+        """``trace.jsonl``: the events, the source of truth."""
         return self.dir / "trace.jsonl"
 
     @property
@@ -59,22 +63,27 @@ class SessionPaths:
 
     @property
     def lock(self) -> Path:
+        """``lock``: held with flock by the driving process."""
         return self.dir / "lock"
 
     @property
     def cancel(self) -> Path:
+        """``cancel``: present while a cancel is requested."""
         return self.dir / "cancel"
 
     @property
     def pause(self) -> Path:
+        """``pause``: present while the session is paused."""
         return self.dir / "pause"
 
     @property
     def directives(self) -> Path:
+        """``directives.jsonl``: operator directives, one per line, never truncated."""
         return self.dir / "directives.jsonl"
 
 
 def host_name() -> str:
+    """This machine's host name (meta.json records it with the pid)."""
     return socket.gethostname()
 
 
@@ -138,6 +147,7 @@ def resolve(root: Path, ref: str) -> SessionPaths:
 
 
 def created_at(paths: SessionPaths) -> float:
+    """When the session was created: meta.json's ``created_at``, else the directory's mtime."""
     value = read_meta(paths).get("created_at")
     if isinstance(value, int | float):
         return float(value)

@@ -24,6 +24,7 @@ class SessionLock:
 
     @property
     def held(self) -> bool:
+        """True while this object holds the lock."""
         return self._fd is not None
 
     def acquire(self, session_id: str) -> None:

@@ -35,6 +35,7 @@ _SECRET_KEY = re.compile(
 
 
 def initial_meta(record: SessionRecord) -> dict[str, Any]:
+    """meta.json for a new session."""
     profile = record.config.profile
     return {
         "id": record.id,
@@ -92,6 +93,7 @@ def summarize_trace(meta: dict[str, Any], events: Sequence[ev.Event]) -> None:
 
 
 def usage_of(meta: Mapping[str, Any]) -> Usage:
+    """Usage from its meta.json form (missing keys are zero)."""
     raw = meta.get("usage")
     if isinstance(raw, Usage):
         return raw
@@ -122,6 +124,7 @@ class MetaFile:
             return fold_events(self.data, events)
 
     def write(self) -> None:
+        """Write meta.json atomically (``write_atomic``)."""
         with self._lock:
             if self.data.get("pid") is not None:
                 self.data["heartbeat"] = time.time()

@@ -121,24 +121,29 @@ class FileSignals(SignalSource):
         self._poll = poll
 
     async def cancel_requested(self, session_id: str) -> bool:
+        """True while the session's ``cancel`` file exists."""
         return (self._locate(session_id) / "cancel").exists()
 
     async def clear_cancel(self, session_id: str) -> None:
+        """See ``SignalSource.clear_cancel``."""
         try:
             (self._locate(session_id) / "cancel").unlink(missing_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot clear the cancel request: {exc.strerror or exc}") from exc
 
     async def wait_for_cancel(self, session_id: str) -> None:
+        """See ``SignalSource.wait_for_cancel``."""
         path = self._locate(session_id) / "cancel"
         # Another process writes the file: there is no event to wait on, so poll (one stat).
         while not path.exists():  # noqa: ASYNC110
             await asyncio.sleep(self._poll)
 
     async def is_paused(self, session_id: str) -> bool:
+        """See ``SignalSource.is_paused``."""
         return (self._locate(session_id) / "pause").exists()
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
+        """See ``SignalSource.directives``."""
         path = self._locate(session_id) / "directives.jsonl"
         if not path.exists():
             return ()

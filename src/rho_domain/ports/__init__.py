@@ -15,12 +15,14 @@ from rho_domain.ports.executor import (
 )
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import Directive, SignalSource
+from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
 
 __all__ = [
     "ApprovalAnswer",
     "ApprovalRequest",
     "Approver",
+    "Cell",
     "ChatModel",
     "Clock",
     "Command",
@@ -34,6 +36,8 @@ __all__ = [
     "SessionInfo",
     "SessionRecord",
     "SessionStore",
+    "SheetInfo",
     "SignalSource",
+    "SpreadsheetReader",
     "TableInfo",
 ]

@@ -21,6 +21,8 @@ class QueryResult:
 
 @attrs.frozen(kw_only=True)
 class TableInfo:
+    """A table: its schema (None where the engine has none), name and kind (table, view...)."""
+
     schema: str | None
     name: str
     kind: str = "table"

@@ -17,6 +17,8 @@ import attrs
 
 
 class FileKind(Enum):
+    """What a path is."""
+
     FILE = "file"
     DIRECTORY = "directory"
     SYMLINK = "symlink"

@@ -18,11 +18,11 @@ class Directive:
 
 
 class SignalSource(Protocol):
-    """Cancel, pause and directives for a session."""
+    """Cancel, pause and directives for a session.
 
-    @abstractmethod
-    async def cancel_requested(self, session_id: str) -> bool:
-        """True when someone asked the session to stop."""
+    The session never polls for a cancel: it races its work against ``wait_for_cancel``.
+    (Adapters may offer a ``cancel_requested`` check of their own; the port does not need one.)
+    """
 
     @abstractmethod
     async def clear_cancel(self, session_id: str) -> None:

@@ -16,6 +16,8 @@ Cell = str | int | float | bool | None
 
 @attrs.frozen(kw_only=True)
 class SheetInfo:
+    """One sheet: its name and its used size (rows and columns, from the workbook)."""
+
     name: str
     rows: int
     columns: int

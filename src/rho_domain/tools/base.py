@@ -7,18 +7,17 @@ the same code runs locally, in a sandbox or against in-memory fakes.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Mapping
+from typing import Any, Protocol
 
 import attrs
 
+from rho_domain.messages import Usage
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
-
-if TYPE_CHECKING:
-    from rho_domain.tools.delegate import Delegator
+from rho_domain.run import RunResult
 
 
 @attrs.frozen(kw_only=True)
@@ -44,7 +43,38 @@ class ToolOutput:
 
 
 def error_output(message: str, **metadata: Any) -> ToolOutput:
+    """A failed tool result the model reads (``metadata`` for UIs and traces)."""
     return ToolOutput(content=message, is_error=True, metadata=metadata)
+
+
+@attrs.frozen(kw_only=True)
+class ChildOutcome:
+    """How a child agent's run ended, as the ``delegate`` tool reports it."""
+
+    session_id: str
+    status: str
+    text: str
+    usage: Usage
+    error: str | None = None
+
+    @classmethod
+    def from_result(cls, result: RunResult) -> ChildOutcome:
+        """The outcome of the child's ``RunResult``."""
+        return cls(
+            session_id=result.session_id,
+            status=result.status.value,
+            text=result.text,
+            usage=result.usage,
+            error=result.error,
+        )
+
+
+class Delegator(Protocol):
+    """Runs a child agent on one instruction (``Session`` provides it to the delegate tool)."""
+
+    def __call__(self, instruction: str, *, full_context: bool) -> Awaitable[ChildOutcome]:
+        """Run a child on ``instruction`` (with the parent's settled history when
+        ``full_context``) and return how it ended; never raises for the child's failures."""
 
 
 @attrs.frozen(kw_only=True)
@@ -72,15 +102,18 @@ class ToolHandler(Protocol):
 
     @property
     @abstractmethod
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The name the model calls it by (unique in a registry)."""
 
     @property
     @abstractmethod
-    def description(self) -> str: ...
+    def description(self) -> str:
+        """What the tool does, for the model."""
 
     @property
     @abstractmethod
-    def parameters(self) -> Mapping[str, Any]: ...
+    def parameters(self) -> Mapping[str, Any]:
+        """The JSON Schema object its arguments are checked against."""
 
     @abstractmethod
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:

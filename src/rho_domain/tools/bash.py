@@ -51,10 +51,12 @@ class BashHandler(ToolHandler):
 
     @property
     def name(self) -> str:
+        """See ``ToolHandler.name``."""
         return "bash"
 
     @property
     def description(self) -> str:
+        """See ``ToolHandler.description``."""
         if self.restricted:
             return (
                 "Run a read-only command line (restricted shell: allowlisted programs such as "
@@ -71,6 +73,7 @@ class BashHandler(ToolHandler):
 
     @property
     def parameters(self) -> Mapping[str, Any]:
+        """See ``ToolHandler.parameters``."""
         return {
             "type": "object",
             "properties": {
@@ -90,9 +93,11 @@ class BashHandler(ToolHandler):
         }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Read-only when restricted (allowlisted read-only programs); dangerous otherwise."""
         return READ_ONLY if self.restricted else DANGEROUS
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         command = str(arguments["command"])
         cwd = str(arguments.get("working_dir") or ".")
         timeout = min(float(arguments.get("timeout") or self.timeout), self.timeout)

@@ -51,6 +51,9 @@ _ENGINE_TITLE = {
 }
 
 
+DATABASE_TOOL_NAMES: frozenset[str] = frozenset(_ENGINE_TITLE)  # one tool per engine
+
+
 def database_tools(
     databases: Mapping[str, DatabaseConfig], profile: PermissionProfile
 ) -> tuple[ToolHandler, ...]:
@@ -77,10 +80,12 @@ class DatabaseTool(ToolHandler):
 
     @property
     def name(self) -> str:
+        """See ``ToolHandler.name``."""
         return self._engine
 
     @property
     def description(self) -> str:
+        """See ``ToolHandler.description``."""
         access = (
             "read and write (statements that write need approval)"
             if self._mutations
@@ -97,6 +102,7 @@ class DatabaseTool(ToolHandler):
 
     @property
     def parameters(self) -> Mapping[str, Any]:
+        """See ``ToolHandler.parameters``."""
         aliases = list(self._aliases)
         props: dict[str, Any] = {
             "database": {"type": "string", "enum": aliases, "description": "Database alias."},
@@ -131,6 +137,7 @@ class DatabaseTool(ToolHandler):
         return self._engine
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         alias = arguments.get("database") or next(iter(self._aliases))
         if alias not in self._aliases:
             raise ToolArgumentsError(

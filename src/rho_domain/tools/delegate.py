@@ -9,29 +9,21 @@ that is delegating, so it never starts with tool calls that have no result.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
-import attrs
+from rho_domain.tools.base import (
+    ChildOutcome,
+    Delegator,
+    ToolContext,
+    ToolHandler,
+    ToolOutput,
+    ToolPolicy,
+)
 
-from rho_domain.messages import Usage
-from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+__all__ = ["ChildOutcome", "DelegateTool", "Delegator"]
 
-
-@attrs.frozen(kw_only=True)
-class ChildOutcome:
-    session_id: str
-    status: str
-    text: str
-    usage: Usage
-    error: str | None = None
-
-
-class Delegator(Protocol):
-    def __call__(self, instruction: str, *, full_context: bool) -> Awaitable[ChildOutcome]: ...
-
-
-DelegateFactory = Callable[[], Delegator]
+DELEGATES = ToolPolicy(read_only=False, dangerous=False)
 
 
 class DelegateTool(ToolHandler):
@@ -61,9 +53,12 @@ class DelegateTool(ToolHandler):
     }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
-        return DANGEROUS
+        """Not dangerous in itself: every call of the child is decided by the same profile
+        and approver. Not read-only: the child may change things (once approved)."""
+        return DELEGATES
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         instruction = str(arguments["instruction"]).strip()
         if not instruction:
             return ToolOutput(content="delegate needs a non-empty instruction", is_error=True)

@@ -25,6 +25,8 @@ MAX_CELL = 200
 
 
 class ReadExcelHandler(ToolHandler):
+    """``read_excel``: sheets and rows of .xlsx, .csv and .tsv files, values only."""
+
     name = "read_excel"
     description = (
         "Read a spreadsheet (.xlsx, .csv, .tsv). action 'list_sheets' lists sheets with their "
@@ -48,9 +50,11 @@ class ReadExcelHandler(ToolHandler):
         self.reader = reader
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Read-only."""
         return READ_ONLY
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         path = str(arguments["path"])
         action = str(arguments.get("action") or "read_sheet")
         start = int(arguments.get("start_row") or 1)

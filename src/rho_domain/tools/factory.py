@@ -1,10 +1,13 @@
 """build_registry: the tools a permission profile gives the model, and nothing else.
 
+The one place tools are registered (the facade and every test call it):
+
 * restricted shell: bash (restricted), read, grep, glob, list, read_excel;
 * unrestricted shell: bash (unrestricted) plus the same read tools;
 * file_write FULL adds write and edit; CREATE_ONLY adds a create-only write and no edit;
-* ``bash_only`` keeps bash alone; ``denied_tools`` are removed last;
-* database tools (one per engine) come from ``database_tools`` when databases are configured.
+* database tools (one per engine) come from ``database_tools`` when databases are configured;
+* ``delegation`` adds ``delegate`` (a child agent gets a registry without it);
+* ``bash_only`` keeps bash alone; ``denied_tools`` are removed last.
 
 A tool the profile does not register does not exist for the model. The executor enforces the
 same profile, so a registry mistake still cannot write in read-only mode.
@@ -20,6 +23,7 @@ from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.bash import BashHandler
 from rho_domain.tools.database import database_tools
+from rho_domain.tools.delegate import DelegateTool
 from rho_domain.tools.excel import ReadExcelHandler
 from rho_domain.tools.grep import GrepHandler
 from rho_domain.tools.listing import GlobHandler, ListHandler
@@ -35,10 +39,14 @@ def build_registry(
     *,
     databases: Mapping[str, DatabaseConfig] = _EMPTY,
     spreadsheet_reader: SpreadsheetReader | None = None,
+    delegation: bool = False,
     extra: tuple[ToolHandler, ...] = (),
     output_limit: int = 20_000,
 ) -> ToolRegistry:
-    """Return the registry for ``profile`` (see the module docstring for the rules)."""
+    """Return the registry for ``profile`` (see the module docstring for the rules).
+
+    ``extra`` handlers (an embedder's own tools) join before ``denied_tools`` applies.
+    """
     restricted = profile.shell is ShellMode.RESTRICTED
     handlers: list[ToolHandler] = [
         BashHandler(restricted=restricted, timeout=profile.shell_timeout)
@@ -57,6 +65,8 @@ def build_registry(
             handlers.append(WriteHandler(create_only=True))
         if databases:
             handlers += database_tools(databases, profile)
+        if delegation:
+            handlers.append(DelegateTool())
     handlers += extra
     kept = [h for h in handlers if h.name not in profile.denied_tools]
     return ToolRegistry(kept, output_limit=output_limit)

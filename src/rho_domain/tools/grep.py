@@ -33,6 +33,8 @@ FALLBACK_MAX_FILE = 8 << 20
 
 
 class GrepHandler(ToolHandler):
+    """``grep``: search file contents with a regular expression (ripgrep syntax)."""
+
     name = "grep"
     description = (
         "Search file contents with a regular expression (ripgrep syntax). Returns path:line:text "
@@ -54,9 +56,11 @@ class GrepHandler(ToolHandler):
     }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Read-only."""
         return READ_ONLY
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         pattern = str(arguments["pattern"])
         path = str(arguments.get("path") or ".")
         glob = arguments.get("glob")

@@ -19,6 +19,8 @@ from rho_domain.tools.walk import glob_matcher, relative_to, walk_files
 
 
 class GlobHandler(ToolHandler):
+    """``glob``: paths matching a glob pattern, sorted and capped; respects .gitignore."""
+
     name = "glob"
     description = (
         "Find files whose path matches a glob pattern ('**/*.py', '*.md', 'src/**/test_*.py') "
@@ -36,9 +38,11 @@ class GlobHandler(ToolHandler):
     }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Read-only."""
         return READ_ONLY
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         pattern = str(arguments["pattern"])
         base = str(arguments.get("path") or ".")
         cap = int(arguments.get("max_results") or 200)
@@ -72,6 +76,8 @@ class GlobHandler(ToolHandler):
 
 
 class ListHandler(ToolHandler):
+    """``list``: a directory's entries with kinds and sizes."""
+
     name = "list"
     description = (
         "List a directory: type, size and name of each entry, directories first. Hidden "
@@ -88,9 +94,11 @@ class ListHandler(ToolHandler):
     }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Read-only."""
         return READ_ONLY
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         path = str(arguments.get("path") or ".")
         hidden = bool(arguments.get("show_hidden", False))
         cap = int(arguments.get("max_entries") or 500)

@@ -46,6 +46,7 @@ class ToolRegistry:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The tool names, sorted."""
         return tuple(sorted(self._handlers))
 
     def __contains__(self, name: object) -> bool:
@@ -55,6 +56,7 @@ class ToolRegistry:
         return len(self._handlers)
 
     def get(self, name: str) -> ToolHandler | None:
+        """The handler named ``name``, or None."""
         return self._handlers.get(name)
 
     def without(self, *names: str) -> ToolRegistry:

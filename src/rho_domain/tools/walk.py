@@ -81,5 +81,6 @@ def glob_matcher(pattern: str, base: str) -> re.Pattern[str]:
 
 
 def relative_to(path: str, base: str) -> str:
+    """``path`` relative to ``base`` (POSIX paths; ``.`` as base leaves it unchanged)."""
     base = posixpath.normpath(base)
     return path if base in (".", "") else posixpath.relpath(path, base)

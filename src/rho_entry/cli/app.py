@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 import sys
 import traceback
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +21,7 @@ from rho_entry.cli import exit_codes
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
+from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
 from rho_entry.settings import environment
 
 T = TypeVar("T")
@@ -68,69 +67,11 @@ def _run_loop(coro: Coroutine[Any, Any, T]) -> T:
         loop.close()
 
 
-def _store(env: Any) -> SessionStore:
+def _store(env: Mapping[str, str]) -> SessionStore:
     from rho_adapters.store.files import FileSessionStore
-    from rho_entry.settings import config_dir
+    from rho_entry.home import sessions_dir
 
-    return FileSessionStore(config_dir(env) / "sessions")
-
-
-def make_renderer(launch: Launch) -> TerminalRenderer | JsonRenderer:
-    if launch.json:
-        return JsonRenderer()
-    return TerminalRenderer(
-        color=launch.color,
-        spinner=sys.stderr.isatty(),
-        quiet=launch.quiet,
-        verbose=launch.verbose,
-        preview_lines=launch.preview_lines,
-    )
-
-
-async def open_session(
-    launch: Launch, store: SessionStore, renderer: Any, approver: TerminalApprover | None
-) -> Any:
-    """A new session for ``launch``, or the resumed one (flags given override its config)."""
-    from rho_entry.facade import Agent, Session
-
-    if launch.resume:
-        return await Session.resume(
-            launch.resume,
-            store=store,
-            overrides=launch.overrides,
-            approver=approver,
-            on_event=renderer,
-        )
-    return Session(Agent(launch.settings.config), store=store, approver=approver, on_event=renderer)
-
-
-def interruptible(
-    session: Any, notice: Callable[[str], None]
-) -> contextlib.AbstractContextManager[None]:
-    """While inside: Ctrl+C cancels the session's run (a second one force-stops it)."""
-    return _Interrupts(session, notice)
-
-
-class _Interrupts(contextlib.AbstractContextManager[None]):
-    def __init__(self, session: Any, notice: Callable[[str], None]) -> None:
-        self.session, self.notice, self.count = session, notice, 0
-        self.task = asyncio.current_task()
-
-    def _handle(self) -> None:
-        self.count += 1
-        if self.count == 1:
-            self.notice("cancelling… (Ctrl+C again to stop at once)")
-            self.session.cancel()
-        elif self.task is not None:
-            self.task.cancel()
-
-    def __enter__(self) -> None:
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals: Windows
-            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._handle)
-
-    def __exit__(self, *exc_info: object) -> None:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+    return FileSessionStore(sessions_dir(env))
 
 
 async def _one_shot(launch: Launch, store: SessionStore) -> int:
@@ -152,9 +93,9 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
             try:
                 result: RunResult = await session.run(launch.task)
             except asyncio.CancelledError:
-                result = session.last_result
-                if result is None:
+                if session.last_result is None:
                     raise
+                result = session.last_result
     finally:
         await session.close()
     code = result_code(result)
@@ -166,12 +107,6 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     if launch.output is not None and result.status is RunStatus.COMPLETED:
         code = _write_output(launch.output, result.text, renderer) or code
     return code
-
-
-def result_code(result: RunResult) -> int:
-    return exit_codes.exit_code(
-        result.status.value, model_error=exit_codes.is_model_error(result.error_type)
-    )
 
 
 def _explain(result: RunResult, renderer: TerminalRenderer, session_id: str) -> None:
@@ -194,7 +129,7 @@ def _explain(result: RunResult, renderer: TerminalRenderer, session_id: str) -> 
         renderer.notice(f"failed: {result.error}", "red")
 
 
-def _write_output(path: Path, text: str, renderer: Any) -> int:
+def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRenderer) -> int:
     try:
         path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     except OSError as exc:

@@ -36,6 +36,7 @@ class TerminalApprover(Approver):
         self.fd = sys.stdin.fileno() if fd is None else fd
 
     async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """See ``Approver.decide``."""
         call = request.call
         if self.auto:
             self.notices.notice(f"✓ auto-approved: {signature(call)}", "dim")

@@ -17,7 +17,7 @@ import attrs
 
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
-from rho_entry import settings as settings_module
+from rho_entry.home import config_dir
 from rho_entry.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.templates import (
     PromptTemplate,
@@ -68,7 +68,7 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         raise ConfigError("--json and --quiet cannot be combined")
     if args.task is not None and args.prompt is not None:
         raise ConfigError("give the task either as an argument or with --prompt, not both")
-    home = settings_module.config_dir(env)
+    home = config_dir(env)
     values = load_vars_file(args.vars_file) if args.vars_file else {}
     values.update(parse_var_assignments(args.var))
     task, suggested = args.task, {}

@@ -58,6 +58,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``rho-agent`` argument parser (flags documented in its help)."""
     parser = _Parser(
         prog="rho-agent",
         description=DESCRIPTION,
@@ -73,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--api-key-env", metavar="VAR", help="read the API key from VAR")
     model.add_argument(
         "--provider",
-        help="endpoint profile: openai, vllm, ollama, groq, cerebras, llamacpp, openrouter, "
-        "azure, or anthropic (default: guessed from the base URL)",
+        help="kind of server, e.g. openai, anthropic, ollama, vllm, llamacpp (default: guessed "
+        "from the base URL; an unknown name lists them all)",
     )
     model.add_argument("--reasoning-effort", metavar="LEVEL", help="e.g. low, medium, high")
     model.add_argument("--service-tier", metavar="TIER", help="e.g. flex, priority")

@@ -28,6 +28,7 @@ class Style:
         self.enabled = enabled
 
     def __call__(self, text: str, *styles: str) -> str:
+        """``text`` wrapped in the ANSI codes of ``styles`` (unchanged when colour is off)."""
         if not self.enabled or not styles:
             return text
         codes = ";".join(_CODES[s] for s in styles)
@@ -102,6 +103,7 @@ class TerminalRenderer:
         self._mid_line = False  # the last text written to stdout did not end a line
 
     def __call__(self, event: ev.Event) -> None:
+        """Render one event (a session listener)."""
         if not isinstance(event, ev.LLMStarted | ev.UsageRecorded | ev.ToolCallDelta):
             self.spinner.stop()
         if isinstance(event, ev.UsageRecorded):
@@ -213,12 +215,15 @@ class JsonRenderer:
         self.out = out or sys.stdout
 
     def __call__(self, event: ev.Event) -> None:
+        """Print one event as a JSON line (a session listener)."""
         self._write(self._encode(event))
 
     def notice(self, text: str, *styles: str) -> None:
+        """Notices are not part of the JSON output: ignored."""
         self._write({"kind": "notice", "text": text})
 
     def finish(self, result: RunResult, *, exit_code: int) -> None:
+        """Print the result as the last JSON line, with the exit code."""
         pending = [
             {"call_id": p.call.id, "tool": p.call.name, "arguments": p.call.arguments}
             for p in result.pending

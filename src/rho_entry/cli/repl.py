@@ -2,7 +2,8 @@
 
 Ctrl+C during a turn cancels that turn only; the session stays usable. Ctrl+C twice at an
 empty prompt, Ctrl+D, ``/exit`` or ``exit`` leave, printing the session id to resume. A line
-ending in ``\\`` continues on the next line; a line of ``\"\"\"`` opens a block closed by another.
+ending in a backslash continues on the next line; a line of three double quotes opens a block
+closed by another.
 """
 
 from __future__ import annotations
@@ -10,18 +11,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from rho_domain.compaction import CompactResult
 from rho_domain.errors import ModelError, RhoError
 from rho_domain.ports.store import SessionStore
-from rho_entry.cli.app import interruptible, make_renderer, open_session, result_code
+from rho_domain.run import RunResult
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
+from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
 from rho_entry.cli.sessions import format_sessions
+
+if TYPE_CHECKING:
+    from rho_entry.facade import Session
+
+T = TypeVar("T")
 
 HELP = """\
 commands:
@@ -38,6 +47,7 @@ input: Enter sends; end a line with \\ to continue it; \"\"\" starts and ends a 
 
 
 def run_repl(launch: Launch, store: SessionStore) -> int:
+    """Run the interactive REPL for ``launch`` until the user leaves; returns the exit code."""
     history = _setup_readline(launch.settings.config_dir / "history")
     loop = asyncio.new_event_loop()
     repl = Repl(launch, store, loop)
@@ -52,6 +62,8 @@ def run_repl(launch: Launch, store: SessionStore) -> int:
 
 
 class Repl:
+    """The REPL's state: one session at a time, its renderer and approver."""
+
     def __init__(
         self, launch: Launch, store: SessionStore, loop: asyncio.AbstractEventLoop
     ) -> None:
@@ -68,14 +80,15 @@ class Repl:
         assert isinstance(renderer, TerminalRenderer)  # --json is refused for the REPL
         self.renderer = renderer
         self.approver = TerminalApprover(renderer, style=renderer.style, auto=auto)
-        self.session: Any = self._await(
+        self.session: Session = self._await(
             open_session(self.launch, store, self.renderer, self.approver)
         )
 
-    def _await(self, coro: Any) -> Any:
+    def _await(self, coro: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(coro)
 
     def main(self) -> int:
+        """Read and run lines until the user leaves; returns the exit code."""
         config = self.session.agent.config
         self.say(
             f"rho-agent · {config.model} · profile {self.session.agent.profile.name} · "
@@ -118,9 +131,11 @@ class Repl:
         return 0
 
     def say(self, text: str, *styles: str) -> None:
+        """Print a notice (stderr) with optional styles."""
         self.renderer.notice(text, *styles)
 
     def read_input(self) -> str:
+        """Read one input: a line, lines ending in a backslash, or a triple-quoted block."""
         line = input("> ")
         if line.strip() == '"""':
             lines = []
@@ -135,10 +150,12 @@ class Repl:
         return "\n".join(lines)
 
     def turn(self, prompt: str | None) -> None:
+        """Run one prompt (None: continue pending approvals); Ctrl+C cancels only this turn."""
         self._await(self._turn(prompt))
 
     async def _turn(self, prompt: str | None) -> None:
         with interruptible(self.session, lambda text: self.say(text, "yellow")):
+            result: RunResult | None
             try:
                 result = await self.session.run(prompt)
             except asyncio.CancelledError:
@@ -173,9 +190,11 @@ class Repl:
         return True
 
     def cmd_help(self, _: str) -> None:
+        """/help: list the commands."""
         self.say(HELP)
 
     def cmd_approve(self, arg: str) -> None:
+        """/approve [on|off]: approve tool calls without asking, or ask again."""
         if arg not in ("", "on", "off"):
             self.say("usage: /approve [on|off]", "red")
             return
@@ -184,7 +203,9 @@ class Repl:
         self.say(f"auto-approve {state}", "yellow")
 
     def cmd_compact(self, arg: str) -> None:
-        async def compact() -> Any:
+        """/compact [instructions]: summarise older history now."""
+
+        async def compact() -> CompactResult:
             with interruptible(self.session, lambda text: self.say(text, "yellow")):
                 return await self.session.compact(arg)
 
@@ -197,6 +218,7 @@ class Repl:
             self.say("nothing to compact yet", "dim")
 
     def cmd_usage(self, _: str) -> None:
+        """/usage: context estimate, tokens and cost of this session."""
         state, agent = self.session.state, self.session.agent
         usage = state.usage
         cost = f" · ${usage.cost_usd:.4f}" if usage.cost_usd else ""
@@ -207,10 +229,12 @@ class Repl:
         )
 
     def cmd_sessions(self, _: str) -> None:
+        """/sessions: saved sessions, newest first."""
         lines = format_sessions(self._await(self.store.list(limit=20)))
         self.say("\n".join(lines) if lines else "no saved sessions")
 
     def cmd_resume(self, arg: str) -> None:
+        """/resume ID: switch to a saved session."""
         if not arg:
             self.cmd_sessions("")
             self.say("/resume ID (a prefix or `latest` works too)", "dim")
@@ -218,6 +242,7 @@ class Repl:
         self._switch(resume=arg, overrides={})
 
     def cmd_profile(self, arg: str) -> None:
+        """/profile [NAME]: show the profile, or switch this session to another."""
         from rho_entry.prompts.facts import profile_facts
 
         if arg:
@@ -236,6 +261,7 @@ class Repl:
     cmd_mode = cmd_profile
 
     def cmd_clear(self, _: str) -> None:
+        """/clear: start a new conversation (the current one stays saved)."""
         self.goodbye()
         self._await(self.session.close())
         launch = attrs.evolve(self.launch, resume=None)
@@ -277,6 +303,7 @@ class Repl:
         self.say(f"session {self.session.id} ({count} messages)", "dim")
 
     def goodbye(self) -> None:
+        """Say how to resume the session, if it has anything to resume."""
         if self.session.state.messages:
             self.say(
                 f"session {self.session.id} saved · resume with: rho-agent --resume "

@@ -17,6 +17,8 @@ _INTERVAL = 0.1
 
 
 class Spinner:
+    """A one-line spinner on ``stream`` while the model works; does nothing when disabled."""
+
     def __init__(self, stream: TextIO, *, enabled: bool) -> None:
         self.stream, self.enabled = stream, enabled
         self._task: asyncio.Task[None] | None = None
@@ -30,6 +32,7 @@ class Spinner:
             self._task = asyncio.get_running_loop().create_task(self._spin(label))
 
     def stop(self) -> None:
+        """Stop and erase the spinner. Idempotent."""
         if self._task is None:
             return
         self._task.cancel()

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rho_domain.permissions import (
-    DATABASE_TOOLS,
     ApprovalMode,
     DatabaseMode,
     FileWriteMode,
     PermissionProfile,
     ShellMode,
 )
+from rho_domain.tools.database import DATABASE_TOOL_NAMES
 
 _SHELL = {
     ShellMode.RESTRICTED: (
@@ -54,7 +54,7 @@ def _approval_text(
             if tools:
                 asked &= set(tools)
             elif not databases:
-                asked -= DATABASE_TOOLS
+                asked -= DATABASE_TOOL_NAMES
             if not asked:
                 return "No tool you have needs the user's approval."
             return f"Calls to {', '.join(sorted(asked))} need the user's approval before they run."

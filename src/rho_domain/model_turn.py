@@ -1,0 +1,81 @@
+"""The model turn: one streamed model call, raced against cancellation, into history.
+
+``call_model`` emits ``llm_start``, streams the response (deltas are announced as they arrive),
+records usage, emits ``llm_end`` and adds the assistant message (text kept with its tool calls).
+Whatever was streamed before a break or a cancellation is kept in history, marked as cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from rho_domain import events as ev
+from rho_domain.agent import Agent
+from rho_domain.control import RunControl
+from rho_domain.errors import ModelError, ModelProtocolError
+from rho_domain.journal import Journal
+from rho_domain.messages import AssistantMessage
+from rho_domain.ports.model import ChatModel
+from rho_domain.run import RunTally
+from rho_domain.streaming import Assembly, consume_stream
+
+
+async def call_model(
+    agent: Agent, model: ChatModel, journal: Journal, control: RunControl, tally: RunTally
+) -> AssistantMessage | None:
+    """One streamed model call; None when it was cancelled during streaming.
+
+    Counts the call and its usage in ``tally`` (before ``llm_start`` and before the ``usage``
+    event, so a store failure leaves the same usage in the result). Raises ``ModelError`` when
+    the stream fails or ends without finishing, after keeping the partial text.
+    """
+    state, clock = journal.state, journal.clock
+    request = agent.request(state.messages)
+    tally.calls += 1
+    context = state.estimated_context_tokens(agent.system_prompt)
+    await journal.emit(
+        ev.LLMStarted(
+            at=clock.now(), model=request.model, call_index=tally.calls, context_tokens=context
+        )
+    )
+    started, assembly = clock.monotonic(), Assembly()
+    consumer = asyncio.ensure_future(consume_stream(model, request, assembly, journal.emit, clock))
+    try:
+        finished = await control.race(consumer)
+        if finished and not assembly.finished:
+            raise ModelProtocolError("the model stream ended without finishing")
+    except ModelError as exc:
+        exc.partial_text = exc.partial_text or assembly.partial_text
+        await _keep_partial(journal, assembly, "the response broke off")
+        raise
+    usage = assembly.usage_or_estimate(request)
+    tally.usage = tally.usage + usage
+    await journal.emit(
+        ev.UsageRecorded(at=clock.now(), usage=usage, prompt_tokens=usage.input_tokens)
+    )
+    await journal.emit(
+        ev.LLMEnded(
+            at=clock.now(),
+            model=request.model,
+            call_index=tally.calls,
+            usage=usage,
+            finish_reason=assembly.finish_reason,
+            duration=clock.monotonic() - started,
+        )
+    )
+    if not finished:
+        await _keep_partial(journal, assembly, "cancelled by the user")
+        await journal.emit(
+            ev.Interrupted(at=clock.now(), reason="cancelled", detail="during model response")
+        )
+        return None
+    message = assembly.message()
+    if message.text or message.tool_calls or message.refusal or message.reasoning:
+        await journal.message(message)
+    return message
+
+
+async def _keep_partial(journal: Journal, assembly: Assembly, why: str) -> None:
+    if assembly.partial_text:
+        text = f"{assembly.partial_text}\n[response interrupted: {why}]"
+        await journal.message(AssistantMessage(text=text))

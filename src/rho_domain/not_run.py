@@ -1,0 +1,22 @@
+"""What a tool call's result says when the call did not run, or its outcome is unknown.
+
+Every call the model makes ends with a result in history. These are the texts (all sent as
+error results) for the calls that did not run to the end, written for the model, in one place.
+"""
+
+from __future__ import annotations
+
+REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"
+SKIPPED = "[not run: the user rejected an earlier call of this batch.]"
+SUPERSEDED = "[not run: the user sent a new message instead of approving this call.]"
+CANCELLED_RESULT = "[cancelled by the user; if it was running, its effects are unknown.]"
+DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
+INTERRUPTED_RESULT = (
+    "[interrupted: this tool call did not finish (the session was cancelled or its process "
+    "stopped). Its effects, if any, are unknown; check before repeating it.]"
+)
+
+
+def denied(reason: str) -> str:
+    """The result of a call the profile's policy denied."""
+    return f"[denied: {reason}; not run.]"

@@ -1,0 +1,84 @@
+"""Run boundaries: what happens once when a run starts and once when it ends, whatever happens.
+
+``begin_run`` listens for signals, creates the stored session on first use, records
+``run_start`` and answers tool calls a dead process left running. ``end_run`` answers every call
+still open, records the error and ``run_end``, stops listening, and builds the ``RunResult``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from rho_domain import events as ev
+from rho_domain.control import RunControl
+from rho_domain.journal import Journal
+from rho_domain.not_run import CANCELLED_RESULT, DIED
+from rho_domain.ports.store import SessionRecord
+from rho_domain.run import PendingApproval, RunResult, RunStatus, RunTally
+
+
+async def begin_run(
+    control: RunControl,
+    journal: Journal,
+    record: Callable[[], SessionRecord],
+    tally: RunTally,
+    prompt: str | None,
+) -> None:
+    """Start a run. ``record`` is called after ``control.start()``, so the stored session's
+    ``created_at`` is read when it is created. Store failures propagate."""
+    await control.start()
+    await journal.create(record())
+    await journal.flush()
+    await journal.emit(ev.RunStarted(at=journal.clock.now(), run_id=tally.id, prompt=prompt))
+    await journal.answer_all(journal.state.unanswered_calls(), DIED)
+
+
+async def end_run(
+    control: RunControl,
+    journal: Journal,
+    tally: RunTally,
+    status: RunStatus,
+    error: BaseException | None,
+) -> RunResult:
+    """End a run and return its result. Never raises for a store failure: the result (with
+    the first error's message) must still reach the caller."""
+    state, clock = journal.state, journal.clock
+    message = f"{type(error).__name__}: {error}" if error is not None else None
+    with contextlib.suppress(Exception):
+        await journal.answer_all(state.unanswered_calls(), CANCELLED_RESULT)
+        if error is not None:
+            await journal.emit(
+                ev.ErrorOccurred(
+                    at=clock.now(), error_type=type(error).__name__, message=str(error)
+                )
+            )
+    try:
+        await journal.emit(
+            ev.RunEnded(
+                at=clock.now(),
+                run_id=tally.id,
+                status=status,
+                text=tally.text,
+                usage=tally.usage,
+                session_usage=state.usage,
+                error=message,
+            )
+        )
+    except Exception as exc:  # noqa: BLE001 - the result must still reach the caller
+        message = message or f"{type(exc).__name__}: {exc}"
+    await control.stop(consume_cancel=status is RunStatus.CANCELLED)
+    pending = tuple(
+        PendingApproval(call=c, reason="waiting for approval") for c in state.awaiting_decision()
+    )
+    return RunResult(
+        session_id=journal.session_id,
+        run_id=tally.id,
+        status=status,
+        text=tally.text,
+        usage=tally.usage,
+        session_usage=state.usage,
+        error=message,
+        error_type=type(error).__name__ if error is not None else None,
+        pending=pending if status is RunStatus.AWAITING_APPROVAL else (),
+    )

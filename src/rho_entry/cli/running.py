@@ -1,0 +1,91 @@
+"""What the one-shot run and the REPL share: the renderer, the session, Ctrl+C, exit codes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rho_domain.ports.store import SessionStore
+from rho_domain.run import RunResult
+from rho_entry.cli import exit_codes
+from rho_entry.cli.approval import TerminalApprover
+from rho_entry.cli.launch import Launch
+from rho_entry.cli.render import JsonRenderer, TerminalRenderer
+
+if TYPE_CHECKING:
+    from rho_entry.facade import Session
+
+
+def make_renderer(launch: Launch) -> TerminalRenderer | JsonRenderer:
+    """The JSON renderer for ``--json``, else the terminal renderer the flags describe."""
+    if launch.json:
+        return JsonRenderer()
+    return TerminalRenderer(
+        color=launch.color,
+        spinner=sys.stderr.isatty(),
+        quiet=launch.quiet,
+        verbose=launch.verbose,
+        preview_lines=launch.preview_lines,
+    )
+
+
+async def open_session(
+    launch: Launch,
+    store: SessionStore,
+    renderer: TerminalRenderer | JsonRenderer,
+    approver: TerminalApprover | None,
+) -> Session:
+    """A new session for ``launch``, or the resumed one (flags given override its config)."""
+    from rho_entry.facade import Agent, Session
+
+    if launch.resume:
+        return await Session.resume(
+            launch.resume,
+            store=store,
+            overrides=launch.overrides,
+            approver=approver,
+            on_event=renderer,
+        )
+    return Session(Agent(launch.settings.config), store=store, approver=approver, on_event=renderer)
+
+
+def interruptible(
+    session: Session, notice: Callable[[str], None]
+) -> contextlib.AbstractContextManager[None]:
+    """While inside: Ctrl+C cancels the session's run (a second one force-stops it)."""
+    return _Interrupts(session, notice)
+
+
+class _Interrupts(contextlib.AbstractContextManager[None]):
+    def __init__(self, session: Session, notice: Callable[[str], None]) -> None:
+        self.session = session
+        self.notice = notice
+        self.count = 0
+        self.task = asyncio.current_task()
+
+    def _handle(self) -> None:
+        self.count += 1
+        if self.count == 1:
+            self.notice("cancelling… (Ctrl+C again to stop at once)")
+            self.session.cancel()
+        elif self.task is not None:
+            self.task.cancel()
+
+    def __enter__(self) -> None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals: Windows
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._handle)
+
+    def __exit__(self, *exc_info: object) -> None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+
+def result_code(result: RunResult) -> int:
+    """The documented exit code for a run's result."""
+    return exit_codes.exit_code(
+        result.status.value, model_error=exit_codes.is_model_error(result.error_type)
+    )
