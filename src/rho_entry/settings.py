@@ -33,8 +33,9 @@ settings only checks that one is present, so the error can say how to set it.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +134,10 @@ def resolve_settings(
     if flags.get("vars"):
         changes["vars"] = {**config.vars, **flags["vars"]}
     config = attrs.evolve(config, **changes)
-    config = attrs.evolve(config, profile=_profile(config, flags.get("shell_mode"), home))
-    config = attrs.evolve(config, working_dir=_working_dir(config))
+    with _naming_the_origin("profile", sources):
+        config = attrs.evolve(config, profile=_profile(config, flags.get("shell_mode"), home))
+    with _naming_the_origin("working_dir", sources):
+        config = attrs.evolve(config, working_dir=_working_dir(config))
     if not config.databases:  # also with --config (the public implementation skipped it)
         config = attrs.evolve(config, databases=load_databases(env))
     return Settings(config=config, config_dir=home, sources=sources)
@@ -185,10 +188,34 @@ def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> Permiss
     return attrs.evolve(profile, shell=mode)
 
 
+_FLAGS = {"profile": "--profile", "working_dir": "--working-dir"}
+
+
+@contextlib.contextmanager
+def _naming_the_origin(name: str, sources: Mapping[str, str]) -> Iterator[None]:
+    """Prefix a ConfigError about setting ``name`` with where its value came from (the flag,
+    the variable, the template), so that the user knows what to change."""
+    try:
+        yield
+    except ConfigError as exc:
+        source = sources.get(name, "")
+        if source == "flag":
+            origin = _FLAGS[name]
+        elif source.startswith("env "):
+            origin = source.removeprefix("env ")
+        elif source == "template":
+            origin = f"the template's {name}"
+        else:
+            raise
+        raise ConfigError(f"{origin}: {exc}") from None
+
+
 def _working_dir(config: AgentConfig) -> str | None:
     if config.backend != "local":
         return config.working_dir  # a path inside a sandbox: kept verbatim
     path = Path(config.working_dir or ".").expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"working directory {config.working_dir!r} is a file, not a directory")
     if not path.is_dir():
         raise ConfigError(f"working directory {config.working_dir!r} does not exist")
     return str(path)

@@ -57,6 +57,26 @@ def test_working_dir_is_made_absolute_and_checked(tmp_path: Path) -> None:
         resolve_settings({"working_dir": str(tmp_path / "missing")}, {})
 
 
+def test_a_working_dir_that_is_a_file_says_so_and_names_its_origin(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("x\n")
+    readme = str(tmp_path / "README.md")
+    with pytest.raises(ConfigError, match=r"^--working-dir: .* is a file, not a directory$"):
+        resolve_settings({"working_dir": readme}, {})
+    with pytest.raises(ConfigError, match=r"^RHO_AGENT_WORKING_DIR: .*missing' does not exist$"):
+        resolve_settings({}, {"RHO_AGENT_WORKING_DIR": str(tmp_path / "missing")})
+
+
+def test_an_unknown_profile_names_the_flag_or_variable_it_came_from() -> None:
+    with pytest.raises(ConfigError, match=r"^RHO_AGENT_PROFILE: unknown profile 'nope'"):
+        resolve_settings({}, {"RHO_AGENT_PROFILE": "nope"})
+    with pytest.raises(ConfigError, match=r"^--profile: unknown profile 'nope'"):
+        resolve_settings({"profile": "nope"}, {"RHO_AGENT_PROFILE": "readonly"})
+    with pytest.raises(ConfigError, match=r"^the template's profile: unknown profile 'nope'"):
+        resolve_settings({}, {}, suggested={"profile": "nope"})
+    with pytest.raises(ConfigError, match=r"^unknown profile 'nope'"):  # a config file's own
+        resolve_settings({}, {}, base=AgentConfig(profile="nope"))
+
+
 def test_config_dir_precedence() -> None:
     assert config_dir({"RHO_AGENT_HOME": "/a", "XDG_CONFIG_HOME": "/b"}) == Path("/a")
     assert config_dir({"XDG_CONFIG_HOME": "/b"}) == Path("/b/rho-agent")
