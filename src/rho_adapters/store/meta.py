@@ -70,6 +70,8 @@ def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
                 meta["status"], meta["usage"], changed = status, usage, True
             case ev.UsageRecorded(usage=usage):
                 meta["usage"] = usage_of(meta) + usage  # a Usage until written: cheaper
+            case ev.LLMStarted(model=model) if model:
+                meta["model"] = model  # the model in use now (a resume may have changed it)
             case ev.Compacted() | ev.ApprovalRequested() | ev.ApprovalResolved():
                 changed = True
     return changed
@@ -84,6 +86,11 @@ def summarize_trace(meta: dict[str, Any], events: Sequence[ev.Event]) -> None:
     first = next((e for e in events if isinstance(e, ev.RunStarted) and e.prompt), None)
     if first is not None:
         meta["first_prompt"] = first.prompt
+    latest = next(
+        (e for e in reversed(events) if isinstance(e, ev.LLMStarted) and e.model), None
+    )
+    if latest is not None:
+        meta["model"] = latest.model
     if last_end is not None:
         fold_events(meta, events[last_end : last_end + 1])
     fold_events(meta, events[0 if last_end is None else last_end + 1 :])

@@ -1,4 +1,4 @@
-"""Undecodable complete lines in a trace: reported once, moved aside, nothing else lost."""
+"""Traces and meta after crashes, hand edits and resumes: nothing lost, reported once."""
 
 from __future__ import annotations
 
@@ -57,3 +57,39 @@ async def test_a_bad_complete_line_is_moved_aside_once(
         _, events = await store.open("s1")
     await store.release("s1")
     assert list(events) == EVENTS
+
+
+async def test_meta_shows_the_model_in_use_after_a_resume_with_another(tmp_path: Path) -> None:
+    import json
+
+    from rho_adapters.store.meta import initial_meta, summarize_trace
+
+    store = FileSessionStore(tmp_path / "sessions", heartbeat=60)
+    record = SessionRecord(id="s1", created_at=time.time(), config=AgentConfig(model="first"))
+    await store.create(record)
+    await store.append(
+        "s1",
+        [
+            *EVENTS[:2],
+            ev.LLMStarted(at=1.1, model="first", call_index=1, context_tokens=5),
+            *EVENTS[2:],
+        ],
+    )
+    await store.release("s1")
+    await store.open("s1")
+    resumed = [
+        ev.RunStarted(at=2.0, run_id="r2", prompt="again"),
+        ev.LLMStarted(at=2.1, model="second", call_index=1, context_tokens=9),
+        ev.RunEnded(at=2.2, run_id="r2", status="completed"),
+    ]
+    await store.append("s1", resumed)
+    meta_file = tmp_path / "sessions" / "s1" / "meta.json"
+    assert json.loads(meta_file.read_text())["model"] == "second"  # folded while running
+    await store.release("s1")
+    (info,) = await store.list()
+    assert info.model == "second"
+    _, events = await store.open("s1")
+    await store.release("s1")
+    rebuilt = initial_meta(record)
+    summarize_trace(rebuilt, events)  # what a crashed session's meta is rebuilt from
+    assert rebuilt["model"] == "second"
