@@ -74,3 +74,48 @@ def test_a_skipped_trace_line_is_one_plain_warning(workspace: Path, tmp_path: Pa
     assert "skipped a torn last line" in warning_lines[0]
     assert "warnings.warn" not in result.stderr
     assert "TornTraceWarning:" not in result.stderr
+
+
+def test_list_has_a_header_and_the_model_in_use(workspace: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert rho("--model", "demo", "first task", cwd=workspace, home=home).returncode == 0
+    listing = rho("--list", cwd=workspace, home=home).stdout.splitlines()
+    assert listing[0].split() == ["ID", "STATUS", "ACTIVE", "MODEL", "PROFILE", "FIRST", "PROMPT"]
+    row = listing[1].split()
+    assert row[1] == "completed"
+    assert row[2] in {"now", "1s", "2s", "3s"} or row[3] == "ago"
+    assert "demo" in row
+    assert listing[1].endswith("first task")
+
+
+def test_json_result_line_carries_the_format_version(workspace: Path, tmp_path: Path) -> None:
+    import json
+
+    result = rho("--model", "demo", "--json", "hi", cwd=workspace, home=tmp_path / "home")
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[-1]["kind"] == "result"
+    assert {line["v"] for line in lines} == {1}
+
+
+def test_quiet_with_output_writes_the_file_and_prints_only_the_answer(
+    workspace: Path, tmp_path: Path
+) -> None:
+    result = rho(
+        "--model", "demo", "-q", "-o", "answer.txt", "hi", cwd=workspace, home=tmp_path / "home"
+    )  # fmt: skip
+    assert result.returncode == 0
+    assert result.stderr == ""
+    assert result.stdout == (workspace / "answer.txt").read_text()
+
+
+def test_a_resumed_repl_says_which_session(workspace: Path, tmp_path: Path) -> None:
+    from cli_support import Terminal
+
+    home = tmp_path / "home"
+    assert rho("--model", "demo", "hi", cwd=workspace, home=home).returncode == 0
+    (session_dir,) = (home / "rho" / "sessions").iterdir()
+    term = Terminal("--resume", "latest", cwd=workspace, home=home)
+    try:
+        term.expect(rf"resumed session {session_dir.name}")
+    finally:
+        term.close()

@@ -86,9 +86,7 @@ def summarize_trace(meta: dict[str, Any], events: Sequence[ev.Event]) -> None:
     first = next((e for e in events if isinstance(e, ev.RunStarted) and e.prompt), None)
     if first is not None:
         meta["first_prompt"] = first.prompt
-    latest = next(
-        (e for e in reversed(events) if isinstance(e, ev.LLMStarted) and e.model), None
-    )
+    latest = next((e for e in reversed(events) if isinstance(e, ev.LLMStarted) and e.model), None)
     if latest is not None:
         meta["model"] = latest.model
     if last_end is not None:

@@ -135,7 +135,7 @@ def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRender
     except OSError as exc:
         renderer.notice(f"could not write --output {path}: {exc.strerror}", "red")
         return exit_codes.USAGE
-    if not isinstance(renderer, JsonRenderer):
+    if not isinstance(renderer, JsonRenderer) and not renderer.quiet:
         renderer.notice(f"answer written to {path}", "dim")
     return 0
 

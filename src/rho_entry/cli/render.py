@@ -223,13 +223,16 @@ class JsonRenderer:
         self._write({"kind": "notice", "text": text})
 
     def finish(self, result: RunResult, *, exit_code: int) -> None:
-        """Print the result as the last JSON line, with the exit code."""
+        """Print the result as the last JSON line (``{"v": 1, "kind": "result", ...}``)."""
+        from rho_adapters.codec import TRACE_FORMAT_VERSION
+
         pending = [
             {"call_id": p.call.id, "tool": p.call.name, "arguments": p.call.arguments}
             for p in result.pending
         ]
         self._write(
             {
+                "v": TRACE_FORMAT_VERSION,
                 "kind": "result",
                 "session_id": result.session_id,
                 "run_id": result.run_id,

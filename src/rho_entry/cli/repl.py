@@ -90,9 +90,10 @@ class Repl:
     def main(self) -> int:
         """Read and run lines until the user leaves; returns the exit code."""
         config = self.session.agent.config
+        resumed = "resumed " if self.launch.resume else ""
         self.say(
             f"rho-agent · {config.model} · profile {self.session.agent.profile.name} · "
-            f"{config.working_dir or '.'}",
+            f"{config.working_dir or '.'} · {resumed}session {self.session.id}",
             "bold",
         )
         self.say("/help for commands · Ctrl+C cancels a turn · Ctrl+D exits", "dim")

@@ -7,20 +7,29 @@ from collections.abc import Sequence
 
 from rho_domain.ports.store import SessionInfo
 
+HEADER = f"{'ID':<14} {'STATUS':<18} {'ACTIVE':>8}  {'MODEL':<18} {'PROFILE':<10} FIRST PROMPT"
+
 
 def format_sessions(infos: Sequence[SessionInfo], *, now: float | None = None) -> list[str]:
-    """One line per session, newest first: id, liveness, age, model, profile, first prompt."""
+    """A header, then one line per session, newest first: id, status (or liveness while a
+    process drives it), when it was last active, model in use, profile, first prompt.
+    No sessions: no lines."""
     current = time.time() if now is None else now  # display only
-    lines = []
+    lines = [HEADER] if infos else []
     for info in infos:
         prompt = " ".join(info.first_prompt.split())
         if len(prompt) > 60:
             prompt = prompt[:59] + "…"
+        active = _ago(current - info.updated_at)
         lines.append(
-            f"{info.id:<14} {info.liveness:<10} {_age(current - info.updated_at):>5}  "
+            f"{info.id:<14} {info.liveness[:18]:<18} {active:>8}  "
             f"{info.model[:18]:<18} {info.profile[:10]:<10} {prompt}"
         )
     return lines
+
+
+def _ago(seconds: float) -> str:
+    return f"{_age(seconds)} ago" if seconds >= 1 else "now"
 
 
 def _age(seconds: float) -> str:
