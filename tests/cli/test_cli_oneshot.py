@@ -185,7 +185,21 @@ def test_unreachable_endpoint_exits_2(workspace: Path, home: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_ctrl_c_cancels_with_130(workspace: Path, home: Path) -> None:
+def _running(cmdline: bytes) -> list[int]:
+    pids = []
+    for proc_dir in Path("/proc").iterdir():
+        try:
+            if proc_dir.name.isdigit() and (proc_dir / "cmdline").read_bytes() == cmdline:
+                pids.append(int(proc_dir.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_or_sigterm_cancels_with_130(
+    workspace: Path, home: Path, signum: signal.Signals
+) -> None:
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -196,7 +210,7 @@ def test_ctrl_c_cancels_with_130(workspace: Path, home: Path) -> None:
             "--profile",
             "eval",
             "--json",
-            "run `sleep 30`",
+            "run `sleep 37.25`",
         ],
         cwd=workspace,
         env=clean_env(home),
@@ -209,11 +223,16 @@ def test_ctrl_c_cancels_with_130(workspace: Path, home: Path) -> None:
     for line in proc.stdout:
         if json.loads(line)["kind"] == "tool_start":
             break
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     rest, _ = proc.communicate(timeout=30)
     assert proc.returncode == 130
     final = json.loads(rest.splitlines()[-1])
     assert final["status"] == "cancelled"
+    (trace,) = (home / "rho" / "sessions").glob("*/trace.jsonl")
+    kinds = [json.loads(line)["kind"] for line in trace.read_text().splitlines()]
+    assert kinds[-1] == "run_end"
+    assert "tool_end" in kinds[kinds.index("tool_start") :]
+    assert _running(b"sleep\x0037.25\x00") == []  # the tool died with the run
 
 
 def test_list_and_resume(workspace: Path, home: Path) -> None:

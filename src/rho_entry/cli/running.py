@@ -56,7 +56,9 @@ async def open_session(
 def interruptible(
     session: Session, notice: Callable[[str], None]
 ) -> contextlib.AbstractContextManager[None]:
-    """While inside: Ctrl+C cancels the session's run (a second one force-stops it)."""
+    """While inside: Ctrl+C or SIGTERM cancels the session's run (the running tool is killed
+    and the run ends ``cancelled`` in the trace, so ``--resume`` continues it); a second one
+    force-stops it."""
     return _Interrupts(session, notice)
 
 
@@ -67,21 +69,30 @@ class _Interrupts(contextlib.AbstractContextManager[None]):
         self.count = 0
         self.task = asyncio.current_task()
 
-    def _handle(self) -> None:
+    def _handle(self, signum: int) -> None:
         self.count += 1
         if self.count == 1:
-            self.notice("cancelling… (Ctrl+C again to stop at once)")
+            again = "Ctrl+C" if signum == signal.SIGINT else "another SIGTERM"
+            self.notice(f"cancelling… ({again} to stop at once)")
             self.session.cancel()
         elif self.task is not None:
             self.task.cancel()
 
     def __enter__(self) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals: Windows
-            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._handle)
+            loop = asyncio.get_running_loop()
+            for signum in _STOP_SIGNALS:
+                loop.add_signal_handler(signum, self._handle, signum)
 
     def __exit__(self, *exc_info: object) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+            loop = asyncio.get_running_loop()
+            for signum in _STOP_SIGNALS:
+                loop.remove_signal_handler(signum)
+
+
+# SIGTERM (a service manager, `kill`, a container stopping) ends a run like Ctrl+C.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def result_code(result: RunResult) -> int:
