@@ -132,6 +132,14 @@ def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
     return key
 
 
+def base_url_from(environ: Mapping[str, str]) -> str | None:
+    """The endpoint the environment names (``RHO_AGENT_BASE_URL``, then ``OPENAI_BASE_URL``,
+    as for the CLI), for a config that names none."""
+    from rho_entry.settings import ENV_VARS
+
+    return next((environ[v] for v in ENV_VARS["base_url"] if environ.get(v)), None)
+
+
 def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
     """The ChatModel for ``config``: the demo model, or ``rho_adapters.model.build_model``."""
     from rho_entry.demo import DEMO_MODEL, DemoModel
@@ -142,7 +150,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
 
     return build(
         model=config.model,
-        base_url=config.base_url,
+        base_url=config.base_url or base_url_from(environ),
         api_key=api_key_for(config, environ),
         provider=config.provider,
         service_tier=config.service_tier,

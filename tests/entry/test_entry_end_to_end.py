@@ -107,3 +107,28 @@ async def test_configured_database_gets_a_read_only_tool(tmp_path: Path) -> None
     assert refused.is_error
     with sqlite3.connect(db) as conn:
         assert conn.execute("select count(*) from orders").fetchone() == (2,)
+
+
+def test_the_library_reads_the_base_url_variables_as_the_cli_does(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "from rho_entry import Agent, AgentConfig, Session\n"
+        f"agent = Agent(AgentConfig(model='m', working_dir={str(tmp_path)!r}))\n"
+        "result = Session(agent).run_sync('hi')\n"
+        "print(result.status.value, result.text, result.error)\n"
+    )
+    for variable in ("OPENAI_BASE_URL", "RHO_AGENT_BASE_URL"):
+        with LoopbackServer([text_reply("hello from the server")]) as server:
+            env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), variable: server.base_url}
+            done = subprocess.run(
+                [sys.executable, "-c", script],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+        assert done.stdout == "completed hello from the server None\n", done.stderr
+        assert len(server.requests) == 1
