@@ -1,0 +1,137 @@
+"""What a reader of the docs has: a workspace, a config home, an endpoint, their sessions.
+
+The endpoint is one ``LoopbackServer`` (a real socket) shared by every block. Each agent run
+it serves takes two model calls, a ``list`` tool call and then a text answer, so the
+script cycles through that pair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from rho_adapters.fakes import FunctionModel, Turn
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_adapters.store import FileSessionStore
+from rho_domain.model import ModelRequest
+from rho_domain.run import RunResult
+from rho_entry import Agent, AgentConfig, Session
+
+ANSWER = "The workspace holds README.md, app.py and notes.txt."
+WORKSPACE_FILES = {
+    "README.md": "# Sample service\n\nIt answers requests.\n",
+    "app.py": "def main() -> None:\n    print('hi')  # TODO: log\n",
+    "notes.txt": "retries live in app.py\n",
+}
+
+
+class DocsEnv:
+    """A temporary workspace and config home, and the loopback endpoint (``close`` stops it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"  # $HOME
+        self.config_home = root / "rho-home"  # $RHO_AGENT_HOME
+        self.workspace = root / "work"
+        self.scratch = root / "scratch"  # where snippets are written, outside the workspace
+        for directory in (self.home, self.config_home, self.workspace, self.scratch):
+            directory.mkdir(parents=True)
+        for name, content in WORKSPACE_FILES.items():
+            (self.workspace / name).write_text(content, encoding="utf-8")
+        # the README's first command runs `.venv/bin/rho-agent`: this interpreter's venv
+        (self.workspace / ".venv").symlink_to(Path(sys.prefix))
+        self.server = LoopbackServer(
+            [tool_reply(call("list", {"path": "."})), text_reply(ANSWER, deltas=4)], repeat=True
+        ).start()
+
+    def close(self) -> None:
+        """Stop the endpoint."""
+        self.server.stop()
+
+    @property
+    def environ(self) -> dict[str, str]:
+        """A reader's environment: the venv's scripts on PATH, an endpoint and a key, no
+        settings leaking in from the machine running the tests."""
+        venv_bin = str(Path(sys.executable).parent)
+        return {
+            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "HOME": str(self.home),
+            "RHO_AGENT_HOME": str(self.config_home),
+            "OPENAI_BASE_URL": self.server.base_url,
+            "OPENAI_API_KEY": "sk-docs-test",
+            "NO_COLOR": "1",
+            "LANG": "C.UTF-8",
+            "PYTHONIOENCODING": "utf-8",
+        }
+
+    def run(
+        self, argv: list[str], *, stdin: str = "", timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` in the workspace with the reader's environment."""
+        return subprocess.run(
+            argv,
+            cwd=self.workspace,
+            env=self.environ,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+
+class LiveSession:
+    """A session that a process is driving right now, as ``rho-agent monitor`` sees one: it
+    runs in a thread of this process with the file store, and its model call waits until the
+    session is cancelled."""
+
+    PROMPT = "a long investigation"
+
+    def __init__(self, env: DocsEnv, session_id: str) -> None:
+        self.env = env
+        self.session_id = session_id
+        self.result: RunResult | None = None
+        self._started = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"live-{session_id}")
+        self._future: Future[None] | None = None
+
+    def start(self) -> LiveSession:
+        """Start driving; returns once the run has started (its model call is waiting)."""
+        self._future = self._pool.submit(asyncio.run, self._drive())
+        while not self._started.wait(0.05):
+            if self._future.done():
+                self._future.result()  # raises what stopped it
+                raise RuntimeError(f"session {self.session_id} ended before its model call")
+        return self
+
+    @property
+    def running(self) -> bool:
+        """True until the run has ended."""
+        return self._future is not None and not self._future.done()
+
+    def join(self, timeout: float = 20) -> RunResult:
+        """Wait for the run to end (it ends when cancelled) and return its result."""
+        assert self._future is not None, "start() first"
+        self._future.result(timeout)
+        self._pool.shutdown()
+        assert self.result is not None
+        return self.result
+
+    async def _drive(self) -> None:
+        async def waits(request: ModelRequest) -> Turn:
+            self._started.set()
+            await asyncio.sleep(120)
+            return Turn(text="too late")
+
+        agent = Agent(AgentConfig(model="docs-model", working_dir=str(self.env.workspace)))
+        store = FileSessionStore(self.env.config_home / "sessions")
+        async with Session(
+            agent, model=FunctionModel(waits), store=store, session_id=self.session_id
+        ) as session:
+            self.result = await session.run(prompt=self.PROMPT)

@@ -1,0 +1,91 @@
+"""Every code block of README.md, architecture.md and docs/*.md is run, by its language.
+
+Python runs in a fresh interpreter, bash commands run the real ``rho-agent`` from this venv,
+both against one loopback OpenAI-compatible server, in a temporary workspace and config home;
+YAML goes through the loader it documents, Markdown through the template renderer, SQL through
+the dialect's lexer and classifier, text diagrams are checked against src/. A block in a
+language with no runner fails, and so does a NOT_RUN entry that no document contains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from docs_blocks import Block, all_blocks, blocks, command_lines
+from docs_env import DocsEnv
+from docs_runners import NOT_RUN, runner_for
+
+from rho_domain.errors import RhoError
+
+BLOCKS = all_blocks()
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocsEnv]:
+    docs_env = DocsEnv(tmp_path_factory.mktemp("docs"))
+    try:
+        yield docs_env
+    finally:
+        docs_env.close()
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"{b.where}-{b.lang}" for b in BLOCKS])
+def test_block(block: Block, env: DocsEnv) -> None:
+    runner_for(block)(block, env)
+
+
+def test_the_documents_have_blocks_of_each_kind() -> None:
+    langs = {b.lang for b in BLOCKS}
+    assert {"python", "bash", "yaml", "markdown", "sql", "text"} <= langs
+    assert any(b.doc.name == "extending.md" for b in BLOCKS)
+
+
+def test_every_line_left_unrun_is_in_a_document() -> None:
+    lines = {line for b in BLOCKS if b.lang == "bash" for line in command_lines(b)}
+    assert set(NOT_RUN) <= lines, set(NOT_RUN) - lines
+
+
+# -- the docs test fails when the docs are wrong -----------------------------------------------
+
+
+def _block(lang: str, text: str, *, caption: str = "") -> Block:
+    doc = Path(__file__).resolve().parents[2] / "README.md"
+    return Block(doc, 1, lang, {}, (), text, "Use it as a library", caption)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "caption"),
+    [
+        ("bash", 'rho-agent --no-such-flag "hi"\n', ""),
+        ("bash", "rho-agent monitor pause ID\n", ""),
+        ("bash", "pip install -e '.[postgress]'\n", ""),
+        ("bash", "bash scripts/no-such-script.sh\n", ""),
+        ("python", "from rho_entry import Agent, Session\nagent.run()\n", ""),
+        ("python", "print('error: the run failed')\n", ""),
+        ("yaml", "shell: restricted\nfile_writes: off\n", ""),
+        ("yaml", "model: gpt-5-mini\nmax_turn: 3\n", ""),
+        ("markdown", "---\nvars:\n  a: {required: true}\n---\n{{ a }} {{ b }}\n", ""),
+        ("sql", "CREATE ROLE x LOGIN PASSWORD 'open;\n", "PostgreSQL:"),
+        ("text", "tools/no_such_module.py\n", ""),
+        ("rust", "fn main() {}\n", ""),
+    ],
+)
+def test_a_wrong_block_fails(lang: str, text: str, caption: str, env: DocsEnv) -> None:
+    block = _block(lang, text, caption=caption)
+    with pytest.raises((AssertionError, RhoError)):
+        runner_for(block)(block, env)
+
+
+def test_blocks_are_read_with_their_language_and_caption(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text('# Title\n\nPostgreSQL:\n\n```yaml title="ops.yaml"\na: 1\n```\n\n```\nx\n```\n')
+    first, second = blocks(doc)
+    assert (first.lang, first.options, first.caption, first.heading) == (
+        "yaml",
+        {"title": "ops.yaml"},
+        "PostgreSQL:",
+        "Title",
+    )
+    assert (first.line, first.text, second.lang) == (5, "a: 1\n", "")
