@@ -9,11 +9,12 @@ language with no runner fails, and so does a NOT_RUN entry that no document cont
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docs_blocks import Block, all_blocks, blocks, command_lines
+from docs_blocks import Block, all_blocks, blocks, command_lines, doc_files
 from docs_env import DocsEnv
 from docs_runners import NOT_RUN, runner_for
 
@@ -45,6 +46,23 @@ def test_the_documents_have_blocks_of_each_kind() -> None:
 def test_every_line_left_unrun_is_in_a_document() -> None:
     lines = {line for b in BLOCKS if b.lang == "bash" for line in command_lines(b)}
     assert set(NOT_RUN) <= lines, set(NOT_RUN) - lines
+
+
+# Markdown files the docs name as examples of a user's own files, not as documents to read.
+USER_FILES = {"default.md", "review.md", "task.md"}
+
+
+def test_the_documents_cite_only_what_the_repository_holds() -> None:
+    """No "see protocols.md §7": a cited document exists here, and nothing cites sections."""
+    root = Path(__file__).resolve().parents[2]
+    for doc in doc_files():
+        text = doc.read_text(encoding="utf-8")
+        assert "§" not in text, f"{doc.name} cites a section of a document"
+        for name in set(re.findall(r"[\w./-]+\.md\b", text)):
+            here = [root / name, doc.parent / name]
+            assert Path(name).name in USER_FILES or any(p.is_file() for p in here), (
+                f"{doc.name} cites {name}, which is not in the repository"
+            )
 
 
 # -- the docs test fails when the docs are wrong -----------------------------------------------
