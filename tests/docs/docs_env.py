@@ -50,6 +50,13 @@ class DocsEnv:
             [tool_reply(call("list", {"path": "."})), text_reply(ANSWER, deltas=4)], repeat=True
         ).start()
 
+    def fresh_config_home(self, name: str) -> Path:
+        """Point ``$RHO_AGENT_HOME`` at a new, empty directory (each block gets its own, so
+        `latest` means the block's own last session)."""
+        self.config_home = self.root / "rho-homes" / name
+        self.config_home.mkdir(parents=True)
+        return self.config_home
+
     def close(self) -> None:
         """Stop the endpoint."""
         self.server.stop()

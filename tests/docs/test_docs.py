@@ -34,6 +34,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocsEnv]:
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"{b.where}-{b.lang}" for b in BLOCKS])
 def test_block(block: Block, env: DocsEnv) -> None:
+    env.fresh_config_home(f"{block.doc.stem}-{block.line}")
     runner_for(block)(block, env)
 
 
