@@ -234,9 +234,19 @@ _ACCOUNT_STATEMENTS = {"CREATE", "ALTER", "GRANT", "REVOKE"}
 
 
 def check_sql(block: Block, env: DocsEnv) -> None:
-    """Account SQL for the engine its caption names: every reading of that dialect lexes it
-    (quotes and comments close), each statement is an account statement, and the read-only
-    check refuses it (it is not a query). Real servers run it in tests/db where they can."""
+    """Account SQL for the engine its caption names. A block whose caption names a file in
+    docs/sql is checked by tests/db, which executes that file on a real server: it must be
+    that file, and a test there must name it. Any other block: every reading of the dialect
+    lexes it (quotes and comments close), each statement is an account statement, and the
+    read-only check refuses it (it is not a query)."""
+    executed = re.search(r"`(docs/sql/[\w.-]+\.sql)`", block.caption)
+    if executed:
+        path = ROOT / executed.group(1)
+        assert path.is_file(), f"{block.where}: {path.name} does not exist"
+        assert path.read_text(encoding="utf-8").strip() == block.text.strip(), path.name
+        tests = (t.read_text(encoding="utf-8") for t in (ROOT / "tests" / "db").glob("*.py"))
+        assert any(path.name in t for t in tests), f"{block.where}: no test in tests/db runs it"
+        return
     words = re.findall(r"[a-z]+", block.caption.lower())
     names = {_DIALECT_NAMES[w] for w in words if w in _DIALECT_NAMES}
     assert len(names) == 1, f"{block.where}: the caption {block.caption!r} names no one engine"

@@ -87,6 +87,8 @@ def _block(lang: str, text: str, *, caption: str = "") -> Block:
         ("yaml", "model: gpt-5-mini\nmax_turn: 3\n", ""),
         ("markdown", "---\nvars:\n  a: {required: true}\n---\n{{ a }} {{ b }}\n", ""),
         ("sql", "CREATE ROLE x LOGIN PASSWORD 'open;\n", "PostgreSQL:"),
+        ("sql", "CREATE ROLE x;\n", "PostgreSQL (`docs/sql/no-such-role.sql`):"),
+        ("sql", "SELECT 1;\n", "Oracle:"),
         ("text", "tools/no_such_module.py\n", ""),
         ("rust", "fn main() {}\n", ""),
     ],
