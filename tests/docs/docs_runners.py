@@ -6,6 +6,7 @@ A runner raises AssertionError when the block is wrong.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -36,7 +37,8 @@ Runner = Callable[[Block, DocsEnv], None]
 # What a reader types at a prompt that reads stdin (`rho-agent` alone, not on a terminal).
 STDIN_TASK = "What is in this directory?\n"
 
-# Lines of bash blocks that cannot run here, each with its reason. Keep it short.
+# Commands of bash blocks (without their comment) that cannot run here, each with its reason.
+# Keep it short.
 NOT_RUN: dict[str, str] = {}
 
 # Output a Python block must print (its document, its heading) -> expected text.
@@ -46,6 +48,11 @@ EXPECTED_OUTPUT: dict[tuple[str, str], str] = {
 
 # Commands that exit with something other than 0 when they do what the docs say.
 EXPECTED_EXIT: dict[str, int] = {}
+
+# What the last line a command prints must contain, where its comment promises it.
+EXPECTED_LAST_LINE: dict[str, str] = {
+    'rho-agent --json "count TODOs" | jq -c .': '"kind":"result"',
+}
 
 
 # -- python ------------------------------------------------------------------------------------
@@ -89,7 +96,7 @@ def run_bash(block: Block, env: DocsEnv) -> None:
     watchers: list[tuple[str, subprocess.Popen[str]]] = []
     try:
         for line in command_lines(block):
-            if line in NOT_RUN:
+            if bare(line) in NOT_RUN:
                 continue
             command = _without_install_steps(line, block)
             if not command:
@@ -99,11 +106,17 @@ def run_bash(block: Block, env: DocsEnv) -> None:
                 continue
             runnable = _available(command, env.environ["PATH"])
             done = env.run(["bash", "-o", "pipefail", "-c", runnable], stdin=STDIN_TASK)
-            expected = EXPECTED_EXIT.get(line, 0)
+            expected = EXPECTED_EXIT.get(bare(line), 0)
             assert done.returncode == expected, (
                 f"{block.where}: `{line}` exited {done.returncode}, expected {expected}\n"
                 f"{_output(done)}"
             )
+            for name in re.findall(r">\s*(\S+\.json)\b", command):  # "one JSON document"
+                json.loads((env.workspace / name).read_text(encoding="utf-8"))
+            promised = EXPECTED_LAST_LINE.get(bare(line))
+            if promised is not None:
+                last = done.stdout.strip().splitlines()[-1:] or [""]
+                assert promised in last[0], f"{block.where}: `{line}` ended with {last[0]!r}"
             if re.search(r"\bmonitor cancel\b", command):
                 for session in live.values():
                     status = session.join().status
@@ -119,6 +132,11 @@ def run_bash(block: Block, env: DocsEnv) -> None:
             assert out.strip(), f"{block.where}: `{command}` printed nothing"
             if live:
                 assert LiveSession.PROMPT in out, f"{block.where}: `{command}` printed {out!r}"
+
+
+def bare(line: str) -> str:
+    """A command line without its trailing comment (the key of NOT_RUN and EXPECTED_*)."""
+    return line.split("  #")[0].strip()
 
 
 def _session_refs(block: Block) -> list[str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from docs_blocks import Block, all_blocks, blocks, command_lines, doc_files
 from docs_env import DocsEnv
-from docs_runners import NOT_RUN, runner_for
+from docs_runners import EXPECTED_EXIT, EXPECTED_LAST_LINE, NOT_RUN, bare, runner_for
 
 from rho_domain.errors import RhoError
 
@@ -44,9 +44,10 @@ def test_the_documents_have_blocks_of_each_kind() -> None:
     assert any(b.doc.name == "extending.md" for b in BLOCKS)
 
 
-def test_every_line_left_unrun_is_in_a_document() -> None:
-    lines = {line for b in BLOCKS if b.lang == "bash" for line in command_lines(b)}
-    assert set(NOT_RUN) <= lines, set(NOT_RUN) - lines
+def test_every_command_named_in_the_runners_is_in_a_document() -> None:
+    lines = {bare(line) for b in BLOCKS if b.lang == "bash" for line in command_lines(b)}
+    for table in (NOT_RUN, EXPECTED_EXIT, EXPECTED_LAST_LINE):
+        assert set(table) <= lines, set(table) - lines
 
 
 # Markdown files the docs name as examples of a user's own files, not as documents to read.
