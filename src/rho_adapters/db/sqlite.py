@@ -18,7 +18,8 @@ from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
 from rho_domain.errors import ConfigError
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
-from rho_domain.sql.dialects import SQLITE_DENIED_FUNCTIONS, SQLITE_PRAGMAS
+from rho_domain.sql.dialects import SQLITE_PRAGMAS
+from rho_domain.sql.functions import SQLITE_FUNCTIONS
 
 # Authorizer action codes, compared by value: in Python 3.11 some of the names collide with
 # result-code constants of the sqlite3 module (security-notes §3.1).
@@ -31,11 +32,13 @@ _MAX_LENGTH = 100_000_000  # largest string or blob a statement may build
 def read_only_authorizer(
     action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None
 ) -> int:
-    """Allow reads only; everything else (ATTACH, VACUUM INTO, TEMP DDL, writes) is denied."""
+    """Allow reads and allowlisted functions only; everything else (ATTACH, VACUUM INTO,
+    TEMP DDL, writes, load_extension, fts3_tokenizer) is denied."""
     if action in (_SELECT, _READ, _RECURSIVE):
         return _OK
     if action == _FUNCTION:
-        return _DENY if (arg2 or "").lower() in SQLITE_DENIED_FUNCTIONS else _OK
+        # The same allowlist as the statement check: a function outside it never runs.
+        return _OK if (arg2 or "").lower() in SQLITE_FUNCTIONS else _DENY
     if action == _PRAGMA and (arg1 or "").lower() in SQLITE_PRAGMAS:
         return _OK
     if action == _UPDATE and arg1 == "sqlite_master" and _db == "main":
