@@ -206,8 +206,6 @@ MYSQL_ATTACKS = [
     "UNLOCK TABLES",
     "SELECT 1--1; DROP TABLE users",
     "SELECT * FROM users LOCK IN SHARE MODE",
-    "SELECT 'a\\'; DELETE FROM users; -- '",
-    'SELECT "a\\"; DELETE FROM users; -- "',
     "# comment\nDELETE FROM users",
     "SELECT 1 # ;\n; DELETE FROM users",
     "INSERT IGNORE INTO users (id, name) VALUES (1, 'x')",
@@ -323,6 +321,11 @@ MYSQL_ALLOWED = [
     "VALUES (1, 2)",
     "SELECT * FROM seq_1_to_5",
     "SELECT 'a\\\\' AS backslash",
+    # Under the server's sql_mode (backslash escapes on) each of these is one string: the
+    # check lexes for the connection's real mode (issue 10, item 15).
+    "SELECT 'a\\'; DELETE FROM users; -- '",
+    'SELECT "a\\"; DELETE FROM users; -- "',
+    "SELECT name FROM users WHERE name = 'O\\'Brien'",
 ]
 
 # Malformed text with nothing to run: refused by the check, harmlessly accepted by SQLite.

@@ -5,6 +5,11 @@ Read-only mode (security-notes §3.2): every statement runs inside a harness-iss
 back. The statement goes over the extended protocol (``prepare=True``, or the ``DECLARE``
 of a server-side cursor), so a second statement cannot ride along. Plain queries stream
 through a server-side cursor, so a million-row result costs only the rows fetched.
+
+After every call the session is reset with ``DISCARD ALL`` (advisory locks, settings, temp
+tables, prepared statements, LISTEN), so nothing one statement leaves reaches the next.
+The statement check reads the text as the server does: ``standard_conforming_strings`` is
+reported by the server at connect time.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -64,9 +69,20 @@ class PostgresDatabase(ThreadedDatabase):
 
     def _interrupt(self, conn: Any) -> None:
         try:
-            conn.cancel_safe(timeout=2.0)
+            self._cancel(conn)
         finally:
             conn.close()
+
+    def _cancel(self, conn: Any) -> None:
+        conn.cancel_safe(timeout=2.0)
+
+    def _reset(self, conn: Any) -> None:
+        if not conn.closed:
+            conn.execute("DISCARD ALL", prepare=False)
+
+    def _settings(self, conn: Any) -> frozenset[str] | None:
+        scs = conn.info.parameter_status("standard_conforming_strings")
+        return frozenset({"standard_conforming_strings=off"} if scs == "off" else ())
 
     def _run(
         self,
@@ -78,10 +94,14 @@ class PostgresDatabase(ThreadedDatabase):
         timeout: float,
     ) -> QueryResult:
         begin = "BEGIN TRANSACTION READ ONLY" if self.read_only else "BEGIN"
-        conn.execute(begin)
+        # Harness statements never go through psycopg's automatic preparation: DISCARD ALL
+        # deallocates prepared statements behind its back.
+        conn.execute(begin, prepare=False)
         committed = False
         try:
-            conn.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
+            conn.execute(
+                f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}", prepare=False
+            )
             if verdict.returns_rows:
                 # DECLARE ... CURSOR goes over the extended protocol: one statement only.
                 with conn.cursor(name="rho_agent_query") as cursor:
@@ -93,12 +113,12 @@ class PostgresDatabase(ThreadedDatabase):
                     cursor.execute(sql, params, prepare=True)
                     result = fetch(cursor, max_rows)
             if not self.read_only:
-                conn.execute("COMMIT")
+                conn.execute("COMMIT", prepare=False)
                 committed = True
             return result
         finally:
             if not committed and not conn.closed:
-                conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK", prepare=False)
 
     def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
         sql = (

@@ -3,7 +3,12 @@
 Read-only mode (security-notes §3.1): the file is opened ``mode=ro`` *and* an authorizer
 allows only SELECT, READ, RECURSIVE, functions outside the denylist and the introspection
 pragmas. ``mode=ro`` alone still runs ``VACUUM INTO`` and ``ATTACH`` (which write files) and
-TEMP tables; the authorizer stops them. A progress handler enforces the statement timeout.
+TEMP tables; the authorizer stops them.
+
+Time and memory: a progress handler checks the deadline every ``_PROGRESS_STEPS`` VM steps,
+and strings and blobs are capped at ``_MAX_LENGTH`` bytes, so no single step (``x || x`` on a
+huge string) runs long between checks; the base adapter's watchdog interrupts the
+connection (``sqlite3_interrupt``) if the deadline still passes.
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ from rho_domain.sql.functions import SQLITE_FUNCTIONS
 # result-code constants of the sqlite3 module (security-notes §3.1).
 _PRAGMA, _READ, _SELECT, _UPDATE, _FUNCTION, _RECURSIVE = 19, 20, 21, 23, 31, 33
 _OK, _DENY = 0, 1
-_PROGRESS_STEPS = 1_000  # VM instructions between deadline checks
-_MAX_LENGTH = 100_000_000  # largest string or blob a statement may build
+_PROGRESS_STEPS = 100  # VM instructions between deadline checks
+_MAX_LENGTH = 10_000_000  # largest string or blob a statement may build or read (bytes)
 
 
 def read_only_authorizer(

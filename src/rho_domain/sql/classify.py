@@ -25,11 +25,12 @@ transaction and a SELECT-only account are the others.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 
-from rho_domain.errors import StatementRefused
+from rho_domain.errors import ConfigError, StatementRefused
 from rho_domain.sql import functions as fn
 from rho_domain.sql.dialects import REFUSED_WORDS, Dialect, dialect
 from rho_domain.sql.lexer import Kind, Token, tokenize
@@ -100,6 +101,18 @@ def check_read_only(
 
 def _allowed(d: Dialect) -> str:
     return ", ".join(sorted(d.read_kinds))
+
+
+def allowed_functions(options: Mapping[str, Any], *, alias: str = "") -> frozenset[str]:
+    """The vetted extra functions of one alias: ``options.allowed_functions``, a list of
+    names (``schema.name`` or ``name``, as the catalog spells them). Raises ``ConfigError``
+    for anything but a list of strings."""
+    value = options.get("allowed_functions", ())
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(
+            f"databases.{alias}.options.allowed_functions: expected a list of function names"
+        )
+    return frozenset(value)
 
 
 def _fold_allowed(names: frozenset[str], d: Dialect) -> frozenset[str]:
