@@ -162,6 +162,10 @@ class MysqlDatabase(ThreadedDatabase):
                 setup.execute(f"SET SESSION max_statement_time = {max(timeout, 0.001):.3f}")
             else:
                 setup.execute(f"SET SESSION max_execution_time = {max(1, int(timeout * 1000))}")
+            if self.read_only:
+                # The session default too: DDL commits the open transaction implicitly and
+                # runs in a new one, which only the session characteristic makes read-only.
+                setup.execute("SET SESSION TRANSACTION READ ONLY")
             setup.execute("START TRANSACTION READ ONLY" if self.read_only else "START TRANSACTION")
         cursor = conn.cursor()
         try:
