@@ -91,23 +91,23 @@ PG_EXTRA = [
     'SELECT U&"\\D83D"(1)',
     "SELECT public.evil()",
     'SELECT "Lower"(name) FROM users',
-    "SELECT ſubstr('a', 1)",
+    "SELECT \u017fubstr('a', 1)",  # long s: ASCII-only folding keeps it a user name
     "SELECT * FROM ROWS FROM (pg_ls_dir('.'))",
     "SELECT * FROM json_to_record('{}') AS (a int), dblink('x', 'y') AS (b int)",
     "SELECT over(1)",
     "SELECT 1 FROM users u JOIN LATERAL pg_ls_dir('.') d ON true",
-    "SELECT \"pg_catalog\".U&\"!0070g_sleep\" UESCAPE '!' (0)",
+    'SELECT "pg_catalog".U&"!0070g_sleep" UESCAPE \'!\' (0)',
     "SELECT U&\"\\0070g_sleep\" UESCAPE '\\' (0)",
     "SELECT U&\"\\0070g_sleep\" UESCAPE '+' (0)",
     "SELECT U&\"\\0070g_sleep\" UESCAPE 'ab' (0)",
-    "SELECT U&\"\\zzzzg_sleep\"(0)",
+    'SELECT U&"\\zzzzg_sleep"(0)',
 ]
 PG_ALLOWED = [
     "SELECT lower('X')",
     "SELECT LOWER('X')",
     "SELECT \"lower\"('X')",
     "SELECT pg_catalog.lower('X')",
-    "SELECT \"pg_catalog\".\"lower\"('X')",
+    'SELECT "pg_catalog"."lower"(\'X\')',
     "SELECT U&\"\\006Cower\"('X')",
     "SELECT U&\"!006Cower\" UESCAPE '!' ('X')",
     "SELECT U&\"\\+00006Cower\"('X')",
@@ -115,7 +115,7 @@ PG_ALLOWED = [
     "SELECT 1 OPERATOR(pg_catalog.+) 1",
     "SELECT 1 OPERATOR(+) 1",
     "SELECT (name).upper FROM users",
-    "SELECT U&\"\\0069d\" FROM users",
+    'SELECT U&"\\0069d" FROM users',
     "SELECT * FROM generate_series(1, 3) AS g(x)",
     "SELECT * FROM json_to_record('{\"a\": 1}') AS (a int)",
 ]
@@ -310,8 +310,7 @@ _VERTICA_AT = {"select": lambda call: f"SELECT {call}"}
 REFUSED: dict[str, list[tuple[str, str]]] = {
     "postgres": _generate(PG_TARGETS, PG_SPELLINGS, PG_POSITIONS) + _extra(PG_EXTRA),
     "mysql": _generate(MYSQL_TARGETS, MYSQL_SPELLINGS, MYSQL_POSITIONS) + _extra(MYSQL_EXTRA),
-    "sqlite": _generate(SQLITE_TARGETS, SQLITE_SPELLINGS, SQLITE_POSITIONS)
-    + _extra(SQLITE_EXTRA),
+    "sqlite": _generate(SQLITE_TARGETS, SQLITE_SPELLINGS, SQLITE_POSITIONS) + _extra(SQLITE_EXTRA),
     "oracle": _generate(ORACLE_TARGETS, ORACLE_SPELLINGS, _ORACLE_AT) + _extra(ORACLE_EXTRA),
     "vertica": _generate(VERTICA_TARGETS, VERTICA_SPELLINGS, _VERTICA_AT),
 }
