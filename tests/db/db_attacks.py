@@ -341,3 +341,93 @@ ALLOWED = {
     "postgres": COMMON_ALLOWED + POSTGRES_ALLOWED,
     "mysql": COMMON_ALLOWED + MYSQL_ALLOWED,
 }
+
+# What the engine alone lets through (measured: superuser/root, statement check off, inside
+# the harness's read-only transaction). Only the statement check, or a SELECT-only role,
+# stops the harmful ones: server files and programs (COPY ... TO/PROGRAM, pg_read_file,
+# pg_ls_dir, lo_import, INTO OUTFILE/DUMPFILE, LOAD_FILE), server-wide actions
+# (pg_reload_conf, CHECKPOINT, SET GLOBAL, FLUSH, PURGE BINARY LOGS, pg_cancel_backend),
+# locks and sleeps (advisory locks, GET_LOCK, LOCK TABLE, pg_sleep, SLEEP, BENCHMARK). The
+# rest (SET, RESET, PREPARE, LISTEN, HANDLER OPEN, user variables ...) only change session
+# state, which the adapter resets after every call (tested in test_db_issue10.py).
+# dblink_exec and pg_terminate_backend belong here too; they are left out of the run below
+# because they need an extension or kill the session.
+ENGINE_RUNS = {
+    "sqlite": frozenset[str](),
+    "postgres": frozenset(
+        [
+            "BEGIN",
+            "COMMIT",
+            "ROLLBACK",
+            "START TRANSACTION",
+            "SAVEPOINT s1",
+            "EXPLAIN DELETE FROM users",
+            "EXPLAIN UPDATE users SET score = 0",
+            "ANALYZE",
+            "COPY users TO '{dir}/pg_copy.csv'",
+            "COPY (SELECT 1) TO PROGRAM 'touch {dir}/pg_program'",
+            "SELECT pg_read_file('/etc/passwd')",
+            "SELECT lo_import('/etc/hostname')",
+            "SELECT lo_create(0)",
+            "SELECT pg_sleep(0)",
+            'SELECT "pg_sleep"(0)',
+            "SELECT pg_catalog.pg_sleep(0)",
+            "SELECT pg_advisory_lock(1)",
+            "SELECT pg_try_advisory_lock(1)",
+            "SELECT set_config('default_transaction_read_only', 'off', false)",
+            "SELECT pg_catalog.set_config('search_path', 'evil', false)",
+            "SELECT pg_cancel_backend(1)",
+            "SELECT pg_terminate_backend(pg_backend_pid())",
+            "SELECT dblink_exec('dbname=rho', 'DELETE FROM users')",
+            "SELECT txid_current()",
+            "SELECT pg_notify('ch', 'x')",
+            "SELECT pg_reload_conf()",
+            "SELECT * FROM pg_ls_dir('.')",
+            "SET default_transaction_read_only = off",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+            "SET TRANSACTION READ WRITE",
+            "SET ROLE postgres",
+            "RESET ALL",
+            "BEGIN READ WRITE",
+            "PREPARE p AS DELETE FROM users",
+            "DEALLOCATE ALL",
+            "NOTIFY ch",
+            "LISTEN ch",
+            "LOCK TABLE users IN ACCESS EXCLUSIVE MODE",
+            "CHECKPOINT",
+            "DECLARE c CURSOR FOR SELECT 1",
+            "CLOSE ALL",
+        ]
+    ),
+    "mysql": frozenset(
+        [
+            "BEGIN",
+            "COMMIT",
+            "ROLLBACK",
+            "START TRANSACTION",
+            "SAVEPOINT s1",
+            "SELECT * FROM users INTO OUTFILE '{dir}/my_out.txt'",
+            "SELECT 1 INTO DUMPFILE '{dir}/my_dump'",
+            "SELECT 1 /*!50000 INTO OUTFILE '{dir}/my_exec.txt' */",
+            "SELECT LOAD_FILE('/etc/passwd')",
+            "DO SLEEP(0)",
+            "SELECT SLEEP(0)",
+            "SELECT BENCHMARK(10, MD5('a'))",
+            "SELECT GET_LOCK('a', 0)",
+            "SELECT RELEASE_LOCK('a')",
+            "SET SESSION TRANSACTION READ WRITE",
+            "START TRANSACTION READ WRITE",
+            "SET GLOBAL general_log_file = '{dir}/general.log'",
+            "SET autocommit = 1",
+            "SET @@session.sql_mode = 'NO_BACKSLASH_ESCAPES'",
+            "HANDLER users OPEN",
+            "UNLOCK TABLES",
+            "SELECT * FROM users LOCK IN SHARE MODE",
+            "FLUSH TABLES",
+            "ANALYZE TABLE users",
+            "SELECT 1 INTO @b",
+            "SELECT * FROM users PROCEDURE ANALYSE()",
+            "PURGE BINARY LOGS BEFORE NOW()",
+        ]
+    ),
+}

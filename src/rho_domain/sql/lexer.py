@@ -82,12 +82,21 @@ _DIGITS = frozenset("0123456789")
 _Q_CLOSE = {"[": "]", "{": "}", "(": ")", "<": ">"}
 
 
+# Only ASCII whitespace separates tokens: every engine here reads any other character
+# (U+00A0, U+2028, zero-width space...) as part of an identifier, so this lexer does too
+# ("lower\u00a0(x)" calls a function named "lower\u00a0", not lower).
+_BLANKS = frozenset(" \t\n\r\f\v")
+# Outside literals and comments, only these characters are SQL; anything else (a backslash,
+# a control character) is refused rather than guessed at.
+_PUNCTUATION = frozenset("()[]{},;.:+-*/%<>=!~^&|@#?$`")
+
+
 def _is_word_start(ch: str) -> bool:
-    return ch in _WORD_START or (ord(ch) > 127 and ch.isalpha())
+    return ch in _WORD_START or ord(ch) > 127
 
 
 def _is_word_char(ch: str) -> bool:
-    return _is_word_start(ch) or ch in _DIGITS or ch == "$" or (ord(ch) > 127 and ch.isalnum())
+    return _is_word_start(ch) or ch in _DIGITS or ch == "$"
 
 
 class _Lexer:
@@ -105,7 +114,7 @@ class _Lexer:
         while self.pos < n:
             ch = text[self.pos]
             nxt = text[self.pos + 1] if self.pos + 1 < n else ""
-            if ch.isspace():
+            if ch in _BLANKS:
                 self.pos += 1
             elif (ch == "-" and nxt == "-" and self._dash_comment()) or (
                 ch == "#" and self.rules.hash_comments
@@ -132,9 +141,11 @@ class _Lexer:
                 self._number()
             elif ch in self.rules.params and self._param():
                 pass
-            else:
+            elif ch in _PUNCTUATION:
                 self.tokens.append(Token(Kind.PUNCT, ch))
                 self.pos += 1
+            else:
+                raise self.refuse(f"unexpected character {ch!r} outside a literal")
         return tuple(self.tokens)
 
     def _dash_comment(self) -> bool:
@@ -272,7 +283,7 @@ class _Lexer:
         """The first position from ``at`` that is not whitespace or a comment."""
         text = self.text
         while at < len(text):
-            if text[at].isspace():
+            if text[at] in _BLANKS:
                 at += 1
             elif text.startswith("--", at):
                 end = text.find("\n", at)
