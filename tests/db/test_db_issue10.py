@@ -295,3 +295,68 @@ async def test_allowed_functions_admit_a_vetted_user_function(postgres_server: S
                 postgres_server.workdir,
             )
         )
+
+
+# Volatile pg_catalog functions on the allowlist, each reviewed: they read state (sizes, WAL
+# positions, control data, the current query) or return fresh values, and change nothing.
+REVIEWED_VOLATILE = frozenset(
+    [
+        "clock_timestamp",
+        "current_query",
+        "currval",
+        "gen_random_uuid",
+        "pg_blocking_pids",
+        "pg_control_checkpoint",
+        "pg_control_init",
+        "pg_control_recovery",
+        "pg_control_system",
+        "pg_current_logfile",
+        "pg_current_wal_flush_lsn",
+        "pg_current_wal_insert_lsn",
+        "pg_current_wal_lsn",
+        "pg_database_size",
+        "pg_get_backend_memory_contexts",
+        "pg_get_wal_replay_pause_state",
+        "pg_indexes_size",
+        "pg_is_in_recovery",
+        "pg_is_wal_replay_paused",
+        "pg_jit_available",
+        "pg_last_committed_xact",
+        "pg_last_wal_receive_lsn",
+        "pg_last_wal_replay_lsn",
+        "pg_last_xact_replay_timestamp",
+        "pg_notification_queue_usage",
+        "pg_partition_ancestors",
+        "pg_partition_tree",
+        "pg_relation_size",
+        "pg_safe_snapshot_blocking_pids",
+        "pg_table_size",
+        "pg_tablespace_size",
+        "pg_total_relation_size",
+        "pg_xact_commit_timestamp",
+        "pg_xact_status",
+        "random",
+        "timeofday",
+    ]
+)
+
+
+def test_item_11_every_volatile_allowlisted_function_was_reviewed(
+    postgres_server: Server,
+) -> None:
+    """The PostgreSQL allowlist against the real catalog: a volatile function (one that may
+    act) is on it only after review, and none runs with its owner's rights."""
+    from rho_domain.sql.functions import POSTGRES_FUNCTIONS
+
+    conn = postgres_server.admin()
+    try:
+        rows = conn.execute(
+            "SELECT proname, bool_or(provolatile = 'v'), bool_or(prosecdef) FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pg_catalog' "
+            "GROUP BY proname"
+        ).fetchall()
+    finally:
+        conn.close()
+    volatile = {name for name, vol, _ in rows if vol} & POSTGRES_FUNCTIONS
+    assert volatile == REVIEWED_VOLATILE
+    assert not {name for name, _, definer in rows if definer} & POSTGRES_FUNCTIONS
