@@ -95,6 +95,9 @@ PG_EXTRA = [
     "SELECT * FROM ROWS FROM (pg_ls_dir('.'))",
     "SELECT * FROM json_to_record('{}') AS (a int), dblink('x', 'y') AS (b int)",
     "SELECT over(1)",
+    "SELECT ('users'::regclass).brin_summarize_new_values",
+    "SELECT (0.5::float8).setseed",
+    "SELECT ('users'::regclass).\"gin_clean_pending_list\"",
     "SELECT 1 FROM users u JOIN LATERAL pg_ls_dir('.') d ON true",
     'SELECT "pg_catalog".U&"!0070g_sleep" UESCAPE \'!\' (0)',
     "SELECT U&\"\\0070g_sleep\" UESCAPE '\\' (0)",
@@ -169,6 +172,8 @@ MYSQL_EXTRA = [
     "SELECT /*M!100000 sleep(0) */ 1",
     "SELECT 1sleep(0)",
     "SELECT sys.ps_setup_enable_thread(1)",
+    "SELECT NEXT VALUE FOR s",
+    "SELECT next value for rho.s",
 ]
 MYSQL_ALLOWED = [
     "SELECT lower('X')",
@@ -245,6 +250,8 @@ ORACLE_EXTRA = [
     "SELECT HTTPURITYPE('http://evil').getclob() FROM dual",
     "SELECT dbms_lock.sleep FROM dual",
     "SELECT x FROM TABLE(evil_pipe())",
+    "SELECT order_seq.NEXTVAL FROM dual",
+    'SELECT "ORDER_SEQ"."NEXTVAL" FROM dual',
 ]
 ORACLE_ALLOWED = [
     "SELECT UPPER(x) FROM dual",

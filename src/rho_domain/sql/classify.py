@@ -247,6 +247,8 @@ def _check_tokens(
             return f"{token.text} is not allowed in a read-only statement"
         if token.text == "FOR" and nxt is not None and nxt.is_word(*_LOCKING_AFTER_FOR):
             return "locking clauses (FOR UPDATE/SHARE) are not allowed"
+        if token.text == "NEXT" and nxt is not None and nxt.is_word("VALUE"):
+            return "NEXT VALUE FOR advances a sequence"
     return ""
 
 

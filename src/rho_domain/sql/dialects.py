@@ -205,9 +205,11 @@ ORACLE = Dialect(
     # EXPLAIN PLAN writes PLAN_TABLE, so it is not a read statement here.
     read_kinds=frozenset({"SELECT", "WITH"}),
     denied_packages=_ORACLE_PACKAGES,
+    side_effect_prefixes=("nextval",),
     folding="upper",
     functions=fn.ORACLE_FUNCTIONS,
-    refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE"}),
+    # seq.NEXTVAL is a pseudo-column that advances a sequence, written without parentheses.
+    refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE", "NEXTVAL"}),
 )
 
 _VERTICA_RULES = attrs.evolve(

@@ -219,9 +219,13 @@ POSTGRES_SIDE_EFFECT_PREFIXES = (
     "pg_current_xact_id",
     "pg_export_snapshot",
     "set_config",
+    "setseed",
     "nextval",
     "setval",
     "lastval",
+    "brin_",  # 9.27.8 index maintenance writes
+    "gin_clean_pending_list",
+    "pg_truncate_",  # pg_visibility
 )
 
 # SQLite 3.40+: core, date/time, aggregate, window, math and JSON functions, and the
