@@ -360,3 +360,28 @@ def test_item_11_every_volatile_allowlisted_function_was_reviewed(
     volatile = {name for name, vol, _ in rows if vol} & POSTGRES_FUNCTIONS
     assert volatile == REVIEWED_VOLATILE
     assert not {name for name, _, definer in rows if definer} & POSTGRES_FUNCTIONS
+
+
+async def test_item_11_a_name_the_server_lacks_never_reaches_a_user_function(
+    postgres_server: Server, mariadb_server: Server
+) -> None:
+    """array_shuffle is built into PostgreSQL 17, not 15: on 15, ``array_shuffle(x)`` would
+    call a user function of that name. The adapter narrows the allowlist to the server's
+    pg_catalog, and to the MariaDB or MySQL flavour."""
+    admin = postgres_server.admin()
+    admin.autocommit = True
+    admin.execute(
+        "CREATE OR REPLACE FUNCTION public.array_shuffle(int[]) RETURNS int[] "
+        "AS 'SELECT $1' LANGUAGE sql"
+    )
+    version = admin.info.server_version
+    admin.close()
+    if version < 170000:
+        await _refused_by_check(postgres_server, "SELECT array_shuffle(ARRAY[1, 2])")
+    await _refused_by_check(mariadb_server, "SELECT regexp_like('a', 'a')")  # MySQL-only
+    db = adapter(mariadb_server)
+    try:
+        result = await db.query("SELECT natural_sort_key('a1')", max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+    assert result.rows

@@ -94,23 +94,28 @@ class ThreadedDatabase(Database):
         """Layer 1: refuse anything but one read statement (read-only mode). With ``conn``,
         judge the text as that connection's server reads it (``_settings``)."""
         settings = None if conn is None else self._settings(conn)
-        if self._check:
-            return check_read_only(
-                sql, self.dialect_name, settings=settings, allowed_functions=self._allowed
-            )
-        return classify(sql, self.dialect_name, settings=settings, allowed_functions=self._allowed)
+        available = None if conn is None else self._available_functions(conn)
+        judge = check_read_only if self._check else classify
+        return judge(
+            sql,
+            self.dialect_name,
+            settings=settings,
+            allowed_functions=self._allowed,
+            available_functions=available,
+        )
 
     async def query(self, sql: str, *, max_rows: int, timeout: float) -> QueryResult:
         try:
-            # Every reading of the dialect: what passes here passes on any server.
-            verdict: Verdict | None = self.verdict(sql)
+            # Before connecting, with every reading: a refusal here holds on any server,
+            # unless the server's settings change how the text reads.
+            self.verdict(sql)
         except StatementRefused:
             if not dialect(self.dialect_name).reading_by_setting:
                 raise
-            verdict = None  # judge it again as the connected server reads it
 
         def work(conn: Any) -> QueryResult:
-            checked = verdict if verdict is not None else self.verdict(sql, conn)
+            # Then as the connected server reads it, with the functions it builds in.
+            checked = self.verdict(sql, conn)
             return self._run(conn, sql, None, checked, max_rows, timeout)
 
         return await self._call(work, timeout)
@@ -231,6 +236,11 @@ class ThreadedDatabase(Database):
     def _reset(self, conn: Any) -> None:
         """Clear session state a statement may have left (variables, locks, temp objects)
         after each call; default: nothing (the read-only transaction was rolled back)."""
+
+    def _available_functions(self, conn: Any) -> frozenset[str] | None:
+        """Names of the functions the server builds in (read once per connection), which
+        narrow the dialect's allowlist; ``None``: unknown, the allowlist as written."""
+        return None
 
     def _settings(self, conn: Any) -> frozenset[str] | None:
         """Server settings that change how SQL text is read (see ``Dialect.reading_for``),

@@ -10,7 +10,8 @@ the rows shown.
 After every call the session is reset (``COM_RESET_CONNECTION``: user variables, session
 variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
 sets survives into the next. The server's ``sql_mode`` is read once per connection, and the
-statement check lexes for it (``NO_BACKSLASH_ESCAPES``, ``ANSI_QUOTES``).
+statement check lexes for it (``NO_BACKSLASH_ESCAPES``, ``ANSI_QUOTES``) and allows only
+the functions built into the server's flavour (MariaDB or MySQL).
 
 TLS (``options.tls``): ``verify`` (TLS required, certificate and host name checked against
 the system CAs or ``options.tls_ca``; the default for remote hosts), ``required`` (TLS
@@ -34,6 +35,7 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
+from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY
 
 _SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 _COM_RESET_CONNECTION = 0x1F
@@ -129,6 +131,10 @@ class MysqlDatabase(ThreadedDatabase):
     def _settings(self, conn: Any) -> frozenset[str] | None:
         settings: frozenset[str] | None = getattr(conn, "rho_settings", None)
         return settings
+
+    def _available_functions(self, conn: Any) -> frozenset[str] | None:
+        # A name built into only the other server would call a stored function here.
+        return MYSQL_FUNCTIONS - (MYSQL_ONLY if conn.rho_mariadb else MARIADB_ONLY)
 
     def _reset(self, conn: Any) -> None:
         conn._execute_command(_COM_RESET_CONNECTION, b"")

@@ -9,7 +9,9 @@ through a server-side cursor, so a million-row result costs only the rows fetche
 After every call the session is reset with ``DISCARD ALL`` (advisory locks, settings, temp
 tables, prepared statements, LISTEN), so nothing one statement leaves reaches the next.
 The statement check reads the text as the server does: ``standard_conforming_strings`` is
-reported by the server at connect time.
+reported by the server at connect time, and the function allowlist is narrowed to what the
+server's ``pg_catalog`` defines (read once per connection), so a function added in a later
+version never resolves to a user function of the same name on an older server.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -22,6 +24,7 @@ from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
+from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
 
@@ -56,7 +59,22 @@ class PostgresDatabase(ThreadedDatabase):
             if v is not None
         }
         # autocommit: the adapter issues BEGIN/ROLLBACK itself, so nothing is implicit.
-        return self._module().connect(c.dsn or "", autocommit=True, **kwargs)
+        conn = self._module().connect(c.dsn or "", autocommit=True, **kwargs)
+        rows = conn.execute(
+            "SELECT DISTINCT proname::text FROM pg_catalog.pg_proc "
+            "WHERE pronamespace = 'pg_catalog'::regnamespace",
+            prepare=False,
+        ).fetchall()
+        version = conn.info.server_version
+        grammar = POSTGRES_GRAMMAR
+        grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
+        grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
+        conn.rho_functions = frozenset(row[0] for row in rows) | grammar
+        return conn
+
+    def _available_functions(self, conn: Any) -> frozenset[str] | None:
+        functions: frozenset[str] | None = getattr(conn, "rho_functions", None)
+        return functions
 
     def _usable(self, conn: Any) -> bool:
         if conn.closed or conn.broken:

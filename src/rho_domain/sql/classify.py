@@ -60,14 +60,19 @@ def classify(
     *,
     settings: frozenset[str] | None = None,
     allowed_functions: frozenset[str] = frozenset(),
+    available_functions: frozenset[str] | None = None,
 ) -> Verdict:
     """Judge ``sql`` for ``dialect_name``; never raises for bad SQL (a refusal is a value).
 
     ``settings`` are the server settings that change how text is read (for example
     ``sql_mode:NO_BACKSLASH_ESCAPES``); ``None`` means unknown, and then every reading of
     the dialect must pass. ``allowed_functions`` adds vetted functions (``schema.name`` or
-    ``name``, as the catalog spells them) to the dialect's allowlist."""
+    ``name``, as the catalog spells them) to the dialect's allowlist. ``available_functions``
+    are the names the connected server builds in: allowlisted names outside it are refused,
+    since the server would resolve them to a user function of the same name."""
     d = dialect(dialect_name)
+    if available_functions is not None:
+        d = attrs.evolve(d, functions=d.functions & available_functions)
     allowed = _fold_allowed(allowed_functions, d)
     first: Verdict | None = None
     for rules in d.reading_for(settings):
@@ -88,9 +93,16 @@ def check_read_only(
     *,
     settings: frozenset[str] | None = None,
     allowed_functions: frozenset[str] = frozenset(),
+    available_functions: frozenset[str] | None = None,
 ) -> Verdict:
     """Return the verdict of a read-only statement; raise ``StatementRefused`` otherwise."""
-    verdict = classify(sql, dialect_name, settings=settings, allowed_functions=allowed_functions)
+    verdict = classify(
+        sql,
+        dialect_name,
+        settings=settings,
+        allowed_functions=allowed_functions,
+        available_functions=available_functions,
+    )
     if not verdict.read_only:
         raise StatementRefused(
             f"{verdict.reason}. Only single read-only statements run here "

@@ -64,16 +64,23 @@ EXPRESSION_STARTS = _names(
 )
 
 
-# SQL-standard functions with keyword syntax, shared by most engines.
-_STANDARD = """
-    cast coalesce nullif greatest least extract position substring trim overlay
-    count sum avg min max every stddev stddev_pop stddev_samp variance var_pop var_samp
-    covar_pop covar_samp corr regr_avgx regr_avgy regr_count regr_intercept regr_r2
-    regr_slope regr_sxx regr_sxy regr_syy percentile_cont percentile_disc
+# Functions every engine here builds in (SQL standard aggregates, window and scalar
+# functions). A name on a list must be built into that engine: an unknown name would resolve
+# to a user function of the same name (MySQL, Oracle, PostgreSQL look in the user's schema).
+_COMMON = """
+    cast coalesce nullif greatest least extract trim
+    count sum avg min max stddev stddev_pop stddev_samp variance var_pop var_samp
     row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value
-    last_value nth_value lower upper abs ceil ceiling floor round sign sqrt exp ln log
-    power mod
+    last_value nth_value lower upper abs ceil floor round sign sqrt exp ln log power mod
 """
+_STANDARD = (
+    _COMMON
+    + """
+    position substring overlay every ceiling covar_pop covar_samp corr regr_avgx regr_avgy
+    regr_count regr_intercept regr_r2 regr_slope regr_sxx regr_sxy regr_syy
+    percentile_cont percentile_disc
+"""
+)
 
 # PostgreSQL 15, chapter 9 (functions and operators), plus the catalog-reading helpers of
 # 9.26 (system information). Not listed (9.27 system administration, 9.17 sequences,
@@ -179,6 +186,23 @@ POSTGRES_FUNCTIONS = _names(
     """
 )
 
+# PostgreSQL names parsed by the grammar, not looked up in pg_proc, in every version from 12
+# (the adapter keeps only the allowlisted names that pg_catalog of the server defines, plus
+# these, so a name the server lacks never resolves to a user function of the same name).
+POSTGRES_GRAMMAR = _names(
+    """
+    cast coalesce greatest least nullif extract position substring trim overlay treat
+    normalize current_date current_time current_timestamp localtime localtimestamp
+    current_catalog current_role current_schema current_user session_user user
+    xmlattributes xmlconcat xmlelement xmlexists xmlforest xmlparse xmlpi xmlroot
+    xmlserialize xmltable
+    """
+)
+POSTGRES_GRAMMAR_16 = _names(
+    "json_array json_arrayagg json_object json_objectagg json_scalar json_serialize"
+)
+POSTGRES_GRAMMAR_17 = _names("json_query json_value json_exists json_table")
+
 # PostgreSQL functions that are refused even in field-selection notation, where
 # ``x.name`` calls ``name(x)`` (``('/etc/passwd'::text).pg_read_file`` runs): the lexer
 # cannot tell that from a column, so names of known side effects are refused outright.
@@ -259,8 +283,9 @@ SQLITE_FUNCTIONS = _names(
 # lock functions, *_POS_WAIT, NEXTVAL/SETVAL/LASTVAL, LAST_INSERT_ID (with an argument it
 # sets session state), sys_exec/sys_eval, any stored function.
 MYSQL_FUNCTIONS = _names(
-    _STANDARD
+    _COMMON
     + """
+    position substring ceiling
     ascii bin bit_length char char_length character_length chr concat concat_ws elt
     export_set field find_in_set format from_base64 hex insert instr lcase left length
     length locate lpad ltrim make_set mid natural_sort_key oct octet_length ord quote
@@ -277,7 +302,7 @@ MYSQL_FUNCTIONS = _names(
     timediff timestamp timestampadd timestampdiff to_days to_seconds unix_timestamp
     utc_date utc_time utc_timestamp week weekday weekofyear year yearweek
     bit_and bit_or bit_xor group_concat json_arrayagg json_objectagg std median
-    if ifnull isnull interval
+    if ifnull isnull interval percentile_cont percentile_disc
     json_array json_array_append json_array_insert json_array_intersect json_compact
     json_contains json_contains_path json_depth json_detailed json_equals json_exists
     json_extract json_insert json_keys json_length json_loose json_merge
@@ -304,6 +329,19 @@ MYSQL_FUNCTIONS = _names(
     """
 )
 
+# Built into only one of the two servers; on the other the name would resolve to a stored
+# function of the current database, so the adapter drops the other flavour's names.
+MARIADB_ONLY = _names(
+    """
+    natural_sort_key sformat to_char sys_guid chr column_check column_create column_exists
+    column_get column_json column_list decode_histogram median percentile_cont
+    percentile_disc json_detailed json_loose json_compact json_equals json_normalize
+    json_exists json_query json_array_intersect json_object_filter_keys
+    json_object_to_array
+    """
+)
+MYSQL_ONLY = _names("regexp_like")
+
 # Stored functions of MySQL's ``sys`` schema that only format or read (``sys.x(...)``).
 MYSQL_QUALIFIED = {
     "sys": _names(
@@ -322,8 +360,10 @@ MYSQL_QUALIFIED = {
 ORACLE_FUNCTIONS = frozenset(
     name.upper()
     for name in _names(
-        _STANDARD
+        _COMMON
         + """
+        covar_pop covar_samp corr regr_avgx regr_avgy regr_count regr_intercept regr_r2
+        regr_slope regr_sxx regr_sxy regr_syy percentile_cont percentile_disc
         add_months ascii asciistr bin_to_num bitand cardinality chartorowid chr compose
         concat convert cosh cos sin sinh tan tanh acos asin atan atan2 current_date
         current_timestamp dbtimezone decode decompose dump empty_blob empty_clob
@@ -351,8 +391,11 @@ ORACLE_FUNCTIONS = frozenset(
 # functions (CLOSE_ALL_SESSIONS, EXPORT_OBJECTS, PURGE_TABLE, DO_TM_TASK, ...) are not
 # listed: they act on the server, so they are refused.
 VERTICA_FUNCTIONS = _names(
-    _STANDARD
+    _COMMON
     + """
+    position substring overlay ceiling covar_pop covar_samp corr regr_avgx regr_avgy
+    regr_count regr_intercept regr_r2 regr_slope regr_sxx regr_sxy regr_syy
+    percentile_cont percentile_disc
     approximate_count_distinct approximate_median approximate_percentile bit_and
     bit_or bit_xor bool_and bool_or bool_xor listagg argmax argmin argmax_agg argmin_agg
     conditional_change_event conditional_true_event exponential_moving_average
