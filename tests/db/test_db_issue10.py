@@ -385,3 +385,25 @@ async def test_item_11_a_name_the_server_lacks_never_reaches_a_user_function(
     finally:
         await db.aclose()
     assert result.rows
+
+
+async def test_item_11_pg_catalog_is_searched_first_whatever_the_configuration(
+    postgres_server: Server,
+) -> None:
+    admin = postgres_server.admin()
+    admin.autocommit = True
+    admin.execute(
+        "CREATE OR REPLACE FUNCTION public.lower(text) RETURNS text AS 'SELECT ''evil''' "
+        "LANGUAGE sql"
+    )
+    admin.execute("ALTER DATABASE rho SET search_path = public, pg_catalog")
+    db = adapter(postgres_server)
+    try:
+        for _ in range(2):  # also after the reset between calls
+            result = await db.query("SELECT lower('X')", max_rows=1, timeout=5)
+            assert result.rows == (("x",),)
+    finally:
+        await db.aclose()
+        admin.execute("ALTER DATABASE rho RESET search_path")
+        admin.execute("DROP FUNCTION public.lower(text)")
+        admin.close()

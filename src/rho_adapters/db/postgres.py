@@ -70,7 +70,20 @@ class PostgresDatabase(ThreadedDatabase):
         grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
         grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
         conn.rho_functions = frozenset(row[0] for row in rows) | grammar
+        first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
+        conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
+        self._catalog_first(conn)
         return conn
+
+    def _catalog_first(self, conn: Any) -> None:
+        """Put pg_catalog first in the search path when the role or database configured it
+        later (an allowlisted name must resolve to the built-in, not to public.lower)."""
+        if not conn.rho_catalog_first:
+            conn.execute(
+                "SELECT set_config('search_path', 'pg_catalog, ' || "
+                "current_setting('search_path'), false)",
+                prepare=False,
+            )
 
     def _available_functions(self, conn: Any) -> frozenset[str] | None:
         functions: frozenset[str] | None = getattr(conn, "rho_functions", None)
@@ -97,6 +110,7 @@ class PostgresDatabase(ThreadedDatabase):
     def _reset(self, conn: Any) -> None:
         if not conn.closed:
             conn.execute("DISCARD ALL", prepare=False)
+            self._catalog_first(conn)  # DISCARD ALL restored the configured search path
 
     def _settings(self, conn: Any) -> frozenset[str] | None:
         scs = conn.info.parameter_status("standard_conforming_strings")
