@@ -340,7 +340,14 @@ MARIADB_ONLY = _names(
     json_object_to_array
     """
 )
-MYSQL_ONLY = _names("regexp_like")
+MYSQL_ONLY = _names(
+    """
+    regexp_like any_value bin_to_uuid uuid_to_bin is_uuid format_bytes format_pico_time
+    json_storage_size json_storage_free icu_version
+    """
+)
+
+MYSQL_FUNCTIONS |= MYSQL_ONLY
 
 # Stored functions of MySQL's ``sys`` schema that only format or read (``sys.x(...)``).
 MYSQL_QUALIFIED = {
