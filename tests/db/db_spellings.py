@@ -95,6 +95,13 @@ PG_EXTRA = [
     "SELECT * FROM ROWS FROM (pg_ls_dir('.'))",
     "SELECT * FROM json_to_record('{}') AS (a int), dblink('x', 'y') AS (b int)",
     "SELECT over(1)",
+    "SELECT 1 OPERATOR(pg_catalog.+) dblink_exec('x', 'DELETE FROM users')",
+    "SELECT 1 OPERATOR(+) over(1)",
+    "SELECT 1 OPERATOR(pg_catalog.||) pg_read_file('/etc/hostname')",
+    "SELECT 1 FROM users FETCH FIRST over(1) ROWS ONLY",
+    "SELECT now() AT TIME ZONE filter('x')",
+    "SELECT trim(BOTH over('x') FROM 'y')",
+    "SELECT substring('x' FROM 1 FOR filter(1))",
     "SELECT ('users'::regclass).brin_summarize_new_values",
     "SELECT (0.5::float8).setseed",
     "SELECT ('users'::regclass).\"gin_clean_pending_list\"",
@@ -172,6 +179,7 @@ MYSQL_EXTRA = [
     "SELECT /*M!100000 sleep(0) */ 1",
     "SELECT 1sleep(0)",
     "SELECT sys.ps_setup_enable_thread(1)",
+    "SELECT any(1)",
     "SELECT NEXT VALUE FOR s",
     "SELECT next value for rho.s",
 ]
@@ -251,6 +259,8 @@ ORACLE_EXTRA = [
     "SELECT dbms_lock.sleep FROM dual",
     "SELECT x FROM TABLE(evil_pipe())",
     "SELECT order_seq.NEXTVAL FROM dual",
+    "SELECT limit(1) FROM dual",
+    "SELECT except(1) FROM dual",
     'SELECT "ORDER_SEQ"."NEXTVAL" FROM dual',
 ]
 ORACLE_ALLOWED = [
@@ -258,6 +268,7 @@ ORACLE_ALLOWED = [
     "SELECT upper(x) FROM dual",
     'SELECT "UPPER"(x) FROM dual',
     "SELECT NVL(a, b), SYS_CONTEXT('USERENV', 'DB_NAME') FROM dual",
+    "SELECT a FROM t JOIN u USING (id) WHERE EXISTS (SELECT 1 FROM dual)",
 ]
 
 VERTICA_SPELLINGS: dict[str, Spelling] = {
@@ -290,6 +301,7 @@ VERTICA_ALLOWED = [
     "SELECT \"upper\"('x')",
     "SELECT U&\"\\0075pper\"('x')",
     "SELECT lower('X'), now()",
+    "SELECT x FROM t WHERE x BETWEEN (1) AND (2) AND EXISTS (SELECT 1)",
 ]
 
 

@@ -307,13 +307,19 @@ def _not_a_call(stmt: Sequence[Token], i: int, d: Dialect) -> bool:
     """Whether ``stmt[i] (`` is syntax rather than a function call: a keyword that takes a
     parenthesis, a type with a length, an alias or CTE column list."""
     token, prev = stmt[i], stmt[i - 1] if i else None
-    if prev is not None and (prev.is_punct(")") or prev.is_word("AS")):
+    after_operator = prev is not None and prev.is_punct(")") and _closes_operator(stmt, i - 1)
+    if prev is not None and not after_operator and (prev.is_punct(")") or prev.is_word("AS")):
         return True  # "AS t(a, b)", "generate_series(1, 3) g(x)", "count(*) OVER (...)"
+    after = stmt[i + 2] if i + 2 < len(stmt) else None
+    if token.kind is Kind.WORD and after is not None and after.is_word("SELECT", "WITH"):
+        return (
+            True  # EXISTS (SELECT ...), x IN (SELECT ...), ANY (SELECT ...): f(SELECT) is no call
+        )
     if token.kind is Kind.WORD:
         word = token.text
         if word in d.reserved_parens:
             return True
-        if word in fn.AFTER_OPERAND and _ends_operand(prev):
+        if word in fn.AFTER_OPERAND and not after_operator and _ends_operand(prev):
             return True
         if (
             word in fn.TYPE_WORDS
@@ -357,6 +363,20 @@ def _cte_names(stmt: Sequence[Token]) -> frozenset[int]:
                 break
             k = body + 2
     return frozenset(found)
+
+
+def _closes_operator(stmt: Sequence[Token], close_at: int) -> bool:
+    """Whether the ``)`` at ``close_at`` ends PostgreSQL ``OPERATOR(...)``, after which an
+    operand (possibly a call) follows, not an alias."""
+    depth = 0
+    for j in range(close_at, -1, -1):
+        if stmt[j].is_punct(")"):
+            depth += 1
+        elif stmt[j].is_punct("("):
+            depth -= 1
+            if depth == 0:
+                return j > 0 and stmt[j - 1].is_word("OPERATOR")
+    return False
 
 
 def _matching(stmt: Sequence[Token], open_at: int) -> int | None:

@@ -88,10 +88,6 @@ SQLITE_PRAGMAS = frozenset(
     {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
 )
 _ORACLE_PACKAGES = ("dbms_", "utl_", "ctxsys", "owa_", "kupp$", "wpg_", "httpuritype")
-_PG_RESERVED = fn.RESERVED_PARENS | fn._names("ARRAY ROW LATERAL OFFSET WINDOW FETCH ONLY")
-_MYSQL_RESERVED = fn.RESERVED_PARENS | fn._names(
-    "MATCH KEY INDEX FORCE IGNORE REGEXP RLIKE LATERAL PARTITION WINDOW"
-)
 
 _PG_EXPLAIN = frozenset(
     {
@@ -133,6 +129,8 @@ SQLITE = Dialect(
     explain_options=frozenset({"QUERY", "PLAN"}),
     pragmas=SQLITE_PRAGMAS,
     functions=fn.SQLITE_FUNCTIONS,
+    # SQLite has no user functions (the adapter registers none): a keyword is never a call.
+    reserved_parens=fn.RESERVED_POSTGRES | fn.RESERVED_MYSQL,
 )
 
 _PG_RULES = attrs.evolve(
@@ -154,7 +152,7 @@ POSTGRES = Dialect(
     folding="lower",
     functions=fn.POSTGRES_FUNCTIONS,
     system_schemas=frozenset({"pg_catalog"}),
-    reserved_parens=_PG_RESERVED,
+    reserved_parens=fn.RESERVED_POSTGRES,
     side_effect_prefixes=fn.POSTGRES_SIDE_EFFECT_PREFIXES,
     operator_syntax=True,
     max_identifier=63,
@@ -192,7 +190,7 @@ MYSQL = Dialect(
     refused_words=frozenset({"HANDLER", "PROCEDURE"}),
     functions=fn.MYSQL_FUNCTIONS,
     qualified_functions=fn.MYSQL_QUALIFIED,
-    reserved_parens=_MYSQL_RESERVED,
+    reserved_parens=fn.RESERVED_MYSQL,
     assignments=True,
     explain_options=frozenset(
         {"FORMAT", "JSON", "TREE", "TRADITIONAL", "EXTENDED", "PARTITIONS", "ANALYZE", "="}
@@ -208,6 +206,7 @@ ORACLE = Dialect(
     side_effect_prefixes=("nextval",),
     folding="upper",
     functions=fn.ORACLE_FUNCTIONS,
+    reserved_parens=fn.RESERVED_ORACLE,
     # seq.NEXTVAL is a pseudo-column that advances a sequence, written without parentheses.
     refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE", "NEXTVAL"}),
 )
@@ -224,7 +223,7 @@ VERTICA = Dialect(
     ),
     read_kinds=frozenset({"SELECT", "WITH", "EXPLAIN", "SHOW"}),
     functions=fn.VERTICA_FUNCTIONS,
-    reserved_parens=_PG_RESERVED,
+    reserved_parens=fn.RESERVED_VERTICA,
     refused_words=frozenset({"EXPORT", "CONNECT"}),
     explain_options=frozenset({"LOCAL", "VERBOSE", "JSON", "ANNOTATED", "GRAPHVIZ"}),
 )
