@@ -307,7 +307,7 @@ MYSQL_FUNCTIONS = _names(
     regexp_instr regexp_like regexp_replace regexp_substr repeat replace reverse right
     rpad rtrim sformat soundex space strcmp substr substring_index to_base64 to_char
     ucase unhex weight_string collation charset coercibility
-    acos asin atan atan2 conv cos cot crc32 degrees log10 log2 pi pow radians rand sin
+    now bit_count acos asin atan atan2 conv cos cot crc32 degrees log10 log2 pi pow radians rand sin
     tan truncate
     adddate addtime convert_tz curdate current_date current_time current_timestamp curtime
     date date_add date_format date_sub datediff day dayname dayofmonth dayofweek dayofyear
