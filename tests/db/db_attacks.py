@@ -347,10 +347,12 @@ POSTGRES_INVESTIGATION = [
     "SELECT name, rank() OVER (ORDER BY score DESC) FROM users",
     "SELECT pg_get_viewdef('big_orders')",
     "SELECT coalesce(sum(amount), 0) FROM orders WHERE user_id = 999",
-    "SELECT trim(both ' ' from name), substring(name from 1 for 2), position('u' in name) FROM users",
+    "SELECT trim(both ' ' from name), substring(name from 1 for 2), position('u' in name) "
+    "FROM users",
     "SELECT now() AT TIME ZONE 'UTC'",
     "SELECT * FROM users ORDER BY id FETCH FIRST 2 ROWS ONLY",
-    "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = 'users'::regclass AND a.attnum > 0",
+    "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+    "WHERE a.attrelid = 'users'::regclass AND a.attnum > 0",
     "SELECT count(*) FILTER (WHERE score > 100) FROM users",
     "SELECT array_agg(id ORDER BY id) FROM users",
     "SELECT * FROM users WHERE id = ANY(ARRAY[1,2])",
