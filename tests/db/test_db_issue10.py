@@ -407,3 +407,26 @@ async def test_item_11_pg_catalog_is_searched_first_whatever_the_configuration(
         admin.execute("ALTER DATABASE rho RESET search_path")
         admin.execute("DROP FUNCTION public.lower(text)")
         admin.close()
+
+
+def test_item_11_every_mariadb_allowlisted_name_is_built_in(mariadb_server: Server) -> None:
+    """An allowlisted name MariaDB does not build in would call a stored function of the same
+    name in the current database (error 1305 when none exists): there must be none."""
+    import pymysql
+
+    from rho_domain.sql.functions import MYSQL_FUNCTIONS, MYSQL_ONLY
+
+    conn = mariadb_server.admin()
+    missing = []
+    try:
+        cursor = conn.cursor()
+        for name in sorted(MYSQL_FUNCTIONS - MYSQL_ONLY):
+            try:
+                cursor.execute(f"SELECT {name}()")
+                cursor.fetchall()
+            except pymysql.err.MySQLError as exc:
+                if exc.args[0] == 1305:  # FUNCTION rho.<name> does not exist
+                    missing.append(name)
+    finally:
+        conn.close()
+    assert missing == []

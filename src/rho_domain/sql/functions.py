@@ -318,12 +318,12 @@ MYSQL_FUNCTIONS = _names(
     utc_date utc_time utc_timestamp week weekday weekofyear year yearweek
     bit_and bit_or bit_xor group_concat json_arrayagg json_objectagg std median
     if ifnull isnull interval percentile_cont percentile_disc
-    json_array json_array_append json_array_insert json_array_intersect json_compact
+    json_array json_array_append json_array_insert json_compact
     json_contains json_contains_path json_depth json_detailed json_equals json_exists
     json_extract json_insert json_keys json_length json_loose json_merge
-    json_merge_patch json_merge_preserve json_normalize json_object json_object_filter_keys
-    json_object_to_array json_overlaps json_pretty json_query json_quote json_remove
-    json_replace json_schema_valid json_search json_set json_table json_type json_unquote
+    json_merge_patch json_merge_preserve json_normalize json_object json_overlaps json_pretty
+    json_query json_quote json_remove
+    json_replace json_search json_set json_table json_type json_unquote
     json_valid json_value
     convert binary
     connection_id current_role current_user database found_rows row_count schema
@@ -340,7 +340,7 @@ MYSQL_FUNCTIONS = _names(
     st_geomfromwkb st_interiorringn st_intersection st_intersects st_isclosed st_isempty
     st_isring st_issimple st_length st_numgeometries st_numinteriorrings st_numpoints
     st_overlaps st_pointn st_pointfromtext st_srid st_startpoint st_symdifference
-    st_touches st_union st_within st_x st_y point linestring polygon
+    st_touches st_union st_within st_x st_y
     """
 )
 
@@ -351,13 +351,13 @@ MARIADB_ONLY = _names(
     natural_sort_key sformat to_char sys_guid chr column_check column_create column_exists
     column_get column_json column_list decode_histogram median percentile_cont
     percentile_disc json_detailed json_loose json_compact json_equals json_normalize
-    json_exists json_query json_array_intersect json_object_filter_keys
-    json_object_to_array
+    json_exists json_query
     """
 )
 MYSQL_ONLY = _names(
     """
-    regexp_like any_value bin_to_uuid uuid_to_bin is_uuid format_bytes format_pico_time
+    regexp_like json_schema_valid any_value bin_to_uuid uuid_to_bin is_uuid format_bytes
+    format_pico_time
     json_storage_size json_storage_free icu_version
     """
 )
