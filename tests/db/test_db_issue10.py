@@ -126,8 +126,9 @@ async def test_item_13_mariadb_assignments_are_refused_and_state_is_reset(
         await db.query("SELECT @evil := 1", max_rows=1, timeout=5)
         await db.query("SELECT GET_LOCK('rho-lock', 0)", max_rows=1, timeout=5)
         await db.query("HANDLER users OPEN", max_rows=1, timeout=5)
-        after = await db.query("SELECT @evil", max_rows=1, timeout=5)
-        assert after.rows == ((None,),)  # ...the next call starts from a clean session
+        after = await db.query("SELECT @evil, 'é😀'", max_rows=1, timeout=5)
+        # ...the next call starts from a clean session, still speaking utf8mb4.
+        assert after.rows == ((None, "é😀"),)
         with pytest.raises(DatabaseError, match="Unknown table"):
             await db.query("HANDLER users READ FIRST", max_rows=1, timeout=5)
     finally:
