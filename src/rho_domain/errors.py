@@ -41,6 +41,8 @@ Control flow is not an error: cancellation, pause and "needs approval" are statu
 
 from __future__ import annotations
 
+from typing import Literal
+
 
 class RhoError(Exception):
     """Root of every rho-agent error."""
@@ -162,7 +164,13 @@ class CommandRefused(PermissionDenied):
 
 
 class StatementRefused(PermissionDenied):
-    """Read-only SQL refused a statement; the message names the reason."""
+    """Read-only SQL refused a statement; the message names the reason. ``by`` names the
+    wall that refused it: ``"check"`` (the statement check; nothing reached the server) or
+    ``"engine"`` (the database's read-only transaction, authorizer or privileges)."""
+
+    def __init__(self, message: str, *, by: Literal["check", "engine"] = "check") -> None:
+        super().__init__(message)
+        self.by = by
 
 
 class ExecutorError(RhoError):

@@ -206,8 +206,6 @@ MYSQL_ATTACKS = [
     "UNLOCK TABLES",
     "SELECT 1--1; DROP TABLE users",
     "SELECT * FROM users LOCK IN SHARE MODE",
-    "SELECT 'a\\'; DELETE FROM users; -- '",
-    'SELECT "a\\"; DELETE FROM users; -- "',
     "# comment\nDELETE FROM users",
     "SELECT 1 # ;\n; DELETE FROM users",
     "INSERT IGNORE INTO users (id, name) VALUES (1, 'x')",
@@ -323,6 +321,74 @@ MYSQL_ALLOWED = [
     "VALUES (1, 2)",
     "SELECT * FROM seq_1_to_5",
     "SELECT 'a\\\\' AS backslash",
+    # Under the server's sql_mode (backslash escapes on) each of these is one string: the
+    # check lexes for the connection's real mode (issue 10, item 15).
+    "SELECT 'a\\'; DELETE FROM users; -- '",
+    'SELECT "a\\"; DELETE FROM users; -- "',
+    "SELECT name FROM users WHERE name = 'O\\'Brien'",
+]
+
+# What an investigation typically runs (issue 10: the function allowlists must keep these).
+POSTGRES_INVESTIGATION = [
+    "SELECT * FROM pg_stat_activity",
+    "SELECT pg_size_pretty(pg_total_relation_size('users'))",
+    "SELECT relname, n_live_tup FROM pg_stat_user_tables",
+    "SELECT date_trunc('day', now()) - interval '1 day'",
+    "SELECT to_char(now(), 'YYYY')",
+    "SELECT EXTRACT(epoch FROM now())",
+    "SELECT string_agg(name, ',') FROM users",
+    "SELECT count(*) FROM users WHERE email ILIKE '%x%'",
+    "SELECT version()",
+    "SELECT DISTINCT ON (score) score FROM users",
+    "SELECT CURRENT_DATE, current_user, session_user",
+    "SELECT jsonb_pretty('{\"a\":1}'::jsonb)",
+    "SELECT u.name, o.item FROM users u JOIN orders o USING (id) LIMIT 3",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY amount) FROM orders",
+    "SELECT name, rank() OVER (ORDER BY score DESC) FROM users",
+    "SELECT pg_get_viewdef('big_orders')",
+    "SELECT coalesce(sum(amount), 0) FROM orders WHERE user_id = 999",
+    "SELECT trim(both ' ' from name), substring(name from 1 for 2), position('u' in name) "
+    "FROM users",
+    "SELECT now() AT TIME ZONE 'UTC'",
+    "SELECT * FROM users ORDER BY id FETCH FIRST 2 ROWS ONLY",
+    "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+    "WHERE a.attrelid = 'users'::regclass AND a.attnum > 0",
+    "SELECT count(*) FILTER (WHERE score > 100) FROM users",
+    "SELECT array_agg(id ORDER BY id) FROM users",
+    "SELECT * FROM users WHERE id = ANY(ARRAY[1,2])",
+    "SELECT greatest(1, 2), least(1, 2), nullif(1, 1)",
+    "SELECT cast(amount AS integer) FROM orders LIMIT 1",
+    "SELECT has_table_privilege('users', 'SELECT')",
+    "SELECT current_setting('server_version_num')",
+    "SELECT x FROM generate_series(1, 3) AS x",
+    "SELECT lower(name) FROM users GROUP BY ROLLUP (lower(name)) LIMIT 2",
+]
+
+MYSQL_INVESTIGATION = [
+    "SELECT DATE(NOW()), COUNT(*) FROM orders GROUP BY DATE(NOW())",
+    "SELECT * FROM orders WHERE id > 0 AND NOW() - INTERVAL 7 DAY < NOW()",
+    "SELECT TABLE_NAME FROM information_schema.TABLES LIMIT 3",
+    "SHOW PROCESSLIST",
+    "SELECT JSON_EXTRACT('{\"a\":1}', '$.a')",
+    "SELECT CAST(score AS UNSIGNED) FROM users LIMIT 1",
+    "SELECT LAST_DAY(NOW())",
+    "SELECT COUNT(DISTINCT user_id) FROM orders",
+    "SELECT IF(score > 0, 'x', 'y') FROM users LIMIT 1",
+    "SELECT GROUP_CONCAT(name ORDER BY id SEPARATOR ', ') FROM users",
+    "SELECT name, ROW_NUMBER() OVER (ORDER BY id) FROM users LIMIT 2",
+    "SELECT DATE_FORMAT(NOW(), '%Y'), UNIX_TIMESTAMP(), FROM_UNIXTIME(0)",
+    "SELECT TIMESTAMPDIFF(DAY, NOW(), NOW())",
+    "SELECT CONCAT_WS('-', name, email) FROM users LIMIT 1",
+    "SELECT * FROM users u WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id) LIMIT 1",
+    "SELECT SUBSTRING_INDEX(email, '@', -1) FROM users LIMIT 1",
+    "SHOW INDEX FROM users",
+    "SELECT @@version, @@sql_mode",
+    "SELECT CONVERT(name USING utf8mb4) FROM users LIMIT 1",
+    "SELECT ROUND(AVG(amount), 2) FROM orders",
+    "SELECT * FROM users WHERE id IN (1, 2) ORDER BY id DESC LIMIT 1",
+    "SELECT CASE WHEN score > 50 THEN 'hi' ELSE 'lo' END FROM users LIMIT 1",
+    "SELECT JSON_OBJECT('a', 1), JSON_ARRAYAGG(id) FROM users",
+    "EXPLAIN SELECT * FROM users WHERE id = 1",
 ]
 
 # Malformed text with nothing to run: refused by the check, harmlessly accepted by SQLite.
@@ -335,6 +401,96 @@ ATTACKS = {
 }
 ALLOWED = {
     "sqlite": COMMON_ALLOWED + SQLITE_ALLOWED,
-    "postgres": COMMON_ALLOWED + POSTGRES_ALLOWED,
-    "mysql": COMMON_ALLOWED + MYSQL_ALLOWED,
+    "postgres": COMMON_ALLOWED + POSTGRES_ALLOWED + POSTGRES_INVESTIGATION,
+    "mysql": COMMON_ALLOWED + MYSQL_ALLOWED + MYSQL_INVESTIGATION,
+}
+
+# What the engine alone lets through (measured: superuser/root, statement check off, inside
+# the harness's read-only transaction). Only the statement check, or a SELECT-only role,
+# stops the harmful ones: server files and programs (COPY ... TO/PROGRAM, pg_read_file,
+# pg_ls_dir, lo_import, INTO OUTFILE/DUMPFILE, LOAD_FILE), server-wide actions
+# (pg_reload_conf, CHECKPOINT, SET GLOBAL, FLUSH, PURGE BINARY LOGS, pg_cancel_backend),
+# locks and sleeps (advisory locks, GET_LOCK, LOCK TABLE, pg_sleep, SLEEP, BENCHMARK). The
+# rest (SET, RESET, PREPARE, LISTEN, HANDLER OPEN, user variables ...) only change session
+# state, which the adapter resets after every call (tested in test_db_issue10.py).
+# dblink_exec and pg_terminate_backend belong here too; they are left out of the run below
+# because they need an extension or kill the session.
+ENGINE_RUNS = {
+    "sqlite": frozenset[str](),
+    "postgres": frozenset(
+        [
+            "BEGIN",
+            "COMMIT",
+            "ROLLBACK",
+            "START TRANSACTION",
+            "SAVEPOINT s1",
+            "EXPLAIN DELETE FROM users",
+            "EXPLAIN UPDATE users SET score = 0",
+            "ANALYZE",
+            "COPY users TO '{dir}/pg_copy.csv'",
+            "COPY (SELECT 1) TO PROGRAM 'touch {dir}/pg_program'",
+            "SELECT pg_read_file('/etc/passwd')",
+            "SELECT lo_import('/etc/hostname')",
+            "SELECT lo_create(0)",
+            "SELECT pg_sleep(0)",
+            'SELECT "pg_sleep"(0)',
+            "SELECT pg_catalog.pg_sleep(0)",
+            "SELECT pg_advisory_lock(1)",
+            "SELECT pg_try_advisory_lock(1)",
+            "SELECT set_config('default_transaction_read_only', 'off', false)",
+            "SELECT pg_catalog.set_config('search_path', 'evil', false)",
+            "SELECT pg_cancel_backend(1)",
+            "SELECT pg_terminate_backend(pg_backend_pid())",
+            "SELECT dblink_exec('dbname=rho', 'DELETE FROM users')",
+            "SELECT txid_current()",
+            "SELECT pg_notify('ch', 'x')",
+            "SELECT pg_reload_conf()",
+            "SELECT * FROM pg_ls_dir('.')",
+            "SET default_transaction_read_only = off",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+            "SET TRANSACTION READ WRITE",
+            "SET ROLE postgres",
+            "RESET ALL",
+            "BEGIN READ WRITE",
+            "PREPARE p AS DELETE FROM users",
+            "DEALLOCATE ALL",
+            "NOTIFY ch",
+            "LISTEN ch",
+            "LOCK TABLE users IN ACCESS EXCLUSIVE MODE",
+            "CHECKPOINT",
+            "DECLARE c CURSOR FOR SELECT 1",
+            "CLOSE ALL",
+        ]
+    ),
+    "mysql": frozenset(
+        [
+            "BEGIN",
+            "COMMIT",
+            "ROLLBACK",
+            "START TRANSACTION",
+            "SAVEPOINT s1",
+            "SELECT * FROM users INTO OUTFILE '{dir}/my_out.txt'",
+            "SELECT 1 INTO DUMPFILE '{dir}/my_dump'",
+            "SELECT 1 /*!50000 INTO OUTFILE '{dir}/my_exec.txt' */",
+            "SELECT LOAD_FILE('/etc/passwd')",
+            "DO SLEEP(0)",
+            "SELECT SLEEP(0)",
+            "SELECT BENCHMARK(10, MD5('a'))",
+            "SELECT GET_LOCK('a', 0)",
+            "SELECT RELEASE_LOCK('a')",
+            "SET SESSION TRANSACTION READ WRITE",
+            "START TRANSACTION READ WRITE",
+            "SET GLOBAL general_log_file = '{dir}/general.log'",
+            "SET autocommit = 1",
+            "SET @@session.sql_mode = 'NO_BACKSLASH_ESCAPES'",
+            "HANDLER users OPEN",
+            "UNLOCK TABLES",
+            "SELECT * FROM users LOCK IN SHARE MODE",
+            "FLUSH TABLES",
+            "ANALYZE TABLE users",
+            "SELECT 1 INTO @b",
+            "SELECT * FROM users PROCEDURE ANALYSE()",
+            "PURGE BINARY LOGS BEFORE NOW()",
+        ]
+    ),
 }

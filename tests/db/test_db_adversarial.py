@@ -1,10 +1,16 @@
 """The adversarial suite, run against real SQLite, PostgreSQL and MariaDB servers.
 
-Every attack must be refused (StatementRefused) or fail inside the read-only transaction
-(DatabaseError), leave every table, the catalog and the sequence unchanged, and write no
-file. Every allowed statement must run. The servers run as superuser/root on purpose: this
-is the worst case, where only the statement check and the engine's read-only transaction
-stand between the model and the data.
+Each wall is tested on its own, so that removing a rule from either makes a test fail:
+
+- with the statement check on, every attack must be refused *by the check*
+  (``StatementRefused.by == "check"``: nothing reached the server);
+- with the check off, every attack the engine can stop (all but ``ENGINE_RUNS``) must be
+  refused or fail inside the engine's read-only transaction.
+
+Either way every table, the catalog and the sequence stay unchanged and no file is written.
+Every allowed statement must run. The servers run as superuser/root on purpose: this is the
+worst case, where only the statement check and the engine's read-only transaction stand
+between the model and the data (test_db_roles.py adds the SELECT-only role).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from db_attacks import ALLOWED, ATTACKS, NOTHING_TO_RUN
+from db_attacks import ALLOWED, ATTACKS, ENGINE_RUNS, NOTHING_TO_RUN
 from db_support import Server, adapter, checksum
 
 from rho_domain.errors import DatabaseError, StatementRefused
@@ -64,8 +70,9 @@ async def test_attack_is_stopped(
     before = checksum(server)
     db = adapter(server)
     try:
-        with pytest.raises((StatementRefused, DatabaseError)):
+        with pytest.raises(StatementRefused) as info:
             await db.query(sql.format(dir=attack_dir), max_rows=10, timeout=5)
+        assert info.value.by == "check", f"not refused by the statement check: {info.value}"
         # The adapter still works after the refusal (no half-open transaction left behind).
         ok = await db.query("SELECT count(*) FROM users", max_rows=1, timeout=5)
         assert ok.rows == ((20,),)
@@ -86,17 +93,40 @@ async def test_read_statement_runs(engine: str, sql: str, request: pytest.Fixtur
     assert result.columns
 
 
-@pytest.mark.parametrize("sql", [s for s in ATTACKS["sqlite"] if s not in NOTHING_TO_RUN])
-async def test_sqlite_engine_alone_stops_every_attack(
-    sql: str, sqlite_server: Server, attack_dir: Path
+def _engine_cases() -> list[object]:
+    return [
+        pytest.param(engine, sql, id=f"{engine}-{i:03d}")
+        for engine, statements in ATTACKS.items()
+        for i, sql in enumerate(statements)
+        if sql not in NOTHING_TO_RUN and sql not in ENGINE_RUNS[engine]
+    ]
+
+
+@pytest.mark.parametrize(("engine", "sql"), _engine_cases())
+async def test_engine_alone_stops_the_attack(
+    engine: str, sql: str, attack_dir: Path, request: pytest.FixtureRequest
 ) -> None:
-    """Layer 2 on its own (statement check off): mode=ro plus the authorizer still hold."""
-    before = checksum(sqlite_server)
-    db = adapter(sqlite_server, check=False)
+    """Layer 2 on its own (statement check off): SQLite mode=ro plus the authorizer,
+    PostgreSQL's read-only transaction, MariaDB's read-only session and transaction."""
+    server: Server = request.getfixturevalue(ENGINE_FIXTURE[engine])
+    before = checksum(server)
+    db = adapter(server, check=False)
     try:
-        with pytest.raises((StatementRefused, DatabaseError)):
+        with pytest.raises((StatementRefused, DatabaseError)) as info:
             await db.query(sql.format(dir=attack_dir), max_rows=10, timeout=5)
+        assert getattr(info.value, "by", "engine") == "engine"
+        ok = await db.query("SELECT count(*) FROM users", max_rows=1, timeout=5)
+        assert ok.rows == ((20,),)
     finally:
         await db.aclose()
-    assert checksum(sqlite_server) == before
-    assert os.listdir(sqlite_server.workdir) == ["app.db"]
+    assert checksum(server) == before
+    if engine == "sqlite":
+        assert os.listdir(server.workdir) == ["app.db"]
+
+
+def test_engine_runs_lists_only_corpus_attacks() -> None:
+    for engine, statements in ENGINE_RUNS.items():
+        assert statements <= set(ATTACKS[engine]) | {
+            "SELECT dblink_exec('dbname=rho', 'DELETE FROM users')",
+            "SELECT pg_terminate_backend(pg_backend_pid())",
+        }

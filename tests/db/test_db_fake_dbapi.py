@@ -7,11 +7,14 @@ fetchall of a result), reconnecting a dead connection and translating driver err
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
+from rho_adapters.db import StatementTimeout
 from rho_adapters.db.oracle import OracleDatabase
 from rho_adapters.db.vertica import READ_ONLY_SESSION, VerticaDatabase
 from rho_domain.config import DatabaseConfig
@@ -33,6 +36,11 @@ class FakeCursor:
 
     def execute(self, sql: str, params: Any = None) -> None:
         self.conn.log.append(sql)
+        if sql.startswith("SELECT hang"):
+            # A statement the server never times out: only a cancel ends it.
+            if not self.conn.cancelled.wait(10):
+                raise AssertionError("never cancelled")
+            raise FakeError("ORA-01013: user requested cancel of current operation")
         if self.conn.fail_on and self.conn.fail_on in sql:
             raise FakeError(self.conn.fail_message)
         if sql.startswith("SELECT n FROM big"):
@@ -68,6 +76,11 @@ class FakeConnection:
         self.fail_message = driver.fail_message
         self.call_timeout = 0
         self.is_closed = False
+        self.cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self.log.append("<cancel>")
+        self.cancelled.set()
 
     def cursor(self) -> FakeCursor:
         return FakeCursor(self)
@@ -233,3 +246,21 @@ async def test_vertica_drops_a_connection_with_rows_left_and_commits_in_mutation
     seen = len(driver.log)
     await rw.query("DELETE FROM t", max_rows=1, timeout=1)
     assert driver.log[seen:] == ["SET SESSION RUNTIMECAP '1 seconds'", "DELETE FROM t", "<commit>"]
+
+
+@pytest.mark.parametrize("cls", [OracleDatabase, VerticaDatabase])
+async def test_a_statement_the_server_does_not_stop_is_cancelled_in_time(
+    cls: type[OracleDatabase] | type[VerticaDatabase],
+) -> None:
+    """The watchdog cancels through the driver (oracledb and vertica-python ``cancel()``)
+    just after the timeout, and the connection stays usable."""
+    driver = FakeDriver()
+    db = cls("x", ORACLE if cls is OracleDatabase else VERTICA, driver=driver)
+    started = time.monotonic()
+    with pytest.raises(StatementTimeout):
+        await db.query("SELECT hang FROM dual", max_rows=1, timeout=0.3)
+    assert time.monotonic() - started < 0.3 + 0.4
+    assert "<cancel>" in driver.log
+    assert (await db.query("SELECT 1 FROM dual", max_rows=1, timeout=1)).rows == ((1,),)
+    # Oracle keeps the connection; Vertica drops any connection a statement failed on.
+    assert len(driver.connections) == (1 if cls is OracleDatabase else 2)

@@ -46,7 +46,7 @@ def test_mysql_dash_dash_needs_whitespace_and_hash_is_a_comment() -> None:
 def test_every_reading_must_pass() -> None:
     # With backslash escapes this is one string; with NO_BACKSLASH_ESCAPES a DELETE follows.
     sql = "SELECT 'a\\' ; DELETE FROM users; -- '"
-    assert len(dialect("mysql").readings) == 3
+    assert len(dialect("mysql").readings) == 4
     assert not classify(sql, "mysql").read_only
     # PostgreSQL: standard_conforming_strings off turns '\'' into an escape.
     assert not classify("SELECT '\\'; DELETE FROM users; --'", "postgres").read_only
@@ -196,3 +196,55 @@ async def test_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -
     db = MysqlDatabase("m", DatabaseConfig(engine="mysql", database="app"))
     with pytest.raises(MissingExtra, match=r"rho-agent\[mysql\]"):
         await db.query("SELECT 1", max_rows=1, timeout=1)
+
+
+def test_unicode_escapes_decode_as_postgresql_does() -> None:
+    from rho_domain.sql.lexer import decode_unicode_escapes
+
+    assert decode_unicode_escapes("d\\0061t\\+000061") == "data"
+    assert decode_unicode_escapes("\\D83D\\DE00") == "\U0001f600"
+    assert decode_unicode_escapes("a!!b!0063", "!") == "a!bc"
+    for bad in ("\\D83D", "\\DE00", "\\D83Dx", "\\00zz", "\\+00", "\\0000", "\\x"):
+        with pytest.raises(StatementRefused):
+            decode_unicode_escapes(bad)
+    quoted = [
+        t.text
+        for t in tokenize(
+            "SELECT U&\"\\0070g\" /* c */ UESCAPE '\\', U&\"!0071\" UESCAPE '!'",
+            dialect("postgres").readings[0],
+        )
+        if t.kind is Kind.QUOTED
+    ]
+    assert quoted == ["pg", "q"]
+
+
+def test_only_ascii_blanks_separate_tokens_and_unknown_characters_are_refused() -> None:
+    assert not classify("SELECT lower\u00a0('x')", "postgres").read_only  # one name: "lower\xa0"
+    assert not classify("SELECT 1 \\g", "postgres").read_only
+    assert not classify("SELECT 1\x00", "sqlite").read_only
+    assert classify("SELECT 'é', \"naïve\" FROM t", "postgres").read_only
+
+
+def test_bind_parameters_follow_the_dialect() -> None:
+    # PostgreSQL has no :name parameters, so a function hidden behind ":" is still seen.
+    assert not classify("SELECT a[1:pg_sleep(1)] FROM t", "postgres").read_only
+    assert classify("SELECT x::numeric(10, 2), $1 FROM t", "postgres").read_only
+    assert classify("SELECT :name, :1 FROM dual", "oracle").read_only
+    assert not classify("SELECT :x(load_extension('y'))", "sqlite").read_only
+
+
+def test_mysql_reading_follows_the_server_sql_mode() -> None:
+    sql = "SELECT 'O\\'Brien'"
+    assert not classify(sql, "mysql").read_only  # unknown mode: every reading must pass
+    assert classify(sql, "mysql", settings=frozenset()).read_only
+    nbe = frozenset({"sql_mode:NO_BACKSLASH_ESCAPES"})
+    assert not classify(sql, "mysql", settings=nbe).read_only
+    ansi = frozenset({"sql_mode:ANSI_QUOTES"})
+    assert classify('SELECT "name" FROM users', "mysql", settings=ansi).read_only
+    assert not classify('SELECT "sleep"(0)', "mysql", settings=ansi).read_only
+    off = frozenset({"standard_conforming_strings=off"})
+    # standard_conforming_strings on: '\\' is a whole string and a DELETE follows.
+    assert not classify(
+        "SELECT '\\'; DELETE FROM t; --'", "postgres", settings=frozenset()
+    ).read_only
+    assert classify("SELECT '\\'; DELETE FROM t; --'", "postgres", settings=off).read_only

@@ -1,10 +1,18 @@
 """The shared shape of every database adapter: one reused connection, calls in a thread.
 
 ``ThreadedDatabase`` implements the ``Database`` port once. An engine subclass says how to
-connect, how to check a connection before reuse, and how to run one statement inside the
-engine's read-only transaction (``_run``); the base handles the statement check (layer 1),
-the lock that keeps one statement per connection at a time, the thread hop, a last-resort
-deadline that interrupts and drops a stuck connection, and the one error translation.
+connect, how to check a connection before reuse, how to run one statement inside the
+engine's read-only transaction (``_run``) and how to leave no session state behind
+(``_reset``); the base handles the statement check (layer 1, for the server's settings and
+the alias's allowed functions), the lock that keeps one statement per connection at a time,
+the thread hop, and the deadline.
+
+The deadline: each engine enforces the statement timeout itself (SQLite progress handler,
+``statement_timeout``, ``max_statement_time``, ``call_timeout``, ``RUNTIMECAP``). If the
+call is still running ``WATCHDOG_MARGIN`` seconds after the timeout (a long single step,
+several round trips), the base cancels the statement through the engine (``_cancel``), and
+``_GRACE`` later drops the connection. An abandoned thread's result is always retrieved, so
+nothing is logged later as "Task exception was never retrieved".
 """
 
 from __future__ import annotations
@@ -15,18 +23,25 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from rho_adapters.db.errors import map_driver_errors
+from rho_adapters.db.errors import StatementTimeout, map_driver_errors
 from rho_domain.config import DatabaseConfig
-from rho_domain.errors import DatabaseError
+from rho_domain.errors import RhoError, StatementRefused
 from rho_domain.permissions import DatabaseMode
 from rho_domain.ports.database import Database, QueryResult, TableInfo
-from rho_domain.sql import Verdict, check_read_only, classify
+from rho_domain.sql import Verdict, allowed_functions, check_read_only, classify, dialect
 
 T = TypeVar("T")
 
-# Seconds the thread gets beyond the engine's own statement timeout before the adapter
-# interrupts it and drops the connection (the engine timeout should always fire first).
-_GRACE = 5.0
+# Seconds past the statement timeout before the adapter cancels the statement itself (the
+# engine's own timeout normally fires first), then before it drops the connection.
+WATCHDOG_MARGIN = 0.15
+_GRACE = 1.0
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Read an abandoned call's outcome, so asyncio never logs it as unretrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def fetch(cursor: Any, max_rows: int) -> QueryResult:
@@ -62,8 +77,10 @@ class ThreadedDatabase(Database):
         self._password = password
         self._driver = driver
         self._check = check_statements and mode is DatabaseMode.READONLY
+        self._allowed = allowed_functions(config.options, alias=alias)
         self._conn: Any = None
         self._lock = asyncio.Lock()
+        self._running: asyncio.Future[Any] | None = None
 
     @property
     def dialect(self) -> str:
@@ -73,17 +90,35 @@ class ThreadedDatabase(Database):
     def read_only(self) -> bool:
         return self.mode is DatabaseMode.READONLY
 
-    def verdict(self, sql: str) -> Verdict:
-        """Layer 1: refuse anything but one read statement (read-only mode)."""
-        if self._check:
-            return check_read_only(sql, self.dialect_name)
-        return classify(sql, self.dialect_name)
+    def verdict(self, sql: str, conn: Any = None) -> Verdict:
+        """Layer 1: refuse anything but one read statement (read-only mode). With ``conn``,
+        judge the text as that connection's server reads it (``_settings``)."""
+        settings = None if conn is None else self._settings(conn)
+        available = None if conn is None else self._available_functions(conn)
+        judge = check_read_only if self._check else classify
+        return judge(
+            sql,
+            self.dialect_name,
+            settings=settings,
+            allowed_functions=self._allowed,
+            available_functions=available,
+        )
 
     async def query(self, sql: str, *, max_rows: int, timeout: float) -> QueryResult:
-        verdict = self.verdict(sql)
-        return await self._call(
-            lambda conn: self._run(conn, sql, None, verdict, max_rows, timeout), timeout
-        )
+        try:
+            # Before connecting, with every reading: a refusal here holds on any server,
+            # unless the server's settings change how the text reads.
+            self.verdict(sql)
+        except StatementRefused:
+            if not dialect(self.dialect_name).reading_by_setting:
+                raise
+
+        def work(conn: Any) -> QueryResult:
+            # Then as the connected server reads it, with the functions it builds in.
+            checked = self.verdict(sql, conn)
+            return self._run(conn, sql, None, checked, max_rows, timeout)
+
+        return await self._call(work, timeout)
 
     async def list_tables(
         self, *, pattern: str = "%", schema: str | None = None
@@ -106,6 +141,10 @@ class ThreadedDatabase(Database):
 
     async def aclose(self) -> None:
         async with self._lock:
+            running, self._running = self._running, None
+            if running is not None and not running.done():
+                # An abandoned statement: give its thread a bounded time to stop.
+                await asyncio.wait({running}, timeout=_GRACE)
             conn, self._conn = self._conn, None
             if conn is not None:
                 await asyncio.to_thread(self._close_quietly, conn)
@@ -113,16 +152,31 @@ class ThreadedDatabase(Database):
     async def _call(self, work: Callable[[Any], T], timeout: float) -> T:
         async with self._lock:
             task = asyncio.ensure_future(asyncio.to_thread(self._in_thread, work))
+            task.add_done_callback(_retrieve)
+            self._running = task
             try:
-                return await asyncio.wait_for(asyncio.shield(task), timeout + _GRACE)
+                try:
+                    return await asyncio.wait_for(asyncio.shield(task), timeout + WATCHDOG_MARGIN)
+                except TimeoutError:
+                    # The engine's own timeout did not fire: cancel the statement ourselves.
+                    await asyncio.to_thread(self._cancel_quietly, self._conn)
+                    try:
+                        return await asyncio.wait_for(asyncio.shield(task), _GRACE)
+                    except (StatementTimeout, TimeoutError):
+                        raise
+                    except RhoError as exc:  # the cancellation surfaces as a driver error
+                        raise StatementTimeout(
+                            f"{self.alias}: the statement did not finish within {timeout:g} s "
+                            "and was cancelled"
+                        ) from exc
             except asyncio.CancelledError:
                 self._abandon()  # the thread may still use the connection: never reuse it
                 raise
             except TimeoutError:
                 self._abandon()
-                raise DatabaseError(
-                    f"{self.alias}: the statement did not finish within {timeout:g} s "
-                    "and was interrupted"
+                raise StatementTimeout(
+                    f"{self.alias}: the statement did not finish within {timeout:g} s; "
+                    "the connection was dropped"
                 ) from None
 
     def _in_thread(self, work: Callable[[Any], T]) -> T:
@@ -133,7 +187,24 @@ class ThreadedDatabase(Database):
                     self._close_quietly(conn)
                 self._conn = None
                 conn = self._conn = self._connect()
-            return work(conn)
+            try:
+                return work(conn)
+            finally:
+                if self._conn is conn:
+                    self._reset_quietly(conn)
+
+    def _reset_quietly(self, conn: Any) -> None:
+        """Leave no session state for the next call; a connection that cannot be reset is
+        dropped (a fresh one has no state)."""
+        try:
+            self._reset(conn)
+        except Exception:  # noqa: BLE001 - any failure means: do not reuse this connection
+            self.discard(conn)
+
+    def _cancel_quietly(self, conn: Any) -> None:
+        if conn is not None:
+            with contextlib.suppress(Exception):  # best effort; the grace period follows
+                self._cancel(conn)
 
     def _abandon(self) -> None:
         """Interrupt a stuck statement and forget its connection (never reused)."""
@@ -156,6 +227,25 @@ class ThreadedDatabase(Database):
     def _interrupt(self, conn: Any) -> None:
         """Stop the running statement from another thread; default: close the connection."""
         conn.close()
+
+    def _cancel(self, conn: Any) -> None:
+        """Cancel the running statement from another thread, keeping the connection if the
+        engine can; default: ``_interrupt``."""
+        self._interrupt(conn)
+
+    def _reset(self, conn: Any) -> None:
+        """Clear session state a statement may have left (variables, locks, temp objects)
+        after each call; default: nothing (the read-only transaction was rolled back)."""
+
+    def _available_functions(self, conn: Any) -> frozenset[str] | None:
+        """Names of the functions the server builds in (read once per connection), which
+        narrow the dialect's allowlist; ``None``: unknown, the allowlist as written."""
+        return None
+
+    def _settings(self, conn: Any) -> frozenset[str] | None:
+        """Server settings that change how SQL text is read (see ``Dialect.reading_for``),
+        read once per connection; ``None``: unknown, every reading must pass."""
+        return None
 
     def _load_driver(self) -> Any:
         """Import the driver module, raising MissingExtra when it is absent. Drivers that use

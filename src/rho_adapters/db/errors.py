@@ -63,7 +63,9 @@ def translate(alias: str, exc: BaseException) -> RhoError:
     if code in _PG_TIMEOUT or code in _MYSQL_TIMEOUT or any(t in lowered for t in _TIMEOUT_TEXT):
         return StatementTimeout(f"{alias}: the statement timed out and was cancelled ({message})")
     if code in _PG_REFUSED or code in _MYSQL_REFUSED or any(t in lowered for t in _REFUSED_TEXT):
-        return StatementRefused(f"{alias}: the database refused it in read-only mode: {message}")
+        return StatementRefused(
+            f"{alias}: the database refused it in read-only mode: {message}", by="engine"
+        )
     return DatabaseError(f"{alias}: {type(exc).__name__}: {message}")
 
 

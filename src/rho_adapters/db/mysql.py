@@ -6,20 +6,85 @@ with a server-side statement time limit (``max_statement_time`` on MariaDB,
 ``max_execution_time`` on MySQL). Results stream through an unbuffered cursor; when rows are
 left over, the connection is dropped rather than drained, so a million-row result costs only
 the rows shown.
+
+After every call the session is reset (``COM_RESET_CONNECTION``: user variables, session
+variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
+sets survives into the next. The server's ``sql_mode`` is read once per connection, and the
+statement check lexes for it (``NO_BACKSLASH_ESCAPES``, ``ANSI_QUOTES``) and allows only
+the functions built into the server's flavour (MariaDB or MySQL).
+
+TLS (``options.tls``): ``verify`` (TLS required, certificate and host name checked against
+the system CAs or ``options.tls_ca``; the default for remote hosts), ``required`` (TLS
+without verification, for self-signed servers) or ``off`` (only for a loopback host or
+``options.unix_socket``, and their default: that traffic never leaves the machine). One
+``SSLContext`` per setting is built once per process; PyMySQL would otherwise load the CA
+store again for every connection (tens of milliseconds of CPU each).
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import socket
+import ssl
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
-from rho_domain.errors import MissingExtra
+from rho_domain.config import DatabaseConfig
+from rho_domain.errors import ConfigError, MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
+from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY
 
 _SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
+_COM_RESET_CONNECTION = 0x1F
+_TLS_MODES = ("verify", "required", "off")
+_MODES_READ = ("NO_BACKSLASH_ESCAPES", "ANSI_QUOTES")
+
+
+def is_local(config: DatabaseConfig) -> bool:
+    """A unix socket or a loopback host: the connection never leaves the machine."""
+    host = (config.host or "localhost").lower()
+    return (
+        bool(config.options.get("unix_socket"))
+        or host in ("localhost", "::1")
+        or (host.startswith("127."))
+    )
+
+
+def tls_mode(config: DatabaseConfig, alias: str) -> str:
+    """The alias's ``options.tls``, defaulted and checked (``ConfigError`` when invalid)."""
+    mode = config.options.get("tls")
+    where = f"databases.{alias}.options.tls"
+    if mode is None:
+        return "off" if is_local(config) else "verify"
+    if mode not in _TLS_MODES:
+        raise ConfigError(f"{where}: expected one of {', '.join(_TLS_MODES)}, got {mode!r}")
+    if mode == "off" and not is_local(config):
+        raise ConfigError(
+            f"{where}: off is only allowed for a loopback host or a unix socket; use "
+            "required (unverified TLS) for a server without a trusted certificate"
+        )
+    return str(mode)
+
+
+@functools.lru_cache(maxsize=8)
+def tls_context(mode: str, ca_file: str | None) -> ssl.SSLContext:
+    """One context per (mode, CA file) for the whole process."""
+    ctx = ssl.create_default_context(cafile=ca_file)
+    if mode == "required":
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def _tls_kwargs(config: DatabaseConfig, alias: str) -> Mapping[str, Any]:
+    mode = tls_mode(config, alias)
+    if mode == "off":
+        return {"ssl_disabled": True}
+    ca = config.options.get("tls_ca")
+    return {"ssl": tls_context(mode, str(ca) if ca else None)}
 
 
 def load_pymysql() -> Any:
@@ -39,9 +104,11 @@ class MysqlDatabase(ThreadedDatabase):
 
     def _connect(self) -> Any:
         c, pymysql = self.config, self._module()
+        socket_path = c.options.get("unix_socket")
         conn = pymysql.connect(
             host=c.host or "localhost",
             port=c.port or 3306,
+            unix_socket=str(socket_path) if socket_path else None,
             user=c.user,
             password=self._password or "",
             database=c.database,
@@ -51,9 +118,34 @@ class MysqlDatabase(ThreadedDatabase):
             client_flag=0,  # no CLIENT.MULTI_STATEMENTS: one statement per call
             connect_timeout=int(c.options.get("connect_timeout", 10)),
             cursorclass=pymysql.cursors.SSCursor,  # unbuffered: fetchmany reads only that
+            **_tls_kwargs(c, self.alias),
         )
         conn.rho_mariadb = "mariadb" in conn.get_server_info().lower()
+        with conn.cursor(pymysql.cursors.Cursor) as cursor:
+            cursor.execute("SELECT @@SESSION.sql_mode")
+            (sql_mode,) = cursor.fetchone()
+        modes = set(str(sql_mode).upper().split(","))
+        conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
         return conn
+
+    def _settings(self, conn: Any) -> frozenset[str] | None:
+        settings: frozenset[str] | None = getattr(conn, "rho_settings", None)
+        return settings
+
+    def _available_functions(self, conn: Any) -> frozenset[str] | None:
+        # A name built into only the other server would call a stored function here.
+        return MYSQL_FUNCTIONS - (MYSQL_ONLY if conn.rho_mariadb else MARIADB_ONLY)
+
+    def _reset(self, conn: Any) -> None:
+        conn._execute_command(_COM_RESET_CONNECTION, b"")
+        conn._read_ok_packet()
+
+    def _interrupt(self, conn: Any) -> None:
+        # Shutting the socket down wakes the thread blocked on it at once; close() from
+        # another thread would race with that thread's own reads.
+        sock = getattr(conn, "_sock", None)
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
 
     def _usable(self, conn: Any) -> bool:
         try:
@@ -76,6 +168,10 @@ class MysqlDatabase(ThreadedDatabase):
                 setup.execute(f"SET SESSION max_statement_time = {max(timeout, 0.001):.3f}")
             else:
                 setup.execute(f"SET SESSION max_execution_time = {max(1, int(timeout * 1000))}")
+            if self.read_only:
+                # The session default too: DDL commits the open transaction implicitly and
+                # runs in a new one, which only the session characteristic makes read-only.
+                setup.execute("SET SESSION TRANSACTION READ ONLY")
             setup.execute("START TRANSACTION READ ONLY" if self.read_only else "START TRANSACTION")
         cursor = conn.cursor()
         try:

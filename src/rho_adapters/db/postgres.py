@@ -5,6 +5,13 @@ Read-only mode (security-notes §3.2): every statement runs inside a harness-iss
 back. The statement goes over the extended protocol (``prepare=True``, or the ``DECLARE``
 of a server-side cursor), so a second statement cannot ride along. Plain queries stream
 through a server-side cursor, so a million-row result costs only the rows fetched.
+
+After every call the session is reset with ``DISCARD ALL`` (advisory locks, settings, temp
+tables, prepared statements, LISTEN), so nothing one statement leaves reaches the next.
+The statement check reads the text as the server does: ``standard_conforming_strings`` is
+reported by the server at connect time, and the function allowlist is narrowed to what the
+server's ``pg_catalog`` defines (read once per connection), so a function added in a later
+version never resolves to a user function of the same name on an older server.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
@@ -17,6 +24,7 @@ from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
+from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
 
@@ -51,7 +59,35 @@ class PostgresDatabase(ThreadedDatabase):
             if v is not None
         }
         # autocommit: the adapter issues BEGIN/ROLLBACK itself, so nothing is implicit.
-        return self._module().connect(c.dsn or "", autocommit=True, **kwargs)
+        conn = self._module().connect(c.dsn or "", autocommit=True, **kwargs)
+        rows = conn.execute(
+            "SELECT DISTINCT proname::text FROM pg_catalog.pg_proc "
+            "WHERE pronamespace = 'pg_catalog'::regnamespace",
+            prepare=False,
+        ).fetchall()
+        version = conn.info.server_version
+        grammar = POSTGRES_GRAMMAR
+        grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
+        grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
+        conn.rho_functions = frozenset(row[0] for row in rows) | grammar
+        first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
+        conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
+        self._catalog_first(conn)
+        return conn
+
+    def _catalog_first(self, conn: Any) -> None:
+        """Put pg_catalog first in the search path when the role or database configured it
+        later (an allowlisted name must resolve to the built-in, not to public.lower)."""
+        if not conn.rho_catalog_first:
+            conn.execute(
+                "SELECT set_config('search_path', 'pg_catalog, ' || "
+                "current_setting('search_path'), false)",
+                prepare=False,
+            )
+
+    def _available_functions(self, conn: Any) -> frozenset[str] | None:
+        functions: frozenset[str] | None = getattr(conn, "rho_functions", None)
+        return functions
 
     def _usable(self, conn: Any) -> bool:
         if conn.closed or conn.broken:
@@ -64,9 +100,21 @@ class PostgresDatabase(ThreadedDatabase):
 
     def _interrupt(self, conn: Any) -> None:
         try:
-            conn.cancel_safe(timeout=2.0)
+            self._cancel(conn)
         finally:
             conn.close()
+
+    def _cancel(self, conn: Any) -> None:
+        conn.cancel_safe(timeout=2.0)
+
+    def _reset(self, conn: Any) -> None:
+        if not conn.closed:
+            conn.execute("DISCARD ALL", prepare=False)
+            self._catalog_first(conn)  # DISCARD ALL restored the configured search path
+
+    def _settings(self, conn: Any) -> frozenset[str] | None:
+        scs = conn.info.parameter_status("standard_conforming_strings")
+        return frozenset({"standard_conforming_strings=off"} if scs == "off" else ())
 
     def _run(
         self,
@@ -78,10 +126,14 @@ class PostgresDatabase(ThreadedDatabase):
         timeout: float,
     ) -> QueryResult:
         begin = "BEGIN TRANSACTION READ ONLY" if self.read_only else "BEGIN"
-        conn.execute(begin)
+        # Harness statements never go through psycopg's automatic preparation: DISCARD ALL
+        # deallocates prepared statements behind its back.
+        conn.execute(begin, prepare=False)
         committed = False
         try:
-            conn.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
+            conn.execute(
+                f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}", prepare=False
+            )
             if verdict.returns_rows:
                 # DECLARE ... CURSOR goes over the extended protocol: one statement only.
                 with conn.cursor(name="rho_agent_query") as cursor:
@@ -93,12 +145,12 @@ class PostgresDatabase(ThreadedDatabase):
                     cursor.execute(sql, params, prepare=True)
                     result = fetch(cursor, max_rows)
             if not self.read_only:
-                conn.execute("COMMIT")
+                conn.execute("COMMIT", prepare=False)
                 committed = True
             return result
         finally:
             if not committed and not conn.closed:
-                conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK", prepare=False)
 
     def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
         sql = (

@@ -3,7 +3,12 @@
 Read-only mode (security-notes §3.1): the file is opened ``mode=ro`` *and* an authorizer
 allows only SELECT, READ, RECURSIVE, functions outside the denylist and the introspection
 pragmas. ``mode=ro`` alone still runs ``VACUUM INTO`` and ``ATTACH`` (which write files) and
-TEMP tables; the authorizer stops them. A progress handler enforces the statement timeout.
+TEMP tables; the authorizer stops them.
+
+Time and memory: a progress handler checks the deadline every ``_PROGRESS_STEPS`` VM steps,
+and strings and blobs are capped at ``_MAX_LENGTH`` bytes, so no single step (``x || x`` on a
+huge string) runs long between checks; the base adapter's watchdog interrupts the
+connection (``sqlite3_interrupt``) if the deadline still passes.
 """
 
 from __future__ import annotations
@@ -18,24 +23,27 @@ from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
 from rho_domain.errors import ConfigError
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
-from rho_domain.sql.dialects import SQLITE_DENIED_FUNCTIONS, SQLITE_PRAGMAS
+from rho_domain.sql.dialects import SQLITE_PRAGMAS
+from rho_domain.sql.functions import SQLITE_FUNCTIONS
 
 # Authorizer action codes, compared by value: in Python 3.11 some of the names collide with
 # result-code constants of the sqlite3 module (security-notes §3.1).
 _PRAGMA, _READ, _SELECT, _UPDATE, _FUNCTION, _RECURSIVE = 19, 20, 21, 23, 31, 33
 _OK, _DENY = 0, 1
-_PROGRESS_STEPS = 1_000  # VM instructions between deadline checks
-_MAX_LENGTH = 100_000_000  # largest string or blob a statement may build
+_PROGRESS_STEPS = 100  # VM instructions between deadline checks
+_MAX_LENGTH = 10_000_000  # largest string or blob a statement may build or read (bytes)
 
 
 def read_only_authorizer(
     action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None
 ) -> int:
-    """Allow reads only; everything else (ATTACH, VACUUM INTO, TEMP DDL, writes) is denied."""
+    """Allow reads and allowlisted functions only; everything else (ATTACH, VACUUM INTO,
+    TEMP DDL, writes, load_extension, fts3_tokenizer) is denied."""
     if action in (_SELECT, _READ, _RECURSIVE):
         return _OK
     if action == _FUNCTION:
-        return _DENY if (arg2 or "").lower() in SQLITE_DENIED_FUNCTIONS else _OK
+        # The same allowlist as the statement check: a function outside it never runs.
+        return _OK if (arg2 or "").lower() in SQLITE_FUNCTIONS else _DENY
     if action == _PRAGMA and (arg1 or "").lower() in SQLITE_PRAGMAS:
         return _OK
     if action == _UPDATE and arg1 == "sqlite_master" and _db == "main":

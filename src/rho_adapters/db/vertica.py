@@ -65,6 +65,9 @@ class VerticaDatabase(ThreadedDatabase):
             return False
         return True
 
+    def _cancel(self, conn: Any) -> None:
+        conn.cancel()  # the driver's thread-safe break; the connection stays usable
+
     def _run(
         self,
         conn: Any,

@@ -5,7 +5,13 @@ statement in read-only mode; the database tools call ``classify`` to decide whet
 needs approval.
 """
 
-from rho_domain.sql.classify import ROW_KINDS, Verdict, check_read_only, classify
+from rho_domain.sql.classify import (
+    ROW_KINDS,
+    Verdict,
+    allowed_functions,
+    check_read_only,
+    classify,
+)
 from rho_domain.sql.dialects import DIALECTS, Dialect, dialect
 from rho_domain.sql.lexer import Kind, LexRules, Token, tokenize
 
@@ -17,6 +23,7 @@ __all__ = [
     "LexRules",
     "Token",
     "Verdict",
+    "allowed_functions",
     "check_read_only",
     "classify",
     "dialect",

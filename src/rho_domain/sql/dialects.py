@@ -1,15 +1,29 @@
 """What each SQL dialect reads like and what it may run in read-only mode.
 
-A ``Dialect`` bundles the lexer readings of the dialect (every one must pass), the statement
-kinds allowed to start a read-only statement, and the functions and package prefixes that
-have side effects even inside a read-only transaction (security-notes §3 and §4.3).
+A ``Dialect`` bundles the lexer readings of the dialect, the statement kinds allowed to start
+a read-only statement, how the engine folds identifiers, the functions a read statement may
+call (allowlists in ``functions.py``) and the names refused even without a call
+(security-notes §3 and §4.3).
+
+Readings: where a server setting changes how text is read (MySQL ``NO_BACKSLASH_ESCAPES`` and
+``ANSI_QUOTES``, PostgreSQL ``standard_conforming_strings``), ``reading_for(settings)`` picks
+the one reading the connected server uses; with no settings known, every reading must pass.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Literal
+
 import attrs
 
+from rho_domain.sql import functions as fn
 from rho_domain.sql.lexer import LexRules
+
+# How unquoted and quoted identifiers become catalog names: PostgreSQL lower-cases unquoted
+# names and keeps quoted ones; Oracle upper-cases unquoted ones; MySQL function names,
+# SQLite and Vertica identifiers are case-insensitive (compared in lower case).
+Folding = Literal["lower", "upper", "insensitive"]
 
 DIALECTS = ("sqlite", "postgres", "mysql", "oracle", "vertica")
 
@@ -19,12 +33,29 @@ class Dialect:
     name: str
     readings: tuple[LexRules, ...]
     read_kinds: frozenset[str]  # first keyword of an allowed statement
-    denied_functions: frozenset[str] = frozenset()
-    denied_prefixes: tuple[str, ...] = ()  # function names starting with these
     denied_packages: tuple[str, ...] = ()  # "pkg." qualifiers starting with these (Oracle)
     refused_words: frozenset[str] = frozenset()  # dialect keywords refused anywhere
     explain_options: frozenset[str] = frozenset()
     pragmas: frozenset[str] = frozenset()  # SQLite introspection pragmas
+    folding: Folding = "insensitive"
+    functions: frozenset[str] = frozenset()  # callable without a qualifier (catalog case)
+    qualified_functions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    system_schemas: frozenset[str] = frozenset()  # "pg_catalog.lower(x)" is "lower(x)"
+    reserved_parens: frozenset[str] = fn.RESERVED_PARENS
+    side_effect_prefixes: tuple[str, ...] = ()  # refused even as x.name (field notation)
+    assignments: bool = False  # MySQL ":=" assigns a user variable: refused
+    operator_syntax: bool = False  # PostgreSQL OPERATOR(schema.op)
+    max_identifier: int = 0  # bytes kept of an identifier (PostgreSQL truncates to 63)
+    # Server settings that choose the reading: setting name -> index into readings.
+    reading_by_setting: Mapping[frozenset[str], int] = attrs.field(factory=dict)
+
+    def reading_for(self, settings: frozenset[str] | None) -> tuple[LexRules, ...]:
+        """The readings to check for a server with ``settings`` (every one when unknown)."""
+        if settings is None or not self.reading_by_setting:
+            return self.readings
+        relevant = frozenset(s for k in self.reading_by_setting for s in k) & settings
+        index = self.reading_by_setting.get(relevant)
+        return self.readings if index is None else (self.readings[index],)
 
 
 # Keywords that never belong in a read statement, wherever they appear (data-modifying
@@ -56,114 +87,7 @@ REFUSED_WORDS = frozenset(
 SQLITE_PRAGMAS = frozenset(
     {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
 )
-SQLITE_DENIED_FUNCTIONS = frozenset(
-    {"load_extension", "fts3_tokenizer", "readfile", "writefile", "edit", "zipfile"}
-)
-
-_PG_PREFIXES = (
-    "pg_advisory",
-    "pg_try_advisory",
-    "pg_sleep",
-    "pg_read_",
-    "pg_ls_",
-    "pg_stat_file",
-    "pg_file_",
-    "pg_logdir",
-    "lo_",
-    "dblink",
-    "query_to_xml",
-    "cursor_to_xml",
-    "pg_terminate_backend",
-    "pg_cancel_backend",
-    "pg_reload_conf",
-    "pg_rotate_logfile",
-    "pg_switch_",
-    "pg_create_",
-    "pg_drop_",
-    "pg_replication_",
-    "pg_logical_",
-    "pg_stat_reset",
-    "pg_promote",
-    "pg_backup_",
-    "pg_start_backup",
-    "pg_stop_backup",
-    "pg_wal_replay_",
-    "pg_log_backend",
-    "pg_import_",
-    "pg_notify",
-    "binary_upgrade_",
-    "txid_current",
-    "pg_current_xact_id",
-    "pg_export_snapshot",
-)
-_PG_FUNCTIONS = frozenset({"set_config", "nextval", "setval", "lastval", "pg_notify"})
-
-_MYSQL_FUNCTIONS = frozenset(
-    {
-        "load_file",
-        "sleep",
-        "benchmark",
-        "get_lock",
-        "release_lock",
-        "release_all_locks",
-        "master_pos_wait",
-        "source_pos_wait",
-        "master_gtid_wait",
-        "sys_exec",
-        "sys_eval",
-        "nextval",
-        "setval",
-        "lastval",
-    }
-)
-
-_ORACLE_FUNCTIONS = frozenset({"httpuritype", "sleep"})
-_ORACLE_PACKAGES = ("dbms_", "utl_", "ctxsys", "owa_", "kupp$", "wpg_")
-
-_VERTICA_PREFIXES = (
-    "export_",
-    "purge",
-    "drop_",
-    "analyze_",
-    "close_",
-    "interrupt_",
-    "cancel_",
-    "set_",
-    "make_",
-    "do_tm_",
-    "start_",
-    "refresh",
-    "clear_",
-    "reset_",
-    "shutdown",
-    "copy_",
-    "move_",
-    "swap_",
-    "alter_",
-    "retire_",
-    "restore_",
-    "create_",
-    "enable_",
-    "disable_",
-    "install_",
-    "uninstall_",
-    "rebalance",
-    "mark_",
-    "release_",
-    "sync_",
-    "flush_",
-    "hurry_",
-    "partition_",
-    "add_",
-    "remove_",
-    "load_",
-    "save_",
-    "run_",
-    "update_",
-    "notify",
-    "kill",
-)
-_VERTICA_FUNCTIONS = frozenset({"sleep", "nextval", "setval"})
+_ORACLE_PACKAGES = ("dbms_", "utl_", "ctxsys", "owa_", "kupp$", "wpg_", "httpuritype")
 
 _PG_EXPLAIN = frozenset(
     {
@@ -196,24 +120,42 @@ _BASE = LexRules(dialect="base")
 
 SQLITE = Dialect(
     name="sqlite",
-    readings=(attrs.evolve(_BASE, dialect="sqlite", backtick_idents=True, bracket_idents=True),),
+    readings=(
+        attrs.evolve(
+            _BASE, dialect="sqlite", backtick_idents=True, bracket_idents=True, params="?:@$"
+        ),
+    ),
     read_kinds=frozenset({"SELECT", "WITH", "VALUES", "EXPLAIN", "PRAGMA"}),
-    denied_functions=SQLITE_DENIED_FUNCTIONS,
     explain_options=frozenset({"QUERY", "PLAN"}),
     pragmas=SQLITE_PRAGMAS,
+    functions=fn.SQLITE_FUNCTIONS,
+    # SQLite has no user functions (the adapter registers none): a keyword is never a call.
+    reserved_parens=fn.RESERVED_POSTGRES | fn.RESERVED_MYSQL,
 )
 
 _PG_RULES = attrs.evolve(
-    _BASE, dialect="postgres", nested_comments=True, e_strings=True, dollar_quotes=True
+    _BASE,
+    dialect="postgres",
+    nested_comments=True,
+    e_strings=True,
+    dollar_quotes=True,
+    unicode_idents=True,
+    params="$",
 )
 POSTGRES = Dialect(
     name="postgres",
-    # standard_conforming_strings on (the default) and off: both readings must pass.
+    # standard_conforming_strings on (the default) and off.
     readings=(_PG_RULES, attrs.evolve(_PG_RULES, backslash_strings=True)),
+    reading_by_setting={frozenset(): 0, frozenset({"standard_conforming_strings=off"}): 1},
     read_kinds=frozenset({"SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW"}),
-    denied_functions=_PG_FUNCTIONS,
-    denied_prefixes=_PG_PREFIXES,
     explain_options=_PG_EXPLAIN,
+    folding="lower",
+    functions=fn.POSTGRES_FUNCTIONS,
+    system_schemas=frozenset({"pg_catalog"}),
+    reserved_parens=fn.RESERVED_POSTGRES,
+    side_effect_prefixes=fn.POSTGRES_SIDE_EFFECT_PREFIXES,
+    operator_syntax=True,
+    max_identifier=63,
 )
 
 _MYSQL_RULES = attrs.evolve(
@@ -226,19 +168,30 @@ _MYSQL_RULES = attrs.evolve(
     backtick_idents=True,
     executable_comments=True,
 )
+_NBE, _AQ = "sql_mode:NO_BACKSLASH_ESCAPES", "sql_mode:ANSI_QUOTES"
 MYSQL = Dialect(
     name="mysql",
-    # The server may run with NO_BACKSLASH_ESCAPES or ANSI_QUOTES: every reading must pass.
+    # The server's sql_mode decides; the adapter asks it once per connection.
     readings=(
         _MYSQL_RULES,
         attrs.evolve(_MYSQL_RULES, backslash_strings=False),
         attrs.evolve(_MYSQL_RULES, double_quote_strings=False),
+        attrs.evolve(_MYSQL_RULES, backslash_strings=False, double_quote_strings=False),
     ),
+    reading_by_setting={
+        frozenset(): 0,
+        frozenset({_NBE}): 1,
+        frozenset({_AQ}): 2,
+        frozenset({_NBE, _AQ}): 3,
+    },
     read_kinds=frozenset(
         {"SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW", "DESCRIBE", "DESC"}
     ),
-    denied_functions=_MYSQL_FUNCTIONS,
     refused_words=frozenset({"HANDLER", "PROCEDURE"}),
+    functions=fn.MYSQL_FUNCTIONS,
+    qualified_functions=fn.MYSQL_QUALIFIED,
+    reserved_parens=fn.RESERVED_MYSQL,
+    assignments=True,
     explain_options=frozenset(
         {"FORMAT", "JSON", "TREE", "TRADITIONAL", "EXTENDED", "PARTITIONS", "ANALYZE", "="}
     ),
@@ -246,15 +199,21 @@ MYSQL = Dialect(
 
 ORACLE = Dialect(
     name="oracle",
-    readings=(attrs.evolve(_BASE, dialect="oracle", q_quotes=True),),
+    readings=(attrs.evolve(_BASE, dialect="oracle", q_quotes=True, params=":"),),
     # EXPLAIN PLAN writes PLAN_TABLE, so it is not a read statement here.
     read_kinds=frozenset({"SELECT", "WITH"}),
-    denied_functions=_ORACLE_FUNCTIONS,
     denied_packages=_ORACLE_PACKAGES,
-    refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE"}),
+    side_effect_prefixes=("nextval",),
+    folding="upper",
+    functions=fn.ORACLE_FUNCTIONS,
+    reserved_parens=fn.RESERVED_ORACLE,
+    # seq.NEXTVAL is a pseudo-column that advances a sequence, written without parentheses.
+    refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE", "NEXTVAL"}),
 )
 
-_VERTICA_RULES = attrs.evolve(_BASE, dialect="vertica", e_strings=True, dollar_quotes=True)
+_VERTICA_RULES = attrs.evolve(
+    _BASE, dialect="vertica", e_strings=True, dollar_quotes=True, unicode_idents=True
+)
 VERTICA = Dialect(
     name="vertica",
     readings=(
@@ -263,8 +222,8 @@ VERTICA = Dialect(
         attrs.evolve(_VERTICA_RULES, backslash_strings=True),
     ),
     read_kinds=frozenset({"SELECT", "WITH", "EXPLAIN", "SHOW"}),
-    denied_functions=_VERTICA_FUNCTIONS,
-    denied_prefixes=_VERTICA_PREFIXES,
+    functions=fn.VERTICA_FUNCTIONS,
+    reserved_parens=fn.RESERVED_VERTICA,
     refused_words=frozenset({"EXPORT", "CONNECT"}),
     explain_options=frozenset({"LOCAL", "VERBOSE", "JSON", "ANNOTATED", "GRAPHVIZ"}),
 )

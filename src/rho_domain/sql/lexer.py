@@ -11,8 +11,16 @@ Where the server can be configured to read the same text two ways (MySQL
 ``NO_BACKSLASH_ESCAPES``, PostgreSQL ``standard_conforming_strings``, Vertica comment
 nesting), a dialect has several ``LexRules``; the classifier requires every reading to pass.
 
-Fail closed: an unterminated string, identifier or comment, and a MySQL executable comment
-(``/*! ... */``, ``/*M! ... */``, which the server *runs*), raise ``StatementRefused``.
+Identifiers come out as the engine reads them: quoted identifiers without their quotes,
+PostgreSQL/Vertica ``U&"d\\0061t\\+000061"`` decoded (``\\XXXX``, ``\\+XXXXXX``, surrogate
+pairs, any ``UESCAPE 'c'`` escape character, comments allowed before ``UESCAPE``), so that
+the classifier decides on the real name, never on one spelling of it. Words keep their raw
+text beside the upper-cased keyword form, so names can be folded per dialect with ASCII-only
+case rules (as the engines do: the long s, U+017F, never becomes ``s``).
+
+Fail closed: an unterminated string, identifier or comment, a malformed Unicode escape, and
+a MySQL executable comment (``/*! ... */``, ``/*M! ... */``, which the server *runs*), raise
+``StatementRefused``.
 """
 
 from __future__ import annotations
@@ -35,11 +43,18 @@ class Kind(Enum):
 
 @attrs.frozen
 class Token:
+    """One token. ``text``: WORD upper-cased (for keyword tests); QUOTED the decoded name;
+    STRING ``<string>``; others their raw text. ``raw`` is the word as written (WORD only)."""
+
     kind: Kind
-    text: str  # WORD: upper-cased; QUOTED: the name without quotes; others: raw text
+    text: str
+    raw: str = attrs.field(default="", eq=False)
 
     def is_word(self, *words: str) -> bool:
         return self.kind is Kind.WORD and self.text in words
+
+    def is_punct(self, char: str) -> bool:
+        return self.kind is Kind.PUNCT and self.text == char
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +73,8 @@ class LexRules:
     bracket_idents: bool = False  # SQLite [x]
     q_quotes: bool = False  # Oracle q'[...]'
     executable_comments: bool = False  # MySQL /*! */ is code: refuse
+    unicode_idents: bool = False  # PostgreSQL/Vertica U&"..." [UESCAPE 'c'] and U&'...'
+    params: str = "?"  # characters that start a bind parameter ($1, ?, :name, @name)
 
 
 _WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
@@ -65,12 +82,21 @@ _DIGITS = frozenset("0123456789")
 _Q_CLOSE = {"[": "]", "{": "}", "(": ")", "<": ">"}
 
 
+# Only ASCII whitespace separates tokens: every engine here reads any other character
+# (U+00A0, U+2028, zero-width space...) as part of an identifier, so this lexer does too
+# ("lower\u00a0(x)" calls a function named "lower\u00a0", not lower).
+_BLANKS = frozenset(" \t\n\r\f\v")
+# Outside literals and comments, only these characters are SQL; anything else (a backslash,
+# a control character) is refused rather than guessed at.
+_PUNCTUATION = frozenset("()[]{},;.:+-*/%<>=!~^&|@#?$`")
+
+
 def _is_word_start(ch: str) -> bool:
-    return ch in _WORD_START or (ord(ch) > 127 and ch.isalpha())
+    return ch in _WORD_START or ord(ch) > 127
 
 
 def _is_word_char(ch: str) -> bool:
-    return _is_word_start(ch) or ch in _DIGITS or ch == "$" or (ord(ch) > 127 and ch.isalnum())
+    return _is_word_start(ch) or ch in _DIGITS or ch == "$"
 
 
 class _Lexer:
@@ -88,7 +114,7 @@ class _Lexer:
         while self.pos < n:
             ch = text[self.pos]
             nxt = text[self.pos + 1] if self.pos + 1 < n else ""
-            if ch.isspace():
+            if ch in _BLANKS:
                 self.pos += 1
             elif (ch == "-" and nxt == "-" and self._dash_comment()) or (
                 ch == "#" and self.rules.hash_comments
@@ -113,11 +139,13 @@ class _Lexer:
                 self._word()
             elif ch in _DIGITS or (ch == "." and nxt in _DIGITS):
                 self._number()
-            elif ch in "$?:" and self._param():
+            elif ch in self.rules.params and self._param():
                 pass
-            else:
+            elif ch in _PUNCTUATION:
                 self.tokens.append(Token(Kind.PUNCT, ch))
                 self.pos += 1
+            else:
+                raise self.refuse(f"unexpected character {ch!r} outside a literal")
         return tuple(self.tokens)
 
     def _dash_comment(self) -> bool:
@@ -209,19 +237,65 @@ class _Lexer:
         self.pos = i
         rules = self.rules
         if nxt == "'" and (
-            upper in ("N", "B", "X", "U&", "_UTF8MB4", "_BINARY", "_LATIN1", "_UTF8")
+            upper in ("N", "B", "X", "_UTF8MB4", "_BINARY", "_LATIN1", "_UTF8")
             or (upper in ("E", "U") and rules.e_strings)
         ):
             # Prefixed literals; E'' always honours backslashes.
             self._quoted("'", Kind.STRING, backslash=rules.backslash_strings or upper == "E")
             return
-        if nxt == "&" and upper == "U" and text[i + 1 : i + 2] in ("'", '"'):
-            self.pos = i + 1  # U&'...' / U&"..." (PostgreSQL unicode escapes)
-            return
+        if rules.unicode_idents and nxt == "&" and upper == "U":
+            quote = text[i + 1 : i + 2]
+            if quote in ("'", '"'):
+                self.pos = i + 1  # U&'...' (a string) / U&"..." (an identifier to decode)
+                self._unicode_quoted(quote)
+                return
         if rules.q_quotes and upper in ("Q", "NQ") and nxt == "'":
             self._q_quote(i + 1)
             return
-        self.tokens.append(Token(Kind.WORD, upper))
+        self.tokens.append(Token(Kind.WORD, upper, word))
+
+    def _unicode_quoted(self, quote: str) -> None:
+        self._quoted(quote, Kind.QUOTED, backslash=False)
+        token = self.tokens.pop()
+        escape = self._uescape()
+        if quote == "'":
+            self.tokens.append(Token(Kind.STRING, "<string>"))
+        else:
+            self.tokens.append(Token(Kind.QUOTED, decode_unicode_escapes(token.text, escape)))
+
+    def _uescape(self) -> str:
+        """Consume an optional ``UESCAPE 'c'`` (comments allowed before it); return ``c``."""
+        text = self.text
+        at = self._skip_blanks(self.pos)
+        if text[at : at + 7].upper() != "UESCAPE" or _is_word_char(text[at + 7 : at + 8] or " "):
+            return "\\"
+        at = self._skip_blanks(at + 7)
+        literal = text[at : at + 3]
+        if len(literal) != 3 or literal[0] != "'" or literal[2] != "'":
+            raise self.refuse("UESCAPE must be followed by a one-character string")
+        char = literal[1]
+        if char in "0123456789abcdefABCDEF+'\" \t\r\n\f":
+            raise self.refuse(f"invalid UESCAPE character {char!r}")
+        self.pos = at + 3
+        return char
+
+    def _skip_blanks(self, at: int) -> int:
+        """The first position from ``at`` that is not whitespace or a comment."""
+        text = self.text
+        while at < len(text):
+            if text[at] in _BLANKS:
+                at += 1
+            elif text.startswith("--", at):
+                end = text.find("\n", at)
+                at = len(text) if end < 0 else end + 1
+            elif text.startswith("/*", at):
+                saved = self.pos
+                self.pos = at
+                self._block_comment()
+                at, self.pos = self.pos, saved
+            else:
+                break
+        return at
 
     def _q_quote(self, at: int) -> None:
         if at >= len(self.text):
@@ -254,6 +328,52 @@ class _Lexer:
         self.tokens.append(Token(Kind.PARAM, text[self.pos : i]))
         self.pos = i
         return True
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def decode_unicode_escapes(body: str, escape: str = "\\") -> str:
+    """Decode the body of a ``U&"..."`` identifier as PostgreSQL does: ``<e>XXXX``,
+    ``<e>+XXXXXX``, ``<e><e>`` and UTF-16 surrogate pairs. Raises ``StatementRefused`` for
+    any other escape, a lone surrogate or code point zero."""
+    out: list[str] = []
+    pending_high = 0
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != escape:
+            if pending_high:
+                raise StatementRefused("invalid Unicode surrogate pair in a U& identifier")
+            out.append(ch)
+            i += 1
+            continue
+        if body[i + 1 : i + 2] == escape:
+            if pending_high:
+                raise StatementRefused("invalid Unicode surrogate pair in a U& identifier")
+            out.append(escape)
+            i += 2
+            continue
+        width, start = (6, i + 2) if body[i + 1 : i + 2] == "+" else (4, i + 1)
+        digits = body[start : start + width]
+        if len(digits) != width or not set(digits) <= _HEX:
+            raise StatementRefused("invalid Unicode escape in a U& identifier")
+        code = int(digits, 16)
+        i = start + width
+        if pending_high:
+            if not 0xDC00 <= code <= 0xDFFF:
+                raise StatementRefused("invalid Unicode surrogate pair in a U& identifier")
+            out.append(chr(0x10000 + ((pending_high - 0xD800) << 10) + (code - 0xDC00)))
+            pending_high = 0
+        elif 0xD800 <= code <= 0xDBFF:
+            pending_high = code
+        elif 0xDC00 <= code <= 0xDFFF or code == 0 or code > 0x10FFFF:
+            raise StatementRefused("invalid Unicode escape value in a U& identifier")
+        else:
+            out.append(chr(code))
+    if pending_high:
+        raise StatementRefused("invalid Unicode surrogate pair in a U& identifier")
+    return "".join(out)
 
 
 def tokenize(text: str, rules: LexRules) -> tuple[Token, ...]:

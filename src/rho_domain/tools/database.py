@@ -21,7 +21,7 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import StatementRefused, ToolArgumentsError, ToolError
 from rho_domain.permissions import DatabaseMode, PermissionProfile
 from rho_domain.ports.database import Database, QueryResult
-from rho_domain.sql import classify
+from rho_domain.sql import allowed_functions, classify
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -130,7 +130,11 @@ class DatabaseTool(ToolHandler):
         sql = arguments.get("sql")
         if arguments.get("operation") not in ("query", "explain") or not isinstance(sql, str):
             return READ_ONLY
-        return READ_ONLY if classify(sql, self._dialect).read_only else DANGEROUS
+        alias = arguments.get("database") or next(iter(self._aliases))
+        config = self._aliases.get(alias)
+        allowed = allowed_functions(config.options, alias=alias) if config else frozenset()
+        verdict = classify(sql, self._dialect, allowed_functions=allowed)
+        return READ_ONLY if verdict.read_only else DANGEROUS
 
     @property
     def _dialect(self) -> str:
