@@ -1,4 +1,4 @@
-"""A real SQL lexer, one set of rules per dialect.
+r"""A real SQL lexer, one set of rules per dialect.
 
 The lexer turns text into tokens and drops comments, so the classifier never sees a keyword
 that sits inside a string literal, a quoted identifier or a comment. It understands, per
@@ -12,7 +12,7 @@ Where the server can be configured to read the same text two ways (MySQL
 nesting), a dialect has several ``LexRules``; the classifier requires every reading to pass.
 
 Identifiers come out as the engine reads them: quoted identifiers without their quotes,
-PostgreSQL/Vertica ``U&"d\\0061t\\+000061"`` decoded (``\\XXXX``, ``\\+XXXXXX``, surrogate
+PostgreSQL/Vertica ``U&"d\0061t\+000061"`` decoded (``\XXXX``, ``\+XXXXXX``, surrogate
 pairs, any ``UESCAPE 'c'`` escape character, comments allowed before ``UESCAPE``), so that
 the classifier decides on the real name, never on one spelling of it. Words keep their raw
 text beside the upper-cased keyword form, so names can be folded per dialect with ASCII-only
