@@ -84,10 +84,12 @@ class ThreadedDatabase(Database):
 
     @property
     def dialect(self) -> str:
+        """See ``Database.dialect``."""
         return self.dialect_name
 
     @property
     def read_only(self) -> bool:
+        """See ``Database.read_only``."""
         return self.mode is DatabaseMode.READONLY
 
     def verdict(self, sql: str, conn: Any = None) -> Verdict:
@@ -105,6 +107,7 @@ class ThreadedDatabase(Database):
         )
 
     async def query(self, sql: str, *, max_rows: int, timeout: float) -> QueryResult:
+        """See ``Database.query``."""
         try:
             # Before connecting, with every reading: a refusal here holds on any server,
             # unless the server's settings change how the text reads.
@@ -123,6 +126,7 @@ class ThreadedDatabase(Database):
     async def list_tables(
         self, *, pattern: str = "%", schema: str | None = None
     ) -> tuple[TableInfo, ...]:
+        """See ``Database.list_tables``."""
         sql, params = self._list_tables_sql(pattern, schema)
         result = await self.internal(sql, params, max_rows=10_000)
         return tuple(
@@ -140,6 +144,7 @@ class ThreadedDatabase(Database):
         )
 
     async def aclose(self) -> None:
+        """See ``Database.aclose``."""
         async with self._lock:
             running, self._running = self._running, None
             if running is not None and not running.done():

@@ -88,6 +88,7 @@ def _tls_kwargs(config: DatabaseConfig, alias: str) -> Mapping[str, Any]:
 
 
 def load_pymysql() -> Any:
+    """The ``pymysql`` module, or ``MissingExtra`` naming the ``mysql`` extra."""
     try:
         import pymysql
         import pymysql.cursors
@@ -97,6 +98,8 @@ def load_pymysql() -> Any:
 
 
 class MysqlDatabase(ThreadedDatabase):
+    """MySQL and MariaDB over PyMySQL (extra ``mysql``); see ``ThreadedDatabase``."""
+
     dialect_name = "mysql"
 
     def _load_driver(self) -> Any:
@@ -209,6 +212,7 @@ class MysqlDatabase(ThreadedDatabase):
         )
 
     async def describe(self, table: str, *, schema: str | None = None) -> str:
+        """See ``Database.describe``."""
         where = "table_name = %s AND table_schema = COALESCE(%s, DATABASE())"
         cols = await self.internal(
             "SELECT column_name, column_type, is_nullable, column_default "  # noqa: S608

@@ -21,6 +21,7 @@ from rho_domain.sql import Verdict
 
 
 def load_oracledb() -> Any:
+    """The ``oracledb`` module, or ``MissingExtra`` naming the ``oracle`` extra."""
     try:
         import oracledb
     except ImportError as exc:
@@ -29,6 +30,8 @@ def load_oracledb() -> Any:
 
 
 class OracleDatabase(ThreadedDatabase):
+    """Oracle over python-oracledb, thin mode (extra ``oracle``); see ``ThreadedDatabase``."""
+
     dialect_name = "oracle"
 
     def _load_driver(self) -> Any:
@@ -88,6 +91,7 @@ class OracleDatabase(ThreadedDatabase):
         )
 
     async def describe(self, table: str, *, schema: str | None = None) -> str:
+        """See ``Database.describe``."""
         owner = "COALESCE(:2, SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA'))"
         args = (table.upper(), schema.upper() if schema else None)
         cols = await self.internal(

@@ -30,6 +30,7 @@ _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
 
 
 def load_psycopg() -> Any:
+    """The ``psycopg`` module, or ``MissingExtra`` naming the ``postgres`` extra."""
     try:
         import psycopg
     except ImportError as exc:
@@ -38,6 +39,8 @@ def load_psycopg() -> Any:
 
 
 class PostgresDatabase(ThreadedDatabase):
+    """PostgreSQL over psycopg 3 (extra ``postgres``); see ``ThreadedDatabase``."""
+
     dialect_name = "postgres"
 
     def _load_driver(self) -> Any:
@@ -162,6 +165,7 @@ class PostgresDatabase(ThreadedDatabase):
         return sql, (list(_SYSTEM_SCHEMAS), pattern, schema, schema)
 
     async def describe(self, table: str, *, schema: str | None = None) -> str:
+        """See ``Database.describe``."""
         where = "table_name = %s AND table_schema = COALESCE(%s, current_schema())"
         cols = await self.internal(
             "SELECT column_name, data_type || CASE WHEN character_maximum_length IS NOT NULL "  # noqa: S608

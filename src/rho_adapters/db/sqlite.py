@@ -55,6 +55,8 @@ def read_only_authorizer(
 
 
 class SqliteDatabase(ThreadedDatabase):
+    """SQLite over the standard library's ``sqlite3``; see ``ThreadedDatabase``."""
+
     dialect_name = "sqlite"
 
     def _error_types(self) -> tuple[type[Exception], ...]:
@@ -117,6 +119,7 @@ class SqliteDatabase(ThreadedDatabase):
         )
 
     async def describe(self, table: str, *, schema: str | None = None) -> str:
+        """See ``Database.describe``."""
         cols = await self.internal(
             'SELECT name, type, "notnull" = 0, dflt_value, pk FROM pragma_table_info(?)',
             (table,),

@@ -23,6 +23,7 @@ READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
 
 
 def load_vertica() -> Any:
+    """The ``vertica_python`` module, or ``MissingExtra`` naming the ``vertica`` extra."""
     try:
         import vertica_python
     except ImportError as exc:
@@ -31,6 +32,8 @@ def load_vertica() -> Any:
 
 
 class VerticaDatabase(ThreadedDatabase):
+    """Vertica over vertica-python (extra ``vertica``); see ``ThreadedDatabase``."""
+
     dialect_name = "vertica"
 
     def _load_driver(self) -> Any:
@@ -105,6 +108,7 @@ class VerticaDatabase(ThreadedDatabase):
         )
 
     async def describe(self, table: str, *, schema: str | None = None) -> str:
+        """See ``Database.describe``."""
         where = "table_name = %s AND (%s IS NULL OR table_schema = %s)"
         args = (table, schema, schema)
         cols = await self.internal(

@@ -30,6 +30,8 @@ DIALECTS = ("sqlite", "postgres", "mysql", "oracle", "vertica")
 
 @attrs.frozen(kw_only=True)
 class Dialect:
+    """One engine's SQL: how its text can be read, and which statements and calls are reads."""
+
     name: str
     readings: tuple[LexRules, ...]
     read_kinds: frozenset[str]  # first keyword of an allowed statement

@@ -33,6 +33,8 @@ from rho_domain.errors import StatementRefused
 
 
 class Kind(Enum):
+    """What a token is; only words and punctuation are ever inspected."""
+
     WORD = "word"  # an unquoted identifier or keyword
     QUOTED = "quoted"  # a quoted identifier
     STRING = "string"  # any string literal (contents never inspected)
@@ -51,9 +53,11 @@ class Token:
     raw: str = attrs.field(default="", eq=False)
 
     def is_word(self, *words: str) -> bool:
+        """True for an unquoted word equal to one of ``words`` (upper-cased keyword form)."""
         return self.kind is Kind.WORD and self.text in words
 
     def is_punct(self, char: str) -> bool:
+        """True for the punctuation token ``char``."""
         return self.kind is Kind.PUNCT and self.text == char
 
 
