@@ -89,7 +89,7 @@ class ThreadedDatabase(Database):
 
     @property
     def read_only(self) -> bool:
-        """See ``Database.read_only``."""
+        """True in ``DatabaseMode.READONLY``: the check and the engine fence are both on."""
         return self.mode is DatabaseMode.READONLY
 
     def verdict(self, sql: str, conn: Any = None) -> Verdict:
