@@ -185,10 +185,29 @@ def test_open_databases_resolves_passwords_from_the_environment_only() -> None:
     assert isinstance(dbs["m"], MysqlDatabase)
     assert dbs["m"].dialect == "mysql"
     assert "pw" not in repr(configs)
-    with pytest.raises(ConfigError, match="M_PW"):
-        open_databases(configs, mode=DatabaseMode.READONLY, environ={})
     with pytest.raises(ConfigError, match="unknown engine"):
         open_databases({"x": DatabaseConfig(engine="db2")}, mode=DatabaseMode.READONLY, environ={})
+
+
+async def test_an_unset_password_variable_fails_only_its_database_when_it_connects(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    sqlite3.connect(tmp_path / "l.db").close()
+    configs = {
+        "m": DatabaseConfig(engine="mysql", host="127.0.0.1", port=1, password_env="M_PW"),
+        "local": DatabaseConfig(engine="sqlite", path=str(tmp_path / "l.db")),
+    }
+    dbs = open_databases(configs, mode=DatabaseMode.READONLY, environ={})  # start-up is fine
+    try:
+        with pytest.raises(ConfigError, match="password_env names 'M_PW', which is not set"):
+            await dbs["m"].query("SELECT 1", max_rows=1, timeout=5)
+        result = await dbs["local"].query("SELECT 1", max_rows=1, timeout=5)
+        assert result.rows == ((1,),)
+    finally:
+        for db in dbs.values():
+            await db.aclose()
 
 
 async def test_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -65,22 +65,29 @@ class ThreadedDatabase(Database):
         config: DatabaseConfig,
         *,
         mode: DatabaseMode = DatabaseMode.READONLY,
-        password: str | None = None,
+        password: str | Callable[[], str | None] | None = None,
         driver: Any = None,
         check_statements: bool = True,
     ) -> None:
-        """``driver`` replaces the lazily imported driver module (tests pass a fake DB-API).
+        """``password`` is the password, or a function that returns it when the first
+        connection is made (so a missing one fails that database's calls, not start-up).
+        ``driver`` replaces the lazily imported driver module (tests pass a fake DB-API).
         ``check_statements=False`` exists only to prove the engine fence on its own."""
         self.alias = alias
         self.config = config
         self.mode = mode
-        self._password = password
+        self._password_source = password
         self._driver = driver
         self._check = check_statements and mode is DatabaseMode.READONLY
         self._allowed = allowed_functions(config.options, alias=alias)
         self._conn: Any = None
         self._lock = asyncio.Lock()
         self._running: asyncio.Future[Any] | None = None
+
+    @property
+    def _password(self) -> str | None:
+        source = self._password_source
+        return source() if callable(source) else source
 
     @property
     def dialect(self) -> str:

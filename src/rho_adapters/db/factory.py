@@ -2,13 +2,13 @@
 
 Nothing connects here: adapters connect lazily on first use, so a wrong password surfaces as
 a tool result the model sees, not as a crash at start-up. Passwords are read from the
-environment variable each alias names (``password_env``) at this point and live only in the
-adapter, never in the config value, traces or snapshots.
+environment variable each alias names (``password_env``) when that database first connects,
+and live only in the adapter, never in the config value, traces or snapshots.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.mysql import MysqlDatabase
@@ -36,8 +36,9 @@ def open_databases(
     mode: DatabaseMode,
     environ: Mapping[str, str],
 ) -> dict[str, Database]:
-    """One adapter per alias. Raises ``ConfigError`` for an unknown engine or a
-    ``password_env`` that names a variable missing from ``environ``."""
+    """One adapter per alias. Raises ``ConfigError`` for an unknown engine. A
+    ``password_env`` naming a variable missing from ``environ`` fails that alias's first
+    connection with a ``ConfigError`` naming the variable."""
     databases: dict[str, Database] = {}
     for alias, config in configs.items():
         cls = ADAPTERS.get(config.engine.lower())
@@ -46,13 +47,25 @@ def open_databases(
             raise ConfigError(
                 f"database {alias!r}: unknown engine {config.engine!r} (use one of {choices})"
             )
-        password = None
-        if config.password_env:
-            if config.password_env not in environ:
-                raise ConfigError(
-                    f"database {alias!r}: password_env names {config.password_env!r}, "
-                    "which is not set in the environment"
-                )
-            password = environ[config.password_env]
+        password = _password_reader(alias, config.password_env, environ)
         databases[alias] = cls(alias, config, mode=mode, password=password)
     return databases
+
+
+def _password_reader(
+    alias: str, variable: str | None, environ: Mapping[str, str]
+) -> Callable[[], str | None]:
+    """Read ``variable`` when the database first connects: one alias whose variable is unset
+    fails its own calls (naming the variable), not every run."""
+
+    def read() -> str | None:
+        if variable is None:
+            return None
+        if variable not in environ:
+            raise ConfigError(
+                f"database {alias!r}: password_env names {variable!r}, which is not set in "
+                "the environment; export it and start again"
+            )
+        return environ[variable]
+
+    return read
