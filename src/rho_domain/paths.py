@@ -4,9 +4,9 @@ Pure functions over path *components*, compared casefolded (a case-insensitive f
 makes ``.GIT/config`` the same file as ``.git/config``). They are applied to the canonical
 path (after symlinks were resolved by the executor) as well as to the path the model wrote.
 
-* Secrets (never read, never written): ``.env`` and its variants (``.env.local``,
-  ``prod.env``, ``.envrc``) except templates (``.env.example``, ``.env.sample``,
-  ``.env.template``, ``.env.dist``), ``.netrc``, ``.pgpass``, SSH private keys.
+* Secrets (never read, never written): the policy of ``rho_domain.secrets`` (secret names
+  such as ``.env`` variants and private keys, secret trees such as ``.ssh``, ``/proc``,
+  ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
 * Agent, editor and VCS configuration (never written): any ``.git`` component, ``.vscode``,
   ``.idea``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.mcp.json``, ``.ssh``,
   ``.gnupg``, ``.aws``, ``.direnv`` and shell start-up files (``.bashrc``, ``.profile``...).
@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.secrets import DEFAULT_POLICY
 
 _TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
 _SECRET_NAMES = frozenset(
@@ -51,9 +52,9 @@ def _is_secret_name(name: str) -> bool:
 
 
 def is_secret(path: str) -> bool:
-    """True when the final component names a secrets file (see the module docstring)."""
-    parts = components(path)
-    return bool(parts) and _is_secret_name(parts[-1])
+    """True when ``path`` is a secret under the default ``SecretPolicy`` (rho_domain.secrets):
+    a secrets file name, or anything inside a secret location such as ``.ssh`` or ``/proc``."""
+    return DEFAULT_POLICY.is_secret(path)
 
 
 def write_refusal(path: str) -> str | None:

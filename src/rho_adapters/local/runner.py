@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 
 from rho_adapters.local.process import Spawn, restricted_limits, run_processes
-from rho_domain.errors import ExecutorError, ToolError
+from rho_domain.errors import ExecutorError, SensitivePath, ToolError
+from rho_domain.paths import MAX_PATH
 from rho_domain.ports.executor import Command
+from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
 from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
+from rho_domain.shell.reads import GUARD_NAME, path_words, secret_safe_argv
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
 _DROPPED_VARS = frozenset(
@@ -72,6 +77,10 @@ def _user_process_count() -> int:
     return count
 
 
+def _host_keys() -> list[str]:
+    return glob.glob("/etc/ssh/ssh_host_*_key")
+
+
 class CommandRunner:
     def __init__(
         self,
@@ -80,11 +89,13 @@ class CommandRunner:
         *,
         sandbox: bool | None,
         visible_roots: Sequence[str] = (),
+        policy: SecretPolicy | None = None,
     ) -> None:
         self.search_path = tuple(search_path)
         # Bound again on top of the private /tmp, so a workspace under /tmp stays visible.
         self.visible_roots = tuple(visible_roots)
         self.base_env = dict(base_env)
+        self.policy = policy if policy is not None else SecretPolicy()
         self._sandbox_wanted = sandbox
         self._sandbox: bool | None = None if sandbox is not False else False
 
@@ -126,6 +137,28 @@ class CommandRunner:
         )
         return tuple(dict.fromkeys((*self.visible_roots, *hidden_programs)))
 
+    def _hidden(self) -> list[str]:
+        """bwrap arguments hiding every concrete secret location that exists: an empty tmpfs
+        over a directory, /dev/null over a file (symlinks are left: their targets are judged
+        by the real-path checks, and a secret target is hidden in its own right)."""
+        locations = (
+            *SYSTEM_SECRETS,
+            *(os.path.join(h, rel) for h in self.policy.homes for rel in HOME_SECRETS),
+            *self.policy.locations,
+            *_host_keys(),
+        )
+        args: list[str] = []
+        for location in dict.fromkeys(locations):
+            try:
+                st = os.lstat(location)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                args += ["--tmpfs", location]
+            elif stat.S_ISREG(st.st_mode):
+                args += ["--ro-bind", "/dev/null", location]
+        return args
+
     def _bwrap_args(self, cwd: str) -> list[str]:
         return [
             "--ro-bind", "/", "/",
@@ -133,10 +166,33 @@ class CommandRunner:
             "--proc", "/proc",
             "--tmpfs", _SANDBOX_DIR,
             *(arg for root in self._rebound() for arg in ("--ro-bind", root, root)),
+            *self._hidden(),
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--cap-drop", "ALL",
             "--die-with-parent", "--new-session",
             "--chdir", cwd,
         ]  # fmt: skip
+
+    def check_reads(self, argv: Sequence[str], cwd: str) -> list[str]:
+        """Refuse a stage naming a secret by any real path; return the canonical directories
+        it may walk (its directory operands and ``cwd``), for ``secret_safe_argv``."""
+        walked = [os.path.realpath(cwd)]
+        for word in path_words(argv):
+            full = os.path.join(cwd, word)  # an absolute word stays absolute
+            if len(full) > MAX_PATH or "\x00" in full:
+                continue
+            try:
+                os.lstat(full)
+            except (OSError, ValueError):
+                continue  # names nothing: a pattern, a value, a missing file
+            real = os.path.realpath(full)
+            for candidate in (full, real):
+                if reason := self.policy.refusal(candidate):
+                    shown = word if candidate == full else f"{word!r} (really {real})"
+                    raise SensitivePath(f"{argv[0]}: {shown} may not be read: {reason}")
+            if os.path.isdir(real):
+                walked.append(real)
+        return walked
 
     async def run(
         self, command: Command, cwd: str, stdin_fds: Sequence[int | None]
@@ -166,7 +222,8 @@ class CommandRunner:
 
     async def _prepare(self, argv: Sequence[str], cwd: str) -> tuple[str, ...]:
         check_argv(argv)
-        hardened = harden_argv(argv)
+        walked = await asyncio.to_thread(self.check_reads, argv, cwd)
+        hardened = secret_safe_argv(harden_argv(argv), self.policy, walked)
         program = self.resolve(hardened[0])
         if program is None:
             raise ToolError(f"{hardened[0]}: program not installed on this machine")
@@ -180,11 +237,18 @@ class CommandRunner:
         return full
 
     def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
+        """Absolute paths for the guard's shell and the program it execs."""
+        out = list(argv)
         index = 1 + xargs_target_index(argv[1:])
-        target = self.resolve(argv[index])
-        if target is None:
-            raise ToolError(f"{argv[index]}: program not installed on this machine")
-        return (*argv[:index], target, *argv[index + 1 :])
+        indexes = [index]
+        if GUARD_NAME in argv[index:]:
+            indexes.append(argv.index(GUARD_NAME, index) + 1)
+        for i in indexes:
+            target = self.resolve(argv[i])
+            if target is None:
+                raise ToolError(f"{argv[i]}: program not installed on this machine")
+            out[i] = target
+        return tuple(out)
 
     async def _spawn(
         self,

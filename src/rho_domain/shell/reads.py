@@ -1,0 +1,215 @@
+"""What a restricted stage may read, so the executor can hold it to the secrets policy.
+
+Three pieces, all pure; the executors (local and Daytona) resolve the real paths and apply them:
+
+* ``path_words(argv)``: every word that could name a file the program opens: operands, option
+  values (``--file=x``, ``-fx``, the word after ``-f``), git's ``rev:path``. The executor
+  resolves each word that exists (relative to the stage's directory, every symlink followed)
+  and refuses the stage when the real path is a secret. Words that name nothing are ignored,
+  so a grep pattern is not mistaken for a file.
+* ``secret_safe_argv(argv, policy, walked)``: the argv with recursive readers kept away from
+  secrets they would find by themselves: ``grep -r``/``rg``/``git grep``/``git diff``/
+  ``diff -r`` get exclusions of every secret name (and of the concrete secret locations below
+  the directories they walk), ``grep -R`` becomes ``-r`` and ``diff -r`` gets
+  ``--no-dereference`` (symlinks found while walking are not followed), ``rg -L/--follow`` is
+  refused, and ``xargs`` runs its target behind ``guard_script`` (the items it appends are
+  judged at run time). awk programs that touch ``ARGV``/``ARGC`` are refused (they choose
+  files the harness never saw; gawk's ``--sandbox`` stops this, mawk does not).
+* ``NON_READING``: programs whose words are never opened as files.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+
+from rho_domain.errors import CommandRefused
+from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, guard_script
+from rho_domain.shell.options import OptionSpec
+from rho_domain.shell.programs import SPECS, xargs_target_index
+
+NON_READING = frozenset(
+    {"echo", "printf", "seq", "date", "basename", "dirname", "true", "false", "pwd", "whoami",
+     "id", "uname", "hostname", "which", "ps", "tr", "realpath", "readlink", "cd"}
+)  # fmt: skip
+# Walked by ``grep -r /`` and friends, never worth reading: skipped when below a walked root.
+_WALK_SKIPPED = ("/proc", "/dev", "/sys")
+GUARD_NAME = "rho-guard"
+_AWK_ARGV = re.compile(r"\bARG[VC]\b")
+
+
+def path_words(argv: Sequence[str]) -> tuple[str, ...]:
+    """Every word of ``argv`` (program excluded) that could be a path the program opens."""
+    if not argv or argv[0] in NON_READING:
+        return ()
+    out: list[str] = []
+    for arg in argv[1:]:
+        out.append(arg)
+        if arg.startswith("--") and "=" in arg:
+            out.append(arg.split("=", 1)[1])
+        elif arg.startswith("-") and len(arg) > 2:
+            out.extend(arg[i:] for i in range(2, len(arg)))
+        if argv[0] == "git" and ":" in arg and not arg.startswith(":"):
+            out.append(arg.split(":", 1)[1])
+    return tuple(dict.fromkeys(w for w in out if w and w not in ("-", "--")))
+
+
+def _scan(args: Sequence[str], spec: OptionSpec) -> tuple[list[str], list[str], int]:
+    """(short flags, long option names, index of ``--`` or len) of ``args`` under ``spec``."""
+    shorts: list[str] = []
+    longs: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            return shorts, longs, i - 1
+        if arg.startswith("--"):
+            name, eq, _ = arg[2:].partition("=")
+            longs.append(name)
+            if name in spec.long_valued and not eq:
+                i += 1
+        elif arg.startswith("-") and len(arg) > 1 and not (spec.numeric and arg[1:].isdigit()):
+            for j, ch in enumerate(arg[1:], start=1):
+                shorts.append(ch)
+                if ch in spec.valued:
+                    i += 0 if arg[j + 1 :] else 1
+                    break
+    return shorts, longs, len(args)
+
+
+def _rewrite_short(args: Sequence[str], spec: OptionSpec, old: str, new: str) -> list[str]:
+    """Replace the short flag ``old`` by ``new`` where it is a flag (not inside a value)."""
+    out: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            out.append(arg)
+            skip = False
+            continue
+        if arg == "--":
+            out.extend(args[len(out) :])
+            return out
+        if arg.startswith("--"):
+            name, eq, _ = arg[2:].partition("=")
+            skip = name in spec.long_valued and not eq
+        elif arg.startswith("-") and len(arg) > 1:
+            chars = list(arg)
+            for j in range(1, len(chars)):
+                if chars[j] in spec.valued:
+                    skip = j == len(chars) - 1
+                    break
+                if chars[j] == old:
+                    chars[j] = new
+            arg = "".join(chars)
+        out.append(arg)
+    return out
+
+
+def _below(location: str, walked: Sequence[str]) -> bool:
+    loc = posixpath.normpath(location)
+    return any(
+        loc == w or loc.startswith(w.rstrip("/") + "/") for w in map(posixpath.normpath, walked)
+    )
+
+
+def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
+    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip."""
+    concrete = (*policy.absolute_locations(), *_WALK_SKIPPED)
+    extra = [posixpath.basename(loc) for loc in concrete if _below(loc, walked)]
+    return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
+
+
+def _insert(args: list[str], at: int, extra: Sequence[str]) -> list[str]:
+    return [*args[:at], *extra, *args[at:]]
+
+
+def _grep(args: list[str], names: Sequence[str]) -> list[str]:
+    spec = SPECS["grep"]
+    shorts, longs, _ = _scan(args, spec)
+    if not ({"r", "R"} & set(shorts) or {"recursive", "dereference-recursive"} & set(longs)):
+        return args
+    args = _rewrite_short(args, spec, "R", "r")
+    args = ["--recursive" if a == "--dereference-recursive" else a for a in args]
+    _, _, end = _scan(args, spec)
+    extra = [f"--exclude={n}" for n in names] + [f"--exclude-dir={n}" for n in names]
+    return _insert(args, end, [*extra, "--devices=skip"])
+
+
+def _rg(args: list[str], names: Sequence[str]) -> list[str]:
+    shorts, longs, end = _scan(args, SPECS["rg"])
+    if "L" in shorts or "follow" in longs:
+        raise CommandRefused(
+            "rg: -L/--follow follows symbolic links, which may lead to secrets; "
+            "search the link's target directly"
+        )
+    return _insert(args, end, [f"--iglob=!{n}" for n in names])
+
+
+def _diff(args: list[str], names: Sequence[str]) -> list[str]:
+    shorts, longs, end = _scan(args, SPECS["diff"])
+    if "r" not in shorts and "recursive" not in longs:
+        return args
+    return _insert(args, end, ["--no-dereference", *(f"--exclude={n}" for n in names)])
+
+
+_GIT_READERS = frozenset({"grep", "diff", "show", "log"})
+_GIT_PATCH = re.compile(r"^(-p|-u|-U\d*|--patch|--unified.*|--word-diff.*|--color-words.*)$")
+
+
+def _git_subcommand(args: Sequence[str]) -> int | None:
+    i = 0
+    while i < len(args):
+        if args[i] == "-c":
+            i += 2
+        elif args[i].startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
+
+
+def _git(args: list[str], names: Sequence[str]) -> list[str]:
+    index = _git_subcommand(args)
+    if index is None or args[index] not in _GIT_READERS:
+        return args
+    sub, rest = args[index], args[index + 1 :]
+    if sub == "log" and not any(_GIT_PATCH.match(a) for a in rest):
+        return args  # names and messages only: no file content to keep secrets out of
+    if sub == "diff" and "--no-index" in rest:
+        return args  # two named paths, both checked by their real paths
+    if "--literal-pathspecs" in args[:index]:
+        raise CommandRefused(
+            f"git {sub}: --literal-pathspecs would disable the exclusion of secrets files"
+        )
+    # Magic pathspecs need no "--": git never takes ":(...)" for a revision.
+    specs = [f":(exclude,icase,glob)**/{n}" for n in names]
+    return [*args, *specs, *(f"{s}/**" for s in specs)]
+
+
+def secret_safe_argv(
+    argv: Sequence[str], policy: SecretPolicy, walked: Sequence[str]
+) -> tuple[str, ...]:
+    """``argv`` (already hardened) with recursive readers kept away from secrets; see the
+    module docstring. ``walked``: canonical directories the stage may walk (its operands that
+    are directories, and its working directory)."""
+    if not argv:
+        return ()
+    name, args = argv[0], list(argv[1:])
+    names = walk_exclusions(policy, walked)
+    if name == "grep":
+        args = _grep(args, names)
+    elif name == "rg":
+        args = _rg(args, names)
+    elif name == "diff":
+        args = _diff(args, names)
+    elif name == "git":
+        args = _git(args, names)
+    elif name in ("awk", "gawk", "mawk") and _AWK_ARGV.search(" ".join(args)):
+        raise CommandRefused("awk: ARGV/ARGC choose files the harness never checked; not allowed")
+    elif name == "xargs":
+        index = xargs_target_index(args)
+        target = secret_safe_argv(args[index:], policy, walked)
+        args = [*args[:index], "sh", "-c", guard_script(policy), GUARD_NAME, *target]
+    return (name, *args)
