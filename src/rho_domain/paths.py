@@ -84,6 +84,13 @@ def normalize(path: str) -> str:
 MAX_PATH = 4096
 
 
+def check_file_path(path: str) -> None:
+    """Refuse, for reading or writing a *file*, a path whose text names a directory:
+    ``notes/`` (which a naive write turns into a file ``notes``), ``a/.``, ``..``."""
+    if path.endswith(("/", "/.", "/..")) or path in (".", ".."):
+        raise ToolError(f"{path!r} names a directory; give the path of a file")
+
+
 def check_path_text(path: str) -> None:
     """Refuse path strings that are ambiguous before any filesystem access, on every backend:
     empty, too long, control characters, ``~`` (never expanded), backslashes, URLs, drive

@@ -146,6 +146,34 @@ def resolve_script(
     return "\n".join(lines) + "\n"
 
 
+def realpaths_script(cwd: str, words: Sequence[str]) -> str:
+    """For each word, in ``cwd``: ``- `` when it names nothing, else ``d``/``f`` and the
+    base64 of its canonical path (every symlink resolved), one line per word."""
+    body = "".join(
+        f"w={q(word)}\n"
+        'if [ -e "$w" ] || [ -L "$w" ]; then\n'
+        '  if [ -d "$w" ]; then k=d; else k=f; fi\n'
+        '  printf \'%s \' "$k"; realpath -m -- "$w" | head -c -1 | base64 -w0; echo\n'
+        "else echo -; fi\n"
+        for word in words
+    )
+    return f"cd -- {q(cwd)} || exit 3\n{body}"
+
+
+def parse_realpaths(answer: str) -> list[tuple[str, bool] | None]:
+    """The lines of ``realpaths_script``: (canonical path, is a directory) or None."""
+    out: list[tuple[str, bool] | None] = []
+    for line in answer.splitlines():
+        kind, _, encoded = line.partition(" ")
+        if kind == "-":
+            out.append(None)
+        elif kind in ("d", "f"):
+            out.append((base64.b64decode(encoded).decode("utf-8", "surrogateescape"), kind == "d"))
+        else:
+            raise ExecutorError(f"unreadable path answer from the sandbox: {line!r}")
+    return out
+
+
 @attrs.frozen
 class Resolved:
     """What ``resolve_script`` reported. ``mode`` is the st_mode, or None when missing."""

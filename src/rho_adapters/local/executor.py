@@ -32,7 +32,13 @@ from rho_domain.errors import (
     SensitivePath,
     ToolError,
 )
-from rho_domain.paths import check_path_text, components, is_within, write_refusal
+from rho_domain.paths import (
+    check_file_path,
+    check_path_text,
+    components,
+    is_within,
+    write_refusal,
+)
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo
 from rho_domain.secrets import SecretPolicy
@@ -172,6 +178,8 @@ class LocalExecutor(Executor):
 
     def _read(self, path: str, offset: int, length: int | None) -> bytes:
         with _os_errors(path):
+            check_path_text(path)
+            check_file_path(path)
             tree, parts = self._locate(path, write=False)
             self._check_read(path, tree, parts)
             res = tree.resolve(parts, path, follow_final=True)
@@ -205,6 +213,8 @@ class LocalExecutor(Executor):
                 f"overwriting {path!r} is not allowed: this profile may only create new files"
             )
         with _os_errors(path):
+            check_path_text(path)
+            check_file_path(path)
             tree, parts = self._locate(path, write=True)
             self._check_write(path, tree, parts)
             res = tree.resolve(
