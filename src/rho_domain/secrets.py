@@ -134,7 +134,7 @@ class SecretPolicy:
         for location in self.locations:
             base = _components(location)
             if path.startswith("/") and parts[: len(base)] == base:
-                return f"{path!r} is inside {location}, which the agent never reads"
+                return f"{path!r} is inside {location}, a secret location the agent never reads"
         for pattern in LOCATIONS:
             if fnmatch.fnmatchcase(low, pattern) and (
                 path.startswith("/") or pattern.startswith("*")
@@ -147,7 +147,7 @@ class SecretPolicy:
             if fnmatch.fnmatchcase(name, pattern):
                 return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
         if fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, SSH_KEY_NOT):
-            return f"{path!r} looks like an SSH private key"
+            return f"{path!r} is a secret (an SSH private key)"
         return None
 
     def is_secret(self, path: str) -> bool:

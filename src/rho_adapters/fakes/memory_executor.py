@@ -3,7 +3,8 @@
 Files are bytes keyed by workspace-relative POSIX paths; directories exist implicitly.
 Commands are answered by handlers you register by program name (``argv[0]`` of the first
 stage, or the first word of a shell string); anything else exits 127. It confines paths like
-a real executor (no ``..`` or absolute escapes) and refuses writes when ``writable`` is False.
+a real executor (no ``..`` or absolute escapes), refuses secrets (``rho_domain.secrets``) and
+paths naming a directory, and refuses writes when ``writable`` is False.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import inspect
 import posixpath
 from collections.abc import Awaitable, Callable, Mapping
 
-from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
+from rho_domain.paths import check_file_path
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.secrets import DEFAULT_POLICY
 
 CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
 
@@ -81,7 +84,10 @@ class MemoryExecutor(Executor):
         raise ToolError(f"no such file or directory: {path}")
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        check_file_path(path)
         key = self._key(path)
+        if reason := DEFAULT_POLICY.refusal(key):
+            raise SensitivePath(f"{reason}; it may not be read")
         if key not in self.files:
             if self._is_dir(key):
                 raise ToolError(f"{path} is a directory")
@@ -108,6 +114,7 @@ class MemoryExecutor(Executor):
         return tuple(entries.values())
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        check_file_path(path)
         key = self._key(path)
         if not self.writable:
             raise PermissionDenied(f"writing {path} is not allowed: the workspace is read-only")
