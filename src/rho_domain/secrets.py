@@ -158,7 +158,7 @@ class SecretPolicy:
 DEFAULT_POLICY = SecretPolicy()
 
 
-def _case_insensitive(pattern: str) -> str:
+def case_insensitive(pattern: str) -> str:
     """A lowercase glob as a ``case`` pattern matching any letter case (``[eE]``)."""
     return "".join(f"[{c}{c.upper()}]" if c.isalpha() and c.isascii() else c for c in pattern)
 
@@ -171,10 +171,10 @@ def guard_script(policy: SecretPolicy) -> str:
     ``sh -c SCRIPT rho-guard /abs/program args...``."""
     allowed = "|".join(ALLOWED)
     own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
-    trees = "|".join(_case_insensitive(p) for p in LOCATIONS)
-    templates = "|".join(_case_insensitive(p) for p in TEMPLATES)
-    names = "|".join(_case_insensitive(p) for p in NAMES)
-    key, not_key = _case_insensitive(SSH_KEY), _case_insensitive(SSH_KEY_NOT)
+    trees = "|".join(case_insensitive(p) for p in LOCATIONS)
+    templates = "|".join(case_insensitive(p) for p in TEMPLATES)
+    names = "|".join(case_insensitive(p) for p in NAMES)
+    key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
     return (
         'skip=1\nfor a do\n  if [ -n "$skip" ]; then set --; skip=; fi\n  s=\n'
         '  if [ -e "$a" ] || [ -L "$a" ]; then\n'

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
-from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, guard_script
+from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
 from rho_domain.shell.options import OptionSpec
 from rho_domain.shell.programs import SPECS, xargs_target_index
 
@@ -133,7 +133,9 @@ def _grep(args: list[str], names: Sequence[str]) -> list[str]:
     args = _rewrite_short(args, spec, "R", "r")
     args = ["--recursive" if a == "--dereference-recursive" else a for a in args]
     _, _, end = _scan(args, spec)
-    extra = [f"--exclude={n}" for n in names] + [f"--exclude-dir={n}" for n in names]
+    # grep's globs are case-sensitive: .ENV is spelled [.][eE][nN][vV].
+    folded = [case_insensitive(n) for n in names]
+    extra = [f"--exclude={n}" for n in folded] + [f"--exclude-dir={n}" for n in folded]
     return _insert(args, end, [*extra, "--devices=skip"])
 
 
@@ -151,7 +153,8 @@ def _diff(args: list[str], names: Sequence[str]) -> list[str]:
     shorts, longs, end = _scan(args, SPECS["diff"])
     if "r" not in shorts and "recursive" not in longs:
         return args
-    return _insert(args, end, ["--no-dereference", *(f"--exclude={n}" for n in names)])
+    excludes = (f"--exclude={case_insensitive(n)}" for n in names)
+    return _insert(args, end, ["--no-dereference", *excludes])
 
 
 _GIT_READERS = frozenset({"grep", "diff", "show", "log"})
