@@ -104,6 +104,11 @@ ATTACKS: list[tuple[str, str]] = [
     ("recursive", "grep -rn MARK ."),
     ("recursive", "grep -r --include=*.env MARK ."),
     ("recursive", "grep -r --include=.env MARK ."),
+    ("recursive", "grep -d recurse API_KEY ."),
+    ("recursive", "grep --directories=recurse MARK ."),
+    ("recursive", "git log -ps"),
+    ("recursive", "git log --follow -p -- notes.txt"),
+    ("recursive", "git log -U1"),
     ("recursive", "rg MARK"),
     ("recursive", "rg -uuu MARK"),
     ("recursive", "rg --hidden --no-ignore -g .env MARK"),
@@ -154,6 +159,9 @@ LEGIT: list[tuple[str, str]] = [
     ("ls -la docs", "key.txt"),
     ("du -a .", "notes.txt"),
     ("head -n 1 /etc/passwd", "root"),
+    ("git log -p --follow -- a.txt", "+plain"),
+    ("tail -n 5 a.txt | grep -i plain", "plain"),
+    ("grep -c plain a.txt", "1"),
 ]
 
 

@@ -126,17 +126,16 @@ def _insert(args: list[str], at: int, extra: Sequence[str]) -> list[str]:
 
 
 def _grep(args: list[str], names: Sequence[str]) -> list[str]:
+    # Exclusions always: recursion also comes from -d/--directories=recurse, and on
+    # command-line files an --exclude only skips what the real-path check already refused.
     spec = SPECS["grep"]
-    shorts, longs, _ = _scan(args, spec)
-    if not ({"r", "R"} & set(shorts) or {"recursive", "dereference-recursive"} & set(longs)):
-        return args
     args = _rewrite_short(args, spec, "R", "r")
     args = ["--recursive" if a == "--dereference-recursive" else a for a in args]
     _, _, end = _scan(args, spec)
     # grep's globs are case-sensitive: .ENV is spelled [.][eE][nN][vV].
     folded = [case_insensitive(n) for n in names]
     extra = [f"--exclude={n}" for n in folded] + [f"--exclude-dir={n}" for n in folded]
-    return _insert(args, end, [*extra, "--devices=skip"])
+    return _insert(args, end, extra)
 
 
 def _rg(args: list[str], names: Sequence[str]) -> list[str]:
@@ -158,7 +157,8 @@ def _diff(args: list[str], names: Sequence[str]) -> list[str]:
 
 
 _GIT_READERS = frozenset({"grep", "diff", "show", "log"})
-_GIT_PATCH = re.compile(r"^(-p|-u|-U\d*|--patch|--unified.*|--word-diff.*|--color-words.*)$")
+# Any short cluster with p/u/U (over-matching only adds exclusions), or a long patch option.
+_GIT_PATCH = re.compile(r"^(-[^-]*[puU].*|--patch|--unified.*|--word-diff.*|--color-words.*)$")
 
 
 def _git_subcommand(args: Sequence[str]) -> int | None:
@@ -180,6 +180,8 @@ def _git(args: list[str], names: Sequence[str]) -> list[str]:
     sub, rest = args[index], args[index + 1 :]
     if sub == "log" and not any(_GIT_PATCH.match(a) for a in rest):
         return args  # names and messages only: no file content to keep secrets out of
+    if "--follow" in rest:
+        return args  # exactly one path, already judged by its real path and its name
     if sub == "diff" and "--no-index" in rest:
         return args  # two named paths, both checked by their real paths
     if "--literal-pathspecs" in args[:index]:
