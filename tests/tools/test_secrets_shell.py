@@ -61,6 +61,8 @@ ATTACKS: list[tuple[str, str]] = [
     ("symlink", "wc -l < docs/key.txt"),
     ("symlink", "cd docs && cat key.txt"),
     ("symlink", "cd sshdir && cat id_rsa"),
+    ("symlink", "cd .ssh && grep -r PRIVATE"),
+    ("symlink", "cd .ssh && cat deploy"),
     ("symlink", "grep -R MARK ."),
     ("symlink", "grep --dereference-recursive MARK ."),
     ("symlink", "grep -rn MARK docs"),
@@ -204,6 +206,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     os.symlink(os.path.relpath(home / ".aws" / "credentials", ws), ws / "rel")
     os.symlink(home / ".aws", ws / ".Aws")
     os.symlink("../.env", ws / "d1" / "x")
+    (ws / ".ssh").mkdir()
+    (ws / ".ssh" / "deploy").write_text("PRIVATE MARK-SSH-IN-WORKSPACE\n")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(base), "GIT_CONFIG_GLOBAL": "/dev/null"}
     for args in (
         ["init", "-q"],

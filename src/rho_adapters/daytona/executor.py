@@ -278,6 +278,8 @@ class DaytonaExecutor(Executor):
     async def _walked(self, command: Command, cwd: str) -> list[list[str]]:
         """Resolve every path word of every stage in the sandbox (one request), refuse a
         secret, and return each stage's walked directories (see ``secret_safe_argv``)."""
+        if reason := self.policy.refusal(cwd):
+            raise SensitivePath(f"commands may not run inside a secret location: {reason}")
         words = [path_words(stage.argv) for stage in command.pipeline]
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]

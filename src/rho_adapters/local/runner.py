@@ -177,6 +177,10 @@ class CommandRunner:
         """Refuse a stage naming a secret by any real path; return the canonical directories
         it may walk (its directory operands and ``cwd``), for ``secret_safe_argv``."""
         walked = [os.path.realpath(cwd)]
+        if reason := self.policy.refusal(walked[0]):
+            raise SensitivePath(
+                f"{argv[0]}: commands may not run inside a secret location: {reason}"
+            )
         for word in path_words(argv):
             full = os.path.join(cwd, word)  # an absolute word stays absolute
             if len(full) > MAX_PATH or "\x00" in full:
