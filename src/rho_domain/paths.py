@@ -42,7 +42,9 @@ def components(path: str) -> tuple[str, ...]:
     return tuple(part for part in path.split("/") if part not in ("", "."))
 
 
-def _is_secret_name(name: str) -> bool:
+def is_secret_name(name: str) -> bool:
+    """True for the unmistakable secrets file names (``.env`` variants, ``.netrc``, SSH keys):
+    the names refused even as a bare word, before anything looks at the filesystem."""
     low = name.casefold()
     if low.endswith(_TEMPLATE_SUFFIXES):
         return False
@@ -66,7 +68,7 @@ def write_refusal(path: str) -> str | None:
             return f"{path!r} is inside {part}/, which agents never write"
     if parts and parts[-1].casefold() in _NEVER_WRITTEN_FILES:
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
-    if parts and _is_secret_name(parts[-1]):
+    if parts and is_secret_name(parts[-1]):
         return f"{path!r} is a secrets file; only templates such as .env.example may be written"
     return None
 

@@ -164,6 +164,9 @@ LEGIT: list[tuple[str, str]] = [
     ("git log -p --follow -- a.txt", "+plain"),
     ("tail -n 5 a.txt | grep -i plain", "plain"),
     ("grep -c plain a.txt", "1"),
+    ("grep -rn credentials src", "src/auth.py:1:"),
+    ("grep -rn -e .pem src", "src/auth.py:1:"),
+    ("rg -F server.pem", "src/auth.py"),
 ]
 
 
@@ -193,6 +196,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
         "deploy/SERVER.KEY": "MARK-KEY",
         "a.txt": "plain",
         "src/app.py": "# TODO tidy",
+        "src/auth.py": "load(credentials, 'server.pem')",
         "d2/x": "other",
         "list.txt": ".env",
     }

@@ -16,6 +16,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.errors import CommandRefused
+from rho_domain.paths import is_secret_name
 from rho_domain.ports.executor import Stage
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.parser import CommandList, Pipeline, Redirection, SimpleCommand, parse
@@ -59,8 +60,15 @@ class ShellPlan:
 def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
     check_argv(command.argv)
     for arg in path_words(command.argv):
-        if not any(c in arg for c in "*?[") and (reason := DEFAULT_POLICY.refusal(arg)):
+        # Early, text-only refusals. A word with a slash is judged as a path; a bare word only
+        # by the unmistakable names (grep credentials, grep -e .pem are searches, not reads).
+        # The executor judges every word that names something by its real path anyway.
+        if any(c in arg for c in "*?["):
+            continue
+        if "/" in arg and (reason := DEFAULT_POLICY.refusal(arg)):
             raise CommandRefused(f"{reason}; it may not be read")
+        if is_secret_name(arg.rpartition(":")[2]):
+            raise CommandRefused(f"{arg!r} names a secrets file; it may not be read")
         if _names_proc(arg):
             raise CommandRefused(f"{arg!r}: /proc is not readable (process environments)")
     stdin_path: str | None = None
