@@ -326,3 +326,30 @@ async def test_executor_read_limits_and_sparse_files(box: dict[str, Path]) -> No
         f.truncate(5 << 30)
     data = await _executor(box).read("sparse.bin", offset=10, length=100)
     assert data == b"\x00" * 100
+
+
+async def test_executor_whole_machine_read_root_still_refuses_secrets(
+    box: dict[str, Path],
+) -> None:
+    """An operator may let the agent read outside the workspace (/var/log, even /); never a
+    secret, whichever route reaches it."""
+    home = box["home"]
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("KEY\n")
+    ex = LocalExecutor(str(box["ws"]), extra_read_roots=("/",), homes=(str(home),))
+    assert (await ex.read("/etc/hostname")).strip()
+    assert (await ex.read(str(box["outside"] / "secret.txt"))) == b"TOP SECRET\n"
+    for path in (
+        "/etc/shadow",
+        "/proc/self/environ",
+        "/dev/fd/../status",
+        "/proc/self/root/etc/shadow",
+        f"{home}/.ssh/id_rsa",
+        f"/proc/self/root{home}/.ssh/id_rsa",
+    ):
+        with pytest.raises(SensitivePath, match="secret"):
+            await ex.read(path)
+    with pytest.raises(SensitivePath, match="secret"):
+        await ex.list_dir(f"{home}/.ssh")
+    names = {e.name for e in await ex.list_dir("/var/log")}
+    assert names  # operators inspect /var/log

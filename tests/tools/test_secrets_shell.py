@@ -140,6 +140,8 @@ ATTACKS: list[tuple[str, str]] = [
     ("recursive", "sort a.txt .env"),
     ("recursive", 'awk \'BEGIN{ARGV[1]=".en" "v"; ARGC=2}{print}\''),
     ("recursive", "jq -n --rawfile k .env '$k'"),
+    ("recursive", "md5sum -c sums.txt"),
+    ("recursive", "sha256sum --check --quiet sums.txt"),
 ]
 
 # Legit work that must keep working in both modes: (command, text the output must contain).
@@ -199,6 +201,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
         "src/auth.py": "load(credentials, 'server.pem')",
         "d2/x": "other",
         "list.txt": ".env",
+        "sums.txt": "0" * 32 + "  .env",
     }
     for rel, text in files.items():
         (ws / rel).write_text(text + "\n")

@@ -14,7 +14,8 @@ Three pieces, all pure; the executors (local and Daytona) resolve the real paths
   ``--no-dereference`` (symlinks found while walking are not followed), ``rg -L/--follow`` is
   refused, and ``xargs`` runs its target behind ``guard_script`` (the items it appends are
   judged at run time). awk programs that touch ``ARGV``/``ARGC`` are refused (they choose
-  files the harness never saw; gawk's ``--sandbox`` stops this, mawk does not).
+  files the harness never saw; gawk's ``--sandbox`` stops this, mawk does not), and so is
+  ``md5sum -c`` and its siblings (they open the files named inside a list).
 * ``NON_READING``: programs whose words are never opened as files.
 """
 
@@ -211,6 +212,11 @@ def secret_safe_argv(
         args = _diff(args, names)
     elif name == "git":
         args = _git(args, names)
+    elif name.endswith("sum") and any(
+        a in ("-c", "--check") or (a.startswith("-") and not a.startswith("--") and "c" in a)
+        for a in args
+    ):
+        raise CommandRefused(f"{name}: --check opens the files named inside the list; not allowed")
     elif name in ("awk", "gawk", "mawk") and _AWK_ARGV.search(" ".join(args)):
         raise CommandRefused("awk: ARGV/ARGC choose files the harness never checked; not allowed")
     elif name == "xargs":
