@@ -175,14 +175,31 @@ def guard_script(policy: SecretPolicy) -> str:
     templates = "|".join(case_insensitive(p) for p in TEMPLATES)
     names = "|".join(case_insensitive(p) for p in NAMES)
     key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
+    judge = (
+        f"      case $p in {allowed}) ;; {own + '|' if own else ''}{trees}) s=1;; *)\n"
+        f'        case "/${{p##*/}}" in {templates}) ;; {names}) s=1;; {not_key}) ;;'
+        f" {key}) s=1;; esac;; esac\n"
+    )
+    # One realpath for every argument, read line by line in step with them (fast path); a
+    # name with a newline, or an empty one, takes the slow path: one realpath each. A missing
+    # answer line stops everything (exit 126). Secrets are rare: with none, the arguments are
+    # exec'd as they are; else the kept ones are picked by index in ONE eval (rebuilding "$@"
+    # item by item is quadratic in sh).
     return (
-        'skip=1\nfor a do\n  if [ -n "$skip" ]; then set --; skip=; fi\n  s=\n'
-        '  if [ -e "$a" ] || [ -L "$a" ]; then\n'
-        '    p=$(realpath -m -- "$a"; echo x) || exit 126\n    p=${p%x}; p=${p%?}\n'
-        f"    case $p in {allowed}) ;; {own + '|' if own else ''}{trees}) s=1;; *)\n"
-        f'      case "/${{p##*/}}" in {templates}) ;; {names}) s=1;; {not_key}) ;; {key}) s=1;;'
-        " esac;; esac\n  fi\n"
-        '  if [ -n "$s" ]; then\n'
-        "    printf 'rho: skipped %s: a secret file is never read\\n' \"$a\" >&2\n"
-        '  else set -- "$@" "$a"; fi\ndone\nexec "$@"\n'
+        "nl='\n'\nfast=1\n"
+        'for a do case $a in "" | *"$nl"*) fast= ;; esac; done\n'
+        "run() {\n  i=0; skips=\n  for a do\n    i=$((i + 1)); s=\n"
+        '    if [ -n "$fast" ]; then IFS= read -r p || exit 126; fi\n'
+        '    if [ -e "$a" ] || [ -L "$a" ]; then\n'
+        '      if [ -z "$fast" ]; then\n'
+        '        p=$(realpath -m -- "$a"; echo x) || exit 126; p=${p%x}; p=${p%?}\n      fi\n'
+        f"{judge}    fi\n"
+        '    if [ -n "$s" ]; then\n'
+        "      printf 'rho: skipped %s: a secret file is never read\\n' \"$a\" >&2\n"
+        '      skips="$skips $i "\n    fi\n  done\n'
+        '  if [ -z "$skips" ]; then exec "$@" </dev/null; fi\n'
+        "  keep=; i=0\n  for a do\n    i=$((i + 1))\n"
+        '    case $skips in *" $i "*) ;; *) keep="$keep \\"\\${$i}\\"" ;; esac\n  done\n'
+        '  eval "exec $keep </dev/null"\n}\n'
+        'if [ -n "$fast" ]; then realpath -m -- "$@" | run "$@"; else run "$@"; fi\n'
     )

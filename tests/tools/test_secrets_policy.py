@@ -103,19 +103,26 @@ def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None
     paths += ["/etc/passwd", "/etc/shadow", "/proc/cpuinfo", "/proc/self/status", "/dev/null"]
     paths += ["/dev/fd/../status", "/etc/hostname"]
     script = guard_script(policy)
-    kept = subprocess.run(
-        ["sh", "-c", script, "rho-guard", "printf", "%s\\n", *paths],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-    ).stdout.splitlines()
-    expected = [
-        p for p in paths if not os.path.lexists(p) or policy.refusal(os.path.realpath(p)) is None
-    ]
-    assert kept == expected
-    assert str(tmp_path / "a.txt") in kept
-    assert str(tmp_path / "link") not in kept
+    odd = [str(tmp_path / "new\nline.txt"), str(tmp_path / "new\nline.env"), ""]
+    for name in odd[:2]:
+        Path(name).write_text("x")
+    # The fast path (one realpath for all) and the slow one (a name with a newline: one each).
+    for batch in (paths, [*paths, *odd]):
+        kept = subprocess.run(
+            ["sh", "-c", script, "rho-guard", "printf", "%s\\0", *batch],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+        ).stdout.split("\0")[:-1]
+        expected = [
+            p
+            for p in batch
+            if not os.path.lexists(p) or policy.refusal(os.path.realpath(p)) is None
+        ]
+        assert kept == expected
+        assert str(tmp_path / "a.txt") in kept
+        assert str(tmp_path / "link") not in kept
 
 
 @pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
