@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,25 @@ async def test_daytona_read_refuses_secrets_by_real_path(
 ) -> None:
     with pytest.raises(error, match=r"secret|outside|names a directory"):
         await rig["executor"].read(path.replace("HOME", str(rig["home"])))
+
+
+async def test_daytona_git_never_shows_a_secret_blob(rig: dict[str, Any]) -> None:
+    ws = rig["ws"]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(ws.parent), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    for args in (
+        ["init", "-q"],
+        ["add", "-f", ".env", "a.txt"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+    ):
+        subprocess.run(["git", *args], cwd=ws, env=env, check=True)
+    blob = subprocess.run(
+        ["git", "rev-parse", "HEAD:.env"], cwd=ws, env=env, capture_output=True, text=True
+    ).stdout.strip()
+    for command in (f"git show {blob}", f"git cat-file -p {blob}", "git show HEAD", "git log -p"):
+        out = await _call(rig, "bash", command=command)
+        assert "MARK-ENV" not in out.content, (command, out.content)
+    legit = await _call(rig, "bash", command="git show HEAD:a.txt")
+    assert "plain" in legit.content, legit.content
 
 
 async def test_daytona_legit_reads_still_work(rig: dict[str, Any]) -> None:

@@ -130,6 +130,12 @@ ATTACKS: list[tuple[str, str]] = [
     ("recursive", "git grep --cached MARK"),
     ("recursive", "git --literal-pathspecs grep MARK"),
     ("recursive", "git show HEAD:.env"),
+    ("recursive", "git show BLOB"),
+    ("recursive", "git cat-file -p BLOB"),
+    ("recursive", "git diff BLOB BLOB2"),
+    ("recursive", "git show BLOB^{blob}"),
+    ("recursive", "git diff --no-index config deploy"),
+    ("recursive", "git diff --no-index . d2"),
     ("recursive", "git show HEAD"),
     ("recursive", "git log -p"),
     ("recursive", "git log --patch -1"),
@@ -157,6 +163,9 @@ LEGIT: list[tuple[str, str]] = [
     ("git grep TODO", "src/app.py"),
     ("git log --oneline", "first"),
     ("git show HEAD --stat", "src/app.py"),
+    ("git show HEAD:src/app.py", "TODO"),
+    ("git diff HEAD~0 --stat", ""),
+    ("git cat-file -t HEAD", "commit"),
     ("git diff --stat", ""),
     ("wc -l src/app.py", "1 src/app.py"),
     ("diff -r d2 d2", ""),
@@ -222,10 +231,23 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
         ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
     ):
         subprocess.run(["git", *args], cwd=ws, env=env, check=True)
+    blob = subprocess.run(
+        ["git", "rev-parse", "HEAD:.env"], cwd=ws, env=env, capture_output=True, text=True
+    ).stdout.strip()
     (ws / ".env").write_text("API_KEY=MARK-ENV-5\n")  # a tracked secret, modified
+    blob2 = subprocess.run(
+        ["git", "hash-object", "-w", ".env"], cwd=ws, env=env, capture_output=True, text=True
+    ).stdout.strip()
     agent = subprocess.Popen(["sleep", "600"], env={"OPENAI_API_KEY": ENVIRON_MARK})
     try:
-        yield {"home": home, "ws": ws, "sess": sess, "pid": Path(str(agent.pid))}
+        yield {
+            "home": home,
+            "ws": ws,
+            "sess": sess,
+            "pid": Path(str(agent.pid)),
+            "blob": Path(blob),
+            "blob2": Path(blob2),
+        }
     finally:
         agent.kill()
         agent.wait()
@@ -257,6 +279,8 @@ async def _run(rig: dict[str, Path], command: str, *, sandbox: bool) -> str:
         command.replace("HOME", str(rig["home"]))
         .replace("SESS", str(rig["sess"]))
         .replace("PID", str(rig["pid"]))
+        .replace("BLOB2", str(rig["blob2"]))
+        .replace("BLOB", str(rig["blob"]))
     )
     try:
         out = await BashHandler(restricted=True, timeout=20).handle({"command": text}, ctx)

@@ -45,7 +45,7 @@ from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.programs import check_argv, harden_argv
-from rho_domain.shell.reads import path_words, secret_safe_argv
+from rho_domain.shell.reads import git_object_args, path_words, secret_safe_argv
 
 log = logging.getLogger(__name__)
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -283,9 +283,9 @@ class DaytonaExecutor(Executor):
         words = [path_words(stage.argv) for stage in command.pipeline]
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
-        if not flat:
-            return walked
-        answer = await self._script(scripts.realpaths_script(cwd, [w for _, w in flat]), 30.0)
+        answer = ""
+        if flat:
+            answer = await self._script(scripts.realpaths_script(cwd, [w for _, w in flat]), 30.0)
         for (i, word), found in zip(flat, scripts.parse_realpaths(answer), strict=True):
             if found is None:
                 continue  # names nothing: a pattern, a value, a missing file
@@ -298,6 +298,15 @@ class DaytonaExecutor(Executor):
                     raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
             if is_dir:
                 walked[i].append(real)
+        for stage in command.pipeline:
+            if objects := git_object_args(stage.argv):
+                answer = await self._script(scripts.object_types_script(cwd, objects), 30.0)
+                for name, kind in zip(objects, answer.splitlines(), strict=False):
+                    if kind.strip() == "blob":
+                        raise SensitivePath(
+                            f"git: {name!r} is a file's content named by id; name it as "
+                            "rev:path (HEAD:src/app.py) so the secrets policy can judge the path"
+                        )
         return walked
 
     async def _restricted(self, command: Command, cwd: str, env: Mapping[str, str]) -> str:

@@ -17,6 +17,7 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.executor import Stage
+from rho_domain.shell.git import HARDENING
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Restricted pipelines start from an empty environment (no sandbox env vars, no secrets).
@@ -158,6 +159,15 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
         for word in words
     )
     return f"cd -- {q(cwd)} || exit 3\n{body}"
+
+
+def object_types_script(cwd: str, objects: Sequence[str]) -> str:
+    """``git cat-file --batch-check`` of ``objects`` in ``cwd``: one type (or ``... missing``)
+    per line, in an empty environment with git's hardening."""
+    names = "".join(f"{o}\n" for o in objects)
+    assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
+    git = " ".join(q(w) for w in ("git", *HARDENING, "cat-file", "--batch-check=%(objecttype)"))
+    return f"cd -- {q(cwd)} || exit 3\nprintf '%s' {q(names)} | env -i {assignments} {git}\n"
 
 
 def parse_realpaths(answer: str) -> list[tuple[str, bool] | None]:

@@ -24,8 +24,9 @@ from rho_domain.errors import ExecutorError, SensitivePath, ToolError
 from rho_domain.paths import MAX_PATH
 from rho_domain.ports.executor import Command
 from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+from rho_domain.shell.git import HARDENING
 from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
-from rho_domain.shell.reads import GUARD_NAME, path_words, secret_safe_argv
+from rho_domain.shell.reads import GUARD_NAME, git_object_args, path_words, secret_safe_argv
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
 _DROPPED_VARS = frozenset(
@@ -227,6 +228,8 @@ class CommandRunner:
     async def _prepare(self, argv: Sequence[str], cwd: str) -> tuple[str, ...]:
         check_argv(argv)
         walked = await asyncio.to_thread(self.check_reads, argv, cwd)
+        if objects := git_object_args(argv):
+            await asyncio.to_thread(self._refuse_blobs, objects, cwd)
         hardened = secret_safe_argv(harden_argv(argv), self.policy, walked)
         program = self.resolve(hardened[0])
         if program is None:
@@ -239,6 +242,32 @@ class CommandRunner:
             assert bwrap is not None
             return (bwrap, *self._bwrap_args(cwd), "--", *full)
         return full
+
+    def _refuse_blobs(self, objects: Sequence[str], cwd: str) -> None:
+        """Ask git (hardened, empty environment) the type of each object word; a blob named by
+        id has no path the policy could judge, so it is refused (see ``git_object_args``)."""
+        git = self.resolve("git")
+        if git is None:
+            return
+        try:
+            answer = subprocess.run(
+                [git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
+                input="".join(f"{o}\n" for o in objects),
+                capture_output=True,
+                text=True,
+                cwd=cwd,
+                env=restricted_env(self.search_path),
+                timeout=30,
+                check=False,
+            ).stdout.splitlines()
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ExecutorError(f"git: could not check the objects named: {exc}") from exc
+        for name, kind in zip(objects, answer, strict=False):
+            if kind.strip() == "blob":
+                raise SensitivePath(
+                    f"git: {name!r} is a file's content named by id; name it as rev:path "
+                    "(HEAD:src/app.py) so the secrets policy can judge the path"
+                )
 
     def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
         """Absolute paths for the guard's shell and the program it execs."""

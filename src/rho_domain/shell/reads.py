@@ -174,7 +174,7 @@ def _git_subcommand(args: Sequence[str]) -> int | None:
     return None
 
 
-def _git(args: list[str], names: Sequence[str]) -> list[str]:
+def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
     index = _git_subcommand(args)
     if index is None or args[index] not in _GIT_READERS:
         return args
@@ -184,7 +184,12 @@ def _git(args: list[str], names: Sequence[str]) -> list[str]:
     if "--follow" in rest:
         return args  # exactly one path, already judged by its real path and its name
     if sub == "diff" and "--no-index" in rest:
-        return args  # two named paths, both checked by their real paths
+        if len(walked) > 1:
+            raise CommandRefused(
+                "git diff --no-index of a directory would read the secrets inside it; "
+                "use diff -r, which skips them"
+            )
+        return args  # two named files, both judged by their real paths
     if "--literal-pathspecs" in args[:index]:
         raise CommandRefused(
             f"git {sub}: --literal-pathspecs would disable the exclusion of secrets files"
@@ -192,6 +197,29 @@ def _git(args: list[str], names: Sequence[str]) -> list[str]:
     # Magic pathspecs need no "--": git never takes ":(...)" for a revision.
     specs = [f":(exclude,icase,glob)**/{n}" for n in names]
     return [*args, *specs, *(f"{s}/**" for s in specs)]
+
+
+_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff"})
+
+
+def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
+    """The revision words of ``git show/cat-file/diff`` (before ``--``, not ``rev:path``): the
+    executor asks git which of them are blobs and refuses those, because a blob named by id
+    (``git ls-tree HEAD`` then ``git show <sha>``) has no path to judge. ``rev:path`` words
+    are judged by their path instead."""
+    if not argv or argv[0] != "git":
+        return ()
+    args = list(argv[1:])
+    index = _git_subcommand(args)
+    if index is None or args[index] not in _GIT_OBJECT_READERS or "--no-index" in args:
+        return ()
+    out: list[str] = []
+    for arg in args[index + 1 :]:
+        if arg == "--":
+            break
+        if not arg.startswith("-") and ":" not in arg and "\n" not in arg:
+            out.append(arg)
+    return tuple(out)
 
 
 def secret_safe_argv(
@@ -211,7 +239,7 @@ def secret_safe_argv(
     elif name == "diff":
         args = _diff(args, names)
     elif name == "git":
-        args = _git(args, names)
+        args = _git(args, names, walked)
     elif name.endswith("sum") and any(
         a in ("-c", "--check") or (a.startswith("-") and not a.startswith("--") and "c" in a)
         for a in args
