@@ -69,6 +69,8 @@ ATTACKS: list[tuple[str, str]] = [
     ("symlink", "rg -L MARK"),
     ("symlink", "rg --follow MARK ."),
     ("symlink", "diff -r d1 d2"),
+    ("symlink", "diff d1 d2"),
+    ("recursive", "diff config d3"),
     ("symlink", "git diff --no-index a.txt notes.txt"),
     ("symlink", "jq -R . notes.txt"),
     ("symlink", "awk '{print}' notes.txt"),
@@ -169,6 +171,7 @@ LEGIT: list[tuple[str, str]] = [
     ("git diff --stat", ""),
     ("wc -l src/app.py", "1 src/app.py"),
     ("diff -r d2 d2", ""),
+    ("diff a.txt src/app.py", "plain"),
     ("ls -la docs", "key.txt"),
     ("du -a .", "notes.txt"),
     ("head -n 1 /etc/passwd", "root"),
@@ -196,7 +199,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
         (home / rel).write_text(text + "\n")
     sess.mkdir()
     (sess / "trace.jsonl").write_text('{"secret": "MARK-SESSION"}\n')
-    for d in ("src", "docs", "config", "deploy", "d1", "d2"):
+    for d in ("src", "docs", "config", "deploy", "d1", "d2", "d3"):
         (ws / d).mkdir(parents=True)
     files = {
         ".env": "API_KEY=MARK-ENV-1",
@@ -209,6 +212,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
         "src/app.py": "# TODO tidy",
         "src/auth.py": "load(credentials, 'server.pem')",
         "d2/x": "other",
+        "d3/prod.env": "API_KEY=other",
         "list.txt": ".env",
         "sums.txt": "0" * 32 + "  .env",
     }

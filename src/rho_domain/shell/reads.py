@@ -149,12 +149,13 @@ def _rg(args: list[str], names: Sequence[str]) -> list[str]:
     return _insert(args, end, [f"--iglob=!{n}" for n in names])
 
 
-def _diff(args: list[str], names: Sequence[str]) -> list[str]:
+def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
+    # Two directories are compared file by file even without -r: exclusions always (they only
+    # act inside directory comparisons), and no symlink followed once a directory is walked.
     shorts, longs, end = _scan(args, SPECS["diff"])
-    if "r" not in shorts and "recursive" not in longs:
-        return args
-    excludes = (f"--exclude={case_insensitive(n)}" for n in names)
-    return _insert(args, end, ["--no-dereference", *excludes])
+    recursive = "r" in shorts or "recursive" in longs or len(walked) > 1
+    extra = [f"--exclude={case_insensitive(n)}" for n in names]
+    return _insert(args, end, ["--no-dereference", *extra] if recursive else extra)
 
 
 _GIT_READERS = frozenset({"grep", "diff", "show", "log"})
@@ -237,7 +238,7 @@ def secret_safe_argv(
     elif name == "rg":
         args = _rg(args, names)
     elif name == "diff":
-        args = _diff(args, names)
+        args = _diff(args, names, walked)
     elif name == "git":
         args = _git(args, names, walked)
     elif name.endswith("sum") and any(
