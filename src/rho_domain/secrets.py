@@ -98,6 +98,25 @@ EXCLUDED_NAMES: tuple[str, ...] = (
 )  # fmt: skip
 
 
+def _text(path: str) -> str:
+    parts = _components(path)
+    return "/" + "/".join(parts) if path.startswith("/") else "/".join(parts)
+
+
+def _name_refusal(path: str) -> str | None:
+    """Rule 3: the last component's name (templates excepted)."""
+    parts = _components(path)
+    name = "/" + parts[-1].casefold() if parts else "/"
+    if any(fnmatch.fnmatchcase(name, p) for p in TEMPLATES):
+        return None
+    for pattern in NAMES:
+        if fnmatch.fnmatchcase(name, pattern):
+            return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
+    if fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, SSH_KEY_NOT):
+        return f"{path!r} is a secret (an SSH private key)"
+    return None
+
+
 def _absolute(path: str) -> str:
     """``path`` as matched: absolute paths as they are, relative ones below some directory."""
     return path if path.startswith("/") else "/*/" + path
@@ -126,28 +145,25 @@ class SecretPolicy:
         resolved) where there is one; a relative path is judged by its names only."""
         if not path:
             return None
-        parts = _components(path)
-        text = "/" + "/".join(parts) if path.startswith("/") else "/".join(parts)
-        low = _absolute(text).casefold()
+        text = _text(path)
         if path.startswith("/") and any(fnmatch.fnmatchcase(text, p) for p in ALLOWED):
             return None
+        return self.location_refusal(path) or _name_refusal(path)
+
+    def location_refusal(self, path: str) -> str | None:
+        """Rule 2 alone (secret trees and locations; not the names of rule 3): what a word
+        with a slash is judged by before anything looks at the filesystem."""
+        parts = _components(path)
         for location in self.locations:
             base = _components(location)
             if path.startswith("/") and parts[: len(base)] == base:
                 return f"{path!r} is inside {location}, a secret location the agent never reads"
+        low = _absolute(_text(path)).casefold()
         for pattern in LOCATIONS:
             if fnmatch.fnmatchcase(low, pattern) and (
                 path.startswith("/") or pattern.startswith("*")
             ):
                 return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
-        name = "/" + parts[-1].casefold() if parts else "/"
-        if any(fnmatch.fnmatchcase(name, p) for p in TEMPLATES):
-            return None
-        for pattern in NAMES:
-            if fnmatch.fnmatchcase(name, pattern):
-                return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
-        if fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, SSH_KEY_NOT):
-            return f"{path!r} is a secret (an SSH private key)"
         return None
 
     def is_secret(self, path: str) -> bool:

@@ -181,6 +181,7 @@ LEGIT: list[tuple[str, str]] = [
     ("grep -rn credentials src", "src/auth.py:1:"),
     ("grep -rn -e .pem src", "src/auth.py:1:"),
     ("rg -F server.pem", "src/auth.py"),
+    ("grep -c deploy/server.key a.txt", "0"),
 ]
 
 

@@ -60,14 +60,15 @@ class ShellPlan:
 def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
     check_argv(command.argv)
     for arg in path_words(command.argv):
-        # Early, text-only refusals. A word with a slash is judged as a path; a bare word only
-        # by the unmistakable names (grep credentials, grep -e .pem are searches, not reads).
-        # The executor judges every word that names something by its real path anyway.
+        # Early, text-only refusals: secret trees and locations for a word with a slash, and
+        # only the unmistakable names for the last component (grep credentials, grep -e .pem,
+        # grep 'x/server.key' are searches, not reads). The executor judges every word that
+        # names something by its real path with the whole policy anyway.
         if any(c in arg for c in "*?["):
             continue
-        if "/" in arg and (reason := DEFAULT_POLICY.refusal(arg)):
+        if "/" in arg and (reason := DEFAULT_POLICY.location_refusal(arg)):
             raise CommandRefused(f"{reason}; it may not be read")
-        if is_secret_name(arg.rpartition(":")[2]):
+        if is_secret_name(arg.rpartition(":")[2].rpartition("/")[2]):
             raise CommandRefused(f"{arg!r} names a secrets file; it may not be read")
         if _names_proc(arg):
             raise CommandRefused(f"{arg!r}: /proc is not readable (process environments)")
