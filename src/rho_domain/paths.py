@@ -4,9 +4,9 @@ Pure functions over path *components*, compared casefolded (a case-insensitive f
 makes ``.GIT/config`` the same file as ``.git/config``). They are applied to the canonical
 path (after symlinks were resolved by the executor) as well as to the path the model wrote.
 
-* Secrets (never read, never written): ``.env`` and its variants (``.env.local``,
-  ``prod.env``, ``.envrc``) except templates (``.env.example``, ``.env.sample``,
-  ``.env.template``, ``.env.dist``), ``.netrc``, ``.pgpass``, SSH private keys.
+* Secrets (never read, never written): the policy of ``rho_domain.secrets`` (secret names
+  such as ``.env`` variants and private keys, secret trees such as ``.ssh``, ``/proc``,
+  ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
 * Agent, editor and VCS configuration (never written): any ``.git`` component, ``.vscode``,
   ``.idea``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.mcp.json``, ``.ssh``,
   ``.gnupg``, ``.aws``, ``.direnv`` and shell start-up files (``.bashrc``, ``.profile``...).
@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.secrets import DEFAULT_POLICY
 
 _TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
 _SECRET_NAMES = frozenset(
@@ -41,7 +42,9 @@ def components(path: str) -> tuple[str, ...]:
     return tuple(part for part in path.split("/") if part not in ("", "."))
 
 
-def _is_secret_name(name: str) -> bool:
+def is_secret_name(name: str) -> bool:
+    """True for the unmistakable secrets file names (``.env`` variants, ``.netrc``, SSH keys):
+    the names refused even as a bare word, before anything looks at the filesystem."""
     low = name.casefold()
     if low.endswith(_TEMPLATE_SUFFIXES):
         return False
@@ -51,9 +54,9 @@ def _is_secret_name(name: str) -> bool:
 
 
 def is_secret(path: str) -> bool:
-    """True when the final component names a secrets file (see the module docstring)."""
-    parts = components(path)
-    return bool(parts) and _is_secret_name(parts[-1])
+    """True when ``path`` is a secret under the default ``SecretPolicy`` (rho_domain.secrets):
+    a secrets file name, or anything inside a secret location such as ``.ssh`` or ``/proc``."""
+    return DEFAULT_POLICY.is_secret(path)
 
 
 def write_refusal(path: str) -> str | None:
@@ -65,7 +68,7 @@ def write_refusal(path: str) -> str | None:
             return f"{path!r} is inside {part}/, which agents never write"
     if parts and parts[-1].casefold() in _NEVER_WRITTEN_FILES:
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
-    if parts and _is_secret_name(parts[-1]):
+    if parts and is_secret_name(parts[-1]):
         return f"{path!r} is a secrets file; only templates such as .env.example may be written"
     return None
 
@@ -81,6 +84,13 @@ def normalize(path: str) -> str:
 
 
 MAX_PATH = 4096
+
+
+def check_file_path(path: str) -> None:
+    """Refuse, for reading or writing a *file*, a path whose text names a directory:
+    ``notes/`` (which a naive write turns into a file ``notes``), ``a/.``, ``..``."""
+    if path.endswith(("/", "/.", "/..")) or path in (".", ".."):
+        raise ToolError(f"{path!r} names a directory; give the path of a file")
 
 
 def check_path_text(path: str) -> None:

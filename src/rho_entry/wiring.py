@@ -173,6 +173,11 @@ def build_executor(
         raise ConfigError(f"unknown backend {config.backend!r}: use local or daytona")
     from rho_adapters.local import LocalExecutor
 
+    workspace = Path(working_dir_of(config)).resolve()
+    home = config_dir(os.environ).resolve()
+    # The agent's own configuration (databases.yaml, profiles, sessions) is never read by a
+    # tool, unless the operator made the workspace part of it.
+    secret = () if workspace == home or home in workspace.parents else (str(home),)
     return LocalExecutor(
         working_dir_of(config),
         file_write=profile.file_write,
@@ -180,6 +185,7 @@ def build_executor(
         extra_read_roots=profile.extra_read_roots,
         protected_paths=tuple(str(p) for p in _store_paths(store)),
         base_env=dict(os.environ),
+        secret_locations=secret,
     )
 
 

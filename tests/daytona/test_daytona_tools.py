@@ -58,8 +58,17 @@ async def test_daytona_tool_read(ro: Rig) -> None:
 
 
 async def test_daytona_tool_read_refuses_secrets_and_escapes(ro: Rig) -> None:
-    assert (await call(ro, "read", path=".env")).is_error
-    assert (await call(ro, "read", path="../../etc/passwd")).is_error
+    """Both targets exist, so only the refusal (not "no such file") can stop them."""
+    escape = "../" * (len(ro.ws.parts) + 1) + "etc/passwd"
+    assert Path(ro.ws, escape).resolve() == Path("/etc/passwd")
+    secret = await call(ro, "read", path=".env")
+    assert secret.is_error
+    assert "secret" in secret.content
+    assert "SECRET_FOO" not in secret.content
+    outside = await call(ro, "read", path=escape)
+    assert outside.is_error
+    assert "outside the workspace" in outside.content
+    assert "root:" not in outside.content
 
 
 async def test_daytona_tool_list(ro: Rig) -> None:

@@ -22,6 +22,7 @@ def box(tmp_path: Path) -> dict[str, Path]:
     ws = tmp_path / "ws"
     outside = tmp_path / "outside"
     evil = tmp_path / "ws-evil"
+    home = tmp_path / "home"
     for d in (ws / "src", ws / ".git" / "hooks", ws / ".vscode", outside, evil, ws / "session"):
         d.mkdir(parents=True)
     (outside / "secret.txt").write_text("TOP SECRET\n")
@@ -44,7 +45,8 @@ def box(tmp_path: Path) -> dict[str, Path]:
     os.symlink("/proc/self/root" + str(outside), ws / "proc_link")
     os.link(outside / "secret.txt", ws / "hardlink.txt")
     os.mkfifo(ws / "fifo")
-    return {"ws": ws, "outside": outside, "evil": evil}
+    home.mkdir()
+    return {"ws": ws, "outside": outside, "evil": evil, "home": home}
 
 
 def _executor(box: dict[str, Path], mode: FileWriteMode = FileWriteMode.FULL) -> LocalExecutor:
@@ -53,39 +55,58 @@ def _executor(box: dict[str, Path], mode: FileWriteMode = FileWriteMode.FULL) ->
     )
 
 
-READ_ATTACKS = [
-    "../outside/secret.txt",
-    "src/../../outside/secret.txt",
-    "./../outside/secret.txt",
-    "src/../../../etc/passwd",
-    "/etc/passwd",
-    "/etc/shadow",
-    "link_file",
-    "link_dir/secret.txt",
-    "rel_link",
-    "chain1",
-    "loop1",
-    "proc_link/secret.txt",
-    "/proc/self/root/etc/passwd",
-    "/proc/self/cwd/../outside/secret.txt",
-    "/proc/self/environ",
-    "~/.bashrc",
-    "~root/.ssh/id_rsa",
-    ".env",
-    ".env.local",
-    "src/../.env",
-    ".ENV",
-    "fifo",
-    "/dev/zero",
-    "/dev/stdin",
-    "src",
-    "",
-    "src/a.txt\x00.png",
-    "src\\..\\..\\outside",
-    "C:/Windows/win.ini",
-    "file:///etc/passwd",
-    "a/" * 2100,
-    "x" * 300,
+# Every attack names a target that EXISTS (so "no such file" can never make it pass) and expects
+# one specific refusal: (path, error type, message pattern). "{up}" climbs from ws/src to "/";
+# "{home}" is a fake home directory given to the executor as an extra read root.
+OUTSIDE = (PathOutsideWorkspace, "outside|leads outside|leading outside")
+SECRET = (SensitivePath, "secret")
+READ_ATTACKS: list[tuple[str, type[ToolError], str]] = [
+    ("../outside/secret.txt", *OUTSIDE),
+    ("src/../../outside/secret.txt", *OUTSIDE),
+    ("./../outside/secret.txt", *OUTSIDE),
+    ("src/{up}etc/passwd", *OUTSIDE),
+    ("/etc/passwd", *OUTSIDE),
+    ("/etc/shadow", *OUTSIDE),
+    ("link_file", *OUTSIDE),
+    ("link_dir/secret.txt", *OUTSIDE),
+    ("rel_link", *OUTSIDE),
+    ("chain1", *OUTSIDE),
+    ("loop1", ToolError, "too many levels of symbolic links"),
+    ("proc_link/secret.txt", *OUTSIDE),
+    ("/proc/self/root/etc/passwd", *OUTSIDE),
+    ("/proc/self/cwd/../outside/secret.txt", *OUTSIDE),
+    ("/proc/self/environ", *OUTSIDE),
+    ("~/.bashrc", PathOutsideWorkspace, "'~' is not expanded"),
+    ("~root/.ssh/id_rsa", PathOutsideWorkspace, "'~' is not expanded"),
+    (".env", *SECRET),
+    (".env.local", *SECRET),
+    ("src/../.env", *SECRET),
+    (".ENV", *SECRET),
+    ("config/.Env.Production", *SECRET),
+    ("notes.txt", *SECRET),
+    ("chain_env", *SECRET),
+    ("deploy/server.pem", *SECRET),
+    ("keys/id_ed25519", *SECRET),
+    ("{home}/.ssh/id_rsa", *SECRET),
+    ("{home}/.aws/credentials", *SECRET),
+    ("{home}/.config/gcloud/credentials.db", *SECRET),
+    ("{home}/.netrc", *SECRET),
+    ("{home}/.docker/config.json", *SECRET),
+    ("{home}/sshlink/id_rsa", *SECRET),
+    ("docs/key.txt", *OUTSIDE),
+    ("session/trace.jsonl", *SECRET),
+    ("fifo", ToolError, "FIFO"),
+    ("/dev/zero", *OUTSIDE),
+    ("/dev/stdin", *OUTSIDE),
+    ("src", ToolError, "directory"),
+    ("src/a.txt/", ToolError, "names a directory"),
+    ("", ToolError, "empty path"),
+    ("src/a.txt\x00.png", PermissionDenied, "control characters"),
+    ("src\\..\\..\\outside", PermissionDenied, "backslashes"),
+    ("C:/Windows/win.ini", PermissionDenied, "drive letters"),
+    ("file:///etc/passwd", PermissionDenied, "URLs"),
+    ("a/" * 2100, ToolError, "too long"),
+    ("x" * 300, ToolError, "too long"),
 ]
 
 WRITE_ATTACKS = [
@@ -124,10 +145,66 @@ WRITE_ATTACKS = [
 ]
 
 
-@pytest.mark.parametrize("path", READ_ATTACKS)
-async def test_executor_read_attack_is_refused(box: dict[str, Path], path: str) -> None:
-    with pytest.raises(ToolError):
-        await _executor(box).read(path)
+def _attack_box(box: dict[str, Path]) -> Path:
+    """Make every lexically refused target exist too, so only the refusal can stop a read."""
+    ws, home = box["ws"], box["home"]
+    for name in ("~", "~root/.ssh", "C:/Windows", "file:/etc", "config", "deploy", "keys"):
+        (ws / name).mkdir(parents=True, exist_ok=True)
+    files = {
+        "~/.bashrc": "ws bashrc",
+        "~root/.ssh/id_rsa": "ws key",
+        "src\\..\\..\\outside": "backslash",
+        "C:/Windows/win.ini": "ini",
+        "file:/etc/passwd": "url",
+        ".ENV": "API_KEY=3",
+        "config/.Env.Production": "API_KEY=4",
+        "deploy/server.pem": "-----BEGIN PRIVATE KEY-----",
+        "keys/id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "session/trace.jsonl": "{}",
+    }
+    for name, text in files.items():
+        (ws / name).write_text(text + "\n")
+    # "src/a.txt\x00.png" would read src/a.txt if the NUL were cut: it exists (fixture).
+    for rel, text in {
+        ".ssh/id_rsa": "KEY",
+        ".aws/credentials": "AWS",
+        ".config/gcloud/credentials.db": "GCP",
+        ".netrc": "machine x password y",
+        ".docker/config.json": "{}",
+    }.items():
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text + "\n")
+    os.symlink(home / ".ssh", home / "sshlink")
+    (ws / "docs").mkdir()
+    os.symlink(home / ".ssh" / "id_rsa", ws / "docs" / "key.txt")
+    os.symlink(".env", ws / "notes.txt")
+    os.symlink("notes.txt", ws / "chain_env")
+    return ws
+
+
+@pytest.mark.parametrize(
+    ("path", "error", "match"), READ_ATTACKS, ids=[a[0][:40] for a in READ_ATTACKS]
+)
+async def test_executor_read_attack_is_refused(
+    box: dict[str, Path],
+    path: str,
+    error: type[ToolError],
+    match: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ws = _attack_box(box)
+    monkeypatch.chdir(ws)  # /proc/self/cwd is the workspace
+    up = "../" * (len(ws.parts) + 1)
+    path = path.replace("{up}", up).replace("{home}", str(box["home"]))
+    ex = LocalExecutor(
+        str(ws),
+        file_write=FileWriteMode.FULL,
+        protected_paths=(str(ws / "session"),),
+        extra_read_roots=(str(box["home"]),),
+        homes=(str(box["home"]),),
+    )
+    with pytest.raises(error, match=match):
+        await ex.read(path)
 
 
 @pytest.mark.parametrize("path", WRITE_ATTACKS)
@@ -249,3 +326,30 @@ async def test_executor_read_limits_and_sparse_files(box: dict[str, Path]) -> No
         f.truncate(5 << 30)
     data = await _executor(box).read("sparse.bin", offset=10, length=100)
     assert data == b"\x00" * 100
+
+
+async def test_executor_whole_machine_read_root_still_refuses_secrets(
+    box: dict[str, Path],
+) -> None:
+    """An operator may let the agent read outside the workspace (/var/log, even /); never a
+    secret, whichever route reaches it."""
+    home = box["home"]
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("KEY\n")
+    ex = LocalExecutor(str(box["ws"]), extra_read_roots=("/",), homes=(str(home),))
+    assert (await ex.read("/etc/hostname")).strip()
+    assert (await ex.read(str(box["outside"] / "secret.txt"))) == b"TOP SECRET\n"
+    for path in (
+        "/etc/shadow",
+        "/proc/self/environ",
+        "/dev/fd/../status",
+        "/proc/self/root/etc/shadow",
+        f"{home}/.ssh/id_rsa",
+        f"/proc/self/root{home}/.ssh/id_rsa",
+    ):
+        with pytest.raises(SensitivePath, match="secret"):
+            await ex.read(path)
+    with pytest.raises(SensitivePath, match="secret"):
+        await ex.list_dir(f"{home}/.ssh")
+    names = {e.name for e in await ex.list_dir("/var/log")}
+    assert names  # operators inspect /var/log

@@ -40,10 +40,12 @@ from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath, ToolError
-from rho_domain.paths import is_secret, write_refusal
+from rho_domain.paths import check_file_path, check_path_text, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.programs import check_argv, harden_argv
+from rho_domain.shell.reads import git_object_args, path_words, secret_safe_argv
 
 log = logging.getLogger(__name__)
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -74,11 +76,13 @@ class DaytonaExecutor(Executor):
         allow_shell: bool = False,
         extra_read_roots: Sequence[str] = (),
         transport: httpx.AsyncBaseTransport | None = None,
+        homes: Sequence[str] = ("/root", "/home/daytona"),
     ) -> None:
         self.settings = settings
         self.file_write = file_write
         self.allow_shell = allow_shell
         self._roots = Roots(settings.working_dir, tuple(extra_read_roots))
+        self.policy = SecretPolicy(homes=tuple(homes))
         self._api = SandboxAPI(settings, transport=transport)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
@@ -141,9 +145,12 @@ class DaytonaExecutor(Executor):
         root, parts = self._roots.below(res.canonical, path, write=write)
         return res, root, parts
 
-    def _check_read(self, path: str, parts: tuple[str, ...]) -> None:
-        if is_secret(path) or (parts and is_secret(parts[-1])):
-            raise SensitivePath(f"{path!r} is a secrets file; it may not be read")
+    def _check_read(self, path: str, canonical: str | None = None) -> None:
+        """Refuse a secret: by the model's text (names), then by the canonical path."""
+        if reason := self.policy.refusal(path):
+            raise SensitivePath(f"{reason}; it may not be read")
+        if canonical is not None and (reason := self.policy.refusal(canonical)):
+            raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
 
     def _check_write(self, path: str, parts: tuple[str, ...]) -> None:
         for candidate in (path, "/".join(parts)):
@@ -166,10 +173,12 @@ class DaytonaExecutor(Executor):
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
         """See ``Executor.read``."""
-        self._check_read(path, ())
+        check_path_text(path)
+        check_file_path(path)
+        self._check_read(path)
         offset = max(0, offset)
-        res, _, parts = await self._resolve(path, write=False, read_range=(offset, length))
-        self._check_read(path, parts)
+        res, _, _ = await self._resolve(path, write=False, read_range=(offset, length))
+        self._check_read(path, res.canonical)
         if res.mode is None:
             raise ToolError(f"no such file: {path}")
         if stat_mod.S_ISDIR(res.mode):
@@ -185,6 +194,7 @@ class DaytonaExecutor(Executor):
             raise ToolError(f"no such file or directory: {path}")
         if not stat_mod.S_ISDIR(res.mode):
             raise ToolError(f"{path} is not a directory")
+        self._check_read(path, res.canonical)
         entries = await self._api.list_files(await self._ensure(), res.canonical, path)
         shown = self._roots.display(root, parts)
         return tuple(_file_info(entry, shown) for entry in entries if entry.get("name"))
@@ -197,6 +207,8 @@ class DaytonaExecutor(Executor):
             raise PermissionDenied(
                 f"overwriting {path!r} is not allowed: this profile may only create new files"
             )
+        check_path_text(path)
+        check_file_path(path)
         self._check_write(path, ())
         res, _, parts = await self._resolve(path, write=True)
         self._check_write(path, parts)
@@ -270,20 +282,56 @@ class DaytonaExecutor(Executor):
             omitted_bytes=captured.omitted,
         )
 
+    async def _walked(self, command: Command, cwd: str) -> list[list[str]]:
+        """Resolve every path word of every stage in the sandbox (one request), refuse a
+        secret, and return each stage's walked directories (see ``secret_safe_argv``)."""
+        if reason := self.policy.refusal(cwd):
+            raise SensitivePath(f"commands may not run inside a secret location: {reason}")
+        words = [path_words(stage.argv) for stage in command.pipeline]
+        walked: list[list[str]] = [[cwd] for _ in words]
+        flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
+        answer = ""
+        if flat:
+            answer = await self._script(scripts.realpaths_script(cwd, [w for _, w in flat]), 30.0)
+        for (i, word), found in zip(flat, scripts.parse_realpaths(answer), strict=True):
+            if found is None:
+                continue  # names nothing: a pattern, a value, a missing file
+            real, is_dir = found
+            full = posixpath.join(cwd, word)
+            for candidate in (full, real):
+                if reason := self.policy.refusal(candidate):
+                    shown = word if candidate == full else f"{word!r} (really {real})"
+                    argv0 = command.pipeline[i].argv[0]
+                    raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
+            if is_dir:
+                walked[i].append(real)
+        for stage in command.pipeline:
+            if objects := git_object_args(stage.argv):
+                answer = await self._script(scripts.object_types_script(cwd, objects), 30.0)
+                for name, kind in zip(objects, answer.splitlines(), strict=False):
+                    if kind.strip() == "blob":
+                        raise SensitivePath(
+                            f"git: {name!r} is a file's content named by id; name it as "
+                            "rev:path (HEAD:src/app.py) so the secrets policy can judge the path"
+                        )
+        return walked
+
     async def _restricted(self, command: Command, cwd: str, env: Mapping[str, str]) -> str:
         stages = []
         stdin_files: list[str | None] = []
-        for stage in command.pipeline:
-            stages.append(attrs.evolve(stage, argv=tuple(harden_argv(stage.argv))))
+        walked = await self._walked(command, cwd)
+        for stage, dirs in zip(command.pipeline, walked, strict=True):
+            argv = secret_safe_argv(harden_argv(stage.argv), self.policy, dirs)
+            stages.append(attrs.evolve(stage, argv=argv))
             if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:
                 raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")
             stdin_files.append(await self._input(stage.stdin_path) if stage.stdin_path else None)
         return scripts.restricted_inner(scripts.render_pipeline(stages, stdin_files), cwd, env)
 
     async def _input(self, path: str) -> str:
-        self._check_read(path, ())
-        res, _, parts = await self._resolve(path, write=False)
-        self._check_read(path, parts)
+        self._check_read(path)
+        res, _, _ = await self._resolve(path, write=False)
+        self._check_read(path, res.canonical)
         if res.mode is None or not stat_mod.S_ISREG(res.mode):
             raise ToolError(f"{path}: not a readable regular file")
         return res.canonical

@@ -17,6 +17,7 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.executor import Stage
+from rho_domain.shell.git import HARDENING
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Restricted pipelines start from an empty environment (no sandbox env vars, no secrets).
@@ -148,6 +149,43 @@ def resolve_script(
         )
     lines.append("printf '%s' \"$p\"")
     return "\n".join(lines) + "\n"
+
+
+def realpaths_script(cwd: str, words: Sequence[str]) -> str:
+    """For each word, in ``cwd``: ``- `` when it names nothing, else ``d``/``f`` and the
+    base64 of its canonical path (every symlink resolved), one line per word."""
+    body = "".join(
+        f"w={q(word)}\n"
+        'if [ -e "$w" ] || [ -L "$w" ]; then\n'
+        '  if [ -d "$w" ]; then k=d; else k=f; fi\n'
+        '  printf \'%s \' "$k"; realpath -m -- "$w" | head -c -1 | base64 -w0; echo\n'
+        "else echo -; fi\n"
+        for word in words
+    )
+    return f"cd -- {q(cwd)} || exit 3\n{body}"
+
+
+def object_types_script(cwd: str, objects: Sequence[str]) -> str:
+    """``git cat-file --batch-check`` of ``objects`` in ``cwd``: one type (or ``... missing``)
+    per line, in an empty environment with git's hardening."""
+    names = "".join(f"{o}\n" for o in objects)
+    assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
+    git = " ".join(q(w) for w in ("git", *HARDENING, "cat-file", "--batch-check=%(objecttype)"))
+    return f"cd -- {q(cwd)} || exit 3\nprintf '%s' {q(names)} | env -i {assignments} {git}\n"
+
+
+def parse_realpaths(answer: str) -> list[tuple[str, bool] | None]:
+    """The lines of ``realpaths_script``: (canonical path, is a directory) or None."""
+    out: list[tuple[str, bool] | None] = []
+    for line in answer.splitlines():
+        kind, _, encoded = line.partition(" ")
+        if kind == "-":
+            out.append(None)
+        elif kind in ("d", "f"):
+            out.append((base64.b64decode(encoded).decode("utf-8", "surrogateescape"), kind == "d"))
+        else:
+            raise ExecutorError(f"unreadable path answer from the sandbox: {line!r}")
+    return out
 
 
 @attrs.frozen

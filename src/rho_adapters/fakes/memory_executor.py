@@ -5,7 +5,8 @@ Commands are answered by handlers you register by program name (``argv[0]`` of t
 stage, or the first word of a shell string); anything else exits 127. It takes the same
 ``file_write`` and ``allow_shell`` settings as the real executors and enforces them the same way
 (OFF refuses every write, CREATE_ONLY refuses overwrites, a shell string needs ``allow_shell``),
-and confines paths like them (no ``..`` or absolute escapes). It joins their contract suite
+and confines paths like them (no ``..`` or absolute escapes), refuses secrets
+(``rho_domain.secrets``) and paths naming a directory. It joins their contract suite
 (tests/tools/test_executor_contract.py).
 """
 
@@ -15,9 +16,11 @@ import inspect
 import posixpath
 from collections.abc import Awaitable, Callable, Mapping
 
-from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
+from rho_domain.paths import check_file_path
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.secrets import DEFAULT_POLICY
 
 CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
 
@@ -95,7 +98,10 @@ class MemoryExecutor(Executor):
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
         """See ``Executor.read``."""
+        check_file_path(path)
         key = self._key(path)
+        if reason := DEFAULT_POLICY.refusal(key):
+            raise SensitivePath(f"{reason}; it may not be read")
         if key not in self.files:
             if self._is_dir(key):
                 raise ToolError(f"{path} is a directory")
@@ -130,6 +136,7 @@ class MemoryExecutor(Executor):
             raise PermissionDenied(
                 f"overwriting {path!r} is not allowed: this profile may only create new files"
             )
+        check_file_path(path)
         key = self._key(path)
         existed = key in self.files
         if existed and not overwrite:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import pwd
 import shutil
 import sys
 import time
@@ -31,9 +32,16 @@ from rho_domain.errors import (
     SensitivePath,
     ToolError,
 )
-from rho_domain.paths import check_path_text, components, is_secret, is_within, write_refusal
+from rho_domain.paths import (
+    check_file_path,
+    check_path_text,
+    components,
+    is_within,
+    write_refusal,
+)
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo
+from rho_domain.secrets import SecretPolicy
 
 
 @contextlib.contextmanager
@@ -51,6 +59,18 @@ def _os_errors(shown: str) -> Iterator[None]:
         if exc.errno == errno.ELOOP:
             raise ToolError(f"{shown}: symbolic link where none is allowed") from exc
         raise ToolError(f"{shown}: {exc.strerror or exc}") from exc
+
+
+def machine_homes() -> tuple[str, ...]:
+    """Home directories whose credential files the policy names concretely: this user's (from
+    the password database, not $HOME), root's and every directory under /home."""
+    homes: list[str] = []
+    with contextlib.suppress(KeyError):
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    homes.append("/root")
+    with contextlib.suppress(OSError):
+        homes.extend(e.path for e in os.scandir("/home") if e.is_dir(follow_symlinks=False))
+    return tuple(dict.fromkeys(os.path.realpath(h) for h in homes if h))
 
 
 def default_search_path() -> tuple[str, ...]:
@@ -72,6 +92,8 @@ class LocalExecutor(Executor):
         search_path: Sequence[str] | None = None,
         base_env: Mapping[str, str] | None = None,
         sandbox: bool | None = None,
+        secret_locations: Sequence[str] = (),
+        homes: Sequence[str] | None = None,
     ) -> None:
         if not os.path.isdir(root):
             raise ExecutorError(f"working directory {root!r} does not exist")
@@ -79,6 +101,10 @@ class LocalExecutor(Executor):
         self._tree = Tree(root)
         self._extra = tuple(Tree(r) for r in extra_read_roots if os.path.isdir(r))
         self._protected = tuple(components(os.path.realpath(p)) for p in protected_paths)
+        self.policy = SecretPolicy(
+            locations=tuple(os.path.realpath(p) for p in (*protected_paths, *secret_locations)),
+            homes=machine_homes() if homes is None else tuple(homes),
+        )
         self.file_write = file_write
         self.allow_shell = allow_shell
         path = tuple(search_path) if search_path is not None else default_search_path()
@@ -93,6 +119,7 @@ class LocalExecutor(Executor):
             base_env or {},
             sandbox=sandbox,
             visible_roots=(self._tree.root, *(t.root for t in self._extra)),
+            policy=self.policy,
         )
 
     @property
@@ -111,9 +138,14 @@ class LocalExecutor(Executor):
                     return tree, extra
         raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self._tree.root}")
 
-    def _check_read(self, path: str, parts: tuple[str, ...]) -> None:
-        if is_secret(path) or (parts and is_secret(parts[-1])):
-            raise SensitivePath(f"{path!r} is a secrets file; it may not be read")
+    def _check_read(self, path: str, tree: Tree, parts: tuple[str, ...] | None) -> None:
+        """Refuse a secret: by the model's text (names), then by the canonical path."""
+        if reason := self.policy.refusal(path):
+            raise SensitivePath(f"{reason}; it may not be read")
+        if parts is not None:
+            real = "/" + "/".join((*tree.root_parts, *parts))
+            if reason := self.policy.refusal(real):
+                raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
 
     def _check_write(self, path: str, tree: Tree, parts: tuple[str, ...]) -> None:
         for candidate in (path, "/".join(parts)):
@@ -146,11 +178,13 @@ class LocalExecutor(Executor):
 
     def _read(self, path: str, offset: int, length: int | None) -> bytes:
         with _os_errors(path):
+            check_path_text(path)
+            check_file_path(path)
             tree, parts = self._locate(path, write=False)
-            self._check_read(path, parts)
+            self._check_read(path, tree, parts)
             res = tree.resolve(parts, path, follow_final=True)
             try:
-                self._check_read(path, res.parts)
+                self._check_read(path, tree, res.parts)
                 return read_bytes(res, path, max(0, offset), length)
             finally:
                 os.close(res.dir_fd)
@@ -163,6 +197,7 @@ class LocalExecutor(Executor):
             tree, parts = self._locate(path, write=False)
             res = tree.resolve((*parts, "."), path, follow_final=True)
             try:
+                self._check_read(path, tree, res.parts)
                 return list_entries(res.dir_fd, self._display(tree, res.parts))
             finally:
                 os.close(res.dir_fd)
@@ -178,6 +213,8 @@ class LocalExecutor(Executor):
                 f"overwriting {path!r} is not allowed: this profile may only create new files"
             )
         with _os_errors(path):
+            check_path_text(path)
+            check_file_path(path)
             tree, parts = self._locate(path, write=True)
             self._check_write(path, tree, parts)
             res = tree.resolve(
@@ -237,10 +274,10 @@ class LocalExecutor(Executor):
     def _open_input(self, path: str) -> int:
         with _os_errors(path):
             tree, parts = self._locate(path, write=False)
-            self._check_read(path, parts)
+            self._check_read(path, tree, parts)
             res = tree.resolve(parts, path, follow_final=True)
             try:
-                self._check_read(path, res.parts)
+                self._check_read(path, tree, res.parts)
                 return open_regular(res, path)
             finally:
                 os.close(res.dir_fd)

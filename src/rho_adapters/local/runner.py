@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 
 from rho_adapters.local.process import Spawn, restricted_limits, run_processes
-from rho_domain.errors import ExecutorError, ToolError
+from rho_domain.errors import ExecutorError, SensitivePath, ToolError
+from rho_domain.paths import MAX_PATH
 from rho_domain.ports.executor import Command
+from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+from rho_domain.shell.git import HARDENING
 from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
+from rho_domain.shell.reads import GUARD_NAME, git_object_args, path_words, secret_safe_argv
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
 _DROPPED_VARS = frozenset(
@@ -72,6 +78,10 @@ def _user_process_count() -> int:
     return count
 
 
+def _host_keys() -> list[str]:
+    return glob.glob("/etc/ssh/ssh_host_*_key")
+
+
 class CommandRunner:
     def __init__(
         self,
@@ -80,11 +90,13 @@ class CommandRunner:
         *,
         sandbox: bool | None,
         visible_roots: Sequence[str] = (),
+        policy: SecretPolicy | None = None,
     ) -> None:
         self.search_path = tuple(search_path)
         # Bound again on top of the private /tmp, so a workspace under /tmp stays visible.
         self.visible_roots = tuple(visible_roots)
         self.base_env = dict(base_env)
+        self.policy = policy if policy is not None else SecretPolicy()
         self._sandbox_wanted = sandbox
         self._sandbox: bool | None = None if sandbox is not False else False
 
@@ -126,6 +138,28 @@ class CommandRunner:
         )
         return tuple(dict.fromkeys((*self.visible_roots, *hidden_programs)))
 
+    def _hidden(self) -> list[str]:
+        """Arguments for bwrap that hide every concrete secret location that exists: an empty tmpfs
+        over a directory, /dev/null over a file (symlinks are left: their targets are judged
+        by the real-path checks, and a secret target is hidden in its own right)."""
+        locations = (
+            *SYSTEM_SECRETS,
+            *(os.path.join(h, rel) for h in self.policy.homes for rel in HOME_SECRETS),
+            *self.policy.locations,
+            *_host_keys(),
+        )
+        args: list[str] = []
+        for location in dict.fromkeys(locations):
+            try:
+                st = os.lstat(location)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                args += ["--tmpfs", location]
+            elif stat.S_ISREG(st.st_mode):
+                args += ["--ro-bind", "/dev/null", location]
+        return args
+
     def _bwrap_args(self, cwd: str) -> list[str]:
         return [
             "--ro-bind", "/", "/",
@@ -133,10 +167,37 @@ class CommandRunner:
             "--proc", "/proc",
             "--tmpfs", _SANDBOX_DIR,
             *(arg for root in self._rebound() for arg in ("--ro-bind", root, root)),
+            *self._hidden(),
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--cap-drop", "ALL",
             "--die-with-parent", "--new-session",
             "--chdir", cwd,
         ]  # fmt: skip
+
+    def check_reads(self, argv: Sequence[str], cwd: str) -> list[str]:
+        """Refuse a stage naming a secret by any real path; return the canonical directories
+        it may walk (its directory operands and ``cwd``), for ``secret_safe_argv``."""
+        walked = [os.path.realpath(cwd)]
+        if reason := self.policy.refusal(walked[0]):
+            raise SensitivePath(
+                f"{argv[0]}: commands may not run inside a secret location: {reason}"
+            )
+        for word in path_words(argv):
+            full = os.path.join(cwd, word)  # an absolute word stays absolute
+            if len(full) > MAX_PATH or "\x00" in full:
+                continue
+            try:
+                os.lstat(full)
+            except (OSError, ValueError):
+                continue  # names nothing: a pattern, a value, a missing file
+            real = os.path.realpath(full)
+            for candidate in (full, real):
+                if reason := self.policy.refusal(candidate):
+                    shown = word if candidate == full else f"{word!r} (really {real})"
+                    raise SensitivePath(f"{argv[0]}: {shown} may not be read: {reason}")
+            if os.path.isdir(real):
+                walked.append(real)
+        return walked
 
     async def run(
         self, command: Command, cwd: str, stdin_fds: Sequence[int | None]
@@ -166,7 +227,10 @@ class CommandRunner:
 
     async def _prepare(self, argv: Sequence[str], cwd: str) -> tuple[str, ...]:
         check_argv(argv)
-        hardened = harden_argv(argv)
+        walked = await asyncio.to_thread(self.check_reads, argv, cwd)
+        if objects := git_object_args(argv):
+            await asyncio.to_thread(self._refuse_blobs, objects, cwd)
+        hardened = secret_safe_argv(harden_argv(argv), self.policy, walked)
         program = self.resolve(hardened[0])
         if program is None:
             raise ToolError(f"{hardened[0]}: program not installed on this machine")
@@ -179,12 +243,45 @@ class CommandRunner:
             return (bwrap, *self._bwrap_args(cwd), "--", *full)
         return full
 
+    def _refuse_blobs(self, objects: Sequence[str], cwd: str) -> None:
+        """Ask git (hardened, empty environment) the type of each object word; a blob named by
+        id has no path the policy could judge, so it is refused (see ``git_object_args``)."""
+        git = self.resolve("git")
+        if git is None:
+            return
+        try:
+            answer = subprocess.run(
+                [git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
+                input="".join(f"{o}\n" for o in objects),
+                capture_output=True,
+                text=True,
+                cwd=cwd,
+                env=restricted_env(self.search_path),
+                timeout=30,
+                check=False,
+            ).stdout.splitlines()
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ExecutorError(f"git: could not check the objects named: {exc}") from exc
+        for name, kind in zip(objects, answer, strict=False):
+            if kind.strip() == "blob":
+                raise SensitivePath(
+                    f"git: {name!r} is a file's content named by id; name it as rev:path "
+                    "(HEAD:src/app.py) so the secrets policy can judge the path"
+                )
+
     def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
+        """Absolute paths for the guard's shell and the program it execs."""
+        out = list(argv)
         index = 1 + xargs_target_index(argv[1:])
-        target = self.resolve(argv[index])
-        if target is None:
-            raise ToolError(f"{argv[index]}: program not installed on this machine")
-        return (*argv[:index], target, *argv[index + 1 :])
+        indexes = [index]
+        if GUARD_NAME in argv[index:]:
+            indexes.append(argv.index(GUARD_NAME, index) + 1)
+        for i in indexes:
+            target = self.resolve(argv[i])
+            if target is None:
+                raise ToolError(f"{argv[i]}: program not installed on this machine")
+            out[i] = target
+        return tuple(out)
 
     async def _spawn(
         self,

@@ -16,10 +16,12 @@ from typing import Literal
 import attrs
 
 from rho_domain.errors import CommandRefused
-from rho_domain.paths import is_secret
+from rho_domain.paths import is_secret_name
 from rho_domain.ports.executor import Stage
+from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.parser import CommandList, Pipeline, Redirection, SimpleCommand, parse
 from rho_domain.shell.programs import check_argv
+from rho_domain.shell.reads import path_words
 
 Joiner = Literal["", ";", "&&", "||"]
 
@@ -57,9 +59,17 @@ class ShellPlan:
 
 def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
     check_argv(command.argv)
-    for arg in command.argv[1:]:
-        if is_secret(arg):
-            raise CommandRefused(f"{arg!r} names a secrets file (.env); it may not be read")
+    for arg in path_words(command.argv):
+        # Early, text-only refusals: secret trees and locations for a word with a slash, and
+        # only the unmistakable names for the last component (grep credentials, grep -e .pem,
+        # grep 'x/server.key' are searches, not reads). The executor judges every word that
+        # names something by its real path with the whole policy anyway.
+        if any(c in arg for c in "*?["):
+            continue
+        if "/" in arg and (reason := DEFAULT_POLICY.location_refusal(arg)):
+            raise CommandRefused(f"{reason}; it may not be read")
+        if is_secret_name(arg.rpartition(":")[2].rpartition("/")[2]):
+            raise CommandRefused(f"{arg!r} names a secrets file; it may not be read")
         if _names_proc(arg):
             raise CommandRefused(f"{arg!r}: /proc is not readable (process environments)")
     stdin_path: str | None = None
@@ -70,8 +80,8 @@ def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
         kind = _classify(redirection)
         if kind == "stdin":
             assert redirection.target is not None
-            if is_secret(redirection.target):
-                raise CommandRefused("reading a secrets file (.env) is not allowed")
+            if reason := DEFAULT_POLICY.refusal(redirection.target):
+                raise CommandRefused(f"{reason}; it may not be read")
             if redirection.target.startswith(("/dev/", "/proc/")):
                 raise CommandRefused("input from devices or /proc is not allowed; use a file")
             stdin_path, stdin_data = redirection.target, None

@@ -43,7 +43,7 @@ _RG_LONG = (
     "column no-column vimgrep trim stats multiline multiline-dotall pcre2 null null-data "
     "follow no-messages quiet type-list glob-case-insensitive text binary no-config "
     "unrestricted passthru byte-offset line-buffered block-buffered crlf no-unicode "
-    "invert-match include-zero sort-files no-require-git one-file-system"
+    "invert-match include-zero sort-files no-require-git one-file-system mmap"
 )
 _RG_VALUED = (
     "regexp file glob iglob type type-not after-context before-context context max-count "

@@ -70,11 +70,12 @@ class ReadExcelHandler(ToolHandler):
         if len(data) > MAX_BYTES:
             raise ToolError(f"{path} is larger than {MAX_BYTES:,} bytes")
         if ext in (".csv", ".tsv"):
-            rows = _parse_delimited(data, "\t" if ext == ".tsv" else ",")
+            window, total, width = _parse_delimited(
+                data, "\t" if ext == ".tsv" else ",", start, 0 if action == "list_sheets" else count
+            )
             if action == "list_sheets":
-                width = max((len(r) for r in rows), default=0)
-                return ToolOutput(content=f"1. {path} ({len(rows)} rows x {width} columns)")
-            return _render(path, rows[start - 1 : start - 1 + count], start, len(rows))
+                return ToolOutput(content=f"1. {path} ({total} rows x {width} columns)")
+            return _render(path, window, start, total)
         if self.reader is None:
             raise ToolError("reading .xlsx needs openpyxl: install rho-agent[excel]")
         sheets = await self.reader.sheets(data)
@@ -96,10 +97,20 @@ class ReadExcelHandler(ToolHandler):
         return _render(f"{path} [{name}]", rows, start, info.rows, info.columns)
 
 
-def _parse_delimited(data: bytes, delimiter: str) -> list[tuple[Cell, ...]]:
+def _parse_delimited(
+    data: bytes, delimiter: str, start: int, count: int
+) -> tuple[list[tuple[Cell, ...]], int, int]:
+    """(rows start..start+count-1, total rows, widest row), keeping only the window in memory."""
     text = data.decode("utf-8-sig", "replace")
+    window: list[tuple[Cell, ...]] = []
+    total = width = 0
     try:
-        return [tuple(row) for row in csv.reader(io.StringIO(text), delimiter=delimiter)]
+        for row in csv.reader(io.StringIO(text), delimiter=delimiter):
+            total += 1
+            width = max(width, len(row))
+            if start <= total < start + count:
+                window.append(tuple(row))
+        return window, total, width
     except csv.Error as exc:
         raise ToolError(
             f"could not parse the file as {delimiter!r}-separated values: {exc}"

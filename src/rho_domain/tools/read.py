@@ -1,9 +1,12 @@
 """read: numbered lines of a text file, streamed in chunks (never loaded whole).
 
-``offset`` is the first line (1-based), ``limit`` the number of lines; long lines are cut; the
-total line count is exact (the whole file is scanned chunk by chunk, up to ``MAX_SCAN``
-bytes). Binary files (a NUL byte in the first 8 KiB) are refused with a hint; undecodable
-bytes are replaced. The executor refuses FIFOs, devices, secrets and paths outside.
+``offset`` is the first line (1-based), ``limit`` the number of lines; long lines are cut. The
+work is bounded whatever the file's size or shape: at most ``MAX_SCAN`` bytes are scanned (in
+``CHUNK`` pieces), and at most ``MAX_LINE * 4`` bytes of any one line are kept, so a 5 GiB file
+with a single line costs what a 64 MiB one does. The line count is exact when the whole file
+was scanned, else stated as a lower bound ("at least N"). Binary files (a NUL byte in the first
+8 KiB) are refused with a hint; undecodable bytes are replaced. The executor refuses FIFOs,
+devices, secrets and paths outside.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from rho_domain.errors import ToolError
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 
 CHUNK = 1 << 20
-MAX_SCAN = 1 << 30
+MAX_SCAN = 64 << 20
 MAX_LINE = 2000
 DEFAULT_LIMIT = 2000
 
@@ -51,6 +54,7 @@ class ReadHandler(ToolHandler):
         position = 0
         pending = b""
         cut_lines = 0
+        ended = False
         while position < MAX_SCAN:
             chunk = await ctx.executor.read(path, offset=position, length=CHUNK)
             if position == 0 and b"\x00" in chunk[:8192]:
@@ -58,35 +62,49 @@ class ReadHandler(ToolHandler):
                     f"{path} looks binary (NUL bytes); inspect it with bash `file` or `xxd`"
                 )
             if not chunk:
+                ended = True
                 break
             position += len(chunk)
+            ended = len(chunk) < CHUNK  # a short read is the end of a regular file
             parts = (pending + chunk).split(b"\n")
             pending = parts.pop()
             for raw in parts:
                 total += 1
                 if first <= total <= last:
                     cut_lines += _keep(lines, total, raw)
-            if len(pending) > MAX_SCAN // 64:
+            if len(pending) > MAX_LINE * 4:
                 pending = pending[: MAX_LINE * 4]  # a giant line: keep only what is shown
+            if ended:
+                break
         if pending:
             total += 1
             if first <= total <= last:
                 cut_lines += _keep(lines, total, pending)
-        if total and first > total:
+        if ended and total and first > total:
             raise ToolError(f"offset {first} is past the end of {path} ({total} lines)")
+        if not ended and first > total:
+            raise ToolError(
+                f"offset {first} is beyond the first {MAX_SCAN:,} bytes of {path} "
+                f"({total:,}+ lines there); use bash `tail -n` or `sed -n` for deeper lines"
+            )
         notes = []
         shown_last = min(last, total)
-        if first > 1 or shown_last < total:
-            notes.append(f"lines {first}-{shown_last} of {total}; use offset/limit for more")
+        count = f"{total}" if ended else f"at least {total} (scanned the first {MAX_SCAN:,} bytes)"
+        if first > 1 or shown_last < total or not ended:
+            notes.append(f"lines {first}-{shown_last} of {count}; use offset/limit for more")
         if cut_lines:
             notes.append(f"{cut_lines} line(s) cut at {MAX_LINE} characters")
-        if position >= MAX_SCAN:
-            notes.append(f"stopped scanning after {MAX_SCAN:,} bytes; the count is partial")
         body = "\n".join(lines) if lines else "(empty file)"
         footer = f"\n[{'; '.join(notes)}]" if notes else ""
         return ToolOutput(
             content=body + footer,
-            metadata={"path": path, "total_lines": total, "first": first, "last": shown_last},
+            metadata={
+                "path": path,
+                "total_lines": total,
+                "first": first,
+                "last": shown_last,
+                "complete": ended,
+            },
         )
 
 

@@ -31,10 +31,12 @@ async def walk_files(
         for entry in entries:
             if not hidden and entry.name.startswith("."):
                 continue
+            if is_secret(entry.path):
+                continue  # never listed for reading: see rho_domain.secrets
             if entry.kind is FileKind.DIRECTORY:
                 if entry.name not in SKIPPED_DIRS:
                     stack.append(entry.path)
-            elif entry.kind is FileKind.FILE and not is_secret(entry.name):
+            elif entry.kind is FileKind.FILE:
                 seen += 1
                 if seen > limit:
                     return

@@ -1,0 +1,221 @@
+"""The secrets policy: which real paths no tool and no shell stage may ever read.
+
+One policy, applied by the executors to the *resolved real path* of every file a tool opens and
+of every path word of every restricted shell stage (and, through the xargs guard, to every item
+``xargs`` appends at run time). It is data plus two small interpreters of that data:
+``SecretPolicy.refusal`` (Python, ``fnmatch`` on the casefolded path) and ``guard_script`` (a
+POSIX ``sh`` ``case`` over the same patterns, letters written as ``[aA]``), so the two cannot
+drift (tests compare them path by path).
+
+Rules, in order, on an absolute (canonical) path:
+
+1. ``ALLOWED``: a few harmless files under refused trees (``/proc/cpuinfo``, ``/dev/null``...).
+2. ``LOCATIONS``: secret trees wherever they are (``*/.ssh``, ``*/.aws``, ``*/.gnupg``,
+   ``*/.config/gcloud``, ``*/.kube``, ``*/.docker/config.json``...) and system locations
+   (``/proc``, ``/dev``, ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers*``, SSH host keys,
+   ``/run/secrets``...), plus the executor's own ``SecretPolicy.locations`` (the session and
+   configuration directories).
+3. ``NAMES`` on the last component (matched as ``/name``), unless it is a template
+   (``TEMPLATES``: ``.env.example``...): ``.env`` variants, private keys (``*.pem``,
+   ``*.key``, ``id_*`` without a dot), ``.netrc``, ``.pgpass``, credentials files, shell
+   histories...
+
+A relative path is matched as if it were below some directory (``.env`` is ``*/.env``), so the
+name rules also apply to what the model wrote. Patterns are lowercase; matching is casefolded
+(``.ENV`` is ``.env`` on a case-insensitive filesystem).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shlex
+
+import attrs
+
+
+def _components(path: str) -> tuple[str, ...]:
+    return tuple(part for part in path.split("/") if part not in ("", "."))
+
+
+def _tree(*patterns: str) -> tuple[str, ...]:
+    """A location and everything below it."""
+    return tuple(p for pattern in patterns for p in (pattern, pattern + "/*"))
+
+
+ALLOWED: tuple[str, ...] = (
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+    "/proc/cpuinfo", "/proc/meminfo", "/proc/loadavg", "/proc/uptime", "/proc/version",
+    "/proc/filesystems", "/proc/partitions", "/proc/swaps", "/proc/vmstat", "/proc/diskstats",
+)  # fmt: skip
+LOCATIONS: tuple[str, ...] = _tree(
+    "*/.ssh", "*/.aws", "*/.gnupg", "*/.kube", "*/.azure", "*/.password-store",
+    "*/.config/gcloud", "*/.config/gh", "*/.config/rho-agent", "*/.docker/config.json",
+    "*/.cargo/credentials", "*/.cargo/credentials.toml", "*/.local/share/keyrings",
+    "*/.terraform.d/credentials.tfrc.json",
+    "/proc", "/dev", "/sys/firmware",
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+    "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",
+    "/run/secrets", "/var/run/secrets",
+)  # fmt: skip
+TEMPLATES: tuple[str, ...] = (
+    "*.example", "*.sample", "*.template", "*.dist", "*.defaults", "*/id_*.pub",
+)  # fmt: skip
+NAMES: tuple[str, ...] = (
+    "*/.env", "*/.env.*", "*.env", "*/.envrc", "*/.netrc", "*/_netrc", "*/.pgpass",
+    "*/.git-credentials", "*/.npmrc", "*/.pypirc", "*/.my.cnf", "*/.vault-token", "*/.boto",
+    "*/.s3cfg", "*/.htpasswd", "*/credentials", "*/credentials.json", "*/.bash_history",
+    "*/.zsh_history", "*/.python_history", "*/.psql_history", "*/.mysql_history",
+    "*/.sqlite_history", "*/.node_repl_history", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks",
+    "*.keystore", "*.keytab", "*.kdbx", "*.gpg", "*.asc",
+)  # fmt: skip
+# ``id_rsa``, ``id_ed25519``, ``id_github``...: an ``id_`` name without any dot.
+SSH_KEY = "*/id_*"
+SSH_KEY_NOT = "*/id_*.*"
+
+# Where the sandbox hides secrets outright, below every home directory it knows of.
+HOME_SECRETS: tuple[str, ...] = (
+    ".ssh", ".aws", ".gnupg", ".kube", ".azure", ".password-store", ".config/gcloud",
+    ".config/gh", ".config/rho-agent", ".docker", ".netrc", ".pgpass", ".git-credentials",
+    ".npmrc", ".pypirc", ".my.cnf", ".vault-token", ".boto", ".s3cfg", ".bash_history",
+    ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".cargo/credentials",
+    ".cargo/credentials.toml", ".local/share/keyrings", ".terraform.d",
+)  # fmt: skip
+SYSTEM_SECRETS: tuple[str, ...] = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+    "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/run/secrets",
+    "/var/run/secrets", "/sys/firmware",
+)  # fmt: skip
+
+# Basenames recursive readers skip wherever they walk (grep --exclude, rg --iglob !..., diff
+# --exclude, git pathspecs): the name rules, well-known SSH key names and secret dot-directories.
+# (Globs cannot say "id_* without a dot"; other key names are caught by the real-path checks and
+# by the sandbox hiding ~/.ssh.)
+EXCLUDED_NAMES: tuple[str, ...] = (
+    *(p.removeprefix("*/") for p in NAMES),
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+    ".ssh", ".aws", ".gnupg", ".kube", ".azure", ".password-store", ".docker",
+    "ssh_host_*_key",
+)  # fmt: skip
+
+
+def _text(path: str) -> str:
+    parts = _components(path)
+    return "/" + "/".join(parts) if path.startswith("/") else "/".join(parts)
+
+
+def _name_refusal(path: str) -> str | None:
+    """Rule 3: the last component's name (templates excepted)."""
+    parts = _components(path)
+    name = "/" + parts[-1].casefold() if parts else "/"
+    if any(fnmatch.fnmatchcase(name, p) for p in TEMPLATES):
+        return None
+    for pattern in NAMES:
+        if fnmatch.fnmatchcase(name, pattern):
+            return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
+    if fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, SSH_KEY_NOT):
+        return f"{path!r} is a secret (an SSH private key)"
+    return None
+
+
+def _absolute(path: str) -> str:
+    """``path`` as matched: absolute paths as they are, relative ones below some directory."""
+    return path if path.startswith("/") else "/*/" + path
+
+
+@attrs.frozen
+class SecretPolicy:
+    """The rules of the module docstring plus ``locations``: absolute directories or files of
+    this deployment (the session directory, the agent's configuration) that are secret too.
+    ``homes`` (home directories of this machine) only say where ``HOME_SECRETS`` concretely
+    are, for the sandbox to hide them and recursive readers to skip them; the patterns already
+    refuse them wherever they are."""
+
+    locations: tuple[str, ...] = ()
+    homes: tuple[str, ...] = ()
+
+    def absolute_locations(self) -> tuple[str, ...]:
+        """Concrete secret locations: the system's, those below ``homes``, and ``locations``."""
+        below_homes = tuple(
+            f"{home.rstrip('/')}/{rel}" for home in self.homes for rel in HOME_SECRETS
+        )
+        return (*SYSTEM_SECRETS, *below_homes, *self.locations)
+
+    def refusal(self, path: str) -> str | None:
+        """Why ``path`` may not be read, or None. Give the canonical absolute path (symlinks
+        resolved) where there is one; a relative path is judged by its names only."""
+        if not path:
+            return None
+        text = _text(path)
+        if path.startswith("/") and any(fnmatch.fnmatchcase(text, p) for p in ALLOWED):
+            return None
+        return self.location_refusal(path) or _name_refusal(path)
+
+    def location_refusal(self, path: str) -> str | None:
+        """Rule 2 alone (secret trees and locations; not the names of rule 3): what a word
+        with a slash is judged by before anything looks at the filesystem."""
+        parts = _components(path)
+        for location in self.locations:
+            base = _components(location)
+            if path.startswith("/") and parts[: len(base)] == base:
+                return f"{path!r} is inside {location}, a secret location the agent never reads"
+        low = _absolute(_text(path)).casefold()
+        for pattern in LOCATIONS:
+            if fnmatch.fnmatchcase(low, pattern) and (
+                path.startswith("/") or pattern.startswith("*")
+            ):
+                return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
+        return None
+
+    def is_secret(self, path: str) -> bool:
+        """True when ``refusal(path)`` has a reason."""
+        return self.refusal(path) is not None
+
+
+DEFAULT_POLICY = SecretPolicy()
+
+
+def case_insensitive(pattern: str) -> str:
+    """A lowercase glob as a ``case`` pattern matching any letter case (``[eE]``)."""
+    return "".join(f"[{c}{c.upper()}]" if c.isalpha() and c.isascii() else c for c in pattern)
+
+
+def guard_script(policy: SecretPolicy) -> str:
+    """POSIX sh run by ``xargs`` in front of its target: every argument that names an existing
+    path is resolved (``realpath -m``) and judged by ``policy``'s rules (the same patterns as
+    ``SecretPolicy.refusal``); a secret is dropped from the arguments (with a note on stderr,
+    as ``grep --exclude`` would skip it) and the target runs with the rest. Usage:
+    ``sh -c SCRIPT rho-guard /abs/program args...``."""
+    allowed = "|".join(ALLOWED)
+    own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
+    trees = "|".join(case_insensitive(p) for p in LOCATIONS)
+    templates = "|".join(case_insensitive(p) for p in TEMPLATES)
+    names = "|".join(case_insensitive(p) for p in NAMES)
+    key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
+    judge = (
+        f"      case $p in {allowed}) ;; {own + '|' if own else ''}{trees}) s=1;; *)\n"
+        f'        case "/${{p##*/}}" in {templates}) ;; {names}) s=1;; {not_key}) ;;'
+        f" {key}) s=1;; esac;; esac\n"
+    )
+    # One realpath for every argument, read line by line in step with them (fast path); a
+    # name with a newline, or an empty one, takes the slow path: one realpath each. A missing
+    # answer line stops everything (exit 126). Secrets are rare: with none, the arguments are
+    # exec'd as they are; else the kept ones are picked by index in ONE eval (rebuilding "$@"
+    # item by item is quadratic in sh).
+    return (
+        "nl='\n'\nfast=1\n"
+        'for a do case $a in "" | *"$nl"*) fast= ;; esac; done\n'
+        "run() {\n  i=0; skips=\n  for a do\n    i=$((i + 1)); s=\n"
+        '    if [ -n "$fast" ]; then IFS= read -r p || exit 126; fi\n'
+        '    if [ -e "$a" ] || [ -L "$a" ]; then\n'
+        '      if [ -z "$fast" ]; then\n'
+        '        p=$(realpath -m -- "$a"; echo x) || exit 126; p=${p%x}; p=${p%?}\n      fi\n'
+        f"{judge}    fi\n"
+        '    if [ -n "$s" ]; then\n'
+        "      printf 'rho: skipped %s: a secret file is never read\\n' \"$a\" >&2\n"
+        '      skips="$skips $i "\n    fi\n  done\n'
+        '  if [ -z "$skips" ]; then exec "$@" </dev/null; fi\n'
+        "  keep=; i=0\n  for a do\n    i=$((i + 1))\n"
+        '    case $skips in *" $i "*) ;; *) keep="$keep \\"\\${$i}\\"" ;; esac\n  done\n'
+        '  eval "exec $keep </dev/null"\n}\n'
+        'if [ -n "$fast" ]; then realpath -m -- "$@" | run "$@"; else run "$@"; fi\n'
+    )

@@ -1,0 +1,255 @@
+"""What a restricted stage may read, so the executor can hold it to the secrets policy.
+
+Three pieces, all pure; the executors (local and Daytona) resolve the real paths and apply them:
+
+* ``path_words(argv)``: every word that could name a file the program opens: operands, option
+  values (``--file=x``, ``-fx``, the word after ``-f``), git's ``rev:path``. The executor
+  resolves each word that exists (relative to the stage's directory, every symlink followed)
+  and refuses the stage when the real path is a secret. Words that name nothing are ignored,
+  so a grep pattern is not mistaken for a file.
+* ``secret_safe_argv(argv, policy, walked)``: the argv with recursive readers kept away from
+  secrets they would find by themselves: ``grep -r``/``rg``/``git grep``/``git diff``/
+  ``diff -r`` get exclusions of every secret name (and of the concrete secret locations below
+  the directories they walk), ``grep -R`` becomes ``-r`` and ``diff -r`` gets
+  ``--no-dereference`` (symlinks found while walking are not followed), ``rg -L/--follow`` is
+  refused, and ``xargs`` runs its target behind ``guard_script`` (the items it appends are
+  judged at run time). awk programs that touch ``ARGV``/``ARGC`` are refused (they choose
+  files the harness never saw; gawk's ``--sandbox`` stops this, mawk does not), and so is
+  ``md5sum -c`` and its siblings (they open the files named inside a list).
+* ``NON_READING``: programs whose words are never opened as files.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+
+from rho_domain.errors import CommandRefused
+from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
+from rho_domain.shell.options import OptionSpec
+from rho_domain.shell.programs import SPECS, xargs_target_index
+
+NON_READING = frozenset(
+    {"echo", "printf", "seq", "date", "basename", "dirname", "true", "false", "pwd", "whoami",
+     "id", "uname", "hostname", "which", "ps", "tr", "realpath", "readlink", "cd"}
+)  # fmt: skip
+# Walked by ``grep -r /`` and friends, never worth reading: skipped when below a walked root.
+_WALK_SKIPPED = ("/proc", "/dev", "/sys")
+GUARD_NAME = "rho-guard"
+_AWK_ARGV = re.compile(r"\bARG[VC]\b")
+
+
+def path_words(argv: Sequence[str]) -> tuple[str, ...]:
+    """Every word of ``argv`` (program excluded) that could be a path the program opens."""
+    if not argv or argv[0] in NON_READING:
+        return ()
+    out: list[str] = []
+    for arg in argv[1:]:
+        out.append(arg)
+        if arg.startswith("--") and "=" in arg:
+            out.append(arg.split("=", 1)[1])
+        elif arg.startswith("-") and len(arg) > 2:
+            out.extend(arg[i:] for i in range(2, len(arg)))
+        if argv[0] == "git" and ":" in arg and not arg.startswith(":"):
+            out.append(arg.split(":", 1)[1])
+    return tuple(dict.fromkeys(w for w in out if w and w not in ("-", "--")))
+
+
+def _scan(args: Sequence[str], spec: OptionSpec) -> tuple[list[str], list[str], int]:
+    """(short flags, long option names, index of ``--`` or len) of ``args`` under ``spec``."""
+    shorts: list[str] = []
+    longs: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            return shorts, longs, i - 1
+        if arg.startswith("--"):
+            name, eq, _ = arg[2:].partition("=")
+            longs.append(name)
+            if name in spec.long_valued and not eq:
+                i += 1
+        elif arg.startswith("-") and len(arg) > 1 and not (spec.numeric and arg[1:].isdigit()):
+            for j, ch in enumerate(arg[1:], start=1):
+                shorts.append(ch)
+                if ch in spec.valued:
+                    i += 0 if arg[j + 1 :] else 1
+                    break
+    return shorts, longs, len(args)
+
+
+def _rewrite_short(args: Sequence[str], spec: OptionSpec, old: str, new: str) -> list[str]:
+    """Replace the short flag ``old`` by ``new`` where it is a flag (not inside a value)."""
+    out: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            out.append(arg)
+            skip = False
+            continue
+        if arg == "--":
+            out.extend(args[len(out) :])
+            return out
+        if arg.startswith("--"):
+            name, eq, _ = arg[2:].partition("=")
+            skip = name in spec.long_valued and not eq
+        elif arg.startswith("-") and len(arg) > 1:
+            chars = list(arg)
+            for j in range(1, len(chars)):
+                if chars[j] in spec.valued:
+                    skip = j == len(chars) - 1
+                    break
+                if chars[j] == old:
+                    chars[j] = new
+            arg = "".join(chars)
+        out.append(arg)
+    return out
+
+
+def _below(location: str, walked: Sequence[str]) -> bool:
+    loc = posixpath.normpath(location)
+    return any(
+        loc == w or loc.startswith(w.rstrip("/") + "/") for w in map(posixpath.normpath, walked)
+    )
+
+
+def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
+    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip."""
+    concrete = (*policy.absolute_locations(), *_WALK_SKIPPED)
+    extra = [posixpath.basename(loc) for loc in concrete if _below(loc, walked)]
+    return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
+
+
+def _insert(args: list[str], at: int, extra: Sequence[str]) -> list[str]:
+    return [*args[:at], *extra, *args[at:]]
+
+
+def _grep(args: list[str], names: Sequence[str]) -> list[str]:
+    # Exclusions always: recursion also comes from -d/--directories=recurse, and on
+    # command-line files an --exclude only skips what the real-path check already refused.
+    spec = SPECS["grep"]
+    args = _rewrite_short(args, spec, "R", "r")
+    args = ["--recursive" if a == "--dereference-recursive" else a for a in args]
+    _, _, end = _scan(args, spec)
+    # grep's globs are case-sensitive: .ENV is spelled [.][eE][nN][vV].
+    folded = [case_insensitive(n) for n in names]
+    extra = [f"--exclude={n}" for n in folded] + [f"--exclude-dir={n}" for n in folded]
+    return _insert(args, end, extra)
+
+
+def _rg(args: list[str], names: Sequence[str]) -> list[str]:
+    shorts, longs, end = _scan(args, SPECS["rg"])
+    if "L" in shorts or "follow" in longs:
+        raise CommandRefused(
+            "rg: -L/--follow follows symbolic links, which may lead to secrets; "
+            "search the link's target directly"
+        )
+    return _insert(args, end, [f"--iglob=!{n}" for n in names])
+
+
+def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
+    # Two directories are compared file by file even without -r: exclusions always (they only
+    # act inside directory comparisons), and no symlink followed once a directory is walked.
+    shorts, longs, end = _scan(args, SPECS["diff"])
+    recursive = "r" in shorts or "recursive" in longs or len(walked) > 1
+    extra = [f"--exclude={case_insensitive(n)}" for n in names]
+    return _insert(args, end, ["--no-dereference", *extra] if recursive else extra)
+
+
+_GIT_READERS = frozenset({"grep", "diff", "show", "log"})
+# Any short cluster with p/u/U (over-matching only adds exclusions), or a long patch option.
+_GIT_PATCH = re.compile(r"^(-[^-]*[puU].*|--patch|--unified.*|--word-diff.*|--color-words.*)$")
+
+
+def _git_subcommand(args: Sequence[str]) -> int | None:
+    i = 0
+    while i < len(args):
+        if args[i] == "-c":
+            i += 2
+        elif args[i].startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
+
+
+def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
+    index = _git_subcommand(args)
+    if index is None or args[index] not in _GIT_READERS:
+        return args
+    sub, rest = args[index], args[index + 1 :]
+    if sub == "log" and not any(_GIT_PATCH.match(a) for a in rest):
+        return args  # names and messages only: no file content to keep secrets out of
+    if "--follow" in rest:
+        return args  # exactly one path, already judged by its real path and its name
+    if sub == "diff" and "--no-index" in rest:
+        if len(walked) > 1:
+            raise CommandRefused(
+                "git diff --no-index of a directory would read the secrets inside it; "
+                "use diff -r, which skips them"
+            )
+        return args  # two named files, both judged by their real paths
+    if "--literal-pathspecs" in args[:index]:
+        raise CommandRefused(
+            f"git {sub}: --literal-pathspecs would disable the exclusion of secrets files"
+        )
+    # Magic pathspecs need no "--": git never takes ":(...)" for a revision.
+    specs = [f":(exclude,icase,glob)**/{n}" for n in names]
+    return [*args, *specs, *(f"{s}/**" for s in specs)]
+
+
+_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff"})
+
+
+def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
+    """The revision words of ``git show/cat-file/diff`` (before ``--``, not ``rev:path``): the
+    executor asks git which of them are blobs and refuses those, because a blob named by id
+    (``git ls-tree HEAD`` then ``git show <sha>``) has no path to judge. ``rev:path`` words
+    are judged by their path instead."""
+    if not argv or argv[0] != "git":
+        return ()
+    args = list(argv[1:])
+    index = _git_subcommand(args)
+    if index is None or args[index] not in _GIT_OBJECT_READERS or "--no-index" in args:
+        return ()
+    out: list[str] = []
+    for arg in args[index + 1 :]:
+        if arg == "--":
+            break
+        if not arg.startswith("-") and ":" not in arg and "\n" not in arg:
+            out.append(arg)
+    return tuple(out)
+
+
+def secret_safe_argv(
+    argv: Sequence[str], policy: SecretPolicy, walked: Sequence[str]
+) -> tuple[str, ...]:
+    """``argv`` (already hardened) with recursive readers kept away from secrets; see the
+    module docstring. ``walked``: canonical directories the stage may walk (its operands that
+    are directories, and its working directory)."""
+    if not argv:
+        return ()
+    name, args = argv[0], list(argv[1:])
+    names = walk_exclusions(policy, walked)
+    if name == "grep":
+        args = _grep(args, names)
+    elif name == "rg":
+        args = _rg(args, names)
+    elif name == "diff":
+        args = _diff(args, names, walked)
+    elif name == "git":
+        args = _git(args, names, walked)
+    elif name.endswith("sum") and any(
+        a in ("-c", "--check") or (a.startswith("-") and not a.startswith("--") and "c" in a)
+        for a in args
+    ):
+        raise CommandRefused(f"{name}: --check opens the files named inside the list; not allowed")
+    elif name in ("awk", "gawk", "mawk") and _AWK_ARGV.search(" ".join(args)):
+        raise CommandRefused("awk: ARGV/ARGC choose files the harness never checked; not allowed")
+    elif name == "xargs":
+        index = xargs_target_index(args)
+        target = secret_safe_argv(args[index:], policy, walked)
+        args = [*args[:index], "sh", "-c", guard_script(policy), GUARD_NAME, *target]
+    return (name, *args)

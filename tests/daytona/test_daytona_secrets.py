@@ -1,0 +1,167 @@
+"""The secrets policy in the Daytona backend: the same tools, the same attacks, the same answer.
+
+FakeDaytona runs real bash and real programs, so every attack below really executes; the
+executor resolves paths inside the "sandbox" (here, this machine) and judges them with the same
+``rho_domain.secrets`` policy as the local executor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
+from rho_domain.errors import PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.messages import ToolCall
+from rho_domain.permissions import FileWriteMode, readonly_profile
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.factory import build_registry
+
+MARKS = ("MARK-ENV", "MARK-SSH", "MARK-AWS", "MARK-KEY")
+ATTACKS = [
+    "cat HOME/.aws/credentials",
+    "grep -r PRIVATE HOME/.ssh",
+    "grep -rh MARK HOME",
+    "cat docs/key.txt",
+    "cat notes.txt",
+    "cat c1",
+    "cat sshdir/id_rsa",
+    "cat < notes.txt",
+    "head a.txt notes.txt",
+    "grep -R MARK .",
+    "grep -rh API_KEY .",
+    "grep -r --include=*.env MARK .",
+    "rg -L MARK",
+    "git grep --no-index -h API_KEY",
+    "find . -name '.en?' | xargs cat",
+    "find . -type f | xargs grep MARK",
+    "printf 'notes.txt\\n' | xargs cat",
+    "cat .ENV",
+    "cat deploy/SERVER.KEY",
+    "cat /dev/fd/../environ",
+    "cat /proc/self/environ",
+    "cat /proc/self/root/HOME/.ssh/id_rsa",
+    "diff -r d1 d2",
+    "jq -n --rawfile k notes.txt '$k'",
+    "awk 'BEGIN{ARGV[1]=\"notes.txt\"; ARGC=2}{print}'",
+]
+
+
+@pytest.fixture
+async def rig(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    for rel, text in {
+        ".ssh/id_rsa": "PRIVATE MARK-SSH",
+        ".aws/credentials": "MARK-AWS",
+    }.items():
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text + "\n")
+    for d in ("docs", "deploy", "d1", "d2", "src"):
+        (ws / d).mkdir(parents=True)
+    for rel, text in {
+        ".env": "API_KEY=MARK-ENV-1",
+        ".ENV": "API_KEY=MARK-ENV-2",
+        "deploy/SERVER.KEY": "MARK-KEY",
+        "a.txt": "plain",
+        "d2/x": "other",
+        "src/app.py": "# TODO",
+    }.items():
+        (ws / rel).write_text(text + "\n")
+    os.symlink(home / ".ssh" / "id_rsa", ws / "docs" / "key.txt")
+    os.symlink(".env", ws / "notes.txt")
+    os.symlink("notes.txt", ws / "c1")
+    os.symlink(home / ".ssh", ws / "sshdir")
+    os.symlink("../.env", ws / "d1" / "x")
+    (tmp_path / "ws-evil").write_text("a sibling that merely shares the prefix\n")
+    fake = FakeDaytona(polls_until_started=1)
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(ws)),
+        file_write=FileWriteMode.OFF,
+        extra_read_roots=(str(home),),
+        transport=fake.transport,
+        homes=(str(home),),
+    )
+    try:
+        yield {"executor": executor, "home": home, "ws": ws}
+    finally:
+        await executor.aclose()
+
+
+async def _call(rig: dict[str, Any], tool: str, **args: Any) -> ToolOutput:
+    profile = readonly_profile()
+    ctx = ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=rig["executor"],
+        profile=profile,
+        clock=SystemClock(),
+    )
+    call = ToolCall(id="c", name=tool, arguments=json.dumps(args))
+    return await build_registry(profile).dispatch(call, ctx)
+
+
+@pytest.mark.parametrize("command", ATTACKS)
+async def test_daytona_shell_never_leaks_a_secret(rig: dict[str, Any], command: str) -> None:
+    out = await _call(rig, "bash", command=command.replace("HOME", str(rig["home"])))
+    assert [m for m in MARKS if m in out.content] == [], out.content
+
+
+@pytest.mark.parametrize(
+    ("path", "error"),
+    [
+        (".env", SensitivePath),
+        ("notes.txt", SensitivePath),
+        ("c1", SensitivePath),
+        (".ENV", SensitivePath),
+        ("deploy/SERVER.KEY", SensitivePath),
+        ("HOME/.ssh/id_rsa", SensitivePath),
+        ("HOME/.aws/credentials", SensitivePath),
+        ("docs/key.txt", SensitivePath),
+        ("sshdir/id_rsa", SensitivePath),
+        ("../home/.ssh/id_rsa", SensitivePath),
+        ("../ws-evil", PathOutsideWorkspace),
+        ("notes/", ToolError),
+    ],
+)
+async def test_daytona_read_refuses_secrets_by_real_path(
+    rig: dict[str, Any], path: str, error: type[ToolError]
+) -> None:
+    with pytest.raises(error, match=r"secret|outside|names a directory"):
+        await rig["executor"].read(path.replace("HOME", str(rig["home"])))
+
+
+async def test_daytona_git_never_shows_a_secret_blob(rig: dict[str, Any]) -> None:
+    ws = rig["ws"]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(ws.parent), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    for args in (
+        ["init", "-q"],
+        ["add", "-f", ".env", "a.txt"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+    ):
+        subprocess.run(["git", *args], cwd=ws, env=env, check=True)
+    blob = subprocess.run(
+        ["git", "rev-parse", "HEAD:.env"], cwd=ws, env=env, capture_output=True, text=True
+    ).stdout.strip()
+    for command in (f"git show {blob}", f"git cat-file -p {blob}", "git show HEAD", "git log -p"):
+        out = await _call(rig, "bash", command=command)
+        assert "MARK-ENV" not in out.content, (command, out.content)
+    legit = await _call(rig, "bash", command="git show HEAD:a.txt")
+    assert "plain" in legit.content, legit.content
+
+
+async def test_daytona_legit_reads_still_work(rig: dict[str, Any]) -> None:
+    out = await _call(rig, "bash", command="grep -rn TODO . && cat a.txt && cat /etc/hostname")
+    assert not out.is_error, out.content
+    assert "src/app.py:1:# TODO" in out.content
+    assert "plain" in out.content
+    found = await _call(rig, "bash", command="find . -type f | xargs grep -l TODO")
+    assert "./src/app.py" in found.content, found.content
+    assert await rig["executor"].read("a.txt") == b"plain\n"

@@ -1,0 +1,234 @@
+"""The secrets policy (pure), its sh twin (the xargs guard), the sandbox's own walls, and the
+issue-10 file items: a path naming a directory is never written, and every file tool answers
+in bounded time on a 5 GiB sparse file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.executor import sandbox_available
+from rho_adapters.local.runner import CommandRunner
+from rho_domain.errors import ToolError
+from rho_domain.permissions import FileWriteMode, developer_profile, readonly_profile
+from rho_domain.secrets import SecretPolicy, guard_script
+from rho_domain.shell.reads import path_words, secret_safe_argv
+from rho_domain.tools.base import ToolContext
+from rho_domain.tools.excel import ReadExcelHandler
+from rho_domain.tools.grep import GrepHandler
+from rho_domain.tools.listing import GlobHandler, ListHandler
+from rho_domain.tools.read import ReadHandler
+from rho_domain.tools.write import EditHandler, WriteHandler
+
+POLICY = SecretPolicy(locations=("/srv/agent/sessions",), homes=("/home/u",))
+
+SECRET = [
+    ".env", "src/.ENV", "a/.env.local", "prod.env", ".envrc", ".netrc", "x/.PGPASS",
+    "/home/u/.ssh", "/home/u/.ssh/config", "/root/.ssh/id_rsa.pub", "/home/u/.aws/credentials",
+    "/home/u/.gnupg/pubring.kbx", "/home/u/.config/gcloud/x.json", "/home/u/.kube/config",
+    "/home/u/.docker/config.json", "/etc/shadow", "/etc/gshadow", "/etc/sudoers",
+    "/etc/sudoers.d/90-cloud", "/etc/ssh/ssh_host_ed25519_key", "/proc/self/environ",
+    "/proc/1/environ", "/proc", "/dev/sda", "/dev/fd/../status", "/dev/stdin",
+    "/srv/agent/sessions/s1/trace.jsonl", "id_rsa", "keys/id_github", "deploy/server.KEY",
+    "tls/cert.pem", "x/credentials", "/run/secrets/token", "/home/u/.bash_history",
+    "/var/run/secrets/kubernetes.io/serviceaccount/token", "/home/u/.config/rho-agent/db.yaml",
+]  # fmt: skip
+NOT_SECRET = [
+    ".env.example", "a/.ENV.sample", "src/id_utils.py", "ws/id_x/Makefile", ".env.d/x.py",
+    "/etc/passwd", "/etc/hostname", "/var/log/syslog", "/proc/cpuinfo", "/dev/null",
+    "/etc/ssh/ssh_host_rsa_key.pub", "/home/u/.docker/buildx", "/srv/agent/sessionsX",
+    "src/environment.py", "README.md", "config.json", "keys/id_github.pub",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", SECRET)
+def test_policy_refuses_secret(path: str) -> None:
+    reason = POLICY.refusal(path)
+    assert reason is not None
+    assert "secret" in reason
+
+
+@pytest.mark.parametrize("path", NOT_SECRET)
+def test_policy_allows_ordinary_path(path: str) -> None:
+    assert POLICY.refusal(path) is None
+
+
+def test_path_words_cover_operands_values_and_git_rev_paths() -> None:
+    words = path_words(("grep", "-f/a/b", "--file=c", "-e", "x", "--", "d"))
+    assert {"/a/b", "c", "x", "d"} <= set(words)
+    assert ".env" in path_words(("git", "show", "HEAD:.env"))
+    assert path_words(("echo", ".env")) == ()
+
+
+def test_recursive_readers_get_exclusions_after_user_globs() -> None:
+    grep = secret_safe_argv(("grep", "-Rn", "--include=*", "x", "--", "."), POLICY, ["/ws"])
+    assert grep[1] == "-rn"
+    assert grep.index("--exclude=.[eE][nN][vV]") < grep.index("--")
+    assert grep.index("--include=*") < grep.index("--exclude=.[eE][nN][vV]")
+    rg = secret_safe_argv(("rg", "-g", ".env", "x"), POLICY, ["/ws"])
+    assert rg.index("--iglob=!.env") > rg.index(".env")
+    walk_root = secret_safe_argv(("grep", "-r", "x", "/"), POLICY, ["/"])
+    assert "--exclude-dir=[pP][rR][oO][cC]" in walk_root
+    git = secret_safe_argv(("git", "grep", "x"), POLICY, ["/ws"])
+    assert ":(exclude,icase,glob)**/.env" in git
+    xargs = secret_safe_argv(("xargs", "cat", "--"), POLICY, ["/ws"])
+    assert xargs[1:3] == ("sh", "-c")
+    assert xargs[4:6] == ("rho-guard", "cat")
+
+
+def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None:
+    """Differential: the sh guard keeps exactly the arguments the Python policy allows."""
+    home = tmp_path / "home"
+    policy = SecretPolicy(locations=(str(tmp_path / "sess"),), homes=(str(home),))
+    names = [
+        ".env", ".ENV", ".env.example", "prod.Env", "a.txt", "id_rsa", "id_x.pub", "id_y.py",
+        "cert.PEM", "credentials", "notes.md", ".netrc", "sess/trace.jsonl", "home/.ssh/config",
+        "home/.aws/credentials", "home/.config/gcloud/a.json", "home/.docker/config.json",
+        "home/.docker/other.json", "src/app.py", ".envrc", "x.env.sample",
+    ]  # fmt: skip
+    paths = []
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+        paths.append(str(tmp_path / name))
+    (tmp_path / "link").symlink_to(tmp_path / ".env")
+    (tmp_path / "dirlink").symlink_to(home / ".ssh")
+    paths += [str(tmp_path / "link"), str(tmp_path / "dirlink" / "config"), "missing-file"]
+    paths += ["/etc/passwd", "/etc/shadow", "/proc/cpuinfo", "/proc/self/status", "/dev/null"]
+    paths += ["/dev/fd/../status", "/etc/hostname"]
+    script = guard_script(policy)
+    odd = [str(tmp_path / "new\nline.txt"), str(tmp_path / "new\nline.env"), ""]
+    for name in odd[:2]:
+        Path(name).write_text("x")
+    # The fast path (one realpath for all) and the slow one (a name with a newline: one each).
+    for batch in (paths, [*paths, *odd]):
+        kept = subprocess.run(
+            ["sh", "-c", script, "rho-guard", "printf", "%s\\0", *batch],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+        ).stdout.split("\0")[:-1]
+        expected = [
+            p
+            for p in batch
+            if not os.path.lexists(p) or policy.refusal(os.path.realpath(p)) is None
+        ]
+        assert kept == expected
+        assert str(tmp_path / "a.txt") in kept
+        assert str(tmp_path / "link") not in kept
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
+def test_sandbox_drops_capabilities_and_hides_secret_locations(tmp_path: Path) -> None:
+    """The sandbox's own walls, without the harness's checks: run bwrap with the runner's
+    arguments directly."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("MARK-SSH\n")
+    (home / ".netrc").write_text("MARK-NETRC\n")
+    runner = CommandRunner(
+        ("/usr/bin", "/bin"),
+        {},
+        sandbox=True,
+        visible_roots=(str(tmp_path),),
+        policy=SecretPolicy(homes=(str(home),)),
+    )
+    args = runner._bwrap_args(str(tmp_path))
+    assert {"--cap-drop", "--new-session", "--die-with-parent", "--unshare-net"} <= set(args)
+    script = (
+        f"grep CapEff /proc/self/status; cat {home}/.ssh/id_rsa {home}/.netrc; ls -A {home}/.ssh"
+    )
+    out = subprocess.run(
+        ["bwrap", *args, "--", "/bin/sh", "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    assert "CapEff:\t0000000000000000" in out
+    assert "MARK" not in out
+
+
+# --- issue 10 item 9: a path that names a directory is never a file ---------------------
+
+
+@pytest.mark.parametrize("path", ["notes/", "notes/.", "src/new/", "./", "..", "src/a.txt/"])
+async def test_write_refuses_a_path_naming_a_directory(tmp_path: Path, path: str) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.txt").write_text("a\n")
+    ex = LocalExecutor(str(tmp_path), file_write=FileWriteMode.FULL)
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=ex, profile=developer_profile(), clock=SystemClock()
+    )
+    with pytest.raises(ToolError, match="names a directory"):
+        await WriteHandler(create_only=False).handle({"path": path, "content": "x"}, ctx)
+    with pytest.raises(ToolError, match="names a directory"):
+        await EditHandler().handle({"path": path, "old_string": "a", "new_string": "b"}, ctx)
+    assert not (tmp_path / "notes").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    assert (tmp_path / "src" / "a.txt").read_text() == "a\n"
+
+
+# --- issue 10 item 10: bounded time and memory whatever the file's size or shape --------
+
+SPARSE = 5 << 30
+
+
+@pytest.fixture
+def sparse(tmp_path: Path) -> Path:
+    """5 GiB costing no disk: 16 KiB of one long text line, then a hole (zeros)."""
+    for name in ("big.log", "big.csv", "nonl.log"):
+        with (tmp_path / name).open("wb") as f:
+            f.write(b"x" * (16 << 10) if name != "big.csv" else b"a,b\n" * 4096)
+            f.truncate(SPARSE)
+    return tmp_path
+
+
+class CountingExecutor(LocalExecutor):
+    """Counts the bytes the tools read, so the bound is checked exactly, not by a clock."""
+
+    bytes_read = 0
+
+    async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        data = await super().read(path, offset=offset, length=length)
+        self.bytes_read += len(data)
+        return data
+
+
+async def test_every_file_tool_answers_quickly_on_a_5gib_sparse_file(sparse: Path) -> None:
+    ex = CountingExecutor(str(sparse), search_path=("/usr/bin", "/bin"))  # no rg: the fallback
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=ex, profile=readonly_profile(), clock=SystemClock()
+    )
+    calls = [
+        (ReadHandler(), {"path": "big.log"}),
+        (ReadHandler(), {"path": "big.log", "offset": 1, "limit": 1}),
+        (GrepHandler(), {"pattern": "needle"}),
+        (GrepHandler(), {"pattern": "needle", "path": "big.log"}),
+        (ListHandler(), {}),
+        (GlobHandler(), {"pattern": "*.log"}),
+        (ReadExcelHandler(), {"path": "big.csv", "max_rows": 2}),
+    ]
+    for handler, args in calls:
+        ex.bytes_read = 0
+        started = time.monotonic()
+        try:
+            out = await handler.handle(args, ctx)
+            text = out.content
+        except ToolError as exc:
+            text = str(exc)
+        elapsed = time.monotonic() - started
+        assert elapsed < 5, f"{handler.name}{args} took {elapsed:.1f} s"
+        assert ex.bytes_read <= 130 << 20, f"{handler.name}{args} read {ex.bytes_read:,} bytes"
+        assert len(text) < 100_000
+    ex.bytes_read = 0
+    read = await ReadHandler().handle({"path": "big.log"}, ctx)
+    assert ex.bytes_read <= 64 << 20  # the old tool scanned 1 GiB (45 s in the report)
+    assert "at least 1" in read.content
+    assert "cut at 2000 characters" in read.content
