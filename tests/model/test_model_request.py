@@ -28,17 +28,18 @@ FULL = {
 @pytest.mark.parametrize(
     ("url", "name"),
     [
+        # A host that says nothing is "generic" (max_tokens) until the server is asked.
         (None, "openai"),
         ("https://api.openai.com/v1", "openai"),
         ("https://api.cerebras.ai/v1", "cerebras"),
         ("https://api.groq.com/openai/v1", "groq"),
-        ("http://localhost:11434/v1", "ollama"),
+        ("http://localhost:11434/v1", "generic"),
         ("https://ollama.com/v1", "ollama"),
-        ("http://127.0.0.1:8080/v1", "llamacpp"),
-        ("http://gpu-box:8000/v1", "vllm"),
+        ("http://127.0.0.1:8080/v1", "generic"),
+        ("http://gpu-box:8000/v1", "generic"),
         ("https://openrouter.ai/api/v1", "openrouter"),
         ("https://res.openai.azure.com/openai/v1", "azure"),
-        ("https://my-proxy.example/v1", "vllm"),
+        ("https://my-proxy.example/v1", "generic"),
     ],
 )
 def test_profile_guessed_from_base_url(url: str | None, name: str) -> None:
@@ -122,7 +123,7 @@ async def test_messages_system_user_assistant_tool_calls_and_tool_results() -> N
         {"role": "user", "content": "list it"},
         {
             "role": "assistant",
-            "content": None,
+            "content": "",  # never null: llama-cpp-python answers 500 (capture 17)
             "tool_calls": [
                 {
                     "id": "c1",
@@ -154,7 +155,7 @@ async def test_constructor_defaults_fill_options_the_request_leaves_none() -> No
     )
     await collect(m, request(model="", temperature=0.9))
     body = transport.requests[0]
-    assert (body["model"], body["temperature"], body["max_completion_tokens"]) == ("m", 0.9, 10)
+    assert (body["model"], body["temperature"], body["max_tokens"]) == ("m", 0.9, 10)
 
 
 async def test_auth_headers_bearer_and_azure_api_key_and_url_query_kept() -> None:
@@ -191,7 +192,7 @@ async def test_non_streaming_mode_yields_the_same_events() -> None:
         assert text_of(events) == "Looking."
         assert calls_of(events) == [("c1", "list", '{"path": "."}'), ("c2", "read", '{"path"')]
         assert usage_of(events).input_tokens == 10
-        assert finish_of(events) == "tool_calls"
+        assert finish_of(events) == "length"  # '{"path"' was cut: not a finished call
 
 
 def test_build_model_picks_the_adapter_and_validates() -> None:

@@ -53,10 +53,11 @@ def build_model(
 ) -> ChatModel:
     """The ChatModel for a configured endpoint.
 
-    ``provider`` names a profile (or ``anthropic``); None guesses it from ``base_url``
-    (no base URL means OpenAI). Request options here are defaults that a ``ModelRequest``'s
-    own values override. Raises ConfigError for an unknown provider or an Azure endpoint
-    without a base URL.
+    ``provider`` names a profile (or ``anthropic``); None guesses it from ``base_url``'s host
+    (no base URL means OpenAI), and a host that says nothing (a local server) is asked what
+    it is before the first call (``detect.probe``). Request options here are defaults that a
+    ``ModelRequest``'s own values override. Raises ConfigError for an unknown provider or an
+    Azure endpoint without a base URL.
     """
     defaults = RequestDefaults(
         service_tier=service_tier,
@@ -83,4 +84,6 @@ def build_model(
         defaults=defaults,
         stream=stream,
         clock=clock,
+        # Named "generic" is a choice; guessed "generic" only means the host said nothing.
+        detect=profile.name == "generic" and name in ("", "auto", "openai-compatible"),
     )

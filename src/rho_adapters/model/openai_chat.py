@@ -7,6 +7,13 @@ server's, or an estimate marked ``estimated``) and one ``StreamFinished``. Error
 before the first event reached the caller. Non-streaming mode (config ``stream=False``, or a
 profile that cannot stream tools, or a server that rejected streaming with tools) yields the
 same events from one JSON response.
+
+Real servers, end to end (issue 17): an empty 200 stream is resent once without streaming,
+which turns it into the server's real answer (llama-cpp-python: a 400 context overflow, or
+the tool call it could not stream); a local or unknown server is asked what it is
+(``detect.probe``) before the first call; and the model is also a ``ContextMeter``: the
+server's context window, and prompt token counts from its tokenizer endpoint or a
+characters-per-token ratio learned from the counts it reports (``tokens.TokenMeter``).
 """
 
 from __future__ import annotations
@@ -25,20 +32,28 @@ import httpx
 from rho_adapters.model._errors import error_from_response, map_httpx_errors
 from rho_adapters.model._http import Attempt, ClientPool, Endpoint, Timeouts, with_retries
 from rho_adapters.model.chunks import ChunkAssembler
+from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.openai_request import (
     RequestDefaults,
     build_body,
     effective,
-    request_chars,
+    streams,
 )
-from rho_adapters.model.profiles import EndpointProfile, resolve_profile
+from rho_adapters.model.profiles import PROFILES, EndpointProfile, resolve_profile
 from rho_adapters.model.retry import RetryPolicy, server_delay
 from rho_adapters.model.sse import SSEDecoder
-from rho_domain.errors import BadRequest, ModelError, ModelProtocolError, TruncatedStream
+from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
+from rho_domain.errors import (
+    BadRequest,
+    ContextLengthExceeded,
+    ModelError,
+    ModelProtocolError,
+    TruncatedStream,
+)
 from rho_domain.messages import Usage
 from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, UsageReport
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.model import ChatModel
+from rho_domain.ports.model import ChatModel, ContextMeter
 
 _DRAIN_SECONDS = 1.0
 
@@ -52,10 +67,16 @@ def chat_url(base_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
-class OpenAIChatModel(ChatModel):
+class _EmptyStream(TruncatedStream):
+    """A 200 stream that carried no event at all."""
+
+
+class OpenAIChatModel(ChatModel, ContextMeter):
     """A ChatModel speaking Chat Completions to ``base_url`` with the given profile.
 
-    ``stream=None`` streams unless the profile cannot stream tools. ``transport`` or
+    ``stream=None`` or True streams where the profile can (tools under automatic choice
+    cannot on llama-cpp-python); False never streams. ``detect=True`` asks the server what it
+    is before the first call and adopts the matching profile. ``transport`` or
     ``http_client`` replace the shared pooled client (tests, custom proxies); a passed
     ``http_client`` is never closed here.
     """
@@ -77,6 +98,7 @@ class OpenAIChatModel(ChatModel):
         pool: ClientPool | None = None,
         headers: Mapping[str, str] | None = None,
         rng: random.Random | None = None,
+        detect: bool = False,
     ) -> None:
         self.profile = profile or resolve_profile(None, base_url)
         self.model = model
@@ -106,31 +128,105 @@ class OpenAIChatModel(ChatModel):
             http_client=http_client,
             pool_key=self.base_url,
         )
-        self._no_stream_tools = False  # learned: this server rejects streaming with tools
+        self._no_stream_tools = False  # learned: this server cannot stream with tools
+        self.meter = TokenMeter()
+        self.facts: ServerFacts | None = None if detect else ServerFacts()
+        self.window: int | None = None  # the server's context window, once known
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """See ``ChatModel.stream``. ``request.model`` empty means the configured model."""
         if not request.model:
             request = _with_model(request, self.model)
         request = effective(request, self.defaults)
+        await self._detect()
         streamed = self._streaming(request)
         try:
-            async for event in self._with_retries(request):
-                yield event
-        except BadRequest as exc:
-            # The seeds' Cerebras fallback: a server that cannot stream tool calls says so
-            # with a 400 naming "stream". Remember it and resend once without streaming.
-            if not (streamed and request.tools and self.stream_mode is None):
-                raise
-            if "stream" not in str(exc).lower():
-                raise
-            self._no_stream_tools = True
-            async for event in self._with_retries(request):
-                yield event
+            try:
+                async for event in self._with_retries(request, streamed):
+                    yield event
+            except _EmptyStream:
+                # llama-cpp-python answers an overflow (07) or an automatic tool choice (13)
+                # with an empty 200 stream; without streaming it says which (08, 14).
+                async for event in self._with_retries(request, False):
+                    yield event
+                if request.tools:
+                    self._no_stream_tools = True
+            except BadRequest as exc:
+                # The seeds' Cerebras fallback: a server that cannot stream tool calls says so
+                # with a 400 naming "stream". Remember it and resend once without streaming.
+                if not (streamed and request.tools and self.stream_mode is None):
+                    raise
+                if "stream" not in str(exc).lower():
+                    raise
+                self._no_stream_tools = True
+                async for event in self._with_retries(request, False):
+                    yield event
+        except ContextLengthExceeded as exc:
+            self._learn_overflow(request, exc)
+            raise
 
-    def _with_retries(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    # ------------------------------------------------------------------ ContextMeter
+
+    async def context_window(self) -> int | None:
+        """See ``ContextMeter.context_window``: from the probe or an overflow error."""
+        await self._detect()
+        return self.window
+
+    def estimate_tokens(self, request: ModelRequest) -> int:
+        """See ``ContextMeter.estimate_tokens``."""
+        return self.meter.estimate(request)
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """See ``ContextMeter.count_tokens``: the server's tokenizer where it has one."""
+        await self._detect()
+        path = self.profile.tokenize_path
+        if not path:
+            return self.meter.estimate(request)
+        text = prompt_text(request)
+        body: dict[str, Any] = {"model": request.model or self.model}
+        body["input" if path.startswith("/extras") else "content"] = text
+        if self.profile.name == "vllm":
+            body = {"model": body["model"], "prompt": text}
+        try:
+            with map_httpx_errors():
+                response = await self._endpoint.client().post(
+                    server_root(self.base_url) + path,
+                    json=body,
+                    timeout=self.timeouts.for_tier(None),
+                )
+            data = response.json() if response.status_code == 200 else None
+        except (ModelError, ValueError):
+            data = None
+        count = data.get("count") if isinstance(data, Mapping) else None
+        if count is None and isinstance(data, Mapping) and isinstance(data.get("tokens"), list):
+            count = len(data["tokens"])
+        if not isinstance(count, int):
+            return self.meter.estimate(request)
+        self.meter.learn_text(len(text), count)
+        return count + framing_tokens(request)
+
+    async def _detect(self) -> None:
+        if self.facts is not None:
+            return
+        self.facts = ServerFacts()  # once, even if the probe fails
+        with contextlib.suppress(ModelError):
+            self.facts = await probe(self._endpoint.client(), self.base_url)
+        if self.facts.profile in PROFILES:
+            self.profile = attrs.evolve(
+                PROFILES[self.facts.profile], default_base_url=self.profile.default_base_url
+            )
+        if self.facts.context_window:
+            self.window = self.facts.context_window
+
+    def _learn_overflow(self, request: ModelRequest, exc: ContextLengthExceeded) -> None:
+        if exc.window:
+            self.window = exc.window
+        if exc.prompt_tokens:
+            self.meter.learn(request, exc.prompt_tokens)
+
+    def _with_retries(self, request: ModelRequest, streaming: bool) -> AsyncIterator[StreamEvent]:
         return with_retries(
-            lambda state: self._attempt(request, state),
+            lambda state: self._attempt(request, state, streaming),
             policy=self.retry,
             clock=self.clock,
             rng=self._rng,
@@ -140,15 +236,15 @@ class OpenAIChatModel(ChatModel):
         await self._endpoint.aclose()
 
     def _streaming(self, request: ModelRequest) -> bool:
-        if self.stream_mode is not None:
-            return self.stream_mode
-        cannot = self._no_stream_tools or not self.profile.stream_tools
-        return not (request.tools and cannot)
+        if self.stream_mode is False:
+            return False
+        if request.tools and self._no_stream_tools:
+            return False
+        return streams(request, self.profile)
 
     async def _attempt(
-        self, request: ModelRequest, state: Attempt
+        self, request: ModelRequest, state: Attempt, streaming: bool
     ) -> AsyncGenerator[StreamEvent, None]:
-        streaming = self._streaming(request)
         body = build_body(request, self.profile, stream=streaming)
         timeout = self.timeouts.for_tier(request.service_tier)
         assembler = ChunkAssembler()
@@ -170,13 +266,16 @@ class OpenAIChatModel(ChatModel):
             raise
         for event in assembler.finish():
             yield event
+        if assembler.usage is not None and assembler.usage.input_tokens:
+            self.meter.learn(request, assembler.usage.input_tokens)
         usage = assembler.usage or Usage(
-            input_tokens=_estimate(request_chars(request)),
-            output_tokens=_estimate(assembler.response_chars()),
+            input_tokens=self.meter.estimate(request),
+            output_tokens=self.meter.estimate_chars(assembler.response_chars()),
             estimated=True,
         )
         yield UsageReport(usage)
-        yield StreamFinished(assembler.finish_reason or "stop")
+        reason = assembler.finish_reason or "stop"
+        yield StreamFinished("length" if assembler.arguments_cut else reason)
 
     async def _raise_status(self, response: httpx.Response) -> None:
         body = (await response.aread()).decode("utf-8", "replace")
@@ -211,9 +310,12 @@ class OpenAIChatModel(ChatModel):
             for event in assembler.feed(_parse(sse.data, assembler)):
                 yield event
         if assembler.finish_reason is None:
+            if not (assembler.events or assembler.partial_text or assembler.has_calls):
+                raise _EmptyStream(
+                    f"the model server at {self.url} answered 200 with an empty stream"
+                )
             raise TruncatedStream(
-                "the model stream ended without a finish_reason or [DONE]"
-                + ("" if assembler.partial_text or assembler.has_calls else " (empty stream)"),
+                "the model stream ended without a finish_reason or [DONE]",
                 partial_text=assembler.partial_text,
             )
 
@@ -222,7 +324,10 @@ class OpenAIChatModel(ChatModel):
     ) -> list[StreamEvent]:
         raw = await response.aread()
         if not raw.strip():
-            raise TruncatedStream("the model server answered 200 with an empty body")
+            raise TruncatedStream(
+                f"the model server at {self.url} answered 200 with an empty body "
+                f"(model {self.model!r}); its log says why"
+            )
         data = _parse(raw.decode("utf-8", "replace"), assembler)
         choices = data.get("choices") if isinstance(data, Mapping) else None
         if isinstance(choices, list):
@@ -262,8 +367,3 @@ def _parse(data: str, assembler: ChunkAssembler) -> Any:
 
 def _with_model(request: ModelRequest, model: str) -> ModelRequest:
     return attrs.evolve(request, model=model)
-
-
-def _estimate(chars: int) -> int:
-    """The harness's estimate: about four characters per token, rounded up."""
-    return (chars + 3) // 4

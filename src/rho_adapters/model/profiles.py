@@ -1,8 +1,11 @@
 """Endpoint profiles: what each OpenAI-compatible server accepts, and how to recognise it.
 
-A profile is chosen by name (``provider`` in the config) or guessed from the base URL; every
-field can be overridden with ``attrs.evolve``. The facts behind each profile are in
-protocols.md (§1.7, §3, §4 and the quirk matrix).
+A profile is chosen by name (``provider`` in the config) or from the base URL's host (the
+hosted APIs). A local or unknown host gets ``generic`` (``max_tokens``, which every server
+honours) until ``detect.probe`` asks the server what it is (``/props``, ``/v1/models``
+``owned_by``, the ``server`` header): never from the port. Every field can be overridden
+with ``attrs.evolve``. The facts behind each profile are in protocols.md (§1.7, §3, §4, the
+quirk matrix) and the llama-cpp-python recordings.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ class EndpointProfile:
     ``stream_tools`` False makes requests with tools non-streaming (older Cerebras models).
     ``reasoning_object`` sends ``reasoning: {effort}`` instead of ``reasoning_effort``.
     ``auth_header`` is ``authorization`` (Bearer) or ``api-key`` (Azure).
+    ``default_tool_choice`` is sent with tools when the request names none: llama-cpp-python
+    hides the tools from the model unless ``tool_choice`` is sent.
+    ``stream_auto_tools`` False sends requests with tools under automatic choice without
+    streaming (llama-cpp-python answers them with an empty 200 stream); a named choice still
+    streams.
+    ``tokenize_path`` is the server's tokenizer endpoint (from the server root), "" for none.
     """
 
     name: str
@@ -37,13 +46,18 @@ class EndpointProfile:
     reasoning_object: bool = False
     auth_header: str = "authorization"
     obfuscation_opt_out: bool = False
+    default_tool_choice: str | None = None
+    stream_auto_tools: bool = True
+    tokenize_path: str = ""
 
 
 PROFILES: dict[str, EndpointProfile] = {
     p.name: p
     for p in (
         EndpointProfile(name="openai", default_base_url=OPENAI_BASE_URL, obfuscation_opt_out=True),
-        EndpointProfile(name="vllm", default_base_url="http://localhost:8000/v1"),
+        EndpointProfile(
+            name="vllm", default_base_url="http://localhost:8000/v1", tokenize_path="/tokenize"
+        ),
         EndpointProfile(
             name="cerebras",
             default_base_url="https://api.cerebras.ai/v1",
@@ -75,7 +89,20 @@ PROFILES: dict[str, EndpointProfile] = {
             name="llamacpp",
             default_base_url="http://localhost:8080/v1",
             max_tokens_field="max_tokens",
+            tokenize_path="/tokenize",
         ),
+        EndpointProfile(
+            # python -m llama_cpp.server: its own dialect (captures 02, 05, 09-13).
+            name="llama-cpp-python",
+            default_base_url="http://localhost:8000/v1",
+            max_tokens_field="max_tokens",  # max_completion_tokens is ignored (05)
+            stream_usage=False,  # stream_options is ignored (02)
+            default_tool_choice="auto",  # without it the tools never reach the model (09, 12)
+            stream_auto_tools=False,  # auto choice + stream: an empty 200 (13)
+            tokenize_path="/extras/tokenize/count",
+        ),
+        # Any other OpenAI-compatible server, until detection knows better.
+        EndpointProfile(name="generic", max_tokens_field="max_tokens"),
         EndpointProfile(
             name="openrouter",
             default_base_url="https://openrouter.ai/api/v1",
@@ -85,7 +112,7 @@ PROFILES: dict[str, EndpointProfile] = {
     )
 }
 
-# Host fragments → profile, checked in order. Local ports are the servers' defaults.
+# Host fragments → profile, checked in order. Ports say nothing: any server runs on any port.
 _HOST_HINTS: tuple[tuple[str, str], ...] = (
     ("api.openai.com", "openai"),
     ("cerebras.ai", "cerebras"),
@@ -95,26 +122,18 @@ _HOST_HINTS: tuple[tuple[str, str], ...] = (
     ("azure.com", "azure"),
     ("ollama", "ollama"),
 )
-_PORT_HINTS = {11434: "ollama", 8080: "llamacpp", 8000: "vllm"}
 
 
 def guess_profile_name(base_url: str | None) -> str:
-    """The profile a base URL most likely points at; ``openai`` for none, ``vllm`` (the
-    plain OpenAI dialect) for an unknown host."""
+    """The profile a base URL names by its host: ``openai`` for none, ``generic`` for a host
+    that says nothing (a local server: ``detect.probe`` finds out which)."""
     if not base_url:
         return "openai"
-    parts = urlsplit(base_url)
-    host = (parts.hostname or "").lower()
+    host = (urlsplit(base_url).hostname or "").lower()
     for fragment, name in _HOST_HINTS:
         if fragment in host:
             return name
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port in _PORT_HINTS:
-        return _PORT_HINTS[port]
-    return "vllm"
+    return "generic"
 
 
 def resolve_profile(provider: str | None, base_url: str | None) -> EndpointProfile:
@@ -123,7 +142,14 @@ def resolve_profile(provider: str | None, base_url: str | None) -> EndpointProfi
     name = (provider or "").strip().lower().replace("-", "").replace(".", "")
     if name in ("", "auto", "openaicompatible"):
         return PROFILES[guess_profile_name(base_url)]
-    aliases = {"llama": "llamacpp", "llamacppserver": "llamacpp", "azureopenai": "azure"}
+    aliases = {
+        "llama": "llamacpp",
+        "llamacppserver": "llamacpp",
+        "llamaserver": "llamacpp",
+        "llamacpppython": "llama-cpp-python",
+        "llamacpp_python": "llama-cpp-python",
+        "azureopenai": "azure",
+    }
     name = aliases.get(name, name)
     if name not in PROFILES:
         known = ", ".join(sorted([*PROFILES, "anthropic"]))
