@@ -1,6 +1,13 @@
-"""Running a compaction: ask the model for the summary, then replace history in one event."""
+"""Running a compaction: ask the model for the summary, then replace history in one event.
+
+The summary request must itself fit the window: it carries no tool schemas, reserves room
+for the summary, and when the history to summarise is too long it is sent as a transcript
+cut to fit (newest kept). A summary that would not make the context smaller is rejected.
+"""
 
 from __future__ import annotations
+
+import attrs
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -9,11 +16,20 @@ from rho_domain.compaction import (
     compacted_history,
     compaction_instructions,
     plan_compaction,
+    transcript,
 )
-from rho_domain.errors import ModelProtocolError
+from rho_domain.context_fit import context_full, measure, prompt_tokens, summary_tokens
+from rho_domain.errors import (
+    CompactionRejected,
+    ContextFull,
+    ContextLengthExceeded,
+    ModelError,
+    ModelProtocolError,
+)
 from rho_domain.journal import Journal
-from rho_domain.messages import UserMessage, message_chars
-from rho_domain.ports.model import ChatModel
+from rho_domain.messages import Message, UserMessage
+from rho_domain.model import ModelRequest
+from rho_domain.ports.model import ChatModel, context_meter
 from rho_domain.streaming import Assembly, consume_stream
 
 TAIL_SHARE = 0.25  # the latest turn is kept whole if it fits in a quarter of the window
@@ -30,14 +46,14 @@ async def compact_history(
 
     Raises ``ModelError`` if the call fails or the summary is empty; history is untouched then.
     """
-    state, clock, system = journal.state, journal.clock, agent.system_prompt
-    before = state.estimated_context_tokens(system)
-    budget = int(agent.config.context_window * 4 * TAIL_SHARE)
-    plan = plan_compaction(state.messages, tail_budget_chars=budget)
+    state, clock = journal.state, journal.clock
+    size = await measure(agent, model, state, state.messages)
+    before, window = size.tokens, size.window
+    plan = plan_compaction(state.messages, tail_budget_chars=int(window * 4 * TAIL_SHARE))
     if plan.is_empty:
         return CompactResult(summary="", tokens_before=before, tokens_after=before, trigger=trigger)
     instruction = UserMessage(content=compaction_instructions(custom_instructions))
-    request = agent.request((*plan.to_summarize, instruction), tool_choice="none")
+    request = await _fitting_request(agent, model, plan.to_summarize, instruction, window)
     assembly = Assembly()
     await consume_stream(model, request, assembly, _discard, clock)
     summary = assembly.partial_text.strip()
@@ -48,7 +64,12 @@ async def compact_history(
         ev.UsageRecorded(at=clock.now(), usage=usage, prompt_tokens=usage.input_tokens)
     )
     messages = compacted_history(plan, summary)
-    after = (len(system) + sum(message_chars(m) for m in messages) + 3) // 4
+    after = (await measure(agent, model, state, messages)).tokens
+    if after >= before:
+        raise CompactionRejected(
+            f"the summary would not make the context smaller (~{before} tokens before, "
+            f"~{after} after); history kept"
+        )
     await journal.emit(
         ev.Compacted(
             at=clock.now(),
@@ -61,3 +82,67 @@ async def compact_history(
         )
     )
     return CompactResult(summary=summary, tokens_before=before, tokens_after=after, trigger=trigger)
+
+
+async def _fitting_request(
+    agent: Agent,
+    model: ChatModel,
+    to_summarize: tuple[Message, ...],
+    instruction: UserMessage,
+    window: int,
+) -> ModelRequest:
+    """The summary request: no tool schemas, room for the summary, and under the window.
+
+    Raises ContextFull when not even a short transcript fits (the instructions and system
+    prompt alone fill the window)."""
+    room = summary_tokens(agent, window)
+    request = attrs.evolve(
+        agent.request((*to_summarize, instruction), tool_choice="none"),
+        tools=(),
+        max_output_tokens=room,
+    )
+    meter = context_meter(model)
+    if meter is None:
+        return request
+    limit = window - room
+    tokens = await prompt_tokens(meter, request, window)
+    if tokens <= limit:
+        return request
+    text = transcript(to_summarize)
+    keep = len(text)
+    for _ in range(6):
+        keep = int(keep * limit / max(tokens, 1) * 0.9)
+        if keep < 200:
+            break
+        cut = text[-keep:]
+        note = f"[Conversation so far, oldest part cut to fit the window]\n{cut}"
+        request = attrs.evolve(request, messages=(UserMessage(content=note), instruction))
+        tokens = await prompt_tokens(meter, request, window)
+        if tokens <= limit:
+            return request
+    raise context_full(window, tokens, "not even a shortened summary request fits")
+
+
+async def compact_after_overflow(
+    agent: Agent, model: ChatModel, journal: Journal, overflow: ContextLengthExceeded
+) -> None:
+    """The server refused a request as too long: compact once so the next call fits.
+
+    Raises ContextFull (naming the window and how to continue) when compaction is off, not
+    possible, failed, or would not shrink the context."""
+    state = journal.state
+    size = await measure(agent, model, state)
+    window = overflow.window or size.window
+    tokens = overflow.prompt_tokens or size.tokens
+    if not agent.config.auto_compact:
+        raise context_full(window, tokens, "auto-compaction is off") from overflow
+    if state.pending_calls:
+        raise context_full(window, tokens, "tool calls wait for approval") from overflow
+    try:
+        result = await compact_history(agent, model, journal, "", "overflow")
+    except ContextFull:
+        raise
+    except (CompactionRejected, ModelError) as exc:
+        raise context_full(window, tokens, f"compaction failed ({exc})") from exc
+    if not result.summary:
+        raise context_full(window, tokens, "there is no earlier history to compact") from overflow
