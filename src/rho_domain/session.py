@@ -20,9 +20,15 @@ import attrs
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import CompactResult, should_compact
-from rho_domain.compaction_run import compact_history
+from rho_domain.compaction_run import compact_after_overflow, compact_history
+from rho_domain.context_fit import context_full, measure
 from rho_domain.control import RunControl
-from rho_domain.errors import ModelError, ModelProtocolError, SessionStateError
+from rho_domain.errors import (
+    ContextLengthExceeded,
+    ModelError,
+    ModelProtocolError,
+    SessionStateError,
+)
 from rho_domain.journal import Journal, Listener
 from rho_domain.messages import AssistantMessage, Message, Usage, UserMessage
 from rho_domain.ports.approver import Approver
@@ -230,7 +236,10 @@ class Session:
             await self._maybe_auto_compact()
             await self.control.apply_directives(after=self.state.directive_offset)
             turns += 1
-            message = await self._call_model(run)
+            try:
+                message = await self._call_model(run)
+            except ContextLengthExceeded as overflow:
+                message = await self._call_after_overflow(run, overflow)
             if message is None:
                 return RunStatus.CANCELLED
             if not message.tool_calls:
@@ -361,14 +370,24 @@ class Session:
         await self.journal.answer_all([c for c in calls if c not in approved], SUPERSEDED)
         return outcome if outcome is RunStatus.CANCELLED else None
 
+    async def _call_after_overflow(
+        self, run: _Run, overflow: ContextLengthExceeded
+    ) -> AssistantMessage | None:
+        """Compact once and call again; a second overflow ends the run (never a loop)."""
+        await compact_after_overflow(self.agent, self.model, self.journal, overflow)
+        try:
+            return await self._call_model(run)
+        except ContextLengthExceeded as again:
+            size = await measure(self.agent, self.model, self.state)
+            window, tokens = again.window or size.window, again.prompt_tokens or size.tokens
+            raise context_full(window, tokens, "it still does not fit after compaction") from again
+
     async def _maybe_auto_compact(self) -> None:
         config = self.agent.config
-        estimate = self.state.estimated_context_tokens(self.agent.system_prompt)
-        if (
-            not config.auto_compact
-            or self.state.pending_calls
-            or not should_compact(estimate, config.context_window, config.compact_threshold)
-        ):
+        if not config.auto_compact or self.state.pending_calls:
+            return
+        size = await measure(self.agent, self.model, self.state)
+        if not should_compact(size.tokens, size.window, config.compact_threshold):
             return
         try:
             await self.compact(trigger="auto")
