@@ -56,7 +56,10 @@ class AgentConfig:
     ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
     a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
     ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
-    ``max_turns`` counts model calls in one run.
+    ``max_turns`` counts model calls in one run. ``tool_choice`` is ``auto``, ``none``,
+    ``required`` or a tool's name (None: the endpoint's default); a forcing choice applies
+    until the model has called a tool in the current turn, then ``auto``. ``stream`` False
+    never streams, None/True stream where the endpoint can.
     """
 
     system_prompt: str = ""
@@ -73,6 +76,8 @@ class AgentConfig:
     response_format: Mapping[str, Any] | None = None
     temperature: float | None = None
     max_output_tokens: int | None = None
+    tool_choice: str | None = None
+    stream: bool | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
     auto_approve: bool = False
     context_window: int = DEFAULT_CONTEXT_WINDOW
