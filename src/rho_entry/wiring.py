@@ -168,6 +168,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
         temperature=config.temperature,
         max_output_tokens=config.max_output_tokens,
         response_format=config.response_format,
+        stream=config.stream,
         clock=clock,
     )
 
