@@ -29,6 +29,7 @@ from rho_domain.errors import (
 from rho_domain.journal import Journal
 from rho_domain.messages import Message, UserMessage
 from rho_domain.model import ModelRequest
+from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel, context_meter
 from rho_domain.streaming import Assembly, consume_stream
 
@@ -53,9 +54,9 @@ async def compact_history(
     if plan.is_empty:
         return CompactResult(summary="", tokens_before=before, tokens_after=before, trigger=trigger)
     instruction = UserMessage(content=compaction_instructions(custom_instructions))
-    request = await _fitting_request(agent, model, plan.to_summarize, instruction, window)
-    assembly = Assembly()
-    await consume_stream(model, request, assembly, _discard, clock)
+    request, assembly = await _summarise(
+        agent, model, clock, (plan.to_summarize, instruction), window
+    )
     summary = assembly.partial_text.strip()
     if not summary:
         raise ModelProtocolError("the model returned an empty summary; history kept")
@@ -82,6 +83,30 @@ async def compact_history(
         )
     )
     return CompactResult(summary=summary, tokens_before=before, tokens_after=after, trigger=trigger)
+
+
+async def _summarise(
+    agent: Agent,
+    model: ChatModel,
+    clock: Clock,
+    what: tuple[tuple[Message, ...], UserMessage],
+    window: int,
+) -> tuple[ModelRequest, Assembly]:
+    """Ask for the summary. If the server still finds the request too long (the estimate
+    was off), the meter has learned its count from the error: fit once more and retry."""
+
+    async def attempt() -> tuple[ModelRequest, Assembly]:
+        request = await _fitting_request(agent, model, *what, window)
+        assembly = Assembly()
+        await consume_stream(model, request, assembly, _discard, clock)
+        return request, assembly
+
+    try:
+        return await attempt()
+    except ContextLengthExceeded:
+        if context_meter(model) is None:
+            raise
+    return await attempt()
 
 
 async def _fitting_request(
