@@ -20,7 +20,7 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Reply, WireTransport, raw_reply, text_reply
 from rho_adapters.model import build_model
 from rho_adapters.model.openai_chat import OpenAIChatModel
-from rho_domain.errors import ContextLengthExceeded, ServerError
+from rho_domain.errors import ContextLengthExceeded, ServerError, TruncatedStream
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.model import ToolSpec
 
@@ -253,3 +253,20 @@ async def test_token_counts_come_from_the_tokenizer_endpoint() -> None:
     assert "POST /extras/tokenize/count" in transport.other_requests
     assert counted > model.meter.estimate_chars(400)  # tools and framing included
     assert model.estimate_tokens(req) == counted  # and the estimate now agrees
+
+
+async def test_2_an_empty_answer_near_the_known_window_is_an_overflow() -> None:
+    # A server that stays silent with and without streaming, once its window is known.
+    model, transport = llama(recorded("08"), recorded("07"), recorded("07"))
+    transport.rules = []
+    with pytest.raises(ContextLengthExceeded):
+        await collect(model)  # the 400: the window (4096) is now known
+    near = request(messages=(UserMessage("word " * 4000),))
+    with pytest.raises(ContextLengthExceeded, match="near the context window of 4096") as info:
+        await collect(model, near)
+    assert info.value.window == 4096
+    small = request(messages=(UserMessage("hi"),))
+    model2, transport2 = llama(recorded("07"), recorded("07"))
+    transport2.rules = []
+    with pytest.raises(TruncatedStream, match="empty"):  # far from any window: not guessed
+        await collect(model2, small)

@@ -68,7 +68,10 @@ def chat_url(base_url: str) -> str:
 
 
 class _EmptyStream(TruncatedStream):
-    """A 200 stream that carried no event at all."""
+    """A 200 answer that carried nothing at all (stream or body)."""
+
+
+_NEAR_WINDOW = 0.9  # an empty answer to a request this close to the window is an overflow
 
 
 class OpenAIChatModel(ChatModel, ContextMeter):
@@ -144,11 +147,16 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             try:
                 async for event in self._with_retries(request, streamed):
                     yield event
-            except _EmptyStream:
+            except _EmptyStream as empty:
                 # llama-cpp-python answers an overflow (07) or an automatic tool choice (13)
                 # with an empty 200 stream; without streaming it says which (08, 14).
-                async for event in self._with_retries(request, False):
-                    yield event
+                if not streamed:
+                    raise self._overflow_or(empty, request) from empty
+                try:
+                    async for event in self._with_retries(request, False):
+                        yield event
+                except _EmptyStream as again:
+                    raise self._overflow_or(again, request) from again
                 if request.tools:
                     self._no_stream_tools = True
             except BadRequest as exc:
@@ -217,6 +225,19 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             )
         if self.facts.context_window:
             self.window = self.facts.context_window
+
+    def _overflow_or(self, empty: _EmptyStream, request: ModelRequest) -> ModelError:
+        """An empty answer to a request near the known window is taken as an overflow."""
+        tokens = self.meter.estimate(request) + (request.max_output_tokens or 0)
+        if not self.window or tokens < _NEAR_WINDOW * self.window:
+            return empty
+        return ContextLengthExceeded(
+            f"{empty}; the request (~{tokens} tokens) is near the context window of "
+            f"{self.window} tokens: taken as a context overflow",
+            status=200,
+            window=self.window,
+            prompt_tokens=self.meter.estimate(request),
+        )
 
     def _learn_overflow(self, request: ModelRequest, exc: ContextLengthExceeded) -> None:
         if exc.window:
@@ -324,7 +345,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
     ) -> list[StreamEvent]:
         raw = await response.aread()
         if not raw.strip():
-            raise TruncatedStream(
+            raise _EmptyStream(
                 f"the model server at {self.url} answered 200 with an empty body "
                 f"(model {self.model!r}); its log says why"
             )
