@@ -13,7 +13,7 @@ from rho_domain.ports.executor import (
     FileInfo,
     FileKind,
 )
-from rho_domain.ports.model import ChatModel
+from rho_domain.ports.model import ChatModel, ContextMeter
 from rho_domain.ports.signals import Directive, SignalSource
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
 
@@ -25,6 +25,7 @@ __all__ = [
     "Clock",
     "Command",
     "CommandResult",
+    "ContextMeter",
     "Database",
     "Directive",
     "Executor",
