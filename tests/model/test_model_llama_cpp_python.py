@@ -218,9 +218,12 @@ async def test_4_a_server_that_says_nothing_gets_max_tokens() -> None:
 
 
 async def test_5_streamed_usage_is_estimated_and_counts_the_tool_schemas() -> None:
-    model, transport = llama(recorded("02"), recorded("02"))
-    plain = usage_of(await collect(model, request(tool_choice="none")))
-    with_tools = usage_of(await collect(model, request(tools=(LIST, READ), tool_choice="none")))
+    model, transport = llama(recorded("02"), recorded("02"), recorded("02"))
+    plain = usage_of(await collect(model, request()))
+    with_tools = usage_of(await collect(model, request(tools=(LIST, READ), tool_choice="read")))
+    # With tool_choice "none" this server leaves the schemas out of the prompt: not counted.
+    hidden = usage_of(await collect(model, request(tools=(LIST, READ), tool_choice="none")))
+    assert hidden.input_tokens == plain.input_tokens
     assert transport.requests[0]["stream"] is True
     assert "stream_options" not in transport.requests[0]  # ignored by this server (02)
     assert plain.estimated

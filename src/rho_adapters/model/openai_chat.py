@@ -38,6 +38,7 @@ from rho_adapters.model.openai_request import (
     build_body,
     effective,
     streams,
+    tool_choice_of,
 )
 from rho_adapters.model.profiles import PROFILES, EndpointProfile, resolve_profile
 from rho_adapters.model.retry import RetryPolicy, server_delay
@@ -182,14 +183,15 @@ class OpenAIChatModel(ChatModel, ContextMeter):
 
     def estimate_tokens(self, request: ModelRequest) -> int:
         """See ``ContextMeter.estimate_tokens``."""
-        return self.meter.estimate(request)
+        return self.meter.estimate(self._as_read(request))
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """See ``ContextMeter.count_tokens``: the server's tokenizer where it has one."""
         await self._detect()
         path = self.profile.tokenize_path
         if not path:
-            return self.meter.estimate(request)
+            return self.meter.estimate(self._as_read(request))
+        request = self._as_read(request)
         text = prompt_text(request)
         body: dict[str, Any] = {"model": request.model or self.model}
         body["input" if path.startswith("/extras") else "content"] = text
@@ -209,7 +211,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         if count is None and isinstance(data, Mapping) and isinstance(data.get("tokens"), list):
             count = len(data["tokens"])
         if not isinstance(count, int):
-            return self.meter.estimate(request)
+            return self.meter.estimate(self._as_read(request))
         self.meter.learn_text(len(text), count)
         return count + framing_tokens(request)
 
@@ -226,9 +228,17 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         if self.facts.context_window:
             self.window = self.facts.context_window
 
+    def _as_read(self, request: ModelRequest) -> ModelRequest:
+        """The request as the model reads it: without the tool schemas on a server that shows
+        them only under a tool choice (llama-cpp-python), when none will be sent."""
+        hidden = tool_choice_of(request, self.profile) in (None, "none")
+        if request.tools and self.profile.tools_need_choice and hidden:
+            return attrs.evolve(request, tools=())
+        return request
+
     def _overflow_or(self, empty: _EmptyStream, request: ModelRequest) -> ModelError:
         """An empty answer to a request near the known window is taken as an overflow."""
-        tokens = self.meter.estimate(request) + (request.max_output_tokens or 0)
+        tokens = self.meter.estimate(self._as_read(request)) + (request.max_output_tokens or 0)
         if not self.window or tokens < _NEAR_WINDOW * self.window:
             return empty
         return ContextLengthExceeded(
@@ -236,14 +246,14 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             f"{self.window} tokens: taken as a context overflow",
             status=200,
             window=self.window,
-            prompt_tokens=self.meter.estimate(request),
+            prompt_tokens=self.meter.estimate(self._as_read(request)),
         )
 
     def _learn_overflow(self, request: ModelRequest, exc: ContextLengthExceeded) -> None:
         if exc.window:
             self.window = exc.window
         if exc.prompt_tokens:
-            self.meter.learn(request, exc.prompt_tokens)
+            self.meter.learn(self._as_read(request), exc.prompt_tokens)
 
     def _with_retries(self, request: ModelRequest, streaming: bool) -> AsyncIterator[StreamEvent]:
         return with_retries(
@@ -288,9 +298,9 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         for event in assembler.finish():
             yield event
         if assembler.usage is not None and assembler.usage.input_tokens:
-            self.meter.learn(request, assembler.usage.input_tokens)
+            self.meter.learn(self._as_read(request), assembler.usage.input_tokens)
         usage = assembler.usage or Usage(
-            input_tokens=self.meter.estimate(request),
+            input_tokens=self.meter.estimate(self._as_read(request)),
             output_tokens=self.meter.estimate_chars(assembler.response_chars()),
             estimated=True,
         )

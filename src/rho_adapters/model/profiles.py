@@ -35,6 +35,8 @@ class EndpointProfile:
     streaming (llama-cpp-python answers them with an empty 200 stream); a named choice still
     streams.
     ``tokenize_path`` is the server's tokenizer endpoint (from the server root), "" for none.
+    ``tools_need_choice`` says the tool schemas reach the prompt only under a tool choice
+    other than ``none`` (so they are not counted otherwise).
     """
 
     name: str
@@ -49,6 +51,7 @@ class EndpointProfile:
     default_tool_choice: str | None = None
     stream_auto_tools: bool = True
     tokenize_path: str = ""
+    tools_need_choice: bool = False
 
 
 PROFILES: dict[str, EndpointProfile] = {
@@ -100,6 +103,7 @@ PROFILES: dict[str, EndpointProfile] = {
             default_tool_choice="auto",  # without it the tools never reach the model (09, 12)
             stream_auto_tools=False,  # auto choice + stream: an empty 200 (13)
             tokenize_path="/extras/tokenize/count",
+            tools_need_choice=True,  # chatml-function-calling renders tools=[] then
         ),
         # Any other OpenAI-compatible server, until detection knows better.
         EndpointProfile(name="generic", max_tokens_field="max_tokens"),
