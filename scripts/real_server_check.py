@@ -220,7 +220,8 @@ def task_overflow(r: Runner) -> Outcome:
     res = out["result"]
     error = str(res.get("error") or "")
     ok = "ContextFull" in error and f"window is {r.n_ctx} tokens" in error
-    return ok, f"{res.get('status')}: {error[:90]!r}"
+    start = error.find("needs about")
+    return ok, f"{res.get('status')}: {error[:11]} ... {error[start : start + 75]} ..."
 
 
 def task_compaction(r: Runner) -> tuple[Outcome, str]:
