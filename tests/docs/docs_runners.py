@@ -41,8 +41,8 @@ STDIN_TASK = "What is in this directory?\n"
 # Keep it short.
 NOT_RUN: dict[str, str] = {
     'rho-agent --base-url http://127.0.0.1:8080/v1 --model local "what is in this directory?"': (
-        "needs a model server on port 8080; tests/cli/test_cli_real_servers.py runs this "
-        "command line against the llama-cpp-python fake on loopback"
+        "needs a model server on port 8080; tests/cli/test_cli_real_servers.py runs such a "
+        "command against the llama-cpp-python fake on loopback"
     ),
     ".venv/bin/python scripts/real_server_check.py": (
         "builds llama-cpp-python from source (about 12 minutes) and downloads a model; it is "

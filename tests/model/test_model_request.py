@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from _model_support import calls_of, collect, finish_of, make_model, request, text_of, usage_of
 
-from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_adapters.fakes.wire import call, http_error, text_reply, tool_reply
 from rho_adapters.model import build_model
 from rho_adapters.model.providers import (
     PROVIDERS,
@@ -226,3 +226,17 @@ def test_build_model_picks_the_adapter_and_validates() -> None:
         build_model(model="m", base_url=None, api_key="k", provider="azure")
     ollama = build_model(model="q", base_url=None, api_key=None, provider="ollama")
     assert ollama.url == "http://localhost:11434/v1/chat/completions"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("stream", [None, True])
+async def test_a_400_naming_stream_on_a_tool_turn_is_resent_unstreamed(stream: bool | None) -> None:
+    """``stream`` None and True both mean "stream where the server can": a server that says
+    it cannot stream tool calls gets the request again without streaming, and so do later
+    tool turns."""
+    refusal = http_error(400, "stream is not supported with tools")
+    reply = tool_reply(call("list", {"path": "."}, "c1"))
+    model, transport, _ = make_model(refusal, reply, text_reply("ok"), stream=stream)
+    events = await collect(model, request(tools=(SPEC,)))
+    assert calls_of(events) == [("c1", "list", '{"path": "."}')]
+    await collect(model, request(tools=(SPEC,)))
+    assert [r["stream"] for r in transport.requests] == [True, False, False]

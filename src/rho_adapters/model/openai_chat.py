@@ -161,9 +161,9 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 if request.tools:
                     self._no_stream_tools = True
             except BadRequest as exc:
-                # The seeds' Cerebras fallback: a server that cannot stream tool calls says so
+                # Cerebras's way: a server that cannot stream tool calls says so
                 # with a 400 naming "stream". Remember it and resend once without streaming.
-                if not (streamed and request.tools and self.stream_mode is None):
+                if not (streamed and request.tools):
                     raise
                 if "stream" not in str(exc).lower():
                     raise

@@ -55,7 +55,7 @@ def wire_message(message: Message) -> dict[str, Any]:
     if isinstance(message, AssistantMessage):
         # Content is always a string, "" when the turn only called tools: llama-cpp-python
         # answers 500 to null (pydantic) and to a missing key (its template reads it),
-        # captures 17-19; every other server in protocols.md accepts "".
+        # captures 17-19; every other known server accepts "".
         out: dict[str, Any] = {"role": "assistant", "content": message.text}
         if message.tool_calls:
             out["tool_calls"] = [
