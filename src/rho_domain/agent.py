@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import attrs
 
 from rho_domain.config import AgentConfig
-from rho_domain.messages import Message
+from rho_domain.errors import ConfigError
+from rho_domain.messages import Message, ToolResultMessage, UserMessage
 from rho_domain.model import ModelRequest, ToolChoice
 from rho_domain.permissions import PermissionProfile
 from rho_domain.tools.registry import ToolRegistry
@@ -26,11 +27,29 @@ class Agent:
     registry: ToolRegistry
     system_prompt: str
 
+    def __attrs_post_init__(self) -> None:
+        choice = self.config.tool_choice
+        if choice in (None, "auto", "none", "required") or choice in self.registry:
+            return
+        known = ", ".join(self.registry.names) or "none"
+        raise ConfigError(
+            f"tool_choice {choice!r}: expected auto, none, required or one of this agent's "
+            f"tools ({known})"
+        )
+
     def request(
         self, messages: Sequence[Message], *, tool_choice: ToolChoice | None = None
     ) -> ModelRequest:
-        """A model request for this agent: its system prompt, tools and model options."""
+        """A model request for this agent: its system prompt, tools and model options.
+
+        Without ``tool_choice``, the configured one; a forcing choice (``required`` or a tool
+        name) becomes ``auto`` once the model has called a tool since the last user message,
+        so a forced call cannot repeat forever."""
         config = self.config
+        if tool_choice is None:
+            tool_choice = config.tool_choice
+            if tool_choice not in (None, "auto", "none") and _called_since_user(messages):
+                tool_choice = "auto"
         return ModelRequest(
             model=config.model,
             system=self.system_prompt,
@@ -47,11 +66,24 @@ class Agent:
     def without_tools(self, *names: str) -> Agent:
         """This agent without the named tools (a child agent has no ``delegate``).
 
-        Always a domain ``Agent``: the registry given is kept even when it is empty.
+        Always a domain ``Agent``: the registry given is kept even when it is empty. A
+        ``tool_choice`` naming a removed tool falls back to the endpoint's default.
         """
+        config = self.config
+        if config.tool_choice in names:
+            config = attrs.evolve(config, tool_choice=None)
         return Agent(
-            config=self.config,
+            config=config,
             profile=self.profile,
             registry=self.registry.without(*names),
             system_prompt=self.system_prompt,
         )
+
+
+def _called_since_user(messages: Sequence[Message]) -> bool:
+    for message in reversed(messages):
+        if isinstance(message, ToolResultMessage):
+            return True
+        if isinstance(message, UserMessage):
+            return False
+    return False

@@ -12,7 +12,13 @@ from typing import Literal
 
 import attrs
 
-from rho_domain.messages import Message, UserMessage, message_chars
+from rho_domain.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+    message_chars,
+)
 
 COMPACTION_PROMPT = """\
 Context checkpoint: the conversation above is about to be replaced by your summary. Write a \
@@ -34,7 +40,7 @@ KEPT_USER_MESSAGES = 2
 KEPT_USER_CHARS = 2_000
 
 
-CompactTrigger = Literal["manual", "auto"]
+CompactTrigger = Literal["manual", "auto", "overflow"]
 
 
 @attrs.frozen(kw_only=True)
@@ -95,6 +101,21 @@ def compacted_history(plan: CompactionPlan, summary: str) -> tuple[Message, ...]
     """The new history: summary first, then earlier requests, then the latest turn."""
     summary_message = UserMessage(content=SUMMARY_PREFIX + summary.strip(), origin="summary")
     return (summary_message, *plan.recent_users, *plan.tail)
+
+
+def transcript(messages: Sequence[Message]) -> str:
+    """History as plain text, one block per message (for a summary request that must be cut
+    to fit: text can be cut anywhere, tool-call pairs cannot)."""
+    blocks = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            calls = "".join(f"\n[called {c.name} {c.arguments}]" for c in message.tool_calls)
+            blocks.append(f"assistant: {message.text}{calls}")
+        elif isinstance(message, ToolResultMessage):
+            blocks.append(f"tool {message.tool_name} returned: {message.content}")
+        else:
+            blocks.append(f"user: {message.content}")
+    return "\n\n".join(blocks)
 
 
 def compaction_instructions(custom_instructions: str = "") -> str:

@@ -1,10 +1,17 @@
 """Running a compaction: ask the model for the summary, then replace history in one event.
 
+The summary request must itself fit the window: it carries no tool schemas, reserves room
+for the summary, and when the history to summarise is too long it is sent as a transcript
+cut to fit (newest kept). A summary that would not make the context smaller is rejected.
+
 ``compact_history`` does it on request; ``auto_compact`` does it before a model call when the
-context estimate passes the configured share of the window.
+measured context passes the configured share of the window; ``compact_after_overflow`` does it
+once when the server refused a request as too long.
 """
 
 from __future__ import annotations
+
+import attrs
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -15,11 +22,21 @@ from rho_domain.compaction import (
     compaction_instructions,
     plan_compaction,
     should_compact,
+    transcript,
 )
-from rho_domain.errors import ModelError, ModelProtocolError
+from rho_domain.context_fit import context_full, measure, prompt_tokens, summary_tokens
+from rho_domain.errors import (
+    CompactionRejected,
+    ContextFull,
+    ContextLengthExceeded,
+    ModelError,
+    ModelProtocolError,
+)
 from rho_domain.journal import Journal
-from rho_domain.messages import UserMessage, estimate_tokens, message_chars
-from rho_domain.ports.model import ChatModel
+from rho_domain.messages import Message, UserMessage
+from rho_domain.model import ModelRequest
+from rho_domain.ports.clock import Clock
+from rho_domain.ports.model import ChatModel, context_meter
 from rho_domain.streaming import Assembly, consume_stream
 
 TAIL_SHARE = 0.25  # the latest turn is kept whole if it fits in a quarter of the window
@@ -38,18 +55,20 @@ async def compact_history(
 ) -> CompactResult:
     """Summarise through ``model`` and emit one ``Compacted`` event carrying the new history.
 
-    Raises ``ModelError`` if the call fails or the summary is empty; history is untouched then.
+    Raises ``ModelError`` if the call fails or the summary is empty, ``CompactionRejected`` if
+    it would not shrink the context, ``ContextFull`` if not even a shortened summary request
+    fits; history is untouched then.
     """
-    state, clock, system = journal.state, journal.clock, agent.system_prompt
-    before = state.estimated_context_tokens(system)
-    budget = int(agent.config.context_window * 4 * TAIL_SHARE)
-    plan = plan_compaction(state.messages, tail_budget_chars=budget)
+    state, clock = journal.state, journal.clock
+    size = await measure(agent, model, state, state.messages)
+    before, window = size.tokens, size.window
+    plan = plan_compaction(state.messages, tail_budget_chars=int(window * 4 * TAIL_SHARE))
     if plan.is_empty:
         return CompactResult(summary="", tokens_before=before, tokens_after=before, trigger=trigger)
     instruction = UserMessage(content=compaction_instructions(custom_instructions))
-    request = agent.request((*plan.to_summarize, instruction), tool_choice="none")
-    assembly = Assembly()
-    await consume_stream(model, request, assembly, _discard, clock)
+    request, assembly = await _summarise(
+        agent, model, clock, (plan.to_summarize, instruction), window
+    )
     summary = assembly.partial_text.strip()
     if not summary:
         raise ModelProtocolError("the model returned an empty summary; history kept")
@@ -58,7 +77,12 @@ async def compact_history(
         ev.UsageRecorded(at=clock.now(), usage=usage, prompt_tokens=usage.input_tokens)
     )
     messages = compacted_history(plan, summary)
-    after = estimate_tokens(len(system) + sum(message_chars(m) for m in messages))
+    after = (await measure(agent, model, state, messages)).tokens
+    if after >= before:
+        raise CompactionRejected(
+            f"the summary would not make the context smaller (~{before} tokens before, "
+            f"~{after} after); history kept"
+        )
     await journal.emit(
         ev.Compacted(
             at=clock.now(),
@@ -74,19 +98,18 @@ async def compact_history(
 
 
 async def auto_compact(agent: Agent, model: ChatModel, journal: Journal) -> None:
-    """Compact when ``auto_compact`` is on, no call waits for approval and the context
-    estimate passes ``compact_threshold`` of the window.
+    """Compact when ``auto_compact`` is on, no call waits for approval and the measured
+    context (``context_fit.measure``: the model's meter and the server's window) passes
+    ``compact_threshold`` of the window.
 
     A failed summary is reported as an ``error`` event and the run goes on: history is intact
-    and the next call may still fit.
+    and the next call may still fit (an overflow then goes through ``compact_after_overflow``).
     """
     config, state = agent.config, journal.state
-    estimate = state.estimated_context_tokens(agent.system_prompt)
-    if (
-        not config.auto_compact
-        or state.pending_calls
-        or not should_compact(estimate, config.context_window, config.compact_threshold)
-    ):
+    if not config.auto_compact or state.pending_calls:
+        return
+    size = await measure(agent, model, state)
+    if not should_compact(size.tokens, size.window, config.compact_threshold):
         return
     try:
         await compact_history(agent, model, journal, "", "auto")
@@ -98,3 +121,91 @@ async def auto_compact(agent: Agent, model: ChatModel, journal: Journal) -> None
                 message=f"auto-compaction failed: {exc}",
             )
         )
+
+
+async def _summarise(
+    agent: Agent,
+    model: ChatModel,
+    clock: Clock,
+    what: tuple[tuple[Message, ...], UserMessage],
+    window: int,
+) -> tuple[ModelRequest, Assembly]:
+    """Ask for the summary. If the server still finds the request too long (the estimate
+    was off), the meter has learned its count from the error: fit once more and retry."""
+
+    async def attempt() -> tuple[ModelRequest, Assembly]:
+        request = await _fitting_request(agent, model, *what, window)
+        assembly = Assembly()
+        await consume_stream(model, request, assembly, _discard, clock)
+        return request, assembly
+
+    try:
+        return await attempt()
+    except ContextLengthExceeded:
+        if context_meter(model) is None:
+            raise
+    return await attempt()
+
+
+async def _fitting_request(
+    agent: Agent,
+    model: ChatModel,
+    to_summarize: tuple[Message, ...],
+    instruction: UserMessage,
+    window: int,
+) -> ModelRequest:
+    """The summary request: no tool schemas, room for the summary, and under the window.
+
+    Raises ContextFull when not even a short transcript fits (the instructions and system
+    prompt alone fill the window)."""
+    room = summary_tokens(agent, window)
+    request = attrs.evolve(
+        agent.request((*to_summarize, instruction), tool_choice="none"),
+        tools=(),
+        max_output_tokens=room,
+    )
+    meter = context_meter(model)
+    if meter is None:
+        return request
+    limit = window - room
+    tokens = await prompt_tokens(meter, request, window)
+    if tokens <= limit:
+        return request
+    text = transcript(to_summarize)
+    keep = len(text)
+    for _ in range(6):
+        keep = int(keep * limit / max(tokens, 1) * 0.9)
+        if keep < 200:
+            break
+        cut = text[-keep:]
+        note = f"[Conversation so far, oldest part cut to fit the window]\n{cut}"
+        request = attrs.evolve(request, messages=(UserMessage(content=note), instruction))
+        tokens = await prompt_tokens(meter, request, window)
+        if tokens <= limit:
+            return request
+    raise context_full(window, tokens, "not even a shortened summary request fits")
+
+
+async def compact_after_overflow(
+    agent: Agent, model: ChatModel, journal: Journal, overflow: ContextLengthExceeded
+) -> None:
+    """The server refused a request as too long: compact once so the next call fits.
+
+    Raises ContextFull (naming the window and how to continue) when compaction is off, not
+    possible, failed, or would not shrink the context."""
+    state = journal.state
+    size = await measure(agent, model, state)
+    window = overflow.window or size.window
+    tokens = overflow.prompt_tokens or size.tokens
+    if not agent.config.auto_compact:
+        raise context_full(window, tokens, "auto-compaction is off") from overflow
+    if state.pending_calls:
+        raise context_full(window, tokens, "tool calls wait for approval") from overflow
+    try:
+        result = await compact_history(agent, model, journal, "", "overflow")
+    except ContextFull:
+        raise
+    except (CompactionRejected, ModelError) as exc:
+        raise context_full(window, tokens, f"compaction failed ({exc})") from exc
+    if not result.summary:
+        raise context_full(window, tokens, "there is no earlier history to compact") from overflow

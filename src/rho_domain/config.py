@@ -56,9 +56,12 @@ class AgentConfig:
     ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
     a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
     ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
-    ``max_turns`` counts model calls in one run. ``stream`` None streams unless the provider
-    cannot stream tools; False asks OpenAI-compatible servers for whole responses (servers
-    whose streamed tool calls are broken).
+    ``max_turns`` counts model calls in one run. ``tool_choice`` is ``auto``, ``none``,
+    ``required`` or a tool's name (None: the endpoint's default); a forcing choice applies
+    until the model has called a tool in the current turn, then ``auto``. ``stream`` None or
+    True streams where the endpoint can (not tool turns on a provider that cannot stream
+    tools); False asks OpenAI-compatible servers for whole responses (servers whose streamed
+    tool calls are broken).
     """
 
     system_prompt: str = ""
@@ -76,6 +79,7 @@ class AgentConfig:
     temperature: float | None = None
     stream: bool | None = None
     max_output_tokens: int | None = None
+    tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
     auto_approve: bool = False
     context_window: int = DEFAULT_CONTEXT_WINDOW

@@ -16,6 +16,8 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │   │   ├── RateLimited          429 (``retry_after`` seconds when known)
     │   │   ├── ServerError          5xx
     │   │   └── BadRequest           other 4xx, with the server's message
+    │   ├── ContextFull              the conversation cannot be made to fit the window
+    │   ├── CompactionRejected       a summary that would not shrink the context
     │   ├── ModelConnectionError     could not connect, or the connection dropped
     │   ├── ModelTimeout             connect or per-chunk idle timeout
     │   └── ModelProtocolError       the stream broke the protocol
@@ -92,7 +94,22 @@ class ModelNotFoundError(ModelHTTPError):
 
 
 class ContextLengthExceeded(ModelHTTPError):
-    """The request is longer than the model's context window."""
+    """The request is longer than the model's context window. ``window`` and
+    ``prompt_tokens`` are the server's numbers when its message gave them."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        body: str = "",
+        partial_text: str = "",
+        window: int | None = None,
+        prompt_tokens: int | None = None,
+    ) -> None:
+        super().__init__(message, status=status, body=body, partial_text=partial_text)
+        self.window = window
+        self.prompt_tokens = prompt_tokens
 
 
 class RateLimited(ModelHTTPError):
@@ -117,6 +134,15 @@ class ServerError(ModelHTTPError):
 
 class BadRequest(ModelHTTPError):
     """The server rejected the request; the message carries the server's explanation."""
+
+
+class ContextFull(ModelError):
+    """The conversation does not fit the context window even after compaction; the message
+    names the window and how to continue (compact, clear, or a larger window)."""
+
+
+class CompactionRejected(ModelError):
+    """A compaction was not applied because it would not make the context smaller."""
 
 
 class ModelConnectionError(ModelError):

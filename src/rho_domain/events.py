@@ -264,7 +264,8 @@ class Compacted:
 
     Attributes:
         at: Wall-clock time.
-        trigger: ``"auto"`` (context over the threshold) or ``"manual"`` (``Session.compact``).
+        trigger: ``"auto"`` (context over the threshold), ``"overflow"`` (the server refused a
+            request as too long) or ``"manual"`` (``Session.compact``).
         summary: The model's summary.
         tokens_before: Estimated context before.
         tokens_after: Estimated context after.

@@ -9,7 +9,7 @@ A stream ends with exactly one ``StreamFinished``; failures are raised as ``Mode
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
@@ -36,7 +36,8 @@ class ToolSpec:
         }
 
 
-ToolChoice = Literal["auto", "none", "required"]
+# "auto", "none", "required", or the name of the one tool the model must call.
+ToolChoice = str
 
 
 @attrs.frozen(kw_only=True)

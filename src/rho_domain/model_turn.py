@@ -3,6 +3,9 @@
 ``call_model`` emits ``llm_start``, streams the response (deltas are announced as they arrive),
 records usage, emits ``llm_end`` and adds the assistant message (text kept with its tool calls).
 Whatever was streamed before a break or a cancellation is kept in history, marked as cut.
+When the server refuses the request as too long (``ContextLengthExceeded``), the history is
+compacted once (``compaction_run.compact_after_overflow``) and the call made again; a second
+overflow ends the run with ``ContextFull`` naming the window, never a loop.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ import asyncio
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
+from rho_domain.compaction_run import compact_after_overflow
+from rho_domain.context_fit import context_full, measure
 from rho_domain.control import RunControl
-from rho_domain.errors import ModelError, ModelProtocolError
+from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolError
 from rho_domain.journal import Journal
 from rho_domain.messages import AssistantMessage
 from rho_domain.ports.model import ChatModel
@@ -21,6 +26,27 @@ from rho_domain.streaming import Assembly, consume_stream
 
 
 async def call_model(
+    agent: Agent, model: ChatModel, journal: Journal, control: RunControl, tally: RunTally
+) -> AssistantMessage | None:
+    """One streamed model call; None when it was cancelled during streaming.
+
+    On a context overflow: compact once and call again. Raises ``ContextFull`` when compaction
+    is off or impossible, or the request still does not fit after it; other ``ModelError``s
+    as ``_call_once``.
+    """
+    try:
+        return await _call_once(agent, model, journal, control, tally)
+    except ContextLengthExceeded as overflow:
+        await compact_after_overflow(agent, model, journal, overflow)
+    try:
+        return await _call_once(agent, model, journal, control, tally)
+    except ContextLengthExceeded as again:
+        size = await measure(agent, model, journal.state)
+        window, tokens = again.window or size.window, again.prompt_tokens or size.tokens
+        raise context_full(window, tokens, "it still does not fit after compaction") from again
+
+
+async def _call_once(
     agent: Agent, model: ChatModel, journal: Journal, control: RunControl, tally: RunTally
 ) -> AssistantMessage | None:
     """One streamed model call; None when it was cancelled during streaming.

@@ -21,6 +21,8 @@ service_tier                RHO_AGENT_SERVICE_TIER           --service-tier
 reasoning_effort            RHO_AGENT_REASONING_EFFORT       --reasoning-effort
 max_turns                   RHO_AGENT_MAX_TURNS              --max-turns
 context_window              RHO_AGENT_CONTEXT_WINDOW         --context-window
+tool_choice                 RHO_AGENT_TOOL_CHOICE            --tool-choice
+stream                      RHO_AGENT_STREAM                 --stream / --no-stream
 auto_approve                RHO_AGENT_AUTO_APPROVE           --auto-approve
 config file                 RHO_AGENT_CONFIG                 --config
 config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
@@ -65,6 +67,8 @@ ENV_VARS: Mapping[str, tuple[str, ...]] = {
     "max_turns": ("RHO_AGENT_MAX_TURNS",),
     "context_window": ("RHO_AGENT_CONTEXT_WINDOW",),
     "auto_approve": ("RHO_AGENT_AUTO_APPROVE",),
+    "tool_choice": ("RHO_AGENT_TOOL_CHOICE",),
+    "stream": ("RHO_AGENT_STREAM",),
 }
 _INT_FIELDS = frozenset({"max_turns", "context_window"})
 
@@ -129,7 +133,8 @@ def resolve_settings(
                 break
     for field in (*ENV_VARS, "system_prompt"):
         given = flags.get(field)
-        if given is not None and given is not False:  # store_true flags are False when absent
+        # store_true flags are False when absent; --no-stream is a False that was given
+        if given is not None and (given is not False or field == "stream"):
             changes[field], sources[field] = given, "flag"
     if flags.get("vars"):
         changes["vars"] = {**config.vars, **flags["vars"]}
@@ -164,7 +169,7 @@ def _parse_env(name: str, raw: str, variable: str) -> Any:
             return int(raw)
         except ValueError:
             raise ConfigError(f"{variable}={raw!r}: expected an integer") from None
-    if name == "auto_approve":
+    if name in ("auto_approve", "stream"):
         lowered = raw.strip().lower()
         if lowered not in _TRUE | _FALSE:
             raise ConfigError(f"{variable}={raw!r}: expected 1/0, true/false, yes/no or on/off")

@@ -94,11 +94,11 @@ async def test_replay_equals_the_live_state_after_a_busy_session() -> None:
     store, signals = MemorySessionStore(), ManualSignals()
     session = make_session(
         [
-            tools(call("echo", {"text": "a"}), text="working"),
+            tools(call("echo", {"text": "a" * 3000}), text="working"),
             tools(call("write", {"path": "f", "content": "c"})),
             text("one", input_tokens=30, output_tokens=3),
-            text("SUMMARY"),
             text("two", input_tokens=5, output_tokens=1),
+            text("SUMMARY"),
         ],
         tools=[EchoTool(), WriteNoteTool()],
         profile="developer",
@@ -110,8 +110,8 @@ async def test_replay_equals_the_live_state_after_a_busy_session() -> None:
     assert first.status is RunStatus.AWAITING_APPROVAL
     session.resolve_approval(first.pending[0].call.id, True, always=True)
     await session.run()
-    await session.compact()
     await session.run("finish")
+    await session.compact()  # summarises the first two runs (the echo made them long)
     await session.close()
     live = session.state
     replayed = State.from_events(store.events(session.id))

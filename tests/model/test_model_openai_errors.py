@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from _model_support import DONE, chunk, collect, data, make_model, run_body
+from _model_support import DONE, chunk, collect, data, make_model, run_body, text_of
 
-from rho_adapters.fakes.wire import garbage, http_error, stream_error, text_reply
+from rho_adapters.fakes.wire import garbage, http_error, raw_reply, stream_error, text_reply
 from rho_domain.errors import (
     AuthenticationError,
     BadRequest,
@@ -103,9 +103,12 @@ async def test_mid_stream_context_overflow_is_context_length_exceeded() -> None:
     )
 
 
-async def test_empty_200_stream_is_truncated() -> None:
-    exc = await expect(TruncatedStream)
-    assert "empty" in str(exc)
+async def test_empty_200_stream_is_resent_without_streaming_and_truncated_if_empty_again() -> None:
+    model, transport, _ = make_model(raw_reply(), raw_reply())
+    with pytest.raises(TruncatedStream, match="empty") as info:
+        await collect(model)
+    assert "fake.test" in str(info.value)
+    assert [r["stream"] for r in transport.requests] == [True, False]
 
 
 async def test_eof_with_neither_finish_reason_nor_done_is_truncated_with_partial_text() -> None:
@@ -113,8 +116,12 @@ async def test_eof_with_neither_finish_reason_nor_done_is_truncated_with_partial
     assert exc.partial_text == "so far!"
 
 
-async def test_only_comments_then_eof_is_truncated() -> None:
-    await expect(TruncatedStream, b": OPENROUTER PROCESSING\n\n" * 3)
+async def test_only_comments_then_eof_is_an_empty_stream_answered_without_streaming() -> None:
+    model, transport, _ = make_model(
+        raw_reply(b": OPENROUTER PROCESSING\n\n" * 3), text_reply("there it is")
+    )
+    assert text_of(await collect(model)) == "there it is"
+    assert [r["stream"] for r in transport.requests] == [True, False]
 
 
 async def test_garbage_chunk_is_a_protocol_error_with_partial_text() -> None:

@@ -1,13 +1,18 @@
-"""Request bodies per endpoint profile (protocols.md §1.7, §3, §4), profiles, non-streaming."""
+"""Request bodies per provider row, choosing the row, non-streaming."""
 
 from __future__ import annotations
 
 import pytest
 from _model_support import calls_of, collect, finish_of, make_model, request, text_of, usage_of
 
-from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_adapters.fakes.wire import call, http_error, text_reply, tool_reply
 from rho_adapters.model import build_model
-from rho_adapters.model.providers import PROVIDERS, guess_provider_name, resolve_provider
+from rho_adapters.model.providers import (
+    PROVIDERS,
+    guess_provider_name,
+    provider_owning,
+    resolve_provider,
+)
 from rho_domain.errors import ConfigError
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.model import ToolSpec
@@ -28,17 +33,18 @@ FULL = {
 @pytest.mark.parametrize(
     ("url", "name"),
     [
+        # A host that says nothing is "generic" (max_tokens) until the server is asked.
         (None, "openai"),
         ("https://api.openai.com/v1", "openai"),
         ("https://api.cerebras.ai/v1", "cerebras"),
         ("https://api.groq.com/openai/v1", "groq"),
-        ("http://localhost:11434/v1", "ollama"),
+        ("http://localhost:11434/v1", "generic"),
         ("https://ollama.com/v1", "ollama"),
-        ("http://127.0.0.1:8080/v1", "llamacpp"),
-        ("http://gpu-box:8000/v1", "vllm"),
+        ("http://127.0.0.1:8080/v1", "generic"),
+        ("http://gpu-box:8000/v1", "generic"),
         ("https://openrouter.ai/api/v1", "openrouter"),
         ("https://res.openai.azure.com/openai/v1", "azure"),
-        ("https://my-proxy.example/v1", "vllm"),
+        ("https://my-proxy.example/v1", "generic"),
     ],
 )
 def test_profile_guessed_from_base_url(url: str | None, name: str) -> None:
@@ -52,11 +58,16 @@ def test_profile_chosen_by_config_overrides_the_guess_and_unknown_names_fail() -
         resolve_provider("nope", None)
 
 
-def test_every_provider_row_is_found_by_name_and_by_its_own_url() -> None:
-    """Adding a server is one row: its name, URL hints and key variable need nothing else."""
+def test_every_provider_row_is_found_by_name_and_by_its_own_url_or_server() -> None:
+    """Adding a server is one row: its name, host or owner hints and key variable need nothing
+    else. A hosted row is found by its own URL; a local row's URL (localhost) names no host, so
+    it is ``generic`` until detection finds the row by what the server says (never the port)."""
     for row in PROVIDERS.values():
         assert resolve_provider(row.name, None) is row
-        if row.default_base_url:
+        if row.owners:  # a local server: its default URL is localhost
+            assert guess_provider_name(row.default_base_url) == "generic"
+            assert all(provider_owning(owner) == row.name for owner in row.owners)
+        elif row.default_base_url:
             assert guess_provider_name(row.default_base_url) == row.name
         assert row.key_variable
 
@@ -131,7 +142,7 @@ async def test_messages_system_user_assistant_tool_calls_and_tool_results() -> N
         {"role": "user", "content": "list it"},
         {
             "role": "assistant",
-            "content": None,
+            "content": "",  # never null: llama-cpp-python answers 500 (capture 17)
             "tool_calls": [
                 {
                     "id": "c1",
@@ -163,7 +174,7 @@ async def test_constructor_defaults_fill_options_the_request_leaves_none() -> No
     )
     await collect(m, request(model="", temperature=0.9))
     body = transport.requests[0]
-    assert (body["model"], body["temperature"], body["max_completion_tokens"]) == ("m", 0.9, 10)
+    assert (body["model"], body["temperature"], body["max_tokens"]) == ("m", 0.9, 10)
 
 
 async def test_auth_headers_bearer_and_azure_api_key_and_url_query_kept() -> None:
@@ -200,7 +211,7 @@ async def test_non_streaming_mode_yields_the_same_events() -> None:
         assert text_of(events) == "Looking."
         assert calls_of(events) == [("c1", "list", '{"path": "."}'), ("c2", "read", '{"path"')]
         assert usage_of(events).input_tokens == 10
-        assert finish_of(events) == "tool_calls"
+        assert finish_of(events) == "length"  # '{"path"' was cut: not a finished call
 
 
 def test_build_model_picks_the_adapter_and_validates() -> None:
@@ -215,3 +226,17 @@ def test_build_model_picks_the_adapter_and_validates() -> None:
         build_model(model="m", base_url=None, api_key="k", provider="azure")
     ollama = build_model(model="q", base_url=None, api_key=None, provider="ollama")
     assert ollama.url == "http://localhost:11434/v1/chat/completions"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("stream", [None, True])
+async def test_a_400_naming_stream_on_a_tool_turn_is_resent_unstreamed(stream: bool | None) -> None:
+    """``stream`` None and True both mean "stream where the server can": a server that says
+    it cannot stream tool calls gets the request again without streaming, and so do later
+    tool turns."""
+    refusal = http_error(400, "stream is not supported with tools")
+    reply = tool_reply(call("list", {"path": "."}, "c1"))
+    model, transport, _ = make_model(refusal, reply, text_reply("ok"), stream=stream)
+    events = await collect(model, request(tools=(SPEC,)))
+    assert calls_of(events) == [("c1", "list", '{"path": "."}')]
+    await collect(model, request(tools=(SPEC,)))
+    assert [r["stream"] for r in transport.requests] == [True, False, False]

@@ -11,7 +11,9 @@
 - ``WireTransport`` (an httpx transport) and ``LoopbackServer`` (a real socket on 127.0.0.1)
   speak the OpenAI streaming protocol from a script, with fault injection: ``cut``, ``drop``,
   ``garbage``, ``stall``, ``stream_error``, ``http_error`` (429 with Retry-After, 5xx, ...).
-  Build replies with ``text_reply``, ``tool_reply``, ``raw_reply`` and ``wire_call``.
+  Build replies with ``text_reply``, ``tool_reply``, ``raw_reply`` and ``wire_call``;
+  ``rules=`` answer by the request first (``llama_cpp_python_rules`` in
+  ``rho_adapters.fakes.llama_cpp_python``: that server's recorded behaviour).
 
 - ``FakeDaytona``: the Daytona control-plane and toolbox API as an httpx transport, backed by a
   real directory and real processes, for testing the sandbox executor.

@@ -18,15 +18,18 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any
 
 from rho_adapters.fakes.wire import (
     Drop,
+    Exchange,
     Reply,
+    Rule,
     Stall,
     WireScriptExhausted,
+    answer,
     render_error,
     render_json,
     render_stream,
@@ -48,12 +51,18 @@ class LoopbackServer:
 
     ``repeat=True`` cycles the script (benchmarks). ``requests`` holds every parsed request
     body; ``connections`` counts accepted TCP connections (to observe connection reuse).
+    ``rules`` answer by the request first, as in ``WireTransport``; anything else that is
+    not a POST to ``.../chat/completions`` gets a 404 (recorded in ``other_requests``).
     """
 
-    def __init__(self, replies: Iterable[Reply], *, repeat: bool = False) -> None:
+    def __init__(
+        self, replies: Iterable[Reply], *, repeat: bool = False, rules: Sequence[Rule] = ()
+    ) -> None:
         self.replies = list(replies)
+        self.rules = list(rules)
         self.repeat = repeat
         self.requests: list[dict[str, Any]] = []
+        self.other_requests: list[str] = []
         self.connections = 0
         self.port = 0
         self._next = 0
@@ -138,12 +147,21 @@ class LoopbackServer:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         raw = await reader.readexactly(int(headers.get("content-length") or 0))
+        method, _, rest = lines[0].partition(" ")
+        path = rest.partition(" ")[0].partition("?")[0]
         body = json.loads(raw or b"{}")
-        self.requests.append(body)
-        try:
-            reply = self._next_reply()
-        except WireScriptExhausted as exc:
-            reply = Reply(status=500, error=str(exc))
+        exchange = Exchange(method=method, path=path, body=body)
+        reply = answer(self.rules, exchange)
+        if not exchange.is_chat:
+            self.other_requests.append(f"{method} {path}")
+            reply = reply or Reply(status=404, error_body={"detail": "Not Found"})
+        else:
+            self.requests.append(body)
+        if reply is None:
+            try:
+                reply = self._next_reply()
+            except WireScriptExhausted as exc:
+                reply = Reply(status=500, error=str(exc))
         extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
         if reply.status >= 400 or (reply.raw is None and not body.get("stream")):
             content = render_error(reply) if reply.status >= 400 else render_json(reply)

@@ -15,13 +15,19 @@ for framing tests), and inject faults with ``cut``, ``garbage``, ``stall`` and `
     ])
 
 ``transport.requests`` records every request body (parsed JSON) for assertions.
+
+``rules`` make answers depend on the request, the way a real server's validation does: each
+rule sees an ``Exchange`` (method, path, body) and returns a ``Reply`` or None; the first
+answer wins, before the script is used (``fakes.llama_cpp_python`` has the rules of one real
+server). A request no rule answers that is not a POST to ``.../chat/completions`` (a client
+probing ``/props`` or ``/v1/models``) gets a 404 and is recorded in ``other_requests``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -113,6 +119,31 @@ class Reply:
     faults: tuple[Fault, ...] = ()
     raw: tuple[bytes, ...] | None = None
     model: str = "fake-model"
+
+
+@attrs.frozen(kw_only=True)
+class Exchange:
+    """One request as a rule sees it; ``body`` is the parsed JSON (``{}`` for none)."""
+
+    method: str
+    path: str
+    body: Mapping[str, Any]
+
+    @property
+    def is_chat(self) -> bool:
+        """Whether this is a chat completion request (not a probe or a tokenizer call)."""
+        return self.method == "POST" and self.path.endswith("/chat/completions")
+
+
+Rule = Callable[[Exchange], "Reply | None"]
+
+
+def answer(rules: Sequence[Rule], exchange: Exchange) -> Reply | None:
+    """The first rule's answer, or None."""
+    for rule in rules:
+        if (reply := rule(exchange)) is not None:
+            return reply
+    return None
 
 
 def call(name: str, arguments: Mapping[str, Any] | str = "{}", call_id: str = "") -> ToolCall:
@@ -280,12 +311,19 @@ class WireTransport(httpx.AsyncBaseTransport):
     ``repeat=True`` cycles the script forever (benchmarks)."""
 
     def __init__(
-        self, replies: Iterable[Reply], *, clock: Clock | None = None, repeat: bool = False
+        self,
+        replies: Iterable[Reply],
+        *,
+        clock: Clock | None = None,
+        repeat: bool = False,
+        rules: Sequence[Rule] = (),
     ) -> None:
         self.replies = list(replies)
+        self.rules = list(rules)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.urls: list[str] = []
+        self.other_requests: list[str] = []
         self._clock, self._repeat, self._next = clock, repeat, 0
 
     def next_reply(self) -> Reply:
@@ -301,10 +339,17 @@ class WireTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Answer one request from the script (recorded in ``requests``)."""
         body = json.loads(await request.aread() or b"{}")
-        self.requests.append(body)
-        self.headers.append(dict(request.headers))
-        self.urls.append(str(request.url))
-        reply = self.next_reply()
+        exchange = Exchange(method=request.method, path=request.url.path, body=body)
+        reply = answer(self.rules, exchange)
+        if not exchange.is_chat:
+            self.other_requests.append(f"{request.method} {request.url.path}")
+            if reply is None:
+                return httpx.Response(404, json={"detail": "Not Found"})
+        else:
+            self.requests.append(body)
+            self.headers.append(dict(request.headers))
+            self.urls.append(str(request.url))
+        reply = reply or self.next_reply()
         headers = dict(reply.headers)
         if reply.status >= 400:
             headers.setdefault("content-type", "application/json")

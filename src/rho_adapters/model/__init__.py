@@ -1,7 +1,8 @@
 """Model adapters: ChatModel implementations on httpx, and ``build_model`` for the wiring.
 
 - ``OpenAIChatModel``: every OpenAI-compatible Chat Completions server, shaped by its
-  ``Provider`` row (openai, vllm, cerebras, groq, ollama, llamacpp, openrouter, azure).
+  ``Provider`` row (openai, vllm, cerebras, groq, ollama, llamacpp, llama-cpp-python,
+  openrouter, azure, generic); it is also a ``ContextMeter``.
 - ``AnthropicModel``: the Anthropic Messages API (the ``anthropic`` row).
 
 Nothing here opens a connection at import or construction: clients are leased from a shared
@@ -53,11 +54,13 @@ def build_model(
 ) -> ChatModel:
     """The ChatModel for a configured endpoint.
 
-    ``provider`` names a row of ``PROVIDERS``; None guesses it from ``base_url`` (no base URL
-    means OpenAI). The row's ``adapter`` picks the ChatModel. Request options here are defaults
-    that a ``ModelRequest``'s own values override; ``stream=False`` asks for whole responses
-    (OpenAI-compatible servers only). Raises ConfigError for an unknown provider or a provider
-    without a default URL (Azure) and no base URL.
+    ``provider`` names a row of ``PROVIDERS``; None guesses it from ``base_url``'s host (no
+    base URL means OpenAI), and a host that says nothing (a local server) is asked what it is
+    before the first call (``detect.probe``). The row's ``adapter`` picks the ChatModel.
+    Request options here are defaults that a ``ModelRequest``'s own values override;
+    ``stream=False`` asks for whole responses (OpenAI-compatible servers only). Raises
+    ConfigError for an unknown provider or a provider without a default URL (Azure) and no
+    base URL.
     """
     defaults = RequestDefaults(
         service_tier=service_tier,
@@ -83,4 +86,11 @@ def build_model(
         defaults=defaults,
         stream=stream,
         clock=clock,
+        # Named "generic" is a choice; guessed "generic" only means the host said nothing.
+        detect=row.name == "generic" and _unnamed(provider),
     )
+
+
+def _unnamed(provider: str | None) -> bool:
+    """No provider was chosen, so a guessed ``generic`` only means the host said nothing."""
+    return (provider or "").strip().lower().replace("-", "") in ("", "auto", "openaicompatible")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -36,9 +37,23 @@ _CONTEXT_MARKERS = (
     "maximum context length",
     "exceed_context_size",
     "context size has been exceeded",
+    "available context size",
     "prompt is too long",
     "model_context_window_exceeded",
     "context window",
+)
+# Numbers in overflow messages: (window, prompt) patterns of OpenAI/vLLM/llama-cpp-python,
+# llama-cpp-python's older wording and Anthropic's.
+_WINDOW_PATTERNS = (
+    re.compile(r"maximum context length is (\d+)"),
+    re.compile(r"context (?:window|length|size) of (\d+)"),
+    re.compile(r"tokens > (\d+) maximum"),
+)
+_PROMPT_PATTERNS = (
+    re.compile(r"\((\d+) in the messages"),
+    re.compile(r"requested tokens \((\d+)\)"),
+    re.compile(r"prompt is too long: (\d+) tokens"),
+    re.compile(r"you requested (\d+) tokens"),
 )
 _NOT_FOUND_MARKERS = ("model_not_found", "does not exist", "not_found_error")
 
@@ -92,7 +107,8 @@ def error_from_response(
     text = f"HTTP {status}: {message}" if message else f"HTTP {status}"
     kw: dict[str, Any] = {"status": status, "body": body[:4000], "partial_text": partial_text}
     if any(m in haystack for m in _CONTEXT_MARKERS):
-        return ContextLengthExceeded(text, **kw)
+        window, prompt = overflow_numbers(haystack, body)
+        return ContextLengthExceeded(text, window=window, prompt_tokens=prompt, **kw)
     if status in (401, 403):
         return AuthenticationError(text, **kw)
     if status == 404 or any(m in haystack for m in _NOT_FOUND_MARKERS):
@@ -102,6 +118,31 @@ def error_from_response(
     if status >= 500:
         return ServerError(text, **kw)
     return BadRequest(text, **kw)
+
+
+def overflow_numbers(message: str, body: str = "") -> tuple[int | None, int | None]:
+    """``(window, prompt_tokens)`` from an overflow error, None where it does not say.
+    llama.cpp puts them in the body as ``n_ctx`` and ``n_prompt_tokens``."""
+    window = _first_number(_WINDOW_PATTERNS, message)
+    prompt = _first_number(_PROMPT_PATTERNS, message)
+    try:
+        data: Any = json.loads(body) if body else None
+    except ValueError:
+        data = None
+    inner = data.get("error") if isinstance(data, Mapping) else None
+    if isinstance(inner, Mapping):
+        if isinstance(inner.get("n_ctx"), int):
+            window = inner["n_ctx"]
+        if isinstance(inner.get("n_prompt_tokens"), int):
+            prompt = inner["n_prompt_tokens"]
+    return window, prompt
+
+
+def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
+    for pattern in patterns:
+        if match := pattern.search(text):
+            return int(match.group(1))
+    return None
 
 
 def stream_error(data: Any, *, partial_text: str = "") -> ModelError:
@@ -114,8 +155,13 @@ def stream_error(data: Any, *, partial_text: str = "") -> ModelError:
         code = data["error"].get("status_code") or data["error"].get("code")
         status = code if isinstance(code, int) else None
     if any(m in haystack for m in _CONTEXT_MARKERS):
+        window, prompt = overflow_numbers(haystack, json.dumps(data) if data is not None else "")
         return ContextLengthExceeded(
-            f"error during streaming: {message}", status=status or 400, partial_text=partial_text
+            f"error during streaming: {message}",
+            status=status or 400,
+            partial_text=partial_text,
+            window=window,
+            prompt_tokens=prompt,
         )
     suffix = f" [{tags}]" if tags else ""
     return StreamError(f"error during streaming: {message}{suffix}", partial_text=partial_text)

@@ -64,7 +64,11 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
         ]
         if request.tool_choice is not None or request.parallel_tool_calls is False:
             kind = {"required": "any", None: "auto"}.get(request.tool_choice, request.tool_choice)
-            choice: dict[str, Any] = {"type": kind}
+            choice: dict[str, Any] = (
+                {"type": kind}
+                if kind in ("auto", "any", "none")
+                else {"type": "tool", "name": kind}
+            )
             if request.parallel_tool_calls is False and kind != "none":
                 choice["disable_parallel_tool_use"] = True
             body["tool_choice"] = choice

@@ -12,6 +12,7 @@ choices other than 0 (n>1) are ignored. An ``error`` key raises before anything 
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -48,6 +49,7 @@ class ChunkAssembler:
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.service_tier: str | None = None
+        self.events = 0  # chunks fed, to tell an empty stream from a broken one
         self._calls: dict[int, _Call] = {}
         self._last_key: int | None = None
 
@@ -63,6 +65,7 @@ class ChunkAssembler:
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         """Apply one parsed chunk. Raises a ModelError when the chunk carries ``error``."""
+        self.events += 1
         if not isinstance(chunk, Mapping):
             raise stream_error(chunk, partial_text=self.partial_text)
         if chunk.get("error"):
@@ -103,6 +106,20 @@ class ChunkAssembler:
                 )
             )
         return ready
+
+    @property
+    def arguments_cut(self) -> bool:
+        """A call's arguments are not valid JSON: the output limit cut them, whatever the
+        finish_reason says (llama-cpp-python reports ``tool_calls``, capture 16)."""
+        for call in self._calls.values():
+            text = "".join(call.arguments).strip()
+            if not text:
+                continue
+            try:
+                json.loads(text)
+            except ValueError:
+                return True
+        return False
 
     def response_chars(self) -> int:
         """Characters of everything produced, for usage estimates."""

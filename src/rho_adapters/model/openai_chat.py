@@ -7,6 +7,13 @@ server's, or an estimate marked ``estimated``) and one ``StreamFinished``. Error
 before the first event reached the caller. Non-streaming mode (config ``stream=False``, or a
 provider that cannot stream tools, or a server that rejected streaming with tools) yields the
 same events from one JSON response.
+
+Real servers, end to end (issue 17): an empty 200 stream is resent once without streaming,
+which turns it into the server's real answer (llama-cpp-python: a 400 context overflow, or
+the tool call it could not stream); a local or unknown server is asked what it is
+(``detect.probe``) before the first call; and the model is also a ``ContextMeter``: the
+server's context window, and prompt token counts from its tokenizer endpoint or a
+characters-per-token ratio learned from the counts it reports (``tokens.TokenMeter``).
 """
 
 from __future__ import annotations
@@ -25,20 +32,29 @@ import httpx
 from rho_adapters.model._errors import error_from_response, map_httpx_errors
 from rho_adapters.model._http import Attempt, ClientPool, Endpoint, Timeouts, with_retries
 from rho_adapters.model.chunks import ChunkAssembler
+from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.openai_request import (
     RequestDefaults,
     build_body,
     effective,
-    request_chars,
+    streams,
+    tool_choice_of,
 )
-from rho_adapters.model.providers import Provider, resolve_provider
+from rho_adapters.model.providers import PROVIDERS, Provider, resolve_provider
 from rho_adapters.model.retry import RetryPolicy, server_delay
 from rho_adapters.model.sse import SSEDecoder
-from rho_domain.errors import BadRequest, ModelError, ModelProtocolError, TruncatedStream
-from rho_domain.messages import Usage, estimate_tokens
+from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
+from rho_domain.errors import (
+    BadRequest,
+    ContextLengthExceeded,
+    ModelError,
+    ModelProtocolError,
+    TruncatedStream,
+)
+from rho_domain.messages import Usage
 from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, UsageReport
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.model import ChatModel
+from rho_domain.ports.model import ChatModel, ContextMeter
 
 _DRAIN_SECONDS = 1.0
 
@@ -52,10 +68,19 @@ def chat_url(base_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
-class OpenAIChatModel(ChatModel):
+class _EmptyStream(TruncatedStream):
+    """A 200 answer that carried nothing at all (stream or body)."""
+
+
+_NEAR_WINDOW = 0.9  # an empty answer to a request this close to the window is an overflow
+
+
+class OpenAIChatModel(ChatModel, ContextMeter):
     """A ChatModel speaking Chat Completions to ``base_url`` as the given provider expects.
 
-    ``stream=None`` streams unless the provider cannot stream tools. ``transport`` or
+    ``stream=None`` or True streams where the provider can (tools under automatic choice
+    cannot on llama-cpp-python); False never streams. ``detect=True`` asks the server what it
+    is before the first call and adopts the matching provider row. ``transport`` or
     ``http_client`` replace the shared pooled client (tests, custom proxies); a passed
     ``http_client`` is never closed here.
     """
@@ -77,6 +102,7 @@ class OpenAIChatModel(ChatModel):
         pool: ClientPool | None = None,
         headers: Mapping[str, str] | None = None,
         rng: random.Random | None = None,
+        detect: bool = False,
     ) -> None:
         self.provider = provider or resolve_provider(None, base_url)
         self.model = model
@@ -106,31 +132,132 @@ class OpenAIChatModel(ChatModel):
             http_client=http_client,
             pool_key=self.base_url,
         )
-        self._no_stream_tools = False  # learned: this server rejects streaming with tools
+        self._no_stream_tools = False  # learned: this server cannot stream with tools
+        self.meter = TokenMeter()
+        self.facts: ServerFacts | None = None if detect else ServerFacts()
+        self.window: int | None = None  # the server's context window, once known
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """See ``ChatModel.stream``. ``request.model`` empty means the configured model."""
         if not request.model:
             request = _with_model(request, self.model)
         request = effective(request, self.defaults)
+        await self._detect()
         streamed = self._streaming(request)
         try:
-            async for event in self._with_retries(request):
-                yield event
-        except BadRequest as exc:
-            # The seeds' Cerebras fallback: a server that cannot stream tool calls says so
-            # with a 400 naming "stream". Remember it and resend once without streaming.
-            if not (streamed and request.tools and self.stream_mode is None):
-                raise
-            if "stream" not in str(exc).lower():
-                raise
-            self._no_stream_tools = True
-            async for event in self._with_retries(request):
-                yield event
+            try:
+                async for event in self._with_retries(request, streamed):
+                    yield event
+            except _EmptyStream as empty:
+                # llama-cpp-python answers an overflow (07) or an automatic tool choice (13)
+                # with an empty 200 stream; without streaming it says which (08, 14).
+                if not streamed:
+                    raise self._overflow_or(empty, request) from empty
+                try:
+                    async for event in self._with_retries(request, False):
+                        yield event
+                except _EmptyStream as again:
+                    raise self._overflow_or(again, request) from again
+                if request.tools:
+                    self._no_stream_tools = True
+            except BadRequest as exc:
+                # Cerebras's way: a server that cannot stream tool calls says so
+                # with a 400 naming "stream". Remember it and resend once without streaming.
+                if not (streamed and request.tools):
+                    raise
+                if "stream" not in str(exc).lower():
+                    raise
+                self._no_stream_tools = True
+                async for event in self._with_retries(request, False):
+                    yield event
+        except ContextLengthExceeded as exc:
+            self._learn_overflow(request, exc)
+            raise
 
-    def _with_retries(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    # ------------------------------------------------------------------ ContextMeter
+
+    async def context_window(self) -> int | None:
+        """See ``ContextMeter.context_window``: from the probe or an overflow error."""
+        await self._detect()
+        return self.window
+
+    def estimate_tokens(self, request: ModelRequest) -> int:
+        """See ``ContextMeter.estimate_tokens``."""
+        return self.meter.estimate(self._as_read(request))
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """See ``ContextMeter.count_tokens``: the server's tokenizer where it has one."""
+        await self._detect()
+        path = self.provider.tokenize_path
+        if not path:
+            return self.meter.estimate(self._as_read(request))
+        request = self._as_read(request)
+        text = prompt_text(request)
+        body: dict[str, Any] = {"model": request.model or self.model}
+        body["input" if path.startswith("/extras") else "content"] = text
+        if self.provider.name == "vllm":
+            body = {"model": body["model"], "prompt": text}
+        try:
+            with map_httpx_errors():
+                response = await self._endpoint.client().post(
+                    server_root(self.base_url) + path,
+                    json=body,
+                    timeout=self.timeouts.for_tier(None),
+                )
+            data = response.json() if response.status_code == 200 else None
+        except (ModelError, ValueError):
+            data = None
+        count = data.get("count") if isinstance(data, Mapping) else None
+        if count is None and isinstance(data, Mapping) and isinstance(data.get("tokens"), list):
+            count = len(data["tokens"])
+        if not isinstance(count, int):
+            return self.meter.estimate(self._as_read(request))
+        self.meter.learn_text(len(text), count)
+        return count + framing_tokens(request)
+
+    async def _detect(self) -> None:
+        if self.facts is not None:
+            return
+        self.facts = ServerFacts()  # once, even if the probe fails
+        with contextlib.suppress(ModelError):
+            self.facts = await probe(self._endpoint.client(), self.base_url)
+        if self.facts.provider in PROVIDERS:
+            self.provider = attrs.evolve(
+                PROVIDERS[self.facts.provider], default_base_url=self.provider.default_base_url
+            )
+        if self.facts.context_window:
+            self.window = self.facts.context_window
+
+    def _as_read(self, request: ModelRequest) -> ModelRequest:
+        """The request as the model reads it: without the tool schemas on a server that shows
+        them only under a tool choice (llama-cpp-python), when none will be sent."""
+        hidden = tool_choice_of(request, self.provider) in (None, "none")
+        if request.tools and self.provider.tools_need_choice and hidden:
+            return attrs.evolve(request, tools=())
+        return request
+
+    def _overflow_or(self, empty: _EmptyStream, request: ModelRequest) -> ModelError:
+        """An empty answer to a request near the known window is taken as an overflow."""
+        tokens = self.meter.estimate(self._as_read(request)) + (request.max_output_tokens or 0)
+        if not self.window or tokens < _NEAR_WINDOW * self.window:
+            return empty
+        return ContextLengthExceeded(
+            f"{empty}; the request (~{tokens} tokens) is near the context window of "
+            f"{self.window} tokens: taken as a context overflow",
+            status=200,
+            window=self.window,
+            prompt_tokens=self.meter.estimate(self._as_read(request)),
+        )
+
+    def _learn_overflow(self, request: ModelRequest, exc: ContextLengthExceeded) -> None:
+        if exc.window:
+            self.window = exc.window
+        if exc.prompt_tokens:
+            self.meter.learn(self._as_read(request), exc.prompt_tokens)
+
+    def _with_retries(self, request: ModelRequest, streaming: bool) -> AsyncIterator[StreamEvent]:
         return with_retries(
-            lambda state: self._attempt(request, state),
+            lambda state: self._attempt(request, state, streaming),
             policy=self.retry,
             clock=self.clock,
             rng=self._rng,
@@ -141,15 +268,15 @@ class OpenAIChatModel(ChatModel):
         await self._endpoint.aclose()
 
     def _streaming(self, request: ModelRequest) -> bool:
-        if self.stream_mode is not None:
-            return self.stream_mode
-        cannot = self._no_stream_tools or not self.provider.stream_tools
-        return not (request.tools and cannot)
+        if self.stream_mode is False:
+            return False
+        if request.tools and self._no_stream_tools:
+            return False
+        return streams(request, self.provider)
 
     async def _attempt(
-        self, request: ModelRequest, state: Attempt
+        self, request: ModelRequest, state: Attempt, streaming: bool
     ) -> AsyncGenerator[StreamEvent, None]:
-        streaming = self._streaming(request)
         body = build_body(request, self.provider, stream=streaming)
         timeout = self.timeouts.for_tier(request.service_tier)
         assembler = ChunkAssembler()
@@ -171,13 +298,16 @@ class OpenAIChatModel(ChatModel):
             raise
         for event in assembler.finish():
             yield event
+        if assembler.usage is not None and assembler.usage.input_tokens:
+            self.meter.learn(self._as_read(request), assembler.usage.input_tokens)
         usage = assembler.usage or Usage(
-            input_tokens=estimate_tokens(request_chars(request)),
-            output_tokens=estimate_tokens(assembler.response_chars()),
+            input_tokens=self.meter.estimate(self._as_read(request)),
+            output_tokens=self.meter.estimate_chars(assembler.response_chars()),
             estimated=True,
         )
         yield UsageReport(usage)
-        yield StreamFinished(assembler.finish_reason or "stop")
+        reason = assembler.finish_reason or "stop"
+        yield StreamFinished("length" if assembler.arguments_cut else reason)
 
     async def _raise_status(self, response: httpx.Response) -> None:
         body = (await response.aread()).decode("utf-8", "replace")
@@ -212,9 +342,12 @@ class OpenAIChatModel(ChatModel):
             for event in assembler.feed(_parse(sse.data, assembler)):
                 yield event
         if assembler.finish_reason is None:
+            if not (assembler.events or assembler.partial_text or assembler.has_calls):
+                raise _EmptyStream(
+                    f"the model server at {self.url} answered 200 with an empty stream"
+                )
             raise TruncatedStream(
-                "the model stream ended without a finish_reason or [DONE]"
-                + ("" if assembler.partial_text or assembler.has_calls else " (empty stream)"),
+                "the model stream ended without a finish_reason or [DONE]",
                 partial_text=assembler.partial_text,
             )
 
@@ -223,7 +356,10 @@ class OpenAIChatModel(ChatModel):
     ) -> list[StreamEvent]:
         raw = await response.aread()
         if not raw.strip():
-            raise TruncatedStream("the model server answered 200 with an empty body")
+            raise _EmptyStream(
+                f"the model server at {self.url} answered 200 with an empty body "
+                f"(model {self.model!r}); its log says why"
+            )
         data = _parse(raw.decode("utf-8", "replace"), assembler)
         choices = data.get("choices") if isinstance(data, Mapping) else None
         if isinstance(choices, list):

@@ -53,7 +53,10 @@ def _pick(value: Any, default: Any) -> Any:
 def wire_message(message: Message) -> dict[str, Any]:
     """One domain message in the Chat Completions shape (no ``name``: Groq rejects it)."""
     if isinstance(message, AssistantMessage):
-        out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        # Content is always a string, "" when the turn only called tools: llama-cpp-python
+        # answers 500 to null (pydantic) and to a missing key (its template reads it),
+        # captures 17-19; every other known server accepts "".
+        out: dict[str, Any] = {"role": "assistant", "content": message.text}
         if message.tool_calls:
             out["tool_calls"] = [
                 {
@@ -63,8 +66,8 @@ def wire_message(message: Message) -> dict[str, Any]:
                 }
                 for c in message.tool_calls
             ]
-        elif out["content"] is None:
-            out["content"] = message.refusal or ""
+        elif not out["content"]:
+            out["content"] = message.refusal
         return out
     if isinstance(message, ToolResultMessage):
         return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
@@ -86,8 +89,9 @@ def build_body(request: ModelRequest, provider: Provider, *, stream: bool) -> di
         body["stream_options"] = options
     if request.tools:
         body["tools"] = [t.to_openai() for t in request.tools]
-        if request.tool_choice is not None:
-            body["tool_choice"] = request.tool_choice
+        choice = tool_choice_of(request, provider)
+        if choice is not None:
+            body["tool_choice"] = wire_tool_choice(choice)
         if request.parallel_tool_calls is not None:
             body["parallel_tool_calls"] = request.parallel_tool_calls
     if request.response_format is not None:
@@ -108,14 +112,29 @@ def build_body(request: ModelRequest, provider: Provider, *, stream: bool) -> di
     return body
 
 
-def request_chars(request: ModelRequest) -> int:
-    """Characters of the prompt, for usage estimates (~4 characters per token)."""
-    total = len(request.system)
-    for message in request.messages:
-        if isinstance(message, AssistantMessage):
-            total += len(message.text) + sum(
-                len(c.name) + len(c.arguments) for c in message.tool_calls
-            )
-        else:
-            total += len(message.content)
-    return total
+KEYWORD_CHOICES = frozenset({"auto", "none", "required"})
+
+
+def tool_choice_of(request: ModelRequest, provider: Provider) -> str | None:
+    """The tool choice to send: the request's, else the provider's default (with tools)."""
+    if request.tool_choice is not None:
+        return request.tool_choice
+    return provider.default_tool_choice if request.tools else None
+
+
+def wire_tool_choice(choice: str) -> str | dict[str, Any]:
+    """``auto``/``none``/``required`` as is; any other value names the one tool to call."""
+    if choice in KEYWORD_CHOICES:
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def streams(request: ModelRequest, provider: Provider) -> bool:
+    """Whether this request can stream on this provider: tools under automatic choice cannot
+    on some servers (llama-cpp-python: an empty 200), a named or no-tools request can."""
+    if not request.tools:
+        return True
+    if not provider.stream_tools:
+        return False
+    choice = tool_choice_of(request, provider)
+    return provider.stream_auto_tools or choice not in (None, "auto", "required")

@@ -2,10 +2,13 @@
 
 A row says which adapter speaks to the server (``openai`` Chat Completions or ``anthropic``
 Messages), where it usually lives, which environment variable holds its key, how to recognise
-its base URL, and what it accepts (the quirks ``openai_request.build_body`` absorbs). A
-provider is chosen by name (``provider`` in the config) or guessed from the base URL; every
-field can be overridden with ``attrs.evolve``. The facts behind each row are in protocols.md
-(§1.7, §3, §4 and the quirk matrix).
+it (a hosted API by its base URL's host, a local server by what it says about itself), and
+what it accepts (the quirks ``openai_request.build_body`` absorbs). A provider is chosen by
+name (``provider`` in the config) or from the base URL's host. A local or unknown host gets
+``generic`` (``max_tokens``, which every server honours) until ``detect.probe`` asks the
+server what it is (``/props``, ``/v1/models`` ``owned_by`` matched against the rows'
+``owners``): never from the port, since any server runs on any port. Every field can be
+overridden with ``attrs.evolve``.
 
 Adding an OpenAI-compatible server is one row in ``PROVIDERS``.
 """
@@ -31,13 +34,22 @@ class Provider:
 
     ``adapter`` names the ChatModel that speaks its protocol. ``key_variable`` is the
     environment variable its API key is read from unless the config names another.
-    ``hosts`` are host-name fragments and ``port`` a local default port that identify it in a
-    base URL. ``max_tokens_field`` is the name the server reads for the output limit.
+    ``hosts`` are host-name fragments that identify it in a base URL; ``owners`` are the
+    ``owned_by`` values its ``/v1/models`` answers with (how detection recognises a local
+    server). ``max_tokens_field`` is the name the server reads for the output limit.
     ``dropped_params`` are request keys the server rejects with 400 (never sent).
     ``stream_usage`` says whether to send ``stream_options.include_usage``.
     ``stream_tools`` False makes requests with tools non-streaming (older Cerebras models).
     ``reasoning_object`` sends ``reasoning: {effort}`` instead of ``reasoning_effort``.
     ``auth_header`` is ``authorization`` (Bearer) or ``api-key`` (Azure).
+    ``default_tool_choice`` is sent with tools when the request names none: llama-cpp-python
+    hides the tools from the model unless ``tool_choice`` is sent.
+    ``stream_auto_tools`` False sends requests with tools under automatic choice without
+    streaming (llama-cpp-python answers them with an empty 200 stream); a named choice still
+    streams.
+    ``tokenize_path`` is the server's tokenizer endpoint (from the server root), "" for none.
+    ``tools_need_choice`` says the tool schemas reach the prompt only under a tool choice
+    other than ``none`` (so they are not counted otherwise).
     """
 
     name: str
@@ -45,7 +57,7 @@ class Provider:
     key_variable: str = OPENAI_KEY
     default_base_url: str = ""
     hosts: tuple[str, ...] = ()
-    port: int | None = None
+    owners: tuple[str, ...] = ()
     max_tokens_field: str = "max_completion_tokens"
     dropped_params: frozenset[str] = frozenset()
     stream_usage: bool = True
@@ -53,9 +65,13 @@ class Provider:
     reasoning_object: bool = False
     auth_header: str = "authorization"
     obfuscation_opt_out: bool = False
+    default_tool_choice: str | None = None
+    stream_auto_tools: bool = True
+    tokenize_path: str = ""
+    tools_need_choice: bool = False
 
 
-# In the order base URLs are matched: host fragments first (row by row), then ports.
+# In the order base URLs are matched by host fragment.
 PROVIDERS: dict[str, Provider] = {
     p.name: p
     for p in (
@@ -105,43 +121,72 @@ PROVIDERS: dict[str, Provider] = {
             name="ollama",
             default_base_url="http://localhost:11434/v1",
             hosts=("ollama",),
-            port=11434,
+            owners=("library", "ollama"),
             # Ollama's /v1 struct has no max_completion_tokens: it would be silently ignored.
             max_tokens_field="max_tokens",
             dropped_params=frozenset({"parallel_tool_calls", "tool_choice"}),
         ),
         Provider(
+            # llama.cpp's llama-server (detection also knows it by /props).
             name="llamacpp",
             default_base_url="http://localhost:8080/v1",
-            port=8080,
+            owners=("llamacpp",),
             max_tokens_field="max_tokens",
+            tokenize_path="/tokenize",
         ),
-        Provider(name="vllm", default_base_url="http://localhost:8000/v1", port=8000),
+        Provider(
+            # python -m llama_cpp.server: its own dialect (captures 02, 05, 09-13).
+            name="llama-cpp-python",
+            default_base_url="http://localhost:8000/v1",
+            owners=("me",),  # its /v1/models says owned_by "me"
+            max_tokens_field="max_tokens",  # max_completion_tokens is ignored (05)
+            stream_usage=False,  # stream_options is ignored (02)
+            default_tool_choice="auto",  # without it the tools never reach the model (09, 12)
+            stream_auto_tools=False,  # auto choice + stream: an empty 200 (13)
+            tokenize_path="/extras/tokenize/count",
+            tools_need_choice=True,  # chatml-function-calling renders tools=[] then
+        ),
+        Provider(
+            name="vllm",
+            default_base_url="http://localhost:8000/v1",
+            owners=("vllm",),
+            tokenize_path="/tokenize",
+        ),
+        # Any other OpenAI-compatible server, until detection knows better.
+        Provider(name="generic", max_tokens_field="max_tokens"),
     )
 }
 
-# Other spellings users write for a provider.
-_ALIASES = {"llama": "llamacpp", "llamacppserver": "llamacpp", "azureopenai": "azure"}
+# Other spellings users write for a provider (after lower-casing and removing "-" and ".").
+_ALIASES = {
+    "llama": "llamacpp",
+    "llamacppserver": "llamacpp",
+    "llamaserver": "llamacpp",
+    "llamacpppython": "llama-cpp-python",
+    "llamacpp_python": "llama-cpp-python",
+    "azureopenai": "azure",
+}
 
 
 def guess_provider_name(base_url: str | None) -> str:
-    """The provider a base URL most likely points at; ``openai`` for none, ``vllm`` (the
-    plain OpenAI dialect) for an unknown host."""
+    """The provider a base URL names by its host: ``openai`` for none, ``generic`` for a host
+    that says nothing (a local server: ``detect.probe`` finds out which)."""
     if not base_url:
         return "openai"
-    parts = urlsplit(base_url)
-    host = (parts.hostname or "").lower()
+    host = (urlsplit(base_url).hostname or "").lower()
     for provider in PROVIDERS.values():
         if any(fragment in host for fragment in provider.hosts):
             return provider.name
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
+    return "generic"
+
+
+def provider_owning(owner: str) -> str | None:
+    """The provider whose ``/v1/models`` says ``owned_by: owner``, or None."""
+    owner = owner.lower()
     for provider in PROVIDERS.values():
-        if port is not None and provider.port == port:
+        if owner in provider.owners:
             return provider.name
-    return "vllm"
+    return None
 
 
 def resolve_provider(provider: str | None, base_url: str | None) -> Provider:

@@ -34,6 +34,8 @@ class RetryPolicy:
         """Whether an HTTP error status is worth another attempt."""
         if "insufficient_quota" in body:
             return False  # billing, not load: waiting will not help
+        if "validation error" in body:
+            return False  # a request the server cannot parse (llama-cpp-python's 500, capture 17)
         return status in RETRYABLE_STATUSES or status >= 500
 
     def backoff(self, retries_taken: int, rng: random.Random) -> float:

@@ -13,7 +13,7 @@ from rho_domain.ports.executor import (
     FileInfo,
     FileKind,
 )
-from rho_domain.ports.model import ChatModel
+from rho_domain.ports.model import ChatModel, ContextMeter
 from rho_domain.ports.signals import Directive, SignalSource
 from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
@@ -27,6 +27,7 @@ __all__ = [
     "Clock",
     "Command",
     "CommandResult",
+    "ContextMeter",
     "Database",
     "Directive",
     "Executor",

@@ -1,10 +1,10 @@
-"""ChatModel: the port to a language model endpoint."""
+"""ChatModel: the port to a language model endpoint; ContextMeter: its context window."""
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from rho_domain.model import ModelRequest, StreamEvent
 
@@ -27,3 +27,30 @@ class ChatModel(Protocol):
     @abstractmethod
     async def aclose(self) -> None:
         """Release connections. Idempotent; the model may not be used afterwards."""
+
+
+@runtime_checkable
+class ContextMeter(Protocol):
+    """What a model endpoint knows about its context window. Optional: a ChatModel that also
+    implements it lets the session fit requests to the real window with real token counts;
+    ``context_meter(model)`` finds it."""
+
+    @abstractmethod
+    async def context_window(self) -> int | None:
+        """The server's context window in tokens, or None when it does not say. May ask the
+        server once (then remembers); never raises."""
+
+    @abstractmethod
+    def estimate_tokens(self, request: ModelRequest) -> int:
+        """Prompt tokens of ``request`` (system, messages, tool schemas, template framing)
+        estimated without I/O, corrected by every real count seen so far."""
+
+    @abstractmethod
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """Prompt tokens of ``request`` counted by the server's tokenizer where it has one,
+        else ``estimate_tokens``. Never raises for a server without a tokenizer."""
+
+
+def context_meter(model: ChatModel) -> ContextMeter | None:
+    """The model as a ContextMeter, or None when it is not one."""
+    return model if isinstance(model, ContextMeter) else None

@@ -28,6 +28,8 @@ from rho_entry.templates import (
 )
 
 _SETTING_FLAGS = (
+    "tool_choice",
+    "stream",
     "model",
     "base_url",
     "api_key_env",

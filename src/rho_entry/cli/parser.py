@@ -74,12 +74,29 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--api-key-env", metavar="VAR", help="read the API key from VAR")
     model.add_argument(
         "--provider",
-        help="kind of server, e.g. openai, anthropic, ollama, vllm, llamacpp (default: guessed "
-        "from the base URL; an unknown name lists them all)",
+        help="kind of server: openai, anthropic, vllm, ollama, groq, cerebras, llamacpp, "
+        "llama-cpp-python, openrouter, azure or generic (default: from the base URL's host, "
+        "or asked from the server; an unknown name lists them all)",
     )
     model.add_argument("--reasoning-effort", metavar="LEVEL", help="e.g. low, medium, high")
     model.add_argument("--service-tier", metavar="TIER", help="e.g. flex, priority")
-    model.add_argument("--context-window", type=int, metavar="TOKENS", help="for compaction")
+    model.add_argument(
+        "--context-window",
+        type=int,
+        metavar="TOKENS",
+        help="for compaction (default: what the server reports, else 100000)",
+    )
+    model.add_argument(
+        "--tool-choice",
+        metavar="CHOICE",
+        help="auto, none, required, or a tool name to force on the first call of a turn",
+    )
+    model.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="stream responses (default: where the server can)",
+    )
 
     agent = parser.add_argument_group("agent")
     agent.add_argument(

@@ -1,0 +1,89 @@
+"""What kind of server is behind a base URL, and how large its context window is: asked,
+not guessed from the port.
+
+``probe`` reads what servers publish about themselves, each a cheap GET:
+
+- ``{root}/props`` (llama.cpp ``llama-server``): ``default_generation_settings.n_ctx``;
+- ``{base}/models``: ``owned_by`` names the server, matched against the ``owners`` of the
+  ``PROVIDERS`` rows (``vllm``, ``llamacpp``, ``me`` for llama-cpp-python,
+  ``library``/``ollama``); vLLM adds ``max_model_len``;
+- the ``server`` response header (``uvicorn`` for the Python servers).
+
+Anything that fails or says nothing leaves that fact unknown; a probe never raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import attrs
+import httpx
+
+from rho_adapters.model.providers import provider_owning
+
+_PROBE_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+
+
+@attrs.frozen(kw_only=True)
+class ServerFacts:
+    """``provider`` is a ``PROVIDERS`` row's name or None; ``evidence`` says where each fact
+    came from."""
+
+    provider: str | None = None
+    context_window: int | None = None
+    evidence: tuple[str, ...] = ()
+
+
+def server_root(base_url: str) -> str:
+    """``http://host:port/v1`` → ``http://host:port`` (where /props and /tokenize live)."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+async def probe(client: httpx.AsyncClient, base_url: str) -> ServerFacts:
+    """Ask the server at ``base_url`` what it is; unknown facts stay None."""
+    provider: str | None = None
+    window: int | None = None
+    evidence: list[str] = []
+    props, _ = await _get_json(client, server_root(base_url) + "/props")
+    if isinstance(props, Mapping):
+        settings = props.get("default_generation_settings")
+        n_ctx = (settings if isinstance(settings, Mapping) else props).get("n_ctx")
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            provider, window = "llamacpp", n_ctx
+            evidence.append(f"/props n_ctx {n_ctx}")
+    models, headers = await _get_json(client, base_url.rstrip("/") + "/models")
+    first = _first_model(models)
+    owner = str(first.get("owned_by") or "").lower()
+    owning = provider_owning(owner) if owner else None
+    if provider is None and owning is not None:
+        provider = owning
+        server = headers.get("server", "")
+        evidence.append(f"/models owned_by {owner!r}" + (f", server {server}" if server else ""))
+    max_len = first.get("max_model_len")
+    if window is None and isinstance(max_len, int) and max_len > 0:
+        window = max_len
+        evidence.append(f"/models max_model_len {max_len}")
+    return ServerFacts(provider=provider, context_window=window, evidence=tuple(evidence))
+
+
+async def _get_json(client: httpx.AsyncClient, url: str) -> tuple[Any, Mapping[str, str]]:
+    try:
+        response = await client.get(url, timeout=_PROBE_TIMEOUT)
+        if response.status_code != 200:
+            return None, response.headers
+        return response.json(), response.headers
+    except (httpx.HTTPError, ValueError):
+        return None, {}
+
+
+def _first_model(models: Any) -> Mapping[str, Any]:
+    data = models.get("data") if isinstance(models, Mapping) else None
+    if isinstance(data, list) and data and isinstance(data[0], Mapping):
+        return data[0]
+    return {}

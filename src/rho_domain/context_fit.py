@@ -1,0 +1,94 @@
+"""Fitting the conversation into the model's real context window.
+
+The window is the smaller of the configured ``context_window`` and the one the server
+reports (``ContextMeter.context_window``: llama.cpp ``/props``, vLLM ``max_model_len``, or
+the numbers of an overflow error). Prompt size is the meter's estimate (system prompt,
+messages, tool schemas and template framing, at a ratio learned from the server's counts),
+counted by the server's tokenizer when the estimate comes near the window. Without a meter
+(a fake model, the demo) the State's estimate and the configured window are used.
+
+When a request overflows anyway, ``context_full`` builds the error that ends the run: it names
+the window and how to continue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from rho_domain.agent import Agent
+from rho_domain.errors import ContextFull
+from rho_domain.messages import Message, estimate_tokens, message_chars
+from rho_domain.model import ModelRequest
+from rho_domain.ports.model import ChatModel, ContextMeter, context_meter
+from rho_domain.state import State
+
+NEAR_WINDOW = 0.6  # from this share of the window on, ask the server's tokenizer
+SUMMARY_TOKENS_MAX = 4_096
+
+
+@attrs.frozen
+class ContextSize:
+    """``tokens`` of the next prompt in a ``window`` (both in tokens)."""
+
+    tokens: int
+    window: int
+
+
+async def window_of(agent: Agent, model: ChatModel) -> int:
+    """The window to fit into: the configured one, or the server's when it is smaller."""
+    meter = context_meter(model)
+    server = await meter.context_window() if meter is not None else None
+    configured = agent.config.context_window
+    return min(configured, server) if server else configured
+
+
+async def measure(
+    agent: Agent, model: ChatModel, state: State, messages: Sequence[Message] | None = None
+) -> ContextSize:
+    """The size of the next request for ``messages`` (default: the whole history)."""
+    window = await window_of(agent, model)
+    history = state.messages if messages is None else messages
+    meter = context_meter(model)
+    if meter is None:
+        if messages is None:
+            return ContextSize(state.estimated_context_tokens(agent.system_prompt), window)
+        return ContextSize(rough_tokens(agent.system_prompt, history), window)
+    tokens = await prompt_tokens(meter, agent.request(history), window)
+    if messages is None:  # the server's last real count may know better than any estimate
+        tokens = max(tokens, state.estimated_context_tokens(agent.system_prompt))
+    return ContextSize(tokens, window)
+
+
+async def prompt_tokens(meter: ContextMeter, request: ModelRequest, window: int) -> int:
+    """The meter's estimate, or the server's count when the estimate is near the window."""
+    estimate = meter.estimate_tokens(request)
+    if estimate < NEAR_WINDOW * window:
+        return estimate
+    return await meter.count_tokens(request)
+
+
+def rough_tokens(system: str, messages: Sequence[Message]) -> int:
+    """The harness's rough estimate (``messages.estimate_tokens``) when no meter is available."""
+    return estimate_tokens(len(system) + sum(message_chars(m) for m in messages))
+
+
+def summary_tokens(agent: Agent, window: int) -> int:
+    """Output room for a compaction summary: a quarter of the window, at most 4,096 tokens
+    and never more than the configured output limit."""
+    room = min(SUMMARY_TOKENS_MAX, max(64, window // 4))
+    limit = agent.config.max_output_tokens
+    return min(room, limit) if limit else room
+
+
+def context_full(window: int, tokens: int | None, reason: str) -> ContextFull:
+    """The error that ends a run whose context cannot be made to fit."""
+    need = f"about {tokens} tokens" if tokens else "more tokens"
+    return ContextFull(
+        f"context full: the next request needs {need}, the model's context window is "
+        f"{window} tokens, and {reason}. To continue: /compact with shorter instructions or "
+        "/clear in the REPL (or a new session); send a shorter message; or give the model a "
+        "larger window (start the server with a larger context, e.g. llama.cpp --ctx-size / "
+        "llama-cpp-python --n_ctx, then pass --context-window)."
+    )
