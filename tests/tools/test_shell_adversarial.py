@@ -91,6 +91,8 @@ ALLOWED = [
     "nl -ba file.txt | sed -n '5,10p'",
     "uniq -c sorted.txt",
     "cat .env.example",
+    "git log -p -n 2",
+    "seq 1 3",
 ]
 
 REFUSED = [

@@ -43,6 +43,7 @@ from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath, To
 from rho_domain.paths import is_secret, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.shell.git_repo import shadow_config
 from rho_domain.shell.programs import check_argv, harden_argv
 
 log = logging.getLogger(__name__)
@@ -264,6 +265,17 @@ class DaytonaExecutor(Executor):
         )
 
     async def _restricted(self, command: Command, cwd: str, env: Mapping[str, str]) -> str:
+        git: scripts.GitShadow | None = None
+        if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
+            repo, listing = scripts.parse_git_discovery(
+                await self._script(scripts.git_discovery(cwd), _RESOLVE_TIMEOUT)
+            )
+            git = scripts.GitShadow(
+                directory=f"/tmp/rho-git-{secrets.token_hex(8)}",  # noqa: S108 - the sandbox's
+                repo=repo,
+                config=shadow_config(listing),
+            )
+            env = {**env, **git.environment()}
         stages = []
         stdin_files: list[str | None] = []
         for stage in command.pipeline:
@@ -271,7 +283,7 @@ class DaytonaExecutor(Executor):
             if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:
                 raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")
             stdin_files.append(await self._input(stage.stdin_path) if stage.stdin_path else None)
-        return scripts.restricted_inner(scripts.render_pipeline(stages, stdin_files), cwd, env)
+        return scripts.restricted_inner(scripts.render_pipeline(stages, stdin_files), cwd, env, git)
 
     async def _input(self, path: str) -> str:
         self._check_read(path, ())

@@ -17,6 +17,14 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.executor import Stage
+from rho_domain.shell.git_repo import (
+    CONFIG_NAME,
+    PREFLIGHT,
+    SHARED,
+    GitRepo,
+    git_environment,
+    parse_preflight,
+)
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Restricted pipelines start from an empty environment (no sandbox env vars, no secrets).
@@ -68,11 +76,72 @@ def exports(env: Mapping[str, str]) -> str:
     return "".join(f"export {key}={q(value)}; " for key, value in env.items())
 
 
-def restricted_inner(pipeline: str, cwd: str, env: Mapping[str, str]) -> str:
-    """A validated pipeline in a fresh environment, unable to write files (``ulimit -f 0``)."""
+def restricted_inner(
+    pipeline: str, cwd: str, env: Mapping[str, str], git: GitShadow | None = None
+) -> str:
+    """A validated pipeline in a fresh environment, unable to write files (``ulimit -f 0``).
+
+    With ``git``, the shadow common directory is built first and removed afterwards.
+    """
     body = f"ulimit -f 0 2>/dev/null; {exports(env)}cd -- {q(cwd)} && {pipeline}"
+    if git is not None:
+        body = f"{git.prelude()}{body}; rc=$?; rm -rf -- {q(git.directory)}; exit $rc"
     assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
     return f"env -i {assignments} /bin/sh -c {q(body)}"
+
+
+def git_discovery(cwd: str) -> str:
+    """Where git finds the repository from ``cwd``, and its config file's listing.
+
+    Answer: base64 of ``PREFLIGHT``'s output, newline, base64 of the ``--list -z`` listing.
+    Both read; neither runs a program the repository names.
+    """
+    assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
+    git = f"env -i {assignments} git"
+    return (
+        f"cd -- {q(cwd)} 2>/dev/null || {{ echo; exit 0; }}\n"
+        f"p=$({git} {' '.join(q(a) for a in PREFLIGHT)} 2>/dev/null)\n"
+        "printf '%s' \"$p\" | base64 -w0; echo\n"
+        "c=$(printf '%s\\n' \"$p\" | sed -n 2p)\n"
+        f'[ -n "$c" ] && {git} config --file "$c/config" --no-includes --list -z 2>/dev/null'
+        " | base64 -w0\n"
+        "exit 0\n"
+    )
+
+
+def parse_git_discovery(answer: str) -> tuple[GitRepo | None, str]:
+    """The repository (or None) and the config listing from a ``git_discovery`` answer."""
+    first, _, second = answer.partition("\n")
+    try:
+        found = base64.b64decode(first.strip()).decode("utf-8", "surrogateescape")
+        listing = base64.b64decode(second.strip()).decode("utf-8", "surrogateescape")
+    except ValueError as exc:
+        raise ExecutorError(f"unreadable git discovery from the sandbox: {first[:80]!r}") from exc
+    return parse_preflight(found), listing
+
+
+@attrs.frozen
+class GitShadow:
+    """The shadow common directory to build in the sandbox before git stages run."""
+
+    directory: str
+    repo: GitRepo | None
+    config: str
+
+    def environment(self) -> dict[str, str]:
+        return git_environment(self.repo, self.directory)
+
+    def prelude(self) -> str:
+        d = q(self.directory)
+        lines = [f"mkdir -m 700 -- {d} || exit 1"]
+        if self.repo is not None:
+            lines.append(f"printf '%s' {q(self.config)} >{d}/{CONFIG_NAME}")
+            for name in SHARED:
+                target = q(f"{self.repo.common_dir}/{name}")
+                lines.append(
+                    f"if [ -e {target} ] || [ -L {target} ]; then ln -s -- {target} {d}/{name}; fi"
+                )
+        return "; ".join(lines) + "; "
 
 
 def shell_inner(command: str, cwd: str, env: Mapping[str, str]) -> str:

@@ -20,10 +20,12 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import info, list_entries, open_regular, read_bytes, write_bytes
-from rho_adapters.local.runner import CommandRunner
+from rho_adapters.local.git_shadow import git_shadow
+from rho_adapters.local.runner import CommandRunner, restricted_env
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -211,7 +213,17 @@ class LocalExecutor(Executor):
                     else None
                 )
             started = time.monotonic()
-            code, output, timed_out, omitted = await self._runner.run(command, cwd, stdin_fds)
+            with contextlib.ExitStack() as stack:
+                git_env: dict[str, str] | None = None
+                binds: tuple[str, ...] = ()
+                if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
+                    shadow, git_env = await asyncio.to_thread(
+                        stack.enter_context, self._git_shadow(cwd)
+                    )
+                    binds = (shadow,)
+                code, output, timed_out, omitted = await self._runner.run(
+                    command, cwd, stdin_fds, git_env=git_env, binds=binds
+                )
         finally:
             for fd in stdin_fds:
                 if fd is not None:
@@ -224,6 +236,12 @@ class LocalExecutor(Executor):
             timed_out=timed_out,
             omitted_bytes=omitted,
         )
+
+    def _git_shadow(self, cwd: str) -> AbstractContextManager[tuple[str, dict[str, str]]]:
+        git = self._runner.resolve("git")
+        if git is None:
+            raise ToolError("git: program not installed on this machine")
+        return git_shadow(git, cwd, restricted_env(self._runner.search_path))
 
     def _directory(self, path: str) -> str:
         with _os_errors(path):

@@ -126,21 +126,29 @@ class CommandRunner:
         )
         return tuple(dict.fromkeys((*self.visible_roots, *hidden_programs)))
 
-    def _bwrap_args(self, cwd: str) -> list[str]:
+    def _bwrap_args(self, cwd: str, binds: Sequence[str] = ()) -> list[str]:
         return [
             "--ro-bind", "/", "/",
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", _SANDBOX_DIR,
-            *(arg for root in self._rebound() for arg in ("--ro-bind", root, root)),
+            *(arg for root in (*self._rebound(), *binds) for arg in ("--ro-bind", root, root)),
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--die-with-parent", "--new-session",
             "--chdir", cwd,
         ]  # fmt: skip
 
     async def run(
-        self, command: Command, cwd: str, stdin_fds: Sequence[int | None]
+        self,
+        command: Command,
+        cwd: str,
+        stdin_fds: Sequence[int | None],
+        *,
+        git_env: Mapping[str, str] | None = None,
+        binds: Sequence[str] = (),
     ) -> tuple[int | None, str, bool, int]:
+        """Run ``command`` in ``cwd``. ``git_env`` (restricted pipelines) is added to the
+        environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
         if command.shell is not None:
             argvs: list[tuple[str, ...]] = [
                 ("/bin/bash", "--noprofile", "--norc", "-c", command.shell)
@@ -153,8 +161,8 @@ class CommandRunner:
             datas: list[str | None] = [None]
             stdin_fds = [None]
         else:
-            argvs = [await self._prepare(stage.argv, cwd) for stage in command.pipeline]
-            env = restricted_env(self.search_path)
+            argvs = [await self._prepare(stage.argv, cwd, binds) for stage in command.pipeline]
+            env = {**restricted_env(self.search_path), **(git_env or {})}
             sandbox = await self.sandboxed()
             nproc = 1 << 20 if os.getuid() == 0 else _user_process_count() + 256
             preexec = restricted_limits(command.timeout, (1 << 28) if sandbox else 0, nproc)
@@ -164,7 +172,9 @@ class CommandRunner:
             raise ToolError("empty command")
         return await self._spawn(argvs, stages_null, datas, stdin_fds, cwd, env, preexec, command)
 
-    async def _prepare(self, argv: Sequence[str], cwd: str) -> tuple[str, ...]:
+    async def _prepare(
+        self, argv: Sequence[str], cwd: str, binds: Sequence[str] = ()
+    ) -> tuple[str, ...]:
         check_argv(argv)
         hardened = harden_argv(argv)
         program = self.resolve(hardened[0])
@@ -176,7 +186,7 @@ class CommandRunner:
         if await self.sandboxed():
             bwrap = self.resolve("bwrap")
             assert bwrap is not None
-            return (bwrap, *self._bwrap_args(cwd), "--", *full)
+            return (bwrap, *self._bwrap_args(cwd, binds), "--", *full)
         return full
 
     def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:

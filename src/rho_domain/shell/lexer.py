@@ -193,7 +193,7 @@ class _Lexer:
                 out.append(ch)
                 self.i += 1
         text = "".join(out)
-        if collect and self.peek() in "<>" and not quoted and text.isdigit() and text:
+        if collect and self.peek() and self.peek() in "<>" and not quoted and text.isdigit():
             # "2>file": a descriptor number glued to a redirection operator.
             self.redirect(int(text))
             return self.tokens[-1]
