@@ -43,6 +43,7 @@ from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath, To
 from rho_domain.paths import is_secret, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.shell.awk import AwkFlavor
 from rho_domain.shell.git_repo import shadow_config
 from rho_domain.shell.programs import check_argv, harden_argv
 
@@ -85,6 +86,7 @@ class DaytonaExecutor(Executor):
         self._lock = asyncio.Lock()
         self._closed = False
         self._found: dict[str, str] = {}
+        self._awk_flavor: tuple[str, AwkFlavor] | None = None
         self.orphaned: Sandbox | None = None  # a sandbox that aclose could not delete
 
     @property
@@ -279,11 +281,28 @@ class DaytonaExecutor(Executor):
         stages = []
         stdin_files: list[str | None] = []
         for stage in command.pipeline:
-            stages.append(attrs.evolve(stage, argv=tuple(harden_argv(stage.argv))))
+            argv = tuple(stage.argv)
+            flavor: AwkFlavor = "gawk"
+            if argv[0] in ("awk", "gawk"):
+                argv, flavor = await self._awk(argv)
+            stages.append(attrs.evolve(stage, argv=harden_argv(argv, awk=flavor)))
             if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:
                 raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")
             stdin_files.append(await self._input(stage.stdin_path) if stage.stdin_path else None)
         return scripts.restricted_inner(scripts.render_pipeline(stages, stdin_files), cwd, env, git)
+
+    async def _awk(self, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
+        """gawk when the sandbox has it (--sandbox), else what ``awk`` is (asked once)."""
+        if self._awk_flavor is None:
+            self._awk_flavor = scripts.parse_awk_probe(
+                await self._script(scripts.AWK_PROBE, _RESOLVE_TIMEOUT)
+            )
+        installed, flavor = self._awk_flavor
+        if installed == "gawk":
+            return ("gawk", *argv[1:]), "gawk"
+        if argv[0] == "gawk":
+            raise ToolError("gawk: program not installed in the sandbox")
+        return argv, flavor
 
     async def _input(self, path: str) -> str:
         self._check_read(path, ())

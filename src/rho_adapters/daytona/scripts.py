@@ -17,6 +17,7 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.executor import Stage
+from rho_domain.shell.awk import AwkFlavor, flavor_from_version
 from rho_domain.shell.git_repo import (
     CONFIG_NAME,
     PREFLIGHT,
@@ -88,6 +89,22 @@ def restricted_inner(
         body = f"{git.prelude()}{body}; rc=$?; rm -rf -- {q(git.directory)}; exit $rc"
     assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
     return f"env -i {assignments} /bin/sh -c {q(body)}"
+
+
+# Which awk runs: "gawk" when installed (first line), else awk's own version line.
+AWK_PROBE = (
+    f"PATH={SEARCH_PATH}\n"
+    "if command -v gawk >/dev/null 2>&1; then echo gawk; exit 0; fi\n"
+    "echo awk; awk -W version </dev/null 2>&1 | head -n 1; exit 0\n"
+)
+
+
+def parse_awk_probe(answer: str) -> tuple[str, AwkFlavor]:
+    """``("gawk", "gawk")`` when gawk is installed, else ``("awk", flavor of awk)``."""
+    first, _, rest = answer.strip().partition("\n")
+    if first == "gawk":
+        return "gawk", "gawk"
+    return "awk", flavor_from_version(rest)
 
 
 def git_discovery(cwd: str) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from rho_adapters.local.process import Spawn, restricted_limits, run_processes
 from rho_domain.errors import ExecutorError, ToolError
 from rho_domain.ports.executor import Command
+from rho_domain.shell.awk import VERSION_ARGS, AwkFlavor, flavor_from_version
 from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
@@ -31,7 +32,9 @@ _DROPPED_VARS = frozenset(
 _SANDBOX_DIR = "/tmp"  # noqa: S108 - a private tmpfs inside the sandbox, not the host /tmp
 # Whether a bwrap binary works on this machine (namespaces allowed): probed once per process.
 _PROBED: dict[str, bool] = {}
-MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
+MAX_STDIN_DATA = 60_000
+# Which awk implementation a program path is (gawk, mawk, other): asked once per process.
+_AWK_FLAVORS: dict[str, AwkFlavor] = {}  # stays below a pipe buffer, so writing it can never block
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -176,7 +179,10 @@ class CommandRunner:
         self, argv: Sequence[str], cwd: str, binds: Sequence[str] = ()
     ) -> tuple[str, ...]:
         check_argv(argv)
-        hardened = harden_argv(argv)
+        flavor: AwkFlavor = "gawk"
+        if argv[0] in ("awk", "gawk"):
+            argv, flavor = await asyncio.to_thread(self._awk, tuple(argv))
+        hardened = harden_argv(argv, awk=flavor)
         program = self.resolve(hardened[0])
         if program is None:
             raise ToolError(f"{hardened[0]}: program not installed on this machine")
@@ -188,6 +194,29 @@ class CommandRunner:
             assert bwrap is not None
             return (bwrap, *self._bwrap_args(cwd, binds), "--", *full)
         return full
+
+    def _awk(self, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
+        """gawk when installed (it has --sandbox), else whatever ``awk`` is, detected once."""
+        if self.resolve("gawk") is not None:
+            return ("gawk", *argv[1:]), "gawk"
+        program = self.resolve(argv[0])
+        if program is None:
+            raise ToolError(f"{argv[0]}: program not installed on this machine")
+        if program not in _AWK_FLAVORS:
+            try:
+                done = subprocess.run(
+                    (program, *VERSION_ARGS),
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=10,
+                    env=restricted_env(self.search_path),
+                    check=False,
+                )
+                text = (done.stdout + done.stderr).decode("utf-8", "replace")
+            except (OSError, subprocess.TimeoutExpired):
+                text = ""
+            _AWK_FLAVORS[program] = flavor_from_version(text)
+        return argv, _AWK_FLAVORS[program]
 
     def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
         index = 1 + xargs_target_index(argv[1:])

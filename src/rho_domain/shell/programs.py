@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from rho_domain.errors import CommandRefused
-from rho_domain.shell.embedded import check_awk, check_find
+from rho_domain.shell.awk import AwkFlavor, awk_argv, check_awk
+from rho_domain.shell.embedded import check_find
 from rho_domain.shell.git import check_git, harden_git
 from rho_domain.shell.options import OptionSpec, spec, split_options
 
@@ -366,15 +367,19 @@ def _check_xargs(args: Sequence[str]) -> None:
     check_argv(target)
 
 
-def harden_argv(argv: Sequence[str]) -> tuple[str, ...]:
-    """The argv to execute for an already validated ``argv`` (safety flags forced on)."""
+def harden_argv(argv: Sequence[str], *, awk: AwkFlavor = "gawk") -> tuple[str, ...]:
+    """The argv to execute for an already validated ``argv`` (safety flags forced on).
+
+    ``awk`` is the implementation the executor found (see ``shell.awk``): gawk gets
+    ``--sandbox``, mawk runs on the static check alone, any other awk is refused.
+    """
     name, args = argv[0], tuple(argv[1:])
     if name == "git":
         return (name, *harden_git(args))
     if name == "sed" and "--sandbox" not in args:
         return (name, "--sandbox", *args)
-    if name in ("awk", "gawk") and "--sandbox" not in args:
-        return (name, "--sandbox", *args)
+    if name in ("awk", "gawk"):
+        return awk_argv(name, args, awk)
     if name == "rg" and "--no-config" not in args:
         return (name, "--no-config", *args)
     if name == "xargs":
