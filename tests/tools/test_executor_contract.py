@@ -1,12 +1,15 @@
-"""Executor contract: the same file semantics from MemoryExecutor (the fake) and LocalExecutor."""
+"""Executor contract: the same file semantics from MemoryExecutor (the fake), LocalExecutor and
+DaytonaExecutor (over FakeDaytona, real processes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.fakes.memory_executor import MemoryExecutor
 from rho_adapters.local import LocalExecutor
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
@@ -24,13 +27,28 @@ def _memory(tmp_path: Path) -> Executor:
     return MemoryExecutor({"src/a.txt": b"hello\n"}, root=str(tmp_path))
 
 
-FACTORIES: list[Callable[[Path], Executor]] = [_local, _memory]
+def _daytona(tmp_path: Path) -> Executor:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.txt").write_bytes(b"hello\n")
+    fake = FakeDaytona(polls_until_started=1)
+    return DaytonaExecutor(
+        fake.settings(working_dir=str(tmp_path)),
+        file_write=FileWriteMode.FULL,
+        transport=fake.transport,
+    )
 
 
-@pytest.fixture(params=FACTORIES, ids=["local", "memory"])
-def executor(request: pytest.FixtureRequest, tmp_path: Path) -> Executor:
+FACTORIES: list[Callable[[Path], Executor]] = [_local, _memory, _daytona]
+
+
+@pytest.fixture(params=FACTORIES, ids=["local", "memory", "daytona"])
+async def executor(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Executor]:
     factory: Callable[[Path], Executor] = request.param
-    return factory(tmp_path)
+    made = factory(tmp_path)
+    try:
+        yield made
+    finally:
+        await made.aclose()
 
 
 async def test_executor_contract_read_ranges(executor: Executor) -> None:
@@ -60,3 +78,18 @@ async def test_executor_contract_confinement(executor: Executor) -> None:
         await executor.read("../outside.txt")
     with pytest.raises(PathOutsideWorkspace):
         await executor.write("/etc/rho-test", b"x", overwrite=False)
+
+
+async def test_executor_contract_glob(executor: Executor) -> None:
+    await executor.write("src/b.txt", b"2", overwrite=False)
+    await executor.write("src/.hidden.txt", b"3", overwrite=False)
+    await executor.write("src/deep/c.txt", b"4", overwrite=False)
+    assert await executor.glob("src/*.txt") == ("src/a.txt", "src/b.txt")
+    assert await executor.glob("*.txt", cwd="src") == ("a.txt", "b.txt")
+    assert await executor.glob("src/.*") == ("src/.hidden.txt",)
+    assert await executor.glob("*/*/") == ("src/deep/",)
+    assert await executor.glob("src/[ab].t?t") == ("src/a.txt", "src/b.txt")
+    assert await executor.glob("src/*.nomatch") == ()
+    assert await executor.glob("missing/*") == ()
+    with pytest.raises(PermissionDenied):
+        await executor.glob("../*")

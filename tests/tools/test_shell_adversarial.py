@@ -93,6 +93,11 @@ ALLOWED = [
     "cat .env.example",
     "git log -p -n 2",
     "seq 1 3",
+    "ls *.py",
+    "cat src/?.py",
+    "cat [ab].txt",
+    "wc -l src/*.py",
+    "grep -n 'DROP TABLE' migrations/*.sql",
 ]
 
 REFUSED = [
@@ -129,9 +134,9 @@ REFUSED = [
     "echo {a,b}",
     "ls ~",
     "cat ~/.ssh/id_rsa",
-    "ls *.py",
-    "cat src/?.py",
-    "cat [ab].txt",
+    "ca* x",
+    "cat < *.txt",
+    "cd s*",
     "cat <<EOF | sh\nrm -rf $x\nEOF",
     "cat <<EOF\n$(rm -rf x)\nEOF",
     "cat <<EOF\n`id`\nEOF",

@@ -45,6 +45,7 @@ from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 from rho_domain.shell.awk import AwkFlavor
 from rho_domain.shell.git_repo import shadow_config
+from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv, harden_argv
 
 log = logging.getLogger(__name__)
@@ -220,6 +221,9 @@ class DaytonaExecutor(Executor):
         if answer.exit_code == _EXISTS:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
         return answer.result.strip() == "replaced"
+
+    async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
+        return await expand(pattern, cwd, port_lister(self))
 
     async def which(self, program: str) -> str | None:
         if not _PROGRAM.match(program):

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.shell.glob import expand, port_lister
 
 CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
 
@@ -119,6 +120,9 @@ class MemoryExecutor(Executor):
         self.files[key] = data
         self.writes.append(key)
         return existed
+
+    async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
+        return await expand(pattern, cwd, port_lister(self))
 
     async def which(self, program: str) -> str | None:
         return f"/fake/bin/{program}" if program in self.commands else None

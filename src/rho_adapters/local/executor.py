@@ -36,6 +36,7 @@ from rho_domain.errors import (
 from rho_domain.paths import check_path_text, components, is_secret, is_within, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo
+from rho_domain.shell.glob import expand, port_lister
 
 
 @contextlib.contextmanager
@@ -194,6 +195,9 @@ class LocalExecutor(Executor):
                 return write_bytes(res, path, data, overwrite=overwrite)
             finally:
                 os.close(res.dir_fd)
+
+    async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
+        return await expand(pattern, cwd, port_lister(self))
 
     async def which(self, program: str) -> str | None:
         return self._runner.resolve(program)

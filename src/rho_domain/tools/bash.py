@@ -18,6 +18,7 @@ import attrs
 from rho_domain.errors import CommandRefused, ToolError
 from rho_domain.ports.executor import Command, FileKind
 from rho_domain.shell import ChangeDir, ShellPlan, plan_command
+from rho_domain.shell.expand import expand_step
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -61,8 +62,9 @@ class BashHandler(ToolHandler):
                 "Run a read-only command line (restricted shell: allowlisted programs such as "
                 "ls, cat, head, tail, grep, rg, find, wc, sort, uniq, cut, sed -n, awk, jq, diff, "
                 "git status/log/diff/show/blame; pipes, ;, &&, ||, cd, (subshells), 2>/dev/null, "
-                "2>&1, < file and quoted here-documents). No variables, substitutions, globs, "
-                "writes or network: the refusal message says why. Timeout "
+                "2>&1, < file, quoted here-documents, and globs (*, ?, [...]) expanded as bash "
+                "would). No variables, substitutions, writes or network: the refusal message says "
+                "why. Timeout "
                 f"{self.timeout:g} s; stdin is empty."
             )
         return (
@@ -135,6 +137,7 @@ class BashHandler(ToolHandler):
                     run.timed_out = True
                     return None
                 try:
+                    step = await expand_step(step, cwd, run.ctx.executor)
                     result = await run.ctx.executor.run(
                         Command(
                             pipeline=step.stages,
