@@ -80,7 +80,35 @@ ATTACKS = [
     "/[abc/ {print}",
     'BEGIN { printf "x" | "sh" }',
     '{ if (1) print $1 > "MARK" }',
+    '{ print $0 |& "touch MARK" }',
 ]
+
+
+# Each refusal branch by its own message (a program that trips only that branch).
+REASONS = [
+    ('{ print $0 |& "sh" }', "'|&' (two-way pipe"),
+    ("{print length / 2}", "read as a regex by mawk and as a division by gawk"),
+    ("{print substr / 2}", "read as a regex by mawk"),
+    ('BEGIN { @include "x" }', "'@' (gawk directives"),
+    ("BEGIN { x = system }", "'system' runs commands"),
+    ('{ print "x }', "unterminated string"),
+    ("$0 ~ /x", "unterminated regular expression"),
+    ("/[x/", "unterminated bracket expression"),
+    ('{ print > "f" }', "output redirection or pipe"),
+]
+
+
+@pytest.mark.parametrize(("program", "reason"), REASONS)
+def test_each_refusal_names_its_reason(program: str, reason: str) -> None:
+    with pytest.raises(CommandRefused) as info:
+        check_awk([program])
+    assert reason in str(info.value)
+
+
+def test_awk_without_an_inline_program_is_refused() -> None:
+    for args in ([], ["-F:"], ["-v", "x=1"]):
+        with pytest.raises(CommandRefused, match="program must be given inline"):
+            check_awk(args)
 
 
 def test_legit_programs_pass_the_check() -> None:

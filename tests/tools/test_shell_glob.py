@@ -314,6 +314,17 @@ async def test_a_matched_name_is_one_literal_word(attack_tree: Path) -> None:
     assert out.startswith("$(id)\n"), out
 
 
+async def test_too_many_matches_are_refused() -> None:
+    files = {f"f{i:05}.txt": "" for i in range(10_001)}
+    step = plan_command("wc -l *.txt").steps[0][1]
+    assert isinstance(step, PipelineStep)
+    with pytest.raises(CommandRefused, match="matched too many files"):
+        await expand_step(step, ".", MemoryExecutor(files))
+    few = plan_command("wc -l f0000?.txt").steps[0][1]
+    assert isinstance(few, PipelineStep)
+    assert len((await expand_step(few, ".", MemoryExecutor(files))).stages[0].argv) == 12
+
+
 def test_glob_in_program_redirect_and_cd_is_refused_at_plan_time() -> None:
     for command in ("ca* x", "cat < *.txt", "cd s*", "ls > *.txt"):
         with pytest.raises(CommandRefused):
