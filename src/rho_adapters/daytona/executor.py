@@ -271,6 +271,8 @@ class DaytonaExecutor(Executor):
         )
 
     async def _restricted(self, command: Command, cwd: str, env: Mapping[str, str]) -> str:
+        # git reads GIT_CONFIG_* / GIT_DIR...: never from the caller in a restricted pipeline.
+        env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
         git: scripts.GitShadow | None = None
         if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
             repo, listing = scripts.parse_git_discovery(

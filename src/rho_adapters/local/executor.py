@@ -221,8 +221,9 @@ class LocalExecutor(Executor):
                 git_env: dict[str, str] | None = None
                 binds: tuple[str, ...] = ()
                 if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
+                    inspect = await self._runner.sandbox_prefix(cwd)
                     shadow, git_env = await asyncio.to_thread(
-                        stack.enter_context, self._git_shadow(cwd)
+                        stack.enter_context, self._git_shadow(cwd, inspect)
                     )
                     binds = (shadow,)
                 code, output, timed_out, omitted = await self._runner.run(
@@ -241,11 +242,13 @@ class LocalExecutor(Executor):
             omitted_bytes=omitted,
         )
 
-    def _git_shadow(self, cwd: str) -> AbstractContextManager[tuple[str, dict[str, str]]]:
+    def _git_shadow(
+        self, cwd: str, prefix: tuple[str, ...]
+    ) -> AbstractContextManager[tuple[str, dict[str, str]]]:
         git = self._runner.resolve("git")
         if git is None:
             raise ToolError("git: program not installed on this machine")
-        return git_shadow(git, cwd, restricted_env(self._runner.search_path))
+        return git_shadow(git, cwd, restricted_env(self._runner.search_path), prefix)
 
     def _directory(self, path: str) -> str:
         with _os_errors(path):

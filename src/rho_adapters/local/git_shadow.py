@@ -1,8 +1,9 @@
 """The shadow common directory for git stages on this machine (see rho_domain.shell.git_repo).
 
-``git_shadow(git, cwd, env)`` runs the discovery and the config listing (both read, neither
-runs a repository-named program), builds the private directory and yields the environment
-the git stages need; the directory is removed afterwards.
+``git_shadow(git, cwd, env, prefix)`` runs the discovery and the config listing (both read,
+neither runs a repository-named program; ``prefix`` runs them in the same bubblewrap sandbox as
+the commands when there is one), builds the private directory and yields the environment the
+git stages need; the directory is removed afterwards.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ _TIMEOUT = 20.0
 _MAX_CONFIG = 1 << 20
 
 
-def _git(git: str, args: tuple[str, ...], cwd: str, env: Mapping[str, str]) -> str:
+def _git(
+    git: str, args: tuple[str, ...], cwd: str, env: Mapping[str, str], prefix: tuple[str, ...]
+) -> str:
     try:
         done = subprocess.run(
-            (git, *args),
+            (*prefix, git, *args),
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
@@ -46,17 +49,21 @@ def _git(git: str, args: tuple[str, ...], cwd: str, env: Mapping[str, str]) -> s
     return done.stdout[:_MAX_CONFIG].decode("utf-8", "surrogateescape")
 
 
-def _discover(git: str, cwd: str, env: Mapping[str, str]) -> tuple[GitRepo | None, str]:
-    repo = parse_preflight(_git(git, PREFLIGHT, cwd, env))
+def _discover(
+    git: str, cwd: str, env: Mapping[str, str], prefix: tuple[str, ...]
+) -> tuple[GitRepo | None, str]:
+    repo = parse_preflight(_git(git, PREFLIGHT, cwd, env, prefix))
     if repo is None:
         return None, ""
-    return repo, _git(git, config_list_argv(repo), cwd, env)
+    return repo, _git(git, config_list_argv(repo), cwd, env, prefix)
 
 
 @contextlib.contextmanager
-def git_shadow(git: str, cwd: str, env: Mapping[str, str]) -> Iterator[tuple[str, dict[str, str]]]:
+def git_shadow(
+    git: str, cwd: str, env: Mapping[str, str], prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[str, dict[str, str]]]:
     """Yield ``(shadow directory, environment for git)``; the directory is removed on exit."""
-    repo, listing = _discover(git, cwd, env)
+    repo, listing = _discover(git, cwd, env, prefix)
     shadow = tempfile.mkdtemp(prefix="rho-git-")
     try:
         if repo is not None:

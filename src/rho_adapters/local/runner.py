@@ -118,6 +118,14 @@ class CommandRunner:
             self._sandbox = works
         return self._sandbox
 
+    async def sandbox_prefix(self, cwd: str) -> tuple[str, ...]:
+        """The argv prefix that runs a program in the sandbox in ``cwd`` (empty without one)."""
+        if not await self.sandboxed():
+            return ()
+        bwrap = self.resolve("bwrap")
+        assert bwrap is not None
+        return (bwrap, *self._bwrap_args(cwd), "--")
+
     def _rebound(self) -> tuple[str, ...]:
         """Directories to show again over the private /tmp: the workspace roots, and program
         directories that live under /tmp (a checkout's .venv/bin, for instance) — without
