@@ -289,6 +289,29 @@ async def test_no_repository_program_runs_in_daytona(trapped: Path) -> None:
         await executor.aclose()
 
 
+async def test_daytona_ignores_git_variables_from_the_caller(trapped: Path) -> None:
+    """A handler bug passing GIT_CONFIG_* would bring config back: restricted runs drop them."""
+    from rho_adapters.daytona import DaytonaExecutor
+    from rho_adapters.fakes.daytona import FakeDaytona
+    from rho_domain.ports.executor import Command, Stage
+
+    fake = FakeDaytona(polls_until_started=1)
+    executor = DaytonaExecutor(fake.settings(working_dir=str(trapped)), transport=fake.transport)
+    env = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "filter.evil.clean",
+        "GIT_CONFIG_VALUE_0": _trap(trapped.parent, "env"),
+    }
+    try:
+        result = await executor.run(
+            Command(pipeline=(Stage(argv=("git", "diff", "--stat")),), env=env)
+        )
+    finally:
+        await executor.aclose()
+    assert "PWNED" not in result.output
+    assert _markers(trapped.parent) == []
+
+
 async def test_git_still_answers_through_the_shadow(trapped: Path) -> None:
     executor = LocalExecutor(str(trapped), sandbox=False)
     handler = BashHandler(restricted=True, timeout=30)
