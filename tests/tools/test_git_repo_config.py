@@ -289,6 +289,40 @@ async def test_no_repository_program_runs_in_daytona(trapped: Path) -> None:
         await executor.aclose()
 
 
+@pytest.mark.parametrize("backend", ["local", "daytona"])
+async def test_core_worktree_cannot_point_git_at_other_files(tmp_path: Path, backend: str) -> None:
+    """core.worktree (repository config) would make git grep/diff read files outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "id_key.txt").write_text("PRIVATE hunter2\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q")
+    (ws / "id_key.txt").write_text("PRIVATE placeholder\n")
+    _git(ws, "add", ".")
+    _git(ws, *_ID, "commit", "-qm", "one")
+    with open(ws / ".git" / "config", "a") as config:
+        config.write(f"[core]\n\tworktree = {outside}\n")
+    assert "hunter2" in _git(ws, "grep", "-n", "PRIVATE").stdout  # plain git reads outside
+    if backend == "local":
+        executor: Executor = LocalExecutor(str(ws), sandbox=False)
+    else:
+        from rho_adapters.daytona import DaytonaExecutor
+        from rho_adapters.fakes.daytona import FakeDaytona
+
+        fake = FakeDaytona(polls_until_started=1)
+        executor = DaytonaExecutor(fake.settings(working_dir=str(ws)), transport=fake.transport)
+    handler = BashHandler(restricted=True, timeout=30)
+    try:
+        for command in ("git grep -n PRIVATE", "git diff", "git status --short"):
+            out = await handler.handle({"command": command}, _ctx(executor))
+            assert "hunter2" not in out.content, (command, out.content)
+        grep = await handler.handle({"command": "git grep -n PRIVATE"}, _ctx(executor))
+        assert "placeholder" in grep.content
+    finally:
+        await executor.aclose()
+
+
 async def test_daytona_ignores_git_variables_from_the_caller(trapped: Path) -> None:
     """A handler bug passing GIT_CONFIG_* would bring config back: restricted runs drop them."""
     from rho_adapters.daytona import DaytonaExecutor
@@ -413,12 +447,15 @@ def test_shadow_config_keeps_only_inert_keys() -> None:
 
 
 def test_preflight_parsing() -> None:
-    assert parse_preflight("") is None
-    assert parse_preflight("fatal: x\n") is None
-    repo = parse_preflight("/r/.git\n/r/.git\n/r\n")
+    assert parse_preflight("", "/r") is None
+    assert parse_preflight("fatal: x\n", "/r") is None
+    repo = parse_preflight("/r/.git\n/r/.git\n/r\n", "/r")
     assert repo is not None
     assert repo.work_tree == "/r"
-    bare = parse_preflight("/r.git\n/r.git\n")
+    redirected = parse_preflight("/r/.git\n/r/.git\n/\n", "/r")  # core.worktree = /
+    assert redirected is not None
+    assert redirected.work_tree == "/r"
+    bare = parse_preflight("/r.git\n/r.git\n", None)
     assert bare is not None
     assert bare.work_tree is None
     assert "core.fsmonitor=" in HARDENING

@@ -110,7 +110,8 @@ def parse_awk_probe(answer: str) -> tuple[str, AwkFlavor]:
 def git_discovery(cwd: str) -> str:
     """Where git finds the repository from ``cwd``, and its config file's listing.
 
-    Answer: base64 of ``PREFLIGHT``'s output, newline, base64 of the ``--list -z`` listing.
+    Answer, one base64 line each: ``PREFLIGHT``'s output, the nearest directory holding
+    ``.git`` (the work tree), the ``--list -z`` listing.
     Both read; neither runs a program the repository names.
     """
     assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
@@ -119,6 +120,9 @@ def git_discovery(cwd: str) -> str:
         f"cd -- {q(cwd)} 2>/dev/null || {{ echo; exit 0; }}\n"
         f"p=$({git} {' '.join(q(a) for a in PREFLIGHT)} 2>/dev/null)\n"
         "printf '%s' \"$p\" | base64 -w0; echo\n"
+        'd=$(pwd -P); while [ ! -e "$d/.git" ] && [ ! -L "$d/.git" ] && [ "$d" != / ]; do '
+        'd=$(dirname -- "$d"); done\n'
+        '{ [ -e "$d/.git" ] || [ -L "$d/.git" ]; } && printf \'%s\' "$d" | base64 -w0; echo\n'
         "c=$(printf '%s\\n' \"$p\" | sed -n 2p)\n"
         f'[ -n "$c" ] && {git} config --file "$c/config" --no-includes --list -z 2>/dev/null'
         " | base64 -w0\n"
@@ -128,13 +132,15 @@ def git_discovery(cwd: str) -> str:
 
 def parse_git_discovery(answer: str) -> tuple[GitRepo | None, str]:
     """The repository (or None) and the config listing from a ``git_discovery`` answer."""
-    first, _, second = answer.partition("\n")
+    lines = [*answer.split("\n"), "", ""][:3]
     try:
-        found = base64.b64decode(first.strip()).decode("utf-8", "surrogateescape")
-        listing = base64.b64decode(second.strip()).decode("utf-8", "surrogateescape")
+        found, dot_git, listing = (
+            base64.b64decode(line.strip()).decode("utf-8", "surrogateescape") for line in lines
+        )
     except ValueError as exc:
-        raise ExecutorError(f"unreadable git discovery from the sandbox: {first[:80]!r}") from exc
-    return parse_preflight(found), listing
+        shown = lines[0][:80]
+        raise ExecutorError(f"unreadable git discovery from the sandbox: {shown!r}") from exc
+    return parse_preflight(found, dot_git or None), listing
 
 
 @attrs.frozen

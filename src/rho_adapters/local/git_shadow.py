@@ -49,10 +49,20 @@ def _git(
     return done.stdout[:_MAX_CONFIG].decode("utf-8", "surrogateescape")
 
 
+def _dot_git_parent(cwd: str) -> str | None:
+    directory = os.path.abspath(cwd)
+    while not os.path.lexists(os.path.join(directory, ".git")):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+    return directory
+
+
 def _discover(
     git: str, cwd: str, env: Mapping[str, str], prefix: tuple[str, ...]
 ) -> tuple[GitRepo | None, str]:
-    repo = parse_preflight(_git(git, PREFLIGHT, cwd, env, prefix))
+    repo = parse_preflight(_git(git, PREFLIGHT, cwd, env, prefix), _dot_git_parent(cwd))
     if repo is None:
         return None, ""
     return repo, _git(git, config_list_argv(repo), cwd, env, prefix)

@@ -17,8 +17,9 @@ a private directory holding
 
 git then runs with ``git_environment(repo, shadow)``: ``GIT_DIR`` (HEAD and the index come
 from the real directory), ``GIT_COMMON_DIR`` (config, objects and refs from the shadow) and
-``GIT_WORK_TREE``. The shadow has no hooks, no includes, no ``extensions.worktreeConfig``, so
-nothing the repository says can name a program: an allowlist, not a list of dangerous keys.
+``GIT_WORK_TREE`` (the directory holding ``.git``, never ``core.worktree``). The shadow has
+no hooks, no includes, no ``extensions.worktreeConfig``, so nothing the repository says can
+name a program: an allowlist, not a list of dangerous keys.
 Submodules (whose children would read *their* config) are ignored (``FORCED`` and
 ``--ignore-submodules=all`` in ``git.py``). Without a repository ``GIT_DIR`` names a missing
 directory, so git never discovers one on its own (``--no-index`` still works).
@@ -76,12 +77,19 @@ class GitRepo:
     work_tree: str | None = None
 
 
-def parse_preflight(output: str) -> GitRepo | None:
-    """The repository from ``PREFLIGHT``'s standard output, or None outside a repository."""
+def parse_preflight(output: str, dot_git_parent: str | None) -> GitRepo | None:
+    """The repository from ``PREFLIGHT``'s standard output, or None outside a repository.
+
+    ``dot_git_parent`` is the nearest directory at or above the command's directory that holds
+    a ``.git`` entry (the executor looks). It becomes the work tree whenever git reports one:
+    the toplevel git prints honours ``core.worktree`` from the repository's config, and
+    ``core.worktree = /`` would let ``git grep``/``git diff`` read the whole machine.
+    """
     lines = [line for line in output.split("\n") if line]
     if len(lines) < 2 or not all(line.startswith("/") for line in lines[:3]):
         return None
-    return GitRepo(git_dir=lines[0], common_dir=lines[1], work_tree=lines[2] if lines[2:] else None)
+    work_tree = dot_git_parent if lines[2:] else None
+    return GitRepo(git_dir=lines[0], common_dir=lines[1], work_tree=work_tree)
 
 
 def config_list_argv(repo: GitRepo) -> tuple[str, ...]:
