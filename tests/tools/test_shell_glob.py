@@ -325,6 +325,14 @@ async def test_too_many_matches_are_refused() -> None:
     assert len((await expand_step(few, ".", MemoryExecutor(files))).stages[0].argv) == 12
 
 
+async def test_a_glob_that_walks_too_many_directories_is_refused() -> None:
+    files = {f"d{i:04}/e/f.txt": "" for i in range(2_100)}
+    step = plan_command("cat */*/*.txt").steps[0][1]
+    assert isinstance(step, PipelineStep)
+    with pytest.raises(CommandRefused, match="lists more than 2,000 directories"):
+        await expand_step(step, ".", MemoryExecutor(files))
+
+
 def test_glob_in_program_redirect_and_cd_is_refused_at_plan_time() -> None:
     for command in ("ca* x", "cat < *.txt", "cd s*", "ls > *.txt"):
         with pytest.raises(CommandRefused):

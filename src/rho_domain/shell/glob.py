@@ -29,10 +29,11 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from rho_domain.errors import PermissionDenied, ToolError
+from rho_domain.errors import CommandRefused, PermissionDenied, ToolError
 from rho_domain.ports.executor import FileInfo, FileKind
 
 Lister = Callable[[str], Awaitable[Sequence[tuple[str, bool]]]]
+MAX_LISTINGS = 2_000
 
 _CLASSES = {
     "alpha": "a-zA-Z",
@@ -133,6 +134,8 @@ def _explicit_dot(component: str) -> bool:
 async def _entries(lister: Lister, path: str, *, strict: bool) -> Sequence[tuple[str, bool]]:
     try:
         return await lister(path)
+    except CommandRefused:
+        raise
     except PermissionDenied:
         if strict:
             raise
@@ -142,7 +145,26 @@ async def _entries(lister: Lister, path: str, *, strict: bool) -> Sequence[tuple
 
 
 async def expand(pattern: str, cwd: str, lister: Lister) -> tuple[str, ...]:
-    """The sorted matches of ``pattern`` (relative to ``cwd``), or () when none match."""
+    """The sorted matches of ``pattern`` (relative to ``cwd``), or () when none match.
+
+    Raises ``CommandRefused`` past ``MAX_LISTINGS`` directory listings (``*/*/*/*`` over a
+    large tree would otherwise run unbounded, outside any command's timeout).
+    """
+    budget = [MAX_LISTINGS]
+
+    async def counted(path: str) -> Sequence[tuple[str, bool]]:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise CommandRefused(
+                f"glob {pattern!r} lists more than {MAX_LISTINGS:,} directories; narrow it "
+                "or use find"
+            )
+        return await lister(path)
+
+    return await _expand(pattern, cwd, counted)
+
+
+async def _expand(pattern: str, cwd: str, lister: Lister) -> tuple[str, ...]:
     parts = pattern.split("/")
     dirs_only = len(parts) > 1 and parts[-1] == ""
     if dirs_only:
