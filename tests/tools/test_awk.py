@@ -148,6 +148,40 @@ def test_mawk_and_gawk_agree_on_legit_programs(program: str, data: str) -> None:
     assert outputs[GAWK]
 
 
+_FRAGMENTS = [
+    '/"/', '"', 'system("touch MARK")', "print", ">", '"MARK"', "(", ")", ";", "{", "}", "#",
+    "\n", "/", "x", "1", "length", "$1", "++", "[", "]", ",", "|", '"sh"', "/;/", "/}/",
+    "/[/]/", "\\\n", "printf", ">>", "=", "~", "!", "?", ":", "BEGIN", "/x/", '"\\""',
+]  # fmt: skip
+
+
+@needs_mawk
+def test_random_programs_accepted_by_the_check_never_act_under_mawk(tmp_path: Path) -> None:
+    """Differential fuzz: whatever the check accepts, real mawk never runs or writes with."""
+    import random
+
+    assert MAWK is not None
+    rng = random.Random(20261123)
+    accepted = 0
+    for _ in range(400):
+        program = " ".join(rng.choice(_FRAGMENTS) for _ in range(rng.randint(2, 9)))
+        try:
+            check_awk([program])
+        except CommandRefused:
+            continue
+        accepted += 1
+        subprocess.run(
+            [MAWK, program],
+            input=b'x" 1\n',
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=5,
+            check=False,
+        )
+        assert not list(tmp_path.iterdir()), program
+    assert accepted > 100
+
+
 def test_flavor_detection_and_argv() -> None:
     assert flavor_from_version("GNU Awk 5.2.1, API 3.2\n") == "gawk"
     assert flavor_from_version("mawk 1.3.4 20200120\nCopyright") == "mawk"
