@@ -52,6 +52,12 @@ ATTACKS = [
     "diff -r d1 d2",
     "jq -n --rawfile k notes.txt '$k'",
     "awk 'BEGIN{ARGV[1]=\"notes.txt\"; ARGC=2}{print}'",
+    "cat *",
+    "cat n*",
+    "cat docs/*",
+    "grep -h API d1/*",
+    "cat .[eE]*",
+    "cat ss*/*",
 ]
 
 
@@ -136,6 +142,26 @@ async def test_daytona_read_refuses_secrets_by_real_path(
 ) -> None:
     with pytest.raises(error, match=r"secret|outside|names a directory"):
         await rig["executor"].read(path.replace("HOME", str(rig["home"])))
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("cat n*", "'notes.txt' (really WS/.env) may not be read"),
+        ("cat docs/*", "'docs/key.txt' (really HOME/.ssh/id_rsa) may not be read"),
+        ("grep -h API d1/*", "'d1/x' (really WS/.env) may not be read"),
+        ("cat .[eE]*", "after glob expansion: '.ENV' names a secrets file"),
+    ],
+)
+async def test_daytona_glob_matches_are_judged_like_typed_words(
+    rig: dict[str, Any], command: str, reason: str
+) -> None:
+    """Matches expanded inside the sandbox meet the same real-path policy as typed words."""
+    expected = reason.replace("WS", str(rig["ws"])).replace("HOME", str(rig["home"]))
+    out = await _call(rig, "bash", command=command)
+    assert out.is_error, out.content
+    assert expected in out.content, out.content
+    assert [m for m in MARKS if m in out.content] == [], out.content
 
 
 async def test_daytona_git_never_shows_a_secret_blob(rig: dict[str, Any]) -> None:
