@@ -176,7 +176,14 @@ async def test_daytona_git_never_shows_a_secret_blob(rig: dict[str, Any]) -> Non
     blob = subprocess.run(
         ["git", "rev-parse", "HEAD:.env"], cwd=ws, env=env, capture_output=True, text=True
     ).stdout.strip()
-    for command in (f"git show {blob}", f"git cat-file -p {blob}", "git show HEAD", "git log -p"):
+    for command in (
+        f"git show {blob}",
+        f"git cat-file -p {blob}",
+        "git show HEAD",
+        "git log -p",
+        "cd src && git show HEAD",
+        "cd src && git log -p -- ..",
+    ):
         out = await _call(rig, "bash", command=command)
         assert "MARK-ENV" not in out.content, (command, out.content)
     legit = await _call(rig, "bash", command="git show HEAD:a.txt")
