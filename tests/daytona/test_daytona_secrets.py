@@ -52,6 +52,12 @@ ATTACKS = [
     "diff -r d1 d2",
     "jq -n --rawfile k notes.txt '$k'",
     "awk 'BEGIN{ARGV[1]=\"notes.txt\"; ARGC=2}{print}'",
+    "cat *",
+    "cat n*",
+    "cat docs/*",
+    "grep -h API d1/*",
+    "cat .[eE]*",
+    "cat ss*/*",
 ]
 
 
@@ -138,6 +144,26 @@ async def test_daytona_read_refuses_secrets_by_real_path(
         await rig["executor"].read(path.replace("HOME", str(rig["home"])))
 
 
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("cat n*", "'notes.txt' (really WS/.env) may not be read"),
+        ("cat docs/*", "'docs/key.txt' (really HOME/.ssh/id_rsa) may not be read"),
+        ("grep -h API d1/*", "'d1/x' (really WS/.env) may not be read"),
+        ("cat .[eE]*", "after glob expansion: '.ENV' names a secrets file"),
+    ],
+)
+async def test_daytona_glob_matches_are_judged_like_typed_words(
+    rig: dict[str, Any], command: str, reason: str
+) -> None:
+    """Matches expanded inside the sandbox meet the same real-path policy as typed words."""
+    expected = reason.replace("WS", str(rig["ws"])).replace("HOME", str(rig["home"]))
+    out = await _call(rig, "bash", command=command)
+    assert out.is_error, out.content
+    assert expected in out.content, out.content
+    assert [m for m in MARKS if m in out.content] == [], out.content
+
+
 async def test_daytona_git_never_shows_a_secret_blob(rig: dict[str, Any]) -> None:
     ws = rig["ws"]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(ws.parent), "GIT_CONFIG_GLOBAL": "/dev/null"}
@@ -150,7 +176,14 @@ async def test_daytona_git_never_shows_a_secret_blob(rig: dict[str, Any]) -> Non
     blob = subprocess.run(
         ["git", "rev-parse", "HEAD:.env"], cwd=ws, env=env, capture_output=True, text=True
     ).stdout.strip()
-    for command in (f"git show {blob}", f"git cat-file -p {blob}", "git show HEAD", "git log -p"):
+    for command in (
+        f"git show {blob}",
+        f"git cat-file -p {blob}",
+        "git show HEAD",
+        "git log -p",
+        "cd src && git show HEAD",
+        "cd src && git log -p -- ..",
+    ):
         out = await _call(rig, "bash", command=command)
         assert "MARK-ENV" not in out.content, (command, out.content)
     legit = await _call(rig, "bash", command="git show HEAD:a.txt")

@@ -1,5 +1,6 @@
 """Executor contract: the same file semantics from MemoryExecutor (the fake), LocalExecutor and
-DaytonaExecutor (over FakeDaytona), each built with the same ``file_write`` setting."""
+DaytonaExecutor (over FakeDaytona, real processes), each built with the same ``file_write``
+setting."""
 
 from __future__ import annotations
 
@@ -121,3 +122,18 @@ async def test_executor_contract_file_write_off_refuses_every_write(read_only: E
 async def test_executor_contract_a_shell_string_needs_allow_shell(executor: Executor) -> None:
     with pytest.raises(PermissionDenied):
         await executor.run(Command(shell="ls"))
+
+
+async def test_executor_contract_glob(executor: Executor) -> None:
+    await executor.write("src/b.txt", b"2", overwrite=False)
+    await executor.write("src/.hidden.txt", b"3", overwrite=False)
+    await executor.write("src/deep/c.txt", b"4", overwrite=False)
+    assert await executor.glob("src/*.txt") == ("src/a.txt", "src/b.txt")
+    assert await executor.glob("*.txt", cwd="src") == ("a.txt", "b.txt")
+    assert await executor.glob("src/.*") == ("src/.hidden.txt",)
+    assert await executor.glob("*/*/") == ("src/deep/",)
+    assert await executor.glob("src/[ab].t?t") == ("src/a.txt", "src/b.txt")
+    assert await executor.glob("src/*.nomatch") == ()
+    assert await executor.glob("missing/*") == ()
+    with pytest.raises(PermissionDenied):
+        await executor.glob("../*")

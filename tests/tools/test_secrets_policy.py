@@ -76,7 +76,7 @@ def test_recursive_readers_get_exclusions_after_user_globs() -> None:
     walk_root = secret_safe_argv(("grep", "-r", "x", "/"), POLICY, ["/"])
     assert "--exclude-dir=[pP][rR][oO][cC]" in walk_root
     git = secret_safe_argv(("git", "grep", "x"), POLICY, ["/ws"])
-    assert ":(exclude,icase,glob)**/.env" in git
+    assert ":(top,exclude,icase,glob)**/.env" in git
     xargs = secret_safe_argv(("xargs", "cat", "--"), POLICY, ["/ws"])
     assert xargs[1:3] == ("sh", "-c")
     assert xargs[4:6] == ("rho-guard", "cat")

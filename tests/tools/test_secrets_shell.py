@@ -143,6 +143,12 @@ ATTACKS: list[tuple[str, str]] = [
     ("recursive", "git log --patch -1"),
     ("recursive", "git diff"),
     ("recursive", "git diff HEAD"),
+    ("recursive", "cd src && git diff HEAD"),
+    ("recursive", "cd src && git diff -- .."),
+    ("recursive", "cd docs && git show HEAD"),
+    ("recursive", "cd src && git log -p -- .."),
+    ("recursive", "cd src && git grep -h API_KEY -- .."),
+    ("recursive", "cd src && git grep -h MARK HEAD -- .."),
     ("recursive", "tar -cf - ."),
     ("recursive", "tail -n 1 a.txt config/prod.env"),
     ("recursive", "sort a.txt .env"),
@@ -150,6 +156,33 @@ ATTACKS: list[tuple[str, str]] = [
     ("recursive", "jq -n --rawfile k .env '$k'"),
     ("recursive", "md5sum -c sums.txt"),
     ("recursive", "sha256sum --check --quiet sums.txt"),
+    # 6. globs: the harness expands them, and every match is judged like a typed word
+    ("glob", "cat *"),
+    ("glob", "cat n*"),
+    ("glob", "head c?"),
+    ("glob", "cat docs/*"),
+    ("glob", "grep -h API d?/*"),
+    ("glob", "ls config/*"),
+    ("glob", "cat config/*"),
+    ("glob", "ls -d .*"),
+    ("glob", "cat .[eE]*"),
+    ("glob", "cat .A*/*"),
+    ("glob", "cat ss*/*"),
+    ("glob", "cd config && cat *"),
+]
+
+# Glob matches refused, and why: (command, reason). A symlink match is refused by the
+# executor's real-path check (SensitivePath), a secret-named match already by the plan's name
+# rules after expansion, with the reason a typed word gets.
+GLOB_REFUSALS: list[tuple[str, str]] = [
+    ("cat *", "'c1' (really WS/.env) may not be read"),
+    ("cat n*", "'notes.txt' (really WS/.env) may not be read"),
+    ("cat docs/*", "'docs/key.txt' (really HOME/.ssh/id_rsa) may not be read"),
+    ("grep -h API d1/*", "'d1/x' (really WS/.env) may not be read"),
+    ("ls config/*", "after glob expansion: 'config/Prod.Env' names a secrets file"),
+    ("cd config && ls *", "after glob expansion: 'Prod.Env' names a secrets file"),
+    ("cd config && ls prod.env", "'prod.env' names a secrets file"),
+    ("ls -d .*", "after glob expansion: '.ENV' names a secrets file"),
 ]
 
 # Legit work that must keep working in both modes: (command, text the output must contain).
@@ -331,8 +364,25 @@ async def test_legit_reads_still_work(
     assert not [m for m in MARKS if m in output], output
 
 
+@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize(("command", "reason"), GLOB_REFUSALS, ids=[c for c, _ in GLOB_REFUSALS])
+async def test_glob_matches_are_judged_like_typed_words(
+    rig: dict[str, Path],
+    command: str,
+    reason: str,
+    sandbox: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(rig["ws"])
+    output = await _run(rig, command, sandbox=sandbox)
+    expected = reason.replace("WS", str(rig["ws"])).replace("HOME", str(rig["home"]))
+    assert output.startswith(("SensitivePath: ", "Command refused: ")), output
+    assert expected in output, output
+    assert not [m for m in MARKS if m in output], output
+
+
 def test_attack_counts() -> None:
     kinds = {k for k, _ in ATTACKS}
-    assert kinds == {"absolute", "symlink", "proc", "case", "recursive"}
+    assert kinds == {"absolute", "symlink", "proc", "case", "recursive", "glob"}
     assert len(ATTACKS) >= 90
     assert len({c for _, c in ATTACKS}) == len(ATTACKS)

@@ -91,6 +91,13 @@ ALLOWED = [
     "nl -ba file.txt | sed -n '5,10p'",
     "uniq -c sorted.txt",
     "cat .env.example",
+    "git log -p -n 2",
+    "seq 1 3",
+    "ls *.py",
+    "cat src/?.py",
+    "cat [ab].txt",
+    "wc -l src/*.py",
+    "grep -n 'DROP TABLE' migrations/*.sql",
 ]
 
 REFUSED = [
@@ -127,9 +134,9 @@ REFUSED = [
     "echo {a,b}",
     "ls ~",
     "cat ~/.ssh/id_rsa",
-    "ls *.py",
-    "cat src/?.py",
-    "cat [ab].txt",
+    "ca* x",
+    "cat < *.txt",
+    "cd s*",
     "cat <<EOF | sh\nrm -rf $x\nEOF",
     "cat <<EOF\n$(rm -rf x)\nEOF",
     "cat <<EOF\n`id`\nEOF",

@@ -44,6 +44,9 @@ from rho_domain.paths import check_file_path, check_path_text, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 from rho_domain.secrets import SecretPolicy
+from rho_domain.shell.awk import AwkFlavor
+from rho_domain.shell.git_repo import shadow_config
+from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv, harden_argv
 from rho_domain.shell.reads import git_object_args, path_words, secret_safe_argv
 
@@ -88,6 +91,7 @@ class DaytonaExecutor(Executor):
         self._lock = asyncio.Lock()
         self._closed = False
         self._found: dict[str, str] = {}
+        self._awk_flavor: tuple[str, AwkFlavor] | None = None
         self.orphaned: Sandbox | None = None  # a sandbox that aclose could not delete
 
     @property
@@ -235,6 +239,10 @@ class DaytonaExecutor(Executor):
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
         return answer.result.strip() == "replaced"
 
+    async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
+        """See ``Executor.glob``."""
+        return await expand(pattern, cwd, port_lister(self))
+
     async def which(self, program: str) -> str | None:
         """See ``Executor.which``."""
         if not _PROGRAM.match(program):
@@ -305,28 +313,68 @@ class DaytonaExecutor(Executor):
                     raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
             if is_dir:
                 walked[i].append(real)
+        return walked
+
+    async def _refuse_blobs(
+        self, command: Command, cwd: str, git: scripts.GitShadow | None
+    ) -> None:
+        """Ask git (through the shadow directory, never the repository's config) the type of
+        each object word of a ``git show/cat-file/diff`` stage; a blob named by id has no path
+        the policy could judge, so it is refused (see ``git_object_args``)."""
         for stage in command.pipeline:
             if objects := git_object_args(stage.argv):
-                answer = await self._script(scripts.object_types_script(cwd, objects), 30.0)
+                script = scripts.object_types_script(cwd, objects, git)
+                answer = await self._script(script, _RESOLVE_TIMEOUT)
                 for name, kind in zip(objects, answer.splitlines(), strict=False):
                     if kind.strip() == "blob":
                         raise SensitivePath(
                             f"git: {name!r} is a file's content named by id; name it as "
                             "rev:path (HEAD:src/app.py) so the secrets policy can judge the path"
                         )
-        return walked
 
     async def _restricted(self, command: Command, cwd: str, env: Mapping[str, str]) -> str:
+        # Secrets first (one request resolves every path word; a refusal stops here).
+        walked = await self._walked(command, cwd)
+        # git reads GIT_CONFIG_* / GIT_DIR...: never from the caller in a restricted pipeline.
+        env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
+        git: scripts.GitShadow | None = None
+        if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
+            repo, listing = scripts.parse_git_discovery(
+                await self._script(scripts.git_discovery(cwd), _RESOLVE_TIMEOUT)
+            )
+            git = scripts.GitShadow(
+                directory=f"/tmp/rho-git-{secrets.token_hex(8)}",  # noqa: S108 - the sandbox's
+                repo=repo,
+                config=shadow_config(listing),
+            )
+            env = {**env, **git.environment()}
+        await self._refuse_blobs(command, cwd, git)
         stages = []
         stdin_files: list[str | None] = []
-        walked = await self._walked(command, cwd)
         for stage, dirs in zip(command.pipeline, walked, strict=True):
-            argv = secret_safe_argv(harden_argv(stage.argv), self.policy, dirs)
+            argv = tuple(stage.argv)
+            flavor: AwkFlavor = "gawk"
+            if argv[0] in ("awk", "gawk"):
+                argv, flavor = await self._awk(argv)
+            argv = secret_safe_argv(harden_argv(argv, awk=flavor), self.policy, dirs)
             stages.append(attrs.evolve(stage, argv=argv))
             if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:
                 raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")
             stdin_files.append(await self._input(stage.stdin_path) if stage.stdin_path else None)
-        return scripts.restricted_inner(scripts.render_pipeline(stages, stdin_files), cwd, env)
+        return scripts.restricted_inner(scripts.render_pipeline(stages, stdin_files), cwd, env, git)
+
+    async def _awk(self, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
+        """The awk to run: gawk when the sandbox has it (--sandbox), else ``awk`` (probed once)."""
+        if self._awk_flavor is None:
+            self._awk_flavor = scripts.parse_awk_probe(
+                await self._script(scripts.AWK_PROBE, _RESOLVE_TIMEOUT)
+            )
+        installed, flavor = self._awk_flavor
+        if installed == "gawk":
+            return ("gawk", *argv[1:]), "gawk"
+        if argv[0] == "gawk":
+            raise ToolError("gawk: program not installed in the sandbox")
+        return argv, flavor
 
     async def _input(self, path: str) -> str:
         self._check_read(path)

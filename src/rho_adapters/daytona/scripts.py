@@ -17,7 +17,16 @@ import attrs
 
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.executor import Stage
+from rho_domain.shell.awk import AwkFlavor, flavor_from_version
 from rho_domain.shell.git import HARDENING
+from rho_domain.shell.git_repo import (
+    CONFIG_NAME,
+    PREFLIGHT,
+    SHARED,
+    GitRepo,
+    git_environment,
+    parse_preflight,
+)
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Restricted pipelines start from an empty environment (no sandbox env vars, no secrets).
@@ -71,11 +80,96 @@ def exports(env: Mapping[str, str]) -> str:
     return "".join(f"export {key}={q(value)}; " for key, value in env.items())
 
 
-def restricted_inner(pipeline: str, cwd: str, env: Mapping[str, str]) -> str:
-    """A validated pipeline in a fresh environment, unable to write files (``ulimit -f 0``)."""
+def restricted_inner(
+    pipeline: str, cwd: str, env: Mapping[str, str], git: GitShadow | None = None
+) -> str:
+    """A validated pipeline in a fresh environment, unable to write files (``ulimit -f 0``).
+
+    With ``git``, the shadow common directory is built first and removed afterwards.
+    """
     body = f"ulimit -f 0 2>/dev/null; {exports(env)}cd -- {q(cwd)} && {pipeline}"
+    if git is not None:
+        body = f"{git.prelude()}{body}; rc=$?; rm -rf -- {q(git.directory)}; exit $rc"
     assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
     return f"env -i {assignments} /bin/sh -c {q(body)}"
+
+
+# Which awk runs: "gawk" when installed (first line), else awk's own version line.
+AWK_PROBE = (
+    f"PATH={SEARCH_PATH}\n"
+    "if command -v gawk >/dev/null 2>&1; then echo gawk; exit 0; fi\n"
+    "echo awk; awk -W version </dev/null 2>&1 | head -n 1; exit 0\n"
+)
+
+
+def parse_awk_probe(answer: str) -> tuple[str, AwkFlavor]:
+    """``("gawk", "gawk")`` when gawk is installed, else ``("awk", flavor of awk)``."""
+    first, _, rest = answer.strip().partition("\n")
+    if first == "gawk":
+        return "gawk", "gawk"
+    return "awk", flavor_from_version(rest)
+
+
+def git_discovery(cwd: str) -> str:
+    """Where git finds the repository from ``cwd``, and its config file's listing.
+
+    Answer, one base64 line each: ``PREFLIGHT``'s output, the nearest directory holding
+    ``.git`` (the work tree), the ``--list -z`` listing.
+    Both read; neither runs a program the repository names.
+    """
+    assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
+    git = f"env -i {assignments} git"
+    return (
+        f"cd -- {q(cwd)} 2>/dev/null || {{ echo; exit 0; }}\n"
+        f"p=$({git} {' '.join(q(a) for a in PREFLIGHT)} 2>/dev/null)\n"
+        "printf '%s' \"$p\" | base64 -w0; echo\n"
+        'd=$(pwd -P); while [ ! -e "$d/.git" ] && [ ! -L "$d/.git" ] && [ "$d" != / ]; do '
+        'd=$(dirname -- "$d"); done\n'
+        '{ [ -e "$d/.git" ] || [ -L "$d/.git" ]; } && printf \'%s\' "$d" | base64 -w0; echo\n'
+        "c=$(printf '%s\\n' \"$p\" | sed -n 2p)\n"
+        f'[ -n "$c" ] && {git} config --file "$c/config" --no-includes --list -z 2>/dev/null'
+        " | base64 -w0\n"
+        "exit 0\n"
+    )
+
+
+def parse_git_discovery(answer: str) -> tuple[GitRepo | None, str]:
+    """The repository (or None) and the config listing from a ``git_discovery`` answer."""
+    lines = [*answer.split("\n"), "", ""][:3]
+    try:
+        found, dot_git, listing = (
+            base64.b64decode(line.strip()).decode("utf-8", "surrogateescape") for line in lines
+        )
+    except ValueError as exc:
+        shown = lines[0][:80]
+        raise ExecutorError(f"unreadable git discovery from the sandbox: {shown!r}") from exc
+    return parse_preflight(found, dot_git or None), listing
+
+
+@attrs.frozen
+class GitShadow:
+    """The shadow common directory to build in the sandbox before git stages run."""
+
+    directory: str
+    repo: GitRepo | None
+    config: str
+
+    def environment(self) -> dict[str, str]:
+        """The variables git stages need to use this directory (``git_environment``)."""
+        return git_environment(self.repo, self.directory)
+
+    def prelude(self) -> str:
+        """Shell commands that build the directory (exit 1 if it exists), ending in ``; ``."""
+        d = q(self.directory)
+        lines = [f"mkdir -m 700 -- {d} || exit 1"]
+        if self.repo is not None:
+            lines.append(f"printf '%s' {q(self.config)} >{d}/{CONFIG_NAME}")
+            for name in SHARED:
+                target = q(f"{self.repo.common_dir}/{name}")
+                lines.append(
+                    f"if [ -e {target} ] || [ -L {target} ]; then ln -s -- {target} {d}/{name}; fi"
+                )
+        return "; ".join(lines) + "; "
 
 
 def shell_inner(command: str, cwd: str, env: Mapping[str, str]) -> str:
@@ -165,13 +259,21 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
     return f"cd -- {q(cwd)} || exit 3\n{body}"
 
 
-def object_types_script(cwd: str, objects: Sequence[str]) -> str:
+def object_types_script(cwd: str, objects: Sequence[str], shadow: GitShadow | None = None) -> str:
     """``git cat-file --batch-check`` of ``objects`` in ``cwd``: one type (or ``... missing``)
-    per line, in an empty environment with git's hardening."""
+    per line, in an empty environment with git's hardening; with ``shadow``, through the
+    shadow common directory (built first, removed after), as the git stages themselves run."""
     names = "".join(f"{o}\n" for o in objects)
-    assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
+    env = {**RESTRICTED_ENV, **(shadow.environment() if shadow is not None else {})}
+    assignments = " ".join(f"{k}={q(v)}" for k, v in env.items())
     git = " ".join(q(w) for w in ("git", *HARDENING, "cat-file", "--batch-check=%(objecttype)"))
-    return f"cd -- {q(cwd)} || exit 3\nprintf '%s' {q(names)} | env -i {assignments} {git}\n"
+    check = f"printf '%s' {q(names)} | env -i {assignments} {git}"
+    if shadow is None:
+        return f"cd -- {q(cwd)} || exit 3\n{check}\n"
+    return (
+        f"cd -- {q(cwd)} || exit 3\n{shadow.prelude()}{check}; rc=$?; "
+        f"rm -rf -- {q(shadow.directory)}; exit $rc\n"
+    )
 
 
 def parse_realpaths(answer: str) -> list[tuple[str, bool] | None]:

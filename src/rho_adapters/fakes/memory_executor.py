@@ -21,6 +21,7 @@ from rho_domain.paths import check_file_path
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 from rho_domain.secrets import DEFAULT_POLICY
+from rho_domain.shell.glob import expand, port_lister
 
 CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
 
@@ -146,6 +147,10 @@ class MemoryExecutor(Executor):
         self.files[key] = data
         self.writes.append(key)
         return existed
+
+    async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
+        """See ``Executor.glob``."""
+        return await expand(pattern, cwd, port_lister(self))
 
     async def which(self, program: str) -> str | None:
         """See ``Executor.which``."""

@@ -6,8 +6,12 @@ never written, and the profile's ``file_write`` mode is enforced here, so a hand
 write in read-only mode. Commands: a ``pipeline`` is a restricted command, always validated
 again (``check_argv``), hardened (``harden_argv``), resolved against a fixed program path
 outside the workspace, run with rlimits, a scrubbed environment and, when ``bwrap`` works, in
-a read-only, network-less sandbox. A ``shell`` string runs through bash only when
-``allow_shell`` (the unrestricted profiles). OSError is mapped to rho errors in ``_os_errors``.
+a read-only, network-less sandbox. Every path word of every stage is judged by its real path
+against the secrets policy (``CommandRunner.check_reads``); git stages run through a shadow
+common directory, never the repository's config (``git_shadow.py``); awk runs as the
+implementation detected here (``CommandRunner._awk``). A ``shell`` string runs through bash only
+when ``allow_shell`` (the unrestricted profiles). OSError is mapped to rho errors in
+``_os_errors``.
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import info, list_entries, open_regular, read_bytes, write_bytes
-from rho_adapters.local.runner import CommandRunner
+from rho_adapters.local.git_shadow import git_shadow
+from rho_adapters.local.runner import CommandRunner, restricted_env
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -42,6 +48,7 @@ from rho_domain.paths import (
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo
 from rho_domain.secrets import SecretPolicy
+from rho_domain.shell.glob import expand, port_lister
 
 
 @contextlib.contextmanager
@@ -230,6 +237,10 @@ class LocalExecutor(Executor):
             finally:
                 os.close(res.dir_fd)
 
+    async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
+        """See ``Executor.glob``."""
+        return await expand(pattern, cwd, port_lister(self))
+
     async def which(self, program: str) -> str | None:
         return self._runner.resolve(program)
 
@@ -248,7 +259,18 @@ class LocalExecutor(Executor):
                     else None
                 )
             started = time.monotonic()
-            code, output, timed_out, omitted = await self._runner.run(command, cwd, stdin_fds)
+            with contextlib.ExitStack() as stack:
+                git_env: dict[str, str] | None = None
+                binds: tuple[str, ...] = ()
+                if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
+                    inspect = await self._runner.sandbox_prefix(cwd)
+                    shadow, git_env = await asyncio.to_thread(
+                        stack.enter_context, self._git_shadow(cwd, inspect)
+                    )
+                    binds = (shadow,)
+                code, output, timed_out, omitted = await self._runner.run(
+                    command, cwd, stdin_fds, git_env=git_env, binds=binds
+                )
         finally:
             for fd in stdin_fds:
                 if fd is not None:
@@ -261,6 +283,14 @@ class LocalExecutor(Executor):
             timed_out=timed_out,
             omitted_bytes=omitted,
         )
+
+    def _git_shadow(
+        self, cwd: str, prefix: tuple[str, ...]
+    ) -> AbstractContextManager[tuple[str, dict[str, str]]]:
+        git = self._runner.resolve("git")
+        if git is None:
+            raise ToolError("git: program not installed on this machine")
+        return git_shadow(git, cwd, restricted_env(self._runner.search_path), prefix)
 
     def _directory(self, path: str) -> str:
         with _os_errors(path):

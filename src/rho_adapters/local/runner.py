@@ -24,6 +24,7 @@ from rho_domain.errors import ExecutorError, SensitivePath, ToolError
 from rho_domain.paths import MAX_PATH
 from rho_domain.ports.executor import Command
 from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+from rho_domain.shell.awk import VERSION_ARGS, AwkFlavor, flavor_from_version
 from rho_domain.shell.git import HARDENING
 from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
 from rho_domain.shell.reads import GUARD_NAME, git_object_args, path_words, secret_safe_argv
@@ -38,6 +39,8 @@ _SANDBOX_DIR = "/tmp"  # noqa: S108 - a private tmpfs inside the sandbox, not th
 # Whether a bwrap binary works on this machine (namespaces allowed): probed once per process.
 _PROBED: dict[str, bool] = {}
 MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
+# Which awk implementation a program path is (gawk, mawk, other): asked once per process.
+_AWK_FLAVORS: dict[str, AwkFlavor] = {}
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -127,6 +130,14 @@ class CommandRunner:
             self._sandbox = works
         return self._sandbox
 
+    async def sandbox_prefix(self, cwd: str, binds: Sequence[str] = ()) -> tuple[str, ...]:
+        """The argv prefix that runs a program in the sandbox in ``cwd`` (empty without one)."""
+        if not await self.sandboxed():
+            return ()
+        bwrap = self.resolve("bwrap")
+        assert bwrap is not None
+        return (bwrap, *self._bwrap_args(cwd, binds), "--")
+
     def _rebound(self) -> tuple[str, ...]:
         """Directories to show again over the private /tmp: the workspace roots, and program
         directories that live under /tmp (a checkout's .venv/bin, for instance) — without
@@ -160,7 +171,10 @@ class CommandRunner:
                 args += ["--ro-bind", "/dev/null", location]
         return args
 
-    def _bwrap_args(self, cwd: str) -> list[str]:
+    def _bwrap_args(self, cwd: str, binds: Sequence[str] = ()) -> list[str]:
+        """Arguments for bwrap. ``binds`` (the git shadow directory) come after the hidden
+        locations, so no hidden location can cover them; they hold only a filtered config and
+        symlinks, which resolve inside the sandbox, where a hidden target stays hidden."""
         return [
             "--ro-bind", "/", "/",
             "--dev", "/dev",
@@ -168,6 +182,7 @@ class CommandRunner:
             "--tmpfs", _SANDBOX_DIR,
             *(arg for root in self._rebound() for arg in ("--ro-bind", root, root)),
             *self._hidden(),
+            *(arg for root in binds for arg in ("--ro-bind", root, root)),
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--cap-drop", "ALL",
             "--die-with-parent", "--new-session",
@@ -200,8 +215,16 @@ class CommandRunner:
         return walked
 
     async def run(
-        self, command: Command, cwd: str, stdin_fds: Sequence[int | None]
+        self,
+        command: Command,
+        cwd: str,
+        stdin_fds: Sequence[int | None],
+        *,
+        git_env: Mapping[str, str] | None = None,
+        binds: Sequence[str] = (),
     ) -> tuple[int | None, str, bool, int]:
+        """Run ``command`` in ``cwd``. ``git_env`` (restricted pipelines) is added to the
+        environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
         if command.shell is not None:
             argvs: list[tuple[str, ...]] = [
                 ("/bin/bash", "--noprofile", "--norc", "-c", command.shell)
@@ -214,8 +237,10 @@ class CommandRunner:
             datas: list[str | None] = [None]
             stdin_fds = [None]
         else:
-            argvs = [await self._prepare(stage.argv, cwd) for stage in command.pipeline]
-            env = restricted_env(self.search_path)
+            argvs = [
+                await self._prepare(stage.argv, cwd, binds, git_env) for stage in command.pipeline
+            ]
+            env = {**restricted_env(self.search_path), **(git_env or {})}
             sandbox = await self.sandboxed()
             nproc = 1 << 20 if os.getuid() == 0 else _user_process_count() + 256
             preexec = restricted_limits(command.timeout, (1 << 28) if sandbox else 0, nproc)
@@ -225,12 +250,22 @@ class CommandRunner:
             raise ToolError("empty command")
         return await self._spawn(argvs, stages_null, datas, stdin_fds, cwd, env, preexec, command)
 
-    async def _prepare(self, argv: Sequence[str], cwd: str) -> tuple[str, ...]:
+    async def _prepare(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        binds: Sequence[str] = (),
+        git_env: Mapping[str, str] | None = None,
+    ) -> tuple[str, ...]:
         check_argv(argv)
         walked = await asyncio.to_thread(self.check_reads, argv, cwd)
         if objects := git_object_args(argv):
-            await asyncio.to_thread(self._refuse_blobs, objects, cwd)
-        hardened = secret_safe_argv(harden_argv(argv), self.policy, walked)
+            prefix = await self.sandbox_prefix(cwd, binds)
+            await asyncio.to_thread(self._refuse_blobs, objects, cwd, prefix, git_env)
+        flavor: AwkFlavor = "gawk"
+        if argv[0] in ("awk", "gawk"):
+            argv, flavor = await asyncio.to_thread(self._awk, tuple(argv))
+        hardened = secret_safe_argv(harden_argv(argv, awk=flavor), self.policy, walked)
         program = self.resolve(hardened[0])
         if program is None:
             raise ToolError(f"{hardened[0]}: program not installed on this machine")
@@ -240,23 +275,31 @@ class CommandRunner:
         if await self.sandboxed():
             bwrap = self.resolve("bwrap")
             assert bwrap is not None
-            return (bwrap, *self._bwrap_args(cwd), "--", *full)
+            return (bwrap, *self._bwrap_args(cwd, binds), "--", *full)
         return full
 
-    def _refuse_blobs(self, objects: Sequence[str], cwd: str) -> None:
-        """Ask git (hardened, empty environment) the type of each object word; a blob named by
-        id has no path the policy could judge, so it is refused (see ``git_object_args``)."""
+    def _refuse_blobs(
+        self,
+        objects: Sequence[str],
+        cwd: str,
+        prefix: Sequence[str] = (),
+        git_env: Mapping[str, str] | None = None,
+    ) -> None:
+        """Ask git (hardened, the stage's environment: the shadow directory, never the
+        repository's config; ``prefix``: the same sandbox) the type of each object word; a blob
+        named by id has no path the policy could judge, so it is refused (see
+        ``git_object_args``)."""
         git = self.resolve("git")
         if git is None:
             return
         try:
             answer = subprocess.run(
-                [git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
+                [*prefix, git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
                 input="".join(f"{o}\n" for o in objects),
                 capture_output=True,
                 text=True,
                 cwd=cwd,
-                env=restricted_env(self.search_path),
+                env={**restricted_env(self.search_path), **(git_env or {})},
                 timeout=30,
                 check=False,
             ).stdout.splitlines()
@@ -268,6 +311,29 @@ class CommandRunner:
                     f"git: {name!r} is a file's content named by id; name it as rev:path "
                     "(HEAD:src/app.py) so the secrets policy can judge the path"
                 )
+
+    def _awk(self, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
+        """The awk to run: gawk when installed (--sandbox), else ``awk``, its kind detected once."""
+        if self.resolve("gawk") is not None:
+            return ("gawk", *argv[1:]), "gawk"
+        program = self.resolve(argv[0])
+        if program is None:
+            raise ToolError(f"{argv[0]}: program not installed on this machine")
+        if program not in _AWK_FLAVORS:
+            try:
+                done = subprocess.run(
+                    (program, *VERSION_ARGS),
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=10,
+                    env=restricted_env(self.search_path),
+                    check=False,
+                )
+                text = (done.stdout + done.stderr).decode("utf-8", "replace")
+            except (OSError, subprocess.TimeoutExpired):
+                text = ""
+            _AWK_FLAVORS[program] = flavor_from_version(text)
+        return argv, _AWK_FLAVORS[program]
 
     def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
         """Absolute paths for the guard's shell and the program it execs."""

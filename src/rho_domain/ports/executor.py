@@ -132,6 +132,19 @@ class Executor(Protocol):
         """
 
     @abstractmethod
+    async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
+        """Expand one pathname pattern relative to ``cwd`` as bash would.
+
+        The rules are ``rho_domain.shell.glob`` (``*``, ``?``, brackets, no dotglob, no
+        globstar, byte order); implementations list directories through their own confined
+        listing and call ``rho_domain.shell.glob.expand``. Returns the sorted matches as bash
+        prints them, or ``()`` when nothing matches. Raises ``PermissionDenied`` when the
+        pattern's fixed directory lies outside the roots; matches below it that lead outside
+        (a symlinked directory) are left out. Names are listed, never read, so secrets are
+        returned: the caller checks them like any argument.
+        """
+
+    @abstractmethod
     async def which(self, program: str) -> str | None:
         """Return the path of an installed program, or None (e.g. to choose a grep fallback)."""
 

@@ -1,10 +1,13 @@
-"""Tokenizer for the bash subset the restricted shell understands.
+r"""Tokenizer for the bash subset the restricted shell understands.
 
 It reads a command line the way bash would, but only as far as it fully understands it: every
 construct that would make bash *compute* a word (parameter, command, arithmetic, process, brace
-or tilde expansion, ANSI-C quoting, unquoted globs, unquoted expanding here-documents) raises
+or tilde expansion, ANSI-C quoting, unquoted expanding here-documents) raises
 ``CommandRefused`` naming the construct. What comes out are literal words (quotes removed),
 operators and redirections, so the argv that is later validated is exactly the argv that runs.
+The one expansion kept is pathname expansion: a word with an unquoted ``*``, ``?`` or ``[``
+carries a ``pattern`` (quoted characters escaped with ``\``) that ``shell.glob`` expands
+through the executor at run time, as bash would.
 
 Contract: ``tokenize(text) -> list[Token]``; raises ``CommandRefused`` with a reason.
 """
@@ -37,6 +40,8 @@ class Token:
     quoted. ``op``: one of ``| || && ; ( ) & |& ;;``. ``redirect``: ``text`` is the operator
     (``< > >> >| <> <& >& &> &>> << <<- <<<``), ``fd`` the explicit descriptor or None; the
     target follows as the next word token, except here-documents, whose body is ``heredoc``.
+    ``pattern`` is set on a word with an unquoted glob character: the word for ``shell.glob``,
+    each quoted character escaped with a backslash.
     """
 
     kind: TokenKind
@@ -44,6 +49,7 @@ class Token:
     quoted: bool = False
     fd: int | None = None
     heredoc: str | None = None
+    pattern: str | None = None
 
 
 def check_hygiene(text: str) -> None:
@@ -152,6 +158,8 @@ class _Lexer:
     def word(self, *, collect: bool = True) -> Token:
         start = self.i
         out: list[str] = []
+        pattern: list[str] = []  # the same characters, quoted ones escaped for shell.glob
+        magic = False
         quoted = False
         while self.i < len(self.s) and self.s[self.i] not in _META:
             ch = self.s[self.i]
@@ -162,10 +170,13 @@ class _Lexer:
                 if end < 0:
                     raise CommandRefused("unterminated single quote")
                 out.append(self.s[self.i + 1 : end])
+                pattern.extend("\\" + c for c in self.s[self.i + 1 : end])
                 self.i = end + 1
             elif ch == '"':
                 quoted = True
+                before = len("".join(out))
                 self.double_quoted(out)
+                pattern.extend("\\" + c for c in "".join(out)[before:])
             elif ch == "\\":
                 nxt = self.peek(1)
                 if not nxt:
@@ -173,31 +184,36 @@ class _Lexer:
                 quoted = True
                 if nxt != "\n":
                     out.append(nxt)
+                    pattern.append("\\" + nxt)
                 self.i += 2
             elif ch == "$":
                 self.dollar(in_double=False)
                 out.append("$")
+                pattern.append("$")
                 self.i += 1
             elif ch == "`":
                 raise CommandRefused("command substitution `...` is not allowed")
             elif ch in _GLOB:
-                raise CommandRefused(
-                    f"unquoted glob character {ch!r}: quote the pattern, or use the glob tool "
-                    "to expand file names"
-                )
+                magic = True
+                out.append(ch)
+                pattern.append(ch)
+                self.i += 1
             elif ch in "{}":
                 raise CommandRefused(f"unquoted brace {ch!r} (brace expansion); quote it")
             elif ch == "~" and (at_start or self.s[self.i - 1] in "=:"):
                 raise CommandRefused("tilde expansion (~) is not allowed; use a relative path")
             else:
                 out.append(ch)
+                pattern.append(ch)
                 self.i += 1
         text = "".join(out)
-        if collect and self.peek() in "<>" and not quoted and text.isdigit() and text:
+        if collect and self.peek() and self.peek() in "<>" and not quoted and text.isdigit():
             # "2>file": a descriptor number glued to a redirection operator.
             self.redirect(int(text))
             return self.tokens[-1]
-        token = Token(kind="word", text=text, quoted=quoted)
+        token = Token(
+            kind="word", text=text, quoted=quoted, pattern="".join(pattern) if magic else None
+        )
         if collect:
             self.tokens.append(token)
         return token

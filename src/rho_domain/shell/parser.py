@@ -123,8 +123,12 @@ class Redirection:
 
 @attrs.frozen(kw_only=True)
 class SimpleCommand:
+    """``patterns[i]`` is the glob pattern of ``argv[i]`` (``lexer.Token.pattern``) or None;
+    empty when no word has one."""
+
     argv: tuple[str, ...]
     redirections: tuple[Redirection, ...] = ()
+    patterns: tuple[str | None, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -225,12 +229,18 @@ class _Parser:
 
     def parse_simple(self) -> SimpleCommand:
         argv: list[str] = []
+        patterns: list[str | None] = []
         redirections: list[Redirection] = []
         while (tok := self.peek()) is not None:
             if tok.kind == "word":
                 if not argv and not tok.quoted:
                     _check_command_word(tok.text)
+                if not argv and tok.pattern is not None:
+                    raise CommandRefused(
+                        f"{tok.text!r}: a glob cannot name the program; name it literally"
+                    )
                 argv.append(tok.text)
+                patterns.append(tok.pattern)
                 self.pos += 1
             elif tok.kind == "redirect":
                 self.pos += 1
@@ -246,7 +256,11 @@ class _Parser:
             if tok is None or redirections:
                 raise CommandRefused("a redirection without a command is not allowed")
             raise _unexpected(tok)
-        return SimpleCommand(argv=tuple(argv), redirections=tuple(redirections))
+        return SimpleCommand(
+            argv=tuple(argv),
+            redirections=tuple(redirections),
+            patterns=tuple(patterns) if any(p is not None for p in patterns) else (),
+        )
 
     def redirection(self, tok: Token) -> Redirection:
         if tok.text in ("<<", "<<-"):
@@ -255,8 +269,12 @@ class _Parser:
         if target is None or target.kind != "word":
             raise CommandRefused(f"redirection {tok.text} without a target")
         self.pos += 1
-        if tok.text == "<<<":
+        if tok.text == "<<<":  # bash does not expand globs in a here-string
             return Redirection(op="<<<", fd=tok.fd, heredoc=target.text + "\n")
+        if target.pattern is not None:
+            raise CommandRefused(
+                f"glob {target.text!r} as a redirection target is not allowed; name the file"
+            )
         return Redirection(op=tok.text, fd=tok.fd, target=target.text)
 
 

@@ -35,7 +35,12 @@ class ChangeDir:
 
 @attrs.frozen(kw_only=True)
 class PipelineStep:
+    """Stages of one pipeline. ``patterns`` (empty when there is no glob) holds, per stage,
+    the glob pattern of each argv word or None; ``shell.expand`` replaces those words by their
+    matches right before the step runs, and checks the result like literal words."""
+
     stages: tuple[Stage, ...]
+    patterns: tuple[tuple[str | None, ...], ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -57,9 +62,14 @@ class ShellPlan:
         return tuple(out)
 
 
-def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
-    check_argv(command.argv)
-    for arg in path_words(command.argv):
+def check_words(argv: tuple[str, ...]) -> None:
+    """The checks every argv passes, before and after glob expansion.
+
+    A word still holding glob characters is an unexpanded pattern (or a search pattern) and
+    skips the text-only secret checks; after expansion each match is a name and gets them all.
+    """
+    check_argv(argv)
+    for arg in path_words(argv):
         # Early, text-only refusals: secret trees and locations for a word with a slash, and
         # only the unmistakable names for the last component (grep credentials, grep -e .pem,
         # grep 'x/server.key' are searches, not reads). The executor judges every word that
@@ -72,6 +82,10 @@ def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
             raise CommandRefused(f"{arg!r} names a secrets file; it may not be read")
         if _names_proc(arg):
             raise CommandRefused(f"{arg!r}: /proc is not readable (process environments)")
+
+
+def _stage(command: SimpleCommand, merge_stderr: bool) -> Stage:
+    check_words(command.argv)
     stdin_path: str | None = None
     stdin_data: str | None = None
     stderr: Literal["capture", "null", "stdout"] = "stdout" if merge_stderr else "capture"
@@ -153,9 +167,16 @@ def _pipeline(pipeline: Pipeline) -> PipelineStep | ChangeDir | ShellPlan:
             check_argv(command.argv)
             if command.redirections:
                 raise CommandRefused("cd takes no redirections")
+            if command.patterns:
+                raise CommandRefused("cd takes a literal directory, not a glob")
             return ChangeDir(path=command.argv[1])
         stages.append(_stage(command, merge))
-    return PipelineStep(stages=tuple(stages))
+    patterns = tuple(
+        c.patterns or (None,) * len(c.argv) for c in commands if isinstance(c, SimpleCommand)
+    )
+    if all(p is None for stage in patterns for p in stage):
+        patterns = ()
+    return PipelineStep(stages=tuple(stages), patterns=patterns)
 
 
 def _plan(commands: CommandList) -> ShellPlan:

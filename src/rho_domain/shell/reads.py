@@ -195,8 +195,10 @@ def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[s
         raise CommandRefused(
             f"git {sub}: --literal-pathspecs would disable the exclusion of secrets files"
         )
-    # Magic pathspecs need no "--": git never takes ":(...)" for a revision.
-    specs = [f":(exclude,icase,glob)**/{n}" for n in names]
+    # Magic pathspecs need no "--": git never takes ":(...)" for a revision. "top": relative to
+    # the repository's root, not to the working directory (from a subdirectory, git diff/show/
+    # log -p cover the whole repository, and a path operand may climb with "..").
+    specs = [f":(top,exclude,icase,glob)**/{n}" for n in names]
     return [*args, *specs, *(f"{s}/**" for s in specs)]
 
 

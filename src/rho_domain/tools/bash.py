@@ -18,6 +18,7 @@ import attrs
 from rho_domain.errors import CommandRefused, ToolError
 from rho_domain.ports.executor import Command, FileKind
 from rho_domain.shell import ChangeDir, ShellPlan, plan_command
+from rho_domain.shell.expand import expand_step
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -39,6 +40,7 @@ class _Run:
     deadline: float
     outputs: list[str] = attrs.field(factory=list)
     timed_out: bool = False
+    refused: bool = False
     omitted: int = 0
 
 
@@ -62,8 +64,9 @@ class BashHandler(ToolHandler):
                 "Run a read-only command line (restricted shell: allowlisted programs such as "
                 "ls, cat, head, tail, grep, rg, find, wc, sort, uniq, cut, sed -n, awk, jq, diff, "
                 "git status/log/diff/show/blame; pipes, ;, &&, ||, cd, (subshells), 2>/dev/null, "
-                "2>&1, < file and quoted here-documents). No variables, substitutions, globs, "
-                "writes or network: the refusal message says why. Timeout "
+                "2>&1, < file, quoted here-documents, and globs (*, ?, [...]) expanded as bash "
+                "would). No variables, substitutions, writes or network: the refusal message says "
+                "why. Timeout "
                 f"{self.timeout:g} s; stdin is empty."
             )
         return (
@@ -125,7 +128,7 @@ class BashHandler(ToolHandler):
     async def _run_plan(self, plan: ShellPlan, cwd: str, run: _Run) -> int | None:
         code: int | None = 0
         for joiner, step in plan.steps:
-            if run.timed_out:
+            if run.timed_out or run.refused:
                 return None
             if (joiner == "&&" and code != 0) or (joiner == "||" and code == 0):
                 continue
@@ -138,14 +141,20 @@ class BashHandler(ToolHandler):
                 if remaining <= 0:
                     run.timed_out = True
                     return None
-                result = await run.ctx.executor.run(
-                    Command(
-                        pipeline=step.stages,
-                        cwd=cwd,
-                        timeout=remaining,
-                        max_output_bytes=MAX_OUTPUT_BYTES,
+                try:
+                    step = await expand_step(step, cwd, run.ctx.executor)
+                    result = await run.ctx.executor.run(
+                        Command(
+                            pipeline=step.stages,
+                            cwd=cwd,
+                            timeout=remaining,
+                            max_output_bytes=MAX_OUTPUT_BYTES,
+                        )
                     )
-                )
+                except CommandRefused as exc:  # decided where the command runs (awk, globs)
+                    run.outputs.append(f"Command refused: {exc}\n")
+                    run.refused = True
+                    return None
                 run.outputs.append(result.output)
                 run.omitted += result.omitted_bytes
                 run.timed_out = result.timed_out
@@ -172,11 +181,16 @@ def _report(run: _Run, code: int | None, duration: float, timeout: float) -> Too
         notes.append(f"timed out after {timeout:g} s; the process group was killed")
     if run.omitted:
         notes.append(f"{run.omitted:,} bytes of output omitted (cap {MAX_OUTPUT_BYTES:,} bytes)")
-    status = "killed" if code is None else f"exit code {code}"
+    status = "refused" if run.refused else "killed" if code is None else f"exit code {code}"
     footer = f"[{status}, {duration:.1f} s" + "".join(f"; {n}" for n in notes) + "]"
     body = output if output.endswith("\n") or not output else output + "\n"
     return ToolOutput(
         content=f"{body}{footer}",
         is_error=code != 0,
-        metadata={"exit_code": code, "duration": round(duration, 3), "timed_out": run.timed_out},
+        metadata={
+            "exit_code": code,
+            "duration": round(duration, 3),
+            "timed_out": run.timed_out,
+            **({"refused": True} if run.refused else {}),
+        },
     )

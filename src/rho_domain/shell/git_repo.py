@@ -1,0 +1,136 @@
+"""Running git on a repository without its configuration: the "shadow common directory".
+
+A repository's own configuration (``.git/config``, its includes, ``config.worktree``) names
+programs that read-only subcommands run: ``filter.<name>.clean`` switched on by
+``.gitattributes``, ``diff.<driver>.textconv``/``command``, ``core.fsmonitor``, ``core.pager``,
+aliases, credential helpers, ``gpg.program``, ``core.sshCommand``... Forcing ``-c key=`` for
+each cannot close the class: filter and driver names are chosen by the repository.
+
+So the executor never lets git read that file. Before a pipeline with a git stage it asks git
+where the repository is (``PREFLIGHT``: ``rev-parse`` reads configuration but runs nothing),
+lists ``<common dir>/config`` with ``git config --file ... --no-includes --list -z``, and builds
+a private directory holding
+
+* ``config``: ``shadow_config(listing)``, the few inert keys of ``KEPT`` (format version,
+  object format, remote URLs and upstream branches) plus ``FORCED`` settings;
+* symlinks to the real ``SHARED`` entries (objects, refs, packed-refs, logs, info, shallow).
+
+git then runs with ``git_environment(repo, shadow)``: ``GIT_DIR`` (HEAD and the index come
+from the real directory), ``GIT_COMMON_DIR`` (config, objects and refs from the shadow) and
+``GIT_WORK_TREE`` (the directory holding ``.git``, never ``core.worktree``). The shadow has
+no hooks, no includes, no ``extensions.worktreeConfig``, so nothing the repository says can
+name a program: an allowlist, not a list of dangerous keys.
+Submodules (whose children would read *their* config) are ignored (``FORCED`` and
+``--ignore-submodules=all`` in ``git.py``). Without a repository ``GIT_DIR`` names a missing
+directory, so git never discovers one on its own (``--no-index`` still works).
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from rho_domain.shell.git import HARDENING
+
+# Discovery. safe.directory=* is harmless here: the repository's config is never used.
+PREFLIGHT: tuple[str, ...] = (
+    *HARDENING,
+    "-c",
+    "safe.directory=*",
+    "rev-parse",
+    "--path-format=absolute",
+    "--git-dir",
+    "--git-common-dir",
+    "--show-toplevel",
+)
+CONFIG_NAME = "config"
+SHARED = ("objects", "refs", "packed-refs", "logs", "info", "shallow", "remotes", "branches")
+MISSING_GIT_DIR = "no-repository"
+
+KEPT = re.compile(
+    r"(core\.(repositoryformatversion|bare|ignorecase|precomposeunicode|filemode|symlinks"
+    r"|quotepath|autocrlf|eol|checkstat|trustctime|abbrev)"
+    r"|extensions\.objectformat"
+    r"|remote\.[^\n]+\.(url|pushurl|fetch)"
+    r"|branch\.[^\n]+\.(remote|merge))",
+)
+FORCED: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("diff.ignoreSubmodules", "all"),
+    ("diff.autoRefreshIndex", "false"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
+    ("protocol.allow", "never"),
+)
+
+
+@attrs.frozen(kw_only=True)
+class GitRepo:
+    """Where git found the repository (absolute paths); ``work_tree`` None when bare or
+    when the command runs inside the git directory."""
+
+    git_dir: str
+    common_dir: str
+    work_tree: str | None = None
+
+
+def parse_preflight(output: str, dot_git_parent: str | None) -> GitRepo | None:
+    """The repository from ``PREFLIGHT``'s standard output, or None outside a repository.
+
+    ``dot_git_parent`` is the nearest directory at or above the command's directory that holds
+    a ``.git`` entry (the executor looks). It becomes the work tree whenever git reports one:
+    the toplevel git prints honours ``core.worktree`` from the repository's config, and
+    ``core.worktree = /`` would let ``git grep``/``git diff`` read the whole machine.
+    """
+    lines = [line for line in output.split("\n") if line]
+    if len(lines) < 2 or not all(line.startswith("/") for line in lines[:3]):
+        return None
+    work_tree = dot_git_parent if lines[2:] else None
+    return GitRepo(git_dir=lines[0], common_dir=lines[1], work_tree=work_tree)
+
+
+def config_list_argv(repo: GitRepo) -> tuple[str, ...]:
+    """The git arguments that list the repository's own config file (no includes followed)."""
+    path = f"{repo.common_dir.rstrip('/')}/{CONFIG_NAME}"
+    return ("config", "--file", path, "--no-includes", "--list", "-z")
+
+
+def _quote(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+def _entry(key: str, value: str) -> str:
+    section, _, rest = key.partition(".")
+    subsection, _, name = rest.rpartition(".")
+    header = f"[{section}]" if not subsection else f"[{section} {_quote(subsection)}]"
+    return f"{header}\n\t{name} = {_quote(value)}\n"
+
+
+def shadow_config(listing: str) -> str:
+    r"""The config git uses: the inert ``KEPT`` keys of a ``--list -z`` listing, then ``FORCED``.
+
+    Each entry of the listing is ``key\nvalue`` (``key`` alone for a valueless boolean),
+    entries end with NUL. Any key not matched by ``KEPT`` is dropped.
+    """
+    out: list[str] = []
+    for record in listing.split("\0"):
+        key, newline, value = record.partition("\n")
+        if not KEPT.fullmatch(key) or not newline:
+            continue
+        out.append(_entry(key, value))
+    out.extend(_entry(key, value) for key, value in FORCED)
+    return "".join(out)
+
+
+def git_environment(repo: GitRepo | None, shadow_dir: str) -> dict[str, str]:
+    """Environment variables that make git use ``repo`` through ``shadow_dir`` and nothing else."""
+    if repo is None:
+        return {"GIT_DIR": f"{shadow_dir}/{MISSING_GIT_DIR}"}
+    env = {"GIT_DIR": repo.git_dir, "GIT_COMMON_DIR": shadow_dir}
+    if repo.work_tree is not None:
+        env["GIT_WORK_TREE"] = repo.work_tree
+    return env

@@ -1,0 +1,339 @@
+"""Globs in the restricted shell (issue 10, item 8): expanded as bash would, then confined.
+
+``wc -l src/*.py`` and ``grep -n 'DROP TABLE' migrations/*.sql`` used to be refused
+("unquoted glob character"). Now the planner keeps the pattern, the executor expands it
+(``Executor.glob``) right before the step runs, and the expanded words pass the same checks
+as literal ones. ``PATTERNS`` is compared with real bash (``LC_ALL=C``, default shopts) on a
+fixture tree, through LocalExecutor, MemoryExecutor and DaytonaExecutor (FakeDaytona);
+``ATTACKS`` are glob spellings that must be refused or must leave a secret out.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
+from rho_adapters.fakes.memory_executor import MemoryExecutor
+from rho_adapters.local import LocalExecutor
+from rho_domain.errors import CommandRefused
+from rho_domain.permissions import readonly_profile
+from rho_domain.ports.executor import Executor
+from rho_domain.shell import PipelineStep, plan_command
+from rho_domain.shell.expand import expand_step
+from rho_domain.tools.base import ToolContext
+from rho_domain.tools.bash import BashHandler
+
+FILES = [
+    "a.py",
+    "b.py",
+    "ab.py",
+    "B.py",
+    "_x.py",
+    ".hidden.py",
+    ".config",
+    "README.md",
+    "Makefile",
+    "data1.csv",
+    "data2.csv",
+    "data10.csv",
+    "sp ace.txt",
+    "star*.txt",
+    "br[a].txt",
+    "a-",
+    "src/app.py",
+    "src/util.py",
+    "src/.secret.py",
+    "src/sub/deep.py",
+    "src/sub/notes.txt",
+    "tests/test_a.py",
+    "a-dir/c.x",
+    "a/b.x",
+    "migrations/001_init.sql",
+    "migrations/002_drop.sql",
+    "émoji/ü.txt",
+]
+
+PATTERNS = [
+    "*",
+    "*.py",
+    ".*",
+    "*/",
+    "src/*",
+    "src/*.py",
+    "*/*.py",
+    "*/*.x",
+    "?.py",
+    "??.py",
+    "[ab].py",
+    "[!a].py",
+    "[^a].py",
+    "[a-c]*",
+    "[[:upper:]]*",
+    "[[:digit:][:upper:]]*",
+    "data?.csv",
+    "data*.csv",
+    "*.nomatch",
+    "nodir/*",
+    "src/*/",
+    "**/*.py",
+    "'*'.py",
+    '"src"/*.py',
+    "\\*",
+    "star\\*.txt",
+    "star*.txt",
+    "a[",
+    "a[b",
+    "[]",
+    "[]ab]*",
+    "*[",
+    "src/.*",
+    "s*/s*",
+    "*/sub",
+    "*/sub/",
+    "src/../*.py",
+    "./*.py",
+    "[.]*",
+    "?*",
+    "*.[ch]",
+    "[a-]*",
+    "[z-a]*",
+    "br[[]a].txt",
+    "br\\[a].txt",
+    "sp*",
+    "'sp ace'*",
+    "*/*/*.py",
+    "src//*.py",
+    "migrations/*.sql",
+    "*/ü.*",
+    "[[:punct:]]*",
+    "*[[:space:]]*",
+    "*=*",
+    "[!z-a]*.md",
+    "a/*/",
+    "*.PY",
+]
+
+
+def _tree(root: Path) -> Path:
+    for name in FILES:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{name}\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _tree(tmp_path_factory.mktemp("globs"))
+
+
+def _bash_words(root: Path, word: str) -> tuple[str, ...]:
+    out = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", "printf '%s\\0' " + word],
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+        cwd=root,
+        check=True,
+    ).stdout
+    return tuple(out.decode("utf-8", "surrogateescape").split("\0")[:-1])
+
+
+async def _our_words(executor: Executor, word: str, cwd: str = ".") -> tuple[str, ...]:
+    step = plan_command("echo " + word).steps[0][1]
+    assert isinstance(step, PipelineStep)
+    expanded = await expand_step(step, cwd, executor)
+    return expanded.stages[0].argv[1:]
+
+
+def _memory(root: Path) -> MemoryExecutor:
+    return MemoryExecutor({name: name + "\n" for name in FILES}, root=str(root))
+
+
+def test_pattern_suite_size() -> None:
+    assert len(PATTERNS) >= 50
+    assert len(set(PATTERNS)) == len(PATTERNS)
+
+
+@pytest.mark.parametrize("word", PATTERNS)
+async def test_local_expansion_matches_bash(tree: Path, word: str) -> None:
+    assert await _our_words(LocalExecutor(str(tree)), word) == _bash_words(tree, word)
+
+
+@pytest.mark.parametrize("word", PATTERNS)
+async def test_memory_expansion_matches_bash(tree: Path, word: str) -> None:
+    assert await _our_words(_memory(tree), word) == _bash_words(tree, word)
+
+
+@pytest.fixture(scope="module")
+def daytona_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _tree(tmp_path_factory.mktemp("daytona-globs"))
+
+
+@pytest.fixture
+async def daytona(daytona_tree: Path) -> AsyncIterator[DaytonaExecutor]:
+    fake = FakeDaytona(polls_until_started=1)
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(daytona_tree)), transport=fake.transport
+    )
+    try:
+        yield executor
+    finally:
+        await executor.aclose()
+
+
+async def test_daytona_expansion_matches_bash(daytona: DaytonaExecutor, daytona_tree: Path) -> None:
+    for word in ("*", "*.py", ".*", "*/", "src/*.py", "*/*.x", "[ab].py", "nodir/*", "src/*/"):
+        assert await _our_words(daytona, word) == _bash_words(daytona_tree, word), word
+
+
+async def test_expansion_is_relative_to_the_step_directory(tree: Path) -> None:
+    assert await _our_words(LocalExecutor(str(tree)), "*.py", cwd="src") == ("app.py", "util.py")
+
+
+def _ctx(executor: Executor) -> ToolContext:
+    return ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=executor,
+        profile=readonly_profile(),
+        clock=SystemClock(),
+    )
+
+
+async def _bash(executor: Executor, command: str) -> str:
+    handler = BashHandler(restricted=True, timeout=20)
+    return (await handler.handle({"command": command}, _ctx(executor))).content
+
+
+def _real_bash(root: Path, command: str) -> str:
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", command],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+        cwd=root,
+        check=False,
+    ).stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "wc -l src/*.py",
+        "grep -n 'DROP TABLE' migrations/*.sql",
+        "cat src/*.py | wc -l",
+        "cd src && wc -l *.py",
+        "ls -d */",
+        "head -n 1 data*.csv",
+        "grep -l py src/*/*.py src/*.py",
+        "wc -c 'sp ace'*",
+        "echo *.nomatch",
+        "grep x <<< *",
+        "git log --oneline -- '*.py' 2>/dev/null | wc -l",
+    ],
+)
+async def test_legit_glob_commands_run_like_bash(tree: Path, command: str) -> None:
+    """The regression of item 8, on real processes, compared with bash's own output."""
+    (tree / "migrations" / "002_drop.sql").write_text("-- x\nDROP TABLE users;\n")
+    out = await _bash(LocalExecutor(str(tree)), command)
+    body = out.rsplit("[exit code", 1)[0]
+    assert "refused" not in out
+    assert body == _real_bash(tree, command)
+
+
+@pytest.fixture
+def attack_tree(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    for name in ("a.py", ".env", "config/prod.env", "config/app.yml", "keys/id_rsa"):
+        path = ws / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("SECRET=hunter2\n" if "env" in name or "id_" in name else "ok\n")
+    (ws / "--pre=sh").write_text("")
+    (ws / "-delete").write_text("")
+    (ws / "$(id)").write_text("")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd").write_text("SECRET=outside\n")
+    (ws / "link").symlink_to(outside)
+    return ws
+
+
+ATTACKS = [
+    ("cat .e*", "secrets"),
+    ("cat .[e]nv", "secrets"),
+    ("cat .env*", "secrets"),
+    ("grep SECRET config/*", "secrets"),
+    ("cat */prod.env", "secrets"),
+    ("cat keys/*", "secrets"),
+    ("head -n 5 keys/id_*", "secrets"),
+    ("rg x *", "--pre"),
+    ("find * -name x", "-delete"),
+    ("cat /etc/host*", "not expanded"),
+    ("cat ../*", "not expanded"),
+    ("cat ../outside/*", "not expanded"),
+    ("cat link/*", "not expanded"),
+    ("cat /proc/*/environ", "/proc"),
+    ("cat < *.py", "redirection target"),
+    ("ca* a.py", "cannot name the program"),
+    ("cd l* && ls", "literal directory"),
+    ("ls; cat .e*", "secrets"),
+]
+
+
+def test_attack_suite_size() -> None:
+    assert len(ATTACKS) >= 15
+
+
+@pytest.mark.parametrize(("command", "reason"), ATTACKS)
+async def test_glob_attacks_are_refused(attack_tree: Path, command: str, reason: str) -> None:
+    for executor in (
+        LocalExecutor(str(attack_tree)),
+        LocalExecutor(str(attack_tree), sandbox=False),
+    ):
+        out = await _bash(executor, command)
+        assert "refused" in out.lower(), out
+        assert reason in out, out
+        assert "hunter2" not in out
+        assert "SECRET=outside" not in out
+
+
+async def test_matches_through_a_link_out_of_the_workspace_are_left_out(attack_tree: Path) -> None:
+    out = await _bash(LocalExecutor(str(attack_tree)), "cat */passwd")
+    assert "SECRET=outside" not in out
+    assert "*/passwd" in out  # no match: the word stays literal, as in bash
+
+
+async def test_a_matched_name_is_one_literal_word(attack_tree: Path) -> None:
+    out = await _bash(LocalExecutor(str(attack_tree)), "echo [$]*")
+    assert out.startswith("$(id)\n"), out
+
+
+async def test_too_many_matches_are_refused() -> None:
+    files = {f"f{i:05}.txt": "" for i in range(10_001)}
+    step = plan_command("wc -l *.txt").steps[0][1]
+    assert isinstance(step, PipelineStep)
+    with pytest.raises(CommandRefused, match="matched too many files"):
+        await expand_step(step, ".", MemoryExecutor(files))
+    few = plan_command("wc -l f0000?.txt").steps[0][1]
+    assert isinstance(few, PipelineStep)
+    assert len((await expand_step(few, ".", MemoryExecutor(files))).stages[0].argv) == 12
+
+
+async def test_a_glob_that_walks_too_many_directories_is_refused() -> None:
+    files = {f"d{i:04}/e/f.txt": "" for i in range(2_100)}
+    step = plan_command("cat */*/*.txt").steps[0][1]
+    assert isinstance(step, PipelineStep)
+    with pytest.raises(CommandRefused, match="lists more than 2,000 directories"):
+        await expand_step(step, ".", MemoryExecutor(files))
+
+
+def test_glob_in_program_redirect_and_cd_is_refused_at_plan_time() -> None:
+    for command in ("ca* x", "cat < *.txt", "cd s*", "ls > *.txt"):
+        with pytest.raises(CommandRefused):
+            plan_command(command)

@@ -1,0 +1,121 @@
+"""Every refusal branch of the shell program table, plan and git rules, by its own message.
+
+Issue 19: a mutant that dropped xargs' target check (``ls | xargs date`` accepted) survived
+every test, because the attacks used programs that were refused anyway (``xargs rm``). Each
+case here names the reason it must be refused for, so removing any one branch fails a test.
+The options that run programs or write are absent from the specs (there is no separate
+branch for them); ``NEVER_ALLOWED`` pins that for each program.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rho_domain.errors import CommandRefused
+from rho_domain.shell import check_argv, harden_argv, plan_command
+from rho_domain.shell.git import SUBCOMMANDS
+from rho_domain.shell.options import split_options
+from rho_domain.shell.programs import SPECS, XARGS_TARGETS
+
+REFUSALS = [
+    # xargs may feed only the listed readers: each of these is an allowed program on its own.
+    ("ls | xargs date", "'date' is not a program xargs may run"),
+    ("xargs hostname < files.txt", "'hostname' is not a program xargs may run"),
+    ("find . | xargs sed -n p", "'sed' is not a program xargs may run"),
+    ("find . | xargs echo", "'echo' is not a program xargs may run"),
+    ("find . | xargs git log", "'git' is not a program xargs may run"),
+    ("find . | xargs awk '{print}'", "'awk' is not a program xargs may run"),
+    ("find . | xargs xargs cat", "'xargs' is not a program xargs may run"),
+    ("find . | xargs find", "'find' is not a program xargs may run"),
+    ("find . | xargs -0 sort", "'sort' is not a program xargs may run"),
+    ("find . | xargs -n 1 tr a b", "'tr' is not a program xargs may run"),
+    ("find . | xargs -I x uniq x out", "option '-I'"),
+    ("ls | xargs", "name the program to run"),
+    ("ls | xargs -0 -n 2", "name the program to run"),
+    ("find . | xargs grep --pre=sh x", "option '--pre=sh'"),
+    # program names
+    ("./cat README.md", "a program path is not allowed"),
+    ("/usr/bin/cat README.md", "a program path is not allowed"),
+    ("cat/ x", "a program path is not allowed"),
+    ("rm -rf x", "not an allowed read-only program"),
+    # cd
+    ("cd", "exactly one directory"),
+    ("cd a b", "exactly one directory"),
+    ("cd -P src", "exactly one directory"),
+    ("cd src > /dev/null", "cd takes no redirections"),
+    ("cd s* && ls", "literal directory"),
+    ("ls | cd src", "cd inside a pipeline"),
+    # plan: redirections and pipelines
+    ("cat 3<<'EOF'\nx\nEOF", "here-documents may only feed standard input"),
+    ("cat 3<<< x", "here-documents may only feed standard input"),
+    ("cat < .env", "'.env' is a secrets file (.env); it may not be read"),
+    ("cat < /dev/zero", "input from devices or /proc"),
+    ("cat README.md > out", "redirection '>out' is not allowed"),
+    ("(ls) | wc -l", "a subshell inside a pipeline"),
+    ("cat .env.local", "names a secrets file"),
+    ("cat /proc/self/environ", "is a secret location (/proc)"),
+    ("cat ../../../proc/self/environ", "/proc is not readable"),
+    ("grep --file=/proc/self/environ x", "/proc is not readable"),
+    # git
+    ("git -c core.pager=sh log", "global option '-c'"),
+    ("git --no-pager", "a subcommand is required"),
+    ("git", "a subcommand is required"),
+    ("git push", "subcommand 'push' is not read-only"),
+    ("git branch evil", "operands create a branch"),
+    ("git tag v1", "operands create a tag"),
+    ("git remote add evil https://x", "only listing (git remote -v)"),
+    ("git remote show origin", "only listing (git remote -v)"),
+    ("git grep -O sh foo", "option '-O'"),
+    ("git grep --open-files-in-pager=sh foo", "option '--open-files-in-pager=sh'"),
+    ("git grep --recurse-submodules foo", "option '--recurse-submodules'"),
+]
+
+# Options that run a program or write a file, per program: each must stay out of its spec.
+NEVER_ALLOWED = {
+    "rg": ("--pre=sh", "--pre-glob=*", "--hostname-bin=sh", "-z", "--search-zip"),
+    "sed": ("-i", "--in-place", "-f", "--file=x", "-ni"),
+    "sort": ("-o", "--output=x", "--compress-program=sh", "-T", "--temporary-directory=x"),
+    "grep": ("--pre=sh",),
+    "tree": ("-o",),
+    "file": ("-C",),
+    "xxd": ("-r",),
+    "date": ("-s", "--set=x"),
+    "tail": ("-f", "-F", "--follow"),
+    "jq": ("--run-tests",),
+}
+
+
+@pytest.mark.parametrize(("command", "reason"), REFUSALS)
+def test_refusal_names_its_reason(command: str, reason: str) -> None:
+    with pytest.raises(CommandRefused) as info:
+        plan_command(command)
+    assert reason in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("program", "option"), [(p, o) for p, options in NEVER_ALLOWED.items() for o in options]
+)
+def test_options_that_run_or_write_are_not_in_the_specs(program: str, option: str) -> None:
+    with pytest.raises(CommandRefused, match="not allowed"):
+        split_options(program, [option, "x"], SPECS[program])
+
+
+def test_xargs_runs_each_listed_reader_and_nothing_else() -> None:
+    for target in XARGS_TARGETS:
+        plan_command(f"find . -type f | xargs {target}")
+    assert harden_argv(("xargs", "-0", "wc", "-l")) == ("xargs", "-0", "wc", "-l", "--")
+    assert "sed" not in XARGS_TARGETS
+    assert "git" not in XARGS_TARGETS
+
+
+def test_executor_level_checks_refuse_what_the_lexer_never_produces() -> None:
+    """check_argv is re-applied by every executor to argvs a handler built, lexer or not."""
+    with pytest.raises(CommandRefused, match="empty command"):
+        check_argv(())
+    with pytest.raises(CommandRefused, match="NUL byte"):
+        check_argv(("cat", "a\x00b"))
+
+
+def test_git_subcommand_table_is_read_only() -> None:
+    mutating = {"push", "commit", "add", "config", "clean", "reset", "checkout", "fetch", "gc"}
+    assert not mutating & set(SUBCOMMANDS)
