@@ -131,6 +131,7 @@ class LocalExecutor(Executor):
 
     @property
     def working_dir(self) -> str:
+        """See ``Executor.working_dir``."""
         return self._tree.root
 
     def _locate(self, path: str, *, write: bool) -> tuple[Tree, tuple[str, ...]]:
@@ -168,6 +169,7 @@ class LocalExecutor(Executor):
         return "/".join((tree.root, *parts))
 
     async def stat(self, path: str) -> FileInfo:
+        """See ``Executor.stat``."""
         return await asyncio.to_thread(self._stat, path)
 
     def _stat(self, path: str) -> FileInfo:
@@ -181,6 +183,7 @@ class LocalExecutor(Executor):
                 os.close(res.dir_fd)
 
     async def read(self, path: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        """See ``Executor.read``."""
         return await asyncio.to_thread(self._read, path, offset, length)
 
     def _read(self, path: str, offset: int, length: int | None) -> bytes:
@@ -197,6 +200,7 @@ class LocalExecutor(Executor):
                 os.close(res.dir_fd)
 
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
+        """See ``Executor.list_dir``."""
         return await asyncio.to_thread(self._list_dir, path)
 
     def _list_dir(self, path: str) -> tuple[FileInfo, ...]:
@@ -210,6 +214,7 @@ class LocalExecutor(Executor):
                 os.close(res.dir_fd)
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        """See ``Executor.write``."""
         return await asyncio.to_thread(self._write, path, data, overwrite)
 
     def _write(self, path: str, data: bytes, overwrite: bool) -> bool:
@@ -242,9 +247,11 @@ class LocalExecutor(Executor):
         return await expand(pattern, cwd, port_lister(self))
 
     async def which(self, program: str) -> str | None:
+        """See ``Executor.which``."""
         return self._runner.resolve(program)
 
     async def run(self, command: Command) -> CommandResult:
+        """See ``Executor.run``."""
         if command.shell is not None and not self.allow_shell:
             raise PermissionDenied(
                 "shell commands are not allowed: this profile's shell is restricted"

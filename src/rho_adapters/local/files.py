@@ -24,6 +24,7 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOE
 
 
 def kind_of(mode: int) -> FileKind:
+    """The ``FileKind`` of a ``st_mode``."""
     if stat.S_ISREG(mode):
         return FileKind.FILE
     if stat.S_ISDIR(mode):
@@ -51,6 +52,8 @@ def open_regular(res: Resolved, shown: str) -> int:
 
 
 def read_bytes(res: Resolved, shown: str, offset: int, length: int | None) -> bytes:
+    """At most ``length`` bytes from ``offset`` of the regular file ``res`` names; ``shown``
+    is the path for messages."""
     fd = open_regular(res, shown)
     try:
         if length is None:
@@ -87,6 +90,8 @@ def _info(st: os.stat_result, rel: str, name: str, link: str | None) -> FileInfo
 
 
 def list_entries(dir_fd: int, rel: str) -> tuple[FileInfo, ...]:
+    """The entries of the directory open as ``dir_fd`` (links not followed), sorted by name;
+    ``rel`` is its workspace path."""
     out: list[FileInfo] = []
     for name in os.listdir(dir_fd):
         try:

@@ -32,6 +32,7 @@ class Capture:
     omitted: int = 0
 
     def add(self, chunk: bytes) -> None:
+        """Keep ``chunk`` within the cap: the first half as head, the rest as a rolling tail."""
         room = self.cap // 2 - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -45,6 +46,7 @@ class Capture:
             self.omitted += excess
 
     def text(self) -> str:
+        """The captured output as text, with a marker where the middle was omitted."""
         head = self.head.decode("utf-8", "replace")
         tail = self.tail.decode("utf-8", "replace")
         if self.omitted:

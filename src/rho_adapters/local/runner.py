@@ -86,6 +86,9 @@ def _host_keys() -> list[str]:
 
 
 class CommandRunner:
+    """Starts planned stages as processes: resolved programs, a scrubbed environment,
+    limits, and the bubblewrap sandbox where it works."""
+
     def __init__(
         self,
         search_path: Sequence[str],
@@ -104,6 +107,8 @@ class CommandRunner:
         self._sandbox: bool | None = None if sandbox is not False else False
 
     def resolve(self, program: str) -> str | None:
+        """The absolute path of ``program`` on the search path, or None (a name with a
+        slash is never resolved)."""
         if "/" in program:
             return None
         for directory in self.search_path:

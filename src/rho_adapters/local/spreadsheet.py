@@ -54,7 +54,10 @@ def _used_width(row: tuple[Cell, ...]) -> int:
 
 
 class OpenpyxlReader(SpreadsheetReader):
+    """The ``SpreadsheetReader`` port over openpyxl in read-only mode (extra ``excel``)."""
+
     async def sheets(self, data: bytes) -> tuple[SheetInfo, ...]:
+        """See ``SpreadsheetReader.sheets``."""
         return await asyncio.to_thread(self._sheets, data)
 
     def _sheets(self, data: bytes) -> tuple[SheetInfo, ...]:
@@ -71,6 +74,7 @@ class OpenpyxlReader(SpreadsheetReader):
     async def rows(
         self, data: bytes, sheet: str, *, start: int, count: int, max_columns: int
     ) -> tuple[tuple[Cell, ...], ...]:
+        """See ``SpreadsheetReader.rows``."""
         return await asyncio.to_thread(self._rows, data, sheet, start, count, max_columns)
 
     def _rows(

@@ -69,14 +69,18 @@ def spec(
 
 @attrs.frozen(kw_only=True)
 class Parsed:
+    """A command line split by a program's option table: options with values, then operands."""
+
     options: tuple[tuple[str, str | None], ...]
     operands: tuple[str, ...]
 
     def has(self, *names: str) -> bool:
+        """True when any of ``names`` was given."""
         return any(name in names for name, _ in self.options)
 
 
 def refuse_option(program: str, option: str) -> CommandRefused:
+    """The refusal for an option the program's allowlist does not name."""
     return CommandRefused(
         f"{program}: option {option!r} is not allowed in the restricted shell "
         "(only read-only options are accepted, long options spelled out in full)"
@@ -96,43 +100,74 @@ def split_options(program: str, args: Sequence[str], spec: OptionSpec) -> Parsed
             break
         if arg == "-" or not arg.startswith("-"):
             operands.append(arg)
-            continue
-        if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            if name in spec.long_flags and not eq:
-                options.append((name, None))
-            elif name in spec.long_optional:
-                options.append((name, value if eq else None))
-            elif name in spec.long_valued:
-                if not eq:
-                    if i >= len(args):
-                        raise CommandRefused(f"{program}: option --{name} needs a value")
-                    value = args[i]
-                    i += 1
-                options.append((name, value))
-            else:
-                raise refuse_option(program, arg)
-            continue
-        if spec.numeric and arg[1:].isdigit():
+        elif arg.startswith("--"):
+            option, i = _long_option(program, arg, args, i, spec)
+            options.append(option)
+        elif spec.numeric and arg[1:].isdigit():
             options.append(("NUM", arg[1:]))
-            continue
-        j = 1
-        while j < len(arg):
-            ch = arg[j]
-            j += 1
-            if ch in spec.flags:
-                options.append((ch, None))
-            elif ch in spec.valued:
-                value = arg[j:]
-                if not value:
-                    if i >= len(args):
-                        raise CommandRefused(f"{program}: option -{ch} needs a value")
-                    value = args[i]
-                    i += 1
-                options.append((ch, value))
-                break
-            else:
-                raise refuse_option(program, f"-{ch}" if len(arg) > 2 else arg)
+        else:
+            i = _short_options(program, arg, args, i, spec, options)
+    _check_parsed(program, spec, options, operands)
+    return Parsed(options=tuple(options), operands=tuple(operands))
+
+
+def _long_option(
+    program: str, arg: str, args: Sequence[str], i: int, spec: OptionSpec
+) -> tuple[tuple[str, str | None], int]:
+    """One ``--name[=value]`` (its value may be the next argument); returns it and the index
+    of the next argument."""
+    name, eq, value = arg[2:].partition("=")
+    if name in spec.long_flags and not eq:
+        return (name, None), i
+    if name in spec.long_optional:
+        return (name, value if eq else None), i
+    if name not in spec.long_valued:
+        raise refuse_option(program, arg)
+    if not eq:
+        if i >= len(args):
+            raise CommandRefused(f"{program}: option --{name} needs a value")
+        value = args[i]
+        i += 1
+    return (name, value), i
+
+
+def _short_options(
+    program: str,
+    arg: str,
+    args: Sequence[str],
+    i: int,
+    spec: OptionSpec,
+    options: list[tuple[str, str | None]],
+) -> int:
+    """A cluster of short options (``-abc``, ``-fVALUE``, ``-f VALUE``), appended to
+    ``options``; returns the index of the next argument."""
+    j = 1
+    while j < len(arg):
+        ch = arg[j]
+        j += 1
+        if ch in spec.flags:
+            options.append((ch, None))
+        elif ch in spec.valued:
+            value = arg[j:]
+            if not value:
+                if i >= len(args):
+                    raise CommandRefused(f"{program}: option -{ch} needs a value")
+                value = args[i]
+                i += 1
+            options.append((ch, value))
+            break
+        else:
+            raise refuse_option(program, f"-{ch}" if len(arg) > 2 else arg)
+    return i
+
+
+def _check_parsed(
+    program: str,
+    spec: OptionSpec,
+    options: Sequence[tuple[str, str | None]],
+    operands: Sequence[str],
+) -> None:
+    """The operand count and the per-option and per-operand checks of ``spec``."""
     if spec.max_operands is not None and len(operands) > spec.max_operands:
         raise CommandRefused(
             f"{program}: at most {spec.max_operands} operand(s) allowed here, got {len(operands)}"
@@ -150,4 +185,3 @@ def split_options(program: str, args: Sequence[str], spec: OptionSpec) -> Parsed
         for operand in operands:
             if reason := check(operand):
                 raise CommandRefused(f"{program}: {reason}")
-    return Parsed(options=tuple(options), operands=tuple(operands))

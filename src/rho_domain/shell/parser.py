@@ -133,6 +133,8 @@ class SimpleCommand:
 
 @attrs.frozen(kw_only=True)
 class Subshell:
+    """A parenthesised command list."""
+
     body: CommandList
 
 

@@ -24,6 +24,8 @@ DEFAULT_LIMIT = 2000
 
 
 class ReadHandler(ToolHandler):
+    """``read``: numbered lines of a text file, a window at a time, in bounded time and memory."""
+
     name = "read"
     description = (
         "Read a text file with numbered lines. offset: first line (1-based, default 1); limit: "
@@ -42,9 +44,11 @@ class ReadHandler(ToolHandler):
     }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Reading never changes anything."""
         return READ_ONLY
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         path = str(arguments["path"])
         first = int(arguments.get("offset") or 1)
         limit = int(arguments.get("limit") or DEFAULT_LIMIT)

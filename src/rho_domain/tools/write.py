@@ -22,6 +22,8 @@ DIFF_LINES = 60
 
 
 class WriteHandler(ToolHandler):
+    """``write``: create a file (or replace one where the profile allows) with the given content."""
+
     name = "write"
     parameters: Mapping[str, Any] = {
         "type": "object",
@@ -35,14 +37,17 @@ class WriteHandler(ToolHandler):
 
     @property
     def description(self) -> str:
+        """What the model is told, which says whether existing files may be replaced."""
         if self.create_only:
             return "Create a new file with the given content (existing files are never replaced)."
         return "Write a file (created, or replaced atomically). Parent directories are created."
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Writing a file is always dangerous."""
         return DANGEROUS
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         path = str(arguments["path"])
         data = str(arguments["content"]).encode()
         if len(data) > MAX_WRITE:
@@ -57,6 +62,8 @@ class WriteHandler(ToolHandler):
 
 
 class EditHandler(ToolHandler):
+    """``edit``: replace one exact, unique occurrence of a text in a file."""
+
     name = "edit"
     description = (
         "Replace old_string with new_string in a file. old_string must match exactly once "
@@ -75,9 +82,11 @@ class EditHandler(ToolHandler):
     }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Editing a file is always dangerous."""
         return DANGEROUS
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """See ``ToolHandler.handle``."""
         path = str(arguments["path"])
         old, new = str(arguments["old_string"]), str(arguments["new_string"])
         replace_all = bool(arguments.get("replace_all", False))
