@@ -19,6 +19,7 @@ import stat
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 
+from rho_adapters.local.guard import guarded
 from rho_adapters.local.process import Spawn, restricted_limits, run_processes
 from rho_domain.errors import ExecutorError, SensitivePath, ToolError
 from rho_domain.paths import MAX_PATH
@@ -232,7 +233,7 @@ class CommandRunner:
         environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
         if command.shell is not None:
             argvs: list[tuple[str, ...]] = [
-                ("/bin/bash", "--noprofile", "--norc", "-c", command.shell)
+                guarded(("/bin/bash", "--noprofile", "--norc", "-c", command.shell))
             ]
             env = scrub_env(self.base_env)
             env.setdefault("PATH", ":".join(self.search_path))
@@ -247,6 +248,8 @@ class CommandRunner:
             ]
             env = {**restricted_env(self.search_path), **(git_env or {})}
             sandbox = await self.sandboxed()
+            if not sandbox:  # bubblewrap's --die-with-parent does this inside the sandbox
+                argvs = [guarded(argv) for argv in argvs]
             nproc = 1 << 20 if os.getuid() == 0 else _user_process_count() + 256
             preexec = restricted_limits(command.timeout, (1 << 28) if sandbox else 0, nproc)
             stages_null = [(s.stdout_null, s.stderr) for s in command.pipeline]

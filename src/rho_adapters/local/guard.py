@@ -1,0 +1,73 @@
+"""A guard process that makes a command die with the agent, even after ``kill -9``.
+
+Killing a process group on timeout or cancellation needs the agent alive to do it. When the
+agent itself is killed (SIGKILL, OOM killer, a crashed container runtime), nothing is left to
+send that signal, and an unrestricted ``bash`` tool would keep running, reparented to pid 1,
+while the resumed session tells the model its effects are unknown.
+
+Inside bubblewrap this is the sandbox's job (``--die-with-parent`` and a PID namespace: when
+bwrap's init dies, the kernel kills every process in it). Everywhere else each command runs
+under this guard, a small Python process started in the command's fresh process group:
+
+* ``PR_SET_PDEATHSIG``: the kernel sends the guard SIGTERM when the agent dies; the guard then
+  kills its whole process group with SIGKILL (the command and everything it started that
+  stayed in the group);
+* ``PR_SET_CHILD_SUBREAPER``: descendants orphaned inside the command (``cmd &`` in a
+  subshell) are reparented to the guard rather than to pid 1, and are killed with it;
+* the guard checks its parent right after arming, so an agent that died while the guard was
+  starting is not missed.
+
+The guard forks the command, waits for it, and exits with its status (``128 + signal`` for a
+signal, as bash reports it). It uses only the standard library and starts with ``-I -S``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_SCRIPT = r"""
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+def stop(*_):
+    try:  # orphans reparented here may have left the group (setsid): kill them by pid
+        children = open("/proc/self/task/%d/children" % os.getpid()).read().split()
+    except OSError:
+        children = []
+    for pid in children:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+    os.killpg(0, signal.SIGKILL)
+
+signal.signal(signal.SIGTERM, stop)
+if os.getppid() != int(sys.argv[1]):
+    stop()
+child = os.fork()
+if child == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    except OSError as exc:
+        os.write(2, ("%s: %s\n" % (sys.argv[2], exc.strerror)).encode())
+        os._exit(127)
+while True:
+    try:
+        pid, status = os.waitpid(-1, 0)
+    except ChildProcessError:
+        sys.exit(0)
+    except InterruptedError:
+        continue
+    if pid == child:
+        code = os.waitstatus_to_exitcode(status)
+        sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def guarded(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """``argv`` run under the guard: it dies with this process (see the module docstring)."""
+    return (sys.executable, "-I", "-S", "-c", _SCRIPT, str(os.getpid()), *argv)
