@@ -1,0 +1,51 @@
+"""Benchmark: the cost of starting one tool command through LocalExecutor.
+
+Usage: .venv/bin/python bench/bench_tool_spawn.py [--runs 50]
+
+Times ``echo hi`` as an unrestricted shell command and as a restricted argv stage without
+bubblewrap: both run under the guard that makes them die with the agent (local/guard.py). With
+``--bwrap`` the restricted stage runs in the sandbox instead (no guard). Prints the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+
+from rho_adapters.local import LocalExecutor
+from rho_domain.ports.executor import Command, Stage
+
+
+async def measure(runs: int, sandbox: bool) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as root:
+        executor = LocalExecutor(root, allow_shell=True, sandbox=sandbox)
+        commands = {
+            "unrestricted `echo hi`": Command(shell="echo hi", timeout=10),
+            "restricted echo hi": Command(pipeline=(Stage(argv=("echo", "hi")),), timeout=10),
+        }
+        medians = {}
+        for label, command in commands.items():
+            await executor.run(command)  # warm-up
+            times = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                await executor.run(command)
+                times.append(time.perf_counter() - start)
+            medians[label] = statistics.median(times) * 1000
+        return medians
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--bwrap", action="store_true", help="restricted stages in bubblewrap")
+    args = parser.parse_args()
+    for label, ms in asyncio.run(measure(args.runs, args.bwrap)).items():
+        print(f"{label}: median {ms:.1f} ms over {args.runs} runs")
+
+
+if __name__ == "__main__":
+    main()
