@@ -27,7 +27,10 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet -e '.[dev]'
 
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
+# Two workers (pytest-xdist): the suite waits on processes and servers more than it computes.
+workers=$(nproc 2>/dev/null || echo 2)
+[ "$workers" -gt 4 ] && workers=4
+.venv/bin/python -m pytest -n "$workers" "$@" || status=$?
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: an empty run is not a pass" >&2
     exit 1
