@@ -6,6 +6,6 @@ from __future__ import annotations
 from hypothesis import settings
 
 settings.register_profile(
-    "rho", max_examples=150, deadline=None, derandomize=True, database=None, print_blob=True
+    "rho", max_examples=100, deadline=None, derandomize=True, database=None, print_blob=True
 )
 settings.load_profile("rho")

@@ -42,6 +42,7 @@ from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath, ToolError
 from rho_domain.paths import is_secret, write_refusal
 from rho_domain.permissions import FileWriteMode
+from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 from rho_domain.shell.programs import check_argv, harden_argv
 
@@ -74,12 +75,13 @@ class DaytonaExecutor(Executor):
         allow_shell: bool = False,
         extra_read_roots: Sequence[str] = (),
         transport: httpx.AsyncBaseTransport | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.settings = settings
         self.file_write = file_write
         self.allow_shell = allow_shell
         self._roots = Roots(settings.working_dir, tuple(extra_read_roots))
-        self._api = SandboxAPI(settings, transport=transport)
+        self._api = SandboxAPI(settings, transport=transport, clock=clock)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
         self._closed = False
