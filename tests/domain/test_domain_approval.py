@@ -86,6 +86,57 @@ def test_dangerous_patterns_match_whatever_the_case(
     )
 
 
+BASH_LS = call("bash", {"command": "ls"})
+
+
+@pytest.mark.parametrize(
+    ("p", "tool_call", "always", "expected"),
+    [
+        (
+            profile(ApprovalMode.NONE, denied_tools=frozenset({"bash"})),
+            BASH_LS,
+            set(),
+            Denied("the 'p' profile does not allow the 'bash' tool"),
+        ),
+        (
+            profile(ApprovalMode.ALL),
+            BASH_LS,
+            {"bash"},
+            Allowed("approved for the rest of the session"),
+        ),
+        (
+            profile(ApprovalMode.ALL),
+            BASH_LS,
+            set(),
+            RequiresApproval("the 'p' profile asks before every tool call"),
+        ),
+        (
+            profile(ApprovalMode.DANGEROUS),
+            BASH_LS,
+            set(),
+            RequiresApproval("'bash' can change things outside the conversation"),
+        ),
+        (
+            profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset({"bash"})),
+            BASH_LS,
+            set(),
+            RequiresApproval("the 'p' profile asks before 'bash'"),
+        ),
+        (
+            profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset()),
+            BASH_LS,
+            set(),
+            Allowed(),
+        ),
+    ],
+)
+def test_each_decision_says_why(  # type: ignore[no-untyped-def]
+    p, tool_call, always, expected
+) -> None:
+    # The reasons reach the model (denials) and the person asked (approvals), word for word.
+    assert decide(p, tool_call, DANGEROUS, always_allowed=always) == expected
+
+
 def test_unknown_tools_and_invalid_arguments_pass_to_the_registry() -> None:
     assert isinstance(decide(profile(ApprovalMode.ALL), ECHO, None), Allowed)
 
