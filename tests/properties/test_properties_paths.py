@@ -17,7 +17,7 @@ from rho_domain.errors import PathOutsideWorkspace, ToolError
 from rho_domain.paths import components, is_within, normalize
 
 NAMES = st.sampled_from(["a", "b", "proj", "proj-evil", "..", ".", "", "x.txt"])
-RELATIVE = st.lists(NAMES, max_size=8).map("/".join)
+RELATIVE = st.lists(NAMES, max_size=8).map(lambda ps: "/".join(ps).lstrip("/"))
 ABSOLUTE = st.lists(NAMES, min_size=1, max_size=6).map(lambda ps: "/" + "/".join(ps).lstrip("/"))
 
 
