@@ -25,8 +25,8 @@ MUTMUT=$(dirname "$PY")/mutmut
 
 # target -> "files to mutate (globs)|test selection"
 declare -A TARGETS=(
-    [approval]="src/rho_domain/approval.py|tests/domain/test_domain_approval.py"
-    [permissions]="src/rho_domain/permissions.py|tests/domain tests/entry/test_entry_facade.py tests/cli/test_cli_config_files.py tests/cli/test_cli_settings.py tests/tools/test_tools_handlers.py"
+    [approval]="src/rho_domain/approval.py|tests/domain"
+    [permissions]="src/rho_domain/permissions.py|tests/domain tests/tools/test_tools_handlers.py tests/cli/test_cli_config_files.py tests/store/test_store_codec.py"
     [paths]="src/rho_domain/paths.py|tests/tools/test_executor_paths.py tests/tools/test_executor_contract.py tests/daytona/test_daytona_confinement.py tests/daytona/test_daytona_tools.py tests/properties/test_properties_paths.py"
     [confine]="src/rho_adapters/local/confine.py|tests/tools/test_executor_paths.py tests/tools/test_executor_contract.py tests/properties/test_properties_paths.py"
     [shell]="src/rho_domain/shell/parser.py src/rho_domain/shell/programs.py src/rho_domain/shell/plan.py|tests/tools/test_shell_adversarial.py tests/tools/test_shell_oracle.py tests/properties/test_properties_shell_lexer.py"
@@ -43,8 +43,9 @@ for target in "$@"; do
     files=${spec%%|*}
     tests=${spec#*|}
     work=$(mktemp -d "${TMPDIR:-/tmp}/rho-mutation-$target.XXXXXX")
-    git ls-files -z src tests pyproject.toml | xargs -0 cp --parents -t "$work"
-    # Uncommitted changes count too: copy the working-tree versions of tracked files.
+    # What is in the work tree counts: uncommitted changes and new (untracked) files.
+    git ls-files -z --cached --others --exclude-standard src tests pyproject.toml \
+        | xargs -0 cp --parents -t "$work"
     {
         echo "[mutmut]"
         echo "source_paths = src"
