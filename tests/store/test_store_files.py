@@ -66,7 +66,10 @@ async def test_directory_layout_and_meta_while_open(store: FileSessionStore) -> 
     assert meta["first_prompt"] == "look"
     assert meta["working_dir"] == "/srv"
     first_beat = meta["heartbeat"]
-    time.sleep(0.2)
+    for _ in range(500):  # the heartbeat thread beats every 0.05 s: wait for one (5 s at most)
+        if json.loads((session_dir / "meta.json").read_bytes())["heartbeat"] > first_beat:
+            break
+        time.sleep(0.01)
     assert json.loads((session_dir / "meta.json").read_bytes())["heartbeat"] > first_beat
     await store.release("s1")
     closed = json.loads((session_dir / "meta.json").read_bytes())
