@@ -33,6 +33,12 @@ declare -A TARGETS=(
     [sql]="src/rho_domain/sql/lexer.py src/rho_domain/sql/classify.py src/rho_domain/sql/dialects.py|tests/db/test_db_units.py tests/db/test_db_fake_dbapi.py tests/db/test_db_adversarial.py tests/db/test_db_engines.py tests/properties/test_properties_sql.py"
 )
 ORDER=(approval permissions paths confine shell sql)
+# Extra test selection (pytest -k) per target. sql: in-process engines only; a database server
+# started per mutant would cost minutes, and a server's own read-only transaction would hide
+# the classifier's mistakes anyway.
+declare -A SELECT=(
+    [sql]="test_db_units or test_db_fake_dbapi or properties or not (postgres or mysql or mariadb)"
+)
 
 [ $# -gt 0 ] || { echo "usage: $0 TARGET... | all  (targets: ${ORDER[*]})" >&2; exit 2; }
 [ "$1" = all ] && set -- "${ORDER[@]}"
@@ -42,6 +48,7 @@ for target in "$@"; do
     [ -n "$spec" ] || { echo "unknown target $target (targets: ${ORDER[*]})" >&2; exit 2; }
     files=${spec%%|*}
     tests=${spec#*|}
+    select=${SELECT[$target]:-}
     work=$(mktemp -d "${TMPDIR:-/tmp}/rho-mutation-$target.XXXXXX")
     # What is in the work tree counts: uncommitted changes and new (untracked) files.
     git ls-files -z --cached --others --exclude-standard src tests pyproject.toml \
@@ -57,11 +64,12 @@ for target in "$@"; do
         echo "    -p"
         echo "    no:cacheprovider"
         echo "    -q"
-        # In-process engines only: a server started per mutant would cost minutes, and the
-        # servers' own read-only transactions would hide the classifier's mistakes anyway.
-        echo "    -k"
-        echo "    test_db_units or test_db_fake_dbapi or properties or not (postgres or mysql or mariadb)"
+        if [ -n "$select" ]; then echo "    -k"; echo "    $select"; fi
         echo "use_git_change_detection = false"
+        # A mutant that loops (i += 0 in a lexer) is stopped at 3x its tests' normal CPU time
+        # plus 2 s (mutmut's default, 15x, spent most of a first sql run waiting on loops).
+        echo "timeout_multiplier = 3.0"
+        echo "timeout_constant = 2.0"
     } >"$work/setup.cfg"
     echo "== $target: mutating $files; tests: $tests; work dir $work"
     status=0
