@@ -27,8 +27,8 @@ MUTMUT=$(dirname "$PY")/mutmut
 declare -A TARGETS=(
     [approval]="src/rho_domain/approval.py|tests/domain"
     [permissions]="src/rho_domain/permissions.py|tests/domain tests/tools/test_tools_handlers.py tests/cli/test_cli_config_files.py tests/store/test_store_codec.py"
-    [paths]="src/rho_domain/paths.py|tests/tools/test_executor_paths.py tests/tools/test_executor_contract.py tests/daytona/test_daytona_confinement.py tests/daytona/test_daytona_tools.py tests/properties/test_properties_paths.py"
-    [confine]="src/rho_adapters/local/confine.py|tests/tools/test_executor_paths.py tests/tools/test_executor_contract.py tests/properties/test_properties_paths.py"
+    [paths]="src/rho_domain/paths.py|tests/tools/test_confine_walk.py tests/tools/test_executor_paths.py tests/tools/test_executor_contract.py tests/daytona/test_daytona_confinement.py tests/daytona/test_daytona_tools.py tests/properties/test_properties_paths.py"
+    [confine]="src/rho_adapters/local/confine.py|tests/tools/test_confine_walk.py tests/tools/test_executor_paths.py tests/tools/test_executor_contract.py tests/properties/test_properties_paths.py"
     [shell]="src/rho_domain/shell/parser.py src/rho_domain/shell/programs.py src/rho_domain/shell/plan.py|tests/tools/test_shell_adversarial.py tests/tools/test_shell_oracle.py tests/properties/test_properties_shell_lexer.py"
     [sql]="src/rho_domain/sql/lexer.py src/rho_domain/sql/classify.py src/rho_domain/sql/dialects.py|tests/db/test_db_units.py tests/db/test_db_fake_dbapi.py tests/db/test_db_adversarial.py tests/db/test_db_engines.py tests/properties/test_properties_sql.py"
 )
