@@ -107,6 +107,21 @@ class Terminal:
         self.output += ANSI.sub("", data.decode(errors="replace"))
         return True
 
+    def wait_until_reading_keys(self, timeout: float = 30) -> None:
+        """Wait until the program is blocked reading the terminal (Linux: its main thread is
+        in ``select``/``pselect6``). readline prints the prompt before it starts waiting, and a
+        Ctrl+C that lands in between only trips Python's flag without waking the wait: the
+        keypress is lost. Sending keys after this returns has no such race."""
+        deadline = time.monotonic() + timeout
+        waiting = {"23", "270", "7", "271"}  # select, pselect6, poll, ppoll on x86_64
+        while True:
+            with open(f"/proc/{self.proc.pid}/syscall") as status:
+                if status.read().split(" ", 1)[0] in waiting:
+                    return
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError("the program never waited for a key")
+            self._read(0.01)
+
     def wait(self, timeout: float = 30) -> int:
         deadline = time.monotonic() + timeout
         while self.proc.poll() is None and time.monotonic() < deadline:

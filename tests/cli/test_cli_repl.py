@@ -108,12 +108,7 @@ def test_approve_toggle_and_profile_switch(open_terminal) -> None:
 
 
 def _press_ctrl_c_at_prompt(term: Terminal, expected: str) -> None:
-    """Ctrl+C at the readline prompt. Under heavy load GNU readline occasionally redraws the
-    prompt without passing the SIGINT on to Python (seen as ``^C>``); a person presses again,
-    and so does this helper, once."""
+    """Ctrl+C at the readline prompt, once the REPL is really waiting for a key."""
+    term.wait_until_reading_keys()
     term.send("\x03")
-    try:
-        term.expect(expected, timeout=5)
-    except AssertionError:
-        term.send("\x03")
-        term.expect(expected)
+    term.expect(expected)

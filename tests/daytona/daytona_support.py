@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.permissions import FileWriteMode
 
@@ -40,6 +41,7 @@ def make_rig(
         file_write=file_write,
         allow_shell=allow_shell,
         transport=fake.transport,
+        clock=FakeClock(),  # the sandbox "starts" on fake time: no real polling waits
     )
     return Rig(fake=fake, executor=executor, ws=ws)
 

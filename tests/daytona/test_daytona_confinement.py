@@ -9,6 +9,7 @@ import pytest
 from daytona_support import Rig, closing, make_rig
 
 from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import FakeClock
 from rho_domain.errors import (
     CommandRefused,
     PathOutsideWorkspace,
@@ -216,6 +217,7 @@ async def test_daytona_extra_read_roots_are_readable_not_writable(tmp_path: Path
         file_write=FileWriteMode.FULL,
         extra_read_roots=(str(logs),),
         transport=rig.fake.transport,
+        clock=FakeClock(),
     )
     try:
         assert await executor.read(str(logs / "app.log")) == b"line\n"

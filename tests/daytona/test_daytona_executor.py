@@ -11,6 +11,7 @@ from daytona_support import Rig, closing, make_rig
 
 from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
 from rho_adapters.daytona.api import create_body
+from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ConfigError, ExecutorError, ToolError
 from rho_domain.ports.executor import Command, FileKind, Stage
@@ -48,7 +49,9 @@ async def test_daytona_closed_executor_refuses_work(tmp_path: Path) -> None:
 async def test_daytona_working_dir_is_created(tmp_path: Path) -> None:
     fake = FakeDaytona()
     target = tmp_path / "new" / "workspace"
-    executor = DaytonaExecutor(fake.settings(working_dir=str(target)), transport=fake.transport)
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(target)), transport=fake.transport, clock=FakeClock()
+    )
     try:
         assert (await executor.list_dir(".")) == ()
     finally:
@@ -261,11 +264,30 @@ async def test_daytona_forged_status_line_changes_nothing(rig: Rig) -> None:
 
 
 async def test_daytona_timeout_kills_and_reports(rig: Rig) -> None:
-    marker = rig.ws / "late"
-    result = await rig.executor.run(Command(shell=f"sleep 3; touch {marker}", timeout=1))
+    pids = rig.ws / "pids"
+    script = f"echo $$ >> {pids}; sleep 300 & echo $! >> {pids}; sleep 300"
+    result = await rig.executor.run(Command(shell=script, timeout=1))
     assert (result.timed_out, result.exit_code) == (True, None)
-    await asyncio.sleep(2.5)
-    assert not marker.exists()  # the whole process group died
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2
+    assert await _all_ended(started)  # the whole process group died, background child too
+
+
+async def _all_ended(pids: list[int]) -> bool:
+    """Whether every pid has exited (zombies count), allowing SIGKILL up to 5 s to land."""
+    for _ in range(500):
+        if not any(_alive(pid) for pid in pids):
+            return True
+        await asyncio.sleep(0.01)
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as status:
+            return status.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 async def test_daytona_empty_command_is_an_error(rig: Rig) -> None:

@@ -15,7 +15,6 @@ from rho_adapters.fakes import (
     text,
     tools,
 )
-from rho_domain.agent import Agent
 from rho_domain.approval import Allowed, Denied, RequiresApproval, decide
 from rho_domain.errors import SessionStateError
 from rho_domain.messages import ToolResultMessage
@@ -64,6 +63,78 @@ def test_dangerous_patterns_ask_even_for_tools_approved_always() -> None:
     assert isinstance(decide(p, rm, DANGEROUS, always_allowed={"bash"}), RequiresApproval)
     assert isinstance(decide(p, rm, DANGEROUS, auto_approve=True), Allowed)
     assert isinstance(decide(profile(ApprovalMode.NONE), rm, DANGEROUS), Allowed)
+
+
+@pytest.mark.parametrize(
+    ("command", "patterns"),
+    [
+        ("RM -RF build", ("rm -rf",)),  # the arguments in capitals
+        ("Drop Table users", ("drop table",)),
+        ("rm -rf build", ("RM -RF",)),  # the profile's pattern in capitals
+    ],
+)
+def test_dangerous_patterns_match_whatever_the_case(
+    command: str, patterns: tuple[str, ...]
+) -> None:
+    shout = call("bash", {"command": command})
+    p = profile(
+        ApprovalMode.GRANULAR, approval_required_tools=frozenset(), dangerous_patterns=patterns
+    )
+    decision = decide(p, shout, DANGEROUS, always_allowed={"bash"})
+    assert decision == RequiresApproval(
+        f"the arguments contain the dangerous pattern {patterns[0]!r}"
+    )
+
+
+BASH_LS = call("bash", {"command": "ls"})
+
+
+@pytest.mark.parametrize(
+    ("p", "tool_call", "always", "expected"),
+    [
+        (
+            profile(ApprovalMode.NONE, denied_tools=frozenset({"bash"})),
+            BASH_LS,
+            set(),
+            Denied("the 'p' profile does not allow the 'bash' tool"),
+        ),
+        (
+            profile(ApprovalMode.ALL),
+            BASH_LS,
+            {"bash"},
+            Allowed("approved for the rest of the session"),
+        ),
+        (
+            profile(ApprovalMode.ALL),
+            BASH_LS,
+            set(),
+            RequiresApproval("the 'p' profile asks before every tool call"),
+        ),
+        (
+            profile(ApprovalMode.DANGEROUS),
+            BASH_LS,
+            set(),
+            RequiresApproval("'bash' can change things outside the conversation"),
+        ),
+        (
+            profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset({"bash"})),
+            BASH_LS,
+            set(),
+            RequiresApproval("the 'p' profile asks before 'bash'"),
+        ),
+        (
+            profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset()),
+            BASH_LS,
+            set(),
+            Allowed(),
+        ),
+    ],
+)
+def test_each_decision_says_why(  # type: ignore[no-untyped-def]
+    p, tool_call, always, expected
+) -> None:
+    # The reasons reach the model (denials) and the person asked (approvals), word for word.
+    assert decide(p, tool_call, DANGEROUS, always_allowed=always) == expected
 
 
 def test_unknown_tools_and_invalid_arguments_pass_to_the_registry() -> None:
@@ -216,6 +287,29 @@ async def test_auto_approve_in_config_skips_the_approver() -> None:
     assert approver.requests == []
 
 
-def test_agent_is_reusable_definition() -> None:
-    session = make_session([text("x")])
-    assert isinstance(session.agent, Agent)
+async def test_agent_is_reusable_definition() -> None:
+    first = make_session([tools(ECHO), text("first done")], tools=[EchoTool()])
+    agent = first.agent
+    second = Session(
+        agent,
+        model=ScriptedModel([text("second done")]),
+        executor=MemoryExecutor(),
+        clock=first.clock,
+    )
+    assert (await first.run("one")).text == "first done"
+    assert (await second.run("two")).text == "second done"
+    # Each session keeps its own conversation; the shared definition holds none of it.
+    assert [type(m).__name__ for m in first.state.messages] == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+    ]
+    assert [type(m).__name__ for m in second.state.messages] == [
+        "UserMessage",
+        "AssistantMessage",
+    ]
+    assert second.agent is agent
+    request = agent.request(second.state.messages)
+    assert request.system == "You are a test agent."
+    assert [spec.name for spec in request.tools] == ["echo"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, ScriptedModel, call, text, tools
+from rho_adapters.fakes import FakeClock, FakeDaytona, ScriptedModel, call, text, tools
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolResultMessage
 from rho_domain.permissions import builtin_profile
@@ -37,7 +37,7 @@ async def test_a_readonly_agent_in_the_sandbox_reads_but_cannot_write(tmp_path: 
     (sandbox_dir / "notes.txt").write_text("remote notes\n")
     fake = FakeDaytona()
     executor = DaytonaExecutor(
-        fake.settings(working_dir=str(sandbox_dir)), transport=fake.transport
+        fake.settings(working_dir=str(sandbox_dir)), transport=fake.transport, clock=FakeClock()
     )
     agent = Agent(AgentConfig(profile="readonly", backend="daytona", auto_approve=True))
     model = ScriptedModel(

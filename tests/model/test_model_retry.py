@@ -11,8 +11,11 @@ from rho_adapters.fakes.wire import drop, http_error, stall, text_reply
 from rho_adapters.model import RetryPolicy, Timeouts
 from rho_adapters.model.retry import parse_duration, server_delay
 from rho_domain.errors import (
+    AuthenticationError,
     BadRequest,
     ModelConnectionError,
+    ModelHTTPError,
+    ModelNotFoundError,
     ModelTimeout,
     RateLimited,
     ServerError,
@@ -40,11 +43,21 @@ async def test_retryable_statuses_back_off_exponentially_with_jitter(status: int
     assert 0.75 <= clock.sleeps[1] <= 1.0
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
-async def test_client_errors_are_not_retried(status: int) -> None:
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (400, BadRequest),
+        (401, AuthenticationError),
+        (403, AuthenticationError),
+        (404, ModelNotFoundError),
+        (422, BadRequest),
+    ],
+)
+async def test_client_errors_are_not_retried(status: int, error: type[ModelHTTPError]) -> None:
     model, transport, clock = make_model(http_error(status), text_reply("never"))
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the type is covered in test_errors
+    with pytest.raises(error) as raised:
         await collect(model)
+    assert raised.value.status == status
     assert (len(transport.requests), clock.sleeps) == (1, [])
 
 

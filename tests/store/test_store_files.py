@@ -66,7 +66,10 @@ async def test_directory_layout_and_meta_while_open(store: FileSessionStore) -> 
     assert meta["first_prompt"] == "look"
     assert meta["working_dir"] == "/srv"
     first_beat = meta["heartbeat"]
-    time.sleep(0.2)
+    for _ in range(500):  # the heartbeat thread beats every 0.05 s: wait for one (5 s at most)
+        if json.loads((session_dir / "meta.json").read_bytes())["heartbeat"] > first_beat:
+            break
+        time.sleep(0.01)
     assert json.loads((session_dir / "meta.json").read_bytes())["heartbeat"] > first_beat
     await store.release("s1")
     closed = json.loads((session_dir / "meta.json").read_bytes())
@@ -139,6 +142,29 @@ def test_a_future_format_version_is_an_error_not_a_skip() -> None:
     future = json.dumps(event_to_dict(MID_TOOL[0]) | {"v": 99}).encode() + b"\n"
     with pytest.raises(TraceFormatError, match="newer"):
         parse_trace(encode_event_line(MID_TOOL[1]) + future)
+
+
+async def test_a_future_version_last_line_without_newline_is_an_error_not_torn(
+    store: FileSessionStore,
+) -> None:
+    # The torn-tail path decodes the last line on its own; a newer version there must still
+    # raise, not be skipped as torn and moved aside (that would resume the wrong history).
+    future = json.dumps(event_to_dict(MID_TOOL[2]) | {"v": 99}).encode()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no TornTraceWarning either
+        with pytest.raises(TraceFormatError, match="newer"):
+            parse_trace(encode_event_line(MID_TOOL[1]) + future)
+    await store.create(record())
+    await store.append("s1", MID_TOOL[:2])
+    await store.release("s1")
+    trace = store.root / "s1" / "trace.jsonl"
+    with trace.open("ab") as handle:
+        handle.write(future)
+    before = trace.read_bytes()
+    with pytest.raises(TraceFormatError, match="newer"):
+        await store.open("s1")
+    assert trace.read_bytes() == before
+    assert not (store.root / "s1" / "trace.torn").exists()
 
 
 async def test_future_version_fails_open_and_releases_the_lock(store: FileSessionStore) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,20 @@ def _alive(pid: int) -> bool:
         if f.read().split(")")[-1].split()[0] == "Z":
             return False
     return True
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    """Wait for ``condition`` (polled every 10 ms, for at most 10 s): SIGKILL, reaping and
+    process start-up take a moment, and a fixed sleep would be either flaky or slow."""
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"still waiting for {what}")
+
+
+def _all_dead(pids: list[int]) -> Callable[[], bool]:
+    return lambda: not any(_alive(p) for p in pids)
 
 
 async def _pids_from(path: Path) -> list[int]:
@@ -55,8 +70,7 @@ async def test_executor_timeout_kills_whole_process_group(
     assert result.timed_out
     assert result.exit_code is None
     pids = await _pids_from(tmp_path / "pids")
-    await asyncio.sleep(0.2)
-    assert [p for p in pids if _alive(p)] == []
+    await _until(_all_dead(pids), "the process group to die")
 
 
 async def test_executor_cancellation_kills_children_before_propagating(
@@ -68,8 +82,7 @@ async def test_executor_cancellation_kills_children_before_propagating(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.sleep(0.2)
-    assert [p for p in pids if _alive(p)] == []
+    await _until(_all_dead(pids), "the process group to die")
 
 
 async def test_executor_background_child_holding_output_is_ended(
@@ -79,8 +92,7 @@ async def test_executor_background_child_holding_output_is_ended(
     assert result.exit_code == 0
     assert "done" in result.output
     pid = int((tmp_path / "pid").read_text())
-    await asyncio.sleep(0.2)
-    assert not _alive(pid)
+    await _until(_all_dead([pid]), "the background child to end")
 
 
 async def test_executor_output_is_capped_while_streaming(shell_executor: LocalExecutor) -> None:
@@ -174,16 +186,28 @@ async def test_executor_cancelled_restricted_pipeline_leaves_nothing(tmp_path: P
     task = asyncio.create_task(
         ex.run(Command(pipeline=(Stage(argv=("tail", "-n", "1", "/dev/zero")),), timeout=60))
     )
-    await asyncio.sleep(0.5)
+    await _until(lambda: _tails() != [], "the pipeline to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.sleep(0.2)
-    out = await asyncio.create_subprocess_exec(
-        "pgrep", "-f", "tail -n 1 /dev/zero", stdout=asyncio.subprocess.PIPE
-    )
-    stdout, _ = await out.communicate()
-    assert stdout.strip() == b""
+    await _until(_all_dead(_tails()), "the pipeline to end")
+    assert _tails() == []
+
+
+def _tails() -> list[int]:
+    """Live processes whose command line has ``tail -n 1 /dev/zero`` (this test's pipeline,
+    and the sandbox around it)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    command = cmdline.read().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if b"tail -n 1 /dev/zero" in command and _alive(int(entry)):  # as pgrep -f
+                found.append(int(entry))
+    return found
 
 
 async def test_programs_installed_under_tmp_stay_visible_in_the_sandbox(tmp_path: Path) -> None:

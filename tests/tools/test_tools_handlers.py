@@ -180,9 +180,14 @@ async def test_tools_glob_sorted_and_capped(ws: Path, fallback: bool) -> None:
 async def test_tools_list_types_sizes_hidden(ws: Path) -> None:
     out = await call(ws, "list", RO)
     assert out.content.splitlines()[0].startswith("dir")
-    assert ".env" not in out.content
-    assert ".env" in (await call(ws, "list", RO, show_hidden=True)).content
-    assert "    26B  README.md" in out.content or "README.md" in out.content
+    assert out.content.splitlines() == [
+        "dir           -  src/",
+        "file        24B  data.csv",
+        "file        14B  README.md",
+    ]
+    hidden = (await call(ws, "list", RO, show_hidden=True)).content.splitlines()
+    assert "file        13B  .env" in hidden
+    assert len(hidden) == 4
 
 
 async def test_tools_write_full_and_create_only(ws: Path) -> None:

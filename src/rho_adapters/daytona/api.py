@@ -8,18 +8,18 @@ through ``_send``, where transport failures and error statuses are mapped (``_er
 
 from __future__ import annotations
 
-import asyncio
 import math
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 import httpx
 
+from rho_adapters.clock import SystemClock
 from rho_adapters.daytona._errors import error_for, map_httpx_errors
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError
+from rho_domain.ports.clock import Clock
 
 # The daemon splits session output and accepts the current process API only for new clients.
 SDK_VERSION = "0.190.0"
@@ -73,10 +73,10 @@ class SandboxAPI:
         settings: DaytonaSettings,
         *,
         transport: httpx.AsyncBaseTransport | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Clock | None = None,
     ) -> None:
         self._settings = settings
-        self._sleep = sleep
+        self._clock = clock or SystemClock()  # polls and the creation deadline (fakes: instant)
         headers = {
             "Authorization": f"Bearer {settings.api_key}",
             "X-Daytona-Source": "rho-agent",
@@ -114,19 +114,19 @@ class SandboxAPI:
         sandbox_id = str(data.get("id") or "")
         if not sandbox_id:
             raise ExecutorError("Daytona created a sandbox without an id")
-        deadline = time.monotonic() + self._settings.create_timeout
+        deadline = self._clock.monotonic() + self._settings.create_timeout
         delay = 0.1
         while data.get("state") != "started":
             state = str(data.get("state") or "unknown")
             if state in _FAILED_STATES:
                 reason = data.get("errorReason") or "no reason given"
                 raise ExecutorError(f"Daytona sandbox {sandbox_id} is {state}: {reason}")
-            if time.monotonic() > deadline:
+            if self._clock.monotonic() > deadline:
                 raise ExecutorError(
                     f"Daytona sandbox {sandbox_id} not started after "
                     f"{self._settings.create_timeout:g} s (state {state})"
                 )
-            await self._sleep(delay)
+            await self._clock.sleep(delay)
             delay = min(delay * 1.1, 1.0)
             response = await self._send(
                 "GET", f"{self._api}/sandbox/{sandbox_id}", "sandbox status"

@@ -42,6 +42,7 @@ from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath, ToolError
 from rho_domain.paths import check_file_path, check_path_text, write_refusal
 from rho_domain.permissions import FileWriteMode
+from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
@@ -80,13 +81,14 @@ class DaytonaExecutor(Executor):
         extra_read_roots: Sequence[str] = (),
         transport: httpx.AsyncBaseTransport | None = None,
         homes: Sequence[str] = ("/root", "/home/daytona"),
+        clock: Clock | None = None,
     ) -> None:
         self.settings = settings
         self.file_write = file_write
         self.allow_shell = allow_shell
         self._roots = Roots(settings.working_dir, tuple(extra_read_roots))
         self.policy = SecretPolicy(homes=tuple(homes))
-        self._api = SandboxAPI(settings, transport=transport)
+        self._api = SandboxAPI(settings, transport=transport, clock=clock)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
         self._closed = False

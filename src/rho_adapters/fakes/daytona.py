@@ -15,7 +15,11 @@ Records ``created`` (request bodies), ``deleted`` (ids), ``requests`` (method, p
 ``fail_creation(reason)`` makes the next sandbox end in state ``error``.
 
     fake = FakeDaytona()
-    executor = DaytonaExecutor(fake.settings(working_dir=str(tmp)), transport=fake.transport)
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(tmp)), transport=fake.transport, clock=FakeClock()
+    )
+
+(``FakeClock``: the executor polls a "creating" sandbox on fake time, without waiting.)
 """
 
 from __future__ import annotations
