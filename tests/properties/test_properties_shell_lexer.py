@@ -26,10 +26,7 @@ CHARS = st.characters(
 SPECIAL = st.sampled_from(list(" \t\n'\"\\$`|&;()<>*?[]{}~#!=%^,:-/."))
 PLAIN = string.ascii_letters + string.digits + "_@%+=:,./-"  # what shlex leaves unquoted
 WORDS = st.text(st.one_of(CHARS, SPECIAL), max_size=10)
-# The last word is never all digits: see the xfail tests at the end (a lexer bug found here).
-WORD_LISTS = st.lists(WORDS, min_size=1, max_size=6).filter(
-    lambda ws: any(w for w in ws) and not ws[-1].isdigit()
-)
+WORD_LISTS = st.lists(WORDS, min_size=1, max_size=6).filter(lambda ws: any(w for w in ws))
 
 
 def double_quote(word: str) -> str:
@@ -55,33 +52,20 @@ def test_double_quoted_words_lex_back_to_the_same_words(words: list[str]) -> Non
     assert lexed_words(" ".join(double_quote(w) for w in words)) == words
 
 
-@given(
-    st.lists(st.text(PLAIN, min_size=1, max_size=12), min_size=1, max_size=6).filter(
-        lambda ws: not ws[-1].isdigit()
-    )
-)
+@given(st.lists(st.text(PLAIN, min_size=1, max_size=12), min_size=1, max_size=6))
 def test_plain_words_need_no_quotes(words: list[str]) -> None:
     command = " ".join(words)
     assert lexed_words(command) == words
     assert all(not t.quoted for t in tokenize(command))
 
 
-# Found by the round trip above; shell/lexer.py belongs to the shell work, which fixes them.
-# strict: when the fix lands these pass, the run fails, and the markers (and the filters on
-# the last word above) come off.
-_LEXER_DIGITS_BUG = (
-    "lexer.py word(): at the end of the input peek() is '' and '' in '<>' is True, so a "
-    "trailing number is read as a redirection; str.isdigit() also admits non-ASCII digits"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=_LEXER_DIGITS_BUG)
+# Found by the round trip above (a trailing number was read as a redirection; str.isdigit()
+# admitted non-ASCII digits as descriptors); fixed in shell/lexer.py.
 @pytest.mark.parametrize("command", ["head -n 5", "seq 10", "ls 1"])
 def test_a_number_as_the_last_word_is_a_word(command: str) -> None:
     assert lexed_words(command) == command.split()
 
 
-@pytest.mark.xfail(strict=True, reason=_LEXER_DIGITS_BUG)
 @pytest.mark.parametrize("command", ["ls ²", "echo ٣>/dev/null"])
 def test_non_ascii_digits_are_words_not_descriptors(command: str) -> None:
     # bash reads "٣>f" as the word "٣" and a stdout redirection; "²" must not crash (ValueError).

@@ -39,7 +39,7 @@ def reading_accepts(sql: str, dialect_name: str, index: int) -> bool:
         tokens = tokenize(sql, d.readings[index])
     except StatementRefused:
         return False
-    return _classify(tokens, d).read_only
+    return _classify(tokens, d, frozenset()).read_only
 
 
 @pytest.mark.parametrize("name", DIALECTS)

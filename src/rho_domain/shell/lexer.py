@@ -207,7 +207,14 @@ class _Lexer:
                 pattern.append(ch)
                 self.i += 1
         text = "".join(out)
-        if collect and self.peek() and self.peek() in "<>" and not quoted and text.isdigit():
+        if (
+            collect
+            and self.peek()
+            and self.peek() in "<>"
+            and not quoted
+            and text.isascii()
+            and text.isdigit()
+        ):
             # "2>file": a descriptor number glued to a redirection operator.
             self.redirect(int(text))
             return self.tokens[-1]
