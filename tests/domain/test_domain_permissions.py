@@ -7,7 +7,6 @@ import pytest
 
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
-    DATABASE_TOOLS,
     DEFAULT_DANGEROUS_PATTERNS,
     ApprovalMode,
     DatabaseMode,
@@ -23,8 +22,8 @@ READONLY = PermissionProfile(
     shell=ShellMode.RESTRICTED,
     file_write=FileWriteMode.OFF,
     database=DatabaseMode.READONLY,
-    approval=ApprovalMode.DANGEROUS,
-    approval_required_tools=frozenset({"bash", "write", "edit", "delegate"} | DATABASE_TOOLS),
+    approval=ApprovalMode.DANGEROUS,  # a call's risk comes from its handler's policy_for
+    approval_required_tools=frozenset(),
     denied_tools=frozenset(),
     dangerous_patterns=DEFAULT_DANGEROUS_PATTERNS,
     shell_timeout=120.0,
@@ -37,10 +36,8 @@ DEVELOPER = PermissionProfile(
     shell=ShellMode.UNRESTRICTED,
     file_write=FileWriteMode.FULL,
     database=DatabaseMode.READONLY,
-    approval=ApprovalMode.GRANULAR,
-    approval_required_tools=frozenset(
-        {"bash", "write", "edit", "sqlite", "postgres", "mysql", "oracle", "vertica"}
-    ),
+    approval=ApprovalMode.DANGEROUS,
+    approval_required_tools=frozenset(),
     shell_timeout=300.0,
 )
 EVAL = PermissionProfile(
