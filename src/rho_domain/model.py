@@ -109,6 +109,19 @@ class StreamFinished:
     finish_reason: str | None = None
 
 
+@attrs.frozen(kw_only=True)
+class RetryNotice:
+    """The adapter is about to wait ``delay`` seconds and try the call again (before any
+    output): attempt ``attempt`` of ``attempts``, because of ``reason`` (``429``, ``503``,
+    ``connection failed``). ``note`` adds what the user should know (a server delay cut)."""
+
+    delay: float
+    reason: str
+    attempt: int
+    attempts: int
+    note: str = ""
+
+
 StreamEvent = (
     TextChunk
     | ReasoningChunk
@@ -117,4 +130,5 @@ StreamEvent = (
     | ToolCallReady
     | UsageReport
     | StreamFinished
+    | RetryNotice
 )

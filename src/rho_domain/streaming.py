@@ -12,6 +12,7 @@ from rho_domain.model import (
     ModelRequest,
     ReasoningChunk,
     RefusalChunk,
+    RetryNotice,
     StreamFinished,
     TextChunk,
     ToolCallChunk,
@@ -97,6 +98,17 @@ async def consume_stream(
                     assembly.tool_calls.append(call)
                 case UsageReport(usage=usage):
                     assembly.usage = usage
+                case RetryNotice():
+                    await emit(
+                        ev.ModelRetrying(
+                            at=clock.now(),
+                            delay=item.delay,
+                            reason=item.reason,
+                            attempt=item.attempt,
+                            attempts=item.attempts,
+                            note=item.note,
+                        )
+                    )
                 case StreamFinished(finish_reason=reason):
                     assembly.finish_reason = reason
                     assembly.finished = True

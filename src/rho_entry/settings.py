@@ -162,6 +162,20 @@ def resolve_settings(
     return Settings(config=config, config_dir=home, sources=sources)
 
 
+def endpoint_label(config: AgentConfig, env: Mapping[str, str]) -> str:
+    """Where the model calls go, for the run header: ``openai at https://...``, ``ollama at
+    http://...``, or ``offline`` for the demo. Never raises (an unknown provider is named)."""
+    if config.model == DEMO_MODEL:
+        return "offline (scripted demo)"
+    url = config.base_url or next((env[v] for v in ENV_VARS["base_url"] if env.get(v)), None)
+    try:
+        row = provider_of(attrs.evolve(config, base_url=url), env)
+    except ConfigError:
+        return f"provider {config.provider} at {url or '?'}"
+    name = "OpenAI-compatible server" if row.name == "generic" else row.name
+    return f"{name} at {url or row.default_base_url or '?'}"
+
+
 def check_endpoint(settings: Settings, env: Mapping[str, str]) -> None:
     """Fail early, with instructions, when no endpoint and no API key are configured."""
     config = settings.config

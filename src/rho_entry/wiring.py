@@ -154,7 +154,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
     if config.model == DEMO_MODEL:
         return DemoModel()
     from rho_adapters.model import build_model as build
-    from rho_entry.settings import provider_of
+    from rho_entry.settings import api_key_variable, provider_of
 
     config = _with_base_url(config, environ)
     guessed = provider_of(config, environ).name
@@ -172,6 +172,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
         response_format=config.response_format,
         stream=config.stream,
         clock=clock,
+        key_variable=api_key_variable(config, environ),
     )
 
 

@@ -284,3 +284,27 @@ async def test_non_json_error_body_is_kept_as_text() -> None:
     err = error_from_response(502, "<html>Bad Gateway</html>")
     assert isinstance(err, ServerError)
     assert "Bad Gateway" in str(err)
+
+
+async def test_endpoint_errors_name_the_url_the_model_and_what_to_check() -> None:
+    """Issue 16: a 404 suggests --model and the /v1 path; a 401 names the key's variable;
+    every error names the URL and the model."""
+    from rho_adapters.fakes.wire import drop
+
+    model, _, _ = make_model(http_error(404, "no such model"), key_variable="MY_KEY")
+    with pytest.raises(ModelNotFoundError) as not_found:
+        await collect(model)
+    text = str(not_found.value)
+    assert "'m' at http://fake.test/v1/chat/completions" in text
+    assert "--model" in text
+    assert "/v1" in text
+    model, _, _ = make_model(http_error(401, "bad key"), key_variable="MY_KEY")
+    with pytest.raises(AuthenticationError) as refused:
+        await collect(model)
+    assert "the API key from MY_KEY was refused" in str(refused.value)
+    dropped = text_reply("x", faults=(drop(0),))
+    model, _, _ = make_model(dropped, dropped, dropped)
+    with pytest.raises(ModelError) as down:
+        await collect(model)
+    assert "http://fake.test/v1" in str(down.value)
+    assert "--base-url" in str(down.value)

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 import httpx
 
-from rho_adapters.model._errors import error_from_response, map_httpx_errors
+from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
 from rho_adapters.model._http import Attempt, ClientPool, Endpoint, Timeouts, with_retries
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
@@ -82,7 +82,8 @@ class OpenAIChatModel(ChatModel, ContextMeter):
     cannot on llama-cpp-python); False never streams. ``detect=True`` asks the server what it
     is before the first call and adopts the matching provider row. ``transport`` or
     ``http_client`` replace the shared pooled client (tests, custom proxies); a passed
-    ``http_client`` is never closed here.
+    ``http_client`` is never closed here. ``key_variable`` names the environment variable the
+    key came from, for error messages.
     """
 
     def __init__(
@@ -103,8 +104,11 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         headers: Mapping[str, str] | None = None,
         rng: random.Random | None = None,
         detect: bool = False,
+        key_variable: str = "",
     ) -> None:
         self.provider = provider or resolve_provider(None, base_url)
+        self.key_variable = key_variable
+        self._has_key = bool(api_key)
         self.model = model
         self.base_url = base_url or self.provider.default_base_url
         self.url = chat_url(self.base_url)
@@ -142,6 +146,21 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         if not request.model:
             request = _with_model(request, self.model)
         request = effective(request, self.defaults)
+        try:
+            async for event in self._stream(request):
+                yield event
+        except ModelError as exc:
+            explain(
+                exc,
+                model=request.model,
+                url=self.url,
+                key_variable=self.key_variable,
+                has_key=self._has_key,
+                provider=self.provider.name,
+            )
+            raise
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         await self._detect()
         streamed = self._streaming(request)
         try:
