@@ -36,11 +36,17 @@ class Assembly:
     usage: Usage | None = None
     finish_reason: str | None = None
     finished: bool = False
+    started: bool = False  # the server sent something of the answer (it read the prompt)
 
     @property
     def partial_text(self) -> str:
         """The answer text streamed so far."""
         return "".join(self.text)
+
+    @property
+    def partial_reasoning(self) -> str:
+        """The reasoning streamed so far."""
+        return "".join(self.reasoning)
 
     def message(self) -> AssistantMessage:
         """The assistant message assembled so far."""
@@ -74,6 +80,7 @@ async def consume_stream(
     stream = model.stream(request)
     try:
         async for item in stream:
+            assembly.started = assembly.started or not isinstance(item, RetryNotice)
             match item:
                 case TextChunk(text=text):
                     assembly.text.append(text)

@@ -263,3 +263,18 @@ async def test_max_turns_has_a_default_and_zero_means_no_limit() -> None:
     assert (await unlimited.run("loop")).status is RunStatus.COMPLETED
     per_run = make_session([*looping, text("done")])
     assert (await per_run.run("loop", max_turns=0)).status is RunStatus.COMPLETED
+
+
+async def test_a_broken_call_counts_its_usage_keeps_reasoning_and_sets_the_text() -> None:
+    """Issue 16: a stream cut mid-answer counted no usage, dropped the partial reasoning and
+    left ``RunResult.text`` empty although the partial answer had been shown."""
+    session = make_session([Turn(text="half an answer", reasoning="thinking...", cut=True)])
+    result = await session.run("go")
+    assert result.status is RunStatus.ERROR
+    assert result.text == "half an answer"
+    assert result.usage.input_tokens > 0
+    assert result.usage.estimated
+    last = session.state.messages[-1]
+    assert isinstance(last, AssistantMessage)
+    assert last.text.startswith("half an answer")
+    assert last.reasoning == "thinking..."

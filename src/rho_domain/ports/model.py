@@ -20,7 +20,8 @@ class ChatModel(Protocol):
         """Start the call and yield its events, ending with exactly one ``StreamFinished``.
 
         A ``RetryNotice`` announces each retry before its wait. Raises a ``ModelError`` subclass
-        on failure; text streamed before a failure is in the error's ``partial_text``. The caller may stop iterating early (cancellation): the
+        on failure; text streamed before a failure is in the error's ``partial_text``. The
+        caller may stop iterating early (cancellation): the
         adapter must then release the connection (``aclose`` of the generator).
         """
 
