@@ -122,6 +122,14 @@ class RetryNotice:
     note: str = ""
 
 
+@attrs.frozen
+class StreamWarning:
+    """Something in the stream was skipped (an unparseable event between complete chunks);
+    the answer is still whole. ``message`` says what."""
+
+    message: str
+
+
 StreamEvent = (
     TextChunk
     | ReasoningChunk
@@ -131,4 +139,5 @@ StreamEvent = (
     | UsageReport
     | StreamFinished
     | RetryNotice
+    | StreamWarning
 )

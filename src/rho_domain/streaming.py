@@ -14,6 +14,7 @@ from rho_domain.model import (
     RefusalChunk,
     RetryNotice,
     StreamFinished,
+    StreamWarning,
     TextChunk,
     ToolCallChunk,
     ToolCallReady,
@@ -80,7 +81,7 @@ async def consume_stream(
     stream = model.stream(request)
     try:
         async for item in stream:
-            assembly.started = assembly.started or not isinstance(item, RetryNotice)
+            assembly.started = assembly.started or not isinstance(item, RetryNotice | StreamWarning)
             match item:
                 case TextChunk(text=text):
                     assembly.text.append(text)
@@ -114,6 +115,12 @@ async def consume_stream(
                             attempt=item.attempt,
                             attempts=item.attempts,
                             note=item.note,
+                        )
+                    )
+                case StreamWarning(message=message):
+                    await emit(
+                        ev.ErrorOccurred(
+                            at=clock.now(), error_type="StreamWarning", message=message
                         )
                     )
                 case StreamFinished(finish_reason=reason):

@@ -124,11 +124,31 @@ async def test_only_comments_then_eof_is_an_empty_stream_answered_without_stream
     assert [r["stream"] for r in transport.requests] == [True, False]
 
 
-async def test_garbage_chunk_is_a_protocol_error_with_partial_text() -> None:
+async def test_a_garbage_event_between_text_chunks_is_skipped_with_a_warning() -> None:
+    """Issue 16: one unparseable event ended the run although the answer was whole."""
+    from rho_domain.model import StreamWarning
+
     model, _, _ = make_model(text_reply("one two three", faults=(garbage(after=2),)))
-    with pytest.raises(ModelProtocolError) as info:
-        await collect(model)
-    assert info.value.partial_text == "one "
+    events = await collect(model)
+    assert text_of(events) == "one two three"
+    warnings = [e for e in events if isinstance(e, StreamWarning)]
+    assert len(warnings) == 1
+    assert "not JSON" in warnings[0].message
+
+
+async def test_a_garbage_event_inside_a_tool_call_is_a_protocol_error() -> None:
+    """The event may have carried part of the arguments: the call cannot be trusted."""
+    start = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f"}}
+    args = {"index": 0, "function": {"arguments": '{"a": 1}'}}
+    with pytest.raises(ModelProtocolError, match="not JSON"):
+        await run_body(
+            chunk({"content": "one "}),
+            chunk({"tool_calls": [start]}),
+            b"data: {garbage\n\n",
+            chunk({"tool_calls": [args]}),
+            chunk({}, "tool_calls"),
+            DONE,
+        )
 
 
 async def test_injected_mid_stream_error_fault() -> None:

@@ -52,7 +52,13 @@ from rho_domain.errors import (
     TruncatedStream,
 )
 from rho_domain.messages import Usage
-from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, UsageReport
+from rho_domain.model import (
+    ModelRequest,
+    StreamEvent,
+    StreamFinished,
+    StreamWarning,
+    UsageReport,
+)
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel, ContextMeter
 
@@ -347,7 +353,10 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 if sse.data.startswith("[DONE]"):
                     done = True
                     break
-                chunk = _parse(sse.data, assembler)
+                chunk = _parse_or_skip(sse.data, assembler)
+                if chunk is _SKIPPED:
+                    yield StreamWarning(_skipped(sse.data, self.url))
+                    continue
                 if sse.event == "error" and not (isinstance(chunk, Mapping) and chunk.get("error")):
                     chunk = {"error": chunk}
                 for event in assembler.feed(chunk):
@@ -404,6 +413,26 @@ async def _drain(body: AsyncIterator[bytes]) -> None:
         async with asyncio.timeout(_DRAIN_SECONDS):
             async for _ in body:
                 pass
+
+
+_SKIPPED = object()
+
+
+def _parse_or_skip(data: str, assembler: ChunkAssembler) -> Any:
+    """The parsed event, or ``_SKIPPED`` for an unparseable one that can be left out: every
+    chunk so far was whole (text, reasoning), so nothing is lost. Inside a tool call the
+    event may have carried part of its arguments: that stream cannot be trusted, so it fails
+    (``ModelProtocolError``)."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        if assembler.has_calls:
+            return _parse(data, assembler)
+        return _SKIPPED
+
+
+def _skipped(data: str, url: str) -> str:
+    return f"skipped an event of the model stream from {url} that is not JSON: {data[:200]!r}"
 
 
 def _parse(data: str, assembler: ChunkAssembler) -> Any:
