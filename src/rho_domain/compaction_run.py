@@ -102,8 +102,11 @@ async def auto_compact(agent: Agent, model: ChatModel, journal: Journal) -> None
     context (``context_fit.measure``: the model's meter and the server's window) passes
     ``compact_threshold`` of the window.
 
-    A failed summary is reported as an ``error`` event and the run goes on: history is intact
-    and the next call may still fit (an overflow then goes through ``compact_after_overflow``).
+    A failed summary is reported as an ``error`` event and the run goes on while the next
+    call still fits the window (an overflow then goes through ``compact_after_overflow``).
+    Raises ``ContextFull`` when compaction failed and the next request is larger than the
+    window: that call could never succeed. (With nothing to compact the call is made: the
+    estimate may be high, and a server's refusal goes through ``compact_after_overflow``.)
     """
     config, state = agent.config, journal.state
     if not config.auto_compact or state.pending_calls:
@@ -121,6 +124,9 @@ async def auto_compact(agent: Agent, model: ChatModel, journal: Journal) -> None
                 message=f"auto-compaction failed: {exc}",
             )
         )
+        if size.tokens > size.window:
+            raise context_full(size.window, size.tokens, f"compaction failed ({exc})") from exc
+        return
 
 
 async def _summarise(

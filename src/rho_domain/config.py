@@ -18,6 +18,7 @@ DEFAULT_MODEL = "gpt-5-mini"
 DEFAULT_CONTEXT_WINDOW = 100_000
 DEFAULT_COMPACT_THRESHOLD = 0.8
 DEFAULT_TOOL_OUTPUT_LIMIT = 20_000
+DEFAULT_MAX_TURNS = 100  # model calls per run; a loop that never answers still ends
 
 
 @attrs.frozen(kw_only=True)
@@ -56,9 +57,11 @@ class AgentConfig:
     ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
     a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
     ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
-    ``max_turns`` counts model calls in one run. ``tool_choice`` is ``auto``, ``none``,
-    ``required`` or a tool's name (None: the endpoint's default); a forcing choice applies
-    until the model has called a tool in the current turn, then ``auto``. ``stream`` None or
+    ``max_turns`` counts model calls in one run (default 100, ``DEFAULT_MAX_TURNS``; 0 or
+    None: no limit); a run that reaches it ends with status ``max_turns``. ``tool_choice`` is
+    ``auto``, ``none``, ``required`` or a tool's name (None: the endpoint's default); a
+    forcing choice applies until the model has called a tool in the current turn, then
+    ``auto``. ``stream`` None or
     True streams where the endpoint can (not tool turns on a provider that cannot stream
     tools); False asks OpenAI-compatible servers for whole responses (servers whose streamed
     tool calls are broken).
@@ -85,7 +88,7 @@ class AgentConfig:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     auto_compact: bool = True
     compact_threshold: float = DEFAULT_COMPACT_THRESHOLD
-    max_turns: int | None = None
+    max_turns: int | None = DEFAULT_MAX_TURNS
     budget: Budget = Budget()
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
     tool_timeout: float | None = None

@@ -8,17 +8,19 @@ counted by the server's tokenizer when the estimate comes near the window. Witho
 (a fake model, the demo) the State's estimate and the configured window are used.
 
 When a request overflows anyway, ``context_full`` builds the error that ends the run: it names
-the window and how to continue.
+the window and how to continue. ``check_window`` refuses, before the first call, a window that
+cannot even hold the system prompt and the tool schemas.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import attrs
 
 from rho_domain.agent import Agent
-from rho_domain.errors import ContextFull
+from rho_domain.errors import ConfigError, ContextFull
 from rho_domain.messages import Message, estimate_tokens, message_chars
 from rho_domain.model import ModelRequest
 from rho_domain.ports.model import ChatModel, ContextMeter, context_meter
@@ -26,6 +28,7 @@ from rho_domain.state import State
 
 NEAR_WINDOW = 0.6  # from this share of the window on, ask the server's tokenizer
 SUMMARY_TOKENS_MAX = 4_096
+TURN_ROOM_TOKENS = 256  # beyond the fixed part: room for a short message and a short answer
 
 
 @attrs.frozen
@@ -59,6 +62,35 @@ async def measure(
     if messages is None:  # the server's last real count may know better than any estimate
         tokens = max(tokens, state.estimated_context_tokens(agent.system_prompt))
     return ContextSize(tokens, window)
+
+
+async def check_window(agent: Agent, model: ChatModel) -> None:
+    """Raise ConfigError when the window cannot hold the fixed part of every request (system
+    prompt and tool schemas) plus ``TURN_ROOM_TOKENS``: such a run could never make a call
+    that fits, and compaction cannot shrink the fixed part. The error names the setting and
+    the minimum."""
+    window = await window_of(agent, model)
+    meter = context_meter(model)
+    if meter is not None:
+        fixed = meter.estimate_tokens(agent.request(()))
+    else:
+        tools = sum(len(json.dumps(spec.to_openai())) for spec in agent.registry.specs())
+        fixed = estimate_tokens(len(agent.system_prompt) + tools)
+    need = fixed + TURN_ROOM_TOKENS
+    if window >= need:
+        return
+    count = len(agent.registry.specs())
+    what = f"the system prompt and {count} tool schemas take ~{fixed:,} tokens"
+    if window < agent.config.context_window:
+        raise ConfigError(
+            f"the model's server reports a context window of {window:,} tokens, too small: "
+            f"{what}, and a turn needs about {need:,}. Start the server with a larger context "
+            "(e.g. llama.cpp --ctx-size) or use fewer tools (a smaller profile)."
+        )
+    raise ConfigError(
+        f"context window of {window:,} tokens is too small: {what}. Set --context-window "
+        f"(context_window in the config file, RHO_AGENT_CONTEXT_WINDOW) to at least {need:,}."
+    )
 
 
 async def prompt_tokens(meter: ContextMeter, request: ModelRequest, window: int) -> int:

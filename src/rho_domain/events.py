@@ -348,6 +348,37 @@ class ErrorOccurred:
     message: str
 
 
+@attrs.frozen(kw_only=True)
+class ModelRetrying:
+    """A model call failed before any output and will be tried again after ``delay``.
+
+    Attributes:
+        at: Wall-clock time.
+        delay: Seconds until the next attempt.
+        reason: Why (``429``, ``503``, ``connection failed``, ...).
+        attempt: The number of the next attempt (2 for the first retry).
+        attempts: How many attempts there will be at most.
+        note: Anything else the user should know, or empty.
+    """
+
+    kind: ClassVar[str] = "retry"
+    at: float
+    delay: float
+    reason: str
+    attempt: int
+    attempts: int
+    note: str = ""
+
+    @property
+    def message(self) -> str:
+        """``retrying in 1.0 s (429, attempt 2/3)``."""
+        note = f"; {self.note}" if self.note else ""
+        return (
+            f"retrying in {self.delay:.1f} s ({self.reason}, attempt "
+            f"{self.attempt}/{self.attempts}){note}"
+        )
+
+
 Event = (
     RunStarted
     | RunEnded
@@ -367,6 +398,7 @@ Event = (
     | Interrupted
     | DirectiveApplied
     | ErrorOccurred
+    | ModelRetrying
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -388,6 +420,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Interrupted,
     DirectiveApplied,
     ErrorOccurred,
+    ModelRetrying,
 )
 
 EVENTS_BY_KIND: Mapping[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}

@@ -109,6 +109,27 @@ class StreamFinished:
     finish_reason: str | None = None
 
 
+@attrs.frozen(kw_only=True)
+class RetryNotice:
+    """The adapter is about to wait ``delay`` seconds and try the call again (before any
+    output): attempt ``attempt`` of ``attempts``, because of ``reason`` (``429``, ``503``,
+    ``connection failed``). ``note`` adds what the user should know (a server delay cut)."""
+
+    delay: float
+    reason: str
+    attempt: int
+    attempts: int
+    note: str = ""
+
+
+@attrs.frozen
+class StreamWarning:
+    """Something in the stream was skipped (an unparseable event between complete chunks);
+    the answer is still whole. ``message`` says what."""
+
+    message: str
+
+
 StreamEvent = (
     TextChunk
     | ReasoningChunk
@@ -117,4 +138,6 @@ StreamEvent = (
     | ToolCallReady
     | UsageReport
     | StreamFinished
+    | RetryNotice
+    | StreamWarning
 )

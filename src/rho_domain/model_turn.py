@@ -2,7 +2,9 @@
 
 ``call_model`` emits ``llm_start``, streams the response (deltas are announced as they arrive),
 records usage, emits ``llm_end`` and adds the assistant message (text kept with its tool calls).
-Whatever was streamed before a break or a cancellation is kept in history, marked as cut.
+Whatever was streamed before a break or a cancellation (text and reasoning) is kept in history,
+marked as cut; a broken call that had started answering counts its usage (the server's, else an
+estimate marked ``estimated``), and its partial text becomes the run's text.
 When the server refuses the request as too long (``ContextLengthExceeded``), the history is
 compacted once (``compaction_run.compact_after_overflow``) and the call made again; a second
 overflow ends the run with ``ContextFull`` naming the window, never a loop.
@@ -19,7 +21,8 @@ from rho_domain.context_fit import context_full, measure
 from rho_domain.control import RunControl
 from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolError
 from rho_domain.journal import Journal
-from rho_domain.messages import AssistantMessage
+from rho_domain.messages import AssistantMessage, Usage
+from rho_domain.model import ModelRequest
 from rho_domain.ports.model import ChatModel
 from rho_domain.run import RunTally
 from rho_domain.streaming import Assembly, consume_stream
@@ -53,7 +56,8 @@ async def _call_once(
 
     Counts the call and its usage in ``tally`` (before ``llm_start`` and before the ``usage``
     event, so a store failure leaves the same usage in the result). Raises ``ModelError`` when
-    the stream fails or ends without finishing, after keeping the partial text.
+    the stream fails or ends without finishing, after keeping the partial text and reasoning,
+    counting the usage of a call that had started answering, and setting ``tally.text``.
     """
     state, clock = journal.state, journal.clock
     request = agent.request(state.messages)
@@ -72,13 +76,12 @@ async def _call_once(
             raise ModelProtocolError("the model stream ended without finishing")
     except ModelError as exc:
         exc.partial_text = exc.partial_text or assembly.partial_text
+        tally.text = exc.partial_text
+        if assembly.started:  # the server read the prompt: those tokens were spent
+            await _count_usage(journal, tally, assembly, request)
         await _keep_partial(journal, assembly, "the response broke off")
         raise
-    usage = assembly.usage_or_estimate(request)
-    tally.usage = tally.usage + usage
-    await journal.emit(
-        ev.UsageRecorded(at=clock.now(), usage=usage, prompt_tokens=usage.input_tokens)
-    )
+    usage = await _count_usage(journal, tally, assembly, request)
     await journal.emit(
         ev.LLMEnded(
             at=clock.now(),
@@ -101,7 +104,20 @@ async def _call_once(
     return message
 
 
+async def _count_usage(
+    journal: Journal, tally: RunTally, assembly: Assembly, request: ModelRequest
+) -> Usage:
+    usage = assembly.usage_or_estimate(request)
+    tally.usage = tally.usage + usage
+    await journal.emit(
+        ev.UsageRecorded(at=journal.clock.now(), usage=usage, prompt_tokens=usage.input_tokens)
+    )
+    return usage
+
+
 async def _keep_partial(journal: Journal, assembly: Assembly, why: str) -> None:
-    if assembly.partial_text:
-        text = f"{assembly.partial_text}\n[response interrupted: {why}]"
-        await journal.message(AssistantMessage(text=text))
+    text, reasoning = assembly.partial_text, assembly.partial_reasoning
+    if text or reasoning:
+        note = f"[response interrupted: {why}]"
+        message = AssistantMessage(text=f"{text}\n{note}" if text else note, reasoning=reasoning)
+        await journal.message(message)

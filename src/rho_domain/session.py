@@ -18,6 +18,7 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.compaction_run import auto_compact, compact_history
+from rho_domain.context_fit import check_window
 from rho_domain.control import RunControl
 from rho_domain.errors import SessionStateError
 from rho_domain.journal import Journal, Listener
@@ -124,7 +125,9 @@ class Session:
     ) -> RunResult:
         """Run until the model answers without tool calls, or a limit, signal or error.
 
-        Model, tool and store failures end the run with status ``error`` (never raised).
+        ``max_turns`` None takes the config's; 0 means no limit. Model, tool and store failures,
+        and a context window too small for the system prompt and tools (``ConfigError``), end
+        the run with status ``error`` (never raised).
         Raises ``SessionStateError`` if a run is already in progress.
         """
         if self._running:
@@ -136,7 +139,8 @@ class Session:
         status, error = RunStatus.ERROR, None
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
-            status = await self._drive(prompt, tally, max_turns or self.agent.config.max_turns)
+            limit = self.agent.config.max_turns if max_turns is None else max_turns
+            status = await self._drive(prompt, tally, limit or None)
         except asyncio.CancelledError:
             status = RunStatus.CANCELLED
             raise
@@ -195,6 +199,7 @@ class Session:
     # ------------------------------------------------------------------ the loop
 
     async def _drive(self, prompt: str | None, tally: RunTally, max_turns: int | None) -> RunStatus:
+        await check_window(self.agent, self.model)
         if self.state.pending_calls:
             outcome = await self.tools.resume(superseded=prompt is not None)
             if outcome is not None:

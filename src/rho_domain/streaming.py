@@ -12,7 +12,9 @@ from rho_domain.model import (
     ModelRequest,
     ReasoningChunk,
     RefusalChunk,
+    RetryNotice,
     StreamFinished,
+    StreamWarning,
     TextChunk,
     ToolCallChunk,
     ToolCallReady,
@@ -35,11 +37,17 @@ class Assembly:
     usage: Usage | None = None
     finish_reason: str | None = None
     finished: bool = False
+    started: bool = False  # the server sent something of the answer (it read the prompt)
 
     @property
     def partial_text(self) -> str:
         """The answer text streamed so far."""
         return "".join(self.text)
+
+    @property
+    def partial_reasoning(self) -> str:
+        """The reasoning streamed so far."""
+        return "".join(self.reasoning)
 
     def message(self) -> AssistantMessage:
         """The assistant message assembled so far."""
@@ -73,6 +81,7 @@ async def consume_stream(
     stream = model.stream(request)
     try:
         async for item in stream:
+            assembly.started = assembly.started or not isinstance(item, RetryNotice | StreamWarning)
             match item:
                 case TextChunk(text=text):
                     assembly.text.append(text)
@@ -97,6 +106,23 @@ async def consume_stream(
                     assembly.tool_calls.append(call)
                 case UsageReport(usage=usage):
                     assembly.usage = usage
+                case RetryNotice():
+                    await emit(
+                        ev.ModelRetrying(
+                            at=clock.now(),
+                            delay=item.delay,
+                            reason=item.reason,
+                            attempt=item.attempt,
+                            attempts=item.attempts,
+                            note=item.note,
+                        )
+                    )
+                case StreamWarning(message=message):
+                    await emit(
+                        ev.ErrorOccurred(
+                            at=clock.now(), error_type="StreamWarning", message=message
+                        )
+                    )
                 case StreamFinished(finish_reason=reason):
                     assembly.finish_reason = reason
                     assembly.finished = True

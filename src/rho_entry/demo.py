@@ -8,7 +8,10 @@ a language model and says so in every answer. Its script, per user prompt:
 2. Otherwise call ``list`` on ``.``; if the listing shows a README and ``read`` exists, read it.
 3. Answer with a summary built from the tool results found in the request's messages.
 
-Asked for a compaction summary (``tool_choice="none"``), it summarises the history it sees.
+Asked for a compaction summary (``tool_choice="none"``), it summarises the history it sees,
+and names the tools the unfinished turn already called. Its decisions read only the
+conversation: after a compaction that summarised the current turn's calls, the summary (which
+sits just before the prompt) tells it what was done, so it answers instead of starting over.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ LABEL = "[demo model: scripted and offline; no language model was called]"
 _LINE_NUMBER = re.compile(r"^\s*\d+\t")
 _COMMAND = re.compile(r"`([^`]+)`")
 _README = re.compile(r"\b(README(?:\.md|\.rst|\.txt)?)\b", re.IGNORECASE)
+_DONE = "Tools already called for the current request: "
+_DONE_LINE = re.compile(re.escape(_DONE) + r"([\w, ]*)\.")
 _PARAMS = {
     "list": ("path", "directory", "dir"),
     "read": ("path", "file_path", "file"),
@@ -90,7 +95,7 @@ class DemoModel(ChatModel):
     def _next_call(self, request: ModelRequest) -> ToolCall | None:
         prompt, results = _current_turn(request.messages)
         tools = {spec.name: spec for spec in request.tools}
-        done = {r.tool_name for r in results}
+        done = {r.tool_name for r in results} | _summarised_calls(request.messages)
         command = _COMMAND.search(prompt)
         if command and "bash" in tools:
             if "bash" in done:
@@ -128,6 +133,39 @@ def _current_turn(messages: Sequence[Message]) -> tuple[str, list[ToolResultMess
             later = messages[index + 1 :]
             return message.content, [m for m in later if isinstance(m, ToolResultMessage)]
     return "", []
+
+
+def _summarised_calls(messages: Sequence[Message]) -> set[str]:
+    """Tools of the current turn that a compaction summary (just before the prompt) names."""
+    before = list(messages)
+    while before and not (isinstance(before[-1], UserMessage) and before[-1].origin == "user"):
+        before.pop()
+    before = before[:-1]  # the prompt itself
+    while before and isinstance(before[-1], UserMessage) and before[-1].origin == "recent":
+        before.pop()
+    last = before[-1] if before else None
+    if not (isinstance(last, UserMessage) and last.origin == "summary"):
+        return set()
+    found = _DONE_LINE.search(last.content)
+    return {name.strip() for name in found.group(1).split(",")} - {""} if found else set()
+
+
+def _unfinished_calls(messages: Sequence[Message]) -> list[str]:
+    """Tools called after the last prompt of a history whose last turn has no answer yet."""
+    turn: list[Message] = []
+    for message in reversed(messages):
+        if isinstance(message, UserMessage) and message.origin in ("user", "directive"):
+            break
+        turn.insert(0, message)
+    answered = isinstance(turn[-1], AssistantMessage) and not turn[-1].tool_calls if turn else True
+    if answered:
+        return []
+    names = {r.tool_name for r in turn if isinstance(r, ToolResultMessage)}
+    for message in turn:
+        if isinstance(message, UserMessage) and message.origin == "summary":
+            found = _DONE_LINE.search(message.content)
+            names |= {n.strip() for n in found.group(1).split(",")} - {""} if found else set()
+    return sorted(names)
 
 
 def _rejected(results: Sequence[ToolResultMessage]) -> bool:
@@ -177,9 +215,12 @@ def _summary(request: ModelRequest) -> str:
     users = [m for m in request.messages if isinstance(m, UserMessage) and m.origin == "user"]
     calls = sum(len(m.tool_calls) for m in request.messages if isinstance(m, AssistantMessage))
     asked = "; ".join(m.content[:80] for m in users[:-1][-5:]) or "nothing yet"
+    history = request.messages[:-1]  # the last message is the summary instruction
+    unfinished = _unfinished_calls(history)
+    done = f"\n{_DONE}{', '.join(unfinished)}." if unfinished else ""
     return (
-        f"{LABEL}\nSummary of {len(request.messages) - 1} messages: the user asked: {asked}. "
-        f"{calls} tool calls were made. Continue from the latest request."
+        f"{LABEL}\nSummary of {len(history)} messages: the user asked: {asked}. "
+        f"{calls} tool calls were made. Continue from the latest request.{done}"
     )
 
 

@@ -29,7 +29,8 @@ config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
 ==========================  ===============================  =====================
 
 API keys are read from the variable named by ``api_key_env`` (default: the provider's
-``key_variable`` in ``rho_adapters.model.providers``, OPENAI_API_KEY or ANTHROPIC_API_KEY);
+``key_variable`` in ``rho_adapters.model.providers``, OPENAI_API_KEY or ANTHROPIC_API_KEY; with
+no provider and no base URL, a ``claude-*`` model or ANTHROPIC_API_KEY alone selects Anthropic);
 settings only checks that one is present, so the error can say how to set it.
 """
 
@@ -39,7 +40,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -49,6 +50,9 @@ from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_entry.databases_config import load_databases
 from rho_entry.demo import DEMO_MODEL
 from rho_entry.home import config_dir
+
+if TYPE_CHECKING:
+    from rho_adapters.model.providers import Provider
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
@@ -92,17 +96,27 @@ def environment() -> Mapping[str, str]:
     return os.environ
 
 
-def api_key_variable(config: AgentConfig) -> str:
+def provider_of(config: AgentConfig, env: Mapping[str, str] | None = None) -> Provider:
+    """The provider row for ``config``: the named one, else guessed from the base URL, else
+    (no base URL) from the model name or from which provider key alone is set in ``env``.
+
+    Raises ConfigError for an unknown provider.
+    """
+    from rho_adapters.model.providers import resolve_provider
+
+    keys = {name for name, value in (env or {}).items() if value and name.endswith("_API_KEY")}
+    return resolve_provider(config.provider, config.base_url, model=config.model, keys_set=keys)
+
+
+def api_key_variable(config: AgentConfig, env: Mapping[str, str] | None = None) -> str:
     """The environment variable the API key is read from: ``api_key_env``, else the
-    provider's ``key_variable`` (``rho_adapters.model.providers.PROVIDERS``).
+    provider's ``key_variable`` (``provider_of``; ``rho_adapters.model.providers``).
 
     Raises ConfigError for an unknown provider.
     """
     if config.api_key_env:
         return config.api_key_env
-    from rho_adapters.model.providers import resolve_provider
-
-    return resolve_provider(config.provider, config.base_url).key_variable
+    return provider_of(config, env).key_variable
 
 
 def resolve_settings(
@@ -148,14 +162,38 @@ def resolve_settings(
     return Settings(config=config, config_dir=home, sources=sources)
 
 
+def endpoint_label(config: AgentConfig, env: Mapping[str, str]) -> str:
+    """Where the model calls go, for the run header: ``openai at https://...``, ``ollama at
+    http://...``, or ``offline`` for the demo. Never raises (an unknown provider is named)."""
+    if config.model == DEMO_MODEL:
+        return "offline (scripted demo)"
+    url = config.base_url or next((env[v] for v in ENV_VARS["base_url"] if env.get(v)), None)
+    try:
+        row = provider_of(attrs.evolve(config, base_url=url), env)
+    except ConfigError:
+        return f"provider {config.provider} at {url or '?'}"
+    name = "OpenAI-compatible server" if row.name == "generic" else row.name
+    return f"{name} at {url or row.default_base_url or '?'}"
+
+
 def check_endpoint(settings: Settings, env: Mapping[str, str]) -> None:
     """Fail early, with instructions, when no endpoint and no API key are configured."""
     config = settings.config
-    if settings.is_demo or config.base_url or env.get(api_key_variable(config)):
+    variable = api_key_variable(config, env)
+    if settings.is_demo or config.base_url or env.get(variable):
         return
-    variable = api_key_variable(config)
+    from rho_adapters.model.providers import guessed_from_model
+
+    provider = provider_of(config, env)
+    why = ""
+    if not config.api_key_env and guessed_from_model(provider, config.model):
+        why = (
+            f" (the model name {config.model!r} selects the {provider.name} provider; "
+            "--provider and --base-url choose another)"
+        )
     raise ConfigError(
-        f"no model endpoint configured: {variable} is not set and no base URL is given.\n"
+        f"no model endpoint configured: {variable} is not set and no base URL is given"
+        f"{why}.\n"
         f"  - for a hosted API:   export {variable}=<your key>\n"
         "  - for a local server: rho-agent --base-url http://localhost:11434/v1 --model <name>\n"
         "    (or export OPENAI_BASE_URL=...; any OpenAI-compatible server works)\n"

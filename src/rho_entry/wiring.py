@@ -122,7 +122,7 @@ def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
     servers need no key)."""
     from rho_entry.settings import api_key_variable
 
-    variable = api_key_variable(config)
+    variable = api_key_variable(_with_base_url(config, environ), environ)
     key = environ.get(variable)
     if config.api_key_env and not key:
         raise ConfigError(
@@ -140,6 +140,13 @@ def base_url_from(environ: Mapping[str, str]) -> str | None:
     return next((environ[v] for v in ENV_VARS["base_url"] if environ.get(v)), None)
 
 
+def _with_base_url(config: AgentConfig, environ: Mapping[str, str]) -> AgentConfig:
+    """``config`` with the environment's base URL when it names none (as the CLI does)."""
+    if config.base_url:
+        return config
+    return attrs.evolve(config, base_url=base_url_from(environ))
+
+
 def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
     """The ChatModel for ``config``: the demo model, or ``rho_adapters.model.build_model``."""
     from rho_entry.demo import DEMO_MODEL, DemoModel
@@ -147,12 +154,17 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
     if config.model == DEMO_MODEL:
         return DemoModel()
     from rho_adapters.model import build_model as build
+    from rho_entry.settings import api_key_variable, provider_of
 
+    config = _with_base_url(config, environ)
+    guessed = provider_of(config, environ).name
     return build(
         model=config.model,
-        base_url=config.base_url or base_url_from(environ),
+        base_url=config.base_url,
         api_key=api_key_for(config, environ),
-        provider=config.provider,
+        # a guess from the model name or the key must reach the adapter; "generic" must not
+        # (a host that says nothing is probed)
+        provider=config.provider or (guessed if guessed != "generic" else None),
         service_tier=config.service_tier,
         reasoning_effort=config.reasoning_effort,
         temperature=config.temperature,
@@ -160,6 +172,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
         response_format=config.response_format,
         stream=config.stream,
         clock=clock,
+        key_variable=api_key_variable(config, environ),
     )
 
 

@@ -71,3 +71,33 @@ async def test_compaction_request_gets_a_summary_without_tools() -> None:
     calls, text = await step(DemoModel(), history, tool_choice="none")
     assert calls == []
     assert "first task" in text
+
+
+async def test_after_a_compaction_of_its_turn_it_answers_instead_of_starting_over() -> None:
+    """The summary replaced the current turn's calls (the tail kept only the prompt): the demo
+    reads what was done from the summary, so the script ends (issue 16: it looped forever)."""
+    model = DemoModel()
+    prompt = UserMessage("what is here?")
+    history: tuple = (prompt,)
+    (first,), _ = await step(model, history)
+    history += (AssistantMessage(tool_calls=(first,)), result(first, "README.md\n"))
+    (second,), _ = await step(model, history)
+    history += (AssistantMessage(tool_calls=(second,)), result(second, "# Hello\n"))
+    instruction = UserMessage("summarise")
+    _, summary = await step(model, (*history[1:], instruction), tool_choice="none")
+    compacted = (UserMessage(summary, origin="summary"), prompt)
+    calls, text = await step(model, compacted)
+    assert calls == []
+    assert text.startswith(LABEL)
+    # a second compaction of the same turn keeps what the first one recorded
+    _, again = await step(model, (compacted[0], instruction), tool_choice="none")
+    calls, _ = await step(model, (UserMessage(again, origin="summary"), prompt))
+    assert calls == []
+
+
+async def test_a_new_prompt_after_a_summary_of_earlier_turns_starts_its_own_script() -> None:
+    model = DemoModel()
+    summary = UserMessage("[Summary] the user asked about x.", origin="summary")
+    history: tuple = (summary, UserMessage("old"), AssistantMessage(text="done"))
+    (call,), _ = await step(model, (*history, UserMessage("what is here?")))
+    assert call.name == "list"

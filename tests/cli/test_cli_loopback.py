@@ -116,3 +116,30 @@ def _wait_for(condition: Callable[[], bool], timeout: float = 10) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.05)
+
+
+def test_endpoint_errors_name_the_endpoint_once_show_retries_and_how_to_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 16: the header names the provider and URL; a retry is shown on stderr, in --json
+    and in the trace; the error is printed once, with what to check and how to resume."""
+    home = tmp_path / "home"
+    replies = [http_error(429, "slow down", retry_after=0), http_error(404, "no such model")]
+    with LoopbackServer(replies) as server:
+        result = rho("--base-url", server.base_url, "-m", "nope", "hi", cwd=workspace, home=home)
+    assert result.returncode == 2, result.stderr
+    err = result.stderr
+    assert f"OpenAI-compatible server at {server.base_url}" in err.splitlines()[0]
+    assert "retrying in 0.0 s (429, attempt 2/3)" in err
+    assert err.count("no such model") == 1
+    assert "check --model" in err
+    session_id = err.splitlines()[0].rsplit("session ", 1)[1].strip()
+    assert f"rho-agent --resume {session_id}" in err
+    with LoopbackServer(replies) as server:
+        result = rho(
+            "--base-url", server.base_url, "-m", "nope", "--json", "hi", cwd=workspace, home=home
+        )
+    kinds = [json.loads(line)["kind"] for line in result.stdout.splitlines()]
+    assert "retry" in kinds
+    traces = [p.read_text() for p in home.rglob("*.jsonl")]
+    assert sum('"kind": "retry"' in t or '"kind":"retry"' in t for t in traces) == 2

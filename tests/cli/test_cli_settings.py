@@ -101,3 +101,34 @@ def test_the_key_variable_comes_from_the_provider_table() -> None:
     assert api_key_variable(config) == "ANTHROPIC_API_KEY"  # guessed from the URL
     assert api_key_variable(AgentConfig(provider="ollama")) == "OPENAI_API_KEY"
     assert api_key_variable(AgentConfig(provider="ollama", api_key_env="MY_KEY")) == "MY_KEY"
+
+
+def test_a_claude_model_or_the_anthropic_key_alone_selects_anthropic() -> None:
+    """Issue 16: ``--model claude-*`` with ANTHROPIC_API_KEY set said OPENAI_API_KEY is not
+    set. The model name (the table's ``model_prefixes``) or the only key set decides."""
+    anthropic_key = {"ANTHROPIC_API_KEY": "k"}
+    claude = resolve_settings({"model": "claude-sonnet-4-5"}, anthropic_key)
+    assert api_key_variable(claude.config, anthropic_key) == "ANTHROPIC_API_KEY"
+    check_endpoint(claude, anthropic_key)  # no error: the key is there
+    with pytest.raises(ConfigError) as info:
+        check_endpoint(claude, {"OPENAI_API_KEY": "k"})
+    assert "export ANTHROPIC_API_KEY" in str(info.value)
+    assert "'claude-sonnet-4-5' selects the anthropic provider" in str(info.value)
+    other = AgentConfig(model="some-model")
+    assert api_key_variable(other, anthropic_key) == "ANTHROPIC_API_KEY"
+    both = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    assert api_key_variable(other, both) == "OPENAI_API_KEY"
+    assert api_key_variable(AgentConfig(model="gpt-5-mini"), anthropic_key) == "OPENAI_API_KEY"
+    local = AgentConfig(model="claude-like", base_url="http://127.0.0.1:8080/v1")
+    assert api_key_variable(local, anthropic_key) == "OPENAI_API_KEY"  # the URL decides
+
+
+def test_the_guessed_anthropic_provider_reaches_the_model() -> None:
+    from rho_adapters.fakes import FakeClock
+    from rho_adapters.model.anthropic import AnthropicModel
+    from rho_entry.wiring import build_model
+
+    model = build_model(
+        AgentConfig(model="claude-haiku-4-5"), {"ANTHROPIC_API_KEY": "k"}, FakeClock()
+    )
+    assert isinstance(model, AnthropicModel)

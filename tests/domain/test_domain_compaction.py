@@ -161,3 +161,23 @@ async def test_nothing_to_compact_is_a_no_op() -> None:
     result = await session.compact()
     assert result.summary == ""
     assert len(session.state.messages) == 2
+
+
+async def test_failed_auto_compaction_ends_the_run_when_the_next_call_cannot_fit() -> None:
+    """Issue 16: the summary failed, the history is over the window, and the run used to go
+    on (and end ``completed``); the call could never fit, so it ends as an error."""
+    session = make_session(
+        [
+            text("ok", input_tokens=1_500, output_tokens=5),
+            text(""),  # an empty summary
+            text("never asked"),
+        ],
+        context_window=1000,
+    )
+    await session.run("a" * 100)
+    result = await session.run("b")
+    assert result.status is RunStatus.ERROR
+    assert result.error_type == "ContextFull"
+    assert "1000 tokens" in (result.error or "")
+    assert "empty summary" in (result.error or "")
+    assert len(session.model.requests) == 2  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from domain_support import BrokenTool, EchoTool, make_session
 
 from rho_adapters.fakes import MemorySessionStore, Turn, call, text, tools
 from rho_domain import events as ev
-from rho_domain.config import Budget
+from rho_domain.config import DEFAULT_MAX_TURNS, Budget
 from rho_domain.errors import RateLimited, SessionStateError
 from rho_domain.messages import AssistantMessage, ToolResultMessage
 from rho_domain.run import RunStatus
@@ -237,3 +237,44 @@ async def test_run_without_prompt_on_an_empty_session_is_an_error() -> None:
     result = await make_session([text("x")]).run()
     assert result.status is RunStatus.ERROR
     assert result.error_type == "SessionStateError"
+
+
+async def test_a_window_smaller_than_the_prompt_and_tools_is_refused_naming_the_minimum() -> None:
+    """Issue 16: ``--context-window 10`` looped forever; now no model call is made."""
+    session = make_session([text("never")], context_window=10)
+    result = await session.run("hi")
+    assert result.status is RunStatus.ERROR
+    assert result.error_type == "ConfigError"
+    assert "--context-window" in (result.error or "")
+    assert "context_window" in (result.error or "")
+    assert "at least" in (result.error or "")
+    assert session.model.requests == []  # type: ignore[attr-defined]
+
+
+async def test_max_turns_has_a_default_and_zero_means_no_limit() -> None:
+    """Issue 16: without a limit a model that never stops calling tools never ended."""
+    looping = [tools(call("echo", {"text": "x"}))] * (DEFAULT_MAX_TURNS + 5)
+    session = make_session(looping)
+    assert session.agent.config.max_turns == DEFAULT_MAX_TURNS
+    result = await session.run("loop")
+    assert result.status is RunStatus.MAX_TURNS
+    assert len(session.model.requests) == DEFAULT_MAX_TURNS  # type: ignore[attr-defined]
+    unlimited = make_session([*looping, text("done")], max_turns=0)
+    assert (await unlimited.run("loop")).status is RunStatus.COMPLETED
+    per_run = make_session([*looping, text("done")])
+    assert (await per_run.run("loop", max_turns=0)).status is RunStatus.COMPLETED
+
+
+async def test_a_broken_call_counts_its_usage_keeps_reasoning_and_sets_the_text() -> None:
+    """Issue 16: a stream cut mid-answer counted no usage, dropped the partial reasoning and
+    left ``RunResult.text`` empty although the partial answer had been shown."""
+    session = make_session([Turn(text="half an answer", reasoning="thinking...", cut=True)])
+    result = await session.run("go")
+    assert result.status is RunStatus.ERROR
+    assert result.text == "half an answer"
+    assert result.usage.input_tokens > 0
+    assert result.usage.estimated
+    last = session.state.messages[-1]
+    assert isinstance(last, AssistantMessage)
+    assert last.text.startswith("half an answer")
+    assert last.reasoning == "thinking..."

@@ -124,11 +124,31 @@ async def test_only_comments_then_eof_is_an_empty_stream_answered_without_stream
     assert [r["stream"] for r in transport.requests] == [True, False]
 
 
-async def test_garbage_chunk_is_a_protocol_error_with_partial_text() -> None:
+async def test_a_garbage_event_between_text_chunks_is_skipped_with_a_warning() -> None:
+    """Issue 16: one unparseable event ended the run although the answer was whole."""
+    from rho_domain.model import StreamWarning
+
     model, _, _ = make_model(text_reply("one two three", faults=(garbage(after=2),)))
-    with pytest.raises(ModelProtocolError) as info:
-        await collect(model)
-    assert info.value.partial_text == "one "
+    events = await collect(model)
+    assert text_of(events) == "one two three"
+    warnings = [e for e in events if isinstance(e, StreamWarning)]
+    assert len(warnings) == 1
+    assert "not JSON" in warnings[0].message
+
+
+async def test_a_garbage_event_inside_a_tool_call_is_a_protocol_error() -> None:
+    """The event may have carried part of the arguments: the call cannot be trusted."""
+    start = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f"}}
+    args = {"index": 0, "function": {"arguments": '{"a": 1}'}}
+    with pytest.raises(ModelProtocolError, match="not JSON"):
+        await run_body(
+            chunk({"content": "one "}),
+            chunk({"tool_calls": [start]}),
+            b"data: {garbage\n\n",
+            chunk({"tool_calls": [args]}),
+            chunk({}, "tool_calls"),
+            DONE,
+        )
 
 
 async def test_injected_mid_stream_error_fault() -> None:
@@ -284,3 +304,27 @@ async def test_non_json_error_body_is_kept_as_text() -> None:
     err = error_from_response(502, "<html>Bad Gateway</html>")
     assert isinstance(err, ServerError)
     assert "Bad Gateway" in str(err)
+
+
+async def test_endpoint_errors_name_the_url_the_model_and_what_to_check() -> None:
+    """Issue 16: a 404 suggests --model and the /v1 path; a 401 names the key's variable;
+    every error names the URL and the model."""
+    from rho_adapters.fakes.wire import drop
+
+    model, _, _ = make_model(http_error(404, "no such model"), key_variable="MY_KEY")
+    with pytest.raises(ModelNotFoundError) as not_found:
+        await collect(model)
+    text = str(not_found.value)
+    assert "'m' at http://fake.test/v1/chat/completions" in text
+    assert "--model" in text
+    assert "/v1" in text
+    model, _, _ = make_model(http_error(401, "bad key"), key_variable="MY_KEY")
+    with pytest.raises(AuthenticationError) as refused:
+        await collect(model)
+    assert "the API key from MY_KEY was refused" in str(refused.value)
+    dropped = text_reply("x", faults=(drop(0),))
+    model, _, _ = make_model(dropped, dropped, dropped)
+    with pytest.raises(ModelError) as down:
+        await collect(model)
+    assert "http://fake.test/v1" in str(down.value)
+    assert "--base-url" in str(down.value)

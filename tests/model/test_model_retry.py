@@ -216,3 +216,25 @@ async def test_bad_request_naming_stream_falls_back_to_non_streaming_for_tools()
     model, transport, _ = make_model(http_error(400, "bad stream"), text_reply("x"))
     with pytest.raises(BadRequest):  # without tools there is nothing to fall back to
         await collect(model)
+
+
+async def test_each_retry_is_announced_with_its_wait_reason_and_attempt() -> None:
+    """Issue 16: retries were silent. The stream says "retrying in 2.0 s (429, attempt 2/3)"
+    before waiting; the loop turns it into a ``retry`` event (stderr, --json, trace)."""
+    from rho_domain.model import RetryNotice
+
+    model, _, clock = make_model(
+        http_error(429, "slow", retry_after=2), http_error(503), text_reply("ok")
+    )
+    events = await collect(model)
+    notices = [e for e in events if isinstance(e, RetryNotice)]
+    assert [(n.reason, n.attempt, n.attempts) for n in notices] == [("429", 2, 3), ("503", 3, 3)]
+    assert notices[0].delay == 2.0 == clock.sleeps[0]
+    assert text_of(events) == "ok"
+
+
+async def test_a_retry_after_over_the_cap_is_named_in_the_error() -> None:
+    model, _, _ = make_model(http_error(429, "busy", retry_after=600), text_reply("never"))
+    with pytest.raises(RateLimited) as info:
+        await collect(model)
+    assert "retry after 600 s, longer than the 120 s this client waits" in str(info.value)

@@ -51,6 +51,7 @@ def build_model(
     response_format: Mapping[str, Any] | None = None,
     stream: bool | None = None,
     clock: Clock | None = None,
+    key_variable: str = "",
 ) -> ChatModel:
     """The ChatModel for a configured endpoint.
 
@@ -60,7 +61,7 @@ def build_model(
     Request options here are defaults that a ``ModelRequest``'s own values override;
     ``stream=False`` asks for whole responses (OpenAI-compatible servers only). Raises
     ConfigError for an unknown provider or a provider without a default URL (Azure) and no
-    base URL.
+    base URL. ``key_variable`` names where ``api_key`` came from, for error messages.
     """
     defaults = RequestDefaults(
         service_tier=service_tier,
@@ -72,7 +73,12 @@ def build_model(
     row = resolve_provider(provider, base_url)
     if row.adapter == "anthropic":
         return AnthropicModel(
-            model=model, base_url=base_url, api_key=api_key, defaults=defaults, clock=clock
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            defaults=defaults,
+            clock=clock,
+            key_variable=key_variable,
         )
     if not base_url and not row.default_base_url:
         from rho_domain.errors import ConfigError
@@ -88,6 +94,7 @@ def build_model(
         clock=clock,
         # Named "generic" is a choice; guessed "generic" only means the host said nothing.
         detect=row.name == "generic" and _unnamed(provider),
+        key_variable=key_variable,
     )
 
 

@@ -5,7 +5,8 @@ status and body into the typed error the loop can act on (compact on context ove
 authentication, wait on rate limits); ``stream_error`` does the same for an error reported inside
 a 200 stream. Every body shape seen in protocols.md is accepted: ``{"error": {...}}``,
 ``{"error": "text"}``, flat ``{"message", "type", "code"}`` (Cerebras, old vLLM) and Anthropic's
-``{"type": "error", "error": {...}}``.
+``{"type": "error", "error": {...}}``. ``explain`` adds, once, where the call went and what to
+check: the URL and model, the variable the key came from, ``--model`` and the ``/v1`` path.
 """
 
 from __future__ import annotations
@@ -71,6 +72,41 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
         raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
+
+
+def add_hint(exc: BaseException, hint: str) -> None:
+    """Append ``hint`` to an exception's message (its first argument), once."""
+    message = str(exc.args[0]) if exc.args else str(exc)
+    if hint not in message:
+        exc.args = (f"{message} ({hint})", *exc.args[1:])
+
+
+def explain(
+    exc: ModelError, *, model: str, url: str, key_variable: str, has_key: bool, provider: str
+) -> None:
+    """Say where a failed call went and what to check; the message keeps the server's words.
+
+    ``url`` is the endpoint called, ``key_variable`` the environment variable the key came
+    from ("" when the caller passed the key itself), ``provider`` the provider row's name.
+    """
+    where = f"model {model!r} at {url}, provider {provider}"
+    if isinstance(exc, ContextLengthExceeded):
+        return
+    if isinstance(exc, ModelNotFoundError):
+        hint = (
+            f"{where}: check --model (the server lists its models at GET .../models) and that "
+            "the base URL includes the API path, usually /v1"
+        )
+    elif isinstance(exc, AuthenticationError):
+        source = f"from {key_variable}" if key_variable else "given to the client"
+        key = f"the API key {source} was refused" if has_key else "no API key was sent"
+        variable = key_variable or "the provider's key variable"
+        hint = f"{where}: {key}; check {variable} (or --api-key-env to name another variable)"
+    elif isinstance(exc, (ModelConnectionError, ModelTimeout)):
+        hint = f"{where}: is the server running there? check --base-url"
+    else:
+        hint = where
+    add_hint(exc, hint)
 
 
 def error_payload(body: str) -> tuple[str, str]:

@@ -15,7 +15,8 @@ from contextlib import aclosing
 import attrs
 import httpx
 
-from rho_adapters.model.retry import RetryPolicy
+from rho_adapters.model._errors import add_hint
+from rho_adapters.model.retry import RetryPolicy, server_delay
 from rho_domain.errors import (
     AuthenticationError,
     ContextLengthExceeded,
@@ -25,7 +26,7 @@ from rho_domain.errors import (
     ModelNotFoundError,
     ModelTimeout,
 )
-from rho_domain.model import StreamEvent
+from rho_domain.model import RetryNotice, StreamEvent
 from rho_domain.ports.clock import Clock
 
 
@@ -150,8 +151,10 @@ async def with_retries(
 ) -> AsyncIterator[StreamEvent]:
     """Run ``attempt`` until it succeeds, retrying retryable failures with backoff.
 
+    Each retry is announced first with a ``RetryNotice`` (the wait, the reason, the attempt).
     Never retries once an event has been yielded: the caller already saw output, so the error
-    is raised with what was received (``partial_text``).
+    is raised with what was received (``partial_text``). When the server asks for a longer
+    wait than ``policy.max_server_delay``, the error says so and is raised at once.
     """
     retries = 0
     while True:
@@ -168,9 +171,27 @@ async def with_retries(
                 raise
             delay = policy.delay(retries, state.headers, rng, clock.now())
             if delay is None:
+                asked = server_delay(state.headers, clock.now()) or 0.0
+                add_hint(
+                    exc,
+                    f"the server asked to retry after {asked:,.0f} s, longer than the "
+                    f"{policy.max_server_delay:g} s this client waits: try again later",
+                )
                 raise
-        await clock.sleep(delay)
+            reason = _reason(exc)
         retries += 1
+        yield RetryNotice(
+            delay=delay, reason=reason, attempt=retries + 1, attempts=policy.max_retries + 1
+        )
+        await clock.sleep(delay)
+
+
+def _reason(exc: ModelError) -> str:
+    if isinstance(exc, ModelHTTPError):
+        return str(exc.status)
+    if isinstance(exc, ModelTimeout):
+        return "timeout"
+    return "connection failed"
 
 
 def _retryable(exc: ModelError, policy: RetryPolicy) -> bool:

@@ -18,7 +18,12 @@ from typing import Any
 import attrs
 import httpx
 
-from rho_adapters.model._errors import error_from_response, map_httpx_errors, stream_error
+from rho_adapters.model._errors import (
+    error_from_response,
+    explain,
+    map_httpx_errors,
+    stream_error,
+)
 from rho_adapters.model._http import Attempt, ClientPool, Endpoint, Timeouts, with_retries
 from rho_adapters.model.openai_request import RequestDefaults, effective
 from rho_adapters.model.retry import RetryPolicy, server_delay
@@ -243,8 +248,11 @@ class AnthropicModel(ChatModel):
         http_client: httpx.AsyncClient | None = None,
         pool: ClientPool | None = None,
         rng: random.Random | None = None,
+        key_variable: str = "",
     ) -> None:
         self.model = model
+        self.key_variable = key_variable
+        self._has_key = bool(api_key)
         base = (base_url or ANTHROPIC_BASE_URL).rstrip("/")
         self.url = base + ("/messages" if base.endswith("/v1") else "/v1/messages")
         self.defaults = defaults or RequestDefaults()
@@ -268,13 +276,24 @@ class AnthropicModel(ChatModel):
         if not request.model:
             request = attrs.evolve(request, model=self.model)
         request = effective(request, self.defaults)
-        async for event in with_retries(
-            lambda state: self._attempt(request, state),
-            policy=self.retry,
-            clock=self.clock,
-            rng=self._rng,
-        ):
-            yield event
+        try:
+            async for event in with_retries(
+                lambda state: self._attempt(request, state),
+                policy=self.retry,
+                clock=self.clock,
+                rng=self._rng,
+            ):
+                yield event
+        except ModelError as exc:
+            explain(
+                exc,
+                model=request.model,
+                url=self.url,
+                key_variable=self.key_variable,
+                has_key=self._has_key,
+                provider="anthropic",
+            )
+            raise
 
     async def aclose(self) -> None:
         """See ``ChatModel.aclose``."""

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 import httpx
 
-from rho_adapters.model._errors import error_from_response, map_httpx_errors
+from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
 from rho_adapters.model._http import Attempt, ClientPool, Endpoint, Timeouts, with_retries
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
@@ -52,7 +52,13 @@ from rho_domain.errors import (
     TruncatedStream,
 )
 from rho_domain.messages import Usage
-from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, UsageReport
+from rho_domain.model import (
+    ModelRequest,
+    StreamEvent,
+    StreamFinished,
+    StreamWarning,
+    UsageReport,
+)
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel, ContextMeter
 
@@ -82,7 +88,8 @@ class OpenAIChatModel(ChatModel, ContextMeter):
     cannot on llama-cpp-python); False never streams. ``detect=True`` asks the server what it
     is before the first call and adopts the matching provider row. ``transport`` or
     ``http_client`` replace the shared pooled client (tests, custom proxies); a passed
-    ``http_client`` is never closed here.
+    ``http_client`` is never closed here. ``key_variable`` names the environment variable the
+    key came from, for error messages.
     """
 
     def __init__(
@@ -103,8 +110,11 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         headers: Mapping[str, str] | None = None,
         rng: random.Random | None = None,
         detect: bool = False,
+        key_variable: str = "",
     ) -> None:
         self.provider = provider or resolve_provider(None, base_url)
+        self.key_variable = key_variable
+        self._has_key = bool(api_key)
         self.model = model
         self.base_url = base_url or self.provider.default_base_url
         self.url = chat_url(self.base_url)
@@ -142,6 +152,21 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         if not request.model:
             request = _with_model(request, self.model)
         request = effective(request, self.defaults)
+        try:
+            async for event in self._stream(request):
+                yield event
+        except ModelError as exc:
+            explain(
+                exc,
+                model=request.model,
+                url=self.url,
+                key_variable=self.key_variable,
+                has_key=self._has_key,
+                provider=self.provider.name,
+            )
+            raise
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         await self._detect()
         streamed = self._streaming(request)
         try:
@@ -328,7 +353,10 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 if sse.data.startswith("[DONE]"):
                     done = True
                     break
-                chunk = _parse(sse.data, assembler)
+                chunk = _parse_or_skip(sse.data, assembler)
+                if chunk is _SKIPPED:
+                    yield StreamWarning(_skipped(sse.data, self.url))
+                    continue
                 if sse.event == "error" and not (isinstance(chunk, Mapping) and chunk.get("error")):
                     chunk = {"error": chunk}
                 for event in assembler.feed(chunk):
@@ -385,6 +413,26 @@ async def _drain(body: AsyncIterator[bytes]) -> None:
         async with asyncio.timeout(_DRAIN_SECONDS):
             async for _ in body:
                 pass
+
+
+_SKIPPED = object()
+
+
+def _parse_or_skip(data: str, assembler: ChunkAssembler) -> Any:
+    """The parsed event, or ``_SKIPPED`` for an unparseable one that can be left out: every
+    chunk so far was whole (text, reasoning), so nothing is lost. Inside a tool call the
+    event may have carried part of its arguments: that stream cannot be trusted, so it fails
+    (``ModelProtocolError``)."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        if assembler.has_calls:
+            return _parse(data, assembler)
+        return _SKIPPED
+
+
+def _skipped(data: str, url: str) -> str:
+    return f"skipped an event of the model stream from {url} that is not JSON: {data[:200]!r}"
 
 
 def _parse(data: str, assembler: ChunkAssembler) -> Any:

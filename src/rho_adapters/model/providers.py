@@ -4,7 +4,9 @@ A row says which adapter speaks to the server (``openai`` Chat Completions or ``
 Messages), where it usually lives, which environment variable holds its key, how to recognise
 it (a hosted API by its base URL's host, a local server by what it says about itself), and
 what it accepts (the quirks ``openai_request.build_body`` absorbs). A provider is chosen by
-name (``provider`` in the config) or from the base URL's host. A local or unknown host gets
+name (``provider`` in the config) or from the base URL's host; with no base URL, from the
+model name (the rows' ``model_prefixes``: ``claude-*`` is Anthropic), else from which key
+variable alone is set, else OpenAI. A local or unknown host gets
 ``generic`` (``max_tokens``, which every server honours) until ``detect.probe`` asks the
 server what it is (``/props``, ``/v1/models`` ``owned_by`` matched against the rows'
 ``owners``): never from the port, since any server runs on any port. Every field can be
@@ -15,6 +17,7 @@ Adding an OpenAI-compatible server is one row in ``PROVIDERS``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -50,6 +53,8 @@ class Provider:
     ``tokenize_path`` is the server's tokenizer endpoint (from the server root), "" for none.
     ``tools_need_choice`` says the tool schemas reach the prompt only under a tool choice
     other than ``none`` (so they are not counted otherwise).
+    ``model_prefixes`` are model-name beginnings that select this hosted provider when no base
+    URL is given.
     """
 
     name: str
@@ -69,6 +74,7 @@ class Provider:
     stream_auto_tools: bool = True
     tokenize_path: str = ""
     tools_need_choice: bool = False
+    model_prefixes: tuple[str, ...] = ()
 
 
 # In the order base URLs are matched by host fragment.
@@ -81,11 +87,13 @@ PROVIDERS: dict[str, Provider] = {
             key_variable="ANTHROPIC_API_KEY",
             default_base_url="https://api.anthropic.com",
             hosts=("anthropic.com",),
+            model_prefixes=("claude",),
         ),
         Provider(
             name="openai",
             default_base_url=OPENAI_BASE_URL,
             hosts=("api.openai.com",),
+            model_prefixes=("gpt-", "chatgpt-", "o1", "o3", "o4", "codex-"),
             obfuscation_opt_out=True,
         ),
         Provider(
@@ -168,16 +176,36 @@ _ALIASES = {
 }
 
 
-def guess_provider_name(base_url: str | None) -> str:
-    """The provider a base URL names by its host: ``openai`` for none, ``generic`` for a host
-    that says nothing (a local server: ``detect.probe`` finds out which)."""
+def guess_provider_name(
+    base_url: str | None, *, model: str = "", keys_set: Collection[str] = ()
+) -> str:
+    """The provider a base URL names by its host, ``generic`` for a host that says nothing (a
+    local server: ``detect.probe`` finds out which). Without a base URL: the hosted provider
+    whose ``model_prefixes`` begin ``model``, else the one whose key variable is the only
+    provider key in ``keys_set`` (names of the variables that are set), else ``openai``."""
     if not base_url:
-        return "openai"
+        return _hosted_guess(model.lower(), frozenset(keys_set))
     host = (urlsplit(base_url).hostname or "").lower()
     for provider in PROVIDERS.values():
         if any(fragment in host for fragment in provider.hosts):
             return provider.name
     return "generic"
+
+
+def _hosted_guess(model: str, keys_set: frozenset[str]) -> str:
+    for provider in PROVIDERS.values():
+        if model.startswith(provider.model_prefixes):
+            return provider.name
+    hosted = [p for p in PROVIDERS.values() if p.default_base_url and p.model_prefixes]
+    present = {p.key_variable for p in hosted} & keys_set
+    if len(present) == 1:
+        return next(p.name for p in hosted if p.key_variable in present)
+    return "openai"
+
+
+def guessed_from_model(provider: Provider, model: str) -> bool:
+    """True when ``model``'s name is what selects ``provider`` (for hints naming why)."""
+    return bool(provider.model_prefixes) and model.lower().startswith(provider.model_prefixes)
 
 
 def provider_owning(owner: str) -> str | None:
@@ -189,12 +217,18 @@ def provider_owning(owner: str) -> str | None:
     return None
 
 
-def resolve_provider(provider: str | None, base_url: str | None) -> Provider:
-    """The named provider, or the guess from ``base_url``. Raises ConfigError for an unknown
-    name, listing the known ones."""
+def resolve_provider(
+    provider: str | None,
+    base_url: str | None,
+    *,
+    model: str = "",
+    keys_set: Collection[str] = (),
+) -> Provider:
+    """The named provider, or the guess (``guess_provider_name``) from ``base_url``, ``model``
+    and ``keys_set``. Raises ConfigError for an unknown name, listing the known ones."""
     name = (provider or "").strip().lower().replace("-", "").replace(".", "")
     if name in ("", "auto", "openaicompatible"):
-        return PROVIDERS[guess_provider_name(base_url)]
+        return PROVIDERS[guess_provider_name(base_url, model=model, keys_set=keys_set)]
     name = _ALIASES.get(name, name)
     if name not in PROVIDERS:
         known = ", ".join(sorted(PROVIDERS))

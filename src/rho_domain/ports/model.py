@@ -19,8 +19,9 @@ class ChatModel(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Start the call and yield its events, ending with exactly one ``StreamFinished``.
 
-        Raises a ``ModelError`` subclass on failure; text streamed before a failure is in the
-        error's ``partial_text``. The caller may stop iterating early (cancellation): the
+        A ``RetryNotice`` announces each retry before its wait. Raises a ``ModelError`` subclass
+        on failure; text streamed before a failure is in the error's ``partial_text``. The
+        caller may stop iterating early (cancellation): the
         adapter must then release the connection (``aclose`` of the generator).
         """
 

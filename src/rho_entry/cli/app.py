@@ -22,7 +22,7 @@ from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
 from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
-from rho_entry.settings import environment
+from rho_entry.settings import endpoint_label, environment
 
 T = TypeVar("T")
 
@@ -85,8 +85,9 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
         if not launch.json and not launch.quiet:
             config = session.agent.config
             renderer.notice(
-                f"rho-agent · {config.model} · profile {session.agent.profile.name} · "
-                f"{config.working_dir or '.'} · session {session.id}",
+                f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
+                f"profile {session.agent.profile.name} · {config.working_dir or '.'} · "
+                f"session {session.id}",
                 "dim",
             )
         with interruptible(session, lambda text: renderer.notice(text, "yellow")):
@@ -126,7 +127,13 @@ def _explain(result: RunResult, renderer: TerminalRenderer, session_id: str) -> 
     elif status is RunStatus.CANCELLED:
         renderer.notice(f"cancelled. Resume with `rho-agent --resume {session_id}`.", "yellow")
     elif status is RunStatus.ERROR and not renderer.quiet:
-        renderer.notice(f"failed: {result.error}", "red")
+        if result.error and result.error not in renderer.errors_shown:
+            renderer.notice(f"failed: {result.error}", "red")
+        renderer.notice(
+            f"the session is saved: after fixing the cause, continue with "
+            f"`rho-agent --resume {session_id}`.",
+            "yellow",
+        )
 
 
 def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRenderer) -> int:

@@ -124,7 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--var", action="append", default=[], metavar="KEY=VALUE", help="template variable"
     )
     agent.add_argument("--vars-file", metavar="FILE", help="YAML mapping of template variables")
-    agent.add_argument("--max-turns", type=int, metavar="N", help="model calls per run")
+    agent.add_argument(
+        "--max-turns", type=int, metavar="N", help="model calls per run (default 100; 0: no limit)"
+    )
     agent.add_argument("--backend", help="where tools run: local (default)")
     agent.add_argument(
         "-y",

@@ -101,6 +101,7 @@ class TerminalRenderer:
         self.spinner = Spinner(self.err, enabled=spinner and not quiet)
         self.context_tokens: int | None = None
         self._mid_line = False  # the last text written to stdout did not end a line
+        self.errors_shown: list[str] = []  # "Type: message" of error events shown (no repeats)
 
     def __call__(self, event: ev.Event) -> None:
         """Render one event (a session listener)."""
@@ -108,6 +109,8 @@ class TerminalRenderer:
             self.spinner.stop()
         if isinstance(event, ev.UsageRecorded):
             self.context_tokens = event.prompt_tokens or self.context_tokens
+        if isinstance(event, ev.ErrorOccurred):
+            self.errors_shown.append(f"{event.error_type}: {event.message}")
         if self.quiet:
             if isinstance(event, ev.ErrorOccurred):
                 self.notice(f"error: {event.message}", "red")
@@ -198,7 +201,13 @@ class TerminalRenderer:
         self.notice(f"directive from the operator: {event.text}", "yellow")
 
     def _on_error(self, event: ev.ErrorOccurred) -> None:
+        if event.error_type == "StreamWarning":  # skipped, the run goes on
+            self.notice(f"warning: {event.message}", "yellow")
+            return
         self.notice(f"error: {event.error_type}: {event.message}", "red")
+
+    def _on_retry(self, event: ev.ModelRetrying) -> None:
+        self.notice(event.message, "yellow")
 
     def _on_llm_end(self, event: ev.LLMEnded) -> None:
         if self.verbose:

@@ -26,6 +26,7 @@ from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
 from rho_entry.cli.sessions import format_sessions
+from rho_entry.settings import endpoint_label, environment
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session
@@ -92,7 +93,8 @@ class Repl:
         config = self.session.agent.config
         resumed = "resumed " if self.launch.resume else ""
         self.say(
-            f"rho-agent · {config.model} · profile {self.session.agent.profile.name} · "
+            f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
+            f"profile {self.session.agent.profile.name} · "
             f"{config.working_dir or '.'} · {resumed}session {self.session.id}",
             "bold",
         )
