@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import json
 
-from rho_domain.messages import AssistantMessage, ToolResultMessage, UserMessage
-from rho_domain.model import ModelRequest, TextChunk, ToolCallReady, ToolSpec, UsageReport
+from rho_domain.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from rho_domain.model import (
+    ModelRequest,
+    TextChunk,
+    ToolCallReady,
+    ToolChoice,
+    ToolSpec,
+    UsageReport,
+)
 from rho_entry.demo import LABEL, DemoModel
 
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -17,9 +30,15 @@ TOOLS = (
 )
 
 
-async def step(model: DemoModel, messages: tuple, **kwargs: object) -> tuple[list, str]:
-    request = ModelRequest(model="demo", system="s", messages=messages, tools=TOOLS, **kwargs)
-    calls, text, usage = [], "", None
+async def step(
+    model: DemoModel, messages: tuple[Message, ...], tool_choice: ToolChoice | None = None
+) -> tuple[list[ToolCall], str]:
+    request = ModelRequest(
+        model="demo", system="s", messages=messages, tools=TOOLS, tool_choice=tool_choice
+    )
+    calls: list[ToolCall] = []
+    text = ""
+    usage = None
     async for event in model.stream(request):
         if isinstance(event, ToolCallReady):
             calls.append(event.call)
@@ -32,7 +51,7 @@ async def step(model: DemoModel, messages: tuple, **kwargs: object) -> tuple[lis
     return calls, text
 
 
-def result(call, content: str, is_error: bool = False) -> ToolResultMessage:
+def result(call: ToolCall, content: str, is_error: bool = False) -> ToolResultMessage:
     return ToolResultMessage(
         call_id=call.id, tool_name=call.name, content=content, is_error=is_error
     )
@@ -40,7 +59,7 @@ def result(call, content: str, is_error: bool = False) -> ToolResultMessage:
 
 async def test_lists_then_reads_readme_then_answers() -> None:
     model = DemoModel()
-    history: tuple = (UserMessage("what is here?"),)
+    history: tuple[Message, ...] = (UserMessage("what is here?"),)
     (first,), _ = await step(model, history)
     assert (first.name, json.loads(first.arguments)) == ("list", {"path": "."})
     history += (AssistantMessage(tool_calls=(first,)), result(first, "README.md\nsrc/\n"))
@@ -56,7 +75,7 @@ async def test_lists_then_reads_readme_then_answers() -> None:
 
 async def test_backticked_command_goes_to_bash_and_rejection_is_reported() -> None:
     model = DemoModel()
-    history: tuple = (UserMessage("run `echo hi`"),)
+    history: tuple[Message, ...] = (UserMessage("run `echo hi`"),)
     (call,), _ = await step(model, history)
     assert (call.name, json.loads(call.arguments)) == ("bash", {"command": "echo hi"})
     rejected = result(call, "[rejected by the user; not run.]", is_error=True)
