@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.permissions import FileWriteMode
 from rho_domain.secrets import DEFAULT_POLICY
 
 _TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
@@ -71,6 +72,17 @@ def write_refusal(path: str) -> str | None:
     if parts and is_secret_name(parts[-1]):
         return f"{path!r} is a secrets file; only templates such as .env.example may be written"
     return None
+
+
+def check_write_mode(path: str, mode: FileWriteMode, *, overwrite: bool) -> None:
+    """Refuse a write the profile's file-write mode forbids (every executor, before any I/O):
+    OFF refuses every write, CREATE_ONLY refuses a write that may replace a file."""
+    if mode is FileWriteMode.OFF:
+        raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
+    if overwrite and mode is FileWriteMode.CREATE_ONLY:
+        raise PermissionDenied(
+            f"overwriting {path!r} is not allowed: this profile may only create new files"
+        )
 
 
 def is_within(parts: tuple[str, ...], base: tuple[str, ...]) -> bool:

@@ -40,7 +40,7 @@ from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath, ToolError
-from rho_domain.paths import check_file_path, check_path_text, write_refusal
+from rho_domain.paths import check_file_path, check_path_text, check_write_mode, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
@@ -207,12 +207,7 @@ class DaytonaExecutor(Executor):
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
         """See ``Executor.write``."""
-        if self.file_write is FileWriteMode.OFF:
-            raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
-        if overwrite and self.file_write is FileWriteMode.CREATE_ONLY:
-            raise PermissionDenied(
-                f"overwriting {path!r} is not allowed: this profile may only create new files"
-            )
+        check_write_mode(path, self.file_write, overwrite=overwrite)
         check_path_text(path)
         check_file_path(path)
         self._check_write(path, ())

@@ -17,7 +17,7 @@ import posixpath
 from collections.abc import Awaitable, Callable, Mapping
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
-from rho_domain.paths import check_file_path
+from rho_domain.paths import check_file_path, check_write_mode
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
 from rho_domain.secrets import DEFAULT_POLICY
@@ -131,12 +131,7 @@ class MemoryExecutor(Executor):
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
         """See ``Executor.write``."""
-        if self.file_write is FileWriteMode.OFF:
-            raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
-        if overwrite and self.file_write is FileWriteMode.CREATE_ONLY:
-            raise PermissionDenied(
-                f"overwriting {path!r} is not allowed: this profile may only create new files"
-            )
+        check_write_mode(path, self.file_write, overwrite=overwrite)
         check_file_path(path)
         key = self._key(path)
         existed = key in self.files

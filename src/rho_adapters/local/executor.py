@@ -41,6 +41,7 @@ from rho_domain.errors import (
 from rho_domain.paths import (
     check_file_path,
     check_path_text,
+    check_write_mode,
     components,
     is_within,
     write_refusal,
@@ -218,12 +219,7 @@ class LocalExecutor(Executor):
         return await asyncio.to_thread(self._write, path, data, overwrite)
 
     def _write(self, path: str, data: bytes, overwrite: bool) -> bool:
-        if self.file_write is FileWriteMode.OFF:
-            raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
-        if overwrite and self.file_write is FileWriteMode.CREATE_ONLY:
-            raise PermissionDenied(
-                f"overwriting {path!r} is not allowed: this profile may only create new files"
-            )
+        check_write_mode(path, self.file_write, overwrite=overwrite)
         with _os_errors(path):
             check_path_text(path)
             check_file_path(path)
