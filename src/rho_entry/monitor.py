@@ -118,9 +118,7 @@ def _dispatch(ns: argparse.Namespace, root: Path) -> int:
 def _require_live(paths: SessionPaths, command: str) -> SessionPaths:
     """A signal to a session that no process drives would wait for the next ``--resume``
     and act there unasked (a pause left behind blocks it): refuse it instead."""
-    from rho_adapters.store.layout import liveness, read_meta
-
-    state = liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
+    state = _liveness(paths)
     if state not in LIVE:
         raise RhoError(
             f"{command}: session {paths.id} is not running ({state}); "
@@ -202,12 +200,13 @@ def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
         sys.stdout.flush()
         if getattr(sys.stdout, "broken", False):  # the reader went away (`... | head`)
             return 0
-        if not follow or (not chunk and not _live(paths)):
+        if not follow or (not chunk and _liveness(paths) not in LIVE):
             return 0
         time.sleep(WATCH_POLL_SECONDS)
 
 
-def _live(paths: SessionPaths) -> bool:
+def _liveness(paths: SessionPaths) -> str:
+    """running, paused, idle, stale, or the final status (``layout.liveness``), read now."""
     from rho_adapters.store.layout import liveness, read_meta
 
-    return liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time()) in LIVE
+    return liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
