@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from rho_domain import events as ev
 from rho_domain.context_export import export_context
@@ -31,6 +32,9 @@ class RunControl:
         self.journal = journal
         self._cancel = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
+        # What wakes each ``race`` in progress: one callback per race instead of a task
+        # waiting on the event (a race runs for every model call and tool call).
+        self._wakers: set[Callable[[], None]] = set()
 
     @property
     def cancelled(self) -> bool:
@@ -40,6 +44,8 @@ class RunControl:
     def cancel(self) -> None:
         """Request cancellation (from this process); raced work stops at once."""
         self._cancel.set()
+        for wake in tuple(self._wakers):
+            wake()
 
     async def start(self) -> None:
         """Forget earlier requests (a stale cancel must not stop this run) and listen.
@@ -63,7 +69,7 @@ class RunControl:
         assert self.signals is not None
         with contextlib.suppress(RhoError):
             await self.signals.wait_for_cancel(self.session_id)
-            self._cancel.set()
+            self.cancel()
 
     async def checkpoint(self, where: str) -> bool:
         """Answer export requests, wait while paused; return True if the run must stop
@@ -96,10 +102,18 @@ class RunControl:
     async def race(self, task: asyncio.Future[T]) -> bool:
         """Wait for ``task`` unless cancellation comes first (then cancel it): True if done.
         The task's own exception, if any, is raised."""
-        stop: asyncio.Future[Any] = asyncio.ensure_future(self._cancel.wait())
-        waiting: set[asyncio.Future[Any]] = {task, stop}
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake(_: object = None) -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        task.add_done_callback(wake)
+        self._wakers.add(wake)
+        if self.cancelled:
+            wake()
         try:
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            await woken
         except asyncio.CancelledError:
             # Our own caller was cancelled (a parent agent, or the task running the
             # session): the raced work must stop too, or a tool process would outlive us.
@@ -108,7 +122,8 @@ class RunControl:
                 await task
             raise
         finally:
-            stop.cancel()
+            task.remove_done_callback(wake)
+            self._wakers.discard(wake)
         if task.done():
             task.result()
             return True

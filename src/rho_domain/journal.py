@@ -65,8 +65,12 @@ class Journal:
     async def emit(self, event: ev.Event) -> None:
         """Apply, persist, then notify. A store failure propagates (the run ends in error)."""
         self.record(event)
-        await self.flush()
-        await self.announce(event)
+        # Checked here, not only inside: a model stream emits an event per delta, and a
+        # coroutine call that has nothing to do is most of such an event's cost.
+        if self._unpersisted:
+            await self.flush()
+        if self.listeners:
+            await self.announce(event)
 
     async def announce(self, event: ev.Event) -> None:
         """Call every listener with ``event`` (awaiting the async ones), in order."""

@@ -58,6 +58,8 @@ class State:
 
     def apply(self, event: ev.Event) -> None:
         """Fold one event into the state. Events that change nothing are ignored."""
+        if event.kind in ev.EPHEMERAL_KINDS:
+            return  # streaming deltas: the message they make up arrives whole
         match event:
             case ev.MessageAdded(message=message):
                 self._add_message(message)

@@ -234,7 +234,7 @@ def build_executor(
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         extra_read_roots=profile.extra_read_roots,
         protected_paths=tuple(str(p) for p in _store_paths(store)),
-        base_env=dict(os.environ),
+        base_env=os.environ,  # read as each command starts
         secret_locations=secret,
     )
 

@@ -10,8 +10,9 @@ a read-only, network-less sandbox. Every path word of every stage is judged by i
 against the secrets policy (``CommandRunner.check_reads``); git stages run through a shadow
 common directory, never the repository's config (``git_shadow.py``); awk runs as the
 implementation detected here (``CommandRunner._awk``). A ``shell`` string runs through bash only
-when ``allow_shell`` (the unrestricted profiles). OSError is mapped to rho errors in
-``_os_errors``.
+when ``allow_shell`` (the unrestricted profiles), in ``base_env`` as it is when the command
+starts (``os.environ`` stays live), scrubbed of credentials. OSError is mapped to rho errors
+in ``_os_errors``.
 """
 
 from __future__ import annotations

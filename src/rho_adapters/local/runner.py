@@ -102,7 +102,9 @@ class CommandRunner:
         self.search_path = tuple(search_path)
         # Bound again on top of the private /tmp, so a workspace under /tmp stays visible.
         self.visible_roots = tuple(visible_roots)
-        self.base_env = dict(base_env)
+        # Kept, not copied: read (and scrubbed) as each unrestricted command starts, so
+        # ``os.environ`` passed here stays live, and opening a session copies nothing.
+        self.base_env = base_env
         self.policy = policy if policy is not None else SecretPolicy()
         self._sandbox_wanted = sandbox
         self._sandbox: bool | None = None if sandbox is not False else False

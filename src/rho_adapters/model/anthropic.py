@@ -27,7 +27,7 @@ from rho_adapters.model._errors import (
 from rho_adapters.model._http import Attempt, Endpoint, Timeouts, with_retries
 from rho_adapters.model.openai_request import RequestDefaults, effective
 from rho_adapters.model.pool import ClientPool
-from rho_adapters.model.retry import RetryPolicy, server_delay
+from rho_adapters.model.retry import RetryPolicy, jitter_rng, server_delay
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
 from rho_domain.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, Usage
@@ -264,7 +264,7 @@ class AnthropicModel(ChatModel):
 
             clock = SystemClock()
         self.clock = clock
-        self._rng = rng or random.Random()
+        self._rng = rng or jitter_rng()
         headers = {"anthropic-version": "2023-06-01", "accept": "text/event-stream"}
         if api_key:
             headers["x-api-key"] = api_key

@@ -65,26 +65,26 @@ class ChunkAssembler:
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         """Apply one parsed chunk. Raises a ModelError when the chunk carries ``error``."""
+        # Called once per streamed delta: ``_is_mapping`` decides a parsed dict without the
+        # abstract-class check, and keys that are rare are looked up only when present.
         self.events += 1
-        if not isinstance(chunk, Mapping):
-            raise stream_error(chunk, partial_text=self.partial_text)
-        if chunk.get("error"):
+        if not _is_mapping(chunk) or chunk.get("error"):
             raise stream_error(chunk, partial_text=self.partial_text)
         usage = chunk.get("usage")
-        if not usage:
-            x_groq = chunk.get("x_groq")
-            usage = x_groq.get("usage") if isinstance(x_groq, Mapping) else None
-        if isinstance(usage, Mapping):
+        if not usage and "x_groq" in chunk:
+            x_groq = chunk["x_groq"]
+            usage = x_groq.get("usage") if _is_mapping(x_groq) else None
+        if usage and _is_mapping(usage):
             self.usage = parse_usage(usage)
         tier = chunk.get("service_tier")
         if isinstance(tier, str):
             self.service_tier = tier
         events: list[StreamEvent] = []
         for choice in chunk.get("choices") or ():
-            if not isinstance(choice, Mapping) or (choice.get("index") or 0) != 0:
+            if not _is_mapping(choice) or (choice.get("index") or 0) != 0:
                 continue  # n>1: only choice 0 is assembled
             delta = choice.get("delta") or choice.get("message")
-            if isinstance(delta, Mapping):
+            if delta and _is_mapping(delta):
                 self._delta(delta, events)
             reason = choice.get("finish_reason")
             if reason:
@@ -132,12 +132,8 @@ class ChunkAssembler:
         )
 
     def _delta(self, delta: Mapping[str, Any], events: list[StreamEvent]) -> None:
-        reasoning = delta.get("reasoning")
-        if not isinstance(reasoning, str) or not reasoning:
-            reasoning = delta.get("reasoning_content")
-        if isinstance(reasoning, str) and reasoning:
-            self.reasoning.append(reasoning)
-            events.append(ReasoningChunk(reasoning))
+        if "reasoning" in delta or "reasoning_content" in delta:
+            self._reasoning(delta, events)
         content = delta.get("content")
         if isinstance(content, str):
             if content:
@@ -146,12 +142,20 @@ class ChunkAssembler:
         elif isinstance(content, list):
             self._content_parts(content, events)
         refusal = delta.get("refusal")
-        if isinstance(refusal, str) and refusal:
+        if refusal and isinstance(refusal, str):
             self.refusal.append(refusal)
             events.append(RefusalChunk(refusal))
         for fragment in delta.get("tool_calls") or ():
-            if isinstance(fragment, Mapping):
+            if _is_mapping(fragment):
                 self._tool_fragment(fragment, events)
+
+    def _reasoning(self, delta: Mapping[str, Any], events: list[StreamEvent]) -> None:
+        reasoning = delta.get("reasoning")
+        if not isinstance(reasoning, str) or not reasoning:
+            reasoning = delta.get("reasoning_content")
+        if isinstance(reasoning, str) and reasoning:
+            self.reasoning.append(reasoning)
+            events.append(ReasoningChunk(reasoning))
 
     def _content_parts(self, parts: list[Any], events: list[StreamEvent]) -> None:
         """Mistral: ``[{type: text, text}, {type: thinking, thinking: [{type: text, text}]}]``."""
@@ -202,6 +206,11 @@ class ChunkAssembler:
                 arguments_delta=delta,
             )
         )
+
+
+def _is_mapping(value: Any) -> bool:
+    # JSON objects are dicts: decided by one type comparison before the abstract-class check.
+    return value.__class__ is dict or isinstance(value, Mapping)
 
 
 def parse_usage(data: Mapping[str, Any]) -> Usage:

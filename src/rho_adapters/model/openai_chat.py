@@ -42,7 +42,7 @@ from rho_adapters.model.openai_request import (
 )
 from rho_adapters.model.pool import ClientPool
 from rho_adapters.model.providers import PROVIDERS, Provider, resolve_provider
-from rho_adapters.model.retry import RetryPolicy, server_delay
+from rho_adapters.model.retry import RetryPolicy, jitter_rng, server_delay
 from rho_adapters.model.sse import SSEDecoder
 from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
 from rho_domain.errors import (
@@ -128,7 +128,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
 
             clock = SystemClock()
         self.clock = clock
-        self._rng = rng or random.Random()
+        self._rng = rng or jitter_rng()
         all_headers = {"accept": "text/event-stream, application/json"}
         if api_key:
             if self.provider.auth_header == "authorization":
@@ -363,7 +363,10 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 if sse.data.startswith("[DONE]"):
                     done = True
                     break
-                chunk = _parse_or_skip(sse.data, assembler)
+                try:
+                    chunk = json.loads(sse.data)
+                except ValueError:
+                    chunk = _unparsed(sse.data, assembler)
                 if chunk is _SKIPPED:
                     yield StreamWarning(_skipped(sse.data, self.url))
                     continue
@@ -428,17 +431,14 @@ async def _drain(body: AsyncIterator[bytes]) -> None:
 _SKIPPED = object()
 
 
-def _parse_or_skip(data: str, assembler: ChunkAssembler) -> Any:
-    """The parsed event, or ``_SKIPPED`` for an unparseable one that can be left out: every
-    chunk so far was whole (text, reasoning), so nothing is lost. Inside a tool call the
-    event may have carried part of its arguments: that stream cannot be trusted, so it fails
+def _unparsed(data: str, assembler: ChunkAssembler) -> Any:
+    """For an event that is not JSON: ``_SKIPPED`` when it can be left out (every chunk so far
+    was whole: text, reasoning), so nothing is lost. Inside a tool call the event may have
+    carried part of its arguments: that stream cannot be trusted, so it fails
     (``ModelProtocolError``)."""
-    try:
-        return json.loads(data)
-    except ValueError:
-        if assembler.has_calls:
-            return _parse(data, assembler)
-        return _SKIPPED
+    if assembler.has_calls:
+        return _parse(data, assembler)
+    return _SKIPPED
 
 
 def _skipped(data: str, url: str) -> str:

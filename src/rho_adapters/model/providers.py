@@ -17,6 +17,7 @@ Adding an OpenAI-compatible server is one row in ``PROVIDERS``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from typing import Literal
 from urllib.parse import urlsplit
@@ -185,7 +186,12 @@ def guess_provider_name(
     provider key in ``keys_set`` (names of the variables that are set), else ``openai``."""
     if not base_url:
         return _hosted_guess(model.lower(), frozenset(keys_set))
-    host = (urlsplit(base_url).hostname or "").lower()
+    return _provider_of_host((urlsplit(base_url).hostname or "").lower())
+
+
+@functools.lru_cache(maxsize=256)
+def _provider_of_host(host: str) -> str:
+    # Asked several times per Session (wiring, adapter, settings): one pass over the table.
     for provider in PROVIDERS.values():
         if any(fragment in host for fragment in provider.hosts):
             return provider.name

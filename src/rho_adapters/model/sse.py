@@ -60,15 +60,27 @@ class SSEDecoder:
             self._pending.append(chunk)
             chunk = b"".join(self._pending)
             self._pending.clear()
-        lines = chunk.splitlines(keepends=True)
-        last = lines[-1]
-        if not last.endswith(_TERMINATORS):
-            self._pending.append(lines.pop())
-        elif last.endswith(b"\r"):
-            self._skip_lf = True
+        if b"\r" in chunk:
+            lines = [line.rstrip(b"\r\n") for line in chunk.splitlines(keepends=True)]
+            if not chunk.endswith(_TERMINATORS):
+                self._pending.append(lines.pop())
+            elif chunk.endswith(b"\r"):
+                self._skip_lf = True
+        else:  # LF only, as nearly every server sends
+            lines = chunk.split(b"\n")
+            if last := lines.pop():  # the text after the last LF: an unfinished line
+                self._pending.append(last)
+        # This runs for every network chunk of every stream: a ``data:`` line and the blank
+        # line that ends an unnamed event are handled inline, the rest by ``_line``.
         events: list[SSEEvent] = []
-        for raw in lines:
-            self._line(raw.rstrip(b"\r\n"), events)
+        for line in lines:
+            if line.startswith(b"data: "):
+                self._data.append(line[6:].decode("utf-8", "replace"))
+            elif not line and self._data and not self._event:
+                events.append(SSEEvent("\n".join(self._data)))
+                self._data = []
+            else:
+                self._line(line, events)
         return events
 
     def flush(self) -> list[SSEEvent]:
