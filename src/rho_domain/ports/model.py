@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from abc import abstractmethod
 from collections.abc import AsyncIterator
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from rho_domain.model import ModelRequest, StreamEvent
 
@@ -56,7 +56,7 @@ class ContextMeter(Protocol):
 def context_meter(model: ChatModel) -> ContextMeter | None:
     """The model as a ContextMeter, or None when it is not one. Decided by the model's class
     (its methods), once per class."""
-    return model if _is_meter_class(type(model)) else None
+    return cast(ContextMeter, model) if _is_meter_class(type(model)) else None
 
 
 @functools.lru_cache(maxsize=256)
