@@ -28,6 +28,8 @@ name rules also apply to what the model wrote. Patterns are lowercase; matching 
 from __future__ import annotations
 
 import fnmatch
+import functools
+import re
 import shlex
 
 import attrs
@@ -103,11 +105,21 @@ def _text(path: str) -> str:
     return "/" + "/".join(parts) if path.startswith("/") else "/".join(parts)
 
 
+@functools.cache
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression matching what any of ``patterns`` matches (``fnmatchcase``): every
+    file a tool touches is judged, and one match is much cheaper than a hundred. The
+    pattern-by-pattern loops stay, behind it, to name the rule that matched."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
 def _name_refusal(path: str) -> str | None:
     """Rule 3: the last component's name (templates excepted)."""
     parts = _components(path)
     name = "/" + parts[-1].casefold() if parts else "/"
-    if any(fnmatch.fnmatchcase(name, p) for p in TEMPLATES):
+    if _any_of(TEMPLATES).match(name):
+        return None
+    if not _any_of((*NAMES, SSH_KEY)).match(name):
         return None
     for pattern in NAMES:
         if fnmatch.fnmatchcase(name, pattern):
@@ -146,7 +158,7 @@ class SecretPolicy:
         if not path:
             return None
         text = _text(path)
-        if path.startswith("/") and any(fnmatch.fnmatchcase(text, p) for p in ALLOWED):
+        if path.startswith("/") and _any_of(ALLOWED).match(text):
             return None
         return self.location_refusal(path) or _name_refusal(path)
 
@@ -159,6 +171,8 @@ class SecretPolicy:
             if path.startswith("/") and parts[: len(base)] == base:
                 return f"{path!r} is inside {location}, a secret location the agent never reads"
         low = _absolute(_text(path)).casefold()
+        if not _any_of(LOCATIONS).match(low):
+            return None
         for pattern in LOCATIONS:
             if fnmatch.fnmatchcase(low, pattern) and (
                 path.startswith("/") or pattern.startswith("*")
