@@ -13,9 +13,16 @@ from rho_adapters.model.providers import (
     provider_owning,
     resolve_provider,
 )
+from rho_adapters.model.tokens import prompt_chars, prompt_text
 from rho_domain.errors import ConfigError
-from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
-from rho_domain.model import ToolSpec
+from rho_domain.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from rho_domain.model import ModelRequest, ToolSpec
 
 SPEC = ToolSpec(name="list", description="List files", parameters={"type": "object"})
 FULL = {
@@ -240,3 +247,32 @@ async def test_a_400_naming_stream_on_a_tool_turn_is_resent_unstreamed(stream: b
     assert calls_of(events) == [("c1", "list", '{"path": "."}')]
     await collect(model, request(tools=(SPEC,)))
     assert [r["stream"] for r in transport.requests] == [True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("system", "messages", "tools"),
+    [
+        ("", (), ()),
+        ("sys", (), ()),
+        ("", (UserMessage("hi"),), ()),
+        (
+            "You are a helper.",
+            (
+                UserMessage("list it"),
+                AssistantMessage(
+                    text="", tool_calls=(ToolCall(id="c1", name="list", arguments="{}"),)
+                ),
+                ToolResultMessage(call_id="c1", tool_name="list", content="a\nb"),
+                AssistantMessage(text="Two files."),
+                UserMessage(""),
+            ),
+            (ToolSpec(name="list", description="List.", parameters={"type": "object"}),),
+        ),
+    ],
+)
+def test_prompt_chars_is_the_length_of_prompt_text(
+    system: str, messages: tuple[Message, ...], tools: tuple[ToolSpec, ...]
+) -> None:
+    """Estimates count characters without building the text; the count must be its length."""
+    req = ModelRequest(model="m", system=system, messages=messages, tools=tools)
+    assert prompt_chars(req) == len(prompt_text(req))

@@ -23,6 +23,16 @@ _RATIO_BOUNDS = (1.0, 8.0)
 
 def prompt_text(request: ModelRequest) -> str:
     """The text of everything the request sends the model (system, messages, tool schemas)."""
+    return "\n".join(p for p in _parts(request) if p)
+
+
+def prompt_chars(request: ModelRequest) -> int:
+    """``len(prompt_text(request))``, without building the text (estimates need only this)."""
+    lengths = [len(p) for p in _parts(request) if p]
+    return sum(lengths) + len(lengths) - 1 if lengths else 0
+
+
+def _parts(request: ModelRequest) -> list[str]:
     parts = [request.system]
     for message in request.messages:
         if isinstance(message, AssistantMessage):
@@ -32,7 +42,7 @@ def prompt_text(request: ModelRequest) -> str:
             parts.append(message.content)
     if request.tools:
         parts.append(_schemas_text(request.tools))
-    return "\n".join(p for p in parts if p)
+    return parts
 
 
 # Tool schemas as JSON, by the specs' names, descriptions and parameter mappings (by identity:
@@ -70,7 +80,7 @@ class TokenMeter:
 
     def estimate(self, request: ModelRequest) -> int:
         """Prompt tokens of ``request``: its text plus the template framing."""
-        return self.estimate_text(prompt_text(request)) + framing_tokens(request)
+        return self.estimate_chars(prompt_chars(request)) + framing_tokens(request)
 
     def estimate_text(self, text: str) -> int:
         """Tokens of ``text`` (no framing)."""
@@ -84,7 +94,7 @@ class TokenMeter:
 
     def learn(self, request: ModelRequest, prompt_tokens: int) -> None:
         """The server counted ``prompt_tokens`` for ``request``: adopt its ratio."""
-        self.learn_text(len(prompt_text(request)), prompt_tokens - framing_tokens(request))
+        self.learn_text(prompt_chars(request), prompt_tokens - framing_tokens(request))
 
     def learn_text(self, chars: int, tokens: int) -> None:
         """``chars`` characters were counted as ``tokens``: adopt that ratio (within bounds),
