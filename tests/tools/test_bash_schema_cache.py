@@ -38,3 +38,39 @@ def test_a_new_sessions_registry_reuses_the_encoded_schema_text() -> None:
     assert len(tokens._SCHEMAS) == 1
     schema = json.loads(text.split("\n", 1)[1])
     assert schema[0]["function"]["parameters"]["required"] == ["command"]
+
+
+class _Described(BashHandler):
+    """A handler whose description can change after it is registered."""
+
+    text = "first"
+
+    @property
+    def description(self) -> str:
+        return self.text
+
+
+def test_registry_specs_are_reused_until_a_schema_or_description_changes() -> None:
+    bash = _Described(restricted=True, timeout=30)
+    registry = ToolRegistry([bash])
+    specs = registry.specs()
+    assert registry.specs() is specs  # nothing changed: the same specs, nothing rebuilt
+    bash.timeout = 45
+    after_timeout = registry.specs()
+    assert after_timeout is not specs
+    assert after_timeout[0].parameters is bash.parameters
+    assert "max 45" in json.dumps(after_timeout[0].to_openai())
+    bash.text = "second"
+    assert registry.specs()[0].description == "second"
+    assert registry.specs() is registry.specs()
+
+
+def test_registry_specs_are_sorted_by_name_whatever_the_order_given() -> None:
+    from rho_domain.tools.listing import ListHandler
+    from rho_domain.tools.read import ReadHandler
+
+    registry = ToolRegistry(
+        [ReadHandler(), BashHandler(restricted=True, timeout=30), ListHandler()]
+    )
+    assert [s.name for s in registry.specs()] == ["bash", "list", "read"]
+    assert registry.names == ("bash", "list", "read")

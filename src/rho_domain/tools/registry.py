@@ -42,7 +42,13 @@ class ToolRegistry:
         self._handlers: dict[str, ToolHandler] = {}
         for handler in handlers:
             self._handlers[handler.name] = handler
+        self._handlers = dict(sorted(self._handlers.items()))
         self.output_limit = output_limit
+        # The specs of the last ``specs()``, and the descriptions and parameter mappings they
+        # were built from (kept alive, so identity stays meaningful): every request of every
+        # turn asks, and a handler's schema rarely changes (bash's follows its timeout).
+        self._specs: tuple[ToolSpec, ...] = ()
+        self._built_from: tuple[tuple[str, object], ...] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -70,10 +76,17 @@ class ToolRegistry:
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """Specs sorted by name, so the prompt prefix is stable for caching."""
-        return tuple(
-            ToolSpec(name=h.name, description=h.description, parameters=h.parameters)
-            for _, h in sorted(self._handlers.items())
-        )
+        sources = tuple((h.description, h.parameters) for h in self._handlers.values())
+        built = self._built_from
+        if built is None or not all(
+            d == old_d and p is old_p for (d, p), (old_d, old_p) in zip(sources, built, strict=True)
+        ):
+            self._specs = tuple(
+                ToolSpec(name=name, description=description, parameters=parameters)
+                for name, (description, parameters) in zip(self._handlers, sources, strict=True)
+            )
+            self._built_from = sources
+        return self._specs
 
     def policy_for(self, call: ToolCall) -> ToolPolicy | None:
         """The policy of a call, or None when the tool is unknown or the arguments invalid."""
