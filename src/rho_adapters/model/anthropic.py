@@ -25,6 +25,7 @@ from rho_adapters.model._errors import (
     stream_error,
 )
 from rho_adapters.model._http import Attempt, Endpoint, Timeouts, with_retries
+from rho_adapters.model.chunks import loads
 from rho_adapters.model.openai_request import RequestDefaults, effective
 from rho_adapters.model.pool import ClientPool
 from rho_adapters.model.retry import RetryPolicy, jitter_rng, server_delay
@@ -342,7 +343,7 @@ class AnthropicModel(ChatModel):
 
 def _json(data: str) -> Any:
     try:
-        return json.loads(data)
+        return loads(data)
     except ValueError as exc:
         raise ModelProtocolError(
             f"the server sent an event that is not JSON: {data[:200]!r}"

@@ -208,6 +208,21 @@ class ChunkAssembler:
         )
 
 
+_DECODER = json.JSONDecoder()
+
+
+def loads(data: str) -> Any:
+    """``json.loads(data)``, same result and same errors, faster for a compact document (a
+    streamed chunk): ``json.loads`` spends more time around its C scanner than in it, and a
+    stream has one call per delta. Anything unusual (surrounding whitespace, extra data, a
+    syntax error) goes to ``json.loads``, which decides."""
+    try:
+        value, end = _DECODER.raw_decode(data)
+    except ValueError:
+        return json.loads(data)
+    return value if end == len(data) else json.loads(data)
+
+
 def _is_mapping(value: Any) -> bool:
     # JSON objects are dicts: decided by one type comparison before the abstract-class check.
     return value.__class__ is dict or isinstance(value, Mapping)

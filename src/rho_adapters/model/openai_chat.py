@@ -31,7 +31,7 @@ import httpx
 
 from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
 from rho_adapters.model._http import Attempt, Endpoint, Timeouts, with_retries
-from rho_adapters.model.chunks import ChunkAssembler
+from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.openai_request import (
     RequestDefaults,
@@ -364,7 +364,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                     done = True
                     break
                 try:
-                    chunk = json.loads(sse.data)
+                    chunk = loads(sse.data)
                 except ValueError:
                     chunk = _unparsed(sse.data, assembler)
                 if chunk is _SKIPPED:
