@@ -35,7 +35,10 @@ class RequestDefaults:
 
 
 def effective(request: ModelRequest, defaults: RequestDefaults) -> ModelRequest:
-    """The request with its None options filled from the defaults."""
+    """The request with its None options filled from the defaults (``request`` itself when
+    there is nothing to fill: every call passes here)."""
+    if defaults == _NO_DEFAULTS:
+        return request
     return attrs.evolve(
         request,
         service_tier=_pick(request.service_tier, defaults.service_tier),
@@ -44,6 +47,9 @@ def effective(request: ModelRequest, defaults: RequestDefaults) -> ModelRequest:
         max_output_tokens=_pick(request.max_output_tokens, defaults.max_output_tokens),
         response_format=_pick(request.response_format, defaults.response_format),
     )
+
+
+_NO_DEFAULTS = RequestDefaults()
 
 
 def _pick(value: Any, default: Any) -> Any:
