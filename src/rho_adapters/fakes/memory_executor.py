@@ -55,6 +55,8 @@ class MemoryExecutor(Executor):
         return self.root
 
     def _key(self, path: str) -> str:
+        if "/" not in path and path not in ("", ".", ".."):
+            return path  # a plain name is its own normal form
         if path.startswith(self.root + "/") or path == self.root:
             path = path[len(self.root) :].lstrip("/") or "."
         if posixpath.isabs(path):

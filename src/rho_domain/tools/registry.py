@@ -44,9 +44,9 @@ class ToolRegistry:
             self._handlers[handler.name] = handler
         self._handlers = dict(sorted(self._handlers.items()))
         self.output_limit = output_limit
-        # The specs of the last ``specs()``, and the descriptions and parameter mappings they
-        # were built from (kept alive, so identity stays meaningful): every request of every
-        # turn asks, and a handler's schema rarely changes (bash's follows its timeout).
+        # The specs of the last ``specs()`` and the descriptions and parameter mappings they
+        # were built from: every request of every turn asks, and a handler's schema rarely
+        # changes (bash's follows its timeout).
         self._specs: tuple[ToolSpec, ...] = ()
         self._built_from: tuple[tuple[str, object], ...] | None = None
 
@@ -77,10 +77,9 @@ class ToolRegistry:
     def specs(self) -> tuple[ToolSpec, ...]:
         """Specs sorted by name, so the prompt prefix is stable for caching."""
         sources = tuple((h.description, h.parameters) for h in self._handlers.values())
-        built = self._built_from
-        if built is None or not all(
-            d == old_d and p is old_p for (d, p), (old_d, old_p) in zip(sources, built, strict=True)
-        ):
+        # Equal (usually identical: a handler's schema is a constant) descriptions and
+        # schemas make equal specs; tuple comparison checks identity before equality.
+        if sources != self._built_from:
             self._specs = tuple(
                 ToolSpec(name=name, description=description, parameters=parameters)
                 for name, (description, parameters) in zip(self._handlers, sources, strict=True)
