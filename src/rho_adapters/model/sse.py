@@ -53,13 +53,14 @@ class SSEDecoder:
                 chunk = chunk[1:]
         if not chunk:
             return []
-        if b"\n" not in chunk and b"\r" not in chunk:
-            self._pending.append(chunk)
-            return []
         if self._pending:
             self._pending.append(chunk)
+            if b"\n" not in chunk and b"\r" not in chunk:
+                return []  # the line goes on: joined once, when it ends
             chunk = b"".join(self._pending)
             self._pending.clear()
+        # Each membership test scans the chunk: one for CR, and the common LF-only case
+        # needs no other (a chunk without any LF leaves its text pending below).
         if b"\r" in chunk:
             lines = [line.rstrip(b"\r\n") for line in chunk.splitlines(keepends=True)]
             if not chunk.endswith(_TERMINATORS):
