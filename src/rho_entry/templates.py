@@ -22,6 +22,7 @@ profile; a user's ``<config dir>/default.md`` replaces it.
 
 from __future__ import annotations
 
+import functools
 import platform as _platform
 import re
 from collections.abc import Mapping, Sequence
@@ -85,6 +86,14 @@ def load_template(path: str | Path) -> PromptTemplate:
 
 def parse_template(text: str, *, source: str = "<template>") -> PromptTemplate:
     """Split frontmatter from body and validate the frontmatter's keys and types."""
+    return _parse_template(text, source)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_template(text: str, source: str) -> PromptTemplate:
+    # Every new Agent renders its prompt from a template, most often the same file: parsing its
+    # YAML frontmatter was ~1 ms of CPU per Agent. The text is the key, so an edited file is
+    # parsed again (errors are never cached: they propagate).
     meta, body = _split_frontmatter(text, source)
     if not body.strip():
         raise ConfigError(f"{source}: the template has no body (the system prompt is empty)")

@@ -103,6 +103,21 @@ def test_user_default_prompt_overrides_the_builtin(tmp_path: Path) -> None:
     assert text == "Mine: readonly in /w"
 
 
+def test_an_edited_template_file_is_read_again(tmp_path: Path) -> None:
+    """Parsed templates are cached by their text: a long-lived service sees an edit at once."""
+    path = tmp_path / "default.md"
+    profile = builtin_profile("readonly")
+    path.write_text("---\ndescription: one\n---\nFirst {{ profile_name }}")
+    assert resolve_system_prompt(AgentConfig(), profile, "/w", tmp_path) == "First readonly"
+    path.write_text("---\ndescription: two\n---\nSecond {{ profile_name }}")
+    assert resolve_system_prompt(AgentConfig(), profile, "/w", tmp_path) == "Second readonly"
+    path.write_text("---\nnot_a_key: 1\n---\nBroken")
+    with pytest.raises(ConfigError, match="not_a_key"):
+        resolve_system_prompt(AgentConfig(), profile, "/w", tmp_path)
+    with pytest.raises(ConfigError, match="not_a_key"):  # errors are not cached away
+        resolve_system_prompt(AgentConfig(), profile, "/w", tmp_path)
+
+
 def test_system_prompt_template_path_is_rendered_with_config_vars(tmp_path: Path) -> None:
     path = tmp_path / "sys.md"
     path.write_text(REVIEW)
