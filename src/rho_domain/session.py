@@ -14,8 +14,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 
-import attrs
-
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import CompactResult, CompactTrigger
@@ -24,7 +22,7 @@ from rho_domain.context_fit import check_window
 from rho_domain.control import RunControl
 from rho_domain.errors import SessionStateError
 from rho_domain.fork import fork_labels, history_until
-from rho_domain.journal import FollowsChildren, Journal, Listener
+from rho_domain.journal import Journal, Listener
 from rho_domain.messages import UserMessage
 from rho_domain.model_turn import call_model
 from rho_domain.ports.approver import Approver
@@ -40,12 +38,11 @@ from rho_domain.run import (
     RunTally,
     budget_exceeded,
     new_id,
-    remaining_budget,
 )
 from rho_domain.run_boundaries import begin_run, end_run
 from rho_domain.state import State
+from rho_domain.sub_agents import SubAgents
 from rho_domain.tool_batch import ToolBatch
-from rho_domain.tools.base import ChildAnswer, ChildOutcome
 
 
 class Session:
@@ -91,6 +88,7 @@ class Session:
             self.journal.listeners.append(on_event)
         self.control = RunControl(self.id, signals, self.journal)
         can_delegate = delegation and "delegate" in agent.registry
+        self._sub_agents = SubAgents(self)
         self.tools = ToolBatch(
             self.id,
             agent,
@@ -99,12 +97,11 @@ class Session:
             executor,
             approver,
             self.databases,
-            self._run_child if can_delegate else None,
-            self._resume_child if can_delegate else None,
+            self._sub_agents.run if can_delegate else None,
+            self._sub_agents.resume if can_delegate else None,
         )
         self._running = False
         self._tally: RunTally | None = None
-        self._children: dict[str, Session] = {}  # waiting sub-agents, when there is no store
         self.last_result: RunResult | None = None
 
     # ------------------------------------------------------------------ public API
@@ -288,46 +285,6 @@ class Session:
             labels=self.labels,
         )
 
-    async def _run_child(self, instruction: str, *, full_context: bool) -> ChildOutcome:
-        """Run a child agent (the ``delegate`` tool) sharing this session's ports."""
-        child = self._child()
-        if full_context:
-            for message in self.state.settled_history():
-                child.journal.record(ev.MessageAdded(at=self.clock.now(), message=message))
-        return await self._drive_child(child, instruction)
-
-    async def _resume_child(self, answer: ChildAnswer) -> ChildOutcome:
-        """Give a waiting child the answer to its call and run it on (``ChildResumer``).
-        The child is reopened from the store, so any process can continue it."""
-        child = self._children.pop(answer.session_id, None)
-        if child is None:
-            if self.store is None:
-                raise SessionStateError(f"sub-agent {answer.session_id} is not in this process")
-            record, events = await self.store.open(answer.session_id)
-            child = self._child(record.id, State.from_events(events))
-        if answer.call_id not in {c.id for c in child.state.awaiting_decision()}:
-            await child.close()
-            raise SessionStateError(
-                f"sub-agent {child.id} does not wait for call {answer.call_id} any more"
-            )
-        child.resolve_approval(
-            answer.call_id, answer.approved, always=answer.always, reason=answer.reason
-        )
-        return await self._drive_child(child, None)
-
-    def _child(self, session_id: str | None = None, state: State | None = None) -> Session:
-        """A child session: no ``delegate`` tool, this run's remaining budget, same ports."""
-        agent = self.agent.without_tools("delegate")
-        if self._tally is not None:
-            spent = self._tally.usage + self._tally.child_usage
-            budget = remaining_budget(agent.config.budget, spent)
-            agent = attrs.evolve(agent, config=attrs.evolve(agent.config, budget=budget))
-        child = self._related(agent, session_id=session_id, state=state, delegation=False)
-        for listener in self.journal.listeners:  # e.g. tracing: the child's spans nest in ours
-            if isinstance(listener, FollowsChildren):
-                child.journal.listeners.append(listener.for_child(child.id))
-        return child
-
     def _related(
         self,
         agent: Agent,
@@ -356,22 +313,3 @@ class Session:
             labels=labels,
             delegation=delegation,
         )
-
-    async def _drive_child(self, child: Session, prompt: str | None) -> ChildOutcome:
-        """Run ``child``; count its usage against this run; note a call the user rejected."""
-        rejected: list[str] = []
-
-        def on_event(event: ev.Event) -> None:
-            if isinstance(event, ev.ToolBlocked) and event.by == "user":
-                why = "" if event.reason == "rejected" else f" ({event.reason})"
-                rejected.append(f"{event.call.name} {event.call.arguments}{why}")
-
-        try:
-            result = await child.run(prompt, on_event=on_event)
-        finally:
-            await child.close()
-        if result.status is RunStatus.AWAITING_APPROVAL and self.store is None:
-            self._children[child.id] = child
-        if self._tally is not None:
-            self._tally.child_usage = self._tally.child_usage + result.usage
-        return ChildOutcome.from_result(result, rejected=rejected[-1] if rejected else "")
