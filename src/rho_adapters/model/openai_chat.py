@@ -1,7 +1,7 @@
 """OpenAIChatModel: the ChatModel for every OpenAI-compatible Chat Completions server.
 
 Hand-written on httpx: SSE bytes → ``SSEDecoder`` → JSON chunks → ``ChunkAssembler`` → domain
-events. A stream ends with the assembled ``ToolCallReady`` events, one ``UsageReport`` (the
+events (reading one response is ``openai_read``; this module makes the calls). A stream ends with the assembled ``ToolCallReady`` events, one ``UsageReport`` (the
 server's, or an estimate marked ``estimated``) and one ``StreamFinished``. Errors are raised as
 ``ModelError`` subclasses carrying the partial text; retries (``_http.with_retries``) happen only
 before the first event reached the caller. Non-streaming mode (config ``stream=False``, or a
@@ -18,9 +18,7 @@ characters-per-token ratio learned from the counts it reports (``tokens.TokenMet
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
@@ -31,8 +29,9 @@ import httpx
 
 from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
 from rho_adapters.model._http import Attempt, Endpoint, Timeouts, with_retries
-from rho_adapters.model.chunks import ChunkAssembler, loads
+from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
+from rho_adapters.model.openai_read import EmptyStream, read_stream, read_whole
 from rho_adapters.model.openai_request import (
     RequestDefaults,
     build_body,
@@ -43,27 +42,21 @@ from rho_adapters.model.openai_request import (
 from rho_adapters.model.pool import ClientPool
 from rho_adapters.model.providers import PROVIDERS, Provider, resolve_provider
 from rho_adapters.model.retry import RetryPolicy, jitter_rng, server_delay
-from rho_adapters.model.sse import SSEDecoder
 from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
 from rho_domain.errors import (
     BadRequest,
     ContextLengthExceeded,
     ModelError,
-    ModelProtocolError,
-    TruncatedStream,
 )
 from rho_domain.messages import Usage
 from rho_domain.model import (
     ModelRequest,
     StreamEvent,
     StreamFinished,
-    StreamWarning,
     UsageReport,
 )
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel, ContextMeter
-
-_DRAIN_SECONDS = 1.0
 
 
 def chat_url(base_url: str) -> str:
@@ -73,10 +66,6 @@ def chat_url(base_url: str) -> str:
     if not path.endswith("/chat/completions"):
         path += "/chat/completions"
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-class _EmptyStream(TruncatedStream):
-    """A 200 answer that carried nothing at all (stream or body)."""
 
 
 _NEAR_WINDOW = 0.9  # an empty answer to a request this close to the window is an overflow
@@ -174,7 +163,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             try:
                 async for event in self._with_retries(request, streamed):
                     yield event
-            except _EmptyStream as empty:
+            except EmptyStream as empty:
                 # llama-cpp-python answers an overflow (07) or an automatic tool choice (13)
                 # with an empty 200 stream; without streaming it says which (08, 14).
                 if not streamed:
@@ -182,7 +171,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 try:
                     async for event in self._with_retries(request, False):
                         yield event
-                except _EmptyStream as again:
+                except EmptyStream as again:
                     raise self._overflow_or(again, request) from again
                 if request.tools:
                     self._no_stream_tools = True
@@ -269,7 +258,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             return attrs.evolve(request, tools=())
         return request
 
-    def _overflow_or(self, empty: _EmptyStream, request: ModelRequest) -> ModelError:
+    def _overflow_or(self, empty: EmptyStream, request: ModelRequest) -> ModelError:
         """An empty answer to a request near the known window is taken as an overflow."""
         tokens = self.meter.estimate(self._as_read(request)) + (request.max_output_tokens or 0)
         if not self.window or tokens < _NEAR_WINDOW * self.window:
@@ -323,10 +312,10 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                     if response.status_code >= 400:
                         await self._raise_status(response)
                     if streaming:
-                        async for event in self._read_stream(response, assembler):
+                        async for event in read_stream(response, assembler, self.url):
                             yield event
                     else:
-                        for event in await self._read_whole(response, assembler):
+                        for event in await read_whole(response, assembler, self.url, self.model):
                             yield event
         except ModelError as exc:
             exc.partial_text = exc.partial_text or assembler.partial_text
@@ -351,108 +340,6 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             body,
             retry_after=server_delay(response.headers, self.clock.now()),
         )
-
-    async def _read_stream(
-        self, response: httpx.Response, assembler: ChunkAssembler
-    ) -> AsyncIterator[StreamEvent]:
-        decoder = SSEDecoder()
-        done = False
-        body = response.aiter_bytes()
-        async for raw in body:
-            for sse in decoder.feed(raw):
-                if sse.data.startswith("[DONE]"):
-                    done = True
-                    break
-                try:
-                    chunk = loads(sse.data)
-                except ValueError:
-                    chunk = _unparsed(sse.data, assembler)
-                if chunk is _SKIPPED:
-                    yield StreamWarning(_skipped(sse.data, self.url))
-                    continue
-                if sse.event == "error" and not (isinstance(chunk, Mapping) and chunk.get("error")):
-                    chunk = {"error": chunk}
-                for event in assembler.feed(chunk):
-                    yield event
-            if done:
-                await _drain(body)
-                return
-        for sse in decoder.flush():
-            if sse.data.startswith("[DONE]"):
-                return
-            for event in assembler.feed(_parse(sse.data, assembler)):
-                yield event
-        if assembler.finish_reason is None:
-            if not (assembler.events or assembler.partial_text or assembler.has_calls):
-                raise _EmptyStream(
-                    f"the model server at {self.url} answered 200 with an empty stream"
-                )
-            raise TruncatedStream(
-                "the model stream ended without a finish_reason or [DONE]",
-                partial_text=assembler.partial_text,
-            )
-
-    async def _read_whole(
-        self, response: httpx.Response, assembler: ChunkAssembler
-    ) -> list[StreamEvent]:
-        raw = await response.aread()
-        if not raw.strip():
-            raise _EmptyStream(
-                f"the model server at {self.url} answered 200 with an empty body "
-                f"(model {self.model!r}); its log says why"
-            )
-        data = _parse(raw.decode("utf-8", "replace"), assembler)
-        choices = data.get("choices") if isinstance(data, Mapping) else None
-        if isinstance(choices, list):
-            for choice in choices:
-                calls = (
-                    (choice.get("message") or {}).get("tool_calls")
-                    if isinstance(choice, Mapping)
-                    else None
-                )
-                for position, call in enumerate(calls or ()):
-                    if isinstance(call, dict):
-                        call.setdefault("index", position)
-        events = assembler.feed(data)
-        if assembler.finish_reason is None and not (assembler.partial_text or assembler.has_calls):
-            raise TruncatedStream("the model response has no choices")
-        return events
-
-
-async def _drain(body: AsyncIterator[bytes]) -> None:
-    """Read what follows [DONE] (the chunked-encoding terminator) so the connection goes back
-    to the pool; a server that keeps the body open gets a short grace, then is dropped."""
-    with contextlib.suppress(httpx.HTTPError, TimeoutError):
-        async with asyncio.timeout(_DRAIN_SECONDS):
-            async for _ in body:
-                pass
-
-
-_SKIPPED = object()
-
-
-def _unparsed(data: str, assembler: ChunkAssembler) -> Any:
-    """For an event that is not JSON: ``_SKIPPED`` when it can be left out (every chunk so far
-    was whole: text, reasoning), so nothing is lost. Inside a tool call the event may have
-    carried part of its arguments: that stream cannot be trusted, so it fails
-    (``ModelProtocolError``)."""
-    if assembler.has_calls:
-        return _parse(data, assembler)
-    return _SKIPPED
-
-
-def _skipped(data: str, url: str) -> str:
-    return f"skipped an event of the model stream from {url} that is not JSON: {data[:200]!r}"
-
-
-def _parse(data: str, assembler: ChunkAssembler) -> Any:
-    try:
-        return json.loads(data)
-    except ValueError as exc:
-        raise ModelProtocolError(
-            f"the model server sent a chunk that is not JSON: {data[:200]!r}",
-            partial_text=assembler.partial_text,
-        ) from exc
 
 
 def _with_model(request: ModelRequest, model: str) -> ModelRequest:

@@ -1,0 +1,136 @@
+"""Reading one Chat Completions response: a stream of SSE chunks, or one JSON body.
+
+``read_stream`` decodes SSE (``sse.SSEDecoder``), parses each chunk's JSON (``chunks.loads``)
+and feeds it to the ``ChunkAssembler``, yielding the display events as they come. A chunk that
+is not JSON is skipped with a ``StreamWarning`` while nothing of a tool call has arrived (text
+is whole in every chunk, so nothing is lost), and fails the stream inside a tool call. After
+``[DONE]`` the rest of the body is drained, briefly, so the connection goes back to the pool.
+A stream that ends without a finish reason is truncated; a 200 that carried nothing at all is
+an ``EmptyStream``, which the model resends without streaming to learn why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+
+from rho_adapters.model.chunks import ChunkAssembler, loads
+from rho_adapters.model.sse import SSEDecoder
+from rho_domain.errors import ModelProtocolError, TruncatedStream
+from rho_domain.model import StreamEvent, StreamWarning
+
+DRAIN_SECONDS = 1.0  # grace for what follows [DONE] before the connection is dropped
+
+
+class EmptyStream(TruncatedStream):
+    """A 200 answer that carried nothing at all (stream or body)."""
+
+
+async def read_stream(
+    response: httpx.Response, assembler: ChunkAssembler, url: str
+) -> AsyncIterator[StreamEvent]:
+    """The events of a streamed response from ``url`` (see the module docstring)."""
+    decoder = SSEDecoder()
+    done = False
+    body = response.aiter_bytes()
+    async for raw in body:
+        for sse in decoder.feed(raw):
+            if sse.data.startswith("[DONE]"):
+                done = True
+                break
+            try:
+                chunk = loads(sse.data)
+            except ValueError:
+                chunk = _unparsed(sse.data, assembler)
+            if chunk is _SKIPPED:
+                yield StreamWarning(_skipped(sse.data, url))
+                continue
+            if sse.event == "error" and not (isinstance(chunk, Mapping) and chunk.get("error")):
+                chunk = {"error": chunk}
+            for event in assembler.feed(chunk):
+                yield event
+        if done:
+            await _drain(body)
+            return
+    for sse in decoder.flush():
+        if sse.data.startswith("[DONE]"):
+            return
+        for event in assembler.feed(parse(sse.data, assembler)):
+            yield event
+    if assembler.finish_reason is None:
+        if not (assembler.events or assembler.partial_text or assembler.has_calls):
+            raise EmptyStream(f"the model server at {url} answered 200 with an empty stream")
+        raise TruncatedStream(
+            "the model stream ended without a finish_reason or [DONE]",
+            partial_text=assembler.partial_text,
+        )
+
+
+async def read_whole(
+    response: httpx.Response, assembler: ChunkAssembler, url: str, model: str
+) -> list[StreamEvent]:
+    """The events of a non-streamed response from ``url`` for ``model``."""
+    raw = await response.aread()
+    if not raw.strip():
+        raise EmptyStream(
+            f"the model server at {url} answered 200 with an empty body "
+            f"(model {model!r}); its log says why"
+        )
+    data = parse(raw.decode("utf-8", "replace"), assembler)
+    choices = data.get("choices") if isinstance(data, Mapping) else None
+    if isinstance(choices, list):
+        for choice in choices:
+            calls = (
+                (choice.get("message") or {}).get("tool_calls")
+                if isinstance(choice, Mapping)
+                else None
+            )
+            for position, call in enumerate(calls or ()):
+                if isinstance(call, dict):
+                    call.setdefault("index", position)
+    events = assembler.feed(data)
+    if assembler.finish_reason is None and not (assembler.partial_text or assembler.has_calls):
+        raise TruncatedStream("the model response has no choices")
+    return events
+
+
+def parse(data: str, assembler: ChunkAssembler) -> Any:
+    """``data`` as JSON, or ``ModelProtocolError`` (with the partial text) if it is not."""
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise ModelProtocolError(
+            f"the model server sent a chunk that is not JSON: {data[:200]!r}",
+            partial_text=assembler.partial_text,
+        ) from exc
+
+
+async def _drain(body: AsyncIterator[bytes]) -> None:
+    """Read what follows [DONE] (the chunked-encoding terminator) so the connection goes back
+    to the pool; a server that keeps the body open gets a short grace, then is dropped."""
+    with contextlib.suppress(httpx.HTTPError, TimeoutError):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for _ in body:
+                pass
+
+
+_SKIPPED = object()
+
+
+def _unparsed(data: str, assembler: ChunkAssembler) -> Any:
+    """For an event that is not JSON: ``_SKIPPED`` when it can be left out (every chunk so far
+    was whole: text, reasoning), so nothing is lost. Inside a tool call the event may have
+    carried part of its arguments: that stream cannot be trusted, so it fails
+    (``ModelProtocolError``)."""
+    if assembler.has_calls:
+        return parse(data, assembler)
+    return _SKIPPED
+
+
+def _skipped(data: str, url: str) -> str:
+    return f"skipped an event of the model stream from {url} that is not JSON: {data[:200]!r}"
