@@ -1,8 +1,9 @@
 """OpenAIChatModel: the ChatModel for every OpenAI-compatible Chat Completions server.
 
 Hand-written on httpx: SSE bytes → ``SSEDecoder`` → JSON chunks → ``ChunkAssembler`` → domain
-events (reading one response is ``openai_read``; this module makes the calls). A stream ends with the assembled ``ToolCallReady`` events, one ``UsageReport`` (the
-server's, or an estimate marked ``estimated``) and one ``StreamFinished``. Errors are raised as
+events (reading one response is ``openai_read``; this module makes the calls). A stream ends
+with the assembled ``ToolCallReady`` events, one ``UsageReport`` (the server's, or an estimate
+marked ``estimated``) and one ``StreamFinished``. Errors are raised as
 ``ModelError`` subclasses carrying the partial text; retries (``_http.with_retries``) happen only
 before the first event reached the caller. Non-streaming mode (config ``stream=False``, or a
 provider that cannot stream tools, or a server that rejected streaming with tools) yields the
