@@ -29,7 +29,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from rho_domain import events as ev
-from rho_domain.journal import FollowsChildren, Listener
+from rho_domain.journal import EndsWithSession, FollowsChildren, Listener
 from rho_domain.messages import Usage
 
 AGENT_NAME = "rho-agent"
@@ -53,7 +53,7 @@ def usage_attributes(usage: Usage, prefix: str = "gen_ai.usage.") -> dict[str, A
     return attributes
 
 
-class SpanRecorder(FollowsChildren):
+class SpanRecorder(FollowsChildren, EndsWithSession):
     """A session listener that records spans with ``tracer`` (see the module docstring)."""
 
     def __init__(
@@ -246,6 +246,10 @@ class SpanRecorder(FollowsChildren):
             capture_content=self.capture_content,
             session_span=False,  # the child's runs nest under the delegate call
         )
+
+    def session_closed(self) -> None:
+        """See ``EndsWithSession``: the session span ends with the session."""
+        self.end()
 
     def end(self, at: float | None = None) -> None:
         """End the session span (at ``at``, else the last event's time). Idempotent."""

@@ -30,6 +30,17 @@ class FollowsChildren(Protocol):
         ...
 
 
+@runtime_checkable
+class EndsWithSession(Protocol):
+    """A listener that wants to know when its session closes (telemetry ends the session's
+    span, so that it is exported without the caller having to end it)."""
+
+    def session_closed(self) -> None:
+        """Called by ``Session.close()`` (each time), after the session's events are
+        persisted."""
+        ...
+
+
 class Journal:
     """Applies, persists and announces a session's events."""
 

@@ -22,7 +22,7 @@ from rho_domain.context_fit import check_window
 from rho_domain.control import RunControl
 from rho_domain.errors import SessionStateError
 from rho_domain.fork import fork_labels, history_until
-from rho_domain.journal import Journal, Listener
+from rho_domain.journal import EndsWithSession, Journal, Listener
 from rho_domain.messages import UserMessage
 from rho_domain.model_turn import call_model
 from rho_domain.ports.approver import Approver
@@ -225,10 +225,14 @@ class Session:
         await self.journal.flush()
 
     async def close(self) -> None:
-        """Persist anything pending and release the store's lock. Idempotent."""
+        """Persist anything pending and release the store's lock; tell listeners that end with
+        the session (``EndsWithSession``). Idempotent."""
         if self.store is not None and self.journal.created:
             await self.journal.flush()
             await self.store.release(self.id)
+        for listener in tuple(self.journal.listeners):
+            if isinstance(listener, EndsWithSession):
+                listener.session_closed()
 
     async def __aenter__(self) -> Session:
         return self

@@ -3,11 +3,14 @@
 Needs the ``otel`` extra (opentelemetry-api). Without it nothing here is imported by the rest of
 rho-agent, so sessions that are not instrumented pay nothing; calling ``instrument`` without
 the extra raises ``MissingExtra`` naming it. Spans go to the tracer provider given, else the
-global one (configure the SDK and an exporter yourself, see docs/observability.md).
+global one (configure the SDK and an exporter yourself, see docs/observability.md). The session
+span ends when the session closes (``Session.close``, ``async with``). The CLI records spans
+for every session when the process has an SDK set up (``instrument_if_configured``).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -51,6 +54,20 @@ def instrument(
     )
     session.journal.listeners.append(recorder)
     return recorder
+
+
+def instrument_if_configured(session: Session, **options: Any) -> SpanRecorder | None:
+    """``instrument(session, **options)`` when this process has set OpenTelemetry up (an SDK
+    tracer provider is the global one, as ``opentelemetry-instrument rho-agent ...`` or a
+    ``sitecustomize`` does), else None. Imports nothing that is not already imported: the CLI
+    asks for every session, and costs nothing when tracing is not set up."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    unset = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+    if isinstance(trace.get_tracer_provider(), unset):
+        return None
+    return instrument(session, **options)
 
 
 @contextmanager

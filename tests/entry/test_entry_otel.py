@@ -15,8 +15,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedApprover, ScriptedModel
+from rho_adapters.fakes.scripted_model import text
 from rho_entry import Agent, AgentConfig, Session
-from rho_entry.otel import traced
+from rho_entry.otel import instrument, traced
 
 
 @pytest.fixture
@@ -134,3 +135,61 @@ def test_without_the_extra_nothing_imports_opentelemetry_and_instrument_names_it
     )
     assert done.returncode == 0, done.stderr
     assert "rho-agent[otel]" in done.stdout
+
+
+async def test_closing_the_session_ends_its_span(
+    exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    """Without ``traced``: ``instrument`` alone, and the session span is exported at close."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    session = Session(
+        Agent(AgentConfig(model="gpt-4o", working_dir=str(tmp_path))),
+        model=ScriptedModel([text("hi")]),
+        executor=MemoryExecutor(),
+    )
+    instrument(session, tracer_provider=provider)
+    assert (await session.run("hi")).ok
+    names = [s.name for s in exporter.get_finished_spans()]
+    assert "invoke_agent rho-agent" in names
+    assert "rho.session" not in names  # still open: the session may run again
+    await session.close()
+    await session.close()  # idempotent: one session span
+    assert [s.name for s in exporter.get_finished_spans()].count("rho.session") == 1
+
+
+@pytest.mark.parametrize("trace_sessions", [True, False])
+async def test_a_runtime_that_traces_records_each_sessions_spans(
+    exporter: InMemorySpanExporter,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    trace_sessions: bool,
+) -> None:
+    """``create_runtime(trace=True)`` (what ``rho-agent serve`` uses) instruments every session
+    it opens when the process has an SDK provider, and the span ends when the handle closes
+    the session. Without ``trace``, nothing is recorded."""
+    from opentelemetry import trace
+
+    from rho_entry.runtime import close_runtime, create_runtime, dispatch_prompt, start_runtime
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    runtime = await start_runtime(
+        create_runtime(
+            AgentConfig(model="gpt-4o", working_dir=str(tmp_path)),
+            trace=trace_sessions,
+            model=ScriptedModel([text("one"), text("two")]),
+            executor=MemoryExecutor(),
+        )
+    )
+    handles = [await dispatch_prompt(runtime, "hi") for _ in range(2)]
+    for handle in handles:
+        assert (await handle).ok
+    await close_runtime(runtime)
+    names = [s.name for s in exporter.get_finished_spans()]
+    if trace_sessions:
+        assert names.count("rho.session") == 2
+        assert names.count("invoke_agent rho-agent") == 2
+    else:
+        assert names == []

@@ -41,16 +41,23 @@ async def open_session(
 ) -> Session:
     """A new session for ``launch``, or the resumed one (flags given override its config)."""
     from rho_entry.facade import Agent, Session
+    from rho_entry.otel import instrument_if_configured
 
     if launch.resume:
-        return await Session.resume(
+        session = await Session.resume(
             launch.resume,
             store=store,
             overrides=launch.overrides,
             approver=approver,
             on_event=renderer,
         )
-    return Session(Agent(launch.settings.config), store=store, approver=approver, on_event=renderer)
+    else:
+        session = Session(
+            Agent(launch.settings.config), store=store, approver=approver, on_event=renderer
+        )
+    # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`).
+    instrument_if_configured(session)
+    return session
 
 
 def interruptible(

@@ -63,6 +63,7 @@ class AgentRuntime:
         "_slots",
         "_state",
         "_store",
+        "_trace",
         "_when_full",
         "approval_callback",
     )
@@ -78,6 +79,7 @@ class AgentRuntime:
         approval_callback: ApprovalCallback | None,
         record_events: bool,
         ports: Mapping[str, Any],
+        trace: bool = False,
     ) -> None:
         if max_concurrent < 1 or max_queued < 0:
             raise ConfigError(
@@ -95,6 +97,7 @@ class AgentRuntime:
         self._when_full = when_full
         self.approval_callback = approval_callback
         self._record_events = record_events
+        self._trace = trace
         self._ports = dict(ports)
         self._slots = asyncio.Semaphore(max_concurrent)
         self._admission = asyncio.Semaphore(max_concurrent + max_queued)
@@ -255,10 +258,16 @@ class AgentRuntime:
         ports = dict(self._ports, on_event=listener, approval_callback=self.approval_callback)
         if resume:
             assert self._store is not None
-            return await Session.resume(session_id, store=self._store, **ports)
-        return Session(
-            self._agent, store=self._store, session_id=session_id, labels=labels, **ports
-        )
+            session = await Session.resume(session_id, store=self._store, **ports)
+        else:
+            session = Session(
+                self._agent, store=self._store, session_id=session_id, labels=labels, **ports
+            )
+        if self._trace:
+            from rho_entry.otel import instrument_if_configured
+
+            instrument_if_configured(session)
+        return session
 
     async def close(self, *, deadline: float = 30.0, drain: bool = False) -> None:
         """See ``close_runtime``."""

@@ -38,6 +38,7 @@ def create_runtime(
     when_full: WhenFull = "wait",
     approval_callback: ApprovalCallback | None = None,
     record_events: bool = False,
+    trace: bool = False,
     **ports: Any,
 ) -> AgentRuntime:
     """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports.
@@ -47,6 +48,8 @@ def create_runtime(
     passed to every ``Session`` (``model=``, ``executor=``, ``clock=``, ``approver=``...).
     ``approval_callback`` answers approvals for every session; without one (and no
     ``approver=``), a call that needs approval leaves its handle ``awaiting_approval``.
+    ``trace`` records OpenTelemetry spans of every session when the process has an SDK set up
+    (``rho_entry.otel.instrument_if_configured``; ``rho-agent serve`` sets it).
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
     agent = config if isinstance(config, DomainAgent) else Agent(config)
@@ -59,6 +62,7 @@ def create_runtime(
         approval_callback=approval_callback,
         record_events=record_events,
         ports=ports,
+        trace=trace,
     )
 
 

@@ -53,6 +53,7 @@ class Runs:
             max_concurrent=max_runs,
             max_queued=100_000,
             when_full="raise",
+            trace=True,  # spans when the server process has OpenTelemetry set up
             **ports,
         )
         self.handles: dict[str, AgentHandle] = {}
