@@ -7,8 +7,10 @@ against real bash in ``tests/tools/test_shell_glob.py``:
 * a pattern is split at ``/``; a component without an unquoted ``*``, ``?`` or valid
   bracket expression is literal (not listed, only required to exist);
 * ``*`` matches any string, ``?`` one character, ``[abc]``, ``[a-z]``, ``[!x]``/``[^x]`` and
-  ``[[:class:]]`` one character of a set; a ``[`` without its ``]`` is literal; ``**`` is
-  ``*`` (no globstar); no extglob, no brace expansion (refused by the lexer);
+  ``[[:class:]]`` one character of a set (an unknown class name matches nothing; a ``[:``
+  that never closes is a ``:``); a ``[`` without its ``]`` is literal; ``**`` is ``*`` (no
+  globstar); no extglob, no brace expansion (refused by the lexer); ``[=a=]`` and ``[.a.]``
+  inside a bracket are refused (bash matches them irregularly);
 * a name starting with ``.`` is matched only by a component that starts with a literal ``.``
   (no dotglob); ``.`` and ``..`` are never matched (bash 5.2's globskipdots);
 * a pattern ending in ``/`` matches directories only and keeps the slash;
@@ -66,13 +68,22 @@ def _bracket(component: str, start: int) -> tuple[str, int] | None:
                 return ("." if negate else "(?!)"), i + 1
             return (f"[^{body}]" if negate else f"[{body}]"), i + 1
         first = False
-        if component.startswith("[:", i) and (end := component.find(":]", i + 2)) >= 0:
-            name = component[i + 2 : end]
-            if name not in _CLASSES:
-                return None
-            items.append(_CLASSES[name])
+        if component.startswith("[:", i):
+            end = component.find(":]", i + 2)
+            if end < 0:  # bash drops a "[" whose "[:" never closes; the ":" is a member
+                i += 1
+                continue
+            # An unknown (or empty) class name matches nothing, as in bash: "[[:a:]]" matches
+            # no name, "[![:a:]]" any one character.
+            items.append(_CLASSES.get(component[i + 2 : end], ""))
             i = end + 2
             continue
+        if component.startswith(("[=", "[."), i):
+            raise CommandRefused(
+                f"the glob {component!r} uses an equivalence class ([=a=]) or a collating "
+                "symbol ([.a.]), which bash matches irregularly: quote the word, or name the "
+                "files"
+            )
         if ch == "\\" and i + 1 < len(component):
             ch = component[i + 1]
             i += 1
@@ -120,11 +131,6 @@ def compile_component(component: str) -> re.Pattern[str] | None:
 def unescape(component: str) -> str:
     """The literal text of a pattern component (quote escapes removed)."""
     return re.sub(r"\\(.)", r"\1", component, flags=re.DOTALL)
-
-
-def has_magic(pattern: str) -> bool:
-    """True when some component of ``pattern`` would be matched against directory entries."""
-    return any(compile_component(part) is not None for part in pattern.split("/"))
 
 
 def _explicit_dot(component: str) -> bool:
