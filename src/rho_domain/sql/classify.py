@@ -213,14 +213,14 @@ def _check_pragma(rest: Sequence[Token], d: Dialect) -> str:
 
 
 def _is_name(tokens: Sequence[Token]) -> bool:
-    """``name``, ``schema.name`` or ``name column`` (MySQL DESCRIBE tbl col)."""
+    """MySQL's ``DESCRIBE tbl_name [col_name | wild]``: ``table`` or ``schema.table``,
+    then at most one column name or quoted wildcard (``'a%'``); nothing else."""
     idents = (Kind.WORD, Kind.QUOTED)
-    if not tokens or tokens[0].kind not in idents or len(tokens) > 4:
+    if not tokens or tokens[0].kind not in idents:
         return False
-    for i, token in enumerate(tokens):
-        if token.kind not in idents and not (token.text == "." and i % 2 == 1):
-            return False
-    return True
+    dotted = len(tokens) >= 3 and tokens[1].is_punct(".") and tokens[2].kind in idents
+    rest = tokens[3 if dotted else 1 :]
+    return not rest or (len(rest) == 1 and rest[0].kind in (*idents, Kind.STRING))
 
 
 def _check_tokens(
