@@ -59,7 +59,12 @@ def test_the_waiting_child_call_is_shown_with_the_exit_4_message(tmp_path: Path)
         assert "delegate (d1): the sub-agent" in first.stderr
         assert 'asks to run write {"path": "n.txt"' in first.stderr
         sessions = home / "rho" / "sessions"
-        (parent,) = [p.name for p in sessions.iterdir() if "d1" in (p / "trace.jsonl").read_text()]
+        # the session without a parent (ids are random hex: a text search could match both)
+        (parent,) = [
+            p.name
+            for p in sessions.iterdir()
+            if json.loads((p / "meta.json").read_text())["parent_id"] is None
+        ]
         denied = rho(
             "--resume", parent, "--deny", "all", "--reason", "no files today",
             cwd=work, home=home,
