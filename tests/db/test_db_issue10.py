@@ -24,6 +24,7 @@ from rho_adapters.db.vertica import VerticaDatabase
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, DatabaseError, StatementRefused
 from rho_domain.permissions import readonly_profile
+from rho_domain.ports.database import QueryResult
 from rho_domain.tools.database import database_tools
 
 # How far past its timeout a call may return (engine timeout, watchdog, thread hop).
@@ -431,3 +432,34 @@ def test_item_11_every_mariadb_allowlisted_name_is_built_in(mariadb_server: Serv
     finally:
         conn.close()
     assert missing == []
+
+
+async def test_the_pg_catalog_list_is_read_once_per_server_and_kept_a_while(
+    postgres_server: Server,
+) -> None:
+    """Each Session's connection narrows the allowlist with the server's function list; the
+    list is read on the first connection to a server and version and kept
+    ``CATALOG_SECONDS``, not read again by every connection."""
+    from rho_adapters.db import postgres
+
+    async def lower() -> QueryResult:
+        db = adapter(postgres_server)
+        try:
+            return await db.query("SELECT lower('A')", max_rows=1, timeout=5)
+        finally:
+            await db.aclose()
+
+    postgres._catalogs.clear()
+    assert (await lower()).rows == (("a",),)
+    (key,) = postgres._catalogs
+    stamp, names = postgres._catalogs[key]
+    assert "lower" in names
+    assert len(names) > 1_000
+    # The next connection uses the kept list: a list without lower() refuses it.
+    postgres._catalogs[key] = (stamp, names - {"lower"})
+    with pytest.raises(StatementRefused, match=r"lower\(\)"):
+        await lower()
+    # Once the list is older than CATALOG_SECONDS the server is asked again.
+    postgres._catalogs[key] = (stamp - postgres.CATALOG_SECONDS - 1, names - {"lower"})
+    assert (await lower()).rows == (("a",),)
+    assert "lower" in postgres._catalogs[key][1]

@@ -10,13 +10,16 @@ After every call the session is reset with ``DISCARD ALL`` (advisory locks, sett
 tables, prepared statements, LISTEN), so nothing one statement leaves reaches the next.
 The statement check reads the text as the server does: ``standard_conforming_strings`` is
 reported by the server at connect time, and the function allowlist is narrowed to what the
-server's ``pg_catalog`` defines (read once per connection), so a function added in a later
-version never resolves to a user function of the same name on an older server.
+server's ``pg_catalog`` defines (read on the first connection to a server, database and
+version, then kept ``CATALOG_SECONDS``), so a function added in a later version never
+resolves to a user function of the same name on an older server.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +39,32 @@ def load_psycopg() -> Any:
     except ImportError as exc:
         raise MissingExtra("psycopg", "postgres", "PostgreSQL databases") from exc
     return psycopg
+
+
+# pg_catalog's function names per server (address, database, version), read on the first
+# connection and kept CATALOG_SECONDS: every Session opens its own connection, and the list
+# (~3,000 names) changes only with the server's version or a superuser's extension.
+CATALOG_SECONDS = 600.0
+_catalogs: dict[tuple[object, ...], tuple[float, frozenset[str]]] = {}
+_catalogs_lock = threading.Lock()
+
+
+def _catalog_functions(conn: Any) -> frozenset[str]:
+    info = conn.info
+    key = (info.host, info.port, info.dbname, info.user, info.server_version)
+    with _catalogs_lock:
+        known = _catalogs.get(key)
+    if known is not None and time.monotonic() - known[0] < CATALOG_SECONDS:
+        return known[1]
+    rows = conn.execute(
+        "SELECT DISTINCT proname::text FROM pg_catalog.pg_proc "
+        "WHERE pronamespace = 'pg_catalog'::regnamespace",
+        prepare=False,
+    ).fetchall()
+    names = frozenset(row[0] for row in rows)
+    with _catalogs_lock:
+        _catalogs[key] = (time.monotonic(), names)
+    return names
 
 
 class PostgresDatabase(ThreadedDatabase):
@@ -63,16 +92,11 @@ class PostgresDatabase(ThreadedDatabase):
         }
         # autocommit: the adapter issues BEGIN/ROLLBACK itself, so nothing is implicit.
         conn = self._module().connect(c.dsn or "", autocommit=True, **kwargs)
-        rows = conn.execute(
-            "SELECT DISTINCT proname::text FROM pg_catalog.pg_proc "
-            "WHERE pronamespace = 'pg_catalog'::regnamespace",
-            prepare=False,
-        ).fetchall()
         version = conn.info.server_version
         grammar = POSTGRES_GRAMMAR
         grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
         grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
-        conn.rho_functions = frozenset(row[0] for row in rows) | grammar
+        conn.rho_functions = _catalog_functions(conn) | grammar
         first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
