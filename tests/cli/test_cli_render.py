@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from rho_domain import events as ev
 from rho_domain.messages import ToolCall, Usage
@@ -96,3 +98,27 @@ def test_help_and_version_import_no_heavy_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_commands_without_a_model_endpoint_import_no_http_client(tmp_path: Path) -> None:
+    """The demo model, the session list and the monitor never talk HTTP: httpx (a sixth of
+    the start-up) stays unimported; a real endpoint imports it when the model is built."""
+    (tmp_path / "README.md").write_text("# x\n")
+    code = (
+        "import sys, contextlib, io\n"
+        "from rho_entry.cli import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        "    assert main(['-m', 'demo', 'What is here?']) == 0\n"
+        "    assert main(['--list']) == 0\n"
+        "    assert main(['monitor', 'ps']) == 0\n"
+        "print('httpx' in sys.modules)\n"
+        "from rho_adapters.model import OpenAIChatModel\n"  # the lazy names still resolve
+        "print('httpx' in sys.modules, OpenAIChatModel.__name__)\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["False", "True OpenAIChatModel"]

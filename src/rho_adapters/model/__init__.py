@@ -11,19 +11,22 @@ pool on the first call.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rho_adapters.model._http import Timeouts
-from rho_adapters.model.anthropic import AnthropicModel
-from rho_adapters.model.openai_chat import OpenAIChatModel
 from rho_adapters.model.openai_request import RequestDefaults
-from rho_adapters.model.pool import SHARED_POOL, ClientPool, EndpointStats
 from rho_adapters.model.providers import PROVIDERS, Provider, resolve_provider
 from rho_adapters.model.retry import RetryPolicy
-from rho_adapters.model.tls import ssl_contexts_created
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
+
+if TYPE_CHECKING:
+    from rho_adapters.model._http import Timeouts
+    from rho_adapters.model.anthropic import AnthropicModel
+    from rho_adapters.model.openai_chat import OpenAIChatModel
+    from rho_adapters.model.pool import SHARED_POOL, ClientPool, EndpointStats
+    from rho_adapters.model.tls import ssl_contexts_created
 
 __all__ = [
     "PROVIDERS",
@@ -40,6 +43,25 @@ __all__ = [
     "resolve_provider",
     "ssl_contexts_created",
 ]
+
+# Imported on first use: the provider table is what most commands need (settings, --list,
+# monitor, the demo model), and httpx alone is a sixth of the CLI's start-up.
+_LAZY = {
+    "AnthropicModel": "rho_adapters.model.anthropic",
+    "OpenAIChatModel": "rho_adapters.model.openai_chat",
+    "SHARED_POOL": "rho_adapters.model.pool",
+    "ClientPool": "rho_adapters.model.pool",
+    "EndpointStats": "rho_adapters.model.pool",
+    "Timeouts": "rho_adapters.model._http",
+    "ssl_contexts_created": "rho_adapters.model.tls",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 def build_model(
@@ -78,6 +100,9 @@ def build_model(
         max_output_tokens=max_output_tokens,
         response_format=response_format,
     )
+    from rho_adapters.model.anthropic import AnthropicModel
+    from rho_adapters.model.openai_chat import OpenAIChatModel
+
     row = resolve_provider(provider, base_url)
     if row.adapter == "anthropic":
         return AnthropicModel(
