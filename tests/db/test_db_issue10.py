@@ -463,3 +463,24 @@ async def test_the_pg_catalog_list_is_read_once_per_server_and_kept_a_while(
     postgres._catalogs[key] = (stamp - postgres.CATALOG_SECONDS - 1, names - {"lower"})
     assert (await lower()).rows == (("a",),)
     assert "lower" in postgres._catalogs[key][1]
+
+
+def test_the_unicode_escape_table_is_what_postgresql_decodes(postgres_server: Server) -> None:
+    """The lexer's table of U& edges (test_db_units.UNICODE_ESCAPES) against the server: each
+    decoded body is what PostgreSQL returns for ``U&'body'``, each refused one an error."""
+    from test_db_units import _ESCAPE, _PAIR, _VALUE, UNICODE_ESCAPES
+
+    conn = postgres_server.admin()
+    conn.autocommit = True
+    try:
+        for body, expected in UNICODE_ESCAPES:
+            literal = "U&'" + body.replace("'", "''") + "'"
+            if expected in (_PAIR, _VALUE, _ESCAPE):
+                with pytest.raises(Exception, match=r"(?i)unicode|escape|surrogate"):
+                    conn.execute(f"SELECT {literal}")
+            else:
+                row = conn.execute(f"SELECT {literal}").fetchone()
+                assert row is not None
+                assert row[0] == expected, body
+    finally:
+        conn.close()

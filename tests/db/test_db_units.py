@@ -217,6 +217,51 @@ async def test_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -
         await db.query("SELECT 1", max_rows=1, timeout=1)
 
 
+_PAIR = "invalid Unicode surrogate pair in a U& identifier"
+_VALUE = "invalid Unicode escape value in a U& identifier"
+_ESCAPE = "invalid Unicode escape in a U& identifier"
+# (body, decoded text or the exact refusal): the edges of every range PostgreSQL checks
+# (its scan.l: surrogates D800-DBFF then DC00-DFFF, code point 0, above 10FFFF).
+UNICODE_ESCAPES = [
+    ("\\0001", "\x01"),
+    ("\\D7FF", "\ud7ff"),
+    ("\\E000", "\ue000"),
+    ("\\+10FFFF", "\U0010ffff"),
+    ("\\D800\\DC00", "\U00010000"),
+    ("\\DBFF\\DFFF", "\U0010ffff"),
+    ("\\DBFF\\DC00", "\U0010fc00"),
+    ("\\D800\\DFFF", "\U000103ff"),
+    ("a\\\\b", "a\\b"),
+    ("\\DC00", _VALUE),
+    ("\\DFFF", _VALUE),
+    ("\\0000", _VALUE),
+    ("\\+110000", _VALUE),
+    ("\\D800", _PAIR),
+    ("\\DBFF", _PAIR),
+    ("\\D800x", _PAIR),
+    ("\\D800\\\\", _PAIR),
+    ("\\D800\\DBFF", _PAIR),
+    ("\\DBFF\\E000", _PAIR),
+    ("\\D800\\0041", _PAIR),
+    ("\\12", _ESCAPE),
+    ("\\12G4", _ESCAPE),
+    ("\\+12345", _ESCAPE),
+    ("\\", _ESCAPE),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), UNICODE_ESCAPES)
+def test_unicode_escape_edges(body: str, expected: str) -> None:
+    from rho_domain.sql.lexer import decode_unicode_escapes
+
+    if expected in (_PAIR, _VALUE, _ESCAPE):
+        with pytest.raises(StatementRefused) as info:
+            decode_unicode_escapes(body)
+        assert str(info.value) == expected
+    else:
+        assert decode_unicode_escapes(body) == expected
+
+
 def test_unicode_escapes_decode_as_postgresql_does() -> None:
     from rho_domain.sql.lexer import decode_unicode_escapes
 
