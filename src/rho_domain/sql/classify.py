@@ -327,8 +327,8 @@ def _not_a_call(stmt: Sequence[Token], i: int, d: Dialect) -> bool:
             and (prev.is_punct(":") or (prev.kind is Kind.WORD and prev.text in fn.TYPE_WORDS))
         ):
             return True
-        if word in ("ROLLUP", "CUBE") and prev is not None and prev.is_word("BY"):
-            return True
+        if word in ("ROLLUP", "CUBE") and i >= 2 and prev is not None and prev.is_word("BY"):
+            return stmt[i - 2].is_word("GROUP")  # ORDER BY cube(...) calls a function
         if word == "SETS" and prev is not None and prev.is_word("GROUPING"):
             return True
         if word == "MATERIALIZED" and prev is not None and prev.is_word("NOT"):
