@@ -558,3 +558,28 @@ def test_quotes_are_read_like_the_server(dialect_name: str, sql: str, reason: st
     assert verdict.reason.startswith(reason)
     if not reason:
         assert verdict.reason == ""
+
+
+# Bind parameters per dialect: which characters start one, and that a lone "$", ":" or "@"
+# (PostgreSQL's "::" cast included) stays punctuation.
+PARAMS = [
+    (
+        "sqlite",
+        "SELECT ?, ?1, :name, @x, $x, : , @",
+        ["?", ",", "?1", ",", ":name", ",", "@x", ",", "$x", ",", ":", ",", "@"],
+    ),
+    ("postgres", "SELECT $1, $12, x::int", ["$1", ",", "$12", ",", "X", ":", ":", "INT"]),
+    ("oracle", "SELECT :1, :name FROM dual", [":1", ",", ":name", "FROM", "DUAL"]),
+    ("mysql", "SELECT ?, :x", ["?", ",", ":", "X"]),
+]
+
+
+@pytest.mark.parametrize(("engine", "sql", "texts"), PARAMS)
+def test_bind_parameters_are_lexed_per_dialect(engine: str, sql: str, texts: list[str]) -> None:
+    from rho_domain.sql.dialects import dialect
+    from rho_domain.sql.lexer import Kind
+
+    tokens = tokenize(sql, dialect(engine).readings[0])[1:]  # after SELECT
+    assert [t.text for t in tokens] == texts
+    params = [t.text for t in tokens if t.kind is Kind.PARAM]
+    assert params == [t for t in texts if t[0] in "?:@$" and (len(t) > 1 or t == "?")]

@@ -326,9 +326,7 @@ class _Lexer:
         while i < len(text) and _is_word_char(text[i]):
             i += 1
         if i == self.pos + 1 and text[self.pos] != "?":
-            return False
-        if text[self.pos] == ":" and text[self.pos + 1 : self.pos + 2] == ":":
-            return False  # PostgreSQL cast operator "::"
+            return False  # a lone "$", ":" or "@" (so "::" is punctuation, never a parameter)
         self.tokens.append(Token(Kind.PARAM, text[self.pos : i]))
         self.pos = i
         return True
