@@ -504,7 +504,32 @@ def test_classifier_rule_by_its_reason(dialect_name: str, sql: str, reason: str)
 # or miss ones that are not.
 _READ_FILE = _NOT_LISTED.format("pg_read_file")
 _MANY = "more than one statement (exactly one is allowed)"
+_EXECUTABLE = "MySQL executable comments (/*! ... */) are refused (at character 8)"
 LEXING_RULES = [
+    # comments: nested in PostgreSQL, MySQL's executable ones refused (/*m! is a comment:
+    # checked on MariaDB), each refusal with its position
+    ("postgres", "SELECT 1 /* x", "unterminated /* comment (at character 10)"),
+    ("postgres", "SELECT /* a /* b */ c */ 1", ""),
+    ("postgres", "SELECT /* a /* b */ 1", "unterminated /* comment (at character 8)"),
+    ("postgres", "SELECT /* /* /* */ */ */ 1", ""),
+    ("postgres", "SELECT 1 /* a *//* b */ + 2", ""),
+    ("postgres", "SELECT 1 -- x\n; DELETE FROM t", _MANY),
+    ("postgres", "SELECT 1 -- x; DELETE FROM t", ""),
+    ("mysql", "SELECT /*! 1 */", _EXECUTABLE),
+    ("mysql", "SELECT /*M! 1 */", _EXECUTABLE),
+    ("mysql", "SELECT /*m! 1 */", ""),
+    ("mysql", "SELECT 1 #x\n, 2", ""),
+    # quoted identifiers and strings: doubled quotes, SQLite's [brackets], dollar quotes
+    ("postgres", 'SELECT "a""b" FROM t', ""),
+    ("postgres", 'SELECT "a"""; DELETE FROM t', _MANY),
+    ("postgres", "SELECT 'a'''; DELETE FROM t", _MANY),
+    ("postgres", "SELECT 'a''; DELETE FROM t'", ""),
+    ("sqlite", "SELECT [a b] FROM t", ""),
+    ("sqlite", "SELECT [a FROM t", "unterminated [ identifier (at character 8)"),
+    ("sqlite", "SELECT [a]; DELETE FROM t", _MANY),
+    ("sqlite", "SELECT ']', [;] FROM t", ""),
+    ("postgres", "SELECT $$x", "unterminated dollar quote $$ (at character 8)"),
+    ("postgres", "SELECT $a$x$b$", "unterminated dollar quote $a$ (at character 8)"),
     ("oracle", "SELECT q'[a'b]' FROM dual", ""),
     ("oracle", "SELECT q'[ '; DELETE FROM t; --]' FROM dual", ""),
     ("oracle", "SELECT q'{a'}' || q'<b'>' || q'(c')' || q'!d'!' FROM dual", ""),
