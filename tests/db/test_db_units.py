@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from db_attacks import ALLOWED, ATTACKS
 
 from rho_adapters.db import open_databases, parse_databases
 from rho_adapters.db.mysql import MysqlDatabase
@@ -608,3 +609,30 @@ def test_bind_parameters_are_lexed_per_dialect(engine: str, sql: str, texts: lis
     assert [t.text for t in tokens] == texts
     params = [t.text for t in tokens if t.kind is Kind.PARAM]
     assert params == [t for t in texts if t[0] in "?:@$" and (len(t) > 1 or t == "?")]
+
+
+def _corpus(table: dict[str, list[str]]) -> list[object]:
+    return [
+        pytest.param(engine, sql, id=f"{engine}-{i:03d}")
+        for engine, statements in table.items()
+        for i, sql in enumerate(statements)
+    ]
+
+
+# The MariaDB the server-backed tests start runs with the default sql_mode: backslash escapes
+# on, no ANSI_QUOTES (the adapter reads the mode at connect time and passes it the same way).
+_SERVER_SETTINGS = {"mysql": frozenset[str]()}
+
+
+@pytest.mark.parametrize(("engine", "sql"), _corpus(ATTACKS))
+def test_every_attack_of_the_corpus_is_refused_in_process(engine: str, sql: str) -> None:
+    """The check alone, without a server: the corpus that test_db_adversarial runs against real
+    engines, here in-process, so that mutation testing reaches the rules it exercises."""
+    with pytest.raises(StatementRefused):
+        check_read_only(sql.format(dir="/tmp/x"), engine, settings=_SERVER_SETTINGS.get(engine))
+
+
+@pytest.mark.parametrize(("engine", "sql"), _corpus(ALLOWED))
+def test_every_allowed_statement_of_the_corpus_passes_in_process(engine: str, sql: str) -> None:
+    verdict = check_read_only(sql, engine, settings=_SERVER_SETTINGS.get(engine))
+    assert verdict.read_only
