@@ -368,9 +368,9 @@ async def test_equivalence_classes_and_collating_symbols_are_refused(word: str) 
     with pytest.raises(CommandRefused) as info:
         await expand_step(step, ".", MemoryExecutor({"a": "", "x": ""}))
     assert str(info.value) == (
-        f"glob {word!r} was not expanded: the glob {word!r} uses an equivalence class "
-        "([=a=]) or a collating symbol ([.a.]), "
-        "which bash matches irregularly: quote the word, or name the files"
+        f"glob {word!r} was not expanded: equivalence classes ([=a=]) and collating symbols "
+        "([.a.]) are not expanded (bash matches them irregularly): quote the word, or name the "
+        "files"
     )
 
 

@@ -80,9 +80,8 @@ def _bracket(component: str, start: int) -> tuple[str, int] | None:
             continue
         if component.startswith(("[=", "[."), i):
             raise CommandRefused(
-                f"the glob {component!r} uses an equivalence class ([=a=]) or a collating "
-                "symbol ([.a.]), which bash matches irregularly: quote the word, or name the "
-                "files"
+                "equivalence classes ([=a=]) and collating symbols ([.a.]) are not expanded "
+                "(bash matches them irregularly): quote the word, or name the files"
             )
         if ch == "\\" and i + 1 < len(component):
             ch = component[i + 1]
