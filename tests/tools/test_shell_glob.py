@@ -423,3 +423,43 @@ def test_a_bracket_without_its_closing_bracket_is_literal(pattern: str) -> None:
 
 def test_unescape_keeps_an_escaped_newline() -> None:
     assert unescape("a\\\nb\\*") == "a\nb*"
+
+
+@pytest.fixture(scope="module")
+def linked_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("linked")
+    (root / "sub").mkdir()
+    (root / "sub" / "x.py").write_text("x\n")
+    (root / "a.txt").write_text("a\n")
+    (root / "lsub").symlink_to(root / "sub")  # a link to a directory is a directory for */
+    (root / "lfile").symlink_to(root / "a.txt")
+    (root / "ldead").symlink_to(root / "missing")
+    return root
+
+
+@pytest.mark.parametrize("word", ["*/", "l*/", "l*", "*", "*/x*", "l*/*.py", "[l]*/"])
+async def test_symlinks_expand_like_bash(linked_tree: Path, word: str) -> None:
+    ours = await _our_words(LocalExecutor(str(linked_tree)), word)
+    assert ours == _bash_words(linked_tree, word)
+
+
+@pytest.mark.parametrize("word", ["{root}/*.py", "{root}/s*/*.py", "{root}/*/", "{root}/src/.*"])
+async def test_absolute_patterns_expand_like_bash(tree: Path, word: str) -> None:
+    pattern = word.format(root=tree)
+    assert await _our_words(LocalExecutor(str(tree)), pattern) == _bash_words(tree, pattern)
+
+
+async def test_the_listing_budget_is_exact() -> None:
+    """2,000 listings are allowed; the 2,001st refuses the glob, naming it."""
+    files = {f"d{i:04}/x.txt": "" for i in range(1_999)}  # the root plus 1,999 directories
+    step = plan_command("cat */x.txt").steps[0][1]
+    assert isinstance(step, PipelineStep)
+    expanded = await expand_step(step, ".", MemoryExecutor(files))
+    assert len(expanded.stages[0].argv) == 2_000
+    files["d1999/x.txt"] = ""
+    with pytest.raises(CommandRefused) as info:
+        await expand_step(step, ".", MemoryExecutor(files))
+    assert str(info.value) == (
+        "glob '*/x.txt' was not expanded: glob '*/x.txt' lists more than 2,000 directories; "
+        "narrow it or use find"
+    )
