@@ -507,6 +507,23 @@ _READ_FILE = _NOT_LISTED.format("pg_read_file")
 _MANY = "more than one statement (exactly one is allowed)"
 _EXECUTABLE = "MySQL executable comments (/*! ... */) are refused (at character 8)"
 LEXING_RULES = [
+    # what follows a comment is still read: a second statement after the first line break
+    ("mysql", "SELECT 1 # c\n; DELETE FROM t\n", _MANY),
+    ("postgres", "SELECT 1 -- c\n; DELETE FROM t\n", _MANY),
+    ("mysql", "SELECT 1 --", ""),
+    ("postgres", "SELECT /* /**/ */ 1", ""),
+    ("sqlite", "SELECT [a]; DELETE FROM [t]", _MANY),
+    ("sqlite", "SELECT [] FROM t; DELETE FROM [u]", _MANY),
+    ("postgres", "SELECT $a$x$a$ || $b$;$b$", ""),
+    ("postgres", "EXPLAIN (FORMAT $$json$$) SELECT 1", ""),
+    ("postgres", "EXPLAIN (FORMAT U&'json') SELECT 1", ""),
+    # UESCAPE: right after the string, after comments and line breaks, any non-hex character
+    ("postgres", "SELECT U&'x' UESCAPE'!'", ""),
+    ("postgres", "SELECT U&'aXbX0063' UESCAPE 'X'", ""),
+    ("postgres", "SELECT U&'x' UESCAPE 'A'", "invalid UESCAPE character 'A' (at character 13)"),
+    ("postgres", "SELECT 1,\n U&\"pg_r!0065ad_file\" -- c\n UESCAPE '!' ('/x')", _READ_FILE),
+    ("postgres", "SELECT U&\"pg_r!0065ad_file\" -- c\nUESCAPE '!' ('/x')", _READ_FILE),
+    ("postgres", "SELECT 1,\n U&\"pg_r!0065ad_file\" /* c */ UESCAPE '!' ('/x')", _READ_FILE),
     # comments: nested in PostgreSQL, MySQL's executable ones refused (/*m! is a comment:
     # checked on MariaDB), each refusal with its position
     ("postgres", "SELECT 1 /* x", "unterminated /* comment (at character 10)"),
