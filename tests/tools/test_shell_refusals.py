@@ -18,6 +18,9 @@ from rho_domain.shell.options import OptionSpec, spec, split_options
 from rho_domain.shell.programs import SPECS, XARGS_TARGETS
 
 REFUSALS = [
+    # a valued long option as the last word has nothing to take
+    ("grep --regexp", "grep: option --regexp needs a value"),
+    ("rg x --glob", "rg: option --glob needs a value"),
     # xargs may feed only the listed readers: each of these is an allowed program on its own.
     ("ls | xargs date", "'date' is not a program xargs may run"),
     ("xargs hostname < files.txt", "'hostname' is not a program xargs may run"),

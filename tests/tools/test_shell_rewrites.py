@@ -116,3 +116,35 @@ def test_find_refusal_by_its_reason(args: list[str], reason: str) -> None:
 )
 def test_find_without_actions_is_allowed(args: list[str]) -> None:
     check_find(args)
+
+
+# _scan reads an argv the way the program will: flags in short clusters, a valued short option
+# taking the rest of its cluster or the next word, a valued long option taking "=value" or the
+# next word, "--" ending the options, and (grep) -NUM as a context count, not flags.
+SCANS = [
+    ("grep", ["-rn", "x", "."], ["r", "n"], [], 3),
+    ("grep", ["-e", "-r", "-i", "x"], ["e", "i"], [], 4),
+    ("grep", ["-e-r", "-i", "x"], ["e", "i"], [], 3),
+    ("grep", ["-ie", "-r", "x"], ["i", "e"], [], 3),
+    ("grep", ["--regexp", "-r", "-i", "x"], ["i"], ["regexp"], 4),
+    ("grep", ["--regexp=-r", "-i", "x"], ["i"], ["regexp"], 3),
+    ("grep", ["--count", "-r", "x"], ["r"], ["count"], 3),
+    ("grep", ["-5", "-r", "x"], ["r"], [], 3),
+    ("grep", ["-", "-r", "x"], ["r"], [], 3),
+    ("grep", ["-i", "--", "-r", "x"], ["i"], [], 1),
+    ("grep", ["--", "--", "-r"], [], [], 0),
+    ("rg", ["-5", "x"], ["5"], [], 2),
+    ("rg", ["-L", "x", "--follow"], ["L"], ["follow"], 3),
+    ("diff", ["-U", "3", "-r", "a", "b"], ["U", "r"], [], 5),
+    ("diff", ["-U3", "-r", "a", "b"], ["U", "r"], [], 4),
+]
+
+
+@pytest.mark.parametrize(("program", "argv", "shorts", "longs", "end"), SCANS)
+def test_option_scan_reads_argv_as_the_program_does(
+    program: str, argv: list[str], shorts: list[str], longs: list[str], end: int
+) -> None:
+    from rho_domain.shell.programs import SPECS
+    from rho_domain.shell.reads import _scan
+
+    assert _scan(argv, SPECS[program]) == (shorts, longs, end)
