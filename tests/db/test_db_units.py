@@ -653,3 +653,24 @@ def test_every_attack_of_the_corpus_is_refused_in_process(engine: str, sql: str)
 def test_every_allowed_statement_of_the_corpus_passes_in_process(engine: str, sql: str) -> None:
     verdict = check_read_only(sql, engine, settings=_SERVER_SETTINGS.get(engine))
     assert verdict.read_only
+
+
+# Numbers are one token, exponent signs included; a doubled quote inside a quoted identifier
+# is one quote character of its name.
+TOKEN_TEXTS = [
+    (
+        "postgres",
+        "SELECT 1e+5, 1.5E-3, 2E+1, 3e-2, 0x1F, 1_000, .5",
+        ["1e+5", ",", "1.5E-3", ",", "2E+1", ",", "3e-2", ",", "0x1F", ",", "1_000", ",", ".5"],
+    ),
+    ("postgres", 'SELECT "a""b", "c""", """d"', ['a"b', ",", 'c"', ",", '"d']),
+    ("mysql", "SELECT `a``b`, 1E-2", ["a`b", ",", "1E-2"]),
+]
+
+
+@pytest.mark.parametrize(("engine", "sql", "texts"), TOKEN_TEXTS)
+def test_numbers_and_quoted_names_are_single_tokens(
+    engine: str, sql: str, texts: list[str]
+) -> None:
+    tokens = tokenize(sql, dialect(engine).readings[0])[1:]
+    assert [t.text for t in tokens] == texts
