@@ -148,3 +148,53 @@ def test_option_scan_reads_argv_as_the_program_does(
     from rho_domain.shell.reads import _scan
 
     assert _scan(argv, SPECS[program]) == (shorts, longs, end)
+
+
+# git: which subcommands get the secrets-excluding pathspecs, which are left as they are, and
+# which are refused (a directory compared outside the repository, literal pathspecs).
+_PATHSPEC = ":(top,exclude,icase,glob)**/"
+
+
+@pytest.mark.parametrize(
+    ("argv", "walked", "outcome"),
+    [
+        (("git", "log", "--oneline"), ("/ws",), "kept"),
+        (("git", "log", "-p"), ("/ws",), "specs"),
+        (("git", "log", "--stat", "-u"), ("/ws",), "specs"),
+        (("git", "--no-pager", "log", "--patch"), ("/ws",), "specs"),
+        (("git", "-c", "core.pager=cat", "log", "-p"), ("/ws",), "specs"),  # as hardened
+        (("git", "show", "HEAD"), ("/ws",), "specs"),
+        (("git", "grep", "-n", "x"), ("/ws",), "specs"),
+        (("git", "diff", "--follow", "a.txt"), ("/ws",), "kept"),
+        (("git", "diff", "--no-index", "a.txt", "b.txt"), ("/ws",), "kept"),
+        (("git", "status"), ("/ws",), "kept"),
+        (("git", "-c"), ("/ws",), "kept"),
+        (
+            ("git", "diff", "--no-index", "a", "b"),
+            ("/ws", "/ws/a"),
+            "git diff --no-index of a directory would read the secrets inside it; "
+            "use diff -r, which skips them",
+        ),
+        (
+            ("git", "--literal-pathspecs", "grep", "x"),
+            ("/ws",),
+            "git grep: --literal-pathspecs would disable the exclusion of secrets files",
+        ),
+    ],
+)
+def test_git_readers_get_exclusions_or_are_refused(
+    argv: tuple[str, ...], walked: tuple[str, ...], outcome: str
+) -> None:
+    if outcome not in ("kept", "specs"):
+        with pytest.raises(CommandRefused) as info:
+            secret_safe_argv(argv, POLICY, list(walked))
+        assert str(info.value) == outcome
+        return
+    out = secret_safe_argv(argv, POLICY, list(walked))
+    if outcome == "kept":
+        assert out == argv
+    else:
+        assert out[: len(argv)] == argv
+        added = out[len(argv) :]
+        assert f"{_PATHSPEC}.env" in added
+        assert f"{_PATHSPEC}.env/**" in added
