@@ -416,6 +416,7 @@ CLASSIFIER_RULES = [
     ("postgres", "SELECT a FROM t GROUP BY CUBE (a, b)", ""),
     ("postgres", "SELECT a FROM t ORDER BY cube (a)", _NOT_LISTED.format("cube")),
     ("postgres", "SELECT rollup (a) FROM t", _NOT_LISTED.format("rollup")),
+    ("postgres", "SELECT a FROM t GROUP BY f (a)", _NOT_LISTED.format("f")),
     ("postgres", "SELECT a FROM t GROUP BY GROUPING SETS (a, b)", ""),
     ("postgres", "SELECT sets (1)", _NOT_LISTED.format("sets")),
     ("postgres", "WITH x AS NOT MATERIALIZED (VALUES (1)) SELECT * FROM x", ""),
