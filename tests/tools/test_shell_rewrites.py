@@ -168,6 +168,7 @@ _PATHSPEC = ":(top,exclude,icase,glob)**/"
         (("git", "diff", "--follow", "a.txt"), ("/ws",), "kept"),
         (("git", "diff", "--no-index", "a.txt", "b.txt"), ("/ws",), "kept"),
         (("git", "status"), ("/ws",), "kept"),
+        (("git", "--no-pager"), ("/ws",), "kept"),  # options only: no subcommand to look at
         (("git", "-c"), ("/ws",), "kept"),
         (
             ("git", "diff", "--no-index", "a", "b"),
