@@ -180,7 +180,6 @@ def test_unreachable_endpoint_exits_2(workspace: Path, home: Path) -> None:
         "look",
         cwd=workspace,
         home=home,
-        timeout=120,
     )
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_support import rho
+from cli_support import rho_process as rho
 
 SITECUSTOMIZE = """
 import json, os

@@ -32,9 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # The store reports a skipped trace line both as a warning (shown below, one line) and as a
     # log record for services; without a handler, logging would print it a second time.
-    logging.getLogger("rho_adapters").addHandler(logging.NullHandler())
+    adapters_log = logging.getLogger("rho_adapters")
+    if not any(isinstance(h, logging.NullHandler) for h in adapters_log.handlers):
+        adapters_log.addHandler(logging.NullHandler())
+    # What main() changes of the process it puts back, so that it can be called again in the
+    # same process (an embedding program, the in-process CLI tests).
+    show_warning, stdout = warnings.showwarning, sys.stdout
     warnings.showwarning = _show_warning
-    stdout = sys.stdout
     quiet = QuietPipe(stdout)
     sys.stdout = quiet
     try:
@@ -42,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         quiet.flush()  # now, not at interpreter exit, where a broken pipe would print
         sys.stdout = stdout
+        warnings.showwarning = show_warning
 
 
 def _dispatch(args: list[str]) -> int:
