@@ -55,8 +55,20 @@ USER_FILES = {"default.md", "review.md", "task.md"}
 
 
 def test_the_documents_cite_only_what_the_repository_holds() -> None:
-    """No "see protocols.md §7": a cited document exists here, and nothing cites sections."""
+    """No "see protocols.md §7": a cited document exists here, and nothing cites sections.
+    The docstrings and comments of the code and the tests are held to the same rule."""
     root = Path(__file__).resolve().parents[2]
+    code = [
+        path
+        for folder in ("src", "tests", "bench", "scripts")
+        for path in sorted((root / folder).rglob("*.py"))
+        if path != Path(__file__).resolve()
+    ]
+    for path in code:
+        text = path.read_text(encoding="utf-8")
+        assert "§" not in text, f"{path.relative_to(root)} cites a section of a document"
+        for name in ("protocols.md", "security-notes.md", "anchor-rho-agent.md", "seeds/"):
+            assert name not in text, f"{path.relative_to(root)} cites {name}, not in the repository"
     for doc in doc_files():
         text = doc.read_text(encoding="utf-8")
         assert "§" not in text, f"{doc.name} cites a section of a document"

@@ -1,4 +1,5 @@
-"""Anthropic Messages streaming (protocols.md §6) through MockTransport, with a fake clock."""
+"""Anthropic Messages streaming (content blocks, tool-use input deltas, usage, errors)
+through MockTransport, with a fake clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Error shapes (protocols.md §1.6, §2-§5): mid-stream, truncated and HTTP errors."""
+"""Error shapes: an error object in the middle of a stream, a stream cut short, and HTTP
+errors as OpenAI, vLLM, Cerebras and the other compatible servers send them."""
 
 from __future__ import annotations
 

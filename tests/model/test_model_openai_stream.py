@@ -1,4 +1,6 @@
-"""Chunk assembly: every quirk of protocols.md §1.2-§1.5, §2-§4 through the real client."""
+"""Chunk assembly through the real client: every quirk of the chunk schema, tool-call deltas,
+``finish_reason`` and usage, as OpenAI, vLLM, Cerebras, Groq, Ollama, llama.cpp and OpenRouter
+send them."""
 
 from __future__ import annotations
 

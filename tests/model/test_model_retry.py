@@ -1,4 +1,5 @@
-"""Retries and timeouts with a fake clock (protocols.md §5, issue: retries and timeouts)."""
+"""Retries and timeouts with a fake clock: which status codes and failures are retried (as
+openai-python does), backoff, Retry-After, and the timeouts that bound a stalled endpoint."""
 
 from __future__ import annotations
 

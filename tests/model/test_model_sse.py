@@ -1,4 +1,5 @@
-"""SSE framing, one test per rule of protocols.md §1.1."""
+"""SSE framing, one test per rule a robust decoder must follow (line endings, comments,
+multi-line data, fields split across chunks, ``[DONE]``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Adversarial suite for the restricted shell planner.
 
 ALLOWED: legitimate investigation commands that must keep working. REFUSED: command lines that
-would write, delete, execute, leak or escape if the planner let them through (bypass families of
-security-notes.md §2 and the public implementation's holes). Each refusal must carry a reason.
+would write, delete, execute, leak or escape if the planner let them through (the known bypass
+families of restricted shells, and the holes of the public implementation of this design). Each
+refusal must carry a reason.
 """
 
 from __future__ import annotations

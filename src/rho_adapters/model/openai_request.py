@@ -1,4 +1,4 @@
-"""ModelRequest → Chat Completions request body, shaped by the provider (§1.7).
+"""ModelRequest → Chat Completions request body, shaped by the provider.
 
 Request options left None in the ``ModelRequest`` fall back to ``RequestDefaults`` (what the
 agent was configured with). Parameters a server rejects are never sent; the output limit goes

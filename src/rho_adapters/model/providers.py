@@ -101,7 +101,7 @@ PROVIDERS: dict[str, Provider] = {
             name="cerebras",
             default_base_url="https://api.cerebras.ai/v1",
             hosts=("cerebras.ai",),
-            # Cerebras validates strictly and answers 400 to each of these (§3).
+            # Cerebras validates strictly and answers 400 to each of these.
             dropped_params=frozenset(
                 {
                     "parallel_tool_calls",
