@@ -266,6 +266,13 @@ COMMON_ALLOWED = [
     "SELECT avg(score) FROM users HAVING avg(score) > 0",
     "SELECT id FROM users WHERE name = 'for update'",
     "SELECT 'a;b' AS c",
+    # parentheses that group, after an operator, a comma or another parenthesis
+    "SELECT * FROM users WHERE score = (SELECT max(score) FROM users)",
+    "SELECT count(*) * 100.0 / (SELECT count(*) FROM users) FROM orders",
+    "SELECT name, (score + 1) * 2 FROM users",
+    "SELECT ((1))",
+    "SELECT id FROM users WHERE (id, score) IN ((1, 10), (2, 20))",
+    "SELECT id FROM users WHERE score > 1 AND NOT (id = 2 OR (score < 50))",
 ]
 
 SQLITE_ALLOWED = [
@@ -285,6 +292,8 @@ SQLITE_ALLOWED = [
 
 POSTGRES_ALLOWED = [
     "(SELECT 1)",
+    "SELECT name, score, count(*) FROM users GROUP BY GROUPING SETS ((name, score), (name), ())",
+    "SELECT name, count(*) FROM users GROUP BY ROLLUP ((name, score))",
     "SHOW search_path",
     "SHOW ALL",
     "TABLE users",

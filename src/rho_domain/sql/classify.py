@@ -304,9 +304,17 @@ def _ends_operand(token: Token | None) -> bool:
 
 
 def _not_a_call(stmt: Sequence[Token], i: int, d: Dialect) -> bool:
-    """Whether ``stmt[i] (`` is syntax rather than a function call: a keyword that takes a
-    parenthesis, a type with a length, an alias or CTE column list."""
+    """Whether ``stmt[i] (`` is syntax rather than a function call: a parenthesis opened
+    after an operator, a comma or another parenthesis (grouping: ``a = (SELECT ...)``,
+    ``((a), ())``), a keyword that takes a parenthesis, a type with a length, an alias or CTE
+    column list."""
     token, prev = stmt[i], stmt[i - 1] if i else None
+    if token.kind is Kind.PUNCT:
+        # Nothing is called through punctuation; after ")" only OPERATOR(...) is followed
+        # by an operand, and "](" or ".(" is nothing any dialect reads.
+        if token.text == ")":
+            return _closes_operator(stmt, i)
+        return token.text not in ("]", ".", ":")
     after_operator = prev is not None and prev.is_punct(")") and _closes_operator(stmt, i - 1)
     if prev is not None and not after_operator and (prev.is_punct(")") or prev.is_word("AS")):
         return True  # "AS t(a, b)", "generate_series(1, 3) g(x)", "count(*) OVER (...)"
