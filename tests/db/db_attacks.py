@@ -273,6 +273,10 @@ COMMON_ALLOWED = [
     "SELECT ((1))",
     "SELECT id FROM users WHERE (id, score) IN ((1, 10), (2, 20))",
     "SELECT id FROM users WHERE score > 1 AND NOT (id = 2 OR (score < 50))",
+    "SELECT id FROM users ORDER BY (score * -1)",
+    "SELECT score, count(*) FROM users GROUP BY (score)",
+    "SELECT sum(score) OVER (PARTITION BY (id) ORDER BY (id)) FROM users",
+    "SELECT CASE WHEN (score > 100) THEN (1) WHEN (score > 50) THEN 2 ELSE (3) END FROM users",
 ]
 
 SQLITE_ALLOWED = [
@@ -280,6 +284,8 @@ SQLITE_ALLOWED = [
     "PRAGMA index_list(orders)",
     "PRAGMA foreign_key_list(orders)",
     "PRAGMA main.table_xinfo(users)",
+    "PRAGMA table_list",
+    "PRAGMA table_list(users)",
     "SELECT * FROM pragma_table_info('users')",
     "VALUES (1, 2)",
     "SELECT name FROM sqlite_master",

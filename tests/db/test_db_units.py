@@ -315,7 +315,10 @@ def test_mysql_reading_follows_the_server_sql_mode() -> None:
     assert classify("SELECT '\\'; DELETE FROM t; --'", "postgres", settings=off).read_only
 
 
-_ONLY = "(only foreign_key_list, index_info, index_list, index_xinfo, table_info, table_xinfo)"
+_ONLY = (
+    "(only foreign_key_list, index_info, index_list, index_xinfo, table_info, table_list, "
+    "table_xinfo)"
+)
 PRAGMAS = [
     # (statement, reason; "" = read-only)
     ("PRAGMA table_info(users)", ""),
@@ -410,6 +413,19 @@ CLASSIFIER_RULES = [
     ("postgres", "SELECT a FROM t GROUP BY GROUPING SETS ((a, b), (a), ())", ""),
     ("mysql", "SELECT 1 + (2) * (3)", ""),
     ("sqlite", "SELECT a FROM t WHERE (a, b) IN ((1, 2), (3, 4))", ""),
+    # BY after ORDER/GROUP/PARTITION/CONNECT/SIBLINGS and WHEN inside CASE are syntax;
+    # elsewhere a word that is not reserved is a call
+    ("oracle", "SELECT a FROM t ORDER BY (a * -1)", ""),
+    ("oracle", "SELECT a FROM t ORDER SIBLINGS BY (a)", ""),
+    ("oracle", "SELECT a FROM t START WITH a = 1 CONNECT BY (PRIOR a = b)", ""),
+    ("oracle", "SELECT CASE WHEN (a > 1) THEN 1 WHEN (b) THEN 2 END FROM t", ""),
+    ("oracle", "SELECT CASE a WHEN (1) THEN 2 END FROM t", ""),
+    ("oracle", "SELECT a FROM t WHERE by(1)", "the function BY() is not on the oracle list"),
+    ("oracle", "SELECT a FROM t ORDER BY by(1)", "the function BY() is not on the oracle list"),
+    ("oracle", "SELECT when(1) FROM t", "the function WHEN() is not on the oracle list"),
+    ("oracle", "SELECT CASE WHEN when(1) THEN 1 END FROM t", "the function WHEN() is not"),
+    ("oracle", "SELECT CASE WHEN a THEN 1 END, when(2) FROM t", "the function WHEN() is not"),
+    ("oracle", "SELECT CASE WHEN a THEN 1 END x WHEN (2) FROM t", "the function WHEN() is not"),
     ("postgres", "SELECT (a)(b) FROM t", ")( is not a function call"),
     ("postgres", "SELECT (a) + (b)(c) FROM t", ")( is not a function call"),
     ("postgres", "SELECT a[1](2) FROM t", "]( is not a function call"),

@@ -329,19 +329,41 @@ def _not_a_call(stmt: Sequence[Token], i: int, d: Dialect) -> bool:
             return True
         if word in fn.AFTER_OPERAND and not after_operator and _ends_operand(prev):
             return True
-        if (
-            word in fn.TYPE_WORDS
-            and prev is not None
-            and (prev.is_punct(":") or (prev.kind is Kind.WORD and prev.text in fn.TYPE_WORDS))
-        ):
-            return True
-        if word in ("ROLLUP", "CUBE") and i >= 2 and prev is not None and prev.is_word("BY"):
-            return stmt[i - 2].is_word("GROUP")  # ORDER BY cube(...) calls a function
-        if word == "SETS" and prev is not None and prev.is_word("GROUPING"):
-            return True
-        if word == "MATERIALIZED" and prev is not None and prev.is_word("NOT"):
+        if prev is not None and _syntax_after(word, prev, stmt, i):
             return True
     return i in _cte_names(stmt)
+
+
+_BEFORE_BY = ("ORDER", "GROUP", "PARTITION", "CONNECT", "SIBLINGS")
+
+
+def _syntax_after(word: str, prev: Token, stmt: Sequence[Token], i: int) -> bool:
+    """Words that take a parenthesis as syntax in one place only (elsewhere, where the word
+    is not reserved, ``word(`` calls a function of that name)."""
+    if word in fn.TYPE_WORDS and (
+        prev.is_punct(":") or (prev.kind is Kind.WORD and prev.text in fn.TYPE_WORDS)
+    ):
+        return True  # a::numeric(10, 2), DOUBLE PRECISION(5)
+    if word in ("ROLLUP", "CUBE") and prev.is_word("BY"):
+        return i >= 2 and stmt[i - 2].is_word("GROUP")  # ORDER BY cube(...) calls a function
+    if word == "WHEN" and (prev.is_word("CASE") or _ends_operand(prev)):
+        return _in_case(stmt, i)  # CASE WHEN (a > 1) THEN 1 WHEN (b) ...
+    return (
+        (word == "SETS" and prev.is_word("GROUPING"))
+        or (word == "BY" and prev.is_word(*_BEFORE_BY))  # ORDER BY (a + b), GROUP BY (a)
+        or (word == "MATERIALIZED" and prev.is_word("NOT"))
+    )
+
+
+def _in_case(stmt: Sequence[Token], i: int) -> bool:
+    """Whether ``stmt[i]`` is inside a ``CASE ... END`` (in a query, END closes only CASE)."""
+    depth = 0
+    for token in stmt[:i]:
+        if token.is_word("CASE"):
+            depth += 1
+        elif token.is_word("END") and depth:
+            depth -= 1
+    return depth > 0
 
 
 def _cte_names(stmt: Sequence[Token]) -> frozenset[int]:

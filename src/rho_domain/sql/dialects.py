@@ -87,7 +87,15 @@ REFUSED_WORDS = frozenset(
 )
 
 SQLITE_PRAGMAS = frozenset(
-    {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
+    {
+        "table_info",
+        "table_xinfo",
+        "table_list",
+        "index_list",
+        "index_info",
+        "index_xinfo",
+        "foreign_key_list",
+    }
 )
 _ORACLE_PACKAGES = ("dbms_", "utl_", "ctxsys", "owa_", "kupp$", "wpg_", "httpuritype")
 
