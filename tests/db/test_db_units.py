@@ -427,6 +427,15 @@ CLASSIFIER_RULES = [
     ("oracle", "SELECT CASE WHEN a THEN 1 END, when(2) FROM t", "the function WHEN() is not"),
     ("oracle", "SELECT CASE WHEN a THEN 1 END x WHEN (2) FROM t", "the function WHEN() is not"),
     ("postgres", "SELECT (a)(b) FROM t", ")( is not a function call"),
+    ("postgres", "SELECT (x OPERATOR(pg_catalog.+) y) (1)", ")( is not a function call"),
+    ("postgres", "SELECT ((a) OPERATOR(pg_catalog.+) (b)) (1)", ")( is not a function call"),
+    # parentheses must pair up, whatever else the statement holds
+    ("postgres", "WITH 1) a(x) AS (SELECT 1) SELECT 1", "a ) closes no ("),
+    ("postgres", "SELECT 1) pg_sleep(1", "a ) closes no ("),
+    ("mysql", "SELECT (1", "a ( is never closed"),
+    ("sqlite", "SELECT ((1)", "a ( is never closed"),
+    ("sqlite", "SELECT (1))", "a ) closes no ("),
+    ("postgres", "SELECT ')' || (')')", ""),
     ("postgres", "SELECT (a) + (b)(c) FROM t", ")( is not a function call"),
     ("postgres", "SELECT a[1](2) FROM t", "]( is not a function call"),
     ("postgres", "SELECT t.(a) FROM t", ".( is not a function call"),
@@ -477,6 +486,10 @@ CLASSIFIER_RULES = [
     ("postgres", "WITH a(x) AS (SELECT 1) , b AS (SELECT 2) SELECT d(1)", _NOT_LISTED.format("d")),
     ("postgres", "WITH a(x) AS (SELECT 1) SELECT * FROM a(1)", _NOT_LISTED.format("a")),
     ("postgres", "WITH a(x) AS (SELECT (1)), b(y) AS (SELECT 2) SELECT * FROM b", ""),
+    ("postgres", "WITH a AS MATERIALIZED (SELECT 1), b(y) AS (SELECT 2) SELECT * FROM b", ""),
+    # a CTE list is walked only where each body is a parenthesis
+    ("postgres", "WITH a(x) AS $$x$$ (SELECT 1), b(y) AS (SELECT 2) SELECT 1",
+     _NOT_LISTED.format("b")),
     ("postgres", "EXPLAIN TABLE t", ""),
     ("postgres", "EXPLAIN SHOW x", _EXPLAIN + "SHOW"),
     # a schema-qualified name is judged whole, whatever precedes it

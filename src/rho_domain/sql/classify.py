@@ -151,8 +151,27 @@ def _classify(tokens: Sequence[Token], d: Dialect, allowed: frozenset[str]) -> V
     kind = head.text
     if kind not in d.read_kinds:
         return Verdict(kind=kind, read_only=False, reason=f"{kind} statements are not read-only")
-    reason = _check_kind(kind, stmt[start + 1 :], d) or _check_tokens(kind, stmt, start, d, allowed)
+    reason = (
+        _check_kind(kind, stmt[start + 1 :], d)
+        or _check_tokens(kind, stmt, start, d, allowed)
+        or _unbalanced(stmt)
+    )
     return Verdict(kind=kind, read_only=not reason, reason=reason)
+
+
+def _unbalanced(stmt: Sequence[Token]) -> str:
+    """Parentheses that do not pair up: the server rejects the text, and the rules that look
+    for the ``(`` of a ``)`` may have judged a statement no engine reads (checked last, so a
+    more precise reason comes first)."""
+    depth = 0
+    for token in stmt:
+        if token.is_punct("("):
+            depth += 1
+        elif token.is_punct(")"):
+            depth -= 1
+            if depth < 0:
+                return "a ) closes no ("
+    return "a ( is never closed" if depth else ""
 
 
 def _split(tokens: Sequence[Token]) -> list[list[Token]]:
