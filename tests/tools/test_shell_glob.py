@@ -53,6 +53,7 @@ FILES = [
     "src/sub/deep.py",
     "src/sub/notes.txt",
     "tests/test_a.py",
+    "tests/sub/more.txt",
     "a-dir/c.x",
     "a/b.x",
     "migrations/001_init.sql",
@@ -103,6 +104,10 @@ PATTERNS = [
     "s*/s*",
     "*/sub",
     "*/sub/",
+    "*/sub/*.txt",
+    "s*/sub/*",
+    "\\.h*",
+    "\\.*",
     "src/../*.py",
     "./*.py",
     "[.]*",
@@ -463,3 +468,16 @@ async def test_the_listing_budget_is_exact() -> None:
         "glob '*/x.txt' was not expanded: glob '*/x.txt' lists more than 2,000 directories; "
         "narrow it or use find"
     )
+
+
+async def test_dot_and_dot_dot_from_a_lister_never_match() -> None:
+    """A lister may report ``.`` and ``..`` (as ``ls -a`` or a remote API does); bash 5.2
+    (``globskipdots``) never matches them, not even with ``.*``."""
+    from rho_domain.shell.glob import expand
+
+    async def lister(path: str) -> list[tuple[str, bool]]:
+        return [(".", True), ("..", True), (".env.example", False), ("a", False)]
+
+    assert await expand(".*", "/w", lister) == (".env.example",)
+    assert await expand("*", "/w", lister) == ("a",)
+    assert await expand(".?", "/w", lister) == ()

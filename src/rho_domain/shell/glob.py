@@ -175,7 +175,7 @@ async def _expand(pattern: str, cwd: str, lister: Lister) -> tuple[str, ...]:
     if dirs_only:
         parts = parts[:-1]
     # (text as bash prints it, path for the lister, is a directory)
-    found: list[tuple[str, str, bool]] = [("", "/" if pattern.startswith("/") else cwd, True)]
+    found: list[tuple[str, str, bool]] = [("", cwd, True)]
     if pattern.startswith("/"):
         parts = parts[1:]
         found = [("/", "/", True)]
