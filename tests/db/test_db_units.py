@@ -16,6 +16,7 @@ from rho_domain.errors import ConfigError, MissingExtra, StatementRefused
 from rho_domain.permissions import DatabaseMode, readonly_profile
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Kind, check_read_only, classify, dialect, tokenize
+from rho_domain.sql.lexer import Token
 from rho_domain.tools.database import database_tools, render
 from rho_entry.databases_config import load_databases
 
@@ -637,6 +638,9 @@ LEXING_RULES = [
     ("postgres", "SELECT U&'x' UESCAPE", "UESCAPE must be followed by a one-character string"),
     ("postgres", "SELECT U&\"pg_r!0065ad_file\" UESCAPE '!' ('/x')", _READ_FILE),
     ("postgres", "SELECT U&\"pg_r\\0065ad_file\"('/x')", _READ_FILE),
+    ("postgres", "SELECT U&\"a\" /* c */ FROM t", ""),  # a comment, then no UESCAPE
+    ("postgres", "UESCAPE '!' SELECT U&\"d!0061\" --x", "UESCAPE statements are not"),
+    ("oracle", "SELECT q'x'x' FROM dual", ""),  # the closer is searched after the opener
 ]  # fmt: skip
 
 
@@ -711,7 +715,29 @@ TOKEN_TEXTS = [
     ),
     ("postgres", 'SELECT "a""b", "c""", """d"', ['a"b', ",", 'c"', ",", '"d']),
     ("mysql", "SELECT `a``b`, 1E-2", ["a`b", ",", "1E-2"]),
+    # an exponent sign belongs to the number only after e or E
+    ("postgres", "SELECT 1X+5, 1e+,2", ["1X", "+", "5", ",", "1e+", ",", "2"]),
 ]
+
+# Every string form is one STRING token whose text is "<string>": what a string holds never
+# reaches the rules (a keyword inside a literal is never seen).
+STRING_FORMS = [
+    ("postgres", "'a b'"), ("postgres", "E'a\\' b'"), ("postgres", "$$a b$$"),
+    ("postgres", "$t$a b$t$"), ("postgres", "U&'a b'"), ("postgres", "U&'a' UESCAPE '!'"),
+    ("mysql", "'a\\' b'"), ("mysql", '"a b"'), ("oracle", "q'[a b]'"), ("oracle", "nq'!a b!'"),
+    ("sqlite", "'a'' b'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("engine", "literal"), STRING_FORMS)
+def test_a_string_is_one_token_that_hides_its_text(engine: str, literal: str) -> None:
+    for rules in dialect(engine).readings:
+        if ('"' in literal and not rules.double_quote_strings) or (
+            engine == "mysql" and "\\" in literal and not rules.backslash_strings
+        ):
+            continue  # this reading (sql_mode) reads the text otherwise
+        tokens = tokenize(f"SELECT {literal}", rules)
+        assert tokens[1:] == (Token(Kind.STRING, "<string>"),), rules
 
 
 @pytest.mark.parametrize(("engine", "sql", "texts"), TOKEN_TEXTS)

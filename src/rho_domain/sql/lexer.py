@@ -190,8 +190,7 @@ class _Lexer:
                 raise self.refuse(f"unterminated {quote} quote")
             ch = text[i]
             if backslash and ch == "\\":
-                parts.append(text[i : i + 2])
-                i += 2
+                i += 2  # escaped; only strings have escapes, and their text is not kept
             elif ch == quote:
                 if text[i + 1 : i + 2] == quote:  # doubled quote is one quote character
                     parts.append(quote)
