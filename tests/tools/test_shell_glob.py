@@ -54,6 +54,8 @@ FILES = [
     "src/sub/notes.txt",
     "tests/test_a.py",
     "tests/sub/more.txt",
+    "end*",
+    "nl\nname.txt",
     "a-dir/c.x",
     "a/b.x",
     "migrations/001_init.sql",
@@ -107,6 +109,9 @@ PATTERNS = [
     "*/sub/*.txt",
     "s*/sub/*",
     "\\.h*",
+    "*\\*",
+    "nl*",
+    "nl?name.txt",
     "\\.*",
     "src/../*.py",
     "./*.py",
@@ -439,13 +444,33 @@ def linked_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "lsub").symlink_to(root / "sub")  # a link to a directory is a directory for */
     (root / "lfile").symlink_to(root / "a.txt")
     (root / "ldead").symlink_to(root / "missing")
+    (root / "sub2").mkdir()
+    (root / "sub2" / "y.py").write_text("y\n")
+    (root / "sub" / "ldir").symlink_to(root / "sub2")  # a link one level down
     return root
 
 
-@pytest.mark.parametrize("word", ["*/", "l*/", "l*", "*", "*/x*", "l*/*.py", "[l]*/"])
+LINKED = ["*/", "l*/", "l*", "*", "*/x*", "l*/*.py", "[l]*/", "sub/*/", "sub/l*/*.py", "*/*/"]
+
+
+@pytest.mark.parametrize("word", LINKED)
 async def test_symlinks_expand_like_bash(linked_tree: Path, word: str) -> None:
     ours = await _our_words(LocalExecutor(str(linked_tree)), word)
     assert ours == _bash_words(linked_tree, word)
+
+
+async def test_daytona_symlinks_expand_like_bash(linked_tree: Path) -> None:
+    """The Daytona lister learns that a link is a directory from ``stat`` of the link's own
+    path (in its directory, not the workspace root)."""
+    fake = FakeDaytona(polls_until_started=1)
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(linked_tree)), transport=fake.transport
+    )
+    try:
+        for word in LINKED:
+            assert await _our_words(executor, word) == _bash_words(linked_tree, word), word
+    finally:
+        await executor.aclose()
 
 
 @pytest.mark.parametrize("word", ["{root}/*.py", "{root}/s*/*.py", "{root}/*/", "{root}/src/.*"])

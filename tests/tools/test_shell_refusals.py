@@ -197,6 +197,55 @@ def test_spec_builds_the_table_entry_field_by_field() -> None:
     )
 
 
+_SPLIT = spec("ab", "n", "all", "lines", "color", numeric=True)
+
+# split_options' contract: each option with its value (None for a flag), then the operands.
+SPLITS = [
+    (["-ab", "f"], (("a", None), ("b", None)), ("f",)),
+    (["-n5", "f"], (("n", "5"),), ("f",)),
+    (["-n", "5", "f"], (("n", "5"),), ("f",)),
+    (["-an", "5"], (("a", None), ("n", "5")), ()),
+    (["-nab"], (("n", "ab"),), ()),
+    (["--lines=5", "f"], (("lines", "5"),), ("f",)),
+    (["--lines", "5", "f"], (("lines", "5"),), ("f",)),
+    (["--lines="], (("lines", ""),), ()),
+    (["--color", "f"], (("color", None),), ("f",)),
+    (["--color=never", "f"], (("color", "never"),), ("f",)),
+    (["--color="], (("color", ""),), ()),
+    (["--all", "-20", "f"], (("all", None), ("NUM", "20")), ("f",)),
+    (["f", "-a", "--", "-b", "--lines"], (("a", None),), ("f", "-b", "--lines")),
+    (["-", "f"], (), ("-", "f")),
+]
+
+
+@pytest.mark.parametrize(("args", "options", "operands"), SPLITS)
+def test_split_options_gives_each_option_its_value(
+    args: list[str],
+    options: tuple[tuple[str, str | None], ...],
+    operands: tuple[str, ...],
+) -> None:
+    parsed = split_options("p", args, _SPLIT)
+    assert (parsed.options, parsed.operands) == (options, operands)
+
+
+def test_an_option_check_sees_the_value_in_every_spelling() -> None:
+    """A per-option check is given the value however it is written (``--n=v``, ``--n v``,
+    ``-nv``, ``-n v``); a check that never saw ``--n v`` would be a hole."""
+    seen: list[str] = []
+
+    def check(value: str) -> str:
+        seen.append(value)
+        return "no dots" if "." in value else ""
+
+    checked = spec("", "n", "", "name", "opt", checks={"n": check, "name": check, "opt": check})
+    for args in (["--name=a.b"], ["--name", "a.b"], ["-na.b"], ["-n", "a.b"], ["--opt=a.b"]):
+        with pytest.raises(CommandRefused, match="p: no dots"):
+            split_options("p", args, checked)
+    assert seen == ["a.b"] * 5
+    split_options("p", ["--opt", "a.b"], checked)  # --opt takes no separate value
+    assert seen == ["a.b"] * 5
+
+
 @pytest.mark.parametrize("command", ["whoami -X", "printf -X a", "true --XXXX", "false -5"])
 def test_a_program_without_options_accepts_none(command: str) -> None:
     with pytest.raises(CommandRefused, match="is not allowed in the restricted shell"):
