@@ -345,6 +345,34 @@ async def test_matches_through_a_link_out_of_the_workspace_are_left_out(attack_t
     assert "*/passwd" in out  # no match: the word stays literal, as in bash
 
 
+async def test_a_directory_out_of_reach_below_the_first_level_is_skipped(
+    attack_tree: Path,
+) -> None:
+    """Below the first level a directory the executor may not list (``.ssh``, a secret) is
+    left out, as bash leaves out one it cannot read; the first level's own listing is an
+    error worth stopping for."""
+    (attack_tree / ".ssh").mkdir()
+    (attack_tree / ".ssh" / "id_rsa").write_text("SECRET\n")
+    (attack_tree / ".cfg").mkdir()
+    (attack_tree / ".cfg" / "app.yml").write_text("ok\n")
+    executor = LocalExecutor(str(attack_tree))
+    assert await _our_words(executor, "*/passwd") == ("*/passwd",)
+    assert await _our_words(executor, "*/*.yml") == ("config/app.yml",)
+    assert await _our_words(executor, ".*/*") == (".cfg/app.yml",)  # .ssh is not listed
+    with pytest.raises(CommandRefused, match="is a secret location"):
+        await _our_words(executor, ".ssh/*")  # the first level: refused, not skipped
+
+
+async def test_names_that_are_not_utf8_sort_by_their_bytes_like_bash(tmp_path: Path) -> None:
+    """bash (LC_ALL=C) sorts matches by their bytes; a name that is not UTF-8 comes back from
+    the lister with surrogate escapes, which sort before U+E000 as text but after it as bytes."""
+    for name in (b"a\xff", "a\ue000".encode(), b"a\x7f", "a\U0001f600".encode()):
+        (tmp_path / name.decode("utf-8", "surrogateescape")).write_text("x\n")
+    ours = await _our_words(LocalExecutor(str(tmp_path)), "a*")
+    assert ours == _bash_words(tmp_path, "a*")
+    assert ours[-1] == "a\udcff"  # the byte 0xFF, last
+
+
 async def test_a_matched_name_is_one_literal_word(attack_tree: Path) -> None:
     out = await _bash(LocalExecutor(str(attack_tree)), "echo [$]*")
     assert out.startswith("$(id)\n"), out

@@ -228,6 +228,24 @@ def test_split_options_gives_each_option_its_value(
     assert (parsed.options, parsed.operands) == (options, operands)
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-n"], "p: option -n needs a value"),
+        (["f", "-an"], "p: option -n needs a value"),
+        (["--lines"], "p: option --lines needs a value"),
+        (["-z"], "p: option '-z' is not allowed"),
+        (["-az"], "p: option '-z' is not allowed"),  # the letter, not the whole cluster
+        (["-abz", "f"], "p: option '-z' is not allowed"),
+        (["--zz"], "p: option '--zz' is not allowed"),
+    ],
+)
+def test_split_options_refusals_name_the_option(args: list[str], message: str) -> None:
+    with pytest.raises(CommandRefused) as info:
+        split_options("p", args, _SPLIT)
+    assert str(info.value).startswith(message)
+
+
 def test_an_option_check_sees_the_value_in_every_spelling() -> None:
     """A per-option check is given the value however it is written (``--n=v``, ``--n v``,
     ``-nv``, ``-n v``); a check that never saw ``--n v`` would be a hole."""
