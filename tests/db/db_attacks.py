@@ -296,7 +296,14 @@ SQLITE_ALLOWED = [
     'SELECT id AS "insert" FROM users',
 ]
 
+_QUANTIFIED = [  # comparisons with a subquery (not SQLite's)
+    "SELECT id FROM users WHERE score > ANY (SELECT score FROM users WHERE id < 3)",
+    "SELECT id FROM users WHERE score >= ALL (SELECT score FROM users)",
+    "SELECT id FROM users WHERE score = SOME (SELECT score FROM users)",
+]
+
 POSTGRES_ALLOWED = [
+    *_QUANTIFIED,
     "(SELECT 1)",
     "SELECT name, score, count(*) FROM users GROUP BY GROUPING SETS ((name, score), (name), ())",
     "SELECT name, count(*) FROM users GROUP BY ROLLUP ((name, score))",
@@ -319,6 +326,7 @@ POSTGRES_ALLOWED = [
 ]
 
 MYSQL_ALLOWED = [
+    *_QUANTIFIED,
     "(SELECT 1)",
     "SHOW TABLES",
     "SHOW CREATE TABLE users",

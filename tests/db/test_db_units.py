@@ -427,6 +427,15 @@ CLASSIFIER_RULES = [
     ("oracle", "SELECT CASE WHEN when(1) THEN 1 END FROM t", "the function WHEN() is not"),
     ("oracle", "SELECT CASE WHEN a THEN 1 END, when(2) FROM t", "the function WHEN() is not"),
     ("oracle", "SELECT CASE WHEN a THEN 1 END x WHEN (2) FROM t", "the function WHEN() is not"),
+    ("oracle", "SELECT CASE WHEN a THEN CASE WHEN b THEN 1 END WHEN (c) THEN 2 END FROM t", ""),
+    ("oracle", "SELECT CASE WHEN a THEN 1 END, CASE WHEN (b) THEN 2 END FROM t", ""),
+    # a type's length after "::" (char, bit and time are not functions)
+    ("postgres", "SELECT a::char(3), b::bit(2), c::time(3) FROM t", ""),
+    ("postgres", "SELECT a FROM t WHERE char(3)", _NOT_LISTED.format("char")),
+    # a subquery after a word that is not reserved in the dialect (MySQL's ANY and SOME)
+    ("mysql", "SELECT * FROM t WHERE a > ANY (SELECT a FROM t)", ""),
+    ("mysql", "SELECT * FROM t WHERE a > SOME (WITH c AS (SELECT 1) SELECT * FROM c)", ""),
+    ("mysql", "SELECT * FROM t WHERE a > ANY (1)", "the function any() is not on the mysql list"),
     ("postgres", "SELECT (a)(b) FROM t", ")( is not a function call"),
     ("postgres", "SELECT (x OPERATOR(pg_catalog.+) y) (1)", ")( is not a function call"),
     ("postgres", "SELECT ((a) OPERATOR(pg_catalog.+) (b)) (1)", ")( is not a function call"),

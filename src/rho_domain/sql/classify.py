@@ -367,10 +367,9 @@ def _syntax_after(word: str, prev: Token, stmt: Sequence[Token], i: int) -> bool
         return i >= 2 and stmt[i - 2].is_word("GROUP")  # ORDER BY cube(...) calls a function
     if word == "WHEN" and (prev.is_word("CASE") or _ends_operand(prev)):
         return _in_case(stmt, i)  # CASE WHEN (a > 1) THEN 1 WHEN (b) ...
-    return (
-        (word == "SETS" and prev.is_word("GROUPING"))
-        or (word == "BY" and prev.is_word(*_BEFORE_BY))  # ORDER BY (a + b), GROUP BY (a)
-        or (word == "MATERIALIZED" and prev.is_word("NOT"))
+    # (GROUPING SETS ( is AFTER_OPERAND's: GROUPING ends an operand.)
+    return (word == "BY" and prev.is_word(*_BEFORE_BY)) or (  # ORDER BY (a + b), GROUP BY (a)
+        word == "MATERIALIZED" and prev.is_word("NOT")
     )
 
 
