@@ -432,6 +432,19 @@ CLASSIFIER_RULES = [
     # a type's length after "::" (char, bit and time are not functions)
     ("postgres", "SELECT a::char(3), b::bit(2), c::time(3) FROM t", ""),
     ("postgres", "SELECT a FROM t WHERE char(3)", _NOT_LISTED.format("char")),
+    # a name is folded as the engine folds it: ASCII letters only (U+017F, the long s, stays:
+    # "\u017fum" is not sum, though Python's upper() makes it SUM), and PostgreSQL keeps the
+    # first 63 bytes
+    ("postgres", "SELECT \u017fum(1)", _NOT_LISTED.format("\u017fum")),
+    ("mysql", "SELECT \u017fum(1)", "the function \u017fum() is not on the mysql list"),
+    ("oracle", "SELECT \u017fum(1) FROM dual", "the function \u017fUM() is not on the oracle"),
+    ("postgres", f"SELECT {'a' * 70}()", _NOT_LISTED.format("a" * 63)),
+    ("postgres", f"SELECT {'é' * 40}()", _NOT_LISTED.format("é" * 31)),  # 2 bytes each
+    # MySQL's sys schema functions, qualified
+    ("mysql", "SELECT sys.format_bytes(1024)", ""),
+    ("mysql", "SELECT sys.ps_thread_id(NULL)", ""),
+    ("mysql", "SELECT sys.format_bytes2(1)", "the function sys.format_bytes2() is not on"),
+    ("postgres", "(SELECT 1) (2) OPERATOR", ")( is not a function call"),
     # a subquery after a word that is not reserved in the dialect (MySQL's ANY and SOME)
     ("mysql", "SELECT * FROM t WHERE a > ANY (SELECT a FROM t)", ""),
     ("mysql", "SELECT * FROM t WHERE a > SOME (WITH c AS (SELECT 1) SELECT * FROM c)", ""),
@@ -546,6 +559,14 @@ def test_check_read_only_passes_the_settings_and_names_the_kinds() -> None:
     )
 
 
+def test_an_unlisted_function_is_refused_with_the_whole_explanation() -> None:
+    assert classify("SELECT f(1)", "postgres").reason == (
+        "the function f() is not on the postgres list of read-only functions (a user function "
+        "can write; an administrator can allow a vetted one with the alias's "
+        "options.allowed_functions)"
+    )
+
+
 @pytest.mark.parametrize(("dialect_name", "sql", "reason"), CLASSIFIER_RULES)
 def test_classifier_rule_by_its_reason(dialect_name: str, sql: str, reason: str) -> None:
     verdict = classify(sql, dialect_name)
@@ -648,6 +669,7 @@ LEXING_RULES = [
     ("postgres", "SELECT U&\"pg_r!0065ad_file\" UESCAPE '!' ('/x')", _READ_FILE),
     ("postgres", "SELECT U&\"pg_r\\0065ad_file\"('/x')", _READ_FILE),
     ("postgres", "SELECT U&\"a\" /* c */ FROM t", ""),  # a comment, then no UESCAPE
+    ("postgres", "SELECT U&\"pg_r!0065ad_file\" UESCAPE '!'('/x')", _READ_FILE),
     ("postgres", "UESCAPE '!' SELECT U&\"d!0061\" --x", "UESCAPE statements are not"),
     ("oracle", "SELECT q'x'x' FROM dual", ""),  # the closer is searched after the opener
 ]  # fmt: skip
