@@ -15,7 +15,7 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra, StatementRefused
 from rho_domain.permissions import DatabaseMode, readonly_profile
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Kind, check_read_only, classify, dialect, tokenize
+from rho_domain.sql import Kind, Verdict, check_read_only, classify, dialect, tokenize
 from rho_domain.sql.lexer import Token
 from rho_domain.tools.database import database_tools, render
 from rho_entry.databases_config import load_databases
@@ -445,6 +445,30 @@ CLASSIFIER_RULES = [
     ("mysql", "SELECT sys.ps_thread_id(NULL)", ""),
     ("mysql", "SELECT sys.format_bytes2(1)", "the function sys.format_bytes2() is not on"),
     ("postgres", "(SELECT 1) (2) OPERATOR", ")( is not a function call"),
+    # each refusal in its own words (other rules would refuse some of these too)
+    ("postgres", "SELECT 1 FOR UPDATE", "locking clauses (FOR UPDATE/SHARE) are not allowed"),
+    ("mysql", "SELECT NEXT VALUE FOR s", "NEXT VALUE FOR advances a sequence"),
+    ("mysql", "SELECT next value FOR s", "NEXT VALUE FOR advances a sequence"),
+    ("mysql", "SELECT @a := 1", "assigning a user variable (:=) is not allowed: no state may"),
+    ("mysql", "SELECT @a:=1", "assigning a user variable (:=) is not allowed: no state may"),
+    ("mysql", "SELECT a FROM t WHERE b >= 1", ""),
+    ("mysql", "DESC t c d", "DESC takes a table name"),
+    # SHOW's first two words are names (SHOW CREATE PROCEDURE), the rest is checked
+    ("mysql", "SHOW CREATE PROCEDURE p", ""),
+    ("mysql", "SHOW CREATE TABLE INTO", "INTO is not allowed in a read-only statement"),
+    ("mysql", "SHOW TABLES FROM db LIKE 'x' INTO OUTFILE '/tmp/x'", "INTO is not allowed"),
+    # write keywords are words, not names: quoted or qualified they are names
+    ("postgres", 'SELECT "DELETE" FROM t', ""),
+    ("postgres", "SELECT t.delete FROM t", ""),
+    ("oracle", "SELECT dbms_x FROM t", ""),  # a package is refused where it qualifies a name
+    ("oracle", "SELECT dbms_x.f(1) FROM t", "the package dbms_x has side effects"),
+    ("postgres", "SELECT a value FROM t", ""),
+    ("postgres", "SELECT next FROM t", ""),
+    ("mysql", "SELECT * FROM t WHERE a > ANY (SELECT", "a ( is never closed"),
+    # statements with no kind to judge
+    ("postgres", "((SELECT 1))", ""),
+    ("postgres", "((", "the statement does not start with a keyword"),
+    ("postgres", "(1)", "the statement does not start with a keyword"),
     # a subquery after a word that is not reserved in the dialect (MySQL's ANY and SOME)
     ("mysql", "SELECT * FROM t WHERE a > ANY (SELECT a FROM t)", ""),
     ("mysql", "SELECT * FROM t WHERE a > SOME (WITH c AS (SELECT 1) SELECT * FROM c)", ""),
@@ -557,6 +581,63 @@ def test_check_read_only_passes_the_settings_and_names_the_kinds() -> None:
         "DELETE statements are not read-only. Only single read-only statements run here "
         "(EXPLAIN, PRAGMA, SELECT, VALUES, WITH); quote identifiers that look like keywords."
     )
+
+
+@pytest.mark.parametrize(
+    ("sql", "verdict"),
+    [
+        ("", Verdict(kind="", read_only=False, reason="empty statement")),
+        (" ; ", Verdict(kind="", read_only=False, reason="empty statement")),
+        (
+            "SELECT 1; SELECT 2",
+            Verdict(
+                kind="", read_only=False, reason="more than one statement (exactly one is allowed)"
+            ),
+        ),
+        (
+            "(1)",
+            Verdict(kind="", read_only=False, reason="the statement does not start with a keyword"),
+        ),
+        (
+            "DELETE FROM t",
+            Verdict(kind="DELETE", read_only=False, reason="DELETE statements are not read-only"),
+        ),
+        ("(SELECT 1)", Verdict(kind="SELECT", read_only=True, reason="")),
+        (
+            "SELECT 'a",
+            Verdict(kind="", read_only=False, reason="unterminated ' quote (at character 8)"),
+        ),
+    ],
+)
+def test_the_whole_verdict(sql: str, verdict: Verdict) -> None:
+    assert classify(sql, "postgres") == verdict
+
+
+def test_a_reading_that_fails_keeps_the_kind_an_earlier_reading_found() -> None:
+    """MySQL is read with and without backslash escapes; 'a\\'b' is one string only with them."""
+    assert classify("SELECT 'a\\'b'", "mysql") == Verdict(
+        kind="SELECT", read_only=False, reason="unterminated ' quote (at character 13)"
+    )
+
+
+def test_allowed_functions_fold_as_the_dialect_folds_names() -> None:
+    """MySQL function names are case-insensitive, so a vetted ``MyFunc`` allows ``MYFUNC()``;
+    PostgreSQL keeps the catalog's spelling: ``"MyFunc"()`` is allowed, ``myfunc()`` is not."""
+    mine = frozenset({"MyFunc"})
+    assert classify("SELECT MYFUNC(1)", "mysql", allowed_functions=mine).read_only
+    assert classify('SELECT "MyFunc"(1)', "postgres", allowed_functions=mine).read_only
+    assert not classify("SELECT myfunc(1)", "postgres", allowed_functions=mine).read_only
+
+
+def test_an_allowed_function_cannot_be_named_like_a_write_keyword() -> None:
+    """An administrator's allowed_functions never lets ``DELETE(...)`` through: the word is
+    refused before the name is looked up (only REPLACE and INSERT are also string functions)."""
+    allowed = frozenset({"delete", "replace"})
+    verdict = classify("SELECT delete(1)", "postgres", allowed_functions=allowed)
+    assert verdict.reason == "DELETE is not allowed in a read-only statement"
+    assert classify(
+        "SELECT replace('a', 'b', 'c')", "postgres", allowed_functions=allowed
+    ).read_only
 
 
 def test_an_unlisted_function_is_refused_with_the_whole_explanation() -> None:

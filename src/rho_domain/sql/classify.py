@@ -115,7 +115,7 @@ def _allowed(d: Dialect) -> str:
     return ", ".join(sorted(d.read_kinds))
 
 
-def allowed_functions(options: Mapping[str, Any], *, alias: str = "") -> frozenset[str]:
+def allowed_functions(options: Mapping[str, Any], *, alias: str) -> frozenset[str]:
     """The vetted extra functions of one alias: ``options.allowed_functions``, a list of
     names (``schema.name`` or ``name``, as the catalog spells them). Raises ``ConfigError``
     for anything but a list of strings."""
