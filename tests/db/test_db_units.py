@@ -841,6 +841,48 @@ STRING_FORMS = [
 ]  # fmt: skip
 
 
+_S, _W, _Q, _P = Kind.STRING, Kind.WORD, Kind.QUOTED, Kind.PUNCT
+
+# (dialect, reading index, text after "SELECT ", tokens as (kind, text)). MySQL's readings
+# (dialects.py): 0 "..." strings with backslash escapes, 1 "..." strings without escapes,
+# 2 ANSI_QUOTES ("..." names) with escapes, 3 ANSI_QUOTES without.
+WORD_TOKENS = [
+    # a prefix glued to a quote is part of the literal, in any case
+    *[("mysql", 0, f"{p}'a'", [(_S, "<string>")]) for p in ("N", "b", "X", "_utf8mb4")],
+    *[("mysql", 0, f"{p}'a'", [(_S, "<string>")]) for p in ("_BINARY", "_latin1", "_Utf8")],
+    *[("mysql", 0, f"{p}'a'", [(_S, "<string>")]) for p in ("n", "B", "x")],
+    ("postgres", 0, "e'a\\'b'", [(_S, "<string>")]),  # E'' strings always honour backslashes
+    ("postgres", 0, "u'a'", [(_S, "<string>")]),
+    ("postgres", 0, "a'b'", [(_W, "A"), (_S, "<string>")]),  # not a prefix
+    ("mysql", 1, "E'a\\'", [(_W, "E"), (_S, "<string>")]),  # no E'' strings in MySQL
+    ("mysql", 0, "u&'x'", [(_W, "U"), (_P, "&"), (_S, "<string>")]),  # no U& in MySQL
+    ("postgres", 0, "u 'x'", [(_W, "U"), (_S, "<string>")]),  # U& only when glued
+    ("postgres", 0, "q'[x]'", [(_W, "Q"), (_S, "<string>")]),  # q'' is Oracle's
+    ("oracle", 0, "a'x'", [(_W, "A"), (_S, "<string>")]),
+    # quoted names: backslashes escape nothing in `...` nor in ANSI "..."
+    ("mysql", 0, "`a\\` FROM t", [(_Q, "a\\"), (_W, "FROM"), (_W, "T")]),
+    ("mysql", 2, '"a\\" FROM t', [(_Q, "a\\"), (_W, "FROM"), (_W, "T")]),
+    # word characters: $ inside a name, anything above U+007F
+    ("postgres", 0, "a$b", [(_W, "A$B")]),
+    ("postgres", 0, "\x80a", [(_W, "\x80A")]),
+]
+
+
+@pytest.mark.parametrize(("engine", "reading", "text", "expected"), WORD_TOKENS)
+def test_words_prefixes_and_quoted_names_tokenize_like_the_server(
+    engine: str, reading: int, text: str, expected: list[tuple[Kind, str]]
+) -> None:
+    tokens = tokenize("SELECT " + text, dialect(engine).readings[reading])
+    assert [(t.kind, t.text) for t in tokens[1:]] == expected
+
+
+@pytest.mark.parametrize("char", ["\x01", "\x7f", "\\", "\x1b"])
+def test_a_character_outside_any_literal_is_refused_by_name(char: str) -> None:
+    assert classify(f"SELECT 1 {char}", "postgres").reason == (
+        f"unexpected character {char!r} outside a literal (at character 10)"
+    )
+
+
 @pytest.mark.parametrize(("engine", "literal"), STRING_FORMS)
 def test_a_string_is_one_token_that_hides_its_text(engine: str, literal: str) -> None:
     for rules in dialect(engine).readings:
