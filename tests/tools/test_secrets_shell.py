@@ -55,6 +55,8 @@ ATTACKS: list[tuple[str, str]] = [
     ("absolute", "diff HOME/.netrc a.txt"),
     ("absolute", "cat ~/.ssh/id_rsa"),
     ("absolute", "cat /root/../HOME/.ssh/id_rsa"),
+    ("absolute", "zcat -f HOME/.aws/credentials"),  # -f passes data that is not gzip through
+    ("absolute", "join HOME/.netrc a.txt"),
     ("absolute", "find HOME -type f | xargs cat"),
     # 2. symlinks (file, directory, chains, relative) inside the workspace
     ("symlink", "cat docs/key.txt"),
@@ -196,6 +198,7 @@ GLOB_REFUSALS: list[tuple[str, str]] = [
 LEGIT: list[tuple[str, str]] = [
     ("cat /etc/hostname", ""),
     ("cat a.txt", "plain"),
+    ("zcat -f a.txt", "plain"),
     ("cat .env.example", "API_KEY="),
     ("grep -rn TODO .", "src/app.py:1:"),
     ("grep -R TODO src", "src/app.py:# TODO"),

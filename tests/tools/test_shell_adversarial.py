@@ -16,6 +16,13 @@ from rho_domain.shell.programs import harden_argv
 
 ALLOWED = [
     "grep -rn foo src | head -20",
+    "zcat logs/app.log.1.gz | grep -c ERROR",
+    "zcat -l logs/app.log.1.gz",
+    "join -t , -1 2 users.csv orders.csv",
+    "uptime",
+    "uptime -p",
+    "free -m",
+    "free -h --wide",
     "git log --oneline -5",
     "find . -name '*.py' | wc -l",
     "ls",
@@ -102,6 +109,13 @@ ALLOWED = [
 ]
 
 REFUSED = [
+    # reading on its own (zcat -r walks directories), not ending (free -s repeats)
+    "zcat -r logs",
+    "zcat --recursive logs",
+    "free -s 1",
+    "free --count 5",
+    "uptime now",
+    "join a b c",
     # separators and chaining (first-word-only allowlists)
     "ls; rm -rf build",
     "ls && rm -rf build",

@@ -3,6 +3,7 @@ bash tool (restricted, LocalExecutor) in a fixture repository and changes nothin
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import subprocess
@@ -39,6 +40,10 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "a.txt").write_text("1\n2\n")
     (root / "b.txt").write_text("1\n3\n")
     (root / ".env.example").write_text("K=\n")
+    (root / "logs").mkdir()
+    (root / "logs" / "app.log.1.gz").write_bytes(gzip.compress(b"ERROR a\nok\nERROR b\n"))
+    (root / "users.csv").write_text("1,ann\n2,bob\n")
+    (root / "orders.csv").write_text("o1,1\no2,2\n")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(root), "GIT_CONFIG_GLOBAL": "/dev/null"}
     for args in (
         ["init", "-q"],
@@ -66,3 +71,26 @@ async def test_shell_allowed_commands_change_nothing(repo: Path) -> None:
             refused.append((command, out.content))
     assert refused == []
     assert _snapshot(repo) == before
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("zcat logs/app.log.1.gz | grep -c ERROR", "2"),
+        ("join -t , -1 2 orders.csv users.csv", "1,o1,ann\n2,o2,bob"),
+        ("free -m", "Mem:"),
+        ("uptime -p", "up "),
+    ],
+)
+async def test_rotated_logs_joins_and_the_machines_state_are_read(
+    repo: Path, command: str, expected: str
+) -> None:
+    ctx = ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=LocalExecutor(str(repo)),
+        profile=readonly_profile(),
+        clock=SystemClock(),
+    )
+    out = await BashHandler(restricted=True, timeout=20).handle({"command": command}, ctx)
+    assert expected in out.content, out.content

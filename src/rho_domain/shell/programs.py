@@ -259,6 +259,23 @@ SPECS: dict[str, OptionSpec] = {
     ),
     "fold": spec("bs", "w", "bytes spaces", "width"),
     "expand": spec("i", "t", "initial", "tabs"),
+    # rotated logs; no -r (it would walk directories and find secrets by itself)
+    "zcat": spec("flqtv", "", "force list quiet test verbose"),
+    "join": spec(
+        "iz",
+        "aejotv12",
+        "ignore-case check-order nocheck-order header zero-terminated",
+        max_operands=2,
+    ),
+    # the machine's state; free's -s/-c (repeat) are left out: the command would not end
+    "uptime": spec("ps", "", "pretty since", max_operands=0),
+    "free": spec(
+        "bkmghltvw",
+        "",
+        "bytes kilo mega giga tera peta kibi mebi gibi tebi pebi human si lohi total "
+        "committed wide",
+        max_operands=0,
+    ),
 }
 
 _SPECIAL: dict[str, Callable[[Sequence[str]], None]] = {
