@@ -54,15 +54,19 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def test_shell_allowed_commands_change_nothing(repo: Path) -> None:
-    before = _snapshot(repo)
-    ctx = ToolContext(
+def _ctx(repo: Path) -> ToolContext:
+    return ToolContext(
         session_id="s",
         call_id="c",
         executor=LocalExecutor(str(repo)),
         profile=readonly_profile(),
         clock=SystemClock(),
     )
+
+
+async def test_shell_allowed_commands_change_nothing(repo: Path) -> None:
+    before = _snapshot(repo)
+    ctx = _ctx(repo)
     handler = BashHandler(restricted=True, timeout=20)
     refused = []
     for command in ALLOWED:
@@ -85,12 +89,5 @@ async def test_shell_allowed_commands_change_nothing(repo: Path) -> None:
 async def test_rotated_logs_joins_and_the_machines_state_are_read(
     repo: Path, command: str, expected: str
 ) -> None:
-    ctx = ToolContext(
-        session_id="s",
-        call_id="c",
-        executor=LocalExecutor(str(repo)),
-        profile=readonly_profile(),
-        clock=SystemClock(),
-    )
-    out = await BashHandler(restricted=True, timeout=20).handle({"command": command}, ctx)
+    out = await BashHandler(restricted=True, timeout=20).handle({"command": command}, _ctx(repo))
     assert expected in out.content, out.content
