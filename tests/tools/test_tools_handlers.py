@@ -21,6 +21,7 @@ from rho_domain.permissions import (
     readonly_profile,
 )
 from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.bash import BashHandler
 from rho_domain.tools.factory import build_registry
 
 
@@ -58,6 +59,17 @@ def ws(tmp_path: Path) -> Path:
 
 
 RO = readonly_profile()
+
+
+def test_the_restricted_description_names_only_allowed_programs() -> None:
+    """What the model is told it may run, it may run."""
+    from rho_domain.shell import PROGRAMS
+
+    described = BashHandler(restricted=True, timeout=20).description
+    listed = described.split("such as ", 1)[1].split(";", 1)[0]
+    names = [word.split()[0].split("/")[0] for word in listed.split(", ")]
+    assert "zcat" in names
+    assert [name for name in names if name not in PROGRAMS] == []
 
 
 async def test_tools_bash_restricted_runs_pipeline(ws: Path) -> None:

@@ -63,9 +63,10 @@ class BashHandler(ToolHandler):
         if self.restricted:
             return (
                 "Run a read-only command line (restricted shell: allowlisted programs such as "
-                "ls, cat, head, tail, grep, rg, find, wc, sort, uniq, cut, sed -n, awk, jq, diff, "
-                "git status/log/diff/show/blame; pipes, ;, &&, ||, cd, (subshells), 2>/dev/null, "
-                "2>&1, < file, quoted here-documents, and globs (*, ?, [...]) expanded as bash "
+                "ls, cat, head, tail, zcat, grep, rg, find, wc, sort, uniq, cut, sed -n, awk, jq, "
+                "diff, git status/log/diff/show/blame; pipes, ;, &&, ||, cd, (subshells), "
+                "2>/dev/null, 2>&1, < file, quoted here-documents, and globs (*, ?, [...]) "
+                "expanded as bash "
                 "would). No variables, substitutions, writes or network: the refusal message says "
                 "why. Timeout "
                 f"{self.timeout:g} s; stdin is empty."
