@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from db_attacks import ALLOWED, ATTACKS
@@ -638,6 +639,24 @@ def test_an_allowed_function_cannot_be_named_like_a_write_keyword() -> None:
     assert classify(
         "SELECT replace('a', 'b', 'c')", "postgres", allowed_functions=allowed
     ).read_only
+
+
+def test_the_statement_shape_is_found_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CTE names and CASE nesting are found once per statement and reading, not once per
+    call (that made a statement with thousands of calls take seconds)."""
+    classify_module = sys.modules["rho_domain.sql.classify"]  # the package's name is the function
+    calls: list[int] = []
+    real = classify_module._cte_names
+
+    def counted(stmt: Any) -> frozenset[int]:
+        calls.append(len(stmt))
+        names: frozenset[int] = real(stmt)
+        return names
+
+    monkeypatch.setattr(classify_module, "_cte_names", counted)
+    sql = "SELECT CASE WHEN (a) THEN lower(b) END, " + ", ".join(["upper(a)"] * 50) + " FROM t"
+    assert classify(sql, "oracle").read_only
+    assert len(calls) == 1
 
 
 def test_an_unlisted_function_is_refused_with_the_whole_explanation() -> None:
