@@ -15,6 +15,7 @@ import contextlib
 import os
 import resource
 import signal
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
@@ -79,9 +80,63 @@ def restricted_limits(cpu_seconds: float, file_size: int, nproc: int) -> Callabl
 
 
 def _kill_groups(procs: Sequence[asyncio.subprocess.Process]) -> None:
-    for proc in procs:
+    """SIGKILL every stage's process group and every descendant that left it.
+
+    bubblewrap's sandbox init leaves the group (``--new-session``) and arms its own death
+    signal (``--die-with-parent``) only once it has been cloned: a bwrap killed in between
+    left the init and the command running, reparented to pid 1 (seen under load, when a call
+    was cancelled as it started). So the groups are stopped first (a stopped process cannot
+    fork), their descendants are read from /proc while nothing can change, and then all of
+    them are killed; killing a sandbox's init ends everything in its PID namespace."""
+    leaders = [proc.pid for proc in procs]  # an ended leader's group may still have members
+    for pid in leaders:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGSTOP)
+    _until_stopped(leaders)
+    strays = _descendants(leaders)
+    for pid in leaders:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    for pid in strays:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _until_stopped(pids: Sequence[int], *, polls: int = 50) -> None:
+    """Wait (at most ~50 ms) until each of ``pids`` is stopped or gone."""
+    for _ in range(polls):
+        if all(_state(pid) in ("T", "t", "Z", "X", "") for pid in pids):
+            return
+        time.sleep(0.001)
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def _descendants(pids: Sequence[int]) -> list[int]:
+    """Every process below ``pids`` (Linux ``/proc/PID/task/TID/children``; none elsewhere)."""
+    found: list[int] = []
+    queue = list(pids)
+    while queue:
+        pid = queue.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as children:
+                    below = [int(child) for child in children.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(below)
+            queue.extend(below)
+    return found
 
 
 async def run_processes(
@@ -110,8 +165,8 @@ async def run_processes(
     try:
         try:
             for spawn in spawns:
-                procs.append(
-                    await asyncio.create_subprocess_exec(
+                starting = asyncio.ensure_future(
+                    asyncio.create_subprocess_exec(
                         *spawn.argv,
                         stdin=spawn.stdin,
                         stdout=spawn.stdout,
@@ -123,6 +178,16 @@ async def run_processes(
                         close_fds=True,
                     )
                 )
+                try:
+                    procs.append(await asyncio.shield(starting))
+                except asyncio.CancelledError:
+                    # Cancelled while the process was being started: it exists (or fails to),
+                    # so it is waited for and then killed with its group below. Left to
+                    # asyncio, only its leader would be killed, and a sandbox it had started
+                    # would run on.
+                    with contextlib.suppress(Exception):
+                        procs.append(await starting)
+                    raise
         finally:
             for fd in close_after_spawn:
                 with contextlib.suppress(OSError):
