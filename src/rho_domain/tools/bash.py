@@ -66,10 +66,8 @@ class BashHandler(ToolHandler):
                 "ls, cat, head, tail, zcat, grep, rg, find, wc, sort, uniq, cut, sed -n, awk, jq, "
                 "diff, git status/log/diff/show/blame; pipes, ;, &&, ||, cd, (subshells), "
                 "2>/dev/null, 2>&1, < file, quoted here-documents, and globs (*, ?, [...]) "
-                "expanded as bash "
-                "would). No variables, substitutions, writes or network: the refusal message says "
-                "why. Timeout "
-                f"{self.timeout:g} s; stdin is empty."
+                "expanded as bash would). No variables, substitutions, writes or network: the "
+                f"refusal message says why. Timeout {self.timeout:g} s; stdin is empty."
             )
         return (
             "Run a command line with bash in the working directory. stdin is empty; the whole "
