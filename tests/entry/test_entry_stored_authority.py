@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import yaml
 
@@ -158,3 +159,33 @@ async def test_session_resume_defaults_to_readonly_and_takes_the_callers_profile
         await session.close()
     assert result.status is RunStatus.COMPLETED
     assert not marker.exists()
+
+
+async def test_a_live_replay_runs_a_recording_only_under_the_callers_profile(
+    tmp_path: Path,
+) -> None:
+    from rho_adapters.fakes import MemoryExecutor
+    from rho_domain.permissions import ApprovalMode, ShellMode, readonly_profile
+    from rho_entry import Agent
+    from rho_entry.replay import replay_async
+
+    marker = tmp_path / "pwned"
+    crafted = attrs.evolve(
+        readonly_profile(), shell=ShellMode.UNRESTRICTED, approval=ApprovalMode.NONE
+    )
+    store = FileSessionStore(tmp_path / "sessions")
+    recorder = Session(
+        Agent(AgentConfig(profile=crafted, working_dir=str(tmp_path))),
+        model=_touching(marker),
+        executor=MemoryExecutor(),  # nothing ran when it was recorded
+        store=store,
+    )
+    await recorder.run("go")
+    await recorder.close()
+    directory = store.session_dir(recorder.id)
+    with pytest.raises(ConfigError, match=r"was stored with profile readonly\* \(shell: unre"):
+        await replay_async(directory, tools="live")
+    assert not marker.exists()
+    report = await replay_async(directory, tools="live", overrides={"profile": "readonly"})
+    assert not marker.exists()  # the restricted shell refused touch
+    assert report.divergence is not None
