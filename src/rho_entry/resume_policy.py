@@ -74,7 +74,7 @@ class ResumeAuthority:
             ``{flag}`` the same with dashes.
     """
 
-    profiles: tuple[PermissionProfile, ...]
+    profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
     given: Mapping[str, Any] = attrs.field(factory=dict)
     endpoint: Endpoint | None = None
     databases: Mapping[str, DatabaseConfig] | None = None

@@ -400,3 +400,14 @@ def test_a_base_url_given_again_is_the_users_choice(workspace: Path, home: Path)
         )
     assert given.returncode == 0, given.stderr
     assert given.stdout.strip() == "again"
+
+
+def test_a_stored_profile_within_readonly_runs_and_the_header_says_what_it_grants(
+    workspace: Path, home: Path
+) -> None:
+    sid = craft(home, workspace, profile={"name": "audit", "approval": "all"})
+    result = rho("--resume", sid, "what is here?", cwd=workspace, home=home)
+    assert result.returncode == 4, result.stderr  # approval: all asks even for a listing
+    assert (
+        "profile audit* (shell: restricted, file writes: off, database: readonly, approval: all) · "
+    ) in result.stderr
