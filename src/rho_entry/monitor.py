@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rho_adapters.store.confined import open_file
 from rho_adapters.store.layout import SessionPaths, resolve
 from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.signals import add_directive, request_cancel, request_pause, request_resume
@@ -201,7 +202,7 @@ def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
     offset, pending = 0, b""
     while True:
         try:
-            with paths.trace.open("rb") as handle:
+            with open_file(paths.trace, "rb") as handle:  # never through a link
                 handle.seek(offset)
                 chunk = handle.read()
         except FileNotFoundError:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from rho_domain.errors import ConfigError, ModelError, RhoError
 from rho_domain.ports.store import SessionStore
+from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import exit_codes
 from rho_entry.cli.answers import apply_answers
@@ -93,7 +94,7 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
             config = session.agent.config
             renderer.notice(
                 f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
-                f"profile {session.agent.profile.name} · {config.working_dir or '.'} · "
+                f"profile {label(session.agent.profile)} · {config.working_dir or '.'} · "
                 f"session {session.id}",
                 "dim",
             )
