@@ -44,7 +44,7 @@ _GREP_VALUED = (
 )
 # Absent on purpose: -z (--search-zip runs decompressors) and --pre (runs any program); the
 # tests' NEVER_ALLOWED table pins both.
-_RG_FLAGS = "iSsnNlcvwxFoHIqLUPu0.abjp"
+_RG_FLAGS = "iSsnNlcvwxFoHIqLUPu0.abp"
 _RG_LONG = (
     "ignore-case smart-case case-sensitive line-number no-line-number files-with-matches "
     "files-without-match count count-matches invert-match word-regexp line-regexp "
