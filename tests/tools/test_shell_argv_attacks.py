@@ -84,7 +84,9 @@ SEPARATED = [
     "git show HEAD -- --follow",
     "git diff --word-diff-regex --no-index HEAD",
 ]
-ATTACKS = [*POSITION, *ITEMS, *SEPARATED]
+# Arguments read from a file the harness never saw as a word (binutils' @file).
+RESPONSE_FILES = ["strings @list.txt", "strings -- @list.txt", "strings -a @list.txt README.md"]
+ATTACKS = [*POSITION, *ITEMS, *SEPARATED, *RESPONSE_FILES]
 
 # 5. Refused before anything runs, by name: (command, the start of the message).
 REFUSED = [
@@ -142,6 +144,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "data.json": '{"name": "widget"}',
         "src/a.py": "x = 1  # TODO foo",
         "evil.sh": f'#!/bin/sh\necho {EVIL}\n: > "$(dirname "$0")/PWNED"',
+        "list.txt": ".env\ncredentials.json",
     }
     for rel, text in files.items():
         (ws / rel).write_text(text + "\n")

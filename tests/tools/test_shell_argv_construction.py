@@ -256,3 +256,15 @@ def test_valued_letters_take_their_value(argv: tuple[str, ...]) -> None:
     check_argv(argv)
     letter, value = argv[1][1], argv[2]
     assert f"-{letter}{value}" in harden_argv(argv)
+
+
+@pytest.mark.parametrize("command", ["strings @list.txt", "strings -n 4 -- @list.txt"])
+def test_strings_never_reads_arguments_from_a_file(command: str) -> None:
+    """binutils expands an ``@file`` word into the file's words (even after ``--``): the file
+    could name ``.env``, which the harness never saw as a word."""
+    with pytest.raises(CommandRefused) as info:
+        plan_command(command)
+    assert str(info.value) == (
+        "strings: operand '@list.txt': binutils reads '@file' as more arguments (even after "
+        "--); name the file ./@list.txt"
+    )

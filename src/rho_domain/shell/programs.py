@@ -67,6 +67,15 @@ def _date_operand(value: str) -> str | None:
     return None if value.startswith("+") else "only a +FORMAT operand is allowed (no setting)"
 
 
+def _no_response_file(value: str) -> str | None:
+    if value.startswith("@"):
+        return (
+            f"operand {value!r}: binutils reads '@file' as more arguments (even after --); "
+            f"name the file ./{value}"
+        )
+    return None
+
+
 # BSD-style ps words (no dash), letter by letter: never 'e' (other processes' environments,
 # credentials), nor the letters that take a value (o, O, p, t, U, k...).
 _PS_BSD = frozenset("auxfwjlvrScnhmTHL")
@@ -137,9 +146,10 @@ SPECS: dict[str, OptionSpec] = {
         "number-format number-separator starting-line-number number-width",
     ),
     "paste": spec("sz", "d", "serial zero-terminated", "delimiters"),
+    # util-linux 2.38: -n (table name) and -R take a value, -d is a flag
     "column": spec(
-        "tnexJLR",
-        "sdoNcCEHOlWr",
+        "tdexJL",
+        "nsoNcEHOlWrR",
         "table json keep-empty-lines fillrows",
         "separator output-separator table-columns output-width table-name",
     ),
@@ -244,8 +254,13 @@ SPECS: dict[str, OptionSpec] = {
     "seq": spec("w", "fs", "equal-width", "format separator"),
     "rev": spec(),
     "tac": spec("br", "s", "before regex", "separator"),
+    # binutils: -o is --radix=o (a flag); an operand "@file" would be read as more arguments
     "strings": spec(
-        "afw", "ntTeo", "all print-file-name include-all-whitespace", "bytes radix encoding target"
+        "afwo",
+        "ntTe",
+        "all print-file-name include-all-whitespace",
+        "bytes radix encoding target",
+        checks={"operand": _no_response_file},
     ),
     "od": spec(
         "bcdfilosvxa",
