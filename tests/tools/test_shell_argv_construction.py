@@ -76,6 +76,8 @@ def test_forced_flags_come_first_whatever_the_model_wrote(
         (("ps", "-ef"), ("ps", "-e", "-f")),
         (("ps", "-o", "pid,comm", "ax"), ("ps", "-opid,comm", "ax")),
         (("tree", "-L", "2", "src"), ("tree", "-L", "2", "--", "src")),
+        (("xxd", "-l", "en", "f"), ("xxd", "-l", "en", "--", "f")),
+        (("xxd", "-ps1", "-c", "ols", "f"), ("xxd", "-p", "-s", "1", "-c", "ols", "--", "f")),
         (("pwd",), ("pwd",)),
         (("date", "-u", "+%Y"), ("date", "-u", "--", "+%Y")),
         (("awk", "--field-separator", ",", "--assign", "a=1", "{print}"),

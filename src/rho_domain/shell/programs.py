@@ -270,7 +270,9 @@ SPECS: dict[str, OptionSpec] = {
         "traditional",
     ),
     "hexdump": spec("bcCdoxv", "nsef", "canonical", "length skip format format-file"),
-    "xxd": spec("aCEiupdb", "lscgon", "", "", "", max_operands=1),
+    # xxd's own parser reads "-len", "-cols", "-seek" as long spellings: a glued value "en"
+    # would take the next word; each value is its own word.
+    "xxd": spec("aCEiupdb", "lscgon", max_operands=1, spelling=Spelling(glue=False)),
     "base64": spec("di", "w", "decode ignore-garbage", "wrap", max_operands=1),
     # jq's own parser: -f is a flag (the first operand is then the filter's file), --args and
     # --jsonargs are flags, --arg NAME VALUE takes two words, no --name=value, and "--" is
