@@ -47,7 +47,8 @@ def option_words(name: str, value: str | None, spec: OptionSpec) -> tuple[str, .
 
 
 def _options(parsed: Parsed, spec: OptionSpec, start: int, stop: int) -> list[str]:
-    """The words of ``parsed.options[start:stop]``; a pair option's two entries are one."""
+    """The words of ``parsed.options[start:stop]``; a pair option's two entries are one, and
+    a forced flag the model wrote too is left out (it is already first)."""
     out: list[str] = []
     i = start
     while i < stop:
@@ -58,13 +59,18 @@ def _options(parsed: Parsed, spec: OptionSpec, start: int, stop: int) -> list[st
             out += [f"--{name}", value, second]
             i += 2
             continue
-        out += option_words(name, value, spec)
+        spelled = option_words(name, value, spec)
+        if not (len(spelled) == 1 and spelled[0] in spec.forced):
+            out += spelled
         i += 1
     return out
 
 
 def rebuild(program: str, parsed: Parsed, spec: OptionSpec) -> tuple[str, ...]:
-    """``program``, ``spec.forced``, every option, the harness's ``--``, the operands."""
+    """``program``, ``spec.forced``, every option, the harness's ``--``, the operands.
+
+    An option the model wrote that is one of the forced flags (``sed --sandbox``) is not
+    repeated, so a rebuilt argv rebuilds to itself."""
     words = [program, *spec.forced, *_options(parsed, spec, 0, len(parsed.options))]
     operands = list(parsed.operands)
     dashdash = spec.spelling.dashdash
