@@ -136,6 +136,7 @@ async def test_readonly_refuses_before_asking_and_the_run_goes_on(tmp_path: Path
                 call("sqlite", {"operation": "query", "sql": "DELETE FROM t"}, id="sql"),
                 call("bash", {"command": "rm -rf x"}, id="rm"),
                 call("bash", {"command": "cat x/keep.txt"}, id="cat"),
+                call("write", {"path": "x/keep.txt", "content": "gone"}, id="write"),
             ),
             text("understood"),
         ],
@@ -146,7 +147,8 @@ async def test_readonly_refuses_before_asking_and_the_run_goes_on(tmp_path: Path
     assert result.status is RunStatus.COMPLETED
     assert result.text == "understood"
     assert approver.requests == []  # nobody was asked to approve what would not run
-    sql, rm, cat = _results(session)
+    sql, rm, cat, write = _results(session)
+    assert write.content.startswith("Unknown tool 'write'")  # readonly registers no write tool
     assert sql.is_error
     assert sql.content.startswith("[denied: the database is read-only in this profile: ")
     assert "DELETE" in sql.content

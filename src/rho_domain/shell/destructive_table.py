@@ -20,8 +20,15 @@ The table (each row: the program, then when it asks again):
 * dd: an ``of=`` operand, or an unknown word;
 * rsync: ``--delete*``, ``--del``, ``--remove-source-files`` or an abbreviation of them, or an
   unknown word;
-* shred, truncate, wipefs, mkfs, mkfs.*, mke2fs, mkswap, fdisk, sfdisk, cfdisk, gdisk, sgdisk,
-  parted, blkdiscard, srm, shutdown, reboot, halt, poweroff: always;
+* tar: ``--remove-files`` (deletes what it archived), ``--to-command``,
+  ``--use-compress-program``/``-I``, ``--checkpoint-action``, ``--info-script``/``-F``,
+  ``--new-volume-script``, ``--rsh-command`` (run commands), or an abbreviation of them;
+* docker, podman, kubectl, oc, helm, terraform, tofu, pulumi, aws, gcloud, az, gh, glab,
+  heroku, flyctl, npm, pip, brew, apt, apt-get, yum, dnf: an operand that deletes (``delete``,
+  ``destroy``, ``prune``, ``rm``, ``rmi``, ``purge``, ``uninstall``, ``remove``, ``rb``,
+  ``down``, ``delete-*``, ``terminate-*``...) or a ``-destroy`` option;
+* shred, truncate, wipefs, wipe, mkfs, mkfs.*, mke2fs, mkswap, fdisk, sfdisk, cfdisk, gdisk,
+  sgdisk, parted, blkdiscard, srm, rimraf, shutdown, reboot, halt, poweroff: always;
 * git: see ``shell.destructive_git``.
 
 Contract: ``program_name(word)``, ``judge_program(name, args) -> str`` (the reason, or "").
@@ -50,6 +57,8 @@ ALWAYS = frozenset(
         "parted",
         "blkdiscard",
         "srm",
+        "wipe",
+        "rimraf",
         "shutdown",
         "reboot",
         "halt",
@@ -167,13 +176,101 @@ def _git(name: str, args: Sequence[Arg]) -> str:
     return judge_git(args)
 
 
+def _tar(name: str, args: Sequence[Arg]) -> str:
+    options, _ = split_options(args)
+    runs = next((o for o in options if long_hits(o, _TAR_RUNS)), None)
+    # a first word without a dash is a cluster of old-style options (tar czf, tar xIf)
+    old_style = args[0] if args and args[0] is not None and not args[0].startswith("-") else ""
+    short = next((o for o in options if o in ("-I", "-F")), None) or (
+        f"-{old_style}" if set(old_style) & {"I", "F"} else None
+    )
+    if hit := runs or short:
+        return f"{name} {hit}: deletes what it archives or runs a command"
+    return ""
+
+
+def _deleting_cli(name: str, args: Sequence[Arg]) -> str:
+    _, operands = split_options(args)
+    for operand in operands:
+        if operand is None:
+            continue
+        verb = operand.casefold()
+        if verb in _DELETING_VERBS or verb.startswith(("delete-", "terminate-", "remove-")):
+            return f"{name} {operand}: deletes resources"
+    destroy = ("-destroy", "--destroy")  # terraform's single-dash long option
+    if hit := next((a for a in args if a is not None and a.split("=", 1)[0] in destroy), None):
+        return f"{name} {hit}: deletes resources"
+    return ""
+
+
 def _allowed(option: str, short: frozenset[str], long: frozenset[str]) -> bool:
     if option.startswith("--"):
         return option[2:] in long
     return option[1:] in short
 
 
+_TAR_RUNS = frozenset(
+    [
+        "remove-files",
+        "to-command",
+        "use-compress-program",
+        "checkpoint-action",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+    ]
+)
+_DELETING_VERBS = frozenset(
+    [
+        "delete",
+        "destroy",
+        "prune",
+        "rm",
+        "rmi",
+        "purge",
+        "uninstall",
+        "unpublish",
+        "remove",
+        "autoremove",
+        "rb",
+        "down",
+        "kill",
+        "drop",
+        "erase",
+        "wipe",
+        "nuke",
+        "reset",
+    ]
+)
+_DELETING_CLIS = [
+    "docker",
+    "podman",
+    "kubectl",
+    "oc",
+    "helm",
+    "terraform",
+    "tofu",
+    "pulumi",
+    "aws",
+    "gcloud",
+    "az",
+    "gh",
+    "glab",
+    "heroku",
+    "flyctl",
+    "npm",
+    "pip",
+    "pip3",
+    "brew",
+    "apt",
+    "apt-get",
+    "yum",
+    "dnf",
+]
+
 _JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
+    **dict.fromkeys(_DELETING_CLIS, _deleting_cli),
+    "tar": _tar,
     "rm": _rm,
     "chmod": _mode,
     "chown": _mode,
