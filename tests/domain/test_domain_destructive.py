@@ -14,6 +14,7 @@ from rho_domain.permissions import builtin_profile
 from rho_domain.shell.destructive import destructive_reason
 from rho_domain.tools.bash import BashHandler
 from rho_domain.tools.registry import ToolRegistry
+from rho_domain.tools.write import EditHandler, WriteHandler
 
 
 def _nested_shells(levels: int) -> str:
@@ -145,6 +146,11 @@ DESTRUCTIVE = [
     ("git submodule foreach 'git status'", "git submodule: foreach"),
     ("git bisect run rm -rf build", "rm -r"),
     ("shutdown -h now", "shutdown"),
+    ("crontab -r", "crontab"),
+    ("python3 -W ignore -c 'import os'", "python3 -c"),
+    ("python -X dev -c 'import os'", "python -c"),
+    ("fish --command 'rm -rf build'", "rm -r"),
+    ("fish --command='rm -rf build'", "rm -r"),
     ("npx rimraf build", "rimraf"),
     ("tar czf out.tgz --remove-files src", "tar --remove-files"),
     ("tar --rem -czf out.tgz src", "tar --rem"),
@@ -280,6 +286,8 @@ BENIGN = [
     "echo 'ls -la' > t.sh && cat t.sh",
     "lsblk /dev/sda",
     "export NODE_ENV=test && npm test",
+    "python3 -W ignore script.py -c config.ini",  # the script's own -c
+    "crontab -l",
 ]
 
 
@@ -343,3 +351,22 @@ def test_profile_patterns_match_decoded_values_but_never_read_only_calls() -> No
     readonly = ToolRegistry([BashHandler(restricted=True, timeout=30)])
     search = call("bash", {"command": "grep -rn 'drop table' src"})
     assert decide(builtin_profile("readonly"), search, readonly.policy_for(search)) == Allowed()
+
+
+@pytest.mark.parametrize("path", [".git/hooks/pre-commit", "sub/.git/config", "./.GIT/config"])
+def test_writing_inside_git_asks_again_after_always(path: str) -> None:
+    registry = ToolRegistry([WriteHandler(create_only=False), EditHandler()])
+    developer = builtin_profile("developer")
+    write = call("write", {"path": path, "content": "#!/bin/sh\nrm -rf ~\n"})
+    edit = call("edit", {"path": path, "old_string": "a", "new_string": "b"})
+    for tool_call in (write, edit):
+        decision = decide(
+            developer, tool_call, registry.policy_for(tool_call), always_allowed={"write", "edit"}
+        )
+        assert decision == RequiresApproval(
+            f"writes {path} inside .git (hooks and config run later)"
+        )
+    ordinary = call("write", {"path": "src/git.py", "content": "x"})
+    assert decide(
+        developer, ordinary, registry.policy_for(ordinary), always_allowed={"write"}
+    ) == Allowed("approved for the rest of the session")

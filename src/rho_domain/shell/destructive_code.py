@@ -44,6 +44,13 @@ _INTERPRETER = re.compile(
 )
 _INLINE_LONG = frozenset(["--eval", "--print", "--command", "-command", "--exec"])
 _INLINE_FLAGS = frozenset("ceEpr")  # python -c, perl -e/-E/-p, ruby -e, node -e/-p, php -r
+# options whose value is the next word (not the script): python -W/-X, ruby/perl -I, node's
+_INTERPRETER_VALUED = frozenset(
+    [
+        "-W", "-X", "-I", "-C", "--check-hash-based-pycs", "--require", "--import", "--loader",
+        "--experimental-loader", "--input-type", "--env-file", "--conditions",
+    ]
+)  # fmt: skip
 _AWKS = frozenset(["awk", "gawk", "mawk", "nawk"])
 _SHELL_VALUED = frozenset(["-o", "+o", "-O", "+O", "--rcfile", "--init-file"])
 _SQL_DIALECT = {"psql": "postgres", "mysql": "mysql", "mariadb": "mysql", "sqlite3": "sqlite"}
@@ -82,8 +89,12 @@ def _shell(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: 
         i += 1
         if arg == "--":
             break
+        if arg.startswith("--command="):  # fish
+            return nested(arg.split("=", 1)[1], f"{name} --command")
         if arg in _SHELL_VALUED:
             i += 1
+        elif arg == "--command":
+            inline = True
         elif not arg.startswith("--"):
             inline = inline or "c" in arg[1:]
             from_stdin = from_stdin or "s" in arg[1:]
@@ -120,10 +131,15 @@ def _source(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge:
 def _interpreter(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
     """Inline code or code on stdin asks; a script or a module (``-m``) is its own business."""
     script: Arg = "-"
+    value_next = False
     for arg in args:
+        if value_next:
+            value_next = False
+            continue
         if arg is None or arg in STDIN_FILES or not arg.startswith("-") or arg.startswith("-m"):
             script = arg
             break  # the script, the module or stdin: the words after it are its own
+        value_next = arg in _INTERPRETER_VALUED
         option = arg.split("=", 1)[0]
         if option in _INLINE_LONG or (not arg.startswith("--") and _INLINE_FLAGS & set(arg[1:])):
             return f"{name} {arg}: runs inline code the approval check cannot read"

@@ -20,6 +20,7 @@ The table (each row: the program, then when it asks again):
 * dd: an ``of=`` operand, or an unknown word;
 * rsync: ``--delete*``, ``--del``, ``--remove-source-files`` or an abbreviation of them, or an
   unknown word;
+* crontab: ``-r``, or a file operand (it replaces the whole table);
 * tar: ``--remove-files`` (deletes what it archived), ``--to-command``,
   ``--use-compress-program``/``-I``, ``--checkpoint-action``, ``--info-script``/``-F``,
   ``--new-volume-script``, ``--rsh-command`` (run commands), or an abbreviation of them;
@@ -176,6 +177,13 @@ def _git(name: str, args: Sequence[Arg]) -> str:
     return judge_git(args)
 
 
+def _crontab(name: str, args: Sequence[Arg]) -> str:
+    options, operands = split_options(args)
+    if "-r" in options or operands:
+        return f"{name}: removes or replaces the user's whole crontab"
+    return ""
+
+
 def _tar(name: str, args: Sequence[Arg]) -> str:
     options, _ = split_options(args)
     runs = next((o for o in options if long_hits(o, _TAR_RUNS)), None)
@@ -271,6 +279,7 @@ _DELETING_CLIS = [
 _JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
     **dict.fromkeys(_DELETING_CLIS, _deleting_cli),
     "tar": _tar,
+    "crontab": _crontab,
     "rm": _rm,
     "chmod": _mode,
     "chown": _mode,
