@@ -370,3 +370,41 @@ def test_writing_inside_git_asks_again_after_always(path: str) -> None:
     assert decide(
         developer, ordinary, registry.policy_for(ordinary), always_allowed={"write"}
     ) == Allowed("approved for the rest of the session")
+
+
+_RM_SPELLINGS = [
+    "rm -rf victim",
+    "rm -fr victim",
+    "rm -r -f victim",
+    "/bin/rm -R victim",
+    "'rm' --recursive victim",
+    "r\\m --force victim",
+    "rm --recu victim",
+    "RM -Rf victim",
+    "rm victim -r",
+]
+_WRAPPERS = [
+    "{}",
+    "sudo {}",
+    "env A=1 {}",
+    "nice -n 1 {}",
+    "timeout 5 {}",
+    "command {}",
+    "exec {}",
+    "nohup {}",
+    "busybox {}",
+    "bash -c {q}",
+    "sh -xc {q}",
+    "eval {q}",
+    "ssh host {q}",
+    "watch {q}",
+]
+_CONTEXTS = ["{}", "ls; {}", "ls && {}", "false || {}", "({})", "ls | {}", "ls\n{}"]
+
+
+@pytest.mark.parametrize("wrapper", _WRAPPERS)
+@pytest.mark.parametrize("context", _CONTEXTS)
+def test_every_spelling_in_every_wrapper_and_place_asks(wrapper: str, context: str) -> None:
+    for spelling in _RM_SPELLINGS:
+        command = context.format(wrapper.format(spelling, q=shlex.quote(spelling)))
+        assert destructive_reason(command), command
