@@ -200,3 +200,16 @@ def test_the_real_prompt_on_a_terminal_shows_the_command_it_runs(tmp_path: Path)
     assert (work / "X").exists()  # what was shown (and approved) is what ran
     assert b"\x1b[1A" not in term.raw  # the attack's cursor-up never reached the terminal
     assert b"\x1b[2K\r\x1b[1A" not in term.raw
+
+
+async def test_a_tool_name_with_escapes_cannot_drive_the_spinner() -> None:
+    err = io.StringIO()
+    renderer = TerminalRenderer(out=io.StringIO(), err=err, spinner=True)
+    odd = call("x\x1b[2J\x1b[H", {})
+    renderer(ev.ToolStarted(at=0.0, call=odd))
+    await asyncio.sleep(0.05)  # the spinner draws its line
+    renderer.spinner.stop()
+    drawn = err.getvalue()
+    assert "· Ctrl+C to cancel" in drawn  # the spinner ran, with the name in its line
+    assert "\x1b" not in drawn.replace("\r\x1b[2K", "")  # only its own line clearing
+    assert "x\\x1b[2J\\x1b[H 0s" in drawn

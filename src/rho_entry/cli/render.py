@@ -179,7 +179,7 @@ class TerminalRenderer:
 
     def _on_tool_start(self, event: ev.ToolStarted) -> None:
         self.notice(f"● {signature(event.call)}", "cyan")
-        self.spinner.start(event.call.name)
+        self.spinner.start(visible(event.call.name, newlines=False))  # a name the model chose
         if self._running:
             self._parallel.update(self._running, {event.call.id})
         self._running[event.call.id] = signature(event.call)
