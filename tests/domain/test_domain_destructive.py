@@ -152,6 +152,18 @@ DESTRUCTIVE = [
     ("git bisect run rm -rf build", "rm -r"),
     ("shutdown -h now", "shutdown"),
     ("crontab -r", "crontab"),
+    ("env -S'rm -rf build' ls", "rm -r"),  # a value glued to a short option
+    ("su -c'rm -rf build'", "rm -r"),
+    ("ssh -o ProxyCommand='rm -rf build' host", "rm -r"),
+    ("tool --run='rm -rf build'", "rm -r"),
+    ("tee .git/hooks/pre-commit < hook.sh", "inside .git"),
+    ("cp hook.sh .git/hooks/pre-commit", "inside .git"),
+    ("chmod +x .git/hooks/pre-commit", "inside .git"),
+    ("sed -i s/a/b/ .git/config", "inside .git"),
+    ("git --git-dir=elsewhere status", "git --git-dir"),
+    ("GIT_DIR=elsewhere git status", "cannot read"),
+    ("env GIT_DIR=elsewhere git status", "GIT_DIR="),
+    ("env LESSOPEN='|rm -rf build %s' less x", "LESSOPEN="),
     ("python3 -W ignore -c 'import os'", "python3 -c"),
     ("python -X dev -c 'import os'", "python -c"),
     ("fish --command 'rm -rf build'", "rm -r"),
@@ -293,6 +305,10 @@ BENIGN = [
     "export NODE_ENV=test && npm test",
     "python3 -W ignore script.py -c config.ini",  # the script's own -c
     "crontab -l",
+    "cat .git/config && ls .git/hooks",
+    "grep -r url .git/config",
+    "git -C sub log",
+    "cp .gitignore backup/ && cat .github/workflows/ci.yml",
 ]
 
 

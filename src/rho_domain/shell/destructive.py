@@ -18,14 +18,17 @@ is rm by its last path component) and judges every simple command in it:
 * a file this command line wrote (a redirection target, what curl, wget, tee, cp... name) run
   as a program or a script (``curl -o s.sh URL && sh s.sh``) asks;
 * every other word with a blank or an operator in it that parses as a command line (the
-  string ``ssh host`` or ``watch`` hands to a shell; the value of ``NAME=value``); for
+  string ``ssh host`` or ``watch`` hands to a shell; the value of ``NAME=value``,
+  ``--option=value`` or of a short option it is glued to, ``su -c'...'``); for
   ``ssh``, ``su``, ``watch``, ``trap``... such a word that cannot be parsed asks;
 * a variable that chooses what runs (``PATH=``, ``LD_PRELOAD=``, ``BASH_ENV=``,
   ``GIT_SSH_COMMAND=``, ``PAGER=``...) set for or by any command, and ``alias``, ``hash``,
   ``enable`` (they change what a later name runs) ask;
 * redirections that write to a device (``> /dev/sda``; not ``/dev/null``, ``/dev/std*``,
   ``/dev/tty``, ``/dev/fd/*``) or inside a ``.git`` directory (hooks and config run later),
-  and a disk device named as an argument (``cp x /dev/sda``), ask;
+  a disk device named as an argument (``cp x /dev/sda``) and a path inside ``.git`` named
+  to a program that may write it (``tee``, ``cp``, ``chmod``, ``sed``; not ``cat``, ``ls``,
+  ``grep``, ``git``), ask;
 * the programs of ``shell.destructive_table`` (rm, dd, mkfs, chmod -R, rsync --delete, tar
   --remove-files, ``kubectl delete``, ``docker rm``..., git push --force, reset --hard, ...).
 
@@ -71,13 +74,24 @@ _PROGRAM_VARIABLES = frozenset(
         "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "GIT_EXEC_PATH",
         "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
         "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-        "PAGER", "EDITOR", "VISUAL", "SHELL",
+        "PAGER", "EDITOR", "VISUAL", "SHELL", "GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR",
+        "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER",
+        "MANPAGER", "LESSOPEN", "LESSCLOSE",
     ]
 )  # fmt: skip
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
 _HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
 _DEVICE_READERS = frozenset(["ls", "lsblk", "blkid", "stat", "file", "df", "smartctl", "udevadm"])
+# programs that only read or name what is inside .git (any other naming it may write there)
+_GIT_DIR_READERS = frozenset(
+    [
+        "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "find",
+        "stat", "file", "wc", "du", "tree", "git", "diff", "cd", "realpath", "readlink",
+        "basename", "dirname", "md5sum", "sha256sum", "xxd", "od", "hexdump", "strings",
+        "test", "[",
+    ]
+)  # fmt: skip
 _LINE_CHARACTERS = frozenset(" \t\n;|&()<>")
 _WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
 
@@ -168,28 +182,23 @@ class _Check:
         )
 
     def words(self, argv: Sequence[Arg], first: str | None) -> str:
-        """Variables that choose what runs, and disk devices named as arguments."""
-        for word in argv[1:] if first in ("env", "export", "declare", "typeset") else argv:
+        """Variables that choose what runs; disk devices and paths inside ``.git`` named as
+        arguments (``tee .git/hooks/pre-commit``, ``cp x /dev/sda``)."""
+        for word in argv[1:]:
             match = _ASSIGNMENT.match(word or "")
             if match and match.group(1) in _PROGRAM_VARIABLES:
                 return f"{match.group(1)}=...: sets what a later command runs"
-        if first not in _DEVICE_READERS:
-            for word in argv[1:]:
-                device = (word or "").split("=", 1)[-1]
-                if _DISK.match(device):
-                    return f"{first} {word}: names a disk device"
+            path = (word or "").split("=", 1)[-1]
+            if first not in _DEVICE_READERS and _DISK.match(path):
+                return f"{first} {word}: names a disk device"
+            if first not in _GIT_DIR_READERS and ".git" in path.casefold().split("/"):
+                return f"{first} {word}: may write inside .git (hooks and config run later)"
         return ""
 
     def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
         """Words a program may hand to a shell: parsed and judged when they parse."""
         strict = first in _SHELL_STRING_TAKERS
-        for word in argv[1:]:
-            if word is None:
-                continue
-            match = _ASSIGNMENT.match(word)
-            text = match.group(2) if match else word
-            if not _LINE_CHARACTERS & set(text):
-                continue
+        for text in (t for word in argv[1:] for t in _shell_texts(word)):
             try:
                 tree = parse(text)
             except CommandRefused as exc:
@@ -211,6 +220,21 @@ class _Check:
                 return f"{redirection.op} {target}: writes inside .git (hooks and config run later)"
             self.written.add(_path(target))
         return ""
+
+
+def _shell_texts(word: Arg) -> list[str]:
+    """The texts in ``word`` a program could hand to a shell: the word, the value of
+    ``NAME=value`` (instead of the word) or ``--option=value``, and a value glued to a short
+    option (``su -c'rm -rf x'``); only those with a blank or an operator."""
+    if word is None:
+        return []
+    match = _ASSIGNMENT.match(word)
+    texts = [match.group(2)] if match else [word]
+    if not match and "=" in word:
+        texts.append(word.split("=", 1)[1])
+    if word.startswith("-") and not word.startswith("--") and len(word) > 2:
+        texts.append(word[2:])
+    return [text for text in texts if _LINE_CHARACTERS & set(text)]
 
 
 def _path(word: str) -> str:

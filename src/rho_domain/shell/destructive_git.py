@@ -1,7 +1,8 @@
 """git in the destructive-command table: which subcommands lose work that no commit holds.
 
-Global options are read up to the subcommand; ``-c``, ``--config-env`` and ``--exec-path``
-ask (they can define an alias or a command git runs), and so does a global option or a
+Global options are read up to the subcommand; ``-c``, ``--config-env``, ``--exec-path`` and
+``--git-dir`` ask (they can define an alias or a command git runs, or name a git directory
+whose config does), and so does a global option or a
 subcommand this check does not know (an alias in the repository's config can run anything).
 
 Subcommands, and when they ask again:
@@ -52,8 +53,9 @@ _GLOBAL_FLAGS = frozenset(
         "-h",
     ]
 )
-_GLOBAL_VALUED = frozenset(["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"])
-_GLOBAL_RUNS = frozenset(["-c", "--config-env", "--exec-path"])
+_GLOBAL_VALUED = frozenset(["-C", "--work-tree", "--namespace", "--super-prefix"])
+# configuration, a program path or a git directory (with its config and hooks) git would use
+_GLOBAL_RUNS = frozenset(["-c", "--config-env", "--exec-path", "--git-dir"])
 _HARMLESS = frozenset(
     [
         "status",
