@@ -20,8 +20,11 @@ import rho_entry
 from rho_adapters.fakes import call
 from rho_domain import events as ev
 from rho_domain.ports.approver import ApprovalRequest
+from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.approval import TerminalApprover
+from rho_entry.cli.remote import _ask as remote_ask
 from rho_entry.cli.render import TerminalRenderer
+from rho_entry.cli.sessions import format_sessions
 from rho_entry.monitor_format import format_event
 from rho_entry.terminal_text import hidden_count, visible
 
@@ -213,3 +216,27 @@ async def test_a_tool_name_with_escapes_cannot_drive_the_spinner() -> None:
     assert "· Ctrl+C to cancel" in drawn  # the spinner ran, with the name in its line
     assert "\x1b" not in drawn.replace("\r\x1b[2K", "")  # only its own line clearing
     assert "x\\x1b[2J\\x1b[H 0s" in drawn
+
+
+def test_session_lists_and_the_remote_prompt_are_escaped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    info = SessionInfo(
+        id="s1",
+        status="completed",
+        liveness="completed",
+        created_at=0.0,
+        updated_at=0.0,
+        model="m",
+        profile="developer",
+        first_prompt="fix it\x1b[2J\x1b]0;title\x07",
+    )
+    (_, line) = format_sessions([info], now=0.0)
+    assert "fix it\\x1b[2J\\x1b]0;title\\x07" in line
+    arguments = json.dumps({"command": "touch X; \u202e\x9b1A ls"}, ensure_ascii=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    prompt = io.StringIO()
+    with contextlib.redirect_stderr(prompt):
+        decision = remote_ask({"tool": "bash", "arguments": arguments, "call_id": "c"})
+    assert decision == "approve"
+    assert 'approve bash {"command": "touch X; \\u202e\\x9b1A ls"}?' in prompt.getvalue()
