@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import attrs
 import pytest
 
 from rho_adapters.clock import SystemClock
@@ -18,7 +19,12 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.messages import ToolCall, ToolResultMessage
-from rho_domain.permissions import FileWriteMode, PermissionProfile, builtin_profile
+from rho_domain.permissions import (
+    DatabaseMode,
+    FileWriteMode,
+    PermissionProfile,
+    builtin_profile,
+)
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
 from rho_domain.session import Session
@@ -162,3 +168,29 @@ async def test_readonly_refuses_before_asking_and_the_run_goes_on(tmp_path: Path
     assert (tmp_path / "x" / "keep.txt").exists()
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM t").fetchone() == (2,)
+
+
+async def test_with_mutations_sql_that_deletes_asks_again_after_always(tmp_path: Path) -> None:
+    db = tmp_path / "app.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER)")
+    mutations = attrs.evolve(
+        builtin_profile("developer"), database=DatabaseMode.MUTATIONS, dangerous_patterns=()
+    )
+    approver = ScriptedApprover([ApprovalAnswer(approved=True, always=True), False])
+    statements = ["INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)", "DELETE/**/FROM t"]
+    session, _ = _session(
+        tmp_path,
+        mutations,
+        [
+            *(tools(call("sqlite", {"operation": "query", "sql": sql})) for sql in statements),
+            text("stopped"),
+        ],
+        approver,
+        databases={"app": DatabaseConfig(engine="sqlite", path=str(db))},
+    )
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+    assert [r.arguments["sql"] for r in approver.requests] == [statements[0], statements[2]]
+    assert approver.requests[1].reason == "DELETE: may change or delete existing data"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (2,)  # nothing deleted

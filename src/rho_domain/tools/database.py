@@ -53,6 +53,8 @@ _ENGINE_TITLE = {
 }
 
 
+_ADDING = frozenset({"INSERT", "CREATE"})  # statements that only add (asked once, "always" holds)
+
 DATABASE_TOOL_NAMES: frozenset[str] = frozenset(_ENGINE_TITLE)  # one tool per engine
 
 
@@ -128,7 +130,8 @@ class DatabaseTool(ToolHandler):
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
         """READ_ONLY for reads, list_tables and describe. A statement that is not read-only
-        is DANGEROUS in a MUTATIONS profile; in a read-only one it is refused with the
+        is DANGEROUS in a MUTATIONS profile, and destructive (it asks even after "always")
+        unless it only adds (INSERT, CREATE); in a read-only one it is refused with the
         adapter's own reason when the adapter would refuse it on every server of the engine,
         so nobody is asked to approve a statement that would not run."""
         sql = arguments.get("sql")
@@ -140,9 +143,13 @@ class DatabaseTool(ToolHandler):
         verdict = classify(sql, self._dialect, allowed_functions=allowed)
         if verdict.read_only:
             return READ_ONLY
-        if self._mutations:
+        if not self._mutations:
+            return attrs.evolve(DANGEROUS, refused=self._refusal(sql, allowed))
+        if verdict.kind in _ADDING:
             return DANGEROUS
-        return attrs.evolve(DANGEROUS, refused=self._refusal(sql, allowed))
+        # after "always", a statement that may remove or overwrite data still asks
+        kind = verdict.kind or "a statement this check cannot classify"
+        return attrs.evolve(DANGEROUS, destructive=f"{kind}: may change or delete existing data")
 
     def _refusal(self, sql: str, allowed: frozenset[str]) -> str:
         """The adapter's refusal of ``sql`` when every reading of the dialect refuses it (the
