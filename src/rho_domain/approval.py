@@ -91,7 +91,7 @@ def _dangerous_pattern(
 ) -> str | None:
     r"""The first profile pattern found in the call's decoded string arguments.
 
-    Matched on the decoded values (a JSON escape such as ``\\u002d`` is the character it
+    Matched on the decoded values (a JSON escape such as ``\u002d`` is the character it
     encodes), case-folded, every run of whitespace read as one space. A read-only call cannot
     do what a pattern fears, so it is never matched (``grep -r "drop table"`` is a search).
     This is the profile's extra text check; the handler's parsed check is ``destructive``.
