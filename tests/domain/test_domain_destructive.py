@@ -234,6 +234,8 @@ DESTRUCTIVE = [
     ("ls " + "x " * 5000, "cannot read"),  # past the parser's 8192 characters
     ("bash -c 'ls $(echo)'", "cannot read"),
     (_nested_shells(8), "nested more than"),
+    ("eval " * 6 + "ls " * 2500, "too complex"),  # would be 720 parses of 7.5 KB
+    ("eval " * 5 + "'a b' " * 1200, "too complex"),
 ]
 
 BENIGN = [

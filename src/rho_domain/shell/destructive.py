@@ -58,6 +58,9 @@ from rho_domain.shell.destructive_words import Arg
 from rho_domain.shell.parser import CommandList, Redirection, SimpleCommand, Subshell, parse
 
 MAX_DEPTH = 6
+# Characters parsed and words judged in one check, nested strings included: past it the line
+# asks (eval eval eval ... over a long line would otherwise take seconds)
+WORK_BUDGET = 50_000
 
 _APPENDERS = frozenset({"xargs", "parallel"})
 _SHELL_STRING_TAKERS = frozenset(
@@ -108,11 +111,21 @@ class _Check:
     order, so that running one of them later in the line asks."""
 
     written: set[str] = attrs.field(factory=set)
+    budget: int = WORK_BUDGET
+
+    def spend(self, work: int) -> str:
+        """Count ``work``; the reason to ask once the budget is spent."""
+        self.budget -= work
+        if self.budget < 0:
+            return "the command line is too complex to check (nested runs of long lines)"
+        return ""
 
     def line(self, text: str, depth: int, who: str) -> str:
         """Parse ``text`` (``who`` runs it; "" for the line itself) and judge it."""
         if depth > MAX_DEPTH:
             return f"commands nested more than {MAX_DEPTH} levels deep cannot be checked"
+        if why := self.spend(len(text)):
+            return why
         try:
             tree = parse(text)
         except CommandRefused as exc:
@@ -165,6 +178,8 @@ class _Check:
         name = program_name(words[0])
         if name is None:
             return "the program to run is a glob or generated word"
+        if why := self.spend(len(words)):
+            return why
         if name in _RENAMERS:
             return f"{name} changes what a later command name runs"
         runner = runner_for(name)
@@ -199,6 +214,8 @@ class _Check:
         """Words a program may hand to a shell: parsed and judged when they parse."""
         strict = first in _SHELL_STRING_TAKERS
         for text in (t for word in argv[1:] for t in _shell_texts(word)):
+            if why := self.spend(len(text)):
+                return why
             try:
                 tree = parse(text)
             except CommandRefused as exc:
