@@ -22,6 +22,7 @@ from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.signals import add_directive, request_cancel, request_pause, request_resume
 from rho_domain.errors import RhoError
 from rho_domain.ports.store import SessionInfo
+from rho_entry.terminal_text import visible
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
 LIVE = frozenset({"running", "paused", "idle"})
@@ -155,7 +156,7 @@ def _ps(root: Path, *, as_json: bool, limit: int) -> int:
     header = f"{'ID':<14} {'STATUS':<18} {'LIVENESS':<10} {'MODEL':<20} {'ELAPSED':>8}  PROMPT"
     print(header)
     for info in infos:
-        prompt = " ".join(info.first_prompt.split())
+        prompt = visible(" ".join(info.first_prompt.split()), newlines=False)
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
         print(
             f"{info.id:<14} {info.status:<18} {info.liveness:<10} {info.model[:20]:<20} "

@@ -25,6 +25,7 @@ from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
 from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
 from rho_entry.settings import endpoint_label, environment
+from rho_entry.terminal_text import visible
 
 T = TypeVar("T")
 
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"rho-agent: {message}\n")
+    sys.stderr.write(f"rho-agent: {visible(message)}\n")  # errors may quote the model
     return code
 
 

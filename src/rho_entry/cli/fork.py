@@ -28,6 +28,7 @@ from rho_domain.fork import fork_labels, history_until, turns
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
+from rho_entry.terminal_text import visible
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,7 +64,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         if args.at is None:
             for line in _turns(args.id):
-                print(line)
+                print(visible(line))  # the turns quote the model: never obeyed
             return 0
         forked = asyncio.run(_fork(args.id, args.at))
     except RhoError as exc:

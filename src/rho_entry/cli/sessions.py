@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 
 from rho_domain.ports.store import SessionInfo
+from rho_entry.terminal_text import visible
 
 HEADER = f"{'ID':<14} {'STATUS':<18} {'ACTIVE':>8}  {'MODEL':<18} {'PROFILE':<10} FIRST PROMPT"
 
@@ -18,7 +19,7 @@ def format_sessions(infos: Sequence[SessionInfo], *, now: float | None = None) -
     current = time.time() if now is None else now  # display only
     lines = [HEADER] if infos else []
     for info in infos:
-        prompt = " ".join(info.first_prompt.split())
+        prompt = visible(" ".join(info.first_prompt.split()), newlines=False)
         if len(prompt) > 60:
             prompt = prompt[:59] + "…"
         active = _ago(current - info.updated_at)
