@@ -102,7 +102,7 @@ REFUSED = [
     ("find . -execdir ./evil.sh '{}' +", "find: '-execdir' is not allowed"),
     ("find . -name '*.md' -exec cat .env '{}' +", "find: '-exec' is not allowed"),
     ("find . '(' -ok sh evil.sh ';' ')'", "find: '-ok' is not allowed"),
-    ("echo -- -n", "echo: operand '-n' starts with '-'"),
+    ("echo -- -n", "echo: echo has no '--'"),
 ]
 
 # Legit work: (command, text the output must contain).
