@@ -72,6 +72,9 @@ def test_forced_flags_come_first_whatever_the_model_wrote(
         (("jq", "-r", "--arg", "k", "-v", ".[$k]", "d.json"),
          ("jq", "-r", "--arg", "k", "-v", ".[$k]", "--", "d.json")),
         (("jq", "--indent", "3", "."), ("jq", "--indent", "3", ".", "--")),
+        (("rg", "-e", "--", "x"), ("rg", "--no-config", "--regexp=--", "--", "x")),
+        (("xargs", "rg", "-ie", "--"),
+         ("xargs", "--", "rg", "--no-config", "-i", "--regexp=--", "--")),
         (("echo", "-n", "a", "b"), ("echo", "-n", "a", "b")),
         (("ps", "-ef"), ("ps", "-e", "-f")),
         (("ps", "-o", "pid,comm", "ax"), ("ps", "-opid,comm", "ax")),
@@ -252,13 +255,25 @@ def test_no_letter_or_name_has_two_meanings_in_a_table() -> None:
     [
         ("df", "-x", "tmpfs", "/"),
         ("base64", "-w", "0", "f"),
-        ("rg", "-j", "2", "x"),
     ],
 )
 def test_valued_letters_take_their_value(argv: tuple[str, ...]) -> None:
     check_argv(argv)
     letter, value = argv[1][1], argv[2]
     assert f"-{letter}{value}" in harden_argv(argv)
+
+
+def test_rg_values_are_given_by_long_name() -> None:
+    """rg's parser reads ``-e=x`` as the value ``x``: a pattern ``=>`` glued as ``-e=>`` would
+    lose its ``=``. Every valued letter of rg is rebuilt as ``--long=value``, exactly."""
+    table = SPECS["rg"]
+    assert set(table.spelling.long_for) == set(table.valued)
+    assert set(table.spelling.long_for.values()) <= table.long_valued
+    built = harden_argv(("rg", "-e", "=>", "-nj", "2", "-g", "!x", "-e", "", "src"))
+    assert built == (
+        "rg", "--no-config", "--regexp==>", "-n", "--threads=2", "--glob=!x", "--regexp=",
+        "--", "src",
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("command", ["strings @list.txt", "strings -n 4 -- @list.txt"])

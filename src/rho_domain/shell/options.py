@@ -40,6 +40,8 @@ class Spelling:
     ``long_eq``: ``--name=value``; False for jq, which knows only ``--name value``.
     ``numeric_as``: the long option ``-NUM`` stands for (head/tail read ``-20`` only as the
     first word). ``short_for``: long names rebuilt as a short letter (mawk has no long names).
+    ``long_for``: valued short letters rebuilt as ``--long=value`` (rg: its parser strips a
+    ``=`` after a short option, so ``-e=x`` would lose it; the long form is exact).
     """
 
     dashdash: DashDash = "first"
@@ -47,6 +49,7 @@ class Spelling:
     long_eq: bool = True
     numeric_as: str = ""
     short_for: Mapping[str, str] = attrs.field(factory=dict)
+    long_for: Mapping[str, str] = attrs.field(factory=dict)
 
 
 GNU = Spelling()
