@@ -129,6 +129,9 @@ LEGIT = [
     ("git log -p --follow -- README.md", "+# readme"),
     ("git diff HEAD --stat", ""),
     ("file README.md", "README.md: ASCII text"),
+    ("ps -eo pid,comm --sort=-pid", "COMMAND"),
+    ("ps -p 1 -o pid=", "1"),
+    ("git log --oneline HEAD --not HEAD~0", ""),
 ]
 
 
