@@ -160,7 +160,7 @@ def resolve_settings(
             changes[field], sources[field] = given, "flag"
     if flags.get("vars"):
         changes["vars"] = {**config.vars, **flags["vars"]}
-    checked = (_INT_FIELDS | _FLOAT_FIELDS) & changes.keys()
+    checked = (_INT_FIELDS | _FLOAT_FIELDS | {"base_url"}) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
             config = attrs.evolve(config, **{name: changes.pop(name)})
@@ -249,6 +249,7 @@ def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> Permiss
 
 
 _FLAGS = {
+    "base_url": "--base-url",
     "profile": "--profile",
     "working_dir": "--working-dir",
     "max_turns": "--max-turns",

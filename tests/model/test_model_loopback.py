@@ -158,3 +158,19 @@ def test_loopback_serves_sync_clients_and_json_mode() -> None:
 
 def _request() -> ModelRequest:
     return ModelRequest(model="m", system="s", messages=(UserMessage("hi"),))
+
+
+async def test_a_socket_error_wrapped_in_a_task_group_names_its_cause() -> None:
+    # anyio wraps what connect() raised (here OverflowError for port 99999) in an
+    # ExceptionGroup; the adapter reports the cause, not "unhandled errors in a TaskGroup".
+    model = OpenAIChatModel(
+        model="m",
+        base_url="http://127.0.0.1:99999/v1",
+        clock=FakeClock(),
+        retry=RetryPolicy(max_retries=0),
+    )
+    with pytest.raises(ModelConnectionError) as info:
+        await collect(model, _request())
+    await model.aclose()
+    assert "port must be 0-65535" in str(info.value)
+    assert "TaskGroup" not in str(info.value)

@@ -72,6 +72,18 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
         raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
+    except ExceptionGroup as group:
+        # anyio's happy-eyeballs connect wraps what the socket raised (OverflowError for a bad
+        # port, OSError) in a group that httpcore lets through: say what the leaves said.
+        leaves = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(group))
+        raise ModelConnectionError(f"connection to the model server failed: {leaves}") from group
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for inner in group.exceptions:
+        out.extend(_leaves(inner) if isinstance(inner, BaseExceptionGroup) else [inner])
+    return out
 
 
 def add_hint(exc: BaseException, hint: str) -> None:
