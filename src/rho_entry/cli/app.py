@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
         if launch.interactive:
             from rho_entry.cli.repl import run_repl
 
-            return run_repl(launch, _store(environment()))
-        return _run_loop(_one_shot(launch, _store(environment())))
+            return run_repl(launch, _store(environment(), writing=True))
+        return _run_loop(_one_shot(launch, _store(environment(), writing=True)))
     except ConfigError as exc:
         return _fail(str(exc), exit_codes.USAGE)
     except ModelError as exc:
@@ -74,11 +74,35 @@ def _run_loop(coro: Coroutine[Any, Any, T]) -> T:
         loop.close()
 
 
-def _store(env: Mapping[str, str]) -> SessionStore:
+def _store(env: Mapping[str, str], *, writing: bool = False) -> SessionStore:
+    """The session store; ``writing`` checks first that its directory can hold a new session,
+    so that a run never starts (header, model calls) when nothing of it could be saved."""
     from rho_adapters.store.files import FileSessionStore
     from rho_entry.home import sessions_dir
 
-    return FileSessionStore(sessions_dir(env))
+    root = sessions_dir(env)
+    if writing:
+        _check_writable(root, env)
+    return FileSessionStore(root)
+
+
+def _check_writable(root: Path, env: Mapping[str, str]) -> None:
+    import os
+
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        problem = None if os.access(root, os.W_OK | os.X_OK) else "not writable"
+    except OSError as exc:
+        problem = exc.strerror or type(exc).__name__
+    if problem is None:
+        return
+    origin = next(
+        (f"${name}" for name in ("RHO_AGENT_HOME", "XDG_CONFIG_HOME") if env.get(name)), "$HOME"
+    )
+    raise ConfigError(
+        f"cannot keep sessions in {root}: {problem} (the config directory comes from "
+        f"{origin}; set RHO_AGENT_HOME to a writable directory)"
+    )
 
 
 async def _one_shot(launch: Launch, store: SessionStore) -> int:
@@ -113,13 +137,15 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
         renderer.finish(result, exit_code=code)
     else:
         renderer.finish(result)
-        _explain(result, renderer, session.id)
+        _explain(result, renderer, session.id, saved=session.journal.created)
     if launch.output is not None and result.status is RunStatus.COMPLETED:
         code = _write_output(launch.output, result.text, renderer) or code
     return code
 
 
-def _explain(result: RunResult, renderer: TerminalRenderer, session_id: str) -> None:
+def _explain(
+    result: RunResult, renderer: TerminalRenderer, session_id: str, *, saved: bool
+) -> None:
     status = result.status
     if status is RunStatus.AWAITING_APPROVAL:
         calls = "; ".join(f"{p.call.name} ({p.call.id}): {p.reason}" for p in result.pending)
@@ -139,11 +165,14 @@ def _explain(result: RunResult, renderer: TerminalRenderer, session_id: str) -> 
     elif status is RunStatus.ERROR and not renderer.quiet:
         if result.error and result.error not in renderer.errors_shown:
             renderer.notice(f"failed: {result.error}", "red")
-        renderer.notice(
-            f"the session is saved: after fixing the cause, continue with "
-            f"`rho-agent --resume {session_id}`.",
-            "yellow",
-        )
+        if saved:
+            renderer.notice(
+                f"the session is saved: after fixing the cause, continue with "
+                f"`rho-agent --resume {session_id}`.",
+                "yellow",
+            )
+        else:  # the store failed before the session existed: there is nothing to resume
+            renderer.notice("nothing was saved: the session could not be stored.", "yellow")
 
 
 def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRenderer) -> int:

@@ -1,0 +1,86 @@
+"""Issue 30, "the first hour": what a new user's first mistakes print, and their exit codes.
+
+Each test makes the mistake for real (a bad URL, an unusable config directory, a closed
+progress pipe...) and asserts the one message that says what to fix, and that nothing
+misleading follows it (no retries, no "the session is saved", no traceback).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_support import rho
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "README.md").write_text("# Sample\n")
+    return work
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://127.0.0.1:99999/v1", "the port must be a number from 1 to 65535"),
+        ("http://127.0.0.1:0/v1", "the port must be a number from 1 to 65535"),
+        ("http://localhost:80x/v1", "the port must be a number from 1 to 65535"),
+        ("localhost:8080", "not an http:// or https:// URL (did you mean http://localhost:8080?)"),
+        ("localhost:8080/v1", "did you mean http://localhost:8080/v1?"),
+        ("ftp://example.com/v1", "not an http:// or https:// URL"),
+        ("http:///v1", "not an http:// or https:// URL"),
+        ("http://:8080/v1", "names no host"),
+    ],
+)
+def test_a_bad_base_url_is_refused_before_anything_runs(
+    workspace: Path, home: Path, url: str, message: str
+) -> None:
+    result = rho("--base-url", url, "x", cwd=workspace, home=home)
+    assert result.returncode == 1, result.stderr
+    assert f"rho-agent: --base-url: base_url {url!r}" in result.stderr
+    assert message in result.stderr
+    assert "retrying" not in result.stderr
+    assert "session" not in result.stderr
+    assert not (home / "rho" / "sessions").exists()
+
+
+def test_a_bad_base_url_from_the_environment_names_the_variable(
+    workspace: Path, home: Path
+) -> None:
+    result = rho("x", cwd=workspace, home=home, OPENAI_BASE_URL="localhost:1234")
+    assert result.returncode == 1
+    assert "rho-agent: OPENAI_BASE_URL: base_url 'localhost:1234'" in result.stderr
+
+
+def test_the_library_refuses_a_bad_base_url_when_the_config_is_built() -> None:
+    with pytest.raises(ConfigError, match="port must be a number from 1 to 65535"):
+        AgentConfig(base_url="http://127.0.0.1:99999/v1")
+    for good in ("http://localhost:8080/v1", "https://api.openai.com/v1", "http://[::1]:1/v1"):
+        assert AgentConfig(base_url=good).base_url == good
+    assert AgentConfig(base_url="").base_url == ""  # "" is "not given"
+
+
+def test_an_unusable_config_directory_stops_before_the_run(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory\n")
+    for where, why in ((a_file, "Not a directory"), (Path("/proc/rho-home"), "")):
+        result = rho("-m", "demo", "x", cwd=workspace, home=home, RHO_AGENT_HOME=str(where))
+        assert result.returncode == 1, result.stderr
+        assert f"cannot keep sessions in {where / 'sessions'}: {why}" in result.stderr
+        assert "set RHO_AGENT_HOME to a writable directory" in result.stderr
+        # no header, no run, no false promise of a saved session
+        assert "session" not in result.stderr.replace("sessions", "")
+        assert "--resume" not in result.stderr
+        assert result.stdout == ""
