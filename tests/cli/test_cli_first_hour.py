@@ -84,3 +84,18 @@ def test_an_unusable_config_directory_stops_before_the_run(
         assert "session" not in result.stderr.replace("sessions", "")
         assert "--resume" not in result.stderr
         assert result.stdout == ""
+
+
+def test_an_unknown_session_is_named_the_same_way_everywhere(workspace: Path, home: Path) -> None:
+    rho("-m", "demo", "hi", cwd=workspace, home=home)  # one session exists: 3f2a is not it
+    sessions = home / "rho" / "sessions"
+    expected = f"no session matches '3f2a' in {sessions}"
+    for args, prefix in (
+        (("--resume", "3f2a", "go on"), "rho-agent"),
+        (("monitor", "watch", "3f2a"), "rho-agent monitor"),
+        (("export", "3f2a"), "rho-agent export"),
+    ):
+        result = rho(*args, cwd=workspace, home=home)
+        assert result.returncode == 1, args
+        assert result.stderr.startswith(f"{prefix}: {expected}"), result.stderr
+        assert "SessionNotFound" not in result.stderr

@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc), exit_codes.USAGE)
     except ModelError as exc:
         return _fail(f"model error: {exc}", exit_codes.MODEL)
-    except RhoError as exc:
-        return _fail(f"{type(exc).__name__}: {exc}", exit_codes.USAGE)
+    except RhoError as exc:  # our messages say what to fix; a class name adds nothing
+        return _fail(str(exc), exit_codes.USAGE)
     except KeyboardInterrupt:
         return _fail("cancelled", exit_codes.CANCELLED)
     except Exception as exc:  # noqa: BLE001 - a bug must still end with a message and code 1
