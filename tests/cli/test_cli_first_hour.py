@@ -99,3 +99,20 @@ def test_an_unknown_session_is_named_the_same_way_everywhere(workspace: Path, ho
         assert result.returncode == 1, args
         assert result.stderr.startswith(f"{prefix}: {expected}"), result.stderr
         assert "SessionNotFound" not in result.stderr
+
+
+def test_an_endpoint_error_is_not_followed_by_an_empty_usage_line(
+    workspace: Path, home: Path
+) -> None:
+    from rho_adapters.fakes.loopback import LoopbackServer
+    from rho_adapters.fakes.wire import http_error
+
+    with LoopbackServer([http_error(400, "bad request: no")]) as server:
+        result = rho(
+            "--base-url", server.base_url, "-m", "x", "--retries", "0", "hi",
+            cwd=workspace, home=home,
+        )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "HTTP 400: bad request: no" in result.stderr
+    assert "in 0 / out 0" not in result.stderr
+    assert "the session is saved" in result.stderr  # it was stored: --resume works
