@@ -174,3 +174,32 @@ async def test_a_socket_error_wrapped_in_a_task_group_names_its_cause() -> None:
     await model.aclose()
     assert "port must be 0-65535" in str(info.value)
     assert "TaskGroup" not in str(info.value)
+
+
+async def test_a_broken_stream_is_not_blamed_on_the_url_a_refused_connection_is(
+    served: LoopbackServer,
+) -> None:
+    served.replies = [text_reply("alpha beta gamma delta", deltas=8, faults=(drop(after=4),))]
+    model = OpenAIChatModel(
+        model="m", base_url=served.base_url, clock=FakeClock(), retry=RetryPolicy(max_retries=0)
+    )
+    with pytest.raises(ModelConnectionError) as broken:
+        await collect(model, _request())
+    await model.aclose()
+    assert "the server answered, then closed the connection mid-response" in str(broken.value)
+    assert "is the server running there" not in str(broken.value)
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    nobody = OpenAIChatModel(
+        model="m",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        clock=FakeClock(),
+        retry=RetryPolicy(max_retries=0),
+    )
+    with pytest.raises(ModelConnectionError) as refused:
+        await collect(nobody, _request())
+    await nobody.aclose()
+    assert "is the server running there? check the base URL (--base-url)" in str(refused.value)

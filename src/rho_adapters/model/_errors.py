@@ -114,11 +114,27 @@ def explain(
         key = f"the API key {source} was refused" if has_key else "no API key was sent"
         variable = key_variable or "the provider's key variable"
         hint = f"{where}: {key}; check {variable} (or --api-key-env to name another variable)"
-    elif isinstance(exc, (ModelConnectionError, ModelTimeout)):
-        hint = f"{where}: is the server running there? check --base-url"
+    elif isinstance(exc, (ModelConnectionError, ModelTimeout)) and _never_answered(exc):
+        hint = f"{where}: is the server running there? check the base URL (--base-url)"
+    elif isinstance(exc, ModelTimeout):
+        hint = f"{where}: the server took the call, then went quiet; a slow model may need a "
+        hint += "longer timeout (--timeout)"
+    elif isinstance(exc, ModelConnectionError):
+        # The server was up: it answered, then the connection broke (it crashed or restarted,
+        # a proxy cut the stream). Pointing at the URL would send the user the wrong way.
+        hint = f"{where}: the server answered, then closed the connection mid-response; try "
+        hint += "again, or check the server's log"
     else:
         hint = where
     add_hint(exc, hint)
+
+
+def _never_answered(exc: ModelError) -> bool:
+    """True when the call failed before the server answered anything: no connection (refused,
+    unknown host, bad port, connect timeout), as opposed to a connection that broke later."""
+    cause = exc.__cause__
+    before = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)
+    return isinstance(cause, (*before, ExceptionGroup)) and not exc.partial_text
 
 
 def error_payload(body: str) -> tuple[str, str]:
