@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
             return run_remote(args, environment())
         if args.list:
-            return _list_sessions(_store(environment()))
+            return _list_sessions(_store(environment()), as_json=args.json)
         launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
         if launch.interactive:
             from rho_entry.cli.repl import run_repl
@@ -186,16 +186,22 @@ def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRender
     return 0
 
 
-def _list_sessions(store: SessionStore) -> int:
-    infos = _run_loop(_listing(store))
-    if not infos:
-        sys.stdout.write("no saved sessions\n")
-    for line in infos:
-        sys.stdout.write(line + "\n")
-    return exit_codes.OK
+def _list_sessions(store: SessionStore, *, as_json: bool) -> int:
+    infos = _run_loop(store.list(limit=50))
+    if as_json:  # the objects `monitor ps --json` prints
+        import json
+        import time
 
+        from rho_entry.session_json import info_dict
 
-async def _listing(store: SessionStore) -> list[str]:
+        now = time.time()
+        sys.stdout.write(json.dumps([info_dict(i, now) for i in infos], indent=2) + "\n")
+        return exit_codes.OK
     from rho_entry.cli.sessions import format_sessions
 
-    return format_sessions(await store.list(limit=50))
+    lines = format_sessions(infos)
+    if not lines:
+        sys.stdout.write("no saved sessions\n")
+    for line in lines:
+        sys.stdout.write(line + "\n")
+    return exit_codes.OK
