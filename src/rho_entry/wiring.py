@@ -162,8 +162,15 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
     if config.model == DEMO_MODEL:
         return DemoModel()
     from rho_adapters.model import build_model as build
-    from rho_entry.settings import api_key_variable, provider_of
+    from rho_entry.settings import api_key_variable, missing_endpoint, provider_of
 
+    missing = missing_endpoint(config, environ)
+    if missing is not None:  # fail here, not at every run with "Name or service not known"
+        raise ConfigError(
+            f"{missing}: set {api_key_variable(config, environ)}, or give a base URL "
+            "(AgentConfig.base_url, OPENAI_BASE_URL) for a local server, or use model "
+            "'demo' to try offline"
+        )
     config = _with_base_url(config, environ)
     guessed = provider_of(config, environ).name
     return build(

@@ -116,3 +116,99 @@ def test_an_endpoint_error_is_not_followed_by_an_empty_usage_line(
     assert "HTTP 400: bad request: no" in result.stderr
     assert "in 0 / out 0" not in result.stderr
     assert "the session is saved" in result.stderr  # it was stored: --resume works
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("export",), "the following arguments are required: id"),
+        (("stats", "--bogus"), "unrecognized arguments: --bogus"),
+        (("monitor", "bogus"), "argument COMMAND: invalid choice: 'bogus'"),
+        (("monitor", "ps", "--limit", "many"), "argument --limit: invalid int value"),
+        (("fork",), "the following arguments are required: id"),
+        (("serve", "--port", "x"), "argument --port: invalid int value"),
+        (("ps", "--bogus"), "unrecognized arguments: --bogus"),
+        (("kill",), "one of the arguments id --all is required"),
+        (("eval",), "the following arguments are required"),
+        (("--preview-lines", "-3", "-m", "demo", "x"), "--preview-lines -3: expected 0 or more"),
+        (("--force", "-m", "demo", "x"), "--force goes with --output FILE"),
+        (("--bogus",), "unrecognized arguments: --bogus"),
+    ],
+)
+def test_every_usage_error_exits_1_and_says_what_is_wrong(
+    workspace: Path, home: Path, args: tuple[str, ...], message: str
+) -> None:
+    result = rho(*args, cwd=workspace, home=home)
+    assert result.returncode == 1, (args, result.stderr)
+    assert message in result.stderr
+    assert not (home / "rho" / "sessions").exists()  # nothing ran
+
+
+def test_preview_lines_from_the_environment_is_checked_too(workspace: Path, home: Path) -> None:
+    result = rho("-m", "demo", "x", cwd=workspace, home=home, RHO_AGENT_PREVIEW_LINES="-1")
+    assert result.returncode == 1
+    assert "RHO_AGENT_PREVIEW_LINES='-1': expected 0 or more lines" in result.stderr
+    zero = rho("-m", "demo", "--preview-lines", "0", "x", cwd=workspace, home=home)
+    assert zero.returncode == 0, zero.stderr
+    assert "⎿" not in zero.stderr  # no output lines, only the count
+
+
+def test_force_with_output_still_overwrites(workspace: Path, home: Path) -> None:
+    answer = workspace / "answer.md"
+    answer.write_text("old\n")
+    result = rho("-m", "demo", "-o", str(answer), "--force", "x", cwd=workspace, home=home)
+    assert result.returncode == 0, result.stderr
+    assert "demo model" in answer.read_text()
+
+
+def test_monitor_takes_a_home_directory_before_the_command(workspace: Path, home: Path) -> None:
+    rho("-m", "demo", "hi", cwd=workspace, home=home)
+    for where in (str(home / "rho"), "rho"):
+        result = rho("monitor", where, "ps", cwd=home, home=home)
+        assert result.returncode == 0, result.stderr
+        assert "completed" in result.stdout
+
+
+def test_list_json_prints_the_objects_monitor_ps_prints(workspace: Path, home: Path) -> None:
+    import json
+
+    rho("-m", "demo", "hi", cwd=workspace, home=home)
+    listed = rho("--list", "--json", cwd=workspace, home=home)
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    ps = json.loads(rho("monitor", "ps", "--json", cwd=workspace, home=home).stdout)
+    assert [r["id"] for r in rows] == [r["id"] for r in ps]
+    assert rows[0]["status"] == "completed"
+    assert rows[0]["first_prompt"] == "hi"
+    assert set(rows[0]) == set(ps[0])
+    empty = rho("--list", "--json", cwd=workspace, home=home / "nobody")
+    assert json.loads(empty.stdout) == []
+
+
+def test_help_of_the_short_forms_is_theirs(workspace: Path, home: Path) -> None:
+    kill = rho("kill", "-h", cwd=workspace, home=home)
+    assert kill.returncode == 0
+    assert kill.stdout.startswith("usage: rho-agent kill [-h] [--all] [id]")
+    assert "id          session id or unique prefix" in kill.stdout
+    ps = rho("monitor", "ps", "-h", cwd=workspace, home=home)
+    assert "--limit N   at most N sessions, newest first (50)" in ps.stdout
+    assert rho("ps", "-h", cwd=workspace, home=home).stdout.startswith("usage: rho-agent ps")
+
+
+def test_the_library_refuses_a_hosted_model_without_key_or_url(tmp_path: Path) -> None:
+    from rho_adapters.fakes import FakeClock
+    from rho_entry.wiring import build_model
+
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set and no base URL is given"):
+        build_model(AgentConfig(model="gpt-5-mini"), {}, FakeClock())
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY is not set"):
+        build_model(AgentConfig(model="claude-sonnet-4"), {}, FakeClock())
+    # what can work is built: a key, a base URL (config or environment), a local provider
+    for config, env in (
+        (AgentConfig(model="gpt-5-mini"), {"OPENAI_API_KEY": "k"}),
+        (AgentConfig(model="m", base_url="http://127.0.0.1:8080/v1"), {}),
+        (AgentConfig(model="m"), {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"}),
+        (AgentConfig(model="m", provider="ollama"), {}),
+        (AgentConfig(model="demo"), {}),
+    ):
+        assert build_model(config, env, FakeClock()) is not None
