@@ -198,10 +198,11 @@ def _structure(data: Mapping[str, Any], cls: type[Any], source: str | Path) -> A
 
 
 def _describe(exc: BaseException, type_: Any) -> str:
-    import cattrs
+    from rho_adapters.codec import what_would_be_right
 
-    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        return f"unknown key(s) {sorted(exc.extra_fields)}"
+    right = what_would_be_right(exc, type_)
+    if right is not None:
+        return right
     if isinstance(exc, KeyError):
         return "required key missing"
     name = getattr(type_, "__name__", None) or str(type_).replace("typing.", "")

@@ -212,3 +212,16 @@ def test_the_library_refuses_a_hosted_model_without_key_or_url(tmp_path: Path) -
         (AgentConfig(model="demo"), {}),
     ):
         assert build_model(config, env, FakeClock()) is not None
+
+
+def test_config_mistakes_say_what_would_be_right(workspace: Path, home: Path) -> None:
+    (workspace / "agent.yaml").write_text("modle: x\nbudget: {max_cost: 2}\n")
+    typo = rho("-m", "demo", "-c", "agent.yaml", "x", cwd=workspace, home=home)
+    assert typo.returncode == 1
+    assert "unknown key 'modle' (did you mean 'model'?) @ config" in typo.stderr
+    assert "unknown key 'max_cost' (did you mean 'max_cost_usd'?) @ config.budget" in typo.stderr
+    (workspace / "ops.yaml").write_text("shell: sometimes\nfile_write: always\n")
+    choice = rho("-m", "demo", "--profile", "./ops.yaml", "x", cwd=workspace, home=home)
+    assert choice.returncode == 1
+    assert "expected ShellMode: one of restricted, unrestricted (got 'sometimes')" in choice.stderr
+    assert "expected FileWriteMode: one of off, create-only, full (got 'always')" in choice.stderr
