@@ -18,6 +18,7 @@ from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
+    DatabaseMode,
     PermissionProfile,
     ShellMode,
 )
@@ -289,6 +290,22 @@ def build_signals(store: SessionStore) -> SignalSource | None:
     if not isinstance(store, FileSessionStore):
         return None
     return FileSignals(store.session_dir)
+
+
+def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[str]:
+    """Problems of the configured databases that would fail their first query (a missing
+    driver, an unset password variable, a missing SQLite file), found without connecting,
+    for the CLI and ``rho-agent serve`` to print when they start. Never raises for them."""
+    if not config.databases:
+        return []
+    from rho_adapters.db import open_databases
+    from rho_adapters.db.factory import database_problems
+
+    try:
+        databases = open_databases(config.databases, mode=DatabaseMode.READONLY, environ=environ)
+    except ConfigError as exc:  # an unknown engine: the session itself will refuse it
+        return [str(exc)]
+    return database_problems(databases)
 
 
 def build_databases(

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         if args.list:
             return _list_sessions(_store(environment()), as_json=args.json)
         launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
+        _warn_about_databases(launch)
         if launch.interactive:
             from rho_entry.cli.repl import run_repl
 
@@ -58,6 +59,15 @@ def run(args: argparse.Namespace) -> int:
             traceback.print_exc()
         hint = "" if getattr(args, "verbose", False) else " (--verbose shows the traceback)"
         return _fail(f"internal error: {type(exc).__name__}: {exc}{hint}", exit_codes.USAGE)
+
+
+def _warn_about_databases(launch: Launch) -> None:
+    """Now, not when the model first queries: a missing driver, an unset password variable,
+    a missing SQLite file. Warnings only: the task may not need that database."""
+    from rho_entry.wiring import database_warnings
+
+    for problem in database_warnings(launch.settings.config, environment()):
+        sys.stderr.write(f"rho-agent: warning: {visible(problem)}\n")
 
 
 def _fail(message: str, code: int) -> int:

@@ -86,7 +86,12 @@ def main(argv: Sequence[str]) -> int:
         _check_profiles(settings, env, flag=bool(ns.allow_profile))
         from rho_entry.server.app import create_app, default_config
 
-        _check_endpoint(default_config(env), env)
+        config = default_config(env)
+        _check_endpoint(config, env)
+        from rho_entry.wiring import database_warnings
+
+        for problem in database_warnings(config, env):  # the task may not need it: warn
+            print(f"rho-agent serve: warning: {problem}", file=sys.stderr)
         app = create_app(settings, environ=env)
         server = _server(app, ns.host, ns.port, settings)
         listening = _listen(ns.host, ns.port)
