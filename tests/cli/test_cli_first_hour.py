@@ -225,3 +225,49 @@ def test_config_mistakes_say_what_would_be_right(workspace: Path, home: Path) ->
     assert choice.returncode == 1
     assert "expected ShellMode: one of restricted, unrestricted (got 'sometimes')" in choice.stderr
     assert "expected FileWriteMode: one of off, create-only, full (got 'always')" in choice.stderr
+
+
+def test_monitor_lines_never_show_pythons_none() -> None:
+    import json
+
+    from rho_entry.monitor_format import _FORMATS, format_event
+
+    seen = format_event(
+        json.dumps({
+            "kind": "llm_end", "at": 0, "duration": 3.06, "finish_reason": None,
+            "usage": {"input_tokens": 518, "output_tokens": 0, "cost_usd": 0.0001},
+        }).encode()
+    )  # fmt: skip
+    assert seen.endswith("model answered in 3.06s (in 518 out 0 $0.0001)")
+    fields = [
+        "status",
+        "usage",
+        "error",
+        "prompt",
+        "model",
+        "call_index",
+        "context_tokens",
+        "duration",
+        "finish_reason",
+        "tool_name",
+        "is_error",
+        "by",
+        "call",
+        "reason",
+        "approved",
+        "trigger",
+        "tokens_before",
+        "tokens_after",
+        "detail",
+        "offset",
+        "text",
+        "error_type",
+        "message",
+    ]
+    for kind in _FORMATS:  # every field null, as an older or torn writer may leave it
+        line = format_event(json.dumps({"kind": kind, "at": 0, **dict.fromkeys(fields)}).encode())
+        assert "None" not in line, (kind, line)
+    for role in (None, "assistant", "tool"):
+        message = {"role": role, "tool_name": None, "tool_calls": [{"name": None}]}
+        line = format_event(json.dumps({"kind": "message", "at": 0, "message": message}).encode())
+        assert "None" not in line, (role, line)
