@@ -271,3 +271,19 @@ def test_monitor_lines_never_show_pythons_none() -> None:
         message = {"role": role, "tool_name": None, "tool_calls": [{"name": None}]}
         line = format_event(json.dumps({"kind": "message", "at": 0, "message": message}).encode())
         assert "None" not in line, (role, line)
+
+
+def test_a_run_stopped_by_a_rejection_is_not_an_empty_answer(workspace: Path, home: Path) -> None:
+    import json
+
+    dev = ("--profile", "developer")
+    waiting = rho("-m", "demo", *dev, "run `date`", cwd=workspace, home=home)
+    assert waiting.returncode == 4, waiting.stderr
+    denied = rho("--resume", "latest", *dev, "--deny", "demo_1", "--json", cwd=workspace, home=home)
+    assert denied.returncode == 5, denied.stderr
+    result = json.loads(denied.stdout.splitlines()[-1])
+    assert (result["status"], result["exit_code"], result["text"]) == ("completed", 5, "")
+    # the next instruction is answered: exit 0 with the model's text
+    after = rho("--resume", "latest", *dev, "-m", "demo", "list", cwd=workspace, home=home)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.strip()

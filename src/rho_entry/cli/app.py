@@ -23,7 +23,13 @@ from rho_entry.cli.answers import apply_answers
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
-from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
+from rho_entry.cli.running import (
+    interruptible,
+    make_renderer,
+    open_session,
+    rejected_last,
+    result_code,
+)
 from rho_entry.settings import endpoint_label, environment
 from rho_entry.terminal_text import visible
 
@@ -143,11 +149,21 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     finally:
         await session.close()
     code = result_code(result)
+    rejected = rejected_last(session, result)
+    if rejected is not None:
+        code = exit_codes.REJECTED
     if isinstance(renderer, JsonRenderer):
         renderer.finish(result, exit_code=code)
     else:
         renderer.finish(result)
         _explain(result, renderer, session.id, saved=session.journal.created)
+        if rejected is not None:
+            renderer.notice(
+                f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
+                f"has not answered since. Say what to do instead: `rho-agent --resume "
+                f'{session.id} "..."`.',
+                "yellow",
+            )
     if launch.output is not None and result.status is RunStatus.COMPLETED:
         code = _write_output(launch.output, result.text, renderer) or code
     return code
