@@ -126,6 +126,7 @@ async def test_stalled_socket_hits_the_real_idle_timeout(served: LoopbackServer)
         await collect(model, _request())
     await model.aclose()
     assert info.value.partial_text == "alpha "
+    assert "the server took the call, then went quiet" in str(info.value)  # not "--base-url"
 
 
 async def test_models_of_one_endpoint_share_one_pooled_client(served: LoopbackServer) -> None:
@@ -202,4 +203,5 @@ async def test_a_broken_stream_is_not_blamed_on_the_url_a_refused_connection_is(
     with pytest.raises(ModelConnectionError) as refused:
         await collect(nobody, _request())
     await nobody.aclose()
-    assert "is the server running there? check the base URL (--base-url)" in str(refused.value)
+    assert "is the server running there? check the base URL (--base-url, " in str(refused.value)
+    assert "AgentConfig.base_url" in str(refused.value)

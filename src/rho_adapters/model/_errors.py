@@ -115,10 +115,12 @@ def explain(
         variable = key_variable or "the provider's key variable"
         hint = f"{where}: {key}; check {variable} (or --api-key-env to name another variable)"
     elif isinstance(exc, (ModelConnectionError, ModelTimeout)) and _never_answered(exc):
-        hint = f"{where}: is the server running there? check the base URL (--base-url)"
+        # the adapter serves the CLI and the library: name both spellings of the setting
+        hint = f"{where}: is the server running there? check the base URL (--base-url, "
+        hint += "OPENAI_BASE_URL or AgentConfig.base_url)"
     elif isinstance(exc, ModelTimeout):
         hint = f"{where}: the server took the call, then went quiet; a slow model may need a "
-        hint += "longer timeout (--timeout)"
+        hint += "longer timeout (--timeout, AgentConfig.model_timeout)"
     elif isinstance(exc, ModelConnectionError):
         # The server was up: it answered, then the connection broke (it crashed or restarted,
         # a proxy cut the stream). Pointing at the URL would send the user the wrong way.
