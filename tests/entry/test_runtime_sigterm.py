@@ -75,7 +75,17 @@ def test_sigterm_cancels_handles_and_leaves_resumable_sessions(tmp_path: Path) -
         assert all(processes_with(m) == [] for m in markers)
         resuming = [  # all three at once: the suite stays fast
             subprocess.Popen(
-                [sys.executable, "-m", "rho_entry", "--resume", session_id, "go on"],
+                # the service ran them under eval: the resumer names that profile again
+                [
+                    sys.executable,
+                    "-m",
+                    "rho_entry",
+                    "--resume",
+                    session_id,
+                    "--profile",
+                    "eval",
+                    "go on",
+                ],  # fmt: skip
                 cwd=work,
                 env=env,
                 stdout=subprocess.PIPE,
