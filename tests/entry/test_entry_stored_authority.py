@@ -248,3 +248,28 @@ async def test_a_child_named_by_a_path_in_the_trace_is_never_opened(tmp_path: Pa
     assert sorted(p.name for p in victim.iterdir()) == ["meta.json", "trace.jsonl"]  # no lock
     assert (victim / "trace.jsonl").read_bytes() == b""
     assert "n.txt" not in executor.files
+
+
+async def test_the_runtime_refuses_a_stored_working_dir_outside_its_own(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    root = tmp_path / "sessions"
+    outside = craft(root, tmp_path, profile="readonly")  # works in tmp_path, above workspace
+    inside = craft(root, workspace / "sub", "c0ffee000002", profile="readonly")
+    (workspace / "sub").mkdir()
+    runtime = create_runtime(
+        AgentConfig(working_dir=str(workspace)),
+        store=FileSessionStore(root),
+        model=ScriptedModel([text("fine")]),
+    )
+    await start_runtime(runtime)
+    try:
+        refused = await run_prompt(runtime, "go", session_id=outside)
+        allowed = await run_prompt(runtime, "go", session_id=inside)
+    finally:
+        await close_runtime(runtime)
+    assert refused.status is RunStatus.ERROR
+    assert f"session {outside} works in {tmp_path.resolve()}, outside the allowed" in (
+        refused.error or ""
+    )
+    assert allowed.status is RunStatus.COMPLETED, allowed.error
