@@ -53,8 +53,11 @@ async def open_session(
             approver=approver,
             on_event=renderer,
         )
-        for notice in session.resume_notices:
-            renderer.notice(notice, "yellow")
+        # the REPL keeps -y in its approver (so /approve off can take it back): on, it is
+        # given again, and nothing was withheld to report
+        if approver is None or not approver.auto:
+            for notice in session.resume_notices:
+                renderer.notice(notice, "yellow")
     else:
         session = Session(
             Agent(launch.settings.config), store=store, approver=approver, on_event=renderer
