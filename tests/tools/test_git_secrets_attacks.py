@@ -26,7 +26,7 @@ from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.tools.base import ToolContext
 from rho_domain.tools.bash import BashHandler
 
-SECRETS = ("SEKRIT-ENV-1", "SEKRIT-CRED-2", "SEKRIT-DISK-3")
+SECRETS = ("SEKRIT-ENV-1", "SEKRIT-CRED-2", "SEKRIT-DISK-3", "SEKRIT-COPY-4")
 _ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_CONFIG_GLOBAL": "/dev/null"}
 _ID = ("-c", "user.name=t", "-c", "user.email=t@t")
 
@@ -40,7 +40,7 @@ _BLOB = "is a file's content named by id"
 ATTACKS: list[tuple[str, str | None]] = [
     # the examples
     ("git log -L ':API*:.env'", _LINE_LOG),
-    ("git show 'HEAD~2^{/fir*st:*}:.env'", _DOTENV),
+    ("git show 't1^{/fir*st:*}:.env'", _DOTENV),
     ("git cat-file -p 'HEAD^{/x:*}:credentials.json'", _CRED),
     ("git log -p --follow -- .", _FOLLOW),
     ("git show --follow", _FOLLOW),
@@ -53,25 +53,25 @@ ATTACKS: list[tuple[str, str | None]] = [
     ("git show --follow HEAD~1 -- cfg.txt", _FOLLOW),
     # revision syntax: braces, message searches, index stages, ranges, relative paths
     ("git show 'HEAD^{/x}:credentials.json'", _CRED),
-    ("git show 'HEAD@{0}~2:credentials.json'", _CRED),
-    ("git show 'HEAD~2^{tree}:credentials.json'", _CRED),
-    ("git cat-file blob 'HEAD~2:credentials.json'", _CRED),
-    ("git cat-file -p 'HEAD~2:./credentials.json'", _CRED),
-    ("git show 'HEAD~2:src/../.env'", _DOTENV),
-    ("cd src && git show 'HEAD~2:../credentials.json'", _CRED),
+    ("git show 'HEAD@{0}~4:credentials.json'", _CRED),
+    ("git show 't1^{tree}:credentials.json'", _CRED),
+    ("git cat-file blob 't1:credentials.json'", _CRED),
+    ("git cat-file -p 't1:./credentials.json'", _CRED),
+    ("git show 't1:src/../.env'", _DOTENV),
+    ("cd src && git show 't1:../credentials.json'", _CRED),
     ("git show ':0:.env'", _DOTENV),
-    ("git diff 'HEAD~2:credentials.json..HEAD:a.txt'", _CRED),
-    ("git diff 'HEAD:a.txt...HEAD~2:credentials.json'", _CRED),
-    ("git diff HEAD:a.txt 'HEAD~2:CREDENTIALS.JSON'", "is a secrets file"),
+    ("git diff 't1:credentials.json..HEAD:a.txt'", _CRED),
+    ("git diff 'HEAD:a.txt...t1:credentials.json'", _CRED),
+    ("git diff HEAD:a.txt 't1:CREDENTIALS.JSON'", "is a secrets file"),
     ("git show ':/first'", None),
     ("git show ':/first' -- .env", _DOTENV),
     ("git log -p -- credentials.json", _CRED),
     ("git log -p --all -- '*.json'", None),
     ("git log -p -- ':(icase)CREDENTIALS.json'", None),
     ("git log -p -- ':(glob)**/credentials.*'", None),
-    ("git show HEAD~2 -- ':(top)credentials.json'", None),
-    ("git blame HEAD~2 -- credentials.json", _CRED),
-    ("git blame HEAD~2 credentials.json", _CRED),
+    ("git show t1 -- ':(top)credentials.json'", None),
+    ("git blame t1 -- credentials.json", _CRED),
+    ("git blame t1 credentials.json", _CRED),
     # blobs named by id, or by a tag that points at one
     ("git show blobtag", _BLOB),
     ("git cat-file -p blobtag", _BLOB),
@@ -86,17 +86,20 @@ ATTACKS: list[tuple[str, str | None]] = [
     ("git log -p -C --find-copies", None),
     ("git log -p --all --reverse", None),
     ("git log --unified=0 --word-diff", None),
-    ("git show HEAD", None),  # third: it only removed credentials.json
+    ("git show t3", None),  # it only removed credentials.json
     ("git log --stat -p --walk-reflogs", None),
-    ("git show HEAD~1", None),
-    ("git show HEAD~2 --color-words", None),
-    ("git show HEAD~2 --word-diff=plain --no-prefix", None),
-    ("git diff HEAD~2 HEAD", None),
-    ("git diff -R HEAD~2", None),
-    ("git diff HEAD~2 HEAD -M --find-copies", None),
-    ("git diff 'HEAD~2^{tree}' 'HEAD^{tree}'", None),
-    ("git grep SEKRIT HEAD~2", None),
-    ("git grep -e SEKRIT 'HEAD~2:'", None),
+    ("git show t2", None),
+    ("git show t1 --color-words", None),
+    ("git show t1 --word-diff=plain --no-prefix", None),
+    ("git diff t1 HEAD", None),
+    ("git diff -R t1", None),
+    ("git show -C -C HEAD", None),  # copied from an unmodified secret
+    ("git log -p --find-copies -C -C -1", None),
+    ("git diff -C -C HEAD~1 HEAD", None),
+    ("git diff t1 HEAD -M --find-copies", None),
+    ("git diff 't1^{tree}' 'HEAD^{tree}'", None),
+    ("git grep SEKRIT t1", None),
+    ("git grep -e SEKRIT 't1:'", None),
     ("git grep -e SEK --no-index", None),
     ("git grep -e SEK --untracked", None),
     # content oracles: pickaxe over secret files answers nothing
@@ -104,6 +107,7 @@ ATTACKS: list[tuple[str, str | None]] = [
     ("git log --pickaxe-regex -S 'SEK.*2' --format=%s", None),
     ("git log -G 'API_KEY=S' --format=%s --all", None),
     ("git log -G SEKRIT --name-only --format=%s", None),
+    ("git log -G SEKRIT-COPY --format=%s", None),
 ]
 
 # Commands whose output would answer a question about a secret file's content: it must not
@@ -114,23 +118,23 @@ LEGIT: list[tuple[str, str]] = [
     ("git log -p -- src/app.py", "+def api():"),
     ("git log --oneline", "first x"),
     ("git log --oneline", "third"),
-    ("git show HEAD~1", "second"),
-    ("git show HEAD~2 --stat", "src/app.py"),
-    ("git show HEAD~2:src/app.py", "return 1"),
+    ("git show t2", "second"),
+    ("git show t1 --stat", "src/app.py"),
+    ("git show t1:src/app.py", "return 1"),
     ("git cat-file -p HEAD:a.txt", "plain"),
     ("git diff HEAD~1 --stat", ""),
-    ("git diff HEAD~2 HEAD", "+moved=1"),
+    ("git diff t1 HEAD", "+moved=1"),
     ("git log -p -M", "+moved=1"),
     ("git blame src/app.py", "def api():"),
-    ("git blame -L 1,1 HEAD~2 -- src/app.py", "def api():"),
+    ("git blame -L 1,1 t1 -- src/app.py", "def api():"),
     ("git log -G 'return' --format=%s", "first x"),
     ("git log -S moved --format=%s", "second"),
-    ("git grep -n api HEAD~2", "src/app.py"),
+    ("git grep -n api t1", "src/app.py"),
     ("git show ':/first' --stat", "src/app.py"),
     ("git show 'HEAD^{/fir*st}:src/app.py'", "return 1"),
     ("git log -p -1 -- a.txt", "+plain"),
     ("git log --format=%s -- cfg.txt", "second"),
-    ("git show 'HEAD~2:a.txt..HEAD:a.txt'", ""),
+    ("git show 't1:a.txt..HEAD:a.txt'", ""),
 ]
 
 
@@ -153,14 +157,26 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     _git(ws, "init", "-q")
     _git(ws, "add", "-f", ".env", "credentials.json", "src/app.py", "a.txt")
     _git(ws, "commit", "-qm", "first x")
+    _git(ws, "tag", "t1")
     blob = _git(ws, "rev-parse", "HEAD:credentials.json")
     _git(ws, "mv", ".env", "cfg.txt")
     (ws / "cfg.txt").write_text(f"API_KEY=\n{padding}moved=1\n")
     _git(ws, "add", "cfg.txt")
     _git(ws, "commit", "-qm", "second")
+    _git(ws, "tag", "t2")
     _git(ws, "rm", "-q", "credentials.json")
     _git(ws, "commit", "-qm", "third")
+    _git(ws, "tag", "t3")
     _git(ws, "tag", "blobtag", blob)
+    lines = "".join(f"line {i}\n" for i in range(20))
+    (ws / "deploy").mkdir()
+    (ws / "deploy" / "prod.env").write_text(f"TOKEN=SEKRIT-COPY-4\n{lines}")
+    _git(ws, "add", "-f", "deploy/prod.env")
+    _git(ws, "commit", "-qm", "fourth")
+    (ws / "deploy" / "copy.txt").write_text(f"TOKEN=none\n{lines}")
+    _git(ws, "add", "deploy/copy.txt")
+    _git(ws, "commit", "-qm", "fifth")
+    assert "SEKRIT-COPY-4" in _git(ws, "show", "-C", "-C", "HEAD")  # a real copy source
     (ws / ".env").write_text("API_KEY=SEKRIT-DISK-3\n")  # untracked, on disk only
     assert "SEKRIT-ENV-1" in _git(ws, "log", "-p", "--follow", "--", "cfg.txt")  # real history
     return {"ws": str(ws), "blob": blob}
@@ -213,7 +229,9 @@ async def test_pickaxe_answers_nothing_about_secret_files(
     repo: dict[str, str], command: str, sandbox: bool
 ) -> None:
     output = await _run(repo, command, sandbox=sandbox)
-    assert "first x" not in output, output  # the commit that added the secret is not named
+    # the commits that added a secret are not named
+    assert "first x" not in output, output
+    assert "fourth" not in output, output
 
 
 @pytest.mark.parametrize("sandbox", MODES)
@@ -231,10 +249,10 @@ async def test_history_work_still_runs(
 @pytest.mark.parametrize(
     "word",
     [
-        "HEAD~2^{/fir*st:*}:.env",
+        "t1^{/fir*st:*}:.env",
         "HEAD^{/x}:credentials.json",
-        "HEAD@{0}~2:credentials.json",
-        "HEAD~2^{tree}:src/app.py",
+        "HEAD@{0}~4:credentials.json",
+        "t1^{tree}:src/app.py",
         ":0:src/app.py",
         ":src/app.py",
         "HEAD:a.txt",
