@@ -20,7 +20,9 @@ from rho_domain.errors import CommandRefused
 from rho_domain.shell.awk import AwkFlavor, awk_argv, check_awk
 from rho_domain.shell.embedded import check_find
 from rho_domain.shell.git import check_git, harden_git
-from rho_domain.shell.options import OptionSpec, spec, split_options
+from rho_domain.shell.jq import check_jq
+from rho_domain.shell.options import OptionSpec, Parsed, spec, split_options
+from rho_domain.shell.sed import check_sed
 
 _HEAD = ("qvz", "nc", "quiet silent verbose zero-terminated", "lines bytes")
 _GREP_FLAGS = "EFGPiyvwxclLoqsnhHbrRaIzZUT"
@@ -237,13 +239,13 @@ SPECS: dict[str, OptionSpec] = {
     "hexdump": spec("bcCdoxv", "nsef", "canonical", "length skip format format-file"),
     "xxd": spec("aCEiupdb", "lscgon", "", "", "", max_operands=1),
     "base64": spec("diw", "w", "decode ignore-garbage", "wrap", max_operands=1),
-    "jq": spec(
+    "jq": spec(  # and check_jq: jq's own grammar, no -f/-L, no import/include in the program
         "rcSesnjaMCR",
-        "f",
+        "",
         "raw-output compact-output sort-keys exit-status slurp "
         "null-input join-output ascii-output monochrome-output color-output tab "
-        "raw-input seq stream raw-output0",
-        "indent from-file arg argjson slurpfile rawfile args jsonargs",
+        "raw-input seq stream raw-output0 args jsonargs",
+        "indent arg argjson slurpfile rawfile",
     ),
     "tree": spec(
         "adfilpsughDFqNQrtvUCAJXn",
@@ -283,6 +285,11 @@ _SPECIAL: dict[str, Callable[[Sequence[str]], None]] = {
     "find": check_find,
     "awk": check_awk,
     "gawk": check_awk,
+}
+# Programs whose own language could open files: checked after their option table.
+_LANGUAGES: dict[str, Callable[[Sequence[str], Parsed], None]] = {
+    "jq": lambda args, _: check_jq(args),
+    "sed": lambda _, parsed: check_sed(parsed),
 }
 # Programs xargs may feed; each gets "--" before the appended items so they stay operands.
 XARGS_TARGETS = frozenset(
@@ -343,7 +350,9 @@ def check_argv(argv: Sequence[str]) -> None:
         return
     # What runs or writes is absent from the specs (rg --pre/--hostname-bin/-z, sed -i/-f,
     # sort -o...), so split_options refuses it; tests/tools/test_shell_refusals.py pins that.
-    split_options(name, args, SPECS[name])
+    parsed = split_options(name, args, SPECS[name])
+    if name in _LANGUAGES:
+        _LANGUAGES[name](args, parsed)
 
 
 def xargs_target_index(args: Sequence[str]) -> int:
