@@ -7,7 +7,8 @@ secrets never appear, no file is written, and the agent's environment does not l
 programs (regexes and texts full of the letters w, e and r, jq object keys named import...)
 still run and print what they should. A seeded differential test holds ``check_sed`` to real
 GNU sed: whatever ``sed --sandbox`` refuses as an e/r/w command, the check refuses too, and
-what sed runs, the check lets run.
+what sed runs, the check lets run; another holds ``check_jq`` to real jq: every random
+program that makes jq look for a module is refused.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
 from rho_domain.errors import CommandRefused, ToolError
 from rho_domain.permissions import readonly_profile
+from rho_domain.shell.jq import check_jq
 from rho_domain.shell.options import Parsed
 from rho_domain.shell.sed import check_sed
 from rho_domain.tools.base import ToolContext
@@ -274,3 +276,40 @@ def test_check_sed_reads_scripts_as_gnu_sed_does(tmp_path: Path) -> None:
     assert over == []
     assert sandbox_refusals > 50  # the corpus really exercises the refused commands
     assert list(tmp_path.iterdir()) == []
+
+
+_JQ_PIECES = (
+    'import "m" as $m {search: "."};', 'import "m" as m {search: "."};', 'import "m" as $m;',
+    'include "m" {search: "."};', "$m", "m::f", '"m" | modulemeta', '"x"', '"\\(', ")", '"',
+    "#", "# c\\", "\n", ".", ".import", "$import", "import", "include", "modulemeta",
+    "{import: 1}", "$__loc__", " ", "|", ";", "1", "(", "\\", '"\\\\"', " as $x | ",
+    "def g: 1; ", "@sh ", "[", "]", "{", "}", ":", ",", ".[]", "?", "//",
+)  # fmt: skip
+
+
+def test_check_jq_refuses_every_program_that_reaches_a_module(tmp_path: Path) -> None:
+    """300 random programs run by real jq next to a module whose every load fails loudly
+    (``m.jq`` does not compile, ``m.json`` is not JSON): each program that made jq look for
+    or read a module is refused by the check."""
+    (tmp_path / "m.jq").write_text("def f: ;;\n")
+    (tmp_path / "m.json").write_text("{bad\n")
+    rng = random.Random(32)
+    missed, reached = [], 0
+    for _ in range(300):
+        program = "".join(rng.choice(_JQ_PIECES) for _ in range(rng.randint(1, 7)))
+        done = subprocess.run(
+            ["jq", "-n", program], capture_output=True, text=True, cwd=tmp_path, check=False
+        )
+        looked = (
+            any(mark in done.stderr for mark in ("module not found", "m.jq", "m.json"))
+            or '"deps"' in done.stdout
+        )
+        reached += looked
+        try:
+            check_jq(["-n", program])
+        except CommandRefused:
+            continue
+        if looked:
+            missed.append(program)
+    assert missed == []
+    assert reached > 5  # the corpus really reaches modules
