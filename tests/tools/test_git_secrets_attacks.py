@@ -80,6 +80,18 @@ ATTACKS: list[tuple[str, str | None]] = [
     ("git diff blobtag..HEAD:a.txt", _BLOB),
     ("git show BLOB", _BLOB),
     ("git show '^BLOB'", _BLOB),
+    ("git cat-file blob annblob", _BLOB),
+    ("git show annblob", _BLOB),
+    ("git grep -h SEKRIT blobtag", _BLOB),
+    ("git grep -h -e SEK BLOB", _BLOB),
+    ("git grep -c SEK annblob -- .", _BLOB),
+    ("git grep --max-depth 3 -e SEK t1 blobtag", _BLOB),
+    # ref formats that print the object a tag points at
+    ("git tag -l --format='%(raw)' blobtag", "the raw atom"),
+    ("git tag --list --format='x %(*raw:size) %(*raw)' annblob", "the raw atom"),
+    ("git tag -l --sort=raw", "the raw atom"),
+    ("git branch --format='%(raw)'", "the raw atom"),
+    ("git tag -l --format='%(contents)%(*contents)%(subject)'", None),
     # walking history: the exclusion pathspecs keep every secret blob out
     ("git log -p", None),
     ("git log -p -M", None),
@@ -98,6 +110,7 @@ ATTACKS: list[tuple[str, str | None]] = [
     ("git diff -C -C HEAD~1 HEAD", None),
     ("git diff t1 HEAD -M --find-copies", None),
     ("git diff 't1^{tree}' 'HEAD^{tree}'", None),
+    ("git diff 't1:' 'HEAD:'", None),
     ("git grep SEKRIT t1", None),
     ("git grep -e SEKRIT 't1:'", None),
     ("git grep -e SEK --no-index", None),
@@ -135,6 +148,8 @@ LEGIT: list[tuple[str, str]] = [
     ("git log -p -1 -- a.txt", "+plain"),
     ("git log --format=%s -- cfg.txt", "second"),
     ("git show 't1:a.txt..HEAD:a.txt'", ""),
+    ("git grep -e api HEAD t1", "src/app.py"),
+    ("git tag -l --format='%(refname:short) %(objecttype)'", "blobtag blob"),
 ]
 
 
@@ -168,6 +183,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     _git(ws, "commit", "-qm", "third")
     _git(ws, "tag", "t3")
     _git(ws, "tag", "blobtag", blob)
+    _git(ws, "tag", "-a", "-m", "a key", "annblob", blob)
     lines = "".join(f"line {i}\n" for i in range(20))
     (ws / "deploy").mkdir()
     (ws / "deploy" / "prod.env").write_text(f"TOKEN=SEKRIT-COPY-4\n{lines}")

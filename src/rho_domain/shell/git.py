@@ -10,6 +10,7 @@ attacker-controlled (fsmonitor, hooks, external diff, textconv, pager, gpg progr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
@@ -142,6 +143,9 @@ SUBCOMMANDS: dict[str, OptionSpec] = {
     "version": spec(),
 }
 
+# ref-filter's %(raw) prints the whole object a ref points at: a tag can point at a blob.
+_RAW_FORMAT = re.compile(r"%\(\*?raw\b")
+_RAW_SORT = re.compile(r"^-?\*?raw\b")
 # Subcommands that mutate when given operands; listing forms only.
 _LIST_ONLY = {"branch": ("l", "list"), "tag": ("l", "list")}
 _GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
@@ -181,6 +185,15 @@ def check_git(args: Sequence[str]) -> None:
     if sub == "remote" and parsed.operands:
         raise CommandRefused("git remote: only listing (git remote -v) is allowed")
     # git grep -O/--open-files-in-pager (runs a program) is absent from its spec.
+    for option, value in parsed.options:
+        if value is not None and (
+            (option == "format" and _RAW_FORMAT.search(value))
+            or (option == "sort" and _RAW_SORT.search(value))
+        ):
+            raise CommandRefused(
+                f"git {sub}: the raw atom prints the object a ref points at, and a tag may "
+                "point at a file's content (a blob with no path to judge); use %(objectname)"
+            )
     _check_history(sub, rest, parsed)
 
 

@@ -29,7 +29,7 @@ from rho_domain.errors import CommandRefused
 from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
-from rho_domain.shell.options import OptionSpec
+from rho_domain.shell.options import OptionSpec, split_options
 from rho_domain.shell.programs import SPECS, xargs_target_index
 
 NON_READING = frozenset(
@@ -217,14 +217,23 @@ def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[s
     return [*args, *specs, *(f"{s}/**" for s in specs)]
 
 
-_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff"})
+_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff", "grep"})
+
+
+def _grep_revisions(rest: Sequence[str]) -> list[str]:
+    """The revision words of ``git grep`` (before ``--``, without the pattern operand): grep
+    searches a blob it is given by name (``git grep KEY <blob>``, a tag pointing at one)."""
+    before = list(rest[: rest.index("--")]) if "--" in rest else list(rest)
+    parsed = split_options("git grep", before, SUBCOMMANDS["grep"])
+    operands = list(parsed.operands)
+    return operands if parsed.has("e", "f") else operands[1:]
 
 
 def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
-    """The object names of ``git show/cat-file/diff`` that have no path part (before ``--``;
-    both ends of a range), each also peeled (``name^{}``): the executor asks git which of them
-    are blobs and refuses those, because a blob named by id (``git ls-tree HEAD`` then ``git
-    show <sha>``) or by a tag pointing at it has no path to judge. Words with a path part
+    """The object names of ``git show/cat-file/diff/grep`` that have no path part (before
+    ``--``; both ends of a range), each also peeled (``name^{}``): the executor asks git which
+    of them are blobs and refuses those, because a blob named by id (``git ls-tree HEAD`` then
+    ``git show <sha>``) or by a tag pointing at it has no path to judge. Words with a path part
     (``rev:path``, see ``git_revs``) are judged by that path instead."""
     if not argv or argv[0] != "git":
         return ()
@@ -232,8 +241,10 @@ def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
     index = _git_subcommand(args)
     if index is None or args[index] not in _GIT_OBJECT_READERS or "--no-index" in args:
         return ()
+    rest = args[index + 1 :]
+    words = _grep_revisions(rest) if args[index] == "grep" else rest
     out: list[str] = []
-    for arg in args[index + 1 :]:
+    for arg in words:
         if arg == "--":
             break
         if arg.startswith("-") or "\n" in arg:
