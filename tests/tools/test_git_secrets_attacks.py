@@ -121,6 +121,10 @@ ATTACKS: list[tuple[str, str | None]] = [
     ("git log -G 'API_KEY=S' --format=%s --all", None),
     ("git log -G SEKRIT --name-only --format=%s", None),
     ("git log -G SEKRIT-COPY --format=%s", None),
+    ("git log -p -S moved --pickaxe-all", None),  # the commit also deleted .env
+    ("git log -p -G moved --pickaxe-all --pickaxe-regex -M", None),
+    ("git diff --check t1 HEAD", None),
+    ("git log --check -p", None),
 ]
 
 # Commands whose output would answer a question about a secret file's content: it must not
