@@ -117,7 +117,7 @@ LEGIT: list[tuple[str, str]] = [
     ("jq -n '$__loc__'", '"line": 1'),
     ("jq -n --args '$ARGS.positional' a b", '"b"'),
     ("jq -n 'env | keys'", '"PATH"'),
-    ("jq -n '$ENV.HOME'", '"/'),
+    ("jq -n '$ENV.HOME'", '"/dev/null"'),  # ~/.jq (loaded into every program) cannot exist
     ("jq -c . -- data.json", '{"name":"widget"'),
     ("sed -n 1,2p a.txt", "alpha/w"),
     ("sed s/e/E/g a.txt", "wEst"),
@@ -135,7 +135,7 @@ LEGIT: list[tuple[str, str]] = [
     ("awk '{print $1}' a.txt", "west"),
     ("awk -F/ '{print $2}' a.txt", "w"),
     ("awk '{print ($1 > \"b\")}' a.txt", "1"),
-    ("awk 'BEGIN{print ENVIRON[\"HOME\"]}'", "/"),
+    ("awk 'BEGIN{print ENVIRON[\"HOME\"]}'", "/dev/null"),
     ("awk '/e/ {n++} END {print n}' a.txt", "2"),
 ]
 
@@ -229,6 +229,17 @@ def test_jq_imports_really_read_files(ws: Path) -> None:
         check=False,
     )
     assert "LIBRARY-LOADED" in done.stdout  # -L does not stop a search in the metadata
+    home = ws.parent / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".jq").write_text('def length: "FROM-HOME";\n')
+    done = subprocess.run(
+        ["jq", "-n", "[1] | length"],
+        env={"HOME": str(home)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "FROM-HOME" in done.stdout  # ~/.jq is loaded into every program: HOME is /dev/null
 
 
 # Pieces of sed scripts: commands, addresses, delimiters, texts and the letters that matter.
