@@ -48,6 +48,7 @@ ATTACKS: list[tuple[str, str]] = [
     ('jq -n -- \'import "credentials" as $c {search: "."}; $c\'', _IMPORT),
     ('jq -n \'import "credentials" as $c {search: "."}; $c\' --args x', _IMPORT),
     ("jq -n '1 as $x | $x | import'", _IMPORT),
+    ("jq -n '..import \"credentials\" as $c; 1'", _IMPORT),
     (
         'jq -n \'# note \\\nimport "credentials" as $c {search: "."}; $c\'',
         "a comment ending in a backslash",
@@ -294,7 +295,7 @@ _JQ_PIECES = (
     'include "m" {search: "."};', "$m", "m::f", '"m" | modulemeta', '"x"', '"\\(', ")", '"',
     "#", "# c\\", "\n", ".", ".import", "$import", "import", "include", "modulemeta",
     "{import: 1}", "$__loc__", " ", "|", ";", "1", "(", "\\", '"\\\\"', " as $x | ",
-    "def g: 1; ", "@sh ", "[", "]", "{", "}", ":", ",", ".[]", "?", "//",
+    "def g: 1; ", "@sh ", "[", "]", "{", "}", ":", ",", ".[]", "?", "//", "..",
 )  # fmt: skip
 
 

@@ -106,6 +106,8 @@ class _Scanner:
                 self.comment()
             elif ch == '"':
                 self.string()
+            elif self.s.startswith("..", self.i):
+                self.i += 2  # recursion, one token: in "..import" the word is code
             elif ch in "$.@" and (match := _IDENT.match(self.s, self.i + 1)):
                 self.i = match.end()  # a variable, a field or a format: never a directive
             elif match := _IDENT.match(self.s, self.i):
