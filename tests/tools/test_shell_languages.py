@@ -72,6 +72,7 @@ ATTACKS: list[tuple[str, str]] = [
     ("sed 'y/a/b/;1R credentials.json' a.txt", "the R command reads a file"),
     ("sed -n '/x/I,+2 W out.txt' a.txt", "the W command writes a file"),
     ("sed -n 'w out.txt' a.txt", _SED_W),
+    ("sed -- 'w out.txt' a.txt --sandbox", _SED_W),
     ("sed 'b x w out.txt' a.txt", _SED_W),
     ("sed -e 'a\\\\\\\\' -e 'w out.txt' a.txt", _SED_W),
     ("sed 's/a/b/w out.txt' a.txt", _SED_WFLAG),
