@@ -3,11 +3,12 @@
 A real repository holds the history an attacker wants: ``.env`` and ``credentials.json``
 committed with known secrets (``first x``), ``.env`` then renamed to ``cfg.txt`` with the secret
 line stripped (``second``: the old blob is reachable only through history and renames),
-``credentials.json`` removed from the tree (``third``: reachable only through history), a tag
-pointing straight at the secret blob, and a fresh untracked ``.env`` on disk. Every attack runs
-through the real bash tool on a LocalExecutor, bubblewrap on and off: the secret strings never
-appear, and where the harness refuses, the refusal is the specific one. ``LEGIT`` history work
-still runs and shows non-secret content.
+``credentials.json`` removed from the tree (``third``: reachable only through history), tags
+pointing straight at the secret blob, a secret copied into an ordinary file (``fourth``,
+``fifth``) and a fresh untracked ``.env`` on disk. Every attack runs through the real bash tool
+on a LocalExecutor, bubblewrap on and off, and on the Daytona executor (``shell_backends``):
+the secret strings never appear, and where the harness refuses, the refusal is the specific
+one. ``LEGIT`` history work still runs and shows non-secret content.
 """
 
 from __future__ import annotations
@@ -16,15 +17,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from shell_backends import BACKENDS, run_restricted
 
-from rho_adapters.clock import SystemClock
-from rho_adapters.local import LocalExecutor
-from rho_adapters.local.executor import sandbox_available
-from rho_domain.errors import ToolError
-from rho_domain.permissions import readonly_profile
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
-from rho_domain.tools.base import ToolContext
-from rho_domain.tools.bash import BashHandler
 
 SECRETS = ("SEKRIT-ENV-1", "SEKRIT-CRED-2", "SEKRIT-DISK-3", "SEKRIT-COPY-4")
 _ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_CONFIG_GLOBAL": "/dev/null"}
@@ -202,39 +197,16 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"ws": str(ws), "blob": blob}
 
 
-async def _run(repo: dict[str, str], command: str, *, sandbox: bool) -> str:
-    executor = LocalExecutor(repo["ws"], sandbox=sandbox)
-    ctx = ToolContext(
-        session_id="s",
-        call_id="c",
-        executor=executor,
-        profile=readonly_profile(),
-        clock=SystemClock(),
-    )
-    text = command.replace("BLOB", repo["blob"])
-    try:
-        out = await BashHandler(restricted=True, timeout=20).handle({"command": text}, ctx)
-    except ToolError as exc:  # a refusal raised by the executor is a refusal too
-        return f"{type(exc).__name__}: {exc}"
-    return out.content
+async def _run(repo: dict[str, str], command: str, *, backend: str) -> str:
+    return await run_restricted(repo["ws"], command.replace("BLOB", repo["blob"]), backend)
 
 
-MODES = [
-    pytest.param(
-        True,
-        id="bwrap",
-        marks=pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed"),
-    ),
-    pytest.param(False, id="no-bwrap"),
-]
-
-
-@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("command", "refusal"), ATTACKS, ids=[c for c, _ in ATTACKS])
 async def test_no_syntax_reaches_a_secret_blob(
-    repo: dict[str, str], command: str, refusal: str | None, sandbox: bool
+    repo: dict[str, str], command: str, refusal: str | None, backend: str
 ) -> None:
-    output = await _run(repo, command, sandbox=sandbox)
+    output = await _run(repo, command, backend=backend)
     assert not [s for s in SECRETS if s in output], output
     if refusal is None:
         assert "[exit code" in output, output  # git ran (and printed no secret)
@@ -243,23 +215,23 @@ async def test_no_syntax_reaches_a_secret_blob(
         assert refusal in output, output
 
 
-@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("command", ORACLES)
 async def test_pickaxe_answers_nothing_about_secret_files(
-    repo: dict[str, str], command: str, sandbox: bool
+    repo: dict[str, str], command: str, backend: str
 ) -> None:
-    output = await _run(repo, command, sandbox=sandbox)
+    output = await _run(repo, command, backend=backend)
     # the commits that added a secret are not named
     assert "first x" not in output, output
     assert "fourth" not in output, output
 
 
-@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("command", "expected"), LEGIT, ids=[f"{c}-{e}" for c, e in LEGIT])
 async def test_history_work_still_runs(
-    repo: dict[str, str], command: str, expected: str, sandbox: bool
+    repo: dict[str, str], command: str, expected: str, backend: str
 ) -> None:
-    output = await _run(repo, command, sandbox=sandbox)
+    output = await _run(repo, command, backend=backend)
     assert "refused" not in output.lower(), output
     assert "[exit code 0" in output, output
     assert expected in output, output

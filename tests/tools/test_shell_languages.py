@@ -2,7 +2,8 @@
 
 A workspace holds ``credentials.json`` and ``.env`` with known secrets, a jq library, program
 files for ``jq -f``/``awk -f``/``sed -f`` and plain data. Every attack runs through the real
-bash tool on a LocalExecutor, bubblewrap on and off, and must get its specific refusal: the
+bash tool on a LocalExecutor, bubblewrap on and off, and on the Daytona executor
+(``shell_backends``), and must get its specific refusal: the
 secrets never appear, no file is written, and the agent's environment does not leak. ``LEGIT``
 programs (regexes and texts full of the letters w, e and r, jq object keys named import...)
 still run and print what they should. A seeded differential test holds ``check_sed`` to real
@@ -18,17 +19,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from shell_backends import BACKENDS, run_restricted
 
-from rho_adapters.clock import SystemClock
-from rho_adapters.local import LocalExecutor
-from rho_adapters.local.executor import sandbox_available
-from rho_domain.errors import CommandRefused, ToolError
-from rho_domain.permissions import readonly_profile
+from rho_domain.errors import CommandRefused
 from rho_domain.shell.jq import check_jq
 from rho_domain.shell.options import Parsed
 from rho_domain.shell.sed import check_sed
-from rho_domain.tools.base import ToolContext
-from rho_domain.tools.bash import BashHandler
 
 SECRETS = ("SEKRIT-CRED", "SEKRIT-ENV", "sk-SEKRIT-AGENT", "LIBRARY-LOADED")
 _IMPORT = "'import' reads module or data files"
@@ -161,52 +157,30 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def _run(ws: Path, command: str, *, sandbox: bool) -> str:
-    executor = LocalExecutor(str(ws), sandbox=sandbox)
-    ctx = ToolContext(
-        session_id="s",
-        call_id="c",
-        executor=executor,
-        profile=readonly_profile(),
-        clock=SystemClock(),
-    )
-    try:
-        out = await BashHandler(restricted=True, timeout=20).handle({"command": command}, ctx)
-    except ToolError as exc:  # a refusal raised by the executor is a refusal too
-        return f"{type(exc).__name__}: {exc}"
-    return out.content
+async def _run(ws: Path, command: str, *, backend: str) -> str:
+    return await run_restricted(str(ws), command, backend)
 
 
-MODES = [
-    pytest.param(
-        True,
-        id="bwrap",
-        marks=pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed"),
-    ),
-    pytest.param(False, id="no-bwrap"),
-]
-
-
-@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("command", "refusal"), ATTACKS, ids=[c for c, _ in ATTACKS])
 async def test_program_languages_open_no_file(
-    ws: Path, command: str, refusal: str, sandbox: bool, monkeypatch: pytest.MonkeyPatch
+    ws: Path, command: str, refusal: str, backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-SEKRIT-AGENT")
-    output = await _run(ws, command, sandbox=sandbox)
+    output = await _run(ws, command, backend=backend)
     assert not [s for s in SECRETS if s in output], output
     assert output.startswith(("Command refused: ", "SensitivePath: ")), output
     assert refusal in output, output
     assert not (ws / "out.txt").exists()
 
 
-@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("command", "expected"), LEGIT, ids=[c for c, _ in LEGIT])
 async def test_programs_that_only_read_their_input_still_run(
-    ws: Path, command: str, expected: str, sandbox: bool, monkeypatch: pytest.MonkeyPatch
+    ws: Path, command: str, expected: str, backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-SEKRIT-AGENT")
-    output = await _run(ws, command, sandbox=sandbox)
+    output = await _run(ws, command, backend=backend)
     assert "[exit code 0" in output, output
     assert expected in output, output
     assert not [s for s in SECRETS if s in output], output
