@@ -91,6 +91,12 @@ ATTACKS: list[tuple[str, str]] = [
     ("awk -i inplace '{print}' a.txt", "option '-i' is not allowed"),
     ("awk --include=x '{print}' a.txt", "option '--include=x' is not allowed"),
     ("awk -l filefuncs 'BEGIN{}'", "option '-l' is not allowed"),
+    ("awk --load=filefuncs 'BEGIN{}'", "option '--load=filefuncs' is not allowed"),
+    ("awk -E prog.awk a.txt", "option '-E' is not allowed"),
+    ("awk --exec=prog.awk a.txt", "option '--exec=prog.awk' is not allowed"),
+    ("awk -e 'BEGIN{system(\"id\")}'", "option '-e' is not allowed"),
+    ("awk --source='BEGIN{}' a.txt", "option '--source=BEGIN{}' is not allowed"),
+    ("awk --file=prog.awk a.txt", "option '--file=prog.awk' is not allowed"),
     ("awk '@include \"x\"; {print}' a.txt", "'@' (gawk directives"),
     ("awk '@load \"filefuncs\"; BEGIN{}'", "'@' (gawk directives"),
     (
@@ -135,6 +141,8 @@ LEGIT: list[tuple[str, str]] = [
     ("awk '{print ($1 > \"b\")}' a.txt", "1"),
     ("awk 'BEGIN{print ENVIRON[\"HOME\"]}'", "/dev/null"),
     ("awk '/e/ {n++} END {print n}' a.txt", "2"),
+    ("awk 'BEGIN{for (k in ENVIRON) print k \"=\" ENVIRON[k]}'", "PATH="),
+    ("jq -n env", '"PATH"'),
 ]
 
 
