@@ -15,6 +15,7 @@ program that makes jq look for a module is refused.
 from __future__ import annotations
 
 import random
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -308,3 +309,18 @@ def test_check_jq_refuses_every_program_that_reaches_a_module(tmp_path: Path) ->
             missed.append(program)
     assert missed == []
     assert reached > 5  # the corpus really reaches modules
+
+
+_SED_ATTACKS = [c for c, _ in ATTACKS if c.startswith("sed ") and " -f " not in c]
+
+
+@pytest.mark.parametrize("command", _SED_ATTACKS)
+def test_every_refused_sed_script_is_one_gnu_sed_would_refuse(ws: Path, command: str) -> None:
+    """Each sed script the check refuses is an e/r/w command for GNU sed itself: with
+    --sandbox where sed reads options (first), sed refuses it too."""
+    args = [a for a in shlex.split(command)[1:] if a != "--sandbox"]
+    done = subprocess.run(
+        ["sed", "--sandbox", *args], cwd=ws, capture_output=True, text=True, check=False
+    )
+    assert "e/r/w commands disabled in sandbox mode" in done.stderr, done.stderr
+    assert not (ws / "out.txt").exists()
