@@ -34,7 +34,7 @@ RESTRICTED_ENV: Mapping[str, str] = {
     "PATH": SEARCH_PATH,
     "LC_ALL": "C.UTF-8",
     "LANG": "C.UTF-8",
-    "HOME": "/tmp",  # noqa: S108 - the sandbox's own /tmp, not the host's
+    "HOME": "/dev/null",  # not a directory: jq loads ~/.jq into every program
     "TMPDIR": "/tmp",  # noqa: S108
     "PAGER": "cat",
     "GIT_PAGER": "cat",

@@ -59,7 +59,9 @@ def restricted_env(search_path: Sequence[str]) -> dict[str, str]:
         "PATH": ":".join(search_path),
         "LC_ALL": "C.UTF-8",
         "LANG": "C.UTF-8",
-        "HOME": _SANDBOX_DIR,
+        # Not a directory, so nothing is ever found below it: jq loads ~/.jq into every
+        # program (it may import files), and without the sandbox /tmp is the host's.
+        "HOME": "/dev/null",
         "TMPDIR": _SANDBOX_DIR,
         "PAGER": "cat",
         "GIT_PAGER": "cat",
