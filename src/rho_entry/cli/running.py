@@ -50,10 +50,15 @@ async def open_session(
             overrides=launch.overrides,
             approver=approver,
             on_event=renderer,
+            interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
         )
     else:
         session = Session(
-            Agent(launch.settings.config), store=store, approver=approver, on_event=renderer
+            Agent(launch.settings.config),
+            store=store,
+            approver=approver,
+            on_event=renderer,
+            interrupt_on_approval=False,
         )
     # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`).
     instrument_if_configured(session)
