@@ -98,7 +98,8 @@ class Agent(domain_agent.Agent):
                 profile,
                 databases=config.databases,
                 spreadsheet_reader=wiring.build_spreadsheet_reader(),
-                delegation=True,
+                # the design documents: developer (and eval) add delegate, readonly has none
+                delegation=not profile.read_only,
                 extra=extra,
                 output_limit=config.tool_output_limit,
             )
