@@ -135,7 +135,7 @@ def _content(event: object) -> str:
         message = getattr(event, "message", None)
         text = getattr(message, "content", None)
         return str(text if text is not None else getattr(message, "text", ""))
-    if kind in ("error", "retry"):
+    if kind in ("error", "retry", "trace"):
         return str(getattr(event, "message", ""))
     if kind in ("tool_blocked", "approval_requested"):
         return str(getattr(event, "reason", ""))

@@ -15,6 +15,7 @@ import attrs
 from rho_domain.compaction import CompactTrigger
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message, ToolCall, Usage
+from rho_domain.model import TraceName
 from rho_domain.run_status import RunStatus
 
 BlockedBy = Literal["policy", "user"]
@@ -397,6 +398,26 @@ class ModelRetrying(SeedEventView):
         )
 
 
+@attrs.frozen(kw_only=True)
+class TraceNoted(SeedEventView):
+    """Something in the model's stream was skipped and the stream went on (the design
+    documents' ``TraceEvent``): the answer is whole, and this records what was left out.
+
+    Attributes:
+        at: Wall-clock time.
+        name: ``"parse_error"`` (an event that is not JSON) or ``"unknown_event"`` (an event
+            of a type the model adapter does not know).
+        message: What was skipped, from where.
+        detail: The raw event, cut to 2,000 characters.
+    """
+
+    kind: ClassVar[str] = "trace"
+    at: float
+    name: TraceName
+    message: str
+    detail: str = ""
+
+
 Event = (
     RunStarted
     | RunEnded
@@ -417,6 +438,7 @@ Event = (
     | DirectiveApplied
     | ErrorOccurred
     | ModelRetrying
+    | TraceNoted
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -439,6 +461,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     DirectiveApplied,
     ErrorOccurred,
     ModelRetrying,
+    TraceNoted,
 )
 
 EVENTS_BY_KIND: Mapping[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}

@@ -81,6 +81,7 @@ _FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "interruption": lambda d: f"{d.get('reason')} {d.get('detail', '')}".rstrip(),
     "directive": lambda d: f"directive #{d.get('offset')}: {_cut(d.get('text'))}",
     "error": lambda d: f"error {d.get('error_type')}: {_cut(d.get('message'))}",
+    "trace": lambda d: f"trace {d.get('name')}: {_cut(d.get('message'))}",
 }
 
 

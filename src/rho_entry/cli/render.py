@@ -211,10 +211,10 @@ class TerminalRenderer:
         self.notice(f"directive from the operator: {event.text}", "yellow")
 
     def _on_error(self, event: ev.ErrorOccurred) -> None:
-        if event.error_type == "StreamWarning":  # skipped, the run goes on
-            self.notice(f"warning: {event.message}", "yellow")
-            return
         self.notice(f"error: {event.error_type}: {event.message}", "red")
+
+    def _on_trace(self, event: ev.TraceNoted) -> None:  # skipped, the run goes on
+        self.notice(f"warning ({event.name}): {event.message}", "yellow")
 
     def _on_retry(self, event: ev.ModelRetrying) -> None:
         self.notice(event.message, "yellow")
