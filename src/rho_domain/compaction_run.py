@@ -71,6 +71,7 @@ async def compact_history(
             trigger=trigger,
             note="nothing to compact: the history is the latest turn only; history kept",
         )
+    await journal.emit(ev.CompactStarted(at=clock.now(), trigger=trigger, tokens_before=before))
     instruction = UserMessage(content=compaction_instructions(custom_instructions))
     request, assembly = await _summarise(
         agent, model, clock, (plan.to_summarize, instruction), window

@@ -19,6 +19,7 @@ event (``kind``)              ``type``            also in ``seed_types``
 ``text_delta``                ``text``
 ``run_end``                   ``run_end``         ``turn_complete`` (status completed)
 ``llm_end``                   ``llm_end``         ``api_call_complete``
+``compact_start``             ``compact_start``
 ``compact``                   ``compact``         ``compact_end``
 ``interruption``              ``interruption``    ``cancelled`` (reason cancelled)
 every other event             its ``kind``
@@ -26,8 +27,7 @@ every other event             its ``kind``
 
 Fields an event has under the seeds' name (``ToolEnded.content``, ``.tool_name``, ``usage``
 of ``RunEnded``/``LLMEnded``/``UsageRecorded``) are its own attributes; the others come from
-here and are None (``content``: empty) where the seeds leave them unset. There is no
-``compact_start``: a compaction is one event, emitted once the summary replaced the history.
+here and are None (``content``: empty) where the seeds leave them unset.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ class SeedEventView:
     def content(self) -> str:
         """The event's text as the seeds show it: the text fragment, the message, the prompt
         or final answer of a run, the reason a call was blocked, an error's message, a
-        compaction's ``Compacted: A -> B tokens``, where an interruption happened; else
-        empty."""
+        compaction's ``Compacted: A -> B tokens`` (its trigger when it starts), where an
+        interruption happened; else empty."""
         return _content(self)
 
     @property
@@ -139,6 +139,8 @@ def _content(event: object) -> str:
         return str(getattr(event, "message", ""))
     if kind in ("tool_blocked", "approval_requested"):
         return str(getattr(event, "reason", ""))
+    if kind == "compact_start":
+        return str(getattr(event, "trigger", ""))
     if kind == "compact":
         before, after = getattr(event, "tokens_before", 0), getattr(event, "tokens_after", 0)
         return f"Compacted: {before} -> {after} tokens"

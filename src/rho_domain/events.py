@@ -278,6 +278,25 @@ class ApprovalResolved(SeedEventView):
 
 
 @attrs.frozen(kw_only=True)
+class CompactStarted(SeedEventView):
+    """A compaction began: the model is asked for a summary of the older history.
+
+    ``Compacted`` follows when the summary replaced it; nothing does when the summary failed
+    (an ``error`` event says so) or would not have made the context smaller.
+
+    Attributes:
+        at: Wall-clock time.
+        trigger: ``"auto"``, ``"overflow"`` or ``"manual"``, as on ``Compacted``.
+        tokens_before: Estimated context before.
+    """
+
+    kind: ClassVar[str] = "compact_start"
+    at: float
+    trigger: CompactTrigger
+    tokens_before: int
+
+
+@attrs.frozen(kw_only=True)
 class Compacted(SeedEventView):
     """History was replaced by a summary plus what was kept verbatim.
 
@@ -432,6 +451,7 @@ Event = (
     | ToolBlocked
     | ApprovalRequested
     | ApprovalResolved
+    | CompactStarted
     | Compacted
     | UsageRecorded
     | Interrupted
@@ -455,6 +475,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ToolBlocked,
     ApprovalRequested,
     ApprovalResolved,
+    CompactStarted,
     Compacted,
     UsageRecorded,
     Interrupted,

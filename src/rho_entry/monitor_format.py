@@ -73,6 +73,7 @@ _FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "approval_resolved": lambda d: (
         f"approval {'granted' if d.get('approved') else 'refused'} for {d.get('tool_name')}"
     ),
+    "compact_start": lambda d: f"compacting ({d.get('trigger')}): {d.get('tokens_before')} tokens",
     "compact": lambda d: (
         f"compacted ({d.get('trigger')}): {d.get('tokens_before')} -> "
         f"{d.get('tokens_after')} tokens"

@@ -109,6 +109,24 @@ async def test_every_event_of_a_run_answers_the_documents_view(tmp_path: Path) -
             assert event.tool_args is None or event.type == "tool_blocked"
 
 
+async def test_a_compaction_is_announced_before_the_summary_is_asked_for(tmp_path: Path) -> None:
+    long = "x" * 4_000
+    model = ScriptedModel(
+        [text("first " + long), text("second " + long), text("Summary: two long answers.")]
+    )
+    session = Session(Agent(AgentConfig(working_dir=str(tmp_path))), model=model)
+    await session.run("one")
+    await session.run("two")
+    seen: list[Any] = []
+    session.journal.listeners.append(seen.append)
+    result = await session.compact(custom_instructions="keep it short")
+    assert result.compacted
+    assert [e.type for e in seen if e.type.startswith("compact")] == ["compact_start", "compact"]
+    start = next(e for e in seen if e.type == "compact_start")
+    assert (start.content, start.tokens_before) == ("manual", result.tokens_before)
+    assert "compact_end" in seen[-1].seed_types
+
+
 def test_events_without_a_run_map_to_the_documents_names() -> None:
     cancelled = ev.Interrupted(at=0, reason="cancelled", detail="before model call")
     assert cancelled.type == "interruption"

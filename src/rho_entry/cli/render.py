@@ -191,6 +191,11 @@ class TerminalRenderer:
         if self.verbose:
             self.notice(f"? {signature(event.call)} needs approval: {event.reason}", "yellow")
 
+    def _on_compact_start(self, event: ev.CompactStarted) -> None:
+        self.notice(
+            f"compacting the history ({event.trigger}, ~{event.tokens_before} tokens)", "dim"
+        )
+
     def _on_compact(self, event: ev.Compacted) -> None:
         self.notice(
             f"compacted ({event.trigger}): {event.tokens_before:,} → {event.tokens_after:,} "
