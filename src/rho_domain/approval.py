@@ -12,9 +12,11 @@ from collections.abc import Set
 
 import attrs
 
+from rho_domain.errors import ToolArgumentsError
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import ApprovalMode, PermissionProfile
 from rho_domain.tools.base import ToolPolicy
+from rho_domain.tools.registry import parse_arguments
 
 
 @attrs.frozen
@@ -53,13 +55,23 @@ def decide(
 
     ``policy`` is None when the tool is unknown or its arguments are invalid: such a call
     cannot run anything (the registry answers it with an error), so it is allowed through.
-    Dangerous patterns in the arguments require approval even for tools approved "always".
+    A call the handler would refuse under this profile (``policy.refused``) is denied at once,
+    with the handler's reason: nobody is asked to approve what would not run. A destructive
+    call (``policy.destructive``, decided by the handler on the parsed arguments) and a call
+    that is not read-only whose decoded arguments hold one of the profile's
+    ``dangerous_patterns`` require approval even for tools approved "always".
     """
     if call.name in profile.denied_tools:
         return Denied(f"the {profile.name!r} profile does not allow the {call.name!r} tool")
-    if policy is None or profile.approval is ApprovalMode.NONE or auto_approve:
+    if policy is None:
         return Allowed()
-    pattern = _dangerous_pattern(profile, call)
+    if policy.refused:
+        return Denied(policy.refused)
+    if profile.approval is ApprovalMode.NONE or auto_approve:
+        return Allowed()
+    if policy.destructive:
+        return RequiresApproval(policy.destructive)
+    pattern = _dangerous_pattern(profile, call, policy)
     if pattern is not None:
         return RequiresApproval(f"the arguments contain the dangerous pattern {pattern!r}")
     if call.name in always_allowed:
@@ -74,9 +86,39 @@ def decide(
     return Allowed()
 
 
-def _dangerous_pattern(profile: PermissionProfile, call: ToolCall) -> str | None:
-    text = call.arguments.lower()
+def _dangerous_pattern(
+    profile: PermissionProfile, call: ToolCall, policy: ToolPolicy
+) -> str | None:
+    r"""The first profile pattern found in the call's decoded string arguments.
+
+    Matched on the decoded values (a JSON escape such as ``\u002d`` is the character it
+    encodes), case-folded, every run of whitespace read as one space. A read-only call cannot
+    do what a pattern fears, so it is never matched (``grep -r "drop table"`` is a search).
+    This is the profile's extra text check; the handler's parsed check is ``destructive``.
+    """
+    if policy.read_only or not profile.dangerous_patterns:
+        return None
+    try:
+        values: object = parse_arguments(call)
+    except ToolArgumentsError:
+        values = call.arguments
+    text = _flat(" ".join(_strings(values)))
     for pattern in profile.dangerous_patterns:
-        if pattern.lower() in text:
+        if _flat(pattern) in text:
             return pattern
     return None
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a decoded JSON value (keys included), depth first."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in (*_strings(key), *_strings(item))]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.casefold().split())

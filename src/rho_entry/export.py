@@ -14,7 +14,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from rho_domain.errors import RhoError
+from rho_domain.errors import RhoError, StoreError
 
 
 def main(argv: Sequence[str]) -> int:
@@ -55,6 +55,7 @@ def export_session(ref: str, directory: str | None = None) -> dict[str, object]:
     import yaml
 
     from rho_adapters.codec import event_to_dict
+    from rho_adapters.store.confined import read_bytes
     from rho_adapters.store.layout import read_meta, resolve
     from rho_adapters.store.trace import read_trace
     from rho_entry.monitor import sessions_root
@@ -63,9 +64,9 @@ def export_session(ref: str, directory: str | None = None) -> dict[str, object]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the store logs the torn line; do not print it twice
         events = read_trace(paths.trace).events
-    try:
-        config = yaml.safe_load(paths.config.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+    try:  # never through a link (``confined``): an export must not carry an outside file
+        config = yaml.safe_load(read_bytes(paths.config).decode("utf-8", errors="replace"))
+    except (OSError, StoreError, yaml.YAMLError):
         config = None
     return {
         "format": "rho-agent.session",

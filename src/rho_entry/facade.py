@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry import wiring
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
+from rho_entry.home import config_dir
+from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
 from rho_entry.seed_state import State as DocumentState
 from rho_entry.seed_tools import ToolHandler as DocumentToolHandler
 from rho_entry.seed_tools import ToolRegistry as DocumentToolRegistry
@@ -191,6 +194,7 @@ class Session(domain_session.Session):
             self.journal.adopt(state.take_written_events())
         self._owned = ports.owned
         self._interrupt_on_approval = interrupt_on_approval
+        self._notices: tuple[str, ...] = ()
         self._approval_callback: ApprovalCallback | None = None
         if approval_callback is not None:
             self.approval_callback = approval_callback
@@ -274,24 +278,32 @@ class Session(domain_session.Session):
         *,
         store: SessionStore,
         overrides: Mapping[str, Any] | None = None,
+        authority: ResumeAuthority | None = None,
         **ports: Any,
     ) -> Session:
-        """Reopen a stored session (id, unique prefix or ``latest``) with its saved config.
+        """Reopen a stored session (id, unique prefix or ``latest``).
 
-        ``overrides`` replace individual config fields (e.g. ``{"model": ...}``); every other
-        saved setting is kept. Tool calls left without a result get an interrupted result.
+        The stored config is data, not authority (``rho_entry.resume_policy``): its profile
+        must be within what ``authority`` allows (by content; default: readonly, or the
+        ``profile`` override), its endpoint and databases must be the caller's (from the
+        environment, or given again in ``overrides``), and auto-approval is off unless
+        ``overrides`` turn it on. ``overrides`` replace individual config fields (e.g.
+        ``{"model": ...}``); every other saved setting is kept. Tool calls left without a
+        result get an interrupted result. ``resume_notices`` says what was not inherited.
+        Raises ``ConfigError`` when the stored session asks for more than is allowed.
         """
+        if authority is None:
+            authority = default_authority(overrides or {}, ports, os.environ)
+        elif overrides:
+            authority = attrs.evolve(authority, given={**authority.given, **overrides})
         record, events = await store.open(session_id)
-        config = record.config
-        if overrides:
-            config = attrs.evolve(config, **overrides)
-        state = DocumentState.from_events(events)
         try:
-            return cls(
-                Agent(config),
+            allowed = authorise(record, authority, config_dir=config_dir(os.environ))
+            session = cls(
+                Agent(allowed.config),
                 store=store,
                 session_id=record.id,
-                state=state,
+                state=DocumentState.from_events(events),
                 created=True,
                 parent_id=record.parent_id,
                 labels=record.labels,
@@ -300,6 +312,13 @@ class Session(domain_session.Session):
         except BaseException:
             await store.release(record.id)
             raise
+        session._notices = allowed.notices
+        return session
+
+    @property
+    def resume_notices(self) -> tuple[str, ...]:
+        """What a resumed session did not inherit from its directory (auto-approval)."""
+        return self._notices
 
     async def close(self) -> None:
         """Persist, release the store lock, and close the adapters this session created."""

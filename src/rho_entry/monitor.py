@@ -16,11 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rho_adapters.store.confined import open_file
 from rho_adapters.store.layout import SessionPaths, resolve
 from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.signals import add_directive, request_cancel, request_pause, request_resume
 from rho_domain.errors import RhoError
 from rho_domain.ports.store import SessionInfo
+from rho_entry.terminal_text import visible
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
 LIVE = frozenset({"running", "paused", "idle"})
@@ -154,7 +156,7 @@ def _ps(root: Path, *, as_json: bool, limit: int) -> int:
     header = f"{'ID':<14} {'STATUS':<18} {'LIVENESS':<10} {'MODEL':<20} {'ELAPSED':>8}  PROMPT"
     print(header)
     for info in infos:
-        prompt = " ".join(info.first_prompt.split())
+        prompt = visible(" ".join(info.first_prompt.split()), newlines=False)
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
         print(
             f"{info.id:<14} {info.status:<18} {info.liveness:<10} {info.model[:20]:<20} "
@@ -201,7 +203,7 @@ def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
     offset, pending = 0, b""
     while True:
         try:
-            with paths.trace.open("rb") as handle:
+            with open_file(paths.trace, "rb") as handle:  # never through a link
                 handle.seek(offset)
                 chunk = handle.read()
         except FileNotFoundError:

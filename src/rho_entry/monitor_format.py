@@ -1,7 +1,9 @@
 """One readable line per trace event, for ``rho-agent monitor watch``.
 
 Works on the raw JSON of a trace line (no decoding into domain types), so it shows lines of any
-format version and never fails: an unreadable line is shown as such.
+format version and never fails: an unreadable line is shown as such. The line shows control and
+invisible characters the model wrote as escapes (``terminal_text.visible``): the terminal never
+obeys them (``--json`` prints the trace lines exactly).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from rho_entry.terminal_text import visible
 
 PREVIEW = 200
 
@@ -99,6 +103,6 @@ def format_event(line: bytes) -> str:
     kind = str(data.get("kind"))
     render = _FORMATS.get(kind)
     try:
-        return f"{stamp}  {render(data) if render else kind}"
+        return visible(f"{stamp}  {render(data) if render else kind}", newlines=False)
     except (AttributeError, TypeError, ValueError):
-        return f"{stamp}  {kind}"
+        return visible(f"{stamp}  {kind}", newlines=False)

@@ -4,10 +4,12 @@ The session stored at ``path`` (its directory, or its ``trace.jsonl``) is run ag
 same config: its prompts in order, the recorded model's answers (``ReplayModel``), the humans'
 approvals as they were given (live ones through ``RecordedApprover``, ones given between runs
 with ``resolve_approval`` at the same point), and either the recorded tool results
-(``tools="recorded"``, the default: nothing runs) or the real tools (``tools="live"``). The
-replayed behaviour steps (tool calls, arguments, policy decisions, results, answers; see
-``rho_domain.replay_steps``) are compared with the recorded ones, and the first difference is
-reported. ``overrides`` changes config fields (a new profile, say) to see what would differ.
+(``tools="recorded"``, the default: nothing runs) or the real tools (``tools="live"``: only
+under a profile within readonly unless ``overrides`` give one, without recorded databases or
+auto-approval; a recording is data, not authority). The replayed behaviour steps (tool calls,
+arguments, policy decisions, results, answers; see ``rho_domain.replay_steps``) are compared
+with the recorded ones, and the first difference is reported. ``overrides`` changes config
+fields (a new profile, say) to see what would differ.
 
 Not reproduced: a cancellation's timing and a model error (the replay runs on where the
 recording stopped; the recorded model has no further answer, so the run ends in error without
@@ -17,6 +19,7 @@ a new step), and operator directives (the recorded model's answers already inclu
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -31,10 +34,14 @@ from rho_adapters.fakes.replay_model import (
     load_recording,
 )
 from rho_domain import events as ev
+from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
+from rho_domain.permissions import readonly_profile
 from rho_domain.ports.executor import Executor
+from rho_domain.ports.store import SessionRecord
 from rho_domain.replay_steps import Divergence, Step, first_divergence, steps
 from rho_entry.facade import Agent, Session
+from rho_entry.home import config_dir
 
 ToolSource = Literal["recorded", "live"]
 
@@ -106,6 +113,8 @@ async def replay_async(
             config = attrs.evolve(config, **overrides)
         except TypeError as exc:
             raise ConfigError(f"replay overrides: {exc}") from None
+    if tools == "live":  # real tools run: the recording's profile is data, not authority
+        config = _live_config(recording.record, overrides or {})
     base = Agent(config)
     registry = base.registry if tools == "live" else RecordedTools(base.registry, recording.events)
     agent = Agent(config, profile=base.profile, registry=registry, system_prompt=base.system_prompt)
@@ -140,6 +149,22 @@ async def replay_async(
         divergence=first_divergence(recorded, replayed),
         events=tuple(seen),
     )
+
+
+def _live_config(record: SessionRecord, overrides: Mapping[str, Any]) -> AgentConfig:
+    """The config live tools run under: the recorded profile only within readonly (or the one
+    ``overrides`` give), no recorded databases unless given, no inherited auto-approval
+    (``rho_entry.resume_policy``). Raises ConfigError saying what the recording asks for."""
+    from rho_entry.resume_policy import ResumeAuthority, authorise
+
+    authority = ResumeAuthority(
+        profiles=(readonly_profile(),),
+        given=overrides,
+        databases={},
+        hint="replay it with overrides={{'profile': {profile!r}}} to run its tools live under "
+        "that profile",
+    )
+    return authorise(record, authority, config_dir=config_dir(os.environ)).config
 
 
 def _runs(events: tuple[ev.Event, ...]) -> list[_Run]:

@@ -154,8 +154,9 @@ def resolve_settings(
                 break
     for field in (*ENV_VARS, "system_prompt"):
         given = flags.get(field)
-        # store_true flags are False when absent; --no-stream is a False that was given
-        if given is not None and (given is not False or field == "stream"):
+        # store_true flags are False when absent; --no-stream and --no-auto-approve are
+        # Falses that were given
+        if given is not None and (given is not False or field in ("stream", "auto_approve")):
             changes[field], sources[field] = given, "flag"
     if flags.get("vars"):
         changes["vars"] = {**config.vars, **flags["vars"]}

@@ -48,7 +48,9 @@ class SessionStore(FileSessionStore):
         """The stored session (id, unique prefix or ``latest``), ready to run again.
 
         ``agent_config`` replaces the saved config (the seeds' argument); without it the saved
-        config is used. Raises ``SessionNotFound`` or ``SessionLocked``.
+        config is used as ``Session.resume`` allows it: a profile within readonly, your
+        endpoint, no inherited auto-approval. Raises ``SessionNotFound``, ``SessionLocked``,
+        or ``ConfigError`` when the saved config asks for more.
         """
         overrides = None
         if agent_config is not None:

@@ -112,6 +112,7 @@ class Terminal:
         )
         os.close(slave)
         self.output = ""
+        self.raw = b""  # every byte the program wrote, ANSI sequences included
         self._seen = 0
 
     def send(self, text: str) -> None:
@@ -141,6 +142,7 @@ class Terminal:
             return False
         if not data:
             return False
+        self.raw += data
         self.output += ANSI.sub("", data.decode(errors="replace"))
         return True
 

@@ -22,6 +22,10 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
 
+# The sessions run under developer; a resume names it again (a stored profile is not authority).
+DEV = ("--profile", "developer")
+
+
 def _waiting_session(workspace: Path, home: Path, command: str = "echo approved-now") -> str:
     """A session stopped (exit 4) on a bash call that needs approval; its id."""
     result = rho(
@@ -58,7 +62,7 @@ def test_exit_4_names_the_call_and_the_commands_that_answer_it(workspace: Path, 
 
 def test_approve_by_id_runs_the_call_and_completes(workspace: Path, home: Path) -> None:
     session_id = _waiting_session(workspace, home)
-    result = rho("--resume", session_id, "--approve", "demo_1", cwd=workspace, home=home)
+    result = rho("--resume", session_id, *DEV, "--approve", "demo_1", cwd=workspace, home=home)
     assert result.returncode == 0, result.stderr
     assert "⎿ approved-now" in result.stderr
     assert "approved-now" in _tool_results(home, session_id)[0]
@@ -70,7 +74,7 @@ def test_approve_by_id_runs_the_call_and_completes(workspace: Path, home: Path) 
 def test_deny_all_with_a_reason_reaches_the_model(workspace: Path, home: Path) -> None:
     session_id = _waiting_session(workspace, home)
     result = rho(
-        "--resume", session_id[:6], "--deny", "all", "--reason", "not on a Friday",
+        "--resume", session_id[:6], *DEV, "--deny", "all", "--reason", "not on a Friday",
         cwd=workspace, home=home,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -83,14 +87,14 @@ def test_deny_all_with_a_reason_reaches_the_model(workspace: Path, home: Path) -
 
 def test_a_call_that_is_not_waiting_is_refused_with_the_list(workspace: Path, home: Path) -> None:
     session_id = _waiting_session(workspace, home)
-    result = rho("--resume", session_id, "--approve", "nope", cwd=workspace, home=home)
+    result = rho("--resume", session_id, *DEV, "--approve", "nope", cwd=workspace, home=home)
     assert result.returncode == 1
     assert "--approve nope: matches no call waiting for approval (waiting: demo_1 (bash))" in (
         result.stderr
     )
-    again = rho("--resume", session_id, "--approve", "all", cwd=workspace, home=home)
+    again = rho("--resume", session_id, *DEV, "--approve", "all", cwd=workspace, home=home)
     assert again.returncode == 0, again.stderr  # nothing was changed by the refused answer
-    done = rho("--resume", session_id, "--approve", "all", cwd=workspace, home=home)
+    done = rho("--resume", session_id, *DEV, "--approve", "all", cwd=workspace, home=home)
     assert done.returncode == 1
     assert "has no tool call waiting for approval" in done.stderr
 
@@ -108,7 +112,7 @@ def test_resume_with_y_and_no_terminal_continues_the_waiting_call(
     workspace: Path, home: Path
 ) -> None:
     session_id = _waiting_session(workspace, home)
-    result = rho("--resume", session_id, "-y", cwd=workspace, home=home)
+    result = rho("--resume", session_id, *DEV, "-y", cwd=workspace, home=home)
     assert result.returncode == 0, result.stderr
     assert "⎿ approved-now" in result.stderr
     assert "approved-now" in _tool_results(home, session_id)[0]
@@ -118,7 +122,7 @@ def test_resume_without_an_answer_and_no_terminal_says_how_to_answer(
     workspace: Path, home: Path
 ) -> None:
     session_id = _waiting_session(workspace, home)
-    result = rho("--resume", session_id, cwd=workspace, home=home)
+    result = rho("--resume", session_id, *DEV, cwd=workspace, home=home)
     assert result.returncode == 1
     assert "--resume opens the REPL only on a terminal" in result.stderr
     assert _tool_results(home, session_id) == []
@@ -126,7 +130,7 @@ def test_resume_without_an_answer_and_no_terminal_says_how_to_answer(
 
 def test_the_repl_shows_the_waiting_call_and_asks_it_first(workspace: Path, home: Path) -> None:
     session_id = _waiting_session(workspace, home)
-    term = Terminal("--resume", session_id, cwd=workspace, home=home)
+    term = Terminal("--resume", session_id, *DEV, cwd=workspace, home=home)
     try:
         term.expect("wait for approval")
         term.expect(r"demo_1\s+bash")

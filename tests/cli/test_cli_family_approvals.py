@@ -31,7 +31,11 @@ def test_a_childs_approval_is_answered_from_another_process(tmp_path: Path) -> N
         assert [p["call_id"] for p in final["pending"]] == ["d1"]
         assert not (work / "note.txt").exists()
         parent = final["session_id"]
-        second = rho("--resume", parent, "--approve", "d1", cwd=work, home=home)
+        # the profile and the endpoint are the resumer's to give again, not the session's
+        second = rho(
+            "--resume", parent, "--profile", "developer", "--base-url", server.base_url,
+            "--approve", "d1", cwd=work, home=home,
+        )  # fmt: skip
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == "parent: the sub-agent wrote note.txt"
     assert (work / "note.txt").read_text() == "hi\n"
@@ -66,8 +70,8 @@ def test_the_waiting_child_call_is_shown_with_the_exit_4_message(tmp_path: Path)
             if json.loads((p / "meta.json").read_text())["parent_id"] is None
         ]
         denied = rho(
-            "--resume", parent, "--deny", "all", "--reason", "no files today",
-            cwd=work, home=home,
+            "--resume", parent, "--profile", "developer", "--base-url", server.base_url,
+            "--deny", "all", "--reason", "no files today", cwd=work, home=home,
         )  # fmt: skip
     assert denied.returncode == 0, denied.stderr
     assert denied.stdout.strip() == "parent: fine, I will not"
@@ -94,7 +98,10 @@ def test_the_repl_asks_about_the_childs_call_when_the_parent_is_resumed(tmp_path
         )  # fmt: skip
         final = json.loads(first.stdout.splitlines()[-1])
         assert final["pending"][0]["reason"].startswith("the sub-agent ")
-        term = Terminal("--resume", final["session_id"], cwd=work, home=home)
+        term = Terminal(
+            "--resume", final["session_id"], "--profile", "developer",
+            "--base-url", server.base_url, cwd=work, home=home,
+        )  # fmt: skip
         try:
             term.expect(r"d1\s+delegate")
             term.expect(r"\? approve write")  # the sub-agent's call, not the delegate call

@@ -86,9 +86,12 @@ def test_fork_inside_a_tool_batch_is_refused_and_creates_nothing(
 
 def test_fork_with_a_task_runs_it_in_the_new_session(workspace: Path, home: Path) -> None:
     original = _session(workspace, home)
-    ran = rho("fork", original, "--at", "1", "--", "run `echo other`", cwd=workspace, home=home)
+    ran = rho(
+        "fork", original, "--at", "1", "--profile", "developer", "-y", "--", "run `echo other`",
+        cwd=workspace, home=home,
+    )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
-    assert "⎿ other" in ran.stderr  # the saved config keeps the original's -y
+    assert "⎿ other" in ran.stderr  # -y and the profile given again, not inherited
     sessions = [p.name for p in (home / "rho" / "sessions").iterdir() if p.name != original]
     (forked,) = sessions
     contents = [m.get("content") for m in _messages(home, forked) if m["role"] == "user"]

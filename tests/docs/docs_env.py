@@ -78,6 +78,8 @@ class DocsEnv:
             "NO_COLOR": "1",
             "LANG": "C.UTF-8",
             "PYTHONIOENCODING": "utf-8",
+            # the sources under test (a worktree's src), not whatever the venv installed
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
         }
 
     def run(

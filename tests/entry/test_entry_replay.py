@@ -107,7 +107,9 @@ async def test_a_recorded_session_replays_exactly(recorded: Path) -> None:
 
 async def test_replay_against_live_tools_reproduces_it_too(recorded: Path) -> None:
     executor = MemoryExecutor(dict(FILES))
-    report = await replay_async(recorded, tools="live", executor=executor)
+    report = await replay_async(  # live tools run under the profile the caller names
+        recorded, tools="live", executor=executor, overrides={"profile": "developer"}
+    )
     assert report.divergence is None, report.describe()
     assert executor.files["c.txt"] == b"gamma"  # the approved write ran again
     assert "d.txt" not in executor.files  # the rejected one did not
@@ -118,7 +120,12 @@ async def test_an_edited_tool_result_is_found_at_its_step_with_live_tools(
 ) -> None:
     _edit_trace(recorded, {"content": "     1\tBETA\n"}, {"kind": "tool_end", "call_id": "r2"})
     assert (await replay_async(recorded)).ok  # recorded tools answer with the edited text
-    report = await replay_async(recorded, tools="live", executor=MemoryExecutor(dict(FILES)))
+    report = await replay_async(
+        recorded,
+        tools="live",
+        executor=MemoryExecutor(dict(FILES)),
+        overrides={"profile": "developer"},
+    )
     divergence = report.divergence
     assert divergence is not None
     assert (divergence.index, divergence.what) == (6, "different tool result")

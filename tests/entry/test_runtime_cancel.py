@@ -105,8 +105,11 @@ async def test_close_runtime_leaves_every_session_resumable(tmp_path: Path) -> N
         trace = read_trace(store.session_dir(handle.session_id) / "trace.jsonl").events
         assert isinstance(trace[-1], ev.RunEnded)
         assert trace[-1].status is RunStatus.CANCELLED
-        resumed = await Session.resume(
-            handle.session_id, store=store, model=ScriptedModel([text("picked up")])
+        resumed = await Session.resume(  # the resumer names the profile again
+            handle.session_id,
+            store=store,
+            overrides={"profile": "eval"},
+            model=ScriptedModel([text("picked up")]),
         )
         result = await resumed.run("go on")
         await resumed.close()

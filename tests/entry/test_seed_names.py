@@ -46,8 +46,11 @@ async def test_approval_interrupt_leaves_the_call_for_an_answer_out_of_band(
     assert first.status is RunStatus.AWAITING_APPROVAL
     assert [p.call.id for p in first.pending] == [write.id]
     # Another process (here: another Session on the same store) answers and continues.
-    resumed = await store.resume(
-        session.id, model=ScriptedModel([text("written")]), executor=executor
+    resumed = await store.resume(  # the profile is the resumer's to give, not the store's
+        session.id,
+        agent_config=developer(tmp_path).config,
+        model=ScriptedModel([text("written")]),
+        executor=executor,
     )
     resumed.resolve_approval(write.id, approved=True)
     second = await resumed.run()

@@ -203,7 +203,10 @@ def test_awk_messages_in_full() -> None:
         "a sandbox mode), so the restricted shell does not run it; install gawk "
         "(apt-get install gawk) or use grep, sed -n or cut"
     )
-    assert awk_argv("gawk", ["--sandbox", "{print}"], "gawk") == ("gawk", "--sandbox", "{print}")
+    # --sandbox is the harness's, always: the model may not write it (nor anything unlisted)
+    with pytest.raises(CommandRefused) as info:
+        awk_argv("gawk", ["--sandbox", "{print}"], "gawk")
+    assert str(info.value).startswith("awk: option '--sandbox' is not allowed")
 
 
 def test_scanner_reads_names_and_line_ends() -> None:
@@ -297,8 +300,10 @@ def test_flavor_detection_and_argv() -> None:
     assert flavor_from_version("mawk 1.3.4 20200120\nCopyright") == "mawk"
     assert flavor_from_version("BusyBox v1.36.1 (Debian) multi-call binary.") == "other"
     assert flavor_from_version("") == "other"
-    assert awk_argv("gawk", ("{print}",), "gawk") == ("gawk", "--sandbox", "{print}")
-    assert awk_argv("awk", ("{print}",), "mawk") == ("awk", "{print}")
+    assert awk_argv("gawk", ("{print}",), "gawk") == ("gawk", "--sandbox", "--", "{print}")
+    assert awk_argv("awk", ("{print}",), "mawk") == ("awk", "--", "{print}")
+    rebuilt = awk_argv("gawk", ("--field-separator", ",", "--assign=a=1", "{print}"), "gawk")
+    assert rebuilt == ("gawk", "--sandbox", "-F,", "-va=1", "--", "{print}")
     with pytest.raises(CommandRefused, match="install gawk"):
         awk_argv("awk", ("{print}",), "other")
 

@@ -46,7 +46,8 @@ def _processes(seconds: str) -> list[int]:
         except OSError:
             continue
         program = argv[0].rpartition(b"/")[2]
-        if program in (b"sleep", b"seq") and argv[1:2] == [seconds.encode()]:
+        args = argv[2:] if argv[1:2] == [b"--"] else argv[1:]  # the harness's "--" (seq)
+        if program in (b"sleep", b"seq") and args[:1] == [seconds.encode()]:
             found.append(int(entry.name))
     return found
 

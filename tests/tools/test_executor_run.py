@@ -187,7 +187,7 @@ async def test_executor_cancelled_restricted_pipeline_leaves_nothing(tmp_path: P
     # so another suite running the same test on the machine cannot be mistaken for a leftover.
     fifo = tmp_path / f"never-written-{uuid.uuid4().hex}"
     os.mkfifo(fifo)
-    marker = f"tail -n 1 {fifo.name}".encode()
+    marker = f"tail -n1 -- {fifo.name}".encode()  # as the harness rebuilds it
     ex = LocalExecutor(str(tmp_path))
     task = asyncio.create_task(
         ex.run(Command(pipeline=(Stage(argv=("tail", "-n", "1", fifo.name)),), timeout=60))

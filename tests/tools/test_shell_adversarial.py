@@ -435,7 +435,7 @@ def test_hardening_forces_sandbox_flags_and_safe_git_config() -> None:
     assert "--no-ext-diff" in git
     assert "--no-textconv" in git
     xargs = harden_argv(("xargs", "-0", "grep", "-l", "x"))
-    assert xargs == ("xargs", "-0", "grep", "-l", "x", "--")
+    assert xargs == ("xargs", "-0", "--", "grep", "-l", "--", "x")
 
 
 def test_refusal_names_the_reason() -> None:

@@ -19,21 +19,25 @@ from typing import IO, Any
 import attrs
 import yaml
 
-from rho_adapters.codec import config_from_dict, config_to_dict, encode_event_line
+from rho_adapters.codec import config_to_dict, encode_event_line
+from rho_adapters.store.confined import open_file, read_bytes
 from rho_adapters.store.layout import (
     HEARTBEAT_SECONDS,
     SessionPaths,
     read_meta,
     resolve,
+    write_atomic,
 )
 from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import (
     MetaFile,
     initial_meta,
+    profile_label,
     summarize_trace,
     without_secrets,
 )
+from rho_adapters.store.recording import read_record
 from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError, RhoError, StoreError
@@ -55,6 +59,14 @@ def _store_errors(what: str) -> Iterator[None]:
         raise ConfigError(f"{what}: invalid YAML: {exc}") from exc
     except OSError as exc:
         raise StoreError(f"{what}: {exc.strerror or exc}") from exc
+
+
+def _stored_label(directory: Path) -> str:
+    """The profile label of the session in ``directory`` from its config.yaml."""
+    try:
+        return profile_label(read_record(SessionPaths(directory)).config.profile)
+    except RhoError as exc:
+        return f"? ({type(exc).__name__})"
 
 
 @attrs.define
@@ -116,13 +128,14 @@ class FileSessionStore(SessionStore):
             # session under the GIL, which a service opening many sessions feels.
             dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
             text = yaml.dump(config, Dumper=dumper, sort_keys=False)
-            paths.config.write_text(text, encoding="utf-8")
-            paths.trace.touch()
+            with open_file(paths.config, "xb") as handle:
+                handle.write(text.encode("utf-8"))
+            open_file(paths.trace, "xb").close()
             self._hold(paths, lock, initial_meta(record))
 
     def _hold(self, paths: SessionPaths, lock: SessionLock, meta: dict[str, Any]) -> None:
         try:
-            trace = paths.trace.open("ab")
+            trace = open_file(paths.trace, "ab")
             holder = MetaFile(paths, meta, heartbeat=self._heartbeat)
             holder.start()
         except BaseException:
@@ -148,23 +161,10 @@ class FileSessionStore(SessionStore):
         return record, events
 
     def _load(self, paths: SessionPaths) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
-        if not paths.config.exists():
-            raise StoreError(f"{paths.dir} has no config.yaml; it is not a complete session")
-        raw = yaml.safe_load(paths.config.read_text(encoding="utf-8"))
-        config = config_from_dict(raw, source=str(paths.config))
         read = read_trace(paths.trace)
+        record = read_record(paths, first_at=read.events[0].at if read.events else time.time())
         valid_bytes = self._set_aside(paths, read.skipped, read.valid_bytes)
         self._repair_tail(paths, valid_bytes, read.torn)
-        meta = read_meta(paths)
-        first_at = read.events[0].at if read.events else time.time()
-        labels = meta.get("labels")
-        record = SessionRecord(
-            id=paths.id,
-            created_at=float(meta.get("created_at") or first_at),
-            config=config,
-            parent_id=meta.get("parent_id"),
-            labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
-        )
         return record, read.events
 
     @staticmethod
@@ -174,33 +174,32 @@ class FileSessionStore(SessionStore):
         the length of the trace's clean prefix afterwards."""
         if not skipped:
             return valid_bytes
-        with paths.torn.open("ab") as keep:  # kept for forensics, never replayed
+        with open_file(paths.torn, "ab") as keep:  # kept for forensics, never replayed
             keep.write(b"".join(skipped))
             keep.flush()
             os.fsync(keep.fileno())
-        data = paths.trace.read_bytes()
+        data = read_bytes(paths.trace)
         bad = {line.rstrip(b"\n") for line in skipped}
         lines = data[:valid_bytes].split(b"\n")[:-1]  # complete lines, each ended by \n
         clean = b"".join(line + b"\n" for line in lines if line not in bad)
-        scratch = paths.trace.with_name(paths.trace.name + ".rewrite")
-        with scratch.open("wb") as handle:
-            handle.write(clean + data[valid_bytes:])
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(scratch, paths.trace)
+        write_atomic(paths.trace, clean + data[valid_bytes:])
         return len(clean)
 
     @staticmethod
     def _repair_tail(paths: SessionPaths, valid_bytes: int, torn: bytes) -> None:
         """Make the trace end on a clean line before appending to it (we hold the lock)."""
         if torn:
-            with paths.torn.open("ab") as keep:  # kept for forensics, never replayed
+            with open_file(paths.torn, "ab") as keep:  # kept for forensics, never replayed
                 keep.write(torn + b"\n")
-            with paths.trace.open("r+b") as handle:
+            with open_file(paths.trace, "r+b") as handle:
                 handle.truncate(valid_bytes)
-        size = paths.trace.stat().st_size if paths.trace.exists() else 0
-        if size:
-            with paths.trace.open("r+b") as handle:
+        try:
+            handle = open_file(paths.trace, "r+b")
+        except FileNotFoundError:
+            return
+        with handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size:
                 handle.seek(size - 1)
                 if handle.read(1) != b"\n":
                     handle.write(b"\n")
@@ -235,8 +234,14 @@ class FileSessionStore(SessionStore):
                 await asyncio.to_thread(held.sync)
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
-        """See ``SessionStore.list``."""
-        return await asyncio.to_thread(list_sessions, self.root, limit=limit)
+        """See ``SessionStore.list``. The profile shown is what each config.yaml grants
+        (``meta.profile_label``), not meta.json's claim: anyone writing a session directory
+        writes both, and only the config is what a resume would run."""
+        return await asyncio.to_thread(self._list, limit)
+
+    def _list(self, limit: int) -> tuple[SessionInfo, ...]:
+        infos = list_sessions(self.root, limit=limit)
+        return tuple(attrs.evolve(i, profile=_stored_label(self.root / i.id)) for i in infos)
 
     async def release(self, session_id: str) -> None:
         """See ``SessionStore.release``."""

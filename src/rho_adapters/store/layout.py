@@ -8,6 +8,7 @@ layer decides ``home`` ($RHO_AGENT_HOME, else $XDG_CONFIG_HOME/rho-agent, else
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -17,7 +18,8 @@ from typing import Any
 
 import attrs
 
-from rho_domain.errors import SessionNotFound
+from rho_adapters.store.confined import directory_fd, read_bytes
+from rho_domain.errors import SessionNotFound, StoreError
 
 HEARTBEAT_SECONDS = 2.0
 """How often an open session rewrites meta.json, even while paused or idle."""
@@ -87,26 +89,34 @@ def host_name() -> str:
     return socket.gethostname()
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int = 1) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half:
-    temp file in the same directory, fsync (unless not ``durable``), rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{id(data):x}.tmp")
-    try:
-        with tmp.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    temp file in the same directory, fsync (unless not ``durable``), rename. The temp file is
+    created new (``O_EXCL``, never through a link) and renamed inside the directory opened
+    without following links (``confined``); a link at ``path`` is replaced, not followed."""
+    tmp = f".{path.name}.{os.getpid()}.{id(data):x}.tmp"
+    with directory_fd(path.parent, levels) as parent:
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=parent
+        )
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+            os.replace(tmp, path.name, src_dir_fd=parent, dst_dir_fd=parent)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=parent)
 
 
 def read_meta(paths: SessionPaths) -> dict[str, Any]:
-    """meta.json as a dict; empty when missing or unreadable (a listing must not fail)."""
+    """meta.json as a dict; empty when missing, unreadable or a link (a listing must not
+    fail, and never reads a file outside the session directory)."""
     try:
-        data = json.loads(paths.meta.read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(read_bytes(paths.meta))
+    except (OSError, ValueError, StoreError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -116,7 +126,9 @@ def session_dirs(root: Path) -> Iterator[SessionPaths]:
     if not root.is_dir():
         return
     for entry in root.iterdir():
-        if entry.is_dir() and ((entry / "meta.json").exists() or (entry / "trace.jsonl").exists()):
+        if entry.is_symlink() or not entry.is_dir():  # a linked directory is not a session
+            continue
+        if (entry / "meta.json").exists() or (entry / "trace.jsonl").exists():
             yield SessionPaths(entry)
 
 
@@ -131,6 +143,10 @@ def resolve(root: Path, ref: str) -> SessionPaths:
             return SessionPaths(path.resolve())
         raise SessionNotFound(f"{ref} is not a session directory (no trace.jsonl or meta.json)")
     exact = root / ref
+    if ref and exact.is_symlink():
+        raise StoreError(
+            f"{exact} is a symbolic link; a session directory is never followed through a link"
+        )
     if ref and (exact / "meta.json").exists():
         return SessionPaths(exact)
     sessions = list(session_dirs(root))

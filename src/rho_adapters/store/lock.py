@@ -11,6 +11,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from rho_adapters.store.confined import open_fd
 from rho_adapters.store.layout import host_name
 from rho_domain.errors import SessionLocked, StoreError
 
@@ -30,7 +31,8 @@ class SessionLock:
     def acquire(self, session_id: str) -> None:
         """Take the lock or raise ``SessionLocked`` naming the process that holds it."""
         try:
-            fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            # never through a link: a lock linked to another file would be truncated below
+            fd = open_fd(self._path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise StoreError(f"cannot open lock file {self._path}: {exc}") from exc
         try:

@@ -24,8 +24,9 @@ from rho_adapters.store.heartbeat import HEARTBEATS, Heartbeats
 from rho_adapters.store.layout import SessionPaths, host_name, write_atomic
 from rho_domain import events as ev
 from rho_domain.messages import Usage
-from rho_domain.permissions import PermissionProfile
+from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile
 from rho_domain.ports.store import SessionRecord
+from rho_domain.profile_grants import label
 
 log = logging.getLogger("rho_adapters.store")
 
@@ -45,7 +46,8 @@ def initial_meta(record: SessionRecord) -> dict[str, Any]:
         "created_at": record.created_at,
         "updated_at": record.created_at,
         "model": record.config.model,
-        "profile": profile.name if isinstance(profile, PermissionProfile) else profile,
+        # what the profile grants, not only its name (``profile_grants.label``)
+        "profile": profile_label(profile),
         "working_dir": record.config.working_dir,
         "first_prompt": "",
         "labels": dict(record.labels),
@@ -56,6 +58,17 @@ def initial_meta(record: SessionRecord) -> dict[str, Any]:
         "runs": 0,
         "usage": attrs.asdict(Usage()),
     }
+
+
+def profile_label(profile: str | PermissionProfile) -> str:
+    """How listings show a stored profile: a built-in name when it grants exactly that
+    built-in, else the name with a ``*`` and what it grants; a profile named by a file path
+    is marked too (what it grants is checked when the session is resumed)."""
+    if isinstance(profile, PermissionProfile):
+        return label(profile)
+    if profile in BUILTIN_PROFILES:
+        return profile
+    return f"{profile}* (a profile file, checked when the session is resumed)"
 
 
 def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:

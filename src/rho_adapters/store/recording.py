@@ -12,10 +12,11 @@ import attrs
 import yaml
 
 from rho_adapters.codec import config_from_dict
+from rho_adapters.store.confined import read_bytes
 from rho_adapters.store.layout import SessionPaths, read_meta
 from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
-from rho_domain.errors import StoreError
+from rho_domain.errors import ConfigError, StoreError
 from rho_domain.ports.store import SessionRecord
 
 
@@ -30,7 +31,8 @@ class Recording:
 def load_recording(path: str | Path) -> Recording:
     """Read a session directory (or its ``trace.jsonl``) without taking its lock.
 
-    Raises StoreError naming the path when it is not a session directory.
+    Raises StoreError naming the path when it is not a session directory, or when a file of it
+    is a link (``confined``).
     """
     where = Path(path).expanduser()
     directory = where.parent if where.name == "trace.jsonl" else where
@@ -39,16 +41,37 @@ def load_recording(path: str | Path) -> Recording:
         raise StoreError(
             f"{where}: not a session directory (expected config.yaml and trace.jsonl in it)"
         )
-    raw = yaml.safe_load(paths.config.read_text(encoding="utf-8"))
-    config = config_from_dict(raw, source=str(paths.config))
     events = read_trace(paths.trace).events
+    record = read_record(paths, first_at=events[0].at if events else 0.0)
+    return Recording(record=record, events=events)
+
+
+def read_record(paths: SessionPaths, *, first_at: float = 0.0) -> SessionRecord:
+    """The record of a stored session: config.yaml (validated: unknown keys are refused) and
+    meta.json's labels and parent. ``first_at`` is the creation time when meta.json has none.
+
+    Raises StoreError when config.yaml is missing or a link, ConfigError when it is invalid.
+    """
+    try:
+        text = read_bytes(paths.config).decode("utf-8")
+    except FileNotFoundError:
+        raise StoreError(f"{paths.dir} has no config.yaml; it is not a complete session") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"cannot read {paths.config}: {exc}") from exc
+    try:
+        # libyaml's loader when present: the pure-Python one costs ~6 ms a config, which a
+        # listing that reads every session's config (``FileSessionStore.list``) multiplies
+        raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{paths.config}: invalid YAML: {exc}") from exc
+    config = config_from_dict(raw, source=str(paths.config))
     meta = read_meta(paths)
     labels = meta.get("labels")
-    record = SessionRecord(
+    parent = meta.get("parent_id")
+    return SessionRecord(
         id=paths.id,
-        created_at=float(meta.get("created_at") or (events[0].at if events else 0.0)),
+        created_at=float(meta.get("created_at") or first_at),
         config=config,
-        parent_id=meta.get("parent_id"),
+        parent_id=parent if isinstance(parent, str) else None,
         labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
     )
-    return Recording(record=record, events=events)

@@ -16,12 +16,14 @@ import asyncio
 import contextlib
 import fcntl
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
 from rho_adapters.store.cancel_watch import cancel_watch
+from rho_adapters.store.confined import directory_fd, open_file, read_bytes, touch
 from rho_domain.errors import StoreError
 from rho_domain.ports.signals import Directive, SignalSource
 
@@ -31,7 +33,7 @@ POLL_SECONDS = 0.2
 @contextlib.contextmanager
 def _locked(path: Path, mode: str, lock: int) -> Iterator[IO[bytes]]:
     try:
-        with path.open(mode) as handle:
+        with open_file(path, mode) as handle:
             fcntl.flock(handle.fileno(), lock)
             yield handle  # closing the file drops the lock
     except OSError as exc:
@@ -79,7 +81,7 @@ def add_directive(session_dir: Path, text: str) -> int:
 def read_directives(session_dir: Path, *, after: int = 0) -> tuple[Directive, ...]:
     """Directives with offset >= ``after``. Only complete lines count."""
     path = session_dir / "directives.jsonl"
-    if not path.exists():
+    if not os.path.lexists(path):
         return ()
     with _locked(path, "rb", fcntl.LOCK_SH) as handle:
         data = handle.read()
@@ -103,19 +105,25 @@ def request_export(session_dir: Path) -> str:
 def read_export(session_dir: Path, request_id: str) -> str | None:
     """The export the session wrote for ``request_id``, or None while it has not."""
     try:
-        return (session_dir / "exports" / f"{request_id}.md").read_text(encoding="utf-8")
+        data = read_bytes(session_dir / "exports" / f"{request_id}.md", levels=2)
     except FileNotFoundError:
         return None
+    except StoreError:
+        raise
     except OSError as exc:
         raise StoreError(f"cannot read the export {request_id}: {exc.strerror or exc}") from exc
+    return data.decode("utf-8", errors="replace")
 
 
 def _touch_in(directory: Path, name: str) -> None:
     try:
-        directory.mkdir(exist_ok=True)
+        with directory_fd(directory.parent) as parent:
+            os.mkdir(directory.name, 0o700, dir_fd=parent)
+    except FileExistsError:
+        pass  # a link there is refused when the file is made below
     except OSError as exc:
         raise StoreError(f"cannot write {directory}: {exc.strerror or exc}") from exc
-    _touch(directory / name)
+    _touch(directory / name, levels=2)
 
 
 def _text(line: bytes) -> str:
@@ -129,11 +137,11 @@ def _text(line: bytes) -> str:
     return line.decode(errors="replace")
 
 
-def _touch(path: Path) -> None:
+def _touch(path: Path, *, levels: int = 1) -> None:
     if not path.parent.is_dir():
         raise StoreError(f"{path.parent} is not a session directory")
     try:
-        path.touch()
+        touch(path, levels=levels)  # never through a link: a sentinel links nowhere
     except OSError as exc:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
@@ -176,14 +184,14 @@ class FileSignals(SignalSource):
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
         path = self._locate(session_id) / "directives.jsonl"
-        if not path.exists():
+        if not path.is_symlink() and not path.exists():
             return ()
         return await asyncio.to_thread(read_directives, self._locate(session_id), after=after)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """See ``SignalSource.export_requests``."""
         directory = self._locate(session_id) / "exports"
-        if not directory.is_dir():
+        if directory.is_symlink() or not directory.is_dir():
             return ()
         return tuple(sorted(p.stem for p in directory.glob("*.request")))
 
@@ -193,7 +201,12 @@ class FileSignals(SignalSource):
 
         directory = self._locate(session_id) / "exports"
         try:
-            await asyncio.to_thread(write_atomic, directory / f"{request_id}.md", text.encode())
-            (directory / f"{request_id}.request").unlink(missing_ok=True)
+            await asyncio.to_thread(
+                write_atomic, directory / f"{request_id}.md", text.encode(), levels=2
+            )
+            with directory_fd(directory, 2) as exports:
+                os.unlink(f"{request_id}.request", dir_fd=exports)
+        except FileNotFoundError:
+            pass
         except OSError as exc:
             raise StoreError(f"cannot write the export {request_id}: {exc}") from exc

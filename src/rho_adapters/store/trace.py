@@ -21,6 +21,7 @@ from pathlib import Path
 import attrs
 
 from rho_adapters.codec import FutureTraceVersion, decode_event_line, event_from_dict
+from rho_adapters.store.confined import read_bytes
 from rho_domain.errors import TraceFormatError
 from rho_domain.events import Event
 from rho_domain.state import State
@@ -110,9 +111,9 @@ def _decode_each(lines: Iterable[bytes], source: str, skipped: list[bytes]) -> I
 
 
 def read_trace(path: Path) -> TraceRead:
-    """Read and decode a trace file (missing file: no events)."""
+    """Read and decode a trace file (missing file: no events; a link: StoreError)."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)  # never through a link (``confined``)
     except FileNotFoundError:
         return TraceRead(events=(), valid_bytes=0)
     return parse_trace(data, source=str(path))

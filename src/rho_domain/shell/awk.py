@@ -26,12 +26,21 @@ from collections.abc import Sequence
 from typing import Literal
 
 from rho_domain.errors import CommandRefused
-from rho_domain.shell.options import spec, split_options
+from rho_domain.shell.options import Spelling, spec, split_options
+from rho_domain.shell.rebuild import rebuild
 
 AwkFlavor = Literal["gawk", "mawk", "other"]
 VERSION_ARGS = ("-W", "version")
 
-_SPEC = spec("", "Fv", "", "field-separator assign", "")
+# Rebuilt with the short letters: mawk knows no long options.
+_SPEC = spec(
+    "",
+    "Fv",
+    "",
+    "field-separator assign",
+    "",
+    spelling=Spelling(short_for={"field-separator": "F", "assign": "v"}),
+)
 _FORBIDDEN = frozenset({"system", "getline", "close", "fflush"})
 _BUILTINS = frozenset(
     [
@@ -240,15 +249,16 @@ def check_awk(args: Sequence[str]) -> None:
 
 
 def awk_argv(name: str, args: Sequence[str], flavor: AwkFlavor) -> tuple[str, ...]:
-    """The argv to run for a checked awk command on an implementation of ``flavor``.
+    """The argv to run for a checked awk command on an implementation of ``flavor``: rebuilt
+    from its parsed form (``shell.rebuild``), gawk's ``--sandbox`` always first.
 
     ``name`` is the program to execute (``gawk`` when it is installed). Raises
     ``CommandRefused`` for an awk that is neither gawk nor mawk.
     """
-    if flavor == "gawk":
-        return (name, *args) if "--sandbox" in args else (name, "--sandbox", *args)
-    if flavor == "mawk":
-        return (name, *args)
+    if flavor in ("gawk", "mawk"):
+        forced = ("--sandbox",) if flavor == "gawk" else ()
+        built = rebuild(name, split_options("awk", args, _SPEC), _SPEC)
+        return (built[0], *forced, *built[1:])
     raise _refuse(
         "the awk installed here is neither gawk nor mawk (BusyBox or another awk without a "
         "sandbox mode), so the restricted shell does not run it; install gawk "

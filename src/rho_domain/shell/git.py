@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.options import OptionSpec, spec, split_options
+from rho_domain.shell.rebuild import rebuild_in_order
 
 HARDENING: tuple[str, ...] = (
     "-c", "core.fsmonitor=",
@@ -182,8 +183,13 @@ def check_git(args: Sequence[str]) -> None:
 
 
 def harden_git(args: Sequence[str]) -> tuple[str, ...]:
-    """Return git arguments with the forced safe configuration and subcommand flags added."""
+    """The arguments git runs with: the forced safe configuration, the global
+    flags, the subcommand and its forced flags, then the subcommand's options and operands
+    rebuilt in the model's order (``shell.rebuild.rebuild_in_order``: one spelling per
+    option, the model's ``--`` kept where it separates revisions from paths)."""
     index = _subcommand_index(args)
     sub = args[index]
     extra = _SUB_HARDENING.get(sub, ())
-    return (*HARDENING, *args[:index], sub, *extra, *args[index + 1 :])
+    table = SUBCOMMANDS[sub]
+    rest = rebuild_in_order(split_options(f"git {sub}", args[index + 1 :], table), table)
+    return (*HARDENING, *args[:index], sub, *extra, *rest)

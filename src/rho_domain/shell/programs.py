@@ -2,9 +2,14 @@
 
 ``check_argv(argv)`` validates one command (program name plus arguments) and raises
 ``CommandRefused`` naming the reason; ``harden_argv(argv)`` returns the argv the harness really
-runs, with safety flags forced on (``sed --sandbox``, ``gawk --sandbox``, ``rg --no-config``,
-git's safe configuration, ``--`` before items ``xargs`` appends). The executor applies both to
-every pipeline stage it runs, so a handler bug cannot smuggle in another program.
+runs, rebuilt from the parsed command (``shell.rebuild``): the program, its forced safety flags
+(``sed --sandbox``, ``gawk --sandbox``, ``rg --no-config``, git's safe configuration), each
+option in one spelling, the harness's own ``--``, the operands; for ``xargs``, its target
+rebuilt the same way, so the items it appends land behind that ``--``. The executor applies
+both to every pipeline stage it runs, so a handler bug cannot smuggle in another program.
+
+Every program's options are an allowlist (``OptionSpec``); an option it does not name is
+refused with the program and the option in the message.
 
 Not here on purpose: interpreters, shells, wrappers (env, nice, timeout, xargs into anything
 not listed, command, exec...), network programs, pagers, editors, archivers and anything that
@@ -13,14 +18,16 @@ writes (tee, cp, sort -o, uniq's output operand, xxd -r, tree -o, file -C, date 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
+
+import attrs
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.awk import AwkFlavor, awk_argv, check_awk
 from rho_domain.shell.embedded import check_find
 from rho_domain.shell.git import check_git, harden_git
-from rho_domain.shell.options import OptionSpec, spec, split_options
+from rho_domain.shell.options import OptionSpec, Spelling, spec, split_options
+from rho_domain.shell.rebuild import rebuild
 
 _HEAD = ("qvz", "nc", "quiet silent verbose zero-terminated", "lines bytes")
 _GREP_FLAGS = "EFGPiyvwxclLoqsnhHbrRaIzZUT"
@@ -37,7 +44,7 @@ _GREP_VALUED = (
 )
 # Absent on purpose: -z (--search-zip runs decompressors) and --pre (runs any program); the
 # tests' NEVER_ALLOWED table pins both.
-_RG_FLAGS = "iSsnNlcvwxFoHIqLUPu0.abjp"
+_RG_FLAGS = "iSsnNlcvwxFoHIqLUPu0.abp"
 _RG_LONG = (
     "ignore-case smart-case case-sensitive line-number no-line-number files-with-matches "
     "files-without-match count count-matches invert-match word-regexp line-regexp "
@@ -60,15 +67,26 @@ def _date_operand(value: str) -> str | None:
     return None if value.startswith("+") else "only a +FORMAT operand is allowed (no setting)"
 
 
-_PS_ARG = re.compile(r"^-{0,2}[A-Za-z0-9,=:_%+.-]*$")
+def _no_response_file(value: str) -> str | None:
+    if value.startswith("@"):
+        return (
+            f"operand {value!r}: binutils reads '@file' as more arguments (even after --); "
+            f"name the file ./{value}"
+        )
+    return None
+
+
+# BSD-style ps words (no dash), letter by letter: never 'e' (other processes' environments,
+# credentials), nor the letters that take a value (o, O, p, t, U, k...).
+_PS_BSD = frozenset("auxfwjlvrScnhmTHL")
 
 
 def _ps_operand(value: str) -> str | None:
-    if not _PS_ARG.match(value):
-        return f"unexpected argument {value!r}"
-    if not value.startswith("-") and "e" in value:
+    if value and set(value) <= _PS_BSD:
+        return None
+    if "e" in value:
         return "the BSD 'e' modifier shows other processes' environments (credentials)"
-    return None
+    return f"unexpected argument {value!r} (BSD letters allowed: {''.join(sorted(_PS_BSD))})"
 
 
 SPECS: dict[str, OptionSpec] = {
@@ -77,8 +95,9 @@ SPECS: dict[str, OptionSpec] = {
         "",
         "show-all number-nonblank number squeeze-blank show-ends show-tabs show-nonprinting",
     ),
-    "head": spec(*_HEAD, numeric=True),
-    "tail": spec(*_HEAD, numeric=True),
+    # -20 is read as a count only as the first word: rebuilt as --lines=20
+    "head": spec(*_HEAD, numeric=True, spelling=Spelling(numeric_as="lines")),
+    "tail": spec(*_HEAD, numeric=True, spelling=Spelling(numeric_as="lines")),
     "ls": spec(
         "aAbBcCdfFgGhHiklLmnNopqQrRsStuUvxXZ1",
         "IwT",
@@ -90,7 +109,9 @@ SPECS: dict[str, OptionSpec] = {
     ),
     "wc": spec("cmlLw", "", "bytes chars lines words max-line-length", "total"),
     "grep": spec(_GREP_FLAGS, "efmABCdD", _GREP_LONG, _GREP_VALUED, "color colour", numeric=True),
-    "rg": spec(_RG_FLAGS, "efgtTABCmdMEjr", _RG_LONG, _RG_VALUED, "color colors"),
+    "rg": spec(
+        _RG_FLAGS, "efgtTABCmdMEjr", _RG_LONG, _RG_VALUED, "color colors", forced=("--no-config",)
+    ),
     "sort": spec(
         "bdfgiMhnRrVcCmsuz",
         "ktS",
@@ -125,9 +146,10 @@ SPECS: dict[str, OptionSpec] = {
         "number-format number-separator starting-line-number number-width",
     ),
     "paste": spec("sz", "d", "serial zero-terminated", "delimiters"),
+    # util-linux 2.38: -n (table name) and -R take a value, -d is a flag
     "column": spec(
-        "tnexJLR",
-        "sdoNcCEHOlWr",
+        "tdexJL",
+        "nsoNcEHOlWrR",
         "table json keep-empty-lines fillrows",
         "separator output-separator table-columns output-width table-name",
     ),
@@ -170,12 +192,20 @@ SPECS: dict[str, OptionSpec] = {
         "time",
     ),
     "df": spec(
-        "ahHiklPTx",
+        "ahHiklPT",
         "tBx",
         "all human-readable si inodes local portability print-type total",
         "type exclude-type block-size",
     ),
-    "ps": spec("", "", checks={"operand": _ps_operand}),
+    # procps: UNIX options (-ef), GNU long ones, BSD words checked letter by letter; no "--"
+    "ps": spec(
+        "AadeFfHjLlMNTwyZc",
+        "pCuUgGtqsoO",
+        "forest no-headers headers deselect cumulative",
+        "sort pid ppid user group sid tty format cols columns width",
+        checks={"operand": _ps_operand},
+        spelling=Spelling(dashdash="none"),
+    ),
     "date": spec(
         "uRI",
         "d",
@@ -185,7 +215,7 @@ SPECS: dict[str, OptionSpec] = {
         checks={"operand": _date_operand},
         max_operands=1,
     ),
-    "echo": spec("neE"),
+    "echo": spec("neE", spelling=Spelling(dashdash="none")),  # it would print a "--"
     "printf": spec(),
     "pwd": spec("LP", max_operands=0),
     "whoami": spec(max_operands=0),
@@ -224,8 +254,13 @@ SPECS: dict[str, OptionSpec] = {
     "seq": spec("w", "fs", "equal-width", "format separator"),
     "rev": spec(),
     "tac": spec("br", "s", "before regex", "separator"),
+    # binutils: -o is --radix=o (a flag); an operand "@file" would be read as more arguments
     "strings": spec(
-        "afw", "ntTeo", "all print-file-name include-all-whitespace", "bytes radix encoding target"
+        "afwo",
+        "ntTe",
+        "all print-file-name include-all-whitespace",
+        "bytes radix encoding target",
+        checks={"operand": _no_response_file},
     ),
     "od": spec(
         "bcdfilosvxa",
@@ -235,27 +270,37 @@ SPECS: dict[str, OptionSpec] = {
         "traditional",
     ),
     "hexdump": spec("bcCdoxv", "nsef", "canonical", "length skip format format-file"),
-    "xxd": spec("aCEiupdb", "lscgon", "", "", "", max_operands=1),
-    "base64": spec("diw", "w", "decode ignore-garbage", "wrap", max_operands=1),
+    # xxd's own parser reads "-len", "-cols", "-seek" as long spellings: a glued value "en"
+    # would take the next word; each value is its own word.
+    "xxd": spec("aCEiupdb", "lscgon", max_operands=1, spelling=Spelling(glue=False)),
+    "base64": spec("di", "w", "decode ignore-garbage", "wrap", max_operands=1),
+    # jq's own parser: -f is a flag (the first operand is then the filter's file), --args and
+    # --jsonargs are flags, --arg NAME VALUE takes two words, no --name=value, and "--" is
+    # taken only after the filter (jq 1.6).
     "jq": spec(
-        "rcSesnjaMCR",
-        "f",
+        "rcSesnjaMCRf",
+        "",
         "raw-output compact-output sort-keys exit-status slurp "
         "null-input join-output ascii-output monochrome-output color-output tab "
-        "raw-input seq stream raw-output0",
-        "indent from-file arg argjson slurpfile rawfile args jsonargs",
+        "raw-input seq stream raw-output0 from-file args jsonargs",
+        "indent",
+        long_pairs="arg argjson slurpfile rawfile",
+        spelling=Spelling(dashdash="after-first", glue=False, long_eq=False),
     ),
+    # tree's own parser: a short option's value is always the next word
     "tree": spec(
         "adfilpsughDFqNQrtvUCAJXn",
         "LIPH",
         "noreport dirsfirst inodes device du si prune matchdirs ignore-case",
         "filelimit timefmt sort charset",
+        spelling=Spelling(glue=False),
     ),
     "sed": spec(
         "nErsuz",
         "el",
         "quiet silent regexp-extended separate unbuffered null-data posix debug sandbox",
         "expression line-length",
+        forced=("--sandbox",),
     ),
     "fold": spec("bs", "w", "bytes spaces", "width"),
     "expand": spec("i", "t", "initial", "tabs"),
@@ -307,8 +352,13 @@ XARGS_TARGETS = frozenset(
         "readlink",
     ]
 )
+# in_order: xargs' options end at the program it runs (getopt's "+" mode).
 _XARGS = spec(
-    "0rt", "nLds", "null no-run-if-empty verbose", "max-args max-lines delimiter max-chars"
+    "0rt",
+    "nLds",
+    "null no-run-if-empty verbose",
+    "max-args max-lines delimiter max-chars",
+    in_order=True,
 )
 
 PROGRAMS = frozenset(SPECS) | frozenset(_SPECIAL) | {"xargs", "cd"}
@@ -347,22 +397,12 @@ def check_argv(argv: Sequence[str]) -> None:
 
 
 def xargs_target_index(args: Sequence[str]) -> int:
-    """Index of the target program in xargs' arguments."""
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        arg = args[i]
-        i += 1
-        if (arg.startswith("--") and "=" not in arg and arg[2:] in _XARGS.long_valued) or (
-            not arg.startswith("--") and arg[-1:] in _XARGS.valued and len(arg) == 2
-        ):
-            i += 1
-    return i
+    """Index of the target program in xargs' (validated) arguments."""
+    return len(args) - len(split_options("xargs", args, _XARGS).operands)
 
 
 def _check_xargs(args: Sequence[str]) -> None:
-    index = xargs_target_index(args)
-    split_options("xargs", args[:index], _XARGS)
-    target = args[index:]
+    target = split_options("xargs", args, _XARGS).operands
     if not target:
         raise CommandRefused("xargs: name the program to run (echo is not implied here)")
     if target[0] not in XARGS_TARGETS:
@@ -371,7 +411,8 @@ def _check_xargs(args: Sequence[str]) -> None:
 
 
 def harden_argv(argv: Sequence[str], *, awk: AwkFlavor = "gawk") -> tuple[str, ...]:
-    """The argv to execute for an already validated ``argv`` (safety flags forced on).
+    """The argv to execute for an already validated ``argv``: rebuilt from its parsed form
+    (``shell.rebuild``), never the model's words passed on.
 
     ``awk`` is the implementation the executor found (see ``shell.awk``): gawk gets
     ``--sandbox``, mawk runs on the static check alone, any other awk is refused.
@@ -379,16 +420,18 @@ def harden_argv(argv: Sequence[str], *, awk: AwkFlavor = "gawk") -> tuple[str, .
     name, args = argv[0], tuple(argv[1:])
     if name == "git":
         return (name, *harden_git(args))
-    if name == "sed" and "--sandbox" not in args:
-        return (name, "--sandbox", *args)
     if name in ("awk", "gawk"):
         return awk_argv(name, args, awk)
-    if name == "rg" and "--no-config" not in args:
-        return (name, "--no-config", *args)
+    if name == "find":
+        # check_find reads find's own grammar word by word (start paths, then primaries with
+        # their values): the words are already find's normal spelling.
+        check_find(args)
+        return (name, *args)
     if name == "xargs":
-        index = xargs_target_index(args)
-        target = harden_argv(args[index:])
-        if "--" not in target:
-            target = (*target, "--")
-        return (name, *args[:index], *target)
-    return (name, *args)
+        parsed = split_options(name, args, _XARGS)
+        own = rebuild(name, attrs.evolve(parsed, operands=()), _XARGS)
+        # The target ends with the harness's "--": the items xargs appends are operands.
+        return (*own, *harden_argv(parsed.operands))
+    if name not in SPECS:
+        raise CommandRefused(f"{name}: the harness does not run this as a program")
+    return rebuild(name, split_options(name, args, SPECS[name]), SPECS[name])

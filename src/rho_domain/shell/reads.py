@@ -27,7 +27,8 @@ from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
-from rho_domain.shell.options import OptionSpec
+from rho_domain.shell.git import SUBCOMMANDS
+from rho_domain.shell.options import OptionSpec, split_options
 from rho_domain.shell.programs import SPECS, xargs_target_index
 
 NON_READING = frozenset(
@@ -175,16 +176,23 @@ def _git_subcommand(args: Sequence[str]) -> int | None:
     return None
 
 
+def _git_options(rest: Sequence[str]) -> Sequence[str]:
+    """The option words of a rebuilt git subcommand: those before the model's ``--``. After
+    it, ``--follow`` or ``--no-index`` is a path, and must not switch the exclusions off."""
+    return rest[: rest.index("--")] if "--" in rest else rest
+
+
 def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
     index = _git_subcommand(args)
     if index is None or args[index] not in _GIT_READERS:
         return args
     sub, rest = args[index], args[index + 1 :]
-    if sub == "log" and not any(_GIT_PATCH.match(a) for a in rest):
+    options = _git_options(rest)
+    if sub == "log" and not any(_GIT_PATCH.match(a) for a in options):
         return args  # names and messages only: no file content to keep secrets out of
-    if "--follow" in rest:
+    if "--follow" in options:
         return args  # exactly one path, already judged by its real path and its name
-    if sub == "diff" and "--no-index" in rest:
+    if sub == "diff" and "--no-index" in options:
         if len(walked) > 1:
             raise CommandRefused(
                 "git diff --no-index of a directory would read the secrets inside it; "
@@ -214,15 +222,16 @@ def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
         return ()
     args = list(argv[1:])
     index = _git_subcommand(args)
-    if index is None or args[index] not in _GIT_OBJECT_READERS or "--no-index" in args:
+    if index is None or args[index] not in _GIT_OBJECT_READERS:
         return ()
-    out: list[str] = []
-    for arg in args[index + 1 :]:
-        if arg == "--":
-            break
-        if not arg.startswith("-") and ":" not in arg and "\n" not in arg:
-            out.append(arg)
-    return tuple(out)
+    sub = args[index]
+    # Parsed as git will read it: "--no-index" after "--" or as an option's value is no
+    # option, and a value is no revision.
+    parsed = split_options(f"git {sub}", args[index + 1 :], SUBCOMMANDS[sub])
+    if parsed.has("no-index"):
+        return ()
+    revisions = parsed.operands[: parsed.separator]
+    return tuple(a for a in revisions if a != "-" and ":" not in a and "\n" not in a)
 
 
 def secret_safe_argv(

@@ -23,10 +23,18 @@ from rho_domain.run import PendingApproval, RunResult
 @attrs.frozen(kw_only=True)
 class ToolPolicy:
     """How risky a call is. ``read_only`` tools never change anything; ``dangerous`` ones
-    need approval under ApprovalMode.DANGEROUS."""
+    need approval under ApprovalMode.DANGEROUS.
+
+    ``refused`` (empty when the call may run) is why the handler would refuse this call under
+    the profile it was built for, word for word as it would say it: the call is denied before
+    anyone is asked to approve it. ``destructive`` (empty when none) is why this call asks a
+    human even when its tool was approved for the rest of the session ("always").
+    """
 
     read_only: bool = True
     dangerous: bool = False
+    refused: str = ""
+    destructive: str = ""
 
 
 READ_ONLY = ToolPolicy(read_only=True, dangerous=False)

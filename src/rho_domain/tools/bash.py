@@ -19,6 +19,7 @@ import attrs
 from rho_domain.errors import CommandRefused, ToolError
 from rho_domain.ports.executor import Command, FileKind
 from rho_domain.shell import ChangeDir, ShellPlan, plan_command
+from rho_domain.shell.destructive import destructive_reason
 from rho_domain.shell.expand import expand_step
 from rho_domain.tools.base import (
     DANGEROUS,
@@ -80,8 +81,18 @@ class BashHandler(ToolHandler):
         return _parameters(self.timeout)
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
-        """Read-only when restricted (allowlisted read-only programs); dangerous otherwise."""
-        return READ_ONLY if self.restricted else DANGEROUS
+        """Restricted: read-only, or refused with the plan's reason (the same words ``handle``
+        would answer) when the line cannot be planned. Unrestricted: dangerous, and
+        ``destructive`` when the parsed line runs a program of ``shell.destructive``'s table
+        (or cannot be read, so it asks again even after "always")."""
+        command = str(arguments.get("command", ""))
+        if self.restricted:
+            try:
+                plan_command(command)
+            except CommandRefused as exc:
+                return attrs.evolve(READ_ONLY, refused=f"Command refused: {exc}")
+            return READ_ONLY
+        return attrs.evolve(DANGEROUS, destructive=destructive_reason(command))
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """See ``ToolHandler.handle``."""

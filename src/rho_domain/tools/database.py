@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import StatementRefused, ToolArgumentsError, ToolError
 from rho_domain.permissions import DatabaseMode, PermissionProfile
 from rho_domain.ports.database import Database, QueryResult
-from rho_domain.sql import allowed_functions, classify
+from rho_domain.sql import allowed_functions, check_read_only, classify, dialect
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -50,6 +52,8 @@ _ENGINE_TITLE = {
     "vertica": "Vertica",
 }
 
+
+_ADDING = frozenset({"INSERT", "CREATE"})  # statements that only add (asked once, "always" holds)
 
 DATABASE_TOOL_NAMES: frozenset[str] = frozenset(_ENGINE_TITLE)  # one tool per engine
 
@@ -125,8 +129,11 @@ class DatabaseTool(ToolHandler):
         return {"type": "object", "properties": props, "required": required}
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
-        """DANGEROUS for a statement that is not read-only (in a read-only profile the
-        adapter refuses it anyway); READ_ONLY for reads, list_tables and describe."""
+        """READ_ONLY for reads, list_tables and describe. A statement that is not read-only
+        is DANGEROUS in a MUTATIONS profile, and destructive (it asks even after "always")
+        unless it only adds (INSERT, CREATE); in a read-only one it is refused with the
+        adapter's own reason when the adapter would refuse it on every server of the engine,
+        so nobody is asked to approve a statement that would not run."""
         sql = arguments.get("sql")
         if arguments.get("operation") not in ("query", "explain") or not isinstance(sql, str):
             return READ_ONLY
@@ -134,7 +141,30 @@ class DatabaseTool(ToolHandler):
         config = self._aliases.get(alias)
         allowed = allowed_functions(config.options, alias=alias) if config else frozenset()
         verdict = classify(sql, self._dialect, allowed_functions=allowed)
-        return READ_ONLY if verdict.read_only else DANGEROUS
+        if verdict.read_only:
+            return READ_ONLY
+        if not self._mutations:
+            return attrs.evolve(DANGEROUS, refused=self._refusal(sql, allowed))
+        if verdict.kind in _ADDING:
+            return DANGEROUS
+        # after "always", a statement that may remove or overwrite data still asks
+        kind = verdict.kind or "a statement this check cannot classify"
+        return attrs.evolve(DANGEROUS, destructive=f"{kind}: may change or delete existing data")
+
+    def _refusal(self, sql: str, allowed: frozenset[str]) -> str:
+        """The adapter's refusal of ``sql`` when every reading of the dialect refuses it (the
+        server's settings choose one reading: a statement one reading accepts may run);
+        empty otherwise."""
+        settings: list[frozenset[str] | None] = list(dialect(self._dialect).reading_by_setting)
+        reasons = []
+        for setting in settings or [None]:
+            try:
+                check_read_only(sql, self._dialect, settings=setting, allowed_functions=allowed)
+            except StatementRefused as exc:
+                reasons.append(str(exc))
+            else:
+                return ""
+        return f"the database is read-only in this profile: {reasons[0]}"
 
     @property
     def _dialect(self) -> str:

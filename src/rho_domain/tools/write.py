@@ -13,6 +13,8 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from rho_domain.errors import ToolError
 from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 
@@ -43,8 +45,8 @@ class WriteHandler(ToolHandler):
         return "Write a file (created, or replaced atomically). Parent directories are created."
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
-        """Writing a file is always dangerous."""
-        return DANGEROUS
+        """Writing a file is always dangerous; inside ``.git``, destructive too."""
+        return _policy(arguments)
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """See ``ToolHandler.handle``."""
@@ -82,8 +84,8 @@ class EditHandler(ToolHandler):
     }
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
-        """Editing a file is always dangerous."""
-        return DANGEROUS
+        """Editing a file is always dangerous; inside ``.git``, destructive too."""
+        return _policy(arguments)
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """See ``ToolHandler.handle``."""
@@ -165,3 +167,14 @@ def _diff(path: str, before: str, after: str) -> str:
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"[... {len(lines) - DIFF_LINES} more diff lines]"]
     return "\n".join(lines)
+
+
+def _policy(arguments: Mapping[str, Any]) -> ToolPolicy:
+    """DANGEROUS; a path with a ``.git`` component asks even after "always": git runs the
+    hooks and the config's commands (core.fsmonitor, aliases) found there later."""
+    path = str(arguments.get("path", ""))
+    if ".git" in path.replace("\\", "/").casefold().split("/"):
+        return attrs.evolve(
+            DANGEROUS, destructive=f"writes {path} inside .git (hooks and config run later)"
+        )
+    return DANGEROUS

@@ -17,6 +17,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
+from rho_entry.terminal_text import visible
 
 if TYPE_CHECKING:
     from rho_domain.session import Session
@@ -82,7 +83,7 @@ def describe_waiting(session: Session) -> str:
     lines = [f"session {session.id} waits for approval of:"]
     reasons = session.state.approval_reasons
     lines += [
-        f"  {c.id}  {c.name} {c.arguments}: {reasons.get(c.id, 'waiting')}"
+        visible(f"  {c.id}  {c.name} {c.arguments}: {reasons.get(c.id, 'waiting')}", newlines=False)
         for c in session.state.awaiting_decision()
     ]
     lines.append(

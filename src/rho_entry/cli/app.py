@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from rho_domain.errors import ConfigError, ModelError, RhoError
 from rho_domain.ports.store import SessionStore
+from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import exit_codes
 from rho_entry.cli.answers import apply_answers
@@ -24,6 +25,7 @@ from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
 from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
 from rho_entry.settings import endpoint_label, environment
+from rho_entry.terminal_text import visible
 
 T = TypeVar("T")
 
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"rho-agent: {message}\n")
+    sys.stderr.write(f"rho-agent: {visible(message)}\n")  # errors may quote the model
     return code
 
 
@@ -93,7 +95,7 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
             config = session.agent.config
             renderer.notice(
                 f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
-                f"profile {session.agent.profile.name} · {config.working_dir or '.'} · "
+                f"profile {label(session.agent.profile)} · {config.working_dir or '.'} · "
                 f"session {session.id}",
                 "dim",
             )

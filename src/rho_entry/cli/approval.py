@@ -1,5 +1,10 @@
 """Approval at the terminal: ``[y]es / [N]o / [a]lways for this tool``, default no.
 
+What is approved is what runs: the prompt shows the call's full arguments (a bash command
+verbatim and whole, however long; each further line of a multi-line command marked ``>``),
+with every control or invisible character shown as an escape (``terminal_text.visible``), so a
+command cannot redraw the prompt to hide part of itself.
+
 The answer is read from stdin without blocking the event loop (``loop.add_reader``), so Ctrl+C
 at the prompt is delivered at once: the session's cancellation cancels ``decide`` and the turn
 ends. End of input counts as no, as the Approver contract requires.
@@ -15,6 +20,7 @@ from typing import Protocol
 
 from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
 from rho_entry.cli.render import Style, signature
+from rho_entry.terminal_text import hidden_count, visible
 
 YES = frozenset({"y", "yes"})
 NO = frozenset({"", "n", "no"})
@@ -39,11 +45,13 @@ class TerminalApprover(Approver):
         """See ``Approver.decide``."""
         call = request.call
         if self.auto:
-            self.notices.notice(f"✓ auto-approved: {signature(call)}", "dim")
+            self.notices.notice(visible(f"✓ auto-approved: {signature(call)}"), "dim")
             return ApprovalAnswer(approved=True)
-        self.notices.notice(f"? approve {call.name}: {request.reason}", "yellow", "bold")
-        for line in _arguments(request).splitlines():
-            self.notices.notice(f"    {line}")
+        self.notices.notice(
+            visible(f"? approve {call.name}: {request.reason}", newlines=False), "yellow", "bold"
+        )
+        for line in prompt_lines(request):
+            self.notices.notice(line)
         while True:
             sys.stderr.write(
                 self.style("  [y]es / [N]o / [a]lways for this tool: ", "yellow", "bold")
@@ -64,12 +72,27 @@ class TerminalApprover(Approver):
             self.notices.notice("  answer y, n (the default) or a")
 
 
+def prompt_lines(request: ApprovalRequest) -> list[str]:
+    """The arguments as the prompt shows them, in full and escaped (see the module docstring):
+    a bash command as ``$ command`` (continuation lines ``> ...``), anything else as indented
+    JSON; then how many characters were shown as escapes, if any were."""
+    text = _arguments(request)
+    lines = [f"    {line}" for line in visible(text).split("\n")]
+    if hidden := hidden_count(text):
+        lines.append(
+            f"    ({hidden} control or invisible character{'s' if hidden != 1 else ''} "
+            "shown as escapes such as \\x1b or \\u202e: the terminal would have obeyed them)"
+        )
+    return lines
+
+
 def _arguments(request: ApprovalRequest) -> str:
     """The full arguments: a bash command verbatim, anything else as indented JSON."""
     arguments = dict(request.arguments)
-    if request.call.name == "bash" and isinstance(arguments.get("command"), str):
+    command = arguments.get("command")
+    if request.call.name == "bash" and isinstance(command, str):
         extra = {k: v for k, v in arguments.items() if k != "command"}
-        text = f"$ {arguments['command']}"
+        text = "$ " + command.replace("\n", "\n> ")
         return text + (f"\n{json.dumps(extra)}" if extra else "")
     if not arguments:
         return request.call.arguments or "{}"

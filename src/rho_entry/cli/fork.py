@@ -5,8 +5,10 @@ new session is stored whose history is turns 1..TURN of ID, with ID as its paren
 and the labels ``forked_from``, ``fork_at``); ID is read without its lock and never changed, so
 a running session can be forked too. A turn inside a tool batch is refused with the batch's
 boundaries (``rho_domain.fork``). With a task, it runs in the new session at once (as
-``rho-agent --resume NEW [-m MODEL] "task"``); without one, the new id is printed with the
-command that continues it. Exit codes: 0 ok, 1 usage or unknown session, else the run's.
+``rho-agent --resume NEW [-m MODEL] [--profile P] [-y] "task"``, so the stored profile is
+checked as for any resume); without one, the new id is printed with the command that continues
+it. Auto-approval is never copied into the fork. Exit codes: 0 ok, 1 usage or unknown session,
+else the run's.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
+
 from rho_domain import events as ev
 from rho_domain.errors import RhoError
 from rho_domain.fork import fork_labels, history_until, turns
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
+from rho_entry.terminal_text import visible
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,6 +40,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("task", nargs="?", help="run this in the new session at once")
     parser.add_argument("--at", type=int, metavar="TURN", help="keep turns 1..TURN (omit: list)")
     parser.add_argument("-m", "--model", help="the model for the task (default: the original's)")
+    parser.add_argument(
+        "--profile",
+        help="the profile for the task (default: readonly; the original's is not inherited "
+        "when it grants more)",
+    )
+    parser.add_argument(
+        "-y",
+        "--auto-approve",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the task's tool calls without asking (never inherited from the original)",
+    )
     return parser
 
 
@@ -47,7 +64,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         if args.at is None:
             for line in _turns(args.id):
-                print(line)
+                print(visible(line))  # the turns quote the model: never obeyed
             return 0
         forked = asyncio.run(_fork(args.id, args.at))
     except RhoError as exc:
@@ -59,8 +76,11 @@ def main(argv: Sequence[str]) -> int:
         return 0
     from rho_entry.cli.main import main as rho_agent
 
-    model = ["-m", args.model] if args.model else []
-    return rho_agent(["--resume", forked, *model, args.task])
+    flags = ["-m", args.model] if args.model else []
+    flags += ["--profile", args.profile] if args.profile else []
+    if args.auto_approve is not None:
+        flags.append("--auto-approve" if args.auto_approve else "--no-auto-approve")
+    return rho_agent(["--resume", forked, *flags, args.task])
 
 
 def _turns(ref: str) -> list[str]:
@@ -83,7 +103,8 @@ async def _fork(ref: str, at: int) -> str:
     record = SessionRecord(
         id=new_id(),
         created_at=now,
-        config=parent.config,
+        # auto-approval was the original's user's choice for its runs, not for the fork's
+        config=attrs.evolve(parent.config, auto_approve=False),
         parent_id=parent.id,
         labels=fork_labels(parent.id, at, parent.labels),
     )

@@ -152,9 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "-y",
         "--auto-approve",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=None,
-        help="run tool calls without asking (the REPL's /approve toggles it)",
+        help="run tool calls without asking (the REPL's /approve toggles it); never "
+        "inherited by --resume or fork: give it again",
     )
 
     output = parser.add_argument_group("output")

@@ -21,6 +21,7 @@ from rho_adapters.codec import event_from_dict
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
+from rho_entry.terminal_text import visible
 
 TOKEN_VARIABLE = "RHO_AGENT_SERVER_TOKEN"  # noqa: S105 - the variable's name, not a secret
 
@@ -47,7 +48,7 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         if args.list:
             for row in await client.list_sessions():
                 line = f"{row['id']:<14} {row['status']:<18} {row['liveness']:<10} "
-                sys.stdout.write(line + row["first_prompt"] + "\n")
+                sys.stdout.write(line + visible(row["first_prompt"], newlines=False) + "\n")
             return exit_codes.OK
         session_id, after = await _start(client, args)
         return await _follow(client, session_id, after, args)
@@ -105,7 +106,9 @@ async def _follow(client: Any, session_id: str, after: int, args: argparse.Names
 
 
 def _ask(pending: Mapping[str, str]) -> str:
-    sys.stderr.write(f"approve {pending['tool']} {pending['arguments']}? [y]es / [N]o / [a]lways ")
+    """Ask about one pending call, its arguments in full and escaped (as the local prompt)."""
+    shown = visible(f"{pending['tool']} {pending['arguments']}", newlines=False)
+    sys.stderr.write(f"approve {shown}? [y]es / [N]o / [a]lways ")
     sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()
     return {"y": "approve", "yes": "approve", "a": "always", "always": "always"}.get(answer, "deny")

@@ -4,6 +4,11 @@ TerminalRenderer: assistant text streams to stdout as it arrives; everything els
 signatures and result previews, notices, the usage line, the spinner) goes to stderr, so
 ``rho-agent "task" > answer.md`` captures just the answer. Colour only when stderr is a
 terminal and NO_COLOR is unset. JsonRenderer: one JSON object per event on stdout.
+
+What the model wrote never drives the terminal: notices (tool signatures, result previews,
+errors, reasoning) show control and invisible characters as escapes
+(``terminal_text.visible``), and so does the answer when stdout is a terminal; an answer
+redirected to a file or a pipe, ``--output FILE`` and ``--json`` keep the exact text.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from rho_domain import events as ev
 from rho_domain.messages import ToolCall, Usage
 from rho_domain.run import RunResult
 from rho_entry.cli.spinner import Spinner
+from rho_entry.terminal_text import visible
 
 _CODES = {"dim": "2", "bold": "1", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
@@ -58,6 +64,13 @@ def signature(call: ToolCall, *, limit: int | None = 120) -> str:
     return text
 
 
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream: not a terminal
+        return False
+
+
 def _value(value: Any) -> str:
     return repr(value) if isinstance(value, str) else json.dumps(value)
 
@@ -97,6 +110,7 @@ class TerminalRenderer:
     ) -> None:
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.style = Style(color)
+        self.answer_on_terminal = _is_terminal(self.out)  # escaped there, exact elsewhere
         self.quiet, self.verbose, self.preview_lines = quiet, verbose, preview_lines
         self.spinner = Spinner(self.err, enabled=spinner and not quiet)
         self.context_tokens: int | None = None
@@ -125,7 +139,7 @@ class TerminalRenderer:
         """A line on stderr (after ending any streamed text line)."""
         self.spinner.stop()
         self._end_line()
-        self.err.write(self.style(text, *styles) + "\n")
+        self.err.write(self.style(visible(text), *styles) + "\n")
         self.err.flush()
 
     def finish(self, result: RunResult) -> None:
@@ -133,7 +147,7 @@ class TerminalRenderer:
         self.spinner.stop()
         if self.quiet:
             if result.text:
-                self.out.write(result.text.rstrip("\n") + "\n")
+                self.out.write(self._answer(result.text.rstrip("\n")) + "\n")
                 self.out.flush()
             return
         self._end_line()
@@ -150,19 +164,22 @@ class TerminalRenderer:
         if self.verbose:
             self.notice(f"· model call {event.call_index} ({event.context_tokens:,} tokens)", "dim")
 
+    def _answer(self, text: str) -> str:
+        return visible(text) if self.answer_on_terminal else text
+
     def _on_text_delta(self, event: ev.TextDelta) -> None:
-        self.out.write(event.text)
+        self.out.write(self._answer(event.text))
         self.out.flush()
         self._mid_line = not event.text.endswith("\n")
 
     def _on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
         if self.verbose:
-            self.err.write(self.style(event.text, "dim"))
+            self.err.write(self.style(visible(event.text), "dim"))
             self.err.flush()
 
     def _on_tool_start(self, event: ev.ToolStarted) -> None:
         self.notice(f"● {signature(event.call)}", "cyan")
-        self.spinner.start(event.call.name)
+        self.spinner.start(visible(event.call.name, newlines=False))  # a name the model chose
         if self._running:
             self._parallel.update(self._running, {event.call.id})
         self._running[event.call.id] = signature(event.call)

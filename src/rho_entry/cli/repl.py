@@ -20,6 +20,7 @@ import attrs
 from rho_domain.compaction import CompactResult
 from rho_domain.errors import ModelError, RhoError
 from rho_domain.ports.store import SessionStore
+from rho_domain.profile_grants import label
 from rho_domain.run import RunResult
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
@@ -94,7 +95,7 @@ class Repl:
         resumed = "resumed " if self.launch.resume else ""
         self.say(
             f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
-            f"profile {self.session.agent.profile.name} · "
+            f"profile {label(self.session.agent.profile)} · "
             f"{config.working_dir or '.'} · {resumed}session {self.session.id}",
             "bold",
         )

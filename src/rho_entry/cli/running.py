@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
 from rho_entry.cli import exit_codes
@@ -18,6 +19,7 @@ from rho_entry.cli.render import JsonRenderer, TerminalRenderer
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session
+    from rho_entry.resume_policy import ResumeAuthority
 
 
 def make_renderer(launch: Launch) -> TerminalRenderer | JsonRenderer:
@@ -47,11 +49,13 @@ async def open_session(
         session = await Session.resume(
             launch.resume,
             store=store,
-            overrides=launch.overrides,
+            authority=resume_authority(launch),
             approver=approver,
             on_event=renderer,
             interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
         )
+        for notice in session.resume_notices:
+            renderer.notice(notice, "yellow")
     else:
         session = Session(
             Agent(launch.settings.config),
@@ -63,6 +67,25 @@ async def open_session(
     # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`).
     instrument_if_configured(session)
     return session
+
+
+def resume_authority(launch: Launch) -> ResumeAuthority:
+    """What ``--resume`` allows: the profile this invocation runs with (its flag, the
+    environment, --config, else readonly), its endpoint and databases, and its auto-approval
+    (-y, --no-auto-approve, RHO_AGENT_AUTO_APPROVE); the flags given replace stored fields."""
+    from rho_entry.resume_policy import Endpoint, ResumeAuthority
+
+    config = launch.settings.config
+    profile = config.profile
+    assert isinstance(profile, PermissionProfile)  # settings resolve it
+    return ResumeAuthority(
+        profiles=(profile,),
+        given={**launch.overrides, "auto_approve": config.auto_approve},
+        endpoint=Endpoint.of(config),
+        databases=config.databases,
+        hint="pass --profile {profile} explicitly to resume it with that profile",
+        endpoint_hint="pass --{flag} again",
+    )
 
 
 def interruptible(

@@ -6,25 +6,31 @@ import time
 from collections.abc import Sequence
 
 from rho_domain.ports.store import SessionInfo
+from rho_entry.terminal_text import visible
 
 HEADER = f"{'ID':<14} {'STATUS':<18} {'ACTIVE':>8}  {'MODEL':<18} {'PROFILE':<10} FIRST PROMPT"
 
 
 def format_sessions(infos: Sequence[SessionInfo], *, now: float | None = None) -> list[str]:
     """A header, then one line per session, newest first: id, status (or liveness while a
-    process drives it), when it was last active, model in use, profile, first prompt.
-    No sessions: no lines."""
+    process drives it), when it was last active, model in use, profile, first prompt. A
+    profile that is not exactly the built-in of its name is marked ``*`` and followed by a
+    line saying what it grants. No sessions: no lines."""
     current = time.time() if now is None else now  # display only
     lines = [HEADER] if infos else []
     for info in infos:
-        prompt = " ".join(info.first_prompt.split())
+        prompt = visible(" ".join(info.first_prompt.split()), newlines=False)
         if len(prompt) > 60:
             prompt = prompt[:59] + "…"
         active = _ago(current - info.updated_at)
+        name, marked, grants = info.profile.partition("*")
+        shown = name[:9] + "*" if marked else name[:10]
         lines.append(
             f"{info.id:<14} {info.liveness[:18]:<18} {active:>8}  "
-            f"{info.model[:18]:<18} {info.profile[:10]:<10} {prompt}"
+            f"{info.model[:18]:<18} {shown:<10} {prompt}"
         )
+        if marked:  # not a built-in profile: say what it grants, whatever its name
+            lines.append(f"{'':<14} └ profile {name}: {grants.strip().strip('()')}")
     return lines
 
 

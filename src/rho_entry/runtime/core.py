@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
 
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import (
@@ -33,11 +36,15 @@ from rho_domain.errors import (
     RuntimeFull,
     SessionStateError,
 )
+from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
 from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.facade import Session
 from rho_entry.runtime.handle import AgentHandle
+
+if TYPE_CHECKING:
+    from rho_entry.resume_policy import ResumeAuthority
 
 WhenFull = Literal["wait", "raise"]
 RuntimeState = Literal["created", "started", "closing", "closed"]
@@ -59,6 +66,7 @@ class AgentRuntime:
         "_max_concurrent",
         "_max_queued",
         "_ports",
+        "_profiles",
         "_record_events",
         "_slots",
         "_state",
@@ -80,6 +88,7 @@ class AgentRuntime:
         record_events: bool,
         ports: Mapping[str, Any],
         trace: bool = False,
+        allowed_profiles: tuple[PermissionProfile, ...] = (),
     ) -> None:
         if max_concurrent < 1 or max_queued < 0:
             raise ConfigError(
@@ -99,6 +108,7 @@ class AgentRuntime:
         self._record_events = record_events
         self._trace = trace
         self._ports = dict(ports)
+        self._profiles = allowed_profiles or (agent.profile,)
         self._slots = asyncio.Semaphore(max_concurrent)
         self._admission = asyncio.Semaphore(max_concurrent + max_queued)
         self._handles: dict[str, AgentHandle] = {}  # by session id: the handles not done
@@ -264,7 +274,9 @@ class AgentRuntime:
         )
         if resume:
             assert self._store is not None
-            session = await Session.resume(session_id, store=self._store, **ports)
+            session = await Session.resume(
+                session_id, store=self._store, authority=self.resume_authority(), **ports
+            )
         else:
             session = Session(
                 self._agent, store=self._store, session_id=session_id, labels=labels, **ports
@@ -274,6 +286,29 @@ class AgentRuntime:
 
             instrument_if_configured(session)
         return session
+
+    def resume_authority(self) -> ResumeAuthority:
+        """What a stored session continued here may run with: a profile within one this
+        runtime allows (by content), this runtime's endpoint and auto-approval, never the
+        stored ones (``rho_entry.resume_policy``)."""
+        from rho_entry.resume_policy import Endpoint, ResumeAuthority
+        from rho_entry.wiring import base_url_from
+
+        config = self._agent.config
+        endpoint = None
+        if self._ports.get("model") is None:
+            endpoint = attrs.evolve(
+                Endpoint.of(config), base_url=config.base_url or base_url_from(os.environ)
+            )
+        return ResumeAuthority(
+            profiles=self._profiles,
+            given={"auto_approve": config.auto_approve},
+            endpoint=endpoint,
+            databases=None if self._ports.get("databases") is not None else config.databases,
+            hint="allow a profile that grants it (create_runtime(allowed_profiles=[...]), "
+            "rho-agent serve --allow-profile {profile})",
+            endpoint_hint="configure the runtime's {field} to match it",
+        )
 
     async def close(self, *, deadline: float = 30.0, drain: bool = False) -> None:
         """See ``close_runtime``."""

@@ -7,15 +7,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.config import AgentConfig as DomainAgentConfig
+from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
 from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.facade import Agent
+from rho_entry.home import config_dir
+from rho_entry.resume_policy import resolve_profiles
 from rho_entry.runtime.core import AgentRuntime, WhenFull
 from rho_entry.runtime.handle import AgentHandle
 
@@ -39,6 +43,7 @@ def create_runtime(
     approval_callback: ApprovalCallback | None = None,
     record_events: bool = False,
     trace: bool = False,
+    allowed_profiles: Sequence[PermissionProfile | str] = (),
     **ports: Any,
 ) -> AgentRuntime:
     """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports.
@@ -50,9 +55,13 @@ def create_runtime(
     ``approver=``), a call that needs approval leaves its handle ``awaiting_approval``.
     ``trace`` records OpenTelemetry spans of every session when the process has an SDK set up
     (``rho_entry.otel.instrument_if_configured``; ``rho-agent serve`` sets it).
+    ``allowed_profiles`` (names, paths or profiles; default: the agent's) bound what a stored
+    session continued with ``session_id=`` may run with: its stored profile must grant nothing
+    beyond one of them, compared by content, never by name (``rho_entry.resume_policy``).
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
     agent = config if isinstance(config, DomainAgent) else Agent(config)
+    profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))
     return AgentRuntime(
         agent,
         store=store,
@@ -63,6 +72,7 @@ def create_runtime(
         record_events=record_events,
         ports=ports,
         trace=trace,
+        allowed_profiles=profiles,
     )
 
 

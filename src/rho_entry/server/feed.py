@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.codec import event_to_dict
+from rho_adapters.store.confined import open_file, read_bytes
 from rho_domain import events as ev
 
 
@@ -110,7 +111,7 @@ class TraceFeed:
         """Publish complete lines the file gained since the last pull (up to and including
         the line of event ``until``, given as kind and time). Returns how many."""
         try:
-            with self.trace.open("rb") as handle:
+            with open_file(self.trace, "rb") as handle:  # never through a link
                 size = handle.seek(0, 2)
                 if size < self._offset:  # rewritten shorter (a repair on open): start over
                     self._offset, self.seq = _count_lines(self.trace)
@@ -165,7 +166,7 @@ def _parse(seq: int, line: bytes) -> tuple[FeedItem, float | None]:
 def _count_lines(path: Path) -> tuple[int, int]:
     """(bytes up to the end of the last complete line, non-blank complete lines)."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return 0, 0
     end = data.rfind(b"\n") + 1
@@ -175,7 +176,7 @@ def _count_lines(path: Path) -> tuple[int, int]:
 
 def _read_lines(path: Path, after: int, upto: int) -> Sequence[bytes]:
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return []
     end = data.rfind(b"\n") + 1

@@ -8,7 +8,9 @@ session, resolve the pending call from its trace, run on.
 
 What a client may touch is checked here: the profile is one the server allows and the working
 directory lies in one of its roots, for new sessions and for stored ones (a session the CLI
-started with an unrestricted profile or elsewhere cannot be driven, nor read, over HTTP).
+started with an unrestricted profile or elsewhere cannot be driven, nor read, over HTTP). A
+stored session's profile is judged by what its config.yaml grants, never by its name
+(``rho_entry.resume_policy``), and the runtime checks it again when it opens the session.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ import attrs
 
 from rho_adapters.store import FileSessionStore
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta
+from rho_adapters.store.recording import read_record
 from rho_adapters.store.signals import request_cancel
 from rho_adapters.store.trace import state_from_jsonl
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
+from rho_entry.resume_policy import authorise
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
 from rho_entry.server.feed import TraceFeed
@@ -69,6 +73,7 @@ class SessionHost:
             retry_after=settings.retry_after,
             approval_hold=settings.approval_hold,
             ports=session_ports or {},
+            allowed_profiles=settings.profiles,
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -224,16 +229,24 @@ class SessionHost:
         return done
 
     def _check_drivable(self, session_id: str) -> None:
-        """The session exists here, uses an allowed profile, and no other process drives it."""
+        """The session exists here, what its config.yaml asks for is allowed (a profile within
+        an allowed one by content, the server's endpoint, a working directory in the roots:
+        its name and meta.json are labels anyone writing the directory chooses), and no other
+        process drives it."""
         paths = self.paths(session_id)
-        meta = read_meta(paths)
-        profile = meta.get("profile")
-        if profile not in self.settings.profiles:
+        try:
+            record = read_record(paths)
+            config = authorise(
+                record, self.runs.runtime.resume_authority(), config_dir=self._home
+            ).config
+        except ConfigError as exc:
+            raise Forbidden(str(exc), field="profile") from None
+        if not self._visible(config.working_dir):
             raise Forbidden(
-                f"session {session_id} uses profile {profile!r}, which this server does not "
-                f"allow (allowed: {', '.join(self.settings.profiles)})",
-                field="profile",
+                f"session {session_id} runs in {config.working_dir!r}, outside the server's roots",
+                field="working_dir",
             )
+        meta = read_meta(paths)
         pid = meta.get("pid")
         live = liveness(meta, paused=paths.pause.exists(), now=time.time())
         if pid is not None and pid != os.getpid() and live in ("running", "paused", "idle"):

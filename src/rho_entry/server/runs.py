@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rho_adapters.store import FileSessionStore
@@ -39,6 +39,7 @@ class Runs:
         retry_after: int,
         approval_hold: float,
         ports: Mapping[str, Any],
+        allowed_profiles: Sequence[str] = (),
     ) -> None:
         from rho_entry.runtime import create_runtime
 
@@ -54,6 +55,8 @@ class Runs:
             max_queued=100_000,
             when_full="raise",
             trace=True,  # spans when the server process has OpenTelemetry set up
+            # a stored session runs only within a profile the operator allowed, by content
+            allowed_profiles=allowed_profiles,
             **ports,
         )
         self.handles: dict[str, AgentHandle] = {}

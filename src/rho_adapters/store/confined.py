@@ -1,0 +1,121 @@
+"""Session files opened inside their session directory, never through a link.
+
+A session directory is data that whoever can write it controls: ``trace.jsonl`` may be a
+symbolic link to ``~/.bashrc``, ``lock`` one to a file the next open would truncate, the
+directory itself a link to somewhere else. Every session file is therefore opened here:
+
+- the session directory (and ``exports`` below it) is opened with ``O_DIRECTORY |
+  O_NOFOLLOW``: a directory that is a link is refused, whatever it points to; the sessions
+  root above it is the user's own configuration and is taken as it is;
+- the file is opened relative to that descriptor (``dir_fd=``) with ``O_NOFOLLOW``, so the
+  name is looked up in that directory and a link is refused (``ELOOP``), dangling or not;
+- what was opened must be a regular file, and one we write must have a single name (a hard
+  link would make an append land in a file outside the directory too).
+
+A refusal is a ``StoreError`` naming the file; a missing file stays ``FileNotFoundError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from rho_domain.errors import StoreError
+
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+_WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+class LinkRefused(StoreError):
+    """A session file or directory is a link (or not a plain file): it is not followed."""
+
+
+def _refused(path: Path, what: str) -> LinkRefused:
+    return LinkRefused(
+        f"{path}: {what}; session files are opened only inside their session directory, "
+        "never through a link (remove it, or restore the file the session wrote)"
+    )
+
+
+@contextlib.contextmanager
+def directory_fd(directory: Path, levels: int = 1) -> Iterator[int]:
+    """A descriptor of ``directory`` whose last ``levels`` components were opened without
+    following links (1: the session directory; 2: ``<session>/exports``)."""
+    parts = directory.parts
+    base = Path(*parts[:-levels]) if len(parts) > levels else Path(os.sep)
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in parts[len(parts) - levels :]:
+            try:
+                child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _refused(Path(base, name), "is a link or not a directory") from None
+                raise
+            os.close(fd)
+            fd = child
+            base = base / name
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def open_fd(path: Path, flags: int, mode: int = 0o600, *, levels: int = 1) -> int:
+    """``os.open`` of the session file ``path`` (see the module docstring); the caller
+    closes the descriptor. ``O_NONBLOCK`` is added so that a FIFO planted under a session
+    file's name cannot block the open; it is refused right after."""
+    with directory_fd(path.parent, levels) as parent:
+        try:
+            fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _refused(path, "is a symbolic link") from None
+            raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refused(path, "is not a regular file")
+        if flags & _WRITES and info.st_nlink > 1:
+            raise _refused(path, f"has {info.st_nlink} hard links")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(path: Path, mode: str, *, levels: int = 1) -> IO[bytes]:
+    """A binary file object for a session file: ``rb``, ``ab``, ``a+b``, ``r+b``, ``wb``
+    (truncate or create) or ``xb`` (create, refusing any existing name, link included)."""
+    flags = {
+        "rb": os.O_RDONLY,
+        "ab": os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+        "a+b": os.O_RDWR | os.O_APPEND | os.O_CREAT,
+        "r+b": os.O_RDWR,
+        "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+        "xb": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+    }[mode]
+    fd = open_fd(path, flags, levels=levels)
+    handle: IO[bytes] = os.fdopen(fd, "rb+" if mode == "r+b" else mode.replace("x", "w"))
+    return handle
+
+
+def read_bytes(path: Path, *, levels: int = 1) -> bytes:
+    """The whole content of a session file."""
+    with open_file(path, "rb", levels=levels) as handle:
+        return handle.read()
+
+
+def touch(path: Path, *, levels: int = 1) -> None:
+    """Create the sentinel file ``path`` if it is missing (never through a link)."""
+    os.close(open_fd(path, os.O_WRONLY | os.O_CREAT, levels=levels))
+
+
+def is_link(path: Path) -> bool:
+    """True when ``path`` itself is a symbolic link."""
+    return path.is_symlink()

@@ -1,0 +1,129 @@
+"""What a permission profile grants, compared by content, never by its name.
+
+A profile's ``name`` is a label anyone can write: a stored ``config.yaml`` may call a profile
+granting an unrestricted shell and no approvals ``readonly``. Every decision about authority
+(resuming a stored session, a server's allowed profiles, a listing's label) therefore compares
+what the profile grants, axis by axis:
+
+- shell: restricted < unrestricted; file writes: off < create-only < full; database:
+  readonly < mutations; a longer ``shell_timeout`` grants more;
+- approvals: ``all`` asks most, then ``dangerous``, then ``none``; ``granular`` is within
+  another granular profile that asks about at least the same tools, and within ``none``;
+  fewer ``dangerous_patterns`` or ``denied_tools`` grant more;
+- tools: ``bash_only`` grants less; every ``extra_read_roots`` entry must be one the limit
+  has too.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from rho_domain.permissions import (
+    BUILTIN_PROFILES,
+    ApprovalMode,
+    DatabaseMode,
+    FileWriteMode,
+    PermissionProfile,
+    ShellMode,
+    builtin_profile,
+)
+
+_SHELL = (ShellMode.RESTRICTED, ShellMode.UNRESTRICTED)
+_FILES = (FileWriteMode.OFF, FileWriteMode.CREATE_ONLY, FileWriteMode.FULL)
+_DATABASE = (DatabaseMode.READONLY, DatabaseMode.MUTATIONS)
+_APPROVAL = (ApprovalMode.ALL, ApprovalMode.DANGEROUS, ApprovalMode.NONE)
+# The names that are labels, not grants.
+_LABELS = frozenset({"name", "description"})
+
+
+def same_grants(profile: PermissionProfile, other: PermissionProfile) -> bool:
+    """True when both profiles grant exactly the same (names and descriptions aside)."""
+    return _grants(profile) == _grants(other)
+
+
+def builtin_equal(profile: PermissionProfile) -> str | None:
+    """The built-in profile whose grants ``profile`` has exactly (``readonly``, ``developer``,
+    ``eval``), or None. ``unrestricted`` is reported as ``eval``, its canonical name."""
+    for name in ("readonly", "developer", "eval"):
+        if same_grants(profile, builtin_profile(name)):
+            return name
+    return None
+
+
+def excess(profile: PermissionProfile, limit: PermissionProfile) -> tuple[str, ...]:
+    """What ``profile`` grants beyond ``limit``, one phrase per axis (empty: within it)."""
+    out: list[str] = []
+    for axis, order, mine, theirs in (
+        ("shell", _SHELL, profile.shell, limit.shell),
+        ("file writes", _FILES, profile.file_write, limit.file_write),
+        ("database", _DATABASE, profile.database, limit.database),
+    ):
+        if order.index(mine) > order.index(theirs):
+            out.append(f"{axis}: {mine.value} (the limit is {theirs.value})")
+    if not _approval_within(profile, limit):
+        out.append(f"approval: {_approval_text(profile)} (the limit is {_approval_text(limit)})")
+    if limit.approval is not ApprovalMode.NONE:
+        fewer = set(limit.dangerous_patterns) - set(profile.dangerous_patterns)
+        if fewer:
+            out.append(f"dangerous patterns not asked about: {', '.join(sorted(fewer))}")
+    allowed_tools = set(limit.denied_tools) - set(profile.denied_tools)
+    if allowed_tools:
+        out.append(f"tools not denied: {', '.join(sorted(allowed_tools))}")
+    if profile.shell_timeout > limit.shell_timeout:
+        out.append(
+            f"shell timeout {profile.shell_timeout:g}s (the limit is {limit.shell_timeout:g}s)"
+        )
+    if limit.bash_only and not profile.bash_only:
+        out.append("tools besides bash")
+    roots = [r for r in profile.extra_read_roots if r not in limit.extra_read_roots]
+    if roots:
+        out.append(f"extra read roots: {', '.join(roots)}")
+    return tuple(out)
+
+
+def within(profile: PermissionProfile, limit: PermissionProfile) -> bool:
+    """True when ``profile`` grants nothing that ``limit`` does not."""
+    return not excess(profile, limit)
+
+
+def describe(profile: PermissionProfile) -> str:
+    """What the profile grants, in one line: ``shell: unrestricted, file writes: full,
+    database: mutations, approval: none``."""
+    return (
+        f"shell: {profile.shell.value}, file writes: {profile.file_write.value}, "
+        f"database: {profile.database.value}, approval: {_approval_text(profile)}"
+    )
+
+
+def label(profile: PermissionProfile) -> str:
+    """How a listing names a profile: its name when it grants exactly the built-in profile of
+    that name (``readonly``), else the name with a ``*`` and what it grants
+    (``readonly* (shell: unrestricted, ...)``), so that a name never passes for a grant."""
+    if profile.name in BUILTIN_PROFILES and same_grants(profile, builtin_profile(profile.name)):
+        return profile.name
+    return f"{profile.name}* ({describe(profile)})"
+
+
+def _approval_within(profile: PermissionProfile, limit: PermissionProfile) -> bool:
+    mine, theirs = profile.approval, limit.approval
+    if theirs is ApprovalMode.NONE or mine is ApprovalMode.ALL:
+        return True
+    if mine is ApprovalMode.GRANULAR or theirs is ApprovalMode.GRANULAR:
+        # granular asks about named tools only: comparable with another granular list alone
+        return mine is theirs and profile.approval_required_tools >= limit.approval_required_tools
+    return _APPROVAL.index(mine) <= _APPROVAL.index(theirs)
+
+
+def _approval_text(profile: PermissionProfile) -> str:
+    if profile.approval is ApprovalMode.GRANULAR:
+        return f"granular ({', '.join(sorted(profile.approval_required_tools))})"
+    return str(profile.approval.value)
+
+
+def _grants(profile: PermissionProfile) -> dict[str, object]:
+    values = attrs.asdict(profile, recurse=False)
+    return {
+        k: (frozenset(v) if k == "dangerous_patterns" else v)
+        for k, v in values.items()
+        if k not in _LABELS
+    }

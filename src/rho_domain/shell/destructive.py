@@ -1,0 +1,272 @@
+r"""Which bash command lines ask again after "always": decided on the parsed command, not text.
+
+A human who answers "always" for bash approves ordinary work for the session, not everything.
+``destructive_reason(command)`` reads the line with the restricted shell's own lexer and parser
+(quotes removed and escapes decoded, so ``'rm'``, ``r\\m`` and ``\\rm`` are rm; ``/bin/rm``
+is rm by its last path component) and judges every simple command in it:
+
+* every command of every list (``;``, ``&&``, ``||``, newlines), pipeline and subshell;
+* every suffix of a command's words that starts with a program this check knows, since
+  programs that run programs take the command as a suffix of their words (``env``,
+  ``sudo``, ``nice``, ``timeout``, ``nohup``, ``exec``, ``command``, ``busybox``, ``ssh``,
+  ``git bisect run``...). After ``xargs`` or ``parallel`` the suffix ends with an unknown word
+  (what they append), and their ``{}`` is unknown, as is ``find -exec``'s;
+* programs that run code handed to them (``shell.destructive_code``): shell ``-c`` strings,
+  ``eval``, here-documents fed to a shell are parsed and judged in turn; a pipe into a shell
+  (``curl ... | sh``), inline code of another language (``python -c``) and SQL that writes
+  (``psql -c``) ask;
+* a file this command line wrote (a redirection target, what curl, wget, tee, cp... name) run
+  as a program or a script (``curl -o s.sh URL && sh s.sh``) asks;
+* every other word with a blank or an operator in it that parses as a command line (the
+  string ``ssh host`` or ``watch`` hands to a shell; the value of ``NAME=value``,
+  ``--option=value`` or of a short option it is glued to, ``su -c'...'``); for
+  ``ssh``, ``su``, ``watch``, ``trap``... such a word that cannot be parsed asks;
+* a variable that chooses what runs (``PATH=``, ``LD_PRELOAD=``, ``BASH_ENV=``,
+  ``GIT_SSH_COMMAND=``, ``PAGER=``...) set for or by any command, and ``alias``, ``hash``,
+  ``enable`` (they change what a later name runs) ask;
+* redirections that write to a device (``> /dev/sda``; not ``/dev/null``, ``/dev/std*``,
+  ``/dev/tty``, ``/dev/fd/*``) or inside a ``.git`` directory (hooks and config run later),
+  a disk device named as an argument (``cp x /dev/sda``) and a path inside ``.git`` named
+  to a program that may write it (``tee``, ``cp``, ``chmod``, ``sed``; not ``cat``, ``ls``,
+  ``grep``, ``git``), ask;
+* the programs of ``shell.destructive_table`` (rm, dd, mkfs, chmod -R, rsync --delete, tar
+  --remove-files, ``kubectl delete``, ``docker rm``..., git push --force, reset --hard, ...).
+
+Fail closed: a line, shell string or here-document the parser cannot read (variables,
+``$(...)``, keywords, more than 8192 characters, control characters) asks again with the
+parser's reason, and so does nesting deeper than ``MAX_DEPTH``.
+
+Not read, like any program's own behaviour: what a script or build tool does (``./deploy.sh``,
+``make``, ``python script.py``), sed's ``e`` command, and plain overwrites (``mv``, ``cp``,
+``> file``), which are ordinary work in a developer profile.
+
+Contract: ``destructive_reason(command) -> str``, the reason shown to the human, or "".
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from rho_domain.errors import CommandRefused
+from rho_domain.shell.destructive_code import STDIN_FILES, Stdin, runner_for
+from rho_domain.shell.destructive_table import is_listed, judge_program, program_name
+from rho_domain.shell.destructive_words import Arg
+from rho_domain.shell.parser import CommandList, Redirection, SimpleCommand, Subshell, parse
+
+MAX_DEPTH = 6
+# Characters parsed and words judged in one check, nested strings included: past it the line
+# asks (eval eval eval ... over a long line would otherwise take seconds)
+WORK_BUDGET = 50_000
+
+_APPENDERS = frozenset({"xargs", "parallel"})
+_SHELL_STRING_TAKERS = frozenset(
+    ["ssh", "su", "runuser", "watch", "script", "flock", "env", "sudo", "doas", "trap"]
+)
+_RENAMERS = frozenset({"alias", "hash", "enable"})
+_WRITERS = frozenset(
+    ["curl", "wget", "tee", "cp", "mv", "install", "ln", "scp", "rsync", "aria2c", "unzip", "tar"]
+)
+_PROGRAM_VARIABLES = frozenset(
+    [
+        "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "IFS",
+        "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GCONV_PATH", "PYTHONSTARTUP",
+        "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "GIT_EXEC_PATH",
+        "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
+        "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+        "PAGER", "EDITOR", "VISUAL", "SHELL", "GIT_DIR", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR",
+        "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR", "BROWSER",
+        "MANPAGER", "LESSOPEN", "LESSCLOSE",
+    ]
+)  # fmt: skip
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)$", re.DOTALL)
+_HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
+_DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|dm-|md|loop|sr|mem$|kmem$|port$)")
+_DEVICE_READERS = frozenset(["ls", "lsblk", "blkid", "stat", "file", "df", "smartctl", "udevadm"])
+# programs that only read or name what is inside .git (any other naming it may write there)
+_GIT_DIR_READERS = frozenset(
+    [
+        "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "find",
+        "stat", "file", "wc", "du", "tree", "git", "diff", "cd", "realpath", "readlink",
+        "basename", "dirname", "md5sum", "sha256sum", "xxd", "od", "hexdump", "strings",
+        "test", "[",
+    ]
+)  # fmt: skip
+_LINE_CHARACTERS = frozenset(" \t\n;|&()<>")
+_WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
+
+
+def destructive_reason(command: str) -> str:
+    """Why ``command`` asks again after "always" (shown to the human), or "" when it may run
+    unasked. See the module docstring for what is read."""
+    return _Check().line(command, 0, "")
+
+
+@attrs.define
+class _Check:
+    """One check of one command line; ``written`` holds the paths its commands write, in
+    order, so that running one of them later in the line asks."""
+
+    written: set[str] = attrs.field(factory=set)
+    budget: int = WORK_BUDGET
+
+    def spend(self, work: int) -> str:
+        """Count ``work``; the reason to ask once the budget is spent."""
+        self.budget -= work
+        if self.budget < 0:
+            return "the command line is too complex to check (nested runs of long lines)"
+        return ""
+
+    def line(self, text: str, depth: int, who: str) -> str:
+        """Parse ``text`` (``who`` runs it; "" for the line itself) and judge it."""
+        if depth > MAX_DEPTH:
+            return f"commands nested more than {MAX_DEPTH} levels deep cannot be checked"
+        if why := self.spend(len(text)):
+            return why
+        try:
+            tree = parse(text)
+        except CommandRefused as exc:
+            if who:
+                return f"{who} runs a command string the approval check cannot read ({exc})"
+            return f"the approval check cannot read this command line, so it asks ({exc})"
+        return self.commands(tree, depth)
+
+    def commands(self, tree: CommandList, depth: int) -> str:
+        if depth > MAX_DEPTH:
+            return f"commands nested more than {MAX_DEPTH} levels deep cannot be checked"
+        for _, pipeline in tree.items:
+            for index, command in enumerate(pipeline.commands):
+                if isinstance(command, Subshell):
+                    why = self.commands(command.body, depth + 1)
+                else:
+                    why = self.simple(command, depth, piped=index > 0)
+                if why:
+                    return why
+        return ""
+
+    def simple(self, command: SimpleCommand, depth: int, *, piped: bool) -> str:
+        patterns = command.patterns or (None,) * len(command.argv)
+        argv: tuple[Arg, ...] = tuple(
+            None if pattern is not None else word
+            for word, pattern in zip(command.argv, patterns, strict=True)
+        )
+        first = program_name(argv[0])
+        if why := self.redirections(command.redirections) or self.words(argv, first):
+            return why
+        stdin = _stdin(command.redirections, piped=piped)
+        for start in range(len(argv)):
+            name = program_name(argv[start])
+            if start and (
+                name == "." or not (is_listed(name) or runner_for(name or "") or name in _RENAMERS)
+            ):
+                continue  # "." is a program only in first place (jq . file)
+            words = argv[start:]
+            if start and first in _APPENDERS:  # what they append, and their {}, are unknown
+                words = (*(None if w is not None and "{}" in w else w for w in words), None)
+            # a wrapper's command inherits its stdin; xargs and parallel give theirs none
+            if why := self.argv(words, "" if start and first in _APPENDERS else stdin, depth):
+                return why
+        if first in _WRITERS:
+            self.written.update(_path(w) for w in argv[1:] if w is not None)
+        return self.strings(argv, first, depth)
+
+    def argv(self, words: Sequence[Arg], stdin: Stdin, depth: int) -> str:
+        """Judge one command's words (a whole command, or the suffix a wrapper runs)."""
+        name = program_name(words[0])
+        if name is None:
+            return "the program to run is a glob or generated word"
+        if why := self.spend(len(words)):
+            return why
+        if name in _RENAMERS:
+            return f"{name} changes what a later command name runs"
+        runner = runner_for(name)
+        runs = words if runner is not None else words[:1]  # a runner's script is a word
+        if ran := next((w for w in runs if w is not None and _path(w) in self.written), None):
+            return f"runs {ran}, which this command line writes first"
+        if runner is None:
+            return judge_program(name, words[1:])
+        return runner(
+            name,
+            words[1:],
+            stdin,
+            lambda text, who: self.line(text, depth + 1, who),
+            lambda command: self.argv(command, "", depth + 1),
+        )
+
+    def words(self, argv: Sequence[Arg], first: str | None) -> str:
+        """Variables that choose what runs; disk devices and paths inside ``.git`` named as
+        arguments (``tee .git/hooks/pre-commit``, ``cp x /dev/sda``)."""
+        for word in argv[1:]:
+            match = _ASSIGNMENT.match(word or "")
+            if match and match.group(1) in _PROGRAM_VARIABLES:
+                return f"{match.group(1)}=...: sets what a later command runs"
+            path = (word or "").split("=", 1)[-1]
+            if first not in _DEVICE_READERS and _DISK.match(path):
+                return f"{first} {word}: names a disk device"
+            if first not in _GIT_DIR_READERS and ".git" in path.casefold().split("/"):
+                return f"{first} {word}: may write inside .git (hooks and config run later)"
+        return ""
+
+    def strings(self, argv: Sequence[Arg], first: str | None, depth: int) -> str:
+        """Words a program may hand to a shell: parsed and judged when they parse."""
+        strict = first in _SHELL_STRING_TAKERS
+        for text in (t for word in argv[1:] for t in _shell_texts(word)):
+            if why := self.spend(len(text)):
+                return why
+            try:
+                tree = parse(text)
+            except CommandRefused as exc:
+                if strict:
+                    return f"{first} runs a command string the approval check cannot read ({exc})"
+                continue
+            if why := self.commands(tree, depth + 1):
+                return why
+        return ""
+
+    def redirections(self, redirections: Sequence[Redirection]) -> str:
+        for redirection in redirections:
+            target = redirection.target
+            if target is None or redirection.op not in _WRITING:
+                continue
+            if target.startswith("/dev/") and not target.startswith(_HARMLESS_DEVICES):
+                return f"{redirection.op} {target}: writes to a device"
+            if ".git" in target.casefold().split("/"):
+                return f"{redirection.op} {target}: writes inside .git (hooks and config run later)"
+            self.written.add(_path(target))
+        return ""
+
+
+def _shell_texts(word: Arg) -> list[str]:
+    """The texts in ``word`` a program could hand to a shell: the word, the value of
+    ``NAME=value`` (instead of the word) or ``--option=value``, and a value glued to a short
+    option (``su -c'rm -rf x'``); only those with a blank or an operator."""
+    if word is None:
+        return []
+    match = _ASSIGNMENT.match(word)
+    texts = [match.group(2)] if match else [word]
+    if not match and "=" in word:
+        texts.append(word.split("=", 1)[1])
+    if word.startswith("-") and not word.startswith("--") and len(word) > 2:
+        texts.append(word[2:])
+    return [text for text in texts if _LINE_CHARACTERS & set(text)]
+
+
+def _path(word: str) -> str:
+    return posixpath.normpath(word) if word else word
+
+
+def _stdin(redirections: Sequence[Redirection], *, piped: bool) -> Stdin:
+    """What the command reads on standard input: a pipe, a file, a here-document's text, or
+    nothing (the tool's stdin is empty). The last redirection of descriptor 0 wins."""
+    stdin: Stdin = "pipe" if piped else ""
+    for redirection in redirections:
+        if redirection.fd not in (None, 0):
+            continue
+        if redirection.heredoc is not None:
+            stdin = redirection.heredoc
+        elif redirection.op in ("<", "<>"):
+            stdin = "pipe" if redirection.target in STDIN_FILES else "file"
+    return stdin

@@ -1,0 +1,233 @@
+"""Programs that run code handed to them, in the destructive-command check (``shell.destructive``).
+
+* shells (sh, bash, zsh, ...): a ``-c`` string is parsed and judged in turn; so is a
+  here-document or here-string they read. Code from a pipe (``curl ... | sh``, also through
+  ``/dev/stdin``) asks: this check cannot see it. A script file is its own business, like
+  ``./script``, unless this command line wrote it (``shell.destructive`` checks that);
+* ``eval``: its words, joined, are parsed and judged;
+* ``source`` / ``.``: code from a pipe asks;
+* interpreters (python, perl, ruby, node, php, ...): inline code (``-c``, ``-e``, ``-p``,
+  ``-r``, ``--eval``) and code from a pipe or here-document ask (another language: not read);
+* awk: the program asks unless the restricted shell's awk check passes it (no ``system``,
+  pipes, ``getline`` or output files);
+* find: ``-delete`` asks; ``-exec``/``-execdir``/``-ok``/``-okdir`` commands are judged
+  with ``{}`` unknown; a glob among its words asks (a match could be an action);
+* SQL clients (psql, mysql/mariadb, sqlite3): SQL given inline or in a here-document asks
+  unless the SQL check (``rho_domain.sql.classify``) finds one read-only statement; SQL from a
+  file or a pipe asks, as do sqlite3's dot-commands but a few that only show things.
+
+Contract: ``runner_for(name)`` returns the judge of a program that runs code, or None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from rho_domain.errors import CommandRefused
+from rho_domain.shell.awk import check_awk
+from rho_domain.shell.destructive_words import Arg
+from rho_domain.sql import classify
+
+Stdin = str  # "" nothing, "pipe", "file", or a here-document's text
+Nested = Callable[[str, str], str]  # (shell text, who runs it) -> reason, one level deeper
+Judge = Callable[[Sequence[Arg]], str]  # an argv run by this one, one level deeper
+Runner = Callable[[str, Sequence[Arg], Stdin, Nested, Judge], str]
+
+STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+SHELLS = frozenset(
+    ["sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "posh", "fish", "csh", "tcsh", "rbash"]
+)
+_INTERPRETER = re.compile(
+    r"^(python|pypy|perl|ruby|php|lua|luajit|node|nodejs|deno|bun|rscript|pwsh|tclsh|osascript)"
+    r"[0-9.]*$"
+)
+_INLINE_LONG = frozenset(["--eval", "--print", "--command", "-command", "--exec"])
+_INLINE_FLAGS = frozenset("ceEpr")  # python -c, perl -e/-E/-p, ruby -e, node -e/-p, php -r
+# options whose value is the next word (not the script): python -W/-X, ruby/perl -I, node's
+_INTERPRETER_VALUED = frozenset(
+    [
+        "-W", "-X", "-I", "-C", "--check-hash-based-pycs", "--require", "--import", "--loader",
+        "--experimental-loader", "--input-type", "--env-file", "--conditions",
+    ]
+)  # fmt: skip
+_AWKS = frozenset(["awk", "gawk", "mawk", "nawk"])
+_SHELL_VALUED = frozenset(["-o", "+o", "-O", "+O", "--rcfile", "--init-file"])
+_SQL_DIALECT = {"psql": "postgres", "mysql": "mysql", "mariadb": "mysql", "sqlite3": "sqlite"}
+_SQL_INLINE = {
+    "psql": ("-c", "--command"),
+    "mysql": ("-e", "--execute"),
+    "mariadb": ("-e", "--execute"),
+}
+_SQL_FILE = {"psql": ("-f", "--file"), "sqlite3": ("-init",)}
+_SQLITE_VALUED = frozenset(["-separator", "-nullvalue", "-newline", "-cmd", "-init"])
+_SQLITE_SHOWS = frozenset(
+    [".tables", ".schema", ".indexes", ".headers", ".mode", ".databases", ".dump", ".help"]
+)
+
+
+def runner_for(name: str) -> Runner | None:
+    """The judge of ``name`` when it runs code handed to it; None otherwise."""
+    if name in SHELLS:
+        return _shell
+    if name in _AWKS:
+        return _awk
+    if _INTERPRETER.match(name):
+        return _interpreter
+    return _RUNNERS.get(name)
+
+
+def _shell(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    inline = from_stdin = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg is None:
+            return f"{name} with a glob or generated word"
+        if arg == "-" or not arg.startswith(("-", "+")):
+            break
+        i += 1
+        if arg == "--":
+            break
+        if arg.startswith("--command="):  # fish
+            return nested(arg.split("=", 1)[1], f"{name} --command")
+        if arg in _SHELL_VALUED:
+            i += 1
+        elif arg == "--command":
+            inline = True
+        elif not arg.startswith("--"):
+            inline = inline or "c" in arg[1:]
+            from_stdin = from_stdin or "s" in arg[1:]
+    operands = args[i:]
+    if inline:
+        if not operands or operands[0] is None:
+            return f"{name} -c with a glob or generated command string"
+        return nested(operands[0], f"{name} -c")
+    if operands and operands[0] not in STDIN_FILES and not from_stdin:
+        return ""  # a script file
+    return _code_on_stdin(name, stdin, nested)
+
+
+def _code_on_stdin(name: str, stdin: Stdin, nested: Nested) -> str:
+    if stdin == "pipe":
+        return f"a pipe into {name} runs text the approval check cannot see"
+    if stdin not in ("", "file"):
+        return nested(stdin, f"{name} <<here-document")
+    return ""
+
+
+def _eval(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    if None in args:
+        return "eval of a glob or generated word"
+    return nested(" ".join(a for a in args if a is not None), "eval")
+
+
+def _source(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    if args and (args[0] is None or args[0] in STDIN_FILES):
+        return _code_on_stdin(name, "pipe" if stdin in ("", "file") else stdin, nested)
+    return ""
+
+
+def _interpreter(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    """Inline code or code on stdin asks; a script or a module (``-m``) is its own business."""
+    script: Arg = "-"
+    value_next = False
+    for arg in args:
+        if value_next:
+            value_next = False
+            continue
+        if arg is None or arg in STDIN_FILES or not arg.startswith("-") or arg.startswith("-m"):
+            script = arg
+            break  # the script, the module or stdin: the words after it are its own
+        value_next = arg in _INTERPRETER_VALUED
+        option = arg.split("=", 1)[0]
+        if option in _INLINE_LONG or (not arg.startswith("--") and _INLINE_FLAGS & set(arg[1:])):
+            return f"{name} {arg}: runs inline code the approval check cannot read"
+    if (script is None or script in STDIN_FILES) and stdin not in ("", "file"):
+        return f"{name} reads code from a pipe or here-document the approval check cannot read"
+    return ""
+
+
+def _awk(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    if None in args:
+        return f"{name} with a glob or generated word"
+    try:
+        check_awk([a for a in args if a is not None])
+    except CommandRefused as exc:
+        return f"{name}: its program may run commands or write files ({exc})"
+    return ""
+
+
+def _find(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg is None:
+            return "find with a glob among its words (a matched name could be an action)"
+        if arg == "-delete":
+            return "find -delete removes every file it matches"
+        if arg in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = i
+            while end < len(args) and args[end] not in (";", "+"):
+                end += 1
+            command = tuple(None if w is not None and "{}" in w else w for w in args[i:end])
+            if not command:
+                return f"find {arg} without a command"
+            if why := judge(command):
+                return f"find {arg}: {why}"
+            i = end + 1
+    return ""
+
+
+def _sql_client(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    found = _sql_statements(name, args)
+    if isinstance(found, str):
+        return found
+    if not found and stdin in ("pipe", "file"):
+        return f"{name} runs SQL from a {stdin} the approval check cannot read"
+    for sql in found or ([stdin] if stdin else []):
+        verdict = classify(sql, _SQL_DIALECT[name])
+        if not verdict.read_only:
+            return f"{name} runs SQL that is not one read-only statement ({verdict.reason})"
+    return ""
+
+
+def _sql_statements(name: str, args: Sequence[Arg]) -> list[str] | str:
+    """The SQL given on the command line, or the reason to ask."""
+    inline, files = _SQL_INLINE.get(name, ()), _SQL_FILE.get(name, ())
+    statements: list[str] = []
+    operands: list[str] = []
+    words = list(args)
+    while words:
+        arg = words.pop(0)
+        if arg is None:
+            return f"{name} with a glob or generated word"
+        option, eq, value = arg.partition("=")
+        if option in files:
+            return f"{name} {option}: runs SQL from a file the approval check cannot read"
+        if option in inline or (name == "sqlite3" and option == "-cmd"):
+            statements.append(value if eq else str(words.pop(0) if words else ""))
+        elif inline and arg[:2] == inline[0] and len(arg) > 2:
+            statements.append(arg[2:])  # -cSQL, -eSQL
+        elif name == "sqlite3" and arg in _SQLITE_VALUED:
+            words = words[1:]
+        elif not arg.startswith("-"):
+            operands.append(arg)
+    if name == "sqlite3":  # after the database file: SQL or dot-commands
+        for operand in operands[1:]:
+            command = operand.split()[0] if operand.split() else ""
+            if command.startswith(".") and command not in _SQLITE_SHOWS:
+                return f"{name} {command}: a dot-command that may run or write"
+            if not command.startswith("."):
+                statements.append(operand)
+    return statements
+
+
+_RUNNERS: dict[str, Runner] = {
+    "eval": _eval,
+    "source": _source,
+    ".": _source,
+    "find": _find,
+    **dict.fromkeys(_SQL_DIALECT, _sql_client),
+}

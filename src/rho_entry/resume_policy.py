@@ -1,0 +1,225 @@
+"""Resuming a stored session: the session directory proposes, the user resuming it decides.
+
+A session directory is data: whoever can write it (a shared or copied directory, a session
+given as ``--resume ./path``, a server's store) writes its ``config.yaml``. So nothing in it
+grants authority on resume (CLI ``--resume`` and ``fork``, ``Session.resume``, the runtime and
+the server all come through ``authorise``):
+
+- **Profile.** A stored profile is compared by what it grants (``profile_grants``), never by
+  its name: it must be within one of the profiles the resumer allows now (the CLI: the profile
+  it runs with, readonly by default; a server: its allowed profiles). One that grants more is
+  refused, saying how to allow it. A profile the resumer gives now replaces the stored one.
+- **Endpoint.** ``base_url``, ``provider`` and ``api_key_env`` decide where an API key (and the
+  conversation, with every file a tool read) is sent. They come from the resumer's
+  configuration now; a stored value that differs is refused unless given again.
+- **Databases.** A stored alias list names hosts and the variables their passwords are read
+  from: it must equal the resumer's, or be given again.
+- **Auto-approval** is never inherited: it is on only when the resumer turns it on now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.errors import ConfigError
+from rho_domain.permissions import (
+    BUILTIN_PROFILES,
+    PermissionProfile,
+    builtin_profile,
+    readonly_profile,
+)
+from rho_domain.ports.store import SessionRecord
+from rho_domain.profile_grants import excess, label, within
+from rho_entry.demo import DEMO_MODEL
+
+ENDPOINT_FIELDS = ("base_url", "provider", "api_key_env")
+"""The settings that decide where a model call, and the API key with it, goes."""
+
+
+@attrs.frozen(kw_only=True)
+class Endpoint:
+    """Where model calls go, as the resumer configured it (None: not set)."""
+
+    base_url: str | None = None
+    provider: str | None = None
+    api_key_env: str | None = None
+
+    @classmethod
+    def of(cls, config: AgentConfig) -> Endpoint:
+        """The endpoint settings of ``config``."""
+        return cls(
+            base_url=config.base_url, provider=config.provider, api_key_env=config.api_key_env
+        )
+
+
+@attrs.frozen(kw_only=True)
+class ResumeAuthority:
+    """What the user or operator resuming a session allows now.
+
+    Attributes:
+        profiles: A stored profile must grant nothing beyond one of these (by content).
+        given: Config fields the resumer sets now; they replace the stored ones unquestioned.
+        endpoint: The resumer's endpoint settings, or None when no model is built from the
+            config (a model port is passed in, or the demo model): nothing is sent anywhere.
+        databases: The resumer's database aliases, or None to not check them (a ``databases=``
+            port is passed in).
+        hint: How to choose a profile, ``{profile}`` the suggested one: ``pass --profile
+            {profile}`` (CLI), ``overrides={{'profile': ...}}`` (library), ...
+        endpoint_hint: How to give an endpoint setting again: ``{field}`` is its name,
+            ``{flag}`` the same with dashes.
+    """
+
+    profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
+    given: Mapping[str, Any] = attrs.field(factory=dict)
+    endpoint: Endpoint | None = None
+    databases: Mapping[str, DatabaseConfig] | None = None
+    hint: str = "pass overrides={{'profile': {profile!r}}} to resume it with that profile"
+    endpoint_hint: str = "pass overrides={{'{field}': ...}} to use it again"
+
+
+@attrs.frozen(kw_only=True)
+class Authorised:
+    """The config a resumed session runs with, and what the resumer should be told."""
+
+    config: AgentConfig
+    notices: tuple[str, ...] = ()
+
+
+def resolve_profiles(
+    specs: Sequence[PermissionProfile | str], *, config_dir: Path | None
+) -> tuple[PermissionProfile, ...]:
+    """Profiles from names, paths or values (``config_files.resolve_profile``)."""
+    from rho_entry.config_files import resolve_profile
+
+    return tuple(resolve_profile(spec, config_dir=config_dir) for spec in specs)
+
+
+def default_authority(
+    given: Mapping[str, Any], ports: Mapping[str, Any], env: Mapping[str, str]
+) -> ResumeAuthority:
+    """What ``Session.resume`` allows when its caller says nothing: the readonly profile, the
+    endpoint of the environment (``RHO_AGENT_BASE_URL``, ``OPENAI_BASE_URL``; none checked when
+    a ``model`` port is passed), no databases (unless a ``databases`` port is passed), and the
+    ``overrides`` as given."""
+    from rho_entry.wiring import base_url_from
+
+    endpoint = None if ports.get("model") is not None else Endpoint(base_url=base_url_from(env))
+    return ResumeAuthority(
+        profiles=(readonly_profile(),),
+        given=dict(given),
+        endpoint=endpoint,
+        databases=None if ports.get("databases") is not None else {},
+    )
+
+
+def authorise(
+    record: SessionRecord, authority: ResumeAuthority, *, config_dir: Path | None
+) -> Authorised:
+    """The config to resume ``record`` with under ``authority``.
+
+    Raises ``ConfigError`` naming the session, what its directory asks for, and how to allow it
+    (a profile granting more than allowed, a stored endpoint or database list that differs).
+    """
+    stored = record.config
+    given = dict(authority.given)
+    notices: list[str] = []
+    if not given.get("auto_approve") and stored.auto_approve:
+        notices.append(
+            f"session {record.id} was stored with auto-approval on; that is not inherited "
+            "(pass -y to turn it on for this run)"
+        )
+    given.setdefault("auto_approve", False)
+    if "profile" not in given:
+        given["profile"] = _allowed_profile(record, authority, config_dir)
+    if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
+        given.update(_endpoint(record, authority, given))
+    if authority.databases is not None and "databases" not in given:
+        if dict(stored.databases) and dict(stored.databases) != dict(authority.databases):
+            raise ConfigError(
+                f"session {record.id} names databases ({', '.join(sorted(stored.databases))}) "
+                "that differ from your database configuration now; a session directory does "
+                "not choose where database passwords are sent: configure them again "
+                "(the CLI: databases.yaml or --config; Session.resume: "
+                "overrides={'databases': ...})"
+            )
+        given["databases"] = authority.databases
+    return Authorised(config=attrs.evolve(stored, **given), notices=tuple(notices))
+
+
+def _allowed_profile(
+    record: SessionRecord, authority: ResumeAuthority, config_dir: Path | None
+) -> PermissionProfile:
+    profile = _stored_profile(record, authority, config_dir)
+    if any(within(profile, limit) for limit in authority.profiles):
+        return profile
+    limits = ", ".join(p.name for p in authority.profiles)
+    beyond = "; ".join(excess(profile, authority.profiles[0]))
+    raise ConfigError(
+        f"session {record.id} was stored with profile {label(profile)}, which grants more than "
+        f"{limits} ({beyond}). A session directory cannot raise permissions: "
+        + authority.hint.format(profile=_suggestion(profile))
+    )
+
+
+def _stored_profile(
+    record: SessionRecord, authority: ResumeAuthority, config_dir: Path | None
+) -> PermissionProfile:
+    spec = record.config.profile
+    if isinstance(spec, PermissionProfile):
+        return spec
+    if spec in BUILTIN_PROFILES:
+        return builtin_profile(spec)
+    from rho_entry.config_files import resolve_profile
+
+    try:  # a profile file of the user's, named by the session: still compared by content
+        return resolve_profile(spec, config_dir=config_dir)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"session {record.id} was stored with profile {spec!r}, which cannot be loaded now "
+            f"({exc}); choose the profile to resume it with: "
+            + authority.hint.format(profile=authority.profiles[0].name)
+        ) from None
+
+
+def _suggestion(profile: PermissionProfile) -> str:
+    """The least built-in profile that covers ``profile`` (else a file of the user's)."""
+    for name in ("readonly", "developer", "eval"):
+        if within(profile, builtin_profile(name)):
+            return name
+    return "<a profile YAML of yours>"
+
+
+def _endpoint(
+    record: SessionRecord, authority: ResumeAuthority, given: Mapping[str, Any]
+) -> dict[str, Any]:
+    assert authority.endpoint is not None
+    current = attrs.asdict(authority.endpoint)
+    out: dict[str, Any] = {}
+    differs: list[str] = []
+    for field in ENDPOINT_FIELDS:
+        if field in given:
+            continue
+        stored = getattr(record.config, field)
+        if stored is not None and stored != current[field]:
+            now = current[field] if current[field] is not None else "not set"
+            differs.append(f"{field} {stored!r} (yours now: {now})")
+        out[field] = current[field]
+    if differs:
+        fixes = ", ".join(
+            authority.endpoint_hint.format(field=f, flag=f.replace("_", "-"))
+            for f in _fields(differs)
+        )
+        raise ConfigError(
+            f"session {record.id} was stored with {'; '.join(differs)}. Your API key and the "
+            f"conversation go only to the endpoint you configure: {fixes}"
+        )
+    return out
+
+
+def _fields(differs: Sequence[str]) -> list[str]:
+    return [d.split(" ", 1)[0] for d in differs]

@@ -1,0 +1,55 @@
+r"""Text from the model, made safe to print on a terminal: control characters shown, not obeyed.
+
+A terminal obeys what it is sent. ESC starts a command (erase the line, move the cursor up,
+set the window title), CR returns to the start of the line, a backspace steps back, and
+Unicode format characters reorder or hide what follows (RLO, LRI, zero-width joiners). A
+tool call's arguments, an answer or a tool's output can carry any of them, so that an
+approval prompt shows ``ls -la`` while ``touch X; ...`` runs. ``visible`` shows each such
+character as a Python-style escape instead: ``\x1b``, ``\r``, ``\x08``, ``\u202e``.
+
+Escaped: every C0 and C1 control character and DEL (category Cc) except the newline and the
+tab, which keep their meaning; format characters (Cf: bidi overrides and isolates,
+zero-width characters, the BOM); line and paragraph separators (Zl, Zp); blanks other than
+the space (Zs: a no-break space looks like a space but is not one to the shell); lone
+surrogates (Cs). Everything else, accents, CJK and emoji included, prints as itself.
+
+Contract: ``visible(text, newlines=True) -> str`` is printable (with ``newlines``, apart from
+``\n`` and ``\t``); the result of ``visible`` is unchanged by ``visible`` (escapes are ASCII);
+``hidden_count(text)`` is how many characters ``visible`` escapes.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs", "Cs"})
+_NAMED = {"\r": "\\r", "\n": "\\n", "\t": "\\t"}
+
+
+def visible(text: str, *, newlines: bool = True) -> str:
+    """``text`` with every character a terminal would obey or hide shown as an escape; with
+    ``newlines`` the newline and the tab are kept, without them they are escaped too (for
+    one-line displays)."""
+    if text.isprintable():  # the common case: no work
+        return text
+    return "".join(_shown(ch, newlines) for ch in text)
+
+
+def hidden_count(text: str) -> int:
+    """How many characters of ``text`` ``visible`` escapes (newlines and tabs kept)."""
+    if text.isprintable():
+        return 0
+    return sum(1 for ch in text if _shown(ch, True) != ch)
+
+
+def _shown(ch: str, newlines: bool) -> str:
+    if ch == " " or (newlines and ch in "\n\t"):
+        return ch
+    if unicodedata.category(ch) not in _ESCAPED_CATEGORIES:
+        return ch
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -1,0 +1,217 @@
+"""Session files are opened inside their session directory, never through a link.
+
+Every test plants a link (absolute or relative), a hard link or a FIFO where a session file
+belongs, pointing at a real file outside the session directory, then asserts the specific
+refusal and that the outside file is unchanged (or was never created).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.store import FileSessionStore, load_recording, read_trace
+from rho_adapters.store.confined import LinkRefused
+from rho_adapters.store.signals import (
+    FileSignals,
+    add_directive,
+    request_cancel,
+    request_export,
+    request_pause,
+)
+from rho_domain.config import AgentConfig
+from rho_domain.errors import StoreError
+from rho_domain.ports.store import SessionRecord
+
+SECRET = b"outside: keep me exactly as I am\n"
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    target = tmp_path / "outside" / "victim.txt"
+    target.parent.mkdir()
+    target.write_bytes(SECRET)
+    return target
+
+
+async def _session(root: Path, session_id: str = "s1") -> Path:
+    store = FileSessionStore(root)
+    await store.create(SessionRecord(id=session_id, created_at=time.time(), config=AgentConfig()))
+    await store.release(session_id)
+    return root / session_id
+
+
+def _link(at: Path, target: Path, *, relative: bool) -> None:
+    at.unlink(missing_ok=True)
+    at.symlink_to(os.path.relpath(target, at.parent) if relative else target)
+
+
+def _unchanged(target: Path, mtime: int) -> None:
+    assert target.read_bytes() == SECRET
+    assert target.stat().st_mtime_ns == mtime
+
+
+@pytest.mark.parametrize("relative", [False, True])
+@pytest.mark.parametrize("name", ["trace.jsonl", "config.yaml", "lock"])
+async def test_a_linked_session_file_is_refused_on_open(
+    tmp_path: Path, outside: Path, name: str, relative: bool
+) -> None:
+    directory = await _session(tmp_path / "sessions")
+    if name == "config.yaml":  # a valid config: following the link would succeed
+        outside.write_bytes((directory / name).read_bytes())
+    else:
+        outside.write_bytes(SECRET)
+    before = outside.read_bytes()
+    mtime = outside.stat().st_mtime_ns
+    _link(directory / name, outside, relative=relative)
+    store = FileSessionStore(tmp_path / "sessions")
+    with pytest.raises(LinkRefused, match=rf"{directory / name}: is a symbolic link; session"):
+        await store.open("s1")
+    assert outside.read_bytes() == before
+    assert outside.stat().st_mtime_ns == mtime
+    assert not store._open  # nothing held: the lock was released
+
+
+@pytest.mark.parametrize("name", ["trace.jsonl", "config.yaml"])
+async def test_reading_without_the_lock_refuses_links_too(
+    tmp_path: Path, outside: Path, name: str
+) -> None:
+    directory = await _session(tmp_path / "sessions")
+    _link(directory / name, outside, relative=False)
+    with pytest.raises(LinkRefused, match=name):
+        load_recording(directory)
+    if name == "trace.jsonl":
+        with pytest.raises(LinkRefused, match=name):
+            read_trace(directory / name)
+
+
+async def test_a_hard_linked_trace_is_not_appended_to(tmp_path: Path, outside: Path) -> None:
+    directory = await _session(tmp_path / "sessions")
+    outside.write_bytes(b"")  # an empty trace: it would be read and then appended to
+    (directory / "trace.jsonl").unlink()
+    os.link(outside, directory / "trace.jsonl")
+    store = FileSessionStore(tmp_path / "sessions")
+    with pytest.raises(LinkRefused, match=r"trace.jsonl: has 2 hard links"):
+        await store.open("s1")
+    assert outside.read_bytes() == b""
+
+
+async def test_a_fifo_in_place_of_the_trace_is_refused_without_blocking(tmp_path: Path) -> None:
+    directory = await _session(tmp_path / "sessions")
+    (directory / "trace.jsonl").unlink()
+    os.mkfifo(directory / "trace.jsonl")
+    with pytest.raises(LinkRefused, match=r"trace.jsonl: is not a regular file"):
+        await FileSessionStore(tmp_path / "sessions").open("s1")
+
+
+async def test_a_linked_torn_file_is_not_written(tmp_path: Path, outside: Path) -> None:
+    directory = await _session(tmp_path / "sessions")
+    (directory / "trace.jsonl").write_bytes(b'{"v": 1, "kind": "run_st')  # a torn last line
+    _link(directory / "trace.torn", outside, relative=True)
+    mtime = outside.stat().st_mtime_ns
+    store = FileSessionStore(tmp_path / "sessions")
+    warnings.simplefilter("ignore")  # the torn line is reported; pytest restores the filters
+    with pytest.raises(LinkRefused, match=r"trace\.torn: is a symbolic link"):
+        await store.open("s1")
+    _unchanged(outside, mtime)
+
+
+async def test_a_linked_meta_file_is_replaced_not_followed(tmp_path: Path, outside: Path) -> None:
+    directory = await _session(tmp_path / "sessions")
+    _link(directory / "meta.json", outside, relative=False)
+    mtime = outside.stat().st_mtime_ns
+    store = FileSessionStore(tmp_path / "sessions")
+    await store.open("s1")
+    await store.release("s1")
+    _unchanged(outside, mtime)
+    assert not (directory / "meta.json").is_symlink()
+    assert b'"id": "s1"' in (directory / "meta.json").read_bytes()
+
+
+async def test_a_linked_session_directory_is_refused(tmp_path: Path) -> None:
+    real = await _session(tmp_path / "elsewhere", "s1")
+    trace = (real / "trace.jsonl").read_bytes()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    (root / "s1").symlink_to(real)
+    store = FileSessionStore(root)
+    with pytest.raises(StoreError, match=r"s1 is a symbolic link; a session directory is never"):
+        await store.open("s1")
+    assert await store.list() == ()  # not listed either
+    assert (real / "trace.jsonl").read_bytes() == trace
+    with pytest.raises(LinkRefused, match="is a link or not a directory"):
+        add_directive(root / "s1", "x")
+    assert not (real / "directives.jsonl").exists()
+
+
+@pytest.mark.parametrize("relative", [False, True])
+@pytest.mark.parametrize(("name", "ask"), [("cancel", request_cancel), ("pause", request_pause)])
+async def test_a_linked_sentinel_creates_nothing_outside(
+    tmp_path: Path, name: str, ask: Callable[[Path], None], relative: bool
+) -> None:
+    directory = await _session(tmp_path / "sessions")
+    target = tmp_path / "outside" / "created"
+    target.parent.mkdir()
+    _link(directory / name, target, relative=relative)  # dangling: touch would create it
+    with pytest.raises(LinkRefused, match=rf"{name}: is a symbolic link"):
+        ask(directory)
+    assert not target.exists()
+
+
+async def test_a_linked_directive_log_is_not_appended_to(tmp_path: Path, outside: Path) -> None:
+    directory = await _session(tmp_path / "sessions")
+    _link(directory / "directives.jsonl", outside, relative=True)
+    mtime = outside.stat().st_mtime_ns
+    with pytest.raises(LinkRefused, match=r"directives\.jsonl: is a symbolic link"):
+        add_directive(directory, "rm -rf /")
+    signals = FileSignals(tmp_path / "sessions")
+    with pytest.raises(LinkRefused, match=r"directives\.jsonl: is a symbolic link"):
+        await signals.directives("s1", after=0)
+    _unchanged(outside, mtime)
+
+
+async def test_a_linked_exports_directory_receives_nothing(tmp_path: Path) -> None:
+    directory = await _session(tmp_path / "sessions")
+    elsewhere = tmp_path / "outside"
+    elsewhere.mkdir()
+    (directory / "exports").symlink_to(elsewhere)
+    with pytest.raises(LinkRefused, match="exports: is a link or not a directory"):
+        request_export(directory)
+    signals = FileSignals(tmp_path / "sessions")
+    assert await signals.export_requests("s1") == ()
+    with pytest.raises(StoreError, match="exports: is a link"):
+        await signals.answer_export("s1", "r1", "the context")
+    assert list(elsewhere.iterdir()) == []
+
+
+async def test_a_linked_export_answer_is_replaced_not_followed(
+    tmp_path: Path, outside: Path
+) -> None:
+    directory = await _session(tmp_path / "sessions")
+    request_id = request_export(directory)
+    _link(directory / "exports" / f"{request_id}.md", outside, relative=False)
+    mtime = outside.stat().st_mtime_ns
+    await FileSignals(tmp_path / "sessions").answer_export("s1", request_id, "the context")
+    _unchanged(outside, mtime)
+    assert (directory / "exports" / f"{request_id}.md").read_text() == "the context"
+
+
+async def test_legit_sessions_still_open_append_and_signal(tmp_path: Path) -> None:
+    directory = await _session(tmp_path / "sessions")
+    store = FileSessionStore(tmp_path / "sessions")
+    record, events = await store.open("s1")
+    assert record.id == "s1"
+    assert events == ()
+    await store.release("s1")
+    request_cancel(directory)
+    request_pause(directory)
+    assert add_directive(directory, "look at the logs") == 0
+    assert (directory / "cancel").is_file()
+    assert (directory / "pause").is_file()
+    shutil.rmtree(directory)
