@@ -376,6 +376,24 @@ async def test_approval_interrupt_with_the_real_workspace(
     assert (work / "report.md").read_text() == "# Report\n"
 
 
+async def test_streaming_a_run_that_waits_ends_with_the_interrupt(tmp_path: Path) -> None:
+    model = ScriptedModel([tools(call("write", {"path": "n.md", "content": "x"}, id="w1"))])
+    executor = MemoryExecutor()
+    session = Session(Agent(developer(tmp_path)), model=model, executor=executor)
+    kinds: list[str] = []
+
+    async def follow() -> None:
+        async for event in session.stream("write n.md"):
+            kinds.append(event.type)
+
+    with pytest.raises(ApprovalInterrupt) as waiting:
+        await follow()
+    assert kinds[-1] == "run_end"  # every event came first, the run's end included
+    assert "approval_requested" in kinds
+    assert [p.call.id for p in waiting.value.pending] == ["w1"]
+    assert executor.files == {}
+
+
 async def test_the_runtime_keeps_its_own_approval_flow(tmp_path: Path) -> None:
     model = ScriptedModel([tools(call("write", {"path": "n.md", "content": "x"}, id="w1"))])
     runtime = rho_entry.create_runtime(developer(tmp_path), model=model, executor=MemoryExecutor())
