@@ -86,8 +86,9 @@ class SeedEventView:
         call = getattr(self, "call", None)
         if call is not None:
             return str(call.name)
-        name = getattr(self, "name", None)
-        return str(name) if name is not None else None
+        if getattr(self, "kind", "") == "tool_call_delta":
+            return str(getattr(self, "name", ""))
+        return None
 
     @property
     def tool_args(self) -> Mapping[str, Any] | None:

@@ -147,6 +147,10 @@ def test_events_without_a_run_map_to_the_documents_names() -> None:
     assert compacted.content == "Compacted: 900 -> 120 tokens"
     error = ev.ErrorOccurred(at=0, error_type="ModelTimeout", message="no chunk in 60 s")
     assert (error.type, error.content) == ("error", "no chunk in 60 s")
+    trace = ev.TraceNoted(at=0, name="parse_error", message="skipped {x", detail="{x")
+    assert (trace.type, trace.content, trace.tool_name) == ("trace", "skipped {x", None)
+    delta = ev.ToolCallDelta(at=0, index=0, call_id="c", name="grep", arguments_delta='{"p')
+    assert (delta.tool_name, delta.content) == ("grep", '{"p')
     bad = ev.ToolBlocked(at=0, call=call("bash", "{not json"), by="user", reason="no")
     assert (bad.tool_name, bad.tool_args, bad.content) == ("bash", {}, "no")
     assert not hasattr(bad, "__dict__")  # the view adds no per-event storage (slots kept)
