@@ -189,9 +189,10 @@ class Session(domain_session.Session):
             parent_id=parent_id,
             labels=labels,
         )
-        if state is not None and not created and isinstance(state, DocumentState):
+        if isinstance(self.state, DocumentState):
             # a conversation written by hand (State.add_user_message...) joins the trace
-            self.journal.adopt(state.take_written_events())
+            self.journal.adopt(self.state.take_written_events())
+            self.state.persist = self.journal.adopt
         self._owned = ports.owned
         self._interrupt_on_approval = interrupt_on_approval
         self._notices: tuple[str, ...] = ()

@@ -4,8 +4,9 @@ documents' mutators and OpenAI-format views.
 Every mutator builds the event the session itself would record (``MessageAdded``,
 ``Compacted``) and applies it, so State still changes only through ``apply`` and replaying
 its events gives it back. The events written this way are kept (``written_events``) until a
-``Session`` built on this State records them in its trace: a conversation seeded by hand is
-persisted like one the session made::
+``Session`` built on this State records them in its trace, and those written on a session's
+own State go to its store at once: a conversation written by hand is persisted like one the
+session made::
 
     state = State()
     state.add_user_message("What is in orders?")
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,10 @@ class State(domain_state.State):
     """``rho_domain.state.State`` with the design documents' methods (module docstring)."""
 
     written_events: list[ev.Event] = attrs.field(factory=list, eq=False, repr=False)
+    # set by the Session that owns this State: events written by hand then go to its store
+    persist: Callable[[Sequence[ev.Event]], None] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
 
     @classmethod
     def from_jsonl(cls, source: Path | str | bytes) -> State:
@@ -85,10 +90,13 @@ class State(domain_state.State):
         return estimate_tokens(chars)
 
     def write_event(self, event: ev.Event) -> None:
-        """Apply ``event`` and keep it for the trace (recorded by the Session built on this
-        State, see the module docstring)."""
+        """Apply ``event`` and have it persisted: by the Session that owns this State, or,
+        before there is one, by the Session built on it (see the module docstring)."""
         self.apply(event)
-        self.written_events.append(event)
+        if self.persist is not None:
+            self.persist((event,))
+        else:
+            self.written_events.append(event)
 
     def add_user_message(self, content: str) -> None:
         """Add a user turn."""

@@ -32,7 +32,7 @@ from rho_agent import (
 )
 from rho_agent.tools.handlers import BashHandler, ReadHandler, WriteHandler
 from rho_domain import events as ev
-from rho_domain.messages import ToolResultMessage
+from rho_domain.messages import ToolResultMessage, UserMessage
 
 
 class Shout(ToolHandler):
@@ -330,6 +330,22 @@ async def test_a_state_written_by_hand_is_sent_and_persisted(tmp_path: Path) -> 
     restored = State.from_jsonl(store.session_dir(session.id) / "trace.jsonl")
     assert restored.openai_messages[:4] == state.openai_messages[:4]
     assert (restored.total_input_tokens, restored.total_output_tokens) == (40, 3)
+
+
+async def test_writing_on_a_sessions_own_state_reaches_its_trace(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    model = ScriptedModel([text("one"), text("two")])
+    session = store.create_session(Agent(AgentConfig(working_dir=str(tmp_path))), model=model)
+    await session.run("first")
+    assert isinstance(session.state, State)
+    session.state.add_user_message("A note added by hand.")
+    session.state.add_assistant_message("Noted.")
+    await session.run("second")
+    await session.close()
+    sent = [m.content for m in model.requests[1].messages if isinstance(m, UserMessage)]
+    assert sent == ["first", "A note added by hand.", "second"]
+    restored = State.from_jsonl(store.session_dir(session.id) / "trace.jsonl")
+    assert restored.openai_messages == session.state.openai_messages
 
 
 def test_replace_with_summary_keeps_the_recent_requests() -> None:
