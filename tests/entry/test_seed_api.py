@@ -462,3 +462,43 @@ async def test_model_client_streams_the_documents_events(
     assert {t["function"]["name"] for t in server.requests[1]["tools"]} >= {"read", "bash"}
     assert [e.type for e in third] == ["error"]
     assert "the model does not exist" in third[0].content
+
+
+# -- the documents' module paths ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "source"),
+    [
+        ("rho_agent.core.agent", "Agent", "rho_entry.facade"),
+        ("rho_agent.core.session", "Session", "rho_entry.facade"),
+        ("rho_agent.core.session", "ApprovalInterrupt", "rho_domain.ports.approver"),
+        ("rho_agent.core.state", "State", "rho_entry.seed_state"),
+        ("rho_agent.core.config", "AgentConfig", "rho_entry.facade"),
+        ("rho_agent.core.session_store", "SessionStore", "rho_entry.stored"),
+        ("rho_agent.permissions", "PermissionProfile", "rho_domain.permissions"),
+        ("rho_agent.permissions", "ApprovalMode", "rho_domain.permissions"),
+        ("rho_agent.permissions.factory", "ToolFactory", "rho_entry.seed_handlers"),
+        ("rho_agent.capabilities", "ToolFactory", "rho_entry.seed_handlers"),
+        ("rho_agent.tools.base", "ToolHandler", "rho_entry.seed_tools"),
+        ("rho_agent.tools.registry", "ToolRegistry", "rho_entry.seed_tools"),
+        ("rho_agent.tools.handlers", "ReadHandler", "rho_domain.tools.read"),
+        ("rho_agent.client.model", "ModelClient", "rho_entry.seed_client"),
+        ("rho_agent.runtime", "create_runtime", "rho_entry.runtime"),
+        ("rho_agent.cli", "main", "rho_entry.cli"),
+    ],
+)
+def test_the_documents_module_paths_hand_the_same_objects(
+    module: str, name: str, source: str
+) -> None:
+    import importlib
+
+    assert getattr(importlib.import_module(module), name) is getattr(
+        importlib.import_module(source), name
+    )
+
+
+def test_seed_000s_capabilities_are_the_permissions() -> None:
+    import rho_agent.capabilities
+
+    assert rho_agent.capabilities.CapabilityProfile is PermissionProfile
