@@ -411,3 +411,32 @@ def test_a_stored_profile_within_readonly_runs_and_the_header_says_what_it_grant
     assert (
         "profile audit* (shell: restricted, file writes: off, database: readonly, approval: all) · "
     ) in result.stderr
+
+
+def test_the_repl_says_auto_approval_was_not_inherited_unless_given_again(
+    workspace: Path, home: Path
+) -> None:
+    from cli_support import Terminal
+
+    sid = _demo_session(workspace, home, "--profile", "developer", "-y")
+    term = Terminal("--resume", sid, "--profile", "developer", cwd=workspace, home=home)
+    try:
+        term.expect(f"session {sid} was stored with auto-approval on; that is not inherited")
+        term.expect("> ")
+        term.send("run `echo asked`\r")
+        term.expect(r"\[y\]es / \[N\]o")  # asked, not auto-approved
+        term.send("n\r")
+        term.expect("> ")
+        term.send("/exit\r")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    again = Terminal("--resume", sid, "--profile", "developer", "-y", cwd=workspace, home=home)
+    try:
+        again.expect(f"session {sid}")  # the header
+        again.expect("> ")
+        again.send("/exit\r")
+        assert again.wait() == 0
+    finally:
+        again.close()
+    assert "not inherited" not in again.output

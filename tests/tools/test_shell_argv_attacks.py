@@ -102,7 +102,7 @@ REFUSED = [
     ("find . -execdir ./evil.sh '{}' +", "find: '-execdir' is not allowed"),
     ("find . -name '*.md' -exec cat .env '{}' +", "find: '-exec' is not allowed"),
     ("find . '(' -ok sh evil.sh ';' ')'", "find: '-ok' is not allowed"),
-    ("echo -- -n", "echo: operand '-n' starts with '-'"),
+    ("echo -- -n", "echo: echo has no '--'"),
 ]
 
 # Legit work: (command, text the output must contain).
@@ -129,6 +129,9 @@ LEGIT = [
     ("git log -p --follow -- README.md", "+# readme"),
     ("git diff HEAD --stat", ""),
     ("file README.md", "README.md: ASCII text"),
+    ("ps -eo pid,comm --sort=-pid", "COMMAND"),
+    ("ps -p 1 -o pid=", "1"),
+    ("git log --oneline HEAD --not HEAD~0", ""),
 ]
 
 

@@ -72,6 +72,9 @@ def test_forced_flags_come_first_whatever_the_model_wrote(
         (("jq", "-r", "--arg", "k", "-v", ".[$k]", "d.json"),
          ("jq", "-r", "--arg", "k", "-v", ".[$k]", "--", "d.json")),
         (("jq", "--indent", "3", "."), ("jq", "--indent", "3", ".", "--")),
+        (("rg", "-e", "--", "x"), ("rg", "--no-config", "--regexp=--", "--", "x")),
+        (("xargs", "rg", "-ie", "--"),
+         ("xargs", "--", "rg", "--no-config", "-i", "--regexp=--", "--")),
         (("echo", "-n", "a", "b"), ("echo", "-n", "a", "b")),
         (("ps", "-ef"), ("ps", "-e", "-f")),
         (("ps", "-o", "pid,comm", "ax"), ("ps", "-opid,comm", "ax")),
@@ -213,25 +216,26 @@ def test_an_unlisted_option_is_refused_by_name(command: str, program: str, optio
     )
 
 
-@pytest.mark.parametrize(
-    ("command", "operand"),
-    [
-        ("echo -- -n", "-n"),
-        ("echo x -- -e", "-e"),
-        ("ps -- -e", "-e"),
-        ("ps -- --sort=-rss", "--sort=-rss"),
-        ("jq -n -- '-1'", "-1"),
-    ],
-)
-def test_a_program_without_a_separator_refuses_dash_operands(command: str, operand: str) -> None:
-    """echo and ps take no ``--``; jq only after its filter: such an operand would be an
-    option, so it is refused with the program, the operand and what to write instead."""
+@pytest.mark.parametrize("command", ["echo -- -n", "echo x -- -e", "ps -- -e", "ps ax --"])
+def test_a_program_without_a_separator_refuses_one(command: str) -> None:
+    """echo would print a ``--`` and ps refuses it: the model's is refused, not dropped."""
     program = command.split()[0]
     with pytest.raises(CommandRefused) as info:
         plan_command(command)
     assert str(info.value) == (
-        f"{program}: operand {operand!r} starts with '-' and {program} has no '--' to keep it "
-        f"an operand (name a file ./{operand})"
+        f"{program}: {program} has no '--' (it would read it as a word of its own); leave it out"
+    )
+
+
+@pytest.mark.parametrize(("command", "operand"), [("jq -n -- '-1'", "-1"), ("jq -- -r", "-r")])
+def test_jq_filter_may_not_start_with_a_dash(command: str, operand: str) -> None:
+    """jq 1.6 takes ``--`` only after its filter: a filter that starts with ``-`` would be an
+    option, so it is refused with what to write instead."""
+    with pytest.raises(CommandRefused) as info:
+        plan_command(command)
+    assert str(info.value) == (
+        f"jq: operand {operand!r} starts with '-' and jq has no '--' to keep it an operand "
+        f"(name a file ./{operand})"
     )
 
 
@@ -251,13 +255,25 @@ def test_no_letter_or_name_has_two_meanings_in_a_table() -> None:
     [
         ("df", "-x", "tmpfs", "/"),
         ("base64", "-w", "0", "f"),
-        ("rg", "-j", "2", "x"),
     ],
 )
 def test_valued_letters_take_their_value(argv: tuple[str, ...]) -> None:
     check_argv(argv)
     letter, value = argv[1][1], argv[2]
     assert f"-{letter}{value}" in harden_argv(argv)
+
+
+def test_rg_values_are_given_by_long_name() -> None:
+    """rg's parser reads ``-e=x`` as the value ``x``: a pattern ``=>`` glued as ``-e=>`` would
+    lose its ``=``. Every valued letter of rg is rebuilt as ``--long=value``, exactly."""
+    table = SPECS["rg"]
+    assert set(table.spelling.long_for) == set(table.valued)
+    assert set(table.spelling.long_for.values()) <= table.long_valued
+    built = harden_argv(("rg", "-e", "=>", "-nj", "2", "-g", "!x", "-e", "", "src"))
+    assert built == (
+        "rg", "--no-config", "--regexp==>", "-n", "--threads=2", "--glob=!x", "--regexp=",
+        "--", "src",
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("command", ["strings @list.txt", "strings -n 4 -- @list.txt"])

@@ -40,6 +40,8 @@ class Spelling:
     ``long_eq``: ``--name=value``; False for jq, which knows only ``--name value``.
     ``numeric_as``: the long option ``-NUM`` stands for (head/tail read ``-20`` only as the
     first word). ``short_for``: long names rebuilt as a short letter (mawk has no long names).
+    ``long_for``: valued short letters rebuilt as ``--long=value`` (rg: its parser strips a
+    ``=`` after a short option, so ``-e=x`` would lose it; the long form is exact).
     """
 
     dashdash: DashDash = "first"
@@ -47,6 +49,7 @@ class Spelling:
     long_eq: bool = True
     numeric_as: str = ""
     short_for: Mapping[str, str] = attrs.field(factory=dict)
+    long_for: Mapping[str, str] = attrs.field(factory=dict)
 
 
 GNU = Spelling()
@@ -150,6 +153,11 @@ def split_options(program: str, args: Sequence[str], spec: OptionSpec) -> Parsed
         arg = args[i]
         i += 1
         if arg == "--":
+            if spec.spelling.dashdash == "none":
+                raise CommandRefused(
+                    f"{program}: {program} has no '--' (it would read it as a word of its "
+                    "own); leave it out"
+                )
             separator = len(operands)
             operands.extend(args[i:])
             break
@@ -257,9 +265,9 @@ def _check_parsed(
             and (why := option_check(option_value))
         ):
             raise CommandRefused(f"{program}: {why}")
-    dashdash = spec.spelling.dashdash
-    # Without a "--" of the harness before it, such an operand would be read as an option.
-    unmarked = {"none": operands, "after-first": operands[:1], "first": ()}[dashdash]
+    # jq's filter comes before the harness's "--": starting with "-", it would be an option.
+    # (A program with no "--" at all never has such an operand: the model's "--" is refused.)
+    unmarked = operands[:1] if spec.spelling.dashdash == "after-first" else ()
     for operand in unmarked:
         if operand.startswith("-") and operand != "-":
             raise CommandRefused(

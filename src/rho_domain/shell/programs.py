@@ -62,6 +62,24 @@ _RG_VALUED = (
     " dfa-size-limit type-add type-clear"
 )
 
+# rg's parser reads "-e=x" as the value "x": each valued letter is rebuilt by its long name.
+_RG_LONG_FOR = {
+    "e": "regexp",
+    "f": "file",
+    "g": "glob",
+    "t": "type",
+    "T": "type-not",
+    "A": "after-context",
+    "B": "before-context",
+    "C": "context",
+    "m": "max-count",
+    "d": "max-depth",
+    "M": "max-columns",
+    "E": "encoding",
+    "j": "threads",
+    "r": "replace",
+}
+
 
 def _date_operand(value: str) -> str | None:
     return None if value.startswith("+") else "only a +FORMAT operand is allowed (no setting)"
@@ -110,7 +128,13 @@ SPECS: dict[str, OptionSpec] = {
     "wc": spec("cmlLw", "", "bytes chars lines words max-line-length", "total"),
     "grep": spec(_GREP_FLAGS, "efmABCdD", _GREP_LONG, _GREP_VALUED, "color colour", numeric=True),
     "rg": spec(
-        _RG_FLAGS, "efgtTABCmdMEjr", _RG_LONG, _RG_VALUED, "color colors", forced=("--no-config",)
+        _RG_FLAGS,
+        "efgtTABCmdMEjr",
+        _RG_LONG,
+        _RG_VALUED,
+        "color colors",
+        forced=("--no-config",),
+        spelling=Spelling(long_for=_RG_LONG_FOR),
     ),
     "sort": spec(
         "bdfgiMhnRrVcCmsuz",

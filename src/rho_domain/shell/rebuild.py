@@ -32,6 +32,8 @@ def option_words(name: str, value: str | None, spec: OptionSpec) -> tuple[str, .
         if spelling.numeric_as:
             return (f"--{spelling.numeric_as}={value}",)
         return (f"-{value}",)
+    if value is not None and name in spelling.long_for:
+        return (f"--{spelling.long_for[name]}={value}",)
     letter = name if len(name) == 1 else spelling.short_for.get(name)
     if letter is not None:
         if value is None:
