@@ -88,6 +88,22 @@ class PermissionProfile:
         """True when neither files nor the shell can change anything."""
         return self.file_write is FileWriteMode.OFF and self.shell is ShellMode.RESTRICTED
 
+    # The design documents' constructors of the built-in profiles.
+    @classmethod
+    def readonly(cls) -> PermissionProfile:
+        """The built-in ``readonly`` profile (``readonly_profile()``)."""
+        return readonly_profile()
+
+    @classmethod
+    def developer(cls) -> PermissionProfile:
+        """The built-in ``developer`` profile (``developer_profile()``)."""
+        return developer_profile()
+
+    @classmethod
+    def eval(cls) -> PermissionProfile:
+        """The built-in ``eval`` profile (``eval_profile()``)."""
+        return eval_profile()
+
 
 def readonly_profile() -> PermissionProfile:
     """The ``readonly`` profile: restricted shell, no writes, dangerous calls approved."""

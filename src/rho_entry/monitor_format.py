@@ -77,6 +77,7 @@ _FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "approval_resolved": lambda d: (
         f"approval {'granted' if d.get('approved') else 'refused'} for {d.get('tool_name')}"
     ),
+    "compact_start": lambda d: f"compacting ({d.get('trigger')}): {d.get('tokens_before')} tokens",
     "compact": lambda d: (
         f"compacted ({d.get('trigger')}): {d.get('tokens_before')} -> "
         f"{d.get('tokens_after')} tokens"
@@ -85,6 +86,7 @@ _FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "interruption": lambda d: f"{d.get('reason')} {d.get('detail', '')}".rstrip(),
     "directive": lambda d: f"directive #{d.get('offset')}: {_cut(d.get('text'))}",
     "error": lambda d: f"error {d.get('error_type')}: {_cut(d.get('message'))}",
+    "trace": lambda d: f"trace {d.get('name')}: {_cut(d.get('message'))}",
 }
 
 

@@ -127,6 +127,7 @@ async def replay_async(
         clock=FakeClock(),
         approver=approver,
         on_event=lambda e: seen.append(e) if ev.is_persistent(e) else None,
+        interrupt_on_approval=False,  # a recorded awaiting_approval run ends the same way
     )
     try:
         for run in _runs(recording.events):

@@ -84,6 +84,31 @@ def test_profile_unknown_key_and_bad_enum(tmp_path: Path) -> None:
         load_profile_file(write(tmp_path / "y.yaml", "shell: sometimes\n"))
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("file_write: create_only\n", FileWriteMode.CREATE_ONLY),  # the design documents'
+        ("file_write: create-only\n", FileWriteMode.CREATE_ONLY),
+        ("file_write: {mode: CREATE_ONLY}\n", FileWriteMode.CREATE_ONLY),
+        ("file_write: Full\n", FileWriteMode.FULL),
+    ],
+)
+def test_a_mode_is_read_in_either_spelling(
+    tmp_path: Path, text: str, expected: FileWriteMode
+) -> None:
+    assert load_profile_file(write(tmp_path / "m.yaml", text)).file_write is expected
+
+
+def test_a_bad_mode_lists_the_valid_values(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"w\.yaml: expected one of off, create-only, full"):
+        load_profile_file(write(tmp_path / "w.yaml", "file_write: create_new\n"))
+    with pytest.raises(ConfigError, match="expected one of all, dangerous, granular, none"):
+        load_profile_file(write(tmp_path / "a.yaml", "approval: {mode: sometimes}\n"))
+    # a value that is only a spelling away from another mode is not guessed
+    with pytest.raises(ConfigError, match="expected one of restricted, unrestricted"):
+        load_profile_file(write(tmp_path / "s.yaml", "shell: un_restricted\n"))
+
+
 def test_resolve_profile_by_name_path_and_config_dir(tmp_path: Path) -> None:
     (tmp_path / "profiles").mkdir()
     write(tmp_path / "profiles" / "ops.yaml", "description: ops\n")

@@ -209,6 +209,7 @@ async def test_a_child_named_by_a_path_in_the_trace_is_never_opened(tmp_path: Pa
         ),
         executor=executor,
         store=store,
+        interrupt_on_approval=False,  # the status, not the library's ApprovalInterrupt
     )
     assert (await parent.run("go")).status is RunStatus.AWAITING_APPROVAL
     await parent.close()

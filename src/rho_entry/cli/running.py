@@ -52,6 +52,7 @@ async def open_session(
             authority=resume_authority(launch),
             approver=approver,
             on_event=renderer,
+            interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
         )
         # the REPL keeps -y in its approver (so /approve off can take it back): on, it is
         # given again, and nothing was withheld to report
@@ -60,7 +61,11 @@ async def open_session(
                 renderer.notice(notice, "yellow")
     else:
         session = Session(
-            Agent(launch.settings.config), store=store, approver=approver, on_event=renderer
+            Agent(launch.settings.config),
+            store=store,
+            approver=approver,
+            on_event=renderer,
+            interrupt_on_approval=False,
         )
     # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`).
     instrument_if_configured(session)

@@ -269,7 +269,13 @@ class AgentRuntime:
         listener: Any,
         labels: Mapping[str, str] | None,
     ) -> Session:
-        ports = dict(self._ports, on_event=listener, approval_callback=self.approval_callback)
+        # handles answer approvals themselves (handle.approve): no ApprovalInterrupt
+        ports = dict(
+            self._ports,
+            on_event=listener,
+            approval_callback=self.approval_callback,
+            interrupt_on_approval=False,
+        )
         if resume:
             assert self._store is not None
             session = await Session.resume(
