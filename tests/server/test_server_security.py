@@ -437,3 +437,30 @@ def test_json_in_its_spellings_is_taken(served: Served, content_type: str) -> No
     # a POST without a body and without a type (the Python client's cancel) still works
     answered = served.send("POST", f"/api/sessions/{body['id']}/cancel")
     assert answered[0] in (202, 409), answered
+
+
+def test_an_allowed_cors_origin_passes_and_host_is_checked_before_cors(tmp_path: Path) -> None:
+    where = place(tmp_path)
+    app = app_for(where, ScriptedModel([text("ok")]), cors_origins=("https://ui.example",))
+    with UvicornThread(app) as thread:
+        server = Served(thread, where)
+        asks = [
+            ("Access-Control-Request-Method", "POST"),
+            ("Access-Control-Request-Headers", "authorization,content-type"),
+        ]
+        for origin, host, status in [
+            ("https://ui.example", None, 200),
+            ("https://evil.example", None, 400),  # Starlette's CORS refuses it
+            ("https://ui.example", "attacker.example", 421),
+        ]:
+            preflight = server.send(
+                "OPTIONS", "/api/sessions", host=host, token="", headers=[("Origin", origin), *asks]
+            )
+            assert preflight[0] == status, (origin, host, preflight)
+        json_type = ("Content-Type", "application/json")
+        site = ("Sec-Fetch-Site", "cross-site")
+        allowed = [json_type, ("Origin", "https://ui.example"), site]
+        assert server.send("POST", "/api/sessions", headers=allowed, body=BODY)[0] == 201
+        other = [json_type, ("Origin", "https://evil.example"), site]
+        _code(server.send("POST", "/api/sessions", headers=other, body=BODY), 403, "cross_origin")
+        assert len(server.sessions()) == 1
