@@ -5,6 +5,7 @@ nowhere else (not in the sessions' files, not sent to the model, not in the serv
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import stat
 import subprocess
@@ -173,3 +174,57 @@ def test_allowed_hosts_in_settings_are_checked(tmp_path: Path) -> None:
     for bad in ("agent.example.com.", "*.example.com", "https://x", "x/y", "ex ample"):
         with pytest.raises(ConfigError, match="RHO_AGENT_SERVER_ALLOW_HOSTS"):
             ServerSettings(sessions_root=tmp_path, allowed_hosts=(bad,))
+
+
+def test_serve_will_not_write_the_token_where_a_session_could_read_it(tmp_path: Path) -> None:
+    """A config directory inside a root is readable by the sessions' file tools, unless the
+    secrets policy hides it (``.config/rho-agent``): serve refuses to put the token there."""
+    where = place(tmp_path)
+    inside = where.work / "rho-home"
+    env = serve_env(inside, "http://127.0.0.1:9/v1")
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "serve", "--port", "0"],
+        cwd=where.work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "inside the root" in done.stderr
+    assert not (inside / "server").exists()
+    hidden = where.work / ".config" / "rho-agent"
+    with LoopbackServer([]) as model:
+        serve = Serve(where.work, serve_env(hidden, model.base_url))
+        try:
+            assert serve.token is not None
+            port = serve.url.rsplit(":", 1)[1]
+            name = f".config/rho-agent/server/127.0.0.1-{port}.token"
+            assert (where.work / name).read_text().strip() == serve.token
+            model.replies[:] = [  # a session in that root tries to read it
+                tool_reply(call("read", {"path": name}, call_id="r")),
+                tool_reply(call("grep", {"pattern": ".", "path": ".config"}, call_id="g")),
+                tool_reply(call("bash", {"command": f"cat {name}"}, call_id="b")),
+                tool_reply(call("bash", {"command": "grep -r . .config"}, call_id="b2")),
+                text_reply("Nothing there."),
+            ]
+            created = httpx.post(
+                f"{serve.url}/api/sessions", json={"prompt": "find the token"}, headers=serve.auth
+            )
+            sid = created.json()["id"]
+            stream = httpx.get(
+                f"{serve.url}/api/sessions/{sid}/stream?until=idle", headers=serve.auth, timeout=60
+            )
+            assert "Nothing there." in stream.text
+        finally:
+            assert serve.stop() == 0
+    assert len(model.requests) == 5
+    trace = (hidden / "sessions" / sid / "trace.jsonl").read_text().splitlines()
+    results = [json.loads(line)["content"] for line in trace if '"tool_end"' in line]
+    assert len(results) == 4
+    assert "secret location" in results[0]
+    assert "secret location" in results[2]
+    assert serve.token not in stream.text
+    assert serve.token not in repr(model.requests)
+    assert serve.token not in (hidden / "sessions" / sid / "trace.jsonl").read_text()

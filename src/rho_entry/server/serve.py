@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.errors import MissingExtra, RhoError
+from rho_domain.errors import ConfigError, MissingExtra, RhoError
 from rho_entry.server.authority import LOOPBACK_HOSTS, host_name
 from rho_entry.server.settings import (
     DEFAULT_HOST,
@@ -85,6 +85,8 @@ def main(argv: Sequence[str]) -> int:
         settings = attrs.evolve(settings, **_flag_changes(ns, settings))
         check_bind(ns.host, settings)
         token_home = None if settings.token is not None else config_dir(env)
+        if token_home is not None:
+            check_token_home(token_home, settings.roots)
         token = settings.token if settings.token is not None else secrets.token_urlsafe(32)
         settings = attrs.evolve(settings, token=token)
         from rho_entry.server.app import create_app
@@ -189,6 +191,23 @@ def _server(
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     return Server(config)
+
+
+def check_token_home(home: Path, roots: tuple[Path, ...]) -> None:
+    """Refuse to write the token where a session could read it: inside a root (a working
+    directory), unless the secrets policy already hides it (``~/.config/rho-agent``)."""
+    from rho_domain.secrets import DEFAULT_POLICY
+
+    folder = home.expanduser().resolve() / "server"
+    if DEFAULT_POLICY.is_secret(str(folder / "x.token")):
+        return
+    for root in roots:
+        if folder.is_relative_to(root):
+            raise ConfigError(
+                f"the token file would be in {folder}, inside the root {root}, where sessions "
+                "read files: set RHO_AGENT_HOME outside the roots, or set "
+                "RHO_AGENT_SERVER_TOKEN yourself"
+            )
 
 
 WILDCARDS = frozenset({"0.0.0.0", "::"})  # noqa: S104 - the names of "every address"
