@@ -43,6 +43,7 @@ def start_server(
     work: Path, home: Path, model_url: str, sessions: int
 ) -> tuple[subprocess.Popen[str], str]:
     env = {
+        **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},  # the sources run
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "RHO_AGENT_HOME": str(home),

@@ -10,6 +10,7 @@ the server listed or is refused; nothing is resolved.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 
@@ -41,27 +42,35 @@ class Authority:
     @classmethod
     def parse(cls, text: str) -> Authority | None:
         """``host``, ``host:port``, ``[v6]`` or ``[v6]:port``; None for anything else."""
-        if text.startswith("["):
-            inside, bracket, rest = text[1:].partition("]")
-            host = _address(inside, version=6) if bracket else None
-        else:
-            name, colon, port_text = text.partition(":")
-            host = host_name(name)
-            rest = colon + port_text
-        if host is None:
-            return None
-        if not rest:
-            return cls(host, None)
-        port_text = rest.removeprefix(":")
-        if rest[0] != ":" or not _PORT.fullmatch(port_text) or not 0 < int(port_text) < 65536:
-            return None
-        return cls(host, int(port_text))
+        return _parse(text)
 
     def effective_port(self, scheme: str) -> int | None:
         """The port, or the scheme's default when none is written."""
         return self.port if self.port is not None else DEFAULT_PORTS.get(scheme)
 
 
+# Every request is checked, and clients repeat the same few Host and Origin values: parsing
+# (ipaddress above all) is done once per distinct text; the bound keeps odd values from piling up.
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str) -> Authority | None:
+    if text.startswith("["):
+        inside, bracket, rest = text[1:].partition("]")
+        host = _address(inside, version=6) if bracket else None
+    else:
+        name, colon, port_text = text.partition(":")
+        host = host_name(name)
+        rest = colon + port_text
+    if host is None:
+        return None
+    if not rest:
+        return Authority(host, None)
+    port_text = rest.removeprefix(":")
+    if rest[0] != ":" or not _PORT.fullmatch(port_text) or not 0 < int(port_text) < 65536:
+        return None
+    return Authority(host, int(port_text))
+
+
+@functools.lru_cache(maxsize=1024)
 def host_name(text: str) -> str | None:
     """A host as written in a Host header or an ``--allow-host`` value, normalised: a name in
     lower case, a dotted IPv4 address, or an IPv6 address (brackets optional); else None."""
@@ -77,6 +86,7 @@ def host_name(text: str) -> str | None:
     return lowered if _NAME.fullmatch(lowered) else None
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_origin(text: str) -> tuple[str, Authority] | None:
     """``scheme://authority`` of an ``Origin`` header (http or https, nothing after the
     authority); None for ``null``, other schemes, paths and anything malformed."""

@@ -45,6 +45,11 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 SAFE_METHODS = frozenset({"GET", "HEAD"})
+Headers = dict[bytes, list[str]]
+_READ = frozenset(
+    {b"host", b"authorization", b"origin", b"sec-fetch-site", b"content-type",
+     b"content-length", b"transfer-encoding"}
+)  # fmt: skip
 UNAUTHORIZED = (
     "this server needs its token: send 'Authorization: Bearer <token>'. rho-agent serve "
     "printed the dashboard URL with it and wrote it to <config dir>/server/<host>-<port>.token "
@@ -72,7 +77,7 @@ class HostCheck:
 
     def refusal(self, scope: Scope) -> ApiError | None:
         """The error for this request's Host, or None when it names this server."""
-        values = header_values(scope, b"host")
+        values = headers_of(scope).get(b"host", [])
         if len(values) != 1:
             return WrongHost("send exactly one Host header: the name you reached the server by")
         authority = Authority.parse(values[0])
@@ -129,13 +134,14 @@ class RequestGuard:
     def refusal(self, scope: Scope) -> ApiError | None:
         """The first wall this request does not pass, or None."""
         method = scope.get("method", "GET")
+        headers = headers_of(scope)
         if not (method in SAFE_METHODS and scope["path"] in self.public):
-            given = header_values(scope, b"authorization")
+            given = headers.get(b"authorization", [])
             if len(given) != 1 or not self._token_matches(given[0]):
                 return Unauthorized(UNAUTHORIZED)
         if method in SAFE_METHODS:
-            return _body_refusal(scope, state_changing=False)
-        return self._origin_refusal(scope) or _body_refusal(scope, state_changing=True)
+            return _body_refusal(headers, state_changing=False)
+        return self._origin_refusal(headers, scope) or _body_refusal(headers, state_changing=True)
 
     def _token_matches(self, header: str) -> bool:
         scheme, _, given = header.partition(" ")
@@ -144,14 +150,14 @@ class RequestGuard:
             given.strip().encode("latin-1"), self.token
         )
 
-    def _origin_refusal(self, scope: Scope) -> ApiError | None:
-        origins = header_values(scope, b"origin")
-        sites = header_values(scope, b"sec-fetch-site")
+    def _origin_refusal(self, headers: Headers, scope: Scope) -> ApiError | None:
+        origins = headers.get(b"origin", [])
+        sites = headers.get(b"sec-fetch-site", [])
         if len(origins) > 1 or len(sites) > 1:
             return CrossOrigin("send at most one Origin and one Sec-Fetch-Site header")
         if origins and origins[0].strip().rstrip("/").lower() in self.allowed_origins:
             return None
-        if origins and not self._same_origin(origins[0], scope):
+        if origins and not self._same_origin(origins[0], headers[b"host"][0], scope):
             return CrossOrigin(
                 f"a page of another origin ({origins[0][:100]!r}) may not change anything "
                 "here; list it in RHO_AGENT_SERVER_CORS_ORIGINS if it should"
@@ -160,9 +166,9 @@ class RequestGuard:
             return CrossOrigin(f"Sec-Fetch-Site: {sites[0][:20]}: a request another site sent")
         return None
 
-    def _same_origin(self, origin_text: str, scope: Scope) -> bool:
+    def _same_origin(self, origin_text: str, host_text: str, scope: Scope) -> bool:
         origin = parse_origin(origin_text)
-        host = Authority.parse(header_values(scope, b"host")[0])
+        host = Authority.parse(host_text)
         if origin is None or host is None:
             return False  # "null" (sandboxed frames, file: pages) and anything malformed
         scheme, authority = origin
@@ -175,10 +181,10 @@ class RequestGuard:
         return scheme == here and authority.effective_port(scheme) == host.effective_port(here)
 
 
-def _body_refusal(scope: Scope, *, state_changing: bool) -> ApiError | None:
-    types = header_values(scope, b"content-type")
-    lengths = header_values(scope, b"content-length")
-    has_body = bool(header_values(scope, b"transfer-encoding")) or any(
+def _body_refusal(headers: Headers, *, state_changing: bool) -> ApiError | None:
+    types = headers.get(b"content-type", [])
+    lengths = headers.get(b"content-length", [])
+    has_body = bool(headers.get(b"transfer-encoding")) or any(
         length.strip() not in ("0", "") for length in lengths
     )
     if len(types) > 1:
@@ -208,9 +214,14 @@ def is_json(content_type: str) -> bool:
     return True
 
 
-def header_values(scope: Scope, name: bytes) -> list[str]:
-    """Every value of one header (ASGI gives names in lower case), as Latin-1 text."""
-    return [value.decode("latin-1") for key, value in scope["headers"] if key == name]
+def headers_of(scope: Scope) -> Headers:
+    """The headers the guard reads, each with every value it was given (ASGI gives names in
+    lower case), as Latin-1 text; one pass over the request's headers."""
+    found: Headers = {}
+    for key, value in scope["headers"]:
+        if key in _READ:
+            found.setdefault(key, []).append(value.decode("latin-1"))
+    return found
 
 
 def _checked_host(text: str) -> str:
