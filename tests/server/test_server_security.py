@@ -124,6 +124,11 @@ BAD_HOSTS = [
     "::1:{port}",  # IPv6 without brackets
     "[::1",
     "localhost:{other}",  # the right name, another port
+    "localhost",  # no port: port 80, not this server's
+    "127.0.0.1",
+    "[::1]:{other}",
+    "[::1]",
+    "[fe80::1]:{port}",
     "127.0.0.1:0{port}x",
     "127.0.0.1:",
     "user@localhost:{port}",
