@@ -221,7 +221,13 @@ def test_serve_will_not_write_the_token_where_a_session_could_read_it(tmp_path: 
             assert serve.stop() == 0
     assert len(model.requests) == 5
     trace = (hidden / "sessions" / sid / "trace.jsonl").read_text().splitlines()
-    results = [json.loads(line)["content"] for line in trace if '"tool_end"' in line]
+    # A call the profile refuses is blocked before it runs (tool_blocked, with the reason).
+    events = [json.loads(line) for line in trace]
+    results = [
+        e.get("content") or e.get("reason", "")
+        for e in events
+        if e.get("kind") in ("tool_end", "tool_blocked")
+    ]
     assert len(results) == 4
     assert "secret location" in results[0]
     assert "secret location" in results[2]
