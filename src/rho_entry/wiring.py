@@ -236,6 +236,7 @@ def build_executor(
         protected_paths=tuple(str(p) for p in _store_paths(store)),
         base_env=os.environ,  # read as each command starts
         secret_locations=secret,
+        limits=profile.limits,
     )
 
 
@@ -267,6 +268,7 @@ def build_daytona_executor(
         settings,
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
+        limits=profile.limits,
     )
 
 
