@@ -172,12 +172,11 @@ class LocalExecutor(Executor):
         """See ``Executor.working_dir``."""
         return self._tree.root
 
-    async def unprotected(self) -> str | None:
+    def unprotected(self) -> str | None:
         """What restricted commands lose here because bubblewrap is missing or cannot run
-        (probes it once), or None when the sandbox works or the shell is unrestricted."""
-        if self.allow_shell or not await self._runner.sandboxed():
-            return None if self.allow_shell else self._runner.unprotected()
-        return None
+        (``sandbox.UNPROTECTED``), or None when the sandbox works or the shell is unrestricted
+        (its commands never run in it). Probes bwrap once per process (milliseconds)."""
+        return None if self.allow_shell else self._runner.unprotected()
 
     def _locate(self, path: str, *, write: bool) -> tuple[Tree, tuple[str, ...]]:
         check_path_text(path)
@@ -379,6 +378,13 @@ class LocalExecutor(Executor):
 
     async def aclose(self) -> None:
         """Nothing is held between calls; every run cleans up its own processes."""
+
+
+def sandbox_notice(search_path: Sequence[str] | None = None) -> str | None:
+    """What restricted commands on this machine lose because bubblewrap is missing or cannot
+    run (programs from ``search_path``, default ``default_search_path()``), or None."""
+    path = default_search_path() if search_path is None else tuple(search_path)
+    return CommandRunner(path, {}, sandbox=None).unprotected()
 
 
 def sandbox_available() -> bool:

@@ -146,17 +146,20 @@ class CommandRunner:
     async def sandboxed(self) -> bool:
         """Whether restricted commands run under bubblewrap (probed once)."""
         if self._sandbox is None:
-            program = self.resolve("bwrap")
-            walls: tuple[bool, bool] | None = None
-            if program is not None:
-                if program not in _PROBED:
-                    _PROBED[program] = await asyncio.to_thread(self._probe, program)
-                walls = _PROBED[program]
-            if self._sandbox_wanted and walls is None:
-                raise ExecutorError("the bubblewrap sandbox was required but does not work here")
-            self._walls = walls or (False, False)
-            self._sandbox = walls is not None
-        return self._sandbox
+            await asyncio.to_thread(self._decide)
+        return bool(self._sandbox)
+
+    def _decide(self) -> None:
+        program = self.resolve("bwrap")
+        walls: tuple[bool, bool] | None = None
+        if program is not None:
+            if program not in _PROBED:
+                _PROBED[program] = self._probe(program)
+            walls = _PROBED[program]
+        if self._sandbox_wanted and walls is None:
+            raise ExecutorError("the bubblewrap sandbox was required but does not work here")
+        self._walls = walls or (False, False)
+        self._sandbox = walls is not None
 
     @staticmethod
     def _probe(program: str) -> tuple[bool, bool] | None:
@@ -188,8 +191,10 @@ class CommandRunner:
         return None
 
     def unprotected(self) -> str | None:
-        """What restricted commands lose on this machine, or None when the sandbox works;
-        call after ``sandboxed()``. Said once at start by the CLI, the server and the library."""
+        """What restricted commands lose on this machine, or None when the sandbox works
+        (probes bwrap here, once per process: a blocking call of a few milliseconds)."""
+        if self._sandbox is None:
+            self._decide()
         return None if self._sandbox else bwrap.UNPROTECTED
 
     async def sandbox_prefix(
