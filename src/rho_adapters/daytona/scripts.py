@@ -189,8 +189,9 @@ def ulimited(inner: str, memory_bytes: int | None, cpu_seconds: float | None) ->
     settings = ""
     if memory_bytes is not None:
         settings += f"ulimit -v {max(1, memory_bytes // 1024)} 2>/dev/null; "
-    if cpu_seconds is not None:
-        settings += f"ulimit -t {max(1, int(cpu_seconds + 0.999))} 2>/dev/null; "
+    if cpu_seconds is not None:  # soft below hard: SIGXCPU first, as on the local machine
+        cpu = max(1, int(cpu_seconds + 0.999))
+        settings += f"ulimit -H -t {cpu + 1} 2>/dev/null; ulimit -S -t {cpu} 2>/dev/null; "
     return f"({settings}{inner})" if settings else inner
 
 
