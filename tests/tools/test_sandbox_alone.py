@@ -181,6 +181,12 @@ READS: list[tuple[str, str]] = [
     ("hardlink", "cat srv-copy.txt"),
     ("hardlink", "find . -type f -links +1 -exec cat {} +"),
     ("session", "cat SESS/trace.jsonl; grep -r MARK SESS"),
+    ("session", "find / -name trace.jsonl -exec cat {} + 2>/dev/null"),
+    # the masks themselves: no capability, no user namespace to unmount them in
+    ("mount", "umount WS/.env; umount -l HOME; cat WS/.env HOME/.ssh/id_rsa"),
+    ("mount", "unshare -rm sh -c 'umount WS/.env; cat WS/.env'"),
+    ("mount", "mount --bind WS/a.txt WS/.env; mount -t proc proc /mnt; cat /mnt/*/environ"),
+    ("mount", "cat /proc/self/mountinfo >/dev/null; ls /dev; head -c 64 /dev/[sv]d? /dev/nvme*"),
     ("proc", "cat /proc/AGENT/environ"),
     ("proc", "cat /proc/AGENT/cmdline"),
     ("proc", "cat /proc/1/environ"),
@@ -319,13 +325,27 @@ NETWORK = [
     "echo x > /dev/tcp/127.0.0.1/PORT && cat < /dev/tcp/127.0.0.1/PORT",
     "exec 3<>/dev/tcp/localhost/PORT; echo x >&3; cat <&3",
     "getent hosts example.com; curl -s -m 3 http://example.com/",
+    "curl -s -m 3 http://[::ffff:127.0.0.1]:PORT/; curl -s -m 3 http://localhost:PORT/",
+    # a daemon on the host's abstract socket namespace (no file at all)
+    "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+    's.connect("\\0rho-sandbox-abstract"); s.send(b"x"); print("CONNECTED")\'',
 ]
 
 
 @pytest.mark.parametrize("script", NETWORK)
 def test_network_is_closed(agent: Agent, listener: tuple[int, list[bytes]], script: str) -> None:
     port, received = listener
-    _, output = agent.run(script.replace("PORT", str(port)))
+    abstract = socket.socket(socket.AF_UNIX)
+    abstract.bind("\0rho-sandbox-abstract")
+    abstract.listen()
+    abstract.settimeout(0.2)
+    try:
+        _, output = agent.run(script.replace("PORT", str(port)))
+        with pytest.raises(TimeoutError):
+            abstract.accept()
+    finally:
+        abstract.close()
+    assert "CONNECTED" not in output
     assert "HELLO-FROM-HOST" not in output
     assert received == []
     assert "Example Domain" not in output
@@ -375,7 +395,7 @@ def test_legit_work_runs(agent: Agent, script: str, expected: str) -> None:
 
 def test_attack_classes() -> None:
     assert {k for k, _ in READS} == {
-        "name", "home", "walk", "symlink", "hardlink", "session", "proc", "env"
+        "name", "home", "walk", "symlink", "hardlink", "session", "proc", "env", "mount"
     }  # fmt: skip
     assert len(READS) >= 45
     assert len({s for _, s in READS}) == len(READS)
