@@ -5,8 +5,10 @@ read or written, agent/editor/VCS configuration and ``protected_paths`` (the ses
 never written, and the profile's ``file_write`` mode is enforced here, so a handler bug cannot
 write in read-only mode. Commands: a ``pipeline`` is a restricted command, always validated
 again (``check_argv``), hardened (``harden_argv``), resolved against a fixed program path
-outside the workspace, run with rlimits, a scrubbed environment and, when ``bwrap`` works, in
-a read-only, network-less sandbox. Every path word of every stage is judged by its real path
+outside the workspace, run with a scrubbed environment and, when ``bwrap`` works, in the
+sandbox of ``sandbox.py`` (read-only, homes and every secret found hidden, no network, no
+sockets, its own PID namespace). Every command, restricted or not, runs under the profile's
+``ResourceLimits`` (``limits``). Every path word of every stage is judged by its real path
 against the secrets policy (``CommandRunner.check_reads``); git stages run through a shadow
 common directory, never the repository's config (``git_shadow.py``); awk runs as the
 implementation detected here (``CommandRunner._awk``). A ``shell`` string runs through bash only
