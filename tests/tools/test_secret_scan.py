@@ -89,3 +89,16 @@ def test_too_many_entries_fail_closed(tmp_path: Path) -> None:
         SecretScan(SecretPolicy(locations=("/nonexistent-x",)), max_entries=10).masks(
             (str(tmp_path),)
         )
+
+
+def test_links_to_the_whole_machine_are_not_walked(tmp_path: Path) -> None:
+    """``up -> ..`` or ``root -> /`` would take the walk out of the workspace for the whole
+    machine (and past the entry bound): their targets are not walked, the rest still is."""
+    ws = tmp_path / "ws"
+    env = _touch(ws / "sub" / ".env")
+    os.symlink("..", ws / "sub" / "up")
+    os.symlink("/", ws / "root")
+    os.symlink("/proc/self", ws / "me")
+    os.symlink(tmp_path, ws / "parent")
+    scan = SecretScan(SecretPolicy(locations=("/nonexistent-y",)), max_entries=1000)
+    assert scan.masks((str(ws),)).files == (str(env),)

@@ -9,7 +9,7 @@ secret it finds: files and directories by their names and locations, at any dept
 
 * the real target of every symlink, when that target is a secret (a link in the workspace to
   ``/srv/app/.env`` hides ``/srv/app/.env`` itself), and the directories symlinks lead to are
-  walked as well (once each);
+  walked as well (once each; not ``/``, an ancestor of a root, ``/proc``, ``/sys`` or ``/dev``);
 * every hard link of a secret file: a regular file with more than one link whose inode is a
   secret's (found by the walk, or among the policy's concrete locations);
 * sockets (a program could talk to a daemon through a socket file on a read-only mount).
@@ -36,6 +36,7 @@ from rho_domain.errors import ExecutorError
 from rho_domain.secrets import SecretPolicy
 
 MAX_ENTRIES = 2_000_000
+_KERNEL = ("/proc", "/sys", "/dev")
 # Judged directories, per policy, shared by every executor of the process: the sessions of a
 # server share one policy (the same store and homes) and the first walk of a tree is the cost.
 _SUMMARIES: dict[SecretPolicy, dict[str, tuple[tuple[int, int, int], _Summary]]] = {}
@@ -72,6 +73,19 @@ class _Walk:
     secret_inodes: set[tuple[int, int]] = attrs.field(factory=set)
     linked: list[tuple[str, int, int]] = attrs.field(factory=list)  # nlink > 1, not secret
     entries: int = 0
+    roots: tuple[str, ...] = ()
+
+
+def _world(directory: str, roots: tuple[str, ...]) -> bool:
+    """A link target not to walk: ``/``, an ancestor of a root (``up -> ..``: the walk would
+    leave the roots for the whole machine) or a kernel file system (``/proc``, ``/sys``,
+    ``/dev``: the sandbox mounts its own)."""
+    prefix = directory.rstrip("/") + "/"
+    return any(root.startswith(prefix) for root in roots) or _kernel(directory)
+
+
+def _kernel(path: str) -> bool:
+    return any(path == top or path.startswith(top + "/") for top in _KERNEL)
 
 
 class SecretScan:
@@ -86,10 +100,10 @@ class SecretScan:
         """Every secret below ``roots`` (and what symlinks there lead to). ``known`` are the
         policy's concrete secret locations: their files' inodes count as secrets, so a hard
         link to one is hidden too."""
-        walk = _Walk()
+        walk = _Walk(roots=tuple(os.path.realpath(root) for root in roots))
         for location in known:
             self._learn_inodes(location, walk)
-        queue = [os.path.realpath(root) for root in roots]
+        queue = list(walk.roots)
         seen: set[str] = set()
         while queue:
             directory = queue.pop()
@@ -121,6 +135,8 @@ class SecretScan:
     def _follow(self, link: str, walk: _Walk, queue: list[str]) -> None:
         """A symlink: hide its real target when that is a secret, walk it when a directory."""
         real = os.path.realpath(link)
+        if _kernel(real):
+            return  # the sandbox mounts its own /proc, /sys and /dev: nothing of these shows
         try:
             target = os.stat(real)
         except OSError:
@@ -131,7 +147,7 @@ class SecretScan:
                 self._learn_inodes(real, walk)
             elif stat.S_ISREG(target.st_mode):
                 walk.files.append(real)
-        elif stat.S_ISDIR(target.st_mode):
+        elif stat.S_ISDIR(target.st_mode) and not _world(real, walk.roots):
             queue.append(real)
         elif stat.S_ISREG(target.st_mode) and target.st_nlink > 1:
             walk.linked.append((real, target.st_dev, target.st_ino))
