@@ -65,7 +65,9 @@ class ResourceLimits:
     """
 
     memory_mib: int | None = attrs.field(default=1024, validator=_positive("memory_mib"))
-    cpu_seconds: float | None = attrs.field(default=60.0, validator=_positive("cpu_seconds"))
+    # 120 s, the readonly timeout: CPU time counts every thread, and a multi-threaded rg on a
+    # large machine spends many CPU seconds per second of wall time.
+    cpu_seconds: float | None = attrs.field(default=120.0, validator=_positive("cpu_seconds"))
     output_mib: int | None = attrs.field(default=64, validator=_positive("output_mib"))
     file_size_mib: int | None = attrs.field(default=256, validator=_positive("file_size_mib"))
     processes: int | None = attrs.field(default=256, validator=_positive("processes"))
@@ -98,7 +100,7 @@ class ResourceLimits:
 
 
 def readonly_limits() -> ResourceLimits:
-    """Limits for investigation: 1 GiB, 60 s of CPU, 64 MiB of output, 256 MiB files."""
+    """Limits for investigation: 1 GiB, 120 s of CPU, 64 MiB of output, 256 MiB files."""
     return ResourceLimits()
 
 

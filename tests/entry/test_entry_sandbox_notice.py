@@ -47,6 +47,18 @@ def test_the_notice_names_what_is_not_protected(tmp_path: Path, no_bwrap: str) -
         assert missing in notice
 
 
+def test_a_bwrap_that_cannot_run_is_no_sandbox(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Installed but refused by the kernel (no user namespaces): the probe sees it fail."""
+    bindir = tmp_path_factory.mktemp("refusing-bin")
+    fake = bindir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    os.symlink("/usr/bin/cat", bindir / "cat")
+    assert LocalExecutor(str(tmp_path), search_path=(str(bindir),)).unprotected() == UNPROTECTED
+
+
 async def test_restricted_commands_still_run_without_bwrap(tmp_path: Path, no_bwrap: str) -> None:
     (tmp_path / "a.txt").write_text("plain\n")
     executor = LocalExecutor(str(tmp_path), search_path=(no_bwrap,))
