@@ -23,8 +23,8 @@ from rho_adapters.local import sandbox as bwrap
 from rho_adapters.local.guard import guarded
 from rho_adapters.local.process import Finished, Spawn, run_processes
 from rho_adapters.local.rlimits import Rlimits, limited
-from rho_adapters.local.seccomp import socket_filter
-from rho_adapters.local.secret_scan import Masks, SecretScan
+from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
+from rho_adapters.local.secret_scan import SecretScan
 from rho_domain.errors import ExecutorError, SensitivePath, ToolError
 from rho_domain.limits import ResourceLimits
 from rho_domain.paths import MAX_PATH
@@ -45,10 +45,6 @@ _SANDBOX_DIR = bwrap.SANDBOX_TMP
 # Whether a bwrap binary works on this machine (namespaces allowed), and which optional walls
 # it takes (a user namespace of its own, the seccomp filter): probed once per process.
 _PROBED: dict[str, tuple[bool, bool] | None] = {}
-# Stands for the descriptor of the seccomp filter in a prepared argv; ``_spawn`` opens a pipe
-# per process and puts its number there.
-_SECCOMP_FD = "{seccomp-fd}"
-_FILTER = socket_filter()
 MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
 # Which awk implementation a program path is (gawk, mawk, other): asked once per process.
 _AWK_FLAVORS: dict[str, AwkFlavor] = {}
@@ -92,19 +88,6 @@ def _user_process_count() -> int:
     return count
 
 
-def _with_filter(argv: Sequence[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """``argv`` with the seccomp placeholder replaced by a fresh pipe holding the filter, and
-    that pipe's read end (to pass to the child, and close here once it has started)."""
-    if _SECCOMP_FD not in argv or _FILTER is None:
-        return tuple(argv), ()
-    read_end, write_end = os.pipe2(os.O_CLOEXEC)
-    try:
-        os.write(write_end, _FILTER)  # a few dozen bytes: never blocks
-    finally:
-        os.close(write_end)
-    return tuple(str(read_end) if word == _SECCOMP_FD else word for word in argv), (read_end,)
-
-
 class CommandRunner:
     """Starts planned stages as processes: resolved programs, a scrubbed environment,
     limits, and the bubblewrap sandbox where it works."""
@@ -130,7 +113,7 @@ class CommandRunner:
         self._scan = SecretScan(self.policy)
         self._sandbox_wanted = sandbox
         self._sandbox: bool | None = None if sandbox is not False else False
-        self._walls = (True, _FILTER is not None)  # (user namespace, seccomp), once probed
+        self._walls = (True, FILTER is not None)  # (user namespace, seccomp), once probed
 
     def resolve(self, program: str) -> str | None:
         """The absolute path of ``program`` on the search path, or None (a name with a
@@ -154,41 +137,12 @@ class CommandRunner:
         walls: tuple[bool, bool] | None = None
         if program is not None:
             if program not in _PROBED:
-                _PROBED[program] = self._probe(program)
+                _PROBED[program] = bwrap.probe(program)
             walls = _PROBED[program]
         if self._sandbox_wanted and walls is None:
             raise ExecutorError("the bubblewrap sandbox was required but does not work here")
         self._walls = walls or (False, False)
         self._sandbox = walls is not None
-
-    @staticmethod
-    def _probe(program: str) -> tuple[bool, bool] | None:
-        """Which optional walls bwrap runs with here, (user namespace, seccomp), most first;
-        None when it does not run at all."""
-        empty = bwrap.Layout(hidden=(), visible=())
-        variants = [(True, True), (False, True), (True, False), (False, False)]
-        for userns, seccomp in variants if _FILTER is not None else variants[2:]:
-            args = bwrap.bwrap_args(
-                empty,
-                Masks(),
-                cwd="/",
-                env={},
-                userns=userns,
-                seccomp_fd=_SECCOMP_FD if seccomp else None,
-            )
-            argv, fds = _with_filter([program, *args, "--", "/bin/true"])
-            try:
-                done = subprocess.run(
-                    argv, capture_output=True, timeout=10, check=False, pass_fds=fds
-                )
-            except (OSError, subprocess.TimeoutExpired):
-                return None
-            finally:
-                for fd in fds:
-                    os.close(fd)
-            if done.returncode == 0:
-                return userns, seccomp
-        return None
 
     def unprotected(self) -> str | None:
         """What restricted commands lose on this machine, or None when the sandbox works
@@ -235,7 +189,7 @@ class CommandRunner:
             binds=binds,
             tmp_bytes=self.limits.file_size_bytes,
             userns=self._walls[0],
-            seccomp_fd=_SECCOMP_FD if seccomp and self._walls[1] else None,
+            seccomp_fd=FILTER_FD if seccomp and self._walls[1] else None,
         )
 
     def check_reads(self, argv: Sequence[str], cwd: str) -> list[str]:
@@ -473,7 +427,7 @@ class CommandRunner:
                         os.close(next_w)
                     previous = next_r
                 stderr = {"capture": out_w, "null": devnull_w, "stdout": stdout}[stderr_mode]
-                argv, extra = _with_filter(argv)
+                argv, extra = with_filter(argv)
                 opened.extend(extra)
                 spawns.append(
                     Spawn(argv=argv, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=extra)

@@ -28,10 +28,12 @@ from __future__ import annotations
 import glob
 import os
 import stat
+import subprocess
 from collections.abc import Mapping, Sequence
 
 import attrs
 
+from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_adapters.local.secret_scan import Masks, SecretScan
 from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
 
@@ -165,3 +167,31 @@ def bwrap_args(
         *(arg for name, value in env.items() for arg in ("--setenv", name, value)),
         "--chdir", cwd,
     ]  # fmt: skip
+
+
+def probe(program: str) -> tuple[bool, bool] | None:
+    """Which optional walls the bwrap at ``program`` runs with here, (user namespace of its
+    own, seccomp filter), the most first; None when it does not run at all (not installed
+    properly, or no namespaces allowed)."""
+    empty = Layout(hidden=(), visible=())
+    variants = [(True, True), (False, True), (True, False), (False, False)]
+    for userns, seccomp in variants if FILTER is not None else variants[2:]:
+        args = bwrap_args(
+            empty,
+            Masks(),
+            cwd="/",
+            env={},
+            userns=userns,
+            seccomp_fd=FILTER_FD if seccomp else None,
+        )
+        argv, fds = with_filter([program, *args, "--", "/bin/true"])
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=10, check=False, pass_fds=fds)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        finally:
+            for fd in fds:
+                os.close(fd)
+        if done.returncode == 0:
+            return userns, seccomp
+    return None

@@ -11,13 +11,16 @@ with EPERM: those tables have their own numbers for the same calls.
 
 ``socket_filter()`` returns the classic BPF program bubblewrap loads with ``--seccomp FD``
 (an array of ``struct sock_filter``), or None on an architecture not listed here, where the
-sandbox runs without it.
+sandbox runs without it. A prepared argv names the descriptor ``FILTER_FD``; ``with_filter``
+gives each process its own pipe holding the program (bubblewrap reads it to the end).
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import struct
+from collections.abc import Sequence
 
 # AUDIT_ARCH_* and the numbers of socket and io_uring_setup in each ABI.
 _ARCHES = {
@@ -57,3 +60,22 @@ def socket_filter(machine: str | None = None) -> bytes | None:
         _op(_RET_K, _ERRNO | _ENOSYS),
     ]
     return b"".join(program)
+
+
+FILTER = socket_filter()
+# Stands for the descriptor of the filter in a prepared argv (``bwrap --seccomp FD``):
+# ``with_filter`` opens a pipe per process and puts its number there.
+FILTER_FD = "{seccomp-fd}"
+
+
+def with_filter(argv: Sequence[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """``argv`` with ``FILTER_FD`` replaced by a fresh pipe holding ``FILTER``, and that pipe's
+    read end (to pass to the child, and to close here once it has started)."""
+    if FILTER_FD not in argv or FILTER is None:
+        return tuple(argv), ()
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    try:
+        os.write(write_end, FILTER)  # a few dozen bytes: never blocks
+    finally:
+        os.close(write_end)
+    return tuple(str(read_end) if word == FILTER_FD else word for word in argv), (read_end,)
