@@ -12,6 +12,7 @@ from enum import Enum
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
 
 
 class ShellMode(Enum):
@@ -68,6 +69,8 @@ class PermissionProfile:
     needs approval in every approval mode except NONE. ``approval_required_tools`` is read in
     GRANULAR mode only. ``denied_tools`` are never run.
     ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
+    ``limits`` bound every command the executor starts (memory, CPU, output; see
+    ``rho_domain.limits``).
     """
 
     name: str
@@ -82,6 +85,7 @@ class PermissionProfile:
     shell_timeout: float = 120.0
     bash_only: bool = False
     extra_read_roots: tuple[str, ...] = ()
+    limits: ResourceLimits = attrs.field(factory=readonly_limits)
 
     @property
     def read_only(self) -> bool:
@@ -121,6 +125,7 @@ def developer_profile() -> PermissionProfile:
         shell=ShellMode.UNRESTRICTED,
         file_write=FileWriteMode.FULL,
         shell_timeout=300.0,
+        limits=development_limits(),
     )
 
 
@@ -134,6 +139,7 @@ def eval_profile() -> PermissionProfile:
         database=DatabaseMode.MUTATIONS,
         approval=ApprovalMode.NONE,
         shell_timeout=300.0,
+        limits=development_limits(),
     )
 
 

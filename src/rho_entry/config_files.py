@@ -120,6 +120,8 @@ def profile_from_dict(
     if base is not None:
         merged = _converter().unstructure(base)
         merged["name"] = default_name  # the file's own name, not the base's
+        if isinstance(flat.get("limits"), Mapping):  # a limit not named keeps the base's
+            flat["limits"] = {**merged["limits"], **flat["limits"]}
         merged.update(flat)
         flat = merged
     flat.setdefault("name", default_name)

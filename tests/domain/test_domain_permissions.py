@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rho_domain.errors import ConfigError
+from rho_domain.limits import development_limits
 from rho_domain.permissions import (
     DEFAULT_DANGEROUS_PATTERNS,
     ApprovalMode,
@@ -39,6 +40,7 @@ DEVELOPER = PermissionProfile(
     approval=ApprovalMode.DANGEROUS,
     approval_required_tools=frozenset(),
     shell_timeout=300.0,
+    limits=development_limits(),
 )
 EVAL = PermissionProfile(
     name="eval",
@@ -49,6 +51,7 @@ EVAL = PermissionProfile(
     approval=ApprovalMode.NONE,
     approval_required_tools=READONLY.approval_required_tools,
     shell_timeout=300.0,
+    limits=development_limits(),
 )
 
 

@@ -41,12 +41,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     quiet = QuietPipe(stdout)
     sys.stdout = quiet
+    # What restricted commands lose without bubblewrap (wiring.say_unprotected): one line.
+    sandbox_log, sandbox_line = logging.getLogger("rho_entry.sandbox"), _WarningLine()
+    sandbox_log.addHandler(sandbox_line)
     try:
         return _dispatch(args)
     finally:
         quiet.flush()  # now, not at interpreter exit, where a broken pipe would print
         sys.stdout = stdout
         warnings.showwarning = show_warning
+        sandbox_log.removeHandler(sandbox_line)
+
+
+class _WarningLine(logging.Handler):
+    """A log record as a ``rho-agent: warning:`` line on the stderr of the moment."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(f"rho-agent: warning: {record.getMessage()}\n")
 
 
 def _dispatch(args: list[str]) -> int:

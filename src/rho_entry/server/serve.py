@@ -96,6 +96,11 @@ def main(argv: Sequence[str]) -> int:
     except RhoError as exc:
         print(f"rho-agent serve: {exc}", file=sys.stderr)
         return 1
+    if set(settings.profiles) - {"developer", "eval", "unrestricted"}:  # a restricted shell
+        from rho_adapters.local.executor import sandbox_notice
+        from rho_entry.wiring import say_unprotected
+
+        say_unprotected(sandbox_notice())  # at start, not at the first session
     server.run()
     return 1 if server.failed else 0
 
