@@ -39,11 +39,13 @@ class DatabaseMode(Enum):
 
 class ApprovalMode(Enum):
     """Which calls wait for a human. A tool's risk is declared once, by its handler's
-    ``policy_for``; DANGEROUS refers to it, GRANULAR lets a custom profile name tools instead."""
+    ``policy_for``; DANGEROUS refers to it, GRANULAR also asks before every call of the tools
+    a profile names (it never asks less than DANGEROUS: a tool left off the list still asks
+    when its handler declares the call dangerous)."""
 
     ALL = "all"  # every tool call
     DANGEROUS = "dangerous"  # calls whose handler's policy says dangerous
-    GRANULAR = "granular"  # the tools named in approval_required_tools
+    GRANULAR = "granular"  # those, and every call of the tools in approval_required_tools
     NONE = "none"  # never (sandboxes)
 
 
@@ -67,7 +69,8 @@ class PermissionProfile:
 
     ``dangerous_patterns``: a call whose arguments contain one of these (case-insensitive)
     needs approval in every approval mode except NONE. ``approval_required_tools`` is read in
-    GRANULAR mode only. ``denied_tools`` are never run.
+    GRANULAR mode only: every call of those tools asks, beside the calls DANGEROUS asks about.
+    ``denied_tools`` are never run.
     ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
     ``limits`` bound every command the executor starts (memory, CPU, output; see
     ``rho_domain.limits``).
@@ -117,13 +120,23 @@ def readonly_profile() -> PermissionProfile:
     )
 
 
+DEVELOPER_APPROVAL_TOOLS = frozenset({"bash", "write", "edit"})
+"""The tools the ``developer`` profile names for approval (the design documents' GRANULAR row).
+Every call of them asks; so does every other call whose handler declares it dangerous (SQL
+that writes, a custom tool with ``requires_approval``): GRANULAR never asks less than
+DANGEROUS."""
+
+
 def developer_profile() -> PermissionProfile:
-    """The ``developer`` profile: any command and file edits, dangerous calls approved."""
+    """The ``developer`` profile: any command and file edits, each approved (GRANULAR: the
+    shell, write and edit by name, and every other call its handler declares dangerous)."""
     return PermissionProfile(
         name="developer",
         description="Local development: any shell command and file edits, each approved.",
         shell=ShellMode.UNRESTRICTED,
         file_write=FileWriteMode.FULL,
+        approval=ApprovalMode.GRANULAR,
+        approval_required_tools=DEVELOPER_APPROVAL_TOOLS,
         shell_timeout=300.0,
         limits=development_limits(),
     )

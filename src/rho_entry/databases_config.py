@@ -18,15 +18,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from rho_domain.config import DatabaseConfig
+import attrs
+
+from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError
 from rho_entry.databases_env import databases_from_env
 from rho_entry.home import config_dir
 
 ENV_VAR = "RHO_AGENT_DB_CONFIG"
 FILE_NAME = "databases.yaml"
+
+C = TypeVar("C", bound=AgentConfig)
 
 
 def databases_config_path(
@@ -38,6 +42,18 @@ def databases_config_path(
     if env.get(ENV_VAR):
         return Path(env[ENV_VAR]).expanduser(), True
     return config_dir(env) / FILE_NAME, False
+
+
+def with_configured_databases(config: C, env: Mapping[str, str]) -> C:
+    """``config`` with the databases ``env`` configures (``load_databases``) when it names
+    none; unchanged when it names some (they win over every file and variable).
+
+    The one rule for "registers database tools if environment variables are set": the CLI's
+    settings and the library's ``Agent(config)`` both call it."""
+    if config.databases:
+        return config
+    found = load_databases(env)
+    return attrs.evolve(config, databases=found) if found else config
 
 
 def load_databases(

@@ -38,6 +38,7 @@ from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry import wiring
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
+from rho_entry.databases_config import with_configured_databases
 from rho_entry.home import config_dir
 from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
 from rho_entry.seed_state import State as DocumentState
@@ -80,6 +81,11 @@ class Agent(domain_agent.Agent):
     subclasses, ``rho_entry.seed_tools``), added to the profile's; they go through the same
     approval policy and truncation. A ``registry`` built the documents' way
     (``ToolRegistry().register(...)``) is copied: an agent's tools never change afterwards.
+
+    A config that names no database gets the ones the environment configures, as the CLI's
+    do (``databases_config.with_configured_databases``: ``$RHO_AGENT_DB_CONFIG`` or the config
+    directory's ``databases.yaml``, and ``SQLITE_DB``, ``POSTGRES_HOST``...); ``environ``
+    replaces ``os.environ`` for that (``{}``: none). ``agent.config.databases`` says which.
     """
 
     def __init__(
@@ -91,8 +97,10 @@ class Agent(domain_agent.Agent):
         system_prompt: str | None = None,
         prices: PriceTable | None = None,
         tools: Sequence[ToolHandler | DocumentToolHandler] = (),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         config = config if config is not None else AgentConfig()
+        config = with_configured_databases(config, os.environ if environ is None else environ)
         extra = tuple(as_domain_handler(tool) for tool in tools)
         if profile is None:
             profile = wiring.profile_of(config)
@@ -301,7 +309,8 @@ class Session(domain_session.Session):
         try:
             allowed = authorise(record, authority, config_dir=config_dir(os.environ))
             session = cls(
-                Agent(allowed.config),
+                # the databases were decided by ``authorise``: the resumer's, or none
+                Agent(allowed.config, environ={}),
                 store=store,
                 session_id=record.id,
                 state=DocumentState.from_events(events),

@@ -107,8 +107,10 @@ def default_authority(
 ) -> ResumeAuthority:
     """What ``Session.resume`` allows when its caller says nothing: the readonly profile, the
     endpoint of the environment (``RHO_AGENT_BASE_URL``, ``OPENAI_BASE_URL``; none checked when
-    a ``model`` port is passed), no databases (unless a ``databases`` port is passed), and the
-    ``overrides`` as given."""
+    a ``model`` port is passed), the databases the environment configures, as a new
+    ``Agent(config)`` would get them (none checked when a ``databases`` port is passed), and
+    the ``overrides`` as given."""
+    from rho_entry.databases_config import load_databases
     from rho_entry.wiring import base_url_from
 
     endpoint = None if ports.get("model") is not None else Endpoint(base_url=base_url_from(env))
@@ -116,7 +118,7 @@ def default_authority(
         profiles=(readonly_profile(),),
         given=dict(given),
         endpoint=endpoint,
-        databases=None if ports.get("databases") is not None else {},
+        databases=None if ports.get("databases") is not None else load_databases(env),
     )
 
 

@@ -15,7 +15,8 @@ A tool written the documents' way::
 is adapted once (``as_domain_handler``) into the domain's ``rho_domain.tools.base.ToolHandler``
 protocol, so in a Session (``Agent(config, tools=[Weather()])``) it goes through the same
 argument checks, approval policy (``requires_approval`` is its risk: a call of such a tool is
-"dangerous" under ``ApprovalMode.DANGEROUS``), timeout and truncation as a built-in tool.
+"dangerous", asked under ``ApprovalMode.DANGEROUS`` and ``GRANULAR`` whether or not the
+profile names it), timeout and truncation as a built-in tool.
 
 ``ToolRegistry`` is the domain registry plus the documents' ``register``, ``get_specs`` (OpenAI
 function-calling format) and ``dispatch(invocation)``. Dispatching an invocation outside a

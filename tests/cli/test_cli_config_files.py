@@ -70,9 +70,12 @@ def test_profile_file_nested_forms_and_base(tmp_path: Path) -> None:
 
 
 def test_granular_approval_without_tools_is_refused(tmp_path: Path) -> None:
-    path = write(tmp_path / "g.yaml", "base: developer\napproval: {mode: granular}\n")
+    path = write(tmp_path / "g.yaml", "base: readonly\napproval: {mode: granular}\n")
     with pytest.raises(ConfigError, match=r"g\.yaml.*required_tools"):
         load_profile_file(path)
+    # the developer base is granular already: its list (bash, write, edit) is inherited
+    inherited = write(tmp_path / "d.yaml", "base: developer\napproval: {mode: granular}\n")
+    assert load_profile_file(inherited).approval_required_tools == {"bash", "write", "edit"}
     named = write(tmp_path / "n.yaml", "approval: {mode: granular, required_tools: [bash]}\n")
     assert load_profile_file(named).approval_required_tools == frozenset({"bash"})
 

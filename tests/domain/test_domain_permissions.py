@@ -37,8 +37,9 @@ DEVELOPER = PermissionProfile(
     shell=ShellMode.UNRESTRICTED,
     file_write=FileWriteMode.FULL,
     database=DatabaseMode.READONLY,
-    approval=ApprovalMode.DANGEROUS,
-    approval_required_tools=frozenset(),
+    # the design documents' GRANULAR row; the other dangerous calls still ask (approval.decide)
+    approval=ApprovalMode.GRANULAR,
+    approval_required_tools=frozenset({"bash", "write", "edit"}),
     shell_timeout=300.0,
     limits=development_limits(),
 )
