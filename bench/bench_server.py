@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import os
 import re
+import secrets
 import shutil
 import signal
 import statistics
@@ -35,10 +36,14 @@ from rho_adapters.fakes.wire import call, text_reply, tool_reply
 ANSWER = "word " * 40  # 20 deltas
 
 
+BENCH_TOKEN = secrets.token_urlsafe(32)
+
+
 def start_server(
     work: Path, home: Path, model_url: str, sessions: int
 ) -> tuple[subprocess.Popen[str], str]:
     env = {
+        **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},  # the sources run
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "RHO_AGENT_HOME": str(home),
@@ -46,6 +51,7 @@ def start_server(
         "OPENAI_API_KEY": "sk-bench",
         "RHO_AGENT_MODEL": "bench-model",
         "RHO_AGENT_SERVER_MAX_RUNS": str(sessions),
+        "RHO_AGENT_SERVER_TOKEN": BENCH_TOKEN,  # every request carries it
     }
     profile = os.environ.get("BENCH_PROFILE")  # a path: the server runs under cProfile
     wrap = ["-m", "cProfile", "-o", profile] if profile else []
@@ -100,7 +106,10 @@ async def bench(sessions: int) -> dict[str, float]:
     process, url = start_server(work, home, model.base_url, sessions)
     try:
         limits = httpx.Limits(max_connections=sessions + 10)
-        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=600) as client:
+        auth = {"Authorization": f"Bearer {BENCH_TOKEN}"}
+        async with httpx.AsyncClient(
+            base_url=url, headers=auth, limits=limits, timeout=600
+        ) as client:
             await client.get("/api/sessions")  # warm: imports, first store access
             firsts: list[float] = []
             started = time.perf_counter()

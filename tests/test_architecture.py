@@ -190,10 +190,16 @@ def test_importing_the_entry_package_is_light() -> None:
 
 
 def test_rho_agent_is_an_alias_of_the_entry_api() -> None:
-    """Every public name of rho_entry is importable from rho_agent, and is the same object."""
+    """Every public name of rho_entry is importable from rho_agent, and is the same object;
+    the design documents' other names are the objects of the modules they alias."""
+    import importlib
+
     import rho_agent
     import rho_entry
 
-    assert set(rho_agent.__all__) == set(rho_entry.__all__)
+    documents = rho_agent._DOCUMENT_NAMES
+    assert set(rho_agent.__all__) == set(rho_entry.__all__) | set(documents)
     for name in rho_entry.__all__:
         assert getattr(rho_agent, name) is getattr(rho_entry, name)
+    for name, module in documents.items():
+        assert getattr(rho_agent, name) is getattr(importlib.import_module(module), name)

@@ -239,15 +239,15 @@ def describe_config_error(exc: BaseException, type_: Any) -> str:
 
 def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     """An unknown key with the closest known one (``unknown key 'modle' (did you mean
-    'model'?)``), a bad choice with every valid value (``expected ShellMode: one of
-    restricted, unrestricted (got 'sometimes')``); None for other problems."""
+    'model'?)``), a bad choice with every valid value (``expected one of restricted,
+    unrestricted (got 'sometimes')``); None for other problems."""
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
         return "; ".join(_unknown_key(key, known) for key in sorted(exc.extra_fields))
     if isinstance(type_, type) and issubclass(type_, enum.Enum):
         values = ", ".join(str(member.value) for member in type_)
         got = f" (got {exc.args[0].split(' is not')[0]})" if isinstance(exc, ValueError) else ""
-        return f"expected {type_.__name__}: one of {values}{got}"
+        return f"expected one of {values}{got}"
     return None
 
 

@@ -4,16 +4,35 @@ A thin alias of ``rho_entry`` (the entry layer), so code written against the see
 
     from rho_agent import Agent, AgentConfig, AgentEvent, RunResult, Session, SessionStore, State
 
-Every name of ``rho_entry.__all__`` is here, imported lazily on first use.
+Every name of ``rho_entry.__all__`` is here, imported lazily on first use, plus the design
+documents' names for the typed API (``_DOCUMENT_NAMES``: ``ToolHandler``, ``ToolRegistry``,
+``ToolFactory``, the permission modes, ``ModelClient``...). The documents' module paths
+(``rho_agent.core.session``, ``rho_agent.permissions``, ``rho_agent.tools.registry``,
+``rho_agent.client.model``...) are subpackages that re-export the same objects.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 import rho_entry
 
 __version__ = rho_entry.__version__
+
+# The design documents' names that are not part of ``rho_entry``'s API: name -> module.
+_DOCUMENT_NAMES: dict[str, str] = {
+    "ApprovalMode": "rho_domain.permissions",
+    "DatabaseMode": "rho_domain.permissions",
+    "FileWriteMode": "rho_domain.permissions",
+    "ModelClient": "rho_entry.seed_client",
+    "ShellMode": "rho_domain.permissions",
+    "ToolFactory": "rho_entry.seed_handlers",
+    "ToolHandler": "rho_entry.seed_tools",
+    "ToolInvocation": "rho_entry.seed_tools",
+    "ToolOutput": "rho_entry.seed_tools",
+    "ToolRegistry": "rho_entry.seed_tools",
+}
 __all__ = [
     "Agent",
     "AgentConfig",
@@ -22,10 +41,14 @@ __all__ = [
     "AgentRuntime",
     "ApprovalAnswer",
     "ApprovalInterrupt",
+    "ApprovalMode",
     "Budget",
     "CompactResult",
     "DatabaseConfig",
+    "DatabaseMode",
+    "FileWriteMode",
     "HandleStatus",
+    "ModelClient",
     "PendingApproval",
     "PermissionProfile",
     "RhoError",
@@ -35,7 +58,13 @@ __all__ = [
     "RuntimeFull",
     "Session",
     "SessionStore",
+    "ShellMode",
     "State",
+    "ToolFactory",
+    "ToolHandler",
+    "ToolInvocation",
+    "ToolOutput",
+    "ToolRegistry",
     "__version__",
     "close_runtime",
     "create_runtime",
@@ -46,6 +75,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from rho_domain.permissions import ApprovalMode, DatabaseMode, FileWriteMode, ShellMode
     from rho_entry import (
         Agent,
         AgentConfig,
@@ -75,11 +105,18 @@ if TYPE_CHECKING:
         shutdown_on_signals,
         start_runtime,
     )
+    from rho_entry.seed_client import ModelClient
+    from rho_entry.seed_handlers import ToolFactory
+    from rho_entry.seed_tools import ToolHandler, ToolInvocation, ToolOutput, ToolRegistry
 
 
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'rho_agent' has no attribute {name!r}")
-    value = getattr(rho_entry, name)
+    where = _DOCUMENT_NAMES.get(name)
+    if where is not None:
+        value = getattr(importlib.import_module(where), name)
+    else:
+        value = getattr(rho_entry, name)
     globals()[name] = value
     return value

@@ -60,6 +60,11 @@ def decide(
     call (``policy.destructive``, decided by the handler on the parsed arguments) and a call
     that is not read-only whose decoded arguments hold one of the profile's
     ``dangerous_patterns`` require approval even for tools approved "always".
+
+    DANGEROUS asks before every call whose handler declares it dangerous (``policy.dangerous``);
+    GRANULAR asks before those too, and before every call of the tools the profile names in
+    ``approval_required_tools``: naming tools only ever adds questions, so GRANULAR never asks
+    less than DANGEROUS.
     """
     if call.name in profile.denied_tools:
         return Denied(f"the {profile.name!r} profile does not allow the {call.name!r} tool")
@@ -79,7 +84,9 @@ def decide(
     match profile.approval:
         case ApprovalMode.ALL:
             return RequiresApproval(f"the {profile.name!r} profile asks before every tool call")
-        case ApprovalMode.DANGEROUS if policy.dangerous:
+        # GRANULAR names tools to ask about on top of what their handlers declare: a tool the
+        # list forgets (a custom or MCP tool, SQL that writes) still asks when it is dangerous
+        case ApprovalMode.DANGEROUS | ApprovalMode.GRANULAR if policy.dangerous:
             return RequiresApproval(f"{call.name!r} can change things outside the conversation")
         case ApprovalMode.GRANULAR if call.name in profile.approval_required_tools:
             return RequiresApproval(f"the {profile.name!r} profile asks before {call.name!r}")

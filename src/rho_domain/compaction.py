@@ -45,12 +45,20 @@ CompactTrigger = Literal["manual", "auto", "overflow"]
 
 @attrs.frozen(kw_only=True)
 class CompactResult:
-    """What a compaction did; ``summary`` is empty when there was nothing to compact."""
+    """What a compaction did; ``summary`` is empty when nothing was compacted, and ``note``
+    then says why (nothing to compact, or a summary that would not have made the context
+    smaller)."""
 
     summary: str
     tokens_before: int
     tokens_after: int
     trigger: CompactTrigger
+    note: str = ""
+
+    @property
+    def compacted(self) -> bool:
+        """True when the history was replaced by a summary."""
+        return bool(self.summary)
 
 
 @attrs.frozen(kw_only=True)

@@ -64,7 +64,14 @@ async def compact_history(
     before, window = size.tokens, size.window
     plan = plan_compaction(state.messages, tail_budget_chars=int(window * 4 * TAIL_SHARE))
     if plan.is_empty:
-        return CompactResult(summary="", tokens_before=before, tokens_after=before, trigger=trigger)
+        return CompactResult(
+            summary="",
+            tokens_before=before,
+            tokens_after=before,
+            trigger=trigger,
+            note="nothing to compact: the history is the latest turn only; history kept",
+        )
+    await journal.emit(ev.CompactStarted(at=clock.now(), trigger=trigger, tokens_before=before))
     instruction = UserMessage(content=compaction_instructions(custom_instructions))
     request, assembly = await _summarise(
         agent, model, clock, (plan.to_summarize, instruction), window
@@ -81,7 +88,9 @@ async def compact_history(
     if after >= before:
         raise CompactionRejected(
             f"the summary would not make the context smaller (~{before} tokens before, "
-            f"~{after} after); history kept"
+            f"~{after} after); history kept",
+            tokens_before=before,
+            tokens_after=after,
         )
     await journal.emit(
         ev.Compacted(

@@ -144,7 +144,14 @@ class ContextFull(ModelError):
 
 
 class CompactionRejected(ModelError):
-    """A compaction was not applied because it would not make the context smaller."""
+    """A compaction was not applied because it would not make the context smaller.
+
+    ``tokens_before`` and ``tokens_after`` are the estimates compared (0 when unknown)."""
+
+    def __init__(self, message: str, *, tokens_before: int = 0, tokens_after: int = 0) -> None:
+        super().__init__(message)
+        self.tokens_before = tokens_before
+        self.tokens_after = tokens_after
 
 
 class ModelConnectionError(ModelError):

@@ -13,7 +13,9 @@ from typing import Any, ClassVar, Literal
 import attrs
 
 from rho_domain.compaction import CompactTrigger
+from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message, ToolCall, Usage
+from rho_domain.model import TraceName
 from rho_domain.run_status import RunStatus
 
 BlockedBy = Literal["policy", "user"]
@@ -21,7 +23,7 @@ InterruptReason = Literal["paused", "resumed", "cancelled"]
 
 
 @attrs.frozen(kw_only=True)
-class RunStarted:
+class RunStarted(SeedEventView):
     """A run began (``Session.run``).
 
     Attributes:
@@ -37,7 +39,7 @@ class RunStarted:
 
 
 @attrs.frozen(kw_only=True)
-class RunEnded:
+class RunEnded(SeedEventView):
     """A run ended; always the last event of a run, whatever happened.
 
     Attributes:
@@ -61,7 +63,7 @@ class RunEnded:
 
 
 @attrs.frozen(kw_only=True)
-class MessageAdded:
+class MessageAdded(SeedEventView):
     """A message joined the history.
 
     Attributes:
@@ -75,7 +77,7 @@ class MessageAdded:
 
 
 @attrs.frozen(kw_only=True)
-class LLMStarted:
+class LLMStarted(SeedEventView):
     """A model call began.
 
     Attributes:
@@ -93,7 +95,7 @@ class LLMStarted:
 
 
 @attrs.frozen(kw_only=True)
-class LLMEnded:
+class LLMEnded(SeedEventView):
     """A model call finished (or was cancelled while streaming).
 
     Attributes:
@@ -125,7 +127,7 @@ class LLMEnded:
 
 
 @attrs.frozen(kw_only=True)
-class TextDelta:
+class TextDelta(SeedEventView):
     """A fragment of the answer (or of a refusal) as it streams; not persisted.
 
     Attributes:
@@ -139,7 +141,7 @@ class TextDelta:
 
 
 @attrs.frozen(kw_only=True)
-class ReasoningDelta:
+class ReasoningDelta(SeedEventView):
     """A fragment of the model's reasoning as it streams; not persisted.
 
     Attributes:
@@ -153,7 +155,7 @@ class ReasoningDelta:
 
 
 @attrs.frozen(kw_only=True)
-class ToolCallDelta:
+class ToolCallDelta(SeedEventView):
     """A fragment of a tool call as it streams; not persisted.
 
     Attributes:
@@ -173,7 +175,7 @@ class ToolCallDelta:
 
 
 @attrs.frozen(kw_only=True)
-class ToolStarted:
+class ToolStarted(SeedEventView):
     """A tool call passed policy and approval and began to run.
 
     Attributes:
@@ -187,7 +189,7 @@ class ToolStarted:
 
 
 @attrs.frozen(kw_only=True)
-class ToolEnded:
+class ToolEnded(SeedEventView):
     """A tool call finished, failed or was cancelled; its result message follows.
 
     Attributes:
@@ -211,7 +213,7 @@ class ToolEnded:
 
 
 @attrs.frozen(kw_only=True)
-class ToolBlocked:
+class ToolBlocked(SeedEventView):
     """A call that did not run.
 
     Attributes:
@@ -229,7 +231,7 @@ class ToolBlocked:
 
 
 @attrs.frozen(kw_only=True)
-class ApprovalRequested:
+class ApprovalRequested(SeedEventView):
     """A call waits for a human.
 
     With no approver wired, the run ends ``awaiting_approval``.
@@ -254,7 +256,7 @@ class ApprovalRequested:
 
 
 @attrs.frozen(kw_only=True)
-class ApprovalResolved:
+class ApprovalResolved(SeedEventView):
     """A human answered an approval (live, or later with ``Session.resolve_approval``).
 
     Attributes:
@@ -276,7 +278,26 @@ class ApprovalResolved:
 
 
 @attrs.frozen(kw_only=True)
-class Compacted:
+class CompactStarted(SeedEventView):
+    """A compaction began: the model is asked for a summary of the older history.
+
+    ``Compacted`` follows when the summary replaced it; nothing does when the summary failed
+    (an ``error`` event says so) or would not have made the context smaller.
+
+    Attributes:
+        at: Wall-clock time.
+        trigger: ``"auto"``, ``"overflow"`` or ``"manual"``, as on ``Compacted``.
+        tokens_before: Estimated context before.
+    """
+
+    kind: ClassVar[str] = "compact_start"
+    at: float
+    trigger: CompactTrigger
+    tokens_before: int
+
+
+@attrs.frozen(kw_only=True)
+class Compacted(SeedEventView):
     """History was replaced by a summary plus what was kept verbatim.
 
     Attributes:
@@ -301,7 +322,7 @@ class Compacted:
 
 
 @attrs.frozen(kw_only=True)
-class UsageRecorded:
+class UsageRecorded(SeedEventView):
     """Usage of one model call (compaction calls too), added to the session's total.
 
     Attributes:
@@ -317,7 +338,7 @@ class UsageRecorded:
 
 
 @attrs.frozen(kw_only=True)
-class Interrupted:
+class Interrupted(SeedEventView):
     """The run paused, resumed or was cancelled.
 
     Attributes:
@@ -333,7 +354,7 @@ class Interrupted:
 
 
 @attrs.frozen(kw_only=True)
-class DirectiveApplied:
+class DirectiveApplied(SeedEventView):
     """An operator directive (``rho-agent monitor directive``) was added as a user message.
 
     Attributes:
@@ -349,7 +370,7 @@ class DirectiveApplied:
 
 
 @attrs.frozen(kw_only=True)
-class ErrorOccurred:
+class ErrorOccurred(SeedEventView):
     """Something failed: a model or store error ending the run, a failed auto-compaction,
     a budget reached.
 
@@ -366,7 +387,7 @@ class ErrorOccurred:
 
 
 @attrs.frozen(kw_only=True)
-class ModelRetrying:
+class ModelRetrying(SeedEventView):
     """A model call failed before any output and will be tried again after ``delay``.
 
     Attributes:
@@ -396,6 +417,26 @@ class ModelRetrying:
         )
 
 
+@attrs.frozen(kw_only=True)
+class TraceNoted(SeedEventView):
+    """Something in the model's stream was skipped and the stream went on (the design
+    documents' ``TraceEvent``): the answer is whole, and this records what was left out.
+
+    Attributes:
+        at: Wall-clock time.
+        name: ``"parse_error"`` (an event that is not JSON) or ``"unknown_event"`` (an event
+            of a type the model adapter does not know).
+        message: What was skipped, from where.
+        detail: The raw event, cut to 2,000 characters.
+    """
+
+    kind: ClassVar[str] = "trace"
+    at: float
+    name: TraceName
+    message: str
+    detail: str = ""
+
+
 Event = (
     RunStarted
     | RunEnded
@@ -410,12 +451,14 @@ Event = (
     | ToolBlocked
     | ApprovalRequested
     | ApprovalResolved
+    | CompactStarted
     | Compacted
     | UsageRecorded
     | Interrupted
     | DirectiveApplied
     | ErrorOccurred
     | ModelRetrying
+    | TraceNoted
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -432,12 +475,14 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ToolBlocked,
     ApprovalRequested,
     ApprovalResolved,
+    CompactStarted,
     Compacted,
     UsageRecorded,
     Interrupted,
     DirectiveApplied,
     ErrorOccurred,
     ModelRetrying,
+    TraceNoted,
 )
 
 EVENTS_BY_KIND: Mapping[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}

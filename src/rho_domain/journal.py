@@ -73,6 +73,12 @@ class Journal:
         if self.store is not None and ev.is_persistent(event):
             self._unpersisted.append(event)
 
+    def adopt(self, events: Sequence[ev.Event]) -> None:
+        """Persist at the next flush events already applied to State (a State written by
+        hand before the session existed)."""
+        if self.store is not None:
+            self._unpersisted.extend(e for e in events if ev.is_persistent(e))
+
     async def emit(self, event: ev.Event) -> None:
         """Apply, persist, then notify. A store failure propagates (the run ends in error)."""
         self.record(event)

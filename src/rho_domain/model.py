@@ -9,7 +9,7 @@ A stream ends with exactly one ``StreamFinished``; failures are raised as ``Mode
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -127,12 +127,22 @@ class RetryNotice:
     note: str = ""
 
 
+TraceName = Literal["parse_error", "unknown_event"]
+
+
 @attrs.frozen
 class StreamWarning:
-    """Something in the stream was skipped (an unparseable event between complete chunks);
-    the answer is still whole. ``message`` says what."""
+    """Something in the stream was skipped and the stream went on; the answer is still whole.
+    ``message`` says what; ``name`` is ``parse_error`` (an event that is not JSON) or
+    ``unknown_event`` (an event of a type the adapter does not know); ``detail`` is the raw
+    event, cut to ``TRACE_DETAIL_LIMIT`` characters."""
 
     message: str
+    name: TraceName = attrs.field(default="parse_error", kw_only=True)
+    detail: str = attrs.field(default="", kw_only=True)
+
+
+TRACE_DETAIL_LIMIT = 2_000
 
 
 StreamEvent = (

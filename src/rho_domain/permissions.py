@@ -12,6 +12,7 @@ from enum import Enum
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
 
 
 class ShellMode(Enum):
@@ -38,11 +39,13 @@ class DatabaseMode(Enum):
 
 class ApprovalMode(Enum):
     """Which calls wait for a human. A tool's risk is declared once, by its handler's
-    ``policy_for``; DANGEROUS refers to it, GRANULAR lets a custom profile name tools instead."""
+    ``policy_for``; DANGEROUS refers to it, GRANULAR also asks before every call of the tools
+    a profile names (it never asks less than DANGEROUS: a tool left off the list still asks
+    when its handler declares the call dangerous)."""
 
     ALL = "all"  # every tool call
     DANGEROUS = "dangerous"  # calls whose handler's policy says dangerous
-    GRANULAR = "granular"  # the tools named in approval_required_tools
+    GRANULAR = "granular"  # those, and every call of the tools in approval_required_tools
     NONE = "none"  # never (sandboxes)
 
 
@@ -66,8 +69,11 @@ class PermissionProfile:
 
     ``dangerous_patterns``: a call whose arguments contain one of these (case-insensitive)
     needs approval in every approval mode except NONE. ``approval_required_tools`` is read in
-    GRANULAR mode only. ``denied_tools`` are never run.
+    GRANULAR mode only: every call of those tools asks, beside the calls DANGEROUS asks about.
+    ``denied_tools`` are never run.
     ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
+    ``limits`` bound every command the executor starts (memory, CPU, output; see
+    ``rho_domain.limits``).
     """
 
     name: str
@@ -82,11 +88,28 @@ class PermissionProfile:
     shell_timeout: float = 120.0
     bash_only: bool = False
     extra_read_roots: tuple[str, ...] = ()
+    limits: ResourceLimits = attrs.field(factory=readonly_limits)
 
     @property
     def read_only(self) -> bool:
         """True when neither files nor the shell can change anything."""
         return self.file_write is FileWriteMode.OFF and self.shell is ShellMode.RESTRICTED
+
+    # The design documents' constructors of the built-in profiles.
+    @classmethod
+    def readonly(cls) -> PermissionProfile:
+        """The built-in ``readonly`` profile (``readonly_profile()``)."""
+        return readonly_profile()
+
+    @classmethod
+    def developer(cls) -> PermissionProfile:
+        """The built-in ``developer`` profile (``developer_profile()``)."""
+        return developer_profile()
+
+    @classmethod
+    def eval(cls) -> PermissionProfile:
+        """The built-in ``eval`` profile (``eval_profile()``)."""
+        return eval_profile()
 
 
 def readonly_profile() -> PermissionProfile:
@@ -97,14 +120,25 @@ def readonly_profile() -> PermissionProfile:
     )
 
 
+DEVELOPER_APPROVAL_TOOLS = frozenset({"bash", "write", "edit"})
+"""The tools the ``developer`` profile names for approval (the design documents' GRANULAR row).
+Every call of them asks; so does every other call whose handler declares it dangerous (SQL
+that writes, a custom tool with ``requires_approval``): GRANULAR never asks less than
+DANGEROUS."""
+
+
 def developer_profile() -> PermissionProfile:
-    """The ``developer`` profile: any command and file edits, dangerous calls approved."""
+    """The ``developer`` profile: any command and file edits, each approved (GRANULAR: the
+    shell, write and edit by name, and every other call its handler declares dangerous)."""
     return PermissionProfile(
         name="developer",
         description="Local development: any shell command and file edits, each approved.",
         shell=ShellMode.UNRESTRICTED,
         file_write=FileWriteMode.FULL,
+        approval=ApprovalMode.GRANULAR,
+        approval_required_tools=DEVELOPER_APPROVAL_TOOLS,
         shell_timeout=300.0,
+        limits=development_limits(),
     )
 
 
@@ -118,6 +152,7 @@ def eval_profile() -> PermissionProfile:
         database=DatabaseMode.MUTATIONS,
         approval=ApprovalMode.NONE,
         shell_timeout=300.0,
+        limits=development_limits(),
     )
 
 

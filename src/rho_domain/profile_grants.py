@@ -7,9 +7,13 @@ what the profile grants, axis by axis:
 
 - shell: restricted < unrestricted; file writes: off < create-only < full; database:
   readonly < mutations; a longer ``shell_timeout`` grants more;
-- approvals: ``all`` asks most, then ``dangerous``, then ``none``; ``granular`` is within
-  another granular profile that asks about at least the same tools, and within ``none``;
-  fewer ``dangerous_patterns`` or ``denied_tools`` grant more;
+- approvals: ``all`` asks most, then ``granular``, then ``dangerous``, then ``none``.
+  ``granular`` asks what ``dangerous`` asks and every call of its named tools, so it is within
+  ``dangerous``, and within another granular profile when it names at least the same tools.
+  A named tool whose every call is dangerous anyway (``tools.factory.dangerous_on_every_call``:
+  the unrestricted bash, write, edit) adds nothing: the built-in ``developer`` (granular with
+  those three) grants what the same profile with ``dangerous`` grants (sessions stored before
+  developer became granular). Fewer ``dangerous_patterns`` or ``denied_tools`` grant more;
 - tools: ``bash_only`` grants less; every ``extra_read_roots`` entry must be one the limit
   has too.
 """
@@ -27,6 +31,7 @@ from rho_domain.permissions import (
     ShellMode,
     builtin_profile,
 )
+from rho_domain.tools.factory import dangerous_on_every_call
 
 _SHELL = (ShellMode.RESTRICTED, ShellMode.UNRESTRICTED)
 _FILES = (FileWriteMode.OFF, FileWriteMode.CREATE_ONLY, FileWriteMode.FULL)
@@ -34,6 +39,8 @@ _DATABASE = (DatabaseMode.READONLY, DatabaseMode.MUTATIONS)
 _APPROVAL = (ApprovalMode.ALL, ApprovalMode.DANGEROUS, ApprovalMode.NONE)
 # The names that are labels, not grants.
 _LABELS = frozenset({"name", "description"})
+# Compared by what they ask (``_asks``), not as written.
+_APPROVAL_FIELDS = frozenset({"approval", "approval_required_tools"})
 
 
 def same_grants(profile: PermissionProfile, other: PermissionProfile) -> bool:
@@ -105,13 +112,29 @@ def label(profile: PermissionProfile) -> str:
 
 
 def _approval_within(profile: PermissionProfile, limit: PermissionProfile) -> bool:
-    mine, theirs = profile.approval, limit.approval
-    if theirs is ApprovalMode.NONE or mine is ApprovalMode.ALL:
+    mine, theirs = _asks(profile), _asks(limit)
+    if theirs.mode is ApprovalMode.NONE or mine.mode is ApprovalMode.ALL:
         return True
-    if mine is ApprovalMode.GRANULAR or theirs is ApprovalMode.GRANULAR:
-        # granular asks about named tools only: comparable with another granular list alone
-        return mine is theirs and profile.approval_required_tools >= limit.approval_required_tools
-    return _APPROVAL.index(mine) <= _APPROVAL.index(theirs)
+    if mine.mode is ApprovalMode.DANGEROUS and theirs.mode is ApprovalMode.DANGEROUS:
+        # each asks every dangerous call, and every call of its named tools besides
+        return mine.named >= theirs.named
+    return _APPROVAL.index(mine.mode) <= _APPROVAL.index(theirs.mode)
+
+
+@attrs.frozen
+class _Asked:
+    """What a profile's approval asks, in one form per meaning: ``mode`` ALL, NONE, or
+    DANGEROUS (the dangerous calls) with ``named`` the tools asked on every call besides."""
+
+    mode: ApprovalMode
+    named: frozenset[str] = frozenset()
+
+
+def _asks(profile: PermissionProfile) -> _Asked:
+    if profile.approval is not ApprovalMode.GRANULAR:
+        return _Asked(profile.approval)  # approval_required_tools is read in GRANULAR only
+    named = profile.approval_required_tools - dangerous_on_every_call(profile)
+    return _Asked(ApprovalMode.DANGEROUS, frozenset(named))
 
 
 def _approval_text(profile: PermissionProfile) -> str:
@@ -122,8 +145,10 @@ def _approval_text(profile: PermissionProfile) -> str:
 
 def _grants(profile: PermissionProfile) -> dict[str, object]:
     values = attrs.asdict(profile, recurse=False)
-    return {
+    grants: dict[str, object] = {
         k: (frozenset(v) if k == "dangerous_patterns" else v)
         for k, v in values.items()
-        if k not in _LABELS
+        if k not in _LABELS | _APPROVAL_FIELDS
     }
+    grants["approval"] = _asks(profile)
+    return grants

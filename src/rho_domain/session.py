@@ -20,7 +20,7 @@ from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.compaction_run import auto_compact, compact_history
 from rho_domain.context_fit import check_window
 from rho_domain.control import RunControl
-from rho_domain.errors import SessionStateError
+from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.fork import fork_labels, history_until
 from rho_domain.journal import EndsWithSession, Journal, Listener
 from rho_domain.messages import UserMessage
@@ -191,12 +191,24 @@ class Session:
         self, custom_instructions: str = "", *, trigger: CompactTrigger = "manual"
     ) -> CompactResult:
         """Summarise old history through the model and replace it.
+
+        When nothing was compacted (too little history, or a summary that would not make the
+        context smaller) the result says so: empty ``summary``, the reason in ``note``.
         Raises ``ModelError`` when the summary fails; history is then left untouched."""
         if self.state.pending_calls:
             raise SessionStateError("cannot compact while tool calls wait for approval")
-        return await compact_history(
-            self.agent, self.model, self.journal, custom_instructions, trigger
-        )
+        try:
+            return await compact_history(
+                self.agent, self.model, self.journal, custom_instructions, trigger
+            )
+        except CompactionRejected as rejected:
+            return CompactResult(
+                summary="",
+                tokens_before=rejected.tokens_before,
+                tokens_after=rejected.tokens_before,
+                trigger=trigger,
+                note=str(rejected),
+            )
 
     async def fork(self, *, at: int, agent: Agent | None = None) -> Session:
         """A new session whose history is this one's turns 1..``at`` (``fork.turns`` numbers

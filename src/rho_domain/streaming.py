@@ -125,8 +125,8 @@ async def consume_stream(
                     )
                 case StreamWarning(message=message):
                     await emit(
-                        ev.ErrorOccurred(
-                            at=clock.now(), error_type="StreamWarning", message=message
+                        ev.TraceNoted(
+                            at=clock.now(), name=item.name, message=message, detail=item.detail
                         )
                     )
                 case StreamFinished(finish_reason=reason):

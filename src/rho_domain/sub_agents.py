@@ -103,6 +103,13 @@ class SubAgents:
             store = self._parent.store
             if store is None:
                 raise SessionStateError(f"sub-agent {answer.session_id} is not in this process")
+            if not _is_plain_id(answer.session_id):
+                # the id comes from the trace, which is data: a store may read a path or a
+                # ``latest`` there, and the child must be a session of this store, by its id
+                raise SessionStateError(
+                    f"sub-agent {answer.session_id!r} is not a session id; the trace that "
+                    "names it was not written by rho-agent"
+                )
             record, events = await store.open(answer.session_id)
             child = self._new(record.id, State.from_events(events))
         if answer.call_id not in {c.id for c in child.state.awaiting_decision()}:
@@ -148,3 +155,12 @@ class SubAgents:
         if (tally := parent._tally) is not None:
             tally.child_usage = tally.child_usage + result.usage
         return ChildOutcome.from_result(result, rejected=rejected[-1] if rejected else "")
+
+
+def _is_plain_id(session_id: str) -> bool:
+    """True for an id as ``run.new_id`` makes them: letters, digits, ``-`` and ``_`` only."""
+    return (
+        bool(session_id)
+        and session_id != "latest"
+        and all(c.isascii() and (c.isalnum() or c in "-_") for c in session_id)
+    )

@@ -16,6 +16,7 @@ with ``retry_after``, ``Invalid`` with ``field``, ...).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
@@ -34,7 +35,10 @@ from rho_entry.server.errors import (
     MethodNotAllowed,
     NotFound,
     Unauthorized,
+    UnsupportedMediaType,
+    WrongHost,
 )
+from rho_entry.server.token_file import find_token
 
 _ERRORS: Mapping[int, type[ApiError]] = {
     cls.status: cls
@@ -45,6 +49,8 @@ _ERRORS: Mapping[int, type[ApiError]] = {
         MethodNotAllowed,
         Conflict,
         BodyTooLarge,
+        UnsupportedMediaType,
+        WrongHost,
         Invalid,
         Internal,
     )
@@ -61,8 +67,11 @@ class ServerEvent:
 
 
 class AgentClient:
-    """Talks to one server. ``token`` is sent as a bearer token; ``transport`` lets tests
-    pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or ``async with``."""
+    """Talks to one server. ``token`` is sent as a bearer token; without it the client
+    sends ``RHO_AGENT_SERVER_TOKEN``, else the token that ``rho-agent serve`` wrote for
+    ``base_url`` in the config directory (``environ`` defaults to ``os.environ``).
+    ``transport`` lets tests pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or
+    ``async with``."""
 
     def __init__(
         self,
@@ -71,7 +80,10 @@ class AgentClient:
         token: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        if token is None:
+            token = find_token(base_url, os.environ if environ is None else environ)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.AsyncClient(
             base_url=base_url,

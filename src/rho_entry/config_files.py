@@ -9,6 +9,7 @@ lazily, inside the functions, so that ``rho-agent --help`` stays fast.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import Enum
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,8 +19,10 @@ from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
     BUILTIN_PROFILES,
     ApprovalMode,
+    DatabaseMode,
     FileWriteMode,
     PermissionProfile,
+    ShellMode,
     builtin_profile,
 )
 
@@ -28,6 +31,12 @@ if TYPE_CHECKING:
 
 # The public implementation's nested profile forms, flattened to our field names.
 _NESTED = {"shell": "mode", "file_write": "mode", "database": "mode"}
+_MODES: dict[str, type[Enum]] = {
+    "shell": ShellMode,
+    "file_write": FileWriteMode,
+    "database": DatabaseMode,
+    "approval": ApprovalMode,
+}
 _APPROVAL_KEYS = {
     "mode": "approval",
     "required_tools": "approval_required_tools",
@@ -105,9 +114,14 @@ def profile_from_dict(
             flat[key] = value
     if flat.get("file_write") is False:  # YAML 1.1 reads a bare `off` as false
         flat["file_write"] = FileWriteMode.OFF.value
+    for key, mode in _MODES.items():
+        if isinstance(flat.get(key), str):
+            flat[key] = _mode_value(flat[key], mode)
     if base is not None:
         merged = _converter().unstructure(base)
         merged["name"] = default_name  # the file's own name, not the base's
+        if isinstance(flat.get("limits"), Mapping):  # a limit not named keeps the base's
+            flat["limits"] = {**merged["limits"], **flat["limits"]}
         merged.update(flat)
         flat = merged
     flat.setdefault("name", default_name)
@@ -195,6 +209,14 @@ def _structure(data: Mapping[str, Any], cls: type[Any], source: str | Path) -> A
             cattrs.transform_error(exc, path="profile", format_exception=_describe)
         )
         raise ConfigError(f"{source}: {problems}") from exc
+
+
+def _mode_value(value: str, mode: type[Enum]) -> str:
+    """A mode as written in YAML, in any case, with ``_`` or ``-`` (``create_only``, the
+    design documents' spelling, is ``create-only``); unknown values are left for the error."""
+    spelled = value.strip().lower().replace("_", "-")
+    known = {str(m.value) for m in mode}
+    return spelled if spelled in known else value
 
 
 def _describe(exc: BaseException, type_: Any) -> str:

@@ -6,8 +6,9 @@ answers between steps, with no network and no shared memory; one that does not a
 ``wait`` seconds (an idle REPL waiting for input, a stuck process), or that has finished, is
 exported from its trace. The coordinator is a new stored session whose first turn holds the
 combined exports; its labels record its sources (``connected_from``: the ids, comma-separated;
-``connect_sources``: how each export was obtained). It takes the first source's config unless
-one is given, and is continued like any session (``--resume``).
+``connect_sources``: how each export was obtained). It takes the first source's config (but
+not its endpoint nor its auto-approval) unless one is given, and is continued like any session
+(``--resume``, which checks its profile like any other).
 """
 
 from __future__ import annotations
@@ -82,7 +83,15 @@ async def connect(
     targets = [resolve(root, ref) for ref in refs]
     exports = tuple(await asyncio.gather(*(export_session(p, wait=wait) for p in targets)))
     if config is None:
-        config = load_recording(targets[0].dir).record.config
+        # A source's endpoint and auto-approval were its user's choices, not the
+        # coordinator's: it runs where its resumer's configuration says (resume_policy).
+        config = attrs.evolve(
+            load_recording(targets[0].dir).record.config,
+            base_url=None,
+            provider=None,
+            api_key_env=None,
+            auto_approve=False,
+        )
     ids = [e.session_id for e in exports]
     now = time.time()
     record = SessionRecord(

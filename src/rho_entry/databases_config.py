@@ -5,19 +5,32 @@ when it exists (the config dir is ``$RHO_AGENT_HOME``, ``$XDG_CONFIG_HOME/rho-ag
 ``~/.config/rho-agent``). A file named explicitly or by the variable must exist. Errors name
 the file, the key path and what was expected. The values carry password *variable names*
 only, so a config snapshot never holds a secret.
+
+``${VAR}`` in a string value is the variable's value (``host: ${PGHOST}``), read when the
+database is opened; a variable that is not set is a ``ConfigError`` naming the file, the key
+and the variable, when the file is loaded.
+The engines' own variables (``SQLITE_DB``, ``POSTGRES_HOST``..., ``rho_entry.databases_env``)
+add one alias per engine; the file's aliases win over them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, TypeVar
 
-from rho_domain.config import DatabaseConfig
+import attrs
+
+from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError
+from rho_entry.databases_env import databases_from_env
 from rho_entry.home import config_dir
 
 ENV_VAR = "RHO_AGENT_DB_CONFIG"
 FILE_NAME = "databases.yaml"
+
+C = TypeVar("C", bound=AgentConfig)
 
 
 def databases_config_path(
@@ -31,18 +44,55 @@ def databases_config_path(
     return config_dir(env) / FILE_NAME, False
 
 
+def with_configured_databases(config: C, env: Mapping[str, str]) -> C:
+    """``config`` with the databases ``env`` configures (``load_databases``) when it names
+    none; unchanged when it names some (they win over every file and variable).
+
+    The one rule for "registers database tools if environment variables are set": the CLI's
+    settings and the library's ``Agent(config)`` both call it."""
+    if config.databases:
+        return config
+    found = load_databases(env)
+    return attrs.evolve(config, databases=found) if found else config
+
+
 def load_databases(
     env: Mapping[str, str], *, explicit: str | Path | None = None
 ) -> dict[str, DatabaseConfig]:
-    """The configured aliases, or ``{}`` when no file is configured and none exists."""
+    """The configured aliases: the engines' variables, then the file's (``{}`` when neither
+    names one)."""
+    from_env = databases_from_env(env)
     path, required = databases_config_path(env, explicit=explicit)
     if path is None or (not required and not path.exists()):
-        return {}
-    return load_databases_file(path)
+        return from_env
+    return {**from_env, **load_databases_file(path, env)}
 
 
-def load_databases_file(path: Path) -> dict[str, DatabaseConfig]:
-    """Parse one databases.yaml; ``ConfigError`` names the file on every failure."""
+def check_variables(data: Any, env: Mapping[str, str], *, source: str, at: str = "") -> Any:
+    """``data`` with each ``${VAR}`` checked against ``env``: a variable that is not set is a
+    ``ConfigError`` naming ``source``, the key path and the variable. References are kept
+    (``open_databases`` replaces them, so a config snapshot never holds their values), except
+    in a ``port``, which must be a number: ``port: ${PGPORT}`` becomes the number."""
+    from rho_adapters.db.config import expand_text
+
+    if isinstance(data, Mapping):
+        return {
+            k: check_variables(v, env, source=source, at=f"{at}.{k}" if at else str(k))
+            for k, v in data.items()
+        }
+    if not isinstance(data, str) or "${" not in data:
+        return data
+    text = expand_text(data, env, where=f"{source}: {at}")
+    if at.endswith(".port") and text.strip().isdigit():
+        return int(text)
+    return data
+
+
+def load_databases_file(
+    path: Path, env: Mapping[str, str] | None = None
+) -> dict[str, DatabaseConfig]:
+    """Parse one databases.yaml, checking its ``${VAR}`` references against ``env`` (the
+    process environment when None); ``ConfigError`` names the file on every failure."""
     import yaml
 
     from rho_adapters.db.config import parse_databases
@@ -57,4 +107,5 @@ def load_databases_file(path: Path) -> dict[str, DatabaseConfig]:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    return parse_databases(data, source=str(path))
+    environ = os.environ if env is None else env
+    return parse_databases(check_variables(data, environ, source=str(path)), source=str(path))

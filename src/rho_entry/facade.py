@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from rho_domain import events as ev
 from rho_domain import session as domain_session
 from rho_domain.journal import Listener
 from rho_domain.permissions import PermissionProfile
-from rho_domain.ports.approver import Approver
+from rho_domain.ports.approver import ApprovalInterrupt, Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
@@ -31,14 +31,20 @@ from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.pricing import PriceTable
-from rho_domain.run import RunResult
+from rho_domain.run import RunResult, RunStatus
 from rho_domain.state import State
+from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry import wiring
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
+from rho_entry.databases_config import with_configured_databases
 from rho_entry.home import config_dir
 from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
+from rho_entry.seed_state import State as DocumentState
+from rho_entry.seed_tools import ToolHandler as DocumentToolHandler
+from rho_entry.seed_tools import ToolRegistry as DocumentToolRegistry
+from rho_entry.seed_tools import as_domain_handler
 
 
 class AgentConfig(domain_config.AgentConfig):
@@ -69,7 +75,18 @@ class AgentConfig(domain_config.AgentConfig):
 class Agent(domain_agent.Agent):
     """An agent definition built from an AgentConfig (profile, tools, system prompt, and
     the price table: shipped prices plus ``<config dir>/prices.yaml`` unless ``prices`` is
-    given)."""
+    given).
+
+    ``tools`` are more tools (domain handlers, or the design documents' ``ToolHandler``
+    subclasses, ``rho_entry.seed_tools``), added to the profile's; they go through the same
+    approval policy and truncation. A ``registry`` built the documents' way
+    (``ToolRegistry().register(...)``) is copied: an agent's tools never change afterwards.
+
+    A config that names no database gets the ones the environment configures, as the CLI's
+    do (``databases_config.with_configured_databases``: ``$RHO_AGENT_DB_CONFIG`` or the config
+    directory's ``databases.yaml``, and ``SQLITE_DB``, ``POSTGRES_HOST``...); ``environ``
+    replaces ``os.environ`` for that (``{}``: none). ``agent.config.databases`` says which.
+    """
 
     def __init__(
         self,
@@ -79,8 +96,12 @@ class Agent(domain_agent.Agent):
         registry: ToolRegistry | None = None,
         system_prompt: str | None = None,
         prices: PriceTable | None = None,
+        tools: Sequence[ToolHandler | DocumentToolHandler] = (),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         config = config if config is not None else AgentConfig()
+        config = with_configured_databases(config, os.environ if environ is None else environ)
+        extra = tuple(as_domain_handler(tool) for tool in tools)
         if profile is None:
             profile = wiring.profile_of(config)
         if registry is None:
@@ -88,9 +109,16 @@ class Agent(domain_agent.Agent):
                 profile,
                 databases=config.databases,
                 spreadsheet_reader=wiring.build_spreadsheet_reader(),
-                delegation=True,
+                # the design documents: developer (and eval) add delegate, readonly has none
+                delegation=not profile.read_only,
+                extra=extra,
                 output_limit=config.tool_output_limit,
             )
+        else:
+            if isinstance(registry, DocumentToolRegistry):
+                registry = registry.frozen()  # the agent's tools never change under a session
+            if extra:
+                registry = registry.with_tools(*extra)
         if system_prompt is None:
             system_prompt = wiring.render_system_prompt(config, profile, registry.names)
         if prices is None:
@@ -114,9 +142,14 @@ class Session(domain_session.Session):
     Without ``store=``, nothing is written to disk. With a store, every event is persisted and
     ``Session.resume(id, store=...)`` continues the session later or in another process.
 
-    ``approval_callback`` (or ``approver=``) answers approvals; without either, a call that
-    needs one ends the run ``awaiting_approval``. Setting an attribute the session does not
-    have raises ``AttributeError`` instead of being silently ignored.
+    ``approval_callback`` (or ``approver=``) answers approvals. Without either, a call that
+    needs one ends the run ``awaiting_approval`` (persisted: the pending calls are in the
+    trace), and then, as the design documents say, ``run()`` raises ``ApprovalInterrupt``
+    with the waiting calls (``.pending``) and the run's result (``.result``): answer with
+    ``resolve_approval`` and call ``run()`` again. ``interrupt_on_approval=False`` returns
+    the result instead (the runtime, the server, the CLI and replay do: they have their own
+    ways to ask). Setting an attribute the session does not have raises ``AttributeError``
+    instead of being silently ignored.
     """
 
     def __init__(
@@ -137,6 +170,7 @@ class Session(domain_session.Session):
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
         approval_callback: ApprovalCallback | None = None,
+        interrupt_on_approval: bool = True,
     ) -> None:
         ports = wiring.build_ports(
             agent,
@@ -157,13 +191,18 @@ class Session(domain_session.Session):
             approver=approver,
             databases=ports.databases,
             session_id=session_id,
-            state=state,
+            state=state if state is not None else DocumentState(),
             created=created,
             on_event=on_event,
             parent_id=parent_id,
             labels=labels,
         )
+        if isinstance(self.state, DocumentState):
+            # a conversation written by hand (State.add_user_message...) joins the trace
+            self.journal.adopt(self.state.take_written_events())
+            self.state.persist = self.journal.adopt
         self._owned = ports.owned
+        self._interrupt_on_approval = interrupt_on_approval
         self._notices: tuple[str, ...] = ()
         self._approval_callback: ApprovalCallback | None = None
         if approval_callback is not None:
@@ -203,7 +242,32 @@ class Session(domain_session.Session):
         record_events: bool = False,
     ) -> RunResult:
         """``rho_domain.session.Session.run``; ``record_events`` keeps every event of the run
-        in ``RunResult.events`` (off by default: a long run's deltas cost memory)."""
+        in ``RunResult.events`` (off by default: a long run's deltas cost memory).
+
+        Raises ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver
+        to ask (see the class docstring)."""
+        result = await self._run(prompt, max_turns, on_event, record_events)
+        if (
+            result.status is RunStatus.AWAITING_APPROVAL
+            and self.approver is None
+            and self._interrupt_on_approval
+        ):
+            names = ", ".join(f"{p.call.name} ({p.call.id})" for p in result.pending)
+            raise ApprovalInterrupt(
+                f"tool calls wait for approval: {names}; answer each with "
+                "session.resolve_approval(call_id, approved) and call session.run() again",
+                pending=result.pending,
+                result=result,
+            )
+        return result
+
+    async def _run(
+        self,
+        prompt: str | None,
+        max_turns: int | None,
+        on_event: Listener | None,
+        record_events: bool,
+    ) -> RunResult:
         if not record_events:
             return await super().run(prompt, max_turns=max_turns, on_event=on_event)
         seen: list[ev.Event] = []
@@ -245,10 +309,11 @@ class Session(domain_session.Session):
         try:
             allowed = authorise(record, authority, config_dir=config_dir(os.environ))
             session = cls(
-                Agent(allowed.config),
+                # the databases were decided by ``authorise``: the resumer's, or none
+                Agent(allowed.config, environ={}),
                 store=store,
                 session_id=record.id,
-                state=State.from_events(events),
+                state=DocumentState.from_events(events),
                 created=True,
                 parent_id=record.parent_id,
                 labels=record.labels,

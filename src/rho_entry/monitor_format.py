@@ -90,6 +90,9 @@ _FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "approval_resolved": lambda d: (
         f"approval {'granted' if d.get('approved') else 'refused'} for {_get(d, 'tool_name')}"
     ),
+    "compact_start": lambda d: (
+        f"compacting ({_get(d, 'trigger')}): {_get(d, 'tokens_before')} tokens"
+    ),
     "compact": lambda d: (
         f"compacted ({_get(d, 'trigger')}): {_get(d, 'tokens_before')} -> "
         f"{_get(d, 'tokens_after')} tokens"
@@ -98,6 +101,7 @@ _FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "interruption": lambda d: f"{_get(d, 'reason')} {d.get('detail') or ''}".rstrip(),
     "directive": lambda d: f"directive #{_get(d, 'offset')}: {_cut(d.get('text'))}",
     "error": lambda d: f"error {_get(d, 'error_type')}: {_cut(d.get('message'))}",
+    "trace": lambda d: f"trace {_get(d, 'name')}: {_cut(d.get('message'))}",
 }
 
 

@@ -115,9 +115,16 @@ async def replay_async(
             raise ConfigError(f"replay overrides: {exc}") from None
     if tools == "live":  # real tools run: the recording's profile is data, not authority
         config = _live_config(recording.record, overrides or {})
-    base = Agent(config)
+    # the recording's databases, never the environment's: a replay reruns what was recorded
+    base = Agent(config, environ={})
     registry = base.registry if tools == "live" else RecordedTools(base.registry, recording.events)
-    agent = Agent(config, profile=base.profile, registry=registry, system_prompt=base.system_prompt)
+    agent = Agent(
+        config,
+        profile=base.profile,
+        registry=registry,
+        system_prompt=base.system_prompt,
+        environ={},
+    )
     seen: list[ev.Event] = []
     approver = RecordedApprover(recording.events)
     session = Session(
@@ -127,6 +134,7 @@ async def replay_async(
         clock=FakeClock(),
         approver=approver,
         on_event=lambda e: seen.append(e) if ev.is_persistent(e) else None,
+        interrupt_on_approval=False,  # a recorded awaiting_approval run ends the same way
     )
     try:
         for run in _runs(recording.events):

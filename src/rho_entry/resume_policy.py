@@ -68,6 +68,8 @@ class ResumeAuthority:
             config (a model port is passed in, or the demo model): nothing is sent anywhere.
         databases: The resumer's database aliases, or None to not check them (a ``databases=``
             port is passed in).
+        roots: Resolved directories a stored local working directory must lie in, or None to
+            keep the stored one unchecked (the CLI shows it in its header).
         hint: How to choose a profile, ``{profile}`` the suggested one: ``pass --profile
             {profile}`` (CLI), ``overrides={{'profile': ...}}`` (library), ...
         endpoint_hint: How to give an endpoint setting again: ``{field}`` is its name,
@@ -78,6 +80,7 @@ class ResumeAuthority:
     given: Mapping[str, Any] = attrs.field(factory=dict)
     endpoint: Endpoint | None = None
     databases: Mapping[str, DatabaseConfig] | None = None
+    roots: tuple[Path, ...] | None = None
     hint: str = "pass overrides={{'profile': {profile!r}}} to resume it with that profile"
     endpoint_hint: str = "pass overrides={{'{field}': ...}} to use it again"
 
@@ -104,8 +107,10 @@ def default_authority(
 ) -> ResumeAuthority:
     """What ``Session.resume`` allows when its caller says nothing: the readonly profile, the
     endpoint of the environment (``RHO_AGENT_BASE_URL``, ``OPENAI_BASE_URL``; none checked when
-    a ``model`` port is passed), no databases (unless a ``databases`` port is passed), and the
-    ``overrides`` as given."""
+    a ``model`` port is passed), the databases the environment configures, as a new
+    ``Agent(config)`` would get them (none checked when a ``databases`` port is passed), and
+    the ``overrides`` as given."""
+    from rho_entry.databases_config import load_databases
     from rho_entry.wiring import base_url_from
 
     endpoint = None if ports.get("model") is not None else Endpoint(base_url=base_url_from(env))
@@ -113,7 +118,7 @@ def default_authority(
         profiles=(readonly_profile(),),
         given=dict(given),
         endpoint=endpoint,
-        databases=None if ports.get("databases") is not None else {},
+        databases=None if ports.get("databases") is not None else load_databases(env),
     )
 
 
@@ -138,6 +143,8 @@ def authorise(
         given["profile"] = _allowed_profile(record, authority, config_dir)
     if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
         given.update(_endpoint(record, authority, given))
+    if authority.roots is not None and "working_dir" not in given and stored.backend == "local":
+        _check_working_dir(record, authority.roots)
     if authority.databases is not None and "databases" not in given:
         if dict(stored.databases) and dict(stored.databases) != dict(authority.databases):
             raise ConfigError(
@@ -184,6 +191,17 @@ def _stored_profile(
             f"({exc}); choose the profile to resume it with: "
             + authority.hint.format(profile=authority.profiles[0].name)
         ) from None
+
+
+def _check_working_dir(record: SessionRecord, roots: tuple[Path, ...]) -> None:
+    """The stored working directory (symlinks followed) lies in one of ``roots``."""
+    where = Path(record.config.working_dir or ".").expanduser().resolve()
+    if not any(where == root or root in where.parents for root in roots):
+        shown = ", ".join(str(r) for r in roots)
+        raise ConfigError(
+            f"session {record.id} works in {where}, outside the allowed directories ({shown}); "
+            "a session directory does not choose where tools run"
+        )
 
 
 def _suggestion(profile: PermissionProfile) -> str:

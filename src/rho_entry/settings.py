@@ -49,7 +49,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
-from rho_entry.databases_config import load_databases
+from rho_entry.databases_config import with_configured_databases
 from rho_entry.demo import DEMO_MODEL
 from rho_entry.home import config_dir
 
@@ -169,8 +169,8 @@ def resolve_settings(
         config = attrs.evolve(config, profile=_profile(config, flags.get("shell_mode"), home))
     with _naming_the_origin("working_dir", sources):
         config = attrs.evolve(config, working_dir=_working_dir(config))
-    if not config.databases:  # also with --config (the public implementation skipped it)
-        config = attrs.evolve(config, databases=load_databases(env))
+    # also with --config (the public implementation skipped it)
+    config = with_configured_databases(config, env)
     return Settings(config=config, config_dir=home, sources=sources)
 
 

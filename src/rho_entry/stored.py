@@ -8,7 +8,8 @@ returning a ready ``Session``, ``create_session`` and ``get_latest_id``::
     session = store.create_session(agent)      # a Session persisted in store
     session = await store.resume("latest")     # a Session continuing a stored one
 
-``State`` is ``rho_domain.state.State`` plus ``from_jsonl`` (replaying a ``trace.jsonl``).
+``State`` is ``rho_domain.state.State`` plus ``from_jsonl`` (replaying a ``trace.jsonl``) and
+the documents' mutators (``rho_entry.seed_state``).
 """
 
 from __future__ import annotations
@@ -19,30 +20,14 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.store import FileSessionStore, parse_trace, read_trace
-from rho_domain import state as domain_state
+from rho_adapters.store import FileSessionStore
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_entry.facade import Session
 from rho_entry.home import sessions_dir
+from rho_entry.seed_state import State
 
-
-@attrs.define
-class State(domain_state.State):
-    """``rho_domain.state.State`` with ``from_jsonl``, the seeds' way to restore a session."""
-
-    @classmethod
-    def from_jsonl(cls, source: Path | str | bytes) -> State:
-        """Replay a trace (a ``trace.jsonl`` path, or its bytes) into a State.
-
-        Messages, usage, status, pending approvals and the directive offset come back exactly;
-        a call left without a result gets an interrupted result. Raises ``StoreError``
-        (``TraceFormatError`` for a line of an unknown format version) naming the file.
-        """
-        trace = parse_trace(source) if isinstance(source, bytes) else read_trace(Path(source))
-        state = cls.from_events(trace.events)
-        assert isinstance(state, cls)  # from_events builds ``cls()``
-        return state
+__all__ = ["SessionStore", "State"]
 
 
 class SessionStore(FileSessionStore):

@@ -7,6 +7,7 @@ lazily, only when a session actually needs them.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,6 +32,11 @@ from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.ports.store import SessionStore
 from rho_domain.pricing import PriceTable
 from rho_entry.home import config_dir
+
+# Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
+# configuration decides, and a script without one sees it on stderr (logging's last resort).
+sandbox_log = logging.getLogger("rho_entry.sandbox")
+_SAID: set[str] = set()
 
 
 @attrs.frozen(kw_only=True)
@@ -221,9 +227,15 @@ def transport_of(config: AgentConfig) -> dict[str, Any]:
 
 
 def build_executor(
-    config: AgentConfig, profile: PermissionProfile, store: SessionStore | None
+    config: AgentConfig,
+    profile: PermissionProfile,
+    store: SessionStore | None,
+    *,
+    search_path: tuple[str, ...] | None = None,
 ) -> Executor:
-    """The executor the config's ``backend`` names, enforcing ``profile``."""
+    """The executor the config's ``backend`` names, enforcing ``profile``. A local one whose
+    restricted commands run without the sandbox says so (``say_unprotected``); ``search_path``
+    replaces the programs' default path (tests: a machine without bwrap)."""
     if config.backend == "daytona":
         return build_daytona_executor(config, profile, os.environ)
     if config.backend != "local":
@@ -236,7 +248,7 @@ def build_executor(
     # The agent's own configuration (databases.yaml, profiles, sessions) is never read by a
     # tool, unless the operator made the workspace part of it.
     secret = () if workspace == home or home in workspace.parents else (str(home),)
-    return LocalExecutor(
+    executor = LocalExecutor(
         root,
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
@@ -244,7 +256,19 @@ def build_executor(
         protected_paths=tuple(str(p) for p in _store_paths(store)),
         base_env=os.environ,  # read as each command starts
         secret_locations=secret,
+        limits=profile.limits,
+        search_path=search_path,
     )
+    say_unprotected(executor.unprotected())
+    return executor
+
+
+def say_unprotected(notice: str | None) -> None:
+    """Log ``notice`` (what restricted commands lose without bubblewrap) as a warning, once
+    per process: the first session says it, at its start, and no later one repeats it."""
+    if notice is not None and notice not in _SAID:
+        _SAID.add(notice)
+        sandbox_log.warning("%s", notice)
 
 
 def build_daytona_executor(
@@ -275,6 +299,7 @@ def build_daytona_executor(
         settings,
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
+        limits=profile.limits,
     )
 
 

@@ -24,7 +24,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "PYTHONIOENCODING": "utf-8",
     }
-    if os.environ.get("PYTHONPATH"):  # a worktree's sources, not the installed package's
+    if os.environ.get("PYTHONPATH"):  # the sources under test (a worktree's src)
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     env.update(extra)
     return env

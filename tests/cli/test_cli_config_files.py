@@ -70,9 +70,12 @@ def test_profile_file_nested_forms_and_base(tmp_path: Path) -> None:
 
 
 def test_granular_approval_without_tools_is_refused(tmp_path: Path) -> None:
-    path = write(tmp_path / "g.yaml", "base: developer\napproval: {mode: granular}\n")
+    path = write(tmp_path / "g.yaml", "base: readonly\napproval: {mode: granular}\n")
     with pytest.raises(ConfigError, match=r"g\.yaml.*required_tools"):
         load_profile_file(path)
+    # the developer base is granular already: its list (bash, write, edit) is inherited
+    inherited = write(tmp_path / "d.yaml", "base: developer\napproval: {mode: granular}\n")
+    assert load_profile_file(inherited).approval_required_tools == {"bash", "write", "edit"}
     named = write(tmp_path / "n.yaml", "approval: {mode: granular, required_tools: [bash]}\n")
     assert load_profile_file(named).approval_required_tools == frozenset({"bash"})
 
@@ -82,6 +85,31 @@ def test_profile_unknown_key_and_bad_enum(tmp_path: Path) -> None:
         load_profile_file(write(tmp_path / "x.yaml", "colour: red\n"))
     with pytest.raises(ConfigError, match=r"y\.yaml.*shell"):
         load_profile_file(write(tmp_path / "y.yaml", "shell: sometimes\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("file_write: create_only\n", FileWriteMode.CREATE_ONLY),  # the design documents'
+        ("file_write: create-only\n", FileWriteMode.CREATE_ONLY),
+        ("file_write: {mode: CREATE_ONLY}\n", FileWriteMode.CREATE_ONLY),
+        ("file_write: Full\n", FileWriteMode.FULL),
+    ],
+)
+def test_a_mode_is_read_in_either_spelling(
+    tmp_path: Path, text: str, expected: FileWriteMode
+) -> None:
+    assert load_profile_file(write(tmp_path / "m.yaml", text)).file_write is expected
+
+
+def test_a_bad_mode_lists_the_valid_values(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"w\.yaml: expected one of off, create-only, full"):
+        load_profile_file(write(tmp_path / "w.yaml", "file_write: create_new\n"))
+    with pytest.raises(ConfigError, match="expected one of all, dangerous, granular, none"):
+        load_profile_file(write(tmp_path / "a.yaml", "approval: {mode: sometimes}\n"))
+    # a value that is only a spelling away from another mode is not guessed
+    with pytest.raises(ConfigError, match="expected one of restricted, unrestricted"):
+        load_profile_file(write(tmp_path / "s.yaml", "shell: un_restricted\n"))
 
 
 def test_resolve_profile_by_name_path_and_config_dir(tmp_path: Path) -> None:

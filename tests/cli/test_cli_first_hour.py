@@ -223,8 +223,8 @@ def test_config_mistakes_say_what_would_be_right(workspace: Path, home: Path) ->
     (workspace / "ops.yaml").write_text("shell: sometimes\nfile_write: always\n")
     choice = rho("-m", "demo", "--profile", "./ops.yaml", "x", cwd=workspace, home=home)
     assert choice.returncode == 1
-    assert "expected ShellMode: one of restricted, unrestricted (got 'sometimes')" in choice.stderr
-    assert "expected FileWriteMode: one of off, create-only, full (got 'always')" in choice.stderr
+    assert "expected one of restricted, unrestricted (got 'sometimes')" in choice.stderr
+    assert "expected one of off, create-only, full (got 'always')" in choice.stderr
 
 
 def test_monitor_lines_never_show_pythons_none() -> None:

@@ -11,7 +11,7 @@ import pytest
 from cli_support import Terminal, rho
 
 from rho_adapters.fakes.loopback import LoopbackServer
-from rho_adapters.fakes.wire import call, http_error, stall, text_reply, tool_reply
+from rho_adapters.fakes.wire import call, http_error, raw_reply, stall, text_reply, tool_reply
 
 
 @pytest.fixture
@@ -143,3 +143,32 @@ def test_endpoint_errors_name_the_endpoint_once_show_retries_and_how_to_resume(
     assert "retry" in kinds
     traces = [p.read_text() for p in home.rglob("*.jsonl")]
     assert sum('"kind": "retry"' in t or '"kind":"retry"' in t for t in traces) == 2
+
+
+def test_a_skipped_stream_event_is_a_trace_event_in_json_and_the_trace(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Garbage and an unknown event type in the model stream: the answer is whole, and each
+    is a ``trace`` event (``parse_error``, ``unknown_event``) in ``--json`` and trace.jsonl."""
+    raw = (
+        b'data: {"choices": [{"index": 0, "delta": {"content": "All "}}]}\n\n',
+        b"data: {not json at all\n\n",
+        b"event: heartbeat\ndata: {}\n\n",
+        b'data: {"choices": [{"index": 0, "delta": {"content": "good."}}]}\n\n',
+        b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n',
+        b"data: [DONE]\n\n",
+    )
+    home = tmp_path / "home"
+    with LoopbackServer([raw_reply(*raw)]) as server:
+        result = rho(
+            "--base-url", server.base_url, "-m", "fake-model", "--json", "hi",
+            cwd=workspace, home=home,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    traces = [(e["name"], e["detail"]) for e in lines if e["kind"] == "trace"]
+    assert traces == [("parse_error", "{not json at all"), ("unknown_event", "{}")]
+    assert lines[-1]["text"] == "All good."
+    (trace_file,) = (home / "rho" / "sessions").glob("*/trace.jsonl")
+    stored = [json.loads(line) for line in trace_file.read_text().splitlines()]
+    assert [e["name"] for e in stored if e["kind"] == "trace"] == ["parse_error", "unknown_event"]

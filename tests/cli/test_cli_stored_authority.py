@@ -190,6 +190,56 @@ def test_legit_sessions_resume_under_the_profile_the_user_runs_with(
     assert "⎿ three" in by_env.stderr
 
 
+def _old_developer() -> dict[str, Any]:
+    """The developer profile as sessions stored it while it was DANGEROUS (before the design
+    documents' GRANULAR row), written by the same codec."""
+    import attrs
+
+    from rho_adapters.codec import config_to_dict
+    from rho_domain.config import AgentConfig
+    from rho_domain.permissions import ApprovalMode, developer_profile
+
+    old = attrs.evolve(
+        developer_profile(), approval=ApprovalMode.DANGEROUS, approval_required_tools=frozenset()
+    )
+    profile: dict[str, Any] = config_to_dict(AgentConfig(profile=old))["profile"]
+    assert profile["approval"] == "dangerous"
+    return profile
+
+
+def test_a_session_stored_under_the_dangerous_developer_resumes_under_developer(
+    workspace: Path, home: Path
+) -> None:
+    sid = craft(home, workspace, profile=_old_developer())
+    listing = rho("--list", cwd=workspace, home=home)
+    assert listing.returncode == 0, listing.stderr
+    line = next(x for x in listing.stdout.splitlines() if x.startswith(sid))
+    assert " developer " in line  # it grants exactly what developer grants: no star
+    refused = rho("--resume", sid, "run `echo no`", cwd=workspace, home=home)
+    assert refused.returncode == 1
+    assert "pass --profile developer explicitly" in refused.stderr
+    by_env = rho(
+        "--resume", sid, "-y", "run `echo from-env`", cwd=workspace, home=home,
+        RHO_AGENT_PROFILE="developer",
+    )  # fmt: skip
+    assert by_env.returncode == 0, by_env.stderr
+    assert "⎿ from-env" in by_env.stderr
+    named = rho(
+        "--resume", sid, "--profile", "developer", "-y", "run `echo named`",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert named.returncode == 0, named.stderr
+    assert "⎿ named" in named.stderr
+    # and it still asks: without -y the shell call waits (exit code 4) and nothing runs
+    marker = workspace / "marker"
+    waiting = rho(
+        "--resume", sid, touch_task(marker), cwd=workspace, home=home,
+        RHO_AGENT_PROFILE="developer",
+    )  # fmt: skip
+    assert waiting.returncode == 4, waiting.stderr
+    assert not marker.exists()
+
+
 def test_the_listing_shows_what_a_stored_profile_grants(workspace: Path, home: Path) -> None:
     craft(home, workspace, profile=GRANTS_EVERYTHING)
     craft(home, workspace, "c0ffee000002", profile="readonly")
@@ -411,3 +461,32 @@ def test_a_stored_profile_within_readonly_runs_and_the_header_says_what_it_grant
     assert (
         "profile audit* (shell: restricted, file writes: off, database: readonly, approval: all) · "
     ) in result.stderr
+
+
+def test_the_repl_says_auto_approval_was_not_inherited_unless_given_again(
+    workspace: Path, home: Path
+) -> None:
+    from cli_support import Terminal
+
+    sid = _demo_session(workspace, home, "--profile", "developer", "-y")
+    term = Terminal("--resume", sid, "--profile", "developer", cwd=workspace, home=home)
+    try:
+        term.expect(f"session {sid} was stored with auto-approval on; that is not inherited")
+        term.expect("> ")
+        term.send("run `echo asked`\r")
+        term.expect(r"\[y\]es / \[N\]o")  # asked, not auto-approved
+        term.send("n\r")
+        term.expect("> ")
+        term.send("/exit\r")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    again = Terminal("--resume", sid, "--profile", "developer", "-y", cwd=workspace, home=home)
+    try:
+        again.expect(f"session {sid}")  # the header
+        again.expect("> ")
+        again.send("/exit\r")
+        assert again.wait() == 0
+    finally:
+        again.close()
+    assert "not inherited" not in again.output

@@ -14,6 +14,7 @@ from rho_adapters.daytona.api import create_body
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ConfigError, ExecutorError, ToolError
+from rho_domain.limits import ResourceLimits
 from rho_domain.ports.executor import Command, FileKind, Stage
 
 
@@ -293,3 +294,18 @@ def _alive(pid: int) -> bool:
 async def test_daytona_empty_command_is_an_error(rig: Rig) -> None:
     with pytest.raises(ToolError, match="empty"):
         await rig.executor.run(Command())
+
+
+async def test_daytona_commands_run_under_the_profile_limits(rig: Rig) -> None:
+    """ulimit -v/-t in the remote command, and reading stops at the output limit."""
+    rig.executor.limits = ResourceLimits(memory_mib=128, cpu_seconds=1, output_mib=1)
+    shown = await rig.executor.run(Command(shell="ulimit -v; ulimit -t"))
+    assert shown.output.split() == [str(128 << 10), "1"]
+    flood = await rig.executor.run(Command(shell="yes", timeout=60))
+    assert flood.limit == "output"
+    assert flood.exit_code == 128 + 13  # SIGPIPE: nobody reads past the limit
+    assert len(flood.output.encode()) + flood.omitted_bytes == 1 << 20
+    memory = await rig.executor.run(Command(shell="python3 -c 'x = bytearray(1 << 30)'"))
+    assert memory.limit == "memory"
+    cpu = await rig.executor.run(Command(shell="while :; do :; done", timeout=60))
+    assert (cpu.limit, cpu.timed_out) == ("cpu", False), cpu

@@ -66,7 +66,10 @@ class DocsEnv:
         """A reader's environment: the venv's scripts on PATH, an endpoint and a key, no
         settings leaking in from the machine running the tests."""
         venv_bin = str(Path(sys.executable).parent)
+        # PYTHONPATH is kept: a checkout that puts its own src first must run its own code
+        kept = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
         return {
+            **kept,
             "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
             "HOME": str(self.home),
             "RHO_AGENT_HOME": str(self.config_home),

@@ -83,7 +83,9 @@ EXPECTED_EXIT: dict[str, int] = {
 # What the last line a command prints must contain, where its comment promises it.
 EXPECTED_LAST_LINE: dict[str, str] = {
     'rho-agent --json "count TODOs" | jq -c .': '"kind":"result"',
-    "curl -sfN localhost:8765/api/sessions -H 'Accept: text/event-stream' "
+    'curl -sfN localhost:8765/api/sessions -H "Authorization: Bearer $(cat '
+    '"${RHO_AGENT_HOME:-$HOME/.config/rho-agent}/server/127.0.0.1-8765.token")" '
+    "-H 'Content-Type: application/json' -H 'Accept: text/event-stream' "
     """-d '{"prompt": "What is in this directory?"}'""": '"kind":"run_end"',
 }
 

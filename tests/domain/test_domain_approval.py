@@ -46,10 +46,17 @@ def test_policy_per_mode(mode, tool_call, policy, expected) -> None:  # type: ig
     assert isinstance(decide(profile(mode), tool_call, policy), expected)
 
 
-def test_granular_mode_follows_the_profile_list_not_the_tool_policy() -> None:
+def test_granular_mode_asks_the_named_tools_and_every_dangerous_call() -> None:
+    # The list adds questions; it never removes one: a tool it forgets (a custom or MCP tool)
+    # still asks when its handler declares the call dangerous, as under DANGEROUS.
     granular = profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset({"echo"}))
-    assert isinstance(decide(granular, ECHO, READ_ONLY), RequiresApproval)
-    assert isinstance(decide(granular, WRITE, DANGEROUS), Allowed)
+    assert decide(granular, ECHO, READ_ONLY) == RequiresApproval(
+        "the 'p' profile asks before 'echo'"
+    )
+    assert decide(granular, WRITE, DANGEROUS) == RequiresApproval(
+        "'write' can change things outside the conversation"
+    )
+    assert decide(granular, call("grep", {"pattern": "x"}), READ_ONLY) == Allowed()
 
 
 def test_denied_tools_are_denied_even_with_auto_approve() -> None:
@@ -116,17 +123,23 @@ BASH_LS = call("bash", {"command": "ls"})
             set(),
             RequiresApproval("'bash' can change things outside the conversation"),
         ),
-        (
+        (  # a dangerous call says so first, named or not (the developer's words as before)
             profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset({"bash"})),
             BASH_LS,
             set(),
-            RequiresApproval("the 'p' profile asks before 'bash'"),
+            RequiresApproval("'bash' can change things outside the conversation"),
         ),
         (
-            profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset()),
+            profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset({"read"})),
             BASH_LS,
             set(),
-            Allowed(),
+            RequiresApproval("'bash' can change things outside the conversation"),
+        ),
+        (
+            profile(ApprovalMode.GRANULAR, approval_required_tools=frozenset({"read"})),
+            BASH_LS,
+            {"bash"},
+            Allowed("approved for the rest of the session"),
         ),
     ],
 )

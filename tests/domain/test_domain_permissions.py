@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rho_domain.errors import ConfigError
+from rho_domain.limits import development_limits
 from rho_domain.permissions import (
     DEFAULT_DANGEROUS_PATTERNS,
     ApprovalMode,
@@ -36,9 +37,11 @@ DEVELOPER = PermissionProfile(
     shell=ShellMode.UNRESTRICTED,
     file_write=FileWriteMode.FULL,
     database=DatabaseMode.READONLY,
-    approval=ApprovalMode.DANGEROUS,
-    approval_required_tools=frozenset(),
+    # the design documents' GRANULAR row; the other dangerous calls still ask (approval.decide)
+    approval=ApprovalMode.GRANULAR,
+    approval_required_tools=frozenset({"bash", "write", "edit"}),
     shell_timeout=300.0,
+    limits=development_limits(),
 )
 EVAL = PermissionProfile(
     name="eval",
@@ -49,6 +52,7 @@ EVAL = PermissionProfile(
     approval=ApprovalMode.NONE,
     approval_required_tools=READONLY.approval_required_tools,
     shell_timeout=300.0,
+    limits=development_limits(),
 )
 
 

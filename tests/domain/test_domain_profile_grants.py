@@ -82,10 +82,6 @@ def test_the_builtins_are_ordered() -> None:
         ({"dangerous_patterns": ("rm -rf",)}, "dangerous patterns not asked about"),
         ({"shell_timeout": 121.0}, "shell timeout 121s"),
         ({"extra_read_roots": ("/home",)}, "extra read roots: /home"),
-        (
-            {"approval": ApprovalMode.GRANULAR, "approval_required_tools": frozenset({"bash"})},
-            "approval: granular (bash)",
-        ),
     ],
 )
 def test_each_axis_that_grants_more_is_named(change: dict[str, object], phrase: str) -> None:
@@ -118,11 +114,78 @@ def test_granular_approval_is_compared_by_its_tools() -> None:
 
     assert within(asks("bash", "write"), asks("bash"))
     assert not within(asks("bash"), asks("bash", "write"))
+    assert excess(asks("bash"), asks("bash", "write")) == (
+        "approval: granular (bash) (the limit is granular (bash, write))",
+    )
     assert within(asks("bash"), eval_profile())  # eval asks nothing: anything is within
-    assert not within(asks("bash", "write"), READONLY)  # dangerous asks about other tools
+    # granular asks every dangerous call too: within dangerous, and dangerous not within it
+    # while it names a tool whose calls are not all dangerous (readonly's restricted bash)
+    assert within(asks("bash", "write"), READONLY)
+    assert not within(READONLY, asks("bash"))
+    assert excess(READONLY, asks("bash")) == ("approval: dangerous (the limit is granular (bash))",)
+    assert not within(asks("bash"), attrs.evolve(READONLY, approval=ApprovalMode.ALL))
+
+
+def test_the_granular_developer_grants_what_the_dangerous_one_did() -> None:
+    # Sessions stored before developer became GRANULAR carry approval: dangerous. Naming bash
+    # (unrestricted), write and edit asks nothing more: each of their calls is dangerous.
+    new = developer_profile()
+    old = attrs.evolve(new, approval=ApprovalMode.DANGEROUS, approval_required_tools=frozenset())
+    assert new.approval is ApprovalMode.GRANULAR
+    assert same_grants(old, new)
+    assert within(old, new)
+    assert within(new, old)
+    assert label(old) == label(new) == "developer"
+    assert builtin_equal(old) == "developer"
+    # one more named tool whose calls are not all dangerous is more asking, not the same
+    stricter = attrs.evolve(new, approval_required_tools=frozenset({"bash", "read"}))
+    assert within(stricter, new)
+    assert not within(new, stricter)
+    # under a restricted shell, bash's calls are read-only: naming it asks more than dangerous
+    restricted = attrs.evolve(new, shell=ShellMode.RESTRICTED)
+    assert not within(attrs.evolve(old, shell=ShellMode.RESTRICTED), restricted)
 
 
 def test_describe_names_every_axis() -> None:
     assert describe(eval_profile()) == (
         "shell: unrestricted, file writes: full, database: mutations, approval: none"
     )
+
+
+SAMPLES = {
+    "bash": [{"command": c} for c in ("", "ls", "cat README.md", "git status", "grep -r x .")],
+    "write": [{"path": p, "content": ""} for p in ("a.txt", "src/x.py", "/tmp/x", ".")],
+    "edit": [{"path": p, "old_string": "a", "new_string": "b"} for p in ("a.txt", "x/y")],
+}
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        developer_profile(),
+        READONLY,
+        eval_profile(),
+        attrs.evolve(READONLY, file_write=FileWriteMode.CREATE_ONLY),
+        attrs.evolve(developer_profile(), bash_only=True),
+    ],
+    ids=["developer", "readonly", "eval", "create-only", "bash-only"],
+)
+def test_the_tools_dangerous_on_every_call_are_what_their_handlers_say(
+    profile: PermissionProfile,
+) -> None:
+    """``dangerous_on_every_call`` restates the handlers' policies: it must agree with them,
+    or a granular profile naming such a tool would be judged to ask less than it does."""
+    from rho_domain.tools.factory import build_registry, dangerous_on_every_call
+
+    registry = build_registry(profile)
+    named = dangerous_on_every_call(profile)
+    assert named <= set(registry.names)
+    for name in registry.names:
+        handler = registry.get(name)
+        assert handler is not None
+        policies = [handler.policy_for(args) for args in SAMPLES.get(name, [])]
+        if name in named:
+            assert policies, name
+            assert all(p.dangerous for p in policies), name
+        elif name in SAMPLES:
+            assert not all(p.dangerous for p in policies), name

@@ -34,6 +34,8 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
         "NO_COLOR": "1",
         "LANG": "C.UTF-8",
     }
+    if os.environ.get("PYTHONPATH"):  # the sources under test (a worktree's src)
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     env.update(extra)
     return env
 

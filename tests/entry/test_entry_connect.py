@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -75,7 +76,10 @@ def test_connect_a_running_process_and_a_finished_session(tmp_path: Path) -> Non
                  running, finished[:6], "What do these sessions know together?"],
                 cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
                 env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "NO_COLOR": "1",
-                     "RHO_AGENT_HOME": str(tmp_path / "home")},
+                     "RHO_AGENT_HOME": str(tmp_path / "home"),
+                     # the coordinator runs on the user's endpoint, not on a source's
+                     "OPENAI_BASE_URL": server.base_url,
+                     **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}},
             )  # fmt: skip
         finally:
             request_cancel(root / running)

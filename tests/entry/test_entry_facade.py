@@ -34,10 +34,12 @@ def test_agent_resolves_profile_tools_and_prompt(tmp_path: Path) -> None:
     agent = Agent(AgentConfig(profile="readonly", working_dir=str(tmp_path)))
     names = set(agent.registry.names)
     assert {"bash", "read", "grep", "glob", "list"} <= names
-    assert not {"write", "edit"} & names
+    assert not {"write", "edit", "delegate"} & names  # the documents: developer adds delegate
     assert str(tmp_path) in agent.system_prompt
     developer = Agent(AgentConfig(profile="developer", working_dir=str(tmp_path)))
     assert {"write", "edit", "delegate"} <= set(developer.registry.names)
+    evaluation = Agent(AgentConfig(profile="eval", working_dir=str(tmp_path)))
+    assert "delegate" in evaluation.registry.names
 
 
 def test_an_empty_registry_given_is_kept(tmp_path: Path) -> None:

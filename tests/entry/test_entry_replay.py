@@ -50,6 +50,7 @@ async def _record(root: Path) -> Path:
         executor=MemoryExecutor(dict(FILES)),
         clock=FakeClock(),
         store=store,
+        interrupt_on_approval=False,  # the statuses, not ApprovalInterrupt: the CLI's flow
     )
     first = await session.run("Read both, then write c and d.")
     assert first.status is RunStatus.AWAITING_APPROVAL

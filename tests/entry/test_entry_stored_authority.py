@@ -19,6 +19,7 @@ from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_adapters.store import FileSessionStore
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
+from rho_domain.messages import ToolResultMessage
 from rho_domain.run import RunStatus
 from rho_entry import Session, close_runtime, create_runtime, run_prompt, start_runtime
 
@@ -189,3 +190,87 @@ async def test_a_live_replay_runs_a_recording_only_under_the_callers_profile(
     report = await replay_async(directory, tools="live", overrides={"profile": "readonly"})
     assert not marker.exists()  # the restricted shell refused touch
     assert report.divergence is not None
+
+
+async def test_a_child_named_by_a_path_in_the_trace_is_never_opened(tmp_path: Path) -> None:
+    from rho_adapters.fakes import MemoryExecutor
+    from rho_entry import Agent
+
+    root = tmp_path / "sessions"
+    store = FileSessionStore(root)
+    executor = MemoryExecutor()
+    parent = Session(
+        Agent(AgentConfig(profile="developer", working_dir=str(tmp_path))),
+        model=ScriptedModel(
+            [
+                tools(call("delegate", {"instruction": "write"}, id="d1")),
+                tools(call("write", {"path": "n.txt", "content": "x"}, id="w1")),
+            ]
+        ),
+        executor=executor,
+        store=store,
+        interrupt_on_approval=False,  # the status, not the library's ApprovalInterrupt
+    )
+    assert (await parent.run("go")).status is RunStatus.AWAITING_APPROVAL
+    await parent.close()
+    # Another directory that looks like a session, and a trace that names it as the child.
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "trace.jsonl").write_bytes(b"")
+    (victim / "meta.json").write_text("{}")
+    trace = root / parent.id / "trace.jsonl"
+    lines = trace.read_text().splitlines()
+    edited = []
+    for line in lines:
+        event = json.loads(line)
+        if event["kind"] == "approval_requested" and event.get("child_session_id"):
+            event["child_session_id"] = "../victim"
+        edited.append(json.dumps(event))
+    trace.write_text("\n".join(edited) + "\n")
+    resumed = await Session.resume(
+        parent.id,
+        store=store,
+        overrides={"profile": "developer"},
+        model=ScriptedModel([text("child: done"), text("parent: done")]),
+        executor=executor,
+    )
+    resumed.resolve_approval("d1", True)
+    try:
+        result = await resumed.run()
+    finally:
+        await resumed.close()
+    (answer,) = [
+        m.content
+        for m in resumed.state.messages
+        if isinstance(m, ToolResultMessage) and m.call_id == "d1"
+    ]
+    assert "sub-agent '../victim' is not a session id" in answer
+    assert result.status is RunStatus.COMPLETED  # the parent's model saw the refusal
+    assert sorted(p.name for p in victim.iterdir()) == ["meta.json", "trace.jsonl"]  # no lock
+    assert (victim / "trace.jsonl").read_bytes() == b""
+    assert "n.txt" not in executor.files
+
+
+async def test_the_runtime_refuses_a_stored_working_dir_outside_its_own(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    root = tmp_path / "sessions"
+    outside = craft(root, tmp_path, profile="readonly")  # works in tmp_path, above workspace
+    inside = craft(root, workspace / "sub", "c0ffee000002", profile="readonly")
+    (workspace / "sub").mkdir()
+    runtime = create_runtime(
+        AgentConfig(working_dir=str(workspace)),
+        store=FileSessionStore(root),
+        model=ScriptedModel([text("fine")]),
+    )
+    await start_runtime(runtime)
+    try:
+        refused = await run_prompt(runtime, "go", session_id=outside)
+        allowed = await run_prompt(runtime, "go", session_id=inside)
+    finally:
+        await close_runtime(runtime)
+    assert refused.status is RunStatus.ERROR
+    assert f"session {outside} works in {tmp_path.resolve()}, outside the allowed" in (
+        refused.error or ""
+    )
+    assert allowed.status is RunStatus.COMPLETED, allowed.error

@@ -73,9 +73,11 @@ def test_sigterm_cancels_handles_and_leaves_resumable_sessions(tmp_path: Path) -
         assert service.returncode == 0, err
         assert out.split() == ["cancelled"] * 3
         assert all(processes_with(m) == [] for m in markers)
+        eval_profile = ("--profile", "eval")
         resuming = [  # all three at once: the suite stays fast
             subprocess.Popen(
-                [sys.executable, "-m", "rho_entry", "--resume", session_id, "go on"],
+                # the service ran them under eval: the resumer names that profile again
+                [sys.executable, "-m", "rho_entry", "--resume", session_id, *eval_profile, "go on"],
                 cwd=work,
                 env=env,
                 stdout=subprocess.PIPE,

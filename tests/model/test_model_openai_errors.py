@@ -135,6 +135,30 @@ async def test_a_garbage_event_between_text_chunks_is_skipped_with_a_warning() -
     warnings = [e for e in events if isinstance(e, StreamWarning)]
     assert len(warnings) == 1
     assert "not JSON" in warnings[0].message
+    assert warnings[0].name == "parse_error"
+    assert warnings[0].detail  # the raw event, for the trace
+
+
+async def test_unknown_events_are_traced_and_the_stream_goes_on() -> None:
+    """The design documents' TraceEvent: an event of another type, or a JSON object that is
+    not a chunk, is skipped and reported; the answer is whole."""
+    from rho_domain.model import StreamWarning
+
+    events = await run_body(
+        chunk({"content": "one "}),
+        b"event: ping\ndata: {}\n\n",
+        data({"type": "keepalive", "seq": 3}),
+        chunk({"content": "two"}),
+        chunk({}, "stop"),
+        DONE,
+    )
+    assert text_of(events) == "one two"
+    traces = [e for e in events if isinstance(e, StreamWarning)]
+    assert [(t.name, t.detail) for t in traces] == [
+        ("unknown_event", "{}"),
+        ("unknown_event", json.dumps({"type": "keepalive", "seq": 3})),
+    ]
+    assert "of type 'ping'" in traces[0].message
 
 
 async def test_a_garbage_event_inside_a_tool_call_is_a_protocol_error() -> None:

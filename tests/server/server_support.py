@@ -71,13 +71,21 @@ def app_for(
     )
 
 
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
 @contextlib.asynccontextmanager
-async def client_for(app: Any, token: str | None = None) -> AsyncIterator[httpx.AsyncClient]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+async def client_for(
+    app: Any, token: str | None = None, *, anonymous: bool = False
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An in-process client sending the app's token (or ``token``; none when ``anonymous``)
+    as a browser on loopback would address the server (``Host: localhost``)."""
+    headers = {} if anonymous else bearer(token or app.state.token)
     transport = httpx.ASGITransport(app=app)
     try:
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://testserver", headers=headers
+            transport=transport, base_url="http://localhost", headers=headers
         ) as client:
             yield client
     finally:
@@ -122,6 +130,8 @@ class UvicornThread:
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._run, daemon=True)
+        self.token: str = app.state.token
+        self.auth = bearer(self.token)
 
     @property
     def url(self) -> str:
@@ -172,7 +182,10 @@ def by_prompt(answers: Mapping[str, str]) -> ByPrompt:
 
 
 def serve_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
+    # PYTHONPATH passes on: the subprocess runs the sources under test, not an installed copy
+    inherited = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
     return {
+        **inherited,
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "RHO_AGENT_HOME": str(home),
@@ -185,7 +198,8 @@ def serve_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
 
 
 class Serve:
-    """``rho-agent serve --port 0`` in a subprocess; ``url`` once it says where it listens."""
+    """``rho-agent serve --port 0`` in a subprocess; ``url`` once it says where it listens,
+    ``token`` as its dashboard URL carries it (None when the environment gave it)."""
 
     def __init__(self, cwd: Path, env: dict[str, str], *args: str) -> None:
         self.process = subprocess.Popen(
@@ -201,6 +215,12 @@ class Serve:
         found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
         assert found, line + self.process.stderr.read()
         self.url = found.group(1)
+        self.listening = line
+        self.dashboard = self.process.stderr.readline()
+        assert f"dashboard {self.url}/dashboard" in self.dashboard, self.dashboard
+        token = re.search(r"#token=([A-Za-z0-9_-]+)$", self.dashboard.strip())
+        self.token = token.group(1) if token else None
+        self.auth = bearer(token.group(1)) if token else {}
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)

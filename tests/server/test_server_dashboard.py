@@ -69,15 +69,24 @@ class GatedModel(ChatModel):
         return None
 
 
+def open_session(page: Any, server: UvicornThread, sid: str) -> None:
+    """Open the dashboard as ``rho-agent serve`` prints it (the token in the fragment), then
+    follow a link to one session."""
+    page.goto(f"{server.url}/dashboard#token={server.token}")
+    page.goto(f"{server.url}/dashboard#/sessions/{sid}")
+
+
 def test_a_streamed_answer_appears_as_it_streams(tmp_path: Path, browser: Any) -> None:
     expect = playwright_api.expect
     model = GatedModel("Streaming answer, four characters at a time.")
     with UvicornThread(app_for(place(tmp_path), model)) as server:
-        created = httpx.post(f"{server.url}/api/sessions", json={"prompt": "stream please"})
+        created = httpx.post(
+            f"{server.url}/api/sessions", json={"prompt": "stream please"}, headers=server.auth
+        )
         sid = created.json()["id"]
         page = browser.new_page()
         try:
-            page.goto(f"{server.url}/dashboard#/sessions/{sid}")
+            open_session(page, server, sid)
             # the replayed user message shows the stream is connected and caught up
             expect(page.locator("#conversation .msg.user")).to_have_text(
                 "stream please", timeout=WAIT_MS
@@ -91,7 +100,7 @@ def test_a_streamed_answer_appears_as_it_streams(tmp_path: Path, browser: Any) -
             )
         finally:
             model.gate.set()
-            httpx.post(f"{server.url}/api/sessions/{sid}/cancel")
+            httpx.post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
             page.close()
 
 
@@ -109,11 +118,12 @@ def test_approve_by_clicking_and_untrusted_output_stays_text(tmp_path: Path, bro
         created = httpx.post(
             f"{server.url}/api/sessions",
             json={"prompt": "write the page", "profile": "developer", "model": "gpt-4o"},
+            headers=server.auth,
         )
         sid = created.json()["id"]
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         try:
-            page.goto(f"{server.url}/dashboard#/sessions/{sid}")
+            open_session(page, server, sid)
             approval = page.locator('#approvals .approval[data-call-id="call_w"]')
             expect(approval).to_contain_text("write needs approval", timeout=WAIT_MS)
             expect(approval.locator("pre")).to_contain_text("<script>window.pwned=1</script>")
@@ -147,8 +157,9 @@ def test_the_dashboard_files_are_served_offline_with_a_strict_policy(tmp_path: P
     with UvicornThread(app_for(place(tmp_path), ScriptedModel([]))) as server:
         html = httpx.get(f"{server.url}/dashboard")
         script = httpx.get(f"{server.url}/dashboard/dashboard.js")
-        missing = httpx.get(f"{server.url}/dashboard/../../etc/passwd")
-        other = httpx.get(f"{server.url}/dashboard/secrets.txt")
+        missing = httpx.get(f"{server.url}/dashboard/../../etc/passwd", headers=server.auth)
+        other = httpx.get(f"{server.url}/dashboard/secrets.txt", headers=server.auth)
+        anonymous = httpx.get(f"{server.url}/dashboard/secrets.txt")
     assert html.status_code == 200
     assert "script-src 'self'" in html.headers["content-security-policy"]
     assert script.headers["content-type"].startswith("text/javascript")
@@ -157,11 +168,46 @@ def test_the_dashboard_files_are_served_offline_with_a_strict_policy(tmp_path: P
     assert "innerHTML" not in script.text  # output reaches the page as text only
     assert missing.status_code == 404
     assert other.status_code == 404
+    assert anonymous.status_code == 401  # only the page's own files are public
+
+
+def test_the_printed_url_brings_the_token_and_it_leaves_no_trace(
+    tmp_path: Path, browser: Any
+) -> None:
+    """``/dashboard#token=...`` (what ``rho-agent serve`` prints): the page works without
+    anyone typing the token; the fragment is gone from the address bar at once, and no
+    request the page makes carries the token in its URL (a fragment is never sent)."""
+    expect = playwright_api.expect
+    model = ScriptedModel([text("Answered with the printed URL.")])
+    with UvicornThread(app_for(place(tmp_path), model)) as server:
+        created = httpx.post(
+            f"{server.url}/api/sessions", json={"prompt": "hi"}, headers=server.auth
+        )
+        sid = created.json()["id"]
+        page = browser.new_page()
+        urls: list[str] = []
+        page.on("request", lambda request: urls.append(request.url))
+        try:
+            page.goto(f"{server.url}/dashboard#token={server.token}")
+            expect(page.locator(f'#sessions tr[data-id="{sid}"]')).to_contain_text(
+                "completed", timeout=WAIT_MS
+            )
+            assert server.token not in page.url
+            assert page.locator("#token-form").is_hidden()
+            page.locator(f'#sessions tr[data-id="{sid}"]').click()
+            final = page.locator("#conversation .msg.assistant .text").last
+            expect(final).to_have_text("Answered with the printed URL.", timeout=WAIT_MS)
+            assert server.token not in page.url
+        finally:
+            page.close()
+    assert any("/api/sessions" in url for url in urls)
+    assert not [url for url in urls if server.token in url]
 
 
 def test_behind_a_token_the_page_loads_and_asks_for_it(tmp_path: Path, browser: Any) -> None:
-    """A server bound beyond loopback has a token: the page (no data) loads without it, the
-    API refuses the page until the user gives the token, and a wrong one is refused."""
+    """Opened without the token (an operator's own, which serve never prints): the page (no
+    data) loads, the API refuses the page until the user gives the token, and a wrong one is
+    refused."""
     expect = playwright_api.expect
     token = "s3cret-token-for-the-dashboard"
     model = ScriptedModel([text("Answered behind the token.")])

@@ -23,7 +23,7 @@ def _error(response: Any, status: int) -> dict[str, Any]:
 
 async def test_401_without_the_token_and_200_with_it(tmp_path: Path) -> None:
     app = app_for(place(tmp_path), ScriptedModel([]), token="s3cret-token")
-    async with client_for(app) as anonymous:
+    async with client_for(app, anonymous=True) as anonymous:
         missing = await anonymous.get("/api/sessions")
         wrong = await anonymous.get(
             "/api/sessions", headers={"Authorization": "Bearer s3cret-tokem"}
@@ -119,7 +119,8 @@ async def test_413_for_a_body_over_the_limit(tmp_path: Path) -> None:
             for _ in range(10):
                 yield b" " * 50
 
-        streamed = await c.post("/api/sessions", content=chunks())
+        json_type = {"Content-Type": "application/json"}
+        streamed = await c.post("/api/sessions", content=chunks(), headers=json_type)
         _error(streamed, 413)
         assert (await c.get("/api/sessions")).json()["sessions"] == []
 

@@ -40,7 +40,14 @@ def test_a_task_runs_on_the_server_and_approvals_stop_it_without_a_terminal(
         serve = Serve(where.work, env)
         client_dir = tmp_path / "elsewhere"
         client_dir.mkdir()
-        client_env = {"PATH": env["PATH"], "HOME": str(tmp_path), "NO_COLOR": "1"}
+        # the same user's config directory: the client finds the token serve wrote there
+        client_env = {
+            **{k: v for k, v in env.items() if k == "PYTHONPATH"},
+            "PATH": env["PATH"],
+            "HOME": str(tmp_path),
+            "RHO_AGENT_HOME": str(where.home),
+            "NO_COLOR": "1",
+        }
         try:
             done = _cli("--server", serve.url, "what is here?", cwd=client_dir, env=client_env)
             assert done.returncode == 0, done.stderr

@@ -31,24 +31,37 @@ def test_a_pending_approval_survives_a_restart(
     env = serve_env(where.home, model_server.base_url, RHO_AGENT_SERVER_PROFILES="developer")
     first = Serve(where.work, env)
     try:
-        created = httpx.post(f"{first.url}/api/sessions", json={"prompt": "write out.txt"})
+        created = httpx.post(
+            f"{first.url}/api/sessions", json={"prompt": "write out.txt"}, headers=first.auth
+        )
         sid = created.json()["id"]
-        httpx.get(f"{first.url}/api/sessions/{sid}/stream", params={"until": "idle"}, timeout=30)
-        detail = httpx.get(f"{first.url}/api/sessions/{sid}").json()
+        httpx.get(
+            f"{first.url}/api/sessions/{sid}/stream",
+            params={"until": "idle"},
+            headers=first.auth,
+            timeout=30,
+        )
+        detail = httpx.get(f"{first.url}/api/sessions/{sid}", headers=first.auth).json()
         assert detail["status"] == "awaiting_approval"
     finally:
         assert first.stop() == 0
     second = Serve(where.work, env)
     try:
         answered = httpx.post(
-            f"{second.url}/api/sessions/{sid}/approvals/c1", json={"decision": "approve"}
+            f"{second.url}/api/sessions/{sid}/approvals/c1",
+            json={"decision": "approve"},
+            headers=second.auth,
         )
         assert answered.status_code == 202, answered.text
         stream = httpx.get(
-            f"{second.url}/api/sessions/{sid}/stream", params={"until": "idle"}, timeout=30
+            f"{second.url}/api/sessions/{sid}/stream",
+            params={"until": "idle"},
+            headers=second.auth,
+            timeout=30,
         )
         assert "Written." in stream.text
-        assert httpx.get(f"{second.url}/api/sessions/{sid}").json()["status"] == "completed"
+        detail = httpx.get(f"{second.url}/api/sessions/{sid}", headers=second.auth).json()
+        assert detail["status"] == "completed"
     finally:
         assert second.stop() == 0
     assert (where.work / "out.txt").read_text() == "hi\n"
@@ -61,8 +74,12 @@ def test_sigterm_cancels_a_run_in_progress_and_leaves_it_resumable(tmp_path: Pat
 
     with LoopbackServer([text_reply("never", faults=(stall(),))]) as model:
         serve = Serve(where.work, serve_env(where.home, model.base_url))
-        sid = httpx.post(f"{serve.url}/api/sessions", json={"prompt": "wait"}).json()["id"]
-        with httpx.stream("GET", f"{serve.url}/api/sessions/{sid}/stream", timeout=30) as r:
+        created = httpx.post(
+            f"{serve.url}/api/sessions", json={"prompt": "wait"}, headers=serve.auth
+        )
+        sid = created.json()["id"]
+        url = f"{serve.url}/api/sessions/{sid}/stream"
+        with httpx.stream("GET", url, headers=serve.auth, timeout=30) as r:
             for line in r.iter_lines():
                 if line == "event: llm_start":
                     break

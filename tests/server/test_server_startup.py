@@ -4,7 +4,6 @@ before listening, naming the flag or variable to change; a good configuration st
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -15,10 +14,7 @@ from server_support import Serve, place, serve_env
 
 
 def _env(home: Path, base_url: str = "http://127.0.0.1:9/v1", **extra: str) -> dict[str, str]:
-    env = serve_env(home, base_url, **extra)
-    if os.environ.get("PYTHONPATH"):  # the sources under test, not the installed package
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    return env
+    return serve_env(home, base_url, **extra)
 
 
 def _serve(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -43,7 +39,7 @@ def test_an_unknown_allowed_profile_is_refused_at_start(tmp_path: Path) -> None:
     (where.home / "profiles" / "ops.yaml").write_text("shell: restricted\n")
     serve = Serve(where.work, env)
     try:
-        answer = httpx.get(f"{serve.url}/api/sessions", timeout=10)
+        answer = httpx.get(f"{serve.url}/api/sessions", headers=serve.auth, timeout=10)
         assert answer.status_code == 200
     finally:
         assert serve.stop() == 0

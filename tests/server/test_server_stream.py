@@ -32,7 +32,7 @@ async def test_a_reconnect_with_last_event_id_loses_nothing_and_repeats_nothing(
     where = place(tmp_path)
     model = ScriptedModel([tools(WRITE), tools(call("list", {"path": "."})), text("All done.")])
     with UvicornThread(app_for(where, model)) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
+        async with httpx.AsyncClient(base_url=server.url, headers=server.auth, timeout=20) as http:
             created = await http.post(
                 "/api/sessions", json={"prompt": "write", "profile": "developer"}
             )
@@ -75,7 +75,7 @@ async def test_a_client_leaving_mid_stream_does_not_disturb_the_run(tmp_path: Pa
         return Turn(text="finished anyway")
 
     with UvicornThread(app_for(where, FunctionModel(slow))) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
+        async with httpx.AsyncClient(base_url=server.url, headers=server.auth, timeout=20) as http:
             sid = (await http.post("/api/sessions", json={"prompt": "go"})).json()["id"]
             async with http.stream("GET", f"/api/sessions/{sid}/stream") as response:
                 async for block in _blocks(response):
@@ -83,7 +83,7 @@ async def test_a_client_leaving_mid_stream_does_not_disturb_the_run(tmp_path: Pa
                         break
             loop, event = gate[0]
             loop.call_soon_threadsafe(event.set)
-            async with AgentClient(server.url) as client:
+            async with AgentClient(server.url, token=server.token) as client:
                 seen = [e async for e in client.events(sid, until_idle=True)]
                 detail = await client.get_session(sid)
     assert detail["status"] == "completed"
@@ -95,7 +95,7 @@ async def test_an_idle_stream_sends_keep_alive_comments(tmp_path: Path) -> None:
     where = place(tmp_path)
     app = app_for(where, ScriptedModel([]), keepalive_seconds=0.05)
     with UvicornThread(app) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
+        async with httpx.AsyncClient(base_url=server.url, headers=server.auth, timeout=20) as http:
             sid = (await http.post("/api/sessions", json={})).json()["id"]
             comments = 0
             async with http.stream("GET", f"/api/sessions/{sid}/stream") as response:
@@ -112,7 +112,7 @@ async def test_several_subscribers_see_the_same_events(tmp_path: Path) -> None:
     where = place(tmp_path)
     model = ScriptedModel([tools(call("list", {"path": "."})), text("Listed.")])
     with UvicornThread(app_for(where, model)) as server:
-        async with AgentClient(server.url) as client:
+        async with AgentClient(server.url, token=server.token) as client:
             sid = (await client.create_session())["id"]
 
             async def watch() -> list[ServerEvent]:

@@ -87,6 +87,8 @@ ONE_OF_EACH: tuple[ev.Event, ...] = (
     ev.DirectiveApplied(at=1.0, offset=3, text="focus on errors"),
     ev.ErrorOccurred(at=1.0, error_type="ModelHTTPError", message="boom"),
     ev.ModelRetrying(at=1.0, delay=1.0, reason="429", attempt=2, attempts=3),
+    ev.TraceNoted(at=1.0, name="parse_error", message="skipped", detail="{garbage"),
+    ev.CompactStarted(at=1.0, trigger="manual", tokens_before=900),
 )
 
 
@@ -201,7 +203,7 @@ def test_profile_name_stays_a_string_and_object_becomes_a_mapping() -> None:
         ({"profile": {"name": "p", "shell": "root"}}, "config.profile.shell"),
         (
             {"profile": {"name": "p", "shell": "root"}},
-            "expected ShellMode: one of restricted, unrestricted (got 'root')",
+            "expected one of restricted, unrestricted (got 'root')",
         ),
     ],
 )

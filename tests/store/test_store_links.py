@@ -215,3 +215,15 @@ async def test_legit_sessions_still_open_append_and_signal(tmp_path: Path) -> No
     assert (directory / "cancel").is_file()
     assert (directory / "pause").is_file()
     shutil.rmtree(directory)
+
+
+async def test_a_session_directory_given_relative_to_the_current_one_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = await _session(tmp_path / "sessions")
+    monkeypatch.chdir(directory.parent)
+    request_cancel(Path("s1"))  # one relative component: looked up here, not under /
+    assert (directory / "cancel").is_file()
+    monkeypatch.chdir(directory)
+    request_pause(Path())
+    assert (directory / "pause").is_file()

@@ -153,7 +153,7 @@ def test_sandbox_drops_capabilities_and_hides_secret_locations(tmp_path: Path) -
         policy=SecretPolicy(homes=(str(home),)),
     )
     args = runner._bwrap_args(str(tmp_path))
-    assert {"--cap-drop", "--new-session", "--die-with-parent", "--unshare-net"} <= set(args)
+    assert {"--cap-drop", "--new-session", "--die-with-parent", "--unshare-all"} <= set(args)
     script = (
         f"grep CapEff /proc/self/status; cat {home}/.ssh/id_rsa {home}/.netrc; ls -A {home}/.ssh"
     )

@@ -218,7 +218,7 @@ LEGIT: list[tuple[str, str]] = [
     ("ls -la docs", "key.txt"),
     ("du -a .", "notes.txt"),
     ("head -n 1 /etc/passwd", "root"),
-    ("git log -p --follow -- a.txt", "+plain"),
+    ("git log -p -- a.txt", "+plain"),  # --follow is refused: it follows renames from secrets
     ("tail -n 5 a.txt | grep -i plain", "plain"),
     ("grep -c plain a.txt", "1"),
     ("grep -rn credentials src", "src/auth.py:1:"),

@@ -126,7 +126,7 @@ LEGIT = [
     ("xargs -n1 wc -l <<< 'README.md data.csv'", "data.csv"),
     ("ls -a -- src", "a.py"),
     ("git log --oneline -n 1 -- README.md", "first"),
-    ("git log -p --follow -- README.md", "+# readme"),
+    ("git log -p -- README.md", "+# readme"),  # --follow is refused: it follows a rename to .env
     ("git diff HEAD --stat", ""),
     ("file README.md", "README.md: ASCII text"),
     ("ps -eo pid,comm --sort=-pid", "COMMAND"),

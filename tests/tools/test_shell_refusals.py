@@ -102,7 +102,7 @@ NEVER_ALLOWED = {
     "xxd": ("-r",),
     "date": ("-s", "--set=x"),
     "tail": ("-f", "-F", "--follow"),
-    "jq": ("--run-tests",),
+    "jq": ("--run-tests", "-f", "--from-file", "-L", "--library-path", "--argfile"),
 }
 
 

@@ -165,7 +165,11 @@ _PATHSPEC = ":(top,exclude,icase,glob)**/"
         (("git", "-c", "core.pager=cat", "log", "-p"), ("/ws",), "specs"),  # as hardened
         (("git", "show", "HEAD"), ("/ws",), "specs"),
         (("git", "grep", "-n", "x"), ("/ws",), "specs"),
-        (("git", "diff", "--follow", "a.txt"), ("/ws",), "kept"),
+        (("git", "diff", "--follow", "a.txt"), ("/ws",), "specs"),  # check_git refuses it
+        (("git", "log", "-G", "x", "--oneline"), ("/ws",), "specs"),  # pickaxe reads blobs
+        (("git", "log", "-Sx", "--format=%s"), ("/ws",), "specs"),
+        (("git", "log", "--name-only"), ("/ws",), "specs"),
+        (("git", "log", "--no-ext-diff", "--no-textconv", "-n", "3", "--all"), ("/ws",), "kept"),
         (("git", "diff", "--no-index", "a.txt", "b.txt"), ("/ws",), "kept"),
         (("git", "status"), ("/ws",), "kept"),
         (("git", "--no-pager"), ("/ws",), "kept"),  # options only: no subcommand to look at

@@ -40,6 +40,7 @@ from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath, ToolError
+from rho_domain.limits import ResourceLimits, limit_hit
 from rho_domain.paths import check_file_path, check_path_text, check_write_mode, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
@@ -82,12 +83,14 @@ class DaytonaExecutor(Executor):
         transport: httpx.AsyncBaseTransport | None = None,
         homes: Sequence[str] = ("/root", "/home/daytona"),
         clock: Clock | None = None,
+        limits: ResourceLimits | None = None,
     ) -> None:
         self.settings = settings
         self.file_write = file_write
         self.allow_shell = allow_shell
         self._roots = Roots(settings.working_dir, tuple(extra_read_roots))
         self.policy = SecretPolicy(homes=tuple(homes))
+        self.limits = limits if limits is not None else ResourceLimits()
         self._api = SandboxAPI(settings, transport=transport, clock=clock)
         self._sandbox: Sandbox | None = None
         self._lock = asyncio.Lock()
@@ -271,20 +274,25 @@ class DaytonaExecutor(Executor):
             inner = await self._restricted(command, cwd, env)
         sandbox = await self._ensure()
         started = time.monotonic()
+        limits = self.limits
+        inner = scripts.ulimited(inner, limits.memory_bytes, limits.cpu_seconds)
         answer = await self._api.execute(
             sandbox,
-            scripts.wrap(scripts.capped(inner, command.max_output_bytes)),
+            scripts.wrap(scripts.capped(inner, command.max_output_bytes, limits.output_bytes)),
             timeout=command.timeout,
         )
         duration = time.monotonic() - started
         if answer is None:
             return CommandResult(exit_code=None, output="", duration=duration, timed_out=True)
         captured = scripts.parse_capped(answer.result)
+        seen = len(captured.output.encode()) + captured.omitted
+        cut = limits.output_bytes is not None and seen >= limits.output_bytes
         return CommandResult(
             exit_code=captured.exit_code,
             output=captured.output,
             duration=duration,
             omitted_bytes=captured.omitted,
+            limit="output" if cut else limit_hit(captured.exit_code, captured.output, limits),
         )
 
     async def _walked(self, command: Command, cwd: str) -> list[list[str]]:

@@ -34,7 +34,7 @@ RESTRICTED_ENV: Mapping[str, str] = {
     "PATH": SEARCH_PATH,
     "LC_ALL": "C.UTF-8",
     "LANG": "C.UTF-8",
-    "HOME": "/tmp",  # noqa: S108 - the sandbox's own /tmp, not the host's
+    "HOME": "/dev/null",  # not a directory: jq loads ~/.jq into every program
     "TMPDIR": "/tmp",  # noqa: S108
     "PAGER": "cat",
     "GIT_PAGER": "cat",
@@ -182,16 +182,31 @@ def shell_inner(command: str, cwd: str, env: Mapping[str, str]) -> str:
     )
 
 
-def capped(inner: str, cap: int) -> str:
-    """Run ``inner`` with stdout+stderr merged; keep ``cap`` bytes, count the rest.
+def ulimited(inner: str, memory_bytes: int | None, cpu_seconds: float | None) -> str:
+    """``inner`` in a subshell under ``ulimit -v`` (KiB) and ``ulimit -t`` (seconds), the two
+    limits whose units every ``sh`` agrees on. The file-size limit of restricted commands is
+    ``restricted_inner``'s ``ulimit -f 0``; the Daytona sandbox bounds the rest."""
+    settings = ""
+    if memory_bytes is not None:
+        settings += f"ulimit -v {max(1, memory_bytes // 1024)} 2>/dev/null; "
+    if cpu_seconds is not None:  # soft below hard: SIGXCPU first, as on the local machine
+        cpu = max(1, int(cpu_seconds + 0.999))
+        settings += f"ulimit -H -t {cpu + 1} 2>/dev/null; ulimit -S -t {cpu} 2>/dev/null; "
+    return f"({settings}{inner})" if settings else inner
+
+
+def capped(inner: str, cap: int, limit: int | None = None) -> str:
+    """Run ``inner`` with stdout+stderr merged; keep ``cap`` bytes, count the rest up to
+    ``limit`` bytes in all, where reading stops (the command then dies of SIGPIPE).
 
     The answer ends with ``TRAILER`` + ``<exit code>:<omitted bytes>``; only the last trailer
     counts, so output that imitates one changes nothing.
     """
+    rest = "" if limit is None else f"head -c {max(0, int(limit) - int(cap))} | "
     return (
         "d=$(mktemp -d) || exit 99\n"
         f'{{ {inner}; echo $? >"$d/rc"; }} </dev/null 2>&1 | '
-        f'{{ head -c {int(cap)}; wc -c >"$d/n"; }}\n'
+        f'{{ head -c {int(cap)}; {rest}wc -c >"$d/n"; }}\n'
         'printf \'\\n\\036rho:%s:%s\\n\' "$(cat "$d/rc")" "$(tr -d \' \' <"$d/n")"\n'
         'rm -rf "$d"\n'
     )

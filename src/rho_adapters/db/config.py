@@ -18,12 +18,19 @@ Format::
 A literal ``password`` is refused: secrets live in the environment, never in config files,
 traces or session snapshots. Every error names the source, the key path and what was
 expected.
+
+``${VAR}`` in a string value names an environment variable. The value keeps the reference
+(so a session's config snapshot never holds what the variable holds, a password in a ``dsn``
+included); ``open_databases`` replaces it when it builds the adapter (``expanded``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+import attrs
 
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError
@@ -95,3 +102,32 @@ def _require(engine: str, values: Mapping[str, Any], where: str) -> None:
         raise ConfigError(f"{where}.database: {engine} needs a database name (or a dsn)")
     if engine == "oracle" and not (values["dsn"] or values["host"]):
         raise ConfigError(f"{where}.dsn: oracle needs a dsn (or host/port/database)")
+
+
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_text(text: str, environ: Mapping[str, str], *, where: str) -> str:
+    """``text`` with every ``${VAR}`` replaced by ``environ[VAR]``. Raises ``ConfigError``
+    naming ``where`` (the file and key) and the variable when it is not set."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in environ:
+            raise ConfigError(
+                f"{where}: the environment variable {name} is not set (export it, or write "
+                "the value)"
+            )
+        return environ[name]
+
+    return VARIABLE.sub(value, text)
+
+
+def expanded(config: DatabaseConfig, environ: Mapping[str, str], *, alias: str) -> DatabaseConfig:
+    """``config`` with the ``${VAR}`` references of its string settings replaced."""
+    changes: dict[str, Any] = {
+        key: expand_text(value, environ, where=f"database {alias!r}: {key}")
+        for key in _STRING_KEYS
+        if isinstance(value := getattr(config, key), str) and "${" in value
+    }
+    return attrs.evolve(config, **changes) if changes else config

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.config import expanded
 from rho_adapters.db.mysql import MysqlDatabase
 from rho_adapters.db.oracle import OracleDatabase
 from rho_adapters.db.postgres import PostgresDatabase
@@ -36,9 +37,10 @@ def open_databases(
     mode: DatabaseMode,
     environ: Mapping[str, str],
 ) -> dict[str, Database]:
-    """One adapter per alias. Raises ``ConfigError`` for an unknown engine. A
-    ``password_env`` naming a variable missing from ``environ`` fails that alias's first
-    connection with a ``ConfigError`` naming the variable."""
+    """One adapter per alias, with the ``${VAR}`` references of its settings replaced from
+    ``environ``. Raises ``ConfigError`` for an unknown engine or a referenced variable that is
+    not set. A ``password_env`` naming a variable missing from ``environ`` fails that alias's
+    first connection with a ``ConfigError`` naming the variable."""
     databases: dict[str, Database] = {}
     for alias, config in configs.items():
         cls = ADAPTERS.get(config.engine.lower())
@@ -47,6 +49,7 @@ def open_databases(
             raise ConfigError(
                 f"database {alias!r}: unknown engine {config.engine!r} (use one of {choices})"
             )
+        config = expanded(config, environ, alias=alias)  # ${VAR} references, see db.config
         password = _password_reader(alias, config.password_env, environ)
         databases[alias] = cls(alias, config, mode=mode, password=password)
     return databases

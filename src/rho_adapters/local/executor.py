@@ -5,8 +5,10 @@ read or written, agent/editor/VCS configuration and ``protected_paths`` (the ses
 never written, and the profile's ``file_write`` mode is enforced here, so a handler bug cannot
 write in read-only mode. Commands: a ``pipeline`` is a restricted command, always validated
 again (``check_argv``), hardened (``harden_argv``), resolved against a fixed program path
-outside the workspace, run with rlimits, a scrubbed environment and, when ``bwrap`` works, in
-a read-only, network-less sandbox. Every path word of every stage is judged by its real path
+outside the workspace, run with a scrubbed environment and, when ``bwrap`` works, in the
+sandbox of ``sandbox.py`` (read-only, homes and every secret found hidden, no network, no
+sockets, its own PID namespace). Every command, restricted or not, runs under the profile's
+``ResourceLimits`` (``limits``). Every path word of every stage is judged by its real path
 against the secrets policy (``CommandRunner.check_reads``); git stages run through a shadow
 common directory, never the repository's config (``git_shadow.py``); awk runs as the
 implementation detected here (``CommandRunner._awk``). A ``shell`` string runs through bash only
@@ -31,6 +33,7 @@ from contextlib import AbstractContextManager
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import info, list_entries, open_regular, read_bytes, write_bytes
 from rho_adapters.local.git_shadow import git_shadow
+from rho_adapters.local.process import Finished
 from rho_adapters.local.runner import CommandRunner, restricted_env
 from rho_domain.errors import (
     ExecutorError,
@@ -39,6 +42,7 @@ from rho_domain.errors import (
     SensitivePath,
     ToolError,
 )
+from rho_domain.limits import LimitKind, ResourceLimits, limit_hit
 from rho_domain.paths import (
     check_file_path,
     check_path_text,
@@ -104,6 +108,15 @@ def _scan_homes() -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.realpath(h) for h in homes if h))
 
 
+def _homes(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``machine_homes()`` plus the agent's ``$HOME`` when it is another directory (a service
+    started with HOME=/srv/app keeps its credentials there)."""
+    home = env.get("HOME")
+    if home and home.startswith("/") and os.path.isdir(home):
+        return tuple(dict.fromkeys((*machine_homes(), os.path.realpath(home))))
+    return machine_homes()
+
+
 def default_search_path() -> tuple[str, ...]:
     """Where restricted programs come from: system directories and this Python's bin (rg)."""
     return ("/usr/local/bin", "/usr/bin", "/bin", os.path.dirname(sys.executable))
@@ -125,6 +138,7 @@ class LocalExecutor(Executor):
         sandbox: bool | None = None,
         secret_locations: Sequence[str] = (),
         homes: Sequence[str] | None = None,
+        limits: ResourceLimits | None = None,
     ) -> None:
         if not os.path.isdir(root):
             raise ExecutorError(f"working directory {root!r} does not exist")
@@ -134,8 +148,9 @@ class LocalExecutor(Executor):
         self._protected = tuple(components(os.path.realpath(p)) for p in protected_paths)
         self.policy = SecretPolicy(
             locations=tuple(os.path.realpath(p) for p in (*protected_paths, *secret_locations)),
-            homes=machine_homes() if homes is None else tuple(homes),
+            homes=_homes(base_env or {}) if homes is None else tuple(homes),
         )
+        self.limits = limits if limits is not None else ResourceLimits()
         self.file_write = file_write
         self.allow_shell = allow_shell
         path = tuple(search_path) if search_path is not None else default_search_path()
@@ -151,12 +166,19 @@ class LocalExecutor(Executor):
             sandbox=sandbox,
             visible_roots=(self._tree.root, *(t.root for t in self._extra)),
             policy=self.policy,
+            limits=self.limits,
         )
 
     @property
     def working_dir(self) -> str:
         """See ``Executor.working_dir``."""
         return self._tree.root
+
+    def unprotected(self) -> str | None:
+        """What restricted commands lose here because bubblewrap is missing or cannot run
+        (``sandbox.UNPROTECTED``), or None when the sandbox works or the shell is unrestricted
+        (its commands never run in it). Probes bwrap once per process (milliseconds)."""
+        return None if self.allow_shell else self._runner.unprotected()
 
     def _locate(self, path: str, *, write: bool) -> tuple[Tree, tuple[str, ...]]:
         check_path_text(path)
@@ -294,7 +316,7 @@ class LocalExecutor(Executor):
                         stack.enter_context, self._git_shadow(cwd, inspect)
                     )
                     binds = (shadow,)
-                code, output, timed_out, omitted = await self._runner.run(
+                finished = await self._runner.run(
                     command, cwd, stdin_fds, git_env=git_env, binds=binds
                 )
         finally:
@@ -302,12 +324,30 @@ class LocalExecutor(Executor):
                 if fd is not None:
                     with contextlib.suppress(OSError):
                         os.close(fd)
+        return self._result(finished, started)
+
+    async def run_unchecked(
+        self, argv: Sequence[str], *, cwd: str = ".", timeout: float = 30.0
+    ) -> CommandResult:
+        """Run ``argv`` in this executor's sandbox WITHOUT the argv checks (see
+        ``CommandRunner.run_unchecked``): the test seam for the sandbox layer on its own. No
+        tool calls it; raises ``ExecutorError`` where bubblewrap does not work."""
+        directory = await asyncio.to_thread(self._directory, cwd)
+        started = time.monotonic()
+        finished = await self._runner.run_unchecked(argv, directory, timeout=timeout)
+        return self._result(finished, started)
+
+    def _result(self, finished: Finished, started: float) -> CommandResult:
+        """The port's result for a run that started at ``started`` (monotonic), with the limit
+        that ended it, if one did."""
+        limit: LimitKind | None = "output" if finished.output_limited else None
         return CommandResult(
-            exit_code=code,
-            output=output,
+            exit_code=finished.code,
+            output=finished.output,
             duration=time.monotonic() - started,
-            timed_out=timed_out,
-            omitted_bytes=omitted,
+            timed_out=finished.timed_out,
+            omitted_bytes=finished.omitted,
+            limit=limit or limit_hit(finished.code, finished.output, self.limits),
         )
 
     def _git_shadow(
@@ -340,6 +380,13 @@ class LocalExecutor(Executor):
 
     async def aclose(self) -> None:
         """Nothing is held between calls; every run cleans up its own processes."""
+
+
+def sandbox_notice(search_path: Sequence[str] | None = None) -> str | None:
+    """What restricted commands on this machine lose because bubblewrap is missing or cannot
+    run (programs from ``search_path``, default ``default_search_path()``), or None."""
+    path = default_search_path() if search_path is None else tuple(search_path)
+    return CommandRunner(path, {}, sandbox=None).unprotected()
 
 
 def sandbox_available() -> bool:

@@ -49,7 +49,8 @@ if os.getppid() != int(sys.argv[1]):
     stop()
 child = os.fork()
 if child == 0:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for sig in (signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):  # Python set them aside
+        signal.signal(sig, signal.SIG_DFL)
     try:
         os.execvp(sys.argv[2], sys.argv[2:])
     except OSError as exc:

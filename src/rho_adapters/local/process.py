@@ -5,7 +5,9 @@ fresh process group (``start_new_session``); on timeout, on cancellation of the 
 and when the command ended but something still holds its output pipe, every group is killed
 with SIGKILL, so no grandchild outlives the call. Output (stdout of the last stage plus every
 captured stderr) is read while it streams and kept within a byte cap: the head and the tail
-are kept, the middle is counted in ``omitted``.
+are kept, the middle is counted in ``omitted``. Past ``kill_after`` bytes in all (the output
+limit) reading stops and every group is killed: ``yes`` ends there, not at the timeout.
+Resource limits are not set here: the argvs arrive wrapped by ``rlimits.limited``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import resource
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -46,6 +48,11 @@ class Capture:
             del self.tail[:excess]
             self.omitted += excess
 
+    @property
+    def total(self) -> int:
+        """Bytes seen so far, kept or not."""
+        return len(self.head) + len(self.tail) + self.omitted
+
     def text(self) -> str:
         """The captured output as text, with a marker where the middle was omitted."""
         head = self.head.decode("utf-8", "replace")
@@ -56,27 +63,27 @@ class Capture:
 
 
 @attrs.frozen(kw_only=True)
+class Finished:
+    """How a run ended: ``code`` (None when killed for the timeout; 128 + N for signal N), the
+    kept ``output``, ``omitted`` bytes, and whether the timeout or the output limit ended it."""
+
+    code: int | None
+    output: str
+    timed_out: bool
+    omitted: int
+    output_limited: bool = False
+
+
+@attrs.frozen(kw_only=True)
 class Spawn:
-    """One process to start: argv (already resolved/sandboxed), fds to use, where to run."""
+    """One process to start: argv (already resolved/sandboxed), fds to use (``pass_fds``:
+    kept open in the child under the same numbers), where to run."""
 
     argv: tuple[str, ...]
     stdin: int
     stdout: int
     stderr: int
-
-
-def restricted_limits(cpu_seconds: float, file_size: int, nproc: int) -> Callable[[], None]:
-    """A preexec function applying rlimits (file size, processes, CPU, no core dumps)."""
-
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        cpu = int(cpu_seconds) + 1
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-
-    return apply
+    pass_fds: tuple[int, ...] = ()
 
 
 def _kill_groups(procs: Sequence[asyncio.subprocess.Process]) -> None:
@@ -147,10 +154,10 @@ async def run_processes(
     env: Mapping[str, str],
     timeout: float,
     cap: int,
-    preexec: Callable[[], None] | None,
     close_after_spawn: Sequence[int],
-) -> tuple[int | None, str, bool, int]:
-    """Start ``spawns``, collect ``out_read`` and return (exit code, output, timed out, omitted).
+    kill_after: int | None = None,
+) -> Finished:
+    """Start ``spawns``, collect ``out_read`` (at most ``kill_after`` bytes) and say how it ended.
 
     The caller created the pipes; every descriptor in ``close_after_spawn`` is closed in this
     process once the children hold their copies, so EOF arrives when they are done.
@@ -162,6 +169,7 @@ async def run_processes(
     transport = None
     timed_out = False
     finished = False
+    limited = False
     try:
         try:
             for spawn in spawns:
@@ -174,8 +182,8 @@ async def run_processes(
                         cwd=cwd,
                         env=dict(env),
                         start_new_session=True,
-                        preexec_fn=preexec,
                         close_fds=True,
+                        pass_fds=spawn.pass_fds,
                     )
                 )
                 try:
@@ -198,7 +206,7 @@ async def run_processes(
         )
         try:
             async with asyncio.timeout(timeout):
-                await _drain(reader, capture, procs)
+                limited = await _drain(reader, capture, procs, kill_after)
         except TimeoutError:
             timed_out = True
         finished = not timed_out
@@ -213,19 +221,40 @@ async def run_processes(
     code = procs[-1].returncode if procs and not timed_out else None
     if code is not None and code < 0:
         code = 128 - code  # killed by a signal, reported like bash does
-    return code, capture.text(), timed_out, capture.omitted
+    return Finished(
+        code=code,
+        output=capture.text(),
+        timed_out=timed_out,
+        omitted=capture.omitted,
+        output_limited=limited,
+    )
 
 
 async def _drain(
-    reader: asyncio.StreamReader, capture: Capture, procs: Sequence[asyncio.subprocess.Process]
-) -> None:
-    async def read_all() -> None:
+    reader: asyncio.StreamReader,
+    capture: Capture,
+    procs: Sequence[asyncio.subprocess.Process],
+    kill_after: int | None,
+) -> bool:
+    """Read until EOF, or until ``kill_after`` bytes: then kill the groups and return True."""
+
+    async def read_all() -> bool:
         while chunk := await reader.read(1 << 16):
+            if kill_after is not None and capture.total + len(chunk) > kill_after:
+                capture.add(chunk[: max(0, kill_after - capture.total)])
+                _kill_groups(procs)
+                return True
             capture.add(chunk)
+        return False
 
     read_task = asyncio.create_task(read_all())
+    exited = asyncio.ensure_future(asyncio.gather(*(p.wait() for p in procs)))
     try:
-        await asyncio.gather(*(p.wait() for p in procs))
+        either: list[asyncio.Future[Any]] = [read_task, exited]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if read_task.done() and read_task.result():
+            return True  # the output limit: the groups are dead, their pipe is not read
+        await exited
         try:
             async with asyncio.timeout(OUTPUT_GRACE):
                 await asyncio.shield(read_task)
@@ -235,7 +264,9 @@ async def _drain(
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(OUTPUT_GRACE):
                     await asyncio.shield(read_task)
+        return False
     finally:
-        read_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await read_task
+        for task in (read_task, exited):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,30 +1,35 @@
 """CommandRunner: turns a ``Command`` into processes, pipes, environment and sandbox.
 
 Restricted pipelines: each stage is re-validated and hardened (domain rules), its program
-resolved to an absolute path in the fixed search path, and it runs with RLIMIT_FSIZE (0
-without a sandbox: no data can be written to any file), RLIMIT_NPROC, RLIMIT_CPU, and, when
-bubblewrap works, inside ``bwrap --ro-bind / / --unshare-net --unshare-pid ...``: a read-only
-view of the machine with no network. Unrestricted shell strings run through
-``bash --noprofile --norc -c`` with the caller's environment minus credentials.
+resolved to an absolute path in the fixed search path, and, when bubblewrap works, it runs
+inside the sandbox of ``sandbox.py`` (a read-only view of the machine with every secret
+hidden, no network, its own PID namespace, an environment built from nothing). Unrestricted
+shell strings run through ``bash --noprofile --norc -c`` with the caller's environment minus
+credentials. Every command runs under the profile's ``ResourceLimits``: rlimits set by a
+launcher in front of it (``rlimits.py``; RLIMIT_FSIZE is 0 for a restricted command without a
+sandbox: no data can be written to any file) and an output limit that kills it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import glob
 import os
 import re
-import stat
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 
+from rho_adapters.local import sandbox as bwrap
 from rho_adapters.local.guard import guarded
-from rho_adapters.local.process import Spawn, restricted_limits, run_processes
+from rho_adapters.local.process import Finished, Spawn, run_processes
+from rho_adapters.local.rlimits import Rlimits, limited
+from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
+from rho_adapters.local.secret_scan import SecretScan
 from rho_domain.errors import ExecutorError, SensitivePath, ToolError
+from rho_domain.limits import ResourceLimits
 from rho_domain.paths import MAX_PATH
 from rho_domain.ports.executor import Command
-from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import VERSION_ARGS, AwkFlavor, flavor_from_version
 from rho_domain.shell.git import HARDENING
 from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
@@ -36,9 +41,10 @@ _DROPPED_VARS = frozenset(
      "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
      "RIPGREP_CONFIG_PATH", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE"}
 )  # fmt: skip
-_SANDBOX_DIR = "/tmp"  # noqa: S108 - a private tmpfs inside the sandbox, not the host /tmp
-# Whether a bwrap binary works on this machine (namespaces allowed): probed once per process.
-_PROBED: dict[str, bool] = {}
+_SANDBOX_DIR = bwrap.SANDBOX_TMP
+# Whether a bwrap binary works on this machine (namespaces allowed), and which optional walls
+# it takes (a user namespace of its own, the seccomp filter): probed once per process.
+_PROBED: dict[str, tuple[bool, bool] | None] = {}
 MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
 # Which awk implementation a program path is (gawk, mawk, other): asked once per process.
 _AWK_FLAVORS: dict[str, AwkFlavor] = {}
@@ -59,7 +65,9 @@ def restricted_env(search_path: Sequence[str]) -> dict[str, str]:
         "PATH": ":".join(search_path),
         "LC_ALL": "C.UTF-8",
         "LANG": "C.UTF-8",
-        "HOME": _SANDBOX_DIR,
+        # Not a directory, so nothing is ever found below it: jq loads ~/.jq into every
+        # program (it may import files), and without the sandbox /tmp is the host's.
+        "HOME": "/dev/null",
         "TMPDIR": _SANDBOX_DIR,
         "PAGER": "cat",
         "GIT_PAGER": "cat",
@@ -82,10 +90,6 @@ def _user_process_count() -> int:
     return count
 
 
-def _host_keys() -> list[str]:
-    return glob.glob("/etc/ssh/ssh_host_*_key")
-
-
 class CommandRunner:
     """Starts planned stages as processes: resolved programs, a scrubbed environment,
     limits, and the bubblewrap sandbox where it works."""
@@ -98,6 +102,7 @@ class CommandRunner:
         sandbox: bool | None,
         visible_roots: Sequence[str] = (),
         policy: SecretPolicy | None = None,
+        limits: ResourceLimits | None = None,
     ) -> None:
         self.search_path = tuple(search_path)
         # Bound again on top of the private /tmp, so a workspace under /tmp stays visible.
@@ -106,8 +111,11 @@ class CommandRunner:
         # ``os.environ`` passed here stays live, and opening a session copies nothing.
         self.base_env = base_env
         self.policy = policy if policy is not None else SecretPolicy()
+        self.limits = limits if limits is not None else ResourceLimits()
+        self._scan = SecretScan(self.policy)
         self._sandbox_wanted = sandbox
         self._sandbox: bool | None = None if sandbox is not False else False
+        self._walls = (True, FILTER is not None)  # (user namespace, seccomp), once probed
 
     def resolve(self, program: str) -> str | None:
         """The absolute path of ``program`` on the search path, or None (a name with a
@@ -123,79 +131,68 @@ class CommandRunner:
     async def sandboxed(self) -> bool:
         """Whether restricted commands run under bubblewrap (probed once)."""
         if self._sandbox is None:
-            bwrap = self.resolve("bwrap")
-            works = False
-            if bwrap is not None:
-                works = _PROBED.get(bwrap)  # type: ignore[assignment]
-                if works is None:
-                    probe = [bwrap, *self._bwrap_args("/"), "--", "/bin/true"]
-                    result = await asyncio.to_thread(
-                        subprocess.run, probe, capture_output=True, timeout=10, check=False
-                    )
-                    works = _PROBED[bwrap] = result.returncode == 0
-            if self._sandbox_wanted and not works:
-                raise ExecutorError("the bubblewrap sandbox was required but does not work here")
-            self._sandbox = works
-        return self._sandbox
+            await asyncio.to_thread(self._decide)
+        return bool(self._sandbox)
 
-    async def sandbox_prefix(self, cwd: str, binds: Sequence[str] = ()) -> tuple[str, ...]:
-        """The argv prefix that runs a program in the sandbox in ``cwd`` (empty without one)."""
+    def _decide(self) -> None:
+        program = self.resolve("bwrap")
+        walls: tuple[bool, bool] | None = None
+        if program is not None:
+            if program not in _PROBED:
+                _PROBED[program] = bwrap.probe(program)
+            walls = _PROBED[program]
+        if self._sandbox_wanted and walls is None:
+            raise ExecutorError("the bubblewrap sandbox was required but does not work here")
+        self._walls = walls or (False, False)
+        self._sandbox = walls is not None
+
+    def unprotected(self) -> str | None:
+        """What restricted commands lose on this machine, or None when the sandbox works
+        (probes bwrap here, once per process: a blocking call of a few milliseconds)."""
+        if self._sandbox is None:
+            self._decide()
+        return None if self._sandbox else bwrap.UNPROTECTED
+
+    async def sandbox_prefix(
+        self,
+        cwd: str,
+        binds: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        *,
+        seccomp: bool = False,
+    ) -> tuple[str, ...]:
+        """The argv prefix that runs a program in the sandbox in ``cwd`` with ``env`` (the
+        restricted environment by default); empty without a sandbox. With ``seccomp`` (the
+        commands themselves; ``_spawn`` provides the filter) no socket can be opened."""
         if not await self.sandboxed():
             return ()
-        bwrap = self.resolve("bwrap")
-        assert bwrap is not None
-        return (bwrap, *self._bwrap_args(cwd, binds), "--")
+        program = self.resolve("bwrap")
+        assert program is not None
+        args = await asyncio.to_thread(self._bwrap_args, cwd, binds, env, seccomp=seccomp)
+        return (program, *args, "--")
 
-    def _rebound(self) -> tuple[str, ...]:
-        """Directories to show again over the private /tmp: the workspace roots, and program
-        directories that live under /tmp (a checkout's .venv/bin, for instance) — without
-        them the allowlisted programs would vanish inside the sandbox."""
-        hidden_programs = tuple(
-            d
-            for d in self.search_path
-            if os.path.isdir(d) and os.path.commonpath([d, _SANDBOX_DIR]) == _SANDBOX_DIR
+    def _bwrap_args(
+        self,
+        cwd: str,
+        binds: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        *,
+        seccomp: bool = False,
+    ) -> list[str]:
+        """Arguments for bwrap (see ``sandbox.py``): this runner's roots shown, every secret
+        found below them hidden (scanned now: listings are reused while unchanged)."""
+        view = bwrap.layout(self.visible_roots, self.search_path, self.policy)
+        masks = bwrap.scan(self._scan, view, self.policy, (cwd,))
+        return bwrap.bwrap_args(
+            view,
+            masks,
+            cwd=cwd,
+            env=restricted_env(self.search_path) if env is None else env,
+            binds=binds,
+            tmp_bytes=self.limits.file_size_bytes,
+            userns=self._walls[0],
+            seccomp_fd=FILTER_FD if seccomp and self._walls[1] else None,
         )
-        return tuple(dict.fromkeys((*self.visible_roots, *hidden_programs)))
-
-    def _hidden(self) -> list[str]:
-        """Arguments for bwrap that hide every concrete secret location that exists: an empty tmpfs
-        over a directory, /dev/null over a file (symlinks are left: their targets are judged
-        by the real-path checks, and a secret target is hidden in its own right)."""
-        locations = (
-            *SYSTEM_SECRETS,
-            *(os.path.join(h, rel) for h in self.policy.homes for rel in HOME_SECRETS),
-            *self.policy.locations,
-            *_host_keys(),
-        )
-        args: list[str] = []
-        for location in dict.fromkeys(locations):
-            try:
-                st = os.lstat(location)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                args += ["--tmpfs", location]
-            elif stat.S_ISREG(st.st_mode):
-                args += ["--ro-bind", "/dev/null", location]
-        return args
-
-    def _bwrap_args(self, cwd: str, binds: Sequence[str] = ()) -> list[str]:
-        """Arguments for bwrap. ``binds`` (the git shadow directory) come after the hidden
-        locations, so no hidden location can cover them; they hold only a filtered config and
-        symlinks, which resolve inside the sandbox, where a hidden target stays hidden."""
-        return [
-            "--ro-bind", "/", "/",
-            "--dev", "/dev",
-            "--proc", "/proc",
-            "--tmpfs", _SANDBOX_DIR,
-            *(arg for root in self._rebound() for arg in ("--ro-bind", root, root)),
-            *self._hidden(),
-            *(arg for root in binds for arg in ("--ro-bind", root, root)),
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--cap-drop", "ALL",
-            "--die-with-parent", "--new-session",
-            "--chdir", cwd,
-        ]  # fmt: skip
 
     def check_reads(self, argv: Sequence[str], cwd: str) -> list[str]:
         """Refuse a stage naming a secret by any real path; return the canonical directories
@@ -230,7 +227,7 @@ class CommandRunner:
         *,
         git_env: Mapping[str, str] | None = None,
         binds: Sequence[str] = (),
-    ) -> tuple[int | None, str, bool, int]:
+    ) -> Finished:
         """Run ``command`` in ``cwd``. ``git_env`` (restricted pipelines) is added to the
         environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
         if command.shell is not None:
@@ -240,7 +237,7 @@ class CommandRunner:
             env = scrub_env(self.base_env)
             env.setdefault("PATH", ":".join(self.search_path))
             env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
-            preexec: Callable[[], None] | None = None
+            file_size = self.limits.file_size_bytes
             stages_null = [(False, "capture")]
             datas: list[str | None] = [None]
             stdin_fds = [None]
@@ -248,17 +245,53 @@ class CommandRunner:
             argvs = [
                 await self._prepare(stage.argv, cwd, binds, git_env) for stage in command.pipeline
             ]
-            env = {**restricted_env(self.search_path), **(git_env or {})}
+            env = self._stage_env(git_env)
             sandbox = await self.sandboxed()
             if not sandbox:  # bubblewrap's --die-with-parent does this inside the sandbox
                 argvs = [guarded(argv) for argv in argvs]
-            nproc = 1 << 20 if os.getuid() == 0 else _user_process_count() + 256
-            preexec = restricted_limits(command.timeout, (1 << 28) if sandbox else 0, nproc)
+            # Without a sandbox no file may grow at all; inside, only its private tmpfs can.
+            file_size = self.limits.file_size_bytes if sandbox else 0
             stages_null = [(s.stdout_null, s.stderr) for s in command.pipeline]
             datas = [s.stdin_data for s in command.pipeline]
         if not argvs:
             raise ToolError("empty command")
-        return await self._spawn(argvs, stages_null, datas, stdin_fds, cwd, env, preexec, command)
+        argvs = [self._limited(argv, file_size) for argv in argvs]
+        return await self._spawn(argvs, stages_null, datas, stdin_fds, cwd, env, command)
+
+    async def run_unchecked(
+        self, argv: Sequence[str], cwd: str, *, timeout: float = 30.0, cap: int = 256 * 1024
+    ) -> Finished:
+        """Run ``argv`` exactly as a restricted stage runs (the same sandbox, environment and
+        limits) but WITHOUT the argv checks: no validation, no hardening, no real-path
+        judgement of its words. The sandbox alone, for the tests that hold that wall to its
+        promise (tests/tools/test_sandbox_alone.py); the executor never calls it. Raises
+        ``ExecutorError`` where there is no sandbox: there would be no wall to test."""
+        if not await self.sandboxed():
+            raise ExecutorError("no bubblewrap sandbox on this machine: nothing to run inside")
+        prefix = await self.sandbox_prefix(cwd, seccomp=True)
+        full = self._limited((*prefix, *argv), self.limits.file_size_bytes)
+        command = Command(pipeline=(), timeout=timeout, max_output_bytes=cap)
+        return await self._spawn(
+            [full], [(False, "capture")], [None], [None], cwd, self._stage_env(None), command
+        )
+
+    def _stage_env(self, git_env: Mapping[str, str] | None) -> dict[str, str]:
+        """The environment of a restricted stage: nothing inherited, plus git's shadow."""
+        return {**restricted_env(self.search_path), **(git_env or {})}
+
+    def _limited(self, argv: Sequence[str], file_size: int | None) -> tuple[str, ...]:
+        """``argv`` under the profile's rlimits (``file_size`` decided by the caller)."""
+        processes = self.limits.processes
+        nproc = None
+        if processes is not None and os.getuid() != 0:  # the kernel exempts root anyway
+            nproc = _user_process_count() + processes
+        rlimits = Rlimits(
+            memory=self.limits.memory_bytes,
+            cpu_seconds=self.limits.cpu_seconds,
+            file_size=file_size,
+            processes=nproc,
+        )
+        return limited(argv, rlimits, prlimit=self.resolve("prlimit"))
 
     async def _prepare(
         self,
@@ -270,7 +303,7 @@ class CommandRunner:
         check_argv(argv)
         walked = await asyncio.to_thread(self.check_reads, argv, cwd)
         if objects := git_object_args(argv):
-            prefix = await self.sandbox_prefix(cwd, binds)
+            prefix = await self.sandbox_prefix(cwd, binds, self._stage_env(git_env))
             await asyncio.to_thread(self._refuse_blobs, objects, cwd, prefix, git_env)
         flavor: AwkFlavor = "gawk"
         if argv[0] in ("awk", "gawk"):
@@ -282,11 +315,8 @@ class CommandRunner:
         if hardened[0] == "xargs":
             hardened = self._resolve_xargs_target(hardened)
         full = (program, *hardened[1:])
-        if await self.sandboxed():
-            bwrap = self.resolve("bwrap")
-            assert bwrap is not None
-            return (bwrap, *self._bwrap_args(cwd, binds), "--", *full)
-        return full
+        env = self._stage_env(git_env)
+        return (*await self.sandbox_prefix(cwd, binds, env, seccomp=True), *full)
 
     def _refuse_blobs(
         self,
@@ -367,9 +397,8 @@ class CommandRunner:
         stdin_fds: Sequence[int | None],
         cwd: str,
         env: Mapping[str, str],
-        preexec: Callable[[], None] | None,
         command: Command,
-    ) -> tuple[int | None, str, bool, int]:
+    ) -> Finished:
         opened: list[int] = []
 
         def fd(value: int) -> int:
@@ -400,7 +429,11 @@ class CommandRunner:
                         os.close(next_w)
                     previous = next_r
                 stderr = {"capture": out_w, "null": devnull_w, "stdout": stdout}[stderr_mode]
-                spawns.append(Spawn(argv=argv, stdin=stdin, stdout=stdout, stderr=stderr))
+                argv, extra = with_filter(argv)
+                opened.extend(extra)
+                spawns.append(
+                    Spawn(argv=argv, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=extra)
+                )
         except BaseException:
             for value in opened:
                 with contextlib.suppress(OSError):
@@ -413,8 +446,8 @@ class CommandRunner:
             env=env,
             timeout=command.timeout,
             cap=command.max_output_bytes,
-            preexec=preexec,
             close_after_spawn=opened,
+            kill_after=self.limits.output_bytes,
         )
 
     @staticmethod

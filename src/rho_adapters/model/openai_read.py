@@ -3,7 +3,10 @@
 ``read_stream`` decodes SSE (``sse.SSEDecoder``), parses each chunk's JSON (``chunks.loads``)
 and feeds it to the ``ChunkAssembler``, yielding the display events as they come. A chunk that
 is not JSON is skipped with a ``StreamWarning`` while nothing of a tool call has arrived (text
-is whole in every chunk, so nothing is lost), and fails the stream inside a tool call. After
+is whole in every chunk, so nothing is lost), and fails the stream inside a tool call. An
+event of an SSE type other than ``message`` and ``error``, or a JSON object without any key of
+a chunk, is skipped the same way (``unknown_event``); both reach the session as a ``trace``
+event. After
 ``[DONE]`` the rest of the body is drained, briefly, so the connection goes back to the pool.
 A stream that ends without a finish reason is truncated; a 200 that carried nothing at all is
 an ``EmptyStream``, which the model resends without streaming to learn why.
@@ -20,9 +23,9 @@ from typing import Any
 import httpx
 
 from rho_adapters.model.chunks import ChunkAssembler, loads
-from rho_adapters.model.sse import SSEDecoder
+from rho_adapters.model.sse import SSEDecoder, SSEEvent
 from rho_domain.errors import ModelProtocolError, TruncatedStream
-from rho_domain.model import StreamEvent, StreamWarning
+from rho_domain.model import TRACE_DETAIL_LIMIT, StreamEvent, StreamWarning, TraceName
 
 DRAIN_SECONDS = 1.0  # grace for what follows [DONE] before the connection is dropped
 
@@ -43,16 +46,7 @@ async def read_stream(
             if sse.data.startswith("[DONE]"):
                 done = True
                 break
-            try:
-                chunk = loads(sse.data)
-            except ValueError:
-                chunk = _unparsed(sse.data, assembler)
-            if chunk is _SKIPPED:
-                yield StreamWarning(_skipped(sse.data, url))
-                continue
-            if sse.event == "error" and not (isinstance(chunk, Mapping) and chunk.get("error")):
-                chunk = {"error": chunk}
-            for event in assembler.feed(chunk):
+            for event in _events_of(sse, assembler, url):
                 yield event
         if done:
             await _drain(body)
@@ -132,5 +126,39 @@ def _unparsed(data: str, assembler: ChunkAssembler) -> Any:
     return _SKIPPED
 
 
-def _skipped(data: str, url: str) -> str:
-    return f"skipped an event of the model stream from {url} that is not JSON: {data[:200]!r}"
+def _events_of(sse: SSEEvent, assembler: ChunkAssembler, url: str) -> list[StreamEvent]:
+    """What one SSE event of a stream gives: the assembled events, or a trace of what was
+    skipped (see the module docstring)."""
+    if sse.event not in _KNOWN_EVENTS:
+        # an event type of another protocol or an extension: not a chunk of ours
+        return [_trace("unknown_event", f"an event of type {sse.event!r}", sse.data, url)]
+    try:
+        chunk = loads(sse.data)
+    except ValueError:
+        chunk = _unparsed(sse.data, assembler)
+    if chunk is _SKIPPED:
+        return [_trace("parse_error", "an event that is not JSON", sse.data, url)]
+    if sse.event == "error" and not (isinstance(chunk, Mapping) and chunk.get("error")):
+        chunk = {"error": chunk}
+    if _is_unknown(chunk):
+        return [_trace("unknown_event", "an event that is not a chunk", sse.data, url)]
+    return assembler.feed(chunk)
+
+
+# SSE event types of Chat Completions streams: none (the default), "message", and "error"
+_KNOWN_EVENTS = frozenset({"", "message", "error"})
+# keys of a chunk this reader uses; a mapping with none of them carries nothing it knows
+_CHUNK_KEYS = ("choices", "usage", "error", "x_groq", "service_tier")
+
+
+def _is_unknown(chunk: Any) -> bool:
+    return isinstance(chunk, Mapping) and not any(key in chunk for key in _CHUNK_KEYS)
+
+
+def _trace(name: TraceName, what: str, data: str, url: str) -> StreamWarning:
+    """A skipped event, reported (``StreamWarning``, the session's ``trace`` event)."""
+    return StreamWarning(
+        f"skipped {what} in the model stream from {url}: {data[:200]!r}",
+        name=name,
+        detail=data[:TRACE_DETAIL_LIMIT],
+    )

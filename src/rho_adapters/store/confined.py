@@ -47,10 +47,11 @@ def directory_fd(directory: Path, levels: int = 1) -> Iterator[int]:
     """A descriptor of ``directory`` whose last ``levels`` components were opened without
     following links (1: the session directory; 2: ``<session>/exports``)."""
     parts = directory.parts
-    base = Path(*parts[:-levels]) if len(parts) > levels else Path(os.sep)
+    head, tail = parts[:-levels], parts[-levels:]
+    base = Path(*head) if head else Path(os.sep if directory.is_absolute() else ".")
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for name in parts[len(parts) - levels :]:
+        for name in tail:
             try:
                 child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
             except OSError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import socket
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -94,7 +95,8 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int =
     temp file in the same directory, fsync (unless not ``durable``), rename. The temp file is
     created new (``O_EXCL``, never through a link) and renamed inside the directory opened
     without following links (``confined``); a link at ``path`` is replaced, not followed."""
-    tmp = f".{path.name}.{os.getpid()}.{id(data):x}.tmp"
+    # unpredictable: a name planted in advance (O_EXCL refuses it) cannot block the write
+    tmp = f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
     with directory_fd(path.parent, levels) as parent:
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=parent

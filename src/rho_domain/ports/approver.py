@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import attrs
 
 from rho_domain.messages import ToolCall
+from rho_domain.run import PendingApproval, RunResult
 
 
 @attrs.frozen(kw_only=True)
@@ -36,7 +37,21 @@ class ApprovalInterrupt(Exception):
     Not a ``RhoError``: it is control flow. The call stays pending, the run ends
     ``awaiting_approval``, and ``Session.resolve_approval`` + ``Session.run()`` continue it,
     in this process or another (the pending call is in the trace).
+
+    The library's ``Session.run`` raises it to its caller, as the design documents say, when
+    no approver or callback is set and a call needs approval: ``pending`` then holds the
+    waiting calls and ``result`` the run's result (status ``awaiting_approval``).
     """
+
+    def __init__(
+        self,
+        *args: object,
+        pending: tuple[PendingApproval, ...] = (),
+        result: RunResult | None = None,
+    ) -> None:
+        super().__init__(*args)
+        self.pending = pending
+        self.result = result
 
 
 class Approver(Protocol):

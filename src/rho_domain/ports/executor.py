@@ -15,6 +15,8 @@ from typing import Literal, Protocol
 
 import attrs
 
+from rho_domain.limits import LimitKind
+
 
 class FileKind(Enum):
     """What a path is."""
@@ -75,13 +77,19 @@ class Command:
 
 @attrs.frozen(kw_only=True)
 class CommandResult:
-    """The outcome of a command. ``exit_code`` is None when it was killed (timeout)."""
+    """The outcome of a command. ``exit_code`` is None when it was killed (timeout).
+
+    ``limit`` names the resource limit of the profile that ended the command (``"output"``:
+    it printed more than the output limit and was killed; ``"memory"``, ``"cpu"``,
+    ``"file size"``: the kernel's rlimit, as far as the exit shows it), else None.
+    """
 
     exit_code: int | None
     output: str
     duration: float
     timed_out: bool = False
     omitted_bytes: int = 0
+    limit: LimitKind | None = None
 
 
 class Executor(Protocol):

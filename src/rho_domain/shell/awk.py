@@ -2,8 +2,9 @@
 
 The static check is what lets an awk without a sandbox mode run at all. It refuses exactly
 what ``gawk --sandbox`` refuses at run time (``system()``, every ``getline``, output
-redirection and pipes in ``print``/``printf``) plus ``close``, ``fflush``, ``|&`` and
-``@load``/``@include``/indirect calls, and program files (``-f``, ``-E``, ``-i``, ``-l``).
+redirection and pipes in ``print``/``printf``) plus ``close``, ``fflush``, ``|&``,
+``@load``/``@include``/indirect calls, gawk's ``SYMTAB`` (indirect access to ``ARGV``), and
+program files (``-f``, ``-E``, ``-i``, ``-l``).
 
 It works on tokens, not on text: strings, regular expressions and comments are opaque, so
 ``print "a > b"`` is fine while ``$0 ~ /"/ {system("id")} /"/`` is not fooled (a string
@@ -170,6 +171,10 @@ class _Scanner:
     def name(self, word: str) -> None:
         if word in _FORBIDDEN:
             raise _refuse(f"{word!r} runs commands or touches files; not allowed")
+        if word == "SYMTAB":
+            # gawk's table of every global variable: SYMTAB["AR" "GV"] is ARGV under a name no
+            # text check sees, and adds files to read when --sandbox is not in force.
+            raise _refuse("'SYMTAB' (gawk's indirect access to ARGV, ARGC...) is not allowed")
         kind = "keyword" if word in _KEYWORDS else "builtin" if word in _BUILTINS else "name"
         self.add(kind, word, len(word))
 

@@ -10,10 +10,13 @@ attacker-controlled (fsmonitor, hooks, external diff, textconv, pager, gpg progr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
-from rho_domain.shell.options import OptionSpec, spec, split_options
+from rho_domain.secrets import DEFAULT_POLICY
+from rho_domain.shell.git_revs import history_paths
+from rho_domain.shell.options import OptionSpec, Parsed, spec, split_options
 from rho_domain.shell.rebuild import rebuild_in_order
 
 HARDENING: tuple[str, ...] = (
@@ -141,6 +144,9 @@ SUBCOMMANDS: dict[str, OptionSpec] = {
     "version": spec(),
 }
 
+# ref-filter's %(raw) prints the whole object a ref points at: a tag can point at a blob.
+_RAW_FORMAT = re.compile(r"%\(\*?raw\b")
+_RAW_SORT = re.compile(r"^-?\*?raw\b")
 # Subcommands that mutate when given operands; listing forms only.
 _LIST_ONLY = {"branch": ("l", "list"), "tag": ("l", "list")}
 _GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
@@ -180,6 +186,42 @@ def check_git(args: Sequence[str]) -> None:
     if sub == "remote" and parsed.operands:
         raise CommandRefused("git remote: only listing (git remote -v) is allowed")
     # git grep -O/--open-files-in-pager (runs a program) is absent from its spec.
+    for option, value in parsed.options:
+        if value is not None and (
+            (option == "format" and _RAW_FORMAT.search(value))
+            or (option == "sort" and _RAW_SORT.search(value))
+        ):
+            raise CommandRefused(
+                f"git {sub}: the raw atom prints the object a ref points at, and a tag may "
+                "point at a file's content (a blob with no path to judge); use %(objectname)"
+            )
+    _check_history(sub, rest, parsed)
+
+
+def _check_history(sub: str, rest: Sequence[str], parsed: Parsed) -> None:
+    """Refuse what reaches a secret file's past content by a path no file on disk stands for
+    (see ``git_revs``): a secret path inside a revision word, after ``--`` or blamed, and the
+    options that defeat the exclusion pathspecs the harness appends."""
+    if parsed.has("follow"):
+        raise CommandRefused(
+            f"git {sub}: --follow is not allowed: it follows a file's renames into paths the "
+            "secrets policy cannot see (a secret renamed to an ordinary name); use "
+            "git log -p -- PATH, or name the old path explicitly"
+        )
+    if sub == "log" and parsed.has("L"):
+        raise CommandRefused(
+            "git log: -L is not allowed: it follows renames and refuses the pathspecs that "
+            "keep secrets files out; use git log -p -- FILE or git blame -L RANGE FILE"
+        )
+    operands = list(parsed.operands)
+    if sub == "grep" and not parsed.has("e", "f") and operands:
+        operands = operands[1:]  # the pattern, not a revision
+    after = list(rest[rest.index("--") + 1 :]) if "--" in rest else []
+    for path in history_paths(sub, operands, after):
+        if reason := DEFAULT_POLICY.refusal(path):
+            raise CommandRefused(
+                f"git {sub}: {reason}; its content may not be read from any revision"
+            )
 
 
 def harden_git(args: Sequence[str]) -> tuple[str, ...]:

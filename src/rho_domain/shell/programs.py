@@ -26,8 +26,10 @@ from rho_domain.errors import CommandRefused
 from rho_domain.shell.awk import AwkFlavor, awk_argv, check_awk
 from rho_domain.shell.embedded import check_find
 from rho_domain.shell.git import check_git, harden_git
-from rho_domain.shell.options import OptionSpec, Spelling, spec, split_options
+from rho_domain.shell.jq import check_jq
+from rho_domain.shell.options import OptionSpec, Parsed, Spelling, spec, split_options
 from rho_domain.shell.rebuild import rebuild
+from rho_domain.shell.sed import check_sed
 
 _HEAD = ("qvz", "nc", "quiet silent verbose zero-terminated", "lines bytes")
 _GREP_FLAGS = "EFGPiyvwxclLoqsnhHbrRaIzZUT"
@@ -298,15 +300,15 @@ SPECS: dict[str, OptionSpec] = {
     # would take the next word; each value is its own word.
     "xxd": spec("aCEiupdb", "lscgon", max_operands=1, spelling=Spelling(glue=False)),
     "base64": spec("di", "w", "decode ignore-garbage", "wrap", max_operands=1),
-    # jq's own parser: -f is a flag (the first operand is then the filter's file), --args and
+    # jq's own parser (and check_jq: no -f/-L, no import/include in the program): --args and
     # --jsonargs are flags, --arg NAME VALUE takes two words, no --name=value, and "--" is
     # taken only after the filter (jq 1.6).
     "jq": spec(
-        "rcSesnjaMCRf",
+        "rcSesnjaMCR",
         "",
         "raw-output compact-output sort-keys exit-status slurp "
         "null-input join-output ascii-output monochrome-output color-output tab "
-        "raw-input seq stream raw-output0 from-file args jsonargs",
+        "raw-input seq stream raw-output0 args jsonargs",
         "indent",
         long_pairs="arg argjson slurpfile rawfile",
         spelling=Spelling(dashdash="after-first", glue=False, long_eq=False),
@@ -352,6 +354,11 @@ _SPECIAL: dict[str, Callable[[Sequence[str]], None]] = {
     "find": check_find,
     "awk": check_awk,
     "gawk": check_awk,
+}
+# Programs whose own language could open files: checked after their option table.
+_LANGUAGES: dict[str, Callable[[Sequence[str], Parsed], None]] = {
+    "jq": lambda args, _: check_jq(args),
+    "sed": lambda _, parsed: check_sed(parsed),
 }
 # Programs xargs may feed; each gets "--" before the appended items so they stay operands.
 XARGS_TARGETS = frozenset(
@@ -417,7 +424,9 @@ def check_argv(argv: Sequence[str]) -> None:
         return
     # What runs or writes is absent from the specs (rg --pre/--hostname-bin/-z, sed -i/-f,
     # sort -o...), so split_options refuses it; tests/tools/test_shell_refusals.py pins that.
-    split_options(name, args, SPECS[name])
+    parsed = split_options(name, args, SPECS[name])
+    if name in _LANGUAGES:
+        _LANGUAGES[name](args, parsed)
 
 
 def xargs_target_index(args: Sequence[str]) -> int:

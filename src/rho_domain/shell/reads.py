@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from rho_domain.errors import CommandRefused
 from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
 from rho_domain.shell.git import SUBCOMMANDS
+from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.options import OptionSpec, split_options
 from rho_domain.shell.programs import SPECS, xargs_target_index
 
@@ -52,8 +53,8 @@ def path_words(argv: Sequence[str]) -> tuple[str, ...]:
             out.append(arg.split("=", 1)[1])
         elif arg.startswith("-") and len(arg) > 2:
             out.extend(arg[i:] for i in range(2, len(arg)))
-        if argv[0] == "git" and ":" in arg and not arg.startswith(":"):
-            out.append(arg.split(":", 1)[1])
+        if argv[0] == "git":
+            out.extend(path for side in revision_sides(arg) if (path := split_rev_path(side)[1]))
     return tuple(dict.fromkeys(w for w in out if w and w not in ("-", "--")))
 
 
@@ -160,8 +161,21 @@ def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[
 
 
 _GIT_READERS = frozenset({"grep", "diff", "show", "log"})
-# Any short cluster with p/u/U (over-matching only adds exclusions), or a long patch option.
-_GIT_PATCH = re.compile(r"^(-[^-]*[puU].*|--patch|--unified.*|--word-diff.*|--color-words.*)$")
+# git log options that never look at a file's content (revisions, messages, formatting): a log
+# with only these lists commits as they are. Any other option (-p, --stat, -G, -S, -M...)
+# reads or compares blobs, so the exclusion pathspecs are appended: pickaxe and diffs then
+# never see a secret file. Excluding paths also hides commits that only touched secrets.
+_LOG_CONTENT_FREE_SHORT = frozenset("niEFz")
+_LOG_CONTENT_FREE = (
+    "all branches tags remotes first-parent merges no-merges reverse topo-order date-order "
+    "author-date-order full-history ancestry-path left-right cherry-pick boundary no-walk "
+    "simplify-by-decoration source walk-reflogs not since until after before author committer "
+    "grep max-count skip oneline graph abbrev-commit no-abbrev-commit relative-date "
+    "decorate-refs no-decorate mailmap log-size regexp-ignore-case extended-regexp "
+    "fixed-strings all-match invert-grep format date decorate-refs-exclude grep-reflog pretty "
+    "decorate abbrev no-color color no-ext-diff no-textconv"  # the last two: harden_git's
+)
+_LOG_CONTENT_FREE_LONG = frozenset(_LOG_CONTENT_FREE.split())
 
 
 def _git_subcommand(args: Sequence[str]) -> int | None:
@@ -188,10 +202,10 @@ def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[s
         return args
     sub, rest = args[index], args[index + 1 :]
     options = _git_options(rest)
-    if sub == "log" and not any(_GIT_PATCH.match(a) for a in options):
-        return args  # names and messages only: no file content to keep secrets out of
-    if "--follow" in options:
-        return args  # exactly one path, already judged by its real path and its name
+    if sub == "log":
+        shorts, longs, _ = _scan(options, SUBCOMMANDS["log"])
+        if set(shorts) <= _LOG_CONTENT_FREE_SHORT and set(longs) <= _LOG_CONTENT_FREE_LONG:
+            return args  # names and messages only: no file content to keep secrets out of
     if sub == "diff" and "--no-index" in options:
         if len(walked) > 1:
             raise CommandRefused(
@@ -210,14 +224,15 @@ def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[s
     return [*args, *specs, *(f"{s}/**" for s in specs)]
 
 
-_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff"})
+_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff", "grep"})
 
 
 def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
-    """The revision words of ``git show/cat-file/diff`` (before ``--``, not ``rev:path``): the
-    executor asks git which of them are blobs and refuses those, because a blob named by id
-    (``git ls-tree HEAD`` then ``git show <sha>``) has no path to judge. ``rev:path`` words
-    are judged by their path instead."""
+    """The object names of ``git show/cat-file/diff/grep`` that have no path part (before
+    ``--``; both ends of a range), each also peeled (``name^{}``): the executor asks git which
+    of them are blobs and refuses those, because a blob named by id (``git ls-tree HEAD`` then
+    ``git show <sha>``) or by a tag pointing at it has no path to judge. Words with a path part
+    (``rev:path``, see ``git_revs``) are judged by that path instead."""
     if not argv or argv[0] != "git":
         return ()
     args = list(argv[1:])
@@ -230,8 +245,17 @@ def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
     parsed = split_options(f"git {sub}", args[index + 1 :], SUBCOMMANDS[sub])
     if parsed.has("no-index"):
         return ()
-    revisions = parsed.operands[: parsed.separator]
-    return tuple(a for a in revisions if a != "-" and ":" not in a and "\n" not in a)
+    revisions = list(parsed.operands[: parsed.separator])
+    if sub == "grep" and not parsed.has("e", "f"):
+        revisions = revisions[1:]  # the first operand is the pattern
+    out: list[str] = []
+    for arg in revisions:
+        if arg == "-" or "\n" in arg:
+            continue
+        for side in revision_sides(arg):
+            if split_rev_path(side)[1] is None and not side.startswith(":/"):
+                out += [side, f"{side}^{{}}"]
+    return tuple(dict.fromkeys(out))
 
 
 def secret_safe_argv(

@@ -49,6 +49,11 @@ class ToolOutput:
     is_error: bool = False
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
 
+    @property
+    def success(self) -> bool:
+        """``not is_error``: the design documents' name for the outcome."""
+        return not self.is_error
+
 
 def error_output(message: str, **metadata: Any) -> ToolOutput:
     """A failed tool result the model reads (``metadata`` for UIs and traces)."""

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import CommandRefused, ToolError
+from rho_domain.limits import LimitKind
 from rho_domain.ports.executor import Command, FileKind
 from rho_domain.shell import ChangeDir, ShellPlan, plan_command
 from rho_domain.shell.destructive import destructive_reason
@@ -32,6 +33,13 @@ from rho_domain.tools.base import (
 )
 
 MAX_OUTPUT_BYTES = 256 * 1024
+# What the model reads when a resource limit of the profile ended a command ({} = the limit).
+_LIMIT_NOTES: Mapping[LimitKind, str] = {
+    "memory": "stopped by the memory limit ({}): it needs less memory (smaller input, a limit)",
+    "cpu": "stopped by the CPU time limit ({}): it needs less work per command",
+    "output": "stopped by the output limit ({}): the process group was killed; narrow the output",
+    "file size": "stopped by the file size limit ({})",
+}
 
 
 @attrs.define
@@ -44,6 +52,7 @@ class _Run:
     timed_out: bool = False
     refused: bool = False
     omitted: int = 0
+    limit: LimitKind | None = None  # the resource limit that ended a command, if one did
 
 
 class BashHandler(ToolHandler):
@@ -117,6 +126,7 @@ class BashHandler(ToolHandler):
                 result.omitted_bytes,
                 result.exit_code,
             )
+            run.limit = result.limit
         duration = ctx.clock.monotonic() - started
         return _report(run, code, duration, timeout)
 
@@ -153,6 +163,7 @@ class BashHandler(ToolHandler):
                 run.outputs.append(result.output)
                 run.omitted += result.omitted_bytes
                 run.timed_out = result.timed_out
+                run.limit = result.limit or run.limit
                 code = result.exit_code
         return code
 
@@ -176,6 +187,8 @@ def _report(run: _Run, code: int | None, duration: float, timeout: float) -> Too
         notes.append(f"timed out after {timeout:g} s; the process group was killed")
     if run.omitted:
         notes.append(f"{run.omitted:,} bytes of output omitted (cap {MAX_OUTPUT_BYTES:,} bytes)")
+    if run.limit is not None:
+        notes.append(_LIMIT_NOTES[run.limit].format(run.ctx.profile.limits.describe(run.limit)))
     status = "refused" if run.refused else "killed" if code is None else f"exit code {code}"
     footer = f"[{status}, {duration:.1f} s" + "".join(f"; {n}" for n in notes) + "]"
     body = output if output.endswith("\n") or not output else output + "\n"
@@ -187,6 +200,7 @@ def _report(run: _Run, code: int | None, duration: float, timeout: float) -> Too
             "duration": round(duration, 3),
             "timed_out": run.timed_out,
             **({"refused": True} if run.refused else {}),
+            **({"limit": run.limit} if run.limit is not None else {}),
         },
     )
 

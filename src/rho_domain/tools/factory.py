@@ -70,3 +70,23 @@ def build_registry(
     handlers += extra
     kept = [h for h in handlers if h.name not in profile.denied_tools]
     return ToolRegistry(kept, output_limit=output_limit)
+
+
+def dangerous_on_every_call(profile: PermissionProfile) -> frozenset[str]:
+    """The built-in tools ``profile`` registers whose handler declares every call dangerous:
+    bash when the shell is unrestricted, write and edit whenever they are registered.
+
+    Naming such a tool in a GRANULAR profile's ``approval_required_tools`` asks nothing that
+    DANGEROUS would not, so ``profile_grants`` compares profiles without them (the built-in
+    ``developer``, GRANULAR with bash, write and edit, grants what a DANGEROUS one does). An
+    embedder's ``extra`` tool of the same name replaces the built-in one and its policy.
+    """
+    names: set[str] = set()
+    if profile.shell is ShellMode.UNRESTRICTED:
+        names.add("bash")
+    if not profile.bash_only:
+        if profile.file_write is FileWriteMode.FULL:
+            names |= {"write", "edit"}
+        elif profile.file_write is FileWriteMode.CREATE_ONLY:
+            names.add("write")
+    return frozenset(names)

@@ -43,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # reader going away must not end the agent's work as an error.
     quiet, quiet_err = QuietPipe(stdout), QuietPipe(stderr)
     sys.stdout, sys.stderr = quiet, quiet_err
+    # What restricted commands lose without bubblewrap (wiring.say_unprotected): one line.
+    sandbox_log, sandbox_line = logging.getLogger("rho_entry.sandbox"), _WarningLine()
+    sandbox_log.addHandler(sandbox_line)
     try:
         return _dispatch(args)
     finally:
@@ -50,6 +53,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet_err.flush()
         sys.stdout, sys.stderr = stdout, stderr
         warnings.showwarning = show_warning
+        sandbox_log.removeHandler(sandbox_line)
+
+
+class _WarningLine(logging.Handler):
+    """A log record as a ``rho-agent: warning:`` line on the stderr of the moment."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(f"rho-agent: warning: {record.getMessage()}\n")
 
 
 def _dispatch(args: list[str]) -> int:

@@ -5,8 +5,9 @@ server allows); this terminal shows the same progress as a local run, from the e
 and answers approvals: on a terminal it asks ``[y]es / [N]o / [a]lways``; otherwise it stops
 with exit code 4 and says how to answer. ``--resume ID`` continues a session on the server
 (with a task: the next message; without: its pending approvals). ``--list`` lists the
-server's sessions. The token, if the server needs one, is read from
-``RHO_AGENT_SERVER_TOKEN``. Exit codes are those of a local run.
+server's sessions. The server's token is ``RHO_AGENT_SERVER_TOKEN``, else the file
+``rho-agent serve`` wrote for that URL in the config directory (``token_file``). Exit codes
+are those of a local run.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.terminal_text import visible
-
-TOKEN_VARIABLE = "RHO_AGENT_SERVER_TOKEN"  # noqa: S105 - the variable's name, not a secret
 
 
 def run_remote(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -43,7 +42,7 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
     from rho_entry.client import AgentClient
 
-    client = AgentClient(args.server, token=env.get(TOKEN_VARIABLE) or None)
+    client = AgentClient(args.server, environ=env)  # the token: variable, else its file
     try:
         if args.list:
             for row in await client.list_sessions():

@@ -212,6 +212,11 @@ class TerminalRenderer:
         if self.verbose:
             self.notice(f"? {signature(event.call)} needs approval: {event.reason}", "yellow")
 
+    def _on_compact_start(self, event: ev.CompactStarted) -> None:
+        self.notice(
+            f"compacting the history ({event.trigger}, ~{event.tokens_before} tokens)", "dim"
+        )
+
     def _on_compact(self, event: ev.Compacted) -> None:
         self.notice(
             f"compacted ({event.trigger}): {event.tokens_before:,} → {event.tokens_after:,} "
@@ -232,10 +237,10 @@ class TerminalRenderer:
         self.notice(f"directive from the operator: {event.text}", "yellow")
 
     def _on_error(self, event: ev.ErrorOccurred) -> None:
-        if event.error_type == "StreamWarning":  # skipped, the run goes on
-            self.notice(f"warning: {event.message}", "yellow")
-            return
         self.notice(f"error: {event.error_type}: {event.message}", "red")
+
+    def _on_trace(self, event: ev.TraceNoted) -> None:  # skipped, the run goes on
+        self.notice(f"warning ({event.name}): {event.message}", "yellow")
 
     def _on_retry(self, event: ev.ModelRetrying) -> None:
         self.notice(event.message, "yellow")

@@ -235,7 +235,7 @@ class Repl:
             self.say("compaction cancelled; history unchanged", "yellow")
             return
         if not result.summary:
-            self.say("nothing to compact yet", "dim")
+            self.say(result.note or "nothing to compact yet", "dim")
 
     def cmd_usage(self, _: str) -> None:
         """/usage: context estimate, tokens and cost of this session."""

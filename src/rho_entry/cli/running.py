@@ -53,12 +53,20 @@ async def open_session(
             authority=resume_authority(launch),
             approver=approver,
             on_event=renderer,
+            interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
         )
-        for notice in session.resume_notices:
-            renderer.notice(notice, "yellow")
+        # the REPL keeps -y in its approver (so /approve off can take it back): on, it is
+        # given again, and nothing was withheld to report
+        if approver is None or not approver.auto:
+            for notice in session.resume_notices:
+                renderer.notice(notice, "yellow")
     else:
         session = Session(
-            Agent(launch.settings.config), store=store, approver=approver, on_event=renderer
+            Agent(launch.settings.config),
+            store=store,
+            approver=approver,
+            on_event=renderer,
+            interrupt_on_approval=False,
         )
     # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`).
     instrument_if_configured(session)

@@ -16,6 +16,7 @@ from rho_domain.permissions import (
     ShellMode,
 )
 from rho_domain.tools.database import DATABASE_TOOL_NAMES
+from rho_domain.tools.factory import dangerous_on_every_call
 
 _SHELL = {
     ShellMode.RESTRICTED: (
@@ -41,6 +42,12 @@ _DATABASES = {
 }
 
 
+_ASKS_DANGEROUS = (
+    "Calls that can change things (shell commands, file writes, database statements) need the "
+    "user's approval before they run."
+)
+
+
 def _approval_text(
     profile: PermissionProfile, tools: Sequence[str], databases: Sequence[str]
 ) -> str:
@@ -50,19 +57,17 @@ def _approval_text(
         case ApprovalMode.ALL:
             return "The user approves every tool call before it runs."
         case ApprovalMode.GRANULAR:
-            asked = set(profile.approval_required_tools)
+            # granular asks what dangerous asks, and every call of the named tools besides
+            asked = set(profile.approval_required_tools) - dangerous_on_every_call(profile)
             if tools:
                 asked &= set(tools)
             elif not databases:
                 asked -= DATABASE_TOOL_NAMES
             if not asked:
-                return "No tool you have needs the user's approval."
-            return f"Calls to {', '.join(sorted(asked))} need the user's approval before they run."
+                return _ASKS_DANGEROUS
+            return f"{_ASKS_DANGEROUS} So does every call to {', '.join(sorted(asked))}."
         case _:
-            return (
-                "Calls that can change things (shell commands, file writes, database "
-                "statements) need the user's approval before they run."
-            )
+            return _ASKS_DANGEROUS
 
 
 def profile_facts(

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -68,6 +69,7 @@ class AgentRuntime:
         "_ports",
         "_profiles",
         "_record_events",
+        "_roots",
         "_slots",
         "_state",
         "_store",
@@ -89,6 +91,7 @@ class AgentRuntime:
         ports: Mapping[str, Any],
         trace: bool = False,
         allowed_profiles: tuple[PermissionProfile, ...] = (),
+        allowed_roots: tuple[Path, ...] = (),
     ) -> None:
         if max_concurrent < 1 or max_queued < 0:
             raise ConfigError(
@@ -109,6 +112,7 @@ class AgentRuntime:
         self._trace = trace
         self._ports = dict(ports)
         self._profiles = allowed_profiles or (agent.profile,)
+        self._roots = allowed_roots
         self._slots = asyncio.Semaphore(max_concurrent)
         self._admission = asyncio.Semaphore(max_concurrent + max_queued)
         self._handles: dict[str, AgentHandle] = {}  # by session id: the handles not done
@@ -265,7 +269,13 @@ class AgentRuntime:
         listener: Any,
         labels: Mapping[str, str] | None,
     ) -> Session:
-        ports = dict(self._ports, on_event=listener, approval_callback=self.approval_callback)
+        # handles answer approvals themselves (handle.approve): no ApprovalInterrupt
+        ports = dict(
+            self._ports,
+            on_event=listener,
+            approval_callback=self.approval_callback,
+            interrupt_on_approval=False,
+        )
         if resume:
             assert self._store is not None
             session = await Session.resume(
@@ -283,12 +293,14 @@ class AgentRuntime:
 
     def resume_authority(self) -> ResumeAuthority:
         """What a stored session continued here may run with: a profile within one this
-        runtime allows (by content), this runtime's endpoint and auto-approval, never the
-        stored ones (``rho_entry.resume_policy``)."""
+        runtime allows (by content), this runtime's endpoint and auto-approval, a working
+        directory in its own (or in ``allowed_roots``), never the stored ones
+        (``rho_entry.resume_policy``)."""
         from rho_entry.resume_policy import Endpoint, ResumeAuthority
-        from rho_entry.wiring import base_url_from
+        from rho_entry.wiring import base_url_from, working_dir_of
 
         config = self._agent.config
+        roots = self._roots or (Path(working_dir_of(config)),)
         endpoint = None
         if self._ports.get("model") is None:
             endpoint = attrs.evolve(
@@ -299,6 +311,7 @@ class AgentRuntime:
             given={"auto_approve": config.auto_approve},
             endpoint=endpoint,
             databases=None if self._ports.get("databases") is not None else config.databases,
+            roots=roots if config.backend == "local" else None,
             hint="allow a profile that grants it (create_runtime(allowed_profiles=[...]), "
             "rho-agent serve --allow-profile {profile})",
             endpoint_hint="configure the runtime's {field} to match it",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rho_domain.agent import Agent as DomainAgent
@@ -44,6 +45,7 @@ def create_runtime(
     record_events: bool = False,
     trace: bool = False,
     allowed_profiles: Sequence[PermissionProfile | str] = (),
+    allowed_roots: Sequence[str | Path] = (),
     **ports: Any,
 ) -> AgentRuntime:
     """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports.
@@ -58,6 +60,8 @@ def create_runtime(
     ``allowed_profiles`` (names, paths or profiles; default: the agent's) bound what a stored
     session continued with ``session_id=`` may run with: its stored profile must grant nothing
     beyond one of them, compared by content, never by name (``rho_entry.resume_policy``).
+    ``allowed_roots`` (default: the agent's working directory) are the directories a stored
+    session's working directory must lie in.
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
     agent = config if isinstance(config, DomainAgent) else Agent(config)
@@ -73,6 +77,7 @@ def create_runtime(
         ports=ports,
         trace=trace,
         allowed_profiles=profiles,
+        allowed_roots=tuple(Path(r).expanduser().resolve() for r in allowed_roots),
     )
 
 

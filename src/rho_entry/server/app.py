@@ -1,17 +1,18 @@
 """``create_app``: the ASGI application (Starlette) of ``rho-agent serve``.
 
-Mount it in a service's own ASGI app, or serve it with any ASGI server. Safe by default:
-with a token every request must carry ``Authorization: Bearer <token>`` (compared in constant
-time); CORS is off unless origins are configured; bodies are size-limited (``bodies``).
-Extra routes (pages such as a dashboard) are added with ``extra_routes`` or in ``pages``.
+Mount it in a service's own ASGI app, or serve it with any ASGI server. Safe by default
+(``guard``): every request must name this server in ``Host`` and carry ``Authorization:
+Bearer <token>`` (the settings' token, else one generated here: ``app.state.token``); a
+state-changing request from another origin and a body that is not JSON are refused; CORS is
+off unless origins are configured; bodies are size-limited (``bodies``). Extra routes (pages
+such as a dashboard) are added with ``extra_routes`` or in ``pages``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
-import json
 import os
+import secrets
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
-    from starlette.types import ASGIApp, Receive, Scope, Send
 
 
 def create_app(
@@ -53,6 +53,7 @@ def create_app(
     except ImportError as exc:
         raise MissingExtra("starlette", "server", "rho-agent serve") from exc
     from rho_entry.home import config_dir, sessions_dir
+    from rho_entry.server.guard import HostCheck, RequestGuard
     from rho_entry.server.host import SessionHost
     from rho_entry.server.pages import page_routes
     from rho_entry.server.routes import API
@@ -71,8 +72,18 @@ def create_app(
         yield
         await host.aclose()
 
+    token = settings.token if settings.token is not None else secrets.token_urlsafe(32)
     routes = [Route(r.path, r.handler, methods=[r.method]) for r in API]
-    middleware = [Middleware(BearerAuth, token=settings.token, public=PUBLIC_PATHS)]
+    middleware = [
+        Middleware(HostCheck, allowed_hosts=settings.allowed_hosts),
+        Middleware(
+            RequestGuard,
+            token=token,
+            public=PUBLIC_PATHS,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.cors_origins,
+        ),
+    ]
     if settings.cors_origins:
         from starlette.middleware.cors import CORSMiddleware
 
@@ -82,7 +93,7 @@ def create_app(
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
-        middleware.insert(0, cors)  # preflight requests carry no token
+        middleware.insert(1, cors)  # after the Host check; pre-flights carry no token
     app = Starlette(
         routes=[*routes, *page_routes(), *extra_routes],
         middleware=middleware,
@@ -90,6 +101,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.host = host
+    app.state.token = token
     return app
 
 
@@ -121,49 +133,3 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if status == 405:
         return error_response(MethodNotAllowed(f"{request.method} {request.url.path}"))
     return error_response(NotFound(f"no route {request.method} {request.url.path}"))
-
-
-class BearerAuth:
-    """ASGI middleware: without the right bearer token, 401 (constant-time comparison).
-    A None token lets everything through (loopback only; ``check_bind`` enforces it).
-    ``public`` paths (static pages holding no data) answer GET and HEAD without it."""
-
-    def __init__(
-        self, app: ASGIApp, token: str | None, public: frozenset[str] = frozenset()
-    ) -> None:
-        self.app = app
-        self.token = token.encode() if token is not None else None
-        self.public = public
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request on, or answer 401."""
-        if self.token is None or scope["type"] != "http" or self._public(scope):
-            await self.app(scope, receive, send)
-            return
-        header = dict(scope["headers"]).get(b"authorization", b"")
-        scheme, _, given = header.partition(b" ")
-        if scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token):
-            await self.app(scope, receive, send)
-            return
-        message = "a bearer token is required: Authorization: Bearer <RHO_AGENT_SERVER_TOKEN>"
-        await _unauthorized(send, message)
-
-    def _public(self, scope: Scope) -> bool:
-        return scope["method"] in ("GET", "HEAD") and scope["path"] in self.public
-
-
-async def _unauthorized(send: Send, message: str) -> None:
-    """Answer 401 with the JSON error shape every route uses."""
-    body = json.dumps({"error": {"code": "unauthorized", "message": message}}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b"Bearer"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

@@ -24,12 +24,14 @@ FILES = {
     "dashboard.css": "text/css; charset=utf-8",
 }
 # The page and its assets hold no session data, so they load without the token (a browser
-# cannot add an Authorization header to a navigation); the page then asks for the token and
-# sends it with every API request it makes.
+# cannot add an Authorization header to a navigation). The page takes the token from its URL's
+# fragment (``/dashboard#token=...``, as ``rho-agent serve`` prints it: a fragment never
+# reaches the server), or asks for it, and sends it with every API request it makes.
 PUBLIC_PATHS = frozenset({"/dashboard", *(f"/dashboard/{name}" for name in FILES)})
 HEADERS = {
     "Cache-Control": "no-cache",
     "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "connect-src 'self'; frame-ancestors 'none'"

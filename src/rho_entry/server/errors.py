@@ -49,6 +49,14 @@ class Forbidden(ApiError):
     code = "forbidden"
 
 
+class CrossOrigin(ApiError):
+    """A state-changing request sent by a page of another origin (``Origin``,
+    ``Sec-Fetch-Site``): what a cross-site request forgery looks like."""
+
+    status = 403
+    code = "cross_origin"
+
+
 class NotFound(ApiError):
     """No such session, pending call or route."""
 
@@ -75,6 +83,21 @@ class BodyTooLarge(ApiError):
 
     status = 413
     code = "body_too_large"
+
+
+class UnsupportedMediaType(ApiError):
+    """A body that is not declared ``Content-Type: application/json``."""
+
+    status = 415
+    code = "unsupported_media_type"
+
+
+class WrongHost(ApiError):
+    """The ``Host`` header is not a name this server answers to (DNS rebinding, or a
+    reverse proxy that was not allowed with ``--allow-host``)."""
+
+    status = 421
+    code = "wrong_host"
 
 
 class Invalid(ApiError):

@@ -74,6 +74,7 @@ class SessionHost:
             approval_hold=settings.approval_hold,
             ports=session_ports or {},
             allowed_profiles=settings.profiles,
+            allowed_roots=settings.roots,
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -236,9 +237,9 @@ class SessionHost:
         paths = self.paths(session_id)
         try:
             record = read_record(paths)
-            config = authorise(
-                record, self.runs.runtime.resume_authority(), config_dir=self._home
-            ).config
+            # the working directory is checked below, to name that field in the 403
+            authority = attrs.evolve(self.runs.runtime.resume_authority(), roots=None)
+            config = authorise(record, authority, config_dir=self._home).config
         except ConfigError as exc:
             raise Forbidden(str(exc), field="profile") from None
         if not self._visible(config.working_dir):

@@ -51,6 +51,18 @@ def document(routes: Sequence[ApiRoute]) -> dict[str, Any]:
     }
 
 
+def answers(route: ApiRoute) -> dict[int, str]:
+    """The route's own answers and the guard's (``guard.py``), which every route can give."""
+    guard = {401: "no or wrong bearer token", 421: "the Host header does not name this server"}
+    if route.method not in ("GET", "HEAD"):
+        guard[403] = "sent by a page of another origin (Origin, Sec-Fetch-Site)"
+        guard[415] = "a body or Content-Type other than application/json"
+    merged = dict(route.responses)
+    for code, text in guard.items():
+        merged[code] = f"{merged[code]}; or {text}" if code in merged and code != 401 else text
+    return dict(sorted(merged.items()))
+
+
 def _operation(route: ApiRoute) -> dict[str, Any]:
     parameters = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
@@ -67,7 +79,7 @@ def _operation(route: ApiRoute) -> dict[str, Any]:
         "operationId": route.handler.__name__,
         "parameters": parameters,
         "responses": {
-            str(code): _response(code, text, route) for code, text in route.responses.items()
+            str(code): _response(code, text, route) for code, text in answers(route).items()
         },
     }
     if route.body is not None:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rho_adapters.store import FileSessionStore
@@ -40,6 +41,7 @@ class Runs:
         approval_hold: float,
         ports: Mapping[str, Any],
         allowed_profiles: Sequence[str] = (),
+        allowed_roots: Sequence[Path] = (),
     ) -> None:
         from rho_entry.runtime import create_runtime
 
@@ -57,6 +59,7 @@ class Runs:
             trace=True,  # spans when the server process has OpenTelemetry set up
             # a stored session runs only within a profile the operator allowed, by content
             allowed_profiles=allowed_profiles,
+            allowed_roots=allowed_roots,
             **ports,
         )
         self.handles: dict[str, AgentHandle] = {}

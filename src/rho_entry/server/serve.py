@@ -5,30 +5,35 @@ The model endpoint, key and default model come from the environment as for the C
 ``RHO_AGENT_SERVER_*`` (``rho_entry.server.settings``) or the flags below. Ctrl+C or SIGTERM
 stops it: runs in progress are cancelled and end ``cancelled`` on disk, so ``--resume`` (or
 ``POST /resume``) continues them. Exit codes: 0 stopped, 1 configuration error (found before
-listening: an unknown allowed profile, no model endpoint, a busy port).
+listening: an unknown allowed profile, no model endpoint, a busy port; ``startup_checks``).
+
+Every request needs the token: ``RHO_AGENT_SERVER_TOKEN``, else one generated per start,
+written to ``<config dir>/server/<host>-<port>.token`` (0600, removed at exit; ``token_file``)
+and printed once as the dashboard's URL, in its fragment (``/dashboard#token=...``: a fragment
+never leaves the browser, so it is in no request line, log or Referer).
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
-import socket
+import secrets
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 
-from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, MissingExtra, RhoError
+from rho_entry.server.authority import LOOPBACK_HOSTS, host_name
 from rho_entry.server.settings import (
     DEFAULT_HOST,
     DEFAULT_PORT,
-    PROFILES_VARIABLE,
     ServerSettings,
     check_bind,
     check_roots,
 )
+from rho_entry.server.startup_checks import check_endpoint, check_profiles, listen
 from rho_entry.usage import UsageParser
 
 
@@ -66,6 +71,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-runs", type=int, metavar="N", help="runs in progress at once (default 32)"
     )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name the Host header may carry besides 127.0.0.1, localhost and ::1, such as "
+        "a reverse proxy's (repeatable; or RHO_AGENT_SERVER_ALLOW_HOSTS)",
+    )
     return parser
 
 
@@ -75,85 +88,44 @@ def main(argv: Sequence[str]) -> int:
         ns = _parser().parse_args(list(argv))
     except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
         return 0 if exc.code == 0 else 1
-    from rho_entry.home import sessions_dir
+    from rho_entry.home import config_dir, sessions_dir
     from rho_entry.settings import environment
 
     env = environment()
     try:
         settings = ServerSettings.from_environ(env, sessions_root=sessions_dir(env))
-        settings = attrs.evolve(settings, **_flag_changes(ns))
+        settings = attrs.evolve(settings, **_flag_changes(ns, settings))
         check_bind(ns.host, settings)
-        _check_profiles(settings, env, flag=bool(ns.allow_profile))
+        check_profiles(settings, env, flag=bool(ns.allow_profile))
+        token_home = None if settings.token is not None else config_dir(env)
+        if token_home is not None:
+            check_token_home(token_home, settings.roots)
+        token = settings.token if settings.token is not None else secrets.token_urlsafe(32)
+        settings = attrs.evolve(settings, token=token)
         from rho_entry.server.app import create_app, default_config
 
         config = default_config(env)
-        _check_endpoint(config, env)
+        check_endpoint(config, env)
         from rho_entry.wiring import database_warnings
 
         for problem in database_warnings(config, env):  # the task may not need it: warn
             print(f"rho-agent serve: warning: {problem}", file=sys.stderr)
         app = create_app(settings, environ=env)
-        server = _server(app, ns.host, ns.port, settings)
-        listening = _listen(ns.host, ns.port)
+        server = _server(app, ns.host, ns.port, settings, token, token_home)
+        listening = listen(ns.host, ns.port)
     except RhoError as exc:
         print(f"rho-agent serve: {exc}", file=sys.stderr)
         return 1
+    if set(settings.profiles) - {"developer", "eval", "unrestricted"}:  # a restricted shell
+        from rho_adapters.local.executor import sandbox_notice
+        from rho_entry.wiring import say_unprotected
+
+        say_unprotected(sandbox_notice())  # at start, not at the first session
     server.run(sockets=[listening])
-    return 0
+    return 1 if server.failed else 0
 
 
-def _check_profiles(settings: ServerSettings, env: Mapping[str, str], *, flag: bool) -> None:
-    """Every allowed profile must exist now: otherwise each client asking for it would get a
-    422 that blames the request for the server's configuration."""
-    from rho_entry.config_files import resolve_profile
-    from rho_entry.home import config_dir
-
-    origin = "--allow-profile" if flag else PROFILES_VARIABLE
-    for name in settings.profiles:
-        try:
-            resolve_profile(name, config_dir=config_dir(env))
-        except ConfigError as exc:
-            raise ConfigError(f"{origin} {name!r}: {exc}") from None
-
-
-def _check_endpoint(config: AgentConfig, env: Mapping[str, str]) -> None:
-    """No base URL and no key: every run would fail calling the hosted API; say so now."""
-    from rho_entry.settings import api_key_variable, missing_endpoint
-
-    missing = missing_endpoint(config, env)
-    if missing is not None:
-        raise ConfigError(
-            f"{missing}: export {api_key_variable(config, env)}=<key>, or "
-            "OPENAI_BASE_URL=http://localhost:11434/v1 (any OpenAI-compatible server), or "
-            "RHO_AGENT_MODEL=demo for the offline demo model"
-        )
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before uvicorn starts, so that a busy port is a
-    configuration error (exit 1, naming --port) rather than uvicorn's exit 3."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-        sock = socket.socket(family, kind, proto)
-    except OSError as exc:
-        raise ConfigError(f"--host {host}: {exc.strerror or exc}") from None
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        why = exc.strerror or str(exc)
-        hint = " (another program listens there)" if exc.errno == errno.EADDRINUSE else ""
-        raise ConfigError(
-            f"cannot listen on {host}:{port}: {why}{hint}; choose another --port "
-            "(--port 0 takes any free one)"
-        ) from None
-    return sock
-
-
-def _flag_changes(ns: argparse.Namespace) -> dict[str, Any]:
+def _flag_changes(ns: argparse.Namespace, settings: ServerSettings) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     if ns.root:
         changes["roots"] = check_roots(tuple(ns.root), "--root")
@@ -161,16 +133,37 @@ def _flag_changes(ns: argparse.Namespace) -> dict[str, Any]:
         changes["profiles"] = tuple(ns.allow_profile)
     if ns.max_runs is not None:
         changes["max_runs"] = ns.max_runs
+    hosts = list(ns.allow_host)
+    bound = host_name(ns.host)
+    if bound is not None and bound not in LOOPBACK_HOSTS and bound not in WILDCARDS:
+        hosts.append(bound)  # clients reach it by the address it was told to bind
+    if hosts:
+        changes["allowed_hosts"] = (*settings.allowed_hosts, *hosts)
     return changes
 
 
-def _server(app: Any, host: str, port: int, settings: ServerSettings) -> Any:
+def _server(
+    app: Any,
+    host: str,
+    port: int,
+    settings: ServerSettings,
+    token: str,
+    token_home: Path | None,
+) -> Any:
+    """The uvicorn server, which writes the token files once it listens (``token_home``:
+    the config directory, or None when the operator gave the token) and removes them when
+    it stops."""
     try:
         import uvicorn
     except ImportError as exc:
         raise MissingExtra("uvicorn", "server", "rho-agent serve") from exc
+    from rho_entry.server.token_file import remove_token, write_token
+
+    written: list[Path] = []
 
     class Server(uvicorn.Server):
+        failed = False
+
         def handle_exit(self, sig: int, frame: Any) -> None:
             # A stop signal is the documented way to stop: shut down gracefully and exit 0,
             # rather than re-raising the signal once uvicorn is done (its default).
@@ -181,9 +174,22 @@ def _server(app: Any, host: str, port: int, settings: ServerSettings) -> Any:
 
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
-            bound = [s.getsockname() for srv in self.servers for s in srv.sockets]
-            where = ", ".join(f"http://{_host(h)}:{p}" for h, p, *_ in bound)
-            auth = "bearer token required" if settings.token else "no token (loopback only)"
+            bound = [s.getsockname()[:2] for srv in self.servers for s in srv.sockets]
+            if token_home is not None:
+                try:
+                    written.extend(write_token(token_home, h, p, token) for h, p in bound)
+                except RhoError as exc:  # no token file, no client could find the token
+                    print(f"rho-agent serve: {exc}", file=sys.stderr, flush=True)
+                    self.failed = self.should_exit = True
+                    for path in written:
+                        remove_token(path, token)
+                    return
+            where = ", ".join(f"http://{_host(h)}:{p}" for h, p in bound)
+            auth = (
+                f"token in {', '.join(map(str, written))}"
+                if written
+                else "token from RHO_AGENT_SERVER_TOKEN"
+            )
             roots = ", ".join(str(r) for r in settings.roots)
             print(
                 f"rho-agent serve: listening on {where} · {auth} · sessions in "
@@ -192,9 +198,44 @@ def _server(app: Any, host: str, port: int, settings: ServerSettings) -> Any:
                 file=sys.stderr,
                 flush=True,
             )
+            if bound:
+                h, p = bound[0]
+                # a wildcard bind is reached by loopback (and the Host check wants a name)
+                shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(h, h)  # noqa: S104
+                page = f"http://{_host(shown)}:{p}/dashboard"
+                if written:
+                    page += f"#token={token}"  # the fragment never leaves the browser
+                print(f"rho-agent serve: dashboard {page}", file=sys.stderr, flush=True)
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            try:
+                await super().shutdown(sockets)
+            finally:
+                for path in written:
+                    remove_token(path, token)
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     return Server(config)
+
+
+def check_token_home(home: Path, roots: tuple[Path, ...]) -> None:
+    """Refuse to write the token where a session could read it: inside a root (a working
+    directory), unless the secrets policy already hides it (``~/.config/rho-agent``)."""
+    from rho_domain.secrets import DEFAULT_POLICY
+
+    folder = home.expanduser().resolve() / "server"
+    if DEFAULT_POLICY.is_secret(str(folder / "x.token")):
+        return
+    for root in roots:
+        if folder.is_relative_to(root):
+            raise ConfigError(
+                f"the token file would be in {folder}, inside the root {root}, where sessions "
+                "read files: set RHO_AGENT_HOME outside the roots, or set "
+                "RHO_AGENT_SERVER_TOKEN yourself"
+            )
+
+
+WILDCARDS = frozenset({"0.0.0.0", "::"})  # noqa: S104 - the names of "every address"
 
 
 def _host(address: str) -> str:

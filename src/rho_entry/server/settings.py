@@ -6,13 +6,15 @@ Read from the environment once, by ``ServerSettings.from_environ`` (the entry la
 ==============================  ==================================================  =========
 variable                        meaning                                             default
 ==============================  ==================================================  =========
-RHO_AGENT_SERVER_TOKEN          bearer token every /api request must carry;         none
-                                required for any bind that is not loopback
+RHO_AGENT_SERVER_TOKEN          bearer token every request must carry; required     generated
+                                for any bind that is not loopback                   per start
 RHO_AGENT_SERVER_ROOTS          directories (``:``-separated) a session's           the cwd
                                 working directory must lie in
 RHO_AGENT_SERVER_PROFILES       profiles a client may pick (``,``-separated)        readonly
 RHO_AGENT_SERVER_MAX_RUNS       runs in progress at once; more get 429              32
 RHO_AGENT_SERVER_CORS_ORIGINS   origins allowed by CORS (``,``-separated)           none (off)
+RHO_AGENT_SERVER_ALLOW_HOSTS    names the ``Host`` header may carry besides the     none
+                                loopback ones (``,``-separated; reverse proxies)
 ==============================  ==================================================  =========
 """
 
@@ -26,12 +28,14 @@ from pathlib import Path
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_entry.server.authority import host_name
 
 TOKEN_VARIABLE = "RHO_AGENT_SERVER_TOKEN"  # noqa: S105 - the variable's name, not a secret
 ROOTS_VARIABLE = "RHO_AGENT_SERVER_ROOTS"
 PROFILES_VARIABLE = "RHO_AGENT_SERVER_PROFILES"
 MAX_RUNS_VARIABLE = "RHO_AGENT_SERVER_MAX_RUNS"
 CORS_VARIABLE = "RHO_AGENT_SERVER_CORS_ORIGINS"
+ALLOW_HOSTS_VARIABLE = "RHO_AGENT_SERVER_ALLOW_HOSTS"
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -44,7 +48,8 @@ class ServerSettings:
     Attributes:
         sessions_root: The file store's directory (``<config dir>/sessions``): the same one
             the CLI uses, so HTTP sessions are ordinary sessions.
-        token: The bearer token, or None for no authentication (loopback only).
+        token: The bearer token every request must carry; None: ``create_app`` generates
+            one (``app.state.token``), there is no way to serve without one.
         roots: Absolute, resolved directories; a session's working directory must be one of
             them or inside one.
         profiles: Profile names a client may ask for; the first is the default.
@@ -53,7 +58,11 @@ class ServerSettings:
         max_body_bytes: Largest request body accepted (413 beyond).
         keepalive_seconds: An idle event stream sends a comment this often.
         poll_seconds: How often a stream looks for new trace lines written by another process.
-        cors_origins: Origins allowed by CORS; empty means CORS is off.
+        cors_origins: Origins allowed by CORS; empty means CORS is off. A state-changing
+            request from one of them passes the origin check too.
+        allowed_hosts: Names (or addresses) the ``Host`` header may carry besides
+            ``127.0.0.1``, ``localhost`` and ``::1``, with any port: the bound address and
+            the names of reverse proxies. Any other Host is refused (DNS rebinding).
         event_buffer: Events a slow stream client may fall behind before it is disconnected
             (it reconnects with Last-Event-ID and loses nothing).
         answer_grace: Seconds an approval waits for the run that asked to stop (it ends a
@@ -75,6 +84,7 @@ class ServerSettings:
     keepalive_seconds: float = 15.0
     poll_seconds: float = 0.25
     cors_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
     event_buffer: int = 10_000
     answer_grace: float = 5.0
     shutdown_grace: float = 10.0
@@ -85,6 +95,12 @@ class ServerSettings:
             raise ConfigError(f"{PROFILES_VARIABLE}: name at least one profile")
         if self.max_runs < 1:
             raise ConfigError(f"{MAX_RUNS_VARIABLE}: must be at least 1, not {self.max_runs}")
+        for name in self.allowed_hosts:
+            if host_name(name) is None:
+                raise ConfigError(
+                    f"{ALLOW_HOSTS_VARIABLE} / --allow-host: {name!r} is not a host name or "
+                    "address (give the name alone, without scheme, port or trailing dot)"
+                )
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str], *, sessions_root: Path) -> ServerSettings:
@@ -99,6 +115,7 @@ class ServerSettings:
         except ValueError:
             raise ConfigError(f"{MAX_RUNS_VARIABLE}={max_runs!r}: expected an integer") from None
         origins = tuple(o.strip() for o in env.get(CORS_VARIABLE, "").split(",") if o.strip())
+        hosts = tuple(h.strip() for h in env.get(ALLOW_HOSTS_VARIABLE, "").split(",") if h.strip())
         return cls(
             sessions_root=sessions_root,
             token=env.get(TOKEN_VARIABLE) or None,
@@ -106,6 +123,7 @@ class ServerSettings:
             profiles=profiles or ("readonly",),
             max_runs=runs,
             cors_origins=origins,
+            allowed_hosts=hosts,
         )
 
 

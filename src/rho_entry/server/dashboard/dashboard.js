@@ -15,10 +15,23 @@ function el(tag, className, text) {
 
 // ---------------------------------------------------------------- the server's token
 
-// A server bound beyond loopback wants RHO_AGENT_SERVER_TOKEN on every API request. The page
-// itself loads without it; the token is asked for once, kept for this tab only
-// (sessionStorage), and sent as a bearer header, never in a URL.
+// Every API request needs the server's token. The page itself loads without it. The token
+// arrives in the URL's fragment (rho-agent serve prints /dashboard#token=...): a fragment is
+// never sent to the server, so it is in no request line, log or Referer. It is taken out of
+// the address bar and the history at once, kept for this tab only (sessionStorage), and sent
+// as a bearer header, never in a URL; without it the page asks for it. No cookie: a cookie
+// would be sent by the browser on its own, with requests other sites' pages make.
 const TOKEN_KEY = "rho-agent-token";
+
+function takeTokenFromUrl() {
+  const match = location.hash.match(/^#token=([A-Za-z0-9_-]+)$/);
+  if (!match) return false;
+  sessionStorage.setItem(TOKEN_KEY, match[1]);
+  history.replaceState(null, "", location.pathname + location.search);
+  $("#token-form").hidden = true;
+  return true;
+}
+takeTokenFromUrl();
 
 function withToken(headers) {
   const token = sessionStorage.getItem(TOKEN_KEY);
@@ -34,7 +47,7 @@ function askForToken() {
   }
   $("#connection").textContent = sessionStorage.getItem(TOKEN_KEY)
     ? "the server refused this token"
-    : "this server needs its token (RHO_AGENT_SERVER_TOKEN)";
+    : "this server needs its token: open the dashboard URL rho-agent serve printed, or paste it";
 }
 
 class Unauthorized extends Error {}
@@ -418,8 +431,20 @@ $("#token-form").addEventListener("submit", async (event) => {
   if (selected && $("#token-form").hidden) openSession(selected);
 });
 
-refreshSessions().then(() => {
+function sessionInUrl() {
   const match = location.hash.match(/^#\/sessions\/([A-Za-z0-9_-]+)$/);
-  if (match) openSession(match[1]);
+  return match ? match[1] : null;
+}
+
+// A link to #/sessions/ID (or a new #token=...) followed within the page
+window.addEventListener("hashchange", async () => {
+  if (takeTokenFromUrl()) await refreshSessions();
+  const id = sessionInUrl();
+  if (id && id !== selected) openSession(id);
+});
+
+refreshSessions().then(() => {
+  const id = sessionInUrl();
+  if (id) openSession(id);
 });
 setInterval(refreshSessions, 2000);

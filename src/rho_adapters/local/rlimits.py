@@ -1,0 +1,79 @@
+"""Rlimits on a command, set by a launcher in front of it rather than in a ``preexec_fn``.
+
+``limited(argv, ...)`` prefixes ``argv`` with util-linux's ``prlimit`` (a small C program that
+sets its own limits and execs the command) or, where that is missing, with a few lines of
+Python (``-I -S``) that do the same. Either way the limits are set after ``fork`` by a fresh
+program, not by Python code running in the forked child of a threaded agent, and they are
+inherited by everything the command starts: bubblewrap and its sandbox, the guard and bash.
+
+Limits set: ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (soft at the limit, hard a second later:
+SIGXCPU, then SIGKILL), ``RLIMIT_FSIZE``, ``RLIMIT_NPROC`` and no core dumps. A command can
+lower them, never raise them (hard = soft, and the sandbox drops every capability).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+
+import attrs
+
+_LAUNCHER = r"""
+import os, resource, signal, sys
+for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores them; the command must not inherit that
+    signal.signal(getattr(signal, name), signal.SIG_DFL)
+n = int(sys.argv[1])
+for spec in sys.argv[2:2 + n]:
+    name, soft, hard = spec.split(":")
+    resource.setrlimit(getattr(resource, name), (int(soft), int(hard)))
+try:
+    os.execvp(sys.argv[2 + n], sys.argv[2 + n:])
+except OSError as exc:
+    os.write(2, ("%s: %s\n" % (sys.argv[2 + n], exc.strerror)).encode())
+    os._exit(127)
+"""
+
+_PRLIMIT_NAMES = {
+    "RLIMIT_AS": "as",
+    "RLIMIT_CPU": "cpu",
+    "RLIMIT_FSIZE": "fsize",
+    "RLIMIT_NPROC": "nproc",
+    "RLIMIT_CORE": "core",
+}
+
+
+@attrs.frozen(kw_only=True)
+class Rlimits:
+    """The rlimits of one command, in the kernel's units (bytes, seconds, processes);
+    ``None`` leaves that limit as the agent has it."""
+
+    memory: int | None = None
+    cpu_seconds: float | None = None
+    file_size: int | None = None
+    processes: int | None = None
+
+    def pairs(self) -> list[tuple[str, int, int]]:
+        """(resource name, soft, hard) for each limit set, core dumps off always."""
+        out = [("RLIMIT_CORE", 0, 0)]
+        if self.memory is not None:
+            out.append(("RLIMIT_AS", self.memory, self.memory))
+        if self.cpu_seconds is not None:
+            soft = max(1, math.ceil(self.cpu_seconds))
+            out.append(("RLIMIT_CPU", soft, soft + 1))
+        if self.file_size is not None:
+            out.append(("RLIMIT_FSIZE", self.file_size, self.file_size))
+        if self.processes is not None:
+            out.append(("RLIMIT_NPROC", self.processes, self.processes))
+        return out
+
+
+def limited(argv: Sequence[str], limits: Rlimits, *, prlimit: str | None) -> tuple[str, ...]:
+    """``argv`` run under ``limits``: through ``prlimit`` (its absolute path) when there is
+    one, else through the Python launcher."""
+    pairs = limits.pairs()
+    if prlimit is not None:
+        options = [f"--{_PRLIMIT_NAMES[name]}={soft}:{hard}" for name, soft, hard in pairs]
+        return (prlimit, *options, "--", *argv)
+    specs = [f"{name}:{soft}:{hard}" for name, soft, hard in pairs]
+    return (sys.executable, "-I", "-S", "-c", _LAUNCHER, str(len(specs)), *specs, *argv)

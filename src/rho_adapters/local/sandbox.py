@@ -1,0 +1,197 @@
+"""The bubblewrap sandbox of restricted commands: what a command sees, and what it cannot do.
+
+A wall that holds without the argv checks (tests/tools/test_sandbox_alone.py runs commands in it
+with the checks off):
+
+* the machine read-only (``--ro-bind / /``), with a private ``/tmp`` and ``/dev/shm`` (tmpfs,
+  bounded by the file-size limit: nothing reaches the disk), its own ``/dev`` and a ``/proc``
+  of its own PID namespace (no ``/proc/<agent>/environ``), ``/run`` empty (no daemon sockets);
+* every home directory hidden (an empty, read-only tmpfs), except the workspace, the extra
+  read roots and program directories that live there, shown again read-only;
+* every secret below what stays visible hidden as well: the policy's concrete locations and
+  what ``SecretScan`` finds by walking the workspace and read roots (names at any depth,
+  symlink targets, hard links, sockets);
+* all namespaces unshared (network, PID, IPC, UTS, cgroup, user; no new user namespace inside),
+  no socket at all (the seccomp filter of ``seccomp.py``: a socket file in view would reach a
+  host daemon), every capability dropped, a new terminal session (no TIOCSTI), death with the
+  agent;
+* an environment built from nothing (``--clearenv`` then ``--setenv``), so no variable of the
+  agent (API keys) reaches any program.
+
+What it does not do: limit memory, CPU or output (``limits.py`` does, outside), or hide data
+that contains a secret under another form (a committed ``.env`` inside ``.git/objects``: the
+git rules of the argv checks keep that out).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+import subprocess
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
+from rho_adapters.local.secret_scan import Masks, SecretScan
+from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+
+SANDBOX_TMP = "/tmp"  # noqa: S108 - a private tmpfs inside the sandbox, not the host /tmp
+# The sandbox mounts its own /proc, /dev and an empty /run and /tmp: a mask there is moot.
+_OWN_MOUNTS = ("/proc", "/dev", "/run", SANDBOX_TMP)
+# Without these (bubblewrap before 0.8, or a setuid bubblewrap), the rest still holds.
+USERNS_ARGS = ("--unshare-user", "--disable-userns")
+# What a command loses when bubblewrap is missing or cannot run: said once, at start.
+UNPROTECTED = (
+    "bubblewrap (bwrap) is not available or cannot run here, so restricted commands run "
+    "WITHOUT the sandbox: no mount masking of secrets (reads rely on the argv checks only), "
+    "no network isolation, no PID isolation (commands can see the agent's processes); "
+    "install it with `apt install bubblewrap` and allow user namespaces"
+)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+@attrs.frozen(kw_only=True)
+class Layout:
+    """Where a sandbox's view differs from the machine's: ``hidden`` trees (homes) and the
+    ``visible`` roots shown again inside them or inside the private ``/tmp``."""
+
+    hidden: tuple[str, ...]
+    visible: tuple[str, ...]
+
+    def shows(self, path: str) -> bool:
+        """Whether ``path`` is part of the sandbox's view of the host."""
+        if any(_within(path, root) for root in self.visible):
+            return True
+        return not any(_within(path, top) for top in (*_OWN_MOUNTS, *self.hidden))
+
+
+def layout(roots: Sequence[str], search_path: Sequence[str], policy: SecretPolicy) -> Layout:
+    """The layout for workspace and read ``roots``: homes are hidden unless a root is one of
+    them or above it; the roots and the program directories that hiding would remove (a
+    checkout's ``.venv/bin`` under /tmp or a home) are shown again."""
+    real_roots = tuple(os.path.realpath(r) for r in roots)
+    hidden = tuple(
+        home
+        for home in dict.fromkeys(os.path.realpath(h) for h in policy.homes)
+        if home != "/"
+        and os.path.isdir(home)
+        and not any(_within(home, root) for root in real_roots)
+    )
+    covered = (*_OWN_MOUNTS, *hidden)
+    programs = tuple(
+        d for d in search_path if os.path.isdir(d) and any(_within(d, top) for top in covered)
+    )
+    return Layout(hidden=hidden, visible=tuple(dict.fromkeys((*real_roots, *programs))))
+
+
+def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
+    """The policy's concrete secret locations of this machine (they may not exist)."""
+    return tuple(
+        dict.fromkeys(
+            (
+                *SYSTEM_SECRETS,
+                *(os.path.join(h, rel) for h in policy.homes for rel in HOME_SECRETS),
+                *policy.locations,
+                *glob.glob("/etc/ssh/ssh_host_*_key"),
+            )
+        )
+    )
+
+
+def scan(
+    scanner: SecretScan, view: Layout, policy: SecretPolicy, extra: Sequence[str] = ()
+) -> Masks:
+    """Everything to hide in ``view``: the concrete locations that exist and what the walk of
+    its visible roots (and ``extra`` directories, the command's own) finds."""
+    known = concrete_secrets(policy)
+    found = scanner.masks((*view.visible, *extra), known)
+    files: list[str] = []
+    dirs: list[str] = []
+    for location in known:
+        try:
+            mode = os.lstat(location).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            dirs.append(location)
+        elif stat.S_ISREG(mode):
+            files.append(location)
+    return Masks(
+        files=tuple(p for p in dict.fromkeys((*files, *found.files)) if view.shows(p)),
+        dirs=tuple(p for p in dict.fromkeys((*dirs, *found.dirs)) if view.shows(p)),
+    )
+
+
+def bwrap_args(
+    view: Layout,
+    masks: Masks,
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    binds: Sequence[str] = (),
+    tmp_bytes: int | None = None,
+    userns: bool = True,
+    seccomp_fd: str | None = None,
+) -> list[str]:
+    """The arguments for ``bwrap`` (before ``--``). ``binds`` (the git shadow directory) come
+    after the masks, so no mask covers them; they hold only a filtered config and symlinks,
+    which resolve inside the sandbox, where a hidden target stays hidden. ``tmp_bytes`` bounds
+    each private tmpfs; ``seccomp_fd`` is the descriptor the filter of ``seccomp.py`` is read
+    from (no socket can be opened)."""
+    size = ("--size", str(tmp_bytes)) if tmp_bytes is not None else ()
+    read_only = ("/run", *view.hidden, *masks.dirs)
+    return [
+        "--unshare-all", *(USERNS_ARGS if userns else ()),
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        *size, "--tmpfs", "/dev/shm",  # noqa: S108 - the sandbox's own, in its /dev
+        "--proc", "/proc",
+        *size, "--tmpfs", SANDBOX_TMP,
+        "--tmpfs", "/run",
+        *(arg for home in view.hidden for arg in ("--tmpfs", home)),
+        *(arg for root in view.visible for arg in ("--ro-bind", root, root)),
+        *(arg for d in masks.dirs for arg in ("--tmpfs", d)),
+        *(arg for f in masks.files for arg in ("--ro-bind", "/dev/null", f)),
+        *(arg for root in binds for arg in ("--ro-bind", root, root)),
+        # Created empty and writable for the mount points above; nothing may write there now.
+        *(arg for top in read_only for arg in ("--remount-ro", top)),
+        *(("--seccomp", seccomp_fd) if seccomp_fd is not None else ()),
+        "--cap-drop", "ALL",
+        "--die-with-parent", "--new-session",
+        "--clearenv",
+        *(arg for name, value in env.items() for arg in ("--setenv", name, value)),
+        "--chdir", cwd,
+    ]  # fmt: skip
+
+
+def probe(program: str) -> tuple[bool, bool] | None:
+    """Which optional walls the bwrap at ``program`` runs with here, (user namespace of its
+    own, seccomp filter), the most first; None when it does not run at all (not installed
+    properly, or no namespaces allowed)."""
+    empty = Layout(hidden=(), visible=())
+    variants = [(True, True), (False, True), (True, False), (False, False)]
+    for userns, seccomp in variants if FILTER is not None else variants[2:]:
+        args = bwrap_args(
+            empty,
+            Masks(),
+            cwd="/",
+            env={},
+            userns=userns,
+            seccomp_fd=FILTER_FD if seccomp else None,
+        )
+        argv, fds = with_filter([program, *args, "--", "/bin/true"])
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=10, check=False, pass_fds=fds)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        finally:
+            for fd in fds:
+                os.close(fd)
+        if done.returncode == 0:
+            return userns, seccomp
+    return None

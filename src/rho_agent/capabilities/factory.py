@@ -1,0 +1,5 @@
+"""``rho_agent.capabilities.factory``: ``ToolFactory`` (``rho_entry.seed_handlers``)."""
+
+from rho_entry.seed_handlers import ToolFactory
+
+__all__ = ["ToolFactory"]

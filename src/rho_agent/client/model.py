@@ -1,0 +1,6 @@
+"""``rho_agent.client.model``: ``ModelClient`` and its ``StreamEvent``
+(``rho_entry.seed_client``)."""
+
+from rho_entry.seed_client import ModelClient, StreamEvent
+
+__all__ = ["ModelClient", "StreamEvent"]

@@ -1,0 +1,89 @@
+"""git's revision syntax, read the way git reads it, so no spelling names a secret blob unseen.
+
+git resolves ``<rev>:<path>`` (a file in a commit or tree), ``:<path>`` and ``:<n>:<path>`` (a
+file in the index) by itself, without the path ever existing on disk. ``split_rev_path``
+follows git's own rule (``get_oid_with_context`` in object-name.c): a word starting with
+``:/`` is a commit-message search with no path; any other word starting with ``:`` is an index
+path (after ``0:`` to ``3:``); otherwise the path starts after the first ``:`` outside
+``{...}``, so ``HEAD^{/fir*st:*}:.env`` names ``.env``, not ``*}:.env``.
+
+``history_paths(sub, args)`` lists every path a git command names that may exist only in
+history: the path part of every revision word, the paths after ``--`` and ``git blame``'s
+operands. ``check_git`` judges them by their text against the secrets policy, since there is
+no file on disk to resolve. What the model cannot name (a secret met while walking history:
+``git log -p``, ``git show HEAD``, ``git log -G``) is kept out by the exclusion pathspecs of
+``reads.secret_safe_argv``; options that would defeat those (``--follow`` swaps the pathspec
+for a renamed file's old name; ``log -L`` follows renames and refuses pathspecs) are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# Revision suffixes that do not change which object a word names.
+_SUFFIXES = ("^@", "^!")
+
+
+def split_rev_path(word: str) -> tuple[str, str | None]:
+    """``(revision, path)`` as git reads ``word``; ``path`` is None when the word names no
+    file inside an object (a commit, a tree, a blob id, a message search)."""
+    if word.startswith(":"):
+        if word.startswith(":/"):
+            return word, None  # :/<regex> searches commit messages; the rest is the regex
+        if len(word) >= 3 and word[1] in "0123" and word[2] == ":":
+            return word[:3], word[3:]
+        return ":", word[1:]
+    depth = 0
+    for i, ch in enumerate(word):
+        if ch == "{":
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+        elif ch == ":" and not depth:
+            return word[:i], word[i + 1 :]
+    return word, None
+
+
+def revision_sides(word: str) -> tuple[str, ...]:
+    """The object names git may resolve for a revision word: the word itself and, as git's
+    ``handle_dotdot`` splits at the first ``..`` (``...``) before reading either side, both
+    ends of a range; a leading ``^`` and the ``^@``/``^!`` suffixes are dropped. An empty end
+    (``A..``) means HEAD and is left out."""
+    sides = [word]
+    dots = -1 if word.startswith(":/") else word.find("..")
+    if dots >= 0:
+        width = 3 if word.startswith("...", dots) else 2
+        sides += [word[:dots], word[dots + width :]]
+    out: list[str] = []
+    for side in sides:
+        side = side.removeprefix("^")
+        for suffix in _SUFFIXES:
+            side = side.removesuffix(suffix)
+        if side:
+            out.append(side)
+    return tuple(dict.fromkeys(out))
+
+
+def line_range_file(value: str) -> str | None:
+    """The file of a ``-L`` value (``start,end:file`` or ``:funcname:file``), as git splits it."""
+    if value.startswith(":"):
+        end = value.find(":", 1)
+        return value[end + 1 :] if end > 0 else None
+    _, colon, rest = value.partition(":")
+    return rest if colon else None
+
+
+def history_paths(sub: str, operands: Sequence[str], after_dashes: Sequence[str]) -> list[str]:
+    """Every path the git subcommand ``sub`` may read from history: the path part of each
+    operand that is a revision word, every operand after ``--``, and all of ``git blame``'s
+    operands (blame reads a path from the named revision even when it is not on disk)."""
+    paths: list[str] = []
+    for word in operands:
+        for side in revision_sides(word):
+            _, path = split_rev_path(side)
+            if path is not None:
+                paths.append(path)
+    paths.extend(after_dashes)
+    if sub == "blame":
+        paths.extend(operands)
+    return paths

@@ -1,0 +1,138 @@
+"""Where bubblewrap is missing or cannot run, the start says what is not protected.
+
+A machine without bwrap is a search path without it (``LocalExecutor(search_path=...)``, and
+``wiring.build_executor(search_path=...)`` for the entry layer). The notice names the three
+walls that are gone; restricted commands still run (on the argv checks); the first session of
+a process says it once (a log record: stderr for a script, a ``rho-agent: warning:`` line in
+the CLI), later sessions do not repeat it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.executor import sandbox_available
+from rho_adapters.local.sandbox import UNPROTECTED
+from rho_domain.permissions import developer_profile, readonly_profile
+from rho_domain.ports.executor import Command, Stage
+from rho_entry.cli.main import main
+
+
+@pytest.fixture
+def no_bwrap(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A program directory with cat and ls, and no bwrap (outside the workspace: a program
+    directory inside it would be dropped)."""
+    bindir = tmp_path_factory.mktemp("bin")
+    for program in ("cat", "ls"):
+        os.symlink(f"/usr/bin/{program}", bindir / program)
+    return str(bindir)
+
+
+def test_the_notice_names_what_is_not_protected(tmp_path: Path, no_bwrap: str) -> None:
+    executor = LocalExecutor(str(tmp_path), search_path=(no_bwrap,))
+    notice = executor.unprotected()
+    assert notice == UNPROTECTED
+    for missing in (
+        "no mount masking of secrets (reads rely on the argv checks only)",
+        "no network isolation",
+        "no PID isolation",
+    ):
+        assert missing in notice
+
+
+def test_a_bwrap_that_cannot_run_is_no_sandbox(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Installed but refused by the kernel (no user namespaces): the probe sees it fail."""
+    bindir = tmp_path_factory.mktemp("refusing-bin")
+    fake = bindir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    os.symlink("/usr/bin/cat", bindir / "cat")
+    assert LocalExecutor(str(tmp_path), search_path=(str(bindir),)).unprotected() == UNPROTECTED
+
+
+async def test_restricted_commands_still_run_without_bwrap(tmp_path: Path, no_bwrap: str) -> None:
+    (tmp_path / "a.txt").write_text("plain\n")
+    executor = LocalExecutor(str(tmp_path), search_path=(no_bwrap,))
+    result = await executor.run(Command(pipeline=(Stage(argv=("cat", "a.txt")),)))
+    assert (result.exit_code, result.output) == (0, "plain\n")
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
+def test_no_notice_where_the_sandbox_works(tmp_path: Path) -> None:
+    assert LocalExecutor(str(tmp_path)).unprotected() is None
+
+
+def test_no_notice_for_an_unrestricted_shell(tmp_path: Path, no_bwrap: str) -> None:
+    """Its commands never run in the sandbox: nothing is lost by its absence."""
+    executor = LocalExecutor(str(tmp_path), allow_shell=True, search_path=(no_bwrap,))
+    assert executor.unprotected() is None
+
+
+SESSIONS = """
+import sys
+from rho_domain.config import AgentConfig
+from rho_domain.permissions import readonly_profile
+from rho_entry import wiring
+
+config = AgentConfig(working_dir=sys.argv[1])
+for _ in range(3):  # three sessions of one process
+    wiring.build_executor(config, readonly_profile(), None, search_path=(sys.argv[2],))
+print("built", flush=True)
+"""
+
+
+def test_a_process_says_it_once_at_its_first_session(tmp_path: Path, no_bwrap: str) -> None:
+    """A script with no logging set up: logging's last resort prints the record on stderr."""
+    done = subprocess.run(
+        [sys.executable, "-c", SESSIONS, str(tmp_path), no_bwrap],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RHO_AGENT_HOME": str(tmp_path / "home")},
+        check=True,
+    )
+    assert done.stdout == "built\n"
+    assert done.stderr.count(UNPROTECTED) == 1, done.stderr
+
+
+def test_the_cli_prints_it_as_a_warning_line(
+    tmp_path: Path, no_bwrap: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``rho-agent`` (``main``) turns a record of the notice's logger into one warning line on
+    stderr (the handler it installs for the length of a run), and removes it afterwards."""
+    from rho_entry.cli.main import _WarningLine
+
+    logger = logging.getLogger("rho_entry.sandbox")
+    notice = LocalExecutor(str(tmp_path), search_path=(no_bwrap,)).unprotected()
+    handlers = list(logger.handlers)
+    assert main(["--version"]) == 0
+    assert logger.handlers == handlers
+    capsys.readouterr()
+    line = _WarningLine()
+    logger.addHandler(line)
+    try:
+        logger.warning("%s", notice)
+    finally:
+        logger.removeHandler(line)
+    assert capsys.readouterr().err == f"rho-agent: warning: {notice}\n"
+
+
+def test_profiles_choose_whether_the_notice_matters(tmp_path: Path, no_bwrap: str) -> None:
+    from rho_domain.config import AgentConfig
+    from rho_entry import wiring
+
+    config = AgentConfig(working_dir=str(tmp_path))
+    restricted = wiring.build_executor(config, readonly_profile(), None, search_path=(no_bwrap,))
+    developer = wiring.build_executor(config, developer_profile(), None, search_path=(no_bwrap,))
+    assert isinstance(restricted, LocalExecutor)
+    assert isinstance(developer, LocalExecutor)
+    assert restricted.unprotected() == UNPROTECTED
+    assert developer.unprotected() is None

@@ -1,0 +1,55 @@
+"""Where the attack suites run a restricted command: the real LocalExecutor with bubblewrap and
+without it (as on a stock machine), and the DaytonaExecutor on FakeDaytona (real processes on
+this machine, through the Daytona executor's own resolution, blob check and scripts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.executor import sandbox_available
+from rho_domain.errors import ToolError
+from rho_domain.permissions import FileWriteMode, readonly_profile
+from rho_domain.tools.base import ToolContext
+from rho_domain.tools.bash import BashHandler
+
+BACKENDS = [
+    pytest.param(
+        "bwrap",
+        id="bwrap",
+        marks=pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed"),
+    ),
+    pytest.param("no-bwrap", id="no-bwrap"),
+    pytest.param("daytona", id="daytona"),
+]
+
+
+async def run_restricted(root: str, command: str, backend: str) -> str:
+    """The restricted bash tool's answer to ``command`` in ``root`` on ``backend``; a refusal
+    the executor raises comes back as ``"<ErrorName>: <message>"``."""
+    executor: LocalExecutor | DaytonaExecutor
+    if backend == "daytona":
+        fake = FakeDaytona(polls_until_started=0)
+        executor = DaytonaExecutor(
+            fake.settings(working_dir=root), file_write=FileWriteMode.OFF, transport=fake.transport
+        )
+    else:
+        executor = LocalExecutor(root, sandbox=backend == "bwrap")
+    ctx = ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=executor,
+        profile=readonly_profile(),
+        clock=SystemClock(),
+    )
+    try:
+        out = await BashHandler(restricted=True, timeout=20).handle({"command": command}, ctx)
+    except ToolError as exc:  # a refusal raised by the executor is a refusal too
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        if isinstance(executor, DaytonaExecutor):
+            await executor.aclose()
+    return out.content
