@@ -92,7 +92,9 @@ def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> 
     text = str(value)
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        guess = f" (did you mean http://{text}?)" if "://" not in text and text else ""
+        # a host[:port][/path] without its scheme, the common slip; not a mangled scheme
+        bare = not any(part in text for part in ("//", ":/", " ")) and not text.startswith("/")
+        guess = f" (did you mean http://{text}?)" if bare else ""
         raise ConfigError(f"{attribute.name} {text!r} is not an http:// or https:// URL{guess}")
     try:
         port, host = parts.port, parts.hostname

@@ -84,7 +84,9 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 def _parser() -> argparse.ArgumentParser:
     parser = UsageParser(
         prog="rho-agent monitor",
-        description="Watch and control rho-agent sessions through their session directories.",
+        usage="%(prog)s [-h] [DIR] COMMAND ...",
+        description="Watch and control rho-agent sessions through their session directories "
+        "(DIR: a rho-agent home or a sessions directory; default: the home's sessions).",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (text, add) in _COMMANDS.items():

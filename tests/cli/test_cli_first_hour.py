@@ -68,6 +68,10 @@ def test_the_library_refuses_a_bad_base_url_when_the_config_is_built() -> None:
     for good in ("http://localhost:8080/v1", "https://api.openai.com/v1", "http://[::1]:1/v1"):
         assert AgentConfig(base_url=good).base_url == good
     assert AgentConfig(base_url="").base_url == ""  # "" is "not given"
+    for mangled in ("http//localhost:8080", "http:/localhost", "/v1"):  # no guess at these
+        with pytest.raises(ConfigError, match="is not an http:// or https:// URL") as info:
+            AgentConfig(base_url=mangled)
+        assert "did you mean" not in str(info.value)
 
 
 def test_an_unusable_config_directory_stops_before_the_run(
@@ -193,6 +197,8 @@ def test_help_of_the_short_forms_is_theirs(workspace: Path, home: Path) -> None:
     ps = rho("monitor", "ps", "-h", cwd=workspace, home=home)
     assert "--limit N   at most N sessions, newest first (50)" in ps.stdout
     assert rho("ps", "-h", cwd=workspace, home=home).stdout.startswith("usage: rho-agent ps")
+    monitor = rho("monitor", "-h", cwd=workspace, home=home)
+    assert monitor.stdout.startswith("usage: rho-agent monitor [-h] [DIR] COMMAND ...")
 
 
 def test_the_library_refuses_a_hosted_model_without_key_or_url(tmp_path: Path) -> None:
