@@ -293,3 +293,27 @@ def test_a_run_stopped_by_a_rejection_is_not_an_empty_answer(workspace: Path, ho
     after = rho("--resume", "latest", *dev, "-m", "demo", "list", cwd=workspace, home=home)
     assert after.returncode == 0, after.stderr
     assert after.stdout.strip()
+
+
+def test_a_session_the_store_could_not_create_is_not_offered_for_resume(tmp_path: Path) -> None:
+    """The directory passes the up-front check, then writing the session fails (no file may
+    grow past 0 bytes): the run ends in error and nothing claims the session is saved."""
+    import resource
+    import subprocess
+    import sys
+
+    from cli_support import clean_env
+
+    def no_file_growth() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # Python ignores SIGXFSZ: EFBIG
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "-m", "demo", "hi"],
+        cwd=tmp_path, env=clean_env(tmp_path), capture_output=True, text=True,
+        timeout=60, check=False, preexec_fn=no_file_growth,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "cannot create session" in done.stderr
+    assert "File too large" in done.stderr
+    assert "nothing was saved: the session could not be stored." in done.stderr
+    assert "--resume" not in done.stderr
