@@ -14,11 +14,14 @@ Contracts:
 
 from __future__ import annotations
 
+import difflib
+import enum
 import json
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, get_origin
 
+import attrs
 import cattrs
 from cattrs.preconf.json import JsonConverter
 from cattrs.preconf.json import make_converter as _make_json_converter
@@ -217,10 +220,41 @@ def config_from_dict(data: Any, *, source: str) -> AgentConfig:
         refused = [e for e in exc.exceptions if isinstance(e, ConfigError)]
         if refused:  # AgentConfig's own validators refused a value: their message says why
             raise ConfigError(f"{source}: config.{refused[0]}") from exc
-        problems = "; ".join(cattrs.transform_error(exc, path="config"))
+        problems = "; ".join(
+            cattrs.transform_error(exc, path="config", format_exception=describe_config_error)
+        )
         raise ConfigError(f"{source}: {problems}") from exc
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{source}: {exc}") from exc
+
+
+def describe_config_error(exc: BaseException, type_: Any) -> str:
+    """One problem of a config file, for ``cattrs.transform_error``: what would be right
+    (``what_would_be_right``) where that is known, else cattrs' own words."""
+    from cattrs.v import format_exception
+
+    right = what_would_be_right(exc, type_)
+    return right if right is not None else format_exception(exc, type_)
+
+
+def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
+    """An unknown key with the closest known one (``unknown key 'modle' (did you mean
+    'model'?)``), a bad choice with every valid value (``expected one of restricted,
+    unrestricted (got 'sometimes')``); None for other problems."""
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
+        return "; ".join(_unknown_key(key, known) for key in sorted(exc.extra_fields))
+    if isinstance(type_, type) and issubclass(type_, enum.Enum):
+        values = ", ".join(str(member.value) for member in type_)
+        got = f" (got {exc.args[0].split(' is not')[0]})" if isinstance(exc, ValueError) else ""
+        return f"expected one of {values}{got}"
+    return None
+
+
+def _unknown_key(key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown key {key!r}{hint}"
 
 
 def _describe(exc: BaseException) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -83,6 +84,30 @@ def _check_seconds(attribute: attrs.Attribute[Any], value: object, *, zero: bool
         raise ConfigError(f"{attribute.name} must be a number of seconds, {least}; got {value!r}")
 
 
+def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A base URL the HTTP client can call: http(s), a host, a port in range. Checked when the
+    config is built, so a typo fails before a session starts, not after retries."""
+    if value is None or value == "":  # "" is "not given", as everywhere else
+        return
+    text = str(value)
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        # a host[:port][/path] without its scheme, the common slip; not a mangled scheme
+        bare = not any(part in text for part in ("//", ":/", " ")) and not text.startswith("/")
+        guess = f" (did you mean http://{text}?)" if bare else ""
+        raise ConfigError(f"{attribute.name} {text!r} is not an http:// or https:// URL{guess}")
+    try:
+        port, host = parts.port, parts.hostname
+    except ValueError:  # urllib's words: "Port out of range 0-65535", "Port could not be cast"
+        raise ConfigError(
+            f"{attribute.name} {text!r}: the port must be a number from 1 to 65535"
+        ) from None
+    if not host:
+        raise ConfigError(f"{attribute.name} {text!r} names no host")
+    if port == 0:
+        raise ConfigError(f"{attribute.name} {text!r}: the port must be a number from 1 to 65535")
+
+
 def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
@@ -118,7 +143,7 @@ class AgentConfig:
     vars: Mapping[str, str] = attrs.field(factory=dict)
     model: str = DEFAULT_MODEL
     provider: str | None = None
-    base_url: str | None = None
+    base_url: str | None = attrs.field(default=None, validator=_endpoint_url)
     api_key_env: str | None = None
     profile: str | PermissionProfile = "readonly"
     working_dir: str | None = None

@@ -220,13 +220,11 @@ def _mode_value(value: str, mode: type[Enum]) -> str:
 
 
 def _describe(exc: BaseException, type_: Any) -> str:
-    import cattrs
+    from rho_adapters.codec import what_would_be_right
 
-    if isinstance(type_, type) and issubclass(type_, Enum) and isinstance(exc, ValueError):
-        choices = ", ".join(str(m.value) for m in type_)
-        return f"expected one of {choices} ({exc})"
-    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        return f"unknown key(s) {sorted(exc.extra_fields)}"
+    right = what_would_be_right(exc, type_)
+    if right is not None:
+        return right
     if isinstance(exc, KeyError):
         return "required key missing"
     name = getattr(type_, "__name__", None) or str(type_).replace("typing.", "")

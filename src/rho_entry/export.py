@@ -8,18 +8,18 @@ sessions are referenced by id (export each with its own id).
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
 from collections.abc import Sequence
 
 from rho_domain.errors import RhoError, StoreError
+from rho_entry.usage import UsageParser
 
 
 def main(argv: Sequence[str]) -> int:
     """``rho-agent export ID``: print a session as one JSON document; returns the exit code."""
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="rho-agent export", description="Print a session's trace as one JSON document."
     )
     parser.add_argument("id", help="session id, unique prefix, 'latest' or a directory")

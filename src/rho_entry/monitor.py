@@ -12,9 +12,8 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from rho_adapters.store.confined import open_file
 from rho_adapters.store.layout import SessionPaths, resolve
@@ -22,45 +21,84 @@ from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.signals import add_directive, request_cancel, request_pause, request_resume
 from rho_domain.errors import RhoError
 from rho_domain.ports.store import SessionInfo
+from rho_entry.session_json import LIVE, active_seconds, info_dict
 from rho_entry.terminal_text import visible
+from rho_entry.usage import UsageParser
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
-LIVE = frozenset({"running", "paused", "idle"})
 WATCH_POLL_SECONDS = 0.25
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rho-agent monitor",
-        description="Watch and control rho-agent sessions through their session directories.",
+def _add_ps(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="one JSON document")
+    parser.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="at most N sessions, newest first (50)"
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    ps = sub.add_parser("ps", help="list sessions: id, status, liveness, model, elapsed, prompt")
-    ps.add_argument("--json", action="store_true", help="one JSON document")
-    ps.add_argument("--limit", type=int, default=50)
-    watch = sub.add_parser("watch", help="follow a session's trace live")
-    watch.add_argument("id")
-    watch.add_argument("--json", action="store_true", help="raw trace lines")
-    watch.add_argument("--once", action="store_true", help="print what is there and exit")
-    cancel = sub.add_parser("cancel", help="stop a session at its next checkpoint")
-    target = cancel.add_mutually_exclusive_group(required=True)
-    target.add_argument("id", nargs="?")
+
+
+def _add_watch(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="session id, unique prefix or latest")
+    parser.add_argument("--json", action="store_true", help="raw trace lines")
+    parser.add_argument("--once", action="store_true", help="print what is there and exit")
+
+
+def _add_cancel(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("id", nargs="?", help="session id or unique prefix")
     target.add_argument("--all", action="store_true", help="every live session")
-    sub.add_parser("pause", help="pause before the next model call or tool").add_argument("id")
-    sub.add_parser("resume", help="lift a pause").add_argument("id")
-    directive = sub.add_parser("directive", help="send an instruction to a session")
-    directive.add_argument("id")
-    directive.add_argument("text", nargs="+")
-    connect = sub.add_parser(
-        "connect",
-        help="start a coordinating agent with the context of sessions A B [C...] (running "
-        "ones answer between steps; finished ones are read from their trace); a last "
-        "argument that names no session is its first instruction",
-    )
-    connect.add_argument("words", nargs="+", metavar="ID|INSTRUCTION")
-    connect.add_argument(
+
+
+def _add_id(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="session id or unique prefix")
+
+
+def _add_directive(parser: argparse.ArgumentParser) -> None:
+    _add_id(parser)
+    parser.add_argument("text", nargs="+", help="the instruction")
+
+
+def _add_connect(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("words", nargs="+", metavar="ID|INSTRUCTION")
+    parser.add_argument(
         "--wait", type=float, default=30.0, metavar="SECONDS", help="for a running session's answer"
     )
+
+
+# command -> (its help, what adds its arguments); ``rho-agent ps`` and ``kill`` reuse them
+_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "ps": ("list sessions: id, status, liveness, model, elapsed, prompt", _add_ps),
+    "watch": ("follow a session's trace live", _add_watch),
+    "cancel": ("stop a session at its next checkpoint", _add_cancel),
+    "pause": ("pause before the next model call or tool", _add_id),
+    "resume": ("lift a pause", _add_id),
+    "directive": ("send an instruction to a session", _add_directive),
+    "connect": (
+        "start a coordinating agent with the context of sessions A B [C...] (running ones "
+        "answer between steps; finished ones are read from their trace); a last argument "
+        "that names no session is its first instruction",
+        _add_connect,
+    ),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = UsageParser(
+        prog="rho-agent monitor",
+        usage="%(prog)s [-h] [DIR] COMMAND ...",
+        description="Watch and control rho-agent sessions through their session directories "
+        "(DIR: a rho-agent home or a sessions directory; default: the home's sessions).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (text, add) in _COMMANDS.items():
+        add(sub.add_parser(name, help=text, description=text))
+    return parser
+
+
+def _command_parser(command: str, prog: str) -> argparse.ArgumentParser:
+    text, add = _COMMANDS[command]
+    parser = UsageParser(prog=prog, description=text)
+    add(parser)
+    parser.set_defaults(command=command)
     return parser
 
 
@@ -76,14 +114,17 @@ def sessions_root(directory: str | None) -> Path:
     return path / "sessions" if (path / "sessions").is_dir() else path
 
 
-def main(argv: Sequence[str]) -> int:
-    """``rho-agent monitor [DIR] COMMAND``: returns the exit code."""
+def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> int:
+    """``rho-agent monitor [DIR] COMMAND``: returns the exit code. ``command`` given: ``argv``
+    are that command's arguments alone, its usage and help titled ``prog``
+    (``rho-agent kill``)."""
     args = list(argv)
     directory = None
-    if args and args[0] not in COMMANDS and not args[0].startswith("-"):
+    if command is None and args and _names_a_directory(args):
         directory, args = args[0], args[1:]
+    parser = _parser() if command is None else _command_parser(command, prog)
     try:
-        namespace = _parser().parse_args(args)
+        namespace = parser.parse_args(args)
     except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
         return 0 if exc.code == 0 else 1
     root = sessions_root(directory)
@@ -94,6 +135,15 @@ def main(argv: Sequence[str]) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+
+
+def _names_a_directory(args: list[str]) -> bool:
+    """Whether the first word is DIR: not a command or an option, and either followed by a
+    command or looking like a path. ``monitor bogus`` is then a bad command, not a DIR."""
+    first = args[0]
+    if first in COMMANDS or first.startswith("-"):
+        return False
+    return (len(args) > 1 and args[1] in COMMANDS) or "/" in first or Path(first).is_dir()
 
 
 def _dispatch(ns: argparse.Namespace, root: Path) -> int:
@@ -147,7 +197,7 @@ def _ps(root: Path, *, as_json: bool, limit: int) -> int:
     infos = list_sessions(root, limit=limit)
     now = time.time()
     if as_json:
-        rows = [_info_dict(i, now) for i in infos]
+        rows = [info_dict(i, now) for i in infos]
         print(json.dumps(rows, indent=2))
         return 0
     if not infos:
@@ -165,32 +215,8 @@ def _ps(root: Path, *, as_json: bool, limit: int) -> int:
     return 0
 
 
-def _info_dict(info: SessionInfo, now: float) -> dict[str, Any]:
-    return {
-        "id": info.id,
-        "status": info.status,
-        "liveness": info.liveness,
-        "model": info.model,
-        "profile": info.profile,
-        "created_at": info.created_at,
-        "updated_at": info.updated_at,
-        "elapsed_seconds": round(_seconds(info, now), 3),
-        "first_prompt": info.first_prompt,
-        "input_tokens": info.usage.input_tokens,
-        "output_tokens": info.usage.output_tokens,
-        "cost_usd": info.usage.cost_usd,
-        "working_dir": info.working_dir,
-        "parent_id": info.parent_id,
-    }
-
-
-def _seconds(info: SessionInfo, now: float) -> float:
-    end = now if info.liveness in LIVE else info.updated_at
-    return max(0.0, end - info.created_at)
-
-
 def _elapsed(info: SessionInfo, now: float) -> str:
-    seconds = int(_seconds(info, now))
+    seconds = int(active_seconds(info, now))
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"

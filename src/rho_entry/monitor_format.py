@@ -23,24 +23,36 @@ def _cut(text: Any, limit: int = PREVIEW) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+def _get(d: Mapping[str, Any], key: str) -> Any:
+    """A field to show: ``?`` when the line lacks it or holds null, never Python's ``None``."""
+    value = d.get(key)
+    return "?" if value is None else value
+
+
+def _also(*parts: Any) -> str:
+    """`` (a, b)`` of the parts that are there; nothing when none is."""
+    shown = [str(p) for p in parts if p not in (None, "")]
+    return f" ({', '.join(shown)})" if shown else ""
+
+
 def _tokens(usage: Any) -> str:
     if not isinstance(usage, Mapping):
         return ""
     cost = usage.get("cost_usd")
-    text = f"in {usage.get('input_tokens', 0)} out {usage.get('output_tokens', 0)}"
+    text = f"in {usage.get('input_tokens') or 0} out {usage.get('output_tokens') or 0}"
     return text + (f" ${cost:.4f}" if isinstance(cost, int | float) else "")
 
 
 def _message(d: Mapping[str, Any]) -> str:
     m = d.get("message") or {}
-    role = m.get("role", "?")
+    role = _get(m, "role")
     if role == "assistant":
-        calls = ", ".join(c.get("name", "?") for c in m.get("tool_calls") or [])
+        calls = ", ".join(str(_get(c, "name")) for c in m.get("tool_calls") or [])
         return f"assistant: {_cut(m.get('text'))}" + (f" [calls: {calls}]" if calls else "")
     if role == "tool":
         mark = "error" if m.get("is_error") else "ok"
-        return f"result {m.get('tool_name')} ({mark}): {_cut(m.get('content'))}"
-    origin = m.get("origin", "user")
+        return f"result {_get(m, 'tool_name')} ({mark}): {_cut(m.get('content'))}"
+    origin = m.get("origin") or "user"
     return (
         f"{role} ({origin}): {_cut(m.get('content'))}"
         if origin != "user"
@@ -50,43 +62,46 @@ def _message(d: Mapping[str, Any]) -> str:
 
 def _call(d: Mapping[str, Any]) -> str:
     c = d.get("call") or {}
-    return f"{c.get('name')} {_cut(c.get('arguments'))}"
+    return f"{_get(c, 'name')} {_cut(c.get('arguments'))}"
 
 
 _FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "run_start": lambda d: f"run started: {_cut(d.get('prompt'), 120)}",
     "run_end": lambda d: (
-        f"run ended: {d.get('status')} ({_tokens(d.get('usage'))})"
+        f"run ended: {_get(d, 'status')}{_also(_tokens(d.get('usage')))}"
         + (f" error: {_cut(d.get('error'))}" if d.get("error") else "")
     ),
     "message": _message,
     "llm_start": lambda d: (
-        f"model call #{d.get('call_index')} to {d.get('model')} (~{d.get('context_tokens')} tokens)"
+        f"model call #{_get(d, 'call_index')} to {_get(d, 'model')} "
+        f"(~{_get(d, 'context_tokens')} tokens)"
     ),
     "llm_end": lambda d: (
-        f"model answered in {d.get('duration', 0):.2f}s "
-        f"({_tokens(d.get('usage'))}, {d.get('finish_reason')})"
+        f"model answered in {d.get('duration') or 0:.2f}s"
+        f"{_also(_tokens(d.get('usage')), d.get('finish_reason'))}"
     ),
     "tool_start": lambda d: f"tool {_call(d)}",
     "tool_end": lambda d: (
-        f"tool {d.get('tool_name')} {'failed' if d.get('is_error') else 'ok'}"
-        f" in {d.get('duration', 0):.2f}s"
+        f"tool {_get(d, 'tool_name')} {'failed' if d.get('is_error') else 'ok'}"
+        f" in {d.get('duration') or 0:.2f}s"
     ),
-    "tool_blocked": lambda d: f"blocked ({d.get('by')}): {_call(d)}: {_cut(d.get('reason'))}",
+    "tool_blocked": lambda d: f"blocked ({_get(d, 'by')}): {_call(d)}: {_cut(d.get('reason'))}",
     "approval_requested": lambda d: f"waiting for approval: {_call(d)}",
     "approval_resolved": lambda d: (
-        f"approval {'granted' if d.get('approved') else 'refused'} for {d.get('tool_name')}"
+        f"approval {'granted' if d.get('approved') else 'refused'} for {_get(d, 'tool_name')}"
     ),
-    "compact_start": lambda d: f"compacting ({d.get('trigger')}): {d.get('tokens_before')} tokens",
+    "compact_start": lambda d: (
+        f"compacting ({_get(d, 'trigger')}): {_get(d, 'tokens_before')} tokens"
+    ),
     "compact": lambda d: (
-        f"compacted ({d.get('trigger')}): {d.get('tokens_before')} -> "
-        f"{d.get('tokens_after')} tokens"
+        f"compacted ({_get(d, 'trigger')}): {_get(d, 'tokens_before')} -> "
+        f"{_get(d, 'tokens_after')} tokens"
     ),
     "usage": lambda d: f"usage: {_tokens(d.get('usage'))}",
-    "interruption": lambda d: f"{d.get('reason')} {d.get('detail', '')}".rstrip(),
-    "directive": lambda d: f"directive #{d.get('offset')}: {_cut(d.get('text'))}",
-    "error": lambda d: f"error {d.get('error_type')}: {_cut(d.get('message'))}",
-    "trace": lambda d: f"trace {d.get('name')}: {_cut(d.get('message'))}",
+    "interruption": lambda d: f"{_get(d, 'reason')} {d.get('detail') or ''}".rstrip(),
+    "directive": lambda d: f"directive #{_get(d, 'offset')}: {_cut(d.get('text'))}",
+    "error": lambda d: f"error {_get(d, 'error_type')}: {_cut(d.get('message'))}",
+    "trace": lambda d: f"trace {_get(d, 'name')}: {_cut(d.get('message'))}",
 }
 
 

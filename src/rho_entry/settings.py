@@ -160,7 +160,7 @@ def resolve_settings(
             changes[field], sources[field] = given, "flag"
     if flags.get("vars"):
         changes["vars"] = {**config.vars, **flags["vars"]}
-    checked = (_INT_FIELDS | _FLOAT_FIELDS) & changes.keys()
+    checked = (_INT_FIELDS | _FLOAT_FIELDS | {"base_url"}) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
             config = attrs.evolve(config, **{name: changes.pop(name)})
@@ -186,6 +186,27 @@ def endpoint_label(config: AgentConfig, env: Mapping[str, str]) -> str:
         return f"provider {config.provider} at {url or '?'}"
     name = "OpenAI-compatible server" if row.name == "generic" else row.name
     return f"{name} at {url or row.default_base_url or '?'}"
+
+
+def missing_endpoint(config: AgentConfig, env: Mapping[str, str]) -> str | None:
+    """Why no model call of ``config`` could work, or None: no base URL (in the config or
+    ``env``) and no API key for a hosted provider. The demo model and a provider whose default
+    server is local (ollama, llama.cpp, vLLM) need neither. Raises ConfigError for an unknown
+    provider. The library and ``rho-agent serve`` refuse to start on it; the CLI says more
+    (``check_endpoint``)."""
+    if config.model == DEMO_MODEL:
+        return None
+    url = config.base_url or next((env[v] for v in ENV_VARS["base_url"] if env.get(v)), None)
+    if url:
+        return None
+    variable = api_key_variable(config, env)
+    provider = provider_of(config, env)
+    if env.get(variable) or not provider.default_base_url.startswith("https://"):
+        return None
+    return (
+        f"no model endpoint configured: {variable} is not set and no base URL is given "
+        f"(the {provider.name} API needs a key)"
+    )
 
 
 def check_endpoint(settings: Settings, env: Mapping[str, str]) -> None:
@@ -249,6 +270,7 @@ def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> Permiss
 
 
 _FLAGS = {
+    "base_url": "--base-url",
     "profile": "--profile",
     "working_dir": "--working-dir",
     "max_turns": "--max-turns",

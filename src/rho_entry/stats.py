@@ -6,7 +6,6 @@ come from ``rho_domain.telemetry.session_telemetry`` over the session's trace.js
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from typing import Any
 from rho_domain.errors import RhoError
 from rho_domain.messages import Usage
 from rho_domain.telemetry import SessionStats, session_telemetry
+from rho_entry.usage import UsageParser
 
 
 def session_stats(ref: str = "latest", directory: str | Path | None = None) -> SessionStats:
@@ -50,7 +50,7 @@ def stats_to_dict(stats: SessionStats) -> dict[str, Any]:
 
 def main(argv: Sequence[str]) -> int:
     """``rho-agent stats``: print telemetry; returns the exit code."""
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="rho-agent stats",
         description="Telemetry of stored sessions: runs, model calls (latency, tokens, cost) "
         "and tool calls, computed from each session's trace.",

@@ -19,6 +19,7 @@ from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
+    DatabaseMode,
     PermissionProfile,
     ShellMode,
 )
@@ -168,8 +169,15 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
     if config.model == DEMO_MODEL:
         return DemoModel()
     from rho_adapters.model import build_model as build
-    from rho_entry.settings import api_key_variable, provider_of
+    from rho_entry.settings import api_key_variable, missing_endpoint, provider_of
 
+    missing = missing_endpoint(config, environ)
+    if missing is not None:  # fail here, not at every run with "Name or service not known"
+        raise ConfigError(
+            f"{missing}: set {api_key_variable(config, environ)}, or give a base URL "
+            "(AgentConfig.base_url, OPENAI_BASE_URL) for a local server, or use model "
+            "'demo' to try offline"
+        )
     config = _with_base_url(config, environ)
     guessed = provider_of(config, environ).name
     return build(
@@ -307,6 +315,22 @@ def build_signals(store: SessionStore) -> SignalSource | None:
     if not isinstance(store, FileSessionStore):
         return None
     return FileSignals(store.session_dir)
+
+
+def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[str]:
+    """Problems of the configured databases that would fail their first query (a missing
+    driver, an unset password variable, a missing SQLite file), found without connecting,
+    for the CLI and ``rho-agent serve`` to print when they start. Never raises for them."""
+    if not config.databases:
+        return []
+    from rho_adapters.db import open_databases
+    from rho_adapters.db.factory import database_problems
+
+    try:
+        databases = open_databases(config.databases, mode=DatabaseMode.READONLY, environ=environ)
+    except ConfigError as exc:  # an unknown engine: the session itself will refuse it
+        return [str(exc)]
+    return database_problems(databases)
 
 
 def build_databases(

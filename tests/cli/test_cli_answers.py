@@ -77,7 +77,12 @@ def test_deny_all_with_a_reason_reaches_the_model(workspace: Path, home: Path) -
         "--resume", session_id[:6], *DEV, "--deny", "all", "--reason", "not on a Friday",
         cwd=workspace, home=home,
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    # exit 5, not 0: the turn stopped on the rejection and there is no answer (issue 30, F32)
+    assert result.returncode == 5, result.stderr
+    assert result.stdout == ""
+    assert "stopped: you rejected bash (demo_1); the model has not answered since" in (
+        result.stderr
+    )
     (content,) = _tool_results(home, session_id)
     assert "rejected by the user: not on a Friday" in content
     assert "⎿ approved-now" not in result.stderr

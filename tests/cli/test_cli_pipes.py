@@ -68,3 +68,32 @@ def test_list_and_watch_into_a_closed_pipe_exit_quietly(tmp_path: Path) -> None:
     for args in (("--list",), ("monitor", "watch", "latest"), ("monitor", "ps")):
         code, err = _rho_into_closed_pipe(*args, cwd=tmp_path, home=home)
         assert (code, err) == (0, ""), args
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["2>&1", "stderr-alone"])
+def test_a_closed_progress_stream_does_not_end_the_work(tmp_path: Path, shared: bool) -> None:
+    """``rho-agent TASK 2>&1 | head -1``: the progress stream (stderr) closes after the header;
+    the run still completes, exit 0, and the session is stored ``completed``."""
+    (tmp_path / "README.md").write_text("hello\n")
+    home = tmp_path / "home"
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rho_entry", "--model", "demo", "what is here?"],
+            cwd=tmp_path,
+            env=clean_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=write_end if shared else subprocess.PIPE,
+            stderr=write_end,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 0
+    assert _only_session_status(home) == "completed"
+    if not shared:
+        assert b"demo model" in proc.stdout  # the answer still reaches its own reader
+    trace = next((home / "rho" / "sessions").iterdir()) / "trace.jsonl"
+    assert "BrokenPipe" not in trace.read_text()

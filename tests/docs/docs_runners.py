@@ -75,6 +75,9 @@ EXPECTED_OUTPUT: dict[tuple[str, str], str] = {
 # Commands that exit with something other than 0 when they do what the docs say.
 EXPECTED_EXIT: dict[str, int] = {
     "rho-agent -m demo --profile developer 'run `date`'": 4,  # waits for approval, no terminal
+    # the turn stops on the rejection: no answer yet
+    "rho-agent --resume latest --profile developer --deny demo_1 "
+    '--reason "not on the build host"': 5,
 }
 
 # What the last line a command prints must contain, where its comment promises it.

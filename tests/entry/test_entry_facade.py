@@ -55,7 +55,8 @@ def test_the_stream_setting_reaches_the_model() -> None:
     config = AgentConfig(model="m", base_url="http://127.0.0.1:8080/v1", stream=False)
     model = build_model(config, {}, FakeClock())
     assert model.stream_mode is False  # type: ignore[attr-defined]
-    assert build_model(AgentConfig(model="m"), {}, FakeClock()).stream_mode is None  # type: ignore[attr-defined]
+    hosted = build_model(AgentConfig(model="m"), {"OPENAI_API_KEY": "k"}, FakeClock())
+    assert hosted.stream_mode is None  # type: ignore[attr-defined]
 
 
 def test_unknown_profile_is_a_config_error() -> None:

@@ -126,6 +126,7 @@ async def test_stalled_socket_hits_the_real_idle_timeout(served: LoopbackServer)
         await collect(model, _request())
     await model.aclose()
     assert info.value.partial_text == "alpha "
+    assert "the server took the call, then went quiet" in str(info.value)  # not "--base-url"
 
 
 async def test_models_of_one_endpoint_share_one_pooled_client(served: LoopbackServer) -> None:
@@ -158,3 +159,49 @@ def test_loopback_serves_sync_clients_and_json_mode() -> None:
 
 def _request() -> ModelRequest:
     return ModelRequest(model="m", system="s", messages=(UserMessage("hi"),))
+
+
+async def test_a_socket_error_wrapped_in_a_task_group_names_its_cause() -> None:
+    # anyio wraps what connect() raised (here OverflowError for port 99999) in an
+    # ExceptionGroup; the adapter reports the cause, not "unhandled errors in a TaskGroup".
+    model = OpenAIChatModel(
+        model="m",
+        base_url="http://127.0.0.1:99999/v1",
+        clock=FakeClock(),
+        retry=RetryPolicy(max_retries=0),
+    )
+    with pytest.raises(ModelConnectionError) as info:
+        await collect(model, _request())
+    await model.aclose()
+    assert "port must be 0-65535" in str(info.value)
+    assert "TaskGroup" not in str(info.value)
+
+
+async def test_a_broken_stream_is_not_blamed_on_the_url_a_refused_connection_is(
+    served: LoopbackServer,
+) -> None:
+    served.replies = [text_reply("alpha beta gamma delta", deltas=8, faults=(drop(after=4),))]
+    model = OpenAIChatModel(
+        model="m", base_url=served.base_url, clock=FakeClock(), retry=RetryPolicy(max_retries=0)
+    )
+    with pytest.raises(ModelConnectionError) as broken:
+        await collect(model, _request())
+    await model.aclose()
+    assert "the server answered, then closed the connection mid-response" in str(broken.value)
+    assert "is the server running there" not in str(broken.value)
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    nobody = OpenAIChatModel(
+        model="m",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        clock=FakeClock(),
+        retry=RetryPolicy(max_retries=0),
+    )
+    with pytest.raises(ModelConnectionError) as refused:
+        await collect(nobody, _request())
+    await nobody.aclose()
+    assert "is the server running there? check the base URL (--base-url, " in str(refused.value)
+    assert "AgentConfig.base_url" in str(refused.value)

@@ -193,12 +193,18 @@ def test_profile_name_stays_a_string_and_object_becomes_a_mapping() -> None:
 @pytest.mark.parametrize(
     ("data", "fragment"),
     [
-        ({"modle": "x"}, "extra fields found (modle) @ config"),
+        ({"modle": "x"}, "unknown key 'modle' (did you mean 'model'?) @ config"),
+        ({"budget": {"max_cost": 1}}, "unknown key 'max_cost' (did you mean 'max_cost_usd'?)"),
+        ({"zzz": 1}, "unknown key 'zzz' @ config"),
         ({"budget": {"max_cost_usd": "lots"}}, "float | None @ config.budget.max_cost_usd"),
         ({"auto_approve": "no"}, "expected bool @ config.auto_approve"),
         ({"model": 3}, "expected str @ config.model"),
-        ({"databases": {"a": {"engine": "x", "pw": 1}}}, "extra fields found (pw)"),
+        ({"databases": {"a": {"engine": "x", "pw": 1}}}, "unknown key 'pw'"),
         ({"profile": {"name": "p", "shell": "root"}}, "config.profile.shell"),
+        (
+            {"profile": {"name": "p", "shell": "root"}},
+            "expected one of restricted, unrestricted (got 'root')",
+        ),
     ],
 )
 def test_config_errors_name_source_key_and_type(data: dict[str, object], fragment: str) -> None:

@@ -89,6 +89,21 @@ class ThreadedDatabase(Database):
         source = self._password_source
         return source() if callable(source) else source
 
+    def problems(self) -> list[str]:
+        """What would make this database's first call fail, found without connecting: a
+        missing driver, an unset password variable (and, per engine, a missing file). For a
+        start-up warning; an empty list promises nothing about the server."""
+        found = []
+        try:
+            self._module()
+        except RhoError as exc:  # MissingExtra: names the extra to install
+            found.append(f"database {self.alias!r}: {exc}")
+        try:
+            self._password  # noqa: B018 - reading it runs the check of password_env
+        except RhoError as exc:
+            found.append(str(exc))
+        return found
+
     @property
     def dialect(self) -> str:
         """See ``Database.dialect``."""

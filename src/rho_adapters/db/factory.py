@@ -72,3 +72,14 @@ def _password_reader(
         return environ[variable]
 
     return read
+
+
+def database_problems(databases: Mapping[str, Database]) -> list[str]:
+    """What would make each database's first call fail, found without connecting
+    (``ThreadedDatabase.problems``: a missing driver, an unset ``password_env``, a missing
+    SQLite file), for a warning when a session starts rather than at the model's first query."""
+    found: list[str] = []
+    for database in databases.values():
+        if isinstance(database, ThreadedDatabase):
+            found.extend(database.problems())
+    return found

@@ -17,6 +17,7 @@ import sqlite3
 import time
 import urllib.parse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
@@ -62,6 +63,22 @@ class SqliteDatabase(ThreadedDatabase):
     def _error_types(self) -> tuple[type[Exception], ...]:
         return (sqlite3.Error,)
 
+    def _load_driver(self) -> Any:
+        return sqlite3  # the standard library's: always there
+
+    def problems(self) -> list[str]:
+        """See ``ThreadedDatabase.problems``; also a database file that does not exist."""
+        found = super().problems()
+        path = self.config.path or self.config.dsn
+        if (
+            path
+            and not path.startswith("file:")
+            and path != ":memory:"
+            and not Path(path).expanduser().is_file()
+        ):
+            found.append(f"database {self.alias!r}: no SQLite file at {path}")
+        return found
+
     def _path(self) -> str:
         path = self.config.path or self.config.dsn
         if not path:
@@ -70,8 +87,12 @@ class SqliteDatabase(ThreadedDatabase):
 
     def _connect(self) -> Any:
         access = "ro" if self.read_only else "rw"  # rw never creates a missing file
-        uri = f"file:{urllib.parse.quote(self._path())}?mode={access}"
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        path = self._path()
+        uri = f"file:{urllib.parse.quote(path)}?mode={access}"
+        try:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        except sqlite3.OperationalError as exc:  # "unable to open database file": say which
+            raise sqlite3.OperationalError(f"{exc}: {path}") from exc
         if hasattr(conn, "enable_load_extension"):
             conn.enable_load_extension(False)
         if hasattr(conn, "setlimit"):

@@ -72,6 +72,18 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
         raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
+    except ExceptionGroup as group:
+        # anyio's happy-eyeballs connect wraps what the socket raised (OverflowError for a bad
+        # port, OSError) in a group that httpcore lets through: say what the leaves said.
+        leaves = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(group))
+        raise ModelConnectionError(f"connection to the model server failed: {leaves}") from group
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for inner in group.exceptions:
+        out.extend(_leaves(inner) if isinstance(inner, BaseExceptionGroup) else [inner])
+    return out
 
 
 def add_hint(exc: BaseException, hint: str) -> None:
@@ -102,11 +114,29 @@ def explain(
         key = f"the API key {source} was refused" if has_key else "no API key was sent"
         variable = key_variable or "the provider's key variable"
         hint = f"{where}: {key}; check {variable} (or --api-key-env to name another variable)"
-    elif isinstance(exc, (ModelConnectionError, ModelTimeout)):
-        hint = f"{where}: is the server running there? check --base-url"
+    elif isinstance(exc, (ModelConnectionError, ModelTimeout)) and _never_answered(exc):
+        # the adapter serves the CLI and the library: name both spellings of the setting
+        hint = f"{where}: is the server running there? check the base URL (--base-url, "
+        hint += "OPENAI_BASE_URL or AgentConfig.base_url)"
+    elif isinstance(exc, ModelTimeout):
+        hint = f"{where}: the server took the call, then went quiet; a slow model may need a "
+        hint += "longer timeout (--timeout, AgentConfig.model_timeout)"
+    elif isinstance(exc, ModelConnectionError):
+        # The server was up: it answered, then the connection broke (it crashed or restarted,
+        # a proxy cut the stream). Pointing at the URL would send the user the wrong way.
+        hint = f"{where}: the server answered, then closed the connection mid-response; try "
+        hint += "again, or check the server's log"
     else:
         hint = where
     add_hint(exc, hint)
+
+
+def _never_answered(exc: ModelError) -> bool:
+    """True when the call failed before the server answered anything: no connection (refused,
+    unknown host, bad port, connect timeout), as opposed to a connection that broke later."""
+    cause = exc.__cause__
+    before = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)
+    return isinstance(cause, (*before, ExceptionGroup)) and not exc.partial_text
 
 
 def error_payload(body: str) -> tuple[str, str]:

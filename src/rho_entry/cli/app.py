@@ -23,7 +23,13 @@ from rho_entry.cli.answers import apply_answers
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
-from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
+from rho_entry.cli.running import (
+    interruptible,
+    make_renderer,
+    open_session,
+    rejected_last,
+    result_code,
+)
 from rho_entry.settings import endpoint_label, environment
 from rho_entry.terminal_text import visible
 
@@ -38,19 +44,20 @@ def run(args: argparse.Namespace) -> int:
 
             return run_remote(args, environment())
         if args.list:
-            return _list_sessions(_store(environment()))
+            return _list_sessions(_store(environment()), as_json=args.json)
         launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
+        _warn_about_databases(launch)
         if launch.interactive:
             from rho_entry.cli.repl import run_repl
 
-            return run_repl(launch, _store(environment()))
-        return _run_loop(_one_shot(launch, _store(environment())))
+            return run_repl(launch, _store(environment(), writing=True))
+        return _run_loop(_one_shot(launch, _store(environment(), writing=True)))
     except ConfigError as exc:
         return _fail(str(exc), exit_codes.USAGE)
     except ModelError as exc:
         return _fail(f"model error: {exc}", exit_codes.MODEL)
-    except RhoError as exc:
-        return _fail(f"{type(exc).__name__}: {exc}", exit_codes.USAGE)
+    except RhoError as exc:  # our messages say what to fix; a class name adds nothing
+        return _fail(str(exc), exit_codes.USAGE)
     except KeyboardInterrupt:
         return _fail("cancelled", exit_codes.CANCELLED)
     except Exception as exc:  # noqa: BLE001 - a bug must still end with a message and code 1
@@ -58,6 +65,15 @@ def run(args: argparse.Namespace) -> int:
             traceback.print_exc()
         hint = "" if getattr(args, "verbose", False) else " (--verbose shows the traceback)"
         return _fail(f"internal error: {type(exc).__name__}: {exc}{hint}", exit_codes.USAGE)
+
+
+def _warn_about_databases(launch: Launch) -> None:
+    """Now, not when the model first queries: a missing driver, an unset password variable,
+    a missing SQLite file. Warnings only: the task may not need that database."""
+    from rho_entry.wiring import database_warnings
+
+    for problem in database_warnings(launch.settings.config, environment()):
+        sys.stderr.write(f"rho-agent: warning: {visible(problem)}\n")
 
 
 def _fail(message: str, code: int) -> int:
@@ -74,11 +90,35 @@ def _run_loop(coro: Coroutine[Any, Any, T]) -> T:
         loop.close()
 
 
-def _store(env: Mapping[str, str]) -> SessionStore:
+def _store(env: Mapping[str, str], *, writing: bool = False) -> SessionStore:
+    """The session store; ``writing`` checks first that its directory can hold a new session,
+    so that a run never starts (header, model calls) when nothing of it could be saved."""
     from rho_adapters.store.files import FileSessionStore
     from rho_entry.home import sessions_dir
 
-    return FileSessionStore(sessions_dir(env))
+    root = sessions_dir(env)
+    if writing:
+        _check_writable(root, env)
+    return FileSessionStore(root)
+
+
+def _check_writable(root: Path, env: Mapping[str, str]) -> None:
+    import os
+
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        problem = None if os.access(root, os.W_OK | os.X_OK) else "not writable"
+    except OSError as exc:
+        problem = exc.strerror or type(exc).__name__
+    if problem is None:
+        return
+    origin = next(
+        (f"${name}" for name in ("RHO_AGENT_HOME", "XDG_CONFIG_HOME") if env.get(name)), "$HOME"
+    )
+    raise ConfigError(
+        f"cannot keep sessions in {root}: {problem} (the config directory comes from "
+        f"{origin}; set RHO_AGENT_HOME to a writable directory)"
+    )
 
 
 async def _one_shot(launch: Launch, store: SessionStore) -> int:
@@ -109,17 +149,29 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     finally:
         await session.close()
     code = result_code(result)
+    rejected = rejected_last(session, result)
+    if rejected is not None:
+        code = exit_codes.REJECTED
     if isinstance(renderer, JsonRenderer):
         renderer.finish(result, exit_code=code)
     else:
         renderer.finish(result)
-        _explain(result, renderer, session.id)
+        _explain(result, renderer, session.id, saved=session.journal.created)
+        if rejected is not None:
+            renderer.notice(
+                f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
+                f"has not answered since. Say what to do instead: `rho-agent --resume "
+                f'{session.id} "..."`.',
+                "yellow",
+            )
     if launch.output is not None and result.status is RunStatus.COMPLETED:
         code = _write_output(launch.output, result.text, renderer) or code
     return code
 
 
-def _explain(result: RunResult, renderer: TerminalRenderer, session_id: str) -> None:
+def _explain(
+    result: RunResult, renderer: TerminalRenderer, session_id: str, *, saved: bool
+) -> None:
     status = result.status
     if status is RunStatus.AWAITING_APPROVAL:
         calls = "; ".join(f"{p.call.name} ({p.call.id}): {p.reason}" for p in result.pending)
@@ -139,11 +191,14 @@ def _explain(result: RunResult, renderer: TerminalRenderer, session_id: str) -> 
     elif status is RunStatus.ERROR and not renderer.quiet:
         if result.error and result.error not in renderer.errors_shown:
             renderer.notice(f"failed: {result.error}", "red")
-        renderer.notice(
-            f"the session is saved: after fixing the cause, continue with "
-            f"`rho-agent --resume {session_id}`.",
-            "yellow",
-        )
+        if saved:
+            renderer.notice(
+                f"the session is saved: after fixing the cause, continue with "
+                f"`rho-agent --resume {session_id}`.",
+                "yellow",
+            )
+        else:  # the store failed before the session existed: there is nothing to resume
+            renderer.notice("nothing was saved: the session could not be stored.", "yellow")
 
 
 def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRenderer) -> int:
@@ -157,16 +212,22 @@ def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRender
     return 0
 
 
-def _list_sessions(store: SessionStore) -> int:
-    infos = _run_loop(_listing(store))
-    if not infos:
-        sys.stdout.write("no saved sessions\n")
-    for line in infos:
-        sys.stdout.write(line + "\n")
-    return exit_codes.OK
+def _list_sessions(store: SessionStore, *, as_json: bool) -> int:
+    infos = _run_loop(store.list(limit=50))
+    if as_json:  # the objects `monitor ps --json` prints
+        import json
+        import time
 
+        from rho_entry.session_json import info_dict
 
-async def _listing(store: SessionStore) -> list[str]:
+        now = time.time()
+        sys.stdout.write(json.dumps([info_dict(i, now) for i in infos], indent=2) + "\n")
+        return exit_codes.OK
     from rho_entry.cli.sessions import format_sessions
 
-    return format_sessions(await store.list(limit=50))
+    lines = format_sessions(infos)
+    if not lines:
+        sys.stdout.write("no saved sessions\n")
+    for line in lines:
+        sys.stdout.write(line + "\n")
+    return exit_codes.OK

@@ -10,6 +10,7 @@ USAGE = 1  # bad flag, config, profile, template, output file; or an internal er
 MODEL = 2  # the model endpoint failed (connection, HTTP status, broken stream)
 LIMIT = 3  # max turns or budget reached before an answer
 APPROVAL = 4  # stopped: a tool call waits for approval (no one could be asked)
+REJECTED = 5  # stopped: the user rejected a tool call; the model has not answered since
 CANCELLED = 130  # Ctrl+C (or a cancel from the monitor)
 
 EXIT_CODES_HELP = """\
@@ -19,6 +20,9 @@ EXIT_CODES_HELP = """\
   3    limit reached: --max-turns or the budget
   4    awaiting approval: a tool call needs approval and nobody could be asked
        (no terminal, or --json); answer with --resume ID --approve/--deny CALL|all
+  5    stopped after a rejection: you rejected a tool call (--deny, or "no" on the
+       terminal) and the model has not answered since; say what to do instead with
+       --resume ID "..."
   130  cancelled (Ctrl+C, or `rho-agent monitor cancel`)"""
 
 _BY_STATUS = {

@@ -29,10 +29,11 @@ from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
 from rho_entry.terminal_text import visible
+from rho_entry.usage import UsageParser
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="rho-agent fork",
         description="Start a new session from a turn of an existing one (the original is kept).",
     )

@@ -111,6 +111,8 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     if not args.resume:
         check_endpoint(settings, env)
     output = Path(args.output).expanduser() if args.output else None
+    if args.force and output is None:  # silently ignored, it would promise what it cannot do
+        raise ConfigError("--force goes with --output FILE (it lets the answer replace FILE)")
     if output is not None:
         _check_output(output, force=args.force, interactive=interactive)
         _refuse_overwriting_an_input(output, _input_files(args, home, config_path))
@@ -229,12 +231,18 @@ def _color(env: Mapping[str, str]) -> bool:
 
 
 def _preview_lines(flag: int | None, env: Mapping[str, str]) -> int:
+    """Lines of tool output shown: 0 or more (``-v`` shows them all)."""
     if flag is not None:
-        return flag
-    raw = env.get("RHO_AGENT_PREVIEW_LINES")
-    if not raw:
-        return 6
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(f"RHO_AGENT_PREVIEW_LINES={raw!r}: expected an integer") from None
+        value, origin = flag, f"--preview-lines {flag}"
+    else:
+        raw = env.get("RHO_AGENT_PREVIEW_LINES")
+        if not raw:
+            return 6
+        origin = f"RHO_AGENT_PREVIEW_LINES={raw!r}"
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{origin}: expected an integer") from None
+    if value < 0:
+        raise ConfigError(f"{origin}: expected 0 or more lines (--verbose shows every line)")
+    return value

@@ -37,10 +37,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         adapters_log.addHandler(logging.NullHandler())
     # What main() changes of the process it puts back, so that it can be called again in the
     # same process (an embedding program, the in-process CLI tests).
-    show_warning, stdout = warnings.showwarning, sys.stdout
+    show_warning, stdout, stderr = warnings.showwarning, sys.stdout, sys.stderr
     warnings.showwarning = _show_warning
-    quiet = QuietPipe(stdout)
-    sys.stdout = quiet
+    # Both streams: `rho-agent ... 2>&1 | head -1` closes the progress stream too, and a
+    # reader going away must not end the agent's work as an error.
+    quiet, quiet_err = QuietPipe(stdout), QuietPipe(stderr)
+    sys.stdout, sys.stderr = quiet, quiet_err
     # What restricted commands lose without bubblewrap (wiring.say_unprotected): one line.
     sandbox_log, sandbox_line = logging.getLogger("rho_entry.sandbox"), _WarningLine()
     sandbox_log.addHandler(sandbox_line)
@@ -48,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args)
     finally:
         quiet.flush()  # now, not at interpreter exit, where a broken pipe would print
-        sys.stdout = stdout
+        quiet_err.flush()
+        sys.stdout, sys.stderr = stdout, stderr
         warnings.showwarning = show_warning
         sandbox_log.removeHandler(sandbox_line)
 

@@ -8,10 +8,9 @@ from the environment and the config file.
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import NoReturn
 
 from rho_entry.cli.exit_codes import EXIT_CODES_HELP
+from rho_entry.usage import UsageParser
 
 VERSION = "0.2.0"
 
@@ -55,17 +54,9 @@ examples:
 """
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on usage errors; rho-agent's documented code for them is 1."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``rho-agent`` argument parser (flags documented in its help)."""
-    parser = _Parser(
+    parser = UsageParser(
         prog="rho-agent",
         description=DESCRIPTION,
         epilog=EPILOG,

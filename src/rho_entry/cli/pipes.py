@@ -1,4 +1,5 @@
-"""Standard output that survives its reader going away (``rho-agent ... | head -1``).
+"""Standard output and error that survive their reader going away
+(``rho-agent ... 2>&1 | head -1``).
 
 Unix tools end quietly when the program reading their output exits. Python instead raises
 ``BrokenPipeError`` from the next ``write`` or ``flush``, which here would surface inside an event

@@ -143,7 +143,8 @@ class TerminalRenderer:
         self.err.flush()
 
     def finish(self, result: RunResult) -> None:
-        """After a run: the final answer (quiet mode) and the usage line."""
+        """After a run: the final answer (quiet mode) and the usage line (when the run used
+        tokens)."""
         self.spinner.stop()
         if self.quiet:
             if result.text:
@@ -151,7 +152,10 @@ class TerminalRenderer:
                 self.out.flush()
             return
         self._end_line()
-        self.notice(usage_line(result, self.context_tokens), "dim")
+        if result.usage.total_tokens or result.usage.cost_usd:
+            # A run that used nothing (its first call failed, or no model was called) gets
+            # no "in 0 / out 0" line: after an error it read like a result.
+            self.notice(usage_line(result, self.context_tokens), "dim")
 
     def _end_line(self) -> None:
         if self._mid_line:

@@ -9,9 +9,10 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rho_domain.messages import ToolResultMessage
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import RunResult
+from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import exit_codes
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
@@ -138,3 +139,14 @@ def result_code(result: RunResult) -> int:
     return exit_codes.exit_code(
         result.status.value, model_error=exit_codes.is_model_error(result.error_type)
     )
+
+
+def rejected_last(session: Session, result: RunResult) -> ToolResultMessage | None:
+    """The rejected call's result when a completed run ended on it: the user said no (live or
+    with ``--deny``), the turn stopped, and the model has not answered since. Such a run has
+    no answer; it must not look like an empty one (exit code ``REJECTED``)."""
+    messages = session.state.messages
+    last = messages[-1] if messages else None
+    if result.status is RunStatus.COMPLETED and isinstance(last, ToolResultMessage):
+        return last
+    return None

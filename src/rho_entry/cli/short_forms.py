@@ -10,9 +10,9 @@ from rho_entry import monitor
 
 def ps(args: Sequence[str]) -> int:
     """``rho-agent ps [--json] [--limit N]``: list sessions (``monitor ps``)."""
-    return monitor.main(["ps", *args])
+    return monitor.main(args, command="ps", prog="rho-agent ps")
 
 
 def kill(args: Sequence[str]) -> int:
     """``rho-agent kill ID|--all``: stop sessions at their next checkpoint (``monitor cancel``)."""
-    return monitor.main(["cancel", *args])
+    return monitor.main(args, command="cancel", prog="rho-agent kill")

@@ -4,7 +4,8 @@ The model endpoint, key and default model come from the environment as for the C
 (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``RHO_AGENT_MODEL``, ...); the server's limits from
 ``RHO_AGENT_SERVER_*`` (``rho_entry.server.settings``) or the flags below. Ctrl+C or SIGTERM
 stops it: runs in progress are cancelled and end ``cancelled`` on disk, so ``--resume`` (or
-``POST /resume``) continues them. Exit codes: 0 stopped, 1 configuration error.
+``POST /resume``) continues them. Exit codes: 0 stopped, 1 configuration error (found before
+listening: an unknown allowed profile, no model endpoint, a busy port; ``startup_checks``).
 
 Every request needs the token: ``RHO_AGENT_SERVER_TOKEN``, else one generated per start,
 written to ``<config dir>/server/<host>-<port>.token`` (0600, removed at exit; ``token_file``)
@@ -32,16 +33,25 @@ from rho_entry.server.settings import (
     check_bind,
     check_roots,
 )
+from rho_entry.server.startup_checks import check_endpoint, check_profiles, listen
+from rho_entry.usage import UsageParser
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="rho-agent serve",
         description="Serve sessions over HTTP: a JSON API and a Server-Sent Events stream "
         "(docs/server.md).",
     )
-    parser.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default: loopback)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (0: any free one)")
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}, loopback)"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT}; 0: any free one)",
+    )
     parser.add_argument(
         "--root",
         action="append",
@@ -58,7 +68,9 @@ def _parser() -> argparse.ArgumentParser:
         help="a profile clients may pick (repeatable; the first is the default; default: "
         "readonly, or RHO_AGENT_SERVER_PROFILES)",
     )
-    parser.add_argument("--max-runs", type=int, help="runs in progress at once (default 32)")
+    parser.add_argument(
+        "--max-runs", type=int, metavar="N", help="runs in progress at once (default 32)"
+    )
     parser.add_argument(
         "--allow-host",
         action="append",
@@ -84,15 +96,23 @@ def main(argv: Sequence[str]) -> int:
         settings = ServerSettings.from_environ(env, sessions_root=sessions_dir(env))
         settings = attrs.evolve(settings, **_flag_changes(ns, settings))
         check_bind(ns.host, settings)
+        check_profiles(settings, env, flag=bool(ns.allow_profile))
         token_home = None if settings.token is not None else config_dir(env)
         if token_home is not None:
             check_token_home(token_home, settings.roots)
         token = settings.token if settings.token is not None else secrets.token_urlsafe(32)
         settings = attrs.evolve(settings, token=token)
-        from rho_entry.server.app import create_app
+        from rho_entry.server.app import create_app, default_config
 
+        config = default_config(env)
+        check_endpoint(config, env)
+        from rho_entry.wiring import database_warnings
+
+        for problem in database_warnings(config, env):  # the task may not need it: warn
+            print(f"rho-agent serve: warning: {problem}", file=sys.stderr)
         app = create_app(settings, environ=env)
         server = _server(app, ns.host, ns.port, settings, token, token_home)
+        listening = listen(ns.host, ns.port)
     except RhoError as exc:
         print(f"rho-agent serve: {exc}", file=sys.stderr)
         return 1
@@ -101,7 +121,7 @@ def main(argv: Sequence[str]) -> int:
         from rho_entry.wiring import say_unprotected
 
         say_unprotected(sandbox_notice())  # at start, not at the first session
-    server.run()
+    server.run(sockets=[listening])
     return 1 if server.failed else 0
 
 

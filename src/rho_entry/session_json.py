@@ -1,0 +1,39 @@
+"""Sessions as JSON objects: what ``monitor ps --json`` and ``rho-agent --list --json`` print.
+
+A leaf (the standard library and the store's port types only), so the CLI and the monitor
+share it without importing each other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rho_domain.ports.store import SessionInfo
+
+LIVE = frozenset({"running", "paused", "idle"})  # liveness values of a session a process drives
+
+
+def info_dict(info: SessionInfo, now: float) -> dict[str, Any]:
+    """One session as ``monitor ps --json`` and ``rho-agent --list --json`` print it."""
+    return {
+        "id": info.id,
+        "status": info.status,
+        "liveness": info.liveness,
+        "model": info.model,
+        "profile": info.profile,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "elapsed_seconds": round(active_seconds(info, now), 3),
+        "first_prompt": info.first_prompt,
+        "input_tokens": info.usage.input_tokens,
+        "output_tokens": info.usage.output_tokens,
+        "cost_usd": info.usage.cost_usd,
+        "working_dir": info.working_dir,
+        "parent_id": info.parent_id,
+    }
+
+
+def active_seconds(info: SessionInfo, now: float) -> float:
+    """Seconds from creation to ``now`` while live, else to the last update."""
+    end = now if info.liveness in LIVE else info.updated_at
+    return max(0.0, end - info.created_at)

@@ -1,0 +1,93 @@
+"""Database problems found when a session starts, not at the model's first query (issue 30):
+a missing driver, an unset ``password_env``, a missing SQLite file; and the SQLite error at
+query time names the file it could not open."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.db import open_databases
+from rho_adapters.db.factory import database_problems
+from rho_adapters.db.sqlite import SqliteDatabase
+from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.errors import DatabaseError
+from rho_domain.permissions import DatabaseMode
+from rho_entry.wiring import database_warnings
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _configs(tmp_path: Path) -> dict[str, DatabaseConfig]:
+    good = tmp_path / "good.db"
+    sqlite3.connect(good).close()
+    return {
+        "good": DatabaseConfig(engine="sqlite", path=str(good)),
+        "shop": DatabaseConfig(engine="sqlite", path=str(tmp_path / "missing" / "shop.db")),
+        "prod": DatabaseConfig(
+            engine="postgres", host="localhost", database="app", password_env="PROD_DB_PW"
+        ),
+        "set": DatabaseConfig(
+            engine="postgres", host="localhost", database="app", password_env="SET_PW"
+        ),
+    }
+
+
+def test_problems_are_found_without_connecting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    databases = open_databases(
+        _configs(tmp_path), mode=DatabaseMode.READONLY, environ={"SET_PW": "x"}
+    )
+    assert database_problems(databases) == [
+        f"database 'shop': no SQLite file at {tmp_path / 'missing' / 'shop.db'}",
+        "database 'prod': password_env names 'PROD_DB_PW', which is not set in the "
+        "environment; export it and start again",
+    ]
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # makes `import psycopg` fail
+    again = open_databases(_configs(tmp_path), mode=DatabaseMode.READONLY, environ={})
+    problems = database_problems(again)
+    assert sum("pip install 'rho-agent[postgres]'" in p for p in problems) == 2  # prod, set
+    assert database_warnings(AgentConfig(), {}) == []
+
+
+async def test_a_missing_sqlite_file_is_named_when_queried(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "shop.db"
+    db = SqliteDatabase("shop", DatabaseConfig(engine="sqlite", path=str(missing)))
+    with pytest.raises(DatabaseError) as info:
+        await db.query("SELECT 1", max_rows=1, timeout=5)
+    assert f"unable to open database file: {missing}" in str(info.value)
+    assert not missing.exists()  # read-only: never created
+
+
+def test_the_cli_warns_before_the_run(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "databases.yaml").write_text(
+        f"databases:\n  shop: {{engine: sqlite, path: {tmp_path / 'no.db'}}}\n"
+        "  prod: {engine: postgres, host: localhost, database: app, password_env: PW}\n"
+    )
+    shadow = tmp_path / "shadow" / "psycopg"  # psycopg "not installed" in that process
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named psycopg')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "-m", "demo", "what is here?"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+             "RHO_AGENT_HOME": str(home), "PYTHONPATH": f"{shadow.parent}:{SRC}"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[:3] == [
+        f"rho-agent: warning: database 'shop': no SQLite file at {tmp_path / 'no.db'}",
+        "rho-agent: warning: database 'prod': psycopg is not installed for PostgreSQL "
+        "databases: install it with `pip install 'rho-agent[postgres]'`",
+        "rho-agent: warning: database 'prod': password_env names 'PW', which is not set in "
+        "the environment; export it and start again",
+    ]
+    assert lines[3].startswith("rho-agent · demo")  # the warnings come before the run
