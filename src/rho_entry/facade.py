@@ -85,6 +85,7 @@ class Agent(domain_agent.Agent):
                 profile,
                 databases=config.databases,
                 spreadsheet_reader=wiring.build_spreadsheet_reader(),
+                line_searcher=wiring.build_line_searcher(),
                 delegation=True,
                 output_limit=config.tool_output_limit,
             )

@@ -1,12 +1,14 @@
 """glob and list: find files by pattern, and show a directory's entries.
 
 glob: ``rg --files`` when ripgrep is installed (fast on big trees, honours .gitignore), else a
-walk through the executor; results sorted and capped, the cap stated. list: entries with type
+walk through the executor; the paths are matched in a thread (``GlobMatcher``, linear in the
+pattern whatever it is), sorted and capped, the cap stated. list: entries with type
 and size, directories first, hidden entries only on request, capped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 from collections.abc import Mapping
 from typing import Any
@@ -15,7 +17,7 @@ from rho_domain.errors import ToolError
 from rho_domain.paths import is_secret
 from rho_domain.ports.executor import Command, FileKind, Stage
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
-from rho_domain.tools.walk import glob_matcher, relative_to, walk_files
+from rho_domain.tools.walk import GlobMatcher, glob_matcher, relative_to, walk_files
 
 
 class GlobHandler(ToolHandler):
@@ -58,9 +60,8 @@ class GlobHandler(ToolHandler):
             candidates = [posixpath.normpath(p) for p in result.output.split("\x00") if p]
         else:
             candidates = [p async for p in walk_files(ctx.executor, base)]
-        found = sorted(
-            p for p in candidates if matcher.match(relative_to(p, base)) and not is_secret(p)
-        )
+        # Off the event loop: a listing of 100,000 paths is CPU work for every session.
+        found = await asyncio.to_thread(_select, candidates, matcher, base)
         if not found:
             return ToolOutput(content=f"No files match {pattern!r} under {base}.")
         shown = found[:cap]
@@ -120,6 +121,11 @@ class ListHandler(ToolHandler):
         if len(entries) > cap:
             lines.append(f"[showing {cap} of {len(entries)} entries]")
         return ToolOutput(content="\n".join(lines), metadata={"count": len(entries)})
+
+
+def _select(candidates: list[str], matcher: GlobMatcher, base: str) -> list[str]:
+    """The sorted candidates that match and are not secrets files."""
+    return sorted(p for p in candidates if matcher.match(relative_to(p, base)) and not is_secret(p))
 
 
 def _size(size: int) -> str:
