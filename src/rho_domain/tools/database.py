@@ -4,7 +4,8 @@ Each tool takes the alias (``database``) and an ``operation``: ``query`` (one st
 ``list_tables``, ``describe`` (columns, types, keys, indexes) or ``explain``. Results are a
 compact text table with the column names, capped at ``row_limit`` rows (default 100) with a
 "N more rows not shown" line; long cells are cut. Rows are fetched with a bounded look-ahead,
-never the whole result.
+never the whole result, and within a byte budget: the adapter cuts huge cells (shown with
+their full size) and stops fetching at its byte limit, which the table's last line states.
 
 Read-only is enforced below the tool: the ``Database`` adapter checks every statement and
 runs it inside the engine's read-only transaction. In a MUTATIONS profile the tool reports
@@ -20,7 +21,7 @@ from typing import Any
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import StatementRefused, ToolArgumentsError, ToolError
 from rho_domain.permissions import DatabaseMode, PermissionProfile
-from rho_domain.ports.database import Database, QueryResult
+from rho_domain.ports.database import CutValue, Database, QueryResult
 from rho_domain.sql import allowed_functions, classify
 from rho_domain.tools.base import (
     DANGEROUS,
@@ -220,7 +221,12 @@ def render(result: QueryResult, limit: int) -> str:
     lines = [_line(result.columns, widths), "-+-".join("-" * w for w in widths)]
     lines.extend(_line(row, widths) for row in cells)
     hidden = len(result.rows) - len(shown)
-    if hidden or result.more_rows:
+    if result.byte_limit is not None:
+        lines.append(
+            f"... {hidden:,}+ more rows not fetched: the rows reached {result.byte_limit:,} "
+            "bytes, the limit of one result (select fewer or narrower columns, or aggregate)"
+        )
+    elif hidden or result.more_rows:
         more = f"{hidden:,}+" if result.more_rows else f"{hidden:,}"
         lines.append(f"... {more} more rows not shown (raise row_limit or narrow the query)")
     return "\n".join(lines)
@@ -233,10 +239,16 @@ def _line(values: Sequence[str], widths: Sequence[int]) -> str:
 def _cell(value: Any) -> str:
     if value is None:
         return "NULL"
+    mark = ""
+    if isinstance(value, CutValue):  # cut by the adapter: say so, and how large it was
+        mark = " [cut]" if value.size is None else f" [cut: {value.size:,} bytes]"
+        value = value.head
     if isinstance(value, bytes | bytearray | memoryview):
         data = bytes(value)
         text = "0x" + data[: CELL_LIMIT // 2].hex()
     else:
         text = str(value)
     text = text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " ")
-    return text if len(text) <= CELL_LIMIT else text[: CELL_LIMIT - 1] + "…"
+    if len(text) > CELL_LIMIT:
+        text = text[: CELL_LIMIT - 1] + "…"
+    return text + mark
