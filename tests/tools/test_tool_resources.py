@@ -3,7 +3,8 @@
 A loop-lag probe (a task that ticks every 10 ms and records the longest gap between ticks)
 runs beside each call: the glob tool with ``**/`` repeated 24 times over a deep tree, the
 grep fallback (no ripgrep) with ``(a+)+$`` on a long line of ``a`` ending in ``b``, a
-bash glob whose stars backtrack. Real files, the real LocalExecutor, a real worker process.
+bash glob whose stars backtrack, a long SQL statement. Real files, the real LocalExecutor, a
+real worker process.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import random
 import re
+import sqlite3
 import time
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from pathlib import Path
@@ -22,15 +24,17 @@ from typing import Any, TypeVar
 import pytest
 
 from rho_adapters.clock import SystemClock
+from rho_adapters.db import ADAPTERS
 from rho_adapters.fakes import InlineLineSearcher
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.line_search import ProcessLineSearcher
-from rho_domain.config import AgentConfig
+from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import PermissionProfile, developer_profile, readonly_profile
 from rho_domain.shell.glob import compile_component, expand
 from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.database import MAX_SQL
 from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import DEFAULT_TOOL_TIMEOUT, default_timeout
 from rho_domain.tools.walk import glob_matcher
@@ -333,3 +337,49 @@ def test_every_call_has_a_deadline_by_default() -> None:
 def test_tool_timeout_must_be_positive_seconds(value: Any) -> None:
     with pytest.raises(ConfigError, match="tool_timeout must be a number of seconds"):
         AgentConfig(tool_timeout=value)
+
+
+# ---- SQL ------------------------------------------------------------------------------------
+
+
+def _sql_call(sql: str) -> ToolCall:
+    return ToolCall(id="c", name="sqlite", arguments=json.dumps({"operation": "query", "sql": sql}))
+
+
+async def test_a_statement_past_the_sql_cap_is_refused_before_any_check(tmp_path: Path) -> None:
+    """1.5 MB of SQL held the event loop 13.8 s in the read-only check (policy and adapter)."""
+    config = DatabaseConfig(engine="sqlite", path=str(tmp_path / "app.db"))
+    registry = build_registry(RO, databases={"app": config})
+    sql = "SELECT " + ", ".join(f"a{i} + {i}" for i in range(150_000)) + " FROM t"
+    started = time.monotonic()
+    assert registry.policy_for(_sql_call(sql)) is None  # invalid arguments: nothing to judge
+    ctx = ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=NoRipgrep(str(tmp_path)),
+        profile=RO,
+        clock=SystemClock(),
+    )
+    out = await registry.dispatch(_sql_call(sql), ctx)
+    assert time.monotonic() - started < 0.1
+    assert out.is_error
+    assert f"arguments.sql must be at most {MAX_SQL:,} characters, got {len(sql):,}" in (
+        out.content
+    )
+
+
+async def test_the_adapter_checks_a_long_statement_off_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (a INTEGER)")
+        conn.execute("INSERT INTO t VALUES (1)")
+    db = ADAPTERS["sqlite"]("app", DatabaseConfig(engine="sqlite", path=str(path)))
+    numbers = ", ".join(str(i) for i in range(2_800))
+    sql = f"SELECT a FROM t WHERE a IN ({numbers}) AND lower('x') = 'x'"
+    assert MAX_SQL - 2_000 < len(sql) < MAX_SQL
+    try:
+        result, stall, _ = await lag_of(db.query(sql, max_rows=5, timeout=30))
+    finally:
+        await db.aclose()
+    assert result.rows == ((1,),)
+    assert stall < STALL

@@ -177,8 +177,9 @@ class ThreadedDatabase(Database):
         """See ``Database.query``."""
         try:
             # Before connecting, with every reading: a refusal here holds on any server,
-            # unless the server's settings change how the text reads.
-            self.verdict(sql)
+            # unless the server's settings change how the text reads. In a thread: the
+            # check is CPU work over every token, and the event loop serves other sessions.
+            await asyncio.to_thread(self.verdict, sql)
         except StatementRefused:
             if not dialect(self.dialect_name).reading_by_setting:
                 raise

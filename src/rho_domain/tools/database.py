@@ -37,6 +37,10 @@ MAX_ROW_LIMIT = 1_000
 LOOKAHEAD = 1_000  # rows fetched beyond the limit to say how many were not shown
 CELL_LIMIT = 200
 DEFAULT_TIMEOUT = 30.0
+# The longest statement taken. The read-only check reads every token, and the policy of a
+# call is decided on the event loop: 16,384 characters take about 0.05 s (0.15 s on a loaded
+# 2-core machine); 1.5 MB took 13.8 s, during which no other session ran.
+MAX_SQL = 16_384
 _EXPLAIN_PREFIX = {
     "sqlite": "EXPLAIN QUERY PLAN ",
     "postgres": "EXPLAIN ",
@@ -111,7 +115,11 @@ class DatabaseTool(ToolHandler):
                 "type": "string",
                 "enum": ["query", "list_tables", "describe", "explain"],
             },
-            "sql": {"type": "string", "description": "One SQL statement (query, explain)."},
+            "sql": {
+                "type": "string",
+                "maxLength": MAX_SQL,
+                "description": "One SQL statement (query, explain).",
+            },
             "table_name": {"type": "string", "description": "Table to describe."},
             "schema": {"type": "string", "description": "Schema (list_tables, describe)."},
             "table_pattern": {"type": "string", "description": "LIKE pattern, default %."},
