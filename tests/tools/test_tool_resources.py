@@ -25,13 +25,17 @@ import pytest
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.db import ADAPTERS
-from rho_adapters.fakes import InlineLineSearcher
+from rho_adapters.fakes import InlineLineSearcher, ScriptedModel, text, tools
+from rho_adapters.fakes import call as script_call
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.line_search import ProcessLineSearcher
+from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError, ToolError
-from rho_domain.messages import ToolCall
+from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import PermissionProfile, developer_profile, readonly_profile
+from rho_domain.run import RunStatus
+from rho_domain.session import Session
 from rho_domain.shell.glob import compile_component, expand
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.database import MAX_SQL
@@ -383,3 +387,35 @@ async def test_the_adapter_checks_a_long_statement_off_the_loop(tmp_path: Path) 
         await db.aclose()
     assert result.rows == ((1,),)
     assert stall < STALL
+
+
+async def test_a_session_s_tool_timeout_stops_a_stuck_call_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """``AgentConfig.tool_timeout`` reaches every call of a real session: the model reads the
+    "timed out" result and answers; the loop kept running meanwhile."""
+    (tmp_path / "a.txt").write_text("a" * 40 + "b\n")
+    config = AgentConfig(profile=RO, tool_timeout=1.5)
+    agent = Agent(
+        config=config,
+        profile=RO,
+        registry=build_registry(RO, line_searcher=ProcessLineSearcher()),
+        system_prompt="test",
+    )
+    session = Session(
+        agent,
+        model=ScriptedModel(
+            [tools(script_call("grep", {"pattern": "(a+)+$"})), text("the search timed out")]
+        ),
+        executor=NoRipgrep(str(tmp_path)),
+        clock=SystemClock(),
+    )
+    result, stall, elapsed = await lag_of(session.run("search"))
+    assert result.status is RunStatus.COMPLETED
+    assert result.text == "the search timed out"
+    answer = session.state.messages[-2]
+    assert isinstance(answer, ToolResultMessage)
+    assert answer.content.startswith("Tool 'grep' timed out after 1.5 s and was stopped")
+    assert stall < STALL
+    assert elapsed < 3
+    assert worker_processes() == []
