@@ -14,6 +14,7 @@ import io
 import json
 import os
 import random
+import string
 import struct
 import subprocess
 import sys
@@ -47,8 +48,11 @@ TAIL = b"</sheetData></worksheet>"
 GROWTH_LIMIT_KIB = 50 * 1024  # the agent may grow by this much reading any of them
 
 
-def workbook(replace: dict[str, Callable[[IO[bytes]], None]] | None = None) -> bytes:
-    """A real one-sheet workbook ("Main"), with the parts in ``replace`` written anew."""
+def workbook(
+    replace: dict[str, Callable[[IO[bytes]], None]] | None = None, *, shared: bool = False
+) -> bytes:
+    """A real one-sheet workbook ("Main"), with the parts in ``replace`` written anew (or
+    added); ``shared`` declares a shared-strings part, which openpyxl then loads."""
     book = openpyxl.Workbook()
     book.active.title = "Main"
     book.active.append(["a"])
@@ -56,14 +60,21 @@ def workbook(replace: dict[str, Callable[[IO[bytes]], None]] | None = None) -> b
     book.save(buffer)
     source = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
     out = io.BytesIO()
+    replace = dict(replace or {})
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as target:
         for info in source.infolist():
-            writer = (replace or {}).get(info.filename)
+            writer = replace.pop(info.filename, None)
             if writer is None:
-                target.writestr(info, source.read(info.filename))
+                body = source.read(info.filename)
+                if shared and info.filename == "[Content_Types].xml":
+                    body = body.replace(b"</Types>", SHARED_TYPE)
+                target.writestr(info, body)
             else:
                 with target.open(info.filename, "w", force_zip64=True) as part:
                     writer(part)
+        for name, writer in replace.items():
+            with target.open(name, "w", force_zip64=True) as part:
+                writer(part)
     return out.getvalue()
 
 
@@ -76,13 +87,50 @@ def repetitive_sheet(part: IO[bytes]) -> None:
     part.write(b"</row>" + TAIL)
 
 
-def wide_row(part: IO[bytes]) -> None:
-    """One row of 400,000 random numbers: 7 MB of XML stored in 2 MB (ratio ~3)."""
-    rng = random.Random(7)
-    part.write(HEAD + b'<row r="1">')
-    for _ in range(400_000):
-        part.write(b"<c><v>%d</v></c>" % rng.randrange(10**9))
-    part.write(b"</row>" + TAIL)
+def wide_row(cells: int) -> Callable[[IO[bytes]], None]:
+    """One row of ``cells`` random numbers: 400,000 are 9 MB of XML stored in 2 MB."""
+
+    def write(part: IO[bytes]) -> None:
+        rng = random.Random(7)
+        part.write(HEAD + b'<row r="1">')
+        for _ in range(cells):
+            part.write(b"<c><v>%d</v></c>" % rng.randrange(10**9))
+        part.write(b"</row>" + TAIL)
+
+    return write
+
+
+def long_cell(part: IO[bytes]) -> None:
+    """One cell of 40,000 random letters (Excel stops at 32,767), padded past the scan
+    threshold with ordinary rows."""
+    rng = random.Random(3)
+    text = "".join(rng.choices(string.ascii_letters, k=40_000)).encode()
+    part.write(HEAD + b'<row r="1"><c t="inlineStr"><is><t>' + text + b"</t></is></c></row>")
+    part.write(b'<row r="2"><c t="inlineStr"><is><t>' + b"p" * (80 << 10) + b"</t></is></c></row>")
+    part.write(TAIL)
+
+
+def shared_strings(megabytes: int) -> Callable[[IO[bytes]], None]:
+    """A shared-strings part of ``megabytes`` of distinct six-letter strings."""
+
+    def write(part: IO[bytes]) -> None:
+        count = (megabytes << 20) // 21
+        letters = random.Random(5).randbytes(count * 3).hex().encode()
+        part.write(b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">')
+        for start in range(0, len(letters), 6 * 10_000):
+            chunk = letters[start : start + 6 * 10_000]
+            part.write(
+                b"".join(b"<si><t>%s</t></si>" % chunk[i : i + 6] for i in range(0, len(chunk), 6))
+            )
+        part.write(b"</sst>")
+
+    return write
+
+
+SHARED_TYPE = (
+    b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.'
+    b'openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>'
+)
 
 
 def laughs(part: IO[bytes]) -> None:
@@ -124,10 +172,18 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("books")
     repetitive = workbook({SHEET: repetitive_sheet})
     (root / "bomb.xlsx").write_bytes(repetitive)
-    (root / "wide.xlsx").write_bytes(workbook({SHEET: wide_row}))
+    (root / "wide.xlsx").write_bytes(workbook({SHEET: wide_row(400_000)}))
     (root / "laughs.xlsx").write_bytes(workbook({SHEET: laughs}))
     (root / "lying.xlsx").write_bytes(lying_size(repetitive, SHEET, 100_000))
     (root / "parts.xlsx").write_bytes(many_parts())
+    (root / "cell.xlsx").write_bytes(workbook({SHEET: long_cell}))
+    (root / "elsewhere.xlsx").write_bytes(workbook({"xl/custom/data.xml": wide_row(100_000)}))
+    (root / "strings.xlsx").write_bytes(
+        workbook({"xl/sharedStrings.xml": shared_strings(17)}, shared=True)
+    )
+    (root / "strings_ok.xlsx").write_bytes(
+        workbook({"xl/sharedStrings.xml": shared_strings(8)}, shared=True)
+    )
     return root
 
 
@@ -179,15 +235,36 @@ def read_in_a_process(path: Path) -> dict[str, Any]:
         ),
         ("lying.xlsx", "ToolError: not a readable .xlsx workbook (BadZipFile: Bad CRC-32"),
         ("parts.xlsx", "ToolError: 12,000 parts in its zip (limit 10,000); not read"),
+        (
+            "cell.xlsx",
+            "ToolError: xl/worksheets/sheet1.xml has a text of more than 32,767 characters "
+            "(Excel's limit); not read",
+        ),
+        (
+            "elsewhere.xlsx",  # any part is scanned, whatever its name
+            "ToolError: xl/custom/data.xml has a row of more than 16,384 cells",
+        ),
+        (
+            "strings.xlsx",
+            "ToolError: xl/sharedStrings.xml unpacks to 18,674,711 bytes (limit 16,777,216)",
+        ),
     ],
 )
 def test_a_costly_workbook_is_refused_and_the_agent_stays_small(
     files: Path, name: str, refusal: str
 ) -> None:
     result = read_in_a_process(files / name)
-    assert result["size"] < 3 << 20  # each is small on disk
+    assert result["size"] < 5 << 20  # each is small on disk
     assert result["error"].startswith(refusal), result["error"]
     assert result["growth_kib"] < GROWTH_LIMIT_KIB
+
+
+def test_allowed_shared_strings_cost_a_measured_bound(files: Path) -> None:
+    """8 MB of distinct short strings: read, at about 7.6 times their size (16 MB, the
+    limit, measured 122 MiB)."""
+    result = read_in_a_process(files / "strings_ok.xlsx")
+    assert result["error"] is None
+    assert result["growth_kib"] < 80 * 1024
 
 
 async def call(ws: Path, reader: OpenpyxlReader | None = None, **args: Any) -> ToolOutput:

@@ -9,7 +9,9 @@ within a budget of ``MAX_CELLS`` cells per call; every openpyxl/zip failure beco
 
 from __future__ import annotations
 
+import collections
 import datetime
+import hashlib
 import io
 from typing import Any
 
@@ -24,8 +26,7 @@ from rho_domain.tools.offload import Stop, in_thread
 MAX_CELLS = 1_000_000
 
 
-def _open(data: bytes, stop: Stop) -> Any:
-    check_workbook(data, stop)  # before openpyxl unpacks anything
+def _open(data: bytes) -> Any:
     try:
         import openpyxl
     except ImportError as exc:
@@ -75,13 +76,24 @@ class OpenpyxlReader(SpreadsheetReader):
 
     def __init__(self, *, max_cells: int = MAX_CELLS) -> None:
         self.max_cells = max_cells
+        # Digests of the workbooks that passed check_workbook lately: read_sheet reads the
+        # same bytes twice (sheets, then rows), and the check scans every large part.
+        self._checked: collections.deque[bytes] = collections.deque(maxlen=8)
+
+    def _checked_open(self, data: bytes, stop: Stop) -> Any:
+        """``data`` opened by openpyxl once ``check_workbook`` has passed it."""
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        if digest not in self._checked:
+            check_workbook(data, stop)  # before openpyxl unpacks anything
+            self._checked.append(digest)
+        return _open(data)
 
     async def sheets(self, data: bytes) -> tuple[SheetInfo, ...]:
         """See ``SpreadsheetReader.sheets``."""
         return await in_thread(lambda stop: self._sheets(data, stop))
 
     def _sheets(self, data: bytes, stop: Stop) -> tuple[SheetInfo, ...]:
-        book = _open(data, stop)
+        book = self._checked_open(data, stop)
         try:
             return tuple(
                 SheetInfo(name=ws.title, rows=rows, columns=columns, complete=complete)
@@ -102,7 +114,7 @@ class OpenpyxlReader(SpreadsheetReader):
     def _rows(
         self, data: bytes, sheet: str, start: int, count: int, max_columns: int, stop: Stop
     ) -> tuple[tuple[Cell, ...], ...]:
-        book = _open(data, stop)
+        book = self._checked_open(data, stop)
         try:
             if sheet not in book.sheetnames:
                 raise ToolError(f"no sheet {sheet!r}; sheets: {', '.join(book.sheetnames)}")
