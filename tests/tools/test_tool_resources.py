@@ -41,7 +41,7 @@ from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.database import MAX_SQL
 from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import DEFAULT_TOOL_TIMEOUT, default_timeout
-from rho_domain.tools.walk import glob_matcher
+from rho_domain.tools.walk import MAX_PATTERN, glob_matcher
 
 T = TypeVar("T")
 RO = readonly_profile()
@@ -419,3 +419,17 @@ async def test_a_session_s_tool_timeout_stops_a_stuck_call_and_the_run_goes_on(
     assert stall < STALL
     assert elapsed < 3
     assert worker_processes() == []
+
+
+async def test_glob_patterns_are_capped_in_length(tmp_path: Path) -> None:
+    pattern = "*a" * 600
+    out = await call(tmp_path, "glob", pattern=pattern)
+    assert out.is_error
+    assert f"arguments.pattern must be at most {MAX_PATTERN:,} characters, got 1,200" in (
+        out.content
+    )
+    out = await call(tmp_path, "grep", pattern="x", glob=pattern)
+    assert f"arguments.glob must be at most {MAX_PATTERN:,} characters, got 1,200" in out.content
+    (tmp_path / "ok.py").write_text("")
+    out = await call(tmp_path, "glob", pattern="*" * MAX_PATTERN)
+    assert out.content == "ok.py\n[1 file]"

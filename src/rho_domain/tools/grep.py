@@ -22,7 +22,7 @@ from rho_domain.errors import ToolError
 from rho_domain.ports.executor import Command, FileKind, Stage
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
-from rho_domain.tools.walk import glob_matcher, relative_to, walk_files
+from rho_domain.tools.walk import MAX_PATTERN, glob_matcher, relative_to, walk_files
 
 SECRET_GLOBS = (
     "!.env",
@@ -54,7 +54,7 @@ class GrepHandler(ToolHandler):
         "properties": {
             "pattern": {"type": "string"},
             "path": {"type": "string", "description": "File or directory (default .)."},
-            "glob": {"type": "string"},
+            "glob": {"type": "string", "maxLength": MAX_PATTERN},
             "ignore_case": {"type": "boolean"},
             "context": {"type": "integer", "minimum": 0, "maximum": 20},
             "max_results": {"type": "integer", "minimum": 1, "maximum": 2000},

@@ -8,7 +8,6 @@ and size, directories first, hidden entries only on request, capped.
 
 from __future__ import annotations
 
-import asyncio
 import posixpath
 from collections.abc import Mapping
 from typing import Any
@@ -17,7 +16,8 @@ from rho_domain.errors import ToolError
 from rho_domain.paths import is_secret
 from rho_domain.ports.executor import Command, FileKind, Stage
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
-from rho_domain.tools.walk import GlobMatcher, glob_matcher, relative_to, walk_files
+from rho_domain.tools.offload import Stop, in_thread
+from rho_domain.tools.walk import MAX_PATTERN, GlobMatcher, glob_matcher, relative_to, walk_files
 
 
 class GlobHandler(ToolHandler):
@@ -31,7 +31,7 @@ class GlobHandler(ToolHandler):
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string"},
+            "pattern": {"type": "string", "maxLength": MAX_PATTERN},
             "path": {"type": "string"},
             "max_results": {"type": "integer", "minimum": 1, "maximum": 5000},
         },
@@ -61,7 +61,7 @@ class GlobHandler(ToolHandler):
         else:
             candidates = [p async for p in walk_files(ctx.executor, base)]
         # Off the event loop: a listing of 100,000 paths is CPU work for every session.
-        found = await asyncio.to_thread(_select, candidates, matcher, base)
+        found = await in_thread(lambda stop: _select(stop, candidates, matcher, base))
         if not found:
             return ToolOutput(content=f"No files match {pattern!r} under {base}.")
         shown = found[:cap]
@@ -123,9 +123,15 @@ class ListHandler(ToolHandler):
         return ToolOutput(content="\n".join(lines), metadata={"count": len(entries)})
 
 
-def _select(candidates: list[str], matcher: GlobMatcher, base: str) -> list[str]:
-    """The sorted candidates that match and are not secrets files."""
-    return sorted(p for p in candidates if matcher.match(relative_to(p, base)) and not is_secret(p))
+def _select(stop: Stop, candidates: list[str], matcher: GlobMatcher, base: str) -> list[str]:
+    """The sorted candidates that match and are not secrets files (in a thread; it stops
+    when the call is cancelled)."""
+    found = []
+    for path in candidates:
+        stop.check()
+        if matcher.match(relative_to(path, base)) and not is_secret(path):
+            found.append(path)
+    return sorted(found)
 
 
 def _size(size: int) -> str:

@@ -17,6 +17,7 @@ from rho_domain.paths import is_secret
 from rho_domain.ports.executor import Executor, FileKind
 from rho_domain.shell.glob import star_free_regex
 
+MAX_PATTERN = 1024  # characters of a glob pattern (compiling 10,000 took 0.1 s)
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 
 
