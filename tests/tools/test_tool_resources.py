@@ -433,3 +433,17 @@ async def test_glob_patterns_are_capped_in_length(tmp_path: Path) -> None:
     (tmp_path / "ok.py").write_text("")
     out = await call(tmp_path, "glob", pattern="*" * MAX_PATTERN)
     assert out.content == "ok.py\n[1 file]"
+
+
+async def test_the_worker_s_memory_is_bounded() -> None:
+    """``^(?:(a)|b)*c`` keeps a state per repetition: 4 MB of ``a`` took 593 MB in the agent's
+    interpreter. 8 MB pass the worker's 1 GiB: the agent reads an error, and grows nothing."""
+
+    async def texts() -> Any:
+        yield "a" * 8_000_000
+
+    searching = ProcessLineSearcher().search("^(?:(a)|b)*c", texts(), ignore_case=False)
+    with pytest.raises(ToolError, match="the pattern needs more than 1,024 MiB of memory"):
+        async for _ in searching:
+            pass
+    assert worker_processes() == []

@@ -2,9 +2,10 @@
 
 A regex match cannot be interrupted inside the interpreter that runs it (``re`` holds the
 GIL), so each search gets its own ``python -I`` process running ``_WORKER`` (the standard
-library only: no import of ours, so it starts in about 20 ms). Texts go over its stdin and
-the matching line numbers come back over its stdout, framed by an 8-byte length. When the
-search ends early (the caller's deadline, a cancel, an error) the process is killed.
+library only: no import of ours, so it starts in about 20 ms), with 1 GiB of address space.
+Texts go over its stdin and the matching line numbers come back over its stdout, framed by an
+8-byte length. When the search ends early (the caller's deadline, a cancel, an error) the
+process is killed.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from rho_domain.ports.line_search import LineSearcher
 
 _HEADER = struct.Struct(">Q")
 _MAX_REPLY = 64 << 20  # line numbers of one text, as JSON
+WORKER_MEMORY = 1 << 30  # bytes of address space a worker may use
 
 _WORKER = r"""
-import json, re, struct, sys
+import json, re, resource, struct, sys
+# Memory too is bounded: a pattern or a text that needs more fails here, not in the agent.
+resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
 header = struct.Struct(">Q")
 read, write = sys.stdin.buffer.read, sys.stdout.buffer.write
 
@@ -46,8 +50,13 @@ except (re.error, OverflowError, RecursionError, ValueError) as exc:
 send(b"{}")
 while (data := receive()) is not None:
     lines = data.decode("utf-8", "replace").splitlines()
-    send(json.dumps([i for i, text in enumerate(lines) if regex.search(text)]).encode())
-"""
+    try:
+        hits = [i for i, text in enumerate(lines) if regex.search(text)]
+    except MemoryError:
+        send(json.dumps({"memory": True}).encode())
+        sys.exit(0)
+    send(json.dumps(hits).encode())
+""".replace("WORKER_MEMORY", str(WORKER_MEMORY))
 
 
 class ProcessLineSearcher(LineSearcher):
@@ -73,7 +82,14 @@ class ProcessLineSearcher(LineSearcher):
                 raise ToolError(f"invalid regular expression: {answer['error']}")
             async for text in texts:
                 await _send(proc, text)
-                yield tuple(json.loads(await _receive(proc)))
+                hits = json.loads(await _receive(proc))
+                if isinstance(hits, dict):
+                    raise ToolError(
+                        f"the pattern needs more than {WORKER_MEMORY >> 20:,} MiB of memory on "
+                        "this text; simplify it (a group repeated by * or + keeps a state per "
+                        "repetition)"
+                    )
+                yield tuple(hits)
             assert proc.stdin is not None
             proc.stdin.close()
             await proc.wait()
