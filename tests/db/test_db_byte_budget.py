@@ -20,7 +20,7 @@ import pytest
 from db_support import Server, adapter
 
 from rho_adapters.db import ADAPTERS
-from rho_adapters.db.base import MAX_RESULT_BYTES
+from rho_adapters.db.base import FETCH_BATCH, MAX_RESULT_BYTES, cut, fetch
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_domain.errors import ConfigError, DatabaseError
 from rho_domain.permissions import readonly_profile
@@ -248,3 +248,52 @@ async def test_the_temp_limit_option_is_checked(postgres_server: Server, value: 
             await db.query("SELECT 1", max_rows=5, timeout=10)
     finally:
         await db.aclose()
+
+
+class CountingCursor:
+    """A DB-API cursor over an endless result of 1 MB cells, counting the rows handed out."""
+
+    description = (("big",),)
+
+    def __init__(self) -> None:
+        self.handed = 0
+        self.asked: list[int] = []
+
+    def fetchmany(self, size: int) -> list[tuple[str]]:
+        self.asked.append(size)
+        self.handed += size
+        return [("x" * 1_000_000,)] * size
+
+
+def test_fetching_stops_at_the_budget_and_never_asks_for_everything() -> None:
+    """Rows of 1 MB: one at a time (a batch of 100 would be 100 MB), until 8 times the
+    budget was received."""
+    cursor = CountingCursor()
+    result = fetch(cursor, 100_000, max_bytes=1 << 20, max_cell=100)
+    assert cursor.asked == [1] * len(cursor.asked)
+    assert len(result.rows) == cursor.handed == 9  # 9 MB received > 8 x 1 MiB
+    assert result.byte_limit == 1 << 20
+    assert result.more_rows
+    assert result.rows[0] == (CutValue("x" * 100, 1_000_000),)
+
+
+def test_small_rows_are_fetched_in_batches_until_the_budget() -> None:
+    class SmallRows(CountingCursor):
+        def fetchmany(self, size: int) -> list[tuple[str]]:
+            self.asked.append(size)
+            self.handed += size
+            return [("x" * 84,)] * size  # 100 bytes a row as counted
+
+    cursor = SmallRows()
+    result = fetch(cursor, 100_000, max_bytes=1 << 20)
+    assert cursor.asked[:2] == [1, FETCH_BATCH]
+    assert max(cursor.asked) == FETCH_BATCH
+    assert result.byte_limit == 1 << 20
+    assert (1 << 20) // 100 < len(result.rows) <= (1 << 20) // 100 + FETCH_BATCH
+
+
+def test_cut_keeps_short_values_and_measures_long_ones() -> None:
+    assert cut("abc", 3) == "abc"
+    assert cut("é" * 5, 3) == CutValue("ééé", 10)
+    assert cut(b"\x00" * 5, 3) == CutValue(b"\x00" * 3, 5)
+    assert cut(12345678901234567890, 3) == 12345678901234567890

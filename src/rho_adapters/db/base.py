@@ -40,6 +40,7 @@ TEMP_FILE_LIMIT_MB = 1024  # temporary disk one statement may use (options.temp_
 MAX_RESULT_BYTES = 8 << 20
 MAX_CELL = 8192
 FETCH_BATCH = 100
+RECEIVED_FACTOR = 8  # rows received, before cutting, may be this many times the budget
 
 # Seconds past the statement timeout before the adapter cancels the statement itself (the
 # engine's own timeout normally fires first), then before it drops the connection.
@@ -56,7 +57,9 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
 def cut(value: Any, max_cell: int = MAX_CELL) -> Any:
     """``value``, or a ``CutValue`` of its first ``max_cell`` characters (bytes) when longer."""
     if isinstance(value, str) and len(value) > max_cell:
-        return CutValue(value[:max_cell], len(value.encode("utf-8", "surrogatepass")))
+        # isascii() is a flag test in CPython: no copy of a 50 MB string just to measure it.
+        size = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+        return CutValue(value[:max_cell], size)
     if isinstance(value, bytes | bytearray | memoryview) and len(value) > max_cell:
         return CutValue(bytes(value[:max_cell]), len(value))
     return value
@@ -75,26 +78,33 @@ def fetch(
     cursor: Any, max_rows: int, *, max_bytes: int = MAX_RESULT_BYTES, max_cell: int = MAX_CELL
 ) -> QueryResult:
     """Read at most ``max_rows`` rows (one more, to know if there are more) with
-    ``fetchmany``, ``FETCH_BATCH`` at a time; cells over ``max_cell`` are cut, and fetching
-    stops once the rows kept reach ``max_bytes`` (``QueryResult.byte_limit``). A driver that
-    streams (server-side or unbuffered cursors) therefore never holds more than one batch."""
+    ``fetchmany``; cells over ``max_cell`` are cut, and fetching stops once the rows kept
+    reach ``max_bytes``, or the rows received (before cutting) ``RECEIVED_FACTOR`` times that
+    (``QueryResult.byte_limit``). A batch is one row at first, then as many rows (up to
+    ``FETCH_BATCH``) as the largest row received so far fits in the budget left: a driver
+    that streams (server-side or unbuffered cursors) never holds much more than one row
+    beyond the budget, whatever the rows' sizes."""
     if cursor.description is None:
         count = cursor.rowcount
         return QueryResult(columns=(), rows=(), rowcount=count if count >= 0 else None)
     columns = tuple(str(col[0]) for col in cursor.description)
     rows: list[tuple[Any, ...]] = []
-    used = 0
-    while len(rows) <= max_rows and used <= max_bytes:
-        batch = cursor.fetchmany(min(FETCH_BATCH, max_rows + 1 - len(rows)))
+    kept = received = largest = 0
+    most_received = max_bytes * RECEIVED_FACTOR
+    while len(rows) <= max_rows and kept <= max_bytes and received <= most_received:
+        room = max_bytes - kept
+        size = 1 if not largest else max(1, min(FETCH_BATCH, room // largest))
+        batch = cursor.fetchmany(min(size, max_rows + 1 - len(rows)))
         if not batch:
             break
         for raw in batch:
+            cost = sum(_cost(value) for value in raw)
+            received += cost
+            largest = max(largest, cost)
             row = tuple(cut(value, max_cell) for value in raw)
             rows.append(row)
-            used += sum(_cost(value) for value in row)
-            if used > max_bytes:
-                break
-    limited = used > max_bytes
+            kept += sum(_cost(value) for value in row)
+    limited = kept > max_bytes or received > most_received
     return QueryResult(
         columns=columns,
         rows=tuple(rows[:max_rows]),
