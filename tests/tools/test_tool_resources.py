@@ -25,7 +25,7 @@ import pytest
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.db import ADAPTERS
-from rho_adapters.fakes import InlineLineSearcher, ScriptedModel, text, tools
+from rho_adapters.fakes import InlineLineSearcher, MemoryExecutor, ScriptedModel, text, tools
 from rho_adapters.fakes import call as script_call
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.line_search import ProcessLineSearcher
@@ -34,6 +34,7 @@ from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError, ToolError
 from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import PermissionProfile, developer_profile, readonly_profile
+from rho_domain.ports.executor import Command, CommandResult
 from rho_domain.run import RunStatus
 from rho_domain.session import Session
 from rho_domain.shell.glob import compile_component, expand
@@ -447,3 +448,37 @@ async def test_the_worker_s_memory_is_bounded() -> None:
         async for _ in searching:
             pass
     assert worker_processes() == []
+
+
+# ---- with ripgrep: its output is parsed off the loop ----------------------------------------
+
+
+RG_FILES = "".join(f"./d{i % 100}/f{i}.txt\0" for i in range(100_000)) + "./d7/zz\0"
+RG_MATCHES = "".join(f"d{i % 100}/f.txt\0{i}:line {i} has foo\n" for i in range(50_000))
+
+
+def ripgrep(command: Command) -> CommandResult:
+    """A scripted ``rg`` (its output built in advance): 100,000 listed files, or 50,000
+    matching lines."""
+    output = RG_FILES if "--files" in command.pipeline[0].argv else RG_MATCHES
+    return CommandResult(exit_code=0, output=output, duration=0.1)
+
+
+async def test_ripgrep_output_is_parsed_off_the_loop() -> None:
+    executor = MemoryExecutor({"d7/zz": "x"}, commands={"rg": ripgrep})
+    registry = build_registry(RO)
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=executor, profile=RO, clock=SystemClock()
+    )
+    listing = ToolCall(id="c", name="glob", arguments='{"pattern": "**/zz"}')
+    out, stall, _ = await lag_of(registry.dispatch(listing, ctx))
+    assert out.content == "d7/zz\n[1 file]"
+    assert stall < STALL
+    search = ToolCall(id="c", name="grep", arguments='{"pattern": "foo", "max_results": 2}')
+    out, stall, _ = await lag_of(registry.dispatch(search, ctx))
+    assert out.content.splitlines()[:2] == [
+        "d0/f.txt:0:line 0 has foo",
+        "d1/f.txt:1:line 1 has foo",
+    ]
+    assert "more exist" in out.content
+    assert stall < STALL

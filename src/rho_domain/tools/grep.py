@@ -22,6 +22,7 @@ from rho_domain.errors import ToolError
 from rho_domain.ports.executor import Command, FileKind, Stage
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.offload import Stop, in_thread
 from rho_domain.tools.walk import MAX_PATTERN, glob_matcher, relative_to, walk_files
 
 SECRET_GLOBS = (
@@ -38,6 +39,7 @@ MAX_LINE = 500
 FALLBACK_MAX_FILE = 8 << 20  # bytes searched per file without ripgrep
 FALLBACK_MAX_TOTAL = 128 << 20  # bytes searched per call without ripgrep
 TIMEOUT = 120.0  # seconds a search may take, with ripgrep or without
+_RG_LINE = re.compile(r"(\d+)([:-])")
 
 
 class GrepHandler(ToolHandler):
@@ -130,12 +132,19 @@ async def _ripgrep(
         raise ToolError(f"grep timed out after {TIMEOUT:g} s; narrow the path or the pattern")
     if result.exit_code not in (0, 1) and "\x00" not in result.output:
         raise ToolError(f"ripgrep failed (exit {result.exit_code}): {result.output.strip()[:500]}")
+    # Up to 8 MB of output: parsed in a thread, not on the event loop.
+    return await in_thread(lambda stop: _parse_rg(stop, result.output))
+
+
+def _parse_rg(stop: Stop, output: str) -> list[tuple[str, int, bool, str]]:
+    """(path, line number, is a match, text) of each line of ``rg --null`` output."""
     lines: list[tuple[str, int, bool, str]] = []
-    for line in result.output.splitlines():
+    for line in output.splitlines():
+        stop.check()
         name, sep, rest = line.partition("\x00")
         if not sep:
             continue  # "--" group separators: re-rendered from line numbers
-        match = re.match(r"(\d+)([:-])", rest)
+        match = _RG_LINE.match(rest)
         if match:
             lines.append((name, int(match.group(1)), match.group(2) == ":", rest[match.end() :]))
     return lines

@@ -8,6 +8,7 @@ and size, directories first, hidden entries only on request, capped.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 from collections.abc import Mapping
 from typing import Any
@@ -57,11 +58,13 @@ class GlobHandler(ToolHandler):
             result = await ctx.executor.run(
                 Command(pipeline=(Stage(argv=argv, stderr="null"),), max_output_bytes=64 << 20)
             )
-            candidates = [posixpath.normpath(p) for p in result.output.split("\x00") if p]
+            listing = result.output  # up to 64 MB: split in the thread below
+            candidates = []
         else:
+            listing = ""
             candidates = [p async for p in walk_files(ctx.executor, base)]
         # Off the event loop: a listing of 100,000 paths is CPU work for every session.
-        found = await in_thread(lambda stop: _select(stop, candidates, matcher, base))
+        found = await in_thread(lambda stop: _select(stop, listing, candidates, matcher, base))
         if not found:
             return ToolOutput(content=f"No files match {pattern!r} under {base}.")
         shown = found[:cap]
@@ -123,11 +126,14 @@ class ListHandler(ToolHandler):
         return ToolOutput(content="\n".join(lines), metadata={"count": len(entries)})
 
 
-def _select(stop: Stop, candidates: list[str], matcher: GlobMatcher, base: str) -> list[str]:
-    """The sorted candidates that match and are not secrets files (in a thread; it stops
-    when the call is cancelled)."""
+def _select(
+    stop: Stop, listing: str, candidates: list[str], matcher: GlobMatcher, base: str
+) -> list[str]:
+    """The sorted paths of ``candidates`` and of rg's NUL-separated ``listing`` that match
+    and are not secrets files (in a thread; it stops when the call is cancelled)."""
     found = []
-    for path in candidates:
+    listed = (posixpath.normpath(p) for p in listing.split("\x00") if p)
+    for path in itertools.chain(candidates, listed):
         stop.check()
         if matcher.match(relative_to(path, base)) and not is_secret(path):
             found.append(path)
