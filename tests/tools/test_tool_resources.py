@@ -482,3 +482,28 @@ async def test_ripgrep_output_is_parsed_off_the_loop() -> None:
     ]
     assert "more exist" in out.content
     assert stall < STALL
+
+
+# ---- read ---------------------------------------------------------------------------------
+
+
+async def test_read_counts_a_million_lines_a_chunk_off_the_python_loop(tmp_path: Path) -> None:
+    """Each 1 MB chunk of ``x\\n`` lines was split and walked line by line on the loop."""
+    (tmp_path / "big.txt").write_text("x\n" * 20_000_000)
+    out, stall, _ = await lag_of(call(tmp_path, "read", path="big.txt", offset=19_999_999))
+    assert out.content.splitlines()[:2] == ["19999999\tx", "20000000\tx"]
+    assert "of 20000000" in out.content
+    assert stall < STALL
+
+
+async def test_read_windows_across_chunk_boundaries_are_exact(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    lines = ["y" * rng.randrange(0, 3000) + str(i) for i in range(3_000)]
+    (tmp_path / "mixed.txt").write_text("\n".join(lines))  # no final newline
+    for first in [1, 2, 350, 351, 352, 700, 1499, 2998, 3000, *rng.sample(range(1, 3001), 20)]:
+        out = await call(tmp_path, "read", path="mixed.txt", offset=first, limit=3)
+        shown = [line.split("\t", 1) for line in out.content.splitlines() if "\t" in line]
+        for number, text in shown:
+            want = lines[int(number) - 1]
+            assert text == (want if len(want) <= 2000 else want[:2000] + " [...]"), number
+        assert [int(n) for n, _ in shown] == list(range(first, min(first + 3, 3001)))
