@@ -503,7 +503,7 @@ async def test_read_windows_across_chunk_boundaries_are_exact(tmp_path: Path) ->
     for first in [1, 2, 350, 351, 352, 700, 1499, 2998, 3000, *rng.sample(range(1, 3001), 20)]:
         out = await call(tmp_path, "read", path="mixed.txt", offset=first, limit=3)
         shown = [line.split("\t", 1) for line in out.content.splitlines() if "\t" in line]
-        for number, text in shown:
+        for number, shown_text in shown:
             want = lines[int(number) - 1]
-            assert text == (want if len(want) <= 2000 else want[:2000] + " [...]"), number
+            assert shown_text == (want if len(want) <= 2000 else want[:2000] + " [...]"), number
         assert [int(n) for n, _ in shown] == list(range(first, min(first + 3, 3001)))
