@@ -25,9 +25,11 @@ _MAX_REPLY = 64 << 20  # line numbers of one text, as JSON
 WORKER_MEMORY = 1 << 30  # bytes of address space a worker may use
 
 _WORKER = r"""
-import json, re, resource, struct, sys
+import json, os, re, resource, struct, sys
 # Memory too is bounded: a pattern or a text that needs more fails here, not in the agent.
 resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+# A runaway pattern burns a core until the deadline: never ahead of the agent's event loop.
+os.nice(10)
 header = struct.Struct(">Q")
 read, write = sys.stdin.buffer.read, sys.stdout.buffer.write
 

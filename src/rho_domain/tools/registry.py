@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rho_domain.errors import RhoError, ToolArgumentsError, ToolError
@@ -21,6 +21,7 @@ from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPoli
 from rho_domain.tools.schema import coerce_and_validate
 from rho_domain.tools.truncation import truncate_middle
 
+_REMEMBERED_POLICIES = 256
 DEFAULT_TOOL_TIMEOUT = 600.0  # seconds, for every call but delegate when none is configured
 SHELL_MARGIN = 30.0  # beyond the profile's shell timeout, so bash reports its own timeout
 
@@ -64,6 +65,9 @@ class ToolRegistry:
         # changes (bash's follows its timeout).
         self._specs: tuple[ToolSpec, ...] = ()
         self._built_from: tuple[tuple[str, object], ...] | None = None
+        # Policies decided by ``judge``, by (tool name, raw arguments): a policy depends on
+        # nothing else, so it holds for the registry's life.
+        self._policies: dict[tuple[str, str], ToolPolicy | None] = {}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -102,8 +106,28 @@ class ToolRegistry:
             self._built_from = sources
         return self._specs
 
+    async def judge(self, calls: Sequence[ToolCall]) -> None:
+        """Decide the policies of ``calls`` in a thread and remember them, so that the
+        ``policy_for`` calls that follow on the event loop are lookups: a policy can be CPU
+        work (the SQL check reads every token of a statement)."""
+        fresh = [c for c in calls if (c.name, c.arguments) not in self._policies]
+        if not fresh:
+            return
+        judged = await asyncio.to_thread(lambda: [self._policy(c) for c in fresh])
+        for call, policy in zip(fresh, judged, strict=True):
+            self._policies[(call.name, call.arguments)] = policy
+        while len(self._policies) > _REMEMBERED_POLICIES:
+            del self._policies[next(iter(self._policies))]  # the oldest
+
     def policy_for(self, call: ToolCall) -> ToolPolicy | None:
-        """The policy of a call, or None when the tool is unknown or the arguments invalid."""
+        """The policy of a call, or None when the tool is unknown or the arguments invalid
+        (remembered from ``judge`` when it was asked first)."""
+        key = (call.name, call.arguments)
+        if key in self._policies:
+            return self._policies[key]
+        return self._policy(call)
+
+    def _policy(self, call: ToolCall) -> ToolPolicy | None:
         handler = self._handlers.get(call.name)
         if handler is None:
             return None
