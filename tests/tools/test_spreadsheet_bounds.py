@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from loop_lag import STALL, lag_of
+from resource_support import STALL, lag_of
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor

@@ -1,17 +1,74 @@
-"""lag_of: how long work held the event loop, for the tests that no tool stalls it."""
+"""Helpers for the resource tests: a machine without ripgrep, a tool call through the real
+registry, our live regex workers, and ``lag_of`` (how long work held the event loop)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import re
 import time
 from collections.abc import Awaitable
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.line_search import ProcessLineSearcher
+from rho_domain.messages import ToolCall
+from rho_domain.permissions import PermissionProfile, readonly_profile
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.factory import build_registry
 
 T = TypeVar("T")
+RO = readonly_profile()
 STALL = 0.1  # the longest one callback may hold the event loop
 TICKING = 0.5  # the longest gap between 10 ms ticks, load included
+
+
+class NoRipgrep(LocalExecutor):
+    """The machine without ripgrep: grep and glob take their fallbacks."""
+
+    async def which(self, program: str) -> str | None:
+        return None if program == "rg" else await super().which(program)
+
+
+async def call(
+    ws: Path,
+    tool: str,
+    *,
+    profile: PermissionProfile = RO,
+    timeout: float | None = None,
+    **args: Any,
+) -> ToolOutput:
+    registry = build_registry(profile, line_searcher=ProcessLineSearcher())
+    ctx = ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=NoRipgrep(str(ws), base_env={"PATH": "/usr/bin:/bin"}),
+        profile=profile,
+        clock=SystemClock(),
+    )
+    call = ToolCall(id="c", name=tool, arguments=json.dumps(args))
+    return await registry.dispatch(call, ctx, timeout=timeout)
+
+
+def worker_processes() -> list[int]:
+    """Our live regex workers (children started with ``-I -c``)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"-I" in cmdline and b"-c" in cmdline:
+            found.append(int(pid))
+    return found
 
 
 class _SlowCallbacks(logging.Handler):
