@@ -6,6 +6,8 @@ CREATE ROLE rho_agent_ro LOGIN PASSWORD '{password}'
 ALTER ROLE rho_agent_ro SET default_transaction_read_only = on;
 ALTER ROLE rho_agent_ro SET statement_timeout = '60s';
 ALTER ROLE rho_agent_ro SET idle_in_transaction_session_timeout = '60s';
+-- Temporary files of one statement (a sort that spills); a superuser must set it.
+ALTER ROLE rho_agent_ro SET temp_file_limit = '1GB';
 GRANT CONNECT ON DATABASE {database} TO rho_agent_ro;
 GRANT USAGE ON SCHEMA public TO rho_agent_ro;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO rho_agent_ro;

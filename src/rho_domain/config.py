@@ -131,6 +131,11 @@ class AgentConfig:
     tools); False asks OpenAI-compatible servers for whole responses (servers whose streamed
     tool calls are broken).
 
+    ``tool_timeout`` is the deadline of every tool call in seconds (None: 600, or the
+    profile's shell timeout plus 30 s when longer; a ``delegate`` call then has none, its
+    sub-agent being bounded by its own limits); a call past it is stopped and answered
+    "timed out".
+
     Model transport (None: the adapter's default): ``model_timeout`` is the longest wait in
     seconds for the next piece of a model response (default 120; connecting is bounded by
     it too when it is shorter than ``model_connect_timeout``, default 10); ``model_retries``
@@ -163,7 +168,7 @@ class AgentConfig:
     max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=_not_negative)
     budget: Budget = Budget()
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
-    tool_timeout: float | None = None
+    tool_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_retries: int | None = attrs.field(default=None, validator=_count)

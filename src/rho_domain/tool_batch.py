@@ -70,6 +70,7 @@ class ToolBatch:
         A batch of read-only calls that need no approval runs concurrently
         (``parallel_reads``); its results are still recorded in the model's order.
         """
+        await self.agent.registry.judge(calls)  # policies decided off the event loop
         if runs_in_parallel(self.agent, self.state, calls):
             if await self.control.checkpoint("before tool"):
                 await self.journal.answer_all(calls, CANCELLED_RESULT)

@@ -109,6 +109,7 @@ class Agent(domain_agent.Agent):
                 profile,
                 databases=config.databases,
                 spreadsheet_reader=wiring.build_spreadsheet_reader(),
+                line_searcher=wiring.build_line_searcher(),
                 # the design documents: developer (and eval) add delegate, readonly has none
                 delegation=not profile.read_only,
                 extra=extra,

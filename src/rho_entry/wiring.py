@@ -26,6 +26,7 @@ from rho_domain.permissions import (
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
+from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.spreadsheet import SpreadsheetReader
@@ -77,6 +78,13 @@ def build_spreadsheet_reader() -> SpreadsheetReader:
     from rho_adapters.local.spreadsheet import OpenpyxlReader
 
     return OpenpyxlReader()
+
+
+def build_line_searcher() -> LineSearcher:
+    """Where ``grep`` runs its pattern without ripgrep: a killable worker process."""
+    from rho_adapters.local.line_search import ProcessLineSearcher
+
+    return ProcessLineSearcher()
 
 
 def render_system_prompt(

@@ -19,6 +19,7 @@ import pytest
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes.daytona import FakeDaytona
+from rho_adapters.local.line_search import ProcessLineSearcher
 from rho_domain.errors import PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import FileWriteMode, readonly_profile
@@ -111,7 +112,8 @@ async def _call(rig: dict[str, Any], tool: str, **args: Any) -> ToolOutput:
         clock=SystemClock(),
     )
     call = ToolCall(id="c", name=tool, arguments=json.dumps(args))
-    return await build_registry(profile).dispatch(call, ctx)
+    registry = build_registry(profile, line_searcher=ProcessLineSearcher())
+    return await registry.dispatch(call, ctx)
 
 
 @pytest.mark.parametrize("command", ATTACKS)

@@ -11,6 +11,7 @@ import pytest
 from daytona_support import Rig, closing, make_rig
 
 from rho_adapters.clock import SystemClock
+from rho_adapters.local.line_search import ProcessLineSearcher
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import (
     PermissionProfile,
@@ -25,7 +26,7 @@ RO = readonly_profile()
 
 
 async def call(rig: Rig, tool: str, profile: PermissionProfile = RO, **args: Any) -> ToolOutput:
-    registry = build_registry(profile)
+    registry = build_registry(profile, line_searcher=ProcessLineSearcher())
     ctx = ToolContext(
         session_id="s", call_id="c", executor=rig.executor, profile=profile, clock=SystemClock()
     )

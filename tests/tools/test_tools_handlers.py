@@ -11,6 +11,7 @@ import pytest
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor
+from rho_adapters.local.line_search import ProcessLineSearcher
 from rho_adapters.local.spreadsheet import OpenpyxlReader
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import (
@@ -34,7 +35,9 @@ async def call(
     ws: Path, tool: str, profile: PermissionProfile | None = None, executor: Any = None, **args: Any
 ) -> ToolOutput:
     profile = profile or developer_profile()
-    registry = build_registry(profile, spreadsheet_reader=OpenpyxlReader())
+    registry = build_registry(
+        profile, spreadsheet_reader=OpenpyxlReader(), line_searcher=ProcessLineSearcher()
+    )
     executor = executor or LocalExecutor(
         str(ws),
         file_write=profile.file_write,

@@ -39,6 +39,12 @@ _TIMEOUT_TEXT = (
 )
 
 
+# Temporary space over the statement's limit: PostgreSQL's temp_file_limit
+# (configuration_limit_exceeded), MariaDB's tmp_disk_table_size ("The table ... is full").
+_PG_TEMP_FULL = "53400"
+_MYSQL_TABLE_FULL = 1114
+
+
 class StatementTimeout(DatabaseError):
     """The engine cancelled a statement that ran past its timeout."""
 
@@ -62,6 +68,14 @@ def translate(alias: str, exc: BaseException) -> RhoError:
     code = _code(exc)
     if code in _PG_TIMEOUT or code in _MYSQL_TIMEOUT or any(t in lowered for t in _TIMEOUT_TEXT):
         return StatementTimeout(f"{alias}: the statement timed out and was cancelled ({message})")
+    args = getattr(exc, "args", ())
+    errno = args[0] if args and isinstance(args[0], int) else None  # PyMySQL sets sqlstate too
+    if (code == _PG_TEMP_FULL and "temp_file_limit" in lowered) or errno == _MYSQL_TABLE_FULL:
+        return DatabaseError(
+            f"{alias}: the statement needed more temporary disk space than one statement may "
+            f"use, and was stopped ({message}); sort, group or join fewer rows, or set "
+            "options.temp_file_limit_mb"
+        )
     if code in _PG_REFUSED or code in _MYSQL_REFUSED or any(t in lowered for t in _REFUSED_TEXT):
         return StatementRefused(
             f"{alias}: the database refused it in read-only mode: {message}", by="engine"

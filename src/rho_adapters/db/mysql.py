@@ -5,7 +5,11 @@ Read-only mode: the client never enables multi-statements or
 with a server-side statement time limit (``max_statement_time`` on MariaDB,
 ``max_execution_time`` on MySQL). Results stream through an unbuffered cursor; when rows are
 left over, the connection is dropped rather than drained, so a million-row result costs only
-the rows shown.
+the rows shown. Bytes: a row never exceeds the server's ``max_allowed_packet`` (MariaDB's
+``REPEAT`` returns NULL past it), cells are cut after fetching and fetching stops at the byte
+budget (``base.fetch``); on MariaDB ``tmp_disk_table_size`` bounds one statement's on-disk
+temporary tables (``options.temp_file_limit_mb``, default 1024; a sort's merge files are not
+bounded by any session setting).
 
 After every call the session is reset (``COM_RESET_CONNECTION``: user variables, session
 variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
@@ -169,6 +173,9 @@ class MysqlDatabase(ThreadedDatabase):
         with conn.cursor(self._module().cursors.Cursor) as setup:
             if conn.rho_mariadb:
                 setup.execute(f"SET SESSION max_statement_time = {max(timeout, 0.001):.3f}")
+                # The on-disk temporary tables of one statement (GROUP BY, DISTINCT, UNION);
+                # MySQL has no session limit (temptable_max_* are global).
+                setup.execute(f"SET SESSION tmp_disk_table_size = {self.temp_mb() << 20}")
             else:
                 setup.execute(f"SET SESSION max_execution_time = {max(1, int(timeout * 1000))}")
             if self.read_only:

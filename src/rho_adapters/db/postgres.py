@@ -2,9 +2,14 @@
 
 Read-only mode: every statement runs inside a harness-issued
 ``BEGIN TRANSACTION READ ONLY`` with ``SET LOCAL statement_timeout`` and is always rolled
-back. The statement goes over the extended protocol (``prepare=True``, or the ``DECLARE``
-of a server-side cursor), so a second statement cannot ride along. Plain queries stream
-through a server-side cursor, so a million-row result costs only the rows fetched.
+back. Resources: ``SET LOCAL temp_file_limit`` (``options.temp_file_limit_mb``, default
+1024) bounds the temporary files one statement writes (a sort that spills), where the login
+may set it: a superuser, or a role granted ``SET ON PARAMETER temp_file_limit`` (PostgreSQL
+15+); for another login, set it on the role (``ALTER ROLE ... SET temp_file_limit``, as a
+superuser; see docs/sql). Huge values are cut on the server (``pg_cut``). The statement goes
+over the extended protocol (``prepare=True``, or the ``DECLARE`` of a server-side cursor),
+so a second statement cannot ride along. Plain queries stream through a server-side cursor,
+so a million-row result costs only the rows fetched.
 
 After every call the session is reset with ``DISCARD ALL`` (advisory locks, settings, temp
 tables, prepared statements, LISTEN), so nothing one statement leaves reaches the next.
@@ -23,7 +28,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
+from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
@@ -67,6 +75,19 @@ def _catalog_functions(conn: Any) -> frozenset[str]:
     return names
 
 
+def _may_limit_temp_files(conn: Any) -> bool:
+    """Whether this login may set ``temp_file_limit`` (a superuser, or PostgreSQL 15+ with
+    ``GRANT SET ON PARAMETER temp_file_limit``); other logins rely on the role's setting."""
+    if conn.info.parameter_status("is_superuser") == "on":
+        return True
+    if conn.info.server_version < 150000:
+        return False
+    row = conn.execute(
+        "SELECT has_parameter_privilege('temp_file_limit', 'SET')", prepare=False
+    ).fetchone()
+    return bool(row and row[0])
+
+
 class PostgresDatabase(ThreadedDatabase):
     """PostgreSQL over psycopg 3 (extra ``postgres``); see ``ThreadedDatabase``."""
 
@@ -100,6 +121,7 @@ class PostgresDatabase(ThreadedDatabase):
         first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
+        conn.rho_temp_limit = _may_limit_temp_files(conn)
         return conn
 
     def _catalog_first(self, conn: Any) -> None:
@@ -161,12 +183,10 @@ class PostgresDatabase(ThreadedDatabase):
             conn.execute(
                 f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}", prepare=False
             )
+            if conn.rho_temp_limit:
+                conn.execute(f"SET LOCAL temp_file_limit = '{self.temp_mb()}MB'", prepare=False)
             if verdict.returns_rows:
-                # DECLARE ... CURSOR goes over the extended protocol: one statement only.
-                with conn.cursor(name="rho_agent_query") as cursor:
-                    cursor.itersize = max_rows + 1
-                    cursor.execute(sql, params)
-                    result = fetch(cursor, max_rows)
+                result = self._rows(conn, sql, params, max_rows)
             else:
                 with conn.cursor() as cursor:
                     cursor.execute(sql, params, prepare=True)
@@ -178,6 +198,35 @@ class PostgresDatabase(ThreadedDatabase):
         finally:
             if not committed and not conn.closed:
                 conn.execute("ROLLBACK", prepare=False)
+
+    def _rows(
+        self, conn: Any, sql: str, params: Sequence[Any] | None, max_rows: int
+    ) -> QueryResult:
+        """The rows of a plain query through a server-side cursor; columns whose values can
+        be large are cut on the server (``pg_cut``). DECLARE ... CURSOR goes over the
+        extended protocol: one statement only."""
+        with conn.cursor(name="rho_agent_query") as cursor:
+            cursor.execute(sql, params)  # DECLARE: planned, not run
+            description = cursor.description
+            cuts = cut_columns(description or ())
+            if params is not None or not any(cuts):
+                return fetch(cursor, max_rows)
+        conn.execute("SAVEPOINT rho_agent_cut", prepare=False)
+        try:
+            with conn.cursor(name="rho_agent_cut") as cursor:
+                cursor.execute(cut_query(sql, description, cuts))
+                result = fetch(cursor, max_rows)
+        except self._module().ProgrammingError:
+            # A query that cannot be a subquery: run it as it is, cut after fetching.
+            conn.execute("ROLLBACK TO SAVEPOINT rho_agent_cut", prepare=False)
+            with conn.cursor(name="rho_agent_query") as cursor:
+                cursor.execute(sql, params)
+                return fetch(cursor, max_rows)
+        return attrs.evolve(
+            result,
+            columns=tuple(str(col[0]) for col in description),
+            rows=tuple(fold(row, cuts) for row in result.rows),
+        )
 
     def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
         sql = (

@@ -9,7 +9,8 @@
 - ``MemoryExecutor`` (Executor): a dict workspace with scripted commands.
 - ``MemorySessionStore`` (SessionStore), ``FakeClock`` (Clock), ``ManualSignals``
   (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
-  (SpreadsheetReader).
+  (SpreadsheetReader), ``InlineLineSearcher`` (LineSearcher; runs the regex in-process:
+  for patterns a test wrote, never a model's).
 
 - ``WireTransport`` (an httpx transport) and ``LoopbackServer`` (a real socket on 127.0.0.1)
   speak the OpenAI streaming protocol from a script, with fault injection: ``cut``, ``drop``,
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from rho_adapters.fakes.approver import ScriptedApprover
 from rho_adapters.fakes.clock import FakeClock
+from rho_adapters.fakes.line_search import InlineLineSearcher
 from rho_adapters.fakes.memory_executor import MemoryExecutor
 from rho_adapters.fakes.memory_store import MemorySessionStore
 from rho_adapters.fakes.replay_model import (
@@ -88,6 +90,7 @@ __all__ = [
     "FakeDaytona",
     "Fault",
     "FunctionModel",
+    "InlineLineSearcher",
     "LoopbackServer",
     "ManualSignals",
     "MemoryExecutor",

@@ -13,6 +13,7 @@ from rho_domain.ports.executor import (
     FileInfo,
     FileKind,
 )
+from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel, ContextMeter
 from rho_domain.ports.signals import Directive, SignalSource
 from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
@@ -33,6 +34,7 @@ __all__ = [
     "Executor",
     "FileInfo",
     "FileKind",
+    "LineSearcher",
     "QueryResult",
     "SessionInfo",
     "SessionRecord",

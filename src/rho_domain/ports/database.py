@@ -8,15 +8,29 @@ from typing import Any, Protocol
 import attrs
 
 
+@attrs.frozen
+class CutValue:
+    """A cell too large to keep whole: its beginning (``head``, text or bytes) and its full
+    size in bytes (None when the adapter cut it without learning the size)."""
+
+    head: str | bytes
+    size: int | None = None
+
+
 @attrs.frozen(kw_only=True)
 class QueryResult:
     """At most ``max_rows`` rows. ``more_rows`` is True when more were available (not fetched
-    all: adapters fetch max_rows + 1). ``rowcount`` is set for statements without a result set."""
+    all: adapters fetch max_rows + 1). ``rowcount`` is set for statements without a result set.
+
+    Results are bounded in bytes too: a cell over the adapter's cell limit arrives as a
+    ``CutValue``, and ``byte_limit`` is set (to the limit, in bytes) when the adapter stopped
+    fetching because the rows reached its byte budget (``more_rows`` is then True)."""
 
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     more_rows: bool = False
     rowcount: int | None = None
+    byte_limit: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -39,7 +53,9 @@ class Database(Protocol):
     @abstractmethod
     async def query(self, sql: str, *, max_rows: int, timeout: float) -> QueryResult:
         """Run one statement. Read-only adapters run it inside the engine's read-only
-        transaction and roll back. Raises ``StatementRefused`` or ``DatabaseError``."""
+        transaction and roll back. The rows are bounded in number (``max_rows``) and in bytes
+        (see ``QueryResult``), while they are fetched: never more is read into memory.
+        Raises ``StatementRefused`` or ``DatabaseError``."""
 
     @abstractmethod
     async def list_tables(

@@ -16,11 +16,14 @@ Cell = str | int | float | bool | None
 
 @attrs.frozen(kw_only=True)
 class SheetInfo:
-    """One sheet: its name and its used size (rows and columns, from the workbook)."""
+    """One sheet: its name and its used size (rows and columns, from the workbook).
+    ``complete`` False: the reader stopped counting at its work budget; the sheet has at
+    least ``rows`` rows."""
 
     name: str
     rows: int
     columns: int
+    complete: bool = True
 
 
 class SpreadsheetReader(Protocol):
@@ -28,7 +31,9 @@ class SpreadsheetReader(Protocol):
 
     @abstractmethod
     async def sheets(self, data: bytes) -> tuple[SheetInfo, ...]:
-        """The workbook's sheets in order. Raises ``ToolError`` for a broken or unsupported file."""
+        """The workbook's sheets in order. Raises ``ToolError`` for a broken or unsupported
+        file, and for one that would cost more memory or work to open than the reader allows
+        (a zip bomb), saying which limit."""
 
     @abstractmethod
     async def rows(

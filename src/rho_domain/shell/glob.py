@@ -99,9 +99,32 @@ def _bracket(component: str, start: int) -> tuple[str, int] | None:
     return None
 
 
+def star_free_regex(pieces: Sequence[str | None]) -> str:
+    """A regex over one name from single-character ``pieces`` (None for ``*``) that matches
+    in time linear in the name times the pattern, whatever the pattern.
+
+    ``*a*a*a...b`` translated to ``.*a.*a.*a...b`` backtracks through every way to place the
+    stars (a 255-byte name against 24 stars never ends). Each stretch between two stars has
+    a fixed length, so its leftmost occurrence is always a safe choice: it is found lazily
+    inside an atomic group, which the engine never re-enters. Only the last stretch, which
+    must end the name, is placed by the one ``.*`` before it (use with ``fullmatch``).
+    """
+    stretches: list[list[str]] = [[]]
+    for piece in pieces:
+        if piece is None:
+            stretches.append([])
+        else:
+            stretches[-1].append(piece)
+    if len(stretches) == 1:
+        return "".join(stretches[0])
+    first, *middle, last = ("".join(s) for s in stretches)
+    return first + "".join(f"(?>.*?{m})" for m in middle if m) + ".*" + last
+
+
 def compile_component(component: str) -> re.Pattern[str] | None:
-    """A regex for one pattern component, or None when it has no magic (literal)."""
-    out: list[str] = []
+    """A regex for one pattern component, or None when it has no magic (literal). It
+    matches in linear time (``star_free_regex``); use it with ``fullmatch``."""
+    out: list[str | None] = []
     magic = False
     i = 0
     while i < len(component):
@@ -110,7 +133,7 @@ def compile_component(component: str) -> re.Pattern[str] | None:
             out.append(re.escape(component[i + 1]))
             i += 2
         elif ch == "*":
-            out.append(".*")
+            out.append(None)
             magic = True
             i += 1
         elif ch == "?":
@@ -124,7 +147,7 @@ def compile_component(component: str) -> re.Pattern[str] | None:
         else:
             out.append(re.escape(ch))
             i += 1
-    return re.compile("".join(out), re.DOTALL) if magic else None
+    return re.compile(star_free_regex(out), re.DOTALL) if magic else None
 
 
 def unescape(component: str) -> str:

@@ -3,7 +3,9 @@
 .csv/.tsv are parsed here with the standard library; .xlsx bytes are read through the executor
 (confinement, secrets) and decoded by the reader adapter (openpyxl, read-only, values not
 formulas). .xls and broken files give a clear error. Row range and column count are capped and
-the caps are stated in the output.
+the caps are stated in the output. Both are bounded in bytes, not only rows: the file is read up
+to ``MAX_BYTES``, a workbook's unpacked size is checked before it is opened (the reader's
+zip-bomb guard), and parsing runs in a thread that stops when the call's deadline passes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from rho_domain.errors import ToolError
 from rho_domain.ports.spreadsheet import Cell, SpreadsheetReader
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.offload import Stop, in_thread
 
 MAX_BYTES = 50 << 20
 MAX_ROWS = 1000
@@ -70,18 +73,24 @@ class ReadExcelHandler(ToolHandler):
         if len(data) > MAX_BYTES:
             raise ToolError(f"{path} is larger than {MAX_BYTES:,} bytes")
         if ext in (".csv", ".tsv"):
-            window, total, width = _parse_delimited(
-                data, "\t" if ext == ".tsv" else ",", start, 0 if action == "list_sheets" else count
+            delimiter = "\t" if ext == ".tsv" else ","
+            wanted = 0 if action == "list_sheets" else count
+            window, total, width = await in_thread(
+                lambda stop: _parse_delimited(data, delimiter, start, wanted, stop)
             )
             if action == "list_sheets":
                 return ToolOutput(content=f"1. {path} ({total} rows x {width} columns)")
             return _render(path, window, start, total)
         if self.reader is None:
             raise ToolError("reading .xlsx needs openpyxl: install rho-agent[excel]")
-        sheets = await self.reader.sheets(data)
+        try:
+            sheets = await self.reader.sheets(data)
+        except ToolError as exc:
+            raise ToolError(f"{path}: {exc}") from None
         if action == "list_sheets":
             listing = [
-                f"{i}. {s.name} ({s.rows} rows x {s.columns} columns)"
+                f"{i}. {s.name} ({'' if s.complete else 'at least '}{s.rows} rows x "
+                f"{s.columns} columns)"
                 for i, s in enumerate(sheets, 1)
             ]
             return ToolOutput(content="\n".join(listing) or "(no sheets)")
@@ -94,18 +103,23 @@ class ReadExcelHandler(ToolHandler):
         rows = list(
             await self.reader.rows(data, name, start=start, count=count, max_columns=MAX_COLUMNS)
         )
-        return _render(f"{path} [{name}]", rows, start, info.rows, info.columns)
+        return _render(
+            f"{path} [{name}]", rows, start, info.rows, info.columns, complete=info.complete
+        )
 
 
 def _parse_delimited(
-    data: bytes, delimiter: str, start: int, count: int
+    data: bytes, delimiter: str, start: int, count: int, stop: Stop
 ) -> tuple[list[tuple[Cell, ...]], int, int]:
-    """(rows start..start+count-1, total rows, widest row), keeping only the window in memory."""
-    text = data.decode("utf-8-sig", "replace")
+    """(rows start..start+count-1, total rows, widest row), keeping only the window in memory:
+    the text is decoded as it is read, never as a whole (a 50 MB file of non-ASCII text would
+    be 200 MB as one string). Runs in a thread; stops at ``stop``."""
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline="")
     window: list[tuple[Cell, ...]] = []
     total = width = 0
     try:
-        for row in csv.reader(io.StringIO(text), delimiter=delimiter):
+        for row in csv.reader(text, delimiter=delimiter):
+            stop.check()
             total += 1
             width = max(width, len(row))
             if start <= total < start + count:
@@ -127,21 +141,28 @@ def _text(value: Cell) -> str:
 
 
 def _render(
-    title: str, rows: Sequence[Sequence[Cell]], start: int, total: int, columns: int = 0
+    title: str,
+    rows: Sequence[Sequence[Cell]],
+    start: int,
+    total: int,
+    columns: int = 0,
+    *,
+    complete: bool = True,
 ) -> ToolOutput:
     width = max(columns, max((len(r) for r in rows), default=0))
+    total_text = f"{total}" if complete else f"at least {total}"
     lines = [
         f"{start + i}\t" + "\t".join(_text(v) for v in row[:MAX_COLUMNS])
         for i, row in enumerate(rows)
     ]
     notes = (
-        [f"rows {start}-{start + len(rows) - 1} of {total}"]
+        [f"rows {start}-{start + len(rows) - 1} of {total_text}"]
         if rows
-        else [f"no rows from {start} (the sheet has {total})"]
+        else [f"no rows from {start} (the sheet has {total_text})"]
     )
     if width > MAX_COLUMNS:
         notes.append(f"first {MAX_COLUMNS} of {width} columns")
-    header = f"{title}: {total} rows x {width} columns"
+    header = f"{title}: {total_text} rows x {width} columns"
     return ToolOutput(
         content="\n".join([header, *lines, f"[{'; '.join(notes)}]"]),
         metadata={"rows": len(rows), "total_rows": total},

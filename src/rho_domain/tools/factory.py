@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 from rho_domain.config import DatabaseConfig
 from rho_domain.permissions import FileWriteMode, PermissionProfile, ShellMode
+from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.bash import BashHandler
@@ -39,6 +40,7 @@ def build_registry(
     *,
     databases: Mapping[str, DatabaseConfig] = _EMPTY,
     spreadsheet_reader: SpreadsheetReader | None = None,
+    line_searcher: LineSearcher | None = None,
     delegation: bool = False,
     extra: tuple[ToolHandler, ...] = (),
     output_limit: int = 20_000,
@@ -46,6 +48,8 @@ def build_registry(
     """Return the registry for ``profile`` (see the module docstring for the rules).
 
     ``extra`` handlers (an embedder's own tools) join before ``denied_tools`` applies.
+    ``line_searcher`` runs grep's pattern where ripgrep is missing (without one, grep needs
+    ripgrep).
     """
     restricted = profile.shell is ShellMode.RESTRICTED
     handlers: list[ToolHandler] = [
@@ -54,7 +58,7 @@ def build_registry(
     if not profile.bash_only:
         handlers += [
             ReadHandler(),
-            GrepHandler(),
+            GrepHandler(line_searcher),
             GlobHandler(),
             ListHandler(),
             ReadExcelHandler(spreadsheet_reader),

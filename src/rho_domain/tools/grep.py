@@ -1,4 +1,8 @@
-"""grep: search file contents with ripgrep, or a pure-Python fallback with the same output.
+"""grep: search file contents with ripgrep, or a fallback with the same output.
+
+Without ripgrep, the files are read through the executor and the pattern runs in the
+``LineSearcher`` port (a killable worker process: a catastrophic regex such as ``(a+)+$``
+never runs on the event loop), within the same ``TIMEOUT`` as ripgrep.
 
 The pattern is always passed after ``-e`` and paths after ``--``, so nothing the model writes
 can become an option (the public implementation ran ``--pre=/bin/rm``). Output lines are
@@ -9,14 +13,17 @@ files (``.env``...) are excluded from the search.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from rho_domain.errors import ToolError
 from rho_domain.ports.executor import Command, FileKind, Stage
+from rho_domain.ports.line_search import LineSearcher
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
-from rho_domain.tools.walk import glob_matcher, relative_to, walk_files
+from rho_domain.tools.offload import Stop, in_thread
+from rho_domain.tools.walk import MAX_PATTERN, glob_matcher, relative_to, walk_files
 
 SECRET_GLOBS = (
     "!.env",
@@ -31,6 +38,8 @@ SECRET_GLOBS = (
 MAX_LINE = 500
 FALLBACK_MAX_FILE = 8 << 20  # bytes searched per file without ripgrep
 FALLBACK_MAX_TOTAL = 128 << 20  # bytes searched per call without ripgrep
+TIMEOUT = 120.0  # seconds a search may take, with ripgrep or without
+_RG_LINE = re.compile(r"(\d+)([:-])")
 
 
 class GrepHandler(ToolHandler):
@@ -47,7 +56,7 @@ class GrepHandler(ToolHandler):
         "properties": {
             "pattern": {"type": "string"},
             "path": {"type": "string", "description": "File or directory (default .)."},
-            "glob": {"type": "string"},
+            "glob": {"type": "string", "maxLength": MAX_PATTERN},
             "ignore_case": {"type": "boolean"},
             "context": {"type": "integer", "minimum": 0, "maximum": 20},
             "max_results": {"type": "integer", "minimum": 1, "maximum": 2000},
@@ -55,6 +64,9 @@ class GrepHandler(ToolHandler):
         "required": ["pattern"],
         "additionalProperties": False,
     }
+
+    def __init__(self, searcher: LineSearcher | None = None) -> None:
+        self.searcher = searcher
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
         """Read-only."""
@@ -72,9 +84,22 @@ class GrepHandler(ToolHandler):
         notes: list[str] = []
         if await ctx.executor.which("rg") is not None:
             lines = await _ripgrep(ctx, pattern, path, glob, ignore_case, context)
-        else:
+        elif self.searcher is not None:
             lines = await _python_grep(
-                ctx, pattern, path, info.kind is FileKind.FILE, glob, ignore_case, context, notes
+                ctx,
+                self.searcher,
+                pattern,
+                path,
+                info.kind is FileKind.FILE,
+                glob,
+                ignore_case,
+                context,
+                notes,
+            )
+        else:
+            raise ToolError(
+                "grep needs ripgrep (rg) where the files are, or a line searcher to run the "
+                "pattern in (build_registry(line_searcher=...)); install ripgrep"
             )
         return _render(lines, max_results, grouped=context > 0, notes=notes)
 
@@ -99,20 +124,27 @@ async def _ripgrep(
     result = await ctx.executor.run(
         Command(
             pipeline=(Stage(argv=tuple(argv), stderr="null"),),
-            timeout=120.0,
+            timeout=TIMEOUT,
             max_output_bytes=8 << 20,
         )
     )
     if result.timed_out:
-        raise ToolError("grep timed out after 120 s; narrow the path or the pattern")
+        raise ToolError(f"grep timed out after {TIMEOUT:g} s; narrow the path or the pattern")
     if result.exit_code not in (0, 1) and "\x00" not in result.output:
         raise ToolError(f"ripgrep failed (exit {result.exit_code}): {result.output.strip()[:500]}")
+    # Up to 8 MB of output: parsed in a thread, not on the event loop.
+    return await in_thread(lambda stop: _parse_rg(stop, result.output))
+
+
+def _parse_rg(stop: Stop, output: str) -> list[tuple[str, int, bool, str]]:
+    """(path, line number, is a match, text) of each line of ``rg --null`` output."""
     lines: list[tuple[str, int, bool, str]] = []
-    for line in result.output.splitlines():
+    for line in output.splitlines():
+        stop.check()
         name, sep, rest = line.partition("\x00")
         if not sep:
             continue  # "--" group separators: re-rendered from line numbers
-        match = re.match(r"(\d+)([:-])", rest)
+        match = _RG_LINE.match(rest)
         if match:
             lines.append((name, int(match.group(1)), match.group(2) == ":", rest[match.end() :]))
     return lines
@@ -120,6 +152,7 @@ async def _ripgrep(
 
 async def _python_grep(
     ctx: ToolContext,
+    searcher: LineSearcher,
     pattern: str,
     path: str,
     is_file: bool,
@@ -129,38 +162,57 @@ async def _python_grep(
     notes: list[str],
 ) -> list[tuple[str, int, bool, str]]:
     """Search file by file through the executor, within ``FALLBACK_MAX_FILE`` bytes per file
-    and ``FALLBACK_MAX_TOTAL`` per call; what was left unsearched is added to ``notes``."""
-    try:
-        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression: {exc}") from None
+    and ``FALLBACK_MAX_TOTAL`` per call; what was left unsearched is added to ``notes``. The
+    regex runs in the ``LineSearcher`` (killable, off the loop), within ``TIMEOUT`` seconds."""
     matcher = glob_matcher(str(glob), path) if glob else None
-    files = [path] if is_file else [f async for f in walk_files(ctx.executor, path)]
+    read: list[tuple[str, list[str]]] = []  # the file whose text the searcher has now
+
+    async def texts() -> AsyncIterator[str]:
+        budget = FALLBACK_MAX_TOTAL
+        files = [path] if is_file else walk_files(ctx.executor, path)
+        async for name in _each(files):
+            if matcher is not None and not matcher.match(relative_to(name, path)):
+                continue
+            if budget <= 0:
+                notes.append(
+                    f"stopped after searching {FALLBACK_MAX_TOTAL:,} bytes; narrow the path"
+                )
+                break
+            data = await ctx.executor.read(name, length=min(FALLBACK_MAX_FILE, budget) + 1)
+            budget -= len(data)
+            if len(data) > FALLBACK_MAX_FILE:
+                data = data[:FALLBACK_MAX_FILE]
+                notes.append(f"{name}: only the first {FALLBACK_MAX_FILE:,} bytes were searched")
+            if b"\x00" in data[:8192]:
+                continue  # binary, as rg skips it
+            text = data.decode("utf-8", "replace")
+            read[:] = [(name, text.splitlines())]
+            yield text
+
     out: list[tuple[str, int, bool, str]] = []
-    budget = FALLBACK_MAX_TOTAL
-    for name in files:
-        if matcher is not None and not matcher.match(relative_to(name, path)):
-            continue
-        if budget <= 0:
-            notes.append(f"stopped after searching {FALLBACK_MAX_TOTAL:,} bytes; narrow the path")
-            break
-        data = await ctx.executor.read(name, length=min(FALLBACK_MAX_FILE, budget) + 1)
-        budget -= len(data)
-        if len(data) > FALLBACK_MAX_FILE:
-            data = data[:FALLBACK_MAX_FILE]
-            notes.append(f"{name}: only the first {FALLBACK_MAX_FILE:,} bytes were searched")
-        if b"\x00" in data[:8192]:
-            continue  # binary, as rg skips it
-        text_lines = data.decode("utf-8", "replace").splitlines()
-        hits = [i for i, text in enumerate(text_lines) if regex.search(text)]
-        shown: set[int] = set()
-        for i in hits:
-            shown.update(range(max(0, i - context), min(len(text_lines), i + context + 1)))
-        hit_set = set(hits)
-        for i in sorted(shown):
-            text = text_lines[i]
-            out.append((name, i + 1, i in hit_set, text))
+    try:
+        async with asyncio.timeout(TIMEOUT):
+            async for hits in searcher.search(pattern, texts(), ignore_case=ignore_case):
+                name, text_lines = read[0]
+                shown: set[int] = set()
+                for i in hits:
+                    shown.update(range(max(0, i - context), min(len(text_lines), i + context + 1)))
+                hit_set = set(hits)
+                out.extend((name, i + 1, i in hit_set, text_lines[i]) for i in sorted(shown))
+    except TimeoutError:
+        raise ToolError(
+            f"grep timed out after {TIMEOUT:g} s; narrow the path or the pattern"
+        ) from None
     return out
+
+
+async def _each(files: list[str] | AsyncIterator[str]) -> AsyncIterator[str]:
+    if isinstance(files, list):
+        for name in files:
+            yield name
+    else:
+        async for name in files:
+            yield name
 
 
 def _render(

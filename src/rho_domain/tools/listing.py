@@ -1,12 +1,14 @@
 """glob and list: find files by pattern, and show a directory's entries.
 
 glob: ``rg --files`` when ripgrep is installed (fast on big trees, honours .gitignore), else a
-walk through the executor; results sorted and capped, the cap stated. list: entries with type
+walk through the executor; the paths are matched in a thread (``GlobMatcher``, linear in the
+pattern whatever it is), sorted and capped, the cap stated. list: entries with type
 and size, directories first, hidden entries only on request, capped.
 """
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 from collections.abc import Mapping
 from typing import Any
@@ -15,7 +17,8 @@ from rho_domain.errors import ToolError
 from rho_domain.paths import is_secret
 from rho_domain.ports.executor import Command, FileKind, Stage
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
-from rho_domain.tools.walk import glob_matcher, relative_to, walk_files
+from rho_domain.tools.offload import Stop, in_thread
+from rho_domain.tools.walk import MAX_PATTERN, GlobMatcher, glob_matcher, relative_to, walk_files
 
 
 class GlobHandler(ToolHandler):
@@ -29,7 +32,7 @@ class GlobHandler(ToolHandler):
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string"},
+            "pattern": {"type": "string", "maxLength": MAX_PATTERN},
             "path": {"type": "string"},
             "max_results": {"type": "integer", "minimum": 1, "maximum": 5000},
         },
@@ -55,12 +58,13 @@ class GlobHandler(ToolHandler):
             result = await ctx.executor.run(
                 Command(pipeline=(Stage(argv=argv, stderr="null"),), max_output_bytes=64 << 20)
             )
-            candidates = [posixpath.normpath(p) for p in result.output.split("\x00") if p]
+            listing = result.output  # up to 64 MB: split in the thread below
+            candidates = []
         else:
+            listing = ""
             candidates = [p async for p in walk_files(ctx.executor, base)]
-        found = sorted(
-            p for p in candidates if matcher.match(relative_to(p, base)) and not is_secret(p)
-        )
+        # Off the event loop: a listing of 100,000 paths is CPU work for every session.
+        found = await in_thread(lambda stop: _select(stop, listing, candidates, matcher, base))
         if not found:
             return ToolOutput(content=f"No files match {pattern!r} under {base}.")
         shown = found[:cap]
@@ -120,6 +124,20 @@ class ListHandler(ToolHandler):
         if len(entries) > cap:
             lines.append(f"[showing {cap} of {len(entries)} entries]")
         return ToolOutput(content="\n".join(lines), metadata={"count": len(entries)})
+
+
+def _select(
+    stop: Stop, listing: str, candidates: list[str], matcher: GlobMatcher, base: str
+) -> list[str]:
+    """The sorted paths of ``candidates`` and of rg's NUL-separated ``listing`` that match
+    and are not secrets files (in a thread; it stops when the call is cancelled)."""
+    found = []
+    listed = (posixpath.normpath(p) for p in listing.split("\x00") if p)
+    for path in itertools.chain(candidates, listed):
+        stop.check()
+        if matcher.match(relative_to(path, base)) and not is_secret(path):
+            found.append(path)
+    return sorted(found)
 
 
 def _size(size: int) -> str:

@@ -1,7 +1,8 @@
 """ToolRegistry: the tools a model can see, and the one place where calls are dispatched.
 
 Every failure becomes a tool result the model can read and correct: an unknown tool, arguments
-that are not JSON or do not match the schema, a handler exception, a timeout. Only
+that are not JSON or do not match the schema, a handler exception, a timeout (every call has
+a deadline: ``default_timeout`` unless the config sets ``tool_timeout``). Only
 ``asyncio.CancelledError`` propagates (the session was cancelled).
 """
 
@@ -9,15 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rho_domain.errors import RhoError, ToolArgumentsError, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
+from rho_domain.permissions import PermissionProfile
 from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy, error_output
 from rho_domain.tools.schema import coerce_and_validate
 from rho_domain.tools.truncation import truncate_middle
+
+_REMEMBERED_POLICIES = 256
+DEFAULT_TOOL_TIMEOUT = 600.0  # seconds, for every call but delegate when none is configured
+SHELL_MARGIN = 30.0  # beyond the profile's shell timeout, so bash reports its own timeout
+
+
+def default_timeout(name: str, profile: PermissionProfile) -> float | None:
+    """The deadline of a call to tool ``name`` when the config sets no ``tool_timeout``:
+    ``DEFAULT_TOOL_TIMEOUT``, or the profile's shell timeout plus ``SHELL_MARGIN`` when that
+    is longer. None for ``delegate``: a sub-agent's run is bounded by its own turns, budget
+    and tool deadlines, and cutting it would lose its work."""
+    if name == "delegate":
+        return None
+    return max(DEFAULT_TOOL_TIMEOUT, profile.shell_timeout + SHELL_MARGIN)
 
 
 def parse_arguments(call: ToolCall) -> dict[str, Any]:
@@ -49,6 +65,9 @@ class ToolRegistry:
         # changes (bash's follows its timeout).
         self._specs: tuple[ToolSpec, ...] = ()
         self._built_from: tuple[tuple[str, object], ...] | None = None
+        # Policies decided by ``judge``, by (tool name, raw arguments): a policy depends on
+        # nothing else, so it holds for the registry's life.
+        self._policies: dict[tuple[str, str], ToolPolicy | None] = {}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -87,8 +106,28 @@ class ToolRegistry:
             self._built_from = sources
         return self._specs
 
+    async def judge(self, calls: Sequence[ToolCall]) -> None:
+        """Decide the policies of ``calls`` in a thread and remember them, so that the
+        ``policy_for`` calls that follow on the event loop are lookups: a policy can be CPU
+        work (the SQL check reads every token of a statement)."""
+        fresh = [c for c in calls if (c.name, c.arguments) not in self._policies]
+        if not fresh:
+            return
+        judged = await asyncio.to_thread(lambda: [self._policy(c) for c in fresh])
+        for call, policy in zip(fresh, judged, strict=True):
+            self._policies[(call.name, call.arguments)] = policy
+        while len(self._policies) > _REMEMBERED_POLICIES:
+            del self._policies[next(iter(self._policies))]  # the oldest
+
     def policy_for(self, call: ToolCall) -> ToolPolicy | None:
-        """The policy of a call, or None when the tool is unknown or the arguments invalid."""
+        """The policy of a call, or None when the tool is unknown or the arguments invalid
+        (remembered from ``judge`` when it was asked first)."""
+        key = (call.name, call.arguments)
+        if key in self._policies:
+            return self._policies[key]
+        return self._policy(call)
+
+    def _policy(self, call: ToolCall) -> ToolPolicy | None:
         handler = self._handlers.get(call.name)
         if handler is None:
             return None
@@ -101,7 +140,14 @@ class ToolRegistry:
     async def dispatch(
         self, call: ToolCall, ctx: ToolContext, *, timeout: float | None = None
     ) -> ToolOutput:
-        """Run one call and return its (truncated) output. Never raises but CancelledError."""
+        """Run one call and return its (truncated) output. Never raises but CancelledError.
+
+        The call is cancelled after ``timeout`` seconds (None: ``default_timeout``), so it
+        ends with a "timed out" result however it is stuck, provided that its handler keeps
+        CPU work off the event loop (a regex in a worker process, parsing in a thread).
+        """
+        if timeout is None:
+            timeout = default_timeout(call.name, ctx.profile)
         output = await self._dispatch(call, ctx, timeout)
         content = truncate_middle(output.content, self.output_limit)
         if content is output.content:
@@ -123,7 +169,11 @@ class ToolRegistry:
             async with asyncio.timeout(timeout):
                 return await handler.handle(arguments, ctx)
         except TimeoutError:
-            return error_output(f"Tool {call.name!r} timed out after {timeout:g} s.", timeout=True)
+            return error_output(
+                f"Tool {call.name!r} timed out after {timeout:g} s and was stopped; narrow "
+                "the call (a smaller path, a simpler pattern, a narrower query).",
+                timeout=True,
+            )
         except ToolError as exc:
             return error_output(f"Tool {call.name!r}: {exc}", error_type=type(exc).__name__)
         except RhoError as exc:

@@ -2,7 +2,8 @@
 
 Models get types wrong in predictable ways: "true" for true, "5" for 5, a JSON text for an
 array or object. ``coerce_and_validate`` repairs those, then checks the schema subset tools
-use (type, properties, required, enum, items, additionalProperties, minimum/maximum). Every
+use (type, properties, required, enum, items, additionalProperties, minimum/maximum,
+maxLength). Every
 problem is reported at once, with its path, so the model can fix its call in one try.
 """
 
@@ -45,6 +46,10 @@ def _check(value: Any, schema: Mapping[str, Any], path: str, problems: list[str]
     if "enum" in schema and value not in schema["enum"]:
         choices = ", ".join(json.dumps(c) for c in schema["enum"])
         problems.append(f"{path} must be one of {choices}, got {json.dumps(value)}")
+    if isinstance(value, str) and "maxLength" in schema and len(value) > schema["maxLength"]:
+        problems.append(
+            f"{path} must be at most {schema['maxLength']:,} characters, got {len(value):,}"
+        )
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             problems.append(f"{path} must be >= {schema['minimum']}, got {value}")

@@ -175,6 +175,7 @@ class _Grader:
         registry = build_registry(
             profile,
             databases=config.databases,
+            line_searcher=wiring.build_line_searcher(),
             extra=(SubmitSqlTool(),),
             output_limit=config.tool_output_limit,
         )

@@ -1,0 +1,78 @@
+"""Huge PostgreSQL values cut on the server, before they cross the wire.
+
+Cutting a cell after ``fetchmany`` bounds what the agent keeps, not what it receives: libpq
+holds the whole row first, and ``SELECT repeat('x', 50000000), repeat('y', 50000000)`` is a
+100 MB row. So a query's columns are read first (``DECLARE`` plans it without running it,
+and the cursor's description gives the types), and every column of a type whose values can
+be large is selected through the query as a subquery, as its first ``MAX_CELL`` characters
+(bytes for ``bytea``) plus its full size in bytes:
+
+    SELECT q.c1, left(q.c2, 8192), octet_length(q.c2) FROM (<query>) AS q(c1, c2)
+
+Columns of bounded types (numbers, dates, booleans, uuids...) pass as they are; other types
+(json, xml, arrays...) arrive as their text form. ``fold`` turns the (head, size) pairs back
+into one cell each, a ``CutValue`` where the head is not the whole value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rho_adapters.db.base import MAX_CELL
+from rho_domain.ports.database import CutValue
+
+# Type OIDs whose values are small whatever they hold (pg_type.typlen > 0, or numeric).
+BOUNDED_TYPES = frozenset(
+    {
+        16, 18, 19, 20, 21, 23, 26, 27, 28, 29,  # bool, char, name, int8/2/4, oid, tid, xid, cid
+        650, 700, 701, 774, 790, 829, 869,  # cidr, float4/8, macaddr8, money, macaddr, inet
+        1082, 1083, 1114, 1184, 1186, 1266, 1700,  # date/time types, interval, numeric
+        2950, 3220,  # uuid, pg_lsn
+    }
+)  # fmt: skip
+_TEXT_TYPES = frozenset({25, 1042, 1043})  # text, bpchar, varchar
+_BYTEA = 17
+
+
+def cut_columns(description: Sequence[Any]) -> tuple[bool, ...]:
+    """For each column of a cursor description: whether its values are selected cut."""
+    return tuple(col.type_code not in BOUNDED_TYPES for col in description)
+
+
+def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str:
+    """``sql`` wrapped so that each column in ``cuts`` arrives as (head, size in bytes)."""
+    selected: list[str] = []
+    for index, (col, cut) in enumerate(zip(description, cuts, strict=True), 1):
+        ref = f"q.c{index}"
+        if not cut:
+            selected.append(ref)
+        elif col.type_code == _BYTEA:
+            selected += [f"substring({ref} from 1 for {MAX_CELL})", f"octet_length({ref})"]
+        else:
+            text = ref if col.type_code in _TEXT_TYPES else f"{ref}::text"
+            selected += [f"left({text}, {MAX_CELL})", f"octet_length({text})"]
+    names = ", ".join(f"c{i}" for i in range(1, len(cuts) + 1))
+    # The query on lines of its own: a trailing -- comment must not swallow the ")".
+    body = sql.rstrip().rstrip(";")
+    return f"SELECT {', '.join(selected)} FROM (\n{body}\n) AS q({names})"  # noqa: S608
+
+
+def fold(row: Sequence[Any], cuts: Sequence[bool]) -> tuple[Any, ...]:
+    """One cell per column again: a ``CutValue`` where the head is shorter than the value."""
+    out: list[Any] = []
+    values = iter(row)
+    for cut in cuts:
+        value = next(values)
+        if cut:
+            size = next(values)
+            if value is not None and isinstance(size, int) and size > _byte_length(value):
+                value = CutValue(value, size)
+        out.append(value)
+    return tuple(out)
+
+
+def _byte_length(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "surrogatepass"))
+    return len(value) if isinstance(value, bytes | bytearray | memoryview) else 0

@@ -1,0 +1,380 @@
+"""Issue 32, item 7: read_excel is bounded in bytes and work, not only in rows.
+
+A 307 KB .xlsx grew the agent by 919 MiB: the size cap counted compressed bytes. Here each
+kind of workbook that costs more unpacked than stored is built for real (a real openpyxl
+workbook whose parts are replaced), passed through the real reader, and refused with the
+file and the limit named; the memory the agent process gains is measured in a subprocess
+(``ru_maxrss``). Legitimate workbooks and CSV files keep reading, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import random
+import string
+import struct
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from resource_support import STALL, lag_of
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.local import LocalExecutor
+from rho_adapters.local.spreadsheet import OpenpyxlReader
+from rho_domain.errors import ToolError
+from rho_domain.messages import ToolCall
+from rho_domain.permissions import readonly_profile
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.factory import build_registry
+from rho_domain.tools.offload import Stop, Stopped, in_thread
+
+openpyxl = pytest.importorskip("openpyxl")
+RO = readonly_profile()
+SHEET = "xl/worksheets/sheet1.xml"
+HEAD = (
+    b'<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/'
+    b'spreadsheetml/2006/main"><sheetData>'
+)
+TAIL = b"</sheetData></worksheet>"
+GROWTH_LIMIT_KIB = 50 * 1024  # the agent may grow by this much reading any of them
+
+
+def workbook(
+    replace: dict[str, Callable[[IO[bytes]], None]] | None = None, *, shared: bool = False
+) -> bytes:
+    """A real one-sheet workbook ("Main"), with the parts in ``replace`` written anew (or
+    added); ``shared`` declares a shared-strings part, which openpyxl then loads."""
+    book = openpyxl.Workbook()
+    book.active.title = "Main"
+    book.active.append(["a"])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    source = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    out = io.BytesIO()
+    replace = dict(replace or {})
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as target:
+        for info in source.infolist():
+            writer = replace.pop(info.filename, None)
+            if writer is None:
+                body = source.read(info.filename)
+                if shared and info.filename == "[Content_Types].xml":
+                    body = body.replace(b"</Types>", SHARED_TYPE)
+                target.writestr(info, body)
+            else:
+                with target.open(info.filename, "w", force_zip64=True) as part:
+                    writer(part)
+        for name, writer in replace.items():
+            with target.open(name, "w", force_zip64=True) as part:
+                writer(part)
+    return out.getvalue()
+
+
+def repetitive_sheet(part: IO[bytes]) -> None:
+    """300 MB of one row of the same inline string: deflate packs it ~340 to 1."""
+    part.write(HEAD + b'<row r="1">')
+    chunk = b'<c t="inlineStr"><is><t>xxxxxxxxxxxxxxxx</t></is></c>' * 20_000
+    for _ in range((300 << 20) // len(chunk)):
+        part.write(chunk)
+    part.write(b"</row>" + TAIL)
+
+
+def wide_row(cells: int) -> Callable[[IO[bytes]], None]:
+    """One row of ``cells`` random numbers: 400,000 are 9 MB of XML stored in 2 MB."""
+
+    def write(part: IO[bytes]) -> None:
+        rng = random.Random(7)
+        part.write(HEAD + b'<row r="1">')
+        for _ in range(cells):
+            part.write(b"<c><v>%d</v></c>" % rng.randrange(10**9))
+        part.write(b"</row>" + TAIL)
+
+    return write
+
+
+def long_cell(part: IO[bytes]) -> None:
+    """One cell of 40,000 random letters (Excel stops at 32,767), padded past the scan
+    threshold with ordinary rows."""
+    rng = random.Random(3)
+    text = "".join(rng.choices(string.ascii_letters, k=40_000)).encode()
+    part.write(HEAD + b'<row r="1"><c t="inlineStr"><is><t>' + text + b"</t></is></c></row>")
+    part.write(b'<row r="2"><c t="inlineStr"><is><t>' + b"p" * (80 << 10) + b"</t></is></c></row>")
+    part.write(TAIL)
+
+
+def shared_strings(megabytes: int) -> Callable[[IO[bytes]], None]:
+    """A shared-strings part of ``megabytes`` of distinct six-letter strings."""
+
+    def write(part: IO[bytes]) -> None:
+        count = (megabytes << 20) // 21
+        letters = random.Random(5).randbytes(count * 3).hex().encode()
+        part.write(b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">')
+        for start in range(0, len(letters), 6 * 10_000):
+            chunk = letters[start : start + 6 * 10_000]
+            part.write(
+                b"".join(b"<si><t>%s</t></si>" % chunk[i : i + 6] for i in range(0, len(chunk), 6))
+            )
+        part.write(b"</sst>")
+
+    return write
+
+
+SHARED_TYPE = (
+    b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.'
+    b'openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>'
+)
+
+
+def laughs(part: IO[bytes]) -> None:
+    """A DTD whose entities multiply (billion laughs), padded past the scan threshold."""
+    entities = "".join(f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 9))
+    part.write(f'<?xml version="1.0"?><!DOCTYPE w [<!ENTITY l0 "ha">{entities}]>'.encode())
+    part.write(HEAD + b'<row r="1"><c t="inlineStr"><is><t>&l8;</t></is></c></row>')
+    part.write(b"<!-- " + b"p" * (100 << 10) + b" -->" + TAIL)
+
+
+def lying_size(data: bytes, member: str, declared: int) -> bytes:
+    """``data`` with ``member``'s uncompressed size in the central directory set to
+    ``declared`` (the data stays): a reader that trusted the data would unpack it all."""
+    raw = bytearray(data)
+    at = raw.find(b"PK\x01\x02")
+    while at >= 0:
+        name_length = struct.unpack_from("<H", raw, at + 28)[0]
+        if raw[at + 46 : at + 46 + name_length].decode() == member:
+            if struct.unpack_from("<I", raw, at + 24)[0] != 0xFFFFFFFF:
+                struct.pack_into("<I", raw, at + 24, declared)
+            else:  # the ZIP64 extra field holds the size; the 32-bit field says "see it"
+                struct.pack_into("<Q", raw, at + 46 + name_length + 4, declared)
+            return bytes(raw)
+        at = raw.find(b"PK\x01\x02", at + 4)
+    raise AssertionError(f"{member} not in the directory")
+
+
+def many_parts() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for i in range(12_000):
+            archive.writestr(f"xl/media/p{i}.bin", b"")
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The workbooks, built once (the 300 MB one takes a few seconds to compress)."""
+    root = tmp_path_factory.mktemp("books")
+    repetitive = workbook({SHEET: repetitive_sheet})
+    (root / "bomb.xlsx").write_bytes(repetitive)
+    (root / "wide.xlsx").write_bytes(workbook({SHEET: wide_row(400_000)}))
+    (root / "laughs.xlsx").write_bytes(workbook({SHEET: laughs}))
+    (root / "lying.xlsx").write_bytes(lying_size(repetitive, SHEET, 100_000))
+    (root / "parts.xlsx").write_bytes(many_parts())
+    (root / "cell.xlsx").write_bytes(workbook({SHEET: long_cell}))
+    (root / "elsewhere.xlsx").write_bytes(workbook({"xl/custom/data.xml": wide_row(100_000)}))
+    (root / "strings.xlsx").write_bytes(
+        workbook({"xl/sharedStrings.xml": shared_strings(17)}, shared=True)
+    )
+    (root / "strings_ok.xlsx").write_bytes(
+        workbook({"xl/sharedStrings.xml": shared_strings(8)}, shared=True)
+    )
+    return root
+
+
+READER = """
+import asyncio, json, resource, sys
+import openpyxl
+from rho_adapters.local.spreadsheet import OpenpyxlReader
+data = open(sys.argv[1], "rb").read()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+error = None
+try:
+    asyncio.run(OpenpyxlReader().rows(data, "Main", start=1, count=5, max_columns=50))
+except Exception as exc:
+    error = f"{type(exc).__name__}: {exc}"
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"error": error, "growth_kib": after - before, "size": len(data)}))
+"""
+
+
+def read_in_a_process(path: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", READER, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.parametrize(
+    ("name", "refusal"),
+    [
+        (
+            "bomb.xlsx",
+            "ToolError: xl/worksheets/sheet1.xml unpacks 343 times larger than it is stored (913,",
+        ),
+        (
+            "wide.xlsx",
+            "ToolError: xl/worksheets/sheet1.xml has a row of more than 16,384 cells "
+            "(Excel's limit); not read",
+        ),
+        (
+            "laughs.xlsx",
+            "ToolError: xl/worksheets/sheet1.xml declares a DTD, which no workbook needs",
+        ),
+        ("lying.xlsx", "ToolError: not a readable .xlsx workbook (BadZipFile: Bad CRC-32"),
+        ("parts.xlsx", "ToolError: 12,000 parts in its zip (limit 10,000); not read"),
+        (
+            "cell.xlsx",
+            "ToolError: xl/worksheets/sheet1.xml has a text of more than 32,767 characters "
+            "(Excel's limit); not read",
+        ),
+        (
+            "elsewhere.xlsx",  # any part is scanned, whatever its name
+            "ToolError: xl/custom/data.xml has a row of more than 16,384 cells",
+        ),
+        (
+            "strings.xlsx",
+            "ToolError: xl/sharedStrings.xml unpacks to 18,674,711 bytes (limit 16,777,216)",
+        ),
+    ],
+)
+def test_a_costly_workbook_is_refused_and_the_agent_stays_small(
+    files: Path, name: str, refusal: str
+) -> None:
+    result = read_in_a_process(files / name)
+    assert result["size"] < 5 << 20  # each is small on disk
+    assert result["error"].startswith(refusal), result["error"]
+    assert result["growth_kib"] < GROWTH_LIMIT_KIB
+
+
+def test_allowed_shared_strings_cost_a_measured_bound(files: Path) -> None:
+    """8 MB of distinct short strings: read, at about 7.6 times their size (16 MB, the
+    limit, measured 122 MiB)."""
+    result = read_in_a_process(files / "strings_ok.xlsx")
+    assert result["error"] is None
+    assert result["growth_kib"] < 80 * 1024
+
+
+async def call(ws: Path, reader: OpenpyxlReader | None = None, **args: Any) -> ToolOutput:
+    registry = build_registry(RO, spreadsheet_reader=reader or OpenpyxlReader())
+    ctx = ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=LocalExecutor(str(ws)),
+        profile=RO,
+        clock=SystemClock(),
+    )
+    call = ToolCall(id="c", name="read_excel", arguments=json.dumps(args))
+    return await registry.dispatch(call, ctx)
+
+
+async def test_the_refusal_names_the_file_and_the_limit(files: Path) -> None:
+    out = await call(files, path="bomb.xlsx", action="list_sheets")
+    assert out.is_error
+    assert out.content.startswith(
+        "Tool 'read_excel': bomb.xlsx: xl/worksheets/sheet1.xml unpacks 343 times larger"
+    )
+    assert "limit 250 times): a zip bomb, not read" in out.content
+
+
+def big_sheet(path: Path, rows: int, *, dimension: bool = True) -> None:
+    book = openpyxl.Workbook()
+    book.active.title = "Main"
+    for r in range(1, rows + 1):
+        book.active.append([f"r{r}c{c}" for c in range(1, 21)])
+    book.save(path)
+    if not dimension:  # as many writers leave it out
+        data = path.read_bytes()
+        source = zipfile.ZipFile(io.BytesIO(data))
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+            for info in source.infolist():
+                part = source.read(info.filename)
+                if info.filename == SHEET:
+                    dimension_record = f'<dimension ref="A1:T{rows}" />'.encode()
+                    assert dimension_record in part
+                    part = part.replace(dimension_record, b"")
+                target.writestr(info, part)
+        path.write_bytes(out.getvalue())
+
+
+async def test_a_big_legitimate_workbook_still_reads(tmp_path: Path) -> None:
+    big_sheet(tmp_path / "big.xlsx", 3000)
+    assert (tmp_path / "big.xlsx").stat().st_size > 64 << 10  # the row scan runs
+    out = await call(tmp_path, path="big.xlsx", action="list_sheets")
+    assert out.content == "1. Main (3000 rows x 20 columns)"
+    out = await call(tmp_path, path="big.xlsx", start_row=2999, max_rows=5)
+    lines = out.content.splitlines()
+    assert lines[0] == "big.xlsx [Main]: 3000 rows x 20 columns"
+    assert lines[1].startswith("2999\tr2999c1\tr2999c2")
+    assert lines[-1] == "[rows 2999-3000 of 3000]"
+
+
+async def test_the_cell_budget_bounds_the_work_and_says_so(tmp_path: Path) -> None:
+    big_sheet(tmp_path / "bare.xlsx", 300, dimension=False)
+    reader = OpenpyxlReader(max_cells=2_000)
+    out = await call(tmp_path, reader, path="bare.xlsx", action="list_sheets")
+    assert out.content == "1. Main (at least 100 rows x 20 columns)"
+    # Without a dimension record each row is read 50 cells wide (the column cap).
+    out = await call(tmp_path, reader, path="bare.xlsx", start_row=30, max_rows=5)
+    assert out.content.splitlines()[0] == "bare.xlsx [Main]: at least 100 rows x 20 columns"
+    assert out.content.splitlines()[-1] == "[rows 30-34 of at least 100]"
+    out = await call(tmp_path, reader, path="bare.xlsx", start_row=250, max_rows=10)
+    assert out.is_error
+    assert out.content == (
+        "Tool 'read_excel': sheet 'Main': stopped at row 41 after parsing 2,000 cells (the "
+        "limit of one call); ask for fewer or earlier rows, or export the sheet as .csv"
+    )
+
+
+async def test_a_cancelled_thread_stops_at_its_next_step() -> None:
+    steps: list[int] = []
+    ended = threading.Event()
+
+    def work(stop: Stop) -> None:
+        try:
+            while True:
+                stop.check()
+                steps.append(1)
+                time.sleep(0.001)
+        finally:
+            ended.set()
+
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.1):
+            await in_thread(work)
+    assert await asyncio.to_thread(ended.wait, 1.0)
+    count = len(steps)
+    await asyncio.sleep(0.05)
+    assert len(steps) == count  # it really stopped
+    stopped = Stop()
+    stopped.set()
+    with pytest.raises(Stopped):
+        stopped.check()
+
+
+async def test_a_big_csv_is_parsed_off_the_loop(tmp_path: Path) -> None:
+    rows = "".join(f"{i},name {i},é{i}\n" for i in range(600_000))
+    (tmp_path / "big.csv").write_text("id,name,x\n" + rows)
+    out, stall, _ = await lag_of(call(tmp_path, path="big.csv", start_row=500_000, max_rows=2))
+    assert out.content.splitlines()[1] == "500000\t499998\tname 499998\té499998"
+    assert "of 600001]" in out.content
+    assert stall < STALL
+
+
+async def test_an_unreadable_workbook_is_still_a_plain_error() -> None:
+    with pytest.raises(ToolError, match=r"not a readable \.xlsx workbook"):
+        await OpenpyxlReader().sheets(b"PK\x05\x06" + b"\0" * 18)

@@ -1,0 +1,190 @@
+"""Issue 32, item 8, continued: CPU work a tool does besides its main search runs off the
+event loop too: the SQL check (capped in length, and decided in a thread), ripgrep's output,
+the read tool's line counting, every call's policy. ``lag_of`` is checked against a loop
+that really blocks.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from resource_support import RO, STALL, NoRipgrep, call, lag_of
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.db import ADAPTERS
+from rho_adapters.fakes import MemoryExecutor, ScriptedModel, text, tools
+from rho_adapters.fakes import call as script_call
+from rho_domain.agent import Agent
+from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.messages import ToolCall
+from rho_domain.ports.executor import Command, CommandResult
+from rho_domain.session import Session
+from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.database import MAX_SQL
+from rho_domain.tools.factory import build_registry
+from rho_domain.tools.registry import ToolRegistry
+
+# ---- SQL ------------------------------------------------------------------------------------
+
+
+def _sql_call(sql: str) -> ToolCall:
+    return ToolCall(id="c", name="sqlite", arguments=json.dumps({"operation": "query", "sql": sql}))
+
+
+async def test_a_statement_past_the_sql_cap_is_refused_before_any_check(tmp_path: Path) -> None:
+    """1.5 MB of SQL held the event loop 13.8 s in the read-only check (policy and adapter)."""
+    config = DatabaseConfig(engine="sqlite", path=str(tmp_path / "app.db"))
+    registry = build_registry(RO, databases={"app": config})
+    sql = "SELECT " + ", ".join(f"a{i} + {i}" for i in range(150_000)) + " FROM t"
+    started = time.monotonic()
+    assert registry.policy_for(_sql_call(sql)) is None  # invalid arguments: nothing to judge
+    ctx = ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=NoRipgrep(str(tmp_path)),
+        profile=RO,
+        clock=SystemClock(),
+    )
+    out = await registry.dispatch(_sql_call(sql), ctx)
+    assert time.monotonic() - started < 0.5  # the check alone took 13.8 s
+    assert out.is_error
+    assert f"arguments.sql must be at most {MAX_SQL:,} characters, got {len(sql):,}" in (
+        out.content
+    )
+
+
+async def test_the_adapter_checks_a_long_statement_off_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (a INTEGER)")
+        conn.execute("INSERT INTO t VALUES (1)")
+    db = ADAPTERS["sqlite"]("app", DatabaseConfig(engine="sqlite", path=str(path)))
+    numbers = ", ".join(str(i) for i in range(2_800))
+    sql = f"SELECT a FROM t WHERE a IN ({numbers}) AND lower('x') = 'x'"
+    assert MAX_SQL - 2_000 < len(sql) < MAX_SQL
+    try:
+        result, stall, _ = await lag_of(db.query(sql, max_rows=5, timeout=30))
+    finally:
+        await db.aclose()
+    assert result.rows == ((1,),)
+    assert stall < STALL
+
+
+# ---- with ripgrep: its output is parsed off the loop ----------------------------------------
+
+
+RG_FILES = "".join(f"./d{i % 100}/f{i}.txt\0" for i in range(100_000)) + "./d7/zz\0"
+RG_MATCHES = "".join(f"d{i % 100}/f.txt\0{i}:line {i} has foo\n" for i in range(200_000))
+
+
+def ripgrep(command: Command) -> CommandResult:
+    """A scripted ``rg`` (its output built in advance): 100,000 listed files, or 200,000
+    matching lines (6 MB)."""
+    output = RG_FILES if "--files" in command.pipeline[0].argv else RG_MATCHES
+    return CommandResult(exit_code=0, output=output, duration=0.1)
+
+
+async def test_ripgrep_output_is_parsed_off_the_loop() -> None:
+    executor = MemoryExecutor({"d7/zz": "x"}, commands={"rg": ripgrep})
+    registry = build_registry(RO)
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=executor, profile=RO, clock=SystemClock()
+    )
+    listing = ToolCall(id="c", name="glob", arguments='{"pattern": "**/zz"}')
+    out, stall, _ = await lag_of(registry.dispatch(listing, ctx))
+    assert out.content == "d7/zz\n[1 file]"
+    assert stall < STALL
+    search = ToolCall(id="c", name="grep", arguments='{"pattern": "foo", "max_results": 2}')
+    out, stall, _ = await lag_of(registry.dispatch(search, ctx))
+    assert out.content.splitlines()[:2] == [
+        "d0/f.txt:0:line 0 has foo",
+        "d1/f.txt:1:line 1 has foo",
+    ]
+    assert "more exist" in out.content
+    assert stall < STALL
+
+
+# ---- read ---------------------------------------------------------------------------------
+
+
+async def test_read_counts_a_million_lines_a_chunk_off_the_python_loop(tmp_path: Path) -> None:
+    """Each 1 MB chunk of ``x\\n`` lines was split and walked line by line on the loop."""
+    (tmp_path / "big.txt").write_text("x\n" * 20_000_000)
+    out, stall, _ = await lag_of(call(tmp_path, "read", path="big.txt", offset=19_999_999))
+    assert out.content.splitlines()[:2] == ["19999999\tx", "20000000\tx"]
+    assert "of 20000000" in out.content
+    assert stall < STALL
+
+
+async def test_read_windows_across_chunk_boundaries_are_exact(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    lines = ["y" * rng.randrange(0, 3000) + str(i) for i in range(3_000)]
+    (tmp_path / "mixed.txt").write_text("\n".join(lines))  # no final newline
+    for first in [1, 2, 350, 351, 352, 700, 1499, 2998, 3000, *rng.sample(range(1, 3001), 20)]:
+        out = await call(tmp_path, "read", path="mixed.txt", offset=first, limit=3)
+        shown = [line.split("\t", 1) for line in out.content.splitlines() if "\t" in line]
+        for number, shown_text in shown:
+            want = lines[int(number) - 1]
+            assert shown_text == (want if len(want) <= 2000 else want[:2000] + " [...]"), number
+        assert [int(n) for n, _ in shown] == list(range(first, min(first + 3, 3001)))
+
+
+# ---- policies -----------------------------------------------------------------------------
+
+
+class PolicyProbe(ToolHandler):
+    """A read-only tool that records the thread each policy decision ran in."""
+
+    name = "probe"
+    description = "Probe."
+    parameters: Mapping[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        self.threads.append(threading.get_ident())
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(content="ok")
+
+
+async def test_a_session_decides_policies_off_the_event_loop(tmp_path: Path) -> None:
+    """A policy can be CPU work (the SQL check of a 16 KB statement): the batch asks the
+    registry to judge its calls in a thread, and the loop's own questions are lookups."""
+    probe = PolicyProbe()
+    agent = Agent(
+        config=AgentConfig(profile=RO),
+        profile=RO,
+        registry=ToolRegistry([probe]),
+        system_prompt="test",
+    )
+    calls = [script_call("probe", {"n": 1}), script_call("probe", {"n": 2})]
+    session = Session(
+        agent,
+        model=ScriptedModel([tools(*calls), tools(calls[0]), text("done")]),
+        executor=NoRipgrep(str(tmp_path)),
+        clock=SystemClock(),
+    )
+    result = await session.run("go")
+    assert result.text == "done"
+    assert len(probe.threads) == 2  # each distinct call judged once, the repeat remembered
+    assert threading.get_ident() not in probe.threads
+
+
+async def test_the_measure_sees_a_blocked_loop() -> None:
+    """The control: work that blocks the loop is caught."""
+
+    async def blocking() -> None:
+        time.sleep(0.3)
+
+    _, stall, _ = await lag_of(blocking())
+    assert stall >= 0.3
