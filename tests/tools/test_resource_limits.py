@@ -196,7 +196,9 @@ def test_profile_yaml_limits_block(tmp_path: Path) -> None:
     path.write_text("limits: {cpu_seconds: 5}\n")
     assert load_profile_file(path).limits == ResourceLimits(cpu_seconds=5)
     path.write_text("limits: {memory: 5}\n")
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['memory'\] @ profile.limits"):
+    with pytest.raises(
+        ConfigError, match=r"unknown key 'memory' \(did you mean 'memory_mib'\?\) @ profile.limits"
+    ):
         load_profile_file(path)
     path.write_text("limits: {cpu_seconds: -1}\n")
     with pytest.raises(ConfigError, match=r"limits\.cpu_seconds: expected a positive number"):
