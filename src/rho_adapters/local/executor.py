@@ -7,7 +7,8 @@ write in read-only mode. Commands: a ``pipeline`` is a restricted command, alway
 again (``check_argv``), hardened (``harden_argv``), resolved against a fixed program path
 outside the workspace, run with rlimits, a scrubbed environment and, when ``bwrap`` works, in
 a read-only, network-less sandbox. Every path word of every stage is judged by its real path
-against the secrets policy (``CommandRunner.check_reads``); git stages run through a shadow
+against the secrets policy (``CommandRunner.check_reads``), and so is every other name of a
+secret file (a hard link: ``hardlinks.py``); git stages run through a shadow
 common directory, never the repository's config (``git_shadow.py``); awk runs as the
 implementation detected here (``CommandRunner._awk``). A ``shell`` string runs through bash only
 when ``allow_shell`` (the unrestricted profiles), in ``base_env`` as it is when the command
@@ -31,6 +32,7 @@ from contextlib import AbstractContextManager
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import info, list_entries, open_regular, read_bytes, write_bytes
 from rho_adapters.local.git_shadow import git_shadow
+from rho_adapters.local.hardlinks import several_links
 from rho_adapters.local.runner import CommandRunner, restricted_env
 from rho_domain.errors import (
     ExecutorError,
@@ -178,6 +180,23 @@ class LocalExecutor(Executor):
             real = "/" + "/".join((*tree.root_parts, *parts))
             if reason := self.policy.refusal(real):
                 raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
+            if several_links(real):
+                self._check_hard_link(path, real)
+
+    def _check_hard_link(self, path: str, real: str) -> None:
+        """Refuse a file with several names when one of them is a secret (``hardlinks.py``)."""
+        # The workspace and the file's own directory: an extra read root may be "/", too
+        # large to scan on every read (a secret there is found by its name where it is).
+        aliases = self._runner.aliases.get((self._tree.root, os.path.dirname(real)))
+        if real in aliases.paths:
+            raise SensitivePath(
+                f"{path!r} is another name (a hard link) of a secrets file; it may not be read"
+            )
+        if not aliases.complete:
+            raise SensitivePath(
+                f"{path!r} has several hard links and the workspace is too large to check that "
+                "none of them is a secret; it may not be read"
+            )
 
     def _check_write(self, path: str, tree: Tree, parts: tuple[str, ...]) -> None:
         for candidate in (path, "/".join(parts)):

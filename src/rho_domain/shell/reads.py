@@ -13,8 +13,10 @@ Three pieces, all pure; the executors (local and Daytona) resolve the real paths
   the directories they walk), ``grep -R`` becomes ``-r`` and ``diff -r`` gets
   ``--no-dereference`` (symlinks found while walking are not followed), ``rg -L/--follow`` is
   refused, and ``xargs`` runs its target behind ``guard_script`` (the items it appends are
-  judged at run time). awk programs that touch ``ARGV``/``ARGC`` are refused (they choose
-  files the harness never saw; gawk's ``--sandbox`` stops this, mawk does not), and so is
+  judged at run time; its recursive target skips every concrete secret location, since a
+  directory it is handed may hold any of them). awk programs that touch ``ARGV``/``ARGC``
+  are refused (they choose files the harness never saw; gawk's ``--sandbox`` stops this,
+  mawk does not), and so is
   ``md5sum -c`` and its siblings (they open the files named inside a list).
 * ``NON_READING``: programs whose words are never opened as files.
 """
@@ -261,6 +263,9 @@ def secret_safe_argv(
         raise CommandRefused("awk: ARGV/ARGC choose files the harness never checked; not allowed")
     elif name == "xargs":
         index = xargs_target_index(args)
-        target = secret_safe_argv(args[index:], policy, walked)
+        # The items xargs appends are known only at run time: a directory among them (echo ~
+        # | xargs grep -r) is walked too, so the target keeps away from every concrete secret
+        # location, as if it walked the whole filesystem.
+        target = secret_safe_argv(args[index:], policy, (*walked, "/"))
         args = [*args[:index], "sh", "-c", guard_script(policy), GUARD_NAME, *target]
     return (name, *args)
