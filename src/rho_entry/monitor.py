@@ -22,7 +22,7 @@ from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.signals import add_directive, request_cancel, request_pause, request_resume
 from rho_domain.errors import RhoError
 from rho_domain.ports.store import SessionInfo
-from rho_entry.terminal_text import visible
+from rho_entry.terminal_text import json_visible, visible
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
 LIVE = frozenset({"running", "paused", "idle"})
@@ -40,7 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     ps.add_argument("--limit", type=int, default=50)
     watch = sub.add_parser("watch", help="follow a session's trace live")
     watch.add_argument("id")
-    watch.add_argument("--json", action="store_true", help="raw trace lines")
+    watch.add_argument(
+        "--json", action="store_true", help="trace lines (invisible characters as JSON escapes)"
+    )
     watch.add_argument("--once", action="store_true", help="print what is there and exit")
     cancel = sub.add_parser("cancel", help="stop a session at its next checkpoint")
     target = cancel.add_mutually_exclusive_group(required=True)
@@ -90,7 +92,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         return _dispatch(namespace, root)
     except RhoError as exc:
-        print(f"rho-agent monitor: {exc}", file=sys.stderr)
+        print(visible(f"rho-agent monitor: {exc}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
@@ -158,10 +160,11 @@ def _ps(root: Path, *, as_json: bool, limit: int) -> int:
     for info in infos:
         prompt = visible(" ".join(info.first_prompt.split()), newlines=False)
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
-        print(
+        line = (
             f"{info.id:<14} {info.status:<18} {info.liveness:<10} {info.model[:20]:<20} "
             f"{_elapsed(info, now):>8}  {prompt}"
         )
+        print(visible(line, newlines=False))  # every field comes from a session directory
     return 0
 
 
@@ -212,7 +215,9 @@ def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
         *lines, pending = (pending + chunk).split(b"\n")  # keep an incomplete line for later
         for line in lines:
             if line.strip():
-                print(line.decode(errors="replace") if as_json else format_event(line))
+                # JSON as stored, but printable: json_visible keeps the values
+                text = line.decode(errors="replace")
+                print(json_visible(text) if as_json else format_event(line))
         sys.stdout.flush()
         if getattr(sys.stdout, "broken", False):  # the reader went away (`... | head`)
             return 0
