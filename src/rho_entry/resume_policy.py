@@ -14,7 +14,9 @@ the server all come through ``authorise``):
   configuration now; a stored value that differs is refused unless given again.
 - **Databases.** A stored alias list names hosts and the variables their passwords are read
   from: it must equal the resumer's, or be given again.
-- **Auto-approval** is never inherited: it is on only when the resumer turns it on now.
+- **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
+  are the approvals the trace records (``State.forget_recorded_approvals``, applied by
+  ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
 """
 
 from __future__ import annotations
