@@ -711,6 +711,33 @@ FILE_TOOL_ATTACKS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+# jq's module system reads files the harness never sees as words: ``import "NAME" as $x;``
+# loads NAME.json from the program's directory (the working directory) or from any
+# ``{search: ...}`` directory. The jq program language is another engineer's (issue 32); these
+# leak credentials.json in both modes today.
+JQ_IMPORTS = [
+    "jq -n 'import \"credentials\" as $c; $c'",
+    "jq -n 'import \"./credentials\" as $c; $c'",
+    "jq -n 'import \"../ws/credentials\" as $c; $c'",
+    'jq -n \'import "credentials" as $c {search: "."}; $c\'',
+    'jq -n \'import "credentials" as $c {search: "{ws}"}; $c\'',
+    'jq -n \'import "credentials" as $c {search: "../ws"}; $c[0].token\'',
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="jq import/include reads NAME.json chosen inside the program (owner: jq program "
+    "language, issue 32); bwrap does not mask workspace secrets yet (owner: bwrap masking)",
+)
+@pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.parametrize("template", JQ_IMPORTS)
+async def test_jq_imports_read_no_secret(root: Path, sandbox: bool, template: str) -> None:
+    command = template.replace("{ws}", str(root / "ws"))
+    output = await _call(*_bash(command), _executor(root, sandbox))
+    assert _leaked(root, output) == [], output
+
+
 def _file_tool(name: str) -> ToolHandler:
     handlers: dict[str, ToolHandler] = {
         "read": ReadHandler(),
