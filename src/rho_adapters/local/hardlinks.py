@@ -81,8 +81,11 @@ def find_aliases(
         if location in SYSTEM_SECRETS or not os.path.isdir(location):
             _note_linked(location, outside)  # system trees (/sys/firmware) are not walked
             continue
+        # The configuration directory holds every stored session: only a file whose inode
+        # number is also below the roots can have an alias there (the number needs no stat).
         for entry in _walk(location, [limit]):
-            _note_linked(entry.path, outside)
+            if entry.inode() in by_inode:
+                _note_linked(entry.path, outside)
     candidates = {ino for ino, paths in by_inode.items() if len(paths) > 1}
     candidates |= {ino for _, ino in outside if ino in by_inode}
     found: set[str] = set()
