@@ -587,6 +587,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     os.link(home / ".config/gh/hosts.yml", ws / "src/hosts.txt")
     os.link(ws / "credentials.json", ws / "src/cred.bak")
     os.link(ws / "twin-a.txt", ws / "twin-b.txt")
+    os.symlink(".env", ws / "sheet.csv")  # read_excel reads .csv files
+    os.link(ws / ".env", ws / "sheet2.csv")
+    os.symlink(str(home / ".config/gh/hosts.yml"), ws / "hosts.csv")
     return base
 
 
@@ -708,6 +711,10 @@ FILE_TOOL_ATTACKS: list[tuple[str, dict[str, Any]]] = [
     ("grep", {"pattern": "SECRET", "path": ".", "glob": "*.txt"}),
     ("grep", {"pattern": "SECRET", "path": ".", "glob": "**/*"}),
     ("read_excel", {"path": "notes.txt"}),
+    ("read_excel", {"path": "sheet.csv"}),
+    ("read_excel", {"path": "sheet2.csv"}),
+    ("read_excel", {"path": "hosts.csv"}),
+    ("read_excel", {"path": "./sub/../sheet2.csv"}),
 ]
 
 
