@@ -779,5 +779,6 @@ def test_aliases_are_found_by_identity_and_bounded(root: Path) -> None:
         f"{ws}/keycopy.txt",
         f"{ws}/src/hosts.txt",
         f"{ws}/src/cred.bak",
+        f"{ws}/sheet2.csv",
     }
     assert not find_aliases([ws], policy, limit=3).complete
