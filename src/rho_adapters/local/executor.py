@@ -137,6 +137,7 @@ class LocalExecutor(Executor):
         self.policy = SecretPolicy(
             locations=tuple(os.path.realpath(p) for p in (*protected_paths, *secret_locations)),
             homes=machine_homes() if homes is None else tuple(homes),
+            open_trees=(self._tree.root,),  # a workspace in ~/.config/nvim is still readable
         )
         self.file_write = file_write
         self.allow_shell = allow_shell

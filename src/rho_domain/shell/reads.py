@@ -40,6 +40,9 @@ NON_READING = frozenset(
 # Walked by ``grep -r /`` and friends, never worth reading: skipped when below a walked root.
 _WALK_SKIPPED = ("/proc", "/dev", "/sys")
 GUARD_NAME = "rho-guard"
+# A hidden name, as a glob no command-line name like "./src/a.py" or "." matches (grep and diff
+# match --exclude against whole names too): a dot, then neither a dot nor a slash.
+HIDDEN = ".[!./]*"
 _AWK_ARGV = re.compile(r"\bARG[VC]\b")
 
 
@@ -119,9 +122,12 @@ def _below(location: str, walked: Sequence[str]) -> bool:
 
 
 def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
-    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip."""
+    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip; a
+    walk over a home skips every hidden entry (the policy's rule 2b) by ``HIDDEN``."""
     concrete = (*policy.absolute_locations(), *_WALK_SKIPPED)
     extra = [posixpath.basename(loc) for loc in concrete if _below(loc, walked)]
+    if any(_below(home, walked) for home in policy.homes):
+        extra.append(HIDDEN)
     return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
 
 
@@ -149,7 +155,8 @@ def _rg(args: list[str], names: Sequence[str]) -> list[str]:
             "rg: -L/--follow follows symbolic links, which may lead to secrets; "
             "search the link's target directly"
         )
-    return _insert(args, end, [f"--iglob=!{n}" for n in names])
+    # rg's globs take no "/" in a class and match base names only: a hidden name is ".?*"
+    return _insert(args, end, [f"--iglob=!{'.?*' if n == HIDDEN else n}" for n in names])
 
 
 def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
