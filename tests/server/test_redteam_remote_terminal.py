@@ -63,11 +63,14 @@ def test_the_remote_answer_and_list_are_escaped_on_a_terminal(tmp_path: Path) ->
     where = place(tmp_path)
     sources = str(Path(rho_entry.__file__).parents[1])
     with LoopbackServer([text_reply(ANSWER)]) as model:
-        env = serve_env(where.home, model.base_url)
+        # both processes run these sources; the client finds the server's token (if it
+        # writes one) in the same configuration directory
+        env = serve_env(where.home, model.base_url, PYTHONPATH=sources)
         serve = Serve(where.work, env)
         client_env = {
             "PATH": env["PATH"],
             "HOME": str(tmp_path),
+            "RHO_AGENT_HOME": env["RHO_AGENT_HOME"],
             "NO_COLOR": "1",
             "PYTHONPATH": sources,
             "TERM": "xterm",
