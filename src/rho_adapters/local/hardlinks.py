@@ -122,7 +122,7 @@ class AliasCache:
 
     def get(self, roots: Sequence[str]) -> Aliases:
         """The aliases below ``roots`` (a scan at most every ``ttl`` seconds)."""
-        key = frozenset(roots)
+        key = _outermost(roots)
         now = time.monotonic()
         if self._last is not None:
             stamp, cached_key, aliases = self._last
@@ -131,6 +131,15 @@ class AliasCache:
         aliases = find_aliases(sorted(key), self.policy)
         self._last = (now, key, aliases)
         return aliases
+
+
+def _outermost(roots: Sequence[str]) -> frozenset[str]:
+    """``roots`` without those inside another (a file's directory inside the workspace): the
+    same scan, so the same cache entry."""
+    normal = {os.path.normpath(r) for r in roots}
+    return frozenset(
+        r for r in normal if not any(o != r and r.startswith(o.rstrip("/") + "/") for o in normal)
+    )
 
 
 def several_links(path: str) -> bool:
