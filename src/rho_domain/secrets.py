@@ -15,6 +15,10 @@ Rules, in order, on an absolute (canonical) path:
    (``/proc``, ``/dev``, ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers*``, SSH host keys,
    ``/run/secrets``...), plus the executor's own ``SecretPolicy.locations`` (the session and
    configuration directories).
+2b. ``homes``: every hidden entry of a home directory (``~/.m2``, ``~/.config/rclone``,
+   ``~/.mozilla``, ``~/.bashrc``...): that is where tools keep credentials, under names no list
+   can follow; unless it is inside one of ``open_trees`` (the workspace, when the user works
+   in ``~/.config/nvim``).
 3. ``NAMES`` on the last component (matched as ``/name``), unless it is a template
    (``TEMPLATES``: ``.env.example``...): ``.env`` variants, private keys (``*.pem``,
    ``*.key``, ``id_*`` without a dot), ``.netrc``, ``.pgpass``, credentials files, shell
@@ -138,12 +142,13 @@ def _absolute(path: str) -> str:
 class SecretPolicy:
     """The rules of the module docstring plus ``locations``: absolute directories or files of
     this deployment (the session directory, the agent's configuration) that are secret too.
-    ``homes`` (home directories of this machine) only say where ``HOME_SECRETS`` concretely
-    are, for the sandbox to hide them and recursive readers to skip them; the patterns already
-    refuse them wherever they are."""
+    ``homes`` (home directories of this machine) say where ``HOME_SECRETS`` concretely are, for
+    the sandbox to hide them and recursive readers to skip them, and every hidden entry below
+    them is secret (rule 2b) except inside ``open_trees`` (the workspace)."""
 
     locations: tuple[str, ...] = ()
     homes: tuple[str, ...] = ()
+    open_trees: tuple[str, ...] = ()
 
     def absolute_locations(self) -> tuple[str, ...]:
         """Concrete secret locations: the system's, those below ``homes``, and ``locations``."""
@@ -172,13 +177,33 @@ class SecretPolicy:
                 return f"{path!r} is inside {location}, a secret location the agent never reads"
         low = _absolute(_text(path)).casefold()
         if not _any_of(LOCATIONS).match(low):
-            return None
+            return self._home_refusal(path, parts)
         for pattern in LOCATIONS:
             if fnmatch.fnmatchcase(low, pattern) and (
                 path.startswith("/") or pattern.startswith("*")
             ):
                 return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
+        return self._home_refusal(path, parts)
+
+    def _home_refusal(self, path: str, parts: tuple[str, ...]) -> str | None:
+        if path.startswith("/") and (home := self._hidden_home_entry(parts)):
+            return (
+                f"{path!r} is a hidden entry of the home directory {home}, a secret location "
+                "(tools keep credentials there under any name)"
+            )
         return None
+
+    def _hidden_home_entry(self, parts: tuple[str, ...]) -> str | None:
+        """The home whose hidden entry ``parts`` is in (rule 2b), or None."""
+        for home in self.homes:
+            base = _components(home)
+            inside = len(parts) > len(base) and parts[: len(base)] == base
+            if inside and parts[len(base)].startswith(".") and not self._open(parts):
+                return home
+        return None
+
+    def _open(self, parts: tuple[str, ...]) -> bool:
+        return any(parts[: len(c)] == c for c in map(_components, self.open_trees))
 
     def is_secret(self, path: str) -> bool:
         """True when ``refusal(path)`` has a reason."""
@@ -201,6 +226,10 @@ def guard_script(policy: SecretPolicy) -> str:
     ``sh -c SCRIPT rho-guard /abs/program args...``."""
     allowed = "|".join(ALLOWED)
     own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
+    # rule 2b: a hidden entry of a home, unless inside an open tree (checked after the names)
+    opened = "".join(f"{shlex.quote(t)}|{shlex.quote(t)}/*) ;; " for t in policy.open_trees)
+    hidden = "|".join(f"{shlex.quote(h.rstrip('/') or '/')}/.*" for h in policy.homes)
+    home_rule = f'      [ -n "$s" ] || case $p in {opened}{hidden}) s=1;; esac\n' if hidden else ""
     trees = "|".join(case_insensitive(p) for p in LOCATIONS)
     templates = "|".join(case_insensitive(p) for p in TEMPLATES)
     names = "|".join(case_insensitive(p) for p in NAMES)
@@ -208,7 +237,7 @@ def guard_script(policy: SecretPolicy) -> str:
     judge = (
         f"      case $p in {allowed}) ;; {own + '|' if own else ''}{trees}) s=1;; *)\n"
         f'        case "/${{p##*/}}" in {templates}) ;; {names}) s=1;; {not_key}) ;;'
-        f" {key}) s=1;; esac;; esac\n"
+        f" {key}) s=1;; esac;; esac\n{home_rule}"
     )
     # One realpath for every argument, read line by line in step with them (fast path); a
     # name with a newline, or an empty one, takes the slow path: one realpath each. A missing

@@ -128,6 +128,18 @@ class State:
             if call.id not in answered and call.id not in waiting
         )
 
+    def forget_recorded_approvals(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Forget the approvals a stored trace records (a session directory is data: whoever
+        can write it can write an answer): calls approved but not run wait for an answer
+        again, and "always" answers no longer hold. Rejections are kept (they only stop a
+        call). Returns (the calls asked again, the tools no longer always approved)."""
+        again = tuple(call_id for call_id, answer in self.approvals.items() if answer)
+        for call_id in again:
+            self.approvals[call_id] = None
+        tools = tuple(sorted(self.always_allowed))
+        self.always_allowed.clear()
+        return again, tools
+
     def repair(self) -> tuple[ToolResultMessage, ...]:
         """Give every unanswered call an interrupted result, placed after its batch."""
         missing = self.unanswered_calls()

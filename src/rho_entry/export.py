@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from rho_domain.errors import RhoError, StoreError
+from rho_entry.terminal_text import json_visible, visible
 from rho_entry.usage import UsageParser
 
 
@@ -42,9 +43,9 @@ def main(argv: Sequence[str]) -> int:
         else:
             document = export_session(ns.id, ns.dir)
     except RhoError as exc:
-        print(f"rho-agent export: {exc}", file=sys.stderr)
+        print(visible(f"rho-agent export: {exc}"), file=sys.stderr)
         return 1
-    print(json.dumps(document, indent=ns.indent, ensure_ascii=False))
+    print(json_visible(json.dumps(document, indent=ns.indent, ensure_ascii=False)))
     return 0
 
 

@@ -297,9 +297,11 @@ class Session(domain_session.Session):
         must be within what ``authority`` allows (by content; default: readonly, or the
         ``profile`` override), its endpoint and databases must be the caller's (from the
         environment, or given again in ``overrides``), and auto-approval is off unless
-        ``overrides`` turn it on. ``overrides`` replace individual config fields (e.g.
-        ``{"model": ...}``); every other saved setting is kept. Tool calls left without a
-        result get an interrupted result. ``resume_notices`` says what was not inherited.
+        ``overrides`` turn it on; approvals its trace records for calls not yet run, and
+        "always" answers, are forgotten (they are asked again). ``overrides`` replace
+        individual config fields (e.g. ``{"model": ...}``); every other saved setting is kept.
+        Tool calls left without a result get an interrupted result. ``resume_notices`` says
+        what was not inherited.
         Raises ``ConfigError`` when the stored session asks for more than is allowed.
         """
         if authority is None:
@@ -309,12 +311,14 @@ class Session(domain_session.Session):
         record, events = await store.open(session_id)
         try:
             allowed = authorise(record, authority, config_dir=config_dir(os.environ))
+            state = DocumentState.from_events(events)
+            notices = (*allowed.notices, *_forgotten(record.id, state))
             session = cls(
                 # the databases were decided by ``authorise``: the resumer's, or none
                 Agent(allowed.config, environ={}),
                 store=store,
                 session_id=record.id,
-                state=DocumentState.from_events(events),
+                state=state,
                 created=True,
                 parent_id=record.parent_id,
                 labels=record.labels,
@@ -323,7 +327,7 @@ class Session(domain_session.Session):
         except BaseException:
             await store.release(record.id)
             raise
-        session._notices = allowed.notices
+        session._notices = notices
         return session
 
     @property
@@ -351,3 +355,20 @@ class Session(domain_session.Session):
                 await self.close()
 
         return asyncio.run(_run())
+
+
+def _forgotten(session_id: str, state: State) -> tuple[str, ...]:
+    """Notices for the recorded approvals a resume does not inherit (``resume_policy``)."""
+    again, tools = state.forget_recorded_approvals()
+    notices: list[str] = []
+    if again:
+        notices.append(
+            f"session {session_id} records approvals of {len(again)} call(s) not yet run "
+            f"({', '.join(again)}); they are asked again (approve them with --approve)"
+        )
+    if tools:
+        notices.append(
+            f"session {session_id} records 'always' for {', '.join(tools)}; that is not "
+            "inherited (answer 'always' again, or pass -y)"
+        )
+    return tuple(notices)

@@ -22,7 +22,7 @@ from rho_adapters.store.signals import add_directive, request_cancel, request_pa
 from rho_domain.errors import RhoError
 from rho_domain.ports.store import SessionInfo
 from rho_entry.session_json import LIVE, active_seconds, info_dict
-from rho_entry.terminal_text import visible
+from rho_entry.terminal_text import json_visible, visible
 from rho_entry.usage import UsageParser
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
@@ -38,7 +38,9 @@ def _add_ps(parser: argparse.ArgumentParser) -> None:
 
 def _add_watch(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", help="session id, unique prefix or latest")
-    parser.add_argument("--json", action="store_true", help="raw trace lines")
+    parser.add_argument(
+        "--json", action="store_true", help="trace lines (invisible characters as JSON escapes)"
+    )
     parser.add_argument("--once", action="store_true", help="print what is there and exit")
 
 
@@ -131,7 +133,7 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
     try:
         return _dispatch(namespace, root)
     except RhoError as exc:
-        print(f"rho-agent monitor: {exc}", file=sys.stderr)
+        print(visible(f"rho-agent monitor: {exc}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
@@ -208,10 +210,11 @@ def _ps(root: Path, *, as_json: bool, limit: int) -> int:
     for info in infos:
         prompt = visible(" ".join(info.first_prompt.split()), newlines=False)
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
-        print(
+        line = (
             f"{info.id:<14} {info.status:<18} {info.liveness:<10} {info.model[:20]:<20} "
             f"{_elapsed(info, now):>8}  {prompt}"
         )
+        print(visible(line, newlines=False))  # every field comes from a session directory
     return 0
 
 
@@ -238,7 +241,9 @@ def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
         *lines, pending = (pending + chunk).split(b"\n")  # keep an incomplete line for later
         for line in lines:
             if line.strip():
-                print(line.decode(errors="replace") if as_json else format_event(line))
+                # JSON as stored, but printable: json_visible keeps the values
+                text = line.decode(errors="replace")
+                print(json_visible(text) if as_json else format_event(line))
         sys.stdout.flush()
         if getattr(sys.stdout, "broken", False):  # the reader went away (`... | head`)
             return 0

@@ -14,7 +14,12 @@ the server all come through ``authorise``):
   configuration now; a stored value that differs is refused unless given again.
 - **Databases.** A stored alias list names hosts and the variables their passwords are read
   from: it must equal the resumer's, or be given again.
-- **Auto-approval** is never inherited: it is on only when the resumer turns it on now.
+- **Workspace.** A stored ``working_dir`` is where every tool reads and writes: it must be the
+  resumer's workspace or inside it (the CLI: the directory it runs in, or ``--working-dir``),
+  or be given again; ``working_dir: /`` would open the whole machine to the tools.
+- **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
+  are the approvals the trace records (``State.forget_recorded_approvals``, applied by
+  ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
 """
 
 from __future__ import annotations
@@ -74,6 +79,9 @@ class ResumeAuthority:
             {profile}`` (CLI), ``overrides={{'profile': ...}}`` (library), ...
         endpoint_hint: How to give an endpoint setting again: ``{field}`` is its name,
             ``{flag}`` the same with dashes.
+        workspace: The resumer's workspace (absolute), or None to not check a stored
+            ``working_dir`` (a server checks its own roots).
+        workspace_hint: How to give the working directory again, ``{path}`` the stored one.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -83,6 +91,8 @@ class ResumeAuthority:
     roots: tuple[Path, ...] | None = None
     hint: str = "pass overrides={{'profile': {profile!r}}} to resume it with that profile"
     endpoint_hint: str = "pass overrides={{'{field}': ...}} to use it again"
+    workspace: str | None = None
+    workspace_hint: str = "pass overrides={{'working_dir': {path!r}}} to work there"
 
 
 @attrs.frozen(kw_only=True)
@@ -141,6 +151,8 @@ def authorise(
     given.setdefault("auto_approve", False)
     if "profile" not in given:
         given["profile"] = _allowed_profile(record, authority, config_dir)
+    if authority.workspace is not None and "working_dir" not in given:
+        _check_workspace(record, authority)
     if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
         given.update(_endpoint(record, authority, given))
     if authority.roots is not None and "working_dir" not in given and stored.backend == "local":
@@ -241,3 +253,21 @@ def _endpoint(
 
 def _fields(differs: Sequence[str]) -> list[str]:
     return [d.split(" ", 1)[0] for d in differs]
+
+
+def _check_workspace(record: SessionRecord, authority: ResumeAuthority) -> None:
+    """Refuse a stored ``working_dir`` outside the resumer's workspace (``..`` and links
+    resolved, on the local machine; a sandbox path is not a path here)."""
+    assert authority.workspace is not None
+    stored = record.config.working_dir
+    if stored is None or record.config.backend != "local":
+        return
+    mine = Path(authority.workspace).resolve()
+    theirs = Path(stored).expanduser().resolve()
+    if theirs == mine or mine in theirs.parents:
+        return
+    raise ConfigError(
+        f"session {record.id} was stored with working_dir {stored!r}, outside your workspace "
+        f"{str(mine)!r}; a session directory does not choose where the tools read and write: "
+        + authority.workspace_hint.format(path=stored)
+    )

@@ -15,6 +15,7 @@ from typing import Any
 from rho_domain.errors import RhoError
 from rho_domain.messages import Usage
 from rho_domain.telemetry import SessionStats, session_telemetry
+from rho_entry.terminal_text import visible
 from rho_entry.usage import UsageParser
 
 
@@ -77,10 +78,10 @@ def main(argv: Sequence[str]) -> int:
             one = session_stats(ns.id, ns.dir)
             out = json.dumps(stats_to_dict(one)) if ns.json else "\n".join(format_session(one))
     except RhoError as exc:
-        print(f"rho-agent stats: {exc}", file=sys.stderr)
+        print(visible(f"rho-agent stats: {exc}"), file=sys.stderr)
         return 1
     if out:
-        print(out)
+        print(visible(out))  # tool names, call ids and models were chosen by a model or server
     return 0
 
 

@@ -15,7 +15,10 @@ surrogates (Cs). Everything else, accents, CJK and emoji included, prints as its
 
 Contract: ``visible(text, newlines=True) -> str`` is printable (with ``newlines``, apart from
 ``\n`` and ``\t``); the result of ``visible`` is unchanged by ``visible`` (escapes are ASCII);
-``hidden_count(text)`` is how many characters ``visible`` escapes.
+``hidden_count(text)`` is how many characters ``visible`` escapes. ``json_visible(document)``
+is the same for JSON printed as JSON: the characters are written as JSON ``\uXXXX`` escapes
+(``json.dumps`` leaves C1 controls, DEL, bidi and separators raw), so the document is printable
+and parses to the same value.
 """
 
 from __future__ import annotations
@@ -33,6 +36,25 @@ def visible(text: str, *, newlines: bool = True) -> str:
     if text.isprintable():  # the common case: no work
         return text
     return "".join(_shown(ch, newlines) for ch in text)
+
+
+def json_visible(document: str) -> str:
+    """``document`` (JSON text, as ``json.dumps`` writes it) with every character ``visible``
+    would escape written as a JSON escape: printable, and the same value once parsed. Outside
+    strings JSON has only ASCII punctuation and blanks, so only string contents change."""
+    if document.isprintable():
+        return document
+    return "".join(_json_shown(ch) for ch in document)
+
+
+def _json_shown(ch: str) -> str:
+    if _shown(ch, True) == ch:
+        return ch
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)  # a surrogate pair, as JSON spells it
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
 
 
 def hidden_count(text: str) -> int:

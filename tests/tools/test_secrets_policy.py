@@ -39,11 +39,15 @@ SECRET = [
     "/srv/agent/sessions/s1/trace.jsonl", "id_rsa", "keys/id_github", "deploy/server.KEY",
     "tls/cert.pem", "x/credentials", "/run/secrets/token", "/home/u/.bash_history",
     "/var/run/secrets/kubernetes.io/serviceaccount/token", "/home/u/.config/rho-agent/db.yaml",
+    # every hidden entry of a home (rule 2b): .docker/buildx was allowed before
+    "/home/u/.docker/buildx", "/home/u/.m2/settings.xml", "/home/u/.config/rclone/rclone.conf",
+    "/home/u/.bashrc", "/home/u/.mozilla/firefox/p/logins.json",
 ]  # fmt: skip
 NOT_SECRET = [
     ".env.example", "a/.ENV.sample", "src/id_utils.py", "ws/id_x/Makefile", ".env.d/x.py",
     "/etc/passwd", "/etc/hostname", "/var/log/syslog", "/proc/cpuinfo", "/dev/null",
-    "/etc/ssh/ssh_host_rsa_key.pub", "/home/u/.docker/buildx", "/srv/agent/sessionsX",
+    "/etc/ssh/ssh_host_rsa_key.pub", "/home/u/src/app.py", "/home/u/p/.github/ci.yml",
+    "/home/uX/.bashrc", "/srv/agent/sessionsX",
     "src/environment.py", "README.md", "config.json", "keys/id_github.pub",
 ]  # fmt: skip
 

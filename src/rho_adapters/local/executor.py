@@ -9,7 +9,8 @@ outside the workspace, run with a scrubbed environment and, when ``bwrap`` works
 sandbox of ``sandbox.py`` (read-only, homes and every secret found hidden, no network, no
 sockets, its own PID namespace). Every command, restricted or not, runs under the profile's
 ``ResourceLimits`` (``limits``). Every path word of every stage is judged by its real path
-against the secrets policy (``CommandRunner.check_reads``); git stages run through a shadow
+against the secrets policy (``CommandRunner.check_reads``), and so is every other name of a
+secret file (a hard link: ``hardlinks.py``); git stages run through a shadow
 common directory, never the repository's config (``git_shadow.py``); awk runs as the
 implementation detected here (``CommandRunner._awk``). A ``shell`` string runs through bash only
 when ``allow_shell`` (the unrestricted profiles), in ``base_env`` as it is when the command
@@ -33,6 +34,7 @@ from contextlib import AbstractContextManager
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import info, list_entries, open_regular, read_bytes, write_bytes
 from rho_adapters.local.git_shadow import git_shadow
+from rho_adapters.local.hardlinks import several_links
 from rho_adapters.local.process import Finished
 from rho_adapters.local.runner import CommandRunner, restricted_env
 from rho_domain.errors import (
@@ -149,6 +151,7 @@ class LocalExecutor(Executor):
         self.policy = SecretPolicy(
             locations=tuple(os.path.realpath(p) for p in (*protected_paths, *secret_locations)),
             homes=_homes(base_env or {}) if homes is None else tuple(homes),
+            open_trees=(self._tree.root,),  # a workspace in ~/.config/nvim is still readable
         )
         self.limits = limits if limits is not None else ResourceLimits()
         self.file_write = file_write
@@ -200,6 +203,23 @@ class LocalExecutor(Executor):
             real = "/" + "/".join((*tree.root_parts, *parts))
             if reason := self.policy.refusal(real):
                 raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
+            if several_links(real):
+                self._check_hard_link(path, real)
+
+    def _check_hard_link(self, path: str, real: str) -> None:
+        """Refuse a file with several names when one of them is a secret (``hardlinks.py``)."""
+        # The workspace and the file's own directory: an extra read root may be "/", too
+        # large to scan on every read (a secret there is found by its name where it is).
+        aliases = self._runner.aliases.get((self._tree.root, os.path.dirname(real)))
+        if real in aliases.paths:
+            raise SensitivePath(
+                f"{path!r} is another name (a hard link) of a secrets file; it may not be read"
+            )
+        if not aliases.complete:
+            raise SensitivePath(
+                f"{path!r} has several hard links and the workspace is too large to check that "
+                "none of them is a secret; it may not be read"
+            )
 
     def _check_write(self, path: str, tree: Tree, parts: tuple[str, ...]) -> None:
         for candidate in (path, "/".join(parts)):

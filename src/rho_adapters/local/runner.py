@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from rho_adapters.local import sandbox as bwrap
 from rho_adapters.local.guard import guarded
+from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
 from rho_adapters.local.process import Finished, Spawn, run_processes
 from rho_adapters.local.rlimits import Rlimits, limited
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
@@ -113,6 +114,7 @@ class CommandRunner:
         self.policy = policy if policy is not None else SecretPolicy()
         self.limits = limits if limits is not None else ResourceLimits()
         self._scan = SecretScan(self.policy)
+        self.aliases = AliasCache(self.policy)
         self._sandbox_wanted = sandbox
         self._sandbox: bool | None = None if sandbox is not False else False
         self._walls = (True, FILTER is not None)  # (user namespace, seccomp), once probed
@@ -194,14 +196,38 @@ class CommandRunner:
             seccomp_fd=FILTER_FD if seccomp and self._walls[1] else None,
         )
 
-    def check_reads(self, argv: Sequence[str], cwd: str) -> list[str]:
-        """Refuse a stage naming a secret by any real path; return the canonical directories
-        it may walk (its directory operands and ``cwd``), for ``secret_safe_argv``."""
+    def check_reads(self, argv: Sequence[str], cwd: str) -> tuple[list[str], SecretPolicy]:
+        """Refuse a stage naming a secret by any real path or by another name of the same file
+        (a hard link, ``hardlinks.py``); return the canonical directories it may walk (its
+        directory operands and ``cwd``) and the policy its recursive readers and ``xargs``
+        guard must apply (the hard links found are secret locations in it)."""
+        walked, linked = self._judge_words(argv, cwd, self.policy)
+        # The workspace (not the extra read roots: one may be "/"), what this stage walks and
+        # the directories of the files with several links it names.
+        roots = (*self.visible_roots[:1], *walked, *map(os.path.dirname, linked))
+        aliases = self.aliases.get(roots)
+        if linked and not aliases.complete:
+            raise SensitivePath(
+                f"{argv[0]}: {linked[0]} has several hard links and the workspace is too large "
+                "to check that none of them is a secret; read a copy with one name"
+            )
+        policy = with_aliases(self.policy, aliases)
+        if policy is not self.policy:
+            self._judge_words(argv, cwd, policy, aliases.paths)
+        return walked, policy
+
+    @staticmethod
+    def _judge_words(
+        argv: Sequence[str], cwd: str, policy: SecretPolicy, aliases: Sequence[str] = ()
+    ) -> tuple[list[str], list[str]]:
+        """Judge every path word by ``policy`` (``aliases``: hard links to secrets); return
+        (walked directories, real paths of files with several links)."""
         walked = [os.path.realpath(cwd)]
-        if reason := self.policy.refusal(walked[0]):
+        if reason := policy.refusal(walked[0]):
             raise SensitivePath(
                 f"{argv[0]}: commands may not run inside a secret location: {reason}"
             )
+        linked: list[str] = []
         for word in path_words(argv):
             full = os.path.join(cwd, word)  # an absolute word stays absolute
             if len(full) > MAX_PATH or "\x00" in full:
@@ -211,13 +237,20 @@ class CommandRunner:
             except (OSError, ValueError):
                 continue  # names nothing: a pattern, a value, a missing file
             real = os.path.realpath(full)
+            if real in aliases:
+                raise SensitivePath(
+                    f"{argv[0]}: {word} may not be read: it is another name (a hard link) of a "
+                    "secrets file"
+                )
             for candidate in (full, real):
-                if reason := self.policy.refusal(candidate):
+                if reason := policy.refusal(candidate):
                     shown = word if candidate == full else f"{word!r} (really {real})"
                     raise SensitivePath(f"{argv[0]}: {shown} may not be read: {reason}")
             if os.path.isdir(real):
                 walked.append(real)
-        return walked
+            elif several_links(real):
+                linked.append(real)
+        return walked, linked
 
     async def run(
         self,
@@ -301,14 +334,14 @@ class CommandRunner:
         git_env: Mapping[str, str] | None = None,
     ) -> tuple[str, ...]:
         check_argv(argv)
-        walked = await asyncio.to_thread(self.check_reads, argv, cwd)
+        walked, policy = await asyncio.to_thread(self.check_reads, argv, cwd)
         if objects := git_object_args(argv):
             prefix = await self.sandbox_prefix(cwd, binds, self._stage_env(git_env))
             await asyncio.to_thread(self._refuse_blobs, objects, cwd, prefix, git_env)
         flavor: AwkFlavor = "gawk"
         if argv[0] in ("awk", "gawk"):
             argv, flavor = await asyncio.to_thread(self._awk, tuple(argv))
-        hardened = secret_safe_argv(harden_argv(argv, awk=flavor), self.policy, walked)
+        hardened = secret_safe_argv(harden_argv(argv, awk=flavor), policy, walked)
         program = self.resolve(hardened[0])
         if program is None:
             raise ToolError(f"{hardened[0]}: program not installed on this machine")

@@ -13,13 +13,15 @@ is rm by its last path component) and judges every simple command in it:
   (what they append), and their ``{}`` is unknown, as is ``find -exec``'s;
 * programs that run code handed to them (``shell.destructive_code``): shell ``-c`` strings,
   ``eval``, here-documents fed to a shell are parsed and judged in turn; a pipe into a shell
-  (``curl ... | sh``), inline code of another language (``python -c``) and SQL that writes
+  (``curl ... | sh``), inline code of another language (``python -c``), editor commands
+  (``vim -c``, ``emacs --eval``), sed's ``e`` command and flag and SQL that writes
   (``psql -c``) ask;
 * a file this command line wrote (a redirection target, what curl, wget, tee, cp... name) run
   as a program or a script (``curl -o s.sh URL && sh s.sh``) asks;
 * every other word with a blank or an operator in it that parses as a command line (the
   string ``ssh host`` or ``watch`` hands to a shell; the value of ``NAME=value``,
-  ``--option=value`` or of a short option it is glued to, ``su -c'...'``); for
+  ``--option=value`` or of a short option it is glued to, ``su -c'...'``; what follows a
+  shell escape, ``!cmd``, ``:%!cmd``, ``shell cmd``; a quoted part, ``system('cmd')``); for
   ``ssh``, ``su``, ``watch``, ``trap``... such a word that cannot be parsed asks;
 * a variable that chooses what runs (``PATH=``, ``LD_PRELOAD=``, ``BASH_ENV=``,
   ``GIT_SSH_COMMAND=``, ``PAGER=``...) set for or by any command, and ``alias``, ``hash``,
@@ -37,8 +39,8 @@ Fail closed: a line, shell string or here-document the parser cannot read (varia
 parser's reason, and so does nesting deeper than ``MAX_DEPTH``.
 
 Not read, like any program's own behaviour: what a script or build tool does (``./deploy.sh``,
-``make``, ``python script.py``), sed's ``e`` command, and plain overwrites (``mv``, ``cp``,
-``> file``), which are ordinary work in a developer profile.
+``make``, ``python script.py``), and plain overwrites (``mv``, ``cp``, ``> file``, ``sed -i``,
+one file's ``rm``), which are ordinary work in a developer profile.
 
 Contract: ``destructive_reason(command) -> str``, the reason shown to the human, or "".
 """
@@ -96,6 +98,14 @@ _GIT_DIR_READERS = frozenset(
     ]
 )  # fmt: skip
 _LINE_CHARACTERS = frozenset(" \t\n;|&()<>")
+# A shell escape of an editor, debugger, pager or SQL client: [:][range][silent][r|w] ! text,
+# or "shell text", "system text", "\! text"
+_SHELL_ESCAPE = re.compile(
+    r"^\s*[:+]?\s*(?:silent!?\s*)?[.%$0-9,]*\s*(?:r\s|read\s|w\s|write\s)?\s*"
+    r"(?:\\!|!|shell\s|system\s)\s*(.+)$",
+    re.DOTALL,
+)
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _WRITING = frozenset([">", ">>", ">|", "&>", "&>>", "<>"])
 
 
@@ -221,6 +231,22 @@ class _Check:
             except CommandRefused as exc:
                 if strict:
                     return f"{first} runs a command string the approval check cannot read ({exc})"
+                if why := self.quoted_parts(text, depth):
+                    return why
+                continue
+            if why := self.commands(tree, depth + 1):
+                return why
+        return ""
+
+    def quoted_parts(self, text: str, depth: int) -> str:
+        """Judge the quoted parts of a text that is not a command line (code of another
+        language, ``os.system('rm -rf x')``) that parse as one."""
+        for part in (a or b for a, b in _QUOTED.findall(text)):
+            if not _LINE_CHARACTERS & set(part):
+                continue
+            try:
+                tree = parse(part)
+            except CommandRefused:
                 continue
             if why := self.commands(tree, depth + 1):
                 return why
@@ -240,9 +266,14 @@ class _Check:
 
 
 def _shell_texts(word: Arg) -> list[str]:
-    """The texts in ``word`` a program could hand to a shell: the word, the value of
-    ``NAME=value`` (instead of the word) or ``--option=value``, and a value glued to a short
-    option (``su -c'rm -rf x'``); only those with a blank or an operator."""
+    r"""Return the texts in ``word`` a program could hand to a shell.
+
+    The word, the value of ``NAME=value`` (instead of the word) or ``--option=value``, a value
+    glued to a short option (``su -c'rm -rf x'``) and what follows a shell escape (``!rm -rf
+    x`` in vim, gdb or less, ``:%!...``, ``shell ...``, ``\! ...`` in psql); only those with a
+    blank or an operator. (A text that does not parse is searched for quoted parts by
+    ``strings``.)
+    """
     if word is None:
         return []
     match = _ASSIGNMENT.match(word)
@@ -251,6 +282,7 @@ def _shell_texts(word: Arg) -> list[str]:
         texts.append(word.split("=", 1)[1])
     if word.startswith("-") and not word.startswith("--") and len(word) > 2:
         texts.append(word[2:])
+    texts += [m.group(1) for m in map(_SHELL_ESCAPE.match, texts) if m]
     return [text for text in texts if _LINE_CHARACTERS & set(text)]
 
 

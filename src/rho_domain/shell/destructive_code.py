@@ -12,6 +12,9 @@
   pipes, ``getline`` or output files);
 * find: ``-delete`` asks; ``-exec``/``-execdir``/``-ok``/``-okdir`` commands are judged
   with ``{}`` unknown; a glob among its words asks (a match could be an action);
+* editors (vim, vi, nvim, ex, ed, emacs...): commands given on the command line (``-c``,
+  ``+cmd``, ``--cmd``, ``-S``/``-s``/``-u`` scripts, ``--eval``, ``-l``) or on standard input
+  ask; ``vim +12 file`` does not;
 * SQL clients (psql, mysql/mariadb, sqlite3): SQL given inline or in a here-document asks
   unless the SQL check (``rho_domain.sql.classify``) finds one read-only statement; SQL from a
   file or a pipe asks, as do sqlite3's dot-commands but a few that only show things.
@@ -26,6 +29,7 @@ from collections.abc import Callable, Sequence
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.awk import check_awk
+from rho_domain.shell.destructive_sed import sed_reason
 from rho_domain.shell.destructive_words import Arg
 from rho_domain.sql import classify
 
@@ -39,8 +43,8 @@ SHELLS = frozenset(
     ["sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "posh", "fish", "csh", "tcsh", "rbash"]
 )
 _INTERPRETER = re.compile(
-    r"^(python|pypy|perl|ruby|php|lua|luajit|node|nodejs|deno|bun|rscript|pwsh|tclsh|osascript)"
-    r"[0-9.]*$"
+    r"^(python|pypy|perl|ruby|php|lua|luajit|node|nodejs|deno|bun|rscript|pwsh|tclsh|osascript"
+    r"|mongo|mongosh|julia|guile|racket|sbcl|elixir|groovy|scala|jshell|irb)[0-9.]*$"
 )
 _INLINE_LONG = frozenset(["--eval", "--print", "--command", "-command", "--exec"])
 _INLINE_FLAGS = frozenset("ceEpr")  # python -c, perl -e/-E/-p, ruby -e, node -e/-p, php -r
@@ -224,7 +228,41 @@ def _sql_statements(name: str, args: Sequence[Arg]) -> list[str] | str:
     return statements
 
 
+# Editors run their own command language (vim's ex commands with ``!`` and ``system()``,
+# emacs lisp): given on the command line, from a script file or on standard input, it asks.
+_VIMS = frozenset(["vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim", "rvim", "evim", "ed"])
+_VIM_CODE = frozenset(["-c", "--cmd", "-S", "-s", "-u", "-w", "-W"])
+_EMACS_CODE = ("--eval", "-eval", "--execute", "-l", "--load", "-f", "--funcall", "--script", "-x")
+
+
+def _editor(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    """Editor commands given to the editor (not the files it edits) ask: they can run any
+    program. ``vim +12 file`` and ``vim +/pattern file`` only move the cursor."""
+    for arg in args:
+        if arg is None:
+            return f"{name} with a glob or generated word"
+        option = arg.split("=", 1)[0]
+        if name in _VIMS and (
+            option in _VIM_CODE
+            or (arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:2])
+            or (arg.startswith("+") and len(arg) > 1 and not arg[1:].isdigit() and arg[1] != "/")
+        ):
+            return f"{name} {arg}: runs editor commands (they can run any program)"
+        if name not in _VIMS and option in _EMACS_CODE:
+            return f"{name} {arg}: evaluates code the approval check cannot read"
+    if name in _VIMS and stdin not in ("", "file"):
+        return f"{name} reads editor commands from a pipe or here-document"
+    return ""
+
+
+def _sed(name: str, args: Sequence[Arg], stdin: Stdin, nested: Nested, judge: Judge) -> str:
+    return sed_reason(name, args)
+
+
 _RUNNERS: dict[str, Runner] = {
+    "sed": _sed,
+    **dict.fromkeys(_VIMS, _editor),
+    **dict.fromkeys(["emacs", "emacsclient"], _editor),
     "eval": _eval,
     "source": _source,
     ".": _source,

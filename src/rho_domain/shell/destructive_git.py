@@ -18,7 +18,9 @@ Subcommands, and when they ask again:
 * branch: ``-D``, ``-f``, ``-M``, ``-C``, ``--force``; rm: ``-f``, ``--force``;
 * stash: ``drop``, ``clear``; reflog: ``expire``, ``delete``; gc: ``--prune``;
   update-ref: ``-d``, ``--delete``; worktree: ``remove`` with ``-f`` / ``--force``;
-* rebase: ``-x``, ``--exec``; submodule: ``foreach`` (shell commands this check cannot see);
+* rebase: ``-x``, ``--exec``; submodule: ``foreach`` (shell commands this check cannot see),
+  ``deinit -f``/``--all`` (deletes submodule working trees); tag: ``-d``, ``--delete``;
+* rebase, merge, cherry-pick, revert, am: ``--abort``/``--quit`` (the resolution in progress);
 * config: anything but reading (``--get*``, ``--list``, ``-l``, ``get``, ``list``, one
   name): a written setting (an alias, core.pager, core.hooksPath) runs commands later;
 * filter-branch, filter-repo: always.
@@ -68,12 +70,9 @@ _HARMLESS = frozenset(
         "commit",
         "fetch",
         "pull",
-        "merge",
         "init",
         "clone",
         "mv",
-        "cherry-pick",
-        "revert",
         "grep",
         "ls-files",
         "ls-remote",
@@ -85,7 +84,6 @@ _HARMLESS = frozenset(
         "show-ref",
         "cat-file",
         "format-patch",
-        "am",
         "apply",
         "archive",
         "help",
@@ -101,7 +99,6 @@ _HARMLESS = frozenset(
         "merge-base",
         "bisect",
         "remote",
-        "tag",
         "diff-tree",
         "diff-files",
         "diff-index",
@@ -258,6 +255,26 @@ def _always(why: str) -> Callable[[Sequence[Arg]], str]:
     return lambda rest: why
 
 
+def _submodule(rest: Sequence[Arg]) -> str:
+    _, operands = split_options(rest)
+    if operands[:1] == ["foreach"] or None in operands[:1]:
+        return "foreach runs a shell command in every submodule"
+    if operands[:1] == ["deinit"]:
+        return _options_hit("f", "force all", "deinit deletes submodule working trees")(rest)
+    return ""
+
+
+def _abort_or(rule: Callable[[Sequence[Arg]], str]) -> Callable[[Sequence[Arg]], str]:
+    """``--abort`` throws away the conflict resolution in progress (and changes made since
+    the operation started); otherwise ``rule``."""
+    aborts = _options_hit("", "abort quit", "throws away the resolution in progress")
+    return lambda rest: aborts(rest) or rule(rest)
+
+
+def _nothing(rest: Sequence[Arg]) -> str:
+    return ""
+
+
 _RULES: dict[str, Callable[[Sequence[Arg]], str]] = {
     "push": _push,
     "reset": _options_hit("", "hard merge", "discards uncommitted changes"),
@@ -273,9 +290,14 @@ _RULES: dict[str, Callable[[Sequence[Arg]], str]] = {
     "gc": _options_hit("", "prune", "deletes unreachable objects"),
     "update-ref": _options_hit("d", "delete", "deletes a ref"),
     "worktree": _worktree,
-    "rebase": _options_hit("x", "exec", "runs a shell command per commit"),
+    "rebase": _abort_or(_options_hit("x", "exec", "runs a shell command per commit")),
+    "merge": _abort_or(_nothing),
+    "cherry-pick": _abort_or(_nothing),
+    "revert": _abort_or(_nothing),
+    "am": _abort_or(_nothing),
+    "tag": _options_hit("d", "delete", "deletes a tag (a tag not pushed has no copy)"),
     "config": _config,
-    "submodule": _first_operand("foreach", "runs a shell command in every submodule"),
+    "submodule": _submodule,
     "filter-branch": _always("rewrites the whole history"),
     "filter-repo": _always("rewrites the whole history"),
 }

@@ -29,7 +29,13 @@ The table (each row: the program, then when it asks again):
   ``destroy``, ``prune``, ``rm``, ``rmi``, ``purge``, ``uninstall``, ``remove``, ``rb``,
   ``down``, ``delete-*``, ``terminate-*``...) or a ``-destroy`` option;
 * shred, truncate, wipefs, wipe, mkfs, mkfs.*, mke2fs, mkswap, fdisk, sfdisk, cfdisk, gdisk,
-  sgdisk, parted, blkdiscard, srm, rimraf, shutdown, reboot, halt, poweroff: always;
+  sgdisk, parted, blkdiscard, srm, rimraf, shutdown, reboot, halt, poweroff, pkill, killall,
+  killall5, userdel, groupdel, deluser, delgroup, chattr: always;
+* kill: a pid of ``-1``, ``0`` or ``-PGID`` (every process of the user or of a group);
+  systemctl: stop, kill, disable, mask, isolate, poweroff...; iptables, ip6tables, nft:
+  flush or delete; redis-cli: flushall, flushdb, del, shutdown, config, eval...; setfacl: as
+  chmod; zip ``-m``/``--move``, 7z ``-sdel`` (delete what they archived), zip ``-TT`` (runs a
+  command);
 * git: see ``shell.destructive_git``.
 
 Contract: ``program_name(word)``, ``judge_program(name, args) -> str`` (the reason, or "").
@@ -64,6 +70,14 @@ ALWAYS = frozenset(
         "reboot",
         "halt",
         "poweroff",
+        "pkill",
+        "killall",
+        "killall5",
+        "userdel",
+        "groupdel",
+        "deluser",
+        "delgroup",
+        "chattr",
     ]
 )
 _RM_SHORT = frozenset("iIdv")
@@ -211,6 +225,53 @@ def _deleting_cli(name: str, args: Sequence[Arg]) -> str:
     return ""
 
 
+def _kill(name: str, args: Sequence[Arg]) -> str:
+    # a pid of -1 signals every process the user may signal, 0 or -PGID a whole group
+    for arg in args:
+        if arg is None:
+            return f"{name} with a glob or generated operand"
+        if arg == "0" or (arg.startswith("-") and arg[1:].isdigit() and not _is_signal(args, arg)):
+            return f"{name} {arg}: signals every process of a group or of the user"
+    return ""
+
+
+def _is_signal(args: Sequence[Arg], arg: str) -> bool:
+    """``kill -9 PID``: a first ``-NUMBER`` before any operand is the signal, not a group."""
+    first = next((a for a in args if a is not None and a.startswith("-")), None)
+    operands_before = any(
+        a is not None and not a.startswith("-") for a in args[: list(args).index(arg)]
+    )
+    return arg == first and not operands_before and arg != "-1"
+
+
+def _verbs(verbs: frozenset[str], why: str) -> Callable[[str, Sequence[Arg]], str]:
+    """The program asks when an operand (or an option, for ``iptables -F``) is one of
+    ``verbs``, or unknown."""
+
+    def rule(name: str, args: Sequence[Arg]) -> str:
+        for arg in args:
+            if arg is None:
+                return f"{name} with a glob or generated word"
+            if arg.casefold() in verbs:
+                return f"{name} {arg}: {why}"
+        return ""
+
+    return rule
+
+
+def _archiver(name: str, args: Sequence[Arg]) -> str:
+    # zip -m/--move and 7z -sdel delete what they archived; zip -TT/--unzip-command runs one
+    for arg in args:
+        if arg is None:
+            return f"{name} with a glob or generated word"
+        cluster = arg[1:] if arg.startswith("-") and not arg.startswith("--") else ""
+        if arg in ("--move", "-sdel", "-TT", "--unzip-command") or (
+            name == "zip" and "m" in cluster and not cluster.startswith("T")
+        ):
+            return f"{name} {arg}: deletes what it archives or runs a command"
+    return ""
+
+
 def _allowed(option: str, short: frozenset[str], long: frozenset[str]) -> bool:
     if option.startswith("--"):
         return option[2:] in long
@@ -276,8 +337,27 @@ _DELETING_CLIS = [
     "dnf",
 ]
 
+_SERVICE_VERBS = frozenset(
+    ["stop", "kill", "disable", "mask", "isolate", "poweroff", "reboot", "halt", "kexec"]
+)
+_FIREWALL_VERBS = frozenset(["-f", "--flush", "-x", "--delete-chain", "-d", "--delete", "flush"])
+_REDIS_VERBS = frozenset(
+    ["flushall", "flushdb", "del", "unlink", "shutdown", "config", "eval", "script", "debug"]
+)
+
 _JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
     **dict.fromkeys(_DELETING_CLIS, _deleting_cli),
+    "kill": _kill,
+    "systemctl": _verbs(_SERVICE_VERBS, "stops or disables services"),
+    **dict.fromkeys(
+        ["iptables", "ip6tables", "nft"], _verbs(_FIREWALL_VERBS, "deletes firewall rules")
+    ),
+    "redis-cli": _verbs(_REDIS_VERBS, "deletes keys, stops or reconfigures the server"),
+    "zip": _archiver,
+    "7z": _archiver,
+    "7za": _archiver,
+    "7zz": _archiver,
+    "setfacl": _mode,
     "tar": _tar,
     "crontab": _crontab,
     "rm": _rm,

@@ -13,8 +13,10 @@ Three pieces, all pure; the executors (local and Daytona) resolve the real paths
   the directories they walk), ``grep -R`` becomes ``-r`` and ``diff -r`` gets
   ``--no-dereference`` (symlinks found while walking are not followed), ``rg -L/--follow`` is
   refused, and ``xargs`` runs its target behind ``guard_script`` (the items it appends are
-  judged at run time). awk programs that touch ``ARGV``/``ARGC`` are refused (they choose
-  files the harness never saw; gawk's ``--sandbox`` stops this, mawk does not), and so is
+  judged at run time; its recursive target skips every concrete secret location, since a
+  directory it is handed may hold any of them). awk programs that touch ``ARGV``/``ARGC``
+  are refused (they choose files the harness never saw; gawk's ``--sandbox`` stops this,
+  mawk does not), and so is
   ``md5sum -c`` and its siblings (they open the files named inside a list).
 * ``NON_READING``: programs whose words are never opened as files.
 """
@@ -39,6 +41,9 @@ NON_READING = frozenset(
 # Walked by ``grep -r /`` and friends, never worth reading: skipped when below a walked root.
 _WALK_SKIPPED = ("/proc", "/dev", "/sys")
 GUARD_NAME = "rho-guard"
+# A hidden name, as a glob no command-line name like "./src/a.py" or "." matches (grep and diff
+# match --exclude against whole names too): a dot, then neither a dot nor a slash.
+HIDDEN = ".[!./]*"
 _AWK_ARGV = re.compile(r"\bARG[VC]\b")
 
 
@@ -118,9 +123,12 @@ def _below(location: str, walked: Sequence[str]) -> bool:
 
 
 def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
-    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip."""
+    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip; a
+    walk over a home skips every hidden entry (the policy's rule 2b) by ``HIDDEN``."""
     concrete = (*policy.absolute_locations(), *_WALK_SKIPPED)
     extra = [posixpath.basename(loc) for loc in concrete if _below(loc, walked)]
+    if any(_below(home, walked) for home in policy.homes):
+        extra.append(HIDDEN)
     return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
 
 
@@ -148,7 +156,8 @@ def _rg(args: list[str], names: Sequence[str]) -> list[str]:
             "rg: -L/--follow follows symbolic links, which may lead to secrets; "
             "search the link's target directly"
         )
-    return _insert(args, end, [f"--iglob=!{n}" for n in names])
+    # rg's globs take no "/" in a class and match base names only: a hidden name is ".?*"
+    return _insert(args, end, [f"--iglob=!{'.?*' if n == HIDDEN else n}" for n in names])
 
 
 def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
@@ -285,6 +294,9 @@ def secret_safe_argv(
         raise CommandRefused("awk: ARGV/ARGC choose files the harness never checked; not allowed")
     elif name == "xargs":
         index = xargs_target_index(args)
-        target = secret_safe_argv(args[index:], policy, walked)
+        # The items xargs appends are known only at run time: a directory among them (echo ~
+        # | xargs grep -r) is walked too, so the target keeps away from every concrete secret
+        # location, as if it walked the whole filesystem.
+        target = secret_safe_argv(args[index:], policy, (*walked, "/"))
         args = [*args[:index], "sh", "-c", guard_script(policy), GUARD_NAME, *target]
     return (name, *args)

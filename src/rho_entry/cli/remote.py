@@ -30,10 +30,10 @@ def run_remote(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     try:
         return asyncio.run(_run(args, env))
     except RhoError as exc:
-        sys.stderr.write(f"rho-agent: {args.server}: {exc}\n")
+        sys.stderr.write(visible(f"rho-agent: {args.server}: {exc}") + "\n")
         return exit_codes.USAGE
     except OSError as exc:  # httpx's connection errors are OSErrors' cousins; name the URL
-        sys.stderr.write(f"rho-agent: cannot reach {args.server}: {exc}\n")
+        sys.stderr.write(visible(f"rho-agent: cannot reach {args.server}: {exc}") + "\n")
         return exit_codes.USAGE
 
 
@@ -47,12 +47,13 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         if args.list:
             for row in await client.list_sessions():
                 line = f"{row['id']:<14} {row['status']:<18} {row['liveness']:<10} "
-                sys.stdout.write(line + visible(row["first_prompt"], newlines=False) + "\n")
+                # every field is the server's (and its session directories'): escaped
+                sys.stdout.write(visible(line + row["first_prompt"], newlines=False) + "\n")
             return exit_codes.OK
         session_id, after = await _start(client, args)
         return await _follow(client, session_id, after, args)
     except httpx.TransportError as exc:
-        sys.stderr.write(f"rho-agent: cannot reach {args.server}: {exc}\n")
+        sys.stderr.write(visible(f"rho-agent: cannot reach {args.server}: {exc}") + "\n")
         return exit_codes.USAGE
     finally:
         await client.aclose()
@@ -74,7 +75,7 @@ async def _start(client: Any, args: argparse.Namespace) -> tuple[str, int]:
         if value is not None:
             fields[name] = value
     created = await client.create_session(**fields)
-    sys.stderr.write(f"rho-agent · {args.server} · session {created['id']}\n")
+    sys.stderr.write(visible(f"rho-agent · {args.server} · session {created['id']}") + "\n")
     return str(created["id"]), 0
 
 
@@ -95,7 +96,8 @@ async def _follow(client: Any, session_id: str, after: int, args: argparse.Names
         for pending in detail["pending_approvals"]:
             await client.answer(session_id, pending["call_id"], _ask(pending))
     if args.quiet and text:
-        sys.stdout.write(text + "\n")
+        # the answer as the local renderer prints it: escaped on a terminal, exact elsewhere
+        sys.stdout.write((visible(text) if sys.stdout.isatty() else text) + "\n")
     if status == "awaiting_approval":
         sys.stderr.write(
             f"rho-agent: a tool call waits for approval; answer it on a terminal with "

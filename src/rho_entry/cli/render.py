@@ -22,7 +22,7 @@ from rho_domain import events as ev
 from rho_domain.messages import ToolCall, Usage
 from rho_domain.run import RunResult
 from rho_entry.cli.spinner import Spinner
-from rho_entry.terminal_text import visible
+from rho_entry.terminal_text import json_visible, visible
 
 _CODES = {"dim": "2", "bold": "1", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
@@ -297,7 +297,8 @@ class JsonRenderer:
         )
 
     def _write(self, data: Mapping[str, Any]) -> None:
-        self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        # json.dumps leaves C1 controls, DEL and bidi characters raw: escaped, same values
+        self.out.write(json_visible(json.dumps(data, ensure_ascii=False, default=str)) + "\n")
         self.out.flush()
 
 

@@ -89,6 +89,8 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         databases=config.databases,
         hint="pass --profile {profile} explicitly to resume it with that profile",
         endpoint_hint="pass --{flag} again",
+        workspace=config.working_dir if config.backend == "local" else None,
+        workspace_hint="run it from {path} or pass --working-dir {path}",
     )
 
 

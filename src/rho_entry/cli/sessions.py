@@ -25,12 +25,18 @@ def format_sessions(infos: Sequence[SessionInfo], *, now: float | None = None) -
         active = _ago(current - info.updated_at)
         name, marked, grants = info.profile.partition("*")
         shown = name[:9] + "*" if marked else name[:10]
+        # Every field comes from a session directory (a stored config names the model and
+        # the profile): escaped like the prompt.
         lines.append(
-            f"{info.id:<14} {info.liveness[:18]:<18} {active:>8}  "
-            f"{info.model[:18]:<18} {shown:<10} {prompt}"
+            visible(
+                f"{info.id:<14} {info.liveness[:18]:<18} {active:>8}  "
+                f"{info.model[:18]:<18} {shown:<10} {prompt}",
+                newlines=False,
+            )
         )
         if marked:  # not a built-in profile: say what it grants, whatever its name
-            lines.append(f"{'':<14} └ profile {name}: {grants.strip().strip('()')}")
+            grant = f"{'':<14} └ profile {name}: {grants.strip().strip('()')}"
+            lines.append(visible(grant, newlines=False))
     return lines
 
 

@@ -1,0 +1,120 @@
+"""Red team of the secrets policy (issue 32): credentials under names no list follows.
+
+Tools keep credentials in a home's hidden entries under their own names: Maven's
+``.m2/settings.xml``, rclone's config, Firefox's ``logins.json``, a token exported in
+``.bashrc``, Kaggle's ``kaggle.json``... The policy's name list caught none of the 12 below
+(``cat`` printed every one without the sandbox; with it, a real home is visible too, only
+``HOME_SECRETS`` are hidden). Rule 2b of ``rho_domain.secrets``: every hidden entry of a home is
+a secret location, unless the workspace itself is there (editing ``~/.config/nvim``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.local import LocalExecutor
+from rho_domain.errors import RhoError
+from rho_domain.permissions import readonly_profile
+from rho_domain.tools.base import ToolContext, ToolHandler
+from rho_domain.tools.bash import BashHandler
+from rho_domain.tools.read import ReadHandler
+
+STORES = {
+    ".m2/settings.xml": "<password>TOKEN-M2</password>",
+    ".gradle/gradle.properties": "signing.password=TOKEN-GRADLE",
+    ".config/rclone/rclone.conf": "token = TOKEN-RCLONE",
+    ".config/op/config": "TOKEN-OP",
+    ".mozilla/firefox/p/logins.json": "TOKEN-FIREFOX",
+    ".bashrc": "export OPENAI_API_KEY=TOKEN-BASHRC",
+    ".kaggle/kaggle.json": '{"key": "TOKEN-KAGGLE"}',
+    ".huggingface/token": "TOKEN-HF",
+    ".netlify/config.json": "TOKEN-NETLIFY",
+    ".terraformrc": "token = TOKEN-TFRC",
+    ".Xauthority": "TOKEN-XAUTH",
+    ".dbt/profiles.yml": "password: TOKEN-DBT",
+}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("homes") / "u"
+    for rel, text in STORES.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text(text + "\n")
+    (base / "notes.txt").write_text("visible notes\n")
+    (base / "ws").mkdir()
+    (base / "ws" / "README.md").write_text("# readme\n")
+    nvim = base / ".config" / "nvim"
+    nvim.mkdir(parents=True)
+    (nvim / "init.lua").write_text("vim.o.number = true\n")
+    (nvim / ".env").write_text("TOKEN-NVIM-ENV\n")
+    return base
+
+
+async def _call(handler: ToolHandler, arguments: dict[str, Any], root: Path, home: Path) -> str:
+    executor = LocalExecutor(str(root), sandbox=False, homes=[str(home)])
+    ctx = ToolContext(
+        session_id="s",
+        call_id="c",
+        executor=executor,
+        profile=readonly_profile(),
+        clock=SystemClock(),
+    )
+    try:
+        return (await handler.handle(arguments, ctx)).content
+    except RhoError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _bash(command: str) -> tuple[ToolHandler, dict[str, Any]]:
+    return BashHandler(restricted=True, timeout=20), {"command": command}
+
+
+ATTACKS = [
+    *[f"cat {{home}}/{rel}" for rel in STORES],
+    "grep -r TOKEN {home}",
+    "grep -R TOKEN {home}/.config",
+    "rg -uu TOKEN {home}",
+    "rg --hidden TOKEN {home}",
+    "echo {home} | xargs grep -r TOKEN",
+    "echo {home}/.m2 | xargs grep -r TOKEN",
+    "find {home} -type f | xargs cat",
+    "find {home} -name '*.json' | xargs head",
+    "head {home}/.*",
+    "cat {home}/.config/*/*",
+    "diff -r {home}/.m2 {home}/ws",
+    "cd .. && cat .bashrc",
+]
+
+
+@pytest.mark.parametrize("template", ATTACKS)
+async def test_no_hidden_home_entry_is_read(home: Path, template: str) -> None:
+    output = await _call(*_bash(template.format(home=home)), home / "ws", home)
+    assert "TOKEN-" not in output, output
+
+
+async def test_a_named_store_is_refused_as_a_home_secret(home: Path) -> None:
+    output = await _call(*_bash(f"cat {home}/.m2/settings.xml"), home / "ws", home)
+    assert "is a hidden entry of the home directory" in output, output
+
+
+async def test_a_workspace_inside_a_hidden_entry_is_readable_but_its_secrets_are_not(
+    home: Path,
+) -> None:
+    nvim = home / ".config" / "nvim"
+    assert "vim.o.number" in await _call(*_bash("cat init.lua"), nvim, home)
+    assert "vim.o.number" in await _call(ReadHandler(), {"path": "init.lua"}, nvim, home)
+    assert "TOKEN-NVIM-ENV" not in await _call(*_bash("cat .env"), nvim, home)
+    assert "TOKEN-NVIM-ENV" not in await _call(*_bash("grep -r TOKEN ."), nvim, home)
+    assert "TOKEN-" not in await _call(*_bash(f"cat {home}/.bashrc"), nvim, home)
+
+
+async def test_ordinary_files_of_the_home_stay_readable(home: Path) -> None:
+    output = await _call(*_bash(f"cat {home}/notes.txt"), home / "ws", home)
+    assert "visible notes" in output, output
+    listing = await _call(*_bash(f"ls -a {home}"), home / "ws", home)
+    assert ".m2" in listing  # names are not secrets
