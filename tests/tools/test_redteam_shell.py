@@ -720,8 +720,8 @@ FILE_TOOL_ATTACKS: list[tuple[str, dict[str, Any]]] = [
 
 # jq's module system reads files the harness never sees as words: ``import "NAME" as $x;``
 # loads NAME.json from the program's directory (the working directory) or from any
-# ``{search: ...}`` directory. The jq program language is another engineer's (issue 32); these
-# leak credentials.json in both modes today.
+# ``{search: ...}`` directory. jq's program is read as jq reads it (``shell/jq.py``), and the
+# directive is refused wherever it is code; with bubblewrap, credentials.json is masked too.
 JQ_IMPORTS = [
     "jq -n 'import \"credentials\" as $c; $c'",
     "jq -n 'import \"./credentials\" as $c; $c'",
@@ -732,17 +732,13 @@ JQ_IMPORTS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="jq import/include reads NAME.json chosen inside the program (owner: jq program "
-    "language, issue 32); bwrap does not mask workspace secrets yet (owner: bwrap masking)",
-)
 @pytest.mark.parametrize("sandbox", MODES)
 @pytest.mark.parametrize("template", JQ_IMPORTS)
 async def test_jq_imports_read_no_secret(root: Path, sandbox: bool, template: str) -> None:
     command = template.replace("{ws}", str(root / "ws"))
     output = await _call(*_bash(command), _executor(root, sandbox))
     assert _leaked(root, output) == [], output
+    assert "jq: " in output and "import" in output, output  # refused by name, before jq runs
 
 
 def _file_tool(name: str) -> ToolHandler:
