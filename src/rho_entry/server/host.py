@@ -247,6 +247,13 @@ class SessionHost:
                 f"session {session_id} runs in {config.working_dir!r}, outside the server's roots",
                 field="working_dir",
             )
+        gone = config.working_dir is not None and not Path(config.working_dir).is_dir()
+        if gone:  # else the run would fail after the 202, with nothing to show for it
+            raise Conflict(
+                f"session {session_id} cannot run: its working directory "
+                f"{config.working_dir!r} does not exist (removed or moved); recreate it, "
+                f"or start a new session"
+            )
         meta = read_meta(paths)
         pid = meta.get("pid")
         live = liveness(meta, paused=paths.pause.exists(), now=time.time())

@@ -1,0 +1,186 @@
+"""What ``rho-agent --server URL`` says, as a user reads it (issue 30: F13, F15): a session
+whose working directory is gone is refused with its name, before anything is accepted; the
+answer ends its line and the usage follows, as a local run; ``--list`` has a header and one
+line per session; a URL that is not a rho-agent server is named as such."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+from server_support import Place, Serve, place, serve_env
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import text_reply
+
+
+def _cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rho_entry", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _client_env(where: Place, env: dict[str, str]) -> dict[str, str]:
+    """The same user in another directory: the client finds the token serve wrote."""
+    return {
+        **{k: v for k, v in env.items() if k == "PYTHONPATH"},
+        "PATH": env["PATH"],
+        "HOME": str(where.home),
+        "RHO_AGENT_HOME": str(where.home),
+        "NO_COLOR": "1",
+    }
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Place, Serve, dict[str, str]]]:
+    where = place(tmp_path)
+    replies = [text_reply("first answer"), text_reply("second answer")]
+    with LoopbackServer(replies, repeat=True) as model:
+        env = serve_env(where.home, model.base_url)
+        serve = Serve(where.work, env)
+        try:
+            yield where, serve, _client_env(where, env)
+        finally:
+            assert serve.stop() == 0
+
+
+def _session_ids(where: Place) -> list[str]:
+    return sorted(p.name for p in where.sessions.iterdir() if p.is_dir())
+
+
+def test_a_session_whose_working_dir_is_gone_is_refused_with_its_name(
+    served: tuple[Place, Serve, dict[str, str]], tmp_path: Path
+) -> None:
+    where, serve, env = served
+    gone = where.work / "project"
+    gone.mkdir()
+    first = _cli("--server", serve.url, "-w", "project", "hello", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    (session_id,) = _session_ids(where)
+    trace = where.sessions / session_id / "trace.jsonl"
+    lines_before = trace.read_text(encoding="utf-8").count("\n")
+    shutil.rmtree(gone)
+
+    # over HTTP: 409 naming the directory, nothing accepted
+    answer = httpx.post(
+        f"{serve.url}/api/sessions/{session_id}/chat",
+        json={"prompt": "again"},
+        headers=serve.auth,
+    )
+    assert answer.status_code == 409, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "conflict"
+    assert str(gone) in error["message"]
+    assert "does not exist" in error["message"]
+
+    # from the terminal: the same message, printed, exit 1
+    again = _cli("--server", serve.url, "--resume", session_id, "again", cwd=tmp_path, env=env)
+    assert again.returncode == 1
+    assert str(gone) in again.stderr, again.stderr
+    assert "does not exist" in again.stderr
+    assert trace.read_text(encoding="utf-8").count("\n") == lines_before  # no run started
+
+    # recreated, the session runs again
+    gone.mkdir()
+    back = _cli("--server", serve.url, "--resume", session_id, "again", cwd=tmp_path, env=env)
+    assert back.returncode == 0, back.stderr
+    assert "answer" in back.stdout
+
+
+def test_the_answer_ends_its_line_and_the_usage_follows_as_a_local_run(
+    served: tuple[Place, Serve, dict[str, str]], tmp_path: Path
+) -> None:
+    _, serve, env = served
+    done = _cli("--server", serve.url, "x", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("answer\n"), repr(done.stdout)
+    usage = done.stderr.splitlines()[-1]  # the usage line, last, as after a local run
+    assert "in " in usage
+    assert "out " in usage
+    quiet = _cli("--server", serve.url, "-q", "x", cwd=tmp_path, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout in {"first answer\n", "second answer\n"}, repr(quiet.stdout)
+
+
+def test_resume_without_a_message_says_there_is_nothing_to_continue(
+    served: tuple[Place, Serve, dict[str, str]], tmp_path: Path
+) -> None:
+    where, serve, env = served
+    assert _cli("--server", serve.url, "hello", cwd=tmp_path, env=env).returncode == 0
+    (session_id,) = _session_ids(where)
+    done = _cli("--server", serve.url, "--resume", session_id, cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    assert "nothing to continue" in done.stderr
+    assert f"--resume {session_id}" in done.stderr
+
+
+def test_the_list_has_a_header_and_one_line_per_session(
+    served: tuple[Place, Serve, dict[str, str]], tmp_path: Path
+) -> None:
+    _, serve, env = served
+    assert (
+        _cli("--server", serve.url, "first\nsecond\n\nthird", cwd=tmp_path, env=env).returncode == 0
+    )
+    assert _cli("--server", serve.url, "x" * 100, cwd=tmp_path, env=env).returncode == 0
+    listed = _cli("--server", serve.url, "--list", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    header, *rows = listed.stdout.splitlines()
+    assert header.split() == ["ID", "STATUS", "LIVENESS", "FIRST", "PROMPT"]
+    assert len(rows) == 2, listed.stdout
+    assert rows[1].endswith("first second third")
+    assert rows[0].endswith("x" * 59 + "…")
+
+
+class _NotRho(BaseHTTPRequestHandler):
+    """Some other HTTP server: 404 with an empty body for every path."""
+
+    def do_GET(self) -> None:
+        self._empty()
+
+    def do_POST(self) -> None:
+        self._empty()
+
+    def _empty(self) -> None:
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        del format, args
+
+
+def test_a_url_that_is_not_a_rho_agent_server_is_named(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotRho)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    env = {
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "RHO_AGENT_SERVER_TOKEN": "t",
+    }
+    try:
+        for args in (("x",), ("--list",)):
+            done = _cli("--server", url, *args, cwd=tmp_path, env=env)
+            assert done.returncode == 1
+            assert "HTTP 404 Not Found from" in done.stderr, done.stderr
+            assert "is this a rho-agent serve server?" in done.stderr
+    finally:
+        server.shutdown()
+        server.server_close()
