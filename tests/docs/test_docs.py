@@ -115,6 +115,9 @@ def _block(lang: str, text: str, *, caption: str = "") -> Block:
         ("bash", "bash scripts/no-such-script.sh\n", ""),
         ("python", "from rho_entry import Agent, Session\nagent.run()\n", ""),
         ("python", "print('error: the run failed')\n", ""),
+        # the dev venv has the SDK; a reader of README.md, which never installs it, does not
+        ("python", "from opentelemetry.sdk.trace import TracerProvider\n", ""),
+        ("python", "import hypothesis\n", ""),
         ("yaml", "shell: restricted\nfile_writes: off\n", ""),
         ("yaml", "model: gpt-5-mini\nmax_turn: 3\n", ""),
         ("markdown", "---\nvars:\n  a: {required: true}\n---\n{{ a }} {{ b }}\n", ""),
