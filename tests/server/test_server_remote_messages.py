@@ -5,6 +5,9 @@ line per session; a URL that is not a rho-agent server is named as such."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import os
 import shutil
 import subprocess
@@ -16,8 +19,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_support import Place, Serve, place, serve_env
+from server_support import Place, Serve, app_for, client_for, place, serve_env, wait_idle
 
+from rho_adapters.fakes import ScriptedModel, text
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import text_reply
 
@@ -184,3 +188,41 @@ def test_a_url_that_is_not_a_rho_agent_server_is_named(tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+async def test_a_run_that_cannot_start_is_logged_and_streamed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The directory goes between the check and the run (the check cannot close that race):
+    the run's failure to open reaches the log and the session's subscribers, not silence."""
+    where = place(tmp_path)
+    gone = where.work / "project"
+    gone.mkdir()
+    app = app_for(where, ScriptedModel([text("first"), text("second")]))
+    host = app.state.host
+    async with client_for(app) as client:
+        created = await client.post(
+            "/api/sessions", json={"prompt": "hi", "working_dir": "project"}
+        )
+        session_id = created.json()["id"]
+        await wait_idle(client, session_id)
+        shutil.rmtree(gone)
+        feed = await host.feed(session_id)
+        subscription = feed.subscribe()
+        with caplog.at_level(logging.WARNING, logger="rho_entry.server"):
+            handle = await host.runs.dispatch(session_id, "again", feed, done=lambda: None)
+            await handle.wait_done()
+            for _ in range(100):  # the pump reports once the handle is done
+                if any("could not start" in r.getMessage() for r in caplog.records):
+                    break
+                await asyncio.sleep(0.01)
+        items = []
+        while not subscription.queue.empty():
+            items.append(subscription.queue.get_nowait())
+        feed.unsubscribe(subscription)
+    (warning,) = [r.getMessage() for r in caplog.records if "could not start" in r.getMessage()]
+    assert session_id in warning
+    assert str(gone) in warning
+    errors = [json.loads(i.data) for i in items if i.kind == "error"]
+    assert len(errors) == 1, items
+    assert str(gone) in errors[0]["message"]

@@ -118,6 +118,8 @@ async def _follow(client: Any, session_id: str, after: int, args: argparse.Names
         # as a local run ends: the answer's line closed (or, quiet, the answer), the usage
         renderer.finish(_result(session_id, ended))
         status = ended.status.value
+    elif renderer.errors_shown:  # the run could not start; the server said why, shown
+        status = "error"
     else:  # no run here (--resume ID without a message): say why, never exit in silence
         detail = await client.get_session(session_id)
         status = "awaiting_approval" if detail["pending_approvals"] else "error"
