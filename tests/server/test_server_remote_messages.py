@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -24,6 +25,9 @@ from server_support import Place, Serve, app_for, client_for, place, serve_env, 
 from rho_adapters.fakes import ScriptedModel, text
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import text_reply
+from rho_adapters.store import FileSessionStore
+from rho_domain.config import AgentConfig
+from rho_domain.ports.store import SessionRecord
 
 
 def _cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -226,3 +230,24 @@ async def test_a_run_that_cannot_start_is_logged_and_streamed(
     errors = [json.loads(i.data) for i in items if i.kind == "error"]
     assert len(errors) == 1, items
     assert str(gone) in errors[0]["message"]
+
+
+async def test_a_session_stored_with_a_relative_working_dir_is_not_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative directory means the cwd of whoever stored it, not the server's: such a
+    session (an old eval's, a library one's with ".") is in no listing and cannot be driven,
+    even when the server runs from the directory it would resolve to."""
+    where = place(tmp_path)
+    store = FileSessionStore(where.sessions)
+    for session_id, working_dir in (("relative0001", "."), ("absolute0001", str(where.work))):
+        config = AgentConfig(model="scripted", working_dir=working_dir)
+        await store.create(SessionRecord(id=session_id, created_at=time.time(), config=config))
+        await store.release(session_id)
+    monkeypatch.chdir(where.work)  # "." would resolve inside the server's root
+    app = app_for(where, ScriptedModel([text("ok")]))
+    async with client_for(app) as client:
+        listed = (await client.get("/api/sessions")).json()["sessions"]
+        assert [row["id"] for row in listed] == ["absolute0001"]
+        refused = await client.post("/api/sessions/relative0001/chat", json={"prompt": "hi"})
+        assert refused.status_code == 404, refused.text

@@ -295,7 +295,11 @@ class SessionHost:
         return any(path == root or root in path.parents for root in self.settings.roots)
 
     def _visible(self, working_dir: object) -> bool:
-        return isinstance(working_dir, str) and self._inside_roots(Path(working_dir).resolve())
+        # A relative directory (a library session's ".") names a place only in the process
+        # that stored it: resolved here it would be judged against this server's cwd.
+        if not isinstance(working_dir, str) or not Path(working_dir).is_absolute():
+            return False
+        return self._inside_roots(Path(working_dir).resolve())
 
     def _render_template(self, name: str, values: Mapping[str, str]) -> str:
         from rho_entry.templates import load_template, render_template
