@@ -14,6 +14,14 @@ if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt_wait=(-o DPkg::Lock::Timeout=600)
-echo "install-browser: installing chromium (the dashboard tests run in a real browser)" >&2
-apt-get install "${apt_wait[@]}" -y -q chromium >/dev/null 2>&1 \
-    || { apt-get update "${apt_wait[@]}" -qq && apt-get install "${apt_wait[@]}" -y -q chromium >/dev/null; }
+# apt's and dpkg's output goes to a log (scripts/test.sh names it), not to the terminal.
+log="${RHO_AGENT_INSTALL_LOG:-${TMPDIR:-/tmp}/rho-agent-install.log}"
+echo "install-browser: installing chromium (the dashboard tests run in a real browser; a" \
+     "minute or two; output in $log)" >&2
+if ! { apt-get install "${apt_wait[@]}" -y -q chromium >>"$log" 2>&1 \
+        || { apt-get update "${apt_wait[@]}" -q >>"$log" 2>&1 \
+             && apt-get install "${apt_wait[@]}" -y -q chromium >>"$log" 2>&1; }; }; then
+    echo "install-browser: chromium could not be installed; the end of $log:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+fi

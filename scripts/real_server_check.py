@@ -3,7 +3,11 @@
 Not part of the test suite (it builds llama.cpp from source). Run it from the repository with
 the project's own Python, which has rho-agent installed:
 
-    .venv/bin/python scripts/real_server_check.py [--venv DIR] [--n-ctx 4096]
+    .venv/bin/python scripts/real_server_check.py [--venv DIR] [--n-ctx 4096] [--keep]
+    .venv/bin/python scripts/real_server_check.py --base-url URL   # a running llama-cpp-python
+
+Its work files (a scratch workspace, sessions, the server's log) are removed at the end
+unless ``--keep`` is given.
 
 What it does:
 
@@ -39,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -271,10 +276,69 @@ def main() -> int:
     parser.add_argument("--n-ctx", type=int, default=4096, help="the server's context window")
     parser.add_argument("--n-batch", type=int, default=None, help="default: 1 on AMX CPUs")
     parser.add_argument("--jobs", default=os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "1"))
-    parser.add_argument("--base-url", help="use this running server instead of starting one")
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="check a running llama-cpp-python server instead of starting one (python -m "
+        "llama_cpp.server --chat_format chatml-function-calling, its --n_ctx the same as "
+        "--n-ctx); the tasks test that server's dialect, so another server is refused",
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the work files (sessions, server log)"
+    )
     args = parser.parse_args()
+    if args.base_url:
+        refused = not_llama_cpp_python(args.base_url)
+        if refused:
+            print(f"real_server_check: {refused}", file=sys.stderr)
+            return 2
 
     root = Path(tempfile.mkdtemp(prefix="rho-real-server-"))
+    try:
+        return check(args, root)
+    finally:
+        if args.keep:
+            print(f"work files kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def not_llama_cpp_python(base_url: str) -> str | None:
+    """Why ``base_url`` is not a llama-cpp-python server, or None when it is one."""
+    from rho_adapters.model import OpenAIChatModel, build_model
+
+    async def detect() -> str:
+        model = build_model(model="smollm2", base_url=base_url, api_key=None)
+        assert isinstance(model, OpenAIChatModel)
+        try:
+            await model.context_window()  # asks the server what it is
+        finally:
+            await model.aclose()
+        return model.provider.name
+
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=10):  # noqa: S310
+            pass
+    except urllib.error.HTTPError:
+        pass  # something answers there; what it is, detection says
+    except OSError as exc:
+        return f"{base_url} did not answer as a model server ({exc})"
+    try:
+        name = asyncio.run(detect())
+    except Exception as exc:  # noqa: BLE001 - any failure to ask is the answer
+        return f"{base_url} did not answer as a model server ({type(exc).__name__}: {exc})"
+    if name == "llama-cpp-python":
+        return None
+    return (
+        f"{base_url} is not a llama-cpp-python server (it answers as {name!r}); this check "
+        "tests that server's dialect: start one with `python -m llama_cpp.server --model "
+        "FILE.gguf --chat_format chatml-function-calling --n_ctx 4096`, or run the script "
+        "without --base-url to build and start one"
+    )
+
+
+def check(args: argparse.Namespace, root: Path) -> int:
+    """Start the server (unless given), run every task, print the table; the exit code."""
     server = None
     if args.base_url:
         base_url = args.base_url
@@ -322,9 +386,7 @@ def main() -> int:
     for name, ok, detail, seconds in rows:
         print(f"| {name:<{width}} | {'pass' if ok else 'FAIL':<6} | {seconds:7.1f} | {detail}")
     passed = sum(ok for _, ok, _, _ in rows)
-    print(f"\n{passed} passed, {len(rows) - passed} failed  (work files: {root})")
-    if not args.base_url and all(ok for _, ok, _, _ in rows):
-        shutil.rmtree(root, ignore_errors=True)
+    print(f"\n{passed} passed, {len(rows) - passed} failed")
     return 0 if passed == len(rows) else 1
 
 

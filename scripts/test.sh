@@ -1,8 +1,27 @@
 #!/usr/bin/env bash
 # Install rho-agent with every extra into .venv, start-able database servers included, and run
 # every test. Used by the README and by CI (.ci/run). An empty test run is a failure.
+#
+# Each install step says on stderr what it installs and roughly how long it takes; what the
+# installers print (pip, apt, dpkg) goes to one log file, named at the start and shown when a
+# step fails. How long a first and a later run take: docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+export RHO_AGENT_INSTALL_LOG="${RHO_AGENT_INSTALL_LOG:-${TMPDIR:-/tmp}/rho-agent-install.log}"
+: >"$RHO_AGENT_INSTALL_LOG"
+say() { echo "test.sh: $*" >&2; }
+# Run a command with its output in the log; on failure, show the log's last lines.
+logged() {
+    local status=0
+    "$@" >>"$RHO_AGENT_INSTALL_LOG" 2>&1 || status=$?
+    if [ "$status" -ne 0 ]; then
+        say "failed ($status): $*; the end of $RHO_AGENT_INSTALL_LOG:"
+        tail -n 30 "$RHO_AGENT_INSTALL_LOG" >&2
+    fi
+    return "$status"
+}
+say "installer output goes to $RHO_AGENT_INSTALL_LOG"
 
 # apt waits for a lock held by another apt (an unattended upgrade) instead of failing at once.
 export DEBIAN_FRONTEND=noninteractive
@@ -11,11 +30,11 @@ APT_WAIT=(-o DPkg::Lock::Timeout=600)
 # bubblewrap: the read-only, network-less sandbox for restricted shell commands.
 if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
         && [ "$(id -u)" = 0 ]; then
-    echo "test.sh: installing bubblewrap (the sandbox the readonly shell tests exercise)" >&2
-    apt-get install "${APT_WAIT[@]}" -y -q bubblewrap >/dev/null 2>&1 \
-        || { apt-get update "${APT_WAIT[@]}" -q >/dev/null \
-             && apt-get install "${APT_WAIT[@]}" -y -q bubblewrap >/dev/null; } \
-        || echo "warning: bubblewrap not installed; restricted commands run without it" >&2
+    say "installing bubblewrap (the sandbox the readonly shell tests exercise; under a minute)"
+    logged apt-get install "${APT_WAIT[@]}" -y -q bubblewrap \
+        || { logged apt-get update "${APT_WAIT[@]}" -q \
+             && logged apt-get install "${APT_WAIT[@]}" -y -q bubblewrap; } \
+        || say "warning: bubblewrap not installed; restricted commands run without it"
 fi
 
 if [ -f .ci/install-db-servers.sh ]; then
@@ -25,9 +44,17 @@ if [ -f .ci/install-browser.sh ]; then
     bash .ci/install-browser.sh
 fi
 
-python3 -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[dev]'
+started=$SECONDS
+if [ -x .venv/bin/python ]; then
+    say "updating rho-agent and every extra in .venv (pip; seconds when nothing changed)"
+else
+    say "installing rho-agent with every extra into a new .venv (pip; about 4-5 minutes on" \
+        "2 cores, most of it downloading and unpacking wheels)"
+fi
+logged python3 -m venv .venv
+logged .venv/bin/python -m pip install --upgrade pip
+logged .venv/bin/python -m pip install -e '.[dev]'
+say "installed in $((SECONDS - started)) s; awk is $(readlink -f "$(command -v awk)")"
 
 status=0
 # Twice as many pytest-xdist workers as cores, at most 4 (4 on this 2-core machine): a third
@@ -36,6 +63,7 @@ status=0
 cores=$(nproc 2>/dev/null || echo 2)
 workers=$((cores * 2))
 [ "$workers" -gt 4 ] && workers=4
+say "running the tests with $workers workers (minutes on 2 cores: see docs/testing.md)"
 .venv/bin/python -m pytest -n "$workers" "$@" || status=$?
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: an empty run is not a pass" >&2

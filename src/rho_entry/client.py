@@ -201,10 +201,26 @@ def _error(response: httpx.Response) -> ApiError:
     try:
         error = response.json()["error"]
         message, field = str(error["message"]), error.get("field")
-    except (ValueError, KeyError, TypeError):
-        message, field = f"HTTP {response.status_code}: {response.text[:200]}", None
+    except (ValueError, KeyError, TypeError):  # not this API's answer: say whose it may be
+        message, field = _foreign(response), None
     if response.status_code == 429:
         retry = response.headers.get("retry-after", "1")
         return Busy(message, retry_after=int(retry) if retry.isdigit() else 1)
     cls = _ERRORS.get(response.status_code, ApiError)
     return cls(message, field=field)
+
+
+def _foreign(response: httpx.Response) -> str:
+    """An error answer that is not ``{"error": ...}``: its status, its reason and text, and,
+    for a 404, that the URL may not be a ``rho-agent serve`` server at all."""
+    status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+    text = " ".join(response.text[:200].split())
+    message = f"{status} from {response.request.method} {response.request.url}"
+    if text:
+        message += f": {text}"
+    if response.status_code == 404:
+        message += (
+            "; is this a rho-agent serve server? Give its base URL, as it printed it "
+            "(e.g. http://127.0.0.1:8765), without /api"
+        )
+    return message

@@ -86,3 +86,18 @@ def command_lines(block: Block) -> list[str]:
         if line.strip() and not line.lstrip().startswith("#"):
             commands.append(line.strip())
     return commands
+
+
+# A step that puts the venv's scripts on PATH, as `. .venv/bin/activate` does.
+ACTIVATE = re.compile(r"^(?:\.|source) (\S*/bin/activate)$")
+
+
+def readme_activation() -> str | None:
+    """The step of the README's first command that activates the venv it installs into (so
+    that ``rho-agent`` is on PATH for every later block), or None when it has none."""
+    first = next(b for b in blocks(ROOT / "README.md") if b.lang == "bash")
+    for line in command_lines(first):
+        for step in line.split(" && "):
+            if ACTIVATE.match(step.strip()):
+                return step.strip()
+    return None

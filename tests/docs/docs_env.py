@@ -15,6 +15,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from docs_blocks import readme_activation
+
 from rho_adapters.fakes import FunctionModel, Turn
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -31,6 +33,16 @@ WORKSPACE_FILES = {
 }
 
 
+def fresh_path() -> str:
+    """PATH as a reader's fresh shell has it: this machine's, without any directory that holds
+    a ``rho-agent`` (the venv running these tests among them)."""
+    return os.pathsep.join(
+        d
+        for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+        if d and not (Path(d) / "rho-agent").exists()
+    )
+
+
 class DocsEnv:
     """A temporary workspace and config home, and the loopback endpoint (``close`` stops it)."""
 
@@ -44,8 +56,9 @@ class DocsEnv:
             directory.mkdir(parents=True)
         for name, content in WORKSPACE_FILES.items():
             (self.workspace / name).write_text(content, encoding="utf-8")
-        # the README's first command runs `.venv/bin/rho-agent`: this interpreter's venv
+        # the README's first command installs into `.venv`: this interpreter's venv
         (self.workspace / ".venv").symlink_to(Path(sys.prefix))
+        self.shell = self._after_setup()
         self.server = LoopbackServer(
             [tool_reply(call("list", {"path": "."})), text_reply(ANSWER, deltas=4)], repeat=True
         ).start()
@@ -61,16 +74,36 @@ class DocsEnv:
         """Stop the endpoint."""
         self.server.stop()
 
+    def _after_setup(self) -> dict[str, str]:
+        """PATH (and VIRTUAL_ENV) of a reader's shell after the README's first command: a
+        fresh shell has no ``rho-agent`` on PATH (no directory holding one: this suite's venv
+        is not the reader's), and only the README's own activation step puts it there. A
+        README that does not say how leaves it off, and every later block fails as it would
+        for the reader (``rho-agent: command not found``)."""
+        fresh = fresh_path()
+        activation = readme_activation()
+        if activation is None:
+            return {"PATH": fresh}
+        done = subprocess.run(
+            ["bash", "-c", f'{activation} && printf "%s\\0%s" "$PATH" "${{VIRTUAL_ENV:-}}"'],
+            cwd=self.workspace,
+            env={"PATH": fresh, "HOME": str(self.home)},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        path, virtual_env = done.stdout.split("\0")
+        return {"PATH": path, "VIRTUAL_ENV": virtual_env}
+
     @property
     def environ(self) -> dict[str, str]:
-        """A reader's environment: the venv's scripts on PATH, an endpoint and a key, no
-        settings leaking in from the machine running the tests."""
-        venv_bin = str(Path(sys.executable).parent)
+        """A reader's environment: their shell after the README's setup (``shell``), an
+        endpoint and a key, no settings leaking in from the machine running the tests."""
         # PYTHONPATH is kept: a checkout that puts its own src first must run its own code
         kept = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
         return {
             **kept,
-            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            **self.shell,
             "HOME": str(self.home),
             "RHO_AGENT_HOME": str(self.config_home),
             "OPENAI_BASE_URL": self.server.base_url,

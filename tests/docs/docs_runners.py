@@ -6,6 +6,7 @@ A runner raises AssertionError when the block is wrong.
 
 from __future__ import annotations
 
+import importlib.metadata as metadata
 import json
 import re
 import shlex
@@ -22,6 +23,7 @@ import attrs
 import yaml
 from docs_blocks import ROOT, Block, blocks, command_lines
 from docs_env import DocsEnv, LiveSession
+from docs_imports import check_imports
 
 from rho_adapters.store import request_cancel, resolve
 from rho_domain.config import AgentConfig as DomainAgentConfig
@@ -100,6 +102,7 @@ def run_python(block: Block, env: DocsEnv) -> None:
     is_test = re.search(r"^(async )?def test_", block.text, re.MULTILINE) is not None
     script = env.scratch / (f"test_{name}.py" if is_test else f"{name}.py")
     script.write_text(block.text, encoding="utf-8")
+    check_imports(block, is_test=is_test)  # what the reader installed, not this dev venv
     argv = [sys.executable, str(script)]
     if is_test:
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
@@ -251,7 +254,12 @@ def _check_install_step(step: str, block: Block) -> None:
             if name in {".", ""}:
                 assert (ROOT / "pyproject.toml").is_file()
                 name = project["name"]
-            assert name == project["name"], f"{block.where}: installs {name!r}"
+            if name != project["name"]:  # another package: one this venv has, so it exists
+                try:
+                    metadata.distribution(name)
+                except metadata.PackageNotFoundError:
+                    raise AssertionError(f"{block.where}: installs {name!r}, unknown") from None
+                continue
             for extra in filter(None, extras.rstrip("]").split(",")):
                 declared = project["optional-dependencies"]
                 assert extra in declared, f"{block.where}: no extra {extra!r} in pyproject.toml"

@@ -10,12 +10,14 @@ language with no runner fails, and so does a NOT_RUN entry that no document cont
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docs_blocks import Block, all_blocks, blocks, command_lines, doc_files
-from docs_env import DocsEnv
+from docs_blocks import ROOT, Block, all_blocks, blocks, command_lines, doc_files, readme_activation
+from docs_env import DocsEnv, fresh_path
 from docs_runners import EXPECTED_EXIT, EXPECTED_LAST_LINE, NOT_RUN, bare, runner_for
 
 from rho_domain.errors import RhoError
@@ -48,6 +50,23 @@ def test_every_command_named_in_the_runners_is_in_a_document() -> None:
     lines = {bare(line) for b in BLOCKS if b.lang == "bash" for line in command_lines(b)}
     for table in (NOT_RUN, EXPECTED_EXIT, EXPECTED_LAST_LINE):
         assert set(table) <= lines, set(table) - lines
+
+
+def test_the_readme_puts_rho_agent_on_path_for_a_fresh_shell(env: DocsEnv) -> None:
+    """Every block after the first types ``rho-agent``: the first command must leave the
+    reader's shell able to (the blocks run with the PATH it leaves, nothing more)."""
+    assert readme_activation() is not None, (
+        "README.md's first command installs into .venv but does not activate it: add "
+        "`. .venv/bin/activate` to it"
+    )
+    where = ["bash", "-c", "command -v rho-agent"]
+    before = subprocess.run(where, env={"PATH": fresh_path()}, capture_output=True, check=False)
+    assert before.returncode == 1, before.stdout  # a fresh shell has none
+    after = env.run(where)
+    assert after.returncode == 0, after.stderr
+    assert Path(after.stdout.strip()).resolve() == (Path(sys.prefix) / "bin/rho-agent").resolve()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "in a new shell" in readme  # and it says what to do when the reader comes back
 
 
 # Markdown files the docs name as examples of a user's own files, not as documents to read.
@@ -96,6 +115,9 @@ def _block(lang: str, text: str, *, caption: str = "") -> Block:
         ("bash", "bash scripts/no-such-script.sh\n", ""),
         ("python", "from rho_entry import Agent, Session\nagent.run()\n", ""),
         ("python", "print('error: the run failed')\n", ""),
+        # the dev venv has the SDK; a reader of README.md, which never installs it, does not
+        ("python", "from opentelemetry.sdk.trace import TracerProvider\n", ""),
+        ("python", "import hypothesis\n", ""),
         ("yaml", "shell: restricted\nfile_writes: off\n", ""),
         ("yaml", "model: gpt-5-mini\nmax_turn: 3\n", ""),
         ("markdown", "---\nvars:\n  a: {required: true}\n---\n{{ a }} {{ b }}\n", ""),

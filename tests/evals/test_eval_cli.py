@@ -42,6 +42,8 @@ def sample_rule(*, stall_on: int | None = None) -> Any:
 
 def env(tmp_path: Path, server: LoopbackServer) -> dict[str, str]:
     return {
+        # the sources under test (a worktree's src), not whatever the venv installed
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path / "home"),
         "RHO_AGENT_HOME": str(tmp_path / "rho"),
@@ -69,22 +71,40 @@ def test_sample_data_then_a_run_with_two_workers(tmp_path: Path) -> None:
             "eval", "bird", "--data", "bird", "--limit", "6", "--workers", "2", "-m", "m",
             "--out", "out/r.jsonl", cwd=tmp_path, environ=environ,
         )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(x) for x in (tmp_path / "out" / "r.jsonl").read_text().splitlines()]
-    assert sorted(x["question_id"] for x in lines) == [0, 1, 2, 3, 4, 5]
-    assert {x["question_id"] for x in lines if x["correct"]} == {0, 1, 2, 4, 5}
-    table = done.stdout.splitlines()
-    assert table[0].split() == [
-        "difficulty", "count", "correct", "accuracy", "tokens", "in", "tokens", "out", "cost",
-        "USD", "wall", "s",
-    ]  # fmt: skip
-    assert table[1].split()[:4] == ["simple", "4", "3", "75.00%"]
-    assert table[2].split()[:4] == ["moderate", "2", "2", "100.00%"]
-    assert table[4].split()[:4] == ["total", "6", "5", "83.33%"]
-    assert "question 3 (simple): wrong" in done.stderr
-    # the sessions are the user's, and open like any other
-    listed = rho("--list", cwd=tmp_path, environ=environ)
-    assert sum("Answer this question" in line for line in listed.stdout.splitlines()) == 6
+        assert done.returncode == 0, done.stderr
+        lines = [json.loads(x) for x in (tmp_path / "out" / "r.jsonl").read_text().splitlines()]
+        assert sorted(x["question_id"] for x in lines) == [0, 1, 2, 3, 4, 5]
+        assert {x["question_id"] for x in lines if x["correct"]} == {0, 1, 2, 4, 5}
+        table = done.stdout.splitlines()
+        assert table[0].split() == [
+            "difficulty", "count", "correct", "accuracy", "tokens", "in", "tokens", "out", "cost",
+            "USD", "wall", "s",
+        ]  # fmt: skip
+        assert table[1].split()[:4] == ["simple", "4", "3", "75.00%"]
+        assert table[2].split()[:4] == ["moderate", "2", "2", "100.00%"]
+        assert table[4].split()[:4] == ["total", "6", "5", "83.33%"]
+        assert "question 3 (simple): wrong" in done.stderr
+        # the sessions are the user's, and open like any other, from any directory: their
+        # working directory and database are stored absolute
+        listed = rho("--list", cwd=tmp_path, environ=environ)
+        assert sum("Answer this question" in line for line in listed.stdout.splitlines()) == 6
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        failure = next(x["session_id"] for x in lines if x["question_id"] == 3)
+        exported = rho("export", failure, cwd=elsewhere, environ=environ)
+        assert exported.returncode == 0, exported.stderr
+        # a stored database is not authority: the resumer gives it again (in its config)
+        shop = (tmp_path / "bird" / "dev_databases" / "shop" / "shop.sqlite").resolve()
+        config = elsewhere / "shop.yaml"
+        config.write_text(f"databases:\n  shop: {{engine: sqlite, path: '{shop}'}}\n")
+        resume = ("--resume", failure, "-c", str(config), "-m", "m", "and more?")
+        again = rho(*resume, cwd=elsewhere, environ=environ)
+        assert again.returncode == 0, again.stderr
+        assert "Done." in again.stdout
+    # nothing is left in the directory the command ran in but the data and the results
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bird", "elsewhere", "out", "rho"]
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["r.jsonl"]
+    assert not any((tmp_path / "rho" / "evals" / "workspace").iterdir())  # kept, and empty
 
 
 def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) -> None:

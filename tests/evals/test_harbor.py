@@ -17,6 +17,7 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_domain.errors import ConfigError, MissingExtra
 from rho_entry.evals import harbor
+from rho_entry.evals.harbor_agent import missing_harbor
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -227,6 +228,24 @@ def test_without_harbor_the_agent_class_names_the_extra() -> None:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    assert done.stdout.startswith("MissingExtra harbor is not installed for the Harbor adapter")
+    if sys.version_info < (3, 12):  # the extra installs nothing here: the Python comes first
+        assert done.stdout.startswith(
+            "HarborNeedsNewerPython the Harbor adapter needs Harbor, which needs Python >= 3.12"
+        ), done.stdout
+        assert "python3.12 -m venv" in done.stdout
+    else:
+        assert done.stdout.startswith("MissingExtra harbor is not installed for the Harbor")
     assert "pip install 'rho-agent[harbor]'" in done.stdout
     assert issubclass(MissingExtra, ConfigError)
+
+
+def test_the_harbor_error_says_first_what_each_python_lacks() -> None:
+    old = missing_harbor((3, 11))
+    assert isinstance(old, MissingExtra)
+    assert str(old).startswith("the Harbor adapter needs Harbor, which needs Python >= 3.12, ")
+    assert "this is Python 3.11" in str(old)
+    assert "python3.12 -m venv .venv-harbor && .venv-harbor/bin/pip install" in str(old)
+    new = missing_harbor((3, 13))
+    assert str(new).startswith("harbor is not installed for the Harbor adapter")
+    assert "pip install 'rho-agent[harbor]'" in str(new)
+    assert "3.12" not in str(new)  # that Python is new enough: only the extra is missing

@@ -66,7 +66,7 @@ def test_a_task_runs_on_the_server_and_approvals_stop_it_without_a_terminal(
             assert "--resume" in asked.stderr
             listed = _cli("--server", serve.url, "--list", cwd=client_dir, env=client_env)
             assert listed.returncode == 0
-            assert len(listed.stdout.splitlines()) == 2
+            assert len(listed.stdout.splitlines()) == 3  # the header, two sessions
             assert "awaiting_approval" in listed.stdout
         finally:
             assert serve.stop() == 0

@@ -20,6 +20,8 @@ from typing import Any
 
 from rho_adapters.codec import event_from_dict
 from rho_domain.errors import RhoError
+from rho_domain.events import RunEnded
+from rho_domain.run import RunResult
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.terminal_text import visible
@@ -45,10 +47,7 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     client = AgentClient(args.server, environ=env)  # the token: variable, else its file
     try:
         if args.list:
-            for row in await client.list_sessions():
-                line = f"{row['id']:<14} {row['status']:<18} {row['liveness']:<10} "
-                # every field is the server's (and its session directories'): escaped
-                sys.stdout.write(visible(line + row["first_prompt"], newlines=False) + "\n")
+            sys.stdout.writelines(line + "\n" for line in _listing(await client.list_sessions()))
             return exit_codes.OK
         session_id, after = await _start(client, args)
         return await _follow(client, session_id, after, args)
@@ -57,6 +56,21 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return exit_codes.USAGE
     finally:
         await client.aclose()
+
+
+LIST_HEADER = f"{'ID':<14} {'STATUS':<18} {'LIVENESS':<10} FIRST PROMPT"
+
+
+def _listing(rows: list[dict[str, Any]]) -> list[str]:
+    """A header, then one line per session (its first prompt on one line, at most 60
+    characters, as the local ``--list``). No sessions: no lines."""
+    lines = [LIST_HEADER] if rows else []
+    for row in rows:
+        prompt = visible(" ".join(str(row["first_prompt"]).split()), newlines=False)
+        if len(prompt) > 60:
+            prompt = prompt[:59] + "…"
+        lines.append(f"{row['id']:<14} {row['status']:<18} {row['liveness']:<10} {prompt}")
+    return lines
 
 
 async def _start(client: Any, args: argparse.Namespace) -> tuple[str, int]:
@@ -81,29 +95,58 @@ async def _start(client: Any, args: argparse.Namespace) -> tuple[str, int]:
 
 async def _follow(client: Any, session_id: str, after: int, args: argparse.Namespace) -> int:
     renderer = TerminalRenderer(quiet=args.quiet, verbose=args.verbose)
-    status, text = "error", ""
+    ended: RunEnded | None = None
     while True:
         async for event in client.events(session_id, after=after, until_idle=True):
             if event.id is not None:
                 after = event.id
-            if event.kind == "run_end":
-                status, text = event.data["status"], event.data.get("text") or ""
-            if event.kind != "unreadable":
-                renderer(event_from_dict(event.data))
-        if status != "awaiting_approval" or not sys.stdin.isatty():
+            if event.kind == "unreadable":
+                continue
+            parsed = event_from_dict(event.data)
+            if isinstance(parsed, RunEnded):
+                ended = parsed
+            renderer(parsed)
+        waiting = ended is None or ended.status == "awaiting_approval"
+        if not waiting or not sys.stdin.isatty():
             break
         detail = await client.get_session(session_id)
+        if not detail["pending_approvals"]:
+            break
         for pending in detail["pending_approvals"]:
             await client.answer(session_id, pending["call_id"], _ask(pending))
-    if args.quiet and text:
-        # the answer as the local renderer prints it: escaped on a terminal, exact elsewhere
-        sys.stdout.write((visible(text) if sys.stdout.isatty() else text) + "\n")
+    if ended is not None:
+        # as a local run ends: the answer's line closed (or, quiet, the answer), the usage
+        renderer.finish(_result(session_id, ended))
+        status = ended.status.value
+    elif renderer.errors_shown:  # the run could not start; the server said why, shown
+        status = "error"
+    else:  # no run here (--resume ID without a message): say why, never exit in silence
+        detail = await client.get_session(session_id)
+        status = "awaiting_approval" if detail["pending_approvals"] else "error"
+        if status == "error":
+            sys.stderr.write(
+                f"rho-agent: session {session_id} has nothing to continue (status "
+                f"{detail['status']}); give it a message: rho-agent --server {args.server} "
+                f'--resume {session_id} "..."\n'
+            )
     if status == "awaiting_approval":
         sys.stderr.write(
             f"rho-agent: a tool call waits for approval; answer it on a terminal with "
             f"rho-agent --server {args.server} --resume {session_id}\n"
         )
     return exit_codes.exit_code(status)
+
+
+def _result(session_id: str, ended: RunEnded) -> RunResult:
+    return RunResult(
+        session_id=session_id,
+        run_id=ended.run_id,
+        status=ended.status,
+        text=ended.text,
+        usage=ended.usage,
+        session_usage=ended.session_usage,
+        error=ended.error,
+    )
 
 
 def _ask(pending: Mapping[str, str]) -> str:

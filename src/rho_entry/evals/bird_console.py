@@ -18,7 +18,7 @@ async def run_from_cli(args: argparse.Namespace) -> int:
     from rho_adapters.store.files import FileSessionStore
     from rho_entry.evals.bird_data import load_bird
     from rho_entry.evals.bird_run import run_bird
-    from rho_entry.home import sessions_dir
+    from rho_entry.home import config_dir, sessions_dir
     from rho_entry.settings import check_endpoint, environment, resolve_settings
 
     env = environment()
@@ -48,6 +48,9 @@ async def run_from_cli(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         store=FileSessionStore(sessions_dir(env)),
         on_result=counter,
+        # one empty directory for every eval session, kept (a resumed session runs in it),
+        # not left in the directory the command ran in
+        workspace=config_dir(env) / "evals" / "workspace",
     )
     if run.skipped:
         sys.stderr.write(f"{run.skipped} question(s) were already graded in {out}\n")

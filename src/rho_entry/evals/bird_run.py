@@ -80,10 +80,14 @@ async def run_bird(
     store: SessionStore | None = None,
     clock: Clock | None = None,
     on_result: OnResult | None = None,
+    workspace: Path | None = None,
 ) -> BirdRun:
     """Run the first ``limit`` questions (all when None) that ``out`` has no line for, with at
     most ``workers`` sessions at once. ``model_factory`` makes each session's model (default:
-    the config's endpoint); ``clock`` measures wall time (default: the system clock)."""
+    the config's endpoint); ``clock`` measures wall time (default: the system clock).
+    ``workspace`` is the empty working directory of every session (default: ``<out>.workspace``
+    beside ``out``; the CLI's is in the config directory); it and the database paths are
+    stored absolute, so ``rho-agent --resume ID`` opens a session from any directory."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if clock is None:
@@ -94,7 +98,9 @@ async def run_bird(
     wanted = {q.question_id for q in selected}
     earlier = {r.question_id: r for r in read_results(out) if r.question_id in wanted}
     todo = [q for q in selected if q.question_id not in earlier]
-    workspace = out.parent / f"{out.name}.workspace"
+    if workspace is None:
+        workspace = out.parent / f"{out.name}.workspace"
+    workspace = workspace.expanduser().resolve()
     workspace.mkdir(parents=True, exist_ok=True)
     grader = _Grader(dataset, config, workspace, timeout, model_factory, store, clock)
     results_file = ResultsFile(out)
@@ -145,7 +151,7 @@ class _Grader:
         """Run the agent on ``question`` and grade it; the second value says why a run is not
         graded (the endpoint failed)."""
         started = self.clock.monotonic()
-        db = self.dataset.database(question)
+        db = self.dataset.database(question).resolve()  # stored in the session: absolute
         events: list[Event] = []
         session = self._session(question, db, events.append)
         try:

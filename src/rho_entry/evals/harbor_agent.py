@@ -15,11 +15,37 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
-from rho_domain.errors import MissingExtra
+from rho_domain.errors import ConfigError, MissingExtra
 from rho_entry.evals import harbor_commands as harbor
+
+
+class HarborNeedsNewerPython(MissingExtra):
+    """Harbor cannot be installed on this Python at all: the extra alone would install
+    nothing (its marker skips Harbor below 3.12), so the message starts with the Python."""
+
+    def __init__(self, running: tuple[int, int]) -> None:
+        ConfigError.__init__(
+            self,
+            f"the Harbor adapter needs Harbor, which needs Python >= 3.12, and this is Python "
+            f"{running[0]}.{running[1]}: make a Python 3.12 venv and install rho-agent there, "
+            "e.g. `python3.12 -m venv .venv-harbor && .venv-harbor/bin/pip install "
+            "'rho-agent[harbor]'` (no python3.12? `uv python install 3.12`, or your "
+            "distribution's python3.12 package)",
+        )
+        self.package = "harbor"
+        self.extra = "harbor"
+
+
+def missing_harbor(running: tuple[int, int]) -> MissingExtra:
+    """The error for a Python without Harbor: on 3.12 and later, the extra to install;
+    before, that a newer Python is needed first, and how to get one."""
+    if running < (3, 12):
+        return HarborNeedsNewerPython(running)
+    return MissingExtra("harbor", "harbor", "the Harbor adapter")
 
 
 @functools.cache
@@ -28,9 +54,7 @@ def agent_class() -> type[Any]:
     try:
         from harbor.agents.installed import base
     except ImportError as exc:
-        raise MissingExtra(
-            "harbor", "harbor", "the Harbor adapter (Harbor needs Python >= 3.12)"
-        ) from exc
+        raise missing_harbor(sys.version_info[:2]) from exc
 
     class RhoAgent(base.BaseInstalledAgent):  # type: ignore[misc]
         """rho-agent in a Harbor task container, with the ``eval`` profile."""

@@ -98,6 +98,12 @@ class TraceFeed:
             data = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
             self._publish(FeedItem(None, event.kind, data))
 
+    def announce(self, event: ev.Event) -> None:
+        """Publish an event that is not in the trace (a run that could not start, so nothing
+        was written), without a ``seq``, as a delta is: a reader sees it once, live."""
+        data = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
+        self._publish(FeedItem(None, event.kind, data))
+
     def close(self) -> None:
         """End every subscriber's stream (the session was closed)."""
         self._publish(END)

@@ -247,6 +247,13 @@ class SessionHost:
                 f"session {session_id} runs in {config.working_dir!r}, outside the server's roots",
                 field="working_dir",
             )
+        gone = config.working_dir is not None and not Path(config.working_dir).is_dir()
+        if gone:  # else the run would fail after the 202, with nothing to show for it
+            raise Conflict(
+                f"session {session_id} cannot run: its working directory "
+                f"{config.working_dir!r} does not exist (removed or moved); recreate it, "
+                f"or start a new session"
+            )
         meta = read_meta(paths)
         pid = meta.get("pid")
         live = liveness(meta, paused=paths.pause.exists(), now=time.time())
@@ -288,7 +295,11 @@ class SessionHost:
         return any(path == root or root in path.parents for root in self.settings.roots)
 
     def _visible(self, working_dir: object) -> bool:
-        return isinstance(working_dir, str) and self._inside_roots(Path(working_dir).resolve())
+        # A relative directory (a library session's ".") names a place only in the process
+        # that stored it: resolved here it would be judged against this server's cwd.
+        if not isinstance(working_dir, str) or not Path(working_dir).is_absolute():
+            return False
+        return self._inside_roots(Path(working_dir).resolve())
 
     def _render_template(self, name: str, values: Mapping[str, str]) -> str:
         from rho_entry.templates import load_template, render_template

@@ -175,7 +175,11 @@ async def _stream(
 
 _SESSION = "/api/sessions/{id}"
 _ERRORS = {401: "no or wrong bearer token", 404: "no such session"}
-_RUN = {409: "a run is in progress, or another process drives the session", 429: "busy"}
+_RUN = {
+    409: "a run is in progress, another process drives the session, or its working directory "
+    "is gone",
+    429: "busy",
+}
 _BODY = {413: "body too large", 422: "invalid body (the error names the field)"}
 
 API: tuple[ApiRoute, ...] = (

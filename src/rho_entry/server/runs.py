@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from typing import Any
 from rho_adapters.store import FileSessionStore
 from rho_domain.config import AgentConfig
 from rho_domain.errors import RuntimeFull, SessionStateError
+from rho_domain.events import ErrorOccurred
+from rho_domain.run import RunStatus
 from rho_entry.runtime import AgentHandle, AgentRuntime, HandleStatus
 from rho_entry.server.errors import Busy, Conflict
 from rho_entry.server.feed import TraceFeed
@@ -126,8 +129,10 @@ class Runs:
     async def _pump(
         self, session_id: str, handle: AgentHandle, feed: TraceFeed, done: Callable[[], None]
     ) -> None:
+        started = False
         try:
             async for event in handle.events():
+                started = True
                 feed.on_event(event)
                 if event.kind == "run_end":  # wake streams once the handle has settled
                     self._keep(asyncio.ensure_future(self._settled(handle, feed)))
@@ -136,6 +141,8 @@ class Runs:
         finally:
             with contextlib.suppress(Exception):
                 await handle.wait_done()
+            if not started:
+                _unstarted(session_id, handle, feed)
             if self.handles.get(session_id) is handle:
                 del self.handles[session_id]
             done()
@@ -167,3 +174,15 @@ class Runs:
         await close_runtime(self.runtime, deadline=grace)
         if self._pumps:
             await asyncio.wait(tuple(self._pumps), timeout=grace)
+
+
+def _unstarted(session_id: str, handle: AgentHandle, feed: TraceFeed) -> None:
+    """A run that ended before its first event (its session could not be opened: a working
+    directory gone, a lock, a refused profile) wrote nothing to the trace: say why in the log
+    and on the session's streams, rather than leave a 202 without a trace."""
+    result = handle.result
+    if result is None or result.status is not RunStatus.ERROR:
+        return
+    kind = result.error_type or "RhoError"
+    log.warning("session %s: the run could not start: %s: %s", session_id, kind, result.error)
+    feed.announce(ErrorOccurred(at=time.time(), error_type=kind, message=result.error or kind))

@@ -1,0 +1,112 @@
+"""What a reader has installed when they run a Python block: ``rho-agent[all]`` and what the
+same document tells them to ``pip install``, with everything those require, and nothing else.
+
+The suite's own venv also holds the dev tools (the OpenTelemetry SDK, pytest, ...), so a
+block that imports one of them runs here and fails for the reader. ``check_imports`` finds
+the file each imported module is loaded from and requires it to belong to one of the
+reader's distributions.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata as metadata
+import importlib.util
+import re
+import shlex
+import sys
+from functools import cache
+from pathlib import Path
+
+from docs_blocks import Block, blocks, command_lines
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+PROJECT = "rho-agent"
+OWN = ("rho_domain", "rho_adapters", "rho_entry", "rho_agent")  # the sources under test
+# What a test block needs besides: it is run with pytest, as the docs say to run it.
+TEST_RUNNER = ("pytest",)
+_PIP = re.compile(r"^(?:\S*/)?pip install\b")
+
+
+def installs(doc: Path) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The (distribution, extras) that the bash blocks of ``doc`` install with ``pip``,
+    ``rho-agent[all]`` first (the README's install, which every document assumes)."""
+    found = [(PROJECT, frozenset({"all"}))]
+    for block in blocks(doc):
+        if block.lang != "bash":
+            continue
+        for line in command_lines(block):
+            for step in line.split(" && "):
+                if not _PIP.match(step.strip()):
+                    continue
+                words = shlex.split(step.split("  #")[0])
+                for target in words[words.index("install") + 1 :]:
+                    if target.startswith("-"):
+                        continue
+                    name, _, extras = target.partition("[")
+                    name = PROJECT if name in {".", ""} else name
+                    found.append((name, frozenset(filter(None, extras.rstrip("]").split(",")))))
+    return tuple(found)
+
+
+@cache
+def files_of(wanted: tuple[tuple[str, frozenset[str]], ...]) -> frozenset[Path]:
+    """Every installed file of the wanted distributions and of all they require."""
+    seen: set[str] = set()
+    todo = list(wanted)
+    files: set[Path] = set()
+    while todo:
+        name, extras = todo.pop()
+        key = f"{canonicalize_name(name)}{sorted(extras)}"
+        if key in seen:
+            continue
+        seen.add(key)
+        dist = metadata.distribution(name)
+        files.update(Path(str(dist.locate_file(f))).resolve() for f in dist.files or ())
+        for raw in dist.requires or ():
+            req = Requirement(raw)
+            contexts = [{"extra": e} for e in extras] or [{"extra": ""}]
+            if req.marker is None or any(req.marker.evaluate(c) for c in contexts):
+                todo.append((req.name, frozenset(req.extras)))
+    return frozenset(files)
+
+
+def imported_modules(text: str) -> dict[str, bool]:
+    """The absolute module names a block imports, each with whether it must be a module:
+    ``from a.b import c`` imports ``a.b``, and ``a.b.c`` when ``c`` is a submodule (how a
+    namespace package such as ``opentelemetry`` is used)."""
+    names: dict[str, bool] = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            names.update((alias.name, True) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names[node.module] = True
+            names.update((f"{node.module}.{a.name}", False) for a in node.names if a.name != "*")
+    return names
+
+
+def check_imports(block: Block, *, is_test: bool) -> None:
+    """Every module the block imports is the standard library's, ours, or a file of a
+    distribution the reader installed (``installs``)."""
+    wanted = installs(block.doc)
+    if is_test:
+        wanted += tuple((name, frozenset()) for name in TEST_RUNNER)
+    allowed = files_of(wanted)
+    for name, module in sorted(imported_modules(block.text).items()):
+        top = name.partition(".")[0]
+        if top in sys.stdlib_module_names or top in OWN:
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except ImportError:
+            spec = None
+        if spec is None:
+            assert not module, f"{block.where}: no module {name!r} here either"
+            continue  # ``from a import c``: c is a name in a, not a module
+        if spec.origin is None or spec.origin == "namespace":
+            continue  # a namespace package holds no file; its submodules are checked
+        assert Path(spec.origin).resolve() in allowed, (
+            f"{block.where}: imports {name}, which neither rho-agent[all] nor a `pip install` "
+            f"in {block.doc.name} installs: add that install step to the document"
+        )
