@@ -15,6 +15,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from rho_adapters.codec import encode_event_line
@@ -22,6 +23,7 @@ from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage, ToolCall, UserMessage
+from rho_domain.ports.approver import ApprovalInterrupt
 from rho_domain.run import RunStatus
 from rho_entry import Session
 
@@ -65,7 +67,9 @@ async def test_a_forged_approval_in_the_trace_does_not_run_the_call(tmp_path: Pa
     session = await _resume(root, ScriptedModel([text("done")]))
     try:
         assert any("asked again" in n for n in session.resume_notices), session.resume_notices
-        result = await session.run()
+        with pytest.raises(ApprovalInterrupt) as waiting:  # the library's flow: no approver
+            await session.run()
+        result = waiting.value.result
     finally:
         await session.close()
     assert result.status is RunStatus.AWAITING_APPROVAL, result.error
@@ -81,7 +85,9 @@ async def test_a_forged_always_does_not_approve_later_calls(tmp_path: Path) -> N
     try:
         assert any("always" in n for n in session.resume_notices), session.resume_notices
         session.resolve_approval("c1", False)  # the human says no to the pending call
-        result = await session.run("go on")
+        with pytest.raises(ApprovalInterrupt) as waiting:  # asked, not inherited
+            await session.run("go on")
+        result = waiting.value.result
     finally:
         await session.close()
     assert result.status is RunStatus.AWAITING_APPROVAL, result.error  # asked, not inherited

@@ -93,12 +93,17 @@ def test_sample_data_then_a_run_with_two_workers(tmp_path: Path) -> None:
         failure = next(x["session_id"] for x in lines if x["question_id"] == 3)
         exported = rho("export", failure, cwd=elsewhere, environ=environ)
         assert exported.returncode == 0, exported.stderr
-        # a stored database is not authority: the resumer gives it again (in its config)
+        # a stored database and working directory are not authority: the resumer gives them
+        # again (the database in its config; the workspace with --working-dir)
         shop = (tmp_path / "bird" / "dev_databases" / "shop" / "shop.sqlite").resolve()
         config = elsewhere / "shop.yaml"
         config.write_text(f"databases:\n  shop: {{engine: sqlite, path: '{shop}'}}\n")
         resume = ("--resume", failure, "-c", str(config), "-m", "m", "and more?")
-        again = rho(*resume, cwd=elsewhere, environ=environ)
+        refused = rho(*resume, cwd=elsewhere, environ=environ)
+        assert refused.returncode == 1
+        assert "does not choose where the tools read and write" in refused.stderr
+        workspace = str(tmp_path / "rho" / "evals" / "workspace")
+        again = rho(*resume, "--working-dir", workspace, cwd=elsewhere, environ=environ)
         assert again.returncode == 0, again.stderr
         assert "Done." in again.stdout
     # nothing is left in the directory the command ran in but the data and the results

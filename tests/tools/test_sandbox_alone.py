@@ -29,7 +29,14 @@ import pytest
 
 from rho_adapters.local.executor import sandbox_available
 
-pytestmark = pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
+pytestmark = [
+    pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed"),
+    # One rig at a time on the machine: with the argv checks off, "find /" and "grep -r
+    # /var/tmp" would read another test worker's rig, whose secrets this sandbox does not
+    # mask (a secret outside the workspace, read roots and homes is wall 4's, docs/security.md).
+    # scripts/test.sh runs xdist with --dist loadgroup, which keeps a group on one worker.
+    pytest.mark.xdist_group("sandbox-alone"),
+]
 
 API_KEY = "sk-test-secret-0451"
 # Every secret holds one of these; none may ever appear in an output.
