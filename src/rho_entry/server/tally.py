@@ -1,0 +1,148 @@
+"""What a session list shows beyond meta.json: model calls, tool calls, errors, run time.
+
+meta.json carries status, usage and the first prompt but not these counts; the trace holds
+them. Reading every trace at every list request would cost the size of the store each time
+(the dashboard lists every two seconds), so each session's ``TraceTally`` remembers how many
+bytes of its trace it has folded and reads only the lines appended since: a finished session's
+trace is read once per server process, a running one's new lines only.
+
+The counts are those of ``rho_domain.telemetry.session_telemetry`` over the same events (the
+tests compare them): ``turns`` its model calls, ``tool_calls`` its tool calls (started, blocked
+or rejected), ``errors`` its ``error`` events, and the run time the sum of its runs' durations.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from rho_adapters.store.confined import open_file
+from rho_adapters.store.layout import SessionPaths
+from rho_adapters.store.trace import parse_trace
+from rho_domain import events as ev
+from rho_domain.errors import StoreError, TraceFormatError
+
+LIVE = frozenset({"running", "paused"})
+
+
+@attrs.define
+class TraceTally:
+    """The counts of one trace's events folded so far (``offset`` bytes, whole lines)."""
+
+    offset: int = 0
+    identity: tuple[int, int] | None = None  # (device, inode): a replaced file starts over
+    turns: int = 0
+    tool_errors: int = 0
+    errors: int = 0
+    started_at: float | None = None  # the first run's start
+    run_seconds: float = 0.0  # finished runs
+    open_run_at: float | None = None  # the start of a run without its run_end yet
+    last_at: float | None = None
+    readable: bool = True
+    _calls: set[str] = attrs.field(factory=set)
+
+    @property
+    def tool_calls(self) -> int:
+        """Distinct tool calls the model made (each started, blocked or rejected)."""
+        return len(self._calls)
+
+    def fold(self, events: Iterable[ev.Event]) -> None:
+        """Count these events (the next ones of the trace, in order)."""
+        for event in events:
+            self.last_at = event.at
+            match event:
+                case ev.RunStarted():
+                    if self.started_at is None:
+                        self.started_at = event.at
+                    self.open_run_at = event.at
+                case ev.RunEnded():
+                    # telemetry's duration of a run ended without a start: from the end itself
+                    start = self.open_run_at if self.open_run_at is not None else event.at
+                    self.run_seconds += event.at - start
+                    self.open_run_at = None
+                case ev.LLMStarted():
+                    self.turns += 1
+                case ev.ToolStarted(call=call) | ev.ToolBlocked(call=call):
+                    self._calls.add(call.id)
+                case ev.ToolEnded():
+                    self._calls.add(event.call_id)
+                    self.tool_errors += int(event.is_error)
+                case ev.ErrorOccurred():
+                    self.errors += 1
+                case _:
+                    pass
+
+    def view(self, *, liveness: str, now: float) -> dict[str, Any]:
+        """The list fields: ``started_at`` (None: never ran), ``duration_seconds`` (runs'
+        wall-clock time; a run in progress counts up to ``now``, one that died up to its last
+        event), ``turns``, ``tool_calls``, ``tool_errors`` and ``errors`` (None each when the
+        trace cannot be read)."""
+        if not self.readable:
+            return dict.fromkeys(_FIELDS)
+        seconds = self.run_seconds
+        if self.open_run_at is not None:
+            end = now if liveness in LIVE else (self.last_at or self.open_run_at)
+            seconds += max(0.0, end - self.open_run_at)
+        return {
+            "started_at": self.started_at,
+            "duration_seconds": round(seconds, 3),
+            "turns": self.turns,
+            "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "errors": self.errors,
+        }
+
+
+_FIELDS = ("started_at", "duration_seconds", "turns", "tool_calls", "tool_errors", "errors")
+
+
+class Tallies:
+    """One ``TraceTally`` per session, brought up to date on demand (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._tallies: dict[str, TraceTally] = {}
+        self._lock = threading.Lock()
+
+    def of(self, paths: SessionPaths) -> TraceTally:
+        """The session's tally after reading what was appended to its trace since the last
+        call (the whole trace the first time, or when the file was replaced or shrank). A
+        trace that cannot be read (a link, a newer format) gives an unreadable tally."""
+        with self._lock:
+            tally = self._tallies.get(paths.id) or TraceTally()
+            self._tallies[paths.id] = _caught_up(tally, paths)
+            return self._tallies[paths.id]
+
+    def keep_only(self, ids: Iterable[str]) -> None:
+        """Forget the sessions not named (deleted directories): memory stays bounded."""
+        wanted = set(ids)
+        with self._lock:
+            for gone in set(self._tallies) - wanted:
+                del self._tallies[gone]
+
+
+def _caught_up(tally: TraceTally, paths: SessionPaths) -> TraceTally:
+    try:
+        with open_file(paths.trace, "rb") as handle:  # never through a link
+            info = os.fstat(handle.fileno())
+            identity = (info.st_dev, info.st_ino)
+            if identity != tally.identity or info.st_size < tally.offset:
+                tally = TraceTally(identity=identity)
+            if info.st_size == tally.offset or not tally.readable:
+                return tally  # nothing new, or a trace of a newer format: not read again
+            handle.seek(tally.offset)
+            data = handle.read(info.st_size - tally.offset)
+    except FileNotFoundError:
+        return TraceTally()  # created, never run
+    except (OSError, StoreError):
+        return TraceTally(readable=False)
+    whole = data[: data.rfind(b"\n") + 1]  # a line being written is read next time
+    try:
+        tally.fold(parse_trace(whole, source=str(paths.trace)).events)
+    except TraceFormatError:
+        return TraceTally(identity=tally.identity, readable=False)  # until it is replaced
+    tally.offset += len(whole)
+    return tally
