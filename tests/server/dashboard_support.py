@@ -57,9 +57,9 @@ PROMPTS = (
 )
 
 
-def start(url: str, auth: dict[str, str], prompt: str, *, index: int = 0) -> str:
-    """A new session running ``prompt``; returns when its run has ended (or waits for an
-    approval). Model and profile vary with ``index``."""
+def start(url: str, auth: dict[str, str], prompt: str, *, index: int = 0, wait: bool = True) -> str:
+    """A new session running ``prompt``; returns when its run has ended or waits for an
+    approval (at once when not ``wait``). The model varies with ``index``."""
     body: dict[str, Any] = {"prompt": prompt, "model": MODELS[index % len(MODELS)]}
     if prompt.startswith("ask"):
         body["profile"] = "developer"
@@ -68,6 +68,8 @@ def start(url: str, auth: dict[str, str], prompt: str, *, index: int = 0) -> str
     created = httpx.post(f"{url}/api/sessions", json=body, headers=auth, timeout=30)
     assert created.status_code == 201, created.text
     sid: str = created.json()["id"]
+    if not wait:
+        return sid
     done = httpx.get(
         f"{url}/api/sessions/{sid}/stream", params={"until": "idle"}, headers=auth, timeout=30
     )
@@ -75,13 +77,16 @@ def start(url: str, auth: dict[str, str], prompt: str, *, index: int = 0) -> str
     return sid
 
 
-def seed(url: str, auth: dict[str, str], count: int) -> list[str]:
-    """``count`` sessions cycling through ``PROMPTS`` (every kind of outcome)."""
-    return [start(url, auth, f"{PROMPTS[i % len(PROMPTS)]} #{i}", index=i) for i in range(count)]
+def seed(url: str, auth: dict[str, str], count: int, *, first: int = 0) -> list[str]:
+    """``count`` sessions cycling through ``PROMPTS`` (every kind of outcome), numbered from
+    ``first``."""
+    numbers = range(first, first + count)
+    return [start(url, auth, f"{PROMPTS[i % len(PROMPTS)]} #{i}", index=i) for i in numbers]
 
 
 def age(sessions: Path, sid: str, seconds: float) -> None:
-    """Move a session's creation ``seconds`` into the past (its meta.json)."""
+    """Move a session's creation ``seconds`` into the past (its meta.json; a session the
+    server still holds open rewrites it: give the server ``approval_hold=0``)."""
     meta_path = sessions / sid / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["created_at"] -= seconds
@@ -107,3 +112,26 @@ def overflow(page: Any) -> dict[str, int]:
         }"""
     )
     return sizes
+
+
+def dashboard(page: Any, url: str, token: str) -> None:
+    """Open the dashboard as ``rho-agent serve`` prints its URL (the token in the fragment)."""
+    page.goto(f"{url}/dashboard#token={token}")
+
+
+def edges(page: Any, selector: str) -> list[dict[str, float]]:
+    """Left and right edges of the visible elements matching ``selector``, and of the card."""
+    found: list[dict[str, float]] = page.evaluate(
+        """(selector) => {
+          const card = document.querySelector('#sessions-card').getBoundingClientRect();
+          return [...document.querySelectorAll(selector)]
+            .filter((node) => node.offsetParent !== null)
+            .map((node) => {
+              const box = node.getBoundingClientRect();
+              return {left: box.left, right: box.right, card_left: card.left,
+                      card_right: card.right};
+            });
+        }""",
+        selector,
+    )
+    return found
