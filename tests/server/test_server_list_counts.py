@@ -118,6 +118,23 @@ async def test_a_trace_is_read_once_then_only_its_new_lines(tmp_path: Path) -> N
         assert (replaced["turns"], replaced["errors"]) == (1, 0)
 
 
+async def test_a_trace_read_in_small_chunks_counts_the_same(tmp_path: Path) -> None:
+    """Chunks smaller than a line: lines are joined across chunks, none counted twice."""
+    from rho_entry.server.tally import Tallies
+
+    where = place(tmp_path)
+    app = app_for(where, model(), approval_hold=0.0)
+    async with client_for(app) as client:
+        ids = [await _start(client, prompt) for prompt in PROMPTS]
+    for sid in ids:
+        paths = SessionPaths(where.sessions / sid)
+        tally = Tallies(chunk_bytes=64).of(paths)
+        assert tally.offset == paths.trace.stat().st_size
+        counts = tally.view(liveness="completed", now=time.time())
+        assert counts == {**counts, **_expected(paths.trace)}
+        assert counts["turns"] >= 1
+
+
 async def test_a_trace_that_is_a_link_is_not_read(tmp_path: Path) -> None:
     """A session directory whose trace.jsonl links elsewhere: the list shows no counts and
     never folds the file behind the link (the store never follows a link)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import IO, Any
 
 import attrs
 
@@ -27,6 +27,7 @@ from rho_domain import events as ev
 from rho_domain.errors import StoreError, TraceFormatError
 
 LIVE = frozenset({"running", "paused"})
+CHUNK_BYTES = 4 << 20  # read and decoded at a time: a long trace is never held whole
 
 
 @attrs.define
@@ -101,11 +102,13 @@ _FIELDS = ("started_at", "duration_seconds", "turns", "tool_calls", "tool_errors
 
 
 class Tallies:
-    """One ``TraceTally`` per session, brought up to date on demand (thread-safe)."""
+    """One ``TraceTally`` per session, brought up to date on demand (thread-safe), reading
+    ``chunk_bytes`` of a trace at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, chunk_bytes: int = CHUNK_BYTES) -> None:
         self._tallies: dict[str, TraceTally] = {}
         self._lock = threading.Lock()
+        self._chunk = chunk_bytes
 
     def of(self, paths: SessionPaths) -> TraceTally:
         """The session's tally after reading what was appended to its trace since the last
@@ -113,7 +116,7 @@ class Tallies:
         trace that cannot be read (a link, a newer format) gives an unreadable tally."""
         with self._lock:
             tally = self._tallies.get(paths.id) or TraceTally()
-            self._tallies[paths.id] = _caught_up(tally, paths)
+            self._tallies[paths.id] = _caught_up(tally, paths, self._chunk)
             return self._tallies[paths.id]
 
     def keep_only(self, ids: Iterable[str]) -> None:
@@ -124,7 +127,7 @@ class Tallies:
                 del self._tallies[gone]
 
 
-def _caught_up(tally: TraceTally, paths: SessionPaths) -> TraceTally:
+def _caught_up(tally: TraceTally, paths: SessionPaths, chunk: int) -> TraceTally:
     try:
         with open_file(paths.trace, "rb") as handle:  # never through a link
             info = os.fstat(handle.fileno())
@@ -134,15 +137,28 @@ def _caught_up(tally: TraceTally, paths: SessionPaths) -> TraceTally:
             if info.st_size == tally.offset or not tally.readable:
                 return tally  # nothing new, or a trace of a newer format: not read again
             handle.seek(tally.offset)
-            data = handle.read(info.st_size - tally.offset)
+            size = info.st_size - tally.offset
+            _fold_from(handle, size, tally, chunk=chunk, source=str(paths.trace))
     except FileNotFoundError:
         return TraceTally()  # created, never run
     except (OSError, StoreError):
         return TraceTally(readable=False)
-    whole = data[: data.rfind(b"\n") + 1]  # a line being written is read next time
-    try:
-        tally.fold(parse_trace(whole, source=str(paths.trace)).events)
     except TraceFormatError:
         return TraceTally(identity=tally.identity, readable=False)  # until it is replaced
-    tally.offset += len(whole)
     return tally
+
+
+def _fold_from(handle: IO[bytes], size: int, tally: TraceTally, *, chunk: int, source: str) -> None:
+    """Fold ``size`` bytes from ``handle``'s position, ``chunk`` bytes at a time, up to the
+    last complete line: a line being written is read next time."""
+    carry = b""
+    while size > 0:
+        read = handle.read(min(chunk, size))
+        if not read:
+            return
+        size -= len(read)
+        data = carry + read
+        end = data.rfind(b"\n") + 1
+        tally.fold(parse_trace(data[:end], source=source).events)
+        tally.offset += end
+        carry = data[end:]
