@@ -102,6 +102,7 @@ def test_every_column_and_the_rows_that_need_someone(tmp_path: Path, browser: An
             assert row("look").get_attribute("class") is None
             expect(page.locator("#summary .chip.failed")).to_have_text("2 failed")
             expect(page.locator("#summary .chip.waiting")).to_have_text("1 waiting for approval")
+            expect(page).to_have_title("(1 waiting, 2 failed) rho-agent dashboard")
 
             look = api[ids["look"]]
             cells = row("look").locator("td")
@@ -124,6 +125,9 @@ def test_every_column_and_the_rows_that_need_someone(tmp_path: Path, browser: An
             assert long_model.get_attribute("title") == api[ids["fail"]]["model"]
             assert long_model.evaluate("(td) => td.scrollWidth > td.clientWidth")  # it is cut
             assert row("fail").bounding_box()["height"] < 40  # one line, not wrapped
+            row("look").focus()  # from the keyboard too
+            page.keyboard.press("Enter")
+            expect(page.locator("#session-title")).to_have_text(ids["look"], timeout=WAIT_MS)
         finally:
             page.close()
 

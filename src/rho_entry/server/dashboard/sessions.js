@@ -159,6 +159,11 @@ function summarise(sessions) {
     parts.push(chip);
   }
   $("#summary").replaceChildren(...parts);
+  // a tab in the background still says when someone is needed
+  const needed = tally.waiting + tally.failed;
+  document.title = needed
+    ? `(${tally.waiting} waiting, ${tally.failed} failed) rho-agent dashboard`
+    : "rho-agent dashboard";
 }
 
 let listed = [];
@@ -198,7 +203,9 @@ function sessionRow(s, now) {
     if (cell.title) td.title = cell.title;
     row.append(td);
   }
+  row.tabIndex = 0; // reachable with Tab, opened with Enter, as with a click
   row.addEventListener("click", () => openSession(s.id));
+  row.addEventListener("keydown", (event) => { if (event.key === "Enter") openSession(s.id); });
   return row;
 }
 
