@@ -128,6 +128,10 @@ def test_every_column_and_the_rows_that_need_someone(tmp_path: Path, browser: An
             row("look").focus()  # from the keyboard too
             page.keyboard.press("Enter")
             expect(page.locator("#session-title")).to_have_text(ids["look"], timeout=WAIT_MS)
+            # the list's next refresh replaces the rows; the focus stays on the same session
+            page.evaluate("window.before = document.querySelector('#sessions tbody tr')")
+            page.wait_for_function("() => !document.contains(window.before)", timeout=WAIT_MS)
+            assert page.evaluate("document.activeElement.dataset.id") == ids["look"]
         finally:
             page.close()
 

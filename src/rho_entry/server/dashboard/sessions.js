@@ -97,13 +97,13 @@ const COLUMNS = [
 
 const view = { sort: "started", descending: true };
 
+// The headings are built once (a refresh must not take the keyboard focus away from them);
+// renderSessions only marks the sorted one.
 function sortHeader() {
   const row = el("tr");
   for (const column of COLUMNS) {
     const th = el("th", `c-${column.key}${column.num ? " num" : ""}`);
     th.dataset.key = column.key;
-    th.setAttribute("aria-sort", column.key !== view.sort ? "none"
-      : view.descending ? "descending" : "ascending");
     const button = el("button", "sort", column.label);
     button.type = "button";
     button.addEventListener("click", () => {
@@ -184,8 +184,17 @@ function renderSessions() {
     const [x, y] = [column.sort(a), column.sort(b)];
     return sign * (x < y ? -1 : x > y ? 1 : 0) || (b.created_at - a.created_at);
   });
-  sortHeader();
+  for (const th of document.querySelectorAll("#sessions thead th")) {
+    th.setAttribute("aria-sort", th.dataset.key !== view.sort ? "none"
+      : view.descending ? "descending" : "ascending");
+  }
+  const focused = document.activeElement && document.activeElement.closest("#sessions tbody tr");
   $("#sessions tbody").replaceChildren(...shown.map((s) => sessionRow(s, now)));
+  if (focused) { // the same session keeps the focus across the refresh
+    const again = [...document.querySelectorAll("#sessions tbody tr")]
+      .find((row) => row.dataset.id === focused.dataset.id);
+    if (again) again.focus({ preventScroll: true });
+  }
   $("#shown").textContent = listed.length ? `${shown.length} of ${listed.length}` : "";
   $("#no-sessions").hidden = listed.length > 0;
   $("#no-match").hidden = !listed.length || shown.length > 0;
@@ -209,8 +218,10 @@ function sessionRow(s, now) {
   return row;
 }
 
-// Called once by dashboard.js (loaded after this file, it defines $, el and openSession).
+// Called once by dashboard.js (loaded after this file, it defines $, el and openSession):
+// the headings and the filters' listeners.
 function bindFilters() {
+  sortHeader();
   for (const id of ["#filter-status", "#filter-profile", "#filter-model", "#filter-age"]) {
     $(id).addEventListener("change", renderSessions);
   }
