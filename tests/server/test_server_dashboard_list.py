@@ -375,3 +375,26 @@ def _assert_fits(page: Any, where: str) -> None:
                 column,
                 box,
             )
+
+
+def test_markup_in_a_prompt_or_model_name_stays_text(tmp_path: Path, browser: Any) -> None:
+    """A prompt and a model name are a client's text: in the cells, the tooltips and the
+    model filter's choices they are shown as text, never parsed as HTML."""
+    expect = playwright_api.expect
+    markup = '<img src=x onerror="window.pwned=1"><b>bold</b>'
+    with UvicornThread(app_for(place(tmp_path), model())) as server:
+        body = {"prompt": f"plain {markup}", "model": markup}
+        created = httpx.post(f"{server.url}/api/sessions", json=body, headers=server.auth)
+        assert created.status_code == 201, created.text
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        try:
+            dashboard(page, server.url, server.token)
+            row = page.locator(f'#sessions tr[data-id="{created.json()["id"]}"]')
+            expect(row.locator("td.c-prompt")).to_have_text(f"plain {markup}", timeout=WAIT_MS)
+            expect(row.locator("td.c-model")).to_have_text(markup)
+            assert row.locator("td.c-prompt").get_attribute("title") == f"plain {markup}"
+            assert page.locator("#filter-model option").all_inner_texts() == ["any model", markup]
+            assert page.locator("#sessions img, #sessions b, #filters img").count() == 0
+            assert page.evaluate("window.pwned") is None
+        finally:
+            page.close()
