@@ -88,14 +88,19 @@ class SessionHost:
             raise NotFound(f"no session {session_id!r}; GET /api/sessions lists them")
         return paths
 
-    def list(self, *, limit: int = 100) -> list[Any]:
-        """Sessions under the allowed roots, newest first, with their trace's counts."""
-        active = {sid: True for sid in self.runs.handles if self.runs.active(sid)}
+    def _listed(self, active: dict[str, bool], limit: int) -> list[Any]:
         now = time.time()
         rows = listing(self.settings.sessions_root, active, now=now, limit=10_000)
         self.tallies.keep_only(r["id"] for r in rows)
         shown = [r for r in rows if self._visible(r["working_dir"])][:limit]
         return [{**r, **self._counts(r, now)} for r in shown]
+
+    async def list(self, *, limit: int = 100) -> list[Any]:
+        """Sessions under the allowed roots, newest first, with their trace's counts. The
+        files are read in a thread: a first list of a large store reads every trace once,
+        and the event loop (streams, other requests) must not wait for it."""
+        active = {sid: True for sid in self.runs.handles if self.runs.active(sid)}
+        return await asyncio.to_thread(self._listed, active, limit)
 
     def _counts(self, row: dict[str, Any], now: float) -> dict[str, Any]:
         paths = SessionPaths(self.settings.sessions_root / row["id"])
@@ -106,7 +111,7 @@ class SessionHost:
         paths = self.paths(session_id)
         now = time.time()
         view = summary(paths, running_here=self.runs.active(session_id), now=now)
-        view.update(self._counts(view, now))
+        view.update(await asyncio.to_thread(self._counts, view, now))
         state = await asyncio.to_thread(state_from_jsonl, paths.trace)
         feed = await self.feed(session_id)
         last_seq = feed.seq

@@ -47,7 +47,7 @@ async def list_sessions(request: Request) -> Response:
     raw = request.query_params.get("limit", "100")
     if not raw.isdigit() or int(raw) < 1:
         raise Invalid(f"limit must be a whole number >= 1, not {raw!r}", field="limit")
-    return _json({"sessions": _host(request).list(limit=int(raw))})
+    return _json({"sessions": await _host(request).list(limit=int(raw))})
 
 
 async def create_session(request: Request) -> Response:
