@@ -94,6 +94,16 @@ async function refreshSessions() {
   }
 }
 
+// Once for a burst of events: opening a session replays every run's start and end.
+let refreshTimer = null;
+function refreshShortly() {
+  if (refreshTimer !== null) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = null;
+    refreshSessions();
+  }, 250);
+}
+
 // The profiles this server allows, its default first: the choice never offers one it refuses.
 async function loadProfiles() {
   let data;
@@ -248,11 +258,11 @@ class SessionView {
       case "approval_requested": this.approval(event); break;
       case "approval_resolved": this.resolved(event.call_id); break;
       case "llm_end": this.timing(event); break;
-      case "run_start": setStatus("running"); refreshSessions(); break;
+      case "run_start": setStatus("running"); refreshShortly(); break;
       case "run_end":
         setStatus(event.status);
         if (event.error) this.add(el("div", "msg notice", `run ended: ${event.error}`));
-        refreshSessions();
+        refreshShortly();
         break;
       case "error": this.add(el("div", "msg notice", `${event.error_type}: ${event.message}`)); break;
       case "compact": this.add(el("div", "msg notice", "context compacted")); break;
