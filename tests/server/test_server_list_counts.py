@@ -183,3 +183,48 @@ async def test_the_profiles_are_the_servers(tmp_path: Path) -> None:
         anonymous = await client.get("/api/profiles", headers={"Authorization": ""})
     assert answer.json() == {"profiles": ["developer", "readonly"], "default": "developer"}
     assert anonymous.status_code == 401
+
+
+def test_every_way_a_call_ends_is_counted_as_telemetry_counts_it() -> None:
+    """Blocked by policy, rejected by a human, run and failed, started and died then started
+    again by the next run (a resume), and a result without a start: the tally's counts are
+    telemetry's, without keeping every call id (only those of the current run still open)."""
+    from rho_domain.messages import ToolCall
+    from rho_domain.run_status import RunStatus
+    from rho_entry.server.tally import TraceTally
+
+    def tool(name: str, call_id: str) -> ToolCall:
+        return ToolCall(id=call_id, name=name, arguments="{}")
+
+    blocked, rejected, failing, died = (tool("bash", f"c{i}") for i in range(4))
+    events: list[ev.Event] = [
+        ev.RunStarted(at=10.0, run_id="r1", prompt="go"),
+        ev.LLMStarted(at=10.5, model="m", call_index=1, context_tokens=10),
+        ev.ToolBlocked(at=11.0, call=blocked, by="policy", reason="no"),
+        ev.ToolBlocked(at=11.5, call=rejected, by="user", reason="rejected"),
+        ev.ToolStarted(at=12.0, call=failing),
+        ev.ToolEnded(
+            at=12.5, call_id="c2", tool_name="bash", content="boom", is_error=True, duration=0.5
+        ),
+        ev.ErrorOccurred(at=12.8, error_type="ModelHTTPError", message="HTTP 500"),
+        ev.ToolStarted(at=13.0, call=died),  # the process dies here: no end, no run_end
+        ev.RunStarted(at=20.0, run_id="r2", prompt=None),
+        ev.ToolStarted(at=20.5, call=died),
+        ev.ToolEnded(
+            at=21.0, call_id="c3", tool_name="bash", content="ok", is_error=False, duration=0.5
+        ),
+        ev.ToolEnded(
+            at=21.5, call_id="c9", tool_name="read", content="", is_error=False, duration=0.0
+        ),
+        ev.RunEnded(at=22.0, run_id="r2", status=RunStatus.COMPLETED),
+    ]
+    tally = TraceTally()
+    tally.fold(events)
+    stats = session_telemetry(events)
+    counts = tally.view(liveness="completed", now=100.0)
+    assert counts["tool_calls"] == len(stats.tools) == 6
+    assert counts["tool_errors"] == 1
+    assert counts["errors"] == stats.errors == 1
+    assert counts["turns"] == len(stats.turns) == 1
+    assert counts["started_at"] == 10.0
+    assert counts["duration_seconds"] == 2.0  # the second run; the dead one ended nowhere

@@ -37,6 +37,7 @@ class TraceTally:
     offset: int = 0
     identity: tuple[int, int] | None = None  # (device, inode): a replaced file starts over
     turns: int = 0
+    tool_calls: int = 0  # each started, blocked or rejected
     tool_errors: int = 0
     errors: int = 0
     started_at: float | None = None  # the first run's start
@@ -44,12 +45,9 @@ class TraceTally:
     open_run_at: float | None = None  # the start of a run without its run_end yet
     last_at: float | None = None
     readable: bool = True
-    _calls: set[str] = attrs.field(factory=set)
-
-    @property
-    def tool_calls(self) -> int:
-        """Distinct tool calls the model made (each started, blocked or rejected)."""
-        return len(self._calls)
+    # calls of the current run started without their end yet: their end is not a new call
+    # (only these ids are kept, so memory does not grow with the trace)
+    _open_calls: set[str] = attrs.field(factory=set)
 
     def fold(self, events: Iterable[ev.Event]) -> None:
         """Count these events (the next ones of the trace, in order)."""
@@ -60,17 +58,24 @@ class TraceTally:
                     if self.started_at is None:
                         self.started_at = event.at
                     self.open_run_at = event.at
+                    self._open_calls.clear()  # telemetry counts a call once per run
                 case ev.RunEnded():
-                    # telemetry's duration of a run ended without a start: from the end itself
+                    # a run_end without its run_start (a torn trace) adds no time
                     start = self.open_run_at if self.open_run_at is not None else event.at
                     self.run_seconds += event.at - start
                     self.open_run_at = None
                 case ev.LLMStarted():
                     self.turns += 1
-                case ev.ToolStarted(call=call) | ev.ToolBlocked(call=call):
-                    self._calls.add(call.id)
+                case ev.ToolStarted(call=call) if call.id not in self._open_calls:
+                    self.tool_calls += 1
+                    self._open_calls.add(call.id)
+                case ev.ToolBlocked():
+                    self.tool_calls += 1
                 case ev.ToolEnded():
-                    self._calls.add(event.call_id)
+                    if event.call_id in self._open_calls:
+                        self._open_calls.discard(event.call_id)
+                    else:  # a result without a start (a call answered as it was replayed)
+                        self.tool_calls += 1
                     self.tool_errors += int(event.is_error)
                 case ev.ErrorOccurred():
                     self.errors += 1
@@ -115,7 +120,9 @@ class Tallies:
         call (the whole trace the first time, or when the file was replaced or shrank). A
         trace that cannot be read (a link, a newer format) gives an unreadable tally."""
         with self._lock:
-            tally = self._tallies.get(paths.id) or TraceTally()
+            tally = self._tallies.get(paths.id)
+            if tally is None:
+                tally = TraceTally()
             self._tallies[paths.id] = _caught_up(tally, paths, self._chunk)
             return self._tallies[paths.id]
 
