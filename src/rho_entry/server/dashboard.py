@@ -2,7 +2,8 @@
 served at ``/dashboard`` over the same HTTP API as every client.
 
 No build step and no CDN: the three files are read from the package and served as they are, so
-it works offline. The page shows the sessions (status, liveness, model, usage, cost) and one
+it works offline. The page shows the sessions (status, start, duration, model, profile, model
+and tool calls, errors, tokens, cost; sortable, filterable, those that need someone marked) and one
 session live (streamed text, tool calls with arguments and results, approvals with approve and
 deny buttons, per-call timing as an inline SVG chart). All model and tool output reaches the
 page through ``textContent`` only, and the page's Content-Security-Policy forbids inline
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 FILES = {
     "index.html": "text/html; charset=utf-8",
     "dashboard.js": "text/javascript; charset=utf-8",
+    "sessions.js": "text/javascript; charset=utf-8",
     "dashboard.css": "text/css; charset=utf-8",
 }
 # The page and its assets hold no session data, so they load without the token (a browser
@@ -45,7 +47,7 @@ def asset(name: str) -> bytes:
 
 
 async def page(request: Request) -> Response:
-    """``GET /dashboard`` and ``GET /dashboard/{name}``: the page and its two assets."""
+    """``GET /dashboard`` and ``GET /dashboard/{name}``: the page and its assets."""
     from starlette.responses import Response
 
     from rho_entry.server.errors import NotFound

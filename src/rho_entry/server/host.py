@@ -40,6 +40,7 @@ from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
 from rho_entry.server.feed import TraceFeed
 from rho_entry.server.runs import Runs
 from rho_entry.server.settings import ServerSettings
+from rho_entry.server.tally import Tallies
 from rho_entry.server.views import listing, pending_approvals, session_paths, summary
 
 log = logging.getLogger("rho_entry.server")
@@ -66,6 +67,7 @@ class SessionHost:
         self._base = base_config
         self._home = config_dir
         self._feeds: dict[str, TraceFeed] = {}
+        self.tallies = Tallies()
         self.runs = Runs(
             attrs.evolve(base_config, working_dir=str(settings.roots[0])),
             self.store,
@@ -86,16 +88,30 @@ class SessionHost:
             raise NotFound(f"no session {session_id!r}; GET /api/sessions lists them")
         return paths
 
-    def list(self, *, limit: int = 100) -> list[Any]:
-        """Sessions under the allowed roots, newest first."""
+    def _listed(self, active: dict[str, bool], limit: int) -> list[Any]:
+        now = time.time()
+        rows = listing(self.settings.sessions_root, active, now=now, limit=10_000)
+        self.tallies.keep_only(r["id"] for r in rows)
+        shown = [r for r in rows if self._visible(r["working_dir"])][:limit]
+        return [{**r, **self._counts(r, now)} for r in shown]
+
+    async def list(self, *, limit: int = 100) -> list[Any]:
+        """Sessions under the allowed roots, newest first, with their trace's counts. The
+        files are read in a thread: a first list of a large store reads every trace once,
+        and the event loop (streams, other requests) must not wait for it."""
         active = {sid: True for sid in self.runs.handles if self.runs.active(sid)}
-        rows = listing(self.settings.sessions_root, active, now=time.time(), limit=10_000)
-        return [r for r in rows if self._visible(r["working_dir"])][:limit]
+        return await asyncio.to_thread(self._listed, active, limit)
+
+    def _counts(self, row: dict[str, Any], now: float) -> dict[str, Any]:
+        paths = SessionPaths(self.settings.sessions_root / row["id"])
+        return self.tallies.of(paths).view(liveness=row["liveness"], now=now)
 
     async def detail(self, session_id: str) -> dict[str, Any]:
         """A session's summary plus its pending approvals and its last trace line number."""
         paths = self.paths(session_id)
-        view = summary(paths, running_here=self.runs.active(session_id), now=time.time())
+        now = time.time()
+        view = summary(paths, running_here=self.runs.active(session_id), now=now)
+        view.update(await asyncio.to_thread(self._counts, view, now))
         state = await asyncio.to_thread(state_from_jsonl, paths.trace)
         feed = await self.feed(session_id)
         last_seq = feed.seq

@@ -47,7 +47,7 @@ async def list_sessions(request: Request) -> Response:
     raw = request.query_params.get("limit", "100")
     if not raw.isdigit() or int(raw) < 1:
         raise Invalid(f"limit must be a whole number >= 1, not {raw!r}", field="limit")
-    return _json({"sessions": _host(request).list(limit=int(raw))})
+    return _json({"sessions": await _host(request).list(limit=int(raw))})
 
 
 async def create_session(request: Request) -> Response:
@@ -111,6 +111,13 @@ async def stream(request: Request) -> Response:
         request, after=_after(request), until_idle=request.query_params.get("until") == "idle"
     )
     return await _stream(host, session_id, options)
+
+
+async def profiles(request: Request) -> Response:
+    """``GET /api/profiles``: what a create body's ``profile`` may name (the dashboard's
+    choice of profile is this list, so it never offers one the server would refuse)."""
+    allowed = _host(request).settings.profiles
+    return _json({"profiles": list(allowed), "default": allowed[0]})
 
 
 async def openapi(request: Request) -> Response:
@@ -187,7 +194,7 @@ API: tuple[ApiRoute, ...] = (
         method="GET",
         path="/api/sessions",
         handler=list_sessions,
-        summary="List sessions (status, liveness, usage), newest first",
+        summary="List sessions (status, liveness, usage, counts), newest first",
         responses={200: "the sessions", 401: _ERRORS[401], 422: "bad limit"},
     ),
     ApiRoute(
@@ -262,6 +269,13 @@ API: tuple[ApiRoute, ...] = (
         summary="Continue a stored session (a prompt, or its pending work)",
         body=bodies.Resume,
         responses={202: "run started", **_ERRORS, 403: "session not allowed", **_RUN, **_BODY},
+    ),
+    ApiRoute(
+        method="GET",
+        path="/api/profiles",
+        handler=profiles,
+        summary="The profiles a new session may ask for; the first is the default",
+        responses={200: "the profiles", 401: _ERRORS[401]},
     ),
     ApiRoute(
         method="GET",

@@ -71,51 +71,71 @@ async function api(method, path, body) {
   return data;
 }
 
-function money(usage) {
-  if (!usage || usage.cost_usd === null || usage.cost_usd === undefined) return "-";
-  return (usage.estimated ? "~$" : "$") + usage.cost_usd.toFixed(4);
-}
-
 // ---------------------------------------------------------------- sessions list
 
 let selected = null;
 
+// The list (sessions.js draws it), polled every 2 s and at once when the open session's run
+// starts or ends; the open session itself is followed live over its event stream.
 async function refreshSessions() {
   let data;
   try {
-    data = await api("GET", "/api/sessions?limit=100");
+    data = await api("GET", "/api/sessions?limit=500");
     $("#connection").textContent = "";
   } catch (error) {
     if (!(error instanceof Unauthorized)) $("#connection").textContent = "server unreachable";
     return;
   }
-  const body = $("#sessions tbody");
-  const rows = data.sessions.map((s) => {
-    const row = el("tr");
-    row.dataset.id = s.id;
-    if (s.id === selected) row.classList.add("selected");
-    const status = el("td");
-    status.append(el("span", `badge ${s.liveness}`, s.liveness));
-    row.append(
-      el("td", "id", s.id),
-      status,
-      el("td", "", s.model),
-      el("td", "", `${s.usage.input_tokens} / ${s.usage.output_tokens}`),
-      el("td", "cost", money(s.usage)),
-      el("td", "prompt", s.first_prompt),
-    );
-    row.addEventListener("click", () => openSession(s.id));
-    if (s.id === selected) setStatus(s.liveness);
-    return row;
+  setSessions(data.sessions);
+  const current = data.sessions.find((s) => s.id === selected);
+  if (current) {
+    setStatus(shownStatus(current));
+    showFacts(current);
+  }
+}
+
+// Once for a burst of events: opening a session replays every run's start and end.
+let refreshTimer = null;
+function refreshShortly() {
+  if (refreshTimer !== null) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = null;
+    refreshSessions();
+  }, 250);
+}
+
+// The profiles this server allows, its default first: the choice never offers one it refuses.
+async function loadProfiles() {
+  let data;
+  try {
+    data = await api("GET", "/api/profiles");
+  } catch (error) {
+    return; // asked again once a token is given
+  }
+  const options = data.profiles.map((name) => {
+    const option = el("option", "", name === data.default ? `${name} (default)` : name);
+    option.value = name;
+    return option;
   });
-  body.replaceChildren(...rows);
-  $("#no-sessions").hidden = rows.length > 0;
+  $("#new-profile").replaceChildren(...options);
+  $("#new-profile").value = data.default;
 }
 
 function setStatus(status) {
   const badge = $("#session-status");
-  badge.textContent = status;
+  badge.textContent = statusLabel(status);
   badge.className = `badge ${status}`;
+  $("#cancel").hidden = !LIVE.has(status); // nothing to cancel once a run has ended
+}
+
+function showFacts(s) {
+  const now = Date.now() / 1000;
+  const facts = [
+    s.profile, s.model, `started ${ago(startOf(s), now)}`, `ran ${duration(s.duration_seconds)}`,
+    counted(s.turns, "turn"), counted(s.tool_calls, "tool call"), counted(failures(s), "error"),
+    `${count(s.usage.input_tokens)} in / ${count(s.usage.output_tokens)} out`, money(s.usage),
+  ];
+  $("#session-facts").replaceChildren(...facts.map((text) => el("span", "", text)));
 }
 
 // ---------------------------------------------------------------- one session, live
@@ -127,8 +147,15 @@ function openSession(id) {
   selected = id;
   location.hash = `#/sessions/${encodeURIComponent(id)}`;
   $("#session-pane").hidden = false;
+  document.body.classList.add("with-session");
   $("#session-title").textContent = id;
   setStatus("");
+  $("#session-facts").replaceChildren();
+  const known = listed.find((s) => s.id === id);
+  if (known) {
+    setStatus(shownStatus(known));
+    showFacts(known);
+  }
   $("#conversation").replaceChildren();
   $("#approvals").replaceChildren();
   $("#timing").replaceChildren();
@@ -231,11 +258,11 @@ class SessionView {
       case "approval_requested": this.approval(event); break;
       case "approval_resolved": this.resolved(event.call_id); break;
       case "llm_end": this.timing(event); break;
-      case "run_start": setStatus("running"); break;
+      case "run_start": setStatus("running"); refreshShortly(); break;
       case "run_end":
         setStatus(event.status);
         if (event.error) this.add(el("div", "msg notice", `run ended: ${event.error}`));
-        refreshSessions();
+        refreshShortly();
         break;
       case "error": this.add(el("div", "msg notice", `${event.error_type}: ${event.message}`)); break;
       case "compact": this.add(el("div", "msg notice", "context compacted")); break;
@@ -410,6 +437,18 @@ $("#chat").addEventListener("submit", async (event) => {
   }
 });
 
+function closeSession() {
+  if (stream) stream.controller.abort();
+  stream = null;
+  selected = null;
+  history.replaceState(null, "", location.pathname + location.search);
+  $("#session-pane").hidden = true;
+  document.body.classList.remove("with-session");
+  renderSessions();
+}
+
+$("#close-session").addEventListener("click", closeSession);
+
 $("#cancel").addEventListener("click", async () => {
   if (!selected) return;
   try {
@@ -427,7 +466,7 @@ $("#token-form").addEventListener("submit", async (event) => {
   $("#token").value = "";
   $("#token-form").hidden = true;
   $("#connection").textContent = "";
-  await refreshSessions();
+  await Promise.all([refreshSessions(), loadProfiles()]);
   if (selected && $("#token-form").hidden) openSession(selected);
 });
 
@@ -438,13 +477,15 @@ function sessionInUrl() {
 
 // A link to #/sessions/ID (or a new #token=...) followed within the page
 window.addEventListener("hashchange", async () => {
-  if (takeTokenFromUrl()) await refreshSessions();
+  if (takeTokenFromUrl()) await Promise.all([refreshSessions(), loadProfiles()]);
   const id = sessionInUrl();
   if (id && id !== selected) openSession(id);
 });
 
+bindFilters();
+loadProfiles();
 refreshSessions().then(() => {
   const id = sessionInUrl();
   if (id) openSession(id);
 });
-setInterval(refreshSessions, 2000);
+setInterval(() => { if (!document.hidden) refreshSessions(); }, 2000);
