@@ -70,6 +70,7 @@ async def test_a_forged_approval_in_the_trace_does_not_run_the_call(tmp_path: Pa
         with pytest.raises(ApprovalInterrupt) as waiting:  # the library's flow: no approver
             await session.run()
         result = waiting.value.result
+        assert result is not None
     finally:
         await session.close()
     assert result.status is RunStatus.AWAITING_APPROVAL, result.error
@@ -88,6 +89,7 @@ async def test_a_forged_always_does_not_approve_later_calls(tmp_path: Path) -> N
         with pytest.raises(ApprovalInterrupt) as waiting:  # asked, not inherited
             await session.run("go on")
         result = waiting.value.result
+        assert result is not None
     finally:
         await session.close()
     assert result.status is RunStatus.AWAITING_APPROVAL, result.error  # asked, not inherited
