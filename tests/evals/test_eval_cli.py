@@ -41,7 +41,10 @@ def sample_rule(*, stall_on: int | None = None) -> Any:
 
 
 def env(tmp_path: Path, server: LoopbackServer) -> dict[str, str]:
+    """A minimal environment; PYTHONPATH passes on, so the process runs the sources under
+    test (a worktree's src), not whatever the venv's editable install points at."""
     return {
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path / "home"),
         "RHO_AGENT_HOME": str(tmp_path / "rho"),
