@@ -108,7 +108,13 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
             assert time.monotonic() < deadline, "the first three questions were not graded"
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)  # it is now waiting for the model on question 3
-        _stdout, stderr = process.communicate(timeout=60)
+        try:
+            _stdout, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired as exc:
+            child, here = _signal_state(process.pid), _signal_state(os.getpid())
+            process.kill()
+            process.wait()
+            raise AssertionError(f"Ctrl+C did not stop the eval: {child}; test: {here}") from exc
     assert process.returncode == 130, stderr
     assert "interrupted; the graded questions are in r.jsonl" in stderr
     assert [json.loads(x)["question_id"] for x in out.read_text().splitlines()] == [0, 1, 2]
@@ -119,6 +125,16 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
     ids = [json.loads(x)["question_id"] for x in out.read_text().splitlines()]
     assert ids == [0, 1, 2, 3, 4, 5]
     assert again.stdout.splitlines()[4].split()[:4] == ["total", "6", "5", "83.33%"]
+
+
+def _signal_state(pid: int) -> str:
+    """The signal lines of /proc/PID/status: an ignored or blocked SIGINT (bit 2 of SigIgn or
+    SigBlk), inherited from the process that started it, looks like a hang here."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return " ".join(line.strip() for line in status if line.startswith("Sig"))
+    except OSError as exc:
+        return f"no status: {exc}"
 
 
 def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:
