@@ -101,6 +101,7 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
         process = subprocess.Popen(
             [sys.executable, "-m", "rho_entry", *command],
             cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=_sigint_as_on_a_terminal,
         )  # fmt: skip
         deadline = time.monotonic() + 60  # a wait for the process, not a speed assertion
         while not (out.exists() and out.read_text().count("\n") == 3):
@@ -125,6 +126,14 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
     ids = [json.loads(x)["question_id"] for x in out.read_text().splitlines()]
     assert ids == [0, 1, 2, 3, 4, 5]
     assert again.stdout.splitlines()[4].split()[:4] == ["total", "6", "5", "83.33%"]
+
+
+def _sigint_as_on_a_terminal() -> None:
+    """In the child, before exec: SIGINT's default action, as a shell in the foreground gives
+    it. A test run started in the background of a non-interactive shell (``(pytest &)``)
+    ignores SIGINT; the child inherited that, Python then installs no KeyboardInterrupt
+    handler, and the test's Ctrl+C did nothing (it waited out its 60 s timeout)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _signal_state(pid: int) -> str:
