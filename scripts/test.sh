@@ -59,7 +59,8 @@ say "installed in $((SECONDS - started)) s; awk is $(readlink -f "$(command -v a
 status=0
 # Twice as many pytest-xdist workers as cores, at most 4 (4 on this 2-core machine): a third
 # of the suite's time is waiting on processes, servers and sockets, which other workers fill
-# (measured: 82.5 s with 4 workers against 97.2 s with 2, docs/testing.md).
+# (measured on 2 shared cores with 8,505 tests: 182 s with 4 workers, 184 s with 3, 296 s
+# with 2; docs/testing.md).
 cores=$(nproc 2>/dev/null || echo 2)
 workers=$((cores * 2))
 [ "$workers" -gt 4 ] && workers=4

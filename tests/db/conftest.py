@@ -15,6 +15,7 @@ the adversarial suite checksums before and after its attacks.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,12 +30,23 @@ from db_support import (
 from rho_domain.config import DatabaseConfig
 
 
-@pytest.fixture
-def sqlite_server(tmp_path: Path) -> Server:
-    path = tmp_path / "app.db"
+@pytest.fixture(scope="session")
+def sqlite_seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seeded SQLite file, built once: seeding commits each DDL statement (an fsync
+    apiece, ~50 ms a test on a busy disk), while a copy of the finished file costs nothing."""
+    path = tmp_path_factory.mktemp("sqlite-seed") / "app.db"
     conn = sqlite3.connect(path)
     seed(conn, "sqlite")
     conn.close()
+    return path
+
+
+@pytest.fixture
+def sqlite_server(tmp_path: Path, sqlite_seeded: Path) -> Server:
+    """A fresh copy of the seeded file per test: what one test's attack did to its file,
+    the next test never sees."""
+    path = tmp_path / "app.db"
+    shutil.copyfile(sqlite_seeded, path)
     config = DatabaseConfig(engine="sqlite", path=str(path))
     return Server("sqlite", config, lambda: sqlite3.connect(path), tmp_path)
 

@@ -41,6 +41,8 @@ def sample_rule(*, stall_on: int | None = None) -> Any:
 
 
 def env(tmp_path: Path, server: LoopbackServer) -> dict[str, str]:
+    """A minimal environment; PYTHONPATH passes on, so the process runs the sources under
+    test (a worktree's src), not whatever the venv's editable install points at."""
     return {
         # the sources under test (a worktree's src), not whatever the venv installed
         **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
@@ -123,6 +125,7 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
         process = subprocess.Popen(
             [sys.executable, "-m", "rho_entry", *command],
             cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=_sigint_as_on_a_terminal,
         )  # fmt: skip
         deadline = time.monotonic() + 60  # a wait for the process, not a speed assertion
         while not (out.exists() and out.read_text().count("\n") == 3):
@@ -130,7 +133,13 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
             assert time.monotonic() < deadline, "the first three questions were not graded"
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)  # it is now waiting for the model on question 3
-        _stdout, stderr = process.communicate(timeout=60)
+        try:
+            _stdout, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired as exc:
+            child, here = _signal_state(process.pid), _signal_state(os.getpid())
+            process.kill()
+            process.wait()
+            raise AssertionError(f"Ctrl+C did not stop the eval: {child}; test: {here}") from exc
     assert process.returncode == 130, stderr
     assert "interrupted; the graded questions are in r.jsonl" in stderr
     assert [json.loads(x)["question_id"] for x in out.read_text().splitlines()] == [0, 1, 2]
@@ -141,6 +150,24 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
     ids = [json.loads(x)["question_id"] for x in out.read_text().splitlines()]
     assert ids == [0, 1, 2, 3, 4, 5]
     assert again.stdout.splitlines()[4].split()[:4] == ["total", "6", "5", "83.33%"]
+
+
+def _sigint_as_on_a_terminal() -> None:
+    """In the child, before exec: SIGINT's default action, as a shell in the foreground gives
+    it. A test run started in the background of a non-interactive shell (``(pytest &)``)
+    ignores SIGINT; the child inherited that, Python then installs no KeyboardInterrupt
+    handler, and the test's Ctrl+C did nothing (it waited out its 60 s timeout)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _signal_state(pid: int) -> str:
+    """The signal lines of /proc/PID/status: an ignored or blocked SIGINT (bit 2 of SigIgn or
+    SigBlk), inherited from the process that started it, looks like a hang here."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return " ".join(line.strip() for line in status if line.startswith("Sig"))
+    except OSError as exc:
+        return f"no status: {exc}"
 
 
 def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import socket
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -61,6 +62,22 @@ class Served:
         root = self.where.sessions
         return sorted(p.name for p in root.iterdir()) if root.exists() else []
 
+    def reset(self) -> None:
+        """Back to the one finished secret session, as a fresh server starts: every other
+        session (one a test created) is waited for, closed and its files removed, so that a
+        server shared by a module's tests gives each the same state. The secret session must
+        still be there, completed: a test that changed it would change the next one's start."""
+        for sid in self.sessions():
+            if sid == self.sid:
+                continue
+            self.send("GET", f"/api/sessions/{sid}/stream?until=idle")
+            closed = self.send("DELETE", f"/api/sessions/{sid}")
+            assert closed[0] == 200, closed
+            shutil.rmtree(self.where.sessions / sid)
+        assert self.sessions() == [self.sid]
+        detail = self.send("GET", f"/api/sessions/{self.sid}")
+        assert (detail[0], detail[1]["status"]) == (200, "completed"), detail
+
 
 def raw(port: int, request: bytes) -> tuple[int, dict[str, Any]]:
     with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
@@ -81,9 +98,10 @@ def raw(port: int, request: bytes) -> tuple[int, dict[str, Any]]:
 @contextlib.contextmanager
 def serving(tmp_path: Path) -> Iterator[Served]:
     """A server (``agent.example.com`` allowed as a proxy's name) with one finished session
-    whose prompt is ``SECRET``."""
+    whose prompt is ``SECRET``. Shared by a module's tests (``Served.reset`` between them):
+    the model has an answer for every session they create."""
     where = place(tmp_path)
-    model = ScriptedModel([text("done")] * 20)
+    model = ScriptedModel([text("done")] * 200)
     with UvicornThread(app_for(where, model, allowed_hosts=("agent.example.com",))) as thread:
         server = Served(thread, where)
         created = server.send(

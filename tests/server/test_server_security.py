@@ -18,10 +18,18 @@ from server_support import app_for, place
 from rho_adapters.fakes import ScriptedModel
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    with serving(tmp_path) as server:
+@pytest.fixture(scope="module")
+def served_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server per module and worker: starting one (app, uvicorn, the secret session)
+    cost each of these tests more than the requests it sends."""
+    with serving(tmp_path_factory.mktemp("served")) as server:
         yield server
+
+
+@pytest.fixture
+def served(served_once: Served) -> Served:
+    served_once.reset()
+    return served_once
 
 
 # -- Host --------------------------------------------------------------------------------------

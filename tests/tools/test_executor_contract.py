@@ -137,3 +137,27 @@ async def test_executor_contract_glob(executor: Executor) -> None:
     assert await executor.glob("missing/*") == ()
     with pytest.raises(PermissionDenied):
         await executor.glob("../*")
+
+
+async def test_memory_executor_sees_edits_of_its_public_files_dict() -> None:
+    """MemoryExecutor lists through a sorted index of ``files``; tests edit that dict
+    directly, so an added, removed or re-added key shows at once, in ``files`` order, and a
+    name that only prefixes another (``src`` / ``src2``) is not its directory."""
+    fake = MemoryExecutor({"src/b.txt": "1", "src2/x": "", "src/a.txt": "22"})
+    assert [e.name for e in await fake.list_dir("src")] == ["b.txt", "a.txt"]
+    fake.files["src/c/d.txt"] = b""
+    del fake.files["src/b.txt"]
+    listed = await fake.list_dir("src")
+    assert [(e.name, e.kind, e.size) for e in listed] == [
+        ("a.txt", FileKind.FILE, 2),
+        ("c", FileKind.DIRECTORY, 0),
+    ]
+    fake.files.pop("src/a.txt")
+    fake.files["src/a.txt"] = b"333"  # re-added: now after c in the dict's order
+    assert [(e.name, e.size) for e in await fake.list_dir("src")] == [("c", 0), ("a.txt", 3)]
+    assert (await fake.stat("src/c")).kind == FileKind.DIRECTORY
+    with pytest.raises(ToolError, match="not a directory"):
+        await fake.list_dir("sr")
+    del fake.files["src/c/d.txt"]
+    with pytest.raises(ToolError):
+        await fake.stat("src/c")

@@ -12,6 +12,7 @@ and confines paths like them (no ``..`` or absolute escapes), refuses secrets
 
 from __future__ import annotations
 
+import bisect
 import inspect
 import posixpath
 from collections.abc import Awaitable, Callable, Mapping
@@ -48,6 +49,9 @@ class MemoryExecutor(Executor):
         self.runs: list[Command] = []
         self.writes: list[str] = []
         self.closed = False
+        self._keys_seen: tuple[str, ...] = ()
+        self._sorted: list[str] = []  # the keys in order, for prefix ranges
+        self._order: dict[str, int] = {}  # key -> its place in ``files``
 
     @property
     def working_dir(self) -> str:
@@ -66,8 +70,34 @@ class MemoryExecutor(Executor):
             raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self.root}")
         return "" if normal == "." else normal
 
+    def _index(self) -> list[str]:
+        """The keys of ``files`` in sorted order. ``files`` is public (tests edit it), so the
+        index is rebuilt whenever its keys or their order changed; with it a listing is a
+        bisect, not a scan of every file (a glob over n directories cost n² comparisons)."""
+        keys = tuple(self.files)
+        if keys != self._keys_seen:
+            self._keys_seen = keys
+            self._sorted = sorted(self.files)
+            self._order = {key: i for i, key in enumerate(self.files)}
+        return self._sorted
+
+    def _under(self, prefix: str) -> list[str]:
+        """The keys that start with ``prefix``, in ``files`` order."""
+        keys = self._index()
+        found: list[str] = []
+        i = bisect.bisect_left(keys, prefix)
+        while i < len(keys) and keys[i].startswith(prefix):
+            found.append(keys[i])
+            i += 1
+        found.sort(key=self._order.__getitem__)
+        return found
+
     def _is_dir(self, key: str) -> bool:
-        return key == "" or any(p.startswith(key + "/") for p in self.files)
+        if key == "":
+            return True
+        keys = self._index()
+        start = bisect.bisect_left(keys, key + "/")
+        return start < len(keys) and keys[start].startswith(key + "/")
 
     async def run(self, command: Command) -> CommandResult:
         """See ``Executor.run``."""
@@ -120,9 +150,8 @@ class MemoryExecutor(Executor):
             raise ToolError(f"not a directory: {path}")
         prefix = key + "/" if key else ""
         entries: dict[str, FileInfo] = {}
-        for file_path, data in self.files.items():
-            if not file_path.startswith(prefix):
-                continue
+        for file_path in self._under(prefix):
+            data = self.files[file_path]
             first, _, rest = file_path[len(prefix) :].partition("/")
             child = prefix + first
             kind = FileKind.DIRECTORY if rest else FileKind.FILE
