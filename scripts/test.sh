@@ -65,9 +65,7 @@ cores=$(nproc 2>/dev/null || echo 2)
 workers=$((cores * 2))
 [ "$workers" -gt 4 ] && workers=4
 say "running the tests with $workers workers (minutes on 2 cores: see docs/testing.md)"
-# --dist loadgroup: tests marked xdist_group(NAME) share one worker (test_sandbox_alone's rig
-# must be alone on the machine); every other test is spread as with the default.
-.venv/bin/python -m pytest -n "$workers" --dist loadgroup "$@" || status=$?
+.venv/bin/python -m pytest -n "$workers" "$@" || status=$?
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: an empty run is not a pass" >&2
     exit 1

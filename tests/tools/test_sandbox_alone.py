@@ -14,6 +14,7 @@ the home and the outside secrets are really on view and must be hidden by the sa
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -29,14 +30,13 @@ import pytest
 
 from rho_adapters.local.executor import sandbox_available
 
-pytestmark = [
-    pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed"),
-    # One rig at a time on the machine: with the argv checks off, "find /" and "grep -r
-    # /var/tmp" would read another test worker's rig, whose secrets this sandbox does not
-    # mask (a secret outside the workspace, read roots and homes is wall 4's, docs/security.md).
-    # scripts/test.sh runs xdist with --dist loadgroup, which keeps a group on one worker.
-    pytest.mark.xdist_group("sandbox-alone"),
-]
+pytestmark = pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")
+
+# One rig at a time on the machine (the ``agent`` fixture holds this lock): with the argv checks
+# off, "find /" and "grep -r /var/tmp" would read another test worker's rig, whose secrets this
+# sandbox does not mask (a secret outside the workspace, read roots and homes is wall 4's,
+# docs/security.md), and the abstract socket's name is one per machine.
+RIG_LOCK = Path("/var/tmp/rho-sandbox-alone.lock")
 
 API_KEY = "sk-test-secret-0451"
 # Every secret holds one of these; none may ever appear in an output.
@@ -96,6 +96,12 @@ def _write(path: Path, text: str) -> None:
 
 @pytest.fixture(scope="module")
 def agent() -> Iterator[Agent]:
+    with RIG_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, after the rig is gone
+        yield from _rig()
+
+
+def _rig() -> Iterator[Agent]:
     base = Path(tempfile.mkdtemp(prefix="rho-sandbox-alone-", dir="/var/tmp"))
     home, ws, sess, srv = base / "home", base / "ws", base / "sessions", base / "srv"
     for rel, text in {
