@@ -10,6 +10,7 @@ file and the limit named; the memory the agent process gains is measured in a su
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import io
 import json
 import os
@@ -168,9 +169,24 @@ def many_parts() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The workbooks, built once (the 300 MB one takes a few seconds to compress)."""
-    root = tmp_path_factory.mktemp("books")
+def files(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The workbooks, built once per run (the 300 MB one takes a few seconds to compress, and
+    every xdist worker used to build its own): under xdist the first worker builds them in the
+    run's shared temporary directory while holding a lock, the others wait and reuse them."""
+    if worker_id == "master":  # not under xdist: this run's own directory
+        return _build_books(tmp_path_factory.mktemp("books"))
+    shared = tmp_path_factory.getbasetemp().parent  # one per run, shared by its workers
+    root, done = shared / "spreadsheet-books", shared / "spreadsheet-books.done"
+    with (shared / "spreadsheet-books.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            root.mkdir(exist_ok=True)
+            _build_books(root)
+            done.touch()
+    return root
+
+
+def _build_books(root: Path) -> Path:
     repetitive = workbook({SHEET: repetitive_sheet})
     (root / "bomb.xlsx").write_bytes(repetitive)
     (root / "wide.xlsx").write_bytes(workbook({SHEET: wide_row(400_000)}))
