@@ -1,13 +1,40 @@
 """Conversation values: messages, tool calls and token usage. All frozen.
 
-Messages are the domain's own types; adapters translate them to each wire format.
+Messages are the domain's own types. Each also answers the design documents' view of it, the
+Chat Completions dict (``message["role"]``, ``message.get("tool_calls")``, ``dict(message)``,
+``message.chat()``), which the OpenAI-compatible adapter sends as it is; other wire formats
+(Anthropic's) are the adapters' own translations.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import KeysView
+from typing import Any, Literal
 
 import attrs
+
+
+class ChatView:
+    """A message read as the documents show one: a Chat Completions dict (``role``,
+    ``content``, ``tool_calls``, ``tool_call_id``). Read-only: the message stays the typed
+    value the session uses."""
+
+    __slots__ = ()
+
+    def chat(self) -> dict[str, Any]:
+        """The message as a new Chat Completions dict."""
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> Any:
+        return self.chat()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``chat().get(key, default)``."""
+        return self.chat().get(key, default)
+
+    def keys(self) -> KeysView[str]:
+        """The dict's keys (so ``dict(message)`` is ``message.chat()``)."""
+        return self.chat().keys()
 
 
 @attrs.frozen
@@ -24,18 +51,22 @@ class ToolCall:
 
 
 @attrs.frozen
-class SystemMessage:
+class SystemMessage(ChatView):
     """A system message (adapters send the agent's system prompt this way)."""
 
     content: str
     role: Literal["system"] = "system"
+
+    def chat(self) -> dict[str, Any]:
+        """``{"role": "system", "content": ...}``."""
+        return {"role": "system", "content": self.content}
 
 
 UserOrigin = Literal["user", "directive", "summary", "recent"]
 
 
 @attrs.frozen
-class UserMessage:
+class UserMessage(ChatView):
     """A user turn. ``origin`` says where it came from: the user, an operator directive, a
     compaction summary, or a user message kept verbatim through compaction."""
 
@@ -43,9 +74,13 @@ class UserMessage:
     origin: UserOrigin = "user"
     role: Literal["user"] = "user"
 
+    def chat(self) -> dict[str, Any]:
+        """``{"role": "user", "content": ...}``."""
+        return {"role": "user", "content": self.content}
+
 
 @attrs.frozen(kw_only=True)
-class AssistantMessage:
+class AssistantMessage(ChatView):
     """What the model said: text, tool calls and reasoning, all kept together."""
 
     text: str = ""
@@ -54,9 +89,27 @@ class AssistantMessage:
     refusal: str = ""
     role: Literal["assistant"] = "assistant"
 
+    def chat(self) -> dict[str, Any]:
+        """The assistant turn; ``content`` is always a string, "" when the turn only called
+        tools (llama-cpp-python answers 500 to null and to a missing key; every other known
+        server accepts ""), and the refusal when there is neither text nor a call."""
+        out: dict[str, Any] = {"role": "assistant", "content": self.text}
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in self.tool_calls
+            ]
+        elif not out["content"]:
+            out["content"] = self.refusal
+        return out
+
 
 @attrs.frozen(kw_only=True)
-class ToolResultMessage:
+class ToolResultMessage(ChatView):
     """The result of one tool call, as the model will read it."""
 
     call_id: str
@@ -64,6 +117,10 @@ class ToolResultMessage:
     content: str
     is_error: bool = False
     role: Literal["tool"] = "tool"
+
+    def chat(self) -> dict[str, Any]:
+        """``{"role": "tool", "tool_call_id": ..., "content": ...}``."""
+        return {"role": "tool", "tool_call_id": self.call_id, "content": self.content}
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage

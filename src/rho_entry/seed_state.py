@@ -80,9 +80,7 @@ class State(domain_state.State):
     def openai_messages(self) -> list[dict[str, Any]]:
         """The history in the Chat Completions format (``role``, ``content``,
         ``tool_calls``, ``tool_call_id``), as the model server receives it."""
-        from rho_adapters.model.openai_request import wire_message
-
-        return [wire_message(message) for message in self.messages]
+        return [message.chat() for message in self.messages]
 
     def estimate_tokens(self, system_prompt: str = "") -> int:
         """A rough size of the history and ``system_prompt`` (about 4 characters a token)."""

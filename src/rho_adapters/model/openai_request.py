@@ -13,13 +13,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.model.providers import Provider
-from rho_domain.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
+from rho_domain.messages import Message
 from rho_domain.model import ModelRequest
 
 
@@ -57,30 +51,9 @@ def _pick(value: Any, default: Any) -> Any:
 
 
 def wire_message(message: Message) -> dict[str, Any]:
-    """One domain message in the Chat Completions shape (no ``name``: Groq rejects it)."""
-    if isinstance(message, AssistantMessage):
-        # Content is always a string, "" when the turn only called tools: llama-cpp-python
-        # answers 500 to null (pydantic) and to a missing key (its template reads it),
-        # captures 17-19; every other known server accepts "".
-        out: dict[str, Any] = {"role": "assistant", "content": message.text}
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
-                }
-                for c in message.tool_calls
-            ]
-        elif not out["content"]:
-            out["content"] = message.refusal
-        return out
-    if isinstance(message, ToolResultMessage):
-        return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
-    if isinstance(message, SystemMessage):
-        return {"role": "system", "content": message.content}
-    assert isinstance(message, UserMessage)
-    return {"role": "user", "content": message.content}
+    """One domain message in the Chat Completions shape (``Message.chat()``; no ``name``:
+    Groq rejects it)."""
+    return message.chat()
 
 
 def build_body(request: ModelRequest, provider: Provider, *, stream: bool) -> dict[str, Any]:
