@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 
 from rho_domain.messages import ToolCall
+from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile, readonly_profile
 from rho_domain.tools import base
 from rho_domain.tools import registry as domain_registry
@@ -96,15 +97,9 @@ class ToolHandler(ABC):
         """Do the work."""
 
     def to_spec(self) -> dict[str, Any]:
-        """This tool in OpenAI function-calling format."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": dict(self.parameters),
-            },
-        }
+        """This tool in OpenAI function-calling format (``ToolSpec.to_openai``)."""
+        spec = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        return spec.to_openai()
 
 
 class DocumentHandler(base.ToolHandler):

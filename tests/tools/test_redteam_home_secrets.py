@@ -14,13 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shell_backends import call_tool, restricted_bash
 
-from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor
-from rho_domain.errors import RhoError
-from rho_domain.permissions import readonly_profile
-from rho_domain.tools.base import ToolContext, ToolHandler
-from rho_domain.tools.bash import BashHandler
+from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.read import ReadHandler
 
 STORES = {
@@ -56,22 +53,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def _call(handler: ToolHandler, arguments: dict[str, Any], root: Path, home: Path) -> str:
-    executor = LocalExecutor(str(root), sandbox=False, homes=[str(home)])
-    ctx = ToolContext(
-        session_id="s",
-        call_id="c",
-        executor=executor,
-        profile=readonly_profile(),
-        clock=SystemClock(),
+    return await call_tool(
+        handler, arguments, LocalExecutor(str(root), sandbox=False, homes=[str(home)])
     )
-    try:
-        return (await handler.handle(arguments, ctx)).content
-    except RhoError as exc:
-        return f"{type(exc).__name__}: {exc}"
-
-
-def _bash(command: str) -> tuple[ToolHandler, dict[str, Any]]:
-    return BashHandler(restricted=True, timeout=20), {"command": command}
 
 
 ATTACKS = [
@@ -93,12 +77,12 @@ ATTACKS = [
 
 @pytest.mark.parametrize("template", ATTACKS)
 async def test_no_hidden_home_entry_is_read(home: Path, template: str) -> None:
-    output = await _call(*_bash(template.format(home=home)), home / "ws", home)
+    output = await _call(*restricted_bash(template.format(home=home)), home / "ws", home)
     assert "TOKEN-" not in output, output
 
 
 async def test_a_named_store_is_refused_as_a_home_secret(home: Path) -> None:
-    output = await _call(*_bash(f"cat {home}/.m2/settings.xml"), home / "ws", home)
+    output = await _call(*restricted_bash(f"cat {home}/.m2/settings.xml"), home / "ws", home)
     assert "is a hidden entry of the home directory" in output, output
 
 
@@ -106,15 +90,15 @@ async def test_a_workspace_inside_a_hidden_entry_is_readable_but_its_secrets_are
     home: Path,
 ) -> None:
     nvim = home / ".config" / "nvim"
-    assert "vim.o.number" in await _call(*_bash("cat init.lua"), nvim, home)
+    assert "vim.o.number" in await _call(*restricted_bash("cat init.lua"), nvim, home)
     assert "vim.o.number" in await _call(ReadHandler(), {"path": "init.lua"}, nvim, home)
-    assert "TOKEN-NVIM-ENV" not in await _call(*_bash("cat .env"), nvim, home)
-    assert "TOKEN-NVIM-ENV" not in await _call(*_bash("grep -r TOKEN ."), nvim, home)
-    assert "TOKEN-" not in await _call(*_bash(f"cat {home}/.bashrc"), nvim, home)
+    assert "TOKEN-NVIM-ENV" not in await _call(*restricted_bash("cat .env"), nvim, home)
+    assert "TOKEN-NVIM-ENV" not in await _call(*restricted_bash("grep -r TOKEN ."), nvim, home)
+    assert "TOKEN-" not in await _call(*restricted_bash(f"cat {home}/.bashrc"), nvim, home)
 
 
 async def test_ordinary_files_of_the_home_stay_readable(home: Path) -> None:
-    output = await _call(*_bash(f"cat {home}/notes.txt"), home / "ws", home)
+    output = await _call(*restricted_bash(f"cat {home}/notes.txt"), home / "ws", home)
     assert "visible notes" in output, output
-    listing = await _call(*_bash(f"ls -a {home}"), home / "ws", home)
+    listing = await _call(*restricted_bash(f"ls -a {home}"), home / "ws", home)
     assert ".m2" in listing  # names are not secrets

@@ -22,17 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shell_backends import call_tool, restricted_bash
 
-from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
 from rho_adapters.local.hardlinks import find_aliases
 from rho_adapters.local.spreadsheet import OpenpyxlReader
-from rho_domain.errors import RhoError, ToolError
-from rho_domain.permissions import readonly_profile
 from rho_domain.secrets import SecretPolicy
-from rho_domain.tools.base import ToolContext, ToolHandler
-from rho_domain.tools.bash import BashHandler
+from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.excel import ReadExcelHandler
 from rho_domain.tools.grep import GrepHandler
 from rho_domain.tools.read import ReadHandler
@@ -610,24 +607,6 @@ MODES = [
 ]
 
 
-async def _call(handler: ToolHandler, arguments: dict[str, Any], executor: LocalExecutor) -> str:
-    ctx = ToolContext(
-        session_id="s",
-        call_id="c",
-        executor=executor,
-        profile=readonly_profile(),
-        clock=SystemClock(),
-    )
-    try:
-        return (await handler.handle(arguments, ctx)).content
-    except (ToolError, RhoError) as exc:  # a refusal raised by the executor is a refusal too
-        return f"{type(exc).__name__}: {exc}"
-
-
-def _bash(command: str) -> tuple[ToolHandler, dict[str, Any]]:
-    return BashHandler(restricted=True, timeout=20), {"command": command}
-
-
 def _leaked(root: Path, output: str) -> list[str]:
     """Every secret the output shows: as text, reversed, hex, base64 or spread out (od -c)."""
     flat = "".join(output.split())
@@ -649,7 +628,7 @@ def _leaked(root: Path, output: str) -> list[str]:
 async def test_no_secret_under_any_name(root: Path, sandbox: bool, command: str) -> None:
     ws = root / "ws"
     (ws / "PWNED").unlink(missing_ok=True)
-    output = await _call(*_bash(command), _executor(root, sandbox))
+    output = await call_tool(*restricted_bash(command), _executor(root, sandbox))
     assert _leaked(root, output) == [], output
     assert not (ws / "PWNED").exists(), output
 
@@ -662,13 +641,15 @@ async def test_no_secret_under_any_name(root: Path, sandbox: bool, command: str)
 async def test_a_hard_link_named_is_refused_by_name(
     root: Path, sandbox: bool, command: str
 ) -> None:
-    output = await _call(*_bash(command), _executor(root, sandbox))
+    output = await call_tool(*restricted_bash(command), _executor(root, sandbox))
     assert "is another name (a hard link) of a secrets file" in output, output
 
 
 @pytest.mark.parametrize("sandbox", MODES)
 async def test_xargs_skips_a_hard_link_it_is_handed(root: Path, sandbox: bool) -> None:
-    output = await _call(*_bash("echo notes.txt README.md | xargs cat"), _executor(root, sandbox))
+    output = await call_tool(
+        *restricted_bash("echo notes.txt README.md | xargs cat"), _executor(root, sandbox)
+    )
     assert "rho: skipped notes.txt: a secret file is never read" in output, output
     assert "# readme" in output, output
 
@@ -678,7 +659,7 @@ async def test_xargs_skips_a_hard_link_it_is_handed(root: Path, sandbox: bool) -
 async def test_legit_work_still_runs(
     root: Path, sandbox: bool, command: str, expected: str
 ) -> None:
-    output = await _call(*_bash(command), _executor(root, sandbox))
+    output = await call_tool(*restricted_bash(command), _executor(root, sandbox))
     assert "[exit code 0" in output, output
     assert expected in output, output
     assert _leaked(root, output) == [], output
@@ -736,7 +717,7 @@ JQ_IMPORTS = [
 @pytest.mark.parametrize("template", JQ_IMPORTS)
 async def test_jq_imports_read_no_secret(root: Path, sandbox: bool, template: str) -> None:
     command = template.replace("{ws}", str(root / "ws"))
-    output = await _call(*_bash(command), _executor(root, sandbox))
+    output = await call_tool(*restricted_bash(command), _executor(root, sandbox))
     assert _leaked(root, output) == [], output
     assert "jq: " in output, output  # refused by name, before jq runs
     assert "import" in output, output
@@ -755,15 +736,15 @@ def _file_tool(name: str) -> ToolHandler:
 async def test_file_tools_never_read_a_secret_under_another_name(
     root: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
-    output = await _call(_file_tool(tool), arguments, _executor(root, False))
+    output = await call_tool(_file_tool(tool), arguments, _executor(root, False))
     assert _leaked(root, output) == [], output
 
 
 async def test_the_read_tool_refuses_a_hard_link_and_reads_an_ordinary_twin(root: Path) -> None:
     executor = _executor(root, False)
-    refused = await _call(ReadHandler(), {"path": "notes.txt"}, executor)
+    refused = await call_tool(ReadHandler(), {"path": "notes.txt"}, executor)
     assert "'notes.txt' is another name (a hard link) of a secrets file" in refused
-    assert "twin" in await _call(ReadHandler(), {"path": "twin-b.txt"}, executor)
+    assert "twin" in await call_tool(ReadHandler(), {"path": "twin-b.txt"}, executor)
 
 
 def test_aliases_are_found_by_identity_and_bounded(root: Path) -> None:

@@ -16,17 +16,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from shell_backends import call_tool, restricted_bash
 
-from rho_adapters.clock import SystemClock
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
-from rho_domain.errors import ToolError
-from rho_domain.permissions import FileWriteMode, readonly_profile
+from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Executor
-from rho_domain.tools.base import ToolContext
-from rho_domain.tools.bash import BashHandler
 
 SECRETS = ("SECRET-ENV", "SECRET-CRED")
 EVIL = "EVIL-RAN"
@@ -192,18 +189,7 @@ async def executor(request: pytest.FixtureRequest, workspace: Path) -> AsyncIter
 
 
 async def _run(executor: Executor, command: str) -> str:
-    ctx = ToolContext(
-        session_id="s",
-        call_id="c",
-        executor=executor,
-        profile=readonly_profile(),
-        clock=SystemClock(),
-    )
-    try:
-        out = await BashHandler(restricted=True, timeout=20).handle({"command": command}, ctx)
-    except ToolError as exc:  # a refusal raised by the executor is a refusal too
-        return f"{type(exc).__name__}: {exc}"
-    return out.content
+    return await call_tool(*restricted_bash(command), executor)
 
 
 def _needs(command: str) -> None:

@@ -57,12 +57,11 @@ UNAUTHORIZED = (
 )
 
 
-class HostCheck:
-    """ASGI middleware: 421 unless ``Host`` names this server (see the module's docstring)."""
+class _Wall:
+    """An ASGI middleware that passes a request on or answers it with ``refusal(scope)``;
+    ``app`` is what it guards. Lifespan and other non-request scopes pass untouched."""
 
-    def __init__(self, app: ASGIApp, *, allowed_hosts: Collection[str] = ()) -> None:
-        self.app = app
-        self.any_port = frozenset(_checked_host(h) for h in allowed_hosts)
+    app: ASGIApp
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on, or refuse it."""
@@ -74,6 +73,18 @@ class HostCheck:
             await self.app(scope, receive, send)
         else:
             await answer(scope, send, error)
+
+    def refusal(self, scope: Scope) -> ApiError | None:
+        """The error this request gets, or None when it may pass."""
+        raise NotImplementedError
+
+
+class HostCheck(_Wall):
+    """ASGI middleware: 421 unless ``Host`` names this server (see the module's docstring)."""
+
+    def __init__(self, app: ASGIApp, *, allowed_hosts: Collection[str] = ()) -> None:
+        self.app = app
+        self.any_port = frozenset(_checked_host(h) for h in allowed_hosts)
 
     def refusal(self, scope: Scope) -> ApiError | None:
         """The error for this request's Host, or None when it names this server."""
@@ -101,7 +112,7 @@ class HostCheck:
         return authority.effective_port(scope.get("scheme", "http")) == port
 
 
-class RequestGuard:
+class RequestGuard(_Wall):
     """ASGI middleware: the token, the origin and the body's type (see the module's
     docstring). Runs behind ``HostCheck``, so the Host header is known to be good."""
 
@@ -119,17 +130,6 @@ class RequestGuard:
         self.public = public
         self.any_port = frozenset(_checked_host(h) for h in allowed_hosts)
         self.allowed_origins = frozenset(o.strip().rstrip("/").lower() for o in allowed_origins)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request on, or refuse it."""
-        if scope["type"] not in ("http", "websocket"):
-            await self.app(scope, receive, send)
-            return
-        error = self.refusal(scope)
-        if error is None:
-            await self.app(scope, receive, send)
-        else:
-            await answer(scope, send, error)
 
     def refusal(self, scope: Scope) -> ApiError | None:
         """The first wall this request does not pass, or None."""
