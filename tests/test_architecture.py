@@ -170,7 +170,7 @@ def test_the_check_catches_a_forbidden_import(tmp_path: Path) -> None:
 
 def test_importing_the_domain_loads_nothing_outside_stdlib_and_attrs() -> None:
     code = (
-        "import sys, rho_domain, rho_domain.session, rho_domain.tools.registry\n"
+        "import sys, rho_domain, rho_domain.loop.session, rho_domain.tools.registry\n"
         "bad = sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names)"
         " - {'attr', 'attrs', 'rho_domain', '__main__', '_distutils_hack'})\n"
         "print(','.join(bad))\n"

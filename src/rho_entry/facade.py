@@ -20,8 +20,8 @@ import attrs
 from rho_domain import agent as domain_agent
 from rho_domain import config as domain_config
 from rho_domain import events as ev
-from rho_domain import session as domain_session
-from rho_domain.journal import Listener
+from rho_domain.loop import session as domain_session
+from rho_domain.loop.journal import Listener
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.approver import ApprovalInterrupt, Approver
 from rho_domain.ports.clock import Clock
@@ -242,7 +242,7 @@ class Session(domain_session.Session):
         on_event: Listener | None = None,
         record_events: bool = False,
     ) -> RunResult:
-        """``rho_domain.session.Session.run``; ``record_events`` keeps every event of the run
+        """``rho_domain.loop.session.Session.run``; ``record_events`` keeps every event of the run
         in ``RunResult.events`` (off by default: a long run's deltas cost memory).
 
         Raises ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver

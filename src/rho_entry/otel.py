@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rho_domain.errors import MissingExtra
-from rho_domain.session import Session
+from rho_domain.loop.session import Session
 
 if TYPE_CHECKING:
     from rho_adapters.otel import SpanRecorder
