@@ -38,8 +38,8 @@ from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry import wiring
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
-from rho_entry.databases_config import with_configured_databases
-from rho_entry.home import config_dir
+from rho_entry.config.databases_config import with_configured_databases
+from rho_entry.config.home import config_dir
 from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
 from rho_entry.seed_state import State as DocumentState
 from rho_entry.seed_tools import ToolHandler as DocumentToolHandler
@@ -56,7 +56,7 @@ class AgentConfig(domain_config.AgentConfig):
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
         """Read an AgentConfig YAML file."""
-        from rho_entry.config_files import load_agent_config
+        from rho_entry.config.config_files import load_agent_config
 
         return cls.from_config(load_agent_config(Path(path)))
 
@@ -67,7 +67,7 @@ class AgentConfig(domain_config.AgentConfig):
 
     def to_file(self, path: str | Path) -> None:
         """Write this config as YAML (settings left at their defaults are omitted)."""
-        from rho_entry.config_files import save_agent_config
+        from rho_entry.config.config_files import save_agent_config
 
         save_agent_config(self, Path(path))
 
