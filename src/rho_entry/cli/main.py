@@ -77,7 +77,7 @@ def _export(args: list[str]) -> int:
 
 
 def _eval(args: list[str]) -> int:
-    from rho_entry.evals.cli import main as evaluate
+    from rho_entry.cli.eval import main as evaluate
 
     return evaluate(args)
 
