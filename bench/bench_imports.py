@@ -13,7 +13,7 @@ import time
 CASES = {
     "python -c pass": "pass",
     "import rho_domain": "import rho_domain",
-    "import rho_domain.session (the whole loop)": "import rho_domain.session",
+    "import rho_domain.loop.session (the whole loop)": "import rho_domain.loop.session",
     "import rho_entry": "import rho_entry",
 }
 

@@ -27,8 +27,8 @@ from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_domain.loop.session import Session
 from rho_domain.permissions import builtin_profile
-from rho_domain.session import Session
 from rho_domain.tools.listing import ListHandler
 from rho_domain.tools.registry import ToolRegistry
 

@@ -34,10 +34,10 @@ from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_domain.loop.session import Session
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from rho_domain.permissions import builtin_profile
 from rho_domain.ports.store import SessionRecord
-from rho_domain.session import Session
 from rho_domain.state import State
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.registry import ToolRegistry

@@ -9,8 +9,10 @@ moment someone adds a forbidden import anywhere.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -78,13 +80,22 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
     """Module -> the project modules it imports (at module level, in functions, anywhere).
 
     ``from package import name`` points at ``package.name`` when that is a module, else at
-    ``package``. Relative imports are resolved against the importing module.
+    ``package``. Relative imports are resolved against the importing module. A string that
+    names a module of the tree is an import too (``"rho_entry.cli.monitor"``,
+    ``"rho_entry.cli.monitor:main"``, ``".monitor"``): a table of names that importlib reads
+    later is an import the ``import`` statements do not show, and it can hide a cycle. A
+    module that imports by a computed name (``import_module(f"pkg.{name}")``) is taken to
+    import every module of its package its strings name (``"files"``). Logger names
+    (``logging.getLogger("rho_entry.server")``) and a module's own packages
+    (``resources.files("rho_entry.server")`` in ``rho_entry.server.dashboard``) are not.
     """
     paths = {module_name(p, root): p for pkg in FORBIDDEN for p in (root / pkg).rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in paths}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        computed = _imports_by_computed_name(tree)
+        loggers = _logger_names(tree)
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -97,8 +108,66 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
                 targets = [
                     f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names
                 ]
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in loggers
+            ):
+                targets = _named_modules(node.value, package, paths, bare=computed)
+                # its own packages were imported before it: naming one (resources.files) adds
+                # no import
+                targets = [t for t in targets if not name.startswith(f"{t}.")]
             graph[name].update(t for t in targets if t in paths and t != name)
     return graph
+
+
+_DOTTED = re.compile(r"(\.*)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::[A-Za-z_]\w*)?")
+
+
+def _named_modules(text: str, package: str, paths: Mapping[str, Path], *, bare: bool) -> list[str]:
+    """The module a string names: ``a.b``, ``a.b:attr``, ``a.b.attr`` (the module ``a.b``),
+    ``.b`` (relative to ``package``), and, when ``bare``, ``b`` (a module of ``package``)."""
+    match = _DOTTED.fullmatch(text)
+    if match is None:
+        return []
+    dots, dotted = match.groups()
+    if dots:
+        anchor = package.split(".")[: len(package.split(".")) - len(dots) + 1]
+        candidates = [".".join([*anchor, dotted])]
+    else:
+        candidates = [dotted, f"{package}.{dotted}"] if bare else [dotted]
+    found = []
+    for candidate in candidates:
+        if candidate in paths:
+            found.append(candidate)
+        elif candidate.rpartition(".")[0] in paths and "." in dotted:
+            found.append(candidate.rpartition(".")[0])  # module.attribute
+    return found
+
+
+def _imports_by_computed_name(tree: ast.AST) -> bool:
+    """Whether the module calls ``import_module`` or ``__import__`` with a name it builds."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("import_module", "__import__") and not isinstance(
+                node.args[0], ast.Constant
+            ):
+                return True
+    return False
+
+
+def _logger_names(tree: ast.AST) -> set[int]:
+    """The ids of the string nodes given to ``getLogger``: names of loggers, not modules."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called == "getLogger" and isinstance(node.args[0], ast.Constant):
+                found.add(id(node.args[0]))
+    return found
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -148,6 +217,74 @@ def test_no_import_cycles() -> None:
     assert import_cycles(import_graph()) == []
 
 
+def rooms(graph: Mapping[str, set[str]], package: str) -> dict[str, set[str]]:
+    """The import graph among ``package``'s rooms: its modules and subpackages, each
+    subpackage one node holding everything under it (the package's own ``__init__`` aside)."""
+
+    collapsed: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        if (here := _room_of(module, package)) is None:
+            continue
+        collapsed.setdefault(here, set())
+        for target in targets:
+            if (there := _room_of(target, package)) is not None and there != here:
+                collapsed[here].add(there)
+                collapsed.setdefault(there, set())
+    return collapsed
+
+
+def floor_violations(graph: Mapping[str, set[str]]) -> list[str]:
+    """Inside every package, rooms that import each other (around a loop), with the imports
+    that close it: an import from a lower floor to a higher one.
+
+    A package's rooms stand on floors: a room imports only rooms on lower floors. Module
+    cycles are caught by ``import_cycles``; this catches the ones a package hides, such as a
+    root module importing ``cli/parser`` while ``cli/`` imports that module.
+    """
+    packages = sorted({m.rpartition(".")[0] for m in graph if "." in m})
+    problems = []
+    for package in packages:
+        collapsed = rooms(graph, package)
+        for cycle in import_cycles(collapsed):
+            edges = sorted(
+                f"{source} -> {target}"
+                for source, targets in graph.items()
+                for target in targets
+                if _room_of(source, package) in cycle
+                and _room_of(target, package) in cycle
+                and _room_of(source, package) != _room_of(target, package)
+            )
+            problems.append(f"{package}: {', '.join(cycle)} ({'; '.join(edges)})")
+    return problems
+
+
+def _room_of(module: str, package: str) -> str | None:
+    if not module.startswith(f"{package}."):
+        return None
+    return f"{package}.{module[len(package) + 1 :].split('.')[0]}"
+
+
+def floors(graph: Mapping[str, set[str]], package: str) -> list[list[str]]:
+    """``package``'s rooms by floor, lowest first: a room stands one floor above the highest
+    room it imports (for architecture.md's map; needs ``floor_violations`` empty)."""
+    collapsed = rooms(graph, package)
+    level: dict[str, int] = {}
+
+    def floor(room: str) -> int:
+        if room not in level:
+            level[room] = 1 + max((floor(t) for t in collapsed[room]), default=-1)
+        return level[room]
+
+    for room in collapsed:
+        floor(room)
+    return [sorted(r for r in level if level[r] == n) for n in range(max(level.values()) + 1)]
+
+
+def test_no_import_runs_up_a_floor() -> None:
+    """In every package, the rooms (modules and subpackages) stand on floors."""
+    assert floor_violations(import_graph()) == []
+
+
 def test_the_cycle_check_finds_a_two_module_cycle(tmp_path: Path) -> None:
     package = tmp_path / "rho_domain"
     package.mkdir()
@@ -162,6 +299,84 @@ def test_the_cycle_check_finds_a_two_module_cycle(tmp_path: Path) -> None:
     assert import_cycles(graph) == [["rho_domain.a", "rho_domain.b"]]
 
 
+def _tree(root: Path, files: Mapping[str, str]) -> dict[str, set[str]]:
+    """The import graph of a made-up tree: ``{"rho_entry/cli/main.py": source}``; every
+    directory is a package."""
+    for package in FORBIDDEN:
+        (root / package).mkdir(exist_ok=True)
+    for relative, source in files.items():
+        path = root / relative
+        for parent in path.relative_to(root).parents:
+            if parent != Path(".") and not (root / parent / "__init__.py").exists():
+                (root / parent).mkdir(exist_ok=True)
+                (root / parent / "__init__.py").write_text("")
+        path.write_text(source)
+    return import_graph(root)
+
+
+def test_a_string_naming_a_module_is_an_import(tmp_path: Path) -> None:
+    """A table of module names is an import: absolute, ``module:function``, relative, and
+    bare names where the module imports by a computed name. Logger names and a module's own
+    package are not."""
+    graph = _tree(
+        tmp_path,
+        {
+            "rho_entry/cli/main.py": (
+                "import importlib, logging\n"
+                "log = logging.getLogger('rho_entry.quiet')\n"
+                "TABLE = {'monitor': 'rho_entry.monitor', 'ps': 'rho_entry.cli.short:ps',\n"
+                "         'fork': '.fork', 'stats': 'rho_entry.stats.main'}\n"
+                "PROSE = 'see rho_entry.export for the format'\n"
+            ),
+            "rho_entry/cli/short.py": "",
+            "rho_entry/cli/fork.py": "",
+            "rho_entry/monitor.py": "from rho_entry.cli.main import TABLE\n",
+            "rho_entry/stats.py": "",
+            "rho_entry/export.py": "",
+            "rho_entry/quiet.py": "",
+            "rho_entry/lazy/__init__.py": (
+                "import importlib\nNAMES = {'Thing': 'things'}\n"
+                "def get(name):\n"
+                "    return importlib.import_module(f'rho_entry.lazy.{NAMES[name]}')\n"
+            ),
+            "rho_entry/lazy/things.py": "from importlib import resources\n"
+            "resources.files('rho_entry.lazy')\n",
+            "rho_entry/plain.py": "WORDS = ('things', 'monitor')\n",
+        },
+    )
+    assert graph["rho_entry.cli.main"] == {
+        "rho_entry.monitor",
+        "rho_entry.cli.short",
+        "rho_entry.cli.fork",
+        "rho_entry.stats",
+    }
+    assert graph["rho_entry.lazy"] == {"rho_entry.lazy.things"}
+    assert graph["rho_entry.lazy.things"] == set()
+    assert graph["rho_entry.plain"] == set()
+    assert import_cycles(graph) == [["rho_entry.cli.main", "rho_entry.monitor"]]
+
+
+def test_the_floor_check_finds_an_import_up_a_floor(tmp_path: Path) -> None:
+    """No module cycle, yet ``rho_entry``'s rooms ``cli`` and ``otel`` import each other: the
+    floor check names them and the imports that close the loop; one direction is fine."""
+    files = {
+        "rho_entry/cli/parser.py": "VERSION = '1'\n",
+        "rho_entry/cli/app.py": "from rho_entry.otel import instrument\n",
+        "rho_entry/otel.py": "def instrument():\n    from rho_entry.cli.parser import VERSION\n",
+    }
+    graph = _tree(tmp_path, files)
+    assert import_cycles(graph) == []
+    assert floor_violations(graph) == [
+        "rho_entry: rho_entry.cli, rho_entry.otel "
+        "(rho_entry.cli.app -> rho_entry.otel; rho_entry.otel -> rho_entry.cli.parser)"
+    ]
+    (tmp_path / "rho_entry/otel.py").write_text("VERSION = '1'\n")
+    graph = import_graph(tmp_path)
+    assert floor_violations(graph) == []
+    assert floors(graph, "rho_entry") == [["rho_entry.otel"], ["rho_entry.cli"]]
+    assert floors(graph, "rho_entry.cli") == [["rho_entry.cli.app", "rho_entry.cli.parser"]]
+
+
 def test_the_check_catches_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    import httpx\n    from rho_adapters.fakes import FakeClock\n")
@@ -170,7 +385,7 @@ def test_the_check_catches_a_forbidden_import(tmp_path: Path) -> None:
 
 def test_importing_the_domain_loads_nothing_outside_stdlib_and_attrs() -> None:
     code = (
-        "import sys, rho_domain, rho_domain.session, rho_domain.tools.registry\n"
+        "import sys, rho_domain, rho_domain.loop.session, rho_domain.tools.registry\n"
         "bad = sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names)"
         " - {'attr', 'attrs', 'rho_domain', '__main__', '_distutils_hack'})\n"
         "print(','.join(bad))\n"

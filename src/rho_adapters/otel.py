@@ -29,7 +29,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from rho_domain import events as ev
-from rho_domain.journal import EndsWithSession, FollowsChildren, Listener
+from rho_domain.loop.journal import EndsWithSession, FollowsChildren, Listener
 from rho_domain.messages import Usage
 
 AGENT_NAME = "rho-agent"

@@ -22,7 +22,7 @@ _EXPORTS = {
     "RhoError": "rho_domain.errors",
     "RunResult": "rho_domain.run",
     "RunStatus": "rho_domain.run",
-    "Session": "rho_domain.session",
+    "Session": "rho_domain.loop.session",
     "ShellMode": "rho_domain.permissions",
     "State": "rho_domain.state",
     "builtin_profile": "rho_domain.permissions",
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from rho_domain.compaction import CompactResult
     from rho_domain.config import AgentConfig, Budget, DatabaseConfig
     from rho_domain.errors import RhoError
+    from rho_domain.loop.session import Session
     from rho_domain.permissions import (
         ApprovalMode,
         DatabaseMode,
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
         builtin_profile,
     )
     from rho_domain.run import RunResult, RunStatus
-    from rho_domain.session import Session
     from rho_domain.state import State
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+from rho_entry.version import VERSION as __version__
 
 _EXPORTS: dict[str, str | tuple[str, str]] = {
     "Agent": "rho_entry.facade",

@@ -1,5 +1,6 @@
 """Connect sessions: ask each for its context export and start a coordinating agent with all
-of them (``rho-agent monitor connect A B [C...] ["instruction"]``, or ``connect(...)``).
+of them (``connect(...)``; the command, ``rho-agent monitor connect A B [C...]
+["instruction"]``, is ``rho_entry.cli.connect``).
 
 A running or paused session is asked through its signal files (``exports/ID.request``) and
 answers between steps, with no network and no shared memory; one that does not answer within
@@ -26,7 +27,7 @@ from rho_adapters.store.signals import read_export, request_export
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
 from rho_domain.context_export import ContextExport, combine_exports, export_context
-from rho_domain.errors import ConfigError, SessionNotFound
+from rho_domain.errors import ConfigError
 from rho_domain.messages import AssistantMessage, UserMessage
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
@@ -116,31 +117,3 @@ async def connect(
     finally:
         await store.release(record.id)
     return Connected(session_id=record.id, sources=exports)
-
-
-def split_instruction(root: Path, words: Sequence[str]) -> tuple[list[str], str]:
-    """``A B [C...] ["instruction"]``: the last word is the instruction when it names no
-    session (an instruction that happens to be a session id must be given with ``--``)."""
-    refs = list(words)
-    if len(refs) > 1:
-        try:
-            resolve(root, refs[-1])
-        except SessionNotFound:
-            return refs[:-1], refs[-1]
-    return refs, ""
-
-
-def connect_main(root: Path, words: Sequence[str], *, wait: float) -> int:
-    """``rho-agent monitor connect``: store the coordinator, then run the instruction in it
-    (as ``rho-agent --resume ID "instruction"``) or say how to continue it."""
-    refs, instruction = split_instruction(root, words)
-    connected = asyncio.run(connect(refs, root=root, wait=wait))
-    for export in connected.sources:
-        print(f"{export.session_id}: {export.source}")
-    print(f"coordinator: {connected.session_id}")
-    if not instruction:
-        print(f'continue it with: rho-agent --resume {connected.session_id} "..."')
-        return 0
-    from rho_entry.cli.main import main
-
-    return main(["--resume", connected.session_id, instruction])

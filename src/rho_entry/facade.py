@@ -20,8 +20,8 @@ import attrs
 from rho_domain import agent as domain_agent
 from rho_domain import config as domain_config
 from rho_domain import events as ev
-from rho_domain import session as domain_session
-from rho_domain.journal import Listener
+from rho_domain.loop import session as domain_session
+from rho_domain.loop.journal import Listener
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.approver import ApprovalInterrupt, Approver
 from rho_domain.ports.clock import Clock
@@ -38,8 +38,8 @@ from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry import wiring
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
-from rho_entry.databases_config import with_configured_databases
-from rho_entry.home import config_dir
+from rho_entry.config.databases_config import with_configured_databases
+from rho_entry.config.home import config_dir
 from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
 from rho_entry.seed_state import State as DocumentState
 from rho_entry.seed_tools import ToolHandler as DocumentToolHandler
@@ -56,7 +56,7 @@ class AgentConfig(domain_config.AgentConfig):
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
         """Read an AgentConfig YAML file."""
-        from rho_entry.config_files import load_agent_config
+        from rho_entry.config.config_files import load_agent_config
 
         return cls.from_config(load_agent_config(Path(path)))
 
@@ -67,7 +67,7 @@ class AgentConfig(domain_config.AgentConfig):
 
     def to_file(self, path: str | Path) -> None:
         """Write this config as YAML (settings left at their defaults are omitted)."""
-        from rho_entry.config_files import save_agent_config
+        from rho_entry.config.config_files import save_agent_config
 
         save_agent_config(self, Path(path))
 
@@ -242,7 +242,7 @@ class Session(domain_session.Session):
         on_event: Listener | None = None,
         record_events: bool = False,
     ) -> RunResult:
-        """``rho_domain.session.Session.run``; ``record_events`` keeps every event of the run
+        """``rho_domain.loop.session.Session.run``; ``record_events`` keeps every event of the run
         in ``RunResult.events`` (off by default: a long run's deltas cost memory).
 
         Raises ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver

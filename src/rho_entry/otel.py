@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rho_domain.errors import MissingExtra
-from rho_domain.session import Session
+from rho_domain.loop.session import Session
 
 if TYPE_CHECKING:
     from rho_adapters.otel import SpanRecorder
@@ -43,7 +43,7 @@ def instrument(
     except ImportError as exc:
         raise MissingExtra("opentelemetry-api", "otel", "OpenTelemetry spans") from exc
     from rho_adapters.otel import SpanRecorder
-    from rho_entry.cli.parser import VERSION
+    from rho_entry.version import VERSION
 
     source = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
     recorder = SpanRecorder(

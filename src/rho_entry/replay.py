@@ -40,8 +40,8 @@ from rho_domain.permissions import readonly_profile
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionRecord
 from rho_domain.replay_steps import Divergence, Step, first_divergence, steps
+from rho_entry.config.home import config_dir
 from rho_entry.facade import Agent, Session
-from rho_entry.home import config_dir
 
 ToolSource = Literal["recorded", "live"]
 

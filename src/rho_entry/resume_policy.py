@@ -30,6 +30,7 @@ from typing import Any
 
 import attrs
 
+from rho_adapters.model.demo import DEMO_MODEL
 from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
@@ -40,7 +41,6 @@ from rho_domain.permissions import (
 )
 from rho_domain.ports.store import SessionRecord
 from rho_domain.profile_grants import excess, label, within
-from rho_entry.demo import DEMO_MODEL
 
 ENDPOINT_FIELDS = ("base_url", "provider", "api_key_env")
 """The settings that decide where a model call, and the API key with it, goes."""
@@ -107,7 +107,7 @@ def resolve_profiles(
     specs: Sequence[PermissionProfile | str], *, config_dir: Path | None
 ) -> tuple[PermissionProfile, ...]:
     """Profiles from names, paths or values (``config_files.resolve_profile``)."""
-    from rho_entry.config_files import resolve_profile
+    from rho_entry.config.config_files import resolve_profile
 
     return tuple(resolve_profile(spec, config_dir=config_dir) for spec in specs)
 
@@ -120,7 +120,7 @@ def default_authority(
     a ``model`` port is passed), the databases the environment configures, as a new
     ``Agent(config)`` would get them (none checked when a ``databases`` port is passed), and
     the ``overrides`` as given."""
-    from rho_entry.databases_config import load_databases
+    from rho_entry.config.databases_config import load_databases
     from rho_entry.wiring import base_url_from
 
     endpoint = None if ports.get("model") is not None else Endpoint(base_url=base_url_from(env))
@@ -193,7 +193,7 @@ def _stored_profile(
         return spec
     if spec in BUILTIN_PROFILES:
         return builtin_profile(spec)
-    from rho_entry.config_files import resolve_profile
+    from rho_entry.config.config_files import resolve_profile
 
     try:  # a profile file of the user's, named by the session: still compared by content
         return resolve_profile(spec, config_dir=config_dir)

@@ -72,7 +72,7 @@ class ModelClient:
     ) -> None:
         from rho_adapters.clock import SystemClock
         from rho_entry import wiring
-        from rho_entry.settings import api_key_variable
+        from rho_entry.config.settings import api_key_variable
 
         config = AgentConfig(
             model=model if model is not None else AgentConfig().model,

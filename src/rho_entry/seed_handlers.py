@@ -149,7 +149,7 @@ class ToolFactory:
         """The profile's tools (see the module docstring), dispatching in ``working_dir``."""
         databases = self._databases
         if databases is None:
-            from rho_entry.databases_config import load_databases
+            from rho_entry.config.databases_config import load_databases
 
             databases = load_databases(os.environ)
         tools = build_registry(

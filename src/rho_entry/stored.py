@@ -23,8 +23,8 @@ import attrs
 from rho_adapters.store import FileSessionStore
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_entry.config.home import sessions_dir
 from rho_entry.facade import Session
-from rho_entry.home import sessions_dir
 from rho_entry.seed_state import State
 
 __all__ = ["SessionStore", "State"]

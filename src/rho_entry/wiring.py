@@ -32,7 +32,7 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.ports.store import SessionStore
 from rho_domain.pricing import PriceTable
-from rho_entry.home import config_dir
+from rho_entry.config.home import config_dir
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
 # configuration decides, and a script without one sees it on stderr (logging's last resort).
@@ -56,14 +56,14 @@ class Ports:
 def profile_of(config: AgentConfig) -> PermissionProfile:
     """The config's permission profile (``config_files.resolve_profile`` under this
     environment's config directory)."""
-    from rho_entry.config_files import resolve_profile as resolve
+    from rho_entry.config.config_files import resolve_profile as resolve
 
     return resolve(config.profile, config_dir=config_dir(os.environ))
 
 
 def load_prices() -> PriceTable:
     """The price table of this environment (shipped prices, then the user's prices.yaml)."""
-    from rho_entry.prices import load_prices as load
+    from rho_entry.config.prices import load_prices as load
 
     return load(os.environ)
 
@@ -91,7 +91,7 @@ def render_system_prompt(
     config: AgentConfig, profile: PermissionProfile, tools: tuple[str, ...] = ()
 ) -> str:
     """The system prompt for ``config`` and ``profile`` (template, facts, tool names)."""
-    from rho_entry.templates import resolve_system_prompt
+    from rho_entry.config.templates import resolve_system_prompt
 
     return resolve_system_prompt(
         config, profile, working_dir_of(config), config_dir(os.environ), tools=tools
@@ -143,7 +143,7 @@ def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
     """The API key from the variable ``settings.api_key_variable`` names. A variable the
     config names explicitly must be set; the provider's usual one may be absent (local
     servers need no key)."""
-    from rho_entry.settings import api_key_variable
+    from rho_entry.config.settings import api_key_variable
 
     variable = api_key_variable(_with_base_url(config, environ), environ)
     key = environ.get(variable)
@@ -158,7 +158,7 @@ def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
 def base_url_from(environ: Mapping[str, str]) -> str | None:
     """The endpoint the environment names (``RHO_AGENT_BASE_URL``, then ``OPENAI_BASE_URL``,
     as for the CLI), for a config that names none."""
-    from rho_entry.settings import ENV_VARS
+    from rho_entry.config.settings import ENV_VARS
 
     return next((environ[v] for v in ENV_VARS["base_url"] if environ.get(v)), None)
 
@@ -171,13 +171,14 @@ def _with_base_url(config: AgentConfig, environ: Mapping[str, str]) -> AgentConf
 
 
 def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
-    """The ChatModel for ``config``: the demo model, or ``rho_adapters.model.build_model``."""
-    from rho_entry.demo import DEMO_MODEL, DemoModel
+    """The ChatModel for ``config``, chosen by ``rho_adapters.model.build_model`` (the demo
+    model too, which needs no endpoint, key or provider)."""
+    from rho_adapters.model import build_model as build
+    from rho_adapters.model.demo import DEMO_MODEL
 
     if config.model == DEMO_MODEL:
-        return DemoModel()
-    from rho_adapters.model import build_model as build
-    from rho_entry.settings import api_key_variable, missing_endpoint, provider_of
+        return build(model=DEMO_MODEL, base_url=None, api_key=None, clock=clock)
+    from rho_entry.config.settings import api_key_variable, missing_endpoint, provider_of
 
     missing = missing_endpoint(config, environ)
     if missing is not None:  # fail here, not at every run with "Name or service not known"

@@ -9,7 +9,7 @@ import pytest
 from rho_domain.config import AgentConfig, Budget
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import ApprovalMode, FileWriteMode, PermissionProfile, ShellMode
-from rho_entry.config_files import (
+from rho_entry.config.config_files import (
     load_agent_config,
     load_profile_file,
     resolve_profile,

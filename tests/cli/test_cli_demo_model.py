@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from rho_adapters.model.demo import LABEL, DemoModel
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -19,7 +20,6 @@ from rho_domain.model import (
     ToolSpec,
     UsageReport,
 )
-from rho_entry.demo import LABEL, DemoModel
 
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 CMD = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}

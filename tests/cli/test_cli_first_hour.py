@@ -236,7 +236,7 @@ def test_config_mistakes_say_what_would_be_right(workspace: Path, home: Path) ->
 def test_monitor_lines_never_show_pythons_none() -> None:
     import json
 
-    from rho_entry.monitor_format import _FORMATS, format_event
+    from rho_entry.cli.monitor_format import _FORMATS, format_event
 
     seen = format_event(
         json.dumps({

@@ -12,7 +12,7 @@ from rho_adapters.fakes.llama_cpp_python import llama_cpp_python_rules
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_domain.errors import ConfigError
-from rho_entry.settings import resolve_settings
+from rho_entry.config.settings import resolve_settings
 
 
 def test_tool_choice_and_stream_from_flags_and_environment() -> None:

@@ -10,8 +10,8 @@ import pytest
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import ShellMode, builtin_profile
-from rho_entry.home import config_dir
-from rho_entry.settings import api_key_variable, check_endpoint, resolve_settings
+from rho_entry.config.home import config_dir
+from rho_entry.config.settings import api_key_variable, check_endpoint, resolve_settings
 
 
 def test_flag_beats_env_beats_file(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_out_of_range_counts_are_refused_naming_their_origin(
 def test_out_of_range_counts_are_refused_for_library_users_and_config_files(
     tmp_path: Path,
 ) -> None:
-    from rho_entry.config_files import load_agent_config
+    from rho_entry.config.config_files import load_agent_config
 
     with pytest.raises(ConfigError, match="max_turns must be a whole number >= 0"):
         AgentConfig(max_turns=-1)

@@ -9,7 +9,7 @@ import pytest
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import builtin_profile
-from rho_entry.templates import (
+from rho_entry.config.templates import (
     load_template,
     parse_template,
     parse_var_assignments,

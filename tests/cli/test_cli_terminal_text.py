@@ -22,10 +22,10 @@ from rho_domain import events as ev
 from rho_domain.ports.approver import ApprovalRequest
 from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.approval import TerminalApprover
+from rho_entry.cli.monitor_format import format_event
 from rho_entry.cli.remote import _ask as remote_ask
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.sessions import format_sessions
-from rho_entry.monitor_format import format_event
 from rho_entry.terminal_text import hidden_count, visible
 
 ATTACK = "touch X; \x1b[2K\r\x1b[1Als -la"

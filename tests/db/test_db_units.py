@@ -19,7 +19,7 @@ from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Kind, Verdict, check_read_only, classify, dialect, tokenize
 from rho_domain.sql.lexer import Token
 from rho_domain.tools.database import database_tools, render
-from rho_entry.databases_config import load_databases
+from rho_entry.config.databases_config import load_databases
 
 
 def words(sql: str, name: str, reading: int = 0) -> list[str]:

@@ -32,10 +32,10 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.run import RunStatus
 from rho_domain.sql import classify, dialect, tokenize
 from rho_entry import AgentConfig
-from rho_entry.config_files import load_profile_file
-from rho_entry.databases_config import load_databases_file
-from rho_entry.prices import read_prices
-from rho_entry.templates import parse_template, render_template
+from rho_entry.config.config_files import load_profile_file
+from rho_entry.config.databases_config import load_databases_file
+from rho_entry.config.prices import read_prices
+from rho_entry.config.templates import parse_template, render_template
 
 Runner = Callable[[Block, DocsEnv], None]
 

@@ -9,10 +9,10 @@ from typing import Any
 from rho_adapters.fakes import FakeClock, MemoryExecutor, MemorySessionStore, ScriptedModel
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_domain.loop.session import Session
 from rho_domain.permissions import PermissionProfile, builtin_profile
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.signals import SignalSource
-from rho_domain.session import Session
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,

@@ -17,11 +17,11 @@ from rho_adapters.fakes import (
 )
 from rho_domain.approval import Allowed, Denied, RequiresApproval, decide
 from rho_domain.errors import SessionStateError
+from rho_domain.loop.session import Session
 from rho_domain.messages import ToolResultMessage
 from rho_domain.permissions import ApprovalMode, PermissionProfile, builtin_profile
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.state import State
 from rho_domain.tools.base import DANGEROUS, READ_ONLY
 

@@ -11,11 +11,11 @@ from domain_support import make_session
 
 from rho_adapters.fakes import MemoryExecutor, ScriptedApprover, call, text, tools
 from rho_domain.approval import Allowed, RequiresApproval, decide
+from rho_domain.loop.session import Session
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import FileWriteMode, builtin_profile
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.shell.destructive import destructive_reason
 from rho_domain.tools.bash import BashHandler
 from rho_domain.tools.registry import ToolRegistry

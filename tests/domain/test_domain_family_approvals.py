@@ -19,9 +19,9 @@ from rho_adapters.fakes import (
 )
 from rho_domain import events as ev
 from rho_domain.config import Budget
+from rho_domain.loop.session import Session
 from rho_domain.messages import ToolResultMessage
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.state import State
 from rho_domain.tools.delegate import DelegateTool
 

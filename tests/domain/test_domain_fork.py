@@ -10,8 +10,8 @@ from rho_adapters.fakes import MemorySessionStore, ScriptedModel, call, text, to
 from rho_domain import events as ev
 from rho_domain.errors import SessionStateError
 from rho_domain.fork import history_until, turns
+from rho_domain.loop.session import Session
 from rho_domain.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
-from rho_domain.session import Session
 
 
 async def _recorded(store: MemorySessionStore) -> Session:

@@ -13,10 +13,10 @@ from rho_adapters.fakes import (
     tools,
 )
 from rho_domain import events as ev
+from rho_domain.loop.session import Session
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from rho_domain.not_run import INTERRUPTED_RESULT
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.state import State
 
 C1 = ToolCall(id="c1", name="echo", arguments='{"text": "1"}')

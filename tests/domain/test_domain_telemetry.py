@@ -14,6 +14,7 @@ from rho_adapters.fakes import FakeClock, MemoryExecutor, MemorySessionStore, Sc
 from rho_adapters.fakes.scripted_model import ScriptedModel, Turn, call
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig, Budget
+from rho_domain.loop.session import Session
 from rho_domain.messages import ToolCall, Usage
 from rho_domain.model import (
     ModelRequest,
@@ -28,7 +29,6 @@ from rho_domain.permissions import builtin_profile
 from rho_domain.ports.model import ChatModel
 from rho_domain.pricing import ModelPrice, PriceTable
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.telemetry import session_telemetry
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.registry import ToolRegistry

@@ -28,7 +28,8 @@ from rho_adapters.store import FileSessionStore, request_cancel
 from rho_domain.context_export import combine_exports
 from rho_domain.errors import SessionNotFound
 from rho_entry import Agent, AgentConfig, Session
-from rho_entry.connect import connect, split_instruction
+from rho_entry.cli.connect import split_instruction
+from rho_entry.connect import connect
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]

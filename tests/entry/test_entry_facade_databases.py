@@ -14,8 +14,8 @@ from rho_adapters.fakes import MemorySessionStore, ScriptedModel, call, text, to
 from rho_adapters.store import FileSessionStore
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError
+from rho_domain.loop.session import Session as DomainSession
 from rho_domain.messages import ToolResultMessage
-from rho_domain.session import Session as DomainSession
 from rho_entry import Agent, AgentConfig, Session
 from rho_entry.replay import replay_async
 

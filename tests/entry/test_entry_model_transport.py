@@ -19,7 +19,7 @@ from rho_adapters.model import RetryPolicy, Timeouts
 from rho_domain.errors import ConfigError
 from rho_entry import Agent, AgentConfig, Session
 from rho_entry.cli.parser import build_parser
-from rho_entry.settings import resolve_settings
+from rho_entry.config.settings import resolve_settings
 from rho_entry.wiring import transport_of
 
 

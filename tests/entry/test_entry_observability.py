@@ -15,8 +15,8 @@ from rho_adapters.store.trace import read_trace
 from rho_domain.errors import ConfigError
 from rho_domain.messages import AssistantMessage, ToolResultMessage, UserMessage
 from rho_entry.cli.main import main as cli_main
-from rho_entry.prices import load_prices, parse_prices
-from rho_entry.stats import session_stats
+from rho_entry.cli.stats import session_stats
+from rho_entry.config.prices import load_prices, parse_prices
 
 SCHEMA = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "atif" / "atif-v1.4.schema.json").read_text()

@@ -8,7 +8,7 @@ import pytest
 
 from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError
-from rho_entry.settings import resolve_settings
+from rho_entry.config.settings import resolve_settings
 
 
 def test_databases_yaml_in_the_config_dir_is_loaded(tmp_path: Path) -> None:

@@ -318,7 +318,7 @@ async def test_a_delegated_child_asks_for_its_own_shell_call(tmp_path: Path) -> 
 
 
 def test_the_prompt_tells_the_model_what_granular_asks() -> None:
-    from rho_entry.prompts.facts import profile_facts
+    from rho_entry.config.prompts.facts import profile_facts
 
     said = profile_facts(NEW)["capabilities"]
     assert "Calls that can change things" in said  # as the dangerous developer was told

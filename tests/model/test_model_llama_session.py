@@ -17,10 +17,10 @@ from rho_adapters.model import OpenAIChatModel, RetryPolicy, resolve_provider
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_domain.loop.session import Session
 from rho_domain.messages import AssistantMessage, UserMessage
 from rho_domain.permissions import builtin_profile
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.state import State
 from rho_domain.tools.listing import ListHandler
 from rho_domain.tools.registry import ToolRegistry

@@ -18,11 +18,11 @@ from rho_adapters.model import ClientPool, OpenAIChatModel, RetryPolicy, Timeout
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ModelConnectionError, ModelTimeout
+from rho_domain.loop.session import Session
 from rho_domain.messages import UserMessage
 from rho_domain.model import ModelRequest
 from rho_domain.permissions import builtin_profile
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.tools.listing import ListHandler
 from rho_domain.tools.registry import ToolRegistry
 

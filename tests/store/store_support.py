@@ -10,11 +10,11 @@ from typing import Any
 from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedModel
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_domain.loop.session import Session
 from rho_domain.permissions import builtin_profile
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
-from rho_domain.session import Session
 from rho_domain.state import State
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.registry import ToolRegistry

@@ -14,7 +14,7 @@ from store_support import build_session
 from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import call, text, tools
 from rho_adapters.store import FileSessionStore
-from rho_entry import export, monitor
+from rho_entry.cli import export, monitor
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ async def test_export_prints_one_json_document(
 
 def test_importing_the_monitor_stays_light() -> None:
     code = (
-        "import sys, rho_entry.monitor\n"
+        "import sys, rho_entry.cli.monitor\n"
         "heavy = [m for m in ('httpx', 'yaml', 'cattrs') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

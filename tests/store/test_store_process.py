@@ -21,7 +21,7 @@ from rho_domain.errors import SessionLocked
 from rho_domain.events import MessageAdded
 from rho_domain.messages import AssistantMessage, ToolResultMessage, UserMessage
 from rho_domain.state import State
-from rho_entry import monitor
+from rho_entry.cli import monitor
 
 CHILD = Path(__file__).with_name("store_child.py")
 

@@ -18,6 +18,7 @@ from rho_adapters.local import LocalExecutor
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.loop.session import Session
 from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import (
     DatabaseMode,
@@ -27,7 +28,6 @@ from rho_domain.permissions import (
 )
 from rho_domain.ports.approver import ApprovalAnswer
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.tools.factory import build_registry
 
 

@@ -28,7 +28,7 @@ from rho_domain.permissions import PermissionProfile, developer_profile, readonl
 from rho_domain.ports.executor import Command, Stage
 from rho_domain.tools.base import ToolContext
 from rho_domain.tools.bash import BashHandler
-from rho_entry.config_files import load_profile_file
+from rho_entry.config.config_files import load_profile_file
 
 MODES = [
     pytest.param(

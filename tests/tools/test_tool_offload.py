@@ -23,9 +23,9 @@ from rho_adapters.fakes import MemoryExecutor, ScriptedModel, text, tools
 from rho_adapters.fakes import call as script_call
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.loop.session import Session
 from rho_domain.messages import ToolCall
 from rho_domain.ports.executor import Command, CommandResult
-from rho_domain.session import Session
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.database import MAX_SQL
 from rho_domain.tools.factory import build_registry

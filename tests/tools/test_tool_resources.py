@@ -27,10 +27,10 @@ from rho_adapters.local.line_search import ProcessLineSearcher
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, ToolError
+from rho_domain.loop.session import Session
 from rho_domain.messages import ToolCall, ToolResultMessage
 from rho_domain.permissions import PermissionProfile, developer_profile
 from rho_domain.run import RunStatus
-from rho_domain.session import Session
 from rho_domain.shell.glob import compile_component, expand
 from rho_domain.tools.base import ToolContext
 from rho_domain.tools.factory import build_registry

@@ -4,6 +4,7 @@
   ``Provider`` row (openai, vllm, cerebras, groq, ollama, llamacpp, llama-cpp-python,
   openrouter, azure, generic); it is also a ``ContextMeter``.
 - ``AnthropicModel``: the Anthropic Messages API (the ``anthropic`` row).
+- ``DemoModel`` (``demo``): ``--model demo``, scripted and offline, for a first try.
 
 Nothing here opens a connection at import or construction: clients are leased from a shared
 pool on the first call.
@@ -91,8 +92,12 @@ def build_model(
     ConfigError for an unknown provider or a provider without a default URL (Azure) and no
     base URL. ``key_variable`` names where ``api_key`` came from, for error messages.
     ``timeouts`` and ``retry`` replace the adapters' defaults (``Timeouts()``,
-    ``RetryPolicy()``).
+    ``RetryPolicy()``). Model ``demo`` is the offline ``DemoModel``, whatever else is given.
     """
+    from rho_adapters.model.demo import DEMO_MODEL, DemoModel
+
+    if model == DEMO_MODEL:
+        return DemoModel()
     defaults = RequestDefaults(
         service_tier=service_tier,
         reasoning_effort=reasoning_effort,

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import sys
 import traceback
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,10 +30,23 @@ from rho_entry.cli.running import (
     rejected_last,
     result_code,
 )
-from rho_entry.settings import endpoint_label, environment
+from rho_entry.config.settings import endpoint_label, environment
 from rho_entry.terminal_text import visible
 
 T = TypeVar("T")
+
+
+def run_words(words: Sequence[str]) -> int:
+    """``rho-agent WORDS...`` for a run (one-shot or REPL): parse, then ``run``. Subcommands
+    that continue into a run (``fork ID --at N "task"``, ``monitor connect``) call this, not
+    ``main`` again. ``--help``, ``--version`` and a usage error return their exit code."""
+    from rho_entry.cli.parser import build_parser
+
+    try:
+        namespace = build_parser().parse_args(list(words))
+    except SystemExit as exc:  # --help, --version, or a usage error (exit 1)
+        return exc.code if isinstance(exc.code, int) else 1
+    return run(namespace)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,7 +107,7 @@ def _store(env: Mapping[str, str], *, writing: bool = False) -> SessionStore:
     """The session store; ``writing`` checks first that its directory can hold a new session,
     so that a run never starts (header, model calls) when nothing of it could be saved."""
     from rho_adapters.store.files import FileSessionStore
-    from rho_entry.home import sessions_dir
+    from rho_entry.config.home import sessions_dir
 
     root = sessions_dir(env)
     if writing:

@@ -75,13 +75,13 @@ def main(argv: Sequence[str]) -> int:
         print(f"forked: {forked} (turns 1-{args.at} of {args.id})")
         print(f'continue it with: rho-agent --resume {forked} "..."')
         return 0
-    from rho_entry.cli.main import main as rho_agent
+    from rho_entry.cli.app import run_words
 
     flags = ["-m", args.model] if args.model else []
     flags += ["--profile", args.profile] if args.profile else []
     if args.auto_approve is not None:
         flags.append("--auto-approve" if args.auto_approve else "--no-auto-approve")
-    return rho_agent(["--resume", forked, *flags, args.task])
+    return run_words(["--resume", forked, *flags, args.task])
 
 
 def _turns(ref: str) -> list[str]:
@@ -119,7 +119,7 @@ async def _fork(ref: str, at: int) -> str:
 
 
 def _root() -> Path:
-    from rho_entry.home import sessions_dir
-    from rho_entry.settings import environment
+    from rho_entry.config.home import sessions_dir
+    from rho_entry.config.settings import environment
 
     return sessions_dir(environment())

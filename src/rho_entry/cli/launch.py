@@ -18,9 +18,9 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_entry.cli.answers import Answers, answers_from_args
-from rho_entry.home import config_dir
-from rho_entry.settings import Settings, check_endpoint, resolve_settings
-from rho_entry.templates import (
+from rho_entry.config.home import config_dir
+from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
+from rho_entry.config.templates import (
     PromptTemplate,
     load_template,
     load_vars_file,
@@ -184,7 +184,7 @@ def _suggestions(template: PromptTemplate) -> dict[str, str]:
 
 
 def _load_config(path: str) -> AgentConfig:
-    from rho_entry.config_files import load_agent_config
+    from rho_entry.config.config_files import load_agent_config
 
     return load_agent_config(Path(path).expanduser())
 

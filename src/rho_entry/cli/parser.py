@@ -11,8 +11,7 @@ import argparse
 
 from rho_entry.cli.exit_codes import EXIT_CODES_HELP
 from rho_entry.usage import UsageParser
-
-VERSION = "0.2.0"
+from rho_entry.version import VERSION
 
 DESCRIPTION = """\
 Run an agent on a task (one-shot), or open an interactive session (REPL).

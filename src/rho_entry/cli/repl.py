@@ -27,7 +27,7 @@ from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
 from rho_entry.cli.sessions import format_sessions
-from rho_entry.settings import endpoint_label, environment
+from rho_entry.config.settings import endpoint_label, environment
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session
@@ -263,10 +263,10 @@ class Repl:
 
     def cmd_profile(self, arg: str) -> None:
         """/profile [NAME]: show the profile, or switch this session to another."""
-        from rho_entry.prompts.facts import profile_facts
+        from rho_entry.config.prompts.facts import profile_facts
 
         if arg:
-            from rho_entry.config_files import resolve_profile
+            from rho_entry.config.config_files import resolve_profile
 
             profile = resolve_profile(arg, config_dir=self.launch.settings.config_dir)
             self._switch(resume=self.session.id, overrides={"profile": profile})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rho_entry import monitor
+from rho_entry.cli import monitor
 
 
 def ps(args: Sequence[str]) -> int:

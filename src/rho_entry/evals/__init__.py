@@ -5,5 +5,5 @@
   JSONL (``bird_results``), resumable.
 - ``sample_data``: the small dataset in the BIRD layout that the tests and docs run on.
 - ``harbor``: rho-agent as a Harbor installed agent (``harbor`` imported lazily).
-- ``cli``: the ``rho-agent eval`` subcommand.
+The ``rho-agent eval`` subcommand is ``rho_entry.cli.eval`` (and ``cli.eval_console``).
 """

@@ -18,8 +18,8 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
 from rho_entry.approval_callback import ApprovalCallback
+from rho_entry.config.home import config_dir
 from rho_entry.facade import Agent
-from rho_entry.home import config_dir
 from rho_entry.resume_policy import resolve_profiles
 from rho_entry.runtime.core import AgentRuntime, WhenFull
 from rho_entry.runtime.handle import AgentHandle

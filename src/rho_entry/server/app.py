@@ -52,7 +52,7 @@ def create_app(
         from starlette.routing import Route
     except ImportError as exc:
         raise MissingExtra("starlette", "server", "rho-agent serve") from exc
-    from rho_entry.home import config_dir, sessions_dir
+    from rho_entry.config.home import config_dir, sessions_dir
     from rho_entry.server.guard import HostCheck, RequestGuard
     from rho_entry.server.host import SessionHost
     from rho_entry.server.pages import page_routes
@@ -107,7 +107,7 @@ def create_app(
 
 def default_config(env: Mapping[str, str]) -> AgentConfig:
     """The CLI's settings from the environment (no flags): endpoint, model, provider."""
-    from rho_entry.settings import resolve_settings
+    from rho_entry.config.settings import resolve_settings
 
     config = resolve_settings({}, env).config
     return attrs.evolve(config, profile="readonly", working_dir=None)

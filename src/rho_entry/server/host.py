@@ -318,7 +318,7 @@ class SessionHost:
         return self._inside_roots(Path(working_dir).resolve())
 
     def _render_template(self, name: str, values: Mapping[str, str]) -> str:
-        from rho_entry.templates import load_template, render_template
+        from rho_entry.config.templates import load_template, render_template
 
         prompts = self._home / "prompts"
         for candidate in (prompts / name, prompts / f"{name}.md"):

@@ -11,8 +11,8 @@ from typing import Any
 
 import attrs
 
-from rho_entry import __version__
 from rho_entry.server.route_spec import ApiRoute
+from rho_entry.version import VERSION
 
 _ERROR = {
     "type": "object",
@@ -39,7 +39,7 @@ def document(routes: Sequence[ApiRoute]) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "rho-agent server",
-            "version": __version__,
+            "version": VERSION,
             "description": "Sessions over HTTP; events as Server-Sent Events (docs/server.md).",
         },
         "components": {

@@ -88,8 +88,8 @@ def main(argv: Sequence[str]) -> int:
         ns = _parser().parse_args(list(argv))
     except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
         return 0 if exc.code == 0 else 1
-    from rho_entry.home import config_dir, sessions_dir
-    from rho_entry.settings import environment
+    from rho_entry.config.home import config_dir, sessions_dir
+    from rho_entry.config.settings import environment
 
     env = environment()
     try:

@@ -18,8 +18,8 @@ def check_profiles(settings: ServerSettings, env: Mapping[str, str], *, flag: bo
     """Every allowed profile must exist now: otherwise each client asking for it would get a
     422 that blames the request for the server's configuration. ``flag``: they came from
     ``--allow-profile`` (else ``RHO_AGENT_SERVER_PROFILES`` or the default)."""
-    from rho_entry.config_files import resolve_profile
-    from rho_entry.home import config_dir
+    from rho_entry.config.config_files import resolve_profile
+    from rho_entry.config.home import config_dir
 
     origin = "--allow-profile" if flag else PROFILES_VARIABLE
     for name in settings.profiles:
@@ -31,7 +31,7 @@ def check_profiles(settings: ServerSettings, env: Mapping[str, str], *, flag: bo
 
 def check_endpoint(config: AgentConfig, env: Mapping[str, str]) -> None:
     """No base URL and no key: every run would fail calling the hosted API; say so now."""
-    from rho_entry.settings import api_key_variable, missing_endpoint
+    from rho_entry.config.settings import api_key_variable, missing_endpoint
 
     missing = missing_endpoint(config, env)
     if missing is not None:

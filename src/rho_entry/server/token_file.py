@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from rho_domain.errors import ConfigError
-from rho_entry.home import config_dir
+from rho_entry.config.home import config_dir
 from rho_entry.server.authority import DEFAULT_PORTS, LOOPBACK_HOSTS, host_name
 from rho_entry.server.settings import TOKEN_VARIABLE
 

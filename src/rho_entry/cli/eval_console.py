@@ -16,10 +16,10 @@ from rho_entry.cli import exit_codes
 async def run_from_cli(args: argparse.Namespace) -> int:
     """Load the data, run it with the CLI's model settings, print; return the exit code."""
     from rho_adapters.store.files import FileSessionStore
+    from rho_entry.config.home import config_dir, sessions_dir
+    from rho_entry.config.settings import check_endpoint, environment, resolve_settings
     from rho_entry.evals.bird_data import load_bird
     from rho_entry.evals.bird_run import run_bird
-    from rho_entry.home import config_dir, sessions_dir
-    from rho_entry.settings import check_endpoint, environment, resolve_settings
 
     env = environment()
     flags = {

@@ -64,7 +64,7 @@ def main(argv: Sequence[str]) -> int:
         ns = parser.parse_args(list(argv))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
-    from rho_entry.stats_format import format_session, format_sessions
+    from rho_entry.cli.stats_format import format_session, format_sessions
 
     try:
         if ns.all:
@@ -105,6 +105,6 @@ def _stats_of(directory: Path) -> SessionStats:
 
 
 def _root(directory: str | Path | None) -> Path:
-    from rho_entry.monitor import sessions_root
+    from rho_entry.cli.monitor import sessions_root
 
     return sessions_root(None if directory is None else str(directory))

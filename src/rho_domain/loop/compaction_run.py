@@ -24,7 +24,6 @@ from rho_domain.compaction import (
     should_compact,
     transcript,
 )
-from rho_domain.context_fit import context_full, measure, prompt_tokens, summary_tokens
 from rho_domain.errors import (
     CompactionRejected,
     ContextFull,
@@ -32,12 +31,13 @@ from rho_domain.errors import (
     ModelError,
     ModelProtocolError,
 )
-from rho_domain.journal import Journal
+from rho_domain.loop.context_fit import context_full, measure, prompt_tokens, summary_tokens
+from rho_domain.loop.journal import Journal
+from rho_domain.loop.streaming import Assembly, consume_stream
 from rho_domain.messages import Message, UserMessage
 from rho_domain.model import ModelRequest
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel, context_meter
-from rho_domain.streaming import Assembly, consume_stream
 
 TAIL_SHARE = 0.25  # the latest turn is kept whole if it fits in a quarter of the window
 

@@ -262,7 +262,7 @@ def default_system_prompt(
     The capability text is computed from the profile's fields, so it is true for every
     profile (a custom one included); ``values`` may add or override variables.
     """
-    from rho_entry.prompts.facts import profile_facts
+    from rho_entry.config.prompts.facts import profile_facts
 
     facts = profile_facts(profile, tools=tools, databases=databases)
     facts.update(platform=platform, working_dir=working_dir)

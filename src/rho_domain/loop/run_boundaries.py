@@ -11,11 +11,12 @@ import contextlib
 from collections.abc import Callable
 
 from rho_domain import events as ev
-from rho_domain.control import RunControl
-from rho_domain.journal import Journal
+from rho_domain.loop.control import RunControl
+from rho_domain.loop.journal import Journal
+from rho_domain.loop.tally import RunTally
 from rho_domain.not_run import CANCELLED_RESULT, DIED
 from rho_domain.ports.store import SessionRecord
-from rho_domain.run import PendingApproval, RunResult, RunStatus, RunTally
+from rho_domain.run import PendingApproval, RunResult, RunStatus
 
 
 async def begin_run(

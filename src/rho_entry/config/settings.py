@@ -46,12 +46,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from rho_adapters.model.demo import DEMO_MODEL
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
-from rho_entry.databases_config import with_configured_databases
-from rho_entry.demo import DEMO_MODEL
-from rho_entry.home import config_dir
+from rho_entry.config.databases_config import with_configured_databases
+from rho_entry.config.home import config_dir
 
 if TYPE_CHECKING:
     from rho_adapters.model.providers import Provider
@@ -254,7 +254,7 @@ def _parse_env(name: str, raw: str, variable: str) -> Any:
 
 
 def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> PermissionProfile:
-    from rho_entry.config_files import resolve_profile
+    from rho_entry.config.config_files import resolve_profile
 
     profile = resolve_profile(config.profile, config_dir=home)
     if shell_mode is None:

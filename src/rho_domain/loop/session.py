@@ -17,14 +17,18 @@ from collections.abc import AsyncIterator, Mapping
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import CompactResult, CompactTrigger
-from rho_domain.compaction_run import auto_compact, compact_history
-from rho_domain.context_fit import check_window
-from rho_domain.control import RunControl
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.fork import fork_labels, history_until
-from rho_domain.journal import EndsWithSession, Journal, Listener
+from rho_domain.loop.compaction_run import auto_compact, compact_history
+from rho_domain.loop.context_fit import check_window
+from rho_domain.loop.control import RunControl
+from rho_domain.loop.journal import EndsWithSession, Journal, Listener
+from rho_domain.loop.model_turn import call_model
+from rho_domain.loop.run_boundaries import begin_run, end_run
+from rho_domain.loop.sub_agents import SubAgents
+from rho_domain.loop.tally import RunTally, budget_exceeded
+from rho_domain.loop.tool_batch import ToolBatch
 from rho_domain.messages import UserMessage
-from rho_domain.model_turn import call_model
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
@@ -32,17 +36,8 @@ from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore
-from rho_domain.run import (
-    RunResult,
-    RunStatus,
-    RunTally,
-    budget_exceeded,
-    new_id,
-)
-from rho_domain.run_boundaries import begin_run, end_run
+from rho_domain.run import RunResult, RunStatus, new_id
 from rho_domain.state import State
-from rho_domain.sub_agents import SubAgents
-from rho_domain.tool_batch import ToolBatch
 
 
 class Session:

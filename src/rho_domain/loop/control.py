@@ -15,7 +15,7 @@ from typing import TypeVar
 from rho_domain import events as ev
 from rho_domain.context_export import export_context
 from rho_domain.errors import RhoError
-from rho_domain.journal import Journal
+from rho_domain.loop.journal import Journal
 from rho_domain.messages import UserMessage
 from rho_domain.ports.signals import SignalSource
 

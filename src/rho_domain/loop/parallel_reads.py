@@ -22,8 +22,8 @@ import attrs
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.approval import Allowed, decide
-from rho_domain.control import RunControl
-from rho_domain.journal import Journal
+from rho_domain.loop.control import RunControl
+from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import CANCELLED_RESULT
 from rho_domain.state import State

@@ -24,8 +24,8 @@ import attrs
 
 from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError
+from rho_entry.config.home import config_dir
 from rho_entry.databases_env import databases_from_env
-from rho_entry.home import config_dir
 
 ENV_VAR = "RHO_AGENT_DB_CONFIG"
 FILE_NAME = "databases.yaml"

@@ -16,16 +16,16 @@ import asyncio
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.compaction_run import compact_after_overflow
-from rho_domain.context_fit import context_full, measure
-from rho_domain.control import RunControl
 from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolError
-from rho_domain.journal import Journal
+from rho_domain.loop.compaction_run import compact_after_overflow
+from rho_domain.loop.context_fit import context_full, measure
+from rho_domain.loop.control import RunControl
+from rho_domain.loop.journal import Journal
+from rho_domain.loop.streaming import Assembly, consume_stream
+from rho_domain.loop.tally import RunTally
 from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.model import ModelRequest
 from rho_domain.ports.model import ChatModel
-from rho_domain.run import RunTally
-from rho_domain.streaming import Assembly, consume_stream
 
 
 async def call_model(

@@ -59,7 +59,7 @@ def export_session(ref: str, directory: str | None = None) -> dict[str, object]:
     from rho_adapters.store.confined import read_bytes
     from rho_adapters.store.layout import read_meta, resolve
     from rho_adapters.store.trace import read_trace
-    from rho_entry.monitor import sessions_root
+    from rho_entry.cli.monitor import sessions_root
 
     paths = resolve(sessions_root(directory), ref)
     with warnings.catch_warnings():
@@ -86,8 +86,8 @@ def export_atif(ref: str, directory: str | None = None) -> dict[str, object]:
     from rho_adapters.atif import trajectory
     from rho_adapters.store.layout import read_meta, resolve
     from rho_adapters.store.trace import read_trace
-    from rho_entry.cli.parser import VERSION
-    from rho_entry.monitor import sessions_root
+    from rho_entry.cli.monitor import sessions_root
+    from rho_entry.version import VERSION
 
     paths = resolve(sessions_root(directory), ref)
     with warnings.catch_warnings():

@@ -21,7 +21,7 @@ from typing import Any
 
 from rho_domain.errors import ConfigError
 from rho_domain.pricing import ModelPrice, PriceTable
-from rho_entry.home import config_dir
+from rho_entry.config.home import config_dir
 
 PRICES_FILE = "prices.yaml"
 FORMAT_VERSION = 1
@@ -40,7 +40,7 @@ def load_prices(environ: Mapping[str, str]) -> PriceTable:
 @cache
 def shipped_prices() -> PriceTable:
     """The table shipped in the package (read once per process: it never changes)."""
-    shipped = resources.files("rho_entry").joinpath("data", PRICES_FILE)
+    shipped = resources.files("rho_entry.config").joinpath("data", PRICES_FILE)
     return parse_prices(_yaml(shipped.read_text(encoding="utf-8"), "shipped prices.yaml"), "")
 
 

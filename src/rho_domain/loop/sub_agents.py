@@ -16,16 +16,17 @@ import attrs
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import SessionStateError
-from rho_domain.journal import FollowsChildren, Journal, Listener
+from rho_domain.loop.journal import FollowsChildren, Journal, Listener
+from rho_domain.loop.tally import RunTally, remaining_budget
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import RunResult, RunStatus, RunTally, remaining_budget
+from rho_domain.run import RunResult, RunStatus
 from rho_domain.state import State
 from rho_domain.tools.base import ChildAnswer, ChildOutcome
 
 
 class ChildSession(Protocol):
-    """What this module uses of a child session (``rho_domain.session.Session``)."""
+    """What this module uses of a child session (``rho_domain.loop.session.Session``)."""
 
     id: str
     state: State

@@ -91,7 +91,7 @@ def _bird(args: argparse.Namespace) -> int:
             raise ConfigError(f"{flag} must be at least 1, got {value}")
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
-    from rho_entry.evals.bird_console import run_from_cli
+    from rho_entry.cli.eval_console import run_from_cli
 
     try:
         return asyncio.run(run_from_cli(args))

@@ -14,12 +14,12 @@ from typing import Any, Literal
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.approval import Denied, RequiresApproval, decide
-from rho_domain.control import RunControl
 from rho_domain.errors import RhoError
-from rho_domain.journal import Journal
+from rho_domain.loop.control import RunControl
+from rho_domain.loop.journal import Journal
+from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import CANCELLED_RESULT, SKIPPED, SUPERSEDED, denied, rejected
-from rho_domain.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor

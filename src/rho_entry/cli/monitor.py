@@ -108,8 +108,8 @@ def sessions_root(directory: str | None) -> Path:
     """DIR as given (a home with ``sessions/`` inside, or a sessions directory), else the
     home from the environment."""
     if directory is None:
-        from rho_entry.home import sessions_dir
-        from rho_entry.settings import environment
+        from rho_entry.config.home import sessions_dir
+        from rho_entry.config.settings import environment
 
         return sessions_dir(environment())
     path = Path(directory).expanduser()
@@ -166,7 +166,7 @@ def _dispatch(ns: argparse.Namespace, root: Path) -> int:
             print("no live session to cancel")
         return 0
     if ns.command == "connect":
-        from rho_entry.connect import connect_main
+        from rho_entry.cli.connect import connect_main
 
         return connect_main(root, ns.words, wait=ns.wait)
     paths = resolve(root, ns.id)
@@ -227,7 +227,7 @@ def _elapsed(info: SessionInfo, now: float) -> str:
 
 def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
     """Print the trace, then follow it until the session's process is gone."""
-    from rho_entry.monitor_format import format_event
+    from rho_entry.cli.monitor_format import format_event
 
     offset, pending = 0, b""
     while True:
