@@ -56,14 +56,21 @@ class RunControl:
             await self.signals.clear_cancel(self.session_id)
             self._watcher = asyncio.ensure_future(self._watch())
 
-    async def stop(self, *, consume_cancel: bool) -> None:
-        """Stop listening; ``consume_cancel`` clears a cancel this run obeyed."""
+    async def stop(self) -> None:
+        """Stop listening and clear what was signalled to this run, whatever ended it: a
+        context export asked for is answered (its asker must not wait for a run that is
+        over), and a cancel or a pause is removed (left behind, a pause would hold the next
+        ``--resume`` before its first step, and a cancel would stop it)."""
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
-        if consume_cancel and self.signals is not None:
-            with contextlib.suppress(RhoError):
-                await self.signals.clear_cancel(self.session_id)
+        if self.signals is None:
+            return
+        await self.answer_exports()
+        with contextlib.suppress(RhoError):
+            await self.signals.clear_cancel(self.session_id)
+        with contextlib.suppress(RhoError):
+            await self.signals.clear_pause(self.session_id)
 
     async def _watch(self) -> None:
         assert self.signals is not None
