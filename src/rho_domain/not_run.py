@@ -6,6 +6,7 @@ error results) for the calls that did not run to the end, written for the model,
 
 from __future__ import annotations
 
+REJECTED_PREFIX = "[rejected by the user"  # every rejection's result begins so
 REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"
 SKIPPED = "[not run: the user rejected an earlier call of this batch.]"
 SUPERSEDED = "[not run: the user sent a new message instead of approving this call.]"

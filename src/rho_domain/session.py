@@ -41,7 +41,7 @@ from rho_domain.run import (
 )
 from rho_domain.run_boundaries import begin_run, end_run
 from rho_domain.state import State
-from rho_domain.sub_agents import SubAgents
+from rho_domain.sub_agents import SubAgents, is_sub_agent
 from rho_domain.tool_batch import ToolBatch
 
 
@@ -71,6 +71,10 @@ class Session:
         labels: Mapping[str, str] | None = None,
         delegation: bool = True,
     ) -> None:
+        if is_sub_agent(parent_id, labels or {}):  # a delegated child, however it is resumed
+            delegation = False
+            if "delegate" in agent.registry:
+                agent = agent.without_tools("delegate")
         self.agent = agent
         self.model = model
         self.executor = executor
