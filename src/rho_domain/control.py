@@ -88,6 +88,7 @@ class RunControl:
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
+        self.deadline = None  # ``out_of_time`` stays: the session reads it after the run
         if self.signals is None:
             return
         await self.answer_exports()

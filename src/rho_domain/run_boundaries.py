@@ -48,6 +48,8 @@ async def end_run(
     message = f"{type(error).__name__}: {error}" if error is not None else None
     with contextlib.suppress(Exception):
         await journal.answer_all(state.unanswered_calls(), CANCELLED_RESULT)
+        # before run_end: whoever asked sees the answer by the time the session looks idle
+        await control.answer_exports()
         if error is not None:
             await journal.emit(
                 ev.ErrorOccurred(
