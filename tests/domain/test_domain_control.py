@@ -225,10 +225,12 @@ async def test_every_end_of_a_run_clears_its_pause_and_answers_its_exports() -> 
     def late_signals(event: ev.Event) -> None:
         if isinstance(event, ev.LLMEnded):
             signals.pause(session.id)
+            signals.cancel(session.id)
             asked.append(signals.request_export(session.id))
 
     assert (await session.run("go", on_event=late_signals)).status is RunStatus.COMPLETED
     assert not await signals.is_paused(session.id)
+    assert not await signals.cancel_requested(session.id)
     assert await signals.export_requests(session.id) == ()
     assert "first" in signals.exports[asked[0]]
     interruptions: list[ev.Event] = []
