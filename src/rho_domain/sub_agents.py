@@ -185,14 +185,12 @@ def answered_elsewhere(child_id: str, state: State, call_id: str) -> ChildOutcom
     )
     rejected = ""
     if results[call_id].content.startswith(REJECTED_PREFIX):
-        call = next(
-            c
-            for m in state.messages
-            if isinstance(m, AssistantMessage)
-            for c in m.tool_calls
-            if c.id == call_id
+        calls = {c.id: c for m in state.messages if isinstance(m, AssistantMessage)
+                 for c in m.tool_calls}  # fmt: skip
+        call = calls.get(call_id)  # a compaction may have summarised the call away
+        rejected = (
+            f"{call.name} {call.arguments}" if call is not None else results[call_id].tool_name
         )
-        rejected = f"{call.name} {call.arguments}"
     return ChildOutcome(
         session_id=child_id,
         status="awaiting_approval" if waiting else state.status,
