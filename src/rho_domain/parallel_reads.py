@@ -110,9 +110,10 @@ async def run_parallel(
         await journal.result(call, content, is_error)
     if not finished:
         names = ", ".join(call.name for call in calls)
+        why = "" if control.cancelled else ": out of time"
         await journal.emit(
             ev.Interrupted(
-                at=clock.now(), reason="cancelled", detail=f"during parallel tools {names}"
+                at=clock.now(), reason="cancelled", detail=f"during parallel tools {names}{why}"
             )
         )
     return finished

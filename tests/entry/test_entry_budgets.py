@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
 from rho_domain import events as ev
@@ -66,8 +68,10 @@ class _Waits(ToolHandler):
         return ToolOutput(content="finally")
 
 
-async def test_a_tool_call_is_stopped_at_the_run_deadline(tmp_path: Path) -> None:
-    replies = [tool_reply(call("slow_read", {}, "c1")), text_reply("never asked")]
+@pytest.mark.parametrize("calls", [1, 2])  # alone, or a batch of reads run in parallel
+async def test_a_tool_call_is_stopped_at_the_run_deadline(tmp_path: Path, calls: int) -> None:
+    batch = [call("slow_read", {}, f"c{n}") for n in range(1, calls + 1)]
+    replies = [tool_reply(*batch), text_reply("never asked")]
     tool = _Waits()
     with LoopbackServer(replies) as server:
         started = time.monotonic()
@@ -80,7 +84,8 @@ async def test_a_tool_call_is_stopped_at_the_run_deadline(tmp_path: Path) -> Non
     assert 1.9 < took < 9
     assert tool.cancelled
     assert asked == 1
-    last = session.state.messages[-1]
-    assert isinstance(last, ToolResultMessage)
-    assert (last.call_id, last.content, last.is_error) == ("c1", OUT_OF_TIME, True)
+    answered = [m for m in session.state.messages if isinstance(m, ToolResultMessage)]
+    assert [(m.call_id, m.content, m.is_error) for m in answered] == [
+        (c.id, OUT_OF_TIME, True) for c in batch
+    ]
     assert session.state.unanswered_calls() == ()
