@@ -138,7 +138,7 @@ async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) ->
 
     sampler = asyncio.create_task(sample())
     started = time.perf_counter()
-    handles = [await dispatch_prompt(runtime, PROMPT) for _ in range(n)]
+    handles = [await dispatch_prompt(runtime, PROMPT, new_session=True) for _ in range(n)]
     results = await asyncio.gather(*(h.wait() for h in handles), return_exceptions=True)
     wall = time.perf_counter() - started
     done.set()

@@ -24,20 +24,6 @@ DEFAULT_MAX_TURNS = 100  # model calls per run; a loop that never answers still 
 
 
 @attrs.frozen(kw_only=True)
-class Budget:
-    """Limits for one run; a run that passes one ends with status ``budget_exceeded``.
-
-    Token limits count this run's usage; ``max_wall_seconds`` its elapsed time.
-    """
-
-    max_input_tokens: int | None = None
-    max_output_tokens: int | None = None
-    max_total_tokens: int | None = None
-    max_cost_usd: float | None = None
-    max_wall_seconds: float | None = None
-
-
-@attrs.frozen(kw_only=True)
 class DatabaseConfig:
     """One database alias. ``password_env`` names the environment variable with the password."""
 
@@ -84,6 +70,21 @@ def _check_seconds(attribute: attrs.Attribute[Any], value: object, *, zero: bool
         raise ConfigError(f"{attribute.name} must be a number of seconds, {least}; got {value!r}")
 
 
+def _limit(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"{attribute.name} must be a whole number, 1 or more; got {value!r}")
+
+
+def _amount(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or number != number or number < 0 or number == float("inf"):
+        raise ConfigError(f"{attribute.name} must be an amount in USD, 0 or more; got {value!r}")
+
+
 def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """A base URL the HTTP client can call: http(s), a host, a port in range. Checked when the
     config is built, so a typo fails before a session starts, not after retries."""
@@ -113,6 +114,32 @@ def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
         return
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ConfigError(f"{attribute.name} must be a whole number, 0 or more; got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class Budget:
+    """Limits for one run and for the whole session; a run that reaches one ends with status
+    ``budget_exceeded`` (None: no limit).
+
+    Per run: token and cost limits count this run's usage (its sub-agents' included);
+    ``max_tool_calls`` the tool calls it made; ``max_wall_seconds`` its elapsed time, enforced
+    during a model call or a tool call too (the call is stopped at the deadline and answered
+    as stopped). Per session (``session_*``), across every run and resume: its model calls,
+    tool calls, active time (the runs' durations) and cost. Counts and costs are checked
+    before each model call, so a batch of tool calls in progress finishes first; the model
+    calls of one run are bounded by ``AgentConfig.max_turns``.
+    """
+
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
+    max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
+    max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
+    session_max_turns: int | None = attrs.field(default=None, validator=_limit)
+    session_max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
+    session_max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
+    session_max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
 
 
 @attrs.frozen(kw_only=True)

@@ -5,7 +5,8 @@ of them (``connect(...)``; the command, ``rho-agent monitor connect A B [C...]
 A running or paused session is asked through its signal files (``exports/ID.request``) and
 answers between steps, with no network and no shared memory; one that does not answer within
 ``wait`` seconds (an idle REPL waiting for input, a stuck process), or that has finished, is
-exported from its trace. The coordinator is a new stored session whose first turn holds the
+exported from its trace, and so is one that finishes while it is asked (no wait for the
+deadline: its trace is complete). The coordinator is a new stored session whose first turn holds the
 combined exports; its labels record its sources (``connected_from``: the ids, comma-separated;
 ``connect_sources``: how each export was obtained). It takes the first source's config (but
 not its endpoint nor its auto-approval) unless one is given, and is continued like any session
@@ -50,21 +51,30 @@ async def export_session(
     paths: SessionPaths, *, wait: float = WAIT_SECONDS, poll: float = POLL_SECONDS
 ) -> ContextExport:
     """The context export of one session: asked of it while it runs, else from its trace."""
-    state = liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
+    state = _liveness(paths)
     if state in ANSWERING and wait > 0:
         request_id = request_export(paths.dir)
         deadline = time.monotonic() + wait
+        source = f"trace: it was {state} but did not answer within {wait:g} s"
         while time.monotonic() < deadline:
+            # read after the liveness: a run that ends answers what was asked of it first
+            now = _liveness(paths)
             if (text := read_export(paths.dir, request_id)) is not None:
                 return ContextExport(session_id=paths.id, source="running", text=text)
+            if now not in ANSWERING:  # it finished while asked: its trace is complete
+                source = f"trace: it finished ({now}) while asked"
+                break
             await asyncio.sleep(poll)
         (paths.dir / "exports" / f"{request_id}.request").unlink(missing_ok=True)
-        source = f"trace: it was {state} but did not answer within {wait:g} s"
     else:
         source = "trace"
     events = load_recording(paths.dir).events
     text = export_context(paths.id, State.from_events(events))
     return ContextExport(session_id=paths.id, source=source, text=text)
+
+
+def _liveness(paths: SessionPaths) -> str:
+    return liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
 
 
 async def connect(

@@ -4,7 +4,9 @@ The session stored at ``path`` (its directory, or its ``trace.jsonl``) is run ag
 same config: its prompts in order, the recorded model's answers (``ReplayModel``), the humans'
 approvals as they were given (live ones through ``RecordedApprover``, ones given between runs
 with ``resolve_approval`` at the same point), and either the recorded tool results
-(``tools="recorded"``, the default: nothing runs) or the real tools (``tools="live"``: only
+(``tools="recorded"``, the default: nothing runs) or the real tools (``tools="live"``, but a
+``delegate`` call's recorded result: its sub-agent is a session of its own, replayed from its
+own directory, never from the parent's recorded answers; only
 under a profile within readonly unless ``overrides`` give one, without recorded databases or
 auto-approval; a recording is data, not authority). The replayed behaviour steps (tool calls,
 arguments, policy decisions, results, answers; see ``rho_domain.replay_steps``) are compared
@@ -117,7 +119,11 @@ async def replay_async(
         config = _live_config(recording.record, overrides or {})
     # the recording's databases, never the environment's: a replay reruns what was recorded
     base = Agent(config, environ={})
-    registry = base.registry if tools == "live" else RecordedTools(base.registry, recording.events)
+    # live tools: a delegate call still gets its recorded result. Its sub-agent is another
+    # session with its own recording; run live here, it would be fed the parent's recorded
+    # answers (``replay`` the child's own directory to check it).
+    only = ("delegate",) if tools == "live" else None
+    registry = RecordedTools(base.registry, recording.events, only=only)
     agent = Agent(
         config,
         profile=base.profile,

@@ -149,6 +149,8 @@ def authorise(
             "(pass -y to turn it on for this run)"
         )
     given.setdefault("auto_approve", False)
+    if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
+        given["budget"] = attrs.evolve(stored.budget, **given["budget"])
     if "profile" not in given:
         given["profile"] = _allowed_profile(record, authority, config_dir)
     if authority.workspace is not None and "working_dir" not in given:

@@ -12,7 +12,7 @@ session directory without locking it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Collection, Iterable
 from pathlib import Path
 
 from rho_adapters.fakes.scripted_model import ScriptedModel, ScriptExhausted, Turn
@@ -85,11 +85,19 @@ class ReplayModel(ScriptedModel):
 class RecordedTools(ToolRegistry):
     """The tools of ``registry`` (same specs, same policies) answering each call with the
     result recorded for its id; a call with no recorded result gets an error result. Handlers
-    are never called."""
+    are never called, except, when ``only`` names some tools, those of the other tools (which
+    then run live)."""
 
-    def __init__(self, registry: ToolRegistry, events: Iterable[ev.Event]) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        events: Iterable[ev.Event],
+        *,
+        only: Collection[str] | None = None,
+    ) -> None:
         handlers = [h for n in registry.names if (h := registry.get(n)) is not None]
         super().__init__(handlers, output_limit=registry.output_limit)
+        self.only = None if only is None else frozenset(only)
         self.results: dict[str, ToolOutput] = {
             e.call_id: ToolOutput(content=e.content, is_error=e.is_error, metadata=e.metadata)
             for e in events
@@ -99,9 +107,10 @@ class RecordedTools(ToolRegistry):
     async def dispatch(
         self, call: ToolCall, ctx: ToolContext, *, timeout: float | None = None
     ) -> ToolOutput:
-        """The recorded result of ``call`` (never runs the tool). A call to a tool this
-        registry does not have is answered as the live registry answers it (unknown tool)."""
-        if call.name not in self:
+        """The recorded result of ``call`` (the tool does not run). A call to a tool this
+        registry does not have is answered as the live registry answers it (unknown tool), and
+        a tool outside ``only`` runs live."""
+        if call.name not in self or (self.only is not None and call.name not in self.only):
             return await super().dispatch(call, ctx, timeout=timeout)
         recorded = self.results.get(call.id)
         if recorded is None:

@@ -67,6 +67,10 @@ class ManualSignals(SignalSource):
         self._cancelled -= {session_id, "*"}
         self._events[session_id].clear()
 
+    async def clear_pause(self, session_id: str) -> None:
+        """See ``SignalSource.clear_pause``."""
+        self._paused -= {session_id, "*"}
+
     async def wait_for_cancel(self, session_id: str) -> None:
         """See ``SignalSource.wait_for_cancel``."""
         event = self._events[session_id]

@@ -31,7 +31,8 @@ from rho_domain.ports.model import ChatModel
 async def call_model(
     agent: Agent, model: ChatModel, journal: Journal, control: RunControl, tally: RunTally
 ) -> AssistantMessage | None:
-    """One streamed model call; None when it was cancelled during streaming.
+    """One streamed model call; None when it was cancelled during streaming (or stopped at
+    the run's deadline: ``control.out_of_time``).
 
     On a context overflow: compact once and call again. Raises ``ContextFull`` when compaction
     is off or impossible, or the request still does not fit after it; other ``ModelError``s
@@ -96,10 +97,9 @@ async def _call_once(
         )
     )
     if not finished:
-        await _keep_partial(journal, assembly, "cancelled by the user")
-        await journal.emit(
-            ev.Interrupted(at=clock.now(), reason="cancelled", detail="during model response")
-        )
+        await _keep_partial(journal, assembly, control.why_stopped)
+        detail = "during model response" + ("" if control.cancelled else ": out of time")
+        await journal.emit(ev.Interrupted(at=clock.now(), reason="cancelled", detail=detail))
         return None
     message = assembly.message()
     if message.text or message.tool_calls or message.refusal or message.reasoning:

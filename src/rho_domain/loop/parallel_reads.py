@@ -9,7 +9,7 @@ needs approval, is denied, is unknown, or delegates runs one call at a time as b
 
 Cancellation is exact: a call that had finished keeps its real result, a running call is
 cancelled (its executor kills its process group) and, like a call that had not started yet, is
-answered ``CANCELLED_RESULT``.
+answered as stopped (``RunControl.interrupted_result``: cancelled, or out of time).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from rho_domain.approval import Allowed, decide
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
-from rho_domain.not_run import CANCELLED_RESULT
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
 
@@ -91,7 +90,8 @@ async def run_parallel(
     for call, task in zip(calls, tasks, strict=True):
         done = task.result() if task.done() and not task.cancelled() else None
         if done is None:
-            content, is_error, metadata, duration = CANCELLED_RESULT, True, {"cancelled": True}, 0.0
+            content, is_error = control.interrupted_result, True
+            metadata, duration = {"cancelled": True}, 0.0
         else:
             output = done.output
             content, is_error = output.content, output.is_error
@@ -110,9 +110,10 @@ async def run_parallel(
         await journal.result(call, content, is_error)
     if not finished:
         names = ", ".join(call.name for call in calls)
+        why = "" if control.cancelled else ": out of time"
         await journal.emit(
             ev.Interrupted(
-                at=clock.now(), reason="cancelled", detail=f"during parallel tools {names}"
+                at=clock.now(), reason="cancelled", detail=f"during parallel tools {names}{why}"
             )
         )
     return finished

@@ -2,7 +2,8 @@
 
 ``begin_run`` listens for signals, creates the stored session on first use, records
 ``run_start`` and answers tool calls a dead process left running. ``end_run`` answers every call
-still open, records the error and ``run_end``, stops listening, and builds the ``RunResult``.
+still open, records the error and ``run_end``, stops listening (clearing the run's signals: a
+pause or cancel left behind, export requests answered), and builds the ``RunResult``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ async def end_run(
     message = f"{type(error).__name__}: {error}" if error is not None else None
     with contextlib.suppress(Exception):
         await journal.answer_all(state.unanswered_calls(), CANCELLED_RESULT)
+        # before run_end: whoever asked sees the answer by the time the session looks idle
+        await control.answer_exports()
         if error is not None:
             await journal.emit(
                 ev.ErrorOccurred(
@@ -68,7 +71,7 @@ async def end_run(
         )
     except Exception as exc:  # noqa: BLE001 - the result must still reach the caller
         message = message or f"{type(exc).__name__}: {exc}"
-    await control.stop(consume_cancel=status is RunStatus.CANCELLED)
+    await control.stop()
     pending = tuple(
         PendingApproval(call=c, reason=state.approval_reasons.get(c.id, "waiting for approval"))
         for c in state.awaiting_decision()

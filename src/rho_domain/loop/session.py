@@ -19,14 +19,15 @@ from rho_domain.agent import Agent
 from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.fork import fork_labels, history_until
+from rho_domain.loop.budgets import BudgetWatch
 from rho_domain.loop.compaction_run import auto_compact, compact_history
 from rho_domain.loop.context_fit import check_window
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
 from rho_domain.loop.model_turn import call_model
 from rho_domain.loop.run_boundaries import begin_run, end_run
-from rho_domain.loop.sub_agents import SubAgents
-from rho_domain.loop.tally import RunTally, budget_exceeded
+from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
+from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
 from rho_domain.messages import UserMessage
 from rho_domain.ports.approver import Approver
@@ -66,6 +67,10 @@ class Session:
         labels: Mapping[str, str] | None = None,
         delegation: bool = True,
     ) -> None:
+        if is_sub_agent(parent_id, labels or {}):  # a delegated child, however it is resumed
+            delegation = False
+            if "delegate" in agent.registry:
+                agent = agent.without_tools("delegate")
         self.agent = agent
         self.model = model
         self.executor = executor
@@ -148,8 +153,10 @@ class Session:
         status, error = RunStatus.ERROR, None
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
+            watch = BudgetWatch.start(self.agent.config.budget, self.state, tally.started)
+            self.control.deadline = watch.deadline()
             limit = self.agent.config.max_turns if max_turns is None else max_turns
-            status = await self._drive(prompt, tally, limit or None)
+            status = await self._drive(prompt, tally, limit or None, watch)
         except asyncio.CancelledError:
             status = RunStatus.CANCELLED
             raise
@@ -249,7 +256,30 @@ class Session:
 
     # ------------------------------------------------------------------ the loop
 
-    async def _drive(self, prompt: str | None, tally: RunTally, max_turns: int | None) -> RunStatus:
+    async def _drive(
+        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
+    ) -> RunStatus:
+        status = await self._turns(prompt, tally, max_turns, watch)
+        if status is RunStatus.CANCELLED and self.control.out_of_time:
+            # stopped at the deadline, not by the user: the run ends on its budget
+            reason = watch.reached(
+                own=tally.usage,
+                children=tally.child_usage,
+                state=self.state,
+                now=max(self.clock.monotonic(), self.control.deadline or 0.0),
+            )
+            await self._over_budget(reason or "budget reached: the run's time ran out")
+            return RunStatus.BUDGET_EXCEEDED
+        return status
+
+    async def _over_budget(self, reason: str) -> None:
+        await self.journal.emit(
+            ev.ErrorOccurred(at=self.clock.now(), error_type="BudgetExceeded", message=reason)
+        )
+
+    async def _turns(
+        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
+    ) -> RunStatus:
         await check_window(self.agent, self.model)
         if self.state.pending_calls:
             outcome = await self.tools.resume(superseded=prompt is not None)
@@ -263,14 +293,10 @@ class Session:
         while True:
             if max_turns is not None and turns >= max_turns:
                 return RunStatus.MAX_TURNS
-            elapsed = self.clock.monotonic() - tally.started
-            spent = tally.usage + tally.child_usage
-            if reason := budget_exceeded(self.agent.config.budget, spent, elapsed):
-                await self.journal.emit(
-                    ev.ErrorOccurred(
-                        at=self.clock.now(), error_type="BudgetExceeded", message=reason
-                    )
-                )
+            now = self.clock.monotonic()
+            own, children = tally.usage, tally.child_usage
+            if reason := watch.reached(own=own, children=children, state=self.state, now=now):
+                await self._over_budget(reason)
                 return RunStatus.BUDGET_EXCEEDED
             if await self.control.checkpoint("before model call"):
                 return RunStatus.CANCELLED

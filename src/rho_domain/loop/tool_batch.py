@@ -111,9 +111,7 @@ class ToolBatch:
                 approved = await self._approval(call, decision.reason, calls[index:])
                 if approved is None:
                     return (
-                        RunStatus.CANCELLED
-                        if self.control.cancelled
-                        else RunStatus.AWAITING_APPROVAL
+                        RunStatus.CANCELLED if self.control.stopped else RunStatus.AWAITING_APPROVAL
                     )
                 if not approved:
                     why = self.state.rejection_reasons.get(call.id, "")
@@ -133,7 +131,7 @@ class ToolBatch:
         """The run's status after a call that did not end with a result."""
         if ended == "waiting":  # a sub-agent waits for approval: so does this batch
             return RunStatus.AWAITING_APPROVAL
-        await self.journal.answer_all(rest, CANCELLED_RESULT)
+        await self.journal.answer_all(rest, self.control.interrupted_result)
         return RunStatus.CANCELLED
 
     async def _continue_child(self, call: ToolCall, batch: Sequence[ToolCall]) -> RunStatus | None:
@@ -143,7 +141,7 @@ class ToolBatch:
         reason = self.state.approval_reasons.get(call.id, "the sub-agent waits for approval")
         approved = await self._approval(call, reason, batch, shown=(child_id, child_call))
         if approved is None:
-            return RunStatus.CANCELLED if self.control.cancelled else RunStatus.AWAITING_APPROVAL
+            return RunStatus.CANCELLED if self.control.stopped else RunStatus.AWAITING_APPROVAL
         answer = ChildAnswer(
             session_id=child_id,
             call_id=child_call.id,
@@ -240,7 +238,8 @@ class ToolBatch:
                 await self._child_waits(call, batch, str(metadata["child_session_id"]), pending)
                 return "waiting"
         else:
-            content, is_error, metadata = CANCELLED_RESULT, True, {"cancelled": True}
+            content, is_error = self.control.interrupted_result, True
+            metadata = {"cancelled": True}
         await self.journal.emit(
             ev.ToolEnded(
                 at=self.clock.now(),
@@ -256,7 +255,10 @@ class ToolBatch:
         if not finished:
             await self.journal.emit(
                 ev.Interrupted(
-                    at=self.clock.now(), reason="cancelled", detail=f"during tool {call.name}"
+                    at=self.clock.now(),
+                    reason="cancelled",
+                    detail=f"during tool {call.name}"
+                    + ("" if self.control.cancelled else ": out of time"),
                 )
             )
             return "cancelled"

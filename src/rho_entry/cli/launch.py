@@ -15,9 +15,10 @@ from typing import Any
 
 import attrs
 
-from rho_domain.config import AgentConfig
+from rho_domain.config import AgentConfig, Budget
 from rho_domain.errors import ConfigError
 from rho_entry.cli.answers import Answers, answers_from_args
+from rho_entry.cli.budget_flags import given_budget, with_budget
 from rho_entry.config.home import config_dir
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
@@ -92,6 +93,8 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         system = str(Path(system).expanduser().resolve())
     flags = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
     flags["system_prompt"], flags["vars"] = system, values
+    flags["budget"] = budget = given_budget(args)
+    with_budget(Budget(), budget)  # a bad limit is named by its flag, now
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
     base = _load_config(config_path) if config_path else None
     settings = resolve_settings(flags, env, base=base, suggested=suggested)
@@ -141,6 +144,8 @@ def _overrides(settings: Settings, flags: Mapping[str, Any]) -> dict[str, Any]:
         out["profile"] = config.profile
     if flags.get("vars"):
         out["vars"] = config.vars
+    if flags.get("budget"):  # only the limits given: the stored session keeps the others
+        out["budget"] = dict(flags["budget"])
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from rho_entry.cli.budget_flags import add_budget_flags
 from rho_entry.cli.exit_codes import EXIT_CODES_HELP
 from rho_entry.usage import UsageParser
 from rho_entry.version import VERSION
@@ -147,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run tool calls without asking (the REPL's /approve toggles it); never "
         "inherited by --resume or fork: give it again",
     )
+
+    add_budget_flags(parser)
 
     output = parser.add_argument_group("output")
     output.add_argument("-o", "--output", metavar="FILE", help="write the final answer to FILE")

@@ -160,6 +160,11 @@ def resolve_settings(
             changes[field], sources[field] = given, "flag"
     if flags.get("vars"):
         changes["vars"] = {**config.vars, **flags["vars"]}
+    if flags.get("budget"):  # limits given as flags, over the config file's
+        changes["budget"], sources["budget"] = (
+            attrs.evolve(config.budget, **flags["budget"]),
+            "flag",
+        )
     checked = (_INT_FIELDS | _FLOAT_FIELDS | {"base_url"}) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):

@@ -10,11 +10,14 @@
     result = await run_prompt(runtime, "Another task")               # dispatch + wait
     await close_runtime(runtime, deadline=10)                        # cancel, persist, release
 
-One runtime is one agent definition, its ports, and a bounded pool of run slots. Each dispatch
-opens a session (a new one, or ``session_id=`` to continue a stored one) and closes it when
-the handle is done. Back-pressure: at most ``max_concurrent`` runs at once; up to
-``max_queued`` more handles wait for a slot; beyond that ``dispatch_prompt`` waits for room
-(``when_full="wait"``, the default) or raises ``RuntimeFull`` (``when_full="raise"``).
+One runtime is one agent definition, its ports, its own session and a bounded pool of run
+slots. A dispatch runs in the runtime's own session (``runtime.session_id``, known when the
+runtime is created: prompts dispatched one after another continue one conversation), in a
+new session (``new_session=True``: one conversation per dispatch), or in a stored session
+(``session_id=``); the handle closes it when it is done. Back-pressure: at most
+``max_concurrent`` runs at once; up to ``max_queued`` more handles wait for a slot; beyond
+that ``dispatch_prompt`` waits for room (``when_full="wait"``, the default) or raises
+``RuntimeFull`` (``when_full="raise"``).
 Many runtimes can share one event loop; they share nothing but the process.
 """
 
@@ -35,11 +38,13 @@ from rho_domain.errors import (
     RhoError,
     RuntimeClosed,
     RuntimeFull,
+    SessionNotFound,
     SessionStateError,
 )
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
+from rho_domain.state import State
 from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.facade import Session
 from rho_entry.runtime.handle import AgentHandle
@@ -66,6 +71,8 @@ class AgentRuntime:
         "_loop",
         "_max_concurrent",
         "_max_queued",
+        "_own_id",
+        "_own_state",
         "_ports",
         "_profiles",
         "_record_events",
@@ -119,6 +126,10 @@ class AgentRuntime:
         self._state: RuntimeState = "created"
         self._closed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it was started on
+        self._own_id = new_id()
+        # the own session's conversation between dispatches, when no store keeps it; None
+        # until its first dispatch opened it
+        self._own_state: State | None = None
 
     def __repr__(self) -> str:
         return f"<AgentRuntime {self._state} handles={len(self._handles)}>"
@@ -127,6 +138,12 @@ class AgentRuntime:
     def agent(self) -> DomainAgent:
         """The agent definition every session of this runtime runs."""
         return self._agent
+
+    @property
+    def session_id(self) -> str:
+        """The runtime's own session: where ``dispatch_prompt`` and ``run_prompt`` run a
+        prompt given without ``session_id`` or ``new_session``."""
+        return self._own_id
 
     @property
     def store(self) -> SessionStore | None:
@@ -197,6 +214,7 @@ class AgentRuntime:
         prompt: str | None,
         *,
         session_id: str | None = None,
+        new_session: bool = False,
         max_turns: int | None = None,
         labels: Mapping[str, str] | None = None,
     ) -> AgentHandle:
@@ -205,22 +223,30 @@ class AgentRuntime:
         if self._state != "started":
             hint = ": await start_runtime(runtime) first" if self._state == "created" else ""
             raise RuntimeClosed(f"runtime is {self._state}{hint}")
-        resume = session_id is not None
-        if prompt is None and not resume:
-            raise ConfigError("a new session needs a prompt (prompt=None needs session_id=)")
+        if new_session and session_id is not None:
+            raise ConfigError("give session_id= (a stored session) or new_session=True, not both")
+        own = session_id is None and not new_session
+        if own and session_id is None:
+            session_id = self._own_id
+        resume = session_id is not None and not own
+        if prompt is None and not (resume or (own and self._own_opened())):
+            raise ConfigError(
+                "a new session needs a prompt (prompt=None continues a session: its own once "
+                "the runtime has run a prompt, or a stored one with session_id=)"
+            )
         if resume and self._store is None:
             raise ConfigError(
                 f"continuing session {session_id!r} needs a store: create_runtime(store=...)"
             )
         if session_id is not None and session_id in self._handles:
-            raise SessionStateError(_in_use(session_id))
+            raise SessionStateError(_in_use(session_id, own=own))
         if self._when_full == "raise" and self._admission.locked():
             raise RuntimeFull(
                 f"runtime is full: {self._max_concurrent} running and {self._max_queued} queued; "
                 "retry later or raise max_concurrent / max_queued"
             )
         await self._admission.acquire()
-        refusal = self._refusal_after_wait(session_id)
+        refusal = self._refusal_after_wait(session_id, own=own)
         if refusal is not None:
             self._admission.release()
             raise refusal
@@ -228,6 +254,8 @@ class AgentRuntime:
         admitted = [True]
 
         async def open_session(listener: Any) -> Session:
+            if own:
+                return await self._open_own(listener, labels)
             return await self._open(sid, resume, listener, labels)
 
         def leave_queue() -> None:
@@ -253,14 +281,31 @@ class AgentRuntime:
         handle.start(prompt)
         return handle
 
-    def _refusal_after_wait(self, session_id: str | None) -> RhoError | None:
+    def _refusal_after_wait(self, session_id: str | None, *, own: bool) -> RhoError | None:
         """Why a dispatch that waited for room must not go on: the runtime closed, or another
         dispatch took the same session meanwhile."""
         if self._state != "started":
             return RuntimeClosed(f"runtime is {self._state}")
         if session_id is not None and session_id in self._handles:
-            return SessionStateError(_in_use(session_id))
+            return SessionStateError(_in_use(session_id, own=own))
         return None
+
+    def _own_opened(self) -> bool:
+        """The own session has run (or opened for) a prompt: there is something to continue."""
+        return self._own_state is not None
+
+    async def _open_own(self, listener: Any, labels: Mapping[str, str] | None) -> Session:
+        """The runtime's own session: new on its first dispatch; then, with a store, reopened
+        from it as any stored session is (its lock, its trace); without one, on the State the
+        last dispatch left."""
+        if self._own_state is not None and self._store is not None:
+            try:
+                return await self._open(self._own_id, True, listener, labels)
+            except SessionNotFound:
+                pass  # its first run never started: nothing was stored
+        session = await self._open(self._own_id, False, listener, labels, state=self._own_state)
+        self._own_state = session.state
+        return session
 
     async def _open(
         self,
@@ -268,6 +313,8 @@ class AgentRuntime:
         resume: bool,
         listener: Any,
         labels: Mapping[str, str] | None,
+        *,
+        state: State | None = None,
     ) -> Session:
         # handles answer approvals themselves (handle.approve): no ApprovalInterrupt
         ports = dict(
@@ -283,7 +330,12 @@ class AgentRuntime:
             )
         else:
             session = Session(
-                self._agent, store=self._store, session_id=session_id, labels=labels, **ports
+                self._agent,
+                store=self._store,
+                session_id=session_id,
+                labels=labels,
+                state=state,
+                **ports,
             )
         if self._trace:
             from rho_entry.otel import instrument_if_configured
@@ -348,8 +400,13 @@ async def _settle(handles: tuple[AgentHandle, ...], timeout: float, *, running_o
         waiting.cancel()
 
 
-def _in_use(session_id: str) -> str:
+def _in_use(session_id: str, *, own: bool = False) -> str:
+    other = (
+        "; or dispatch_prompt(runtime, prompt, new_session=True) for a conversation of its own"
+        if own
+        else ""
+    )
     return (
         f"session {session_id} is in use by another handle: await that handle "
-        f"(runtime.get_handle({session_id!r})) or cancel it, then dispatch again"
+        f"(runtime.get_handle({session_id!r})) or cancel it, then dispatch again{other}"
     )

@@ -48,7 +48,10 @@ def create_runtime(
     allowed_roots: Sequence[str | Path] = (),
     **ports: Any,
 ) -> AgentRuntime:
-    """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports.
+    """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports,
+    and create the runtime's own session (``runtime.session_id``), where ``run_prompt`` and
+    ``dispatch_prompt`` run prompts given without ``session_id`` or ``new_session``: one
+    conversation, continued by each prompt (stored on its first run, with a store).
 
     ``config`` is an ``AgentConfig`` or a ready ``Agent``. ``store`` persists every session
     (``SessionStore()`` for the CLI's directory); without it nothing is written. ``ports`` are
@@ -91,20 +94,34 @@ async def dispatch_prompt(
     prompt: str | None,
     *,
     session_id: str | None = None,
+    new_session: bool = False,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> AgentHandle:
     """Start ``prompt`` in the background and return its ``AgentHandle`` at once.
 
-    ``prompt=None`` with ``session_id`` continues a stored session without a new message: if
-    calls wait for approval there (an earlier run, maybe another process), the handle settles
-    ``awaiting_approval`` with them in ``pending_approvals``, for ``approve``/``deny``.
+    Where it runs: in the runtime's own session (``runtime.session_id``) by default, so
+    prompts dispatched one after another continue one conversation; in a new session of its
+    own with ``new_session=True`` (a service with many conversations; its id is
+    ``handle.session_id``); or in the stored session ``session_id`` names (needs a store).
+    A session in use by a handle that is not done cannot be dispatched again
+    (``SessionStateError``): await that handle, or use ``new_session=True``.
 
-    A new session unless ``session_id`` names a stored one to continue (needs a store).
+    ``prompt=None`` continues a session without a new message: if calls wait for approval
+    there (an earlier run, maybe another process), the handle settles ``awaiting_approval``
+    with them in ``pending_approvals``, for ``approve``/``deny``. ``labels`` label a session
+    created by this dispatch.
+
     When the runtime is full, waits for room or raises ``RuntimeFull`` (``when_full``).
     Raises ``RuntimeClosed`` before ``start_runtime`` or after ``close_runtime``.
     """
-    return await runtime.dispatch(prompt, session_id=session_id, max_turns=max_turns, labels=labels)
+    return await runtime.dispatch(
+        prompt,
+        session_id=session_id,
+        new_session=new_session,
+        max_turns=max_turns,
+        labels=labels,
+    )
 
 
 async def run_prompt(
@@ -112,13 +129,20 @@ async def run_prompt(
     prompt: str | None,
     *,
     session_id: str | None = None,
+    new_session: bool = False,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> RunResult:
-    """Dispatch ``prompt`` and wait for its ``RunResult`` (status ``awaiting_approval`` when a
-    call waits for a human: continue with ``session_id=result.session_id`` or use a handle)."""
+    """Dispatch ``prompt`` (where: as ``dispatch_prompt``, by default the runtime's own
+    session) and wait for its ``RunResult`` (status ``awaiting_approval`` when a call waits
+    for a human: the next prompt or ``prompt=None`` continues it, or use a handle)."""
     handle = await dispatch_prompt(
-        runtime, prompt, session_id=session_id, max_turns=max_turns, labels=labels
+        runtime,
+        prompt,
+        session_id=session_id,
+        new_session=new_session,
+        max_turns=max_turns,
+        labels=labels,
     )
     try:
         result = await handle

@@ -34,6 +34,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
+from rho_domain.state import State
 from rho_entry.resume_policy import authorise
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
@@ -172,8 +173,15 @@ class SessionHost:
         await self._start(session_id, prompt)
 
     async def resume(self, session_id: str, prompt: str | None) -> None:
-        """Continue a stored session: with a prompt, or (without) its pending work."""
+        """Continue a stored session: with a prompt, or (without) its pending work. Without
+        a prompt and with no call waiting for approval, 404 and nothing runs (no model call)."""
         self._check_drivable(session_id)
+        idle = not self.runs.active(session_id)  # else 409 below: a run is in progress
+        if prompt is None and idle and not (await self._stored_state(session_id)).pending_calls:
+            raise NotFound(
+                f"session {session_id} has nothing pending to continue (no tool call awaits "
+                'approval); send a prompt to continue it: {"prompt": "..."}'
+            )
         await self._start(session_id, prompt)
 
     async def answer(self, session_id: str, call_id: str, decision: Decision) -> None:
@@ -184,6 +192,11 @@ class SessionHost:
         if handle is not None:
             await self.runs.settle(handle, self.settings.answer_grace)
         if handle is None or handle.done:
+            # asked before anything runs: a run dispatched to find out would call the model
+            state = await self._stored_state(session_id)
+            stored = [p["call_id"] for p in pending_approvals(state)]
+            if call_id not in stored:
+                raise NotFound(_not_waiting(call_id, stored))
             self.runs.check_capacity()
             handle = await self.runs.dispatch(
                 session_id, None, await self.feed(session_id), done=self._done(session_id)
@@ -191,8 +204,7 @@ class SessionHost:
             await self.runs.settle(handle, self.settings.answer_grace)
         waiting = [p.call.id for p in handle.pending_approvals]
         if call_id not in waiting:
-            known = ", ".join(waiting) or "none"
-            raise NotFound(f"no tool call {call_id!r} awaits approval (pending: {known})")
+            raise NotFound(_not_waiting(call_id, waiting))
         handle.approve(call_id, decision != "deny", always=decision == "always")
 
     def cancel(self, session_id: str) -> str:
@@ -225,6 +237,10 @@ class SessionHost:
         self._feeds.clear()
 
     # -- internals ----------------------------------------------------------------------------
+
+    async def _stored_state(self, session_id: str) -> State:
+        """The session as its trace has it (read in a thread)."""
+        return await asyncio.to_thread(state_from_jsonl, self.paths(session_id).trace)
 
     async def _start(self, session_id: str, prompt: str | None) -> None:
         handle = self.runs.handles.get(session_id)
@@ -328,3 +344,8 @@ class SessionHost:
                 except ConfigError as exc:
                     raise Invalid(str(exc), field="vars") from None
         raise Invalid(f"no template {name!r} in {prompts}", field="template")
+
+
+def _not_waiting(call_id: str, waiting: list[str]) -> str:
+    known = ", ".join(waiting) or "none"
+    return f"no tool call {call_id!r} awaits approval (pending: {known})"
