@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
-from rho_domain.messages import Message, ToolCall, Usage
+from rho_domain.messages import Message, ThinkingBlock, ToolCall, Usage
 
 
 @attrs.frozen(kw_only=True)
@@ -96,6 +96,14 @@ class ToolCallReady:
 
 
 @attrs.frozen
+class ThinkingReady:
+    """A complete, signed thinking block (Anthropic), in the order the model produced it; the
+    adapter has already streamed its text as ``ReasoningChunk``s for display."""
+
+    block: ThinkingBlock
+
+
+@attrs.frozen
 class UsageReport:
     """Usage of this call. May come once, at any point of the stream."""
 
@@ -151,6 +159,7 @@ StreamEvent = (
     | RefusalChunk
     | ToolCallChunk
     | ToolCallReady
+    | ThinkingReady
     | UsageReport
     | StreamFinished
     | RetryNotice

@@ -2,10 +2,18 @@
 
 Maps the system prompt to ``system``, assistant tool calls to ``tool_use`` blocks and tool
 results to ``tool_result`` blocks in user turns; streams ``message_start``,
-``content_block_start/delta/stop`` (text, thinking, ``input_json_delta``), ``message_delta``
+``content_block_start/delta/stop`` (text, thinking with its ``signature_delta``,
+``redacted_thinking``, ``input_json_delta``), ``message_delta``
 (stop reason and cumulative usage), ``ping`` (ignored) and ``error`` events into the same domain
 events as the OpenAI adapter, with the same retry, timeout and error rules. Stop reasons are
 reported in the OpenAI vocabulary (``tool_use`` → ``tool_calls``, ``max_tokens`` → ``length``).
+
+Extended thinking: each ``thinking`` / ``redacted_thinking`` block is kept whole, signature
+included (``ThinkingReady``), and sent back unchanged at the start of its assistant turn
+(blocks that came between tool calls, interleaved thinking, after those calls) whenever the
+request has thinking on: the API refuses a tool-use turn whose thinking was dropped or
+altered. With thinking off they are left out (the API ignores them in earlier turns and
+refuses them in a final one).
 """
 
 from __future__ import annotations
@@ -31,13 +39,21 @@ from rho_adapters.model.pool import ClientPool
 from rho_adapters.model.retry import RetryPolicy, jitter_rng, server_delay
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
-from rho_domain.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, Usage
+from rho_domain.messages import (
+    AssistantMessage,
+    Message,
+    ThinkingBlock,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+)
 from rho_domain.model import (
     ModelRequest,
     ReasoningChunk,
     StreamEvent,
     StreamFinished,
     TextChunk,
+    ThinkingReady,
     ToolCallChunk,
     ToolCallReady,
     UsageReport,
@@ -63,7 +79,8 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
     body: dict[str, Any] = {"model": request.model, "stream": True}
     if request.system:
         body["system"] = request.system
-    body["messages"] = wire_messages(request.messages)
+    budget = _THINKING_BUDGET.get(request.reasoning_effort or "")
+    body["messages"] = wire_messages(request.messages, thinking=bool(budget))
     if request.tools:
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
@@ -79,7 +96,6 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
             if request.parallel_tool_calls is False and kind != "none":
                 choice["disable_parallel_tool_use"] = True
             body["tool_choice"] = choice
-    budget = _THINKING_BUDGET.get(request.reasoning_effort or "")
     if budget:
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         max_tokens = max(max_tokens, budget + 4096)  # the budget must fit under max_tokens
@@ -91,18 +107,13 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
     return body
 
 
-def wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    """Domain messages → alternating user/assistant turns with content blocks."""
+def wire_messages(messages: tuple[Message, ...], *, thinking: bool = False) -> list[dict[str, Any]]:
+    """Domain messages → alternating user/assistant turns with content blocks; with
+    ``thinking``, each assistant turn's thinking blocks go back as they came."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, AssistantMessage):
-            blocks: list[dict[str, Any]] = []
-            if message.text:
-                blocks.append({"type": "text", "text": message.text})
-            blocks.extend(
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c)}
-                for c in message.tool_calls
-            )
+            blocks = _assistant_blocks(message, thinking=thinking)
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
             continue
@@ -124,6 +135,25 @@ def wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return out
 
 
+def _assistant_blocks(message: AssistantMessage, *, thinking: bool) -> list[dict[str, Any]]:
+    """The turn's blocks: the thinking that came first, the text, then each tool call followed
+    by the thinking that came after it (interleaved thinking), the order the model wrote."""
+    kept = message.thinking if thinking else ()
+    blocks = [_thinking_block(b) for b in kept if b.after_calls == 0]
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    for done, c in enumerate(message.tool_calls, start=1):
+        blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c)})
+        blocks.extend(_thinking_block(b) for b in kept if b.after_calls == done)
+    return blocks
+
+
+def _thinking_block(block: ThinkingBlock) -> dict[str, Any]:
+    if block.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+
+
 def _input(call: ToolCall) -> dict[str, Any]:
     try:
         value = json.loads(call.arguments or "{}")
@@ -139,7 +169,9 @@ class _Block:
     position: int = 0
     id: str = ""
     name: str = ""
-    json: list[str] = attrs.field(factory=list)
+    json: list[str] = attrs.field(factory=list)  # tool input, or thinking text
+    signature: str = ""
+    data: str = ""  # a redacted_thinking block's encrypted reasoning
 
 
 class _Assembler:
@@ -183,7 +215,13 @@ class _Assembler:
             self.calls += 1
             b = self.blocks[index]
             return [ToolCallChunk(index=b.position, call_id=b.id, name=b.name)]
-        self.blocks[index] = _Block(kind)
+        # A thinking block's position counts the calls before it (interleaved thinking).
+        self.blocks[index] = _Block(
+            kind,
+            self.calls,
+            signature=str(block.get("signature") or ""),
+            data=str(block.get("data") or ""),
+        )
         initial = block.get("text") if kind == "text" else block.get("thinking")
         return self._delta(index, {"type": f"{kind}_delta", kind: initial}) if initial else []
 
@@ -193,21 +231,40 @@ class _Assembler:
             self.text.append(delta["text"])
             return [TextChunk(delta["text"])]
         if kind == "thinking_delta" and delta.get("thinking"):
+            self.blocks.setdefault(index, _Block("thinking", self.calls)).json.append(
+                delta["thinking"]
+            )
             return [ReasoningChunk(delta["thinking"])]
+        if kind == "signature_delta":
+            block = self.blocks.setdefault(index, _Block("thinking", self.calls))
+            block.signature += str(delta.get("signature") or "")
+            return []
         if kind == "input_json_delta":
             block = self.blocks.setdefault(index, _Block("tool_use", position=self.calls))
             part = str(delta.get("partial_json") or "")
             if part:
                 block.json.append(part)
                 return [ToolCallChunk(index=block.position, arguments_delta=part)]
-        return []  # signature_delta, citations_delta: nothing the loop shows
+        return []  # citations_delta: nothing the loop shows
 
     def _usage(self, usage: Any) -> None:
         if isinstance(usage, Mapping):
             self.usage.update({k: v for k, v in usage.items() if isinstance(v, int)})
 
     def finish(self) -> list[StreamEvent]:
-        ready: list[StreamEvent] = []
+        ready: list[StreamEvent] = [
+            ThinkingReady(
+                ThinkingBlock(
+                    kind="redacted_thinking" if block.kind == "redacted_thinking" else "thinking",
+                    thinking="".join(block.json),
+                    signature=block.signature,
+                    data=block.data,
+                    after_calls=block.position,
+                )
+            )
+            for _, block in sorted(self.blocks.items())
+            if block.kind in ("thinking", "redacted_thinking")
+        ]
         for block in sorted(self.blocks.values(), key=lambda b: b.position):
             if block.kind == "tool_use":
                 arguments = "".join(block.json).strip() or "{}"
