@@ -85,13 +85,15 @@ class SystemMessage(ChatView):
         return {"role": "system", "content": self.content}
 
 
-UserOrigin = Literal["user", "directive", "summary", "recent"]
+UserOrigin = Literal["user", "directive", "summary", "recent", "nudge", "correction"]
 
 
 @attrs.frozen
 class UserMessage(ChatView):
     """A user turn. ``origin`` says where it came from: the user, an operator directive, a
-    compaction summary, or a user message kept verbatim through compaction."""
+    compaction summary, a user message kept verbatim through compaction, or the harness:
+    ``nudge`` tells a model it repeats a call (``rho_domain.stuck``), ``correction`` that
+    its final answer did not match the output schema (``rho_domain.output_check``)."""
 
     content: str
     origin: UserOrigin = "user"

@@ -51,6 +51,9 @@ class ModelRequest:
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
     response_format: Mapping[str, Any] | None = None
+    # The final answer's JSON Schema (AgentConfig.output_schema); adapters send it the way
+    # their server supports (response_format json_schema, or a final tool).
+    output_schema: Mapping[str, Any] | None = None
     reasoning_effort: str | None = None
     service_tier: str | None = None
     max_output_tokens: int | None = None

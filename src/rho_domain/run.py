@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import attrs
 
@@ -22,7 +23,8 @@ class RunTally:
     """What one run has counted so far; ``RunResult`` is built from it when the run ends.
 
     ``started`` is the clock's monotonic time; ``calls`` counts model calls; ``text`` is the
-    final answer once a turn ends without tool calls.
+    final answer once a turn ends without tool calls; ``reason`` says why the loop stopped
+    when no exception does (a stuck loop), and becomes the result's ``error``.
     """
 
     id: str
@@ -31,6 +33,9 @@ class RunTally:
     child_usage: Usage = Usage()  # sub-agents' usage: counted against this run's budget
     text: str = ""
     calls: int = 0
+    reason: str | None = None
+    output: Any = None  # the final answer parsed against the output schema
+    corrected: bool = False  # the one corrective retry of the output schema was used
 
 
 @attrs.frozen(kw_only=True)
@@ -49,7 +54,9 @@ class RunResult:
     only; ``session_usage`` the whole session. ``error`` is set when status is ERROR (and may
     explain BUDGET_EXCEEDED). ``pending`` lists the call waiting for approval. ``events`` is
     every event of the run when asked for (``rho_entry.Session.run(..., record_events=True)``),
-    else empty: keeping them costs memory a long run may not want to spend.
+    else empty: keeping them costs memory a long run may not want to spend. ``output`` is
+    the final answer parsed as JSON when the agent has an ``output_schema`` (and it matched),
+    else None.
     """
 
     session_id: str
@@ -62,6 +69,7 @@ class RunResult:
     error_type: str | None = None
     pending: tuple[PendingApproval, ...] = ()
     events: tuple[Event, ...] = ()
+    output: Any = None
 
     @property
     def ok(self) -> bool:

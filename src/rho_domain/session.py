@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 
 from rho_domain import events as ev
+from rho_domain import output_check, stuck
 from rho_domain.agent import Agent
 from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.compaction_run import auto_compact, compact_history
@@ -287,9 +288,17 @@ class Session:
                 return RunStatus.CANCELLED
             if not message.tool_calls:
                 tally.text = message.text or message.refusal
-                return RunStatus.COMPLETED
+                schema = self.agent.config.output_schema
+                if await output_check.accepted(schema, self.journal, tally):
+                    return RunStatus.COMPLETED
+                continue
+            repeat_limit = self.agent.config.repeat_limit
+            if await stuck.before_batch(self.journal, tally, message.tool_calls, repeat_limit):
+                return RunStatus.STUCK
             if (outcome := await self.tools.run(message.tool_calls)) is not None:
                 return outcome
+            if await stuck.after_batch(self.journal, tally, repeat_limit):
+                return RunStatus.STUCK
 
     def _record(self) -> SessionRecord:
         """The stored session's record, as it is created (on the first run)."""

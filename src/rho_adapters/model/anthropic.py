@@ -14,6 +14,13 @@ included (``ThinkingReady``), and sent back unchanged at the start of its assist
 request has thinking on: the API refuses a tool-use turn whose thinking was dropped or
 altered. With thinking off they are left out (the API ignores them in earlier turns and
 refuses them in a final one).
+
+Structured output: a request with an ``output_schema`` offers one more tool, ``final_answer``,
+whose input is the answer (an answer that is not an object is wrapped as ``{"answer": ...}``),
+and forces tool use (``any``; the final tool itself on a call that may not use tools), except
+with thinking on, where the API allows only ``auto``. The model's ``final_answer`` call is
+streamed back as the turn's text (its JSON), not as a tool call: the loop reads it as the final
+answer and checks it against the schema.
 """
 
 from __future__ import annotations
@@ -81,7 +88,9 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
         body["system"] = request.system
     budget = _THINKING_BUDGET.get(request.reasoning_effort or "")
     body["messages"] = wire_messages(request.messages, thinking=bool(budget))
-    if request.tools:
+    if request.output_schema is not None:
+        _with_final_tool(body, request, thinking=bool(budget))
+    elif request.tools:
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
             for t in request.tools
@@ -105,6 +114,58 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
     if request.service_tier in ("auto", "standard_only"):
         body["service_tier"] = request.service_tier
     return body
+
+
+FINAL_TOOL = "final_answer"
+
+
+def _with_final_tool(body: dict[str, Any], request: ModelRequest, *, thinking: bool) -> None:
+    """Tools and choice for a request whose answer has a schema (see the module docstring)."""
+    schema = request.output_schema or {}
+    tools = [
+        {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+        for t in request.tools
+        if t.name != FINAL_TOOL
+    ]
+    tools.append(
+        {
+            "name": FINAL_TOOL,
+            "description": "Give your final answer: call this once, when you have finished, "
+            "with the answer as its input, instead of answering in text.",
+            "input_schema": final_input_schema(schema),
+        }
+    )
+    body["tools"] = tools
+    choice: dict[str, Any]
+    if thinking:
+        choice = {"type": "auto"}  # the API refuses a forced tool with thinking on
+    elif request.tool_choice == "none" or len(tools) == 1:
+        choice = {"type": "tool", "name": FINAL_TOOL}
+    elif request.tool_choice in (None, "auto", "required"):
+        choice = {"type": "any"}
+    else:
+        choice = {"type": "tool", "name": request.tool_choice}
+    if request.parallel_tool_calls is False:
+        choice["disable_parallel_tool_use"] = True
+    body["tool_choice"] = choice
+
+
+def final_input_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The final tool's input schema: the answer's own when it is an object (tool inputs must
+    be), else ``{"answer": schema}``."""
+    if schema.get("type") == "object":
+        return dict(schema)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"answer": {k: v for k, v in schema.items() if k not in _ROOT_ONLY}},
+        "required": ["answer"],
+    }
+    for key in _ROOT_ONLY & schema.keys():
+        wrapped[key] = schema[key]  # $ref targets stay at the root
+    return wrapped
+
+
+_ROOT_ONLY = frozenset({"$defs", "definitions", "$schema", "$id"})
 
 
 def wire_messages(messages: tuple[Message, ...], *, thinking: bool = False) -> list[dict[str, Any]]:
@@ -175,7 +236,8 @@ class _Block:
 
 
 class _Assembler:
-    def __init__(self) -> None:
+    def __init__(self, *, final_tool: str = "", wrapped: bool = False) -> None:
+        self.final_tool, self.wrapped = final_tool, wrapped
         self.text: list[str] = []
         self.blocks: dict[int, _Block] = {}
         self.calls = 0
@@ -208,6 +270,9 @@ class _Assembler:
 
     def _start(self, index: int, block: Mapping[str, Any]) -> list[StreamEvent]:
         kind = str(block.get("type") or "")
+        if kind == "tool_use" and self.final_tool and block.get("name") == self.final_tool:
+            self.blocks[index] = _Block("final_answer")  # its input is the answer: text
+            return []
         if kind == "tool_use":
             self.blocks[index] = _Block(
                 kind, self.calls, str(block.get("id") or ""), str(block.get("name") or "")
@@ -239,6 +304,9 @@ class _Assembler:
             block = self.blocks.setdefault(index, _Block("thinking", self.calls))
             block.signature += str(delta.get("signature") or "")
             return []
+        if kind == "input_json_delta" and self.blocks.get(index, _Block("")).kind == "final_answer":
+            self.blocks[index].json.append(str(delta.get("partial_json") or ""))
+            return []
         if kind == "input_json_delta":
             block = self.blocks.setdefault(index, _Block("tool_use", position=self.calls))
             part = str(delta.get("partial_json") or "")
@@ -265,6 +333,7 @@ class _Assembler:
             for _, block in sorted(self.blocks.items())
             if block.kind in ("thinking", "redacted_thinking")
         ]
+        ready.extend(self._final_answer())
         for block in sorted(self.blocks.values(), key=lambda b: b.position):
             if block.kind == "tool_use":
                 arguments = "".join(block.json).strip() or "{}"
@@ -286,8 +355,25 @@ class _Assembler:
             )
         )
         reason = self.stop_reason or "stop"
+        if reason == "tool_use" and not any(b.kind == "tool_use" for b in self.blocks.values()):
+            reason = "end_turn"  # only the final tool was called: the turn answered
         ready.append(StreamFinished(_STOP_REASONS.get(reason, reason)))
         return ready
+
+    def _final_answer(self) -> list[StreamEvent]:
+        """The final tool's input as the turn's text (unwrapped when it was wrapped)."""
+        out: list[StreamEvent] = []
+        for _, block in sorted(self.blocks.items()):
+            if block.kind != "final_answer":
+                continue
+            text = "".join(block.json).strip() or "{}"
+            if self.wrapped:
+                value = loads(text) if text.startswith("{") else None
+                if isinstance(value, dict) and "answer" in value:
+                    text = json.dumps(value["answer"])
+            self.text.append(text)
+            out.append(TextChunk(text))
+        return out
 
 
 class AnthropicModel(ChatModel):
@@ -363,7 +449,11 @@ class AnthropicModel(ChatModel):
     ) -> AsyncGenerator[StreamEvent, None]:
         body = messages_body(request)
         timeout = self.timeouts.for_tier(request.service_tier)
-        assembler = _Assembler()
+        schema = request.output_schema
+        assembler = _Assembler(
+            final_tool=FINAL_TOOL if schema is not None else "",
+            wrapped=schema is not None and schema.get("type") != "object",
+        )
         try:
             with map_httpx_errors(idle_timeout=timeout.read):
                 async with (

@@ -289,6 +289,7 @@ class JsonRenderer:
                 "status": result.status.value,
                 "exit_code": exit_code,
                 "text": result.text,
+                "output": result.output,
                 "error": result.error,
                 "usage": _usage(result.usage),
                 "session_usage": _usage(result.session_usage),
