@@ -253,3 +253,20 @@ def test_forcing_a_tool_with_thinking_is_refused_by_the_fake(effort: str) -> Non
     assert refusal({"thinking": {"type": "enabled"}, "tool_choice": {"type": "any"}}) == (
         "Thinking may not be enabled when `tool_choice` forces tool use."
     )
+
+
+async def test_a_repeat_nudge_after_tool_results_keeps_the_turn_valid_with_thinking() -> None:
+    """The stuck-loop note is a user text after the tool results: it joins their user turn,
+    and the thinking of the turn that made the calls still goes back."""
+    replies = [
+        ClaudeReply(think(f"Echo again {n}."), use(echo("a", f"toolu_{n}"))) for n in range(3)
+    ]
+    server = FakeAnthropic([*replies, ClaudeReply(think("Enough."), say("a"))])
+    result = await session_on(claude(server)).run("echo a")
+
+    assert server.refusals == [], server.refusals
+    assert result.status is RunStatus.COMPLETED, result.error
+    last_user = server.requests[3]["messages"][-1]["content"]
+    assert [b["type"] for b in last_user] == ["tool_result", "text"]
+    assert "You are repeating yourself" in last_user[1]["text"]
+    assert server.requests[3]["messages"][-2]["content"][0]["type"] == "thinking"

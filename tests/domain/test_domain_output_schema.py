@@ -118,6 +118,26 @@ async def test_the_output_is_stored_with_the_run_end() -> None:
     assert end.output["items"][0]["sku"] == "ABC-1"
 
 
+async def test_a_sub_agent_answers_in_words_and_the_parent_in_the_schema() -> None:
+    from rho_domain.tools.delegate import DelegateTool
+
+    session = make_session(
+        [
+            tools(call("delegate", {"instruction": "find the order"})),
+            text("Ada paid for ABC-1 at 2.5."),  # the child's report: not JSON, not corrected
+            text(GOOD),
+        ],
+        tools=[EchoTool(), DelegateTool()],
+        output_schema=ORDER,
+    )
+    result = await session.run("the order as JSON")
+    assert result.status is RunStatus.COMPLETED, result.error
+    assert result.output["customer"] == "Ada"
+    child_request = session.model.requests[1]  # type: ignore[attr-defined]
+    assert child_request.output_schema is None
+    assert corrections(session) == []
+
+
 def test_a_schema_keyword_that_is_not_checked_is_refused_at_configuration() -> None:
     with pytest.raises(ConfigError, match=r"'if' at #/properties/a is a JSON Schema keyword"):
         AgentConfig(output_schema={"type": "object", "properties": {"a": {"if": {}}}})
