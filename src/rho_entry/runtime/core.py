@@ -37,6 +37,7 @@ from rho_domain.errors import (
     RuntimeFull,
     SessionStateError,
 )
+from rho_domain.json_schema import check_schema
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
@@ -199,9 +200,12 @@ class AgentRuntime:
         session_id: str | None = None,
         max_turns: int | None = None,
         labels: Mapping[str, str] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> AgentHandle:
         """See ``dispatch_prompt``."""
         self._check_loop("dispatch_prompt")
+        if output_schema is not None:
+            check_schema(output_schema)  # refused here, not inside the handle
         if self._state != "started":
             hint = ": await start_runtime(runtime) first" if self._state == "created" else ""
             raise RuntimeClosed(f"runtime is {self._state}{hint}")
@@ -228,7 +232,7 @@ class AgentRuntime:
         admitted = [True]
 
         async def open_session(listener: Any) -> Session:
-            return await self._open(sid, resume, listener, labels)
+            return await self._open(sid, resume, listener, labels, output_schema)
 
         def leave_queue() -> None:
             """Give the handle's place back (idempotent): it is done or awaits a human."""
@@ -268,6 +272,7 @@ class AgentRuntime:
         resume: bool,
         listener: Any,
         labels: Mapping[str, str] | None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> Session:
         # handles answer approvals themselves (handle.approve): no ApprovalInterrupt
         ports = dict(
@@ -276,14 +281,22 @@ class AgentRuntime:
             approval_callback=self.approval_callback,
             interrupt_on_approval=False,
         )
+        schema = {} if output_schema is None else {"output_schema": output_schema}
         if resume:
             assert self._store is not None
+            authority = self.resume_authority()
+            authority = attrs.evolve(authority, given={**authority.given, **schema})
             session = await Session.resume(
-                session_id, store=self._store, authority=self.resume_authority(), **ports
+                session_id, store=self._store, authority=authority, **ports
             )
         else:
+            agent = self._agent
+            if output_schema is not None:  # the same agent, its answer shaped for this prompt
+                agent = attrs.evolve(
+                    agent, config=attrs.evolve(agent.config, output_schema=output_schema)
+                )
             session = Session(
-                self._agent, store=self._store, session_id=session_id, labels=labels, **ports
+                agent, store=self._store, session_id=session_id, labels=labels, **ports
             )
         if self._trace:
             from rho_entry.otel import instrument_if_configured

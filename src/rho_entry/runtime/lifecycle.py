@@ -93,8 +93,13 @@ async def dispatch_prompt(
     session_id: str | None = None,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> AgentHandle:
     """Start ``prompt`` in the background and return its ``AgentHandle`` at once.
+
+    ``output_schema`` shapes this session's final answers (``AgentConfig.output_schema``,
+    docs/structured-output.md) over the runtime's own; ``ConfigError`` for a schema with a
+    keyword that is not checked.
 
     ``prompt=None`` with ``session_id`` continues a stored session without a new message: if
     calls wait for approval there (an earlier run, maybe another process), the handle settles
@@ -104,7 +109,13 @@ async def dispatch_prompt(
     When the runtime is full, waits for room or raises ``RuntimeFull`` (``when_full``).
     Raises ``RuntimeClosed`` before ``start_runtime`` or after ``close_runtime``.
     """
-    return await runtime.dispatch(prompt, session_id=session_id, max_turns=max_turns, labels=labels)
+    return await runtime.dispatch(
+        prompt,
+        session_id=session_id,
+        max_turns=max_turns,
+        labels=labels,
+        output_schema=output_schema,
+    )
 
 
 async def run_prompt(
@@ -114,11 +125,17 @@ async def run_prompt(
     session_id: str | None = None,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Dispatch ``prompt`` and wait for its ``RunResult`` (status ``awaiting_approval`` when a
     call waits for a human: continue with ``session_id=result.session_id`` or use a handle)."""
     handle = await dispatch_prompt(
-        runtime, prompt, session_id=session_id, max_turns=max_turns, labels=labels
+        runtime,
+        prompt,
+        session_id=session_id,
+        max_turns=max_turns,
+        labels=labels,
+        output_schema=output_schema,
     )
     try:
         result = await handle
