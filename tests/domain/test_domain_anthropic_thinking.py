@@ -270,3 +270,26 @@ async def test_a_repeat_nudge_after_tool_results_keeps_the_turn_valid_with_think
     assert [b["type"] for b in last_user] == ["tool_result", "text"]
     assert "You are repeating yourself" in last_user[1]["text"]
     assert server.requests[3]["messages"][-2]["content"][0]["type"] == "thinking"
+
+
+async def test_thinking_turned_on_mid_loop_waits_for_the_next_user_turn() -> None:
+    """A session resumed with thinking inside a tool loop made without it: the API would
+    refuse the turn (it has no thinking block), so thinking starts with the next prompt."""
+    server = FakeAnthropic(
+        [
+            ClaudeReply(use(echo("a", "toolu_1"))),
+            ClaudeReply(say("a")),
+            ClaudeReply(think("Now I think."), say("b")),
+        ]
+    )
+    plain = session_on(claude(server), effort=None)
+    await plain.run("echo a", max_turns=1)
+    thinking = session_on(claude(server), state=plain.state)
+
+    first = await thinking.run(None)
+    second = await thinking.run("and b?")
+
+    assert server.refusals == [], server.refusals
+    assert (first.status, second.status) == (RunStatus.COMPLETED, RunStatus.COMPLETED)
+    assert "thinking" not in server.requests[1]
+    assert server.requests[2]["thinking"]["type"] == "enabled"

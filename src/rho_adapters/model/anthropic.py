@@ -13,7 +13,8 @@ included (``ThinkingReady``), and sent back unchanged at the start of its assist
 (blocks that came between tool calls, interleaved thinking, after those calls) whenever the
 request has thinking on: the API refuses a tool-use turn whose thinking was dropped or
 altered. With thinking off they are left out (the API ignores them in earlier turns and
-refuses them in a final one).
+refuses them in a final one). Thinking is left off inside a tool loop whose calls were made
+without it (``thinking_can_start``), as the API asks.
 
 Structured output: a request with an ``output_schema`` offers one more tool, ``final_answer``,
 whose input is the answer (an answer that is not an object is wrapped as ``{"answer": ...}``),
@@ -87,6 +88,8 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
     if request.system:
         body["system"] = request.system
     budget = _THINKING_BUDGET.get(request.reasoning_effort or "")
+    if budget and not thinking_can_start(request.messages):
+        budget = None
     body["messages"] = wire_messages(request.messages, thinking=bool(budget))
     if request.output_schema is not None:
         _with_final_tool(body, request, thinking=bool(budget))
@@ -114,6 +117,19 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
     if request.service_tier in ("auto", "standard_only"):
         body["service_tier"] = request.service_tier
     return body
+
+
+def thinking_can_start(messages: tuple[Message, ...]) -> bool:
+    """False inside a tool loop whose calls were made without thinking (a session that turns
+    ``--reasoning-effort`` on when resumed mid-loop, or a turn another model wrote): the API
+    refuses thinking there ("a final assistant message must start with a thinking block")
+    and says to disable it; it starts again with the next user message."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            return not message.tool_calls or bool(message.thinking)
+        if not isinstance(message, ToolResultMessage):
+            return True  # the user spoke after the last calls: a new turn
+    return True
 
 
 FINAL_TOOL = "final_answer"
