@@ -118,8 +118,11 @@ def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
 
 
 def _output_schema(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None:
-        check_schema(value, attribute.name)
+    if value is None:
+        return
+    if not isinstance(value, Mapping):  # an answer is shaped by an object schema, not true
+        raise ConfigError(f"{attribute.name} must be a JSON Schema object; got {value!r}")
+    check_schema(value, attribute.name)
 
 
 @attrs.frozen(kw_only=True)

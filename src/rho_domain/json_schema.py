@@ -52,6 +52,52 @@ _ANNOTATIONS = frozenset(
 _TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 
 
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _number_value(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _schemas(v: Any) -> bool:
+    return isinstance(v, list) and bool(v)
+
+
+_VALUE_KINDS: Mapping[str, tuple[Any, str]] = {
+    "type": (
+        lambda v: isinstance(v, str) or (_schemas(v) and all(isinstance(k, str) for k in v)),
+        "a type name or a list of them",
+    ),
+    "required": (
+        lambda v: isinstance(v, list) and all(isinstance(k, str) for k in v),
+        "a list of property names",
+    ),
+    "properties": (lambda v: isinstance(v, Mapping), "an object of schemas"),
+    "$defs": (lambda v: isinstance(v, Mapping), "an object of schemas"),
+    "definitions": (lambda v: isinstance(v, Mapping), "an object of schemas"),
+    "enum": (lambda v: isinstance(v, list), "a list of values"),
+    "anyOf": (_schemas, "a non-empty list of schemas"),
+    "oneOf": (_schemas, "a non-empty list of schemas"),
+    "allOf": (_schemas, "a non-empty list of schemas"),
+    "prefixItems": (_schemas, "a non-empty list of schemas"),
+    "minProperties": (_count, "a whole number, 0 or more"),
+    "maxProperties": (_count, "a whole number, 0 or more"),
+    "minItems": (_count, "a whole number, 0 or more"),
+    "maxItems": (_count, "a whole number, 0 or more"),
+    "minLength": (_count, "a whole number, 0 or more"),
+    "maxLength": (_count, "a whole number, 0 or more"),
+    "minimum": (_number_value, "a number"),
+    "maximum": (_number_value, "a number"),
+    "exclusiveMinimum": (_number_value, "a number"),
+    "exclusiveMaximum": (_number_value, "a number"),
+    "multipleOf": (lambda v: _number_value(v) and v > 0, "a number above 0"),
+    "uniqueItems": (lambda v: isinstance(v, bool), "true or false"),
+    "pattern": (lambda v: isinstance(v, str), "a regular expression (a string)"),
+    "$ref": (lambda v: isinstance(v, str), "'#/$defs/NAME'"),
+}
+
+
 @attrs.frozen
 class SchemaProblem:
     """Where the value fails the schema (``$``, ``$.a[0]``) and why."""
@@ -79,18 +125,7 @@ def _check(node: Any, root: Any, where: str, at: str) -> None:
         return
     if not isinstance(node, Mapping):
         raise ConfigError(f"{where}: the schema at {at} must be an object or a boolean")
-    unknown = sorted(set(node) - _CHECKED - _ANNOTATIONS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: {unknown[0]!r} at {at} is a JSON Schema keyword rho-agent does not "
-            f"check; use only: {', '.join(sorted(_CHECKED))} (docs/structured-output.md)"
-        )
-    kinds = node.get("type")
-    for kind in [kinds] if isinstance(kinds, str) else kinds or ():
-        if kind not in _TYPES:
-            raise ConfigError(f"{where}: unknown type {kind!r} at {at}")
-    if "$ref" in node:
-        _resolve(root, node["$ref"], where)
+    _check_keywords(node, root, where, at)
     for key in ("properties", "$defs", "definitions"):
         for name, sub in (node.get(key) or {}).items():
             _check(sub, root, where, f"{at}/{key}/{name}")
@@ -100,6 +135,30 @@ def _check(node: Any, root: Any, where: str, at: str) -> None:
     for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
         for i, sub in enumerate(node.get(key) or ()):
             _check(sub, root, where, f"{at}/{key}/{i}")
+
+
+def _check_keywords(node: Mapping[str, Any], root: Any, where: str, at: str) -> None:
+    """This node's own keywords: known, of the right kind, types named, refs that end."""
+    unknown = sorted(set(node) - _CHECKED - _ANNOTATIONS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: {unknown[0]!r} at {at} is a JSON Schema keyword rho-agent does not "
+            f"check; use only: {', '.join(sorted(_CHECKED))} (docs/structured-output.md)"
+        )
+    for key, value in node.items():
+        if key in _VALUE_KINDS and not _VALUE_KINDS[key][0](value):
+            raise ConfigError(f"{where}: {key} at {at} must be {_VALUE_KINDS[key][1]}")
+    kinds = node.get("type")
+    for kind in [kinds] if isinstance(kinds, str) else kinds or ():
+        if kind not in _TYPES:
+            raise ConfigError(f"{where}: unknown type {kind!r} at {at}")
+    seen: set[str] = set()
+    target: Any = node
+    while isinstance(target, Mapping) and "$ref" in target:  # a chain of refs must end
+        if target["$ref"] in seen:
+            raise ConfigError(f"{where}: $ref {target['$ref']!r} at {at} refers to itself")
+        seen.add(target["$ref"])
+        target = _resolve(root, target["$ref"], where)
     if "pattern" in node:
         try:
             re.compile(node["pattern"])

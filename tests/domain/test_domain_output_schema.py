@@ -143,6 +143,25 @@ def test_a_schema_keyword_that_is_not_checked_is_refused_at_configuration() -> N
         AgentConfig(output_schema={"type": "object", "properties": {"a": {"if": {}}}})
     with pytest.raises(ConfigError, match="names no definition"):
         AgentConfig(output_schema={"$ref": "#/$defs/missing"})
+    with pytest.raises(ConfigError, match="required at # must be a list of property names"):
+        AgentConfig(output_schema={"type": "object", "required": "a"})
+    with pytest.raises(ConfigError, match="minimum at #/properties/n must be a number"):
+        AgentConfig(output_schema={"properties": {"n": {"minimum": "3"}}})
+    with pytest.raises(ConfigError, match="refers to itself"):
+        AgentConfig(output_schema={"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})
+    with pytest.raises(ConfigError, match="must be a JSON Schema object"):
+        AgentConfig(output_schema=True)  # type: ignore[arg-type]
+    tree = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            }
+        },
+        "$ref": "#/$defs/node",
+    }  # a recursive schema through values is fine
+    assert validate({"kids": [{"kids": []}, {"kids": [{"kids": "x"}]}]}, tree) is not None
+    assert validate({"kids": [{"kids": []}]}, tree) is None
     with pytest.raises(ConfigError, match="give one"):
         make_session([], output_schema=ORDER, response_format={"type": "json_object"})
     assert make_session([], tools=[EchoTool()], output_schema=ORDER) is not None
