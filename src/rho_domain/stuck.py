@@ -1,7 +1,8 @@
 """Stuck loops: a model repeating a tool call that has nothing new to tell it.
 
 A run is repeating when its last tool calls (counted across batches, since the user or an
-operator last spoke) are, ``limit`` times in a row (``AgentConfig.repeat_limit``, default 3):
+operator last spoke) are, ``limit`` times in a row (``AgentConfig.repeat_limit``, default 3),
+the same call or the same cycle of up to ``LONGEST_CYCLE`` calls (A, B, A, B...), each:
 
 - the same call: the same tool with equal arguments (compared as parsed JSON, so key order and
   spacing do not matter) that got the same result; or
@@ -31,24 +32,32 @@ from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessag
 from rho_domain.run import RunTally
 
 _SHOWN = 200  # characters of arguments or error quoted in a message
+LONGEST_CYCLE = 3  # A, B, A, B... and A, B, C, A, B, C... repeat as surely as A, A, A
 
 
 @attrs.frozen(kw_only=True)
 class Repetition:
     """The streak of repeated calls that ends the history.
 
-    ``call`` is the last one; ``times`` how many in a row; ``failing`` True when they are the
-    same failing call (``error`` its text); ``noted`` True when the model was already told
-    during this streak."""
+    ``cycle`` is what repeats, in order (one call, or a cycle of up to ``LONGEST_CYCLE``);
+    ``call`` its last call; ``times`` how many times in a row; ``failing`` True when one call
+    failed the same way each time (``error`` its text); ``noted`` True when the model was
+    already told during this streak."""
 
     call: ToolCall
     times: int
     failing: bool
     error: str = ""
     noted: bool = False
+    cycle: tuple[ToolCall, ...] = ()
 
     def describe(self) -> str:
         """What repeated, for the user and the model."""
+        if len(self.cycle) > 1:
+            calls = ", then ".join(f"{c.name} {_cut(c.arguments)}" for c in self.cycle)
+            return (
+                f"the calls {calls} were repeated {self.times} times in a row with the same results"
+            )
         if self.failing:
             return (
                 f"the tool {self.call.name} failed {self.times} times in a row with the same "
@@ -60,8 +69,10 @@ class Repetition:
         )
 
     def again(self, call: ToolCall) -> bool:
-        """True when ``call`` is this streak's call once more (same tool, equal arguments)."""
-        return call.name == self.call.name and _canonical(call) == _canonical(self.call)
+        """True when ``call`` is the streak's next call once more (same tool, equal
+        arguments): its call, or the first of its cycle."""
+        expected = self.cycle[0] if self.cycle else self.call
+        return call.name == expected.name and _canonical(call) == _canonical(expected)
 
 
 def note(repetition: Repetition) -> UserMessage:
@@ -93,15 +104,20 @@ def repetition(messages: Sequence[Message]) -> Repetition | None:
             calls.update((c.id, c) for c in message.tool_calls)
     if not entries:
         return None
-    last_call, last_result = entries[-1]
-    start = len(entries) - 1
-    while start > 0 and _repeats(entries[start - 1], entries[-1]):
-        start -= 1
-    times = len(entries) - start
+    # The period that repeats most (the shortest on a tie): A, A, A is one call three times,
+    # A, B, A, B, A, B a cycle of two, three times.
+    times, period = max(
+        (_span(entries, p) // p, -p) for p in range(1, min(LONGEST_CYCLE, len(entries)) + 1)
+    )
+    period = -period
     if times < 2:
         return None
-    failing = last_result.is_error and any(
-        _canonical(c) != _canonical(last_call) for c, _ in entries[start:]
+    start = len(entries) - _span(entries, period)
+    last_call, last_result = entries[-1]
+    failing = (
+        period == 1
+        and last_result.is_error
+        and any(_canonical(c) != _canonical(last_call) for c, _ in entries[start:])
     )
     return Repetition(
         call=last_call,
@@ -109,7 +125,16 @@ def repetition(messages: Sequence[Message]) -> Repetition | None:
         failing=failing,
         error=last_result.content if failing else "",
         noted=noted_at > start,
+        cycle=tuple(c for c, _ in entries[-period:]),
     )
+
+
+def _span(entries: Sequence[tuple[ToolCall, ToolResultMessage]], period: int) -> int:
+    """How many entries at the end repeat, each one like the one ``period`` after it."""
+    span = period
+    while span < len(entries) and _repeats(entries[-span - 1], entries[-span - 1 + period]):
+        span += 1
+    return span
 
 
 def _repeats(
@@ -162,7 +187,9 @@ async def before_batch(
     found = repetition(journal.state.messages)
     if found is None or not found.noted or found.failing or not found.again(calls[0]):
         return False
-    repeated = attrs.evolve(found, call=calls[0], times=found.times + 1)
+    # one call asked once more is one more time; a cycle has only begun its next round
+    more = 1 if len(found.cycle) == 1 else 0
+    repeated = attrs.evolve(found, call=calls[0], times=found.times + more)
     await _stop(journal, tally, repeated)
     await journal.answer_all(calls, f"[not run: the run ended as stuck: {repeated.describe()}.]")
     return True

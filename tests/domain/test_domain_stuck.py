@@ -136,6 +136,32 @@ async def test_the_stuck_status_is_stored_and_read_back() -> None:
     assert [e.error_type for e in errors] == ["Stuck"]
 
 
+async def test_a_cycle_of_two_calls_is_a_loop_too() -> None:
+    echo = EchoTool()
+    a, b = call("echo", {"text": "a"}), call("echo", {"text": "b"})
+    turns = [tools(c) for c in (a, b, a, b, a, b, a, b)]
+    session = make_session([*turns, text("never")], tools=[echo])
+
+    result = await session.run("go")
+
+    assert result.status is RunStatus.STUCK
+    (note,) = nudges(session)
+    assert 'the calls echo {"text": "a"}, then echo {"text": "b"} were repeated 3' in note.content
+    assert len(echo.calls) == 6  # the seventh, the cycle's first call again, did not run
+    assert result.error is not None
+    assert result.error.startswith("stuck: the calls echo")
+
+
+async def test_a_cycle_whose_results_change_is_not_a_loop() -> None:
+    poll = Counter()
+    a = call("echo", {"text": "a"})
+    turns = [tools(c) for c in (a, call("poll", {}), a, call("poll", {}), a, call("poll", {}))]
+    session = make_session([*turns, *turns, text("done")], tools=[EchoTool(), poll])
+    result = await session.run("go")
+    assert result.status is RunStatus.COMPLETED
+    assert nudges(session) == []
+
+
 def test_repetition_reads_only_the_streak_at_the_end() -> None:
     a, b = call("echo", {"text": "a"}, id="1"), call("echo", {"text": "b"}, id="2")
     from rho_domain.messages import AssistantMessage
