@@ -142,7 +142,9 @@ class Session:
 
         ``max_turns`` None takes the config's; 0 means no limit. Model, tool and store failures,
         and a context window too small for the system prompt and tools (``ConfigError``), end
-        the run with status ``error`` (never raised).
+        the run with status ``error`` (never raised). A model repeating a tool call ends it
+        ``stuck`` once told (``rho_domain.stuck``); with an ``output_schema`` the final answer
+        is parsed and checked, corrected once (``rho_domain.output_check``).
         Raises ``SessionStateError`` if a run is already in progress.
         """
         if self._running:
