@@ -26,7 +26,6 @@ from collections.abc import Sequence
 
 import attrs
 
-from rho_domain import events as ev
 from rho_domain.journal import Journal
 from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.run import RunTally
@@ -190,7 +189,7 @@ async def before_batch(
     # one call asked once more is one more time; a cycle has only begun its next round
     more = 1 if len(found.cycle) == 1 else 0
     repeated = attrs.evolve(found, call=calls[0], times=found.times + more)
-    await _stop(journal, tally, repeated)
+    _stop(tally, repeated)
     await journal.answer_all(calls, f"[not run: the run ended as stuck: {repeated.describe()}.]")
     return True
 
@@ -204,14 +203,12 @@ async def after_batch(journal: Journal, tally: RunTally, limit: int | None) -> b
     if found is None or found.times < limit:
         return False
     if found.noted:
-        await _stop(journal, tally, found)
+        _stop(tally, found)
         return True
     await journal.message(note(found))
     return False
 
 
-async def _stop(journal: Journal, tally: RunTally, found: Repetition) -> None:
+def _stop(tally: RunTally, found: Repetition) -> None:
+    # Not an error event: nothing failed; run_end carries the status and this message.
     tally.reason = f"stuck: {found.describe()}"
-    await journal.emit(
-        ev.ErrorOccurred(at=journal.clock.now(), error_type="Stuck", message=tally.reason)
-    )

@@ -76,7 +76,9 @@ def test_repeat_limit_flag_sets_n_and_zero_turns_it_off(workspace: Path, tmp_pat
             home=tmp_path / "home",
         )
     assert two.returncode == 6, two.stderr
+    assert "told the model: You are repeating yourself" in two.stderr  # seen, as sent
     assert "stopped: stuck: the tool list was called 3 times in a row" in two.stderr
+    assert "error:" not in two.stderr  # said once, as a stop, not also as an error
     assert "--resume" in two.stderr
     with LoopbackServer([*same_list(6), text_reply("notes.txt")]) as server:
         off = rho(
