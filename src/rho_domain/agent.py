@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from rho_domain.answer_shape import correcting, instruction
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.messages import Message, ToolResultMessage, Usage, UserMessage
@@ -31,6 +32,11 @@ class Agent:
     prices: PriceTable | None = None
 
     def __attrs_post_init__(self) -> None:
+        if self.config.output_schema is not None and self.config.response_format is not None:
+            raise ConfigError(
+                "output_schema and response_format both shape the answer: give one "
+                "(output_schema is sent as response_format where the server supports it)"
+            )
         choice = self.config.tool_choice
         if choice in (None, "auto", "none", "required") or choice in self.registry:
             return
@@ -47,19 +53,26 @@ class Agent:
 
         Without ``tool_choice``, the configured one; a forcing choice (``required`` or a tool
         name) becomes ``auto`` once the model has called a tool since the last user message,
-        so a forced call cannot repeat forever."""
+        so a forced call cannot repeat forever. With an ``output_schema``, the system prompt
+        says the answer's shape, and a call that corrects the answer may not call tools."""
         config = self.config
         if tool_choice is None:
             tool_choice = config.tool_choice
             if tool_choice not in (None, "auto", "none") and _called_since_user(messages):
                 tool_choice = "auto"
+        system, schema = self.system_prompt, config.output_schema
+        if schema is not None:
+            system = f"{system}\n\n{instruction(schema)}" if system else instruction(schema)
+            if correcting(messages):
+                tool_choice = "none"
         return ModelRequest(
             model=config.model,
-            system=self.system_prompt,
+            system=system,
             messages=tuple(messages),
             tools=self.registry.specs(),
             tool_choice=tool_choice,
             response_format=config.response_format,
+            output_schema=schema,
             reasoning_effort=config.reasoning_effort,
             service_tier=config.service_tier,
             max_output_tokens=config.max_output_tokens,

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.json_schema import check_schema
 from rho_domain.permissions import PermissionProfile
 
 DEFAULT_MODEL = "gpt-5-mini"
@@ -21,6 +22,7 @@ DEFAULT_CONTEXT_WINDOW = 100_000
 DEFAULT_COMPACT_THRESHOLD = 0.8
 DEFAULT_TOOL_OUTPUT_LIMIT = 20_000
 DEFAULT_MAX_TURNS = 100  # model calls per run; a loop that never answers still ends
+DEFAULT_REPEAT_LIMIT = 3  # the same call this many times in a row: told once, then stuck
 
 
 @attrs.frozen(kw_only=True)
@@ -116,6 +118,14 @@ def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
         raise ConfigError(f"{attribute.name} must be a whole number, 0 or more; got {value!r}")
 
 
+def _output_schema(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):  # an answer is shaped by an object schema, not true
+        raise ConfigError(f"{attribute.name} must be a JSON Schema object; got {value!r}")
+    check_schema(value, attribute.name)
+
+
 @attrs.frozen(kw_only=True)
 class Budget:
     """Limits for one run and for the whole session; a run that reaches one ends with status
@@ -158,6 +168,17 @@ class AgentConfig:
     tools); False asks OpenAI-compatible servers for whole responses (servers whose streamed
     tool calls are broken).
 
+    ``output_schema`` is a JSON Schema the final answer must match (``rho_domain.json_schema``
+    lists the keywords checked): the answer is parsed as JSON into ``RunResult.output``; one
+    that fails is sent back once with the problem, then the run ends ``error`` naming the
+    failing path (``rho_domain.loop.output_check``). It is sent as ``response_format`` where the
+    server supports it and as a final tool to Anthropic; not together with ``response_format``.
+
+    ``repeat_limit`` is how many times in a row the same tool call (equal arguments, same
+    result) or the same failing call may come before the model is told it is repeating
+    itself; repeating it once more ends the run with status ``stuck`` (default 3; 0 or None:
+    never; ``rho_domain.loop.stuck``).
+
     ``tool_timeout`` is the deadline of every tool call in seconds (None: 600, or the
     profile's shell timeout plus 30 s when longer; a ``delegate`` call then has none, its
     sub-agent being bounded by its own limits); a call past it is stopped and answered
@@ -183,6 +204,7 @@ class AgentConfig:
     service_tier: str | None = None
     reasoning_effort: str | None = None
     response_format: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_output_schema)
     temperature: float | None = None
     stream: bool | None = None
     max_output_tokens: int | None = None
@@ -193,6 +215,7 @@ class AgentConfig:
     auto_compact: bool = True
     compact_threshold: float = DEFAULT_COMPACT_THRESHOLD
     max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=_not_negative)
+    repeat_limit: int | None = attrs.field(default=DEFAULT_REPEAT_LIMIT, validator=_not_negative)
     budget: Budget = Budget()
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
     tool_timeout: float | None = attrs.field(default=None, validator=_seconds)

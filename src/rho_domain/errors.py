@@ -30,6 +30,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │       ├── SensitivePath
     │       ├── CommandRefused       restricted shell refused a command line
     │       └── StatementRefused     read-only SQL refused a statement
+    ├── OutputInvalid                the final answer failed the output schema, corrected once
     ├── ExecutorError                the executor failed (not the command: the machinery)
     ├── DatabaseError                a driver or connection failure
     ├── StoreError                   the session store failed
@@ -242,3 +243,8 @@ class RuntimeFull(SessionStateError):
 
 class RuntimeClosed(SessionStateError):
     """A runtime refused a dispatch: it was not started, or it is closing or closed."""
+
+
+class OutputInvalid(RhoError):
+    """The final answer is not JSON or does not match ``AgentConfig.output_schema``, even
+    after one corrective retry; the message names the failing path (``$.items[0].price``)."""

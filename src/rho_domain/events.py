@@ -50,6 +50,7 @@ class RunEnded(SeedEventView):
         usage: Tokens of this run only.
         session_usage: The session's total after this run.
         error: ``"Type: message"`` of the failure that ended the run, if any.
+        output: The final answer parsed as JSON, when the agent has an ``output_schema``.
     """
 
     kind: ClassVar[str] = "run_end"
@@ -60,6 +61,7 @@ class RunEnded(SeedEventView):
     usage: Usage = Usage()
     session_usage: Usage = Usage()
     error: str | None = None
+    output: Any = None
 
 
 @attrs.frozen(kw_only=True)

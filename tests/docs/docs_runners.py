@@ -45,6 +45,11 @@ STDIN_TASK = "What is in this directory?\n"
 # Commands of bash blocks (without their comment) that cannot run here, each with its reason.
 # Keep it short.
 NOT_RUN: dict[str, str] = {
+    'rho-agent --json --output-schema order.schema.json "the last order in orders.csv" '
+    "| tail -n 1": (
+        "needs the reader's schema file and a model that answers in JSON; "
+        "tests/cli/test_cli_output_schema.py runs --output-schema against the loopback server"
+    ),
     'rho-agent --base-url http://127.0.0.1:8080/v1 --model local "what is in this directory?"': (
         "needs a model server on port 8080; tests/cli/test_cli_real_servers.py runs such a "
         "command against the llama-cpp-python fake on loopback"
@@ -72,6 +77,8 @@ EXPECTED_OUTPUT: dict[tuple[str, str], str] = {
         "202 event: run_start event: run_end"
     ),
     ("README.md", "Fork a session from a point in the past"): "Marseille is.",
+    ("stuck-loops.md", "From Python"): "stuck | stuck: the tool list was called 4 times",
+    ("structured-output.md", "From Python"): "completed 1 ['a.txt']",
 }
 
 # Commands that exit with something other than 0 when they do what the docs say.

@@ -232,6 +232,7 @@ async def test_the_cost_budget_fires_over_a_real_openai_compatible_socket(
             working_dir=str(tmp_path),
             budget=Budget(max_cost_usd=0.05),
             max_turns=30,
+            repeat_limit=0,  # the same read each time: the budget, not the repeat guard, is tested
         )
         async with Session(Agent(config)) as session:
             result = await session.run("read big.txt until you are stopped")

@@ -20,6 +20,7 @@ from store_support import BlockTool, build_session
 from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import FunctionModel, call, tools
 from rho_adapters.store import FileSessionStore, FileSignals
+from rho_domain.config import AgentConfig
 from rho_domain.model import ModelRequest
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 
@@ -53,6 +54,8 @@ async def main(root: Path, session_id: str, scenario: str, marker: Path) -> int:
             session_id=session_id,
             clock=SystemClock(),
             model=FunctionModel(_tick),
+            # the same tick until cancelled: the repeat guard would end it "stuck"
+            config=AgentConfig(profile="eval", model="scripted", repeat_limit=0),
         )
     else:
         turns = [tools(call("block", id="call_block"), input_tokens=10, output_tokens=2)]

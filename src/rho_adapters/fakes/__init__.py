@@ -19,6 +19,11 @@
   ``rules=`` answer by the request first (``llama_cpp_python_rules`` in
   ``rho_adapters.fakes.llama_cpp_python``: that server's recorded behaviour).
 
+- ``FakeAnthropic`` (an httpx transport): the Anthropic Messages API from a script of
+  ``ClaudeReply`` values, refusing with the real 400 what the real API refuses (thinking
+  blocks dropped, altered or out of place in a tool loop; see
+  ``rho_adapters.fakes.anthropic_messages``).
+
 - ``FakeDaytona``: the Daytona control-plane and toolbox API as an httpx transport, backed by a
   real directory and real processes, for testing the sandbox executor.
 
@@ -28,6 +33,7 @@ state, not on mock calls.
 
 from typing import TYPE_CHECKING
 
+from rho_adapters.fakes.anthropic_messages import ClaudeReply, FakeAnthropic
 from rho_adapters.fakes.approver import ScriptedApprover
 from rho_adapters.fakes.clock import FakeClock
 from rho_adapters.fakes.line_search import InlineLineSearcher
@@ -86,6 +92,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "ClaudeReply",
+    "FakeAnthropic",
     "FakeClock",
     "FakeDaytona",
     "Fault",

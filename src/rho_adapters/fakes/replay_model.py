@@ -40,6 +40,7 @@ def recorded_turns(events: Iterable[ev.Event]) -> list[Turn]:
                         text=message.text,
                         reasoning=message.reasoning,
                         tool_calls=message.tool_calls,
+                        thinking=message.thinking,
                         usage=usage,
                         chunk_size=max(len(message.text), 1),
                     )

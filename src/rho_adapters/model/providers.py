@@ -30,6 +30,12 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_KEY = "OPENAI_API_KEY"
 
 Adapter = Literal["openai", "anthropic"]
+# How a server takes an output schema (``response_format: {type: json_schema}``): with every
+# request ("always": OpenAI's structured outputs work beside tools); only on a request that
+# cannot call tools ("without_tools": vLLM's guided decoding and llama.cpp's grammars
+# constrain the whole output, so a tool call could not come out; rho-agent asks such a
+# request when it corrects an answer); or "never" (the schema is in the prompt and checked).
+StructuredOutput = Literal["always", "without_tools", "never"]
 
 
 @attrs.frozen(kw_only=True)
@@ -56,6 +62,8 @@ class Provider:
     other than ``none`` (so they are not counted otherwise).
     ``model_prefixes`` are model-name beginnings that select this hosted provider when no base
     URL is given.
+    ``structured_output`` says when an output schema is sent as ``response_format``
+    (``StructuredOutput``; Anthropic's adapter uses a final tool instead).
     """
 
     name: str
@@ -76,6 +84,7 @@ class Provider:
     tokenize_path: str = ""
     tools_need_choice: bool = False
     model_prefixes: tuple[str, ...] = ()
+    structured_output: StructuredOutput = "never"
 
 
 # In the order base URLs are matched by host fragment.
@@ -96,6 +105,7 @@ PROVIDERS: dict[str, Provider] = {
             hosts=("api.openai.com",),
             model_prefixes=("gpt-", "chatgpt-", "o1", "o3", "o4", "codex-"),
             obfuscation_opt_out=True,
+            structured_output="always",
         ),
         Provider(
             name="cerebras",
@@ -125,7 +135,12 @@ PROVIDERS: dict[str, Provider] = {
             hosts=("openrouter.ai",),
             reasoning_object=True,
         ),
-        Provider(name="azure", hosts=("openai.azure.com", "azure.com"), auth_header="api-key"),
+        Provider(
+            name="azure",
+            hosts=("openai.azure.com", "azure.com"),
+            auth_header="api-key",
+            structured_output="always",
+        ),
         Provider(
             name="ollama",
             default_base_url="http://localhost:11434/v1",
@@ -142,6 +157,7 @@ PROVIDERS: dict[str, Provider] = {
             owners=("llamacpp",),
             max_tokens_field="max_tokens",
             tokenize_path="/tokenize",
+            structured_output="without_tools",  # a JSON Schema becomes a grammar
         ),
         Provider(
             # python -m llama_cpp.server: its own dialect (captures 02, 05, 09-13).
@@ -160,6 +176,7 @@ PROVIDERS: dict[str, Provider] = {
             default_base_url="http://localhost:8000/v1",
             owners=("vllm",),
             tokenize_path="/tokenize",
+            structured_output="without_tools",  # guided decoding
         ),
         # Any other OpenAI-compatible server, until detection knows better.
         Provider(name="generic", max_tokens_field="max_tokens"),

@@ -29,7 +29,15 @@ STALE_AFTER_SECONDS = 15.0
 """A heartbeat older than this means the process is gone (several missed beats)."""
 
 FINAL_STATUSES = frozenset(
-    {"completed", "cancelled", "error", "max_turns", "budget_exceeded", "awaiting_approval"}
+    {
+        "completed",
+        "cancelled",
+        "error",
+        "max_turns",
+        "budget_exceeded",
+        "awaiting_approval",
+        "stuck",
+    }
 )
 
 

@@ -46,7 +46,7 @@ async def end_run(
     """End a run and return its result. Never raises for a store failure: the result (with
     the first error's message) must still reach the caller."""
     state, clock = journal.state, journal.clock
-    message = f"{type(error).__name__}: {error}" if error is not None else None
+    message = f"{type(error).__name__}: {error}" if error is not None else tally.reason
     with contextlib.suppress(Exception):
         await journal.answer_all(state.unanswered_calls(), CANCELLED_RESULT)
         # before run_end: whoever asked sees the answer by the time the session looks idle
@@ -67,6 +67,7 @@ async def end_run(
                 usage=tally.usage,
                 session_usage=state.usage,
                 error=message,
+                output=tally.output,
             )
         )
     except Exception as exc:  # noqa: BLE001 - the result must still reach the caller
@@ -86,4 +87,5 @@ async def end_run(
         error=message,
         error_type=type(error).__name__ if error is not None else None,
         pending=pending if status is RunStatus.AWAITING_APPROVAL else (),
+        output=tally.output,
     )

@@ -19,6 +19,7 @@ from rho_domain.agent import Agent
 from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.fork import fork_labels, history_until
+from rho_domain.loop import output_check, stuck
 from rho_domain.loop.budgets import BudgetWatch
 from rho_domain.loop.compaction_run import auto_compact, compact_history
 from rho_domain.loop.context_fit import check_window
@@ -141,7 +142,9 @@ class Session:
 
         ``max_turns`` None takes the config's; 0 means no limit. Model, tool and store failures,
         and a context window too small for the system prompt and tools (``ConfigError``), end
-        the run with status ``error`` (never raised).
+        the run with status ``error`` (never raised). A model repeating a tool call ends it
+        ``stuck`` once told (``rho_domain.loop.stuck``); with an ``output_schema`` the final answer
+        is parsed and checked, corrected once (``rho_domain.loop.output_check``).
         Raises ``SessionStateError`` if a run is already in progress.
         """
         if self._running:
@@ -308,9 +311,17 @@ class Session:
                 return RunStatus.CANCELLED
             if not message.tool_calls:
                 tally.text = message.text or message.refusal
-                return RunStatus.COMPLETED
+                schema = self.agent.config.output_schema
+                if await output_check.accepted(schema, self.journal, tally):
+                    return RunStatus.COMPLETED
+                continue
+            repeat_limit = self.agent.config.repeat_limit
+            if await stuck.before_batch(self.journal, tally, message.tool_calls, repeat_limit):
+                return RunStatus.STUCK
             if (outcome := await self.tools.run(message.tool_calls)) is not None:
                 return outcome
+            if await stuck.after_batch(self.journal, tally, repeat_limit):
+                return RunStatus.STUCK
 
     def _record(self) -> SessionRecord:
         """The stored session's record, as it is created (on the first run)."""

@@ -129,9 +129,13 @@ class SubAgents:
         return await self._drive(child, None)
 
     def _new(self, session_id: str | None = None, state: State | None = None) -> ChildSession:
-        """A child session: no ``delegate`` tool, the run's remaining budget, the same ports."""
+        """A child session: no ``delegate`` tool, the run's remaining budget, the same ports,
+        and no output schema (the schema shapes the parent's final answer, not the child's
+        report to it)."""
         parent = self._parent
         agent = parent.agent.without_tools("delegate")
+        if agent.config.output_schema is not None:
+            agent = attrs.evolve(agent, config=attrs.evolve(agent.config, output_schema=None))
         if (tally := parent._tally) is not None:
             budget = remaining_budget(agent.config.budget, tally.usage + tally.child_usage)
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, budget=budget))

@@ -194,6 +194,12 @@ def _explain(
             f"[--reason TEXT]`, or run `rho-agent --resume {session_id}` on a terminal.",
             "yellow",
         )
+    elif status is RunStatus.STUCK:
+        renderer.notice(
+            f"stopped: {result.error or 'stuck'}. Say what to do instead with "
+            f'`rho-agent --resume {session_id} "..."`.',
+            "yellow",
+        )
     elif status in (RunStatus.MAX_TURNS, RunStatus.BUDGET_EXCEEDED):
         why = result.error or status.value.replace("_", " ")
         renderer.notice(

@@ -44,6 +44,7 @@ _SETTING_FLAGS = (
     "service_tier",
     "reasoning_effort",
     "max_turns",
+    "repeat_limit",
     "context_window",
     "auto_approve",
     "system_prompt",
@@ -95,6 +96,8 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     flags["system_prompt"], flags["vars"] = system, values
     flags["budget"] = budget = given_budget(args)
     with_budget(Budget(), budget)  # a bad limit is named by its flag, now
+    if args.output_schema is not None:
+        flags["output_schema"] = _load_schema(args.output_schema)
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
     base = _load_config(config_path) if config_path else None
     settings = resolve_settings(flags, env, base=base, suggested=suggested)
@@ -188,6 +191,18 @@ def _suggestions(template: PromptTemplate) -> dict[str, str]:
     return out
 
 
+def _load_schema(path: str) -> Any:
+    """The JSON Schema file of ``--output-schema`` (checked by AgentConfig)."""
+    import json
+
+    try:
+        return json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--output-schema {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"--output-schema {path}: not a JSON file: {exc}") from None
+
+
 def _load_config(path: str) -> AgentConfig:
     from rho_entry.config.config_files import load_agent_config
 
@@ -214,6 +229,8 @@ def _input_files(args: argparse.Namespace, home: Path, config_path: str | None) 
         files.append(Path(args.system_prompt).expanduser())
     if args.vars_file:
         files.append(Path(args.vars_file).expanduser())
+    if args.output_schema:
+        files.append(Path(args.output_schema).expanduser())
     return files
 
 

@@ -139,6 +139,19 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--max-turns", type=int, metavar="N", help="model calls per run (default 100; 0: no limit)"
     )
+    agent.add_argument(
+        "--repeat-limit",
+        type=int,
+        metavar="N",
+        help="the same tool call N times in a row: the model is told, then the run ends "
+        "stuck (default 3; 0: never)",
+    )
+    agent.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="a JSON Schema file the final answer must match (parsed into the result; "
+        "--json prints it as 'output')",
+    )
     agent.add_argument("--backend", help="where tools run: local (default)")
     agent.add_argument(
         "-y",

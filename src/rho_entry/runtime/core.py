@@ -41,6 +41,7 @@ from rho_domain.errors import (
     SessionNotFound,
     SessionStateError,
 )
+from rho_domain.json_schema import check_schema
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
@@ -217,9 +218,12 @@ class AgentRuntime:
         new_session: bool = False,
         max_turns: int | None = None,
         labels: Mapping[str, str] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> AgentHandle:
         """See ``dispatch_prompt``."""
         self._check_loop("dispatch_prompt")
+        if output_schema is not None:
+            check_schema(output_schema)  # refused here, not inside the handle
         if self._state != "started":
             hint = ": await start_runtime(runtime) first" if self._state == "created" else ""
             raise RuntimeClosed(f"runtime is {self._state}{hint}")
@@ -255,8 +259,8 @@ class AgentRuntime:
 
         async def open_session(listener: Any) -> Session:
             if own:
-                return await self._open_own(listener, labels)
-            return await self._open(sid, resume, listener, labels)
+                return await self._open_own(listener, labels, output_schema)
+            return await self._open(sid, resume, listener, labels, output_schema)
 
         def leave_queue() -> None:
             """Give the handle's place back (idempotent): it is done or awaits a human."""
@@ -294,16 +298,23 @@ class AgentRuntime:
         """The own session has run (or opened for) a prompt: there is something to continue."""
         return self._own_state is not None
 
-    async def _open_own(self, listener: Any, labels: Mapping[str, str] | None) -> Session:
+    async def _open_own(
+        self,
+        listener: Any,
+        labels: Mapping[str, str] | None,
+        output_schema: Mapping[str, Any] | None = None,
+    ) -> Session:
         """The runtime's own session: new on its first dispatch; then, with a store, reopened
         from it as any stored session is (its lock, its trace); without one, on the State the
         last dispatch left."""
         if self._own_state is not None and self._store is not None:
             try:
-                return await self._open(self._own_id, True, listener, labels)
+                return await self._open(self._own_id, True, listener, labels, output_schema)
             except SessionNotFound:
                 pass  # its first run never started: nothing was stored
-        session = await self._open(self._own_id, False, listener, labels, state=self._own_state)
+        session = await self._open(
+            self._own_id, False, listener, labels, output_schema, state=self._own_state
+        )
         self._own_state = session.state
         return session
 
@@ -313,6 +324,7 @@ class AgentRuntime:
         resume: bool,
         listener: Any,
         labels: Mapping[str, str] | None,
+        output_schema: Mapping[str, Any] | None = None,
         *,
         state: State | None = None,
     ) -> Session:
@@ -323,14 +335,22 @@ class AgentRuntime:
             approval_callback=self.approval_callback,
             interrupt_on_approval=False,
         )
+        schema = {} if output_schema is None else {"output_schema": output_schema}
         if resume:
             assert self._store is not None
+            authority = self.resume_authority()
+            authority = attrs.evolve(authority, given={**authority.given, **schema})
             session = await Session.resume(
-                session_id, store=self._store, authority=self.resume_authority(), **ports
+                session_id, store=self._store, authority=authority, **ports
             )
         else:
+            agent = self._agent
+            if output_schema is not None:  # the same agent, its answer shaped for this prompt
+                agent = attrs.evolve(
+                    agent, config=attrs.evolve(agent.config, output_schema=output_schema)
+                )
             session = Session(
-                self._agent,
+                agent,
                 store=self._store,
                 session_id=session_id,
                 labels=labels,

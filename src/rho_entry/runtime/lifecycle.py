@@ -97,6 +97,7 @@ async def dispatch_prompt(
     new_session: bool = False,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> AgentHandle:
     """Start ``prompt`` in the background and return its ``AgentHandle`` at once.
 
@@ -112,6 +113,10 @@ async def dispatch_prompt(
     with them in ``pending_approvals``, for ``approve``/``deny``. ``labels`` label a session
     created by this dispatch.
 
+    ``output_schema`` shapes this session's final answers (``AgentConfig.output_schema``,
+    docs/structured-output.md) over the runtime's own; ``ConfigError`` for a schema with a
+    keyword that is not checked.
+
     When the runtime is full, waits for room or raises ``RuntimeFull`` (``when_full``).
     Raises ``RuntimeClosed`` before ``start_runtime`` or after ``close_runtime``.
     """
@@ -121,6 +126,7 @@ async def dispatch_prompt(
         new_session=new_session,
         max_turns=max_turns,
         labels=labels,
+        output_schema=output_schema,
     )
 
 
@@ -132,6 +138,7 @@ async def run_prompt(
     new_session: bool = False,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Dispatch ``prompt`` (where: as ``dispatch_prompt``, by default the runtime's own
     session) and wait for its ``RunResult`` (status ``awaiting_approval`` when a call waits
@@ -143,6 +150,7 @@ async def run_prompt(
         new_session=new_session,
         max_turns=max_turns,
         labels=labels,
+        output_schema=output_schema,
     )
     try:
         result = await handle

@@ -307,6 +307,8 @@ class SessionHost:
             changes["model"] = request.model
         if request.max_turns is not None:
             changes["max_turns"] = request.max_turns
+        if request.output_schema is not None:
+            changes["output_schema"] = request.output_schema
         return attrs.evolve(self._base, **changes)
 
     def _working_dir(self, given: str | None) -> str:
