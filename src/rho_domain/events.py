@@ -14,6 +14,8 @@ import attrs
 
 from rho_domain.compaction import CompactTrigger
 from rho_domain.event_view import SeedEventView
+from rho_domain.hook_events import HookActed as HookActed
+from rho_domain.hook_events import ListenerFailed as ListenerFailed
 from rho_domain.messages import Message, ToolCall, Usage
 from rho_domain.model import TraceName
 from rho_domain.run_status import RunStatus
@@ -459,6 +461,8 @@ Event = (
     | ErrorOccurred
     | ModelRetrying
     | TraceNoted
+    | ListenerFailed
+    | HookActed
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -483,6 +487,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ErrorOccurred,
     ModelRetrying,
     TraceNoted,
+    ListenerFailed,
+    HookActed,
 )
 
 EVENTS_BY_KIND: Mapping[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}
