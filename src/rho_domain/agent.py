@@ -8,6 +8,7 @@ import attrs
 
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
+from rho_domain.hooks.values import Hooks
 from rho_domain.messages import Message, ToolResultMessage, Usage, UserMessage
 from rho_domain.model import ModelRequest, ToolChoice
 from rho_domain.permissions import PermissionProfile
@@ -21,7 +22,8 @@ class Agent:
 
     The registry is fixed for the agent's lifetime, so the tool list (and the prompt prefix
     that model servers cache) never changes under a running session. ``prices`` gives a
-    model call its cost when the server reports none (``priced``).
+    model call its cost when the server reports none (``priced``). ``hooks`` run around its
+    tool calls, model calls and runs (``rho_domain.hooks``), its delegated children's too.
     """
 
     config: AgentConfig
@@ -29,6 +31,7 @@ class Agent:
     registry: ToolRegistry
     system_prompt: str
     prices: PriceTable | None = None
+    hooks: Hooks = Hooks()
 
     def __attrs_post_init__(self) -> None:
         choice = self.config.tool_choice
@@ -81,6 +84,7 @@ class Agent:
             registry=self.registry.without(*names),
             system_prompt=self.system_prompt,
             prices=self.prices,
+            hooks=self.hooks,
         )
 
     def priced(self, usage: Usage, model: str) -> Usage:

@@ -20,7 +20,7 @@ from rho_domain.messages import Message, ToolCall, Usage
 from rho_domain.model import TraceName
 from rho_domain.run_status import RunStatus
 
-BlockedBy = Literal["policy", "user"]
+BlockedBy = Literal["policy", "user", "hook"]
 InterruptReason = Literal["paused", "resumed", "cancelled"]
 
 
@@ -221,7 +221,8 @@ class ToolBlocked(SeedEventView):
     Attributes:
         at: Wall-clock time.
         call: The call.
-        by: ``"policy"`` (denied by the profile) or ``"user"`` (rejected by a human).
+        by: ``"policy"`` (denied by the profile), ``"user"`` (rejected by a human) or
+            ``"hook"`` (denied by a before-tool hook, or its hook failed).
         reason: Why, in words.
     """
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from rho_domain import events as ev
-from rho_domain.hook_events import ListenerFailed
+from rho_domain.hook_events import ListenerFailed, plugged_name
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
@@ -120,7 +120,7 @@ class Journal:
 
     async def _report(self, listener: Listener, event: ev.Event, exc: Exception) -> None:
         """Log and emit the first failure of ``listener``."""
-        name = _name(listener)
+        name = plugged_name(listener)
         log.warning(
             "event listener %s failed on a %s event and is ignored for it; the run goes on "
             "(later failures of this listener are not reported)",
@@ -165,13 +165,3 @@ class Journal:
         """Give each call the same (error) result, so no call is left without one."""
         for call in calls:
             await self.result(call, content, True)
-
-
-def _name(listener: Listener) -> str:
-    """``module.qualname`` of a function, method or callable object, else its ``repr``."""
-    target = getattr(listener, "__func__", listener)
-    qualname = getattr(target, "__qualname__", None) or getattr(type(target), "__qualname__", None)
-    module = getattr(target, "__module__", None)
-    if qualname is None:
-        return repr(listener)
-    return f"{module}.{qualname}" if module else str(qualname)

@@ -20,6 +20,7 @@ from rho_domain.compaction_run import compact_after_overflow
 from rho_domain.context_fit import context_full, measure
 from rho_domain.control import RunControl
 from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolError
+from rho_domain.hooks.applied import before_model
 from rho_domain.journal import Journal
 from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.model import ModelRequest
@@ -60,6 +61,7 @@ async def _call_once(
     counting the usage of a call that had started answering, and setting ``tally.text``.
     """
     state, clock = journal.state, journal.clock
+    await before_model(agent.hooks, journal, agent.config.model)  # HookFailed: no call
     request = agent.request(state.messages)
     tally.calls += 1
     context = state.estimated_context_tokens(agent.system_prompt)

@@ -22,6 +22,7 @@ from rho_domain.context_fit import check_window
 from rho_domain.control import RunControl
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.fork import fork_labels, history_until
+from rho_domain.hooks.applied import after_run
 from rho_domain.journal import EndsWithSession, Journal, Listener
 from rho_domain.messages import UserMessage
 from rho_domain.model_turn import call_model
@@ -167,6 +168,9 @@ class Session:
             if on_event is not None:
                 self.journal.listeners.remove(on_event)
             self._running = False
+        if self.agent.hooks.after_run:
+            with contextlib.suppress(Exception):  # a store failure: the result still returns
+                await after_run(self.agent.hooks, self.journal, result)
         return result
 
     async def stream(

@@ -16,6 +16,7 @@ from rho_domain.agent import Agent
 from rho_domain.approval import Denied, RequiresApproval, decide
 from rho_domain.control import RunControl
 from rho_domain.errors import RhoError
+from rho_domain.hooks.applied import after_tool, before_tools
 from rho_domain.journal import Journal
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import CANCELLED_RESULT, SKIPPED, SUPERSEDED, denied, rejected
@@ -64,12 +65,17 @@ class ToolBatch:
         self.state = journal.state
         self.parallel_limit = MAX_PARALLEL_READS
 
-    async def run(self, calls: Sequence[ToolCall]) -> RunStatus | None:
+    async def run(self, calls: Sequence[ToolCall], *, hooked: bool = False) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.
 
-        A batch of read-only calls that need no approval runs concurrently
-        (``parallel_reads``); its results are still recorded in the model's order.
+        The before-tool hooks see the batch first (unless ``hooked``: calls an earlier run
+        left pending already passed them): a call they refuse is answered at once, and a call
+        they rewrite is judged, approved and run as rewritten. A batch of read-only calls that
+        need no approval runs concurrently (``parallel_reads``); its results are still
+        recorded in the model's order.
         """
+        if not hooked:
+            calls = await self._hooked(calls)
         await self.agent.registry.judge(calls)  # policies decided off the event loop
         if runs_in_parallel(self.agent, self.state, calls):
             if await self.control.checkpoint("before tool"):
@@ -129,6 +135,17 @@ class ToolBatch:
                 return await self._stopped(ended, calls[index + 1 :])
         return None
 
+    async def _hooked(self, calls: Sequence[ToolCall]) -> Sequence[ToolCall]:
+        """The calls the before-tool hooks let through (rewritten where they rewrote them);
+        the ones they refused are answered now, before the others run."""
+        batch = await before_tools(self.agent.hooks, self.journal, calls)
+        for call, reason in batch.denied:
+            await self.journal.emit(
+                ev.ToolBlocked(at=self.clock.now(), call=call, by="hook", reason=reason)
+            )
+            await self.journal.result(call, denied(reason), True)
+        return batch.calls
+
     async def _stopped(self, ended: str, rest: Sequence[ToolCall]) -> RunStatus:
         """The run's status after a call that did not end with a result."""
         if ended == "waiting":  # a sub-agent waits for approval: so does this batch
@@ -162,9 +179,9 @@ class ToolBatch:
         """
         calls = self.state.pending_calls
         if not superseded:
-            return await self.run(calls)
+            return await self.run(calls, hooked=True)
         approved = [c for c in calls if self.state.approvals.get(c.id) is True]
-        outcome = await self.run(approved)
+        outcome = await self.run(approved, hooked=True)
         await self.journal.answer_all([c for c in calls if c not in approved], SUPERSEDED)
         return outcome if outcome is RunStatus.CANCELLED else None
 
@@ -235,10 +252,12 @@ class ToolBatch:
         )
         if finished := await self.control.race(task):
             output = task.result()
-            content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
-            if pending := metadata.get("child_pending"):
-                await self._child_waits(call, batch, str(metadata["child_session_id"]), pending)
+            if pending := output.metadata.get("child_pending"):
+                child = str(output.metadata["child_session_id"])
+                await self._child_waits(call, batch, child, pending)
                 return "waiting"
+            output = await after_tool(self.agent.hooks, self.journal, call, output)
+            content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
         else:
             content, is_error, metadata = CANCELLED_RESULT, True, {"cancelled": True}
         await self.journal.emit(
