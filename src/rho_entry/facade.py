@@ -21,6 +21,7 @@ from rho_domain import agent as domain_agent
 from rho_domain import config as domain_config
 from rho_domain import events as ev
 from rho_domain import session as domain_session
+from rho_domain.hooks import Hooks
 from rho_domain.journal import Listener
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.approver import ApprovalInterrupt, Approver
@@ -40,6 +41,7 @@ from rho_entry import wiring
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
 from rho_entry.databases_config import with_configured_databases
 from rho_entry.home import config_dir
+from rho_entry.hook_refs import resolve_hooks
 from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
 from rho_entry.seed_state import State as DocumentState
 from rho_entry.seed_tools import ToolHandler as DocumentToolHandler
@@ -86,6 +88,11 @@ class Agent(domain_agent.Agent):
     do (``databases_config.with_configured_databases``: ``$RHO_AGENT_DB_CONFIG`` or the config
     directory's ``databases.yaml``, and ``SQLITE_DB``, ``POSTGRES_HOST``...); ``environ``
     replaces ``os.environ`` for that (``{}``: none). ``agent.config.databases`` says which.
+
+    ``hooks`` (``rho_domain.hooks.Hooks``: functions, sync or async) run after the ones the
+    config names by reference (``config.hooks``, imported by ``rho_entry.hook_refs``; a
+    reference that does not import is a ``ConfigError`` naming its key); their ``timeout``,
+    when set, replaces the config's. See docs/hooks.md.
     """
 
     def __init__(
@@ -98,8 +105,12 @@ class Agent(domain_agent.Agent):
         prices: PriceTable | None = None,
         tools: Sequence[ToolHandler | DocumentToolHandler] = (),
         environ: Mapping[str, str] | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
         config = config if config is not None else AgentConfig()
+        resolved = resolve_hooks(config.hooks)
+        if hooks is not None:
+            resolved = resolved.then(hooks)
         config = with_configured_databases(config, os.environ if environ is None else environ)
         extra = tuple(as_domain_handler(tool) for tool in tools)
         if profile is None:
@@ -130,6 +141,7 @@ class Agent(domain_agent.Agent):
             registry=registry,
             system_prompt=system_prompt,
             prices=prices,
+            hooks=resolved,
         )
 
 
@@ -289,6 +301,7 @@ class Session(domain_session.Session):
         store: SessionStore,
         overrides: Mapping[str, Any] | None = None,
         authority: ResumeAuthority | None = None,
+        hooks: Hooks | None = None,
         **ports: Any,
     ) -> Session:
         """Reopen a stored session (id, unique prefix or ``latest``).
@@ -301,9 +314,14 @@ class Session(domain_session.Session):
         "always" answers, are forgotten (they are asked again). ``overrides`` replace
         individual config fields (e.g. ``{"model": ...}``); every other saved setting is kept.
         Tool calls left without a result get an interrupted result. ``resume_notices`` says
-        what was not inherited.
+        what was not inherited. Hooks are not taken from the directory either: ``hooks`` (and
+        ``overrides={'hooks': HookConfig(...)}`` for references) give them again; a stored
+        session that names hooks is refused without them.
         Raises ``ConfigError`` when the stored session asks for more than is allowed.
         """
+        if hooks is not None and "hooks" not in (overrides or {}):
+            # the caller's functions stand in for the references the directory names
+            overrides = {**(overrides or {}), "hooks": domain_config.HookConfig()}
         if authority is None:
             authority = default_authority(overrides or {}, ports, os.environ)
         elif overrides:
@@ -315,7 +333,7 @@ class Session(domain_session.Session):
             notices = (*allowed.notices, *_forgotten(record.id, state))
             session = cls(
                 # the databases were decided by ``authorise``: the resumer's, or none
-                Agent(allowed.config, environ={}),
+                Agent(allowed.config, environ={}, hooks=hooks),
                 store=store,
                 session_id=record.id,
                 state=state,
