@@ -314,18 +314,17 @@ class Session(domain_session.Session):
         "always" answers, are forgotten (they are asked again). ``overrides`` replace
         individual config fields (e.g. ``{"model": ...}``); every other saved setting is kept.
         Tool calls left without a result get an interrupted result. ``resume_notices`` says
-        what was not inherited. Hooks are not taken from the directory either: ``hooks`` (and
-        ``overrides={'hooks': HookConfig(...)}`` for references) give them again; a stored
-        session that names hooks is refused without them.
+        what was not inherited. Hooks are not taken from the directory either: ``hooks``
+        (functions) and ``overrides={'hooks': HookConfig(...)}`` (references) are the ones it
+        runs; a stored session naming a hook that is in neither is refused.
         Raises ``ConfigError`` when the stored session asks for more than is allowed.
         """
-        if hooks is not None and "hooks" not in (overrides or {}):
-            # the caller's functions stand in for the references the directory names
-            overrides = {**(overrides or {}), "hooks": domain_config.HookConfig()}
         if authority is None:
             authority = default_authority(overrides or {}, ports, os.environ)
         elif overrides:
             authority = attrs.evolve(authority, given={**authority.given, **overrides})
+        if hooks is not None:  # functions given again stand for the references stored
+            authority = attrs.evolve(authority, hook_names=authority.hook_names | hooks.names)
         record, events = await store.open(session_id)
         try:
             allowed = authorise(record, authority, config_dir=config_dir(os.environ))

@@ -86,8 +86,11 @@ class ResumeAuthority:
         workspace: The resumer's workspace (absolute), or None to not check a stored
             ``working_dir`` (a server checks its own roots).
         workspace_hint: How to give the working directory again, ``{path}`` the stored one.
-        hooks: The resumer's hooks by reference (its configuration's); a stored session
-            naming others is refused unless ``given`` has ``hooks``.
+        hooks: The resumer's hooks by reference (its configuration's): the resumed session
+            runs them. A stored reference must be one of them or of ``hook_names``, else the
+            resume is refused (unless ``given`` has ``hooks``).
+        hook_names: ``module.qualname`` of the hooks the resumer gives as functions
+            (``Session.resume(hooks=...)``, a runtime's agent).
         hooks_hint: How to give hooks again.
     """
 
@@ -101,6 +104,7 @@ class ResumeAuthority:
     workspace: str | None = None
     workspace_hint: str = "pass overrides={{'working_dir': {path!r}}} to work there"
     hooks: HookConfig = HookConfig()
+    hook_names: frozenset[str] = frozenset()
     hooks_hint: str = "pass hooks=Hooks(...) or overrides={'hooks': HookConfig(...)}"
 
 
@@ -184,7 +188,8 @@ def authorise(
 def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
     """The resumer's hooks; refused when the stored session names references they lack."""
     stored, mine = record.config.hooks, authority.hooks
-    missing = [ref for ref in stored.references if ref not in mine.references]
+    known = {_dotted(ref) for ref in mine.references} | authority.hook_names
+    missing = [ref for ref in stored.references if _dotted(ref) not in known]
     if missing:
         raise ConfigError(
             f"session {record.id} was stored with hooks {', '.join(missing)}; a session "
@@ -192,6 +197,11 @@ def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
             f"check or a redaction: configure them again ({authority.hooks_hint})"
         )
     return mine
+
+
+def _dotted(ref: str) -> str:
+    """``pkg.mod:Class.fn`` as a function's ``module.qualname``: ``pkg.mod.Class.fn``."""
+    return ref.replace(":", ".", 1)
 
 
 def _allowed_profile(

@@ -189,3 +189,56 @@ async def test_a_resume_with_the_hooks_given_again_runs_under_them(
         result = await resumed.run("now read it")
     assert result.status is RunStatus.COMPLETED, result.error
     assert SSN.encode() not in _trace(store_root, session.id)
+
+
+async def test_a_replay_never_imports_the_hooks_a_recording_names(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rho_entry.replay import replay_async
+
+    store_root = tmp_path / "sessions"
+    mark = _hook_module(tmp_path, monkeypatch, "planted_in_replay")
+    config = AgentConfig(profile="readonly", working_dir=str(workspace))
+    async with Session(
+        Agent(config, environ={}),
+        model=ScriptedModel([tools(call("read", {"path": "customers.csv"})), text("ok")]),
+        store=FileSessionStore(store_root),
+    ) as session:
+        await session.run("read")
+    config_file = store_root / session.id / "config.yaml"
+    config_file.write_text(
+        config_file.read_text() + "hooks:\n  after_tool: ['planted_in_replay:redact']\n"
+    )
+    for tools_mode in ("recorded", "live"):
+        report = await replay_async(store_root / session.id, tools=tools_mode)
+        assert report.divergence is None, tools_mode
+    assert not mark.exists()
+
+
+async def test_a_runtime_resumes_a_session_under_its_own_hooks(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from rho_entry.runtime import close_runtime, create_runtime, run_prompt, start_runtime
+
+    store = FileSessionStore(tmp_path / "sessions")
+    agent = Agent(
+        AgentConfig(profile="readonly", working_dir=str(workspace)),
+        environ={},
+        hooks=Hooks(after_tool=[redact]),
+    )
+    runtime = create_runtime(agent, store=store, model=ScriptedModel([text("hi")]))
+    await start_runtime(runtime)
+    try:
+        first = await run_prompt(runtime, "hello")
+    finally:
+        await close_runtime(runtime)
+    # another runtime (another process, say) continues the stored session
+    model = ScriptedModel([tools(call("read", {"path": "customers.csv"})), text("ok")])
+    runtime = create_runtime(agent, store=store, model=model)
+    await start_runtime(runtime)
+    try:
+        second = await run_prompt(runtime, "read it", session_id=first.session_id)
+    finally:
+        await close_runtime(runtime)
+    assert second.status is RunStatus.COMPLETED, second.error
+    assert SSN.encode() not in _trace(tmp_path / "sessions", first.session_id)

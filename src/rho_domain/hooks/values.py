@@ -29,6 +29,7 @@ from typing import Any, TypeAlias
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.hook_events import plugged_name
 from rho_domain.messages import Message, ToolCall
 from rho_domain.run import RunResult
 
@@ -203,6 +204,12 @@ class Hooks:
     def deadline(self) -> float:
         """Seconds each hook may take."""
         return DEFAULT_HOOK_TIMEOUT if self.timeout is None else self.timeout
+
+    @property
+    def names(self) -> frozenset[str]:
+        """``module.qualname`` of every hook (as the trace names them)."""
+        every = (*self.before_tool, *self.after_tool, *self.before_model, *self.after_run)
+        return frozenset(plugged_name(hook) for hook in every)
 
     def then(self, later: Hooks) -> Hooks:
         """These hooks, then ``later``'s, at every point; ``later``'s timeout when it sets

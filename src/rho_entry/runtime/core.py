@@ -279,7 +279,11 @@ class AgentRuntime:
         if resume:
             assert self._store is not None
             session = await Session.resume(
-                session_id, store=self._store, authority=self.resume_authority(), **ports
+                session_id,
+                store=self._store,
+                authority=self.resume_authority(),
+                hooks=self._agent.hooks,  # this runtime's, never the directory's
+                **ports,
             )
         else:
             session = Session(
@@ -315,6 +319,8 @@ class AgentRuntime:
             hint="allow a profile that grants it (create_runtime(allowed_profiles=[...]), "
             "rho-agent serve --allow-profile {profile})",
             endpoint_hint="configure the runtime's {field} to match it",
+            hook_names=self._agent.hooks.names,
+            hooks_hint="give the runtime's agent those hooks",
         )
 
     async def close(self, *, deadline: float = 30.0, drain: bool = False) -> None:
