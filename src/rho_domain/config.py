@@ -51,7 +51,10 @@ def _references(instance: object, attribute: attrs.Attribute[Any], value: object
 
 
 def _hook_timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    _check_seconds(attribute, value, zero=False)
+    try:
+        _check_seconds(attribute, value, zero=False)
+    except ConfigError as exc:
+        raise ConfigError(f"hooks.{exc}") from None
 
 
 @attrs.frozen(kw_only=True)

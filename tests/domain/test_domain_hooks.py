@@ -5,6 +5,7 @@ and the run goes on."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -400,3 +401,28 @@ async def test_a_delegated_child_runs_under_its_parents_hooks() -> None:
     (child,) = [i for i in await store.list() if i.parent_id == session.id]
     assert denied_in == [child.id]
     assert [a.outcome for a in hook_events(store, child.id)] == ["denied"]
+
+
+async def test_hung_sync_hooks_starve_nothing() -> None:
+    """More hung hooks than the shared thread pool has workers: each is abandoned at the
+    deadline in its own thread, and the pool the registry and the adapters use
+    (``asyncio.to_thread``) still answers at once."""
+    release = threading.Event()
+
+    def hangs(given: BeforeToolCall) -> None:
+        release.wait()
+
+    turns = [tools(call("echo", {"text": str(i)})) for i in range(40)]
+    session = make_session(
+        [*turns, text("gave up")],
+        hooks=Hooks(before_tool=[hangs], timeout=0.05),
+        max_turns=0,
+    )
+    try:
+        result = await asyncio.wait_for(session.run("go"), timeout=20)
+        assert await asyncio.wait_for(asyncio.to_thread(lambda: "free"), timeout=2) == "free"
+    finally:
+        release.set()
+    assert result.status is RunStatus.COMPLETED
+    assert len(results(session)) == 40
+    assert all("timed out" in r.content for r in results(session))

@@ -242,3 +242,14 @@ async def test_a_runtime_resumes_a_session_under_its_own_hooks(
         await close_runtime(runtime)
     assert second.status is RunStatus.COMPLETED, second.error
     assert SSN.encode() not in _trace(tmp_path / "sessions", first.session_id)
+
+
+def test_one_reference_may_be_written_without_its_list(tmp_path: Path) -> None:
+    config_file = tmp_path / "agent.yaml"
+    config_file.write_text("hooks:\n  after_run: json:dumps\n  timeout: 0.5\n")
+    assert AgentConfig.from_file(config_file).hooks == HookConfig(
+        after_run=("json:dumps",), timeout=0.5
+    )
+    config_file.write_text("hooks:\n  timeout: 0\n")
+    with pytest.raises(ConfigError, match="hooks.timeout must be a number of seconds"):
+        AgentConfig.from_file(config_file)

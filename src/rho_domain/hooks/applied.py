@@ -22,8 +22,10 @@ Only ``asyncio.CancelledError`` from the session's own cancellation propagates.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
+import threading
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -73,13 +75,40 @@ async def _ask(hook: Any, value: object, deadline: float) -> object:
                 getattr(hook, "__call__", None)  # noqa: B004 - an async callable object
             ):
                 return await hook(value)
-            # in a thread: a sync hook that blocks cannot hold the loop past the deadline
-            answer = await asyncio.to_thread(hook, value)
+            answer = await _in_own_thread(hook, value)
             return await answer if inspect.isawaitable(answer) else answer
     except TimeoutError:
         return _Failure("timed_out", f"no answer within {deadline:g} s")
     except Exception as exc:  # noqa: BLE001 - the user's code: any failure fails closed
         return _Failure("failed", f"{type(exc).__name__}: {exc}")
+
+
+async def _in_own_thread(hook: Any, value: object) -> object:
+    """``hook(value)`` in a daemon thread of its own, so a sync hook that blocks holds neither
+    the event loop nor a worker of the shared pool (``asyncio.to_thread``'s, which the
+    registry and the adapters need): past the deadline it is abandoned, and a hung one cannot
+    starve the others or keep the process from exiting."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[object] = loop.create_future()
+
+    def settle(outcome: object, failed: bool) -> None:
+        if done.done():  # the deadline passed: nobody waits for it any more
+            return
+        if failed:
+            done.set_exception(outcome)  # type: ignore[arg-type]
+        else:
+            done.set_result(outcome)
+
+    def work() -> None:
+        try:
+            outcome, failed = hook(value), False
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting task
+            outcome, failed = exc, True
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, outcome, failed)
+
+    threading.Thread(target=work, name=f"rho-hook {plugged_name(hook)}", daemon=True).start()
+    return await done
 
 
 def _wrong(answer: object, expected: str) -> _Failure:

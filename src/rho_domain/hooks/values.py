@@ -17,8 +17,8 @@ the profile and the approval policy; a rewritten call meets them as if the model
 Hooks of one point run in order, each given what the one before produced; the first denial
 ends the chain. Every hook runs under a deadline (``Hooks.timeout``, default
 ``DEFAULT_HOOK_TIMEOUT``); one that raises, answers a wrong type or is late fails closed (see
-``rho_domain.hooks.applied``). Sync hooks run in a worker thread so the deadline holds (a late
-one is abandoned, not stopped); async hooks are cancelled at the deadline.
+``rho_domain.hooks.applied``). Sync hooks run in a thread of their own so the deadline holds
+(a late one is abandoned, not stopped); async hooks are cancelled at the deadline.
 """
 
 from __future__ import annotations
