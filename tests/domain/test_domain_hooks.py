@@ -426,3 +426,29 @@ async def test_hung_sync_hooks_starve_nothing() -> None:
     assert result.status is RunStatus.COMPLETED
     assert len(results(session)) == 40
     assert all("timed out" in r.content for r in results(session))
+
+
+@pytest.mark.parametrize(
+    ("raised", "says"),
+    [
+        (TimeoutError("the policy service timed out"), "failed"),  # its own, not the deadline
+        (StopIteration(), "failed"),
+        (SystemExit(3), "failed"),
+    ],
+)
+async def test_what_a_sync_hook_raises_is_its_failure(raised: BaseException, says: str) -> None:
+    store = MemorySessionStore()
+
+    def raises(given: BeforeToolCall) -> None:
+        raise raised
+
+    session = make_session(
+        [tools(call("echo", {"text": "x"})), text("ok")],
+        store=store,
+        hooks=Hooks(before_tool=[raises], timeout=2),
+    )
+    result = await session.run("go")
+    assert result.status is RunStatus.COMPLETED
+    (acted,) = hook_events(store, session.id)
+    assert acted.outcome == says
+    assert type(raised).__name__ in acted.reason

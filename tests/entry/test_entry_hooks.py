@@ -251,5 +251,5 @@ def test_one_reference_may_be_written_without_its_list(tmp_path: Path) -> None:
         after_run=("json:dumps",), timeout=0.5
     )
     config_file.write_text("hooks:\n  timeout: 0\n")
-    with pytest.raises(ConfigError, match="hooks.timeout must be a number of seconds"):
+    with pytest.raises(ConfigError, match=r"hooks\.timeout must be a number of seconds"):
         AgentConfig.from_file(config_file)

@@ -69,17 +69,18 @@ class _Failure:
 
 async def _ask(hook: Any, value: object, deadline: float) -> object:
     """``hook(value)`` under ``deadline``: its answer, or a ``_Failure``."""
+    scope = asyncio.timeout(deadline)
     try:
-        async with asyncio.timeout(deadline):
+        async with scope:
             if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(
                 getattr(hook, "__call__", None)  # noqa: B004 - an async callable object
             ):
                 return await hook(value)
             answer = await _in_own_thread(hook, value)
             return await answer if inspect.isawaitable(answer) else answer
-    except TimeoutError:
-        return _Failure("timed_out", f"no answer within {deadline:g} s")
     except Exception as exc:  # noqa: BLE001 - the user's code: any failure fails closed
+        if isinstance(exc, TimeoutError) and scope.expired():
+            return _Failure("timed_out", f"no answer within {deadline:g} s")
         return _Failure("failed", f"{type(exc).__name__}: {exc}")
 
 
@@ -103,7 +104,10 @@ async def _in_own_thread(hook: Any, value: object) -> object:
         try:
             outcome, failed = hook(value), False
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting task
-            outcome, failed = exc, True
+            # a future cannot carry StopIteration, and a SystemExit in a hook's thread is
+            # the hook's failure, not the process's
+            plain = isinstance(exc, Exception) and not isinstance(exc, StopIteration)
+            outcome, failed = (exc if plain else RuntimeError(f"{type(exc).__name__}: {exc}")), True
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(settle, outcome, failed)
 
