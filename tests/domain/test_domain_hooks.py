@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 import pytest
 from domain_support import EchoTool, WriteNoteTool, make_session
 
@@ -452,3 +453,51 @@ async def test_what_a_sync_hook_raises_is_its_failure(raised: BaseException, say
     (acted,) = hook_events(store, session.id)
     assert acted.outcome == says
     assert type(raised).__name__ in acted.reason
+
+
+class LookupTool(EchoTool):
+    """A tool of a user's that also reports what it found in its metadata."""
+
+    name = "lookup"
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: Any) -> Any:
+        output = await super().handle(arguments, ctx)
+        return attrs.evolve(output, metadata={"found": output.content})
+
+
+async def test_a_replaced_result_can_replace_the_metadata_the_trace_stores_beside_it() -> None:
+    store = MemorySessionStore()
+
+    def redact(given: AfterToolCall) -> ReplaceResult:
+        assert given.metadata == {"found": given.content}
+        return ReplaceResult(
+            given.content.replace(SECRET, "[card]"),
+            metadata={"found": given.metadata["found"].replace(SECRET, "[card]")},
+        )
+
+    session = make_session(
+        [tools(call("lookup", {"text": f"card {SECRET}"})), text("ok")],
+        tools=[LookupTool()],
+        store=store,
+        hooks=Hooks(after_tool=[redact]),
+    )
+    await session.run("go")
+    (ended,) = [e for e in store.events(session.id) if isinstance(e, ev.ToolEnded)]
+    assert ended.content == "card [card]"
+    assert ended.metadata == {"found": "card [card]"}
+
+
+async def test_a_rewrite_into_arguments_that_are_not_json_fails_closed() -> None:
+    echo = EchoTool()
+
+    def nan(given: BeforeToolCall) -> RewriteArguments:
+        return RewriteArguments({**given.arguments, "times": float("nan")})
+
+    session = make_session(
+        [tools(call("echo", {"text": "x"})), text("ok")],
+        tools=[echo],
+        hooks=Hooks(before_tool=[nan]),
+    )
+    await session.run("go")
+    assert echo.calls == []
+    assert "hooks fail closed" in results(session)[0].content

@@ -183,7 +183,7 @@ async def _before_tool(hooks: Hooks, journal: Journal, call: ToolCall) -> ToolCa
         answer = await _ask(hook, given, hooks.deadline)
         if isinstance(answer, RewriteArguments):
             try:
-                text = json.dumps(dict(answer.arguments), ensure_ascii=False)
+                text = json.dumps(dict(answer.arguments), ensure_ascii=False, allow_nan=False)
             except (TypeError, ValueError) as exc:
                 answer = _Failure("failed", f"rewrote the arguments into no JSON object: {exc}")
             else:
@@ -221,13 +221,15 @@ async def after_tool(
             call=call,
             content=output.content,
             is_error=output.is_error,
+            metadata=dict(output.metadata),
         )
         answer = await _ask(hook, given, hooks.deadline)
         if answer is None:
             continue
         if isinstance(answer, ReplaceResult) and isinstance(answer.content, str):
             is_error = output.is_error if answer.is_error is None else answer.is_error
-            output = attrs.evolve(output, content=answer.content, is_error=is_error)
+            metadata = output.metadata if answer.metadata is None else dict(answer.metadata)
+            output = ToolOutput(content=answer.content, is_error=is_error, metadata=metadata)
             await _record(journal, "after_tool", hook, "rewrote", call_id=call.id)
             continue
         failure = (

@@ -89,12 +89,15 @@ class AfterToolCall:
         call: The call that ran (as the before-tool hooks left it).
         content: The result the model would read.
         is_error: Whether it is an error result.
+        metadata: What the tool reports beside it for the trace and UIs (the built-in tools:
+            counts, paths, exit codes; a tool of yours: whatever it puts there).
     """
 
     session_id: str
     call: ToolCall
     content: str
     is_error: bool
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
 
     @property
     def tool_name(self) -> str:
@@ -104,10 +107,12 @@ class AfterToolCall:
 
 @attrs.frozen
 class ReplaceResult:
-    """The result the model reads and the trace stores instead (``is_error`` None: kept)."""
+    """The result the model reads and the trace stores instead (``is_error`` None: kept;
+    ``metadata`` None: kept, so replace it too when it may hold what you remove)."""
 
     content: str
     is_error: bool | None = None
+    metadata: Mapping[str, Any] | None = None
 
 
 @attrs.frozen(kw_only=True)
