@@ -86,3 +86,58 @@ async def test_cancellation_from_a_listener_still_propagates() -> None:
     session = make_session([text("never shown")])
     with pytest.raises(asyncio.CancelledError):
         await session.run("go", on_event=stop)
+
+
+@pytest.mark.parametrize("kind", ["run_start", "llm_start", "text_delta", "message", "run_end"])
+async def test_a_listener_raising_at_any_moment_leaves_the_result_whole(kind: str) -> None:
+    store = MemorySessionStore()
+
+    def breaks_on(event: ev.Event) -> None:
+        if event.kind == kind:
+            raise ValueError(f"cannot render {kind}")
+
+    session = make_session([text("the answer", input_tokens=7)], store=store)
+    result = await session.run("go", on_event=breaks_on)
+    assert result.status is RunStatus.COMPLETED
+    assert result.text == "the answer"
+    assert result.usage.input_tokens == 7
+    (reported,) = [e for e in store.events(session.id) if isinstance(e, ev.ListenerFailed)]
+    assert reported.event_kind == kind
+    assert reported.message == f"cannot render {kind}"
+
+
+async def test_a_child_sessions_failing_listener_does_not_stop_the_delegation() -> None:
+    from rho_domain.journal import Listener
+    from rho_domain.tools.delegate import DelegateTool
+
+    class Tracing:
+        """Follows children (as telemetry does); its children's listener is broken."""
+
+        def __call__(self, event: ev.Event) -> None:
+            return None
+
+        def for_child(self, child_session_id: str) -> Listener:
+            def broken(event: ev.Event) -> None:
+                raise RuntimeError("span exporter down")
+
+            return broken
+
+    store = MemorySessionStore()
+    session = make_session(
+        [
+            tools(call("delegate", {"instruction": "count"})),
+            text("3"),
+            text("the sub-agent says 3"),
+        ],
+        tools=[EchoTool(), DelegateTool()],
+        store=store,
+    )
+    session.journal.listeners.append(Tracing())
+    result = await session.run("how many?")
+    assert result.status is RunStatus.COMPLETED
+    assert result.text == "the sub-agent says 3"
+    (child,) = [i for i in await store.list() if i.parent_id == session.id]
+    assert child.status == "completed"
+    assert [e.error_type for e in store.events(child.id) if isinstance(e, ev.ListenerFailed)] == [
+        "RuntimeError"
+    ]
