@@ -10,6 +10,10 @@ REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"
 SKIPPED = "[not run: the user rejected an earlier call of this batch.]"
 SUPERSEDED = "[not run: the user sent a new message instead of approving this call.]"
 CANCELLED_RESULT = "[cancelled by the user; if it was running, its effects are unknown.]"
+CHANGED_SINCE_ASKED = (
+    "a hook changed this call after it waited for approval, so it would not run as asked "
+    "about; make the call again if it is still needed"
+)
 DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
 INTERRUPTED_RESULT = (
     "[interrupted: this tool call did not finish (the session was cancelled or its process "

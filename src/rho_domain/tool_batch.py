@@ -19,7 +19,14 @@ from rho_domain.errors import RhoError
 from rho_domain.hooks.applied import after_tool, before_tools
 from rho_domain.journal import Journal
 from rho_domain.messages import ToolCall
-from rho_domain.not_run import CANCELLED_RESULT, SKIPPED, SUPERSEDED, denied, rejected
+from rho_domain.not_run import (
+    CANCELLED_RESULT,
+    CHANGED_SINCE_ASKED,
+    SKIPPED,
+    SUPERSEDED,
+    denied,
+    rejected,
+)
 from rho_domain.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
 from rho_domain.ports.database import Database
@@ -65,17 +72,17 @@ class ToolBatch:
         self.state = journal.state
         self.parallel_limit = MAX_PARALLEL_READS
 
-    async def run(self, calls: Sequence[ToolCall], *, hooked: bool = False) -> RunStatus | None:
+    async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.
 
-        The before-tool hooks see the batch first (unless ``hooked``: calls an earlier run
-        left pending already passed them): a call they refuse is answered at once, and a call
-        they rewrite is judged, approved and run as rewritten. A batch of read-only calls that
-        need no approval runs concurrently (``parallel_reads``); its results are still
-        recorded in the model's order.
+        The before-tool hooks see the batch first: a call they refuse is answered at once, and
+        a call they rewrite is judged, approved and run as rewritten. ``resumed`` calls (left
+        pending by an earlier run, perhaps in a process without these hooks) meet the hooks
+        too, but one they would change again is refused: what runs is what was asked about.
+        A batch of read-only calls that need no approval runs concurrently
+        (``parallel_reads``); its results are still recorded in the model's order.
         """
-        if not hooked:
-            calls = await self._hooked(calls)
+        calls = await self._hooked(calls, resumed=resumed)
         await self.agent.registry.judge(calls)  # policies decided off the event loop
         if runs_in_parallel(self.agent, self.state, calls):
             if await self.control.checkpoint("before tool"):
@@ -135,16 +142,22 @@ class ToolBatch:
                 return await self._stopped(ended, calls[index + 1 :])
         return None
 
-    async def _hooked(self, calls: Sequence[ToolCall]) -> Sequence[ToolCall]:
+    async def _hooked(self, calls: Sequence[ToolCall], *, resumed: bool) -> Sequence[ToolCall]:
         """The calls the before-tool hooks let through (rewritten where they rewrote them);
         the ones they refused are answered now, before the others run."""
         batch = await before_tools(self.agent.hooks, self.journal, calls)
-        for call, reason in batch.denied:
+        refused, kept = list(batch.denied), list(batch.calls)
+        if resumed:
+            asked = {call.id: call for call in calls}
+            changed = [c for c in kept if c.arguments != asked[c.id].arguments]
+            kept = [c for c in kept if c not in changed]
+            refused += [(asked[c.id], CHANGED_SINCE_ASKED) for c in changed]
+        for call, reason in refused:
             await self.journal.emit(
                 ev.ToolBlocked(at=self.clock.now(), call=call, by="hook", reason=reason)
             )
             await self.journal.result(call, denied(reason), True)
-        return batch.calls
+        return kept
 
     async def _stopped(self, ended: str, rest: Sequence[ToolCall]) -> RunStatus:
         """The run's status after a call that did not end with a result."""
@@ -179,9 +192,9 @@ class ToolBatch:
         """
         calls = self.state.pending_calls
         if not superseded:
-            return await self.run(calls, hooked=True)
+            return await self.run(calls, resumed=True)
         approved = [c for c in calls if self.state.approvals.get(c.id) is True]
-        outcome = await self.run(approved, hooked=True)
+        outcome = await self.run(approved, resumed=True)
         await self.journal.answer_all([c for c in calls if c not in approved], SUPERSEDED)
         return outcome if outcome is RunStatus.CANCELLED else None
 

@@ -37,6 +37,7 @@ from rho_domain.hooks import (
 )
 from rho_domain.messages import ToolResultMessage, UserMessage
 from rho_domain.run import RunStatus
+from rho_domain.session import Session
 from rho_domain.state import State
 from rho_domain.tools.delegate import DelegateTool
 
@@ -188,8 +189,65 @@ async def test_a_call_rewritten_then_approved_runs_as_approved_not_rewritten_aga
     session.resolve_approval(first.pending[0].call.id, approved=True)
     second = await session.run()
     assert second.status is RunStatus.COMPLETED
-    assert executor.files == {"notes/note.txt": b"hello"}
-    assert len(asked) == 1  # what the human approved is what ran: no second rewrite
+    assert executor.files == {"notes/note.txt": b"hello"}  # what the human approved ran
+    # asked again on resume (a hook may be new since), about the call as approved
+    assert asked == [
+        '{"path": "note.txt", "content": "hello"}',
+        '{"path": "notes/note.txt", "content": "hello"}',
+    ]
+
+
+async def test_a_pending_call_meets_hooks_that_are_new_when_it_resumes() -> None:
+    """A call left waiting by a process without hooks: the resuming one's hooks still see
+    it; one that would run changed from what the human was asked about is refused."""
+    executor, store = MemoryExecutor(), MemorySessionStore()
+    turns = [
+        tools(
+            call("write", {"path": "a.txt", "content": "1"}),
+            call("write", {"path": "payroll.txt", "content": "2"}),
+            call("write", {"path": "c.txt", "content": "3"}),
+        ),
+        text("done"),
+    ]
+    before = make_session(
+        turns, tools=[WriteNoteTool()], profile="developer", executor=executor, store=store
+    )
+    first = await before.run("go")
+    assert first.status is RunStatus.AWAITING_APPROVAL
+    await before.close()
+
+    def guard(given: BeforeToolCall) -> Deny | RewriteArguments | None:
+        if given.arguments["path"] == "payroll.txt":
+            return Deny("no payroll")
+        if given.arguments["path"] == "c.txt":
+            return RewriteArguments({**given.arguments, "content": "changed"})
+        return None
+
+    record, events = await store.open(first.session_id)
+    hooked = make_session(
+        turns[1:],
+        tools=[WriteNoteTool()],
+        profile="developer",
+        hooks=Hooks(before_tool=[guard]),
+    )
+    after = Session(
+        hooked.agent,
+        model=hooked.model,
+        executor=executor,
+        clock=hooked.clock,
+        store=store,
+        session_id=record.id,
+        state=State.from_events(events),
+        created=True,
+    )
+    for pending in first.pending:
+        after.resolve_approval(pending.call.id, approved=True)
+    second = await after.run()
+    assert second.status is RunStatus.COMPLETED
+    assert executor.files == {"a.txt": b"1"}
+    contents = {r.tool_name + str(i): r.content for i, r in enumerate(results(after))}
+    assert any("no payroll" in c for c in contents.values())
+    assert any("changed this call after it waited for approval" in c for c in contents.values())
 
 
 # ------------------------------------------------------------------ after a tool call
