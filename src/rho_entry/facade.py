@@ -284,13 +284,15 @@ class Session(domain_session.Session):
         if not record_events:
             return await super().run(prompt, max_turns=max_turns, on_event=on_event)
         seen: list[ev.Event] = []
-
-        async def keep(event: ev.Event) -> None:
-            seen.append(event)
-            if on_event is not None and (outcome := on_event(event)) is not None:
-                await outcome
-
-        result = await super().run(prompt, max_turns=max_turns, on_event=keep)
+        # the caller's listener stays a listener of its own (not wrapped), so that a failure
+        # of it is reported under its name and never costs the recorded events
+        if on_event is not None:
+            self.journal.listeners.append(on_event)
+        try:
+            result = await super().run(prompt, max_turns=max_turns, on_event=seen.append)
+        finally:
+            if on_event is not None:
+                self.journal.listeners.remove(on_event)
         return attrs.evolve(result, events=tuple(seen))
 
     @classmethod
