@@ -43,6 +43,12 @@ def _references(instance: object, attribute: attrs.Attribute[Any], value: object
     for index, ref in enumerate(value if isinstance(value, tuple) else ()):
         module, colon, function = ref.partition(":") if isinstance(ref, str) else ("", "", "")
         names = (*module.split("."), *function.split("."))
+        if callable(ref):
+            raise ConfigError(
+                f"hooks.{attribute.name}[{index}]: a config names hooks by reference "
+                "('module:function'); pass the function itself as "
+                "Agent(config, hooks=Hooks(...))"
+            )
         if not colon or not all(name.isidentifier() for name in names):
             raise ConfigError(
                 f"hooks.{attribute.name}[{index}]: {ref!r} is not a reference of the form "

@@ -253,3 +253,8 @@ def test_one_reference_may_be_written_without_its_list(tmp_path: Path) -> None:
     config_file.write_text("hooks:\n  timeout: 0\n")
     with pytest.raises(ConfigError, match=r"hooks\.timeout must be a number of seconds"):
         AgentConfig.from_file(config_file)
+
+
+def test_a_function_put_in_the_config_says_where_functions_go() -> None:
+    with pytest.raises(ConfigError, match=r"pass the function itself as Agent\(config, hooks="):
+        HookConfig(before_tool=(redact,))  # type: ignore[arg-type]
