@@ -9,6 +9,7 @@ import attrs
 from rho_domain.answer_shape import correcting, instruction
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
+from rho_domain.hooks.values import Hooks
 from rho_domain.messages import Message, ToolResultMessage, Usage, UserMessage
 from rho_domain.model import ModelRequest, ToolChoice
 from rho_domain.permissions import PermissionProfile
@@ -22,7 +23,8 @@ class Agent:
 
     The registry is fixed for the agent's lifetime, so the tool list (and the prompt prefix
     that model servers cache) never changes under a running session. ``prices`` gives a
-    model call its cost when the server reports none (``priced``).
+    model call its cost when the server reports none (``priced``). ``hooks`` run around its
+    tool calls, model calls and runs (``rho_domain.hooks``), its delegated children's too.
     """
 
     config: AgentConfig
@@ -30,6 +32,7 @@ class Agent:
     registry: ToolRegistry
     system_prompt: str
     prices: PriceTable | None = None
+    hooks: Hooks = Hooks()
 
     def __attrs_post_init__(self) -> None:
         if self.config.output_schema is not None and self.config.response_format is not None:
@@ -94,6 +97,7 @@ class Agent:
             registry=self.registry.without(*names),
             system_prompt=self.system_prompt,
             prices=self.prices,
+            hooks=self.hooks,
         )
 
     def priced(self, usage: Usage, model: str) -> Usage:

@@ -25,6 +25,55 @@ DEFAULT_MAX_TURNS = 100  # model calls per run; a loop that never answers still 
 DEFAULT_REPEAT_LIMIT = 3  # the same call this many times in a row: told once, then stuck
 
 
+def _references(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Each entry is ``module:function`` (``package.module:Class.method`` too); whether it
+    imports is checked where hooks are resolved (``rho_entry.hook_refs``)."""
+    for index, ref in enumerate(value if isinstance(value, tuple) else ()):
+        module, colon, function = ref.partition(":") if isinstance(ref, str) else ("", "", "")
+        names = (*module.split("."), *function.split("."))
+        if callable(ref):
+            raise ConfigError(
+                f"hooks.{attribute.name}[{index}]: a config names hooks by reference "
+                "('module:function'); pass the function itself as "
+                "Agent(config, hooks=Hooks(...))"
+            )
+        if not colon or not all(name.isidentifier() for name in names):
+            raise ConfigError(
+                f"hooks.{attribute.name}[{index}]: {ref!r} is not a reference of the form "
+                "module:function (a Python module path, a colon, a function in it)"
+            )
+
+
+def _hook_timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    try:
+        _check_seconds(attribute, value, zero=False)
+    except ConfigError as exc:
+        raise ConfigError(f"hooks.{exc}") from None
+
+
+@attrs.frozen(kw_only=True)
+class HookConfig:
+    """Hooks named by reference (``module:function``), as a YAML config names them; the
+    entry layer imports them (``rho_entry.hook_refs``) and ``rho_domain.hooks`` says what
+    each point's function is given and may answer. Python code can also pass the functions
+    themselves (``rho_entry.Agent(config, hooks=Hooks(...))``).
+
+    ``timeout`` is the deadline of each hook call in seconds (None: 5 s,
+    ``rho_domain.hooks.DEFAULT_HOOK_TIMEOUT``); a late hook fails closed.
+    """
+
+    before_tool: tuple[str, ...] = attrs.field(default=(), validator=_references)
+    after_tool: tuple[str, ...] = attrs.field(default=(), validator=_references)
+    before_model: tuple[str, ...] = attrs.field(default=(), validator=_references)
+    after_run: tuple[str, ...] = attrs.field(default=(), validator=_references)
+    timeout: float | None = attrs.field(default=None, validator=_hook_timeout)
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        """Every reference, point by point."""
+        return (*self.before_tool, *self.after_tool, *self.before_model, *self.after_run)
+
+
 @attrs.frozen(kw_only=True)
 class DatabaseConfig:
     """One database alias. ``password_env`` names the environment variable with the password."""
@@ -190,6 +239,9 @@ class AgentConfig:
     the extra attempts after a failed call (default 2); ``model_retry_after_cap`` the longest
     server-requested wait (Retry-After) that is honoured (default 120; a longer one fails
     at once). A stalled endpoint holds a run at most about ``(retries + 1) x timeout``.
+
+    ``hooks`` names the hooks run around tool calls, model calls and runs (``HookConfig``);
+    a resumed session does not take them from its directory (``rho_entry.resume_policy``).
     """
 
     system_prompt: str = ""
@@ -223,3 +275,4 @@ class AgentConfig:
     model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_retries: int | None = attrs.field(default=None, validator=_count)
     model_retry_after_cap: float | None = attrs.field(default=None, validator=_seconds_or_zero)
+    hooks: HookConfig = HookConfig()

@@ -33,6 +33,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     ├── OutputInvalid                the final answer failed the output schema, corrected once
     ├── ExecutorError                the executor failed (not the command: the machinery)
     ├── DatabaseError                a driver or connection failure
+    ├── HookFailed                   a before-model hook failed or was late: no model call
     ├── StoreError                   the session store failed
     │   ├── SessionNotFound
     │   ├── SessionLocked            another process drives that session
@@ -215,6 +216,12 @@ class ExecutorError(RhoError):
 
 class DatabaseError(RhoError):
     """A database driver or connection failed."""
+
+
+class HookFailed(RhoError):
+    """A before-model hook raised, answered a wrong type or missed its deadline, so the model
+    call it guarded was not made (fail closed; ``rho_domain.hooks``). The run ends ``error``;
+    the session is intact and a new run asks the hook again."""
 
 
 class StoreError(RhoError):

@@ -14,11 +14,13 @@ import attrs
 
 from rho_domain.compaction import CompactTrigger
 from rho_domain.event_view import SeedEventView
+from rho_domain.hook_events import HookActed as HookActed
+from rho_domain.hook_events import ListenerFailed as ListenerFailed
 from rho_domain.messages import Message, ToolCall, Usage
 from rho_domain.model import TraceName
 from rho_domain.run_status import RunStatus
 
-BlockedBy = Literal["policy", "user"]
+BlockedBy = Literal["policy", "user", "hook"]
 InterruptReason = Literal["paused", "resumed", "cancelled"]
 
 
@@ -221,7 +223,8 @@ class ToolBlocked(SeedEventView):
     Attributes:
         at: Wall-clock time.
         call: The call.
-        by: ``"policy"`` (denied by the profile) or ``"user"`` (rejected by a human).
+        by: ``"policy"`` (denied by the profile), ``"user"`` (rejected by a human) or
+            ``"hook"`` (denied by a before-tool hook, or its hook failed).
         reason: Why, in words.
     """
 
@@ -461,6 +464,8 @@ Event = (
     | ErrorOccurred
     | ModelRetrying
     | TraceNoted
+    | ListenerFailed
+    | HookActed
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -485,6 +490,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ErrorOccurred,
     ModelRetrying,
     TraceNoted,
+    ListenerFailed,
+    HookActed,
 )
 
 EVENTS_BY_KIND: Mapping[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}

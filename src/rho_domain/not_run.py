@@ -14,6 +14,10 @@ CANCELLED_RESULT = "[cancelled by the user; if it was running, its effects are u
 OUT_OF_TIME = (
     "[stopped: the run's time budget ran out while this ran; its effects, if any, are unknown.]"
 )
+CHANGED_SINCE_ASKED = (
+    "a hook changed this call after it waited for approval, so it would not run as asked "
+    "about; make the call again if it is still needed"
+)
 DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
 INTERRUPTED_RESULT = (
     "[interrupted: this tool call did not finish (the session was cancelled or its process "

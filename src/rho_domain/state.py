@@ -100,6 +100,11 @@ class State:
                 self.last_prompt_tokens = None
                 self.chars_since_prompt = sum(message_chars(m) for m in messages)
                 self.compactions += 1
+            case ev.HookActed(messages=messages) if messages is not None:
+                # a before-model hook's messages are the history from then on
+                self.messages = list(messages)
+                self.last_prompt_tokens = None
+                self.chars_since_prompt = sum(message_chars(m) for m in messages)
             case ev.DirectiveApplied(offset=offset):
                 self.directive_offset = max(self.directive_offset, offset + 1)
 

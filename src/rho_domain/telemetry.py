@@ -60,7 +60,7 @@ class ToolStats:
         name: The tool.
         started_at: Wall-clock time it started (or was blocked).
         duration: Seconds it ran (None: it did not run).
-        outcome: ``ok``, ``error``, ``blocked`` (by policy), ``rejected`` (by a human) or
+        outcome: ``ok``, ``error``, ``blocked`` (by policy or a hook), ``rejected`` (by a human) or
             ``no_result`` (still running, or the process died).
         output_bytes: UTF-8 size of the result the model read.
         approval: ``approved`` / ``rejected`` when a human decided, else None.
@@ -235,7 +235,7 @@ class _Builder:
                 base = known or ToolStats(
                     run_id=run_id, call_id=call.id, name=call.name, started_at=event.at
                 )
-                outcome: ToolOutcome = "blocked" if event.by == "policy" else "rejected"
+                outcome: ToolOutcome = "rejected" if event.by == "user" else "blocked"
                 tools[call.id] = attrs.evolve(base, outcome=outcome)
             case ev.ToolEnded():
                 base = tools.get(event.call_id) or ToolStats(

@@ -20,6 +20,7 @@ import attrs
 from rho_domain import agent as domain_agent
 from rho_domain import config as domain_config
 from rho_domain import events as ev
+from rho_domain.hooks import Hooks
 from rho_domain.loop import session as domain_session
 from rho_domain.loop.journal import Listener
 from rho_domain.permissions import PermissionProfile
@@ -40,6 +41,7 @@ from rho_entry import wiring
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
 from rho_entry.config.databases_config import with_configured_databases
 from rho_entry.config.home import config_dir
+from rho_entry.hook_refs import resolve_hooks
 from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
 from rho_entry.seed_state import State as DocumentState
 from rho_entry.seed_tools import ToolHandler as DocumentToolHandler
@@ -86,6 +88,11 @@ class Agent(domain_agent.Agent):
     do (``databases_config.with_configured_databases``: ``$RHO_AGENT_DB_CONFIG`` or the config
     directory's ``databases.yaml``, and ``SQLITE_DB``, ``POSTGRES_HOST``...); ``environ``
     replaces ``os.environ`` for that (``{}``: none). ``agent.config.databases`` says which.
+
+    ``hooks`` (``rho_domain.hooks.Hooks``: functions, sync or async) run after the ones the
+    config names by reference (``config.hooks``, imported by ``rho_entry.hook_refs``; a
+    reference that does not import is a ``ConfigError`` naming its key); their ``timeout``,
+    when set, replaces the config's. See docs/hooks.md.
     """
 
     def __init__(
@@ -98,8 +105,12 @@ class Agent(domain_agent.Agent):
         prices: PriceTable | None = None,
         tools: Sequence[ToolHandler | DocumentToolHandler] = (),
         environ: Mapping[str, str] | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
         config = config if config is not None else AgentConfig()
+        resolved = resolve_hooks(config.hooks)
+        if hooks is not None:
+            resolved = resolved.then(hooks)
         config = with_configured_databases(config, os.environ if environ is None else environ)
         extra = tuple(as_domain_handler(tool) for tool in tools)
         if profile is None:
@@ -130,6 +141,7 @@ class Agent(domain_agent.Agent):
             registry=registry,
             system_prompt=system_prompt,
             prices=prices,
+            hooks=resolved,
         )
 
 
@@ -272,13 +284,15 @@ class Session(domain_session.Session):
         if not record_events:
             return await super().run(prompt, max_turns=max_turns, on_event=on_event)
         seen: list[ev.Event] = []
-
-        async def keep(event: ev.Event) -> None:
-            seen.append(event)
-            if on_event is not None and (outcome := on_event(event)) is not None:
-                await outcome
-
-        result = await super().run(prompt, max_turns=max_turns, on_event=keep)
+        # the caller's listener stays a listener of its own (not wrapped), so that a failure
+        # of it is reported under its name and never costs the recorded events
+        if on_event is not None:
+            self.journal.listeners.append(on_event)
+        try:
+            result = await super().run(prompt, max_turns=max_turns, on_event=seen.append)
+        finally:
+            if on_event is not None:
+                self.journal.listeners.remove(on_event)
         return attrs.evolve(result, events=tuple(seen))
 
     @classmethod
@@ -289,6 +303,7 @@ class Session(domain_session.Session):
         store: SessionStore,
         overrides: Mapping[str, Any] | None = None,
         authority: ResumeAuthority | None = None,
+        hooks: Hooks | None = None,
         **ports: Any,
     ) -> Session:
         """Reopen a stored session (id, unique prefix or ``latest``).
@@ -301,13 +316,17 @@ class Session(domain_session.Session):
         "always" answers, are forgotten (they are asked again). ``overrides`` replace
         individual config fields (e.g. ``{"model": ...}``); every other saved setting is kept.
         Tool calls left without a result get an interrupted result. ``resume_notices`` says
-        what was not inherited.
+        what was not inherited. Hooks are not taken from the directory either: ``hooks``
+        (functions) and ``overrides={'hooks': HookConfig(...)}`` (references) are the ones it
+        runs; a stored session naming a hook that is in neither is refused.
         Raises ``ConfigError`` when the stored session asks for more than is allowed.
         """
         if authority is None:
             authority = default_authority(overrides or {}, ports, os.environ)
         elif overrides:
             authority = attrs.evolve(authority, given={**authority.given, **overrides})
+        if hooks is not None:  # functions given again stand for the references stored
+            authority = attrs.evolve(authority, hook_names=authority.hook_names | hooks.names)
         record, events = await store.open(session_id)
         try:
             allowed = authorise(record, authority, config_dir=config_dir(os.environ))
@@ -315,7 +334,7 @@ class Session(domain_session.Session):
             notices = (*allowed.notices, *_forgotten(record.id, state))
             session = cls(
                 # the databases were decided by ``authorise``: the resumer's, or none
-                Agent(allowed.config, environ={}),
+                Agent(allowed.config, environ={}, hooks=hooks),
                 store=store,
                 session_id=record.id,
                 state=state,

@@ -15,7 +15,11 @@ fields (a new profile, say) to see what would differ.
 
 Not reproduced: a cancellation's timing and a model error (the replay runs on where the
 recording stopped; the recorded model has no further answer, so the run ends in error without
-a new step), and operator directives (the recorded model's answers already include their effect).
+a new step), operator directives (the recorded model's answers already include their effect),
+and hooks: a recording's hook references are never imported (a recording is data), so a replay
+runs without hooks unless ``overrides`` give ``hooks``; what the recorded hooks produced (a
+rewritten call, a replaced result) is in the recording, and a call a hook denied is the
+first divergence.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from rho_adapters.fakes.replay_model import (
     load_recording,
 )
 from rho_domain import events as ev
-from rho_domain.config import AgentConfig
+from rho_domain.config import AgentConfig, HookConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import readonly_profile
 from rho_domain.ports.executor import Executor
@@ -117,6 +121,9 @@ async def replay_async(
             raise ConfigError(f"replay overrides: {exc}") from None
     if tools == "live":  # real tools run: the recording's profile is data, not authority
         config = _live_config(recording.record, overrides or {})
+    if "hooks" not in (overrides or {}):
+        # never imported from a recording (data); what its hooks produced is recorded
+        config = attrs.evolve(config, hooks=HookConfig())
     # the recording's databases, never the environment's: a replay reruns what was recorded
     base = Agent(config, environ={})
     # live tools: a delegate call still gets its recorded result. Its sub-agent is another
@@ -172,7 +179,7 @@ def _live_config(record: SessionRecord, overrides: Mapping[str, Any]) -> AgentCo
 
     authority = ResumeAuthority(
         profiles=(readonly_profile(),),
-        given=overrides,
+        given={"hooks": HookConfig(), **overrides},
         databases={},
         hint="replay it with overrides={{'profile': {profile!r}}} to run its tools live under "
         "that profile",

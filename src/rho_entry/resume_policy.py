@@ -17,6 +17,10 @@ the server all come through ``authorise``):
 - **Workspace.** A stored ``working_dir`` is where every tool reads and writes: it must be the
   resumer's workspace or inside it (the CLI: the directory it runs in, or ``--working-dir``),
   or be given again; ``working_dir: /`` would open the whole machine to the tools.
+- **Hooks.** A stored ``hooks`` names code to import and run (``module:function``): it is
+  never imported from the directory. The resumer's hooks apply (its configuration, or given
+  again); a stored session naming hooks the resumer does not give is refused, so a
+  redaction hook is not silently dropped either.
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
   ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
@@ -31,7 +35,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.model.demo import DEMO_MODEL
-from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.config import AgentConfig, DatabaseConfig, HookConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
     BUILTIN_PROFILES,
@@ -82,6 +86,12 @@ class ResumeAuthority:
         workspace: The resumer's workspace (absolute), or None to not check a stored
             ``working_dir`` (a server checks its own roots).
         workspace_hint: How to give the working directory again, ``{path}`` the stored one.
+        hooks: The resumer's hooks by reference (its configuration's): the resumed session
+            runs them. A stored reference must be one of them or of ``hook_names``, else the
+            resume is refused (unless ``given`` has ``hooks``).
+        hook_names: ``module.qualname`` of the hooks the resumer gives as functions
+            (``Session.resume(hooks=...)``, a runtime's agent).
+        hooks_hint: How to give hooks again.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -93,6 +103,9 @@ class ResumeAuthority:
     endpoint_hint: str = "pass overrides={{'{field}': ...}} to use it again"
     workspace: str | None = None
     workspace_hint: str = "pass overrides={{'working_dir': {path!r}}} to work there"
+    hooks: HookConfig = HookConfig()
+    hook_names: frozenset[str] = frozenset()
+    hooks_hint: str = "pass hooks=Hooks(...) or overrides={'hooks': HookConfig(...)}"
 
 
 @attrs.frozen(kw_only=True)
@@ -159,6 +172,8 @@ def authorise(
         given.update(_endpoint(record, authority, given))
     if authority.roots is not None and "working_dir" not in given and stored.backend == "local":
         _check_working_dir(record, authority.roots)
+    if "hooks" not in given:
+        given["hooks"] = _hooks(record, authority)
     if authority.databases is not None and "databases" not in given:
         if dict(stored.databases) and dict(stored.databases) != dict(authority.databases):
             raise ConfigError(
@@ -170,6 +185,25 @@ def authorise(
             )
         given["databases"] = authority.databases
     return Authorised(config=attrs.evolve(stored, **given), notices=tuple(notices))
+
+
+def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
+    """The resumer's hooks; refused when the stored session names references they lack."""
+    stored, mine = record.config.hooks, authority.hooks
+    known = {_dotted(ref) for ref in mine.references} | authority.hook_names
+    missing = [ref for ref in stored.references if _dotted(ref) not in known]
+    if missing:
+        raise ConfigError(
+            f"session {record.id} was stored with hooks {', '.join(missing)}; a session "
+            "directory does not choose code to run, and resuming without them could skip a "
+            f"check or a redaction: configure them again ({authority.hooks_hint})"
+        )
+    return mine
+
+
+def _dotted(ref: str) -> str:
+    """``pkg.mod:Class.fn`` as a function's ``module.qualname``: ``pkg.mod.Class.fn``."""
+    return ref.replace(":", ".", 1)
 
 
 def _allowed_profile(

@@ -16,10 +16,18 @@ from rho_domain.agent import Agent
 from rho_domain.approval import Denied, RequiresApproval, decide
 from rho_domain.errors import RhoError
 from rho_domain.loop.control import RunControl
+from rho_domain.loop.hooks_applied import after_tool, before_tools
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.messages import ToolCall
-from rho_domain.not_run import CANCELLED_RESULT, SKIPPED, SUPERSEDED, denied, rejected
+from rho_domain.not_run import (
+    CANCELLED_RESULT,
+    CHANGED_SINCE_ASKED,
+    SKIPPED,
+    SUPERSEDED,
+    denied,
+    rejected,
+)
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
@@ -64,12 +72,17 @@ class ToolBatch:
         self.state = journal.state
         self.parallel_limit = MAX_PARALLEL_READS
 
-    async def run(self, calls: Sequence[ToolCall]) -> RunStatus | None:
+    async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.
 
+        The before-tool hooks see the batch first: a call they refuse is answered at once, and
+        a call they rewrite is judged, approved and run as rewritten. ``resumed`` calls (left
+        pending by an earlier run, perhaps in a process without these hooks) meet the hooks
+        too, but one they would change again is refused: what runs is what was asked about.
         A batch of read-only calls that need no approval runs concurrently
         (``parallel_reads``); its results are still recorded in the model's order.
         """
+        calls = await self._hooked(calls, resumed=resumed)
         await self.agent.registry.judge(calls)  # policies decided off the event loop
         if runs_in_parallel(self.agent, self.state, calls):
             if await self.control.checkpoint("before tool"):
@@ -127,6 +140,23 @@ class ToolBatch:
                 return await self._stopped(ended, calls[index + 1 :])
         return None
 
+    async def _hooked(self, calls: Sequence[ToolCall], *, resumed: bool) -> Sequence[ToolCall]:
+        """The calls the before-tool hooks let through (rewritten where they rewrote them);
+        the ones they refused are answered now, before the others run."""
+        batch = await before_tools(self.agent.hooks, self.journal, calls)
+        refused, kept = list(batch.denied), list(batch.calls)
+        if resumed:
+            asked = {call.id: call for call in calls}
+            changed = [c for c in kept if c.arguments != asked[c.id].arguments]
+            kept = [c for c in kept if c not in changed]
+            refused += [(asked[c.id], CHANGED_SINCE_ASKED) for c in changed]
+        for call, reason in refused:
+            await self.journal.emit(
+                ev.ToolBlocked(at=self.clock.now(), call=call, by="hook", reason=reason)
+            )
+            await self.journal.result(call, denied(reason), True)
+        return kept
+
     async def _stopped(self, ended: str, rest: Sequence[ToolCall]) -> RunStatus:
         """The run's status after a call that did not end with a result."""
         if ended == "waiting":  # a sub-agent waits for approval: so does this batch
@@ -160,9 +190,9 @@ class ToolBatch:
         """
         calls = self.state.pending_calls
         if not superseded:
-            return await self.run(calls)
+            return await self.run(calls, resumed=True)
         approved = [c for c in calls if self.state.approvals.get(c.id) is True]
-        outcome = await self.run(approved)
+        outcome = await self.run(approved, resumed=True)
         await self.journal.answer_all([c for c in calls if c not in approved], SUPERSEDED)
         return outcome if outcome is RunStatus.CANCELLED else None
 
@@ -233,10 +263,12 @@ class ToolBatch:
         )
         if finished := await self.control.race(task):
             output = task.result()
-            content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
-            if pending := metadata.get("child_pending"):
-                await self._child_waits(call, batch, str(metadata["child_session_id"]), pending)
+            if pending := output.metadata.get("child_pending"):
+                child = str(output.metadata["child_session_id"])
+                await self._child_waits(call, batch, child, pending)
                 return "waiting"
+            output = await after_tool(self.agent.hooks, self.journal, call, output)
+            content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
         else:
             content, is_error = self.control.interrupted_result, True
             metadata = {"cancelled": True}

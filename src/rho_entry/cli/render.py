@@ -250,6 +250,18 @@ class TerminalRenderer:
     def _on_trace(self, event: ev.TraceNoted) -> None:  # skipped, the run goes on
         self.notice(f"warning ({event.name}): {event.message}", "yellow")
 
+    def _on_listener_error(self, event: ev.ListenerFailed) -> None:  # the run goes on
+        self.notice(
+            f"warning: event listener {event.listener} failed ({event.error_type}: "
+            f"{event.message}); the run goes on",
+            "yellow",
+        )
+
+    def _on_hook(self, event: ev.HookActed) -> None:
+        what = event.outcome.replace("_", " ")
+        why = f": {event.reason}" if event.reason else ""
+        self.notice(f"hook {event.hook} ({event.point}) {what}{why}", "yellow")
+
     def _on_retry(self, event: ev.ModelRetrying) -> None:
         self.notice(event.message, "yellow")
 

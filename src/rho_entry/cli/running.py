@@ -91,6 +91,8 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         endpoint_hint="pass --{flag} again",
         workspace=config.working_dir if config.backend == "local" else None,
         workspace_hint="run it from {path} or pass --working-dir {path}",
+        hooks=config.hooks,
+        hooks_hint="name them under hooks: in your --config file",
     )
 
 

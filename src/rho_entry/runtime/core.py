@@ -341,7 +341,11 @@ class AgentRuntime:
             authority = self.resume_authority()
             authority = attrs.evolve(authority, given={**authority.given, **schema})
             session = await Session.resume(
-                session_id, store=self._store, authority=authority, **ports
+                session_id,
+                store=self._store,
+                authority=authority,
+                hooks=self._agent.hooks,  # this runtime's, never the directory's
+                **ports,
             )
         else:
             agent = self._agent
@@ -387,6 +391,8 @@ class AgentRuntime:
             hint="allow a profile that grants it (create_runtime(allowed_profiles=[...]), "
             "rho-agent serve --allow-profile {profile})",
             endpoint_hint="configure the runtime's {field} to match it",
+            hook_names=self._agent.hooks.names,
+            hooks_hint="give the runtime's agent those hooks",
         )
 
     async def close(self, *, deadline: float = 30.0, drain: bool = False) -> None:
