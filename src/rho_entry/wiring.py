@@ -121,7 +121,7 @@ def build_ports(
         model = build_model(config, env, clock)
         owned.append(model)
     if executor is None:
-        executor = build_executor(config, agent.profile, store)
+        executor = build_executor(config, agent.profile, store, environ=env)
         owned.append(executor)
     if signals is None and store is not None:
         signals = build_signals(store)
@@ -240,19 +240,24 @@ def build_executor(
     store: SessionStore | None,
     *,
     search_path: tuple[str, ...] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> Executor:
     """The executor the config's ``backend`` names, enforcing ``profile``. A local one whose
     restricted commands run without the sandbox says so (``say_unprotected``); ``search_path``
-    replaces the programs' default path (tests: a machine without bwrap)."""
+    replaces the programs' default path (tests: a machine without bwrap). ``environ`` (default
+    the process's, read live as each unrestricted command starts) is the commands' base
+    environment, where the config directory kept from tools is found, and Daytona's settings;
+    nothing below this function reads ``os.environ``."""
+    env = os.environ if environ is None else environ
     if config.backend == "daytona":
-        return build_daytona_executor(config, profile, os.environ)
+        return build_daytona_executor(config, profile, env)
     if config.backend != "local":
         raise ConfigError(f"unknown backend {config.backend!r}: use local or daytona")
     from rho_adapters.local import LocalExecutor
 
     root = working_dir_of(config)
     workspace = Path(root)
-    home = config_dir(os.environ).resolve()
+    home = config_dir(env).resolve()
     # The agent's own configuration (databases.yaml, profiles, sessions) is never read by a
     # tool, unless the operator made the workspace part of it.
     secret = () if workspace == home or home in workspace.parents else (str(home),)
@@ -262,7 +267,7 @@ def build_executor(
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         extra_read_roots=profile.extra_read_roots,
         protected_paths=tuple(str(p) for p in _store_paths(store)),
-        base_env=os.environ,  # read as each command starts
+        base_env=env,  # read as each command starts (os.environ stays live)
         secret_locations=secret,
         limits=profile.limits,
         search_path=search_path,
