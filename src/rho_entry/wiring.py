@@ -11,7 +11,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -23,6 +23,7 @@ from rho_domain.permissions import (
     PermissionProfile,
     ShellMode,
 )
+from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
@@ -32,25 +33,16 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.ports.store import SessionStore
 from rho_domain.pricing import PriceTable
+from rho_domain.session_ports import Closeable, SessionPorts
 from rho_entry.home import config_dir
+
+if TYPE_CHECKING:
+    from rho_adapters.store import FileSessionStore
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
 # configuration decides, and a script without one sees it on stderr (logging's last resort).
 sandbox_log = logging.getLogger("rho_entry.sandbox")
 _SAID: set[str] = set()
-
-
-@attrs.frozen(kw_only=True)
-class Ports:
-    """The ports of one session, and the adapters created here (closed with the session)."""
-
-    model: ChatModel
-    executor: Executor
-    clock: Clock
-    store: SessionStore | None
-    signals: SignalSource | None
-    databases: Mapping[str, Database]
-    owned: tuple[Any, ...]  # adapters created here, closed with the session
 
 
 def profile_of(config: AgentConfig) -> PermissionProfile:
@@ -107,11 +99,13 @@ def build_ports(
     clock: Clock | None = None,
     signals: SignalSource | None = None,
     databases: Mapping[str, Database] | None = None,
+    approver: Approver | None = None,
     environ: Mapping[str, str] | None = None,
-) -> Ports:
-    """Fill every port the caller did not pass."""
+) -> SessionPorts:
+    """Fill every port the caller did not pass (the adapters built here are ``owned``:
+    the session closes them)."""
     env = os.environ if environ is None else environ
-    owned: list[Any] = []
+    owned: list[Closeable] = []
     config = agent.config
     if clock is None:
         from rho_adapters.clock import SystemClock
@@ -128,12 +122,13 @@ def build_ports(
     if databases is None:
         databases = build_databases(config, agent.profile, env)
         owned.extend(databases.values())
-    return Ports(
+    return SessionPorts(
         model=model,
         executor=executor,
         clock=clock,
         store=store,
         signals=signals,
+        approver=approver,
         databases=databases,
         owned=tuple(owned),
     )
@@ -317,17 +312,24 @@ def build_daytona_executor(
 
 
 def _store_paths(store: SessionStore | None) -> tuple[Path, ...]:
-    root = getattr(store, "root", None)
-    return (Path(root),) if root is not None else ()
+    files = _files_of(store)
+    return (files.root,) if files is not None else ()
+
+
+def _files_of(store: SessionStore | None) -> FileSessionStore | None:
+    """The file store ``store`` is, or holds (``files``: the seeds' ``SessionStore``)."""
+    from rho_adapters.store import FileSessionStore
+
+    files = getattr(store, "files", store)
+    return files if isinstance(files, FileSessionStore) else None
 
 
 def build_signals(store: SessionStore) -> SignalSource | None:
     """File signals for a file store (sentinel files in each session directory)."""
-    from rho_adapters.store import FileSessionStore, FileSignals
+    from rho_adapters.store import FileSignals
 
-    if not isinstance(store, FileSessionStore):
-        return None
-    return FileSignals(store.session_dir)
+    files = _files_of(store)
+    return None if files is None else FileSignals(files.session_dir)
 
 
 def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[str]:

@@ -41,7 +41,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
 from rho_entry.approval_callback import ApprovalCallback
-from rho_entry.facade import Session
+from rho_entry.facade import Session, open_session
 from rho_entry.runtime.handle import AgentHandle
 
 if TYPE_CHECKING:
@@ -276,13 +276,17 @@ class AgentRuntime:
             approval_callback=self.approval_callback,
             interrupt_on_approval=False,
         )
-        if resume:
+        if resume:  # the stored session's id and labels, the resumer's authority
             assert self._store is not None
-            session = await Session.resume(
-                session_id, store=self._store, authority=self.resume_authority(), **ports
+            session = await open_session(
+                None,
+                resume=session_id,
+                store=self._store,
+                authority=self.resume_authority(),
+                **ports,
             )
         else:
-            session = Session(
+            session = await open_session(
                 self._agent, store=self._store, session_id=session_id, labels=labels, **ports
             )
         if self._trace:
