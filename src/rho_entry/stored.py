@@ -26,7 +26,8 @@ from rho_adapters.store import FileSessionStore
 from rho_domain import agent as domain_agent
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
-from rho_domain.ports.store import SessionInfo, SessionRecord
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SessionInfo, SessionRecord, SignalingStore
 from rho_domain.ports.store import SessionStore as SessionStorePort
 from rho_entry.facade import Agent, Session, open_session
 from rho_entry.home import sessions_dir
@@ -35,7 +36,7 @@ from rho_entry.seed_state import State
 __all__ = ["SessionStore", "State"]
 
 
-class SessionStore(SessionStorePort):
+class SessionStore(SessionStorePort, SignalingStore):
     """Session directories under ``base_dir`` (default: the config home's ``sessions``)."""
 
     def __init__(self, base_dir: Path | str | None = None) -> None:
@@ -51,6 +52,10 @@ class SessionStore(SessionStorePort):
     def session_dir(self, session_id: str) -> Path:
         """The directory of an open session, or where a session with this id lives."""
         return self.files.session_dir(session_id)
+
+    def signals(self) -> SignalSource:
+        """``FileSessionStore.signals``: cancel, pause and directives as files."""
+        return self.files.signals()
 
     async def create(self, record: SessionRecord) -> None:
         """``FileSessionStore.create``: make the session's directory and hold its lock."""

@@ -11,7 +11,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -31,13 +31,10 @@ from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.spreadsheet import SpreadsheetReader
-from rho_domain.ports.store import SessionStore
+from rho_domain.ports.store import SessionStore, SignalingStore
 from rho_domain.pricing import PriceTable
 from rho_domain.session_ports import Closeable, SessionPorts
 from rho_entry.home import config_dir
-
-if TYPE_CHECKING:
-    from rho_adapters.store import FileSessionStore
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
 # configuration decides, and a script without one sees it on stderr (logging's last resort).
@@ -312,24 +309,14 @@ def build_daytona_executor(
 
 
 def _store_paths(store: SessionStore | None) -> tuple[Path, ...]:
-    files = _files_of(store)
-    return (files.root,) if files is not None else ()
-
-
-def _files_of(store: SessionStore | None) -> FileSessionStore | None:
-    """The file store ``store`` is, or holds (``files``: the seeds' ``SessionStore``)."""
-    from rho_adapters.store import FileSessionStore
-
-    files = getattr(store, "files", store)
-    return files if isinstance(files, FileSessionStore) else None
+    root = getattr(store, "root", None)
+    return (Path(root),) if root is not None else ()
 
 
 def build_signals(store: SessionStore) -> SignalSource | None:
-    """File signals for a file store (sentinel files in each session directory)."""
-    from rho_adapters.store import FileSignals
-
-    files = _files_of(store)
-    return None if files is None else FileSignals(files.session_dir)
+    """The signals a store's sessions carry (``SignalingStore``: a file store's sentinel
+    files), else None."""
+    return store.signals() if isinstance(store, SignalingStore) else None
 
 
 def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[str]:

@@ -17,11 +17,19 @@ import pytest
 
 import rho_agent
 import rho_entry
-from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, ScriptedModel, text
+from rho_adapters.fakes import (
+    ManualSignals,
+    MemoryExecutor,
+    MemorySessionStore,
+    ScriptedModel,
+    text,
+)
 from rho_domain import agent as domain_agent
 from rho_domain import session as domain_session
 from rho_domain import state as domain_state
 from rho_domain.errors import SessionNotFound
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SignalingStore
 from rho_entry.facade import open_session
 
 
@@ -97,3 +105,39 @@ async def test_open_session_opens_a_new_one_or_continues_a_stored_one(tmp_path: 
         await open_session(None, resume="nope", store=store, model=ScriptedModel([]))
     with pytest.raises(TypeError, match="give an agent"):
         await open_session(None, store=store)
+
+
+class _SignalingMemoryStore(MemorySessionStore, SignalingStore):
+    """A store adapter of someone else's: it carries its sessions' signals itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.own_signals = ManualSignals()
+
+    def signals(self) -> SignalSource:
+        return self.own_signals
+
+
+def test_a_store_that_carries_signals_gets_them_wired_without_the_wiring_knowing_it(
+    tmp_path: Path,
+) -> None:
+    """The change walk's store adapter: its module, the package's exports, the contract suite;
+    nothing in the wiring names it."""
+    from rho_adapters.store import FileSessionStore, FileSignals
+    from rho_entry import wiring
+
+    agent = rho_agent.Agent(rho_agent.AgentConfig(working_dir=str(tmp_path))).definition
+    store = _SignalingMemoryStore()
+    wired = wiring.build_ports(
+        agent, store=store, model=ScriptedModel([]), executor=MemoryExecutor()
+    )
+    assert wired.signals is store.own_signals
+    plain = wiring.build_ports(
+        agent, store=MemorySessionStore(), model=ScriptedModel([]), executor=MemoryExecutor()
+    )
+    assert plain.signals is None
+    for files in (FileSessionStore(tmp_path / "a"), rho_agent.SessionStore(tmp_path / "b")):
+        ports = wiring.build_ports(
+            agent, store=files, model=ScriptedModel([]), executor=MemoryExecutor()
+        )
+        assert isinstance(ports.signals, FileSignals)
