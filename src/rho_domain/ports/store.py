@@ -83,4 +83,3 @@ class SignalingStore(Protocol):
     @abstractmethod
     def signals(self) -> SignalSource:
         """The signals of this store's sessions, found by session id."""
-
