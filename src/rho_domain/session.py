@@ -41,7 +41,7 @@ from rho_domain.run import (
     new_id,
 )
 from rho_domain.run_boundaries import begin_run, end_run
-from rho_domain.session_ports import Closeable, SessionPorts
+from rho_domain.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.state import State
 from rho_domain.sub_agents import SubAgents
 from rho_domain.tool_batch import ToolBatch
@@ -93,20 +93,20 @@ class Session:
         self.control = RunControl(self.id, signals, self.journal)
         can_delegate = delegation and "delegate" in agent.registry
         self._sub_agents = SubAgents(self)
-        self.tools = ToolBatch(
-            self.id,
-            agent,
-            self.journal,
-            self.control,
-            executor,
-            approver,
-            self.databases,
-            self._sub_agents.run if can_delegate else None,
-            self._sub_agents.resume if can_delegate else None,
-        )
         self._running = False
         self._tally: RunTally | None = None
         self._owned = owned
+        self.tools = ToolBatch(
+            RunContext(
+                session_id=self.id,
+                agent=agent,
+                journal=self.journal,
+                control=self.control,
+                ports=self.ports,
+            ),
+            self._sub_agents.run if can_delegate else None,
+            self._sub_agents.resume if can_delegate else None,
+        )
         self.last_result: RunResult | None = None
 
     @classmethod

@@ -1,4 +1,5 @@
-"""SessionPorts: everything a session talks to, as one frozen value.
+"""SessionPorts: everything a session talks to, as one frozen value; RunContext: what the
+loop's collaborators share of one session.
 
 A session is built from an agent (what to do) and its ports (where to do it). The bundle is
 what a session hands on: a child of ``delegate`` and a fork run on their parent's ports, and the
@@ -15,6 +16,9 @@ from typing import Protocol
 
 import attrs
 
+from rho_domain.agent import Agent
+from rho_domain.control import RunControl
+from rho_domain.journal import Journal
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
@@ -57,3 +61,16 @@ class SessionPorts:
         """These ports for a related session (a sub-agent, a fork): the same adapters, owned
         by the parent (a child never closes them), with ``signals`` of its own."""
         return attrs.evolve(self, signals=signals, owned=())
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class RunContext:
+    """What a collaborator of the loop (the tool batch) is given of its session, instead of
+    the session itself: its id, its agent, where its events go (``journal``), how it is
+    stopped (``control``) and its ports."""
+
+    session_id: str
+    agent: Agent
+    journal: Journal
+    control: RunControl
+    ports: SessionPorts

@@ -12,18 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from rho_domain import events as ev
-from rho_domain.agent import Agent
 from rho_domain.approval import Denied, RequiresApproval, decide
-from rho_domain.control import RunControl
 from rho_domain.errors import RhoError
-from rho_domain.journal import Journal
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import CANCELLED_RESULT, SKIPPED, SUPERSEDED, denied, rejected
 from rho_domain.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
-from rho_domain.ports.database import Database
-from rho_domain.ports.executor import Executor
 from rho_domain.run import PendingApproval, RunStatus
+from rho_domain.session_ports import RunContext
 from rho_domain.tools.base import (
     ChildAnswer,
     ChildResumer,
@@ -37,31 +33,26 @@ from rho_domain.tools.prepared import PreparedCall, decode_arguments
 
 
 class ToolBatch:
-    """Runs tool calls for one session."""
+    """Runs tool calls for one session, on what its ``RunContext`` gives it."""
 
     def __init__(
         self,
-        session_id: str,
-        agent: Agent,
-        journal: Journal,
-        control: RunControl,
-        executor: Executor,
-        approver: Approver | None,
-        databases: Mapping[str, Database],
+        context: RunContext,
         delegate: Delegator | None = None,
         resume_child: ChildResumer | None = None,
     ) -> None:
-        self.session_id = session_id
-        self.agent = agent
-        self.journal = journal
-        self.control = control
-        self.executor = executor
-        self.approver = approver
-        self.databases = databases
+        self.session_id = context.session_id
+        self.agent = context.agent
+        self.journal = context.journal
+        self.control = context.control
+        self.executor = context.ports.executor
+        # the one port that changes: ``Session.set_approver`` replaces it between calls
+        self.approver: Approver | None = context.ports.approver
+        self.databases = context.ports.databases
         self.delegate = delegate
         self.resume_child = resume_child
-        self.clock = journal.clock
-        self.state = journal.state
+        self.clock = context.journal.clock
+        self.state = context.journal.state
         self.parallel_limit = MAX_PARALLEL_READS
 
     async def run(self, calls: Sequence[ToolCall]) -> RunStatus | None:
