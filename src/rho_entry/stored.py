@@ -1,8 +1,9 @@
 """The seeds' names for stored sessions: ``SessionStore`` and ``State.from_jsonl``.
 
-``SessionStore`` is the file store of session directories (``FileSessionStore``, so it can be
-passed as ``store=`` anywhere) with the seeds' conveniences: a default directory, ``resume``
-returning a ready ``Session``, ``create_session`` and ``get_latest_id``::
+``SessionStore`` is a store of session directories (it holds a ``FileSessionStore``, ``files``,
+and implements the ``SessionStore`` port through it, so it can be passed as ``store=``
+anywhere) with the seeds' conveniences: a default directory, ``resume`` returning a ready
+``Session``, ``create_session`` and ``get_latest_id``::
 
     store = SessionStore()                     # $RHO_AGENT_HOME/sessions or ~/.config/...
     session = store.create_session(agent)      # a Session persisted in store
@@ -15,29 +16,69 @@ the documents' mutators (``rho_entry.seed_state``).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from rho_adapters.store import FileSessionStore
-from rho_domain.agent import Agent
+from rho_domain import agent as domain_agent
+from rho_domain import events as ev
 from rho_domain.config import AgentConfig
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SessionInfo, SessionRecord, SignalingStore
+from rho_domain.ports.store import SessionStore as SessionStorePort
 from rho_entry.config.home import sessions_dir
-from rho_entry.facade import Session
+from rho_entry.facade import Agent, Session, open_session
 from rho_entry.seed_state import State
 
 __all__ = ["SessionStore", "State"]
 
 
-class SessionStore(FileSessionStore):
+class SessionStore(SessionStorePort, SignalingStore):
     """Session directories under ``base_dir`` (default: the config home's ``sessions``)."""
 
     def __init__(self, base_dir: Path | str | None = None) -> None:
-        super().__init__(base_dir if base_dir is not None else sessions_dir(os.environ))
+        self.files = FileSessionStore(
+            base_dir if base_dir is not None else sessions_dir(os.environ)
+        )
+
+    @property
+    def root(self) -> Path:
+        """The directory holding one directory per session."""
+        return self.files.root
+
+    def session_dir(self, session_id: str) -> Path:
+        """The directory of an open session, or where a session with this id lives."""
+        return self.files.session_dir(session_id)
+
+    def signals(self) -> SignalSource:
+        """``FileSessionStore.signals``: cancel, pause and directives as files."""
+        return self.files.signals()
+
+    async def create(self, record: SessionRecord) -> None:
+        """``FileSessionStore.create``: make the session's directory and hold its lock."""
+        await self.files.create(record)
+
+    async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """``FileSessionStore.open``: lock a stored session and read its events."""
+        return await self.files.open(session_id)
+
+    async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        """``FileSessionStore.append``: persist ``events`` in order."""
+        await self.files.append(session_id, events)
+
+    async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        """``FileSessionStore.list``: sessions, newest first."""
+        return await self.files.list(limit=limit)
+
+    async def release(self, session_id: str) -> None:
+        """``FileSessionStore.release``: persist and drop the session's lock."""
+        await self.files.release(session_id)
 
     def create_session(
-        self, agent: Agent, *, session_id: str | None = None, **ports: Any
+        self, agent: Agent | domain_agent.Agent, *, session_id: str | None = None, **ports: Any
     ) -> Session:
         """A new ``Session`` of ``agent`` persisted here (its directory appears on first run)."""
         return Session(agent, store=self, session_id=session_id, **ports)
@@ -55,7 +96,7 @@ class SessionStore(FileSessionStore):
         overrides = None
         if agent_config is not None:
             overrides = {a.name: getattr(agent_config, a.name) for a in attrs.fields(AgentConfig)}
-        return await Session.resume(session_id, store=self, overrides=overrides, **ports)
+        return await open_session(None, resume=session_id, store=self, overrides=overrides, **ports)
 
     async def get_latest_id(self) -> str | None:
         """The id of the newest session, or None when there is none."""

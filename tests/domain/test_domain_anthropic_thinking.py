@@ -26,6 +26,8 @@ from rho_adapters.fakes.anthropic_messages import (
 )
 from rho_adapters.fakes.wire import WireTransport, raw_reply, tool_reply
 from rho_adapters.model import AnthropicModel, OpenAIChatModel, RetryPolicy
+from rho_adapters.model.endpoint import ModelEndpoint
+from rho_adapters.model.pool import ClientPool
 from rho_domain import events as ev
 from rho_domain.loop.session import Session
 from rho_domain.messages import AssistantMessage, ThinkingBlock
@@ -36,11 +38,10 @@ from rho_domain.state import State
 def claude(server: httpx.AsyncBaseTransport) -> AnthropicModel:
     return AnthropicModel(
         model="claude-sonnet-4-5",
-        api_key="sk-ant",
-        transport=server,
+        endpoint=ModelEndpoint(api_key="sk-ant", retry=RetryPolicy(max_retries=0)),
+        http=ClientPool(transport=server),
         clock=FakeClock(),
         rng=random.Random(1),
-        retry=RetryPolicy(max_retries=0),
     )
 
 
@@ -223,7 +224,9 @@ async def test_reasoning_content_from_an_openai_server_is_kept_but_never_sent_ba
         ]
     )
     model = OpenAIChatModel(
-        model="m", base_url="http://fake.test/v1", api_key="k", transport=transport
+        model="m",
+        endpoint=ModelEndpoint(base_url="http://fake.test/v1", api_key="k"),
+        http=ClientPool(transport=transport),
     )
     session = session_on(model)
     session.state.apply(

@@ -16,7 +16,9 @@ from rho_adapters.fakes import FakeClock, wire_call
 from rho_adapters.fakes.anthropic_messages import ClaudeReply, FakeAnthropic, say, think, use
 from rho_adapters.fakes.wire import WireTransport, text_reply, tool_reply
 from rho_adapters.model import PROVIDERS, AnthropicModel, OpenAIChatModel, RetryPolicy
+from rho_adapters.model.endpoint import ModelEndpoint
 from rho_adapters.model.openai_request import build_body
+from rho_adapters.model.pool import ClientPool
 from rho_domain.loop.session import Session
 from rho_domain.messages import UserMessage
 from rho_domain.model import ModelRequest, ToolSpec
@@ -78,10 +80,9 @@ async def test_a_vllm_session_corrects_into_a_constrained_answer() -> None:
     )
     model = OpenAIChatModel(
         model="m",
-        base_url="http://vllm.test/v1",
-        api_key="k",
+        endpoint=ModelEndpoint(base_url="http://vllm.test/v1", api_key="k"),
         provider=PROVIDERS["vllm"],
-        transport=transport,
+        http=ClientPool(transport=transport),
     )
     base = make_session([], tools=[EchoTool()], output_schema=SCHEMA)
     session = Session(base.agent, model=model, executor=base.executor, clock=base.clock)
@@ -101,11 +102,10 @@ async def test_a_vllm_session_corrects_into_a_constrained_answer() -> None:
 def claude(server: FakeAnthropic) -> AnthropicModel:
     return AnthropicModel(
         model="claude-sonnet-4-5",
-        api_key="k",
-        transport=server,
+        endpoint=ModelEndpoint(api_key="k", retry=RetryPolicy(max_retries=0)),
+        http=ClientPool(transport=server),
         clock=FakeClock(),
         rng=random.Random(1),
-        retry=RetryPolicy(max_retries=0),
     )
 
 

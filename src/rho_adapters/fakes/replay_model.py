@@ -22,6 +22,7 @@ from rho_domain.messages import AssistantMessage, ToolCall, Usage
 from rho_domain.model import ModelRequest, StreamEvent
 from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
 from rho_domain.tools.base import ToolContext, ToolOutput, error_output
+from rho_domain.tools.prepared import PreparedCall
 from rho_domain.tools.registry import ToolRegistry
 
 
@@ -106,13 +107,15 @@ class RecordedTools(ToolRegistry):
         }
 
     async def dispatch(
-        self, call: ToolCall, ctx: ToolContext, *, timeout: float | None = None
+        self, call: ToolCall | PreparedCall, ctx: ToolContext, *, timeout: float | None = None
     ) -> ToolOutput:
         """The recorded result of ``call`` (the tool does not run). A call to a tool this
         registry does not have is answered as the live registry answers it (unknown tool), and
         a tool outside ``only`` runs live."""
         if call.name not in self or (self.only is not None and call.name not in self.only):
             return await super().dispatch(call, ctx, timeout=timeout)
+        if isinstance(call, PreparedCall):
+            call = call.call
         recorded = self.results.get(call.id)
         if recorded is None:
             return error_output(f"[replay: no recorded result for call {call.id} ({call.name})]")

@@ -32,7 +32,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 import attrs
-import httpx
 
 from rho_adapters.model._errors import (
     error_from_response,
@@ -40,11 +39,11 @@ from rho_adapters.model._errors import (
     map_httpx_errors,
     stream_error,
 )
-from rho_adapters.model._http import Attempt, Endpoint, Timeouts, with_retries
+from rho_adapters.model._http import Attempt, Endpoint, with_retries
 from rho_adapters.model.chunks import loads
+from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_request import RequestDefaults, effective
-from rho_adapters.model.pool import ClientPool
-from rho_adapters.model.retry import RetryPolicy, jitter_rng, server_delay
+from rho_adapters.model.retry import jitter_rng, server_delay
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
 from rho_domain.messages import (
@@ -393,32 +392,30 @@ class _Assembler:
 
 
 class AnthropicModel(ChatModel):
-    """A ChatModel for ``POST {base_url}/v1/messages``; same options as OpenAIChatModel."""
+    """A ChatModel for ``POST {base_url}/v1/messages`` (``endpoint.base_url``, default
+    Anthropic's); ``endpoint``, ``defaults``, ``http``, ``clock`` and ``rng`` as for
+    ``OpenAIChatModel``."""
 
     def __init__(
         self,
         *,
         model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
+        endpoint: ModelEndpoint | None = None,
         defaults: RequestDefaults | None = None,
+        http: Http | None = None,
         clock: Clock | None = None,
-        retry: RetryPolicy | None = None,
-        timeouts: Timeouts | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        pool: ClientPool | None = None,
         rng: random.Random | None = None,
-        key_variable: str = "",
     ) -> None:
+        endpoint = endpoint if endpoint is not None else ModelEndpoint()
+        self.endpoint = endpoint
         self.model = model
-        self.key_variable = key_variable
-        self._has_key = bool(api_key)
-        base = (base_url or ANTHROPIC_BASE_URL).rstrip("/")
+        self.key_variable = endpoint.key_variable
+        self._has_key = bool(endpoint.api_key)
+        base = (endpoint.base_url or ANTHROPIC_BASE_URL).rstrip("/")
         self.url = base + ("/messages" if base.endswith("/v1") else "/v1/messages")
         self.defaults = defaults or RequestDefaults()
-        self.retry = retry or RetryPolicy()
-        self.timeouts = timeouts or Timeouts()
+        self.retry = endpoint.retry
+        self.timeouts = endpoint.timeouts
         if clock is None:
             from rho_adapters.clock import SystemClock
 
@@ -426,11 +423,10 @@ class AnthropicModel(ChatModel):
         self.clock = clock
         self._rng = rng or jitter_rng()
         headers = {"anthropic-version": "2023-06-01", "accept": "text/event-stream"}
-        if api_key:
-            headers["x-api-key"] = api_key
-        self._endpoint = Endpoint(
-            headers, pool=pool, transport=transport, http_client=http_client, pool_key=base
-        )
+        if endpoint.api_key:
+            headers["x-api-key"] = endpoint.api_key
+        headers.update(endpoint.headers)
+        self._endpoint = Endpoint(headers, http=http, pool_key=base)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """See ``ChatModel.stream``."""
@@ -474,7 +470,13 @@ class AnthropicModel(ChatModel):
             with map_httpx_errors(idle_timeout=timeout.read):
                 async with (
                     self._endpoint.slot(state) as client,
-                    client.stream("POST", self.url, json=body, timeout=timeout) as response,
+                    client.stream(
+                        "POST",
+                        self.url,
+                        json=body,
+                        headers=self._endpoint.request_headers,
+                        timeout=timeout,
+                    ) as response,
                 ):
                     state.headers = response.headers
                     if response.status_code >= 400:

@@ -12,13 +12,15 @@ server what it is (``/props``, ``/v1/models`` ``owned_by`` matched against the r
 ``owners``): never from the port, since any server runs on any port. Every field can be
 overridden with ``attrs.evolve``.
 
-Adding an OpenAI-compatible server is one row in ``PROVIDERS``.
+Adding an OpenAI-compatible server is one row in ``PROVIDERS``; a quirk of a model rather
+than of a server (whatever serves it) is one row in ``MODEL_QUIRKS``, which ``for_model``
+applies over the server's row.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -182,6 +184,56 @@ PROVIDERS: dict[str, Provider] = {
         Provider(name="generic", max_tokens_field="max_tokens"),
     )
 }
+
+
+@attrs.frozen(kw_only=True)
+class ModelQuirk:
+    """What a model accepts differently from its server's row, on every server that runs it.
+
+    ``prefixes`` are model-name beginnings (lower case) it applies to; ``providers`` the rows
+    it applies on (empty: every row). ``dropped_params`` are added to the row's; ``changes``
+    replace other ``Provider`` fields (``{"stream_tools": False}``).
+    """
+
+    prefixes: tuple[str, ...]
+    providers: tuple[str, ...] = ()
+    dropped_params: frozenset[str] = frozenset()
+    changes: Mapping[str, object] = attrs.field(factory=dict)
+
+    def applies(self, provider: Provider, model: str) -> bool:
+        """Whether this quirk holds for ``model`` served by ``provider``."""
+        on_row = not self.providers or provider.name in self.providers
+        return on_row and model.lower().startswith(self.prefixes)
+
+
+# Quirks of models rather than servers, in order (a later one wins on the same field).
+MODEL_QUIRKS: tuple[ModelQuirk, ...] = (
+    # OpenAI's o-series reasoning models answer 400 to a temperature other than the default
+    # ("Unsupported value: 'temperature' does not support 0.2 with this model"), and to
+    # top_p, logprobs and the penalties.
+    ModelQuirk(
+        prefixes=("o1", "o3", "o4"),
+        providers=("openai",),
+        dropped_params=frozenset(
+            {"temperature", "top_p", "presence_penalty", "frequency_penalty", "logprobs"}
+        ),
+    ),
+)
+
+
+def for_model(
+    provider: Provider, model: str, quirks: tuple[ModelQuirk, ...] = MODEL_QUIRKS
+) -> Provider:
+    """``provider``'s row with the ``quirks`` that hold for ``model`` applied."""
+    for quirk in quirks:
+        if quirk.applies(provider, model):
+            provider = attrs.evolve(
+                provider,
+                dropped_params=provider.dropped_params | quirk.dropped_params,
+                **quirk.changes,  # type: ignore[arg-type]  # Provider's own fields, by name
+            )
+    return provider
+
 
 # Other spellings users write for a provider (after lower-casing and removing "-" and ".").
 _ALIASES = {

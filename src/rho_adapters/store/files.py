@@ -41,7 +41,8 @@ from rho_adapters.store.recording import read_record
 from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError, RhoError, StoreError
-from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
 DURABLE_KINDS = frozenset(
     {"run_start", "run_end", "compact", "approval_requested", "approval_resolved"}
@@ -92,7 +93,7 @@ class _Open:
         self.lock.release()
 
 
-class FileSessionStore(SessionStore):
+class FileSessionStore(SessionStore, SignalingStore):
     """Sessions under ``root`` (``<home>/sessions``), one directory each.
 
     ``open`` accepts an id, a unique prefix, ``latest`` or a session directory path.
@@ -103,6 +104,13 @@ class FileSessionStore(SessionStore):
         self.root = Path(root).expanduser()
         self._heartbeat = heartbeat
         self._open: dict[str, _Open] = {}
+
+    def signals(self) -> SignalSource:
+        """See ``SignalingStore.signals``: the sentinel files in each session directory
+        (``FileSignals``)."""
+        from rho_adapters.store.signals import FileSignals
+
+        return FileSignals(self.session_dir)
 
     def session_dir(self, session_id: str) -> Path:
         """The directory of an open session, or where a session with this id lives."""

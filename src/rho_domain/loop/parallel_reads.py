@@ -28,6 +28,7 @@ from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.prepared import PreparedCall
 
 MAX_PARALLEL_READS = 4
 
@@ -40,20 +41,21 @@ class _Done:
     duration: float
 
 
-def runs_in_parallel(agent: Agent, state: State, calls: Sequence[ToolCall]) -> bool:
+def runs_in_parallel(agent: Agent, state: State, calls: Sequence[PreparedCall]) -> bool:
     """True when ``calls`` has more than one call and every one is read-only and allowed."""
     if len(calls) < 2:
         return False
-    for call in calls:
-        policy = agent.registry.policy_for(call)
+    for ready in calls:
+        policy = ready.policy
         if policy is None or not policy.read_only:
             return False
         decision = decide(
             agent.profile,
-            call,
+            ready.call,
             policy,
             auto_approve=agent.config.auto_approve,
             always_allowed=state.always_allowed,
+            decoded=ready.decoded,
         )
         if not isinstance(decision, Allowed):
             return False
@@ -61,7 +63,7 @@ def runs_in_parallel(agent: Agent, state: State, calls: Sequence[ToolCall]) -> b
 
 
 async def run_parallel(
-    calls: Sequence[ToolCall],
+    prepared: Sequence[PreparedCall],
     *,
     agent: Agent,
     journal: Journal,
@@ -73,20 +75,21 @@ async def run_parallel(
 
     Every call ends with exactly one ``tool_end`` and one result message, in the model's order.
     """
+    calls = [ready.call for ready in prepared]
     clock = journal.clock
     for call in calls:
         await journal.emit(ev.ToolStarted(at=clock.now(), call=call))
     gate = asyncio.Semaphore(max(limit, 1))
 
-    async def one(call: ToolCall) -> _Done:
+    async def one(ready: PreparedCall) -> _Done:
         async with gate:
             started = clock.monotonic()
             output = await agent.registry.dispatch(
-                call, context_for(call), timeout=agent.config.tool_timeout
+                ready, context_for(ready.call), timeout=agent.config.tool_timeout
             )
             return _Done(output=output, duration=clock.monotonic() - started)
 
-    tasks = [asyncio.ensure_future(one(call)) for call in calls]
+    tasks = [asyncio.ensure_future(one(ready)) for ready in prepared]
     finished = await control.race(asyncio.ensure_future(asyncio.gather(*tasks)))
     for call, task in zip(calls, tasks, strict=True):
         done = task.result() if task.done() and not task.cancelled() else None

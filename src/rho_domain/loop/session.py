@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from typing import Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -28,6 +29,7 @@ from rho_domain.loop.hooks_applied import after_run
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
 from rho_domain.loop.model_turn import call_model
 from rho_domain.loop.run_boundaries import begin_run, end_run
+from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
@@ -46,8 +48,9 @@ from rho_domain.state import State
 class Session:
     """The execution context of an agent: runs prompts, keeps State, obeys signals.
 
-    All ports are passed in (``rho_entry.Session`` wires defaults). ``state`` with
-    ``created=True`` resumes a stored session. One run at a time.
+    All ports are passed in, one by one or as a ``SessionPorts`` bundle (``from_ports``;
+    ``rho_entry``'s ``open_session`` wires defaults). ``state`` with ``created=True`` resumes a
+    stored session. One run at a time.
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class Session:
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
         delegation: bool = True,
+        owned: tuple[Closeable, ...] = (),
     ) -> None:
         if is_sub_agent(parent_id, labels or {}):  # a delegated child, however it is resumed
             delegation = False
@@ -91,22 +95,83 @@ class Session:
         self.control = RunControl(self.id, signals, self.journal)
         can_delegate = delegation and "delegate" in agent.registry
         self._sub_agents = SubAgents(self)
+        self._running = False
+        self._tally: RunTally | None = None
+        self._owned = owned
         self.tools = ToolBatch(
-            self.id,
-            agent,
-            self.journal,
-            self.control,
-            executor,
-            approver,
-            self.databases,
+            RunContext(
+                session_id=self.id,
+                agent=agent,
+                journal=self.journal,
+                control=self.control,
+                ports=self.ports,
+            ),
             self._sub_agents.run if can_delegate else None,
             self._sub_agents.resume if can_delegate else None,
         )
-        self._running = False
-        self._tally: RunTally | None = None
         self.last_result: RunResult | None = None
 
+    @classmethod
+    def from_ports(
+        cls,
+        agent: Agent,
+        ports: SessionPorts,
+        *,
+        session_id: str | None = None,
+        state: State | None = None,
+        created: bool = False,
+        on_event: Listener | None = None,
+        parent_id: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        delegation: bool = True,
+    ) -> Session:
+        """A session of ``agent`` on ``ports``; it closes ``ports.owned`` when it closes."""
+        return cls(
+            agent,
+            model=ports.model,
+            executor=ports.executor,
+            clock=ports.clock,
+            store=ports.store,
+            signals=ports.signals,
+            approver=ports.approver,
+            databases=ports.databases,
+            session_id=session_id,
+            state=state,
+            created=created,
+            on_event=on_event,
+            parent_id=parent_id,
+            labels=labels,
+            delegation=delegation,
+            owned=ports.owned,
+        )
+
+    @property
+    def ports(self) -> SessionPorts:
+        """The ports this session runs on, as they are now."""
+        return SessionPorts(
+            model=self.model,
+            executor=self.executor,
+            clock=self.clock,
+            store=self.store,
+            signals=self.signals,
+            approver=self.approver,
+            databases=self.databases,
+            owned=self._owned,
+        )
+
+    @property
+    def current_run(self) -> RunTally | None:
+        """The tally of the run in progress (usage, its children's usage), None between
+        runs: what a sub-agent's budget is taken from and its usage added to."""
+        return self._tally
+
     # ------------------------------------------------------------------ public API
+
+    def set_approver(self, approver: Approver | None) -> None:
+        """Ask ``approver`` from now on (None: a call that needs an answer ends the run
+        ``awaiting_approval``); a run in progress asks it from its next tool call."""
+        self.approver = approver
+        self.tools.approver = approver
 
     def cancel(self) -> None:
         """Stop the current run at its next checkpoint; a running tool is killed."""
@@ -183,18 +248,11 @@ class Session:
     ) -> AsyncIterator[ev.Event]:
         """Run and yield every event as it happens; ``last_result`` then holds the result.
         Leaving the loop early cancels the run."""
-        queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
-        task = asyncio.create_task(self.run(prompt, max_turns=max_turns, on_event=queue.put_nowait))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
-        try:
-            while (item := await queue.get()) is not None:
-                yield item
-            await task
-        finally:
-            if not task.done():
-                self.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        run = self.run
+        async for event in stream_events(
+            lambda listener: run(prompt, max_turns=max_turns, on_event=listener), self.cancel
+        ):
+            yield event
 
     async def compact(
         self, custom_instructions: str = "", *, trigger: CompactTrigger = "manual"
@@ -229,7 +287,7 @@ class Session:
         inside a tool batch (refused, naming the batch's boundaries; see ``rho_domain.fork``).
         """
         history = history_until(self.state.messages, at)
-        child = self._related(
+        child = self.related(
             agent if agent is not None else self.agent,
             signals=self.signals,
             labels=fork_labels(self.id, at, self.labels),
@@ -247,13 +305,20 @@ class Session:
 
     async def close(self) -> None:
         """Persist anything pending and release the store's lock; tell listeners that end with
-        the session (``EndsWithSession``). Idempotent."""
-        if self.store is not None and self.journal.created:
-            await self.journal.flush()
-            await self.store.release(self.id)
-        for listener in tuple(self.journal.listeners):
-            if isinstance(listener, EndsWithSession):
-                listener.session_closed()
+        the session (``EndsWithSession``); close the adapters built for it (``owned``; their
+        failures to close are not raised). Idempotent."""
+        try:
+            if self.store is not None and self.journal.created:
+                await self.journal.flush()
+                await self.store.release(self.id)
+            for listener in tuple(self.journal.listeners):
+                if isinstance(listener, EndsWithSession):
+                    listener.session_closed()
+        finally:
+            owned, self._owned = self._owned, ()
+            for resource in owned:
+                with contextlib.suppress(Exception):
+                    await resource.aclose()
 
     async def __aenter__(self) -> Session:
         return self
@@ -337,7 +402,7 @@ class Session:
             labels=self.labels,
         )
 
-    def _related(
+    def related(
         self,
         agent: Agent,
         *,
@@ -348,16 +413,10 @@ class Session:
         delegation: bool = True,
     ) -> Session:
         """A session on this one's ports with this one as its parent (a child or a fork);
-        ``state`` given means it is already stored."""
-        return Session(
+        ``state`` given means it is already stored. This session keeps owning the adapters."""
+        return Session.from_ports(
             agent,
-            model=self.model,
-            executor=self.executor,
-            clock=self.clock,
-            store=self.store,
-            signals=signals,
-            approver=self.approver,
-            databases=self.databases,
+            self.ports.for_child(signals=signals),
             session_id=session_id,
             state=state,
             created=state is not None,
@@ -365,3 +424,23 @@ class Session:
             labels=labels,
             delegation=delegation,
         )
+
+
+async def stream_events(
+    run: Callable[[Listener], Coroutine[Any, Any, object]], cancel: Callable[[], None]
+) -> AsyncIterator[ev.Event]:
+    """Start ``run(listener)`` and yield every event its listener receives, then its outcome
+    (an exception it raised is raised here). Leaving the loop early calls ``cancel`` and waits
+    for the run to stop: ``Session.stream``, and a wrapper whose ``run`` adds to the domain's."""
+    queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
+    task = asyncio.create_task(run(queue.put_nowait))
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (item := await queue.get()) is not None:
+            yield item
+        await task
+    finally:
+        if not task.done():
+            cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -57,17 +57,22 @@ class ChildSession(Protocol):
 
 
 class ParentSession(Protocol):
-    """What this module uses of the parent session: its ports and state, the run in progress
-    (``_tally``, None between runs) and how it builds a session on its own ports."""
+    """What this module uses of the parent session (its public API): its ports and state, the
+    run in progress (``current_run``, None between runs) and how it builds a session on its
+    own ports (``related``)."""
 
     agent: Agent
     clock: Clock
     state: State
     store: SessionStore | None
     journal: Journal
-    _tally: RunTally | None
 
-    def _related(
+    @property
+    def current_run(self) -> RunTally | None:
+        """The tally of the parent's run in progress."""
+        ...
+
+    def related(
         self,
         agent: Agent,
         *,
@@ -80,9 +85,9 @@ class ParentSession(Protocol):
 
 
 class SubAgents:
-    """The children of one parent session (its ``ChildRunner`` and ``ChildResumer``). Part
-    of the session: it reads the parent's current run (``_tally``) and builds children on the
-    parent's ports (``_related``)."""
+    """The children of one parent session (its ``ChildRunner`` and ``ChildResumer``): it reads
+    the parent's current run (``current_run``) and builds children on the parent's ports
+    (``related``)."""
 
     def __init__(self, parent: ParentSession) -> None:
         self._parent = parent
@@ -136,10 +141,10 @@ class SubAgents:
         agent = parent.agent.without_tools("delegate")
         if agent.config.output_schema is not None:
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, output_schema=None))
-        if (tally := parent._tally) is not None:
+        if (tally := parent.current_run) is not None:
             budget = remaining_budget(agent.config.budget, tally.usage + tally.child_usage)
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, budget=budget))
-        child = parent._related(agent, session_id=session_id, state=state, delegation=False)
+        child = parent.related(agent, session_id=session_id, state=state, delegation=False)
         for listener in parent.journal.listeners:  # e.g. tracing: the child's spans nest in ours
             if isinstance(listener, FollowsChildren):
                 child.journal.listeners.append(listener.for_child(child.id))
@@ -162,7 +167,7 @@ class SubAgents:
         parent = self._parent
         if result.status is RunStatus.AWAITING_APPROVAL and parent.store is None:
             self._waiting[child.id] = child
-        if (tally := parent._tally) is not None:
+        if (tally := parent.current_run) is not None:
             tally.child_usage = tally.child_usage + result.usage
         return ChildOutcome.from_result(result, rejected=rejected[-1] if rejected else "")
 

@@ -17,7 +17,7 @@ from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel, ContextMeter
 from rho_domain.ports.signals import Directive, SignalSource
 from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
-from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
 __all__ = [
     "ApprovalAnswer",
@@ -41,6 +41,7 @@ __all__ = [
     "SessionStore",
     "SheetInfo",
     "SignalSource",
+    "SignalingStore",
     "SpreadsheetReader",
     "TableInfo",
 ]

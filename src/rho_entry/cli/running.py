@@ -43,31 +43,23 @@ async def open_session(
     approver: TerminalApprover | None,
 ) -> Session:
     """A new session for ``launch``, or the resumed one (flags given override its config)."""
-    from rho_entry.facade import Agent, Session
+    from rho_entry.facade import Agent, open_session
     from rho_entry.otel import instrument_if_configured
 
-    if launch.resume:
-        session = await Session.resume(
-            launch.resume,
-            store=store,
-            authority=resume_authority(launch),
-            approver=approver,
-            on_event=renderer,
-            interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
-        )
-        # the REPL keeps -y in its approver (so /approve off can take it back): on, it is
-        # given again, and nothing was withheld to report
-        if approver is None or not approver.auto:
-            for notice in session.resume_notices:
-                renderer.notice(notice, "yellow")
-    else:
-        session = Session(
-            Agent(launch.settings.config),
-            store=store,
-            approver=approver,
-            on_event=renderer,
-            interrupt_on_approval=False,
-        )
+    session = await open_session(
+        None if launch.resume else Agent(launch.settings.config),
+        resume=launch.resume or None,
+        store=store,
+        authority=resume_authority(launch) if launch.resume else None,
+        approver=approver,
+        on_event=renderer,
+        interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
+    )
+    # the REPL keeps -y in its approver (so /approve off can take it back): on, it is
+    # given again, and nothing was withheld to report
+    if approver is None or not approver.auto:
+        for notice in session.resume_notices:
+            renderer.notice(notice, "yellow")
     # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`).
     instrument_if_configured(session)
     return session

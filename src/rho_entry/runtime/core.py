@@ -47,7 +47,7 @@ from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
 from rho_domain.state import State
 from rho_entry.approval_callback import ApprovalCallback
-from rho_entry.facade import Session
+from rho_entry.facade import Session, open_session
 from rho_entry.runtime.handle import AgentHandle
 
 if TYPE_CHECKING:
@@ -315,7 +315,7 @@ class AgentRuntime:
         session = await self._open(
             self._own_id, False, listener, labels, output_schema, state=self._own_state
         )
-        self._own_state = session.state
+        self._own_state = session.domain.state
         return session
 
     async def _open(
@@ -336,12 +336,13 @@ class AgentRuntime:
             interrupt_on_approval=False,
         )
         schema = {} if output_schema is None else {"output_schema": output_schema}
-        if resume:
+        if resume:  # the stored session's id and labels, the resumer's authority
             assert self._store is not None
             authority = self.resume_authority()
             authority = attrs.evolve(authority, given={**authority.given, **schema})
-            session = await Session.resume(
-                session_id,
+            session = await open_session(
+                None,
+                resume=session_id,
                 store=self._store,
                 authority=authority,
                 hooks=self._agent.hooks,  # this runtime's, never the directory's
@@ -353,7 +354,7 @@ class AgentRuntime:
                 agent = attrs.evolve(
                     agent, config=attrs.evolve(agent.config, output_schema=output_schema)
                 )
-            session = Session(
+            session = await open_session(
                 agent,
                 store=self._store,
                 session_id=session_id,

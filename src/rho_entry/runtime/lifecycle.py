@@ -17,6 +17,7 @@ from rho_domain.config import AgentConfig as DomainAgentConfig
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
+from rho_entry.agent import definition_of
 from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.config.home import config_dir
 from rho_entry.facade import Agent
@@ -35,7 +36,7 @@ __all__ = [
 
 
 def create_runtime(
-    config: DomainAgentConfig | DomainAgent | None = None,
+    config: DomainAgentConfig | DomainAgent | Agent | None = None,
     *,
     store: SessionStore | None = None,
     max_concurrent: int = 32,
@@ -67,7 +68,7 @@ def create_runtime(
     session's working directory must lie in.
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
-    agent = config if isinstance(config, DomainAgent) else Agent(config)
+    agent = definition_of(config if isinstance(config, Agent | DomainAgent) else Agent(config))
     profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))
     return AgentRuntime(
         agent,
