@@ -261,6 +261,7 @@ def build_executor(
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         extra_read_roots=profile.extra_read_roots,
+        read_outside=profile.read_outside_workspace,
         protected_paths=tuple(str(p) for p in _store_paths(store)),
         base_env=os.environ,  # read as each command starts
         secret_locations=secret,
@@ -308,6 +309,7 @@ def build_daytona_executor(
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         limits=profile.limits,
+        read_outside=profile.read_outside_workspace,
     )
 
 
