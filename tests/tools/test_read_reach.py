@@ -296,3 +296,29 @@ def test_the_rule_and_the_guard_agree() -> None:
     assert allow.refusal("/tmp/x") is not None
     assert "o=1" in deny.guard_case()
     assert ReadReach().guard_case() == ""
+
+
+@needs_bwrap
+async def test_deny_runs_a_program_linked_from_outside_the_system_directories(
+    rig: dict[str, Path],
+) -> None:
+    """``/usr/local/bin/rg`` may be a link into ``/opt``: the confined sandbox shows the real
+    directory of the program a stage runs (and of xargs's target), nothing else there."""
+    opt = rig["base"] / "opt" / "bin"
+    links = rig["base"] / "links"
+    opt.mkdir(parents=True, exist_ok=True)
+    links.mkdir(exist_ok=True)
+    shutil.copy2("/usr/bin/head", opt / "head")
+    (opt / "data.txt").write_text(f"{MARK}\n")  # beside the program: never named, never read
+    if not (links / "head").is_symlink():
+        (links / "head").symlink_to(opt / "head")
+    executor = LocalExecutor(
+        str(rig["ws"]), sandbox=True, search_path=(str(links), "/usr/bin", "/bin")
+    )
+    out = await call_tool(*shell("head -n 1 a.txt"), executor)
+    assert out.startswith("plain text"), out
+    out = await call_tool(*shell("echo a.txt | xargs head -n 1"), executor)
+    assert out.startswith("plain text"), out
+    refused = await call_tool(*shell(f"head {opt}/data.txt"), executor)
+    assert MARK not in refused
+    assert DENIED in refused

@@ -167,15 +167,20 @@ class CommandRunner:
         env: Mapping[str, str] | None = None,
         *,
         seccomp: bool = False,
+        programs: Sequence[str] = (),
     ) -> tuple[str, ...]:
         """The argv prefix that runs a program in the sandbox in ``cwd`` with ``env`` (the
         restricted environment by default); empty without a sandbox. With ``seccomp`` (the
-        commands themselves; ``_spawn`` provides the filter) no socket can be opened."""
+        commands themselves; ``_spawn`` provides the filter) no socket can be opened.
+        ``programs``: the programs the stage runs, whose real directories a confined sandbox
+        shows too (``/usr/local/bin/rg`` may be a link into ``/opt``)."""
         if not await self.sandboxed():
             return ()
         program = self.resolve("bwrap")
         assert program is not None
-        args = await asyncio.to_thread(self._bwrap_args, cwd, binds, env, seccomp=seccomp)
+        args = await asyncio.to_thread(
+            self._bwrap_args, cwd, binds, env, seccomp=seccomp, programs=programs
+        )
         return (program, *args, "--")
 
     def _bwrap_args(
@@ -185,12 +190,14 @@ class CommandRunner:
         env: Mapping[str, str] | None = None,
         *,
         seccomp: bool = False,
+        programs: Sequence[str] = (),
     ) -> list[str]:
         """Arguments for bwrap (see ``sandbox.py``): this runner's roots shown, every secret
         found below them hidden (scanned now: listings are reused while unchanged)."""
+        real_dirs = tuple(os.path.dirname(os.path.realpath(p)) for p in programs)
         view = bwrap.layout(
             self.visible_roots,
-            self.search_path,
+            (*self.search_path, *real_dirs),
             self.policy,
             confined=self.reach.outside is OutsideReads.DENY and bool(self.reach.closed),
         )
@@ -370,7 +377,11 @@ class CommandRunner:
             hardened = self._resolve_xargs_target(hardened)
         full = (program, *hardened[1:])
         env = self._stage_env(git_env)
-        return (*await self.sandbox_prefix(cwd, binds, env, seccomp=True), *full)
+        # The programs this stage execs: its own and, for xargs, the guard's shell and the
+        # target (words that are exactly a search-path program's resolved path).
+        ran = (program, *(w for w in hardened[1:] if w == self.resolve(os.path.basename(w))))
+        prefix = await self.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
+        return (*prefix, *full)
 
     def _refuse_blobs(
         self,
