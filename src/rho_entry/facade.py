@@ -335,6 +335,11 @@ class Session(domain_session.Session):
         """What a resumed session did not inherit from its directory (auto-approval)."""
         return self._notices
 
+    def close_with(self, resource: Any) -> None:
+        """Close ``resource`` (an adapter the caller built and passed in, such as a sandbox
+        executor) when this session closes, as the adapters it created itself."""
+        self._owned = (*self._owned, resource)
+
     async def close(self) -> None:
         """Persist, release the store lock, and close the adapters this session created."""
         try:

@@ -281,10 +281,17 @@ def say_unprotected(notice: str | None) -> None:
 
 
 def build_daytona_executor(
-    config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
+    config: AgentConfig,
+    profile: PermissionProfile,
+    environ: Mapping[str, str],
+    *,
+    snapshot: str | None = None,
+    dockerfile: str | None = None,
 ) -> Executor:
     """A Daytona sandbox executor. The sandbox enforces the same profile as a local one;
-    host paths (extra read roots, the session directory) mean nothing there."""
+    host paths (extra read roots, the session directory) mean nothing there. ``snapshot`` or
+    ``dockerfile`` (its text; ``--snapshot``, ``--dockerfile``) replace the environment's
+    image and snapshot."""
     from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
 
     api_key = environ.get("DAYTONA_API_KEY")
@@ -302,6 +309,8 @@ def build_daytona_executor(
         image=environ.get("RHO_AGENT_DAYTONA_IMAGE") or None,
         snapshot=environ.get("RHO_AGENT_DAYTONA_SNAPSHOT") or None,
     )
+    if snapshot is not None or dockerfile is not None:
+        settings = attrs.evolve(settings, snapshot=snapshot, dockerfile=dockerfile, image=None)
     if remote_dir := environ.get("RHO_AGENT_DAYTONA_WORKING_DIR"):
         settings = attrs.evolve(settings, working_dir=remote_dir)
     return DaytonaExecutor(

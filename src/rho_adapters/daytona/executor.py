@@ -50,7 +50,14 @@ from rho_domain.limits import ResourceLimits, limit_hit
 from rho_domain.paths import check_file_path, check_path_text, check_write_mode, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.ports.executor import (
+    Command,
+    CommandResult,
+    Executor,
+    FileInfo,
+    FileKind,
+    FileUpload,
+)
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
@@ -270,6 +277,22 @@ class DaytonaExecutor(Executor):
         if answer.exit_code == _EXISTS:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
         return answer.result.strip() == "replaced"
+
+    async def upload(self, files: Sequence[FileUpload]) -> None:
+        """See ``Executor.upload``: anywhere in the sandbox (a relative path joins the
+        workspace), whatever the profile's write mode; parents are created by the daemon."""
+        pairs: list[tuple[str, bytes]] = []
+        sandbox = await self._ensure()
+        for item in files:
+            check_path_text(item.path)
+            check_file_path(item.path)
+            if reason := write_refusal(item.path):
+                raise SensitivePath(reason)
+            target = posixpath.normpath(posixpath.join(self._roots.root, item.path))
+            if target == self._roots.root:
+                raise ToolError(f"{item.path} is the workspace directory, not a file")
+            pairs.append((target, item.data))
+        await self._api.upload_many(sandbox, pairs)
 
     async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
         """See ``Executor.glob``."""
