@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
-from cli_support import rho
+from cli_support import Terminal, rho
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.daytona.api import UPLOAD_BATCH, create_body
@@ -219,3 +219,26 @@ def test_cli_flag_errors_say_what_to_fix(tmp_path: Path) -> None:
         result = rho("-m", "demo", *args, cwd=tmp_path, home=tmp_path / "home")
         assert result.returncode == 1, args
         assert message in result.stderr, (args, result.stderr)
+
+
+def test_the_repl_uploads_once_into_a_local_workspace(tmp_path: Path) -> None:
+    """A new session of the same REPL (/clear) keeps what the agent changed since."""
+    ws = tmp_path / "work"
+    ws.mkdir()
+    (tmp_path / "a.txt").write_text("original\n")
+    term = Terminal(
+        "-m", "demo", "-w", str(ws), "--upload", f"{tmp_path / 'a.txt'}:seed/a.txt",
+        cwd=tmp_path, home=tmp_path / "home",
+    )  # fmt: skip
+    try:
+        term.expect(r"uploaded 1 file\(s\)")
+        term.expect(r"/help for commands")
+        (ws / "seed" / "a.txt").write_text("changed by the agent\n")
+        term.send("/clear\r")
+        term.expect(r"\n> ")
+        term.send("/exit\r")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    assert (ws / "seed" / "a.txt").read_text() == "changed by the agent\n"
+    assert term.output.count("uploaded 1 file(s)") == 1
