@@ -13,6 +13,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
+from rho_domain.reach import OutsideReads
 
 
 class ShellMode(Enum):
@@ -72,6 +73,9 @@ class PermissionProfile:
     GRANULAR mode only: every call of those tools asks, beside the calls DANGEROUS asks about.
     ``denied_tools`` are never run.
     ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
+    ``read_outside_workspace``: whether reading tools (file tools, shell readers, the sandbox's
+    view) may read the rest of the machine; ``deny`` (the default): the workspace and the read
+    roots only. Secrets are refused either way (``rho_domain.reach``).
     ``limits`` bound every command the executor starts (memory, CPU, output; see
     ``rho_domain.limits``).
     """
@@ -88,6 +92,7 @@ class PermissionProfile:
     shell_timeout: float = 120.0
     bash_only: bool = False
     extra_read_roots: tuple[str, ...] = ()
+    read_outside_workspace: OutsideReads = OutsideReads.DENY
     limits: ResourceLimits = attrs.field(factory=readonly_limits)
 
     @property

@@ -15,7 +15,7 @@ what the profile grants, axis by axis:
   those three) grants what the same profile with ``dangerous`` grants (sessions stored before
   developer became granular). Fewer ``dangerous_patterns`` or ``denied_tools`` grant more;
 - tools: ``bash_only`` grants less; every ``extra_read_roots`` entry must be one the limit
-  has too.
+  has too, and ``read_outside_workspace: allow`` grants more than ``deny``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from rho_domain.permissions import (
     ShellMode,
     builtin_profile,
 )
+from rho_domain.reach import OutsideReads
 from rho_domain.tools.factory import dangerous_on_every_call
 
 _SHELL = (ShellMode.RESTRICTED, ShellMode.UNRESTRICTED)
@@ -82,6 +83,11 @@ def excess(profile: PermissionProfile, limit: PermissionProfile) -> tuple[str, .
         )
     if limit.bash_only and not profile.bash_only:
         out.append("tools besides bash")
+    if (
+        profile.read_outside_workspace is OutsideReads.ALLOW
+        and limit.read_outside_workspace is OutsideReads.DENY
+    ):
+        out.append("reads outside the workspace: allow (the limit is deny)")
     roots = [r for r in profile.extra_read_roots if r not in limit.extra_read_roots]
     if roots:
         out.append(f"extra read roots: {', '.join(roots)}")

@@ -318,6 +318,11 @@ class Session:
         """What a resumed session did not inherit from its directory (auto-approval)."""
         return self._notices
 
+    def close_with(self, resource: Any) -> None:
+        """Close ``resource`` (an adapter the caller built and passed in, such as a sandbox
+        executor) when this session closes, as the adapters it created itself."""
+        self.domain.close_with(resource)
+
     async def close(self) -> None:
         """Persist, release the store lock, and close the adapters this session created."""
         await self.domain.close()

@@ -259,6 +259,7 @@ def build_executor(
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         extra_read_roots=profile.extra_read_roots,
+        read_outside=profile.read_outside_workspace,
         protected_paths=tuple(str(p) for p in _store_paths(store)),
         base_env=env,  # read as each command starts (os.environ stays live)
         secret_locations=secret,
@@ -278,10 +279,17 @@ def say_unprotected(notice: str | None) -> None:
 
 
 def build_daytona_executor(
-    config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
+    config: AgentConfig,
+    profile: PermissionProfile,
+    environ: Mapping[str, str],
+    *,
+    snapshot: str | None = None,
+    dockerfile: str | None = None,
 ) -> Executor:
     """A Daytona sandbox executor. The sandbox enforces the same profile as a local one;
-    host paths (extra read roots, the session directory) mean nothing there."""
+    host paths (extra read roots, the session directory) mean nothing there. ``snapshot`` or
+    ``dockerfile`` (its text; ``--snapshot``, ``--dockerfile``) replace the environment's
+    image and snapshot."""
     from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
 
     api_key = environ.get("DAYTONA_API_KEY")
@@ -299,6 +307,8 @@ def build_daytona_executor(
         image=environ.get("RHO_AGENT_DAYTONA_IMAGE") or None,
         snapshot=environ.get("RHO_AGENT_DAYTONA_SNAPSHOT") or None,
     )
+    if snapshot is not None or dockerfile is not None:
+        settings = attrs.evolve(settings, snapshot=snapshot, dockerfile=dockerfile, image=None)
     if remote_dir := environ.get("RHO_AGENT_DAYTONA_WORKING_DIR"):
         settings = attrs.evolve(settings, working_dir=remote_dir)
     return DaytonaExecutor(
@@ -306,6 +316,7 @@ def build_daytona_executor(
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         limits=profile.limits,
+        read_outside=profile.read_outside_workspace,
     )
 
 

@@ -153,6 +153,8 @@ def _run_trial(tmp_path: Path, server: LoopbackServer, path_prefix: str = "") ->
         "HOME": str(tmp_path / "home"),
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_API_KEY": "sk-test",
+        # the sources under test (a worktree's), as the preamble of every test run sets
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
     for command in (run, export):
         done = subprocess.run(
@@ -179,7 +181,7 @@ def test_the_command_lines_run_and_leave_the_atif_trajectory_in_the_logs(tmp_pat
     assert events[-1]["kind"] == "result"
     assert events[-1]["status"] == "completed"
     trajectory = json.loads((logs / harbor.TRAJECTORY).read_text())  # `export --format atif`
-    assert trajectory["schema_version"] == "ATIF-v1.4"
+    assert trajectory["schema_version"] == "ATIF-v1.8"
     assert trajectory["session_id"] == events[-1]["session_id"]
     calls = [c for step in trajectory["steps"] for c in step.get("tool_calls") or []]
     assert [c["function_name"] for c in calls] == ["write"]

@@ -303,6 +303,11 @@ class Session:
         await self.journal.create(self._record())
         await self.journal.flush()
 
+    def close_with(self, resource: Closeable) -> None:
+        """Close ``resource`` (an adapter the caller built for this session, such as a sandbox
+        executor) when this session closes, as the adapters in ``owned``."""
+        self._owned = (*self._owned, resource)
+
     async def close(self) -> None:
         """Persist anything pending and release the store's lock; tell listeners that end with
         the session (``EndsWithSession``); close the adapters built for it (``owned``; their

@@ -12,6 +12,7 @@ from rho_domain.ports.executor import (
     Executor,
     FileInfo,
     FileKind,
+    FileUpload,
 )
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel, ContextMeter
@@ -34,6 +35,7 @@ __all__ = [
     "Executor",
     "FileInfo",
     "FileKind",
+    "FileUpload",
     "LineSearcher",
     "QueryResult",
     "SessionInfo",

@@ -18,7 +18,7 @@ from rho_domain.errors import ConfigError, ModelError, RhoError
 from rho_domain.ports.store import SessionStore
 from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
-from rho_entry.cli import exit_codes
+from rho_entry.cli import exit_codes, transfers
 from rho_entry.cli.answers import apply_answers
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch, prepare
@@ -159,9 +159,15 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
                 if session.last_result is None:
                     raise
                 result = session.last_result
+        # --download: before the sandbox goes with the session
+        failed_downloads = await transfers.download(
+            session.executor, launch.transfers, lambda text: renderer.notice(text, "yellow")
+        )
     finally:
         await session.close()
     code = result_code(result)
+    if failed_downloads and code == exit_codes.OK:
+        code = exit_codes.USAGE  # the answer is there, a file asked for is not
     rejected = rejected_last(session, result)
     if rejected is not None:
         code = exit_codes.REJECTED

@@ -2,8 +2,8 @@
 
 ``rho`` (default): ``{"session": <meta.json>, "config": <config.yaml>, "events": [<every trace
 event>]}``; events are validated through the codec (a torn last line is skipped with a warning
-on stderr). ``atif``: Harbor's ATIF v1.4 trajectory (``rho_adapters.atif``); delegated child
-sessions are referenced by id (export each with its own id).
+on stderr). ``atif``: Harbor's ATIF v1.8 trajectory (``rho_adapters.atif``); each delegated
+child session is embedded in ``subagent_trajectories`` and referred to by ``trajectory_id``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from rho_domain.errors import RhoError, StoreError
+from rho_domain.events import Event, ToolEnded
 from rho_entry.terminal_text import json_visible, visible
 from rho_entry.usage import UsageParser
 
@@ -30,7 +31,7 @@ def main(argv: Sequence[str]) -> int:
         "--format",
         choices=("rho", "atif"),
         default="rho",
-        help="rho: the trace as stored (default); atif: Harbor's ATIF v1.4 trajectory",
+        help="rho: the trace as stored (default); atif: Harbor's ATIF v1.8 trajectory",
     )
     try:
         ns = parser.parse_args(list(argv))
@@ -79,27 +80,52 @@ def export_session(ref: str, directory: str | None = None) -> dict[str, object]:
 
 
 def export_atif(ref: str, directory: str | None = None) -> dict[str, object]:
-    """The ATIF v1.4 trajectory of one session (model name from its first model call, else
-    meta.json)."""
+    """The ATIF v1.8 trajectory of one session (model name from its first model call, else
+    meta.json), its delegated children embedded (each read from its own session directory;
+    one that is gone is named in the result's ``extra``)."""
     import warnings
 
     from rho_adapters.atif import trajectory
-    from rho_adapters.store.layout import read_meta, resolve
+    from rho_adapters.store.layout import SessionPaths, read_meta, resolve
     from rho_adapters.store.trace import read_trace
     from rho_entry.cli.monitor import sessions_root
     from rho_entry.version import VERSION
 
-    paths = resolve(sessions_root(directory), ref)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the store logs the torn line; do not print it twice
-        events = read_trace(paths.trace).events
-    model = read_meta(paths).get("model")
-    return trajectory(
-        events,
-        session_id=paths.id,
-        agent_version=VERSION,
-        model_name=None if any(e.kind == "llm_end" for e in events) else _text(model),
-    )
+    def document(paths: SessionPaths, depth: int) -> dict[str, object]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the store logs the torn line; do not print it twice
+            events = read_trace(paths.trace).events
+        children: dict[str, dict[str, object]] = {}
+        for child in _child_ids(events) if depth < _MAX_DEPTH else ():
+            # A child is a sibling directory named exactly by its id (the trace is data: never
+            # a prefix, "latest" or a path), and never a link.
+            found = paths.dir.parent / child
+            if not found.is_symlink() and (found / "trace.jsonl").is_file():
+                children[child] = document(SessionPaths(found), depth + 1)
+        model = read_meta(paths).get("model")
+        return trajectory(
+            events,
+            session_id=paths.id,
+            agent_version=VERSION,
+            model_name=None if any(e.kind == "llm_end" for e in events) else _text(model),
+            children=children,
+        )
+
+    return document(resolve(sessions_root(directory), ref), 0)
+
+
+# Delegation is one level deep; a stored trace claiming more is not followed further.
+_MAX_DEPTH = 2
+
+
+def _child_ids(events: Sequence[Event]) -> list[str]:
+    """The child session ids a session's delegate results name, in order, once each."""
+    found: dict[str, None] = {}
+    for event in events:
+        child = event.metadata.get("child_session_id") if isinstance(event, ToolEnded) else None
+        if isinstance(child, str) and child and "/" not in child and not child.startswith("."):
+            found[child] = None
+    return list(found)
 
 
 def _text(value: object) -> str | None:

@@ -19,6 +19,7 @@ from rho_domain.config import AgentConfig, Budget
 from rho_domain.errors import ConfigError
 from rho_entry.cli.answers import Answers, answers_from_args
 from rho_entry.cli.budget_flags import given_budget, with_budget
+from rho_entry.cli.transfers import Transfers, parse_transfers
 from rho_entry.config.home import config_dir
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
@@ -68,6 +69,26 @@ class Launch:
     resume: str | None
     overrides: Mapping[str, Any]  # config fields given as flags (applied over a resumed one)
     answers: Answers = Answers()  # --approve/--deny for a resumed session's waiting calls
+    transfers: Transfers = Transfers()  # --upload/--download/--dockerfile/--snapshot
+
+
+def _transfers(args: argparse.Namespace, flags: dict[str, Any]) -> Transfers:
+    """The files to upload and download (``--upload``/``--download``) and the sandbox to
+    build (``--dockerfile``/``--snapshot``, which choose the Daytona backend in ``flags``)."""
+    transfers = parse_transfers(
+        getattr(args, "upload", None) or (),
+        getattr(args, "download", None) or (),
+        dockerfile=getattr(args, "dockerfile", None),
+        snapshot=getattr(args, "snapshot", None),
+        force=bool(args.force),
+    )
+    if transfers.builds_sandbox:
+        if flags.get("backend") not in (None, "daytona"):
+            raise ConfigError(
+                "--dockerfile and --snapshot build a Daytona sandbox: not with --backend local"
+            )
+        flags["backend"] = "daytona"
+    return transfers
 
 
 def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool) -> Launch:
@@ -93,6 +114,7 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         suggested = {**_suggestions(template), **suggested}
         system = str(Path(system).expanduser().resolve())
     flags = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
+    transfers = _transfers(args, flags)
     flags["system_prompt"], flags["vars"] = system, values
     flags["budget"] = budget = given_budget(args)
     with_budget(Budget(), budget)  # a bad limit is named by its flag, now
@@ -117,8 +139,13 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     if not args.resume:
         check_endpoint(settings, env)
     output = Path(args.output).expanduser() if args.output else None
-    if args.force and output is None:  # silently ignored, it would promise what it cannot do
-        raise ConfigError("--force goes with --output FILE (it lets the answer replace FILE)")
+    if args.force and output is None and not transfers.downloads:
+        # silently ignored, it would promise what it cannot do
+        raise ConfigError(
+            "--force goes with --output FILE or --download (it lets them replace a file)"
+        )
+    if transfers.downloads and task is None:
+        raise ConfigError("--download needs a task: it copies files once the run is over")
     if output is not None:
         _check_output(output, force=args.force, interactive=interactive)
         _refuse_overwriting_an_input(output, _input_files(args, home, config_path))
@@ -135,6 +162,7 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         resume=_resume_ref(args.resume),
         overrides=_overrides(settings, flags),
         answers=answers,
+        transfers=transfers,
     )
 
 

@@ -154,6 +154,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent.add_argument("--backend", help="where tools run: local (default)")
     agent.add_argument(
+        "--upload",
+        action="append",
+        default=[],
+        metavar="LOCAL:REMOTE",
+        help="put a file or directory into the sandbox (or workspace) before the run; "
+        "repeatable; secrets are never uploaded",
+    )
+    agent.add_argument(
+        "--download",
+        action="append",
+        default=[],
+        metavar="REMOTE:LOCAL",
+        help="copy a file the agent left back here after the run; repeatable",
+    )
+    agent.add_argument(
+        "--dockerfile", metavar="FILE", help="build the Daytona sandbox from FILE (implies daytona)"
+    )
+    agent.add_argument(
+        "--snapshot",
+        metavar="NAME",
+        help="start the Daytona sandbox from a snapshot (implies daytona)",
+    )
+    agent.add_argument(
         "-y",
         "--auto-approve",
         action=argparse.BooleanOptionalAction,
