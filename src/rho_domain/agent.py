@@ -11,6 +11,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.messages import Message, ToolResultMessage, Usage, UserMessage
 from rho_domain.model import ModelRequest, ToolChoice
 from rho_domain.permissions import PermissionProfile
+from rho_domain.ports.tool_source import NO_TOOLS, SourcedTools
 from rho_domain.pricing import PriceTable
 from rho_domain.tools.registry import ToolRegistry
 
@@ -20,8 +21,13 @@ class Agent:
     """Config, resolved profile, tools and rendered system prompt. Holds no conversation.
 
     The registry is fixed for the agent's lifetime, so the tool list (and the prompt prefix
-    that model servers cache) never changes under a running session. ``prices`` gives a
-    model call its cost when the server reports none (``priced``).
+    that model servers cache) never changes under a running session, except for the tools a
+    ``ToolSource`` serves (MCP servers). ``prices`` gives a model call its cost when the
+    server reports none (``priced``).
+
+    ``sourced`` are the tools and instructions the session's tool source served when it last
+    asked: they are part of ``registry``, and their instructions follow the system prompt in
+    every request (``full_system_prompt``); ``with_sourced`` swaps them between model calls.
     """
 
     config: AgentConfig
@@ -29,6 +35,7 @@ class Agent:
     registry: ToolRegistry
     system_prompt: str
     prices: PriceTable | None = None
+    sourced: SourcedTools = NO_TOOLS
 
     def __attrs_post_init__(self) -> None:
         choice = self.config.tool_choice
@@ -55,7 +62,7 @@ class Agent:
                 tool_choice = "auto"
         return ModelRequest(
             model=config.model,
-            system=self.system_prompt,
+            system=self.full_system_prompt,
             messages=tuple(messages),
             tools=self.registry.specs(),
             tool_choice=tool_choice,
@@ -64,6 +71,28 @@ class Agent:
             service_tier=config.service_tier,
             max_output_tokens=config.max_output_tokens,
             temperature=config.temperature,
+        )
+
+    @property
+    def full_system_prompt(self) -> str:
+        """The system prompt with the sourced instructions (MCP servers') after it."""
+        if not self.sourced.instructions:
+            return self.system_prompt
+        return "\n\n".join((self.system_prompt, *self.sourced.instructions))
+
+    def with_sourced(self, sourced: SourcedTools) -> Agent:
+        """This agent with ``sourced`` in place of the tools its source served before. A
+        sourced tool never replaces one of the agent's own (same name: the own one stays)."""
+        own = self.registry.without(*(h.name for h in self.sourced.handlers))
+        fresh = [h for h in sourced.handlers if h.name not in own]
+        # a domain Agent, built explicitly: evolving a facade Agent would rebuild it
+        return Agent(
+            config=self.config,
+            profile=self.profile,
+            registry=own.with_tools(*fresh),
+            system_prompt=self.system_prompt,
+            prices=self.prices,
+            sourced=sourced,
         )
 
     def without_tools(self, *names: str) -> Agent:
@@ -81,6 +110,7 @@ class Agent:
             registry=self.registry.without(*names),
             system_prompt=self.system_prompt,
             prices=self.prices,
+            sourced=self.sourced,
         )
 
     def priced(self, usage: Usage, model: str) -> Usage:

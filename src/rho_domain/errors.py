@@ -30,6 +30,9 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │       ├── SensitivePath
     │       ├── CommandRefused       restricted shell refused a command line
     │       └── StatementRefused     read-only SQL refused a statement
+    │   └── McpError                 an MCP server failed a call; names the server
+    │       ├── McpTimeout           no answer within a timeout; names the setting
+    │       └── McpProtocolError     the server broke JSON-RPC or MCP
     ├── ExecutorError                the executor failed (not the command: the machinery)
     ├── DatabaseError                a driver or connection failure
     ├── StoreError                   the session store failed
@@ -206,6 +209,23 @@ class StatementRefused(PermissionDenied):
     def __init__(self, message: str, *, by: Literal["check", "engine"] = "check") -> None:
         super().__init__(message)
         self.by = by
+
+
+class McpError(ToolError):
+    """An MCP server could not serve a call (not started, exited, answered an error). The
+    message names the server; ``server`` is its name."""
+
+    def __init__(self, message: str, *, server: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class McpTimeout(McpError):
+    """An MCP server gave no answer in time; the message names the setting to raise."""
+
+
+class McpProtocolError(McpError):
+    """An MCP server sent something that is not JSON-RPC 2.0 or not MCP."""
 
 
 class ExecutorError(RhoError):

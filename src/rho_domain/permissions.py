@@ -7,12 +7,14 @@ YAML at the entry layer and arrive here as validated ``PermissionProfile`` value
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 
 import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
+from rho_domain.mcp_config import McpServerConfig
 
 
 class ShellMode(Enum):
@@ -74,6 +76,9 @@ class PermissionProfile:
     ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
     ``limits`` bound every command the executor starts (memory, CPU, output; see
     ``rho_domain.limits``).
+    ``mcp_servers`` are MCP servers the profile defines or names (an entry with neither
+    command nor url names the agent config's server): a read-only profile starts no other
+    (``mcp_config.servers_to_start``).
     """
 
     name: str
@@ -89,6 +94,7 @@ class PermissionProfile:
     bash_only: bool = False
     extra_read_roots: tuple[str, ...] = ()
     limits: ResourceLimits = attrs.field(factory=readonly_limits)
+    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict)
 
     @property
     def read_only(self) -> bool:

@@ -32,6 +32,7 @@ from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore
+from rho_domain.ports.tool_source import ToolSource
 from rho_domain.run import (
     RunResult,
     RunStatus,
@@ -43,13 +44,16 @@ from rho_domain.run_boundaries import begin_run, end_run
 from rho_domain.state import State
 from rho_domain.sub_agents import SubAgents
 from rho_domain.tool_batch import ToolBatch
+from rho_domain.tool_refresh import refresh_tools
 
 
 class Session:
     """The execution context of an agent: runs prompts, keeps State, obeys signals.
 
     All ports are passed in (``rho_entry.Session`` wires defaults). ``state`` with
-    ``created=True`` resumes a stored session. One run at a time.
+    ``created=True`` resumes a stored session. One run at a time. ``tool_source`` serves
+    tools that may change (MCP servers): ``agent`` then includes the ones it served last,
+    taken at each run's start and before each model call (``tool_refresh``).
     """
 
     def __init__(
@@ -70,8 +74,10 @@ class Session:
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
         delegation: bool = True,
+        tool_source: ToolSource | None = None,
     ) -> None:
-        self.agent = agent
+        self._agent = agent
+        self.tool_source = tool_source
         self.model = model
         self.executor = executor
         self.clock = clock
@@ -103,6 +109,11 @@ class Session:
         self._running = False
         self._tally: RunTally | None = None
         self.last_result: RunResult | None = None
+
+    @property
+    def agent(self) -> Agent:
+        """The agent, with the tools its ``tool_source`` served when last asked."""
+        return self._agent
 
     # ------------------------------------------------------------------ public API
 
@@ -255,6 +266,7 @@ class Session:
     # ------------------------------------------------------------------ the loop
 
     async def _drive(self, prompt: str | None, tally: RunTally, max_turns: int | None) -> RunStatus:
+        await self._refresh_tools()
         await check_window(self.agent, self.model)
         if self.state.pending_calls:
             outcome = await self.tools.resume(superseded=prompt is not None)
@@ -281,6 +293,7 @@ class Session:
                 return RunStatus.CANCELLED
             await auto_compact(self.agent, self.model, self.journal)
             await self.control.apply_directives(after=self.state.directive_offset)
+            await self._refresh_tools()
             turns += 1
             message = await call_model(self.agent, self.model, self.journal, self.control, tally)
             if message is None:
@@ -290,6 +303,11 @@ class Session:
                 return RunStatus.COMPLETED
             if (outcome := await self.tools.run(message.tool_calls)) is not None:
                 return outcome
+
+    async def _refresh_tools(self) -> None:
+        if self.tool_source is not None:
+            self._agent = await refresh_tools(self._agent, self.tool_source, self.journal)
+            self.tools.agent = self._agent
 
     def _record(self) -> SessionRecord:
         """The stored session's record, as it is created (on the first run)."""
@@ -328,4 +346,5 @@ class Session:
             parent_id=self.id,
             labels=labels,
             delegation=delegation,
+            tool_source=self.tool_source,
         )

@@ -56,7 +56,11 @@ class ParentSession(Protocol):
     """What this module uses of the parent session: its ports and state, the run in progress
     (``_tally``, None between runs) and how it builds a session on its own ports."""
 
-    agent: Agent
+    @property
+    def agent(self) -> Agent:
+        """The parent's agent, with the tools its tool source served last."""
+        ...
+
     clock: Clock
     state: State
     store: SessionStore | None

@@ -1,0 +1,32 @@
+"""Sourced tools, taken before each run and each model call.
+
+A session with a ``ToolSource`` (MCP servers) asks it for its current tools at the start of
+every run (so pending approvals are judged with them) and before every model call (so a list
+that changed mid-run reaches the next request). The agent is rebuilt only when the source's
+answer changed; a problem the source reports for the first time (a server that did not
+start, or died) is recorded as an ``error`` event, and the run goes on without that
+server's tools.
+"""
+
+from __future__ import annotations
+
+from rho_domain import events as ev
+from rho_domain.agent import Agent
+from rho_domain.journal import Journal
+from rho_domain.ports.tool_source import ToolSource
+
+SOURCE_ERROR = "ToolSourceError"  # the ``error_type`` of a source's problem
+
+
+async def refresh_tools(agent: Agent, source: ToolSource, journal: Journal) -> Agent:
+    """``agent`` with the source's current tools: ``agent`` itself when they did not change."""
+    sourced = await source.current()
+    if sourced is agent.sourced:
+        return agent
+    known = set(agent.sourced.problems)
+    for problem in sourced.problems:
+        if problem not in known:
+            await journal.emit(
+                ev.ErrorOccurred(at=journal.clock.now(), error_type=SOURCE_ERROR, message=problem)
+            )
+    return agent.with_sourced(sourced)
