@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from rho_domain.errors import ConfigError
-from rho_domain.mcp_config import McpServerConfig
+from rho_domain.mcp_config import McpServerConfig, check_servers
 from rho_domain.permissions import PermissionProfile
 
 DEFAULT_MODEL = "gpt-5-mini"
@@ -165,7 +165,7 @@ class AgentConfig:
     max_output_tokens: int | None = None
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
-    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict)
+    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=check_servers)
     auto_approve: bool = False
     context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=_positive)
     auto_compact: bool = True

@@ -106,6 +106,26 @@ class McpServerConfig:
             raise ConfigError(f"{where}.{name}.url: {self.url!r} is not an http(s) URL")
 
 
+def check_servers(
+    _: object, attribute: attrs.Attribute[Any], value: Mapping[str, McpServerConfig]
+) -> None:
+    """Validate an AgentConfig's ``mcp_servers``: each a usable server."""
+    for name, server in value.items():
+        server.check(name, where=attribute.name)
+
+
+def check_named_servers(
+    _: object, attribute: attrs.Attribute[Any], value: Mapping[str, McpServerConfig]
+) -> None:
+    """Validate a profile's ``mcp_servers``: each a usable server or a reference
+    (neither command nor url) to the agent config's server of that name."""
+    for name, server in value.items():
+        if server.is_reference:
+            check_server_name(name, where=attribute.name)
+        else:
+            server.check(name, where=attribute.name)
+
+
 def check_server_name(name: str, *, where: str = "mcp_servers") -> None:
     """Raise ConfigError unless ``name`` can be part of a tool name (letters, digits, ``-``,
     single ``_``; no ``__``, which separates the server from the tool)."""

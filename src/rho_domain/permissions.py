@@ -14,7 +14,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
-from rho_domain.mcp_config import McpServerConfig
+from rho_domain.mcp_config import McpServerConfig, check_named_servers
 
 
 class ShellMode(Enum):
@@ -94,7 +94,9 @@ class PermissionProfile:
     bash_only: bool = False
     extra_read_roots: tuple[str, ...] = ()
     limits: ResourceLimits = attrs.field(factory=readonly_limits)
-    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict)
+    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(
+        factory=dict, validator=check_named_servers
+    )
 
     @property
     def read_only(self) -> bool:

@@ -30,6 +30,7 @@ from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
+from rho_domain.ports.tool_source import ToolSource
 from rho_domain.pricing import PriceTable
 from rho_domain.run import RunResult, RunStatus
 from rho_domain.state import State
@@ -140,6 +141,10 @@ _SETTABLE = frozenset({"approval_callback", "last_result"})
 class Session(domain_session.Session):
     """Runs prompts for an Agent. Use ``async with Session(agent) as s`` or call ``close()``.
 
+    The agent config's MCP servers (``mcp_servers``; under a read-only profile only those
+    the profile names) are started at the first run and stopped at ``close()``; pass
+    ``tool_source=`` to serve tools another way.
+
     Without ``store=``, nothing is written to disk. With a store, every event is persisted and
     ``Session.resume(id, store=...)`` continues the session later or in another process.
 
@@ -172,6 +177,7 @@ class Session(domain_session.Session):
         labels: Mapping[str, str] | None = None,
         approval_callback: ApprovalCallback | None = None,
         interrupt_on_approval: bool = True,
+        tool_source: ToolSource | None = None,
     ) -> None:
         ports = wiring.build_ports(
             agent,
@@ -181,6 +187,7 @@ class Session(domain_session.Session):
             clock=clock,
             signals=signals,
             databases=databases,
+            tool_source=tool_source,
         )
         super().__init__(
             agent,
@@ -197,6 +204,7 @@ class Session(domain_session.Session):
             on_event=on_event,
             parent_id=parent_id,
             labels=labels,
+            tool_source=ports.tool_source,
         )
         if isinstance(self.state, DocumentState):
             # a conversation written by hand (State.add_user_message...) joins the trace

@@ -31,6 +31,7 @@ from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.ports.store import SessionStore
+from rho_domain.ports.tool_source import ToolSource
 from rho_domain.pricing import PriceTable
 from rho_entry.home import config_dir
 
@@ -51,6 +52,7 @@ class Ports:
     signals: SignalSource | None
     databases: Mapping[str, Database]
     owned: tuple[Any, ...]  # adapters created here, closed with the session
+    tool_source: ToolSource | None = None
 
 
 def profile_of(config: AgentConfig) -> PermissionProfile:
@@ -108,8 +110,10 @@ def build_ports(
     signals: SignalSource | None = None,
     databases: Mapping[str, Database] | None = None,
     environ: Mapping[str, str] | None = None,
+    tool_source: ToolSource | None = None,
 ) -> Ports:
-    """Fill every port the caller did not pass."""
+    """Fill every port the caller did not pass. The tool source (MCP servers) is built
+    from the config and the profile when not passed; None when they start no server."""
     env = os.environ if environ is None else environ
     owned: list[Any] = []
     config = agent.config
@@ -128,6 +132,12 @@ def build_ports(
     if databases is None:
         databases = build_databases(config, agent.profile, env)
         owned.extend(databases.values())
+    if tool_source is None:
+        from rho_entry.mcp_servers import build_tool_source
+
+        tool_source = build_tool_source(config, agent.profile, store, env)
+        if tool_source is not None:
+            owned.append(tool_source)
     return Ports(
         model=model,
         executor=executor,
@@ -136,6 +146,7 @@ def build_ports(
         signals=signals,
         databases=databases,
         owned=tuple(owned),
+        tool_source=tool_source,
     )
 
 

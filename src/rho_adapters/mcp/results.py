@@ -19,6 +19,7 @@ from typing import Any
 from rho_domain.tools.truncation import truncate_middle
 
 _FILE_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_MARKER_ROOM = 200  # characters truncate_middle's marker may take
 
 
 def result_text(result: Mapping[str, Any]) -> str:
@@ -43,7 +44,10 @@ def capped(text: str, limit: int, save: Path | None) -> tuple[str, str | None]:
         path = str(save)
         note += f"; the full output is saved in {path}"
     note += "]"
-    return truncate_middle(text, max(limit - len(note), 0)) + note, path
+    # room for truncate_middle's own marker too, so the whole stays within ``limit`` and the
+    # registry's truncation (at the same limit, by default) leaves it alone
+    kept = truncate_middle(text, max(limit - len(note) - _MARKER_ROOM, 1))
+    return kept + note, path
 
 
 def output_file(directory: Path, server: str, tool: str, call_id: str) -> Path:

@@ -117,6 +117,11 @@ class StdioTransport:
             task.cancel()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), _GRACE)
+        # asyncio's Process has no close(); its transport, left open, would close itself when
+        # collected, on a loop that may be gone by then
+        transport = getattr(process, "_transport", None)
+        if transport is not None:
+            transport.close()
 
     def why_gone(self, code: int | None) -> str:
         """``exited with code N`` and the last lines it wrote to stderr."""
