@@ -15,11 +15,11 @@ import subprocess
 import sys
 import time
 
+if os.environ.get("HANG_AT_START") == "1":  # before the SDK's imports, which cost a second
+    time.sleep(3600)
+
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
-
-if os.environ.get("HANG_AT_START") == "1":
-    time.sleep(3600)
 
 server = MCPServer(
     "reference",

@@ -40,13 +40,14 @@ def trace(store_root: Path, session: DomainSession) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-async def test_a_tool_call_end_to_end_with_instructions_schemas_and_the_server_in_the_trace(
+async def test_tool_calls_end_to_end_with_instructions_schemas_a_5_mb_result_and_the_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-agent-secret")
     replies = [
         tool_reply(wire_call("mcp__ref__add", {"a": 2, "b": 3})),
         tool_reply(wire_call("mcp__ref__env", {}, "call_env")),
+        tool_reply(wire_call("mcp__ref__big", {}, "call_big")),
         text_reply("2 + 3 = 5"),
     ]
     store = FileSessionStore(tmp_path / "sessions")
@@ -64,9 +65,17 @@ async def test_a_tool_call_end_to_end_with_instructions_schemas_and_the_server_i
     assert first["messages"][0]["content"].endswith(
         "MCP server ref says:\nTickets live in the tracker; search before you ask."
     )
-    added, env = results(session)
+    added, env, big = results(session)
     assert json.loads(added.content) == {"total": 5}
     assert "OPENAI_API_KEY" not in json.loads(env.content)
+    # 5 MB: capped, the whole saved beside the trace, the run went on
+    saved = tmp_path / "sessions" / session.id / "mcp-output" / "ref__big__call_big.txt"
+    limit = agent.config.tool_output_limit
+    assert len(big.content) <= limit
+    assert big.content.startswith("line 0000000")
+    assert f"the full output is saved in {saved}" in big.content
+    assert len(saved.read_text()) > 5_000_000
+    assert len(server.requests[3]["messages"][-1]["content"]) <= limit
     ends = [e for e in trace(tmp_path / "sessions", session) if e["kind"] == "tool_end"]
     assert ends[0]["metadata"] == {"mcp_server": "ref", "mcp_tool": "add"}
 
@@ -126,25 +135,6 @@ async def test_a_server_that_dies_mid_call_leaves_and_the_run_goes_on(tmp_path: 
     (died,) = results(session)
     assert "'ref' exited (code 3)" in died.content
     assert not any(n.startswith("mcp__") for n in tool_names(server.requests[1]))
-
-
-async def test_a_5_mb_result_is_capped_saved_beside_the_trace_and_the_run_goes_on(
-    tmp_path: Path,
-) -> None:
-    replies = [tool_reply(wire_call("mcp__ref__big", {}, "call_big")), text_reply("big")]
-    store = FileSessionStore(tmp_path / "sessions")
-    with LoopbackServer(replies) as server:
-        agent = Agent(config(server, tmp_path, mcp_servers={"ref": reference()}))
-        async with Session(agent, store=store) as session:
-            result = await session.run("big")
-    assert result.status is RunStatus.COMPLETED, result.error
-    (big,) = results(session)
-    saved = tmp_path / "sessions" / session.id / "mcp-output" / "ref__big__call_big.txt"
-    assert len(big.content) <= agent.config.tool_output_limit
-    assert str(saved) in big.content
-    assert len(saved.read_text()) > 5_000_000
-    sent = server.requests[1]["messages"][-1]["content"]
-    assert len(sent) <= agent.config.tool_output_limit
 
 
 async def test_cancelling_a_run_cancels_the_call_and_close_kills_the_process_group(

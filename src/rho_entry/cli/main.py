@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "fork": "rho_entry.cli.fork",
     "stats": "rho_entry.stats",
     "serve": "rho_entry.server.serve",
+    "mcp": "rho_entry.cli.mcp_list",
 }
 
 
