@@ -11,15 +11,22 @@ from typing import Any
 
 import pytest
 from mcp_support import alive, logged, raw, reference, wait_gone
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from rho_adapters.atif import trajectory
 from rho_adapters.fakes import LoopbackServer, text_reply, tool_reply, wire_call
 from rho_adapters.store import FileSessionStore
+from rho_adapters.store.trace import read_trace
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.messages import ToolResultMessage
 from rho_domain.permissions import readonly_profile
 from rho_domain.ports.approver import ApprovalInterrupt
 from rho_domain.session import Session as DomainSession
 from rho_entry import Agent, AgentConfig, RunStatus, Session
+from rho_entry.otel import traced
+from rho_entry.stats import session_stats
 
 
 def tool_names(request: dict[str, Any]) -> set[str]:
@@ -51,10 +58,14 @@ async def test_tool_calls_end_to_end_with_instructions_schemas_a_5_mb_result_and
         text_reply("2 + 3 = 5"),
     ]
     store = FileSessionStore(tmp_path / "sessions")
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
     with LoopbackServer(replies) as server:
         agent = Agent(config(server, tmp_path, mcp_servers={"ref": reference(env={"A": "1"})}))
         async with Session(agent, store=store) as session:
-            result = await session.run("add 2 and 3")
+            with traced(session, tracer_provider=provider):
+                result = await session.run("add 2 and 3")
     assert result.status is RunStatus.COMPLETED, result.error
     assert result.text == "2 + 3 = 5"
     first = server.requests[0]
@@ -78,14 +89,30 @@ async def test_tool_calls_end_to_end_with_instructions_schemas_a_5_mb_result_and
     assert len(server.requests[3]["messages"][-1]["content"]) <= limit
     ends = [e for e in trace(tmp_path / "sessions", session) if e["kind"] == "tool_end"]
     assert ends[0]["metadata"] == {"mcp_server": "ref", "mcp_tool": "add"}
+    # telemetry, ATIF and OpenTelemetry name each call's server
+    stats = session_stats(session.id, tmp_path / "sessions")
+    assert [(t.name, t.server) for t in stats.tools][:2] == [
+        ("mcp__ref__add", "ref"),
+        ("mcp__ref__env", "ref"),
+    ]
+    events = read_trace(tmp_path / "sessions" / session.id / "trace.jsonl").events
+    steps = trajectory(events, session_id=session.id, agent_version="test")["steps"]
+    mcp_calls = [s["extra"]["mcp_calls"] for s in steps if "mcp_calls" in s.get("extra", {})]
+    assert mcp_calls[0] == {"call_mcp__ref__add": {"server": "ref", "tool": "add"}}
+    (span,) = [s for s in spans.get_finished_spans() if s.name == "execute_tool mcp__ref__add"]
+    assert span.attributes is not None
+    assert (span.attributes["rho.mcp.server"], span.attributes["rho.mcp.tool"]) == ("ref", "add")
 
 
-async def test_a_tool_list_that_changes_mid_session_reaches_the_next_model_call(
+async def test_a_list_changed_mid_session_reaches_the_next_model_call_and_a_child(
     tmp_path: Path,
 ) -> None:
     replies = [
         tool_reply(wire_call("mcp__ref__grow", {})),
         tool_reply(wire_call("mcp__ref__late", {})),
+        tool_reply(wire_call("delegate", {"instruction": "call late"})),
+        tool_reply(wire_call("mcp__ref__late", {}, "call_child")),  # the child's turn
+        text_reply("the child called it"),  # the child's answer
         text_reply("done"),
     ]
     with LoopbackServer(replies) as server:
@@ -96,6 +123,12 @@ async def test_a_tool_list_that_changes_mid_session_reaches_the_next_model_call(
     assert "mcp__ref__late" not in tool_names(server.requests[0])
     assert "mcp__ref__late" in tool_names(server.requests[1])
     assert results(session)[1].content == "late tool says hi"
+    # the child asks the same source: it sees the grown list and calls the same server
+    child_request = server.requests[3]
+    assert "delegate" not in tool_names(child_request)
+    assert "mcp__ref__late" in tool_names(child_request)
+    assert server.requests[4]["messages"][-1]["content"] == "late tool says hi"
+    assert "the child called it" in results(session)[2].content
 
 
 async def test_a_server_hanging_at_start_and_one_hanging_in_a_call_end_within_their_timeouts(
