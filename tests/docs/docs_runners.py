@@ -34,6 +34,7 @@ from rho_domain.sql import classify, dialect, tokenize
 from rho_entry import AgentConfig
 from rho_entry.config_files import load_profile_file
 from rho_entry.databases_config import load_databases_file
+from rho_entry.mcp_servers import load_mcp_servers
 from rho_entry.prices import read_prices
 from rho_entry.templates import parse_template, render_template
 
@@ -72,6 +73,7 @@ EXPECTED_OUTPUT: dict[tuple[str, str], str] = {
         "202 event: run_start event: run_end"
     ),
     ("README.md", "Fork a session from a point in the past"): "Marseille is.",
+    ("mcp.md", "From the library"): "completed",
 }
 
 # Commands that exit with something other than 0 when they do what the docs say.
@@ -85,6 +87,9 @@ EXPECTED_EXIT: dict[str, int] = {
 # What the last line a command prints must contain, where its comment promises it.
 EXPECTED_LAST_LINE: dict[str, str] = {
     'rho-agent --json "count TODOs" | jq -c .': '"kind":"result"',
+    "rho-agent mcp list --mcp-config mcp.yaml --profile ops.yaml": (
+        "mcp__tickets__close_ticket  dangerous"
+    ),
     'curl -sfN localhost:8765/api/sessions -H "Authorization: Bearer $(cat '
     '"${RHO_AGENT_HOME:-$HOME/.config/rho-agent}/server/127.0.0.1-8765.token")" '
     "-H 'Content-Type: application/json' -H 'Accept: text/event-stream' "
@@ -99,6 +104,7 @@ def run_python(block: Block, env: DocsEnv) -> None:
     """Run the block in a fresh interpreter in the workspace; a block defining ``test_*``
     functions is a test file and runs under pytest, as a reader would run it."""
     name = f"{block.doc.stem}_{block.line}".replace("-", "_").lower()
+    _write_titled_files(block, env)  # a program the block starts (docs/mcp.md's server)
     is_test = re.search(r"^(async )?def test_", block.text, re.MULTILINE) is not None
     script = env.scratch / (f"test_{name}.py" if is_test else f"{name}.py")
     script.write_text(block.text, encoding="utf-8")
@@ -293,7 +299,7 @@ def _output(done: subprocess.CompletedProcess[str]) -> str:
 
 def load_yaml(block: Block, env: DocsEnv) -> None:
     """Load the block with the loader for what it is: a databases.yaml (one ``databases``
-    key), a prices.yaml (``version`` and ``models``), an AgentConfig file (a key only
+    key), an MCP config (one ``mcp_servers`` key), a prices.yaml (``version`` and ``models``), an AgentConfig file (a key only
     AgentConfig has: model, ...), else a profile."""
     data = yaml.safe_load(block.text)
     assert isinstance(data, dict), f"{block.where}: not a mapping"
@@ -304,6 +310,8 @@ def load_yaml(block: Block, env: DocsEnv) -> None:
     try:
         if set(data) == {"databases"}:
             assert load_databases_file(path), f"{block.where}: no database aliases"
+        elif set(data) == {"mcp_servers"}:
+            assert load_mcp_servers(path), f"{block.where}: no MCP servers"
         elif set(data) == {"version", "models"}:
             assert read_prices(path).prices, f"{block.where}: no prices"
         elif set(data) & config_only:
