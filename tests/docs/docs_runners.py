@@ -299,8 +299,9 @@ def _output(done: subprocess.CompletedProcess[str]) -> str:
 
 def load_yaml(block: Block, env: DocsEnv) -> None:
     """Load the block with the loader for what it is: a databases.yaml (one ``databases``
-    key), an MCP config (one ``mcp_servers`` key), a prices.yaml (``version`` and ``models``), an AgentConfig file (a key only
-    AgentConfig has: model, ...), else a profile."""
+    key), an MCP config (one ``mcp_servers`` key), a prices.yaml (``version`` and
+    ``models``), an AgentConfig file (a key only AgentConfig has: model, ...), else a
+    profile."""
     data = yaml.safe_load(block.text)
     assert isinstance(data, dict), f"{block.where}: not a mapping"
     path = env.scratch / f"{block.doc.stem}_{block.line}.yaml"
