@@ -154,19 +154,20 @@ def servers_to_start(
     configured: Mapping[str, McpServerConfig],
     named: Mapping[str, McpServerConfig],
     *,
-    read_only: bool,
+    only_named: bool,
 ) -> dict[str, McpServerConfig]:
     """The servers a session starts, by name.
 
     ``configured`` are the agent config's; ``named`` the profile's (a definition, or a
-    reference permitting the configured server of that name). A read-only profile starts only
-    the servers it names: an MCP server is a program or a service outside the profile's
-    confinement. A profile's own definition wins over the config's. Raises ConfigError for a
-    reference to a server the config does not define.
+    reference permitting the configured server of that name). With ``only_named`` (a
+    read-only or bash-only profile: ``PermissionProfile.starts_named_mcp_servers_only``) only
+    the servers the profile names start: an MCP server is a program or a service outside the
+    profile's confinement. A profile's own definition wins over the config's. Raises
+    ConfigError for a reference to a server the config does not define.
     """
     out: dict[str, McpServerConfig] = {}
     for name, server in configured.items():
-        if not read_only or name in named:
+        if not only_named or name in named:
             out[name] = server
     for name, server in named.items():
         if server.is_reference:

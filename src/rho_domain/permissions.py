@@ -99,6 +99,13 @@ class PermissionProfile:
     )
 
     @property
+    def starts_named_mcp_servers_only(self) -> bool:
+        """True when sessions start only the MCP servers this profile names: a read-only
+        profile (a server is a program or a service outside its walls) and a bash-only one
+        (it promises bash alone)."""
+        return self.read_only or self.bash_only
+
+    @property
     def read_only(self) -> bool:
         """True when neither files nor the shell can change anything."""
         return self.file_write is FileWriteMode.OFF and self.shell is ShellMode.RESTRICTED

@@ -61,7 +61,9 @@ def build_tool_source(
     environ: Mapping[str, str],
 ) -> ToolSource | None:
     """The MCP tool source of a session, or None when it starts no server."""
-    servers = servers_to_start(config.mcp_servers, profile.mcp_servers, read_only=profile.read_only)
+    servers = servers_to_start(
+        config.mcp_servers, profile.mcp_servers, only_named=profile.starts_named_mcp_servers_only
+    )
     if not servers:
         return None
     from rho_adapters.mcp import McpToolSource

@@ -93,7 +93,11 @@ class McpToolSource(ToolSource):
         async with self._lock:
             if not self._started:
                 self._started = True
-                await asyncio.gather(*(self._start(s) for s in self.servers.values()))
+                try:
+                    await asyncio.gather(*(self._start(s) for s in self.servers.values()))
+                except BaseException:  # cancelled while starting: start afresh next time
+                    await self._forget_starts()
+                    raise
             stale = [s for s in self.servers.values() if s.stale and s.state == "ready"]
             await asyncio.gather(*(self._list(s) for s in stale))
             if self._changed:
@@ -212,6 +216,15 @@ class McpToolSource(ToolSource):
         return SourcedTools(
             handlers=tuple(handlers), instructions=tuple(instructions), problems=tuple(problems)
         )
+
+    async def _forget_starts(self) -> None:
+        self._started = False
+        for state in self.servers.values():
+            client, state.client = state.client, None
+            state.state, state.problem, state.tools = "starting", "", []
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(client.aclose())
 
     def _mark_stale(self, state: ServerState) -> None:
         state.stale = True

@@ -66,7 +66,9 @@ def _servers(
     if profile_name:
         config = attrs.evolve(config, profile=profile_name)
     profile = profile_of(config)
-    started = servers_to_start(config.mcp_servers, profile.mcp_servers, read_only=profile.read_only)
+    started = servers_to_start(
+        config.mcp_servers, profile.mcp_servers, only_named=profile.starts_named_mcp_servers_only
+    )
     return {**config.mcp_servers, **started}, started, profile.name
 
 
@@ -91,6 +93,6 @@ async def _listing(
         if name not in started:
             lines.append(
                 f"  (sessions under profile {profile} do not start it: the profile is "
-                "read-only and does not name it in its mcp_servers:)"
+                "read-only (or bash-only) and does not name it in its mcp_servers:)"
             )
     return lines, failed

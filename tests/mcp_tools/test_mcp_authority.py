@@ -1,0 +1,115 @@
+"""Who decides which MCP servers start: the profile (a read-only or bash-only one starts only
+the servers it names), never a stored session (its config and inline profile are data)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import attrs
+import pytest
+from mcp_support import logged, raw, reference, wait_gone
+
+from rho_adapters.fakes import ScriptedModel, text
+from rho_adapters.mcp import McpToolSource
+from rho_adapters.store import FileSessionStore
+from rho_domain.errors import ConfigError
+from rho_domain.mcp_config import McpServerConfig, servers_to_start, tool_name
+from rho_domain.permissions import developer_profile, eval_profile, readonly_profile
+from rho_domain.profile_grants import excess
+from rho_entry import Agent, AgentConfig, Session
+
+SERVER = McpServerConfig(command=("server",))
+REFERENCE = McpServerConfig()
+
+
+def test_which_servers_a_profile_starts() -> None:
+    configured = {"a": SERVER, "b": SERVER}
+    for profile in (developer_profile(), eval_profile()):
+        only = profile.starts_named_mcp_servers_only
+        assert set(servers_to_start(configured, {}, only_named=only)) == {"a", "b"}
+    bash_only = attrs.evolve(eval_profile(), bash_only=True)
+    for profile in (readonly_profile(), bash_only):
+        only = profile.starts_named_mcp_servers_only
+        assert servers_to_start(configured, {}, only_named=only) == {}
+        assert set(servers_to_start(configured, {"b": REFERENCE}, only_named=only)) == {"b"}
+    own = McpServerConfig(url="https://mcp.example/mcp")
+    started = servers_to_start(configured, {"c": own}, only_named=True)
+    assert started == {"c": own}  # a profile's own definition starts under it
+    with pytest.raises(ConfigError, match="names MCP server 'zz', which the agent config"):
+        servers_to_start(configured, {"zz": REFERENCE}, only_named=True)
+
+
+def test_config_values_are_checked_when_built() -> None:
+    with pytest.raises(ConfigError, match="server name 'a__b' must be"):
+        AgentConfig(mcp_servers={"a__b": SERVER})
+    with pytest.raises(ConfigError, match=r"mcp_servers.x: give command .* or url"):
+        AgentConfig(mcp_servers={"x": REFERENCE})
+    with pytest.raises(ConfigError, match="not both"):
+        AgentConfig(mcp_servers={"x": McpServerConfig(command=("a",), url="http://h/mcp")})
+    with pytest.raises(ConfigError, match="call_timeout must be a number of seconds"):
+        McpServerConfig(command=("a",), call_timeout=0)
+    assert tool_name("t", "a.b/c d") == "mcp__t__a_b_c_d"
+    assert len(tool_name("t", "x" * 100)) == 64
+
+
+def test_a_profile_with_a_server_grants_more_than_one_without() -> None:
+    with_server = attrs.evolve(readonly_profile(), mcp_servers={"x": SERVER})
+    assert excess(with_server, readonly_profile()) == ("MCP servers: x",)
+    assert excess(with_server, with_server) == ()
+    other = attrs.evolve(readonly_profile(), mcp_servers={"x": McpServerConfig(command=("y",))})
+    assert excess(with_server, other) == ("MCP servers: x",)  # the same name, another program
+
+
+async def test_a_resumed_session_does_not_start_its_stored_servers(tmp_path: Path) -> None:
+    log = tmp_path / "raw.log"
+    store = FileSessionStore(tmp_path / "sessions")
+    config = AgentConfig(
+        model="m", profile="eval", working_dir=str(tmp_path), mcp_servers={"raw": raw(log)}
+    )
+    async with Session(Agent(config), store=store, model=ScriptedModel([text("one")])) as first:
+        await first.run("hi")
+    assert logged(log)  # it ran for the session that configured it
+    log.unlink()
+    resumed = await Session.resume(
+        first.id, store=store, model=ScriptedModel([text("two")]), overrides={"profile": "eval"}
+    )
+    async with resumed:
+        result = await resumed.run("again")
+    assert result.text == "two"
+    assert not log.exists()  # the stored command line started nothing
+    assert any("was stored with MCP servers (raw)" in n for n in resumed.resume_notices)
+
+
+async def test_a_stored_profile_defining_a_server_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "raw.log"
+    store = FileSessionStore(tmp_path / "sessions")
+    profile = attrs.evolve(readonly_profile(), mcp_servers={"raw": raw(log)})
+    config = AgentConfig(model="m", profile=profile, working_dir=str(tmp_path))
+    async with Session(Agent(config), store=store, model=ScriptedModel([text("one")])) as first:
+        await first.run("hi")
+    log.unlink()
+    with pytest.raises(ConfigError, match="MCP servers: raw"):
+        await Session.resume(first.id, store=store, model=ScriptedModel([text("two")]))
+    assert not log.exists()
+
+
+async def test_a_run_cancelled_while_servers_start_starts_them_afresh() -> None:
+    hanging = reference(env={"HANG_AT_START": "1"}, startup_timeout=30)
+    tools = McpToolSource({"hang": hanging}, environ={"PATH": "/usr/bin:/bin"}, output_limit=100)
+    starting = asyncio.ensure_future(tools.current())
+    process = None
+    for _ in range(200):
+        client = tools.servers["hang"].client
+        process = getattr(client.transport, "process", None) if client is not None else None
+        if process is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert process is not None
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    state = tools.servers["hang"]
+    assert (state.state, state.client) == ("starting", None)  # nothing half-started is kept
+    assert wait_gone(process.pid)  # and the program was stopped
+    await tools.aclose()
