@@ -83,7 +83,9 @@ class Agent:
     def with_sourced(self, sourced: SourcedTools) -> Agent:
         """This agent with ``sourced`` in place of the tools its source served before. A
         sourced tool never replaces one of the agent's own (same name: the own one stays)."""
-        own = self.registry.without(*(h.name for h in self.sourced.handlers))
+        # the handlers that were added last time: one that lost to an own tool was not
+        added = [h.name for h in self.sourced.handlers if self.registry.get(h.name) is h]
+        own = self.registry.without(*added)
         fresh = [h for h in sourced.handlers if h.name not in own]
         # a domain Agent, built explicitly: evolving a facade Agent would rebuild it
         return Agent(

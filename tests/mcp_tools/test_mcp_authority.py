@@ -4,7 +4,9 @@ the servers it names), never a stored session (its config and inline profile are
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -13,10 +15,15 @@ from mcp_support import logged, raw, reference, wait_gone
 from rho_adapters.fakes import ScriptedModel, text
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.store import FileSessionStore
+from rho_domain.agent import Agent as DomainAgent
+from rho_domain.config import AgentConfig as DomainConfig
 from rho_domain.errors import ConfigError
 from rho_domain.mcp_config import McpServerConfig, servers_to_start, tool_name
 from rho_domain.permissions import developer_profile, eval_profile, readonly_profile
+from rho_domain.ports.tool_source import SourcedTools
 from rho_domain.profile_grants import excess
+from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.registry import ToolRegistry
 from rho_entry import Agent, AgentConfig, Session
 
 SERVER = McpServerConfig(command=("server",))
@@ -113,3 +120,46 @@ async def test_a_run_cancelled_while_servers_start_starts_them_afresh() -> None:
     assert (state.state, state.client) == ("starting", None)  # nothing half-started is kept
     assert wait_gone(process.pid)  # and the program was stopped
     await tools.aclose()
+
+
+class Named(ToolHandler):
+    """A tool that does nothing, known by its name."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return f"{self._name} tool"
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        return {"type": "object", "properties": {}}
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(content=self._name)
+
+
+def test_a_sourced_tool_never_replaces_one_of_the_agents_own() -> None:
+    own, clash, fresh = Named("mcp__x__t"), Named("mcp__x__t"), Named("mcp__x__u")
+    agent = DomainAgent(
+        config=DomainConfig(),
+        profile=readonly_profile(),
+        registry=ToolRegistry([own]),
+        system_prompt="base",
+    )
+    first = agent.with_sourced(SourcedTools(handlers=(clash, fresh), instructions=("hello",)))
+    assert first.registry.get("mcp__x__t") is own
+    assert first.registry.get("mcp__x__u") is fresh
+    assert first.full_system_prompt == "base\n\nhello"
+    second = first.with_sourced(SourcedTools())
+    assert second.registry.get("mcp__x__t") is own  # the own tool stays when the list empties
+    assert "mcp__x__u" not in second.registry
+    assert second.full_system_prompt == "base"

@@ -33,8 +33,10 @@ from rho_domain.errors import ConfigError, McpError
 from rho_domain.mcp_config import McpServerConfig, tool_name
 from rho_domain.ports.tool_source import NO_TOOLS, SourcedTools, ToolSource
 from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.truncation import truncate_middle
 
 Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
+MAX_INSTRUCTIONS = 10_000  # characters of a server's instructions in the system prompt
 
 
 def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
@@ -212,7 +214,8 @@ class McpToolSource(ToolSource):
                 )
             client = state.client
             if client is not None and client.instructions:
-                instructions.append(f"MCP server {state.name} says:\n{client.instructions}")
+                said = truncate_middle(client.instructions, MAX_INSTRUCTIONS)
+                instructions.append(f"MCP server {state.name} says:\n{said}")
         return SourcedTools(
             handlers=tuple(handlers), instructions=tuple(instructions), problems=tuple(problems)
         )
