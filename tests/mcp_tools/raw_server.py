@@ -1,9 +1,11 @@
 """A deliberately rough MCP server over stdio, written by hand to misbehave on request.
 
-It logs every line it receives to the file ``$RAW_LOG`` (one JSON message per line), lists
-its tools over two pages, and its tools misbehave: ``noise`` prints non-JSON lines before
-its answer, ``broken`` answers with neither ``result`` nor ``error``, ``stuck`` never answers
-(and starts a grandchild that sleeps; both pids are logged).
+It logs every line it receives to the file ``$RAW_LOG`` (one JSON message per line) and
+lists its tools over two pages. Its tools misbehave or answer in rarer forms: ``noise``
+prints non-JSON lines before its answer, ``broken`` answers with neither ``result`` nor
+``error``, ``stuck`` never answers (and starts a grandchild that sleeps; both pids are
+logged), ``rich`` answers an image, a resource and a link, ``structured`` structured content
+only.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ TOOLS = [
     {"name": "broken", "description": "A malformed answer.", "inputSchema": {"type": "object"}},
     {"name": "stuck", "description": "Never answers.", "inputSchema": {"type": "object"}},
     {"name": "odd.name/tool", "description": "A name models refuse.", "inputSchema": {}},
+    {"name": "rich", "description": "Blocks that are not text.", "inputSchema": {}},
+    {"name": "structured", "description": "Structured content only.", "inputSchema": {}},
 ]
 
 
@@ -63,6 +67,32 @@ def main() -> None:
                         "jsonrpc": "2.0",
                         "id": request_id,
                         "result": {"content": [{"type": "text", "text": "quiet now"}]},
+                    }
+                )
+            elif name == "rich":
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "result": {
+                            "content": [
+                                {"type": "image", "mimeType": "image/png", "data": "AAAA" * 25},
+                                {
+                                    "type": "resource",
+                                    "resource": {"uri": "file:///a.txt", "text": "A"},
+                                },
+                                {"type": "resource_link", "uri": "file:///b.txt", "name": "b"},
+                            ],
+                            "structuredContent": {"ignored": "content blocks were given"},
+                        },
+                    }
+                )
+            elif name == "structured":
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "result": {"content": [], "structuredContent": {"open": 3, "closed": 9}},
                     }
                 )
             elif name == "broken":

@@ -134,6 +134,8 @@ async def test_paging_odd_names_and_malformed_messages(tmp_path: Path) -> None:
             "mcp__raw__broken",
             "mcp__raw__noise",
             "mcp__raw__odd_name_tool",
+            "mcp__raw__rich",
+            "mcp__raw__structured",
             "mcp__raw__stuck",
         ]
         out = await tools.call("raw", "noise", {}, context())  # non-JSON lines are skipped
@@ -144,6 +146,14 @@ async def test_paging_odd_names_and_malformed_messages(tmp_path: Path) -> None:
             await tools.call("raw", "broken", {}, context())
         odd = await tools.call("raw", "odd.name/tool", {}, context())
         assert odd.content == "odd.name/tool ran"  # called by the server's own name
+        rich = await tools.call("raw", "rich", {}, context())
+        assert rich.content.splitlines() == [
+            "[image image/png, about 75 bytes]",
+            "A",
+            "[resource link file:///b.txt b]",
+        ]
+        structured = await tools.call("raw", "structured", {}, context())
+        assert json.loads(structured.content) == {"open": 3, "closed": 9}
     finally:
         await tools.aclose()
     pages = [m for m in logged(log) if m.get("method") == "tools/list"]
