@@ -67,6 +67,14 @@ def env() -> str:
     return json.dumps(sorted(os.environ))
 
 
+@server.tool(description="Report the HTTP headers of this call (Streamable HTTP only).")
+def headers(ctx: Context) -> str:
+    request = ctx.request_context.request
+    seen = dict(request.headers) if request is not None else {}
+    wanted = ("authorization", "x-token", "mcp-protocol-version", "mcp-session-id")
+    return json.dumps({k: seen.get(k) for k in wanted})
+
+
 @server.tool(description="Start a grandchild process that sleeps; return its pid.")
 def spawn() -> str:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])

@@ -77,12 +77,20 @@ async def test_stdio_server_lists_tools_with_their_schemas_and_instructions() ->
 
 
 async def test_streamable_http_server_lists_calls_and_refreshes(http_url: str) -> None:
-    tools = source({"web": McpServerConfig(url=http_url, headers={"X-Token": "${TICKETS_TOKEN}"})})
+    server = McpServerConfig(
+        url=http_url, headers={"X-Token": "${TICKETS_TOKEN}"}, bearer_token_env="TICKETS_TOKEN"
+    )
+    tools = source({"web": server})
     try:
         sourced = await tools.current()
         assert "mcp__web__echo" in {h.name for h in sourced.handlers}
         out = await tools.call("web", "echo", {"text": "over http"}, context())
         assert out.content == "echo: over http"
+        sent = json.loads((await tools.call("web", "headers", {}, context())).content)
+        assert sent["authorization"] == "Bearer t0k3n"  # from the variable, never the file
+        assert sent["x-token"] == "t0k3n"
+        assert sent["mcp-protocol-version"] == "2025-11-25"
+        assert sent["mcp-session-id"]
         await tools.call("web", "grow", {}, context())
         for _ in range(50):  # the notification may come on the request's stream or the GET one
             grown = await tools.current()
