@@ -266,7 +266,8 @@ class Session:
     # ------------------------------------------------------------------ the loop
 
     async def _drive(self, prompt: str | None, tally: RunTally, max_turns: int | None) -> RunStatus:
-        await self._refresh_tools()
+        if not await self._refresh_tools():
+            return RunStatus.CANCELLED
         await check_window(self.agent, self.model)
         if self.state.pending_calls:
             outcome = await self.tools.resume(superseded=prompt is not None)
@@ -293,7 +294,8 @@ class Session:
                 return RunStatus.CANCELLED
             await auto_compact(self.agent, self.model, self.journal)
             await self.control.apply_directives(after=self.state.directive_offset)
-            await self._refresh_tools()
+            if not await self._refresh_tools():
+                return RunStatus.CANCELLED
             turns += 1
             message = await call_model(self.agent, self.model, self.journal, self.control, tally)
             if message is None:
@@ -304,10 +306,17 @@ class Session:
             if (outcome := await self.tools.run(message.tool_calls)) is not None:
                 return outcome
 
-    async def _refresh_tools(self) -> None:
-        if self.tool_source is not None:
-            self._agent = await refresh_tools(self._agent, self.tool_source, self.journal)
-            self.tools.agent = self._agent
+    async def _refresh_tools(self) -> bool:
+        """Take the tool source's current tools (raced against cancellation: servers may be
+        starting); False when the run was cancelled meanwhile."""
+        if self.tool_source is None:
+            return True
+        work = asyncio.ensure_future(refresh_tools(self._agent, self.tool_source, self.journal))
+        if not await self.control.race(work):
+            await self.control.checkpoint("while the tool source was asked")
+            return False
+        self._agent = self.tools.agent = work.result()
+        return True
 
     def _record(self) -> SessionRecord:
         """The stored session's record, as it is created (on the first run)."""

@@ -3,6 +3,7 @@ problems recorded once, children asking the same source (``ManualToolSource``)."
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.permissions import builtin_profile
+from rho_domain.ports.tool_source import SourcedTools
 from rho_domain.run import RunStatus
 from rho_domain.session import Session
 from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
@@ -137,3 +139,22 @@ async def test_a_waiting_sourced_call_is_judged_with_the_sources_tools_on_resume
     done = await session.run()
     assert done.status is RunStatus.COMPLETED, done.error
     assert session.state.messages[-2].content == "mcp__s__write ran"  # type: ignore[union-attr]
+
+
+class Stuck(ManualToolSource):
+    """A source whose servers never finish starting."""
+
+    async def current(self) -> SourcedTools:
+        self.asks += 1
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_a_cancel_while_the_source_starts_ends_the_run_at_once() -> None:
+    session = session_with(Stuck(), [text("never")])
+    run = asyncio.ensure_future(session.run("go"))
+    await asyncio.sleep(0.05)
+    session.cancel()
+    result = await asyncio.wait_for(run, 2)
+    assert result.status is RunStatus.CANCELLED
+    assert session.model.requests == []  # type: ignore[attr-defined]
