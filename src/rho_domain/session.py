@@ -44,7 +44,7 @@ from rho_domain.run_boundaries import begin_run, end_run
 from rho_domain.state import State
 from rho_domain.sub_agents import SubAgents
 from rho_domain.tool_batch import ToolBatch
-from rho_domain.tool_refresh import refresh_tools
+from rho_domain.tool_refresh import take_tools
 
 
 class Session:
@@ -307,15 +307,13 @@ class Session:
                 return outcome
 
     async def _refresh_tools(self) -> bool:
-        """Take the tool source's current tools (raced against cancellation: servers may be
-        starting); False when the run was cancelled meanwhile."""
+        """Take the tool source's current tools; False when the run was cancelled meanwhile."""
         if self.tool_source is None:
             return True
-        work = asyncio.ensure_future(refresh_tools(self._agent, self.tool_source, self.journal))
-        if not await self.control.race(work):
-            await self.control.checkpoint("while the tool source was asked")
+        agent = await take_tools(self._agent, self.tool_source, self.journal, self.control)
+        if agent is None:
             return False
-        self._agent = self.tools.agent = work.result()
+        self._agent = self.tools.agent = agent
         return True
 
     def _record(self) -> SessionRecord:

@@ -10,12 +10,28 @@ server's tools.
 
 from __future__ import annotations
 
+import asyncio
+
 from rho_domain import events as ev
 from rho_domain.agent import Agent
+from rho_domain.control import RunControl
 from rho_domain.journal import Journal
 from rho_domain.ports.tool_source import ToolSource
 
 SOURCE_ERROR = "ToolSourceError"  # the ``error_type`` of a source's problem
+
+
+async def take_tools(
+    agent: Agent, source: ToolSource, journal: Journal, control: RunControl
+) -> Agent | None:
+    """``refresh_tools`` raced against the run's cancellation (servers may be starting, for
+    up to their startup timeout): None when the run was cancelled meanwhile (the source is
+    then told by the cancellation of its ``current``)."""
+    work = asyncio.ensure_future(refresh_tools(agent, source, journal))
+    if not await control.race(work):
+        await control.checkpoint("while the tool source was asked")
+        return None
+    return work.result()
 
 
 async def refresh_tools(agent: Agent, source: ToolSource, journal: Journal) -> Agent:
