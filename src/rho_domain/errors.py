@@ -32,6 +32,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │       └── StatementRefused     read-only SQL refused a statement
     │   └── McpError                 an MCP server failed a call; names the server
     │       ├── McpTimeout           no answer within a timeout; names the setting
+    │       ├── McpSessionExpired    an HTTP server forgot our session (404): start anew
     │       └── McpProtocolError     the server broke JSON-RPC or MCP
     ├── ExecutorError                the executor failed (not the command: the machinery)
     ├── DatabaseError                a driver or connection failure
@@ -222,6 +223,11 @@ class McpError(ToolError):
 
 class McpTimeout(McpError):
     """An MCP server gave no answer in time; the message names the setting to raise."""
+
+
+class McpSessionExpired(McpError):
+    """A Streamable HTTP server answered 404 to a request carrying our session id: it
+    forgot the session (restarted, or expired it); the client must initialize again."""
 
 
 class McpProtocolError(McpError):

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp_support import alive, logged, raw, reference, start_http_server, wait_gone
 
@@ -91,6 +92,14 @@ async def test_streamable_http_server_lists_calls_and_refreshes(http_url: str) -
         assert sent["x-token"] == "t0k3n"
         assert sent["mcp-protocol-version"] == "2025-11-25"
         assert sent["mcp-session-id"]
+        # the server forgets the session (a restart, an expiry): a new one, the call again
+        async with httpx.AsyncClient() as http:
+            gone = await http.delete(http_url, headers={"Mcp-Session-Id": sent["mcp-session-id"]})
+        assert gone.status_code == 200
+        again = await tools.call("web", "echo", {"text": "still here"}, context())
+        assert again.content == "echo: still here"
+        fresh = json.loads((await tools.call("web", "headers", {}, context())).content)
+        assert fresh["mcp-session-id"] not in (None, sent["mcp-session-id"])
         await tools.call("web", "grow", {}, context())
         for _ in range(50):  # the notification may come on the request's stream or the GET one
             grown = await tools.current()

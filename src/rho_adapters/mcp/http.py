@@ -20,7 +20,7 @@ import httpx
 
 from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.model.sse import aiter_sse
-from rho_domain.errors import McpError
+from rho_domain.errors import McpError, McpSessionExpired
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
 
@@ -100,12 +100,10 @@ class HttpTransport:
             return
         if response.status_code >= 400:
             body = (await response.aread()).decode("utf-8", errors="replace")[:300]
-            hint = (
-                " (the session expired: the server forgot it)"
-                if (response.status_code == 404 and self.session_id)
-                else ""
-            )
-            raise McpError(
+            expired = response.status_code == 404 and self.session_id is not None
+            error = McpSessionExpired if expired else McpError
+            hint = " (it forgot our session)" if expired else ""
+            raise error(
                 f"MCP server {self.server!r} at {self.url} answered {what} with HTTP "
                 f"{response.status_code}{hint}: {body}",
                 server=self.server,

@@ -29,7 +29,7 @@ from rho_adapters.mcp.references import resolved_env, resolved_headers
 from rho_adapters.mcp.results import capped, output_file, result_text
 from rho_adapters.mcp.stdio import StdioTransport, environment
 from rho_adapters.mcp.tool import McpTool
-from rho_domain.errors import ConfigError, McpError
+from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig, tool_name
 from rho_domain.ports.tool_source import NO_TOOLS, SourcedTools, ToolSource
 from rho_domain.tools.base import ToolContext, ToolOutput
@@ -82,6 +82,7 @@ class McpToolSource(ToolSource):
         self._output_dir = output_dir
         self._connect = connect
         self._lock = asyncio.Lock()
+        self._reconnecting = asyncio.Lock()
         self._started = False
         self._closed = False
         self._changed = True
@@ -111,12 +112,16 @@ class McpToolSource(ToolSource):
         self, server: str, tool: str, arguments: Mapping[str, Any], ctx: ToolContext
     ) -> ToolOutput:
         """Call ``tool`` on ``server`` and return its capped result. Raises ``McpError``
-        (``McpTimeout`` after the server's ``call_timeout``)."""
+        (``McpTimeout`` after the server's ``call_timeout``). An HTTP server that forgot our
+        session gets a new one (``initialize`` again) and the call once more."""
         state = self.servers[server]
-        client = state.client
-        if client is None or state.state != "ready":
-            raise McpError(f"MCP server {server!r} is not running: {state.problem}", server=server)
-        result = await client.call_tool(tool, arguments, timeout=state.config.call_timeout)
+        client = _ready(state)
+        timeout = state.config.call_timeout
+        try:
+            result = await client.call_tool(tool, arguments, timeout=timeout)
+        except McpSessionExpired:
+            client = await self._reconnect(state, client)
+            result = await client.call_tool(tool, arguments, timeout=timeout)
         text = result_text(result)
         limit = state.config.output_limit or self._output_limit
         save = None
@@ -144,11 +149,13 @@ class McpToolSource(ToolSource):
         except ConfigError as exc:
             self._fail(state, str(exc))
             return
+
+        def gone(why: str) -> None:
+            if state.client is client:  # not one replaced by a new session
+                self._gone(state, why)
+
         client = McpClient(
-            state.name,
-            transport,
-            on_list_changed=lambda: self._mark_stale(state),
-            on_gone=lambda why: self._gone(state, why),
+            state.name, transport, on_list_changed=lambda: self._mark_stale(state), on_gone=gone
         )
         state.client = client
         try:
@@ -172,6 +179,17 @@ class McpToolSource(ToolSource):
             return
         state.state = "ready"
         self._changed = True
+
+    async def _reconnect(self, state: ServerState, old: McpClient) -> McpClient:
+        """A new session with the server whose session ``old`` was (once, however many
+        calls found it expired)."""
+        async with self._reconnecting:
+            if state.client is old:
+                state.client = None
+                with contextlib.suppress(Exception):
+                    await old.aclose()
+                await self._start(state)
+        return _ready(state)
 
     async def _list(self, state: ServerState) -> None:
         state.stale = False
@@ -249,3 +267,12 @@ class McpToolSource(ToolSource):
             # kept after the session: the result names the file for the user to read
             self._temporary = Path(tempfile.mkdtemp(prefix="rho-agent-mcp-"))
         return self._temporary
+
+
+def _ready(state: ServerState) -> McpClient:
+    """The client of a server that serves, else ``McpError`` saying why it does not."""
+    if state.client is None or state.state != "ready":
+        raise McpError(
+            f"MCP server {state.name!r} is not running: {state.problem}", server=state.name
+        )
+    return state.client
