@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,8 @@ from mcp_support import alive, logged, raw, reference, start_http_server, wait_g
 from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.mcp import McpToolSource
+from rho_adapters.mcp.http import HttpTransport
+from rho_adapters.mcp.jsonrpc import Transport
 from rho_domain.errors import McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.permissions import readonly_profile
@@ -108,6 +110,22 @@ async def test_streamable_http_server_lists_calls_and_refreshes(http_url: str) -
             await asyncio.sleep(0.05)
         assert "mcp__web__late" in {h.name for h in grown.handlers}
         assert grown is not sourced
+    finally:
+        await tools.aclose()
+
+
+async def test_an_answer_too_large_for_memory_fails_the_call(http_url: str) -> None:
+    def small(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
+        assert server.url is not None
+        return HttpTransport(name, server.url, headers={}, max_body=1_000_000)
+
+    tools = source({"web": McpServerConfig(url=http_url)}, connect=small)
+    try:
+        await tools.current()
+        with pytest.raises(McpProtocolError, match="sent more than 1000000 bytes in one answer"):
+            await tools.call("web", "big", {}, context())
+        again = await tools.call("web", "echo", {"text": "small"}, context())
+        assert again.content == "echo: small"
     finally:
         await tools.aclose()
 

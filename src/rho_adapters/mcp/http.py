@@ -14,15 +14,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
 from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.model.sse import aiter_sse
-from rho_domain.errors import McpError, McpSessionExpired
+from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
+MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a stream's events together), as stdio
 
 
 class HttpTransport:
@@ -35,11 +36,13 @@ class HttpTransport:
         *,
         headers: Mapping[str, str],
         http_client: httpx.AsyncClient | None = None,
+        max_body: int = MAX_BODY,
     ) -> None:
         self.server = server
         self.url = url
         self.headers = dict(headers)
         self.session_id: str | None = None
+        self.max_body = max_body
         self.protocol_version: str | None = None
         self._client = http_client
         self._owns_client = http_client is None
@@ -110,13 +113,27 @@ class HttpTransport:
             )
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind == "text/event-stream":
-            async for event in aiter_sse(response.aiter_bytes()):
+            async for event in aiter_sse(self._bounded(response)):
                 if event.data.strip():
                     self._deliver(event.data)
         else:
-            data = await response.aread()
+            data = b"".join([chunk async for chunk in self._bounded(response)])
             if data.strip():
                 self._deliver(data.decode("utf-8", errors="replace"))
+
+    async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The body's chunks, until ``max_body`` bytes (then ``McpProtocolError``): a server
+        does not choose how much memory we spend on it."""
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_body:
+                raise McpProtocolError(
+                    f"MCP server {self.server!r} at {self.url} sent more than {self.max_body} "
+                    "bytes in one answer",
+                    server=self.server,
+                )
+            yield chunk
 
     async def _listen(self) -> None:
         """The server's notifications outside any request, until it closes or we do."""
