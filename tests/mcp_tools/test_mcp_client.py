@@ -20,7 +20,7 @@ from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.http import HttpTransport
 from rho_adapters.mcp.jsonrpc import Transport
 from rho_domain.errors import McpProtocolError, McpTimeout
-from rho_domain.mcp_config import McpServerConfig
+from rho_domain.mcp_config import McpServerConfig, McpToolFilter
 from rho_domain.permissions import readonly_profile
 from rho_domain.tools.base import ToolContext
 
@@ -240,3 +240,23 @@ async def test_cancelling_a_call_tells_the_server_and_closing_kills_its_group(
     await tools.aclose()
     assert wait_gone(server)
     assert wait_gone(grandchild)
+
+
+async def test_allow_and_deny_lists_and_a_servers_own_output_limit(tmp_path: Path) -> None:
+    server = raw(
+        tmp_path / "raw.log",
+        tools=McpToolFilter(allow=("noise", "rich", "broken"), deny=("broken",)),
+        output_limit=40,
+    )
+    tools = source({"raw": server}, output_dir=lambda session: tmp_path / session)
+    try:
+        sourced = await tools.current()
+        assert sorted(h.name for h in sourced.handlers) == ["mcp__raw__noise", "mcp__raw__rich"]
+        rich = await tools.call("raw", "rich", {}, context("c-rich"))
+    finally:
+        await tools.aclose()
+    saved = tmp_path / "s1" / "raw__rich__c-rich.txt"
+    assert rich.metadata["full_output"] == str(saved)
+    assert saved.read_text().endswith("[resource link file:///b.txt b]")
+    note = f"\n[output cut to 40 of 67 characters; the full output is saved in {saved}]"
+    assert rich.content == note  # a limit smaller than the note keeps the note alone

@@ -45,8 +45,13 @@ def capped(text: str, limit: int, save: Path | None) -> tuple[str, str | None]:
         note += f"; the full output is saved in {path}"
     note += "]"
     # room for truncate_middle's own marker too, so the whole stays within ``limit`` and the
-    # registry's truncation (at the same limit, by default) leaves it alone
-    kept = truncate_middle(text, max(limit - len(note) - _MARKER_ROOM, 1))
+    # registry's truncation (at the same limit, by default) leaves it alone; a limit too
+    # small for the marker keeps the start only (the note is always there)
+    room = limit - len(note)
+    if room > 2 * _MARKER_ROOM:
+        kept = truncate_middle(text, room - _MARKER_ROOM)
+    else:
+        kept = text[: max(room, 0)]
     return kept + note, path
 
 
