@@ -163,3 +163,35 @@ def test_a_sourced_tool_never_replaces_one_of_the_agents_own() -> None:
     assert second.registry.get("mcp__x__t") is own  # the own tool stays when the list empties
     assert "mcp__x__u" not in second.registry
     assert second.full_system_prompt == "base"
+
+
+async def test_a_replay_answers_mcp_calls_from_the_trace_and_starts_no_server(
+    tmp_path: Path,
+) -> None:
+    from rho_adapters.fakes import ScriptedApprover, call, tools
+    from rho_entry.replay import replay_async
+
+    log = tmp_path / "raw.log"
+    store = FileSessionStore(tmp_path / "sessions")
+    ops = attrs.evolve(readonly_profile(), name="ops", mcp_servers={"raw": REFERENCE})
+    config = AgentConfig(
+        model="m",
+        profile=ops,
+        working_dir=str(tmp_path),
+        mcp_servers={"raw": raw(log, read_only_tools=("noise",))},
+    )
+    model = ScriptedModel(
+        [
+            tools(call("mcp__raw__noise", {}, id="c1")),  # read-only: runs without asking
+            tools(call("mcp__raw__rich", {}, id="c2")),  # dangerous: approved
+            text("done"),
+        ]
+    )
+    approver = ScriptedApprover(default=True)
+    async with Session(Agent(config), store=store, model=model, approver=approver) as first:
+        await first.run("go")
+    assert len(approver.requests) == 1
+    log.unlink()
+    report = await replay_async(tmp_path / "sessions" / first.id)
+    report.check()  # the same calls, decisions and results
+    assert not log.exists()  # the recorded command line started nothing

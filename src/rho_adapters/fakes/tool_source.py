@@ -20,7 +20,9 @@ class ManualToolSource(ToolSource):
     def __init__(self, handlers: Sequence[ToolHandler] = (), *, instructions: Sequence[str] = ()):
         self.asks = 0  # calls of ``current``
         self.closed = False
-        self._served = SourcedTools(handlers=tuple(handlers), instructions=tuple(instructions))
+        self._served = NO_TOOLS  # an agent's own "nothing sourced": no rebuild for nothing
+        if handlers or instructions:
+            self.serve(handlers, instructions=instructions)
 
     def serve(
         self,
