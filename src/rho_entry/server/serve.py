@@ -74,8 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--mcp-config",
         metavar="FILE",
-        help="YAML file with mcp_servers: (MCP servers whose tools sessions may use; "
-        "docs/mcp.md)",
+        help="YAML file with mcp_servers: (MCP servers whose tools sessions may use; docs/mcp.md)",
     )
     parser.add_argument(
         "--allow-host",
