@@ -15,7 +15,8 @@ Mapping (every message, tool call and result of the trace is in the export):
   id) when the child's trajectory is embedded in ``subagent_trajectories``, ``trajectory_path``
   when the caller wrote it to a file; ``session_id`` is informational only (ATIF v1.7+). A child
   that can be resolved by neither (its session is gone) gets no reference: the result's
-  ``extra`` names the child session and says so;
+  ``extra`` names the child session and says so; an MCP call's server and
+  tool are in the step's ``extra.mcp_calls`` (call id → ``{server, tool}``);
 - a result whose call is not in the export (history seeded into a child) → a ``system`` step
   with that observation; a compaction → a ``system`` step whose message is the summary;
 - ``final_metrics``: the session's usage (compaction calls included) and the step count;
@@ -227,6 +228,9 @@ class _Builder:
         if step is None:
             step = self._step("system", at, "", extra={"kind": "tool_result"})
         step.setdefault("observation", {"results": []})["results"].append(result)
+        if isinstance(server := metadata.get("mcp_server"), str):  # an MCP call's server
+            mcp = step.setdefault("extra", {}).setdefault("mcp_calls", {})
+            mcp[message.call_id] = {"server": server, "tool": metadata.get("mcp_tool")}
         if message.is_error:  # ATIF results have no error flag: listed in the step's extra
             step.setdefault("extra", {}).setdefault("failed_calls", []).append(message.call_id)
 

@@ -15,6 +15,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema
+from rho_domain.mcp_config import McpServerConfig, check_servers
 from rho_domain.permissions import PermissionProfile
 
 DEFAULT_MODEL = "gpt-5-mini"
@@ -233,6 +234,9 @@ class AgentConfig:
     sub-agent being bounded by its own limits); a call past it is stopped and answered
     "timed out".
 
+    ``mcp_servers`` are the MCP servers whose tools the agent may use, by name
+    (``rho_domain.mcp_config``; a read-only profile starts only those it names).
+
     Model transport (None: the adapter's default): ``model_timeout`` is the longest wait in
     seconds for the next piece of a model response (default 120; connecting is bounded by
     it too when it is shorter than ``model_connect_timeout``, default 10); ``model_retries``
@@ -262,6 +266,7 @@ class AgentConfig:
     max_output_tokens: int | None = None
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
+    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=check_servers)
     auto_approve: bool = False
     context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=_positive)
     auto_compact: bool = True

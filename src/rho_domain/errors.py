@@ -25,11 +25,15 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │       └── StreamError          the server reported an error mid-stream
     ├── ToolError                    a tool could not do what was asked (becomes a tool result)
     │   ├── ToolArgumentsError       arguments missing, mistyped or not JSON
-    │   └── PermissionDenied         the profile or the workspace forbids it
-    │       ├── PathOutsideWorkspace
-    │       ├── SensitivePath
-    │       ├── CommandRefused       restricted shell refused a command line
-    │       └── StatementRefused     read-only SQL refused a statement
+    │   ├── PermissionDenied         the profile or the workspace forbids it
+    │   │   ├── PathOutsideWorkspace
+    │   │   ├── SensitivePath
+    │   │   ├── CommandRefused       restricted shell refused a command line
+    │   │   └── StatementRefused     read-only SQL refused a statement
+    │   └── McpError                 an MCP server failed a call; names the server
+    │       ├── McpTimeout           no answer within a timeout; names the setting
+    │       ├── McpSessionExpired    an HTTP server forgot our session (404): start anew
+    │       └── McpProtocolError     the server broke JSON-RPC or MCP
     ├── OutputInvalid                the final answer failed the output schema, corrected once
     ├── ExecutorError                the executor failed (not the command: the machinery)
     ├── DatabaseError                a driver or connection failure
@@ -208,6 +212,28 @@ class StatementRefused(PermissionDenied):
     def __init__(self, message: str, *, by: Literal["check", "engine"] = "check") -> None:
         super().__init__(message)
         self.by = by
+
+
+class McpError(ToolError):
+    """An MCP server could not serve a call (not started, exited, answered an error). The
+    message names the server; ``server`` is its name."""
+
+    def __init__(self, message: str, *, server: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class McpTimeout(McpError):
+    """An MCP server gave no answer in time; the message names the setting to raise."""
+
+
+class McpSessionExpired(McpError):
+    """A Streamable HTTP server answered 404 to a request carrying our session id: it
+    forgot the session (restarted, or expired it); the client must initialize again."""
+
+
+class McpProtocolError(McpError):
+    """An MCP server sent something that is not JSON-RPC 2.0 or not MCP."""
 
 
 class ExecutorError(RhoError):

@@ -39,6 +39,7 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_domain.state import State
+from rho_domain.tools.source import ToolSource
 from rho_entry import wiring
 from rho_entry.agent import Agent, AgentConfig, definition_of
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
@@ -57,6 +58,10 @@ _SESSION = "domain"
 
 class Session:
     """Runs prompts for an Agent. Use ``async with Session(agent) as s`` or call ``close()``.
+
+    The agent config's MCP servers (``mcp_servers``; under a read-only profile only those
+    the profile names) are started at the first run and stopped at ``close()``; pass
+    ``tool_source=`` to serve tools another way.
 
     Without ``store=``, nothing is written to disk. With a store, every event is persisted and
     ``Session.resume(id, store=...)`` continues the session later or in another process.
@@ -118,6 +123,7 @@ class Session:
         labels: Mapping[str, str] | None = None,
         approval_callback: ApprovalCallback | None = None,
         interrupt_on_approval: bool = True,
+        tool_source: ToolSource | None = None,
     ) -> None:
         definition = definition_of(agent)
         ports = wiring.build_ports(
@@ -129,6 +135,7 @@ class Session:
             signals=signals,
             approver=approver,
             databases=databases,
+            tool_source=tool_source,
         )
         view = state if isinstance(state, DocumentState) else DocumentState(state)
         self.domain = domain_session.Session.from_ports(

@@ -13,6 +13,10 @@ arguments, policy decisions, results, answers; see ``rho_domain.replay_steps``) 
 with the recorded ones, and the first difference is reported. ``overrides`` changes config
 fields (a new profile, say) to see what would differ.
 
+MCP servers the recording names are never started: with recorded tools, the MCP calls get
+their recorded results through stand-ins with the recording's policies
+(``rho_adapters.fakes.recorded_mcp``); with live tools, only servers ``overrides`` give run.
+
 Not reproduced: a cancellation's timing and a model error (the replay runs on where the
 recording stopped; the recorded model has no further answer, so the run ends in error without
 a new step), operator directives (the recorded model's answers already include their effect),
@@ -32,7 +36,8 @@ from typing import Any, Literal
 
 import attrs
 
-from rho_adapters.fakes import FakeClock, MemoryExecutor
+from rho_adapters.fakes import FakeClock, ManualToolSource, MemoryExecutor
+from rho_adapters.fakes.recorded_mcp import recorded_mcp_tools
 from rho_adapters.fakes.replay_model import (
     RecordedApprover,
     RecordedTools,
@@ -42,7 +47,8 @@ from rho_adapters.fakes.replay_model import (
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig, HookConfig
 from rho_domain.errors import ConfigError
-from rho_domain.permissions import readonly_profile
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.permissions import PermissionProfile, readonly_profile
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionRecord
 from rho_domain.replay_steps import Divergence, Step, first_divergence, steps
@@ -129,8 +135,12 @@ async def replay_async(
     # live tools: a delegate call still gets its recorded result. Its sub-agent is another
     # session with its own recording; run live here, it would be fed the parent's recorded
     # answers (``replay`` the child's own directory to check it).
-    only = ("delegate",) if tools == "live" else None
-    registry = RecordedTools(base.registry, recording.events, only=only)
+    registry = base.registry
+    if tools == "recorded":  # the recorded MCP calls answered too, no server started
+        stand_ins = recorded_mcp_tools(recording.events, _servers_of(config, base.profile))
+        registry = RecordedTools(registry.with_tools(*stand_ins), recording.events)
+    else:
+        registry = RecordedTools(registry, recording.events, only=("delegate",))
     agent = Agent(
         config,
         profile=base.profile,
@@ -148,6 +158,9 @@ async def replay_async(
         approver=approver,
         on_event=lambda e: seen.append(e) if ev.is_persistent(e) else None,
         interrupt_on_approval=False,  # a recorded awaiting_approval run ends the same way
+        # a trace is data: the MCP servers it names are never started by a replay (live
+        # tools get servers only from ``overrides``: ``_live_config``)
+        tool_source=None if tools == "live" else ManualToolSource(),
     )
     try:
         for run in _runs(recording.events):
@@ -169,6 +182,12 @@ async def replay_async(
         divergence=first_divergence(recorded, replayed),
         events=tuple(seen),
     )
+
+
+def _servers_of(config: AgentConfig, profile: PermissionProfile) -> dict[str, McpServerConfig]:
+    """The MCP servers a recording's config and profile define (for their read-only tools)."""
+    own = {n: s for n, s in profile.mcp_servers.items() if not s.is_reference}
+    return {**config.mcp_servers, **own}
 
 
 def _live_config(record: SessionRecord, overrides: Mapping[str, Any]) -> AgentConfig:

@@ -152,6 +152,7 @@ def authorise(
 
     Raises ``ConfigError`` naming the session, what its directory asks for, and how to allow it
     (a profile granting more than allowed, a stored endpoint or database list that differs).
+    Stored MCP servers are dropped (with a notice) unless ``given`` names them again.
     """
     stored = record.config
     given = dict(authority.given)
@@ -184,6 +185,16 @@ def authorise(
                 "overrides={'databases': ...})"
             )
         given["databases"] = authority.databases
+    if "mcp_servers" not in given:
+        # a stored command line is data: it never starts a program on its own
+        given["mcp_servers"] = {}
+        if stored.mcp_servers:
+            notices.append(
+                f"session {record.id} was stored with MCP servers "
+                f"({', '.join(sorted(stored.mcp_servers))}); a session directory does not "
+                "choose which programs run, so they are not started (give them again: "
+                "--mcp-config FILE, or overrides={'mcp_servers': ...})"
+            )
     return Authorised(config=attrs.evolve(stored, **given), notices=tuple(notices))
 
 

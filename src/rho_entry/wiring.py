@@ -34,6 +34,7 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.ports.store import SessionStore, SignalingStore
 from rho_domain.pricing import PriceTable
+from rho_domain.tools.source import ToolSource
 from rho_entry.config.home import config_dir
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
@@ -98,9 +99,11 @@ def build_ports(
     databases: Mapping[str, Database] | None = None,
     approver: Approver | None = None,
     environ: Mapping[str, str] | None = None,
+    tool_source: ToolSource | None = None,
 ) -> SessionPorts:
     """Fill every port the caller did not pass (the adapters built here are ``owned``:
-    the session closes them)."""
+    the session closes them). The tool source (MCP servers) is built from the config and the
+    profile when not passed; None when they start no server."""
     env = os.environ if environ is None else environ
     owned: list[Closeable] = []
     config = agent.config
@@ -119,6 +122,12 @@ def build_ports(
     if databases is None:
         databases = build_databases(config, agent.profile, env)
         owned.extend(databases.values())
+    if tool_source is None:
+        from rho_entry.mcp_servers import build_tool_source
+
+        tool_source = build_tool_source(config, agent.profile, store, env)
+        if tool_source is not None:
+            owned.append(tool_source)
     return SessionPorts(
         model=model,
         executor=executor,
@@ -128,6 +137,7 @@ def build_ports(
         approver=approver,
         databases=databases,
         owned=tuple(owned),
+        tool_source=tool_source,
     )
 
 

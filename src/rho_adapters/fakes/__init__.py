@@ -10,7 +10,8 @@
 - ``MemorySessionStore`` (SessionStore), ``FakeClock`` (Clock), ``ManualSignals``
   (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
   (SpreadsheetReader), ``InlineLineSearcher`` (LineSearcher; runs the regex in-process:
-  for patterns a test wrote, never a model's).
+  for patterns a test wrote, never a model's), ``ManualToolSource`` (ToolSource: the tools
+  a test serves, changed with ``serve``).
 
 - ``WireTransport`` (an httpx transport) and ``LoopbackServer`` (a real socket on 127.0.0.1)
   speak the OpenAI streaming protocol from a script, with fault injection: ``cut``, ``drop``,
@@ -56,6 +57,7 @@ from rho_adapters.fakes.scripted_model import (
 )
 from rho_adapters.fakes.signals import ManualSignals
 from rho_adapters.fakes.spreadsheet import MemorySpreadsheetReader
+from rho_adapters.fakes.tool_source import ManualToolSource
 from rho_adapters.fakes.wire import (
     Fault,
     Reply,
@@ -101,6 +103,7 @@ __all__ = [
     "InlineLineSearcher",
     "LoopbackServer",
     "ManualSignals",
+    "ManualToolSource",
     "MemoryExecutor",
     "MemorySessionStore",
     "MemorySpreadsheetReader",

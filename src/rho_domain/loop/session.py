@@ -33,6 +33,7 @@ from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
+from rho_domain.loop.tool_refresh import take_tools
 from rho_domain.messages import UserMessage
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
@@ -43,6 +44,7 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.run import RunResult, RunStatus, new_id
 from rho_domain.state import State
+from rho_domain.tools.source import ToolSource
 
 
 class Session:
@@ -50,7 +52,9 @@ class Session:
 
     All ports are passed in, one by one or as a ``SessionPorts`` bundle (``from_ports``;
     ``rho_entry``'s ``open_session`` wires defaults). ``state`` with ``created=True`` resumes a
-    stored session. One run at a time.
+    stored session. One run at a time. ``tool_source``
+    serves tools that may change (MCP servers): ``agent`` then includes the ones it served
+    last, taken at each run's start and before each model call (``tool_refresh``).
     """
 
     def __init__(
@@ -72,12 +76,14 @@ class Session:
         labels: Mapping[str, str] | None = None,
         delegation: bool = True,
         owned: tuple[Closeable, ...] = (),
+        tool_source: ToolSource | None = None,
     ) -> None:
         if is_sub_agent(parent_id, labels or {}):  # a delegated child, however it is resumed
             delegation = False
             if "delegate" in agent.registry:
                 agent = agent.without_tools("delegate")
-        self.agent = agent
+        self._agent = agent
+        self.tool_source = tool_source
         self.model = model
         self.executor = executor
         self.clock = clock
@@ -143,6 +149,7 @@ class Session:
             labels=labels,
             delegation=delegation,
             owned=ports.owned,
+            tool_source=ports.tool_source,
         )
 
     @property
@@ -157,6 +164,7 @@ class Session:
             approver=self.approver,
             databases=self.databases,
             owned=self._owned,
+            tool_source=self.tool_source,
         )
 
     @property
@@ -164,6 +172,11 @@ class Session:
         """The tally of the run in progress (usage, its children's usage), None between
         runs: what a sub-agent's budget is taken from and its usage added to."""
         return self._tally
+
+    @property
+    def agent(self) -> Agent:
+        """The agent, with the tools its ``tool_source`` served when last asked."""
+        return self._agent
 
     # ------------------------------------------------------------------ public API
 
@@ -357,6 +370,8 @@ class Session:
     async def _turns(
         self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
     ) -> RunStatus:
+        if not await self._refresh_tools():
+            return RunStatus.CANCELLED
         await check_window(self.agent, self.model)
         if self.state.pending_calls:
             outcome = await self.tools.resume(superseded=prompt is not None)
@@ -370,15 +385,8 @@ class Session:
         while True:
             if max_turns is not None and turns >= max_turns:
                 return RunStatus.MAX_TURNS
-            now = self.clock.monotonic()
-            own, children = tally.usage, tally.child_usage
-            if reason := watch.reached(own=own, children=children, state=self.state, now=now):
-                await self._over_budget(reason)
-                return RunStatus.BUDGET_EXCEEDED
-            if await self.control.checkpoint("before model call"):
-                return RunStatus.CANCELLED
-            await auto_compact(self.agent, self.model, self.journal)
-            await self.control.apply_directives(after=self.state.directive_offset)
+            if (stop := await self._before_model_call(tally, watch)) is not None:
+                return stop
             turns += 1
             message = await call_model(self.agent, self.model, self.journal, self.control, tally)
             if message is None:
@@ -396,6 +404,32 @@ class Session:
                 return outcome
             if await stuck.after_batch(self.journal, tally, repeat_limit):
                 return RunStatus.STUCK
+
+    async def _before_model_call(self, tally: RunTally, watch: BudgetWatch) -> RunStatus | None:
+        """The checks and upkeep before each model call: the budgets, a cancel or a pause,
+        auto-compaction, the directives, the tool source's tools. A status ends the run."""
+        now = self.clock.monotonic()
+        own, children = tally.usage, tally.child_usage
+        if reason := watch.reached(own=own, children=children, state=self.state, now=now):
+            await self._over_budget(reason)
+            return RunStatus.BUDGET_EXCEEDED
+        if await self.control.checkpoint("before model call"):
+            return RunStatus.CANCELLED
+        await auto_compact(self.agent, self.model, self.journal)
+        await self.control.apply_directives(after=self.state.directive_offset)
+        if not await self._refresh_tools():
+            return RunStatus.CANCELLED
+        return None
+
+    async def _refresh_tools(self) -> bool:
+        """Take the tool source's current tools; False when the run was cancelled meanwhile."""
+        if self.tool_source is None:
+            return True
+        agent = await take_tools(self._agent, self.tool_source, self.journal, self.control)
+        if agent is None:
+            return False
+        self._agent = self.tools.agent = agent
+        return True
 
     def _record(self) -> SessionRecord:
         """The stored session's record, as it is created (on the first run)."""

@@ -26,6 +26,7 @@ from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
+from rho_domain.tools.source import ToolSource
 
 
 class Closeable(Protocol):
@@ -56,6 +57,7 @@ class SessionPorts:
         factory=dict, converter=_frozen_mapping, eq=False
     )
     owned: tuple[Closeable, ...] = ()  # adapters built for this session, closed with it
+    tool_source: ToolSource | None = None  # tools that may change (MCP servers)
 
     def for_child(self, *, signals: SignalSource | None = None) -> SessionPorts:
         """These ports for a related session (a sub-agent, a fork): the same adapters, owned

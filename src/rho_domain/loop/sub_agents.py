@@ -61,7 +61,11 @@ class ParentSession(Protocol):
     run in progress (``current_run``, None between runs) and how it builds a session on its
     own ports (``related``)."""
 
-    agent: Agent
+    @property
+    def agent(self) -> Agent:
+        """The parent's agent, with the tools its tool source served last."""
+        ...
+
     clock: Clock
     state: State
     store: SessionStore | None

@@ -122,6 +122,10 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         flags["output_schema"] = _load_schema(args.output_schema)
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
     base = _load_config(config_path) if config_path else None
+    if getattr(args, "mcp_config", None):
+        from rho_entry.mcp_servers import with_mcp_file
+
+        base = with_mcp_file(base or AgentConfig(), Path(args.mcp_config).expanduser())
     settings = resolve_settings(flags, env, base=base, suggested=suggested)
     answers = answers_from_args(args)
     # --approve/--deny (or -y) on a resumed session continue its waiting calls, REPL or not
@@ -177,6 +181,8 @@ def _overrides(settings: Settings, flags: Mapping[str, Any]) -> dict[str, Any]:
         out["vars"] = config.vars
     if flags.get("budget"):  # only the limits given: the stored session keeps the others
         out["budget"] = dict(flags["budget"])
+    if config.mcp_servers:  # a resumed session runs the servers configured now, not stored ones
+        out["mcp_servers"] = config.mcp_servers
     return out
 
 

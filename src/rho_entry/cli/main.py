@@ -112,6 +112,12 @@ def _serve(args: list[str]) -> int:
     return serve(args)
 
 
+def _mcp(args: list[str]) -> int:
+    from rho_entry.cli.mcp_list import main as mcp
+
+    return mcp(args)
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "monitor": _monitor,
     "export": _export,
@@ -121,6 +127,7 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "fork": _fork,
     "stats": _stats,
     "serve": _serve,
+    "mcp": _mcp,
 }
 
 

@@ -26,6 +26,7 @@ Run an agent on a task (one-shot), or open an interactive session (REPL).
   rho-agent eval bird ...     run BIRD-Bench text-to-SQL (see: rho-agent eval -h)
   rho-agent stats [ID|--all]  telemetry: model calls (latency, tokens, cost), tool calls
   rho-agent serve             serve sessions over HTTP (see: rho-agent serve -h)
+  rho-agent mcp list          MCP servers configured: state and tools (docs/mcp.md)
 """
 
 EPILOG = f"""\
@@ -123,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent.add_argument("-w", "--working-dir", metavar="DIR", help="workspace (default: cwd)")
     agent.add_argument("-c", "--config", metavar="FILE", help="AgentConfig YAML file")
+    agent.add_argument(
+        "--mcp-config",
+        metavar="FILE",
+        help="YAML file with mcp_servers: (MCP servers whose tools the agent may use)",
+    )
     agent.add_argument(
         "-s", "--system-prompt", metavar="FILE|TEXT", help="system prompt: a .md template or text"
     )

@@ -370,8 +370,8 @@ class AgentRuntime:
 
     def resume_authority(self) -> ResumeAuthority:
         """What a stored session continued here may run with: a profile within one this
-        runtime allows (by content), this runtime's endpoint and auto-approval, a working
-        directory in its own (or in ``allowed_roots``), never the stored ones
+        runtime allows (by content), this runtime's endpoint, auto-approval and MCP servers, a
+        working directory in its own (or in ``allowed_roots``), never the stored ones
         (``rho_entry.resume_policy``)."""
         from rho_entry.resume_policy import Endpoint, ResumeAuthority
         from rho_entry.wiring import base_url_from, working_dir_of
@@ -385,7 +385,8 @@ class AgentRuntime:
             )
         return ResumeAuthority(
             profiles=self._profiles,
-            given={"auto_approve": config.auto_approve},
+            # the runtime's own MCP servers, never the stored ones
+            given={"auto_approve": config.auto_approve, "mcp_servers": config.mcp_servers},
             endpoint=endpoint,
             databases=None if self._ports.get("databases") is not None else config.databases,
             roots=roots if config.backend == "local" else None,

@@ -72,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
         "--max-runs", type=int, metavar="N", help="runs in progress at once (default 32)"
     )
     parser.add_argument(
+        "--mcp-config",
+        metavar="FILE",
+        help="YAML file with mcp_servers: (MCP servers whose tools sessions may use; docs/mcp.md)",
+    )
+    parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -105,12 +110,16 @@ def main(argv: Sequence[str]) -> int:
         from rho_entry.server.app import create_app, default_config
 
         config = default_config(env)
+        if ns.mcp_config:
+            from rho_entry.mcp_servers import with_mcp_file
+
+            config = with_mcp_file(config, Path(ns.mcp_config).expanduser())
         check_endpoint(config, env)
         from rho_entry.wiring import database_warnings
 
         for problem in database_warnings(config, env):  # the task may not need it: warn
             print(f"rho-agent serve: warning: {problem}", file=sys.stderr)
-        app = create_app(settings, environ=env)
+        app = create_app(settings, base_config=config, environ=env)
         server = _server(app, ns.host, ns.port, settings, token, token_home)
         listening = listen(ns.host, ns.port)
     except RhoError as exc:
