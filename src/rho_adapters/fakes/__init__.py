@@ -7,8 +7,9 @@
   call; ``RecordedTools`` (recorded tool results) and ``RecordedApprover`` (recorded human
   answers) complete the replay (``rho_entry.replay`` compares it with the recording).
 - ``MemoryExecutor`` (Executor): a dict workspace with scripted commands.
-- ``MemorySessionStore`` (SessionStore), ``FakeClock`` (Clock), ``ManualSignals``
-  (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
+- ``MemorySessionStore`` (SessionStore), ``MemorySessions`` (SessionCatalog and
+  SessionControl over a MemorySessionStore and ManualSignals), ``FakeClock`` (Clock),
+  ``ManualSignals`` (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
   (SpreadsheetReader), ``InlineLineSearcher`` (LineSearcher; runs the regex in-process:
   for patterns a test wrote, never a model's).
 
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 from rho_adapters.fakes.approver import ScriptedApprover
 from rho_adapters.fakes.clock import FakeClock
 from rho_adapters.fakes.line_search import InlineLineSearcher
+from rho_adapters.fakes.memory_control import MemorySessions
 from rho_adapters.fakes.memory_executor import MemoryExecutor
 from rho_adapters.fakes.memory_store import MemorySessionStore
 from rho_adapters.fakes.replay_model import (
@@ -95,6 +97,7 @@ __all__ = [
     "ManualSignals",
     "MemoryExecutor",
     "MemorySessionStore",
+    "MemorySessions",
     "MemorySpreadsheetReader",
     "RecordedApprover",
     "RecordedTools",

@@ -28,6 +28,11 @@ class ManualSignals(SignalSource):
             if session_id in ("*", key):
                 event.set()
 
+    @property
+    def paused_ids(self) -> frozenset[str]:
+        """The sessions paused now (``*``: every session)."""
+        return frozenset(self._paused)
+
     def pause(self, session_id: str = "*") -> None:
         """Pause ``session_id`` (``*``: every session) at its next checkpoint."""
         self._paused.add(session_id)

@@ -15,6 +15,12 @@ from rho_domain.ports.executor import (
 )
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel, ContextMeter
+from rho_domain.ports.session_control import (
+    PendingApproval,
+    SessionCatalog,
+    SessionControl,
+    TraceLine,
+)
 from rho_domain.ports.signals import Directive, SignalSource
 from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
@@ -35,7 +41,10 @@ __all__ = [
     "FileInfo",
     "FileKind",
     "LineSearcher",
+    "PendingApproval",
     "QueryResult",
+    "SessionCatalog",
+    "SessionControl",
     "SessionInfo",
     "SessionRecord",
     "SessionStore",
@@ -43,4 +52,5 @@ __all__ = [
     "SignalSource",
     "SpreadsheetReader",
     "TableInfo",
+    "TraceLine",
 ]
