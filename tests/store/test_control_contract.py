@@ -14,10 +14,12 @@ from typing import Any
 
 import attrs
 import pytest
+from pg_rig import pg_server_url, schema_url
 from store_support import build_session
 
 from rho_adapters.codec import encode_event_line
 from rho_adapters.fakes import FakeClock, ManualSignals, MemorySessions, MemorySessionStore, text
+from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend
 from rho_adapters.store import FileSessions, FileSessionStore, FileSignals
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
@@ -32,6 +34,8 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.run import RunStatus
 
+__all__ = ["pg_server_url"]  # the session-scoped server fixture, used through ``rig``
+
 
 @attrs.frozen
 class Rig:
@@ -41,7 +45,7 @@ class Rig:
     kind: str
 
 
-@pytest.fixture(params=["memory", "file"])
+@pytest.fixture(params=["memory", "file", "postgres"])
 async def rig(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Rig]:
     backend = None
     if request.param == "memory":
@@ -56,6 +60,11 @@ async def rig(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[R
             FileSessions(files.root, poll=0.02),
             "file",
         )
+    else:
+        url = schema_url(request.getfixturevalue("pg_server_url"))
+        backend = PgBackend(StoreAddress(url, "the test"), heartbeat=0.1, stale_after=0.5)
+        pg = of_backend(backend)
+        made = Rig(pg.store, pg.signals, pg.sessions, "postgres")
     yield made
     for info in await made.store.list(limit=1000):
         await made.store.release(info.id)

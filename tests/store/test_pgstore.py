@@ -1,0 +1,196 @@
+"""What only the PostgreSQL store has to show: schema versions, one driver across hosts,
+heartbeats, a cancel from another process within 100 ms, a bounded pool, hidden passwords.
+
+Two ``PgBackend``s on one URL are two hosts: each has its own pool, listener, heartbeat and
+holder name, exactly as two processes on two machines would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from pg_rig import pg_server_url, schema_url
+
+from rho_adapters.pgstore import SCHEMA_VERSION, PgBackend, StoreAddress, of_backend
+from rho_adapters.pgstore.connection import shown_url
+from rho_adapters.store import FileSessionStore
+from rho_domain import events as ev
+from rho_domain.config import AgentConfig
+from rho_domain.errors import SessionLocked, StoreError
+from rho_domain.messages import Usage, UserMessage
+from rho_domain.ports.store import SessionRecord
+from rho_domain.run import RunStatus
+
+__all__ = ["pg_server_url"]
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+@pytest.fixture
+def url(pg_server_url: str) -> str:
+    return schema_url(pg_server_url)
+
+
+@pytest.fixture
+def hosts(url: str) -> Iterator[list[PgBackend]]:
+    made: list[PgBackend] = []
+    yield made
+    for backend in made:
+        backend.close()
+
+
+def host(hosts: list[PgBackend], url: str, **options: float) -> PgBackend:
+    backend = PgBackend(StoreAddress(url, "the test"), **options)  # type: ignore[arg-type]
+    hosts.append(backend)
+    return backend
+
+
+def record(session_id: str) -> SessionRecord:
+    return SessionRecord(id=session_id, created_at=1000.0, config=AgentConfig(model="m1"))
+
+
+def run_events(prompt: str = "hello") -> list[ev.Event]:
+    return [
+        ev.RunStarted(at=1001.0, run_id="r1", prompt=prompt),
+        ev.MessageAdded(at=1001.0, message=UserMessage(prompt)),
+        ev.UsageRecorded(at=1001.0, usage=Usage(input_tokens=7), prompt_tokens=7),
+    ]
+
+
+async def test_a_new_store_gets_the_current_schema(url: str, hosts: list[PgBackend]) -> None:
+    backend = host(hosts, url)
+    await of_backend(backend).sessions.sessions()
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM rho_schema").fetchone() == (SCHEMA_VERSION,)
+    await of_backend(host(hosts, url)).sessions.sessions()  # a second host finds it made
+
+
+async def test_a_newer_schema_is_refused_and_left_alone(url: str, hosts: list[PgBackend]) -> None:
+    await of_backend(host(hosts, url)).sessions.sessions()
+    with psycopg.connect(url) as conn:
+        conn.execute("UPDATE rho_schema SET version = 99")
+    with pytest.raises(
+        StoreError, match=r"schema version 99, newer than this rho-agent knows"
+    ) as e:
+        await of_backend(host(hosts, url)).sessions.sessions()
+    assert "the test" in str(e.value)  # the setting to fix
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM rho_schema").fetchone() == (99,)
+
+
+async def test_one_driver_across_hosts_and_the_holder_is_named(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    a = of_backend(host(hosts, url, heartbeat=0.1, stale_after=0.6))
+    b = of_backend(host(hosts, url, heartbeat=0.1, stale_after=0.6))
+    await a.store.create(record("shared1"))
+    await a.store.append("shared1", run_events())
+    await asyncio.sleep(1.0)  # longer than the stale bound: A's heartbeats keep its claim
+    with pytest.raises(SessionLocked, match=r"held by \S+ pid \d+"):
+        await b.store.open("shared1")
+    assert (await b.sessions.info("shared1")).liveness == "running"
+    a.store.backend.close()  # host A dies: no more heartbeats
+    started = time.monotonic()
+    while (await b.sessions.info("shared1")).liveness != "stale":
+        await asyncio.sleep(0.05)
+    assert time.monotonic() - started < 0.6 + 0.1 + 0.5  # the stale bound, a beat, slack
+    _, events = await b.store.open("shared1")  # B takes it over
+    assert [e.kind for e in events] == ["run_start", "message", "usage"]
+    with pytest.raises(SessionLocked, match="no longer held by this process"):
+        await a.store.append(
+            "shared1", [ev.RunEnded(at=1002.0, run_id="r1", status=RunStatus.COMPLETED)]
+        )
+    await b.store.release("shared1")
+    lines = await b.sessions.trace("shared1")
+    assert len(lines) == 3  # A's late write did not interleave
+
+
+async def test_export_from_postgres_is_the_file_trace_byte_for_byte(
+    url: str, hosts: list[PgBackend], tmp_path: Path
+) -> None:
+    pg = of_backend(host(hosts, url))
+    files = FileSessionStore(tmp_path / "sessions")
+    events: list[ev.Event] = [
+        *run_events('naïve \u2028 "quoted" \\ tab\t nul\x00 emoji 🦀'),
+        ev.RunEnded(at=1002.0, run_id="r1", status=RunStatus.COMPLETED),
+    ]
+    for store in (pg.store, files):
+        await store.create(record("same1"))
+        await store.append("same1", events[:2])
+        await store.append("same1", events[2:])
+        await store.release("same1")
+    exported = b"".join(line.data + b"\n" for line in await pg.sessions.trace("same1"))
+    assert exported == (tmp_path / "sessions" / "same1" / "trace.jsonl").read_bytes()
+    _, back = await pg.store.open("same1")
+    assert back == tuple(events)
+    await pg.store.release("same1")
+
+
+async def test_a_cancel_from_another_process_arrives_within_100_ms(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    pg = of_backend(host(hosts, url))
+    await pg.store.create(record("far1"))
+    await pg.store.append("far1", run_events())
+    waiting = asyncio.create_task(pg.signals.wait_for_cancel("far1"))
+    await asyncio.sleep(0.3)  # listening
+    sender = textwrap.dedent(
+        f"""
+        import asyncio, time
+        from rho_adapters.pgstore import postgres_store
+        async def main():
+            sessions = postgres_store({url!r}, origin="the test").sessions
+            await sessions.info("far1")  # connected and the schema checked
+            sent = time.time()
+            await sessions.request("far1", "cancel")
+            print(sent, time.time())
+        asyncio.run(main())
+        """
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", sender, env={"PYTHONPATH": str(SRC)}, stdout=subprocess.PIPE
+    )
+    await asyncio.wait_for(waiting, 10)
+    arrived = time.time()
+    out, _ = await proc.communicate()
+    sent, committed = map(float, out.split())
+    print(
+        f"cancel: committed after {committed - sent:.4f} s, the run woke after {arrived - sent:.4f} s"
+    )
+    assert arrived - sent < 0.1
+
+
+async def test_many_sessions_share_a_bounded_pool(url: str, hosts: list[PgBackend]) -> None:
+    backend = host(hosts, url, heartbeat=0.2)
+    pg = of_backend(backend)
+
+    async def one(i: int) -> None:
+        await pg.store.create(record(f"many{i:03d}"))
+        for _ in range(5):
+            await pg.store.append(f"many{i:03d}", run_events())
+        await pg.store.release(f"many{i:03d}")
+
+    await asyncio.gather(*(one(i) for i in range(200)))
+    assert backend.pool.opened <= backend.pool.size
+    assert len(await pg.sessions.sessions(limit=1000)) == 200
+
+
+async def test_passwords_never_reach_an_error(pg_server_url: str, hosts: list[PgBackend]) -> None:
+    secret = "s3cr3t-pw"
+    bad = pg_server_url.replace("postgres@", f"postgres:{secret}@").rsplit(":", 1)[0] + ":1/rho"
+    assert shown_url(bad).count("***") == 1
+    backend = host(hosts, bad)
+    with pytest.raises(StoreError) as caught:
+        await of_backend(backend).sessions.sessions()
+    message = str(caught.value)
+    assert secret not in message
+    assert "postgres:***@127.0.0.1:1/rho" in message
+    assert "set by the test" in message
+    assert secret not in repr(backend.address)
