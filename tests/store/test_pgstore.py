@@ -161,9 +161,7 @@ async def test_a_cancel_from_another_process_arrives_within_100_ms(
     arrived = time.time()
     out, _ = await proc.communicate()
     sent, committed = map(float, out.split())
-    print(
-        f"cancel: committed after {committed - sent:.4f} s, the run woke after {arrived - sent:.4f} s"
-    )
+    print(f"cancel: committed after {committed - sent:.4f} s, woke after {arrived - sent:.4f} s")
     assert arrived - sent < 0.1
 
 
