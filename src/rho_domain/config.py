@@ -142,6 +142,11 @@ class AgentConfig:
     the extra attempts after a failed call (default 2); ``model_retry_after_cap`` the longest
     server-requested wait (Retry-After) that is honoured (default 120; a longer one fails
     at once). A stalled endpoint holds a run at most about ``(retries + 1) x timeout``.
+
+    ``store`` is where sessions are kept (a ``postgresql://`` URL, ``file://`` URL or a
+    directory; None: the config directory), read by the entry layer (``rho_entry.stores``;
+    ``--store`` and ``$RHO_AGENT_STORE`` win over it). It is never saved with a session: it
+    says where, not what, and its URL may hold a password.
     """
 
     system_prompt: str = ""
@@ -173,3 +178,4 @@ class AgentConfig:
     model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_retries: int | None = attrs.field(default=None, validator=_count)
     model_retry_after_cap: float | None = attrs.field(default=None, validator=_seconds_or_zero)
+    store: str | None = None

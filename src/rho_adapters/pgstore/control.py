@@ -1,23 +1,19 @@
-"""PgSessions: SessionCatalog and SessionControl on PostgreSQL, from any host with the URL.
-
-Liveness uses the server's clock only: a holder is alive while ``beat`` is younger than the
-backend's ``stale_after`` (``now()`` on the server), so hosts' clocks never disagree about it.
-"""
+"""PgSessions: SessionCatalog and SessionControl on PostgreSQL, from any host with the URL
+(liveness as ``listing.info_of`` judges it, on the server's clock)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
+from rho_adapters.pgstore.listing import ROW, info_of
 from rho_adapters.pgstore.schema import CHANNEL
 from rho_adapters.pgstore.store import PgSessionStore, record_of, resolve_id
-from rho_adapters.store.meta import usage_of
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, SessionStateError
@@ -28,48 +24,12 @@ from rho_domain.ports.session_control import (
     Signal,
     TraceLine,
     held_by_live_process,
-    judge_liveness,
     pending_approvals,
     run_in_progress,
 )
 from rho_domain.ports.store import SessionInfo, SessionRecord
 
-_ROW = (
-    "SELECT id, meta, holder, holder IS NOT NULL AND beat >= now() - make_interval(secs => %s),"
-    " paused, labels FROM rho_sessions"
-)
 FOLLOW_RECHECK_SECONDS = 1.0
-
-
-def _info(row: tuple[Any, ...]) -> SessionInfo:
-    session_id, meta, holder, alive, paused, labels = row
-    meta = _json(meta)
-    labels = _json(labels)
-    status = str(meta.get("status", "created"))
-    created = float(meta.get("created_at") or 0.0)
-    return SessionInfo(
-        id=session_id,
-        status=status,
-        liveness=judge_liveness(status=status, held=bool(alive), paused=bool(paused)),
-        created_at=created,
-        updated_at=float(meta.get("updated_at") or created),
-        model=str(meta.get("model", "")),
-        profile=str(meta.get("profile", "")),
-        first_prompt=str(meta.get("first_prompt", "")),
-        usage=usage_of(meta),
-        working_dir=meta.get("working_dir"),
-        parent_id=meta.get("parent_id"),
-        labels={str(k): str(v) for k, v in (labels or {}).items()},
-        holder=holder if alive else None,
-    )
-
-
-def _json(text: str | None) -> Mapping[str, Any]:
-    try:
-        data = json.loads(text or "{}")
-    except ValueError:
-        return {}  # a listing never fails on one broken row
-    return data if isinstance(data, Mapping) else {}
 
 
 class PgSessions(SessionCatalog, SessionControl):
@@ -80,18 +40,12 @@ class PgSessions(SessionCatalog, SessionControl):
 
     async def sessions(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionCatalog.sessions``."""
-        rows = await self.backend.call(
-            lambda conn: conn.execute(
-                _ROW + " ORDER BY created_at DESC, id DESC LIMIT %s",
-                (self.backend.stale_after, limit),
-            ).fetchall()
-        )
-        return tuple(_info(tuple(r)) for r in rows)
+        return await PgSessionStore(self.backend).list(limit=limit)
 
     def _one(self, conn: Any, ref: str) -> SessionInfo:
         session_id = resolve_id(conn, ref)
-        row = conn.execute(_ROW + " WHERE id = %s", (self.backend.stale_after, session_id))
-        return _info(tuple(row.fetchone()))
+        row = conn.execute(ROW + " WHERE id = %s", (self.backend.stale_after, session_id))
+        return info_of(tuple(row.fetchone()))
 
     async def info(self, session_id: str) -> SessionInfo:
         """See ``SessionCatalog.info``."""

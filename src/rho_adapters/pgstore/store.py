@@ -23,8 +23,9 @@ from typing import Any
 
 from rho_adapters.codec import config_from_dict, config_to_dict, encode_event_line
 from rho_adapters.pgstore.backend import PgBackend
+from rho_adapters.pgstore.listing import ROW, info_of
 from rho_adapters.pgstore.schema import CHANNEL
-from rho_adapters.store.meta import fold_events, initial_meta, summarize_trace, without_secrets
+from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
@@ -87,7 +88,7 @@ class PgSessionStore(SessionStore):
         self._hold(record.id, meta, 0)
 
     def _create(self, conn: Any, record: SessionRecord, meta: dict[str, Any]) -> None:
-        config = without_secrets(config_to_dict(record.config))
+        config = stored_config(config_to_dict(record.config))
         inserted = conn.execute(
             "INSERT INTO rho_sessions (id, created_at, parent_id, config, labels, meta, holder,"
             " beat) VALUES (%s, %s, %s, %s, %s, %s, %s, now()) ON CONFLICT (id) DO NOTHING",
@@ -198,9 +199,13 @@ class PgSessionStore(SessionStore):
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``."""
-        from rho_adapters.pgstore.control import PgSessions
-
-        return await PgSessions(self.backend).sessions(limit=limit)
+        rows = await self.backend.call(
+            lambda conn: conn.execute(
+                ROW + " ORDER BY created_at DESC, id DESC LIMIT %s",
+                (self.backend.stale_after, limit),
+            ).fetchall()
+        )
+        return tuple(info_of(tuple(r)) for r in rows)
 
     async def release(self, session_id: str) -> None:
         """See ``SessionStore.release``."""

@@ -19,6 +19,7 @@ from rho_domain.ports.session_control import (
     PendingApproval,
     SessionCatalog,
     SessionControl,
+    SessionOperator,
     TraceLine,
 )
 from rho_domain.ports.signals import Directive, SignalSource
@@ -46,6 +47,7 @@ __all__ = [
     "SessionCatalog",
     "SessionControl",
     "SessionInfo",
+    "SessionOperator",
     "SessionRecord",
     "SessionStore",
     "SheetInfo",

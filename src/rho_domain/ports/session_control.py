@@ -177,3 +177,7 @@ class SessionControl(Protocol):
         ``--resume`` (on any host) runs on with it. Raises ``SessionLocked`` naming the holder
         (it answers through its own session), ``SessionStateError`` for a call that is not
         pending."""
+
+
+class SessionOperator(SessionCatalog, SessionControl, Protocol):
+    """Both faces of one store, as an operator holds them (every adapter implements both)."""

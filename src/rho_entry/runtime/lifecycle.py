@@ -37,7 +37,7 @@ __all__ = [
 def create_runtime(
     config: DomainAgentConfig | DomainAgent | None = None,
     *,
-    store: SessionStore | None = None,
+    store: SessionStore | str | None = None,
     max_concurrent: int = 32,
     max_queued: int = 1024,
     when_full: WhenFull = "wait",
@@ -51,7 +51,8 @@ def create_runtime(
     """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports.
 
     ``config`` is an ``AgentConfig`` or a ready ``Agent``. ``store`` persists every session
-    (``SessionStore()`` for the CLI's directory); without it nothing is written. ``ports`` are
+    (``SessionStore()`` for the CLI's directory, or a URL such as ``postgresql://...``:
+    ``rho_entry.stores``); without it nothing is written. ``ports`` are
     passed to every ``Session`` (``model=``, ``executor=``, ``clock=``, ``approver=``...).
     ``approval_callback`` answers approvals for every session; without one (and no
     ``approver=``), a call that needs approval leaves its handle ``awaiting_approval``.
@@ -65,6 +66,10 @@ def create_runtime(
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
     agent = config if isinstance(config, DomainAgent) else Agent(config)
+    if isinstance(store, str):
+        from rho_entry.stores import choose_store
+
+        store = choose_store(store, os.environ, origin="create_runtime(store=...)").store
     profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))
     return AgentRuntime(
         agent,

@@ -32,6 +32,7 @@ from rho_adapters.store.signals import request_cancel
 from rho_adapters.store.trace import state_from_jsonl
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
+from rho_domain.ports.session_control import held_by_live_process, run_in_progress
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_entry.resume_policy import authorise
@@ -44,7 +45,6 @@ from rho_entry.server.tally import Tallies
 from rho_entry.server.views import listing, pending_approvals, session_paths, summary
 
 log = logging.getLogger("rho_entry.server")
-LIVE = frozenset({"running", "paused"})
 
 
 class SessionHost:
@@ -124,7 +124,7 @@ class SessionHost:
             return True
         paths = SessionPaths(self.settings.sessions_root / session_id)
         meta = read_meta(paths)
-        return liveness(meta, paused=paths.pause.exists(), now=time.time()) in LIVE
+        return run_in_progress(liveness(meta, paused=paths.pause.exists(), now=time.time()))
 
     async def feed(self, session_id: str) -> TraceFeed:
         """The session's feed (one per session, created on first use)."""
@@ -273,7 +273,7 @@ class SessionHost:
         meta = read_meta(paths)
         pid = meta.get("pid")
         live = liveness(meta, paused=paths.pause.exists(), now=time.time())
-        if pid is not None and pid != os.getpid() and live in ("running", "paused", "idle"):
+        if pid is not None and pid != os.getpid() and held_by_live_process(live):
             raise Conflict(f"session {session_id} is driven by another process (pid {pid})")
 
     def _config_for(self, request: CreateSession) -> AgentConfig:

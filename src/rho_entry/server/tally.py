@@ -25,8 +25,8 @@ from rho_adapters.store.layout import SessionPaths
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import StoreError, TraceFormatError
+from rho_domain.ports.session_control import run_in_progress
 
-LIVE = frozenset({"running", "paused"})
 CHUNK_BYTES = 4 << 20  # read and decoded at a time: a long trace is never held whole
 
 
@@ -91,7 +91,7 @@ class TraceTally:
             return dict.fromkeys(_FIELDS)
         seconds = self.run_seconds
         if self.open_run_at is not None:
-            end = now if liveness in LIVE else (self.last_at or self.open_run_at)
+            end = now if run_in_progress(liveness) else (self.last_at or self.open_run_at)
             seconds += max(0.0, end - self.open_run_at)
         return {
             "started_at": self.started_at,

@@ -14,6 +14,7 @@ import attrs
 
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, session_dirs
 from rho_adapters.store.meta import usage_of
+from rho_domain.ports.session_control import run_in_progress
 from rho_domain.state import State
 from rho_entry.server.errors import NotFound
 
@@ -36,7 +37,7 @@ def summary(paths: SessionPaths, *, running_here: bool, now: float) -> dict[str,
     meta = read_meta(paths)
     created = float(meta.get("created_at") or 0.0)
     live = liveness(meta, paused=paths.pause.exists(), now=now)
-    if running_here and live not in ("running", "paused"):
+    if running_here and not run_in_progress(live):
         live = "running"  # started a moment ago: meta.json has not said so yet
     return {
         "id": paths.id,
