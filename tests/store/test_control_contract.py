@@ -287,3 +287,12 @@ async def _until(probe: Any, expected: object, timeout: float = 5.0) -> None:
     while (got := await probe()) != expected:
         assert asyncio.get_running_loop().time() < deadline, f"still {got!r}"
         await asyncio.sleep(0.02)
+
+
+async def test_a_recording_is_the_record_and_events_without_the_lock(rig: Rig) -> None:
+    await rig.store.create(record("rec2"))
+    events = [*started(), ended()]
+    await rig.store.append("rec2", events)
+    got_record, got_events = await rig.sessions.recording("rec2")  # held: read anyway
+    assert (got_record.id, got_record.parent_id) == ("rec2", "parent1")
+    assert got_events == tuple(events)

@@ -59,6 +59,10 @@ class MemorySessions(SessionCatalog, SessionControl):
         """See ``SessionCatalog.record``."""
         return self.store.record_of(session_id)
 
+    async def recording(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """See ``SessionCatalog.recording``."""
+        return self.store.record_of(session_id), self.store.events(session_id)
+
     async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
         """See ``SessionCatalog.trace``."""
         events = self.store.events(session_id)

@@ -67,6 +67,11 @@ class PgSessions(SessionCatalog, SessionControl):
 
         return record_of(await self.backend.call(read))
 
+    async def recording(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """See ``SessionCatalog.recording``."""
+        record = await self.record(session_id)
+        return record, await self.events(record.id)
+
     async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
         """See ``SessionCatalog.trace``."""
 

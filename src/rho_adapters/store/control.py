@@ -74,6 +74,13 @@ class FileSessions(SessionCatalog, SessionControl):
 
         return await asyncio.to_thread(read_record, self._paths(session_id))
 
+    async def recording(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """See ``SessionCatalog.recording``."""
+        from rho_adapters.store.recording import load_recording
+
+        found = await asyncio.to_thread(load_recording, self._paths(session_id).dir)
+        return found.record, found.events
+
     async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
         """See ``SessionCatalog.trace``."""
         paths = self._paths(session_id)

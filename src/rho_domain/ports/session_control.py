@@ -124,6 +124,11 @@ class SessionCatalog(Protocol):
         ``ConfigError`` when its stored config is invalid."""
 
     @abstractmethod
+    async def recording(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """The record and the persisted events, decoded (a torn or unreadable line skipped
+        with a warning), without taking the lock: for fork, replay and export."""
+
+    @abstractmethod
     async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
         """The persisted lines with ``seq > after``, in order (empty when none yet). Joined
         with newlines they are byte for byte the session's ``trace.jsonl``. Raises
