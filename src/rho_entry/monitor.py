@@ -12,7 +12,6 @@ stay light for the file store: no httpx, yaml or cattrs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
@@ -24,7 +23,7 @@ from rho_domain.errors import RhoError
 from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
 from rho_entry.session_json import active_seconds, info_dict
-from rho_entry.stores import Operator, choose_operator, store_setting
+from rho_entry.stores import Operator, choose_operator, run_sync, store_setting
 from rho_entry.terminal_text import json_visible, visible
 from rho_entry.usage import UsageParser
 
@@ -166,16 +165,7 @@ def _store_flag(args: list[str]) -> tuple[list[str], str | None]:
 
 
 def _run(work: Coroutine[Any, Any, T]) -> T:
-    """Run a port call to its end; from inside a running loop (a caller's async code, a
-    test), on a loop of its own in a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as worker:
-        return worker.submit(asyncio.run, work).result()
+    return run_sync(work)
 
 
 def _dispatch(ns: argparse.Namespace, op: Operator) -> int:

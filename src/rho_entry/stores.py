@@ -16,9 +16,11 @@ trace, a log line or a message: sessions do not record where they are stored.
 
 from __future__ import annotations
 
+import asyncio
 import sys
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import attrs
@@ -29,6 +31,7 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 
 ENV_VAR = "RHO_AGENT_STORE"
+T = TypeVar("T")
 _POSTGRES = ("postgresql://", "postgres://")
 
 
@@ -53,6 +56,19 @@ class StoreChoice:
         """The store's ``SessionControl``."""
         found: SessionControl = self.sessions
         return found
+
+
+def run_sync(work: Coroutine[Any, Any, T]) -> T:
+    """Run a port call to its end from synchronous code (a CLI command); from inside a running
+    loop (a caller's async code, a test), on a loop of its own in a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as worker:
+        return worker.submit(asyncio.run, work).result()
 
 
 def store_setting(

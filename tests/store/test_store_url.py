@@ -109,9 +109,19 @@ def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
         assert SECRET not in result.stdout + result.stderr
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT config, meta, labels FROM rho_sessions").fetchall()
-        lines = conn.execute("SELECT line FROM rho_events").fetchall()
+        lines = conn.execute("SELECT line FROM rho_events ORDER BY session_id, seq").fetchall()
     assert lines
     assert SECRET not in json.dumps([rows, lines])
+    exported = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "export", row["id"][:6], "--format", "trace"],
+        env={"PYTHONPATH": os.environ.get("PYTHONPATH", ""), "RHO_AGENT_STORE": url},
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert exported == b"".join(line.encode() + b"\n" for (line,) in lines)
+    document = json.loads(rho("export", row["id"], "--store", url, home=other, cwd=work).stdout)
+    assert [e["kind"] for e in document["events"]][0] == "run_start"
+    assert document["session"]["first_prompt"] == "hello there"
 
 
 def test_store_in_the_agent_yaml_is_used(pg_server_url: str, tmp_path: Path) -> None:
