@@ -120,7 +120,7 @@ def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
     ).stdout
     assert exported == b"".join(line.encode() + b"\n" for (line,) in lines)
     document = json.loads(rho("export", row["id"], "--store", url, home=other, cwd=work).stdout)
-    assert [e["kind"] for e in document["events"]][0] == "run_start"
+    assert document["events"][0]["kind"] == "run_start"
     assert document["session"]["first_prompt"] == "hello there"
 
 
