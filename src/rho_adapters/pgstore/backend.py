@@ -75,10 +75,11 @@ class PgBackend:
                 ensure_schema(conn, self.address)
             self._ready = True
 
-    def run(self, work: Any, *args: Any) -> Any:
-        """``work(conn, *args)`` in one transaction on a pooled connection. Blocking."""
+    def run(self, work: Any, *args: Any, transaction: bool = True) -> Any:
+        """``work(conn, *args)`` in one transaction on a pooled connection (``transaction``
+        False: work that is one statement, committed alone). Blocking."""
         self.ready()
-        with self.pool.connection() as conn:
+        with self.pool.connection(transaction=transaction) as conn:
             return work(conn, *args)
 
     async def call(self, work: Any, *args: Any) -> Any:

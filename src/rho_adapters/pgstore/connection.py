@@ -124,15 +124,20 @@ class Pool:
             )
 
     @contextlib.contextmanager
-    def connection(self) -> Iterator[Any]:
+    def connection(self, *, transaction: bool = True) -> Iterator[Any]:
         """A pooled connection; its work is committed when the block ends, rolled back when it
-        raises. A broken connection is closed, not returned."""
+        raises (``transaction=False``: each statement commits alone, one round trip, for work
+        that is one statement). A broken connection is closed, not returned."""
         self._slots.acquire()
         conn = None
         try:
             conn = self._take()
-            with pg_errors(self.address, "a query failed"), conn.transaction():
-                yield conn
+            with pg_errors(self.address, "a query failed"):
+                if not transaction:
+                    yield conn
+                    return
+                with conn.transaction():
+                    yield conn
         finally:
             if conn is not None:
                 if conn.closed or conn.broken:

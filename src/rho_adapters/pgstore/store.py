@@ -25,6 +25,7 @@ from rho_adapters.codec import config_from_dict, config_to_dict, encode_event_li
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.listing import ROW, info_of
 from rho_adapters.pgstore.schema import CHANNEL
+from rho_adapters.store.files import DURABLE_KINDS
 from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
@@ -171,17 +172,42 @@ class PgSessionStore(SessionStore):
         with self._locks[session_id]:
             meta = self._meta[session_id]
             first = self._seq[session_id] + 1
-            fold_events(meta, events)
+            changed = fold_events(meta, events)
+            durable = changed or any(e.kind in DURABLE_KINDS for e in events)
             payload = json.dumps(self._held_meta(meta), default=_plain)
-            self.backend.run(self._insert, session_id, first, lines, payload)
+            self.backend.run(
+                self._insert, session_id, first, lines, payload, durable, transaction=False
+            )
             self._seq[session_id] = first + len(lines) - 1
 
-    def _insert(self, conn: Any, session_id: str, first: int, lines: list[str], meta: str) -> None:
+    def _insert(
+        self, conn: Any, session_id: str, first: int, lines: list[str], meta: str, durable: bool
+    ) -> None:
+        # One statement, so one round trip and one commit: the claim is checked, the lines
+        # inserted and live tails notified together, or nothing happens. As in the file store,
+        # only run boundaries, status changes, compaction and approvals wait for the disk
+        # (``synchronous_commit``); other lines are committed and visible at once, and a crash
+        # of the database server may lose the last fraction of a second of them.
         last = first + len(lines) - 1
         claimed = conn.execute(
-            "UPDATE rho_sessions SET meta = %s, last_seq = %s WHERE id = %s AND holder = %s",
-            (meta, last, session_id, self.backend.holder),
-        ).rowcount
+            "WITH claimed AS (UPDATE rho_sessions SET meta = %(meta)s, last_seq = %(last)s"
+            " WHERE id = %(id)s AND holder = %(holder)s RETURNING id),"
+            " added AS (INSERT INTO rho_events (session_id, seq, line)"
+            " SELECT claimed.id, s, l FROM claimed,"
+            " unnest(%(seqs)s::bigint[], %(lines)s::text[]) AS t(s, l))"
+            " SELECT pg_notify(%(channel)s, 'trace ' || id),"
+            " set_config('synchronous_commit', %(sync)s, true) FROM claimed",
+            {
+                "meta": meta,
+                "last": last,
+                "id": session_id,
+                "holder": self.backend.holder,
+                "seqs": list(range(first, last + 1)),
+                "lines": lines,
+                "channel": CHANNEL,
+                "sync": "on" if durable else "off",
+            },
+        ).fetchall()
         if not claimed:
             holder = conn.execute(
                 "SELECT holder FROM rho_sessions WHERE id = %s", (session_id,)
@@ -190,12 +216,6 @@ class PgSessionStore(SessionStore):
                 f"session {session_id} is no longer held by this process (now: "
                 f"{holder[0] if holder and holder[0] else 'nobody'}); its events were not written"
             )
-        conn.execute(
-            "INSERT INTO rho_events (session_id, seq, line)"
-            " SELECT %s, s, l FROM unnest(%s::bigint[], %s::text[]) AS t(s, l)",
-            (session_id, list(range(first, last + 1)), lines),
-        )
-        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"trace {session_id}"))
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``."""
