@@ -51,9 +51,8 @@ def postgres(url: str | None) -> Iterator[str]:
     if url:
         yield url
         return
-    from db_servers import running_postgres
-
     import psycopg
+    from db_servers import running_postgres
 
     with running_postgres() as server:
         c = server.config
@@ -161,7 +160,6 @@ asyncio.run(main(*sys.argv[1:4], int(sys.argv[4])))
 
 def part_three(url: str, sessions: int) -> dict[str, object]:
     import psycopg
-
     from bench_sessions import start_server
 
     server, base_url = start_server()
