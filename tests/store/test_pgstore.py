@@ -212,3 +212,66 @@ async def test_passwords_never_reach_an_error(pg_server_url: str, hosts: list[Pg
     assert "postgres:***@127.0.0.1:1/rho" in message
     assert "set by the test" in message
     assert secret not in repr(backend.address)
+
+
+async def test_a_host_killed_mid_tool_shows_stale_in_bound_and_resumes_elsewhere(
+    url: str, hosts: list[PgBackend], tmp_path: Path
+) -> None:
+    """Host A (a child process) is SIGKILLed in the middle of a tool; host B sees the session
+    stale within the stale bound plus a beat, opens it, and runs on with a valid history."""
+    from store_support import build_session
+
+    from rho_adapters.fakes import text
+    from rho_domain.messages import AssistantMessage, ToolResultMessage
+    from rho_domain.state import State
+
+    child = Path(__file__).with_name("store_child.py")
+    marker = tmp_path / "marker"
+    proc = subprocess.Popen(
+        [sys.executable, str(child), url, "kill1", "kill", str(marker)],
+        env={"PYTHONPATH": f"{SRC}:{child.parent}"},
+        stdout=subprocess.PIPE,
+    )
+    try:
+        b = of_backend(host(hosts, url, heartbeat=0.2, stale_after=1.0))
+        deadline = time.monotonic() + 30
+        while not marker.exists() or (await b.sessions.info("kill1")).liveness != "running":
+            assert time.monotonic() < deadline, "the child's tool never started"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.5)  # longer than the bound: A's heartbeats keep it running
+        assert (await b.sessions.info("kill1")).liveness == "running"
+        proc.kill()
+        proc.wait()
+        killed = time.monotonic()
+        while (await b.sessions.info("kill1")).liveness != "stale":
+            await asyncio.sleep(0.02)
+        noticed = time.monotonic() - killed
+        print(f"stale after {noticed:.2f} s (bound: 1.0 s stale + 0.2 s beat)")
+        assert noticed < 1.0 + 0.2 + 0.5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    record, events = await b.store.open("kill1")
+    state = State.from_events(events)
+    assert (state.usage.input_tokens, state.usage.output_tokens) == (10, 2)
+    interrupted = state.messages[-1]
+    assert isinstance(interrupted, ToolResultMessage)
+    assert (interrupted.call_id, interrupted.is_error) == ("call_block", True)
+    session = build_session(
+        [text("recovered", input_tokens=4, output_tokens=1)],
+        store=b.store,
+        signals=b.signals,
+        session_id=record.id,
+        state=state,
+        created=True,
+        config=record.config,
+    )
+    assert (await session.run("carry on")).ok
+    await session.close()
+    _, again = await b.sessions.recording("kill1")
+    final = State.from_events(again)
+    calls = {c.id for m in final.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+    answered = {m.call_id for m in final.messages if isinstance(m, ToolResultMessage)}
+    assert calls == answered == {"call_block"}  # no orphan tool call
+    assert final.status == "completed"
