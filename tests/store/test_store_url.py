@@ -191,3 +191,13 @@ async def test_the_library_takes_a_url(pg_server_url: str) -> None:
     await again.close()
     infos = await store.list()
     assert infos[0].first_prompt == "remember me"
+
+
+def test_serve_refuses_a_postgresql_store_it_cannot_read_yet(tmp_path: Path) -> None:
+    url = f"postgresql://rho:{SECRET}@db.internal/rho"
+    for args, env in ((("serve", "--store", url), {}), (("serve",), {"RHO_AGENT_STORE": url})):
+        result = rho(*args, home=tmp_path, cwd=tmp_path, **env)
+        assert result.returncode == 1
+        assert "reads session directories" in result.stderr
+        assert "postgresql://rho:***@db.internal/rho" in result.stderr
+        assert SECRET not in result.stderr

@@ -79,6 +79,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a name the Host header may carry besides 127.0.0.1, localhost and ::1, such as "
         "a reverse proxy's (repeatable; or RHO_AGENT_SERVER_ALLOW_HOSTS)",
     )
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="the sessions directory (or file:///path; default: $RHO_AGENT_STORE, else the "
+        "config dir's); a postgresql:// store is refused: the server reads directories only",
+    )
     return parser
 
 
@@ -88,12 +94,17 @@ def main(argv: Sequence[str]) -> int:
         ns = _parser().parse_args(list(argv))
     except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
         return 0 if exc.code == 0 else 1
-    from rho_entry.home import config_dir, sessions_dir
+    from rho_entry.home import config_dir
     from rho_entry.settings import environment
+    from rho_entry.stores import choose_operator, store_setting
 
     env = environment()
     try:
-        settings = ServerSettings.from_environ(env, sessions_root=sessions_dir(env))
+        # the server lists, streams and signals session directories: a PostgreSQL store set
+        # by the flag or $RHO_AGENT_STORE is refused, not silently replaced by the files
+        url, origin = store_setting(ns.store, env)
+        root = choose_operator(url, env, origin=origin).files_root()
+        settings = ServerSettings.from_environ(env, sessions_root=root)
         settings = attrs.evolve(settings, **_flag_changes(ns, settings))
         check_bind(ns.host, settings)
         check_profiles(settings, env, flag=bool(ns.allow_profile))
