@@ -1,14 +1,15 @@
 """Connect sessions: ask each for its context export and start a coordinating agent with all
 of them (``rho-agent monitor connect A B [C...] ["instruction"]``, or ``connect(...)``).
 
-A running or paused session is asked through its signal files (``exports/ID.request``) and
-answers between steps, with no network and no shared memory; one that does not answer within
-``wait`` seconds (an idle REPL waiting for input, a stuck process), or that has finished, is
-exported from its trace. The coordinator is a new stored session whose first turn holds the
-combined exports; its labels record its sources (``connected_from``: the ids, comma-separated;
-``connect_sources``: how each export was obtained). It takes the first source's config (but
-not its endpoint nor its auto-approval) unless one is given, and is continued like any session
-(``--resume``, which checks its profile like any other).
+A running or paused session is asked through the store's ``SessionControl`` (files: an
+``exports/ID.request``; PostgreSQL: a row) and answers between steps, with no shared memory;
+one that does not answer within ``wait`` seconds (an idle REPL waiting for input, a stuck
+process), or that has finished, is exported from its trace. The coordinator is a new stored
+session whose first turn holds the combined exports; its labels record its sources
+(``connected_from``: the ids, comma-separated; ``connect_sources``: how each export was
+obtained). It takes the first source's config (but not its endpoint nor its auto-approval)
+unless one is given, and is continued like any session (``--resume``, which checks its profile
+like any other).
 """
 
 from __future__ import annotations
@@ -20,18 +21,16 @@ from pathlib import Path
 
 import attrs
 
-from rho_adapters.store.layout import SessionPaths, liveness, read_meta, resolve
-from rho_adapters.store.recording import load_recording
-from rho_adapters.store.signals import read_export, request_export
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
 from rho_domain.context_export import ContextExport, combine_exports, export_context
 from rho_domain.errors import ConfigError, SessionNotFound
 from rho_domain.messages import AssistantMessage, UserMessage
-from rho_domain.ports.session_control import run_in_progress
+from rho_domain.ports.session_control import SessionOperator, run_in_progress
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
+from rho_entry.stores import StoreChoice, choose_store
 
 WAIT_SECONDS = 30.0
 POLL_SECONDS = 0.1
@@ -46,47 +45,58 @@ class Connected:
 
 
 async def export_session(
-    paths: SessionPaths, *, wait: float = WAIT_SECONDS, poll: float = POLL_SECONDS
+    sessions: SessionOperator,
+    session_id: str,
+    *,
+    wait: float = WAIT_SECONDS,
+    poll: float = POLL_SECONDS,
 ) -> ContextExport:
-    """The context export of one session: asked of it while it runs, else from its trace."""
-    state = liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
+    """The context export of one session: asked of it while it runs, else from its trace. A
+    request left unanswered is answered later, at the session's next checkpoint, and read by
+    nobody."""
+    state = (await sessions.info(session_id)).liveness
     if run_in_progress(state) and wait > 0:  # it reaches checkpoints: it can answer
-        request_id = request_export(paths.dir)
+        request_id = await sessions.request_export(session_id)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            if (text := read_export(paths.dir, request_id)) is not None:
-                return ContextExport(session_id=paths.id, source="running", text=text)
+            if (text := await sessions.export_answer(session_id, request_id)) is not None:
+                return ContextExport(session_id=session_id, source="running", text=text)
             await asyncio.sleep(poll)
-        (paths.dir / "exports" / f"{request_id}.request").unlink(missing_ok=True)
         source = f"trace: it was {state} but did not answer within {wait:g} s"
     else:
         source = "trace"
-    events = load_recording(paths.dir).events
-    text = export_context(paths.id, State.from_events(events))
-    return ContextExport(session_id=paths.id, source=source, text=text)
+    _, events = await sessions.recording(session_id)
+    text = export_context(session_id, State.from_events(events))
+    return ContextExport(session_id=session_id, source=source, text=text)
 
 
 async def connect(
     refs: Sequence[str],
     *,
-    root: Path,
+    root: Path | None = None,
     wait: float = WAIT_SECONDS,
     config: AgentConfig | None = None,
+    store: StoreChoice | None = None,
 ) -> Connected:
-    """Export the sessions ``refs`` (ids, prefixes, ``latest``, directories) under ``root``
-    concurrently, and store a coordinating session holding them all.
+    """Export the sessions ``refs`` (ids, prefixes, ``latest``, directories) of ``store`` (or
+    of the file store under ``root``) concurrently, and store a coordinating session holding
+    them all.
 
     Raises SessionNotFound for an unknown reference, ConfigError without any.
     """
     if not refs:
         raise ConfigError("connect needs at least one session id")
-    targets = [resolve(root, ref) for ref in refs]
-    exports = tuple(await asyncio.gather(*(export_session(p, wait=wait) for p in targets)))
+    chosen = store if store is not None else choose_store(root, {}, origin="root=")
+    sessions = chosen.sessions
+    targets = [(await sessions.info(ref)).id for ref in refs]
+    exports = tuple(
+        await asyncio.gather(*(export_session(sessions, t, wait=wait) for t in targets))
+    )
     if config is None:
         # A source's endpoint and auto-approval were its user's choices, not the
         # coordinator's: it runs where its resumer's configuration says (resume_policy).
         config = attrs.evolve(
-            load_recording(targets[0].dir).record.config,
+            (await sessions.record(targets[0])).config,
             base_url=None,
             provider=None,
             api_key_env=None,
@@ -107,34 +117,37 @@ async def connect(
         UserMessage(combine_exports(exports)),
         AssistantMessage(text=f"I have the context of sessions {', '.join(ids)}. What next?"),
     )
-    from rho_adapters.store.files import FileSessionStore
-
-    store = FileSessionStore(root)
-    await store.create(record)
+    writer = chosen.store
+    await writer.create(record)
     try:
-        await store.append(record.id, [ev.MessageAdded(at=now, message=m) for m in seed])
+        await writer.append(record.id, [ev.MessageAdded(at=now, message=m) for m in seed])
     finally:
-        await store.release(record.id)
+        await writer.release(record.id)
     return Connected(session_id=record.id, sources=exports)
 
 
-def split_instruction(root: Path, words: Sequence[str]) -> tuple[list[str], str]:
+def split_instruction(root: Path | StoreChoice, words: Sequence[str]) -> tuple[list[str], str]:
     """``A B [C...] ["instruction"]``: the last word is the instruction when it names no
     session (an instruction that happens to be a session id must be given with ``--``)."""
+    from rho_entry.stores import run_sync
+
+    chosen = root if isinstance(root, StoreChoice) else choose_store(root, {}, origin="root=")
     refs = list(words)
     if len(refs) > 1:
         try:
-            resolve(root, refs[-1])
+            run_sync(chosen.sessions.info(refs[-1]))
         except SessionNotFound:
             return refs[:-1], refs[-1]
     return refs, ""
 
 
-def connect_main(root: Path, words: Sequence[str], *, wait: float) -> int:
+def connect_main(chosen: StoreChoice, words: Sequence[str], *, wait: float) -> int:
     """``rho-agent monitor connect``: store the coordinator, then run the instruction in it
     (as ``rho-agent --resume ID "instruction"``) or say how to continue it."""
-    refs, instruction = split_instruction(root, words)
-    connected = asyncio.run(connect(refs, root=root, wait=wait))
+    from rho_entry.stores import run_sync
+
+    refs, instruction = split_instruction(chosen, words)
+    connected = run_sync(connect(refs, store=chosen, wait=wait))
     for export in connected.sources:
         print(f"{export.session_id}: {export.source}")
     print(f"coordinator: {connected.session_id}")

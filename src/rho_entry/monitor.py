@@ -137,6 +137,12 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
         url, origin = store_setting(flag, environment())
         if url is None or directory is not None:
             url, origin = str(sessions_root(directory)), "DIR" if directory else origin
+        if namespace.command == "connect":
+            from rho_entry.connect import connect_main
+            from rho_entry.stores import choose_store
+
+            chosen = choose_store(url, environment(), origin=origin)
+            return connect_main(chosen, namespace.words, wait=namespace.wait)
         return _dispatch(namespace, choose_operator(url, environment(), origin=origin))
     except RhoError as exc:
         print(visible(f"rho-agent monitor: {exc}"), file=sys.stderr)
@@ -190,10 +196,6 @@ def _dispatch(ns: argparse.Namespace, op: Operator) -> int:
         if not targets:
             print("no live session to cancel")
         return 0
-    if ns.command == "connect":
-        from rho_entry.connect import connect_main
-
-        return connect_main(op.files_root(), ns.words, wait=ns.wait)
     session_id = _run(sessions.info(ns.id)).id
     if ns.command in ("pause", "directive"):
         _require_live(op, session_id, ns.command)
