@@ -122,6 +122,10 @@ def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
     document = json.loads(rho("export", row["id"], "--store", url, home=other, cwd=work).stdout)
     assert document["events"][0]["kind"] == "run_start"
     assert document["session"]["first_prompt"] == "hello there"
+    again = rho(
+        "--resume", row["id"], "-m", "demo", "and more", home=other, cwd=work, RHO_AGENT_STORE=url
+    )
+    assert again.returncode == 0, again.stderr  # continued from another config directory
     stats = json.loads(rho("stats", "--all", "--json", "--store", url, home=other, cwd=work).stdout)
     assert [(s["session_id"], s["turn_count"] > 0) for s in stats] == [(row["id"], True)]
 
