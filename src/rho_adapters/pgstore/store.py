@@ -86,7 +86,7 @@ class PgSessionStore(SessionStore):
         """See ``SessionStore.create``."""
         meta = initial_meta(record)
         await self.backend.call(self._create, record, meta)
-        self._hold(record.id, meta, 0)
+        await self._hold(record.id, meta, 0)
 
     def _create(self, conn: Any, record: SessionRecord, meta: dict[str, Any]) -> None:
         config = stored_config(config_to_dict(record.config))
@@ -109,11 +109,12 @@ class PgSessionStore(SessionStore):
     def _held_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
         return {**meta, "holder": self.backend.holder}
 
-    def _hold(self, session_id: str, meta: dict[str, Any], seq: int) -> None:
+    async def _hold(self, session_id: str, meta: dict[str, Any], seq: int) -> None:
         self._meta[session_id] = meta
         self._seq[session_id] = seq
         self._locks[session_id] = threading.Lock()
-        self.backend.start()  # heartbeats for the sessions held here
+        # heartbeats for the sessions held here (the first call connects: not on the loop)
+        await asyncio.to_thread(self.backend.start)
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
         """See ``SessionStore.open``."""
@@ -123,7 +124,7 @@ class PgSessionStore(SessionStore):
         if meta["status"] == "running":
             meta["status"] = "interrupted"  # the process that drove that run is gone
         await self.backend.call(self._write_meta, record.id, meta)
-        self._hold(record.id, meta, seq)
+        await self._hold(record.id, meta, seq)
         return record, events
 
     def _open(self, conn: Any, ref: str) -> tuple[SessionRecord, tuple[ev.Event, ...], int]:
