@@ -213,7 +213,7 @@ STORE_COMPOSITION = {"rho_entry/stores.py"}
 STILL_ON_FILES = {
     "rho_entry/stored.py": "the seeds' SessionStore subclasses the file store (a URL: PG's)",
     "rho_entry/seed_state.py": "State.from_jsonl reads a trace.jsonl file the caller names",
-    "rho_entry/server/host.py": "the server lists, reads and signals session directories",
+    "rho_entry/server/host.py": "the file store's fast paths (other stores: the port)",
     "rho_entry/server/views.py": "the server's listing reads meta.json files",
     "rho_entry/server/feed.py": "the server's streams tail trace.jsonl",
     "rho_entry/server/tally.py": "the server's counts read trace.jsonl",

@@ -44,6 +44,8 @@ class StoreChoice:
     sessions: SessionOperator  # FileSessions, PgSessions, ...
     shown: str
     origin: str
+    root: Path | None = None
+    """The sessions directory of a file store (None for another store)."""
 
     @property
     def catalog(self) -> SessionCatalog:
@@ -176,6 +178,7 @@ def _files(root: Path, origin: str) -> StoreChoice:
         sessions=FileSessions(store.root),
         shown=str(store.root),
         origin=origin,
+        root=store.root,
     )
 
 

@@ -81,9 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--store",
-        metavar="DIR",
-        help="the sessions directory (or file:///path; default: $RHO_AGENT_STORE, else the "
-        "config dir's); a postgresql:// store is refused: the server reads directories only",
+        metavar="URL",
+        help="where sessions are kept: postgresql://... (servers on other hosts share them), "
+        "a directory or file:///path (default: $RHO_AGENT_STORE, else the config dir's)",
     )
     return parser
 
@@ -94,16 +94,17 @@ def main(argv: Sequence[str]) -> int:
         ns = _parser().parse_args(list(argv))
     except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
         return 0 if exc.code == 0 else 1
-    from rho_entry.home import config_dir
+    from rho_entry.home import config_dir, sessions_dir
     from rho_entry.settings import environment
-    from rho_entry.stores import choose_operator, store_setting
+    from rho_entry.stores import choose_store, run_sync, store_setting
 
     env = environment()
     try:
-        # the server lists, streams and signals session directories: a PostgreSQL store set
-        # by the flag or $RHO_AGENT_STORE is refused, not silently replaced by the files
         url, origin = store_setting(ns.store, env)
-        root = choose_operator(url, env, origin=origin).files_root()
+        chosen = choose_store(url, env, origin=origin)
+        if chosen.root is None:  # a shared store: unreachable or refused is said now, once
+            run_sync(chosen.sessions.sessions(limit=1))
+        root = chosen.root if chosen.root is not None else sessions_dir(env)
         settings = ServerSettings.from_environ(env, sessions_root=root)
         settings = attrs.evolve(settings, **_flag_changes(ns, settings))
         check_bind(ns.host, settings)
@@ -121,8 +122,8 @@ def main(argv: Sequence[str]) -> int:
 
         for problem in database_warnings(config, env):  # the task may not need it: warn
             print(f"rho-agent serve: warning: {problem}", file=sys.stderr)
-        app = create_app(settings, environ=env)
-        server = _server(app, ns.host, ns.port, settings, token, token_home)
+        app = create_app(settings, environ=env, store=chosen)
+        server = _server(app, ns.host, ns.port, settings, token, token_home, chosen.shown)
         listening = listen(ns.host, ns.port)
     except RhoError as exc:
         print(f"rho-agent serve: {exc}", file=sys.stderr)
@@ -160,6 +161,7 @@ def _server(
     settings: ServerSettings,
     token: str,
     token_home: Path | None,
+    store_shown: str,
 ) -> Any:
     """The uvicorn server, which writes the token files once it listens (``token_home``:
     the config directory, or None when the operator gave the token) and removes them when
@@ -204,7 +206,7 @@ def _server(
             roots = ", ".join(str(r) for r in settings.roots)
             print(
                 f"rho-agent serve: listening on {where} · {auth} · sessions in "
-                f"{settings.sessions_root} · roots {roots} · profiles "
+                f"{store_shown} · roots {roots} · profiles "
                 f"{', '.join(settings.profiles)}",
                 file=sys.stderr,
                 flush=True,
