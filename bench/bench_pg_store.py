@@ -4,11 +4,12 @@
    session appends them (one ``append`` per event), then in batches of 7 (one tool round).
 2. **Resume of a 100,000-event session**: ``store.open`` + ``State.from_events``, best of 3
    (goal: <= 1 s). The trace is bench_resume.py's mix (~243 bytes a line).
-3. **1,000 concurrent sessions over two processes on one PostgreSQL**: each process runs the
-   runtime API (``create_runtime(store="postgresql://...")``) with ``--sessions / 2`` sessions
-   dispatched at once against the loopback model server (bench_sessions.py's: a ``list`` tool
-   call, then a streamed answer, over real HTTP). All must complete; reported: wall time, and
-   the PostgreSQL connections used (``pg_stat_activity``, sampled every 50 ms: the peak).
+3. **1,000 concurrent sessions over two servers on one PostgreSQL**: two ``rho-agent serve
+   --store postgresql://...`` processes (own config directories, ``max_runs`` = half the
+   sessions each) get ``--sessions`` POSTs alternately, against the loopback model server
+   (bench_sessions.py's: a ``list`` tool call, then a streamed answer, over real HTTP). All
+   must complete; reported: wall time, and the PostgreSQL connections used
+   (``pg_stat_activity``, sampled every 50 ms: the peak).
 
 PostgreSQL is started in a temporary directory (tests/db's rig, with fsync turned back on, as a
 production server runs) unless ``--url`` names one.
@@ -22,6 +23,9 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +33,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -132,30 +137,54 @@ async def part_one_two(url: str, n_append: int, n_resume: int) -> dict[str, obje
     return out
 
 
-WORKER = """
-import asyncio, json, sys, time
-sys.path.insert(0, {bench!r})
-from loopback_agent_server import ANSWER
-from rho_entry import Agent, AgentConfig
-from rho_entry.runtime import close_runtime, create_runtime, dispatch_prompt, start_runtime
+def start_serve(url: str, base_url: str, home: Path, workdir: str, runs: int) -> tuple[Any, str]:
+    """``rho-agent serve --store URL`` on a free port, its own config directory; its URL."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        "HOME": str(home),
+        "RHO_AGENT_HOME": str(home),
+        "OPENAI_BASE_URL": base_url,
+        "OPENAI_API_KEY": "sk-bench",
+        "RHO_AGENT_MODEL": "fake-model",
+        "RHO_AGENT_SERVER_TOKEN": TOKEN,
+        "RHO_AGENT_SERVER_MAX_RUNS": str(runs),
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-m", "rho_entry", "serve", "--port", "0", "--store", url],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stderr is not None
+    line = child.stderr.readline()
+    found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+    assert found, line
+    return child, found.group(1)
 
-async def main(url, base_url, workdir, n):
-    agent = Agent(AgentConfig(model="fake-model", base_url=base_url, working_dir=workdir))
-    runtime = await start_runtime(create_runtime(agent, store=url, max_concurrent=n, max_queued=n))
-    print("ready", flush=True)
-    sys.stdin.readline()
-    started = time.perf_counter()
-    handles = [await dispatch_prompt(runtime, "What is here?") for _ in range(n)]
-    results = await asyncio.gather(*(h.wait() for h in handles), return_exceptions=True)
-    wall = time.perf_counter() - started
-    await close_runtime(runtime)
-    ok = sum(1 for r in results if not isinstance(r, BaseException) and r.text == ANSWER)
-    from rho_adapters.pgstore.backend import _BACKENDS
-    pool = max((b.pool.opened for b in _BACKENDS.values()), default=0)
-    print(json.dumps({{"wall_s": wall, "completed": ok, "pool_open": pool}}), flush=True)
 
-asyncio.run(main(*sys.argv[1:4], int(sys.argv[4])))
-"""
+TOKEN = "bench-token"
+
+
+async def post_all(servers: list[str], n: int) -> None:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    gate = asyncio.Semaphore(64)
+    async with httpx.AsyncClient(timeout=120) as client:
+
+        async def one(i: int) -> None:
+            async with gate:
+                answer = await client.post(
+                    f"{servers[i % 2]}/api/sessions",
+                    json={"prompt": "What is here?"},
+                    headers=headers,
+                )
+                answer.raise_for_status()
+
+        await asyncio.gather(*(one(i) for i in range(n)))
 
 
 def part_three(url: str, sessions: int) -> dict[str, object]:
@@ -176,44 +205,44 @@ def part_three(url: str, sessions: int) -> dict[str, object]:
                 samples.append(int(row[0]) if row else 0)
                 time.sleep(0.05)
 
-    with tempfile.TemporaryDirectory() as workdir:
+    def completed() -> int:
+        with psycopg.connect(url) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM rho_sessions WHERE meta::json->>'status' = 'completed'"
+                " AND labels::json->>'origin' = 'server'"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp) / "work"
+        workdir.mkdir()
         for i in range(20):
-            (Path(workdir) / f"file{i}.txt").write_text("x\n")
-        code = WORKER.format(bench=str(HERE))
-        workers = [
-            subprocess.Popen(
-                [sys.executable, "-c", code, url, base_url, workdir, str(sessions // 2)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            for _ in range(2)
+            (workdir / f"file{i}.txt").write_text("x\n")
+        serves = [
+            start_serve(url, base_url, Path(tmp) / f"home{i}", str(workdir), sessions // 2)
+            for i in range(2)
         ]
-        for w in workers:
-            assert w.stdout is not None
-            assert w.stdout.readline().strip() == "ready"
+        before = completed()
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         started = time.perf_counter()
-        for w in workers:
-            assert w.stdin is not None
-            w.stdin.write("go\n")
-            w.stdin.flush()
-        reports = [json.loads(w.stdout.readline()) for w in workers if w.stdout is not None]
+        asyncio.run(post_all([u for _, u in serves], sessions))
+        posted = time.perf_counter() - started
+        deadline = time.monotonic() + 900
+        while (done := completed() - before) < sessions and time.monotonic() < deadline:
+            time.sleep(0.2)
         wall = time.perf_counter() - started
-        for w in workers:
-            w.wait()
         stop.set()
         sampler.join()
+        for child, _ in serves:
+            child.send_signal(signal.SIGTERM)
+            child.wait(60)
     server.terminate()
-    with psycopg.connect(url) as conn:
-        stored = conn.execute("SELECT count(*) FROM rho_sessions").fetchone()
     return {
         "wall_s": wall,
-        "completed": sum(r["completed"] for r in reports),
-        "per_process": reports,
+        "posted_s": posted,
+        "completed": done,
         "peak_pg_connections": max(samples, default=0),
-        "stored_sessions": stored[0] if stored else 0,
     }
 
 
