@@ -244,7 +244,7 @@ class SessionHost:
         if handle is None or handle.done:
             self.runs.check_capacity()
             handle = await self.runs.dispatch(
-                session_id, None, await self.feed(session_id), done=self._done(session_id)
+                session_id, None, await self._current_feed(session_id), done=self._done(session_id)
             )
             await self.runs.settle(handle, self.settings.answer_grace)
         waiting = [p.call.id for p in handle.pending_approvals]
@@ -291,8 +291,17 @@ class SessionHost:
                 raise Conflict(f"session {session_id} is running; wait for it or cancel it")
             await self.runs.stop(session_id, self.settings.shutdown_grace)  # awaiting approval
         self.runs.check_capacity()
-        feed = await self.feed(session_id)
+        feed = await self._current_feed(session_id)
         _ = await self.runs.dispatch(session_id, prompt, feed, done=self._done(session_id))
+
+    async def _current_feed(self, session_id: str) -> TraceFeed:
+        """The feed, caught up with the store before a run here: a ``StoreFeed`` numbers the
+        lines this server writes from the last one it saw, so lines another server wrote
+        since must be seen first (once the run holds the session, nobody else writes)."""
+        feed = await self.feed(session_id)
+        if not self._files:
+            await feed.refresh()
+        return feed
 
     def _done(self, session_id: str) -> Callable[[], None]:
         def done() -> None:
