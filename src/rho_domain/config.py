@@ -246,6 +246,10 @@ class AgentConfig:
 
     ``hooks`` names the hooks run around tool calls, model calls and runs (``HookConfig``);
     a resumed session does not take them from its directory (``rho_entry.resume_policy``).
+    ``store`` is where sessions are kept (a ``postgresql://`` URL, ``file://`` URL or a
+    directory; None: the config directory), read by the entry layer (``rho_entry.stores``;
+    ``--store`` and ``$RHO_AGENT_STORE`` win over it). It is never saved with a session: it
+    says where, not what, and its URL may hold a password.
     """
 
     system_prompt: str = ""
@@ -281,3 +285,4 @@ class AgentConfig:
     model_retries: int | None = attrs.field(default=None, validator=_count)
     model_retry_after_cap: float | None = attrs.field(default=None, validator=_seconds_or_zero)
     hooks: HookConfig = HookConfig()
+    store: str | None = None

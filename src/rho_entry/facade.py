@@ -110,7 +110,7 @@ class Session:
         *,
         model: ChatModel | None = None,
         executor: Executor | None = None,
-        store: SessionStore | None = None,
+        store: SessionStore | str | None = None,
         clock: Clock | None = None,
         signals: SignalSource | None = None,
         approver: Approver | None = None,
@@ -301,7 +301,7 @@ class Session:
         cls,
         session_id: str,
         *,
-        store: SessionStore,
+        store: SessionStore | str,
         overrides: Mapping[str, Any] | None = None,
         authority: ResumeAuthority | None = None,
         hooks: Hooks | None = None,
@@ -356,7 +356,7 @@ async def open_session(
     agent: Agent | domain_agent.Agent | None,
     *,
     resume: str | None = None,
-    store: SessionStore | None = None,
+    store: SessionStore | str | None = None,
     overrides: Mapping[str, Any] | None = None,
     authority: ResumeAuthority | None = None,
     hooks: Hooks | None = None,
@@ -387,6 +387,10 @@ async def open_session(
         return Session(agent, store=store, **options)
     if store is None:
         raise TypeError("open_session: resuming needs the store= the session is kept in")
+    if isinstance(store, str):
+        from rho_entry.stores import choose_store
+
+        store = choose_store(store, os.environ).store
     if authority is None:
         authority = default_authority(overrides or {}, options, os.environ)
     elif overrides:

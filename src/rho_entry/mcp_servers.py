@@ -67,14 +67,14 @@ def build_tool_source(
     if not servers:
         return None
     from rho_adapters.mcp import McpToolSource
-    from rho_adapters.store import FileSessionStore
+    from rho_entry.stores import session_dirs
 
     output_dir = None
-    if isinstance(store, FileSessionStore):
-        file_store = store
+    if (dirs := session_dirs(store)) is not None:
+        found = dirs
 
         def output_dir(session_id: str) -> Path | None:
-            return file_store.session_dir(session_id) / OUTPUT_DIR
+            return found(session_id) / OUTPUT_DIR
 
     return McpToolSource(
         servers,

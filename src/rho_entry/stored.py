@@ -1,11 +1,13 @@
 """The seeds' names for stored sessions: ``SessionStore`` and ``State.from_jsonl``.
 
-``SessionStore`` is a store of session directories (it holds a ``FileSessionStore``, ``files``,
-and implements the ``SessionStore`` port through it, so it can be passed as ``store=``
-anywhere) with the seeds' conveniences: a default directory, ``resume`` returning a ready
-``Session``, ``create_session`` and ``get_latest_id``::
+``SessionStore`` is a store of session directories (it holds a ``FileSessionStore`` and
+implements the ``SessionStore`` port through it, so it can be passed as ``store=`` anywhere)
+with the seeds' conveniences: a default directory, ``resume``
+returning a ready ``Session``, ``create_session`` and ``get_latest_id``. Given a
+``postgresql://`` URL it is the PostgreSQL store instead, with the same conveniences::
 
     store = SessionStore()                     # $RHO_AGENT_HOME/sessions or ~/.config/...
+    shared = SessionStore("postgresql://rho@db.internal/rho")  # every host with the URL
     session = store.create_session(agent)      # a Session persisted in store
     session = await store.resume("latest")     # a Session continuing a stored one
 
@@ -37,45 +39,64 @@ __all__ = ["SessionStore", "State"]
 
 
 class SessionStore(SessionStorePort, SignalingStore):
-    """Session directories under ``base_dir`` (default: the config home's ``sessions``)."""
+    """Sessions under ``base_dir`` (default: the config home's ``sessions``), or where a URL
+    says (``postgresql://...``, ``file://...``; read as ``rho_entry.stores`` reads it).
+
+    It holds that store (``backend``: a ``FileSessionStore`` or the PostgreSQL store) and
+    implements the ``SessionStore`` port through it, so it can be passed as ``store=``
+    anywhere; ``root`` and ``session_dir`` are a file store's."""
 
     def __init__(self, base_dir: Path | str | None = None) -> None:
-        self.files = FileSessionStore(
-            base_dir if base_dir is not None else sessions_dir(os.environ)
-        )
+        self.backend: SessionStorePort
+        if isinstance(base_dir, str) and "://" in base_dir:
+            from rho_entry.stores import choose_store
+
+            self.backend = choose_store(base_dir, os.environ, origin="SessionStore(...)").store
+        else:
+            root = base_dir if base_dir is not None else sessions_dir(os.environ)
+            self.backend = FileSessionStore(root)
+
+    def _files(self) -> FileSessionStore:
+        if not isinstance(self.backend, FileSessionStore):
+            # AttributeError: a store without directories has no ``root`` (getattr's default)
+            raise AttributeError(
+                "this SessionStore keeps its sessions in PostgreSQL, not in directories"
+            )
+        return self.backend
 
     @property
     def root(self) -> Path:
         """The directory holding one directory per session."""
-        return self.files.root
+        return self._files().root
 
     def session_dir(self, session_id: str) -> Path:
         """The directory of an open session, or where a session with this id lives."""
-        return self.files.session_dir(session_id)
+        return self._files().session_dir(session_id)
 
     def signals(self) -> SignalSource:
-        """``FileSessionStore.signals``: cancel, pause and directives as files."""
-        return self.files.signals()
+        """The backend's signals: sentinel files, or PostgreSQL notifications."""
+        assert isinstance(self.backend, SignalingStore)  # both of our stores carry signals
+        return self.backend.signals()
 
     async def create(self, record: SessionRecord) -> None:
-        """``FileSessionStore.create``: make the session's directory and hold its lock."""
-        await self.files.create(record)
+        """The backend's ``create``: make the session and hold its lock."""
+        await self.backend.create(record)
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
-        """``FileSessionStore.open``: lock a stored session and read its events."""
-        return await self.files.open(session_id)
+        """The backend's ``open``: lock a stored session and read its events."""
+        return await self.backend.open(session_id)
 
     async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
-        """``FileSessionStore.append``: persist ``events`` in order."""
-        await self.files.append(session_id, events)
+        """The backend's ``append``: persist ``events`` in order."""
+        await self.backend.append(session_id, events)
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
-        """``FileSessionStore.list``: sessions, newest first."""
-        return await self.files.list(limit=limit)
+        """The backend's ``list``: sessions, newest first."""
+        return await self.backend.list(limit=limit)
 
     async def release(self, session_id: str) -> None:
-        """``FileSessionStore.release``: persist and drop the session's lock."""
-        await self.files.release(session_id)
+        """The backend's ``release``: persist and drop the session's lock."""
+        await self.backend.release(session_id)
 
     def create_session(
         self, agent: Agent | domain_agent.Agent, *, session_id: str | None = None, **ports: Any

@@ -93,7 +93,7 @@ def build_ports(
     *,
     model: ChatModel | None = None,
     executor: Executor | None = None,
-    store: SessionStore | None = None,
+    store: SessionStore | str | Path | None = None,
     clock: Clock | None = None,
     signals: SignalSource | None = None,
     databases: Mapping[str, Database] | None = None,
@@ -103,8 +103,13 @@ def build_ports(
 ) -> SessionPorts:
     """Fill every port the caller did not pass (the adapters built here are ``owned``:
     the session closes them). The tool source (MCP servers) is built from the config and the
-    profile when not passed; None when they start no server."""
+    profile when not passed; None when they start no server. ``store`` may be a URL or a
+    path (``rho_entry.stores``)."""
     env = os.environ if environ is None else environ
+    if isinstance(store, str | Path):
+        from rho_entry.stores import as_store
+
+        store = as_store(store, env)
     owned: list[Closeable] = []
     config = agent.config
     if clock is None:

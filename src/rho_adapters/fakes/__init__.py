@@ -7,8 +7,9 @@
   call; ``RecordedTools`` (recorded tool results) and ``RecordedApprover`` (recorded human
   answers) complete the replay (``rho_entry.replay`` compares it with the recording).
 - ``MemoryExecutor`` (Executor): a dict workspace with scripted commands.
-- ``MemorySessionStore`` (SessionStore), ``FakeClock`` (Clock), ``ManualSignals``
-  (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
+- ``MemorySessionStore`` (SessionStore), ``MemorySessions`` (SessionCatalog and
+  SessionControl over a MemorySessionStore and ManualSignals), ``FakeClock`` (Clock),
+  ``ManualSignals`` (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
   (SpreadsheetReader), ``InlineLineSearcher`` (LineSearcher; runs the regex in-process:
   for patterns a test wrote, never a model's), ``ManualToolSource`` (ToolSource: the tools
   a test serves, changed with ``serve``).
@@ -38,6 +39,7 @@ from rho_adapters.fakes.anthropic_messages import ClaudeReply, FakeAnthropic
 from rho_adapters.fakes.approver import ScriptedApprover
 from rho_adapters.fakes.clock import FakeClock
 from rho_adapters.fakes.line_search import InlineLineSearcher
+from rho_adapters.fakes.memory_control import MemorySessions
 from rho_adapters.fakes.memory_executor import MemoryExecutor
 from rho_adapters.fakes.memory_store import MemorySessionStore
 from rho_adapters.fakes.replay_model import (
@@ -106,6 +108,7 @@ __all__ = [
     "ManualToolSource",
     "MemoryExecutor",
     "MemorySessionStore",
+    "MemorySessions",
     "MemorySpreadsheetReader",
     "RecordedApprover",
     "RecordedTools",

@@ -34,8 +34,8 @@ from rho_adapters.store.meta import (
     MetaFile,
     initial_meta,
     profile_label,
+    stored_config,
     summarize_trace,
-    without_secrets,
 )
 from rho_adapters.store.recording import read_record
 from rho_adapters.store.trace import read_trace
@@ -131,7 +131,7 @@ class FileSessionStore(SessionStore, SignalingStore):
                 raise StoreError(f"session {record.id} already exists in {self.root}") from None
             lock = SessionLock(paths.lock)
             lock.acquire(record.id)
-            config = without_secrets(config_to_dict(record.config))
+            config = stored_config(config_to_dict(record.config))
             # libyaml's emitter when present: the pure-Python one costs ~5 ms of CPU per
             # session under the GIL, which a service opening many sessions feels.
             dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -16,6 +16,13 @@ from rho_domain.ports.executor import (
 )
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel, ContextMeter
+from rho_domain.ports.session_control import (
+    PendingApproval,
+    SessionCatalog,
+    SessionControl,
+    SessionOperator,
+    TraceLine,
+)
 from rho_domain.ports.signals import Directive, SignalSource
 from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
@@ -37,8 +44,12 @@ __all__ = [
     "FileKind",
     "FileUpload",
     "LineSearcher",
+    "PendingApproval",
     "QueryResult",
+    "SessionCatalog",
+    "SessionControl",
     "SessionInfo",
+    "SessionOperator",
     "SessionRecord",
     "SessionStore",
     "SheetInfo",
@@ -46,4 +57,5 @@ __all__ = [
     "SignalingStore",
     "SpreadsheetReader",
     "TableInfo",
+    "TraceLine",
 ]

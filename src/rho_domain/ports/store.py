@@ -41,6 +41,9 @@ class SessionInfo:
     usage: Usage = Usage()
     working_dir: str | None = None
     parent_id: str | None = None
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    holder: str | None = None
+    """Who holds the session open, as the store names it (``pid 12 on host-a``), or None."""
 
 
 class SessionStore(Protocol):

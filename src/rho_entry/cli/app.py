@@ -56,15 +56,19 @@ def run(args: argparse.Namespace) -> int:
             from rho_entry.cli.remote import run_remote
 
             return run_remote(args, environment())
+        flag = getattr(args, "store", None)
         if args.list:
-            return _list_sessions(_store(environment()), as_json=args.json)
+            return _list_sessions(_store(environment(), flag=flag), as_json=args.json)
         launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
         _warn_about_databases(launch)
+        store = _store(
+            environment(), writing=True, flag=flag, config_store=launch.settings.config.store
+        )
         if launch.interactive:
             from rho_entry.cli.repl import run_repl
 
-            return run_repl(launch, _store(environment(), writing=True))
-        return _run_loop(_one_shot(launch, _store(environment(), writing=True)))
+            return run_repl(launch, store)
+        return _run_loop(_one_shot(launch, store))
     except ConfigError as exc:
         return _fail(str(exc), exit_codes.USAGE)
     except ModelError as exc:
@@ -103,16 +107,27 @@ def _run_loop(coro: Coroutine[Any, Any, T]) -> T:
         loop.close()
 
 
-def _store(env: Mapping[str, str], *, writing: bool = False) -> SessionStore:
-    """The session store; ``writing`` checks first that its directory can hold a new session,
-    so that a run never starts (header, model calls) when nothing of it could be saved."""
-    from rho_adapters.store.files import FileSessionStore
+def _store(
+    env: Mapping[str, str],
+    *,
+    writing: bool = False,
+    flag: str | None = None,
+    config_store: str | None = None,
+) -> SessionStore:
+    """The session store (``--store``, ``$RHO_AGENT_STORE``, ``store:`` in the config, else
+    the config directory's: ``rho_entry.stores``); ``writing`` checks first that the default
+    directory can hold a new session, so that a run never starts (header, model calls) when
+    nothing of it could be saved."""
     from rho_entry.config.home import sessions_dir
+    from rho_entry.stores import choose_store, store_setting
 
-    root = sessions_dir(env)
-    if writing:
-        _check_writable(root, env)
-    return FileSessionStore(root)
+    url, origin = store_setting(flag, env, config_store)
+    if url is None:
+        root = sessions_dir(env)
+        if writing:
+            _check_writable(root, env)
+        return choose_store(root, env, origin=origin).store
+    return choose_store(url, env, origin=origin).store
 
 
 def _check_writable(root: Path, env: Mapping[str, str]) -> None:

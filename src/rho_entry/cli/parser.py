@@ -208,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     sessions = parser.add_argument_group("sessions")
     sessions.add_argument("-l", "--list", action="store_true", help="list saved sessions")
     sessions.add_argument(
+        "--store",
+        metavar="URL",
+        help="where sessions are kept: postgresql://... (shared by hosts), a directory or "
+        "file:///path (default: $RHO_AGENT_STORE, the config's store:, else the config dir)",
+    )
+    sessions.add_argument(
         "-r", "--resume", metavar="ID", help="continue a session: latest, an id, a prefix, a path"
     )
     sessions.add_argument(

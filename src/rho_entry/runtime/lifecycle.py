@@ -38,7 +38,7 @@ __all__ = [
 def create_runtime(
     config: DomainAgentConfig | DomainAgent | Agent | None = None,
     *,
-    store: SessionStore | None = None,
+    store: SessionStore | str | None = None,
     max_concurrent: int = 32,
     max_queued: int = 1024,
     when_full: WhenFull = "wait",
@@ -55,7 +55,8 @@ def create_runtime(
     conversation, continued by each prompt (stored on its first run, with a store).
 
     ``config`` is an ``AgentConfig`` or a ready ``Agent``. ``store`` persists every session
-    (``SessionStore()`` for the CLI's directory); without it nothing is written. ``ports`` are
+    (``SessionStore()`` for the CLI's directory, or a URL such as ``postgresql://...``:
+    ``rho_entry.stores``); without it nothing is written. ``ports`` are
     passed to every ``Session`` (``model=``, ``executor=``, ``clock=``, ``approver=``...).
     ``approval_callback`` answers approvals for every session; without one (and no
     ``approver=``), a call that needs approval leaves its handle ``awaiting_approval``.
@@ -69,6 +70,10 @@ def create_runtime(
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
     agent = definition_of(config if isinstance(config, Agent | DomainAgent) else Agent(config))
+    if isinstance(store, str):
+        from rho_entry.stores import choose_store
+
+        store = choose_store(store, os.environ, origin="create_runtime(store=...)").store
     profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))
     return AgentRuntime(
         agent,
