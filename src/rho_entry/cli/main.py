@@ -55,9 +55,16 @@ def _dispatch(args: list[str]) -> int:
     subcommand = SUBCOMMANDS.get(args[0]) if args else None
     if subcommand is not None:
         return subcommand(args[1:])
-    from rho_entry.cli.app import run_words
+    # Parsed before the run's modules are imported: --help, --version and a usage error
+    # answer without loading the loop, the adapters or httpx.
+    from rho_entry.cli.parser import parse_words
 
-    return run_words(args)
+    namespace = parse_words(args)
+    if isinstance(namespace, int):
+        return namespace
+    from rho_entry.cli.app import run
+
+    return run(namespace)
 
 
 # Each subcommand imports its module when it runs (a plain import the architecture test sees,
