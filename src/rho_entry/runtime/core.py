@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import (
     ConfigError,
@@ -48,6 +49,7 @@ from rho_domain.state import State
 from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.facade import Session
 from rho_entry.runtime.handle import AgentHandle
+from rho_entry.runtime.stats import RuntimeStats
 
 if TYPE_CHECKING:
     from rho_entry.resume_policy import ResumeAuthority
@@ -68,6 +70,7 @@ class AgentRuntime:
         "_agent",
         "_closed",
         "_handles",
+        "_lag",
         "_loop",
         "_max_concurrent",
         "_max_queued",
@@ -126,6 +129,7 @@ class AgentRuntime:
         self._state: RuntimeState = "created"
         self._closed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it was started on
+        self._lag = LoopLag()  # ticks on that loop from start to close
         self._own_id = new_id()
         # the own session's conversation between dispatches, when no store keeps it; None
         # until its first dispatch opened it
@@ -194,7 +198,12 @@ class AgentRuntime:
             self._loop = asyncio.get_running_loop()
         self._check_loop("start_runtime")
         self._state = "started"
+        self._lag.start()
         return self
+
+    def stats(self) -> RuntimeStats:
+        """The sessions not done and the event loop's longest stall since ``start``."""
+        return RuntimeStats(sessions_active=len(self._handles), loop_lag=self._lag.stats())
 
     def _check_loop(self, action: str) -> None:
         """Refuse use from an event loop other than the one the runtime was started on: its
@@ -386,6 +395,7 @@ class AgentRuntime:
         for handle in self.handles:  # the deadline passed: stop what is left outright
             await handle.abort()
         self._state = "closed"
+        self._lag.stop()
         self._closed.set()
 
 
