@@ -54,11 +54,14 @@ from loopback_agent_server import ANSWER, next_reply
 PROMPT = "What is here?"
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    """The loopback agent server in a child process, and its base URL."""
+def start_server(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """The loopback agent server in a child process (``args``: its own), and its base URL."""
     script = Path(__file__).with_name("loopback_agent_server.py")
     child = subprocess.Popen(
-        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(script), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert child.stdout is not None
     return child, child.stdout.readline().strip()
