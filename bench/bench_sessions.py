@@ -42,6 +42,7 @@ import httpx
 
 from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.loop_lag import LoopLag
 from rho_adapters.model import SHARED_POOL
 from rho_adapters.store import FileSessionStore
 from rho_domain.ports.executor import Executor
@@ -162,6 +163,16 @@ async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) ->
     }
 
 
+async def idle_loop_stall(seconds: float = 3.0) -> float:
+    """The longest stall of this process's loop doing nothing for ``seconds``: the floor the
+    machine's load sets for the gauge (a busy machine deschedules an idle process too)."""
+    lag = LoopLag()
+    lag.start()
+    await asyncio.sleep(seconds)
+    lag.stop()
+    return lag.stats().longest_stall_seconds * 1000
+
+
 def rss_bytes() -> int:
     """Resident set size of this process."""
     with open("/proc/self/statm", encoding="ascii") as statm:
@@ -217,6 +228,8 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"{n} idle open file-backed sessions: {kib:.1f} KiB RSS each "
                     f"(goal <= 100 KiB); threads while open {threads:.0f}"
                 )
+                idle_stall = await idle_loop_stall()
+                print(f"longest stall of an idle event loop over 3 s: {idle_stall:.0f} ms")
                 memory = await many_sessions(agent, n, None)
                 print(
                     f"{n} sessions at once, in memory: {memory['completed']:.0f} completed in "
