@@ -18,7 +18,10 @@ The imports the one-shot pays are summed from ``-X importtime`` (its top-level e
 ``--help`` and ``from rho_agent import Agent, AgentConfig, Session`` are timed in the same
 alternation. Figures are medians with the spread (min-max); the load average is printed.
 
-Usage: python bench/bench_oneshot.py [--runs 15]
+``--against SRC`` times another tree's sources (e.g. ``git archive`` of an earlier commit
+unpacked somewhere) in the same rounds, alternating: a before/after at the same load.
+
+Usage: python bench/bench_oneshot.py [--runs 15] [--against OTHER/src]
 """
 
 from __future__ import annotations
@@ -34,9 +37,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
-from bench_sessions import start_server
 
 PHASES = ("start-up", "run start", "first turn", "model call 1", "tool", "model call 2")
 PHASES += ("end of run", "exit", "whole process")
@@ -89,69 +89,110 @@ def _figure(samples: list[float]) -> str:
     return f"{statistics.median(samples):8.1f}  ({min(samples):.0f}-{max(samples):.0f})"
 
 
+def _start_server() -> tuple[subprocess.Popen[str], str]:
+    """The loopback agent server in a child process (this tree's), and its base URL."""
+    script = Path(__file__).with_name("loopback_agent_server.py")
+    child = subprocess.Popen(
+        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    return child, child.stdout.readline().strip()
+
+
+def _round(
+    script: str, work: Path, home: Path, env: dict[str, str]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """One round of one tree: (process -> ms, phase of the one-shot -> ms)."""
+    timed = {}
+    cases = {
+        "floor": [sys.executable, "-c", "pass"],
+        "--help": [script, "--help"],
+        "facade import": [
+            sys.executable,
+            "-c",
+            "from rho_agent import Agent, AgentConfig, Session",
+        ],
+    }
+    for name, argv in cases.items():
+        started, ended, _ = _launch(argv, cwd=work, env=env)
+        timed[name] = (ended - started) * 1000
+    before = set((home / "sessions").glob("*")) if home.exists() else set()
+    started, ended, code = _launch([script, "-y", "list the files"], cwd=work, env=env)
+    if code != 0:
+        raise SystemExit(f"the one-shot exited {code}")
+    (session,) = set((home / "sessions").glob("*")) - before
+    return timed, _phases(session, started, ended)
+
+
+def _report(label: str, timed: dict[str, list[float]], phases: dict[str, list[float]]) -> None:
+    floor_ms = statistics.median(timed["floor"])
+    print(f"== {label}")
+    print(f"{'phase of the one-shot':24} {'median ms':>9}  (min-max)")
+    for name, samples in phases.items():
+        print(f"{name:24} {_figure(samples)}")
+    print(f"{'imports (-X importtime)':24} {_figure(timed['imports'])}  (also in start-up)")
+    print(f"{'process':24} {'median ms':>9}  (min-max)   over the floor   x floor")
+    for name, samples in [*timed.items(), ("one-shot", phases["whole process"])]:
+        if name != "imports":
+            over = statistics.median(samples) - floor_ms
+            ratio = statistics.median(samples) / floor_ms
+            print(f"{name:24} {_figure(samples)}   {over:+8.1f} ms   {ratio:5.2f}x")
+
+
 def main() -> None:
-    """Run the rounds and print the timeline."""
+    """Run the rounds (alternating trees when ``--against`` is given) and print the timelines."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
+    parser.add_argument(
+        "--against", metavar="SRC", help="another tree's src/ to time in the same rounds"
+    )
+    args = parser.parse_args()
     script = shutil.which("rho-agent") or str(Path(sys.executable).with_name("rho-agent"))
-    server, base_url = start_server()
+    trees = {"this tree": os.environ.get("PYTHONPATH", "")}
+    if args.against:
+        trees[f"against {args.against}"] = args.against
+    server, base_url = _start_server()
     load_before = os.getloadavg()[0]
+    timed: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}
+    phases: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work, home = Path(tmp) / "work", Path(tmp) / "home"
             work.mkdir()
             for i in range(20):
                 (work / f"file{i:02}.txt").write_text(f"file {i}\n")
-            env = {
-                "PATH": os.environ.get("PATH", ""),
-                "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-                "HOME": tmp,
-                "RHO_AGENT_HOME": str(home),
-                "RHO_AGENT_BASE_URL": base_url,
-                "RHO_AGENT_MODEL": "bench",
-                "OPENAI_API_KEY": "unused",
-                "NO_COLOR": "1",
+            envs = {
+                tree: {
+                    "PATH": os.environ.get("PATH", ""),
+                    "PYTHONPATH": path,
+                    "HOME": tmp,
+                    "RHO_AGENT_HOME": str(home),
+                    "RHO_AGENT_BASE_URL": base_url,
+                    "RHO_AGENT_MODEL": "bench",
+                    "OPENAI_API_KEY": "unused",
+                    "NO_COLOR": "1",
+                }
+                for tree, path in trees.items()
             }
-            one_shot = [script, "-y", "list the files"]
-            floor = [sys.executable, "-c", "pass"]
-            facade = [sys.executable, "-c", "from rho_agent import Agent, AgentConfig, Session"]
-            timed: dict[str, list[float]] = {"floor": [], "--help": [], "facade import": []}
-            phases: dict[str, list[float]] = {name: [] for name in PHASES}
-            for _ in range(runs):
-                for name, argv in (("floor", floor), ("--help", [script, "--help"])):
-                    started, ended, _ = _launch(argv, cwd=work, env=env)
-                    timed[name].append((ended - started) * 1000)
-                started, ended, _ = _launch(facade, cwd=work, env=env)
-                timed["facade import"].append((ended - started) * 1000)
-                before = set((home / "sessions").glob("*")) if home.exists() else set()
-                started, ended, code = _launch(one_shot, cwd=work, env=env)
-                if code != 0:
-                    raise SystemExit(f"the one-shot exited {code}")
-                (session,) = set((home / "sessions").glob("*")) - before
-                for name, ms in _phases(session, started, ended).items():
-                    phases[name].append(ms)
-            module_run = ["-m", "rho_entry", *one_shot[1:]]
-            imports = [import_ms(module_run, cwd=work, env=env) for _ in range(5)]
+            for _ in range(args.runs):
+                for tree, env in envs.items():
+                    round_timed, round_phases = _round(script, work, home, env)
+                    for name, ms in round_timed.items():
+                        timed[tree].setdefault(name, []).append(ms)
+                    for name, ms in round_phases.items():
+                        phases[tree].setdefault(name, []).append(ms)
+            module_run = ["-m", "rho_entry", "-y", "list the files"]
+            for _ in range(5):
+                for tree, env in envs.items():
+                    ms = import_ms(module_run, cwd=work, env=env)
+                    timed[tree].setdefault("imports", []).append(ms)
     finally:
-        server.stdin.close()  # type: ignore[union-attr]
+        assert server.stdin is not None
+        server.stdin.close()
         server.wait()
-    floor_ms = statistics.median(timed["floor"])
-    print(f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}; {runs} rounds")
-    print(f"{'phase of the one-shot':24} {'median ms':>9}  (min-max)")
-    for name, samples in phases.items():
-        print(f"{name:24} {_figure(samples)}")
-    whole = statistics.median(phases["whole process"])
-    print(f"{'imports (-X importtime)':24} {_figure(imports)}  (5 runs; also in start-up)")
-    print()
-    print(f"{'process':24} {'median ms':>9}  (min-max)   over the floor   x floor")
-    for name, samples in timed.items():
-        over = statistics.median(samples) - floor_ms
-        ratio = statistics.median(samples) / floor_ms
-        print(f"{name:24} {_figure(samples)}   {over:+8.1f} ms   {ratio:5.2f}x")
-    over = whole - floor_ms
-    print(f"{'one-shot':24} {_figure(phases['whole process'])}   {over:+8.1f} ms", end="")
-    print(f"   {whole / floor_ms:5.2f}x")
+    print(f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}; {args.runs} rounds")
+    for tree in trees:
+        _report(tree, timed[tree], phases[tree])
 
 
 if __name__ == "__main__":
