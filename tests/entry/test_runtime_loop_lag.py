@@ -12,7 +12,14 @@ from rho_adapters.fakes import FunctionModel, text
 from rho_adapters.fakes.scripted_model import Turn
 from rho_adapters.loop_lag import LoopLag
 from rho_domain.model import ModelRequest
-from rho_entry import AgentConfig, close_runtime, create_runtime, run_prompt, start_runtime
+from rho_entry import (
+    AgentConfig,
+    close_runtime,
+    create_runtime,
+    dispatch_prompt,
+    run_prompt,
+    start_runtime,
+)
 from rho_entry.runtime import RuntimeStats
 
 
@@ -70,3 +77,40 @@ async def test_the_runtime_reports_a_model_that_blocks_its_loop(tmp_path: Path) 
     ticks = runtime.stats().loop_lag.ticks
     await asyncio.sleep(0.03)
     assert runtime.stats().loop_lag.ticks == ticks
+
+
+async def test_a_burst_of_dispatches_opens_one_session_per_turn_of_the_loop(
+    tmp_path: Path,
+) -> None:
+    """Twenty prompts dispatched at once: each session opens (and makes its first model call)
+    in a turn of the loop of its own, so the loop runs everything else between them instead
+    of stalling for all twenty openings at once."""
+    turn = [0]
+    loop = asyncio.get_running_loop()
+
+    def count() -> None:
+        turn[0] += 1
+        handle[0] = loop.call_soon(count)  # runs once per turn of the loop
+
+    handle = [loop.call_soon(count)]
+    first_calls: list[int] = []
+
+    def answer(request: ModelRequest) -> Turn:
+        first_calls.append(turn[0])
+        return text("done")
+
+    runtime = create_runtime(
+        AgentConfig(working_dir=str(tmp_path)),
+        model=FunctionModel(answer),
+        max_concurrent=20,
+    )
+    await start_runtime(runtime)
+    try:
+        handles = [await dispatch_prompt(runtime, "go", new_session=True) for _ in range(20)]
+        results = [await h for h in handles]
+    finally:
+        handle[0].cancel()
+        await close_runtime(runtime)
+    assert [r.text for r in results] == ["done"] * 20
+    assert len(first_calls) == 20
+    assert len(set(first_calls)) == 20, f"openings shared turns of the loop: {first_calls}"

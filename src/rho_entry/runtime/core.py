@@ -74,6 +74,7 @@ class AgentRuntime:
         "_loop",
         "_max_concurrent",
         "_max_queued",
+        "_opening",
         "_own_id",
         "_own_state",
         "_ports",
@@ -130,6 +131,8 @@ class AgentRuntime:
         self._closed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it was started on
         self._lag = LoopLag()  # ticks on that loop from start to close
+        # The turnstile of session openings: one per turn of the loop (dispatch's open_session)
+        self._opening = asyncio.Lock()
         self._own_id = new_id()
         # the own session's conversation between dispatches, when no store keeps it; None
         # until its first dispatch opened it
@@ -263,6 +266,14 @@ class AgentRuntime:
         admitted = [True]
 
         async def open_session(listener: Any) -> Session:
+            # A burst of dispatches would otherwise open every session (the workspace's real
+            # path, the executor, the system prompt: ~0.3 ms each, more on a busy machine)
+            # in one turn of the loop, stalling it for all of them at once (1,000 at once:
+            # 0.4-1.3 s). A turnstile: each opening waits for a turn of the loop of its own
+            # (the lock held across one yield), and the opening itself (a resume's reads
+            # included) runs after the lock is given on, so nothing waits for its I/O.
+            async with self._opening:
+                await asyncio.sleep(0)
             if own:
                 return await self._open_own(listener, labels)
             return await self._open(sid, resume, listener, labels)
