@@ -115,3 +115,21 @@ def test_httpx_cli_is_deferred_not_lost() -> None:
         assert "could not run because the required dependencies" in done.stdout
     else:
         assert "Usage" in done.stdout
+
+
+def test_only_the_process_own_command_line_freezes_the_heap() -> None:
+    """``main()`` reading sys.argv ends the process: its heap is frozen for the teardown.
+    ``main([...])`` in a process that goes on (tests, an embedding program) leaves it alone."""
+    code = (
+        "import contextlib, gc, io, sys\n"
+        "from rho_entry.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--version'])\n"
+        "    print(gc.get_freeze_count(), file=sys.stderr)\n"
+        "    sys.argv = ['rho-agent', '--version']\n"
+        "    main()\n"
+        "    print(gc.get_freeze_count() > 0, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.split() == ["0", "True"]
