@@ -34,7 +34,6 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.model.demo import DEMO_MODEL
 from rho_domain.config import AgentConfig, DatabaseConfig, HookConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
@@ -169,6 +168,9 @@ def authorise(
         given["profile"] = _allowed_profile(record, authority, config_dir)
     if authority.workspace is not None and "working_dir" not in given:
         _check_workspace(record, authority)
+    # Imported here: the model adapters are not part of importing the library facade.
+    from rho_adapters.model.demo import DEMO_MODEL
+
     if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
         given.update(_endpoint(record, authority, given))
     if authority.roots is not None and "working_dir" not in given and stored.backend == "local":

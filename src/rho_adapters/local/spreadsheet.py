@@ -17,7 +17,6 @@ import io
 from typing import Any
 
 from rho_adapters.local.sheet_scan import BudgetSpent, scan, window
-from rho_adapters.local.xlsx_guard import check_workbook
 from rho_domain.errors import MissingExtra, ToolError
 from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
 from rho_domain.tools.offload import Stop, in_thread
@@ -69,6 +68,9 @@ class OpenpyxlReader(SpreadsheetReader):
         """``data`` opened by openpyxl once ``check_workbook`` has passed it."""
         digest = hashlib.blake2b(data, digest_size=16).digest()
         if digest not in self._checked:
+            # Imported at the first workbook (zipfile, expat), not by every run's start-up.
+            from rho_adapters.local.xlsx_guard import check_workbook
+
             check_workbook(data, stop)  # before openpyxl unpacks anything
             self._checked.append(digest)
         return _open(data)

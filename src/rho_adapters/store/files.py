@@ -76,16 +76,22 @@ class _Open:
     lock: SessionLock
     meta: MetaFile
     trace: IO[bytes]
+    # Lines appended since the last fsync: a run's end syncs the trace, and the close that
+    # follows it (every one-shot) need not fsync the same bytes a second time. True until the
+    # first sync: whatever opening the session wrote (a repaired line) is synced at close.
+    unsynced: bool = True
 
     def sync(self) -> None:
         self.trace.flush()
         os.fsync(self.trace.fileno())
+        self.unsynced = False
         self.meta.write()
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.trace.flush()
-            os.fsync(self.trace.fileno())
+            if self.unsynced:
+                os.fsync(self.trace.fileno())
         self.trace.close()
         # meta.stop() writes the final meta.json durably: writing it in a sync() first too
         # cost a third fsync per closed session.
@@ -234,6 +240,7 @@ class FileSessionStore(SessionStore, SignalingStore):
             return
         try:  # inline rather than _store_errors: this runs for every event
             held.trace.write(b"".join([encode_event_line(e) for e in persistent]))
+            held.unsynced = True
             held.trace.flush()
         except OSError as exc:
             raise StoreError(f"cannot write the trace of session {session_id}: {exc}") from exc

@@ -40,13 +40,10 @@ def run_words(words: Sequence[str]) -> int:
     """``rho-agent WORDS...`` for a run (one-shot or REPL): parse, then ``run``. Subcommands
     that continue into a run (``fork ID --at N "task"``, ``monitor connect``) call this, not
     ``main`` again. ``--help``, ``--version`` and a usage error return their exit code."""
-    from rho_entry.cli.parser import build_parser
+    from rho_entry.cli.parser import parse_words
 
-    try:
-        namespace = build_parser().parse_args(list(words))
-    except SystemExit as exc:  # --help, --version, or a usage error (exit 1)
-        return exc.code if isinstance(exc.code, int) else 1
-    return run(namespace)
+    namespace = parse_words(words)
+    return namespace if isinstance(namespace, int) else run(namespace)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from rho_domain.config import Budget
 from rho_domain.errors import ConfigError
+
+if TYPE_CHECKING:  # the parser imports this module: --help stays free of attrs and the config
+    from rho_domain.config import Budget
 
 # flag, Budget field, type, metavar, help
 _FLAGS: tuple[tuple[str, str, type, str, str], ...] = (
@@ -71,6 +71,8 @@ def given_budget(args: argparse.Namespace) -> dict[str, Any]:
 
 def with_budget(budget: Budget, given: Mapping[str, Any]) -> Budget:
     """``budget`` with the ``given`` limits. Raises ConfigError naming the flag at fault."""
+    import attrs
+
     for field, value in given.items():
         try:
             budget = attrs.evolve(budget, **{field: value})

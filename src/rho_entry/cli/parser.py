@@ -8,6 +8,7 @@ from the environment and the config file.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from rho_entry.cli.budget_flags import add_budget_flags
 from rho_entry.cli.exit_codes import EXIT_CODES_HELP
@@ -235,3 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run on a `rho-agent serve` server (token from RHO_AGENT_SERVER_TOKEN)",
     )
     return parser
+
+
+def parse_words(words: Sequence[str]) -> argparse.Namespace | int:
+    """The parsed invocation, or the exit code when parsing ended it: 0 after ``--help`` or
+    ``--version`` (printed), 1 after a usage error (printed)."""
+    try:
+        return build_parser().parse_args(list(words))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import (
     ConfigError,
@@ -49,6 +50,7 @@ from rho_domain.state import State
 from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.facade import Session, open_session
 from rho_entry.runtime.handle import AgentHandle
+from rho_entry.runtime.stats import RuntimeStats
 
 if TYPE_CHECKING:
     from rho_entry.resume_policy import ResumeAuthority
@@ -69,9 +71,11 @@ class AgentRuntime:
         "_agent",
         "_closed",
         "_handles",
+        "_lag",
         "_loop",
         "_max_concurrent",
         "_max_queued",
+        "_opening",
         "_own_id",
         "_own_state",
         "_ports",
@@ -127,6 +131,9 @@ class AgentRuntime:
         self._state: RuntimeState = "created"
         self._closed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it was started on
+        self._lag = LoopLag()  # ticks on that loop from start to close
+        # The turnstile of session openings: one per turn of the loop (dispatch's open_session)
+        self._opening = asyncio.Lock()
         self._own_id = new_id()
         # the own session's conversation between dispatches, when no store keeps it; None
         # until its first dispatch opened it
@@ -195,7 +202,12 @@ class AgentRuntime:
             self._loop = asyncio.get_running_loop()
         self._check_loop("start_runtime")
         self._state = "started"
+        self._lag.start()
         return self
+
+    def stats(self) -> RuntimeStats:
+        """The sessions not done and the event loop's longest stall since ``start``."""
+        return RuntimeStats(sessions_active=len(self._handles), loop_lag=self._lag.stats())
 
     def _check_loop(self, action: str) -> None:
         """Refuse use from an event loop other than the one the runtime was started on: its
@@ -258,6 +270,14 @@ class AgentRuntime:
         admitted = [True]
 
         async def open_session(listener: Any) -> Session:
+            # A burst of dispatches would otherwise open every session (the workspace's real
+            # path, the executor, the system prompt: ~0.3 ms each, more on a busy machine)
+            # in one turn of the loop, stalling it for all of them at once (1,000 at once:
+            # 0.4-1.3 s). A turnstile: each opening waits for a turn of the loop of its own
+            # (the lock held across one yield), and the opening itself (a resume's reads
+            # included) runs after the lock is given on, so nothing waits for its I/O.
+            async with self._opening:
+                await asyncio.sleep(0)
             if own:
                 return await self._open_own(listener, labels, output_schema)
             return await self._open(sid, resume, listener, labels, output_schema)
@@ -414,6 +434,7 @@ class AgentRuntime:
         for handle in self.handles:  # the deadline passed: stop what is left outright
             await handle.abort()
         self._state = "closed"
+        self._lag.stop()
         self._closed.set()
 
 
