@@ -47,10 +47,10 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
 from rho_domain.state import State
-from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.facade import Session, open_session
 from rho_entry.runtime.handle import AgentHandle
 from rho_entry.runtime.stats import RuntimeStats
+from rho_entry.seed_api.approval_callback import ApprovalCallback
 
 if TYPE_CHECKING:
     from rho_entry.resume_policy import ResumeAuthority
