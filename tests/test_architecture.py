@@ -537,13 +537,14 @@ def test_rho_agent_is_an_alias_of_the_entry_api() -> None:
 
 
 # rho_entry reaches stored sessions through the ports (SessionStore, SignalSource,
-# SessionCatalog, SessionControl), whose adapters are chosen in one place: rho_entry/stores.py
+# SessionCatalog, SessionControl), whose adapters are chosen in one place:
+# rho_entry/config/stores.py
 # (issue 27). The modules below still read the file layout directly; this list only shrinks
 # (a module that stops importing the store's modules must leave it).
-STORE_COMPOSITION = {"rho_entry/stores.py"}
+STORE_COMPOSITION = {"rho_entry/config/stores.py"}
 STILL_ON_FILES = {
     "rho_entry/stored.py": "the seeds' SessionStore subclasses the file store (a URL: PG's)",
-    "rho_entry/seed_state.py": "State.from_jsonl reads a trace.jsonl file the caller names",
+    "rho_entry/seed_api/state.py": "State.from_jsonl reads a trace.jsonl file the caller names",
     "rho_entry/server/host.py": "the file store's fast paths (other stores: the port)",
     "rho_entry/server/views.py": "the server's listing reads meta.json files",
     "rho_entry/server/feed.py": "the server's streams tail trace.jsonl",

@@ -25,13 +25,13 @@ _DOCUMENT_NAMES: dict[str, str] = {
     "ApprovalMode": "rho_domain.permissions",
     "DatabaseMode": "rho_domain.permissions",
     "FileWriteMode": "rho_domain.permissions",
-    "ModelClient": "rho_entry.seed_client",
+    "ModelClient": "rho_entry.seed_api.model_client",
     "ShellMode": "rho_domain.permissions",
-    "ToolFactory": "rho_entry.seed_handlers",
-    "ToolHandler": "rho_entry.seed_tools",
-    "ToolInvocation": "rho_entry.seed_tools",
-    "ToolOutput": "rho_entry.seed_tools",
-    "ToolRegistry": "rho_entry.seed_tools",
+    "ToolFactory": "rho_entry.seed_api.handlers",
+    "ToolHandler": "rho_entry.seed_api.tools",
+    "ToolInvocation": "rho_entry.seed_api.tools",
+    "ToolOutput": "rho_entry.seed_api.tools",
+    "ToolRegistry": "rho_entry.seed_api.tools",
 }
 __all__ = [
     "Agent",
@@ -105,9 +105,9 @@ if TYPE_CHECKING:
         shutdown_on_signals,
         start_runtime,
     )
-    from rho_entry.seed_client import ModelClient
-    from rho_entry.seed_handlers import ToolFactory
-    from rho_entry.seed_tools import ToolHandler, ToolInvocation, ToolOutput, ToolRegistry
+    from rho_entry.seed_api.handlers import ToolFactory
+    from rho_entry.seed_api.model_client import ModelClient
+    from rho_entry.seed_api.tools import ToolHandler, ToolInvocation, ToolOutput, ToolRegistry
 
 
 def __getattr__(name: str) -> Any:

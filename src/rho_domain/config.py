@@ -28,7 +28,7 @@ DEFAULT_REPEAT_LIMIT = 3  # the same call this many times in a row: told once, t
 
 def _references(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """Each entry is ``module:function`` (``package.module:Class.method`` too); whether it
-    imports is checked where hooks are resolved (``rho_entry.hook_refs``)."""
+    imports is checked where hooks are resolved (``rho_entry.config.hook_refs``)."""
     for index, ref in enumerate(value if isinstance(value, tuple) else ()):
         module, colon, function = ref.partition(":") if isinstance(ref, str) else ("", "", "")
         names = (*module.split("."), *function.split("."))
@@ -55,7 +55,7 @@ def _hook_timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> 
 @attrs.frozen(kw_only=True)
 class HookConfig:
     """Hooks named by reference (``module:function``), as a YAML config names them; the
-    entry layer imports them (``rho_entry.hook_refs``) and ``rho_domain.hooks`` says what
+    entry layer imports them (``rho_entry.config.hook_refs``) and ``rho_domain.hooks`` says what
     each point's function is given and may answer. Python code can also pass the functions
     themselves (``rho_entry.Agent(config, hooks=Hooks(...))``).
 
@@ -247,7 +247,7 @@ class AgentConfig:
     ``hooks`` names the hooks run around tool calls, model calls and runs (``HookConfig``);
     a resumed session does not take them from its directory (``rho_entry.resume_policy``).
     ``store`` is where sessions are kept (a ``postgresql://`` URL, ``file://`` URL or a
-    directory; None: the config directory), read by the entry layer (``rho_entry.stores``;
+    directory; None: the config directory), read by the entry layer (``rho_entry.config.stores``;
     ``--store`` and ``$RHO_AGENT_STORE`` win over it). It is never saved with a session: it
     says where, not what, and its URL may hold a password.
     """

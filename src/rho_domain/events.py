@@ -3,6 +3,11 @@
 Every event has a stable ``kind`` tag (never a class name) used by serialisers. Events marked
 ``EPHEMERAL_KINDS`` (streaming deltas) go to listeners but not to the trace; all others are
 persisted, and replaying them with ``State.apply`` rebuilds the session exactly.
+
+The events of one run's boundaries, messages, compaction, control and errors are defined
+here; a model call's (``model_events``), a tool call's and its approval's (``tool_events``) and
+those of the user's plugged-in code (``hook_events``) beside it. This module joins them all into
+``Event`` and ``EVENT_TYPES``: import every event from here.
 """
 
 from __future__ import annotations
@@ -16,11 +21,22 @@ from rho_domain.compaction import CompactTrigger
 from rho_domain.event_view import SeedEventView
 from rho_domain.hook_events import HookActed as HookActed
 from rho_domain.hook_events import ListenerFailed as ListenerFailed
-from rho_domain.messages import Message, ToolCall, Usage
+from rho_domain.messages import Message, Usage
 from rho_domain.model import TraceName
+from rho_domain.model_events import LLMEnded as LLMEnded
+from rho_domain.model_events import LLMStarted as LLMStarted
+from rho_domain.model_events import ModelRetrying as ModelRetrying
+from rho_domain.model_events import ReasoningDelta as ReasoningDelta
+from rho_domain.model_events import TextDelta as TextDelta
+from rho_domain.model_events import ToolCallDelta as ToolCallDelta
+from rho_domain.model_events import UsageRecorded as UsageRecorded
 from rho_domain.run_status import RunStatus
+from rho_domain.tool_events import ApprovalRequested as ApprovalRequested
+from rho_domain.tool_events import ApprovalResolved as ApprovalResolved
+from rho_domain.tool_events import ToolBlocked as ToolBlocked
+from rho_domain.tool_events import ToolEnded as ToolEnded
+from rho_domain.tool_events import ToolStarted as ToolStarted
 
-BlockedBy = Literal["policy", "user", "hook"]
 InterruptReason = Literal["paused", "resumed", "cancelled"]
 
 
@@ -81,208 +97,6 @@ class MessageAdded(SeedEventView):
 
 
 @attrs.frozen(kw_only=True)
-class LLMStarted(SeedEventView):
-    """A model call began.
-
-    Attributes:
-        at: Wall-clock time.
-        model: The model id sent (empty: the adapter's configured model).
-        call_index: 1 for the run's first model call, then 2, 3, ...
-        context_tokens: Estimated prompt size before the call (``State.estimated_context_tokens``).
-    """
-
-    kind: ClassVar[str] = "llm_start"
-    at: float
-    model: str
-    call_index: int
-    context_tokens: int
-
-
-@attrs.frozen(kw_only=True)
-class LLMEnded(SeedEventView):
-    """A model call finished (or was cancelled while streaming).
-
-    Attributes:
-        at: Wall-clock time.
-        model: The model id sent.
-        call_index: The index from ``LLMStarted``.
-        usage: Tokens of this call (the server's, or an estimate marked ``estimated``).
-        finish_reason: The server's reason (``stop``, ``tool_calls``, ``length``...), or None.
-        duration: Seconds on the monotonic clock.
-        first_output_after: Seconds from the call's start to the first piece of the answer
-            (latency to first token; None: nothing came, or a trace written before it was
-            recorded).
-        retries: How many times the call was retried before the server answered.
-        queue_wait: Seconds of ``duration`` the call queued for a request slot to its endpoint
-            (the process's in-flight bound, FIFO), or None when not measured (older traces,
-            models that do not gate their requests). Optional and additive in the trace.
-    """
-
-    kind: ClassVar[str] = "llm_end"
-    at: float
-    model: str
-    call_index: int
-    usage: Usage
-    finish_reason: str | None
-    duration: float
-    first_output_after: float | None = None
-    retries: int = 0
-    queue_wait: float | None = None
-
-
-@attrs.frozen(kw_only=True)
-class TextDelta(SeedEventView):
-    """A fragment of the answer (or of a refusal) as it streams; not persisted.
-
-    Attributes:
-        at: Wall-clock time.
-        text: The fragment.
-    """
-
-    kind: ClassVar[str] = "text_delta"
-    at: float
-    text: str
-
-
-@attrs.frozen(kw_only=True)
-class ReasoningDelta(SeedEventView):
-    """A fragment of the model's reasoning as it streams; not persisted.
-
-    Attributes:
-        at: Wall-clock time.
-        text: The fragment.
-    """
-
-    kind: ClassVar[str] = "reasoning_delta"
-    at: float
-    text: str
-
-
-@attrs.frozen(kw_only=True)
-class ToolCallDelta(SeedEventView):
-    """A fragment of a tool call as it streams; not persisted.
-
-    Attributes:
-        at: Wall-clock time.
-        index: The call's position in the model's turn.
-        call_id: The call's id (may be empty until the server sends it).
-        name: The tool's name (may be empty in later fragments).
-        arguments_delta: The next piece of the raw JSON arguments.
-    """
-
-    kind: ClassVar[str] = "tool_call_delta"
-    at: float
-    index: int
-    call_id: str
-    name: str
-    arguments_delta: str
-
-
-@attrs.frozen(kw_only=True)
-class ToolStarted(SeedEventView):
-    """A tool call passed policy and approval and began to run.
-
-    Attributes:
-        at: Wall-clock time.
-        call: The call as the model made it.
-    """
-
-    kind: ClassVar[str] = "tool_start"
-    at: float
-    call: ToolCall
-
-
-@attrs.frozen(kw_only=True)
-class ToolEnded(SeedEventView):
-    """A tool call finished, failed or was cancelled; its result message follows.
-
-    Attributes:
-        at: Wall-clock time.
-        call_id: The call's id.
-        tool_name: The tool's name.
-        content: What the model reads (already truncated).
-        is_error: True when the call failed (the model is told so).
-        duration: Seconds on the monotonic clock.
-        metadata: Details for UIs and traces (exit code, truncation, child session...).
-    """
-
-    kind: ClassVar[str] = "tool_end"
-    at: float
-    call_id: str
-    tool_name: str
-    content: str
-    is_error: bool
-    duration: float
-    metadata: Mapping[str, Any] = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True)
-class ToolBlocked(SeedEventView):
-    """A call that did not run.
-
-    Attributes:
-        at: Wall-clock time.
-        call: The call.
-        by: ``"policy"`` (denied by the profile), ``"user"`` (rejected by a human) or
-            ``"hook"`` (denied by a before-tool hook, or its hook failed).
-        reason: Why, in words.
-    """
-
-    kind: ClassVar[str] = "tool_blocked"
-    at: float
-    call: ToolCall
-    by: BlockedBy
-    reason: str
-
-
-@attrs.frozen(kw_only=True)
-class ApprovalRequested(SeedEventView):
-    """A call waits for a human.
-
-    With no approver wired, the run ends ``awaiting_approval``.
-
-    Attributes:
-        at: Wall-clock time.
-        call: The call to approve.
-        reason: Why it needs approval (the approval policy's words).
-        pending: Every call of the batch that has not run yet, in order.
-        child_session_id: Set when ``call`` is a ``delegate`` call whose sub-agent waits:
-            the child session, which continues once the parent's call is answered.
-        child_call: The sub-agent's call that the answer is really about.
-    """
-
-    kind: ClassVar[str] = "approval_requested"
-    at: float
-    call: ToolCall
-    reason: str
-    pending: tuple[ToolCall, ...] = ()
-    child_session_id: str | None = None
-    child_call: ToolCall | None = None
-
-
-@attrs.frozen(kw_only=True)
-class ApprovalResolved(SeedEventView):
-    """A human answered an approval (live, or later with ``Session.resolve_approval``).
-
-    Attributes:
-        at: Wall-clock time.
-        call_id: The call answered.
-        tool_name: Its tool (``always`` applies to the tool, not the call).
-        approved: True to run it.
-        always: Approve this tool for the rest of the session.
-        reason: Why the human rejected it (empty when none was given); the model reads it.
-    """
-
-    kind: ClassVar[str] = "approval_resolved"
-    at: float
-    call_id: str
-    tool_name: str
-    approved: bool
-    always: bool = False
-    reason: str = ""
-
-
-@attrs.frozen(kw_only=True)
 class CompactStarted(SeedEventView):
     """A compaction began: the model is asked for a summary of the older history.
 
@@ -324,22 +138,6 @@ class Compacted(SeedEventView):
     tokens_after: int
     replaced_count: int
     messages: tuple[Message, ...]
-
-
-@attrs.frozen(kw_only=True)
-class UsageRecorded(SeedEventView):
-    """Usage of one model call (compaction calls too), added to the session's total.
-
-    Attributes:
-        at: Wall-clock time.
-        usage: The call's tokens.
-        prompt_tokens: The prompt size it reports, the base of the next context estimate.
-    """
-
-    kind: ClassVar[str] = "usage"
-    at: float
-    usage: Usage
-    prompt_tokens: int
 
 
 @attrs.frozen(kw_only=True)
@@ -389,37 +187,6 @@ class ErrorOccurred(SeedEventView):
     at: float
     error_type: str
     message: str
-
-
-@attrs.frozen(kw_only=True)
-class ModelRetrying(SeedEventView):
-    """A model call failed before any output and will be tried again after ``delay``.
-
-    Attributes:
-        at: Wall-clock time.
-        delay: Seconds until the next attempt.
-        reason: Why (``429``, ``503``, ``connection failed``, ...).
-        attempt: The number of the next attempt (2 for the first retry).
-        attempts: How many attempts there will be at most.
-        note: Anything else the user should know, or empty.
-    """
-
-    kind: ClassVar[str] = "retry"
-    at: float
-    delay: float
-    reason: str
-    attempt: int
-    attempts: int
-    note: str = ""
-
-    @property
-    def message(self) -> str:
-        """``retrying in 1.0 s (429, attempt 2/3)``."""
-        note = f"; {self.note}" if self.note else ""
-        return (
-            f"retrying in {self.delay:.1f} s ({self.reason}, attempt "
-            f"{self.attempt}/{self.attempts}){note}"
-        )
 
 
 @attrs.frozen(kw_only=True)

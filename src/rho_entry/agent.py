@@ -26,11 +26,11 @@ from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
 from rho_entry import wiring
 from rho_entry.config.databases_config import with_configured_databases
+from rho_entry.config.hook_refs import resolve_hooks
 from rho_entry.forwarding import Forward
-from rho_entry.hook_refs import resolve_hooks
-from rho_entry.seed_tools import ToolHandler as DocumentToolHandler
-from rho_entry.seed_tools import ToolRegistry as DocumentToolRegistry
-from rho_entry.seed_tools import as_domain_handler
+from rho_entry.seed_api.tools import ToolHandler as DocumentToolHandler
+from rho_entry.seed_api.tools import ToolRegistry as DocumentToolRegistry
+from rho_entry.seed_api.tools import as_domain_handler
 
 
 class AgentConfig(domain_config.AgentConfig):
@@ -64,7 +64,7 @@ class Agent:
     given).
 
     ``tools`` are more tools (domain handlers, or the design documents' ``ToolHandler``
-    subclasses, ``rho_entry.seed_tools``), added to the profile's; they go through the same
+    subclasses, ``rho_entry.seed_api.tools``), added to the profile's; they go through the same
     approval policy and truncation. A ``registry`` built the documents' way
     (``ToolRegistry().register(...)``) is copied: an agent's tools never change afterwards.
 
@@ -74,7 +74,7 @@ class Agent:
     replaces ``os.environ`` for that (``{}``: none). ``agent.config.databases`` says which.
 
     ``hooks`` (``rho_domain.hooks.Hooks``: functions, sync or async) run after the ones the
-    config names by reference (``config.hooks``, imported by ``rho_entry.hook_refs``; a
+    config names by reference (``config.hooks``, imported by ``rho_entry.config.hook_refs``; a
     reference that does not import is a ``ConfigError`` naming its key); their ``timeout``,
     when set, replaces the config's. See docs/hooks.md.
 

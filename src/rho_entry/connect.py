@@ -32,7 +32,7 @@ from rho_domain.ports.session_control import SessionOperator, run_in_progress
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
-from rho_entry.stores import StoreChoice, choose_store
+from rho_entry.config.stores import StoreChoice, choose_store
 
 WAIT_SECONDS = 30.0
 POLL_SECONDS = 0.1

@@ -42,11 +42,11 @@ from rho_domain.state import State
 from rho_domain.tools.source import ToolSource
 from rho_entry import wiring
 from rho_entry.agent import Agent, AgentConfig, definition_of
-from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
 from rho_entry.config.home import config_dir
 from rho_entry.forwarding import Forward
 from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
-from rho_entry.seed_state import State as DocumentState
+from rho_entry.seed_api.approval_callback import ApprovalCallback, CallbackApprover
+from rho_entry.seed_api.state import State as DocumentState
 
 __all__ = ["Agent", "AgentConfig", "Session", "open_session"]
 
@@ -182,7 +182,7 @@ class Session:
     @property
     def state(self) -> DocumentState:
         """The conversation: the domain State the loop keeps, with the design documents'
-        methods (``rho_entry.seed_state.State``); what is written on it reaches the trace."""
+        methods (``rho_entry.seed_api.state.State``); what is written on it reaches the trace."""
         return self._state
 
     @property
@@ -197,7 +197,7 @@ class Session:
     @property
     def approval_callback(self) -> ApprovalCallback | None:
         """``(tool_name, args) -> bool`` (sync or async) deciding approvals; see
-        ``rho_entry.approval_callback``. Setting it replaces the session's approver."""
+        ``rho_entry.seed_api.approval_callback``. Setting it replaces the session's approver."""
         return self._approval_callback
 
     @approval_callback.setter
@@ -388,7 +388,7 @@ async def open_session(
     if store is None:
         raise TypeError("open_session: resuming needs the store= the session is kept in")
     if isinstance(store, str):
-        from rho_entry.stores import choose_store
+        from rho_entry.config.stores import choose_store
 
         store = choose_store(store, os.environ).store
     if authority is None:

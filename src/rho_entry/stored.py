@@ -12,7 +12,7 @@ returning a ready ``Session``, ``create_session`` and ``get_latest_id``. Given a
     session = await store.resume("latest")     # a Session continuing a stored one
 
 ``State`` is ``rho_domain.state.State`` plus ``from_jsonl`` (replaying a ``trace.jsonl``) and
-the documents' mutators (``rho_entry.seed_state``).
+the documents' mutators (``rho_entry.seed_api.state``).
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ from rho_domain.ports.store import SessionInfo, SessionRecord, SignalingStore
 from rho_domain.ports.store import SessionStore as SessionStorePort
 from rho_entry.config.home import sessions_dir
 from rho_entry.facade import Agent, Session, open_session
-from rho_entry.seed_state import State
+from rho_entry.seed_api.state import State
 
 __all__ = ["SessionStore", "State"]
 
 
 class SessionStore(SessionStorePort, SignalingStore):
     """Sessions under ``base_dir`` (default: the config home's ``sessions``), or where a URL
-    says (``postgresql://...``, ``file://...``; read as ``rho_entry.stores`` reads it).
+    says (``postgresql://...``, ``file://...``; read as ``rho_entry.config.stores`` reads it).
 
     It holds that store (``backend``: a ``FileSessionStore`` or the PostgreSQL store) and
     implements the ``SessionStore`` port through it, so it can be passed as ``store=``
@@ -49,7 +49,7 @@ class SessionStore(SessionStorePort, SignalingStore):
     def __init__(self, base_dir: Path | str | None = None) -> None:
         self.backend: SessionStorePort
         if isinstance(base_dir, str) and "://" in base_dir:
-            from rho_entry.stores import choose_store
+            from rho_entry.config.stores import choose_store
 
             self.backend = choose_store(base_dir, os.environ, origin="SessionStore(...)").store
         else:

@@ -104,10 +104,10 @@ def build_ports(
     """Fill every port the caller did not pass (the adapters built here are ``owned``:
     the session closes them). The tool source (MCP servers) is built from the config and the
     profile when not passed; None when they start no server. ``store`` may be a URL or a
-    path (``rho_entry.stores``)."""
+    path (``rho_entry.config.stores``)."""
     env = os.environ if environ is None else environ
     if isinstance(store, str | Path):
-        from rho_entry.stores import as_store
+        from rho_entry.config.stores import as_store
 
         store = as_store(store, env)
     owned: list[Closeable] = []
@@ -128,7 +128,7 @@ def build_ports(
         databases = build_databases(config, agent.profile, env)
         owned.extend(databases.values())
     if tool_source is None:
-        from rho_entry.mcp_servers import build_tool_source
+        from rho_entry.config.mcp_servers import build_tool_source
 
         tool_source = build_tool_source(config, agent.profile, store, env)
         if tool_source is not None:

@@ -26,7 +26,7 @@ from rho_entry.cli.monitor_format import format_event
 from rho_entry.cli.remote import _ask as remote_ask
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.sessions import format_sessions
-from rho_entry.terminal_text import hidden_count, visible
+from rho_entry.cli.terminal_text import hidden_count, visible
 
 ATTACK = "touch X; \x1b[2K\r\x1b[1Als -la"
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # our own colours, the only escapes we send

@@ -36,7 +36,7 @@ from rho_domain.messages import ToolCall, Usage
 from rho_entry import Agent, AgentConfig, Session
 from rho_entry.cli.main import main as cli_main
 from rho_entry.cli.render import JsonRenderer
-from rho_entry.terminal_text import json_visible
+from rho_entry.cli.terminal_text import json_visible
 
 # Each carries a different family: CSI, OSC (title), C1 CSI, bidi override, line separator,
 # a tag character, a zero-width joiner, DEL.

@@ -20,7 +20,7 @@ import pytest
 from db_support import Server, adapter
 
 from rho_adapters.db import ADAPTERS
-from rho_adapters.db.base import FETCH_BATCH, MAX_RESULT_BYTES, cut, fetch
+from rho_adapters.db.results import FETCH_BATCH, MAX_RESULT_BYTES, cut, fetch
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_domain.errors import ConfigError, DatabaseError
 from rho_domain.permissions import readonly_profile

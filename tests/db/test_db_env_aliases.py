@@ -15,9 +15,9 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import DatabaseMode, readonly_profile
 from rho_entry.config.databases_config import load_databases
-from rho_entry.databases_env import databases_from_env
-from rho_entry.seed_handlers import ToolFactory
-from rho_entry.seed_tools import ToolInvocation
+from rho_entry.config.databases_env import databases_from_env
+from rho_entry.seed_api.handlers import ToolFactory
+from rho_entry.seed_api.tools import ToolInvocation
 
 
 def write(path: Path, text: str) -> Path:

@@ -34,9 +34,9 @@ from rho_domain.sql import classify, dialect, tokenize
 from rho_entry import AgentConfig
 from rho_entry.config.config_files import load_profile_file
 from rho_entry.config.databases_config import load_databases_file
+from rho_entry.config.mcp_servers import load_mcp_servers
 from rho_entry.config.prices import read_prices
 from rho_entry.config.templates import parse_template, render_template
-from rho_entry.mcp_servers import load_mcp_servers
 
 Runner = Callable[[Block, DocsEnv], None]
 

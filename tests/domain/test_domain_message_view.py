@@ -14,7 +14,7 @@ from rho_domain.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from rho_entry.seed_state import State
+from rho_entry.seed_api.state import State
 
 
 def test_each_message_reads_as_its_chat_completions_dict() -> None:

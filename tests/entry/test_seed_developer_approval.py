@@ -40,7 +40,7 @@ from rho_domain.permissions import (
 from rho_domain.tools import base
 from rho_domain.tools.factory import build_registry
 from rho_domain.tools.registry import ToolRegistry
-from rho_entry.seed_tools import as_domain_handler
+from rho_entry.seed_api.tools import as_domain_handler
 
 NEW = developer_profile()
 OLD = attrs.evolve(NEW, approval=ApprovalMode.DANGEROUS, approval_required_tools=frozenset())

@@ -13,7 +13,7 @@ from _model_support import calls_of, finish_of, reasoning_of, request, text_of, 
 
 from rho_adapters.fakes.clock import FakeClock
 from rho_adapters.model import AnthropicModel, ClientPool, ModelEndpoint, RetryPolicy
-from rho_adapters.model.anthropic import messages_body
+from rho_adapters.model.anthropic_request import messages_body
 from rho_domain.errors import (
     AuthenticationError,
     ServerError,

@@ -19,9 +19,9 @@ from rho_adapters.pgstore import PgSessionStore
 from rho_adapters.store import FileSessionStore
 from rho_domain.errors import ConfigError
 from rho_entry import AgentConfig
+from rho_entry.config.stores import choose_store, store_setting
 from rho_entry.facade import Agent, Session
 from rho_entry.stored import SessionStore
-from rho_entry.stores import choose_store, store_setting
 
 __all__ = ["pg_server_url"]
 SECRET = "pw-4b1d-not-for-logs"

@@ -39,6 +39,7 @@ from rho_adapters.daytona import scripts
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
+from rho_adapters.local.files import kind_of
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -73,16 +74,6 @@ _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")
 MAX_STDIN_DATA = 60_000
 _RESOLVE_TIMEOUT = 30.0
 _EXISTS = 17  # the finalize script's exit code when create-only met an existing name
-
-
-def _kind(mode: int) -> FileKind:
-    if stat_mod.S_ISREG(mode):
-        return FileKind.FILE
-    if stat_mod.S_ISDIR(mode):
-        return FileKind.DIRECTORY
-    if stat_mod.S_ISLNK(mode):
-        return FileKind.SYMLINK
-    return FileKind.OTHER
 
 
 class DaytonaExecutor(Executor):
@@ -213,7 +204,7 @@ class DaytonaExecutor(Executor):
         return FileInfo(
             path=self._roots.display(root, parts),
             name=parts[-1] if parts else ".",
-            kind=_kind(res.mode),
+            kind=kind_of(res.mode),
             size=res.size,
             mtime=res.mtime,
             mode=stat_mod.S_IMODE(res.mode),

@@ -7,7 +7,7 @@ with a server-side statement time limit (``max_statement_time`` on MariaDB,
 left over, the connection is dropped rather than drained, so a million-row result costs only
 the rows shown. Bytes: a row never exceeds the server's ``max_allowed_packet`` (MariaDB's
 ``REPEAT`` returns NULL past it), cells are cut after fetching and fetching stops at the byte
-budget (``base.fetch``); on MariaDB ``tmp_disk_table_size`` bounds one statement's on-disk
+budget (``results.fetch``); on MariaDB ``tmp_disk_table_size`` bounds one statement's on-disk
 temporary tables (``options.temp_file_limit_mb``, default 1024; a sort's merge files are not
 bounded by any session setting).
 
@@ -34,7 +34,8 @@ import ssl
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
+from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.results import fetch, format_description
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra
 from rho_domain.ports.database import QueryResult

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
+from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rho_adapters.db.base import MAX_CELL
+from rho_adapters.db.results import MAX_CELL
 from rho_domain.ports.database import CutValue
 
 # Type OIDs whose values are small whatever they hold (pg_type.typlen > 0, or numeric).

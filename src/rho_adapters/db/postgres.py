@@ -30,8 +30,9 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
+from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
+from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rho_adapters.db.base import ThreadedDatabase, fetch, format_description
+from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import ConfigError
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict

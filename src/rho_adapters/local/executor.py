@@ -321,6 +321,16 @@ class LocalExecutor(Executor):
 
     def _write(self, path: str, data: bytes, overwrite: bool) -> bool:
         check_write_mode(path, self.file_write, overwrite=overwrite)
+        return self._put(path, data, overwrite=overwrite)
+
+    async def upload(self, files: Sequence[FileUpload]) -> None:
+        """See ``Executor.upload``: into the workspace only (an absolute path elsewhere on
+        this machine is refused), whatever the profile's write mode."""
+        for item in files:
+            await asyncio.to_thread(self._put, item.path, item.data)
+
+    def _put(self, path: str, data: bytes, *, overwrite: bool = True) -> bool:
+        """Write inside the workspace, whatever the write mode (``_write`` checks it first)."""
         with _os_errors(path):
             check_path_text(path)
             check_file_path(path)
@@ -336,31 +346,6 @@ class LocalExecutor(Executor):
             try:
                 self._check_write(path, tree, res.parts)
                 return write_bytes(res, path, data, overwrite=overwrite)
-            finally:
-                os.close(res.dir_fd)
-
-    async def upload(self, files: Sequence[FileUpload]) -> None:
-        """See ``Executor.upload``: into the workspace only (an absolute path elsewhere on
-        this machine is refused), whatever the profile's write mode."""
-        for item in files:
-            await asyncio.to_thread(self._put, item.path, item.data)
-
-    def _put(self, path: str, data: bytes) -> None:
-        with _os_errors(path):
-            check_path_text(path)
-            check_file_path(path)
-            tree, parts = self._locate(path, write=True)
-            self._check_write(path, tree, parts)
-            res = tree.resolve(
-                parts,
-                path,
-                follow_final=False,
-                create_dirs=True,
-                guard=lambda dirs: self._check_write(path, tree, dirs),
-            )
-            try:
-                self._check_write(path, tree, res.parts)
-                write_bytes(res, path, data, overwrite=True)
             finally:
                 os.close(res.dir_fd)
 

@@ -1,5 +1,5 @@
-"""``rho_agent.capabilities.factory``: ``ToolFactory`` (``rho_entry.seed_handlers``)."""
+"""``rho_agent.capabilities.factory``: ``ToolFactory`` (``rho_entry.seed_api.handlers``)."""
 
-from rho_entry.seed_handlers import ToolFactory
+from rho_entry.seed_api.handlers import ToolFactory
 
 __all__ = ["ToolFactory"]

@@ -1,4 +1,4 @@
-"""``rho_agent.client``: the model client (``rho_entry.seed_client``)."""
+"""``rho_agent.client``: the model client (``rho_entry.seed_api.model_client``)."""
 
 from rho_agent.client.model import ModelClient, StreamEvent
 

@@ -1,6 +1,6 @@
 """``rho_agent.client.model``: ``ModelClient`` and its ``StreamEvent``
-(``rho_entry.seed_client``)."""
+(``rho_entry.seed_api.model_client``)."""
 
-from rho_entry.seed_client import ModelClient, StreamEvent
+from rho_entry.seed_api.model_client import ModelClient, StreamEvent
 
 __all__ = ["ModelClient", "StreamEvent"]

@@ -1,5 +1,5 @@
-"""``rho_agent.tools.registry``: ``ToolRegistry`` (``rho_entry.seed_tools``)."""
+"""``rho_agent.tools.registry``: ``ToolRegistry`` (``rho_entry.seed_api.tools``)."""
 
-from rho_entry.seed_tools import ToolRegistry
+from rho_entry.seed_api.tools import ToolRegistry
 
 __all__ = ["ToolRegistry"]

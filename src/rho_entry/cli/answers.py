@@ -17,7 +17,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
-from rho_entry.terminal_text import visible
+from rho_entry.cli.terminal_text import visible
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session

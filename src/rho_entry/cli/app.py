@@ -30,8 +30,8 @@ from rho_entry.cli.running import (
     rejected_last,
     result_code,
 )
+from rho_entry.cli.terminal_text import visible
 from rho_entry.config.settings import endpoint_label, environment
-from rho_entry.terminal_text import visible
 
 T = TypeVar("T")
 
@@ -112,11 +112,11 @@ def _store(
     config_store: str | None = None,
 ) -> SessionStore:
     """The session store (``--store``, ``$RHO_AGENT_STORE``, ``store:`` in the config, else
-    the config directory's: ``rho_entry.stores``); ``writing`` checks first that the default
+    the config directory's: ``rho_entry.config.stores``); ``writing`` checks first that the default
     directory can hold a new session, so that a run never starts (header, model calls) when
     nothing of it could be saved."""
     from rho_entry.config.home import sessions_dir
-    from rho_entry.stores import choose_store, store_setting
+    from rho_entry.config.stores import choose_store, store_setting
 
     url, origin = store_setting(flag, env, config_store)
     if url is None:
@@ -255,7 +255,7 @@ def _list_sessions(store: SessionStore, *, as_json: bool) -> int:
         import json
         import time
 
-        from rho_entry.session_json import info_dict
+        from rho_entry.cli.session_json import info_dict
 
         now = time.time()
         sys.stdout.write(json.dumps([info_dict(i, now) for i in infos], indent=2) + "\n")

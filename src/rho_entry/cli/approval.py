@@ -20,7 +20,7 @@ from typing import Protocol
 
 from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
 from rho_entry.cli.render import Style, signature
-from rho_entry.terminal_text import hidden_count, visible
+from rho_entry.cli.terminal_text import hidden_count, visible
 
 YES = frozenset({"y", "yes"})
 NO = frozenset({"", "n", "no"})

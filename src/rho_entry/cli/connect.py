@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rho_domain.errors import SessionNotFound
+from rho_entry.config.stores import StoreChoice, choose_store, run_sync
 from rho_entry.connect import connect
-from rho_entry.stores import StoreChoice, choose_store, run_sync
 
 
 def split_instruction(root: Path | StoreChoice, words: Sequence[str]) -> tuple[list[str], str]:

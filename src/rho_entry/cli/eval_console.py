@@ -17,9 +17,9 @@ async def run_from_cli(args: argparse.Namespace) -> int:
     """Load the data, run it with the CLI's model settings, print; return the exit code."""
     from rho_entry.config.home import config_dir
     from rho_entry.config.settings import check_endpoint, environment, resolve_settings
+    from rho_entry.config.stores import choose_store, store_setting
     from rho_entry.evals.bird_data import load_bird
     from rho_entry.evals.bird_run import run_bird
-    from rho_entry.stores import choose_store, store_setting
 
     env = environment()
     url, origin = store_setting(args.store, env)

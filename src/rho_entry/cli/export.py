@@ -5,7 +5,7 @@
 with a warning on stderr). ``atif``: Harbor's ATIF v1.8 trajectory (``rho_adapters.atif``);
 each delegated child session is embedded in ``subagent_trajectories`` and referred to by
 ``trajectory_id``. ``trace``: the trace.jsonl bytes, the same from PostgreSQL as from files.
-Read through the store's ``SessionCatalog`` (``rho_entry.stores``).
+Read through the store's ``SessionCatalog`` (``rho_entry.config.stores``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 from rho_domain.errors import RhoError, StoreError
 from rho_domain.events import Event, ToolEnded
 from rho_domain.ports.session_control import SessionCatalog
-from rho_entry.stores import run_sync
-from rho_entry.terminal_text import json_visible, visible
+from rho_entry.cli.terminal_text import json_visible, visible
+from rho_entry.config.stores import run_sync
 from rho_entry.usage import UsageParser
 
 T = TypeVar("T")
@@ -150,7 +150,7 @@ def _child_ids(events: Sequence[Event]) -> list[str]:
 def _catalog(directory: str | None, flag: str | None) -> SessionCatalog:
     from rho_entry.cli.monitor import sessions_root
     from rho_entry.config.settings import environment
-    from rho_entry.stores import choose_operator, store_setting
+    from rho_entry.config.stores import choose_operator, store_setting
 
     env = environment()
     url, origin = store_setting(flag, env)

@@ -28,8 +28,8 @@ from rho_domain.fork import fork_labels, history_until, turns
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
-from rho_entry.stores import StoreChoice, choose_store, store_setting
-from rho_entry.terminal_text import visible
+from rho_entry.cli.terminal_text import visible
+from rho_entry.config.stores import StoreChoice, choose_store, store_setting
 from rho_entry.usage import UsageParser
 
 

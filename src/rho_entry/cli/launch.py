@@ -123,7 +123,7 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
     base = _load_config(config_path) if config_path else None
     if getattr(args, "mcp_config", None):
-        from rho_entry.mcp_servers import with_mcp_file
+        from rho_entry.config.mcp_servers import with_mcp_file
 
         base = with_mcp_file(base or AgentConfig(), Path(args.mcp_config).expanduser())
     settings = resolve_settings(flags, env, base=base, suggested=suggested)

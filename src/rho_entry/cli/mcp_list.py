@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from rho_domain.errors import RhoError
 from rho_domain.mcp_config import McpServerConfig
-from rho_entry.terminal_text import visible
+from rho_entry.cli.terminal_text import visible
 from rho_entry.usage import UsageParser
 
 
@@ -55,8 +55,8 @@ def _servers(
     from rho_domain.config import AgentConfig
     from rho_domain.mcp_config import servers_to_start
     from rho_entry.config.config_files import load_agent_config
+    from rho_entry.config.mcp_servers import with_mcp_file
     from rho_entry.config.settings import environment
-    from rho_entry.mcp_servers import with_mcp_file
     from rho_entry.wiring import profile_of
 
     path = config_path or environment().get("RHO_AGENT_CONFIG")

@@ -4,8 +4,8 @@ watch and control sessions from another terminal (or host), through the store's
 
 DIR is rho-agent's home or a sessions directory (default: the home's ``sessions``);
 ``--store URL`` (or ``$RHO_AGENT_STORE``) names another store, such as a shared PostgreSQL
-(``rho_entry.stores``). IDs accept unique prefixes; an ambiguous prefix is an error that lists
-the candidates. Exit codes: 0 ok, 1 error (unknown or ambiguous session, bad usage). Imports
+(``rho_entry.config.stores``). IDs accept unique prefixes; an ambiguous prefix is an error that
+lists the candidates. Exit codes: 0 ok, 1 error (unknown or ambiguous session, bad usage). Imports
 stay light for the file store: no httpx, yaml or cattrs.
 """
 
@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 from rho_domain.errors import RhoError
 from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
-from rho_entry.session_json import active_seconds, info_dict
-from rho_entry.stores import Operator, choose_operator, run_sync, store_setting
-from rho_entry.terminal_text import json_visible, visible
+from rho_entry.cli.session_json import active_seconds, info_dict
+from rho_entry.cli.terminal_text import json_visible, visible
+from rho_entry.config.stores import Operator, choose_operator, run_sync, store_setting
 from rho_entry.usage import UsageParser
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
@@ -139,7 +139,7 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
             url, origin = str(sessions_root(directory)), "DIR" if directory else origin
         if namespace.command == "connect":
             from rho_entry.cli.connect import connect_main
-            from rho_entry.stores import choose_store
+            from rho_entry.config.stores import choose_store
 
             chosen = choose_store(url, environment(), origin=origin)
             return connect_main(chosen, namespace.words, wait=namespace.wait)

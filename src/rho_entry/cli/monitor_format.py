@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rho_entry.terminal_text import visible
+from rho_entry.cli.terminal_text import visible
 
 PREVIEW = 200
 

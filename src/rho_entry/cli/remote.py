@@ -24,7 +24,7 @@ from rho_domain.events import RunEnded
 from rho_domain.run import RunResult
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
-from rho_entry.terminal_text import visible
+from rho_entry.cli.terminal_text import visible
 
 
 def run_remote(args: argparse.Namespace, env: Mapping[str, str]) -> int:

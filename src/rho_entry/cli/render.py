@@ -22,7 +22,7 @@ from rho_domain import events as ev
 from rho_domain.messages import ToolCall, Usage, UserMessage
 from rho_domain.run import RunResult
 from rho_entry.cli.spinner import Spinner
-from rho_entry.terminal_text import json_visible, visible
+from rho_entry.cli.terminal_text import json_visible, visible
 
 _CODES = {"dim": "2", "bold": "1", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 

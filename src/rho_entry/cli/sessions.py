@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 
 from rho_domain.ports.store import SessionInfo
-from rho_entry.terminal_text import visible
+from rho_entry.cli.terminal_text import visible
 
 HEADER = f"{'ID':<14} {'STATUS':<18} {'ACTIVE':>8}  {'MODEL':<18} {'PROFILE':<10} FIRST PROMPT"
 

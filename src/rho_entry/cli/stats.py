@@ -18,8 +18,8 @@ from rho_domain.errors import RhoError
 from rho_domain.messages import Usage
 from rho_domain.ports.session_control import SessionCatalog
 from rho_domain.telemetry import SessionStats, session_telemetry
-from rho_entry.stores import run_sync
-from rho_entry.terminal_text import visible
+from rho_entry.cli.terminal_text import visible
+from rho_entry.config.stores import run_sync
 from rho_entry.usage import UsageParser
 
 
@@ -116,7 +116,7 @@ async def _stats_of(catalog: SessionCatalog, ref: str) -> SessionStats:
 def _catalog(directory: str | Path | None, flag: str | None) -> SessionCatalog:
     from rho_entry.cli.monitor import sessions_root
     from rho_entry.config.settings import environment
-    from rho_entry.stores import choose_operator, store_setting
+    from rho_entry.config.stores import choose_operator, store_setting
 
     env = environment()
     url, origin = store_setting(flag, env)

@@ -9,6 +9,11 @@
 - ``prices``: the shipped ``data/prices.yaml`` merged with the user's ``prices.yaml``.
 - ``templates`` and ``prompts/``: system prompt templates, the built-in ``default.md`` and the
   facts it is rendered with.
+- ``databases_env``: database aliases from the engines' variables (``SQLITE_DB``,
+  ``POSTGRES_HOST``...).
+- ``hook_refs``: the config's ``module:function`` hook references, imported into ``Hooks``.
+- ``stores``: the session store one URL names (flag, environment, YAML).
+- ``mcp_servers``: the MCP tool source a config's servers make (``--mcp-config``).
 
 Nothing is imported here: import the module you need.
 """

@@ -9,7 +9,7 @@ only, so a config snapshot never holds a secret.
 ``${VAR}`` in a string value is the variable's value (``host: ${PGHOST}``), read when the
 database is opened; a variable that is not set is a ``ConfigError`` naming the file, the key
 and the variable, when the file is loaded.
-The engines' own variables (``SQLITE_DB``, ``POSTGRES_HOST``..., ``rho_entry.databases_env``)
+The engines' own variables (``SQLITE_DB``, ``POSTGRES_HOST``..., ``rho_entry.config.databases_env``)
 add one alias per engine; the file's aliases win over them.
 """
 
@@ -24,8 +24,8 @@ import attrs
 
 from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError
+from rho_entry.config.databases_env import databases_from_env
 from rho_entry.config.home import config_dir
-from rho_entry.databases_env import databases_from_env
 
 ENV_VAR = "RHO_AGENT_DB_CONFIG"
 FILE_NAME = "databases.yaml"

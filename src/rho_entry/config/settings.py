@@ -29,7 +29,7 @@ model_timeout               RHO_AGENT_TIMEOUT                --timeout
 model_retries               RHO_AGENT_RETRIES                --retries
 config file                 RHO_AGENT_CONFIG                 --config
 config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
-session store               RHO_AGENT_STORE                  --store (``rho_entry.stores``)
+session store               RHO_AGENT_STORE                  --store (``rho_entry.config.stores``)
 ==========================  ===============================  =====================
 
 API keys are read from the variable named by ``api_key_env`` (default: the provider's

@@ -25,12 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-import attrs
 
 from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
@@ -39,18 +36,17 @@ from rho_domain.errors import (
     RhoError,
     RuntimeClosed,
     RuntimeFull,
-    SessionNotFound,
     SessionStateError,
 )
 from rho_domain.json_schema import check_schema
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
-from rho_domain.state import State
-from rho_entry.approval_callback import ApprovalCallback
-from rho_entry.facade import Session, open_session
+from rho_entry.facade import Session
 from rho_entry.runtime.handle import AgentHandle
+from rho_entry.runtime.opening import SessionOpener
 from rho_entry.runtime.stats import RuntimeStats
+from rho_entry.seed_api.approval_callback import ApprovalCallback
 
 if TYPE_CHECKING:
     from rho_entry.resume_policy import ResumeAuthority
@@ -68,24 +64,17 @@ class AgentRuntime:
 
     __slots__ = (
         "_admission",
-        "_agent",
         "_closed",
         "_handles",
         "_lag",
         "_loop",
         "_max_concurrent",
         "_max_queued",
+        "_opener",
         "_opening",
-        "_own_id",
-        "_own_state",
-        "_ports",
-        "_profiles",
         "_record_events",
-        "_roots",
         "_slots",
         "_state",
-        "_store",
-        "_trace",
         "_when_full",
         "approval_callback",
     )
@@ -114,17 +103,11 @@ class AgentRuntime:
             raise ConfigError(
                 f"create_runtime: when_full must be 'wait' or 'raise', not {when_full!r}"
             )
-        self._agent = agent
-        self._store = store
         self._max_concurrent = max_concurrent
         self._max_queued = max_queued
         self._when_full = when_full
         self.approval_callback = approval_callback
         self._record_events = record_events
-        self._trace = trace
-        self._ports = dict(ports)
-        self._profiles = allowed_profiles or (agent.profile,)
-        self._roots = allowed_roots
         self._slots = asyncio.Semaphore(max_concurrent)
         self._admission = asyncio.Semaphore(max_concurrent + max_queued)
         self._handles: dict[str, AgentHandle] = {}  # by session id: the handles not done
@@ -134,10 +117,14 @@ class AgentRuntime:
         self._lag = LoopLag()  # ticks on that loop from start to close
         # The turnstile of session openings: one per turn of the loop (dispatch's open_session)
         self._opening = asyncio.Lock()
-        self._own_id = new_id()
-        # the own session's conversation between dispatches, when no store keeps it; None
-        # until its first dispatch opened it
-        self._own_state: State | None = None
+        self._opener = SessionOpener(
+            agent=agent,
+            store=store,
+            ports=dict(ports),
+            trace=trace,
+            profiles=allowed_profiles or (agent.profile,),
+            roots=allowed_roots,
+        )
 
     def __repr__(self) -> str:
         return f"<AgentRuntime {self._state} handles={len(self._handles)}>"
@@ -145,18 +132,18 @@ class AgentRuntime:
     @property
     def agent(self) -> DomainAgent:
         """The agent definition every session of this runtime runs."""
-        return self._agent
+        return self._opener.agent
 
     @property
     def session_id(self) -> str:
         """The runtime's own session: where ``dispatch_prompt`` and ``run_prompt`` run a
         prompt given without ``session_id`` or ``new_session``."""
-        return self._own_id
+        return self._opener.own_id
 
     @property
     def store(self) -> SessionStore | None:
         """Where sessions are persisted (None: nowhere)."""
-        return self._store
+        return self._opener.store
 
     @property
     def max_concurrent(self) -> int:
@@ -243,14 +230,14 @@ class AgentRuntime:
             raise ConfigError("give session_id= (a stored session) or new_session=True, not both")
         own = session_id is None and not new_session
         if own and session_id is None:
-            session_id = self._own_id
+            session_id = self._opener.own_id
         resume = session_id is not None and not own
-        if prompt is None and not (resume or (own and self._own_opened())):
+        if prompt is None and not (resume or (own and self._opener.own_opened())):
             raise ConfigError(
                 "a new session needs a prompt (prompt=None continues a session: its own once "
                 "the runtime has run a prompt, or a stored one with session_id=)"
             )
-        if resume and self._store is None:
+        if resume and self._opener.store is None:
             raise ConfigError(
                 f"continuing session {session_id!r} needs a store: create_runtime(store=...)"
             )
@@ -279,8 +266,12 @@ class AgentRuntime:
             async with self._opening:
                 await asyncio.sleep(0)
             if own:
-                return await self._open_own(listener, labels, output_schema)
-            return await self._open(sid, resume, listener, labels, output_schema)
+                return await self._opener.open_own(
+                    listener, labels, output_schema, self.approval_callback
+                )
+            return await self._opener.open(
+                sid, resume, listener, labels, output_schema, self.approval_callback
+            )
 
         def leave_queue() -> None:
             """Give the handle's place back (idempotent): it is done or awaits a human."""
@@ -314,108 +305,9 @@ class AgentRuntime:
             return SessionStateError(_in_use(session_id, own=own))
         return None
 
-    def _own_opened(self) -> bool:
-        """The own session has run (or opened for) a prompt: there is something to continue."""
-        return self._own_state is not None
-
-    async def _open_own(
-        self,
-        listener: Any,
-        labels: Mapping[str, str] | None,
-        output_schema: Mapping[str, Any] | None = None,
-    ) -> Session:
-        """The runtime's own session: new on its first dispatch; then, with a store, reopened
-        from it as any stored session is (its lock, its trace); without one, on the State the
-        last dispatch left."""
-        if self._own_state is not None and self._store is not None:
-            try:
-                return await self._open(self._own_id, True, listener, labels, output_schema)
-            except SessionNotFound:
-                pass  # its first run never started: nothing was stored
-        session = await self._open(
-            self._own_id, False, listener, labels, output_schema, state=self._own_state
-        )
-        self._own_state = session.domain.state
-        return session
-
-    async def _open(
-        self,
-        session_id: str,
-        resume: bool,
-        listener: Any,
-        labels: Mapping[str, str] | None,
-        output_schema: Mapping[str, Any] | None = None,
-        *,
-        state: State | None = None,
-    ) -> Session:
-        # handles answer approvals themselves (handle.approve): no ApprovalInterrupt
-        ports = dict(
-            self._ports,
-            on_event=listener,
-            approval_callback=self.approval_callback,
-            interrupt_on_approval=False,
-        )
-        schema = {} if output_schema is None else {"output_schema": output_schema}
-        if resume:  # the stored session's id and labels, the resumer's authority
-            assert self._store is not None
-            authority = self.resume_authority()
-            authority = attrs.evolve(authority, given={**authority.given, **schema})
-            session = await open_session(
-                None,
-                resume=session_id,
-                store=self._store,
-                authority=authority,
-                hooks=self._agent.hooks,  # this runtime's, never the directory's
-                **ports,
-            )
-        else:
-            agent = self._agent
-            if output_schema is not None:  # the same agent, its answer shaped for this prompt
-                agent = attrs.evolve(
-                    agent, config=attrs.evolve(agent.config, output_schema=output_schema)
-                )
-            session = await open_session(
-                agent,
-                store=self._store,
-                session_id=session_id,
-                labels=labels,
-                state=state,
-                **ports,
-            )
-        if self._trace:
-            from rho_entry.otel import instrument_if_configured
-
-            instrument_if_configured(session)
-        return session
-
     def resume_authority(self) -> ResumeAuthority:
-        """What a stored session continued here may run with: a profile within one this
-        runtime allows (by content), this runtime's endpoint, auto-approval and MCP servers, a
-        working directory in its own (or in ``allowed_roots``), never the stored ones
-        (``rho_entry.resume_policy``)."""
-        from rho_entry.resume_policy import Endpoint, ResumeAuthority
-        from rho_entry.wiring import base_url_from, working_dir_of
-
-        config = self._agent.config
-        roots = self._roots or (Path(working_dir_of(config)),)
-        endpoint = None
-        if self._ports.get("model") is None:
-            endpoint = attrs.evolve(
-                Endpoint.of(config), base_url=config.base_url or base_url_from(os.environ)
-            )
-        return ResumeAuthority(
-            profiles=self._profiles,
-            # the runtime's own MCP servers, never the stored ones
-            given={"auto_approve": config.auto_approve, "mcp_servers": config.mcp_servers},
-            endpoint=endpoint,
-            databases=None if self._ports.get("databases") is not None else config.databases,
-            roots=roots if config.backend == "local" else None,
-            hint="allow a profile that grants it (create_runtime(allowed_profiles=[...]), "
-            "rho-agent serve --allow-profile {profile})",
-            endpoint_hint="configure the runtime's {field} to match it",
-            hook_names=self._agent.hooks.names,
-            hooks_hint="give the runtime's agent those hooks",
-        )
+        """What a stored session continued here may run with (``SessionOpener.authority``)."""
+        return self._opener.authority()
 
     async def close(self, *, deadline: float = 30.0, drain: bool = False) -> None:
         """See ``close_runtime``."""

@@ -18,12 +18,12 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
 from rho_entry.agent import definition_of
-from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.config.home import config_dir
 from rho_entry.facade import Agent
 from rho_entry.resume_policy import resolve_profiles
 from rho_entry.runtime.core import AgentRuntime, WhenFull
 from rho_entry.runtime.handle import AgentHandle
+from rho_entry.seed_api.approval_callback import ApprovalCallback
 
 __all__ = [
     "close_runtime",
@@ -56,7 +56,7 @@ def create_runtime(
 
     ``config`` is an ``AgentConfig`` or a ready ``Agent``. ``store`` persists every session
     (``SessionStore()`` for the CLI's directory, or a URL such as ``postgresql://...``:
-    ``rho_entry.stores``); without it nothing is written. ``ports`` are
+    ``rho_entry.config.stores``); without it nothing is written. ``ports`` are
     passed to every ``Session`` (``model=``, ``executor=``, ``clock=``, ``approver=``...).
     ``approval_callback`` answers approvals for every session; without one (and no
     ``approver=``), a call that needs approval leaves its handle ``awaiting_approval``.
@@ -71,7 +71,7 @@ def create_runtime(
     """
     agent = definition_of(config if isinstance(config, Agent | DomainAgent) else Agent(config))
     if isinstance(store, str):
-        from rho_entry.stores import choose_store
+        from rho_entry.config.stores import choose_store
 
         store = choose_store(store, os.environ, origin="create_runtime(store=...)").store
     profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))

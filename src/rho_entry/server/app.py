@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from rho_entry.stores import StoreChoice
+    from rho_entry.config.stores import StoreChoice
 
 
 def create_app(
@@ -46,7 +46,7 @@ def create_app(
     ``settings`` default to ``ServerSettings.from_environ``; ``base_config`` (what clients
     cannot choose: endpoint, provider, key variable, default model) defaults to the CLI's
     settings from ``environ``. ``session_ports`` are passed to every session (tests give a
-    scripted ``model=``). ``store`` is where sessions are kept (``rho_entry.stores``;
+    scripted ``model=``). ``store`` is where sessions are kept (``rho_entry.config.stores``;
     default: the file store in ``settings.sessions_root``). Raises ``MissingExtra`` without
     the ``server`` extra.
     """

@@ -38,6 +38,7 @@ from rho_domain.ports.session_control import held_by_live_process, run_in_progre
 from rho_domain.ports.store import SessionInfo, SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
+from rho_entry.config.stores import StoreChoice, choose_store
 from rho_entry.resume_policy import authorise
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
@@ -53,7 +54,6 @@ from rho_entry.server.views import (
     summary_of,
     valid_id,
 )
-from rho_entry.stores import StoreChoice, choose_store
 
 log = logging.getLogger("rho_entry.server")
 

@@ -101,7 +101,7 @@ def main(argv: Sequence[str]) -> int:
         return 0 if exc.code == 0 else 1
     from rho_entry.config.home import config_dir, sessions_dir
     from rho_entry.config.settings import environment
-    from rho_entry.stores import choose_store, run_sync, store_setting
+    from rho_entry.config.stores import choose_store, run_sync, store_setting
 
     env = environment()
     try:
@@ -123,7 +123,7 @@ def main(argv: Sequence[str]) -> int:
 
         config = default_config(env)
         if ns.mcp_config:
-            from rho_entry.mcp_servers import with_mcp_file
+            from rho_entry.config.mcp_servers import with_mcp_file
 
             config = with_mcp_file(config, Path(ns.mcp_config).expanduser())
         check_endpoint(config, env)

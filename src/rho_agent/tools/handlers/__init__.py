@@ -1,7 +1,7 @@
 """``rho_agent.tools.handlers``: the built-in handlers under the documents' names
-(``rho_entry.seed_handlers``)."""
+(``rho_entry.seed_api.handlers``)."""
 
-from rho_entry.seed_handlers import (
+from rho_entry.seed_api.handlers import (
     BashHandler,
     EditHandler,
     GlobHandler,

@@ -27,7 +27,7 @@ from rho_domain.tools.grep import GrepHandler
 from rho_domain.tools.listing import GlobHandler, ListHandler
 from rho_domain.tools.read import ReadHandler
 from rho_domain.tools.write import EditHandler
-from rho_entry.seed_tools import ToolRegistry
+from rho_entry.seed_api.tools import ToolRegistry
 
 __all__ = [
     "BashHandler",

@@ -67,7 +67,7 @@ def build_tool_source(
     if not servers:
         return None
     from rho_adapters.mcp import McpToolSource
-    from rho_entry.stores import session_dirs
+    from rho_entry.config.stores import session_dirs
 
     output_dir = None
     if (dirs := session_dirs(store)) is not None:
