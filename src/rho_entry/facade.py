@@ -26,6 +26,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.approver import ApprovalInterrupt, Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
@@ -172,6 +173,8 @@ class Session(domain_session.Session):
         labels: Mapping[str, str] | None = None,
         approval_callback: ApprovalCallback | None = None,
         interrupt_on_approval: bool = True,
+        steps: DurableSteps | None = None,
+        replay: Sequence[ev.Event] = (),
     ) -> None:
         ports = wiring.build_ports(
             agent,
@@ -197,6 +200,8 @@ class Session(domain_session.Session):
             on_event=on_event,
             parent_id=parent_id,
             labels=labels,
+            steps=steps,
+            replay=replay,
         )
         if isinstance(self.state, DocumentState):
             # a conversation written by hand (State.add_user_message...) joins the trace
@@ -241,13 +246,14 @@ class Session(domain_session.Session):
         max_turns: int | None = None,
         on_event: Listener | None = None,
         record_events: bool = False,
+        run_id: str | None = None,
     ) -> RunResult:
         """``rho_domain.loop.session.Session.run``; ``record_events`` keeps every event of the run
         in ``RunResult.events`` (off by default: a long run's deltas cost memory).
 
         Raises ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver
         to ask (see the class docstring)."""
-        result = await self._run(prompt, max_turns, on_event, record_events)
+        result = await self._run(prompt, max_turns, on_event, record_events, run_id)
         if (
             result.status is RunStatus.AWAITING_APPROVAL
             and self.approver is None
@@ -268,9 +274,10 @@ class Session(domain_session.Session):
         max_turns: int | None,
         on_event: Listener | None,
         record_events: bool,
+        run_id: str | None = None,
     ) -> RunResult:
         if not record_events:
-            return await super().run(prompt, max_turns=max_turns, on_event=on_event)
+            return await super().run(prompt, max_turns=max_turns, on_event=on_event, run_id=run_id)
         seen: list[ev.Event] = []
 
         async def keep(event: ev.Event) -> None:
@@ -278,7 +285,7 @@ class Session(domain_session.Session):
             if on_event is not None and (outcome := on_event(event)) is not None:
                 await outcome
 
-        result = await super().run(prompt, max_turns=max_turns, on_event=keep)
+        result = await super().run(prompt, max_turns=max_turns, on_event=keep, run_id=run_id)
         return attrs.evolve(result, events=tuple(seen))
 
     @classmethod
@@ -289,9 +296,14 @@ class Session(domain_session.Session):
         store: SessionStore,
         overrides: Mapping[str, Any] | None = None,
         authority: ResumeAuthority | None = None,
+        replay_run: str | None = None,
         **ports: Any,
     ) -> Session:
         """Reopen a stored session (id, unique prefix or ``latest``).
+
+        ``replay_run`` (a durable run executed again after its worker died): when the trace
+        holds that run's ``run_start``, the session's state is the trace before it and the
+        events from it on are replayed by the run (``Session(replay=...)``).
 
         The stored config is data, not authority (``rho_entry.resume_policy``): its profile
         must be within what ``authority`` allows (by content; default: readonly, or the
@@ -311,7 +323,8 @@ class Session(domain_session.Session):
         record, events = await store.open(session_id)
         try:
             allowed = authorise(record, authority, config_dir=config_dir(os.environ))
-            state = DocumentState.from_events(events)
+            before, replay = _split_at_run(events, replay_run)
+            state = DocumentState.from_events(before)
             notices = (*allowed.notices, *_forgotten(record.id, state))
             session = cls(
                 # the databases were decided by ``authorise``: the resumer's, or none
@@ -322,6 +335,7 @@ class Session(domain_session.Session):
                 created=True,
                 parent_id=record.parent_id,
                 labels=record.labels,
+                replay=replay,
                 **ports,
             )
         except BaseException:
@@ -355,6 +369,18 @@ class Session(domain_session.Session):
                 await self.close()
 
         return asyncio.run(_run())
+
+
+def _split_at_run(
+    events: Sequence[ev.Event], run_id: str | None
+) -> tuple[Sequence[ev.Event], Sequence[ev.Event]]:
+    """The events before ``run_id``'s ``run_start`` and those from it on (all and none when
+    the trace does not hold that run)."""
+    if run_id is not None:
+        for index, event in enumerate(events):
+            if isinstance(event, ev.RunStarted) and event.run_id == run_id:
+                return events[:index], events[index:]
+    return events, ()
 
 
 def _forgotten(session_id: str, state: State) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import CANCELLED_RESULT
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
 
@@ -68,6 +69,7 @@ async def run_parallel(
     control: RunControl,
     context_for: Callable[[ToolCall], ToolContext],
     limit: int = MAX_PARALLEL_READS,
+    steps: DurableSteps | None = None,
 ) -> bool:
     """Run ``calls`` concurrently (at most ``limit`` at once); False when cancelled.
 
@@ -86,10 +88,24 @@ async def run_parallel(
             )
             return _Done(output=output, duration=clock.monotonic() - started)
 
-    tasks = [asyncio.ensure_future(one(call)) for call in calls]
-    finished = await control.race(asyncio.ensure_future(asyncio.gather(*tasks)))
-    for call, task in zip(calls, tasks, strict=True):
-        done = task.result() if task.done() and not task.cancelled() else None
+    tasks: list[asyncio.Future[_Done]] = []
+
+    async def batch() -> tuple[_Done, ...]:
+        tasks.extend(asyncio.ensure_future(one(call)) for call in calls)
+        return tuple(await asyncio.gather(*tasks))
+
+    # A durable run records the batch as one step: its reads finish in any order, while a
+    # run executed again must ask for its steps in the same order.
+    running = asyncio.ensure_future(batch() if steps is None else steps.once("reads", batch))
+    finished = await control.race(running)
+    recorded = running.result() if finished else ()
+    for index, call in enumerate(calls):
+        done: _Done | None
+        if recorded:
+            done = recorded[index]
+        else:
+            task = tasks[index] if index < len(tasks) else None
+            done = task.result() if task and task.done() and not task.cancelled() else None
         if done is None:
             content, is_error, metadata, duration = CANCELLED_RESULT, True, {"cancelled": True}, 0.0
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -32,6 +32,7 @@ from rho_domain.messages import UserMessage
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
@@ -65,6 +66,8 @@ class Session:
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
         delegation: bool = True,
+        steps: DurableSteps | None = None,
+        replay: Sequence[ev.Event] = (),
     ) -> None:
         self.agent = agent
         self.model = model
@@ -78,7 +81,8 @@ class Session:
         self.state = state if state is not None else State()
         self.parent_id = parent_id
         self.labels = dict(labels or {})
-        self.journal = Journal(self.id, self.state, clock, store, created=created)
+        self.steps = steps
+        self.journal = Journal(self.id, self.state, clock, store, created=created, replay=replay)
         if on_event is not None:
             self.journal.listeners.append(on_event)
         self.control = RunControl(self.id, signals, self.journal)
@@ -95,6 +99,7 @@ class Session:
             self._sub_agents.run if can_delegate else None,
             self._sub_agents.resume if can_delegate else None,
         )
+        self.tools.steps = steps
         self._running = False
         self._tally: RunTally | None = None
         self.last_result: RunResult | None = None
@@ -131,10 +136,12 @@ class Session:
         *,
         max_turns: int | None = None,
         on_event: Listener | None = None,
+        run_id: str | None = None,
     ) -> RunResult:
         """Run until the model answers without tool calls, or a limit, signal or error.
 
-        ``max_turns`` None takes the config's; 0 means no limit. Model, tool and store failures,
+        ``max_turns`` None takes the config's; 0 means no limit. ``run_id`` names the run (a
+        durable run's is its queue's; otherwise a new id). Model, tool and store failures,
         and a context window too small for the system prompt and tools (``ConfigError``), end
         the run with status ``error`` (never raised).
         Raises ``SessionStateError`` if a run is already in progress.
@@ -144,7 +151,7 @@ class Session:
         self._running = True
         if on_event is not None:
             self.journal.listeners.append(on_event)
-        tally = self._tally = RunTally(id=new_id(), started=self.clock.monotonic())
+        tally = self._tally = RunTally(id=run_id or new_id(), started=self.clock.monotonic())
         status, error = RunStatus.ERROR, None
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
@@ -277,7 +284,9 @@ class Session:
             await auto_compact(self.agent, self.model, self.journal)
             await self.control.apply_directives(after=self.state.directive_offset)
             turns += 1
-            message = await call_model(self.agent, self.model, self.journal, self.control, tally)
+            message = await call_model(
+                self.agent, self.model, self.journal, self.control, tally, self.steps
+            )
             if message is None:
                 return RunStatus.CANCELLED
             if not message.tool_calls:

@@ -16,12 +16,14 @@ from rho_domain.agent import Agent
 from rho_domain.approval import Denied, RequiresApproval, decide
 from rho_domain.errors import RhoError
 from rho_domain.loop.control import RunControl
+from rho_domain.loop.durable_steps import tool_step
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import CANCELLED_RESULT, SKIPPED, SUPERSEDED, denied, rejected
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
 from rho_domain.ports.database import Database
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.executor import Executor
 from rho_domain.run import PendingApproval, RunStatus
 from rho_domain.tools.base import (
@@ -63,6 +65,7 @@ class ToolBatch:
         self.clock = journal.clock
         self.state = journal.state
         self.parallel_limit = MAX_PARALLEL_READS
+        self.steps: DurableSteps | None = None  # a durable run's: each call is one step
 
     async def run(self, calls: Sequence[ToolCall]) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.
@@ -82,6 +85,7 @@ class ToolBatch:
                 control=self.control,
                 context_for=self._context,
                 limit=self.parallel_limit,
+                steps=self.steps,
             )
             return None if finished else RunStatus.CANCELLED
         for index, call in enumerate(calls):
@@ -225,13 +229,10 @@ class ToolBatch:
         when cancelled (its task is cancelled, so the executor kills its process group),
         ``waiting`` when its sub-agent now waits for approval (recorded as this call's)."""
         await self.journal.emit(ev.ToolStarted(at=self.clock.now(), call=call))
+        began_before = self.journal.replayed_last  # a dead worker's trace holds it already
         started = self.clock.monotonic()
         task = asyncio.ensure_future(
-            self._continue(answer)
-            if answer is not None
-            else self.agent.registry.dispatch(
-                call, self._context(call), timeout=self.agent.config.tool_timeout
-            )
+            self._continue(answer) if answer is not None else self._dispatch(call, began_before)
         )
         if finished := await self.control.race(task):
             output = task.result()
@@ -261,6 +262,20 @@ class ToolBatch:
             )
             return "cancelled"
         return "done"
+
+    async def _dispatch(self, call: ToolCall, began_before: bool) -> ToolOutput:
+        """Run ``call``'s handler; in a durable run, as one step (``durable_steps``), and
+        not again when an earlier execution ``began_before`` and the call writes."""
+        registry = self.agent.registry
+        timeout = self.agent.config.tool_timeout
+        if self.steps is None:
+            return await registry.dispatch(call, self._context(call), timeout=timeout)
+        return await tool_step(
+            self.steps,
+            lambda: registry.dispatch(call, self._context(call), timeout=timeout),
+            policy=registry.policy_for(call),
+            began_before=began_before,
+        )
 
     async def _continue(self, answer: ChildAnswer) -> ToolOutput:
         """The delegate result once a waiting sub-agent has the answer and ran on."""

@@ -1,0 +1,42 @@
+"""The durable runs' system database: a SQLite file for one host, PostgreSQL for many.
+
+``system_db_url`` turns what a user typed (a path, ``sqlite:///...``, ``postgresql://...``)
+into the URL DBOS takes; ``shown`` is the same URL with its password replaced by ``***`` for
+every message and log line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rho_domain.errors import ConfigError
+
+_SCHEMES = ("sqlite://", "postgresql://", "postgres://", "postgresql+psycopg://")
+_PASSWORD = re.compile(r"^(?P<head>[a-z+]+://[^:/@]*:)(?P<password>[^@]*)(?P<tail>@.*)$")
+
+
+def system_db_url(given: str) -> str:
+    """The SQLAlchemy URL of the system database ``given`` names: a file path (made absolute)
+    or a ``sqlite://`` / ``postgresql://`` URL. Raises ``ConfigError`` for another scheme."""
+    text = given.strip()
+    if not text:
+        raise ConfigError("the durable runs' database is empty: pass a SQLite path or a URL")
+    if "://" not in text:
+        return f"sqlite:///{Path(text).expanduser().resolve()}"
+    if text.startswith("postgres://"):
+        text = "postgresql://" + text.removeprefix("postgres://")
+    if not text.startswith(_SCHEMES):
+        raise ConfigError(
+            f"the durable runs' database {shown(text)} is neither a SQLite path nor a "
+            "sqlite:/// or postgresql:// URL"
+        )
+    return text
+
+
+def shown(url: str) -> str:
+    """``url`` with its password hidden."""
+    match = _PASSWORD.match(url)
+    if match is None:
+        return url
+    return f"{match['head']}***{match['tail']}"
