@@ -112,6 +112,12 @@ def _serve(args: list[str]) -> int:
     return serve(args)
 
 
+def _worker(args: list[str]) -> int:
+    from rho_entry.cli.worker import main as worker
+
+    return worker(args)
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "monitor": _monitor,
     "export": _export,
@@ -121,6 +127,7 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "fork": _fork,
     "stats": _stats,
     "serve": _serve,
+    "worker": _worker,
 }
 
 
