@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +19,7 @@ from durable_support import (
     Worker,
     answer,
     bash,
+    clean_env,
     requests_by_step,
     scripted,
     started,
@@ -40,6 +43,11 @@ SCRIPTS = {
         answer("the read was done again"),
     ],
     # eval: a listing, then a slow write, then the answer
+    # the same script with and without durability
+    "same": [
+        tool_reply(call("list", {"path": "."}, "s1")),
+        answer("listed"),
+    ],
     "write": [
         tool_reply(call("list", {"path": "."}, "w1")),
         bash("sleep 4 && echo ran >> ran.txt", "w2"),
@@ -148,3 +156,71 @@ def test_a_write_the_worker_died_in_is_answered_interrupted_not_run_twice(
     seen = {k: n for k, n in requests_by_step(server.requests).items() if k[0] == "write: change"}
     assert seen == {("write: change", 0): 1, ("write: change", 1): 1, ("write: change", 2): 1}
     assert [e["status"] for e in events if e["kind"] == "run_end"] == ["completed"]
+
+
+_TIMES = frozenset({"at", "duration", "first_output_after", "queue_wait", "run_id"})
+
+
+def _without_times(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_times(v) for k, v in value.items() if k not in _TIMES}
+    if isinstance(value, list):
+        return [_without_times(v) for v in value]
+    return value
+
+
+def test_a_durable_run_and_a_plain_run_leave_the_same_trace(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    db = str(tmp_path / "runs.sqlite")
+    worker = Worker(tmp_path, "worker-same", db=db, base_url=server.base_url)
+    try:
+        worker.wait_ready()
+        run_id, session_id = enqueue(db, "same: list")
+        assert status(db, run_id, timeout=40) == "completed"
+    finally:
+        worker.stop()
+    durable = trace(tmp_path / "store", session_id)
+    home = tmp_path / "plain-home"
+    env = clean_env(
+        home, RHO_AGENT_BASE_URL=server.base_url, RHO_AGENT_MODEL="fake-model", OPENAI_API_KEY="k"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "same: list"],
+        cwd=tmp_path / "work",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (plain_dir,) = (home / "rho" / "sessions").iterdir()
+    plain = trace(plain_dir.parent, plain_dir.name)
+    assert [e["kind"] for e in durable] == [e["kind"] for e in plain]
+    assert _without_times(durable) == _without_times(plain)
+
+
+def test_a_worker_of_another_version_is_refused_with_how_to_drain_or_pin(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    db = str(tmp_path / "runs.sqlite")
+
+    async def put_old() -> None:
+        queue = open_queue(db, version="0.1.0+0123456789ab")
+        try:
+            await enqueue_prompt(queue, "same: from the old version")
+        finally:
+            queue.close()
+
+    asyncio.run(put_old())
+    worker = Worker(tmp_path, "worker-new", db=db, base_url=server.base_url)
+    try:
+        assert worker.process.wait(60) == 1
+    finally:
+        worker.stop()
+    said = worker.log.read_text()
+    assert "1 unfinished run(s)" in said
+    assert "version 0.1.0+0123456789ab" in said
+    assert "Drain them with workers of that version" in said
+    assert "--application-version 0.1.0+0123456789ab" in said

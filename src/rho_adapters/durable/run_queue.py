@@ -60,7 +60,7 @@ class DbosRunQueue(RunQueue):
 
     async def answer(
         self, run_id: str, answers: Mapping[str, bool], *, reasons: Mapping[str, str]
-    ) -> None:
+    ) -> str:
         """See ``RunQueue.answer``: the continuation is enqueued as ``<run_id>~<n>``."""
         status = await self.status(run_id)
         if status != "awaiting_approval":
@@ -71,6 +71,15 @@ class DbosRunQueue(RunQueue):
         payload = workflow.input["args"][0] if workflow and workflow.input else None
         if not payload:
             raise SessionStateError(f"run {run_id} has no recorded session")
+        return await self._continue(run_id, payload, answers, reasons)
+
+    async def _continue(
+        self,
+        run_id: str,
+        payload: Mapping[str, Any],
+        answers: Mapping[str, bool],
+        reasons: Mapping[str, str],
+    ) -> str:
         settings = {
             **{k: v for k, v in payload.get("settings", {}).items() if not k.startswith("answer:")},
             **{f"answer:{call}": "yes" if ok else "no" for call, ok in answers.items()},
@@ -78,14 +87,16 @@ class DbosRunQueue(RunQueue):
         }
         base = run_id.split("~", 1)[0]
         attempt = int(run_id.split("~", 1)[1]) + 1 if "~" in run_id else 1
+        continuation = f"{base}~{attempt}"
         await self.enqueue(
             QueuedRun(
-                run_id=f"{base}~{attempt}",
+                run_id=continuation,
                 session_id=payload["session_id"],
                 prompt=None,
                 settings=settings,
             )
         )
+        return continuation
 
     async def status(self, run_id: str) -> str | None:
         """See ``RunQueue.status``."""
@@ -110,6 +121,13 @@ class DbosRunQueue(RunQueue):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"run {run_id} is still {status} after {timeout:.0f} s")
             await asyncio.sleep(0.1)
+
+    async def session_of(self, run_id: str) -> str | None:
+        """The session the run ``run_id`` runs (None for a run this queue never had)."""
+        workflow = await self._workflow(run_id)
+        if workflow is None or not workflow.input:
+            return None
+        return str(workflow.input["args"][0]["session_id"])
 
     async def _workflow(self, run_id: str) -> Any:
         found = await self.client.list_workflows_async(workflow_ids=[run_id])

@@ -61,10 +61,11 @@ class RunQueue(Protocol):
     @abstractmethod
     async def answer(
         self, run_id: str, answers: Mapping[str, bool], *, reasons: Mapping[str, str]
-    ) -> None:
-        """Answer the approvals the run ``run_id`` waits for (call id → approved): the run
-        continues on a worker with capacity. Raises ``SessionStateError`` when the run does not
-        wait for approval."""
+    ) -> str:
+        """Answer the approvals the run ``run_id`` waits for (call id → approved; a rejection's
+        reason in ``reasons``): the session continues in a new run on a worker with capacity
+        (a run waiting for approval holds no worker slot); its id. Raises
+        ``SessionStateError`` when the run does not wait for approval."""
 
     @abstractmethod
     async def status(self, run_id: str) -> str | None:

@@ -118,6 +118,12 @@ def _worker(args: list[str]) -> int:
     return worker(args)
 
 
+def _queue(args: list[str]) -> int:
+    from rho_entry.cli.queue import main as queue
+
+    return queue(args)
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "monitor": _monitor,
     "export": _export,
@@ -128,6 +134,7 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "stats": _stats,
     "serve": _serve,
     "worker": _worker,
+    "queue": _queue,
 }
 
 

@@ -1,6 +1,6 @@
 """``rho-agent worker``: consume a queue of durable runs (the ``dbos`` extra).
 
-    rho-agent worker --store DIR --durable-db runs.sqlite [--queue NAME] [--concurrency N]
+    rho-agent worker --durable-db runs.sqlite [--store DIR] [--queue NAME] [--concurrency N]
 
 Runs until SIGTERM or Ctrl+C. Sessions are read and written in ``--store`` (a directory every
 worker and every enqueuer shares); the queue, the step records and the heartbeats are in
@@ -29,7 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rho-agent worker", description="Consume a queue of durable runs."
     )
-    parser.add_argument("--store", required=True, help="the shared session directory")
+    parser.add_argument(
+        "--store", help="the shared session directory (default: the CLI's sessions directory)"
+    )
     parser.add_argument(
         "--durable-db",
         required=True,
@@ -66,6 +68,7 @@ def main(argv: list[str]) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     from rho_adapters.durable.system_db import shown, system_db_url
     from rho_adapters.durable.worker import DbosWorker, WorkerOptions
+    from rho_entry.config.home import sessions_dir
     from rho_entry.config.settings import environment, resolve_settings
     from rho_entry.durable.app_version import app_version
     from rho_entry.durable.runner import DurableRunner, WorkerSetup
@@ -83,7 +86,8 @@ async def _serve(args: argparse.Namespace) -> int:
         heartbeat=args.heartbeat,
         dead_after=args.dead_after,
     )
-    runner = DurableRunner(WorkerSetup(store_root=Path(args.store), config=settings.config))
+    store = Path(args.store) if args.store else sessions_dir(environment())
+    runner = DurableRunner(WorkerSetup(store_root=store, config=settings.config))
     worker = DbosWorker(options, runner)
     await worker.start()
     sys.stderr.write(
