@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
+from rho_adapters.durable.system_db import engine_url
+
 LOG = logging.getLogger("rho_adapters.durable")
 
 _METADATA = sa.MetaData()
@@ -46,17 +48,24 @@ class Heartbeat:
         interval: float = 2.0,
         dead_after: float = 10.0,
     ) -> None:
-        self.engine = sa.create_engine(url, pool_pre_ping=True)
+        self.engine = sa.create_engine(engine_url(url), pool_pre_ping=True)
         self.executor_id = executor_id
         self.app_version = app_version
         self.recover = recover
         self.interval = interval
         self.dead_after = dead_after
         self._task: asyncio.Task[None] | None = None
+        self._created = False
 
     def beat(self) -> None:
         """Write this worker's row (create the table on first use)."""
-        _METADATA.create_all(self.engine, checkfirst=True)
+        if not self._created:
+            try:
+                _METADATA.create_all(self.engine, checkfirst=True)
+            except sa.exc.DBAPIError:  # another worker created it at the same moment
+                if not sa.inspect(self.engine).has_table(WORKERS.name):
+                    raise
+            self._created = True
         with self.engine.begin() as conn:
             updated = conn.execute(
                 sa.update(WORKERS)

@@ -40,3 +40,12 @@ def shown(url: str) -> str:
     if match is None:
         return url
     return f"{match['head']}***{match['tail']}"
+
+
+def engine_url(url: str) -> str:
+    """``url`` with the driver SQLAlchemy must use for it (psycopg 3 for PostgreSQL, as DBOS
+    itself does)."""
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url.removeprefix(scheme)
+    return url
