@@ -20,7 +20,7 @@ import attrs
 from rho_adapters.durable import load_dbos
 from rho_adapters.durable.heartbeat import Heartbeat
 from rho_adapters.durable.steps import DbosSteps
-from rho_adapters.durable.system_db import shown
+from rho_adapters.durable.system_db import faster_sqlite_commits, shown
 from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
 
@@ -99,6 +99,7 @@ class DbosWorker:
         global _runner
         options = self.options
         _runner = self.runner
+        faster_sqlite_commits()
         try:
             _DBOS(
                 config={
