@@ -146,3 +146,17 @@ async def test_a_run_that_does_not_retrace_its_trace_stops() -> None:
     ]
     with pytest.raises(AssertionError, match="ReplayDiverged"):
         await again([*events[:1], *other], records[:3], echo=EchoTool())
+
+
+async def test_a_recorded_overflow_is_raised_again_as_an_overflow() -> None:
+    from rho_domain.errors import ContextLengthExceeded
+    from rho_domain.loop.durable_steps import RecordedStream, SteppedModel
+    from rho_domain.model import ModelRequest
+
+    recorded = RecordedStream((), ("ContextLengthExceeded", "too long: 9000 > 8192"))
+    model = ScriptedModel([])  # never asked: the step is recorded
+    stepped = SteppedModel(model, RecordingSteps([("model", recorded)]))
+    with pytest.raises(ContextLengthExceeded, match="too long"):
+        async for _ in stepped.stream(ModelRequest(model="m", system="", messages=())):
+            pass
+    assert model.requests == []

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import attrs
 
-from rho_domain.errors import ModelError
+from rho_domain.errors import ContextLengthExceeded, ModelError
 from rho_domain.model import ModelRequest, StreamEvent
 from rho_domain.not_run import DIED
 from rho_domain.ports.durable import DurableSteps
@@ -74,11 +74,19 @@ class SteppedModel(ChatModel):
         if recorded.failure is not None:
             if caught:
                 raise caught[0]  # this execution's own error, with its partial text and type
-            raise ModelError(f"{recorded.failure[0]}: {recorded.failure[1]}")
+            raise _recorded_failure(*recorded.failure)
 
     async def aclose(self) -> None:
         """Close the wrapped model."""
         await self.model.aclose()
+
+
+def _recorded_failure(kind: str, message: str) -> ModelError:
+    """The error a recorded model call failed with, again: an overflow stays an overflow (the
+    loop compacts on it, as the first execution did); any other is a ``ModelError``."""
+    if kind == ContextLengthExceeded.__name__:
+        return ContextLengthExceeded(message, status=400)
+    return ModelError(f"{kind}: {message}")
 
 
 async def interrupted_output() -> ToolOutput:
