@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import signal
 import socket
 import sys
@@ -73,6 +74,9 @@ async def _serve(args: argparse.Namespace) -> int:
     from rho_entry.durable.app_version import app_version
     from rho_entry.durable.runner import DurableRunner, WorkerSetup
 
+    recoveries = logging.StreamHandler(sys.stderr)  # "worker X stopped beating; ..."
+    recoveries.setFormatter(logging.Formatter("rho-agent worker: %(message)s"))
+    logging.getLogger("rho_adapters.durable").addHandler(recoveries)
     settings = resolve_settings({"model": args.model, "profile": args.profile}, environment())
     url = system_db_url(args.durable_db)
     executor_id = args.executor_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"

@@ -41,6 +41,12 @@ class DurableRunner:
 
     async def __call__(self, queued: QueuedRun, steps: DurableSteps) -> str:
         """Run ``queued`` to its end (or until it waits for approval)."""
+        if queued.settings.get("kind") == "bird":  # a question of `eval bird --durable`
+            from rho_entry.evals.bird_durable import run_question
+
+            return await run_question(
+                queued, steps, config=self.setup.config, store_root=self.setup.store_root
+            )
         session = await self._open(queued, steps)
         async with session:
             for key, value in queued.settings.items():
