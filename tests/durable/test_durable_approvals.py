@@ -86,3 +86,43 @@ def test_an_approval_answered_from_a_third_process_wakes_the_run(
         "completed",
     ]
     assert [e["run_id"] for e in events if e["kind"] == "run_start"] == [run_id, continued]
+
+
+def test_dispatch_prompt_durable_waits_and_approves_through_its_handle(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    from rho_adapters.store import FileSessionStore
+    from rho_entry import AgentConfig, close_runtime, create_runtime, dispatch_prompt, start_runtime
+
+    db = str(tmp_path / "runs.sqlite")
+    worker = Worker(tmp_path, "worker-api", db=db, base_url=server.base_url, profile="developer")
+    try:
+        worker.wait_ready()
+
+        async def use_the_runtime() -> tuple[str, str, str, tuple[str, ...]]:
+            runtime = create_runtime(
+                AgentConfig(model="fake-model"),
+                store=FileSessionStore(tmp_path / "store"),
+                durable_db=db,
+            )
+            await start_runtime(runtime)
+            try:
+                handle = await dispatch_prompt(runtime, "ask: from the API", durable=True)
+                first = await handle.wait(40)
+                waiting = await handle.pending_approvals()
+                await handle.approve()  # every waiting call
+                return handle.session_id, first, await handle.wait(40), waiting
+            finally:
+                await close_runtime(runtime)
+
+        session_id, first, then, waiting = asyncio.run(use_the_runtime())
+    finally:
+        worker.stop()
+    assert (first, then, waiting) == ("awaiting_approval", "completed", ("a1",))
+    assert (tmp_path / "work" / "made.txt").read_text() == "approved\n"
+    assert [
+        e["status"] for e in trace(tmp_path / "store", session_id) if e["kind"] == "run_end"
+    ] == [
+        "awaiting_approval",
+        "completed",
+    ]

@@ -76,6 +76,7 @@ class AgentRuntime:
         "_trace",
         "_when_full",
         "approval_callback",
+        "durable",
     )
 
     def __init__(
@@ -119,6 +120,8 @@ class AgentRuntime:
         self._state: RuntimeState = "created"
         self._closed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it was started on
+        # where dispatch_prompt(durable=True) enqueues: (database, queue), set by create_runtime
+        self.durable: tuple[str, str] | None = None
 
     def __repr__(self) -> str:
         return f"<AgentRuntime {self._state} handles={len(self._handles)}>"
