@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -122,14 +123,28 @@ def test_a_read_the_worker_died_in_is_run_again_and_no_model_call_twice(
     fifo.parent.mkdir()
     os.mkfifo(fifo)
 
-    def feed() -> None:  # opening blocks until the read run again by B opens it
-        with fifo.open("w") as pipe:
-            pipe.write("fed after the crash\n")
+    fed = threading.Event()
+
+    def feed() -> None:
+        # Every reader gets a line, until the run is over: the first may be the dead worker's
+        # `cat`, which its sandbox takes down a moment after the worker died.
+        while not fed.is_set():
+            try:
+                pipe = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # no reader yet
+                time.sleep(0.05)
+                continue
+            os.write(pipe, b"fed after the crash\n")
+            os.close(pipe)
+            time.sleep(0.05)
 
     feeder = threading.Thread(target=feed, daemon=True)
-    events, run_id, _ = crash_inside_tool(
-        tmp_path, server, "read: look", "r2", "readonly", then=feeder.start
-    )
+    try:
+        events, run_id, _ = crash_inside_tool(
+            tmp_path, server, "read: look", "r2", "readonly", then=feeder.start
+        )
+    finally:
+        fed.set()
     assert "fed after the crash" in str(tool_result(events, "r2")["content"])  # ran again
     assert not tool_result(events, "r2")["is_error"]
     assert [e["status"] for e in events if e["kind"] == "run_end"] == ["completed"]
