@@ -2,9 +2,9 @@
 
 DBOS recovers a process's unfinished workflows when a process with the same executor id
 starts again; a worker that never comes back needs someone else to do it. Each worker writes
-its executor id and the time into the table ``rho_workers`` of the system database every
-``interval`` seconds (the first row before it takes any run). Every worker also looks for rows
-older than ``dead_after``: it claims one by deleting it (one claimant wins: ``DELETE`` with
+its executor id and the time (the database's clock, one for every host) into the table
+``rho_workers`` of the system database every ``interval`` seconds (the first row before it
+takes any run). Every worker also looks for rows older than ``dead_after``: it claims one by deleting it (one claimant wins: ``DELETE`` with
 the stale time in its condition), then asks DBOS to recover that executor's pending workflows
 (``DBOS._recover_pending_workflows``, the hook DBOS's own conductor uses), which puts them back
 on a queue, where any live worker with capacity takes them. A run of a dead worker therefore
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable
 
 import sqlalchemy as sa
@@ -70,22 +69,22 @@ class Heartbeat:
             updated = conn.execute(
                 sa.update(WORKERS)
                 .where(WORKERS.c.executor_id == self.executor_id)
-                .values(seen_at=time.time(), app_version=self.app_version)
+                .values(seen_at=self._now(), app_version=self.app_version)
             ).rowcount
             if not updated:
                 conn.execute(
                     sa.insert(WORKERS).values(
                         executor_id=self.executor_id,
                         app_version=self.app_version,
-                        seen_at=time.time(),
+                        seen_at=self._now(),
                     )
                 )
 
     def recover_dead(self) -> list[str]:
         """Claim every worker whose heartbeat is older than ``dead_after`` and recover its
         runs; the executor ids recovered."""
-        cutoff = time.time() - self.dead_after
         with self.engine.connect() as conn:
+            cutoff = conn.execute(sa.select(self._now())).scalar_one() - self.dead_after
             stale = [
                 (row.executor_id, row.seen_at)
                 for row in conn.execute(
@@ -111,6 +110,13 @@ class Heartbeat:
                 )
                 recovered.append(executor_id)
         return recovered
+
+    def _now(self) -> sa.ColumnElement[float]:
+        """The database's clock in Unix seconds: every host reads one clock, so a worker whose
+        own clock runs behind is never taken for dead (nor a dead one for alive)."""
+        if self.engine.dialect.name == "sqlite":
+            return sa.cast((sa.func.julianday("now") - 2440587.5) * 86400.0, sa.Float)
+        return sa.cast(sa.func.extract("epoch", sa.func.now()), sa.Float)
 
     def start(self) -> None:
         """Beat now (before any run is taken), then every ``interval`` seconds."""
