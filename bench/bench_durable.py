@@ -82,7 +82,7 @@ async def measure(database: str, base_url: str, runs: int, rounds: int) -> dict[
     config = AgentConfig(model="fake-model", base_url=base_url, working_dir=str(work))
     store = FileSessionStore(work / "store")
     agent = Agent(config)
-    runner = DurableRunner(WorkerSetup(store_root=work / "store", config=config))
+    runner = DurableRunner(WorkerSetup(store=store, config=config))
 
     async def run(queued: QueuedRun, steps: DurableSteps) -> str:
         return await runner(queued, steps)

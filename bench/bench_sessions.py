@@ -15,7 +15,8 @@ model (``build_model`` through the wiring, so the process's shared client pool) 
    (``create_runtime`` / ``start_runtime`` / ``dispatch_prompt``, one handle per session,
    ``max_concurrent`` = the number of sessions), without a store and then file-backed
    (``FileSessionStore`` in a temporary directory); all must complete. Threads are sampled
-   during the run. Then the same number of file-backed sessions are opened, run once and left
+   during the run, and the event loop's longest stall (``AgentRuntime.stats().loop_lag``, a
+   10 ms timer). Then the same number of file-backed sessions are opened, run once and left
    open, to measure resident memory per idle open session (RSS from /proc/self/statm, after
    ``gc.collect()``).
 
@@ -41,6 +42,7 @@ import httpx
 
 from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.loop_lag import LoopLag
 from rho_adapters.model import SHARED_POOL
 from rho_adapters.store import FileSessionStore
 from rho_domain.ports.executor import Executor
@@ -53,11 +55,14 @@ from loopback_agent_server import ANSWER, next_reply
 PROMPT = "What is here?"
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    """The loopback agent server in a child process, and its base URL."""
+def start_server(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """The loopback agent server in a child process (``args``: its own), and its base URL."""
     script = Path(__file__).with_name("loopback_agent_server.py")
     child = subprocess.Popen(
-        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(script), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert child.stdout is not None
     return child, child.stdout.readline().strip()
@@ -138,9 +143,10 @@ async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) ->
 
     sampler = asyncio.create_task(sample())
     started = time.perf_counter()
-    handles = [await dispatch_prompt(runtime, PROMPT) for _ in range(n)]
+    handles = [await dispatch_prompt(runtime, PROMPT, new_session=True) for _ in range(n)]
     results = await asyncio.gather(*(h.wait() for h in handles), return_exceptions=True)
     wall = time.perf_counter() - started
+    lag = runtime.stats().loop_lag
     done.set()
     await sampler
     await close_runtime(runtime)
@@ -148,7 +154,23 @@ async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) ->
     failed = [r for r in results if isinstance(r, BaseException)]
     if failed:
         print(f"  {len(failed)} failed, e.g. {failed[0]!r}")
-    return {"wall_s": wall, "completed": completed, "threads": most_threads}
+    return {
+        "wall_s": wall,
+        "completed": completed,
+        "threads": most_threads,
+        "stall_ms": lag.longest_stall_seconds * 1000,
+        "stalls_over_50ms": lag.stalls_over_50ms,
+    }
+
+
+async def idle_loop_stall(seconds: float = 3.0) -> float:
+    """The longest stall of this process's loop doing nothing for ``seconds``: the floor the
+    machine's load sets for the gauge (a busy machine deschedules an idle process too)."""
+    lag = LoopLag()
+    lag.start()
+    await asyncio.sleep(seconds)
+    lag.stop()
+    return lag.stats().longest_stall_seconds * 1000
 
 
 def rss_bytes() -> int:
@@ -206,10 +228,13 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"{n} idle open file-backed sessions: {kib:.1f} KiB RSS each "
                     f"(goal <= 100 KiB); threads while open {threads:.0f}"
                 )
+                idle_stall = await idle_loop_stall()
+                print(f"longest stall of an idle event loop over 3 s: {idle_stall:.0f} ms")
                 memory = await many_sessions(agent, n, None)
                 print(
                     f"{n} sessions at once, in memory: {memory['completed']:.0f} completed in "
-                    f"{memory['wall_s']:.1f} s; threads at most {memory['threads']:.0f}"
+                    f"{memory['wall_s']:.1f} s; threads at most {memory['threads']:.0f}; "
+                    f"longest loop stall {memory['stall_ms']:.0f} ms"
                 )
                 store = FileSessionStore(Path(tmp) / "sessions")
                 files = await many_sessions(agent, n, store)
@@ -217,6 +242,11 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"{n} sessions at once, file-backed: {files['completed']:.0f} completed in "
                     f"{files['wall_s']:.1f} s ({files['wall_s'] / memory['wall_s']:.2f}x in memory;"
                     f" goal <= 3x); threads at most {files['threads']:.0f}"
+                )
+                print(
+                    f"  longest event-loop stall {files['stall_ms']:.0f} ms (goal < 50 ms), "
+                    f"{files['stalls_over_50ms']:.0f} ticks over 50 ms "
+                    "(AgentRuntime.stats().loop_lag)"
                 )
                 for stats in SHARED_POOL.stats():
                     gate = stats.gate

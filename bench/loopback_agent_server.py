@@ -2,10 +2,11 @@
 
 Each chat request is answered by what the conversation needs next, so any number of
 sessions can call it at once: a ``list`` tool call while the last message is not a tool
-result, then a 50-delta text answer. Prints the base URL on stdout, then serves until stdin
+result, then a 50-delta text answer (``DELTAS`` deltas of ``"word "``: another count for the
+per-delta figure of bench_overhead.py). Prints the base URL on stdout, then serves until stdin
 closes (the benchmark ends it by closing the pipe).
 
-Usage: python bench/loopback_agent_server.py
+Usage: python bench/loopback_agent_server.py [DELTAS]
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def next_reply(exchange: Exchange) -> Reply | None:
 
 def main() -> None:
     """Serve until stdin closes."""
+    global _TEXT
+    if len(sys.argv) > 1:
+        deltas = int(sys.argv[1])
+        _TEXT = text_reply("word " * deltas, deltas=deltas)
     server = LoopbackServer([], rules=[next_reply]).start()
     sys.stdout.write(server.base_url + "\n")
     sys.stdout.flush()

@@ -71,6 +71,122 @@ def test_dependency_rule(package: str) -> None:
     assert violations(package) == []
 
 
+# The domain's stateful objects: the entry layer and the adapters compose them (hold one and
+# show its members), never subclass them, so nothing outside the domain reaches their privates.
+SEALED = {
+    "rho_domain.agent": "Agent",
+    "rho_domain.session": "Session",
+    "rho_domain.state": "State",
+}
+
+
+def subclasses_of_sealed(root: Path = SRC) -> list[str]:
+    """``path:line Class(Base)`` for every class outside ``rho_domain`` whose bases name one of
+    ``SEALED``: imported by name (``from rho_domain.session import Session as S``) or through
+    its module (``from rho_domain import session as s``; ``s.Session``)."""
+    found = []
+    for package in ("rho_entry", "rho_adapters", "rho_agent"):
+        for path in sorted((root / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            names: dict[str, str] = {}  # local name -> what it is: a sealed class or module
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    for alias in node.names:
+                        full = f"{node.module}.{alias.name}"
+                        local = alias.asname or alias.name
+                        if SEALED.get(node.module) == alias.name or full in SEALED:
+                            names[local] = full
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        names[alias.asname or alias.name] = alias.name
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                for base in node.bases:
+                    dotted = ast.unparse(base)
+                    head, _, attr = dotted.rpartition(".")
+                    target = f"{names.get(head, head)}.{attr}" if head else names.get(attr, "")
+                    module, _, name = target.rpartition(".")
+                    if SEALED.get(module) == name:
+                        found.append(
+                            f"{path.relative_to(root)}:{node.lineno} {node.name}({dotted})"
+                        )
+    return found
+
+
+def test_no_class_outside_the_domain_subclasses_agent_session_or_state() -> None:
+    assert subclasses_of_sealed() == []
+
+
+def foreign_private_reads(package: str, root: Path = SRC) -> list[str]:
+    """``path:line expr`` for each read of another module's private member in ``package``:
+    ``obj._name`` where ``obj`` is not ``self``/``cls`` and no class of the same module owns a
+    ``_name`` (a module may use its own privates across its classes; a ``Protocol`` that
+    names another object's private member does not make it this module's)."""
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        own = {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        } | {
+            target.id
+            for node in ast.walk(tree)
+            # a Protocol's members describe another module's object: not this module's own
+            if isinstance(node, ast.ClassDef)
+            and not any(ast.unparse(base).endswith("Protocol") for base in node.bases)
+            for statement in node.body
+            if isinstance(statement, ast.Assign | ast.AnnAssign)
+            for target in (
+                statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            )
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+                and node.attr not in own
+            ):
+                found.append(f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+@pytest.mark.parametrize("package", ["rho_domain", "rho_entry"])
+def test_no_module_reads_another_modules_private_members(package: str) -> None:
+    """The loop's collaborators get what they need through public members (a sub-agent's
+    parent gives ``current_run`` and ``related``, not ``_tally`` and ``_related``)."""
+    assert foreign_private_reads(package) == []
+
+
+def test_the_subclass_check_sees_each_spelling(tmp_path: Path) -> None:
+    module = tmp_path / "rho_entry" / "m.py"
+    module.parent.mkdir()
+    (tmp_path / "rho_adapters").mkdir()
+    (tmp_path / "rho_agent").mkdir()
+    module.write_text(
+        "import rho_domain.state\n"
+        "from rho_domain import session as domain_session\n"
+        "from rho_domain.agent import Agent as A\n"
+        "from rho_domain.config import AgentConfig\n"
+        "class S(domain_session.Session): ...\n"
+        "class B(A): ...\n"
+        "class T(rho_domain.state.State): ...\n"
+        "class C(AgentConfig): ...\n"
+        "class Fine: ...\n"
+    )
+    assert subclasses_of_sealed(tmp_path) == [
+        "rho_entry/m.py:5 S(domain_session.Session)",
+        "rho_entry/m.py:6 B(A)",
+        "rho_entry/m.py:7 T(rho_domain.state.State)",
+    ]
+
+
 def module_name(path: Path, root: Path = SRC) -> str:
     parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -418,3 +534,49 @@ def test_rho_agent_is_an_alias_of_the_entry_api() -> None:
         assert getattr(rho_agent, name) is getattr(rho_entry, name)
     for name, module in documents.items():
         assert getattr(rho_agent, name) is getattr(importlib.import_module(module), name)
+
+
+# rho_entry reaches stored sessions through the ports (SessionStore, SignalSource,
+# SessionCatalog, SessionControl), whose adapters are chosen in one place: rho_entry/stores.py
+# (issue 27). The modules below still read the file layout directly; this list only shrinks
+# (a module that stops importing the store's modules must leave it).
+STORE_COMPOSITION = {"rho_entry/stores.py"}
+STILL_ON_FILES = {
+    "rho_entry/stored.py": "the seeds' SessionStore subclasses the file store (a URL: PG's)",
+    "rho_entry/seed_state.py": "State.from_jsonl reads a trace.jsonl file the caller names",
+    "rho_entry/server/host.py": "the file store's fast paths (other stores: the port)",
+    "rho_entry/server/views.py": "the server's listing reads meta.json files",
+    "rho_entry/server/feed.py": "the server's streams tail trace.jsonl",
+    "rho_entry/server/tally.py": "the server's counts read trace.jsonl",
+}
+
+
+def store_imports(path: Path) -> list[str]:
+    """The store adapter modules a module imports (``rho_adapters.store``/``.pgstore``...)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+    return [
+        n
+        for n in names
+        if n.split(".")[:2] in (["rho_adapters", "store"], ["rho_adapters", "pgstore"])
+    ]
+
+
+def test_the_entry_layer_reaches_stores_only_through_the_ports() -> None:
+    found = {
+        str(path.relative_to(SRC))
+        for path in sorted((SRC / "rho_entry").rglob("*.py"))
+        if store_imports(path)
+    }
+    assert found - STORE_COMPOSITION == set(STILL_ON_FILES)
+
+
+def test_the_store_check_finds_an_import_in_a_function(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from rho_adapters.store.layout import resolve\n")
+    assert store_imports(module) == ["rho_adapters.store.layout"]

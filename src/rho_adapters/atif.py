@@ -1,4 +1,5 @@
-"""ATIF v1.4 (Harbor's Agent Trajectory Interchange Format, RFC 0001) from a session's events.
+"""ATIF v1.8 (Harbor's Agent Trajectory Interchange Format, RFC 0001; the version Harbor 0.26
+reads and writes) from a session's events.
 
 Mapping (every message, tool call and result of the trace is in the export):
 
@@ -9,11 +10,18 @@ Mapping (every message, tool call and result of the trace is in the export):
   ``{"_raw": text}``), ``metrics`` from the model call that produced it (prompt tokens include
   the cached ones, as the RFC says; reasoning tokens, latency, duration, finish reason and
   retries in ``metrics.extra``), and ``observation.results`` with each call's result
-  (``source_call_id``); a ``delegate`` result names the child session in
-  ``subagent_trajectory_ref``;
+  (``source_call_id``); a ``delegate`` result refers to the child in
+  ``subagent_trajectory_ref`` by a key Harbor resolves: ``trajectory_id`` (the child's session
+  id) when the child's trajectory is embedded in ``subagent_trajectories``, ``trajectory_path``
+  when the caller wrote it to a file; ``session_id`` is informational only (ATIF v1.7+). A child
+  that can be resolved by neither (its session is gone) gets no reference: the result's
+  ``extra`` names the child session and says so; an MCP call's server and
+  tool are in the step's ``extra.mcp_calls`` (call id → ``{server, tool}``);
 - a result whose call is not in the export (history seeded into a child) → a ``system`` step
   with that observation; a compaction → a ``system`` step whose message is the summary;
-- ``final_metrics``: the session's usage (compaction calls included) and the step count.
+- ``final_metrics``: the session's usage (compaction calls included) and the step count;
+- ``trajectory_id``: the session id (unique in a document: a session delegates to each child
+  session once).
 
 The system prompt is not in the trace, so there is no system-prompt step (``notes`` says so).
 """
@@ -28,7 +36,7 @@ from typing import Any
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 
-SCHEMA_VERSION = "ATIF-v1.4"
+SCHEMA_VERSION = "ATIF-v1.8"
 NOTES = (
     "Exported by rho-agent from trace.jsonl. The system prompt is not recorded in the trace, "
     "so there is no system step; compactions are system steps whose message is the summary."
@@ -56,24 +64,33 @@ def trajectory(
     agent_version: str,
     model_name: str | None = None,
     child_path: Mapping[str, str] | None = None,
+    children: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ATIF document of one session. ``child_path`` maps a child session id to where its
-    own trajectory is (``trajectory_path`` of the reference), when the caller wrote it."""
-    builder = _Builder(child_path or {})
+    """The ATIF document of one session. ``children`` maps a child session id to its own
+    trajectory (this function's result for it), embedded in ``subagent_trajectories`` and
+    referred to by ``trajectory_id``; ``child_path`` maps a child session id to where its
+    trajectory was written (``trajectory_path`` of the reference)."""
+    builder = _Builder(child_path or {}, children or {})
     for event in events:
         builder.apply(event)
+    if not builder.steps:  # ATIF requires a step; a session created but never run has none
+        builder.empty()
     agent: dict[str, Any] = {"name": "rho-agent", "version": agent_version}
     model = model_name or builder.first_model
     if model:
         agent["model_name"] = model
-    return {
+    document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "session_id": session_id,
+        "trajectory_id": session_id,
         "agent": agent,
         "steps": builder.steps,
         "notes": NOTES,
         "final_metrics": _final_metrics(builder.usage, len(builder.steps)),
     }
+    if builder.embedded:
+        document["subagent_trajectories"] = [dict(c) for c in builder.embedded.values()]
+    return document
 
 
 def _metrics(usage: Usage, end: ev.LLMEnded | None) -> dict[str, Any]:
@@ -112,8 +129,12 @@ def _final_metrics(usage: Usage, steps: int) -> dict[str, Any]:
 
 
 class _Builder:
-    def __init__(self, child_path: Mapping[str, str]) -> None:
+    def __init__(
+        self, child_path: Mapping[str, str], children: Mapping[str, Mapping[str, Any]]
+    ) -> None:
         self.child_path = child_path
+        self.children = children
+        self.embedded: dict[str, Mapping[str, Any]] = {}  # by child session id, in call order
         self.steps: list[dict[str, Any]] = []
         self.usage = Usage()
         self.first_model = ""
@@ -126,6 +147,10 @@ class _Builder:
         step.update(message=message, **{k: v for k, v in fields.items() if v is not None})
         self.steps.append(step)
         return step
+
+    def empty(self) -> None:
+        """The one step of a trajectory without messages."""
+        self._step("system", 0.0, "(no messages: the session has not run)")
 
     def apply(self, event: ev.Event) -> None:
         match event:
@@ -184,15 +209,28 @@ class _Builder:
         child = metadata.get("child_session_id")
         if isinstance(child, str) and child:
             ref: dict[str, Any] = {"session_id": child, "extra": {}}
+            if child in self.children:
+                ref["trajectory_id"] = str(self.children[child].get("trajectory_id", child))
+                self.embedded[child] = self.children[child]
             if child in self.child_path:
                 ref["trajectory_path"] = self.child_path[child]
             if "child_status" in metadata:
                 ref["extra"]["status"] = metadata["child_status"]
-            result["subagent_trajectory_ref"] = [ref]
+            if "trajectory_id" in ref or "trajectory_path" in ref:
+                result["subagent_trajectory_ref"] = [ref]
+            else:  # session_id alone is no reference (ATIF v1.7+): say what is missing
+                result["extra"] = {
+                    "child_session_id": child,
+                    "child_trajectory": "not exported: the child session was not found",
+                    **({"child_status": ref["extra"]["status"]} if ref["extra"] else {}),
+                }
         step = self.step_of_call.get(message.call_id)
         if step is None:
             step = self._step("system", at, "", extra={"kind": "tool_result"})
         step.setdefault("observation", {"results": []})["results"].append(result)
+        if isinstance(server := metadata.get("mcp_server"), str):  # an MCP call's server
+            mcp = step.setdefault("extra", {}).setdefault("mcp_calls", {})
+            mcp[message.call_id] = {"server": server, "tool": metadata.get("mcp_tool")}
         if message.is_error:  # ATIF results have no error flag: listed in the step's extra
             step.setdefault("extra", {}).setdefault("failed_calls", []).append(message.call_id)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import json
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
@@ -136,20 +137,36 @@ def _strict_float(value: Any, _: Any) -> float:
 # Settings older versions wrote (every stored session's config.yaml has them) but never read.
 RETIRED_CONFIG_KEYS = frozenset({"extras"})
 
-_EVENTS = make_converter(detailed_validation=False, strict=False)
-_CONFIG = make_converter(forbid_extra_keys=True)
+
+# The converters and the per-kind hooks are built on first use, not at import: a process that
+# only writes events never pays for the structure hooks, and one that reads no config never
+# builds the strict converter (code generation for ~40 classes, ~10 ms of start-up).
+@functools.cache
+def _events() -> JsonConverter:
+    return make_converter(detailed_validation=False, strict=False)
+
+
+@functools.cache
+def _config() -> JsonConverter:
+    return make_converter(forbid_extra_keys=True)
+
+
+@functools.cache
+def _event_hooks() -> Mapping[str, Any]:
+    events = _events()
+    return {kind: events.get_structure_hook(cls) for kind, cls in EVENTS_BY_KIND.items()}
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     """``{"v": 1, "kind": ..., "at": ..., <fields>}`` for one event."""
-    fields = _EVENTS.unstructure(event, unstructure_as=type(event))
+    fields = _events().unstructure(event, unstructure_as=type(event))
     return {"v": TRACE_FORMAT_VERSION, "kind": event.kind, **fields}
 
 
 def event_from_dict(data: Mapping[str, Any]) -> Event:
     """Rebuild an event; raise ``TraceFormatError`` for an unknown version, kind or shape."""
     kind = data.get("kind")
-    hook = _EVENT_HOOKS.get(kind) if isinstance(kind, str) else None
+    hook = _event_hooks().get(kind) if isinstance(kind, str) else None
     if hook is None or data.get("v") != TRACE_FORMAT_VERSION:
         _check_header(data, known_kind=hook is not None)
     try:
@@ -176,11 +193,6 @@ def _check_header(data: Mapping[str, Any], *, known_kind: bool) -> None:
         raise TraceFormatError(f"unknown event kind {data.get('kind')!r} in trace")
 
 
-_EVENT_HOOKS: Mapping[str, Any] = {
-    kind: _EVENTS.get_structure_hook(cls) for kind, cls in EVENTS_BY_KIND.items()
-}
-
-
 # json.dumps with options builds a new encoder per call; one shared encoder saves ~20% a line.
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
@@ -203,9 +215,9 @@ def decode_event_line(line: bytes) -> Event:
 
 def config_to_dict(config: AgentConfig) -> dict[str, Any]:
     """A plain mapping of the config (safe for ``yaml.safe_dump`` and JSON)."""
-    data: dict[str, Any] = _CONFIG.unstructure(config, unstructure_as=AgentConfig)
+    data: dict[str, Any] = _config().unstructure(config, unstructure_as=AgentConfig)
     if isinstance(config.profile, PermissionProfile):
-        data["profile"] = _CONFIG.unstructure(config.profile, unstructure_as=PermissionProfile)
+        data["profile"] = _config().unstructure(config.profile, unstructure_as=PermissionProfile)
     return data
 
 
@@ -215,7 +227,7 @@ def config_from_dict(data: Any, *, source: str) -> AgentConfig:
         raise ConfigError(f"{source}: expected a mapping of settings, got {type(data).__name__}")
     data = {k: v for k, v in data.items() if k not in RETIRED_CONFIG_KEYS}
     try:
-        return _CONFIG.structure(data, AgentConfig)
+        return _config().structure(data, AgentConfig)
     except cattrs.BaseValidationError as exc:
         refused = [e for e in exc.exceptions if isinstance(e, ConfigError)]
         if refused:  # AgentConfig's own validators refused a value: their message says why

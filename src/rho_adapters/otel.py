@@ -11,7 +11,8 @@ span's times are the trace's times:
   ``gen_ai.usage.output_tokens``, ``gen_ai.usage.cache_read.input_tokens``,
   ``gen_ai.response.finish_reasons``, latency to first output, retries, cost);
 - ``execute_tool {name}`` per tool call (``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
-  ``gen_ai.tool.type``; an error status when the call failed or was blocked).
+  ``gen_ai.tool.type``; an error status when the call failed or was blocked; an MCP call
+  also ``rho.mcp.server`` and, once it ran, ``rho.mcp.tool``, the server's name for it).
 
 A delegated child session gets ``for_child(id)``: its spans are children of the parent's
 running ``delegate`` tool span, so one trace holds the parent and its children. Message
@@ -30,6 +31,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from rho_domain import events as ev
 from rho_domain.loop.journal import EndsWithSession, FollowsChildren, Listener
+from rho_domain.mcp_config import server_of
 from rho_domain.messages import Usage
 
 AGENT_NAME = "rho-agent"
@@ -195,6 +197,8 @@ class SpanRecorder(FollowsChildren, EndsWithSession):
             "gen_ai.tool.call.id": call.id,
             "gen_ai.tool.type": "function",
         }
+        if (server := server_of(call.name)) is not None:
+            attributes["rho.mcp.server"] = server
         if self.capture_content:
             attributes["gen_ai.tool.call.arguments"] = call.arguments
         span = self._start(
@@ -224,6 +228,9 @@ class SpanRecorder(FollowsChildren, EndsWithSession):
         child = event.metadata.get("child_session_id")
         if isinstance(child, str):
             span.set_attributes({"rho.child_session_id": child})
+        for key in ("mcp_server", "mcp_tool"):  # an MCP call: its server and the server's name
+            if isinstance(value := event.metadata.get(key), str):
+                span.set_attributes({f"rho.{key.replace('_', '.')}": value})
         if event.is_error:
             span.set_status(Status(StatusCode.ERROR, event.content[:200]))
         span.end(end_time=_ns(event.at))

@@ -118,5 +118,6 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(where), name)
     else:
         value = getattr(rho_entry, name)
+    rho_entry.public_module(value, "rho_agent")  # rho_agent.Session, as the seeds import it
     globals()[name] = value
     return value

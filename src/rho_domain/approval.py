@@ -8,7 +8,9 @@ with status ``awaiting_approval`` (fail closed).
 
 from __future__ import annotations
 
-from collections.abc import Set
+import enum
+from collections.abc import Mapping, Set
+from typing import Any
 
 import attrs
 
@@ -16,7 +18,7 @@ from rho_domain.errors import ToolArgumentsError
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import ApprovalMode, PermissionProfile
 from rho_domain.tools.base import ToolPolicy
-from rho_domain.tools.registry import parse_arguments
+from rho_domain.tools.prepared import decode_arguments as parse_arguments
 
 
 @attrs.frozen
@@ -43,6 +45,15 @@ class Denied:
 Decision = Allowed | RequiresApproval | Denied
 
 
+class _Unparsed(enum.Enum):
+    """``decide`` was not given the decoded arguments: it parses them itself."""
+
+    UNPARSED = "unparsed"
+
+
+_UNPARSED = _Unparsed.UNPARSED
+
+
 def decide(
     profile: PermissionProfile,
     call: ToolCall,
@@ -50,8 +61,13 @@ def decide(
     *,
     auto_approve: bool = False,
     always_allowed: Set[str] = frozenset(),
+    decoded: Mapping[str, Any] | _Unparsed | None = _UNPARSED,
 ) -> Decision:
     """Decide on one call.
+
+    ``decoded`` is the call's arguments as decoded JSON, when the caller has them (the loop
+    passes its ``PreparedCall.decoded``: None for arguments that are not a JSON object);
+    without it they are parsed here.
 
     ``policy`` is None when the tool is unknown or its arguments are invalid: such a call
     cannot run anything (the registry answers it with an error), so it is allowed through.
@@ -76,7 +92,7 @@ def decide(
         return Allowed()
     if policy.destructive:
         return RequiresApproval(policy.destructive)
-    pattern = _dangerous_pattern(profile, call, policy)
+    pattern = _dangerous_pattern(profile, call, policy, decoded)
     if pattern is not None:
         return RequiresApproval(f"the arguments contain the dangerous pattern {pattern!r}")
     if call.name in always_allowed:
@@ -94,7 +110,10 @@ def decide(
 
 
 def _dangerous_pattern(
-    profile: PermissionProfile, call: ToolCall, policy: ToolPolicy
+    profile: PermissionProfile,
+    call: ToolCall,
+    policy: ToolPolicy,
+    decoded: Mapping[str, Any] | _Unparsed | None,
 ) -> str | None:
     r"""The first profile pattern found in the call's decoded string arguments.
 
@@ -105,10 +124,12 @@ def _dangerous_pattern(
     """
     if policy.read_only or not profile.dangerous_patterns:
         return None
-    try:
-        values: object = parse_arguments(call)
-    except ToolArgumentsError:
-        values = call.arguments
+    if isinstance(decoded, _Unparsed):
+        try:
+            decoded = parse_arguments(call)
+        except ToolArgumentsError:
+            decoded = None
+    values: object = call.arguments if decoded is None else decoded
     text = _flat(" ".join(_strings(values)))
     for pattern in profile.dangerous_patterns:
         if _flat(pattern) in text:

@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.json_schema import check_schema
+from rho_domain.mcp_config import McpServerConfig, check_servers
 from rho_domain.permissions import PermissionProfile
 
 DEFAULT_MODEL = "gpt-5-mini"
@@ -21,20 +23,56 @@ DEFAULT_CONTEXT_WINDOW = 100_000
 DEFAULT_COMPACT_THRESHOLD = 0.8
 DEFAULT_TOOL_OUTPUT_LIMIT = 20_000
 DEFAULT_MAX_TURNS = 100  # model calls per run; a loop that never answers still ends
+DEFAULT_REPEAT_LIMIT = 3  # the same call this many times in a row: told once, then stuck
+
+
+def _references(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Each entry is ``module:function`` (``package.module:Class.method`` too); whether it
+    imports is checked where hooks are resolved (``rho_entry.hook_refs``)."""
+    for index, ref in enumerate(value if isinstance(value, tuple) else ()):
+        module, colon, function = ref.partition(":") if isinstance(ref, str) else ("", "", "")
+        names = (*module.split("."), *function.split("."))
+        if callable(ref):
+            raise ConfigError(
+                f"hooks.{attribute.name}[{index}]: a config names hooks by reference "
+                "('module:function'); pass the function itself as "
+                "Agent(config, hooks=Hooks(...))"
+            )
+        if not colon or not all(name.isidentifier() for name in names):
+            raise ConfigError(
+                f"hooks.{attribute.name}[{index}]: {ref!r} is not a reference of the form "
+                "module:function (a Python module path, a colon, a function in it)"
+            )
+
+
+def _hook_timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    try:
+        _check_seconds(attribute, value, zero=False)
+    except ConfigError as exc:
+        raise ConfigError(f"hooks.{exc}") from None
 
 
 @attrs.frozen(kw_only=True)
-class Budget:
-    """Limits for one run; a run that passes one ends with status ``budget_exceeded``.
+class HookConfig:
+    """Hooks named by reference (``module:function``), as a YAML config names them; the
+    entry layer imports them (``rho_entry.hook_refs``) and ``rho_domain.hooks`` says what
+    each point's function is given and may answer. Python code can also pass the functions
+    themselves (``rho_entry.Agent(config, hooks=Hooks(...))``).
 
-    Token limits count this run's usage; ``max_wall_seconds`` its elapsed time.
+    ``timeout`` is the deadline of each hook call in seconds (None: 5 s,
+    ``rho_domain.hooks.DEFAULT_HOOK_TIMEOUT``); a late hook fails closed.
     """
 
-    max_input_tokens: int | None = None
-    max_output_tokens: int | None = None
-    max_total_tokens: int | None = None
-    max_cost_usd: float | None = None
-    max_wall_seconds: float | None = None
+    before_tool: tuple[str, ...] = attrs.field(default=(), validator=_references)
+    after_tool: tuple[str, ...] = attrs.field(default=(), validator=_references)
+    before_model: tuple[str, ...] = attrs.field(default=(), validator=_references)
+    after_run: tuple[str, ...] = attrs.field(default=(), validator=_references)
+    timeout: float | None = attrs.field(default=None, validator=_hook_timeout)
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        """Every reference, point by point."""
+        return (*self.before_tool, *self.after_tool, *self.before_model, *self.after_run)
 
 
 @attrs.frozen(kw_only=True)
@@ -84,6 +122,21 @@ def _check_seconds(attribute: attrs.Attribute[Any], value: object, *, zero: bool
         raise ConfigError(f"{attribute.name} must be a number of seconds, {least}; got {value!r}")
 
 
+def _limit(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"{attribute.name} must be a whole number, 1 or more; got {value!r}")
+
+
+def _amount(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or number != number or number < 0 or number == float("inf"):
+        raise ConfigError(f"{attribute.name} must be an amount in USD, 0 or more; got {value!r}")
+
+
 def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """A base URL the HTTP client can call: http(s), a host, a port in range. Checked when the
     config is built, so a typo fails before a session starts, not after retries."""
@@ -115,6 +168,40 @@ def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
         raise ConfigError(f"{attribute.name} must be a whole number, 0 or more; got {value!r}")
 
 
+def _output_schema(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):  # an answer is shaped by an object schema, not true
+        raise ConfigError(f"{attribute.name} must be a JSON Schema object; got {value!r}")
+    check_schema(value, attribute.name)
+
+
+@attrs.frozen(kw_only=True)
+class Budget:
+    """Limits for one run and for the whole session; a run that reaches one ends with status
+    ``budget_exceeded`` (None: no limit).
+
+    Per run: token and cost limits count this run's usage (its sub-agents' included);
+    ``max_tool_calls`` the tool calls it made; ``max_wall_seconds`` its elapsed time, enforced
+    during a model call or a tool call too (the call is stopped at the deadline and answered
+    as stopped). Per session (``session_*``), across every run and resume: its model calls,
+    tool calls, active time (the runs' durations) and cost. Counts and costs are checked
+    before each model call, so a batch of tool calls in progress finishes first; the model
+    calls of one run are bounded by ``AgentConfig.max_turns``.
+    """
+
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
+    max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
+    max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
+    session_max_turns: int | None = attrs.field(default=None, validator=_limit)
+    session_max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
+    session_max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
+    session_max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
+
+
 @attrs.frozen(kw_only=True)
 class AgentConfig:
     """The definition of an agent.
@@ -131,10 +218,24 @@ class AgentConfig:
     tools); False asks OpenAI-compatible servers for whole responses (servers whose streamed
     tool calls are broken).
 
+    ``output_schema`` is a JSON Schema the final answer must match (``rho_domain.json_schema``
+    lists the keywords checked): the answer is parsed as JSON into ``RunResult.output``; one
+    that fails is sent back once with the problem, then the run ends ``error`` naming the
+    failing path (``rho_domain.loop.output_check``). It is sent as ``response_format`` where the
+    server supports it and as a final tool to Anthropic; not together with ``response_format``.
+
+    ``repeat_limit`` is how many times in a row the same tool call (equal arguments, same
+    result) or the same failing call may come before the model is told it is repeating
+    itself; repeating it once more ends the run with status ``stuck`` (default 3; 0 or None:
+    never; ``rho_domain.loop.stuck``).
+
     ``tool_timeout`` is the deadline of every tool call in seconds (None: 600, or the
     profile's shell timeout plus 30 s when longer; a ``delegate`` call then has none, its
     sub-agent being bounded by its own limits); a call past it is stopped and answered
     "timed out".
+
+    ``mcp_servers`` are the MCP servers whose tools the agent may use, by name
+    (``rho_domain.mcp_config``; a read-only profile starts only those it names).
 
     Model transport (None: the adapter's default): ``model_timeout`` is the longest wait in
     seconds for the next piece of a model response (default 120; connecting is bounded by
@@ -142,6 +243,13 @@ class AgentConfig:
     the extra attempts after a failed call (default 2); ``model_retry_after_cap`` the longest
     server-requested wait (Retry-After) that is honoured (default 120; a longer one fails
     at once). A stalled endpoint holds a run at most about ``(retries + 1) x timeout``.
+
+    ``hooks`` names the hooks run around tool calls, model calls and runs (``HookConfig``);
+    a resumed session does not take them from its directory (``rho_entry.resume_policy``).
+    ``store`` is where sessions are kept (a ``postgresql://`` URL, ``file://`` URL or a
+    directory; None: the config directory), read by the entry layer (``rho_entry.stores``;
+    ``--store`` and ``$RHO_AGENT_STORE`` win over it). It is never saved with a session: it
+    says where, not what, and its URL may hold a password.
     """
 
     system_prompt: str = ""
@@ -156,16 +264,19 @@ class AgentConfig:
     service_tier: str | None = None
     reasoning_effort: str | None = None
     response_format: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_output_schema)
     temperature: float | None = None
     stream: bool | None = None
     max_output_tokens: int | None = None
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
+    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=check_servers)
     auto_approve: bool = False
     context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=_positive)
     auto_compact: bool = True
     compact_threshold: float = DEFAULT_COMPACT_THRESHOLD
     max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=_not_negative)
+    repeat_limit: int | None = attrs.field(default=DEFAULT_REPEAT_LIMIT, validator=_not_negative)
     budget: Budget = Budget()
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
     tool_timeout: float | None = attrs.field(default=None, validator=_seconds)
@@ -173,3 +284,5 @@ class AgentConfig:
     model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_retries: int | None = attrs.field(default=None, validator=_count)
     model_retry_after_cap: float | None = attrs.field(default=None, validator=_seconds_or_zero)
+    hooks: HookConfig = HookConfig()
+    store: str | None = None

@@ -25,13 +25,19 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │       └── StreamError          the server reported an error mid-stream
     ├── ToolError                    a tool could not do what was asked (becomes a tool result)
     │   ├── ToolArgumentsError       arguments missing, mistyped or not JSON
-    │   └── PermissionDenied         the profile or the workspace forbids it
-    │       ├── PathOutsideWorkspace
-    │       ├── SensitivePath
-    │       ├── CommandRefused       restricted shell refused a command line
-    │       └── StatementRefused     read-only SQL refused a statement
+    │   ├── PermissionDenied         the profile or the workspace forbids it
+    │   │   ├── PathOutsideWorkspace
+    │   │   ├── SensitivePath
+    │   │   ├── CommandRefused       restricted shell refused a command line
+    │   │   └── StatementRefused     read-only SQL refused a statement
+    │   └── McpError                 an MCP server failed a call; names the server
+    │       ├── McpTimeout           no answer within a timeout; names the setting
+    │       ├── McpSessionExpired    an HTTP server forgot our session (404): start anew
+    │       └── McpProtocolError     the server broke JSON-RPC or MCP
+    ├── OutputInvalid                the final answer failed the output schema, corrected once
     ├── ExecutorError                the executor failed (not the command: the machinery)
     ├── DatabaseError                a driver or connection failure
+    ├── HookFailed                   a before-model hook failed or was late: no model call
     ├── StoreError                   the session store failed
     │   ├── SessionNotFound
     │   ├── SessionLocked            another process drives that session
@@ -209,12 +215,40 @@ class StatementRefused(PermissionDenied):
         self.by = by
 
 
+class McpError(ToolError):
+    """An MCP server could not serve a call (not started, exited, answered an error). The
+    message names the server; ``server`` is its name."""
+
+    def __init__(self, message: str, *, server: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class McpTimeout(McpError):
+    """An MCP server gave no answer in time; the message names the setting to raise."""
+
+
+class McpSessionExpired(McpError):
+    """A Streamable HTTP server answered 404 to a request carrying our session id: it
+    forgot the session (restarted, or expired it); the client must initialize again."""
+
+
+class McpProtocolError(McpError):
+    """An MCP server sent something that is not JSON-RPC 2.0 or not MCP."""
+
+
 class ExecutorError(RhoError):
     """The executor's machinery failed (not the command it ran)."""
 
 
 class DatabaseError(RhoError):
     """A database driver or connection failed."""
+
+
+class HookFailed(RhoError):
+    """A before-model hook raised, answered a wrong type or missed its deadline, so the model
+    call it guarded was not made (fail closed; ``rho_domain.hooks``). The run ends ``error``;
+    the session is intact and a new run asks the hook again."""
 
 
 class StoreError(RhoError):
@@ -249,3 +283,8 @@ class RuntimeFull(SessionStateError):
 
 class RuntimeClosed(SessionStateError):
     """A runtime refused a dispatch: it was not started, or it is closing or closed."""
+
+
+class OutputInvalid(RhoError):
+    """The final answer is not JSON or does not match ``AgentConfig.output_schema``, even
+    after one corrective retry; the message names the failing path (``$.items[0].price``)."""

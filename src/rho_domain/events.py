@@ -14,11 +14,13 @@ import attrs
 
 from rho_domain.compaction import CompactTrigger
 from rho_domain.event_view import SeedEventView
+from rho_domain.hook_events import HookActed as HookActed
+from rho_domain.hook_events import ListenerFailed as ListenerFailed
 from rho_domain.messages import Message, ToolCall, Usage
 from rho_domain.model import TraceName
 from rho_domain.run_status import RunStatus
 
-BlockedBy = Literal["policy", "user"]
+BlockedBy = Literal["policy", "user", "hook"]
 InterruptReason = Literal["paused", "resumed", "cancelled"]
 
 
@@ -50,6 +52,7 @@ class RunEnded(SeedEventView):
         usage: Tokens of this run only.
         session_usage: The session's total after this run.
         error: ``"Type: message"`` of the failure that ended the run, if any.
+        output: The final answer parsed as JSON, when the agent has an ``output_schema``.
     """
 
     kind: ClassVar[str] = "run_end"
@@ -60,6 +63,7 @@ class RunEnded(SeedEventView):
     usage: Usage = Usage()
     session_usage: Usage = Usage()
     error: str | None = None
+    output: Any = None
 
 
 @attrs.frozen(kw_only=True)
@@ -219,7 +223,8 @@ class ToolBlocked(SeedEventView):
     Attributes:
         at: Wall-clock time.
         call: The call.
-        by: ``"policy"`` (denied by the profile) or ``"user"`` (rejected by a human).
+        by: ``"policy"`` (denied by the profile), ``"user"`` (rejected by a human) or
+            ``"hook"`` (denied by a before-tool hook, or its hook failed).
         reason: Why, in words.
     """
 
@@ -459,6 +464,8 @@ Event = (
     | ErrorOccurred
     | ModelRetrying
     | TraceNoted
+    | ListenerFailed
+    | HookActed
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -483,6 +490,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ErrorOccurred,
     ModelRetrying,
     TraceNoted,
+    ListenerFailed,
+    HookActed,
 )
 
 EVENTS_BY_KIND: Mapping[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}

@@ -50,6 +50,29 @@ class ToolCall:
     arguments: str = "{}"
 
 
+ThinkingKind = Literal["thinking", "redacted_thinking"]
+
+
+@attrs.frozen(kw_only=True)
+class ThinkingBlock:
+    """One block of a model's extended thinking, exactly as the provider sent it (Anthropic's
+    ``thinking`` and ``redacted_thinking`` content blocks).
+
+    The provider signs these blocks and, when thinking is on, refuses a tool-use turn sent back
+    without them or with them altered; so they are kept byte for byte and never shown to
+    another provider. ``thinking`` and ``signature`` belong to a ``thinking`` block, ``data``
+    (encrypted reasoning) to a ``redacted_thinking`` one. ``after_calls`` is how many of the
+    turn's tool calls came before the block (interleaved thinking between calls), so the turn
+    is sent back in the order it was produced.
+    """
+
+    kind: ThinkingKind = "thinking"
+    thinking: str = ""
+    signature: str = ""
+    data: str = ""
+    after_calls: int = 0
+
+
 @attrs.frozen
 class SystemMessage(ChatView):
     """A system message (adapters send the agent's system prompt this way)."""
@@ -62,13 +85,15 @@ class SystemMessage(ChatView):
         return {"role": "system", "content": self.content}
 
 
-UserOrigin = Literal["user", "directive", "summary", "recent"]
+UserOrigin = Literal["user", "directive", "summary", "recent", "nudge", "correction"]
 
 
 @attrs.frozen
 class UserMessage(ChatView):
     """A user turn. ``origin`` says where it came from: the user, an operator directive, a
-    compaction summary, or a user message kept verbatim through compaction."""
+    compaction summary, a user message kept verbatim through compaction, or the harness:
+    ``nudge`` tells a model it repeats a call (``rho_domain.loop.stuck``), ``correction`` that
+    its final answer did not match the output schema (``rho_domain.loop.output_check``)."""
 
     content: str
     origin: UserOrigin = "user"
@@ -81,12 +106,17 @@ class UserMessage(ChatView):
 
 @attrs.frozen(kw_only=True)
 class AssistantMessage(ChatView):
-    """What the model said: text, tool calls and reasoning, all kept together."""
+    """What the model said: text, tool calls and reasoning, all kept together.
+
+    ``reasoning`` is the readable reasoning of any server; ``thinking`` the signed blocks an
+    Anthropic model produced with them, replayed unchanged to that API and to no other."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str = ""
     refusal: str = ""
+    # Provider-signed thinking, sent back only to the provider that wrote it (never in chat()).
+    thinking: tuple[ThinkingBlock, ...] = ()
     role: Literal["assistant"] = "assistant"
 
     def chat(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
-from rho_domain.messages import Message, ToolCall, Usage
+from rho_domain.messages import Message, ThinkingBlock, ToolCall, Usage
 
 
 @attrs.frozen(kw_only=True)
@@ -51,6 +51,9 @@ class ModelRequest:
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
     response_format: Mapping[str, Any] | None = None
+    # The final answer's JSON Schema (AgentConfig.output_schema); adapters send it the way
+    # their server supports (response_format json_schema, or a final tool).
+    output_schema: Mapping[str, Any] | None = None
     reasoning_effort: str | None = None
     service_tier: str | None = None
     max_output_tokens: int | None = None
@@ -93,6 +96,14 @@ class ToolCallReady:
     """A complete tool call. ``arguments`` is the raw text, valid JSON or not."""
 
     call: ToolCall
+
+
+@attrs.frozen
+class ThinkingReady:
+    """A complete, signed thinking block (Anthropic), in the order the model produced it; the
+    adapter has already streamed its text as ``ReasoningChunk``s for display."""
+
+    block: ThinkingBlock
 
 
 @attrs.frozen
@@ -151,6 +162,7 @@ StreamEvent = (
     | RefusalChunk
     | ToolCallChunk
     | ToolCallReady
+    | ThinkingReady
     | UsageReport
     | StreamFinished
     | RetryNotice

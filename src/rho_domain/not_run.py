@@ -6,10 +6,18 @@ error results) for the calls that did not run to the end, written for the model,
 
 from __future__ import annotations
 
+REJECTED_PREFIX = "[rejected by the user"  # every rejection's result begins so
 REJECTED = "[rejected by the user; not run. Wait for the user's instructions.]"
 SKIPPED = "[not run: the user rejected an earlier call of this batch.]"
 SUPERSEDED = "[not run: the user sent a new message instead of approving this call.]"
 CANCELLED_RESULT = "[cancelled by the user; if it was running, its effects are unknown.]"
+OUT_OF_TIME = (
+    "[stopped: the run's time budget ran out while this ran; its effects, if any, are unknown.]"
+)
+CHANGED_SINCE_ASKED = (
+    "a hook changed this call after it waited for approval, so it would not run as asked "
+    "about; make the call again if it is still needed"
+)
 DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
 INTERRUPTED_RESULT = (
     "[interrupted: this tool call did not finish (the session was cancelled or its process "

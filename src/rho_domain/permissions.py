@@ -7,12 +7,15 @@ YAML at the entry layer and arrive here as validated ``PermissionProfile`` value
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 
 import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
+from rho_domain.mcp_config import McpServerConfig, check_named_servers
+from rho_domain.reach import OutsideReads
 
 
 class ShellMode(Enum):
@@ -72,8 +75,14 @@ class PermissionProfile:
     GRANULAR mode only: every call of those tools asks, beside the calls DANGEROUS asks about.
     ``denied_tools`` are never run.
     ``extra_read_roots`` are directories outside the workspace that file tools may read (logs).
+    ``read_outside_workspace``: whether reading tools (file tools, shell readers, the sandbox's
+    view) may read the rest of the machine; ``deny`` (the default): the workspace and the read
+    roots only. Secrets are refused either way (``rho_domain.reach``).
     ``limits`` bound every command the executor starts (memory, CPU, output; see
     ``rho_domain.limits``).
+    ``mcp_servers`` are MCP servers the profile defines or names (an entry with neither
+    command nor url names the agent config's server): a read-only profile starts no other
+    (``mcp_config.servers_to_start``).
     """
 
     name: str
@@ -88,7 +97,18 @@ class PermissionProfile:
     shell_timeout: float = 120.0
     bash_only: bool = False
     extra_read_roots: tuple[str, ...] = ()
+    read_outside_workspace: OutsideReads = OutsideReads.DENY
     limits: ResourceLimits = attrs.field(factory=readonly_limits)
+    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(
+        factory=dict, validator=check_named_servers
+    )
+
+    @property
+    def starts_named_mcp_servers_only(self) -> bool:
+        """True when sessions start only the MCP servers this profile names: a read-only
+        profile (a server is a program or a service outside its walls) and a bash-only one
+        (it promises bash alone)."""
+        return self.read_only or self.bash_only
 
     @property
     def read_only(self) -> bool:

@@ -15,7 +15,8 @@ what the profile grants, axis by axis:
   those three) grants what the same profile with ``dangerous`` grants (sessions stored before
   developer became granular). Fewer ``dangerous_patterns`` or ``denied_tools`` grant more;
 - tools: ``bash_only`` grants less; every ``extra_read_roots`` entry must be one the limit
-  has too.
+  has too, and ``read_outside_workspace: allow`` grants more than ``deny``, and every
+  MCP server the profile defines or names must be the limit's, as defined.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rho_domain.permissions import (
     ShellMode,
     builtin_profile,
 )
+from rho_domain.reach import OutsideReads
 from rho_domain.tools.factory import dangerous_on_every_call
 
 _SHELL = (ShellMode.RESTRICTED, ShellMode.UNRESTRICTED)
@@ -82,9 +84,22 @@ def excess(profile: PermissionProfile, limit: PermissionProfile) -> tuple[str, .
         )
     if limit.bash_only and not profile.bash_only:
         out.append("tools besides bash")
+    if (
+        profile.read_outside_workspace is OutsideReads.ALLOW
+        and limit.read_outside_workspace is OutsideReads.DENY
+    ):
+        out.append("reads outside the workspace: allow (the limit is deny)")
     roots = [r for r in profile.extra_read_roots if r not in limit.extra_read_roots]
     if roots:
         out.append(f"extra read roots: {', '.join(roots)}")
+    servers = [
+        name
+        for name, server in profile.mcp_servers.items()
+        if limit.mcp_servers.get(name) != server
+    ]
+    if servers:
+        # a server is a program or a service outside the confinement: only the same one
+        out.append(f"MCP servers: {', '.join(sorted(servers))}")
     return tuple(out)
 
 

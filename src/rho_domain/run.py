@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import attrs
 
@@ -32,7 +33,9 @@ class RunResult:
     only; ``session_usage`` the whole session. ``error`` is set when status is ERROR (and may
     explain BUDGET_EXCEEDED). ``pending`` lists the call waiting for approval. ``events`` is
     every event of the run when asked for (``rho_entry.Session.run(..., record_events=True)``),
-    else empty: keeping them costs memory a long run may not want to spend.
+    else empty: keeping them costs memory a long run may not want to spend. ``output`` is
+    the final answer parsed as JSON when the agent has an ``output_schema`` (and it matched),
+    else None.
     """
 
     session_id: str
@@ -45,6 +48,7 @@ class RunResult:
     error_type: str | None = None
     pending: tuple[PendingApproval, ...] = ()
     events: tuple[Event, ...] = ()
+    output: Any = None
 
     @property
     def ok(self) -> bool:

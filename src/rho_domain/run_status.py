@@ -16,3 +16,4 @@ class RunStatus(StrEnum):
     BUDGET_EXCEEDED = "budget_exceeded"
     AWAITING_APPROVAL = "awaiting_approval"
     ERROR = "error"
+    STUCK = "stuck"  # the model repeated a call after being told (``rho_domain.loop.stuck``)

@@ -218,11 +218,12 @@ def case_insensitive(pattern: str) -> str:
     return "".join(f"[{c}{c.upper()}]" if c.isalpha() and c.isascii() else c for c in pattern)
 
 
-def guard_script(policy: SecretPolicy) -> str:
+def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     """POSIX sh run by ``xargs`` in front of its target: every argument that names an existing
     path is resolved (``realpath -m``) and judged by ``policy``'s rules (the same patterns as
-    ``SecretPolicy.refusal``); a secret is dropped from the arguments (with a note on stderr,
-    as ``grep --exclude`` would skip it) and the target runs with the rest. Usage:
+    ``SecretPolicy.refusal``) and by ``reach_case`` (``ReadReach.guard_case``: where reads may
+    go); a secret or an argument out of reach is dropped from the arguments (with a note on
+    stderr, as ``grep --exclude`` would skip it) and the target runs with the rest. Usage:
     ``sh -c SCRIPT rho-guard /abs/program args...``."""
     allowed = "|".join(ALLOWED)
     own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
@@ -247,14 +248,17 @@ def guard_script(policy: SecretPolicy) -> str:
     return (
         "nl='\n'\nfast=1\n"
         'for a do case $a in "" | *"$nl"*) fast= ;; esac; done\n'
-        "run() {\n  i=0; skips=\n  for a do\n    i=$((i + 1)); s=\n"
+        "run() {\n  i=0; skips=\n  for a do\n    i=$((i + 1)); s=; o=\n"
         '    if [ -n "$fast" ]; then IFS= read -r p || exit 126; fi\n'
         '    if [ -e "$a" ] || [ -L "$a" ]; then\n'
         '      if [ -z "$fast" ]; then\n'
         '        p=$(realpath -m -- "$a"; echo x) || exit 126; p=${p%x}; p=${p%?}\n      fi\n'
-        f"{judge}    fi\n"
+        f"{judge}{reach_case}    fi\n"
         '    if [ -n "$s" ]; then\n'
         "      printf 'rho: skipped %s: a secret file is never read\\n' \"$a\" >&2\n"
+        '      skips="$skips $i "\n'
+        '    elif [ -n "$o" ]; then\n'
+        "      printf 'rho: skipped %s: outside what this profile reads\\n' \"$a\" >&2\n"
         '      skips="$skips $i "\n    fi\n  done\n'
         '  if [ -z "$skips" ]; then exec "$@" </dev/null; fi\n'
         "  keep=; i=0\n  for a do\n    i=$((i + 1))\n"

@@ -44,6 +44,11 @@ class State:
     started_calls: set[str] = attrs.field(factory=set)
     directive_offset: int = 0
     compactions: int = 0
+    # what the session's budget counts across runs (``rho_domain.loop.budgets``)
+    model_calls: int = 0
+    tool_calls: int = 0
+    run_seconds: float = 0.0  # the ended runs' durations, by their events' times
+    run_started_at: float | None = None
 
     @classmethod
     def from_events(cls, events: Iterable[ev.Event], *, repair: bool = True) -> State:
@@ -63,17 +68,17 @@ class State:
         match event:
             case ev.MessageAdded(message=message):
                 self._add_message(message)
-            case ev.RunStarted():
-                self.run_count += 1
-                self.status = "running"
-            case ev.RunEnded(status=status):
-                self.status = status
+            case ev.RunStarted() | ev.RunEnded():
+                self._run_edge(event)
+            case ev.LLMStarted():
+                self.model_calls += 1
             case ev.UsageRecorded(usage=usage, prompt_tokens=prompt_tokens):
                 self.usage = self.usage + usage
                 self.last_prompt_tokens = prompt_tokens
                 self.chars_since_prompt = 0
             case ev.ToolStarted(call=call):
                 self.started_calls.add(call.id)
+                self.tool_calls += 1
             case ev.ApprovalRequested(call=call, pending=pending):
                 self.pending_calls = pending or (call,)
                 self.approvals.setdefault(call.id, None)
@@ -95,8 +100,25 @@ class State:
                 self.last_prompt_tokens = None
                 self.chars_since_prompt = sum(message_chars(m) for m in messages)
                 self.compactions += 1
+            case ev.HookActed(messages=messages) if messages is not None:
+                # a before-model hook's messages are the history from then on
+                self.messages = list(messages)
+                self.last_prompt_tokens = None
+                self.chars_since_prompt = sum(message_chars(m) for m in messages)
             case ev.DirectiveApplied(offset=offset):
                 self.directive_offset = max(self.directive_offset, offset + 1)
+
+    def _run_edge(self, event: ev.RunStarted | ev.RunEnded) -> None:
+        """A run starts or ends: the status, the run count and the runs' time."""
+        if isinstance(event, ev.RunStarted):
+            self.run_count += 1
+            self.status = "running"
+            self.run_started_at = event.at
+            return
+        self.status = event.status
+        if self.run_started_at is not None:
+            self.run_seconds += max(event.at - self.run_started_at, 0.0)
+        self.run_started_at = None
 
     def _add_message(self, message: Message) -> None:
         self.messages.append(message)

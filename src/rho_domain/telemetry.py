@@ -15,6 +15,7 @@ from typing import Literal
 import attrs
 
 from rho_domain import events as ev
+from rho_domain.mcp_config import server_of
 from rho_domain.messages import Usage
 
 ToolOutcome = Literal["ok", "error", "blocked", "rejected", "no_result"]
@@ -60,10 +61,12 @@ class ToolStats:
         name: The tool.
         started_at: Wall-clock time it started (or was blocked).
         duration: Seconds it ran (None: it did not run).
-        outcome: ``ok``, ``error``, ``blocked`` (by policy), ``rejected`` (by a human) or
+        outcome: ``ok``, ``error``, ``blocked`` (by policy or a hook), ``rejected`` (by a human) or
             ``no_result`` (still running, or the process died).
         output_bytes: UTF-8 size of the result the model read.
         approval: ``approved`` / ``rejected`` when a human decided, else None.
+        server: The MCP server of an MCP tool (``mcp__<server>__<tool>``; the result's
+            ``mcp_server`` when it ran), else None.
     """
 
     run_id: str
@@ -74,6 +77,7 @@ class ToolStats:
     outcome: ToolOutcome = "no_result"
     output_bytes: int = 0
     approval: Literal["approved", "rejected"] | None = None
+    server: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -227,15 +231,23 @@ class _Builder:
             case ev.ToolStarted(call=call):
                 known = tools.get(call.id)
                 base = known or ToolStats(
-                    run_id=run_id, call_id=call.id, name=call.name, started_at=event.at
+                    run_id=run_id,
+                    call_id=call.id,
+                    name=call.name,
+                    started_at=event.at,
+                    server=server_of(call.name),
                 )
                 tools[call.id] = attrs.evolve(base, started_at=event.at)
             case ev.ToolBlocked(call=call):
                 known = tools.get(call.id)
                 base = known or ToolStats(
-                    run_id=run_id, call_id=call.id, name=call.name, started_at=event.at
+                    run_id=run_id,
+                    call_id=call.id,
+                    name=call.name,
+                    started_at=event.at,
+                    server=server_of(call.name),
                 )
-                outcome: ToolOutcome = "blocked" if event.by == "policy" else "rejected"
+                outcome: ToolOutcome = "rejected" if event.by == "user" else "blocked"
                 tools[call.id] = attrs.evolve(base, outcome=outcome)
             case ev.ToolEnded():
                 base = tools.get(event.call_id) or ToolStats(
@@ -247,6 +259,8 @@ class _Builder:
                     outcome="error" if event.is_error else "ok",
                     output_bytes=len(event.content.encode("utf-8")),
                 )
+                if isinstance(server := event.metadata.get("mcp_server"), str):
+                    tools[event.call_id] = attrs.evolve(tools[event.call_id], server=server)
             case ev.ApprovalResolved():
                 # often answered between runs: kept session-wide, joined when the runs close
                 self.approvals[event.call_id] = "approved" if event.approved else "rejected"

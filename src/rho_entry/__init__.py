@@ -112,5 +112,23 @@ def __getattr__(name: str) -> Any:
 
     module_name, attribute = where if isinstance(where, tuple) else (where, name)
     value = getattr(importlib.import_module(module_name), attribute)
+    public_module(value, "rho_entry")
     globals()[name] = value
     return value
+
+
+def public_module(value: object, module: str) -> None:
+    """Have ``value`` (a class or function of this package) report ``module``, the one its
+    users import it from (``rho_entry.Session``, not ``rho_entry.facade.Session``), in
+    ``repr``, ``help`` and pickling; its ``__qualname__`` stays. Domain objects keep theirs.
+    A class that annotates fields of its own keeps its module too: ``typing.get_type_hints``
+    (cattrs, attrs) resolves those names in the globals of ``__module__``."""
+    import inspect
+
+    if not (inspect.isclass(value) or inspect.isfunction(value)):
+        return
+    if not value.__module__.startswith("rho_entry"):
+        return
+    if inspect.isclass(value) and vars(value).get("__annotations__"):
+        return
+    value.__module__ = module

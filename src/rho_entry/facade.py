@@ -4,25 +4,32 @@
 it holds no conversation. ``Session(agent)`` runs prompts; every port can be overridden by
 keyword (``model=``, ``executor=``, ``store=``, ``clock=``, ``signals=``, ``approver=``,
 ``databases=``). Defaults are built in ``rho_entry.wiring``, the one composition root.
+``open_session`` opens a new session or continues a stored one, for every caller.
+
+``Agent`` and ``Session`` hold the domain's (``definition``, ``domain``) and never subclass
+them: the loop's objects stay the domain's, and the facade adds only what it owns (wiring,
+the documents' approval interrupt, ``run_sync``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from rho_domain import agent as domain_agent
-from rho_domain import config as domain_config
 from rho_domain import events as ev
+from rho_domain.compaction import CompactResult, CompactTrigger
+from rho_domain.hooks import Hooks
 from rho_domain.loop import session as domain_session
-from rho_domain.loop.journal import Listener
-from rho_domain.permissions import PermissionProfile
+from rho_domain.loop.control import RunControl
+from rho_domain.loop.journal import Journal, Listener
+from rho_domain.loop.session_ports import SessionPorts
+from rho_domain.loop.tally import RunTally
+from rho_domain.loop.tool_batch import ToolBatch
 from rho_domain.ports.approver import ApprovalInterrupt, Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
@@ -31,115 +38,31 @@ from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
-from rho_domain.pricing import PriceTable
 from rho_domain.run import RunResult, RunStatus
 from rho_domain.state import State
-from rho_domain.tools.base import ToolHandler
-from rho_domain.tools.factory import build_registry
-from rho_domain.tools.registry import ToolRegistry
+from rho_domain.tools.source import ToolSource
 from rho_entry import wiring
+from rho_entry.agent import Agent, AgentConfig, definition_of
 from rho_entry.approval_callback import ApprovalCallback, CallbackApprover
-from rho_entry.config.databases_config import with_configured_databases
 from rho_entry.config.home import config_dir
+from rho_entry.forwarding import Forward
 from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
 from rho_entry.seed_state import State as DocumentState
-from rho_entry.seed_tools import ToolHandler as DocumentToolHandler
-from rho_entry.seed_tools import ToolRegistry as DocumentToolRegistry
-from rho_entry.seed_tools import as_domain_handler
 
-
-class AgentConfig(domain_config.AgentConfig):
-    """``rho_domain.config.AgentConfig`` plus YAML files.
-
-    ``from_file`` raises ConfigError naming the file, the key path and the expected type.
-    """
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> AgentConfig:
-        """Read an AgentConfig YAML file."""
-        from rho_entry.config.config_files import load_agent_config
-
-        return cls.from_config(load_agent_config(Path(path)))
-
-    @classmethod
-    def from_config(cls, config: domain_config.AgentConfig) -> AgentConfig:
-        """This class with the fields of a domain ``AgentConfig``."""
-        return cls(**{a.name: getattr(config, a.name) for a in attrs.fields(type(config))})
-
-    def to_file(self, path: str | Path) -> None:
-        """Write this config as YAML (settings left at their defaults are omitted)."""
-        from rho_entry.config.config_files import save_agent_config
-
-        save_agent_config(self, Path(path))
-
-
-class Agent(domain_agent.Agent):
-    """An agent definition built from an AgentConfig (profile, tools, system prompt, and
-    the price table: shipped prices plus ``<config dir>/prices.yaml`` unless ``prices`` is
-    given).
-
-    ``tools`` are more tools (domain handlers, or the design documents' ``ToolHandler``
-    subclasses, ``rho_entry.seed_tools``), added to the profile's; they go through the same
-    approval policy and truncation. A ``registry`` built the documents' way
-    (``ToolRegistry().register(...)``) is copied: an agent's tools never change afterwards.
-
-    A config that names no database gets the ones the environment configures, as the CLI's
-    do (``databases_config.with_configured_databases``: ``$RHO_AGENT_DB_CONFIG`` or the config
-    directory's ``databases.yaml``, and ``SQLITE_DB``, ``POSTGRES_HOST``...); ``environ``
-    replaces ``os.environ`` for that (``{}``: none). ``agent.config.databases`` says which.
-    """
-
-    def __init__(
-        self,
-        config: domain_config.AgentConfig | None = None,
-        *,
-        profile: PermissionProfile | None = None,
-        registry: ToolRegistry | None = None,
-        system_prompt: str | None = None,
-        prices: PriceTable | None = None,
-        tools: Sequence[ToolHandler | DocumentToolHandler] = (),
-        environ: Mapping[str, str] | None = None,
-    ) -> None:
-        config = config if config is not None else AgentConfig()
-        config = with_configured_databases(config, os.environ if environ is None else environ)
-        extra = tuple(as_domain_handler(tool) for tool in tools)
-        if profile is None:
-            profile = wiring.profile_of(config)
-        if registry is None:
-            registry = build_registry(
-                profile,
-                databases=config.databases,
-                spreadsheet_reader=wiring.build_spreadsheet_reader(),
-                line_searcher=wiring.build_line_searcher(),
-                # the design documents: developer (and eval) add delegate, readonly has none
-                delegation=not profile.read_only,
-                extra=extra,
-                output_limit=config.tool_output_limit,
-            )
-        else:
-            if isinstance(registry, DocumentToolRegistry):
-                registry = registry.frozen()  # the agent's tools never change under a session
-            if extra:
-                registry = registry.with_tools(*extra)
-        if system_prompt is None:
-            system_prompt = wiring.render_system_prompt(config, profile, registry.names)
-        if prices is None:
-            prices = wiring.load_prices()
-        super().__init__(
-            config=config,
-            profile=profile,
-            registry=registry,
-            system_prompt=system_prompt,
-            prices=prices,
-        )
+__all__ = ["Agent", "AgentConfig", "Session", "open_session"]
 
 
 # What may be set on a built Session: settings it reads when they are used.
 _SETTABLE = frozenset({"approval_callback", "last_result"})
+_SESSION = "domain"
 
 
-class Session(domain_session.Session):
+class Session:
     """Runs prompts for an Agent. Use ``async with Session(agent) as s`` or call ``close()``.
+
+    The agent config's MCP servers (``mcp_servers``; under a read-only profile only those
+    the profile names) are started at the first run and stopped at ``close()``; pass
+    ``tool_source=`` to serve tools another way.
 
     Without ``store=``, nothing is written to disk. With a store, every event is persisted and
     ``Session.resume(id, store=...)`` continues the session later or in another process.
@@ -152,79 +75,130 @@ class Session(domain_session.Session):
     the result instead (the runtime, the server, the CLI and replay do: they have their own
     ways to ask). Setting an attribute the session does not have raises ``AttributeError``
     instead of being silently ignored.
+
+    It drives a ``rho_domain.loop.session.Session`` (``domain``), built on the ports given and the
+    defaults ``rho_entry.wiring`` fills in; every port and setting below reads through to it.
     """
+
+    __slots__ = (
+        "_approval_callback",
+        "_given_agent",
+        "_interrupt_on_approval",
+        "_notices",
+        "_state",
+        "domain",
+    )
+
+    id = Forward[str](_SESSION)
+    model = Forward[ChatModel](_SESSION)
+    executor = Forward[Executor](_SESSION)
+    clock = Forward[Clock](_SESSION)
+    store = Forward[SessionStore | None](_SESSION)
+    signals = Forward[SignalSource | None](_SESSION)
+    approver = Forward[Approver | None](_SESSION)
+    databases = Forward[dict[str, Database]](_SESSION)
+    parent_id = Forward[str | None](_SESSION)
+    labels = Forward[dict[str, str]](_SESSION)
+    journal = Forward[Journal](_SESSION)
+    control = Forward[RunControl](_SESSION)
+    tools = Forward[ToolBatch](_SESSION)
+    ports = Forward[SessionPorts](_SESSION)
+    current_run = Forward[RunTally | None](_SESSION)
 
     def __init__(
         self,
-        agent: domain_agent.Agent,
+        agent: Agent | domain_agent.Agent,
         *,
         model: ChatModel | None = None,
         executor: Executor | None = None,
-        store: SessionStore | None = None,
+        store: SessionStore | str | None = None,
         clock: Clock | None = None,
         signals: SignalSource | None = None,
         approver: Approver | None = None,
         databases: Mapping[str, Database] | None = None,
         session_id: str | None = None,
-        state: State | None = None,
+        state: State | DocumentState | None = None,
         created: bool = False,
         on_event: Listener | None = None,
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
         approval_callback: ApprovalCallback | None = None,
         interrupt_on_approval: bool = True,
+        tool_source: ToolSource | None = None,
         steps: DurableSteps | None = None,
         replay: Sequence[ev.Event] = (),
     ) -> None:
+        definition = definition_of(agent)
         ports = wiring.build_ports(
-            agent,
+            definition,
             model=model,
             executor=executor,
             store=store,
             clock=clock,
             signals=signals,
-            databases=databases,
-        )
-        super().__init__(
-            agent,
-            model=ports.model,
-            executor=ports.executor,
-            clock=ports.clock,
-            store=ports.store,
-            signals=ports.signals,
             approver=approver,
-            databases=ports.databases,
+            databases=databases,
+            tool_source=tool_source,
+        )
+        if steps is not None:  # a durable run's (rho_entry.durable.runner)
+            ports = attrs.evolve(ports, steps=steps)
+        view = state if isinstance(state, DocumentState) else DocumentState(state)
+        self.domain = domain_session.Session.from_ports(
+            definition,
+            ports,
             session_id=session_id,
-            state=state if state is not None else DocumentState(),
+            state=view.core,
             created=created,
             on_event=on_event,
             parent_id=parent_id,
             labels=labels,
-            steps=steps,
             replay=replay,
         )
-        if isinstance(self.state, DocumentState):
-            # a conversation written by hand (State.add_user_message...) joins the trace
-            self.journal.adopt(self.state.take_written_events())
-            self.state.persist = self.journal.adopt
-        self._owned = ports.owned
+        # a conversation written by hand (State.add_user_message...) joins the trace
+        self.domain.journal.adopt(view.take_written_events())
+        view.persist = self.domain.journal.adopt
+        self._state = view
+        self._given_agent = agent
         self._interrupt_on_approval = interrupt_on_approval
         self._notices: tuple[str, ...] = ()
         self._approval_callback: ApprovalCallback | None = None
         if approval_callback is not None:
             self.approval_callback = approval_callback
-        object.__setattr__(self, "_sealed", True)
 
     def __setattr__(self, name: str, value: object) -> None:
         # Ports are copied into the journal, control and tool batch when the session is built,
         # so replacing one afterwards would silently do nothing: only real settings may change.
-        if getattr(self, "_sealed", False) and not name.startswith("_") and name not in _SETTABLE:
-            what = "cannot be replaced after construction" if hasattr(self, name) else "is unknown"
-            raise AttributeError(
-                f"Session attribute {name!r} {what}: setting it would do nothing "
-                "(settable: approval_callback; pass ports such as approver= to Session())"
-            )
-        super().__setattr__(name, value)
+        if name in _SETTABLE or name in Session.__slots__:
+            object.__setattr__(self, name, value)
+            return
+        what = "cannot be replaced after construction" if hasattr(self, name) else "is unknown"
+        raise AttributeError(
+            f"Session attribute {name!r} {what}: setting it would do nothing "
+            "(settable: approval_callback; pass ports such as approver= to Session())"
+        )
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} of {self.agent.config.model!r}>"
+
+    @property
+    def agent(self) -> Agent | domain_agent.Agent:
+        """The agent this session runs (as it was given)."""
+        return self._given_agent
+
+    @property
+    def state(self) -> DocumentState:
+        """The conversation: the domain State the loop keeps, with the design documents'
+        methods (``rho_entry.seed_state.State``); what is written on it reaches the trace."""
+        return self._state
+
+    @property
+    def last_result(self) -> RunResult | None:
+        """The result of the last run (``stream`` leaves it here)."""
+        return self.domain.last_result
+
+    @last_result.setter
+    def last_result(self, result: RunResult | None) -> None:
+        self.domain.last_result = result
 
     @property
     def approval_callback(self) -> ApprovalCallback | None:
@@ -235,9 +209,19 @@ class Session(domain_session.Session):
     @approval_callback.setter
     def approval_callback(self, callback: ApprovalCallback | None) -> None:
         approver = None if callback is None else CallbackApprover(callback)
-        self._approval_callback = callback
-        object.__setattr__(self, "approver", approver)
-        self.tools.approver = approver
+        object.__setattr__(self, "_approval_callback", callback)
+        self.domain.set_approver(approver)
+
+    def cancel(self) -> None:
+        """Stop the current run at its next checkpoint; a running tool is killed."""
+        self.domain.cancel()
+
+    def resolve_approval(
+        self, call_id: str, approved: bool, *, always: bool = False, reason: str = ""
+    ) -> None:
+        """Answer a pending approval; the next ``run()`` (without a prompt) continues.
+        ``reason`` (for a rejection) reaches the model in the call's result."""
+        self.domain.resolve_approval(call_id, approved, always=always, reason=reason)
 
     async def run(
         self,
@@ -277,87 +261,99 @@ class Session(domain_session.Session):
         run_id: str | None = None,
     ) -> RunResult:
         if not record_events:
-            return await super().run(prompt, max_turns=max_turns, on_event=on_event, run_id=run_id)
+            return await self.domain.run(
+                prompt, max_turns=max_turns, on_event=on_event, run_id=run_id
+            )
         seen: list[ev.Event] = []
-
-        async def keep(event: ev.Event) -> None:
-            seen.append(event)
-            if on_event is not None and (outcome := on_event(event)) is not None:
-                await outcome
-
-        result = await super().run(prompt, max_turns=max_turns, on_event=keep, run_id=run_id)
+        # the caller's listener stays a listener of its own (not wrapped), so that a failure
+        # of it is reported under its name and never costs the recorded events
+        listeners = self.domain.journal.listeners
+        if on_event is not None:
+            listeners.append(on_event)
+        try:
+            result = await self.domain.run(
+                prompt, max_turns=max_turns, on_event=seen.append, run_id=run_id
+            )
+        finally:
+            if on_event is not None:
+                listeners.remove(on_event)
         return attrs.evolve(result, events=tuple(seen))
+
+    def stream(
+        self, prompt: str | None = None, *, max_turns: int | None = None
+    ) -> AsyncIterator[ev.Event]:
+        """Run and yield every event as it happens; ``last_result`` then holds the result.
+        Leaving the loop early cancels the run. A run that waits for approval with no one
+        to ask ends the loop with ``ApprovalInterrupt``, as ``run`` does."""
+        return domain_session.stream_events(
+            lambda listener: self.run(prompt, max_turns=max_turns, on_event=listener), self.cancel
+        )
+
+    async def compact(
+        self, custom_instructions: str = "", *, trigger: CompactTrigger = "manual"
+    ) -> CompactResult:
+        """Summarise old history through the model and replace it
+        (``rho_domain.loop.session.Session.compact``)."""
+        return await self.domain.compact(custom_instructions, trigger=trigger)
+
+    async def fork(
+        self, *, at: int, agent: Agent | domain_agent.Agent | None = None
+    ) -> domain_session.Session:
+        """A new session with this one's turns 1..``at``
+        (``rho_domain.loop.session.Session.fork``)."""
+        return await self.domain.fork(at=at, agent=None if agent is None else definition_of(agent))
+
+    async def save(self) -> None:
+        """Create the stored session now (otherwise its first run does) and write its events.
+        Without a store, does nothing."""
+        await self.domain.save()
 
     @classmethod
     async def resume(
         cls,
         session_id: str,
         *,
-        store: SessionStore,
+        store: SessionStore | str,
         overrides: Mapping[str, Any] | None = None,
         authority: ResumeAuthority | None = None,
+        hooks: Hooks | None = None,
         replay_run: str | None = None,
         **ports: Any,
     ) -> Session:
-        """Reopen a stored session (id, unique prefix or ``latest``).
-
-        ``replay_run`` (a durable run executed again after its worker died): when the trace
-        holds that run's ``run_start``, the session's state is the trace before it and the
-        events from it on are replayed by the run (``Session(replay=...)``).
-
-        The stored config is data, not authority (``rho_entry.resume_policy``): its profile
-        must be within what ``authority`` allows (by content; default: readonly, or the
-        ``profile`` override), its endpoint and databases must be the caller's (from the
-        environment, or given again in ``overrides``), and auto-approval is off unless
-        ``overrides`` turn it on; approvals its trace records for calls not yet run, and
-        "always" answers, are forgotten (they are asked again). ``overrides`` replace
-        individual config fields (e.g. ``{"model": ...}``); every other saved setting is kept.
-        Tool calls left without a result get an interrupted result. ``resume_notices`` says
-        what was not inherited.
-        Raises ``ConfigError`` when the stored session asks for more than is allowed.
-        """
-        if authority is None:
-            authority = default_authority(overrides or {}, ports, os.environ)
-        elif overrides:
-            authority = attrs.evolve(authority, given={**authority.given, **overrides})
-        record, events = await store.open(session_id)
-        try:
-            allowed = authorise(record, authority, config_dir=config_dir(os.environ))
-            before, replay = _split_at_run(events, replay_run)
-            state = DocumentState.from_events(before)
-            notices = (*allowed.notices, *_forgotten(record.id, state))
-            session = cls(
-                # the databases were decided by ``authorise``: the resumer's, or none
-                Agent(allowed.config, environ={}),
-                store=store,
-                session_id=record.id,
-                state=state,
-                created=True,
-                parent_id=record.parent_id,
-                labels=record.labels,
-                replay=replay,
-                **ports,
-            )
-        except BaseException:
-            await store.release(record.id)
-            raise
-        session._notices = notices
-        return session
+        """Reopen a stored session (id, unique prefix or ``latest``): ``open_session`` with
+        ``resume=session_id``, which says what is inherited and what is not (hooks are never
+        taken from the directory: ``hooks`` are the ones it runs; ``replay_run``: a durable
+        run executed again)."""
+        return await open_session(
+            None,
+            resume=session_id,
+            store=store,
+            overrides=overrides,
+            authority=authority,
+            hooks=hooks,
+            replay_run=replay_run,
+            **ports,
+        )
 
     @property
     def resume_notices(self) -> tuple[str, ...]:
         """What a resumed session did not inherit from its directory (auto-approval)."""
         return self._notices
 
+    def close_with(self, resource: Any) -> None:
+        """Close ``resource`` (an adapter the caller built and passed in, such as a sandbox
+        executor) when this session closes, as the adapters it created itself."""
+        self.domain.close_with(resource)
+
     async def close(self) -> None:
         """Persist, release the store lock, and close the adapters this session created."""
-        try:
-            await super().close()
-        finally:
-            for resource in self._owned:
-                with contextlib.suppress(Exception):
-                    await resource.aclose()
-            self._owned = ()
+        await self.domain.close()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     def run_sync(self, prompt: str | None = None, **kwargs: Any) -> RunResult:
         """Blocking ``run`` for scripts (not from inside a running event loop)."""
@@ -369,6 +365,80 @@ class Session(domain_session.Session):
                 await self.close()
 
         return asyncio.run(_run())
+
+
+async def open_session(
+    agent: Agent | domain_agent.Agent | None,
+    *,
+    resume: str | None = None,
+    store: SessionStore | str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    authority: ResumeAuthority | None = None,
+    hooks: Hooks | None = None,
+    replay_run: str | None = None,
+    **options: Any,
+) -> Session:
+    """A new session of ``agent``, or (``resume`` given: an id, unique prefix or ``latest``)
+    the stored one continued: the one way every caller (the CLI, the runtime and the server,
+    ``SessionStore``, ``Session.resume``) opens a session. ``options`` are ``Session``'s
+    keywords (ports, ``session_id``, ``labels``, ``on_event``, ``approval_callback``...).
+
+    Resuming, the stored config is data, not authority (``rho_entry.resume_policy``): its
+    profile must be within what ``authority`` allows (by content; default: readonly, or the
+    ``profile`` override), its endpoint and databases must be the caller's (from the
+    environment, or given again in ``overrides``), and auto-approval is off unless
+    ``overrides`` turn it on; approvals its trace records for calls not yet run, and
+    "always" answers, are forgotten (they are asked again). ``overrides`` replace individual
+    config fields (e.g. ``{"model": ...}``); every other saved setting is kept. Tool calls
+    left without a result get an interrupted result. ``resume_notices`` says what was not
+    inherited. Hooks are not taken from the directory either: ``hooks`` (functions) and
+    ``overrides={'hooks': HookConfig(...)}`` (references) are the ones it runs; a stored
+    session naming a hook that is in neither is refused (a new session's hooks are its
+    agent's). ``replay_run`` (a durable run executed again after its worker died): when the
+    trace holds that run's ``run_start``, the session's state is the trace before it and the
+    events from it on are replayed by the run (``Session(replay=...)``). Raises
+    ``ConfigError`` when the stored session asks for more than is allowed,
+    ``SessionNotFound`` or ``SessionLocked`` from the store.
+    """
+    if resume is None:
+        if agent is None:
+            raise TypeError("open_session: give an agent, or resume= a stored session")
+        return Session(agent, store=store, **options)
+    if store is None:
+        raise TypeError("open_session: resuming needs the store= the session is kept in")
+    if isinstance(store, str):
+        from rho_entry.stores import choose_store
+
+        store = choose_store(store, os.environ).store
+    if authority is None:
+        authority = default_authority(overrides or {}, options, os.environ)
+    elif overrides:
+        authority = attrs.evolve(authority, given={**authority.given, **overrides})
+    if hooks is not None:  # functions given again stand for the references stored
+        authority = attrs.evolve(authority, hook_names=authority.hook_names | hooks.names)
+    record, events = await store.open(resume)
+    try:
+        allowed = authorise(record, authority, config_dir=config_dir(os.environ))
+        before, replay = _split_at_run(events, replay_run)
+        state = DocumentState.from_events(before)
+        notices = (*allowed.notices, *_forgotten(record.id, state))
+        session = Session(
+            # the databases were decided by ``authorise``: the resumer's, or none
+            Agent(allowed.config, environ={}, hooks=hooks),
+            store=store,
+            session_id=record.id,
+            state=state,
+            created=True,
+            parent_id=record.parent_id,
+            labels=record.labels,
+            replay=replay,
+            **options,
+        )
+    except BaseException:
+        await store.release(record.id)
+        raise
+    session._notices = notices
+    return session
 
 
 def _split_at_run(
@@ -383,7 +453,7 @@ def _split_at_run(
     return events, ()
 
 
-def _forgotten(session_id: str, state: State) -> tuple[str, ...]:
+def _forgotten(session_id: str, state: DocumentState) -> tuple[str, ...]:
     """Notices for the recorded approvals a resume does not inherit (``resume_policy``)."""
     again, tools = state.forget_recorded_approvals()
     notices: list[str] = []

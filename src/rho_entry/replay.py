@@ -4,16 +4,26 @@ The session stored at ``path`` (its directory, or its ``trace.jsonl``) is run ag
 same config: its prompts in order, the recorded model's answers (``ReplayModel``), the humans'
 approvals as they were given (live ones through ``RecordedApprover``, ones given between runs
 with ``resolve_approval`` at the same point), and either the recorded tool results
-(``tools="recorded"``, the default: nothing runs) or the real tools (``tools="live"``: only
+(``tools="recorded"``, the default: nothing runs) or the real tools (``tools="live"``, but a
+``delegate`` call's recorded result: its sub-agent is a session of its own, replayed from its
+own directory, never from the parent's recorded answers; only
 under a profile within readonly unless ``overrides`` give one, without recorded databases or
 auto-approval; a recording is data, not authority). The replayed behaviour steps (tool calls,
 arguments, policy decisions, results, answers; see ``rho_domain.replay_steps``) are compared
 with the recorded ones, and the first difference is reported. ``overrides`` changes config
 fields (a new profile, say) to see what would differ.
 
+MCP servers the recording names are never started: with recorded tools, the MCP calls get
+their recorded results through stand-ins with the recording's policies
+(``rho_adapters.fakes.recorded_mcp``); with live tools, only servers ``overrides`` give run.
+
 Not reproduced: a cancellation's timing and a model error (the replay runs on where the
 recording stopped; the recorded model has no further answer, so the run ends in error without
-a new step), and operator directives (the recorded model's answers already include their effect).
+a new step), operator directives (the recorded model's answers already include their effect),
+and hooks: a recording's hook references are never imported (a recording is data), so a replay
+runs without hooks unless ``overrides`` give ``hooks``; what the recorded hooks produced (a
+rewritten call, a replaced result) is in the recording, and a call a hook denied is the
+first divergence.
 """
 
 from __future__ import annotations
@@ -26,7 +36,8 @@ from typing import Any, Literal
 
 import attrs
 
-from rho_adapters.fakes import FakeClock, MemoryExecutor
+from rho_adapters.fakes import FakeClock, ManualToolSource, MemoryExecutor
+from rho_adapters.fakes.recorded_mcp import recorded_mcp_tools
 from rho_adapters.fakes.replay_model import (
     RecordedApprover,
     RecordedTools,
@@ -34,9 +45,10 @@ from rho_adapters.fakes.replay_model import (
     load_recording,
 )
 from rho_domain import events as ev
-from rho_domain.config import AgentConfig
+from rho_domain.config import AgentConfig, HookConfig
 from rho_domain.errors import ConfigError
-from rho_domain.permissions import readonly_profile
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.permissions import PermissionProfile, readonly_profile
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionRecord
 from rho_domain.replay_steps import Divergence, Step, first_divergence, steps
@@ -115,9 +127,20 @@ async def replay_async(
             raise ConfigError(f"replay overrides: {exc}") from None
     if tools == "live":  # real tools run: the recording's profile is data, not authority
         config = _live_config(recording.record, overrides or {})
+    if "hooks" not in (overrides or {}):
+        # never imported from a recording (data); what its hooks produced is recorded
+        config = attrs.evolve(config, hooks=HookConfig())
     # the recording's databases, never the environment's: a replay reruns what was recorded
     base = Agent(config, environ={})
-    registry = base.registry if tools == "live" else RecordedTools(base.registry, recording.events)
+    # live tools: a delegate call still gets its recorded result. Its sub-agent is another
+    # session with its own recording; run live here, it would be fed the parent's recorded
+    # answers (``replay`` the child's own directory to check it).
+    registry = base.registry
+    if tools == "recorded":  # the recorded MCP calls answered too, no server started
+        stand_ins = recorded_mcp_tools(recording.events, _servers_of(config, base.profile))
+        registry = RecordedTools(registry.with_tools(*stand_ins), recording.events)
+    else:
+        registry = RecordedTools(registry, recording.events, only=("delegate",))
     agent = Agent(
         config,
         profile=base.profile,
@@ -135,6 +158,9 @@ async def replay_async(
         approver=approver,
         on_event=lambda e: seen.append(e) if ev.is_persistent(e) else None,
         interrupt_on_approval=False,  # a recorded awaiting_approval run ends the same way
+        # a trace is data: the MCP servers it names are never started by a replay (live
+        # tools get servers only from ``overrides``: ``_live_config``)
+        tool_source=None if tools == "live" else ManualToolSource(),
     )
     try:
         for run in _runs(recording.events):
@@ -158,6 +184,12 @@ async def replay_async(
     )
 
 
+def _servers_of(config: AgentConfig, profile: PermissionProfile) -> dict[str, McpServerConfig]:
+    """The MCP servers a recording's config and profile define (for their read-only tools)."""
+    own = {n: s for n, s in profile.mcp_servers.items() if not s.is_reference}
+    return {**config.mcp_servers, **own}
+
+
 def _live_config(record: SessionRecord, overrides: Mapping[str, Any]) -> AgentConfig:
     """The config live tools run under: the recorded profile only within readonly (or the one
     ``overrides`` give), no recorded databases unless given, no inherited auto-approval
@@ -166,7 +198,7 @@ def _live_config(record: SessionRecord, overrides: Mapping[str, Any]) -> AgentCo
 
     authority = ResumeAuthority(
         profiles=(readonly_profile(),),
-        given=overrides,
+        given={"hooks": HookConfig(), **overrides},
         databases={},
         hint="replay it with overrides={{'profile': {profile!r}}} to run its tools live under "
         "that profile",

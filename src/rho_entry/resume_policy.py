@@ -17,6 +17,10 @@ the server all come through ``authorise``):
 - **Workspace.** A stored ``working_dir`` is where every tool reads and writes: it must be the
   resumer's workspace or inside it (the CLI: the directory it runs in, or ``--working-dir``),
   or be given again; ``working_dir: /`` would open the whole machine to the tools.
+- **Hooks.** A stored ``hooks`` names code to import and run (``module:function``): it is
+  never imported from the directory. The resumer's hooks apply (its configuration, or given
+  again); a stored session naming hooks the resumer does not give is refused, so a
+  redaction hook is not silently dropped either.
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
   ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
@@ -30,8 +34,7 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.model.demo import DEMO_MODEL
-from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.config import AgentConfig, DatabaseConfig, HookConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
     BUILTIN_PROFILES,
@@ -82,6 +85,12 @@ class ResumeAuthority:
         workspace: The resumer's workspace (absolute), or None to not check a stored
             ``working_dir`` (a server checks its own roots).
         workspace_hint: How to give the working directory again, ``{path}`` the stored one.
+        hooks: The resumer's hooks by reference (its configuration's): the resumed session
+            runs them. A stored reference must be one of them or of ``hook_names``, else the
+            resume is refused (unless ``given`` has ``hooks``).
+        hook_names: ``module.qualname`` of the hooks the resumer gives as functions
+            (``Session.resume(hooks=...)``, a runtime's agent).
+        hooks_hint: How to give hooks again.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -93,6 +102,9 @@ class ResumeAuthority:
     endpoint_hint: str = "pass overrides={{'{field}': ...}} to use it again"
     workspace: str | None = None
     workspace_hint: str = "pass overrides={{'working_dir': {path!r}}} to work there"
+    hooks: HookConfig = HookConfig()
+    hook_names: frozenset[str] = frozenset()
+    hooks_hint: str = "pass hooks=Hooks(...) or overrides={'hooks': HookConfig(...)}"
 
 
 @attrs.frozen(kw_only=True)
@@ -139,6 +151,7 @@ def authorise(
 
     Raises ``ConfigError`` naming the session, what its directory asks for, and how to allow it
     (a profile granting more than allowed, a stored endpoint or database list that differs).
+    Stored MCP servers are dropped (with a notice) unless ``given`` names them again.
     """
     stored = record.config
     given = dict(authority.given)
@@ -149,14 +162,21 @@ def authorise(
             "(pass -y to turn it on for this run)"
         )
     given.setdefault("auto_approve", False)
+    if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
+        given["budget"] = attrs.evolve(stored.budget, **given["budget"])
     if "profile" not in given:
         given["profile"] = _allowed_profile(record, authority, config_dir)
     if authority.workspace is not None and "working_dir" not in given:
         _check_workspace(record, authority)
+    # Imported here: the model adapters are not part of importing the library facade.
+    from rho_adapters.model.demo import DEMO_MODEL
+
     if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
         given.update(_endpoint(record, authority, given))
     if authority.roots is not None and "working_dir" not in given and stored.backend == "local":
         _check_working_dir(record, authority.roots)
+    if "hooks" not in given:
+        given["hooks"] = _hooks(record, authority)
     if authority.databases is not None and "databases" not in given:
         if dict(stored.databases) and dict(stored.databases) != dict(authority.databases):
             raise ConfigError(
@@ -167,7 +187,36 @@ def authorise(
                 "overrides={'databases': ...})"
             )
         given["databases"] = authority.databases
+    if "mcp_servers" not in given:
+        # a stored command line is data: it never starts a program on its own
+        given["mcp_servers"] = {}
+        if stored.mcp_servers:
+            notices.append(
+                f"session {record.id} was stored with MCP servers "
+                f"({', '.join(sorted(stored.mcp_servers))}); a session directory does not "
+                "choose which programs run, so they are not started (give them again: "
+                "--mcp-config FILE, or overrides={'mcp_servers': ...})"
+            )
     return Authorised(config=attrs.evolve(stored, **given), notices=tuple(notices))
+
+
+def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
+    """The resumer's hooks; refused when the stored session names references they lack."""
+    stored, mine = record.config.hooks, authority.hooks
+    known = {_dotted(ref) for ref in mine.references} | authority.hook_names
+    missing = [ref for ref in stored.references if _dotted(ref) not in known]
+    if missing:
+        raise ConfigError(
+            f"session {record.id} was stored with hooks {', '.join(missing)}; a session "
+            "directory does not choose code to run, and resuming without them could skip a "
+            f"check or a redaction: configure them again ({authority.hooks_hint})"
+        )
+    return mine
+
+
+def _dotted(ref: str) -> str:
+    """``pkg.mod:Class.fn`` as a function's ``module.qualname``: ``pkg.mod.Class.fn``."""
+    return ref.replace(":", ".", 1)
 
 
 def _allowed_profile(

@@ -1,6 +1,9 @@
 """``State`` as the design documents show it: the domain's State plus ``from_jsonl``, the
 documents' mutators and OpenAI-format views.
 
+It holds a domain ``State`` (``core``, the one the session's loop folds events into) and shows
+its fields and methods unchanged (``forwarding.Forward``); it never subclasses it.
+
 Every mutator builds the event the session itself would record (``MessageAdded``,
 ``Compacted``) and applies it, so State still changes only through ``apply`` and replaying
 its events gives it back. The events written this way are kept (``written_events``) until a
@@ -25,8 +28,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from rho_domain import events as ev
 from rho_domain import state as domain_state
 from rho_domain.compaction import SUMMARY_PREFIX
@@ -35,21 +36,63 @@ from rho_domain.messages import (
     Message,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
     estimate_tokens,
     message_chars,
 )
+from rho_entry.forwarding import Forward
+
+_CORE = "core"
 
 
-@attrs.define
-class State(domain_state.State):
-    """``rho_domain.state.State`` with the design documents' methods (module docstring)."""
+class State:
+    """``rho_domain.state.State`` with the design documents' methods (module docstring).
 
-    written_events: list[ev.Event] = attrs.field(factory=list, eq=False, repr=False)
-    # set by the Session that owns this State: events written by hand then go to its store
-    persist: Callable[[Sequence[ev.Event]], None] | None = attrs.field(
-        default=None, eq=False, repr=False
-    )
+    ``State()`` starts an empty conversation; ``State(core)`` shows a domain State. Fields and
+    methods of the domain State read through (``messages``, ``usage``, ``pending_calls``,
+    ``apply``...); change it only through ``apply`` or the methods below.
+    """
+
+    __slots__ = ("core", "persist", "written_events")
+
+    messages = Forward[list[Message]](_CORE)
+    usage = Forward[Usage](_CORE)
+    status = Forward[str](_CORE)
+    run_count = Forward[int](_CORE)
+    last_prompt_tokens = Forward[int | None](_CORE)
+    chars_since_prompt = Forward[int](_CORE)
+    pending_calls = Forward[tuple[ToolCall, ...]](_CORE)
+    approvals = Forward[dict[str, bool | None]](_CORE)
+    rejection_reasons = Forward[dict[str, str]](_CORE)
+    approval_reasons = Forward[dict[str, str]](_CORE)
+    waiting_children = Forward[dict[str, tuple[str, ToolCall]]](_CORE)
+    always_allowed = Forward[set[str]](_CORE)
+    started_calls = Forward[set[str]](_CORE)
+    directive_offset = Forward[int](_CORE)
+    compactions = Forward[int](_CORE)
+
+    def __init__(self, core: domain_state.State | None = None) -> None:
+        self.core = core if core is not None else domain_state.State()
+        self.written_events: list[ev.Event] = []
+        # set by the Session that owns this State: events written by hand then go to its store
+        self.persist: Callable[[Sequence[ev.Event]], None] | None = None
+
+    def __repr__(self) -> str:
+        return f"State({self.core!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, State):
+            return self.core == other.core
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the domain State
+
+    @classmethod
+    def from_events(cls, events: Iterable[ev.Event], *, repair: bool = True) -> State:
+        """``rho_domain.state.State.from_events``: replay ``events`` (with ``repair``, a call
+        left without a result gets an interrupted result)."""
+        return cls(domain_state.State.from_events(events, repair=repair))
 
     @classmethod
     def from_jsonl(cls, source: Path | str | bytes) -> State:
@@ -62,9 +105,39 @@ class State(domain_state.State):
         from rho_adapters.store import parse_trace, read_trace
 
         trace = parse_trace(source) if isinstance(source, bytes) else read_trace(Path(source))
-        state = cls.from_events(trace.events)
-        assert isinstance(state, cls)  # from_events builds ``cls()``
-        return state
+        return cls.from_events(trace.events)
+
+    def apply(self, event: ev.Event) -> None:
+        """Fold one event into the state (``rho_domain.state.State.apply``)."""
+        self.core.apply(event)
+
+    def estimated_context_tokens(self, system_prompt: str = "") -> int:
+        """``rho_domain.state.State.estimated_context_tokens``."""
+        return self.core.estimated_context_tokens(system_prompt)
+
+    def unanswered_calls(self) -> tuple[ToolCall, ...]:
+        """Tool calls with no result that are not waiting for approval."""
+        return self.core.unanswered_calls()
+
+    def forget_recorded_approvals(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``rho_domain.state.State.forget_recorded_approvals``."""
+        return self.core.forget_recorded_approvals()
+
+    def repair(self) -> tuple[ToolResultMessage, ...]:
+        """``rho_domain.state.State.repair``."""
+        return self.core.repair()
+
+    def awaiting_decision(self) -> tuple[ToolCall, ...]:
+        """``rho_domain.state.State.awaiting_decision``."""
+        return self.core.awaiting_decision()
+
+    def settled_history(self) -> list[Message]:
+        """``rho_domain.state.State.settled_history``."""
+        return self.core.settled_history()
+
+    def user_messages(self) -> tuple[UserMessage, ...]:
+        """``rho_domain.state.State.user_messages``."""
+        return self.core.user_messages()
 
     @property
     def total_input_tokens(self) -> int:

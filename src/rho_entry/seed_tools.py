@@ -41,6 +41,7 @@ from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile, readonly_profile
 from rho_domain.tools import base
 from rho_domain.tools import registry as domain_registry
+from rho_domain.tools.prepared import PreparedCall
 
 
 @attrs.frozen
@@ -189,7 +190,7 @@ class ToolRegistry(domain_registry.ToolRegistry):
 
     async def dispatch(
         self,
-        call: ToolCall | ToolInvocation,
+        call: ToolCall | PreparedCall | ToolInvocation,
         ctx: base.ToolContext | None = None,
         *,
         timeout: float | None = None,
@@ -200,7 +201,8 @@ class ToolRegistry(domain_registry.ToolRegistry):
         if isinstance(call, ToolInvocation):
             call = ToolCall(call.call_id, call.tool_name, json.dumps(dict(call.arguments)))
         if ctx is None:
-            ctx = attrs.evolve(self._workspace(), call_id=call.id)
+            call_id = call.call.id if isinstance(call, PreparedCall) else call.id
+            ctx = attrs.evolve(self._workspace(), call_id=call_id)
         return await super().dispatch(call, ctx, timeout=timeout)
 
     def _workspace(self) -> base.ToolContext:

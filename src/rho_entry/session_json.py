@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
-
-LIVE = frozenset({"running", "paused", "idle"})  # liveness values of a session a process drives
 
 
 def info_dict(info: SessionInfo, now: float) -> dict[str, Any]:
@@ -35,5 +34,5 @@ def info_dict(info: SessionInfo, now: float) -> dict[str, Any]:
 
 def active_seconds(info: SessionInfo, now: float) -> float:
     """Seconds from creation to ``now`` while live, else to the last update."""
-    end = now if info.liveness in LIVE else info.updated_at
+    end = now if held_by_live_process(info.liveness) else info.updated_at
     return max(0.0, end - info.created_at)

@@ -18,11 +18,13 @@ import attrs
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
+from rho_domain.loop.session_ports import Closeable, SessionPorts
 from rho_domain.permissions import (
     DatabaseMode,
     PermissionProfile,
     ShellMode,
 )
+from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
@@ -30,27 +32,15 @@ from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.spreadsheet import SpreadsheetReader
-from rho_domain.ports.store import SessionStore
+from rho_domain.ports.store import SessionStore, SignalingStore
 from rho_domain.pricing import PriceTable
+from rho_domain.tools.source import ToolSource
 from rho_entry.config.home import config_dir
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
 # configuration decides, and a script without one sees it on stderr (logging's last resort).
 sandbox_log = logging.getLogger("rho_entry.sandbox")
 _SAID: set[str] = set()
-
-
-@attrs.frozen(kw_only=True)
-class Ports:
-    """The ports of one session, and the adapters created here (closed with the session)."""
-
-    model: ChatModel
-    executor: Executor
-    clock: Clock
-    store: SessionStore | None
-    signals: SignalSource | None
-    databases: Mapping[str, Database]
-    owned: tuple[Any, ...]  # adapters created here, closed with the session
 
 
 def profile_of(config: AgentConfig) -> PermissionProfile:
@@ -103,15 +93,24 @@ def build_ports(
     *,
     model: ChatModel | None = None,
     executor: Executor | None = None,
-    store: SessionStore | None = None,
+    store: SessionStore | str | Path | None = None,
     clock: Clock | None = None,
     signals: SignalSource | None = None,
     databases: Mapping[str, Database] | None = None,
+    approver: Approver | None = None,
     environ: Mapping[str, str] | None = None,
-) -> Ports:
-    """Fill every port the caller did not pass."""
+    tool_source: ToolSource | None = None,
+) -> SessionPorts:
+    """Fill every port the caller did not pass (the adapters built here are ``owned``:
+    the session closes them). The tool source (MCP servers) is built from the config and the
+    profile when not passed; None when they start no server. ``store`` may be a URL or a
+    path (``rho_entry.stores``)."""
     env = os.environ if environ is None else environ
-    owned: list[Any] = []
+    if isinstance(store, str | Path):
+        from rho_entry.stores import as_store
+
+        store = as_store(store, env)
+    owned: list[Closeable] = []
     config = agent.config
     if clock is None:
         from rho_adapters.clock import SystemClock
@@ -121,21 +120,29 @@ def build_ports(
         model = build_model(config, env, clock)
         owned.append(model)
     if executor is None:
-        executor = build_executor(config, agent.profile, store)
+        executor = build_executor(config, agent.profile, store, environ=env)
         owned.append(executor)
     if signals is None and store is not None:
         signals = build_signals(store)
     if databases is None:
         databases = build_databases(config, agent.profile, env)
         owned.extend(databases.values())
-    return Ports(
+    if tool_source is None:
+        from rho_entry.mcp_servers import build_tool_source
+
+        tool_source = build_tool_source(config, agent.profile, store, env)
+        if tool_source is not None:
+            owned.append(tool_source)
+    return SessionPorts(
         model=model,
         executor=executor,
         clock=clock,
         store=store,
         signals=signals,
+        approver=approver,
         databases=databases,
         owned=tuple(owned),
+        tool_source=tool_source,
     )
 
 
@@ -241,19 +248,24 @@ def build_executor(
     store: SessionStore | None,
     *,
     search_path: tuple[str, ...] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> Executor:
     """The executor the config's ``backend`` names, enforcing ``profile``. A local one whose
     restricted commands run without the sandbox says so (``say_unprotected``); ``search_path``
-    replaces the programs' default path (tests: a machine without bwrap)."""
+    replaces the programs' default path (tests: a machine without bwrap). ``environ`` (default
+    the process's, read live as each unrestricted command starts) is the commands' base
+    environment, where the config directory kept from tools is found, and Daytona's settings;
+    nothing below this function reads ``os.environ``."""
+    env = os.environ if environ is None else environ
     if config.backend == "daytona":
-        return build_daytona_executor(config, profile, os.environ)
+        return build_daytona_executor(config, profile, env)
     if config.backend != "local":
         raise ConfigError(f"unknown backend {config.backend!r}: use local or daytona")
     from rho_adapters.local import LocalExecutor
 
     root = working_dir_of(config)
     workspace = Path(root)
-    home = config_dir(os.environ).resolve()
+    home = config_dir(env).resolve()
     # The agent's own configuration (databases.yaml, profiles, sessions) is never read by a
     # tool, unless the operator made the workspace part of it.
     secret = () if workspace == home or home in workspace.parents else (str(home),)
@@ -262,8 +274,9 @@ def build_executor(
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         extra_read_roots=profile.extra_read_roots,
+        read_outside=profile.read_outside_workspace,
         protected_paths=tuple(str(p) for p in _store_paths(store)),
-        base_env=os.environ,  # read as each command starts
+        base_env=env,  # read as each command starts (os.environ stays live)
         secret_locations=secret,
         limits=profile.limits,
         search_path=search_path,
@@ -281,10 +294,17 @@ def say_unprotected(notice: str | None) -> None:
 
 
 def build_daytona_executor(
-    config: AgentConfig, profile: PermissionProfile, environ: Mapping[str, str]
+    config: AgentConfig,
+    profile: PermissionProfile,
+    environ: Mapping[str, str],
+    *,
+    snapshot: str | None = None,
+    dockerfile: str | None = None,
 ) -> Executor:
     """A Daytona sandbox executor. The sandbox enforces the same profile as a local one;
-    host paths (extra read roots, the session directory) mean nothing there."""
+    host paths (extra read roots, the session directory) mean nothing there. ``snapshot`` or
+    ``dockerfile`` (its text; ``--snapshot``, ``--dockerfile``) replace the environment's
+    image and snapshot."""
     from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
 
     api_key = environ.get("DAYTONA_API_KEY")
@@ -302,6 +322,8 @@ def build_daytona_executor(
         image=environ.get("RHO_AGENT_DAYTONA_IMAGE") or None,
         snapshot=environ.get("RHO_AGENT_DAYTONA_SNAPSHOT") or None,
     )
+    if snapshot is not None or dockerfile is not None:
+        settings = attrs.evolve(settings, snapshot=snapshot, dockerfile=dockerfile, image=None)
     if remote_dir := environ.get("RHO_AGENT_DAYTONA_WORKING_DIR"):
         settings = attrs.evolve(settings, working_dir=remote_dir)
     return DaytonaExecutor(
@@ -309,6 +331,7 @@ def build_daytona_executor(
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
         limits=profile.limits,
+        read_outside=profile.read_outside_workspace,
     )
 
 
@@ -318,12 +341,9 @@ def _store_paths(store: SessionStore | None) -> tuple[Path, ...]:
 
 
 def build_signals(store: SessionStore) -> SignalSource | None:
-    """File signals for a file store (sentinel files in each session directory)."""
-    from rho_adapters.store import FileSessionStore, FileSignals
-
-    if not isinstance(store, FileSessionStore):
-        return None
-    return FileSignals(store.session_dir)
+    """The signals a store's sessions carry (``SignalingStore``: a file store's sentinel
+    files), else None."""
+    return store.signals() if isinstance(store, SignalingStore) else None
 
 
 def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[str]:

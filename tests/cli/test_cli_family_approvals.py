@@ -114,3 +114,44 @@ def test_the_repl_asks_about_the_childs_call_when_the_parent_is_resumed(tmp_path
         finally:
             term.close()
     assert (work / "r.txt").read_text() == "repl\n"
+
+
+def test_a_child_answered_on_its_own_gives_its_answer_to_the_parent(tmp_path: Path) -> None:
+    """Issue 29, item 6: ``--resume CHILD`` continues the sub-agent without a ``delegate``
+    tool, and the parent, resumed afterwards, gets the answer the child gave there."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    replies = [
+        tool_reply(call("delegate", {"instruction": "write the note"}, call_id="d1")),
+        tool_reply(call("write", {"path": "note.txt", "content": "hi\n"}, call_id="w1")),
+        text_reply("child: note written"),
+        text_reply("parent: the sub-agent says the note is written"),
+    ]
+    with LoopbackServer(replies) as server:
+        first = rho(
+            "--base-url", server.base_url, "-m", "fake", "--profile", "developer", "--json",
+            "delegate a note", cwd=work, home=home,
+        )  # fmt: skip
+        assert first.returncode == 4, first.stderr
+        parent = json.loads(first.stdout.splitlines()[-1])["session_id"]
+        sessions = home / "rho" / "sessions"
+        (child,) = [p.name for p in sessions.iterdir() if p.name != parent]
+        alone = rho(
+            "--resume", child, "--profile", "developer", "--base-url", server.base_url,
+            "--approve", "w1", cwd=work, home=home,
+        )  # fmt: skip
+        assert alone.returncode == 0, alone.stderr
+        assert alone.stdout.strip() == "child: note written"
+        offered = [t["function"]["name"] for t in server.requests[2]["tools"]]
+        assert "delegate" not in offered
+        assert "write" in offered
+        back = rho(
+            "--resume", parent, "--profile", "developer", "--base-url", server.base_url,
+            "--approve", "d1", cwd=work, home=home,
+        )  # fmt: skip
+    assert back.returncode == 0, back.stderr
+    assert back.stdout.strip() == "parent: the sub-agent says the note is written"
+    tool_message = server.requests[-1]["messages"][-1]
+    assert (tool_message["role"], tool_message["content"]) == ("tool", "child: note written")
+    assert len(server.requests) == 4
+    assert (work / "note.txt").read_text() == "hi\n"

@@ -269,6 +269,11 @@ def test_monitor_lines_never_show_pythons_none() -> None:
         "text",
         "error_type",
         "message",
+        "listener",
+        "event_kind",
+        "hook",
+        "point",
+        "outcome",
     ]
     for kind in _FORMATS:  # every field null, as an older or torn writer may leave it
         line = format_event(json.dumps({"kind": kind, "at": 0, **dict.fromkeys(fields)}).encode())

@@ -23,6 +23,7 @@ from rho_adapters.local.line_search import ProcessLineSearcher
 from rho_domain.errors import PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import FileWriteMode, readonly_profile
+from rho_domain.reach import OutsideReads
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.factory import build_registry
 
@@ -95,6 +96,9 @@ async def rig(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
         extra_read_roots=(str(home),),
         transport=fake.transport,
         homes=(str(home),),
+        # The widest reach: secrets must be refused where the rest of the machine is
+        # readable (/etc/hostname is, in the legit reads); test_read_reach.py covers deny.
+        read_outside=OutsideReads.ALLOW,
     )
     try:
         yield {"executor": executor, "home": home, "ws": ws}

@@ -36,6 +36,7 @@ from rho_entry.config.config_files import load_profile_file
 from rho_entry.config.databases_config import load_databases_file
 from rho_entry.config.prices import read_prices
 from rho_entry.config.templates import parse_template, render_template
+from rho_entry.mcp_servers import load_mcp_servers
 
 Runner = Callable[[Block, DocsEnv], None]
 
@@ -45,6 +46,11 @@ STDIN_TASK = "What is in this directory?\n"
 # Commands of bash blocks (without their comment) that cannot run here, each with its reason.
 # Keep it short.
 NOT_RUN: dict[str, str] = {
+    'rho-agent --json --output-schema order.schema.json "the last order in orders.csv" '
+    "| tail -n 1": (
+        "needs the reader's schema file and a model that answers in JSON; "
+        "tests/cli/test_cli_output_schema.py runs --output-schema against the loopback server"
+    ),
     'rho-agent --base-url http://127.0.0.1:8080/v1 --model local "what is in this directory?"': (
         "needs a model server on port 8080; tests/cli/test_cli_real_servers.py runs such a "
         "command against the llama-cpp-python fake on loopback"
@@ -72,6 +78,9 @@ EXPECTED_OUTPUT: dict[tuple[str, str], str] = {
         "202 event: run_start event: run_end"
     ),
     ("README.md", "Fork a session from a point in the past"): "Marseille is.",
+    ("stuck-loops.md", "From Python"): "stuck | stuck: the tool list was called 4 times",
+    ("structured-output.md", "From Python"): "completed 1 ['a.txt']",
+    ("mcp.md", "From the library"): "completed",
 }
 
 # Commands that exit with something other than 0 when they do what the docs say.
@@ -85,6 +94,9 @@ EXPECTED_EXIT: dict[str, int] = {
 # What the last line a command prints must contain, where its comment promises it.
 EXPECTED_LAST_LINE: dict[str, str] = {
     'rho-agent --json "count TODOs" | jq -c .': '"kind":"result"',
+    "rho-agent mcp list --mcp-config mcp.yaml --profile ops.yaml": (
+        "mcp__tickets__close_ticket  dangerous"
+    ),
     'curl -sfN localhost:8765/api/sessions -H "Authorization: Bearer $(cat '
     '"${RHO_AGENT_HOME:-$HOME/.config/rho-agent}/server/127.0.0.1-8765.token")" '
     "-H 'Content-Type: application/json' -H 'Accept: text/event-stream' "
@@ -99,6 +111,7 @@ def run_python(block: Block, env: DocsEnv) -> None:
     """Run the block in a fresh interpreter in the workspace; a block defining ``test_*``
     functions is a test file and runs under pytest, as a reader would run it."""
     name = f"{block.doc.stem}_{block.line}".replace("-", "_").lower()
+    _write_titled_files(block, env)  # a program the block starts (docs/mcp.md's server)
     is_test = re.search(r"^(async )?def test_", block.text, re.MULTILINE) is not None
     script = env.scratch / (f"test_{name}.py" if is_test else f"{name}.py")
     script.write_text(block.text, encoding="utf-8")
@@ -293,8 +306,9 @@ def _output(done: subprocess.CompletedProcess[str]) -> str:
 
 def load_yaml(block: Block, env: DocsEnv) -> None:
     """Load the block with the loader for what it is: a databases.yaml (one ``databases``
-    key), a prices.yaml (``version`` and ``models``), an AgentConfig file (a key only
-    AgentConfig has: model, ...), else a profile."""
+    key), an MCP config (one ``mcp_servers`` key), a prices.yaml (``version`` and
+    ``models``), an AgentConfig file (a key only AgentConfig has: model, ...), else a
+    profile."""
     data = yaml.safe_load(block.text)
     assert isinstance(data, dict), f"{block.where}: not a mapping"
     path = env.scratch / f"{block.doc.stem}_{block.line}.yaml"
@@ -304,6 +318,8 @@ def load_yaml(block: Block, env: DocsEnv) -> None:
     try:
         if set(data) == {"databases"}:
             assert load_databases_file(path), f"{block.where}: no database aliases"
+        elif set(data) == {"mcp_servers"}:
+            assert load_mcp_servers(path), f"{block.where}: no MCP servers"
         elif set(data) == {"version", "models"}:
             assert read_prices(path).prices, f"{block.where}: no prices"
         elif set(data) & config_only:

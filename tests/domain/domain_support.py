@@ -9,6 +9,7 @@ from typing import Any
 from rho_adapters.fakes import FakeClock, MemoryExecutor, MemorySessionStore, ScriptedModel
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_domain.hooks import Hooks
 from rho_domain.loop.session import Session
 from rho_domain.permissions import PermissionProfile, builtin_profile
 from rho_domain.ports.approver import Approver
@@ -120,6 +121,7 @@ def make_session(
     executor: MemoryExecutor | None = None,
     clock: FakeClock | None = None,
     output_limit: int = 20_000,
+    hooks: Hooks | None = None,
     **config_fields: Any,
 ) -> Session:
     resolved = builtin_profile(profile) if isinstance(profile, str) else profile
@@ -129,6 +131,7 @@ def make_session(
         profile=resolved,
         registry=ToolRegistry(tools or [EchoTool()], output_limit=output_limit),
         system_prompt="You are a test agent.",
+        hooks=hooks if hooks is not None else Hooks(),
     )
     return Session(
         agent,

@@ -212,3 +212,43 @@ async def test_cancelling_the_task_that_runs_the_session_stops_the_tool() -> Non
     assert slow.cancelled
     assert session.state.status == "cancelled"
     assert session.state.unanswered_calls() == ()
+
+
+async def test_every_end_of_a_run_clears_its_pause_and_answers_its_exports() -> None:
+    """Issue 29, item 5: a pause or an export asked during the run's last step (after its
+    last checkpoint) belongs to that run: the run that ends clears the pause (the next run
+    does not start paused) and answers the export (its asker does not wait in vain)."""
+    signals = ManualSignals()
+    session = make_session([text("first"), text("second")], signals=signals)
+    asked: list[str] = []
+
+    def late_signals(event: ev.Event) -> None:
+        if isinstance(event, ev.LLMEnded):
+            signals.pause(session.id)
+            signals.cancel(session.id)
+            asked.append(signals.request_export(session.id))
+
+    assert (await session.run("go", on_event=late_signals)).status is RunStatus.COMPLETED
+    assert not await signals.is_paused(session.id)
+    assert not await signals.cancel_requested(session.id)
+    assert await signals.export_requests(session.id) == ()
+    assert "first" in signals.exports[asked[0]]
+    interruptions: list[ev.Event] = []
+    second = await asyncio.wait_for(
+        session.run("again", on_event=lambda e: interruptions.append(e)), 5
+    )
+    assert second.status is RunStatus.COMPLETED
+    assert [e for e in interruptions if isinstance(e, ev.Interrupted)] == []
+
+
+async def test_a_paused_run_that_is_cancelled_leaves_no_pause_behind() -> None:
+    signals = ManualSignals()
+    session = make_session([text("after")], signals=signals)
+    signals.pause(session.id)
+    task = asyncio.create_task(session.run("go"))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    signals.cancel(session.id)
+    assert (await task).status is RunStatus.CANCELLED
+    assert not await signals.is_paused(session.id)
+    assert (await asyncio.wait_for(session.run("again"), 5)).status is RunStatus.COMPLETED

@@ -253,15 +253,17 @@ async def test_a_window_smaller_than_the_prompt_and_tools_is_refused_naming_the_
 
 async def test_max_turns_has_a_default_and_zero_means_no_limit() -> None:
     """Issue 16: without a limit a model that never stops calling tools never ended."""
+    # The same call over and over would end the run "stuck" first (test_domain_stuck.py):
+    # the repeat guard is off here, to reach the turn limit.
     looping = [tools(call("echo", {"text": "x"}))] * (DEFAULT_MAX_TURNS + 5)
-    session = make_session(looping)
+    session = make_session(looping, repeat_limit=0)
     assert session.agent.config.max_turns == DEFAULT_MAX_TURNS
     result = await session.run("loop")
     assert result.status is RunStatus.MAX_TURNS
     assert len(session.model.requests) == DEFAULT_MAX_TURNS  # type: ignore[attr-defined]
-    unlimited = make_session([*looping, text("done")], max_turns=0)
+    unlimited = make_session([*looping, text("done")], max_turns=0, repeat_limit=0)
     assert (await unlimited.run("loop")).status is RunStatus.COMPLETED
-    per_run = make_session([*looping, text("done")])
+    per_run = make_session([*looping, text("done")], repeat_limit=0)
     assert (await per_run.run("loop", max_turns=0)).status is RunStatus.COMPLETED
 
 

@@ -24,7 +24,10 @@ async def _turn(request: ModelRequest) -> Turn:
 
 
 async def main(root: Path, session_id: str, base_url: str) -> int:
-    config = AgentConfig(profile="readonly", model="fake", base_url=base_url, max_turns=0)
+    # The same read forever, until cancelled: the repeat guard would end it "stuck".
+    config = AgentConfig(
+        profile="readonly", model="fake", base_url=base_url, max_turns=0, repeat_limit=0
+    )
     async with Session(
         Agent(config),
         model=FunctionModel(_turn),

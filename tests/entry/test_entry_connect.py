@@ -149,3 +149,72 @@ def test_the_last_word_is_the_instruction_only_when_it_names_no_session(tmp_path
 async def test_an_unknown_session_is_named(tmp_path: Path) -> None:
     with pytest.raises(SessionNotFound, match="no session matches 'nope'"):
         await connect(["nope"], root=tmp_path, wait=0)
+
+
+def _ending_child(root: Path, session_id: str, go: Path) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, str(HERE / "connect_ending_child.py"), str(root), session_id, str(go)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    trace = root / session_id / "trace.jsonl"
+    _wait_for(lambda: trace.exists() and '"llm_start"' in trace.read_text(), "the model call")
+    return child
+
+
+async def _asked(root: Path, session_id: str) -> None:
+    """Wait (without blocking the loop) until connect's export request is on disk."""
+    exports = root / session_id / "exports"
+    for _ in range(600):
+        if exports.is_dir() and list(exports.glob("*.request")):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("connect never asked for the export")
+
+
+async def test_a_source_that_finishes_while_asked_answers_at_its_end(tmp_path: Path) -> None:
+    """Issue 29, item 9: the run ends before another checkpoint; the end of the run answers
+    the export, and connect returns at once, not after its 30 s wait."""
+    root, sid, go = tmp_path / "sessions", "ending000001", tmp_path / "go"
+    child = _ending_child(root, sid, go)
+    try:
+        started = time.monotonic()
+        asking = asyncio.ensure_future(connect([sid], root=root))
+        await _asked(root, sid)
+        go.touch()
+        connected = await asyncio.wait_for(asking, 60)
+        took = time.monotonic() - started
+    finally:
+        _out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, err
+    assert took < 10, f"connect waited {took:.1f} s for a session that had finished"
+    (export,) = connected.sources
+    assert export.source == "running"  # answered by the run's end, not read from the trace
+    assert "the queue drained at 10:40" in export.text
+
+
+async def test_a_source_that_dies_while_asked_is_read_from_its_trace_at_once(
+    tmp_path: Path,
+) -> None:
+    """A process killed while asked never answers: connect sees it gone (stale) and reads the
+    trace instead of waiting out its deadline."""
+    root, sid = tmp_path / "sessions", "killed000001"
+    child = _ending_child(root, sid, tmp_path / "never")
+    try:
+        started = time.monotonic()
+        asking = asyncio.ensure_future(connect([sid], root=root))
+        await _asked(root, sid)
+        child.kill()
+        child.wait()  # reaped, as its shell would: a zombie's pid still answers
+        connected = await asyncio.wait_for(asking, 60)
+        took = time.monotonic() - started
+    finally:
+        child.kill()
+        child.communicate(timeout=30)
+    assert took < 10, f"connect waited {took:.1f} s for a process that was gone"
+    (export,) = connected.sources
+    assert export.source == "trace: it finished (stale) while asked"
+    assert "user: Watch the queue" in export.text
+    assert not list((root / sid / "exports").glob("*.request"))

@@ -14,7 +14,6 @@ from rho_adapters.fakes import MemorySessionStore, ScriptedModel, call, text, to
 from rho_adapters.store import FileSessionStore
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError
-from rho_domain.loop.session import Session as DomainSession
 from rho_domain.messages import ToolResultMessage
 from rho_entry import Agent, AgentConfig, Session
 from rho_entry.replay import replay_async
@@ -49,7 +48,7 @@ def _query_script() -> ScriptedModel:
     )
 
 
-def _result(session: DomainSession, call_id: str) -> str:
+def _result(session: Session, call_id: str) -> str:
     """The last result of the call ``call_id`` (each run's script reuses the id)."""
     return next(
         m.content

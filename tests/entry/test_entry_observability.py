@@ -18,8 +18,9 @@ from rho_entry.cli.main import main as cli_main
 from rho_entry.cli.stats import session_stats
 from rho_entry.config.prices import load_prices, parse_prices
 
+# Harbor 0.26's own models as JSON Schema (ATIF-v1.8); test_atif_harbor.py runs Harbor itself.
 SCHEMA = json.loads(
-    (Path(__file__).parents[1] / "fixtures" / "atif" / "atif-v1.4.schema.json").read_text()
+    (Path(__file__).parents[1] / "fixtures" / "atif" / "atif-v1.8.schema.json").read_text()
 )
 
 
@@ -153,10 +154,37 @@ async def test_atif_export_validates_and_holds_every_message(
     (ref,) = results["call_d"]["subagent_trajectory_ref"]
     child = home / "sessions" / ref["session_id"]
     assert json.loads((child / "meta.json").read_text())["parent_id"] == parent.name
+    # resolvable by trajectory_id: the child is embedded, as its own export
+    (embedded,) = document["subagent_trajectories"]
+    assert ref["trajectory_id"] == embedded["trajectory_id"] == ref["session_id"]
+    assert document["trajectory_id"] == parent.name
     code, out, _ = _run_cli(["export", ref["session_id"], "--format", "atif"], capsys)
     child_doc = json.loads(out)
     _validate(child_doc)
+    assert child_doc == embedded
     assert [s["message"] for s in child_doc["steps"]] == ["count files", "child says 3"]
+
+
+async def test_atif_a_child_that_is_gone_is_named_not_referenced(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent = _parent(home)
+    for child in (home / "sessions").iterdir():
+        if child != parent:
+            (child / "trace.jsonl").unlink()
+    code, out, _ = _run_cli(["export", parent.name, "--format", "atif"], capsys)
+    assert code == 0
+    document = json.loads(out)
+    _validate(document)
+    assert "subagent_trajectories" not in document
+    (result,) = [
+        r
+        for s in document["steps"]
+        for r in s.get("observation", {}).get("results", ())
+        if r["source_call_id"] == "call_d"
+    ]
+    assert "subagent_trajectory_ref" not in result  # session_id alone would not resolve
+    assert result["extra"]["child_trajectory"] == "not exported: the child session was not found"
 
 
 def test_the_schema_rejects_what_the_rfc_forbids() -> None:
@@ -166,7 +194,6 @@ def test_the_schema_rejects_what_the_rfc_forbids() -> None:
         {**good, "schema_version": "ATIF-v9"},
         {**good, "agent": {"name": "x"}},
         {**good, "steps": [{"step_id": 1, "source": "tool", "message": ""}]},
-        {**good, "steps": [{"step_id": 1, "source": "user", "message": "", "metrics": {}}]},
         {**good, "surprise": 1},
     ):
         with pytest.raises(jsonschema.ValidationError):
@@ -232,6 +259,7 @@ async def test_the_cost_budget_fires_over_a_real_openai_compatible_socket(
             working_dir=str(tmp_path),
             budget=Budget(max_cost_usd=0.05),
             max_turns=30,
+            repeat_limit=0,  # the same read each time: the budget, not the repeat guard, is tested
         )
         async with Session(Agent(config)) as session:
             result = await session.run("read big.txt until you are stopped")

@@ -183,7 +183,7 @@ async def test_a_runtime_that_traces_records_each_sessions_spans(
             executor=MemoryExecutor(),
         )
     )
-    handles = [await dispatch_prompt(runtime, "hi") for _ in range(2)]
+    handles = [await dispatch_prompt(runtime, "hi", new_session=True) for _ in range(2)]
     for handle in handles:
         assert (await handle).ok
     await close_runtime(runtime)

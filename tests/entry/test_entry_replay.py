@@ -191,3 +191,42 @@ async def test_the_original_session_is_not_touched(recorded: Path, tmp_path: Pat
     await replay_async(copy)
     assert (recorded / "trace.jsonl").read_bytes() == before
     assert (copy / "trace.jsonl").read_bytes() == before
+
+
+async def test_live_replay_of_a_delegating_session_never_feeds_the_child_its_parents_answers(
+    tmp_path: Path,
+) -> None:
+    """Issue 29, item 6: with live tools the ``delegate`` call is answered from the recording;
+    run live, its sub-agent would take the parent's next recorded answer as its own."""
+    root = tmp_path / "sessions"
+    model = ScriptedModel(
+        [
+            tools(call("delegate", {"instruction": "what is in a.txt?"}, id="d1")),
+            tools(call("read", {"path": "a.txt"}, id="r1")),  # the child's turns
+            text("child: a.txt says alpha"),
+            tools(call("read", {"path": "b.txt"}, id="r2")),  # the parent's again
+            text("parent: alpha and beta"),
+        ]
+    )
+    session = Session(
+        Agent(AgentConfig(profile="developer")),
+        model=model,
+        executor=MemoryExecutor(dict(FILES)),
+        clock=FakeClock(),
+        store=FileSessionStore(root),
+        interrupt_on_approval=False,
+    )
+    assert (await session.run("Ask a helper about a.txt, then read b.txt.")).ok
+    await session.close()
+    parent = root / session.id
+    assert len([p for p in root.iterdir() if p.is_dir()]) == 2  # the parent and its child
+
+    executor = MemoryExecutor(dict(FILES))
+    report = await replay_async(
+        parent, tools="live", executor=executor, overrides={"profile": "developer"}
+    )
+    assert report.divergence is None, report.describe()
+    results = [s.detail for s in report.replayed if s.kind == "result"]
+    assert results[0] == "child: a.txt says alpha"  # the child's recorded answer
+    assert "beta" in results[1]  # the parent's own read ran live
+    assert len([p for p in root.iterdir() if p.is_dir()]) == 2  # no child was run again

@@ -109,7 +109,7 @@ async def test_concurrency_is_bounded_and_a_full_runtime_raises(tmp_path: Path) 
         when_full="raise",
     )
     await start_runtime(runtime)
-    handles = [await dispatch_prompt(runtime, f"p{i}") for i in range(3)]
+    handles = [await dispatch_prompt(runtime, f"p{i}", new_session=True) for i in range(3)]
     await settle()
     assert [h.status for h in handles] == [
         HandleStatus.RUNNING,
@@ -118,7 +118,7 @@ async def test_concurrency_is_bounded_and_a_full_runtime_raises(tmp_path: Path) 
     ]
     with pytest.raises(RuntimeFull, match="2 running and 1 queued"):
         # bounded: if the runtime waited instead of raising, the test fails rather than hangs
-        _ = await asyncio.wait_for(dispatch_prompt(runtime, "one too many"), 30)
+        _ = await asyncio.wait_for(dispatch_prompt(runtime, "one too many", new_session=True), 30)
     gated.gate.set()
     results = [await h for h in handles]
     assert [r.text for r in results] == ["answer to p0", "answer to p1", "answer to p2"]
@@ -132,8 +132,8 @@ async def test_a_full_runtime_makes_dispatch_wait_for_room(tmp_path: Path) -> No
         AgentConfig(working_dir=str(tmp_path)), model=gated.model, max_concurrent=1, max_queued=0
     )
     await start_runtime(runtime)
-    first = await dispatch_prompt(runtime, "first")
-    waiting = asyncio.ensure_future(dispatch_prompt(runtime, "second"))
+    first = await dispatch_prompt(runtime, "first", new_session=True)
+    waiting = asyncio.ensure_future(dispatch_prompt(runtime, "second", new_session=True))
     await settle()
     assert not waiting.done()  # back-pressure: the caller waits
     gated.gate.set()
@@ -157,7 +157,7 @@ async def test_many_runtimes_and_handles_share_one_loop(tmp_path: Path) -> None:
     for runtime in runtimes:
         await start_runtime(runtime)
     handles = [
-        await dispatch_prompt(runtime, f"{r}-{i}")
+        await dispatch_prompt(runtime, f"{r}-{i}", new_session=True)
         for r, runtime in enumerate(runtimes)
         for i in range(20)
     ]
@@ -333,9 +333,9 @@ async def test_cancelling_a_continuation_that_waits_for_a_slot(tmp_path: Path) -
         max_concurrent=1,
     )
     async with runtime:
-        writer = await dispatch_prompt(runtime, "write")
+        writer = await dispatch_prompt(runtime, "write", new_session=True)
         assert (await writer).status is RunStatus.AWAITING_APPROVAL
-        busy = await dispatch_prompt(runtime, "busy")  # takes the only slot
+        busy = await dispatch_prompt(runtime, "busy", new_session=True)  # takes the only slot
         await settle()
         writer.approve(write.id)
         await settle()
@@ -389,9 +389,11 @@ async def test_a_handle_awaiting_approval_gives_its_place_back(tmp_path: Path) -
         when_full="raise",
     )
     async with runtime:
-        waiting = await dispatch_prompt(runtime, "write")
+        waiting = await dispatch_prompt(runtime, "write", new_session=True)
         assert (await waiting).status is RunStatus.AWAITING_APPROVAL
-        other = await dispatch_prompt(runtime, "other")  # not RuntimeFull: nobody runs
+        other = await dispatch_prompt(
+            runtime, "other", new_session=True
+        )  # not RuntimeFull: nobody runs
         assert (await other).text == "other done"
         assert waiting.status is HandleStatus.AWAITING_APPROVAL
 

@@ -68,8 +68,8 @@ async def test_cancelling_a_queued_handle_never_runs_it(tmp_path: Path) -> None:
     model = FunctionModel(slow)
     runtime = create_runtime(AgentConfig(working_dir=str(tmp_path)), model=model, max_concurrent=1)
     async with runtime:
-        running = await dispatch_prompt(runtime, "first")
-        queued = await dispatch_prompt(runtime, "second")
+        running = await dispatch_prompt(runtime, "first", new_session=True)
+        queued = await dispatch_prompt(runtime, "second", new_session=True)
         await asyncio.sleep(0)
         assert queued.status is HandleStatus.QUEUED
         queued.cancel()
@@ -95,7 +95,7 @@ async def test_close_runtime_leaves_every_session_resumable(tmp_path: Path) -> N
         store=store,
     )
     await start_runtime(runtime)
-    handles = [await dispatch_prompt(runtime, f"task {i}") for i in range(3)]
+    handles = [await dispatch_prompt(runtime, f"task {i}", new_session=True) for i in range(3)]
     for marker in markers:
         await until(lambda m=marker: processes_with(m), "every tool to start")
     await close_runtime(runtime, deadline=10)

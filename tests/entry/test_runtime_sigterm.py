@@ -27,7 +27,7 @@ async def main() -> None:
     runtime = create_runtime(config, store=SessionStore())
     await start_runtime(runtime)
     shutdown_on_signals(runtime, deadline=10)
-    handles = [await dispatch_prompt(runtime, f"task {i}") for i in range(3)]
+    handles = [await dispatch_prompt(runtime, f"task {i}", new_session=True) for i in range(3)]
     print(" ".join(h.session_id for h in handles), flush=True)
     await runtime.wait_closed()
     print(" ".join(h.status for h in handles), flush=True)

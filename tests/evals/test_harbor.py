@@ -153,6 +153,8 @@ def _run_trial(tmp_path: Path, server: LoopbackServer, path_prefix: str = "") ->
         "HOME": str(tmp_path / "home"),
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_API_KEY": "sk-test",
+        # the sources under test (a worktree's), as the preamble of every test run sets
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
     for command in (run, export):
         done = subprocess.run(
@@ -179,7 +181,7 @@ def test_the_command_lines_run_and_leave_the_atif_trajectory_in_the_logs(tmp_pat
     assert events[-1]["kind"] == "result"
     assert events[-1]["status"] == "completed"
     trajectory = json.loads((logs / harbor.TRAJECTORY).read_text())  # `export --format atif`
-    assert trajectory["schema_version"] == "ATIF-v1.4"
+    assert trajectory["schema_version"] == "ATIF-v1.8"
     assert trajectory["session_id"] == events[-1]["session_id"]
     calls = [c for step in trajectory["steps"] for c in step.get("tool_calls") or []]
     assert [c["function_name"] for c in calls] == ["write"]
@@ -249,3 +251,29 @@ def test_the_harbor_error_says_first_what_each_python_lacks() -> None:
     assert str(new).startswith("harbor is not installed for the Harbor adapter")
     assert "pip install 'rho-agent[harbor]'" in str(new)
     assert "3.12" not in str(new)  # that Python is new enough: only the extra is missing
+
+
+def test_a_stuck_loop_is_judged_by_the_verifier_not_failed(tmp_path: Path) -> None:
+    """rho-agent exits 6 when it stops a stuck loop; like the turn limit, the trial goes on to
+    the verifier (issue 29, item 3)."""
+    logs = tmp_path / "logs" / "agent"
+    task = tmp_path / "app"
+    task.mkdir()
+    run, _export = harbor.run_commands("look around", model_name="m", logs=str(logs))
+    same = tool_reply(call("list", {"path": "."}))
+    with LoopbackServer([same, same, same, same, text_reply("never")]) as server:
+        env = {
+            "PATH": f"{VENV_BIN}:/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "sk-test",
+            # these sources, not the editable install's
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        }
+        done = subprocess.run(
+            ["bash", "-c", run], cwd=task, env=env, capture_output=True, text=True,
+            check=False, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 0, (done.stderr, (logs / harbor.STDERR).read_text())
+    result = json.loads((logs / harbor.EVENTS).read_text().splitlines()[-1])
+    assert (result["status"], result["exit_code"]) == ("stuck", 6)

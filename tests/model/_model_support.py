@@ -8,7 +8,13 @@ from typing import Any
 
 from rho_adapters.fakes.clock import FakeClock
 from rho_adapters.fakes.wire import Reply, WireTransport, raw_reply
-from rho_adapters.model import OpenAIChatModel, RetryPolicy, resolve_provider
+from rho_adapters.model import (
+    ClientPool,
+    ModelEndpoint,
+    OpenAIChatModel,
+    RetryPolicy,
+    resolve_provider,
+)
 from rho_domain.messages import UserMessage
 from rho_domain.model import (
     ModelRequest,
@@ -51,12 +57,16 @@ def make_model(
     items = [raw_reply(r) if isinstance(r, bytes) else r for r in replies]
     transport = WireTransport(items, clock=clock)
     kw.setdefault("retry", RetryPolicy(max_retries=2))
-    model = OpenAIChatModel(
-        model="m",
+    endpoint = ModelEndpoint(
         base_url=kw.pop("base_url", "http://fake.test/v1"),
         api_key=kw.pop("api_key", "sk-test"),
+        **{k: kw.pop(k) for k in ("key_variable", "headers", "timeouts", "retry") if k in kw},
+    )
+    model = OpenAIChatModel(
+        model="m",
+        endpoint=endpoint,
         provider=resolve_provider(provider, kw.pop("profile_url", None)) if provider else None,
-        transport=transport,
+        http=ClientPool(transport=transport),
         clock=clock,
         rng=random.Random(7),
         **kw,

@@ -12,7 +12,7 @@ import pytest
 from _model_support import calls_of, finish_of, reasoning_of, request, text_of, usage_of
 
 from rho_adapters.fakes.clock import FakeClock
-from rho_adapters.model import AnthropicModel, RetryPolicy
+from rho_adapters.model import AnthropicModel, ClientPool, ModelEndpoint, RetryPolicy
 from rho_adapters.model.anthropic import messages_body
 from rho_domain.errors import (
     AuthenticationError,
@@ -97,11 +97,10 @@ def model_for(
 
     return AnthropicModel(
         model="claude",
-        api_key="sk-ant",
-        transport=httpx.MockTransport(handler),
+        endpoint=ModelEndpoint(api_key="sk-ant", retry=RetryPolicy(max_retries=2)),
+        http=ClientPool(transport=httpx.MockTransport(handler)),
         clock=clock or FakeClock(),
         rng=random.Random(1),
-        retry=RetryPolicy(max_retries=2),
     )
 
 

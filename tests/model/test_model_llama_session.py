@@ -13,7 +13,13 @@ from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.fakes.llama_cpp_python import llama_cpp_python_rules, prompt_tokens
 from rho_adapters.fakes.wire import Exchange, Reply, WireTransport, call, raw_reply, tool_reply
 from rho_adapters.fakes.wire import text_reply as reply
-from rho_adapters.model import OpenAIChatModel, RetryPolicy, resolve_provider
+from rho_adapters.model import (
+    ClientPool,
+    ModelEndpoint,
+    OpenAIChatModel,
+    RetryPolicy,
+    resolve_provider,
+)
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
@@ -36,12 +42,13 @@ def llama_model(
     )
     model = OpenAIChatModel(
         model="x",
-        base_url="http://127.0.0.1:8000/v1",
+        endpoint=ModelEndpoint(
+            base_url="http://127.0.0.1:8000/v1", retry=RetryPolicy(max_retries=2)
+        ),
+        http=ClientPool(transport=transport),
         provider=None if detect else resolve_provider("llama-cpp-python", None),
         detect=detect,
-        transport=transport,
         clock=FakeClock(),
-        retry=RetryPolicy(max_retries=2),
     )
     return model, transport
 

@@ -14,7 +14,14 @@ from _model_support import collect, text_of
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, drop, http_error, stall, text_reply, tool_reply
-from rho_adapters.model import ClientPool, OpenAIChatModel, RetryPolicy, Timeouts, build_model
+from rho_adapters.model import (
+    ClientPool,
+    ModelEndpoint,
+    OpenAIChatModel,
+    RetryPolicy,
+    Timeouts,
+    build_model,
+)
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ModelConnectionError, ModelTimeout
@@ -97,7 +104,9 @@ async def test_invalid_tool_arguments_reach_the_model_as_an_error_result(
 async def test_retry_after_429_then_stream_over_sockets(served: LoopbackServer) -> None:
     served.replies = [http_error(429, "busy", retry_after=0), text_reply("fine")]
     clock = FakeClock()
-    model = OpenAIChatModel(model="m", base_url=served.base_url, clock=clock)
+    model = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), clock=clock
+    )
     assert text_of(await collect(model, _request())) == "fine"
     await model.aclose()
     assert len(served.requests) == 2
@@ -106,7 +115,9 @@ async def test_retry_after_429_then_stream_over_sockets(served: LoopbackServer) 
 
 async def test_dropped_connection_mid_stream_keeps_partial_text(served: LoopbackServer) -> None:
     served.replies = [text_reply("alpha beta gamma", faults=(drop(after=3),))]
-    model = OpenAIChatModel(model="m", base_url=served.base_url, clock=FakeClock())
+    model = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), clock=FakeClock()
+    )
     with pytest.raises(ModelConnectionError) as info:
         await collect(model, _request())
     await model.aclose()
@@ -117,10 +128,10 @@ async def test_stalled_socket_hits_the_real_idle_timeout(served: LoopbackServer)
     served.replies = [text_reply("alpha beta", faults=(stall(after=2),))]
     model = OpenAIChatModel(
         model="m",
-        base_url=served.base_url,
+        endpoint=ModelEndpoint(
+            base_url=served.base_url, timeouts=Timeouts(idle=0.2), retry=RetryPolicy(max_retries=0)
+        ),
         clock=FakeClock(),
-        timeouts=Timeouts(idle=0.2),
-        retry=RetryPolicy(max_retries=0),
     )
     with pytest.raises(ModelTimeout) as info:
         await collect(model, _request())
@@ -132,8 +143,12 @@ async def test_stalled_socket_hits_the_real_idle_timeout(served: LoopbackServer)
 async def test_models_of_one_endpoint_share_one_pooled_client(served: LoopbackServer) -> None:
     served.replies = [text_reply("a"), text_reply("b"), text_reply("c")]
     pool = ClientPool()
-    first = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
-    second = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
+    first = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), http=pool, clock=FakeClock()
+    )
+    second = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), http=pool, clock=FakeClock()
+    )
     await collect(first, _request())
     await collect(second, _request())
     assert pool.leases(served.base_url) == 2
@@ -166,9 +181,10 @@ async def test_a_socket_error_wrapped_in_a_task_group_names_its_cause() -> None:
     # ExceptionGroup; the adapter reports the cause, not "unhandled errors in a TaskGroup".
     model = OpenAIChatModel(
         model="m",
-        base_url="http://127.0.0.1:99999/v1",
+        endpoint=ModelEndpoint(
+            base_url="http://127.0.0.1:99999/v1", retry=RetryPolicy(max_retries=0)
+        ),
         clock=FakeClock(),
-        retry=RetryPolicy(max_retries=0),
     )
     with pytest.raises(ModelConnectionError) as info:
         await collect(model, _request())
@@ -182,7 +198,9 @@ async def test_a_broken_stream_is_not_blamed_on_the_url_a_refused_connection_is(
 ) -> None:
     served.replies = [text_reply("alpha beta gamma delta", deltas=8, faults=(drop(after=4),))]
     model = OpenAIChatModel(
-        model="m", base_url=served.base_url, clock=FakeClock(), retry=RetryPolicy(max_retries=0)
+        model="m",
+        endpoint=ModelEndpoint(base_url=served.base_url, retry=RetryPolicy(max_retries=0)),
+        clock=FakeClock(),
     )
     with pytest.raises(ModelConnectionError) as broken:
         await collect(model, _request())
@@ -196,9 +214,10 @@ async def test_a_broken_stream_is_not_blamed_on_the_url_a_refused_connection_is(
         port = probe.getsockname()[1]
     nobody = OpenAIChatModel(
         model="m",
-        base_url=f"http://127.0.0.1:{port}/v1",
+        endpoint=ModelEndpoint(
+            base_url=f"http://127.0.0.1:{port}/v1", retry=RetryPolicy(max_retries=0)
+        ),
         clock=FakeClock(),
-        retry=RetryPolicy(max_retries=0),
     )
     with pytest.raises(ModelConnectionError) as refused:
         await collect(nobody, _request())

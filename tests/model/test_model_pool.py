@@ -21,7 +21,7 @@ from rho_adapters.codec import event_from_dict, event_to_dict
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
-from rho_adapters.model import ClientPool, OpenAIChatModel
+from rho_adapters.model import ClientPool, ModelEndpoint, OpenAIChatModel
 from rho_adapters.store import FileSessionStore
 from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
@@ -77,7 +77,9 @@ def test_a_model_moves_to_a_new_event_loop_and_each_loop_closes_its_clients(
 ) -> None:
     served.rules = [lambda exchange: text_reply("hi") if exchange.is_chat else None]
     pool = ClientPool()
-    model = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
+    model = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), http=pool, clock=FakeClock()
+    )
     for _ in range(2):  # asyncio.run per request: a new loop each time
         assert text_of(asyncio.run(collect(model, _request("x")))) == "hi"
         # the loop's shutdown closed its client: nothing stays open for a dead loop
@@ -92,7 +94,12 @@ async def test_an_unleased_client_stays_open_until_idle_then_closes(
     served.rules = [lambda exchange: text_reply("hi") if exchange.is_chat else None]
     kept, evicting = ClientPool(), ClientPool(idle_seconds=0)
     for pool in (kept, evicting):
-        model = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
+        model = OpenAIChatModel(
+            model="m",
+            endpoint=ModelEndpoint(base_url=served.base_url),
+            http=pool,
+            clock=FakeClock(),
+        )
         await collect(model, _request("x"))
         await model.aclose()
     assert [s.leases for s in kept.stats()] == [0]  # still warm for the next session
@@ -106,7 +113,9 @@ async def test_a_model_whose_client_the_pool_closed_gets_a_new_one(
 ) -> None:
     served.rules = [lambda exchange: text_reply("hi") if exchange.is_chat else None]
     pool = ClientPool()
-    model = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
+    model = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), http=pool, clock=FakeClock()
+    )
     await collect(model, _request("x"))
     await pool.aclose()  # e.g. a service's shutdown hook, while the model is still held
     assert text_of(await collect(model, _request("y"))) == "hi"
@@ -121,7 +130,12 @@ async def test_requests_beyond_the_bound_wait_and_are_served_first_come_first_se
     served.rules = [lambda exchange: text_reply("a b c", faults=(stall(after=1),))]
     pool = ClientPool(max_in_flight=2)
     models = [
-        OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
+        OpenAIChatModel(
+            model="m",
+            endpoint=ModelEndpoint(base_url=served.base_url),
+            http=pool,
+            clock=FakeClock(),
+        )
         for _ in range(4)
     ]
     tasks: list[asyncio.Task[object]] = []
@@ -176,12 +190,13 @@ def test_no_ssl_context_is_made_for_http_and_one_for_all_https_endpoints(
             return original(cls, *args, **kwargs)
         ssl.SSLContext.__new__ = counting
         from rho_adapters.fakes import FakeClock
-        from rho_adapters.model import OpenAIChatModel, SHARED_POOL
+        from rho_adapters.model import ModelEndpoint, OpenAIChatModel, SHARED_POOL
         from rho_domain.messages import UserMessage
         from rho_domain.model import ModelRequest
 
         async def main():
-            model = OpenAIChatModel(model="m", base_url={served.base_url!r}, clock=FakeClock())
+            endpoint = ModelEndpoint(base_url={served.base_url!r})
+            model = OpenAIChatModel(model="m", endpoint=endpoint, clock=FakeClock())
             request = ModelRequest(model="m", system="s", messages=(UserMessage("x"),))
             [event async for event in model.stream(request)]
             await model.aclose()
@@ -211,7 +226,9 @@ def test_loops_in_several_threads_each_get_their_own_client(served: LoopbackServ
 
     def worker() -> None:
         async def run() -> str:
-            model = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool)
+            model = OpenAIChatModel(
+                model="m", endpoint=ModelEndpoint(base_url=served.base_url), http=pool
+            )
             try:
                 return text_of(await collect(model, _request("x")))
             finally:
@@ -278,8 +295,12 @@ async def test_each_call_reports_its_queue_wait_and_the_trace_keeps_it(
         )
     ]
     pool = ClientPool(max_in_flight=1)
-    holder = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
-    queued = OpenAIChatModel(model="m", base_url=served.base_url, pool=pool, clock=FakeClock())
+    holder = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), http=pool, clock=FakeClock()
+    )
+    queued = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), http=pool, clock=FakeClock()
+    )
     holding = asyncio.create_task(collect(holder, _request("hold")))
     await until(lambda: len(served.requests) == 1, "the first request holds the slot")
     waiting = asyncio.create_task(collect(queued, _request("next")))

@@ -89,6 +89,16 @@ ONE_OF_EACH: tuple[ev.Event, ...] = (
     ev.ModelRetrying(at=1.0, delay=1.0, reason="429", attempt=2, attempts=3),
     ev.TraceNoted(at=1.0, name="parse_error", message="skipped", detail="{garbage"),
     ev.CompactStarted(at=1.0, trigger="manual", tokens_before=900),
+    ev.ListenerFailed(
+        at=1.0, listener="ui.Renderer", event_kind="tool_end", error_type="KeyError", message="w"
+    ),
+    ev.HookActed(
+        at=1.0,
+        point="before_model",
+        hook="hooks.redact",
+        outcome="rewrote",
+        messages=(UserMessage("[redacted]"),),
+    ),
 )
 
 

@@ -1,4 +1,4 @@
-"""One SessionStore contract, run on the in-memory fake and on the file store."""
+"""One SessionStore contract, run on the in-memory fake, the file store and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from pg_rig import pg_server_url, schema_url
 from store_support import build_session
 
 from rho_adapters.fakes import FakeClock, MemorySessionStore, call, text, tools
+from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend
 from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
@@ -26,12 +28,23 @@ FACTORIES: dict[str, Factory] = {
 }
 
 
-@pytest.fixture(params=sorted(FACTORIES))
+__all__ = ["pg_server_url"]  # the session-scoped PostgreSQL, used by the postgres case
+
+
+@pytest.fixture(params=[*sorted(FACTORIES), "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
-    made = FACTORIES[request.param](tmp_path)
+    backend = None
+    if request.param == "postgres":
+        url = schema_url(request.getfixturevalue("pg_server_url"))
+        backend = PgBackend(StoreAddress(url, "the test"), heartbeat=0.1, stale_after=0.5)
+        made: SessionStore = of_backend(backend).store
+    else:
+        made = FACTORIES[request.param](tmp_path)
     yield made
     for info in await made.list(limit=1000):
         await made.release(info.id)  # stop heartbeats; release is idempotent
+    if backend is not None:
+        backend.close()
 
 
 def record(session_id: str, at: float = 1000.0, **config: object) -> SessionRecord:

@@ -3,6 +3,7 @@ monitor from this process; a session SIGKILLed mid-tool resumes with valid histo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -15,11 +16,13 @@ from pathlib import Path
 import pytest
 from store_support import build_session
 
+from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import text
-from rho_adapters.store import FileSessionStore, TornTraceWarning, read_trace
+from rho_adapters.store import FileSessionStore, FileSignals, TornTraceWarning, read_trace
 from rho_domain.errors import SessionLocked
-from rho_domain.events import MessageAdded
+from rho_domain.events import Interrupted, MessageAdded
 from rho_domain.messages import AssistantMessage, ToolResultMessage, UserMessage
+from rho_domain.run import RunStatus
 from rho_domain.state import State
 from rho_entry.cli import monitor
 
@@ -159,3 +162,42 @@ async def test_sigkill_mid_tool_resumes_with_valid_history_and_usage(
     assert (final.usage.input_tokens, final.usage.output_tokens) == (14, 3)
     assert final.status == "completed"
     assert (root / "kill1" / "trace.torn").read_bytes().startswith(b'{"v":1,"kind":"message"')
+
+
+async def test_a_paused_session_cancelled_from_another_process_resumes_unpaused(
+    tmp_path: Path, spawn: Callable[..., subprocess.Popen[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29, item 5: the run that ends clears the signals given to it (pause and cancel),
+    so the next run (the user's ``--resume``) neither starts paused nor stops at once."""
+    root, session_dir = tmp_path / "sessions", tmp_path / "sessions" / "held1"
+    trace = session_dir / "trace.jsonl"
+    proc = spawn("held1", "loop")
+    wait_until(lambda: kinds(trace).count("tool_end") >= 1, "the child to run tools")
+    assert monitor.main([str(root), "pause", "held1"]) == 0
+    wait_until(lambda: "interruption" in kinds(trace), "the pause to be noticed")
+    assert monitor.main([str(root), "cancel", "held1"]) == 0
+    assert proc.wait(timeout=30) == 0
+    assert proc.stdout is not None
+    assert proc.stdout.read().strip() == "cancelled"
+    assert not (session_dir / "pause").exists()
+    assert not (session_dir / "cancel").exists()
+    assert ps(root, capsys)["held1"]["liveness"] == "cancelled"
+
+    store = FileSessionStore(root, heartbeat=0.05)
+    record, events = await store.open("held1")
+    session = build_session(
+        [text("carried on")],
+        store=store,
+        signals=FileSignals(root, poll=0.05),
+        session_id=record.id,
+        state=State.from_events(events),
+        created=True,
+        config=record.config,
+        clock=SystemClock(),
+    )
+    result = await asyncio.wait_for(session.run("carry on"), 30)  # paused: it would hang
+    await session.close()
+    assert result.status is RunStatus.COMPLETED
+    assert result.text == "carried on"
+    after = read_trace(trace).events[len(events) :]
+    assert not [e for e in after if isinstance(e, Interrupted)]

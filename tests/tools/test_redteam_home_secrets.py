@@ -17,6 +17,7 @@ import pytest
 from shell_backends import call_tool, restricted_bash
 
 from rho_adapters.local import LocalExecutor
+from rho_domain.reach import OutsideReads
 from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.read import ReadHandler
 
@@ -53,9 +54,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def _call(handler: ToolHandler, arguments: dict[str, Any], root: Path, home: Path) -> str:
-    return await call_tool(
-        handler, arguments, LocalExecutor(str(root), sandbox=False, homes=[str(home)])
+    # The widest reach (allow): the secrets policy must hold where the machine is readable.
+    executor = LocalExecutor(
+        str(root), sandbox=False, homes=[str(home)], read_outside=OutsideReads.ALLOW
     )
+    return await call_tool(handler, arguments, executor)
 
 
 ATTACKS = [
@@ -97,8 +100,17 @@ async def test_a_workspace_inside_a_hidden_entry_is_readable_but_its_secrets_are
     assert "TOKEN-" not in await _call(*restricted_bash(f"cat {home}/.bashrc"), nvim, home)
 
 
-async def test_ordinary_files_of_the_home_stay_readable(home: Path) -> None:
+async def test_ordinary_files_of_the_home_are_out_of_reach_as_the_sandbox_hides_them(
+    home: Path,
+) -> None:
+    """Even with reads outside the workspace allowed, a home directory is what the sandbox
+    hides from commands, so every tool refuses it, with bwrap or without (this test once
+    required ``cat ~/notes.txt`` to work without bwrap, where bwrap showed an empty home)."""
     output = await _call(*restricted_bash(f"cat {home}/notes.txt"), home / "ws", home)
-    assert "visible notes" in output, output
-    listing = await _call(*restricted_bash(f"ls -a {home}"), home / "ws", home)
-    assert ".m2" in listing  # names are not secrets
+    assert "visible notes" not in output, output
+    assert "is in a home directory, /tmp or /run, which commands never see" in output
+    read = await _call(ReadHandler(), {"path": f"{home}/notes.txt"}, home / "ws", home)
+    assert "visible notes" not in read
+    assert "is in a home directory, /tmp or /run, which commands never see" in read
+    # the workspace inside that home is readable
+    assert "# readme" in await _call(*restricted_bash("cat README.md"), home / "ws", home)

@@ -22,6 +22,7 @@ from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
 from rho_domain.errors import ToolError
 from rho_domain.permissions import readonly_profile
+from rho_domain.reach import OutsideReads
 from rho_domain.tools.base import ToolContext
 from rho_domain.tools.bash import BashHandler
 
@@ -315,6 +316,9 @@ async def _run(rig: dict[str, Path], command: str, *, sandbox: bool) -> str:
         protected_paths=(str(rig["sess"]),),
         homes=(str(rig["home"]),),
         sandbox=sandbox,
+        # The widest reach: secrets must be refused even where the rest of the machine is
+        # readable (/etc/hostname is, in LEGIT); test_read_reach.py covers deny.
+        read_outside=OutsideReads.ALLOW,
     )
     ctx = ToolContext(
         session_id="s",

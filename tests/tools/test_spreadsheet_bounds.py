@@ -344,14 +344,14 @@ async def test_the_cell_budget_bounds_the_work_and_says_so(tmp_path: Path) -> No
     reader = OpenpyxlReader(max_cells=2_000)
     out = await call(tmp_path, reader, path="bare.xlsx", action="list_sheets")
     assert out.content == "1. Main (at least 100 rows x 20 columns)"
-    # Without a dimension record each row is read 50 cells wide (the column cap).
+    # Each row costs the cells it holds (20), not a width padded to the column cap.
     out = await call(tmp_path, reader, path="bare.xlsx", start_row=30, max_rows=5)
     assert out.content.splitlines()[0] == "bare.xlsx [Main]: at least 100 rows x 20 columns"
     assert out.content.splitlines()[-1] == "[rows 30-34 of at least 100]"
     out = await call(tmp_path, reader, path="bare.xlsx", start_row=250, max_rows=10)
     assert out.is_error
     assert out.content == (
-        "Tool 'read_excel': sheet 'Main': stopped at row 41 after parsing 2,000 cells (the "
+        "Tool 'read_excel': sheet 'Main': stopped at row 101 after parsing 2,000 cells (the "
         "limit of one call); ask for fewer or earlier rows, or export the sheet as .csv"
     )
 

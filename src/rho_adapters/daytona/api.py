@@ -9,7 +9,7 @@ through ``_send``, where transport failures and error statuses are mapped (``_er
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -25,6 +25,7 @@ from rho_domain.ports.clock import Clock
 SDK_VERSION = "0.190.0"
 _FAILED_STATES = frozenset({"error", "build_failed", "destroyed", "destroying"})
 _HTTP_GRACE = 5.0  # the HTTP timeout of an execute call is the command's timeout plus this
+UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's batch)
 
 
 @attrs.frozen
@@ -56,9 +57,10 @@ def create_body(settings: DaytonaSettings) -> dict[str, Any]:
         body["target"] = settings.target
     if settings.snapshot:
         body["snapshot"] = settings.snapshot
-    elif settings.image:
-        # What the SDK sends for a plain image: a one-line Dockerfile.
-        body["buildInfo"] = {"dockerfileContent": f"FROM {settings.image}\n"}
+    elif settings.image or settings.dockerfile:
+        # What the SDK sends for an image: a Dockerfile (for a plain image, one line).
+        dockerfile = settings.dockerfile or f"FROM {settings.image}\n"
+        body["buildInfo"] = {"dockerfileContent": dockerfile}
         for key in ("cpu", "memory", "disk"):
             if (value := getattr(settings, key)) is not None:
                 body[key] = value
@@ -189,6 +191,25 @@ class SandboxAPI:
             data={"files[0].path": path},
             files={"files[0].file": ("upload", data, "application/octet-stream")},
         )
+
+    async def upload_many(self, sandbox: Sandbox, files: Sequence[tuple[str, bytes]]) -> None:
+        """Upload ``(path, data)`` pairs, ``UPLOAD_BATCH`` per bulk-upload request, each
+        ``.path`` field right before its ``.file`` field (the daemon reads the stream in
+        order; httpx would put every plain field first, so the paths go as file parts without
+        a file name, which multipart sends as plain fields)."""
+        for start in range(0, len(files), UPLOAD_BATCH):
+            batch = files[start : start + UPLOAD_BATCH]
+            parts: list[tuple[str, tuple[str | None, bytes | str, str | None]]] = []
+            for i, (path, data) in enumerate(batch):
+                parts.append((f"files[{i}].path", (None, path, None)))
+                parts.append((f"files[{i}].file", ("upload", data, "application/octet-stream")))
+            await self._send(
+                "POST",
+                f"{sandbox.toolbox_url}/files/bulk-upload",
+                "file upload",
+                file_path=batch[0][0],
+                files=parts,
+            )
 
     async def aclose(self) -> None:
         """Close the HTTP client this object created (a passed one stays open)."""

@@ -22,10 +22,13 @@ from rho_domain.paths import check_path_text, components, is_within
 class Roots:
     """The workspace root (as configured and as canonicalised) plus extra read roots."""
 
-    def __init__(self, root: str, extra: tuple[str, ...] = ()) -> None:
+    def __init__(self, root: str, extra: tuple[str, ...] = (), *, anywhere: bool = False) -> None:
         self.given = posixpath.normpath(root)
         self.root = self.given  # replaced by the canonical root once the sandbox exists
         self.extra = tuple(posixpath.normpath(r) for r in extra if r.startswith("/"))
+        # read_outside_workspace: allow: an absolute path is read wherever it is (the
+        # executor judges the canonical path by ``ReadReach``); writes stay in the workspace.
+        self.anywhere = anywhere
 
     def locate(self, path: str, *, write: bool) -> str:
         """The lexically normalised absolute path of ``path``; raise when outside every root."""
@@ -38,7 +41,9 @@ class Roots:
                     # Address the configured root; the sandbox canonicalises it again.
                     rest = parts[len(components(alias)) :]
                     return posixpath.join(self.root, *rest) if rest else self.root
-            if not write and any(is_within(parts, components(r)) for r in self.extra):
+            if not write and (
+                self.anywhere or any(is_within(parts, components(r)) for r in self.extra)
+            ):
                 return absolute
             raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self.given}")
         absolute = posixpath.normpath(posixpath.join(self.root, path))
@@ -54,6 +59,8 @@ class Roots:
             base = components(root)
             if is_within(parts, base):
                 return root, parts[len(base) :]
+        if self.anywhere and not write:
+            return "/", parts
         raise PathOutsideWorkspace(
             f"{shown!r} resolves (through a symbolic link) outside the workspace {self.given}"
         )

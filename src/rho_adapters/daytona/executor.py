@@ -39,18 +39,33 @@ from rho_adapters.daytona import scripts
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
-from rho_domain.errors import ExecutorError, PermissionDenied, SensitivePath, ToolError
+from rho_domain.errors import (
+    ExecutorError,
+    PathOutsideWorkspace,
+    PermissionDenied,
+    SensitivePath,
+    ToolError,
+)
 from rho_domain.limits import ResourceLimits, limit_hit
 from rho_domain.paths import check_file_path, check_path_text, check_write_mode, write_refusal
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.ports.executor import (
+    Command,
+    CommandResult,
+    Executor,
+    FileInfo,
+    FileKind,
+    FileUpload,
+)
+from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
 from rho_domain.shell.git_repo import shadow_config
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv, harden_argv
 from rho_domain.shell.reads import git_object_args, path_words, secret_safe_argv
+from rho_domain.shell.texts import reach_words
 
 log = logging.getLogger(__name__)
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -84,11 +99,17 @@ class DaytonaExecutor(Executor):
         homes: Sequence[str] = ("/root", "/home/daytona"),
         clock: Clock | None = None,
         limits: ResourceLimits | None = None,
+        read_outside: OutsideReads = OutsideReads.DENY,
     ) -> None:
         self.settings = settings
         self.file_write = file_write
         self.allow_shell = allow_shell
-        self._roots = Roots(settings.working_dir, tuple(extra_read_roots))
+        self.read_outside = read_outside
+        self._roots = Roots(
+            settings.working_dir,
+            tuple(extra_read_roots),
+            anywhere=read_outside is OutsideReads.ALLOW,
+        )
         self.policy = SecretPolicy(homes=tuple(homes))
         self.limits = limits if limits is not None else ResourceLimits()
         self._api = SandboxAPI(settings, transport=transport, clock=clock)
@@ -148,18 +169,34 @@ class DaytonaExecutor(Executor):
         await self._ensure()  # the canonical roots are known from here on
         absolute = self._roots.locate(path, write=write)
         roots = (self._roots.root, *self._roots.extra)
+        if self._roots.anywhere and not write:  # allow: judged by reach once canonical
+            roots = ("/",)
         script = scripts.resolve_script(absolute, read_range, roots)
         answer = await self._script(script, _RESOLVE_TIMEOUT)
         res = scripts.parse_resolved(answer, with_data=read_range is not None)
         root, parts = self._roots.below(res.canonical, path, write=write)
         return res, root, parts
 
+    @property
+    def reach(self) -> ReadReach:
+        """Where reads may go (``rho_domain.reach``), with the roots as given and canonical."""
+        roots = self._roots
+        return ReadReach.of(
+            self.read_outside,
+            workspace=(roots.given, roots.root),
+            read_roots=roots.extra,
+            homes=self.policy.homes,
+        )
+
     def _check_read(self, path: str, canonical: str | None = None) -> None:
-        """Refuse a secret: by the model's text (names), then by the canonical path."""
+        """Refuse a secret: by the model's text (names), then by the canonical path; and a
+        canonical path out of the profile's reach."""
         if reason := self.policy.refusal(path):
             raise SensitivePath(f"{reason}; it may not be read")
         if canonical is not None and (reason := self.policy.refusal(canonical)):
             raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
+        if canonical is not None and (reason := self.reach.refusal(canonical)):
+            raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
 
     def _check_write(self, path: str, parts: tuple[str, ...]) -> None:
         for candidate in (path, "/".join(parts)):
@@ -171,6 +208,8 @@ class DaytonaExecutor(Executor):
         res, root, parts = await self._resolve(path, write=False)
         if res.mode is None:
             raise ToolError(f"no such file or directory: {path}")
+        if reason := self.reach.refusal(res.canonical):
+            raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
         return FileInfo(
             path=self._roots.display(root, parts),
             name=parts[-1] if parts else ".",
@@ -239,6 +278,22 @@ class DaytonaExecutor(Executor):
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
         return answer.result.strip() == "replaced"
 
+    async def upload(self, files: Sequence[FileUpload]) -> None:
+        """See ``Executor.upload``: anywhere in the sandbox (a relative path joins the
+        workspace), whatever the profile's write mode; parents are created by the daemon."""
+        pairs: list[tuple[str, bytes]] = []
+        sandbox = await self._ensure()
+        for item in files:
+            check_path_text(item.path)
+            check_file_path(item.path)
+            if reason := write_refusal(item.path):
+                raise SensitivePath(reason)
+            target = posixpath.normpath(posixpath.join(self._roots.root, item.path))
+            if target == self._roots.root:
+                raise ToolError(f"{item.path} is the workspace directory, not a file")
+            pairs.append((target, item.data))
+        await self._api.upload_many(sandbox, pairs)
+
     async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
         """See ``Executor.glob``."""
         return await expand(pattern, cwd, port_lister(self))
@@ -301,6 +356,9 @@ class DaytonaExecutor(Executor):
         if reason := self.policy.refusal(cwd):
             raise SensitivePath(f"commands may not run inside a secret location: {reason}")
         words = [path_words(stage.argv) for stage in command.pipeline]
+        # Reach judges the words a program may open, not its pattern or script (texts.py).
+        opened = [reach_words(stage.argv) for stage in command.pipeline]
+        reach = self.reach
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
         answer = ""
@@ -316,6 +374,9 @@ class DaytonaExecutor(Executor):
                     shown = word if candidate == full else f"{word!r} (really {real})"
                     argv0 = command.pipeline[i].argv[0]
                     raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
+            if word in opened[i] and (reason := reach.refusal(real)):
+                argv0 = command.pipeline[i].argv[0]
+                raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")
             if is_dir:
                 walked[i].append(real)
         return walked
@@ -361,7 +422,7 @@ class DaytonaExecutor(Executor):
             flavor: AwkFlavor = "gawk"
             if argv[0] in ("awk", "gawk"):
                 argv, flavor = await self._awk(argv)
-            argv = secret_safe_argv(harden_argv(argv, awk=flavor), self.policy, dirs)
+            argv = secret_safe_argv(harden_argv(argv, awk=flavor), self.policy, dirs, self.reach)
             stages.append(attrs.evolve(stage, argv=argv))
             if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:
                 raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")

@@ -251,7 +251,7 @@ def resolve_script(
     if read_range is not None:
         offset, length = read_range
         take = f" | head -c {int(length)}" if length is not None else ""
-        inside = "|".join(f"{q(r)}|{q(r)}/*" for r in roots)
+        inside = "|".join("/*" if r == "/" else f"{q(r)}|{q(r)}/*" for r in roots)
         lines.append(
             f'case "$p" in {inside}) if [ -f "$p" ]; then '
             f'tail -c +{int(offset) + 1} -- "$p"{take} | base64 -w0; fi;; esac; echo'

@@ -24,9 +24,12 @@ def _frozen_env(value: Mapping[str, str]) -> Mapping[str, str]:
 class DaytonaSettings:
     """How to reach Daytona and what sandbox to create.
 
-    With neither ``image`` nor ``snapshot`` the organisation's default snapshot is used.
-    ``snapshot`` wins over ``image`` (a snapshot carries its own resources; ``cpu``/``memory``/
-    ``disk`` apply to image builds only). ``auto_stop_interval`` is in minutes (0 = never);
+    With neither ``image``, ``dockerfile`` nor ``snapshot`` the organisation's default snapshot
+    is used. ``snapshot`` wins over ``dockerfile``, which wins over ``image`` (a snapshot carries
+    its own resources; ``cpu``/``memory``/``disk`` apply to image builds only). ``dockerfile``
+    is the text of a Dockerfile Daytona builds the image from; it has no build context, so
+    ``COPY``/``ADD`` of local files are refused here: put files in with ``--upload``.
+    ``auto_stop_interval`` is in minutes (0 = never);
     ``auto_delete_interval`` (minutes after stopping, None = server default) is the safety net
     for a process that dies before ``aclose``. ``working_dir`` is the workspace root inside the
     sandbox; it is created on first use. ``env`` is set on the sandbox (unrestricted shell
@@ -36,6 +39,7 @@ class DaytonaSettings:
     api_key: str = attrs.field(repr=False)
     api_url: str = DEFAULT_API_URL
     image: str | None = None
+    dockerfile: str | None = None
     snapshot: str | None = None
     target: str | None = None
     env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_env)
@@ -51,5 +55,26 @@ class DaytonaSettings:
     organization_id: str | None = None
 
     def __attrs_post_init__(self) -> None:
+        if self.dockerfile is not None and (line := _local_source(self.dockerfile)):
+            raise ConfigError(
+                f"the Dockerfile copies local files ({line!r}), and a Daytona build has no "
+                "build context: remove that line and pass the files with --upload "
+                "LOCAL:REMOTE (COPY --from=<stage> and remote ADD URLs are fine)"
+            )
         if not self.working_dir.startswith("/"):
             raise ConfigError(f"daytona working_dir must be absolute, got {self.working_dir!r}")
+
+
+def _local_source(dockerfile: str) -> str | None:
+    """The first ``COPY``/``ADD`` instruction that reads the build context, or None."""
+    for raw in dockerfile.splitlines():
+        words = raw.split()
+        if not words or words[0].upper() not in ("COPY", "ADD"):
+            continue
+        sources = [w for w in words[1:-1] if not w.startswith("--")]
+        if any(w.startswith("--from=") for w in words[1:]):
+            continue
+        if words[0].upper() == "ADD" and all("://" in w for w in sources):
+            continue
+        return raw.strip()
+    return None

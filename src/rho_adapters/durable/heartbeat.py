@@ -1,14 +1,15 @@
 """Heartbeats: how live workers notice a dead one and recover its runs.
 
-DBOS recovers a process's unfinished workflows when a process with the same executor id
-starts again; a worker that never comes back needs someone else to do it. Each worker writes
-its executor id and the time (the database's clock, one for every host) into the table
-``rho_workers`` of the system database every ``interval`` seconds (the first row before it
-takes any run). Every worker also looks for rows older than ``dead_after``: it claims one by deleting it (one claimant wins: ``DELETE`` with
-the stale time in its condition), then asks DBOS to recover that executor's pending workflows
-(``DBOS._recover_pending_workflows``, the hook DBOS's own conductor uses), which puts them back
-on a queue, where any live worker with capacity takes them. A run of a dead worker therefore
-resumes within ``dead_after + interval`` seconds plus the queue's polling interval.
+DBOS recovers a process's unfinished workflows when a process with the same executor id starts
+again; a worker that never comes back needs someone else to do it. Each worker writes its
+executor id and the time (the database's clock, one for every host) into the table
+``rho_workers`` of the system database every ``interval`` seconds (the first row before it takes
+any run). Every worker also looks for rows older than ``dead_after``: it claims one by deleting
+it (one claimant wins: ``DELETE`` with the stale time in its condition), then asks DBOS to
+recover that executor's pending workflows (``DBOS._recover_pending_workflows``, the hook DBOS's
+own conductor uses), which puts them back on a queue, where any live worker with capacity takes
+them. A run of a dead worker therefore resumes within ``dead_after + interval`` seconds plus the
+queue's polling interval.
 """
 
 from __future__ import annotations

@@ -7,10 +7,12 @@
   call; ``RecordedTools`` (recorded tool results) and ``RecordedApprover`` (recorded human
   answers) complete the replay (``rho_entry.replay`` compares it with the recording).
 - ``MemoryExecutor`` (Executor): a dict workspace with scripted commands.
-- ``MemorySessionStore`` (SessionStore), ``FakeClock`` (Clock), ``ManualSignals``
-  (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
+- ``MemorySessionStore`` (SessionStore), ``MemorySessions`` (SessionCatalog and
+  SessionControl over a MemorySessionStore and ManualSignals), ``FakeClock`` (Clock),
+  ``ManualSignals`` (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
   (SpreadsheetReader), ``InlineLineSearcher`` (LineSearcher; runs the regex in-process:
-  for patterns a test wrote, never a model's), ``RecordingSteps`` (DurableSteps: step results
+  for patterns a test wrote, never a model's), ``ManualToolSource`` (ToolSource: the tools
+  a test serves, changed with ``serve``), ``RecordingSteps`` (DurableSteps: step results
   recorded in order, answered from the records by a second instance).
 
 - ``WireTransport`` (an httpx transport) and ``LoopbackServer`` (a real socket on 127.0.0.1)
@@ -19,6 +21,11 @@
   Build replies with ``text_reply``, ``tool_reply``, ``raw_reply`` and ``wire_call``;
   ``rules=`` answer by the request first (``llama_cpp_python_rules`` in
   ``rho_adapters.fakes.llama_cpp_python``: that server's recorded behaviour).
+
+- ``FakeAnthropic`` (an httpx transport): the Anthropic Messages API from a script of
+  ``ClaudeReply`` values, refusing with the real 400 what the real API refuses (thinking
+  blocks dropped, altered or out of place in a tool loop; see
+  ``rho_adapters.fakes.anthropic_messages``).
 
 - ``FakeDaytona``: the Daytona control-plane and toolbox API as an httpx transport, backed by a
   real directory and real processes, for testing the sandbox executor.
@@ -29,10 +36,12 @@ state, not on mock calls.
 
 from typing import TYPE_CHECKING
 
+from rho_adapters.fakes.anthropic_messages import ClaudeReply, FakeAnthropic
 from rho_adapters.fakes.approver import ScriptedApprover
 from rho_adapters.fakes.clock import FakeClock
 from rho_adapters.fakes.durable import RecordingSteps
 from rho_adapters.fakes.line_search import InlineLineSearcher
+from rho_adapters.fakes.memory_control import MemorySessions
 from rho_adapters.fakes.memory_executor import MemoryExecutor
 from rho_adapters.fakes.memory_store import MemorySessionStore
 from rho_adapters.fakes.replay_model import (
@@ -52,6 +61,7 @@ from rho_adapters.fakes.scripted_model import (
 )
 from rho_adapters.fakes.signals import ManualSignals
 from rho_adapters.fakes.spreadsheet import MemorySpreadsheetReader
+from rho_adapters.fakes.tool_source import ManualToolSource
 from rho_adapters.fakes.wire import (
     Fault,
     Reply,
@@ -88,6 +98,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "ClaudeReply",
+    "FakeAnthropic",
     "FakeClock",
     "FakeDaytona",
     "Fault",
@@ -95,8 +107,10 @@ __all__ = [
     "InlineLineSearcher",
     "LoopbackServer",
     "ManualSignals",
+    "ManualToolSource",
     "MemoryExecutor",
     "MemorySessionStore",
+    "MemorySessions",
     "MemorySpreadsheetReader",
     "RecordedApprover",
     "RecordedTools",

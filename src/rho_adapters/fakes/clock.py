@@ -12,6 +12,9 @@ class FakeClock(Clock):
 
     ``sleep(s)`` advances time by ``s`` at once and yields to the event loop, so code that
     waits (backoff, pause polling) runs instantly in tests. ``sleeps`` records every request.
+    A run with a wall-time budget races each call against a sleep until its deadline, so on
+    this clock time jumps to the deadline at the first model call: test wall-time limits with
+    ``SystemClock`` (or a clock whose sleep waits for the other tasks).
     """
 
     def __init__(self, start: float = 1_750_000_000.0) -> None:

@@ -15,12 +15,19 @@ from __future__ import annotations
 import bisect
 import inspect
 import posixpath
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
-from rho_domain.paths import check_file_path, check_write_mode
+from rho_domain.paths import check_file_path, check_write_mode, write_refusal
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileKind
+from rho_domain.ports.executor import (
+    Command,
+    CommandResult,
+    Executor,
+    FileInfo,
+    FileKind,
+    FileUpload,
+)
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.glob import expand, port_lister
 
@@ -48,6 +55,7 @@ class MemoryExecutor(Executor):
         self.allow_shell = allow_shell
         self.runs: list[Command] = []
         self.writes: list[str] = []
+        self.uploads: list[str] = []
         self.closed = False
         self._keys_seen: tuple[str, ...] = ()
         self._sorted: list[str] = []  # the keys in order, for prefix ranges
@@ -173,6 +181,17 @@ class MemoryExecutor(Executor):
         self.files[key] = data
         self.writes.append(key)
         return existed
+
+    async def upload(self, files: Sequence[FileUpload]) -> None:
+        """See ``Executor.upload``: into the workspace dict, whatever ``file_write``; each
+        path is recorded in ``uploads``."""
+        for item in files:
+            check_file_path(item.path)
+            if reason := write_refusal(item.path):
+                raise SensitivePath(reason)
+            key = self._key(item.path)
+            self.files[key] = item.data
+            self.uploads.append(key)
 
     async def glob(self, pattern: str, *, cwd: str = ".") -> tuple[str, ...]:
         """See ``Executor.glob``."""

@@ -10,6 +10,7 @@ from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
 from rho_domain.messages import Usage
 from rho_domain.permissions import PermissionProfile
+from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
 
 
@@ -19,7 +20,9 @@ class _Stored:
     events: list[ev.Event] = attrs.field(factory=list)
 
 
-def summarize(record: SessionRecord, events: Sequence[ev.Event], *, live: bool) -> SessionInfo:
+def summarize(
+    record: SessionRecord, events: Sequence[ev.Event], *, live: bool, paused: bool = False
+) -> SessionInfo:
     """A SessionInfo computed from a record and its events (shared by store adapters)."""
     status, first_prompt, usage, updated = "created", "", Usage(), record.created_at
     for event in events:
@@ -34,7 +37,7 @@ def summarize(record: SessionRecord, events: Sequence[ev.Event], *, live: bool) 
                 usage = usage + used
     profile = record.config.profile
     profile_name = profile.name if isinstance(profile, PermissionProfile) else profile
-    liveness = status if not (status == "running" and not live) else "stale"
+    liveness = judge_liveness(status=status, held=live, paused=paused)
     return SessionInfo(
         id=record.id,
         status=status,
@@ -47,6 +50,8 @@ def summarize(record: SessionRecord, events: Sequence[ev.Event], *, live: bool) 
         usage=usage,
         working_dir=record.config.working_dir,
         parent_id=record.parent_id,
+        labels=dict(record.labels),
+        holder="this process" if live else None,
     )
 
 
@@ -56,6 +61,18 @@ class MemorySessionStore(SessionStore):
     def __init__(self) -> None:
         self._sessions: dict[str, _Stored] = {}
         self._locked: set[str] = set()
+
+    def held(self, session_id: str) -> bool:
+        """True while ``create`` or ``open`` holds the session (until ``release``)."""
+        return session_id in self._locked
+
+    def record_of(self, session_id: str) -> SessionRecord:
+        """The record of a session (id, unique prefix or ``latest``)."""
+        return self._sessions[self._resolve(session_id)].record
+
+    def resolve(self, session_id: str) -> str:
+        """The exact id for an id, a unique prefix or ``latest``; raises SessionNotFound."""
+        return self._resolve(session_id)
 
     def events(self, session_id: str) -> tuple[ev.Event, ...]:
         """Every event stored for ``session_id`` (an id or a unique prefix), in order."""

@@ -12,7 +12,7 @@ session directory without locking it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Collection, Iterable
 from pathlib import Path
 
 from rho_adapters.fakes.scripted_model import ScriptedModel, ScriptExhausted, Turn
@@ -22,6 +22,7 @@ from rho_domain.messages import AssistantMessage, ToolCall, Usage
 from rho_domain.model import ModelRequest, StreamEvent
 from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
 from rho_domain.tools.base import ToolContext, ToolOutput, error_output
+from rho_domain.tools.prepared import PreparedCall
 from rho_domain.tools.registry import ToolRegistry
 
 
@@ -40,6 +41,7 @@ def recorded_turns(events: Iterable[ev.Event]) -> list[Turn]:
                         text=message.text,
                         reasoning=message.reasoning,
                         tool_calls=message.tool_calls,
+                        thinking=message.thinking,
                         usage=usage,
                         chunk_size=max(len(message.text), 1),
                     )
@@ -85,11 +87,19 @@ class ReplayModel(ScriptedModel):
 class RecordedTools(ToolRegistry):
     """The tools of ``registry`` (same specs, same policies) answering each call with the
     result recorded for its id; a call with no recorded result gets an error result. Handlers
-    are never called."""
+    are never called, except, when ``only`` names some tools, those of the other tools (which
+    then run live)."""
 
-    def __init__(self, registry: ToolRegistry, events: Iterable[ev.Event]) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        events: Iterable[ev.Event],
+        *,
+        only: Collection[str] | None = None,
+    ) -> None:
         handlers = [h for n in registry.names if (h := registry.get(n)) is not None]
         super().__init__(handlers, output_limit=registry.output_limit)
+        self.only = None if only is None else frozenset(only)
         self.results: dict[str, ToolOutput] = {
             e.call_id: ToolOutput(content=e.content, is_error=e.is_error, metadata=e.metadata)
             for e in events
@@ -97,12 +107,15 @@ class RecordedTools(ToolRegistry):
         }
 
     async def dispatch(
-        self, call: ToolCall, ctx: ToolContext, *, timeout: float | None = None
+        self, call: ToolCall | PreparedCall, ctx: ToolContext, *, timeout: float | None = None
     ) -> ToolOutput:
-        """The recorded result of ``call`` (never runs the tool). A call to a tool this
-        registry does not have is answered as the live registry answers it (unknown tool)."""
-        if call.name not in self:
+        """The recorded result of ``call`` (the tool does not run). A call to a tool this
+        registry does not have is answered as the live registry answers it (unknown tool), and
+        a tool outside ``only`` runs live."""
+        if call.name not in self or (self.only is not None and call.name not in self.only):
             return await super().dispatch(call, ctx, timeout=timeout)
+        if isinstance(call, PreparedCall):
+            call = call.call
         recorded = self.results.get(call.id)
         if recorded is None:
             return error_output(f"[replay: no recorded result for call {call.id} ({call.name})]")

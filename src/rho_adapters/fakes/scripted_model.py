@@ -18,13 +18,14 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ModelError, TruncatedStream
-from rho_domain.messages import ToolCall, Usage
+from rho_domain.messages import ThinkingBlock, ToolCall, Usage
 from rho_domain.model import (
     ModelRequest,
     ReasoningChunk,
     StreamEvent,
     StreamFinished,
     TextChunk,
+    ThinkingReady,
     ToolCallChunk,
     ToolCallReady,
     UsageReport,
@@ -41,6 +42,7 @@ class Turn:
     text: str = ""
     reasoning: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    thinking: tuple[ThinkingBlock, ...] = ()  # signed blocks, as an Anthropic model sends them
     usage: Usage | None = None
     chunk_size: int = 8
     error: ModelError | None = None
@@ -97,6 +99,8 @@ async def _play(turn: Turn) -> AsyncIterator[StreamEvent]:
             arguments_delta=tool_call.arguments,
         )
         yield ToolCallReady(tool_call)
+    for block in turn.thinking:
+        yield ThinkingReady(block)
     if turn.usage is not None:
         yield UsageReport(turn.usage)
     reason = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")

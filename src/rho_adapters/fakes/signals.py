@@ -28,6 +28,11 @@ class ManualSignals(SignalSource):
             if session_id in ("*", key):
                 event.set()
 
+    @property
+    def paused_ids(self) -> frozenset[str]:
+        """The sessions paused now (``*``: every session)."""
+        return frozenset(self._paused)
+
     def pause(self, session_id: str = "*") -> None:
         """Pause ``session_id`` (``*``: every session) at its next checkpoint."""
         self._paused.add(session_id)
@@ -45,6 +50,12 @@ class ManualSignals(SignalSource):
         request_id = f"export_{len(self.exports) + sum(map(len, self._export_requests.values()))}"
         self._export_requests[session_id].append(request_id)
         return request_id
+
+    def withdraw_export(self, session_id: str, request_id: str) -> None:
+        """Take back an unanswered request of ``session_id``."""
+        waiting = self._export_requests.get(session_id, [])
+        if request_id in waiting:
+            waiting.remove(request_id)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """See ``SignalSource.export_requests``."""
@@ -66,6 +77,10 @@ class ManualSignals(SignalSource):
         self.cleared.append(session_id)
         self._cancelled -= {session_id, "*"}
         self._events[session_id].clear()
+
+    async def clear_pause(self, session_id: str) -> None:
+        """See ``SignalSource.clear_pause``."""
+        self._paused -= {session_id, "*"}
 
     async def wait_for_cancel(self, session_id: str) -> None:
         """See ``SignalSource.wait_for_cancel``."""

@@ -1,8 +1,9 @@
 """A wire-level fake of an OpenAI-compatible server: real HTTP semantics, scripted answers.
 
-``WireTransport`` is an ``httpx.AsyncBaseTransport``: hand it to ``OpenAIChatModel(transport=...)``
-(or any httpx client) and each request gets the next scripted ``Reply``, rendered as an SSE
-stream when the request asked for ``stream: true`` and as one JSON completion otherwise.
+``WireTransport`` is an ``httpx.AsyncBaseTransport``: hand it to a model through its HTTP seam,
+``OpenAIChatModel(http=ClientPool(transport=...))`` (or to any httpx client), and each request
+gets the next scripted ``Reply``, rendered as an SSE stream when the request asked for
+``stream: true`` and as one JSON completion otherwise.
 ``LoopbackServer`` (``rho_adapters.fakes.loopback``) serves the same replies over a real socket.
 
 Build replies with ``text_reply``, ``tool_reply``, ``http_error`` or ``raw_reply`` (exact bytes,

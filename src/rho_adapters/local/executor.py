@@ -54,7 +54,8 @@ from rho_domain.paths import (
     write_refusal,
 )
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo
+from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileUpload
+from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
 
@@ -141,6 +142,7 @@ class LocalExecutor(Executor):
         secret_locations: Sequence[str] = (),
         homes: Sequence[str] | None = None,
         limits: ResourceLimits | None = None,
+        read_outside: OutsideReads = OutsideReads.DENY,
     ) -> None:
         if not os.path.isdir(root):
             raise ExecutorError(f"working directory {root!r} does not exist")
@@ -153,6 +155,17 @@ class LocalExecutor(Executor):
             homes=_homes(base_env or {}) if homes is None else tuple(homes),
             open_trees=(self._tree.root,),  # a workspace in ~/.config/nvim is still readable
         )
+        # One rule for where reads go (rho_domain.reach): the file tools here, path words and
+        # xargs items in the runner, and the sandbox's view.
+        given_roots = tuple(os.path.abspath(r) for r in extra_read_roots if os.path.isdir(r))
+        self.reach = ReadReach.of(
+            read_outside,
+            workspace=(self._given_root, self._tree.root),
+            read_roots=(*given_roots, *(t.root for t in self._extra)),
+            homes=self.policy.homes,
+        )
+        # allow: reads outside the workspace and read roots walk the machine from "/"
+        self._machine = Tree("/") if read_outside is OutsideReads.ALLOW else None
         self.limits = limits if limits is not None else ResourceLimits()
         self.file_write = file_write
         self.allow_shell = allow_shell
@@ -170,6 +183,7 @@ class LocalExecutor(Executor):
             visible_roots=(self._tree.root, *(t.root for t in self._extra)),
             policy=self.policy,
             limits=self.limits,
+            reach=self.reach,
         )
 
     @property
@@ -193,16 +207,33 @@ class LocalExecutor(Executor):
                 extra = tree.relative_parts(path)
                 if extra is not None:
                     return tree, extra
-        raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self._tree.root}")
+        raise PathOutsideWorkspace(
+            f"{path!r} is outside the workspace {self._tree.root}"
+            + ("" if write else " and the profile's read roots (read_outside_workspace: deny)")
+        )
+
+    def _locate_read(self, path: str) -> tuple[Tree, tuple[str, ...]]:
+        """Where a read of ``path`` walks from: under ``allow`` the machine's root, so a
+        symlink or ``..`` leading out of the workspace is followed as the shell would, and
+        the real path is judged by ``reach`` (``_check_read``); under ``deny``, ``_locate``."""
+        if self._machine is None:
+            return self._locate(path, write=False)
+        check_path_text(path)
+        if path.startswith("/"):
+            return self._machine, components(path)
+        return self._machine, (*self._tree.root_parts, *components(path))
 
     def _check_read(self, path: str, tree: Tree, parts: tuple[str, ...] | None) -> None:
-        """Refuse a secret: by the model's text (names), then by the canonical path."""
+        """Refuse a secret: by the model's text (names), then by the canonical path; and a
+        canonical path out of the profile's reach."""
         if reason := self.policy.refusal(path):
             raise SensitivePath(f"{reason}; it may not be read")
         if parts is not None:
             real = "/" + "/".join((*tree.root_parts, *parts))
             if reason := self.policy.refusal(real):
                 raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
+            if reason := self.reach.refusal(real):
+                raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
             if several_links(real):
                 self._check_hard_link(path, real)
 
@@ -230,6 +261,8 @@ class LocalExecutor(Executor):
             raise SensitivePath(f"{path!r} is inside the session directory; it is never written")
 
     def _display(self, tree: Tree, parts: tuple[str, ...]) -> str:
+        if tree is self._machine and is_within(parts, self._tree.root_parts):
+            tree, parts = self._tree, parts[len(self._tree.root_parts) :]
         if tree is self._tree:
             return "/".join(parts) or "."
         return "/".join((tree.root, *parts))
@@ -240,9 +273,12 @@ class LocalExecutor(Executor):
 
     def _stat(self, path: str) -> FileInfo:
         with _os_errors(path):
-            tree, parts = self._locate(path, write=False)
+            tree, parts = self._locate_read(path)
             res = tree.resolve(parts, path, follow_final=True)
             try:
+                real = "/" + "/".join((*tree.root_parts, *res.parts))
+                if reason := self.reach.refusal(real):
+                    raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
                 name = res.name or (res.parts[-1] if res.parts else ".")
                 return info(res, self._display(tree, res.parts), name)
             finally:
@@ -256,7 +292,7 @@ class LocalExecutor(Executor):
         with _os_errors(path):
             check_path_text(path)
             check_file_path(path)
-            tree, parts = self._locate(path, write=False)
+            tree, parts = self._locate_read(path)
             self._check_read(path, tree, parts)
             res = tree.resolve(parts, path, follow_final=True)
             try:
@@ -271,7 +307,7 @@ class LocalExecutor(Executor):
 
     def _list_dir(self, path: str) -> tuple[FileInfo, ...]:
         with _os_errors(path):
-            tree, parts = self._locate(path, write=False)
+            tree, parts = self._locate_read(path)
             res = tree.resolve((*parts, "."), path, follow_final=True)
             try:
                 self._check_read(path, tree, res.parts)
@@ -300,6 +336,31 @@ class LocalExecutor(Executor):
             try:
                 self._check_write(path, tree, res.parts)
                 return write_bytes(res, path, data, overwrite=overwrite)
+            finally:
+                os.close(res.dir_fd)
+
+    async def upload(self, files: Sequence[FileUpload]) -> None:
+        """See ``Executor.upload``: into the workspace only (an absolute path elsewhere on
+        this machine is refused), whatever the profile's write mode."""
+        for item in files:
+            await asyncio.to_thread(self._put, item.path, item.data)
+
+    def _put(self, path: str, data: bytes) -> None:
+        with _os_errors(path):
+            check_path_text(path)
+            check_file_path(path)
+            tree, parts = self._locate(path, write=True)
+            self._check_write(path, tree, parts)
+            res = tree.resolve(
+                parts,
+                path,
+                follow_final=False,
+                create_dirs=True,
+                guard=lambda dirs: self._check_write(path, tree, dirs),
+            )
+            try:
+                self._check_write(path, tree, res.parts)
+                write_bytes(res, path, data, overwrite=True)
             finally:
                 os.close(res.dir_fd)
 
@@ -389,7 +450,7 @@ class LocalExecutor(Executor):
 
     def _open_input(self, path: str) -> int:
         with _os_errors(path):
-            tree, parts = self._locate(path, write=False)
+            tree, parts = self._locate_read(path)
             self._check_read(path, tree, parts)
             res = tree.resolve(parts, path, follow_final=True)
             try:

@@ -26,15 +26,17 @@ from rho_adapters.local.process import Finished, Spawn, run_processes
 from rho_adapters.local.rlimits import Rlimits, limited
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_adapters.local.secret_scan import SecretScan
-from rho_domain.errors import ExecutorError, SensitivePath, ToolError
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.limits import ResourceLimits
 from rho_domain.paths import MAX_PATH
 from rho_domain.ports.executor import Command
+from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import VERSION_ARGS, AwkFlavor, flavor_from_version
 from rho_domain.shell.git import HARDENING
 from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
 from rho_domain.shell.reads import GUARD_NAME, git_object_args, path_words, secret_safe_argv
+from rho_domain.shell.texts import reach_words
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
 _DROPPED_VARS = frozenset(
@@ -104,8 +106,11 @@ class CommandRunner:
         visible_roots: Sequence[str] = (),
         policy: SecretPolicy | None = None,
         limits: ResourceLimits | None = None,
+        reach: ReadReach | None = None,
     ) -> None:
         self.search_path = tuple(search_path)
+        # Where path words may lead (``rho_domain.reach``); deny also confines the sandbox.
+        self.reach = reach if reach is not None else ReadReach()
         # Bound again on top of the private /tmp, so a workspace under /tmp stays visible.
         self.visible_roots = tuple(visible_roots)
         # Kept, not copied: read (and scrubbed) as each unrestricted command starts, so
@@ -162,15 +167,20 @@ class CommandRunner:
         env: Mapping[str, str] | None = None,
         *,
         seccomp: bool = False,
+        programs: Sequence[str] = (),
     ) -> tuple[str, ...]:
         """The argv prefix that runs a program in the sandbox in ``cwd`` with ``env`` (the
         restricted environment by default); empty without a sandbox. With ``seccomp`` (the
-        commands themselves; ``_spawn`` provides the filter) no socket can be opened."""
+        commands themselves; ``_spawn`` provides the filter) no socket can be opened.
+        ``programs``: the programs the stage runs, whose real directories a confined sandbox
+        shows too (``/usr/local/bin/rg`` may be a link into ``/opt``)."""
         if not await self.sandboxed():
             return ()
         program = self.resolve("bwrap")
         assert program is not None
-        args = await asyncio.to_thread(self._bwrap_args, cwd, binds, env, seccomp=seccomp)
+        args = await asyncio.to_thread(
+            self._bwrap_args, cwd, binds, env, seccomp=seccomp, programs=programs
+        )
         return (program, *args, "--")
 
     def _bwrap_args(
@@ -180,10 +190,17 @@ class CommandRunner:
         env: Mapping[str, str] | None = None,
         *,
         seccomp: bool = False,
+        programs: Sequence[str] = (),
     ) -> list[str]:
         """Arguments for bwrap (see ``sandbox.py``): this runner's roots shown, every secret
         found below them hidden (scanned now: listings are reused while unchanged)."""
-        view = bwrap.layout(self.visible_roots, self.search_path, self.policy)
+        real_dirs = tuple(os.path.dirname(os.path.realpath(p)) for p in programs)
+        view = bwrap.layout(
+            self.visible_roots,
+            (*self.search_path, *real_dirs),
+            self.policy,
+            confined=self.reach.outside is OutsideReads.DENY and bool(self.reach.closed),
+        )
         masks = bwrap.scan(self._scan, view, self.policy, (cwd,))
         return bwrap.bwrap_args(
             view,
@@ -201,7 +218,7 @@ class CommandRunner:
         (a hard link, ``hardlinks.py``); return the canonical directories it may walk (its
         directory operands and ``cwd``) and the policy its recursive readers and ``xargs``
         guard must apply (the hard links found are secret locations in it)."""
-        walked, linked = self._judge_words(argv, cwd, self.policy)
+        walked, linked = self._judge_words(argv, cwd, self.policy, reach=self.reach)
         # The workspace (not the extra read roots: one may be "/"), what this stage walks and
         # the directories of the files with several links it names.
         roots = (*self.visible_roots[:1], *walked, *map(os.path.dirname, linked))
@@ -218,16 +235,24 @@ class CommandRunner:
 
     @staticmethod
     def _judge_words(
-        argv: Sequence[str], cwd: str, policy: SecretPolicy, aliases: Sequence[str] = ()
+        argv: Sequence[str],
+        cwd: str,
+        policy: SecretPolicy,
+        aliases: Sequence[str] = (),
+        *,
+        reach: ReadReach | None = None,
     ) -> tuple[list[str], list[str]]:
-        """Judge every path word by ``policy`` (``aliases``: hard links to secrets); return
-        (walked directories, real paths of files with several links)."""
+        """Judge every path word by ``policy`` (``aliases``: hard links to secrets), then its
+        real path by ``reach``; return (walked directories, real paths of files with several
+        links)."""
         walked = [os.path.realpath(cwd)]
         if reason := policy.refusal(walked[0]):
             raise SensitivePath(
                 f"{argv[0]}: commands may not run inside a secret location: {reason}"
             )
         linked: list[str] = []
+        # Reach judges the words a program may open, not its pattern or script (texts.py).
+        opened = reach_words(argv) if reach is not None else frozenset()
         for word in path_words(argv):
             full = os.path.join(cwd, word)  # an absolute word stays absolute
             if len(full) > MAX_PATH or "\x00" in full:
@@ -246,6 +271,9 @@ class CommandRunner:
                 if reason := policy.refusal(candidate):
                     shown = word if candidate == full else f"{word!r} (really {real})"
                     raise SensitivePath(f"{argv[0]}: {shown} may not be read: {reason}")
+            if reach is not None and word in opened and (reason := reach.refusal(real)):
+                shown = word if real == os.path.normpath(full) else f"{word!r} (really {real})"
+                raise PathOutsideWorkspace(f"{argv[0]}: {shown} may not be read: {reason}")
             if os.path.isdir(real):
                 walked.append(real)
             elif several_links(real):
@@ -341,7 +369,7 @@ class CommandRunner:
         flavor: AwkFlavor = "gawk"
         if argv[0] in ("awk", "gawk"):
             argv, flavor = await asyncio.to_thread(self._awk, tuple(argv))
-        hardened = secret_safe_argv(harden_argv(argv, awk=flavor), policy, walked)
+        hardened = secret_safe_argv(harden_argv(argv, awk=flavor), policy, walked, self.reach)
         program = self.resolve(hardened[0])
         if program is None:
             raise ToolError(f"{hardened[0]}: program not installed on this machine")
@@ -349,7 +377,11 @@ class CommandRunner:
             hardened = self._resolve_xargs_target(hardened)
         full = (program, *hardened[1:])
         env = self._stage_env(git_env)
-        return (*await self.sandbox_prefix(cwd, binds, env, seccomp=True), *full)
+        # The programs this stage execs: its own and, for xargs, the guard's shell and the
+        # target (words that are exactly a search-path program's resolved path).
+        ran = (program, *(w for w in hardened[1:] if w == self.resolve(os.path.basename(w))))
+        prefix = await self.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
+        return (*prefix, *full)
 
     def _refuse_blobs(
         self,

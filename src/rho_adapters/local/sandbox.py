@@ -3,9 +3,12 @@
 A wall that holds without the argv checks (tests/tools/test_sandbox_alone.py runs commands in it
 with the checks off):
 
-* the machine read-only (``--ro-bind / /``), with a private ``/tmp`` and ``/dev/shm`` (tmpfs,
-  bounded by the file-size limit: nothing reaches the disk), its own ``/dev`` and a ``/proc``
-  of its own PID namespace (no ``/proc/<agent>/environ``), ``/run`` empty (no daemon sockets);
+* the machine read-only (``--ro-bind / /``), or, for a profile that reads only its workspace
+  and read roots (``read_outside_workspace: deny``), only the system directories programs
+  need (``SYSTEM_DIRS``: /usr, /lib, /etc...) besides those roots; with a private ``/tmp``
+  and ``/dev/shm`` (tmpfs, bounded by the file-size limit: nothing reaches the disk), its own
+  ``/dev`` and a ``/proc`` of its own PID namespace (no ``/proc/<agent>/environ``), ``/run``
+  empty (no daemon sockets);
 * every home directory hidden (an empty, read-only tmpfs), except the workspace, the extra
   read roots and program directories that live there, shown again read-only;
 * every secret below what stays visible hidden as well: the policy's concrete locations and
@@ -58,23 +61,52 @@ def _within(path: str, root: str) -> bool:
 @attrs.frozen(kw_only=True)
 class Layout:
     """Where a sandbox's view differs from the machine's: ``hidden`` trees (homes) and the
-    ``visible`` roots shown again inside them or inside the private ``/tmp``."""
+    ``visible`` roots shown again inside them or inside the private ``/tmp``. ``system``
+    non-empty (a profile that reads only its workspace and read roots): the machine is NOT
+    shown, only these system directories (what programs need to start) and ``visible``."""
 
     hidden: tuple[str, ...]
     visible: tuple[str, ...]
+    system: tuple[str, ...] = ()
 
     def shows(self, path: str) -> bool:
         """Whether ``path`` is part of the sandbox's view of the host."""
         if any(_within(path, root) for root in self.visible):
             return True
-        return not any(_within(path, top) for top in (*_OWN_MOUNTS, *self.hidden))
+        if any(_within(path, top) for top in (*_OWN_MOUNTS, *self.hidden)):
+            return False
+        return not self.system or any(_within(path, d) for d in self.system)
 
 
-def layout(roots: Sequence[str], search_path: Sequence[str], policy: SecretPolicy) -> Layout:
+# What a program needs to start (its binary, libraries, the loader's cache, /etc/alternatives,
+# the password database): all a confined sandbox shows of the machine besides its roots.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def layout(
+    roots: Sequence[str],
+    search_path: Sequence[str],
+    policy: SecretPolicy,
+    *,
+    confined: bool = False,
+) -> Layout:
     """The layout for workspace and read ``roots``: homes are hidden unless a root is one of
     them or above it; the roots and the program directories that hiding would remove (a
-    checkout's ``.venv/bin`` under /tmp or a home) are shown again."""
+    checkout's ``.venv/bin`` under /tmp or a home) are shown again. ``confined``
+    (``read_outside_workspace: deny``): only ``SYSTEM_DIRS``, the roots and the program
+    directories outside the system directories are shown."""
     real_roots = tuple(os.path.realpath(r) for r in roots)
+    if confined:
+        system = tuple(d for d in SYSTEM_DIRS if os.path.lexists(d))
+        real_system = tuple(os.path.realpath(d) for d in system)
+        programs = tuple(
+            d
+            for d in search_path
+            if os.path.isdir(d)
+            and not any(_within(os.path.realpath(d), top) for top in real_system)
+        )
+        visible = tuple(dict.fromkeys((*real_roots, *programs)))
+        return Layout(hidden=(), visible=visible, system=system)
     hidden = tuple(
         home
         for home in dict.fromkeys(os.path.realpath(h) for h in policy.homes)
@@ -144,10 +176,11 @@ def bwrap_args(
     each private tmpfs; ``seccomp_fd`` is the descriptor the filter of ``seccomp.py`` is read
     from (no socket can be opened)."""
     size = ("--size", str(tmp_bytes)) if tmp_bytes is not None else ()
-    read_only = ("/run", *view.hidden, *masks.dirs)
+    # Confined, the root is bwrap's own tmpfs: read-only once the mount points are made.
+    read_only = (*(("/",) if view.system else ()), "/run", *view.hidden, *masks.dirs)
     return [
         "--unshare-all", *(USERNS_ARGS if userns else ()),
-        "--ro-bind", "/", "/",
+        *(_system_binds(view.system) if view.system else ("--ro-bind", "/", "/")),
         "--dev", "/dev",
         *size, "--tmpfs", "/dev/shm",  # noqa: S108 - the sandbox's own, in its /dev
         "--proc", "/proc",
@@ -167,6 +200,18 @@ def bwrap_args(
         *(arg for name, value in env.items() for arg in ("--setenv", name, value)),
         "--chdir", cwd,
     ]  # fmt: skip
+
+
+def _system_binds(system: Sequence[str]) -> tuple[str, ...]:
+    """``--ro-bind`` of each system directory, ``--symlink`` of each that is a link (merged
+    /usr: /bin -> usr/bin)."""
+    out: list[str] = []
+    for directory in system:
+        if os.path.islink(directory):
+            out += ["--symlink", os.readlink(directory), directory]
+        else:
+            out += ["--ro-bind", directory, directory]
+    return tuple(out)
 
 
 def probe(program: str) -> tuple[bool, bool] | None:

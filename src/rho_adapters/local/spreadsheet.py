@@ -1,10 +1,11 @@
 """OpenpyxlReader: the SpreadsheetReader port over openpyxl (extra ``excel``), read-only mode.
 
 openpyxl is imported lazily; a missing install raises ``MissingExtra``. Before openpyxl sees
-the bytes, ``xlsx_guard.check_workbook`` refuses a zip bomb from the zip's directory. Parsing
-runs in a thread (``in_thread``) that checks at every row whether its caller gave up, and
-within a budget of ``MAX_CELLS`` cells per call; every openpyxl/zip failure becomes a
-``ToolError``.
+the bytes, ``xlsx_guard.check_workbook`` refuses a zip bomb from the zip's directory. Sheets
+are read by ``sheet_scan`` (used extent, hidden rows and columns, "formula: =..." for a formula
+without a cached value). Parsing runs in a thread (``in_thread``) that checks at every row
+whether its caller gave up, and within a budget of ``MAX_CELLS`` cells per call; every
+openpyxl/zip failure becomes a ``ToolError``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import hashlib
 import io
 from typing import Any
 
-from rho_adapters.local.xlsx_guard import check_workbook
+from rho_adapters.local.sheet_scan import BudgetSpent, scan, window
 from rho_domain.errors import MissingExtra, ToolError
 from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
 from rho_domain.tools.offload import Stop, in_thread
@@ -45,23 +46,6 @@ def _cell(value: Any) -> Cell:
     return str(value)
 
 
-def _size(ws: Any, stop: Stop, max_cells: int) -> tuple[int, int, bool]:
-    """Rows and columns of a read-only sheet, and whether they are complete. Many writers
-    leave out the dimension record openpyxl reads them from; then the sheet is counted, row
-    by row, within ``max_cells`` (past it, the count so far: "at least")."""
-    if ws.max_row and ws.max_column:
-        return ws.max_row, ws.max_column, True
-    rows = columns = cells = 0
-    for number, row in enumerate(ws.iter_rows(values_only=True), 1):
-        stop.check()
-        cells += len(row)
-        if cells > max_cells:
-            return rows, columns, False
-        if any(value is not None for value in row):
-            rows, columns = number, max(columns, _used_width(row))
-    return rows, columns, True
-
-
 def _used_width(row: tuple[Any, ...]) -> int:
     """The number of cells up to the last non-empty one."""
     width = len(row)
@@ -84,6 +68,9 @@ class OpenpyxlReader(SpreadsheetReader):
         """``data`` opened by openpyxl once ``check_workbook`` has passed it."""
         digest = hashlib.blake2b(data, digest_size=16).digest()
         if digest not in self._checked:
+            # Imported at the first workbook (zipfile, expat), not by every run's start-up.
+            from rho_adapters.local.xlsx_guard import check_workbook
+
             check_workbook(data, stop)  # before openpyxl unpacks anything
             self._checked.append(digest)
         return _open(data)
@@ -96,48 +83,68 @@ class OpenpyxlReader(SpreadsheetReader):
         book = self._checked_open(data, stop)
         try:
             return tuple(
-                SheetInfo(name=ws.title, rows=rows, columns=columns, complete=complete)
+                SheetInfo(
+                    name=ws.title,
+                    rows=found.rows,
+                    columns=found.columns,
+                    complete=found.complete,
+                    hidden_rows=found.hidden_rows,
+                    hidden_columns=found.hidden_columns,
+                )
                 for ws in book.worksheets
-                for rows, columns, complete in [_size(ws, stop, self.max_cells)]
+                for found in [scan(ws, stop, self.max_cells)]
             )
         finally:
             book.close()
 
     async def rows(
-        self, data: bytes, sheet: str, *, start: int, count: int, max_columns: int
+        self,
+        data: bytes,
+        sheet: str,
+        *,
+        start: int,
+        count: int,
+        max_columns: int,
+        first_column: int = 1,
     ) -> tuple[tuple[Cell, ...], ...]:
         """See ``SpreadsheetReader.rows``."""
         return await in_thread(
-            lambda stop: self._rows(data, sheet, start, count, max_columns, stop)
+            lambda stop: self._rows(data, sheet, start, count, max_columns, first_column, stop)
         )
 
     def _rows(
-        self, data: bytes, sheet: str, start: int, count: int, max_columns: int, stop: Stop
+        self,
+        data: bytes,
+        sheet: str,
+        start: int,
+        count: int,
+        max_columns: int,
+        first_column: int,
+        stop: Stop,
     ) -> tuple[tuple[Cell, ...], ...]:
         book = self._checked_open(data, stop)
         try:
             if sheet not in book.sheetnames:
                 raise ToolError(f"no sheet {sheet!r}; sheets: {', '.join(book.sheetnames)}")
-            ws = book[sheet]
-            # Read-only sheets pad every row to max_col: ask for no more than the sheet has
-            # (when its dimension record says), then drop columns empty in every row read.
-            width = min(max_columns, ws.max_column or max_columns)
-            out: list[tuple[Cell, ...]] = []
-            cells = 0
-            # From row 1, not min_row=start: openpyxl parses the rows before start anyway,
-            # and only this loop can count them and stop.
-            rows = ws.iter_rows(max_row=start + count - 1, max_col=width, values_only=True)
-            for number, row in enumerate(rows, 1):
-                stop.check()
-                cells += len(row)
-                if cells > self.max_cells:
-                    raise ToolError(
-                        f"sheet {sheet!r}: stopped at row {number} after parsing "
-                        f"{self.max_cells:,} cells (the limit of one call); ask for fewer "
-                        "or earlier rows, or export the sheet as .csv"
-                    )
-                if number >= start:
-                    out.append(tuple(_cell(v) for v in row))
+            try:
+                # From row 1, not start: the rows before start are parsed anyway, and only
+                # this loop can count them and stop.
+                out = window(
+                    book[sheet],
+                    stop,
+                    self.max_cells,
+                    start=start,
+                    count=count,
+                    first_column=first_column,
+                    max_columns=max_columns,
+                    convert=_cell,
+                )
+            except BudgetSpent as spent:
+                raise ToolError(
+                    f"sheet {sheet!r}: stopped at row {spent.row} after parsing "
+                    f"{self.max_cells:,} cells (the limit of one call); ask for fewer "
+                    "or earlier rows, or export the sheet as .csv"
+                ) from None
             used = max((_used_width(row) for row in out), default=0)
             return tuple(row[:used] for row in out)
         finally:

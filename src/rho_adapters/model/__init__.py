@@ -6,6 +6,9 @@
 - ``AnthropicModel``: the Anthropic Messages API (the ``anthropic`` row).
 - ``DemoModel`` (``demo``): ``--model demo``, scripted and offline, for a first try.
 
+Each takes one ``ModelEndpoint`` (URL, key, headers, timeouts, retry) and one HTTP seam
+(``http``: a ``ClientPool``, default ``SHARED_POOL``, or an ``httpx.AsyncClient``).
+
 Nothing here opens a connection at import or construction: clients are leased from a shared
 pool on the first call.
 """
@@ -16,8 +19,16 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from rho_adapters.model.openai_request import RequestDefaults
-from rho_adapters.model.providers import PROVIDERS, Provider, resolve_provider
+from rho_adapters.model.providers import (
+    MODEL_QUIRKS,
+    PROVIDERS,
+    ModelQuirk,
+    Provider,
+    resolve_provider,
+)
 from rho_adapters.model.retry import RetryPolicy
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
@@ -25,16 +36,20 @@ from rho_domain.ports.model import ChatModel
 if TYPE_CHECKING:
     from rho_adapters.model._http import Timeouts
     from rho_adapters.model.anthropic import AnthropicModel
+    from rho_adapters.model.endpoint import ModelEndpoint
     from rho_adapters.model.openai_chat import OpenAIChatModel
     from rho_adapters.model.pool import SHARED_POOL, ClientPool, EndpointStats
     from rho_adapters.model.tls import ssl_contexts_created
 
 __all__ = [
+    "MODEL_QUIRKS",
     "PROVIDERS",
     "SHARED_POOL",
     "AnthropicModel",
     "ClientPool",
     "EndpointStats",
+    "ModelEndpoint",
+    "ModelQuirk",
     "OpenAIChatModel",
     "Provider",
     "RequestDefaults",
@@ -53,6 +68,7 @@ _LAZY = {
     "SHARED_POOL": "rho_adapters.model.pool",
     "ClientPool": "rho_adapters.model.pool",
     "EndpointStats": "rho_adapters.model.pool",
+    "ModelEndpoint": "rho_adapters.model.endpoint",
     "Timeouts": "rho_adapters.model._http",
     "ssl_contexts_created": "rho_adapters.model.tls",
 }
@@ -106,37 +122,30 @@ def build_model(
         response_format=response_format,
     )
     from rho_adapters.model.anthropic import AnthropicModel
+    from rho_adapters.model.endpoint import ModelEndpoint
     from rho_adapters.model.openai_chat import OpenAIChatModel
 
+    endpoint = ModelEndpoint(base_url=base_url, api_key=api_key, key_variable=key_variable)
+    if timeouts is not None:
+        endpoint = attrs.evolve(endpoint, timeouts=timeouts)
+    if retry is not None:
+        endpoint = attrs.evolve(endpoint, retry=retry)
     row = resolve_provider(provider, base_url)
     if row.adapter == "anthropic":
-        return AnthropicModel(
-            model=model,
-            base_url=base_url,
-            api_key=api_key,
-            defaults=defaults,
-            clock=clock,
-            key_variable=key_variable,
-            timeouts=timeouts,
-            retry=retry,
-        )
+        return AnthropicModel(model=model, endpoint=endpoint, defaults=defaults, clock=clock)
     if not base_url and not row.default_base_url:
         from rho_domain.errors import ConfigError
 
         raise ConfigError(f"provider {row.name!r} needs base_url (the endpoint's URL)")
     return OpenAIChatModel(
         model=model,
-        base_url=base_url,
-        api_key=api_key,
+        endpoint=endpoint,
         provider=row,
         defaults=defaults,
         stream=stream,
         clock=clock,
         # Named "generic" is a choice; guessed "generic" only means the host said nothing.
         detect=row.name == "generic" and _unnamed(provider),
-        key_variable=key_variable,
-        timeouts=timeouts,
-        retry=retry,
     )
 
 

@@ -52,30 +52,33 @@ class Timeouts:
 
 class Endpoint:
     """The client for one endpoint: leased from a ``ClientPool`` on the running loop (again
-    when the loop changes), or a caller-provided client or transport.
+    when the loop changes), or the caller's ``httpx.AsyncClient`` (``http``: one seam for
+    every way of bringing HTTP; a transport comes in as ``ClientPool(transport=...)``).
 
     Requests go through ``slot()``, which holds a place in the pooled client's in-flight gate
-    (caller-provided clients are not gated: their owner bounds them).
+    (a caller's client is not gated: its owner bounds it), and send ``request_headers``.
     """
 
     def __init__(
         self,
         headers: Mapping[str, str],
         *,
-        pool: ClientPool | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        http: ClientPool | httpx.AsyncClient | None = None,
         pool_key: str = "",
     ) -> None:
         self.headers = dict(headers)
-        self._pool = pool or SHARED_POOL
+        self._pool = http if isinstance(http, ClientPool) else SHARED_POOL
         self._pool_key = pool_key
-        self._transport = transport
-        self._client = http_client
-        self._owned: httpx.AsyncClient | None = None
+        self._client = http if isinstance(http, httpx.AsyncClient) else None
         self._lease: Lease | None = None
         self.closed = False
         self.last_wait = 0.0  # seconds the latest request queued for a slot
+
+    @property
+    def request_headers(self) -> Mapping[str, str]:
+        """The headers each request sends itself: the endpoint's (its key) on a caller's
+        client; none on a pooled one, which carries them (the pool keys clients by them)."""
+        return self.headers if self._client is not None else {}
 
     def client(self) -> httpx.AsyncClient:
         """The client to use on the running loop. Raises ModelConnectionError once closed."""
@@ -83,10 +86,6 @@ class Endpoint:
             raise ModelConnectionError("this model client was closed")
         if self._client is not None:
             return self._client
-        if self._transport is not None:
-            self._owned = httpx.AsyncClient(headers=self.headers, transport=self._transport)
-            self._client = self._owned
-            return self._owned
         return self._leased().client
 
     @asynccontextmanager
@@ -112,7 +111,7 @@ class Endpoint:
     ) -> T:
         """``ask()``, or for a pooled endpoint the pool's remembered answer
         (``ClientPool.remembered``): models of one endpoint share what it said about itself."""
-        if self._client is not None or self._transport is not None:
+        if self._client is not None:
             return await ask()
         return await self._pool.remembered(name, ask, keep=keep)
 
@@ -130,12 +129,11 @@ class Endpoint:
         return self._lease
 
     async def aclose(self) -> None:
-        """Close an owned client, give a pooled one back. Idempotent."""
+        """Give a pooled client back (a caller's client stays open: it is theirs).
+        Idempotent."""
         if self.closed:
             return
         self.closed = True
-        if self._owned is not None:
-            await self._owned.aclose()
         if self._lease is not None:
             self._pool.release(self._lease)
             self._lease = None

@@ -47,25 +47,28 @@ def server_root(base_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
-async def probe(client: httpx.AsyncClient, base_url: str) -> ServerFacts:
-    """Ask the server at ``base_url`` what it is; unknown facts stay None."""
+async def probe(
+    client: httpx.AsyncClient, base_url: str, *, headers: Mapping[str, str] | None = None
+) -> ServerFacts:
+    """Ask the server at ``base_url`` what it is (sending ``headers`` with each question);
+    unknown facts stay None."""
     provider: str | None = None
     window: int | None = None
     evidence: list[str] = []
-    props, props_headers = await _get_json(client, server_root(base_url) + "/props")
+    props, props_headers = await _get_json(client, server_root(base_url) + "/props", headers)
     if isinstance(props, Mapping):
         settings = props.get("default_generation_settings")
         n_ctx = (settings if isinstance(settings, Mapping) else props).get("n_ctx")
         if isinstance(n_ctx, int) and n_ctx > 0:
             provider, window = "llamacpp", n_ctx
             evidence.append(f"/props n_ctx {n_ctx}")
-    models, headers = await _get_json(client, base_url.rstrip("/") + "/models")
+    models, answer = await _get_json(client, base_url.rstrip("/") + "/models", headers)
     first = _first_model(models)
     owner = str(first.get("owned_by") or "").lower()
     owning = provider_owning(owner) if owner else None
     if provider is None and owning is not None:
         provider = owning
-        server = headers.get("server", "")
+        server = answer.get("server", "")
         evidence.append(f"/models owned_by {owner!r}" + (f", server {server}" if server else ""))
     max_len = first.get("max_model_len")
     if window is None and isinstance(max_len, int) and max_len > 0:
@@ -75,14 +78,16 @@ async def probe(client: httpx.AsyncClient, base_url: str) -> ServerFacts:
         provider=provider,
         context_window=window,
         evidence=tuple(evidence),
-        answered=bool(props_headers) or bool(headers),
+        answered=bool(props_headers) or bool(answer),
     )
 
 
-async def _get_json(client: httpx.AsyncClient, url: str) -> tuple[Any, Mapping[str, str]]:
+async def _get_json(
+    client: httpx.AsyncClient, url: str, headers: Mapping[str, str] | None
+) -> tuple[Any, Mapping[str, str]]:
     """The JSON at ``url`` (None if none) and the answer's headers (empty: no answer)."""
     try:
-        response = await client.get(url, timeout=_PROBE_TIMEOUT)
+        response = await client.get(url, headers=headers, timeout=_PROBE_TIMEOUT)
     except httpx.HTTPError:
         return None, {}
     if response.status_code != 200:

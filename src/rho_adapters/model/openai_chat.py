@@ -29,9 +29,10 @@ import attrs
 import httpx
 
 from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
-from rho_adapters.model._http import Attempt, Endpoint, Timeouts, with_retries
+from rho_adapters.model._http import Attempt, Endpoint, with_retries
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
+from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_read import EmptyStream, read_stream, read_whole
 from rho_adapters.model.openai_request import (
     RequestDefaults,
@@ -40,9 +41,8 @@ from rho_adapters.model.openai_request import (
     streams,
     tool_choice_of,
 )
-from rho_adapters.model.pool import ClientPool
-from rho_adapters.model.providers import PROVIDERS, Provider, resolve_provider
-from rho_adapters.model.retry import RetryPolicy, jitter_rng, server_delay
+from rho_adapters.model.providers import PROVIDERS, Provider, for_model, resolve_provider
+from rho_adapters.model.retry import jitter_rng, server_delay
 from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
 from rho_domain.errors import (
     BadRequest,
@@ -73,46 +73,45 @@ _NEAR_WINDOW = 0.9  # an empty answer to a request this close to the window is a
 
 
 class OpenAIChatModel(ChatModel, ContextMeter):
-    """A ChatModel speaking Chat Completions to ``base_url`` as the given provider expects.
+    """A ChatModel speaking Chat Completions to ``endpoint`` as the given provider expects.
 
-    ``stream=None`` or True streams where the provider can (tools under automatic choice
-    cannot on llama-cpp-python); False never streams. ``detect=True`` asks the server what it
-    is before the first call and adopts the matching provider row. ``transport`` or
-    ``http_client`` replace the shared pooled client (tests, custom proxies); a passed
-    ``http_client`` is never closed here. ``key_variable`` names the environment variable the
-    key came from, for error messages.
+    ``endpoint`` (``ModelEndpoint``) is the server's URL (default: the provider's), key,
+    extra headers, timeouts and retry policy. ``provider`` is its row of ``PROVIDERS`` (default:
+    guessed from the URL's host), with the quirks ``MODEL_QUIRKS`` declares for ``model``.
+    ``defaults`` are request options a ``ModelRequest``'s own values override. ``stream=None``
+    or True streams where the provider can (tools under automatic choice cannot on
+    llama-cpp-python); False never streams. ``http`` is where requests go: a ``ClientPool``
+    (default ``SHARED_POOL``; ``ClientPool(transport=...)`` for tests and proxies) or the
+    caller's ``httpx.AsyncClient`` (never closed here). ``detect=True`` asks the server what it
+    is before the first call and adopts the matching provider row. ``clock`` and ``rng`` time
+    and jitter the retries.
     """
 
     def __init__(
         self,
         *,
         model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
+        endpoint: ModelEndpoint | None = None,
         provider: Provider | None = None,
         defaults: RequestDefaults | None = None,
         stream: bool | None = None,
+        http: Http | None = None,
         clock: Clock | None = None,
-        retry: RetryPolicy | None = None,
-        timeouts: Timeouts | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        pool: ClientPool | None = None,
-        headers: Mapping[str, str] | None = None,
         rng: random.Random | None = None,
         detect: bool = False,
-        key_variable: str = "",
     ) -> None:
-        self.provider = provider or resolve_provider(None, base_url)
-        self.key_variable = key_variable
-        self._has_key = bool(api_key)
+        endpoint = endpoint if endpoint is not None else ModelEndpoint()
+        self.endpoint = endpoint
         self.model = model
-        self.base_url = base_url or self.provider.default_base_url
+        self.provider = for_model(provider or resolve_provider(None, endpoint.base_url), model)
+        self.key_variable = endpoint.key_variable
+        self._has_key = bool(endpoint.api_key)
+        self.base_url = endpoint.base_url or self.provider.default_base_url
         self.url = chat_url(self.base_url)
         self.defaults = defaults or RequestDefaults()
         self.stream_mode = stream
-        self.retry = retry or RetryPolicy()
-        self.timeouts = timeouts or Timeouts()
+        self.retry = endpoint.retry
+        self.timeouts = endpoint.timeouts
         if clock is None:
             from rho_adapters.clock import SystemClock
 
@@ -120,19 +119,13 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         self.clock = clock
         self._rng = rng or jitter_rng()
         all_headers = {"accept": "text/event-stream, application/json"}
-        if api_key:
+        if api_key := endpoint.api_key:
             if self.provider.auth_header == "authorization":
                 all_headers["authorization"] = f"Bearer {api_key}"
             else:
                 all_headers[self.provider.auth_header] = api_key
-        all_headers.update(headers or {})
-        self._endpoint = Endpoint(
-            all_headers,
-            pool=pool,
-            transport=transport,
-            http_client=http_client,
-            pool_key=self.base_url,
-        )
+        all_headers.update(endpoint.headers)
+        self._endpoint = Endpoint(all_headers, http=http, pool_key=self.base_url)
         self._no_stream_tools = False  # learned: this server cannot stream with tools
         self.meter = TokenMeter()
         self.facts: ServerFacts | None = None if detect else ServerFacts()
@@ -219,6 +212,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                     response = await client.post(
                         server_root(self.base_url) + path,
                         json=body,
+                        headers=self._endpoint.request_headers,
                         timeout=self.timeouts.for_tier(None),
                     )
             data = response.json() if response.status_code == 200 else None
@@ -241,15 +235,19 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 f"probe {self.base_url}", self._probe, keep=lambda facts: facts.answered
             )
         if self.facts.provider in PROVIDERS:
-            self.provider = attrs.evolve(
-                PROVIDERS[self.facts.provider], default_base_url=self.provider.default_base_url
+            self.provider = for_model(
+                attrs.evolve(
+                    PROVIDERS[self.facts.provider],
+                    default_base_url=self.provider.default_base_url,
+                ),
+                self.model,
             )
         if self.facts.context_window:
             self.window = self.facts.context_window
 
     async def _probe(self) -> ServerFacts:
         async with self._endpoint.slot() as client:
-            return await probe(client, self.base_url)
+            return await probe(client, self.base_url, headers=self._endpoint.request_headers)
 
     def _as_read(self, request: ModelRequest) -> ModelRequest:
         """The request as the model reads it: without the tool schemas on a server that shows
@@ -307,7 +305,13 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             with map_httpx_errors(idle_timeout=timeout.read):
                 async with (
                     self._endpoint.slot(state) as client,
-                    client.stream("POST", self.url, json=body, timeout=timeout) as response,
+                    client.stream(
+                        "POST",
+                        self.url,
+                        json=body,
+                        headers=self._endpoint.request_headers,
+                        timeout=timeout,
+                    ) as response,
                 ):
                     state.headers = response.headers
                     if response.status_code >= 400:

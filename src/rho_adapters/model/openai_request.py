@@ -73,8 +73,7 @@ def build_body(request: ModelRequest, provider: Provider, *, stream: bool) -> di
             body["tool_choice"] = wire_tool_choice(choice)
         if request.parallel_tool_calls is not None:
             body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.response_format is not None:
-        body["response_format"] = dict(request.response_format)
+    _answer_format(body, request, provider)
     if request.reasoning_effort is not None:
         if provider.reasoning_object:
             body["reasoning"] = {"effort": request.reasoning_effort}
@@ -89,6 +88,34 @@ def build_body(request: ModelRequest, provider: Provider, *, stream: bool) -> di
     for name in provider.dropped_params:
         body.pop(name, None)
     return body
+
+
+def json_schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``response_format`` asking for a JSON value that matches ``schema`` (not ``strict``:
+    OpenAI's strict mode refuses schemas without ``additionalProperties: false``)."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "final_answer", "schema": dict(schema), "strict": False},
+    }
+
+
+def _answer_format(body: dict[str, Any], request: ModelRequest, provider: Provider) -> None:
+    """``response_format``: the configured one, or the output schema's where the provider
+    constrains this request (``Provider.structured_output``)."""
+    if request.response_format is not None:
+        body["response_format"] = dict(request.response_format)
+    if request.output_schema is not None and _constrains(request, provider):
+        body["response_format"] = json_schema_format(request.output_schema)
+        if provider.structured_output == "without_tools":  # the grammar leaves no room for them
+            for name in ("tools", "tool_choice", "parallel_tool_calls"):
+                body.pop(name, None)
+
+
+def _constrains(request: ModelRequest, provider: Provider) -> bool:
+    if provider.structured_output == "always":
+        return True
+    cannot_call = not request.tools or request.tool_choice == "none"
+    return provider.structured_output == "without_tools" and cannot_call
 
 
 KEYWORD_CHOICES = frozenset({"auto", "none", "required"})

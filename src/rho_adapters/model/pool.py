@@ -112,6 +112,8 @@ class ClientPool:
 
     ``max_in_flight`` bounds requests in flight per client; ``idle_seconds`` is how long an
     unleased client stays open; ``keepalive_seconds`` how long an idle connection is kept.
+    ``transport`` (tests, a custom proxy or a recording) is what every client of this pool
+    sends through instead of the network (it is never closed here: it is the caller's).
     """
 
     def __init__(
@@ -120,7 +122,9 @@ class ClientPool:
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         keepalive_seconds: float = DEFAULT_KEEPALIVE_SECONDS,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        self.transport = transport
         self.max_in_flight = max_in_flight
         self.idle_seconds = idle_seconds
         self.keepalive_seconds = keepalive_seconds
@@ -272,16 +276,18 @@ class ClientPool:
             keepalive_expiry=self.keepalive_seconds,
         )
         https = base_url.lower().startswith("https:")
-        transport = (
-            httpx.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits)
-            if https
-            else PlainTransport(limits)
-        )
+        transport: httpx.AsyncBaseTransport
+        if self.transport is not None:
+            transport = _Unclosed(self.transport)
+        elif https:
+            transport = httpx.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits)
+        else:
+            transport = PlainTransport(limits)
         # Timeouts are set per request (the idle timeout depends on the service tier).
         return httpx.AsyncClient(
             headers=dict(headers),
             transport=transport,
-            verify=shared_ssl_context() if https else True,
+            verify=shared_ssl_context() if https and self.transport is None else True,
             timeout=None,  # noqa: S113
         )
 
@@ -295,6 +301,16 @@ class ClientPool:
                 loop.run_until_complete(clients.close_all())
         with self._lock:
             self._loops.clear()
+
+
+class _Unclosed(httpx.AsyncBaseTransport):
+    """A pool's given transport, shared by its clients: closing one client leaves it open."""
+
+    def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
+        self.transport = transport
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.transport.handle_async_request(request)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -12,13 +12,15 @@ server what it is (``/props``, ``/v1/models`` ``owned_by`` matched against the r
 ``owners``): never from the port, since any server runs on any port. Every field can be
 overridden with ``attrs.evolve``.
 
-Adding an OpenAI-compatible server is one row in ``PROVIDERS``.
+Adding an OpenAI-compatible server is one row in ``PROVIDERS``; a quirk of a model rather
+than of a server (whatever serves it) is one row in ``MODEL_QUIRKS``, which ``for_model``
+applies over the server's row.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -30,6 +32,12 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_KEY = "OPENAI_API_KEY"
 
 Adapter = Literal["openai", "anthropic"]
+# How a server takes an output schema (``response_format: {type: json_schema}``): with every
+# request ("always": OpenAI's structured outputs work beside tools); only on a request that
+# cannot call tools ("without_tools": vLLM's guided decoding and llama.cpp's grammars
+# constrain the whole output, so a tool call could not come out; rho-agent asks such a
+# request when it corrects an answer); or "never" (the schema is in the prompt and checked).
+StructuredOutput = Literal["always", "without_tools", "never"]
 
 
 @attrs.frozen(kw_only=True)
@@ -56,6 +64,8 @@ class Provider:
     other than ``none`` (so they are not counted otherwise).
     ``model_prefixes`` are model-name beginnings that select this hosted provider when no base
     URL is given.
+    ``structured_output`` says when an output schema is sent as ``response_format``
+    (``StructuredOutput``; Anthropic's adapter uses a final tool instead).
     """
 
     name: str
@@ -76,6 +86,7 @@ class Provider:
     tokenize_path: str = ""
     tools_need_choice: bool = False
     model_prefixes: tuple[str, ...] = ()
+    structured_output: StructuredOutput = "never"
 
 
 # In the order base URLs are matched by host fragment.
@@ -96,6 +107,7 @@ PROVIDERS: dict[str, Provider] = {
             hosts=("api.openai.com",),
             model_prefixes=("gpt-", "chatgpt-", "o1", "o3", "o4", "codex-"),
             obfuscation_opt_out=True,
+            structured_output="always",
         ),
         Provider(
             name="cerebras",
@@ -125,7 +137,12 @@ PROVIDERS: dict[str, Provider] = {
             hosts=("openrouter.ai",),
             reasoning_object=True,
         ),
-        Provider(name="azure", hosts=("openai.azure.com", "azure.com"), auth_header="api-key"),
+        Provider(
+            name="azure",
+            hosts=("openai.azure.com", "azure.com"),
+            auth_header="api-key",
+            structured_output="always",
+        ),
         Provider(
             name="ollama",
             default_base_url="http://localhost:11434/v1",
@@ -142,6 +159,7 @@ PROVIDERS: dict[str, Provider] = {
             owners=("llamacpp",),
             max_tokens_field="max_tokens",
             tokenize_path="/tokenize",
+            structured_output="without_tools",  # a JSON Schema becomes a grammar
         ),
         Provider(
             # python -m llama_cpp.server: its own dialect (captures 02, 05, 09-13).
@@ -160,11 +178,62 @@ PROVIDERS: dict[str, Provider] = {
             default_base_url="http://localhost:8000/v1",
             owners=("vllm",),
             tokenize_path="/tokenize",
+            structured_output="without_tools",  # guided decoding
         ),
         # Any other OpenAI-compatible server, until detection knows better.
         Provider(name="generic", max_tokens_field="max_tokens"),
     )
 }
+
+
+@attrs.frozen(kw_only=True)
+class ModelQuirk:
+    """What a model accepts differently from its server's row, on every server that runs it.
+
+    ``prefixes`` are model-name beginnings (lower case) it applies to; ``providers`` the rows
+    it applies on (empty: every row). ``dropped_params`` are added to the row's; ``changes``
+    replace other ``Provider`` fields (``{"stream_tools": False}``).
+    """
+
+    prefixes: tuple[str, ...]
+    providers: tuple[str, ...] = ()
+    dropped_params: frozenset[str] = frozenset()
+    changes: Mapping[str, object] = attrs.field(factory=dict)
+
+    def applies(self, provider: Provider, model: str) -> bool:
+        """Whether this quirk holds for ``model`` served by ``provider``."""
+        on_row = not self.providers or provider.name in self.providers
+        return on_row and model.lower().startswith(self.prefixes)
+
+
+# Quirks of models rather than servers, in order (a later one wins on the same field).
+MODEL_QUIRKS: tuple[ModelQuirk, ...] = (
+    # OpenAI's o-series reasoning models answer 400 to a temperature other than the default
+    # ("Unsupported value: 'temperature' does not support 0.2 with this model"), and to
+    # top_p, logprobs and the penalties.
+    ModelQuirk(
+        prefixes=("o1", "o3", "o4"),
+        providers=("openai",),
+        dropped_params=frozenset(
+            {"temperature", "top_p", "presence_penalty", "frequency_penalty", "logprobs"}
+        ),
+    ),
+)
+
+
+def for_model(
+    provider: Provider, model: str, quirks: tuple[ModelQuirk, ...] = MODEL_QUIRKS
+) -> Provider:
+    """``provider``'s row with the ``quirks`` that hold for ``model`` applied."""
+    for quirk in quirks:
+        if quirk.applies(provider, model):
+            provider = attrs.evolve(
+                provider,
+                dropped_params=provider.dropped_params | quirk.dropped_params,
+                **quirk.changes,  # type: ignore[arg-type]  # Provider's own fields, by name
+            )
+    return provider
+
 
 # Other spellings users write for a provider (after lower-casing and removing "-" and ".").
 _ALIASES = {

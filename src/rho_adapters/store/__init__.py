@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "FileSessionStore": "files",
+    "FileSessions": "control",
     "list_sessions": "listing",
     "SessionPaths": "layout",
     "resolve": "layout",
@@ -37,6 +38,7 @@ _EXPORTS = {
 
 __all__ = [
     "FileSessionStore",
+    "FileSessions",
     "FileSignals",
     "Recording",
     "SessionPaths",
@@ -55,6 +57,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from rho_adapters.store.control import FileSessions
     from rho_adapters.store.files import FileSessionStore
     from rho_adapters.store.layout import SessionPaths, resolve
     from rho_adapters.store.listing import list_sessions

@@ -34,14 +34,15 @@ from rho_adapters.store.meta import (
     MetaFile,
     initial_meta,
     profile_label,
+    stored_config,
     summarize_trace,
-    without_secrets,
 )
 from rho_adapters.store.recording import read_record
 from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError, RhoError, StoreError
-from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
 DURABLE_KINDS = frozenset(
     {"run_start", "run_end", "compact", "approval_requested", "approval_resolved"}
@@ -75,16 +76,22 @@ class _Open:
     lock: SessionLock
     meta: MetaFile
     trace: IO[bytes]
+    # Lines appended since the last fsync: a run's end syncs the trace, and the close that
+    # follows it (every one-shot) need not fsync the same bytes a second time. True until the
+    # first sync: whatever opening the session wrote (a repaired line) is synced at close.
+    unsynced: bool = True
 
     def sync(self) -> None:
         self.trace.flush()
         os.fsync(self.trace.fileno())
+        self.unsynced = False
         self.meta.write()
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.trace.flush()
-            os.fsync(self.trace.fileno())
+            if self.unsynced:
+                os.fsync(self.trace.fileno())
         self.trace.close()
         # meta.stop() writes the final meta.json durably: writing it in a sync() first too
         # cost a third fsync per closed session.
@@ -92,7 +99,7 @@ class _Open:
         self.lock.release()
 
 
-class FileSessionStore(SessionStore):
+class FileSessionStore(SessionStore, SignalingStore):
     """Sessions under ``root`` (``<home>/sessions``), one directory each.
 
     ``open`` accepts an id, a unique prefix, ``latest`` or a session directory path.
@@ -103,6 +110,13 @@ class FileSessionStore(SessionStore):
         self.root = Path(root).expanduser()
         self._heartbeat = heartbeat
         self._open: dict[str, _Open] = {}
+
+    def signals(self) -> SignalSource:
+        """See ``SignalingStore.signals``: the sentinel files in each session directory
+        (``FileSignals``)."""
+        from rho_adapters.store.signals import FileSignals
+
+        return FileSignals(self.session_dir)
 
     def session_dir(self, session_id: str) -> Path:
         """The directory of an open session, or where a session with this id lives."""
@@ -130,7 +144,7 @@ class FileSessionStore(SessionStore):
                 paths.config.unlink(missing_ok=True)
             else:
                 lock.acquire(record.id)
-            config = without_secrets(config_to_dict(record.config))
+            config = stored_config(config_to_dict(record.config))
             # libyaml's emitter when present: the pure-Python one costs ~5 ms of CPU per
             # session under the GIL, which a service opening many sessions feels.
             dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -233,6 +247,7 @@ class FileSessionStore(SessionStore):
             return
         try:  # inline rather than _store_errors: this runs for every event
             held.trace.write(b"".join([encode_event_line(e) for e in persistent]))
+            held.unsynced = True
             held.trace.flush()
         except OSError as exc:
             raise StoreError(f"cannot write the trace of session {session_id}: {exc}") from exc

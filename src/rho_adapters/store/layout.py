@@ -21,6 +21,7 @@ import attrs
 
 from rho_adapters.store.confined import directory_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
+from rho_domain.ports.session_control import judge_liveness
 
 HEARTBEAT_SECONDS = 2.0
 """How often an open session rewrites meta.json, even while paused or idle."""
@@ -29,7 +30,15 @@ STALE_AFTER_SECONDS = 15.0
 """A heartbeat older than this means the process is gone (several missed beats)."""
 
 FINAL_STATUSES = frozenset(
-    {"completed", "cancelled", "error", "max_turns", "budget_exceeded", "awaiting_approval"}
+    {
+        "completed",
+        "cancelled",
+        "error",
+        "max_turns",
+        "budget_exceeded",
+        "awaiting_approval",
+        "stuck",
+    }
 )
 
 
@@ -191,18 +200,14 @@ def pid_alive(pid: int) -> bool:
 
 def liveness(meta: Mapping[str, Any], *, paused: bool, now: float) -> str:
     """running, paused, idle (open but waiting for input), stale (process gone while it was
-    driving), or the final status of a closed session."""
+    driving), or the final status of a closed session (``session_control.judge_liveness``
+    over meta.json's facts: a holder is alive while its pid lives on this host and its
+    heartbeat is younger than ``STALE_AFTER_SECONDS``)."""
     status = str(meta.get("status", "created"))
     pid, host, beat = meta.get("pid"), meta.get("host"), meta.get("heartbeat")
-    open_now = isinstance(pid, int) and isinstance(beat, int | float)
-    if open_now and host == host_name():
-        open_now = pid_alive(int(pid))  # type: ignore[arg-type]
-    if open_now and now - float(beat) > STALE_AFTER_SECONDS:  # type: ignore[arg-type]
-        open_now = False
-    if open_now:
-        if status == "running":
-            return "paused" if paused else "running"
-        return "idle"
-    if status == "running":
-        return "stale"
-    return status
+    held = isinstance(pid, int) and isinstance(beat, int | float)
+    if held and host == host_name():
+        held = pid_alive(int(pid))  # type: ignore[arg-type]
+    if held and now - float(beat) > STALE_AFTER_SECONDS:  # type: ignore[arg-type]
+        held = False
+    return judge_liveness(status=status, held=held, paused=paused)

@@ -188,6 +188,13 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+def stored_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A config mapping as a session keeps it: without secrets, and without ``store`` (where
+    the sessions are kept is no part of one, and its URL may hold a password)."""
+    kept: dict[str, Any] = without_secrets({k: v for k, v in config.items() if k != "store"})
+    return kept
+
+
 def without_secrets(data: Any) -> Any:
     """A copy of a config mapping without secret values: keys named like secrets are dropped
     (``*_env`` keys name environment variables and are kept) and DSN passwords are removed."""

@@ -3,6 +3,7 @@
 - ``cancel``: present means "stop". The session consumes it (``clear_cancel``) at the start
   and end of a run, so a cancel never leaks into the next run or a resume.
 - ``pause``: present means "wait before the next model call or tool"; removing it resumes.
+  A run that ends removes it (``clear_pause``): the next run never starts paused.
 - ``directives.jsonl``: one JSON object ``{"text", "at"}`` per line, appended under an
   exclusive flock. A directive's offset is its line index; the file is never truncated, and the
   session records applied offsets in its trace, so a directive is applied exactly once.
@@ -170,6 +171,13 @@ class FileSignals(SignalSource):
             (self._locate(session_id) / "cancel").unlink(missing_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot clear the cancel request: {exc.strerror or exc}") from exc
+
+    async def clear_pause(self, session_id: str) -> None:
+        """See ``SignalSource.clear_pause``."""
+        try:
+            (self._locate(session_id) / "pause").unlink(missing_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot clear the pause: {exc.strerror or exc}") from exc
 
     async def wait_for_cancel(self, session_id: str) -> None:
         """See ``SignalSource.wait_for_cancel``."""

@@ -2,7 +2,9 @@
 
 In-process ``cancel()`` and the SignalSource (another process) feed one asyncio.Event; work
 that can take long (a model stream, a tool, a human) is raced against it, and the loser is
-cancelled — which is how a running tool's process group gets killed by the executor.
+cancelled — which is how a running tool's process group gets killed by the executor. The
+run's wall-time ``deadline`` (``budgets.BudgetWatch``), when it has one, is raced the same way,
+on the Clock port: work still running then is stopped and ``out_of_time`` is set.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rho_domain.context_export import export_context
 from rho_domain.errors import RhoError
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import UserMessage
+from rho_domain.not_run import CANCELLED_RESULT, OUT_OF_TIME
 from rho_domain.ports.signals import SignalSource
 
 T = TypeVar("T")
@@ -35,11 +38,31 @@ class RunControl:
         # What wakes each ``race`` in progress: one callback per race instead of a task
         # waiting on the event (a race runs for every model call and tool call).
         self._wakers: set[Callable[[], None]] = set()
+        self.deadline: float | None = None  # monotonic; set by the session for each run
+        self.out_of_time = False
 
     @property
     def cancelled(self) -> bool:
         """True once cancellation was requested for this run."""
         return self._cancel.is_set()
+
+    @property
+    def stopped(self) -> bool:
+        """True once raced work is being stopped: cancelled, or the deadline passed."""
+        return self.cancelled or self.out_of_time
+
+    @property
+    def why_stopped(self) -> str:
+        """Why raced work was stopped, in words for history and events."""
+        return "the run's time budget ran out" if self._timed_out() else "cancelled by the user"
+
+    @property
+    def interrupted_result(self) -> str:
+        """The result of a tool call stopped by ``race`` (``not_run``)."""
+        return OUT_OF_TIME if self._timed_out() else CANCELLED_RESULT
+
+    def _timed_out(self) -> bool:
+        return self.out_of_time and not self.cancelled
 
     def cancel(self) -> None:
         """Request cancellation (from this process); raced work stops at once."""
@@ -52,18 +75,27 @@ class RunControl:
         A new Event, not ``clear()``: an asyncio.Event belongs to the loop that first waited
         on it, and each ``run_sync`` runs in a new loop."""
         self._cancel = asyncio.Event()
+        self.deadline, self.out_of_time = None, False
         if self.signals is not None:
             await self.signals.clear_cancel(self.session_id)
             self._watcher = asyncio.ensure_future(self._watch())
 
-    async def stop(self, *, consume_cancel: bool) -> None:
-        """Stop listening; ``consume_cancel`` clears a cancel this run obeyed."""
+    async def stop(self) -> None:
+        """Stop listening and clear what was signalled to this run, whatever ended it: a
+        context export asked for is answered (its asker must not wait for a run that is
+        over), and a cancel or a pause is removed (left behind, a pause would hold the next
+        ``--resume`` before its first step, and a cancel would stop it)."""
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
-        if consume_cancel and self.signals is not None:
-            with contextlib.suppress(RhoError):
-                await self.signals.clear_cancel(self.session_id)
+        self.deadline = None  # ``out_of_time`` stays: the session reads it after the run
+        if self.signals is None:
+            return
+        await self.answer_exports()
+        with contextlib.suppress(RhoError):
+            await self.signals.clear_cancel(self.session_id)
+        with contextlib.suppress(RhoError):
+            await self.signals.clear_pause(self.session_id)
 
     async def _watch(self) -> None:
         assert self.signals is not None
@@ -112,6 +144,7 @@ class RunControl:
         self._wakers.add(wake)
         if self.cancelled:
             wake()
+        timer = None if self.deadline is None else asyncio.ensure_future(self._expire(wake))
         try:
             await woken
         except asyncio.CancelledError:
@@ -124,6 +157,8 @@ class RunControl:
         finally:
             task.remove_done_callback(wake)
             self._wakers.discard(wake)
+            if timer is not None:
+                timer.cancel()
         if task.done():
             task.result()
             return True
@@ -131,6 +166,14 @@ class RunControl:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
         return False
+
+    async def _expire(self, wake: Callable[[], None]) -> None:
+        """Wake the race when the deadline passes (on the Clock port, so tests control it)."""
+        assert self.deadline is not None
+        clock = self.journal.clock
+        await clock.sleep(max(self.deadline - clock.monotonic(), 0.0))
+        self.out_of_time = True
+        wake()
 
     async def apply_directives(self, after: int) -> None:
         """Inject directives not applied yet as user messages, recording each offset."""

@@ -3,22 +3,32 @@
 Persistence comes before announcement, so a listener never sees an event the store refused.
 Events the store could not take stay queued and are written by the next flush: a full disk
 ends the run in error but loses nothing.
+
+A listener is the user's code (a UI, a logger), not part of the agent's work: one that raises
+does not end the run. Its first failure in the session is reported once, as a
+``listener_error`` event (persisted and announced like any other) and a warning on the
+``rho_domain.loop.journal`` logger; it is still called for later events, whose failures are not
+reported again. Only ``asyncio.CancelledError`` (and other ``BaseException``s) propagate.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged
+from rho_domain.hook_events import ListenerFailed, plugged_name
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.state import State
 
 Listener = Callable[[ev.Event], Awaitable[None] | None]
+
+log = logging.getLogger("rho_domain.loop.journal")
 
 
 @runtime_checkable
@@ -68,6 +78,8 @@ class Journal:
         # (the trace is the truth, times included) instead of being written a second time.
         self._replay: deque[ev.Event] = deque(e for e in replay if ev.is_persistent(e))
         self.replayed_last = False  # the last event recorded was one the trace held already
+        # Listeners whose failure was reported (kept, so an id is never reused for another).
+        self._failed: list[Listener] = []
 
     async def create(self, record: SessionRecord) -> None:
         """Create the stored session on first use (a session that never runs leaves no trace)."""
@@ -118,11 +130,41 @@ class Journal:
             await self.announce(event)
 
     async def announce(self, event: ev.Event) -> None:
-        """Call every listener with ``event`` (awaiting the async ones), in order."""
+        """Call every listener with ``event`` (awaiting the async ones), in order. A listener
+        that raises does not stop the others or the run (see the module docstring); its first
+        failure is reported after every listener had the event."""
+        failures: list[tuple[Listener, Exception]] = []
         for listener in tuple(self.listeners):
-            outcome = listener(event)
-            if outcome is not None:
-                await outcome
+            try:
+                outcome = listener(event)
+                if outcome is not None:
+                    await outcome
+            except Exception as exc:  # noqa: BLE001 - a UI bug must not end the agent's run
+                if not any(listener is known for known in self._failed):
+                    self._failed.append(listener)
+                    failures.append((listener, exc))
+        for listener, error in failures:
+            await self._report(listener, event, error)
+
+    async def _report(self, listener: Listener, event: ev.Event, exc: Exception) -> None:
+        """Log and emit the first failure of ``listener``."""
+        name = plugged_name(listener)
+        log.warning(
+            "event listener %s failed on a %s event and is ignored for it; the run goes on "
+            "(later failures of this listener are not reported)",
+            name,
+            event.kind,
+            exc_info=exc,
+        )
+        await self.emit(
+            ListenerFailed(
+                at=self.clock.now(),
+                listener=name,
+                event_kind=event.kind,
+                error_type=type(exc).__name__,
+                message=str(exc),
+            )
+        )
 
     async def flush(self) -> None:
         """Persist queued events; on failure they stay queued and the error propagates."""

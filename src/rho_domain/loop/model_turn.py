@@ -21,6 +21,7 @@ from rho_domain.loop.compaction_run import compact_after_overflow
 from rho_domain.loop.context_fit import context_full, measure
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.durable_steps import SteppedModel
+from rho_domain.loop.hooks_applied import before_model
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.streaming import Assembly, consume_stream
 from rho_domain.loop.tally import RunTally
@@ -38,9 +39,10 @@ async def call_model(
     tally: RunTally,
     steps: DurableSteps | None = None,
 ) -> AssistantMessage | None:
-    """One streamed model call; None when it was cancelled during streaming. With ``steps``
-    (a durable run) the call is one step: a call recorded by an earlier execution of the run
-    is answered from the record (``durable_steps.SteppedModel``).
+    """One streamed model call; None when it was cancelled during streaming (or stopped at
+    the run's deadline: ``control.out_of_time``). With ``steps`` (a durable run) the call is
+    one step: a call recorded by an earlier execution of the run is answered from the record
+    (``durable_steps.SteppedModel``).
 
     On a context overflow: compact once and call again. Raises ``ContextFull`` when compaction
     is off or impossible, or the request still does not fit after it; other ``ModelError``s
@@ -70,6 +72,7 @@ async def _call_once(
     counting the usage of a call that had started answering, and setting ``tally.text``.
     """
     state, clock = journal.state, journal.clock
+    await before_model(agent.hooks, journal, agent.config.model)  # HookFailed: no call
     request = agent.request(state.messages)
     tally.calls += 1
     context = state.estimated_context_tokens(agent.system_prompt)
@@ -106,10 +109,9 @@ async def _call_once(
         )
     )
     if not finished:
-        await _keep_partial(journal, assembly, "cancelled by the user")
-        await journal.emit(
-            ev.Interrupted(at=clock.now(), reason="cancelled", detail="during model response")
-        )
+        await _keep_partial(journal, assembly, control.why_stopped)
+        detail = "during model response" + ("" if control.cancelled else ": out of time")
+        await journal.emit(ev.Interrupted(at=clock.now(), reason="cancelled", detail=detail))
         return None
     message = assembly.message()
     if message.text or message.tool_calls or message.refusal or message.reasoning:

@@ -9,7 +9,7 @@ needs approval, is denied, is unknown, or delegates runs one call at a time as b
 
 Cancellation is exact: a call that had finished keeps its real result, a running call is
 cancelled (its executor kills its process group) and, like a call that had not started yet, is
-answered ``CANCELLED_RESULT``.
+answered as stopped (``RunControl.interrupted_result``: cancelled, or out of time).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.approval import Allowed, decide
 from rho_domain.loop.control import RunControl
+from rho_domain.loop.hooks_applied import after_tool
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
-from rho_domain.not_run import CANCELLED_RESULT
 from rho_domain.ports.durable import DurableSteps
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.prepared import PreparedCall
 
 MAX_PARALLEL_READS = 4
 
@@ -41,20 +42,21 @@ class _Done:
     duration: float
 
 
-def runs_in_parallel(agent: Agent, state: State, calls: Sequence[ToolCall]) -> bool:
+def runs_in_parallel(agent: Agent, state: State, calls: Sequence[PreparedCall]) -> bool:
     """True when ``calls`` has more than one call and every one is read-only and allowed."""
     if len(calls) < 2:
         return False
-    for call in calls:
-        policy = agent.registry.policy_for(call)
+    for ready in calls:
+        policy = ready.policy
         if policy is None or not policy.read_only:
             return False
         decision = decide(
             agent.profile,
-            call,
+            ready.call,
             policy,
             auto_approve=agent.config.auto_approve,
             always_allowed=state.always_allowed,
+            decoded=ready.decoded,
         )
         if not isinstance(decision, Allowed):
             return False
@@ -62,7 +64,7 @@ def runs_in_parallel(agent: Agent, state: State, calls: Sequence[ToolCall]) -> b
 
 
 async def run_parallel(
-    calls: Sequence[ToolCall],
+    prepared: Sequence[PreparedCall],
     *,
     agent: Agent,
     journal: Journal,
@@ -75,23 +77,24 @@ async def run_parallel(
 
     Every call ends with exactly one ``tool_end`` and one result message, in the model's order.
     """
+    calls = [ready.call for ready in prepared]
     clock = journal.clock
     for call in calls:
         await journal.emit(ev.ToolStarted(at=clock.now(), call=call))
     gate = asyncio.Semaphore(max(limit, 1))
 
-    async def one(call: ToolCall) -> _Done:
+    async def one(ready: PreparedCall) -> _Done:
         async with gate:
             started = clock.monotonic()
             output = await agent.registry.dispatch(
-                call, context_for(call), timeout=agent.config.tool_timeout
+                ready, context_for(ready.call), timeout=agent.config.tool_timeout
             )
             return _Done(output=output, duration=clock.monotonic() - started)
 
     tasks: list[asyncio.Future[_Done]] = []
 
     async def batch() -> tuple[_Done, ...]:
-        tasks.extend(asyncio.ensure_future(one(call)) for call in calls)
+        tasks.extend(asyncio.ensure_future(one(ready)) for ready in prepared)
         return tuple(await asyncio.gather(*tasks))
 
     # A durable run records the batch as one step: its reads finish in any order, while a
@@ -107,9 +110,10 @@ async def run_parallel(
             task = tasks[index] if index < len(tasks) else None
             done = task.result() if task and task.done() and not task.cancelled() else None
         if done is None:
-            content, is_error, metadata, duration = CANCELLED_RESULT, True, {"cancelled": True}, 0.0
-        else:
-            output = done.output
+            content, is_error = control.interrupted_result, True
+            metadata, duration = {"cancelled": True}, 0.0
+        else:  # the after-tool hooks, one call at a time, in the model's order
+            output = await after_tool(agent.hooks, journal, call, done.output)
             content, is_error = output.content, output.is_error
             metadata, duration = dict(output.metadata), done.duration
         await journal.emit(
@@ -126,9 +130,10 @@ async def run_parallel(
         await journal.result(call, content, is_error)
     if not finished:
         names = ", ".join(call.name for call in calls)
+        why = "" if control.cancelled else ": out of time"
         await journal.emit(
             ev.Interrupted(
-                at=clock.now(), reason="cancelled", detail=f"during parallel tools {names}"
+                at=clock.now(), reason="cancelled", detail=f"during parallel tools {names}{why}"
             )
         )
     return finished

@@ -2,7 +2,8 @@
 
 ``begin_run`` listens for signals, creates the stored session on first use, records
 ``run_start`` and answers tool calls a dead process left running. ``end_run`` answers every call
-still open, records the error and ``run_end``, stops listening, and builds the ``RunResult``.
+still open, records the error and ``run_end``, stops listening (clearing the run's signals: a
+pause or cancel left behind, export requests answered), and builds the ``RunResult``.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ async def end_run(
     """End a run and return its result. Never raises for a store failure: the result (with
     the first error's message) must still reach the caller."""
     state, clock = journal.state, journal.clock
-    message = f"{type(error).__name__}: {error}" if error is not None else None
+    message = f"{type(error).__name__}: {error}" if error is not None else tally.reason
     with contextlib.suppress(Exception):
         await journal.answer_all(state.unanswered_calls(), CANCELLED_RESULT)
+        # before run_end: whoever asked sees the answer by the time the session looks idle
+        await control.answer_exports()
         if error is not None:
             await journal.emit(
                 ev.ErrorOccurred(
@@ -64,11 +67,12 @@ async def end_run(
                 usage=tally.usage,
                 session_usage=state.usage,
                 error=message,
+                output=tally.output,
             )
         )
     except Exception as exc:  # noqa: BLE001 - the result must still reach the caller
         message = message or f"{type(exc).__name__}: {exc}"
-    await control.stop(consume_cancel=status is RunStatus.CANCELLED)
+    await control.stop()
     pending = tuple(
         PendingApproval(call=c, reason=state.approval_reasons.get(c.id, "waiting for approval"))
         for c in state.awaiting_decision()
@@ -83,4 +87,5 @@ async def end_run(
         error=message,
         error_type=type(error).__name__ if error is not None else None,
         pending=pending if status is RunStatus.AWAITING_APPROVAL else (),
+        output=tally.output,
     )

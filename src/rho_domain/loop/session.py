@@ -12,22 +12,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from typing import Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.fork import fork_labels, history_until
+from rho_domain.loop import output_check, stuck
+from rho_domain.loop.budgets import BudgetWatch
 from rho_domain.loop.compaction_run import auto_compact, compact_history
 from rho_domain.loop.context_fit import check_window
 from rho_domain.loop.control import RunControl
+from rho_domain.loop.hooks_applied import after_run
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
 from rho_domain.loop.model_turn import call_model
 from rho_domain.loop.run_boundaries import begin_run, end_run
-from rho_domain.loop.sub_agents import SubAgents
-from rho_domain.loop.tally import RunTally, budget_exceeded
+from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
+from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
+from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
+from rho_domain.loop.tool_refresh import take_tools
 from rho_domain.messages import UserMessage
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
@@ -39,13 +45,20 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.run import RunResult, RunStatus, new_id
 from rho_domain.state import State
+from rho_domain.tools.source import ToolSource
 
 
 class Session:
     """The execution context of an agent: runs prompts, keeps State, obeys signals.
 
-    All ports are passed in (``rho_entry.Session`` wires defaults). ``state`` with
-    ``created=True`` resumes a stored session. One run at a time.
+    All ports are passed in, one by one or as a ``SessionPorts`` bundle (``from_ports``;
+    ``rho_entry``'s ``open_session`` wires defaults). ``state`` with ``created=True`` resumes a
+    stored session. One run at a time. ``tool_source``
+    serves tools that may change (MCP servers): ``agent`` then includes the ones it served
+    last, taken at each run's start and before each model call (``tool_refresh``).
+    ``steps`` makes its runs durable (each model call and tool call one step,
+    ``durable_steps``); ``replay``, the trace's events from the run being executed again
+    (after a dead worker), is retraced by the Journal instead of written twice.
     """
 
     def __init__(
@@ -66,10 +79,17 @@ class Session:
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
         delegation: bool = True,
+        owned: tuple[Closeable, ...] = (),
+        tool_source: ToolSource | None = None,
         steps: DurableSteps | None = None,
         replay: Sequence[ev.Event] = (),
     ) -> None:
-        self.agent = agent
+        if is_sub_agent(parent_id, labels or {}):  # a delegated child, however it is resumed
+            delegation = False
+            if "delegate" in agent.registry:
+                agent = agent.without_tools("delegate")
+        self._agent = agent
+        self.tool_source = tool_source
         self.model = model
         self.executor = executor
         self.clock = clock
@@ -88,23 +108,95 @@ class Session:
         self.control = RunControl(self.id, signals, self.journal)
         can_delegate = delegation and "delegate" in agent.registry
         self._sub_agents = SubAgents(self)
+        self._running = False
+        self._tally: RunTally | None = None
+        self._owned = owned
         self.tools = ToolBatch(
-            self.id,
-            agent,
-            self.journal,
-            self.control,
-            executor,
-            approver,
-            self.databases,
+            RunContext(
+                session_id=self.id,
+                agent=agent,
+                journal=self.journal,
+                control=self.control,
+                ports=self.ports,
+            ),
             self._sub_agents.run if can_delegate else None,
             self._sub_agents.resume if can_delegate else None,
         )
-        self.tools.steps = steps
-        self._running = False
-        self._tally: RunTally | None = None
         self.last_result: RunResult | None = None
 
+    @classmethod
+    def from_ports(
+        cls,
+        agent: Agent,
+        ports: SessionPorts,
+        *,
+        session_id: str | None = None,
+        state: State | None = None,
+        created: bool = False,
+        on_event: Listener | None = None,
+        parent_id: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        delegation: bool = True,
+        replay: Sequence[ev.Event] = (),
+    ) -> Session:
+        """A session of ``agent`` on ``ports``; it closes ``ports.owned`` when it closes.
+        ``replay`` (a durable run executed again): see ``__init__``."""
+        return cls(
+            agent,
+            model=ports.model,
+            executor=ports.executor,
+            clock=ports.clock,
+            store=ports.store,
+            signals=ports.signals,
+            approver=ports.approver,
+            databases=ports.databases,
+            session_id=session_id,
+            state=state,
+            created=created,
+            on_event=on_event,
+            parent_id=parent_id,
+            labels=labels,
+            delegation=delegation,
+            owned=ports.owned,
+            tool_source=ports.tool_source,
+            steps=ports.steps,
+            replay=replay,
+        )
+
+    @property
+    def ports(self) -> SessionPorts:
+        """The ports this session runs on, as they are now."""
+        return SessionPorts(
+            model=self.model,
+            executor=self.executor,
+            clock=self.clock,
+            store=self.store,
+            signals=self.signals,
+            approver=self.approver,
+            databases=self.databases,
+            owned=self._owned,
+            tool_source=self.tool_source,
+            steps=self.steps,
+        )
+
+    @property
+    def current_run(self) -> RunTally | None:
+        """The tally of the run in progress (usage, its children's usage), None between
+        runs: what a sub-agent's budget is taken from and its usage added to."""
+        return self._tally
+
+    @property
+    def agent(self) -> Agent:
+        """The agent, with the tools its ``tool_source`` served when last asked."""
+        return self._agent
+
     # ------------------------------------------------------------------ public API
+
+    def set_approver(self, approver: Approver | None) -> None:
+        """Ask ``approver`` from now on (None: a call that needs an answer ends the run
+        ``awaiting_approval``); a run in progress asks it from its next tool call."""
+        self.approver = approver
+        self.tools.approver = approver
 
     def cancel(self) -> None:
         """Stop the current run at its next checkpoint; a running tool is killed."""
@@ -143,7 +235,9 @@ class Session:
         ``max_turns`` None takes the config's; 0 means no limit. ``run_id`` names the run (a
         durable run's is its queue's; otherwise a new id). Model, tool and store failures,
         and a context window too small for the system prompt and tools (``ConfigError``), end
-        the run with status ``error`` (never raised).
+        the run with status ``error`` (never raised). A model repeating a tool call ends it
+        ``stuck`` once told (``rho_domain.loop.stuck``); with an ``output_schema`` the final answer
+        is parsed and checked, corrected once (``rho_domain.loop.output_check``).
         Raises ``SessionStateError`` if a run is already in progress.
         """
         if self._running:
@@ -155,8 +249,10 @@ class Session:
         status, error = RunStatus.ERROR, None
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
+            watch = BudgetWatch.start(self.agent.config.budget, self.state, tally.started)
+            self.control.deadline = watch.deadline()
             limit = self.agent.config.max_turns if max_turns is None else max_turns
-            status = await self._drive(prompt, tally, limit or None)
+            status = await self._drive(prompt, tally, limit or None, watch)
         except asyncio.CancelledError:
             status = RunStatus.CANCELLED
             raise
@@ -169,6 +265,9 @@ class Session:
             if on_event is not None:
                 self.journal.listeners.remove(on_event)
             self._running = False
+        if self.agent.hooks.after_run:
+            with contextlib.suppress(Exception):  # a store failure: the result still returns
+                await after_run(self.agent.hooks, self.journal, result)
         return result
 
     async def stream(
@@ -176,18 +275,11 @@ class Session:
     ) -> AsyncIterator[ev.Event]:
         """Run and yield every event as it happens; ``last_result`` then holds the result.
         Leaving the loop early cancels the run."""
-        queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
-        task = asyncio.create_task(self.run(prompt, max_turns=max_turns, on_event=queue.put_nowait))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
-        try:
-            while (item := await queue.get()) is not None:
-                yield item
-            await task
-        finally:
-            if not task.done():
-                self.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        run = self.run
+        async for event in stream_events(
+            lambda listener: run(prompt, max_turns=max_turns, on_event=listener), self.cancel
+        ):
+            yield event
 
     async def compact(
         self, custom_instructions: str = "", *, trigger: CompactTrigger = "manual"
@@ -222,7 +314,7 @@ class Session:
         inside a tool batch (refused, naming the batch's boundaries; see ``rho_domain.fork``).
         """
         history = history_until(self.state.messages, at)
-        child = self._related(
+        child = self.related(
             agent if agent is not None else self.agent,
             signals=self.signals,
             labels=fork_labels(self.id, at, self.labels),
@@ -238,15 +330,27 @@ class Session:
         await self.journal.create(self._record())
         await self.journal.flush()
 
+    def close_with(self, resource: Closeable) -> None:
+        """Close ``resource`` (an adapter the caller built for this session, such as a sandbox
+        executor) when this session closes, as the adapters in ``owned``."""
+        self._owned = (*self._owned, resource)
+
     async def close(self) -> None:
         """Persist anything pending and release the store's lock; tell listeners that end with
-        the session (``EndsWithSession``). Idempotent."""
-        if self.store is not None and self.journal.created:
-            await self.journal.flush()
-            await self.store.release(self.id)
-        for listener in tuple(self.journal.listeners):
-            if isinstance(listener, EndsWithSession):
-                listener.session_closed()
+        the session (``EndsWithSession``); close the adapters built for it (``owned``; their
+        failures to close are not raised). Idempotent."""
+        try:
+            if self.store is not None and self.journal.created:
+                await self.journal.flush()
+                await self.store.release(self.id)
+            for listener in tuple(self.journal.listeners):
+                if isinstance(listener, EndsWithSession):
+                    listener.session_closed()
+        finally:
+            owned, self._owned = self._owned, ()
+            for resource in owned:
+                with contextlib.suppress(Exception):
+                    await resource.aclose()
 
     async def __aenter__(self) -> Session:
         return self
@@ -256,7 +360,32 @@ class Session:
 
     # ------------------------------------------------------------------ the loop
 
-    async def _drive(self, prompt: str | None, tally: RunTally, max_turns: int | None) -> RunStatus:
+    async def _drive(
+        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
+    ) -> RunStatus:
+        status = await self._turns(prompt, tally, max_turns, watch)
+        if status is RunStatus.CANCELLED and self.control.out_of_time:
+            # stopped at the deadline, not by the user: the run ends on its budget
+            reason = watch.reached(
+                own=tally.usage,
+                children=tally.child_usage,
+                state=self.state,
+                now=max(self.clock.monotonic(), self.control.deadline or 0.0),
+            )
+            await self._over_budget(reason or "budget reached: the run's time ran out")
+            return RunStatus.BUDGET_EXCEEDED
+        return status
+
+    async def _over_budget(self, reason: str) -> None:
+        await self.journal.emit(
+            ev.ErrorOccurred(at=self.clock.now(), error_type="BudgetExceeded", message=reason)
+        )
+
+    async def _turns(
+        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
+    ) -> RunStatus:
+        if not await self._refresh_tools():
+            return RunStatus.CANCELLED
         await check_window(self.agent, self.model)
         if self.state.pending_calls:
             outcome = await self.tools.resume(superseded=prompt is not None)
@@ -270,19 +399,8 @@ class Session:
         while True:
             if max_turns is not None and turns >= max_turns:
                 return RunStatus.MAX_TURNS
-            elapsed = self.clock.monotonic() - tally.started
-            spent = tally.usage + tally.child_usage
-            if reason := budget_exceeded(self.agent.config.budget, spent, elapsed):
-                await self.journal.emit(
-                    ev.ErrorOccurred(
-                        at=self.clock.now(), error_type="BudgetExceeded", message=reason
-                    )
-                )
-                return RunStatus.BUDGET_EXCEEDED
-            if await self.control.checkpoint("before model call"):
-                return RunStatus.CANCELLED
-            await auto_compact(self.agent, self.model, self.journal)
-            await self.control.apply_directives(after=self.state.directive_offset)
+            if (stop := await self._before_model_call(tally, watch)) is not None:
+                return stop
             turns += 1
             message = await call_model(
                 self.agent, self.model, self.journal, self.control, tally, self.steps
@@ -291,9 +409,43 @@ class Session:
                 return RunStatus.CANCELLED
             if not message.tool_calls:
                 tally.text = message.text or message.refusal
-                return RunStatus.COMPLETED
+                schema = self.agent.config.output_schema
+                if await output_check.accepted(schema, self.journal, tally):
+                    return RunStatus.COMPLETED
+                continue
+            repeat_limit = self.agent.config.repeat_limit
+            if await stuck.before_batch(self.journal, tally, message.tool_calls, repeat_limit):
+                return RunStatus.STUCK
             if (outcome := await self.tools.run(message.tool_calls)) is not None:
                 return outcome
+            if await stuck.after_batch(self.journal, tally, repeat_limit):
+                return RunStatus.STUCK
+
+    async def _before_model_call(self, tally: RunTally, watch: BudgetWatch) -> RunStatus | None:
+        """The checks and upkeep before each model call: the budgets, a cancel or a pause,
+        auto-compaction, the directives, the tool source's tools. A status ends the run."""
+        now = self.clock.monotonic()
+        own, children = tally.usage, tally.child_usage
+        if reason := watch.reached(own=own, children=children, state=self.state, now=now):
+            await self._over_budget(reason)
+            return RunStatus.BUDGET_EXCEEDED
+        if await self.control.checkpoint("before model call"):
+            return RunStatus.CANCELLED
+        await auto_compact(self.agent, self.model, self.journal)
+        await self.control.apply_directives(after=self.state.directive_offset)
+        if not await self._refresh_tools():
+            return RunStatus.CANCELLED
+        return None
+
+    async def _refresh_tools(self) -> bool:
+        """Take the tool source's current tools; False when the run was cancelled meanwhile."""
+        if self.tool_source is None:
+            return True
+        agent = await take_tools(self._agent, self.tool_source, self.journal, self.control)
+        if agent is None:
+            return False
+        self._agent = self.tools.agent = agent
+        return True
 
     def _record(self) -> SessionRecord:
         """The stored session's record, as it is created (on the first run)."""
@@ -305,7 +457,7 @@ class Session:
             labels=self.labels,
         )
 
-    def _related(
+    def related(
         self,
         agent: Agent,
         *,
@@ -316,16 +468,10 @@ class Session:
         delegation: bool = True,
     ) -> Session:
         """A session on this one's ports with this one as its parent (a child or a fork);
-        ``state`` given means it is already stored."""
-        return Session(
+        ``state`` given means it is already stored. This session keeps owning the adapters."""
+        return Session.from_ports(
             agent,
-            model=self.model,
-            executor=self.executor,
-            clock=self.clock,
-            store=self.store,
-            signals=signals,
-            approver=self.approver,
-            databases=self.databases,
+            self.ports.for_child(signals=signals),
             session_id=session_id,
             state=state,
             created=state is not None,
@@ -333,3 +479,23 @@ class Session:
             labels=labels,
             delegation=delegation,
         )
+
+
+async def stream_events(
+    run: Callable[[Listener], Coroutine[Any, Any, object]], cancel: Callable[[], None]
+) -> AsyncIterator[ev.Event]:
+    """Start ``run(listener)`` and yield every event its listener receives, then its outcome
+    (an exception it raised is raised here). Leaving the loop early calls ``cancel`` and waits
+    for the run to stop: ``Session.stream``, and a wrapper whose ``run`` adds to the domain's."""
+    queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
+    task = asyncio.create_task(run(queue.put_nowait))
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (item := await queue.get()) is not None:
+            yield item
+        await task
+    finally:
+        if not task.done():
+            cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -7,7 +7,14 @@ from collections.abc import Awaitable, Callable
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.messages import AssistantMessage, ToolCall, Usage, estimate_tokens, message_chars
+from rho_domain.messages import (
+    AssistantMessage,
+    ThinkingBlock,
+    ToolCall,
+    Usage,
+    estimate_tokens,
+    message_chars,
+)
 from rho_domain.model import (
     ModelRequest,
     ReasoningChunk,
@@ -16,6 +23,7 @@ from rho_domain.model import (
     StreamFinished,
     StreamWarning,
     TextChunk,
+    ThinkingReady,
     ToolCallChunk,
     ToolCallReady,
     UsageReport,
@@ -34,6 +42,7 @@ class Assembly:
     reasoning: list[str] = attrs.field(factory=list)
     refusal: list[str] = attrs.field(factory=list)
     tool_calls: list[ToolCall] = attrs.field(factory=list)
+    thinking: list[ThinkingBlock] = attrs.field(factory=list)
     usage: Usage | None = None
     finish_reason: str | None = None
     finished: bool = False
@@ -59,6 +68,7 @@ class Assembly:
             tool_calls=tuple(self.tool_calls),
             reasoning="".join(self.reasoning),
             refusal="".join(self.refusal),
+            thinking=tuple(self.thinking),
         )
 
     def usage_or_estimate(self, request: ModelRequest) -> Usage:
@@ -109,6 +119,8 @@ async def consume_stream(
                     )
                 case ToolCallReady(call=call):
                     assembly.tool_calls.append(call)
+                case ThinkingReady(block=block):
+                    assembly.thinking.append(block)
                 case UsageReport(usage=usage):
                     assembly.usage = usage
                 case RetryNotice():

@@ -9,6 +9,7 @@ it, or, without a store, kept in this process until then.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 import attrs
@@ -18,9 +19,11 @@ from rho_domain.agent import Agent
 from rho_domain.errors import SessionStateError
 from rho_domain.loop.journal import FollowsChildren, Journal, Listener
 from rho_domain.loop.tally import RunTally, remaining_budget
+from rho_domain.messages import AssistantMessage, ToolResultMessage, Usage
+from rho_domain.not_run import REJECTED_PREFIX
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import RunResult, RunStatus
+from rho_domain.run import PendingApproval, RunResult, RunStatus
 from rho_domain.state import State
 from rho_domain.tools.base import ChildAnswer, ChildOutcome
 
@@ -54,17 +57,26 @@ class ChildSession(Protocol):
 
 
 class ParentSession(Protocol):
-    """What this module uses of the parent session: its ports and state, the run in progress
-    (``_tally``, None between runs) and how it builds a session on its own ports."""
+    """What this module uses of the parent session (its public API): its ports and state, the
+    run in progress (``current_run``, None between runs) and how it builds a session on its
+    own ports (``related``)."""
 
-    agent: Agent
+    @property
+    def agent(self) -> Agent:
+        """The parent's agent, with the tools its tool source served last."""
+        ...
+
     clock: Clock
     state: State
     store: SessionStore | None
     journal: Journal
-    _tally: RunTally | None
 
-    def _related(
+    @property
+    def current_run(self) -> RunTally | None:
+        """The tally of the parent's run in progress."""
+        ...
+
+    def related(
         self,
         agent: Agent,
         *,
@@ -77,9 +89,9 @@ class ParentSession(Protocol):
 
 
 class SubAgents:
-    """The children of one parent session (its ``ChildRunner`` and ``ChildResumer``). Part
-    of the session: it reads the parent's current run (``_tally``) and builds children on the
-    parent's ports (``_related``)."""
+    """The children of one parent session (its ``ChildRunner`` and ``ChildResumer``): it reads
+    the parent's current run (``current_run``) and builds children on the parent's ports
+    (``related``)."""
 
     def __init__(self, parent: ParentSession) -> None:
         self._parent = parent
@@ -115,6 +127,8 @@ class SubAgents:
             child = self._new(record.id, State.from_events(events))
         if answer.call_id not in {c.id for c in child.state.awaiting_decision()}:
             await child.close()
+            if (settled := answered_elsewhere(child.id, child.state, answer.call_id)) is not None:
+                return settled  # resumed on its own and answered there: its answer is ours
             raise SessionStateError(
                 f"sub-agent {child.id} does not wait for call {answer.call_id} any more"
             )
@@ -124,13 +138,17 @@ class SubAgents:
         return await self._drive(child, None)
 
     def _new(self, session_id: str | None = None, state: State | None = None) -> ChildSession:
-        """A child session: no ``delegate`` tool, the run's remaining budget, the same ports."""
+        """A child session: no ``delegate`` tool, the run's remaining budget, the same ports,
+        and no output schema (the schema shapes the parent's final answer, not the child's
+        report to it)."""
         parent = self._parent
         agent = parent.agent.without_tools("delegate")
-        if (tally := parent._tally) is not None:
+        if agent.config.output_schema is not None:
+            agent = attrs.evolve(agent, config=attrs.evolve(agent.config, output_schema=None))
+        if (tally := parent.current_run) is not None:
             budget = remaining_budget(agent.config.budget, tally.usage + tally.child_usage)
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, budget=budget))
-        child = parent._related(agent, session_id=session_id, state=state, delegation=False)
+        child = parent.related(agent, session_id=session_id, state=state, delegation=False)
         for listener in parent.journal.listeners:  # e.g. tracing: the child's spans nest in ours
             if isinstance(listener, FollowsChildren):
                 child.journal.listeners.append(listener.for_child(child.id))
@@ -153,9 +171,48 @@ class SubAgents:
         parent = self._parent
         if result.status is RunStatus.AWAITING_APPROVAL and parent.store is None:
             self._waiting[child.id] = child
-        if (tally := parent._tally) is not None:
+        if (tally := parent.current_run) is not None:
             tally.child_usage = tally.child_usage + result.usage
         return ChildOutcome.from_result(result, rejected=rejected[-1] if rejected else "")
+
+
+def is_sub_agent(parent_id: str | None, labels: Mapping[str, str]) -> bool:
+    """True for a session a ``delegate`` call made: it has a parent and is not a fork (a
+    fork has the label ``forked_from``). Resumed on its own, such a session still has no
+    ``delegate`` tool: delegation is one level deep, whoever continues it."""
+    return parent_id is not None and "forked_from" not in labels
+
+
+def answered_elsewhere(child_id: str, state: State, call_id: str) -> ChildOutcome | None:
+    """The child's outcome when its waiting call ``call_id`` was answered in the child itself
+    (resumed on its own): its last answer and status, or the calls it waits for now; None when
+    the call has no result there (it is not known to that child). The usage is none: it was
+    spent in that other run, not in the parent's."""
+    results = {m.call_id: m for m in state.messages if isinstance(m, ToolResultMessage)}
+    if call_id not in results:
+        return None
+    last = state.messages[-1] if state.messages else None
+    text = last.text if isinstance(last, AssistantMessage) and not last.tool_calls else ""
+    waiting = tuple(
+        PendingApproval(call=c, reason=state.approval_reasons.get(c.id, "waiting for approval"))
+        for c in state.awaiting_decision()
+    )
+    rejected = ""
+    if results[call_id].content.startswith(REJECTED_PREFIX):
+        calls = {c.id: c for m in state.messages if isinstance(m, AssistantMessage)
+                 for c in m.tool_calls}  # fmt: skip
+        call = calls.get(call_id)  # a compaction may have summarised the call away
+        rejected = (
+            f"{call.name} {call.arguments}" if call is not None else results[call_id].tool_name
+        )
+    return ChildOutcome(
+        session_id=child_id,
+        status="awaiting_approval" if waiting else state.status,
+        text=text,
+        usage=Usage(),
+        pending=waiting,
+        rejected=rejected,
+    )
 
 
 def _is_plain_id(session_id: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from rho_domain.config import Budget
@@ -13,7 +15,8 @@ class RunTally:
     """What one run has counted so far; ``RunResult`` is built from it when the run ends.
 
     ``started`` is the clock's monotonic time; ``calls`` counts model calls; ``text`` is the
-    final answer once a turn ends without tool calls.
+    final answer once a turn ends without tool calls; ``reason`` says why the loop stopped
+    when no exception does (a stuck loop), and becomes the result's ``error``.
     """
 
     id: str
@@ -22,6 +25,9 @@ class RunTally:
     child_usage: Usage = Usage()  # sub-agents' usage: counted against this run's budget
     text: str = ""
     calls: int = 0
+    reason: str | None = None
+    output: Any = None  # the final answer parsed against the output schema
+    corrected: bool = False  # the one corrective retry of the output schema was used
 
 
 def remaining_budget(budget: Budget, spent: Usage) -> Budget:

@@ -12,19 +12,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from rho_domain import events as ev
-from rho_domain.agent import Agent
 from rho_domain.approval import Denied, RequiresApproval, decide
 from rho_domain.errors import RhoError
-from rho_domain.loop.control import RunControl
 from rho_domain.loop.durable_steps import tool_step
-from rho_domain.loop.journal import Journal
+from rho_domain.loop.hooks_applied import after_tool, before_tools
 from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
+from rho_domain.loop.session_ports import RunContext
 from rho_domain.messages import ToolCall
-from rho_domain.not_run import CANCELLED_RESULT, SKIPPED, SUPERSEDED, denied, rejected
+from rho_domain.not_run import (
+    CANCELLED_RESULT,
+    CHANGED_SINCE_ASKED,
+    SKIPPED,
+    SUPERSEDED,
+    denied,
+    rejected,
+)
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
-from rho_domain.ports.database import Database
 from rho_domain.ports.durable import DurableSteps
-from rho_domain.ports.executor import Executor
 from rho_domain.run import PendingApproval, RunStatus
 from rho_domain.tools.base import (
     ChildAnswer,
@@ -35,51 +39,53 @@ from rho_domain.tools.base import (
     error_output,
 )
 from rho_domain.tools.delegate import outcome_output
-from rho_domain.tools.registry import parse_arguments
+from rho_domain.tools.prepared import PreparedCall, decode_arguments
 
 
 class ToolBatch:
-    """Runs tool calls for one session."""
+    """Runs tool calls for one session, on what its ``RunContext`` gives it."""
 
     def __init__(
         self,
-        session_id: str,
-        agent: Agent,
-        journal: Journal,
-        control: RunControl,
-        executor: Executor,
-        approver: Approver | None,
-        databases: Mapping[str, Database],
+        context: RunContext,
         delegate: Delegator | None = None,
         resume_child: ChildResumer | None = None,
     ) -> None:
-        self.session_id = session_id
-        self.agent = agent
-        self.journal = journal
-        self.control = control
-        self.executor = executor
-        self.approver = approver
-        self.databases = databases
+        self.session_id = context.session_id
+        self.agent = context.agent
+        self.journal = context.journal
+        self.control = context.control
+        self.executor = context.ports.executor
+        # the one port that changes: ``Session.set_approver`` replaces it between calls
+        self.approver: Approver | None = context.ports.approver
+        self.databases = context.ports.databases
         self.delegate = delegate
         self.resume_child = resume_child
-        self.clock = journal.clock
-        self.state = journal.state
+        self.clock = context.journal.clock
+        self.state = context.journal.state
         self.parallel_limit = MAX_PARALLEL_READS
-        self.steps: DurableSteps | None = None  # a durable run's: each call is one step
+        self.steps: DurableSteps | None = context.ports.steps  # durable: each call one step
 
-    async def run(self, calls: Sequence[ToolCall]) -> RunStatus | None:
+    async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.
 
+        The before-tool hooks see the batch first: a call they refuse is answered at once, and
+        a call they rewrite is judged, approved and run as rewritten. ``resumed`` calls (left
+        pending by an earlier run, perhaps in a process without these hooks) meet the hooks
+        too, but one they would change again is refused: what runs is what was asked about.
         A batch of read-only calls that need no approval runs concurrently
-        (``parallel_reads``); its results are still recorded in the model's order.
+        (``parallel_reads``); its results are still recorded in the model's order. Each call
+        is parsed and validated once, off the event loop (``registry.prepare_all``); the
+        policy, the approval, the registry and the handler read that ``PreparedCall``.
         """
-        await self.agent.registry.judge(calls)  # policies decided off the event loop
-        if runs_in_parallel(self.agent, self.state, calls):
+        calls = await self._hooked(calls, resumed=resumed)
+        prepared = await self.agent.registry.prepare_all(calls)
+        if runs_in_parallel(self.agent, self.state, prepared):
             if await self.control.checkpoint("before tool"):
                 await self.journal.answer_all(calls, CANCELLED_RESULT)
                 return RunStatus.CANCELLED
             finished = await run_parallel(
-                calls,
+                prepared,
                 agent=self.agent,
                 journal=self.journal,
                 control=self.control,
@@ -88,20 +94,22 @@ class ToolBatch:
                 steps=self.steps,
             )
             return None if finished else RunStatus.CANCELLED
-        for index, call in enumerate(calls):
+        for index, ready in enumerate(prepared):
+            call = ready.call
             if await self.control.checkpoint("before tool"):
                 await self.journal.answer_all(calls[index:], CANCELLED_RESULT)
                 return RunStatus.CANCELLED
             if call.id in self.state.waiting_children:
-                if (outcome := await self._continue_child(call, calls[index:])) is not None:
+                if (outcome := await self._continue_child(ready, calls[index:])) is not None:
                     return outcome
                 continue
             decision = decide(
                 self.agent.profile,
                 call,
-                self.agent.registry.policy_for(call),
+                ready.policy,
                 auto_approve=self.agent.config.auto_approve,
                 always_allowed=self.state.always_allowed,
+                decoded=ready.decoded,
             )
             if isinstance(decision, Denied):
                 await self.journal.emit(
@@ -112,12 +120,12 @@ class ToolBatch:
                 await self.journal.result(call, denied(decision.reason), True)
                 continue
             if isinstance(decision, RequiresApproval):
-                approved = await self._approval(call, decision.reason, calls[index:])
+                approved = await self._approval(
+                    call, decision.reason, calls[index:], arguments=ready.decoded
+                )
                 if approved is None:
                     return (
-                        RunStatus.CANCELLED
-                        if self.control.cancelled
-                        else RunStatus.AWAITING_APPROVAL
+                        RunStatus.CANCELLED if self.control.stopped else RunStatus.AWAITING_APPROVAL
                     )
                 if not approved:
                     why = self.state.rejection_reasons.get(call.id, "")
@@ -129,32 +137,52 @@ class ToolBatch:
                     await self.journal.result(call, rejected(why), True)
                     await self.journal.answer_all(calls[index + 1 :], SKIPPED)
                     return RunStatus.COMPLETED
-            if (ended := await self._execute(call, calls[index:])) != "done":
+            if (ended := await self._execute(ready, calls[index:])) != "done":
                 return await self._stopped(ended, calls[index + 1 :])
         return None
+
+    async def _hooked(self, calls: Sequence[ToolCall], *, resumed: bool) -> Sequence[ToolCall]:
+        """The calls the before-tool hooks let through (rewritten where they rewrote them);
+        the ones they refused are answered now, before the others run."""
+        batch = await before_tools(self.agent.hooks, self.journal, calls)
+        refused, kept = list(batch.denied), list(batch.calls)
+        if resumed:
+            asked = {call.id: call for call in calls}
+            changed = [c for c in kept if c.arguments != asked[c.id].arguments]
+            kept = [c for c in kept if c not in changed]
+            refused += [(asked[c.id], CHANGED_SINCE_ASKED) for c in changed]
+        for call, reason in refused:
+            await self.journal.emit(
+                ev.ToolBlocked(at=self.clock.now(), call=call, by="hook", reason=reason)
+            )
+            await self.journal.result(call, denied(reason), True)
+        return kept
 
     async def _stopped(self, ended: str, rest: Sequence[ToolCall]) -> RunStatus:
         """The run's status after a call that did not end with a result."""
         if ended == "waiting":  # a sub-agent waits for approval: so does this batch
             return RunStatus.AWAITING_APPROVAL
-        await self.journal.answer_all(rest, CANCELLED_RESULT)
+        await self.journal.answer_all(rest, self.control.interrupted_result)
         return RunStatus.CANCELLED
 
-    async def _continue_child(self, call: ToolCall, batch: Sequence[ToolCall]) -> RunStatus | None:
+    async def _continue_child(
+        self, ready: PreparedCall, batch: Sequence[ToolCall]
+    ) -> RunStatus | None:
         """A delegate call whose sub-agent waited: get the answer (recorded, or from the
         approver), pass it to the sub-agent and let it run on; a status ends the run."""
+        call = ready.call
         child_id, child_call = self.state.waiting_children[call.id]
         reason = self.state.approval_reasons.get(call.id, "the sub-agent waits for approval")
         approved = await self._approval(call, reason, batch, shown=(child_id, child_call))
         if approved is None:
-            return RunStatus.CANCELLED if self.control.cancelled else RunStatus.AWAITING_APPROVAL
+            return RunStatus.CANCELLED if self.control.stopped else RunStatus.AWAITING_APPROVAL
         answer = ChildAnswer(
             session_id=child_id,
             call_id=child_call.id,
             approved=approved,
             reason=self.state.rejection_reasons.get(call.id, ""),
         )
-        if (ended := await self._execute(call, batch, answer=answer)) != "done":
+        if (ended := await self._execute(ready, batch, answer=answer)) != "done":
             return await self._stopped(ended, batch[1:])
         return None
 
@@ -166,9 +194,9 @@ class ToolBatch:
         """
         calls = self.state.pending_calls
         if not superseded:
-            return await self.run(calls)
+            return await self.run(calls, resumed=True)
         approved = [c for c in calls if self.state.approvals.get(c.id) is True]
-        outcome = await self.run(approved)
+        outcome = await self.run(approved, resumed=True)
         await self.journal.answer_all([c for c in calls if c not in approved], SUPERSEDED)
         return outcome if outcome is RunStatus.CANCELLED else None
 
@@ -178,11 +206,13 @@ class ToolBatch:
         reason: str,
         batch: Sequence[ToolCall],
         *,
+        arguments: Mapping[str, Any] | None = None,
         shown: tuple[str, ToolCall] | None = None,
     ) -> bool | None:
         """The decision for ``call``: from State if resolved, else from the approver.
         None means the run stops (no approver: awaiting approval; or cancelled).
-        ``shown`` (a sub-agent's session and call) is what the approver is asked about."""
+        ``arguments`` are the call's decoded arguments (its ``PreparedCall``'s); ``shown`` (a
+        sub-agent's session and call, parsed here) is what the approver is asked about."""
         if (known := self.state.approvals.get(call.id)) is not None:
             return known
         if call.id not in self.state.approvals:
@@ -194,14 +224,15 @@ class ToolBatch:
         if self.approver is None:
             return None
         session_id, asked = shown if shown is not None else (self.session_id, call)
-        try:
-            arguments: Mapping[str, Any] = parse_arguments(asked)
-        except RhoError:
-            arguments = {}
+        if shown is not None:
+            try:
+                arguments = decode_arguments(asked)
+            except RhoError:
+                arguments = None
         asking = asyncio.ensure_future(
             self.approver.decide(
                 ApprovalRequest(
-                    session_id=session_id, call=asked, arguments=arguments, reason=reason
+                    session_id=session_id, call=asked, arguments=arguments or {}, reason=reason
                 )
             )
         )
@@ -223,25 +254,33 @@ class ToolBatch:
         return answer.approved
 
     async def _execute(
-        self, call: ToolCall, batch: Sequence[ToolCall], *, answer: ChildAnswer | None = None
+        self,
+        ready: PreparedCall,
+        batch: Sequence[ToolCall],
+        *,
+        answer: ChildAnswer | None = None,
     ) -> Literal["done", "cancelled", "waiting"]:
         """Run one call (or, with ``answer``, continue its waiting sub-agent): ``cancelled``
         when cancelled (its task is cancelled, so the executor kills its process group),
         ``waiting`` when its sub-agent now waits for approval (recorded as this call's)."""
+        call = ready.call
         await self.journal.emit(ev.ToolStarted(at=self.clock.now(), call=call))
         began_before = self.journal.replayed_last  # a dead worker's trace holds it already
         started = self.clock.monotonic()
         task = asyncio.ensure_future(
-            self._continue(answer) if answer is not None else self._dispatch(call, began_before)
+            self._continue(answer) if answer is not None else self._dispatch(ready, began_before)
         )
         if finished := await self.control.race(task):
             output = task.result()
-            content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
-            if pending := metadata.get("child_pending"):
-                await self._child_waits(call, batch, str(metadata["child_session_id"]), pending)
+            if pending := output.metadata.get("child_pending"):
+                child = str(output.metadata["child_session_id"])
+                await self._child_waits(call, batch, child, pending)
                 return "waiting"
+            output = await after_tool(self.agent.hooks, self.journal, call, output)
+            content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
         else:
-            content, is_error, metadata = CANCELLED_RESULT, True, {"cancelled": True}
+            content, is_error = self.control.interrupted_result, True
+            metadata = {"cancelled": True}
         await self.journal.emit(
             ev.ToolEnded(
                 at=self.clock.now(),
@@ -257,23 +296,26 @@ class ToolBatch:
         if not finished:
             await self.journal.emit(
                 ev.Interrupted(
-                    at=self.clock.now(), reason="cancelled", detail=f"during tool {call.name}"
+                    at=self.clock.now(),
+                    reason="cancelled",
+                    detail=f"during tool {call.name}"
+                    + ("" if self.control.cancelled else ": out of time"),
                 )
             )
             return "cancelled"
         return "done"
 
-    async def _dispatch(self, call: ToolCall, began_before: bool) -> ToolOutput:
-        """Run ``call``'s handler; in a durable run, as one step (``durable_steps``), and
+    async def _dispatch(self, ready: PreparedCall, began_before: bool) -> ToolOutput:
+        """Run ``ready``'s handler; in a durable run, as one step (``durable_steps``), and
         not again when an earlier execution ``began_before`` and the call writes."""
-        registry = self.agent.registry
+        registry, call = self.agent.registry, ready.call
         timeout = self.agent.config.tool_timeout
         if self.steps is None:
-            return await registry.dispatch(call, self._context(call), timeout=timeout)
+            return await registry.dispatch(ready, self._context(call), timeout=timeout)
         return await tool_step(
             self.steps,
-            lambda: registry.dispatch(call, self._context(call), timeout=timeout),
-            policy=registry.policy_for(call),
+            lambda: registry.dispatch(ready, self._context(call), timeout=timeout),
+            policy=ready.policy,
             began_before=began_before,
         )
 

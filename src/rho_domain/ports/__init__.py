@@ -12,12 +12,20 @@ from rho_domain.ports.executor import (
     Executor,
     FileInfo,
     FileKind,
+    FileUpload,
 )
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel, ContextMeter
+from rho_domain.ports.session_control import (
+    PendingApproval,
+    SessionCatalog,
+    SessionControl,
+    SessionOperator,
+    TraceLine,
+)
 from rho_domain.ports.signals import Directive, SignalSource
 from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
-from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
 __all__ = [
     "ApprovalAnswer",
@@ -34,13 +42,20 @@ __all__ = [
     "Executor",
     "FileInfo",
     "FileKind",
+    "FileUpload",
     "LineSearcher",
+    "PendingApproval",
     "QueryResult",
+    "SessionCatalog",
+    "SessionControl",
     "SessionInfo",
+    "SessionOperator",
     "SessionRecord",
     "SessionStore",
     "SheetInfo",
     "SignalSource",
+    "SignalingStore",
     "SpreadsheetReader",
     "TableInfo",
+    "TraceLine",
 ]

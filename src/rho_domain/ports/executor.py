@@ -9,7 +9,7 @@ a bug in a tool handler cannot escape or write in read-only mode.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Literal, Protocol
 
@@ -92,6 +92,15 @@ class CommandResult:
     limit: LimitKind | None = None
 
 
+@attrs.frozen(kw_only=True)
+class FileUpload:
+    """One file of the operator's to put into an executor's filesystem (``--upload``).
+    ``path``: where, relative to the working directory or absolute; ``data``: its bytes."""
+
+    path: str
+    data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
+
+
 class Executor(Protocol):
     """Runs commands and performs file operations inside one workspace."""
 
@@ -151,6 +160,17 @@ class Executor(Protocol):
         (a symlinked directory) are left out. Names are listed, never read, so secrets are
         returned: the caller checks them like any argument.
         """
+
+    @abstractmethod
+    async def upload(self, files: Sequence[FileUpload]) -> None:
+        """Put the operator's files in place before the agent works (``--upload``): the
+        operator's act, so the profile's write mode does not apply; parent directories are
+        created and an existing file is replaced. Where a file may go is the executor's: a
+        sandbox anywhere inside it (a relative path joins ``working_dir``), the local machine
+        inside the workspace only. A destination named like a secret (``.env``, a key) or
+        never written by agents (``.git/``) is refused (``SensitivePath``), as is ambiguous
+        path text; the source was judged by the caller. ``ExecutorError`` when the transfer
+        fails. The entry layer calls it (the agent never does); downloads are ``read``."""
 
     @abstractmethod
     async def which(self, program: str) -> str | None:

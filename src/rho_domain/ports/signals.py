@@ -29,6 +29,11 @@ class SignalSource(Protocol):
         """Consume a cancel request, so that the next run is not cancelled too."""
 
     @abstractmethod
+    async def clear_pause(self, session_id: str) -> None:
+        """Lift a pause, so that the next run does not start paused (a run that ends clears
+        the pause it was given, whatever ended it). No pause: nothing to do."""
+
+    @abstractmethod
     async def wait_for_cancel(self, session_id: str) -> None:
         """Return when a cancel is requested (the session races its work against this).
 

@@ -16,18 +16,24 @@ Cell = str | int | float | bool | None
 
 @attrs.frozen(kw_only=True)
 class SheetInfo:
-    """One sheet: its name and its used size (rows and columns, from the workbook).
-    ``complete`` False: the reader stopped counting at its work budget; the sheet has at
-    least ``rows`` rows."""
+    """One sheet: its name and its used size: the last row and column holding a value or a
+    formula (a formatted empty cell does not count, whatever the workbook's own dimension
+    record says). ``complete`` False: the reader stopped counting at its work budget; the
+    sheet has at least ``rows`` rows. ``hidden_rows`` / ``hidden_columns``: 1-based numbers
+    of the rows and columns the workbook hides (as far as it was read)."""
 
     name: str
     rows: int
     columns: int
     complete: bool = True
+    hidden_rows: tuple[int, ...] = ()
+    hidden_columns: tuple[int, ...] = ()
 
 
 class SpreadsheetReader(Protocol):
-    """Reads workbooks in read-only mode (values, never formulas)."""
+    """Reads workbooks in read-only mode: values (the cached result of a formula), never
+    formulas, except that a formula cell without a cached value reads ``"formula: =..."``
+    (the workbook was written by a program that does not calculate)."""
 
     @abstractmethod
     async def sheets(self, data: bytes) -> tuple[SheetInfo, ...]:
@@ -37,7 +43,16 @@ class SpreadsheetReader(Protocol):
 
     @abstractmethod
     async def rows(
-        self, data: bytes, sheet: str, *, start: int, count: int, max_columns: int
+        self,
+        data: bytes,
+        sheet: str,
+        *,
+        start: int,
+        count: int,
+        max_columns: int,
+        first_column: int = 1,
     ) -> tuple[tuple[Cell, ...], ...]:
-        """Rows ``start`` (1-based) .. ``start+count-1`` of ``sheet``, at most ``max_columns``
-        cells each. Raises ``ToolError`` for an unknown sheet or a broken file."""
+        """Rows ``start`` (1-based) .. ``start+count-1`` of ``sheet``, each the cells of
+        columns ``first_column`` (1-based) .. ``first_column+max_columns-1``; columns empty
+        in every row returned are cut from the right. Raises ``ToolError`` for an unknown
+        sheet or a broken file."""

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import attrs
 
 from rho_domain.config import AgentConfig
 from rho_domain.events import Event
 from rho_domain.messages import Usage
+from rho_domain.ports.signals import SignalSource
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +41,9 @@ class SessionInfo:
     usage: Usage = Usage()
     working_dir: str | None = None
     parent_id: str | None = None
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    holder: str | None = None
+    """Who holds the session open, as the store names it (``pid 12 on host-a``), or None."""
 
 
 class SessionStore(Protocol):
@@ -70,3 +74,15 @@ class SessionStore(Protocol):
     @abstractmethod
     async def release(self, session_id: str) -> None:
         """Release the lock taken by ``create`` or ``open``. Idempotent."""
+
+
+@runtime_checkable
+class SignalingStore(Protocol):
+    """A store whose sessions also carry signals other processes send them (cancel, pause,
+    directives). Optional: a ``SessionStore`` that implements it gets its sessions' signals
+    wired without the wiring knowing the store (``FileSessionStore``: sentinel files in each
+    session directory)."""
+
+    @abstractmethod
+    def signals(self) -> SignalSource:
+        """The signals of this store's sessions, found by session id."""

@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
+from rho_domain.reach import ReadReach
 from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
@@ -268,11 +269,15 @@ def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
 
 
 def secret_safe_argv(
-    argv: Sequence[str], policy: SecretPolicy, walked: Sequence[str]
+    argv: Sequence[str],
+    policy: SecretPolicy,
+    walked: Sequence[str],
+    reach: ReadReach | None = None,
 ) -> tuple[str, ...]:
     """``argv`` (already hardened) with recursive readers kept away from secrets; see the
     module docstring. ``walked``: canonical directories the stage may walk (its operands that
-    are directories, and its working directory)."""
+    are directories, and its working directory). ``reach``: where reads may go, applied by
+    the xargs guard to the items xargs appends."""
     if not argv:
         return ()
     name, args = argv[0], list(argv[1:])
@@ -297,6 +302,7 @@ def secret_safe_argv(
         # The items xargs appends are known only at run time: a directory among them (echo ~
         # | xargs grep -r) is walked too, so the target keeps away from every concrete secret
         # location, as if it walked the whole filesystem.
-        target = secret_safe_argv(args[index:], policy, (*walked, "/"))
-        args = [*args[:index], "sh", "-c", guard_script(policy), GUARD_NAME, *target]
+        target = secret_safe_argv(args[index:], policy, (*walked, "/"), reach)
+        case = reach.guard_case() if reach is not None else ""
+        args = [*args[:index], "sh", "-c", guard_script(policy, case), GUARD_NAME, *target]
     return (name, *args)

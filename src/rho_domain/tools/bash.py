@@ -20,7 +20,6 @@ from rho_domain.errors import CommandRefused, ToolError
 from rho_domain.limits import LimitKind
 from rho_domain.ports.executor import Command, FileKind
 from rho_domain.shell import ChangeDir, ShellPlan, plan_command
-from rho_domain.shell.destructive import destructive_reason
 from rho_domain.shell.expand import expand_step
 from rho_domain.tools.base import (
     DANGEROUS,
@@ -101,6 +100,9 @@ class BashHandler(ToolHandler):
             except CommandRefused as exc:
                 return attrs.evolve(READ_ONLY, refused=f"Command refused: {exc}")
             return READ_ONLY
+        # Imported at the first command judged, not by every run's start-up (~60 rules).
+        from rho_domain.shell.destructive import destructive_reason
+
         return attrs.evolve(DANGEROUS, destructive=destructive_reason(command))
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:

@@ -2,10 +2,13 @@
 
 .csv/.tsv are parsed here with the standard library; .xlsx bytes are read through the executor
 (confinement, secrets) and decoded by the reader adapter (openpyxl, read-only, values not
-formulas). .xls and broken files give a clear error. Row range and column count are capped and
-the caps are stated in the output. Both are bounded in bytes, not only rows: the file is read up
-to ``MAX_BYTES``, a workbook's unpacked size is checked before it is opened (the reader's
-zip-bomb guard), and parsing runs in a thread that stops when the call's deadline passes.
+formulas, but "formula: =..." for a formula without a cached value). .xls and broken files give
+a clear error. A window of rows and columns is read (``start_row``/``max_rows``,
+``start_column``/``max_columns``); the caps are stated in the output, sizes are the used extent
+(formatting alone does not count), and hidden rows and columns are shown, marked. Both kinds are
+bounded in bytes, not only rows: the file is read up to ``MAX_BYTES``, a workbook's unpacked
+size is checked before it is opened (the reader's zip-bomb guard), and parsing runs in a thread
+that stops when the call's deadline passes.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from rho_domain.errors import ToolError
-from rho_domain.ports.spreadsheet import Cell, SpreadsheetReader
+from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.offload import Stop, in_thread
 
@@ -33,8 +38,13 @@ class ReadExcelHandler(ToolHandler):
     name = "read_excel"
     description = (
         "Read a spreadsheet (.xlsx, .csv, .tsv). action 'list_sheets' lists sheets with their "
-        "sizes; 'read_sheet' returns rows start_row..start_row+max_rows-1 (1-based) of sheet "
-        f"(default the first) as tab-separated values, at most {MAX_COLUMNS} columns."
+        "used sizes; 'read_sheet' returns rows start_row..start_row+max_rows-1 (1-based) of "
+        "sheet (default the first) as tab-separated values, each line starting with the row "
+        f"number, columns start_column (a letter such as 'BA' or a number, default A) onward, "
+        f"at most max_columns (<= {MAX_COLUMNS}). Values are the cached results of formulas; "
+        "a formula never calculated shows as 'formula: =...'. Hidden rows and columns are "
+        "included, not skipped: a hidden row's number is followed by ' (hidden)' and hidden "
+        "columns are listed after the rows."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
@@ -44,6 +54,8 @@ class ReadExcelHandler(ToolHandler):
             "sheet": {"type": "string"},
             "start_row": {"type": "integer", "minimum": 1},
             "max_rows": {"type": "integer", "minimum": 1, "maximum": MAX_ROWS},
+            "start_column": {"type": ["string", "integer"]},
+            "max_columns": {"type": "integer", "minimum": 1, "maximum": MAX_COLUMNS},
         },
         "required": ["path"],
         "additionalProperties": False,
@@ -62,6 +74,10 @@ class ReadExcelHandler(ToolHandler):
         action = str(arguments.get("action") or "read_sheet")
         start = int(arguments.get("start_row") or 1)
         count = int(arguments.get("max_rows") or 100)
+        columns = _Columns(
+            first=column_number(arguments.get("start_column") or 1),
+            count=int(arguments.get("max_columns") or MAX_COLUMNS),
+        )
         ext = posixpath.splitext(path)[1].lower()
         if ext == ".xls":
             raise ToolError(".xls (Excel 97-2003) is not supported; save it as .xlsx or .csv")
@@ -80,7 +96,8 @@ class ReadExcelHandler(ToolHandler):
             )
             if action == "list_sheets":
                 return ToolOutput(content=f"1. {path} ({total} rows x {width} columns)")
-            return _render(path, window, start, total)
+            cut = [row[columns.first - 1 : columns.first - 1 + columns.count] for row in window]
+            return _render(path, cut, start, total, width, columns=columns)
         if self.reader is None:
             raise ToolError("reading .xlsx needs openpyxl: install rho-agent[excel]")
         try:
@@ -90,7 +107,7 @@ class ReadExcelHandler(ToolHandler):
         if action == "list_sheets":
             listing = [
                 f"{i}. {s.name} ({'' if s.complete else 'at least '}{s.rows} rows x "
-                f"{s.columns} columns)"
+                f"{s.columns} columns{_hidden_count(s)})"
                 for i, s in enumerate(sheets, 1)
             ]
             return ToolOutput(content="\n".join(listing) or "(no sheets)")
@@ -100,12 +117,74 @@ class ReadExcelHandler(ToolHandler):
         info = next((s for s in sheets if s.name == name), None)
         if info is None:
             raise ToolError(f"no sheet {name!r}; sheets: {', '.join(s.name for s in sheets)}")
-        rows = list(
-            await self.reader.rows(data, name, start=start, count=count, max_columns=MAX_COLUMNS)
+        if info.complete:  # rows past the used extent are empty (formatting at most)
+            count = max(0, min(count, info.rows - start + 1))
+        rows = (
+            await self.reader.rows(
+                data,
+                name,
+                start=start,
+                count=count,
+                max_columns=columns.count,
+                first_column=columns.first,
+            )
+            if count
+            else ()
         )
         return _render(
-            f"{path} [{name}]", rows, start, info.rows, info.columns, complete=info.complete
+            f"{path} [{name}]",
+            rows,
+            start,
+            info.rows,
+            info.columns,
+            complete=info.complete,
+            columns=columns,
+            hidden_rows=frozenset(info.hidden_rows),
+            hidden_columns=info.hidden_columns,
         )
+
+
+@attrs.frozen
+class _Columns:
+    """The columns asked for: ``first`` (1-based) and at most ``count`` of them."""
+
+    first: int
+    count: int
+
+    @property
+    def last(self) -> int:
+        return self.first + self.count - 1
+
+
+def column_number(value: object) -> int:
+    """A 1-based column number from a number or a letter name ("A", "ba", "XFD")."""
+    text = str(value).strip()
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    if text.isascii() and text.isalpha() and len(text) <= 3:
+        number = 0
+        for letter in text.upper():
+            number = number * 26 + ord(letter) - ord("A") + 1
+        return number
+    raise ToolError(f"start_column must be a column letter (A, BA) or a number >= 1, got {text!r}")
+
+
+def column_letter(number: int) -> str:
+    """The letter name of a 1-based column number (1 -> A, 53 -> BA)."""
+    letters = ""
+    while number:
+        number, rest = divmod(number - 1, 26)
+        letters = chr(ord("A") + rest) + letters
+    return letters
+
+
+def _hidden_count(sheet: SheetInfo) -> str:
+    parts = [
+        f"{len(found)} {what}"
+        for found, what in ((sheet.hidden_rows, "rows"), (sheet.hidden_columns, "columns"))
+        if found
+    ]
+    return f"; hidden: {', '.join(parts)}" if parts else ""
 
 
 def _parse_delimited(
@@ -145,14 +224,20 @@ def _render(
     rows: Sequence[Sequence[Cell]],
     start: int,
     total: int,
-    columns: int = 0,
+    width: int,
     *,
+    columns: _Columns,
     complete: bool = True,
+    hidden_rows: frozenset[int] = frozenset(),
+    hidden_columns: Sequence[int] = (),
 ) -> ToolOutput:
-    width = max(columns, max((len(r) for r in rows), default=0))
+    reached = max((len(r) for r in rows), default=0)
+    if reached:  # the rows are wider than the size said (a .csv's ragged rows)
+        width = max(width, columns.first - 1 + reached)
     total_text = f"{total}" if complete else f"at least {total}"
     lines = [
-        f"{start + i}\t" + "\t".join(_text(v) for v in row[:MAX_COLUMNS])
+        f"{start + i}{' (hidden)' if start + i in hidden_rows else ''}\t"
+        + "\t".join(_text(v) for v in row[: columns.count])
         for i, row in enumerate(rows)
     ]
     notes = (
@@ -160,8 +245,16 @@ def _render(
         if rows
         else [f"no rows from {start} (the sheet has {total_text})"]
     )
-    if width > MAX_COLUMNS:
-        notes.append(f"first {MAX_COLUMNS} of {width} columns")
+    if columns.first > 1 or width > columns.last:
+        shown = f"{column_letter(columns.first)}-{column_letter(min(width, columns.last))}"
+        notes.append(
+            f"columns {shown} of {width} (A-{column_letter(width)}); start_column for others"
+            if columns.first <= width
+            else f"no columns from {column_letter(columns.first)} (the sheet has {width})"
+        )
+    shown_hidden = [c for c in hidden_columns if columns.first <= c <= columns.last]
+    if shown_hidden:
+        notes.append(f"hidden columns: {', '.join(column_letter(c) for c in shown_hidden)}")
     header = f"{title}: {total_text} rows x {width} columns"
     return ToolOutput(
         content="\n".join([header, *lines, f"[{'; '.join(notes)}]"]),

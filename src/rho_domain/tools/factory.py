@@ -23,7 +23,6 @@ from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.bash import BashHandler
-from rho_domain.tools.database import database_tools
 from rho_domain.tools.delegate import DelegateTool
 from rho_domain.tools.excel import ReadExcelHandler
 from rho_domain.tools.grep import GrepHandler
@@ -68,6 +67,10 @@ def build_registry(
         elif profile.file_write is FileWriteMode.CREATE_ONLY:
             handlers.append(WriteHandler(create_only=True))
         if databases:
+            # Imported here: the SQL checker (rho_domain.sql) is loaded only by a process
+            # that has databases, not by every run's start-up.
+            from rho_domain.tools.database import database_tools
+
             handlers += database_tools(databases, profile)
         if delegation:
             handlers.append(DelegateTool())

@@ -13,15 +13,16 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rho_domain.errors import RhoError, ToolArgumentsError, ToolError
+from rho_domain.errors import RhoError, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile
 from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy, error_output
-from rho_domain.tools.schema import coerce_and_validate
+from rho_domain.tools.prepared import PreparedCall, decode_arguments, prepare
 from rho_domain.tools.truncation import truncate_middle
 
 _REMEMBERED_POLICIES = 256
+
 DEFAULT_TOOL_TIMEOUT = 600.0  # seconds, for every call but delegate when none is configured
 SHELL_MARGIN = 30.0  # beyond the profile's shell timeout, so bash reports its own timeout
 
@@ -37,18 +38,9 @@ def default_timeout(name: str, profile: PermissionProfile) -> float | None:
 
 
 def parse_arguments(call: ToolCall) -> dict[str, Any]:
-    """Parse a call's raw JSON arguments into an object, or raise ``ToolArgumentsError``."""
-    text = call.arguments.strip() or "{}"
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        preview = text if len(text) <= 200 else text[:200] + "..."
-        raise ToolArgumentsError(
-            f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {preview}"
-        ) from None
-    if not isinstance(value, dict):
-        raise ToolArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
-    return value
+    """Parse a call's raw JSON arguments into an object, or raise ``ToolArgumentsError``
+    (``prepared.decode_arguments``; a call the loop runs is parsed once, by ``prepare``)."""
+    return decode_arguments(call)
 
 
 class ToolRegistry:
@@ -65,9 +57,9 @@ class ToolRegistry:
         # changes (bash's follows its timeout).
         self._specs: tuple[ToolSpec, ...] = ()
         self._built_from: tuple[tuple[str, object], ...] | None = None
-        # Policies decided by ``judge``, by (tool name, raw arguments): a policy depends on
-        # nothing else, so it holds for the registry's life.
-        self._policies: dict[tuple[str, str], ToolPolicy | None] = {}
+        # Policies by (tool name, raw arguments): a policy depends on nothing else, so a call
+        # the model repeats is not judged again (the SQL check of a long statement is work).
+        self._policies: dict[tuple[str, str], ToolPolicy] = {}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -106,84 +98,75 @@ class ToolRegistry:
             self._built_from = sources
         return self._specs
 
-    async def judge(self, calls: Sequence[ToolCall]) -> None:
-        """Decide the policies of ``calls`` in a thread and remember them, so that the
-        ``policy_for`` calls that follow on the event loop are lookups: a policy can be CPU
-        work (the SQL check reads every token of a statement)."""
-        fresh = [c for c in calls if (c.name, c.arguments) not in self._policies]
-        if not fresh:
-            return
-        judged = await asyncio.to_thread(lambda: [self._policy(c) for c in fresh])
-        for call, policy in zip(fresh, judged, strict=True):
-            self._policies[(call.name, call.arguments)] = policy
-        while len(self._policies) > _REMEMBERED_POLICIES:
-            del self._policies[next(iter(self._policies))]  # the oldest
+    def prepare(self, call: ToolCall) -> PreparedCall:
+        """``call`` parsed, validated against its tool's schema and judged by its handler's
+        policy, once, for every reader after the model (``prepared.PreparedCall``)."""
+
+        def judge(handler: ToolHandler, arguments: Mapping[str, Any]) -> ToolPolicy:
+            key = (call.name, call.arguments)
+            if (policy := self._policies.get(key)) is None:
+                policy = self._policies[key] = handler.policy_for(arguments)
+                while len(self._policies) > _REMEMBERED_POLICIES:
+                    self._policies.pop(next(iter(self._policies)), None)  # the oldest
+            return policy
+
+        return prepare(call, self._handlers.get(call.name), ", ".join(self.names), judge=judge)
+
+    async def prepare_all(self, calls: Sequence[ToolCall]) -> tuple[PreparedCall, ...]:
+        """``prepare`` for each call, in a thread: a policy can be CPU work (the SQL check
+        reads every token of a statement) and must not hold up the event loop."""
+        if not calls:
+            return ()
+        return tuple(await asyncio.to_thread(lambda: [self.prepare(c) for c in calls]))
 
     def policy_for(self, call: ToolCall) -> ToolPolicy | None:
-        """The policy of a call, or None when the tool is unknown or the arguments invalid
-        (remembered from ``judge`` when it was asked first)."""
-        key = (call.name, call.arguments)
-        if key in self._policies:
-            return self._policies[key]
-        return self._policy(call)
-
-    def _policy(self, call: ToolCall) -> ToolPolicy | None:
-        handler = self._handlers.get(call.name)
-        if handler is None:
-            return None
-        try:
-            arguments = coerce_and_validate(parse_arguments(call), handler.parameters)
-        except ToolArgumentsError:
-            return None
-        return handler.policy_for(arguments)
+        """The policy of a call, or None when the tool is unknown or the arguments invalid."""
+        return self.prepare(call).policy
 
     async def dispatch(
-        self, call: ToolCall, ctx: ToolContext, *, timeout: float | None = None
+        self, call: ToolCall | PreparedCall, ctx: ToolContext, *, timeout: float | None = None
     ) -> ToolOutput:
-        """Run one call and return its (truncated) output. Never raises but CancelledError.
+        """Run one call (prepared, or prepared here) and return its (truncated) output.
+        Never raises but CancelledError.
 
         The call is cancelled after ``timeout`` seconds (None: ``default_timeout``), so it
         ends with a "timed out" result however it is stuck, provided that its handler keeps
         CPU work off the event loop (a regex in a worker process, parsing in a thread).
         """
+        prepared = call if isinstance(call, PreparedCall) else self.prepare(call)
         if timeout is None:
-            timeout = default_timeout(call.name, ctx.profile)
-        output = await self._dispatch(call, ctx, timeout)
+            timeout = default_timeout(prepared.name, ctx.profile)
+        output = await self._dispatch(prepared, ctx, timeout)
         content = truncate_middle(output.content, self.output_limit)
         if content is output.content:
             return output
         return ToolOutput(content=content, is_error=output.is_error, metadata=output.metadata)
 
     async def _dispatch(
-        self, call: ToolCall, ctx: ToolContext, timeout: float | None
+        self, prepared: PreparedCall, ctx: ToolContext, timeout: float | None
     ) -> ToolOutput:
-        handler = self._handlers.get(call.name)
-        if handler is None:
-            available = ", ".join(self.names) or "none"
-            return error_output(f"Unknown tool {call.name!r}. Available tools: {available}.")
-        try:
-            arguments = coerce_and_validate(parse_arguments(call), handler.parameters)
-        except ToolArgumentsError as exc:
-            return error_output(f"Tool {call.name!r}: {exc}. Fix the arguments and call again.")
+        name, handler, arguments = prepared.name, prepared.handler, prepared.arguments
+        if prepared.problem is not None or handler is None or arguments is None:
+            return error_output(prepared.problem or f"Tool {name!r} cannot run.")
         try:
             async with asyncio.timeout(timeout):
                 return await handler.handle(arguments, ctx)
         except TimeoutError:
             return error_output(
-                f"Tool {call.name!r} timed out after {timeout:g} s and was stopped; narrow "
+                f"Tool {name!r} timed out after {timeout:g} s and was stopped; narrow "
                 "the call (a smaller path, a simpler pattern, a narrower query).",
                 timeout=True,
             )
         except ToolError as exc:
-            return error_output(f"Tool {call.name!r}: {exc}", error_type=type(exc).__name__)
+            return error_output(f"Tool {name!r}: {exc}", error_type=type(exc).__name__)
         except RhoError as exc:
             return error_output(
-                f"Tool {call.name!r} failed: {type(exc).__name__}: {exc}",
+                f"Tool {name!r} failed: {type(exc).__name__}: {exc}",
                 error_type=type(exc).__name__,
             )
         except Exception as exc:  # noqa: BLE001 - a handler bug must not crash the loop
             return error_output(
-                f"Tool {call.name!r} failed unexpectedly: {type(exc).__name__}: {exc}. "
+                f"Tool {name!r} failed unexpectedly: {type(exc).__name__}: {exc}. "
                 f"Arguments were: {_preview(arguments)}",
                 error_type=type(exc).__name__,
             )

@@ -20,7 +20,7 @@ from rho_domain.messages import ToolCall
 from rho_entry.terminal_text import visible
 
 if TYPE_CHECKING:
-    from rho_domain.loop.session import Session
+    from rho_entry.facade import Session
 
 ALL = "all"
 

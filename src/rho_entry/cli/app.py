@@ -18,7 +18,7 @@ from rho_domain.errors import ConfigError, ModelError, RhoError
 from rho_domain.ports.store import SessionStore
 from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
-from rho_entry.cli import exit_codes
+from rho_entry.cli import exit_codes, transfers
 from rho_entry.cli.answers import apply_answers
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch, prepare
@@ -40,13 +40,10 @@ def run_words(words: Sequence[str]) -> int:
     """``rho-agent WORDS...`` for a run (one-shot or REPL): parse, then ``run``. Subcommands
     that continue into a run (``fork ID --at N "task"``, ``monitor connect``) call this, not
     ``main`` again. ``--help``, ``--version`` and a usage error return their exit code."""
-    from rho_entry.cli.parser import build_parser
+    from rho_entry.cli.parser import parse_words
 
-    try:
-        namespace = build_parser().parse_args(list(words))
-    except SystemExit as exc:  # --help, --version, or a usage error (exit 1)
-        return exc.code if isinstance(exc.code, int) else 1
-    return run(namespace)
+    namespace = parse_words(words)
+    return namespace if isinstance(namespace, int) else run(namespace)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,15 +53,19 @@ def run(args: argparse.Namespace) -> int:
             from rho_entry.cli.remote import run_remote
 
             return run_remote(args, environment())
+        flag = getattr(args, "store", None)
         if args.list:
-            return _list_sessions(_store(environment()), as_json=args.json)
+            return _list_sessions(_store(environment(), flag=flag), as_json=args.json)
         launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
         _warn_about_databases(launch)
+        store = _store(
+            environment(), writing=True, flag=flag, config_store=launch.settings.config.store
+        )
         if launch.interactive:
             from rho_entry.cli.repl import run_repl
 
-            return run_repl(launch, _store(environment(), writing=True))
-        return _run_loop(_one_shot(launch, _store(environment(), writing=True)))
+            return run_repl(launch, store)
+        return _run_loop(_one_shot(launch, store))
     except ConfigError as exc:
         return _fail(str(exc), exit_codes.USAGE)
     except ModelError as exc:
@@ -103,16 +104,27 @@ def _run_loop(coro: Coroutine[Any, Any, T]) -> T:
         loop.close()
 
 
-def _store(env: Mapping[str, str], *, writing: bool = False) -> SessionStore:
-    """The session store; ``writing`` checks first that its directory can hold a new session,
-    so that a run never starts (header, model calls) when nothing of it could be saved."""
-    from rho_adapters.store.files import FileSessionStore
+def _store(
+    env: Mapping[str, str],
+    *,
+    writing: bool = False,
+    flag: str | None = None,
+    config_store: str | None = None,
+) -> SessionStore:
+    """The session store (``--store``, ``$RHO_AGENT_STORE``, ``store:`` in the config, else
+    the config directory's: ``rho_entry.stores``); ``writing`` checks first that the default
+    directory can hold a new session, so that a run never starts (header, model calls) when
+    nothing of it could be saved."""
     from rho_entry.config.home import sessions_dir
+    from rho_entry.stores import choose_store, store_setting
 
-    root = sessions_dir(env)
-    if writing:
-        _check_writable(root, env)
-    return FileSessionStore(root)
+    url, origin = store_setting(flag, env, config_store)
+    if url is None:
+        root = sessions_dir(env)
+        if writing:
+            _check_writable(root, env)
+        return choose_store(root, env, origin=origin).store
+    return choose_store(url, env, origin=origin).store
 
 
 def _check_writable(root: Path, env: Mapping[str, str]) -> None:
@@ -159,9 +171,15 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
                 if session.last_result is None:
                     raise
                 result = session.last_result
+        # --download: before the sandbox goes with the session
+        failed_downloads = await transfers.download(
+            session.executor, launch.transfers, lambda text: renderer.notice(text, "yellow")
+        )
     finally:
         await session.close()
     code = result_code(result)
+    if failed_downloads and code == exit_codes.OK:
+        code = exit_codes.USAGE  # the answer is there, a file asked for is not
     rejected = rejected_last(session, result)
     if rejected is not None:
         code = exit_codes.REJECTED
@@ -192,6 +210,12 @@ def _explain(
             f"stopped: waiting for approval of {calls}. There is no terminal to ask: answer with "
             f"`rho-agent --resume {session_id} --approve CALL|all` or `--deny CALL|all "
             f"[--reason TEXT]`, or run `rho-agent --resume {session_id}` on a terminal.",
+            "yellow",
+        )
+    elif status is RunStatus.STUCK:
+        renderer.notice(
+            f"stopped: {result.error or 'stuck'}. Say what to do instead with "
+            f'`rho-agent --resume {session_id} "..."`.',
             "yellow",
         )
     elif status in (RunStatus.MAX_TURNS, RunStatus.BUDGET_EXCEEDED):

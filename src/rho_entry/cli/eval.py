@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     bird.add_argument("--split", default="dev", help="dev (default) or train")
     bird.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     bird.add_argument("--workers", type=int, default=1, metavar="K", help="sessions at once")
+    bird.add_argument(
+        "--store", metavar="URL", help="where the sessions are kept (as rho-agent --store)"
+    )
     bird.add_argument("--out", metavar="FILE", help="results JSONL (appended; resumable)")
     bird.add_argument(
         "--timeout", type=float, default=30.0, metavar="S", help="per graded query (30)"

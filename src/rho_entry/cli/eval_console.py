@@ -15,13 +15,14 @@ from rho_entry.cli import exit_codes
 
 async def run_from_cli(args: argparse.Namespace) -> int:
     """Load the data, run it with the CLI's model settings, print; return the exit code."""
-    from rho_adapters.store.files import FileSessionStore
-    from rho_entry.config.home import config_dir, sessions_dir
+    from rho_entry.config.home import config_dir
     from rho_entry.config.settings import check_endpoint, environment, resolve_settings
     from rho_entry.evals.bird_data import load_bird
     from rho_entry.evals.bird_run import run_bird
+    from rho_entry.stores import choose_store, store_setting
 
     env = environment()
+    url, origin = store_setting(args.store, env)
     flags = {
         "model": args.model,
         "base_url": args.base_url,
@@ -54,7 +55,7 @@ async def run_from_cli(args: argparse.Namespace) -> int:
             workers=args.workers,
             limit=args.limit,
             timeout=args.timeout,
-            store=FileSessionStore(sessions_dir(env)),
+            store=choose_store(url, env, origin=origin).store,
             on_result=counter,
             workspace=workspace,
         )

@@ -37,9 +37,12 @@ async def run_durable(
     from rho_entry.config.settings import environment
     from rho_entry.durable.queueing import open_queue
     from rho_entry.evals.bird_durable import run_bird_durable, worker_command
+    from rho_entry.stores import store_setting
 
     database = args.durable_db or str(out.parent / f"{out.name}.durable.sqlite")
-    store = sessions_dir(environment())
+    # the workers' store: --store, $RHO_AGENT_STORE, else the CLI's sessions directory
+    env = environment()
+    store = store_setting(args.store, env)[0] or sessions_dir(env)
     log = out.parent / f"{out.name}.workers.log"
     out.parent.mkdir(parents=True, exist_ok=True)
     queue = open_queue(database, queue=QUEUE)

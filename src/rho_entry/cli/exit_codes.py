@@ -11,6 +11,7 @@ MODEL = 2  # the model endpoint failed (connection, HTTP status, broken stream)
 LIMIT = 3  # max turns or budget reached before an answer
 APPROVAL = 4  # stopped: a tool call waits for approval (no one could be asked)
 REJECTED = 5  # stopped: the user rejected a tool call; the model has not answered since
+STUCK = 6  # stopped: the model repeated the same tool call after being told (--repeat-limit)
 CANCELLED = 130  # Ctrl+C (or a cancel from the monitor)
 
 EXIT_CODES_HELP = """\
@@ -23,6 +24,8 @@ EXIT_CODES_HELP = """\
   5    stopped after a rejection: you rejected a tool call (--deny, or "no" on the
        terminal) and the model has not answered since; say what to do instead with
        --resume ID "..."
+  6    stuck: the model repeated the same tool call (or the same failing call)
+       --repeat-limit times in a row, was told, and repeated it again
   130  cancelled (Ctrl+C, or `rho-agent monitor cancel`)"""
 
 _BY_STATUS = {
@@ -30,6 +33,7 @@ _BY_STATUS = {
     "max_turns": LIMIT,
     "budget_exceeded": LIMIT,
     "awaiting_approval": APPROVAL,
+    "stuck": STUCK,
     "cancelled": CANCELLED,
 }
 

@@ -1,9 +1,11 @@
-"""``rho-agent export ID [--dir DIR] [--format rho|atif]``: print a session as one JSON document.
+"""``rho-agent export ID [--dir DIR | --store URL] [--format rho|atif|trace]``: print a session.
 
-``rho`` (default): ``{"session": <meta.json>, "config": <config.yaml>, "events": [<every trace
-event>]}``; events are validated through the codec (a torn last line is skipped with a warning
-on stderr). ``atif``: Harbor's ATIF v1.4 trajectory (``rho_adapters.atif``); delegated child
-sessions are referenced by id (export each with its own id).
+``rho`` (default): ``{"session": <its listing>, "config": <its stored config>, "events":
+[<every trace event>]}``; events are validated through the codec (a torn last line is skipped
+with a warning on stderr). ``atif``: Harbor's ATIF v1.8 trajectory (``rho_adapters.atif``);
+each delegated child session is embedded in ``subagent_trajectories`` and referred to by
+``trajectory_id``. ``trace``: the trace.jsonl bytes, the same from PostgreSQL as from files.
+Read through the store's ``SessionCatalog`` (``rho_entry.stores``).
 """
 
 from __future__ import annotations
@@ -11,11 +13,18 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
 
 from rho_domain.errors import RhoError, StoreError
+from rho_domain.events import Event, ToolEnded
+from rho_domain.ports.session_control import SessionCatalog
+from rho_entry.stores import run_sync
 from rho_entry.terminal_text import json_visible, visible
 from rho_entry.usage import UsageParser
+
+T = TypeVar("T")
 
 
 def main(argv: Sequence[str]) -> int:
@@ -25,12 +34,14 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument("id", help="session id, unique prefix, 'latest' or a directory")
     parser.add_argument("--dir", help="rho-agent home or sessions directory")
+    parser.add_argument("--store", metavar="URL", help="the session store (as rho-agent --store)")
     parser.add_argument("--indent", type=int, default=None, help="pretty-print")
     parser.add_argument(
         "--format",
-        choices=("rho", "atif"),
+        choices=("rho", "atif", "trace"),
         default="rho",
-        help="rho: the trace as stored (default); atif: Harbor's ATIF v1.4 trajectory",
+        help="rho: the session and its events as JSON (default); atif: Harbor's ATIF v1.8 "
+        "trajectory; trace: trace.jsonl's bytes, from any store",
     )
     try:
         ns = parser.parse_args(list(argv))
@@ -38,10 +49,15 @@ def main(argv: Sequence[str]) -> int:
         return exc.code if isinstance(exc.code, int) else 1
     logging.basicConfig(format="rho-agent export: %(message)s", level=logging.WARNING)
     try:
+        if ns.format == "trace":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(export_trace(ns.id, ns.dir, store=ns.store))
+            sys.stdout.flush()
+            return 0
         if ns.format == "atif":
-            document = export_atif(ns.id, ns.dir)
+            document = export_atif(ns.id, ns.dir, store=ns.store)
         else:
-            document = export_session(ns.id, ns.dir)
+            document = export_session(ns.id, ns.dir, store=ns.store)
     except RhoError as exc:
         print(visible(f"rho-agent export: {exc}"), file=sys.stderr)
         return 1
@@ -49,57 +65,104 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def export_session(ref: str, directory: str | None = None) -> dict[str, object]:
-    """The export document of one session."""
-    import warnings
+def export_session(
+    ref: str, directory: str | None = None, *, store: str | None = None
+) -> dict[str, object]:
+    """The export document of one session: its listing (``session``), its stored config and
+    its events, read through the store's ``SessionCatalog``."""
+    import attrs
 
-    import yaml
+    from rho_adapters.codec import config_to_dict, event_to_dict
 
-    from rho_adapters.codec import event_to_dict
-    from rho_adapters.store.confined import read_bytes
-    from rho_adapters.store.layout import read_meta, resolve
-    from rho_adapters.store.trace import read_trace
-    from rho_entry.cli.monitor import sessions_root
-
-    paths = resolve(sessions_root(directory), ref)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the store logs the torn line; do not print it twice
-        events = read_trace(paths.trace).events
-    try:  # never through a link (``confined``): an export must not carry an outside file
-        config = yaml.safe_load(read_bytes(paths.config).decode("utf-8", errors="replace"))
-    except (OSError, StoreError, yaml.YAMLError):
-        config = None
+    catalog = _catalog(directory, store)
+    info = _run(catalog.info(ref))
+    record, events = _run(catalog.recording(info.id))
+    session = attrs.asdict(info)
+    session["labels"] = dict(info.labels)
     return {
         "format": "rho-agent.session",
         "version": 1,
-        "session": read_meta(paths),
-        "config": config,
+        "session": session,
+        "config": config_to_dict(record.config),
         "events": [event_to_dict(e) for e in events],
     }
 
 
-def export_atif(ref: str, directory: str | None = None) -> dict[str, object]:
-    """The ATIF v1.4 trajectory of one session (model name from its first model call, else
-    meta.json)."""
-    import warnings
+def export_trace(ref: str, directory: str | None = None, *, store: str | None = None) -> bytes:
+    """The session's trace as stored: the bytes of its trace.jsonl (from any store: a session
+    kept in PostgreSQL exports the same bytes a file store would have written)."""
+    catalog = _catalog(directory, store)
+    lines = _run(catalog.trace(_run(catalog.info(ref)).id))
+    return b"".join(line.data + b"\n" for line in lines)
 
+
+def export_atif(
+    ref: str, directory: str | None = None, *, store: str | None = None
+) -> dict[str, object]:
+    """The ATIF v1.8 trajectory of one session (model name from its first model call, else
+    the listing's), its delegated children embedded (each read from the same store, by its
+    exact id; one that is gone is named in the result's ``extra``)."""
     from rho_adapters.atif import trajectory
-    from rho_adapters.store.layout import read_meta, resolve
-    from rho_adapters.store.trace import read_trace
-    from rho_entry.cli.monitor import sessions_root
     from rho_entry.version import VERSION
 
-    paths = resolve(sessions_root(directory), ref)
+    catalog = _catalog(directory, store)
+
+    def document(
+        session_id: str, model: object, events: Sequence[Event], depth: int
+    ) -> dict[str, object]:
+        children: dict[str, dict[str, object]] = {}
+        for child in _child_ids(events) if depth < _MAX_DEPTH else ():
+            try:  # the trace is data: a child is named exactly, never by a prefix or "latest"
+                info = _run(catalog.info(child))
+                if info.id != child:
+                    continue
+                _, child_events = _run(catalog.recording(child))
+            except StoreError:  # gone (or unreadable): named in the result, not embedded
+                continue
+            children[child] = document(child, info.model, child_events, depth + 1)
+        return trajectory(
+            events,
+            session_id=session_id,
+            agent_version=VERSION,
+            model_name=None if any(e.kind == "llm_end" for e in events) else _text(model),
+            children=children,
+        )
+
+    info = _run(catalog.info(ref))
+    _, events = _run(catalog.recording(info.id))
+    return document(info.id, info.model, events, 0)
+
+
+# Delegation is one level deep; a stored trace claiming more is not followed further.
+_MAX_DEPTH = 2
+
+
+def _child_ids(events: Sequence[Event]) -> list[str]:
+    """The child session ids a session's delegate results name, in order, once each."""
+    found: dict[str, None] = {}
+    for event in events:
+        child = event.metadata.get("child_session_id") if isinstance(event, ToolEnded) else None
+        if isinstance(child, str) and child and "/" not in child and not child.startswith("."):
+            found[child] = None
+    return list(found)
+
+
+def _catalog(directory: str | None, flag: str | None) -> SessionCatalog:
+    from rho_entry.cli.monitor import sessions_root
+    from rho_entry.config.settings import environment
+    from rho_entry.stores import choose_operator, store_setting
+
+    env = environment()
+    url, origin = store_setting(flag, env)
+    if url is None or directory is not None:
+        url, origin = str(sessions_root(directory)), "--dir" if directory else origin
+    return choose_operator(url, env, origin=origin).sessions
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the store logs the torn line; do not print it twice
-        events = read_trace(paths.trace).events
-    model = read_meta(paths).get("model")
-    return trajectory(
-        events,
-        session_id=paths.id,
-        agent_version=VERSION,
-        model_name=None if any(e.kind == "llm_end" for e in events) else _text(model),
-    )
+        warnings.simplefilter("ignore")  # the store logs a torn line; do not print it twice
+        return run_sync(work)
 
 
 def _text(value: object) -> str | None:

@@ -7,8 +7,9 @@ a running session can be forked too. A turn inside a tool batch is refused with 
 boundaries (``rho_domain.fork``). With a task, it runs in the new session at once (as
 ``rho-agent --resume NEW [-m MODEL] [--profile P] [-y] "task"``, so the stored profile is
 checked as for any resume); without one, the new id is printed with the command that continues
-it. Auto-approval is never copied into the fork. Exit codes: 0 ok, 1 usage or unknown session,
-else the run's.
+it. Auto-approval is never copied into the fork. ``--store URL`` (or ``$RHO_AGENT_STORE``)
+reads and writes another store, such as a shared PostgreSQL; the original is read through the
+store's ``SessionCatalog``. Exit codes: 0 ok, 1 usage or unknown session, else the run's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import asyncio
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import attrs
 
@@ -28,6 +28,7 @@ from rho_domain.fork import fork_labels, history_until, turns
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
+from rho_entry.stores import StoreChoice, choose_store, store_setting
 from rho_entry.terminal_text import visible
 from rho_entry.usage import UsageParser
 
@@ -53,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="run the task's tool calls without asking (never inherited from the original)",
     )
+    parser.add_argument("--store", metavar="URL", help="the session store (as rho-agent --store)")
     return parser
 
 
@@ -63,11 +65,12 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exc:
         return 0 if exc.code == 0 else 1
     try:
+        chosen = _chosen(args.store)
         if args.at is None:
-            for line in _turns(args.id):
+            for line in asyncio.run(_turns(chosen, args.id)):
                 print(visible(line))  # the turns quote the model: never obeyed
             return 0
-        forked = asyncio.run(_fork(args.id, args.at))
+        forked = asyncio.run(_fork(chosen, args.id, args.at))
     except RhoError as exc:
         print(f"rho-agent fork: {exc}", file=sys.stderr)
         return 1
@@ -78,28 +81,23 @@ def main(argv: Sequence[str]) -> int:
     from rho_entry.cli.app import run_words
 
     flags = ["-m", args.model] if args.model else []
+    flags += ["--store", args.store] if args.store else []
     flags += ["--profile", args.profile] if args.profile else []
     if args.auto_approve is not None:
         flags.append("--auto-approve" if args.auto_approve else "--no-auto-approve")
     return run_words(["--resume", forked, *flags, args.task])
 
 
-def _turns(ref: str) -> list[str]:
-    from rho_adapters.store import load_recording, resolve
-
-    recording = load_recording(resolve(_root(), ref).dir)
-    messages = State.from_events(recording.events).messages
-    return turns(messages) or [f"session {recording.record.id} has no history yet"]
+async def _turns(chosen: StoreChoice, ref: str) -> list[str]:
+    record, events = await chosen.catalog.recording(ref)
+    messages = State.from_events(events).messages
+    return turns(messages) or [f"session {record.id} has no history yet"]
 
 
-async def _fork(ref: str, at: int) -> str:
+async def _fork(chosen: StoreChoice, ref: str, at: int) -> str:
     """Store the fork of session ``ref`` at turn ``at``; its id."""
-    from rho_adapters.store import FileSessionStore, load_recording, resolve
-
-    root = _root()
-    recording = load_recording(resolve(root, ref).dir)
-    history = history_until(State.from_events(recording.events).messages, at)
-    parent = recording.record
+    parent, events = await chosen.catalog.recording(ref)
+    history = history_until(State.from_events(events).messages, at)
     now = time.time()
     record = SessionRecord(
         id=new_id(),
@@ -109,7 +107,7 @@ async def _fork(ref: str, at: int) -> str:
         parent_id=parent.id,
         labels=fork_labels(parent.id, at, parent.labels),
     )
-    store = FileSessionStore(root)
+    store = chosen.store
     await store.create(record)
     try:
         await store.append(record.id, [ev.MessageAdded(at=now, message=m) for m in history])
@@ -118,8 +116,9 @@ async def _fork(ref: str, at: int) -> str:
     return record.id
 
 
-def _root() -> Path:
-    from rho_entry.config.home import sessions_dir
+def _chosen(flag: str | None) -> StoreChoice:
     from rho_entry.config.settings import environment
 
-    return sessions_dir(environment())
+    env = environment()
+    url, origin = store_setting(flag, env)
+    return choose_store(url, env, origin=origin)

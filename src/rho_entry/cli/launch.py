@@ -15,9 +15,11 @@ from typing import Any
 
 import attrs
 
-from rho_domain.config import AgentConfig
+from rho_domain.config import AgentConfig, Budget
 from rho_domain.errors import ConfigError
 from rho_entry.cli.answers import Answers, answers_from_args
+from rho_entry.cli.budget_flags import given_budget, with_budget
+from rho_entry.cli.transfers import Transfers, parse_transfers
 from rho_entry.config.home import config_dir
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
@@ -43,6 +45,7 @@ _SETTING_FLAGS = (
     "service_tier",
     "reasoning_effort",
     "max_turns",
+    "repeat_limit",
     "context_window",
     "auto_approve",
     "system_prompt",
@@ -66,6 +69,26 @@ class Launch:
     resume: str | None
     overrides: Mapping[str, Any]  # config fields given as flags (applied over a resumed one)
     answers: Answers = Answers()  # --approve/--deny for a resumed session's waiting calls
+    transfers: Transfers = Transfers()  # --upload/--download/--dockerfile/--snapshot
+
+
+def _transfers(args: argparse.Namespace, flags: dict[str, Any]) -> Transfers:
+    """The files to upload and download (``--upload``/``--download``) and the sandbox to
+    build (``--dockerfile``/``--snapshot``, which choose the Daytona backend in ``flags``)."""
+    transfers = parse_transfers(
+        getattr(args, "upload", None) or (),
+        getattr(args, "download", None) or (),
+        dockerfile=getattr(args, "dockerfile", None),
+        snapshot=getattr(args, "snapshot", None),
+        force=bool(args.force),
+    )
+    if transfers.builds_sandbox:
+        if flags.get("backend") not in (None, "daytona"):
+            raise ConfigError(
+                "--dockerfile and --snapshot build a Daytona sandbox: not with --backend local"
+            )
+        flags["backend"] = "daytona"
+    return transfers
 
 
 def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool) -> Launch:
@@ -91,9 +114,18 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         suggested = {**_suggestions(template), **suggested}
         system = str(Path(system).expanduser().resolve())
     flags = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
+    transfers = _transfers(args, flags)
     flags["system_prompt"], flags["vars"] = system, values
+    flags["budget"] = budget = given_budget(args)
+    with_budget(Budget(), budget)  # a bad limit is named by its flag, now
+    if args.output_schema is not None:
+        flags["output_schema"] = _load_schema(args.output_schema)
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
     base = _load_config(config_path) if config_path else None
+    if getattr(args, "mcp_config", None):
+        from rho_entry.mcp_servers import with_mcp_file
+
+        base = with_mcp_file(base or AgentConfig(), Path(args.mcp_config).expanduser())
     settings = resolve_settings(flags, env, base=base, suggested=suggested)
     answers = answers_from_args(args)
     # --approve/--deny (or -y) on a resumed session continue its waiting calls, REPL or not
@@ -111,8 +143,13 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     if not args.resume:
         check_endpoint(settings, env)
     output = Path(args.output).expanduser() if args.output else None
-    if args.force and output is None:  # silently ignored, it would promise what it cannot do
-        raise ConfigError("--force goes with --output FILE (it lets the answer replace FILE)")
+    if args.force and output is None and not transfers.downloads:
+        # silently ignored, it would promise what it cannot do
+        raise ConfigError(
+            "--force goes with --output FILE or --download (it lets them replace a file)"
+        )
+    if transfers.downloads and task is None:
+        raise ConfigError("--download needs a task: it copies files once the run is over")
     if output is not None:
         _check_output(output, force=args.force, interactive=interactive)
         _refuse_overwriting_an_input(output, _input_files(args, home, config_path))
@@ -129,6 +166,7 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         resume=_resume_ref(args.resume),
         overrides=_overrides(settings, flags),
         answers=answers,
+        transfers=transfers,
     )
 
 
@@ -141,6 +179,10 @@ def _overrides(settings: Settings, flags: Mapping[str, Any]) -> dict[str, Any]:
         out["profile"] = config.profile
     if flags.get("vars"):
         out["vars"] = config.vars
+    if flags.get("budget"):  # only the limits given: the stored session keeps the others
+        out["budget"] = dict(flags["budget"])
+    if config.mcp_servers:  # a resumed session runs the servers configured now, not stored ones
+        out["mcp_servers"] = config.mcp_servers
     return out
 
 
@@ -183,6 +225,18 @@ def _suggestions(template: PromptTemplate) -> dict[str, str]:
     return out
 
 
+def _load_schema(path: str) -> Any:
+    """The JSON Schema file of ``--output-schema`` (checked by AgentConfig)."""
+    import json
+
+    try:
+        return json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--output-schema {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"--output-schema {path}: not a JSON file: {exc}") from None
+
+
 def _load_config(path: str) -> AgentConfig:
     from rho_entry.config.config_files import load_agent_config
 
@@ -209,6 +263,8 @@ def _input_files(args: argparse.Namespace, home: Path, config_path: str | None) 
         files.append(Path(args.system_prompt).expanduser())
     if args.vars_file:
         files.append(Path(args.vars_file).expanduser())
+    if args.output_schema:
+        files.append(Path(args.output_schema).expanduser())
     return files
 
 

@@ -1,9 +1,12 @@
-"""``rho-agent monitor [DIR] ps|watch|cancel|pause|resume|directive|connect``: watch and
-control sessions from another terminal, through the files in their directories.
+"""``rho-agent monitor [DIR] [--store URL] ps|watch|cancel|pause|resume|directive|connect``:
+watch and control sessions from another terminal (or host), through the store's
+``SessionCatalog`` and ``SessionControl``.
 
-DIR is rho-agent's home or a sessions directory (default: the home's ``sessions``). IDs accept
-unique prefixes; an ambiguous prefix is an error that lists the candidates. Exit codes: 0 ok,
-1 error (unknown or ambiguous session, bad usage). Imports stay light: no httpx, yaml or cattrs.
+DIR is rho-agent's home or a sessions directory (default: the home's ``sessions``);
+``--store URL`` (or ``$RHO_AGENT_STORE``) names another store, such as a shared PostgreSQL
+(``rho_entry.stores``). IDs accept unique prefixes; an ambiguous prefix is an error that lists
+the candidates. Exit codes: 0 ok, 1 error (unknown or ambiguous session, bad usage). Imports
+stay light for the file store: no httpx, yaml or cattrs.
 """
 
 from __future__ import annotations
@@ -12,21 +15,20 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
-from rho_adapters.store.confined import open_file
-from rho_adapters.store.layout import SessionPaths, resolve
-from rho_adapters.store.listing import list_sessions
-from rho_adapters.store.signals import add_directive, request_cancel, request_pause, request_resume
 from rho_domain.errors import RhoError
+from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
-from rho_entry.session_json import LIVE, active_seconds, info_dict
+from rho_entry.session_json import active_seconds, info_dict
+from rho_entry.stores import Operator, choose_operator, run_sync, store_setting
 from rho_entry.terminal_text import json_visible, visible
 from rho_entry.usage import UsageParser
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
-WATCH_POLL_SECONDS = 0.25
+T = TypeVar("T")
 
 
 def _add_ps(parser: argparse.ArgumentParser) -> None:
@@ -120,7 +122,7 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
     """``rho-agent monitor [DIR] COMMAND``: returns the exit code. ``command`` given: ``argv``
     are that command's arguments alone, its usage and help titled ``prog``
     (``rho-agent kill``)."""
-    args = list(argv)
+    args, flag = _store_flag(list(argv))
     directory = None
     if command is None and args and _names_a_directory(args):
         directory, args = args[0], args[1:]
@@ -129,9 +131,19 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
         namespace = parser.parse_args(args)
     except SystemExit as exc:  # --help exits 0; a usage error is 1, as documented (not 2)
         return 0 if exc.code == 0 else 1
-    root = sessions_root(directory)
     try:
-        return _dispatch(namespace, root)
+        from rho_entry.config.settings import environment
+
+        url, origin = store_setting(flag, environment())
+        if url is None or directory is not None:
+            url, origin = str(sessions_root(directory)), "DIR" if directory else origin
+        if namespace.command == "connect":
+            from rho_entry.cli.connect import connect_main
+            from rho_entry.stores import choose_store
+
+            chosen = choose_store(url, environment(), origin=origin)
+            return connect_main(chosen, namespace.words, wait=namespace.wait)
+        return _dispatch(namespace, choose_operator(url, environment(), origin=origin))
     except RhoError as exc:
         print(visible(f"rho-agent monitor: {exc}"), file=sys.stderr)
         return 1
@@ -148,62 +160,78 @@ def _names_a_directory(args: list[str]) -> bool:
     return (len(args) > 1 and args[1] in COMMANDS) or "/" in first or Path(first).is_dir()
 
 
-def _dispatch(ns: argparse.Namespace, root: Path) -> int:
+def _store_flag(args: list[str]) -> tuple[list[str], str | None]:
+    """``--store URL`` (or ``--store=URL``) anywhere among the words, taken out."""
+    for i, word in enumerate(args):
+        if word == "--store" and i + 1 < len(args):
+            return args[:i] + args[i + 2 :], args[i + 1]
+        if word.startswith("--store="):
+            return args[:i] + args[i + 1 :], word.split("=", 1)[1]
+    return args, None
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    return run_sync(work)
+
+
+def _dispatch(ns: argparse.Namespace, op: Operator) -> int:
+    sessions = op.sessions
     if ns.command == "ps":
-        return _ps(root, as_json=ns.json, limit=ns.limit)
+        return _ps(op, as_json=ns.json, limit=ns.limit)
     if ns.command == "watch":
-        return watch(resolve(root, ns.id), as_json=ns.json, follow=not ns.once)
+        return watch(op, _run(sessions.info(ns.id)).id, as_json=ns.json, follow=not ns.once)
     if ns.command == "cancel":
         targets = (
-            [root / i.id for i in list_sessions(root, limit=10_000) if i.liveness in LIVE]
+            [
+                i.id
+                for i in _run(sessions.sessions(limit=10_000))
+                if held_by_live_process(i.liveness)
+            ]
             if ns.all
-            else [_require_live(resolve(root, ns.id), "cancel").dir]
+            else [_require_live(op, ns.id, "cancel")]
         )
-        for path in targets:
-            request_cancel(path)
-            print(f"cancel requested: {path.name}")
+        for session_id in targets:
+            _run(sessions.request(session_id, "cancel"))
+            print(f"cancel requested: {session_id}")
         if not targets:
             print("no live session to cancel")
         return 0
-    if ns.command == "connect":
-        from rho_entry.cli.connect import connect_main
-
-        return connect_main(root, ns.words, wait=ns.wait)
-    paths = resolve(root, ns.id)
+    session_id = _run(sessions.info(ns.id)).id
     if ns.command in ("pause", "directive"):
-        _require_live(paths, ns.command)
+        _require_live(op, session_id, ns.command)
     if ns.command == "pause":
-        request_pause(paths.dir)
-        print(f"paused: {paths.id} (it waits before its next model call or tool)")
+        _run(sessions.request(session_id, "pause"))
+        print(f"paused: {session_id} (it waits before its next model call or tool)")
     elif ns.command == "resume":
-        print(f"resumed: {paths.id}" if request_resume(paths.dir) else f"{paths.id} was not paused")
+        resumed = _run(sessions.request(session_id, "resume"))
+        print(f"resumed: {session_id}" if resumed else f"{session_id} was not paused")
     else:
-        offset = add_directive(paths.dir, " ".join(ns.text))
-        print(f"directive #{offset} queued for {paths.id} (applied before its next model call)")
+        offset = _run(sessions.add_directive(session_id, " ".join(ns.text)))
+        print(f"directive #{offset} queued for {session_id} (applied before its next model call)")
     return 0
 
 
-def _require_live(paths: SessionPaths, command: str) -> SessionPaths:
+def _require_live(op: Operator, ref: str, command: str) -> str:
     """A signal to a session that no process drives would wait for the next ``--resume``
-    and act there unasked (a pause left behind blocks it): refuse it instead."""
-    state = _liveness(paths)
-    if state not in LIVE:
+    and act there unasked (a pause left behind blocks it): refuse it instead. Returns the id."""
+    info = _run(op.sessions.info(ref))
+    if not held_by_live_process(info.liveness):
         raise RhoError(
-            f"{command}: session {paths.id} is not running ({state}); "
-            f'continue it with `rho-agent --resume {paths.id} "..."`'
+            f"{command}: session {info.id} is not running ({info.liveness}); "
+            f'continue it with `rho-agent --resume {info.id} "..."`'
         )
-    return paths
+    return info.id
 
 
-def _ps(root: Path, *, as_json: bool, limit: int) -> int:
-    infos = list_sessions(root, limit=limit)
+def _ps(op: Operator, *, as_json: bool, limit: int) -> int:
+    infos = _run(op.sessions.sessions(limit=limit))
     now = time.time()
     if as_json:
         rows = [info_dict(i, now) for i in infos]
         print(json.dumps(rows, indent=2))
         return 0
     if not infos:
-        print(f"no sessions in {root}")
+        print(f"no sessions in {op.shown}")
         return 0
     header = f"{'ID':<14} {'STATUS':<18} {'LIVENESS':<10} {'MODEL':<20} {'ELAPSED':>8}  PROMPT"
     print(header)
@@ -225,35 +253,27 @@ def _elapsed(info: SessionInfo, now: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def watch(paths: SessionPaths, *, as_json: bool, follow: bool = True) -> int:
-    """Print the trace, then follow it until the session's process is gone."""
+def watch(op: Operator, session_id: str, *, as_json: bool, follow: bool = True) -> int:
+    """Print the trace, then follow it while a process holds the session."""
+    return _run(_watch(op, session_id, as_json=as_json, follow=follow))
+
+
+async def _watch(op: Operator, session_id: str, *, as_json: bool, follow: bool) -> int:
     from rho_entry.cli.monitor_format import format_event
 
-    offset, pending = 0, b""
-    while True:
-        try:
-            with open_file(paths.trace, "rb") as handle:  # never through a link
-                handle.seek(offset)
-                chunk = handle.read()
-        except FileNotFoundError:
-            chunk = b""
-        offset += len(chunk)
-        *lines, pending = (pending + chunk).split(b"\n")  # keep an incomplete line for later
-        for line in lines:
-            if line.strip():
-                # JSON as stored, but printable: json_visible keeps the values
-                text = line.decode(errors="replace")
-                print(json_visible(text) if as_json else format_event(line))
+    catalog = op.sessions
+    lines = catalog.follow(session_id) if follow else _once(op, session_id)
+    async for line in lines:
+        if line.data.strip():
+            # JSON as stored, but printable: json_visible keeps the values
+            text = line.data.decode(errors="replace")
+            print(json_visible(text) if as_json else format_event(line.data))
         sys.stdout.flush()
         if getattr(sys.stdout, "broken", False):  # the reader went away (`... | head`)
             return 0
-        if not follow or (not chunk and _liveness(paths) not in LIVE):
-            return 0
-        time.sleep(WATCH_POLL_SECONDS)
+    return 0
 
 
-def _liveness(paths: SessionPaths) -> str:
-    """running, paused, idle, stale, or the final status (``layout.liveness``), read now."""
-    from rho_adapters.store.layout import liveness, read_meta
-
-    return liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
+async def _once(op: Operator, session_id: str) -> Any:
+    for line in await op.sessions.trace(session_id):
+        yield line

@@ -102,6 +102,14 @@ _FORMATS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "directive": lambda d: f"directive #{_get(d, 'offset')}: {_cut(d.get('text'))}",
     "error": lambda d: f"error {_get(d, 'error_type')}: {_cut(d.get('message'))}",
     "trace": lambda d: f"trace {_get(d, 'name')}: {_cut(d.get('message'))}",
+    "listener_error": lambda d: (
+        f"listener {_get(d, 'listener')} failed on {_get(d, 'event_kind')}: "
+        f"{_get(d, 'error_type')}: {_cut(d.get('message'))}"
+    ),
+    "hook": lambda d: (
+        f"hook {_get(d, 'hook')} ({_get(d, 'point')}) {_get(d, 'outcome')}"
+        f"{': ' + _cut(d.get('reason')) if d.get('reason') else ''}"
+    ),
 }
 
 

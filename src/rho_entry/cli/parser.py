@@ -8,7 +8,9 @@ from the environment and the config file.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
+from rho_entry.cli.budget_flags import add_budget_flags
 from rho_entry.cli.exit_codes import EXIT_CODES_HELP
 from rho_entry.usage import UsageParser
 from rho_entry.version import VERSION
@@ -27,6 +29,7 @@ Run an agent on a task (one-shot), or open an interactive session (REPL).
   rho-agent serve             serve sessions over HTTP (see: rho-agent serve -h)
   rho-agent worker ...        run durable runs from a queue (extra dbos; docs/durable.md)
   rho-agent queue ...         enqueue, wait for, approve durable runs (rho-agent queue -h)
+  rho-agent mcp list          MCP servers configured: state and tools (docs/mcp.md)
 """
 
 EPILOG = f"""\
@@ -125,6 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("-w", "--working-dir", metavar="DIR", help="workspace (default: cwd)")
     agent.add_argument("-c", "--config", metavar="FILE", help="AgentConfig YAML file")
     agent.add_argument(
+        "--mcp-config",
+        metavar="FILE",
+        help="YAML file with mcp_servers: (MCP servers whose tools the agent may use)",
+    )
+    agent.add_argument(
         "-s", "--system-prompt", metavar="FILE|TEXT", help="system prompt: a .md template or text"
     )
     agent.add_argument(
@@ -140,7 +148,43 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--max-turns", type=int, metavar="N", help="model calls per run (default 100; 0: no limit)"
     )
+    agent.add_argument(
+        "--repeat-limit",
+        type=int,
+        metavar="N",
+        help="the same tool call N times in a row: the model is told, then the run ends "
+        "stuck (default 3; 0: never)",
+    )
+    agent.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="a JSON Schema file the final answer must match (parsed into the result; "
+        "--json prints it as 'output')",
+    )
     agent.add_argument("--backend", help="where tools run: local (default)")
+    agent.add_argument(
+        "--upload",
+        action="append",
+        default=[],
+        metavar="LOCAL:REMOTE",
+        help="put a file or directory into the sandbox (or workspace) before the run; "
+        "repeatable; secrets are never uploaded",
+    )
+    agent.add_argument(
+        "--download",
+        action="append",
+        default=[],
+        metavar="REMOTE:LOCAL",
+        help="copy a file the agent left back here after the run; repeatable",
+    )
+    agent.add_argument(
+        "--dockerfile", metavar="FILE", help="build the Daytona sandbox from FILE (implies daytona)"
+    )
+    agent.add_argument(
+        "--snapshot",
+        metavar="NAME",
+        help="start the Daytona sandbox from a snapshot (implies daytona)",
+    )
     agent.add_argument(
         "-y",
         "--auto-approve",
@@ -149,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run tool calls without asking (the REPL's /approve toggles it); never "
         "inherited by --resume or fork: give it again",
     )
+
+    add_budget_flags(parser)
 
     output = parser.add_argument_group("output")
     output.add_argument("-o", "--output", metavar="FILE", help="write the final answer to FILE")
@@ -164,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sessions = parser.add_argument_group("sessions")
     sessions.add_argument("-l", "--list", action="store_true", help="list saved sessions")
+    sessions.add_argument(
+        "--store",
+        metavar="URL",
+        help="where sessions are kept: postgresql://... (shared by hosts), a directory or "
+        "file:///path (default: $RHO_AGENT_STORE, the config's store:, else the config dir)",
+    )
     sessions.add_argument(
         "-r", "--resume", metavar="ID", help="continue a session: latest, an id, a prefix, a path"
     )
@@ -186,3 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run on a `rho-agent serve` server (token from RHO_AGENT_SERVER_TOKEN)",
     )
     return parser
+
+
+def parse_words(words: Sequence[str]) -> argparse.Namespace | int:
+    """The parsed invocation, or the exit code when parsing ended it: 0 after ``--help`` or
+    ``--version`` (printed), 1 after a usage error (printed)."""
+    try:
+        return build_parser().parse_args(list(words))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1

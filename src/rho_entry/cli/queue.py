@@ -7,7 +7,8 @@
     rho-agent queue deny RUN CALL|all [--reason TEXT]
 
 Every command takes ``--durable-db URL`` (a SQLite path or a PostgreSQL URL) and ``--queue
-NAME``; ``approve``/``deny all`` read the waiting calls from ``--store`` (default: the CLI's
+NAME``; ``approve``/``deny all`` read the waiting calls from ``--store`` (a directory or a
+``postgresql://`` URL, as the workers'; default: ``$RHO_AGENT_STORE``, else the CLI's
 sessions directory). Workers (``rho-agent worker``) run what is enqueued.
 """
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rho_domain.errors import RhoError
@@ -31,7 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rho-agent queue", description="Durable runs.")
     parser.add_argument("--durable-db", required=True, metavar="URL", help="SQLite path or URL")
     parser.add_argument("--queue", default="rho-runs", help="the queue (default rho-runs)")
-    parser.add_argument("--store", help="the shared session directory (for `all`)")
+    parser.add_argument(
+        "--store", metavar="URL", help="the shared session store (for `all`; as rho-agent --store)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     enqueue = commands.add_parser("enqueue", help="put a prompt on the queue")
     enqueue.add_argument("prompt")
@@ -84,14 +86,14 @@ async def _calls(queue: DbosRunQueue, args: argparse.Namespace) -> list[str]:
     """The calls named, or with ``all`` every call the run's session waits for."""
     if "all" not in args.calls:
         return list(args.calls)
-    from rho_adapters.store import load_recording
-    from rho_entry.config.home import sessions_dir
     from rho_entry.config.settings import environment
     from rho_entry.seed_state import State
+    from rho_entry.stores import choose_operator, store_setting
 
     session_id = await queue.session_of(args.run)
     if session_id is None:
         raise RhoError(f"no durable run {args.run} in this queue")
-    root = Path(args.store) if args.store else sessions_dir(environment())
-    recording = load_recording(root / session_id)
-    return [c.id for c in State.from_events(recording.events).awaiting_decision()]
+    env = environment()
+    where, origin = store_setting(args.store, env)
+    _, events = await choose_operator(where, env, origin=origin).sessions.recording(session_id)
+    return [c.id for c in State.from_events(events).awaiting_decision()]

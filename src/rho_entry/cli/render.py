@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from rho_domain import events as ev
-from rho_domain.messages import ToolCall, Usage
+from rho_domain.messages import ToolCall, Usage, UserMessage
 from rho_domain.run import RunResult
 from rho_entry.cli.spinner import Spinner
 from rho_entry.terminal_text import json_visible, visible
@@ -233,6 +233,14 @@ class TerminalRenderer:
             )
         self.notice(f"{event.reason}{detail}", "yellow")
 
+    def _on_message(self, event: ev.MessageAdded) -> None:
+        message = event.message
+        # What rho-agent itself told the model (a repeated call, an answer off its schema):
+        # the user sees it, as they see an operator's directive.
+        if isinstance(message, UserMessage) and message.origin in ("nudge", "correction"):
+            said = message.content.removeprefix("[rho-agent] ")
+            self.notice(f"told the model: {said}", "yellow")
+
     def _on_directive(self, event: ev.DirectiveApplied) -> None:
         self.notice(f"directive from the operator: {event.text}", "yellow")
 
@@ -241,6 +249,18 @@ class TerminalRenderer:
 
     def _on_trace(self, event: ev.TraceNoted) -> None:  # skipped, the run goes on
         self.notice(f"warning ({event.name}): {event.message}", "yellow")
+
+    def _on_listener_error(self, event: ev.ListenerFailed) -> None:  # the run goes on
+        self.notice(
+            f"warning: event listener {event.listener} failed ({event.error_type}: "
+            f"{event.message}); the run goes on",
+            "yellow",
+        )
+
+    def _on_hook(self, event: ev.HookActed) -> None:
+        what = event.outcome.replace("_", " ")
+        why = f": {event.reason}" if event.reason else ""
+        self.notice(f"hook {event.hook} ({event.point}) {what}{why}", "yellow")
 
     def _on_retry(self, event: ev.ModelRetrying) -> None:
         self.notice(event.message, "yellow")
@@ -289,6 +309,7 @@ class JsonRenderer:
                 "status": result.status.value,
                 "exit_code": exit_code,
                 "text": result.text,
+                "output": result.output,
                 "error": result.error,
                 "usage": _usage(result.usage),
                 "session_usage": _usage(result.session_usage),

@@ -85,6 +85,12 @@ class Repl:
         self.session: Session = self._await(
             open_session(self.launch, store, self.renderer, self.approver)
         )
+        if self.session.agent.config.backend == "local":
+            # The workspace keeps the uploads; a later /new or /resume must not overwrite
+            # what the agent changed since (a sandbox is new for each session: upload again).
+            self.launch = attrs.evolve(
+                self.launch, transfers=attrs.evolve(self.launch.transfers, uploads=())
+            )
 
     def _await(self, coro: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(coro)

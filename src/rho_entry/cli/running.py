@@ -7,16 +7,19 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rho_domain.messages import ToolResultMessage
 from rho_domain.permissions import PermissionProfile
+from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
+from rho_domain.secrets import SecretPolicy
 from rho_entry.cli import exit_codes
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
+from rho_entry.config.settings import environment
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session
@@ -43,34 +46,73 @@ async def open_session(
     approver: TerminalApprover | None,
 ) -> Session:
     """A new session for ``launch``, or the resumed one (flags given override its config)."""
-    from rho_entry.facade import Agent, Session
+    from rho_entry.cli import transfers
+    from rho_entry.facade import Agent, open_session
     from rho_entry.otel import instrument_if_configured
 
-    if launch.resume:
-        session = await Session.resume(
-            launch.resume,
-            store=store,
-            authority=resume_authority(launch),
-            approver=approver,
-            on_event=renderer,
-            interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
-        )
-        # the REPL keeps -y in its approver (so /approve off can take it back): on, it is
-        # given again, and nothing was withheld to report
-        if approver is None or not approver.auto:
-            for notice in session.resume_notices:
-                renderer.notice(notice, "yellow")
-    else:
-        session = Session(
-            Agent(launch.settings.config),
-            store=store,
-            approver=approver,
-            on_event=renderer,
-            interrupt_on_approval=False,
-        )
+    built = _sandbox(launch)  # --dockerfile/--snapshot: the executor, built here
+    ports: dict[str, Any] = {} if built is None else {"executor": built}
+    session = await open_session(
+        None if launch.resume else Agent(launch.settings.config),
+        resume=launch.resume or None,
+        store=store,
+        authority=resume_authority(launch) if launch.resume else None,
+        approver=approver,
+        on_event=renderer,
+        interrupt_on_approval=False,  # the CLI reports awaiting_approval as exit code 4
+        **ports,
+    )
+    # the REPL keeps -y in its approver (so /approve off can take it back): on, it is
+    # given again, and nothing was withheld to report
+    if approver is None or not approver.auto:
+        for notice in session.resume_notices:
+            renderer.notice(notice, "yellow")
+    if built is not None:
+        session.close_with(built)
+    if launch.transfers.uploads:
+        try:
+            files = transfers.read_uploads(
+                launch.transfers, upload_policy(), lambda text: renderer.notice(text, "yellow")
+            )
+            await transfers.upload(session.executor, files, lambda t: renderer.notice(t, "dim"))
+        except BaseException:
+            await session.close()
+            raise
     # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`).
     instrument_if_configured(session)
     return session
+
+
+def _sandbox(launch: Launch) -> Executor | None:
+    """The Daytona executor ``--dockerfile``/``--snapshot`` ask for, or None."""
+    if not launch.transfers.builds_sandbox:
+        return None
+    from rho_entry.wiring import build_daytona_executor
+
+    config = launch.settings.config
+    assert isinstance(config.profile, PermissionProfile)  # settings resolve it
+    return build_daytona_executor(
+        config,
+        config.profile,
+        environment(),
+        snapshot=launch.transfers.snapshot,
+        dockerfile=launch.transfers.dockerfile,
+    )
+
+
+def upload_policy() -> SecretPolicy:
+    """The secrets policy of this machine, for files about to leave it (``--upload``): its
+    homes and the agent's own configuration directory."""
+    from rho_adapters.local.executor import machine_homes
+    from rho_entry.config.home import config_dir
+
+    env = environment()
+    home = env.get("HOME")
+    homes = (*machine_homes(), *((home,) if home and home.startswith("/") else ()))
+    return SecretPolicy(
+        homes=tuple(dict.fromkeys(homes)),
+        locations=(str(config_dir(env).resolve()),),
+    )
 
 
 def resume_authority(launch: Launch) -> ResumeAuthority:
@@ -91,6 +133,8 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         endpoint_hint="pass --{flag} again",
         workspace=config.working_dir if config.backend == "local" else None,
         workspace_hint="run it from {path} or pass --working-dir {path}",
+        hooks=config.hooks,
+        hooks_hint="name them under hooks: in your --config file",
     )
 
 

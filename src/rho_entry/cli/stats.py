@@ -1,7 +1,9 @@
-"""``rho-agent stats [ID|--all] [--json]``: telemetry of stored sessions, read from their traces.
+"""``rho-agent stats [ID|--all] [--json] [--dir DIR | --store URL]``: telemetry of stored
+sessions, read from their traces.
 
 ``session_stats(ref)`` is the library function (the same numbers as the command); the numbers
-come from ``rho_domain.telemetry.session_telemetry`` over the session's trace.jsonl only.
+come from ``rho_domain.telemetry.session_telemetry`` over the session's events only, read
+through the store's ``SessionCatalog`` (files, or PostgreSQL with ``--store``).
 """
 
 from __future__ import annotations
@@ -14,29 +16,37 @@ from typing import Any
 
 from rho_domain.errors import RhoError
 from rho_domain.messages import Usage
+from rho_domain.ports.session_control import SessionCatalog
 from rho_domain.telemetry import SessionStats, session_telemetry
+from rho_entry.stores import run_sync
 from rho_entry.terminal_text import visible
 from rho_entry.usage import UsageParser
 
 
-def session_stats(ref: str = "latest", directory: str | Path | None = None) -> SessionStats:
+def session_stats(
+    ref: str = "latest", directory: str | Path | None = None, *, store: str | None = None
+) -> SessionStats:
     """The telemetry of one stored session (id, unique prefix, ``latest`` or a directory).
 
-    ``directory`` is a rho-agent home or sessions directory (default: the environment's).
-    Raises ``SessionNotFound`` (a ``StoreError``) for an unknown id.
+    ``directory`` is a rho-agent home or sessions directory; ``store`` a store URL (default:
+    ``$RHO_AGENT_STORE``, else the environment's config directory). Raises
+    ``SessionNotFound`` (a ``StoreError``) for an unknown id.
     """
-    from rho_adapters.store.layout import resolve
-
-    paths = resolve(_root(directory), ref)
-    return _stats_of(paths.dir)
+    catalog = _catalog(directory, store)
+    return run_sync(_stats_of(catalog, ref))
 
 
-def all_session_stats(directory: str | Path | None = None) -> tuple[SessionStats, ...]:
+def all_session_stats(
+    directory: str | Path | None = None, *, store: str | None = None
+) -> tuple[SessionStats, ...]:
     """The telemetry of every stored session, newest first."""
-    from rho_adapters.store.layout import created_at, session_dirs
+    catalog = _catalog(directory, store)
 
-    dirs = sorted(session_dirs(_root(directory)), key=created_at, reverse=True)
-    return tuple(_stats_of(paths.dir) for paths in dirs)
+    async def every() -> tuple[SessionStats, ...]:
+        infos = await catalog.sessions(limit=1_000_000)
+        return tuple([await _stats_of(catalog, info.id) for info in infos])
+
+    return run_sync(every())
 
 
 def stats_to_dict(stats: SessionStats) -> dict[str, Any]:
@@ -60,6 +70,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--all", action="store_true", help="every stored session, one line each")
     parser.add_argument("--json", action="store_true", help="JSON instead of a table")
     parser.add_argument("--dir", help="rho-agent home or sessions directory")
+    parser.add_argument("--store", metavar="URL", help="the session store (as rho-agent --store)")
     try:
         ns = parser.parse_args(list(argv))
     except SystemExit as exc:
@@ -68,14 +79,14 @@ def main(argv: Sequence[str]) -> int:
 
     try:
         if ns.all:
-            many = all_session_stats(ns.dir)
+            many = all_session_stats(ns.dir, store=ns.store)
             out = (
                 json.dumps([stats_to_dict(s) for s in many])
                 if ns.json
                 else "\n".join(format_sessions(many))
             )
         else:
-            one = session_stats(ns.id, ns.dir)
+            one = session_stats(ns.id, ns.dir, store=ns.store)
             out = json.dumps(stats_to_dict(one)) if ns.json else "\n".join(format_session(one))
     except RhoError as exc:
         print(visible(f"rho-agent stats: {exc}"), file=sys.stderr)
@@ -93,18 +104,23 @@ def total_usage(stats: Sequence[SessionStats]) -> Usage:
     return total
 
 
-def _stats_of(directory: Path) -> SessionStats:
+async def _stats_of(catalog: SessionCatalog, ref: str) -> SessionStats:
     import warnings
-
-    from rho_adapters.store.trace import read_trace
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a torn last line is skipped; stats are still right
-        events = read_trace(directory / "trace.jsonl").events
-    return session_telemetry(events, session_id=directory.name)
+        record, events = await catalog.recording(ref)
+    return session_telemetry(events, session_id=record.id)
 
 
-def _root(directory: str | Path | None) -> Path:
+def _catalog(directory: str | Path | None, flag: str | None) -> SessionCatalog:
     from rho_entry.cli.monitor import sessions_root
+    from rho_entry.config.settings import environment
+    from rho_entry.stores import choose_operator, store_setting
 
-    return sessions_root(None if directory is None else str(directory))
+    env = environment()
+    url, origin = store_setting(flag, env)
+    if url is None or directory is not None:
+        url = str(sessions_root(None if directory is None else str(directory)))
+        origin = "--dir" if directory is not None else origin
+    return choose_operator(url, env, origin=origin).sessions

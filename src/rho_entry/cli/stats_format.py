@@ -89,5 +89,6 @@ def _run_lines(run: RunStats) -> list[str]:
         lines.append(
             f"  {tool.name[:16]:<16} {tool.call_id[:14]:<14} {tool.outcome:<10} "
             f"{_seconds(tool.duration):>8} {tool.output_bytes:>9} {tool.approval or '-'}"
+            + (f"  MCP server {tool.server}" if tool.server else "")
         )
     return lines

@@ -1,12 +1,12 @@
 """``rho-agent worker``: consume a queue of durable runs (the ``dbos`` extra).
 
-    rho-agent worker --durable-db runs.sqlite [--store DIR] [--queue NAME] [--concurrency N]
+    rho-agent worker --durable-db runs.sqlite [--store URL] [--queue NAME] [--concurrency N]
 
-Runs until SIGTERM or Ctrl+C. Sessions are read and written in ``--store`` (a directory every
-worker and every enqueuer shares); the queue, the step records and the heartbeats are in
-``--durable-db`` (a SQLite file for one host, a PostgreSQL URL for many). New sessions get
-the agent settings of this worker (``--model``, ``--profile``, the environment, as for a
-one-shot run). See docs/durable.md.
+Runs until SIGTERM or Ctrl+C. Sessions are read and written in ``--store`` (the store every
+worker and every enqueuer shares: a directory, or ``postgresql://...``; ``rho_entry.stores``);
+the queue, the step records and the heartbeats are in ``--durable-db`` (a SQLite file for one
+host, a PostgreSQL URL for many). New sessions get the agent settings of this worker
+(``--model``, ``--profile``, the environment, as for a one-shot run). See docs/durable.md.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import signal
 import socket
 import sys
 import uuid
-from pathlib import Path
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
@@ -31,7 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rho-agent worker", description="Consume a queue of durable runs."
     )
     parser.add_argument(
-        "--store", help="the shared session directory (default: the CLI's sessions directory)"
+        "--store",
+        metavar="URL",
+        help="the shared session store: a directory or a postgresql:// URL (as rho-agent "
+        "--store; default: $RHO_AGENT_STORE, else the CLI's sessions directory)",
     )
     parser.add_argument(
         "--durable-db",
@@ -69,15 +71,16 @@ def main(argv: list[str]) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     from rho_adapters.durable.system_db import shown, system_db_url
     from rho_adapters.durable.worker import DbosWorker, WorkerOptions
-    from rho_entry.config.home import sessions_dir
     from rho_entry.config.settings import environment, resolve_settings
     from rho_entry.durable.app_version import app_version
     from rho_entry.durable.runner import DurableRunner, WorkerSetup
+    from rho_entry.stores import choose_store, store_setting
 
     recoveries = logging.StreamHandler(sys.stderr)  # "worker X stopped beating; ..."
     recoveries.setFormatter(logging.Formatter("rho-agent worker: %(message)s"))
     logging.getLogger("rho_adapters.durable").addHandler(recoveries)
-    settings = resolve_settings({"model": args.model, "profile": args.profile}, environment())
+    env = environment()
+    settings = resolve_settings({"model": args.model, "profile": args.profile}, env)
     url = system_db_url(args.durable_db)
     executor_id = args.executor_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
     options = WorkerOptions(
@@ -90,8 +93,9 @@ async def _serve(args: argparse.Namespace) -> int:
         heartbeat=args.heartbeat,
         dead_after=args.dead_after,
     )
-    store = Path(args.store) if args.store else sessions_dir(environment())
-    runner = DurableRunner(WorkerSetup(store_root=store, config=settings.config))
+    where, origin = store_setting(args.store, env)
+    store = choose_store(where, env, origin=origin).store
+    runner = DurableRunner(WorkerSetup(store=store, config=settings.config))
     worker = DbosWorker(options, runner)
     await worker.start()
     sys.stderr.write(

@@ -49,6 +49,9 @@ def load_agent_config(path: str | Path) -> AgentConfig:
     from rho_adapters.codec import config_from_dict
 
     data = _read_yaml_mapping(path, "an agent config")
+    hooks = data.get("hooks")
+    if isinstance(hooks, Mapping):  # one reference may be written without its list
+        data["hooks"] = {k: [v] if isinstance(v, str) else v for k, v in hooks.items()}
     if isinstance(data.get("profile"), Mapping):
         # accept the same profile forms as a profile file (nested modes, ``base:``)
         profile = profile_from_dict(data["profile"], source=f"{path}: config.profile")

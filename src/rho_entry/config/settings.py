@@ -20,6 +20,7 @@ backend                     RHO_AGENT_BACKEND                --backend
 service_tier                RHO_AGENT_SERVICE_TIER           --service-tier
 reasoning_effort            RHO_AGENT_REASONING_EFFORT       --reasoning-effort
 max_turns                   RHO_AGENT_MAX_TURNS              --max-turns
+repeat_limit                RHO_AGENT_REPEAT_LIMIT           --repeat-limit
 context_window              RHO_AGENT_CONTEXT_WINDOW         --context-window
 tool_choice                 RHO_AGENT_TOOL_CHOICE            --tool-choice
 stream                      RHO_AGENT_STREAM                 --stream / --no-stream
@@ -28,6 +29,7 @@ model_timeout               RHO_AGENT_TIMEOUT                --timeout
 model_retries               RHO_AGENT_RETRIES                --retries
 config file                 RHO_AGENT_CONFIG                 --config
 config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
+session store               RHO_AGENT_STORE                  --store (``rho_entry.stores``)
 ==========================  ===============================  =====================
 
 API keys are read from the variable named by ``api_key_env`` (default: the provider's
@@ -71,6 +73,7 @@ ENV_VARS: Mapping[str, tuple[str, ...]] = {
     "service_tier": ("RHO_AGENT_SERVICE_TIER",),
     "reasoning_effort": ("RHO_AGENT_REASONING_EFFORT",),
     "max_turns": ("RHO_AGENT_MAX_TURNS",),
+    "repeat_limit": ("RHO_AGENT_REPEAT_LIMIT",),
     "context_window": ("RHO_AGENT_CONTEXT_WINDOW",),
     "auto_approve": ("RHO_AGENT_AUTO_APPROVE",),
     "tool_choice": ("RHO_AGENT_TOOL_CHOICE",),
@@ -78,7 +81,7 @@ ENV_VARS: Mapping[str, tuple[str, ...]] = {
     "model_timeout": ("RHO_AGENT_TIMEOUT",),
     "model_retries": ("RHO_AGENT_RETRIES",),
 }
-_INT_FIELDS = frozenset({"max_turns", "context_window", "model_retries"})
+_INT_FIELDS = frozenset({"max_turns", "repeat_limit", "context_window", "model_retries"})
 _FLOAT_FIELDS = frozenset({"model_timeout"})
 
 
@@ -152,7 +155,7 @@ def resolve_settings(
                 changes[name] = _parse_env(name, env[variable], variable)
                 sources[name] = f"env {variable}"
                 break
-    for field in (*ENV_VARS, "system_prompt"):
+    for field in (*ENV_VARS, "system_prompt", "output_schema"):
         given = flags.get(field)
         # store_true flags are False when absent; --no-stream and --no-auto-approve are
         # Falses that were given
@@ -160,7 +163,12 @@ def resolve_settings(
             changes[field], sources[field] = given, "flag"
     if flags.get("vars"):
         changes["vars"] = {**config.vars, **flags["vars"]}
-    checked = (_INT_FIELDS | _FLOAT_FIELDS | {"base_url"}) & changes.keys()
+    if flags.get("budget"):  # limits given as flags, over the config file's
+        changes["budget"], sources["budget"] = (
+            attrs.evolve(config.budget, **flags["budget"]),
+            "flag",
+        )
+    checked = (_INT_FIELDS | _FLOAT_FIELDS | {"base_url", "output_schema"}) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
             config = attrs.evolve(config, **{name: changes.pop(name)})
@@ -274,6 +282,8 @@ _FLAGS = {
     "profile": "--profile",
     "working_dir": "--working-dir",
     "max_turns": "--max-turns",
+    "repeat_limit": "--repeat-limit",
+    "output_schema": "--output-schema",
     "context_window": "--context-window",
     "model_timeout": "--timeout",
     "model_retries": "--retries",

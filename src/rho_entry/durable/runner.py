@@ -12,24 +12,34 @@ each model call and tool call the dead worker finished is answered from the engi
 
 from __future__ import annotations
 
-from pathlib import Path
+import asyncio
+import time
 
 import attrs
 
 from rho_domain.config import AgentConfig
-from rho_domain.errors import SessionNotFound
+from rho_domain.errors import SessionLocked, SessionNotFound
 from rho_domain.ports.durable import DurableSteps, QueuedRun
+from rho_domain.ports.store import SessionStore
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_policy import Endpoint, ResumeAuthority
 
 
 @attrs.frozen(kw_only=True)
 class WorkerSetup:
-    """What every run on a worker shares: the store's root and the agent config new sessions
-    get (an existing session keeps its own, within this profile and endpoint)."""
+    """What every run on a worker shares: the session store (every worker's and every
+    enqueuer's: a directory on one host, PostgreSQL for many) and the agent config new
+    sessions get (an existing session keeps its own, within this profile and endpoint)."""
 
-    store_root: Path
+    store: SessionStore
     config: AgentConfig
+    # what a stored session may run with here; None: this worker's profile and endpoint
+    # (a server gives its own: the profiles it allows, its roots)
+    authority: ResumeAuthority | None = None
+    # how long a session another process still holds is waited for: a dead holder's claim
+    # on a shared store goes stale after a few seconds (PostgreSQL: 8), and the heartbeat
+    # that hands its run over may notice the death first
+    lock_wait: float = 30.0
 
 
 class DurableRunner:
@@ -45,7 +55,7 @@ class DurableRunner:
             from rho_entry.evals.bird_durable import run_question
 
             return await run_question(
-                queued, steps, config=self.setup.config, store_root=self.setup.store_root
+                queued, steps, config=self.setup.config, store=self.setup.store
             )
         session = await self._open(queued, steps)
         async with session:
@@ -62,9 +72,19 @@ class DurableRunner:
         return result.status.value
 
     async def _open(self, queued: QueuedRun, steps: DurableSteps) -> Session:
-        from rho_adapters.store import FileSessionStore
+        """The run's session; while the store says another process holds it (a dead
+        worker's claim not yet stale), asked again every half second for ``lock_wait``."""
+        deadline = time.monotonic() + self.setup.lock_wait
+        while True:
+            try:
+                return await self._open_once(queued, steps)
+            except SessionLocked:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.5)
 
-        store = FileSessionStore(self.setup.store_root)
+    async def _open_once(self, queued: QueuedRun, steps: DurableSteps) -> Session:
+        store = self.setup.store
         try:
             return await Session.resume(
                 queued.session_id,
@@ -84,6 +104,8 @@ class DurableRunner:
             )
 
     def _authority(self) -> ResumeAuthority:
+        if self.setup.authority is not None:
+            return self.setup.authority
         config = self.agent.config
         return ResumeAuthority(
             profiles=(self.agent.profile,),

@@ -27,13 +27,13 @@ from typing import Any
 import attrs
 
 from rho_adapters.clock import SystemClock
-from rho_adapters.store import FileSessionStore
 from rho_domain.config import AgentConfig
 from rho_domain.errors import SessionNotFound
 from rho_domain.evals.accuracy import QuestionResult
 from rho_domain.evals.bird import BirdQuestion
 from rho_domain.events import Event, RunStarted
 from rho_domain.ports.durable import DurableSteps, QueuedRun, RunQueue
+from rho_domain.ports.store import SessionStore
 from rho_entry.evals.bird_data import BirdDataset, load_bird
 from rho_entry.evals.bird_results import ResultsFile, read_results, result_from_line, result_to_line
 from rho_entry.evals.bird_run import BirdRun, Grader, prompt, question_labels
@@ -65,7 +65,7 @@ def question_run(
 
 
 async def run_question(
-    queued: QueuedRun, steps: DurableSteps, *, config: AgentConfig, store_root: Path
+    queued: QueuedRun, steps: DurableSteps, *, config: AgentConfig, store: SessionStore
 ) -> str:
     """A worker's run of one question: the results line and why it is not graded, as JSON."""
     settings = queued.settings
@@ -74,7 +74,6 @@ async def run_question(
     endpoint: dict[str, Any] = {f: settings[f] for f in _ENDPOINT if f in settings}
     if "max_turns" in endpoint:
         endpoint["max_turns"] = int(endpoint["max_turns"])
-    store = FileSessionStore(store_root)
     clock = SystemClock()
     grader = Grader(
         dataset,
@@ -103,7 +102,7 @@ async def run_question(
 
 
 async def _open(
-    queued: QueuedRun, steps: DurableSteps, agent: Any, store: FileSessionStore,
+    queued: QueuedRun, steps: DurableSteps, agent: Any, store: SessionStore,
     question: BirdQuestion,
 ) -> Session:  # fmt: skip
     """The question's session: new, or (a dead worker's) reopened with its trace to replay.
@@ -216,7 +215,7 @@ def _outcome(status: str) -> tuple[str, str | None] | None:
     return str(graded["line"]), graded.get("failure")
 
 
-def worker_command(database: str, store: Path, queue: str) -> list[str]:
+def worker_command(database: str, store: str | Path, queue: str) -> list[str]:
     """The command line of one eval worker."""
     return [
         sys.executable, "-m", "rho_entry", "worker", "--durable-db", database,

@@ -94,8 +94,9 @@ def run_commands(
 ) -> tuple[str, str]:
     """The two shell commands of a trial: the run, then the trajectory export.
 
-    The run exits 0 when rho-agent answered or reached its turn limit (the verifier judges the
-    work), and with rho-agent's code otherwise (bad settings 1, the endpoint failed 2).
+    The run exits 0 when rho-agent answered, reached its turn limit (3) or stopped a stuck loop
+    (6): the verifier judges the work; with rho-agent's code otherwise (bad settings 1, the
+    endpoint failed 2).
     """
     home = f"{logs}/rho-home"
     argv = ["rho-agent", "--profile", "eval", "--json", *model_flags(model_name)]
@@ -106,7 +107,7 @@ def run_commands(
     run = (
         f"mkdir -p {q(logs)} && RHO_AGENT_HOME={q(home)} {shlex.join(argv)} "
         f"> {q(f'{logs}/{EVENTS}')} 2> {q(f'{logs}/{STDERR}')}; "
-        'code=$?; if [ "$code" -eq 3 ]; then code=0; fi; exit "$code"'
+        'code=$?; if [ "$code" -eq 3 ] || [ "$code" -eq 6 ]; then code=0; fi; exit "$code"'
     )
     partial = f"{logs}/{TRAJECTORY}.partial"
     export = (

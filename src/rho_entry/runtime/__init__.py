@@ -2,7 +2,8 @@
 
 ``create_runtime`` / ``start_runtime`` / ``run_prompt`` / ``dispatch_prompt`` (an
 ``AgentHandle``) / ``close_runtime``. ``lifecycle.py`` holds those functions, ``core.py``
-the ``AgentRuntime`` they drive, ``handle.py`` the handle, ``event_log.py`` its events.
+the ``AgentRuntime`` they drive, ``handle.py`` the handle, ``event_log.py`` its events,
+``stats.py`` what ``AgentRuntime.stats()`` reports (the event loop's longest stall).
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from rho_entry.runtime.lifecycle import (
     shutdown_on_signals,
     start_runtime,
 )
+from rho_entry.runtime.stats import RuntimeStats
 
 __all__ = [
     "AgentHandle",
     "AgentRuntime",
     "HandleStatus",
+    "RuntimeStats",
     "close_runtime",
     "create_runtime",
     "dispatch_prompt",

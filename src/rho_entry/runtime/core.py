@@ -10,11 +10,14 @@
     result = await run_prompt(runtime, "Another task")               # dispatch + wait
     await close_runtime(runtime, deadline=10)                        # cancel, persist, release
 
-One runtime is one agent definition, its ports, and a bounded pool of run slots. Each dispatch
-opens a session (a new one, or ``session_id=`` to continue a stored one) and closes it when
-the handle is done. Back-pressure: at most ``max_concurrent`` runs at once; up to
-``max_queued`` more handles wait for a slot; beyond that ``dispatch_prompt`` waits for room
-(``when_full="wait"``, the default) or raises ``RuntimeFull`` (``when_full="raise"``).
+One runtime is one agent definition, its ports, its own session and a bounded pool of run
+slots. A dispatch runs in the runtime's own session (``runtime.session_id``, known when the
+runtime is created: prompts dispatched one after another continue one conversation), in a
+new session (``new_session=True``: one conversation per dispatch), or in a stored session
+(``session_id=``); the handle closes it when it is done. Back-pressure: at most
+``max_concurrent`` runs at once; up to ``max_queued`` more handles wait for a slot; beyond
+that ``dispatch_prompt`` waits for room (``when_full="wait"``, the default) or raises
+``RuntimeFull`` (``when_full="raise"``).
 Many runtimes can share one event loop; they share nothing but the process.
 """
 
@@ -29,20 +32,25 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import (
     ConfigError,
     RhoError,
     RuntimeClosed,
     RuntimeFull,
+    SessionNotFound,
     SessionStateError,
 )
+from rho_domain.json_schema import check_schema
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
+from rho_domain.state import State
 from rho_entry.approval_callback import ApprovalCallback
-from rho_entry.facade import Session
+from rho_entry.facade import Session, open_session
 from rho_entry.runtime.handle import AgentHandle
+from rho_entry.runtime.stats import RuntimeStats
 
 if TYPE_CHECKING:
     from rho_entry.resume_policy import ResumeAuthority
@@ -63,9 +71,13 @@ class AgentRuntime:
         "_agent",
         "_closed",
         "_handles",
+        "_lag",
         "_loop",
         "_max_concurrent",
         "_max_queued",
+        "_opening",
+        "_own_id",
+        "_own_state",
         "_ports",
         "_profiles",
         "_record_events",
@@ -120,6 +132,13 @@ class AgentRuntime:
         self._state: RuntimeState = "created"
         self._closed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it was started on
+        self._lag = LoopLag()  # ticks on that loop from start to close
+        # The turnstile of session openings: one per turn of the loop (dispatch's open_session)
+        self._opening = asyncio.Lock()
+        self._own_id = new_id()
+        # the own session's conversation between dispatches, when no store keeps it; None
+        # until its first dispatch opened it
+        self._own_state: State | None = None
         # where dispatch_prompt(durable=True) enqueues: (database, queue), set by create_runtime
         self.durable: tuple[str, str] | None = None
 
@@ -130,6 +149,12 @@ class AgentRuntime:
     def agent(self) -> DomainAgent:
         """The agent definition every session of this runtime runs."""
         return self._agent
+
+    @property
+    def session_id(self) -> str:
+        """The runtime's own session: where ``dispatch_prompt`` and ``run_prompt`` run a
+        prompt given without ``session_id`` or ``new_session``."""
+        return self._own_id
 
     @property
     def store(self) -> SessionStore | None:
@@ -180,7 +205,12 @@ class AgentRuntime:
             self._loop = asyncio.get_running_loop()
         self._check_loop("start_runtime")
         self._state = "started"
+        self._lag.start()
         return self
+
+    def stats(self) -> RuntimeStats:
+        """The sessions not done and the event loop's longest stall since ``start``."""
+        return RuntimeStats(sessions_active=len(self._handles), loop_lag=self._lag.stats())
 
     def _check_loop(self, action: str) -> None:
         """Refuse use from an event loop other than the one the runtime was started on: its
@@ -200,30 +230,42 @@ class AgentRuntime:
         prompt: str | None,
         *,
         session_id: str | None = None,
+        new_session: bool = False,
         max_turns: int | None = None,
         labels: Mapping[str, str] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> AgentHandle:
         """See ``dispatch_prompt``."""
         self._check_loop("dispatch_prompt")
+        if output_schema is not None:
+            check_schema(output_schema)  # refused here, not inside the handle
         if self._state != "started":
             hint = ": await start_runtime(runtime) first" if self._state == "created" else ""
             raise RuntimeClosed(f"runtime is {self._state}{hint}")
-        resume = session_id is not None
-        if prompt is None and not resume:
-            raise ConfigError("a new session needs a prompt (prompt=None needs session_id=)")
+        if new_session and session_id is not None:
+            raise ConfigError("give session_id= (a stored session) or new_session=True, not both")
+        own = session_id is None and not new_session
+        if own and session_id is None:
+            session_id = self._own_id
+        resume = session_id is not None and not own
+        if prompt is None and not (resume or (own and self._own_opened())):
+            raise ConfigError(
+                "a new session needs a prompt (prompt=None continues a session: its own once "
+                "the runtime has run a prompt, or a stored one with session_id=)"
+            )
         if resume and self._store is None:
             raise ConfigError(
                 f"continuing session {session_id!r} needs a store: create_runtime(store=...)"
             )
         if session_id is not None and session_id in self._handles:
-            raise SessionStateError(_in_use(session_id))
+            raise SessionStateError(_in_use(session_id, own=own))
         if self._when_full == "raise" and self._admission.locked():
             raise RuntimeFull(
                 f"runtime is full: {self._max_concurrent} running and {self._max_queued} queued; "
                 "retry later or raise max_concurrent / max_queued"
             )
         await self._admission.acquire()
-        refusal = self._refusal_after_wait(session_id)
+        refusal = self._refusal_after_wait(session_id, own=own)
         if refusal is not None:
             self._admission.release()
             raise refusal
@@ -231,7 +273,17 @@ class AgentRuntime:
         admitted = [True]
 
         async def open_session(listener: Any) -> Session:
-            return await self._open(sid, resume, listener, labels)
+            # A burst of dispatches would otherwise open every session (the workspace's real
+            # path, the executor, the system prompt: ~0.3 ms each, more on a busy machine)
+            # in one turn of the loop, stalling it for all of them at once (1,000 at once:
+            # 0.4-1.3 s). A turnstile: each opening waits for a turn of the loop of its own
+            # (the lock held across one yield), and the opening itself (a resume's reads
+            # included) runs after the lock is given on, so nothing waits for its I/O.
+            async with self._opening:
+                await asyncio.sleep(0)
+            if own:
+                return await self._open_own(listener, labels, output_schema)
+            return await self._open(sid, resume, listener, labels, output_schema)
 
         def leave_queue() -> None:
             """Give the handle's place back (idempotent): it is done or awaits a human."""
@@ -256,14 +308,38 @@ class AgentRuntime:
         handle.start(prompt)
         return handle
 
-    def _refusal_after_wait(self, session_id: str | None) -> RhoError | None:
+    def _refusal_after_wait(self, session_id: str | None, *, own: bool) -> RhoError | None:
         """Why a dispatch that waited for room must not go on: the runtime closed, or another
         dispatch took the same session meanwhile."""
         if self._state != "started":
             return RuntimeClosed(f"runtime is {self._state}")
         if session_id is not None and session_id in self._handles:
-            return SessionStateError(_in_use(session_id))
+            return SessionStateError(_in_use(session_id, own=own))
         return None
+
+    def _own_opened(self) -> bool:
+        """The own session has run (or opened for) a prompt: there is something to continue."""
+        return self._own_state is not None
+
+    async def _open_own(
+        self,
+        listener: Any,
+        labels: Mapping[str, str] | None,
+        output_schema: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """The runtime's own session: new on its first dispatch; then, with a store, reopened
+        from it as any stored session is (its lock, its trace); without one, on the State the
+        last dispatch left."""
+        if self._own_state is not None and self._store is not None:
+            try:
+                return await self._open(self._own_id, True, listener, labels, output_schema)
+            except SessionNotFound:
+                pass  # its first run never started: nothing was stored
+        session = await self._open(
+            self._own_id, False, listener, labels, output_schema, state=self._own_state
+        )
+        self._own_state = session.domain.state
+        return session
 
     async def _open(
         self,
@@ -271,6 +347,9 @@ class AgentRuntime:
         resume: bool,
         listener: Any,
         labels: Mapping[str, str] | None,
+        output_schema: Mapping[str, Any] | None = None,
+        *,
+        state: State | None = None,
     ) -> Session:
         # handles answer approvals themselves (handle.approve): no ApprovalInterrupt
         ports = dict(
@@ -279,14 +358,32 @@ class AgentRuntime:
             approval_callback=self.approval_callback,
             interrupt_on_approval=False,
         )
-        if resume:
+        schema = {} if output_schema is None else {"output_schema": output_schema}
+        if resume:  # the stored session's id and labels, the resumer's authority
             assert self._store is not None
-            session = await Session.resume(
-                session_id, store=self._store, authority=self.resume_authority(), **ports
+            authority = self.resume_authority()
+            authority = attrs.evolve(authority, given={**authority.given, **schema})
+            session = await open_session(
+                None,
+                resume=session_id,
+                store=self._store,
+                authority=authority,
+                hooks=self._agent.hooks,  # this runtime's, never the directory's
+                **ports,
             )
         else:
-            session = Session(
-                self._agent, store=self._store, session_id=session_id, labels=labels, **ports
+            agent = self._agent
+            if output_schema is not None:  # the same agent, its answer shaped for this prompt
+                agent = attrs.evolve(
+                    agent, config=attrs.evolve(agent.config, output_schema=output_schema)
+                )
+            session = await open_session(
+                agent,
+                store=self._store,
+                session_id=session_id,
+                labels=labels,
+                state=state,
+                **ports,
             )
         if self._trace:
             from rho_entry.otel import instrument_if_configured
@@ -296,8 +393,8 @@ class AgentRuntime:
 
     def resume_authority(self) -> ResumeAuthority:
         """What a stored session continued here may run with: a profile within one this
-        runtime allows (by content), this runtime's endpoint and auto-approval, a working
-        directory in its own (or in ``allowed_roots``), never the stored ones
+        runtime allows (by content), this runtime's endpoint, auto-approval and MCP servers, a
+        working directory in its own (or in ``allowed_roots``), never the stored ones
         (``rho_entry.resume_policy``)."""
         from rho_entry.resume_policy import Endpoint, ResumeAuthority
         from rho_entry.wiring import base_url_from, working_dir_of
@@ -311,13 +408,16 @@ class AgentRuntime:
             )
         return ResumeAuthority(
             profiles=self._profiles,
-            given={"auto_approve": config.auto_approve},
+            # the runtime's own MCP servers, never the stored ones
+            given={"auto_approve": config.auto_approve, "mcp_servers": config.mcp_servers},
             endpoint=endpoint,
             databases=None if self._ports.get("databases") is not None else config.databases,
             roots=roots if config.backend == "local" else None,
             hint="allow a profile that grants it (create_runtime(allowed_profiles=[...]), "
             "rho-agent serve --allow-profile {profile})",
             endpoint_hint="configure the runtime's {field} to match it",
+            hook_names=self._agent.hooks.names,
+            hooks_hint="give the runtime's agent those hooks",
         )
 
     async def close(self, *, deadline: float = 30.0, drain: bool = False) -> None:
@@ -337,6 +437,7 @@ class AgentRuntime:
         for handle in self.handles:  # the deadline passed: stop what is left outright
             await handle.abort()
         self._state = "closed"
+        self._lag.stop()
         self._closed.set()
 
 
@@ -351,8 +452,13 @@ async def _settle(handles: tuple[AgentHandle, ...], timeout: float, *, running_o
         waiting.cancel()
 
 
-def _in_use(session_id: str) -> str:
+def _in_use(session_id: str, *, own: bool = False) -> str:
+    other = (
+        "; or dispatch_prompt(runtime, prompt, new_session=True) for a conversation of its own"
+        if own
+        else ""
+    )
     return (
         f"session {session_id} is in use by another handle: await that handle "
-        f"(runtime.get_handle({session_id!r})) or cancel it, then dispatch again"
+        f"(runtime.get_handle({session_id!r})) or cancel it, then dispatch again{other}"
     )

@@ -27,7 +27,7 @@ SessionOpener = Callable[[Callable[[ev.Event], None]], Awaitable[Session]]
 
 
 class HandleStatus(StrEnum):
-    """Where a handle is. The last five are final and match ``RunStatus``."""
+    """Where a handle is. The last six are final and match ``RunStatus``."""
 
     QUEUED = "queued"
     RUNNING = "running"
@@ -37,6 +37,7 @@ class HandleStatus(StrEnum):
     MAX_TURNS = "max_turns"
     BUDGET_EXCEEDED = "budget_exceeded"
     ERROR = "error"
+    STUCK = "stuck"
 
 
 class AgentHandle:

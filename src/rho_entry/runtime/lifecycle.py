@@ -17,6 +17,7 @@ from rho_domain.config import AgentConfig as DomainAgentConfig
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
+from rho_entry.agent import definition_of
 from rho_entry.approval_callback import ApprovalCallback
 from rho_entry.config.home import config_dir
 from rho_entry.durable.handle import DurableHandle
@@ -36,9 +37,9 @@ __all__ = [
 
 
 def create_runtime(
-    config: DomainAgentConfig | DomainAgent | None = None,
+    config: DomainAgentConfig | DomainAgent | Agent | None = None,
     *,
-    store: SessionStore | None = None,
+    store: SessionStore | str | None = None,
     max_concurrent: int = 32,
     max_queued: int = 1024,
     when_full: WhenFull = "wait",
@@ -51,10 +52,14 @@ def create_runtime(
     durable_queue: str = "rho-runs",
     **ports: Any,
 ) -> AgentRuntime:
-    """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports.
+    """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports,
+    and create the runtime's own session (``runtime.session_id``), where ``run_prompt`` and
+    ``dispatch_prompt`` run prompts given without ``session_id`` or ``new_session``: one
+    conversation, continued by each prompt (stored on its first run, with a store).
 
     ``config`` is an ``AgentConfig`` or a ready ``Agent``. ``store`` persists every session
-    (``SessionStore()`` for the CLI's directory); without it nothing is written. ``ports`` are
+    (``SessionStore()`` for the CLI's directory, or a URL such as ``postgresql://...``:
+    ``rho_entry.stores``); without it nothing is written. ``ports`` are
     passed to every ``Session`` (``model=``, ``executor=``, ``clock=``, ``approver=``...).
     ``approval_callback`` answers approvals for every session; without one (and no
     ``approver=``), a call that needs approval leaves its handle ``awaiting_approval``.
@@ -70,7 +75,11 @@ def create_runtime(
     workers (``rho-agent worker``; docs/durable.md); they need a ``store`` the workers share.
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
-    agent = config if isinstance(config, DomainAgent) else Agent(config)
+    agent = definition_of(config if isinstance(config, Agent | DomainAgent) else Agent(config))
+    if isinstance(store, str):
+        from rho_entry.stores import choose_store
+
+        store = choose_store(store, os.environ, origin="create_runtime(store=...)").store
     profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))
     runtime = AgentRuntime(
         agent,
@@ -101,8 +110,10 @@ async def dispatch_prompt(
     prompt: str | None,
     *,
     session_id: str | None = None,
+    new_session: bool = False,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
     durable: Literal[False] = False,
 ) -> AgentHandle: ...
 
@@ -113,8 +124,10 @@ async def dispatch_prompt(
     prompt: str | None,
     *,
     session_id: str | None = None,
+    new_session: bool = False,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
     durable: Literal[True],
 ) -> DurableHandle: ...
 
@@ -124,27 +137,48 @@ async def dispatch_prompt(
     prompt: str | None,
     *,
     session_id: str | None = None,
+    new_session: bool = False,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
     durable: bool = False,
 ) -> AgentHandle | DurableHandle:
     """Start ``prompt`` in the background and return its ``AgentHandle`` at once.
 
+    Where it runs: in the runtime's own session (``runtime.session_id``) by default, so
+    prompts dispatched one after another continue one conversation; in a new session of its
+    own with ``new_session=True`` (a service with many conversations; its id is
+    ``handle.session_id``); or in the stored session ``session_id`` names (needs a store).
+    A session in use by a handle that is not done cannot be dispatched again
+    (``SessionStateError``): await that handle, or use ``new_session=True``.
+
+    ``prompt=None`` continues a session without a new message: if calls wait for approval
+    there (an earlier run, maybe another process), the handle settles ``awaiting_approval``
+    with them in ``pending_approvals``, for ``approve``/``deny``. ``labels`` label a session
+    created by this dispatch.
+
+    ``output_schema`` shapes this session's final answers (``AgentConfig.output_schema``,
+    docs/structured-output.md) over the runtime's own; ``ConfigError`` for a schema with a
+    keyword that is not checked.
+
     ``durable=True`` puts it on the runtime's queue instead (``create_runtime(durable_db=)``)
-    for a worker on any host, and returns a ``DurableHandle`` (``wait``, ``status``,
-    ``approve``, ``deny``); ``max_turns`` and ``labels`` are then the worker's.
+    for a worker on any host, in a new session unless ``session_id`` names one, and returns
+    a ``DurableHandle`` (``wait``, ``status``, ``approve``, ``deny``); ``max_turns``,
+    ``labels`` and ``output_schema`` are then the worker's.
 
-    ``prompt=None`` with ``session_id`` continues a stored session without a new message: if
-    calls wait for approval there (an earlier run, maybe another process), the handle settles
-    ``awaiting_approval`` with them in ``pending_approvals``, for ``approve``/``deny``.
-
-    A new session unless ``session_id`` names a stored one to continue (needs a store).
     When the runtime is full, waits for room or raises ``RuntimeFull`` (``when_full``).
     Raises ``RuntimeClosed`` before ``start_runtime`` or after ``close_runtime``.
     """
     if durable:
         return await _enqueue(runtime, prompt, session_id)
-    return await runtime.dispatch(prompt, session_id=session_id, max_turns=max_turns, labels=labels)
+    return await runtime.dispatch(
+        prompt,
+        session_id=session_id,
+        new_session=new_session,
+        max_turns=max_turns,
+        labels=labels,
+        output_schema=output_schema,
+    )
 
 
 async def _enqueue(
@@ -170,13 +204,22 @@ async def run_prompt(
     prompt: str | None,
     *,
     session_id: str | None = None,
+    new_session: bool = False,
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Dispatch ``prompt`` and wait for its ``RunResult`` (status ``awaiting_approval`` when a
-    call waits for a human: continue with ``session_id=result.session_id`` or use a handle)."""
+    """Dispatch ``prompt`` (where: as ``dispatch_prompt``, by default the runtime's own
+    session) and wait for its ``RunResult`` (status ``awaiting_approval`` when a call waits
+    for a human: the next prompt or ``prompt=None`` continues it, or use a handle)."""
     handle = await dispatch_prompt(
-        runtime, prompt, session_id=session_id, max_turns=max_turns, labels=labels
+        runtime,
+        prompt,
+        session_id=session_id,
+        new_session=new_session,
+        max_turns=max_turns,
+        labels=labels,
+        output_schema=output_schema,
     )
     try:
         result = await handle

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from rho_entry.stores import StoreChoice
+
 
 def create_app(
     settings: ServerSettings | None = None,
@@ -37,13 +39,16 @@ def create_app(
     environ: Mapping[str, str] | None = None,
     session_ports: Mapping[str, Any] | None = None,
     extra_routes: Sequence[Any] = (),
+    store: StoreChoice | None = None,
 ) -> Starlette:
     """The server as an ASGI app.
 
     ``settings`` default to ``ServerSettings.from_environ``; ``base_config`` (what clients
     cannot choose: endpoint, provider, key variable, default model) defaults to the CLI's
     settings from ``environ``. ``session_ports`` are passed to every session (tests give a
-    scripted ``model=``). Raises ``MissingExtra`` without the ``server`` extra.
+    scripted ``model=``). ``store`` is where sessions are kept (``rho_entry.stores``;
+    default: the file store in ``settings.sessions_root``). Raises ``MissingExtra`` without
+    the ``server`` extra.
     """
     try:
         from starlette.applications import Starlette
@@ -64,7 +69,11 @@ def create_app(
     if base_config is None:
         base_config = default_config(env)
     host = SessionHost(
-        settings, base_config=base_config, config_dir=config_dir(env), session_ports=session_ports
+        settings,
+        base_config=base_config,
+        config_dir=config_dir(env),
+        session_ports=session_ports,
+        store=store,
     )
 
     @contextlib.asynccontextmanager

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import attrs
 
+from rho_domain.errors import ConfigError
+from rho_domain.json_schema import check_schema
 from rho_entry.server.errors import BodyTooLarge, Invalid
 
 Decision = Literal["approve", "deny", "always"]
@@ -32,6 +34,7 @@ class CreateSession:
     vars: Mapping[str, str] = attrs.field(factory=dict)
     max_turns: int | None = None
     labels: Mapping[str, str] = attrs.field(factory=dict)
+    output_schema: Mapping[str, Any] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -97,7 +100,21 @@ def parse_create(data: Any) -> CreateSession:
         vars=_str_map(fields, "vars"),
         max_turns=max_turns,
         labels=_str_map(fields, "labels"),
+        output_schema=_schema(fields),
     )
+
+
+def _schema(fields: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    schema = fields.get("output_schema")
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        raise Invalid("output_schema must be a JSON Schema object", field="output_schema")
+    try:
+        check_schema(schema)
+    except ConfigError as exc:
+        raise Invalid(str(exc), field="output_schema") from None
+    return schema
 
 
 def parse_chat(data: Any) -> Chat:

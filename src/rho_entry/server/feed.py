@@ -25,9 +25,10 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.codec import event_to_dict
+from rho_adapters.codec import encode_event_line, event_to_dict
 from rho_adapters.store.confined import open_file, read_bytes
 from rho_domain import events as ev
+from rho_domain.ports.session_control import SessionCatalog
 
 
 @attrs.frozen
@@ -113,6 +114,10 @@ class TraceFeed:
         """Wake every subscriber (a run ended, the session closed)."""
         self._publish(WAKE)
 
+    async def refresh(self) -> None:
+        """Publish what the trace gained since the last look (lines another process wrote)."""
+        self.pull()
+
     def pull(self, *, until: tuple[str, float] | None = None) -> int:
         """Publish complete lines the file gained since the last pull (up to and including
         the line of event ``until``, given as kind and time). Returns how many."""
@@ -149,6 +154,50 @@ class TraceFeed:
             except asyncio.QueueFull:
                 subscription.overflowed = True
                 self._subscribers.discard(subscription)
+
+
+class StoreFeed(TraceFeed):
+    """The same feed over a store's ``SessionCatalog`` (PostgreSQL): lines by number, not by
+    byte offset. A session run here publishes each persisted event's line as it is announced
+    (this process is its only writer, so the next number is the next line); lines another
+    process wrote are fetched by ``refresh``."""
+
+    def __init__(self, catalog: SessionCatalog, session_id: str, *, buffer: int = 10_000) -> None:
+        super().__init__(Path(session_id), buffer=buffer)
+        self._catalog = catalog
+        self._id = session_id
+
+    async def start(self) -> TraceFeed:
+        """Begin after the lines already stored."""
+        lines = await self._catalog.trace(self._id)
+        self.seq = lines[-1].seq if lines else 0
+        return self
+
+    async def replay(self, after: int, upto: int) -> list[FeedItem]:
+        """Stored lines ``after+1 .. upto``."""
+        if upto <= after:
+            return []
+        lines = await self._catalog.trace(self._id, after=after)
+        return [_parse(line.seq, line.data)[0] for line in lines if line.seq <= upto]
+
+    def on_event(self, event: ev.Event) -> None:
+        """See ``TraceFeed.on_event``: a persisted event is published as its stored line."""
+        if ev.is_persistent(event):
+            self.seq += 1
+            self._publish(_parse(self.seq, encode_event_line(event).rstrip(b"\n"))[0])
+        else:
+            super().on_event(event)
+
+    def pull(self, *, until: tuple[str, float] | None = None) -> int:
+        """Nothing to read synchronously: ``refresh`` fetches."""
+        return 0
+
+    async def refresh(self) -> None:
+        """Publish the lines stored after ``seq`` (written by another process)."""
+        for line in await self._catalog.trace(self._id, after=self.seq):
+            if line.seq > self.seq:
+                self.seq = line.seq
+                self._publish(_parse(line.seq, line.data)[0])
 
 
 def _parse(seq: int, line: bytes) -> tuple[FeedItem, float | None]:

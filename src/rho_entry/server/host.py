@@ -1,4 +1,9 @@
-"""SessionHost: the sessions a server drives, over the ordinary file store.
+"""SessionHost: the sessions a server drives, over the ordinary file store or a shared one.
+
+With the file store (the default) the host reads session directories directly: listings from
+meta.json, counts and streams from trace.jsonl by byte offset. With another store (``--store
+postgresql://...``: several servers share one set of sessions) every read and signal goes
+through the store's ``SessionCatalog`` / ``SessionControl``; each method's second branch.
 
 A session is held (its store lock taken) only while a run is in progress; between runs it is
 an ordinary session on disk that ``rho-agent --resume``, ``monitor`` and ``export`` see, and
@@ -25,26 +30,32 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.store import FileSessionStore
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta
-from rho_adapters.store.recording import read_record
-from rho_adapters.store.signals import request_cancel
 from rho_adapters.store.trace import state_from_jsonl
 from rho_domain.config import AgentConfig
-from rho_domain.errors import ConfigError
-from rho_domain.ports.store import SessionRecord
+from rho_domain.errors import ConfigError, SessionNotFound
+from rho_domain.ports.session_control import held_by_live_process, run_in_progress
+from rho_domain.ports.store import SessionInfo, SessionRecord
 from rho_domain.run import new_id
+from rho_domain.state import State
 from rho_entry.resume_policy import authorise
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
-from rho_entry.server.feed import TraceFeed
+from rho_entry.server.feed import StoreFeed, TraceFeed
 from rho_entry.server.runs import Runs
 from rho_entry.server.settings import ServerSettings
 from rho_entry.server.tally import Tallies
-from rho_entry.server.views import listing, pending_approvals, session_paths, summary
+from rho_entry.server.views import (
+    listing,
+    pending_approvals,
+    session_paths,
+    summary,
+    summary_of,
+    valid_id,
+)
+from rho_entry.stores import StoreChoice, choose_store
 
 log = logging.getLogger("rho_entry.server")
-LIVE = frozenset({"running", "paused"})
 
 
 class SessionHost:
@@ -61,9 +72,15 @@ class SessionHost:
         base_config: AgentConfig,
         config_dir: Path,
         session_ports: Mapping[str, Any] | None = None,
+        store: StoreChoice | None = None,
     ) -> None:
         self.settings = settings
-        self.store = FileSessionStore(settings.sessions_root)
+        if store is None:
+            store = choose_store(settings.sessions_root, {}, origin="the server's sessions")
+        self.chosen = store
+        self.store = store.store
+        self.sessions = store.sessions
+        self._files = store.root is not None
         self._base = base_config
         self._home = config_dir
         self._feeds: dict[str, TraceFeed] = {}
@@ -80,6 +97,20 @@ class SessionHost:
         )
 
     # -- reading ------------------------------------------------------------------------------
+
+    async def find(self, session_id: str) -> SessionInfo | None:
+        """Check that this server may show the session (exact id, working directory within
+        the roots); its listing line from a store that is not files. Raises ``NotFound``."""
+        if self._files:
+            self.paths(session_id)
+            return None
+        try:
+            info = await self.sessions.info(session_id) if valid_id(session_id) else None
+        except SessionNotFound:
+            info = None
+        if info is None or info.id != session_id or not self._visible(info.working_dir):
+            raise NotFound(f"no session {session_id!r}; GET /api/sessions lists them")
+        return info
 
     def paths(self, session_id: str) -> SessionPaths:
         """A session this server may show: exact id, working directory within the roots."""
@@ -100,7 +131,18 @@ class SessionHost:
         files are read in a thread: a first list of a large store reads every trace once,
         and the event loop (streams, other requests) must not wait for it."""
         active = {sid: True for sid in self.runs.handles if self.runs.active(sid)}
-        return await asyncio.to_thread(self._listed, active, limit)
+        if self._files:
+            return await asyncio.to_thread(self._listed, active, limit)
+        now = time.time()
+        infos = await self.sessions.sessions(limit=10_000)
+        self.tallies.keep_only(i.id for i in infos)
+        shown = [i for i in infos if self._visible(i.working_dir)][:limit]
+        rows = []
+        for info in shown:
+            row = summary_of(info, running_here=info.id in active)
+            tally = await self.tallies.of_catalog(self.sessions, info.id)
+            rows.append({**row, **tally.view(liveness=row["liveness"], now=now)})
+        return rows
 
     def _counts(self, row: dict[str, Any], now: float) -> dict[str, Any]:
         paths = SessionPaths(self.settings.sessions_root / row["id"])
@@ -108,30 +150,46 @@ class SessionHost:
 
     async def detail(self, session_id: str) -> dict[str, Any]:
         """A session's summary plus its pending approvals and its last trace line number."""
-        paths = self.paths(session_id)
         now = time.time()
-        view = summary(paths, running_here=self.runs.active(session_id), now=now)
-        view.update(await asyncio.to_thread(self._counts, view, now))
-        state = await asyncio.to_thread(state_from_jsonl, paths.trace)
+        info = await self.find(session_id)
+        if info is None:
+            paths = self.paths(session_id)
+            view = summary(paths, running_here=self.runs.active(session_id), now=now)
+            view.update(await asyncio.to_thread(self._counts, view, now))
+            state = await asyncio.to_thread(state_from_jsonl, paths.trace)
+        else:
+            view = summary_of(info, running_here=self.runs.active(session_id))
+            tally = await self.tallies.of_catalog(self.sessions, session_id)
+            view.update(tally.view(liveness=view["liveness"], now=now))
+            state = State.from_events((await self.sessions.recording(session_id))[1])
         feed = await self.feed(session_id)
         last_seq = feed.seq
         self.release_feed(session_id)  # a look must not leave a feed behind
         return {**view, "pending_approvals": pending_approvals(state), "last_seq": last_seq}
 
-    def running(self, session_id: str) -> bool:
+    async def running(self, session_id: str) -> bool:
         """A run is in progress: in this server, or in another process (its liveness)."""
         if self.runs.active(session_id):
             return True
+        if not self._files:
+            try:
+                return run_in_progress((await self.sessions.info(session_id)).liveness)
+            except SessionNotFound:
+                return False
         paths = SessionPaths(self.settings.sessions_root / session_id)
         meta = read_meta(paths)
-        return liveness(meta, paused=paths.pause.exists(), now=time.time()) in LIVE
+        return run_in_progress(liveness(meta, paused=paths.pause.exists(), now=time.time()))
 
     async def feed(self, session_id: str) -> TraceFeed:
         """The session's feed (one per session, created on first use)."""
         feed = self._feeds.get(session_id)
         if feed is None:
-            paths = SessionPaths(self.settings.sessions_root / session_id)
-            started = await TraceFeed(paths.trace, buffer=self.settings.event_buffer).start()
+            buffer = self.settings.event_buffer
+            if self._files:
+                paths = SessionPaths(self.settings.sessions_root / session_id)
+                started = await TraceFeed(paths.trace, buffer=buffer).start()
+            else:
+                started = await StoreFeed(self.sessions, session_id, buffer=buffer).start()
             feed = self._feeds.setdefault(session_id, started)  # first one wins a race
         return feed
 
@@ -168,49 +226,60 @@ class SessionHost:
     async def chat(self, session_id: str, prompt: str) -> None:
         """Start a run with the next user message (pending approvals are superseded, as in
         the CLI). 409 while a run is in progress."""
-        self._check_drivable(session_id)
+        await self._check_drivable(session_id)
         await self._start(session_id, prompt)
 
     async def resume(self, session_id: str, prompt: str | None) -> None:
-        """Continue a stored session: with a prompt, or (without) its pending work."""
-        self._check_drivable(session_id)
+        """Continue a stored session: with a prompt, or (without) its pending work. Without
+        a prompt and with no call waiting for approval, 404 and nothing runs (no model call)."""
+        await self._check_drivable(session_id)
+        idle = not self.runs.active(session_id)  # else 409 below: a run is in progress
+        if prompt is None and idle and not (await self._stored_state(session_id)).pending_calls:
+            raise NotFound(
+                f"session {session_id} has nothing pending to continue (no tool call awaits "
+                'approval); send a prompt to continue it: {"prompt": "..."}'
+            )
         await self._start(session_id, prompt)
 
     async def answer(self, session_id: str, call_id: str, decision: Decision) -> None:
         """Answer a pending approval; the run continues in this process, whichever process
         (or which server before a restart) asked for it."""
-        self._check_drivable(session_id)
+        await self._check_drivable(session_id)
         handle = self.runs.handles.get(session_id)
         if handle is not None:
             await self.runs.settle(handle, self.settings.answer_grace)
         if handle is None or handle.done:
+            # asked before anything runs: a run dispatched to find out would call the model
+            state = await self._stored_state(session_id)
+            stored = [p["call_id"] for p in pending_approvals(state)]
+            if call_id not in stored:
+                raise NotFound(_not_waiting(call_id, stored))
             self.runs.check_capacity()
             handle = await self.runs.dispatch(
-                session_id, None, await self.feed(session_id), done=self._done(session_id)
+                session_id, None, await self._current_feed(session_id), done=self._done(session_id)
             )
             await self.runs.settle(handle, self.settings.answer_grace)
         waiting = [p.call.id for p in handle.pending_approvals]
         if call_id not in waiting:
-            known = ", ".join(waiting) or "none"
-            raise NotFound(f"no tool call {call_id!r} awaits approval (pending: {known})")
+            raise NotFound(_not_waiting(call_id, waiting))
         handle.approve(call_id, decision != "deny", always=decision == "always")
 
-    def cancel(self, session_id: str) -> str:
+    async def cancel(self, session_id: str) -> str:
         """Stop the session's run: ``cancelling`` (here) or ``cancel requested`` (another
         process drives it; it stops at its next checkpoint). 409 when nothing runs."""
-        paths = self.paths(session_id)
+        await self.find(session_id)
         handle = self.runs.handles.get(session_id)
         if handle is not None and not handle.done:
             handle.cancel()
             return "cancelling"
-        if self.running(session_id):
-            request_cancel(paths.dir)
+        if await self.running(session_id):
+            await self.sessions.request(session_id, "cancel")
             return "cancel requested"
         raise Conflict(f"session {session_id} has no run in progress")
 
     async def close(self, session_id: str) -> None:
         """Cancel a run in progress, wait for it to end, close the session's streams."""
-        self.paths(session_id)
+        await self.find(session_id)
         await self.runs.stop(session_id, self.settings.shutdown_grace)
         feed = self._feeds.pop(session_id, None)
         if feed is not None:
@@ -226,6 +295,13 @@ class SessionHost:
 
     # -- internals ----------------------------------------------------------------------------
 
+    async def _stored_state(self, session_id: str) -> State:
+        """The session as its trace has it (the file store: read in a thread; another store:
+        through its catalog)."""
+        if not self._files:
+            return State.from_events((await self.sessions.recording(session_id))[1])
+        return await asyncio.to_thread(state_from_jsonl, self.paths(session_id).trace)
+
     async def _start(self, session_id: str, prompt: str | None) -> None:
         handle = self.runs.handles.get(session_id)
         if handle is not None and not handle.done:
@@ -233,8 +309,17 @@ class SessionHost:
                 raise Conflict(f"session {session_id} is running; wait for it or cancel it")
             await self.runs.stop(session_id, self.settings.shutdown_grace)  # awaiting approval
         self.runs.check_capacity()
-        feed = await self.feed(session_id)
+        feed = await self._current_feed(session_id)
         _ = await self.runs.dispatch(session_id, prompt, feed, done=self._done(session_id))
+
+    async def _current_feed(self, session_id: str) -> TraceFeed:
+        """The feed, caught up with the store before a run here: a ``StoreFeed`` numbers the
+        lines this server writes from the last one it saw, so lines another server wrote
+        since must be seen first (once the run holds the session, nobody else writes)."""
+        feed = await self.feed(session_id)
+        if not self._files:
+            await feed.refresh()
+        return feed
 
     def _done(self, session_id: str) -> Callable[[], None]:
         def done() -> None:
@@ -245,14 +330,14 @@ class SessionHost:
 
         return done
 
-    def _check_drivable(self, session_id: str) -> None:
+    async def _check_drivable(self, session_id: str) -> None:
         """The session exists here, what its config.yaml asks for is allowed (a profile within
         an allowed one by content, the server's endpoint, a working directory in the roots:
         its name and meta.json are labels anyone writing the directory chooses), and no other
         process drives it."""
-        paths = self.paths(session_id)
+        info = await self.find(session_id)
         try:
-            record = read_record(paths)
+            record = await self.sessions.record(session_id)
             # the working directory is checked below, to name that field in the 403
             authority = attrs.evolve(self.runs.runtime.resume_authority(), roots=None)
             config = authorise(record, authority, config_dir=self._home).config
@@ -263,18 +348,22 @@ class SessionHost:
                 f"session {session_id} runs in {config.working_dir!r}, outside the server's roots",
                 field="working_dir",
             )
-        gone = config.working_dir is not None and not Path(config.working_dir).is_dir()
+        gone = config.working_dir is not None and not os.path.isdir(config.working_dir)  # noqa: ASYNC240 (one stat)
         if gone:  # else the run would fail after the 202, with nothing to show for it
             raise Conflict(
                 f"session {session_id} cannot run: its working directory "
                 f"{config.working_dir!r} does not exist (removed or moved); recreate it, "
                 f"or start a new session"
             )
-        meta = read_meta(paths)
-        pid = meta.get("pid")
-        live = liveness(meta, paused=paths.pause.exists(), now=time.time())
-        if pid is not None and pid != os.getpid() and live in ("running", "paused", "idle"):
-            raise Conflict(f"session {session_id} is driven by another process (pid {pid})")
+        if info is None:
+            paths = self.paths(session_id)
+            meta = read_meta(paths)
+            pid = meta.get("pid")
+            live = liveness(meta, paused=paths.pause.exists(), now=time.time())
+            if pid is not None and pid != os.getpid() and held_by_live_process(live):
+                raise Conflict(f"session {session_id} is driven by another process (pid {pid})")
+        elif held_by_live_process(info.liveness) and session_id not in self.runs.handles:
+            raise Conflict(f"session {session_id} is driven by another process ({info.holder})")
 
     def _config_for(self, request: CreateSession) -> AgentConfig:
         profile = request.profile or self.settings.profiles[0]
@@ -291,6 +380,8 @@ class SessionHost:
             changes["model"] = request.model
         if request.max_turns is not None:
             changes["max_turns"] = request.max_turns
+        if request.output_schema is not None:
+            changes["output_schema"] = request.output_schema
         return attrs.evolve(self._base, **changes)
 
     def _working_dir(self, given: str | None) -> str:
@@ -328,3 +419,8 @@ class SessionHost:
                 except ConfigError as exc:
                     raise Invalid(str(exc), field="vars") from None
         raise Invalid(f"no template {name!r} in {prompts}", field="template")
+
+
+def _not_waiting(call_id: str, waiting: list[str]) -> str:
+    known = ", ".join(waiting) or "none"
+    return f"no tool call {call_id!r} awaits approval (pending: {known})"

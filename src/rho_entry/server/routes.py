@@ -84,7 +84,7 @@ async def answer(request: Request) -> Response:
 
 async def cancel(request: Request) -> Response:
     """``POST /api/sessions/{id}/cancel``."""
-    outcome = _host(request).cancel(request.path_params["id"])
+    outcome = await _host(request).cancel(request.path_params["id"])
     return _json({"id": request.path_params["id"], "outcome": outcome}, 202)
 
 
@@ -106,7 +106,7 @@ async def stream(request: Request) -> Response:
     """``GET /api/sessions/{id}/stream``: Server-Sent Events (see ``sse``)."""
     host = _host(request)
     session_id = request.path_params["id"]
-    host.paths(session_id)
+    await host.find(session_id)
     options = _stream_options(
         request, after=_after(request), until_idle=request.query_params.get("until") == "idle"
     )

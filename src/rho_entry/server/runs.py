@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rho_adapters.store import FileSessionStore
 from rho_domain.config import AgentConfig
 from rho_domain.errors import RuntimeFull, SessionStateError
 from rho_domain.events import ErrorOccurred
+from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunStatus
 from rho_entry.runtime import AgentHandle, AgentRuntime, HandleStatus
 from rho_entry.server.errors import Busy, Conflict
@@ -37,7 +37,7 @@ class Runs:
     def __init__(
         self,
         config: AgentConfig,
-        store: FileSessionStore,
+        store: SessionStore,
         *,
         max_runs: int,
         retry_after: int,

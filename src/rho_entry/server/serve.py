@@ -72,12 +72,23 @@ def _parser() -> argparse.ArgumentParser:
         "--max-runs", type=int, metavar="N", help="runs in progress at once (default 32)"
     )
     parser.add_argument(
+        "--mcp-config",
+        metavar="FILE",
+        help="YAML file with mcp_servers: (MCP servers whose tools sessions may use; docs/mcp.md)",
+    )
+    parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="NAME",
         help="a name the Host header may carry besides 127.0.0.1, localhost and ::1, such as "
         "a reverse proxy's (repeatable; or RHO_AGENT_SERVER_ALLOW_HOSTS)",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where sessions are kept: postgresql://... (servers on other hosts share them), "
+        "a directory or file:///path (default: $RHO_AGENT_STORE, else the config dir's)",
     )
     return parser
 
@@ -90,10 +101,16 @@ def main(argv: Sequence[str]) -> int:
         return 0 if exc.code == 0 else 1
     from rho_entry.config.home import config_dir, sessions_dir
     from rho_entry.config.settings import environment
+    from rho_entry.stores import choose_store, run_sync, store_setting
 
     env = environment()
     try:
-        settings = ServerSettings.from_environ(env, sessions_root=sessions_dir(env))
+        url, origin = store_setting(ns.store, env)
+        chosen = choose_store(url, env, origin=origin)
+        if chosen.root is None:  # a shared store: unreachable or refused is said now, once
+            run_sync(chosen.sessions.sessions(limit=1))
+        root = chosen.root if chosen.root is not None else sessions_dir(env)
+        settings = ServerSettings.from_environ(env, sessions_root=root)
         settings = attrs.evolve(settings, **_flag_changes(ns, settings))
         check_bind(ns.host, settings)
         check_profiles(settings, env, flag=bool(ns.allow_profile))
@@ -105,13 +122,17 @@ def main(argv: Sequence[str]) -> int:
         from rho_entry.server.app import create_app, default_config
 
         config = default_config(env)
+        if ns.mcp_config:
+            from rho_entry.mcp_servers import with_mcp_file
+
+            config = with_mcp_file(config, Path(ns.mcp_config).expanduser())
         check_endpoint(config, env)
         from rho_entry.wiring import database_warnings
 
         for problem in database_warnings(config, env):  # the task may not need it: warn
             print(f"rho-agent serve: warning: {problem}", file=sys.stderr)
-        app = create_app(settings, environ=env)
-        server = _server(app, ns.host, ns.port, settings, token, token_home)
+        app = create_app(settings, base_config=config, environ=env, store=chosen)
+        server = _server(app, ns.host, ns.port, settings, token, token_home, chosen.shown)
         listening = listen(ns.host, ns.port)
     except RhoError as exc:
         print(f"rho-agent serve: {exc}", file=sys.stderr)
@@ -149,6 +170,7 @@ def _server(
     settings: ServerSettings,
     token: str,
     token_home: Path | None,
+    store_shown: str,
 ) -> Any:
     """The uvicorn server, which writes the token files once it listens (``token_home``:
     the config directory, or None when the operator gave the token) and removes them when
@@ -193,7 +215,7 @@ def _server(
             roots = ", ".join(str(r) for r in settings.roots)
             print(
                 f"rho-agent serve: listening on {where} · {auth} · sessions in "
-                f"{settings.sessions_root} · roots {roots} · profiles "
+                f"{store_shown} · roots {roots} · profiles "
                 f"{', '.join(settings.profiles)}",
                 file=sys.stderr,
                 flush=True,

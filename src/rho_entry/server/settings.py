@@ -36,6 +36,7 @@ PROFILES_VARIABLE = "RHO_AGENT_SERVER_PROFILES"
 MAX_RUNS_VARIABLE = "RHO_AGENT_SERVER_MAX_RUNS"
 CORS_VARIABLE = "RHO_AGENT_SERVER_CORS_ORIGINS"
 ALLOW_HOSTS_VARIABLE = "RHO_AGENT_SERVER_ALLOW_HOSTS"
+APPROVAL_HOLD_VARIABLE = "RHO_AGENT_SERVER_APPROVAL_HOLD"
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -116,6 +117,15 @@ class ServerSettings:
             raise ConfigError(f"{MAX_RUNS_VARIABLE}={max_runs!r}: expected an integer") from None
         origins = tuple(o.strip() for o in env.get(CORS_VARIABLE, "").split(",") if o.strip())
         hosts = tuple(h.strip() for h in env.get(ALLOW_HOSTS_VARIABLE, "").split(",") if h.strip())
+        hold_raw = env.get(APPROVAL_HOLD_VARIABLE, "")
+        try:
+            hold = float(hold_raw) if hold_raw else 300.0
+        except ValueError:
+            raise ConfigError(
+                f"{APPROVAL_HOLD_VARIABLE}={hold_raw!r}: expected seconds (a number)"
+            ) from None
+        if not hold >= 0:
+            raise ConfigError(f"{APPROVAL_HOLD_VARIABLE}={hold_raw!r}: expected 0 or more")
         return cls(
             sessions_root=sessions_root,
             token=env.get(TOKEN_VARIABLE) or None,
@@ -124,6 +134,7 @@ class ServerSettings:
             max_runs=runs,
             cors_origins=origins,
             allowed_hosts=hosts,
+            approval_hold=hold,
         )
 
 

@@ -9,7 +9,8 @@ can tell a quiet session from a dead connection.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import attrs
 
@@ -43,8 +44,13 @@ class StreamOptions:
     until_idle: bool = False
 
 
+async def _ask(running: Callable[[], bool | Awaitable[bool]]) -> bool:
+    answer = running()
+    return await answer if inspect.isawaitable(answer) else bool(answer)
+
+
 async def event_stream(
-    feed: TraceFeed, options: StreamOptions, running: Callable[[], bool]
+    feed: TraceFeed, options: StreamOptions, running: Callable[[], bool | Awaitable[bool]]
 ) -> AsyncIterator[bytes]:
     """The bytes of one subscriber's stream: missed lines from the trace, then live items.
 
@@ -68,7 +74,7 @@ async def event_stream(
                 item = await asyncio.wait_for(subscription.queue.get(), timeout=wait)
             except TimeoutError:
                 item = WAKE
-                feed.pull()  # lines written by another process
+                await feed.refresh()  # lines written by another process
             if item is END:
                 yield CLOSED
                 return
@@ -81,8 +87,8 @@ async def event_stream(
             elif loop.time() - quiet_since >= options.keepalive:
                 yield KEEPALIVE
                 quiet_since = loop.time()
-            if options.until_idle and subscription.queue.empty() and not running():
-                feed.pull()
+            if options.until_idle and subscription.queue.empty() and not await _ask(running):
+                await feed.refresh()
                 if subscription.queue.empty():
                     return
     finally:

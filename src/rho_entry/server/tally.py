@@ -25,8 +25,8 @@ from rho_adapters.store.layout import SessionPaths
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import StoreError, TraceFormatError
+from rho_domain.ports.session_control import SessionCatalog, run_in_progress
 
-LIVE = frozenset({"running", "paused"})
 CHUNK_BYTES = 4 << 20  # read and decoded at a time: a long trace is never held whole
 
 
@@ -35,6 +35,7 @@ class TraceTally:
     """The counts of one trace's events folded so far (``offset`` bytes, whole lines)."""
 
     offset: int = 0
+    seq: int = 0  # lines folded (a store read by line numbers, not bytes)
     identity: tuple[int, int] | None = None  # (device, inode): a replaced file starts over
     turns: int = 0
     tool_calls: int = 0  # each started, blocked or rejected
@@ -91,7 +92,7 @@ class TraceTally:
             return dict.fromkeys(_FIELDS)
         seconds = self.run_seconds
         if self.open_run_at is not None:
-            end = now if liveness in LIVE else (self.last_at or self.open_run_at)
+            end = now if run_in_progress(liveness) else (self.last_at or self.open_run_at)
             seconds += max(0.0, end - self.open_run_at)
         return {
             "started_at": self.started_at,
@@ -125,6 +126,24 @@ class Tallies:
                 tally = TraceTally()
             self._tallies[paths.id] = _caught_up(tally, paths, self._chunk)
             return self._tallies[paths.id]
+
+    async def of_catalog(self, catalog: SessionCatalog, session_id: str) -> TraceTally:
+        """``of`` for a store read through its ``SessionCatalog``: the lines after those
+        already folded."""
+        with self._lock:
+            tally = self._tallies.get(session_id) or TraceTally()
+            self._tallies[session_id] = tally
+        if not tally.readable:
+            return tally
+        lines = await catalog.trace(session_id, after=tally.seq)
+        if lines:
+            try:
+                data = b"".join(line.data + b"\n" for line in lines)
+                tally.fold(parse_trace(data, source=f"session {session_id}").events)
+            except TraceFormatError:
+                tally.readable = False
+            tally.seq = lines[-1].seq
+        return tally
 
     def keep_only(self, ids: Iterable[str]) -> None:
         """Forget the sessions not named (deleted directories): memory stays bounded."""

@@ -14,6 +14,8 @@ import attrs
 
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, session_dirs
 from rho_adapters.store.meta import usage_of
+from rho_domain.ports.session_control import run_in_progress
+from rho_domain.ports.store import SessionInfo
 from rho_domain.state import State
 from rho_entry.server.errors import NotFound
 
@@ -36,7 +38,7 @@ def summary(paths: SessionPaths, *, running_here: bool, now: float) -> dict[str,
     meta = read_meta(paths)
     created = float(meta.get("created_at") or 0.0)
     live = liveness(meta, paused=paths.pause.exists(), now=now)
-    if running_here and live not in ("running", "paused"):
+    if running_here and not run_in_progress(live):
         live = "running"  # started a moment ago: meta.json has not said so yet
     return {
         "id": paths.id,
@@ -53,6 +55,34 @@ def summary(paths: SessionPaths, *, running_here: bool, now: float) -> dict[str,
         "parent_id": meta.get("parent_id"),
         "labels": meta.get("labels") or {},
         "stream": f"/api/sessions/{paths.id}/stream",
+    }
+
+
+def valid_id(session_id: str) -> bool:
+    """Whether a client's session id is one (no prefixes, no paths)."""
+    return bool(_ID.match(session_id))
+
+
+def summary_of(info: SessionInfo, *, running_here: bool) -> dict[str, Any]:
+    """``summary`` from a store's listing line (a store that is not a directory)."""
+    live = info.liveness
+    if running_here and not run_in_progress(live):
+        live = "running"  # started a moment ago: the store has not said so yet
+    return {
+        "id": info.id,
+        "status": info.status,
+        "liveness": live,
+        "running_here": running_here,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "model": info.model,
+        "profile": info.profile,
+        "working_dir": info.working_dir,
+        "first_prompt": info.first_prompt,
+        "usage": attrs.asdict(info.usage),
+        "parent_id": info.parent_id,
+        "labels": dict(info.labels),
+        "stream": f"/api/sessions/{info.id}/stream",
     }
 
 

@@ -15,7 +15,6 @@ from rho_domain.permissions import (
     PermissionProfile,
     ShellMode,
 )
-from rho_domain.tools.database import DATABASE_TOOL_NAMES
 from rho_domain.tools.factory import dangerous_on_every_call
 
 _SHELL = {
@@ -62,6 +61,9 @@ def _approval_text(
             if tools:
                 asked &= set(tools)
             elif not databases:
+                # Imported here: the database tools (and the SQL checker) load only when needed.
+                from rho_domain.tools.database import DATABASE_TOOL_NAMES
+
                 asked -= DATABASE_TOOL_NAMES
             if not asked:
                 return _ASKS_DANGEROUS

@@ -5,7 +5,7 @@
 
 const NUMBER = new Intl.NumberFormat("en-US");
 const LIVE = new Set(["running", "paused"]);
-const FAILED = new Set(["error", "stale", "budget_exceeded", "max_turns"]);
+const FAILED = new Set(["error", "stale", "budget_exceeded", "max_turns", "stuck"]);
 
 // What a row asks of an operator: a decision, a look at what went wrong, or nothing.
 function attention(s) {

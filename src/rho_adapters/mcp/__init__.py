@@ -1,0 +1,62 @@
+"""MCP (Model Context Protocol) servers as a tool source, on asyncio subprocesses and httpx.
+
+``McpToolSource`` implements the ``ToolSource`` port; ``probe`` starts servers once and says
+what each serves (``rho-agent mcp list``). The modules: ``jsonrpc`` (requests and answers),
+``stdio`` and ``http`` (the two transports), ``client`` (the handshake, listing, calling),
+``results`` (a result as text, capped and saved), ``tool`` (one MCP tool as a handler),
+``references`` (``${VAR}`` in the config), ``source`` (the port).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from rho_adapters.mcp.source import McpToolSource, connect
+from rho_domain.mcp_config import McpServerConfig
+
+__all__ = ["McpToolSource", "ServerReport", "connect", "probe"]
+
+
+@attrs.frozen(kw_only=True)
+class ServerReport:
+    """What one server serves: ``state`` ``ready`` or ``failed`` (``problem`` says why);
+    ``tools`` as the model sees them, each with its policy (``read-only``/``dangerous``)."""
+
+    name: str
+    transport: str
+    state: str
+    problem: str = ""
+    tools: tuple[tuple[str, str], ...] = ()
+    instructions: str = ""
+
+
+async def probe(
+    servers: Mapping[str, McpServerConfig], *, environ: Mapping[str, str]
+) -> list[ServerReport]:
+    """Start ``servers``, list their tools, stop them; one report per server, in order."""
+    source = McpToolSource(servers, environ=environ, output_limit=1)
+    try:
+        sourced = await source.current()
+        reports = []
+        for name, state in source.servers.items():
+            tools = tuple(
+                (h.name, "read-only" if h.policy_for({}).read_only else "dangerous")
+                for h in sourced.handlers
+                if getattr(h, "server", None) == name
+            )
+            client = state.client
+            reports.append(
+                ServerReport(
+                    name=name,
+                    transport=state.config.transport,
+                    state=state.state,
+                    problem=state.problem,
+                    tools=tools,
+                    instructions=client.instructions if client is not None else "",
+                )
+            )
+        return reports
+    finally:
+        await source.aclose()

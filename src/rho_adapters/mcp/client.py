@@ -1,0 +1,123 @@
+"""One MCP server's client: the ``initialize`` handshake, ``tools/list`` and ``tools/call``.
+
+The handshake offers the newest revision of the ones the official Python SDK reaches by
+``initialize`` (``HANDSHAKE_VERSIONS``) and accepts any of them in the server's answer;
+another answer is refused with the versions we speak. A server's ``instructions`` are kept
+for the system prompt. ``tools/list`` follows ``nextCursor`` pages (a cursor seen twice, or
+more than ``MAX_PAGES`` pages, ends the listing with an error rather than a loop).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport
+from rho_domain.errors import McpProtocolError
+
+# Newest first: the revisions the official SDK (mcp 2.3) negotiates through ``initialize``.
+# Its stateless 2026-07-28 revision (no handshake, per-request envelopes) is not spoken here.
+HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+CLIENT_INFO = {"name": "rho-agent", "version": "1"}
+MAX_PAGES = 100
+
+
+class McpClient:
+    """A connection to one server. ``on_list_changed`` is called when the server says its
+    tool list changed (``notifications/tools/list_changed``), ``on_gone`` once when it is
+    gone (it exited, or was shut down), with why."""
+
+    def __init__(
+        self,
+        server: str,
+        transport: Transport,
+        on_list_changed: Callable[[], None],
+        on_gone: Callable[[str], None] = lambda why: None,
+    ) -> None:
+        self.server = server
+        self.transport = transport
+        self.peer = RpcPeer(server, transport, self._notification, on_gone)
+        self.instructions = ""
+        self.protocol_version = ""
+        self.server_info: Mapping[str, Any] = {}
+        self._on_list_changed = on_list_changed
+
+    async def start(self, *, timeout: float) -> None:
+        """Start the transport, initialize, and say so. Raises ``McpError`` (``McpTimeout``
+        naming ``startup_timeout``)."""
+        await self.peer.start()
+        result = await self.peer.request(
+            "initialize",
+            {
+                "protocolVersion": HANDSHAKE_VERSIONS[0],
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            },
+            timeout=timeout,
+            setting="startup_timeout",
+        )
+        version = result.get("protocolVersion")
+        if version not in HANDSHAKE_VERSIONS:
+            raise McpProtocolError(
+                f"MCP server {self.server!r} speaks protocol version {version!r}; rho-agent "
+                f"speaks {', '.join(HANDSHAKE_VERSIONS)}",
+                server=self.server,
+            )
+        self.protocol_version = str(version)
+        self.transport.negotiated(self.protocol_version)
+        instructions = result.get("instructions")
+        self.instructions = instructions.strip() if isinstance(instructions, str) else ""
+        info = result.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else {}
+        await self.peer.notify("notifications/initialized")
+
+    async def list_tools(self, *, timeout: float) -> list[Message]:
+        """Every tool the server lists (each a ``Tool`` object with a ``name``)."""
+        tools: list[Message] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            params = {"cursor": cursor} if cursor is not None else None
+            page = await self.peer.request(
+                "tools/list", params, timeout=timeout, setting="startup_timeout"
+            )
+            listed = page.get("tools")
+            if not isinstance(listed, list):
+                raise McpProtocolError(
+                    f"MCP server {self.server!r}: tools/list answered without a tools list",
+                    server=self.server,
+                )
+            tools.extend(
+                t for t in listed if isinstance(t, dict) and isinstance(t.get("name"), str)
+            )
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                return tools
+            if cursor in seen:
+                break
+            seen.add(cursor)
+        raise McpProtocolError(
+            f"MCP server {self.server!r}: tools/list pages do not end (cursor {cursor!r})",
+            server=self.server,
+        )
+
+    async def call_tool(
+        self, tool: str, arguments: Mapping[str, Any], *, timeout: float
+    ) -> Message:
+        """The ``CallToolResult`` of one call (``content``, ``structuredContent``,
+        ``isError``). Raises ``McpError``; cancelling the caller cancels the call."""
+        return await self.peer.request(
+            "tools/call",
+            {"name": tool, "arguments": dict(arguments)},
+            timeout=timeout,
+            setting="call_timeout",
+        )
+
+    async def aclose(self) -> None:
+        """Shut the server down (see the transport's ``aclose``)."""
+        await self.peer.aclose()
+
+    def _notification(self, method: str, params: Message) -> None:
+        del params
+        if method == "notifications/tools/list_changed":
+            self._on_list_changed()

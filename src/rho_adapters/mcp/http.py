@@ -1,0 +1,169 @@
+"""The Streamable HTTP transport: each message is a POST; answers come back as JSON or SSE.
+
+A POST carries one message; the server answers 202 (a notification or a response), a JSON
+body, or an SSE stream (``text/event-stream``, read with our decoder) whose events are
+messages: notifications first, then the response. The ``Mcp-Session-Id`` the server gives at
+``initialize`` is sent back on every later request, with ``MCP-Protocol-Version``. After
+the handshake a GET stream carries the server's own notifications (a server without one
+answers 405, which is fine). Shutdown DELETEs the session. httpx errors become ``McpError``
+here, naming the server and its URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+
+import httpx
+
+from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.model.sse import aiter_sse
+from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
+
+_CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
+MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a stream's events together), as stdio
+
+
+class HttpTransport:
+    """Speaks MCP's Streamable HTTP to ``url`` with ``headers`` (already resolved)."""
+
+    def __init__(
+        self,
+        server: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        http_client: httpx.AsyncClient | None = None,
+        max_body: int = MAX_BODY,
+    ) -> None:
+        self.server = server
+        self.url = url
+        self.headers = dict(headers)
+        self.session_id: str | None = None
+        self.max_body = max_body
+        self.protocol_version: str | None = None
+        self._client = http_client
+        self._owns_client = http_client is None
+        self._deliver: Callable[[str], None] = lambda _: None
+        self._listener: asyncio.Task[None] | None = None
+
+    async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
+        """Prepare the client (nothing is sent until the first message)."""
+        del closed  # an HTTP server is not a process we watch: each request says it failed
+        self._deliver = deliver
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(None, connect=_CONNECT_TIMEOUT), follow_redirects=False
+            )
+
+    async def send(self, message: Message) -> None:
+        """POST ``message`` and deliver what the server answers."""
+        client = self._require_client()
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            **self._session_headers(),
+        }
+        with self._errors():
+            async with client.stream(
+                "POST", self.url, content=json.dumps(message), headers=headers
+            ) as response:
+                if sid := response.headers.get("mcp-session-id"):
+                    self.session_id = sid
+                await self._read(response, what=str(message.get("method", "a response")))
+        if message.get("method") == "notifications/initialized" and self._listener is None:
+            self._listener = asyncio.ensure_future(self._listen())
+
+    def negotiated(self, version: str) -> None:
+        """Send ``MCP-Protocol-Version: version`` from now on."""
+        self.protocol_version = version
+
+    async def aclose(self) -> None:
+        """Stop listening, end the server's session (DELETE), close the client."""
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+        client = self._client
+        if client is None:
+            return
+        if self.session_id is not None:
+            with contextlib.suppress(httpx.HTTPError, TimeoutError):
+                async with asyncio.timeout(2):
+                    await client.delete(self.url, headers=self._session_headers())
+            self.session_id = None
+        if self._owns_client:
+            await client.aclose()
+        self._client = None
+
+    async def _read(self, response: httpx.Response, *, what: str) -> None:
+        if response.status_code == 202:
+            return
+        if response.status_code >= 400:
+            body = (await response.aread()).decode("utf-8", errors="replace")[:300]
+            expired = response.status_code == 404 and self.session_id is not None
+            error = McpSessionExpired if expired else McpError
+            hint = " (it forgot our session)" if expired else ""
+            raise error(
+                f"MCP server {self.server!r} at {self.url} answered {what} with HTTP "
+                f"{response.status_code}{hint}: {body}",
+                server=self.server,
+            )
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind == "text/event-stream":
+            async for event in aiter_sse(self._bounded(response)):
+                if event.data.strip():
+                    self._deliver(event.data)
+        else:
+            data = b"".join([chunk async for chunk in self._bounded(response)])
+            if data.strip():
+                self._deliver(data.decode("utf-8", errors="replace"))
+
+    async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The body's chunks, until ``max_body`` bytes (then ``McpProtocolError``): a server
+        does not choose how much memory we spend on it."""
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_body:
+                raise McpProtocolError(
+                    f"MCP server {self.server!r} at {self.url} sent more than {self.max_body} "
+                    "bytes in one answer",
+                    server=self.server,
+                )
+            yield chunk
+
+    async def _listen(self) -> None:
+        """The server's notifications outside any request, until it closes or we do."""
+        client = self._require_client()
+        headers = {"Accept": "text/event-stream", **self._session_headers()}
+        with contextlib.suppress(httpx.HTTPError, McpError):
+            async with client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code == 200:
+                    await self._read(response, what="the notification stream")
+
+    def _session_headers(self) -> dict[str, str]:
+        headers = dict(self.headers)
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _require_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            raise McpError(f"MCP server {self.server!r}: not connected", server=self.server)
+        return self._client
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """The failures of httpx as ``McpError`` naming the server and its URL."""
+        try:
+            yield
+        except httpx.HTTPError as exc:
+            raise McpError(
+                f"MCP server {self.server!r} at {self.url}: {type(exc).__name__}: {exc}",
+                server=self.server,
+            ) from exc

@@ -1,0 +1,214 @@
+"""JSON-RPC 2.0 over any MCP transport: requests matched to responses, notifications out and in.
+
+A transport hands every message it receives to ``RpcPeer.receive`` as text (a stdio line, an
+HTTP body, an SSE event's data). What is not JSON-RPC is never fatal by itself: text that is
+not JSON (a server printing to its stdout) is counted and skipped, a response without a
+``result`` or ``error`` fails its own request with ``McpProtocolError``, and a response
+to no request is skipped. A server's requests are answered (``ping``; anything else "method
+not found": this client offers no capabilities). Every request has a deadline: past it, or
+when the caller is cancelled, the server is told (``notifications/cancelled``) and the
+caller gets ``McpTimeout`` naming the setting, or its cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from rho_domain.errors import McpError, McpProtocolError, McpTimeout
+
+Message = dict[str, Any]
+_METHOD_NOT_FOUND = -32601
+
+
+class Transport(Protocol):
+    """Moves JSON-RPC messages to and from one server (``stdio.py``, ``http.py``)."""
+
+    async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
+        """Connect; from now on call ``deliver`` with each message received and ``closed``
+        once, with why, when the server is gone. Raises ``McpError`` when it cannot start."""
+        ...
+
+    async def send(self, message: Message) -> None:
+        """Send one message (for HTTP: and deliver its response). Raises ``McpError``."""
+        ...
+
+    def negotiated(self, version: str) -> None:
+        """The protocol version the handshake agreed on (HTTP sends it on every request)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Disconnect and stop the server. Idempotent."""
+        ...
+
+
+class RpcPeer:
+    """The client side of one JSON-RPC connection to the MCP server ``server``."""
+
+    def __init__(
+        self,
+        server: str,
+        transport: Transport,
+        on_notification: Callable[[str, Message], None],
+        on_gone: Callable[[str], None] = lambda why: None,
+    ) -> None:
+        self.server = server
+        self.transport = transport
+        self.malformed = 0  # messages received that were not JSON-RPC
+        self.last_malformed = ""
+        self.gone: str | None = None  # why the server is gone, once it is
+        self._on_notification = on_notification
+        self._on_gone = on_gone
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Message]] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        """Start the transport (see ``Transport.start``)."""
+        await self.transport.start(self.receive, self.closed)
+
+    async def request(
+        self, method: str, params: Message | None, *, timeout: float, setting: str
+    ) -> Message:
+        """Send a request and return its ``result``. Raises ``McpError`` for the server's
+        error answer or its exit, ``McpTimeout`` naming ``setting`` after ``timeout`` s,
+        ``McpProtocolError`` for a malformed answer."""
+        if self.gone is not None:
+            raise McpError(
+                f"MCP server {self.server!r} is not running: {self.gone}", server=self.server
+            )
+        request_id = next(self._ids)
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        message: Message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            async with asyncio.timeout(timeout):
+                await self.transport.send(message)
+                return await future
+        except TimeoutError:
+            self._cancel(request_id, f"no answer within {setting} ({timeout:g} s)")
+            raise McpTimeout(
+                f"MCP server {self.server!r} gave no answer to {method} within {timeout:g} s "
+                f"(the {setting}; raise mcp_servers.{self.server}.{setting} if it is just slow)",
+                server=self.server,
+            ) from None
+        except asyncio.CancelledError:
+            self._cancel(request_id, "the run was cancelled")
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def notify(self, method: str, params: Message | None = None) -> None:
+        """Send a notification."""
+        message: Message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.transport.send(message)
+
+    def receive(self, text: str) -> None:
+        """Handle one received message (or a JSON array of them)."""
+        try:
+            value = json.loads(text)
+        except ValueError:
+            self._malformed(text)
+            return
+        for item in value if isinstance(value, list) else [value]:
+            self._one(item, text)
+
+    def closed(self, why: str) -> None:
+        """The server is gone: every waiting request fails with ``why``."""
+        if self.gone is None:
+            self.gone = why
+            self._on_gone(why)
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(
+                    McpError(f"MCP server {self.server!r} {why}", server=self.server)
+                )
+
+    async def aclose(self) -> None:
+        """Close the transport and fail what still waits."""
+        try:
+            await self.transport.aclose()
+        finally:
+            self.closed("was shut down")
+            for task in self._background:
+                task.cancel()
+
+    def _one(self, item: object, text: str) -> None:
+        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
+            self._malformed(text)
+            return
+        if "method" in item:
+            method = item["method"]
+            params = item.get("params")
+            params = params if isinstance(params, dict) else {}
+            if "id" in item:
+                self._answer(item["id"], method)
+            elif isinstance(method, str):
+                self._on_notification(method, params)
+            return
+        future = self._pending.get(item["id"]) if isinstance(item.get("id"), int) else None
+        if future is None or future.done():
+            self._malformed(text)  # an answer to nothing we asked
+        elif isinstance(item.get("error"), dict):
+            error = item["error"]
+            future.set_exception(
+                McpError(
+                    f"MCP server {self.server!r} answered error {error.get('code')}: "
+                    f"{error.get('message', '')}",
+                    server=self.server,
+                )
+            )
+        elif isinstance(item.get("result"), dict):
+            future.set_result(item["result"])
+        else:
+            future.set_exception(
+                McpProtocolError(
+                    f"MCP server {self.server!r} sent a malformed JSON-RPC response (neither "
+                    f"a result object nor an error): {_preview(text)}",
+                    server=self.server,
+                )
+            )
+
+    def _answer(self, request_id: object, method: object) -> None:
+        if method == "ping":
+            reply: Message = {"jsonrpc": "2.0", "id": request_id, "result": {}}
+        else:
+            reply = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {"code": _METHOD_NOT_FOUND, "message": f"{method} is not supported"},
+            }
+        self._later(self.transport.send(reply))
+
+    def _cancel(self, request_id: int, reason: str) -> None:
+        if self.gone is None:
+            params = {"requestId": request_id, "reason": reason}
+            self._later(self.notify("notifications/cancelled", params))
+
+    def _later(self, work: Awaitable[None]) -> None:
+        """Send without making the caller wait (a cancelled caller must not wait at all)."""
+
+        async def run() -> None:
+            with contextlib.suppress(McpError):  # the server is gone; nothing waits for this
+                await work
+
+        task = asyncio.ensure_future(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _malformed(self, text: str) -> None:
+        self.malformed += 1
+        self.last_malformed = _preview(text)
+
+
+def _preview(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= 200 else text[:200] + "..."

@@ -1,0 +1,79 @@
+"""A ``CallToolResult`` as the model reads it, capped, the whole kept in a file.
+
+Text blocks are joined; an image or audio block becomes a one-line note of its type and size
+(the model reads text); an embedded resource gives its text, else its URI; a resource link its
+URI. ``structuredContent`` is shown as JSON when the server sent no content blocks (a server
+that sends both repeats the structure as text, by the specification's advice). A result over
+its cap keeps its start and end, and the whole text is written to a file whose path the
+result gives, so nothing is lost and the context window is not blown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rho_domain.tools.truncation import truncate_middle
+
+_FILE_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_MARKER_ROOM = 200  # characters truncate_middle's marker may take
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    """The text of a ``CallToolResult``."""
+    parts = [_block_text(block) for block in result.get("content") or () if isinstance(block, dict)]
+    structured = result.get("structuredContent")
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, indent=2, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def capped(text: str, limit: int, save: Path | None) -> tuple[str, str | None]:
+    """``text`` cut to ``limit`` characters (its middle dropped) with a note naming the file
+    the whole was written to (``save``), and that file's path; unchanged when it fits."""
+    if len(text) <= limit:
+        return text, None
+    note = f"\n[output cut to {limit} of {len(text)} characters"
+    path = None
+    if save is not None:
+        save.parent.mkdir(parents=True, exist_ok=True)
+        save.write_text(text, encoding="utf-8")
+        path = str(save)
+        note += f"; the full output is saved in {path}"
+    note += "]"
+    # room for truncate_middle's own marker too, so the whole stays within ``limit`` and the
+    # registry's truncation (at the same limit, by default) leaves it alone; a limit too
+    # small for the marker keeps the start only (the note is always there)
+    room = limit - len(note)
+    if room > 2 * _MARKER_ROOM:
+        kept = truncate_middle(text, room - _MARKER_ROOM)
+    else:
+        kept = text[: max(room, 0)]
+    return kept + note, path
+
+
+def output_file(directory: Path, server: str, tool: str, call_id: str) -> Path:
+    """Where a call's full output goes: ``<dir>/<server>__<tool>__<call id>.txt``."""
+    name = "__".join(_FILE_UNSAFE.sub("_", part)[:60] for part in (server, tool, call_id))
+    return directory / f"{name}.txt"
+
+
+def _block_text(block: Mapping[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        size = len(str(block.get("data", ""))) * 3 // 4
+        return f"[{kind} {block.get('mimeType', '')}, about {size} bytes]"
+    if kind == "resource":
+        resource = block.get("resource")
+        if isinstance(resource, dict):
+            if isinstance(resource.get("text"), str):
+                return str(resource["text"])
+            return f"[resource {resource.get('uri', '')} {resource.get('mimeType', '')}]".strip()
+    if kind == "resource_link":
+        return f"[resource link {block.get('uri', '')} {block.get('name', '')}]".strip()
+    return json.dumps(block, ensure_ascii=False)

@@ -1,0 +1,278 @@
+"""McpToolSource: the tools of a session's MCP servers, as the ``ToolSource`` port serves them.
+
+The first ``current`` starts every server at once, each bounded by its ``startup_timeout``
+(start, ``initialize`` and ``tools/list`` together); a server that fails is left out, its
+problem reported, and the others serve. A ``notifications/tools/list_changed`` marks its
+server: the next ``current`` (before the next model call) lists it again. A server that
+exits is left out from then on, with its exit code and last stderr lines as the problem.
+
+A call runs under its server's ``call_timeout``; its result is capped at ``output_limit``
+characters (default: the agent's tool output limit), the whole saved under ``output_dir``
+(the session's directory beside its trace, or, without a store, a temporary directory
+that is kept after the session so that the path in the result stays true).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rho_adapters.mcp.client import McpClient
+from rho_adapters.mcp.jsonrpc import Message, Transport
+from rho_adapters.mcp.references import resolved_env, resolved_headers
+from rho_adapters.mcp.results import capped, output_file, result_text
+from rho_adapters.mcp.stdio import StdioTransport, environment
+from rho_adapters.mcp.tool import McpTool
+from rho_domain.errors import ConfigError, McpError, McpSessionExpired
+from rho_domain.mcp_config import McpServerConfig, tool_name
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
+from rho_domain.tools.truncation import truncate_middle
+
+Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
+MAX_INSTRUCTIONS = 10_000  # characters of a server's instructions in the system prompt
+
+
+def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
+    """The transport of one server: stdio for a ``command``, Streamable HTTP for a ``url``.
+    Raises ConfigError for an unset variable the config names."""
+    if server.command:
+        env = environment(resolved_env(name, server, environ), environ)
+        return StdioTransport(name, server.command, env=env, cwd=server.cwd)
+    from rho_adapters.mcp.http import HttpTransport  # httpx only for HTTP servers
+
+    assert server.url is not None
+    return HttpTransport(name, server.url, headers=resolved_headers(name, server, environ))
+
+
+@attrs.define
+class ServerState:
+    """One server as the source sees it. ``state``: ``starting``, ``ready``, ``failed``."""
+
+    name: str
+    config: McpServerConfig
+    client: McpClient | None = None
+    tools: list[Message] = attrs.Factory(list)
+    state: str = "starting"
+    problem: str = ""
+    stale: bool = False  # its list changed: list it again
+
+
+class McpToolSource(ToolSource):
+    """The tools of ``servers`` (by name), started on the first ``current``."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        *,
+        environ: Mapping[str, str],
+        output_limit: int,
+        output_dir: Callable[[str], Path | None] | None = None,
+        connect: Connect = connect,
+    ) -> None:
+        self.servers = {name: ServerState(name, config) for name, config in servers.items()}
+        self._environ = environ
+        self._output_limit = output_limit
+        self._output_dir = output_dir
+        self._connect = connect
+        self._lock = asyncio.Lock()
+        self._reconnecting = asyncio.Lock()
+        self._started = False
+        self._closed = False
+        self._changed = True
+        self._snapshot = NO_TOOLS
+        self._temporary: Path | None = None
+
+    async def current(self) -> SourcedTools:
+        """See ``ToolSource.current``."""
+        if self._closed:
+            return NO_TOOLS
+        async with self._lock:
+            if not self._started:
+                self._started = True
+                try:
+                    await asyncio.gather(*(self._start(s) for s in self.servers.values()))
+                except BaseException:  # cancelled while starting: start afresh next time
+                    await self._forget_starts()
+                    raise
+            stale = [s for s in self.servers.values() if s.stale and s.state == "ready"]
+            await asyncio.gather(*(self._list(s) for s in stale))
+            if self._changed:
+                self._snapshot = self._build()
+                self._changed = False
+            return self._snapshot
+
+    async def call(
+        self, server: str, tool: str, arguments: Mapping[str, Any], ctx: ToolContext
+    ) -> ToolOutput:
+        """Call ``tool`` on ``server`` and return its capped result. Raises ``McpError``
+        (``McpTimeout`` after the server's ``call_timeout``). An HTTP server that forgot our
+        session gets a new one (``initialize`` again) and the call once more."""
+        state = self.servers[server]
+        client = _ready(state)
+        timeout = state.config.call_timeout
+        try:
+            result = await client.call_tool(tool, arguments, timeout=timeout)
+        except McpSessionExpired:
+            client = await self._reconnect(state, client)
+            result = await client.call_tool(tool, arguments, timeout=timeout)
+        text = result_text(result)
+        limit = state.config.output_limit or self._output_limit
+        save = None
+        if len(text) > limit:
+            save = output_file(self._directory(ctx.session_id), server, tool, ctx.call_id)
+        content, saved = await asyncio.to_thread(capped, text, limit, save)
+        metadata: dict[str, Any] = {"mcp_server": server, "mcp_tool": tool}
+        if saved is not None:
+            metadata["full_output"] = saved
+        is_error = result.get("isError") is True
+        return ToolOutput(content=content, is_error=is_error, metadata=metadata)
+
+    async def aclose(self) -> None:
+        """Stop every server (concurrently). Idempotent."""
+        self._closed = True
+        clients = [s.client for s in self.servers.values() if s.client is not None]
+        for state in self.servers.values():
+            state.client = None
+        await asyncio.gather(*(c.aclose() for c in clients), return_exceptions=True)
+
+    async def _start(self, state: ServerState) -> None:
+        config = state.config
+        try:
+            transport = self._connect(state.name, config, self._environ)
+        except ConfigError as exc:
+            self._fail(state, str(exc))
+            return
+
+        def gone(why: str) -> None:
+            if state.client is client:  # not one replaced by a new session
+                self._gone(state, why)
+
+        client = McpClient(
+            state.name, transport, on_list_changed=lambda: self._mark_stale(state), on_gone=gone
+        )
+        state.client = client
+        try:
+            async with asyncio.timeout(config.startup_timeout):
+                await client.start(timeout=config.startup_timeout)
+                state.tools = await client.list_tools(timeout=config.startup_timeout)
+        except (McpError, TimeoutError) as exc:
+            why = (
+                str(exc)
+                if isinstance(exc, McpError)
+                else (
+                    f"MCP server {state.name!r} did not start within {config.startup_timeout:g} s "
+                    f"(the startup_timeout; raise mcp_servers.{state.name}.startup_timeout if it "
+                    "is just slow)"
+                )
+            )
+            state.client = None
+            with contextlib.suppress(Exception):
+                await client.aclose()
+            self._fail(state, why)
+            return
+        state.state = "ready"
+        self._changed = True
+
+    async def _reconnect(self, state: ServerState, old: McpClient) -> McpClient:
+        """A new session with the server whose session ``old`` was (once, however many
+        calls found it expired)."""
+        async with self._reconnecting:
+            if state.client is old:
+                state.client = None
+                with contextlib.suppress(Exception):
+                    await old.aclose()
+                await self._start(state)
+        return _ready(state)
+
+    async def _list(self, state: ServerState) -> None:
+        state.stale = False
+        assert state.client is not None
+        try:
+            state.tools = await state.client.list_tools(timeout=state.config.startup_timeout)
+        except McpError as exc:
+            self._fail(state, f"{exc} (listing its changed tools)")
+        self._changed = True
+
+    def _build(self) -> SourcedTools:
+        handlers: list[McpTool] = []
+        instructions: list[str] = []
+        problems: list[str] = []
+        for state in self.servers.values():
+            if state.state != "ready":
+                if state.problem:
+                    problems.append(state.problem)
+                continue
+            taken: dict[str, str] = {}
+            for tool in state.tools:
+                original = str(tool["name"])
+                if not state.config.tools.admits(original):
+                    continue
+                name = tool_name(state.name, original)
+                if name in taken:
+                    problems.append(
+                        f"MCP server {state.name!r}: tools {taken[name]!r} and {original!r} "
+                        f"both become {name!r}; {original!r} is left out"
+                    )
+                    continue
+                taken[name] = original
+                read_only = (
+                    original in state.config.read_only_tools or name in state.config.read_only_tools
+                )
+                handlers.append(
+                    McpTool(
+                        name=name, server=state.name, tool=tool, read_only=read_only, call=self.call
+                    )
+                )
+            client = state.client
+            if client is not None and client.instructions:
+                said = truncate_middle(client.instructions, MAX_INSTRUCTIONS)
+                instructions.append(f"MCP server {state.name} says:\n{said}")
+        return SourcedTools(
+            handlers=tuple(handlers), instructions=tuple(instructions), problems=tuple(problems)
+        )
+
+    async def _forget_starts(self) -> None:
+        self._started = False
+        for state in self.servers.values():
+            client, state.client = state.client, None
+            state.state, state.problem, state.tools = "starting", "", []
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(client.aclose())
+
+    def _mark_stale(self, state: ServerState) -> None:
+        state.stale = True
+
+    def _gone(self, state: ServerState, why: str) -> None:
+        if not self._closed and state.state == "ready":
+            self._fail(state, f"MCP server {state.name!r} {why}; its tools are gone")
+
+    def _fail(self, state: ServerState, problem: str) -> None:
+        state.state = "failed"
+        state.problem = problem
+        self._changed = True
+
+    def _directory(self, session_id: str) -> Path:
+        directory = self._output_dir(session_id) if self._output_dir is not None else None
+        if directory is not None:
+            return directory
+        if self._temporary is None:
+            # kept after the session: the result names the file for the user to read
+            self._temporary = Path(tempfile.mkdtemp(prefix="rho-agent-mcp-"))
+        return self._temporary
+
+
+def _ready(state: ServerState) -> McpClient:
+    """The client of a server that serves, else ``McpError`` saying why it does not."""
+    if state.client is None or state.state != "ready":
+        raise McpError(
+            f"MCP server {state.name!r} is not running: {state.problem}", server=state.name
+        )
+    return state.client

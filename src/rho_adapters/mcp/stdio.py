@@ -1,0 +1,166 @@
+"""The stdio transport: the server is a local program; one JSON-RPC message per line.
+
+The program runs in a process group of its own (``start_new_session``), with only the
+environment it is given (``environment``: a few harmless variables of ours and the config's
+``env``, never our API keys). It is a local program outside the workspace confinement: it
+runs with the user's rights, not the profile's. Shutdown closes its stdin, then signals the
+whole group (TERM, then KILL), so a server's own children do not outlive it either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import os
+import signal
+from collections.abc import Callable, Mapping, Sequence
+
+from rho_adapters.mcp.jsonrpc import Message
+from rho_domain.errors import McpError
+
+# What a stdio server inherits from us, as the official SDK passes it: enough to find
+# programs and a home, nothing that authenticates anyone.
+INHERITED = ("HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "USER")
+MAX_MESSAGE = 256 * 1024 * 1024  # one line's bytes; a larger one ends the connection
+_STDERR_LINES = 20
+_GRACE = 0.5  # seconds the server gets to exit on its own, then per signal
+
+
+def environment(given: Mapping[str, str], ours: Mapping[str, str]) -> dict[str, str]:
+    """The server's whole environment: ``INHERITED`` variables of ``ours`` that are set,
+    then ``given`` (the config's ``env``, already resolved)."""
+    env = {name: ours[name] for name in INHERITED if name in ours}
+    env.update(given)
+    return env
+
+
+class StdioTransport:
+    """Runs ``command`` and speaks JSON-RPC on its stdin and stdout."""
+
+    def __init__(
+        self,
+        server: str,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None = None,
+    ) -> None:
+        self.server = server
+        self.command = tuple(command)
+        self.env = dict(env)
+        self.cwd = cwd
+        self.process: asyncio.subprocess.Process | None = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
+        """Start the program. Raises ``McpError`` naming the command when it cannot."""
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.env,
+                cwd=self.cwd,
+                start_new_session=True,
+                limit=MAX_MESSAGE,
+            )
+        except OSError as exc:
+            raise McpError(
+                f"MCP server {self.server!r}: cannot start {self.command[0]!r}: "
+                f"{exc.strerror or exc} (check mcp_servers.{self.server}.command and cwd)",
+                server=self.server,
+            ) from exc
+        self._tasks = [
+            asyncio.ensure_future(self._read(deliver, closed)),
+            asyncio.ensure_future(self._read_stderr()),
+        ]
+
+    async def send(self, message: Message) -> None:
+        """Write one line. Raises ``McpError`` when the program's stdin is closed."""
+        process = self.process
+        if process is None or process.stdin is None or process.stdin.is_closing():
+            raise McpError(f"MCP server {self.server!r} is not running", server=self.server)
+        try:
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            await process.stdin.drain()
+        except (ConnectionError, OSError) as exc:
+            raise McpError(
+                f"MCP server {self.server!r} stopped reading its input", server=self.server
+            ) from exc
+
+    def negotiated(self, version: str) -> None:
+        """Nothing to do: stdio carries no version after the handshake."""
+        del version
+
+    async def aclose(self) -> None:
+        """Close stdin, then TERM and KILL the process group. Idempotent."""
+        process = self.process
+        if process is None:
+            return
+        if process.stdin is not None and not process.stdin.is_closing():
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(process.wait()), _GRACE)
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            if not _signal_group(process.pid, signum):
+                break  # nothing of the group is left
+            if process.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(process.wait()), _GRACE)
+        _signal_group(process.pid, signal.SIGKILL)  # what ignored TERM, leader gone or not
+        for task in self._tasks:
+            task.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), _GRACE)
+        # asyncio's Process has no close(); its transport, left open, would close itself when
+        # collected, on a loop that may be gone by then
+        transport = getattr(process, "_transport", None)
+        if transport is not None:
+            transport.close()
+
+    def why_gone(self, code: int | None) -> str:
+        """``exited with code N`` and the last lines it wrote to stderr."""
+        tail = " | ".join(self.stderr_tail)
+        said = f"; its last stderr lines: {tail}" if tail else ""
+        return f"exited (code {code}){said}"
+
+    async def _read(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
+        process = self.process
+        assert process is not None
+        assert process.stdout is not None
+        why = ""
+        try:
+            while line := await process.stdout.readline():
+                if line.strip():
+                    deliver(line.decode("utf-8", errors="replace"))
+        except ValueError:  # a line longer than MAX_MESSAGE
+            why = f"sent a message longer than {MAX_MESSAGE} bytes; "
+        code = await process.wait()
+        await asyncio.sleep(0)  # let the stderr reader take the last lines
+        closed(why + self.why_gone(code))
+
+    async def _read_stderr(self) -> None:
+        process = self.process
+        assert process is not None
+        assert process.stderr is not None
+        with contextlib.suppress(ValueError):
+            while line := await process.stderr.readline():
+                text = line.decode("utf-8", errors="replace").strip()
+                if text:
+                    self.stderr_tail.append(text[:300])
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Signal the process group; False when no process of it is left."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    return True

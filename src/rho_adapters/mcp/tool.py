@@ -1,0 +1,73 @@
+"""One MCP server tool as a tool handler of ours: ``mcp__<server>__<tool>``.
+
+Its schema is the server's ``inputSchema``, passed through (our validator checks the subset it
+knows; the server checks the rest). Its risk is the operator's word, not the server's: a tool
+is read-only only when its server's ``read_only_tools`` names it, else every call is dangerous
+(asked about under the readonly and developer profiles). The server's own annotations
+(``readOnlyHint``) are not trusted: a server describes itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from rho_domain.tools.base import (
+    DANGEROUS,
+    READ_ONLY,
+    ToolContext,
+    ToolHandler,
+    ToolOutput,
+    ToolPolicy,
+)
+
+Caller = Callable[[str, str, Mapping[str, Any], ToolContext], Awaitable[ToolOutput]]
+_EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+class McpTool(ToolHandler):
+    """Tool ``tool`` (its ``tools/list`` entry) of server ``server``, called through ``call``."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        server: str,
+        tool: Mapping[str, Any],
+        read_only: bool,
+        call: Caller,
+    ) -> None:
+        self._name = name
+        self.server = server
+        self.tool = str(tool["name"])
+        description = tool.get("description") or tool.get("title") or ""
+        self._description = f"{description}\n(MCP server {server!r}, tool {self.tool!r})".strip()
+        schema = tool.get("inputSchema")
+        self._parameters: Mapping[str, Any] = _EMPTY_SCHEMA
+        if isinstance(schema, dict) and schema.get("type") == "object":
+            self._parameters = schema
+        self._policy = READ_ONLY if read_only else DANGEROUS
+        self._call = call
+
+    @property
+    def name(self) -> str:
+        """``mcp__<server>__<tool>``."""
+        return self._name
+
+    @property
+    def description(self) -> str:
+        """The server's description, and where the tool comes from."""
+        return self._description
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        """The server's ``inputSchema``."""
+        return self._parameters
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        """Read-only when the server's ``read_only_tools`` names the tool, else dangerous."""
+        return self._policy
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Call the tool on its server (see ``McpToolSource.call``)."""
+        return await self._call(self.server, self.tool, arguments, ctx)

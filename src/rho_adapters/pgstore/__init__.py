@@ -1,0 +1,61 @@
+"""Sessions, signals and operator control on PostgreSQL (extra ``postgres``; psycopg is
+imported only when a store is used).
+
+``postgres_store(url, origin=...)`` returns the three adapters of one store, sharing the
+process's backend for that URL (one pool, one listener, one heartbeat):
+
+- ``PgSessionStore`` (SessionStore): the trace in ``rho_events``, one driver per session
+  (a claim renewed by heartbeats), a versioned schema created or migrated on first use;
+- ``PgSignals`` (SignalSource): cancel by LISTEN/NOTIFY, pause, directives, exports;
+- ``PgSessions`` (SessionCatalog, SessionControl): listings with liveness, trace lines and a
+  live tail, signals and answers from any host.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from rho_adapters.pgstore.backend import PgBackend, backend_for
+from rho_adapters.pgstore.connection import StoreAddress, shown_url
+from rho_adapters.pgstore.control import PgSessions
+from rho_adapters.pgstore.schema import SCHEMA_VERSION
+from rho_adapters.pgstore.signals import PgSignals
+from rho_adapters.pgstore.store import PgSessionStore
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "PgBackend",
+    "PgSessionStore",
+    "PgSessions",
+    "PgSignals",
+    "PostgresStore",
+    "StoreAddress",
+    "postgres_store",
+    "shown_url",
+]
+
+
+@attrs.frozen
+class PostgresStore:
+    """The adapters of one PostgreSQL store."""
+
+    store: PgSessionStore
+    signals: PgSignals
+    sessions: PgSessions
+
+
+def postgres_store(url: str, *, origin: str = "the store setting", **options: Any) -> PostgresStore:
+    """The adapters for ``url`` (``postgresql://...``), sharing this process's backend for it.
+    Nothing connects until first use; ``options`` (``heartbeat``, ``stale_after``,
+    ``pool_size``) apply when the backend is first built."""
+    backend = backend_for(StoreAddress(url, origin), **options)
+    return of_backend(backend)
+
+
+def of_backend(backend: PgBackend) -> PostgresStore:
+    """The adapters over an existing backend (tests build one with their own bounds)."""
+    return PostgresStore(
+        store=PgSessionStore(backend), signals=PgSignals(backend), sessions=PgSessions(backend)
+    )

@@ -1,0 +1,185 @@
+"""PgBackend: what the PostgreSQL adapters of one process share for one store URL.
+
+- one connection pool (``connection.Pool``), the schema checked once;
+- this process's name as a holder (``host pid N (token)``), written on the sessions it holds;
+- one background thread that LISTENs on the ``rho`` channel and wakes the waiters of this
+  process (a cancel, a new trace line) at once, and between notifications beats: one UPDATE
+  renews ``beat`` on every session this process holds, whatever their number.
+
+Why a thread: the adapters must work from any event loop (the CLI runs a new one per command)
+and a heartbeat must keep coming while a loop is blocked, as the file store's does. Waiters are
+``asyncio.Event``s set with ``call_soon_threadsafe`` on their own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+from rho_adapters.pgstore.connection import Pool, StoreAddress, pg_errors
+from rho_adapters.pgstore.schema import CHANNEL, ensure_schema
+from rho_domain.errors import StoreError
+
+log = logging.getLogger("rho_adapters.pgstore")
+
+HEARTBEAT_SECONDS = 2.0
+"""How often the holder renews ``beat`` on the sessions it holds."""
+
+STALE_AFTER_SECONDS = 8.0
+"""A holder whose beat is older than this is gone: its sessions show ``stale`` (or their last
+status) and may be opened elsewhere. The bound on noticing a dead host is this plus a beat."""
+
+
+class PgBackend:
+    """The shared part of the PostgreSQL adapters (see the module docstring)."""
+
+    def __init__(
+        self,
+        address: StoreAddress,
+        *,
+        heartbeat: float = HEARTBEAT_SECONDS,
+        stale_after: float = STALE_AFTER_SECONDS,
+        pool_size: int | None = None,
+    ) -> None:
+        self.address = address
+        self.heartbeat = heartbeat
+        self.stale_after = stale_after
+        self.pool = Pool(address) if pool_size is None else Pool(address, size=pool_size)
+        self.holder = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
+        self._ready = False
+        self._ready_lock = threading.Lock()
+        self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = (
+            defaultdict(set)
+        )
+        self._waiters_lock = threading.Lock()
+        self._listener: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._listening = threading.Event()
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def ready(self) -> None:
+        """Check (create or migrate) the schema once per process. Blocking."""
+        with self._ready_lock:
+            if self._ready:
+                return
+            with self.pool.connection() as conn:
+                ensure_schema(conn, self.address)
+            self._ready = True
+
+    def run(self, work: Any, *args: Any, transaction: bool = True) -> Any:
+        """``work(conn, *args)`` in one transaction on a pooled connection (``transaction``
+        False: work that is one statement, committed alone). Blocking."""
+        self.ready()
+        with self.pool.connection(transaction=transaction) as conn:
+            return work(conn, *args)
+
+    async def call(self, work: Any, *args: Any) -> Any:
+        """``run`` in a worker thread."""
+        return await asyncio.to_thread(self.run, work, *args)
+
+    # -- notifications and heartbeats ----------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the listening and beating thread (once); returns when it listens."""
+        with self._ready_lock:
+            if self._listener is None or not self._listener.is_alive():
+                self._listening.clear()
+                self._listener = threading.Thread(
+                    target=self._listen, name="rho-pg-listen", daemon=True
+                )
+                self._listener.start()
+        if not self._listening.wait(10):
+            raise self.address.problem("cannot listen for signals", "no LISTEN within 10 s")
+
+    def waiter(self, key: str) -> asyncio.Event:
+        """An event set when ``key`` (``cancel <id>``, ``trace <id>``) is notified, or when the
+        listener reconnected (a notification may have been missed: check again). Call it on
+        the loop that waits, after ``start`` (which blocks: run it in a thread)."""
+        event = asyncio.Event()
+        with self._waiters_lock:
+            self._waiters[key].add((asyncio.get_running_loop(), event))
+        return event
+
+    def forget(self, key: str, event: asyncio.Event) -> None:
+        """Stop waking ``event``."""
+        with self._waiters_lock:
+            entries = self._waiters.get(key, set())
+            for entry in [e for e in entries if e[1] is event]:
+                entries.discard(entry)
+            if not entries:
+                self._waiters.pop(key, None)
+
+    def _wake(self, key: str | None) -> None:
+        with self._waiters_lock:
+            if key is None:
+                targets = [e for entries in self._waiters.values() for e in entries]
+            else:
+                targets = list(self._waiters.get(key, ()))
+        for loop, event in targets:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
+                loop.call_soon_threadsafe(event.set)
+
+    def _listen(self) -> None:
+        backoff = 0.2
+        while not self._stop.is_set():
+            try:
+                conn = self.pool.connect(autocommit=True)
+            except StoreError as exc:
+                log.warning("%s; retrying in %.1f s", exc, backoff)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            backoff = 0.2
+            try:
+                conn.execute(f"LISTEN {CHANNEL}")
+                self._listening.set()
+                self._wake(None)  # whatever was missed while not listening: look again
+                self._serve(conn)
+            except Exception as exc:  # noqa: BLE001 (a dropped connection: reconnect, never die)
+                log.warning("session store listener: %s", self.address.scrub(str(exc)))
+            finally:
+                with contextlib.suppress(Exception):
+                    conn.close()
+
+    def _serve(self, conn: Any) -> None:
+        next_beat = time.monotonic()
+        while not self._stop.is_set():
+            timeout = max(0.0, next_beat - time.monotonic())
+            for note in conn.notifies(timeout=timeout):
+                self._wake(note.payload)
+                if time.monotonic() >= next_beat:
+                    break
+            if time.monotonic() >= next_beat:
+                with pg_errors(self.address, "heartbeat"):
+                    conn.execute(
+                        "UPDATE rho_sessions SET beat = now() WHERE holder = %s", (self.holder,)
+                    )
+                next_beat = time.monotonic() + self.heartbeat
+
+    def close(self) -> None:
+        """Stop the thread and close the pool's idle connections."""
+        self._stop.set()
+        self.pool.close()
+
+
+_BACKENDS: dict[str, PgBackend] = {}
+_BACKENDS_LOCK = threading.Lock()
+
+
+def backend_for(address: StoreAddress, **options: Any) -> PgBackend:
+    """The process's backend for this URL (one pool and one listener per URL): every store
+    object the process builds for it shares them. ``options`` apply when it is first built."""
+    with _BACKENDS_LOCK:
+        found = _BACKENDS.get(address.url)
+        if found is None:
+            found = _BACKENDS[address.url] = PgBackend(address, **options)
+        return found

@@ -1,0 +1,175 @@
+"""Where the PostgreSQL session store is, how it is named in messages, and its connection pool.
+
+The URL may hold a password; it never leaves this module in clear: ``shown_url`` replaces it
+with ``***`` and ``StoreProblem`` messages are scrubbed of it, so no error, log line or trace
+carries it. ``origin`` names the setting the URL came from (``--store``, ``$RHO_AGENT_STORE``,
+``store: in agent.yaml``) so that an error says what to fix.
+
+The pool is thread-safe (the adapters run the blocking driver in worker threads, which keeps
+them free of any one event loop: the CLI runs a new loop per command, the library a loop per
+sync call). It holds at most ``size`` connections for the whole process, whatever the number of
+sessions; a session never holds a connection between calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import attrs
+
+from rho_domain.errors import ConfigError, MissingExtra, StoreError
+
+log = logging.getLogger("rho_adapters.pgstore")
+
+POOL_SIZE = 8
+"""Connections per process and URL (appends, listings, signals); LISTEN has one more."""
+
+CONNECT_TIMEOUT = 5
+
+
+def shown_url(url: str) -> str:
+    """The URL with its password (if any) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.netloc.rsplit("@", 1)[1]
+        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    except ValueError:
+        return "<an unparsable URL>"
+
+
+@attrs.frozen
+class StoreAddress:
+    """A PostgreSQL store: the URL (secret: never printed) and the setting it came from."""
+
+    url: str = attrs.field(repr=False)
+    origin: str = "the store setting"
+
+    @property
+    def shown(self) -> str:
+        """The URL as messages show it (password hidden)."""
+        return shown_url(self.url)
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the URL's password, whatever quoted it."""
+        try:
+            password = urlsplit(self.url).password
+        except ValueError:
+            password = None
+        return text.replace(password, "***") if password else text
+
+    def problem(self, what: str, exc: BaseException | str) -> StoreError:
+        """A StoreError saying what failed, on which store, from which setting."""
+        detail = self.scrub(str(exc).strip().replace("\n", " "))
+        return StoreError(
+            f"{what}: the session store {self.shown} (set by {self.origin}) failed: {detail}"
+        )
+
+
+def load_psycopg(address: StoreAddress) -> Any:
+    """The ``psycopg`` module, or a ConfigError naming the extra, the URL and the setting."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        missing = MissingExtra("psycopg", "postgres", "the PostgreSQL session store")
+        raise ConfigError(f"{address.shown} (set by {address.origin}): {missing}") from exc
+    return psycopg
+
+
+@contextlib.contextmanager
+def pg_errors(address: StoreAddress, what: str) -> Iterator[None]:
+    """The one place where driver errors become StoreError (password scrubbed)."""
+    psycopg = load_psycopg(address)
+    try:
+        yield
+    except StoreError:
+        raise
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise address.problem(f"{what} (the role lacks a right it needs)", exc) from None
+    except psycopg.Error as exc:
+        raise address.problem(what, exc) from None
+
+
+class Pool:
+    """At most ``size`` connections, lent one at a time (``connection()``), reused."""
+
+    def __init__(self, address: StoreAddress, *, size: int = POOL_SIZE) -> None:
+        self.address = address
+        self.size = size
+        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(size)
+        self._opened = 0
+        self._lock = threading.Lock()
+
+    @property
+    def opened(self) -> int:
+        """Connections open now (idle or lent)."""
+        with self._lock:
+            return self._opened
+
+    def connect(self, *, autocommit: bool = False) -> Any:
+        """A new connection outside the pool (the listener's)."""
+        psycopg = load_psycopg(self.address)
+        with pg_errors(self.address, "cannot connect"):
+            return psycopg.connect(
+                self.address.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT
+            )
+
+    @contextlib.contextmanager
+    def connection(self, *, transaction: bool = True) -> Iterator[Any]:
+        """A pooled connection; its work is committed when the block ends, rolled back when it
+        raises (``transaction=False``: each statement commits alone, one round trip, for work
+        that is one statement). A broken connection is closed, not returned."""
+        self._slots.acquire()
+        conn = None
+        try:
+            conn = self._take()
+            with pg_errors(self.address, "a query failed"):
+                if not transaction:
+                    yield conn
+                    return
+                with conn.transaction():
+                    yield conn
+        finally:
+            if conn is not None:
+                if conn.closed or conn.broken:
+                    self._discard(conn)
+                else:
+                    self._idle.put(conn)
+            self._slots.release()
+
+    def _take(self) -> Any:
+        while True:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                conn = self.connect(autocommit=True)  # transactions are explicit blocks
+                with self._lock:
+                    self._opened += 1
+                return conn
+            if not (conn.closed or conn.broken):
+                return conn
+            self._discard(conn)
+
+    def _discard(self, conn: Any) -> None:
+        with contextlib.suppress(Exception):
+            conn.close()
+        with self._lock:
+            self._opened -= 1
+
+    def close(self) -> None:
+        """Close the idle connections (lent ones close when given back... to a closed pool)."""
+        while True:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                return
+            self._discard(conn)

@@ -1,0 +1,232 @@
+"""PgSessions: SessionCatalog and SessionControl on PostgreSQL, from any host with the URL
+(liveness as ``listing.info_of`` judges it, on the server's clock)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from rho_adapters.pgstore.backend import PgBackend
+from rho_adapters.pgstore.listing import ROW, info_of
+from rho_adapters.pgstore.schema import CHANNEL
+from rho_adapters.pgstore.store import PgSessionStore, record_of, resolve_id
+from rho_adapters.store.trace import parse_trace
+from rho_domain import events as ev
+from rho_domain.errors import SessionLocked, SessionStateError
+from rho_domain.ports.session_control import (
+    PendingApproval,
+    SessionCatalog,
+    SessionControl,
+    Signal,
+    TraceLine,
+    held_by_live_process,
+    pending_approvals,
+    run_in_progress,
+)
+from rho_domain.ports.store import SessionInfo, SessionRecord
+
+FOLLOW_RECHECK_SECONDS = 1.0
+
+
+class PgSessions(SessionCatalog, SessionControl):
+    """Operator access to the sessions of one PostgreSQL store."""
+
+    def __init__(self, backend: PgBackend) -> None:
+        self.backend = backend
+
+    async def sessions(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        """See ``SessionCatalog.sessions``."""
+        return await PgSessionStore(self.backend).list(limit=limit)
+
+    def _one(self, conn: Any, ref: str) -> SessionInfo:
+        session_id = resolve_id(conn, ref)
+        row = conn.execute(ROW + " WHERE id = %s", (self.backend.stale_after, session_id))
+        return info_of(tuple(row.fetchone()))
+
+    async def info(self, session_id: str) -> SessionInfo:
+        """See ``SessionCatalog.info``."""
+        found: SessionInfo = await self.backend.call(self._one, session_id)
+        return found
+
+    async def record(self, session_id: str) -> SessionRecord:
+        """See ``SessionCatalog.record``."""
+
+        def read(conn: Any) -> tuple[Any, ...]:
+            exact = resolve_id(conn, session_id)
+            return tuple(
+                conn.execute(
+                    "SELECT id, created_at, parent_id, config, labels FROM rho_sessions"
+                    " WHERE id = %s",
+                    (exact,),
+                ).fetchone()
+            )
+
+        return record_of(await self.backend.call(read))
+
+    async def recording(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """See ``SessionCatalog.recording``."""
+        record = await self.record(session_id)
+        return record, await self.events(record.id)
+
+    async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
+        """See ``SessionCatalog.trace``."""
+
+        def read(conn: Any) -> list[Any]:
+            exact = resolve_id(conn, session_id)
+            return list(
+                conn.execute(
+                    "SELECT seq, line FROM rho_events WHERE session_id = %s AND seq > %s"
+                    " ORDER BY seq",
+                    (exact, after),
+                )
+            )
+
+        rows = await self.backend.call(read)
+        return tuple(TraceLine(seq=int(seq), data=line.encode()) for seq, line in rows)
+
+    async def follow(self, session_id: str, *, after: int = 0) -> AsyncIterator[TraceLine]:
+        """See ``SessionCatalog.follow``: woken by the ``trace <id>`` notification of each
+        commit, and every ``FOLLOW_RECHECK_SECONDS`` in case one was missed."""
+        exact = (await self.info(session_id)).id
+        key = f"trace {exact}"
+        await asyncio.to_thread(self.backend.start)
+        seq = after
+        while True:
+            event = self.backend.waiter(key)
+            try:
+                lines = await self.trace(exact, after=seq)
+                for line in lines:
+                    yield line
+                seq = lines[-1].seq if lines else seq
+                if not lines:
+                    if not run_in_progress((await self.info(exact)).liveness):
+                        for line in await self.trace(exact, after=seq):
+                            yield line
+                        return
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(event.wait(), FOLLOW_RECHECK_SECONDS)
+            finally:
+                self.backend.forget(key, event)
+
+    async def request(self, session_id: str, signal: Signal) -> bool:
+        """See ``SessionControl.request``."""
+
+        def send(conn: Any) -> bool:
+            exact = resolve_id(conn, session_id)
+            if signal == "cancel":
+                conn.execute("UPDATE rho_sessions SET cancel = true WHERE id = %s", (exact,))
+                conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"cancel {exact}"))
+                return True
+            paused = signal == "pause"
+            changed = conn.execute(
+                "UPDATE rho_sessions SET paused = %s WHERE id = %s AND paused <> %s",
+                (paused, exact, paused),
+            ).rowcount
+            return paused or bool(changed)
+
+        return bool(await self.backend.call(send))
+
+    async def add_directive(self, session_id: str, text: str) -> int:
+        """See ``SessionControl.add_directive``."""
+
+        def add(conn: Any) -> int:
+            exact = resolve_id(conn, session_id)
+            conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s FOR UPDATE", (exact,))
+            row = conn.execute(
+                "INSERT INTO rho_directives (session_id, seq, text, at) SELECT %s,"
+                " coalesce(max(seq) + 1, 0), %s, %s FROM rho_directives WHERE session_id = %s"
+                " RETURNING seq",
+                (exact, text, time.time(), exact),
+            ).fetchone()
+            return int(row[0])
+
+        return int(await self.backend.call(add))
+
+    async def request_export(self, session_id: str) -> str:
+        """See ``SessionControl.request_export``."""
+        request_id = uuid.uuid4().hex[:12]
+
+        def ask(conn: Any) -> None:
+            exact = resolve_id(conn, session_id)
+            conn.execute(
+                "INSERT INTO rho_exports (session_id, request_id) VALUES (%s, %s)",
+                (exact, request_id),
+            )
+
+        await self.backend.call(ask)
+        return request_id
+
+    async def export_answer(self, session_id: str, request_id: str) -> str | None:
+        """See ``SessionControl.export_answer``."""
+
+        def read(conn: Any) -> Any:
+            exact = resolve_id(conn, session_id)
+            return conn.execute(
+                "SELECT answer FROM rho_exports WHERE session_id = %s AND request_id = %s",
+                (exact, request_id),
+            ).fetchone()
+
+        row = await self.backend.call(read)
+        return None if row is None or row[0] is None else str(row[0])
+
+    async def withdraw_export(self, session_id: str, request_id: str) -> None:
+        """See ``SessionControl.withdraw_export``."""
+
+        def withdraw(conn: Any) -> None:
+            exact = resolve_id(conn, session_id)
+            conn.execute(
+                "DELETE FROM rho_exports WHERE session_id = %s AND request_id = %s"
+                " AND answer IS NULL",
+                (exact, request_id),
+            )
+
+        await self.backend.call(withdraw)
+
+    async def events(self, session_id: str) -> tuple[ev.Event, ...]:
+        """The session's persisted events, decoded."""
+        lines = await self.trace(session_id)
+        data = b"".join(line.data + b"\n" for line in lines)
+        return parse_trace(data, source=f"session {session_id} in the store").events
+
+    async def approvals(self, session_id: str) -> tuple[PendingApproval, ...]:
+        """See ``SessionControl.approvals``."""
+        return pending_approvals(await self.events(session_id))
+
+    async def answer(
+        self,
+        session_id: str,
+        call_id: str,
+        *,
+        approved: bool,
+        always: bool = False,
+        reason: str = "",
+    ) -> None:
+        """See ``SessionControl.answer``."""
+        info = await self.info(session_id)
+        if held_by_live_process(info.liveness):
+            raise SessionLocked(
+                f"session {info.id} is held by {info.holder}; answer it there (its approval "
+                "prompt or its server)"
+            )
+        store = PgSessionStore(self.backend)
+        _, events = await store.open(info.id)
+        try:
+            waiting = {p.call_id: p for p in pending_approvals(events)}
+            if call_id not in waiting:
+                known = ", ".join(waiting) or "none"
+                raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
+            answer = ev.ApprovalResolved(
+                at=time.time(),
+                call_id=call_id,
+                tool_name=waiting[call_id].tool,
+                approved=approved,
+                always=always,
+                reason=reason,
+            )
+            await store.append(info.id, [answer])
+        finally:
+            await store.release(info.id)

@@ -1,0 +1,99 @@
+"""The versioned schema of the PostgreSQL session store, created or migrated on first use.
+
+``rho_schema`` holds one row: the schema version. A store at an older version is migrated
+step by step (``MIGRATIONS``), one process at a time (a transaction-level advisory lock); a
+store at a NEWER version than this build knows is refused, never touched: an older rho-agent
+writing a newer layout would corrupt what the newer one relies on.
+
+Tables (every name prefixed ``rho_``, so the store can share a database):
+
+- ``rho_sessions``: one row per session: its record (config as JSON text, without secrets;
+  JSON text rather than jsonb, which refuses a ``\u0000`` a prompt may hold), the
+  summary a listing shows (``meta``, the same keys as meta.json), who holds it (``holder``)
+  and when it last beat (``beat``, the server's clock, so hosts' clocks never matter), the
+  ``cancel`` and ``paused`` flags, the last trace line number.
+- ``rho_events``: the trace, one row per line, ``line`` exactly as trace.jsonl holds it.
+- ``rho_directives``: operator directives, numbered from 0 per session.
+- ``rho_exports``: context-export requests and their answers.
+
+Notifications go on one channel, ``rho``, with payloads ``cancel <id>`` and ``trace <id>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rho_adapters.pgstore.connection import StoreAddress
+from rho_domain.errors import StoreError
+
+SCHEMA_VERSION = 1
+CHANNEL = "rho"
+_MIGRATION_LOCK = 0x72686F  # "rho": one migrating process at a time
+
+_V1 = (
+    """CREATE TABLE rho_sessions (
+        id text PRIMARY KEY,
+        created_at double precision NOT NULL,
+        parent_id text,
+        config text NOT NULL,
+        labels text NOT NULL DEFAULT '{}',
+        meta text NOT NULL,
+        holder text,
+        beat timestamptz,
+        cancel boolean NOT NULL DEFAULT false,
+        paused boolean NOT NULL DEFAULT false,
+        last_seq bigint NOT NULL DEFAULT 0
+    )""",
+    "CREATE INDEX rho_sessions_newest ON rho_sessions (created_at DESC, id DESC)",
+    "CREATE INDEX rho_sessions_holder ON rho_sessions (holder) WHERE holder IS NOT NULL",
+    """CREATE TABLE rho_events (
+        session_id text NOT NULL REFERENCES rho_sessions (id) ON DELETE CASCADE,
+        seq bigint NOT NULL,
+        line text NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    )""",
+    """CREATE TABLE rho_directives (
+        session_id text NOT NULL REFERENCES rho_sessions (id) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        text text NOT NULL,
+        at double precision NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    )""",
+    """CREATE TABLE rho_exports (
+        session_id text NOT NULL REFERENCES rho_sessions (id) ON DELETE CASCADE,
+        request_id text NOT NULL,
+        answer text,
+        PRIMARY KEY (session_id, request_id)
+    )""",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1}
+"""Statements that bring the schema from version ``n - 1`` to ``n``."""
+
+
+def ensure_schema(conn: Any, address: StoreAddress) -> int:
+    """Create or migrate the schema inside the caller's transaction; return its version.
+
+    Raises StoreError when the store's schema is newer than ``SCHEMA_VERSION``.
+    """
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS rho_schema ("
+        " one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)"
+    )
+    row = conn.execute("SELECT version FROM rho_schema").fetchone()
+    version = 0 if row is None else int(row[0])
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the session store {address.shown} (set by {address.origin}) has schema version "
+            f"{version}, newer than this rho-agent knows ({SCHEMA_VERSION}): upgrade rho-agent "
+            f"on this host (pip install -U 'rho-agent[postgres]') before using it"
+        )
+    for step in range(version + 1, SCHEMA_VERSION + 1):
+        for statement in MIGRATIONS[step]:
+            conn.execute(statement)
+    if version == 0:
+        conn.execute("INSERT INTO rho_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+    elif version < SCHEMA_VERSION:
+        conn.execute("UPDATE rho_schema SET version = %s", (SCHEMA_VERSION,))
+    return SCHEMA_VERSION

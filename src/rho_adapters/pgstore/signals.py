@@ -1,0 +1,106 @@
+"""PgSignals: the SignalSource port on PostgreSQL, for the session driven in this process.
+
+A cancel is a flag on the session's row plus a ``cancel <id>`` notification: the waiting run
+wakes as soon as the notification arrives (no polling). ``wait_for_cancel`` registers its waiter
+BEFORE reading the flag, so a cancel between the two still wakes it; a missed notification (the
+listener reconnected) wakes every waiter to read the flag again, and a slow check every
+``RECHECK_SECONDS`` covers a listener that is down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from rho_adapters.pgstore.backend import PgBackend
+from rho_domain.errors import SessionNotFound
+from rho_domain.ports.signals import Directive, SignalSource
+
+RECHECK_SECONDS = 5.0
+
+
+def _flag(conn: Any, session_id: str, column: str) -> bool:
+    row = conn.execute(
+        f"SELECT {column} FROM rho_sessions WHERE id = %s",  # noqa: S608 (a fixed column)
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        raise SessionNotFound(f"no session {session_id!r} in the store")
+    return bool(row[0])
+
+
+class PgSignals(SignalSource):
+    """Signals of sessions kept in PostgreSQL (see the module docstring)."""
+
+    def __init__(self, backend: PgBackend) -> None:
+        self.backend = backend
+
+    async def cancel_requested(self, session_id: str) -> bool:
+        """True while a cancel is requested for the session."""
+        return bool(await self.backend.call(_flag, session_id, "cancel"))
+
+    async def clear_cancel(self, session_id: str) -> None:
+        """See ``SignalSource.clear_cancel``."""
+        await self.backend.call(
+            lambda conn: conn.execute(
+                "UPDATE rho_sessions SET cancel = false WHERE id = %s AND cancel", (session_id,)
+            )
+        )
+
+    async def clear_pause(self, session_id: str) -> None:
+        """See ``SignalSource.clear_pause``."""
+        await self.backend.call(
+            lambda conn: conn.execute(
+                "UPDATE rho_sessions SET paused = false WHERE id = %s AND paused", (session_id,)
+            )
+        )
+
+    async def wait_for_cancel(self, session_id: str) -> None:
+        """See ``SignalSource.wait_for_cancel``."""
+        key = f"cancel {session_id}"
+        await asyncio.to_thread(self.backend.start)
+        while True:
+            event = self.backend.waiter(key)
+            try:
+                if await self.cancel_requested(session_id):
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), RECHECK_SECONDS)
+            finally:
+                self.backend.forget(key, event)
+
+    async def is_paused(self, session_id: str) -> bool:
+        """See ``SignalSource.is_paused``."""
+        return bool(await self.backend.call(_flag, session_id, "paused"))
+
+    async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
+        """See ``SignalSource.directives``."""
+        rows = await self.backend.call(
+            lambda conn: conn.execute(
+                "SELECT seq, text FROM rho_directives WHERE session_id = %s AND seq >= %s"
+                " ORDER BY seq",
+                (session_id, after),
+            ).fetchall()
+        )
+        return tuple(Directive(offset=int(seq), text=str(text)) for seq, text in rows)
+
+    async def export_requests(self, session_id: str) -> tuple[str, ...]:
+        """See ``SignalSource.export_requests``."""
+        rows = await self.backend.call(
+            lambda conn: conn.execute(
+                "SELECT request_id FROM rho_exports WHERE session_id = %s AND answer IS NULL"
+                " ORDER BY request_id",
+                (session_id,),
+            ).fetchall()
+        )
+        return tuple(str(r[0]) for r in rows)
+
+    async def answer_export(self, session_id: str, request_id: str, text: str) -> None:
+        """See ``SignalSource.answer_export``."""
+        await self.backend.call(
+            lambda conn: conn.execute(
+                "UPDATE rho_exports SET answer = %s WHERE session_id = %s AND request_id = %s",
+                (text, session_id, request_id),
+            )
+        )

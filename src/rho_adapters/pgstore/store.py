@@ -1,0 +1,260 @@
+"""PgSessionStore: the SessionStore port on PostgreSQL (see ``schema.py`` for the tables).
+
+- The trace is ``rho_events``, one row per line in the trace codec (``encode_event_line``
+  without its newline): the lines joined with newlines are byte for byte the trace.jsonl a
+  file store writes. ``open`` reads them as one text (``string_agg``) and parses it as a file
+  trace is parsed.
+- One driver per session across hosts: ``create`` / ``open`` claim the row (``holder``) when
+  nobody holds it or its holder stopped beating; otherwise ``SessionLocked`` names the holder.
+  Every append checks the claim in the same transaction (``WHERE holder = me``): a process
+  whose claim was taken over (it hung past the stale bound) fails instead of interleaving.
+- ``meta`` is meta.json's summary, folded from the events as the file store folds it
+  (``store.meta``), written with each append; ``trace <id>`` is notified in the same
+  transaction (live tails wake when the lines are committed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from rho_adapters.codec import config_from_dict, config_to_dict, encode_event_line
+from rho_adapters.pgstore.backend import PgBackend
+from rho_adapters.pgstore.listing import ROW, info_of
+from rho_adapters.pgstore.schema import CHANNEL
+from rho_adapters.store.files import DURABLE_KINDS
+from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
+from rho_adapters.store.trace import parse_trace
+from rho_domain import events as ev
+from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
+
+
+def resolve_id(conn: Any, ref: str) -> str:
+    """The exact id for an id, a unique prefix or ``latest``. Raises SessionNotFound."""
+    if ref == "latest":
+        row = conn.execute(
+            "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            raise SessionNotFound("no sessions in the store")
+        return str(row[0])
+    if conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s", (ref,)).fetchone():
+        return ref
+    pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = conn.execute(
+        "SELECT id FROM rho_sessions WHERE id LIKE %s ORDER BY id LIMIT 11", (pattern,)
+    ).fetchall()
+    matches = [str(r[0]) for r in rows] if ref else []
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionNotFound(f"no session matches {ref!r} in the store")
+    shown = ", ".join(matches[:10]) + (", ..." if len(matches) > 10 else "")
+    raise SessionNotFound(f"{ref!r} is ambiguous: it matches {shown}; type more characters")
+
+
+def record_of(row: Sequence[Any]) -> SessionRecord:
+    """A SessionRecord from ``(id, created_at, parent_id, config, labels)``."""
+    session_id, created, parent, config, labels = row
+    try:
+        config, labels = json.loads(config), json.loads(labels or "{}")
+    except ValueError as exc:
+        raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
+    return SessionRecord(
+        id=session_id,
+        created_at=float(created),
+        config=config_from_dict(config, source=f"session {session_id} in the store"),
+        parent_id=parent,
+        labels={str(k): str(v) for k, v in (labels or {}).items()},
+    )
+
+
+class PgSessionStore(SessionStore, SignalingStore):
+    """Sessions in PostgreSQL, shared by every host that has the URL."""
+
+    def __init__(self, backend: PgBackend) -> None:
+        self.backend = backend
+        self._meta: dict[str, dict[str, Any]] = {}  # the summaries of the sessions held here
+        self._seq: dict[str, int] = {}
+        self._locks: dict[str, threading.Lock] = {}
+
+    def signals(self) -> SignalSource:
+        """Cancel, pause and directives of these sessions, as PostgreSQL notifications."""
+        from rho_adapters.pgstore.signals import PgSignals
+
+        return PgSignals(self.backend)
+
+    async def create(self, record: SessionRecord) -> None:
+        """See ``SessionStore.create``."""
+        meta = initial_meta(record)
+        await self.backend.call(self._create, record, meta)
+        await self._hold(record.id, meta, 0)
+
+    def _create(self, conn: Any, record: SessionRecord, meta: dict[str, Any]) -> None:
+        config = stored_config(config_to_dict(record.config))
+        inserted = conn.execute(
+            "INSERT INTO rho_sessions (id, created_at, parent_id, config, labels, meta, holder,"
+            " beat) VALUES (%s, %s, %s, %s, %s, %s, %s, now()) ON CONFLICT (id) DO NOTHING",
+            (
+                record.id,
+                record.created_at,
+                record.parent_id,
+                json.dumps(config),
+                json.dumps(dict(record.labels)),
+                json.dumps(self._held_meta(meta)),
+                self.backend.holder,
+            ),
+        ).rowcount
+        if not inserted:
+            raise StoreError(f"session {record.id} already exists in {self.backend.address.shown}")
+
+    def _held_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
+        return {**meta, "holder": self.backend.holder}
+
+    async def _hold(self, session_id: str, meta: dict[str, Any], seq: int) -> None:
+        self._meta[session_id] = meta
+        self._seq[session_id] = seq
+        self._locks[session_id] = threading.Lock()
+        # heartbeats for the sessions held here (the first call connects: not on the loop)
+        await asyncio.to_thread(self.backend.start)
+
+    async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """See ``SessionStore.open``."""
+        record, events, seq = await self.backend.call(self._open, session_id)
+        meta = initial_meta(record)
+        summarize_trace(meta, events)
+        if meta["status"] == "running":
+            meta["status"] = "interrupted"  # the process that drove that run is gone
+        await self.backend.call(self._write_meta, record.id, meta)
+        await self._hold(record.id, meta, seq)
+        return record, events
+
+    def _open(self, conn: Any, ref: str) -> tuple[SessionRecord, tuple[ev.Event, ...], int]:
+        session_id = resolve_id(conn, ref)
+        row = conn.execute(
+            "UPDATE rho_sessions SET holder = %s, beat = now() WHERE id = %s AND (holder IS NULL"
+            " OR beat IS NULL OR beat < now() - make_interval(secs => %s))"
+            " RETURNING id, created_at, parent_id, config, labels, last_seq",
+            (self.backend.holder, session_id, self.backend.stale_after),
+        ).fetchone()
+        if row is None:
+            holder = conn.execute(
+                "SELECT holder FROM rho_sessions WHERE id = %s", (session_id,)
+            ).fetchone()
+            raise SessionLocked(
+                f"session {session_id} is held by {holder[0] if holder else 'another process'};"
+                " wait for it to finish, or cancel it"
+            )
+        text = conn.execute(
+            "SELECT string_agg(line, E'\\n' ORDER BY seq) FROM rho_events WHERE session_id = %s",
+            (session_id,),
+        ).fetchone()[0]
+        data = (text + "\n").encode() if text else b""
+        events = parse_trace(data, source=f"session {session_id} in the store").events
+        return record_of(row[:5]), events, int(row[5])
+
+    def _write_meta(self, conn: Any, session_id: str, meta: dict[str, Any]) -> None:
+        conn.execute(
+            "UPDATE rho_sessions SET meta = %s WHERE id = %s",
+            (json.dumps(self._held_meta(meta), default=_plain), session_id),
+        )
+
+    async def append(self, session_id: str, events: Sequence[ev.Event]) -> None:
+        """See ``SessionStore.append``. Committed (durable) when it returns."""
+        meta = self._meta.get(session_id)
+        if meta is None:
+            raise StoreError(f"session {session_id} is not open in this store; create or open it")
+        persistent = [e for e in events if ev.is_persistent(e)]
+        if not persistent:
+            return
+        lines = [encode_event_line(e)[:-1].decode() for e in persistent]
+        await asyncio.to_thread(self._append_sync, session_id, persistent, lines)
+
+    def _append_sync(self, session_id: str, events: list[ev.Event], lines: list[str]) -> None:
+        # one writer per session here: line numbers are given and committed in order
+        with self._locks[session_id]:
+            meta = self._meta[session_id]
+            first = self._seq[session_id] + 1
+            changed = fold_events(meta, events)
+            durable = changed or any(e.kind in DURABLE_KINDS for e in events)
+            payload = json.dumps(self._held_meta(meta), default=_plain)
+            self.backend.run(
+                self._insert, session_id, first, lines, payload, durable, transaction=False
+            )
+            self._seq[session_id] = first + len(lines) - 1
+
+    def _insert(
+        self, conn: Any, session_id: str, first: int, lines: list[str], meta: str, durable: bool
+    ) -> None:
+        # One statement, so one round trip and one commit: the claim is checked, the lines
+        # inserted and live tails notified together, or nothing happens. As in the file store,
+        # only run boundaries, status changes, compaction and approvals wait for the disk
+        # (``synchronous_commit``); other lines are committed and visible at once, and a crash
+        # of the database server may lose the last fraction of a second of them.
+        last = first + len(lines) - 1
+        claimed = conn.execute(
+            "WITH claimed AS (UPDATE rho_sessions SET meta = %(meta)s, last_seq = %(last)s"
+            " WHERE id = %(id)s AND holder = %(holder)s RETURNING id),"
+            " added AS (INSERT INTO rho_events (session_id, seq, line)"
+            " SELECT claimed.id, s, l FROM claimed,"
+            " unnest(%(seqs)s::bigint[], %(lines)s::text[]) AS t(s, l))"
+            " SELECT pg_notify(%(channel)s, 'trace ' || id),"
+            " set_config('synchronous_commit', %(sync)s, true) FROM claimed",
+            {
+                "meta": meta,
+                "last": last,
+                "id": session_id,
+                "holder": self.backend.holder,
+                "seqs": list(range(first, last + 1)),
+                "lines": lines,
+                "channel": CHANNEL,
+                "sync": "on" if durable else "off",
+            },
+        ).fetchall()
+        if not claimed:
+            holder = conn.execute(
+                "SELECT holder FROM rho_sessions WHERE id = %s", (session_id,)
+            ).fetchone()
+            raise SessionLocked(
+                f"session {session_id} is no longer held by this process (now: "
+                f"{holder[0] if holder and holder[0] else 'nobody'}); its events were not written"
+            )
+
+    async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        """See ``SessionStore.list``."""
+        rows = await self.backend.call(
+            lambda conn: conn.execute(
+                ROW + " ORDER BY created_at DESC, id DESC LIMIT %s",
+                (self.backend.stale_after, limit),
+            ).fetchall()
+        )
+        return tuple(info_of(tuple(r)) for r in rows)
+
+    async def release(self, session_id: str) -> None:
+        """See ``SessionStore.release``."""
+        meta = self._meta.pop(session_id, None)
+        self._seq.pop(session_id, None)
+        self._locks.pop(session_id, None)
+        if meta is not None:
+            await self.backend.call(self._release, session_id, meta)
+
+    def _release(self, conn: Any, session_id: str, meta: dict[str, Any]) -> None:
+        conn.execute(
+            "UPDATE rho_sessions SET holder = NULL, beat = NULL, meta = %s"
+            " WHERE id = %s AND holder = %s",
+            (json.dumps({**meta, "holder": None}, default=_plain), session_id, self.backend.holder),
+        )
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"trace {session_id}"))
+
+
+def _plain(value: Any) -> Any:
+    import attrs
+
+    if attrs.has(type(value)):
+        return attrs.asdict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

@@ -1,0 +1,189 @@
+"""FileSessions: SessionCatalog and SessionControl over today's session directories.
+
+Nothing on disk changes: listings read meta.json (``listing.list_sessions``), traces are read
+as they are, signals are the sentinel files of ``signals.py``, an answer to an approval is an
+``approval_resolved`` line appended under the session's lock (``FileSessionStore``). yaml and
+cattrs are imported only by the members that need them (``record``, ``answer``), so the
+monitor's listing stays light.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from rho_adapters.store.confined import read_bytes
+from rho_adapters.store.layout import SessionPaths, liveness, read_meta, resolve
+from rho_adapters.store.listing import info_of, list_sessions
+from rho_adapters.store.signals import (
+    add_directive,
+    read_export,
+    request_cancel,
+    request_export,
+    request_pause,
+    request_resume,
+)
+from rho_domain import events as ev
+from rho_domain.errors import SessionLocked, SessionStateError, StoreError
+from rho_domain.ports.session_control import (
+    PendingApproval,
+    SessionCatalog,
+    SessionControl,
+    Signal,
+    TraceLine,
+    held_by_live_process,
+    pending_approvals,
+    run_in_progress,
+)
+from rho_domain.ports.store import SessionInfo, SessionRecord
+
+FOLLOW_POLL_SECONDS = 0.2
+"""How often ``follow`` looks at a trace another process writes (there is no event to wait on)."""
+
+
+def trace_lines(data: bytes, *, after: int) -> tuple[TraceLine, ...]:
+    """The complete lines of a trace's bytes numbered from 1, those after ``after``."""
+    lines = data.split(b"\n")[:-1]  # the piece after the last newline is not complete yet
+    return tuple(TraceLine(seq=i, data=line) for i, line in enumerate(lines, 1) if i > after)
+
+
+class FileSessions(SessionCatalog, SessionControl):
+    """The sessions under ``root`` (``<home>/sessions``), read and signalled through files."""
+
+    def __init__(self, root: Path | str, *, poll: float = FOLLOW_POLL_SECONDS) -> None:
+        self.root = Path(root).expanduser()
+        self._poll = poll
+
+    def _paths(self, session_id: str) -> SessionPaths:
+        return resolve(self.root, session_id)
+
+    async def sessions(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        """See ``SessionCatalog.sessions``."""
+        return await asyncio.to_thread(list_sessions, self.root, limit=limit)
+
+    async def info(self, session_id: str) -> SessionInfo:
+        """See ``SessionCatalog.info``."""
+        paths = self._paths(session_id)
+        return info_of(paths, now=time.time())
+
+    async def record(self, session_id: str) -> SessionRecord:
+        """See ``SessionCatalog.record``."""
+        from rho_adapters.store.recording import read_record
+
+        return await asyncio.to_thread(read_record, self._paths(session_id))
+
+    async def recording(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """See ``SessionCatalog.recording``."""
+        from rho_adapters.store.recording import load_recording
+
+        found = await asyncio.to_thread(load_recording, self._paths(session_id).dir)
+        return found.record, found.events
+
+    async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
+        """See ``SessionCatalog.trace``."""
+        paths = self._paths(session_id)
+        try:
+            data = await asyncio.to_thread(read_bytes, paths.trace)
+        except FileNotFoundError:
+            return ()
+        except OSError as exc:
+            raise StoreError(f"cannot read {paths.trace}: {exc.strerror or exc}") from exc
+        return trace_lines(data, after=after)
+
+    async def follow(self, session_id: str, *, after: int = 0) -> AsyncIterator[TraceLine]:
+        """See ``SessionCatalog.follow``. Polled every ``poll`` seconds."""
+        paths = self._paths(session_id)
+        seq = after
+        while True:
+            lines = await self.trace(paths.id, after=seq)
+            for line in lines:
+                yield line
+            seq = lines[-1].seq if lines else seq
+            if not lines and not run_in_progress(self._liveness(paths)):
+                final = await self.trace(paths.id, after=seq)  # written just before it ended
+                for line in final:
+                    yield line
+                return
+            if not lines:
+                await asyncio.sleep(self._poll)
+
+    @staticmethod
+    def _liveness(paths: SessionPaths) -> str:
+        return liveness(read_meta(paths), paused=paths.pause.exists(), now=time.time())
+
+    async def request(self, session_id: str, signal: Signal) -> bool:
+        """See ``SessionControl.request``."""
+        directory = self._paths(session_id).dir
+        if signal == "cancel":
+            request_cancel(directory)
+        elif signal == "pause":
+            request_pause(directory)
+        else:
+            return request_resume(directory)
+        return True
+
+    async def add_directive(self, session_id: str, text: str) -> int:
+        """See ``SessionControl.add_directive``."""
+        return await asyncio.to_thread(add_directive, self._paths(session_id).dir, text)
+
+    async def request_export(self, session_id: str) -> str:
+        """See ``SessionControl.request_export``."""
+        return request_export(self._paths(session_id).dir)
+
+    async def export_answer(self, session_id: str, request_id: str) -> str | None:
+        """See ``SessionControl.export_answer``."""
+        return read_export(self._paths(session_id).dir, request_id)
+
+    async def withdraw_export(self, session_id: str, request_id: str) -> None:
+        """See ``SessionControl.withdraw_export``."""
+        exports = self._paths(session_id).dir / "exports"
+        with contextlib.suppress(OSError):
+            (exports / f"{request_id}.request").unlink(missing_ok=True)
+
+    async def approvals(self, session_id: str) -> tuple[PendingApproval, ...]:
+        """See ``SessionControl.approvals``."""
+        from rho_adapters.store.trace import read_trace
+
+        paths = self._paths(session_id)
+        return pending_approvals((await asyncio.to_thread(read_trace, paths.trace)).events)
+
+    async def answer(
+        self,
+        session_id: str,
+        call_id: str,
+        *,
+        approved: bool,
+        always: bool = False,
+        reason: str = "",
+    ) -> None:
+        """See ``SessionControl.answer``."""
+        from rho_adapters.store.files import FileSessionStore
+
+        paths = self._paths(session_id)
+        meta = read_meta(paths)
+        if held_by_live_process(self._liveness(paths)):
+            raise SessionLocked(
+                f"session {paths.id} is held by pid {meta.get('pid')} on {meta.get('host')}; "
+                "answer it there (its approval prompt or its server)"
+            )
+        store = FileSessionStore(self.root)
+        _, events = await store.open(paths.id)
+        try:
+            waiting = {p.call_id: p for p in pending_approvals(events)}
+            if call_id not in waiting:
+                known = ", ".join(waiting) or "none"
+                raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
+            answer = ev.ApprovalResolved(
+                at=time.time(),
+                call_id=call_id,
+                tool_name=waiting[call_id].tool,
+                approved=approved,
+                always=always,
+                reason=reason,
+            )
+            await store.append(paths.id, [answer])
+        finally:
+            await store.release(paths.id)

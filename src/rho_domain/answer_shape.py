@@ -1,0 +1,47 @@
+"""The final answer's JSON against ``AgentConfig.output_schema``: pure parts.
+
+What the system prompt says about the shape (``instruction``), the answer parsed and
+validated (``parse``, a fenced ```json block accepted), and whether the model is being asked
+to correct it (``correcting``). The loop's judgement (``rho_domain.loop.output_check``)
+sends the one correction and ends the run when it fails too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rho_domain.json_schema import SchemaProblem, validate
+from rho_domain.messages import Message, UserMessage
+
+_FENCED = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
+
+
+def instruction(schema: Mapping[str, Any]) -> str:
+    """What the system prompt adds: the answer's shape, for every server (where the server
+    also constrains decoding, this is what the model reads about it)."""
+    return (
+        "When you have finished, give your final answer as one JSON value, with no other "
+        "text, that matches this JSON Schema:\n" + json.dumps(schema, sort_keys=True)
+    )
+
+
+def parse(text: str, schema: Mapping[str, Any]) -> tuple[Any, SchemaProblem | None]:
+    """The answer's JSON value and the first problem with it (None: it matches)."""
+    body = text.strip()
+    if fenced := _FENCED.match(body):
+        body = fenced.group(1).strip()
+    try:
+        value = json.loads(body)
+    except ValueError as exc:
+        return None, SchemaProblem("$", f"the answer is not JSON ({exc})")
+    return value, validate(value, schema)
+
+
+def correcting(messages: Sequence[Message]) -> bool:
+    """True when the last message asks the model to correct its answer (its next call is an
+    answer, not a tool call)."""
+    last = messages[-1] if messages else None
+    return isinstance(last, UserMessage) and last.origin == "correction"

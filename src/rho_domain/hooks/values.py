@@ -1,0 +1,228 @@
+"""What a hook is given and what it may answer, at each of the four points of the loop.
+
+A hook is a plain callable, sync or async, that takes one value and answers one value:
+
+============================  ====================  ==========================================
+point                         it is given           it may answer
+============================  ====================  ==========================================
+``before_tool``               ``BeforeToolCall``    None / ``Allow()`` (no objection),
+                                                    ``Deny(reason)``, ``RewriteArguments(...)``
+``after_tool``                ``AfterToolCall``     None (unchanged), ``ReplaceResult(...)``
+``before_model``              ``BeforeModelCall``   None (unchanged), ``ReplaceMessages(...)``
+``after_run``                 ``AfterRun``          None (anything else is ignored)
+============================  ====================  ==========================================
+
+A hook can only take away, never grant: ``Allow`` is no objection, and the call still meets
+the profile and the approval policy; a rewritten call meets them as if the model had made it.
+Hooks of one point run in order, each given what the one before produced; the first denial
+ends the chain. Every hook runs under a deadline (``Hooks.timeout``, default
+``DEFAULT_HOOK_TIMEOUT``); one that raises, answers a wrong type or is late fails closed (see
+``rho_domain.loop.hooks_applied``). Sync hooks run in a thread of their own so the deadline holds
+(a late one is abandoned, not stopped); async hooks are cancelled at the deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeAlias
+
+import attrs
+
+from rho_domain.errors import ConfigError
+from rho_domain.hook_events import plugged_name
+from rho_domain.messages import Message, ToolCall
+from rho_domain.run import RunResult
+
+DEFAULT_HOOK_TIMEOUT = 5.0
+"""Seconds a hook may take before it counts as failed (and its call is refused)."""
+
+
+@attrs.frozen(kw_only=True)
+class BeforeToolCall:
+    """A tool call about to be judged and run.
+
+    Attributes:
+        session_id: The session making the call (a delegated child has its own).
+        call: The call as the model made it (or as an earlier hook rewrote it).
+        arguments: ``call.arguments`` parsed (empty when they are not a JSON object).
+    """
+
+    session_id: str
+    call: ToolCall
+    arguments: Mapping[str, Any]
+
+    @property
+    def tool_name(self) -> str:
+        """The tool called."""
+        return self.call.name
+
+
+@attrs.frozen
+class Allow:
+    """No objection: the call goes on to the profile and the approval policy."""
+
+
+@attrs.frozen
+class Deny:
+    """Refuse the call; the model reads ``reason`` in the call's result."""
+
+    reason: str
+
+
+@attrs.frozen
+class RewriteArguments:
+    """Run the call with these arguments instead (judged and approved again as given).
+
+    ``reason`` goes to the trace (the hook event), not to the model.
+    """
+
+    arguments: Mapping[str, Any]
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class AfterToolCall:
+    """A tool call's result, before anything records it.
+
+    Attributes:
+        session_id: The session that made the call.
+        call: The call that ran (as the before-tool hooks left it).
+        content: The result the model would read.
+        is_error: Whether it is an error result.
+        metadata: What the tool reports beside it for the trace and UIs (the built-in tools:
+            counts, paths, exit codes; a tool of yours: whatever it puts there).
+    """
+
+    session_id: str
+    call: ToolCall
+    content: str
+    is_error: bool
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def tool_name(self) -> str:
+        """The tool that ran."""
+        return self.call.name
+
+
+@attrs.frozen
+class ReplaceResult:
+    """The result the model reads and the trace stores instead (``is_error`` None: kept;
+    ``metadata`` None: kept, so replace it too when it may hold what you remove)."""
+
+    content: str
+    is_error: bool | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class BeforeModelCall:
+    """The history about to be sent to the model.
+
+    Attributes:
+        session_id: The session calling the model.
+        model: The model named in the request.
+        messages: The history, oldest first (the system prompt is not part of it).
+    """
+
+    session_id: str
+    model: str
+    messages: tuple[Message, ...]
+
+
+def _messages(messages: Iterable[Message]) -> tuple[Message, ...]:
+    return tuple(messages)
+
+
+@attrs.frozen
+class ReplaceMessages:
+    """Send these messages instead; they become the session's history from then on (so a
+    hook that adds a message should add it once)."""
+
+    messages: tuple[Message, ...] = attrs.field(converter=_messages)
+
+
+@attrs.frozen(kw_only=True)
+class AfterRun:
+    """A run that ended, with its result (the run is over: nothing can change it)."""
+
+    session_id: str
+    result: RunResult
+
+
+BeforeToolAnswer: TypeAlias = Allow | Deny | RewriteArguments | None
+AfterToolAnswer: TypeAlias = ReplaceResult | None
+BeforeModelAnswer: TypeAlias = ReplaceMessages | None
+
+BeforeToolHook: TypeAlias = Callable[
+    [BeforeToolCall], BeforeToolAnswer | Awaitable[BeforeToolAnswer]
+]
+AfterToolHook: TypeAlias = Callable[[AfterToolCall], AfterToolAnswer | Awaitable[AfterToolAnswer]]
+BeforeModelHook: TypeAlias = Callable[
+    [BeforeModelCall], BeforeModelAnswer | Awaitable[BeforeModelAnswer]
+]
+AfterRunHook: TypeAlias = Callable[[AfterRun], object]
+
+
+def _timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not number > 0 or number == float("inf"):
+        raise ConfigError(
+            f"hooks {attribute.name} must be a number of seconds above 0, not {value!r}"
+        )
+
+
+# Typed converters (``converter=tuple`` leaves mypy a generic it cannot solve).
+def _before_tool(hooks: Iterable[BeforeToolHook]) -> tuple[BeforeToolHook, ...]:
+    return tuple(hooks)
+
+
+def _after_tool(hooks: Iterable[AfterToolHook]) -> tuple[AfterToolHook, ...]:
+    return tuple(hooks)
+
+
+def _before_model(hooks: Iterable[BeforeModelHook]) -> tuple[BeforeModelHook, ...]:
+    return tuple(hooks)
+
+
+def _after_run(hooks: Iterable[AfterRunHook]) -> tuple[AfterRunHook, ...]:
+    return tuple(hooks)
+
+
+@attrs.frozen(kw_only=True)
+class Hooks:
+    """The hooks of an agent, per point, in the order they run, and their deadline.
+
+    ``timeout`` None means ``DEFAULT_HOOK_TIMEOUT``. An agent's delegated children run under
+    the same hooks (``Agent.without_tools`` keeps them).
+    """
+
+    before_tool: tuple[BeforeToolHook, ...] = attrs.field(default=(), converter=_before_tool)
+    after_tool: tuple[AfterToolHook, ...] = attrs.field(default=(), converter=_after_tool)
+    before_model: tuple[BeforeModelHook, ...] = attrs.field(default=(), converter=_before_model)
+    after_run: tuple[AfterRunHook, ...] = attrs.field(default=(), converter=_after_run)
+    timeout: float | None = attrs.field(default=None, validator=_timeout)
+
+    @property
+    def deadline(self) -> float:
+        """Seconds each hook may take."""
+        return DEFAULT_HOOK_TIMEOUT if self.timeout is None else self.timeout
+
+    @property
+    def names(self) -> frozenset[str]:
+        """``module.qualname`` of every hook (as the trace names them)."""
+        every = (*self.before_tool, *self.after_tool, *self.before_model, *self.after_run)
+        return frozenset(plugged_name(hook) for hook in every)
+
+    def then(self, later: Hooks) -> Hooks:
+        """These hooks, then ``later``'s, at every point; ``later``'s timeout when it sets
+        one."""
+        return Hooks(
+            before_tool=(*self.before_tool, *later.before_tool),
+            after_tool=(*self.after_tool, *later.after_tool),
+            before_model=(*self.before_model, *later.before_model),
+            after_run=(*self.after_run, *later.after_run),
+            timeout=self.timeout if later.timeout is None else later.timeout,
+        )

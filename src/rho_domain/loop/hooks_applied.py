@@ -1,0 +1,287 @@
+"""Hooks applied in the loop: each point's hooks in order, under the deadline, recorded.
+
+What a hook produces is what the session records, so the trace holds the hook's version and
+never the one it replaced: a rewritten call is the call of ``tool_start`` (and what the
+profile and the approval policy judge), a replaced result is the content of ``tool_end`` and
+of the result message, replaced messages are the history from then on (a ``hook`` event
+carrying them). Each denial, rewrite or failure is a ``hook`` event (``HookActed``) with the
+hook's reason, never the content it removed.
+
+Fail closed: a hook that raises, answers a wrong type or misses the deadline refuses what it
+guarded, and the run goes on where it can:
+
+- ``before_tool``: the call is denied (the model reads why) and the batch goes on;
+- ``after_tool``: the result is withheld (the model reads an error result instead);
+- ``before_model``: the model call is not made; nothing else can follow, so the run ends
+  ``error`` (``HookFailed``) with the session intact;
+- ``after_run``: the run is over; the failure is only recorded.
+
+Only ``asyncio.CancelledError`` from the session's own cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import attrs
+
+from rho_domain.errors import HookFailed, RhoError
+from rho_domain.hook_events import HookActed, HookPoint, plugged_name
+from rho_domain.hooks.values import (
+    AfterRun,
+    AfterToolCall,
+    Allow,
+    BeforeModelCall,
+    BeforeToolCall,
+    Deny,
+    Hooks,
+    ReplaceMessages,
+    ReplaceResult,
+    RewriteArguments,
+)
+from rho_domain.loop.journal import Journal
+from rho_domain.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from rho_domain.run import RunResult
+from rho_domain.tools.base import ToolOutput
+from rho_domain.tools.registry import parse_arguments
+
+
+@attrs.frozen
+class _Failure:
+    """A hook that gave no usable answer."""
+
+    outcome: Literal["failed", "timed_out"]
+    reason: str
+
+
+async def _ask(hook: Any, value: object, deadline: float) -> object:
+    """``hook(value)`` under ``deadline``: its answer, or a ``_Failure``."""
+    scope = asyncio.timeout(deadline)
+    try:
+        async with scope:
+            if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(
+                getattr(hook, "__call__", None)  # noqa: B004 - an async callable object
+            ):
+                return await hook(value)
+            answer = await _in_own_thread(hook, value)
+            return await answer if inspect.isawaitable(answer) else answer
+    except Exception as exc:  # noqa: BLE001 - the user's code: any failure fails closed
+        if isinstance(exc, TimeoutError) and scope.expired():
+            return _Failure("timed_out", f"no answer within {deadline:g} s")
+        return _Failure("failed", f"{type(exc).__name__}: {exc}")
+
+
+async def _in_own_thread(hook: Any, value: object) -> object:
+    """``hook(value)`` in a daemon thread of its own, so a sync hook that blocks holds neither
+    the event loop nor a worker of the shared pool (``asyncio.to_thread``'s, which the
+    registry and the adapters need): past the deadline it is abandoned, and a hung one cannot
+    starve the others or keep the process from exiting."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[object] = loop.create_future()
+
+    def settle(outcome: object, failed: bool) -> None:
+        if done.done():  # the deadline passed: nobody waits for it any more
+            return
+        if failed:
+            done.set_exception(outcome)  # type: ignore[arg-type]
+        else:
+            done.set_result(outcome)
+
+    def work() -> None:
+        try:
+            outcome, failed = hook(value), False
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting task
+            # a future cannot carry StopIteration, and a SystemExit in a hook's thread is
+            # the hook's failure, not the process's
+            plain = isinstance(exc, Exception) and not isinstance(exc, StopIteration)
+            outcome, failed = (exc if plain else RuntimeError(f"{type(exc).__name__}: {exc}")), True
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, outcome, failed)
+
+    threading.Thread(target=work, name=f"rho-hook {plugged_name(hook)}", daemon=True).start()
+    return await done
+
+
+def _wrong(answer: object, expected: str) -> _Failure:
+    return _Failure("failed", f"answered {type(answer).__name__}, expected {expected}")
+
+
+async def _record(
+    journal: Journal,
+    point: HookPoint,
+    hook: object,
+    outcome: Literal["denied", "rewrote", "failed", "timed_out"],
+    *,
+    call_id: str = "",
+    reason: str = "",
+    messages: tuple[Message, ...] | None = None,
+) -> None:
+    await journal.emit(
+        HookActed(
+            at=journal.clock.now(),
+            point=point,
+            hook=plugged_name(hook),
+            outcome=outcome,
+            call_id=call_id,
+            reason=reason,
+            messages=messages,
+        )
+    )
+
+
+def _refusal(hook: object, failure: _Failure) -> str:
+    """What the model reads when a hook failed: the call was not run, and why."""
+    return f"hook {plugged_name(hook)} {failure.outcome.replace('_', ' ')} ({failure.reason})"
+
+
+@attrs.frozen(kw_only=True)
+class HookedBatch:
+    """A batch after its before-tool hooks: the calls to judge and run (rewritten where a hook
+    rewrote them), and the calls refused, each with the reason the model reads."""
+
+    calls: tuple[ToolCall, ...]
+    denied: tuple[tuple[ToolCall, str], ...] = ()
+
+
+async def before_tools(hooks: Hooks, journal: Journal, calls: Sequence[ToolCall]) -> HookedBatch:
+    """Ask the before-tool hooks about each call, in the model's order."""
+    if not hooks.before_tool:
+        return HookedBatch(calls=tuple(calls))
+    kept: list[ToolCall] = []
+    denied: list[tuple[ToolCall, str]] = []
+    for call in calls:
+        outcome = await _before_tool(hooks, journal, call)
+        if isinstance(outcome, str):
+            denied.append((call, outcome))
+        else:
+            kept.append(outcome)
+    return HookedBatch(calls=tuple(kept), denied=tuple(denied))
+
+
+async def _before_tool(hooks: Hooks, journal: Journal, call: ToolCall) -> ToolCall | str:
+    """The call to run, or the reason it is refused."""
+    current = call
+    for hook in hooks.before_tool:
+        try:
+            arguments = dict(parse_arguments(current))
+        except RhoError:
+            arguments = {}
+        given = BeforeToolCall(session_id=journal.session_id, call=current, arguments=arguments)
+        answer = await _ask(hook, given, hooks.deadline)
+        if isinstance(answer, RewriteArguments):
+            try:
+                text = json.dumps(dict(answer.arguments), ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                answer = _Failure("failed", f"rewrote the arguments into no JSON object: {exc}")
+            else:
+                current = attrs.evolve(current, arguments=text)
+                await _record(
+                    journal, "before_tool", hook, "rewrote", call_id=call.id, reason=answer.reason
+                )
+                continue
+        if answer is None or isinstance(answer, Allow):
+            continue
+        if isinstance(answer, Deny):
+            await _record(
+                journal, "before_tool", hook, "denied", call_id=call.id, reason=answer.reason
+            )
+            return f"{answer.reason} (hook {plugged_name(hook)})"
+        failure = (
+            answer
+            if isinstance(answer, _Failure)
+            else _wrong(answer, "None, Allow, Deny or RewriteArguments")
+        )
+        await _record(
+            journal, "before_tool", hook, failure.outcome, call_id=call.id, reason=failure.reason
+        )
+        return f"{_refusal(hook, failure)}; hooks fail closed"
+    return current
+
+
+async def after_tool(
+    hooks: Hooks, journal: Journal, call: ToolCall, output: ToolOutput
+) -> ToolOutput:
+    """The output the model reads and the trace stores, after the after-tool hooks."""
+    for hook in hooks.after_tool:
+        given = AfterToolCall(
+            session_id=journal.session_id,
+            call=call,
+            content=output.content,
+            is_error=output.is_error,
+            metadata=dict(output.metadata),
+        )
+        answer = await _ask(hook, given, hooks.deadline)
+        if answer is None:
+            continue
+        if isinstance(answer, ReplaceResult) and isinstance(answer.content, str):
+            is_error = output.is_error if answer.is_error is None else answer.is_error
+            metadata = output.metadata if answer.metadata is None else dict(answer.metadata)
+            output = ToolOutput(content=answer.content, is_error=is_error, metadata=metadata)
+            await _record(journal, "after_tool", hook, "rewrote", call_id=call.id)
+            continue
+        failure = (
+            answer
+            if isinstance(answer, _Failure)
+            else _wrong(answer, "None or ReplaceResult with text content")
+        )
+        await _record(
+            journal, "after_tool", hook, failure.outcome, call_id=call.id, reason=failure.reason
+        )
+        return ToolOutput(
+            content=f"[result withheld: {_refusal(hook, failure)}; hooks fail closed.]",
+            is_error=True,
+        )
+    return output
+
+
+async def before_model(hooks: Hooks, journal: Journal, model: str) -> None:
+    """Run the before-model hooks over the history; a replacement becomes the history.
+    Raises ``HookFailed`` when a hook fails (the model call must not be made)."""
+    for hook in hooks.before_model:
+        messages = tuple(journal.state.messages)
+        given = BeforeModelCall(session_id=journal.session_id, model=model, messages=messages)
+        answer = await _ask(hook, given, hooks.deadline)
+        if answer is None:
+            continue
+        if isinstance(answer, ReplaceMessages) and _all_messages(answer.messages):
+            replaced = tuple(answer.messages)
+            if replaced != messages:
+                await _record(journal, "before_model", hook, "rewrote", messages=replaced)
+            continue
+        failure = (
+            answer
+            if isinstance(answer, _Failure)
+            else _wrong(answer, "None or ReplaceMessages of messages")
+        )
+        await _record(journal, "before_model", hook, failure.outcome, reason=failure.reason)
+        raise HookFailed(
+            f"{_refusal(hook, failure)}: the model call was not made (hooks fail closed)"
+        )
+
+
+def _all_messages(messages: Sequence[object]) -> bool:
+    kinds = (SystemMessage, UserMessage, AssistantMessage, ToolResultMessage)
+    return all(isinstance(m, kinds) for m in messages)
+
+
+async def after_run(hooks: Hooks, journal: Journal, result: RunResult) -> None:
+    """Tell the after-run hooks how the run ended; a failure is recorded, nothing else."""
+    for hook in hooks.after_run:
+        answer = await _ask(
+            hook, AfterRun(session_id=journal.session_id, result=result), hooks.deadline
+        )
+        if isinstance(answer, _Failure):
+            await _record(journal, "after_run", hook, answer.outcome, reason=answer.reason)

@@ -1,0 +1,184 @@
+"""MCP servers as configuration: one frozen value per server, and which servers a session starts.
+
+A server is a local program (``command``, an argv list, with ``env`` and ``cwd``) spoken to
+over its stdin and stdout, or an HTTP endpoint (``url`` with ``headers``) speaking MCP's
+Streamable HTTP transport. Values of ``env`` and ``headers`` may name environment variables
+(``${NAME}``); ``bearer_token_env`` names the variable holding a bearer token. They are
+resolved by the adapter when the server starts, never stored resolved.
+
+The model sees a server's tool ``search`` of server ``tickets`` as ``mcp__tickets__search``.
+Every MCP tool is dangerous (asked about under the readonly and developer profiles) unless
+its server's ``read_only_tools`` names it: the operator, not the server, vouches for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from rho_domain.errors import ConfigError
+
+DEFAULT_STARTUP_TIMEOUT = 10.0  # seconds to start, initialize and list a server's tools
+DEFAULT_CALL_TIMEOUT = 60.0  # seconds for one tools/call
+PREFIX = "mcp__"
+_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_NAME = 64  # the longest function name OpenAI-compatible servers accept
+
+
+def _seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not 0 < number < float("inf"):
+        raise ConfigError(
+            f"{attribute.name} must be a number of seconds, more than 0; got {value!r}"
+        )
+
+
+def _limit(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(
+            f"{attribute.name} must be a whole number of characters > 0, not {value!r}"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class McpToolFilter:
+    """Which of a server's tools the model sees: ``allow`` (None: all) minus ``deny``."""
+
+    allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+
+    def admits(self, tool: str) -> bool:
+        """True when the model may see ``tool`` (its name as the server gives it)."""
+        return (self.allow is None or tool in self.allow) and tool not in self.deny
+
+
+@attrs.frozen(kw_only=True)
+class McpServerConfig:
+    """One MCP server. Exactly one of ``command`` (stdio) or ``url`` (Streamable HTTP); a
+    profile may also list a server with neither, which permits the agent config's server of
+    that name (``servers_to_start``).
+
+    ``env`` is the stdio server's whole environment beside ``PATH`` (the agent's own
+    variables, API keys included, are not passed). ``output_limit`` caps one call's result
+    in characters (None: the agent's ``tool_output_limit``); the full result is saved beside
+    the session's trace and its path given in the result.
+    """
+
+    command: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    bearer_token_env: str | None = None
+    tools: McpToolFilter = McpToolFilter()
+    read_only_tools: tuple[str, ...] = ()
+    startup_timeout: float = attrs.field(default=DEFAULT_STARTUP_TIMEOUT, validator=_seconds)
+    call_timeout: float = attrs.field(default=DEFAULT_CALL_TIMEOUT, validator=_seconds)
+    output_limit: int | None = attrs.field(default=None, validator=_limit)
+
+    @property
+    def is_reference(self) -> bool:
+        """True for an entry that only names a server (neither ``command`` nor ``url``)."""
+        return not self.command and not self.url
+
+    @property
+    def transport(self) -> str:
+        """``stdio`` or ``http``."""
+        return "stdio" if self.command else "http"
+
+    def check(self, name: str, *, where: str = "mcp_servers") -> None:
+        """Raise ConfigError naming ``where.name`` when the entry is not a usable server."""
+        check_server_name(name, where=where)
+        if self.command and self.url:
+            raise ConfigError(f"{where}.{name}: give command (a local program) or url, not both")
+        if self.is_reference:
+            raise ConfigError(
+                f"{where}.{name}: give command (an argv list, e.g. [python, server.py]) or "
+                "url (an http:// or https:// endpoint)"
+            )
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.{name}.url: {self.url!r} is not an http(s) URL")
+
+
+def check_servers(
+    _: object, attribute: attrs.Attribute[Any], value: Mapping[str, McpServerConfig]
+) -> None:
+    """Validate an AgentConfig's ``mcp_servers``: each a usable server."""
+    for name, server in value.items():
+        server.check(name, where=attribute.name)
+
+
+def check_named_servers(
+    _: object, attribute: attrs.Attribute[Any], value: Mapping[str, McpServerConfig]
+) -> None:
+    """Validate a profile's ``mcp_servers``: each a usable server or a reference
+    (neither command nor url) to the agent config's server of that name."""
+    for name, server in value.items():
+        if server.is_reference:
+            check_server_name(name, where=attribute.name)
+        else:
+            server.check(name, where=attribute.name)
+
+
+def check_server_name(name: str, *, where: str = "mcp_servers") -> None:
+    """Raise ConfigError unless ``name`` can be part of a tool name (letters, digits, ``-``,
+    single ``_``; no ``__``, which separates the server from the tool)."""
+    if not _SERVER_NAME.fullmatch(name):
+        raise ConfigError(
+            f"{where}: server name {name!r} must be letters, digits, '-' and single '_' "
+            "(it becomes part of the tool names mcp__<server>__<tool>)"
+        )
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The name the model calls ``tool`` of ``server`` by: ``mcp__<server>__<tool>``, with
+    characters a model API refuses replaced by ``_`` and cut to 64 characters."""
+    return (PREFIX + server + "__" + _UNSAFE.sub("_", tool))[:_MAX_NAME]
+
+
+def server_of(name: str) -> str | None:
+    """The server of an MCP tool name (``mcp__tickets__search`` → ``tickets``), else None."""
+    if not name.startswith(PREFIX):
+        return None
+    server, sep, _ = name[len(PREFIX) :].partition("__")
+    return server if sep and server else None
+
+
+def servers_to_start(
+    configured: Mapping[str, McpServerConfig],
+    named: Mapping[str, McpServerConfig],
+    *,
+    only_named: bool,
+) -> dict[str, McpServerConfig]:
+    """The servers a session starts, by name.
+
+    ``configured`` are the agent config's; ``named`` the profile's (a definition, or a
+    reference permitting the configured server of that name). With ``only_named`` (a
+    read-only or bash-only profile: ``PermissionProfile.starts_named_mcp_servers_only``) only
+    the servers the profile names start: an MCP server is a program or a service outside the
+    profile's confinement. A profile's own definition wins over the config's. Raises
+    ConfigError for a reference to a server the config does not define.
+    """
+    out: dict[str, McpServerConfig] = {}
+    for name, server in configured.items():
+        if not only_named or name in named:
+            out[name] = server
+    for name, server in named.items():
+        if server.is_reference:
+            if name not in configured:
+                known = ", ".join(sorted(configured)) or "none"
+                raise ConfigError(
+                    f"the profile names MCP server {name!r}, which the agent config does not "
+                    f"define (defined: {known})"
+                )
+            continue
+        out[name] = server
+    for name, server in out.items():
+        server.check(name)
+    return out

@@ -1,0 +1,193 @@
+"""SessionCatalog and SessionControl: what an operator does to stored sessions, not the loop.
+
+The loop writes through ``SessionStore`` and listens through ``SignalSource``. Everyone else (a
+monitor, a server listing sessions another host started, ``kill``, ``export``, ``connect``)
+reads and signals through these two ports, whatever keeps the sessions: files in one config
+directory, or PostgreSQL shared by many hosts.
+
+Liveness is judged here, once, and has two questions with two names:
+
+- ``run_in_progress(liveness)``: a run is going on now (``running`` or ``paused``): a cancel
+  has someone to stop, a followed trace will grow.
+- ``held_by_live_process(liveness)``: some live process holds the session (a run in progress,
+  or open and ``idle`` between runs): it cannot be driven from here. ``can_be_driven`` is its
+  negation.
+
+``judge_liveness`` turns an adapter's facts (the status the trace reached, whether a holder is
+recorded and still beating, a pause request) into the one word every listing shows.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from typing import Literal, Protocol
+
+import attrs
+
+from rho_domain import events as ev
+from rho_domain.ports.store import SessionInfo, SessionRecord
+from rho_domain.state import State
+
+RUN_IN_PROGRESS = frozenset({"running", "paused"})
+"""Liveness words that mean a run is going on now."""
+
+HELD = RUN_IN_PROGRESS | {"idle"}
+"""Liveness words that mean a live process holds the session (driving it or open between runs)."""
+
+Signal = Literal["cancel", "pause", "resume"]
+
+
+def run_in_progress(liveness: str) -> bool:
+    """True when a run is going on now (running, or paused at a checkpoint)."""
+    return liveness in RUN_IN_PROGRESS
+
+
+def held_by_live_process(liveness: str) -> bool:
+    """True when a live process holds the session: running, paused or idle (open, between
+    runs). Such a session cannot be driven by anyone else."""
+    return liveness in HELD
+
+
+def can_be_driven(liveness: str) -> bool:
+    """True when no live process holds the session, so this one may open and run it."""
+    return not held_by_live_process(liveness)
+
+
+def judge_liveness(*, status: str, held: bool, paused: bool) -> str:
+    """The liveness word from an adapter's facts.
+
+    ``status`` is what the trace reached (``running`` after a ``run_start`` without its
+    ``run_end``, else the last run's status or ``created``); ``held`` is whether a holder is
+    recorded AND still alive (the adapter's heartbeat bound, or a pid on this host). A session
+    whose run was left ``running`` by a holder that is gone is ``stale``.
+    """
+    if held:
+        if status == "running":
+            return "paused" if paused else "running"
+        return "idle"
+    if status == "running":
+        return "stale"
+    return status
+
+
+@attrs.frozen(kw_only=True)
+class TraceLine:
+    """One persisted event as the store's codec wrote it (a ``trace.jsonl`` line without its
+    newline). ``seq`` is its line number, 1 for the first: ``after=seq`` continues after it."""
+
+    seq: int
+    data: bytes
+
+
+@attrs.frozen(kw_only=True)
+class PendingApproval:
+    """A tool call waiting for a human's decision."""
+
+    call_id: str
+    tool: str
+    arguments: str
+    reason: str = ""
+
+
+def pending_approvals(events: Sequence[ev.Event]) -> tuple[PendingApproval, ...]:
+    """The calls of a stored session that still wait for a decision, from its events."""
+    state = State.from_events(events)
+    return tuple(
+        PendingApproval(
+            call_id=c.id,
+            tool=c.name,
+            arguments=c.arguments,
+            reason=state.approval_reasons.get(c.id, ""),
+        )
+        for c in state.pending_calls
+        if state.approvals.get(c.id) is None
+    )
+
+
+class SessionCatalog(Protocol):
+    """Reading stored sessions without driving them: no lock is taken, nothing is written."""
+
+    @abstractmethod
+    async def sessions(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+        """Sessions, newest first, each with its ``liveness`` (``judge_liveness``)."""
+
+    @abstractmethod
+    async def info(self, session_id: str) -> SessionInfo:
+        """One session. Every member takes an exact id or a unique prefix (adapters may also
+        accept ``latest``). Raises ``SessionNotFound`` (an ambiguous prefix names the
+        candidates)."""
+
+    @abstractmethod
+    async def record(self, session_id: str) -> SessionRecord:
+        """The stored record (config, labels, parent). Raises ``SessionNotFound``;
+        ``ConfigError`` when its stored config is invalid."""
+
+    @abstractmethod
+    async def recording(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        """The record and the persisted events, decoded (a torn or unreadable line skipped
+        with a warning), without taking the lock: for fork, replay and export."""
+
+    @abstractmethod
+    async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
+        """The persisted lines with ``seq > after``, in order (empty when none yet). Joined
+        with newlines they are byte for byte the session's ``trace.jsonl``. Raises
+        ``SessionNotFound``."""
+
+    @abstractmethod
+    def follow(self, session_id: str, *, after: int = 0) -> AsyncIterator[TraceLine]:
+        """The lines after ``after``, then each new one as it is appended, until no run is in
+        progress and every line was given (a live tail). The caller may stop it at any time."""
+
+
+class SessionControl(Protocol):
+    """Signals and answers to stored sessions, from any process (or host) that sees the store."""
+
+    @abstractmethod
+    async def request(self, session_id: str, signal: Signal) -> bool:
+        """Ask for ``cancel`` (the run stops at its next checkpoint), ``pause`` (it waits
+        before its next model call or tool) or ``resume`` (the pause is lifted). Returns False
+        when there was nothing to do (``resume`` of a session not paused). Raises
+        ``SessionNotFound`` for an unknown exact id."""
+
+    @abstractmethod
+    async def add_directive(self, session_id: str, text: str) -> int:
+        """Queue an operator instruction; returns its offset in the session's directive log
+        (the session applies it once, between steps). Raises ``SessionNotFound``."""
+
+    @abstractmethod
+    async def request_export(self, session_id: str) -> str:
+        """Ask a running session for a context export (``connect``); returns the request id
+        for ``export_answer``. Raises ``SessionNotFound``."""
+
+    @abstractmethod
+    async def export_answer(self, session_id: str, request_id: str) -> str | None:
+        """The export the session gave for ``request_id``, or None while it has not."""
+
+    @abstractmethod
+    async def withdraw_export(self, session_id: str, request_id: str) -> None:
+        """Take back an unanswered request (its asker stopped waiting: the session finished or
+        did not answer in time), so nothing is left behind. An answered one: nothing to do."""
+
+    @abstractmethod
+    async def approvals(self, session_id: str) -> tuple[PendingApproval, ...]:
+        """Calls of the session still waiting for a decision (``pending_approvals``)."""
+
+    @abstractmethod
+    async def answer(
+        self,
+        session_id: str,
+        call_id: str,
+        *,
+        approved: bool,
+        always: bool = False,
+        reason: str = "",
+    ) -> None:
+        """Record a decision on a pending call of a session no live process holds; the next
+        ``--resume`` (on any host) runs on with it. Raises ``SessionLocked`` naming the holder
+        (it answers through its own session), ``SessionStateError`` for a call that is not
+        pending."""
+
+
+class SessionOperator(SessionCatalog, SessionControl, Protocol):
+    """Both faces of one store, as an operator holds them (every adapter implements both)."""

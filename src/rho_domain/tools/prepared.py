@@ -1,0 +1,113 @@
+"""PreparedCall: a tool call parsed and validated once, before anyone judges or runs it.
+
+The model's ``ToolCall`` keeps its arguments as the raw JSON text it sent (the trace records it
+byte for byte, and a malformed call is reported back verbatim). Everything after the model reads
+one ``PreparedCall`` instead of that text: the policy (``ToolHandler.policy_for`` on the
+validated arguments), the approval decision (the decoded values the profile's patterns are
+matched on), the approver (``ApprovalRequest.arguments``), the registry and the handler (the
+validated arguments it runs with). ``prepare`` is the one place a call's text is parsed
+(``json.loads`` once) and checked against its tool's schema (``coerce_and_validate`` once).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from rho_domain.errors import ToolArgumentsError
+from rho_domain.messages import ToolCall
+from rho_domain.tools.base import ToolHandler, ToolPolicy
+from rho_domain.tools.schema import coerce_and_validate
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class PreparedCall:
+    """One call as every reader after the model sees it.
+
+    ``handler`` is None for an unknown tool. ``decoded`` is the JSON object the arguments
+    decode to (None when they are not a JSON object); ``arguments`` is that object coerced and
+    checked against the handler's schema (None when the tool is unknown or they do not fit).
+    ``problem`` says, in words for the model, why the call cannot run (unknown tool, arguments
+    that are not JSON or do not match the schema); None when it can. ``policy`` is the
+    handler's ``policy_for(arguments)``, None exactly when ``problem`` is set.
+    """
+
+    call: ToolCall
+    handler: ToolHandler | None
+    decoded: Mapping[str, Any] | None
+    arguments: Mapping[str, Any] | None
+    problem: str | None
+    policy: ToolPolicy | None
+
+    @property
+    def name(self) -> str:
+        """The tool's name, as the model gave it."""
+        return self.call.name
+
+
+def decode_arguments(call: ToolCall) -> dict[str, Any]:
+    """Parse a call's raw JSON arguments into an object, or raise ``ToolArgumentsError``."""
+    text = call.arguments.strip() or "{}"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        preview = text if len(text) <= 200 else text[:200] + "..."
+        raise ToolArgumentsError(
+            f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {preview}"
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def prepare(
+    call: ToolCall,
+    handler: ToolHandler | None,
+    available: str,
+    *,
+    judge: Callable[[ToolHandler, Mapping[str, Any]], ToolPolicy] | None = None,
+) -> PreparedCall:
+    """``call`` parsed, validated against ``handler``'s schema and judged by its policy
+    (``judge(handler, arguments)``, default ``handler.policy_for(arguments)``). ``available``
+    lists the tools for the unknown-tool message. Never raises for the call's content (a
+    policy's own failure propagates: that is a handler bug, not the model's)."""
+    try:
+        decoded: dict[str, Any] | None = decode_arguments(call)
+    except ToolArgumentsError as exc:
+        decoded, problem = None, str(exc)
+    if handler is None:
+        problem = f"Unknown tool {call.name!r}. Available tools: {available or 'none'}."
+        return PreparedCall(
+            call=call, handler=None, decoded=decoded, arguments=None, problem=problem, policy=None
+        )
+    if decoded is None:
+        return PreparedCall(
+            call=call,
+            handler=handler,
+            decoded=None,
+            arguments=None,
+            problem=f"Tool {call.name!r}: {problem}. Fix the arguments and call again.",
+            policy=None,
+        )
+    try:
+        arguments = coerce_and_validate(decoded, handler.parameters)
+    except ToolArgumentsError as exc:
+        return PreparedCall(
+            call=call,
+            handler=handler,
+            decoded=decoded,
+            arguments=None,
+            problem=f"Tool {call.name!r}: {exc}. Fix the arguments and call again.",
+            policy=None,
+        )
+    return PreparedCall(
+        call=call,
+        handler=handler,
+        decoded=decoded,
+        arguments=arguments,
+        problem=None,
+        policy=handler.policy_for(arguments) if judge is None else judge(handler, arguments),
+    )

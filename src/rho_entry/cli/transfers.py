@@ -1,0 +1,168 @@
+"""``--upload``, ``--download``, ``--dockerfile`` and ``--snapshot``: the operator's files in and
+out of the executor, and how a Daytona sandbox is built.
+
+``--upload LOCAL:REMOTE`` (repeatable; split on the last colon): a file, or a directory copied
+recursively (``.git``, ``node_modules``, ``__pycache__``, ``.venv``, ``venv`` and ``.tox``
+skipped, as the public implementation does), into the executor before the agent runs, through
+``Executor.upload`` (a Daytona sandbox: anywhere in it; the local backend: inside the
+workspace). The operator's act, so the profile's write mode does not apply; but no secret
+leaves this machine: a named file the secrets policy refuses (``.env``, keys, credentials,
+anything under ``~/.ssh``..., judged by its real path) stops the launch, and one found inside
+a directory is skipped and named. ``--download REMOTE:LOCAL`` (repeatable) copies a file the
+agent left (read through ``Executor.read``, so the profile's read rules and the secrets policy
+apply) to this machine after the run; an existing LOCAL is kept unless ``--force``.
+``--dockerfile FILE`` / ``--snapshot NAME`` (one of them) choose how the sandbox is built and
+imply ``--backend daytona``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import attrs
+
+from rho_domain.errors import ConfigError, RhoError
+from rho_domain.ports.executor import Executor, FileUpload
+from rho_domain.secrets import SecretPolicy
+
+SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox"})
+MAX_UPLOAD_BYTES = 1 << 30  # all files of one launch: beyond it, package them in the image
+
+
+@attrs.frozen(kw_only=True)
+class Transfers:
+    """What ``--upload``/``--download``/``--dockerfile``/``--snapshot`` asked for."""
+
+    uploads: tuple[tuple[Path, str], ...] = ()
+    downloads: tuple[tuple[str, Path], ...] = ()
+    dockerfile: str | None = None  # the Dockerfile's text
+    snapshot: str | None = None
+    force: bool = False
+
+    @property
+    def builds_sandbox(self) -> bool:
+        """Whether the sandbox is built from a Dockerfile or a snapshot named here."""
+        return self.dockerfile is not None or self.snapshot is not None
+
+
+def _split(spec: str, flag: str, example: str) -> tuple[str, str]:
+    head, colon, tail = spec.rpartition(":")
+    if not colon or not head or not tail:
+        raise ConfigError(f"{flag} {spec!r}: expected {example}")
+    return head, tail
+
+
+def parse_transfers(
+    uploads: Sequence[str],
+    downloads: Sequence[str],
+    *,
+    dockerfile: str | None,
+    snapshot: str | None,
+    force: bool = False,
+) -> Transfers:
+    """Validate the flags (files are read later, by ``read_uploads``); ``ConfigError`` says
+    what to fix."""
+    if dockerfile is not None and snapshot is not None:
+        raise ConfigError("--dockerfile and --snapshot exclude each other: give one")
+    text = None
+    if dockerfile is not None:
+        path = Path(dockerfile).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"--dockerfile {dockerfile}: no such file")
+        text = path.read_text(encoding="utf-8", errors="replace")
+    ups = []
+    for spec in uploads:
+        local, remote = _split(spec, "--upload", "LOCAL:REMOTE (./data:/home/daytona/data)")
+        source = Path(local).expanduser()
+        if not source.exists():
+            raise ConfigError(f"--upload {spec!r}: {local} does not exist")
+        ups.append((source, remote))
+    downs = []
+    for spec in downloads:
+        remote, local = _split(spec, "--download", "REMOTE:LOCAL (report.md:./report.md)")
+        downs.append((remote, Path(local).expanduser()))
+    return Transfers(
+        uploads=tuple(ups),
+        downloads=tuple(downs),
+        dockerfile=text,
+        snapshot=snapshot or None,
+        force=force,
+    )
+
+
+def read_uploads(
+    transfers: Transfers, policy: SecretPolicy, notice: Callable[[str], None]
+) -> tuple[FileUpload, ...]:
+    """The files to upload, read from this machine. A named secret raises ``ConfigError``;
+    one inside an uploaded directory is skipped and ``notice`` says so."""
+    files: list[FileUpload] = []
+    total = 0
+    for source, remote in transfers.uploads:
+        if reason := policy.refusal(os.path.realpath(source)) or policy.refusal(str(source)):
+            raise ConfigError(
+                f"--upload {source}: refused, a secret is never uploaded ({reason}); "
+                "pass the value to the sandbox another way"
+            )
+        for path, target in _walk(source, remote):
+            if reason := policy.refusal(os.path.realpath(path)) or policy.refusal(str(path)):
+                notice(f"--upload: skipped {path}: a secret is never uploaded ({reason})")
+                continue
+            data = path.read_bytes()
+            total += len(data)
+            if total > MAX_UPLOAD_BYTES:
+                raise ConfigError(
+                    f"--upload: more than {MAX_UPLOAD_BYTES >> 20} MiB; build them into the "
+                    "image (--dockerfile) or a snapshot instead"
+                )
+            files.append(FileUpload(path=target, data=data))
+    return tuple(files)
+
+
+def _walk(source: Path, remote: str) -> list[tuple[Path, str]]:
+    """(local file, remote path) for a file, or for every file below a directory (links to
+    directories not followed; the skipped directories left out)."""
+    if not source.is_dir():
+        return [(source, remote)]
+    out: list[tuple[Path, str]] = []
+    for top, dirs, names in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        for name in sorted(names):
+            path = Path(top) / name
+            if path.is_file():
+                relative = path.relative_to(source).as_posix()
+                out.append((path, f"{remote.rstrip('/')}/{relative}"))
+    return out
+
+
+async def upload(
+    executor: Executor, files: Sequence[FileUpload], notice: Callable[[str], None]
+) -> None:
+    """Put ``files`` into ``executor``; ``RhoError`` becomes a ``ConfigError`` naming it."""
+    if not files:
+        return
+    try:
+        await executor.upload(files)
+    except RhoError as exc:
+        raise ConfigError(f"--upload failed: {exc}") from exc
+    size = sum(len(f.data) for f in files)
+    notice(f"uploaded {len(files)} file(s), {size:,} bytes")
+
+
+async def download(executor: Executor, transfers: Transfers, notice: Callable[[str], None]) -> int:
+    """Copy each ``--download`` file here; the number that failed (each said)."""
+    failed = 0
+    for remote, local in transfers.downloads:
+        try:
+            if local.exists() and not transfers.force:
+                raise ConfigError(f"{local} exists (--force replaces it)")
+            data = await executor.read(remote)
+            local.parent.mkdir(parents=True, exist_ok=True)
+            local.write_bytes(data)
+        except (RhoError, OSError) as exc:
+            failed += 1
+            notice(f"--download {remote}: {exc}")
+            continue
+        notice(f"downloaded {remote} -> {local} ({len(data):,} bytes)")
+    return failed

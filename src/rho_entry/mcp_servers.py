@@ -1,0 +1,84 @@
+"""MCP servers from configuration: ``--mcp-config FILE``, and the tool source a session gets.
+
+The servers come from the agent config (``mcp_servers:`` in its YAML, or the file
+``--mcp-config`` names, whose servers are added to the config's) and from the profile
+(``rho_domain.mcp_config.servers_to_start``: a read-only profile starts only the servers it
+names). The source is built here, with the environment the ``${VAR}`` references read, and
+the session directory beside the trace for the full outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_domain.mcp_config import McpServerConfig, servers_to_start
+from rho_domain.permissions import PermissionProfile
+from rho_domain.ports.store import SessionStore
+
+if TYPE_CHECKING:
+    from rho_domain.tools.source import ToolSource
+
+OUTPUT_DIR = "mcp-output"  # in a session's directory: the full outputs of capped calls
+
+
+def load_mcp_servers(path: str | Path) -> dict[str, McpServerConfig]:
+    """The servers of an MCP config file: a YAML (or JSON) mapping with one key,
+    ``mcp_servers``, laid out as in an AgentConfig. Raises ConfigError naming the file."""
+    import yaml
+
+    from rho_adapters.codec import config_from_dict
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--mcp-config {path}: cannot read it: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--mcp-config {path}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict) or set(data) != {"mcp_servers"}:
+        raise ConfigError(
+            f"--mcp-config {path}: expected a mapping with one key, mcp_servers "
+            "(mcp_servers: {NAME: {command: [...]} or {url: ...}})"
+        )
+    return dict(config_from_dict(data, source=str(path)).mcp_servers)
+
+
+def with_mcp_file(config: AgentConfig, path: str | Path) -> AgentConfig:
+    """``config`` with the servers of the file at ``path`` added (same name: the file's)."""
+    import attrs
+
+    servers = {**config.mcp_servers, **load_mcp_servers(path)}
+    return attrs.evolve(config, mcp_servers=servers)
+
+
+def build_tool_source(
+    config: AgentConfig,
+    profile: PermissionProfile,
+    store: SessionStore | None,
+    environ: Mapping[str, str],
+) -> ToolSource | None:
+    """The MCP tool source of a session, or None when it starts no server."""
+    servers = servers_to_start(
+        config.mcp_servers, profile.mcp_servers, only_named=profile.starts_named_mcp_servers_only
+    )
+    if not servers:
+        return None
+    from rho_adapters.mcp import McpToolSource
+    from rho_entry.stores import session_dirs
+
+    output_dir = None
+    if (dirs := session_dirs(store)) is not None:
+        found = dirs
+
+        def output_dir(session_id: str) -> Path | None:
+            return found(session_id) / OUTPUT_DIR
+
+    return McpToolSource(
+        servers,
+        environ=environ,
+        output_limit=config.tool_output_limit,
+        output_dir=output_dir,
+    )

@@ -1,0 +1,210 @@
+"""Which session store: one URL, from a flag, the environment or the agent's YAML.
+
+``--store URL`` (every command that touches sessions) wins over ``$RHO_AGENT_STORE``, which
+wins over ``store:`` in the AgentConfig YAML; without any, sessions are files in the config
+directory (``<home>/sessions``), as always.
+
+- ``postgresql://user@host:port/db`` (or ``postgres://``): PostgreSQL, shared by every host with
+  the URL (``rho_adapters.pgstore``; extra ``postgres``).
+- a path, or ``file:///path``: the file store in that directory (the one holding the session
+  directories).
+
+A URL that is neither, a missing driver, an unreachable server or missing rights is one error
+naming the URL (password hidden) and the setting it came from. The password never reaches a
+trace, a log line or a message: sessions do not record where they are stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
+
+import attrs
+
+from rho_domain.errors import ConfigError
+from rho_domain.ports.session_control import SessionCatalog, SessionControl, SessionOperator
+from rho_domain.ports.signals import SignalSource
+from rho_domain.ports.store import SessionStore, SignalingStore
+
+ENV_VAR = "RHO_AGENT_STORE"
+T = TypeVar("T")
+_POSTGRES = ("postgresql://", "postgres://")
+
+
+@attrs.frozen
+class StoreChoice:
+    """The chosen store's three faces, and how messages name it."""
+
+    store: SessionStore
+    signals: SignalSource | None
+    sessions: SessionOperator  # FileSessions, PgSessions, ...
+    shown: str
+    origin: str
+    root: Path | None = None
+    """The sessions directory of a file store (None for another store)."""
+
+    @property
+    def catalog(self) -> SessionCatalog:
+        """The store's ``SessionCatalog``."""
+        found: SessionCatalog = self.sessions
+        return found
+
+    @property
+    def control(self) -> SessionControl:
+        """The store's ``SessionControl``."""
+        found: SessionControl = self.sessions
+        return found
+
+
+def run_sync(work: Coroutine[Any, Any, T]) -> T:
+    """Run a port call to its end from synchronous code (a CLI command); from inside a running
+    loop (a caller's async code, a test), on a loop of its own in a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as worker:
+        return worker.submit(asyncio.run, work).result()
+
+
+def store_setting(
+    flag: str | None, env: Mapping[str, str], config_store: str | None = None
+) -> tuple[str | None, str]:
+    """The store URL in force and the setting that gave it (for messages)."""
+    if flag:
+        return flag, "--store"
+    if env.get(ENV_VAR):
+        return env[ENV_VAR], f"${ENV_VAR}"
+    if config_store:
+        return config_store, "store: in the agent config"
+    return None, "the default (the config directory)"
+
+
+def choose_store(
+    value: str | Path | None, env: Mapping[str, str], *, origin: str = "store="
+) -> StoreChoice:
+    """The store for ``value`` (a URL, a path, or None for the config directory's)."""
+    if isinstance(value, str) and value.strip().startswith(_POSTGRES):
+        return _postgres(value.strip(), origin)
+    return _files(_file_root(value, env, origin), origin)
+
+
+@attrs.frozen
+class Operator:
+    """The operator's face of a store alone (``choose_operator``): light for files (the
+    monitor loads no yaml or cattrs)."""
+
+    sessions: SessionOperator
+    shown: str
+    origin: str
+    root: Path | None = None
+
+    def files_root(self) -> Path:
+        """The sessions directory of a file store; ConfigError for another store."""
+        if self.root is None:
+            raise ConfigError(
+                f"this command reads session directories; the store {self.shown} (set by "
+                f"{self.origin}) is not one: give a file store (a path) instead"
+            )
+        return self.root
+
+
+def choose_operator(value: str | None, env: Mapping[str, str], *, origin: str) -> Operator:
+    """The ``SessionCatalog`` / ``SessionControl`` of a store (as ``choose_store`` reads it)."""
+    if value is not None and value.strip().startswith(_POSTGRES):
+        chosen = choose_store(value, env, origin=origin)
+        return Operator(sessions=chosen.sessions, shown=chosen.shown, origin=origin)
+    root = _file_root(value, env, origin)
+    from rho_adapters.store import FileSessions
+
+    return Operator(sessions=FileSessions(root), shown=str(root), origin=origin, root=root)
+
+
+def _file_root(value: str | Path | None, env: Mapping[str, str], origin: str) -> Path:
+    if value is None:
+        from rho_entry.config.home import sessions_dir
+
+        return sessions_dir(env)
+    if isinstance(value, Path):
+        return value.expanduser()
+    text = value.strip()
+    if text.startswith("file://"):
+        parts = urlsplit(text)
+        if parts.netloc not in ("", "localhost"):
+            raise _bad(text, origin, "a file:// URL names a path on this host (file:///path)")
+        return Path(unquote(parts.path))
+    if "://" in text:
+        raise _bad(text, origin, "the scheme is not one rho-agent knows")
+    if not text:
+        raise _bad(text, origin, "it is empty")
+    return Path(text).expanduser()
+
+
+def as_store(
+    value: SessionStore | str | Path | None, env: Mapping[str, str]
+) -> SessionStore | None:
+    """A store object as it is, a URL or path opened (``choose_store``), None as None."""
+    if isinstance(value, str | Path):
+        return choose_store(value, env).store
+    return value
+
+
+def signals_for(store: SessionStore) -> SignalSource | None:
+    """The signals that go with a store (``SignalingStore``: a file store's sentinel files,
+    PostgreSQL's notifications); None for a store that carries none (a fake, a caller's own)."""
+    return store.signals() if isinstance(store, SignalingStore) else None
+
+
+def session_dirs(store: SessionStore | None) -> Callable[[str], Path] | None:
+    """Where a file store keeps each session's directory (``session_dir``), for what is saved
+    beside a trace (an MCP call's full output); None for another store. The seeds'
+    ``SessionStore`` counts by the store it holds."""
+    from rho_adapters.store import FileSessionStore
+
+    held = store if isinstance(store, FileSessionStore) else getattr(store, "backend", None)
+    return held.session_dir if isinstance(held, FileSessionStore) else None
+
+
+def _files(root: Path, origin: str) -> StoreChoice:
+    from rho_adapters.store import FileSessions, FileSessionStore, FileSignals
+
+    store = FileSessionStore(root)
+    return StoreChoice(
+        store=store,
+        signals=FileSignals(store.session_dir),
+        sessions=FileSessions(store.root),
+        shown=str(store.root),
+        origin=origin,
+        root=store.root,
+    )
+
+
+def _postgres(url: str, origin: str) -> StoreChoice:
+    from rho_adapters.pgstore import postgres_store, shown_url
+
+    shown = shown_url(url)
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError as exc:
+        raise _bad(url, origin, str(exc)) from None
+    if not parts.hostname and "host=" not in parts.query:
+        raise _bad(url, origin, "it names no host (postgresql://user@host:5432/database)")
+    made = postgres_store(url, origin=origin)
+    return StoreChoice(
+        store=made.store, signals=made.signals, sessions=made.sessions, shown=shown, origin=origin
+    )
+
+
+def _bad(url: str, origin: str, why: str) -> ConfigError:
+    from rho_adapters.pgstore.connection import shown_url  # light: no driver, no cattrs
+
+    return ConfigError(
+        f"the session store {shown_url(url)!r} (set by {origin}) is not usable: {why}; give "
+        "postgresql://user@host:port/database, file:///path or a directory path"
+    )

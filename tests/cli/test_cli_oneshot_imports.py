@@ -1,0 +1,135 @@
+"""What a one-shot run imports is pinned, not timed (bench/bench_oneshot.py measures).
+
+The one-shot ``rho-agent -y "list the files"`` against the loopback server lists the real
+workspace; the modules it has no use for stay unimported: httpx's command line (click,
+pygments), the SQL checker and the database tools without databases, the destructive-command
+rules without a bash call, the workbook guard without a workbook, the server and the drivers.
+``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, text_reply, tool_reply
+
+NOT_IN_A_ONE_SHOT = (
+    "click",
+    "pygments",
+    "rich",
+    "openpyxl",
+    "psycopg",
+    "pymysql",
+    "oracledb",
+    "vertica_python",
+    "starlette",
+    "uvicorn",
+    "opentelemetry",
+    "rho_domain.sql",
+    "rho_domain.tools.database",
+    "rho_domain.shell.destructive",
+    "rho_adapters.local.xlsx_guard",
+    "rho_adapters.db",
+    "rho_entry.server",
+    "rho_entry.runtime",
+    "rho_entry.cli.repl",
+    "rho_entry.cli.monitor",
+)
+
+_RUN = """
+import contextlib, io, json, sys
+from rho_entry.cli import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                  "modules": sorted(sys.modules)}))
+"""
+
+
+def _run(args: list[str], cwd: Path, home: Path) -> dict[str, object]:
+    env = {**os.environ, "HOME": str(home), "RHO_AGENT_HOME": str(home / "rho"), "NO_COLOR": "1"}
+    env["OPENAI_API_KEY"] = "unused"
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def _loaded(modules: object, names: tuple[str, ...]) -> list[str]:
+    assert isinstance(modules, list)
+    return sorted(m for m in modules for n in names if m == n or m.startswith(n + "."))
+
+
+def test_a_one_shot_lists_the_files_without_the_modules_it_does_not_use(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n")
+    replies = [tool_reply(call("list", {"path": "."})), text_reply("Here: notes.txt.", deltas=4)]
+    with LoopbackServer(replies) as server:
+        args = ["--base-url", server.base_url, "-m", "m", "-y", "list the files"]
+        run = _run(args, work, tmp_path)
+    assert run["code"] == 0, run["err"]
+    assert run["out"] == "Here: notes.txt.\n"
+    assert "notes.txt" in server.requests[1]["messages"][-1]["content"]  # the real listing
+    modules = run["modules"]
+    assert _loaded(modules, ("httpx", "rho_domain.loop.session")), "the run itself was imported"
+    assert _loaded(modules, NOT_IN_A_ONE_SHOT) == []
+
+
+def test_help_parses_without_the_run(tmp_path: Path) -> None:
+    run = _run(["--help"], tmp_path, tmp_path)
+    assert run["code"] == 0
+    assert "usage: rho-agent" in str(run["out"])
+    heavy = ("attrs", "attr", "asyncio", "httpx", "yaml", "cattrs", "rho_domain.config")
+    assert _loaded(run["modules"], (*heavy, "rho_entry.cli.app", "rho_adapters")) == []
+
+
+def test_httpx_cli_is_deferred_not_lost() -> None:
+    """httpx's ``main`` is still there: it imports the CLI module when called. Nothing named
+    httpx is in sys.modules before httpx itself is imported."""
+    code = (
+        "import sys, rho_adapters\n"
+        "print([m for m in sys.modules if m.split('.')[0] == 'httpx'])\n"
+        "import httpx\n"
+        "print('click' in sys.modules, 'pygments' in sys.modules)\n"
+        "try:\n"
+        "    httpx.main(['--help'])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "[]", done.stderr
+    assert lines[1] == "False False", done.stderr
+    # With httpx's CLI extra installed: its help and exit 0; without: httpx's own message, 1.
+    assert lines[-1] in ("exit 0", "exit 1"), done.stderr
+    if lines[-1] == "exit 1":
+        assert "could not run because the required dependencies" in done.stdout
+    else:
+        assert "Usage" in done.stdout
+
+
+def test_only_the_process_own_command_line_freezes_the_heap() -> None:
+    """``main()`` reading sys.argv ends the process: its heap is frozen for the teardown.
+    ``main([...])`` in a process that goes on (tests, an embedding program) leaves it alone."""
+    code = (
+        "import contextlib, gc, io, sys\n"
+        "from rho_entry.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--version'])\n"
+        "    print(gc.get_freeze_count(), file=sys.stderr)\n"
+        "    sys.argv = ['rho-agent', '--version']\n"
+        "    main()\n"
+        "    print(gc.get_freeze_count() > 0, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.split() == ["0", "True"]

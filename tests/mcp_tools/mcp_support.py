@@ -1,0 +1,79 @@
+"""What the MCP tests share: the reference servers' command lines and process checks."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rho_domain.mcp_config import McpServerConfig
+
+HERE = Path(__file__).parent
+REFERENCE = str(HERE / "reference_server.py")
+RAW = str(HERE / "raw_server.py")
+
+
+def reference(**settings: Any) -> McpServerConfig:
+    """The official SDK's server over stdio (``reference_server.py``)."""
+    return McpServerConfig(command=(sys.executable, REFERENCE, "stdio"), **settings)
+
+
+def raw(log: Path, **settings: Any) -> McpServerConfig:
+    """The hand-written rough server (``raw_server.py``), logging what it receives to ``log``."""
+    env = {"RAW_LOG": str(log), **settings.pop("env", {})}
+    return McpServerConfig(command=(sys.executable, RAW), env=env, **settings)
+
+
+def logged(log: Path) -> list[dict[str, Any]]:
+    """The messages ``raw_server.py`` logged."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie counts as gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def wait_gone(pid: int, seconds: float = 5) -> bool:
+    """True once ``pid`` is gone (within ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
+    """The official SDK's server over Streamable HTTP on a free port, ready; its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, REFERENCE, "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("the reference HTTP server did not start")

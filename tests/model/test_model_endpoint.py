@@ -1,0 +1,147 @@
+"""One endpoint value, one HTTP seam, and quirks declared per model name (issue 25, item 7).
+
+``OpenAIChatModel`` took 16 constructor parameters and ``AnthropicModel`` 12, with three ways
+to bring HTTP (``transport``, ``http_client``, ``pool``). Now a model takes its server as one
+``ModelEndpoint`` (URL, key, headers, timeouts, retry) and HTTP through ``http``: a
+``ClientPool`` (a transport goes in as ``ClientPool(transport=...)``) or the caller's
+``httpx.AsyncClient``; what a model accepts beyond its server's row is ``MODEL_QUIRKS``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+import attrs
+import httpx
+from _model_support import collect, request
+
+from rho_adapters.fakes import FakeClock
+from rho_adapters.fakes.wire import WireTransport, text_reply
+from rho_adapters.model import (
+    PROVIDERS,
+    AnthropicModel,
+    ClientPool,
+    ModelEndpoint,
+    ModelQuirk,
+    OpenAIChatModel,
+    RetryPolicy,
+)
+from rho_adapters.model.providers import for_model
+
+
+def _openai(model: str, transport: httpx.AsyncBaseTransport, **kw: Any) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        model=model,
+        endpoint=ModelEndpoint(base_url="https://api.openai.com/v1", api_key="sk-test"),
+        http=ClientPool(transport=transport),
+        clock=FakeClock(),
+        **kw,
+    )
+
+
+def test_the_adapters_take_a_handful_of_parameters() -> None:
+    openai = inspect.signature(OpenAIChatModel).parameters
+    anthropic = inspect.signature(AnthropicModel).parameters
+    assert list(openai) == [
+        "model",
+        "endpoint",
+        "provider",
+        "defaults",
+        "stream",
+        "http",
+        "clock",
+        "rng",
+        "detect",
+    ]
+    assert list(anthropic) == ["model", "endpoint", "defaults", "http", "clock", "rng"]
+
+
+def test_the_key_is_never_shown() -> None:
+    endpoint = ModelEndpoint(base_url="https://x.test/v1", api_key="sk-secret-123")
+    assert "sk-secret" not in repr(endpoint)
+    assert "sk-secret" not in repr(attrs.evolve(endpoint, retry=RetryPolicy(max_retries=1)))
+
+
+async def test_a_model_name_brings_its_quirks_on_its_server() -> None:
+    """o-series models answer 400 to a temperature: it is not sent to them, and still is to
+    other OpenAI models."""
+    for name, sent in (("o3-mini", False), ("o1", False), ("gpt-4.1", True)):
+        transport = WireTransport([text_reply("ok")])
+        model = _openai(name, transport)
+        await collect(model, request(model="", temperature=0.2))
+        await model.aclose()
+        (body,) = transport.requests
+        assert ("temperature" in body) is sent, name
+        assert body["model"] == name
+
+
+def test_a_quirk_holds_only_on_the_servers_it_names() -> None:
+    assert "temperature" in for_model(PROVIDERS["openai"], "O3-pro").dropped_params
+    assert "temperature" not in for_model(PROVIDERS["vllm"], "o3-local").dropped_params
+    assert for_model(PROVIDERS["openai"], "gpt-4o") == PROVIDERS["openai"]
+    # a quirk may change any field of the row, and keeps the row's own dropped parameters
+    slow = ModelQuirk(prefixes=("old-",), dropped_params=frozenset({"seed"}), changes={})
+    tools = ModelQuirk(prefixes=("old-",), changes={"stream_tools": False})
+    row = for_model(PROVIDERS["cerebras"], "old-llama", (slow, tools))
+    assert row.stream_tools is False
+    assert row.dropped_params == PROVIDERS["cerebras"].dropped_params | {"seed"}
+
+
+async def test_a_callers_client_carries_the_endpoints_key_and_stays_open() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(req: httpx.Request) -> httpx.Response:
+        seen.append(req)
+        return httpx.Response(
+            200,
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "hi"},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        )
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+        model = OpenAIChatModel(
+            model="m",
+            endpoint=ModelEndpoint(
+                base_url="https://x.test/v1", api_key="sk-mine", headers={"x-team": "blue"}
+            ),
+            http=client,
+            stream=False,
+            clock=FakeClock(),
+        )
+        await collect(model, request(model=""))
+        await model.aclose()
+        assert not client.is_closed  # the caller's client is theirs to close
+        (sent,) = seen
+        assert sent.headers["authorization"] == "Bearer sk-mine"
+        assert sent.headers["x-team"] == "blue"
+        assert json.loads(sent.content)["model"] == "m"
+
+
+async def test_a_pools_transport_serves_every_request_and_outlives_the_model() -> None:
+    transport = WireTransport([text_reply("one"), text_reply("two")])
+    pool = ClientPool(transport=transport)
+    first = _openai("gpt-4.1", transport)
+    second = OpenAIChatModel(
+        model="gpt-4.1",
+        endpoint=ModelEndpoint(base_url="https://api.openai.com/v1", api_key="sk-test"),
+        http=pool,
+        clock=FakeClock(),
+    )
+    await collect(first, request(model=""))
+    await first.aclose()
+    await collect(second, request(model=""))
+    await second.aclose()
+    await pool.aclose()
+    assert len(transport.requests) == 2

@@ -1,0 +1,44 @@
+"""A real PostgreSQL for the session-store tests, started once per test session.
+
+It is the database tests' rig (``tests/db/db_servers.running_postgres``: a temporary cluster on
+a free loopback port, as ``rho-db`` when the tests run as root). Each test gets its own schema
+(``search_path`` in the URL), so tests never see each other's sessions.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "db"))
+
+from db_servers import running_postgres
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    """``postgresql://postgres@127.0.0.1:PORT/rho`` of the session's server."""
+    with running_postgres() as server:
+        config = server.config
+        yield f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
+
+
+def schema_url(server_url: str) -> str:
+    """A new, empty schema on the server, as a store URL whose ``search_path`` is it."""
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    return f"{server_url}?options={quote(f'-csearch_path={schema}')}"
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str) -> str:
+    """A store URL of its own for this test."""
+    return schema_url(pg_server_url)
