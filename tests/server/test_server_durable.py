@@ -1,7 +1,8 @@
 """Two ``rho-agent serve --store postgresql://... --durable`` processes (issue 31).
 
-Both servers keep their sessions on one PostgreSQL store and queue their runs in one durable
-database on the same server (a database of its own, so the test starts from an empty queue).
+Both servers keep their sessions on one PostgreSQL store and queue their runs in the same
+database (``--durable-db`` defaults to the store's URL; DBOS keeps its tables in its own
+``dbos`` schema).
 One model server (the loopback fake, real HTTP) answers in script order:
 
 1. A run created on A runs ``sleep 30`` on A (B is started once the tool runs, so that A is
@@ -19,7 +20,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -67,14 +67,6 @@ def detail_of(server: Serve, sid: str) -> dict[str, Any]:
     return found
 
 
-def durable_database(server_url: str) -> str:
-    """A new, empty database on the server for the queue; its URL."""
-    name = f"durable_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return server_url.rsplit("/", 1)[0] + f"/{name}"
-
-
 def stored_events(url: str, sid: str) -> tuple[ev.Event, ...]:
     with psycopg.connect(url) as conn:
         row = conn.execute(
@@ -89,13 +81,13 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
     tmp_path: Path, pg_server_url: str
 ) -> None:
     url = schema_url(pg_server_url)
-    queue_db = durable_database(pg_server_url)
     work = tmp_path / "work"
     work.mkdir()
     sleep = call("bash", {"command": "sleep 30"}, call_id="k1")
     write = call("write", {"path": "out.txt", "content": "hi\n"}, call_id="c1")
     script = [tool_reply(sleep), text_reply("Recovered."), tool_reply(write), text_reply("Done.")]
-    flags = ("--store", url, "--durable", "--durable-db", queue_db, "--dead-after", "3")
+    # no --durable-db: the queue is in the store's own database (the default)
+    flags = ("--store", url, "--durable", "--dead-after", "3")
     with LoopbackServer(script) as model:
         extra = {"RHO_AGENT_SERVER_PROFILES": "developer,eval"}
         env_a = serve_env(tmp_path / "a", model.base_url, **extra)
