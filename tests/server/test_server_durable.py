@@ -17,6 +17,7 @@ One model server (the loopback fake, real HTTP) answers in script order:
 from __future__ import annotations
 
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -190,3 +191,55 @@ def test_the_durable_flags_without_durable_are_refused(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "--durable-db and --concurrency go with --durable" in done.stderr
     assert not (work / "q.sqlite").exists()
+
+
+def test_a_durable_queue_that_cannot_be_opened_stops_the_server_with_exit_1(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    missing = tmp_path / "no-such-dir" / "q.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "serve", "--port", "0", "--durable",
+         "--durable-db", str(missing)],
+        cwd=work,
+        env=serve_env(tmp_path / "home", "http://127.0.0.1:9/v1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "cannot open the durable runs' database" in done.stderr
+    assert "listening on" not in done.stderr
+
+
+def test_one_durable_server_on_files_runs_its_queue_in_the_config_directory(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    home = tmp_path / "home"  # not created yet: the server makes it for durable.sqlite
+    script = [tool_reply(call("list", {"path": "."}, call_id="l1")), text_reply("Listed.")]
+    with LoopbackServer(script) as model:
+        server = Serve(work, serve_env(home, model.base_url), "--durable")
+        try:
+            sid = httpx.post(
+                f"{server.url}/api/sessions", json={"prompt": "list"}, headers=server.auth
+            ).json()["id"]
+            wait_for(
+                lambda: (r := listed(server, sid)) and r["status"] == "completed",
+                "the run to complete",
+            )
+        finally:
+            assert server.stop() == 0
+    assert (home / "durable.sqlite").is_file()
+    recorded = parse_trace((home / "sessions" / sid / "trace.jsonl").read_bytes()).events
+    (run,) = [e.run_id for e in recorded if isinstance(e, ev.RunStarted)]
+    with sqlite3.connect(home / "durable.sqlite") as db:  # the run was the queue's workflow
+        rows = db.execute(
+            "SELECT status, name FROM workflow_status WHERE workflow_uuid = ?", (run,)
+        ).fetchall()
+    assert rows == [("SUCCESS", "rho.run")]
+    assert State.from_events(recorded).messages[-1].text == "Listed."  # type: ignore[union-attr]
+    assert len(model.requests) == 2

@@ -196,7 +196,11 @@ def _durable(
     from rho_entry.config.home import config_dir
     from rho_entry.server.durable_runs import DurableSettings
 
-    database = ns.durable_db or shared_store or str(config_dir(env) / "durable.sqlite")
+    database = ns.durable_db or shared_store
+    if database is None:  # one host: a SQLite file in the config directory (made if new)
+        home = config_dir(env)
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        database = str(home / "durable.sqlite")
     return DurableSettings(
         database=database,
         queue=ns.queue,
@@ -254,7 +258,12 @@ def _server(
                 captured.clear()
 
         async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
+            try:
+                await super().startup(sockets)
+            except SystemExit:  # the app's startup failed (a durable queue that cannot
+                # be opened, said above by uvicorn's log): exit 1, a configuration error
+                self.failed = self.should_exit = True
+                return
             bound = [s.getsockname()[:2] for srv in self.servers for s in srv.sockets]
             if token_home is not None:
                 try:
