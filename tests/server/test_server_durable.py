@@ -30,7 +30,7 @@ import pytest
 from server_support import Serve, serve_env
 
 from rho_adapters.fakes.loopback import LoopbackServer
-from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
 from rho_adapters.store import parse_trace
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage, ToolResultMessage
@@ -243,3 +243,25 @@ def test_one_durable_server_on_files_runs_its_queue_in_the_config_directory(
     assert rows == [("SUCCESS", "rho.run")]
     assert State.from_events(recorded).messages[-1].text == "Listed."  # type: ignore[union-attr]
     assert len(model.requests) == 2
+
+
+def test_a_durable_run_is_cancelled_over_http_through_the_store(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    script = [text_reply("never", faults=(stall(),))]
+    with LoopbackServer(script) as model:
+        server = Serve(work, serve_env(tmp_path / "home", model.base_url), "--durable")
+        try:
+            sid = httpx.post(
+                f"{server.url}/api/sessions", json={"prompt": "wait"}, headers=server.auth
+            ).json()["id"]
+            wait_for(lambda: len(model.requests) == 1, "the model call to start")
+            cancelled = httpx.post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
+            assert cancelled.status_code == 202, cancelled.text
+            assert cancelled.json()["outcome"] == "cancel requested"  # the worker's, not a handle
+            wait_for(
+                lambda: (r := listed(server, sid)) and r["status"] == "cancelled",
+                "the run to end cancelled",
+            )
+        finally:
+            assert server.stop() == 0
