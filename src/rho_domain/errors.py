@@ -41,7 +41,8 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     ├── StoreError                   the session store failed
     │   ├── SessionNotFound
     │   ├── SessionLocked            another process drives that session
-    │   └── TraceFormatError         a trace line of an unknown format version
+    │   ├── TraceFormatError         a trace line of an unknown format version
+    │   └── ReplayDiverged           a durable run executed again did not retrace its trace
     └── SessionStateError            an operation that the session's state does not allow
         ├── RuntimeFull              a runtime's queue is full (``when_full="raise"``)
         └── RuntimeClosed            a runtime is closing or closed, or was never started
@@ -260,6 +261,12 @@ class SessionNotFound(StoreError):
 
 class SessionLocked(StoreError):
     """Another live process is driving this session."""
+
+
+class ReplayDiverged(StoreError):
+    """A durable run executed again (its worker died) did not emit the events its trace
+    recorded, in order: the trace is the truth, so the run stops rather than write a second
+    history over the first."""
 
 
 class TraceFormatError(StoreError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -33,6 +33,7 @@ from rho_domain.loop.tool_batch import ToolBatch
 from rho_domain.ports.approver import ApprovalInterrupt, Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
@@ -124,6 +125,8 @@ class Session:
         approval_callback: ApprovalCallback | None = None,
         interrupt_on_approval: bool = True,
         tool_source: ToolSource | None = None,
+        steps: DurableSteps | None = None,
+        replay: Sequence[ev.Event] = (),
     ) -> None:
         definition = definition_of(agent)
         ports = wiring.build_ports(
@@ -137,6 +140,8 @@ class Session:
             databases=databases,
             tool_source=tool_source,
         )
+        if steps is not None:  # a durable run's (rho_entry.durable.runner)
+            ports = attrs.evolve(ports, steps=steps)
         view = state if isinstance(state, DocumentState) else DocumentState(state)
         self.domain = domain_session.Session.from_ports(
             definition,
@@ -147,6 +152,7 @@ class Session:
             on_event=on_event,
             parent_id=parent_id,
             labels=labels,
+            replay=replay,
         )
         # a conversation written by hand (State.add_user_message...) joins the trace
         self.domain.journal.adopt(view.take_written_events())
@@ -224,13 +230,14 @@ class Session:
         max_turns: int | None = None,
         on_event: Listener | None = None,
         record_events: bool = False,
+        run_id: str | None = None,
     ) -> RunResult:
         """``rho_domain.loop.session.Session.run``; ``record_events`` keeps every event of the run
         in ``RunResult.events`` (off by default: a long run's deltas cost memory).
 
         Raises ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver
         to ask (see the class docstring)."""
-        result = await self._run(prompt, max_turns, on_event, record_events)
+        result = await self._run(prompt, max_turns, on_event, record_events, run_id)
         if (
             result.status is RunStatus.AWAITING_APPROVAL
             and self.approver is None
@@ -251,9 +258,12 @@ class Session:
         max_turns: int | None,
         on_event: Listener | None,
         record_events: bool,
+        run_id: str | None = None,
     ) -> RunResult:
         if not record_events:
-            return await self.domain.run(prompt, max_turns=max_turns, on_event=on_event)
+            return await self.domain.run(
+                prompt, max_turns=max_turns, on_event=on_event, run_id=run_id
+            )
         seen: list[ev.Event] = []
         # the caller's listener stays a listener of its own (not wrapped), so that a failure
         # of it is reported under its name and never costs the recorded events
@@ -261,7 +271,9 @@ class Session:
         if on_event is not None:
             listeners.append(on_event)
         try:
-            result = await self.domain.run(prompt, max_turns=max_turns, on_event=seen.append)
+            result = await self.domain.run(
+                prompt, max_turns=max_turns, on_event=seen.append, run_id=run_id
+            )
         finally:
             if on_event is not None:
                 listeners.remove(on_event)
@@ -305,11 +317,13 @@ class Session:
         overrides: Mapping[str, Any] | None = None,
         authority: ResumeAuthority | None = None,
         hooks: Hooks | None = None,
+        replay_run: str | None = None,
         **ports: Any,
     ) -> Session:
         """Reopen a stored session (id, unique prefix or ``latest``): ``open_session`` with
         ``resume=session_id``, which says what is inherited and what is not (hooks are never
-        taken from the directory: ``hooks`` are the ones it runs)."""
+        taken from the directory: ``hooks`` are the ones it runs; ``replay_run``: a durable
+        run executed again)."""
         return await open_session(
             None,
             resume=session_id,
@@ -317,6 +331,7 @@ class Session:
             overrides=overrides,
             authority=authority,
             hooks=hooks,
+            replay_run=replay_run,
             **ports,
         )
 
@@ -360,6 +375,7 @@ async def open_session(
     overrides: Mapping[str, Any] | None = None,
     authority: ResumeAuthority | None = None,
     hooks: Hooks | None = None,
+    replay_run: str | None = None,
     **options: Any,
 ) -> Session:
     """A new session of ``agent``, or (``resume`` given: an id, unique prefix or ``latest``)
@@ -378,7 +394,10 @@ async def open_session(
     inherited. Hooks are not taken from the directory either: ``hooks`` (functions) and
     ``overrides={'hooks': HookConfig(...)}`` (references) are the ones it runs; a stored
     session naming a hook that is in neither is refused (a new session's hooks are its
-    agent's). Raises ``ConfigError`` when the stored session asks for more than is allowed,
+    agent's). ``replay_run`` (a durable run executed again after its worker died): when the
+    trace holds that run's ``run_start``, the session's state is the trace before it and the
+    events from it on are replayed by the run (``Session(replay=...)``). Raises
+    ``ConfigError`` when the stored session asks for more than is allowed,
     ``SessionNotFound`` or ``SessionLocked`` from the store.
     """
     if resume is None:
@@ -400,7 +419,8 @@ async def open_session(
     record, events = await store.open(resume)
     try:
         allowed = authorise(record, authority, config_dir=config_dir(os.environ))
-        state = DocumentState.from_events(events)
+        before, replay = _split_at_run(events, replay_run)
+        state = DocumentState.from_events(before)
         notices = (*allowed.notices, *_forgotten(record.id, state))
         session = Session(
             # the databases were decided by ``authorise``: the resumer's, or none
@@ -411,6 +431,7 @@ async def open_session(
             created=True,
             parent_id=record.parent_id,
             labels=record.labels,
+            replay=replay,
             **options,
         )
     except BaseException:
@@ -418,6 +439,18 @@ async def open_session(
         raise
     session._notices = notices
     return session
+
+
+def _split_at_run(
+    events: Sequence[ev.Event], run_id: str | None
+) -> tuple[Sequence[ev.Event], Sequence[ev.Event]]:
+    """The events before ``run_id``'s ``run_start`` and those from it on (all and none when
+    the trace does not hold that run)."""
+    if run_id is not None:
+        for index, event in enumerate(events):
+            if isinstance(event, ev.RunStarted) and event.run_id == run_id:
+                return events[:index], events[index:]
+    return events, ()
 
 
 def _forgotten(session_id: str, state: DocumentState) -> tuple[str, ...]:

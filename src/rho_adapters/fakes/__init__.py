@@ -12,7 +12,8 @@
   ``ManualSignals`` (SignalSource), ``ScriptedApprover`` (Approver), ``MemorySpreadsheetReader``
   (SpreadsheetReader), ``InlineLineSearcher`` (LineSearcher; runs the regex in-process:
   for patterns a test wrote, never a model's), ``ManualToolSource`` (ToolSource: the tools
-  a test serves, changed with ``serve``).
+  a test serves, changed with ``serve``), ``RecordingSteps`` (DurableSteps: step results
+  recorded in order, answered from the records by a second instance).
 
 - ``WireTransport`` (an httpx transport) and ``LoopbackServer`` (a real socket on 127.0.0.1)
   speak the OpenAI streaming protocol from a script, with fault injection: ``cut``, ``drop``,
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 from rho_adapters.fakes.anthropic_messages import ClaudeReply, FakeAnthropic
 from rho_adapters.fakes.approver import ScriptedApprover
 from rho_adapters.fakes.clock import FakeClock
+from rho_adapters.fakes.durable import RecordingSteps
 from rho_adapters.fakes.line_search import InlineLineSearcher
 from rho_adapters.fakes.memory_control import MemorySessions
 from rho_adapters.fakes.memory_executor import MemoryExecutor
@@ -112,6 +114,7 @@ __all__ = [
     "MemorySpreadsheetReader",
     "RecordedApprover",
     "RecordedTools",
+    "RecordingSteps",
     "ReplayModel",
     "Reply",
     "ScriptExhausted",

@@ -131,12 +131,19 @@ class FileSessionStore(SessionStore, SignalingStore):
         paths = SessionPaths(self.root / record.id)
         with _store_errors(f"cannot create session {record.id} in {self.root}"):
             self.root.mkdir(parents=True, exist_ok=True)
+            lock = SessionLock(paths.lock)
             try:
                 paths.dir.mkdir(mode=0o700)
             except FileExistsError:
-                raise StoreError(f"session {record.id} already exists in {self.root}") from None
-            lock = SessionLock(paths.lock)
-            lock.acquire(record.id)
+                if paths.trace.exists():
+                    raise StoreError(f"session {record.id} already exists in {self.root}") from None
+                # A creation a dead process left half done (no trace: nothing was recorded),
+                # as a durable run's worker killed inside `create` leaves it: taken over under
+                # its lock (SessionLocked while a live process still holds it).
+                lock.acquire(record.id)
+                paths.config.unlink(missing_ok=True)
+            else:
+                lock.acquire(record.id)
             config = stored_config(config_to_dict(record.config))
             # libyaml's emitter when present: the pure-Python one costs ~5 ms of CPU per
             # session under the GIL, which a service opening many sessions feels.

@@ -14,10 +14,12 @@ reported again. Only ``asyncio.CancelledError`` (and other ``BaseException``s) p
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from rho_domain import events as ev
+from rho_domain.errors import ReplayDiverged
 from rho_domain.hook_events import ListenerFailed, plugged_name
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
 from rho_domain.ports.clock import Clock
@@ -62,6 +64,7 @@ class Journal:
         store: SessionStore | None,
         *,
         created: bool,
+        replay: Sequence[ev.Event] = (),
     ) -> None:
         self.session_id = session_id
         self.state = state
@@ -70,6 +73,11 @@ class Journal:
         self.created = created or store is None
         self.listeners: list[Listener] = []
         self._unpersisted: list[ev.Event] = []
+        # A durable run executed again retraces events its trace already holds: each one the
+        # run emits is checked against the next of these, and the recorded one is applied
+        # (the trace is the truth, times included) instead of being written a second time.
+        self._replay: deque[ev.Event] = deque(e for e in replay if ev.is_persistent(e))
+        self.replayed_last = False  # the last event recorded was one the trace held already
         # Listeners whose failure was reported (kept, so an id is never reused for another).
         self._failed: list[Listener] = []
 
@@ -79,11 +87,31 @@ class Journal:
             await self.store.create(record)
             self.created = True
 
-    def record(self, event: ev.Event) -> None:
-        """Apply now, persist at the next flush (for synchronous callers)."""
+    @property
+    def replaying(self) -> bool:
+        """True while a re-executed durable run retraces events its trace already holds."""
+        return bool(self._replay)
+
+    def record(self, event: ev.Event) -> ev.Event:
+        """Apply now, persist at the next flush (for synchronous callers); the event applied
+        (while replaying, the recorded one). Raises ``ReplayDiverged`` when a replayed run
+        emits another kind of event than its trace holds at that place."""
+        if self._replay and ev.is_persistent(event):
+            recorded = self._replay.popleft()
+            if _identity(recorded) != _identity(event):
+                raise ReplayDiverged(
+                    f"session {self.session_id}: the run executed again emitted "
+                    f"{_identity(event)} where its trace holds {_identity(recorded)}; it "
+                    "stops here (continue it with `rho-agent --resume`)"
+                )
+            self.state.apply(recorded)
+            self.replayed_last = True
+            return recorded
+        self.replayed_last = False
         self.state.apply(event)
         if self.store is not None and ev.is_persistent(event):
             self._unpersisted.append(event)
+        return event
 
     def adopt(self, events: Sequence[ev.Event]) -> None:
         """Persist at the next flush events already applied to State (a State written by
@@ -93,7 +121,7 @@ class Journal:
 
     async def emit(self, event: ev.Event) -> None:
         """Apply, persist, then notify. A store failure propagates (the run ends in error)."""
-        self.record(event)
+        event = self.record(event)
         # Checked here, not only inside: a model stream emits an event per delta, and a
         # coroutine call that has nothing to do is most of such an event's cost.
         if self._unpersisted:
@@ -165,3 +193,12 @@ class Journal:
         """Give each call the same (error) result, so no call is left without one."""
         for call in calls:
             await self.result(call, content, True)
+
+
+def _identity(event: ev.Event) -> tuple[str, str]:
+    """What a replayed event must share with the recorded one: its kind, and the message's
+    role or the tool call it is about (times, durations and texts may differ)."""
+    if isinstance(event, ev.MessageAdded):
+        return event.kind, type(event.message).__name__
+    call_id = getattr(event, "call_id", None) or getattr(getattr(event, "call", None), "id", "")
+    return event.kind, str(call_id or "")

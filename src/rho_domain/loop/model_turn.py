@@ -20,31 +20,41 @@ from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolEr
 from rho_domain.loop.compaction_run import compact_after_overflow
 from rho_domain.loop.context_fit import context_full, measure
 from rho_domain.loop.control import RunControl
+from rho_domain.loop.durable_steps import SteppedModel
 from rho_domain.loop.hooks_applied import before_model
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.streaming import Assembly, consume_stream
 from rho_domain.loop.tally import RunTally
 from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.model import ModelRequest
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.model import ChatModel
 
 
 async def call_model(
-    agent: Agent, model: ChatModel, journal: Journal, control: RunControl, tally: RunTally
+    agent: Agent,
+    model: ChatModel,
+    journal: Journal,
+    control: RunControl,
+    tally: RunTally,
+    steps: DurableSteps | None = None,
 ) -> AssistantMessage | None:
     """One streamed model call; None when it was cancelled during streaming (or stopped at
-    the run's deadline: ``control.out_of_time``).
+    the run's deadline: ``control.out_of_time``). With ``steps`` (a durable run) the call is
+    one step: a call recorded by an earlier execution of the run is answered from the record
+    (``durable_steps.SteppedModel``).
 
     On a context overflow: compact once and call again. Raises ``ContextFull`` when compaction
     is off or impossible, or the request still does not fit after it; other ``ModelError``s
     as ``_call_once``.
     """
+    source = model if steps is None else SteppedModel(model, steps)
     try:
-        return await _call_once(agent, model, journal, control, tally)
+        return await _call_once(agent, source, journal, control, tally)
     except ContextLengthExceeded as overflow:
         await compact_after_overflow(agent, model, journal, overflow)
     try:
-        return await _call_once(agent, model, journal, control, tally)
+        return await _call_once(agent, source, journal, control, tally)
     except ContextLengthExceeded as again:
         size = await measure(agent, model, journal.state)
         window, tokens = again.window or size.window, again.prompt_tokens or size.tokens

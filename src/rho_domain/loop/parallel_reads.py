@@ -26,6 +26,7 @@ from rho_domain.loop.control import RunControl
 from rho_domain.loop.hooks_applied import after_tool
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.prepared import PreparedCall
@@ -70,6 +71,7 @@ async def run_parallel(
     control: RunControl,
     context_for: Callable[[ToolCall], ToolContext],
     limit: int = MAX_PARALLEL_READS,
+    steps: DurableSteps | None = None,
 ) -> bool:
     """Run ``calls`` concurrently (at most ``limit`` at once); False when cancelled.
 
@@ -89,10 +91,24 @@ async def run_parallel(
             )
             return _Done(output=output, duration=clock.monotonic() - started)
 
-    tasks = [asyncio.ensure_future(one(ready)) for ready in prepared]
-    finished = await control.race(asyncio.ensure_future(asyncio.gather(*tasks)))
-    for call, task in zip(calls, tasks, strict=True):
-        done = task.result() if task.done() and not task.cancelled() else None
+    tasks: list[asyncio.Future[_Done]] = []
+
+    async def batch() -> tuple[_Done, ...]:
+        tasks.extend(asyncio.ensure_future(one(ready)) for ready in prepared)
+        return tuple(await asyncio.gather(*tasks))
+
+    # A durable run records the batch as one step: its reads finish in any order, while a
+    # run executed again must ask for its steps in the same order.
+    running = asyncio.ensure_future(batch() if steps is None else steps.once("reads", batch))
+    finished = await control.race(running)
+    recorded = running.result() if finished else ()
+    for index, call in enumerate(calls):
+        done: _Done | None
+        if recorded:
+            done = recorded[index]
+        else:
+            task = tasks[index] if index < len(tasks) else None
+            done = task.result() if task and task.done() and not task.cancelled() else None
         if done is None:
             content, is_error = control.interrupted_result, True
             metadata, duration = {"cancelled": True}, 0.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from rho_domain import events as ev
@@ -38,6 +38,7 @@ from rho_domain.messages import UserMessage
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
@@ -55,6 +56,9 @@ class Session:
     stored session. One run at a time. ``tool_source``
     serves tools that may change (MCP servers): ``agent`` then includes the ones it served
     last, taken at each run's start and before each model call (``tool_refresh``).
+    ``steps`` makes its runs durable (each model call and tool call one step,
+    ``durable_steps``); ``replay``, the trace's events from the run being executed again
+    (after a dead worker), is retraced by the Journal instead of written twice.
     """
 
     def __init__(
@@ -77,6 +81,8 @@ class Session:
         delegation: bool = True,
         owned: tuple[Closeable, ...] = (),
         tool_source: ToolSource | None = None,
+        steps: DurableSteps | None = None,
+        replay: Sequence[ev.Event] = (),
     ) -> None:
         if is_sub_agent(parent_id, labels or {}):  # a delegated child, however it is resumed
             delegation = False
@@ -95,7 +101,8 @@ class Session:
         self.state = state if state is not None else State()
         self.parent_id = parent_id
         self.labels = dict(labels or {})
-        self.journal = Journal(self.id, self.state, clock, store, created=created)
+        self.steps = steps
+        self.journal = Journal(self.id, self.state, clock, store, created=created, replay=replay)
         if on_event is not None:
             self.journal.listeners.append(on_event)
         self.control = RunControl(self.id, signals, self.journal)
@@ -130,8 +137,10 @@ class Session:
         parent_id: str | None = None,
         labels: Mapping[str, str] | None = None,
         delegation: bool = True,
+        replay: Sequence[ev.Event] = (),
     ) -> Session:
-        """A session of ``agent`` on ``ports``; it closes ``ports.owned`` when it closes."""
+        """A session of ``agent`` on ``ports``; it closes ``ports.owned`` when it closes.
+        ``replay`` (a durable run executed again): see ``__init__``."""
         return cls(
             agent,
             model=ports.model,
@@ -150,6 +159,8 @@ class Session:
             delegation=delegation,
             owned=ports.owned,
             tool_source=ports.tool_source,
+            steps=ports.steps,
+            replay=replay,
         )
 
     @property
@@ -165,6 +176,7 @@ class Session:
             databases=self.databases,
             owned=self._owned,
             tool_source=self.tool_source,
+            steps=self.steps,
         )
 
     @property
@@ -216,10 +228,12 @@ class Session:
         *,
         max_turns: int | None = None,
         on_event: Listener | None = None,
+        run_id: str | None = None,
     ) -> RunResult:
         """Run until the model answers without tool calls, or a limit, signal or error.
 
-        ``max_turns`` None takes the config's; 0 means no limit. Model, tool and store failures,
+        ``max_turns`` None takes the config's; 0 means no limit. ``run_id`` names the run (a
+        durable run's is its queue's; otherwise a new id). Model, tool and store failures,
         and a context window too small for the system prompt and tools (``ConfigError``), end
         the run with status ``error`` (never raised). A model repeating a tool call ends it
         ``stuck`` once told (``rho_domain.loop.stuck``); with an ``output_schema`` the final answer
@@ -231,7 +245,7 @@ class Session:
         self._running = True
         if on_event is not None:
             self.journal.listeners.append(on_event)
-        tally = self._tally = RunTally(id=new_id(), started=self.clock.monotonic())
+        tally = self._tally = RunTally(id=run_id or new_id(), started=self.clock.monotonic())
         status, error = RunStatus.ERROR, None
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
@@ -388,7 +402,9 @@ class Session:
             if (stop := await self._before_model_call(tally, watch)) is not None:
                 return stop
             turns += 1
-            message = await call_model(self.agent, self.model, self.journal, self.control, tally)
+            message = await call_model(
+                self.agent, self.model, self.journal, self.control, tally, self.steps
+            )
             if message is None:
                 return RunStatus.CANCELLED
             if not message.tool_calls:

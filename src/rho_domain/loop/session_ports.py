@@ -22,6 +22,7 @@ from rho_domain.loop.journal import Journal
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.database import Database
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
@@ -58,11 +59,15 @@ class SessionPorts:
     )
     owned: tuple[Closeable, ...] = ()  # adapters built for this session, closed with it
     tool_source: ToolSource | None = None  # tools that may change (MCP servers)
+    # a durable run's steps (``rho_domain.loop.durable_steps``): each model call and each tool
+    # call is one step, recorded once and answered from the record when the run executes again
+    steps: DurableSteps | None = None
 
     def for_child(self, *, signals: SignalSource | None = None) -> SessionPorts:
         """These ports for a related session (a sub-agent, a fork): the same adapters, owned
-        by the parent (a child never closes them), with ``signals`` of its own."""
-        return attrs.evolve(self, signals=signals, owned=())
+        by the parent (a child never closes them), with ``signals`` of its own and no durable
+        ``steps`` (a child's calls run inside its parent's ``delegate`` step)."""
+        return attrs.evolve(self, signals=signals, owned=(), steps=None)
 
 
 @attrs.frozen(kw_only=True, eq=False)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from rho_domain import events as ev
 from rho_domain.approval import Denied, RequiresApproval, decide
 from rho_domain.errors import RhoError
+from rho_domain.loop.durable_steps import tool_step
 from rho_domain.loop.hooks_applied import after_tool, before_tools
 from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.loop.session_ports import RunContext
@@ -27,6 +28,7 @@ from rho_domain.not_run import (
     rejected,
 )
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
+from rho_domain.ports.durable import DurableSteps
 from rho_domain.run import PendingApproval, RunStatus
 from rho_domain.tools.base import (
     ChildAnswer,
@@ -62,6 +64,7 @@ class ToolBatch:
         self.clock = context.journal.clock
         self.state = context.journal.state
         self.parallel_limit = MAX_PARALLEL_READS
+        self.steps: DurableSteps | None = context.ports.steps  # durable: each call one step
 
     async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.
@@ -88,6 +91,7 @@ class ToolBatch:
                 control=self.control,
                 context_for=self._context,
                 limit=self.parallel_limit,
+                steps=self.steps,
             )
             return None if finished else RunStatus.CANCELLED
         for index, ready in enumerate(prepared):
@@ -261,13 +265,10 @@ class ToolBatch:
         ``waiting`` when its sub-agent now waits for approval (recorded as this call's)."""
         call = ready.call
         await self.journal.emit(ev.ToolStarted(at=self.clock.now(), call=call))
+        began_before = self.journal.replayed_last  # a dead worker's trace holds it already
         started = self.clock.monotonic()
         task = asyncio.ensure_future(
-            self._continue(answer)
-            if answer is not None
-            else self.agent.registry.dispatch(
-                ready, self._context(call), timeout=self.agent.config.tool_timeout
-            )
+            self._continue(answer) if answer is not None else self._dispatch(ready, began_before)
         )
         if finished := await self.control.race(task):
             output = task.result()
@@ -303,6 +304,20 @@ class ToolBatch:
             )
             return "cancelled"
         return "done"
+
+    async def _dispatch(self, ready: PreparedCall, began_before: bool) -> ToolOutput:
+        """Run ``ready``'s handler; in a durable run, as one step (``durable_steps``), and
+        not again when an earlier execution ``began_before`` and the call writes."""
+        registry, call = self.agent.registry, ready.call
+        timeout = self.agent.config.tool_timeout
+        if self.steps is None:
+            return await registry.dispatch(ready, self._context(call), timeout=timeout)
+        return await tool_step(
+            self.steps,
+            lambda: registry.dispatch(ready, self._context(call), timeout=timeout),
+            policy=ready.policy,
+            began_before=began_before,
+        )
 
     async def _continue(self, answer: ChildAnswer) -> ToolOutput:
         """The delegate result once a waiting sub-agent has the answer and ran on."""

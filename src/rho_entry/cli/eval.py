@@ -3,7 +3,7 @@
 ::
 
     rho-agent eval bird --data DIR [--split dev] [--limit N] [--workers K] [--model M]
-                        [--out FILE] [--timeout S] [--max-turns N]
+                        [--out FILE] [--timeout S] [--max-turns N] [--durable [--durable-db URL]]
     rho-agent eval sample-data DIR
 
 ``bird`` prints one line per graded question on stderr and the summary table on stdout;
@@ -55,6 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="S", help="per graded query (30)"
     )
     bird.add_argument("--max-turns", type=int, metavar="N", help="model calls per question")
+    bird.add_argument(
+        "--durable",
+        action="store_true",
+        help="run the questions as durable runs on --workers worker processes (extra dbos): "
+        "a killed worker's questions continue on another, each graded once",
+    )
+    bird.add_argument(
+        "--durable-db",
+        metavar="URL",
+        help="the durable runs' database (default: <out>.durable.sqlite beside --out)",
+    )
     bird.add_argument("-m", "--model", help="model id")
     bird.add_argument("--base-url", help="OpenAI-compatible endpoint")
     bird.add_argument("--provider", help="kind of server (see rho-agent --help)")

@@ -40,19 +40,25 @@ async def run_from_cli(args: argparse.Namespace) -> int:
     out = Path(args.out or f"bird-{args.split}-results.jsonl")
     counter = _Progress()
     config = attrs.evolve(settings.config, auto_approve=False)
-    run = await run_bird(
-        dataset,
-        out,
-        config=config,
-        workers=args.workers,
-        limit=args.limit,
-        timeout=args.timeout,
-        store=choose_store(url, env, origin=origin).store,
-        on_result=counter,
-        # one empty directory for every eval session, kept (a resumed session runs in it),
-        # not left in the directory the command ran in
-        workspace=config_dir(env) / "evals" / "workspace",
-    )
+    # one empty directory for every eval session, kept (a resumed session runs in it),
+    # not left in the directory the command ran in
+    workspace = config_dir(env) / "evals" / "workspace"
+    if args.durable:
+        from rho_entry.cli.eval_durable import run_durable
+
+        run = await run_durable(args, dataset, out, config, workspace, counter)
+    else:
+        run = await run_bird(
+            dataset,
+            out,
+            config=config,
+            workers=args.workers,
+            limit=args.limit,
+            timeout=args.timeout,
+            store=choose_store(url, env, origin=origin).store,
+            on_result=counter,
+            workspace=workspace,
+        )
     if run.skipped:
         sys.stderr.write(f"{run.skipped} question(s) were already graded in {out}\n")
     for question_id, why in run.not_graded:

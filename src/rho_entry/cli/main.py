@@ -126,6 +126,18 @@ def _serve(args: list[str]) -> int:
     return serve(args)
 
 
+def _worker(args: list[str]) -> int:
+    from rho_entry.cli.worker import main as worker
+
+    return worker(args)
+
+
+def _queue(args: list[str]) -> int:
+    from rho_entry.cli.queue import main as queue
+
+    return queue(args)
+
+
 def _mcp(args: list[str]) -> int:
     from rho_entry.cli.mcp_list import main as mcp
 
@@ -141,6 +153,8 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "fork": _fork,
     "stats": _stats,
     "serve": _serve,
+    "worker": _worker,
+    "queue": _queue,
     "mcp": _mcp,
 }
 

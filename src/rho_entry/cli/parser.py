@@ -27,6 +27,8 @@ Run an agent on a task (one-shot), or open an interactive session (REPL).
   rho-agent eval bird ...     run BIRD-Bench text-to-SQL (see: rho-agent eval -h)
   rho-agent stats [ID|--all]  telemetry: model calls (latency, tokens, cost), tool calls
   rho-agent serve             serve sessions over HTTP (see: rho-agent serve -h)
+  rho-agent worker ...        run durable runs from a queue (extra dbos; docs/durable.md)
+  rho-agent queue ...         enqueue, wait for, approve durable runs (rho-agent queue -h)
   rho-agent mcp list          MCP servers configured: state and tools (docs/mcp.md)
 """
 

@@ -102,7 +102,7 @@ async def run_bird(
         workspace = out.parent / f"{out.name}.workspace"
     workspace = workspace.expanduser().resolve()
     workspace.mkdir(parents=True, exist_ok=True)
-    grader = _Grader(dataset, config, workspace, timeout, model_factory, store, clock)
+    grader = Grader(dataset, config, workspace, timeout, model_factory, store, clock)
     results_file = ResultsFile(out)
     results_file.open()
     fresh: dict[int, QuestionResult] = {}
@@ -138,7 +138,10 @@ async def run_bird(
 
 
 @attrs.frozen
-class _Grader:
+class Grader:
+    """Runs one question's session and grades it (``grade``), or grades a run already done
+    (``judge``, as a durable run's worker does)."""
+
     dataset: BirdDataset
     config: AgentConfig
     workspace: Path
@@ -155,9 +158,17 @@ class _Grader:
         events: list[Event] = []
         session = self._session(question, db, events.append)
         try:
-            outcome = await session.run(_prompt(question))
+            outcome = await session.run(prompt(question))
         finally:
             await session.close()
+        return await self.judge(question, outcome, events, started)
+
+    async def judge(
+        self, question: BirdQuestion, outcome: RunResult, events: list[Event], started: float
+    ) -> tuple[QuestionResult, str | None]:
+        """Grade a finished run of ``question`` (its events give the submitted SQL); the
+        second value says why it is not graded (the endpoint failed)."""
+        db = self.dataset.database(question).resolve()
         sql = submitted_sql(events)
         gold = await asyncio.to_thread(run_for_grading, db, question.gold_sql, timeout=self.timeout)
         predicted = None
@@ -172,6 +183,17 @@ class _Grader:
     def _session(
         self, question: BirdQuestion, db: Path, listener: Callable[[Event], None]
     ) -> Session:
+        model = self.model_factory() if self.model_factory is not None else None
+        return Session(
+            self.agent_for(question, db),
+            model=model,
+            store=self.store,
+            on_event=listener,
+            labels=question_labels(question),
+        )
+
+    def agent_for(self, question: BirdQuestion, db: Path) -> Agent:
+        """The agent of ``question``: the config's profile, its one database, ``submit_sql``."""
         config = attrs.evolve(
             self.config,
             databases={question.db_id: DatabaseConfig(engine="sqlite", path=str(db))},
@@ -185,18 +207,16 @@ class _Grader:
             extra=(SubmitSqlTool(),),
             output_limit=config.tool_output_limit,
         )
-        agent = Agent(config, profile=profile, registry=registry)
-        model = self.model_factory() if self.model_factory is not None else None
-        return Session(
-            agent,
-            model=model,
-            store=self.store,
-            on_event=listener,
-            labels={"eval": "bird", "question_id": str(question.question_id)},
-        )
+        return Agent(config, profile=profile, registry=registry)
 
 
-def _prompt(question: BirdQuestion) -> str:
+def question_labels(question: BirdQuestion) -> dict[str, str]:
+    """The labels of a question's session."""
+    return {"eval": "bird", "question_id": str(question.question_id)}
+
+
+def prompt(question: BirdQuestion) -> str:
+    """The prompt of ``question``."""
     from rho_domain.evals.bird import prompt_for
 
     return prompt_for(question, tool="sqlite", alias=question.db_id)

@@ -77,6 +77,7 @@ class AgentRuntime:
         "_state",
         "_when_full",
         "approval_callback",
+        "durable",
     )
 
     def __init__(
@@ -125,6 +126,8 @@ class AgentRuntime:
             profiles=allowed_profiles or (agent.profile,),
             roots=allowed_roots,
         )
+        # where dispatch_prompt(durable=True) enqueues: (database, queue), set by create_runtime
+        self.durable: tuple[str, str] | None = None
 
     def __repr__(self) -> str:
         return f"<AgentRuntime {self._state} handles={len(self._handles)}>"

@@ -10,7 +10,7 @@ import asyncio
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.config import AgentConfig as DomainAgentConfig
@@ -19,6 +19,7 @@ from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult
 from rho_entry.agent import definition_of
 from rho_entry.config.home import config_dir
+from rho_entry.durable.handle import DurableHandle
 from rho_entry.facade import Agent
 from rho_entry.resume_policy import resolve_profiles
 from rho_entry.runtime.core import AgentRuntime, WhenFull
@@ -47,6 +48,8 @@ def create_runtime(
     trace: bool = False,
     allowed_profiles: Sequence[PermissionProfile | str] = (),
     allowed_roots: Sequence[str | Path] = (),
+    durable_db: str | None = None,
+    durable_queue: str = "rho-runs",
     **ports: Any,
 ) -> AgentRuntime:
     """Build a runtime: resolve the profile, build the tools and prompt (once), keep the ports,
@@ -67,6 +70,9 @@ def create_runtime(
     beyond one of them, compared by content, never by name (``rho_entry.resume_policy``).
     ``allowed_roots`` (default: the agent's working directory) are the directories a stored
     session's working directory must lie in.
+    ``durable_db`` (a SQLite path or a PostgreSQL URL, the ``dbos`` extra) and
+    ``durable_queue`` are where ``dispatch_prompt(..., durable=True)`` enqueues runs for
+    workers (``rho-agent worker``; docs/durable.md); they need a ``store`` the workers share.
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
     agent = definition_of(config if isinstance(config, Agent | DomainAgent) else Agent(config))
@@ -75,7 +81,7 @@ def create_runtime(
 
         store = choose_store(store, os.environ, origin="create_runtime(store=...)").store
     profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))
-    return AgentRuntime(
+    runtime = AgentRuntime(
         agent,
         store=store,
         max_concurrent=max_concurrent,
@@ -88,11 +94,42 @@ def create_runtime(
         allowed_profiles=profiles,
         allowed_roots=tuple(Path(r).expanduser().resolve() for r in allowed_roots),
     )
+    if durable_db is not None:
+        runtime.durable = (durable_db, durable_queue)
+    return runtime
 
 
 async def start_runtime(runtime: AgentRuntime) -> AgentRuntime:
     """Open the runtime for dispatches (idempotent while started). Returns it."""
     return await runtime.start()
+
+
+@overload
+async def dispatch_prompt(
+    runtime: AgentRuntime,
+    prompt: str | None,
+    *,
+    session_id: str | None = None,
+    new_session: bool = False,
+    max_turns: int | None = None,
+    labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    durable: Literal[False] = False,
+) -> AgentHandle: ...
+
+
+@overload
+async def dispatch_prompt(
+    runtime: AgentRuntime,
+    prompt: str | None,
+    *,
+    session_id: str | None = None,
+    new_session: bool = False,
+    max_turns: int | None = None,
+    labels: Mapping[str, str] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    durable: Literal[True],
+) -> DurableHandle: ...
 
 
 async def dispatch_prompt(
@@ -104,7 +141,8 @@ async def dispatch_prompt(
     max_turns: int | None = None,
     labels: Mapping[str, str] | None = None,
     output_schema: Mapping[str, Any] | None = None,
-) -> AgentHandle:
+    durable: bool = False,
+) -> AgentHandle | DurableHandle:
     """Start ``prompt`` in the background and return its ``AgentHandle`` at once.
 
     Where it runs: in the runtime's own session (``runtime.session_id``) by default, so
@@ -123,9 +161,16 @@ async def dispatch_prompt(
     docs/structured-output.md) over the runtime's own; ``ConfigError`` for a schema with a
     keyword that is not checked.
 
+    ``durable=True`` puts it on the runtime's queue instead (``create_runtime(durable_db=)``)
+    for a worker on any host, in a new session unless ``session_id`` names one, and returns
+    a ``DurableHandle`` (``wait``, ``status``, ``approve``, ``deny``); ``max_turns``,
+    ``labels`` and ``output_schema`` are then the worker's.
+
     When the runtime is full, waits for room or raises ``RuntimeFull`` (``when_full``).
     Raises ``RuntimeClosed`` before ``start_runtime`` or after ``close_runtime``.
     """
+    if durable:
+        return await _enqueue(runtime, prompt, session_id)
     return await runtime.dispatch(
         prompt,
         session_id=session_id,
@@ -134,6 +179,24 @@ async def dispatch_prompt(
         labels=labels,
         output_schema=output_schema,
     )
+
+
+async def _enqueue(
+    runtime: AgentRuntime, prompt: str | None, session_id: str | None
+) -> DurableHandle:
+    """``dispatch_prompt(durable=True)``: the run on the runtime's queue."""
+    from rho_domain.errors import ConfigError
+    from rho_entry.durable.queueing import enqueue_prompt, open_queue
+
+    if runtime.durable is None or runtime.store is None:
+        raise ConfigError(
+            "dispatch_prompt(durable=True) needs create_runtime(durable_db=..., store=...): "
+            "the queue's database and the session store the workers share"
+        )
+    database, name = runtime.durable
+    queue = open_queue(database, queue=name)
+    run = await enqueue_prompt(queue, prompt, session_id=session_id)
+    return DurableHandle(queue, runtime.store, run.session_id, run.run_id)
 
 
 async def run_prompt(

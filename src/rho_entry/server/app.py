@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from rho_entry.config.stores import StoreChoice
+    from rho_entry.server.durable_runs import DurableSettings
 
 
 def create_app(
@@ -40,6 +41,7 @@ def create_app(
     session_ports: Mapping[str, Any] | None = None,
     extra_routes: Sequence[Any] = (),
     store: StoreChoice | None = None,
+    durable: DurableSettings | None = None,
 ) -> Starlette:
     """The server as an ASGI app.
 
@@ -47,8 +49,9 @@ def create_app(
     cannot choose: endpoint, provider, key variable, default model) defaults to the CLI's
     settings from ``environ``. ``session_ports`` are passed to every session (tests give a
     scripted ``model=``). ``store`` is where sessions are kept (``rho_entry.config.stores``;
-    default: the file store in ``settings.sessions_root``). Raises ``MissingExtra`` without
-    the ``server`` extra.
+    default: the file store in ``settings.sessions_root``). ``durable`` puts the runs on a
+    queue of durable runs that the app's own worker consumes from its start
+    (``rho_entry.server.durable_runs``). Raises ``MissingExtra`` without the ``server`` extra.
     """
     try:
         from starlette.applications import Starlette
@@ -74,12 +77,16 @@ def create_app(
         config_dir=config_dir(env),
         session_ports=session_ports,
         store=store,
+        durable=durable,
     )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
-        await host.aclose()
+        await host.start()
+        try:
+            yield
+        finally:
+            await host.aclose()
 
     token = settings.token if settings.token is not None else secrets.token_urlsafe(32)
     routes = [Route(r.path, r.handler, methods=[r.method]) for r in API]

@@ -9,7 +9,9 @@ A session is held (its store lock taken) only while a run is in progress; betwee
 an ordinary session on disk that ``rho-agent --resume``, ``monitor`` and ``export`` see, and
 that another server process (after a restart) picks up the same way. So an approval answered
 after a restart takes the same path as one answered a second after the run stopped: open the
-session, resolve the pending call from its trace, run on.
+session, resolve the pending call from its trace, run on. A durable server (``durable``) puts
+its runs on a queue instead, which its own worker and every other durable server's consume
+(``rho_entry.server.durable_runs``).
 
 What a client may touch is checked here: the profile is one the server allows and the working
 directory lies in one of its roots, for new sessions and for stored ones (a session the CLI
@@ -41,6 +43,7 @@ from rho_domain.state import State
 from rho_entry.config.stores import StoreChoice, choose_store
 from rho_entry.resume_policy import authorise
 from rho_entry.server.bodies import CreateSession, Decision
+from rho_entry.server.durable_runs import DurableRuns, DurableSettings
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
 from rho_entry.server.feed import StoreFeed, TraceFeed
 from rho_entry.server.runs import Runs
@@ -73,6 +76,7 @@ class SessionHost:
         config_dir: Path,
         session_ports: Mapping[str, Any] | None = None,
         store: StoreChoice | None = None,
+        durable: DurableSettings | None = None,
     ) -> None:
         self.settings = settings
         if store is None:
@@ -95,6 +99,19 @@ class SessionHost:
             allowed_profiles=settings.profiles,
             allowed_roots=settings.roots,
         )
+        self.durable: DurableRuns | None = None
+        if durable is not None:
+            self.durable = DurableRuns(
+                durable,
+                store=self.store,
+                config=self.runs.runtime.agent.config,
+                authority=self.runs.runtime.resume_authority(),
+            )
+
+    async def start(self) -> None:
+        """Start what runs beside the routes: a durable server's worker."""
+        if self.durable is not None:
+            await self.durable.start()
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -245,6 +262,9 @@ class SessionHost:
         """Answer a pending approval; the run continues in this process, whichever process
         (or which server before a restart) asked for it."""
         await self._check_drivable(session_id)
+        if self.durable is not None:
+            await self._answer_durable(session_id, call_id, decision)
+            return
         handle = self.runs.handles.get(session_id)
         if handle is not None:
             await self.runs.settle(handle, self.settings.answer_grace)
@@ -289,6 +309,8 @@ class SessionHost:
         """Shutdown: cancel every run and wait for them, so each session ends ``cancelled``
         on disk and ``--resume`` (or ``POST .../resume``) continues it."""
         await self.runs.aclose(self.settings.shutdown_grace)
+        if self.durable is not None:
+            await self.durable.aclose()
         for feed in self._feeds.values():
             feed.close()
         self._feeds.clear()
@@ -303,6 +325,11 @@ class SessionHost:
         return await asyncio.to_thread(state_from_jsonl, self.paths(session_id).trace)
 
     async def _start(self, session_id: str, prompt: str | None) -> None:
+        if self.durable is not None:  # a worker (this server's or another's) runs it
+            if await self.running(session_id):
+                raise Conflict(f"session {session_id} is running; wait for it or cancel it")
+            await self.durable.enqueue(session_id, prompt)
+            return
         handle = self.runs.handles.get(session_id)
         if handle is not None and not handle.done:
             if self.runs.active(session_id):
@@ -311,6 +338,15 @@ class SessionHost:
         self.runs.check_capacity()
         feed = await self._current_feed(session_id)
         _ = await self.runs.dispatch(session_id, prompt, feed, done=self._done(session_id))
+
+    async def _answer_durable(self, session_id: str, call_id: str, decision: Decision) -> None:
+        """``answer`` on a durable server: the session's last run continues on the queue."""
+        assert self.durable is not None
+        _, events = await self.sessions.recording(session_id)
+        stored = [p["call_id"] for p in pending_approvals(State.from_events(events))]
+        if call_id not in stored:
+            raise NotFound(_not_waiting(call_id, stored))
+        await self.durable.answer(session_id, tuple(events), call_id, decision != "deny")
 
     async def _current_feed(self, session_id: str) -> TraceFeed:
         """The feed, caught up with the store before a run here: a ``StoreFeed`` numbers the

@@ -11,6 +11,11 @@ Every request needs the token: ``RHO_AGENT_SERVER_TOKEN``, else one generated pe
 written to ``<config dir>/server/<host>-<port>.token`` (0600, removed at exit; ``token_file``)
 and printed once as the dashboard's URL, in its fragment (``/dashboard#token=...``: a fragment
 never leaves the browser, so it is in no request line, log or Referer).
+
+``--durable`` (the ``dbos`` extra) puts every run on a queue of durable runs (``--queue``, in
+``--durable-db``: by default the PostgreSQL store's own database, else ``durable.sqlite`` in
+the config directory) and consumes it in process: a server that dies mid-run is taken over by
+the other durable servers of that queue (``rho_entry.server.durable_runs``, docs/durable.md).
 """
 
 from __future__ import annotations
@@ -18,9 +23,9 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -35,6 +40,9 @@ from rho_entry.server.settings import (
 )
 from rho_entry.server.startup_checks import check_endpoint, check_profiles, listen
 from rho_entry.usage import UsageParser
+
+if TYPE_CHECKING:
+    from rho_entry.server.durable_runs import DurableSettings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,6 +98,32 @@ def _parser() -> argparse.ArgumentParser:
         help="where sessions are kept: postgresql://... (servers on other hosts share them), "
         "a directory or file:///path (default: $RHO_AGENT_STORE, else the config dir's)",
     )
+    durable = parser.add_argument_group("durable runs (extra dbos; docs/durable.md)")
+    durable.add_argument(
+        "--durable",
+        action="store_true",
+        help="run sessions as durable runs on a queue this server and its peers consume",
+    )
+    durable.add_argument(
+        "--durable-db",
+        metavar="URL",
+        help="the queue's database: a SQLite path or postgresql:// URL (default: the "
+        "PostgreSQL --store, else durable.sqlite in the config directory)",
+    )
+    durable.add_argument("--queue", default="rho-runs", help="the queue (default rho-runs)")
+    durable.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="durable runs at once here (default --max-runs)",
+    )
+    durable.add_argument(
+        "--dead-after",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="a peer silent this long is dead and its runs taken over (seconds, default 10)",
+    )
     return parser
 
 
@@ -131,7 +165,8 @@ def main(argv: Sequence[str]) -> int:
 
         for problem in database_warnings(config, env):  # the task may not need it: warn
             print(f"rho-agent serve: warning: {problem}", file=sys.stderr)
-        app = create_app(settings, base_config=config, environ=env, store=chosen)
+        durable = _durable(ns, url if chosen.root is None else None, settings, env)
+        app = create_app(settings, base_config=config, environ=env, store=chosen, durable=durable)
         server = _server(app, ns.host, ns.port, settings, token, token_home, chosen.shown)
         listening = listen(ns.host, ns.port)
     except RhoError as exc:
@@ -144,6 +179,34 @@ def main(argv: Sequence[str]) -> int:
         say_unprotected(sandbox_notice())  # at start, not at the first session
     server.run(sockets=[listening])
     return 1 if server.failed else 0
+
+
+def _durable(
+    ns: argparse.Namespace,
+    shared_store: str | None,
+    settings: ServerSettings,
+    env: Mapping[str, str],
+) -> DurableSettings | None:
+    """The durable runs' settings of ``--durable`` (None without it); ``ConfigError`` for the
+    durable flags without it."""
+    if not ns.durable:
+        if ns.durable_db or ns.concurrency is not None:
+            raise ConfigError("--durable-db and --concurrency go with --durable")
+        return None
+    from rho_entry.config.home import config_dir
+    from rho_entry.server.durable_runs import DurableSettings
+
+    database = ns.durable_db or shared_store
+    if database is None:  # one host: a SQLite file in the config directory (made if new)
+        home = config_dir(env)
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        database = str(home / "durable.sqlite")
+    return DurableSettings(
+        database=database,
+        queue=ns.queue,
+        concurrency=ns.concurrency if ns.concurrency is not None else settings.max_runs,
+        dead_after=ns.dead_after,
+    )
 
 
 def _flag_changes(ns: argparse.Namespace, settings: ServerSettings) -> dict[str, Any]:
@@ -195,7 +258,12 @@ def _server(
                 captured.clear()
 
         async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
+            try:
+                await super().startup(sockets)
+            except SystemExit:  # the app's startup failed (a durable queue that cannot
+                # be opened, said above by uvicorn's log): exit 1, a configuration error
+                self.failed = self.should_exit = True
+                return
             bound = [s.getsockname()[:2] for srv in self.servers for s in srv.sockets]
             if token_home is not None:
                 try:

@@ -1,0 +1,160 @@
+"""What durability costs: a run through a DBOS workflow (each model call and tool call a
+step checkpoint) against the same run without it, on SQLite and PostgreSQL.
+
+The model endpoint is ``bench/loopback_agent_server.py`` in a child process (a ``list`` tool
+call, then a 50-delta answer: two model calls and one tool call per run). Both sides run the
+facade's ``Session`` with the shared file store and a real ``LocalExecutor``, one run after
+another, alternating rounds; the durable side starts each run as a workflow in this process
+(``DBOS.start_workflow_async``, no queue polling) and waits for its result. A third measure
+is the bare checkpoint: a workflow of 100 empty steps, per step.
+
+Usage: python bench/bench_durable.py [--runs 100] [--rounds 3] [--no-postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "db")]
+
+from dbos import DBOS  # noqa: E402
+
+from rho_adapters.durable.steps import DbosSteps  # noqa: E402
+from rho_adapters.durable.worker import DbosWorker, WorkerOptions, run_workflow  # noqa: E402
+from rho_adapters.store import FileSessionStore  # noqa: E402
+from rho_domain.config import AgentConfig  # noqa: E402
+from rho_domain.ports.durable import DurableSteps, QueuedRun  # noqa: E402
+from rho_domain.run import new_id  # noqa: E402
+from rho_entry.durable.runner import DurableRunner, WorkerSetup  # noqa: E402
+from rho_entry.facade import Agent, Session  # noqa: E402
+
+STEPS = 100
+
+
+def start_server() -> tuple[subprocess.Popen[str], str]:
+    """The loopback agent server in a child process, and its base URL."""
+    script = Path(__file__).with_name("loopback_agent_server.py")
+    child = subprocess.Popen(
+        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    return child, child.stdout.readline().strip()
+
+
+@DBOS.workflow(name="bench.empty_steps")
+async def empty_steps(count: int) -> int:
+    """``count`` empty steps, each checkpointed."""
+    steps = DbosSteps()
+
+    async def nothing() -> int:
+        return 0
+
+    for _ in range(count):
+        await steps.once("empty", nothing)
+    return count
+
+
+async def plain_run(agent: Agent, store: FileSessionStore) -> None:
+    async with Session(agent, store=store) as session:
+        result = await session.run("list the files")
+    assert result.status.value == "completed", result
+
+
+async def durable_run(prompt_id: int) -> None:
+    payload = {"run_id": new_id(), "session_id": new_id(), "prompt": "list the files"}
+    handle = await DBOS.start_workflow_async(run_workflow, payload)
+    assert await handle.get_result() == "completed", prompt_id
+
+
+async def measure(database: str, base_url: str, runs: int, rounds: int) -> dict[str, float]:
+    """Median per-run milliseconds, plain and durable, and one checkpoint's."""
+    work = Path(tempfile.mkdtemp(prefix="rho-bench-durable-"))
+    config = AgentConfig(model="fake-model", base_url=base_url, working_dir=str(work))
+    store = FileSessionStore(work / "store")
+    agent = Agent(config)
+    runner = DurableRunner(WorkerSetup(store=store, config=config))
+
+    async def run(queued: QueuedRun, steps: DurableSteps) -> str:
+        return await runner(queued, steps)
+
+    worker = DbosWorker(
+        WorkerOptions(url=database, app_version="bench", executor_id=f"bench-{new_id()}"), run
+    )
+    await worker.start()
+    plain, durable, step = [], [], []
+    try:
+        for _ in range(3):  # warm both paths
+            await plain_run(agent, store)
+            await durable_run(0)
+        for _ in range(rounds):
+            started = time.perf_counter()
+            for _ in range(runs):
+                await plain_run(agent, store)
+            plain.append((time.perf_counter() - started) / runs * 1000)
+            started = time.perf_counter()
+            for index in range(runs):
+                await durable_run(index)
+            durable.append((time.perf_counter() - started) / runs * 1000)
+            started = time.perf_counter()
+            handle = await DBOS.start_workflow_async(empty_steps, STEPS)
+            await handle.get_result()
+            step.append((time.perf_counter() - started) / STEPS * 1000)
+    finally:
+        await worker.stop()
+    return {
+        "plain": statistics.median(plain),
+        "durable": statistics.median(durable),
+        "step": statistics.median(step),
+    }
+
+
+@contextlib.contextmanager
+def postgres_url() -> Iterator[str]:
+    from db_servers import running_postgres
+
+    with running_postgres() as server:
+        config = server.config
+        yield f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+    child, base_url = start_server()
+    try:
+        databases: list[tuple[str, contextlib.AbstractContextManager[str]]] = [
+            ("SQLite", contextlib.nullcontext(f"sqlite:///{tempfile.mkdtemp()}/runs.sqlite"))
+        ]
+        if not args.no_postgres:
+            databases.append(("PostgreSQL", postgres_url()))
+        for name, opened in databases:
+            with opened as url:
+                figures = asyncio.run(measure(url, base_url, args.runs, args.rounds))
+            added = figures["durable"] - figures["plain"]
+            print(
+                f"{name}: plain {figures['plain']:.2f} ms/run, durable {figures['durable']:.2f}"
+                f" ms/run (+{added:.2f} ms, +{added / figures['plain'] * 100:.0f} %), "
+                f"one step checkpoint {figures['step']:.2f} ms",
+                flush=True,
+            )
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Heartbeats: how live workers notice a dead one and recover its runs.
+
+DBOS recovers a process's unfinished workflows when a process with the same executor id starts
+again; a worker that never comes back needs someone else to do it. Each worker writes its
+executor id and the time (the database's clock, one for every host) into the table
+``rho_workers`` of the system database every ``interval`` seconds (the first row before it takes
+any run). Every worker also looks for rows older than ``dead_after``: it claims one by deleting
+it (one claimant wins: ``DELETE`` with the stale time in its condition), then asks DBOS to
+recover that executor's pending workflows (``DBOS._recover_pending_workflows``, the hook DBOS's
+own conductor uses), which puts them back on a queue, where any live worker with capacity takes
+them. A run of a dead worker therefore resumes within ``dead_after + interval`` seconds plus the
+queue's polling interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+from rho_adapters.durable.system_db import engine_url
+
+LOG = logging.getLogger("rho_adapters.durable")
+
+_METADATA = sa.MetaData()
+WORKERS = sa.Table(
+    "rho_workers",
+    _METADATA,
+    sa.Column("executor_id", sa.String(200), primary_key=True),
+    sa.Column("app_version", sa.String(200), nullable=False),
+    sa.Column("seen_at", sa.Float, nullable=False),
+)
+
+
+class Heartbeat:
+    """Writes this worker's heartbeat and recovers the runs of workers whose beat stopped."""
+
+    def __init__(
+        self,
+        url: str,
+        executor_id: str,
+        app_version: str,
+        *,
+        recover: Callable[[str], int],
+        interval: float = 2.0,
+        dead_after: float = 10.0,
+    ) -> None:
+        self.engine = sa.create_engine(engine_url(url), pool_pre_ping=True)
+        self.executor_id = executor_id
+        self.app_version = app_version
+        self.recover = recover
+        self.interval = interval
+        self.dead_after = dead_after
+        self._task: asyncio.Task[None] | None = None
+        self._created = False
+
+    def beat(self) -> None:
+        """Write this worker's row (create the table on first use)."""
+        if not self._created:
+            try:
+                _METADATA.create_all(self.engine, checkfirst=True)
+            except sa.exc.DBAPIError:  # another worker created it at the same moment
+                if not sa.inspect(self.engine).has_table(WORKERS.name):
+                    raise
+            self._created = True
+        with self.engine.begin() as conn:
+            updated = conn.execute(
+                sa.update(WORKERS)
+                .where(WORKERS.c.executor_id == self.executor_id)
+                .values(seen_at=self._now(), app_version=self.app_version)
+            ).rowcount
+            if not updated:
+                conn.execute(
+                    sa.insert(WORKERS).values(
+                        executor_id=self.executor_id,
+                        app_version=self.app_version,
+                        seen_at=self._now(),
+                    )
+                )
+
+    def recover_dead(self) -> list[str]:
+        """Claim every worker whose heartbeat is older than ``dead_after`` and recover its
+        runs; the executor ids recovered."""
+        with self.engine.connect() as conn:
+            cutoff = conn.execute(sa.select(self._now())).scalar_one() - self.dead_after
+            stale = [
+                (row.executor_id, row.seen_at)
+                for row in conn.execute(
+                    sa.select(WORKERS.c.executor_id, WORKERS.c.seen_at).where(
+                        WORKERS.c.seen_at < cutoff, WORKERS.c.app_version == self.app_version
+                    )
+                )
+            ]
+        recovered = []
+        for executor_id, seen_at in stale:
+            with self.engine.begin() as conn:
+                claimed = conn.execute(
+                    sa.delete(WORKERS).where(
+                        WORKERS.c.executor_id == executor_id, WORKERS.c.seen_at == seen_at
+                    )
+                ).rowcount
+            if claimed:
+                count = self.recover(executor_id)
+                LOG.warning(
+                    "worker %s stopped beating; %d of its runs put back on the queue",
+                    executor_id,
+                    count,
+                )
+                recovered.append(executor_id)
+        return recovered
+
+    def _now(self) -> sa.ColumnElement[float]:
+        """The database's clock in Unix seconds: every host reads one clock, so a worker whose
+        own clock runs behind is never taken for dead (nor a dead one for alive)."""
+        if self.engine.dialect.name == "sqlite":
+            return sa.cast((sa.func.julianday("now") - 2440587.5) * 86400.0, sa.Float)
+        return sa.cast(sa.func.extract("epoch", sa.func.now()), sa.Float)
+
+    def start(self) -> None:
+        """Beat now (before any run is taken), then every ``interval`` seconds."""
+        self.beat()
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await asyncio.to_thread(self.beat)
+                await asyncio.to_thread(self.recover_dead)
+            except Exception:
+                LOG.exception("heartbeat failed; trying again in %.1f s", self.interval)
+
+    async def stop(self) -> None:
+        """Stop beating. The row stays: runs this worker leaves unfinished are recovered by
+        the others once it is stale, as after a crash (a row with nothing pending recovers
+        nothing)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self.engine.dispose()

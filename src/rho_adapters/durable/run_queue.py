@@ -1,0 +1,138 @@
+"""``RunQueue`` for any process: enqueue durable runs and read their statuses (``DBOSClient``).
+
+A run's workflow id is its ``run_id``, so enqueuing the same run twice runs it once. Its
+status is DBOS's (``ENQUEUED`` → ``queued``, ``PENDING`` → ``running``) until the workflow
+ends; then it is the run's own status, the workflow's result. A run that ends
+``awaiting_approval`` holds no worker slot: answering enqueues its continuation, a run with
+the id ``<run_id>~<n>`` whose prompt is None and whose approvals are in ``settings``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from rho_adapters.durable import load_dbos
+from rho_adapters.durable.system_db import shown
+from rho_domain.errors import ConfigError, SessionStateError
+from rho_domain.ports.durable import QueuedRun, RunQueue
+
+WORKFLOW = "rho.run"  # the worker registers the workflow under this name
+_SETTLED = frozenset({"completed", "cancelled", "max_turns", "budget_exceeded", "error"})
+_DBOS_STATUS = {"ENQUEUED": "queued", "PENDING": "running", "DELAYED": "queued"}
+
+
+class DbosRunQueue(RunQueue):
+    """The queue ``queue`` of the system database ``url``, for an application version."""
+
+    def __init__(self, url: str, *, queue: str, app_version: str) -> None:
+        dbos = load_dbos()
+        try:
+            # the client never creates the tables; an enqueuer may come before any worker
+            dbos.DBOS.migrate(url)
+            self.client = dbos.DBOSClient(system_database_url=url)
+        except Exception as exc:
+            raise ConfigError(
+                f"cannot open the durable runs' database {shown(url)}: {exc}"
+            ) from exc
+        self.url = url
+        self.queue = queue
+        self.app_version = app_version
+
+    async def enqueue(self, run: QueuedRun) -> None:
+        """See ``RunQueue.enqueue``."""
+        await self.client.enqueue_async(
+            {
+                "workflow_name": WORKFLOW,
+                "queue_name": self.queue,
+                "workflow_id": run.run_id,
+                "app_version": self.app_version,
+            },
+            {
+                "run_id": run.run_id,
+                "session_id": run.session_id,
+                "prompt": run.prompt,
+                "settings": dict(run.settings),
+            },
+        )
+
+    async def answer(
+        self, run_id: str, answers: Mapping[str, bool], *, reasons: Mapping[str, str]
+    ) -> str:
+        """See ``RunQueue.answer``: the continuation is enqueued as ``<run_id>~<n>``."""
+        status = await self.status(run_id)
+        if status != "awaiting_approval":
+            raise SessionStateError(
+                f"run {run_id} does not wait for approval (its status is {status or 'unknown'})"
+            )
+        workflow = await self._workflow(run_id)
+        payload = workflow.input["args"][0] if workflow and workflow.input else None
+        if not payload:
+            raise SessionStateError(f"run {run_id} has no recorded session")
+        return await self._continue(run_id, payload, answers, reasons)
+
+    async def _continue(
+        self,
+        run_id: str,
+        payload: Mapping[str, Any],
+        answers: Mapping[str, bool],
+        reasons: Mapping[str, str],
+    ) -> str:
+        settings = {
+            **{k: v for k, v in payload.get("settings", {}).items() if not k.startswith("answer:")},
+            **{f"answer:{call}": "yes" if ok else "no" for call, ok in answers.items()},
+            **{f"reason:{call}": text for call, text in reasons.items()},
+        }
+        base = run_id.split("~", 1)[0]
+        attempt = int(run_id.split("~", 1)[1]) + 1 if "~" in run_id else 1
+        continuation = f"{base}~{attempt}"
+        await self.enqueue(
+            QueuedRun(
+                run_id=continuation,
+                session_id=payload["session_id"],
+                prompt=None,
+                settings=settings,
+            )
+        )
+        return continuation
+
+    async def status(self, run_id: str) -> str | None:
+        """See ``RunQueue.status``."""
+        workflow = await self._workflow(run_id)
+        if workflow is None:
+            return None
+        if workflow.status == "SUCCESS":
+            return str(workflow.output)
+        if workflow.status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+            return "error"
+        if workflow.status == "CANCELLED":
+            return "cancelled"
+        return _DBOS_STATUS.get(workflow.status, "running")
+
+    async def wait(self, run_id: str, timeout: float) -> str:
+        """See ``RunQueue.wait`` (polls every 0.1 s)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = await self.status(run_id)
+            if status in _SETTLED or status == "awaiting_approval":
+                return status
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"run {run_id} is still {status} after {timeout:.0f} s")
+            await asyncio.sleep(0.1)
+
+    async def session_of(self, run_id: str) -> str | None:
+        """The session the run ``run_id`` runs (None for a run this queue never had)."""
+        workflow = await self._workflow(run_id)
+        if workflow is None or not workflow.input:
+            return None
+        return str(workflow.input["args"][0]["session_id"])
+
+    async def _workflow(self, run_id: str) -> Any:
+        found = await self.client.list_workflows_async(workflow_ids=[run_id])
+        return found[0] if found else None
+
+    def close(self) -> None:
+        """Release the client's connections."""
+        self.client.destroy()

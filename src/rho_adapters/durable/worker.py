@@ -1,0 +1,150 @@
+"""One worker process: the ``rho.run`` workflow, the queue it consumes, its heartbeat.
+
+The workflow is registered when this module is imported; its body is the ``Runner`` the
+entry layer gives ``DbosWorker`` (open the session from the shared store, run it with
+``DbosSteps``). DBOS is a process-wide singleton: one ``DbosWorker`` per process.
+
+Code version: DBOS runs and recovers only the workflows of its own ``application_version``;
+the worker is refused when its queue holds runs of another version (``VersionMismatch`` says
+how to drain or pin), rather than leave them waiting forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+
+from rho_adapters.durable import load_dbos
+from rho_adapters.durable.heartbeat import Heartbeat
+from rho_adapters.durable.steps import DbosSteps
+from rho_adapters.durable.system_db import faster_sqlite_commits, shown
+from rho_domain.errors import ConfigError
+from rho_domain.ports.durable import DurableSteps, QueuedRun
+
+WORKFLOW = "rho.run"
+
+Runner = Callable[[QueuedRun, DurableSteps], Awaitable[str]]
+
+load_dbos()  # MissingExtra naming the extra, before the import below fails
+
+from dbos import DBOS as _DBOS  # noqa: E402 - after the check above
+
+_runner: Runner | None = None
+
+
+@_DBOS.workflow(name=WORKFLOW)
+async def run_workflow(payload: dict[str, Any]) -> str:
+    """The durable run: the runner's status once the run settles."""
+    if _runner is None:
+        raise RuntimeError("no rho-agent worker runs in this process")
+    run = QueuedRun(
+        run_id=payload["run_id"],
+        session_id=payload["session_id"],
+        prompt=payload.get("prompt"),
+        settings=payload.get("settings") or {},
+    )
+    return await _runner(run, DbosSteps())
+
+
+def payload_of(run: QueuedRun) -> dict[str, Any]:
+    """The workflow's argument for ``run`` (plain data: any process may enqueue it)."""
+    return {
+        "run_id": run.run_id,
+        "session_id": run.session_id,
+        "prompt": run.prompt,
+        "settings": dict(run.settings),
+    }
+
+
+class VersionMismatch(ConfigError):
+    """The queue holds runs started by another version of rho-agent."""
+
+
+@attrs.frozen(kw_only=True)
+class WorkerOptions:
+    """How a worker runs: where, which queue, how many runs at once, as which version."""
+
+    url: str
+    queue: str = "rho-runs"
+    concurrency: int = 4
+    app_version: str
+    executor_id: str
+    poll_interval: float = 1.0
+    heartbeat: float = 2.0
+    dead_after: float = 10.0
+
+
+class DbosWorker:
+    """Consumes ``options.queue`` with at most ``options.concurrency`` runs at once."""
+
+    def __init__(self, options: WorkerOptions, runner: Runner) -> None:
+        self.options = options
+        self.runner = runner
+        self.heartbeat = Heartbeat(
+            options.url,
+            options.executor_id,
+            options.app_version,
+            recover=_recover,
+            interval=options.heartbeat,
+            dead_after=options.dead_after,
+        )
+
+    async def start(self) -> None:
+        """Launch DBOS (migrating the system database on first use), check versions, beat,
+        and start consuming. Raises ``ConfigError`` naming the database (password hidden)
+        when it cannot be reached, ``VersionMismatch`` for runs of another version."""
+        global _runner
+        options = self.options
+        _runner = self.runner
+        faster_sqlite_commits()
+        try:
+            _DBOS(
+                config={
+                    "name": "rho-agent",
+                    "system_database_url": options.url,
+                    "application_version": options.app_version,
+                    "executor_id": options.executor_id,
+                    "log_level": "WARNING",
+                    "notification_listener_polling_interval_sec": min(options.poll_interval, 1),
+                }
+            )
+            await asyncio.to_thread(self.heartbeat.beat)
+            _DBOS.launch()
+        except Exception as exc:
+            raise ConfigError(
+                f"cannot open the durable runs' database {shown(options.url)}: {exc}"
+            ) from exc
+        await self._check_versions()
+        await _DBOS.register_queue_async(
+            options.queue,
+            worker_concurrency=options.concurrency,
+            polling_interval_sec=options.poll_interval,
+        )
+        self.heartbeat.start()
+
+    async def _check_versions(self) -> None:
+        others = await _DBOS.list_workflows_async(
+            status=["PENDING", "ENQUEUED"], name=WORKFLOW, load_input=False, load_output=False
+        )
+        versions = sorted({w.app_version or "?" for w in others} - {self.options.app_version})
+        if versions:
+            count = sum(1 for w in others if w.app_version != self.options.app_version)
+            raise VersionMismatch(
+                f"{count} unfinished run(s) in {shown(self.options.url)} belong to rho-agent "
+                f"version {', '.join(versions)}; this worker is {self.options.app_version}. "
+                "Drain them with workers of that version (let them finish, or cancel them "
+                "with `dbos workflow cancel`), or pin this worker to it with "
+                f"`--application-version {versions[0]}` when its code is the same."
+            )
+
+    async def stop(self) -> None:
+        """Stop beating and shut DBOS down (runs in flight are recovered elsewhere)."""
+        await self.heartbeat.stop()
+        await asyncio.to_thread(_DBOS.destroy, workflow_completion_timeout_sec=0)
+
+
+def _recover(executor_id: str) -> int:
+    return len(_DBOS._recover_pending_workflows([executor_id]))

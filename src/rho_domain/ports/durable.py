@@ -1,0 +1,86 @@
+"""Durable runs: a run that outlives the process driving it, as ports.
+
+Two roles. ``DurableSteps`` is what the loop sees while a durable run executes: each model
+call and each tool call is a step run once, whose result is remembered, so that a run
+re-executed after its worker died gets the results of the steps that had finished without
+doing them again. ``RunQueue`` is what a caller sees: put a run on a queue that workers on
+any host consume, answer the approvals a queued run waits for, read its status.
+
+The domain never knows the engine behind them (``rho_adapters.durable`` is DBOS); a session
+without ``DurableSteps`` runs every step directly, as always.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol, TypeVar
+
+import attrs
+
+T = TypeVar("T")
+
+
+class DurableSteps(Protocol):
+    """Runs a durable run's steps once each, in the order the run asks for them."""
+
+    @abstractmethod
+    async def once(self, name: str, run: Callable[[], Awaitable[T]]) -> T:
+        """The result of this step: ``run()``'s, remembered.
+
+        When an earlier execution of the run recorded this step's result, that result is
+        returned and ``run`` is not called; otherwise ``run`` is called (again, if an earlier
+        execution died inside it: the caller decides beforehand what ``run`` does then, from
+        the trace). Steps are identified by their order in the run; ``name`` must be the same
+        when the run is executed again (an engine refuses a different one). An exception from
+        ``run`` propagates and is not recorded: the next execution calls ``run`` again."""
+
+
+@attrs.frozen(kw_only=True)
+class QueuedRun:
+    """A prompt for a stored session, to run on a worker.
+
+    ``run_id`` names the run everywhere (the trace's ``run_start`` and the engine's workflow);
+    ``session_id`` is a session in the shared store, new or existing; ``prompt`` None continues
+    the session (its approvals answered). ``settings`` are the worker-side overrides of the
+    stored config (model, profile) as the resume policy understands them."""
+
+    run_id: str
+    session_id: str
+    prompt: str | None
+    settings: Mapping[str, str] = attrs.field(factory=dict)
+
+
+class RunQueue(Protocol):
+    """A named queue of durable runs, consumed by workers on any host."""
+
+    @abstractmethod
+    async def enqueue(self, run: QueuedRun) -> None:
+        """Put ``run`` on the queue. Enqueuing the same ``run_id`` twice runs it once."""
+
+    @abstractmethod
+    async def answer(
+        self, run_id: str, answers: Mapping[str, bool], *, reasons: Mapping[str, str]
+    ) -> str:
+        """Answer the approvals the run ``run_id`` waits for (call id → approved; a rejection's
+        reason in ``reasons``): the session continues in a new run on a worker with capacity
+        (a run waiting for approval holds no worker slot); its id. Raises
+        ``SessionStateError`` when the run does not wait for approval."""
+
+    @abstractmethod
+    async def status(self, run_id: str) -> str | None:
+        """The run's status (``queued``, ``running``, ``awaiting_approval`` or a final
+        ``RunStatus`` value); None for a run this queue never had."""
+
+    @abstractmethod
+    async def wait(self, run_id: str, timeout: float) -> str:
+        """Wait until the run settles (ends, or waits for approval); its status. Raises
+        ``TimeoutError`` after ``timeout`` seconds."""
+
+
+class InlineSteps(DurableSteps):
+    """Steps run directly, nothing remembered: what a session does without durability."""
+
+    async def once(self, name: str, run: Callable[[], Awaitable[T]]) -> T:
+        """``run()``, every time."""
+        return await run()

@@ -1,0 +1,99 @@
+"""``rho-agent queue``: durable runs from the command line, on any host.
+
+    rho-agent queue enqueue PROMPT [--session ID]      prints the run id
+    rho-agent queue status RUN                         queued, running, awaiting_approval...
+    rho-agent queue wait RUN [--timeout S]             exits 0 once it settles
+    rho-agent queue approve RUN CALL|all               prints the continuing run's id
+    rho-agent queue deny RUN CALL|all [--reason TEXT]
+
+Every command takes ``--durable-db URL`` (a SQLite path or a PostgreSQL URL) and ``--queue
+NAME``; ``approve``/``deny all`` read the waiting calls from ``--store`` (a directory or a
+``postgresql://`` URL, as the workers'; default: ``$RHO_AGENT_STORE``, else the CLI's
+sessions directory). Workers (``rho-agent worker``) run what is enqueued.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+from rho_domain.errors import RhoError
+from rho_entry.cli import exit_codes
+
+if TYPE_CHECKING:
+    from rho_adapters.durable.run_queue import DbosRunQueue
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The queue commands and their flags."""
+    parser = argparse.ArgumentParser(prog="rho-agent queue", description="Durable runs.")
+    parser.add_argument("--durable-db", required=True, metavar="URL", help="SQLite path or URL")
+    parser.add_argument("--queue", default="rho-runs", help="the queue (default rho-runs)")
+    parser.add_argument(
+        "--store", metavar="URL", help="the shared session store (for `all`; as rho-agent --store)"
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    enqueue = commands.add_parser("enqueue", help="put a prompt on the queue")
+    enqueue.add_argument("prompt")
+    enqueue.add_argument("--session", help="continue this session (default: a new one)")
+    for name in ("status", "wait"):
+        command = commands.add_parser(name, help=f"{name} of a run")
+        command.add_argument("run")
+        command.add_argument("--timeout", type=float, default=600.0)
+    for name in ("approve", "deny"):
+        command = commands.add_parser(name, help=f"{name} a waiting call (or all)")
+        command.add_argument("run")
+        command.add_argument("calls", nargs="+", metavar="CALL|all")
+        command.add_argument("--reason", default="", help="why (deny)")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Run one queue command; the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return asyncio.run(_command(args))
+    except (RhoError, TimeoutError) as exc:
+        sys.stderr.write(f"rho-agent queue: {exc}\n")
+        return exit_codes.USAGE
+
+
+async def _command(args: argparse.Namespace) -> int:
+    from rho_entry.durable.queueing import enqueue_prompt, open_queue
+
+    queue = open_queue(args.durable_db, queue=args.queue)
+    try:
+        if args.command == "enqueue":
+            run = await enqueue_prompt(queue, args.prompt, session_id=args.session)
+            print(f"{run.run_id} {run.session_id}")
+        elif args.command == "status":
+            print(await queue.status(args.run) or "unknown")
+        elif args.command == "wait":
+            print(await queue.wait(args.run, args.timeout))
+        else:
+            calls = await _calls(queue, args)
+            approved = args.command == "approve"
+            reasons = {} if approved else dict.fromkeys(calls, args.reason)
+            print(await queue.answer(args.run, dict.fromkeys(calls, approved), reasons=reasons))
+    finally:
+        queue.close()
+    return exit_codes.OK
+
+
+async def _calls(queue: DbosRunQueue, args: argparse.Namespace) -> list[str]:
+    """The calls named, or with ``all`` every call the run's session waits for."""
+    if "all" not in args.calls:
+        return list(args.calls)
+    from rho_entry.config.settings import environment
+    from rho_entry.config.stores import choose_operator, store_setting
+    from rho_entry.seed_api.state import State
+
+    session_id = await queue.session_of(args.run)
+    if session_id is None:
+        raise RhoError(f"no durable run {args.run} in this queue")
+    env = environment()
+    where, origin = store_setting(args.store, env)
+    _, events = await choose_operator(where, env, origin=origin).sessions.recording(session_id)
+    return [c.id for c in State.from_events(events).awaiting_decision()]

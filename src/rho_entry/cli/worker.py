@@ -1,0 +1,116 @@
+"""``rho-agent worker``: consume a queue of durable runs (the ``dbos`` extra).
+
+    rho-agent worker --durable-db runs.sqlite [--store URL] [--queue NAME] [--concurrency N]
+
+Runs until SIGTERM or Ctrl+C. Sessions are read and written in ``--store`` (the store every
+worker and every enqueuer shares: a directory, or ``postgresql://...``;
+``rho_entry.config.stores``);
+the queue, the step records and the heartbeats are in ``--durable-db`` (a SQLite file for one
+host, a PostgreSQL URL for many). New sessions get the agent settings of this worker
+(``--model``, ``--profile``, the environment, as for a one-shot run). See docs/durable.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+import uuid
+
+from rho_domain.errors import RhoError
+from rho_entry.cli import exit_codes
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The worker's flags."""
+    parser = argparse.ArgumentParser(
+        prog="rho-agent worker", description="Consume a queue of durable runs."
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="the shared session store: a directory or a postgresql:// URL (as rho-agent "
+        "--store; default: $RHO_AGENT_STORE, else the CLI's sessions directory)",
+    )
+    parser.add_argument(
+        "--durable-db",
+        required=True,
+        metavar="URL",
+        help="the durable runs' database: a SQLite path or a postgresql:// URL",
+    )
+    parser.add_argument("--queue", default="rho-runs", help="the queue to consume")
+    parser.add_argument("--concurrency", type=int, default=4, help="runs at once (default 4)")
+    parser.add_argument("--model", "-m", help="the model of new sessions")
+    parser.add_argument("--profile", "-p", help="the permission profile (default readonly)")
+    parser.add_argument("--executor-id", help="this worker's id (default host-pid-random)")
+    parser.add_argument("--application-version", help="pin the code version (default: this code's)")
+    parser.add_argument("--poll", type=float, default=1.0, help="queue polling, seconds")
+    parser.add_argument("--heartbeat", type=float, default=2.0, help="heartbeat, seconds")
+    parser.add_argument(
+        "--dead-after",
+        type=float,
+        default=10.0,
+        help="a worker silent this long is dead and its runs recovered (seconds)",
+    )
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Run a worker until a signal; the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return asyncio.run(_serve(args))
+    except RhoError as exc:
+        sys.stderr.write(f"rho-agent worker: {exc}\n")
+        return exit_codes.USAGE
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from rho_adapters.durable.system_db import shown, system_db_url
+    from rho_adapters.durable.worker import DbosWorker, WorkerOptions
+    from rho_entry.config.settings import environment, resolve_settings
+    from rho_entry.config.stores import choose_store, store_setting
+    from rho_entry.durable.app_version import app_version
+    from rho_entry.durable.runner import DurableRunner, WorkerSetup
+
+    recoveries = logging.StreamHandler(sys.stderr)  # "worker X stopped beating; ..."
+    recoveries.setFormatter(logging.Formatter("rho-agent worker: %(message)s"))
+    logging.getLogger("rho_adapters.durable").addHandler(recoveries)
+    env = environment()
+    settings = resolve_settings({"model": args.model, "profile": args.profile}, env)
+    url = system_db_url(args.durable_db)
+    executor_id = args.executor_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+    options = WorkerOptions(
+        url=url,
+        queue=args.queue,
+        concurrency=max(args.concurrency, 1),
+        app_version=args.application_version or app_version(),
+        executor_id=executor_id,
+        poll_interval=args.poll,
+        heartbeat=args.heartbeat,
+        dead_after=args.dead_after,
+    )
+    where, origin = store_setting(args.store, env)
+    store = choose_store(where, env, origin=origin).store
+    runner = DurableRunner(WorkerSetup(store=store, config=settings.config))
+    worker = DbosWorker(options, runner)
+    await worker.start()
+    sys.stderr.write(
+        f"rho-agent worker {executor_id}: consuming {options.queue} in {shown(url)} "
+        f"(version {options.app_version}, {options.concurrency} at once)\n"
+    )
+    sys.stderr.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await worker.stop()
+    return exit_codes.OK

@@ -1,0 +1,62 @@
+"""``DurableHandle``: what ``dispatch_prompt(runtime, prompt, durable=True)`` returns.
+
+The run is on the runtime's queue, not in this process: a worker (``rho-agent worker``) on
+any host runs it. The handle names it (``session_id``, ``run_id``), reads its status, waits for
+it, and answers the approvals it waits for; answering continues the session in a new run on
+the queue (``run_id`` then names that one).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from rho_domain.errors import SessionStateError
+from rho_domain.ports.durable import RunQueue
+from rho_domain.ports.store import SessionStore
+from rho_domain.state import State
+
+
+@attrs.define
+class DurableHandle:
+    """A durable run of ``session_id`` on ``queue``; ``store`` is where its trace is."""
+
+    queue: RunQueue
+    store: SessionStore
+    session_id: str
+    run_id: str
+
+    async def status(self) -> str | None:
+        """``queued``, ``running``, ``awaiting_approval`` or a final status."""
+        return await self.queue.status(self.run_id)
+
+    async def wait(self, timeout: float = 600.0) -> str:
+        """Wait until the run ends or waits for approval; its status. Raises
+        ``TimeoutError`` after ``timeout`` seconds."""
+        return await self.queue.wait(self.run_id, timeout)
+
+    async def pending_approvals(self) -> tuple[str, ...]:
+        """The ids of the calls the session waits for (read from its trace)."""
+        _, events = await self.store.open(self.session_id)
+        try:
+            return tuple(c.id for c in State.from_events(events).awaiting_decision())
+        finally:
+            await self.store.release(self.session_id)
+
+    async def approve(self, *call_ids: str) -> None:
+        """Approve ``call_ids`` (default: every waiting call); the session continues on a
+        worker. Raises ``SessionStateError`` when the run does not wait for approval."""
+        await self._answer(call_ids, approved=True, reason="")
+
+    async def deny(self, *call_ids: str, reason: str = "") -> None:
+        """Reject ``call_ids`` (default: every waiting call), ``reason`` for the model."""
+        await self._answer(call_ids, approved=False, reason=reason)
+
+    async def _answer(self, call_ids: tuple[str, ...], *, approved: bool, reason: str) -> None:
+        calls = call_ids or await self.pending_approvals()
+        if not calls:
+            raise SessionStateError(f"session {self.session_id} waits for no approval")
+        self.run_id = await self.queue.answer(
+            self.run_id,
+            dict.fromkeys(calls, approved),
+            reasons={} if approved else dict.fromkeys(calls, reason),
+        )

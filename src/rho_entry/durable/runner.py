@@ -1,0 +1,117 @@
+"""One queued run on a worker: the body of the durable workflow.
+
+The session lives in the shared session store (the trace is the truth); the engine's tables
+only remember step results. A run executed for the first time opens (or creates) its session
+and runs its prompt. A run executed again because its worker died opens the session with the
+trace cut at the run's ``run_start`` (``Session.resume(replay_run=)``): the loop runs again
+from there, each event it emits is checked against the trace instead of written twice, and
+each model call and tool call the dead worker finished is answered from the engine's record
+(never sent or run again); the call it died in is run again if it reads, else answered
+``interrupted``. A continuation (approvals answered) records its answers first, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import attrs
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import SessionLocked, SessionNotFound
+from rho_domain.ports.durable import DurableSteps, QueuedRun
+from rho_domain.ports.store import SessionStore
+from rho_entry.facade import Agent, Session
+from rho_entry.resume_policy import Endpoint, ResumeAuthority
+
+
+@attrs.frozen(kw_only=True)
+class WorkerSetup:
+    """What every run on a worker shares: the session store (every worker's and every
+    enqueuer's: a directory on one host, PostgreSQL for many) and the agent config new
+    sessions get (an existing session keeps its own, within this profile and endpoint)."""
+
+    store: SessionStore
+    config: AgentConfig
+    # what a stored session may run with here; None: this worker's profile and endpoint
+    # (a server gives its own: the profiles it allows, its roots)
+    authority: ResumeAuthority | None = None
+    # how long a session another process still holds is waited for: a dead holder's claim
+    # on a shared store goes stale after a few seconds (PostgreSQL: 8), and the heartbeat
+    # that hands its run over may notice the death first
+    lock_wait: float = 30.0
+
+
+class DurableRunner:
+    """``run(queued, steps)`` → the run's status value (the workflow's result)."""
+
+    def __init__(self, setup: WorkerSetup) -> None:
+        self.setup = setup
+        self.agent = Agent(setup.config)
+
+    async def __call__(self, queued: QueuedRun, steps: DurableSteps) -> str:
+        """Run ``queued`` to its end (or until it waits for approval)."""
+        if queued.settings.get("kind") == "bird":  # a question of `eval bird --durable`
+            from rho_entry.evals.bird_durable import run_question
+
+            return await run_question(
+                queued, steps, config=self.setup.config, store=self.setup.store
+            )
+        session = await self._open(queued, steps)
+        async with session:
+            for key, value in queued.settings.items():
+                if key.startswith("answer:"):
+                    call_id = key.removeprefix("answer:")
+                    if session.state.approvals.get(call_id) is None:  # once, also if re-run
+                        session.resolve_approval(
+                            call_id,
+                            value == "yes",
+                            reason=queued.settings.get(f"reason:{call_id}", ""),
+                        )
+            result = await session.run(queued.prompt, run_id=queued.run_id)
+        return result.status.value
+
+    async def _open(self, queued: QueuedRun, steps: DurableSteps) -> Session:
+        """The run's session; while the store says another process holds it (a dead
+        worker's claim not yet stale), asked again every half second for ``lock_wait``."""
+        deadline = time.monotonic() + self.setup.lock_wait
+        while True:
+            try:
+                return await self._open_once(queued, steps)
+            except SessionLocked:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.5)
+
+    async def _open_once(self, queued: QueuedRun, steps: DurableSteps) -> Session:
+        store = self.setup.store
+        try:
+            return await Session.resume(
+                queued.session_id,
+                store=store,
+                authority=self._authority(),
+                replay_run=queued.run_id,
+                steps=steps,
+                interrupt_on_approval=False,
+            )
+        except SessionNotFound:  # a new session: its id was made by the one who enqueued it
+            return Session(
+                self.agent,
+                store=store,
+                session_id=queued.session_id,
+                steps=steps,
+                interrupt_on_approval=False,
+            )
+
+    def _authority(self) -> ResumeAuthority:
+        if self.setup.authority is not None:
+            return self.setup.authority
+        config = self.agent.config
+        return ResumeAuthority(
+            profiles=(self.agent.profile,),
+            given={"auto_approve": config.auto_approve},
+            endpoint=Endpoint.of(config),
+            databases=config.databases,
+            hint="start the worker with --profile {profile}",
+            endpoint_hint="start the worker with the session's {flag}",
+        )

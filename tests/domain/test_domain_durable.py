@@ -1,0 +1,162 @@
+"""A durable run executed again after its worker died, in one process: the steps the dead
+worker finished are answered from the record (the model is not asked again), the events its
+trace holds are retraced, not written twice, and the call it died in is run again when it
+reads and answered interrupted when it writes (``RecordingSteps`` stands for the engine)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from domain_support import EchoTool, WriteNoteTool
+
+from rho_adapters.fakes import (
+    FakeClock,
+    MemoryExecutor,
+    MemorySessionStore,
+    RecordingSteps,
+    ScriptedModel,
+    call,
+    text,
+    tools,
+)
+from rho_domain import events as ev
+from rho_domain.agent import Agent
+from rho_domain.config import AgentConfig
+from rho_domain.loop.session import Session
+from rho_domain.not_run import DIED
+from rho_domain.permissions import builtin_profile
+from rho_domain.ports.store import SessionRecord
+from rho_domain.run import RunStatus
+from rho_domain.state import State
+from rho_domain.tools.registry import ToolRegistry
+
+SCRIPT = [
+    tools(call("echo", {"text": "read"}, id="c1")),
+    tools(call("write", {"path": "note.txt", "content": "once"}, id="c2")),
+    text("done"),
+]
+
+
+def agent(echo: EchoTool) -> Agent:
+    profile = builtin_profile("eval")
+    return Agent(
+        config=AgentConfig(profile=profile, auto_approve=True),
+        profile=profile,
+        registry=ToolRegistry([echo, WriteNoteTool()]),
+        system_prompt="You are a test agent.",
+    )
+
+
+async def first_execution() -> tuple[list[ev.Event], list[tuple[str, Any]]]:
+    """The whole run, with its trace and its steps' records."""
+    store, steps = MemorySessionStore(), RecordingSteps()
+    session = Session(
+        agent(EchoTool()),
+        model=ScriptedModel(SCRIPT),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        steps=steps,
+    )
+    result = await session.run("go", run_id="r1")
+    await session.close()
+    assert result.status is RunStatus.COMPLETED
+    assert steps.ran == ["model", "tool", "model", "tool", "model"]
+    return list(store.events("s1")), steps.records
+
+
+def cut_at(events: list[ev.Event], call_id: str) -> int:
+    """Just after ``tool_start`` of ``call_id``: where the worker died."""
+    for index, event in enumerate(events):
+        if isinstance(event, ev.ToolStarted) and event.call.id == call_id:
+            return index + 1
+    raise AssertionError(call_id)
+
+
+async def again(
+    events: list[ev.Event], records: list[tuple[str, Any]], *, echo: EchoTool
+) -> tuple[Session, ScriptedModel, MemorySessionStore, MemoryExecutor, RecordingSteps]:
+    """Execute the run again on what the dead worker left: a trace and the step records."""
+    store, executor = MemorySessionStore(), MemoryExecutor()
+    record = SessionRecord(id="s1", created_at=0.0, config=AgentConfig())
+    await store.create(record)
+    await store.append("s1", events)
+    await store.release("s1")
+    await store.open("s1")
+    model = ScriptedModel([text("done")])  # only what was never recorded may be asked
+    steps = RecordingSteps(records)
+    session = Session(
+        agent(echo),
+        model=model,
+        executor=executor,
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        state=State(),
+        created=True,
+        steps=steps,
+        replay=events,
+    )
+    result = await session.run("go", run_id="r1")
+    await session.close()
+    assert result.status is RunStatus.COMPLETED, result.error
+    return session, model, store, executor, steps
+
+
+async def test_a_write_the_worker_died_in_is_answered_interrupted_and_not_written() -> None:
+    events, records = await first_execution()
+    cut = cut_at(events, "c2")
+    # died inside the write: model 1, echo and model 2 were recorded, the write was not
+    _, model, store, executor, steps = await again(events[:cut], records[:3], echo=EchoTool())
+    assert len(model.requests) == 1  # only the call after the crash
+    assert steps.ran == ["tool", "model"]
+    stored = store.events("s1")
+    assert [e.run_id for e in stored if isinstance(e, ev.RunStarted)] == ["r1"]
+    assert len([e for e in stored if isinstance(e, ev.ToolStarted)]) == 2  # not written twice
+    (ended,) = [e for e in stored if isinstance(e, ev.ToolEnded) and e.call_id == "c2"]
+    assert ended.content == DIED
+    assert ended.metadata == {"interrupted": True}
+    assert "note.txt" not in executor.files
+    assert stored[: len(events[:cut])] == tuple(events[:cut])  # the trace's own, untouched
+
+
+async def test_a_read_the_worker_died_in_is_run_again() -> None:
+    events, records = await first_execution()
+    cut = cut_at(events, "c1")
+    echo = EchoTool()
+    _, model, store, _, steps = await again(events[:cut], records[:1], echo=echo)
+    assert echo.calls == [{"text": "read"}]  # run again
+    assert steps.ran == ["tool", "model"]  # the read, then the next model call (the script
+    assert len(model.requests) == 1  # of ``again`` answers it with text: the run ends there)
+    (ended,) = [e for e in store.events("s1") if isinstance(e, ev.ToolEnded) and e.call_id == "c1"]
+    assert ended.content == "read"
+
+
+async def test_a_run_that_does_not_retrace_its_trace_stops() -> None:
+    events, records = await first_execution()
+    cut = cut_at(events, "c2")
+    other = [
+        ev.MessageAdded(at=e.at, message=e.message)
+        if not isinstance(e, ev.ToolStarted)
+        else ev.ToolStarted(at=e.at, call=call("echo", {"text": "x"}, id="other"))
+        for e in events[:cut]
+        if isinstance(e, (ev.MessageAdded, ev.ToolStarted))
+    ]
+    with pytest.raises(AssertionError, match="ReplayDiverged"):
+        await again([*events[:1], *other], records[:3], echo=EchoTool())
+
+
+async def test_a_recorded_overflow_is_raised_again_as_an_overflow() -> None:
+    from rho_domain.errors import ContextLengthExceeded
+    from rho_domain.loop.durable_steps import RecordedStream, SteppedModel
+    from rho_domain.model import ModelRequest
+
+    recorded = RecordedStream((), ("ContextLengthExceeded", "too long: 9000 > 8192"))
+    model = ScriptedModel([])  # never asked: the step is recorded
+    stepped = SteppedModel(model, RecordingSteps([("model", recorded)]))
+    with pytest.raises(ContextLengthExceeded, match="too long"):
+        async for _ in stepped.stream(ModelRequest(model="m", system="", messages=())):
+            pass
+    assert model.requests == []

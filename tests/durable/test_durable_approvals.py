@@ -1,0 +1,128 @@
+"""Durable approvals: a run that needs one ends ``awaiting_approval`` and holds no worker
+slot (a worker of concurrency 1 runs another run meanwhile); a third process answers with
+``rho-agent queue approve RUN all`` and the session continues on the worker, which runs the
+approved write."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from durable_support import Worker, answer, bash, clean_env, scripted, trace
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, tool_reply
+from rho_entry.durable.queueing import enqueue_prompt, open_queue
+
+pytest.importorskip("dbos")
+
+SCRIPTS = {
+    "ask": [bash("echo approved > made.txt", "a1"), answer("made it")],
+    "other": [tool_reply(call("list", {"path": "."}, "o1")), answer("listed meanwhile")],
+}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackServer]:
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as running:
+        yield running
+
+
+def queue_command(tmp_path: Path, db: str, *words: str) -> str:
+    """``rho-agent queue ...`` in its own process (the third one); its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "queue", "--durable-db", db, *words],
+        env=clean_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_an_approval_answered_from_a_third_process_wakes_the_run(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    db = str(tmp_path / "runs.sqlite")
+    store = tmp_path / "store"
+    worker = Worker(
+        tmp_path, "worker-ask", db=db, base_url=server.base_url, profile="developer", concurrency=1
+    )
+    try:
+        worker.wait_ready()
+        run_id, session_id = queue_command(tmp_path, db, "enqueue", "ask: make it").split()
+        assert queue_command(tmp_path, db, "wait", run_id, "--timeout", "40") == (
+            "awaiting_approval"
+        )
+        assert not (tmp_path / "work" / "made.txt").exists()
+
+        async def other() -> str:  # the waiting run holds no slot of the one the worker has
+            queue = open_queue(db)
+            try:
+                run = await enqueue_prompt(queue, "other: meanwhile")
+                return await queue.wait(run.run_id, 40)
+            finally:
+                queue.close()
+
+        assert asyncio.run(other()) == "completed"
+        assert not (tmp_path / "work" / "made.txt").exists()
+        continued = queue_command(tmp_path, db, "--store", str(store), "approve", run_id, "all")
+        assert continued == f"{run_id}~1"
+        assert queue_command(tmp_path, db, "wait", continued, "--timeout", "40") == "completed"
+    finally:
+        worker.stop()
+    assert (tmp_path / "work" / "made.txt").read_text() == "approved\n"
+    events = trace(store, session_id)
+    resolved = [e for e in events if e["kind"] == "approval_resolved"]
+    assert [(e["call_id"], e["approved"]) for e in resolved] == [("a1", True)]
+    assert [e["status"] for e in events if e["kind"] == "run_end"] == [
+        "awaiting_approval",
+        "completed",
+    ]
+    assert [e["run_id"] for e in events if e["kind"] == "run_start"] == [run_id, continued]
+
+
+def test_dispatch_prompt_durable_waits_and_approves_through_its_handle(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    from rho_adapters.store import FileSessionStore
+    from rho_entry import AgentConfig, close_runtime, create_runtime, dispatch_prompt, start_runtime
+
+    db = str(tmp_path / "runs.sqlite")
+    worker = Worker(tmp_path, "worker-api", db=db, base_url=server.base_url, profile="developer")
+    try:
+        worker.wait_ready()
+
+        async def use_the_runtime() -> tuple[str, str, str, tuple[str, ...]]:
+            runtime = create_runtime(
+                AgentConfig(model="fake-model"),
+                store=FileSessionStore(tmp_path / "store"),
+                durable_db=db,
+            )
+            await start_runtime(runtime)
+            try:
+                handle = await dispatch_prompt(runtime, "ask: from the API", durable=True)
+                first = await handle.wait(40)
+                waiting = await handle.pending_approvals()
+                await handle.approve()  # every waiting call
+                return handle.session_id, first, await handle.wait(40), waiting
+            finally:
+                await close_runtime(runtime)
+
+        session_id, first, then, waiting = asyncio.run(use_the_runtime())
+    finally:
+        worker.stop()
+    assert (first, then, waiting) == ("awaiting_approval", "completed", ("a1",))
+    assert (tmp_path / "work" / "made.txt").read_text() == "approved\n"
+    assert [
+        e["status"] for e in trace(tmp_path / "store", session_id) if e["kind"] == "run_end"
+    ] == [
+        "awaiting_approval",
+        "completed",
+    ]

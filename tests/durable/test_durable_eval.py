@@ -1,0 +1,101 @@
+"""``rho-agent eval bird --workers 2 --durable``: the questions fan out over the queue to two
+worker processes; both are SIGKILLed while one of them waits inside a model call; the command
+starts new workers, which recover the dead ones' runs through their stale heartbeats; every
+question is graded once, none lost, and each question's session ends once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from durable_support import trace
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
+from rho_entry.evals.sample_content import QUESTIONS, SAMPLE_ANSWERS
+
+pytest.importorskip("dbos")
+
+
+HELD = 5  # the question whose submission hangs until its worker is dead
+
+
+def slow_sample_rule(held: threading.Event) -> Any:
+    """The sample's scripted answers; question ``HELD``'s submission stalls 3 s (``held`` is
+    set when it starts: its worker is inside that model call)."""
+
+    def rule(exchange: Exchange) -> Reply | None:
+        if not exchange.is_chat:
+            return None
+        messages = exchange.body["messages"]
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
+        qid = next(q[0] for q in QUESTIONS if f"Question: {q[3]}\n" in prompt)
+        done = sum(m["role"] == "tool" for m in messages)
+        sql = SAMPLE_ANSWERS[qid]
+        if done == 0:
+            return tool_reply(call("sqlite", {"operation": "list_tables"}, f"c{qid}a"))
+        if done == 1 and sql is not None:
+            submit = call("submit_sql", {"sql": sql}, f"c{qid}b")
+            if qid == HELD and not held.is_set():
+                held.set()
+                return tool_reply(submit, faults=(stall(seconds=3),))
+            return tool_reply(submit)
+        return text_reply("Done.")
+
+    return rule
+
+
+def test_a_killed_worker_loses_no_question_and_grades_none_twice(tmp_path: Path) -> None:
+    held = threading.Event()
+    with LoopbackServer([], rules=[slow_sample_rule(held)]) as server:
+        environ = {
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp_path / "home"),
+            "RHO_AGENT_HOME": str(tmp_path / "rho"),
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "sk-test",
+            "LANG": "C.UTF-8",
+        }
+        rho = [sys.executable, "-m", "rho_entry"]
+        subprocess.run([*rho, "eval", "sample-data", "bird"], cwd=tmp_path, env=environ,
+                       check=True, capture_output=True, timeout=60)  # fmt: skip
+        command = [
+            *rho, "eval", "bird", "--data", "bird", "--workers", "2", "--durable", "-m", "m",
+            "--out", "out/r.jsonl",
+        ]  # fmt: skip
+        evaluation = subprocess.Popen(
+            command, cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert evaluation.stderr is not None
+        workers: list[int] = []
+        for line in evaluation.stderr:
+            if "worker" in line and "started" in line:
+                workers.append(int(line.split("worker ")[1].split()[0]))
+            if len(workers) == 2:
+                break
+        assert held.wait(60), "question 5 never reached its submission"
+        for pid in workers:  # both: one of them is inside question 5's model call
+            os.kill(pid, signal.SIGKILL)
+        rest, errors = evaluation.communicate(timeout=180)
+    assert evaluation.returncode == 0, errors
+    assert errors.count("started") == 2  # the two replacements (the first two were read)
+    log = (tmp_path / "out" / "r.jsonl.workers.log").read_text()
+    assert "stopped beating; 1 of its runs put back on the queue" in log
+    lines = [json.loads(x) for x in (tmp_path / "out" / "r.jsonl").read_text().splitlines()]
+    ids = [x["question_id"] for x in lines]
+    assert sorted(ids) == sorted(q[0] for q in QUESTIONS)  # every question, once
+    assert len(ids) == len(set(ids)) == 24
+    store = tmp_path / "rho" / "sessions"
+    for line in lines:
+        ends = [e for e in trace(store, line["session_id"]) if e["kind"] == "run_end"]
+        assert len(ends) == 1, line
+    assert "total            24" in rest

@@ -1,0 +1,104 @@
+"""Durable runs on PostgreSQL (started by the test, as tests/db does): two worker processes
+consume one queue; 200 runs are enqueued; one worker is SIGKILLed mid-way; the other
+recovers its runs through the stale heartbeat, and all 200 complete exactly once, in a
+bounded time."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "db"))  # the tests/db rig
+from db_servers import running_postgres
+from db_support import Server
+from durable_support import (
+    Worker,
+    answer,
+    requests_by_step,
+    scripted,
+    trace,
+    wait_for,
+)
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, tool_reply
+from rho_domain.ports.durable import QueuedRun
+from rho_domain.run import new_id
+from rho_entry.durable.queueing import open_queue
+
+pytest.importorskip("dbos")
+
+RUNS = 200
+BOUND = 120.0  # seconds from the first enqueue to the last run's end (13.5 s measured on 2 cores)
+SCRIPTS = {"pg": [tool_reply(call("list", {"path": "."}, "p1")), answer("done")]}
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[Server]:
+    with running_postgres() as server:
+        yield server
+
+
+def test_two_workers_200_runs_one_killed_all_complete_exactly_once(
+    tmp_path: Path, postgres: Server
+) -> None:
+    config = postgres.config
+    db = f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
+    store = tmp_path / "store"
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as model:
+        workers = [
+            Worker(tmp_path, name, db=db, base_url=model.base_url, concurrency=8)
+            for name in ("worker-a", "worker-b")
+        ]
+        try:
+            for worker in workers:
+                worker.wait_ready()
+            runs = [
+                QueuedRun(run_id=new_id(), session_id=new_id(), prompt=f"pg: run {i}")
+                for i in range(RUNS)
+            ]
+            started = time.monotonic()
+
+            async def enqueue_all() -> None:
+                queue = open_queue(db)
+                try:
+                    for run in runs:
+                        await queue.enqueue(run)
+                finally:
+                    queue.close()
+
+            asyncio.run(enqueue_all())
+
+            def ended() -> int:
+                return sum(
+                    1
+                    for run in runs
+                    if any(e["kind"] == "run_end" for e in trace(store, run.session_id))
+                )
+
+            wait_for(lambda: ended() >= RUNS // 4, "a quarter of the runs", timeout=BOUND)
+            workers[0].kill()
+            wait_for(lambda: ended() == RUNS, "every run", timeout=BOUND)
+            took = time.monotonic() - started
+        finally:
+            for worker in workers:
+                worker.stop()
+        requests = requests_by_step(model.requests)
+    assert took < BOUND
+    for run in runs:
+        events = trace(store, run.session_id)
+        ends = [e for e in events if e["kind"] == "run_end"]
+        assert [e["status"] for e in ends] == ["completed"], run
+        assert [e["run_id"] for e in events if e["kind"] == "run_start"] == [run.run_id]
+        assert [e["call_index"] for e in events if e["kind"] == "llm_end"] == [1, 2]
+        assert len([e for e in events if e["kind"] == "tool_end"]) == 1
+        # a completed model call is never sent again; only the one a death interrupted may be
+        sent = [requests.get((run.prompt or "", step), 0) for step in (0, 1)]
+        assert all(1 <= n <= 2 for n in sent), (run, sent)
+    resent = sum(n - 1 for n in requests.values() if n > 1)
+    print(f"{RUNS} runs in {took:.1f} s; {resent} interrupted model calls sent again")

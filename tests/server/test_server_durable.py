@@ -1,0 +1,267 @@
+"""Two ``rho-agent serve --store postgresql://... --durable`` processes (issue 31).
+
+Both servers keep their sessions on one PostgreSQL store and queue their runs in the same
+database (``--durable-db`` defaults to the store's URL; DBOS keeps its tables in its own
+``dbos`` schema).
+One model server (the loopback fake, real HTTP) answers in script order:
+
+1. A run created on A runs ``sleep 30`` on A (B is started once the tool runs, so that A is
+   the one running it); A is SIGKILLed inside the tool call. Nobody resumes it: B notices A's
+   heartbeat stop and takes the run over, the model call A had finished is not sent again,
+   the killed ``bash`` (a write) is answered interrupted, and the run completes on B.
+2. A restarted (A', the same config directory): a session created on B waits for approval of
+   a ``write``; the approval answered over HTTP on A' goes through the queue, and the file is
+   written (on whichever server had room).
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from server_support import Serve, serve_env
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
+from rho_adapters.store import parse_trace
+from rho_domain import events as ev
+from rho_domain.messages import AssistantMessage, ToolResultMessage
+from rho_domain.state import State
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
+from pg_rig import pg_server_url, schema_url
+
+__all__ = ["pg_server_url"]
+pytest.importorskip("dbos")
+
+DEAD_AFTER = 3.0
+# B's heartbeat notices A (dead-after + one beat), DBOS's queue polls (1 s), the session's
+# claim on the store goes stale (8 s + a beat): the run continues within about 12 s here
+TAKEOVER_BOUND = 45.0
+
+
+def wait_for(probe: Any, what: str, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (found := probe()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+    return found
+
+
+def listed(server: Serve, sid: str) -> dict[str, Any] | None:
+    rows = httpx.get(f"{server.url}/api/sessions", headers=server.auth, timeout=10).json()
+    return next((r for r in rows["sessions"] if r["id"] == sid), None)
+
+
+def detail_of(server: Serve, sid: str) -> dict[str, Any]:
+    found: dict[str, Any] = httpx.get(
+        f"{server.url}/api/sessions/{sid}", headers=server.auth, timeout=10
+    ).json()
+    return found
+
+
+def stored_events(url: str, sid: str) -> tuple[ev.Event, ...]:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT string_agg(line, E'\\n' ORDER BY seq) FROM rho_events WHERE session_id = %s",
+            (sid,),
+        ).fetchone()
+    assert row is not None
+    return parse_trace((row[0] + "\n").encode()).events
+
+
+def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
+    tmp_path: Path, pg_server_url: str
+) -> None:
+    url = schema_url(pg_server_url)
+    work = tmp_path / "work"
+    work.mkdir()
+    sleep = call("bash", {"command": "sleep 30"}, call_id="k1")
+    write = call("write", {"path": "out.txt", "content": "hi\n"}, call_id="c1")
+    script = [tool_reply(sleep), text_reply("Recovered."), tool_reply(write), text_reply("Done.")]
+    # no --durable-db: the queue is in the store's own database (the default)
+    flags = ("--store", url, "--durable", "--dead-after", "3")
+    with LoopbackServer(script) as model:
+        extra = {"RHO_AGENT_SERVER_PROFILES": "developer,eval"}
+        env_a = serve_env(tmp_path / "a", model.base_url, **extra)
+        a = Serve(work, env_a, *flags)
+        b: Serve | None = None
+        again: Serve | None = None
+        try:
+            # 1. created on A, A killed inside the tool call, completed on B by itself
+            created = httpx.post(
+                f"{a.url}/api/sessions",
+                json={"prompt": "sleep", "profile": "eval"},  # eval: no approvals
+                headers=a.auth,
+            )
+            assert created.status_code == 201, created.text
+            sid = created.json()["id"]
+            wait_for(
+                lambda: (
+                    (r := listed(a, sid)) and r["tool_calls"] == 1 and r["liveness"] == "running"
+                ),
+                "the tool to start on A",
+            )
+            b = Serve(work, serve_env(tmp_path / "b", model.base_url, **extra), *flags)
+            a.process.send_signal(signal.SIGKILL)
+            a.process.wait(10)
+            killed = time.monotonic()
+            row = wait_for(
+                lambda: (r := listed(b, sid)) and r["status"] == "completed" and r,
+                "B to complete the run",
+                timeout=TAKEOVER_BOUND,
+            )
+            took = time.monotonic() - killed
+            print(f"completed on B {took:.1f} s after A's SIGKILL (bound {TAKEOVER_BOUND:.0f} s)")
+            assert row["turns"] == 2  # the tool call, then the answer
+            assert len(model.requests) == 2  # A's finished model call was not sent again
+            events = stored_events(url, sid)
+            starts = [e for e in events if isinstance(e, ev.RunStarted)]
+            assert len(starts) == 1  # B retraced the run's start, did not write it twice
+            ends = [e for e in events if isinstance(e, ev.ToolEnded) and e.call_id == "k1"]
+            assert len(ends) == 1
+            assert ends[0].is_error
+            assert "interrupted" in ends[0].content
+            history = State.from_events(events).messages
+            assert isinstance(history[-1], AssistantMessage)
+            assert history[-1].text == "Recovered."
+            results = [m for m in history if isinstance(m, ToolResultMessage)]
+            assert [m.call_id for m in results] == ["k1"]
+            second = model.requests[1]["messages"]
+            assert second[-1]["role"] == "tool"
+            assert second[-1]["tool_call_id"] == "k1"
+
+            # 2. A restarted; an approval of a run created on B, answered over HTTP on A'
+            again = Serve(work, env_a, *flags)
+            waiting = httpx.post(
+                f"{b.url}/api/sessions", json={"prompt": "write out.txt"}, headers=b.auth
+            ).json()["id"]
+            detail = wait_for(
+                lambda: (d := detail_of(again, waiting))["liveness"] == "awaiting_approval" and d,
+                "the run to wait for approval",
+            )
+            assert [p["call_id"] for p in detail["pending_approvals"]] == ["c1"]
+            assert not (work / "out.txt").exists()
+            wrong = httpx.post(
+                f"{again.url}/api/sessions/{waiting}/approvals/nope",
+                json={"decision": "approve"},
+                headers=again.auth,
+            )
+            assert wrong.status_code == 404, wrong.text
+            answered = httpx.post(
+                f"{again.url}/api/sessions/{waiting}/approvals/c1",
+                json={"decision": "approve"},
+                headers=again.auth,
+            )
+            assert answered.status_code == 202, answered.text
+            wait_for(
+                lambda: (r := listed(b, waiting)) and r["status"] == "completed",
+                "the approved run to complete",
+            )
+            assert (work / "out.txt").read_text() == "hi\n"
+            assert len(model.requests) == 4
+        finally:
+            if a.process.poll() is None:
+                a.stop()
+            for server in (b, again):
+                if server is not None:
+                    assert server.stop() == 0
+
+
+def test_the_durable_flags_without_durable_are_refused(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "serve", "--port", "0", "--durable-db", "q.sqlite"],
+        cwd=work,
+        env=serve_env(tmp_path / "home", "http://127.0.0.1:9/v1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "--durable-db and --concurrency go with --durable" in done.stderr
+    assert not (work / "q.sqlite").exists()
+
+
+def test_a_durable_queue_that_cannot_be_opened_stops_the_server_with_exit_1(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    missing = tmp_path / "no-such-dir" / "q.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "serve", "--port", "0", "--durable",
+         "--durable-db", str(missing)],
+        cwd=work,
+        env=serve_env(tmp_path / "home", "http://127.0.0.1:9/v1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "cannot open the durable runs' database" in done.stderr
+    assert "listening on" not in done.stderr
+
+
+def test_one_durable_server_on_files_runs_its_queue_in_the_config_directory(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    home = tmp_path / "home"  # not created yet: the server makes it for durable.sqlite
+    script = [tool_reply(call("list", {"path": "."}, call_id="l1")), text_reply("Listed.")]
+    with LoopbackServer(script) as model:
+        server = Serve(work, serve_env(home, model.base_url), "--durable")
+        try:
+            sid = httpx.post(
+                f"{server.url}/api/sessions", json={"prompt": "list"}, headers=server.auth
+            ).json()["id"]
+            wait_for(
+                lambda: (r := listed(server, sid)) and r["status"] == "completed",
+                "the run to complete",
+            )
+        finally:
+            assert server.stop() == 0
+    assert (home / "durable.sqlite").is_file()
+    recorded = parse_trace((home / "sessions" / sid / "trace.jsonl").read_bytes()).events
+    (run,) = [e.run_id for e in recorded if isinstance(e, ev.RunStarted)]
+    with sqlite3.connect(home / "durable.sqlite") as db:  # the run was the queue's workflow
+        rows = db.execute(
+            "SELECT status, name FROM workflow_status WHERE workflow_uuid = ?", (run,)
+        ).fetchall()
+    assert rows == [("SUCCESS", "rho.run")]
+    assert State.from_events(recorded).messages[-1].text == "Listed."  # type: ignore[union-attr]
+    assert len(model.requests) == 2
+
+
+def test_a_durable_run_is_cancelled_over_http_through_the_store(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    script = [text_reply("never", faults=(stall(),))]
+    with LoopbackServer(script) as model:
+        server = Serve(work, serve_env(tmp_path / "home", model.base_url), "--durable")
+        try:
+            sid = httpx.post(
+                f"{server.url}/api/sessions", json={"prompt": "wait"}, headers=server.auth
+            ).json()["id"]
+            wait_for(lambda: len(model.requests) == 1, "the model call to start")
+            cancelled = httpx.post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
+            assert cancelled.status_code == 202, cancelled.text
+            assert cancelled.json()["outcome"] == "cancel requested"  # the worker's, not a handle
+            wait_for(
+                lambda: (r := listed(server, sid)) and r["status"] == "cancelled",
+                "the run to end cancelled",
+            )
+        finally:
+            assert server.stop() == 0
