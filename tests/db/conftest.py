@@ -52,9 +52,9 @@ def sqlite_server(tmp_path: Path, sqlite_seeded: Path) -> Server:
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Server:
+def postgres_server(request: pytest.FixtureRequest) -> Server:
     """The process's one PostgreSQL, shared with the session-store tests (``shared_postgres``)."""
-    return shared_postgres()
+    return shared_postgres(request)
 
 
 @pytest.fixture(scope="session")

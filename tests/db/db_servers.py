@@ -41,12 +41,19 @@ def ensure_db_user() -> None:
 
 _SHARED: dict[str, Server] = {}
 _STOPS = contextlib.ExitStack()
-atexit.register(_STOPS.close)
 
 
-def shared_postgres() -> Server:
-    """The one seeded PostgreSQL of this test process, started on first use and stopped when
-    the process exits.
+def _stop_shared() -> None:
+    _SHARED.clear()
+    _STOPS.close()
+
+
+atexit.register(_stop_shared)  # a backstop: the session's finalizer stops it first
+
+
+def shared_postgres(request: pytest.FixtureRequest) -> Server:
+    """The one seeded PostgreSQL of this test process, started on first use by a
+    session-scoped fixture (``request``) and stopped when the test session ends.
 
     Every module that needs a server asks here, not with a session fixture of its own: a
     session-scoped fixture imported into several modules is one fixture per module to pytest,
@@ -55,6 +62,7 @@ def shared_postgres() -> Server:
     """
     if "postgres" not in _SHARED:
         _SHARED["postgres"] = _STOPS.enter_context(running_postgres())
+        request.addfinalizer(_stop_shared)
     return _SHARED["postgres"]
 
 

@@ -21,9 +21,9 @@ from db_servers import shared_postgres
 
 
 @pytest.fixture(scope="session")
-def pg_server_url() -> str:
+def pg_server_url(request: pytest.FixtureRequest) -> str:
     """``postgresql://postgres@127.0.0.1:PORT/rho`` of the process's one server."""
-    config = shared_postgres().config
+    config = shared_postgres(request).config
     return f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
 
 
