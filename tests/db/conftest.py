@@ -1,6 +1,6 @@
 """Real database servers for the database tests: SQLite files, PostgreSQL and MariaDB.
 
-PostgreSQL and MariaDB are started once per test session in temporary directories on free
+PostgreSQL and MariaDB are started once per test process in temporary directories on free
 loopback ports, and stopped afterwards. Locally a missing server binary skips those tests
 with the reason; under ``CI=true`` it fails them (CI installs the servers with
 ``.ci/install-db-servers.sh``).
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from db_servers import running_mariadb, running_postgres
+from db_servers import running_mariadb, shared_postgres
 from db_support import (
     Server,
     seed,
@@ -52,9 +52,9 @@ def sqlite_server(tmp_path: Path, sqlite_seeded: Path) -> Server:
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[Server]:
-    with running_postgres() as server:
-        yield server
+def postgres_server(request: pytest.FixtureRequest) -> Server:
+    """The process's one PostgreSQL, shared with the session-store tests (``shared_postgres``)."""
+    return shared_postgres(request)
 
 
 @pytest.fixture(scope="session")

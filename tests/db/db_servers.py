@@ -7,6 +7,7 @@ with ``--user=root``. A missing server calls ``missing()``: skip locally, fail u
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pwd
@@ -36,6 +37,33 @@ def ensure_db_user() -> None:
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER],
             check=True,
         )
+
+
+_SHARED: dict[str, Server] = {}
+_STOPS = contextlib.ExitStack()
+
+
+def _stop_shared() -> None:
+    _SHARED.clear()
+    _STOPS.close()
+
+
+atexit.register(_stop_shared)  # a backstop: the session's finalizer stops it first
+
+
+def shared_postgres(request: pytest.FixtureRequest) -> Server:
+    """The one seeded PostgreSQL of this test process, started on first use by a
+    session-scoped fixture (``request``) and stopped when the test session ends.
+
+    Every module that needs a server asks here, not with a session fixture of its own: a
+    session-scoped fixture imported into several modules is one fixture per module to pytest,
+    so each of them started its own cluster (``initdb`` and a start, seconds apiece) in each
+    worker. Tests keep apart by schema (the stores) or by the seed's checksums (the attacks).
+    """
+    if "postgres" not in _SHARED:
+        _SHARED["postgres"] = _STOPS.enter_context(running_postgres())
+        request.addfinalizer(_stop_shared)
+    return _SHARED["postgres"]
 
 
 @contextlib.contextmanager

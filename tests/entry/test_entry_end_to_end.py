@@ -3,6 +3,7 @@ files, real file store — exactly what a library user gets from ``Session(agent
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import attrs
@@ -122,6 +123,8 @@ def test_the_library_reads_the_base_url_variables_as_the_cli_does(tmp_path: Path
     for variable in ("OPENAI_BASE_URL", "RHO_AGENT_BASE_URL"):
         with LoopbackServer([text_reply("hello from the server")]) as server:
             env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), variable: server.base_url}
+            # the sources under test, not the venv's editable install (another checkout)
+            env.update({k: v for k, v in os.environ.items() if k == "PYTHONPATH"})
             done = subprocess.run(
                 [sys.executable, "-c", script],
                 env=env,

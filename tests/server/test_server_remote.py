@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,8 @@ def test_a_task_runs_on_the_server_and_approvals_stop_it_without_a_terminal(
 
 
 def test_an_unreachable_server_is_named(tmp_path: Path) -> None:
-    done = _cli("--server", "http://127.0.0.1:9", "hi", cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    # PYTHONPATH: the sources under test, not the venv's editable install (another checkout)
+    env = {"PATH": "/usr/bin:/bin", **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}}
+    done = _cli("--server", "http://127.0.0.1:9", "hi", cwd=tmp_path, env=env)
     assert done.returncode == 1
     assert "http://127.0.0.1:9" in done.stderr

@@ -1,7 +1,8 @@
-"""A real PostgreSQL for the session-store tests, started once per test session.
+"""A real PostgreSQL for the session-store tests, started once per test process.
 
-It is the database tests' rig (``tests/db/db_servers.running_postgres``: a temporary cluster on
-a free loopback port, as ``rho-db`` when the tests run as root). Each test gets its own schema
+It is the database tests' server (``tests/db/db_servers.shared_postgres``: a temporary cluster
+on a free loopback port, as ``rho-db`` when the tests run as root), shared with ``tests/db``
+and with every module that imports ``pg_server_url``. Each test gets its own schema
 (``search_path`` in the URL), so tests never see each other's sessions.
 """
 
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -17,15 +17,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "db"))
 
-from db_servers import running_postgres
+from db_servers import shared_postgres
 
 
 @pytest.fixture(scope="session")
-def pg_server_url() -> Iterator[str]:
-    """``postgresql://postgres@127.0.0.1:PORT/rho`` of the session's server."""
-    with running_postgres() as server:
-        config = server.config
-        yield f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
+def pg_server_url(request: pytest.FixtureRequest) -> str:
+    """``postgresql://postgres@127.0.0.1:PORT/rho`` of the process's one server."""
+    config = shared_postgres(request).config
+    return f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
 
 
 def schema_url(server_url: str) -> str:
