@@ -279,10 +279,8 @@ class ClientPool:
         transport: httpx.AsyncBaseTransport
         if self.transport is not None:
             transport = _Unclosed(self.transport)
-        elif https:
-            transport = httpx.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits)
         else:
-            transport = PlainTransport(limits)
+            transport = PlainTransport(limits, shared_ssl_context() if https else None)
         # Timeouts are set per request (the idle timeout depends on the service tier).
         return httpx.AsyncClient(
             headers=dict(headers),
