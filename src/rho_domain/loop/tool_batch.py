@@ -73,7 +73,8 @@ class ToolBatch:
         A batch of read-only calls that need no approval runs concurrently
         (``parallel_reads``); its results are still recorded in the model's order. Each call
         is parsed and validated once (``registry.prepare_all``: off the event loop when the
-        batch is long); the policy, the approval, the registry and the handler read that ``PreparedCall``.
+        batch is long); the policy, the approval, the registry and the handler read that
+        ``PreparedCall``.
         """
         calls = await self._hooked(calls, resumed=resumed)
         prepared = await self.agent.registry.prepare_all(calls)
