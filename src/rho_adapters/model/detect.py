@@ -1,7 +1,7 @@
 """What kind of server is behind a base URL, and how large its context window is: asked,
 not guessed from the port.
 
-``probe`` reads what servers publish about themselves, cheap GETs sent at once:
+``probe`` reads what servers publish about themselves, each a cheap GET:
 
 - ``{root}/props`` (llama.cpp ``llama-server``): ``default_generation_settings.n_ctx``;
 - ``{base}/models``: ``owned_by`` names the server, matched against the ``owners`` of the
@@ -14,7 +14,6 @@ Anything that fails or says nothing leaves that fact unknown; a probe never rais
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -56,18 +55,14 @@ async def probe(
     provider: str | None = None
     window: int | None = None
     evidence: list[str] = []
-    # Both questions at once: the second never depended on the first's answer (one round
-    # trip before the first model call instead of two).
-    (props, props_headers), (models, answer) = await asyncio.gather(
-        _get_json(client, server_root(base_url) + "/props", headers),
-        _get_json(client, base_url.rstrip("/") + "/models", headers),
-    )
+    props, props_headers = await _get_json(client, server_root(base_url) + "/props", headers)
     if isinstance(props, Mapping):
         settings = props.get("default_generation_settings")
         n_ctx = (settings if isinstance(settings, Mapping) else props).get("n_ctx")
         if isinstance(n_ctx, int) and n_ctx > 0:
             provider, window = "llamacpp", n_ctx
             evidence.append(f"/props n_ctx {n_ctx}")
+    models, answer = await _get_json(client, base_url.rstrip("/") + "/models", headers)
     first = _first_model(models)
     owner = str(first.get("owned_by") or "").lower()
     owning = provider_owning(owner) if owner else None
