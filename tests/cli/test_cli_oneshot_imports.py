@@ -2,8 +2,10 @@
 
 The one-shot ``rho-agent -y "list the files"`` against the loopback server lists the real
 workspace; the modules it has no use for stay unimported: httpx's command line (click,
-pygments), the SQL checker and the database tools without databases, the destructive-command
-rules without a bash call, the workbook guard without a workbook, the server and the drivers.
+pygments), the SQL checker and the database tools without databases, the shell planner and
+the argv rules without a program started, the destructive-command rules without a bash call,
+the Anthropic adapter for an OpenAI-compatible server, the workbook guard without a workbook,
+the server and the drivers.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
 """
 
@@ -33,6 +35,11 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.sql",
     "rho_domain.tools.database",
     "rho_domain.shell.destructive",
+    "rho_domain.shell.plan",
+    "rho_domain.shell.parser",
+    "rho_domain.shell.programs",
+    "rho_domain.shell.reads",
+    "rho_adapters.model.anthropic",
     "rho_adapters.local.xlsx_guard",
     "rho_adapters.db",
     "rho_entry.server",

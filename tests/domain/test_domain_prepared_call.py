@@ -139,3 +139,51 @@ async def test_a_call_that_cannot_run_is_answered_with_the_preparations_words() 
 
 def registry_problem(tool_call: ToolCall) -> str | None:
     return ToolRegistry([Recorder()]).prepare(tool_call).problem
+
+
+class _Where(ToolHandler):
+    """A read-only tool whose policy records the thread that judged it."""
+
+    name = "where"
+    description = "Say where."
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    }
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        import threading
+
+        self.threads.append(threading.get_ident())
+        return ToolPolicy(read_only=True)
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(content="here")
+
+
+async def test_a_short_batch_is_prepared_on_the_loop_and_a_long_one_in_a_thread() -> None:
+    import json
+    import threading
+
+    from rho_domain.tools.registry import INLINE_ARGUMENT_CHARS
+
+    handler = _Where()
+    registry = ToolRegistry([handler])
+    short = ToolCall(id="c1", name="where", arguments=json.dumps({"text": "a"}))
+    long_text = "x" * INLINE_ARGUMENT_CHARS
+    long = ToolCall(id="c2", name="where", arguments=json.dumps({"text": long_text}))
+    (first,) = await registry.prepare_all([short])
+    (second,) = await registry.prepare_all([long])
+    assert first.policy is not None
+    assert first.policy.read_only
+    assert second.policy is not None
+    assert second.policy.read_only
+    loop_thread = threading.get_ident()
+    # The short one was judged here, on the loop; the long one (a 40 KB SQL statement's
+    # check takes a tenth of a second) in a worker thread.
+    assert handler.threads[0] == loop_thread
+    assert handler.threads[1] != loop_thread

@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from rho_adapters.local import sandbox as bwrap
 from rho_adapters.local.guard import guarded
@@ -32,11 +33,12 @@ from rho_domain.paths import MAX_PATH
 from rho_domain.ports.executor import Command
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
-from rho_domain.shell.awk import VERSION_ARGS, AwkFlavor, flavor_from_version
-from rho_domain.shell.git import HARDENING
-from rho_domain.shell.programs import check_argv, harden_argv, xargs_target_index
-from rho_domain.shell.reads import GUARD_NAME, git_object_args, path_words, secret_safe_argv
-from rho_domain.shell.texts import reach_words
+
+# The shell's argv rules (program table, option specs, git, awk) are imported by the methods
+# that apply them, at the first program started: a run whose tools read files in-process
+# (list, read, grep's walk) does not load them. Every argv is still checked before it runs.
+if TYPE_CHECKING:
+    from rho_domain.shell.awk import AwkFlavor
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
 _DROPPED_VARS = frozenset(
@@ -251,6 +253,9 @@ class CommandRunner:
                 f"{argv[0]}: commands may not run inside a secret location: {reason}"
             )
         linked: list[str] = []
+        from rho_domain.shell.reads import path_words
+        from rho_domain.shell.texts import reach_words
+
         # Reach judges the words a program may open, not its pattern or script (texts.py).
         opened = reach_words(argv) if reach is not None else frozenset()
         for word in path_words(argv):
@@ -361,6 +366,9 @@ class CommandRunner:
         binds: Sequence[str] = (),
         git_env: Mapping[str, str] | None = None,
     ) -> tuple[str, ...]:
+        from rho_domain.shell.programs import check_argv, harden_argv
+        from rho_domain.shell.reads import git_object_args, secret_safe_argv
+
         check_argv(argv)
         walked, policy = await asyncio.to_thread(self.check_reads, argv, cwd)
         if objects := git_object_args(argv):
@@ -397,6 +405,8 @@ class CommandRunner:
         git = self.resolve("git")
         if git is None:
             return
+        from rho_domain.shell.git import HARDENING
+
         try:
             answer = subprocess.run(
                 [*prefix, git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
@@ -425,6 +435,8 @@ class CommandRunner:
         if program is None:
             raise ToolError(f"{argv[0]}: program not installed on this machine")
         if program not in _AWK_FLAVORS:
+            from rho_domain.shell.awk import VERSION_ARGS, flavor_from_version
+
             try:
                 done = subprocess.run(
                     (program, *VERSION_ARGS),
@@ -442,6 +454,9 @@ class CommandRunner:
 
     def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
         """Absolute paths for the guard's shell and the program it execs."""
+        from rho_domain.shell.programs import xargs_target_index
+        from rho_domain.shell.reads import GUARD_NAME
+
         out = list(argv)
         index = 1 + xargs_target_index(argv[1:])
         indexes = [index]

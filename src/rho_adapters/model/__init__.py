@@ -121,9 +121,7 @@ def build_model(
         max_output_tokens=max_output_tokens,
         response_format=response_format,
     )
-    from rho_adapters.model.anthropic import AnthropicModel
     from rho_adapters.model.endpoint import ModelEndpoint
-    from rho_adapters.model.openai_chat import OpenAIChatModel
 
     endpoint = ModelEndpoint(base_url=base_url, api_key=api_key, key_variable=key_variable)
     if timeouts is not None:
@@ -132,11 +130,17 @@ def build_model(
         endpoint = attrs.evolve(endpoint, retry=retry)
     row = resolve_provider(provider, base_url)
     if row.adapter == "anthropic":
+        from rho_adapters.model.anthropic import AnthropicModel
+
         return AnthropicModel(model=model, endpoint=endpoint, defaults=defaults, clock=clock)
     if not base_url and not row.default_base_url:
         from rho_domain.errors import ConfigError
 
         raise ConfigError(f"provider {row.name!r} needs base_url (the endpoint's URL)")
+    # Each adapter is imported where it is chosen: an OpenAI-compatible run never loads the
+    # Anthropic one (and the other way round).
+    from rho_adapters.model.openai_chat import OpenAIChatModel
+
     return OpenAIChatModel(
         model=model,
         endpoint=endpoint,

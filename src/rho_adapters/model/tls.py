@@ -1,5 +1,5 @@
 """TLS for the model clients: one verifying ``ssl.SSLContext`` per process, made lazily on the
-first https endpoint, and a transport for http:// endpoints that makes none.
+first https endpoint, and a transport that makes none of its own.
 
 httpx builds a context (loading the CA bundle: ~80 ms of CPU here) for every client and
 transport it creates, whatever the URL's scheme.
@@ -33,16 +33,18 @@ def ssl_contexts_created() -> int:
 
 
 class PlainTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport for an http:// endpoint, without the SSL context httpx builds (and
-    fills with the CA bundle) for every transport. An https request through it, which the
-    model adapters never make, would get httpcore's own default verifying context."""
+    """httpx's transport for the model clients, over a ``LeanConnectionPool`` (no scan of
+    every pooled socket per request) and without the SSL context httpx builds (and fills with
+    the CA bundle) for every transport: ``ssl_context`` None for an http:// endpoint (an https
+    request through it, which the model adapters never make, would get httpcore's own default
+    verifying context), the process's ``shared_ssl_context()`` for an https:// one."""
 
-    def __init__(self, limits: httpx.Limits) -> None:
-        import httpcore
+    def __init__(self, limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None) -> None:
+        from rho_adapters.model.lean_pool import LeanConnectionPool
 
         # Not calling super().__init__: it is the part that makes the SSL context.
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=None,
+        self._pool = LeanConnectionPool(
+            ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

@@ -75,8 +75,9 @@ class ToolBatch:
         too, but one they would change again is refused: what runs is what was asked about.
         A batch of read-only calls that need no approval runs concurrently
         (``parallel_reads``); its results are still recorded in the model's order. Each call
-        is parsed and validated once, off the event loop (``registry.prepare_all``); the
-        policy, the approval, the registry and the handler read that ``PreparedCall``.
+        is parsed and validated once (``registry.prepare_all``: off the event loop when the
+        batch is long); the policy, the approval, the registry and the handler read that
+        ``PreparedCall``.
         """
         calls = await self._hooked(calls, resumed=resumed)
         prepared = await self.agent.registry.prepare_all(calls)

@@ -2,10 +2,30 @@
 
 ``plan_command(text)`` returns a ``ShellPlan`` or raises ``CommandRefused`` with the reason.
 ``check_argv``/``harden_argv`` validate and harden one argv (the executor re-applies them).
+
+The names load on first use (PEP 562): importing a light submodule (``shell.glob`` for the
+file tools) does not pay for the planner, the parser and the program table, which a run
+needs only at its first shell command.
 """
 
-from rho_domain.shell.plan import ChangeDir, PipelineStep, ShellPlan, plan_command
-from rho_domain.shell.programs import PROGRAMS, check_argv, harden_argv
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rho_domain.shell.plan import ChangeDir, PipelineStep, ShellPlan, plan_command
+    from rho_domain.shell.programs import PROGRAMS, check_argv, harden_argv
+
+_HOMES = {
+    "ChangeDir": "rho_domain.shell.plan",
+    "PipelineStep": "rho_domain.shell.plan",
+    "ShellPlan": "rho_domain.shell.plan",
+    "plan_command": "rho_domain.shell.plan",
+    "PROGRAMS": "rho_domain.shell.programs",
+    "check_argv": "rho_domain.shell.programs",
+    "harden_argv": "rho_domain.shell.programs",
+}
 
 __all__ = [
     "PROGRAMS",
@@ -16,3 +36,16 @@ __all__ = [
     "harden_argv",
     "plan_command",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -12,15 +12,13 @@ from __future__ import annotations
 import functools
 import posixpath
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from rho_domain.errors import CommandRefused, ToolError
 from rho_domain.limits import LimitKind
 from rho_domain.ports.executor import Command, FileKind
-from rho_domain.shell import ChangeDir, ShellPlan, plan_command
-from rho_domain.shell.expand import expand_step
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -30,6 +28,9 @@ from rho_domain.tools.base import (
     ToolPolicy,
     error_output,
 )
+
+if TYPE_CHECKING:
+    from rho_domain.shell.plan import ShellPlan
 
 MAX_OUTPUT_BYTES = 256 * 1024
 # What the model reads when a resource limit of the profile ended a command ({} = the limit).
@@ -95,6 +96,9 @@ class BashHandler(ToolHandler):
         (or cannot be read, so it asks again even after "always")."""
         command = str(arguments.get("command", ""))
         if self.restricted:
+            # The planner (parser, program table) loads at the first command, not at start-up.
+            from rho_domain.shell.plan import plan_command
+
             try:
                 plan_command(command)
             except CommandRefused as exc:
@@ -113,6 +117,8 @@ class BashHandler(ToolHandler):
         started = ctx.clock.monotonic()
         run = _Run(ctx=ctx, deadline=started + timeout)
         if self.restricted:
+            from rho_domain.shell.plan import plan_command
+
             try:
                 plan = plan_command(command)
             except CommandRefused as exc:
@@ -133,6 +139,9 @@ class BashHandler(ToolHandler):
         return _report(run, code, duration, timeout)
 
     async def _run_plan(self, plan: ShellPlan, cwd: str, run: _Run) -> int | None:
+        from rho_domain.shell.expand import expand_step
+        from rho_domain.shell.plan import ChangeDir, ShellPlan
+
         code: int | None = 0
         for joiner, step in plan.steps:
             if run.timed_out or run.refused:

@@ -22,6 +22,13 @@ from rho_domain.tools.prepared import PreparedCall, decode_arguments, prepare
 from rho_domain.tools.truncation import truncate_middle
 
 _REMEMBERED_POLICIES = 256
+INLINE_ARGUMENT_CHARS = 1024
+"""A batch whose calls' arguments total at most this many characters is prepared on the
+event loop: parsing, validating and judging it costs well under a millisecond (the SQL check
+reads ~8 ms per 1,000 tokens at worst, and 1,024 characters hold fewer than 400), less than
+the hand-off to a worker thread and back, which costs a context switch each way (about 1 ms a
+run on a loaded machine, bench/bench_overhead.py). A longer batch goes to a thread: a 40 KB
+statement's check must not hold up the loop."""
 
 DEFAULT_TOOL_TIMEOUT = 600.0  # seconds, for every call but delegate when none is configured
 SHELL_MARGIN = 30.0  # beyond the profile's shell timeout, so bash reports its own timeout
@@ -113,10 +120,13 @@ class ToolRegistry:
         return prepare(call, self._handlers.get(call.name), ", ".join(self.names), judge=judge)
 
     async def prepare_all(self, calls: Sequence[ToolCall]) -> tuple[PreparedCall, ...]:
-        """``prepare`` for each call, in a thread: a policy can be CPU work (the SQL check
-        reads every token of a statement) and must not hold up the event loop."""
+        """``prepare`` for each call, in a thread when the batch is long: a policy can be CPU
+        work (the SQL check reads every token of a statement) and must not hold up the event
+        loop; a short batch (``INLINE_ARGUMENT_CHARS``) is prepared on the loop."""
         if not calls:
             return ()
+        if sum(len(c.name) + len(c.arguments) for c in calls) <= INLINE_ARGUMENT_CHARS:
+            return tuple(self.prepare(c) for c in calls)
         return tuple(await asyncio.to_thread(lambda: [self.prepare(c) for c in calls]))
 
     def policy_for(self, call: ToolCall) -> ToolPolicy | None:
