@@ -29,7 +29,7 @@ from rho_domain.ports.executor import Command, CommandResult
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.database import MAX_SQL
 from rho_domain.tools.factory import build_registry
-from rho_domain.tools.registry import ToolRegistry
+from rho_domain.tools.registry import INLINE_ARGUMENT_CHARS, ToolRegistry
 
 # ---- SQL ------------------------------------------------------------------------------------
 
@@ -158,8 +158,9 @@ class PolicyProbe(ToolHandler):
 
 
 async def test_a_session_decides_policies_off_the_event_loop(tmp_path: Path) -> None:
-    """A policy can be CPU work (the SQL check of a 16 KB statement): the batch asks the
-    registry to judge its calls in a thread, and the loop's own questions are lookups."""
+    """A policy can be CPU work (the SQL check of a 16 KB statement): a batch whose arguments
+    are long (past ``INLINE_ARGUMENT_CHARS``) asks the registry to judge its calls in a
+    thread, and the loop's own questions are lookups."""
     probe = PolicyProbe()
     agent = Agent(
         config=AgentConfig(profile=RO),
@@ -167,7 +168,8 @@ async def test_a_session_decides_policies_off_the_event_loop(tmp_path: Path) -> 
         registry=ToolRegistry([probe]),
         system_prompt="test",
     )
-    calls = [script_call("probe", {"n": 1}), script_call("probe", {"n": 2})]
+    pad = "x" * INLINE_ARGUMENT_CHARS  # as long as a statement worth checking off the loop
+    calls = [script_call("probe", {"n": 1, "pad": pad}), script_call("probe", {"n": 2})]
     session = Session(
         agent,
         model=ScriptedModel([tools(*calls), tools(calls[0]), text("done")]),
