@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -42,6 +43,17 @@ from rho_domain.ports.store import SessionInfo, SessionRecord
 
 FOLLOW_POLL_SECONDS = 0.2
 """How often ``follow`` looks at a trace another process writes (there is no event to wait on)."""
+
+
+INLINE_BYTES = 64 << 10
+"""A trace this small (or missing) is read on the event loop; a larger one in a thread."""
+
+
+def _small(trace: Path) -> bool:
+    try:
+        return os.stat(trace, follow_symlinks=False).st_size <= INLINE_BYTES
+    except OSError:
+        return True  # missing: nothing to read (a link or worse is refused by the read)
 
 
 class FileSessions(SessionCatalog, SessionControl):
@@ -81,6 +93,10 @@ class FileSessions(SessionCatalog, SessionControl):
         """See ``SessionCatalog.trace``. Read from where the last read of this trace ended
         when ``after`` is at or past it (``TraceMarks``): a poll reads only what is new."""
         paths = self._paths(session_id)
+        if self._marks.resumes(paths, after) or _small(paths.trace):
+            # a poll, a run's next line, a new session: a few bytes from the page cache, read
+            # here (as the store appends here); a worker thread's hop would wait behind others
+            return self._marks.lines_after(paths, after)
         return await asyncio.to_thread(self._marks.lines_after, paths, after)
 
     async def traces(self, after: Mapping[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:

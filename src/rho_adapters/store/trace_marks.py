@@ -52,6 +52,12 @@ class TraceMarks:
             TraceLine(seq=seq, data=line) for seq, line in enumerate(lines, first) if seq > after
         )
 
+    def resumes(self, paths: SessionPaths, after: int) -> bool:
+        """Whether a read after ``after`` would start at this trace's mark (not its start)."""
+        with self._lock:
+            mark = self._marks.get(str(paths.dir))
+        return mark is not None and after >= mark.seq - 1
+
     def last_seq(self, paths: SessionPaths) -> int:
         """The number of the last complete line (0: none yet), reading only what is new."""
         first, data = self._read(paths, 1 << 62)
