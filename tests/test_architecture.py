@@ -536,20 +536,12 @@ def test_rho_agent_is_an_alias_of_the_entry_api() -> None:
         assert getattr(rho_agent, name) is getattr(importlib.import_module(module), name)
 
 
-# rho_entry reaches stored sessions through the ports (SessionStore, SignalSource,
+# rho_entry reaches stored sessions only through the ports (SessionStore, SignalSource,
 # SessionCatalog, SessionControl), whose adapters are chosen in one place:
 # rho_entry/config/stores.py
-# (issue 27). The modules below still read the file layout directly; this list only shrinks
-# (a module that stops importing the store's modules must leave it).
+# (issue 27). The server's fast paths on the file store are the file adapter's own (meta.json
+# listings, trace reads resumed from the last one's end), behind the same ports.
 STORE_COMPOSITION = {"rho_entry/config/stores.py"}
-STILL_ON_FILES = {
-    "rho_entry/stored.py": "the seeds' SessionStore subclasses the file store (a URL: PG's)",
-    "rho_entry/seed_api/state.py": "State.from_jsonl reads a trace.jsonl file the caller names",
-    "rho_entry/server/host.py": "the file store's fast paths (other stores: the port)",
-    "rho_entry/server/views.py": "the server's listing reads meta.json files",
-    "rho_entry/server/feed.py": "the server's streams tail trace.jsonl",
-    "rho_entry/server/tally.py": "the server's counts read trace.jsonl",
-}
 
 
 def store_imports(path: Path) -> list[str]:
@@ -574,7 +566,7 @@ def test_the_entry_layer_reaches_stores_only_through_the_ports() -> None:
         for path in sorted((SRC / "rho_entry").rglob("*.py"))
         if store_imports(path)
     }
-    assert found - STORE_COMPOSITION == set(STILL_ON_FILES)
+    assert found - STORE_COMPOSITION == set()
 
 
 def test_the_store_check_finds_an_import_in_a_function(tmp_path: Path) -> None:

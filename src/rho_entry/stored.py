@@ -24,7 +24,6 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.store import FileSessionStore
 from rho_domain import agent as domain_agent
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
@@ -53,25 +52,36 @@ class SessionStore(SessionStorePort, SignalingStore):
 
             self.backend = choose_store(base_dir, os.environ, origin="SessionStore(...)").store
         else:
-            root = base_dir if base_dir is not None else sessions_dir(os.environ)
-            self.backend = FileSessionStore(root)
+            from rho_entry.config.stores import file_store
 
-    def _files(self) -> FileSessionStore:
-        if not isinstance(self.backend, FileSessionStore):
-            # AttributeError: a store without directories has no ``root`` (getattr's default)
-            raise AttributeError(
-                "this SessionStore keeps its sessions in PostgreSQL, not in directories"
-            )
-        return self.backend
+            root = base_dir if base_dir is not None else sessions_dir(os.environ)
+            self.backend = file_store(root)
+
+    @staticmethod
+    def _not_files() -> AttributeError:
+        # AttributeError: a store without directories has no ``root`` (getattr's default)
+        return AttributeError(
+            "this SessionStore keeps its sessions in PostgreSQL, not in directories"
+        )
 
     @property
     def root(self) -> Path:
         """The directory holding one directory per session."""
-        return self._files().root
+        from rho_entry.config.stores import files_root
+
+        found = files_root(self.backend)
+        if found is None:
+            raise self._not_files()
+        return found
 
     def session_dir(self, session_id: str) -> Path:
         """The directory of an open session, or where a session with this id lives."""
-        return self._files().session_dir(session_id)
+        from rho_entry.config.stores import session_dirs
+
+        dirs = session_dirs(self.backend)
+        if dirs is None:
+            raise self._not_files()
+        return dirs(session_id)
 
     def signals(self) -> SignalSource:
         """The backend's signals: sentinel files, or PostgreSQL notifications."""

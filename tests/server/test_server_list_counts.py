@@ -79,10 +79,11 @@ async def test_a_trace_is_read_once_then_only_its_new_lines(tmp_path: Path) -> N
         sid = await _start(client, "plain hello")
         paths = SessionPaths(where.sessions / sid)
         first = (await client.get("/api/sessions")).json()["sessions"][0]
-        tally = host.tallies.of(paths)
-        assert tally.offset == paths.trace.stat().st_size  # the whole trace, folded
+        tally = host.tallies.known(sid)
+        assert tally is not None
+        assert tally.seq == len(paths.trace.read_bytes().splitlines())  # the whole trace
         again = (await client.get("/api/sessions")).json()["sessions"][0]
-        assert host.tallies.of(paths) is tally  # nothing new: the same tally, nothing re-read
+        assert host.tallies.known(sid) is tally  # nothing new: the same tally
         assert again["turns"] == first["turns"] == 1
 
         # a next run: only the appended lines are folded into the same tally
@@ -90,18 +91,18 @@ async def test_a_trace_is_read_once_then_only_its_new_lines(tmp_path: Path) -> N
         assert chat.status_code == 202, chat.text
         await wait_idle(client, sid)
         grown = (await client.get("/api/sessions")).json()["sessions"][0]
-        assert host.tallies.of(paths) is tally
+        assert host.tallies.known(sid) is tally
         assert grown["turns"] == 2
         assert grown == {**grown, **_expected(paths.trace)}
 
         # a line being written (no newline yet) waits for its end; then it counts
-        size = paths.trace.stat().st_size
+        folded = tally.seq
         error = ev.ErrorOccurred(at=time.time(), error_type="ModelHTTPError", message="HTTP 500")
         line = json.dumps(event_to_dict(error)).encode() + b"\n"
         with paths.trace.open("ab") as handle:
             handle.write(line[:20])
         torn = (await client.get("/api/sessions")).json()["sessions"][0]
-        assert (torn["errors"], tally.offset) == (0, size)
+        assert (torn["errors"], tally.seq) == (0, folded)
         with paths.trace.open("ab") as handle:
             handle.write(line[20:])
         whole = (await client.get("/api/sessions")).json()["sessions"][0]
@@ -118,21 +119,30 @@ async def test_a_trace_is_read_once_then_only_its_new_lines(tmp_path: Path) -> N
         assert (replaced["turns"], replaced["errors"]) == (1, 0)
 
 
-async def test_a_trace_read_in_small_chunks_counts_the_same(tmp_path: Path) -> None:
-    """Chunks smaller than a line: lines are joined across chunks, none counted twice."""
-    from rho_entry.server.tally import Tallies
-
+async def test_a_trace_rewritten_in_place_is_counted_again(tmp_path: Path) -> None:
+    """The same file (same inode) rewritten with other lines: the last folded line is not
+    what the trace holds there any more, so the counts start over from the new content."""
     where = place(tmp_path)
     app = app_for(where, model(), approval_hold=0.0)
     async with client_for(app) as client:
-        ids = [await _start(client, prompt) for prompt in PROMPTS]
-    for sid in ids:
-        paths = SessionPaths(where.sessions / sid)
-        tally = Tallies(chunk_bytes=64).of(paths)
-        assert tally.offset == paths.trace.stat().st_size
-        counts = tally.view(liveness="completed", now=time.time())
-        assert counts == {**counts, **_expected(paths.trace)}
-        assert counts["turns"] >= 1
+        sid = await _start(client, "look around")
+        trace = where.sessions / sid / "trace.jsonl"
+        before = (await client.get("/api/sessions")).json()["sessions"][0]
+        assert before["tool_calls"] == 2
+        assert before["errors"] == 0
+        lines = trace.read_bytes().splitlines(keepends=True)
+        error = ev.ErrorOccurred(at=time.time(), error_type="ModelHTTPError", message="HTTP 500")
+        with trace.open("r+b") as handle:  # in place: the same inode, more bytes than before
+            handle.seek(0)
+            handle.write(b"".join(lines[:-1]) + json.dumps(event_to_dict(error)).encode())
+            handle.write(b"\n")
+            handle.truncate()
+        after = (await client.get("/api/sessions")).json()["sessions"][0]
+    expected = _expected(trace)  # its run has no end now: the duration is judged differently
+    assert {k: after[k] for k in ("turns", "tool_calls", "errors")} == {
+        k: expected[k] for k in ("turns", "tool_calls", "errors")
+    }
+    assert after["errors"] == 1
 
 
 async def test_a_trace_that_is_a_link_is_not_read(tmp_path: Path) -> None:

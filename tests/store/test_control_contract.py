@@ -192,6 +192,24 @@ async def test_trace_lines_are_the_trace_codec_byte_for_byte(rig: Rig) -> None:
     assert after[-1].data == encode_event_line(events[-1]).rstrip(b"\n")
 
 
+async def test_last_seq_is_the_last_lines_number_and_reads_follow_it(rig: Rig) -> None:
+    """A live tail starts at ``last_seq``; reads after it (and after the line before it, as
+    a reader checking what it saw asks) give exactly the lines appended since."""
+    await rig.store.create(record("ls1"))
+    assert await rig.sessions.last_seq("ls1") == 0
+    await rig.store.append("ls1", started())
+    assert await rig.sessions.last_seq("ls1") == 3
+    assert await rig.sessions.trace("ls1", after=3) == ()
+    await rig.store.append("ls1", [ended()])
+    assert await rig.sessions.last_seq("ls1") == 4
+    assert [line.seq for line in await rig.sessions.trace("ls1", after=3)] == [4]
+    again = await rig.sessions.trace("ls1", after=2)
+    assert [line.seq for line in again] == [3, 4]
+    assert again[-1].data == encode_event_line(ended()).rstrip(b"\n")
+    with pytest.raises(SessionNotFound):
+        await rig.sessions.last_seq("no-such-session")
+
+
 async def test_follow_gives_old_lines_then_new_ones_and_ends_with_the_run(rig: Rig) -> None:
     await rig.store.create(record("fol1"))
     await rig.store.append("fol1", started())

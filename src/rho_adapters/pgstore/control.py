@@ -88,6 +88,19 @@ class PgSessions(SessionCatalog, SessionControl):
         rows = await self.backend.call(read)
         return tuple(TraceLine(seq=int(seq), data=line.encode()) for seq, line in rows)
 
+    async def last_seq(self, session_id: str) -> int:
+        """See ``SessionCatalog.last_seq``: one ``max(seq)``, no line read."""
+
+        def read(conn: Any) -> int:
+            exact = resolve_id(conn, session_id)
+            row = conn.execute(
+                "SELECT coalesce(max(seq), 0) FROM rho_events WHERE session_id = %s", (exact,)
+            ).fetchone()
+            return int(row[0])
+
+        found: int = await self.backend.call(read)
+        return found
+
     async def follow(self, session_id: str, *, after: int = 0) -> AsyncIterator[TraceLine]:
         """See ``SessionCatalog.follow``: woken by the ``trace <id>`` notification of each
         commit, and every ``FOLLOW_RECHECK_SECONDS`` in case one was missed."""

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from rho_adapters.store.confined import read_bytes
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, resolve
 from rho_adapters.store.listing import info_of, list_sessions
 from rho_adapters.store.signals import (
@@ -26,6 +26,7 @@ from rho_adapters.store.signals import (
     request_pause,
     request_resume,
 )
+from rho_adapters.store.trace_marks import TraceMarks
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, SessionStateError, StoreError
 from rho_domain.ports.session_control import (
@@ -44,10 +45,15 @@ FOLLOW_POLL_SECONDS = 0.2
 """How often ``follow`` looks at a trace another process writes (there is no event to wait on)."""
 
 
-def trace_lines(data: bytes, *, after: int) -> tuple[TraceLine, ...]:
-    """The complete lines of a trace's bytes numbered from 1, those after ``after``."""
-    lines = data.split(b"\n")[:-1]  # the piece after the last newline is not complete yet
-    return tuple(TraceLine(seq=i, data=line) for i, line in enumerate(lines, 1) if i > after)
+INLINE_BYTES = 64 << 10
+"""A trace this small (or missing) is read on the event loop; a larger one in a thread."""
+
+
+def _small(trace: Path) -> bool:
+    try:
+        return os.stat(trace, follow_symlinks=False).st_size <= INLINE_BYTES
+    except OSError:
+        return True  # missing: nothing to read (a link or worse is refused by the read)
 
 
 class FileSessions(SessionCatalog, SessionControl):
@@ -56,6 +62,7 @@ class FileSessions(SessionCatalog, SessionControl):
     def __init__(self, root: Path | str, *, poll: float = FOLLOW_POLL_SECONDS) -> None:
         self.root = Path(root).expanduser()
         self._poll = poll
+        self._marks = TraceMarks()
 
     def _paths(self, session_id: str) -> SessionPaths:
         return resolve(self.root, session_id)
@@ -83,15 +90,32 @@ class FileSessions(SessionCatalog, SessionControl):
         return found.record, found.events
 
     async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
-        """See ``SessionCatalog.trace``."""
+        """See ``SessionCatalog.trace``. Read from where the last read of this trace ended
+        when ``after`` is at or past it (``TraceMarks``): a poll reads only what is new."""
         paths = self._paths(session_id)
-        try:
-            data = await asyncio.to_thread(read_bytes, paths.trace)
-        except FileNotFoundError:
-            return ()
-        except OSError as exc:
-            raise StoreError(f"cannot read {paths.trace}: {exc.strerror or exc}") from exc
-        return trace_lines(data, after=after)
+        if self._marks.resumes(paths, after) or _small(paths.trace):
+            # a poll, a run's next line, a new session: a few bytes from the page cache, read
+            # here (as the store appends here); a worker thread's hop would wait behind others
+            return self._marks.lines_after(paths, after)
+        return await asyncio.to_thread(self._marks.lines_after, paths, after)
+
+    async def traces(self, after: Mapping[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
+        """See ``SessionCatalog.traces``: every trace read in one worker thread, each from
+        its mark (a dashboard poll: a stat and an empty read per finished session)."""
+        return await asyncio.to_thread(self._traces, dict(after))
+
+    def _traces(self, after: dict[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
+        found: dict[str, tuple[TraceLine, ...] | None] = {}
+        for session_id, seq in after.items():
+            try:
+                found[session_id] = self._marks.lines_after(self._paths(session_id), seq)
+            except StoreError:  # SessionNotFound included
+                found[session_id] = None
+        return found
+
+    async def last_seq(self, session_id: str) -> int:
+        """See ``SessionCatalog.last_seq``: counted from the last read's mark."""
+        return await asyncio.to_thread(self._marks.last_seq, self._paths(session_id))
 
     async def follow(self, session_id: str, *, after: int = 0) -> AsyncIterator[TraceLine]:
         """See ``SessionCatalog.follow``. Polled every ``poll`` seconds."""

@@ -20,12 +20,13 @@ recorded and still beating, a pause request) into the one word every listing sho
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Literal, Protocol
 
 import attrs
 
 from rho_domain import events as ev
+from rho_domain.errors import StoreError
 from rho_domain.ports.store import SessionInfo, SessionRecord
 from rho_domain.state import State
 
@@ -133,6 +134,25 @@ class SessionCatalog(Protocol):
         """The persisted lines with ``seq > after``, in order (empty when none yet). Joined
         with newlines they are byte for byte the session's ``trace.jsonl``. Raises
         ``SessionNotFound``."""
+
+    async def traces(self, after: Mapping[str, int]) -> dict[str, tuple[TraceLine, ...] | None]:
+        """``trace(id, after=n)`` for each ``id: n`` at once (a listing's counts), None for a
+        session that cannot be read now (removed, a link, unreadable). Adapters may read them
+        in one go (this default asks one by one)."""
+        found: dict[str, tuple[TraceLine, ...] | None] = {}
+        for session_id, seq in after.items():
+            try:
+                found[session_id] = await self.trace(session_id, after=seq)
+            except StoreError:  # SessionNotFound included
+                found[session_id] = None
+        return found
+
+    async def last_seq(self, session_id: str) -> int:
+        """The number of the session's last persisted line (0 when none yet): where a live
+        tail that must not repeat the past starts. Adapters may count it without reading the
+        lines (this default reads them). Raises ``SessionNotFound``."""
+        lines = await self.trace(session_id)
+        return lines[-1].seq if lines else 0
 
     @abstractmethod
     def follow(self, session_id: str, *, after: int = 0) -> AsyncIterator[TraceLine]:

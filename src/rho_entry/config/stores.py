@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 import attrs
 
+from rho_domain import events as ev
 from rho_domain.errors import ConfigError
 from rho_domain.ports.session_control import SessionCatalog, SessionControl, SessionOperator
 from rho_domain.ports.signals import SignalSource
@@ -168,6 +169,30 @@ def session_dirs(store: SessionStore | None) -> Callable[[str], Path] | None:
 
     held = store if isinstance(store, FileSessionStore) else getattr(store, "backend", None)
     return held.session_dir if isinstance(held, FileSessionStore) else None
+
+
+def file_store(root: Path | str) -> SessionStore:
+    """The file store of the session directories under ``root`` (the seeds' default)."""
+    from rho_adapters.store import FileSessionStore
+
+    return FileSessionStore(root)
+
+
+def files_root(store: SessionStore) -> Path | None:
+    """The directory holding a file store's session directories; None for another store."""
+    from rho_adapters.store import FileSessionStore
+
+    return store.root if isinstance(store, FileSessionStore) else None
+
+
+def trace_events(source: Path | str | bytes) -> tuple[ev.Event, ...]:
+    """The events of a ``trace.jsonl`` the caller names (or its bytes), read as the file store
+    reads it (a torn or unreadable line skipped with a warning; a newer format version:
+    ``TraceFormatError``; a link: ``StoreError``)."""
+    from rho_adapters.store import parse_trace, read_trace
+
+    read = parse_trace(source) if isinstance(source, bytes) else read_trace(Path(source))
+    return read.events
 
 
 def _files(root: Path, origin: str) -> StoreChoice:

@@ -102,10 +102,9 @@ class State:
         a call left without a result gets an interrupted result. Raises ``StoreError``
         (``TraceFormatError`` for a line of an unknown format version) naming the file.
         """
-        from rho_adapters.store import parse_trace, read_trace
+        from rho_entry.config.stores import trace_events
 
-        trace = parse_trace(source) if isinstance(source, bytes) else read_trace(Path(source))
-        return cls.from_events(trace.events)
+        return cls.from_events(trace_events(source))
 
     def apply(self, event: ev.Event) -> None:
         """Fold one event into the state (``rho_domain.state.State.apply``)."""

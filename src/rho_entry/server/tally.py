@@ -1,10 +1,12 @@
 """What a session list shows beyond meta.json: model calls, tool calls, errors, run time.
 
-meta.json carries status, usage and the first prompt but not these counts; the trace holds
+A listing carries status, usage and the first prompt but not these counts; the trace holds
 them. Reading every trace at every list request would cost the size of the store each time
 (the dashboard lists every two seconds), so each session's ``TraceTally`` remembers how many
-bytes of its trace it has folded and reads only the lines appended since: a finished session's
-trace is read once per server process, a running one's new lines only.
+lines of its trace it has folded and asks the store (``SessionCatalog.trace``) only for the
+lines after them: a finished session's trace is read once per server process, a running one's
+new lines only (the file store seeks to where its last read ended). The last folded line is
+asked again and compared: a trace replaced or rewritten since is counted from its start.
 
 The counts are those of ``rho_domain.telemetry.session_telemetry`` over the same events (the
 tests compare them): ``turns`` its model calls, ``tool_calls`` its tool calls (started, blocked
@@ -13,30 +15,29 @@ or rejected), ``errors`` its ``error`` events, and the run time the sum of its r
 
 from __future__ import annotations
 
-import os
+import asyncio
+import json
 import threading
-from collections.abc import Iterable
-from typing import IO, Any
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
-from rho_adapters.store.confined import open_file
-from rho_adapters.store.layout import SessionPaths
-from rho_adapters.store.trace import parse_trace
+from rho_adapters.codec import FutureTraceVersion, decode_event_line, event_from_dict
 from rho_domain import events as ev
-from rho_domain.errors import StoreError, TraceFormatError
-from rho_domain.ports.session_control import SessionCatalog, run_in_progress
+from rho_domain.errors import TraceFormatError
+from rho_domain.ports.session_control import SessionCatalog, TraceLine, run_in_progress
 
-CHUNK_BYTES = 4 << 20  # read and decoded at a time: a long trace is never held whole
+INLINE_LINES = 2_000
+"""Up to this many new lines are folded on the event loop (a poll); more in a worker thread."""
 
 
 @attrs.define
 class TraceTally:
-    """The counts of one trace's events folded so far (``offset`` bytes, whole lines)."""
+    """The counts of one trace's events folded so far (``seq`` lines, the last one ``last``)."""
 
-    offset: int = 0
-    seq: int = 0  # lines folded (a store read by line numbers, not bytes)
-    identity: tuple[int, int] | None = None  # (device, inode): a replaced file starts over
+    seq: int = 0  # lines folded
+    last: bytes = b""  # the last folded line: a trace that no longer holds it starts over
     turns: int = 0
     tool_calls: int = 0  # each started, blocked or rejected
     tool_errors: int = 0
@@ -108,42 +109,57 @@ _FIELDS = ("started_at", "duration_seconds", "turns", "tool_calls", "tool_errors
 
 
 class Tallies:
-    """One ``TraceTally`` per session, brought up to date on demand (thread-safe), reading
-    ``chunk_bytes`` of a trace at a time."""
+    """One ``TraceTally`` per session, brought up to date on demand (thread-safe)."""
 
-    def __init__(self, *, chunk_bytes: int = CHUNK_BYTES) -> None:
+    def __init__(self) -> None:
         self._tallies: dict[str, TraceTally] = {}
         self._lock = threading.Lock()
-        self._chunk = chunk_bytes
 
-    def of(self, paths: SessionPaths) -> TraceTally:
-        """The session's tally after reading what was appended to its trace since the last
-        call (the whole trace the first time, or when the file was replaced or shrank). A
-        trace that cannot be read (a link, a newer format) gives an unreadable tally."""
-        with self._lock:
-            tally = self._tallies.get(paths.id)
-            if tally is None:
-                tally = TraceTally()
-            self._tallies[paths.id] = _caught_up(tally, paths, self._chunk)
-            return self._tallies[paths.id]
+    def known(self, session_id: str) -> TraceTally | None:
+        """The session's tally as last brought up to date (None: never)."""
+        return self._tallies.get(session_id)
 
     async def of_catalog(self, catalog: SessionCatalog, session_id: str) -> TraceTally:
-        """``of`` for a store read through its ``SessionCatalog``: the lines after those
-        already folded."""
+        """``caught_up`` for one session."""
+        return (await self.caught_up(catalog, [session_id]))[session_id]
+
+    async def caught_up(
+        self, catalog: SessionCatalog, session_ids: Iterable[str]
+    ) -> dict[str, TraceTally]:
+        """Each session's tally after folding the lines stored since the last call (the whole
+        trace the first time, or when it was replaced or rewritten), read in one go
+        (``SessionCatalog.traces``). A trace that cannot be read (a link, a newer format)
+        gives an unreadable tally. Many lines are folded in a worker thread: a first list of
+        a large store must not hold up the event loop (streams, other requests)."""
         with self._lock:
-            tally = self._tallies.get(session_id) or TraceTally()
-            self._tallies[session_id] = tally
-        if not tally.readable:
-            return tally
-        lines = await catalog.trace(session_id, after=tally.seq)
-        if lines:
-            try:
-                data = b"".join(line.data + b"\n" for line in lines)
-                tally.fold(parse_trace(data, source=f"session {session_id}").events)
-            except TraceFormatError:
-                tally.readable = False
-            tally.seq = lines[-1].seq
-        return tally
+            tallies = {sid: self._tallies.get(sid) or TraceTally() for sid in session_ids}
+        asked = {sid: max(t.seq - 1, 0) for sid, t in tallies.items() if t.readable}
+        found = await catalog.traces(asked) if asked else {}
+        todo: list[tuple[TraceTally, tuple[TraceLine, ...]]] = []
+        again: list[str] = []
+        for sid, lines in found.items():
+            tally = tallies[sid]
+            if lines is None:
+                tallies[sid] = TraceTally(readable=False)  # asked again next time
+            elif not tally.seq:
+                todo.append((tally, lines))
+            elif lines and lines[0].seq == tally.seq and lines[0].data == tally.last:
+                todo.append((tally, lines[1:]))
+            else:
+                again.append(sid)  # replaced or rewritten: counted from its start
+        if again:
+            for sid, lines in (await catalog.traces(dict.fromkeys(again, 0))).items():
+                tallies[sid] = TraceTally(readable=lines is not None)
+                todo.append((tallies[sid], lines or ()))
+        if sum(len(lines) for _, lines in todo) > INLINE_LINES:
+            await asyncio.to_thread(_fold_each, todo)
+        else:
+            _fold_each(todo)
+        with self._lock:
+            for sid, tally in tallies.items():
+                if tally.readable or tally.seq:  # an unreadable read is not remembered
+                    self._tallies[sid] = tally
+        return tallies
 
     def keep_only(self, ids: Iterable[str]) -> None:
         """Forget the sessions not named (deleted directories): memory stays bounded."""
@@ -153,38 +169,33 @@ class Tallies:
                 del self._tallies[gone]
 
 
-def _caught_up(tally: TraceTally, paths: SessionPaths, chunk: int) -> TraceTally:
+def _fold_each(todo: Sequence[tuple[TraceTally, tuple[TraceLine, ...]]]) -> None:
+    for tally, lines in todo:
+        if not lines:
+            continue
+        try:
+            tally.fold(_decoded(lines))
+        except TraceFormatError:
+            tally.readable = False  # a newer format: not read again
+        tally.seq, tally.last = lines[-1].seq, lines[-1].data
+
+
+def _decoded(lines: Sequence[TraceLine]) -> list[ev.Event]:
+    """The lines' events: one ``json.loads`` for them all (one C call); a blank or corrupt
+    line falls back to line by line, skipping it. A newer format raises TraceFormatError."""
     try:
-        with open_file(paths.trace, "rb") as handle:  # never through a link
-            info = os.fstat(handle.fileno())
-            identity = (info.st_dev, info.st_ino)
-            if identity != tally.identity or info.st_size < tally.offset:
-                tally = TraceTally(identity=identity)
-            if info.st_size == tally.offset or not tally.readable:
-                return tally  # nothing new, or a trace of a newer format: not read again
-            handle.seek(tally.offset)
-            size = info.st_size - tally.offset
-            _fold_from(handle, size, tally, chunk=chunk, source=str(paths.trace))
-    except FileNotFoundError:
-        return TraceTally()  # created, never run
-    except (OSError, StoreError):
-        return TraceTally(readable=False)
-    except TraceFormatError:
-        return TraceTally(identity=tally.identity, readable=False)  # until it is replaced
-    return tally
-
-
-def _fold_from(handle: IO[bytes], size: int, tally: TraceTally, *, chunk: int, source: str) -> None:
-    """Fold ``size`` bytes from ``handle``'s position, ``chunk`` bytes at a time, up to the
-    last complete line: a line being written is read next time."""
-    carry = b""
-    while size > 0:
-        read = handle.read(min(chunk, size))
-        if not read:
-            return
-        size -= len(read)
-        data = carry + read
-        end = data.rfind(b"\n") + 1
-        tally.fold(parse_trace(data[:end], source=source).events)
-        tally.offset += end
-        carry = data[end:]
+        dicts = json.loads(b"[" + b",".join(line.data for line in lines) + b"]")
+        if all(isinstance(d, dict) for d in dicts):
+            return [event_from_dict(d) for d in dicts]
+    except ValueError:
+        pass
+    events = []
+    for line in lines:
+        if line.data.strip():
+            try:
+                events.append(decode_event_line(line.data))
+            except FutureTraceVersion:
+                raise
+            except TraceFormatError:
+                continue  # a corrupt line: the store skips it too
+    return events

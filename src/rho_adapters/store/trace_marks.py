@@ -1,0 +1,98 @@
+"""TraceMarks: where each session's trace.jsonl was last read up to, so the next read seeks.
+
+A server lists its sessions every two seconds (the dashboard) and tails the traces it streams;
+reading a whole trace each time would cost the store's size at every poll. A mark is a line
+boundary and that line's number: ``lines_after(paths, after)`` reads from the mark when
+``after`` is at or past the line before it (only what was appended since, and the last line
+read again: a reader checks the file still holds what it saw), from the start otherwise (a client
+replaying from further back). A file replaced (another inode) or grown shorter (rewritten) is
+read from the start again. Only complete lines are given: a line being written is read next
+time.
+
+Marks are small (a path's identity, an offset, a number) and capped at ``limit`` sessions.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import attrs
+
+from rho_adapters.store.confined import open_file
+from rho_adapters.store.layout import SessionPaths
+from rho_domain.errors import StoreError
+from rho_domain.ports.session_control import TraceLine
+
+MARKS_LIMIT = 10_000
+
+
+@attrs.frozen
+class _Mark:
+    identity: tuple[int, int]  # (device, inode)
+    offset: int  # bytes up to the end of line ``seq``
+    seq: int
+    last: int  # where line ``seq`` starts (``offset`` when seq is 0)
+
+
+class TraceMarks:
+    """Line-numbered reads of trace files, resumed from the last position read (thread-safe)."""
+
+    def __init__(self, *, limit: int = MARKS_LIMIT) -> None:
+        self._marks: dict[str, _Mark] = {}
+        self._lock = threading.Lock()
+        self._limit = limit
+
+    def lines_after(self, paths: SessionPaths, after: int) -> tuple[TraceLine, ...]:
+        """The complete lines numbered above ``after`` (1 for the first line; a blank line
+        keeps its number). Missing trace: none. Raises ``StoreError`` (a link, unreadable)."""
+        first, data = self._read(paths, after)
+        lines = data.split(b"\n")[:-1]
+        return tuple(
+            TraceLine(seq=seq, data=line) for seq, line in enumerate(lines, first) if seq > after
+        )
+
+    def resumes(self, paths: SessionPaths, after: int) -> bool:
+        """Whether a read after ``after`` would start at this trace's mark (not its start)."""
+        with self._lock:
+            mark = self._marks.get(str(paths.dir))
+        return mark is not None and after >= mark.seq - 1
+
+    def last_seq(self, paths: SessionPaths) -> int:
+        """The number of the last complete line (0: none yet), reading only what is new."""
+        first, data = self._read(paths, 1 << 62)
+        return first - 1 + data.count(b"\n")
+
+    def _read(self, paths: SessionPaths, after: int) -> tuple[int, bytes]:
+        """(the number of the first line in the bytes, the complete lines' bytes) from the
+        mark when it may be used, and the mark moved to the end of what was read."""
+        try:
+            with open_file(paths.trace, "rb") as handle:  # never through a link
+                info = os.fstat(handle.fileno())
+                identity = (info.st_dev, info.st_ino)
+                with self._lock:
+                    mark = self._marks.get(str(paths.dir))
+                if (
+                    mark is None
+                    or mark.identity != identity
+                    or info.st_size < mark.offset
+                    or after < mark.seq - 1
+                ):
+                    mark = _Mark(identity, 0, 0, 0)
+                start, first = (mark.last, mark.seq) if mark.seq else (0, 1)
+                handle.seek(start)
+                data = handle.read(info.st_size - start)
+        except FileNotFoundError:
+            return 1, b""
+        except OSError as exc:
+            raise StoreError(f"cannot read {paths.trace}: {exc.strerror or exc}") from exc
+        end = data.rfind(b"\n") + 1
+        count = data.count(b"\n", 0, end)
+        if count:
+            last = start + data.rfind(b"\n", 0, end - 1) + 1
+            moved = _Mark(identity, start + end, first - 1 + count, last)
+            with self._lock:
+                if len(self._marks) >= self._limit:
+                    self._marks.clear()  # a fresh start costs one whole read per trace
+                self._marks[str(paths.dir)] = moved
+        return first, data[:end]

@@ -1,0 +1,67 @@
+"""TraceMarks: line-numbered reads of a trace resumed from where the last read ended.
+
+The proof that a read seeks: bytes before the mark are changed in place after a first read;
+a read after the mark still gives only the new lines (it never looked back), while a read
+from further back (a replay) reads the file from its start and sees the change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.store.layout import SessionPaths
+from rho_adapters.store.trace_marks import TraceMarks
+from rho_domain.errors import StoreError
+
+
+def _session(tmp_path: Path, *lines: bytes) -> SessionPaths:
+    paths = SessionPaths(tmp_path / "s")
+    paths.dir.mkdir()
+    paths.trace.write_bytes(b"".join(line + b"\n" for line in lines))
+    return paths
+
+
+def test_a_read_after_the_mark_reads_only_what_was_appended(tmp_path: Path) -> None:
+    paths = _session(tmp_path, b'{"a":1}', b'{"a":2}', b'{"a":3}')
+    marks = TraceMarks()
+    assert [line.seq for line in marks.lines_after(paths, 0)] == [1, 2, 3]
+    with paths.trace.open("r+b") as handle:  # line 1 changed in place, same size
+        handle.write(b'{"x":9}')
+    with paths.trace.open("ab") as handle:
+        handle.write(b'{"a":4}\n{"a":5')  # a whole line and half of one
+    assert [(line.seq, line.data) for line in marks.lines_after(paths, 3)] == [(4, b'{"a":4}')]
+    assert marks.last_seq(paths) == 4
+    # the line before the mark is read again (a reader checks it still holds what it saw)
+    assert [line.seq for line in marks.lines_after(paths, 3)] == [4]
+    assert [line.seq for line in marks.lines_after(paths, 2)] == [3, 4]
+    # a replay from further back reads from the start: the change is there
+    assert marks.lines_after(paths, 0)[0].data == b'{"x":9}'
+
+
+def test_a_replaced_or_shortened_trace_is_read_from_its_start(tmp_path: Path) -> None:
+    paths = _session(tmp_path, b'{"a":1}', b'{"a":2}', b'{"a":3}')
+    marks = TraceMarks()
+    assert marks.last_seq(paths) == 3
+    paths.trace.write_bytes(b'{"b":1}\n')  # shorter than the mark
+    assert marks.last_seq(paths) == 1
+    assert [line.data for line in marks.lines_after(paths, 0)] == [b'{"b":1}']
+    replacement = paths.dir / "new"
+    replacement.write_bytes(b'{"c":1}\n{"c":2}\n{"c":3}\n{"c":4}\n')
+    replacement.replace(paths.trace)  # another inode, longer than the mark
+    assert [line.data for line in marks.lines_after(paths, 3)] == [b'{"c":4}']
+    assert marks.lines_after(paths, 0)[0].data == b'{"c":1}'
+
+
+def test_no_trace_is_no_lines_and_a_link_is_refused(tmp_path: Path) -> None:
+    paths = SessionPaths(tmp_path / "s")
+    paths.dir.mkdir()
+    marks = TraceMarks()
+    assert (marks.lines_after(paths, 0), marks.last_seq(paths)) == ((), 0)
+    secret = tmp_path / "secret.jsonl"
+    secret.write_bytes(b'{"secret":1}\n')
+    paths.trace.symlink_to(secret)
+    with pytest.raises(StoreError):
+        marks.lines_after(paths, 0)
+    with pytest.raises(StoreError):
+        marks.last_seq(paths)
