@@ -17,8 +17,8 @@ from pg_rig import pg_server_url, schema_url
 from server_support import BASE, UvicornThread, place, settings
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
-from rho_entry.server import create_app
 from rho_entry.config.stores import choose_store
+from rho_entry.server import create_app
 
 __all__ = ["pg_server_url"]
 

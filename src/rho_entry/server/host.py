@@ -37,7 +37,6 @@ from rho_domain.ports.store import SessionInfo, SessionRecord
 from rho_domain.run import new_id
 from rho_domain.state import State
 from rho_entry.config.stores import StoreChoice, choose_store
-from rho_entry.resume_policy import authorise
 from rho_entry.server.admission import Admission
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.durable_runs import DurableRuns, DurableSettings
@@ -47,15 +46,10 @@ from rho_entry.server.runs import Runs
 from rho_entry.server.settings import ServerSettings
 from rho_entry.server.tally import Tallies
 from rho_entry.server.views import (
-    listing,
     pending_approvals,
-    session_paths,
-    summary,
     summary_of,
     valid_id,
 )
-from rho_entry.server.views import pending_approvals, summary_of, valid_id
-from rho_entry.config.stores import StoreChoice, choose_store
 
 log = logging.getLogger("rho_entry.server")
 
