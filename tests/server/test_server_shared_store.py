@@ -9,7 +9,8 @@ Server A and server B run on different ports with different config directories a
 2. A session on A stalls in its model call: ``rho-agent kill ID --store URL`` from the third
    directory cancels it (the run ends ``cancelled`` on A).
 3. A session on A runs ``sleep 30``: A is SIGKILLed mid-tool; B lists it ``stale`` within the
-   heartbeat bound and resumes it; its history has no tool call without a result.
+   heartbeat bound, and ``rho-agent --resume ID --store URL`` from B's config directory
+   continues it; its history has no tool call without a result.
 """
 
 from __future__ import annotations
@@ -157,13 +158,19 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
             noticed = time.monotonic() - killed
             print(f"stale on B {noticed:.1f} s after the SIGKILL (bound {STALE_BOUND:.0f} s)")
             assert noticed <= STALE_BOUND + 1
-            resumed = httpx.post(
-                f"{b.url}/api/sessions/{running}/resume",
-                json={"prompt": "carry on"},
-                headers=b.auth,
+            # `--resume` from B's config directory, as an operator on B's host would
+            resume = ["--resume", running, "--store", url, "--profile", "eval", "-y", "carry on"]
+            carried = subprocess.run(
+                [sys.executable, "-m", "rho_entry", *resume],
+                env=serve_env(tmp_path / "b", model.base_url),
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
             )
-            assert resumed.status_code == 202, resumed.text
-            stream_ids(b, running)
+            assert carried.returncode == 0, carried.stderr
+            assert "Recovered." in carried.stdout
             assert listed(b, running)["status"] == "completed"  # type: ignore[index]
         finally:
             if a.process.poll() is None:
