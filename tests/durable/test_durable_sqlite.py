@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -160,7 +161,15 @@ def test_a_read_the_worker_died_in_is_run_again_and_no_model_call_twice(
 def test_a_write_the_worker_died_in_is_answered_interrupted_not_run_twice(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
-    events, _, _ = crash_inside_tool(tmp_path, server, "write: change", "w2", "eval")
+    events, run_id, _ = crash_inside_tool(tmp_path, server, "write: change", "w2", "eval")
+    with sqlite3.connect(tmp_path / "runs.sqlite") as db:
+        # recovered onto the named queue (DBOS keeps a queued workflow's queue), so its
+        # concurrency limit counts the run, not onto DBOS's internal queue, which has none
+        rows = db.execute(
+            "SELECT queue_name, executor_id, status FROM workflow_status WHERE workflow_uuid = ?",
+            (run_id,),
+        ).fetchall()
+    assert rows == [("rho-runs", "worker-b", "SUCCESS")]
     result = tool_result(events, "w2")
     assert result["content"] == DIED
     assert result["is_error"]

@@ -265,3 +265,52 @@ def test_a_durable_run_is_cancelled_over_http_through_the_store(tmp_path: Path) 
             )
         finally:
             assert server.stop() == 0
+
+
+def test_always_answered_on_a_durable_server_allows_the_tool_for_the_rest_of_the_run(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    script = [
+        tool_reply(call("write", {"path": "one.txt", "content": "1\n"}, call_id="w1")),
+        tool_reply(call("write", {"path": "two.txt", "content": "2\n"}, call_id="w2")),
+        text_reply("Both."),
+    ]
+    with LoopbackServer(script) as model:
+        env = serve_env(tmp_path / "home", model.base_url, RHO_AGENT_SERVER_PROFILES="developer")
+        server = Serve(work, env, "--durable")
+        try:
+            created = httpx.post(
+                f"{server.url}/api/sessions",
+                json={"prompt": "write twice", "profile": "developer"},
+                headers=server.auth,
+            )
+            assert created.status_code == 201, created.text
+            sid = created.json()["id"]
+            detail = wait_for(
+                lambda: (d := detail_of(server, sid))["liveness"] == "awaiting_approval" and d,
+                "the run to wait for approval",
+            )
+            assert [p["call_id"] for p in detail["pending_approvals"]] == ["w1"]
+            answered = httpx.post(
+                f"{server.url}/api/sessions/{sid}/approvals/w1",
+                json={"decision": "always"},
+                headers=server.auth,
+            )
+            assert answered.status_code == 202, answered.text
+            # w2 is a write too: "always" lets it run without a second question
+            wait_for(
+                lambda: (r := listed(server, sid)) and r["status"] == "completed",
+                "the run to complete without asking for w2",
+            )
+        finally:
+            assert server.stop() == 0
+    assert (work / "one.txt").read_text() == "1\n"
+    assert (work / "two.txt").read_text() == "2\n"
+    recorded = parse_trace((tmp_path / "home" / "sessions" / sid / "trace.jsonl").read_bytes())
+    asked = [e.call.id for e in recorded.events if isinstance(e, ev.ApprovalRequested)]
+    assert asked == ["w1"]
+    resolved = [e for e in recorded.events if isinstance(e, ev.ApprovalResolved)]
+    assert [(e.call_id, e.approved, e.always) for e in resolved] == [("w1", True, True)]
+    assert len(model.requests) == 3

@@ -7,9 +7,11 @@ executor id and the time (the database's clock, one for every host) into the tab
 any run). Every worker also looks for rows older than ``dead_after``: it claims one by deleting
 it (one claimant wins: ``DELETE`` with the stale time in its condition), then asks DBOS to
 recover that executor's pending workflows (``DBOS._recover_pending_workflows``, the hook DBOS's
-own conductor uses), which puts them back on a queue, where any live worker with capacity takes
-them. A run of a dead worker therefore resumes within ``dead_after + interval`` seconds plus the
-queue's polling interval.
+own conductor uses), which puts them back on the queue they were enqueued on (the named
+queue: DBOS falls back to its internal queue only for a workflow that had none), where any
+live worker with capacity takes them, within the queue's concurrency limit. A run of a dead
+worker therefore resumes within ``dead_after + interval`` seconds plus the queue's polling
+interval.
 """
 
 from __future__ import annotations

@@ -4,14 +4,19 @@ A run's workflow id is its ``run_id``, so enqueuing the same run twice runs it o
 status is DBOS's (``ENQUEUED`` → ``queued``, ``PENDING`` → ``running``) until the workflow
 ends; then it is the run's own status, the workflow's result. A run that ends
 ``awaiting_approval`` holds no worker slot: answering enqueues its continuation, a run with
-the id ``<run_id>~<n>`` whose prompt is None and whose approvals are in ``settings``.
+the id ``<run_id>~<n>`` whose prompt is None and whose approvals are in ``settings``
+(``answer:CALL`` yes or no, ``reason:CALL``, and ``always:TOOL`` for the tools answered
+"always", carried into every later continuation). One answer set per run: the
+continuation's id is derived from the run's, so two answers of one run race for one id;
+DBOS keeps the first, the same answers again get its continuation, and other answers are
+refused (``SessionStateError`` naming what the run was answered), never silently dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from rho_adapters.durable import load_dbos
@@ -21,6 +26,8 @@ from rho_domain.ports.durable import QueuedRun, RunQueue
 
 WORKFLOW = "rho.run"  # the worker registers the workflow under this name
 _SETTLED = frozenset({"completed", "cancelled", "max_turns", "budget_exceeded", "error"})
+ANSWER, REASON, ALWAYS = "answer:", "reason:", "always:"  # keys of a continuation's settings
+_ANSWERED = (ANSWER, REASON, ALWAYS)
 _DBOS_STATUS = {"ENQUEUED": "queued", "PENDING": "running", "DELAYED": "queued"}
 
 
@@ -59,7 +66,12 @@ class DbosRunQueue(RunQueue):
         )
 
     async def answer(
-        self, run_id: str, answers: Mapping[str, bool], *, reasons: Mapping[str, str]
+        self,
+        run_id: str,
+        answers: Mapping[str, bool],
+        *,
+        reasons: Mapping[str, str],
+        always: Collection[str] = (),
     ) -> str:
         """See ``RunQueue.answer``: the continuation is enqueued as ``<run_id>~<n>``."""
         status = await self.status(run_id)
@@ -71,7 +83,7 @@ class DbosRunQueue(RunQueue):
         payload = workflow.input["args"][0] if workflow and workflow.input else None
         if not payload:
             raise SessionStateError(f"run {run_id} has no recorded session")
-        return await self._continue(run_id, payload, answers, reasons)
+        return await self._continue(run_id, payload, answers, reasons, always)
 
     async def _continue(
         self,
@@ -79,15 +91,26 @@ class DbosRunQueue(RunQueue):
         payload: Mapping[str, Any],
         answers: Mapping[str, bool],
         reasons: Mapping[str, str],
+        always: Collection[str],
     ) -> str:
+        inherited = payload.get("settings", {})
+        # "always" is carried from continuation to continuation; answers belong to one run
+        answered = {
+            **{k: v for k, v in inherited.items() if k.startswith(ALWAYS)},
+            **{f"{ALWAYS}{tool}": "yes" for tool in always},
+            **{f"{ANSWER}{call}": "yes" if ok else "no" for call, ok in answers.items()},
+            **{f"{REASON}{call}": text for call, text in reasons.items()},
+        }
         settings = {
-            **{k: v for k, v in payload.get("settings", {}).items() if not k.startswith("answer:")},
-            **{f"answer:{call}": "yes" if ok else "no" for call, ok in answers.items()},
-            **{f"reason:{call}": text for call, text in reasons.items()},
+            **{k: v for k, v in inherited.items() if not k.startswith(_ANSWERED)},
+            **answered,
         }
         base = run_id.split("~", 1)[0]
         attempt = int(run_id.split("~", 1)[1]) + 1 if "~" in run_id else 1
         continuation = f"{base}~{attempt}"
+        # the continuation's id is the answered run's: a second answer of the same run (on
+        # another server, at the same moment) finds the first one's continuation enqueued,
+        # and DBOS keeps the first; it counts only if it says the same
         await self.enqueue(
             QueuedRun(
                 run_id=continuation,
@@ -96,6 +119,15 @@ class DbosRunQueue(RunQueue):
                 settings=settings,
             )
         )
+        kept = await self._workflow(continuation)
+        kept_settings = kept.input["args"][0].get("settings", {}) if kept and kept.input else {}
+        theirs = {k: v for k, v in kept_settings.items() if k.startswith(_ANSWERED)}
+        if theirs != answered:
+            raise SessionStateError(
+                f"run {run_id} was already answered ({_listed(theirs)}); its continuation "
+                f"{continuation} runs with that answer, not this one ({_listed(answered)}). "
+                f"Answer again once {continuation} waits for approval."
+            )
         return continuation
 
     async def status(self, run_id: str) -> str | None:
@@ -136,3 +168,17 @@ class DbosRunQueue(RunQueue):
     def close(self) -> None:
         """Release the client's connections."""
         self.client.destroy()
+
+
+def _listed(answered: Mapping[str, str]) -> str:
+    """``a1: yes, a2: no (reason), always: bash``: the answers a continuation carries."""
+    shown = []
+    for key, value in sorted(answered.items()):
+        if key.startswith(ANSWER):
+            call = key.removeprefix(ANSWER)
+            reason = answered.get(REASON + call)
+            shown.append(f"{call}: {value}" + (f" ({reason})" if reason else ""))
+    tools = sorted(key.removeprefix(ALWAYS) for key in answered if key.startswith(ALWAYS))
+    if tools:
+        shown.append(f"always: {', '.join(tools)}")
+    return ", ".join(shown) or "nothing"

@@ -13,7 +13,7 @@ without ``DurableSteps`` runs every step directly, as always.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Protocol, TypeVar
 
 import attrs
@@ -60,11 +60,20 @@ class RunQueue(Protocol):
 
     @abstractmethod
     async def answer(
-        self, run_id: str, answers: Mapping[str, bool], *, reasons: Mapping[str, str]
+        self,
+        run_id: str,
+        answers: Mapping[str, bool],
+        *,
+        reasons: Mapping[str, str],
+        always: Collection[str] = (),
     ) -> str:
         """Answer the approvals the run ``run_id`` waits for (call id → approved; a rejection's
         reason in ``reasons``): the session continues in a new run on a worker with capacity
-        (a run waiting for approval holds no worker slot); its id. Raises
+        (a run waiting for approval holds no worker slot); its id. ``always`` names tools
+        allowed without asking from then on: in that continuation and every continuation of
+        it (as "always" holds for the rest of a run that is not durable). A run is answered
+        once: answering it again with the same answers returns the same continuation, with
+        other answers raises ``SessionStateError`` naming the answers it already has. Raises
         ``SessionStateError`` when the run does not wait for approval."""
 
     @abstractmethod

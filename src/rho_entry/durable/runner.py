@@ -7,13 +7,15 @@ trace cut at the run's ``run_start`` (``Session.resume(replay_run=)``): the loop
 from there, each event it emits is checked against the trace instead of written twice, and
 each model call and tool call the dead worker finished is answered from the engine's record
 (never sent or run again); the call it died in is run again if it reads, else answered
-``interrupted``. A continuation (approvals answered) records its answers first, once.
+``interrupted``. A continuation (approvals answered) records its answers first, once, and
+allows the tools answered "always" (in it or an earlier continuation) for the whole run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 
 import attrs
 
@@ -59,15 +61,7 @@ class DurableRunner:
             )
         session = await self._open(queued, steps)
         async with session:
-            for key, value in queued.settings.items():
-                if key.startswith("answer:"):
-                    call_id = key.removeprefix("answer:")
-                    if session.state.approvals.get(call_id) is None:  # once, also if re-run
-                        session.resolve_approval(
-                            call_id,
-                            value == "yes",
-                            reason=queued.settings.get(f"reason:{call_id}", ""),
-                        )
+            _answer(session, queued.settings)
             result = await session.run(queued.prompt, run_id=queued.run_id)
         return result.status.value
 
@@ -115,3 +109,24 @@ class DurableRunner:
             hint="start the worker with --profile {profile}",
             endpoint_hint="start the worker with the session's {flag}",
         )
+
+
+def _answer(session: Session, settings: Mapping[str, str]) -> None:
+    """Record a continuation's answers (once, also when the run is executed again) and the
+    tools answered "always" in this continuation or an earlier one of the same run: the
+    queue carries them, since a resumed session does not take "always" from its trace
+    (``forget_recorded_approvals``: the trace is data; the queue holds what a person said)."""
+    always = {key.removeprefix("always:") for key in settings if key.startswith("always:")}
+    names = {call.id: call.name for call in session.state.pending_calls}
+    for key, value in settings.items():
+        if key.startswith("answer:"):
+            call_id = key.removeprefix("answer:")
+            if session.state.approvals.get(call_id) is None:  # once, also if re-run
+                approved = value == "yes"
+                session.resolve_approval(
+                    call_id,
+                    approved,
+                    always=approved and names.get(call_id) in always,
+                    reason=settings.get(f"reason:{call_id}", ""),
+                )
+    session.state.always_allowed.update(always)

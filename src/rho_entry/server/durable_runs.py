@@ -10,8 +10,11 @@ notice its heartbeat stop and recover its runs, which continue from their record
 An approval answered over HTTP, on any of these servers, goes through the queue: the session's
 last run (its trace's last ``run_start`` names the run, whose id is its workflow's) waits for
 approval, so the answer enqueues its continuation (``RunQueue.answer``), which a worker with
-capacity runs. A waiting run holds no worker slot. "always" is answered as yes: a durable
-continuation carries yes or no per call.
+capacity runs. A waiting run holds no worker slot. "always" is carried by the queue: the
+continuation, and every later continuation of the same run, allows the call's tool without
+asking (a resumed session never takes "always" from its trace). One answer per waiting run
+counts: a second answer of the same run with another decision, at the same moment on
+another server, is a ``Conflict`` naming the answer taken (``RunQueue.answer``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import SessionStateError
 from rho_domain.events import Event, RunStarted
 from rho_domain.ports.store import SessionStore
+from rho_domain.state import State
 from rho_entry.resume_policy import ResumeAuthority
+from rho_entry.server.bodies import Decision
 from rho_entry.server.errors import Conflict
 
 if TYPE_CHECKING:
@@ -109,17 +114,24 @@ class DurableRuns:
         return (await enqueue_prompt(self.queue, prompt, session_id=session_id)).run_id
 
     async def answer(
-        self, session_id: str, events: tuple[Event, ...], call_id: str, approved: bool
+        self, session_id: str, events: tuple[Event, ...], call_id: str, decision: Decision
     ) -> str:
-        """Answer ``call_id`` of the session whose trace is ``events``: the continuation's
-        run id. ``Conflict`` when its last run is not one waiting for approval."""
+        """Answer ``call_id`` of the session whose trace is ``events`` (``always``: its
+        tool is allowed for the rest of the run, every continuation of it included): the
+        continuation's run id. ``Conflict`` when its last run is not one waiting for
+        approval, or was answered already with other answers (at the same moment, on
+        another server: the message names them; answer again once the run waits anew)."""
         run_id = last_run(events)
         if run_id is None:
             raise Conflict(f"session {session_id} has no durable run to continue")
+        tools = {c.id: c.name for c in State.from_events(events).pending_calls}
+        always = (tools[call_id],) if decision == "always" and call_id in tools else ()
         try:
             # the worker releases the session a moment before it records the run's result
             await self.queue.wait(run_id, ANSWER_WAIT)
-            return await self.queue.answer(run_id, {call_id: approved}, reasons={})
+            return await self.queue.answer(
+                run_id, {call_id: decision != "deny"}, reasons={}, always=always
+            )
         except (SessionStateError, TimeoutError) as exc:
             raise Conflict(str(exc)) from None
 

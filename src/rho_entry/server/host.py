@@ -297,7 +297,7 @@ class SessionHost:
         stored = [p["call_id"] for p in pending_approvals(State.from_events(events))]
         if call_id not in stored:
             raise NotFound(_not_waiting(call_id, stored))
-        await self.durable.answer(session_id, tuple(events), call_id, decision != "deny")
+        await self.durable.answer(session_id, tuple(events), call_id, decision)
 
     async def _current_feed(self, session_id: str) -> TraceFeed:
         """The feed, caught up with the store before a run here: a ``StoreFeed`` numbers the
