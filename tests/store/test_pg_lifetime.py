@@ -19,9 +19,13 @@ import psycopg
 import pytest
 from pg_rig import pg_server_url, schema_url
 
+from rho_adapters.fakes import ScriptedModel, text
 from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend, postgres_store
 from rho_domain.config import AgentConfig
 from rho_domain.ports.store import SessionRecord
+from rho_entry import AgentConfig as EntryConfig
+from rho_entry.facade import Agent, Session
+from rho_entry.stored import SessionStore
 
 __all__ = ["pg_server_url"]
 
@@ -139,3 +143,26 @@ async def test_a_database_gone_after_release_brings_no_retry_lines(
     assert "retrying" not in caplog.text
     assert "listener" not in caplog.text
 
+
+async def test_the_library_closes_what_it_opened_and_aclose_closes_the_rest(
+    pg_server_url: str,
+) -> None:
+    name = f"rho-lib-{uuid.uuid4().hex[:8]}"
+    url = named(schema_url(pg_server_url), name)
+    agent = Agent(EntryConfig(profile="readonly", model="scripted"))
+    session = Session(agent, store=url, model=ScriptedModel([text("stored")]))
+    assert (await session.run("remember me")).ok
+    assert connections(pg_server_url, name) >= 1
+    await session.close()  # the store it opened from the URL closes with it
+    assert settles(lambda: connections(pg_server_url, name) == 0)
+
+    again = await Session.resume(session.id, store=url, model=ScriptedModel([text("again")]))
+    assert (await again.run("and again")).text == "again"
+    await again.close()
+    assert settles(lambda: connections(pg_server_url, name) == 0)
+
+    store = SessionStore(url)  # the caller's object: open until its aclose
+    assert await store.get_latest_id() == session.id
+    assert connections(pg_server_url, name) >= 1
+    await store.aclose()
+    assert settles(lambda: connections(pg_server_url, name) == 0)
