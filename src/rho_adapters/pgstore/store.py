@@ -82,6 +82,7 @@ class PgSessionStore(SessionStore, SignalingStore):
         self._meta: dict[str, dict[str, Any]] = {}  # the summaries of the sessions held here
         self._seq: dict[str, int] = {}
         self._locks: dict[str, threading.Lock] = {}
+        self._beating: set[str] = set()  # the held sessions with a listener use (``start``)
         self._closed = False
         backend.acquire()  # the pool is this object's (and its siblings') until aclose
 
@@ -119,14 +120,14 @@ class PgSessionStore(SessionStore, SignalingStore):
         return {**meta, "holder": self.backend.holder}
 
     async def _hold(self, session_id: str, meta: dict[str, Any], seq: int) -> None:
-        held = session_id in self._meta
         self._meta[session_id] = meta
         self._seq[session_id] = seq
         self._locks[session_id] = threading.Lock()
-        if not held:
+        if session_id not in self._beating:
             # heartbeats while it is held, one use per session (``release`` gives it back);
-            # the first call connects: not on the loop
+            # the first call connects: not on the loop. A failed start took no use.
             await asyncio.to_thread(self.backend.start)
+            self._beating.add(session_id)
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
         """See ``SessionStore.open``."""
@@ -243,7 +244,12 @@ class PgSessionStore(SessionStore, SignalingStore):
             try:
                 await self.backend.call(self._release, session_id, meta)
             finally:
-                self.backend.stop()  # no more heartbeats for it: the last one ends the thread
+                self._stop_beating(session_id)
+
+    def _stop_beating(self, session_id: str) -> None:
+        if session_id in self._beating:
+            self._beating.discard(session_id)
+            self.backend.stop()  # no more heartbeats for it: the last use ends the thread
 
     async def aclose(self) -> None:
         """Stop beating for the sessions still held here (their claims go stale, as a dead
@@ -254,8 +260,8 @@ class PgSessionStore(SessionStore, SignalingStore):
         if self._closed:
             return
         self._closed = True
-        for _ in list(self._meta):
-            self.backend.stop()
+        for session_id in list(self._beating):
+            self._stop_beating(session_id)
         self._meta.clear()
         self._seq.clear()
         self._locks.clear()
