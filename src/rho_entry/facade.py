@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -27,7 +27,7 @@ from rho_domain.hooks import Hooks
 from rho_domain.loop import session as domain_session
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal, Listener
-from rho_domain.loop.session_ports import SessionPorts
+from rho_domain.loop.session_ports import Closeable, SessionPorts
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
 from rho_domain.ports.approver import ApprovalInterrupt, Approver
@@ -406,17 +406,24 @@ async def open_session(
         return Session(agent, store=store, **options)
     if store is None:
         raise TypeError("open_session: resuming needs the store= the session is kept in")
+    from rho_entry.config.stores import close_store
+
+    opened: SessionStore | None = None  # a store opened here from a URL: the session's own
     if isinstance(store, str):
         from rho_entry.config.stores import choose_store
 
-        store = choose_store(store, os.environ).store
+        store = opened = choose_store(store, os.environ).store
     if authority is None:
         authority = default_authority(overrides or {}, options, os.environ)
     elif overrides:
         authority = attrs.evolve(authority, given={**authority.given, **overrides})
     if hooks is not None:  # functions given again stand for the references stored
         authority = attrs.evolve(authority, hook_names=authority.hook_names | hooks.names)
-    record, events = await store.open(resume)
+    try:
+        record, events = await store.open(resume)
+    except BaseException:
+        await close_store(opened)
+        raise
     try:
         allowed = authorise(record, authority, config_dir=config_dir(os.environ))
         before, replay = _split_at_run(events, replay_run)
@@ -436,7 +443,10 @@ async def open_session(
         )
     except BaseException:
         await store.release(record.id)
+        await close_store(opened)
         raise
+    if opened is not None and hasattr(opened, "aclose"):
+        session.close_with(cast(Closeable, opened))  # after its release, as wiring's own
     session._notices = notices
     return session
 

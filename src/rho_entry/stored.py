@@ -10,6 +10,7 @@ returning a ready ``Session``, ``create_session`` and ``get_latest_id``. Given a
     shared = SessionStore("postgresql://rho@db.internal/rho")  # every host with the URL
     session = store.create_session(agent)      # a Session persisted in store
     session = await store.resume("latest")     # a Session continuing a stored one
+    await shared.aclose()                      # its connections closed (PostgreSQL)
 
 ``State`` is ``rho_domain.state.State`` plus ``from_jsonl`` (replaying a ``trace.jsonl``) and
 the documents' mutators (``rho_entry.seed_api.state``).
@@ -107,6 +108,14 @@ class SessionStore(SessionStorePort, SignalingStore):
     async def release(self, session_id: str) -> None:
         """The backend's ``release``: persist and drop the session's lock."""
         await self.backend.release(session_id)
+
+    async def aclose(self) -> None:
+        """Close what the store holds open: for PostgreSQL, its share of this process's
+        connections and listener (the last store of a URL closed, none stay open); for files,
+        nothing. Sessions still held stop beating (``release`` them first). Idempotent."""
+        from rho_entry.config.stores import close_store
+
+        await close_store(self.backend)
 
     def create_session(
         self, agent: Agent | domain_agent.Agent, *, session_id: str | None = None, **ports: Any

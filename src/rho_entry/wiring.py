@@ -11,7 +11,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -110,7 +110,12 @@ def build_ports(
         from rho_entry.config.stores import as_store
 
         store = as_store(store, env)
+        opened = store
+    else:
+        opened = None
     owned: list[Closeable] = []
+    if opened is not None and hasattr(opened, "aclose"):
+        owned.append(cast(Closeable, opened))  # a store opened here closes with the session
     config = agent.config
     if clock is None:
         from rho_adapters.clock import SystemClock

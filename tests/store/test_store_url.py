@@ -197,6 +197,7 @@ async def test_the_library_takes_a_url(pg_server_url: str) -> None:
     await again.close()
     infos = await store.list()
     assert infos[0].first_prompt == "remember me"
+    await store.aclose()  # this process's connections and listener for the URL end here
 
 
 def test_serve_with_an_unreachable_store_is_one_error_at_start(tmp_path: Path) -> None:

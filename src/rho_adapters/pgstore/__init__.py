@@ -9,6 +9,12 @@ process's backend for that URL (one pool, one listener, one heartbeat):
 - ``PgSignals`` (SignalSource): cancel by LISTEN/NOTIFY, pause, directives, exports;
 - ``PgSessions`` (SessionCatalog, SessionControl): listings with liveness, trace lines and a
   live tail, signals and answers from any host.
+
+Lifetime: the listener thread runs only while a session is held here or a wait/tail is under
+way. Each ``PgSessionStore`` (and a ``PgSessions`` built alone) holds a share of the backend
+until its ``aclose()``; the three adapters of ``postgres_store`` share the store's, so closing
+the store closes them (``PostgresStore.aclose``). When no share of the URL is left, the pool's
+connections close; a closed adapter used again reconnects.
 """
 
 from __future__ import annotations
@@ -45,6 +51,13 @@ class PostgresStore:
     signals: PgSignals
     sessions: PgSessions
 
+    async def aclose(self) -> None:
+        """Close the store and the catalog (``PgSessionStore.aclose``); idempotent."""
+        try:
+            await self.store.aclose()
+        finally:
+            await self.sessions.aclose()
+
 
 def postgres_store(url: str, *, origin: str = "the store setting", **options: Any) -> PostgresStore:
     """The adapters for ``url`` (``postgresql://...``), sharing this process's backend for it.
@@ -57,5 +70,7 @@ def postgres_store(url: str, *, origin: str = "the store setting", **options: An
 def of_backend(backend: PgBackend) -> PostgresStore:
     """The adapters over an existing backend (tests build one with their own bounds)."""
     return PostgresStore(
-        store=PgSessionStore(backend), signals=PgSignals(backend), sessions=PgSessions(backend)
+        store=PgSessionStore(backend),
+        signals=PgSignals(backend),
+        sessions=PgSessions(backend, owner=False),  # the store's share covers the three
     )

@@ -6,6 +6,13 @@
   process (a cancel, a new trace line) at once, and between notifications beats: one UPDATE
   renews ``beat`` on every session this process holds, whatever their number.
 
+Ownership: the thread runs only while something here needs it, counted by ``start`` / ``stop``
+(a session held by this process, a cancel waiter, a live tail): the last ``stop`` ends it, so a
+process whose sessions were released (or that never closes its stores) keeps no listener and
+never logs a reconnection to a database it stopped using. The pool belongs to the store objects
+built over the backend (``acquire`` / ``release``, called by their ``aclose``): the last
+``release`` ends the thread and closes the pool's connections. Either comes back on next use.
+
 Why a thread: the adapters must work from any event loop (the CLI runs a new one per command)
 and a heartbeat must keep coming while a loop is blocked, as the file store's does. Waiters are
 ``asyncio.Event``s set with ``call_soon_threadsafe`` on their own loop.
@@ -61,8 +68,10 @@ class PgBackend:
         )
         self._waiters_lock = threading.Lock()
         self._listener: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._stop = threading.Event()  # the running thread's own: a new thread, a new event
         self._listening = threading.Event()
+        self._uses = 0  # start() calls not yet stopped: while > 0 the thread runs
+        self._owners = 0  # acquire() calls not yet released
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -89,16 +98,44 @@ class PgBackend:
     # -- notifications and heartbeats ----------------------------------------------------------
 
     def start(self) -> None:
-        """Start the listening and beating thread (once); returns when it listens."""
+        """Take one use of the listening and beating thread, starting it if none runs; returns
+        when it listens. Pair each call with ``stop`` (a held session's release, the end of a
+        wait). Blocking."""
         with self._ready_lock:
-            if self._listener is None or not self._listener.is_alive():
-                self._listening.clear()
+            self._uses += 1
+            if self._listener is None or not self._listener.is_alive() or self._stop.is_set():
+                self._stop, self._listening = threading.Event(), threading.Event()
                 self._listener = threading.Thread(
-                    target=self._listen, name="rho-pg-listen", daemon=True
+                    target=self._listen,
+                    args=(self._stop, self._listening),
+                    name="rho-pg-listen",
+                    daemon=True,  # a process that never stops it still exits
                 )
                 self._listener.start()
-        if not self._listening.wait(10):
+            listening = self._listening
+        if not listening.wait(10):
+            self.stop()
             raise self.address.problem("cannot listen for signals", "no LISTEN within 10 s")
+
+    def stop(self) -> None:
+        """Give back one use taken by ``start``; the last one ends the thread (it closes its
+        connection within one heartbeat and logs nothing more)."""
+        with self._ready_lock:
+            self._uses = max(0, self._uses - 1)
+            if self._uses == 0:
+                self._halt()
+
+    def _halt(self) -> threading.Thread | None:
+        # under _ready_lock: the running thread (if any) told to end, and forgotten
+        self._stop.set()
+        ended, self._listener = self._listener, None
+        return ended
+
+    @property
+    def listening(self) -> bool:
+        """True while a listener thread runs for this backend."""
+        with self._ready_lock:
+            return self._listener is not None and self._listener.is_alive()
 
     def waiter(self, key: str) -> asyncio.Event:
         """An event set when ``key`` (``cancel <id>``, ``trace <id>``) is notified, or when the
@@ -128,31 +165,35 @@ class PgBackend:
             with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
                 loop.call_soon_threadsafe(event.set)
 
-    def _listen(self) -> None:
+    def _listen(self, stop: threading.Event, listening: threading.Event) -> None:
         backoff = 0.2
-        while not self._stop.is_set():
+        while not stop.is_set():
             try:
                 conn = self.pool.connect(autocommit=True)
             except StoreError as exc:
+                if stop.is_set():
+                    return  # stopped while connecting: nobody needs it, say nothing
                 log.warning("%s; retrying in %.1f s", exc, backoff)
-                self._stop.wait(backoff)
+                stop.wait(backoff)
                 backoff = min(backoff * 2, 5.0)
                 continue
             backoff = 0.2
             try:
                 conn.execute(f"LISTEN {CHANNEL}")
-                self._listening.set()
+                listening.set()
                 self._wake(None)  # whatever was missed while not listening: look again
-                self._serve(conn)
+                self._serve(conn, stop)
             except Exception as exc:  # noqa: BLE001 (a dropped connection: reconnect, never die)
+                if stop.is_set():
+                    return  # the finally closes the connection
                 log.warning("session store listener: %s", self.address.scrub(str(exc)))
             finally:
                 with contextlib.suppress(Exception):
                     conn.close()
 
-    def _serve(self, conn: Any) -> None:
+    def _serve(self, conn: Any, stop: threading.Event) -> None:
         next_beat = time.monotonic()
-        while not self._stop.is_set():
+        while not stop.is_set():
             timeout = max(0.0, next_beat - time.monotonic())
             for note in conn.notifies(timeout=timeout):
                 self._wake(note.payload)
@@ -165,9 +206,28 @@ class PgBackend:
                     )
                 next_beat = time.monotonic() + self.heartbeat
 
-    def close(self) -> None:
-        """Stop the thread and close the pool's idle connections."""
-        self._stop.set()
+    def acquire(self) -> None:
+        """Count one owner of the pool (a store object; ``release`` when it is closed)."""
+        with self._ready_lock:
+            self._owners += 1
+
+    def release(self) -> None:
+        """Give back an ``acquire``; the last one closes the backend (``close``)."""
+        with self._ready_lock:
+            self._owners = max(0, self._owners - 1)
+            last = self._owners == 0
+        if last:
+            self.close()
+
+    def close(self, *, wait: float | None = None) -> None:
+        """End the thread (whatever its uses), wait for it to close its connection, and close
+        the pool's idle connections. The backend stays usable: the next use reconnects and
+        the next ``start`` listens again. Blocking (at most ``wait`` s, default two beats)."""
+        with self._ready_lock:
+            self._uses = 0
+            ended = self._halt()
+        if ended is not None and ended is not threading.current_thread():
+            ended.join(self.heartbeat * 2 + 1 if wait is None else wait)
         self.pool.close()
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.listing import ROW, info_of
 from rho_adapters.pgstore.schema import CHANNEL
-from rho_adapters.pgstore.store import PgSessionStore, record_of, resolve_id
+from rho_adapters.pgstore.store import PgSessionStore, list_sessions, record_of, resolve_id
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked, SessionStateError
@@ -35,12 +35,22 @@ FOLLOW_RECHECK_SECONDS = 1.0
 class PgSessions(SessionCatalog, SessionControl):
     """Operator access to the sessions of one PostgreSQL store."""
 
-    def __init__(self, backend: PgBackend) -> None:
+    def __init__(self, backend: PgBackend, *, owner: bool = True) -> None:
         self.backend = backend
+        self._closed = not owner
+        if owner:  # a share of the backend until aclose (``of_backend``: the store's share)
+            backend.acquire()
+
+    async def aclose(self) -> None:
+        """Give back this object's share of the backend (see ``PgSessionStore.aclose``); one
+        built with ``owner=False`` (beside a store, by ``of_backend``) has none. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            await asyncio.to_thread(self.backend.release)
 
     async def sessions(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionCatalog.sessions``."""
-        return await PgSessionStore(self.backend).list(limit=limit)
+        return await list_sessions(self.backend, limit=limit)
 
     def _one(self, conn: Any, ref: str) -> SessionInfo:
         session_id = resolve_id(conn, ref)
@@ -108,22 +118,25 @@ class PgSessions(SessionCatalog, SessionControl):
         key = f"trace {exact}"
         await asyncio.to_thread(self.backend.start)
         seq = after
-        while True:
-            event = self.backend.waiter(key)
-            try:
-                lines = await self.trace(exact, after=seq)
-                for line in lines:
-                    yield line
-                seq = lines[-1].seq if lines else seq
-                if not lines:
-                    if not run_in_progress((await self.info(exact)).liveness):
-                        for line in await self.trace(exact, after=seq):
-                            yield line
-                        return
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(event.wait(), FOLLOW_RECHECK_SECONDS)
-            finally:
-                self.backend.forget(key, event)
+        try:
+            while True:
+                event = self.backend.waiter(key)
+                try:
+                    lines = await self.trace(exact, after=seq)
+                    for line in lines:
+                        yield line
+                    seq = lines[-1].seq if lines else seq
+                    if not lines:
+                        if not run_in_progress((await self.info(exact)).liveness):
+                            for line in await self.trace(exact, after=seq):
+                                yield line
+                            return
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(event.wait(), FOLLOW_RECHECK_SECONDS)
+                finally:
+                    self.backend.forget(key, event)
+        finally:
+            self.backend.stop()  # the listener's use taken above
 
     async def request(self, session_id: str, signal: Signal) -> bool:
         """See ``SessionControl.request``."""
@@ -242,4 +255,7 @@ class PgSessions(SessionCatalog, SessionControl):
             )
             await store.append(info.id, [answer])
         finally:
-            await store.release(info.id)
+            try:
+                await store.release(info.id)
+            finally:
+                await store.aclose()

@@ -60,15 +60,18 @@ class PgSignals(SignalSource):
         """See ``SignalSource.wait_for_cancel``."""
         key = f"cancel {session_id}"
         await asyncio.to_thread(self.backend.start)
-        while True:
-            event = self.backend.waiter(key)
-            try:
-                if await self.cancel_requested(session_id):
-                    return
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), RECHECK_SECONDS)
-            finally:
-                self.backend.forget(key, event)
+        try:
+            while True:
+                event = self.backend.waiter(key)
+                try:
+                    if await self.cancel_requested(session_id):
+                        return
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(event.wait(), RECHECK_SECONDS)
+                finally:
+                    self.backend.forget(key, event)
+        finally:
+            self.backend.stop()  # the listener's use taken above
 
     async def is_paused(self, session_id: str) -> bool:
         """See ``SignalSource.is_paused``."""

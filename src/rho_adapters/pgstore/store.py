@@ -82,6 +82,9 @@ class PgSessionStore(SessionStore, SignalingStore):
         self._meta: dict[str, dict[str, Any]] = {}  # the summaries of the sessions held here
         self._seq: dict[str, int] = {}
         self._locks: dict[str, threading.Lock] = {}
+        self._beating: set[str] = set()  # the held sessions with a listener use (``start``)
+        self._closed = False
+        backend.acquire()  # the pool is this object's (and its siblings') until aclose
 
     def signals(self) -> SignalSource:
         """Cancel, pause and directives of these sessions, as PostgreSQL notifications."""
@@ -120,8 +123,11 @@ class PgSessionStore(SessionStore, SignalingStore):
         self._meta[session_id] = meta
         self._seq[session_id] = seq
         self._locks[session_id] = threading.Lock()
-        # heartbeats for the sessions held here (the first call connects: not on the loop)
-        await asyncio.to_thread(self.backend.start)
+        if session_id not in self._beating:
+            # heartbeats while it is held, one use per session (``release`` gives it back);
+            # the first call connects: not on the loop. A failed start took no use.
+            await asyncio.to_thread(self.backend.start)
+            self._beating.add(session_id)
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
         """See ``SessionStore.open``."""
@@ -227,13 +233,7 @@ class PgSessionStore(SessionStore, SignalingStore):
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``."""
-        rows = await self.backend.call(
-            lambda conn: conn.execute(
-                ROW + " ORDER BY created_at DESC, id DESC LIMIT %s",
-                (self.backend.stale_after, limit),
-            ).fetchall()
-        )
-        return tuple(info_of(tuple(r)) for r in rows)
+        return await list_sessions(self.backend, limit=limit)
 
     async def release(self, session_id: str) -> None:
         """See ``SessionStore.release``."""
@@ -241,7 +241,31 @@ class PgSessionStore(SessionStore, SignalingStore):
         self._seq.pop(session_id, None)
         self._locks.pop(session_id, None)
         if meta is not None:
-            await self.backend.call(self._release, session_id, meta)
+            try:
+                await self.backend.call(self._release, session_id, meta)
+            finally:
+                self._stop_beating(session_id)
+
+    def _stop_beating(self, session_id: str) -> None:
+        if session_id in self._beating:
+            self._beating.discard(session_id)
+            self.backend.stop()  # no more heartbeats for it: the last use ends the thread
+
+    async def aclose(self) -> None:
+        """Stop beating for the sessions still held here (their claims go stale, as a dead
+        process's do; ``release`` them first to hand them over at once) and give back this
+        object's share of the backend: when no store object of this URL is left open in the
+        process, the listener thread ends and the pool's connections close. Idempotent; a
+        closed store still works (it reconnects), but nothing then closes it again."""
+        if self._closed:
+            return
+        self._closed = True
+        for session_id in list(self._beating):
+            self._stop_beating(session_id)
+        self._meta.clear()
+        self._seq.clear()
+        self._locks.clear()
+        await asyncio.to_thread(self.backend.release)
 
     def _release(self, conn: Any, session_id: str, meta: dict[str, Any]) -> None:
         conn.execute(
@@ -250,6 +274,16 @@ class PgSessionStore(SessionStore, SignalingStore):
             (json.dumps({**meta, "holder": None}, default=_plain), session_id, self.backend.holder),
         )
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"trace {session_id}"))
+
+
+async def list_sessions(backend: PgBackend, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+    """The store's sessions, newest first (``SessionStore.list``)."""
+    rows = await backend.call(
+        lambda conn: conn.execute(
+            ROW + " ORDER BY created_at DESC, id DESC LIMIT %s", (backend.stale_after, limit)
+        ).fetchall()
+    )
+    return tuple(info_of(tuple(r)) for r in rows)
 
 
 def _plain(value: Any) -> Any:

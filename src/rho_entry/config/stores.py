@@ -47,6 +47,12 @@ class StoreChoice:
     root: Path | None = None
     """The sessions directory of a file store (None for another store)."""
 
+    async def aclose(self) -> None:
+        """Close what the store holds open (PostgreSQL: its share of the process's pool and
+        listener, ``PgSessionStore.aclose``; files: nothing). Idempotent."""
+        await close_store(self.store)
+        await close_store(self.sessions)
+
     @property
     def catalog(self) -> SessionCatalog:
         """The store's ``SessionCatalog``."""
@@ -153,6 +159,14 @@ def as_store(
     if isinstance(value, str | Path):
         return choose_store(value, env).store
     return value
+
+
+async def close_store(store: object) -> None:
+    """``await store.aclose()`` when the object has one (a PostgreSQL store or catalog, the
+    seeds' ``SessionStore``); a store without one holds nothing open."""
+    close = getattr(store, "aclose", None)
+    if close is not None:
+        await close()
 
 
 def signals_for(store: SessionStore) -> SignalSource | None:

@@ -261,13 +261,15 @@ class SessionHost:
 
     async def aclose(self) -> None:
         """Shutdown: cancel every run and wait for them, so each session ends ``cancelled``
-        on disk and ``--resume`` (or ``POST .../resume``) continues it."""
+        on disk and ``--resume`` (or ``POST .../resume``) continues it; then close the store
+        (``StoreChoice.aclose``)."""
         await self.runs.aclose(self.settings.shutdown_grace)
         if self.durable is not None:
             await self.durable.aclose()
         for feed in self._feeds.values():
             feed.close()
         self._feeds.clear()
+        await self.chosen.aclose()  # a shared store's pool and listener end with the server
 
     # -- internals ----------------------------------------------------------------------------
 

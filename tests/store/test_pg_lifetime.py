@@ -1,0 +1,168 @@
+"""The PostgreSQL store's listener thread and pool have an owner and an end.
+
+On the real server of ``pg_rig``: the listener runs while a session is held or a cancel wait
+is under way, and no longer (so a database that goes away afterwards brings no endless
+"retrying" lines); closing the last store object of a URL leaves the server no connection
+from this process (``pg_stat_activity``, counted by an ``application_name`` of the test's
+own); a store used again afterwards connects and listens again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from pg_rig import pg_server_url, schema_url
+
+from rho_adapters.fakes import ScriptedModel, text
+from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend, postgres_store
+from rho_domain.config import AgentConfig
+from rho_domain.ports.store import SessionRecord
+from rho_entry import AgentConfig as EntryConfig
+from rho_entry.facade import Agent, Session
+from rho_entry.stored import SessionStore
+
+__all__ = ["pg_server_url"]
+
+
+def record(session_id: str) -> SessionRecord:
+    return SessionRecord(id=session_id, created_at=1000.0, config=AgentConfig(model="m1"))
+
+
+def named(url: str, name: str) -> str:
+    return f"{url}&application_name={quote(name)}"
+
+
+def connections(server_url: str, name: str) -> int:
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def settles(check: object, within: float = 5.0) -> bool:
+    """True once ``check()`` is true (the server drops a closed connection's row shortly)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return bool(check())  # type: ignore[operator]
+
+
+async def test_the_last_close_ends_the_listener_and_every_connection(
+    pg_server_url: str,
+) -> None:
+    name = f"rho-life-{uuid.uuid4().hex[:8]}"
+    backend = PgBackend(StoreAddress(named(schema_url(pg_server_url), name), "the test"))
+    one, two = of_backend(backend), of_backend(backend)
+    await one.store.create(record("s1"))
+    await two.store.create(record("s2"))
+    assert backend.listening
+    assert connections(pg_server_url, name) >= 2  # the pool's and the LISTEN connection
+    await one.aclose()  # s1 stops beating; s2 is still held by ``two``, which beats for it
+    assert backend.listening
+    assert connections(pg_server_url, name) >= 2
+    await two.store.release("s2")
+    await two.aclose()  # the last store object of the backend
+    assert not backend.listening
+    assert settles(lambda: connections(pg_server_url, name) == 0)
+
+    again = of_backend(backend)  # used again: connects and listens again
+    await again.store.create(record("s3"))
+    assert backend.listening
+    assert len(await again.sessions.sessions()) == 3
+    assert connections(pg_server_url, name) >= 2
+    await again.store.release("s3")
+    await again.aclose()
+    assert not backend.listening
+    assert settles(lambda: connections(pg_server_url, name) == 0)
+
+
+async def test_the_listener_runs_only_while_a_session_is_held_or_a_wait_is_on(
+    pg_server_url: str,
+) -> None:
+    backend = PgBackend(StoreAddress(schema_url(pg_server_url), "the test"), heartbeat=0.2)
+    pg = of_backend(backend)
+    try:
+        assert len(await pg.sessions.sessions()) == 0  # a listing needs no listener
+        assert not backend.listening
+        await pg.store.create(record("held"))
+        assert backend.listening
+        await pg.store.release("held")
+        assert settles(lambda: not backend.listening, 2.0)
+
+        waiting = asyncio.create_task(pg.signals.wait_for_cancel("held"))
+        await asyncio.sleep(0.3)
+        assert backend.listening
+        assert await pg.sessions.request("held", "cancel")
+        await asyncio.wait_for(waiting, 2)
+        assert settles(lambda: not backend.listening, 2.0)
+    finally:
+        await pg.aclose()
+
+
+async def test_a_database_gone_after_release_brings_no_retry_lines(
+    pg_server_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the database "goes away" for this store's role: it may no longer log in
+    role = f"rho_gone_{uuid.uuid4().hex[:8]}"
+    base = schema_url(pg_server_url)
+    schema = base.rsplit("search_path%3D", 1)[1]
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    url = base.replace("postgres@", f"{role}@", 1)
+
+    def lock_out() -> None:
+        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f"ALTER ROLE {role} NOLOGIN")
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                (role,),
+            )
+
+    made = postgres_store(url, origin="the test", heartbeat=0.2)
+    caplog.set_level(logging.WARNING, logger="rho_adapters.pgstore")
+    await made.store.create(record("held"))
+    lock_out()
+    # held, the listener must reconnect to beat: it says so (the test can see the noise)
+    assert settles(lambda: "retrying in" in caplog.text, 5.0)
+    await made.store.aclose()  # the beats stop (the claim goes stale, as a dead host's)
+    await made.sessions.aclose()
+    assert not made.store.backend.listening
+    caplog.clear()
+    await asyncio.sleep(1.5)  # several backoffs of a loop that would still be running
+    assert "retrying" not in caplog.text
+    assert "listener" not in caplog.text
+
+
+async def test_the_library_closes_what_it_opened_and_aclose_closes_the_rest(
+    pg_server_url: str,
+) -> None:
+    name = f"rho-lib-{uuid.uuid4().hex[:8]}"
+    url = named(schema_url(pg_server_url), name)
+    agent = Agent(EntryConfig(profile="readonly", model="scripted"))
+    session = Session(agent, store=url, model=ScriptedModel([text("stored")]))
+    assert (await session.run("remember me")).ok
+    assert connections(pg_server_url, name) >= 1
+    await session.close()  # the store it opened from the URL closes with it
+    assert settles(lambda: connections(pg_server_url, name) == 0)
+
+    again = await Session.resume(session.id, store=url, model=ScriptedModel([text("again")]))
+    assert (await again.run("and again")).text == "again"
+    await again.close()
+    assert settles(lambda: connections(pg_server_url, name) == 0)
+
+    store = SessionStore(url)  # the caller's object: open until its aclose
+    assert await store.get_latest_id() == session.id
+    assert connections(pg_server_url, name) >= 1
+    await store.aclose()
+    assert settles(lambda: connections(pg_server_url, name) == 0)
