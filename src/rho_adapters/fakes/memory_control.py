@@ -15,13 +15,14 @@ from rho_adapters.codec import encode_event_line
 from rho_adapters.fakes.memory_store import MemorySessionStore, summarize
 from rho_adapters.fakes.signals import ManualSignals
 from rho_domain import events as ev
-from rho_domain.errors import SessionLocked, SessionStateError
+from rho_domain.errors import SessionLocked
 from rho_domain.ports.session_control import (
     PendingApproval,
     SessionCatalog,
     SessionControl,
     Signal,
     TraceLine,
+    approval_answer,
     pending_approvals,
     run_in_progress,
 )
@@ -135,16 +136,12 @@ class MemorySessions(SessionCatalog, SessionControl):
         key = self.store.resolve(session_id)
         if self.store.held(key):
             raise SessionLocked(f"session {key} is held by this process; answer it there")
-        waiting = {p.call_id: p for p in await self.approvals(key)}
-        if call_id not in waiting:
-            known = ", ".join(waiting) or "none"
-            raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
-        answer = ev.ApprovalResolved(
-            at=time.time(),
-            call_id=call_id,
-            tool_name=waiting[call_id].tool,
+        answer = approval_answer(
+            await self.approvals(key),
+            call_id,
             approved=approved,
             always=always,
             reason=reason,
+            at=time.time(),
         )
         await self.store.append(key, [answer])

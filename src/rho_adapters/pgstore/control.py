@@ -16,13 +16,14 @@ from rho_adapters.pgstore.schema import CHANNEL
 from rho_adapters.pgstore.store import PgSessionStore, list_sessions, record_of, resolve_id
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
-from rho_domain.errors import SessionLocked, SessionStateError
+from rho_domain.errors import SessionLocked
 from rho_domain.ports.session_control import (
     PendingApproval,
     SessionCatalog,
     SessionControl,
     Signal,
     TraceLine,
+    approval_answer,
     held_by_live_process,
     pending_approvals,
     run_in_progress,
@@ -241,17 +242,13 @@ class PgSessions(SessionCatalog, SessionControl):
         store = PgSessionStore(self.backend)
         _, events = await store.open(info.id)
         try:
-            waiting = {p.call_id: p for p in pending_approvals(events)}
-            if call_id not in waiting:
-                known = ", ".join(waiting) or "none"
-                raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
-            answer = ev.ApprovalResolved(
-                at=time.time(),
-                call_id=call_id,
-                tool_name=waiting[call_id].tool,
+            answer = approval_answer(
+                pending_approvals(events),
+                call_id,
                 approved=approved,
                 always=always,
                 reason=reason,
+                at=time.time(),
             )
             await store.append(info.id, [answer])
         finally:

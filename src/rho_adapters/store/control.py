@@ -28,13 +28,14 @@ from rho_adapters.store.signals import (
 )
 from rho_adapters.store.trace_marks import TraceMarks
 from rho_domain import events as ev
-from rho_domain.errors import SessionLocked, SessionStateError, StoreError
+from rho_domain.errors import SessionLocked, StoreError
 from rho_domain.ports.session_control import (
     PendingApproval,
     SessionCatalog,
     SessionControl,
     Signal,
     TraceLine,
+    approval_answer,
     held_by_live_process,
     pending_approvals,
     run_in_progress,
@@ -196,17 +197,13 @@ class FileSessions(SessionCatalog, SessionControl):
         store = FileSessionStore(self.root)
         _, events = await store.open(paths.id)
         try:
-            waiting = {p.call_id: p for p in pending_approvals(events)}
-            if call_id not in waiting:
-                known = ", ".join(waiting) or "none"
-                raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
-            answer = ev.ApprovalResolved(
-                at=time.time(),
-                call_id=call_id,
-                tool_name=waiting[call_id].tool,
+            answer = approval_answer(
+                pending_approvals(events),
+                call_id,
                 approved=approved,
                 always=always,
                 reason=reason,
+                at=time.time(),
             )
             await store.append(paths.id, [answer])
         finally:

@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.errors import StoreError
+from rho_domain.errors import SessionStateError, StoreError
 from rho_domain.ports.store import SessionInfo, SessionRecord
 from rho_domain.state import State
 
@@ -103,6 +103,32 @@ def pending_approvals(events: Sequence[ev.Event]) -> tuple[PendingApproval, ...]
         )
         for c in state.pending_calls
         if state.approvals.get(c.id) is None
+    )
+
+
+def approval_answer(
+    waiting: Sequence[PendingApproval],
+    call_id: str,
+    *,
+    approved: bool,
+    always: bool,
+    reason: str,
+    at: float,
+) -> ev.ApprovalResolved:
+    """The event that answers ``call_id`` among the ``waiting`` calls (what every adapter's
+    ``SessionControl.answer`` appends); ``SessionStateError`` naming the waiting calls when
+    ``call_id`` is not one of them."""
+    tools = {p.call_id: p.tool for p in waiting}
+    if call_id not in tools:
+        known = ", ".join(tools) or "none"
+        raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
+    return ev.ApprovalResolved(
+        at=at,
+        call_id=call_id,
+        tool_name=tools[call_id],
+        approved=approved,
+        always=always,
+        reason=reason,
     )
 
 
