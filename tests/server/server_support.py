@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -225,3 +226,19 @@ class Serve:
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
         return self.process.wait(30)
+
+
+def wait_for(probe: Any, what: str, timeout: float = 30.0) -> Any:
+    """``probe()``'s first truthy answer, asked every 50 ms; fails naming ``what`` after
+    ``timeout`` seconds (for servers in other processes, where there is no event to await)."""
+    deadline = time.monotonic() + timeout
+    while not (found := probe()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+    return found
+
+
+def listed(server: Serve, sid: str) -> dict[str, Any] | None:
+    """Session ``sid``'s row in ``server``'s listing, or None."""
+    rows = httpx.get(f"{server.url}/api/sessions", headers=server.auth, timeout=10).json()
+    return next((r for r in rows["sessions"] if r["id"] == sid), None)

@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from server_support import Serve, serve_env
+from server_support import Serve, listed, serve_env, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
@@ -46,19 +46,6 @@ DEAD_AFTER = 3.0
 # B's heartbeat notices A (dead-after + one beat), DBOS's queue polls (1 s), the session's
 # claim on the store goes stale (8 s + a beat): the run continues within about 12 s here
 TAKEOVER_BOUND = 45.0
-
-
-def wait_for(probe: Any, what: str, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (found := probe()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-    return found
-
-
-def listed(server: Serve, sid: str) -> dict[str, Any] | None:
-    rows = httpx.get(f"{server.url}/api/sessions", headers=server.auth, timeout=10).json()
-    return next((r for r in rows["sessions"] if r["id"] == sid), None)
 
 
 def detail_of(server: Serve, sid: str) -> dict[str, Any]:

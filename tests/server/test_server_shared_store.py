@@ -20,11 +20,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psycopg
-from server_support import Serve, parse_sse, serve_env
+from server_support import Serve, listed, parse_sse, serve_env, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
@@ -37,19 +36,6 @@ from pg_rig import pg_server_url, schema_url
 
 __all__ = ["pg_server_url"]
 STALE_BOUND = 8.0 + 2.0  # PgBackend's STALE_AFTER_SECONDS plus one HEARTBEAT_SECONDS
-
-
-def wait_for(probe: Any, what: str, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (found := probe()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-    return found
-
-
-def listed(server: Serve, sid: str) -> dict[str, Any] | None:
-    rows = httpx.get(f"{server.url}/api/sessions", headers=server.auth, timeout=10).json()
-    return next((r for r in rows["sessions"] if r["id"] == sid), None)
 
 
 def stream_ids(server: Serve, sid: str, last: int | None = None) -> list[int]:
