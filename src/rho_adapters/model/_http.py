@@ -17,7 +17,7 @@ from typing import TypeVar
 import attrs
 import httpx
 
-from rho_adapters.model._errors import add_hint
+from rho_adapters.model._errors import add_hint, map_httpx_errors
 from rho_adapters.model.pool import SHARED_POOL, ClientPool, Lease
 from rho_adapters.model.retry import RetryPolicy, server_delay
 from rho_domain.errors import (
@@ -105,6 +105,24 @@ class Endpoint:
             if waited > 1.0:
                 log.debug("waited %.2f s for a request slot to %s", waited, self._pool_key)
             yield client
+
+    @asynccontextmanager
+    async def post_stream(
+        self, url: str, body: object, timeout: httpx.Timeout, attempt: Attempt
+    ) -> AsyncIterator[httpx.Response]:
+        """POST ``body`` to ``url`` in a slot (``slot``) and give the open response, its
+        body not read yet; ``attempt.headers`` are its headers. httpx's errors, raised here or
+        while the caller reads the body, become ``ModelError``s (``map_httpx_errors``, which
+        counts ``timeout.read`` as the idle timeout)."""
+        with map_httpx_errors(idle_timeout=timeout.read):
+            async with (
+                self.slot(attempt) as client,
+                client.stream(
+                    "POST", url, json=body, headers=self.request_headers, timeout=timeout
+                ) as response,
+            ):
+                attempt.headers = response.headers
+                yield response
 
     async def remembered(
         self, name: str, ask: Callable[[], Awaitable[T]], *, keep: Callable[[T], bool]

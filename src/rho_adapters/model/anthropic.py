@@ -36,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
+from rho_adapters.model._errors import error_from_response, explain
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
 from rho_adapters.model.anthropic_read import Assembler
 from rho_adapters.model.anthropic_request import FINAL_TOOL, messages_body
@@ -129,33 +129,22 @@ class AnthropicModel(ChatModel):
             wrapped=schema is not None and schema.get("type") != "object",
         )
         try:
-            with map_httpx_errors(idle_timeout=timeout.read):
-                async with (
-                    self._endpoint.slot(state) as client,
-                    client.stream(
-                        "POST",
-                        self.url,
-                        json=body,
-                        headers=self._endpoint.request_headers,
-                        timeout=timeout,
-                    ) as response,
-                ):
-                    state.headers = response.headers
-                    if response.status_code >= 400:
-                        text = (await response.aread()).decode("utf-8", "replace")
-                        raise error_from_response(
-                            response.status_code,
-                            text,
-                            retry_after=server_delay(response.headers, self.clock.now()),
-                        )
-                    decoder = SSEDecoder()
-                    async for raw in response.aiter_bytes():
-                        for sse in decoder.feed(raw):
-                            for event in assembler.feed(sse.event, _json(sse.data)):
-                                yield event
-                    for sse in decoder.flush():
+            async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
+                if response.status_code >= 400:
+                    text = (await response.aread()).decode("utf-8", "replace")
+                    raise error_from_response(
+                        response.status_code,
+                        text,
+                        retry_after=server_delay(response.headers, self.clock.now()),
+                    )
+                decoder = SSEDecoder()
+                async for raw in response.aiter_bytes():
+                    for sse in decoder.feed(raw):
                         for event in assembler.feed(sse.event, _json(sse.data)):
                             yield event
+                for sse in decoder.flush():
+                    for event in assembler.feed(sse.event, _json(sse.data)):
+                        yield event
         except ModelError as exc:
             exc.partial_text = exc.partial_text or assembler.partial_text
             raise

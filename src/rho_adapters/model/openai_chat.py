@@ -302,26 +302,15 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         timeout = self.timeouts.for_tier(request.service_tier)
         assembler = ChunkAssembler()
         try:
-            with map_httpx_errors(idle_timeout=timeout.read):
-                async with (
-                    self._endpoint.slot(state) as client,
-                    client.stream(
-                        "POST",
-                        self.url,
-                        json=body,
-                        headers=self._endpoint.request_headers,
-                        timeout=timeout,
-                    ) as response,
-                ):
-                    state.headers = response.headers
-                    if response.status_code >= 400:
-                        await self._raise_status(response)
-                    if streaming:
-                        async for event in read_stream(response, assembler, self.url):
-                            yield event
-                    else:
-                        for event in await read_whole(response, assembler, self.url, self.model):
-                            yield event
+            async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
+                if response.status_code >= 400:
+                    await self._raise_status(response)
+                if streaming:
+                    async for event in read_stream(response, assembler, self.url):
+                        yield event
+                else:
+                    for event in await read_whole(response, assembler, self.url, self.model):
+                        yield event
         except ModelError as exc:
             exc.partial_text = exc.partial_text or assembler.partial_text
             raise
