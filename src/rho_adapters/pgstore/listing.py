@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from rho_adapters.store.meta import usage_of
+from rho_adapters.store.meta import info_from_meta
 from rho_domain.ports.session_control import judge_liveness
 from rho_domain.ports.store import SessionInfo
 
@@ -26,20 +26,12 @@ def info_of(row: tuple[Any, ...]) -> SessionInfo:
     meta = _json(meta)
     labels = _json(labels)
     status = str(meta.get("status", "created"))
-    created = float(meta.get("created_at") or 0.0)
-    return SessionInfo(
-        id=session_id,
+    return info_from_meta(
+        session_id,
+        meta,
         status=status,
         liveness=judge_liveness(status=status, held=bool(alive), paused=bool(paused)),
-        created_at=created,
-        updated_at=float(meta.get("updated_at") or created),
-        model=str(meta.get("model", "")),
-        profile=str(meta.get("profile", "")),
-        first_prompt=str(meta.get("first_prompt", "")),
-        usage=usage_of(meta),
-        working_dir=meta.get("working_dir"),
-        parent_id=meta.get("parent_id"),
-        labels={str(k): str(v) for k, v in (labels or {}).items()},
+        labels=labels,
         holder=holder if alive else None,
     )
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, session_dirs
-from rho_adapters.store.meta import usage_of
+from rho_adapters.store.meta import info_from_meta
 from rho_domain.ports.store import SessionInfo
 
 
@@ -24,21 +24,12 @@ def list_sessions(root: Path, *, limit: int = 50) -> tuple[SessionInfo, ...]:
 def info_of(paths: SessionPaths, *, now: float) -> SessionInfo:
     """One session's listing line from its meta.json, with its liveness at ``now``."""
     meta = read_meta(paths)
-    created = float(meta.get("created_at") or 0.0)
-    labels = meta.get("labels")
     holder = f"pid {meta['pid']} on {meta.get('host')}" if meta.get("pid") is not None else None
-    return SessionInfo(
-        id=paths.id,
+    return info_from_meta(
+        paths.id,
+        meta,
         status=str(meta.get("status", "unknown")),
         liveness=liveness(meta, paused=paths.pause.exists(), now=now),
-        created_at=created,
-        updated_at=float(meta.get("updated_at") or created),
-        model=str(meta.get("model", "")),
-        profile=str(meta.get("profile", "")),
-        first_prompt=str(meta.get("first_prompt", "")),
-        usage=usage_of(meta),
-        working_dir=meta.get("working_dir"),
-        parent_id=meta.get("parent_id"),
-        labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+        labels=meta.get("labels"),
         holder=holder,
     )

@@ -25,7 +25,7 @@ from rho_adapters.store.layout import SessionPaths, host_name, write_atomic
 from rho_domain import events as ev
 from rho_domain.messages import Usage
 from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile
-from rho_domain.ports.store import SessionRecord
+from rho_domain.ports.store import SessionInfo, SessionRecord
 from rho_domain.profile_grants import label
 
 log = logging.getLogger("rho_adapters.store")
@@ -110,6 +110,36 @@ def summarize_trace(meta: dict[str, Any], events: Sequence[ev.Event]) -> None:
     meta["runs"] = sum(1 for e in events if isinstance(e, ev.RunStarted))
     if events:
         meta["updated_at"] = max(float(meta["updated_at"]), events[-1].at)
+
+
+def info_from_meta(
+    session_id: str,
+    meta: Mapping[str, Any],
+    *,
+    status: str,
+    liveness: str,
+    labels: object,
+    holder: str | None,
+) -> SessionInfo:
+    """A listing line from a meta.json summary (a file's, or the one PostgreSQL keeps): the
+    store gives what it judges itself (status, liveness, the holder) and the labels it
+    keeps; a label map that is not one counts as none."""
+    created = float(meta.get("created_at") or 0.0)
+    return SessionInfo(
+        id=session_id,
+        status=status,
+        liveness=liveness,
+        created_at=created,
+        updated_at=float(meta.get("updated_at") or created),
+        model=str(meta.get("model", "")),
+        profile=str(meta.get("profile", "")),
+        first_prompt=str(meta.get("first_prompt", "")),
+        usage=usage_of(meta),
+        working_dir=meta.get("working_dir"),
+        parent_id=meta.get("parent_id"),
+        labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
+        holder=holder,
+    )
 
 
 def usage_of(meta: Mapping[str, Any]) -> Usage:
