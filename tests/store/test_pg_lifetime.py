@@ -109,6 +109,33 @@ async def test_the_listener_runs_only_while_a_session_is_held_or_a_wait_is_on(
         await pg.aclose()
 
 
+async def test_a_wait_cancelled_while_the_listener_starts_leaves_no_listener(
+    pg_server_url: str,
+) -> None:
+    # the listener's start runs in a thread that a cancel cannot stop: the use it takes must
+    # be given back, or the thread and its connection outlive every owner
+    backend = PgBackend(StoreAddress(schema_url(pg_server_url), "the test"), heartbeat=0.2)
+    pg = of_backend(backend)
+    try:
+        await pg.store.create(record("quick"))
+        await pg.store.release("quick")
+        assert settles(lambda: not backend.listening, 2.0)
+        for _ in range(3):
+            waiting = asyncio.create_task(pg.signals.wait_for_cancel("quick"))
+            await asyncio.sleep(0)  # the wait is in the listener's start, in a thread
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+        # the give-back runs on the loop once the thread is done: wait without blocking it
+        for _ in range(60):
+            if not backend.listening:
+                break
+            await asyncio.sleep(0.05)
+        assert not backend.listening
+    finally:
+        await pg.aclose()
+
+
 async def test_a_database_gone_after_release_brings_no_retry_lines(
     pg_server_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -165,4 +192,22 @@ async def test_the_library_closes_what_it_opened_and_aclose_closes_the_rest(
     assert await store.get_latest_id() == session.id
     assert connections(pg_server_url, name) >= 1
     await store.aclose()
+    assert settles(lambda: connections(pg_server_url, name) == 0)
+
+
+async def test_a_runtime_closes_the_store_it_opened_from_a_url(pg_server_url: str) -> None:
+    from rho_entry.runtime import close_runtime, create_runtime, run_prompt, start_runtime
+
+    name = f"rho-rt-{uuid.uuid4().hex[:8]}"
+    url = named(schema_url(pg_server_url), name)
+    runtime = create_runtime(
+        EntryConfig(profile="readonly", model="scripted"),
+        store=url,
+        model=ScriptedModel([text("one"), text("two")]),
+    )
+    await start_runtime(runtime)
+    assert (await run_prompt(runtime, "first")).text == "one"
+    assert (await run_prompt(runtime, "second", new_session=True)).text == "two"
+    assert connections(pg_server_url, name) >= 1
+    await close_runtime(runtime)
     assert settles(lambda: connections(pg_server_url, name) == 0)

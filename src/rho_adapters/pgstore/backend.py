@@ -70,6 +70,7 @@ class PgBackend:
         self._listener: threading.Thread | None = None
         self._stop = threading.Event()  # the running thread's own: a new thread, a new event
         self._listening = threading.Event()
+        self._ending: list[threading.Thread] = []  # halted threads that may still be closing
         self._uses = 0  # start() calls not yet stopped: while > 0 the thread runs
         self._owners = 0  # acquire() calls not yet released
 
@@ -117,6 +118,21 @@ class PgBackend:
             self.stop()
             raise self.address.problem("cannot listen for signals", "no LISTEN within 10 s")
 
+    async def start_off_loop(self) -> None:
+        """``start`` in a worker thread, for async callers. A caller cancelled meanwhile takes
+        no use: the thread's ``start`` cannot be interrupted, so the use it took is given back
+        when it is done (else the listener, and its connection, would outlive every owner)."""
+        starting = asyncio.ensure_future(asyncio.to_thread(self.start))
+        try:
+            await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            starting.add_done_callback(self._give_back_if_started)
+            raise
+
+    def _give_back_if_started(self, starting: asyncio.Future[None]) -> None:
+        if not starting.cancelled() and starting.exception() is None:
+            self.stop()
+
     def stop(self) -> None:
         """Give back one use taken by ``start``; the last one ends the thread (it closes its
         connection within one heartbeat and logs nothing more)."""
@@ -129,6 +145,8 @@ class PgBackend:
         # under _ready_lock: the running thread (if any) told to end, and forgotten
         self._stop.set()
         ended, self._listener = self._listener, None
+        if ended is not None:  # ``close`` waits for it too: its connection closes as it ends
+            self._ending = [t for t in self._ending if t.is_alive()] + [ended]
         return ended
 
     @property
@@ -225,9 +243,12 @@ class PgBackend:
         the next ``start`` listens again. Blocking (at most ``wait`` s, default two beats)."""
         with self._ready_lock:
             self._uses = 0
-            ended = self._halt()
-        if ended is not None and ended is not threading.current_thread():
-            ended.join(self.heartbeat * 2 + 1 if wait is None else wait)
+            self._halt()
+            ending, self._ending = self._ending, []
+        limit = time.monotonic() + (self.heartbeat * 2 + 1 if wait is None else wait)
+        for thread in ending:  # the one just halted and any a last ``stop`` halted before
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, limit - time.monotonic()))
         self.pool.close()
 
 

@@ -117,7 +117,7 @@ class PgSessions(SessionCatalog, SessionControl):
         commit, and every ``FOLLOW_RECHECK_SECONDS`` in case one was missed."""
         exact = (await self.info(session_id)).id
         key = f"trace {exact}"
-        await asyncio.to_thread(self.backend.start)
+        await self.backend.start_off_loop()
         seq = after
         try:
             while True:

@@ -59,7 +59,7 @@ class PgSignals(SignalSource):
     async def wait_for_cancel(self, session_id: str) -> None:
         """See ``SignalSource.wait_for_cancel``."""
         key = f"cancel {session_id}"
-        await asyncio.to_thread(self.backend.start)
+        await self.backend.start_off_loop()
         try:
             while True:
                 event = self.backend.waiter(key)

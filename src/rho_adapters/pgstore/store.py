@@ -126,7 +126,7 @@ class PgSessionStore(SessionStore, SignalingStore):
         if session_id not in self._beating:
             # heartbeats while it is held, one use per session (``release`` gives it back);
             # the first call connects: not on the loop. A failed start took no use.
-            await asyncio.to_thread(self.backend.start)
+            await self.backend.start_off_loop()
             self._beating.add(session_id)
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
