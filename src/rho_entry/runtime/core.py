@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
@@ -52,6 +52,15 @@ if TYPE_CHECKING:
     from rho_entry.resume_policy import ResumeAuthority
 
 WhenFull = Literal["wait", "raise"]
+
+
+class ClosableStore(Protocol):
+    """What a runtime may own and close (``StoreChoice``)."""
+
+    async def aclose(self) -> None:
+        """Close what the store holds open; idempotent."""
+
+
 RuntimeState = Literal["created", "started", "closing", "closed"]
 
 
@@ -72,6 +81,7 @@ class AgentRuntime:
         "_max_queued",
         "_opener",
         "_opening",
+        "_owned_store",
         "_record_events",
         "_slots",
         "_state",
@@ -128,6 +138,12 @@ class AgentRuntime:
         )
         # where dispatch_prompt(durable=True) enqueues: (database, queue), set by create_runtime
         self.durable: tuple[str, str] | None = None
+        self._owned_store: ClosableStore | None = None  # opened from a URL: closed with us
+
+    def own_store(self, store: ClosableStore) -> None:
+        """Close ``store`` when the runtime closes (a store ``create_runtime`` opened from a
+        URL: its PostgreSQL pool and listener belong to the runtime, not to the caller)."""
+        self._owned_store = store
 
     def __repr__(self) -> str:
         return f"<AgentRuntime {self._state} handles={len(self._handles)}>"
@@ -330,6 +346,9 @@ class AgentRuntime:
             await handle.abort()
         self._state = "closed"
         self._lag.stop()
+        if self._owned_store is not None:
+            owned, self._owned_store = self._owned_store, None
+            await owned.aclose()
         self._closed.set()
 
 

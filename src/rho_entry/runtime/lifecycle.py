@@ -59,7 +59,8 @@ def create_runtime(
 
     ``config`` is an ``AgentConfig`` or a ready ``Agent``. ``store`` persists every session
     (``SessionStore()`` for the CLI's directory, or a URL such as ``postgresql://...``:
-    ``rho_entry.config.stores``); without it nothing is written. ``ports`` are
+    ``rho_entry.config.stores``, which the runtime opens and ``close_runtime`` closes); without
+    it nothing is written. ``ports`` are
     passed to every ``Session`` (``model=``, ``executor=``, ``clock=``, ``approver=``...).
     ``approval_callback`` answers approvals for every session; without one (and no
     ``approver=``), a call that needs approval leaves its handle ``awaiting_approval``.
@@ -76,10 +77,12 @@ def create_runtime(
     Raises ``ConfigError`` for a bad limit or profile. Nothing runs until ``start_runtime``.
     """
     agent = definition_of(config if isinstance(config, Agent | DomainAgent) else Agent(config))
+    opened = None
     if isinstance(store, str):
         from rho_entry.config.stores import choose_store
 
-        store = choose_store(store, os.environ, origin="create_runtime(store=...)").store
+        opened = choose_store(store, os.environ, origin="create_runtime(store=...)")
+        store = opened.store
     profiles = resolve_profiles(allowed_profiles, config_dir=config_dir(os.environ))
     runtime = AgentRuntime(
         agent,
@@ -94,6 +97,8 @@ def create_runtime(
         allowed_profiles=profiles,
         allowed_roots=tuple(Path(r).expanduser().resolve() for r in allowed_roots),
     )
+    if opened is not None:
+        runtime.own_store(opened)
     if durable_db is not None:
         runtime.durable = (durable_db, durable_queue)
     return runtime
