@@ -19,7 +19,7 @@ from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.http import HttpTransport
 from rho_adapters.mcp.jsonrpc import Transport
-from rho_domain.errors import McpProtocolError, McpTimeout
+from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig, McpToolFilter
 from rho_domain.permissions import readonly_profile
 from rho_domain.tools.base import ToolContext
@@ -260,3 +260,46 @@ async def test_allow_and_deny_lists_and_a_servers_own_output_limit(tmp_path: Pat
     assert saved.read_text().endswith("[resource link file:///b.txt b]")
     note = f"\n[output cut to 40 of 67 characters; the full output is saved in {saved}]"
     assert rich.content == note  # a limit smaller than the note keeps the note alone
+
+
+async def test_a_server_that_died_is_started_again_by_the_next_current(tmp_path: Path) -> None:
+    # a long session outlives a crash: the tools come back before the next model call
+    tools = source({"ref": reference()}, restart_backoff=(0.3, 1.0))
+    try:
+        assert "mcp__ref__add" in {h.name for h in (await tools.current()).handlers}
+        with pytest.raises(McpError):
+            await tools.call("ref", "die", {}, context())
+        back = await tools.current()
+        assert "mcp__ref__add" in {h.name for h in back.handlers}
+        assert back.problems == ()
+        out = await tools.call("ref", "add", {"a": 1, "b": 2}, context())
+        assert json.loads(out.content) == {"total": 3}
+    finally:
+        await tools.aclose()
+
+
+async def test_a_restart_that_fails_waits_longer_each_time(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"  # once it exists, the server's command fails at start
+    script = f'test -e "{broken}" && exit 7; exec "$0" "$@"'
+    ref = reference()
+    tools = source(
+        {"ref": McpServerConfig(command=("sh", "-c", script, *ref.command))},
+        restart_backoff=(0.3, 1.0),
+    )
+    try:
+        await tools.current()
+        broken.touch()
+        with pytest.raises(McpError):
+            await tools.call("ref", "die", {}, context())
+        failed = await tools.current()  # restarted at once: it fails
+        assert not failed.handlers
+        assert "restarting it again in 0.3 s" in failed.problems[0]
+        assert (await tools.current()).problems == failed.problems  # not yet: no new start
+        await asyncio.sleep(0.35)
+        again = await tools.current()
+        assert "restarting it again in 0.6 s" in again.problems[0]
+        broken.unlink()
+        await asyncio.sleep(0.65)
+        assert "mcp__ref__add" in {h.name for h in (await tools.current()).handlers}
+    finally:
+        await tools.aclose()

@@ -4,7 +4,11 @@ The first ``current`` starts every server at once, each bounded by its ``startup
 (start, ``initialize`` and ``tools/list`` together); a server that fails is left out, its
 problem reported, and the others serve. A ``notifications/tools/list_changed`` marks its
 server: the next ``current`` (before the next model call) lists it again. A server that
-exits is left out from then on, with its exit code and last stderr lines as the problem.
+exits is left out, with its exit code and last stderr lines as the problem, and started again
+by the next ``current`` (a long session outlives a crash); a restart that fails is tried again
+after a backoff (``restart_backoff``: 1 s doubling to 60 s), so a server that crashes at once
+costs a start now and then, not one per model call. A server that never started (a bad
+command, a startup timeout) is not retried: its problem is in the configuration.
 
 A call runs under its server's ``call_timeout``; its result is capped at ``output_limit``
 characters (default: the agent's tool output limit), the whole saved under ``output_dir``
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -62,6 +67,8 @@ class ServerState:
     state: str = "starting"
     problem: str = ""
     stale: bool = False  # its list changed: list it again
+    restarts: int = 0  # failed restarts since it last served
+    restart_at: float | None = None  # monotonic time of the next restart; None: never
 
 
 class McpToolSource(ToolSource):
@@ -75,12 +82,14 @@ class McpToolSource(ToolSource):
         output_limit: int,
         output_dir: Callable[[str], Path | None] | None = None,
         connect: Connect = connect,
+        restart_backoff: tuple[float, float] = (1.0, 60.0),
     ) -> None:
         self.servers = {name: ServerState(name, config) for name, config in servers.items()}
         self._environ = environ
         self._output_limit = output_limit
         self._output_dir = output_dir
         self._connect = connect
+        self._backoff = restart_backoff  # (first wait, longest wait) between failed restarts
         self._lock = asyncio.Lock()
         self._reconnecting = asyncio.Lock()
         self._started = False
@@ -101,6 +110,9 @@ class McpToolSource(ToolSource):
                 except BaseException:  # cancelled while starting: start afresh next time
                     await self._forget_starts()
                     raise
+            now = time.monotonic()
+            due = [s for s in self.servers.values() if _restart_due(s, now)]
+            await asyncio.gather(*(self._restart(s) for s in due))
             stale = [s for s in self.servers.values() if s.stale and s.state == "ready"]
             await asyncio.gather(*(self._list(s) for s in stale))
             if self._changed:
@@ -177,8 +189,24 @@ class McpToolSource(ToolSource):
                 await client.aclose()
             self._fail(state, why)
             return
-        state.state = "ready"
+        state.state, state.problem = "ready", ""
+        state.restarts, state.restart_at = 0, None
         self._changed = True
+
+    async def _restart(self, state: ServerState) -> None:
+        """Start a server that went away again; when that fails, wait longer next time."""
+        old, state.client = state.client, None
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.aclose()
+        state.state, state.stale = "starting", False
+        await self._start(state)
+        if state.state != "ready":
+            state.restarts += 1
+            first, longest = self._backoff
+            wait = min(longest, first * 2 ** (state.restarts - 1))
+            state.restart_at = time.monotonic() + wait
+            state.problem += f" (restarting it again in {wait:g} s)"
 
     async def _reconnect(self, state: ServerState, old: McpClient) -> McpClient:
         """A new session with the server whose session ``old`` was (once, however many
@@ -253,6 +281,7 @@ class McpToolSource(ToolSource):
     def _gone(self, state: ServerState, why: str) -> None:
         if not self._closed and state.state == "ready":
             self._fail(state, f"MCP server {state.name!r} {why}; its tools are gone")
+            state.restart_at = time.monotonic()  # the next ``current`` starts it again
 
     def _fail(self, state: ServerState, problem: str) -> None:
         state.state = "failed"
@@ -267,6 +296,10 @@ class McpToolSource(ToolSource):
             # kept after the session: the result names the file for the user to read
             self._temporary = Path(tempfile.mkdtemp(prefix="rho-agent-mcp-"))
         return self._temporary
+
+
+def _restart_due(state: ServerState, now: float) -> bool:
+    return state.state == "failed" and state.restart_at is not None and now >= state.restart_at
 
 
 def _ready(state: ServerState) -> McpClient:
