@@ -4,9 +4,13 @@ step checkpoint) against the same run without it, on SQLite and PostgreSQL.
 The model endpoint is ``bench/loopback_agent_server.py`` in a child process (a ``list`` tool
 call, then a 50-delta answer: two model calls and one tool call per run). Both sides run the
 facade's ``Session`` with the shared file store and a real ``LocalExecutor``, one run after
-another, alternating rounds; the durable side starts each run as a workflow in this process
+another, in pairs (a plain run next to a durable one, which goes first alternating: the
+machine's load drifts over seconds, and a pair sees one load); "added" is the median of the
+pairs' differences; the durable side starts each run as a workflow in this process
 (``DBOS.start_workflow_async``, no queue polling) and waits for its result. A third measure
-is the bare checkpoint: a workflow of 100 empty steps, per step.
+is the bare checkpoint: a workflow of 100 empty steps, per step. Beside the wall time, the
+CPU time of this process (every thread: the loop, DBOS's, SQLite's) per run, which the
+machine's load moves far less than the wall time (PostgreSQL's own work is not in it).
 
 Usage: python bench/bench_durable.py [--runs 100] [--rounds 3] [--no-postgres]
 """
@@ -77,7 +81,8 @@ async def durable_run(prompt_id: int) -> None:
 
 
 async def measure(database: str, base_url: str, runs: int, rounds: int) -> dict[str, float]:
-    """Median per-run milliseconds, plain and durable, and one checkpoint's."""
+    """Median milliseconds of a plain run, a durable one, and of the difference within each
+    pair (wall and this process's CPU); one checkpoint's."""
     work = Path(tempfile.mkdtemp(prefix="rho-bench-durable-"))
     config = AgentConfig(model="fake-model", base_url=base_url, working_dir=str(work))
     store = FileSessionStore(work / "store")
@@ -91,20 +96,29 @@ async def measure(database: str, base_url: str, runs: int, rounds: int) -> dict[
         WorkerOptions(url=database, app_version="bench", executor_id=f"bench-{new_id()}"), run
     )
     await worker.start()
-    plain, durable, step = [], [], []
+    wall: dict[str, list[float]] = {"plain": [], "durable": []}
+    cpu: dict[str, list[float]] = {"plain": [], "durable": []}
+    step: list[float] = []
+
+    async def timed(kind: str, index: int) -> None:
+        started, used = time.perf_counter(), time.process_time()
+        if kind == "plain":
+            await plain_run(agent, store)
+        else:
+            await durable_run(index)
+        wall[kind].append((time.perf_counter() - started) * 1000)
+        cpu[kind].append((time.process_time() - used) * 1000)
+
     try:
         for _ in range(3):  # warm both paths
             await plain_run(agent, store)
             await durable_run(0)
         for _ in range(rounds):
-            started = time.perf_counter()
-            for _ in range(runs):
-                await plain_run(agent, store)
-            plain.append((time.perf_counter() - started) / runs * 1000)
-            started = time.perf_counter()
+            # paired: a plain run and a durable one next to each other (which goes first
+            # alternates), so both see the same load; the load drifts over a block of runs
             for index in range(runs):
-                await durable_run(index)
-            durable.append((time.perf_counter() - started) / runs * 1000)
+                for kind in ("plain", "durable") if index % 2 else ("durable", "plain"):
+                    await timed(kind, index)
             started = time.perf_counter()
             handle = await DBOS.start_workflow_async(empty_steps, STEPS)
             await handle.get_result()
@@ -112,10 +126,20 @@ async def measure(database: str, base_url: str, runs: int, rounds: int) -> dict[
     finally:
         await worker.stop()
     return {
-        "plain": statistics.median(plain),
-        "durable": statistics.median(durable),
+        "plain": statistics.median(wall["plain"]),
+        "durable": statistics.median(wall["durable"]),
+        "added": paired_median(wall),
         "step": statistics.median(step),
+        "plain_cpu": statistics.median(cpu["plain"]),
+        "durable_cpu": statistics.median(cpu["durable"]),
+        "added_cpu": paired_median(cpu),
     }
+
+
+def paired_median(times: dict[str, list[float]]) -> float:
+    """The median of durable minus plain, pair by pair."""
+    pairs = zip(times["plain"], times["durable"], strict=True)
+    return statistics.median(durable - plain for plain, durable in pairs)
 
 
 @contextlib.contextmanager
@@ -143,11 +167,13 @@ def main() -> None:
         for name, opened in databases:
             with opened as url:
                 figures = asyncio.run(measure(url, base_url, args.runs, args.rounds))
-            added = figures["durable"] - figures["plain"]
+            added = figures["added"]
             print(
                 f"{name}: plain {figures['plain']:.2f} ms/run, durable {figures['durable']:.2f}"
                 f" ms/run (+{added:.2f} ms, +{added / figures['plain'] * 100:.0f} %), "
-                f"one step checkpoint {figures['step']:.2f} ms",
+                f"one step checkpoint {figures['step']:.2f} ms; CPU of this process "
+                f"{figures['plain_cpu']:.2f} / {figures['durable_cpu']:.2f} ms/run "
+                f"(+{figures['added_cpu']:.2f} ms)",
                 flush=True,
             )
     finally:

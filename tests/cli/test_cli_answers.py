@@ -71,6 +71,23 @@ def test_approve_by_id_runs_the_call_and_completes(workspace: Path, home: Path) 
     assert kinds[-1] == "run_end"
 
 
+def test_approve_always_allows_the_calls_tool_for_the_rest_of_the_run(
+    workspace: Path, home: Path
+) -> None:
+    session_id = _waiting_session(workspace, home)
+    result = rho(
+        "--resume", session_id, *DEV, "--approve", "demo_1", "--always", cwd=workspace, home=home
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    resolved = [e for e in _trace(home, session_id) if e["kind"] == "approval_resolved"]
+    assert [(e["call_id"], e["approved"], e["always"]) for e in resolved] == [
+        ("demo_1", True, True)
+    ]
+    alone = rho("--resume", session_id, *DEV, "--always", cwd=workspace, home=home)
+    assert alone.returncode == 1
+    assert "--always goes with --approve" in alone.stderr
+
+
 def test_deny_all_with_a_reason_reaches_the_model(workspace: Path, home: Path) -> None:
     session_id = _waiting_session(workspace, home)
     result = rho(

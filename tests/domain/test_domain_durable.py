@@ -160,3 +160,37 @@ async def test_a_recorded_overflow_is_raised_again_as_an_overflow() -> None:
         async for _ in stepped.stream(ModelRequest(model="m", system="", messages=())):
             pass
     assert model.requests == []
+
+
+async def test_a_model_step_records_one_fragment_per_run_and_replays_the_same_message() -> None:
+    from rho_adapters.fakes.scripted_model import Turn
+    from rho_domain.loop.durable_steps import RecordedStream, SteppedModel
+    from rho_domain.loop.streaming import Assembly, consume_stream
+    from rho_domain.model import ModelRequest, ReasoningChunk, TextChunk
+
+    answer = "fifty small deltas make one answer " * 3
+    turn = Turn(
+        text=answer, reasoning="think", tool_calls=(call("echo", {}, id="c9"),), chunk_size=2
+    )
+    request = ModelRequest(model="m", system="", messages=())
+
+    async def assembled(steps: RecordingSteps, script: list[Turn]) -> Assembly:
+        assembly = Assembly()
+
+        async def emit(_: ev.Event) -> None:
+            return None
+
+        stepped = SteppedModel(ScriptedModel(script), steps)
+        await consume_stream(stepped, request, assembly, emit, FakeClock())
+        return assembly
+
+    first = RecordingSteps()
+    live = await assembled(first, [turn])
+    ((name, kept),) = first.records
+    assert name == "model"
+    assert isinstance(kept, RecordedStream)
+    texts = [e for e in kept.events if isinstance(e, TextChunk | ReasoningChunk)]
+    assert texts == [ReasoningChunk("think"), TextChunk(answer)]  # not one per delta
+    replayed = await assembled(RecordingSteps(first.records), [])  # the model is not asked
+    assert replayed.message() == live.message()
+    assert replayed.message().text == answer

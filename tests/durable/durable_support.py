@@ -132,6 +132,20 @@ class Worker:
                 self.kill()
 
 
+def queue_command(tmp: Path, db: str, *words: str) -> str:
+    """``rho-agent queue --durable-db DB ...`` in its own process (a third one); its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rho_entry", "queue", "--durable-db", db, *words],
+        env=clean_env(tmp / "home"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def trace(store: Path, session_id: str) -> list[dict[str, Any]]:
     """The session's trace, one dict per event (an absent trace is empty)."""
     path = store / session_id / "trace.jsonl"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from durable_support import Worker, answer, bash, trace
+from durable_support import Worker, answer, bash, queue_command, trace
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
@@ -27,6 +27,12 @@ SCRIPTS = {
         tool_reply(call("write", {"path": "three.txt", "content": "3\n"}, "a3")),
         bash("echo four > four.txt", "a4"),  # after a3's continuation: still always
         answer("all four"),
+    ],
+    # t1 is approved "always" through a handle or `queue approve --always`; t2 is not asked
+    "twice": [
+        bash("echo one > one.txt", "t1"),
+        bash("echo two > two.txt", "t2"),
+        answer("both echoed"),
     ],
     "both": [
         tool_reply(
@@ -120,3 +126,75 @@ def test_two_answers_of_one_waiting_run_never_collapse_silently(
     work = tmp_path / "work"
     assert (work / "b1.txt").read_text() == "1\n"
     assert (work / "b2.txt").read_text() == "2\n"
+
+
+def _asked_once_and_ran_twice(tmp_path: Path, session_id: str) -> None:
+    """The second bash call ran without asking: only t1 was asked, answered always."""
+    work = tmp_path / "work"
+    assert [(work / n).read_text() for n in ("one.txt", "two.txt")] == ["one\n", "two\n"]
+    events = trace(tmp_path / "store", session_id)
+    assert [e["call"]["id"] for e in events if e["kind"] == "approval_requested"] == ["t1"]
+    resolved = [(e["call_id"], e["always"]) for e in events if e["kind"] == "approval_resolved"]
+    assert resolved == [("t1", True)]
+    assert [e["status"] for e in events if e["kind"] == "run_end"] == [
+        "awaiting_approval",
+        "completed",
+    ]
+
+
+def test_a_handle_approves_always_and_the_second_call_runs_without_asking(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    from rho_adapters.store import FileSessionStore
+    from rho_entry import AgentConfig, close_runtime, create_runtime, dispatch_prompt, start_runtime
+
+    db = str(tmp_path / "runs.sqlite")
+    worker = Worker(tmp_path, "worker-handle", db=db, base_url=server.base_url, profile="developer")
+
+    async def use_the_runtime() -> tuple[str, list[str]]:
+        runtime = create_runtime(
+            AgentConfig(model="fake-model"),
+            store=FileSessionStore(tmp_path / "store"),
+            durable_db=db,
+        )
+        await start_runtime(runtime)
+        try:
+            handle = await dispatch_prompt(runtime, "twice: echo", durable=True)
+            seen = [await handle.wait(40)]
+            with pytest.raises(SessionStateError, match="does not wait for t9"):
+                await handle.approve("t9", always=True)
+            await handle.approve("t1", always=True)
+            seen.append(await handle.wait(40))
+            return handle.session_id, seen
+        finally:
+            await close_runtime(runtime)
+
+    try:
+        worker.wait_ready()
+        session_id, seen = asyncio.run(use_the_runtime())
+    finally:
+        worker.stop()
+    assert seen == ["awaiting_approval", "completed"]
+    _asked_once_and_ran_twice(tmp_path, session_id)
+
+
+def test_queue_approve_always_from_another_process_allows_the_tool_for_the_run(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    db = str(tmp_path / "runs.sqlite")
+    store = str(tmp_path / "store")
+    worker = Worker(tmp_path, "worker-cli", db=db, base_url=server.base_url, profile="developer")
+    try:
+        worker.wait_ready()
+        run_id, session_id = queue_command(tmp_path, db, "enqueue", "twice: echo").split()
+        assert queue_command(tmp_path, db, "wait", run_id, "--timeout", "40") == (
+            "awaiting_approval"
+        )
+        continued = queue_command(
+            tmp_path, db, "--store", store, "approve", run_id, "t1", "--always"
+        )
+        assert continued == f"{run_id}~1"
+        assert queue_command(tmp_path, db, "wait", continued, "--timeout", "40") == "completed"
+    finally:
+        worker.stop()
+    _asked_once_and_ran_twice(tmp_path, session_id)

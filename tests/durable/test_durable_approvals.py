@@ -6,13 +6,11 @@ approved write."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from durable_support import Worker, answer, bash, clean_env, scripted, trace
+from durable_support import Worker, answer, bash, queue_command, scripted, trace
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
@@ -30,20 +28,6 @@ SCRIPTS = {
 def server() -> Iterator[LoopbackServer]:
     with LoopbackServer([], rules=[scripted(SCRIPTS)]) as running:
         yield running
-
-
-def queue_command(tmp_path: Path, db: str, *words: str) -> str:
-    """``rho-agent queue ...`` in its own process (the third one); its stdout."""
-    done = subprocess.run(
-        [sys.executable, "-m", "rho_entry", "queue", "--durable-db", db, *words],
-        env=clean_env(tmp_path / "home"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_an_approval_answered_from_a_third_process_wakes_the_run(

@@ -102,3 +102,27 @@ def test_two_workers_200_runs_one_killed_all_complete_exactly_once(
         assert all(1 <= n <= 2 for n in sent), (run, sent)
     resent = sum(n - 1 for n in requests.values() if n > 1)
     print(f"{RUNS} runs in {took:.1f} s; {resent} interrupted model calls sent again")
+
+
+def test_only_dbos_connections_to_the_system_db_commit_without_waiting_for_the_disk(
+    postgres: Server,
+) -> None:
+    import sqlalchemy as sa
+
+    from rho_adapters.durable.heartbeat import Heartbeat
+    from rho_adapters.durable.system_db import engine_settings, engine_url
+
+    config = postgres.config
+    db = f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
+    settings = engine_settings(db, concurrency=30)
+    assert settings["pool_size"] == 34  # one connection per run at once, and DBOS's own
+    dbos_engine = sa.create_engine(engine_url(db), **settings)  # as DBOS creates its own
+    beat = Heartbeat(db, "probe", "v", recover=lambda _: 0)
+    try:
+        with dbos_engine.connect() as conn:
+            assert conn.execute(sa.text("SHOW synchronous_commit")).scalar_one() == "off"
+        with beat.engine.connect() as conn:  # the heartbeat keeps the server's setting
+            assert conn.execute(sa.text("SHOW synchronous_commit")).scalar_one() == "on"
+    finally:
+        dbos_engine.dispose()
+        beat.engine.dispose()

@@ -20,7 +20,7 @@ import attrs
 from rho_adapters.durable import load_dbos
 from rho_adapters.durable.heartbeat import Heartbeat
 from rho_adapters.durable.steps import DbosSteps
-from rho_adapters.durable.system_db import faster_sqlite_commits, shown
+from rho_adapters.durable.system_db import engine_settings, faster_sqlite_commits, shown
 from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
 
@@ -109,6 +109,9 @@ class DbosWorker:
                     "executor_id": options.executor_id,
                     "log_level": "WARNING",
                     "notification_listener_polling_interval_sec": min(options.poll_interval, 1),
+                    "db_engine_kwargs": engine_settings(
+                        options.url, concurrency=options.concurrency
+                    ),
                 }
             )
             await asyncio.to_thread(self.heartbeat.beat)

@@ -1,5 +1,7 @@
-"""Answering pending approvals from the command line: ``--approve CALL|all``, ``--deny
-CALL|all [--reason TEXT]`` with ``--resume ID``, and ``--resume ID -y`` without a terminal.
+"""Answering pending approvals from the command line: ``--approve CALL|all [--always]``,
+``--deny CALL|all [--reason TEXT]`` with ``--resume ID``, and ``--resume ID -y`` without a
+terminal. ``--always``: the approved calls' tools run without asking for the rest of the run,
+as the terminal's "always" answer (and a durable run's, ``rho-agent queue approve --always``).
 
 A CALL is a tool call's id, or a unique prefix of one; ``all`` is every call still waiting.
 The answers are recorded in the session (``Session.resolve_approval``) and the run continues
@@ -32,6 +34,7 @@ class Answers:
     approve: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     reason: str = ""
+    always: bool = False  # the approved calls' tools, for the rest of the run
 
     @property
     def given(self) -> bool:
@@ -45,7 +48,10 @@ def answers_from_args(args: argparse.Namespace) -> Answers:
         approve=tuple(getattr(args, "approve", None) or ()),
         deny=tuple(getattr(args, "deny", None) or ()),
         reason=getattr(args, "reason", None) or "",
+        always=bool(getattr(args, "always", False)),
     )
+    if answers.always and not answers.approve:
+        raise ConfigError("--always goes with --approve: it allows the approved calls' tools")
     if answers.reason and not answers.deny:
         raise ConfigError("--reason goes with --deny: it tells the model why a call was rejected")
     if answers.given and not getattr(args, "resume", None):
@@ -71,7 +77,7 @@ def apply_answers(session: Session, answers: Answers, *, auto_approve: bool) -> 
     if both := [c.id for c in approved if c in denied]:
         raise ConfigError(f"{', '.join(both)}: both approved and denied; choose one")
     for call in approved:
-        session.resolve_approval(call.id, True)
+        session.resolve_approval(call.id, True, always=answers.always)
     for call in denied:
         session.resolve_approval(call.id, False, reason=answers.reason)
     if not answers.given and not auto_approve:
@@ -87,7 +93,7 @@ def describe_waiting(session: Session) -> str:
         for c in session.state.awaiting_decision()
     ]
     lines.append(
-        f"answer with: rho-agent --resume {session.id} --approve CALL|all, "
+        f"answer with: rho-agent --resume {session.id} --approve CALL|all [--always], "
         "or --deny CALL|all [--reason TEXT]"
     )
     return "\n".join(lines)

@@ -231,6 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CALL|all",
         help="with --resume: reject a waiting tool call and continue",
     )
+    sessions.add_argument(
+        "--always",
+        action="store_true",
+        help="with --approve: the approved calls' tools run without asking for the rest of the run",
+    )
     sessions.add_argument("--reason", metavar="TEXT", help="with --deny: why (the model reads it)")
     sessions.add_argument(
         "--server",

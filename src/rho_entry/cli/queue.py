@@ -3,13 +3,15 @@
     rho-agent queue enqueue PROMPT [--session ID]      prints the run id
     rho-agent queue status RUN                         queued, running, awaiting_approval...
     rho-agent queue wait RUN [--timeout S]             exits 0 once it settles
-    rho-agent queue approve RUN CALL|all               prints the continuing run's id
+    rho-agent queue approve RUN CALL|all [--always]    prints the continuing run's id
     rho-agent queue deny RUN CALL|all [--reason TEXT]
 
 Every command takes ``--durable-db URL`` (a SQLite path or a PostgreSQL URL) and ``--queue
-NAME``; ``approve``/``deny all`` read the waiting calls from ``--store`` (a directory or a
-``postgresql://`` URL, as the workers'; default: ``$RHO_AGENT_STORE``, else the CLI's
-sessions directory). Workers (``rho-agent worker``) run what is enqueued.
+NAME``; ``approve``/``deny all`` and ``approve --always`` (which reads the calls' tools) read
+the waiting calls from ``--store`` (a directory or a ``postgresql://`` URL, as the workers';
+default: ``$RHO_AGENT_STORE``, else the CLI's sessions directory). ``--always``: the tools of
+the approved calls run without asking for the rest of the run, in every continuation of it
+(``RunQueue.answer``). Workers (``rho-agent worker``) run what is enqueued.
 """
 
 from __future__ import annotations
@@ -46,7 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=f"{name} a waiting call (or all)")
         command.add_argument("run")
         command.add_argument("calls", nargs="+", metavar="CALL|all")
-        command.add_argument("--reason", default="", help="why (deny)")
+        if name == "approve":
+            command.add_argument(
+                "--always",
+                action="store_true",
+                help="the approved calls' tools run without asking for the rest of the run",
+            )
+        else:
+            command.add_argument("--reason", default="", help="why the calls are rejected")
     return parser
 
 
@@ -73,27 +82,46 @@ async def _command(args: argparse.Namespace) -> int:
         elif args.command == "wait":
             print(await queue.wait(args.run, args.timeout))
         else:
-            calls = await _calls(queue, args)
-            approved = args.command == "approve"
-            reasons = {} if approved else dict.fromkeys(calls, args.reason)
-            print(await queue.answer(args.run, dict.fromkeys(calls, approved), reasons=reasons))
+            print(await _answer(queue, args))
     finally:
         queue.close()
     return exit_codes.OK
 
 
-async def _calls(queue: DbosRunQueue, args: argparse.Namespace) -> list[str]:
-    """The calls named, or with ``all`` every call the run's session waits for."""
-    if "all" not in args.calls:
-        return list(args.calls)
+async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
+    """Answer the calls named (``all``: every call the run's session waits for); the id of
+    the continuing run."""
+    approved = args.command == "approve"
+    always = approved and args.always
+    named = [c for c in args.calls if c != "all"]
+    tools: dict[str, str] = {}
+    if always or len(named) < len(args.calls):
+        tools = await _waiting(queue, args.run, args.store)
+    calls = list(tools) if "all" in args.calls else named
+    if always and (unknown := [c for c in calls if c not in tools]):
+        waiting = ", ".join(f"{c} ({t})" for c, t in tools.items()) or "nothing"
+        raise RhoError(
+            f"run {args.run} does not wait for {', '.join(unknown)} (it waits for: {waiting})"
+        )
+    reasons = {} if approved else dict.fromkeys(calls, args.reason)
+    return await queue.answer(
+        args.run,
+        dict.fromkeys(calls, approved),
+        reasons=reasons,
+        always=sorted({tools[c] for c in calls}) if always else (),
+    )
+
+
+async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> dict[str, str]:
+    """The calls the run's session waits for (call id → tool), read from its trace."""
     from rho_entry.config.settings import environment
     from rho_entry.config.stores import choose_operator, store_setting
     from rho_entry.seed_api.state import State
 
-    session_id = await queue.session_of(args.run)
+    session_id = await queue.session_of(run_id)
     if session_id is None:
-        raise RhoError(f"no durable run {args.run} in this queue")
+        raise RhoError(f"no durable run {run_id} in this queue")
     env = environment()
-    where, origin = store_setting(args.store, env)
+    where, origin = store_setting(store, env)
     _, events = await choose_operator(where, env, origin=origin).sessions.recording(session_id)
-    return [c.id for c in State.from_events(events).awaiting_decision()]
+    return {c.id: c.name for c in State.from_events(events).awaiting_decision()}

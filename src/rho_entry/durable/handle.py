@@ -11,6 +11,7 @@ from __future__ import annotations
 import attrs
 
 from rho_domain.errors import SessionStateError
+from rho_domain.messages import ToolCall
 from rho_domain.ports.durable import RunQueue
 from rho_domain.ports.store import SessionStore
 from rho_domain.state import State
@@ -36,27 +37,43 @@ class DurableHandle:
 
     async def pending_approvals(self) -> tuple[str, ...]:
         """The ids of the calls the session waits for (read from its trace)."""
-        _, events = await self.store.open(self.session_id)
-        try:
-            return tuple(c.id for c in State.from_events(events).awaiting_decision())
-        finally:
-            await self.store.release(self.session_id)
+        return tuple(c.id for c in await self._waiting())
 
-    async def approve(self, *call_ids: str) -> None:
+    async def approve(self, *call_ids: str, always: bool = False) -> None:
         """Approve ``call_ids`` (default: every waiting call); the session continues on a
-        worker. Raises ``SessionStateError`` when the run does not wait for approval."""
-        await self._answer(call_ids, approved=True, reason="")
+        worker. ``always``: the tools of these calls (read from the session's trace) run
+        without asking for the rest of the run, in this continuation and every later one
+        (as "always" on a server or a terminal). Raises ``SessionStateError`` when the run
+        does not wait for approval, or (with ``always``) for a call it does not wait for."""
+        await self._answer(call_ids, approved=True, reason="", always=always)
 
     async def deny(self, *call_ids: str, reason: str = "") -> None:
         """Reject ``call_ids`` (default: every waiting call), ``reason`` for the model."""
-        await self._answer(call_ids, approved=False, reason=reason)
+        await self._answer(call_ids, approved=False, reason=reason, always=False)
 
-    async def _answer(self, call_ids: tuple[str, ...], *, approved: bool, reason: str) -> None:
-        calls = call_ids or await self.pending_approvals()
+    async def _waiting(self) -> tuple[ToolCall, ...]:
+        _, events = await self.store.open(self.session_id)
+        try:
+            return State.from_events(events).awaiting_decision()
+        finally:
+            await self.store.release(self.session_id)
+
+    async def _answer(
+        self, call_ids: tuple[str, ...], *, approved: bool, reason: str, always: bool
+    ) -> None:
+        waiting = await self._waiting() if always or not call_ids else ()
+        calls = call_ids or tuple(c.id for c in waiting)
         if not calls:
             raise SessionStateError(f"session {self.session_id} waits for no approval")
+        tools = {c.id: c.name for c in waiting}
+        if always and (unknown := [c for c in calls if c not in tools]):
+            raise SessionStateError(
+                f"session {self.session_id} does not wait for {', '.join(unknown)} "
+                f"(it waits for: {', '.join(tools) or 'nothing'})"
+            )
         self.run_id = await self.queue.answer(
             self.run_id,
             dict.fromkeys(calls, approved),
             reasons={} if approved else dict.fromkeys(calls, reason),
+            always=sorted({tools[c] for c in calls}) if always else (),
         )
