@@ -140,3 +140,28 @@ def test_only_the_process_own_command_line_freezes_the_heap() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stderr.split() == ["0", "True"]
+
+
+def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_path: Path) -> None:
+    """``from rho_agent import Agent, AgentConfig, Session`` loads the config's values, not the
+    loop, the tools, the events, the ports or the wiring; building an Agent and a Session
+    imports them, and the session runs."""
+    code = (
+        "import sys\n"
+        "from rho_agent import Agent, AgentConfig, Session\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+        "from rho_adapters.fakes.scripted_model import ScriptedModel\n"
+        "session = Session(Agent(AgentConfig(working_dir='.')), model=ScriptedModel([]))\n"
+        "print(type(session.domain).__module__, 'asyncio' in sys.modules)\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    imported, built = done.stdout.splitlines()
+    lazy = ("asyncio", "rho_domain.loop", "rho_domain.tools", "rho_domain.events")
+    lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
+    lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
+    assert _loaded(imported.split(), lazy) == []
+    assert built == "rho_domain.loop.session True"
