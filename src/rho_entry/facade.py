@@ -23,8 +23,8 @@ from rho_entry.agent import Agent, AgentConfig, definition_of
 from rho_entry.forwarding import Forward
 
 # The loop, the ports and the wiring are imported by what uses them (building a Session,
-# resuming one): ``from rho_agent import Agent, AgentConfig, Session`` stays cheap. (The
-# F401 exemptions: names only the quoted types of the Forward attributes use, which ruff does not read.)
+# resuming one): ``from rho_agent import Agent, AgentConfig, Session`` stays cheap. The F401
+# exemptions: names only the Forward attributes' quoted types use (ruff does not read those).
 if TYPE_CHECKING:
     from rho_domain import agent as domain_agent
     from rho_domain import events as ev
