@@ -464,7 +464,7 @@ async def open_session(
         await close_store(opened)
         raise
     if opened is not None and hasattr(opened, "aclose"):
-        session.close_with(cast(Closeable, opened))  # after its release, as wiring's own
+        session.close_with(cast("Closeable", opened))  # after its release, as wiring's own
     session._notices = notices
     return session
 
