@@ -5,7 +5,9 @@ workspace; the modules it has no use for stay unimported: httpx's command line (
 pygments), the SQL checker and the database tools without databases, the shell planner and
 the argv rules without a program started, the destructive-command rules without a bash call,
 the Anthropic adapter for an OpenAI-compatible server, the workbook guard without a workbook,
-the server and the drivers.
+the server and the drivers, cattrs (events and the config are written by the codec's plain
+walk; cattrs reads them back). ``from rho_agent import Agent, AgentConfig, Session`` loads
+the config's values only: the loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
 """
 
@@ -21,6 +23,7 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 
 NOT_IN_A_ONE_SHOT = (
+    "cattrs",
     "click",
     "pygments",
     "rich",
