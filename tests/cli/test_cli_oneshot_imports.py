@@ -163,7 +163,7 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     )
     assert done.returncode == 0, done.stderr
     imported, built = done.stdout.splitlines()
-    lazy = ("asyncio", "rho_domain.loop", "rho_domain.tools", "rho_domain.events")
+    lazy: tuple[str, ...] = ("asyncio", "rho_domain.loop", "rho_domain.tools", "rho_domain.events")
     lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
     assert _loaded(imported.split(), lazy) == []
