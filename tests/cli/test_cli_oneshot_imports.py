@@ -4,6 +4,7 @@ The one-shot ``rho-agent -y "list the files"`` against the loopback server lists
 workspace; the modules it has no use for stay unimported: httpx's command line (click,
 pygments), the SQL checker and the database tools without databases, the shell planner and
 the argv rules without a program started, the destructive-command rules without a bash call,
+git's shadow directory and rules without a git command,
 the Anthropic adapter for an OpenAI-compatible server, the workbook guard without a workbook,
 the server and the drivers, cattrs (events and the config are written by the codec's plain
 walk; cattrs reads them back). ``from rho_agent import Agent, AgentConfig, Session`` loads
@@ -44,6 +45,10 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.shell.reads",
     "rho_adapters.model.anthropic",
     "rho_adapters.local.xlsx_guard",
+    "rho_adapters.local.git_shadow",
+    "rho_domain.shell.git",
+    "rho_domain.shell.git_repo",
+    "rho_domain.shell.git_revs",
     "rho_adapters.db",
     "rho_entry.server",
     "rho_entry.runtime",
