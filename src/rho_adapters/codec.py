@@ -164,16 +164,15 @@ def _event_hooks() -> Mapping[str, Any]:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+# class -> its attrs fields' names, or None for a class that is not attrs (asked once each)
+_FIELD_NAMES: dict[type[Any], tuple[str, ...] | None] = {}
 
 
-_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
-
-
-def _field_names(cls: type[Any]) -> tuple[str, ...]:
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(field.name for field in attrs.fields(cls))
-    return names
+def _field_names(cls: type[Any]) -> tuple[str, ...] | None:
+    if cls not in _FIELD_NAMES:
+        fields = attrs.fields(cls) if attrs.has(cls) else None
+        _FIELD_NAMES[cls] = None if fields is None else tuple(field.name for field in fields)
+    return _FIELD_NAMES[cls]
 
 
 def to_plain(value: Any) -> Any:
@@ -183,12 +182,18 @@ def to_plain(value: Any) -> Any:
 
     The converter follows the declared field types, this walk the values' own classes: the
     same, since a domain field holds a value of its declared class and the converter resolves
-    unions by the value's class too (tests/store/test_store_codec.py compares the two)."""
+    unions by the value's class too (tests/store/test_store_codec.py compares the two). The
+    exact classes a trace holds most are tried first: a trace line is written per event."""
     kind = type(value)
     if kind in _SCALARS:
         return value
-    if attrs.has(kind):
-        return {name: to_plain(getattr(value, name)) for name in _field_names(kind)}
+    if kind is tuple or kind is list:
+        return [item if type(item) in _SCALARS else to_plain(item) for item in value]
+    if kind is dict:
+        return {to_plain(key): to_plain(item) for key, item in value.items()}
+    names = _field_names(kind)
+    if names is not None:
+        return _fields(value, names, {})
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, Mapping):
@@ -200,10 +205,19 @@ def to_plain(value: Any) -> Any:
     return value
 
 
+def _fields(value: Any, names: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
+    """``into`` with the named fields of the attrs ``value``, each made plain."""
+    for name in names:
+        item = getattr(value, name)
+        into[name] = item if type(item) in _SCALARS else to_plain(item)
+    return into
+
+
 def event_to_dict(event: Event) -> dict[str, Any]:
     """``{"v": 1, "kind": ..., "at": ..., <fields>}`` for one event."""
-    fields = {name: to_plain(getattr(event, name)) for name in _field_names(type(event))}
-    return {"v": TRACE_FORMAT_VERSION, "kind": event.kind, **fields}
+    names = _field_names(type(event))
+    assert names is not None  # every event is an attrs class
+    return _fields(event, names, {"v": TRACE_FORMAT_VERSION, "kind": event.kind})
 
 
 def event_from_dict(data: Mapping[str, Any]) -> Event:
