@@ -15,8 +15,11 @@ the session it wrote (``meta.json``'s ``created_at``, the trace's event times):
 - exit          ``run_end`` -> the process is reaped (stores closed, interpreter torn down)
 
 The imports the one-shot pays are summed from ``-X importtime`` (its top-level entries), and
-``--help`` and ``from rho_agent import Agent, AgentConfig, Session`` are timed in the same
-alternation. Figures are medians with the spread (min-max); the load average is printed.
+``--help``, ``--version`` and ``from rho_agent import Agent, AgentConfig, Session`` are timed
+in the same alternation. Each process's CPU time (user + system, from ``getrusage`` of the
+reaped child) is reported beside its wall time: what the suite's many ``rho-agent`` processes
+cost the machine, and less swayed by the other processes' load than the wall clock. Figures
+are medians with the spread (min-max); the load average is printed.
 
 ``--against SRC`` times another tree's sources (e.g. ``git archive`` of an earlier commit
 unpacked somewhere) in the same rounds, alternating: a before/after at the same load.
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,13 +46,25 @@ PHASES = ("start-up", "run start", "first turn", "model call 1", "tool", "model 
 PHASES += ("end of run", "exit", "whole process")
 
 
-def _launch(argv: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[float, float, int]:
-    """(launch time, end time, exit code) of one process, by the wall clock."""
+CPU: dict[str, list[float]] = {}  # "tree/process" -> CPU ms of each run (user + system)
+
+
+def _launch(
+    argv: list[str], *, cwd: Path, env: dict[str, str], cpu: str = ""
+) -> tuple[float, float, int]:
+    """(launch time, end time, exit code) of one process, by the wall clock; its CPU time
+    goes to ``CPU[cpu]`` when ``cpu`` names it."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     code = subprocess.call(
         argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    return started, time.time(), code
+    ended = time.time()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu:
+        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        CPU.setdefault(cpu, []).append(used * 1000)
+    return started, ended, code
 
 
 def _phases(session: Path, started: float, ended: float) -> dict[str, float]:
@@ -100,13 +116,14 @@ def _start_server() -> tuple[subprocess.Popen[str], str]:
 
 
 def _round(
-    script: str, work: Path, home: Path, env: dict[str, str]
+    script: str, work: Path, home: Path, env: dict[str, str], tree: str
 ) -> tuple[dict[str, float], dict[str, float]]:
     """One round of one tree: (process -> ms, phase of the one-shot -> ms)."""
     timed = {}
     cases = {
         "floor": [sys.executable, "-c", "pass"],
         "--help": [script, "--help"],
+        "--version": [script, "--version"],
         "facade import": [
             sys.executable,
             "-c",
@@ -114,10 +131,11 @@ def _round(
         ],
     }
     for name, argv in cases.items():
-        started, ended, _ = _launch(argv, cwd=work, env=env)
+        started, ended, _ = _launch(argv, cwd=work, env=env, cpu=f"{tree}/{name}")
         timed[name] = (ended - started) * 1000
     before = set((home / "sessions").glob("*")) if home.exists() else set()
-    started, ended, code = _launch([script, "-y", "list the files"], cwd=work, env=env)
+    one_shot = [script, "-y", "list the files"]
+    started, ended, code = _launch(one_shot, cwd=work, env=env, cpu=f"{tree}/one-shot")
     if code != 0:
         raise SystemExit(f"the one-shot exited {code}")
     (session,) = set((home / "sessions").glob("*")) - before
@@ -137,6 +155,13 @@ def _report(label: str, timed: dict[str, list[float]], phases: dict[str, list[fl
             over = statistics.median(samples) - floor_ms
             ratio = statistics.median(samples) / floor_ms
             print(f"{name:24} {_figure(samples)}   {over:+8.1f} ms   {ratio:5.2f}x")
+    cpu_floor = statistics.median(CPU[f"{label}/floor"])
+    print(f"{'CPU (user + system)':24} {'median ms':>9}  (min-max)   over the floor")
+    for key, samples in CPU.items():
+        tree, name = key.rsplit("/", 1)
+        if tree == label:
+            over = statistics.median(samples) - cpu_floor
+            print(f"{name:24} {_figure(samples)}   {over:+8.1f} ms")
 
 
 def main() -> None:
@@ -176,7 +201,7 @@ def main() -> None:
             }
             for _ in range(args.runs):
                 for tree, env in envs.items():
-                    round_timed, round_phases = _round(script, work, home, env)
+                    round_timed, round_phases = _round(script, work, home, env, tree)
                     for name, ms in round_timed.items():
                         timed[tree].setdefault(name, []).append(ms)
                     for name, ms in round_phases.items():

@@ -1,4 +1,8 @@
-"""The one serialisation edge: domain values <-> JSON-ready dicts (cattrs preconf json).
+"""The one serialisation edge: domain values <-> JSON-ready dicts.
+
+Writing is a plain walk of the values (``to_plain``: what cattrs' preconf json converter
+gives, without building it: a one-shot that only writes events and its config never imports
+cattrs); reading is cattrs (``make_converter``), which checks every shape.
 
 Contracts:
 
@@ -20,12 +24,9 @@ import functools
 import json
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any, get_origin
+from typing import TYPE_CHECKING, Any, get_origin
 
 import attrs
-import cattrs
-from cattrs.preconf.json import JsonConverter
-from cattrs.preconf.json import make_converter as _make_json_converter
 
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, TraceFormatError
@@ -38,6 +39,9 @@ from rho_domain.messages import (
     UserMessage,
 )
 from rho_domain.permissions import PermissionProfile
+
+if TYPE_CHECKING:
+    from cattrs.preconf.json import JsonConverter
 
 TRACE_FORMAT_VERSION = 1
 """Bump when an event's encoding changes incompatibly; readers refuse newer versions."""
@@ -65,6 +69,8 @@ def make_converter(
     coercing them (configs are written by people); traces, written by us, skip the checks to
     replay faster.
     """
+    from cattrs.preconf.json import make_converter as _make_json_converter
+
     converter = _make_json_converter(
         forbid_extra_keys=forbid_extra_keys, detailed_validation=detailed_validation
     )
@@ -139,8 +145,8 @@ RETIRED_CONFIG_KEYS = frozenset({"extras"})
 
 
 # The converters and the per-kind hooks are built on first use, not at import: a process that
-# only writes events never pays for the structure hooks, and one that reads no config never
-# builds the strict converter (code generation for ~40 classes, ~10 ms of start-up).
+# only writes events and its config never imports cattrs (writing is ``to_plain``), and one
+# that reads no config never builds the strict converter (code generation for ~40 classes).
 @functools.cache
 def _events() -> JsonConverter:
     return make_converter(detailed_validation=False, strict=False)
@@ -157,14 +163,67 @@ def _event_hooks() -> Mapping[str, Any]:
     return {kind: events.get_structure_hook(cls) for kind, cls in EVENTS_BY_KIND.items()}
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+# class -> its attrs fields' names, or None for a class that is not attrs (asked once each)
+_FIELD_NAMES: dict[type[Any], tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type[Any]) -> tuple[str, ...] | None:
+    if cls not in _FIELD_NAMES:
+        fields = attrs.fields(cls) if attrs.has(cls) else None
+        _FIELD_NAMES[cls] = None if fields is None else tuple(field.name for field in fields)
+    return _FIELD_NAMES[cls]
+
+
+def to_plain(value: Any) -> Any:
+    """A domain value as JSON-ready data, as ``make_converter()`` unstructures it: an attrs
+    value is a dict of its fields in their order, a tuple or list a list, a set a sorted list,
+    a mapping a dict, an enum its value; scalars stay.
+
+    The converter follows the declared field types, this walk the values' own classes: the
+    same, since a domain field holds a value of its declared class and the converter resolves
+    unions by the value's class too (tests/store/test_store_codec.py compares the two). The
+    exact classes a trace holds most are tried first: a trace line is written per event."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is tuple or kind is list:
+        return [item if type(item) in _SCALARS else to_plain(item) for item in value]
+    if kind is dict:
+        return {to_plain(key): to_plain(item) for key, item in value.items()}
+    names = _field_names(kind)
+    if names is not None:
+        return _fields(value, names, {})
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {to_plain(key): to_plain(item) for key, item in value.items()}
+    if isinstance(value, AbstractSet):
+        return [to_plain(item) for item in sorted(value)]
+    if isinstance(value, list | tuple):
+        return [to_plain(item) for item in value]
+    return value
+
+
+def _fields(value: Any, names: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
+    """``into`` with the named fields of the attrs ``value``, each made plain."""
+    for name in names:
+        item = getattr(value, name)
+        into[name] = item if type(item) in _SCALARS else to_plain(item)
+    return into
+
+
 def event_to_dict(event: Event) -> dict[str, Any]:
     """``{"v": 1, "kind": ..., "at": ..., <fields>}`` for one event."""
-    fields = _events().unstructure(event, unstructure_as=type(event))
-    return {"v": TRACE_FORMAT_VERSION, "kind": event.kind, **fields}
+    names = _field_names(type(event))
+    assert names is not None  # every event is an attrs class
+    return _fields(event, names, {"v": TRACE_FORMAT_VERSION, "kind": event.kind})
 
 
 def event_from_dict(data: Mapping[str, Any]) -> Event:
     """Rebuild an event; raise ``TraceFormatError`` for an unknown version, kind or shape."""
+    from cattrs.errors import CattrsError
+
     kind = data.get("kind")
     hook = _event_hooks().get(kind) if isinstance(kind, str) else None
     if hook is None or data.get("v") != TRACE_FORMAT_VERSION:
@@ -174,7 +233,7 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
         # the per-class hook directly skips cattrs' dispatch, which matters for 100k-line replays.
         event: Event = hook(data, None)  # type: ignore[misc]
         return event
-    except (cattrs.errors.CattrsError, TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (CattrsError, TypeError, ValueError, KeyError, AttributeError) as exc:
         # CattrsError: e.g. a value outside a Literal (an unknown status or reason)
         raise TraceFormatError(f"malformed {kind!r} event: {_describe(exc)}") from exc
 
@@ -215,9 +274,7 @@ def decode_event_line(line: bytes) -> Event:
 
 def config_to_dict(config: AgentConfig) -> dict[str, Any]:
     """A plain mapping of the config (safe for ``yaml.safe_dump`` and JSON)."""
-    data: dict[str, Any] = _config().unstructure(config, unstructure_as=AgentConfig)
-    if isinstance(config.profile, PermissionProfile):
-        data["profile"] = _config().unstructure(config.profile, unstructure_as=PermissionProfile)
+    data: dict[str, Any] = to_plain(config)  # a profile: a mapping; a profile name: a string
     return data
 
 
@@ -225,6 +282,8 @@ def config_from_dict(data: Any, *, source: str) -> AgentConfig:
     """Validate a mapping into an ``AgentConfig``; ``ConfigError`` names source, key and type."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: expected a mapping of settings, got {type(data).__name__}")
+    import cattrs
+
     data = {k: v for k, v in data.items() if k not in RETIRED_CONFIG_KEYS}
     try:
         return _config().structure(data, AgentConfig)
@@ -253,6 +312,8 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     """An unknown key with the closest known one (``unknown key 'modle' (did you mean
     'model'?)``), a bad choice with every valid value (``expected one of restricted,
     unrestricted (got 'sometimes')``); None for other problems."""
+    import cattrs
+
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
         return "; ".join(_unknown_key(key, known) for key in sorted(exc.extra_fields))
@@ -270,6 +331,8 @@ def _unknown_key(key: str, known: list[str]) -> str:
 
 
 def _describe(exc: BaseException) -> str:
+    import cattrs
+
     if isinstance(exc, cattrs.BaseValidationError):
         return "; ".join(cattrs.transform_error(exc, path="event"))
     return str(exc)

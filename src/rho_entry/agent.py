@@ -11,26 +11,25 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
-from rho_domain import agent as domain_agent
 from rho_domain import config as domain_config
-from rho_domain.hooks import Hooks
-from rho_domain.messages import Message, Usage
-from rho_domain.model import ModelRequest, ToolChoice
-from rho_domain.permissions import PermissionProfile
-from rho_domain.pricing import PriceTable
-from rho_domain.tools.base import ToolHandler
-from rho_domain.tools.factory import build_registry
-from rho_domain.tools.registry import ToolRegistry
-from rho_entry import wiring
-from rho_entry.config.databases_config import with_configured_databases
-from rho_entry.config.hook_refs import resolve_hooks
 from rho_entry.forwarding import Forward
-from rho_entry.seed_api.tools import ToolHandler as DocumentToolHandler
-from rho_entry.seed_api.tools import ToolRegistry as DocumentToolRegistry
-from rho_entry.seed_api.tools import as_domain_handler
+
+# What building an Agent uses (the tools, the wiring, the hooks) is imported when one is
+# built: ``from rho_agent import Agent, AgentConfig`` does not load the loop's world.
+if TYPE_CHECKING:
+    from rho_domain import agent as domain_agent
+    from rho_domain.hooks import Hooks
+    from rho_domain.messages import Message, Usage
+    from rho_domain.model import ModelRequest, ToolChoice
+    from rho_domain.permissions import PermissionProfile
+    from rho_domain.pricing import PriceTable
+    from rho_domain.tools.base import ToolHandler
+    from rho_domain.tools.registry import ToolRegistry
+    from rho_entry.seed_api.tools import ToolHandler as DocumentToolHandler
 
 
 class AgentConfig(domain_config.AgentConfig):
@@ -84,11 +83,11 @@ class Agent:
     __slots__ = ("definition",)
 
     config = Forward[domain_config.AgentConfig]("definition")
-    profile = Forward[PermissionProfile]("definition")
-    registry = Forward[ToolRegistry]("definition")
+    profile = Forward["PermissionProfile"]("definition")
+    registry = Forward["ToolRegistry"]("definition")
     system_prompt = Forward[str]("definition")
-    prices = Forward[PriceTable | None]("definition")
-    hooks = Forward[Hooks]("definition")
+    prices = Forward["PriceTable | None"]("definition")
+    hooks = Forward["Hooks"]("definition")
 
     def __init__(
         self,
@@ -102,6 +101,14 @@ class Agent:
         environ: Mapping[str, str] | None = None,
         hooks: Hooks | None = None,
     ) -> None:
+        from rho_domain import agent as domain_agent
+        from rho_domain.tools.factory import build_registry
+        from rho_entry import wiring
+        from rho_entry.config.databases_config import with_configured_databases
+        from rho_entry.config.hook_refs import resolve_hooks
+        from rho_entry.seed_api.tools import ToolRegistry as DocumentToolRegistry
+        from rho_entry.seed_api.tools import as_domain_handler
+
         config = config if config is not None else AgentConfig()
         resolved = resolve_hooks(config.hooks)
         if hooks is not None:

@@ -13,41 +13,43 @@ the documents' approval interrupt, ``run_sync``).
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
-from rho_domain import agent as domain_agent
-from rho_domain import events as ev
-from rho_domain.compaction import CompactResult, CompactTrigger
-from rho_domain.hooks import Hooks
-from rho_domain.loop import session as domain_session
-from rho_domain.loop.control import RunControl
-from rho_domain.loop.journal import Journal, Listener
-from rho_domain.loop.session_ports import Closeable, SessionPorts
-from rho_domain.loop.tally import RunTally
-from rho_domain.loop.tool_batch import ToolBatch
-from rho_domain.ports.approver import ApprovalInterrupt, Approver
-from rho_domain.ports.clock import Clock
-from rho_domain.ports.database import Database
-from rho_domain.ports.durable import DurableSteps
-from rho_domain.ports.executor import Executor
-from rho_domain.ports.model import ChatModel
-from rho_domain.ports.signals import SignalSource
-from rho_domain.ports.store import SessionStore
-from rho_domain.run import RunResult, RunStatus
-from rho_domain.state import State
-from rho_domain.tools.source import ToolSource
-from rho_entry import wiring
 from rho_entry.agent import Agent, AgentConfig, definition_of
-from rho_entry.config.home import config_dir
 from rho_entry.forwarding import Forward
-from rho_entry.resume_policy import ResumeAuthority, authorise, default_authority
-from rho_entry.seed_api.approval_callback import ApprovalCallback, CallbackApprover
-from rho_entry.seed_api.state import State as DocumentState
+
+# The loop, the ports and the wiring are imported by what uses them (building a Session,
+# resuming one): ``from rho_agent import Agent, AgentConfig, Session`` stays cheap. The F401
+# exemptions: names only the Forward attributes' quoted types use (ruff does not read those).
+if TYPE_CHECKING:
+    from rho_domain import agent as domain_agent
+    from rho_domain import events as ev
+    from rho_domain.compaction import CompactResult, CompactTrigger
+    from rho_domain.hooks import Hooks
+    from rho_domain.loop import session as domain_session
+    from rho_domain.loop.control import RunControl  # noqa: F401
+    from rho_domain.loop.journal import Journal, Listener  # noqa: F401
+    from rho_domain.loop.session_ports import Closeable, SessionPorts  # noqa: F401
+    from rho_domain.loop.tally import RunTally  # noqa: F401
+    from rho_domain.loop.tool_batch import ToolBatch  # noqa: F401
+    from rho_domain.ports.approver import Approver
+    from rho_domain.ports.clock import Clock
+    from rho_domain.ports.database import Database
+    from rho_domain.ports.durable import DurableSteps
+    from rho_domain.ports.executor import Executor
+    from rho_domain.ports.model import ChatModel
+    from rho_domain.ports.signals import SignalSource
+    from rho_domain.ports.store import SessionStore
+    from rho_domain.run import RunResult
+    from rho_domain.state import State
+    from rho_domain.tools.source import ToolSource
+    from rho_entry.resume_policy import ResumeAuthority
+    from rho_entry.seed_api.approval_callback import ApprovalCallback
+    from rho_entry.seed_api.state import State as DocumentState
 
 __all__ = ["Agent", "AgentConfig", "Session", "open_session"]
 
@@ -90,20 +92,20 @@ class Session:
     )
 
     id = Forward[str](_SESSION)
-    model = Forward[ChatModel](_SESSION)
-    executor = Forward[Executor](_SESSION)
-    clock = Forward[Clock](_SESSION)
-    store = Forward[SessionStore | None](_SESSION)
-    signals = Forward[SignalSource | None](_SESSION)
-    approver = Forward[Approver | None](_SESSION)
-    databases = Forward[dict[str, Database]](_SESSION)
+    model = Forward["ChatModel"](_SESSION)
+    executor = Forward["Executor"](_SESSION)
+    clock = Forward["Clock"](_SESSION)
+    store = Forward["SessionStore | None"](_SESSION)
+    signals = Forward["SignalSource | None"](_SESSION)
+    approver = Forward["Approver | None"](_SESSION)
+    databases = Forward["dict[str, Database]"](_SESSION)
     parent_id = Forward[str | None](_SESSION)
     labels = Forward[dict[str, str]](_SESSION)
-    journal = Forward[Journal](_SESSION)
-    control = Forward[RunControl](_SESSION)
-    tools = Forward[ToolBatch](_SESSION)
-    ports = Forward[SessionPorts](_SESSION)
-    current_run = Forward[RunTally | None](_SESSION)
+    journal = Forward["Journal"](_SESSION)
+    control = Forward["RunControl"](_SESSION)
+    tools = Forward["ToolBatch"](_SESSION)
+    ports = Forward["SessionPorts"](_SESSION)
+    current_run = Forward["RunTally | None"](_SESSION)
 
     def __init__(
         self,
@@ -128,6 +130,10 @@ class Session:
         steps: DurableSteps | None = None,
         replay: Sequence[ev.Event] = (),
     ) -> None:
+        from rho_domain.loop import session as domain_session
+        from rho_entry import wiring
+        from rho_entry.seed_api.state import State as DocumentState
+
         definition = definition_of(agent)
         ports = wiring.build_ports(
             definition,
@@ -208,6 +214,8 @@ class Session:
 
     @approval_callback.setter
     def approval_callback(self, callback: ApprovalCallback | None) -> None:
+        from rho_entry.seed_api.approval_callback import CallbackApprover
+
         approver = None if callback is None else CallbackApprover(callback)
         object.__setattr__(self, "_approval_callback", callback)
         self.domain.set_approver(approver)
@@ -237,6 +245,9 @@ class Session:
 
         Raises ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver
         to ask (see the class docstring)."""
+        from rho_domain.ports.approver import ApprovalInterrupt
+        from rho_domain.run import RunStatus
+
         result = await self._run(prompt, max_turns, on_event, record_events, run_id)
         if (
             result.status is RunStatus.AWAITING_APPROVAL
@@ -285,7 +296,9 @@ class Session:
         """Run and yield every event as it happens; ``last_result`` then holds the result.
         Leaving the loop early cancels the run. A run that waits for approval with no one
         to ask ends the loop with ``ApprovalInterrupt``, as ``run`` does."""
-        return domain_session.stream_events(
+        from rho_domain.loop.session import stream_events
+
+        return stream_events(
             lambda listener: self.run(prompt, max_turns=max_turns, on_event=listener), self.cancel
         )
 
@@ -364,6 +377,8 @@ class Session:
             finally:
                 await self.close()
 
+        import asyncio
+
         return asyncio.run(_run())
 
 
@@ -406,7 +421,10 @@ async def open_session(
         return Session(agent, store=store, **options)
     if store is None:
         raise TypeError("open_session: resuming needs the store= the session is kept in")
+    from rho_entry.config.home import config_dir
     from rho_entry.config.stores import close_store
+    from rho_entry.resume_policy import authorise, default_authority
+    from rho_entry.seed_api.state import State as DocumentState
 
     opened: SessionStore | None = None  # a store opened here from a URL: the session's own
     if isinstance(store, str):
@@ -446,7 +464,7 @@ async def open_session(
         await close_store(opened)
         raise
     if opened is not None and hasattr(opened, "aclose"):
-        session.close_with(cast(Closeable, opened))  # after its release, as wiring's own
+        session.close_with(cast("Closeable", opened))  # after its release, as wiring's own
     session._notices = notices
     return session
 
@@ -456,9 +474,11 @@ def _split_at_run(
 ) -> tuple[Sequence[ev.Event], Sequence[ev.Event]]:
     """The events before ``run_id``'s ``run_start`` and those from it on (all and none when
     the trace does not hold that run)."""
+    from rho_domain.events import RunStarted
+
     if run_id is not None:
         for index, event in enumerate(events):
-            if isinstance(event, ev.RunStarted) and event.run_id == run_id:
+            if isinstance(event, RunStarted) and event.run_id == run_id:
                 return events[:index], events[index:]
     return events, ()
 

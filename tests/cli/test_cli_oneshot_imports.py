@@ -4,8 +4,11 @@ The one-shot ``rho-agent -y "list the files"`` against the loopback server lists
 workspace; the modules it has no use for stay unimported: httpx's command line (click,
 pygments), the SQL checker and the database tools without databases, the shell planner and
 the argv rules without a program started, the destructive-command rules without a bash call,
+git's shadow directory and rules without a git command,
 the Anthropic adapter for an OpenAI-compatible server, the workbook guard without a workbook,
-the server and the drivers.
+the server and the drivers, cattrs (events and the config are written by the codec's plain
+walk; cattrs reads them back). ``from rho_agent import Agent, AgentConfig, Session`` loads
+the config's values only: the loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
 """
 
@@ -21,6 +24,7 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 
 NOT_IN_A_ONE_SHOT = (
+    "cattrs",
     "click",
     "pygments",
     "rich",
@@ -41,6 +45,10 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.shell.reads",
     "rho_adapters.model.anthropic",
     "rho_adapters.local.xlsx_guard",
+    "rho_adapters.local.git_shadow",
+    "rho_domain.shell.git",
+    "rho_domain.shell.git_repo",
+    "rho_domain.shell.git_revs",
     "rho_adapters.db",
     "rho_entry.server",
     "rho_entry.runtime",
@@ -140,3 +148,28 @@ def test_only_the_process_own_command_line_freezes_the_heap() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stderr.split() == ["0", "True"]
+
+
+def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_path: Path) -> None:
+    """``from rho_agent import Agent, AgentConfig, Session`` loads the config's values, not the
+    loop, the tools, the events, the ports or the wiring; building an Agent and a Session
+    imports them, and the session runs."""
+    code = (
+        "import sys\n"
+        "from rho_agent import Agent, AgentConfig, Session\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+        "from rho_adapters.fakes.scripted_model import ScriptedModel\n"
+        "session = Session(Agent(AgentConfig(working_dir='.')), model=ScriptedModel([]))\n"
+        "print(type(session.domain).__module__, 'asyncio' in sys.modules)\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    imported, built = done.stdout.splitlines()
+    lazy: tuple[str, ...] = ("asyncio", "rho_domain.loop", "rho_domain.tools", "rho_domain.events")
+    lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
+    lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
+    assert _loaded(imported.split(), lazy) == []
+    assert built == "rho_domain.loop.session True"

@@ -15,6 +15,7 @@ from rho_adapters.codec import (
     encode_event_line,
     event_from_dict,
     event_to_dict,
+    make_converter,
 )
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig, Budget, DatabaseConfig
@@ -160,32 +161,58 @@ def test_unknown_extra_field_in_a_trace_line_is_tolerated() -> None:
     assert event_from_dict(data) == ONE_OF_EACH[0]
 
 
-@pytest.mark.parametrize(
-    "config",
-    [
-        AgentConfig(),
-        AgentConfig(
-            profile=developer_profile(),
-            vars={"team": "sre"},
-            databases={
-                "prod": DatabaseConfig(
-                    engine="postgres",
-                    host="db",
-                    port=5432,
-                    password_env="PGPASSWORD",
-                    options={"ssl": True},
-                )
-            },
-            budget=Budget(max_cost_usd=1.5),
-            response_format={"type": "json_object"},
-            stream=False,
-        ),
-        AgentConfig(profile=eval_profile(), temperature=0.2, max_turns=3),
-    ],
-)
+@pytest.mark.parametrize("event", ONE_OF_EACH, ids=lambda e: f"{e.kind}")
+def test_the_plain_encoder_writes_what_the_converter_writes(event: ev.Event) -> None:
+    """Events are written by a plain walk (no cattrs); its bytes are the converter's."""
+    fields = make_converter(detailed_validation=False, strict=False).unstructure(
+        event, unstructure_as=type(event)
+    )
+    by_converter = {"v": TRACE_FORMAT_VERSION, "kind": event.kind, **fields}
+    assert event_to_dict(event) == by_converter
+    compact = json.dumps(by_converter, ensure_ascii=False, separators=(",", ":"))
+    assert encode_event_line(event) == compact.encode() + b"\n"
+
+
+CONFIGS = [
+    AgentConfig(),
+    AgentConfig(
+        profile=developer_profile(),
+        vars={"team": "sre"},
+        databases={
+            "prod": DatabaseConfig(
+                engine="postgres",
+                host="db",
+                port=5432,
+                password_env="PGPASSWORD",
+                options={"ssl": True},
+            )
+        },
+        budget=Budget(max_cost_usd=1.5),
+        response_format={"type": "json_object"},
+        stream=False,
+    ),
+    AgentConfig(profile=eval_profile(), temperature=0.2, max_turns=3),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
 def test_config_round_trips_through_yaml(config: AgentConfig) -> None:
     text = yaml.safe_dump(config_to_dict(config))
     assert config_from_dict(yaml.safe_load(text), source="config.yaml") == config
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_configs_are_written_as_the_converter_writes_them(config: AgentConfig) -> None:
+    converter = make_converter(forbid_extra_keys=True)
+    expected = converter.unstructure(config, unstructure_as=AgentConfig)
+    if not isinstance(config.profile, str):
+        expected["profile"] = converter.unstructure(
+            config.profile, unstructure_as=type(config.profile)
+        )
+    assert config_to_dict(config) == expected
+    assert yaml.safe_dump(config_to_dict(config), sort_keys=False) == yaml.safe_dump(
+        expected, sort_keys=False
+    )
 
 
 def test_stored_configs_of_older_versions_still_load() -> None:

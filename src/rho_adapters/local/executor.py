@@ -33,7 +33,6 @@ from contextlib import AbstractContextManager
 
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import info, list_entries, open_regular, read_bytes, write_bytes
-from rho_adapters.local.git_shadow import git_shadow
 from rho_adapters.local.hardlinks import several_links
 from rho_adapters.local.process import Finished
 from rho_adapters.local.runner import CommandRunner, restricted_env
@@ -419,6 +418,9 @@ class LocalExecutor(Executor):
     def _git_shadow(
         self, cwd: str, prefix: tuple[str, ...]
     ) -> AbstractContextManager[tuple[str, dict[str, str]]]:
+        # git's shadow (and the git rules it reads) is imported by the first git command
+        from rho_adapters.local.git_shadow import git_shadow
+
         git = self._runner.resolve("git")
         if git is None:
             raise ToolError("git: program not installed on this machine")

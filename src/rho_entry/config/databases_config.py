@@ -26,6 +26,7 @@ from rho_domain.config import AgentConfig, DatabaseConfig
 from rho_domain.errors import ConfigError
 from rho_entry.config.databases_env import databases_from_env
 from rho_entry.config.home import config_dir
+from rho_entry.config.yaml_text import load_yaml
 
 ENV_VAR = "RHO_AGENT_DB_CONFIG"
 FILE_NAME = "databases.yaml"
@@ -104,7 +105,7 @@ def load_databases_file(
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the database config ({exc.strerror})") from exc
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     environ = os.environ if env is None else env

@@ -18,6 +18,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.mcp_config import McpServerConfig, servers_to_start
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
+from rho_entry.config.yaml_text import load_yaml
 
 if TYPE_CHECKING:
     from rho_domain.tools.source import ToolSource
@@ -33,7 +34,7 @@ def load_mcp_servers(path: str | Path) -> dict[str, McpServerConfig]:
     from rho_adapters.codec import config_from_dict
 
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = load_yaml(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"--mcp-config {path}: cannot read it: {exc.strerror}") from exc
     except yaml.YAMLError as exc:

@@ -22,6 +22,7 @@ from typing import Any
 from rho_domain.errors import ConfigError
 from rho_domain.pricing import ModelPrice, PriceTable
 from rho_entry.config.home import config_dir
+from rho_entry.config.yaml_text import load_yaml
 
 PRICES_FILE = "prices.yaml"
 FORMAT_VERSION = 1
@@ -97,6 +98,6 @@ def _yaml(text: str, source: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: invalid YAML: {exc}") from exc

@@ -34,6 +34,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile
+from rho_entry.config.yaml_text import load_yaml
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _FRONTMATTER_KEYS = frozenset(
@@ -167,7 +168,7 @@ def load_vars_file(path: str | Path) -> dict[str, str]:
     import yaml
 
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = load_yaml(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the vars file: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
@@ -196,7 +197,7 @@ def _split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
             import yaml
 
             try:
-                meta = yaml.safe_load("".join(lines[1:index])) or {}
+                meta = load_yaml("".join(lines[1:index])) or {}
             except yaml.YAMLError as exc:
                 raise ConfigError(f"{source}: invalid YAML frontmatter: {exc}") from exc
             if not isinstance(meta, dict):
