@@ -9,6 +9,7 @@ moment someone adds a forbidden import anywhere.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -29,11 +30,29 @@ FORBIDDEN = {
 }
 
 
+def parse(path: Path) -> ast.Module:
+    """``path``'s syntax tree, parsed once per run and content: the checks below walk each
+    source file up to six times. Callers only read the tree."""
+    return _parse(path.read_text(encoding="utf-8"), str(path))
+
+
+@functools.cache
+def _parse(source: str, filename: str) -> ast.Module:
+    return ast.parse(source, filename=filename)
+
+
+@functools.cache
+def nodes(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node of ``tree`` in ``ast.walk``'s order, walked once: a file's checks walk
+    its tree up to five times, and the walk, not the work per node, is what costs."""
+    return tuple(ast.walk(tree))
+
+
 def imported_roots(path: Path) -> set[tuple[str, int]]:
     """Top-level package names imported by a module, with line numbers."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse(path)
     found: set[tuple[str, int]] = set()
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Import):
             found.update((alias.name.split(".")[0], node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -87,9 +106,9 @@ def subclasses_of_sealed(root: Path = SRC) -> list[str]:
     found = []
     for package in ("rho_entry", "rho_adapters", "rho_agent"):
         for path in sorted((root / package).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            tree = parse(path)
             names: dict[str, str] = {}  # local name -> what it is: a sealed class or module
-            for node in ast.walk(tree):
+            for node in nodes(tree):
                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                     for alias in node.names:
                         full = f"{node.module}.{alias.name}"
@@ -99,7 +118,7 @@ def subclasses_of_sealed(root: Path = SRC) -> list[str]:
                 elif isinstance(node, ast.Import):
                     for alias in node.names:
                         names[alias.asname or alias.name] = alias.name
-            for node in ast.walk(tree):
+            for node in nodes(tree):
                 if not isinstance(node, ast.ClassDef):
                     continue
                 for base in node.bases:
@@ -125,16 +144,16 @@ def foreign_private_reads(package: str, root: Path = SRC) -> list[str]:
     names another object's private member does not make it this module's)."""
     found = []
     for path in sorted((root / package).rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse(path)
         own = {
             node.attr
-            for node in ast.walk(tree)
+            for node in nodes(tree)
             if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
             and node.value.id in ("self", "cls")
         } | {
             target.id
-            for node in ast.walk(tree)
+            for node in nodes(tree)
             # a Protocol's members describe another module's object: not this module's own
             if isinstance(node, ast.ClassDef)
             and not any(ast.unparse(base).endswith("Protocol") for base in node.bases)
@@ -145,7 +164,7 @@ def foreign_private_reads(package: str, root: Path = SRC) -> list[str]:
             )
             if isinstance(target, ast.Name)
         }
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if (
                 isinstance(node, ast.Attribute)
                 and node.attr.startswith("_")
@@ -209,10 +228,10 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in paths}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse(path)
         computed = _imports_by_computed_name(tree)
         loggers = _logger_names(tree)
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -263,7 +282,7 @@ def _named_modules(text: str, package: str, paths: Mapping[str, Path], *, bare: 
 
 def _imports_by_computed_name(tree: ast.AST) -> bool:
     """Whether the module calls ``import_module`` or ``__import__`` with a name it builds."""
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Call) and node.args:
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -277,7 +296,7 @@ def _imports_by_computed_name(tree: ast.AST) -> bool:
 def _logger_names(tree: ast.AST) -> set[int]:
     """The ids of the string nodes given to ``getLogger``: names of loggers, not modules."""
     found = set()
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Call) and node.args:
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -546,9 +565,9 @@ STORE_COMPOSITION = {"rho_entry/config/stores.py"}
 
 def store_imports(path: Path) -> list[str]:
     """The store adapter modules a module imports (``rho_adapters.store``/``.pgstore``...)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse(path)
     names: list[str] = []
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
