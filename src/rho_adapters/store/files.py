@@ -1,12 +1,9 @@
 """FileSessionStore: sessions as directories, trace.jsonl as the source of truth.
 
-Durability: every ``append`` writes its lines and flushes them to the OS before it returns
-(they survive the process being killed); run boundaries, compaction and approvals are also
-fsynced, together with an atomic rewrite of meta.json, before it returns. No append writes on
-the event loop: a plain one goes through the store's ``TraceWriter`` (a worker thread writes
-every queued session's lines in one job), one that syncs is written and fsynced in one worker
-call. Other blocking work that can be slow (directory scans, reading a trace) runs in a
-worker thread too.
+Durability: every ``append`` writes its lines and flushes them to the OS (they survive the
+process being killed); run boundaries, compaction and approvals are also fsynced, together
+with an atomic rewrite of meta.json. Blocking work that can be slow (fsync, directory scans,
+reading a trace) runs in a worker thread; a plain append is one buffered write.
 """
 
 from __future__ import annotations
@@ -42,7 +39,6 @@ from rho_adapters.store.meta import (
 )
 from rho_adapters.store.recording import read_record
 from rho_adapters.store.trace import read_trace
-from rho_adapters.store.trace_writer import TraceWriter
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError, RhoError, StoreError
 from rho_domain.ports.signals import SignalSource
@@ -85,10 +81,6 @@ class _Open:
     # first sync: whatever opening the session wrote (a repaired line) is synced at close.
     unsynced: bool = True
 
-    def write_and_sync(self, data: bytes) -> None:
-        self.trace.write(data)
-        self.sync()
-
     def sync(self) -> None:
         self.trace.flush()
         os.fsync(self.trace.fileno())
@@ -118,7 +110,6 @@ class FileSessionStore(SessionStore, SignalingStore):
         self.root = Path(root).expanduser()
         self._heartbeat = heartbeat
         self._open: dict[str, _Open] = {}
-        self._writer = TraceWriter()
 
     def signals(self) -> SignalSource:
         """See ``SignalingStore.signals``: the sentinel files in each session directory
@@ -254,16 +245,15 @@ class FileSessionStore(SessionStore, SignalingStore):
         persistent = [e for e in events if ev.is_persistent(e)]
         if not persistent:
             return
-        data = b"".join([encode_event_line(e) for e in persistent])
-        held.unsynced = True
-        if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
-            with _store_errors(f"cannot sync session {session_id}"):
-                await asyncio.to_thread(held.write_and_sync, data)
-            return
         try:  # inline rather than _store_errors: this runs for every event
-            await self._writer.write(held.trace, data)
+            held.trace.write(b"".join([encode_event_line(e) for e in persistent]))
+            held.unsynced = True
+            held.trace.flush()
         except OSError as exc:
             raise StoreError(f"cannot write the trace of session {session_id}: {exc}") from exc
+        if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
+            with _store_errors(f"cannot sync session {session_id}"):
+                await asyncio.to_thread(held.sync)
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``. The profile shown is what each config.yaml grants
@@ -279,6 +269,5 @@ class FileSessionStore(SessionStore, SignalingStore):
         """See ``SessionStore.release``."""
         held = self._open.pop(session_id, None)
         if held is not None:
-            await self._writer.settled(held.trace)  # an append cancelled while queued
             with _store_errors(f"cannot close session {session_id}"):
                 await asyncio.to_thread(held.close)
