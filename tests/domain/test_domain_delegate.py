@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 from domain_support import EchoTool, SlowTool, WriteNoteTool, make_session
 
@@ -123,3 +125,16 @@ async def test_a_failing_child_is_an_error_result_for_the_parent() -> None:
     assert delegated.is_error
     assert "status error" in delegated.content
     assert "overloaded" in delegated.content
+
+
+async def test_a_finished_session_is_freed_by_its_reference_count_not_the_collector() -> None:
+    session = make_session([text("done")], tools=[EchoTool(), DelegateTool()])
+    await session.run("hello")
+    await session.close()
+    gone = weakref.ref(session)
+    gc.disable()  # a session left in a reference cycle would wait for the collector
+    try:
+        del session
+        assert gone() is None
+    finally:
+        gc.enable()

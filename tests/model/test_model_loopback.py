@@ -5,6 +5,7 @@ Timeouts here are real (a stalled socket) but tests assert outcomes, never durat
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
 
@@ -224,3 +225,30 @@ async def test_a_broken_stream_is_not_blamed_on_the_url_a_refused_connection_is(
     await nobody.aclose()
     assert "is the server running there? check the base URL (--base-url, " in str(refused.value)
     assert "AgentConfig.base_url" in str(refused.value)
+
+
+async def test_a_whole_run_over_real_sockets_leaves_no_garbage_in_reference_cycles(
+    served: LoopbackServer,
+) -> None:
+    # With many sessions, whatever a run leaves in reference cycles waits for the collector's
+    # passes, which stall the event loop; a run's objects are freed by their reference count.
+    served.replies = [
+        tool_reply(call("list", {"path": "."}, f"call_{i}")) if i % 2 == 0 else text_reply("ok")
+        for i in range(6)
+    ]
+    model = build_model(model="fake-model", base_url=served.base_url, api_key="k")
+    executor = MemoryExecutor({"notes.txt": "hi"})
+    async with agent_session(model, executor) as session:
+        await session.run("first")  # warm: the connection, caches, lazy imports
+    gc.collect()
+    gc.disable()
+    try:
+        for prompt in ("second", "third"):
+            async with agent_session(model, executor) as session:
+                result = await session.run(prompt)
+            assert result.text == "ok"
+        del session, result
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+        await model.aclose()

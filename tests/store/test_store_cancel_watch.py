@@ -51,3 +51,36 @@ async def test_a_cancel_file_already_there_returns_at_once(tmp_path: Path) -> No
     (tmp_path / "s" / "cancel").touch()
     await FileSignals(tmp_path, poll=3600).wait_for_cancel("s")
     assert not cancel_watch(3600).ticking
+
+
+async def test_a_tick_checks_a_slice_and_every_path_is_still_checked_each_poll(
+    tmp_path: Path,
+) -> None:
+    from rho_adapters.store import cancel_watch as module
+
+    count = 5 * module.SLICE
+    for index in range(count):
+        (tmp_path / f"s{index}").mkdir()
+    signals = FileSignals(tmp_path, poll=0.2)
+    waits = [asyncio.create_task(signals.wait_for_cancel(f"s{i}")) for i in range(count)]
+    watch = cancel_watch(0.2)
+    await until(lambda: watch.waiting == count, "every session waits")
+    checks, ticks_seen = watch.checks, 0
+    for _ in range(10):  # a tick at a time: none checks more than a slice
+        before = watch.checks
+        await until(lambda b=before: watch.checks > b, "the next tick")
+        assert watch.checks - before <= module.SLICE
+        ticks_seen += 1
+    assert watch.checks - checks >= ticks_seen  # the ticks went on
+    (tmp_path / f"s{count - 1}" / "cancel").touch()
+    (tmp_path / "s0" / "cancel").touch()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await until(lambda: waits[0].done() and waits[count - 1].done(), "both cancelled wake")
+    # Within about one pass (0.2 s); ticks a poll apart would take 1 s to reach the last path.
+    assert loop.time() - started < 0.6
+    assert [i for i, w in enumerate(waits) if w.done()] == [0, count - 1]
+    for wait in waits:
+        wait.cancel()
+    await asyncio.gather(*waits, return_exceptions=True)
+    assert not watch.ticking

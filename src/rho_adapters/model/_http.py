@@ -34,6 +34,7 @@ from rho_domain.ports.clock import Clock
 
 log = logging.getLogger("rho_adapters.model")
 T = TypeVar("T")
+_CLOSED = httpx.ByteStream(b"")  # what a closed response keeps as its body stream
 
 
 @attrs.frozen(kw_only=True)
@@ -115,14 +116,21 @@ class Endpoint:
         while the caller reads the body, become ``ModelError``s (``map_httpx_errors``, which
         counts ``timeout.read`` as the idle timeout)."""
         with map_httpx_errors(idle_timeout=timeout.read):
-            async with (
-                self.slot(attempt) as client,
-                client.stream(
-                    "POST", url, json=body, headers=self.request_headers, timeout=timeout
-                ) as response,
-            ):
-                attempt.headers = response.headers
-                yield response
+            async with self.slot(attempt) as client:
+                opened: list[httpx.Response] = []
+                try:
+                    async with client.stream(
+                        "POST", url, json=body, headers=self.request_headers, timeout=timeout
+                    ) as response:
+                        opened.append(response)
+                        attempt.headers = response.headers
+                        yield response
+                finally:
+                    for closed in opened:
+                        # httpx's response and its body stream refer to each other: cut once
+                        # closed, so the request's objects are freed by their reference count
+                        # instead of waiting for the garbage collector's passes.
+                        closed.stream = _CLOSED
 
     async def remembered(
         self, name: str, ask: Callable[[], Awaitable[T]], *, keep: Callable[[T], bool]

@@ -21,9 +21,11 @@ docs/benchmarks.md, "1,000 sessions and the loop-lag gauge").
   closed to make room, else the request stays queued; idle connections beyond
   ``max_keepalive_connections`` are closed.
 
-It overrides one private method of httpcore's pool (``_assign_requests_to_connections``,
-called under the pool's lock and returning the connections to close);
-``tests/model/test_model_lean_pool.py`` pins the behaviour against a real server.
+Its connections use ``one_send.OneSendBackend`` (a request's head and body in one send, the
+readability check on the socket itself). It overrides one private method of httpcore's pool
+(``_assign_requests_to_connections``, called under the pool's lock and returning the
+connections to close); ``tests/model/test_model_lean_pool.py`` pins the behaviour against a
+real server.
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ class LeanConnectionPool(httpcore.AsyncConnectionPool):
     """``httpcore.AsyncConnectionPool`` without the per-request scan (module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("network_backend") is None:
+            from rho_adapters.model.one_send import OneSendBackend
+
+            # A request's head and body in one send; the readability check without anyio's
+            # attribute table (one_send.py).
+            kwargs["network_backend"] = OneSendBackend()
         super().__init__(*args, **kwargs)
         self._next_sweep = 0.0
         self.sweeps = 0  # how many full expiry sweeps ran (tests, diagnostics)

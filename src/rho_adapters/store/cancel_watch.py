@@ -6,13 +6,23 @@ nothing to wait on but the file system. Each running session used to poll on its
 their cancel path and one timer checks them all each tick (one ``stat`` per waiting session)
 and wakes the ones whose file appeared. The timer is cancelled when nobody waits (a timer, not
 a task, so a loop closed in between leaves nothing pending behind).
+
+A tick checks at most ``SLICE`` paths, the next ones in turn, and the ticks come as often as a
+whole pass over every waiting path needs to take ``poll`` seconds: a thousand waiting sessions
+are still each checked every ``poll`` seconds, with the same number of ``stat`` calls, but never
+a thousand in one turn of the loop (tens of milliseconds on a busy machine, a stall that every
+session of the loop felt five times a second).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import weakref
 from pathlib import Path
+
+SLICE = 64
+"""The most paths one tick checks."""
 
 
 class CancelWatch:
@@ -22,6 +32,8 @@ class CancelWatch:
         self.poll = poll
         self._waiting: dict[Path, list[asyncio.Future[None]]] = {}
         self._timer: asyncio.TimerHandle | None = None
+        self._cursor = 0  # where the next tick's slice of the waiting paths begins
+        self.checks = 0  # paths checked by ticks so far (tests, diagnostics)
 
     @property
     def waiting(self) -> int:
@@ -56,14 +68,21 @@ class CancelWatch:
         return self._timer is not None
 
     def _tick(self) -> None:
-        for path, futures in list(self._waiting.items()):
-            if path.exists():
-                del self._waiting[path]
-                for future in futures:
+        paths = list(self._waiting)
+        count = len(paths)
+        start = self._cursor % count if count else 0
+        chosen = (paths[start:] + paths[:start])[:SLICE]
+        self._cursor = start + len(chosen)
+        self.checks += len(chosen)
+        for path in chosen:
+            if os.path.exists(path):
+                for future in self._waiting.pop(path):
                     if not future.done():
                         future.set_result(None)
         loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(self.poll, self._tick) if self._waiting else None
+        # A whole pass over the paths takes ``poll`` seconds, in ticks of SLICE at most.
+        delay = self.poll * min(1.0, SLICE / count) if count else self.poll
+        self._timer = loop.call_later(delay, self._tick) if self._waiting else None
 
 
 _WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, CancelWatch]] = (

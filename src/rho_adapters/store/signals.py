@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -147,6 +148,19 @@ def _touch(path: Path, *, levels: int = 1) -> None:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
+def _lstat_mode(path: Path) -> int:
+    """``path``'s own mode (a link's, not its target's), 0 where nothing is."""
+    try:
+        return os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+def _present(path: Path) -> bool:
+    """Whether anything is at ``path``, a dangling link included (one lstat)."""
+    return _lstat_mode(path) != 0
+
+
 class FileSignals(SignalSource):
     """SignalSource over session directories. ``locate(session_id)`` gives a session's
     directory (pass ``FileSessionStore.session_dir``); a ``Path`` means ``<path>/<id>``."""
@@ -191,15 +205,15 @@ class FileSignals(SignalSource):
 
     async def directives(self, session_id: str, *, after: int) -> tuple[Directive, ...]:
         """See ``SignalSource.directives``."""
-        path = self._locate(session_id) / "directives.jsonl"
-        if not path.is_symlink() and not path.exists():
+        if not _present(self._locate(session_id) / "directives.jsonl"):
             return ()
         return await asyncio.to_thread(read_directives, self._locate(session_id), after=after)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """See ``SignalSource.export_requests``."""
         directory = self._locate(session_id) / "exports"
-        if directory.is_symlink() or not directory.is_dir():
+        # Asked at every checkpoint: one lstat (a directory, not a link to one), not two stats.
+        if not stat.S_ISDIR(_lstat_mode(directory)):
             return ()
         return tuple(sorted(p.stem for p in directory.glob("*.request")))
 

@@ -9,6 +9,7 @@ it, or, without a store, kept in this process until then.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -94,9 +95,19 @@ class SubAgents:
     (``related``)."""
 
     def __init__(self, parent: ParentSession) -> None:
-        self._parent = parent
+        # The parent owns this object: a weak reference back, so a finished session is freed
+        # by its reference count instead of waiting, with everything it holds, for the
+        # garbage collector's full pass (a stall of the loop with many sessions).
+        self._parent_ref = weakref.ref(parent)
         # Children waiting for an approval, when there is no store to reopen them from.
         self._waiting: dict[str, ChildSession] = {}
+
+    @property
+    def _parent(self) -> ParentSession:
+        parent = self._parent_ref()
+        if parent is None:  # only reachable through its parent: never while one runs
+            raise SessionStateError("the parent session of these sub-agents is gone")
+        return parent
 
     async def run(self, instruction: str, *, full_context: bool) -> ChildOutcome:
         """Run a new child on ``instruction``; with ``full_context`` it first gets the
