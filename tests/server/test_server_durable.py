@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from server_support import Serve, listed, serve_env, wait_for
+from server_support import Serve, http, listed, serve_env, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
@@ -49,9 +49,8 @@ TAKEOVER_BOUND = 45.0
 
 
 def detail_of(server: Serve, sid: str) -> dict[str, Any]:
-    found: dict[str, Any] = httpx.get(
-        f"{server.url}/api/sessions/{sid}", headers=server.auth, timeout=10
-    ).json()
+    url = f"{server.url}/api/sessions/{sid}"
+    found: dict[str, Any] = http().get(url, headers=server.auth).json()
     return found
 
 
