@@ -11,20 +11,22 @@ Chromium). Without Chromium the tests skip, except under ``CI=true`` where they 
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from browser_support import chromium
 from server_support import UvicornThread, app_for, place
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, TextChunk
 from rho_domain.ports.model import ChatModel
 
+CHROMIUM = os.environ.get("RHO_AGENT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 XSS = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
 SCRIPTS = ("sessions.js", "dashboard.js")
 WAIT_MS = 20_000  # an upper bound for expect(...) polling, never a measured duration
@@ -33,9 +35,17 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright i
 
 
 @pytest.fixture(scope="module")
-def browser(request: pytest.FixtureRequest) -> Any:
-    """The process's Chromium (``browser_support``), shared with the other dashboard tests."""
-    return chromium(request.config)
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Chromium is not installed at {CHROMIUM}: run .ci/install-browser.sh")
+        pytest.skip(
+            f"no Chromium at {CHROMIUM} (apt-get install chromium, or set RHO_AGENT_CHROMIUM)"
+        )
+    with playwright_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
 
 
 class GatedModel(ChatModel):

@@ -10,12 +10,13 @@ under ``CI=true`` where they fail.
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from browser_support import chromium
 from dashboard_support import (
     MODELS,
     PROMPTS,
@@ -30,6 +31,7 @@ from dashboard_support import (
 )
 from server_support import UvicornThread, app_for, place
 
+CHROMIUM = os.environ.get("RHO_AGENT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 WAIT_MS = 20_000  # an upper bound for expect(...) polling, never a measured duration
 COLUMNS = [
     "status",
@@ -50,9 +52,15 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright i
 
 
 @pytest.fixture(scope="module")
-def browser(request: pytest.FixtureRequest) -> Any:
-    """The process's Chromium (``browser_support``), shared with the other dashboard tests."""
-    return chromium(request.config)
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Chromium is not installed at {CHROMIUM}: run .ci/install-browser.sh")
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with playwright_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
 
 
 def _sessions(server: UvicornThread) -> dict[str, dict[str, Any]]:
