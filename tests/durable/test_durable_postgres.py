@@ -1,20 +1,21 @@
-"""Durable runs on PostgreSQL (the test process's one server, ``tests/db``'s
-``shared_postgres``, in a database of the test's own): two worker processes consume one
-queue; 200 runs are enqueued; one worker is SIGKILLed mid-way; the other recovers its runs
-through the stale heartbeat, and all 200 complete exactly once, in a bounded time."""
+"""Durable runs on PostgreSQL (started by the test, as tests/db does): two worker processes
+consume one queue; 200 runs are enqueued; one worker is SIGKILLed mid-way; the other
+recovers its runs through the stale heartbeat, and all 200 complete exactly once, in a
+bounded time."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))  # pg_rig
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "db"))  # the tests/db rig
+from db_servers import running_postgres
+from db_support import Server
 from durable_support import (
     Worker,
     answer,
@@ -23,7 +24,6 @@ from durable_support import (
     trace,
     wait_for,
 )
-from pg_rig import pg_server_url
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
@@ -31,7 +31,6 @@ from rho_domain.ports.durable import QueuedRun
 from rho_domain.run import new_id
 from rho_entry.durable.queueing import open_queue
 
-__all__ = ["pg_server_url"]
 pytest.importorskip("dbos")
 
 RUNS = 200
@@ -39,21 +38,17 @@ BOUND = 120.0  # seconds from the first enqueue to the last run's end (13.5 s me
 SCRIPTS = {"pg": [tool_reply(call("list", {"path": "."}, "p1")), answer("done")]}
 
 
-@pytest.fixture
-def db(pg_server_url: str) -> Iterator[str]:
-    """A new database on the shared server: the queue's tables (DBOS's ``dbos`` schema) are
-    this test's alone, whatever else the server holds."""
-    import psycopg
-
-    name = f"durable_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield f"{pg_server_url.rsplit('/', 1)[0]}/{name}"
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[Server]:
+    with running_postgres() as server:
+        yield server
 
 
-def test_two_workers_200_runs_one_killed_all_complete_exactly_once(tmp_path: Path, db: str) -> None:
+def test_two_workers_200_runs_one_killed_all_complete_exactly_once(
+    tmp_path: Path, postgres: Server
+) -> None:
+    config = postgres.config
+    db = f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
     store = tmp_path / "store"
     with LoopbackServer([], rules=[scripted(SCRIPTS)]) as model:
         workers = [

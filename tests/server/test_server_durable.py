@@ -272,11 +272,16 @@ def test_one_durable_server_on_files_runs_its_queue_in_the_config_directory(
     assert (home / "durable.sqlite").is_file()
     recorded = parse_trace((home / "sessions" / sid / "trace.jsonl").read_bytes()).events
     (run,) = [e.run_id for e in recorded if isinstance(e, ev.RunStarted)]
-    with contextlib.closing(sqlite3.connect(home / "durable.sqlite")) as db:
-        rows = db.execute(  # the run was the queue's workflow
-            "SELECT status, name FROM workflow_status WHERE workflow_uuid = ?", (run,)
-        ).fetchall()
-    assert rows == [("SUCCESS", "rho.run")]
+
+    def workflow() -> list[tuple[str, str]]:
+        with contextlib.closing(sqlite3.connect(home / "durable.sqlite")) as db:
+            rows: list[tuple[str, str]] = db.execute(
+                "SELECT status, name FROM workflow_status WHERE workflow_uuid = ?", (run,)
+            ).fetchall()
+            return rows
+
+    # the run was the queue's workflow; DBOS marks it done just after the session's end
+    wait_for(lambda: workflow() == [("SUCCESS", "rho.run")], "the workflow to succeed")
     assert State.from_events(recorded).messages[-1].text == "Listed."  # type: ignore[union-attr]
     assert on_files.sent("list") == 2
 
