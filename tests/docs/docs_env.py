@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from docs_blocks import readme_activation
+from docs_zygote import Zygote
 
 from rho_adapters.fakes import FunctionModel, Turn
 from rho_adapters.fakes.loopback import LoopbackServer
@@ -62,6 +63,7 @@ class DocsEnv:
         self.server = LoopbackServer(
             [tool_reply(call("list", {"path": "."})), text_reply(ANSWER, deltas=4)], repeat=True
         ).start()
+        self._zygote: Zygote | None = None
 
     def fresh_config_home(self, name: str) -> Path:
         """Point ``$RHO_AGENT_HOME`` at a new, empty directory (each block gets its own, so
@@ -71,7 +73,9 @@ class DocsEnv:
         return self.config_home
 
     def close(self) -> None:
-        """Stop the endpoint."""
+        """Stop the endpoint (and the Python that runs the blocks)."""
+        if self._zygote is not None:
+            self._zygote.close()
         self.server.stop()
 
     def _after_setup(self) -> dict[str, str]:
@@ -128,6 +132,22 @@ class DocsEnv:
             text=True,
             timeout=timeout,
             check=False,
+        )
+
+    def run_python(
+        self, argv: list[str], *, stdin: str = "", timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``[python, ...]`` as ``run`` would, in a process forked from one that has
+        imported the library already (``docs_zygote``), started on first use."""
+        if self._zygote is None:
+            self._zygote = Zygote(self.workspace, self.environ)
+        return self._zygote.run(
+            argv,
+            cwd=self.workspace,
+            env=self.environ,
+            stdin=stdin,
+            scratch=self.scratch,
+            timeout=timeout,
         )
 
 

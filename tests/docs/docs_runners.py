@@ -108,8 +108,9 @@ EXPECTED_LAST_LINE: dict[str, str] = {
 
 
 def run_python(block: Block, env: DocsEnv) -> None:
-    """Run the block in a fresh interpreter in the workspace; a block defining ``test_*``
-    functions is a test file and runs under pytest, as a reader would run it."""
+    """Run the block in a process of its own in the workspace (forked from one that has
+    imported the library: ``docs_zygote``); a block defining ``test_*`` functions is a test
+    file and runs under pytest, as a reader would run it."""
     name = f"{block.doc.stem}_{block.line}".replace("-", "_").lower()
     _write_titled_files(block, env)  # a program the block starts (docs/mcp.md's server)
     is_test = re.search(r"^(async )?def test_", block.text, re.MULTILINE) is not None
@@ -119,7 +120,7 @@ def run_python(block: Block, env: DocsEnv) -> None:
     argv = [sys.executable, str(script)]
     if is_test:
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
-    done = env.run(argv)
+    done = env.run_python(argv)
     assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{_output(done)}"
     expected = EXPECTED_OUTPUT.get((block.doc.name, block.heading))
     if expected is not None:

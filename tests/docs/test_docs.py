@@ -115,6 +115,9 @@ def _block(lang: str, text: str, *, caption: str = "") -> Block:
         ("bash", "bash scripts/no-such-script.sh\n", ""),
         ("python", "from rho_entry import Agent, Session\nagent.run()\n", ""),
         ("python", "print('error: the run failed')\n", ""),
+        # the exit status and stdout are the block's own (it runs in a forked child)
+        ("python", "print('completed')\nraise SystemExit(3)\n", ""),
+        ("python", "import sys\nprint('completed', file=sys.stderr)\n", ""),
         # the dev venv has the SDK; a reader of README.md, which never installs it, does not
         ("python", "from opentelemetry.sdk.trace import TracerProvider\n", ""),
         ("python", "import hypothesis\n", ""),

@@ -20,6 +20,7 @@ from durable_support import trace
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
 from rho_entry.evals.sample_content import QUESTIONS, SAMPLE_ANSWERS
+from rho_entry.evals.sample_data import write_sample
 
 pytest.importorskip("dbos")
 
@@ -65,8 +66,8 @@ def test_a_killed_worker_loses_no_question_and_grades_none_twice(tmp_path: Path)
             "LANG": "C.UTF-8",
         }
         rho = [sys.executable, "-m", "rho_entry"]
-        subprocess.run([*rho, "eval", "sample-data", "bird"], cwd=tmp_path, env=environ,
-                       check=True, capture_output=True, timeout=60)  # fmt: skip
+        # `eval sample-data bird`, in this process (tests/evals runs the command itself)
+        write_sample(tmp_path / "bird")
         command = [
             *rho, "eval", "bird", "--data", "bird", "--workers", "2", "--durable", "-m", "m",
             "--out", "out/r.jsonl",

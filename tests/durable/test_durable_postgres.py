@@ -74,12 +74,17 @@ def test_two_workers_200_runs_one_killed_all_complete_exactly_once(
 
             asyncio.run(enqueue_all())
 
+            done: set[str] = set()
+
             def ended() -> int:
-                return sum(
-                    1
-                    for run in runs
-                    if any(e["kind"] == "run_end" for e in trace(store, run.session_id))
-                )
+                """Runs ended so far; a run seen ended is not read again (a poll of every
+                trace, 50 times a second, was a busy loop over up to 200 files)."""
+                for run in runs:
+                    if run.session_id not in done and any(
+                        e["kind"] == "run_end" for e in trace(store, run.session_id)
+                    ):
+                        done.add(run.session_id)
+                return len(done)
 
             wait_for(lambda: ended() >= RUNS // 4, "a quarter of the runs", timeout=BOUND)
             workers[0].kill()

@@ -16,6 +16,7 @@ from typing import Any
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
 from rho_entry.evals.sample_content import QUESTIONS, SAMPLE_ANSWERS
+from rho_entry.evals.sample_data import write_sample
 
 
 def sample_rule(*, stall_on: int | None = None) -> Any:
@@ -121,7 +122,7 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
     out = tmp_path / "r.jsonl"
     with LoopbackServer([], rules=[sample_rule(stall_on=3)]) as server:
         environ = env(tmp_path, server)
-        rho("eval", "sample-data", "bird", cwd=tmp_path, environ=environ)
+        write_sample(tmp_path / "bird")  # as `eval sample-data bird` (its process: the first test)
         process = subprocess.Popen(
             [sys.executable, "-m", "rho_entry", *command],
             cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -177,7 +178,7 @@ def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:
         workers = rho(
             "eval", "bird", "--data", ".", "--workers", "0", cwd=tmp_path, environ=environ
         )  # fmt: skip
-        rho("eval", "sample-data", "bird", cwd=tmp_path, environ=environ)
+        write_sample(tmp_path / "bird")  # as `eval sample-data bird` (its process: the first test)
         (tmp_path / "bird" / "dev_databases" / "flights" / "flights.sqlite").unlink()
         partial = rho(
             "eval", "bird", "--data", "bird", "-m", "m", "--limit", "2", cwd=tmp_path,

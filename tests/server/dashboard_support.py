@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
+from server_support import http
 
 from rho_adapters.fakes import FunctionModel, Turn, call, text, tools
 from rho_domain.errors import ModelHTTPError
@@ -66,14 +66,12 @@ def start(url: str, auth: dict[str, str], prompt: str, *, index: int = 0, wait: 
         body["profile"] = "developer"
     if prompt.startswith("loop"):
         body["max_turns"] = 1
-    created = httpx.post(f"{url}/api/sessions", json=body, headers=auth, timeout=30)
+    created = http().post(f"{url}/api/sessions", json=body, headers=auth)
     assert created.status_code == 201, created.text
     sid: str = created.json()["id"]
     if not wait:
         return sid
-    done = httpx.get(
-        f"{url}/api/sessions/{sid}/stream", params={"until": "idle"}, headers=auth, timeout=30
-    )
+    done = http().get(f"{url}/api/sessions/{sid}/stream", params={"until": "idle"}, headers=auth)
     assert done.status_code == 200, done.text
     return sid
 

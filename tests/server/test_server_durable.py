@@ -16,21 +16,24 @@ One model server (the loopback fake, real HTTP) answers in script order:
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import psycopg
 import pytest
-from server_support import Serve, listed, serve_env, wait_for
+from server_support import Serve, http, listed, serve_env, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
-from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
+from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
 from rho_adapters.store import parse_trace
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage, ToolResultMessage
@@ -49,9 +52,8 @@ TAKEOVER_BOUND = 45.0
 
 
 def detail_of(server: Serve, sid: str) -> dict[str, Any]:
-    found: dict[str, Any] = httpx.get(
-        f"{server.url}/api/sessions/{sid}", headers=server.auth, timeout=10
-    ).json()
+    url = f"{server.url}/api/sessions/{sid}"
+    found: dict[str, Any] = http().get(url, headers=server.auth).json()
     return found
 
 
@@ -201,103 +203,135 @@ def test_a_durable_queue_that_cannot_be_opened_stops_the_server_with_exit_1(
     assert "listening on" not in done.stderr
 
 
-def test_one_durable_server_on_files_runs_its_queue_in_the_config_directory(
-    tmp_path: Path,
-) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    home = tmp_path / "home"  # not created yet: the server makes it for durable.sqlite
-    script = [tool_reply(call("list", {"path": "."}, call_id="l1")), text_reply("Listed.")]
-    with LoopbackServer(script) as model:
-        server = Serve(work, serve_env(home, model.base_url), "--durable")
-        try:
-            sid = httpx.post(
-                f"{server.url}/api/sessions", json={"prompt": "list"}, headers=server.auth
-            ).json()["id"]
-            wait_for(
-                lambda: (r := listed(server, sid)) and r["status"] == "completed",
-                "the run to complete",
-            )
-        finally:
-            assert server.stop() == 0
-    assert (home / "durable.sqlite").is_file()
-    recorded = parse_trace((home / "sessions" / sid / "trace.jsonl").read_bytes()).events
-    (run,) = [e.run_id for e in recorded if isinstance(e, ev.RunStarted)]
-    with sqlite3.connect(home / "durable.sqlite") as db:  # the run was the queue's workflow
-        rows = db.execute(
-            "SELECT status, name FROM workflow_status WHERE workflow_uuid = ?", (run,)
-        ).fetchall()
-    assert rows == [("SUCCESS", "rho.run")]
-    assert State.from_events(recorded).messages[-1].text == "Listed."  # type: ignore[union-attr]
-    assert len(model.requests) == 2
+# -- one durable server on files, shared by the tests below -------------------------------------
 
-
-def test_a_durable_run_is_cancelled_over_http_through_the_store(tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    script = [text_reply("never", faults=(stall(),))]
-    with LoopbackServer(script) as model:
-        server = Serve(work, serve_env(tmp_path / "home", model.base_url), "--durable")
-        try:
-            sid = httpx.post(
-                f"{server.url}/api/sessions", json={"prompt": "wait"}, headers=server.auth
-            ).json()["id"]
-            wait_for(lambda: len(model.requests) == 1, "the model call to start")
-            cancelled = httpx.post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
-            assert cancelled.status_code == 202, cancelled.text
-            assert cancelled.json()["outcome"] == "cancel requested"  # the worker's, not a handle
-            wait_for(
-                lambda: (r := listed(server, sid)) and r["status"] == "cancelled",
-                "the run to end cancelled",
-            )
-        finally:
-            assert server.stop() == 0
-
-
-def test_always_answered_on_a_durable_server_allows_the_tool_for_the_rest_of_the_run(
-    tmp_path: Path,
-) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    script = [
+# Each test's prompt picks its script; the number of tool results so far picks the reply.
+SCRIPTS = {
+    "list": [tool_reply(call("list", {"path": "."}, call_id="l1")), text_reply("Listed.")],
+    "wait": [text_reply("never", faults=(stall(),))],
+    "write twice": [
         tool_reply(call("write", {"path": "one.txt", "content": "1\n"}, call_id="w1")),
         tool_reply(call("write", {"path": "two.txt", "content": "2\n"}, call_id="w2")),
         text_reply("Both."),
-    ]
-    with LoopbackServer(script) as model:
-        env = serve_env(tmp_path / "home", model.base_url, RHO_AGENT_SERVER_PROFILES="developer")
+    ],
+}
+
+
+def _prompt(body: Mapping[str, Any]) -> str:
+    return next(str(m["content"]) for m in body["messages"] if m["role"] == "user")
+
+
+def _by_prompt(exchange: Exchange) -> Reply | None:
+    if not exchange.is_chat:
+        return None
+    script = SCRIPTS[_prompt(exchange.body)]
+    done = sum(1 for m in exchange.body["messages"] if m["role"] == "tool")
+    return script[min(done, len(script) - 1)]
+
+
+@attrs.frozen
+class OnFiles:
+    """``rho-agent serve --durable`` with its default store and queue (the config directory)."""
+
+    server: Serve
+    model: LoopbackServer
+    home: Path
+    work: Path
+
+    def sent(self, prompt: str) -> int:
+        """The model calls made for ``prompt``'s session."""
+        return sum(1 for body in self.model.requests if _prompt(body) == prompt)
+
+
+@pytest.fixture(scope="module")
+def on_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OnFiles]:
+    """One server for the module (a durable server's start is most of a test's CPU time)."""
+    root = tmp_path_factory.mktemp("on-files")
+    work = root / "work"
+    work.mkdir()
+    home = root / "home"  # not created yet: the server makes it for durable.sqlite
+    with LoopbackServer([], rules=[_by_prompt]) as model:
+        env = serve_env(home, model.base_url, RHO_AGENT_SERVER_PROFILES="readonly,developer")
         server = Serve(work, env, "--durable")
         try:
-            created = httpx.post(
-                f"{server.url}/api/sessions",
-                json={"prompt": "write twice", "profile": "developer"},
-                headers=server.auth,
-            )
-            assert created.status_code == 201, created.text
-            sid = created.json()["id"]
-            detail = wait_for(
-                lambda: (d := detail_of(server, sid))["liveness"] == "awaiting_approval" and d,
-                "the run to wait for approval",
-            )
-            assert [p["call_id"] for p in detail["pending_approvals"]] == ["w1"]
-            answered = httpx.post(
-                f"{server.url}/api/sessions/{sid}/approvals/w1",
-                json={"decision": "always"},
-                headers=server.auth,
-            )
-            assert answered.status_code == 202, answered.text
-            # w2 is a write too: "always" lets it run without a second question
-            wait_for(
-                lambda: (r := listed(server, sid)) and r["status"] == "completed",
-                "the run to complete without asking for w2",
-            )
+            yield OnFiles(server, model, home, work)
         finally:
             assert server.stop() == 0
+
+
+def test_one_durable_server_on_files_runs_its_queue_in_the_config_directory(
+    on_files: OnFiles,
+) -> None:
+    server, home = on_files.server, on_files.home
+    sid = http().post(f"{server.url}/api/sessions", json={"prompt": "list"}, headers=server.auth)
+    sid = sid.json()["id"]
+    wait_for(
+        lambda: (r := listed(server, sid)) and r["status"] == "completed",
+        "the run to complete",
+    )
+    assert (home / "durable.sqlite").is_file()
+    recorded = parse_trace((home / "sessions" / sid / "trace.jsonl").read_bytes()).events
+    (run,) = [e.run_id for e in recorded if isinstance(e, ev.RunStarted)]
+
+    def workflow() -> list[tuple[str, str]]:
+        with contextlib.closing(sqlite3.connect(home / "durable.sqlite")) as db:
+            rows: list[tuple[str, str]] = db.execute(
+                "SELECT status, name FROM workflow_status WHERE workflow_uuid = ?", (run,)
+            ).fetchall()
+            return rows
+
+    # the run was the queue's workflow; DBOS marks it done just after the session's end
+    wait_for(lambda: workflow() == [("SUCCESS", "rho.run")], "the workflow to succeed")
+    assert State.from_events(recorded).messages[-1].text == "Listed."  # type: ignore[union-attr]
+    assert on_files.sent("list") == 2
+
+
+def test_a_durable_run_is_cancelled_over_http_through_the_store(on_files: OnFiles) -> None:
+    server = on_files.server
+    sid = http().post(f"{server.url}/api/sessions", json={"prompt": "wait"}, headers=server.auth)
+    sid = sid.json()["id"]
+    wait_for(lambda: on_files.sent("wait") == 1, "the model call to start")
+    cancelled = http().post(f"{server.url}/api/sessions/{sid}/cancel", headers=server.auth)
+    assert cancelled.status_code == 202, cancelled.text
+    assert cancelled.json()["outcome"] == "cancel requested"  # the worker's, not a handle
+    wait_for(
+        lambda: (r := listed(server, sid)) and r["status"] == "cancelled",
+        "the run to end cancelled",
+    )
+
+
+def test_always_answered_on_a_durable_server_allows_the_tool_for_the_rest_of_the_run(
+    on_files: OnFiles,
+) -> None:
+    server, work = on_files.server, on_files.work
+    created = http().post(
+        f"{server.url}/api/sessions",
+        json={"prompt": "write twice", "profile": "developer"},
+        headers=server.auth,
+    )
+    assert created.status_code == 201, created.text
+    sid = created.json()["id"]
+    detail = wait_for(
+        lambda: (d := detail_of(server, sid))["liveness"] == "awaiting_approval" and d,
+        "the run to wait for approval",
+    )
+    assert [p["call_id"] for p in detail["pending_approvals"]] == ["w1"]
+    answered = http().post(
+        f"{server.url}/api/sessions/{sid}/approvals/w1",
+        json={"decision": "always"},
+        headers=server.auth,
+    )
+    assert answered.status_code == 202, answered.text
+    # w2 is a write too: "always" lets it run without a second question
+    wait_for(
+        lambda: (r := listed(server, sid)) and r["status"] == "completed",
+        "the run to complete without asking for w2",
+    )
     assert (work / "one.txt").read_text() == "1\n"
     assert (work / "two.txt").read_text() == "2\n"
-    recorded = parse_trace((tmp_path / "home" / "sessions" / sid / "trace.jsonl").read_bytes())
+    recorded = parse_trace((on_files.home / "sessions" / sid / "trace.jsonl").read_bytes())
     asked = [e.call.id for e in recorded.events if isinstance(e, ev.ApprovalRequested)]
     assert asked == ["w1"]
     resolved = [e for e in recorded.events if isinstance(e, ev.ApprovalResolved)]
     assert [(e.call_id, e.approved, e.always) for e in resolved] == [("w1", True, True)]
-    assert len(model.requests) == 3
+    assert on_files.sent("write twice") == 3

@@ -54,9 +54,13 @@ def _client_env(where: Place, env: dict[str, str]) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[Place, Serve, dict[str, str]]]:
-    where = place(tmp_path)
+@pytest.fixture(scope="module")
+def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Place, Serve, dict[str, str]]]:
+    """One ``rho-agent serve`` for the module's tests (each a client of its own sessions,
+    told apart by ``_new_sessions``): a server start is most of a test's CPU time."""
+    where = place(tmp_path_factory.mktemp("served"))
     replies = [text_reply("first answer"), text_reply("second answer")]
     with LoopbackServer(replies, repeat=True) as model:
         env = serve_env(where.home, model.base_url)
@@ -68,7 +72,14 @@ def served(tmp_path: Path) -> Iterator[tuple[Place, Serve, dict[str, str]]]:
 
 
 def _session_ids(where: Place) -> list[str]:
+    if not where.sessions.is_dir():  # no session yet
+        return []
     return sorted(p.name for p in where.sessions.iterdir() if p.is_dir())
+
+
+def _new_sessions(where: Place, before: list[str]) -> list[str]:
+    """The sessions made since ``before`` (the server is the module's: others have some)."""
+    return sorted(set(_session_ids(where)) - set(before))
 
 
 def test_a_session_whose_working_dir_is_gone_is_refused_with_its_name(
@@ -77,9 +88,10 @@ def test_a_session_whose_working_dir_is_gone_is_refused_with_its_name(
     where, serve, env = served
     gone = where.work / "project"
     gone.mkdir()
+    before = _session_ids(where)
     first = _cli("--server", serve.url, "-w", "project", "hello", cwd=tmp_path, env=env)
     assert first.returncode == 0, first.stderr
-    (session_id,) = _session_ids(where)
+    (session_id,) = _new_sessions(where, before)
     trace = where.sessions / session_id / "trace.jsonl"
     lines_before = trace.read_text(encoding="utf-8").count("\n")
     shutil.rmtree(gone)
@@ -129,8 +141,9 @@ def test_resume_without_a_message_says_there_is_nothing_to_continue(
     served: tuple[Place, Serve, dict[str, str]], tmp_path: Path
 ) -> None:
     where, serve, env = served
+    before = _session_ids(where)
     assert _cli("--server", serve.url, "hello", cwd=tmp_path, env=env).returncode == 0
-    (session_id,) = _session_ids(where)
+    (session_id,) = _new_sessions(where, before)
     done = _cli("--server", serve.url, "--resume", session_id, cwd=tmp_path, env=env)
     assert done.returncode == 1
     assert "nothing to continue" in done.stderr
@@ -140,7 +153,7 @@ def test_resume_without_a_message_says_there_is_nothing_to_continue(
 def test_the_list_has_a_header_and_one_line_per_session(
     served: tuple[Place, Serve, dict[str, str]], tmp_path: Path
 ) -> None:
-    _, serve, env = served
+    where, serve, env = served
     assert (
         _cli("--server", serve.url, "first\nsecond\n\nthird", cwd=tmp_path, env=env).returncode == 0
     )
@@ -149,8 +162,8 @@ def test_the_list_has_a_header_and_one_line_per_session(
     assert listed.returncode == 0, listed.stderr
     header, *rows = listed.stdout.splitlines()
     assert header.split() == ["ID", "STATUS", "LIVENESS", "FIRST", "PROMPT"]
-    assert len(rows) == 2, listed.stdout
-    assert rows[1].endswith("first second third")
+    assert len(rows) == len(_session_ids(where)), listed.stdout  # this test's two among them
+    assert rows[1].endswith("first second third")  # newest first
     assert rows[0].endswith("x" * 59 + "…")
 
 

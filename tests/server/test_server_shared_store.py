@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
-from server_support import Serve, listed, parse_sse, serve_env, wait_for
+from server_support import Serve, http, listed, parse_sse, serve_env, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
@@ -87,7 +87,7 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
             assert stream_ids(b, sid, last=2) == [i for i in on_a if i > 2]
             detail = wait_for(
                 lambda: (
-                    (d := httpx.get(f"{b.url}/api/sessions/{sid}", headers=b.auth).json())
+                    (d := http().get(f"{b.url}/api/sessions/{sid}", headers=b.auth).json())
                     and d["liveness"] == "awaiting_approval"
                     and d
                 ),
