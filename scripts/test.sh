@@ -64,8 +64,11 @@ status=0
 cores=$(nproc 2>/dev/null || echo 2)
 workers=$((cores * 2))
 [ "$workers" -gt 4 ] && workers=4
+# --dist worksteal: a worker that runs out of tests takes queued ones from the others, so the
+# run does not end on one worker finishing its long queue alone (with the default
+# distribution one worker ran ~40 s after the other three were done; docs/testing.md).
 say "running the tests with $workers workers (minutes on 2 cores: see docs/testing.md)"
-.venv/bin/python -m pytest -n "$workers" "$@" || status=$?
+.venv/bin/python -m pytest -n "$workers" --dist worksteal "$@" || status=$?
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: an empty run is not a pass" >&2
     exit 1
