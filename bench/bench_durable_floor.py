@@ -28,10 +28,12 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "db")]
 
 from dbos import DBOS  # noqa: E402
 
-from rho_adapters.durable.steps import DbosSteps  # noqa: E402
 from rho_adapters.durable.worker import DbosWorker, WorkerOptions  # noqa: E402
 from rho_domain.ports.durable import DurableSteps, QueuedRun  # noqa: E402
 from rho_domain.run import new_id  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_durable import empty_steps  # noqa: E402  (the same 100-step workflow)
 
 ROW = "x" * 900
 
@@ -79,19 +81,6 @@ def postgres_url() -> Iterator[str]:
     with running_postgres() as server:
         config = server.config
         yield f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
-
-
-@DBOS.workflow(name="bench.floor_steps")
-async def empty_steps(count: int) -> int:
-    """``count`` empty steps, each checkpointed."""
-    steps = DbosSteps()
-
-    async def nothing() -> int:
-        return 0
-
-    for _ in range(count):
-        await steps.once("empty", nothing)
-    return count
 
 
 @DBOS.workflow(name="bench.empty_workflow")
