@@ -23,16 +23,33 @@ of every attribute and asks the socket for its peer name (a system call) on the 
 
 from __future__ import annotations
 
+import select
+import socket
 import ssl
 import typing
 
 import httpcore
-from httpcore._utils import is_socket_readable  # the check httpcore's own streams make
 
 HOLD_LIMIT = 65536
 """The longest write kept for the next one: a request head, never a large body."""
 
 _HEAD_END = b"\r\n\r\n"
+
+
+def socket_readable(sock: socket.socket) -> bool:
+    """Whether ``sock`` has something to read (for a kept-alive connection: the server closed
+    it, or sent what nobody asked for), without reading or waiting. A socket without a file
+    descriptor counts as readable: its next read returns the end. The check httpcore's own
+    streams make, written here because httpcore keeps it private."""
+    fd = sock.fileno()
+    if fd < 0:
+        return True
+    if not hasattr(select, "poll"):  # Windows
+        readable, _, _ = select.select([fd], [], [], 0)
+        return bool(readable)
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class OneSendStream(httpcore.AsyncNetworkStream):
@@ -87,19 +104,16 @@ class OneSendStream(httpcore.AsyncNetworkStream):
             if self._socket is None:
                 self._socket = self._inner.get_extra_info("socket")
             if self._socket is not None:
-                return is_socket_readable(self._socket)
+                return socket_readable(self._socket)
         return self._inner.get_extra_info(info)
 
 
 class OneSendBackend(httpcore.AsyncNetworkBackend):
-    """``inner`` (httpcore's choice of backend by default) with ``OneSendStream`` streams."""
+    """``inner`` (default: httpcore's AnyIO backend, what its pool picks under asyncio, the
+    one event loop the model clients run on) with ``OneSendStream`` streams."""
 
     def __init__(self, inner: httpcore.AsyncNetworkBackend | None = None) -> None:
-        if inner is None:
-            from httpcore._backends.auto import AutoBackend  # the pool's own default
-
-            inner = AutoBackend()
-        self._inner = inner
+        self._inner = inner if inner is not None else httpcore.AnyIOBackend()
 
     async def connect_tcp(
         self,
