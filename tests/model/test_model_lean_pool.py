@@ -9,11 +9,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpcore
 import httpx
 import pytest
 
 from rho_adapters.model import lean_pool
-from rho_adapters.model.lean_pool import LeanConnectionPool
+from rho_adapters.model.lean_pool import LeanConnectionPool, pool_class
 from rho_adapters.model.tls import PlainTransport
 
 
@@ -126,3 +127,10 @@ async def test_idle_connections_are_swept_for_expiry_once_per_interval() -> None
         assert (await client.get("/")).text == "ok"
         # The sweep dropped the four dead ones; only the new connection remains.
         assert len(pool.connections) == 1
+
+
+def test_the_lean_pool_only_under_the_httpcore_line_it_was_written_for() -> None:
+    # it overrides a private method of httpcore 1.0's pool: another line gets httpcore's own
+    assert pool_class("1.0.9") is LeanConnectionPool
+    assert pool_class("1.1.0") is httpcore.AsyncConnectionPool
+    assert pool_class("2.0.0") is httpcore.AsyncConnectionPool

@@ -39,6 +39,17 @@ SWEEP_SECONDS = 1.0
 """How often, at most, the idle connections not being picked are checked for expiry."""
 
 
+def pool_class(version: str = httpcore.__version__) -> type[httpcore.AsyncConnectionPool]:
+    """``LeanConnectionPool`` under the httpcore line its override was written and tested for
+    (1.0.x), else httpcore's own pool: a later httpcore may have changed the private method it
+    overrides, and its own pool is then the correct one, if slower."""
+    if version.startswith("1.0.") and hasattr(
+        httpcore.AsyncConnectionPool, "_assign_requests_to_connections"
+    ):
+        return LeanConnectionPool
+    return httpcore.AsyncConnectionPool
+
+
 class LeanConnectionPool(httpcore.AsyncConnectionPool):
     """``httpcore.AsyncConnectionPool`` without the per-request scan (module docstring)."""
 

@@ -40,10 +40,10 @@ class PlainTransport(httpx.AsyncHTTPTransport):
     verifying context), the process's ``shared_ssl_context()`` for an https:// one."""
 
     def __init__(self, limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None) -> None:
-        from rho_adapters.model.lean_pool import LeanConnectionPool
+        from rho_adapters.model.lean_pool import pool_class
 
         # Not calling super().__init__: it is the part that makes the SSL context.
-        self._pool = LeanConnectionPool(
+        self._pool = pool_class()(
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
