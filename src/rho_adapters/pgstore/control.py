@@ -23,7 +23,7 @@ from rho_domain.ports.session_control import (
     SessionControl,
     Signal,
     TraceLine,
-    approval_answer,
+    answer_through,
     held_by_live_process,
     pending_approvals,
     run_in_progress,
@@ -240,19 +240,15 @@ class PgSessions(SessionCatalog, SessionControl):
                 "prompt or its server)"
             )
         store = PgSessionStore(self.backend)
-        _, events = await store.open(info.id)
         try:
-            answer = approval_answer(
-                pending_approvals(events),
+            await answer_through(
+                store,
+                info.id,
                 call_id,
                 approved=approved,
                 always=always,
                 reason=reason,
                 at=time.time(),
             )
-            await store.append(info.id, [answer])
         finally:
-            try:
-                await store.release(info.id)
-            finally:
-                await store.aclose()
+            await store.aclose()

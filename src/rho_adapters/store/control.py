@@ -35,7 +35,7 @@ from rho_domain.ports.session_control import (
     SessionControl,
     Signal,
     TraceLine,
-    approval_answer,
+    answer_through,
     held_by_live_process,
     pending_approvals,
     run_in_progress,
@@ -194,17 +194,12 @@ class FileSessions(SessionCatalog, SessionControl):
                 f"session {paths.id} is held by pid {meta.get('pid')} on {meta.get('host')}; "
                 "answer it there (its approval prompt or its server)"
             )
-        store = FileSessionStore(self.root)
-        _, events = await store.open(paths.id)
-        try:
-            answer = approval_answer(
-                pending_approvals(events),
-                call_id,
-                approved=approved,
-                always=always,
-                reason=reason,
-                at=time.time(),
-            )
-            await store.append(paths.id, [answer])
-        finally:
-            await store.release(paths.id)
+        await answer_through(
+            FileSessionStore(self.root),
+            paths.id,
+            call_id,
+            approved=approved,
+            always=always,
+            reason=reason,
+            at=time.time(),
+        )

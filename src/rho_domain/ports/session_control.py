@@ -27,7 +27,7 @@ import attrs
 
 from rho_domain import events as ev
 from rho_domain.errors import SessionStateError, StoreError
-from rho_domain.ports.store import SessionInfo, SessionRecord
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
 from rho_domain.state import State
 
 RUN_IN_PROGRESS = frozenset({"running", "paused"})
@@ -130,6 +130,35 @@ def approval_answer(
         always=always,
         reason=reason,
     )
+
+
+async def answer_through(
+    store: SessionStore,
+    session_id: str,
+    call_id: str,
+    *,
+    approved: bool,
+    always: bool,
+    reason: str,
+    at: float,
+) -> None:
+    """Answer ``call_id`` of a stored session that no live process holds, through ``store``:
+    open it (its lock keeps a run from starting meanwhile), append ``approval_answer``'s
+    event, release it. ``SessionStateError`` when the call is not waiting; the store's own
+    errors (``SessionLocked``...) as they come."""
+    _, events = await store.open(session_id)
+    try:
+        answer = approval_answer(
+            pending_approvals(events),
+            call_id,
+            approved=approved,
+            always=always,
+            reason=reason,
+            at=at,
+        )
+        await store.append(session_id, [answer])
+    finally:
+        await store.release(session_id)
 
 
 class SessionCatalog(Protocol):
