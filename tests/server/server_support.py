@@ -111,6 +111,21 @@ def parse_sse(text: str) -> list[dict[str, Any]]:
     return events
 
 
+async def sse_blocks(response: httpx.Response) -> AsyncIterator[dict[str, str]]:
+    """SSE events of a streamed response as dicts, as they arrive (comments and ``retry``
+    skipped)."""
+    fields: dict[str, str] = {}
+    async for line in response.aiter_lines():
+        if not line:
+            if fields:
+                yield fields
+            fields = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(": ")
+            if name != "retry":
+                fields[name] = value
+
+
 async def wait_idle(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:
     """Follow the stream until the session is idle; return the session's detail."""
     response = await client.get(f"/api/sessions/{session_id}/stream", params={"until": "idle"})

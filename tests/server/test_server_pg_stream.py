@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from pg_rig import pg_server_url, schema_url
-from server_support import BASE, UvicornThread, place, settings
+from server_support import BASE, UvicornThread, place, settings, sse_blocks
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_entry.config.stores import choose_store
@@ -23,19 +22,6 @@ from rho_entry.server import create_app
 __all__ = ["pg_server_url"]
 
 WRITE = call("write", {"path": "out.txt", "content": "hi\n"}, id="c1")
-
-
-async def _blocks(response: httpx.Response) -> Any:
-    fields: dict[str, str] = {}
-    async for line in response.aiter_lines():
-        if not line:
-            if fields:
-                yield fields
-            fields = {}
-        elif not line.startswith(":"):
-            name, _, value = line.partition(": ")
-            if name != "retry":
-                fields[name] = value
 
 
 async def test_an_approval_answered_here_keeps_the_line_numbers(
@@ -59,7 +45,7 @@ async def test_an_approval_answered_here_keeps_the_line_numbers(
             sid = created.json()["id"]
             first: list[dict[str, str]] = []
             async with http.stream("GET", f"/api/sessions/{sid}/stream") as response:
-                async for block in _blocks(response):
+                async for block in sse_blocks(response):
                     first.append(block)
                     if block.get("event") == "approval_requested":
                         break
@@ -72,7 +58,7 @@ async def test_an_approval_answered_here_keeps_the_line_numbers(
                     params={"until": "idle"},
                     headers={"Last-Event-ID": str(last_id)},
                 ) as response:
-                    return [b async for b in _blocks(response)]
+                    return [b async for b in sse_blocks(response)]
 
             answer = await http.post(
                 f"/api/sessions/{sid}/approvals/c1", json={"decision": "approve"}

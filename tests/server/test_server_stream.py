@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from server_support import UvicornThread, app_for, client_for, parse_sse, place, wait_idle
+from server_support import (
+    UvicornThread,
+    app_for,
+    client_for,
+    parse_sse,
+    place,
+    sse_blocks,
+    wait_idle,
+)
 
 from rho_adapters.fakes import FunctionModel, ScriptedModel, Turn, call, text, tools
 from rho_adapters.store import read_trace
@@ -39,7 +47,7 @@ async def test_a_reconnect_with_last_event_id_loses_nothing_and_repeats_nothing(
             sid = created.json()["id"]
             first: list[dict[str, Any]] = []
             async with http.stream("GET", f"/api/sessions/{sid}/stream") as response:
-                async for block in _blocks(response):
+                async for block in sse_blocks(response):
                     first.append(block)
                     if block.get("event") == "approval_requested":
                         break  # the client goes away while the session waits
@@ -55,7 +63,7 @@ async def test_a_reconnect_with_last_event_id_loses_nothing_and_repeats_nothing(
                 params={"until": "idle"},
                 headers={"Last-Event-ID": str(last_id)},
             ) as response:
-                second = [b async for b in _blocks(response)]
+                second = [b async for b in sse_blocks(response)]
     ids = [int(b["id"]) for b in first + second if "id" in b]
     kinds = [b["event"] for b in first + second if "id" in b]
     assert ids == list(range(1, len(ids) + 1))  # no gap, no duplicate
@@ -78,7 +86,7 @@ async def test_a_client_leaving_mid_stream_does_not_disturb_the_run(tmp_path: Pa
         async with httpx.AsyncClient(base_url=server.url, headers=server.auth, timeout=20) as http:
             sid = (await http.post("/api/sessions", json={"prompt": "go"})).json()["id"]
             async with http.stream("GET", f"/api/sessions/{sid}/stream") as response:
-                async for block in _blocks(response):
+                async for block in sse_blocks(response):
                     if block.get("event") == "llm_start":
                         break
             loop, event = gate[0]
@@ -161,17 +169,3 @@ async def test_a_cli_session_is_watched_over_http_and_http_sessions_are_listed_b
         [*cli, "export", http_id], cwd=where.work, env=env, capture_output=True, text=True
     )
     assert json.loads(exported.stdout)["events"][-1]["text"] == "from http"
-
-
-async def _blocks(response: httpx.Response) -> Any:
-    """SSE events as dicts, as they arrive (comments skipped)."""
-    fields: dict[str, str] = {}
-    async for line in response.aiter_lines():
-        if not line:
-            if fields:
-                yield fields
-            fields = {}
-        elif not line.startswith(":"):
-            name, _, value = line.partition(": ")
-            if name != "retry":
-                fields[name] = value
