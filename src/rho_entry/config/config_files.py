@@ -1,9 +1,10 @@
 """Config files: AgentConfig YAML and custom permission profile YAML, strictly validated.
 
-``yaml.safe_load`` → a strict cattrs converter (``forbid_extra_keys``, no silent ``str(5)`` or
-``bool("no")`` coercions) → a frozen value. Every problem is a ``ConfigError`` that names the
-file, the key path (``config.budget.max_turns``) and what was expected. yaml and cattrs are imported
-lazily, inside the functions, so that ``rho-agent --help`` stays fast.
+YAML (``yaml_text``, the safe loader) → a strict cattrs converter (``forbid_extra_keys``, no
+silent ``str(5)`` or ``bool("no")`` coercions) → a frozen value. Every problem is a
+``ConfigError`` that names the file, the key path (``config.budget.max_turns``) and what was
+expected. yaml and cattrs are imported lazily, inside the functions, so that ``rho-agent
+--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -183,16 +184,9 @@ def _unnest(value: Mapping[str, Any], key: str, source: str) -> dict[str, Any]:
 
 
 def _read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
-    import yaml
+    from rho_entry.config.yaml_text import read_yaml_file
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read {what}: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
+    data = read_yaml_file(path, where=str(path), what=what)
     if data is None:
         return {}
     if not isinstance(data, dict):

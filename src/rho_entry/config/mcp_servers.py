@@ -18,7 +18,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.mcp_config import McpServerConfig, servers_to_start
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
-from rho_entry.config.yaml_text import load_yaml
+from rho_entry.config.yaml_text import read_yaml_file
 
 if TYPE_CHECKING:
     from rho_domain.tools.source import ToolSource
@@ -29,16 +29,9 @@ OUTPUT_DIR = "mcp-output"  # in a session's directory: the full outputs of cappe
 def load_mcp_servers(path: str | Path) -> dict[str, McpServerConfig]:
     """The servers of an MCP config file: a YAML (or JSON) mapping with one key,
     ``mcp_servers``, laid out as in an AgentConfig. Raises ConfigError naming the file."""
-    import yaml
-
     from rho_adapters.codec import config_from_dict
 
-    try:
-        data = load_yaml(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--mcp-config {path}: cannot read it: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"--mcp-config {path}: invalid YAML: {exc}") from exc
+    data = read_yaml_file(path, where=f"--mcp-config {path}", what="it")
     if not isinstance(data, dict) or set(data) != {"mcp_servers"}:
         raise ConfigError(
             f"--mcp-config {path}: expected a mapping with one key, mcp_servers "

@@ -34,7 +34,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile
-from rho_entry.config.yaml_text import load_yaml
+from rho_entry.config.yaml_text import load_yaml, read_yaml_file
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _FRONTMATTER_KEYS = frozenset(
@@ -165,14 +165,7 @@ def parse_var_assignments(assignments: Sequence[str]) -> dict[str, str]:
 
 def load_vars_file(path: str | Path) -> dict[str, str]:
     """A YAML mapping of variable values; scalar values are stringified."""
-    import yaml
-
-    try:
-        data = load_yaml(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the vars file: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
+    data = read_yaml_file(path, where=str(path), what="the vars file")
     if data is None:
         return {}
     if not isinstance(data, Mapping):

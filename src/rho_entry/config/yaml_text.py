@@ -7,7 +7,10 @@ it the wording of a syntax error. ``yaml`` is imported on the first call.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from rho_domain.errors import ConfigError
 
 
 def load_yaml(text: str) -> Any:
@@ -17,3 +20,17 @@ def load_yaml(text: str) -> Any:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, in C or in Python
+
+
+def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:
+    """The document in the file at ``path`` (None when empty). ``ConfigError`` says
+    ``"{where}: cannot read {what}: ..."`` when the file cannot be read and
+    ``"{where}: invalid YAML: ..."`` when it does not parse."""
+    import yaml
+
+    try:
+        return load_yaml(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read {what}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
