@@ -196,7 +196,7 @@ async def with_retries(
             async with aclosing(attempt(state)) as events:
                 async for event in events:
                     yielded = True
-                    if isinstance(event, StreamFinished) and (gated or state.gated):
+                    if (gated or state.gated) and isinstance(event, StreamFinished):
                         event = attrs.evolve(event, queue_wait=queued + state.queue_wait)
                     yield event
             return

@@ -152,6 +152,8 @@ _CHUNK_KEYS = ("choices", "usage", "error", "x_groq", "service_tier")
 
 
 def _is_unknown(chunk: Any) -> bool:
+    if chunk.__class__ is dict and "choices" in chunk:
+        return False  # a delta's chunk, decided without the generator below (once per delta)
     return isinstance(chunk, Mapping) and not any(key in chunk for key in _CHUNK_KEYS)
 
 
