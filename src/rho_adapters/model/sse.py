@@ -51,6 +51,16 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume one network chunk; return the events it completed (possibly none)."""
+        if (
+            chunk.startswith(b"data: ")
+            and chunk.endswith(b"\n\n")
+            and chunk.count(b"\n") == 2
+            and not (self._pending or self._data or self._event or self._skip_lf)
+            and b"\r" not in chunk
+        ):
+            # One whole unnamed event and nothing pending: how servers send each delta. What
+            # the general path below makes of it, without splitting and joining lines.
+            return [SSEEvent(chunk[6:-2].decode("utf-8", "replace"))]
         if self._skip_lf and chunk:
             self._skip_lf = False
             if chunk[:1] == b"\n":
