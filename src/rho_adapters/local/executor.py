@@ -308,12 +308,14 @@ class LocalExecutor(Executor):
                 os.close(res.dir_fd)
 
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:
-        """See ``Executor.list_dir``. A small directory (``files.small_names``: one block,
-        at most 64 names) is listed on the event loop, then the loop is given a turn: the
+        """See ``Executor.list_dir``. The path is walked on the event loop (a descriptor
+        per component, as ``Tree`` confines it), and a small directory (``files.small_names``:
+        one block, at most 64 names) is listed there too, then the loop is given a turn: the
         hand-off to a worker thread and back cost more than such a listing (a ``list`` of
-        20 files: ~50 µs through ``to_thread`` alone, more on busy cores). Any other
+        20 files: ~50 µs through ``to_thread`` alone, 1-3 ms on busy cores). Any other
         directory is listed in a thread, walked again there (its descriptor is never
-        shared with a thread a cancelled caller would leave running)."""
+        shared with a thread a cancelled caller would leave running). A workspace on a
+        filesystem that can hang (a network mount) holds the loop while it walks."""
         with _os_errors(path):
             tree, parts = self._locate_read(path)
             res = tree.resolve((*parts, "."), path, follow_final=True)
