@@ -2,27 +2,33 @@
 
 Two loopback agent servers in child processes (``bench/loopback_agent_server.py``): one answers
 with 50 streamed deltas, one with ``--long`` deltas (default 1,000); each first asks for a
-``list`` tool call. A round runs, alternating in this process against each server:
+``list`` tool call. A round runs, alternating against each server:
 
-- the floor: a kept-alive ``httpx.AsyncClient`` POSTing the run's two request bodies and
-  reading both streams line by line (no parsing, no tool);
-- our run: ``Session(agent)`` as a service builds it (the ``Agent(config)`` built once, a new
-  Session per run), the default wiring (the shared client pool, the real ``LocalExecutor``
-  listing 20 real files).
+- the floor, in this process: a kept-alive ``httpx.AsyncClient`` POSTing the run's two
+  request bodies and reading both streams line by line (no parsing, no tool);
+- our run, in a worker process of its own (this script with ``--worker``), one run per
+  round when this process asks for it: ``Session(agent)`` as a service builds it (the
+  ``Agent(config)`` built once, a new Session per run), the default wiring (the shared client
+  pool, the real ``LocalExecutor`` listing 20 real files);
+- with ``--against OTHER/src``, the same run by a second worker importing that tree (e.g.
+  ``git archive`` of an earlier commit unpacked): before and after alternate round by round.
 
-Reported: median and spread (quartiles) per run, the ratio to the floor, the milliseconds our
-run adds, and the microseconds each streamed delta adds ((added at long - added at 50) /
-(long - 50)), with the load average before and after.
+Reported: median and spread (quartiles) per run of the wall time and of the worker's CPU time
+(``time.process_time``, which the other processes on the cores move less), the ratio to the
+floor, the milliseconds a run adds, and the microseconds each streamed delta adds ((added at
+long - added at 50) / (long - 50)), with the load average before and after.
 
-Usage: python bench/bench_overhead.py [--runs 100] [--long 1000]
+Usage: python bench/bench_overhead.py [--runs 100] [--long 1000] [--against OTHER/src]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,62 +61,123 @@ async def _ours(agent: Agent) -> str:
         return (await session.run(PROMPT)).text
 
 
+async def worker(urls: dict[int, str], workdir: Path) -> None:
+    """``--worker``: for each line ``DELTAS`` on stdin, one run against that server; print
+    ``wall_ms cpu_ms`` (after checking the answer)."""
+    agents = {deltas: make_agent(url, workdir) for deltas, url in urls.items()}
+    loop = asyncio.get_running_loop()
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        deltas = int(line)
+        started, cpu = time.perf_counter(), time.process_time()
+        text = await _ours(agents[deltas])
+        wall_ms, cpu_ms = (time.perf_counter() - started) * 1e3, (time.process_time() - cpu) * 1e3
+        assert text.count("word") == deltas, text[:80]
+        print(f"{wall_ms} {cpu_ms}", flush=True)
+    await SHARED_POOL.aclose()
+
+
+def _start_worker(src: str, urls: dict[int, str], workdir: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": src}
+    return subprocess.Popen(
+        [sys.executable, __file__, "--worker", json.dumps(urls), str(workdir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def _ask(child: subprocess.Popen[str], deltas: int) -> tuple[float, float]:
+    assert child.stdin is not None
+    assert child.stdout is not None
+    child.stdin.write(f"{deltas}\n")
+    child.stdin.flush()
+    wall, cpu = child.stdout.readline().split()
+    return float(wall), float(cpu)
+
+
 def _quartiles(values: list[float]) -> str:
     q1, _, q3 = statistics.quantiles(values, n=4)
     return f"{statistics.median(values):7.2f} ms ({q1:.2f}-{q3:.2f})"
 
 
-async def main_async(runs: int, long: int) -> None:
+async def main_async(runs: int, long: int, against: str | None) -> None:
     servers = {50: start_server("50"), long: start_server(str(long))}
+    urls = {deltas: url for deltas, (_, url) in servers.items()}
     load = os.getloadavg()[0]
+    trees = {"ours": str(Path(__file__).resolve().parents[1] / "src")}
+    if against:
+        trees["against"] = str(Path(against).resolve())
+    times: dict[tuple[int, str], list[float]] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="rho-bench-overhead-") as tmp:
             workdir = Path(tmp)
             for i in range(20):
                 (workdir / f"file{i}.txt").write_text("x")
             bodies = await _bodies(workdir)
-            agents = {deltas: make_agent(url, workdir) for deltas, (_, url) in servers.items()}
-            times: dict[tuple[int, str], list[float]] = {}
+            workers = {name: _start_worker(src, urls, workdir) for name, src in trees.items()}
             async with httpx.AsyncClient() as client:
                 for round_ in range(runs + WARM_UP):
-                    for deltas, (_, base_url) in servers.items():
-                        started = time.perf_counter()
+                    for deltas, base_url in urls.items():
+                        started, cpu = time.perf_counter(), time.process_time()
                         await _floor(client, base_url + "/chat/completions", bodies)
-                        middle = time.perf_counter()
-                        text = await _ours(agents[deltas])
-                        ended = time.perf_counter()
-                        assert text.count("word") == deltas, text[:80]
+                        floor_ms = (time.perf_counter() - started) * 1e3
+                        floor_cpu = (time.process_time() - cpu) * 1e3
+                        order = list(workers) if round_ % 2 == 0 else list(workers)[::-1]
+                        measured = {name: _ask(workers[name], deltas) for name in order}
                         if round_ >= WARM_UP:
-                            floor_ms, ours_ms = (middle - started) * 1e3, (ended - middle) * 1e3
                             times.setdefault((deltas, "floor"), []).append(floor_ms)
-                            times.setdefault((deltas, "ours"), []).append(ours_ms)
-            await SHARED_POOL.aclose()
+                            times.setdefault((deltas, "floor cpu"), []).append(floor_cpu)
+                            for name, (wall, cpu) in measured.items():
+                                times.setdefault((deltas, name), []).append(wall)
+                                times.setdefault((deltas, name + " cpu"), []).append(cpu)
+            for child in workers.values():
+                assert child.stdin is not None
+                child.stdin.close()
+                child.wait(10)
     finally:
         for child, _ in servers.values():
             assert child.stdin is not None
             child.stdin.close()
             child.wait(10)
     print(f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; {runs} rounds after {WARM_UP}")
-    print(f"{'answer':>14}  {'raw httpx floor':>26}  {'our run':>26}  ratio  added")
-    added = {}
-    for deltas in servers:
-        floor, ours = times[(deltas, "floor")], times[(deltas, "ours")]
-        added[deltas] = statistics.median(ours) - statistics.median(floor)
-        ratio = statistics.median(ours) / statistics.median(floor)
-        print(
-            f"{deltas:>7} deltas  {_quartiles(floor):>26}  {_quartiles(ours):>26}  "
-            f"{ratio:4.2f}x  {added[deltas]:+.2f} ms"
-        )
-    per_delta = (added[long] - added[50]) / (long - 50) * 1e3
-    print(f"added per run (50 deltas): {added[50]:.2f} ms; per streamed delta: {per_delta:.1f} µs")
+    for name, src in trees.items():
+        print(f"{name}: {src}")
+    print(
+        f"{'answer':>14}  {'tree':>7}  clock  {'raw httpx floor':>26}  {'our run':>26}  "
+        "ratio  added"
+    )
+    for name in trees:
+        for clock in ("wall", "cpu"):
+            suffix = "" if clock == "wall" else " cpu"
+            added = {}
+            for deltas in servers:
+                floor, ours = times[(deltas, "floor" + suffix)], times[(deltas, name + suffix)]
+                added[deltas] = statistics.median(ours) - statistics.median(floor)
+                ratio = statistics.median(ours) / statistics.median(floor)
+                print(
+                    f"{deltas:>7} deltas  {name:>7}  {clock:>5}  {_quartiles(floor):>26}  "
+                    f"{_quartiles(ours):>26}  {ratio:4.2f}x  {added[deltas]:+.2f} ms"
+                )
+            per_delta = (added[long] - added[50]) / (long - 50) * 1e3
+            print(
+                f"{name} ({clock}): added per run (50 deltas): {added[50]:.2f} ms; "
+                f"per streamed delta: {per_delta:.1f} µs"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--long", type=int, default=1000)
+    parser.add_argument("--against", metavar="SRC", help="another tree's src/, in the same rounds")
+    parser.add_argument("--worker", nargs=2, metavar=("URLS", "WORKDIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    asyncio.run(main_async(args.runs, args.long))
+    if args.worker:
+        urls = {int(deltas): url for deltas, url in json.loads(args.worker[0]).items()}
+        asyncio.run(worker(urls, Path(args.worker[1])))
+        return
+    asyncio.run(main_async(args.runs, args.long, args.against))
 
 
 if __name__ == "__main__":

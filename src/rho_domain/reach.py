@@ -40,6 +40,11 @@ class OutsideReads(Enum):
 SANDBOX_OWN = ("/tmp", "/run")  # noqa: S108 - names of the sandbox's mounts, not temp files
 
 
+# The harmless devices and /proc files the secrets policy lets through (/dev/null,
+# /proc/cpuinfo...), normalized once: every executor's reach (one per session) opens them.
+_ALLOWED = tuple(posixpath.normpath(p) for p in ALLOWED)
+
+
 def _within(path: str, root: str) -> bool:
     return root == "/" or path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -67,11 +72,9 @@ class ReadReach:
         """The reach of a profile's setting for a workspace (every spelling of it: as given
         and canonical), its read roots (idem) and the machine's home directories."""
         closed = ("/",) if outside is OutsideReads.DENY else (*homes, *SANDBOX_OWN)
-        # The harmless devices and /proc files the secrets policy lets through (/dev/null,
-        # /proc/cpuinfo...): every sandbox has its own /dev and /proc.
-        opened = tuple(
-            dict.fromkeys(posixpath.normpath(p) for p in (*workspace, *read_roots, *ALLOWED))
-        )
+        # ``_ALLOWED``: every sandbox has its own /dev and /proc.
+        given = (posixpath.normpath(p) for p in (*workspace, *read_roots))
+        opened = tuple(dict.fromkeys((*given, *_ALLOWED)))
         return cls(
             open=opened,
             closed=tuple(dict.fromkeys(posixpath.normpath(c) for c in closed if c)),

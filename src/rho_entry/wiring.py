@@ -269,11 +269,12 @@ def build_executor(
     from rho_adapters.local import LocalExecutor
 
     root = working_dir_of(config)
-    workspace = Path(root)
-    home = config_dir(env).resolve()
-    # The agent's own configuration (databases.yaml, profiles, sessions) is never read by a
-    # tool, unless the operator made the workspace part of it.
-    secret = () if workspace == home or home in workspace.parents else (str(home),)
+    # Real paths as strings (a Session builds this each time: pathlib's objects cost more than
+    # the two lookups). The agent's own configuration (databases.yaml, profiles, sessions) is
+    # never read by a tool, unless the operator made the workspace part of it.
+    home = os.path.realpath(config_dir(env))
+    inside = root == home or root.startswith(home.rstrip("/") + "/")
+    secret = () if inside else (home,)
     executor = LocalExecutor(
         root,
         file_write=profile.file_write,

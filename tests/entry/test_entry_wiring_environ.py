@@ -131,3 +131,31 @@ def test_daytona_settings_come_from_the_given_environment(tmp_path: Path) -> Non
             clock=FakeClock(),
             environ={"PATH": os.environ["PATH"]},
         )
+
+
+@pytest.mark.parametrize(
+    ("workspace", "readable"),
+    [
+        ("", False),  # the config directory below the workspace: a secret
+        ("cfg/rho-agent", True),  # the workspace is the config directory
+        ("cfg/rho-agent/project", True),  # the workspace is inside it
+        ("cfg/rho-agent-other", False),  # a sibling whose name starts alike is not inside
+    ],
+)
+async def test_the_config_directory_is_a_secret_unless_the_workspace_is_in_it(
+    tmp_path: Path, workspace: str, readable: bool
+) -> None:
+    home = tmp_path / "cfg" / "rho-agent"
+    (home / "project").mkdir(parents=True)
+    (home / "databases.yaml").write_text("secret: 1\n")
+    (tmp_path / "cfg" / "rho-agent-other").mkdir()
+    root = tmp_path / workspace
+    executor = wiring.build_executor(
+        _agent(root, "readonly").config,
+        builtin_profile("readonly"),
+        None,
+        environ={"RHO_AGENT_HOME": str(home)},
+    )
+    assert isinstance(executor, LocalExecutor)
+    refused = executor.policy.refusal(str(home / "databases.yaml"))
+    assert (refused is None) is readable, refused

@@ -6,6 +6,7 @@ Timeouts here are real (a stalled socket) but tests assert outcomes, never durat
 from __future__ import annotations
 
 import gc
+import gzip
 import json
 from collections.abc import Iterator
 
@@ -14,7 +15,16 @@ from _model_support import collect, text_of
 
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.fakes.loopback import LoopbackServer
-from rho_adapters.fakes.wire import call, drop, http_error, stall, text_reply, tool_reply
+from rho_adapters.fakes.wire import (
+    call,
+    drop,
+    http_error,
+    raw_reply,
+    render_stream,
+    stall,
+    text_reply,
+    tool_reply,
+)
 from rho_adapters.model import (
     ClientPool,
     ModelEndpoint,
@@ -252,3 +262,24 @@ async def test_a_whole_run_over_real_sockets_leaves_no_garbage_in_reference_cycl
     finally:
         gc.enable()
         await model.aclose()
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "identity", None])
+async def test_a_stream_is_read_whole_compressed_or_not(
+    served: LoopbackServer, encoding: str | None
+) -> None:
+    """The reader takes the raw body when it is not compressed, and decodes a gzip one
+    (issue 33: the raw path skips httpx's decoder for each delta)."""
+    rendered = render_stream(text_reply("alpha beta gamma delta", deltas=4))
+    body = b"".join(p for p in rendered if isinstance(p, bytes))
+    if encoding == "gzip":
+        body = gzip.compress(body)
+    pieces = [body[i : i + 7] for i in range(0, len(body), 7)]  # a split anywhere, even in a line
+    headers = {} if encoding is None else {"content-encoding": encoding}
+    served.replies = [raw_reply(*pieces, headers=headers)]
+    model = OpenAIChatModel(
+        model="m", endpoint=ModelEndpoint(base_url=served.base_url), clock=FakeClock()
+    )
+    events = await collect(model, _request())
+    await model.aclose()
+    assert text_of(events) == "alpha beta gamma delta"

@@ -105,3 +105,14 @@ async def test_aiter_sse_decodes_an_async_byte_stream() -> None:
             yield c
 
     assert [e async for e in aiter_sse(chunks())] == [SSEEvent("a"), SSEEvent("b")]
+
+
+def test_a_whole_event_chunk_meets_what_came_before_it() -> None:
+    """A chunk shaped as one whole event (``data: x`` and a blank line, the common case read
+    without splitting lines) still joins a name, a data line or a CR left by earlier chunks."""
+    assert decode(b"event: x\n", b"data: y\n\n") == [SSEEvent("y", "x")]
+    assert decode(b"data: a\n", b"data: b\n\n") == [SSEEvent("a\nb")]
+    assert decode(b"data: a", b"data: b\n\n") == [SSEEvent("adata: b")]
+    assert decode(b"data: a\r", b"data: b\n\n") == [SSEEvent("a\nb")]
+    assert decode(b"data: a\n\ndata: b\n\n") == [SSEEvent("a"), SSEEvent("b")]
+    assert decode(b"data: \xc3\xa9\n\n", b"data:  two\n\n") == [SSEEvent("é"), SSEEvent(" two")]

@@ -1,4 +1,5 @@
-"""File operations on a confined tree: read, write, list, stat (synchronous; run in a thread).
+"""File operations on a confined tree: read, write, list, stat (synchronous; run in a thread,
+but for a small directory's listing, ``small_names``).
 
 * read: ``O_RDONLY|O_NOFOLLOW|O_NONBLOCK`` relative to the parent descriptor, then ``fstat``:
   only regular files are read, so FIFOs and devices never block; at most ``length`` bytes.
@@ -89,11 +90,28 @@ def _info(st: os.stat_result, rel: str, name: str, link: str | None) -> FileInfo
     )
 
 
-def list_entries(dir_fd: int, rel: str) -> tuple[FileInfo, ...]:
+# A directory is "small" (``small_names``) when its size says one block and it names at most
+# SMALL_ENTRIES entries: listing it costs a few microseconds a name, less than handing the
+# listing to a worker thread and back (the executor lists such a one on the event loop).
+SMALL_DIR_BYTES = 4096
+SMALL_ENTRIES = 64
+
+
+def small_names(dir_fd: int) -> list[str] | None:
+    """The names in the directory open as ``dir_fd`` if it is small (see ``SMALL_ENTRIES``),
+    else None. Bounded however large the directory: its size is read first (``fstat``), so
+    a directory of many blocks is never read here."""
+    if os.fstat(dir_fd).st_size > SMALL_DIR_BYTES:
+        return None
+    names = os.listdir(dir_fd)
+    return names if len(names) <= SMALL_ENTRIES else None
+
+
+def list_entries(dir_fd: int, rel: str, names: list[str] | None = None) -> tuple[FileInfo, ...]:
     """The entries of the directory open as ``dir_fd`` (links not followed), sorted by name;
-    ``rel`` is its workspace path."""
+    ``rel`` is its workspace path; ``names``: its names, already read (else read here)."""
     out: list[FileInfo] = []
-    for name in os.listdir(dir_fd):
+    for name in os.listdir(dir_fd) if names is None else names:
         try:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:

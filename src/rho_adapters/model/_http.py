@@ -165,6 +165,19 @@ class Endpoint:
             self._lease = None
 
 
+def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """A streamed response's body as it arrives: httpx's ``aiter_raw`` when the server did
+    not compress it (no ``content-encoding``, or ``identity``: what every known server sends
+    for a stream), whose chunks are already the content; ``aiter_bytes`` otherwise, which
+    adds a decoder, a chunker and one more generator for each network chunk, that is for
+    each streamed delta. A body already read (a response built from bytes) comes from
+    ``aiter_bytes`` too, which serves it."""
+    encoding = response.headers.get("content-encoding", "identity")
+    if encoding == "identity" and not response.is_stream_consumed:
+        return response.aiter_raw()
+    return response.aiter_bytes()
+
+
 @attrs.define
 class Attempt:
     """What one attempt learned that the retry decision needs."""
@@ -196,7 +209,7 @@ async def with_retries(
             async with aclosing(attempt(state)) as events:
                 async for event in events:
                     yielded = True
-                    if isinstance(event, StreamFinished) and (gated or state.gated):
+                    if (gated or state.gated) and isinstance(event, StreamFinished):
                         event = attrs.evolve(event, queue_wait=queued + state.queue_wait)
                     yield event
             return

@@ -37,7 +37,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.model._errors import error_from_response, explain
-from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model._http import Attempt, Endpoint, body_chunks, with_retries
 from rho_adapters.model.anthropic_read import Assembler
 from rho_adapters.model.anthropic_request import FINAL_TOOL, messages_body
 from rho_adapters.model.chunks import loads
@@ -138,7 +138,7 @@ class AnthropicModel(ChatModel):
                         retry_after=server_delay(response.headers, self.clock.now()),
                     )
                 decoder = SSEDecoder()
-                async for raw in response.aiter_bytes():
+                async for raw in body_chunks(response):
                     for sse in decoder.feed(raw):
                         for event in assembler.feed(sse.event, _json(sse.data)):
                             yield event

@@ -132,28 +132,17 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         self.window: int | None = None  # the server's context window, once known
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """See ``ChatModel.stream``. ``request.model`` empty means the configured model."""
+        """See ``ChatModel.stream``. ``request.model`` empty means the configured model.
+
+        One generator from the retries to the caller (every streamed delta passes each
+        layer): the resends below, the overflow learned and the error explained are all
+        handled here, not by a wrapping generator."""
         if not request.model:
             request = _with_model(request, self.model)
         request = effective(request, self.defaults)
         try:
-            async for event in self._stream(request):
-                yield event
-        except ModelError as exc:
-            explain(
-                exc,
-                model=request.model,
-                url=self.url,
-                key_variable=self.key_variable,
-                has_key=self._has_key,
-                provider=self.provider.name,
-            )
-            raise
-
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        await self._detect()
-        streamed = self._streaming(request)
-        try:
+            await self._detect()
+            streamed = self._streaming(request)
             try:
                 async for event in self._with_retries(request, streamed):
                     yield event
@@ -179,8 +168,17 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 self._no_stream_tools = True
                 async for event in self._with_retries(request, False):
                     yield event
-        except ContextLengthExceeded as exc:
-            self._learn_overflow(request, exc)
+        except ModelError as exc:
+            if isinstance(exc, ContextLengthExceeded):
+                self._learn_overflow(request, exc)
+            explain(
+                exc,
+                model=request.model,
+                url=self.url,
+                key_variable=self.key_variable,
+                has_key=self._has_key,
+                provider=self.provider.name,
+            )
             raise
 
     # ------------------------------------------------------------------ ContextMeter

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from rho_adapters.model._http import body_chunks
 from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
 from rho_domain.errors import ModelProtocolError, TruncatedStream
@@ -40,7 +41,7 @@ async def read_stream(
     """The events of a streamed response from ``url`` (see the module docstring)."""
     decoder = SSEDecoder()
     done = False
-    body = response.aiter_bytes()
+    body = body_chunks(response)
     async for raw in body:
         for sse in decoder.feed(raw):
             if sse.data.startswith("[DONE]"):
@@ -152,6 +153,8 @@ _CHUNK_KEYS = ("choices", "usage", "error", "x_groq", "service_tier")
 
 
 def _is_unknown(chunk: Any) -> bool:
+    if chunk.__class__ is dict and "choices" in chunk:
+        return False  # a delta's chunk, decided without the generator below (once per delta)
     return isinstance(chunk, Mapping) and not any(key in chunk for key in _CHUNK_KEYS)
 
 

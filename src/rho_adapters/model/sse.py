@@ -24,9 +24,13 @@ import attrs
 _TERMINATORS = (b"\n", b"\r")
 
 
-@attrs.frozen
+@attrs.define
 class SSEEvent:
-    """One dispatched event. ``event`` is ``""`` when the server named none."""
+    """One dispatched event. ``event`` is ``""`` when the server named none.
+
+    Not frozen, though nothing changes one: one is built for every streamed delta, and a
+    frozen class sets each field through ``object.__setattr__`` (715 against 180 ns a
+    build, measured)."""
 
     data: str
     event: str = ""
@@ -47,6 +51,16 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume one network chunk; return the events it completed (possibly none)."""
+        if (
+            chunk.startswith(b"data: ")
+            and chunk.endswith(b"\n\n")
+            and chunk.count(b"\n") == 2
+            and not (self._pending or self._data or self._event or self._skip_lf)
+            and b"\r" not in chunk
+        ):
+            # One whole unnamed event and nothing pending: how servers send each delta. What
+            # the general path below makes of it, without splitting and joining lines.
+            return [SSEEvent(chunk[6:-2].decode("utf-8", "replace"))]
         if self._skip_lf and chunk:
             self._skip_lf = False
             if chunk[:1] == b"\n":
