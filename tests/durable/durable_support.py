@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -144,6 +146,35 @@ def queue_command(tmp: Path, db: str, *words: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+def rho_here(home: Path, *args: str, cwd: Path | None = None, **env: str) -> str:
+    """``rho-agent ARGS`` run by the CLI's ``main`` in this process, with ``clean_env(home,
+    **env)`` as its environment and ``cwd`` as its directory (both put back after); its
+    stdout. For commands whose process is not the point (a worker is another process all
+    the same); a command that fails fails the test with what it said."""
+    from rho_entry.cli import main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(clean_env(home, **env))
+    try:
+        os.chdir(cwd or saved_cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    assert code == 0, err.getvalue()
+    return out.getvalue().strip()
+
+
+def queue_here(tmp: Path, db: str, *words: str) -> str:
+    """``queue_command`` in this process (``rho_here``); ``test_durable_approvals.py`` still
+    answers with the command in a process of its own."""
+    return rho_here(tmp / "home", "queue", "--durable-db", db, *words)
 
 
 def trace(store: Path, session_id: str) -> list[dict[str, Any]]:
