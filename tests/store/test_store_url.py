@@ -4,6 +4,7 @@ for a bad URL, an unreachable server, missing rights or a missing driver."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -53,6 +54,35 @@ def rho(*args: str, home: Path, cwd: Path, **env: str) -> subprocess.CompletedPr
     )
 
 
+def rho_here(*args: str, home: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``rho`` run by the CLI's ``main`` in this process (tests/cli's ``cli_support.rho``: the
+    same environment and directory, put back after), for commands whose process is not the
+    point: a process costs ~0.6 s of CPU."""
+    from rho_entry.cli import main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(
+        {"PATH": saved_env.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+        | {"RHO_AGENT_HOME": str(home / "rho"), "NO_COLOR": "1", "LANG": "C.UTF-8", **env}
+    )
+    try:
+        os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), out, err
+        try:
+            code = main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["rho-agent", *args], code, out.getvalue(), err.getvalue())
+
+
 def test_the_setting_in_force_flag_then_environment_then_config() -> None:
     env = {"RHO_AGENT_STORE": "postgresql://e@h/db"}
     assert store_setting("postgresql://f@h/db", env, "c") == ("postgresql://f@h/db", "--store")
@@ -98,11 +128,12 @@ def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
     work.mkdir()
     done = rho("--store", url, "-m", "demo", "hello there", home=home, cwd=work)
     assert done.returncode == 0, done.stderr
-    listed = rho("--list", "--json", "--store", url, home=home, cwd=work)
+    # the run and the bare `export` in processes of their own; the rest in this one
+    listed = rho_here("--list", "--json", "--store", url, home=home, cwd=work)
     [row] = json.loads(listed.stdout)
     assert (row["first_prompt"], row["status"]) == ("hello there", "completed")
     other = tmp_path / "other-host"  # another config directory: only the URL is shared
-    ps = rho("ps", "--json", home=other, cwd=work, RHO_AGENT_STORE=url)
+    ps = rho_here("ps", "--json", home=other, cwd=work, RHO_AGENT_STORE=url)
     assert [r["id"] for r in json.loads(ps.stdout)] == [row["id"]]
     assert not (home / "rho" / "sessions").exists()
     for result in (done, listed, ps):
@@ -119,14 +150,18 @@ def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
         check=True,
     ).stdout
     assert exported == b"".join(line.encode() + b"\n" for (line,) in lines)
-    document = json.loads(rho("export", row["id"], "--store", url, home=other, cwd=work).stdout)
+    document = json.loads(
+        rho_here("export", row["id"], "--store", url, home=other, cwd=work).stdout
+    )
     assert document["events"][0]["kind"] == "run_start"
     assert document["session"]["first_prompt"] == "hello there"
-    again = rho(
+    again = rho_here(
         "--resume", row["id"], "-m", "demo", "and more", home=other, cwd=work, RHO_AGENT_STORE=url
     )
     assert again.returncode == 0, again.stderr  # continued from another config directory
-    stats = json.loads(rho("stats", "--all", "--json", "--store", url, home=other, cwd=work).stdout)
+    stats = json.loads(
+        rho_here("stats", "--all", "--json", "--store", url, home=other, cwd=work).stdout
+    )
     assert [(s["session_id"], s["turn_count"] > 0) for s in stats] == [(row["id"], True)]
 
 
@@ -134,7 +169,7 @@ def test_store_in_the_agent_yaml_is_used(pg_server_url: str, tmp_path: Path) -> 
     url = schema_url(pg_server_url)
     config = tmp_path / "agent.yaml"
     config.write_text(f"model: demo\nstore: {url}\n")
-    done = rho("-c", str(config), "from yaml", home=tmp_path / "home", cwd=tmp_path)
+    done = rho_here("-c", str(config), "from yaml", home=tmp_path / "home", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM rho_sessions").fetchone() == (1,)
@@ -157,7 +192,7 @@ def test_missing_rights_are_named(pg_server_url: str, tmp_path: Path) -> None:
         conn.execute("CREATE ROLE visitor LOGIN")
         conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO visitor")  # no CREATE
     visitor = url.replace("postgres@", "visitor@", 1)
-    result = rho("ps", "--store", visitor, home=tmp_path, cwd=tmp_path)
+    result = rho_here("ps", "--store", visitor, home=tmp_path, cwd=tmp_path)
     assert result.returncode == 1
     assert "the role lacks a right it needs" in result.stderr
     assert "(set by --store)" in result.stderr
