@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import signal
@@ -15,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from rho_adapters.fakes.wire import Exchange, Reply, call, text_reply, tool_reply
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
+from cli_support import rho
 
 Script = Sequence[Reply]
 
@@ -149,26 +150,13 @@ def queue_command(tmp: Path, db: str, *words: str) -> str:
 
 
 def rho_here(home: Path, *args: str, cwd: Path | None = None, **env: str) -> str:
-    """``rho-agent ARGS`` run by the CLI's ``main`` in this process, with ``clean_env(home,
-    **env)`` as its environment and ``cwd`` as its directory (both put back after); its
+    """``rho-agent ARGS`` run by the CLI's ``main`` in this process (tests/cli's
+    ``cli_support.rho``: ``clean_env(home, **env)``, ``cwd``, all put back after); its
     stdout. For commands whose process is not the point (a worker is another process all
     the same); a command that fails fails the test with what it said."""
-    from rho_entry.cli import main
-
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    out, err = io.StringIO(), io.StringIO()
-    os.environ.clear()
-    os.environ.update(clean_env(home, **env))
-    try:
-        os.chdir(cwd or saved_cwd)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-    assert code == 0, err.getvalue()
-    return out.getvalue().strip()
+    done = rho(*args, cwd=cwd or Path.cwd(), home=home, **env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
 
 def queue_here(tmp: Path, db: str, *words: str) -> str:

@@ -4,7 +4,6 @@ for a bad URL, an unreachable server, missing rights or a missing driver."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -23,6 +22,10 @@ from rho_entry import AgentConfig
 from rho_entry.config.stores import choose_store, store_setting
 from rho_entry.facade import Agent, Session
 from rho_entry.stored import SessionStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+# the CLI's main in this process, for commands whose process is not the point (~0.6 s each)
+from cli_support import rho as rho_here
 
 __all__ = ["pg_server_url"]
 SECRET = "pw-4b1d-not-for-logs"
@@ -52,35 +55,6 @@ def rho(*args: str, home: Path, cwd: Path, **env: str) -> subprocess.CompletedPr
         timeout=60,
         check=False,
     )
-
-
-def rho_here(*args: str, home: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """``rho`` run by the CLI's ``main`` in this process (tests/cli's ``cli_support.rho``: the
-    same environment and directory, put back after), for commands whose process is not the
-    point: a process costs ~0.6 s of CPU."""
-    from rho_entry.cli import main
-
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    saved_streams = sys.stdin, sys.stdout, sys.stderr
-    out, err = io.StringIO(), io.StringIO()
-    os.environ.clear()
-    os.environ.update(
-        {"PATH": saved_env.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
-        | {"RHO_AGENT_HOME": str(home / "rho"), "NO_COLOR": "1", "LANG": "C.UTF-8", **env}
-    )
-    try:
-        os.chdir(cwd)
-        sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), out, err
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-    return subprocess.CompletedProcess(["rho-agent", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_the_setting_in_force_flag_then_environment_then_config() -> None:
