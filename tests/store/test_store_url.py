@@ -27,6 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 # the CLI's main in this process, for commands whose process is not the point (~0.6 s each)
 from cli_support import rho as rho_here
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from server_support import serve_refused
+
 __all__ = ["pg_server_url"]
 SECRET = "pw-4b1d-not-for-logs"
 
@@ -210,11 +213,19 @@ async def test_the_library_takes_a_url(pg_server_url: str) -> None:
 
 
 def test_serve_with_an_unreachable_store_is_one_error_at_start(tmp_path: Path) -> None:
-    url = f"postgresql://rho:{SECRET}@127.0.0.1:1/rho"
-    for args, env in ((("serve", "--store", url), {}), (("serve",), {"RHO_AGENT_STORE": url})):
-        result = rho(*args, home=tmp_path, cwd=tmp_path, OPENAI_API_KEY="sk-x", **env)
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    environ |= {"RHO_AGENT_HOME": str(tmp_path / "rho"), "OPENAI_API_KEY": "sk-x"}
+    # in this process, whose backend for a URL keeps the setting that first named it: each
+    # setting its own URL (nothing listens on port 1 or 2)
+    by_flag = f"postgresql://rho:{SECRET}@127.0.0.1:1/rho"
+    by_env = f"postgresql://rho:{SECRET}@127.0.0.1:2/rho"
+    for url, args, env, origin in (
+        (by_flag, ("--store", by_flag), {}, "(set by --store)"),
+        (by_env, (), {"RHO_AGENT_STORE": by_env}, "(set by $RHO_AGENT_STORE)"),
+    ):
+        result = serve_refused(tmp_path, environ | env, *args)
         assert result.returncode == 1
-        assert "postgresql://rho:***@127.0.0.1:1/rho" in result.stderr
-        assert ("(set by --store)" if not env else "(set by $RHO_AGENT_STORE)") in result.stderr
+        assert url.replace(SECRET, "***") in result.stderr
+        assert origin in result.stderr
         assert SECRET not in result.stderr
         assert "Traceback" not in result.stderr
