@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "db"))  # the tests/db rig
-from db_servers import shared_postgres
+from db_servers import running_postgres
 from db_support import Server
 from durable_support import (
     Worker,
@@ -39,29 +39,18 @@ SCRIPTS = {"pg": [tool_reply(call("list", {"path": "."}, "p1")), answer("done")]
 
 
 @pytest.fixture(scope="module")
-def postgres(request: pytest.FixtureRequest) -> Server:
-    """The test process's one PostgreSQL (``initdb`` and a start cost seconds of CPU; other
-    modules need it too)."""
-    return shared_postgres(request)
-
-
-def new_database(server: Server) -> str:
-    """The URL of a new, empty database on ``server``: the queue's tables (DBOS's ``dbos``
-    schema) and workflows are this test's alone, whatever else ran on the server."""
-    import psycopg
-
-    config = server.config
-    name = f"durable_{uuid.uuid4().hex[:10]}"
-    base = f"postgresql://{config.user}@{config.host}:{config.port}"
-    with psycopg.connect(f"{base}/{config.database}", autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return f"{base}/{name}"
+def postgres() -> Iterator[Server]:
+    # a cluster of its own: on the process's shared one (a database of its own), one of the
+    # 200 runs once ended in error in a full run at load 19 (docs/testing.md), not understood
+    with running_postgres() as server:
+        yield server
 
 
 def test_two_workers_200_runs_one_killed_all_complete_exactly_once(
     tmp_path: Path, postgres: Server
 ) -> None:
-    db = new_database(postgres)
+    config = postgres.config
+    db = f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
     store = tmp_path / "store"
     with LoopbackServer([], rules=[scripted(SCRIPTS)]) as model:
         workers = [
@@ -135,7 +124,8 @@ def test_only_dbos_connections_to_the_system_db_commit_without_waiting_for_the_d
     from rho_adapters.durable.heartbeat import Heartbeat
     from rho_adapters.durable.system_db import engine_settings, engine_url
 
-    db = new_database(postgres)
+    config = postgres.config
+    db = f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
     settings = engine_settings(db, concurrency=30)
     assert settings["pool_size"] == 34  # one connection per run at once, and DBOS's own
     dbos_engine = sa.create_engine(engine_url(db), **settings)  # as DBOS creates its own
