@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from docs_blocks import readme_activation
+from docs_cli_zygote import CliZygote
 from docs_zygote import Zygote
 
 from rho_adapters.fakes import FunctionModel, Turn
@@ -64,6 +65,7 @@ class DocsEnv:
             [tool_reply(call("list", {"path": "."})), text_reply(ANSWER, deltas=4)], repeat=True
         ).start()
         self._zygote: Zygote | None = None
+        self._cli: CliZygote | None = None
 
     def fresh_config_home(self, name: str) -> Path:
         """Point ``$RHO_AGENT_HOME`` at a new, empty directory (each block gets its own, so
@@ -76,6 +78,8 @@ class DocsEnv:
         """Stop the endpoint (and the Python that runs the blocks)."""
         if self._zygote is not None:
             self._zygote.close()
+        if self._cli is not None:
+            self._cli.close()
         self.server.stop()
 
     def _after_setup(self) -> dict[str, str]:
@@ -127,6 +131,29 @@ class DocsEnv:
             argv,
             cwd=self.workspace,
             env=self.environ,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    @property
+    def shell_environ(self) -> dict[str, str]:
+        """``environ`` for a block's shell: its ``rho-agent`` commands fork from a Python that
+        has imported the CLI (``docs_cli_zygote``), started on first use."""
+        if self._cli is None:
+            self._cli = CliZygote(self.scratch, self.environ)
+        return {**self.environ, **self._cli.shell_env()}
+
+    def run_shell(
+        self, command: str, *, stdin: str = "", timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        """``bash -o pipefail -c COMMAND`` as ``run`` would, with ``shell_environ``."""
+        return subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command],
+            cwd=self.workspace,
+            env=self.shell_environ,
             input=stdin,
             capture_output=True,
             text=True,

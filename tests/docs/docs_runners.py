@@ -163,7 +163,7 @@ def run_bash(block: Block, env: DocsEnv) -> None:
                 watchers.append((command, _background(command, env)))
                 continue
             runnable = _available(command, env.environ["PATH"])
-            done = env.run(["bash", "-o", "pipefail", "-c", runnable], stdin=STDIN_TASK)
+            done = env.run_shell(runnable, stdin=STDIN_TASK)
             expected = EXPECTED_EXIT.get(bare(line), 0)
             assert done.returncode == expected, (
                 f"{block.where}: `{line}` exited {done.returncode}, expected {expected}\n"
@@ -290,7 +290,7 @@ def _background(command: str, env: DocsEnv) -> subprocess.Popen[str]:
     return subprocess.Popen(
         ["bash", "-c", command],
         cwd=env.workspace,
-        env=env.environ,
+        env=env.shell_environ,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -1,10 +1,12 @@
 """Every code block of README.md, architecture.md and docs/*.md is run, by its language.
 
-Python runs in a fresh interpreter, bash commands run the real ``rho-agent`` from this venv,
-both against one loopback OpenAI-compatible server, in a temporary workspace and config home;
-YAML goes through the loader it documents, Markdown through the template renderer, SQL through
-the dialect's lexer and classifier, text diagrams are checked against src/. A block in a
-language with no runner fails, and so does a NOT_RUN entry that no document contains.
+Python runs in a process of its own, bash commands run the ``rho-agent`` this venv puts on
+PATH (each in a process forked from one that imported the library or the CLI: ``docs_zygote``,
+``docs_cli_zygote``), both against one loopback OpenAI-compatible server, in a temporary
+workspace and config home; YAML goes through the loader it documents, Markdown through the
+template renderer, SQL through the dialect's lexer and classifier, text diagrams are checked
+against src/. A block in a language with no runner fails, and so does a NOT_RUN entry that no
+document contains.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ from typing import Any
 
 from rho_adapters.fakes.wire import Exchange, Reply, call, text_reply, tool_reply
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
+from cli_support import rho
+
 Script = Sequence[Reply]
 
 
@@ -144,6 +147,22 @@ def queue_command(tmp: Path, db: str, *words: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+def rho_here(home: Path, *args: str, cwd: Path | None = None, **env: str) -> str:
+    """``rho-agent ARGS`` run by the CLI's ``main`` in this process (tests/cli's
+    ``cli_support.rho``: ``clean_env(home, **env)``, ``cwd``, all put back after); its
+    stdout. For commands whose process is not the point (a worker is another process all
+    the same); a command that fails fails the test with what it said."""
+    done = rho(*args, cwd=cwd or Path.cwd(), home=home, **env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def queue_here(tmp: Path, db: str, *words: str) -> str:
+    """``queue_command`` in this process (``rho_here``); ``test_durable_approvals.py`` still
+    answers with the command in a process of its own."""
+    return rho_here(tmp / "home", "queue", "--durable-db", db, *words)
 
 
 def trace(store: Path, session_id: str) -> list[dict[str, Any]]:

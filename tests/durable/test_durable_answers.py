@@ -9,8 +9,9 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
-from durable_support import Worker, answer, bash, queue_command, trace
+from durable_support import Worker, answer, bash, queue_here, scripted, trace
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
@@ -29,9 +30,15 @@ SCRIPTS = {
         answer("all four"),
     ],
     # t1 is approved "always" through a handle or `queue approve --always`; t2 is not asked
+    # (each its own files: the module's tests share one worker and its directory)
     "twice": [
-        bash("echo one > one.txt", "t1"),
-        bash("echo two > two.txt", "t2"),
+        bash("echo one > handle-one.txt", "t1"),
+        bash("echo two > handle-two.txt", "t2"),
+        answer("both echoed"),
+    ],
+    "twice-cli": [
+        bash("echo one > cli-one.txt", "t1"),
+        bash("echo two > cli-two.txt", "t2"),
         answer("both echoed"),
     ],
     "both": [
@@ -44,22 +51,41 @@ SCRIPTS = {
 }
 
 
+@attrs.frozen
+class Rig:
+    """One ``rho-agent worker`` (developer) for the module, its queue and its store: a
+    worker's start (dbos's import, its queue) was most of each test's CPU time. Each test
+    has its own prompt, so its own script, session and files."""
+
+    root: Path
+    db: str
+    worker: Worker
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackServer]:
-    from durable_support import scripted
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+    root = tmp_path_factory.mktemp("answers")
+    db = str(root / "runs.sqlite")
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as server:
+        worker = Worker(root, "answers", db=db, base_url=server.base_url, profile="developer")
+        try:
+            worker.wait_ready()
+            yield Rig(root, db, worker)
+        finally:
+            worker.stop()
 
-    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as running:
-        yield running
 
-
-def test_always_allows_the_tool_in_every_later_continuation_of_the_run(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
-    db = str(tmp_path / "runs.sqlite")
-    worker = Worker(tmp_path, "worker-always", db=db, base_url=server.base_url, profile="developer")
-
+def test_always_allows_the_tool_in_every_later_continuation_of_the_run(rig: Rig) -> None:
     async def drive() -> tuple[str, list[str]]:
-        queue = open_queue(db)
+        queue = open_queue(rig.db)
         try:
             run = await enqueue_prompt(queue, "always: go")
             seen = [await queue.wait(run.run_id, 40)]
@@ -71,35 +97,26 @@ def test_always_allows_the_tool_in_every_later_continuation_of_the_run(
         finally:
             queue.close()
 
-    try:
-        worker.wait_ready()
-        session_id, seen = asyncio.run(drive())
-    finally:
-        worker.stop()
+    session_id, seen = asyncio.run(drive())
     assert seen == ["awaiting_approval", "awaiting_approval", "completed"]
-    work = tmp_path / "work"
+    work = rig.work
     assert [(work / n).read_text() for n in ("one.txt", "two.txt", "three.txt", "four.txt")] == [
         "one\n",
         "two\n",
         "3\n",
         "four\n",
     ]
-    events = trace(tmp_path / "store", session_id)
+    events = trace(rig.store, session_id)
     asked = [e["call"]["id"] for e in events if e["kind"] == "approval_requested"]
     assert asked == ["a1", "a3"]
     resolved = [(e["call_id"], e["always"]) for e in events if e["kind"] == "approval_resolved"]
     assert resolved == [("a1", True), ("a3", False)]
 
 
-def test_two_answers_of_one_waiting_run_never_collapse_silently(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
-    db = str(tmp_path / "runs.sqlite")
-    worker = Worker(tmp_path, "worker-both", db=db, base_url=server.base_url, profile="developer")
-
+def test_two_answers_of_one_waiting_run_never_collapse_silently(rig: Rig) -> None:
     async def drive() -> tuple[str, str, str, str, str]:
-        queue = open_queue(db)
-        other = open_queue(db)  # the second server: its own client
+        queue = open_queue(rig.db)
+        other = open_queue(rig.db)  # the second server: its own client
         try:
             run = await enqueue_prompt(queue, "both: write")
             assert await queue.wait(run.run_id, 40) == "awaiting_approval"
@@ -114,25 +131,20 @@ def test_two_answers_of_one_waiting_run_never_collapse_silently(
             queue.close()
             other.close()
 
-    try:
-        worker.wait_ready()
-        first, again, refused, waits, final = asyncio.run(drive())
-    finally:
-        worker.stop()
+    first, again, refused, waits, final = asyncio.run(drive())
     assert again == first
     assert f"already answered (b1: yes); its continuation {first} runs" in refused
     assert "not this one (b2: no (not that))" in refused
     assert (waits, final) == ("awaiting_approval", "completed")
-    work = tmp_path / "work"
-    assert (work / "b1.txt").read_text() == "1\n"
-    assert (work / "b2.txt").read_text() == "2\n"
+    assert (rig.work / "b1.txt").read_text() == "1\n"
+    assert (rig.work / "b2.txt").read_text() == "2\n"
 
 
-def _asked_once_and_ran_twice(tmp_path: Path, session_id: str) -> None:
+def _asked_once_and_ran_twice(rig: Rig, session_id: str, files: str) -> None:
     """The second bash call ran without asking: only t1 was asked, answered always."""
-    work = tmp_path / "work"
-    assert [(work / n).read_text() for n in ("one.txt", "two.txt")] == ["one\n", "two\n"]
-    events = trace(tmp_path / "store", session_id)
+    written = [(rig.work / f"{files}-{n}.txt").read_text() for n in ("one", "two")]
+    assert written == ["one\n", "two\n"]
+    events = trace(rig.store, session_id)
     assert [e["call"]["id"] for e in events if e["kind"] == "approval_requested"] == ["t1"]
     resolved = [(e["call_id"], e["always"]) for e in events if e["kind"] == "approval_resolved"]
     assert resolved == [("t1", True)]
@@ -142,20 +154,15 @@ def _asked_once_and_ran_twice(tmp_path: Path, session_id: str) -> None:
     ]
 
 
-def test_a_handle_approves_always_and_the_second_call_runs_without_asking(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
+def test_a_handle_approves_always_and_the_second_call_runs_without_asking(rig: Rig) -> None:
     from rho_adapters.store import FileSessionStore
     from rho_entry import AgentConfig, close_runtime, create_runtime, dispatch_prompt, start_runtime
-
-    db = str(tmp_path / "runs.sqlite")
-    worker = Worker(tmp_path, "worker-handle", db=db, base_url=server.base_url, profile="developer")
 
     async def use_the_runtime() -> tuple[str, list[str]]:
         runtime = create_runtime(
             AgentConfig(model="fake-model"),
-            store=FileSessionStore(tmp_path / "store"),
-            durable_db=db,
+            store=FileSessionStore(rig.store),
+            durable_db=rig.db,
         )
         await start_runtime(runtime)
         try:
@@ -169,32 +176,18 @@ def test_a_handle_approves_always_and_the_second_call_runs_without_asking(
         finally:
             await close_runtime(runtime)
 
-    try:
-        worker.wait_ready()
-        session_id, seen = asyncio.run(use_the_runtime())
-    finally:
-        worker.stop()
+    session_id, seen = asyncio.run(use_the_runtime())
     assert seen == ["awaiting_approval", "completed"]
-    _asked_once_and_ran_twice(tmp_path, session_id)
+    _asked_once_and_ran_twice(rig, session_id, "handle")
 
 
-def test_queue_approve_always_from_another_process_allows_the_tool_for_the_run(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
-    db = str(tmp_path / "runs.sqlite")
-    store = str(tmp_path / "store")
-    worker = Worker(tmp_path, "worker-cli", db=db, base_url=server.base_url, profile="developer")
-    try:
-        worker.wait_ready()
-        run_id, session_id = queue_command(tmp_path, db, "enqueue", "twice: echo").split()
-        assert queue_command(tmp_path, db, "wait", run_id, "--timeout", "40") == (
-            "awaiting_approval"
-        )
-        continued = queue_command(
-            tmp_path, db, "--store", store, "approve", run_id, "t1", "--always"
-        )
-        assert continued == f"{run_id}~1"
-        assert queue_command(tmp_path, db, "wait", continued, "--timeout", "40") == "completed"
-    finally:
-        worker.stop()
-    _asked_once_and_ran_twice(tmp_path, session_id)
+def test_queue_approve_always_from_another_process_allows_the_tool_for_the_run(rig: Rig) -> None:
+    # `rho-agent queue` here, in this process (the worker is the other one);
+    # test_durable_approvals.py runs `queue approve` in a process of its own
+    root, db, store = rig.root, rig.db, str(rig.store)
+    run_id, session_id = queue_here(root, db, "enqueue", "twice-cli: echo").split()
+    assert queue_here(root, db, "wait", run_id, "--timeout", "40") == "awaiting_approval"
+    continued = queue_here(root, db, "--store", store, "approve", run_id, "t1", "--always")
+    assert continued == f"{run_id}~1"
+    assert queue_here(root, db, "wait", continued, "--timeout", "40") == "completed"
+    _asked_once_and_ran_twice(rig, session_id, "cli")

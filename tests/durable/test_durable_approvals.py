@@ -9,8 +9,9 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
-from durable_support import Worker, answer, bash, queue_command, scripted, trace
+from durable_support import Worker, answer, bash, queue_command, queue_here, scripted, trace
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
@@ -20,48 +21,64 @@ pytest.importorskip("dbos")
 
 SCRIPTS = {
     "ask": [bash("echo approved > made.txt", "a1"), answer("made it")],
+    "ask-api": [bash("echo approved > api.txt", "a1"), answer("made it")],
     "other": [tool_reply(call("list", {"path": "."}, "o1")), answer("listed meanwhile")],
 }
 
 
+@attrs.frozen
+class Rig:
+    """One ``rho-agent worker`` of concurrency 1 for the module (developer), its queue, its
+    store and its directory (each test its own prompt, so its own files)."""
+
+    root: Path
+    db: str
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as running:
-        yield running
-
-
-def test_an_approval_answered_from_a_third_process_wakes_the_run(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
-    db = str(tmp_path / "runs.sqlite")
-    store = tmp_path / "store"
-    worker = Worker(
-        tmp_path, "worker-ask", db=db, base_url=server.base_url, profile="developer", concurrency=1
-    )
-    try:
-        worker.wait_ready()
-        run_id, session_id = queue_command(tmp_path, db, "enqueue", "ask: make it").split()
-        assert queue_command(tmp_path, db, "wait", run_id, "--timeout", "40") == (
-            "awaiting_approval"
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+    root = tmp_path_factory.mktemp("approvals")
+    db = str(root / "runs.sqlite")
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as server:
+        worker = Worker(
+            root, "worker-ask", db=db, base_url=server.base_url, profile="developer", concurrency=1
         )
-        assert not (tmp_path / "work" / "made.txt").exists()
+        try:
+            worker.wait_ready()
+            yield Rig(root, db)
+        finally:
+            worker.stop()
 
-        async def other() -> str:  # the waiting run holds no slot of the one the worker has
-            queue = open_queue(db)
-            try:
-                run = await enqueue_prompt(queue, "other: meanwhile")
-                return await queue.wait(run.run_id, 40)
-            finally:
-                queue.close()
 
-        assert asyncio.run(other()) == "completed"
-        assert not (tmp_path / "work" / "made.txt").exists()
-        continued = queue_command(tmp_path, db, "--store", str(store), "approve", run_id, "all")
-        assert continued == f"{run_id}~1"
-        assert queue_command(tmp_path, db, "wait", continued, "--timeout", "40") == "completed"
-    finally:
-        worker.stop()
-    assert (tmp_path / "work" / "made.txt").read_text() == "approved\n"
+def test_an_approval_answered_from_a_third_process_wakes_the_run(rig: Rig) -> None:
+    root, db, store = rig.root, rig.db, rig.store
+    # enqueue and wait in this process; the answer from a process of its own
+    run_id, session_id = queue_here(root, db, "enqueue", "ask: make it").split()
+    assert queue_here(root, db, "wait", run_id, "--timeout", "40") == "awaiting_approval"
+    assert not (rig.work / "made.txt").exists()
+
+    async def other() -> str:  # the waiting run holds no slot of the one the worker has
+        queue = open_queue(db)
+        try:
+            run = await enqueue_prompt(queue, "other: meanwhile")
+            return await queue.wait(run.run_id, 40)
+        finally:
+            queue.close()
+
+    assert asyncio.run(other()) == "completed"
+    assert not (rig.work / "made.txt").exists()
+    continued = queue_command(root, db, "--store", str(store), "approve", run_id, "all")
+    assert continued == f"{run_id}~1"
+    assert queue_here(root, db, "wait", continued, "--timeout", "40") == "completed"
+    assert (rig.work / "made.txt").read_text() == "approved\n"
     events = trace(store, session_id)
     resolved = [e for e in events if e["kind"] == "approval_resolved"]
     assert [(e["call_id"], e["approved"]) for e in resolved] == [("a1", True)]
@@ -72,41 +89,30 @@ def test_an_approval_answered_from_a_third_process_wakes_the_run(
     assert [e["run_id"] for e in events if e["kind"] == "run_start"] == [run_id, continued]
 
 
-def test_dispatch_prompt_durable_waits_and_approves_through_its_handle(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
+def test_dispatch_prompt_durable_waits_and_approves_through_its_handle(rig: Rig) -> None:
     from rho_adapters.store import FileSessionStore
     from rho_entry import AgentConfig, close_runtime, create_runtime, dispatch_prompt, start_runtime
 
-    db = str(tmp_path / "runs.sqlite")
-    worker = Worker(tmp_path, "worker-api", db=db, base_url=server.base_url, profile="developer")
-    try:
-        worker.wait_ready()
+    async def use_the_runtime() -> tuple[str, str, str, tuple[str, ...]]:
+        runtime = create_runtime(
+            AgentConfig(model="fake-model"),
+            store=FileSessionStore(rig.store),
+            durable_db=rig.db,
+        )
+        await start_runtime(runtime)
+        try:
+            handle = await dispatch_prompt(runtime, "ask-api: from the API", durable=True)
+            first = await handle.wait(40)
+            waiting = await handle.pending_approvals()
+            await handle.approve()  # every waiting call
+            return handle.session_id, first, await handle.wait(40), waiting
+        finally:
+            await close_runtime(runtime)
 
-        async def use_the_runtime() -> tuple[str, str, str, tuple[str, ...]]:
-            runtime = create_runtime(
-                AgentConfig(model="fake-model"),
-                store=FileSessionStore(tmp_path / "store"),
-                durable_db=db,
-            )
-            await start_runtime(runtime)
-            try:
-                handle = await dispatch_prompt(runtime, "ask: from the API", durable=True)
-                first = await handle.wait(40)
-                waiting = await handle.pending_approvals()
-                await handle.approve()  # every waiting call
-                return handle.session_id, first, await handle.wait(40), waiting
-            finally:
-                await close_runtime(runtime)
-
-        session_id, first, then, waiting = asyncio.run(use_the_runtime())
-    finally:
-        worker.stop()
+    session_id, first, then, waiting = asyncio.run(use_the_runtime())
     assert (first, then, waiting) == ("awaiting_approval", "completed", ("a1",))
-    assert (tmp_path / "work" / "made.txt").read_text() == "approved\n"
-    assert [
-        e["status"] for e in trace(tmp_path / "store", session_id) if e["kind"] == "run_end"
-    ] == [
+    assert (rig.work / "api.txt").read_text() == "approved\n"
+    assert [e["status"] for e in trace(rig.store, session_id) if e["kind"] == "run_end"] == [
         "awaiting_approval",
         "completed",
     ]

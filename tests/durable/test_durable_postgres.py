@@ -40,6 +40,8 @@ SCRIPTS = {"pg": [tool_reply(call("list", {"path": "."}, "p1")), answer("done")]
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[Server]:
+    # a cluster of its own: on the process's shared one (a database of its own), one of the
+    # 200 runs once ended in error in a full run at load 19 (docs/testing.md), not understood
     with running_postgres() as server:
         yield server
 
@@ -78,10 +80,15 @@ def test_two_workers_200_runs_one_killed_all_complete_exactly_once(
 
             def ended() -> int:
                 """Runs ended so far; a run seen ended is not read again (a poll of every
-                trace, 50 times a second, was a busy loop over up to 200 files)."""
+                trace, 50 times a second, was a busy loop over up to 200 files), and a trace
+                is parsed only once its bytes name a ``run_end``."""
                 for run in runs:
-                    if run.session_id not in done and any(
-                        e["kind"] == "run_end" for e in trace(store, run.session_id)
+                    path = store / run.session_id / "trace.jsonl"
+                    if (
+                        run.session_id not in done
+                        and path.exists()
+                        and b"run_end" in path.read_bytes()
+                        and any(e["kind"] == "run_end" for e in trace(store, run.session_id))
                     ):
                         done.add(run.session_id)
                 return len(done)

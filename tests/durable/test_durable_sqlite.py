@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,8 +19,8 @@ from durable_support import (
     Worker,
     answer,
     bash,
-    clean_env,
     requests_by_step,
+    rho_here,
     scripted,
     started,
     tool_result,
@@ -206,19 +204,15 @@ def test_a_durable_run_and_a_plain_run_leave_the_same_trace(
         worker.stop()
     durable = trace(tmp_path / "store", session_id)
     home = tmp_path / "plain-home"
-    env = clean_env(
-        home, RHO_AGENT_BASE_URL=server.base_url, RHO_AGENT_MODEL="fake-model", OPENAI_API_KEY="k"
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "rho_entry", "same: list"],
+    # the one-shot in this process: its process is tested in tests/cli, its trace here
+    rho_here(
+        home,
+        "same: list",
         cwd=tmp_path / "work",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        RHO_AGENT_BASE_URL=server.base_url,
+        RHO_AGENT_MODEL="fake-model",
+        OPENAI_API_KEY="k",
     )
-    assert done.returncode == 0, done.stderr
     (plain_dir,) = (home / "rho" / "sessions").iterdir()
     plain = trace(plain_dir.parent, plain_dir.name)
     assert [e["kind"] for e in durable] == [e["kind"] for e in plain]

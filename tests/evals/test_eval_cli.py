@@ -1,6 +1,8 @@
 """``rho-agent eval`` as a user runs it: a real process, a real socket for the model (the
 loopback OpenAI-compatible server answering like the sample's scripted model), Ctrl+C in the
-middle, and the same command again."""
+middle, and the same command again. The commands around the runs (the listing, an export,
+a resume, the refusals of bad flags) run by the CLI's ``main`` in this process: what they
+say is the test, and a process costs ~0.5 s of CPU."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
 from rho_entry.evals.sample_content import QUESTIONS, SAMPLE_ANSWERS
 from rho_entry.evals.sample_data import write_sample
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
+from cli_support import rho as cli_here
 
 
 def sample_rule(*, stall_on: int | None = None) -> Any:
@@ -64,6 +69,11 @@ def rho(*args: str, cwd: Path, environ: dict[str, str]) -> subprocess.CompletedP
     )  # fmt: skip
 
 
+def rho_here(*args: str, cwd: Path, environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``rho`` by the CLI's ``main`` in this process, with ``environ`` as its environment."""
+    return cli_here(*args, cwd=cwd, home=Path(environ["HOME"]), **environ)
+
+
 def test_sample_data_then_a_run_with_two_workers(tmp_path: Path) -> None:
     with LoopbackServer([], rules=[sample_rule()]) as server:
         environ = env(tmp_path, server)
@@ -89,12 +99,12 @@ def test_sample_data_then_a_run_with_two_workers(tmp_path: Path) -> None:
         assert "question 3 (simple): wrong" in done.stderr
         # the sessions are the user's, and open like any other, from any directory: their
         # working directory and database are stored absolute
-        listed = rho("--list", cwd=tmp_path, environ=environ)
+        listed = rho_here("--list", cwd=tmp_path, environ=environ)
         assert sum("Answer this question" in line for line in listed.stdout.splitlines()) == 6
         elsewhere = tmp_path / "elsewhere"
         elsewhere.mkdir()
         failure = next(x["session_id"] for x in lines if x["question_id"] == 3)
-        exported = rho("export", failure, cwd=elsewhere, environ=environ)
+        exported = rho_here("export", failure, cwd=elsewhere, environ=environ)
         assert exported.returncode == 0, exported.stderr
         # a stored database and working directory are not authority: the resumer gives them
         # again (the database in its config; the workspace with --working-dir)
@@ -102,11 +112,11 @@ def test_sample_data_then_a_run_with_two_workers(tmp_path: Path) -> None:
         config = elsewhere / "shop.yaml"
         config.write_text(f"databases:\n  shop: {{engine: sqlite, path: '{shop}'}}\n")
         resume = ("--resume", failure, "-c", str(config), "-m", "m", "and more?")
-        refused = rho(*resume, cwd=elsewhere, environ=environ)
+        refused = rho_here(*resume, cwd=elsewhere, environ=environ)
         assert refused.returncode == 1
         assert "does not choose where the tools read and write" in refused.stderr
         workspace = str(tmp_path / "rho" / "evals" / "workspace")
-        again = rho(*resume, "--working-dir", workspace, cwd=elsewhere, environ=environ)
+        again = rho_here(*resume, "--working-dir", workspace, cwd=elsewhere, environ=environ)
         assert again.returncode == 0, again.stderr
         assert "Done." in again.stdout
     # nothing is left in the directory the command ran in but the data and the results
@@ -174,8 +184,10 @@ def _signal_state(pid: int) -> str:
 def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:
     with LoopbackServer([], rules=[sample_rule()]) as server:
         environ = env(tmp_path, server)
-        missing = rho("eval", "bird", "--data", "nowhere", "-m", "m", cwd=tmp_path, environ=environ)
-        workers = rho(
+        missing = rho_here(
+            "eval", "bird", "--data", "nowhere", "-m", "m", cwd=tmp_path, environ=environ
+        )
+        workers = rho_here(
             "eval", "bird", "--data", ".", "--workers", "0", cwd=tmp_path, environ=environ
         )  # fmt: skip
         write_sample(tmp_path / "bird")  # as `eval sample-data bird` (its process: the first test)
@@ -187,7 +199,7 @@ def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:
     assert missing.returncode == 1
     assert missing.stderr.strip() == "rho-agent eval: --data nowhere: not a directory"
     assert workers.returncode == 1
-    no_data = rho("eval", "bird", cwd=tmp_path, environ=environ)
+    no_data = rho_here("eval", "bird", cwd=tmp_path, environ=environ)
     assert no_data.returncode == 1
     assert "error: the following arguments are required: --data" in no_data.stderr
     assert "--workers must be at least 1, got 0" in workers.stderr

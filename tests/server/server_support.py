@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import io
 import os
 import re
 import signal
@@ -212,6 +213,45 @@ def serve_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
         "LANG": "C.UTF-8",
         **extra,
     }
+
+
+def serve_refused(
+    cwd: Path, env: Mapping[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``rho-agent serve ARGS`` for a configuration it refuses before serving, by
+    ``rho_entry.server.serve.main`` in this process: ``env`` as the whole environment, ``cwd``
+    as the directory, what it printed captured (all put back after). One it does not refuse
+    fails here instead of serving (uvicorn's ``Server.run`` raises). A process costs ~0.6 s
+    of CPU; the refusals found once serving starts (a token directory that is a link, a
+    durable queue that cannot be opened) exit 1 from processes of their own in
+    test_server_token_file.py and test_server_durable.py."""
+    from unittest import mock
+
+    import uvicorn
+
+    from rho_entry.server.serve import main
+
+    def served(*_: Any, **__: Any) -> None:
+        raise AssertionError(f"rho-agent serve {' '.join(args)} started serving")
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdout, sys.stderr
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        os.chdir(cwd)
+        sys.stdout, sys.stderr = out, err
+        with mock.patch.object(uvicorn.Server, "run", served):
+            code = main(list(args))
+    finally:
+        sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(
+        ["rho-agent", "serve", *args], code, out.getvalue(), err.getvalue()
+    )
 
 
 class Serve:

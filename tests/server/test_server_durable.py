@@ -30,7 +30,7 @@ import attrs
 import httpx
 import psycopg
 import pytest
-from server_support import Serve, http, listed, serve_env, wait_for
+from server_support import Serve, http, listed, serve_env, serve_refused, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
@@ -168,15 +168,8 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
 def test_the_durable_flags_without_durable_are_refused(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "rho_entry", "serve", "--port", "0", "--durable-db", "q.sqlite"],
-        cwd=work,
-        env=serve_env(tmp_path / "home", "http://127.0.0.1:9/v1"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    env = serve_env(tmp_path / "home", "http://127.0.0.1:9/v1")
+    done = serve_refused(work, env, "--port", "0", "--durable-db", "q.sqlite")
     assert done.returncode == 1
     assert "--durable-db and --concurrency go with --durable" in done.stderr
     assert not (work / "q.sqlite").exists()

@@ -22,6 +22,9 @@ import httpx
 import pytest
 from server_support import Place, Serve, app_for, client_for, place, serve_env, wait_idle
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
+from cli_support import rho
+
 from rho_adapters.fakes import ScriptedModel, text
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import text_reply
@@ -31,16 +34,10 @@ from rho_domain.ports.store import SessionRecord
 
 
 def _cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rho_entry", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    """The client by the CLI's ``main`` in this process (tests/cli's ``cli_support.rho``,
+    ``env`` over its minimal environment): what it says is the test, and a process costs
+    ~0.5 s of CPU; test_server_remote.py runs ``--server`` in processes of their own."""
+    return rho(*args, cwd=cwd, home=Path(env["HOME"]), **env)
 
 
 def _client_env(where: Place, env: dict[str, str]) -> dict[str, str]:

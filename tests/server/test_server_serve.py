@@ -4,14 +4,12 @@ process answers the call the first one left in the trace)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from server_support import Serve, place, serve_env
+from server_support import Serve, place, serve_env, serve_refused
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -91,15 +89,8 @@ def test_sigterm_cancels_a_run_in_progress_and_leaves_it_resumable(tmp_path: Pat
 
 def test_binding_beyond_loopback_without_a_token_is_refused(tmp_path: Path) -> None:
     where = place(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "rho_entry", "serve", "--host", "0.0.0.0", "--port", "0"],  # noqa: S104
-        cwd=where.work,
-        env=serve_env(where.home, "http://127.0.0.1:9/v1"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    env = serve_env(where.home, "http://127.0.0.1:9/v1")
+    done = serve_refused(where.work, env, "--host", "0.0.0.0", "--port", "0")  # noqa: S104
     assert done.returncode == 1
     assert "RHO_AGENT_SERVER_TOKEN" in done.stderr
     assert "0.0.0.0" in done.stderr  # noqa: S104 - the message names the host

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
-from server_support import Serve, place, serve_env
+from server_support import Serve, place, serve_env, serve_refused
 
 
 def _env(home: Path, base_url: str = "http://127.0.0.1:9/v1", **extra: str) -> dict[str, str]:
@@ -18,10 +17,7 @@ def _env(home: Path, base_url: str = "http://127.0.0.1:9/v1", **extra: str) -> d
 
 
 def _serve(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rho_entry", "serve", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    return serve_refused(cwd, env, *args)  # in this process: a refusal starts nothing
 
 
 def test_an_unknown_allowed_profile_is_refused_at_start(tmp_path: Path) -> None:
@@ -72,10 +68,7 @@ def test_a_busy_port_exits_1_naming_the_flag(tmp_path: Path) -> None:
 
 
 def test_help_shows_the_defaults() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "rho_entry", "serve", "-h"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    done = serve_refused(Path.cwd(), {"COLUMNS": "80"}, "-h")  # as a pipe: 80 columns
     assert done.returncode == 0
     assert "port (default 8765; 0: any free one)" in done.stdout
     assert "--max-runs N" in done.stdout

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_support import Place, Serve, place, serve_env
+from server_support import Place, Serve, place, serve_env, serve_refused
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -97,6 +97,7 @@ def test_an_operators_token_is_neither_written_nor_printed(tmp_path: Path) -> No
 
 
 def _serve_fails(where: Place, *args: str) -> subprocess.CompletedProcess[str]:
+    """A refusal found once serving starts, in a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "rho_entry", "serve", "--port", "0", *args],
         cwd=where.work,
@@ -110,8 +111,9 @@ def _serve_fails(where: Place, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_serve_refuses_a_bad_allow_host_and_a_linked_token_directory(tmp_path: Path) -> None:
     where = place(tmp_path)
+    env = serve_env(where.home, "http://127.0.0.1:9/v1")
     for bad in ("http://agent.example.com", "localhost.", "agent.example.com:443", "a b"):
-        done = _serve_fails(where, "--allow-host", bad)
+        done = serve_refused(where.work, env, "--port", "0", "--allow-host", bad)
         assert done.returncode == 1, done.stderr
         assert "--allow-host" in done.stderr
         assert repr(bad) in done.stderr
@@ -182,15 +184,7 @@ def test_serve_will_not_write_the_token_where_a_session_could_read_it(tmp_path: 
     where = place(tmp_path)
     inside = where.work / "rho-home"
     env = serve_env(inside, "http://127.0.0.1:9/v1")
-    done = subprocess.run(
-        [sys.executable, "-m", "rho_entry", "serve", "--port", "0"],
-        cwd=where.work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = serve_refused(where.work, env, "--port", "0")
     assert done.returncode == 1, done.stderr
     assert "inside the root" in done.stderr
     assert not (inside / "server").exists()

@@ -23,6 +23,13 @@ from rho_entry.config.stores import choose_store, store_setting
 from rho_entry.facade import Agent, Session
 from rho_entry.stored import SessionStore
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+# the CLI's main in this process, for commands whose process is not the point (~0.6 s each)
+from cli_support import rho as rho_here
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from server_support import serve_refused
+
 __all__ = ["pg_server_url"]
 SECRET = "pw-4b1d-not-for-logs"
 
@@ -98,11 +105,12 @@ def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
     work.mkdir()
     done = rho("--store", url, "-m", "demo", "hello there", home=home, cwd=work)
     assert done.returncode == 0, done.stderr
-    listed = rho("--list", "--json", "--store", url, home=home, cwd=work)
+    # the run and the bare `export` in processes of their own; the rest in this one
+    listed = rho_here("--list", "--json", "--store", url, home=home, cwd=work)
     [row] = json.loads(listed.stdout)
     assert (row["first_prompt"], row["status"]) == ("hello there", "completed")
     other = tmp_path / "other-host"  # another config directory: only the URL is shared
-    ps = rho("ps", "--json", home=other, cwd=work, RHO_AGENT_STORE=url)
+    ps = rho_here("ps", "--json", home=other, cwd=work, RHO_AGENT_STORE=url)
     assert [r["id"] for r in json.loads(ps.stdout)] == [row["id"]]
     assert not (home / "rho" / "sessions").exists()
     for result in (done, listed, ps):
@@ -119,14 +127,18 @@ def test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no_password(
         check=True,
     ).stdout
     assert exported == b"".join(line.encode() + b"\n" for (line,) in lines)
-    document = json.loads(rho("export", row["id"], "--store", url, home=other, cwd=work).stdout)
+    document = json.loads(
+        rho_here("export", row["id"], "--store", url, home=other, cwd=work).stdout
+    )
     assert document["events"][0]["kind"] == "run_start"
     assert document["session"]["first_prompt"] == "hello there"
-    again = rho(
+    again = rho_here(
         "--resume", row["id"], "-m", "demo", "and more", home=other, cwd=work, RHO_AGENT_STORE=url
     )
     assert again.returncode == 0, again.stderr  # continued from another config directory
-    stats = json.loads(rho("stats", "--all", "--json", "--store", url, home=other, cwd=work).stdout)
+    stats = json.loads(
+        rho_here("stats", "--all", "--json", "--store", url, home=other, cwd=work).stdout
+    )
     assert [(s["session_id"], s["turn_count"] > 0) for s in stats] == [(row["id"], True)]
 
 
@@ -134,7 +146,7 @@ def test_store_in_the_agent_yaml_is_used(pg_server_url: str, tmp_path: Path) -> 
     url = schema_url(pg_server_url)
     config = tmp_path / "agent.yaml"
     config.write_text(f"model: demo\nstore: {url}\n")
-    done = rho("-c", str(config), "from yaml", home=tmp_path / "home", cwd=tmp_path)
+    done = rho_here("-c", str(config), "from yaml", home=tmp_path / "home", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM rho_sessions").fetchone() == (1,)
@@ -157,7 +169,7 @@ def test_missing_rights_are_named(pg_server_url: str, tmp_path: Path) -> None:
         conn.execute("CREATE ROLE visitor LOGIN")
         conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO visitor")  # no CREATE
     visitor = url.replace("postgres@", "visitor@", 1)
-    result = rho("ps", "--store", visitor, home=tmp_path, cwd=tmp_path)
+    result = rho_here("ps", "--store", visitor, home=tmp_path, cwd=tmp_path)
     assert result.returncode == 1
     assert "the role lacks a right it needs" in result.stderr
     assert "(set by --store)" in result.stderr
@@ -201,11 +213,19 @@ async def test_the_library_takes_a_url(pg_server_url: str) -> None:
 
 
 def test_serve_with_an_unreachable_store_is_one_error_at_start(tmp_path: Path) -> None:
-    url = f"postgresql://rho:{SECRET}@127.0.0.1:1/rho"
-    for args, env in ((("serve", "--store", url), {}), (("serve",), {"RHO_AGENT_STORE": url})):
-        result = rho(*args, home=tmp_path, cwd=tmp_path, OPENAI_API_KEY="sk-x", **env)
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    environ |= {"RHO_AGENT_HOME": str(tmp_path / "rho"), "OPENAI_API_KEY": "sk-x"}
+    # in this process, whose backend for a URL keeps the setting that first named it: each
+    # setting its own URL (nothing listens on port 1 or 2)
+    by_flag = f"postgresql://rho:{SECRET}@127.0.0.1:1/rho"
+    by_env = f"postgresql://rho:{SECRET}@127.0.0.1:2/rho"
+    for url, args, env, origin in (
+        (by_flag, ("--store", by_flag), {}, "(set by --store)"),
+        (by_env, (), {"RHO_AGENT_STORE": by_env}, "(set by $RHO_AGENT_STORE)"),
+    ):
+        result = serve_refused(tmp_path, environ | env, *args)
         assert result.returncode == 1
-        assert "postgresql://rho:***@127.0.0.1:1/rho" in result.stderr
-        assert ("(set by --store)" if not env else "(set by $RHO_AGENT_STORE)") in result.stderr
+        assert url.replace(SECRET, "***") in result.stderr
+        assert origin in result.stderr
         assert SECRET not in result.stderr
         assert "Traceback" not in result.stderr
