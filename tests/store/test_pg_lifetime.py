@@ -109,6 +109,39 @@ async def test_the_listener_runs_only_while_a_session_is_held_or_a_wait_is_on(
         await pg.aclose()
 
 
+async def test_the_listener_wakes_for_a_notification_and_ends_at_once_between_beats(
+    pg_server_url: str,
+) -> None:
+    # a beat a minute away: the listener waits on its connection and on the halting bell,
+    # so a notification still arrives at once and the last release ends the thread (and its
+    # connection) without waiting out the beat
+    name = f"rho-bell-{uuid.uuid4().hex[:8]}"
+    url = named(schema_url(pg_server_url), name)
+    backend = PgBackend(StoreAddress(url, "the test"), heartbeat=60.0)
+    pg = of_backend(backend)
+    try:
+        await pg.store.create(record("bell"))
+        waiting = asyncio.create_task(pg.signals.wait_for_cancel("bell"))
+        await asyncio.sleep(0.3)
+        assert await pg.sessions.request("bell", "cancel")
+        await asyncio.wait_for(waiting, 5)
+        await pg.store.release("bell")
+        # a wait given up sends no notification: only the halt can end the listener's wait
+        await pg.store.create(record("quiet"))
+        await pg.store.release("quiet")
+        waiting = asyncio.create_task(pg.signals.wait_for_cancel("quiet"))
+        await asyncio.sleep(0.3)
+        assert backend.listening
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+    finally:
+        closing = time.monotonic()
+        await pg.aclose()  # joins the listener: it must not be waiting out the beat
+    assert time.monotonic() - closing < 15.0  # a minute when the wait is the beat's
+    assert settles(lambda: connections(pg_server_url, name) == 0, 5.0)
+
+
 async def test_a_wait_cancelled_while_the_listener_starts_leaves_no_listener(
     pg_server_url: str,
 ) -> None:

@@ -25,6 +25,7 @@ import contextlib
 import logging
 import os
 import secrets
+import select
 import socket
 import threading
 import time
@@ -69,6 +70,7 @@ class PgBackend:
         self._waiters_lock = threading.Lock()
         self._listener: threading.Thread | None = None
         self._stop = threading.Event()  # the running thread's own: a new thread, a new event
+        self._bell: socket.socket | None = None  # closed by ``_halt``: the thread stops waiting
         self._listening = threading.Event()
         self._ending: list[threading.Thread] = []  # halted threads that may still be closing
         self._uses = 0  # start() calls not yet stopped: while > 0 the thread runs
@@ -106,9 +108,10 @@ class PgBackend:
             self._uses += 1
             if self._listener is None or not self._listener.is_alive() or self._stop.is_set():
                 self._stop, self._listening = threading.Event(), threading.Event()
+                self._bell, bell = socket.socketpair()  # ``_halt`` closes its end: the ring
                 self._listener = threading.Thread(
                     target=self._listen,
-                    args=(self._stop, self._listening),
+                    args=(self._stop, self._listening, bell),
                     name="rho-pg-listen",
                     daemon=True,  # a process that never stops it still exits
                 )
@@ -134,8 +137,8 @@ class PgBackend:
             self.stop()
 
     def stop(self) -> None:
-        """Give back one use taken by ``start``; the last one ends the thread (it closes its
-        connection within one heartbeat and logs nothing more)."""
+        """Give back one use taken by ``start``; the last one ends the thread (woken from its
+        wait, it closes its connection at once and logs nothing more)."""
         with self._ready_lock:
             self._uses = max(0, self._uses - 1)
             if self._uses == 0:
@@ -144,6 +147,9 @@ class PgBackend:
     def _halt(self) -> threading.Thread | None:
         # under _ready_lock: the running thread (if any) told to end, and forgotten
         self._stop.set()
+        if self._bell is not None:  # closing this end makes the thread's end readable (EOF):
+            self._bell.close()  # its wait for notifications ends at once
+            self._bell = None
         ended, self._listener = self._listener, None
         if ended is not None:  # ``close`` waits for it too: its connection closes as it ends
             self._ending = [t for t in self._ending if t.is_alive()] + [ended]
@@ -183,7 +189,15 @@ class PgBackend:
             with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
                 loop.call_soon_threadsafe(event.set)
 
-    def _listen(self, stop: threading.Event, listening: threading.Event) -> None:
+    def _listen(
+        self, stop: threading.Event, listening: threading.Event, bell: socket.socket
+    ) -> None:
+        with bell:  # the receiving end of the halting bell is this thread's to close
+            self._listen_until(stop, listening, bell)
+
+    def _listen_until(
+        self, stop: threading.Event, listening: threading.Event, bell: socket.socket
+    ) -> None:
         backoff = 0.2
         while not stop.is_set():
             try:
@@ -200,7 +214,7 @@ class PgBackend:
                 conn.execute(f"LISTEN {CHANNEL}")
                 listening.set()
                 self._wake(None)  # whatever was missed while not listening: look again
-                self._serve(conn, stop)
+                self._serve(conn, stop, bell)
             except Exception as exc:  # noqa: BLE001 (a dropped connection: reconnect, never die)
                 if stop.is_set():
                     return  # the finally closes the connection
@@ -209,20 +223,24 @@ class PgBackend:
                 with contextlib.suppress(Exception):
                     conn.close()
 
-    def _serve(self, conn: Any, stop: threading.Event) -> None:
+    def _serve(self, conn: Any, stop: threading.Event, bell: socket.socket) -> None:
+        # One wait on the connection's socket and the halting bell together, so a halt (the
+        # last ``stop``, ``close``) ends it at once rather than after up to a heartbeat; then
+        # psycopg reads what arrived without waiting (``timeout=0`` also hands over what came
+        # in during the heartbeat's UPDATE).
         next_beat = time.monotonic()
         while not stop.is_set():
-            timeout = max(0.0, next_beat - time.monotonic())
-            for note in conn.notifies(timeout=timeout):
+            for note in conn.notifies(timeout=0):
                 self._wake(note.payload)
-                if time.monotonic() >= next_beat:
-                    break
             if time.monotonic() >= next_beat:
                 with pg_errors(self.address, "heartbeat"):
                     conn.execute(
                         "UPDATE rho_sessions SET beat = now() WHERE holder = %s", (self.holder,)
                     )
                 next_beat = time.monotonic() + self.heartbeat
+                continue
+            timeout = max(0.0, next_beat - time.monotonic())
+            select.select([conn.fileno(), bell], [], [], timeout)
 
     def acquire(self) -> None:
         """Count one owner of the pool (a store object; ``release`` when it is closed)."""
