@@ -7,7 +7,9 @@ the argv rules without a program started, the destructive-command rules without 
 git's shadow directory and rules without a git command,
 the Anthropic adapter for an OpenAI-compatible server, the workbook guard without a workbook,
 the server and the drivers, cattrs (events and the config are written by the codec's plain
-walk; cattrs reads them back). ``from rho_agent import Agent, AgentConfig, Session`` loads
+walk; cattrs reads them back), the database and durable ports and durable steps (the ports
+package names its ports lazily), the design documents' tool API without a tool given, zipfile
+(the shipped price table is read beside its module). ``from rho_agent import Agent, AgentConfig, Session`` loads
 the config's values only: the loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
 """
@@ -54,6 +56,15 @@ NOT_IN_A_ONE_SHOT = (
     "rho_entry.runtime",
     "rho_entry.cli.repl",
     "rho_entry.cli.monitor",
+    # the ports package names its ports lazily: no database port without databases
+    "rho_domain.ports.database",
+    # durable runs' steps and their port load with a durable run
+    "rho_domain.ports.durable",
+    "rho_domain.loop.durable_steps",
+    # the design documents' tool API loads with the first tool given to an Agent
+    "rho_entry.seed_api.tools",
+    # the shipped price table is read beside its module, not through a zip-capable reader
+    "zipfile",
 )
 
 _RUN = """
