@@ -9,8 +9,9 @@ the Anthropic adapter for an OpenAI-compatible server, the workbook guard withou
 the server and the drivers, cattrs (events and the config are written by the codec's plain
 walk; cattrs reads them back), the database and durable ports and durable steps (the ports
 package names its ports lazily), the design documents' tool API without a tool given, zipfile
-(the shipped price table is read beside its module). ``from rho_agent import Agent, AgentConfig, Session`` loads
-the config's values only: the loop, the tools and the wiring wait for the first Agent.
+(the shipped price table is read beside its module), the hooks' values without a hook.
+``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
+loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
 """
 
@@ -65,6 +66,8 @@ NOT_IN_A_ONE_SHOT = (
     "rho_entry.seed_api.tools",
     # the shipped price table is read beside its module, not through a zip-capable reader
     "zipfile",
+    # what hooks are given and answer loads with the first hook (an Agent holds Hooks only)
+    "rho_domain.hooks.values",
 )
 
 _RUN = """
