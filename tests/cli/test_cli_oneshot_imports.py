@@ -9,7 +9,8 @@ the Anthropic adapter for an OpenAI-compatible server, the workbook guard withou
 the server and the drivers, cattrs (events and the config are written by the codec's plain
 walk; cattrs reads them back), the database and durable ports and durable steps (the ports
 package names its ports lazily), the design documents' tool API without a tool given, zipfile
-(the shipped price table is read beside its module), the hooks' values without a hook.
+(the shipped price table is read beside its module), the hooks' values without a hook,
+difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint).
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
@@ -68,6 +69,11 @@ NOT_IN_A_ONE_SHOT = (
     "zipfile",
     # what hooks are given and answer loads with the first hook (an Agent holds Hooks only)
     "rho_domain.hooks.values",
+    # the standard library a tool or a check needs when it runs, not when it is built: an
+    # edit's diff, a delimited file's reader, the xargs guard's quoting, a config key's hint
+    "difflib",
+    "csv",
+    "shlex",
 )
 
 _RUN = """
