@@ -10,7 +10,8 @@ the server and the drivers, cattrs (events and the config are written by the cod
 walk; cattrs reads them back), the database and durable ports and durable steps (the ports
 package names its ports lazily), the design documents' tool API without a tool given, zipfile
 (the shipped price table is read beside its module), the hooks' values without a hook,
-difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint).
+difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint),
+secrets and hmac (a temporary file's random name is os.urandom's).
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
@@ -74,6 +75,9 @@ NOT_IN_A_ONE_SHOT = (
     "difflib",
     "csv",
     "shlex",
+    # a temporary file's random name is os.urandom's, as secrets.token_hex reads it
+    "secrets",
+    "hmac",
 )
 
 _RUN = """
