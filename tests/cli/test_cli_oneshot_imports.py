@@ -197,3 +197,48 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
+
+
+_COLLECTIONS = """
+import contextlib, gc, io, json, sys
+from rho_entry.cli import main
+seen = []
+gc.callbacks.append(
+    lambda phase, info: phase == "start" and seen.append("rho_domain.loop.session" in sys.modules)
+)
+own = sys.argv[1] == "own"
+sys.argv = ["rho-agent", *sys.argv[2:]]
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main() if own else main(sys.argv[1:])
+print(json.dumps({"code": code, "starting": seen.count(False), "running": seen.count(True),
+                  "enabled": gc.isenabled()}))
+"""
+
+
+def test_the_process_own_run_is_not_collected_while_it_starts(tmp_path: Path) -> None:
+    """``rho-agent``'s own process pauses the cyclic collector from parsing until its session
+    is open (what start-up builds lives as long as the process), then collects the run's
+    objects again; ``main([...])`` in a process that goes on is collected throughout."""
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
+    env["OPENAI_API_KEY"] = "unused"
+    counts = {}
+    for mode in ("own", "embedded"):
+        replies = [tool_reply(call("list", {"path": "."})), text_reply("Done.", deltas=400)]
+        with LoopbackServer(replies) as server:
+            args = ["--base-url", server.base_url, "-m", "m", "-y", "list the files"]
+            done = subprocess.run(
+                [sys.executable, "-c", _COLLECTIONS, mode, *args],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+        assert done.returncode == 0, done.stderr
+        counts[mode] = json.loads(done.stdout)
+        assert counts[mode]["code"] == 0
+        assert counts[mode]["enabled"] is True
+    assert counts["own"]["starting"] == 0, counts
+    assert counts["own"]["running"] > 0, counts  # the run's own objects are collected
+    assert counts["embedded"]["starting"] > 0, counts
