@@ -18,7 +18,6 @@ Contracts:
 
 from __future__ import annotations
 
-import difflib
 import enum
 import functools
 import json
@@ -325,6 +324,8 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
 
 
 def _unknown_key(key: str, known: list[str]) -> str:
+    import difflib  # with the first unknown key, not with every run that writes a trace
+
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown key {key!r}{hint}"

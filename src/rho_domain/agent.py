@@ -9,7 +9,7 @@ import attrs
 from rho_domain.answer_shape import correcting, instruction
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
-from rho_domain.hooks.values import Hooks
+from rho_domain.hooks.agent_hooks import Hooks
 from rho_domain.messages import Message, ToolResultMessage, Usage, UserMessage
 from rho_domain.model import ModelRequest, ToolChoice
 from rho_domain.permissions import PermissionProfile

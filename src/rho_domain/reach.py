@@ -21,7 +21,6 @@ the executor, so a symlink in a read root cannot lead outside it.
 from __future__ import annotations
 
 import posixpath
-import shlex
 from enum import Enum
 
 import attrs
@@ -108,6 +107,8 @@ class ReadReach:
         the program the guard runs, is not judged. Empty when nothing is closed."""
         if not self.closed or "/" in self.open:
             return ""
+        import shlex  # with the first guarded xargs, not with every permission profile
+
         opened = "".join(f"{shlex.quote(r)}|{shlex.quote(r.rstrip('/'))}/*) ;; " for r in self.open)
         closed = "|".join(
             "/*" if c == "/" else f"{shlex.quote(c)}|{shlex.quote(c.rstrip('/'))}/*"

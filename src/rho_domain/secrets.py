@@ -34,7 +34,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-import shlex
 
 import attrs
 
@@ -225,6 +224,8 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     go); a secret or an argument out of reach is dropped from the arguments (with a note on
     stderr, as ``grep --exclude`` would skip it) and the target runs with the rest. Usage:
     ``sh -c SCRIPT rho-guard /abs/program args...``."""
+    import shlex  # with the first guarded xargs, not with every policy
+
     allowed = "|".join(ALLOWED)
     own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
     # rule 2b: a hidden entry of a home, unless inside an open tree (checked after the names)

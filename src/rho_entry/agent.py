@@ -106,15 +106,17 @@ class Agent:
         from rho_entry import wiring
         from rho_entry.config.databases_config import with_configured_databases
         from rho_entry.config.hook_refs import resolve_hooks
-        from rho_entry.seed_api.tools import ToolRegistry as DocumentToolRegistry
-        from rho_entry.seed_api.tools import as_domain_handler
 
         config = config if config is not None else AgentConfig()
         resolved = resolve_hooks(config.hooks)
         if hooks is not None:
             resolved = resolved.then(hooks)
         config = with_configured_databases(config, os.environ if environ is None else environ)
-        extra = tuple(as_domain_handler(tool) for tool in tools)
+        extra: tuple[ToolHandler, ...] = ()
+        if tools:  # the design documents' tool API loads with the first tool given
+            from rho_entry.seed_api.tools import as_domain_handler
+
+            extra = tuple(as_domain_handler(tool) for tool in tools)
         if profile is None:
             profile = wiring.profile_of(config)
         if registry is None:
@@ -129,6 +131,8 @@ class Agent:
                 output_limit=config.tool_output_limit,
             )
         else:
+            from rho_entry.seed_api.tools import ToolRegistry as DocumentToolRegistry
+
             if isinstance(registry, DocumentToolRegistry):
                 registry = registry.frozen()  # the agent's tools never change under a session
             if extra:

@@ -11,7 +11,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -26,7 +26,6 @@ from rho_domain.permissions import (
 )
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.model import ChatModel
@@ -36,6 +35,9 @@ from rho_domain.ports.store import SessionStore, SignalingStore
 from rho_domain.pricing import PriceTable
 from rho_domain.tools.source import ToolSource
 from rho_entry.config.home import config_dir
+
+if TYPE_CHECKING:
+    from rho_domain.ports.database import Database
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
 # configuration decides, and a script without one sees it on stderr (logging's last resort).

@@ -7,8 +7,13 @@ the argv rules without a program started, the destructive-command rules without 
 git's shadow directory and rules without a git command,
 the Anthropic adapter for an OpenAI-compatible server, the workbook guard without a workbook,
 the server and the drivers, cattrs (events and the config are written by the codec's plain
-walk; cattrs reads them back). ``from rho_agent import Agent, AgentConfig, Session`` loads
-the config's values only: the loop, the tools and the wiring wait for the first Agent.
+walk; cattrs reads them back), the database and durable ports and durable steps (the ports
+package names its ports lazily), the design documents' tool API without a tool given, zipfile
+(the shipped price table is read beside its module), the hooks' values without a hook,
+difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint),
+secrets and hmac (a temporary file's random name is os.urandom's).
+``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
+loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
 """
 
@@ -54,6 +59,25 @@ NOT_IN_A_ONE_SHOT = (
     "rho_entry.runtime",
     "rho_entry.cli.repl",
     "rho_entry.cli.monitor",
+    # the ports package names its ports lazily: no database port without databases
+    "rho_domain.ports.database",
+    # durable runs' steps and their port load with a durable run
+    "rho_domain.ports.durable",
+    "rho_domain.loop.durable_steps",
+    # the design documents' tool API loads with the first tool given to an Agent
+    "rho_entry.seed_api.tools",
+    # the shipped price table is read beside its module, not through a zip-capable reader
+    "zipfile",
+    # what hooks are given and answer loads with the first hook (an Agent holds Hooks only)
+    "rho_domain.hooks.values",
+    # the standard library a tool or a check needs when it runs, not when it is built: an
+    # edit's diff, a delimited file's reader, the xargs guard's quoting, a config key's hint
+    "difflib",
+    "csv",
+    "shlex",
+    # a temporary file's random name is os.urandom's, as secrets.token_hex reads it
+    "secrets",
+    "hmac",
 )
 
 _RUN = """
@@ -173,3 +197,48 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
+
+
+_COLLECTIONS = """
+import contextlib, gc, io, json, sys
+from rho_entry.cli import main
+seen = []
+gc.callbacks.append(
+    lambda phase, info: phase == "start" and seen.append("rho_domain.loop.session" in sys.modules)
+)
+own = sys.argv[1] == "own"
+sys.argv = ["rho-agent", *sys.argv[2:]]
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main() if own else main(sys.argv[1:])
+print(json.dumps({"code": code, "starting": seen.count(False), "running": seen.count(True),
+                  "enabled": gc.isenabled()}))
+"""
+
+
+def test_the_process_own_run_is_not_collected_while_it_starts(tmp_path: Path) -> None:
+    """``rho-agent``'s own process pauses the cyclic collector from parsing until its session
+    is open (what start-up builds lives as long as the process), then collects the run's
+    objects again; ``main([...])`` in a process that goes on is collected throughout."""
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
+    env["OPENAI_API_KEY"] = "unused"
+    counts = {}
+    for mode in ("own", "embedded"):
+        replies = [tool_reply(call("list", {"path": "."})), text_reply("Done.", deltas=400)]
+        with LoopbackServer(replies) as server:
+            args = ["--base-url", server.base_url, "-m", "m", "-y", "list the files"]
+            done = subprocess.run(
+                [sys.executable, "-c", _COLLECTIONS, mode, *args],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+        assert done.returncode == 0, done.stderr
+        counts[mode] = json.loads(done.stdout)
+        assert counts[mode]["code"] == 0
+        assert counts[mode]["enabled"] is True
+    assert counts["own"]["starting"] == 0, counts
+    assert counts["own"]["running"] > 0, counts  # the run's own objects are collected
+    assert counts["embedded"]["starting"] > 0, counts

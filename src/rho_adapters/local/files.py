@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 
 from rho_adapters.local.confine import Resolved
@@ -145,7 +144,7 @@ def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> b
             raise PermissionDenied(f"{shown} already exists and may not be overwritten") from None
         _write_all(fd, data, res, res.name)
         return False
-    tmp = f".{res.name[:200]}.{secrets.token_hex(6)}.rho-tmp"
+    tmp = f".{res.name[:200]}.{os.urandom(6).hex()}.rho-tmp"  # as secrets.token_hex(6)
     fd = os.open(tmp, _CREATE_FLAGS, 0o666, dir_fd=res.dir_fd)
     _write_all(fd, data, res, tmp, mode=None if st is None else stat.S_IMODE(st.st_mode))
     try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import socket
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -105,7 +104,8 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int =
     created new (``O_EXCL``, never through a link) and renamed inside the directory opened
     without following links (``confined``); a link at ``path`` is replaced, not followed."""
     # unpredictable: a name planted in advance (O_EXCL refuses it) cannot block the write
-    tmp = f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    # (os.urandom is what secrets.token_hex reads, without importing hmac and hashlib)
+    tmp = f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
     with directory_fd(path.parent, levels) as parent:
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=parent

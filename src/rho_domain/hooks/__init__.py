@@ -5,28 +5,36 @@ and may answer, ``applied`` for how the loop applies them (in order, under a dea
 closed) and records what they produced. They are part of an ``Agent`` (``Agent.hooks``), so a
 delegated child runs under its parent's hooks, and they sit at the tool-call seam, so every
 tool (built-in, added, delegated, remote) meets them.
+
+Names are imported lazily: ``Hooks`` (``agent_hooks``) with every Agent, what the points are
+given and answer (``values``) with the first hook that runs or the first caller that asks.
 """
 
-from rho_domain.hooks.values import (
-    DEFAULT_HOOK_TIMEOUT,
-    AfterRun,
-    AfterRunHook,
-    AfterToolAnswer,
-    AfterToolCall,
-    AfterToolHook,
-    Allow,
-    BeforeModelAnswer,
-    BeforeModelCall,
-    BeforeModelHook,
-    BeforeToolAnswer,
-    BeforeToolCall,
-    BeforeToolHook,
-    Deny,
-    Hooks,
-    ReplaceMessages,
-    ReplaceResult,
-    RewriteArguments,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "DEFAULT_HOOK_TIMEOUT": "agent_hooks",
+    "AfterRun": "values",
+    "AfterRunHook": "values",
+    "AfterToolAnswer": "values",
+    "AfterToolCall": "values",
+    "AfterToolHook": "values",
+    "Allow": "values",
+    "BeforeModelAnswer": "values",
+    "BeforeModelCall": "values",
+    "BeforeModelHook": "values",
+    "BeforeToolAnswer": "values",
+    "BeforeToolCall": "values",
+    "BeforeToolHook": "values",
+    "Deny": "values",
+    "Hooks": "agent_hooks",
+    "ReplaceMessages": "values",
+    "ReplaceResult": "values",
+    "RewriteArguments": "values",
+}
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -48,3 +56,31 @@ __all__ = [
     "ReplaceResult",
     "RewriteArguments",
 ]
+
+if TYPE_CHECKING:
+    from rho_domain.hooks.agent_hooks import DEFAULT_HOOK_TIMEOUT, Hooks
+    from rho_domain.hooks.values import (
+        AfterRun,
+        AfterRunHook,
+        AfterToolAnswer,
+        AfterToolCall,
+        AfterToolHook,
+        Allow,
+        BeforeModelAnswer,
+        BeforeModelCall,
+        BeforeModelHook,
+        BeforeToolAnswer,
+        BeforeToolCall,
+        BeforeToolHook,
+        Deny,
+        ReplaceMessages,
+        ReplaceResult,
+        RewriteArguments,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rho_domain.hooks' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"rho_domain.hooks.{module}"), name)

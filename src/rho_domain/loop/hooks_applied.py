@@ -33,18 +33,7 @@ import attrs
 
 from rho_domain.errors import HookFailed, RhoError
 from rho_domain.hook_events import HookActed, HookPoint, plugged_name
-from rho_domain.hooks.values import (
-    AfterRun,
-    AfterToolCall,
-    Allow,
-    BeforeModelCall,
-    BeforeToolCall,
-    Deny,
-    Hooks,
-    ReplaceMessages,
-    ReplaceResult,
-    RewriteArguments,
-)
+from rho_domain.hooks.agent_hooks import Hooks
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import (
     AssistantMessage,
@@ -173,6 +162,8 @@ async def before_tools(hooks: Hooks, journal: Journal, calls: Sequence[ToolCall]
 
 async def _before_tool(hooks: Hooks, journal: Journal, call: ToolCall) -> ToolCall | str:
     """The call to run, or the reason it is refused."""
+    from rho_domain.hooks.values import Allow, BeforeToolCall, Deny, RewriteArguments
+
     current = call
     for hook in hooks.before_tool:
         try:
@@ -215,6 +206,10 @@ async def after_tool(
     hooks: Hooks, journal: Journal, call: ToolCall, output: ToolOutput
 ) -> ToolOutput:
     """The output the model reads and the trace stores, after the after-tool hooks."""
+    if not hooks.after_tool:
+        return output
+    from rho_domain.hooks.values import AfterToolCall, ReplaceResult  # with the first hook
+
     for hook in hooks.after_tool:
         given = AfterToolCall(
             session_id=journal.session_id,
@@ -250,6 +245,10 @@ async def after_tool(
 async def before_model(hooks: Hooks, journal: Journal, model: str) -> None:
     """Run the before-model hooks over the history; a replacement becomes the history.
     Raises ``HookFailed`` when a hook fails (the model call must not be made)."""
+    if not hooks.before_model:
+        return
+    from rho_domain.hooks.values import BeforeModelCall, ReplaceMessages  # with the first hook
+
     for hook in hooks.before_model:
         messages = tuple(journal.state.messages)
         given = BeforeModelCall(session_id=journal.session_id, model=model, messages=messages)
@@ -279,6 +278,10 @@ def _all_messages(messages: Sequence[object]) -> bool:
 
 async def after_run(hooks: Hooks, journal: Journal, result: RunResult) -> None:
     """Tell the after-run hooks how the run ended; a failure is recorded, nothing else."""
+    if not hooks.after_run:
+        return
+    from rho_domain.hooks.values import AfterRun  # with the first hook
+
     for hook in hooks.after_run:
         answer = await _ask(
             hook, AfterRun(session_id=journal.session_id, result=result), hooks.deadline

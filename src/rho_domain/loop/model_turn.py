@@ -13,6 +13,7 @@ overflow ends the run with ``ContextFull`` naming the window, never a loop.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -20,15 +21,16 @@ from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolEr
 from rho_domain.loop.compaction_run import compact_after_overflow
 from rho_domain.loop.context_fit import context_full, measure
 from rho_domain.loop.control import RunControl
-from rho_domain.loop.durable_steps import SteppedModel
 from rho_domain.loop.hooks_applied import before_model
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.streaming import Assembly, consume_stream
 from rho_domain.loop.tally import RunTally
 from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.model import ModelRequest
-from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.model import ChatModel
+
+if TYPE_CHECKING:
+    from rho_domain.ports.durable import DurableSteps
 
 
 async def call_model(
@@ -48,7 +50,11 @@ async def call_model(
     is off or impossible, or the request still does not fit after it; other ``ModelError``s
     as ``_call_once``.
     """
-    source = model if steps is None else SteppedModel(model, steps)
+    source = model
+    if steps is not None:  # a durable run: its steps are loaded with it
+        from rho_domain.loop.durable_steps import SteppedModel
+
+        source = SteppedModel(model, steps)
     try:
         return await _call_once(agent, source, journal, control, tally)
     except ContextLengthExceeded as overflow:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -26,10 +27,12 @@ from rho_domain.loop.control import RunControl
 from rho_domain.loop.hooks_applied import after_tool
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
-from rho_domain.ports.durable import DurableSteps
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.prepared import PreparedCall
+
+if TYPE_CHECKING:
+    from rho_domain.ports.durable import DurableSteps
 
 MAX_PARALLEL_READS = 4
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -37,8 +37,6 @@ from rho_domain.loop.tool_refresh import take_tools
 from rho_domain.messages import UserMessage
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.database import Database
-from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
@@ -46,6 +44,10 @@ from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.run import RunResult, RunStatus, new_id
 from rho_domain.state import State
 from rho_domain.tools.source import ToolSource
+
+if TYPE_CHECKING:
+    from rho_domain.ports.database import Database
+    from rho_domain.ports.durable import DurableSteps
 
 
 class Session:

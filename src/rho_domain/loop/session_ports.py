@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -21,13 +21,15 @@ from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
 from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.database import Database
-from rho_domain.ports.durable import DurableSteps
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.tools.source import ToolSource
+
+if TYPE_CHECKING:
+    from rho_domain.ports.database import Database
+    from rho_domain.ports.durable import DurableSteps
 
 
 class Closeable(Protocol):

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rho_domain import events as ev
 from rho_domain.approval import Denied, RequiresApproval, decide
 from rho_domain.errors import RhoError
-from rho_domain.loop.durable_steps import tool_step
 from rho_domain.loop.hooks_applied import after_tool, before_tools
 from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.loop.session_ports import RunContext
@@ -28,7 +27,6 @@ from rho_domain.not_run import (
     rejected,
 )
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
-from rho_domain.ports.durable import DurableSteps
 from rho_domain.run import PendingApproval, RunStatus
 from rho_domain.tools.base import (
     ChildAnswer,
@@ -40,6 +38,9 @@ from rho_domain.tools.base import (
 )
 from rho_domain.tools.delegate import outcome_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments
+
+if TYPE_CHECKING:
+    from rho_domain.ports.durable import DurableSteps
 
 
 class ToolBatch:
@@ -313,6 +314,8 @@ class ToolBatch:
         timeout = self.agent.config.tool_timeout
         if self.steps is None:
             return await registry.dispatch(ready, self._context(call), timeout=timeout)
+        from rho_domain.loop.durable_steps import tool_step  # durable runs only
+
         return await tool_step(
             self.steps,
             lambda: registry.dispatch(ready, self._context(call), timeout=timeout),

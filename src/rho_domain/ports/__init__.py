@@ -1,31 +1,49 @@
 """The ports: every way the domain reaches the outside world.
 
 Each port is a small ``typing.Protocol``. Adapters and fakes subclass them explicitly.
+
+Names are imported lazily, each from its own module when first asked for: importing one port
+module (``rho_domain.ports.store``) runs this package first, and a run that never touches a
+database or a workbook should not build their ports' classes.
 """
 
-from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
-from rho_domain.ports.clock import Clock
-from rho_domain.ports.database import Database, QueryResult, TableInfo
-from rho_domain.ports.executor import (
-    Command,
-    CommandResult,
-    Executor,
-    FileInfo,
-    FileKind,
-    FileUpload,
-)
-from rho_domain.ports.line_search import LineSearcher
-from rho_domain.ports.model import ChatModel, ContextMeter
-from rho_domain.ports.session_control import (
-    PendingApproval,
-    SessionCatalog,
-    SessionControl,
-    SessionOperator,
-    TraceLine,
-)
-from rho_domain.ports.signals import Directive, SignalSource
-from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
-from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "ApprovalAnswer": "approver",
+    "ApprovalRequest": "approver",
+    "Approver": "approver",
+    "Clock": "clock",
+    "Database": "database",
+    "QueryResult": "database",
+    "TableInfo": "database",
+    "Command": "executor",
+    "CommandResult": "executor",
+    "Executor": "executor",
+    "FileInfo": "executor",
+    "FileKind": "executor",
+    "FileUpload": "executor",
+    "LineSearcher": "line_search",
+    "ChatModel": "model",
+    "ContextMeter": "model",
+    "PendingApproval": "session_control",
+    "SessionCatalog": "session_control",
+    "SessionControl": "session_control",
+    "SessionOperator": "session_control",
+    "TraceLine": "session_control",
+    "Directive": "signals",
+    "SignalSource": "signals",
+    "Cell": "spreadsheet",
+    "SheetInfo": "spreadsheet",
+    "SpreadsheetReader": "spreadsheet",
+    "SessionInfo": "store",
+    "SessionRecord": "store",
+    "SessionStore": "store",
+    "SignalingStore": "store",
+}
 
 __all__ = [
     "ApprovalAnswer",
@@ -59,3 +77,35 @@ __all__ = [
     "TableInfo",
     "TraceLine",
 ]
+
+if TYPE_CHECKING:
+    from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
+    from rho_domain.ports.clock import Clock
+    from rho_domain.ports.database import Database, QueryResult, TableInfo
+    from rho_domain.ports.executor import (
+        Command,
+        CommandResult,
+        Executor,
+        FileInfo,
+        FileKind,
+        FileUpload,
+    )
+    from rho_domain.ports.line_search import LineSearcher
+    from rho_domain.ports.model import ChatModel, ContextMeter
+    from rho_domain.ports.session_control import (
+        PendingApproval,
+        SessionCatalog,
+        SessionControl,
+        SessionOperator,
+        TraceLine,
+    )
+    from rho_domain.ports.signals import Directive, SignalSource
+    from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
+    from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rho_domain.ports' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"rho_domain.ports.{module}"), name)

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Awaitable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from rho_domain.messages import Usage
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.clock import Clock
-from rho_domain.ports.database import Database
 from rho_domain.ports.executor import Executor
 from rho_domain.run import PendingApproval, RunResult
+
+if TYPE_CHECKING:  # the database port is built only when a run has databases
+    from rho_domain.ports.database import Database
 
 
 @attrs.frozen(kw_only=True)

@@ -13,7 +13,6 @@ that stops when the call's deadline passes.
 
 from __future__ import annotations
 
-import csv
 import io
 import posixpath
 from collections.abc import Mapping, Sequence
@@ -193,6 +192,8 @@ def _parse_delimited(
     """(rows start..start+count-1, total rows, widest row), keeping only the window in memory:
     the text is decoded as it is read, never as a whole (a 50 MB file of non-ASCII text would
     be 200 MB as one string). Runs in a thread; stops at ``stop``."""
+    import csv  # with the first delimited file, not with every registry of tools
+
     text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline="")
     window: list[tuple[Cell, ...]] = []
     total = width = 0

@@ -9,7 +9,6 @@ preserved; the result shows a short unified diff.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -159,6 +158,8 @@ def _not_found(path: str, text: str, old: str) -> str:
 
 
 def _diff(path: str, before: str, after: str) -> str:
+    import difflib  # with the first edit, not with every registry of tools
+
     lines = list(
         difflib.unified_diff(
             before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}", n=2, lineterm=""

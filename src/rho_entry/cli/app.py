@@ -18,7 +18,7 @@ from rho_domain.errors import ConfigError, ModelError, RhoError
 from rho_domain.ports.store import SessionStore
 from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
-from rho_entry.cli import exit_codes, transfers
+from rho_entry.cli import collector, exit_codes, transfers
 from rho_entry.cli.answers import apply_answers
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch, prepare
@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         if args.server:
             from rho_entry.cli.remote import run_remote
 
+            collector.resume()  # a remote run streams for as long as it lasts
             return run_remote(args, environment())
         flag = getattr(args, "store", None)
         if args.list:
@@ -64,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         if launch.interactive:
             from rho_entry.cli.repl import run_repl
 
+            collector.resume()  # a REPL lasts: its start-up is over here
             return run_repl(launch, store)
         return _run_loop(_one_shot(launch, store))
     except ConfigError as exc:
@@ -153,6 +155,7 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
         # nobody to ask without a terminal: the run then stops with exit code 4
         approver = TerminalApprover(renderer, style=renderer.style)  # type: ignore[union-attr]
     session = await open_session(launch, store, renderer, approver)
+    collector.resume()  # the session is open: what the run makes is collected again
     try:
         if launch.task is None or launch.answers.given:  # --resume ID --approve/--deny, -y
             apply_answers(session, launch.answers, auto_approve=session.agent.config.auto_approve)

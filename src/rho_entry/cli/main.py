@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from rho_entry.cli import collector
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rho-agent`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
@@ -36,8 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sandbox_log, sandbox_line = logging.getLogger("rho_entry.sandbox"), _WarningLine()
     sandbox_log.addHandler(sandbox_line)
     try:
+        if argv is None:
+            collector.pause()  # until a run's session is open (rho_entry/cli/collector.py)
         return _dispatch(args)
     finally:
+        collector.resume()  # a run that never began (an error, a listing)
         quiet.flush()  # now, not at interpreter exit, where a broken pipe would print
         quiet_err.flush()
         sys.stdout, sys.stderr = stdout, stderr
@@ -61,6 +66,7 @@ class _WarningLine(logging.Handler):
 def _dispatch(args: list[str]) -> int:
     subcommand = SUBCOMMANDS.get(args[0]) if args else None
     if subcommand is not None:
+        collector.resume()  # a subcommand (a server, a worker, a monitor) collects as usual
         return subcommand(args[1:])
     # Parsed before the run's modules are imported: --help, --version and a usage error
     # answer without loading the loop, the adapters or httpx.

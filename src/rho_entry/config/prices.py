@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +40,20 @@ def load_prices(environ: Mapping[str, str]) -> PriceTable:
 @cache
 def shipped_prices() -> PriceTable:
     """The table shipped in the package (read once per process: it never changes)."""
+    return parse_prices(_yaml(_shipped_text(), "shipped prices.yaml"), "")
+
+
+def _shipped_text() -> str:
+    """The shipped file's text: beside this module when the package is installed as files
+    (every wheel and editable install); through ``importlib.resources`` otherwise (a zipped
+    package), which costs a one-shot ~3 ms of imports (zipfile, tempfile) it does not need."""
+    beside = Path(__file__).with_name("data") / PRICES_FILE
+    if beside.is_file():
+        return beside.read_text(encoding="utf-8")
+    from importlib import resources
+
     shipped = resources.files("rho_entry.config").joinpath("data", PRICES_FILE)
-    return parse_prices(_yaml(shipped.read_text(encoding="utf-8"), "shipped prices.yaml"), "")
+    return shipped.read_text(encoding="utf-8")
 
 
 def read_prices(path: Path) -> PriceTable:
