@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -71,37 +72,42 @@ def pytest_configure_node(node: Any) -> None:
 
 @pytest.hookimpl(trylast=True)  # after deselection (-k, -m), so the batches below are exact
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``-n N --dist worksteal`` (``scripts/test.sh``) the known-long tests go to the
-    heads of the N batches xdist first hands out: it gives worker i the next
-    ``len(rest) // (N - i)`` tests of the collection, in order, and later moves tests only
-    from the tails of busy workers' queues. Every worker computes the same order from the
-    same collection, as xdist requires. Other runs keep the collection's order."""
+    """Under ``-n N --dist worksteal`` (``scripts/test.sh``): ``long_first``'s order. Every
+    worker computes the same order from the same collection, as xdist requires. Other runs
+    keep the collection's order."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
     worker_input = getattr(config, "workerinput", {})
-    if workers < 2 or worker_input.get("rho_dist") != "worksteal":
-        return
+    if workers >= 2 and worker_input.get("rho_dist") == "worksteal":
+        order = long_first([item.nodeid for item in items], workers)
+        items[:] = [items[i] for i in order]
+
+
+def long_first(nodeids: Sequence[str], workers: int) -> list[int]:
+    """The collection's indexes in the order that starts the known-long tests (``LONG_TESTS``,
+    longest first) at once: xdist's worksteal gives worker i the next ``len(rest) // (N - i)``
+    tests of the collection, in order, and later moves tests only from the tails of busy
+    workers' queues, so each long test goes to the head of one of those N first batches (the
+    longest at the heads, the next ones behind them), and the rest keep their order."""
     rank = {prefix: i for i, prefix in enumerate(LONG_TESTS)}
-    long: list[tuple[int, pytest.Item]] = []
-    rest: list[pytest.Item] = []
-    for item in items:
-        name = item.nodeid.removeprefix("tests/")
+    long: list[tuple[int, int]] = []
+    rest: list[int] = []
+    for index, nodeid in enumerate(nodeids):
+        name = nodeid.removeprefix("tests/")
         found = next((rank[p] for p in LONG_TESTS if name.startswith(p)), None)
         if found is None:
-            rest.append(item)
+            rest.append(index)
         else:
-            long.append((found, item))
-    if not long:
-        return
-    long.sort(key=lambda pair: pair[0])
-    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    for i, (_, item) in enumerate(long):
-        heads[i % workers].append(item)
-    ordered: list[pytest.Item] = []
-    remaining = len(items)
+            long.append((found, index))
+    long.sort()
+    heads: list[list[int]] = [[] for _ in range(workers)]
+    for i, (_, index) in enumerate(long):
+        heads[i % workers].append(index)
+    ordered: list[int] = []
+    remaining = len(nodeids)
     for i in range(workers):
         size = remaining // (workers - i)  # what xdist's first round gives worker i
         remaining -= size
         fill = max(0, size - len(heads[i]))
         ordered += heads[i] + rest[:fill]
         del rest[:fill]
-    items[:] = ordered + rest
+    return ordered + rest
