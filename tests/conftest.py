@@ -39,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 LONG_TESTS = (
     "server/test_server_durable.py::test_a_run_created_on_a_killed_server_completes_on_the",
     "server/test_server_shared_store.py::test_two_servers_share_sessions_approvals_cancels",
+    "test_quality.py::test_mypy_strict",  # 2 s with mypy's cache warm, 13-80 s cold
     "durable/test_durable_postgres.py::test_two_workers_200_runs_one_killed_all_complete",
     "durable/test_durable_answers.py::test_queue_approve_always_from_another_process_allows",
     "durable/test_durable_eval.py::test_a_killed_worker_loses_no_question_and_grades_none",
