@@ -66,7 +66,9 @@ workers=$((cores * 2))
 [ "$workers" -gt 4 ] && workers=4
 # --dist worksteal: a worker that runs out of tests takes queued ones from the others, so the
 # run does not end on one worker finishing its long queue alone (with the default
-# distribution one worker ran ~40 s after the other three were done; docs/testing.md).
+# distribution one worker ran ~40 s after the other three were done; docs/testing.md). With
+# worksteal, tests/conftest.py also puts the known-long tests (LONG_TESTS) at the heads of the
+# workers' first batches, so none of them starts late and ends the run alone.
 say "running the tests with $workers workers (minutes on 2 cores: see docs/testing.md)"
 .venv/bin/python -m pytest -n "$workers" --dist worksteal "$@" || status=$?
 if [ "$status" -eq 5 ]; then

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -27,3 +29,86 @@ def pytest_configure(config: pytest.Config) -> None:
     sys.dont_write_bytecode = False
     os.environ["PYTHONPYCACHEPREFIX"] = prefix
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+# The tests that take longest (wall seconds at load 4-6 in the run of 2026-11-26, main at
+# 533b0a7, `--durations=40`), longest first. A run ends when its last worker does, so a long
+# test that starts late is the run's tail: these start first, one at the head of each worker's
+# first batch, and the rest keep their order. A name here that no longer matches is ignored
+# (the test only loses its head start); refresh the list from `--durations=40`.
+LONG_TESTS = (
+    "server/test_server_durable.py::test_a_run_created_on_a_killed_server_completes_on_the",
+    "server/test_server_shared_store.py::test_two_servers_share_sessions_approvals_cancels",
+    "test_quality.py::test_mypy_strict",  # 2 s with mypy's cache warm, 13-80 s cold
+    "durable/test_durable_postgres.py::test_two_workers_200_runs_one_killed_all_complete",
+    "durable/test_durable_answers.py::test_queue_approve_always_from_another_process_allows",
+    "durable/test_durable_eval.py::test_a_killed_worker_loses_no_question_and_grades_none",
+    "store/test_store_url.py::test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no",
+    "tools/test_spreadsheet_bounds.py::test_a_big_legitimate_workbook_still_reads",
+    "store/test_pgstore.py::test_a_cancel_from_another_process_arrives_within_100_ms",
+    "docs/test_docs.py::test_block[README.md:32-bash]",
+    "server/test_server_dashboard_list.py::test_the_list_follows_the_server_without_a_reload",
+    "durable/test_durable_sqlite.py::test_a_write_the_worker_died_in_is_answered_interrupted",
+    "server/test_server_remote.py::test_a_task_runs_on_the_server_and_approvals_stop_it",
+    "durable/test_durable_approvals.py::test_an_approval_answered_from_a_third_process_wakes",
+    "server/test_server_dashboard_list.py::test_no_overflow_with_0_1_and_50_sessions",
+    "server/test_server_durable.py::test_always_answered_on_a_durable_server_allows_the_tool",
+    "durable/test_durable_answers.py::test_a_handle_approves_always_and_the_second_call_runs",
+    "durable/test_durable_sqlite.py::test_a_read_the_worker_died_in_is_run_again_and_no_model",
+    "evals/test_eval_cli.py::test_sample_data_then_a_run_with_two_workers",
+    "store/test_pgstore.py::test_a_host_killed_mid_tool_shows_stale_in_bound_and_resumes",
+    "server/test_server_remote_messages.py::test_a_session_whose_working_dir_is_gone_is",
+    "docs/test_docs.py::test_block[README.md:592-bash]",
+    "server/test_server_serve.py::test_a_pending_approval_survives_a_restart",
+    "mcp_tools/test_mcp_client.py::test_a_restart_that_fails_waits_longer_each_time",
+    "entry/test_runtime_sigterm.py::test_sigterm_cancels_handles_and_leaves_resumable",
+)
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller tells its workers
+def pytest_configure_node(node: Any) -> None:
+    """Each worker's ``--dist`` is "no" (xdist resets it): pass the run's on."""
+    node.workerinput["rho_dist"] = node.config.getoption("dist")
+
+
+@pytest.hookimpl(trylast=True)  # after deselection (-k, -m), so the batches below are exact
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``-n N --dist worksteal`` (``scripts/test.sh``): ``long_first``'s order. Every
+    worker computes the same order from the same collection, as xdist requires. Other runs
+    keep the collection's order."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    worker_input = getattr(config, "workerinput", {})
+    if workers >= 2 and worker_input.get("rho_dist") == "worksteal":
+        order = long_first([item.nodeid for item in items], workers)
+        items[:] = [items[i] for i in order]
+
+
+def long_first(nodeids: Sequence[str], workers: int) -> list[int]:
+    """The collection's indexes in the order that starts the known-long tests (``LONG_TESTS``,
+    longest first) at once: xdist's worksteal gives worker i the next ``len(rest) // (N - i)``
+    tests of the collection, in order, and later moves tests only from the tails of busy
+    workers' queues, so each long test goes to the head of one of those N first batches (the
+    longest at the heads, the next ones behind them), and the rest keep their order."""
+    rank = {prefix: i for i, prefix in enumerate(LONG_TESTS)}
+    long: list[tuple[int, int]] = []
+    rest: list[int] = []
+    for index, nodeid in enumerate(nodeids):
+        name = nodeid.removeprefix("tests/")
+        found = next((rank[p] for p in LONG_TESTS if name.startswith(p)), None)
+        if found is None:
+            rest.append(index)
+        else:
+            long.append((found, index))
+    long.sort()
+    heads: list[list[int]] = [[] for _ in range(workers)]
+    for i, (_, index) in enumerate(long):
+        heads[i % workers].append(index)
+    ordered: list[int] = []
+    remaining = len(nodeids)
+    for i in range(workers):
+        size = remaining // (workers - i)  # what xdist's first round gives worker i
+        remaining -= size
+        fill = max(0, size - len(heads[i]))
+        ordered += heads[i] + rest[:fill]
+        del rest[:fill]
+    return ordered + rest

@@ -32,6 +32,9 @@ ENGINE_FIXTURE = {
     "postgres": "postgres_server",
     "mysql": "mariadb_server",
 }
+# The async tests share one event loop per module (`loop_scope="module"`): a loop per test,
+# with the new thread its executor starts for the adapter's check and query, cost about 1 ms
+# of CPU per case. No test leaves a task running on the loop when it returns.
 
 
 def _cases(table: dict[str, list[str]]) -> list[object]:
@@ -62,6 +65,7 @@ def test_corpus_holds_no_duplicates_and_no_query_is_both_attack_and_allowed() ->
 
 
 @pytest.mark.parametrize(("engine", "sql"), _cases(ATTACKS))
+@pytest.mark.asyncio(loop_scope="module")
 async def test_attack_is_stopped(
     engine: str, sql: str, attack_dir: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -81,6 +85,7 @@ async def test_attack_is_stopped(
 
 
 @pytest.mark.parametrize(("engine", "sql"), _cases(ALLOWED))
+@pytest.mark.asyncio(loop_scope="module")
 async def test_read_statement_runs(engine: str, sql: str, request: pytest.FixtureRequest) -> None:
     server: Server = request.getfixturevalue(ENGINE_FIXTURE[engine])
     db = adapter(server)
@@ -102,6 +107,7 @@ def _engine_cases() -> list[object]:
 
 
 @pytest.mark.parametrize(("engine", "sql"), _engine_cases())
+@pytest.mark.asyncio(loop_scope="module")
 async def test_engine_alone_stops_the_attack(
     engine: str, sql: str, attack_dir: Path, request: pytest.FixtureRequest
 ) -> None:

@@ -23,6 +23,9 @@ REAL = {"postgres": "postgres_server", "mysql": "mariadb_server", "sqlite": "sql
 FAKE = {"oracle": (OracleDatabase, ORACLE), "vertica": (VerticaDatabase, VERTICA)}
 # The server's sql_mode here: the default (backslash escapes, "..." is a string).
 SERVER_SETTINGS = {"mysql": frozenset[str]()}
+# The async tests share one event loop per module (`loop_scope="module"`): a loop per test,
+# with the new thread its executor starts for the adapter's check and query, cost about 1 ms
+# of CPU per case. No test leaves a task running on the loop when it returns.
 
 
 def _params(engines: Mapping[str, object]) -> list[object]:
@@ -57,6 +60,7 @@ def server_adapters() -> Iterator[dict[str, Database]]:
 
 
 @pytest.mark.parametrize(("engine", "sql"), _params(REAL))
+@pytest.mark.asyncio(loop_scope="module")
 async def test_spelling_is_refused_by_the_check_on_the_real_engine(
     engine: str, sql: str, request: pytest.FixtureRequest, server_adapters: dict[str, Database]
 ) -> None:
@@ -78,6 +82,7 @@ async def test_spelling_is_refused_by_the_check_on_the_real_engine(
 
 
 @pytest.mark.parametrize(("engine", "sql"), _params(FAKE))
+@pytest.mark.asyncio(loop_scope="module")
 async def test_spelling_is_refused_before_reaching_oracle_or_vertica(engine: str, sql: str) -> None:
     cls, config = FAKE[engine]
     driver = FakeDriver()
@@ -91,6 +96,7 @@ async def test_spelling_is_refused_before_reaching_oracle_or_vertica(engine: str
 @pytest.mark.parametrize(
     ("engine", "sql"), [(e, s) for e in REAL for s in ALLOWED[e]], ids=lambda v: str(v)[:60]
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_same_spellings_of_an_allowed_function_run(
     engine: str, sql: str, request: pytest.FixtureRequest
 ) -> None:

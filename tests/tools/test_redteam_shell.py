@@ -599,6 +599,9 @@ def _executor(root: Path, sandbox: bool) -> LocalExecutor:
     )
 
 
+# The async tests share one event loop per module (`loop_scope="module"`): a loop per test,
+# with the new thread its executor starts for the command's checks, cost about 1 ms of CPU per
+# case. Each test still runs its own command in a new executor and waits for it to end.
 MODES = [
     pytest.param(
         True, id="bwrap", marks=pytest.mark.skipif(not sandbox_available(), reason="no bwrap")
@@ -625,6 +628,7 @@ def _leaked(root: Path, output: str) -> list[str]:
     "command",
     [*HARD_LINKS, *XARGS_WALKS, *HELD, *RUNS_OR_WRITES, *GIT_ROUTES, *SPELLINGS, *LONG_LINES],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_no_secret_under_any_name(root: Path, sandbox: bool, command: str) -> None:
     ws = root / "ws"
     (ws / "PWNED").unlink(missing_ok=True)
@@ -638,6 +642,7 @@ async def test_no_secret_under_any_name(root: Path, sandbox: bool, command: str)
     "command",
     ["cat notes.txt", "head src/hosts.txt", "xxd keycopy.txt", "diff README.md src/cred.bak"],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_hard_link_named_is_refused_by_name(
     root: Path, sandbox: bool, command: str
 ) -> None:
@@ -646,6 +651,7 @@ async def test_a_hard_link_named_is_refused_by_name(
 
 
 @pytest.mark.parametrize("sandbox", MODES)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_xargs_skips_a_hard_link_it_is_handed(root: Path, sandbox: bool) -> None:
     output = await call_tool(
         *restricted_bash("echo notes.txt README.md | xargs cat"), _executor(root, sandbox)
@@ -656,6 +662,7 @@ async def test_xargs_skips_a_hard_link_it_is_handed(root: Path, sandbox: bool) -
 
 @pytest.mark.parametrize("sandbox", MODES)
 @pytest.mark.parametrize(("command", "expected"), LEGIT, ids=[c for c, _ in LEGIT])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_legit_work_still_runs(
     root: Path, sandbox: bool, command: str, expected: str
 ) -> None:
@@ -715,6 +722,7 @@ JQ_IMPORTS = [
 
 @pytest.mark.parametrize("sandbox", MODES)
 @pytest.mark.parametrize("template", JQ_IMPORTS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_jq_imports_read_no_secret(root: Path, sandbox: bool, template: str) -> None:
     command = template.replace("{ws}", str(root / "ws"))
     output = await call_tool(*restricted_bash(command), _executor(root, sandbox))
@@ -733,6 +741,7 @@ def _file_tool(name: str) -> ToolHandler:
 
 
 @pytest.mark.parametrize(("tool", "arguments"), FILE_TOOL_ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_file_tools_never_read_a_secret_under_another_name(
     root: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
@@ -740,6 +749,7 @@ async def test_file_tools_never_read_a_secret_under_another_name(
     assert _leaked(root, output) == [], output
 
 
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_read_tool_refuses_a_hard_link_and_reads_an_ordinary_twin(root: Path) -> None:
     executor = _executor(root, False)
     refused = await call_tool(ReadHandler(), {"path": "notes.txt"}, executor)

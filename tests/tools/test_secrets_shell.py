@@ -350,9 +350,14 @@ MODES = [
     pytest.param(False, id="no-bwrap"),
 ]
 
+# The async tests share one event loop per module (`loop_scope="module"`): a loop per test,
+# with the new thread its executor starts for the command's checks, cost CPU on every case
+# (own CPU 2.10, 2.28 -> 1.91, 1.66 s). Each test still runs its own command.
+
 
 @pytest.mark.parametrize("sandbox", MODES)
 @pytest.mark.parametrize(("kind", "command"), ATTACKS, ids=[f"{k}:{c[:50]}" for k, c in ATTACKS])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_secret_never_leaks_through_the_shell(
     rig: dict[str, Path],
     kind: str,
@@ -368,6 +373,7 @@ async def test_secret_never_leaks_through_the_shell(
 
 @pytest.mark.parametrize("sandbox", MODES)
 @pytest.mark.parametrize(("command", "expected"), LEGIT, ids=[c for c, _ in LEGIT])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_legit_reads_still_work(
     rig: dict[str, Path], command: str, expected: str, sandbox: bool
 ) -> None:
@@ -380,6 +386,7 @@ async def test_legit_reads_still_work(
 
 @pytest.mark.parametrize("sandbox", MODES)
 @pytest.mark.parametrize(("command", "reason"), GLOB_REFUSALS, ids=[c for c, _ in GLOB_REFUSALS])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_glob_matches_are_judged_like_typed_words(
     rig: dict[str, Path],
     command: str,

@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import io
 import json
 import os
 import random
 import select
+import shutil
 import signal
 import string
 import struct
@@ -25,6 +27,7 @@ import sys
 import threading
 import time
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -178,20 +181,28 @@ def many_parts() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
-    """The workbooks, built once per run (the 300 MB one takes a few seconds to compress, and
-    every xdist worker used to build its own): under xdist the first worker builds them in the
-    run's shared temporary directory while holding a lock, the others wait and reuse them."""
-    if worker_id == "master":  # not under xdist: this run's own directory
+def files(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The workbooks, built once and kept in pytest's cache directory for later runs, under a
+    name that is a digest of this module's source and the openpyxl and zlib that build them
+    (any change to a builder builds them anew; the 300 MB one alone takes a second or two of
+    CPU to compress). The first worker to ask builds them while holding a lock, the others
+    wait and reuse them. Without a cache directory (``-p no:cacheprovider``): this run's."""
+    cache = getattr(request.config, "cache", None)
+    if cache is None:
         return _build_books(tmp_path_factory.mktemp("books"))
-    shared = tmp_path_factory.getbasetemp().parent  # one per run, shared by its workers
-    root, done = shared / "spreadsheet-books", shared / "spreadsheet-books.done"
-    with (shared / "spreadsheet-books.lock").open("a") as lock:
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(f"{openpyxl.__version__} {zlib.ZLIB_RUNTIME_VERSION}".encode())
+    shared = Path(cache.mkdir("spreadsheet-books"))
+    root = shared / digest.hexdigest()[:16]
+    with (shared / "lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            root.mkdir(exist_ok=True)
+        if not (root / "done").exists():
+            for old in shared.iterdir():  # books of an earlier source: never read again
+                if old.is_dir():
+                    shutil.rmtree(old)
+            root.mkdir()
             _build_books(root)
-            done.touch()
+            (root / "done").touch()
     return root
 
 

@@ -1,0 +1,82 @@
+"""The suite's order under ``-n N --dist worksteal`` (``tests/conftest.py``, ``long_first``):
+each known-long test starts at once, at the head of one worker's first batch, as xdist's own
+work-stealing scheduler hands the batches out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from xdist.scheduler.worksteal import WorkStealingScheduling  # type: ignore[import-untyped]
+
+
+def _conftest(config: pytest.Config) -> Any:
+    """The root conftest, as pytest loaded it (a second import would be another module)."""
+    path = str(Path(__file__).with_name("conftest.py"))
+    return next(p for p in config.pluginmanager.get_plugins() if getattr(p, "__file__", "") == path)
+
+
+class _Config:
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def getvalue(self, name: str) -> Any:
+        return [f"{self.workers}*popen"] if name == "tx" else None
+
+
+class _Node:
+    """A worker as the scheduler sees it: what it was sent, in order."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = type("Gateway", (), {"id": name})()
+        self.shutting_down = False
+        self.sent: list[int] = []
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent += indices
+
+
+def _first_batches(collection: list[str], workers: int) -> list[list[str]]:
+    """What xdist's work-stealing scheduler sends each worker first, for ``collection``."""
+    scheduler = WorkStealingScheduling(_Config(workers))
+    nodes = [_Node(f"gw{i}") for i in range(workers)]
+    for node in nodes:
+        scheduler.add_node(node)
+    for node in nodes:
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    return [[collection[i] for i in node.sent] for node in nodes]
+
+
+@pytest.mark.parametrize(("workers", "size"), [(4, 10_000), (4, 1_003), (3, 500), (2, 41)])
+def test_every_worker_starts_with_a_long_test_and_all_long_ones_come_first(
+    request: pytest.FixtureRequest, workers: int, size: int
+) -> None:
+    conftest = _conftest(request.config)
+    long_names = [f"tests/{prefix}[case]" for prefix in conftest.LONG_TESTS]
+    # As collected: the long tests spread through the files, most of them near the end.
+    collection = [f"tests/a/test_{i:05d}.py::test_it" for i in range(size - len(long_names))]
+    for i, name in enumerate(long_names):
+        collection.insert(len(collection) * (i + 2) // (len(long_names) + 2), name)
+    order = conftest.long_first(collection, workers)
+    assert sorted(order) == list(range(size))  # a permutation: nothing lost, nothing twice
+    batches = _first_batches([collection[i] for i in order], workers)
+    assert sum(len(batch) for batch in batches) == size
+    per_worker = -(-len(long_names) // workers)
+    for batch in batches:
+        assert batch[0] in long_names
+        heads = batch[:per_worker]
+        assert all(name in long_names for name in heads[: len(heads) - 1]), heads
+    started_first = {batch[j] for batch in batches for j in range(per_worker - 1)}
+    assert started_first <= set(long_names)
+    # The longest go first: the first round of heads is the list's first N.
+    assert {batch[0] for batch in batches} == set(long_names[:workers])
+    # The others keep the collection's order.
+    rest = [name for batch in batches for name in batch if name not in long_names]
+    assert rest == [name for name in collection if name not in long_names]
+
+
+def test_a_run_without_known_long_tests_keeps_its_order(request: pytest.FixtureRequest) -> None:
+    collection = [f"tests/a/test_{i}.py::test_it" for i in range(100)]
+    assert _conftest(request.config).long_first(collection, 4) == list(range(100))
