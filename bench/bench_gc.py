@@ -8,7 +8,11 @@ memory or file-backed) with ``gc.callbacks`` timing every collection, and report
 generation how many ran, their total and longest time and what they found, beside the
 runtime's longest stall (``AgentRuntime.stats().loop_lag``). Then one facade run with
 ``gc.DEBUG_SAVEALL`` counts the objects a run leaves in reference cycles (the collector's
-work: what reference counting alone cannot free).
+work: what reference counting alone cannot free), and 200 handles dispatched and kept after
+they finished count the objects the collector tracks per kept handle (what a service holding
+its handles makes every full pass walk). The CPU time of the process over the many sessions
+(``getrusage``: user + system, all threads) and of the loop's thread stand beside the wall
+time, steadier than it on a shared machine.
 
 Usage: python bench/bench_gc.py [--sessions 1000] [--store memory|files]
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import resource
 import sys
 import tempfile
 import time
@@ -25,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_sessions import _run_once, make_agent, many_sessions, start_server
+from bench_sessions import PROMPT, _run_once, make_agent, many_sessions, start_server
 
 from rho_adapters.model import SHARED_POOL
 from rho_adapters.store import FileSessionStore
+from rho_entry.runtime import close_runtime, create_runtime, dispatch_prompt, start_runtime
 
 _started = [0.0]
 _pauses: list[tuple[int, float, int]] = []  # generation, seconds, objects found unreachable
@@ -58,6 +64,30 @@ async def cyclic_garbage_per_run(agent: Any, runs: int = 10) -> float:
     return found / runs
 
 
+async def tracked_per_kept_handle(
+    agent: Any, store: FileSessionStore | None, n: int = 200
+) -> float:
+    """Objects the collector tracks per finished handle still held (as a service holds them)."""
+    runtime = await start_runtime(create_runtime(agent, store=store, max_concurrent=n))
+    warm = await dispatch_prompt(runtime, PROMPT, new_session=True)
+    await warm.wait_done()
+    del warm
+    gc.collect()
+    before = len(gc.get_objects())
+    handles = [await dispatch_prompt(runtime, PROMPT, new_session=True) for _ in range(n)]
+    await asyncio.gather(*(h.wait_done() for h in handles))
+    gc.collect()
+    per_handle = (len(gc.get_objects()) - before) / n
+    del handles
+    await close_runtime(runtime)
+    return per_handle
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 async def main_async(sessions: int, store_kind: str) -> None:
     SHARED_POOL.configure(max_in_flight=100)
     child, base_url = start_server()
@@ -71,11 +101,16 @@ async def main_async(sessions: int, store_kind: str) -> None:
             print(f"objects in reference cycles per run: {await cyclic_garbage_per_run(agent):.1f}")
             store = FileSessionStore(Path(tmp) / "sessions") if store_kind == "files" else None
             await _run_once(agent, store)
+            kept = await tracked_per_kept_handle(agent, store)
+            print(f"objects the collector tracks per kept finished handle: {kept:.1f}")
+            gc.collect()
             gc.callbacks.append(_timed)
+            cpu, loop_cpu = _cpu_seconds(), time.thread_time()
             try:
                 result = await many_sessions(agent, sessions, store)
             finally:
                 gc.callbacks.remove(_timed)
+            cpu, loop_cpu = _cpu_seconds() - cpu, time.thread_time() - loop_cpu
             await SHARED_POOL.aclose()
     finally:
         assert child.stdin is not None
@@ -83,7 +118,8 @@ async def main_async(sessions: int, store_kind: str) -> None:
         child.wait(10)
     print(
         f"{sessions} sessions ({store_kind}): {result['wall_s']:.1f} s, longest loop stall "
-        f"{result['stall_ms']:.0f} ms, {result['stalls_over_50ms']:.0f} ticks over 50 ms"
+        f"{result['stall_ms']:.0f} ms, {result['stalls_over_50ms']:.0f} ticks over 50 ms; "
+        f"CPU {cpu:.1f} s ({loop_cpu:.1f} s on the loop's thread)"
     )
     for generation in range(3):
         pauses = [p for p in _pauses if p[0] == generation]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 from rho_adapters.fakes import FunctionModel, MemoryExecutor, MemorySessionStore, call, text, tools
@@ -125,3 +126,40 @@ async def test_a_reader_that_leaves_does_not_disturb_the_others() -> None:
     log.append(ev.RunStarted(at=0.0, run_id="r", prompt="p"))
     assert (await waiting_second).kind == "run_start"
     assert waiting_first.cancelled()
+
+
+def _tracked_objects() -> int:
+    gc.collect()
+    return len(gc.get_objects())
+
+
+async def test_finished_handles_a_service_keeps_hold_little_for_the_collector(
+    tmp_path: Path,
+) -> None:
+    # Every object a kept handle holds is walked by each full garbage collection while the
+    # loop waits (issue 33: 1,000 handles): a finished one keeps its result and its events
+    # (once each, not in pairs), not the runtime's closures or its finished task.
+    def model(request: ModelRequest) -> Turn:
+        return text("done") if len(request.messages) > 2 else tools(call("list", {"path": "."}))
+
+    runtime = create_runtime(
+        AgentConfig(working_dir=str(tmp_path)),
+        model=FunctionModel(model),
+        executor=MemoryExecutor(files={"notes.txt": b"hi"}),
+        max_concurrent=50,
+    )
+    async with runtime:
+        warm = await dispatch_prompt(runtime, "what is here?", new_session=True)
+        await warm.wait_done()
+        del warm
+        before = _tracked_objects()
+        handles = [
+            await dispatch_prompt(runtime, "what is here?", new_session=True) for _ in range(50)
+        ]
+        for handle in handles:
+            assert (await handle.wait_done()).status is RunStatus.COMPLETED
+        per_handle = (_tracked_objects() - before) / len(handles)
+        kept = persistent([e async for e in handles[0].events()])
+    assert [e.kind for e in kept][0 :: len(kept) - 1] == ["run_start", "run_end"]
+    # the handle, its log, two events, its result, and the run's events with their values
+    assert per_handle <= 2.5 * len(kept) + 10, per_handle

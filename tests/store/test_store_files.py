@@ -111,6 +111,26 @@ async def test_profile_object_survives_the_snapshot(store: FileSessionStore) -> 
     assert reopened.config == config
 
 
+async def test_each_session_keeps_its_own_config_when_many_share_one(
+    store: FileSessionStore,
+) -> None:
+    # config.yaml's text is reused while the configs are the same (a service's sessions of
+    # one agent): a config that differs, even where == would not tell, gets its own.
+    shared = AgentConfig(model="m", vars={"n": "1"})
+    await store.create(record("a", shared))
+    await store.create(record("b", shared))
+    await store.create(record("c", AgentConfig(model="m", vars={"n": "2"})))
+    await store.create(record("d", AgentConfig(model="m", response_format={"strict": True})))
+    await store.create(record("e", AgentConfig(model="m", response_format={"strict": 1})))
+    await store.create(record("f", shared))
+    text = {s: (store.root / s / "config.yaml").read_text() for s in "abcdef"}
+    assert text["a"] == text["b"] == text["f"]
+    assert yaml.safe_load(text["c"])["vars"] == {"n": "2"}
+    assert "strict: true" in text["d"]
+    assert "strict: 1" in text["e"]  # 1 == True, but not the same setting
+    assert yaml.safe_load(text["f"])["vars"] == {"n": "1"}
+
+
 async def test_torn_last_line_is_skipped_moved_aside_and_appends_continue(
     store: FileSessionStore,
 ) -> None:

@@ -2,7 +2,11 @@
 
 Durability: every ``append`` writes its lines and flushes them to the OS (they survive the
 process being killed); run boundaries, compaction and approvals are also fsynced, together
-with an atomic rewrite of meta.json. Blocking work that can be slow (fsync, directory scans,
+with an atomic rewrite of meta.json. Nothing else is fsynced: creating, opening and closing a
+session rewrite meta.json as a heartbeat does (what they record, the holder, a crash makes
+stale anyway; the summary is the trace's), so a session that runs once costs four fsyncs,
+two at each run boundary (the disk's fsyncs, ~3 ms each here, are what bounds 1,000
+file-backed sessions at once). Blocking work that can be slow (fsync, directory scans,
 reading a trace) runs in a worker thread; a plain append is one buffered write.
 """
 
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -93,8 +98,9 @@ class _Open:
             if self.unsynced:
                 os.fsync(self.trace.fileno())
         self.trace.close()
-        # meta.stop() writes the final meta.json durably: writing it in a sync() first too
-        # cost a third fsync per closed session.
+        # meta.stop() writes the final meta.json, not fsynced (like a heartbeat's): the
+        # status it carries was synced at the run's end, and "no holder" is what a crash
+        # leaves true as well.
         self.meta.stop()
         self.lock.release()
 
@@ -110,6 +116,7 @@ class FileSessionStore(SessionStore, SignalingStore):
         self.root = Path(root).expanduser()
         self._heartbeat = heartbeat
         self._open: dict[str, _Open] = {}
+        self._last_config: tuple[str, bytes] | None = None  # see _config_text
 
     def signals(self) -> SignalSource:
         """See ``SignalingStore.signals``: the sentinel files in each session directory
@@ -144,15 +151,28 @@ class FileSessionStore(SessionStore, SignalingStore):
                 paths.config.unlink(missing_ok=True)
             else:
                 lock.acquire(record.id)
-            config = stored_config(config_to_dict(record.config))
-            # libyaml's emitter when present: the pure-Python one costs ~5 ms of CPU per
-            # session under the GIL, which a service opening many sessions feels.
-            dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-            text = yaml.dump(config, Dumper=dumper, sort_keys=False)
             with open_file(paths.config, "xb") as handle:
-                handle.write(text.encode("utf-8"))
+                handle.write(self._config_text(config_to_dict(record.config)))
             open_file(paths.trace, "xb").close()
             self._hold(paths, lock, initial_meta(record))
+
+    def _config_text(self, config: dict[str, Any]) -> bytes:
+        """config.yaml's bytes for ``config`` (``config_to_dict``'s form): the last ones
+        again when the config's JSON is the last one's, as a service's sessions of one agent
+        are. YAML's representer is Python even with libyaml's emitter (~0.8 ms of CPU a
+        session, under the GIL the event loop needs); json's C encoder takes microseconds,
+        and its text tells apart what ``==`` would not (``1``, ``1.0`` and ``true``).
+        Called from worker threads: the pair is replaced whole, never half."""
+        key = json.dumps(config)
+        last = self._last_config
+        if last is not None and last[0] == key:
+            return last[1]
+        # libyaml's emitter when present: the pure-Python one costs ~5 ms of CPU per
+        # session under the GIL, which a service opening many sessions feels.
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        text = yaml.dump(stored_config(config), Dumper=dumper, sort_keys=False).encode()
+        self._last_config = (key, text)
+        return text
 
     def _hold(self, paths: SessionPaths, lock: SessionLock, meta: dict[str, Any]) -> None:
         try:

@@ -197,19 +197,26 @@ class MetaFile:
             self.write(durable=False)
 
     def start(self) -> None:
-        """Mark the session as held by this process and start beating."""
+        """Mark the session as held by this process and start beating. Not fsynced: the
+        holder it names is what a heartbeat keeps fresh (a crash makes it stale anyway), and
+        what the summary says is the trace's, which the run's start syncs together with
+        meta.json (a session is created at its first run, so that sync follows at once)."""
         self.data.update(pid=os.getpid(), host=host_name())
-        self.write()
+        self.write(durable=False)
         self._beats.add(self, self._interval)
         self._beating = True
 
     def stop(self) -> None:
-        """Stop beating and record that no process holds the session. Idempotent."""
+        """Stop beating and record that no process holds the session. Idempotent. Not
+        fsynced: "no holder" is also what a crash leaves true (the heartbeat goes stale), and
+        the status and usage it carries were synced with the run's end (``_Open.sync``);
+        each fsync costs the store's worker threads ~3 ms of disk, and 1,000 sessions ending
+        at once wait for them in turn."""
         if self._beating:
             self._beats.remove(self)
             self._beating = False
         self.data.update(pid=None, heartbeat=None)
-        self.write()
+        self.write(durable=False)
 
 
 def meta_text(data: Mapping[str, Any]) -> str:

@@ -10,6 +10,10 @@ deltas) are kept only for the model call in progress. When the call ends (``llm_
 fragments are dropped: the assistant ``message`` event carries their full text. A reader that
 is behind at that moment skips those fragments but still receives every persistent event, in
 order; a reader that keeps up sees every fragment.
+
+The numbers and the events are two parallel lists, not a list of ``(number, event)`` pairs:
+a pair holding an event is one more object the garbage collector tracks and walks at each
+full pass, per event of every handle a service keeps (issue 33: 1,000 handles).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ class EventLog:
     """Append-only (but for finished calls' fragments) log with async readers."""
 
     def __init__(self) -> None:
-        self._entries: list[tuple[int, ev.Event]] = []
+        self._numbers: list[int] = []  # ascending; _numbers[i] is _events[i]'s number
+        self._events: list[ev.Event] = []
         self._next = 0
         self._first_fragment: int | None = None
         self._closed = False
@@ -37,15 +42,16 @@ class EventLog:
         return self._closed
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._events)
 
     def append(self, event: ev.Event) -> None:
         """Add ``event`` (a session listener: synchronous, never blocks the run)."""
         if self._closed:
             return
         if not ev.is_persistent(event) and self._first_fragment is None:
-            self._first_fragment = len(self._entries)
-        self._entries.append((self._next, event))
+            self._first_fragment = len(self._events)
+        self._numbers.append(self._next)
+        self._events.append(event)
         self._next += 1
         if isinstance(event, ev.LLMEnded):
             self._drop_fragments()
@@ -60,11 +66,10 @@ class EventLog:
         """Every event from the start, then live ones, until the log is closed."""
         cursor = 0
         while True:
-            index = bisect_left(self._entries, cursor, key=lambda entry: entry[0])
-            if index < len(self._entries):
-                number, event = self._entries[index]
-                cursor = number + 1
-                yield event
+            index = bisect_left(self._numbers, cursor)
+            if index < len(self._events):
+                cursor = self._numbers[index] + 1
+                yield self._events[index]
             elif self._closed:
                 return
             else:
@@ -74,8 +79,9 @@ class EventLog:
         start = self._first_fragment
         if start is None:
             return
-        tail = self._entries[start:]
-        self._entries[start:] = [(n, e) for n, e in tail if ev.is_persistent(e)]
+        kept = [i for i in range(start, len(self._events)) if ev.is_persistent(self._events[i])]
+        self._numbers[start:] = [self._numbers[i] for i in kept]
+        self._events[start:] = [self._events[i] for i in kept]
         self._first_fragment = None
 
     def _changed(self) -> asyncio.Future[None]:
