@@ -7,7 +7,9 @@ Names are imported lazily: ``import rho_domain.messages`` does not load the loop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rho_domain.lazy_names import lazy_names
 
 _EXPORTS = {
     "Agent": "rho_domain.agent",
@@ -65,12 +67,4 @@ if TYPE_CHECKING:
     from rho_domain.state import State
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'rho_domain' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS)

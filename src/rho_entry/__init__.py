@@ -16,11 +16,12 @@ Names are imported lazily, so ``import rho_entry`` (and ``rho-agent --help``) st
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from rho_domain.lazy_names import lazy_names
 from rho_entry.version import VERSION as __version__
 
-_EXPORTS: dict[str, str | tuple[str, str]] = {
+_EXPORTS = {
     "Agent": "rho_entry.facade",
     "AgentConfig": "rho_entry.facade",
     "Session": "rho_entry.facade",
@@ -32,7 +33,7 @@ _EXPORTS: dict[str, str | tuple[str, str]] = {
     "CompactResult": "rho_domain.compaction",
     "State": "rho_entry.stored",
     "SessionStore": "rho_entry.stored",
-    "AgentEvent": ("rho_domain.events", "Event"),
+    "AgentEvent": "rho_domain.events:Event",
     "PendingApproval": "rho_domain.run",
     "ApprovalAnswer": "rho_domain.ports.approver",
     "ApprovalInterrupt": "rho_domain.ports.approver",
@@ -104,17 +105,7 @@ if TYPE_CHECKING:
     from rho_entry.stored import SessionStore, State
 
 
-def __getattr__(name: str) -> Any:
-    where = _EXPORTS.get(name)
-    if where is None:
-        raise AttributeError(f"module 'rho_entry' has no attribute {name!r}")
-    import importlib
-
-    module_name, attribute = where if isinstance(where, tuple) else (where, name)
-    value = getattr(importlib.import_module(module_name), attribute)
-    public_module(value, "rho_entry")
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS, then=lambda value: public_module(value, "rho_entry"))
 
 
 def public_module(value: object, module: str) -> None:

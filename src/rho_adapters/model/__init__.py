@@ -15,7 +15,6 @@ pool on the first call.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from rho_adapters.model.providers import (
     resolve_provider,
 )
 from rho_adapters.model.retry import RetryPolicy
+from rho_domain.lazy_names import lazy_names
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
 
@@ -74,11 +74,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 def build_model(

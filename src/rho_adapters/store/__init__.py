@@ -13,27 +13,28 @@ cattrs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rho_domain.lazy_names import lazy_names
 
 _EXPORTS = {
-    "FileSessionStore": "files",
-    "FileSessions": "control",
-    "list_sessions": "listing",
-    "SessionPaths": "layout",
-    "resolve": "layout",
-    "FileSignals": "signals",
-    "add_directive": "signals",
-    "read_directives": "signals",
-    "request_cancel": "signals",
-    "request_pause": "signals",
-    "request_resume": "signals",
-    "TornTraceWarning": "trace",
-    "parse_trace": "trace",
-    "read_trace": "trace",
-    "state_from_jsonl": "trace",
-    "Recording": "recording",
-    "load_recording": "recording",
+    "FileSessionStore": ".files",
+    "FileSessions": ".control",
+    "list_sessions": ".listing",
+    "SessionPaths": ".layout",
+    "resolve": ".layout",
+    "FileSignals": ".signals",
+    "add_directive": ".signals",
+    "read_directives": ".signals",
+    "request_cancel": ".signals",
+    "request_pause": ".signals",
+    "request_resume": ".signals",
+    "TornTraceWarning": ".trace",
+    "parse_trace": ".trace",
+    "read_trace": ".trace",
+    "state_from_jsonl": ".trace",
+    "Recording": ".recording",
+    "load_recording": ".recording",
 }
 
 __all__ = [
@@ -78,8 +79,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rho_adapters.store' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"rho_adapters.store.{module}"), name)
+__getattr__ = lazy_names(__name__, _EXPORTS)

@@ -12,28 +12,29 @@ given and answer (``values``) with the first hook that runs or the first caller 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rho_domain.lazy_names import lazy_names
 
 _EXPORTS = {
-    "DEFAULT_HOOK_TIMEOUT": "agent_hooks",
-    "AfterRun": "values",
-    "AfterRunHook": "values",
-    "AfterToolAnswer": "values",
-    "AfterToolCall": "values",
-    "AfterToolHook": "values",
-    "Allow": "values",
-    "BeforeModelAnswer": "values",
-    "BeforeModelCall": "values",
-    "BeforeModelHook": "values",
-    "BeforeToolAnswer": "values",
-    "BeforeToolCall": "values",
-    "BeforeToolHook": "values",
-    "Deny": "values",
-    "Hooks": "agent_hooks",
-    "ReplaceMessages": "values",
-    "ReplaceResult": "values",
-    "RewriteArguments": "values",
+    "DEFAULT_HOOK_TIMEOUT": ".agent_hooks",
+    "AfterRun": ".values",
+    "AfterRunHook": ".values",
+    "AfterToolAnswer": ".values",
+    "AfterToolCall": ".values",
+    "AfterToolHook": ".values",
+    "Allow": ".values",
+    "BeforeModelAnswer": ".values",
+    "BeforeModelCall": ".values",
+    "BeforeModelHook": ".values",
+    "BeforeToolAnswer": ".values",
+    "BeforeToolCall": ".values",
+    "BeforeToolHook": ".values",
+    "Deny": ".values",
+    "Hooks": ".agent_hooks",
+    "ReplaceMessages": ".values",
+    "ReplaceResult": ".values",
+    "RewriteArguments": ".values",
 }
 
 __all__ = [
@@ -79,8 +80,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rho_domain.hooks' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"rho_domain.hooks.{module}"), name)
+__getattr__ = lazy_names(__name__, _EXPORTS)

@@ -9,40 +9,41 @@ database or a workbook should not build their ports' classes.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rho_domain.lazy_names import lazy_names
 
 _EXPORTS = {
-    "ApprovalAnswer": "approver",
-    "ApprovalRequest": "approver",
-    "Approver": "approver",
-    "Clock": "clock",
-    "Database": "database",
-    "QueryResult": "database",
-    "TableInfo": "database",
-    "Command": "executor",
-    "CommandResult": "executor",
-    "Executor": "executor",
-    "FileInfo": "executor",
-    "FileKind": "executor",
-    "FileUpload": "executor",
-    "LineSearcher": "line_search",
-    "ChatModel": "model",
-    "ContextMeter": "model",
-    "PendingApproval": "session_control",
-    "SessionCatalog": "session_control",
-    "SessionControl": "session_control",
-    "SessionOperator": "session_control",
-    "TraceLine": "session_control",
-    "Directive": "signals",
-    "SignalSource": "signals",
-    "Cell": "spreadsheet",
-    "SheetInfo": "spreadsheet",
-    "SpreadsheetReader": "spreadsheet",
-    "SessionInfo": "store",
-    "SessionRecord": "store",
-    "SessionStore": "store",
-    "SignalingStore": "store",
+    "ApprovalAnswer": ".approver",
+    "ApprovalRequest": ".approver",
+    "Approver": ".approver",
+    "Clock": ".clock",
+    "Database": ".database",
+    "QueryResult": ".database",
+    "TableInfo": ".database",
+    "Command": ".executor",
+    "CommandResult": ".executor",
+    "Executor": ".executor",
+    "FileInfo": ".executor",
+    "FileKind": ".executor",
+    "FileUpload": ".executor",
+    "LineSearcher": ".line_search",
+    "ChatModel": ".model",
+    "ContextMeter": ".model",
+    "PendingApproval": ".session_control",
+    "SessionCatalog": ".session_control",
+    "SessionControl": ".session_control",
+    "SessionOperator": ".session_control",
+    "TraceLine": ".session_control",
+    "Directive": ".signals",
+    "SignalSource": ".signals",
+    "Cell": ".spreadsheet",
+    "SheetInfo": ".spreadsheet",
+    "SpreadsheetReader": ".spreadsheet",
+    "SessionInfo": ".store",
+    "SessionRecord": ".store",
+    "SessionStore": ".store",
+    "SignalingStore": ".store",
 }
 
 __all__ = [
@@ -104,8 +105,4 @@ if TYPE_CHECKING:
     from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rho_domain.ports' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"rho_domain.ports.{module}"), name)
+__getattr__ = lazy_names(__name__, _EXPORTS)

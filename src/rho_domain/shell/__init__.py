@@ -10,8 +10,9 @@ needs only at its first shell command.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rho_domain.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from rho_domain.shell.plan import ChangeDir, PipelineStep, ShellPlan, plan_command
@@ -38,13 +39,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:
