@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -12,6 +13,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, text_reply, tool_reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
@@ -197,3 +201,38 @@ def tool_result(events: Sequence[Mapping[str, Any]], call_id: str) -> Mapping[st
 def kinds(events: Sequence[Mapping[str, Any]]) -> Iterator[str]:
     """The events' kinds, in order."""
     return (str(e["kind"]) for e in events)
+
+
+@attrs.frozen
+class Rig:
+    """One ``rho-agent worker`` (developer) shared by a module's tests, its queue and its
+    store: a worker's start (dbos's import, its queue) was most of each test's CPU time. Each
+    test has its own prompt, so its own script, session and files."""
+
+    root: Path
+    db: str
+    worker: Worker
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+
+@contextlib.contextmanager
+def worker_rig(
+    root: Path, name: str, scripts: Mapping[str, Script], **options: Any
+) -> Iterator[Rig]:
+    """A ``Rig`` in ``root``: the scripted loopback model and a developer worker on a SQLite
+    queue (``options`` go to ``Worker``), stopped at the end."""
+    db = str(root / "runs.sqlite")
+    with LoopbackServer([], rules=[scripted(scripts)]) as server:
+        worker = Worker(root, name, db=db, base_url=server.base_url, profile="developer", **options)
+        try:
+            worker.wait_ready()
+            yield Rig(root, db, worker)
+        finally:
+            worker.stop()

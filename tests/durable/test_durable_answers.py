@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from pathlib import Path
 
-import attrs
 import pytest
-from durable_support import Worker, answer, bash, queue_here, scripted, trace
+from durable_support import Rig, answer, bash, queue_here, trace, worker_rig
 
-from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
 from rho_domain.errors import SessionStateError
 from rho_entry.durable.queueing import enqueue_prompt, open_queue
@@ -51,36 +48,10 @@ SCRIPTS = {
 }
 
 
-@attrs.frozen
-class Rig:
-    """One ``rho-agent worker`` (developer) for the module, its queue and its store: a
-    worker's start (dbos's import, its queue) was most of each test's CPU time. Each test
-    has its own prompt, so its own script, session and files."""
-
-    root: Path
-    db: str
-    worker: Worker
-
-    @property
-    def store(self) -> Path:
-        return self.root / "store"
-
-    @property
-    def work(self) -> Path:
-        return self.root / "work"
-
-
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
-    root = tmp_path_factory.mktemp("answers")
-    db = str(root / "runs.sqlite")
-    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as server:
-        worker = Worker(root, "answers", db=db, base_url=server.base_url, profile="developer")
-        try:
-            worker.wait_ready()
-            yield Rig(root, db, worker)
-        finally:
-            worker.stop()
+    with worker_rig(tmp_path_factory.mktemp("answers"), "answers", SCRIPTS) as rig:
+        yield rig
 
 
 def test_always_allows_the_tool_in_every_later_continuation_of_the_run(rig: Rig) -> None:

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from pathlib import Path
 
-import attrs
 import pytest
-from durable_support import Worker, answer, bash, queue_command, queue_here, scripted, trace
+from durable_support import (
+    Rig,
+    answer,
+    bash,
+    queue_command,
+    queue_here,
+    trace,
+    worker_rig,
+)
 
-from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
 from rho_entry.durable.queueing import enqueue_prompt, open_queue
 
@@ -26,36 +31,12 @@ SCRIPTS = {
 }
 
 
-@attrs.frozen
-class Rig:
-    """One ``rho-agent worker`` of concurrency 1 for the module (developer), its queue, its
-    store and its directory (each test its own prompt, so its own files)."""
-
-    root: Path
-    db: str
-
-    @property
-    def store(self) -> Path:
-        return self.root / "store"
-
-    @property
-    def work(self) -> Path:
-        return self.root / "work"
-
-
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
-    root = tmp_path_factory.mktemp("approvals")
-    db = str(root / "runs.sqlite")
-    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as server:
-        worker = Worker(
-            root, "worker-ask", db=db, base_url=server.base_url, profile="developer", concurrency=1
-        )
-        try:
-            worker.wait_ready()
-            yield Rig(root, db)
-        finally:
-            worker.stop()
+    with worker_rig(
+        tmp_path_factory.mktemp("approvals"), "worker-ask", SCRIPTS, concurrency=1
+    ) as rig:
+        yield rig
 
 
 def test_an_approval_answered_from_a_third_process_wakes_the_run(rig: Rig) -> None:
