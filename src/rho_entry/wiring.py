@@ -59,8 +59,10 @@ def load_prices() -> PriceTable:
 
 
 def working_dir_of(config: AgentConfig) -> str:
-    """The config's working directory, absolute (the current one when unset)."""
-    return str(Path(config.working_dir or os.getcwd()).expanduser().resolve())
+    """The config's working directory, absolute and real (the current one when unset)."""
+    # On strings: every Session asks (build_executor), and pathlib's objects around the same
+    # lookup cost several times the lookup itself.
+    return os.path.realpath(os.path.expanduser(config.working_dir or os.getcwd()))
 
 
 def build_spreadsheet_reader() -> SpreadsheetReader:
