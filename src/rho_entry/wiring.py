@@ -269,12 +269,13 @@ def build_executor(
     if config.backend != "local":
         raise ConfigError(f"unknown backend {config.backend!r}: use local or daytona")
     from rho_adapters.local import LocalExecutor
+    from rho_entry.config.home import config_dir_name
 
     root = working_dir_of(config)
     # Real paths as strings (a Session builds this each time: pathlib's objects cost more than
     # the two lookups). The agent's own configuration (databases.yaml, profiles, sessions) is
     # never read by a tool, unless the operator made the workspace part of it.
-    home = os.path.realpath(config_dir(env))
+    home = os.path.realpath(config_dir_name(env))
     inside = root == home or root.startswith(home.rstrip("/") + "/")
     secret = () if inside else (home,)
     executor = LocalExecutor(
