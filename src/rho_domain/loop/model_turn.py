@@ -84,7 +84,7 @@ async def _call_once(
     started, assembly = clock.monotonic(), Assembly()
     try:
         finished, _ = await control.within(
-            consume_stream(model, request, assembly, journal.emit, clock)
+            consume_stream(model, request, assembly, journal.emit, clock, journal.heard)
         )
         if journal.listeners and assembly.started:
             # One turn of the loop before ``llm_end``: a reader following the listeners'
