@@ -61,8 +61,10 @@ def load_prices() -> PriceTable:
 
 
 def working_dir_of(config: AgentConfig) -> str:
-    """The config's working directory, absolute (the current one when unset)."""
-    return str(Path(config.working_dir or os.getcwd()).expanduser().resolve())
+    """The config's working directory, absolute and real (the current one when unset)."""
+    # On strings: every Session asks (build_executor), and pathlib's objects around the same
+    # lookup cost several times the lookup itself.
+    return os.path.realpath(os.path.expanduser(config.working_dir or os.getcwd()))
 
 
 def build_spreadsheet_reader() -> SpreadsheetReader:
@@ -269,12 +271,13 @@ def build_executor(
     if config.backend != "local":
         raise ConfigError(f"unknown backend {config.backend!r}: use local or daytona")
     from rho_adapters.local import LocalExecutor
+    from rho_entry.config.home import config_dir_name
 
     root = working_dir_of(config)
     # Real paths as strings (a Session builds this each time: pathlib's objects cost more than
     # the two lookups). The agent's own configuration (databases.yaml, profiles, sessions) is
     # never read by a tool, unless the operator made the workspace part of it.
-    home = os.path.realpath(config_dir(env))
+    home = os.path.realpath(config_dir_name(env))
     inside = root == home or root.startswith(home.rstrip("/") + "/")
     secret = () if inside else (home,)
     executor = LocalExecutor(

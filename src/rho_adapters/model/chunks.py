@@ -68,6 +68,11 @@ class ChunkAssembler:
         # Called once per streamed delta: ``_is_mapping`` decides a parsed dict without the
         # abstract-class check, and keys that are rare are looked up only when present.
         self.events += 1
+        if chunk.__class__ is dict and (text := _plain_text(chunk)) is not None:
+            if text:
+                self.text.append(text)
+                return [TextChunk(text)]
+            return []
         if not _is_mapping(chunk) or chunk.get("error"):
             raise stream_error(chunk, partial_text=self.partial_text)
         usage = chunk.get("usage")
@@ -221,6 +226,31 @@ def loads(data: str) -> Any:
     except ValueError:
         return json.loads(data)
     return value if end == len(data) else json.loads(data)
+
+
+def _plain_text(chunk: dict[str, Any]) -> str | None:
+    """The text of a chunk that carries nothing but a text delta of choice 0 (how servers
+    send most of a stream), else None (``feed`` then reads it key by key). Decided on the
+    keys ``feed`` would use: no error, usage, ``x_groq`` or service tier, one choice, no
+    finish reason, a delta of only ``content``."""
+    choices = chunk.get("choices")
+    if (
+        choices.__class__ is not list
+        or len(choices) != 1
+        or chunk.get("usage")
+        or "error" in chunk
+        or "x_groq" in chunk
+        or "service_tier" in chunk
+    ):
+        return None
+    choice = choices[0]
+    if choice.__class__ is not dict or choice.get("index") or choice.get("finish_reason"):
+        return None
+    delta = choice.get("delta")
+    if delta.__class__ is not dict or len(delta) != 1:
+        return None
+    content = delta.get("content")
+    return content if content.__class__ is str else None
 
 
 def _is_mapping(value: Any) -> bool:

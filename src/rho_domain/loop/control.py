@@ -2,7 +2,9 @@
 
 In-process ``cancel()`` and the SignalSource (another process) feed one asyncio.Event; work
 that can take long (a model stream, a tool, a human) is raced against it, and the loser is
-cancelled — which is how a running tool's process group gets killed by the executor. The
+cancelled — which is how a running tool's process group gets killed by the executor. A model
+stream and a tool run in the caller's task (``within``), which is cancelled while inside
+them; a human's answer, in a task of its own (``race``). The
 run's wall-time ``deadline`` (``budgets.BudgetWatch``), when it has one, is raced the same way,
 on the Clock port: work still running then is stopped and ``out_of_time`` is set.
 """
@@ -11,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, Literal, TypeVar
 
 from rho_domain import events as ev
 from rho_domain.context_export import export_context
@@ -166,6 +168,62 @@ class RunControl:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
         return False
+
+    async def within(
+        self, work: Coroutine[Any, Any, T]
+    ) -> tuple[Literal[True], T] | tuple[Literal[False], None]:
+        """``race`` for work that need not run in a task of its own: ``work`` runs in the
+        caller's task, and cancellation (or the deadline) cancels that task while it is inside
+        ``work``. ``(True, its result)`` when it finished, ``(False, None)`` when it was
+        stopped (it never starts when cancellation came first); its own exception is raised.
+
+        The same contract as ``race`` (the work sees a ``CancelledError`` where it waits, so a
+        tool's process group is killed), without a task to create, schedule and wait for: two
+        turns of the event loop fewer for each model call and tool call. A cancellation of
+        the caller's task from outside (a parent, a second Ctrl+C) is told apart from ours by
+        the task's count of cancellation requests, and propagates.
+        """
+        task = asyncio.current_task()
+        if task is None or self.cancelled:
+            work.close()
+            if task is None:
+                raise RuntimeError("RunControl.within must run inside a task")
+            return False, None
+        loop = task.get_loop()
+        base = task.cancelling()
+        inside, issued = True, False
+
+        def stop() -> None:
+            # Only while the task is inside ``work`` (suspended there, or about to resume
+            # there): the CancelledError is then delivered inside ``work``, never after it.
+            nonlocal issued
+            if inside and not issued:
+                issued = True
+                task.cancel()
+
+        def wake(_: object = None) -> None:
+            if asyncio.current_task(loop) is task:
+                loop.call_soon(stop)  # cancelled from inside the work (a listener): after it
+            else:
+                stop()
+
+        self._wakers.add(wake)
+        timer = None if self.deadline is None else asyncio.ensure_future(self._expire(wake))
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            if issued and task.uncancel() <= base:
+                return False, None  # ours: the work was stopped
+            raise
+        finally:
+            inside = False
+            self._wakers.discard(wake)
+            if timer is not None:
+                timer.cancel()
+        if issued:  # the work swallowed our CancelledError: stopped all the same
+            task.uncancel()
+            return False, None
+        return True, result
 
     async def _expire(self, wake: Callable[[], None]) -> None:
         """Wake the race when the deadline passes (on the Clock port, so tests control it)."""

@@ -92,6 +92,12 @@ class Journal:
         """True while a re-executed durable run retraces events its trace already holds."""
         return bool(self._replay)
 
+    def heard(self) -> bool:
+        """True when a streamed delta (an ``EPHEMERAL_KINDS`` event: it goes to listeners,
+        never to the trace or State) would reach anyone: a listener is attached. A stream
+        builds its delta events only then (two values and a coroutine a delta otherwise)."""
+        return bool(self.listeners)
+
     def record(self, event: ev.Event) -> ev.Event:
         """Apply now, persist at the next flush (for synchronous callers); the event applied
         (while replaying, the recorded one). Raises ``ReplayDiverged`` when a replayed run

@@ -1,4 +1,4 @@
-"""The model turn: one streamed model call, raced against cancellation, into history.
+"""The model turn: one streamed model call, stopped by cancellation, into history.
 
 ``call_model`` emits ``llm_start``, streams the response (deltas are announced as they arrive),
 records usage, emits ``llm_end`` and adds the assistant message (text kept with its tool calls).
@@ -88,9 +88,16 @@ async def _call_once(
         )
     )
     started, assembly = clock.monotonic(), Assembly()
-    consumer = asyncio.ensure_future(consume_stream(model, request, assembly, journal.emit, clock))
     try:
-        finished = await control.race(consumer)
+        finished, _ = await control.within(
+            consume_stream(model, request, assembly, journal.emit, clock, journal.heard)
+        )
+        if journal.listeners and assembly.started:
+            # One turn of the loop before ``llm_end``: a reader following the listeners'
+            # events (the runtime's event log drops a call's fragments at its end) reads the
+            # last fragments of a stream that ended without waiting, as it did when the
+            # stream was read in a task of its own.
+            await asyncio.sleep(0)
         if finished and not assembly.finished:
             raise ModelProtocolError("the model stream ended without finishing")
     except ModelError as exc:

@@ -84,10 +84,18 @@ class Assembly:
 
 
 async def consume_stream(
-    model: ChatModel, request: ModelRequest, assembly: Assembly, emit: Emit, clock: Clock
+    model: ChatModel,
+    request: ModelRequest,
+    assembly: Assembly,
+    emit: Emit,
+    clock: Clock,
+    heard: Callable[[], bool] = lambda: True,
 ) -> None:
     """Read the whole stream into ``assembly``, emitting delta events.
 
+    The deltas (``TextDelta``, ``ReasoningDelta``, ``ToolCallDelta``) are built and emitted
+    only while ``heard()`` (``Journal.heard``: someone listens; they change nothing else),
+    asked at each one, so a listener attached mid-stream gets the deltas from then on.
     Raises what the model raises (``ModelError``); ``assembly`` keeps the partial output.
     Closes the stream on every exit path, including cancellation.
     """
@@ -98,25 +106,14 @@ async def consume_stream(
                 assembly.started = True
                 assembly.first_output_at = clock.monotonic()
             match item:
-                case TextChunk(text=text):
+                case TextChunk(text=text):  # most of a stream: no call on its way
                     assembly.text.append(text)
-                    await emit(ev.TextDelta(at=clock.now(), text=text))
-                case ReasoningChunk(text=text):
-                    assembly.reasoning.append(text)
-                    await emit(ev.ReasoningDelta(at=clock.now(), text=text))
-                case RefusalChunk(text=text):
-                    assembly.refusal.append(text)
-                    await emit(ev.TextDelta(at=clock.now(), text=text))
-                case ToolCallChunk():
-                    await emit(
-                        ev.ToolCallDelta(
-                            at=clock.now(),
-                            index=item.index,
-                            call_id=item.call_id,
-                            name=item.name,
-                            arguments_delta=item.arguments_delta,
-                        )
-                    )
+                    if heard():
+                        await emit(ev.TextDelta(at=clock.now(), text=text))
+                case ReasoningChunk() | RefusalChunk() | ToolCallChunk():
+                    _keep(assembly, item)
+                    if heard():
+                        await emit(_delta(item, clock.now()))
                 case ToolCallReady(call=call):
                     assembly.tool_calls.append(call)
                 case ThinkingReady(block=block):
@@ -149,3 +146,27 @@ async def consume_stream(
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+def _keep(assembly: Assembly, item: ReasoningChunk | RefusalChunk | ToolCallChunk) -> None:
+    """Add a streamed piece to ``assembly`` (a tool call's pieces arrive whole as
+    ``ToolCallReady``)."""
+    if isinstance(item, ReasoningChunk):
+        assembly.reasoning.append(item.text)
+    elif isinstance(item, RefusalChunk):
+        assembly.refusal.append(item.text)
+
+
+def _delta(item: ReasoningChunk | RefusalChunk | ToolCallChunk, at: float) -> ev.Event:
+    """The delta event a listener sees for a streamed piece (a refusal shows as text)."""
+    if isinstance(item, ToolCallChunk):
+        return ev.ToolCallDelta(
+            at=at,
+            index=item.index,
+            call_id=item.call_id,
+            name=item.name,
+            arguments_delta=item.arguments_delta,
+        )
+    if isinstance(item, ReasoningChunk):
+        return ev.ReasoningDelta(at=at, text=item.text)
+    return ev.TextDelta(at=at, text=item.text)

@@ -269,11 +269,10 @@ class ToolBatch:
         await self.journal.emit(ev.ToolStarted(at=self.clock.now(), call=call))
         began_before = self.journal.replayed_last  # a dead worker's trace holds it already
         started = self.clock.monotonic()
-        task = asyncio.ensure_future(
+        finished, output = await self.control.within(
             self._continue(answer) if answer is not None else self._dispatch(ready, began_before)
         )
-        if finished := await self.control.race(task):
-            output = task.result()
+        if output is not None:
             if pending := output.metadata.get("child_pending"):
                 child = str(output.metadata["child_session_id"])
                 await self._child_waits(call, batch, child, pending)
