@@ -162,3 +162,30 @@ async def test_the_works_own_error_is_raised() -> None:
 
     with pytest.raises(ValueError, match="broken"):
         await control.within(work())
+
+
+async def test_work_that_turns_the_stop_into_its_own_error_leaves_no_cancel_counted() -> None:
+    control = make_control()
+    started = asyncio.Event()
+
+    async def work() -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise RuntimeError("interrupted while waiting") from None
+        return "never"
+
+    async def canceller() -> None:
+        await started.wait()
+        control.cancel()
+
+    other = asyncio.ensure_future(canceller())
+    with pytest.raises(RuntimeError, match="interrupted while waiting"):
+        await control.within(work())
+    await other
+    task = asyncio.current_task()
+    assert task is not None
+    assert task.cancelling() == 0  # a later asyncio.timeout in this task reads the count
+    async with asyncio.timeout(5):
+        await asyncio.sleep(0)

@@ -215,6 +215,10 @@ class RunControl:
             if issued and task.uncancel() <= base:
                 return False, None  # ours: the work was stopped
             raise
+        except BaseException:
+            if issued:  # the work turned ours into an error of its own: that is raised, and
+                task.uncancel()  # our request is not left counted (asyncio.timeout reads it)
+            raise
         finally:
             inside = False
             self._wakers.discard(wake)
