@@ -222,8 +222,14 @@ class CommandRunner:
         guard must apply (the hard links found are secret locations in it)."""
         walked, linked = self._judge_words(argv, cwd, self.policy, reach=self.reach)
         # The workspace (not the extra read roots: one may be "/"), what this stage walks and
-        # the directories of the files with several links it names.
-        roots = (*self.visible_roots[:1], *walked, *map(os.path.dirname, linked))
+        # the directories of the files with several links it names. A directory named only
+        # by a text (a pattern, ``awk -F/``'s separator: not in ``reach_words``) is no tree
+        # the stage opens: walking it for aliases cost a whole file system for ``-F/``.
+        from rho_domain.shell.texts import reach_words
+
+        opened = {os.path.realpath(os.path.join(cwd, word)) for word in reach_words(argv)}
+        trees = [walked[0], *(d for d in walked[1:] if d in opened)]
+        roots = (*self.visible_roots[:1], *trees, *map(os.path.dirname, linked))
         aliases = self.aliases.get(roots)
         if linked and not aliases.complete:
             raise SensitivePath(
