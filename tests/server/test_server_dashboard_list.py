@@ -295,18 +295,28 @@ def test_the_list_follows_the_server_without_a_reload(tmp_path: Path, browser: A
     expect = playwright_api.expect
     with UvicornThread(app_for(place(tmp_path), model())) as server:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
+        # the page's own 2 s poll, brought forward after each change (``poll``) instead of
+        # waited for; time still flows, so a poll missed by a change not yet made comes later
+        page.clock.install()
+
+        def poll() -> None:
+            page.clock.run_for(2_000)
+
         try:
             dashboard(page, server.url, server.token)
             expect(page.locator("#no-sessions")).to_be_visible(timeout=WAIT_MS)
             page.evaluate("window.sameDocument = true")
             busy = start(server.url, server.auth, "hang in another client", wait=False)
             row = page.locator(f'#sessions tr[data-id="{busy}"]')
+            poll()
             expect(row.locator(".badge")).to_have_text("running", timeout=WAIT_MS)
             expect(page.locator("#summary .chip.running")).to_have_text("1 running")
             cancelled = httpx.post(f"{server.url}/api/sessions/{busy}/cancel", headers=server.auth)
             assert cancelled.status_code == 202
+            poll()
             expect(row.locator(".badge")).to_have_text("cancelled", timeout=WAIT_MS)
             failed = start(server.url, server.auth, "fail elsewhere")
+            poll()
             expect(page.locator(f'#sessions tr[data-id="{failed}"]')).to_have_class(
                 "failed", timeout=WAIT_MS
             )

@@ -49,7 +49,8 @@ if importlib.util.find_spec("dbos") is None:  # found, not imported: dbos costs 
 
 DEAD_AFTER = 3.0
 # B's heartbeat notices A (dead-after + one beat), DBOS's queue polls (1 s), the session's
-# claim on the store goes stale (8 s + a beat): the run continues within about 12 s here
+# claim on the store goes stale ($RHO_AGENT_STORE_STALE_AFTER, 3 s here, + a beat): the run
+# continues within about 6 s here
 TAKEOVER_BOUND = 45.0
 
 
@@ -81,7 +82,7 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
     # no --durable-db: the queue is in the store's own database (the default)
     flags = ("--store", url, "--durable", "--dead-after", "3")
     with LoopbackServer(script) as model:
-        extra = {"RHO_AGENT_SERVER_PROFILES": "developer,eval"}
+        extra = {"RHO_AGENT_SERVER_PROFILES": "developer,eval", "RHO_AGENT_STORE_STALE_AFTER": "3"}
         env_a = serve_env(tmp_path / "a", model.base_url, **extra)
         a = Serve(work, env_a, *flags)
         b: Serve | None = None

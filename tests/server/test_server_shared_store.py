@@ -35,7 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from pg_rig import pg_server_url, schema_url
 
 __all__ = ["pg_server_url"]
-STALE_BOUND = 8.0 + 2.0  # PgBackend's STALE_AFTER_SECONDS plus one HEARTBEAT_SECONDS
+# the servers' staleness window ($RHO_AGENT_STORE_STALE_AFTER, default 8 s) is short here, so
+# the dead host is noticed in seconds; the bound is the window plus one beat (a quarter of it)
+STALE_AFTER = 3.0
+STALE_BOUND = STALE_AFTER * 1.25
 
 
 def stream_ids(server: Serve, sid: str, last: int | None = None) -> list[int]:
@@ -68,6 +71,7 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
         extra = {
             "RHO_AGENT_SERVER_PROFILES": "developer,eval",
             "RHO_AGENT_SERVER_APPROVAL_HOLD": "0",
+            "RHO_AGENT_STORE_STALE_AFTER": str(STALE_AFTER),
         }
         a = Serve(work, serve_env(tmp_path / "a", model.base_url, **extra), "--store", url)
         b = Serve(work, serve_env(tmp_path / "b", model.base_url, **extra), "--store", url)
@@ -144,11 +148,12 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
             noticed = time.monotonic() - killed
             print(f"stale on B {noticed:.1f} s after the SIGKILL (bound {STALE_BOUND:.0f} s)")
             assert noticed <= STALE_BOUND + 1
-            # `--resume` from B's config directory, as an operator on B's host would
+            # `--resume` from B's config directory, as an operator on B's host would (with the
+            # host's staleness window: the default 8 s would still see A's claim live)
             resume = ["--resume", running, "--store", url, "--profile", "eval", "-y", "carry on"]
             carried = subprocess.run(
                 [sys.executable, "-m", "rho_entry", *resume],
-                env=serve_env(tmp_path / "b", model.base_url),
+                env=serve_env(tmp_path / "b", model.base_url, **extra),
                 cwd=work,
                 capture_output=True,
                 text=True,

@@ -136,9 +136,10 @@ async def test_export_from_postgres_is_the_file_trace_byte_for_byte(
 async def test_a_cancel_from_another_process_arrives_within_100_ms(
     url: str, hosts: list[PgBackend]
 ) -> None:
-    """Five cancels, each sent by a new process right after connecting: the run's waiter
-    wakes within 100 ms of the send (the median: the machine is shared and busy; each delay
-    is printed)."""
+    """Five cancels sent by another process, the first right after it connected, each when
+    the test names its session: the run's waiter wakes within 100 ms of the send (the median:
+    the machine is shared and busy; each delay is printed). One process sends all five (it
+    was one process each: ~0.4 s of CPU apiece to import and connect)."""
     pg = of_backend(host(hosts, url))
     sender = textwrap.dedent(
         f"""
@@ -146,42 +147,43 @@ async def test_a_cancel_from_another_process_arrives_within_100_ms(
         from rho_adapters.pgstore import postgres_store
         async def main():
             sessions = postgres_store({url!r}, origin="the test").sessions
-            await sessions.info(sys.argv[1])  # connected and the schema checked
+            await sessions.sessions(limit=1)  # connected and the schema checked
             print("ready", flush=True)
-            sys.stdin.readline()
-            sent = time.time()
-            await sessions.request(sys.argv[1], "cancel")
-            print(sent, time.time(), flush=True)
+            for line in sys.stdin:
+                session_id = line.strip()
+                sent = time.time()
+                await sessions.request(session_id, "cancel")
+                print(sent, time.time(), flush=True)
         asyncio.run(main())
         """
     )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        sender,
+        env={"PYTHONPATH": str(SRC)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert await proc.stdout.readline() == b"ready\n"
     delays = []
     for i in range(5):
         session_id = f"far{i}"
         await pg.store.create(record(session_id))
         await pg.store.append(session_id, run_events())
         waiting = asyncio.create_task(pg.signals.wait_for_cancel(session_id))
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            sender,
-            session_id,
-            env={"PYTHONPATH": str(SRC)},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert proc.stdin is not None
-        assert proc.stdout is not None
-        assert await proc.stdout.readline() == b"ready\n"
         await asyncio.sleep(0.05)
         assert not waiting.done()
-        proc.stdin.write(b"go\n")
+        proc.stdin.write(f"{session_id}\n".encode())
         await asyncio.wait_for(waiting, 10)
         arrived = time.time()
         sent, committed = map(float, (await proc.stdout.readline()).split())
-        await proc.wait()
         delays.append(arrived - sent)
         print(f"cancel {i}: committed {committed - sent:.4f} s, woke {arrived - sent:.4f} s")
+    proc.stdin.close()
+    assert await proc.wait() == 0
     assert sorted(delays)[2] < 0.1
 
 

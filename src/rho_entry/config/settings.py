@@ -30,6 +30,7 @@ model_retries               RHO_AGENT_RETRIES                --retries
 config file                 RHO_AGENT_CONFIG                 --config
 config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
 session store               RHO_AGENT_STORE                  --store (``rho_entry.config.stores``)
+store staleness window      RHO_AGENT_STORE_STALE_AFTER      (PostgreSQL store; default 8 s)
 ==========================  ===============================  =====================
 
 API keys are read from the variable named by ``api_key_env`` (default: the provider's

@@ -31,6 +31,10 @@ from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore, SignalingStore
 
 ENV_VAR = "RHO_AGENT_STORE"
+STALE_VAR = "RHO_AGENT_STORE_STALE_AFTER"
+"""Seconds after which a PostgreSQL store holder that stopped beating is gone, so its sessions
+show ``stale`` and another host may take them over (default ``STALE_AFTER_SECONDS``, 8). The
+beat is a quarter of it, at most ``HEARTBEAT_SECONDS`` (2): a shorter window costs more beats."""
 T = TypeVar("T")
 _POSTGRES = ("postgresql://", "postgres://")
 
@@ -97,7 +101,7 @@ def choose_store(
 ) -> StoreChoice:
     """The store for ``value`` (a URL, a path, or None for the config directory's)."""
     if isinstance(value, str) and value.strip().startswith(_POSTGRES):
-        return _postgres(value.strip(), origin)
+        return _postgres(value.strip(), origin, env)
     return _files(_file_root(value, env, origin), origin)
 
 
@@ -223,7 +227,29 @@ def _files(root: Path, origin: str) -> StoreChoice:
     )
 
 
-def _postgres(url: str, origin: str) -> StoreChoice:
+def staleness(env: Mapping[str, str]) -> dict[str, float]:
+    """The PostgreSQL store's ``stale_after`` and ``heartbeat`` from
+    ``$RHO_AGENT_STORE_STALE_AFTER`` (empty when it is unset: the adapter's defaults). A value
+    that is not a number of seconds from 1 to 3600 is a ConfigError saying so: a window under
+    a beat would make a live host look dead."""
+    text = env.get(STALE_VAR, "").strip()
+    if not text:
+        return {}
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 1.0 <= seconds <= 3600.0:  # NaN fails too
+        raise ConfigError(
+            f"${STALE_VAR}={text!r} is not usable: give the seconds after which a PostgreSQL "
+            "store holder that stopped beating is stale, from 1 to 3600 (default 8)"
+        )
+    from rho_adapters.pgstore.backend import HEARTBEAT_SECONDS
+
+    return {"stale_after": seconds, "heartbeat": min(HEARTBEAT_SECONDS, seconds / 4)}
+
+
+def _postgres(url: str, origin: str, env: Mapping[str, str]) -> StoreChoice:
     from rho_adapters.pgstore import postgres_store, shown_url
 
     shown = shown_url(url)
@@ -234,7 +260,7 @@ def _postgres(url: str, origin: str) -> StoreChoice:
         raise _bad(url, origin, str(exc)) from None
     if not parts.hostname and "host=" not in parts.query:
         raise _bad(url, origin, "it names no host (postgresql://user@host:5432/database)")
-    made = postgres_store(url, origin=origin)
+    made = postgres_store(url, origin=origin, **staleness(env))
     return StoreChoice(
         store=made.store, signals=made.signals, sessions=made.sessions, shown=shown, origin=origin
     )
