@@ -50,7 +50,9 @@ def main() -> None:
     trees = {"this tree": os.environ.get("PYTHONPATH", "src")}
     if args.against:
         trees["against"] = args.against
-    samples = {(tree, label): ([], []) for tree in trees for label in CASES}
+    samples: dict[tuple[str, str], tuple[list[float], list[float]]] = {
+        (tree, label): ([], []) for tree in trees for label in CASES
+    }
     load = os.getloadavg()[0]
     for round_ in range(args.runs):
         order = list(trees.items()) if round_ % 2 == 0 else list(reversed(trees.items()))
