@@ -161,7 +161,10 @@ def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
     servers need no key)."""
     from rho_entry.config.settings import api_key_variable
 
-    variable = api_key_variable(_with_base_url(config, environ), environ)
+    return _api_key(config, api_key_variable(_with_base_url(config, environ), environ), environ)
+
+
+def _api_key(config: AgentConfig, variable: str, environ: Mapping[str, str]) -> str | None:
     key = environ.get(variable)
     if config.api_key_env and not key:
         raise ConfigError(
@@ -204,11 +207,15 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
             "'demo' to try offline"
         )
     config = _with_base_url(config, environ)
-    guessed = provider_of(config, environ).name
+    # One provider row for the guess, the key's variable and the key (a Session builds its
+    # model each time; the row was looked up three times here).
+    row = provider_of(config, environ)
+    guessed = row.name
+    variable = config.api_key_env or row.key_variable  # api_key_variable's rule
     return build(
         model=config.model,
         base_url=config.base_url,
-        api_key=api_key_for(config, environ),
+        api_key=_api_key(config, variable, environ),
         # a guess from the model name or the key must reach the adapter; "generic" must not
         # (a host that says nothing is probed)
         provider=config.provider or (guessed if guessed != "generic" else None),
@@ -219,7 +226,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
         response_format=config.response_format,
         stream=config.stream,
         clock=clock,
-        key_variable=api_key_variable(config, environ),
+        key_variable=variable,
         **transport_of(config),
     )
 

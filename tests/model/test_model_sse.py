@@ -116,3 +116,18 @@ def test_a_whole_event_chunk_meets_what_came_before_it() -> None:
     assert decode(b"data: a\r", b"data: b\n\n") == [SSEEvent("a\nb")]
     assert decode(b"data: a\n\ndata: b\n\n") == [SSEEvent("a"), SSEEvent("b")]
     assert decode(b"data: \xc3\xa9\n\n", b"data:  two\n\n") == [SSEEvent("é"), SSEEvent(" two")]
+
+
+def test_whole_gives_a_lone_events_data_only_when_feed_would_give_just_that_event() -> None:
+    """``whole`` (how ``read_stream`` skips building the event) answers for a chunk that is
+    one whole unnamed event with nothing pending, and for nothing else; it consumes nothing."""
+    decoder = SSEDecoder()
+    assert decoder.whole(b'data: {"a": 1}\n\n') == '{"a": 1}'
+    assert decoder.feed(b'data: {"a": 1}\n\n') == [SSEEvent('{"a": 1}')]
+    for other in (b"event: x\ndata: y\n\n", b"data: a\n\ndata: b\n\n", b"data: a\r\n\r\n"):
+        assert decoder.whole(other) is None
+    for before in (b"event: x\n", b"data: a\n", b"data: a", b"data: a\r"):
+        decoder = SSEDecoder()
+        decoder.feed(before)
+        assert decoder.whole(b"data: y\n\n") is None
+        assert decoder.whole(b"data: y\n\n") is None  # still pending: whole kept nothing

@@ -74,3 +74,23 @@ def test_registry_specs_are_sorted_by_name_whatever_the_order_given() -> None:
     )
     assert [s.name for s in registry.specs()] == ["bash", "list", "read"]
     assert registry.names == ("bash", "list", "read")
+
+
+def test_the_prompt_text_follows_the_registrys_specs_asked_again() -> None:
+    """The text of the last specs tuple is reused while the registry gives that same tuple,
+    and follows a description or schema change (the registry gives a new tuple)."""
+    bash = _Described(restricted=True, timeout=30)
+    registry = ToolRegistry([bash])
+
+    def text() -> str:
+        request = ModelRequest(model="m", system="s", messages=(), tools=registry.specs())
+        return tokens.prompt_text(request)
+
+    first = text()
+    assert text() == first
+    assert '"description":"first"' in first
+    bash.text = "second"
+    assert '"description":"second"' in text()
+    bash.timeout = 45
+    assert "max 45" in text()
+    assert tokens.prompt_text(ModelRequest(model="m", system="s", messages=(), tools=())) == "s"

@@ -40,3 +40,19 @@ def test_the_real_scan_names_root_and_this_user() -> None:
     homes = executor._scan_homes()
     assert os.path.realpath("/root") in homes
     assert executor.machine_homes() == homes
+
+
+def test_the_agents_home_is_added_by_its_real_path_unless_the_scan_has_it(
+    tmp_path: Any,
+) -> None:
+    """$HOME already among the scan's real paths adds nothing; another $HOME (a service's
+    HOME=/srv/app), even by a symlink, is added resolved."""
+    homes = executor.machine_homes()
+    assert executor._homes({"HOME": homes[0]}) == homes
+    real = tmp_path / "srv-app"
+    real.mkdir()
+    link = tmp_path / "home-link"
+    link.symlink_to(real)
+    assert executor._homes({"HOME": str(link)}) == (*homes, str(real.resolve()))
+    assert executor._homes({"HOME": str(tmp_path / "missing")}) == homes
+    assert executor._homes({}) == homes

@@ -121,9 +121,14 @@ def _homes(env: Mapping[str, str]) -> tuple[str, ...]:
     """``machine_homes()`` plus the agent's ``$HOME`` when it is another directory (a service
     started with HOME=/srv/app keeps its credentials there)."""
     home = env.get("HOME")
+    homes = machine_homes()
+    if home in homes:
+        # Already one of the scan's real paths (the usual $HOME): resolving it again per
+        # executor would give itself, so the result is ``homes`` either way.
+        return homes
     if home and home.startswith("/") and os.path.isdir(home):
-        return tuple(dict.fromkeys((*machine_homes(), os.path.realpath(home))))
-    return machine_homes()
+        return tuple(dict.fromkeys((*homes, os.path.realpath(home))))
+    return homes
 
 
 def default_search_path() -> tuple[str, ...]:

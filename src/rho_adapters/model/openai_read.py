@@ -43,6 +43,19 @@ async def read_stream(
     done = False
     body = body_chunks(response)
     async for raw in body:
+        # A chunk that is one whole unnamed event holding a delta's JSON chunk (nearly every
+        # chunk of a stream) goes straight to the assembler: what ``_events_of`` does with
+        # it, without the event value and the checks that cannot apply to it.
+        data = decoder.whole(raw)
+        if data is not None and not data.startswith("[DONE]"):
+            try:
+                chunk = loads(data)
+            except ValueError:
+                chunk = None
+            if chunk.__class__ is dict and "choices" in chunk:
+                for event in assembler.feed(chunk):
+                    yield event
+                continue
         for sse in decoder.feed(raw):
             if sse.data.startswith("[DONE]"):
                 done = True

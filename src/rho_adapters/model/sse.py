@@ -49,8 +49,11 @@ class SSEDecoder:
         self._data: list[str] = []
         self._event = ""
 
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
-        """Consume one network chunk; return the events it completed (possibly none)."""
+    def whole(self, chunk: bytes) -> str | None:
+        """The data of ``chunk`` when it is one whole unnamed event and nothing is pending
+        (how servers send each delta), else None. Consumes nothing: a caller that gets None
+        gives the chunk to ``feed``; one that gets the data has what ``feed`` would have
+        returned as ``[SSEEvent(data)]``, without building it."""
         if (
             chunk.startswith(b"data: ")
             and chunk.endswith(b"\n\n")
@@ -58,9 +61,15 @@ class SSEDecoder:
             and not (self._pending or self._data or self._event or self._skip_lf)
             and b"\r" not in chunk
         ):
-            # One whole unnamed event and nothing pending: how servers send each delta. What
-            # the general path below makes of it, without splitting and joining lines.
-            return [SSEEvent(chunk[6:-2].decode("utf-8", "replace"))]
+            return chunk[6:-2].decode("utf-8", "replace")
+        return None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Consume one network chunk; return the events it completed (possibly none)."""
+        data = self.whole(chunk)
+        if data is not None:
+            # What the general path below makes of it, without splitting and joining lines.
+            return [SSEEvent(data)]
         if self._skip_lf and chunk:
             self._skip_lf = False
             if chunk[:1] == b"\n":

@@ -52,7 +52,23 @@ _SCHEMAS: dict[tuple[tuple[str, str, int], ...], tuple[tuple[object, ...], str]]
 _SCHEMAS_KEPT = 64
 
 
+# The last tools tuple asked about and its text: a registry gives the same tuple while its
+# tools are unchanged (``ToolRegistry.specs``), and a run asks several times per request. The
+# tuple is kept alive here, so its identity is not reused; its specs are frozen.
+_last: tuple[tuple[ToolSpec, ...], str] = ((), "")
+
+
 def _schemas_text(tools: tuple[ToolSpec, ...]) -> str:
+    global _last
+    last = _last  # one read: another thread may replace it
+    if last[0] is tools and tools:
+        return last[1]
+    text = _schemas_of(tools)
+    _last = (tools, text)
+    return text
+
+
+def _schemas_of(tools: tuple[ToolSpec, ...]) -> str:
     key = tuple((t.name, t.description, id(t.parameters)) for t in tools)
     cached = _SCHEMAS.get(key)
     if cached is not None:
