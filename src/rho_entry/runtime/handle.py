@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from enum import StrEnum
+from typing import Protocol
 
 import attrs
 
@@ -23,15 +24,37 @@ from rho_domain.run import PendingApproval, RunResult, RunStatus, new_id
 from rho_entry.facade import Session
 from rho_entry.runtime.event_log import EventLog
 
-SessionOpener = Callable[[Callable[[ev.Event], None]], Awaitable[Session]]
+
+class HandleOwner(Protocol):
+    """What a handle calls back in the runtime that dispatched it (one object per handle,
+    not three callbacks: each would be an object the garbage collector walks)."""
+
+    def open_session(self, listener: Callable[[ev.Event], None]) -> Awaitable[Session]:
+        """Open the handle's session with ``listener`` subscribed to its events."""
+
+    def on_done(self, handle: AgentHandle) -> None:
+        """The handle reached a final status (called once)."""
+
+    def leave_queue(self) -> None:
+        """The handle gives its place back: it is done or awaits a human (idempotent)."""
 
 
-async def _opening_after_done(_listener: Callable[[ev.Event], None]) -> Session:
-    raise SessionStateError("a finished handle opens no session")
+class _Finished:
+    """The owner of a finished handle: it opens nothing and is told nothing."""
+
+    __slots__ = ()
+
+    async def open_session(self, listener: Callable[[ev.Event], None]) -> Session:
+        raise SessionStateError("a finished handle opens no session")
+
+    def on_done(self, handle: AgentHandle) -> None:
+        """Nothing: the runtime was told when the handle finished."""
+
+    def leave_queue(self) -> None:
+        """Nothing: the place was given back when the handle finished."""
 
 
-def _nothing(*_args: object) -> None:
-    """What a finished handle calls back instead of the runtime."""
+_FINISHED = _Finished()
 
 
 class HandleStatus(StrEnum):
@@ -56,9 +79,7 @@ class AgentHandle:
         "_finished",
         "_log",
         "_max_turns",
-        "_on_done",
-        "_on_waiting",
-        "_open",
+        "_owner",
         "_record_events",
         "_result",
         "_session",
@@ -73,18 +94,14 @@ class AgentHandle:
         self,
         *,
         session_id: str,
-        open_session: SessionOpener,
+        owner: HandleOwner,
         slots: asyncio.Semaphore,
-        on_done: Callable[[AgentHandle], None],
-        on_waiting: Callable[[], None] = lambda: None,
         max_turns: int | None = None,
         record_events: bool = False,
     ) -> None:
         self.session_id = session_id
-        self._open = open_session
+        self._owner = owner
         self._slots = slots
-        self._on_done = on_done
-        self._on_waiting = on_waiting
         self._max_turns = max_turns
         self._record_events = record_events
         self._log = EventLog()
@@ -202,10 +219,14 @@ class AgentHandle:
 
     async def _segment(self, prompt: str | None) -> None:
         try:
-            async with self._slots:
+            # acquire/release rather than ``async with``: a running handle would hold the
+            # bound ``__aexit__`` for its whole run, one more object per running session
+            # for each full collection to walk (issue 33)
+            await self._slots.acquire()
+            try:
                 self._status = HandleStatus.RUNNING
                 if self._session is None:
-                    self._session = await self._open(self._log.append)
+                    self._session = await self._owner.open_session(self._log.append)
                 if self._cancelled:
                     result = self._cancelled_result()
                 elif prompt is None and self._result is None and self._waiting_calls():
@@ -214,6 +235,8 @@ class AgentHandle:
                     result = await self._session.run(
                         prompt, max_turns=self._max_turns, record_events=self._record_events
                     )
+            finally:
+                self._slots.release()
         except asyncio.CancelledError:
             result = self._cancelled_result()
         except Exception as exc:  # noqa: BLE001 - opening failed: the handle ends in error
@@ -222,7 +245,7 @@ class AgentHandle:
             self._result = result
             self._status = HandleStatus.AWAITING_APPROVAL
             self._settled.set()
-            self._on_waiting()
+            self._owner.leave_queue()
             return
         await self._finish(result)
 
@@ -237,7 +260,7 @@ class AgentHandle:
             self._log.close()
             self._settled.set()
             self._finished.set()
-            self._on_done(self)
+            self._owner.on_done(self)
             self._let_go()
 
     def _let_go(self) -> None:
@@ -245,9 +268,7 @@ class AgentHandle:
         result and events) as long as it likes; the runtime's closures, their cells and the
         finished task would stay with each, objects the garbage collector walks at every
         full pass (issue 33: ~12 of them per kept handle)."""
-        self._open = _opening_after_done
-        self._on_done = _nothing
-        self._on_waiting = _nothing
+        self._owner = _FINISHED
         self._task = None
 
     def _waiting_calls(self) -> tuple[ToolCall, ...]:
