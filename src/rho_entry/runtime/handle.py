@@ -77,6 +77,7 @@ class AgentHandle:
     __slots__ = (
         "_cancelled",
         "_finished",
+        "_finished_event",
         "_log",
         "_max_turns",
         "_owner",
@@ -84,6 +85,7 @@ class AgentHandle:
         "_result",
         "_session",
         "_settled",
+        "_settled_event",
         "_slots",
         "_status",
         "_task",
@@ -108,8 +110,13 @@ class AgentHandle:
         self._status = HandleStatus.QUEUED
         self._session: Session | None = None
         self._result: RunResult | None = None
-        self._settled = asyncio.Event()
-        self._finished = asyncio.Event()
+        # Flags, and the events a waiter makes only when it has to wait: most handles of a
+        # burst are awaited once or never, and an idle ``asyncio.Event`` is two objects
+        # (itself and its deque of waiters) for each full collection to walk (issue 33).
+        self._settled = False
+        self._finished = False
+        self._settled_event: asyncio.Event | None = None
+        self._finished_event: asyncio.Event | None = None
         self._cancelled = False
         self._task: asyncio.Task[None] | None = None
 
@@ -151,13 +158,19 @@ class AgentHandle:
 
     async def wait(self) -> RunResult:
         """The ``RunResult`` once settled (finished, or awaiting approval)."""
-        await self._settled.wait()
+        if not self._settled:
+            if self._settled_event is None:
+                self._settled_event = asyncio.Event()
+            await self._settled_event.wait()
         assert self._result is not None  # set before _settled
         return self._result
 
     async def wait_done(self) -> RunResult:
         """The final ``RunResult``, once the handle is done (not merely awaiting approval)."""
-        await self._finished.wait()
+        if not self._finished:
+            if self._finished_event is None:
+                self._finished_event = asyncio.Event()
+            await self._finished_event.wait()
         assert self._result is not None  # set before _finished
         return self._result
 
@@ -194,7 +207,9 @@ class AgentHandle:
             )
         session.resolve_approval(call_id, approved, always=always)
         if not session.state.awaiting_decision():
-            self._settled.clear()
+            self._settled = False
+            if self._settled_event is not None:
+                self._settled_event.clear()
             self._status = HandleStatus.QUEUED
             self._task = asyncio.ensure_future(self._segment(None))
 
@@ -244,7 +259,7 @@ class AgentHandle:
         if result.status is RunStatus.AWAITING_APPROVAL and not self._cancelled:
             self._result = result
             self._status = HandleStatus.AWAITING_APPROVAL
-            self._settled.set()
+            self._settle()
             self._owner.leave_queue()
             return
         await self._finish(result)
@@ -258,10 +273,17 @@ class AgentHandle:
             self._result = result
             self._status = HandleStatus(result.status.value)
             self._log.close()
-            self._settled.set()
-            self._finished.set()
+            self._settle()
+            self._finished = True
+            if self._finished_event is not None:
+                self._finished_event.set()
             self._owner.on_done(self)
             self._let_go()
+
+    def _settle(self) -> None:
+        self._settled = True
+        if self._settled_event is not None:
+            self._settled_event.set()
 
     def _let_go(self) -> None:
         """Drop what only a run needed. A service keeps finished handles (their status,
