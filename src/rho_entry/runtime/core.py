@@ -273,41 +273,10 @@ class AgentRuntime:
             self._admission.release()
             raise refusal
         sid = session_id if session_id is not None else new_id()
-        admitted = [True]
-
-        async def open_session(listener: Any) -> Session:
-            # A burst of dispatches would otherwise open every session (the workspace's real
-            # path, the executor, the system prompt: ~0.3 ms each, more on a busy machine)
-            # in one turn of the loop, stalling it for all of them at once (1,000 at once:
-            # 0.4-1.3 s). A turnstile: each opening waits for a turn of the loop of its own
-            # (the lock held across one yield), and the opening itself (a resume's reads
-            # included) runs after the lock is given on, so nothing waits for its I/O.
-            async with self._opening:
-                await asyncio.sleep(0)
-            if own:
-                return await self._opener.open_own(
-                    listener, labels, output_schema, self.approval_callback
-                )
-            return await self._opener.open(
-                sid, resume, listener, labels, output_schema, self.approval_callback
-            )
-
-        def leave_queue() -> None:
-            """Give the handle's place back (idempotent): it is done or awaits a human."""
-            if admitted[0]:
-                admitted[0] = False
-                self._admission.release()
-
-        def on_done(handle: AgentHandle) -> None:
-            self._handles.pop(handle.session_id, None)
-            leave_queue()
-
         handle = AgentHandle(
             session_id=sid,
-            open_session=open_session,
+            owner=_Ticket(self, sid, own=own, resume=resume, labels=labels, schema=output_schema),
             slots=self._slots,
-            on_done=on_done,
-            on_waiting=leave_queue,
             max_turns=max_turns,
             record_events=self._record_events,
         )
@@ -350,6 +319,69 @@ class AgentRuntime:
             owned, self._owned_store = self._owned_store, None
             await owned.aclose()
         self._closed.set()
+
+
+class _Ticket:
+    """One dispatch's part of the runtime: how its handle opens its session, gives back its
+    place in the queue and leaves the runtime's table once done.
+
+    One object where three closures were (with their eight cells and the ``admitted`` list):
+    every running or queued handle holds it, and the garbage collector walks each of those
+    objects at every full pass (issue 33: 1,000 sessions at once are ~50,000 of them).
+    """
+
+    __slots__ = ("_admitted", "_labels", "_own", "_resume", "_runtime", "_schema", "_sid")
+
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        sid: str,
+        *,
+        own: bool,
+        resume: bool,
+        labels: Mapping[str, str] | None,
+        schema: Mapping[str, Any] | None,
+    ) -> None:
+        self._runtime = runtime
+        self._sid = sid
+        self._own = own
+        self._resume = resume
+        self._labels = labels
+        self._schema = schema
+        self._admitted = True
+
+    async def open_session(self, listener: Any) -> Session:
+        """Open the dispatch's session (its own, a new one or a stored one)."""
+        runtime = self._runtime
+        # A burst of dispatches would otherwise open every session (the workspace's real
+        # path, the executor, the system prompt: ~0.3 ms each, more on a busy machine)
+        # in one turn of the loop, stalling it for all of them at once (1,000 at once:
+        # 0.4-1.3 s). A turnstile: each opening waits for a turn of the loop of its own
+        # (the lock held across one yield), and the opening itself (a resume's reads
+        # included) runs after the lock is given on, so nothing waits for its I/O.
+        # acquire/release, not ``async with``: fewer objects held per waiting session
+        await runtime._opening.acquire()
+        try:
+            await asyncio.sleep(0)
+        finally:
+            runtime._opening.release()
+        callback = runtime.approval_callback
+        if self._own:
+            return await runtime._opener.open_own(listener, self._labels, self._schema, callback)
+        return await runtime._opener.open(
+            self._sid, self._resume, listener, self._labels, self._schema, callback
+        )
+
+    def leave_queue(self) -> None:
+        """Give the handle's place back (idempotent): it is done or awaits a human."""
+        if self._admitted:
+            self._admitted = False
+            self._runtime._admission.release()
+
+    def on_done(self, handle: AgentHandle) -> None:
+        """The handle is done: out of the runtime's table, its place given back."""
+        self._runtime._handles.pop(handle.session_id, None)
+        self.leave_queue()
 
 
 async def _settle(handles: tuple[AgentHandle, ...], timeout: float, *, running_only: bool) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from enum import StrEnum
+from typing import Protocol
 
 import attrs
 
@@ -23,15 +24,37 @@ from rho_domain.run import PendingApproval, RunResult, RunStatus, new_id
 from rho_entry.facade import Session
 from rho_entry.runtime.event_log import EventLog
 
-SessionOpener = Callable[[Callable[[ev.Event], None]], Awaitable[Session]]
+
+class HandleOwner(Protocol):
+    """What a handle calls back in the runtime that dispatched it (one object per handle,
+    not three callbacks: each would be an object the garbage collector walks)."""
+
+    def open_session(self, listener: Callable[[ev.Event], None]) -> Awaitable[Session]:
+        """Open the handle's session with ``listener`` subscribed to its events."""
+
+    def on_done(self, handle: AgentHandle) -> None:
+        """The handle reached a final status (called once)."""
+
+    def leave_queue(self) -> None:
+        """The handle gives its place back: it is done or awaits a human (idempotent)."""
 
 
-async def _opening_after_done(_listener: Callable[[ev.Event], None]) -> Session:
-    raise SessionStateError("a finished handle opens no session")
+class _Finished:
+    """The owner of a finished handle: it opens nothing and is told nothing."""
+
+    __slots__ = ()
+
+    async def open_session(self, listener: Callable[[ev.Event], None]) -> Session:
+        raise SessionStateError("a finished handle opens no session")
+
+    def on_done(self, handle: AgentHandle) -> None:
+        """Nothing: the runtime was told when the handle finished."""
+
+    def leave_queue(self) -> None:
+        """Nothing: the place was given back when the handle finished."""
 
 
-def _nothing(*_args: object) -> None:
-    """What a finished handle calls back instead of the runtime."""
+_FINISHED = _Finished()
 
 
 class HandleStatus(StrEnum):
@@ -54,15 +77,15 @@ class AgentHandle:
     __slots__ = (
         "_cancelled",
         "_finished",
+        "_finished_event",
         "_log",
         "_max_turns",
-        "_on_done",
-        "_on_waiting",
-        "_open",
+        "_owner",
         "_record_events",
         "_result",
         "_session",
         "_settled",
+        "_settled_event",
         "_slots",
         "_status",
         "_task",
@@ -73,26 +96,27 @@ class AgentHandle:
         self,
         *,
         session_id: str,
-        open_session: SessionOpener,
+        owner: HandleOwner,
         slots: asyncio.Semaphore,
-        on_done: Callable[[AgentHandle], None],
-        on_waiting: Callable[[], None] = lambda: None,
         max_turns: int | None = None,
         record_events: bool = False,
     ) -> None:
         self.session_id = session_id
-        self._open = open_session
+        self._owner = owner
         self._slots = slots
-        self._on_done = on_done
-        self._on_waiting = on_waiting
         self._max_turns = max_turns
         self._record_events = record_events
         self._log = EventLog()
         self._status = HandleStatus.QUEUED
         self._session: Session | None = None
         self._result: RunResult | None = None
-        self._settled = asyncio.Event()
-        self._finished = asyncio.Event()
+        # Flags, and the events a waiter makes only when it has to wait: most handles of a
+        # burst are awaited once or never, and an idle ``asyncio.Event`` is two objects
+        # (itself and its deque of waiters) for each full collection to walk (issue 33).
+        self._settled = False
+        self._finished = False
+        self._settled_event: asyncio.Event | None = None
+        self._finished_event: asyncio.Event | None = None
         self._cancelled = False
         self._task: asyncio.Task[None] | None = None
 
@@ -134,13 +158,19 @@ class AgentHandle:
 
     async def wait(self) -> RunResult:
         """The ``RunResult`` once settled (finished, or awaiting approval)."""
-        await self._settled.wait()
+        if not self._settled:
+            if self._settled_event is None:
+                self._settled_event = asyncio.Event()
+            await self._settled_event.wait()
         assert self._result is not None  # set before _settled
         return self._result
 
     async def wait_done(self) -> RunResult:
         """The final ``RunResult``, once the handle is done (not merely awaiting approval)."""
-        await self._finished.wait()
+        if not self._finished:
+            if self._finished_event is None:
+                self._finished_event = asyncio.Event()
+            await self._finished_event.wait()
         assert self._result is not None  # set before _finished
         return self._result
 
@@ -177,7 +207,9 @@ class AgentHandle:
             )
         session.resolve_approval(call_id, approved, always=always)
         if not session.state.awaiting_decision():
-            self._settled.clear()
+            self._settled = False
+            if self._settled_event is not None:
+                self._settled_event.clear()
             self._status = HandleStatus.QUEUED
             self._task = asyncio.ensure_future(self._segment(None))
 
@@ -202,10 +234,14 @@ class AgentHandle:
 
     async def _segment(self, prompt: str | None) -> None:
         try:
-            async with self._slots:
+            # acquire/release rather than ``async with``: a running handle would hold the
+            # bound ``__aexit__`` for its whole run, one more object per running session
+            # for each full collection to walk (issue 33)
+            await self._slots.acquire()
+            try:
                 self._status = HandleStatus.RUNNING
                 if self._session is None:
-                    self._session = await self._open(self._log.append)
+                    self._session = await self._owner.open_session(self._log.append)
                 if self._cancelled:
                     result = self._cancelled_result()
                 elif prompt is None and self._result is None and self._waiting_calls():
@@ -214,6 +250,8 @@ class AgentHandle:
                     result = await self._session.run(
                         prompt, max_turns=self._max_turns, record_events=self._record_events
                     )
+            finally:
+                self._slots.release()
         except asyncio.CancelledError:
             result = self._cancelled_result()
         except Exception as exc:  # noqa: BLE001 - opening failed: the handle ends in error
@@ -221,8 +259,8 @@ class AgentHandle:
         if result.status is RunStatus.AWAITING_APPROVAL and not self._cancelled:
             self._result = result
             self._status = HandleStatus.AWAITING_APPROVAL
-            self._settled.set()
-            self._on_waiting()
+            self._settle()
+            self._owner.leave_queue()
             return
         await self._finish(result)
 
@@ -235,19 +273,24 @@ class AgentHandle:
             self._result = result
             self._status = HandleStatus(result.status.value)
             self._log.close()
-            self._settled.set()
-            self._finished.set()
-            self._on_done(self)
+            self._settle()
+            self._finished = True
+            if self._finished_event is not None:
+                self._finished_event.set()
+            self._owner.on_done(self)
             self._let_go()
+
+    def _settle(self) -> None:
+        self._settled = True
+        if self._settled_event is not None:
+            self._settled_event.set()
 
     def _let_go(self) -> None:
         """Drop what only a run needed. A service keeps finished handles (their status,
         result and events) as long as it likes; the runtime's closures, their cells and the
         finished task would stay with each, objects the garbage collector walks at every
         full pass (issue 33: ~12 of them per kept handle)."""
-        self._open = _opening_after_done
-        self._on_done = _nothing
-        self._on_waiting = _nothing
+        self._owner = _FINISHED
         self._task = None
 
     def _waiting_calls(self) -> tuple[ToolCall, ...]:
