@@ -26,6 +26,7 @@ from rho_adapters.fakes import (
     FunctionModel,
     MemoryExecutor,
     MemorySessionStore,
+    Turn,
     call,
     text,
     tools,
@@ -36,8 +37,10 @@ from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.loop.session import Session
 from rho_domain.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
+from rho_domain.model import ModelRequest
 from rho_domain.permissions import builtin_profile
 from rho_domain.ports.store import SessionRecord
+from rho_domain.run_status import RunStatus
 from rho_domain.state import State
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.registry import ToolRegistry
@@ -97,7 +100,7 @@ def write_trace(root: Path, session_id: str, n_events: int) -> None:
             lines.extend(encode_event_line(e) for e in round_events(i))
             i += 1
         lines.append(
-            encode_event_line(ev.RunEnded(at=float(i), run_id=f"r{i}", status="completed"))
+            encode_event_line(ev.RunEnded(at=float(i), run_id=f"r{i}", status=RunStatus.COMPLETED))
         )
     (root / session_id / "trace.jsonl").write_bytes(b"".join(lines[:n_events]))
 
@@ -150,7 +153,7 @@ def time_run(store_kind: str, rounds: int, latency: float, root: Path) -> tuple[
     async def go() -> tuple[float, int]:
         count = 0
 
-        async def turn(request: object) -> object:
+        async def turn(request: ModelRequest) -> Turn:
             nonlocal count
             count += 1
             if latency:
@@ -158,13 +161,15 @@ def time_run(store_kind: str, rounds: int, latency: float, root: Path) -> tuple[
             if count > rounds:
                 return text("done", input_tokens=100, output_tokens=5)
             return tools(
-                call("bash", {"command": "ls -la /var/log"}), input_tokens=1200, output_tokens=40
+                call("bash", {"command": f"ls -la /var/log/r{count}"}),
+                input_tokens=1200,
+                output_tokens=40,
             )
 
         store = {"none": None, "memory": MemorySessionStore(), "file": FileSessionStore(root)}[
             store_kind
         ]
-        config = AgentConfig(profile="eval", auto_compact=False)
+        config = AgentConfig(profile="eval", auto_compact=False, max_turns=rounds + 1)
         agent = Agent(
             config=config,
             profile=builtin_profile("eval"),
