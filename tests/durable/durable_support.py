@@ -9,9 +9,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -20,6 +20,9 @@ from rho_adapters.fakes.wire import Exchange, Reply, call, text_reply, tool_repl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
 from cli_support import rho
+
+if TYPE_CHECKING:
+    from rho_entry import AgentRuntime
 
 Script = Sequence[Reply]
 
@@ -236,3 +239,20 @@ def worker_rig(
             yield Rig(root, db, worker)
         finally:
             worker.stop()
+
+
+@contextlib.asynccontextmanager
+async def durable_runtime(rig: Rig) -> AsyncIterator[AgentRuntime]:
+    """A started runtime whose durable dispatches queue for ``rig``'s worker, its sessions in
+    ``rig``'s store; closed at the end."""
+    from rho_adapters.store import FileSessionStore
+    from rho_entry import AgentConfig, close_runtime, create_runtime, start_runtime
+
+    runtime = create_runtime(
+        AgentConfig(model="fake-model"), store=FileSessionStore(rig.store), durable_db=rig.db
+    )
+    await start_runtime(runtime)
+    try:
+        yield runtime
+    finally:
+        await close_runtime(runtime)

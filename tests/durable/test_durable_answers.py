@@ -10,7 +10,7 @@ import importlib.util
 from collections.abc import Iterator
 
 import pytest
-from durable_support import Rig, answer, bash, queue_here, trace, worker_rig
+from durable_support import Rig, answer, bash, durable_runtime, queue_here, trace, worker_rig
 
 from rho_adapters.fakes.wire import call, tool_reply
 from rho_domain.errors import SessionStateError
@@ -128,17 +128,10 @@ def _asked_once_and_ran_twice(rig: Rig, session_id: str, files: str) -> None:
 
 
 def test_a_handle_approves_always_and_the_second_call_runs_without_asking(rig: Rig) -> None:
-    from rho_adapters.store import FileSessionStore
-    from rho_entry import AgentConfig, close_runtime, create_runtime, dispatch_prompt, start_runtime
+    from rho_entry import dispatch_prompt
 
     async def use_the_runtime() -> tuple[str, list[str]]:
-        runtime = create_runtime(
-            AgentConfig(model="fake-model"),
-            store=FileSessionStore(rig.store),
-            durable_db=rig.db,
-        )
-        await start_runtime(runtime)
-        try:
+        async with durable_runtime(rig) as runtime:
             handle = await dispatch_prompt(runtime, "twice: echo", durable=True)
             seen = [await handle.wait(40)]
             with pytest.raises(SessionStateError, match="does not wait for t9"):
@@ -146,8 +139,6 @@ def test_a_handle_approves_always_and_the_second_call_runs_without_asking(rig: R
             await handle.approve("t1", always=True)
             seen.append(await handle.wait(40))
             return handle.session_id, seen
-        finally:
-            await close_runtime(runtime)
 
     session_id, seen = asyncio.run(use_the_runtime())
     assert seen == ["awaiting_approval", "completed"]

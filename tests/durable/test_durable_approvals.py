@@ -14,6 +14,7 @@ from durable_support import (
     Rig,
     answer,
     bash,
+    durable_runtime,
     queue_command,
     queue_here,
     trace,
@@ -73,24 +74,15 @@ def test_an_approval_answered_from_a_third_process_wakes_the_run(rig: Rig) -> No
 
 
 def test_dispatch_prompt_durable_waits_and_approves_through_its_handle(rig: Rig) -> None:
-    from rho_adapters.store import FileSessionStore
-    from rho_entry import AgentConfig, close_runtime, create_runtime, dispatch_prompt, start_runtime
+    from rho_entry import dispatch_prompt
 
     async def use_the_runtime() -> tuple[str, str, str, tuple[str, ...]]:
-        runtime = create_runtime(
-            AgentConfig(model="fake-model"),
-            store=FileSessionStore(rig.store),
-            durable_db=rig.db,
-        )
-        await start_runtime(runtime)
-        try:
+        async with durable_runtime(rig) as runtime:
             handle = await dispatch_prompt(runtime, "ask-api: from the API", durable=True)
             first = await handle.wait(40)
             waiting = await handle.pending_approvals()
             await handle.approve()  # every waiting call
             return handle.session_id, first, await handle.wait(40), waiting
-        finally:
-            await close_runtime(runtime)
 
     session_id, first, then, waiting = asyncio.run(use_the_runtime())
     assert (first, then, waiting) == ("awaiting_approval", "completed", ("a1",))
