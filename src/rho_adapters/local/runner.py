@@ -220,15 +220,17 @@ class CommandRunner:
         (a hard link, ``hardlinks.py``); return the canonical directories it may walk (its
         directory operands and ``cwd``) and the policy its recursive readers and ``xargs``
         guard must apply (the hard links found are secret locations in it)."""
-        walked, linked = self._judge_words(argv, cwd, self.policy, reach=self.reach)
-        # The workspace (not the extra read roots: one may be "/"), what this stage walks and
-        # the directories of the files with several links it names. A directory named only
-        # by a text (a pattern, ``awk -F/``'s separator: not in ``reach_words``) is no tree
-        # the stage opens: walking it for aliases cost a whole file system for ``-F/``.
         from rho_domain.shell.texts import reach_words
 
-        opened = {os.path.realpath(os.path.join(cwd, word)) for word in reach_words(argv)}
-        trees = [walked[0], *(d for d in walked[1:] if d in opened)]
+        # Reach judges the words a program may open, not its pattern or script (texts.py).
+        opened = reach_words(argv)
+        walked, linked = self._judge_words(argv, cwd, self.policy, reach=self.reach, opened=opened)
+        # The workspace (not the extra read roots: one may be "/"), what this stage walks and
+        # the directories of the files with several links it names. A directory named only
+        # by a text (a pattern, ``awk -F/``'s separator: not in ``opened``) is no tree the
+        # stage opens: walking it for aliases cost a whole file system for ``-F/``.
+        named = {os.path.realpath(os.path.join(cwd, word)) for word in opened}
+        trees = [walked[0], *(d for d in walked[1:] if d in named)]
         roots = (*self.visible_roots[:1], *trees, *map(os.path.dirname, linked))
         aliases = self.aliases.get(roots)
         if linked and not aliases.complete:
@@ -249,10 +251,11 @@ class CommandRunner:
         aliases: Sequence[str] = (),
         *,
         reach: ReadReach | None = None,
+        opened: frozenset[str] = frozenset(),
     ) -> tuple[list[str], list[str]]:
-        """Judge every path word by ``policy`` (``aliases``: hard links to secrets), then its
-        real path by ``reach``; return (walked directories, real paths of files with several
-        links)."""
+        """Judge every path word by ``policy`` (``aliases``: hard links to secrets), then the
+        real path of each word the program may open (``opened``) by ``reach``; return (walked
+        directories, real paths of files with several links)."""
         walked = [os.path.realpath(cwd)]
         if reason := policy.refusal(walked[0]):
             raise SensitivePath(
@@ -260,10 +263,7 @@ class CommandRunner:
             )
         linked: list[str] = []
         from rho_domain.shell.reads import path_words
-        from rho_domain.shell.texts import reach_words
 
-        # Reach judges the words a program may open, not its pattern or script (texts.py).
-        opened = reach_words(argv) if reach is not None else frozenset()
         for word in path_words(argv):
             full = os.path.join(cwd, word)  # an absolute word stays absolute
             if len(full) > MAX_PATH or "\x00" in full:
