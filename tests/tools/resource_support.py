@@ -4,12 +4,12 @@ registry, our live regex workers, and ``lag_of`` (how long work held the event l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import logging
 import os
-import re
+import threading
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,10 +23,9 @@ from rho_domain.tools.factory import build_registry
 
 T = TypeVar("T")
 RO = readonly_profile()
-# The longest one callback may hold the event loop. Debug mode times callbacks in wall time,
-# so on 2 cores shared by 4 test workers a 20 ms callback can read 100 ms (measured: 0.106 s
-# in a full run); each case here held the loop a second or more before its fix (a 600,000-row
-# CSV parsed on the loop, a catastrophic regex, 24 x **/ in a glob).
+# The longest one callback may hold the event loop, less the time its thread waited for a
+# core (``_callback_times``); each case here held the loop a second or more before its fix (a
+# 600,000-row CSV parsed on the loop, a catastrophic regex, 24 x **/ in a glob).
 STALL = 0.25
 TICKING = 0.5  # the longest gap between 10 ms ticks, load included
 
@@ -75,35 +74,52 @@ def worker_processes() -> list[int]:
     return found
 
 
-class _SlowCallbacks(logging.Handler):
-    """Collects asyncio's debug-mode reports of callbacks that held the loop too long."""
+def _queued() -> float:
+    """Seconds this thread has waited for a core so far (``/proc``'s schedstat), or 0.0."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0  # no schedstat: the measure falls back to wall time
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.durations: list[float] = []
 
-    def emit(self, record: logging.LogRecord) -> None:
-        found = re.search(r"took ([0-9.]+) seconds", record.getMessage())
-        if found:
-            self.durations.append(float(found.group(1)))
+@contextlib.contextmanager
+def _callback_times(loop: asyncio.AbstractEventLoop) -> Iterator[list[float]]:
+    """How long each callback (a task step included) run by ``loop`` held its thread, less
+    the time that thread waited for a core: the work itself, blocking calls included, not
+    the time the OS gave other processes (on 2 cores shared by 4 test workers a 3 ms step
+    read 335 ms in asyncio's debug mode, which times in wall time)."""
+    times: list[float] = []
+    run = asyncio.Handle._run
+    thread = threading.get_ident()
+
+    def timed(handle: asyncio.Handle) -> None:
+        if threading.get_ident() != thread:
+            return run(handle)
+        started, queued = time.perf_counter(), _queued()
+        try:
+            return run(handle)
+        finally:
+            times.append(time.perf_counter() - started - (_queued() - queued))
+
+    # Handle._run is where asyncio runs every callback (debug mode times it from outside).
+    asyncio.Handle._run = timed  # type: ignore[method-assign,assignment]
+    try:
+        yield times
+    finally:
+        asyncio.Handle._run = run  # type: ignore[method-assign]
 
 
 async def lag_of(work: Awaitable[T]) -> tuple[T, float, float]:
     """``work``'s result, the longest time one callback held the event loop while it ran,
     and its time.
 
-    The loop runs in debug mode, which times every callback (a task step included): that is
-    work on the loop, whatever else the machine does. A probe that ticks every 10 ms checks
-    besides that the loop really kept turning (``TICKING``): on 2 shared cores at a load of
-    8, the gap between ticks alone also counts the time the OS gave other processes.
+    Every callback is timed (``_callback_times``): that is work on the loop, whatever else
+    the machine does. A probe that ticks every 10 ms checks besides that the loop really kept
+    turning (``TICKING``): on 2 shared cores at a load of 8, the gap between ticks alone also
+    counts the time the OS gave other processes.
     """
     loop = asyncio.get_running_loop()
-    slow = _SlowCallbacks()
-    logger = logging.getLogger("asyncio")
-    debug, threshold = loop.get_debug(), loop.slow_callback_duration
-    loop.set_debug(True)
-    loop.slow_callback_duration = STALL / 4
-    logger.addHandler(slow)
     worst = 0.0
     done = asyncio.Event()
 
@@ -117,16 +133,16 @@ async def lag_of(work: Awaitable[T]) -> tuple[T, float, float]:
             last = now
 
     ticker = asyncio.create_task(probe())
-    await asyncio.sleep(0.02)  # the probe is ticking before the work starts
-    started = time.monotonic()
-    try:
-        result = await work
-    finally:
-        elapsed = time.monotonic() - started
-        done.set()
-        await ticker
-        logger.removeHandler(slow)
-        loop.set_debug(debug)
-        loop.slow_callback_duration = threshold
+    with _callback_times(loop) as times:
+        # The probe is ticking before the work starts, and the step that runs the work's
+        # start is this task's next one: timed, as the patch is in place when it begins.
+        await asyncio.sleep(0.02)
+        started = time.monotonic()
+        try:
+            result = await work
+        finally:
+            elapsed = time.monotonic() - started
+            done.set()
+            await ticker
     assert worst < TICKING, f"the loop did not tick for {worst:.3f} s"
-    return result, max(slow.durations, default=0.0), elapsed
+    return result, max(times, default=0.0), elapsed

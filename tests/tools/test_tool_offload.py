@@ -183,10 +183,17 @@ async def test_a_session_decides_policies_off_the_event_loop(tmp_path: Path) -> 
 
 
 async def test_the_measure_sees_a_blocked_loop() -> None:
-    """The control: work that blocks the loop is caught."""
+    """The control: work that blocks the loop is caught, waiting or computing."""
 
     async def blocking() -> None:
         time.sleep(0.3)
 
+    async def computing() -> None:
+        until = time.thread_time() + 0.3
+        while time.thread_time() < until:
+            pass
+
     _, stall, _ = await lag_of(blocking())
+    assert stall >= 0.3
+    _, stall, _ = await lag_of(computing())
     assert stall >= 0.3
