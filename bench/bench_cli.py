@@ -69,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         work.mkdir()
         (work / "README.md").write_text("# Bench project\n\nA small workspace.\n")
         env = {
+            # the sources PYTHONPATH names (a worktree's), and where their bytecode is kept
+            **{k: os.environ[k] for k in ("PYTHONPATH", "PYTHONPYCACHEPREFIX") if k in os.environ},
             "PATH": os.environ.get("PATH", ""),
             "HOME": tmp,
             "RHO_AGENT_HOME": str(Path(tmp) / "home"),

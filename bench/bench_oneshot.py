@@ -188,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 tree: {
                     "PATH": os.environ.get("PATH", ""),
                     "PYTHONPATH": path,
+                    **{k: os.environ[k] for k in ("PYTHONPYCACHEPREFIX",) if k in os.environ},
                     "HOME": tmp,
                     "RHO_AGENT_HOME": str(home),
                     "RHO_AGENT_BASE_URL": base_url,

@@ -169,7 +169,8 @@ def start_serve(
     """``rho-agent serve --store URL`` on a free port, its own config directory; its URL."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        # the sources run, and where their bytecode is kept
+        **{k: os.environ[k] for k in ("PYTHONPATH", "PYTHONPYCACHEPREFIX") if k in os.environ},
         "HOME": str(home),
         "RHO_AGENT_HOME": str(home),
         "OPENAI_BASE_URL": base_url,

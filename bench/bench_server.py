@@ -44,7 +44,8 @@ def start_server(
     work: Path, home: Path, model_url: str, sessions: int
 ) -> tuple[subprocess.Popen[str], str]:
     env = {
-        **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},  # the sources run
+        # the sources run, and where their bytecode is kept
+        **{k: os.environ[k] for k in ("PYTHONPATH", "PYTHONPYCACHEPREFIX") if k in os.environ},
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "RHO_AGENT_HOME": str(home),
