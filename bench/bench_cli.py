@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 HEAVY = ("httpx", "yaml", "cattrs", "psycopg", "pymysql", "oracledb", "vertica_python", "openpyxl")
@@ -58,16 +59,18 @@ def heavy_imports(command: list[str], env: dict[str, str]) -> list[str]:
     return out.stdout.split()
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
+    runs = parser.parse_args(argv).runs
     script = shutil.which("rho-agent") or str(Path(sys.executable).with_name("rho-agent"))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"
         work.mkdir()
         (work / "README.md").write_text("# Bench project\n\nA small workspace.\n")
         env = {
+            # the sources PYTHONPATH names (a worktree's), and where their bytecode is kept
+            **{k: os.environ[k] for k in ("PYTHONPATH", "PYTHONPYCACHEPREFIX") if k in os.environ},
             "PATH": os.environ.get("PATH", ""),
             "HOME": tmp,
             "RHO_AGENT_HOME": str(Path(tmp) / "home"),

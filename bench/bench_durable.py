@@ -12,7 +12,8 @@ is the bare checkpoint: a workflow of 100 empty steps, per step. Beside the wall
 CPU time of this process (every thread: the loop, DBOS's, SQLite's) per run, which the
 machine's load moves far less than the wall time (PostgreSQL's own work is not in it).
 
-Usage: python bench/bench_durable.py [--runs 100] [--rounds 3] [--no-postgres]
+Usage: python bench/bench_durable.py [--runs 100] [--rounds 3] [--warm-up 3] [--steps 100]
+    [--no-postgres | --postgres URL]
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,8 +42,6 @@ from rho_domain.ports.durable import DurableSteps, QueuedRun  # noqa: E402
 from rho_domain.run import new_id  # noqa: E402
 from rho_entry.durable.runner import DurableRunner, WorkerSetup  # noqa: E402
 from rho_entry.facade import Agent, Session  # noqa: E402
-
-STEPS = 100
 
 
 def start_server() -> tuple[subprocess.Popen[str], str]:
@@ -80,7 +79,7 @@ async def durable_run(prompt_id: int) -> None:
     assert await handle.get_result() == "completed", prompt_id
 
 
-async def measure(database: str, base_url: str, runs: int, rounds: int) -> dict[str, float]:
+async def measure(database: str, base_url: str, args: argparse.Namespace) -> dict[str, float]:
     """Median milliseconds of a plain run, a durable one, and of the difference within each
     pair (wall and this process's CPU); one checkpoint's."""
     work = Path(tempfile.mkdtemp(prefix="rho-bench-durable-"))
@@ -110,19 +109,19 @@ async def measure(database: str, base_url: str, runs: int, rounds: int) -> dict[
         cpu[kind].append((time.process_time() - used) * 1000)
 
     try:
-        for _ in range(3):  # warm both paths
+        for _ in range(args.warm_up):  # warm both paths
             await plain_run(agent, store)
             await durable_run(0)
-        for _ in range(rounds):
+        for _ in range(args.rounds):
             # paired: a plain run and a durable one next to each other (which goes first
             # alternates), so both see the same load; the load drifts over a block of runs
-            for index in range(runs):
+            for index in range(args.runs):
                 for kind in ("plain", "durable") if index % 2 else ("durable", "plain"):
                     await timed(kind, index)
             started = time.perf_counter()
-            handle = await DBOS.start_workflow_async(empty_steps, STEPS)
+            handle = await DBOS.start_workflow_async(empty_steps, args.steps)
             await handle.get_result()
-            step.append((time.perf_counter() - started) / STEPS * 1000)
+            step.append((time.perf_counter() - started) / args.steps * 1000)
     finally:
         await worker.stop()
     return {
@@ -143,7 +142,11 @@ def paired_median(times: dict[str, list[float]]) -> float:
 
 
 @contextlib.contextmanager
-def postgres_url() -> Iterator[str]:
+def postgres_url(given: str | None) -> Iterator[str]:
+    """``given``, else the URL of a PostgreSQL of ``tests/db`` started for the benchmark."""
+    if given is not None:
+        yield given
+        return
     from db_servers import running_postgres
 
     with running_postgres() as server:
@@ -151,22 +154,27 @@ def postgres_url() -> Iterator[str]:
         yield f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warm-up", type=int, default=3, help="pairs run before the rounds")
+    parser.add_argument("--steps", type=int, default=100, help="steps of the bare workflow")
     parser.add_argument("--no-postgres", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--postgres", metavar="URL", help="a running server to use (else one starts)"
+    )
+    args = parser.parse_args(argv)
     child, base_url = start_server()
     try:
         databases: list[tuple[str, contextlib.AbstractContextManager[str]]] = [
             ("SQLite", contextlib.nullcontext(f"sqlite:///{tempfile.mkdtemp()}/runs.sqlite"))
         ]
         if not args.no_postgres:
-            databases.append(("PostgreSQL", postgres_url()))
+            databases.append(("PostgreSQL", postgres_url(args.postgres)))
         for name, opened in databases:
             with opened as url:
-                figures = asyncio.run(measure(url, base_url, args.runs, args.rounds))
+                figures = asyncio.run(measure(url, base_url, args))
             added = figures["added"]
             print(
                 f"{name}: plain {figures['plain']:.2f} ms/run, durable {figures['durable']:.2f}"

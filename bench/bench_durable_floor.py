@@ -7,7 +7,8 @@ the PostgreSQL of ``tests/db`` (``fsync=off``). DBOS's figures run in a ``DbosWo
 worker runs them: 100 empty workflows, then one workflow of 200 empty steps (``DbosSteps``),
 five times; the wall time and this process's CPU time (every thread), medians.
 
-Usage: python bench/bench_durable_floor.py [--no-postgres]
+Usage: python bench/bench_durable_floor.py [--rounds 5] [--commits 500] [--workflows 100]
+    [--steps 200] [--no-postgres | --postgres URL]
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "db")]
 
+import attrs  # noqa: E402
 from dbos import DBOS  # noqa: E402
 
 from rho_adapters.durable.worker import DbosWorker, WorkerOptions  # noqa: E402
@@ -38,30 +40,43 @@ from bench_durable import empty_steps  # noqa: E402  (the same 100-step workflow
 ROW = "x" * 900
 
 
-def commits(execute: Callable[[int], object], commit: Callable[[], object]) -> float:
-    """Median milliseconds of one ``execute`` + ``commit``, over 5 x 500."""
+@attrs.frozen(kw_only=True)
+class Sizes:
+    """How much each measure does: ``rounds`` of ``commits`` bare commits, of ``workflows``
+    empty workflows and of one workflow of ``steps`` empty steps."""
+
+    rounds: int
+    commits: int
+    workflows: int
+    steps: int
+
+
+def commits(execute: Callable[[int], object], commit: Callable[[], object], size: Sizes) -> float:
+    """Median milliseconds of one ``execute`` + ``commit``, over rounds x commits."""
     medians = []
-    for _ in range(5):
+    for _ in range(size.rounds):
         started = time.perf_counter()
-        for index in range(500):
+        for index in range(size.commits):
             execute(index)
             commit()
-        medians.append((time.perf_counter() - started) / 500 * 1000)
+        medians.append((time.perf_counter() - started) / size.commits * 1000)
     return statistics.median(medians)
 
 
-def sqlite_commit() -> float:
+def sqlite_commit(size: Sizes) -> float:
     conn = sqlite3.connect(f"{tempfile.mkdtemp()}/commits.sqlite")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("CREATE TABLE t (i INTEGER, v TEXT)")
     try:
-        return commits(lambda i: conn.execute("INSERT INTO t VALUES (?, ?)", (i, ROW)), conn.commit)
+        return commits(
+            lambda i: conn.execute("INSERT INTO t VALUES (?, ?)", (i, ROW)), conn.commit, size
+        )
     finally:
         conn.close()
 
 
-def postgres_commit(url: str) -> float:
+def postgres_commit(url: str, size: Sizes) -> float:
     import psycopg
 
     with psycopg.connect(url) as conn:
@@ -70,12 +85,16 @@ def postgres_commit(url: str) -> float:
         return commits(
             lambda i: conn.execute("INSERT INTO bench_commits VALUES (%s, %s)", (i, ROW)),
             conn.commit,
+            size,
         )
 
 
 @contextlib.contextmanager
-def postgres_url() -> Iterator[str]:
-    """A PostgreSQL server of ``tests/db`` (``fsync=off``), its URL."""
+def postgres_url(given: str | None) -> Iterator[str]:
+    """``given``, else the URL of a PostgreSQL server of ``tests/db`` (``fsync=off``)."""
+    if given is not None:
+        yield given
+        return
     from db_servers import running_postgres
 
     with running_postgres() as server:
@@ -89,7 +108,7 @@ async def empty_workflow(value: int) -> int:
     return value
 
 
-async def dbos_floor(url: str) -> dict[str, tuple[float, float]]:
+async def dbos_floor(url: str, size: Sizes) -> dict[str, tuple[float, float]]:
     """(wall, CPU) milliseconds of an empty workflow and of an empty step."""
 
     async def nothing(_: QueuedRun, __: DurableSteps) -> str:
@@ -101,17 +120,25 @@ async def dbos_floor(url: str) -> dict[str, tuple[float, float]]:
     await worker.start()
     seen: dict[str, list[tuple[float, float]]] = {"workflow": [], "step": []}
     try:
-        for _ in range(5):
+        for _ in range(size.rounds):
             started, used = time.perf_counter(), time.process_time()
-            for _ in range(100):
+            for _ in range(size.workflows):
                 await (await DBOS.start_workflow_async(empty_workflow, 1)).get_result()
+            per_workflow = 1000 / size.workflows
             seen["workflow"].append(
-                ((time.perf_counter() - started) * 10, (time.process_time() - used) * 10)
+                (
+                    (time.perf_counter() - started) * per_workflow,
+                    (time.process_time() - used) * per_workflow,
+                )
             )
             started, used = time.perf_counter(), time.process_time()
-            await (await DBOS.start_workflow_async(empty_steps, 200)).get_result()
+            await (await DBOS.start_workflow_async(empty_steps, size.steps)).get_result()
+            per_step = 1000 / size.steps
             seen["step"].append(
-                ((time.perf_counter() - started) * 5, (time.process_time() - used) * 5)
+                (
+                    (time.perf_counter() - started) * per_step,
+                    (time.process_time() - used) * per_step,
+                )
             )
     finally:
         await worker.stop()
@@ -131,15 +158,25 @@ def report(name: str, commit: float, floor: dict[str, tuple[float, float]]) -> N
     )
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--commits", type=int, default=500, help="bare commits a round")
+    parser.add_argument("--workflows", type=int, default=100, help="empty workflows a round")
+    parser.add_argument("--steps", type=int, default=200, help="steps of the workflow a round")
     parser.add_argument("--no-postgres", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--postgres", metavar="URL", help="a running server to use (else one starts)"
+    )
+    args = parser.parse_args(argv)
+    size = Sizes(
+        rounds=args.rounds, commits=args.commits, workflows=args.workflows, steps=args.steps
+    )
     url = f"sqlite:///{tempfile.mkdtemp()}/runs.sqlite"
-    report("SQLite", sqlite_commit(), asyncio.run(dbos_floor(url)))
+    report("SQLite", sqlite_commit(size), asyncio.run(dbos_floor(url, size)))
     if not args.no_postgres:
-        with postgres_url() as url:
-            report("PostgreSQL", postgres_commit(url), asyncio.run(dbos_floor(url)))
+        with postgres_url(args.postgres) as url:
+            report("PostgreSQL", postgres_commit(url, size), asyncio.run(dbos_floor(url, size)))
 
 
 if __name__ == "__main__":

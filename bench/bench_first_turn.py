@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 _PARTS = """
@@ -79,12 +80,12 @@ def _sample(code: str, *args: str, env: dict[str, str], cwd: Path) -> dict[str, 
     return result
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """Alternate the trees' samples and print each measure's median (min-max)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--against", metavar="SRC", help="another tree's src/ to measure too")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     trees = {"this tree": os.environ.get("PYTHONPATH", "")}
     if args.against:
         trees[f"against {args.against}"] = args.against

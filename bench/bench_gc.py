@@ -6,15 +6,16 @@ collection walks every tracked object. This runs ``bench_sessions.many_sessions`
 prompts dispatched at once through the runtime API against ``loopback_agent_server.py``, in
 memory or file-backed) with ``gc.callbacks`` timing every collection, and reports per
 generation how many ran, their total and longest time and what they found, beside the
-runtime's longest stall (``AgentRuntime.stats().loop_lag``). Then one facade run with
+runtime's longest stall (``AgentRuntime.stats().loop_lag``). Then facade runs with
 ``gc.DEBUG_SAVEALL`` counts the objects a run leaves in reference cycles (the collector's
-work: what reference counting alone cannot free), and 200 handles dispatched and kept after
-they finished count the objects the collector tracks per kept handle (what a service holding
-its handles makes every full pass walk). The CPU time of the process over the many sessions
-(``getrusage``: user + system, all threads) and of the loop's thread stand beside the wall
-time, steadier than it on a shared machine.
+work: what reference counting alone cannot free; ``--runs`` runs), and ``--handles`` handles
+dispatched and kept after they finished count the objects the collector tracks per kept
+handle (what a service holding its handles makes every full pass walk). The CPU time of the
+process over the many sessions (``getrusage``: user + system, all threads) and of the loop's
+thread stand beside the wall time, steadier than it on a shared machine.
 
-Usage: python bench/bench_gc.py [--sessions 1000] [--store memory|files]
+Usage: python bench/bench_gc.py [--sessions 1000] [--store memory|files] [--runs 10]
+    [--handles 200]
 """
 
 from __future__ import annotations
@@ -26,36 +27,37 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_sessions import PROMPT, _run_once, make_agent, many_sessions, start_server
+from bench_sessions import PROMPT, make_agent, many_sessions, run_once, start_server
 
 from rho_adapters.model import SHARED_POOL
 from rho_adapters.store import FileSessionStore
+from rho_entry import Agent
 from rho_entry.runtime import close_runtime, create_runtime, dispatch_prompt, start_runtime
 
 _started = [0.0]
 _pauses: list[tuple[int, float, int]] = []  # generation, seconds, objects found unreachable
 
 
-def _timed(phase: str, info: dict[str, Any]) -> None:
+def _timed(phase: str, info: dict[str, int]) -> None:
     if phase == "start":
         _started[0] = time.perf_counter()
     else:
         _pauses.append((info["generation"], time.perf_counter() - _started[0], info["collected"]))
 
 
-async def cyclic_garbage_per_run(agent: Any, runs: int = 10) -> float:
+async def cyclic_garbage_per_run(agent: Agent, runs: int) -> float:
     """Objects left in reference cycles per facade run (``gc.DEBUG_SAVEALL``)."""
     for _ in range(3):
-        await _run_once(agent)
+        await run_once(agent)
     gc.collect()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
         for _ in range(runs):
-            await _run_once(agent)
+            await run_once(agent)
         gc.collect()
     finally:
         gc.set_debug(0)
@@ -64,9 +66,7 @@ async def cyclic_garbage_per_run(agent: Any, runs: int = 10) -> float:
     return found / runs
 
 
-async def tracked_per_kept_handle(
-    agent: Any, store: FileSessionStore | None, n: int = 200
-) -> float:
+async def tracked_per_kept_handle(agent: Agent, store: FileSessionStore | None, n: int) -> float:
     """Objects the collector tracks per finished handle still held (as a service holds them)."""
     runtime = await start_runtime(create_runtime(agent, store=store, max_concurrent=n))
     warm = await dispatch_prompt(runtime, PROMPT, new_session=True)
@@ -88,7 +88,9 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def main_async(sessions: int, store_kind: str) -> None:
+async def main_async(args: argparse.Namespace) -> None:
+    sessions, store_kind = args.sessions, args.store
+    _pauses.clear()
     SHARED_POOL.configure(max_in_flight=100)
     child, base_url = start_server()
     try:
@@ -98,10 +100,11 @@ async def main_async(sessions: int, store_kind: str) -> None:
             for i in range(20):
                 (workdir / f"file{i}.txt").write_text("x")
             agent = make_agent(base_url, workdir)
-            print(f"objects in reference cycles per run: {await cyclic_garbage_per_run(agent):.1f}")
+            cyclic = await cyclic_garbage_per_run(agent, args.runs)
+            print(f"objects in reference cycles per run: {cyclic:.1f}")
             store = FileSessionStore(Path(tmp) / "sessions") if store_kind == "files" else None
-            await _run_once(agent, store)
-            kept = await tracked_per_kept_handle(agent, store)
+            await run_once(agent, store)
+            kept = await tracked_per_kept_handle(agent, store, args.handles)
             print(f"objects the collector tracks per kept finished handle: {kept:.1f}")
             gc.collect()
             gc.callbacks.append(_timed)
@@ -133,12 +136,13 @@ async def main_async(sessions: int, store_kind: str) -> None:
             )
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--store", choices=["memory", "files"], default="memory")
-    args = parser.parse_args()
-    asyncio.run(main_async(args.sessions, args.store))
+    parser.add_argument("--runs", type=int, default=10, help="runs counted for cyclic garbage")
+    parser.add_argument("--handles", type=int, default=200, help="finished handles kept")
+    asyncio.run(main_async(parser.parse_args(argv)))
 
 
 if __name__ == "__main__":

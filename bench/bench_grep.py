@@ -18,7 +18,9 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rho_adapters.clock import SystemClock
@@ -72,13 +74,13 @@ async def time_tool(root: Path) -> tuple[float, str]:
     return time.perf_counter() - start, out.content.splitlines()[-1]
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--dir", default="/tmp/rho-bench-grep")
     parser.add_argument("--keep", action="store_true", help="keep the tree for the next run")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     root = Path(args.dir)
     try:
         run(root, args)
@@ -93,7 +95,7 @@ def run(root: Path, args: argparse.Namespace) -> None:
     print(
         f"tree: {args.files:,} files under {root} (ready in {time.perf_counter() - started:.1f} s)"
     )
-    rg = shutil.which("rg") or os.path.join(os.path.dirname(os.sys.executable), "rg")
+    rg = shutil.which("rg") or os.path.join(os.path.dirname(sys.executable), "rg")
     time_by_hand(root, rg)  # warm the page cache
     hand, tool = [], []
     footer = ""

@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 
 CASES = {
     "python -c pass": "pass",
@@ -42,11 +43,11 @@ def timed(code: str, src: str) -> tuple[float, float]:
     return wall * 1000, cpu * 1000
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--against", metavar="SRC", help="another tree's src/, alternating")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     trees = {"this tree": os.environ.get("PYTHONPATH", "src")}
     if args.against:
         trees["against"] = args.against

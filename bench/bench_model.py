@@ -6,7 +6,7 @@ floor = raw httpx POSTing the same two requests and reading both streams line by
 parsing. Both run in this process, against the same LoopbackServer, alternating rounds. Also
 measures SSE decode throughput on a 10 MB stream of small chunks.
 
-Usage: python bench/bench_model.py [--runs 200]
+Usage: python bench/bench_model.py [--runs 200] [--warm-up 10] [--megabytes 10]
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import asyncio
 import json
 import statistics
 import time
+from collections.abc import Sequence
 
 import httpx
 
@@ -29,15 +30,16 @@ from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.loop.session import Session
 from rho_domain.permissions import builtin_profile
+from rho_domain.ports.model import ChatModel
 from rho_domain.tools.listing import ListHandler
 from rho_domain.tools.registry import ToolRegistry
 
 ANSWER = "word " * 100  # 500 characters in 50 deltas
 
 
-async def agent_run(model: object, executor: MemoryExecutor, agent: Agent) -> float:
+async def agent_run(model: ChatModel, executor: MemoryExecutor, agent: Agent) -> float:
     started = time.perf_counter()
-    session = Session(agent, model=model, executor=executor, clock=FakeClock())  # type: ignore[arg-type]
+    session = Session(agent, model=model, executor=executor, clock=FakeClock())
     result = await session.run("What is here?")
     elapsed = time.perf_counter() - started
     assert result.text == ANSWER, result.error
@@ -53,7 +55,7 @@ async def floor_run(client: httpx.AsyncClient, url: str, bodies: list[dict[str, 
     return time.perf_counter() - started
 
 
-async def bench_run(runs: int) -> dict[str, float]:
+async def bench_run(runs: int, warm_up: int) -> dict[str, float]:
     replies = [tool_reply(call("list", {"path": "."}, "c1")), text_reply(ANSWER, deltas=50)]
     server = LoopbackServer(replies, repeat=True).start()
     try:
@@ -72,7 +74,7 @@ async def bench_run(runs: int) -> dict[str, float]:
         url = server.base_url + "/chat/completions"
         client = httpx.AsyncClient(headers={"authorization": "Bearer k"})
         agent_times, floor_times = [], []
-        for _ in range(10):  # warm-up
+        for _ in range(warm_up):
             await agent_run(model, executor, agent)
             await floor_run(client, url, bodies)
         for _ in range(runs):
@@ -87,9 +89,9 @@ async def bench_run(runs: int) -> dict[str, float]:
     return {"agent_ms": agent_ms, "floor_ms": floor_ms, "ratio": agent_ms / floor_ms}
 
 
-def bench_sse(megabytes: int = 10) -> dict[str, float]:
+def bench_sse(megabytes: float) -> dict[str, float]:
     one = b"".join(render_events(text_reply("tok " * 4000, deltas=4000))[1:-3])
-    body = one * (megabytes * 1024 * 1024 // len(one) + 1)
+    body = one * (int(megabytes * 1024 * 1024) // len(one) + 1)
     pieces = [body[i : i + 1024] for i in range(0, len(body), 1024)]
     started = time.perf_counter()
     decoder, events = SSEDecoder(), 0
@@ -113,15 +115,17 @@ def bench_sse(megabytes: int = 10) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
-    args = parser.parse_args()
-    run = asyncio.run(bench_run(args.runs))
+    parser.add_argument("--warm-up", type=int, default=10, help="runs of each before timing")
+    parser.add_argument("--megabytes", type=float, default=10, help="size of the SSE stream")
+    args = parser.parse_args(argv)
+    run = asyncio.run(bench_run(args.runs, args.warm_up))
     print(f"agent run (2 streamed calls + list): median {run['agent_ms']:.2f} ms")
     print(f"floor (raw httpx, same 2 streams, line by line): median {run['floor_ms']:.2f} ms")
     print(f"ratio: {run['ratio']:.2f}x (goal <= 2x)")
-    sse = bench_sse()
+    sse = bench_sse(args.megabytes)
     print(
         f"SSE decode: {sse['mb']:.1f} MB, {sse['events']:.0f} events in 1 KiB network chunks: "
         f"{sse['decode_mb_s']:.0f} MB/s ({sse['decode_events_s'] / 1e6:.2f} M events/s); "

@@ -24,7 +24,7 @@ are medians with the spread (min-max); the load average is printed.
 ``--against SRC`` times another tree's sources (e.g. ``git archive`` of an earlier commit
 unpacked somewhere) in the same rounds, alternating: a before/after at the same load.
 
-Usage: python bench/bench_oneshot.py [--runs 15] [--against OTHER/src]
+Usage: python bench/bench_oneshot.py [--runs 15] [--import-runs 5] [--against OTHER/src]
 """
 
 from __future__ import annotations
@@ -40,11 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-
-PHASES = ("start-up", "run start", "first turn", "model call 1", "tool", "model call 2")
-PHASES += ("end of run", "exit", "whole process")
-
 
 CPU: dict[str, list[float]] = {}  # "tree/process" -> CPU ms of each run (user + system)
 
@@ -71,7 +68,7 @@ def _phases(session: Path, started: float, ended: float) -> dict[str, float]:
     """Milliseconds per phase of one one-shot, from its session directory."""
     meta = json.loads((session / "meta.json").read_text())
     events = [json.loads(line) for line in (session / "trace.jsonl").read_text().splitlines()]
-    at = {}
+    at: dict[str, list[float]] = {}
     for event in events:
         at.setdefault(event["kind"], []).append(event["at"])
     marks = {
@@ -164,14 +161,15 @@ def _report(label: str, timed: dict[str, list[float]], phases: dict[str, list[fl
             print(f"{name:24} {_figure(samples)}   {over:+8.1f} ms")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """Run the rounds (alternating trees when ``--against`` is given) and print the timelines."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument(
         "--against", metavar="SRC", help="another tree's src/ to time in the same rounds"
     )
-    args = parser.parse_args()
+    parser.add_argument("--import-runs", type=int, default=5, help="-X importtime samples")
+    args = parser.parse_args(argv)
     script = shutil.which("rho-agent") or str(Path(sys.executable).with_name("rho-agent"))
     trees = {"this tree": os.environ.get("PYTHONPATH", "")}
     if args.against:
@@ -190,6 +188,7 @@ def main() -> None:
                 tree: {
                     "PATH": os.environ.get("PATH", ""),
                     "PYTHONPATH": path,
+                    **{k: os.environ[k] for k in ("PYTHONPYCACHEPREFIX",) if k in os.environ},
                     "HOME": tmp,
                     "RHO_AGENT_HOME": str(home),
                     "RHO_AGENT_BASE_URL": base_url,
@@ -207,7 +206,7 @@ def main() -> None:
                     for name, ms in round_phases.items():
                         phases[tree].setdefault(name, []).append(ms)
             module_run = ["-m", "rho_entry", "-y", "list the files"]
-            for _ in range(5):
+            for _ in range(args.import_runs):
                 for tree, env in envs.items():
                     ms = import_ms(module_run, cwd=work, env=env)
                     timed[tree].setdefault("imports", []).append(ms)

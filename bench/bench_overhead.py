@@ -18,7 +18,8 @@ Reported: median and spread (quartiles) per run of the wall time and of the work
 floor, the milliseconds a run adds, and the microseconds each streamed delta adds ((added at
 long - added at 50) / (long - 50)), with the load average before and after.
 
-Usage: python bench/bench_overhead.py [--runs 100] [--long 1000] [--against OTHER/src]
+Usage: python bench/bench_overhead.py [--runs 100] [--long 1000] [--warm-up 10]
+    [--against OTHER/src]
 """
 
 from __future__ import annotations
@@ -32,19 +33,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_sessions import PROMPT, _floor, make_agent, start_server
+from bench_sessions import PROMPT, floor_requests, make_agent, start_server
 from loopback_agent_server import next_reply
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.model import SHARED_POOL
 from rho_entry import Agent, Session
-
-WARM_UP = 10
 
 
 async def _bodies(workdir: Path) -> list[dict[str, object]]:
@@ -97,11 +97,12 @@ def _ask(child: subprocess.Popen[str], deltas: int) -> tuple[float, float]:
 
 
 def _quartiles(values: list[float]) -> str:
-    q1, _, q3 = statistics.quantiles(values, n=4)
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return f"{statistics.median(values):7.2f} ms ({q1:.2f}-{q3:.2f})"
 
 
-async def main_async(runs: int, long: int, against: str | None) -> None:
+async def main_async(args: argparse.Namespace) -> None:
+    runs, long, against, warm_up = args.runs, args.long, args.against, args.warm_up
     servers = {50: start_server("50"), long: start_server(str(long))}
     urls = {deltas: url for deltas, (_, url) in servers.items()}
     load = os.getloadavg()[0]
@@ -117,15 +118,15 @@ async def main_async(runs: int, long: int, against: str | None) -> None:
             bodies = await _bodies(workdir)
             workers = {name: _start_worker(src, urls, workdir) for name, src in trees.items()}
             async with httpx.AsyncClient() as client:
-                for round_ in range(runs + WARM_UP):
+                for round_ in range(runs + warm_up):
                     for deltas, base_url in urls.items():
                         started, cpu = time.perf_counter(), time.process_time()
-                        await _floor(client, base_url + "/chat/completions", bodies)
+                        await floor_requests(client, base_url + "/chat/completions", bodies)
                         floor_ms = (time.perf_counter() - started) * 1e3
                         floor_cpu = (time.process_time() - cpu) * 1e3
                         order = list(workers) if round_ % 2 == 0 else list(workers)[::-1]
                         measured = {name: _ask(workers[name], deltas) for name in order}
-                        if round_ >= WARM_UP:
+                        if round_ >= warm_up:
                             times.setdefault((deltas, "floor"), []).append(floor_ms)
                             times.setdefault((deltas, "floor cpu"), []).append(floor_cpu)
                             for name, (wall, cpu) in measured.items():
@@ -140,7 +141,7 @@ async def main_async(runs: int, long: int, against: str | None) -> None:
             assert child.stdin is not None
             child.stdin.close()
             child.wait(10)
-    print(f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; {runs} rounds after {WARM_UP}")
+    print(f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; {runs} rounds after {warm_up}")
     for name, src in trees.items():
         print(f"{name}: {src}")
     print(
@@ -166,18 +167,19 @@ async def main_async(runs: int, long: int, against: str | None) -> None:
             )
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--long", type=int, default=1000)
+    parser.add_argument("--warm-up", type=int, default=10, help="rounds before the timed ones")
     parser.add_argument("--against", metavar="SRC", help="another tree's src/, in the same rounds")
     parser.add_argument("--worker", nargs=2, metavar=("URLS", "WORKDIR"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.worker:
         urls = {int(deltas): url for deltas, url in json.loads(args.worker[0]).items()}
         asyncio.run(worker(urls, Path(args.worker[1])))
         return
-    asyncio.run(main_async(args.runs, args.long, args.against))
+    asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

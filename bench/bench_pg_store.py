@@ -34,9 +34,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -51,6 +50,7 @@ from rho_domain import events as ev  # noqa: E402
 from rho_domain.config import AgentConfig  # noqa: E402
 from rho_domain.messages import UserMessage  # noqa: E402
 from rho_domain.ports.store import SessionRecord, SessionStore  # noqa: E402
+from rho_domain.run_status import RunStatus  # noqa: E402
 from rho_domain.state import State  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def trace_events(n: int) -> list[ev.Event]:
         for _ in range(20):
             out += round_events(i)
             i += 1
-        out.append(ev.RunEnded(at=float(i), run_id=f"r{i}", status="completed"))  # type: ignore[arg-type]
+        out.append(ev.RunEnded(at=float(i), run_id=f"r{i}", status=RunStatus.COMPLETED))
     return out[:n]
 
 
@@ -163,11 +163,14 @@ async def part_one_two(url: str, n_append: int, n_resume: int) -> dict[str, obje
     return out
 
 
-def start_serve(url: str, base_url: str, home: Path, workdir: str, runs: int) -> tuple[Any, str]:
+def start_serve(
+    url: str, base_url: str, home: Path, workdir: str, runs: int
+) -> tuple[subprocess.Popen[str], str]:
     """``rho-agent serve --store URL`` on a free port, its own config directory; its URL."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        # the sources run, and where their bytecode is kept
+        **{k: os.environ[k] for k in ("PYTHONPATH", "PYTHONPYCACHEPREFIX") if k in os.environ},
         "HOME": str(home),
         "RHO_AGENT_HOME": str(home),
         "OPENAI_BASE_URL": base_url,
@@ -272,13 +275,13 @@ def part_three(url: str, sessions: int) -> dict[str, object]:
     }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--resume-events", type=int, default=100_000)
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--url")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print("load average at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     with postgres(args.url) as url:
         one = asyncio.run(part_one_two(url, args.events, args.resume_events))

@@ -16,6 +16,7 @@ import contextlib
 import os
 import statistics
 import time
+from collections.abc import Sequence
 
 import httpx
 
@@ -57,11 +58,11 @@ async def main_async(runs: int, idle: int) -> None:
         print(f"{name:>9} pool, {idle} idle connections: {statistics.median(samples):6.0f} µs")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3000)
     parser.add_argument("--idle", type=int, default=20)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     asyncio.run(main_async(args.runs, args.idle))
 
 

@@ -7,7 +7,8 @@
    or after a simulated latency) with no store, the in-memory store and the file store.
    Target: the file store slows a run by no more than 10%.
 
-Run: /work/venv/bin/python bench/bench_resume.py [--quick]
+Usage: python bench/bench_resume.py [--quick] [--sizes 10000,50000,100000] [--repeat 5]
+    [--appends 20000] [--rounds 300] [--slow-rounds 60]
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rho_adapters.codec import encode_event_line
@@ -200,32 +202,39 @@ def time_run(store_kind: str, rounds: int, latency: float, root: Path) -> tuple[
     return asyncio.run(go())
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    sizes = (10_000, 50_000) if args.quick else (10_000, 50_000, 100_000)
+    parser.add_argument("--quick", action="store_true", help="--sizes 10000,50000 --rounds 100")
+    parser.add_argument("--sizes", help="events of the resumed sessions (10000,50000,100000)")
+    parser.add_argument("--repeat", type=int, default=5, help="best or median of how many")
+    parser.add_argument("--appends", type=int, default=20_000, help="events appended one by one")
+    parser.add_argument("--rounds", type=int, help="tool rounds of the instant run (300)")
+    parser.add_argument("--slow-rounds", type=int, default=60, help="rounds of the 20 ms run")
+    args = parser.parse_args(argv)
+    default_sizes = "10000,50000" if args.quick else "10000,50000,100000"
+    sizes = [int(n) for n in (args.sizes or default_sizes).split(",")]
+    rounds = args.rounds or (100 if args.quick else 300)
+    repeat = args.repeat
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "sessions"
-        print("## resume (open + State.from_events), best of 5")
+        print(f"## resume (open + State.from_events), best of {repeat}")
         print(f"{'events':>8} {'seconds':>8} {'us/event':>9} {'messages':>9}")
         for n in sizes:
             write_trace(root, f"s{n}", n)
-            seconds, count, messages = time_resume(root, f"s{n}", 5)
+            seconds, count, messages = time_resume(root, f"s{n}", repeat)
             print(f"{count:>8} {seconds:>8.3f} {seconds / count * 1e6:>9.2f} {messages:>9}")
         print("\n## per-event append cost (store.append of one event, tool-round mix)")
         for kind in ("memory", "file"):
-            print(f"{kind:>8}: {time_appends(kind, root, 20_000):6.1f} us/event")
-        rounds = 100 if args.quick else 300
-        print("\n## agent run, median of 5 (seconds)")
+            print(f"{kind:>8}: {time_appends(kind, root, args.appends):6.1f} us/event")
+        print(f"\n## agent run, median of {repeat} (seconds)")
         print(
             f"{'model latency':>14} {'rounds':>7} {'no store':>9} {'memory':>9} {'file':>9} "
             f"{'file vs memory':>15}"
         )
-        for latency, n_rounds in ((0.0, rounds), (0.02, 60)):
+        for latency, n_rounds in ((0.0, rounds), (0.02, args.slow_rounds)):
             medians = {}
             for kind in ("none", "memory", "file"):
-                times = [time_run(kind, n_rounds, latency, root)[0] for _ in range(5)]
+                times = [time_run(kind, n_rounds, latency, root)[0] for _ in range(repeat)]
                 medians[kind] = statistics.median(times)
             _, events = time_run("memory", n_rounds, latency, root)
             overhead = (medians["file"] / medians["memory"] - 1) * 100

@@ -9,7 +9,7 @@ calls (both summed), the tool (``tool_start`` to ``tool_end``), the end, closing
 quartiles in µs, with the load average before and after. Compare trees by running it with
 each tree's ``src`` on ``PYTHONPATH``, alternately.
 
-Usage: python bench/bench_run_phases.py [--runs 100] [--deltas 50]
+Usage: python bench/bench_run_phases.py [--runs 100] [--deltas 50] [--warm-up 20]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -30,7 +31,6 @@ from rho_adapters.model import SHARED_POOL
 from rho_domain import events as ev
 from rho_entry import Session
 
-WARM_UP = 20
 MARKS = frozenset({"run_start", "llm_start", "llm_end", "tool_start", "tool_end", "run_end"})
 
 
@@ -45,7 +45,7 @@ async def _one(session: Session, marks: list[tuple[str, float]]) -> float:
         return time.perf_counter()
 
 
-async def main_async(runs: int, deltas: int) -> None:
+async def main_async(runs: int, deltas: int, warm_up: int) -> None:
     child, url = start_server(str(deltas))
     load = os.getloadavg()[0]
     phases: dict[str, list[float]] = {}
@@ -55,14 +55,14 @@ async def main_async(runs: int, deltas: int) -> None:
             for i in range(20):
                 (workdir / f"file{i}.txt").write_text("x")
             agent = make_agent(url, workdir)
-            for round_ in range(runs + WARM_UP):
+            for round_ in range(runs + warm_up):
                 marks: list[tuple[str, float]] = []
                 started = time.perf_counter()
                 session = Session(agent)
                 built = time.perf_counter()
                 returned = await _one(session, marks)
                 closed = time.perf_counter()
-                if round_ < WARM_UP:
+                if round_ < warm_up:
                     continue
                 row = {"new Session": built - started}
                 previous, name = built, "run()"
@@ -80,18 +80,19 @@ async def main_async(runs: int, deltas: int) -> None:
         assert child.stdin is not None
         child.stdin.close()
         child.wait(10)
-    print(f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; {runs} runs after {WARM_UP}")
+    print(f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; {runs} runs after {warm_up}")
     for key, values in phases.items():
-        q1, median, q3 = statistics.quantiles(values, n=4)
+        q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
         print(f"{key:28s} {median:8.0f} µs  ({q1:.0f}-{q3:.0f})")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--deltas", type=int, default=50)
-    args = parser.parse_args()
-    asyncio.run(main_async(args.runs, args.deltas))
+    parser.add_argument("--warm-up", type=int, default=20, help="runs before the timed ones")
+    args = parser.parse_args(argv)
+    asyncio.run(main_async(args.runs, args.deltas, args.warm_up))
 
 
 if __name__ == "__main__":

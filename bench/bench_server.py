@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -43,7 +44,8 @@ def start_server(
     work: Path, home: Path, model_url: str, sessions: int
 ) -> tuple[subprocess.Popen[str], str]:
     env = {
-        **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},  # the sources run
+        # the sources run, and where their bytecode is kept
+        **{k: os.environ[k] for k in ("PYTHONPATH", "PYTHONPYCACHEPREFIX") if k in os.environ},
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "RHO_AGENT_HOME": str(home),
@@ -95,7 +97,7 @@ async def one_session(client: httpx.AsyncClient, firsts: list[float]) -> int:
     return events
 
 
-async def bench(sessions: int) -> dict[str, float]:
+async def bench(sessions: int) -> dict[str, int | float]:
     replies = [tool_reply(call("list", {"path": "."}, "c1")), text_reply(ANSWER, deltas=20)]
     model = LoopbackServer(replies, repeat=True).start()
     root = Path(tempfile.mkdtemp(prefix="rho-bench-server-"))
@@ -137,10 +139,10 @@ async def bench(sessions: int) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=200)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     result = asyncio.run(bench(args.sessions))
     for key, value in result.items():
         print(f"{key:>22}: {value:.1f}" if isinstance(value, float) else f"{key:>22}: {value}")

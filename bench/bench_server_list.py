@@ -5,11 +5,15 @@ trace read once) and the next polls (nothing new), all N rows, then 100.
 Usage: python bench/bench_server_list.py [N]   (default 1000; the sources PYTHONPATH names)
 """
 
+from __future__ import annotations
+
+import argparse
 import asyncio
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -25,14 +29,13 @@ from rho_domain.messages import UserMessage  # noqa: E402
 from rho_domain.ports.store import SessionRecord  # noqa: E402
 from rho_domain.run import RunStatus  # noqa: E402
 
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 
-
-async def main() -> None:
+async def list_polls(n: int) -> None:
+    """Write ``n`` sessions, then time the first list and the polls after it."""
     with tempfile.TemporaryDirectory() as tmp:
         where = place(Path(tmp))
         store = FileSessionStore(where.sessions)
-        for i in range(N):
+        for i in range(n):
             sid = f"s{i:05d}"
             await store.create(
                 SessionRecord(
@@ -54,9 +57,9 @@ async def main() -> None:
         async with client_for(app) as client:
             for label in ("first", "poll", "poll", "poll"):
                 t0 = time.perf_counter()
-                r = await client.get("/api/sessions", params={"limit": N})
+                r = await client.get("/api/sessions", params={"limit": n})
                 assert r.status_code == 200, r.text[:300]
-                assert len(r.json()["sessions"]) == N
+                assert len(r.json()["sessions"]) == n
                 print(f"{label}: {1000 * (time.perf_counter() - t0):.0f} ms", flush=True)
             t0 = time.perf_counter()
             r = await client.get("/api/sessions", params={"limit": 100})
@@ -64,5 +67,11 @@ async def main() -> None:
     print(f"load {os.getloadavg()[0]:.1f}")
 
 
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sessions", nargs="?", type=int, default=1000)
+    asyncio.run(list_polls(parser.parse_args(argv).sessions))
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -21,6 +21,7 @@ model (``build_model`` through the wiring, so the process's shared client pool) 
    ``gc.collect()``).
 
 Usage: python bench/bench_sessions.py [--runs 200] [--sessions 1000] [--in-flight 100]
+    [--warm-up 10] [--idle-seconds 3]
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -73,22 +74,24 @@ def make_agent(base_url: str, workdir: Path) -> Agent:
     return Agent(AgentConfig(model="fake-model", base_url=base_url, working_dir=str(workdir)))
 
 
-async def request_bodies(workdir: Path) -> list[dict[str, Any]]:
+async def request_bodies(workdir: Path) -> list[dict[str, object]]:
     """The two request bodies of one facade run, captured by an in-process server."""
     with LoopbackServer([], rules=[next_reply]) as server:
-        result = await _run_once(make_agent(server.base_url, workdir))
+        result = await run_once(make_agent(server.base_url, workdir))
         assert result == ANSWER
         return [dict(server.requests[0]), dict(server.requests[1])]
 
 
-async def _run_once(
+async def run_once(
     agent: Agent, store: FileSessionStore | None = None, executor: Executor | None = None
 ) -> str:
     async with Session(agent, store=store, executor=executor) as session:
         return (await session.run(PROMPT)).text
 
 
-async def _floor(client: httpx.AsyncClient, url: str, bodies: list[dict[str, Any]]) -> None:
+async def floor_requests(
+    client: httpx.AsyncClient, url: str, bodies: list[dict[str, object]]
+) -> None:
     for body in bodies:
         async with client.stream("POST", url, json=body) as response:
             async for _line in response.aiter_lines():
@@ -96,7 +99,7 @@ async def _floor(client: httpx.AsyncClient, url: str, bodies: list[dict[str, Any
 
 
 async def new_session_per_run(
-    agent: Agent, base_url: str, bodies: list[dict[str, Any]], runs: int
+    agent: Agent, base_url: str, bodies: list[dict[str, object]], runs: int, warm_up: int
 ) -> dict[str, float]:
     """Median ms of the floor and of a facade run with a new Session (real LocalExecutor, and
     a MemoryExecutor as in bench_model.py), alternating; ratios to the floor."""
@@ -105,15 +108,15 @@ async def new_session_per_run(
     files = {f"file{i}.txt": "x" for i in range(20)}
     created = SHARED_POOL.clients_created
     async with httpx.AsyncClient() as client:
-        for round_ in range(runs + 10):  # 10 warm-up rounds
+        for round_ in range(runs + warm_up):
             started = time.perf_counter()
-            await _floor(client, url, bodies)
+            await floor_requests(client, url, bodies)
             floor_end = time.perf_counter()
-            assert await _run_once(agent) == ANSWER
+            assert await run_once(agent) == ANSWER
             local_end = time.perf_counter()
-            assert await _run_once(agent, executor=MemoryExecutor(files)) == ANSWER
+            assert await run_once(agent, executor=MemoryExecutor(files)) == ANSWER
             memory_end = time.perf_counter()
-            if round_ >= 10:
+            if round_ >= warm_up:
                 times["floor"].append(floor_end - started)
                 times["local"].append(local_end - floor_end)
                 times["memory"].append(memory_end - local_end)
@@ -163,7 +166,7 @@ async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) ->
     }
 
 
-async def idle_loop_stall(seconds: float = 3.0) -> float:
+async def idle_loop_stall(seconds: float) -> float:
     """The longest stall of this process's loop doing nothing for ``seconds``: the floor the
     machine's load sets for the gauge (a busy machine deschedules an idle process too)."""
     lag = LoopLag()
@@ -181,7 +184,7 @@ def rss_bytes() -> int:
 
 async def idle_sessions(agent: Agent, n: int, store: FileSessionStore) -> dict[str, float]:
     """RSS per file-backed session that ran once and is still open; threads while open."""
-    await _run_once(agent, store)  # warm: imports, pool, store directory
+    await run_once(agent, store)  # warm: imports, pool, store directory
     gc.collect()
     before = rss_bytes()
     sessions = [Session(agent, store=store) for _ in range(n)]
@@ -207,7 +210,7 @@ async def main_async(args: argparse.Namespace) -> None:
             agent = make_agent(base_url, workdir)
             if args.runs:
                 bodies = await request_bodies(workdir)
-                one = await new_session_per_run(agent, base_url, bodies, args.runs)
+                one = await new_session_per_run(agent, base_url, bodies, args.runs, args.warm_up)
                 floor_ms = one["floor_ms"]
                 print(f"floor (raw httpx, kept-alive client, same 2 streams): {floor_ms:.2f} ms")
                 print(
@@ -228,8 +231,11 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"{n} idle open file-backed sessions: {kib:.1f} KiB RSS each "
                     f"(goal <= 100 KiB); threads while open {threads:.0f}"
                 )
-                idle_stall = await idle_loop_stall()
-                print(f"longest stall of an idle event loop over 3 s: {idle_stall:.0f} ms")
+                idle_stall = await idle_loop_stall(args.idle_seconds)
+                print(
+                    f"longest stall of an idle event loop over {args.idle_seconds:g} s: "
+                    f"{idle_stall:.0f} ms"
+                )
                 memory = await many_sessions(agent, n, None)
                 print(
                     f"{n} sessions at once, in memory: {memory['completed']:.0f} completed in "
@@ -263,14 +269,18 @@ async def main_async(args: argparse.Namespace) -> None:
         child.wait(10)
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200, help="rounds of part 1 (0: skip)")
     parser.add_argument("--sessions", type=int, default=1000, help="sessions of part 2 (0: skip)")
     parser.add_argument(
         "--in-flight", type=int, default=100, help="requests in flight per endpoint"
     )
-    asyncio.run(main_async(parser.parse_args()))
+    parser.add_argument("--warm-up", type=int, default=10, help="rounds of part 1 not timed")
+    parser.add_argument(
+        "--idle-seconds", type=float, default=3.0, help="how long the idle loop's stall is watched"
+    )
+    asyncio.run(main_async(parser.parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rho_domain.sql import classify, dialect, tokenize
 
@@ -34,11 +34,11 @@ def best_of(runs: int, sql: str, dialect_name: str) -> float:
     return min(times)
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,4000,16000")
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(f"{'case':8} {'N':>6} {'KB':>6} {'tokens':>7} {'ms':>8} {'ms/1k tokens':>13}")
     for name, (dialect_name, build) in CASES.items():
         for size in (int(s) for s in args.sizes.split(",")):

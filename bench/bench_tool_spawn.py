@@ -14,6 +14,7 @@ import asyncio
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 
 from rho_adapters.local import LocalExecutor
 from rho_domain.ports.executor import Command, Stage
@@ -38,11 +39,11 @@ async def measure(runs: int, sandbox: bool) -> dict[str, float]:
         return medians
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--bwrap", action="store_true", help="restricted stages in bubblewrap")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     for label, ms in asyncio.run(measure(args.runs, args.bwrap)).items():
         print(f"{label}: median {ms:.1f} ms over {args.runs} runs")
 

@@ -1,7 +1,8 @@
 """The strict gates run with the tests: ruff (lint and format) and mypy --strict.
 
-mypy checks ``src/`` and ``tests/`` (pyproject's ``[tool.mypy] files``), so a type error in a
-test fails the gate as one in the product does; ``test_mypy_covers_src_and_tests`` pins that.
+mypy checks ``src/``, ``tests/`` and ``bench/`` (pyproject's ``[tool.mypy] files``), so a type
+error in a test or a benchmark fails the gate as one in the product does;
+``test_mypy_covers_src_tests_and_bench`` pins that.
 Versions are pinned in the ``dev`` extra so a new release cannot change the verdict. Outside
 CI a missing tool skips with a reason; under CI=true it fails.
 """
@@ -45,8 +46,11 @@ def test_mypy_strict() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_mypy_covers_src_and_tests() -> None:
-    """The gate's scope is the configuration, so the configuration is checked: both trees."""
+def test_mypy_covers_src_tests_and_bench() -> None:
+    """The gate's scope is the configuration, so the configuration is checked: the three
+    trees, and ``bench`` as a base of its own (its scripts import each other by bare name,
+    ``from bench_sessions import ...``, as ``python bench/x.py`` runs them)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
     assert config["strict"] is True
-    assert set(config["files"]) >= {"src", "tests"}
+    assert set(config["files"]) >= {"src", "tests", "bench"}
+    assert "bench" in config["mypy_path"]
