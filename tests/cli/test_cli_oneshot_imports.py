@@ -14,7 +14,8 @@ difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a con
 secrets and hmac (a temporary file's random name is os.urandom's).
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools and the wiring wait for the first Agent.
-``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
+``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
+tree.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def test_help_parses_without_the_run(tmp_path: Path) -> None:
     run = _run(["--help"], tmp_path, tmp_path)
     assert run["code"] == 0
     assert "usage: rho-agent" in str(run["out"])
-    heavy = ("attrs", "attr", "asyncio", "httpx", "yaml", "cattrs", "rho_domain.config")
+    heavy = ("attrs", "attr", "asyncio", "httpx", "yaml", "cattrs", "rho_domain.config", "logging")
     assert _loaded(run["modules"], (*heavy, "rho_entry.cli.app", "rho_adapters")) == []
 
 

@@ -108,7 +108,7 @@ def test_the_cli_prints_it_as_a_warning_line(
 ) -> None:
     """``rho-agent`` (``main``) turns a record of the notice's logger into one warning line on
     stderr (the handler it installs for the length of a run), and removes it afterwards."""
-    from rho_entry.cli.main import _WarningLine
+    from rho_entry.cli.log_lines import WarningLine
 
     logger = logging.getLogger("rho_entry.sandbox")
     notice = LocalExecutor(str(tmp_path), search_path=(no_bwrap,)).unprotected()
@@ -116,7 +116,7 @@ def test_the_cli_prints_it_as_a_warning_line(
     assert main(["--version"]) == 0
     assert logger.handlers == handlers
     capsys.readouterr()
-    line = _WarningLine()
+    line = WarningLine()
     logger.addHandler(line)
     try:
         logger.warning("%s", notice)
