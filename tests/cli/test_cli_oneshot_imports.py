@@ -11,7 +11,8 @@ walk; cattrs reads them back), the database and durable ports and durable steps 
 package names its ports lazily), the design documents' tool API without a tool given, zipfile
 (the shipped price table is read beside its module), the hooks' values without a hook,
 difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint),
-secrets and hmac (a temporary file's random name is os.urandom's).
+secrets and hmac (a temporary file's random name is os.urandom's), our OpenTelemetry module
+without a tracing API set up.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -79,6 +80,8 @@ NOT_IN_A_ONE_SHOT = (
     # a temporary file's random name is os.urandom's, as secrets.token_hex reads it
     "secrets",
     "hmac",
+    # OpenTelemetry of ours only when the process set its tracing API up
+    "rho_entry.otel",
 )
 
 _RUN = """
