@@ -193,7 +193,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
     """The ChatModel for ``config``, chosen by ``rho_adapters.model.build_model`` (the demo
     model too, which needs no endpoint, key or provider)."""
     from rho_adapters.model import build_model as build
-    from rho_adapters.model.demo import DEMO_MODEL
+    from rho_adapters.model.providers import DEMO_MODEL
 
     if config.model == DEMO_MODEL:
         return build(model=DEMO_MODEL, base_url=None, api_key=None, clock=clock)
