@@ -118,15 +118,15 @@ def _store(
     directory can hold a new session, so that a run never starts (header, model calls) when
     nothing of it could be saved."""
     from rho_entry.config.home import sessions_dir
-    from rho_entry.config.stores import choose_store, store_setting
+    from rho_entry.config.stores import session_store, store_setting
 
     url, origin = store_setting(flag, env, config_store)
     if url is None:
         root = sessions_dir(env)
         if writing:
             _check_writable(root, env)
-        return choose_store(root, env, origin=origin).store
-    return choose_store(url, env, origin=origin).store
+        return session_store(root, env, origin=origin)
+    return session_store(url, env, origin=origin)
 
 
 def _check_writable(root: Path, env: Mapping[str, str]) -> None:
