@@ -180,7 +180,7 @@ def test_only_the_process_own_command_line_freezes_the_heap() -> None:
 
 def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_path: Path) -> None:
     """``from rho_agent import Agent, AgentConfig, Session`` loads the config's values, not the
-    loop, the tools, the events, the ports or the wiring; building an Agent and a Session
+    loop, the tools, the events, the ports, the wiring or pathlib; building an Agent and a Session
     imports them, and the session runs."""
     code = (
         "import sys\n"
@@ -199,6 +199,7 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy: tuple[str, ...] = ("asyncio", "rho_domain.loop", "rho_domain.tools", "rho_domain.events")
     lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
+    lazy += ("pathlib",)  # with a config file read or written (AgentConfig.from_file, to_file)
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
 
