@@ -303,6 +303,19 @@ def build_executor(
     return executor
 
 
+def probe_sandbox_ahead(config: AgentConfig, profile: PermissionProfile) -> None:
+    """Start the bubblewrap probe that ``build_executor`` will wait for with ``config`` and
+    ``profile`` (a local backend, a restricted shell), in a thread, so that the probe's
+    process runs while the caller does the rest of its start-up; nothing otherwise. The
+    executor's answer and its notice are the same, and said at the same point."""
+    if config.backend != "local" or profile.shell is ShellMode.UNRESTRICTED:
+        return
+    from rho_adapters.local.executor import default_search_path
+    from rho_adapters.local.runner import probe_ahead
+
+    probe_ahead(default_search_path())
+
+
 def say_unprotected(notice: str | None) -> None:
     """Log ``notice`` (what restricted commands lose without bubblewrap) as a warning, once
     per process: the first session says it, at its start, and no later one repeats it."""
