@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
@@ -19,8 +18,11 @@ from rho_domain import config as domain_config
 from rho_entry.forwarding import Forward
 
 # What building an Agent uses (the tools, the wiring, the hooks) is imported when one is
-# built: ``from rho_agent import Agent, AgentConfig`` does not load the loop's world.
+# built: ``from rho_agent import Agent, AgentConfig`` does not load the loop's world, nor
+# pathlib (with urllib.parse and ipaddress) before a config file is read or written.
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rho_domain import agent as domain_agent
     from rho_domain.hooks import Hooks
     from rho_domain.messages import Message, Usage
@@ -41,6 +43,8 @@ class AgentConfig(domain_config.AgentConfig):
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
         """Read an AgentConfig YAML file."""
+        from pathlib import Path
+
         from rho_entry.config.config_files import load_agent_config
 
         return cls.from_config(load_agent_config(Path(path)))
@@ -52,6 +56,8 @@ class AgentConfig(domain_config.AgentConfig):
 
     def to_file(self, path: str | Path) -> None:
         """Write this config as YAML (settings left at their defaults are omitted)."""
+        from pathlib import Path
+
         from rho_entry.config.config_files import save_agent_config
 
         save_agent_config(self, Path(path))

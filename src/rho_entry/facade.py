@@ -428,9 +428,9 @@ async def open_session(
 
     opened: SessionStore | None = None  # a store opened here from a URL: the session's own
     if isinstance(store, str):
-        from rho_entry.config.stores import choose_store
+        from rho_entry.config.stores import session_store
 
-        store = opened = choose_store(store, os.environ).store
+        store = opened = session_store(store, os.environ)
     if authority is None:
         authority = default_authority(overrides or {}, options, os.environ)
     elif overrides:

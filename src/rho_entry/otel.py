@@ -16,10 +16,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rho_domain.errors import MissingExtra
-from rho_domain.loop.session import Session as DomainSession
 
 if TYPE_CHECKING:
     from rho_adapters.otel import SpanRecorder
+    from rho_domain.loop.session import Session as DomainSession
     from rho_entry.facade import Session as LibrarySession
 
     Session: TypeAlias = DomainSession | LibrarySession  # both show id, agent, journal

@@ -169,7 +169,7 @@ def authorise(
     if authority.workspace is not None and "working_dir" not in given:
         _check_workspace(record, authority)
     # Imported here: the model adapters are not part of importing the library facade.
-    from rho_adapters.model.demo import DEMO_MODEL
+    from rho_adapters.model.providers import DEMO_MODEL
 
     if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
         given.update(_endpoint(record, authority, given))

@@ -193,7 +193,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
     """The ChatModel for ``config``, chosen by ``rho_adapters.model.build_model`` (the demo
     model too, which needs no endpoint, key or provider)."""
     from rho_adapters.model import build_model as build
-    from rho_adapters.model.demo import DEMO_MODEL
+    from rho_adapters.model.providers import DEMO_MODEL
 
     if config.model == DEMO_MODEL:
         return build(model=DEMO_MODEL, base_url=None, api_key=None, clock=clock)
@@ -301,6 +301,19 @@ def build_executor(
     )
     say_unprotected(executor.unprotected())
     return executor
+
+
+def probe_sandbox_ahead(config: AgentConfig, profile: PermissionProfile) -> None:
+    """Start the bubblewrap probe that ``build_executor`` will wait for with ``config`` and
+    ``profile`` (a local backend, a restricted shell), in a thread, so that the probe's
+    process runs while the caller does the rest of its start-up; nothing otherwise. The
+    executor's answer and its notice are the same, and said at the same point."""
+    if config.backend != "local" or profile.shell is ShellMode.UNRESTRICTED:
+        return
+    from rho_adapters.local.executor import default_search_path
+    from rho_adapters.local.runner import probe_ahead
+
+    probe_ahead(default_search_path())
 
 
 def say_unprotected(notice: str | None) -> None:

@@ -11,10 +11,12 @@ walk; cattrs reads them back), the database and durable ports and durable steps 
 package names its ports lazily), the design documents' tool API without a tool given, zipfile
 (the shipped price table is read beside its module), the hooks' values without a hook,
 difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint),
-secrets and hmac (a temporary file's random name is os.urandom's).
+secrets and hmac (a temporary file's random name is os.urandom's), our OpenTelemetry module
+without a tracing API set up.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools and the wiring wait for the first Agent.
-``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
+``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
+tree.
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ NOT_IN_A_ONE_SHOT = (
     # a temporary file's random name is os.urandom's, as secrets.token_hex reads it
     "secrets",
     "hmac",
+    # OpenTelemetry of ours only when the process set its tracing API up
+    "rho_entry.otel",
 )
 
 _RUN = """
@@ -127,7 +131,7 @@ def test_help_parses_without_the_run(tmp_path: Path) -> None:
     run = _run(["--help"], tmp_path, tmp_path)
     assert run["code"] == 0
     assert "usage: rho-agent" in str(run["out"])
-    heavy = ("attrs", "attr", "asyncio", "httpx", "yaml", "cattrs", "rho_domain.config")
+    heavy = ("attrs", "attr", "asyncio", "httpx", "yaml", "cattrs", "rho_domain.config", "logging")
     assert _loaded(run["modules"], (*heavy, "rho_entry.cli.app", "rho_adapters")) == []
 
 
@@ -176,7 +180,7 @@ def test_only_the_process_own_command_line_freezes_the_heap() -> None:
 
 def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_path: Path) -> None:
     """``from rho_agent import Agent, AgentConfig, Session`` loads the config's values, not the
-    loop, the tools, the events, the ports or the wiring; building an Agent and a Session
+    loop, the tools, the events, the ports, the wiring or pathlib; building an Agent and a Session
     imports them, and the session runs."""
     code = (
         "import sys\n"
@@ -195,6 +199,7 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy: tuple[str, ...] = ("asyncio", "rho_domain.loop", "rho_domain.tools", "rho_domain.events")
     lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
+    lazy += ("pathlib",)  # with a config file read or written (AgentConfig.from_file, to_file)
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
 

@@ -13,12 +13,14 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
+from rho_adapters.local.runner import probe_ahead
 from rho_adapters.local.sandbox import UNPROTECTED
 from rho_domain.permissions import developer_profile, readonly_profile
 from rho_domain.ports.executor import Command, Stage
@@ -77,6 +79,32 @@ def test_no_notice_for_an_unrestricted_shell(tmp_path: Path, no_bwrap: str) -> N
     assert executor.unprotected() is None
 
 
+def test_a_probe_started_ahead_is_the_one_the_executor_answers_with(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``probe_ahead`` (what the CLI starts once a new session's profile is known) runs the
+    bwrap probe in a thread while the caller goes on; the executor built afterwards waits for
+    that probe's answer instead of starting bwrap again."""
+    bindir = tmp_path_factory.mktemp("slow-bin")
+    log = tmp_path / "bwrap.log"
+    fake = bindir / "bwrap"  # a bwrap that works, slowly, and says each time it is run
+    fake.write_text(f"#!/bin/sh\necho run >> {log}\nsleep 0.3\nexit 0\n")
+    fake.chmod(0o755)
+    os.symlink("/usr/bin/cat", bindir / "cat")
+    started = time.monotonic()
+    probe_ahead((str(bindir),))
+    assert time.monotonic() - started < 0.25  # the caller did not wait for the probe
+    while not log.exists() and time.monotonic() - started < 10:  # bwrap is started meanwhile
+        time.sleep(0.01)
+    assert log.exists(), "no probe was started ahead"
+    executor = LocalExecutor(str(tmp_path), search_path=(str(bindir),))
+    assert executor.unprotected() is None  # that bwrap works: nothing is lost
+    assert log.read_text() == "run\n"  # one probe, the one started ahead
+    probe_ahead((str(bindir),))  # probed already: nothing more
+    assert LocalExecutor(str(tmp_path), search_path=(str(bindir),)).unprotected() is None
+    assert log.read_text() == "run\n"
+
+
 SESSIONS = """
 import sys
 from rho_domain.config import AgentConfig
@@ -108,7 +136,7 @@ def test_the_cli_prints_it_as_a_warning_line(
 ) -> None:
     """``rho-agent`` (``main``) turns a record of the notice's logger into one warning line on
     stderr (the handler it installs for the length of a run), and removes it afterwards."""
-    from rho_entry.cli.main import _WarningLine
+    from rho_entry.cli.log_lines import WarningLine
 
     logger = logging.getLogger("rho_entry.sandbox")
     notice = LocalExecutor(str(tmp_path), search_path=(no_bwrap,)).unprotected()
@@ -116,7 +144,7 @@ def test_the_cli_prints_it_as_a_warning_line(
     assert main(["--version"]) == 0
     assert logger.handlers == handlers
     capsys.readouterr()
-    line = _WarningLine()
+    line = WarningLine()
     logger.addHandler(line)
     try:
         logger.warning("%s", notice)

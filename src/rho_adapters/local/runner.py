@@ -17,6 +17,7 @@ import contextlib
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -48,8 +49,10 @@ _DROPPED_VARS = frozenset(
 )  # fmt: skip
 _SANDBOX_DIR = bwrap.SANDBOX_TMP
 # Whether a bwrap binary works on this machine (namespaces allowed), and which optional walls
-# it takes (a user namespace of its own, the seccomp filter): probed once per process.
+# it takes (a user namespace of its own, the seccomp filter): probed once per process, in
+# ``_AHEAD``'s thread when a run asked for it early (``probe_ahead``).
 _PROBED: dict[str, tuple[bool, bool] | None] = {}
+_AHEAD: dict[str, threading.Thread] = {}
 MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
 # Which awk implementation a program path is (gawk, mawk, other): asked once per process.
 _AWK_FLAVORS: dict[str, AwkFlavor] = {}
@@ -95,6 +98,48 @@ def _user_process_count() -> int:
     return count
 
 
+def find_program(search_path: Sequence[str], program: str) -> str | None:
+    """The absolute path of ``program`` in the first directory of ``search_path`` holding it
+    as an executable file, or None (a name with a slash is never resolved)."""
+    if "/" in program:
+        return None
+    for directory in search_path:
+        candidate = os.path.join(directory, program)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def probe_ahead(search_path: Sequence[str]) -> None:
+    """Start probing the bwrap found on ``search_path`` in a thread of its own, once per
+    process (nothing when there is none, or it is probed already). The probe is a bwrap
+    process started and waited for (~10 ms, mostly waiting): a run that will build a
+    restricted executor starts it before its other start-up work, and the executor's
+    ``unprotected`` then finds the answer, or waits for the rest of it. Same probe, same
+    answer as without it."""
+    program = find_program(search_path, "bwrap")
+    if program is None or program in _PROBED or program in _AHEAD:
+        return
+
+    def probe() -> None:
+        _PROBED[program] = bwrap.probe(program)
+
+    # A daemon: a process that ends before asking does not wait for it (10 s at most).
+    thread = threading.Thread(target=probe, name="rho-bwrap-probe", daemon=True)
+    _AHEAD[program] = thread
+    thread.start()
+
+
+def _probed(program: str) -> tuple[bool, bool] | None:
+    """The probe's answer for ``program``: the one started ahead (waited for), else now."""
+    ahead = _AHEAD.get(program)
+    if ahead is not None:
+        ahead.join()
+    if program not in _PROBED:  # never started, or its thread died
+        _PROBED[program] = bwrap.probe(program)
+    return _PROBED[program]
+
+
 class CommandRunner:
     """Starts planned stages as processes: resolved programs, a scrubbed environment,
     limits, and the bubblewrap sandbox where it works."""
@@ -129,13 +174,7 @@ class CommandRunner:
     def resolve(self, program: str) -> str | None:
         """The absolute path of ``program`` on the search path, or None (a name with a
         slash is never resolved)."""
-        if "/" in program:
-            return None
-        for directory in self.search_path:
-            candidate = os.path.join(directory, program)
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return candidate
-        return None
+        return find_program(self.search_path, program)
 
     async def sandboxed(self) -> bool:
         """Whether restricted commands run under bubblewrap (probed once)."""
@@ -147,9 +186,7 @@ class CommandRunner:
         program = self.resolve("bwrap")
         walls: tuple[bool, bool] | None = None
         if program is not None:
-            if program not in _PROBED:
-                _PROBED[program] = bwrap.probe(program)
-            walls = _PROBED[program]
+            walls = _probed(program)
         if self._sandbox_wanted and walls is None:
             raise ExecutorError("the bubblewrap sandbox was required but does not work here")
         self._walls = walls or (False, False)

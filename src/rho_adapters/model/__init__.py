@@ -22,6 +22,7 @@ import attrs
 
 from rho_adapters.model.openai_request import RequestDefaults
 from rho_adapters.model.providers import (
+    DEMO_MODEL,
     MODEL_QUIRKS,
     PROVIDERS,
     ModelQuirk,
@@ -106,9 +107,9 @@ def build_model(
     ``timeouts`` and ``retry`` replace the adapters' defaults (``Timeouts()``,
     ``RetryPolicy()``). Model ``demo`` is the offline ``DemoModel``, whatever else is given.
     """
-    from rho_adapters.model.demo import DEMO_MODEL, DemoModel
-
     if model == DEMO_MODEL:
+        from rho_adapters.model.demo import DemoModel
+
         return DemoModel()
     defaults = RequestDefaults(
         service_tier=service_tier,

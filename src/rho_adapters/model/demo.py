@@ -45,7 +45,6 @@ from rho_domain.model import (
 )
 from rho_domain.ports.model import ChatModel
 
-DEMO_MODEL = "demo"  # the model name that selects this scripted model
 LABEL = "[demo model: scripted and offline; no language model was called]"
 _LINE_NUMBER = re.compile(r"^\s*\d+\t")
 _COMMAND = re.compile(r"`([^`]+)`")

@@ -30,6 +30,10 @@ from rho_domain.errors import ConfigError
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_KEY = "OPENAI_API_KEY"
+# The model name that selects the scripted, offline ``DemoModel`` (``model.demo``): no row of
+# this table, but what settings and the wiring test before they look a provider up; here, so
+# that telling it from a real model does not import the demo's script.
+DEMO_MODEL = "demo"
 
 Adapter = Literal["openai", "anthropic"]
 # How a server takes an output schema (``response_format: {type: json_schema}``): with every

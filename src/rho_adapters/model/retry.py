@@ -10,7 +10,6 @@ exponential backoff ``min(base * 2**n, cap) * U(0.75, 1)``.
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import random
 import re
@@ -66,6 +65,9 @@ def server_delay(headers: Mapping[str, str], now: float) -> float | None:
     if retry_after is not None:
         if (seconds := _number(retry_after)) is not None:
             return seconds
+        # An HTTP date, rare: its parser (email.utils) loads with the first one.
+        import email.utils
+
         try:
             when = email.utils.parsedate_to_datetime(retry_after)
         except (TypeError, ValueError, IndexError):

@@ -33,7 +33,6 @@ from rho_adapters.store.layout import (
     resolve,
     write_atomic,
 )
-from rho_adapters.store.listing import list_sessions
 from rho_adapters.store.lock import SessionLock
 from rho_adapters.store.meta import (
     MetaFile,
@@ -42,8 +41,6 @@ from rho_adapters.store.meta import (
     stored_config,
     summarize_trace,
 )
-from rho_adapters.store.recording import read_record
-from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError, RhoError, StoreError
 from rho_domain.ports.signals import SignalSource
@@ -69,6 +66,8 @@ def _store_errors(what: str) -> Iterator[None]:
 
 def _stored_label(directory: Path) -> str:
     """The profile label of the session in ``directory`` from its config.yaml."""
+    from rho_adapters.store.recording import read_record
+
     try:
         return profile_label(read_record(SessionPaths(directory)).config.profile)
     except RhoError as exc:
@@ -202,6 +201,11 @@ class FileSessionStore(SessionStore, SignalingStore):
         return record, events
 
     def _load(self, paths: SessionPaths) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
+        # What reads a stored session loads with the first one opened: a run of a new
+        # session (a one-shot) reads none back.
+        from rho_adapters.store.recording import read_record
+        from rho_adapters.store.trace import read_trace
+
         read = read_trace(paths.trace)
         record = read_record(paths, first_at=read.events[0].at if read.events else time.time())
         valid_bytes = self._set_aside(paths, read.skipped, read.valid_bytes)
@@ -282,6 +286,8 @@ class FileSessionStore(SessionStore, SignalingStore):
         return await asyncio.to_thread(self._list, limit)
 
     def _list(self, limit: int) -> tuple[SessionInfo, ...]:
+        from rho_adapters.store.listing import list_sessions
+
         infos = list_sessions(self.root, limit=limit)
         return tuple(attrs.evolve(i, profile=_stored_label(self.root / i.id)) for i in infos)
 

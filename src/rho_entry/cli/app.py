@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rho_domain.errors import ConfigError, ModelError, RhoError
+from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         if args.list:
             return _list_sessions(_store(environment(), flag=flag), as_json=args.json)
         launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
+        _probe_sandbox_ahead(launch)
         _warn_about_databases(launch)
         store = _store(
             environment(), writing=True, flag=flag, config_store=launch.settings.config.store
@@ -81,6 +83,20 @@ def run(args: argparse.Namespace) -> int:
             traceback.print_exc()
         hint = "" if getattr(args, "verbose", False) else " (--verbose shows the traceback)"
         return _fail(f"internal error: {type(exc).__name__}: {exc}{hint}", exit_codes.USAGE)
+
+
+def _probe_sandbox_ahead(launch: Launch) -> None:
+    """A new session's local executor probes bubblewrap as it is built (a bwrap process
+    started and waited for, ~10 ms): started now, the probe runs while the store, the agent
+    and the model are made. Not for a resumed session (its stored profile decides) nor a
+    Daytona sandbox."""
+    config = launch.settings.config
+    if launch.resume or launch.transfers.builds_sandbox:
+        return
+    if isinstance(config.profile, PermissionProfile):  # settings resolve it
+        from rho_entry.wiring import probe_sandbox_ahead
+
+        probe_sandbox_ahead(config, config.profile)
 
 
 def _warn_about_databases(launch: Launch) -> None:
@@ -118,15 +134,15 @@ def _store(
     directory can hold a new session, so that a run never starts (header, model calls) when
     nothing of it could be saved."""
     from rho_entry.config.home import sessions_dir
-    from rho_entry.config.stores import choose_store, store_setting
+    from rho_entry.config.stores import session_store, store_setting
 
     url, origin = store_setting(flag, env, config_store)
     if url is None:
         root = sessions_dir(env)
         if writing:
             _check_writable(root, env)
-        return choose_store(root, env, origin=origin).store
-    return choose_store(url, env, origin=origin).store
+        return session_store(root, env, origin=origin)
+    return session_store(url, env, origin=origin)
 
 
 def _check_writable(root: Path, env: Mapping[str, str]) -> None:

@@ -7,11 +7,10 @@ is built from the standard library and everything else is imported after parsing
 from __future__ import annotations
 
 import gc
-import logging
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from rho_entry.cli import collector
 
@@ -21,11 +20,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     from rho_entry.cli.pipes import QuietPipe
 
-    # The store reports a skipped trace line both as a warning (shown below, one line) and as a
-    # log record for services; without a handler, logging would print it a second time.
-    adapters_log = logging.getLogger("rho_adapters")
-    if not any(isinstance(h, logging.NullHandler) for h in adapters_log.handlers):
-        adapters_log.addHandler(logging.NullHandler())
     # What main() changes of the process it puts back, so that it can be called again in the
     # same process (an embedding program, the in-process CLI tests).
     show_warning, stdout, stderr = warnings.showwarning, sys.stdout, sys.stderr
@@ -34,9 +28,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # reader going away must not end the agent's work as an error.
     quiet, quiet_err = QuietPipe(stdout), QuietPipe(stderr)
     sys.stdout, sys.stderr = quiet, quiet_err
-    # What restricted commands lose without bubblewrap (wiring.say_unprotected): one line.
-    sandbox_log, sandbox_line = logging.getLogger("rho_entry.sandbox"), _WarningLine()
-    sandbox_log.addHandler(sandbox_line)
     try:
         if argv is None:
             collector.pause()  # until a run's session is open (rho_entry/cli/collector.py)
@@ -47,7 +38,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet_err.flush()
         sys.stdout, sys.stderr = stdout, stderr
         warnings.showwarning = show_warning
-        sandbox_log.removeHandler(sandbox_line)
         if argv is None:
             # The process's own command line (the console script, python -m rho_entry):
             # the process ends now. Frozen objects are left out of the collections the
@@ -56,18 +46,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.freeze()
 
 
-class _WarningLine(logging.Handler):
-    """A log record as a ``rho-agent: warning:`` line on the stderr of the moment."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        sys.stderr.write(f"rho-agent: warning: {record.getMessage()}\n")
+_Given = TypeVar("_Given")
 
 
 def _dispatch(args: list[str]) -> int:
     subcommand = SUBCOMMANDS.get(args[0]) if args else None
     if subcommand is not None:
         collector.resume()  # a subcommand (a server, a worker, a monitor) collects as usual
-        return subcommand(args[1:])
+        return _with_log_lines(subcommand, args[1:])
     # Parsed before the run's modules are imported: --help, --version and a usage error
     # answer without loading the loop, the adapters or httpx.
     from rho_entry.cli.parser import parse_words
@@ -77,7 +63,19 @@ def _dispatch(args: list[str]) -> int:
         return namespace
     from rho_entry.cli.app import run
 
-    return run(namespace)
+    return _with_log_lines(run, namespace)
+
+
+def _with_log_lines(command: Callable[[_Given], int], given: _Given) -> int:
+    """``command(given)`` with the log records it causes shown as warning lines
+    (``log_lines``), imported only by a command that runs, not by ``--help``."""
+    from rho_entry.cli import log_lines
+
+    line = log_lines.install()
+    try:
+        return command(given)
+    finally:
+        log_lines.remove(line)
 
 
 # Each subcommand imports its module when it runs (a plain import the architecture test sees,

@@ -48,7 +48,6 @@ async def open_session(
     """A new session for ``launch``, or the resumed one (flags given override its config)."""
     from rho_entry.cli import transfers
     from rho_entry.facade import Agent, open_session
-    from rho_entry.otel import instrument_if_configured
 
     built = _sandbox(launch)  # --dockerfile/--snapshot: the executor, built here
     ports: dict[str, Any] = {} if built is None else {"executor": built}
@@ -78,8 +77,13 @@ async def open_session(
         except BaseException:
             await session.close()
             raise
-    # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`).
-    instrument_if_configured(session)
+    # Spans when OpenTelemetry is set up in this process (`opentelemetry-instrument rho-agent`):
+    # without its tracing API imported it is not (instrument_if_configured's first test), and
+    # a run loads no OpenTelemetry module of ours either.
+    if "opentelemetry.trace" in sys.modules:
+        from rho_entry.otel import instrument_if_configured
+
+        instrument_if_configured(session)
     return session
 
 

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_adapters.model.demo import DEMO_MODEL
+from rho_adapters.model.providers import DEMO_MODEL
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode

@@ -105,6 +105,17 @@ def choose_store(
     return _files(_file_root(value, env, origin), origin)
 
 
+def session_store(
+    value: str | Path | None, env: Mapping[str, str], *, origin: str = "store="
+) -> SessionStore:
+    """``choose_store(value, env, origin=origin).store`` alone, for what only runs sessions
+    (a run of the CLI, the facade): a file store is built without the operator's face
+    (``FileSessions``: listing and answering sessions from outside), which a run never asks."""
+    if isinstance(value, str) and value.strip().startswith(_POSTGRES):
+        return choose_store(value, env, origin=origin).store
+    return file_store(_file_root(value, env, origin))
+
+
 @attrs.frozen
 class Operator:
     """The operator's face of a store alone (``choose_operator``): light for files (the
@@ -161,7 +172,7 @@ def as_store(
 ) -> SessionStore | None:
     """A store object as it is, a URL or path opened (``choose_store``), None as None."""
     if isinstance(value, str | Path):
-        return choose_store(value, env).store
+        return session_store(value, env)
     return value
 
 

@@ -1,0 +1,124 @@
+"""What ``OpenpyxlReader`` does in its worker thread: a workbook opened by openpyxl once
+``xlsx_guard`` passed its bytes, its sheets' extents, a window of a sheet's rows.
+
+Imported with the first workbook read, not with the reader every Agent builds (``sheet_scan``'s
+classes, hashlib, datetime). Every openpyxl/zip failure becomes a ``ToolError``.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import hashlib
+import io
+from typing import Any
+
+from rho_adapters.local.sheet_scan import BudgetSpent, scan, window
+from rho_domain.errors import MissingExtra, ToolError
+from rho_domain.ports.spreadsheet import Cell, SheetInfo
+from rho_domain.tools.offload import Stop
+
+
+def _open(data: bytes) -> Any:
+    try:
+        import openpyxl
+    except ImportError as exc:
+        raise MissingExtra("openpyxl", "excel", "reading .xlsx files") from exc
+    try:
+        return openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:
+        raise ToolError(f"not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from exc
+
+
+def _cell(value: Any) -> Cell:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    return str(value)
+
+
+def _used_width(row: tuple[Any, ...]) -> int:
+    """The number of cells up to the last non-empty one."""
+    width = len(row)
+    while width and row[width - 1] is None:
+        width -= 1
+    return width
+
+
+def checked_open(data: bytes, stop: Stop, checked: collections.deque[bytes]) -> Any:
+    """``data`` opened by openpyxl once ``check_workbook`` has passed it. ``checked`` holds
+    the digests of the workbooks that passed lately (the reader's): a sheet is read from the
+    same bytes twice (sheets, then rows), and the check scans every large part."""
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    if digest not in checked:
+        # Imported at the first workbook (zipfile, expat), not by every run's start-up.
+        from rho_adapters.local.xlsx_guard import check_workbook
+
+        check_workbook(data, stop)  # before openpyxl unpacks anything
+        checked.append(digest)
+    return _open(data)
+
+
+def sheets(
+    data: bytes, stop: Stop, *, checked: collections.deque[bytes], max_cells: int
+) -> tuple[SheetInfo, ...]:
+    """See ``SpreadsheetReader.sheets``; each sheet scanned within ``max_cells`` cells."""
+    book = checked_open(data, stop, checked)
+    try:
+        return tuple(
+            SheetInfo(
+                name=ws.title,
+                rows=found.rows,
+                columns=found.columns,
+                complete=found.complete,
+                hidden_rows=found.hidden_rows,
+                hidden_columns=found.hidden_columns,
+            )
+            for ws in book.worksheets
+            for found in [scan(ws, stop, max_cells)]
+        )
+    finally:
+        book.close()
+
+
+def rows(
+    data: bytes,
+    sheet: str,
+    *,
+    start: int,
+    count: int,
+    max_columns: int,
+    first_column: int,
+    stop: Stop,
+    checked: collections.deque[bytes],
+    max_cells: int,
+) -> tuple[tuple[Cell, ...], ...]:
+    """See ``SpreadsheetReader.rows``; at most ``max_cells`` cells parsed."""
+    book = checked_open(data, stop, checked)
+    try:
+        if sheet not in book.sheetnames:
+            raise ToolError(f"no sheet {sheet!r}; sheets: {', '.join(book.sheetnames)}")
+        try:
+            # From row 1, not start: the rows before start are parsed anyway, and only
+            # this loop can count them and stop.
+            out = window(
+                book[sheet],
+                stop,
+                max_cells,
+                start=start,
+                count=count,
+                first_column=first_column,
+                max_columns=max_columns,
+                convert=_cell,
+            )
+        except BudgetSpent as spent:
+            raise ToolError(
+                f"sheet {sheet!r}: stopped at row {spent.row} after parsing "
+                f"{max_cells:,} cells (the limit of one call); ask for fewer "
+                "or earlier rows, or export the sheet as .csv"
+            ) from None
+        used = max((_used_width(row) for row in out), default=0)
+        return tuple(row[:used] for row in out)
+    finally:
+        book.close()
