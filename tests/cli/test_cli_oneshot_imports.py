@@ -11,7 +11,8 @@ walk; cattrs reads them back), the database and durable ports and durable steps 
 package names its ports lazily), the design documents' tool API without a tool given, zipfile
 (the shipped price table is read beside its module), the hooks' values without a hook,
 difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint),
-secrets and hmac (a temporary file's random name is os.urandom's).
+secrets and hmac (a temporary file's random name is os.urandom's), the output schema's
+validator, the context export, the writing tools and delegate in a read-only run.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
@@ -78,6 +79,13 @@ NOT_IN_A_ONE_SHOT = (
     # a temporary file's random name is os.urandom's, as secrets.token_hex reads it
     "secrets",
     "hmac",
+    # the output schema's validator loads with the first schema checked or answer judged
+    "rho_domain.json_schema",
+    # the context export with the first export asked for (rho-agent connect)
+    "rho_domain.context_export",
+    # the writing tools and delegate where a profile registers them (a read-only run does not)
+    "rho_domain.tools.write",
+    "rho_domain.tools.delegate",
 )
 
 _RUN = """
@@ -195,6 +203,7 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy: tuple[str, ...] = ("asyncio", "rho_domain.loop", "rho_domain.tools", "rho_domain.events")
     lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
+    lazy += ("rho_domain.json_schema",)  # a config's output schema is checked when given
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
 

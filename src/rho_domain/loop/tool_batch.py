@@ -36,7 +36,6 @@ from rho_domain.tools.base import (
     ToolOutput,
     error_output,
 )
-from rho_domain.tools.delegate import outcome_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments
 
 if TYPE_CHECKING:
@@ -326,6 +325,9 @@ class ToolBatch:
         """The delegate result once a waiting sub-agent has the answer and ran on."""
         if self.resume_child is None:
             return error_output("the sub-agent cannot be continued here (no delegation)")
+        # delegate's module loads with the first child continued, as it does with the tool
+        from rho_domain.tools.delegate import outcome_output
+
         try:
             return outcome_output(await self.resume_child(answer))
         except RhoError as exc:
