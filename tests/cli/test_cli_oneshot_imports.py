@@ -12,7 +12,8 @@ package names its ports lazily), the design documents' tool API without a tool g
 (the shipped price table is read beside its module), the hooks' values without a hook,
 difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint),
 secrets and hmac (a temporary file's random name is os.urandom's), the output schema's
-validator, the context export, the writing tools and delegate in a read-only run.
+validator, the context export, the writing tools, delegate and the delegation's values in a
+read-only run.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools and the wiring wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
@@ -86,6 +87,8 @@ NOT_IN_A_ONE_SHOT = (
     # the writing tools and delegate where a profile registers them (a read-only run does not)
     "rho_domain.tools.write",
     "rho_domain.tools.delegate",
+    # what a parent and its children pass each other, with the first delegation
+    "rho_domain.tools.children",
 )
 
 _RUN = """

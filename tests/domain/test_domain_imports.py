@@ -3,9 +3,10 @@
 A one-shot builds the classes its run uses; the domain modules below load where they apply:
 the output schema's validator with the first schema checked or answer judged, the context
 export with the first export asked for, the writing tools and ``delegate`` where a profile
-registers them, the tool factory where a GRANULAR profile is compared, and the session
-store's port without the events and the config it names in annotations. Each test runs in a
-fresh interpreter and fails when the module is loaded again with its importer.
+registers them, the delegation's values (``tools.children``) with the first child, the tool
+factory where a GRANULAR profile is compared, and the session store's port without the events
+and the config it names in annotations. Each test runs in a fresh interpreter and fails when
+the module is loaded again with its importer.
 """
 
 from __future__ import annotations
@@ -111,3 +112,9 @@ def test_the_run_control_loads_the_context_export_with_the_first_request() -> No
     loaded = _domain_modules("import rho_domain.loop.control")
     assert "rho_domain.loop.control" in loaded
     assert "rho_domain.context_export" not in loaded
+
+
+def test_the_loop_builds_the_delegation_values_with_the_first_child() -> None:
+    loaded = _domain_modules("import rho_domain.loop.session")
+    assert {"rho_domain.loop.tool_batch", "rho_domain.loop.sub_agents"} <= set(loaded)
+    assert "rho_domain.tools.children" not in loaded

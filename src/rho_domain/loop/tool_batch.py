@@ -28,18 +28,12 @@ from rho_domain.not_run import (
 )
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
 from rho_domain.run import PendingApproval, RunStatus
-from rho_domain.tools.base import (
-    ChildAnswer,
-    ChildResumer,
-    Delegator,
-    ToolContext,
-    ToolOutput,
-    error_output,
-)
+from rho_domain.tools.base import ToolContext, ToolOutput, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments
 
 if TYPE_CHECKING:
     from rho_domain.ports.durable import DurableSteps
+    from rho_domain.tools.children import ChildAnswer, ChildResumer, Delegator
 
 
 class ToolBatch:
@@ -177,6 +171,8 @@ class ToolBatch:
         approved = await self._approval(call, reason, batch, shown=(child_id, child_call))
         if approved is None:
             return RunStatus.CANCELLED if self.control.stopped else RunStatus.AWAITING_APPROVAL
+        from rho_domain.tools.children import ChildAnswer  # with the first child continued
+
         answer = ChildAnswer(
             session_id=child_id,
             call_id=child_call.id,
