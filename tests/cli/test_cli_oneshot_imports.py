@@ -15,7 +15,7 @@ secrets and hmac (a temporary file's random name is os.urandom's), the output sc
 validator, the context export, the writing tools, delegate and the delegation's values in a
 read-only run.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
-loop, the tools and the wiring wait for the first Agent.
+loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no domain beyond its error tree.
 """
 
@@ -207,6 +207,7 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
     lazy += ("rho_domain.json_schema",)  # a config's output schema is checked when given
+    lazy += ("rho_domain.secrets",)  # the secrets policy with the first path judged
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
 
