@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rho_domain.json_schema import SchemaProblem, validate
 from rho_domain.messages import Message, UserMessage
 
-_FENCED = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
+if TYPE_CHECKING:
+    from rho_domain.json_schema import SchemaProblem
+
+# compiled by re (and kept in its cache) at the first answer parsed, not at import: a run
+# without an output schema never parses one
+_FENCED = r"^```(?:json)?\s*\n(.*)\n```$"
 
 
 def instruction(schema: Mapping[str, Any]) -> str:
@@ -30,8 +34,12 @@ def instruction(schema: Mapping[str, Any]) -> str:
 
 def parse(text: str, schema: Mapping[str, Any]) -> tuple[Any, SchemaProblem | None]:
     """The answer's JSON value and the first problem with it (None: it matches)."""
+    # the validator loads with the first answer judged: an agent without an output schema
+    # (a one-shot, the facade's import) never builds it
+    from rho_domain.json_schema import SchemaProblem, validate
+
     body = text.strip()
-    if fenced := _FENCED.match(body):
+    if fenced := re.match(_FENCED, body, re.DOTALL):
         body = fenced.group(1).strip()
     try:
         value = json.loads(body)

@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 import attrs
 
 from rho_domain.errors import ConfigError
-from rho_domain.json_schema import check_schema
 from rho_domain.mcp_config import McpServerConfig, check_servers
 from rho_domain.permissions import PermissionProfile
 
@@ -173,6 +172,9 @@ def _output_schema(_: object, attribute: attrs.Attribute[Any], value: object) ->
         return
     if not isinstance(value, Mapping):  # an answer is shaped by an object schema, not true
         raise ConfigError(f"{attribute.name} must be a JSON Schema object; got {value!r}")
+    # the validator loads with the first schema given: a config without one never builds it
+    from rho_domain.json_schema import check_schema
+
     check_schema(value, attribute.name)
 
 

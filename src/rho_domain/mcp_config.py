@@ -24,8 +24,10 @@ from rho_domain.errors import ConfigError
 DEFAULT_STARTUP_TIMEOUT = 10.0  # seconds to start, initialize and list a server's tools
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds for one tools/call
 PREFIX = "mcp__"
-_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*")
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+# patterns compiled by re (and kept in its cache) when first used, not at import: most
+# configs name no MCP server
+_SERVER_NAME = r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*"
+_UNSAFE = r"[^A-Za-z0-9_-]"
 _MAX_NAME = 64  # the longest function name OpenAI-compatible servers accept
 
 
@@ -129,7 +131,7 @@ def check_named_servers(
 def check_server_name(name: str, *, where: str = "mcp_servers") -> None:
     """Raise ConfigError unless ``name`` can be part of a tool name (letters, digits, ``-``,
     single ``_``; no ``__``, which separates the server from the tool)."""
-    if not _SERVER_NAME.fullmatch(name):
+    if not re.fullmatch(_SERVER_NAME, name):
         raise ConfigError(
             f"{where}: server name {name!r} must be letters, digits, '-' and single '_' "
             "(it becomes part of the tool names mcp__<server>__<tool>)"
@@ -139,7 +141,7 @@ def check_server_name(name: str, *, where: str = "mcp_servers") -> None:
 def tool_name(server: str, tool: str) -> str:
     """The name the model calls ``tool`` of ``server`` by: ``mcp__<server>__<tool>``, with
     characters a model API refuses replaced by ``_`` and cut to 64 characters."""
-    return (PREFIX + server + "__" + _UNSAFE.sub("_", tool))[:_MAX_NAME]
+    return (PREFIX + server + "__" + re.sub(_UNSAFE, "_", tool))[:_MAX_NAME]
 
 
 def server_of(name: str) -> str | None:

@@ -33,7 +33,6 @@ from rho_domain.permissions import (
     builtin_profile,
 )
 from rho_domain.reach import OutsideReads
-from rho_domain.tools.factory import dangerous_on_every_call
 
 _SHELL = (ShellMode.RESTRICTED, ShellMode.UNRESTRICTED)
 _FILES = (FileWriteMode.OFF, FileWriteMode.CREATE_ONLY, FileWriteMode.FULL)
@@ -148,6 +147,10 @@ class _Asked:
 def _asks(profile: PermissionProfile) -> _Asked:
     if profile.approval is not ApprovalMode.GRANULAR:
         return _Asked(profile.approval)  # approval_required_tools is read in GRANULAR only
+    # The registry's rule, read where it applies: comparing profiles does not build every
+    # tool handler's class (the factory imports them all), unless one of them is GRANULAR.
+    from rho_domain.tools.factory import dangerous_on_every_call
+
     named = profile.approval_required_tools - dangerous_on_every_call(profile)
     return _Asked(ApprovalMode.DANGEROUS, frozenset(named))
 

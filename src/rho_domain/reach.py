@@ -20,12 +20,11 @@ the executor, so a symlink in a read root cannot lead outside it.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from enum import Enum
 
 import attrs
-
-from rho_domain.secrets import ALLOWED
 
 
 class OutsideReads(Enum):
@@ -39,9 +38,15 @@ class OutsideReads(Enum):
 SANDBOX_OWN = ("/tmp", "/run")  # noqa: S108 - names of the sandbox's mounts, not temp files
 
 
-# The harmless devices and /proc files the secrets policy lets through (/dev/null,
-# /proc/cpuinfo...), normalized once: every executor's reach (one per session) opens them.
-_ALLOWED = tuple(posixpath.normpath(p) for p in ALLOWED)
+@functools.cache
+def _allowed() -> tuple[str, ...]:
+    """The harmless devices and /proc files the secrets policy lets through (/dev/null,
+    /proc/cpuinfo...), normalized once per process: every executor's reach (one per session)
+    opens them. Read from the secrets policy at the first reach, not at import: a profile
+    (``from rho_agent import AgentConfig``) names ``OutsideReads`` without judging a path."""
+    from rho_domain.secrets import ALLOWED
+
+    return tuple(posixpath.normpath(p) for p in ALLOWED)
 
 
 def _within(path: str, root: str) -> bool:
@@ -71,9 +76,9 @@ class ReadReach:
         """The reach of a profile's setting for a workspace (every spelling of it: as given
         and canonical), its read roots (idem) and the machine's home directories."""
         closed = ("/",) if outside is OutsideReads.DENY else (*homes, *SANDBOX_OWN)
-        # ``_ALLOWED``: every sandbox has its own /dev and /proc.
+        # ``_allowed()``: every sandbox has its own /dev and /proc.
         given = (posixpath.normpath(p) for p in (*workspace, *read_roots))
-        opened = tuple(dict.fromkeys((*given, *_ALLOWED)))
+        opened = tuple(dict.fromkeys((*given, *_allowed())))
         return cls(
             open=opened,
             closed=tuple(dict.fromkeys(posixpath.normpath(c) for c in closed if c)),

@@ -12,9 +12,10 @@ package names its ports lazily), the design documents' tool API without a tool g
 (the shipped price table is read beside its module), the hooks' values without a hook,
 difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint),
 secrets and hmac (a temporary file's random name is os.urandom's), our OpenTelemetry module
-without a tracing API set up.
+without a tracing API set up, the output schema's validator, the context export, the writing
+tools, delegate and the delegation's values in a read-only run.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
-loop, the tools and the wiring wait for the first Agent.
+loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
 tree.
 """
@@ -82,6 +83,15 @@ NOT_IN_A_ONE_SHOT = (
     "hmac",
     # OpenTelemetry of ours only when the process set its tracing API up
     "rho_entry.otel",
+    # the output schema's validator loads with the first schema checked or answer judged
+    "rho_domain.json_schema",
+    # the context export with the first export asked for (rho-agent connect)
+    "rho_domain.context_export",
+    # the writing tools and delegate where a profile registers them (a read-only run does not)
+    "rho_domain.tools.write",
+    "rho_domain.tools.delegate",
+    # what a parent and its children pass each other, with the first delegation
+    "rho_domain.tools.children",
 )
 
 _RUN = """
@@ -200,6 +210,8 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy += ("rho_domain.ports", "rho_domain.hooks", "rho_domain.agent", "rho_entry.wiring")
     lazy += ("rho_entry.resume_policy", "rho_entry.seed_api", "rho_adapters")
     lazy += ("pathlib",)  # with a config file read or written (AgentConfig.from_file, to_file)
+    lazy += ("rho_domain.json_schema",)  # a config's output schema is checked when given
+    lazy += ("rho_domain.secrets",)  # the secrets policy with the first path judged
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
 

@@ -17,7 +17,6 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Literal, TypeVar
 
 from rho_domain import events as ev
-from rho_domain.context_export import export_context
 from rho_domain.errors import RhoError
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import UserMessage
@@ -130,6 +129,9 @@ class RunControl:
             return
         with contextlib.suppress(RhoError):
             for request_id in await self.signals.export_requests(self.session_id):
+                # loaded with the first export asked for (``rho-agent connect``), not per run
+                from rho_domain.context_export import export_context
+
                 text = export_context(self.session_id, self.journal.state)
                 await self.signals.answer_export(self.session_id, request_id, text)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -26,7 +26,9 @@ from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import PendingApproval, RunResult, RunStatus
 from rho_domain.state import State
-from rho_domain.tools.base import ChildAnswer, ChildOutcome
+
+if TYPE_CHECKING:
+    from rho_domain.tools.children import ChildAnswer, ChildOutcome
 
 
 class ChildSession(Protocol):
@@ -184,6 +186,10 @@ class SubAgents:
             self._waiting[child.id] = child
         if (tally := parent.current_run) is not None:
             tally.child_usage = tally.child_usage + result.usage
+        # the delegation's values load with the first child run: a session that delegates
+        # nothing (a one-shot's) never builds them
+        from rho_domain.tools.children import ChildOutcome
+
         return ChildOutcome.from_result(result, rejected=rejected[-1] if rejected else "")
 
 
@@ -216,6 +222,8 @@ def answered_elsewhere(child_id: str, state: State, call_id: str) -> ChildOutcom
         rejected = (
             f"{call.name} {call.arguments}" if call is not None else results[call_id].tool_name
         )
+    from rho_domain.tools.children import ChildOutcome  # with the first child, as above
+
     return ChildOutcome(
         session_id=child_id,
         status="awaiting_approval" if waiting else state.status,

@@ -28,19 +28,12 @@ from rho_domain.not_run import (
 )
 from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
 from rho_domain.run import PendingApproval, RunStatus
-from rho_domain.tools.base import (
-    ChildAnswer,
-    ChildResumer,
-    Delegator,
-    ToolContext,
-    ToolOutput,
-    error_output,
-)
-from rho_domain.tools.delegate import outcome_output
+from rho_domain.tools.base import ToolContext, ToolOutput, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments
 
 if TYPE_CHECKING:
     from rho_domain.ports.durable import DurableSteps
+    from rho_domain.tools.children import ChildAnswer, ChildResumer, Delegator
 
 
 class ToolBatch:
@@ -178,6 +171,8 @@ class ToolBatch:
         approved = await self._approval(call, reason, batch, shown=(child_id, child_call))
         if approved is None:
             return RunStatus.CANCELLED if self.control.stopped else RunStatus.AWAITING_APPROVAL
+        from rho_domain.tools.children import ChildAnswer  # with the first child continued
+
         answer = ChildAnswer(
             session_id=child_id,
             call_id=child_call.id,
@@ -326,6 +321,9 @@ class ToolBatch:
         """The delegate result once a waiting sub-agent has the answer and ran on."""
         if self.resume_child is None:
             return error_output("the sub-agent cannot be continued here (no delegation)")
+        # delegate's module loads with the first child continued, as it does with the tool
+        from rho_domain.tools.delegate import outcome_output
+
         try:
             return outcome_output(await self.resume_child(answer))
         except RhoError as exc:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
 
-from rho_domain.config import AgentConfig
-from rho_domain.events import Event
 from rho_domain.messages import Usage
-from rho_domain.ports.signals import SignalSource
+
+if TYPE_CHECKING:
+    # Named in annotations only: the port does not build every event class (or the config's)
+    # for an importer that only lists sessions or names the port.
+    from rho_domain.config import AgentConfig
+    from rho_domain.events import Event
+    from rho_domain.ports.signals import SignalSource
 
 
 @attrs.frozen(kw_only=True)

@@ -7,19 +7,20 @@ the same code runs locally, in a sandbox or against in-memory fakes.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from rho_domain.messages import Usage
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
-from rho_domain.run import PendingApproval, RunResult
 
-if TYPE_CHECKING:  # the database port is built only when a run has databases
+if TYPE_CHECKING:
+    # the database port is built only when a run has databases; the delegation's values with
+    # the first delegate call or child continued (``tools.children``)
     from rho_domain.ports.database import Database
+    from rho_domain.tools.children import Delegator
 
 
 @attrs.frozen(kw_only=True)
@@ -60,61 +61,6 @@ class ToolOutput:
 def error_output(message: str, **metadata: Any) -> ToolOutput:
     """A failed tool result the model reads (``metadata`` for UIs and traces)."""
     return ToolOutput(content=message, is_error=True, metadata=metadata)
-
-
-@attrs.frozen(kw_only=True)
-class ChildOutcome:
-    """How a child agent's run ended, as the ``delegate`` tool reports it. ``pending`` lists
-    the child's calls waiting for approval (status ``awaiting_approval``)."""
-
-    session_id: str
-    status: str
-    text: str
-    usage: Usage
-    error: str | None = None
-    pending: tuple[PendingApproval, ...] = ()
-    rejected: str = ""
-
-    @classmethod
-    def from_result(cls, result: RunResult, *, rejected: str = "") -> ChildOutcome:
-        """The outcome of the child's ``RunResult``; ``rejected`` describes the child's call
-        a human rejected in that run, if one was."""
-        return cls(
-            session_id=result.session_id,
-            status=result.status.value,
-            text=result.text,
-            usage=result.usage,
-            error=result.error,
-            pending=result.pending,
-            rejected=rejected,
-        )
-
-
-class Delegator(Protocol):
-    """Runs a child agent on one instruction (``Session`` provides it to the delegate tool)."""
-
-    def __call__(self, instruction: str, *, full_context: bool) -> Awaitable[ChildOutcome]:
-        """Run a child on ``instruction`` (with the parent's settled history when
-        ``full_context``) and return how it ended; never raises for the child's failures."""
-
-
-@attrs.frozen(kw_only=True)
-class ChildAnswer:
-    """A human's answer to a sub-agent's waiting call, given through its parent."""
-
-    session_id: str
-    call_id: str
-    approved: bool
-    always: bool = False
-    reason: str = ""
-
-
-class ChildResumer(Protocol):
-    """Continues a sub-agent that waited for approval (``Session`` provides it)."""
-
-    def __call__(self, answer: ChildAnswer) -> Awaitable[ChildOutcome]:
-        """Record ``answer`` in the child session and run it on; return how it ended.
-        Raises SessionStateError when the child cannot be found or is not waiting."""
 
 
 @attrs.frozen(kw_only=True)

@@ -14,14 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rho_domain.tools.base import (
-    ChildOutcome,
-    Delegator,
-    ToolContext,
-    ToolHandler,
-    ToolOutput,
-    ToolPolicy,
-)
+from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.children import ChildOutcome, Delegator
 
 __all__ = ["ChildOutcome", "DelegateTool", "Delegator", "outcome_output"]
 

@@ -23,13 +23,11 @@ from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.tools.base import ToolHandler
 from rho_domain.tools.bash import BashHandler
-from rho_domain.tools.delegate import DelegateTool
 from rho_domain.tools.excel import ReadExcelHandler
 from rho_domain.tools.grep import GrepHandler
 from rho_domain.tools.listing import GlobHandler, ListHandler
 from rho_domain.tools.read import ReadHandler
 from rho_domain.tools.registry import ToolRegistry
-from rho_domain.tools.write import EditHandler, WriteHandler
 
 _EMPTY: Mapping[str, DatabaseConfig] = {}
 
@@ -62,9 +60,15 @@ def build_registry(
             ListHandler(),
             ReadExcelHandler(spreadsheet_reader),
         ]
+        # The writing tools and delegate are imported where the profile registers them: a
+        # read-only run without delegation (a one-shot's) never loads them.
         if profile.file_write is FileWriteMode.FULL:
+            from rho_domain.tools.write import EditHandler, WriteHandler
+
             handlers += [WriteHandler(create_only=False), EditHandler()]
         elif profile.file_write is FileWriteMode.CREATE_ONLY:
+            from rho_domain.tools.write import WriteHandler
+
             handlers.append(WriteHandler(create_only=True))
         if databases:
             # Imported here: the SQL checker (rho_domain.sql) is loaded only by a process
@@ -73,6 +77,8 @@ def build_registry(
 
             handlers += database_tools(databases, profile)
         if delegation:
+            from rho_domain.tools.delegate import DelegateTool
+
             handlers.append(DelegateTool())
     handlers += extra
     kept = [h for h in handlers if h.name not in profile.denied_tools]

@@ -39,7 +39,7 @@ MAX_LINE = 500
 FALLBACK_MAX_FILE = 8 << 20  # bytes searched per file without ripgrep
 FALLBACK_MAX_TOTAL = 128 << 20  # bytes searched per call without ripgrep
 TIMEOUT = 120.0  # seconds a search may take, with ripgrep or without
-_RG_LINE = re.compile(r"(\d+)([:-])")
+_RG_LINE = r"(\d+)([:-])"  # compiled at the first search's output (re keeps it), not at import
 
 
 class GrepHandler(ToolHandler):
@@ -139,12 +139,13 @@ async def _ripgrep(
 def _parse_rg(stop: Stop, output: str) -> list[tuple[str, int, bool, str]]:
     """(path, line number, is a match, text) of each line of ``rg --null`` output."""
     lines: list[tuple[str, int, bool, str]] = []
+    rg_line = re.compile(_RG_LINE)
     for line in output.splitlines():
         stop.check()
         name, sep, rest = line.partition("\x00")
         if not sep:
             continue  # "--" group separators: re-rendered from line numbers
-        match = _RG_LINE.match(rest)
+        match = rg_line.match(rest)
         if match:
             lines.append((name, int(match.group(1)), match.group(2) == ":", rest[match.end() :]))
     return lines

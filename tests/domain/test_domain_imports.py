@@ -1,0 +1,120 @@
+"""What importing a domain module builds is pinned, not timed (bench/bench_oneshot.py measures).
+
+A one-shot builds the classes its run uses; the domain modules below load where they apply:
+the output schema's validator with the first schema checked or answer judged, the context
+export with the first export asked for, the writing tools and ``delegate`` where a profile
+registers them, the delegation's values (``tools.children``) with the first child, the tool
+factory where a GRANULAR profile is compared, and the session store's port without the events
+and the config it names in annotations. Each test runs in a fresh interpreter and fails when
+the module is loaded again with its importer.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def _domain_modules(code: str) -> list[str]:
+    """The rho_domain modules loaded after ``code`` runs in a fresh interpreter (its stdout's
+    last line is the sorted list)."""
+    shown = "import sys\nprint(*sorted(m for m in sys.modules if m.startswith('rho_domain')))"
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{shown}"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1].split()
+
+
+def test_the_store_port_names_events_and_the_config_without_building_them() -> None:
+    loaded = _domain_modules("import rho_domain.ports.store")
+    assert "rho_domain.ports.store" in loaded
+    assert "rho_domain.events" not in loaded
+    assert "rho_domain.config" not in loaded
+    assert "rho_domain.ports.signals" not in loaded
+
+
+def test_the_output_schema_validator_loads_with_the_first_schema() -> None:
+    without = _domain_modules(
+        "from rho_domain.agent import Agent\n"
+        "from rho_domain.config import AgentConfig\n"
+        "from rho_domain.permissions import builtin_profile\n"
+        "from rho_domain.tools.registry import ToolRegistry\n"
+        "import rho_domain.loop.output_check\n"
+        "profile, registry = builtin_profile('readonly'), ToolRegistry([])\n"
+        "agent = Agent(\n"
+        "    config=AgentConfig(), profile=profile, registry=registry, system_prompt=''\n"
+        ")\n"
+        "agent.request(())"
+    )
+    assert "rho_domain.answer_shape" in without
+    assert "rho_domain.json_schema" not in without
+    with_schema = _domain_modules(
+        "from rho_domain.config import AgentConfig\n"
+        "from rho_domain.errors import ConfigError\n"
+        "AgentConfig(output_schema={'type': 'object'})\n"
+        "try:\n"
+        "    AgentConfig(output_schema={'type': 'thing'})\n"
+        "except ConfigError as exc:\n"
+        "    print(exc)\n"
+    )
+    assert "rho_domain.json_schema" in with_schema
+
+
+def test_an_answer_is_judged_by_the_validator_it_loads() -> None:
+    code = (
+        "from rho_domain.answer_shape import parse\n"
+        "print(parse('```json\\n{\"a\": 1}\\n```', {'type': 'object'}))\n"
+        "print(parse('[1]', {'type': 'object'})[1])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    fenced, wrong = done.stdout.splitlines()
+    assert fenced == "({'a': 1}, None)"
+    assert wrong.startswith("$")  # the problem's path: the whole answer is not an object
+
+
+def test_a_read_only_registry_builds_no_writing_tool_and_no_delegate() -> None:
+    code = (
+        "from rho_domain.permissions import builtin_profile\n"
+        "from rho_domain.tools.factory import build_registry\n"
+        "print(sorted(build_registry(builtin_profile('readonly')).names))\n"
+    )
+    loaded = _domain_modules(code)
+    assert "rho_domain.tools.write" not in loaded
+    assert "rho_domain.tools.delegate" not in loaded
+    code = (
+        "from rho_domain.permissions import builtin_profile\n"
+        "from rho_domain.tools.factory import build_registry\n"
+        "names = build_registry(builtin_profile('developer'), delegation=True).names\n"
+        "assert {'write', 'edit', 'delegate'} <= set(names), names\n"
+    )
+    loaded = _domain_modules(code)
+    assert {"rho_domain.tools.write", "rho_domain.tools.delegate"} <= set(loaded)
+
+
+def test_comparing_profiles_builds_the_tools_only_for_a_granular_one() -> None:
+    readonly = _domain_modules(
+        "from rho_domain.permissions import builtin_profile\n"
+        "from rho_domain.profile_grants import excess\n"
+        "assert excess(builtin_profile('readonly'), builtin_profile('eval')) == ()\n"
+    )
+    assert "rho_domain.tools.factory" not in readonly
+    granular = _domain_modules(
+        "from rho_domain.permissions import builtin_profile\n"
+        "from rho_domain.profile_grants import excess\n"
+        "assert excess(builtin_profile('developer'), builtin_profile('eval')) == ()\n"
+    )
+    assert "rho_domain.tools.factory" in granular
+
+
+def test_the_run_control_loads_the_context_export_with_the_first_request() -> None:
+    loaded = _domain_modules("import rho_domain.loop.control")
+    assert "rho_domain.loop.control" in loaded
+    assert "rho_domain.context_export" not in loaded
+
+
+def test_the_loop_builds_the_delegation_values_with_the_first_child() -> None:
+    loaded = _domain_modules("import rho_domain.loop.session")
+    assert {"rho_domain.loop.tool_batch", "rho_domain.loop.sub_agents"} <= set(loaded)
+    assert "rho_domain.tools.children" not in loaded
