@@ -83,6 +83,8 @@ NOT_IN_A_ONE_SHOT = (
     "hmac",
     # OpenTelemetry of ours only when the process set its tracing API up
     "rho_entry.otel",
+    # the operator's ports (catalog, control): a run never asks them
+    "rho_domain.ports.session_control",
     # the output schema's validator loads with the first schema checked or answer judged
     "rho_domain.json_schema",
     # the context export with the first export asked for (rho-agent connect)

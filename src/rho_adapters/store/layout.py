@@ -20,7 +20,6 @@ import attrs
 
 from rho_adapters.store.confined import directory_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
-from rho_domain.ports.session_control import judge_liveness
 
 HEARTBEAT_SECONDS = 2.0
 """How often an open session rewrites meta.json, even while paused or idle."""
@@ -210,4 +209,8 @@ def liveness(meta: Mapping[str, Any], *, paused: bool, now: float) -> str:
         held = pid_alive(int(pid))  # type: ignore[arg-type]
     if held and now - float(beat) > STALE_AFTER_SECONDS:  # type: ignore[arg-type]
         held = False
+    # Imported here: a run writes sessions and never lists them (the operator's ports stay
+    # out of a one-shot, tests/cli/test_cli_oneshot_imports.py).
+    from rho_domain.ports.session_control import judge_liveness
+
     return judge_liveness(status=status, held=held, paused=paused)

@@ -19,16 +19,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import attrs
 
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError
-from rho_domain.ports.session_control import SessionCatalog, SessionControl, SessionOperator
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore, SignalingStore
+
+if TYPE_CHECKING:  # the operator's ports: annotations only, a run never asks them
+    from rho_domain.ports.session_control import SessionCatalog, SessionControl, SessionOperator
 
 ENV_VAR = "RHO_AGENT_STORE"
 STALE_VAR = "RHO_AGENT_STORE_STALE_AFTER"
