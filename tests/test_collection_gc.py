@@ -27,27 +27,27 @@ class _Cycle:
 
 
 @pytest.fixture
-def unfrozen() -> Iterator[tuple[int, int, int]]:
-    """The run's objects back in the oldest generation (the hook freezes them again), and the
-    thresholds as the tests run with them, restored whatever the test did."""
+def thresholds() -> Iterator[tuple[int, int, int]]:
+    """The thresholds the tests run with, and the collector on or off, as they were after
+    the test, whatever it did."""
     thresholds = gc.get_threshold()
     assert thresholds[2] != 1 << 30, "the tests run with collection's thresholds"
-    gc.unfreeze()
+    enabled = gc.isenabled()
     try:
         yield thresholds
     finally:
         gc.set_threshold(*thresholds)
-        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def test_no_full_pass_while_collecting_then_one_and_a_freeze(
-    pytestconfig: pytest.Config, unfrozen: tuple[int, int, int]
+    pytestconfig: pytest.Config, thresholds: tuple[int, int, int]
 ) -> None:
-    assert gc.get_freeze_count() == 0
+    frozen = gc.get_freeze_count()
     wrapper: Generator[None, str, str] = _hook(pytestconfig)(None)
     next(wrapper)  # collection is under way
-    assert gc.get_threshold() == (*unfrozen[:2], 1 << 30)
-    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == (*thresholds[:2], 1 << 30)
     left = _Cycle()  # garbage collection left in the oldest generation: a full pass frees it
     left.me = left
     gc.collect(1)
@@ -57,16 +57,20 @@ def test_no_full_pass_while_collecting_then_one_and_a_freeze(
     with pytest.raises(StopIteration) as stop:
         wrapper.send("the collection's result")
     assert stop.value.value == "the collection's result"  # passed on as pytest returned it
-    assert gc.get_threshold() == unfrozen
-    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == thresholds
     assert dead() is None  # freed, not frozen
+    assert gc.get_freeze_count() > frozen  # what was built meanwhile is frozen too
 
 
-def test_a_failed_collection_leaves_the_thresholds_as_they_were(
-    pytestconfig: pytest.Config, unfrozen: tuple[int, int, int]
+def test_a_failed_collection_leaves_the_thresholds_and_a_stopped_collector_as_they_were(
+    pytestconfig: pytest.Config, thresholds: tuple[int, int, int]
 ) -> None:
+    gc.disable()  # as the CLI's start-up does (rho_entry.cli.collector)
+    frozen = gc.get_freeze_count()
     wrapper: Generator[None, str, str] = _hook(pytestconfig)(None)
     next(wrapper)
     with pytest.raises(RuntimeError, match="a module failed to import"):
         wrapper.throw(RuntimeError("a module failed to import"))
-    assert gc.get_threshold() == unfrozen
+    assert gc.get_threshold() == thresholds
+    assert not gc.isenabled()  # a collector someone stopped is left alone: no pass, no freeze
+    assert gc.get_freeze_count() == frozen
