@@ -73,4 +73,6 @@ def test_a_failed_collection_leaves_the_thresholds_and_a_stopped_collector_as_th
         wrapper.throw(RuntimeError("a module failed to import"))
     assert gc.get_threshold() == thresholds
     assert not gc.isenabled()  # a collector someone stopped is left alone: no pass, no freeze
-    assert gc.get_freeze_count() == frozen
+    # No freeze (it would add every young object); a frozen object freed by its last
+    # reference meanwhile takes one off (a full run read 853,786 against 853,787).
+    assert gc.get_freeze_count() <= frozen
