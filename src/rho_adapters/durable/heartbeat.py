@@ -12,6 +12,11 @@ queue: DBOS falls back to its internal queue only for a workflow that had none),
 live worker with capacity takes them, within the queue's concurrency limit. A run of a dead
 worker therefore resumes within ``dead_after + interval`` seconds plus the queue's polling
 interval.
+
+A worker never claims its own row, however old: it is running, so its runs are too, and
+putting them back on the queue would run them twice. Its beats and checks run on a thread of
+their own, not asyncio's shared pool, where the runs' blocking calls could hold a beat back
+past ``dead_after`` and get a live worker taken for dead.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import sqlalchemy as sa
 
@@ -58,6 +64,7 @@ class Heartbeat:
         self.dead_after = dead_after
         self._task: asyncio.Task[None] | None = None
         self._created = False
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="rho-heartbeat")
 
     def beat(self) -> None:
         """Write this worker's row (create the table on first use)."""
@@ -92,7 +99,9 @@ class Heartbeat:
                 (row.executor_id, row.seen_at)
                 for row in conn.execute(
                     sa.select(WORKERS.c.executor_id, WORKERS.c.seen_at).where(
-                        WORKERS.c.seen_at < cutoff, WORKERS.c.app_version == self.app_version
+                        WORKERS.c.seen_at < cutoff,
+                        WORKERS.c.app_version == self.app_version,
+                        WORKERS.c.executor_id != self.executor_id,  # alive: it is asking
                     )
                 )
             ]
@@ -127,11 +136,12 @@ class Heartbeat:
         self._task = asyncio.get_running_loop().create_task(self._loop())
 
     async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.interval)
             try:
-                await asyncio.to_thread(self.beat)
-                await asyncio.to_thread(self.recover_dead)
+                await loop.run_in_executor(self._thread, self.beat)
+                await loop.run_in_executor(self._thread, self.recover_dead)
             except Exception:
                 LOG.exception("heartbeat failed; trying again in %.1f s", self.interval)
 
@@ -143,4 +153,5 @@ class Heartbeat:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        self._thread.shutdown(wait=True)  # a beat under way ends before the engine goes
         self.engine.dispose()
