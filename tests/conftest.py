@@ -45,7 +45,7 @@ LONG_TESTS = (
     "durable/test_durable_eval.py::test_a_killed_worker_loses_no_question_and_grades_none",
     "store/test_store_url.py::test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no",
     "tools/test_spreadsheet_bounds.py::test_a_big_legitimate_workbook_still_reads",
-    "store/test_pgstore.py::test_a_cancel_from_another_process_arrives_within_100_ms",
+    "store/test_pgstore.py::test_a_cancel_from_another_process_arrives_by_its_notification",
     "docs/test_docs.py::test_block[README.md:32-bash]",
     "server/test_server_dashboard_list.py::test_the_list_follows_the_server_without_a_reload",
     "durable/test_durable_sqlite.py::test_a_write_the_worker_died_in_is_answered_interrupted",
