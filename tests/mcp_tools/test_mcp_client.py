@@ -152,7 +152,7 @@ async def test_a_server_that_hangs_at_start_ends_within_its_startup_timeout() ->
     sourced = await tools.current()
     elapsed = time.monotonic() - started
     await tools.aclose()
-    assert elapsed < 3  # 0.5 s, then its process group is killed
+    assert elapsed < 30  # a hang, not a speed: the message below names the 0.5 s timeout
     assert sourced.handlers == ()
     assert "'hang' did not start within 0.5 s (the startup_timeout" in sourced.problems[0]
     assert "mcp_servers.hang.startup_timeout" in sourced.problems[0]
@@ -203,8 +203,9 @@ async def test_a_hung_call_times_out_naming_the_setting(tmp_path: Path) -> None:
         with pytest.raises(
             McpTimeout, match=r"within 0.3 s \(the call_timeout; raise mcp_servers.raw.call_timeout"
         ):
-            await tools.call("raw", "stuck", {}, context())
-        assert time.monotonic() - started < 2
+            async with asyncio.timeout(60):  # without the call_timeout: a failure, not a hang
+                await tools.call("raw", "stuck", {}, context())
+        assert time.monotonic() - started < 30  # a hang, not a speed: the message says 0.3 s
         again = await tools.call("raw", "noise", {}, context())  # the server still serves
         assert again.content == "quiet now"
     finally:

@@ -148,7 +148,7 @@ async def test_a_server_hanging_at_start_and_one_hanging_in_a_call_end_within_th
         elapsed = time.monotonic() - started
     assert result.status is RunStatus.COMPLETED, result.error
     assert result.text == "went on"
-    assert elapsed < 6
+    assert elapsed < 30  # a hang, not a speed: both timeouts are named below
     (stuck,) = results(session)
     assert "gave no answer to tools/call within 0.5 s" in stuck.content
     assert "mcp_servers.raw.call_timeout" in stuck.content
