@@ -69,3 +69,62 @@ async def test_beats_go_on_while_the_shared_thread_pool_is_busy(tmp_path: Path) 
         release.set()
         await asyncio.gather(*blocked)
         await beat.stop()
+
+
+async def test_beats_go_on_while_the_event_loop_is_blocked(tmp_path: Path) -> None:
+    """The loop held (DBOS's launch is synchronous, seconds at a load of 18): the worker
+    still beats. As a task of the loop, no beat came until the loop was free again, and the
+    other worker took this live one for dead during its own start."""
+    db = tmp_path / "system.db"
+    beat = Heartbeat(f"sqlite:///{db}", "worker-a", "v1", recover=lambda _: 0, interval=0.01)
+    try:
+        beat.start()
+        first = _seen_at(db, "worker-a")
+        assert first is not None
+        deadline = time.monotonic() + 30  # blocking on purpose: no await until a beat came
+        while (_seen_at(db, "worker-a") or 0.0) <= first:
+            assert time.monotonic() < deadline, "no beat while the event loop was blocked"
+            time.sleep(0.02)
+    finally:
+        await beat.stop()
+
+
+def test_a_worker_recovers_others_only_once_it_watches(tmp_path: Path) -> None:
+    """Before DBOS is launched the runs cannot be recovered: a claim then would delete the
+    dead worker's row and lose its runs. Beating starts first, watching after the launch."""
+    db = tmp_path / "system.db"
+    recovered: list[str] = []
+
+    def recover(executor_id: str) -> int:
+        recovered.append(executor_id)
+        return 0
+
+    dead = Heartbeat(f"sqlite:///{db}", "worker-b", "v1", recover=recover)
+    dead.beat()
+    dead.engine.dispose()
+    beat = Heartbeat(
+        f"sqlite:///{db}", "worker-a", "v1", recover=recover, interval=0.01, dead_after=-60
+    )
+
+    async def beating() -> None:
+        beat.start()
+        try:
+            seen = _seen_at(db, "worker-a") or 0.0
+            for _ in range(3):  # three beats, none of them watching
+                deadline = time.monotonic() + 30
+                while (now := _seen_at(db, "worker-a") or 0.0) <= seen:
+                    assert time.monotonic() < deadline, "no beat"
+                    await asyncio.sleep(0.01)
+                seen = now
+            assert recovered == []
+            assert _seen_at(db, "worker-b") is not None  # its row, and so its runs, kept
+            beat.watch()
+            deadline = time.monotonic() + 30
+            while not recovered:
+                assert time.monotonic() < deadline, "never recovered once watching"
+                await asyncio.sleep(0.01)
+            assert recovered == ["worker-b"]
+        finally:
+            await beat.stop()
+
+    asyncio.run(beating())
