@@ -100,11 +100,15 @@ def _callback_times(loop: asyncio.AbstractEventLoop) -> Iterator[list[float]]:
     def timed(handle: asyncio.Handle) -> None:
         if threading.get_ident() != thread:
             return run(handle)
-        started, before = time.perf_counter(), waits()
+        # Read the waits outside the timed span: reading /proc releases the GIL, and taking
+        # it back behind a worker thread's long C call is not this callback's work.
+        before = waits()
+        started = time.perf_counter()
         try:
             return run(handle)
         finally:
-            times.append(time.perf_counter() - started - waited(before, waits()))
+            ended = time.perf_counter()
+            times.append(ended - started - waited(before, waits()))
 
     # Handle._run is where asyncio runs every callback (debug mode times it from outside).
     asyncio.Handle._run = timed  # type: ignore[method-assign,assignment]
