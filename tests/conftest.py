@@ -12,10 +12,14 @@ start. The first run fills it; ``-p no:cacheprovider`` (no cache directory) turn
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import gc
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -65,7 +69,7 @@ LONG_TESTS = (
     "durable/test_durable_eval.py::test_a_killed_worker_loses_no_question_and_grades_none",
     "store/test_store_url.py::test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no",
     "tools/test_spreadsheet_bounds.py::test_a_big_legitimate_workbook_still_reads",
-    "store/test_pgstore.py::test_a_cancel_from_another_process_arrives_within_100_ms",
+    "store/test_pgstore.py::test_a_cancel_from_another_process_arrives_by_its_notification",
     "docs/test_docs.py::test_block[README.md:32-bash]",
     "server/test_server_dashboard_list.py::test_the_list_follows_the_server_without_a_reload",
     "durable/test_durable_sqlite.py::test_a_write_the_worker_died_in_is_answered_interrupted",
@@ -132,3 +136,53 @@ def long_first(nodeids: Sequence[str], workers: int) -> list[int]:
         ordered += heads[i] + rest[:fill]
         del rest[:fill]
     return ordered + rest
+
+
+# The longest one phase of a test (setup, call or teardown) may take before it counts as hung:
+# the slowest take 40-80 s at a load of 12. A read with no timeout that never returns (a
+# subprocess's pipe, a socket) would otherwise hold its xdist worker, and CI, for ever.
+HUNG_AFTER = float(os.environ.get("RHO_TEST_HUNG_AFTER", "600"))
+
+
+class HungTest(Exception):
+    """A test phase ran past ``HUNG_AFTER`` seconds (every thread's stack is on stderr)."""
+
+
+def _hung(signum: int, frame: object) -> None:
+    faulthandler.dump_traceback(all_threads=True)
+    raise HungTest(f"this test phase ran past {HUNG_AFTER:g} s ($RHO_TEST_HUNG_AFTER): hung")
+
+
+@contextlib.contextmanager
+def _watchdog() -> Iterator[None]:
+    """SIGALRM after ``HUNG_AFTER`` seconds raises ``HungTest`` in the main thread, where a
+    test runs: a blocking call is interrupted (its syscall returns EINTR) and the test fails
+    instead of waiting. Off where there is no SIGALRM, or off the main thread."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.setitimer(signal.ITIMER_REAL, HUNG_AFTER)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with _watchdog():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with _watchdog():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    with _watchdog():
+        return (yield)

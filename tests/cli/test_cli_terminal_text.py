@@ -210,7 +210,10 @@ async def test_a_tool_name_with_escapes_cannot_drive_the_spinner() -> None:
     renderer = TerminalRenderer(out=io.StringIO(), err=err, spinner=True)
     odd = call("x\x1b[2J\x1b[H", {})
     renderer(ev.ToolStarted(at=0.0, call=odd))
-    await asyncio.sleep(0.05)  # the spinner draws its line
+    for _ in range(1500):  # until the spinner has drawn its line (a fixed 0.05 s guessed)
+        if "Ctrl+C" in err.getvalue():
+            break
+        await asyncio.sleep(0.02)
     renderer.spinner.stop()
     drawn = err.getvalue()
     assert "· Ctrl+C to cancel" in drawn  # the spinner ran, with the name in its line

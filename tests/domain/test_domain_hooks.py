@@ -334,23 +334,31 @@ async def test_a_failing_before_tool_hook_denies_its_call_and_the_run_goes_on(ki
         return "allow"  # a string is not an answer
 
     async def async_late(given: BeforeToolCall) -> None:
-        await asyncio.sleep(30)
+        await asyncio.sleep(60)  # past the test's bound: a missed deadline fails, not hangs
+
+    released = threading.Event()
 
     def sync_late(given: BeforeToolCall) -> None:
-        time.sleep(0.5)  # blocks its thread, not the loop
+        released.wait(60)  # blocks its thread, not the loop, until the test has its verdict
 
     hook: Any = {"raises": raises, "wrong answer": wrong, "async late": async_late}.get(
         kind, sync_late
     )
+    # A hook that fails does so at once, so its deadline is far: at a load of 12 a thread
+    # can wait longer than 0.1 s to start, and the failure read as a timeout. A late hook
+    # never ends by itself, so only its deadline can decide.
     session = make_session(
         [tools(call("echo", {"text": "x"})), text("I could not echo.")],
         tools=[echo],
         store=store,
-        hooks=Hooks(before_tool=[hook], timeout=0.1),
+        hooks=Hooks(before_tool=[hook], timeout=0.1 if "late" in kind else 30),
     )
     started = time.monotonic()
-    result = await session.run("go")
-    assert time.monotonic() - started < 0.45  # the deadline, not the hook, decided
+    try:
+        result = await session.run("go")
+    finally:
+        released.set()
+    assert time.monotonic() - started < 20  # a hang, not a speed: the outcome below says who
     assert result.status is RunStatus.COMPLETED
     assert result.text == "I could not echo."
     assert echo.calls == []
@@ -479,8 +487,9 @@ async def test_hung_sync_hooks_starve_nothing() -> None:
         repeat_limit=0,  # forty denials in a row on purpose: not a stuck loop here
     )
     try:
-        result = await asyncio.wait_for(session.run("go"), timeout=20)
-        assert await asyncio.wait_for(asyncio.to_thread(lambda: "free"), timeout=2) == "free"
+        # bounds about hanging, not speed: a starved pool never answers at all
+        result = await asyncio.wait_for(session.run("go"), timeout=60)
+        assert await asyncio.wait_for(asyncio.to_thread(lambda: "free"), timeout=30) == "free"
     finally:
         release.set()
     assert result.status is RunStatus.COMPLETED

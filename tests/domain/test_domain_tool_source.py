@@ -155,6 +155,6 @@ async def test_a_cancel_while_the_source_starts_ends_the_run_at_once() -> None:
     run = asyncio.ensure_future(session.run("go"))
     await asyncio.sleep(0.05)
     session.cancel()
-    result = await asyncio.wait_for(run, 2)
+    result = await asyncio.wait_for(run, 30)  # a hang bound: the source never starts
     assert result.status is RunStatus.CANCELLED
     assert session.model.requests == []  # type: ignore[attr-defined]

@@ -44,8 +44,9 @@ def alive(pid: int) -> bool:
     return "\nState:\tZ" not in status
 
 
-def wait_gone(pid: int, seconds: float = 5) -> bool:
-    """True once ``pid`` is gone (within ``seconds``)."""
+def wait_gone(pid: int, seconds: float = 30) -> bool:
+    """True once ``pid`` is gone (within ``seconds``: a bound on a hang, it returns at once
+    when the process is gone)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if not alive(pid):
@@ -61,19 +62,24 @@ def free_port() -> int:
 
 
 def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
-    """The official SDK's server over Streamable HTTP on a free port, ready; its URL."""
+    """The official SDK's server over Streamable HTTP on a free port, ready; its URL.
+
+    Its start is the SDK's imports, seconds of CPU: at a load of 12 it once took more than
+    20 s. So the wait ends when the server listens or its process has ended (its port taken
+    meanwhile, say), and only a server that neither listens nor ends in 90 s is hung."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, REFERENCE, "http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and process.poll() is None:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return process, f"http://127.0.0.1:{port}/mcp"
         except OSError:
             time.sleep(0.05)
     process.kill()
-    raise RuntimeError("the reference HTTP server did not start")
+    ended = process.wait()
+    raise RuntimeError(f"the reference HTTP server did not start (exit status {ended})")

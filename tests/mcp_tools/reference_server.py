@@ -16,7 +16,7 @@ import sys
 import time
 
 if os.environ.get("HANG_AT_START") == "1":  # before the SDK's imports, which cost a second
-    time.sleep(3600)
+    time.sleep(120)  # past every test's bound: a missed startup_timeout fails, not hangs
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel

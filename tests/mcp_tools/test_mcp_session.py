@@ -148,7 +148,7 @@ async def test_a_server_hanging_at_start_and_one_hanging_in_a_call_end_within_th
         elapsed = time.monotonic() - started
     assert result.status is RunStatus.COMPLETED, result.error
     assert result.text == "went on"
-    assert elapsed < 6
+    assert elapsed < 30  # a hang, not a speed: both timeouts are named below
     (stuck,) = results(session)
     assert "gave no answer to tools/call within 0.5 s" in stuck.content
     assert "mcp_servers.raw.call_timeout" in stuck.content
@@ -182,16 +182,19 @@ async def test_cancelling_a_run_cancels_the_call_and_close_kills_the_process_gro
         agent = Agent(config(server, tmp_path, mcp_servers={"raw": raw(log)}))
         session = Session(agent)
         run = asyncio.ensure_future(session.run("go"))
-        for _ in range(300):
+        for _ in range(1500):  # the server's start and the call: seconds at a load of 12
             pids = [m for m in logged(log) if "grandchild" in m]
             if pids:
                 break
             await asyncio.sleep(0.02)
         session.cancel()
-        result = await asyncio.wait_for(run, 5)
+        result = await asyncio.wait_for(run, 30)  # a hang bound: the stuck call never ends
         assert result.status is RunStatus.CANCELLED
-        await asyncio.sleep(0.1)
-        cancelled = [m for m in logged(log) if m.get("method") == "notifications/cancelled"]
+        for _ in range(1500):  # the cancellation reaches the server's log when it gets a core
+            cancelled = [m for m in logged(log) if m.get("method") == "notifications/cancelled"]
+            if cancelled:
+                break
+            await asyncio.sleep(0.02)
         assert len(cancelled) == 1
         server_pid, grandchild = pids[0]["server"], pids[0]["grandchild"]
         assert alive(server_pid)

@@ -69,7 +69,10 @@ async def test_a_new_session_per_request_reuses_the_connection(
             assert (await session.run("what is here?")).text == "Two files."
     assert len(served.requests) == 6
     assert served.connections == 1  # the client outlived each session, and so did its socket
-    assert served.other_requests.count("GET /v1/models") == 1  # the server was asked once
+    # asked once, not once a session; or not at all, when an earlier test's server on this
+    # port (the kernel reuses them) answered within REMEMBER_SECONDS: the pool keeps a URL's
+    # facts, and in a full run a worker opens thousands of loopback servers
+    assert served.other_requests.count("GET /v1/models") <= 1
 
 
 def test_a_model_moves_to_a_new_event_loop_and_each_loop_closes_its_clients(

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from core_waits import waited, waits
+
 from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.line_search import ProcessLineSearcher
@@ -23,11 +25,12 @@ from rho_domain.tools.factory import build_registry
 
 T = TypeVar("T")
 RO = readonly_profile()
-# The longest one callback may hold the event loop, less the time its thread waited for a
-# core (``_callback_times``); each case here held the loop a second or more before its fix (a
-# 600,000-row CSV parsed on the loop, a catastrophic regex, 24 x **/ in a glob).
+# The longest one callback may hold the event loop, less the time the process's threads
+# waited for a core (``_callback_times``); each case here held the loop a second or more
+# before its fix (a 600,000-row CSV parsed on the loop, a catastrophic regex, 24 x **/ in a
+# glob).
 STALL = 0.25
-TICKING = 0.5  # the longest gap between 10 ms ticks, load included
+TICKING = 0.5  # the longest gap between 10 ms ticks, less the waits for a core
 
 
 class NoRipgrep(LocalExecutor):
@@ -74,21 +77,22 @@ def worker_processes() -> list[int]:
     return found
 
 
-def _queued() -> float:
-    """Seconds this thread has waited for a core so far (``/proc``'s schedstat), or 0.0."""
-    try:
-        with open("/proc/thread-self/schedstat", "rb") as f:
-            return int(f.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0  # no schedstat: the measure falls back to wall time
+async def workers_left(within: float = 30.0) -> list[int]:
+    """Our regex workers still alive once none is left or ``within`` seconds have passed: a
+    kill is sent at once, the process's end is the OS's (a fixed sleep was a guess at it)."""
+    deadline = time.monotonic() + within
+    while (found := worker_processes()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    return found
 
 
 @contextlib.contextmanager
 def _callback_times(loop: asyncio.AbstractEventLoop) -> Iterator[list[float]]:
     """How long each callback (a task step included) run by ``loop`` held its thread, less
-    the time that thread waited for a core: the work itself, blocking calls included, not
-    the time the OS gave other processes (on 2 cores shared by 4 test workers a 3 ms step
-    read 335 ms in asyncio's debug mode, which times in wall time)."""
+    the time the process's threads waited for a core (``core_waits``): the work itself,
+    blocking calls included, not the time the OS gave other processes (on 2 cores shared by
+    4 test workers a 3 ms step read 335 ms in asyncio's debug mode, which times in wall
+    time)."""
     times: list[float] = []
     run = asyncio.Handle._run
     thread = threading.get_ident()
@@ -96,11 +100,15 @@ def _callback_times(loop: asyncio.AbstractEventLoop) -> Iterator[list[float]]:
     def timed(handle: asyncio.Handle) -> None:
         if threading.get_ident() != thread:
             return run(handle)
-        started, queued = time.perf_counter(), _queued()
+        # Read the waits outside the timed span: reading /proc releases the GIL, and taking
+        # it back behind a worker thread's long C call is not this callback's work.
+        before = waits()
+        started = time.perf_counter()
         try:
             return run(handle)
         finally:
-            times.append(time.perf_counter() - started - (_queued() - queued))
+            ended = time.perf_counter()
+            times.append(ended - started - waited(before, waits()))
 
     # Handle._run is where asyncio runs every callback (debug mode times it from outside).
     asyncio.Handle._run = timed  # type: ignore[method-assign,assignment]
@@ -116,8 +124,10 @@ async def lag_of(work: Awaitable[T]) -> tuple[T, float, float]:
 
     Every callback is timed (``_callback_times``): that is work on the loop, whatever else
     the machine does. A probe that ticks every 10 ms checks besides that the loop really kept
-    turning (``TICKING``): on 2 shared cores at a load of 8, the gap between ticks alone also
-    counts the time the OS gave other processes.
+    turning (``TICKING``), which a thread holding the GIL would stop without any callback
+    being long: the gap between two ticks, less the time the process's threads waited for a
+    core meanwhile (in wall time alone a gap read 0.66 s with 6 busy loops beside 4 test
+    workers on 2 cores).
     """
     loop = asyncio.get_running_loop()
     worst = 0.0
@@ -125,12 +135,12 @@ async def lag_of(work: Awaitable[T]) -> tuple[T, float, float]:
 
     async def probe() -> None:
         nonlocal worst
-        last = loop.time()
+        last, before = loop.time(), waits()
         while not done.is_set():
             await asyncio.sleep(0.01)
-            now = loop.time()
-            worst = max(worst, now - last)
-            last = now
+            now, after = loop.time(), waits()
+            worst = max(worst, now - last - waited(before, after))
+            last, before = now, after
 
     ticker = asyncio.create_task(probe())
     with _callback_times(loop) as times:

@@ -242,7 +242,8 @@ async def test_every_file_tool_answers_quickly_on_a_5gib_sparse_file(sparse: Pat
         except ToolError as exc:
             text = str(exc)
         elapsed = time.monotonic() - started
-        assert elapsed < 5, f"{handler.name}{args} took {elapsed:.1f} s"
+        # a hang, not a speed (the old read took 45 s): the bytes read below are the measure
+        assert elapsed < 30, f"{handler.name}{args} took {elapsed:.1f} s"
         assert ex.bytes_read <= 130 << 20, f"{handler.name}{args} read {ex.bytes_read:,} bytes"
         assert len(text) < 100_000
     ex.bytes_read = 0

@@ -12,13 +12,20 @@ queue: DBOS falls back to its internal queue only for a workflow that had none),
 live worker with capacity takes them, within the queue's concurrency limit. A run of a dead
 worker therefore resumes within ``dead_after + interval`` seconds plus the queue's polling
 interval.
+
+A worker never claims its own row, however old: it is running, so its runs are too, and
+putting them back on the queue would run them twice. Its beats and checks run on a thread of
+their own, from its first beat on: not as a task of its event loop, which DBOS's launch and
+any blocking call hold for seconds (a live worker was taken for dead during its own start at
+a load of 18), nor in asyncio's shared pool, which the runs' blocking calls fill. A worker
+recovers others only once it ``watch``es, after DBOS is launched.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import threading
 from collections.abc import Callable
 
 import sqlalchemy as sa
@@ -56,8 +63,10 @@ class Heartbeat:
         self.recover = recover
         self.interval = interval
         self.dead_after = dead_after
-        self._task: asyncio.Task[None] | None = None
         self._created = False
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._watching = threading.Event()
 
     def beat(self) -> None:
         """Write this worker's row (create the table on first use)."""
@@ -92,7 +101,9 @@ class Heartbeat:
                 (row.executor_id, row.seen_at)
                 for row in conn.execute(
                     sa.select(WORKERS.c.executor_id, WORKERS.c.seen_at).where(
-                        WORKERS.c.seen_at < cutoff, WORKERS.c.app_version == self.app_version
+                        WORKERS.c.seen_at < cutoff,
+                        WORKERS.c.app_version == self.app_version,
+                        WORKERS.c.executor_id != self.executor_id,  # alive: it is asking
                     )
                 )
             ]
@@ -122,16 +133,24 @@ class Heartbeat:
         return sa.cast(sa.func.extract("epoch", sa.func.now()), sa.Float)
 
     def start(self) -> None:
-        """Beat now (before any run is taken), then every ``interval`` seconds."""
+        """Beat now (before any run is taken), then every ``interval`` seconds on a thread of
+        its own until ``stop``. Raises what the first beat raises (the database unreachable);
+        later failures are logged and tried again."""
         self.beat()
-        self._task = asyncio.get_running_loop().create_task(self._loop())
+        self._thread = threading.Thread(target=self._run, name="rho-heartbeat", daemon=True)
+        self._thread.start()
 
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
+    def watch(self) -> None:
+        """From the next beat on, also recover the runs of workers whose beat stopped (once
+        the runs can be recovered: DBOS launched)."""
+        self._watching.set()
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.interval):
             try:
-                await asyncio.to_thread(self.beat)
-                await asyncio.to_thread(self.recover_dead)
+                self.beat()
+                if self._watching.is_set():
+                    self.recover_dead()
             except Exception:
                 LOG.exception("heartbeat failed; trying again in %.1f s", self.interval)
 
@@ -139,8 +158,7 @@ class Heartbeat:
         """Stop beating. The row stays: runs this worker leaves unfinished are recovered by
         the others once it is stale, as after a crash (a row with nothing pending recovers
         nothing)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        self._stopping.set()
+        if self._thread is not None:
+            await asyncio.to_thread(self._thread.join)  # a beat under way ends first
         self.engine.dispose()

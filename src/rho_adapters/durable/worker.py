@@ -114,19 +114,25 @@ class DbosWorker:
                     ),
                 }
             )
-            await asyncio.to_thread(self.heartbeat.beat)
+            # beating from here on, on its own thread: DBOS's launch holds the loop
+            await asyncio.to_thread(self.heartbeat.start)
             _DBOS.launch()
         except Exception as exc:
+            await self.heartbeat.stop()
             raise ConfigError(
                 f"cannot open the durable runs' database {shown(options.url)}: {exc}"
             ) from exc
-        await self._check_versions()
-        await _DBOS.register_queue_async(
-            options.queue,
-            worker_concurrency=options.concurrency,
-            polling_interval_sec=options.poll_interval,
-        )
-        self.heartbeat.start()
+        try:
+            await self._check_versions()
+            await _DBOS.register_queue_async(
+                options.queue,
+                worker_concurrency=options.concurrency,
+                polling_interval_sec=options.poll_interval,
+            )
+        except BaseException:
+            await self.heartbeat.stop()
+            raise
+        self.heartbeat.watch()
 
     async def _check_versions(self) -> None:
         others = await _DBOS.list_workflows_async(

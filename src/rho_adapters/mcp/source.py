@@ -21,13 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from rho_adapters.clock import SystemClock
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.jsonrpc import Message, Transport
 from rho_adapters.mcp.references import resolved_env, resolved_headers
@@ -36,6 +36,7 @@ from rho_adapters.mcp.stdio import StdioTransport, environment
 from rho_adapters.mcp.tool import McpTool
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig, tool_name
+from rho_domain.ports.clock import Clock
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
 from rho_domain.tools.truncation import truncate_middle
@@ -72,7 +73,8 @@ class ServerState:
 
 
 class McpToolSource(ToolSource):
-    """The tools of ``servers`` (by name), started on the first ``current``."""
+    """The tools of ``servers`` (by name), started on the first ``current``. A server that
+    fails to restart is tried again after ``restart_backoff``'s waits, by ``clock``."""
 
     def __init__(
         self,
@@ -83,6 +85,7 @@ class McpToolSource(ToolSource):
         output_dir: Callable[[str], Path | None] | None = None,
         connect: Connect = connect,
         restart_backoff: tuple[float, float] = (1.0, 60.0),
+        clock: Clock | None = None,
     ) -> None:
         self.servers = {name: ServerState(name, config) for name, config in servers.items()}
         self._environ = environ
@@ -90,6 +93,7 @@ class McpToolSource(ToolSource):
         self._output_dir = output_dir
         self._connect = connect
         self._backoff = restart_backoff  # (first wait, longest wait) between failed restarts
+        self._clock = SystemClock() if clock is None else clock  # what restarts are timed by
         self._lock = asyncio.Lock()
         self._reconnecting = asyncio.Lock()
         self._started = False
@@ -110,7 +114,7 @@ class McpToolSource(ToolSource):
                 except BaseException:  # cancelled while starting: start afresh next time
                     await self._forget_starts()
                     raise
-            now = time.monotonic()
+            now = self._clock.monotonic()
             due = [s for s in self.servers.values() if _restart_due(s, now)]
             await asyncio.gather(*(self._restart(s) for s in due))
             stale = [s for s in self.servers.values() if s.stale and s.state == "ready"]
@@ -205,7 +209,7 @@ class McpToolSource(ToolSource):
             state.restarts += 1
             first, longest = self._backoff
             wait = min(longest, first * 2 ** (state.restarts - 1))
-            state.restart_at = time.monotonic() + wait
+            state.restart_at = self._clock.monotonic() + wait
             state.problem += f" (restarting it again in {wait:g} s)"
 
     async def _reconnect(self, state: ServerState, old: McpClient) -> McpClient:
@@ -281,7 +285,7 @@ class McpToolSource(ToolSource):
     def _gone(self, state: ServerState, why: str) -> None:
         if not self._closed and state.state == "ready":
             self._fail(state, f"MCP server {state.name!r} {why}; its tools are gone")
-            state.restart_at = time.monotonic()  # the next ``current`` starts it again
+            state.restart_at = self._clock.monotonic()  # the next ``current`` starts it again
 
     def _fail(self, state: ServerState, problem: str) -> None:
         state.state = "failed"

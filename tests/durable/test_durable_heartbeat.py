@@ -1,0 +1,130 @@
+"""The workers' heartbeat on its own (SQLite system database, no DBOS): a live worker is never
+taken for dead, by itself or because asyncio's shared thread pool is busy with runs."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason="the durable extra (sqlalchemy) is not installed")
+
+from rho_adapters.durable.heartbeat import Heartbeat
+
+
+def _seen_at(db: Path, executor_id: str) -> float | None:
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT seen_at FROM rho_workers WHERE executor_id = ?", (executor_id,)
+        ).fetchone()
+    return None if row is None else float(row[0])
+
+
+def test_a_worker_claims_the_others_stale_rows_never_its_own(tmp_path: Path) -> None:
+    """Its own row can look old (a beat held back); it is the one asking, so it is alive,
+    and recovering its own runs would put runs it is running back on the queue."""
+    url = f"sqlite:///{tmp_path / 'system.db'}"
+    recovered: list[str] = []
+
+    def recover(executor_id: str) -> int:
+        recovered.append(executor_id)
+        return 0
+
+    # dead_after < 0: every row is older than the cutoff, the checker's own included
+    a = Heartbeat(url, "worker-a", "v1", recover=recover, dead_after=-60)
+    b = Heartbeat(url, "worker-b", "v1", recover=recover, dead_after=-60)
+    try:
+        a.beat()
+        b.beat()
+        assert a.recover_dead() == ["worker-b"]
+        assert recovered == ["worker-b"]
+        assert _seen_at(tmp_path / "system.db", "worker-a") is not None  # its row stays
+    finally:
+        a.engine.dispose()
+        b.engine.dispose()
+
+
+async def test_beats_go_on_while_the_shared_thread_pool_is_busy(tmp_path: Path) -> None:
+    """Every thread of asyncio's default pool blocked (runs in blocking calls): the worker
+    still beats, on its own thread. Through the shared pool no beat came until the pool
+    freed, past any ``dead_after``."""
+    db = tmp_path / "system.db"
+    beat = Heartbeat(f"sqlite:///{db}", "worker-a", "v1", recover=lambda _: 0, interval=0.01)
+    release = threading.Event()
+    # more blocked calls than the default pool has threads (min(32, cores + 4))
+    blocked = [asyncio.ensure_future(asyncio.to_thread(release.wait, 60)) for _ in range(40)]
+    try:
+        beat.start()  # the first beat, before any run
+        first = _seen_at(db, "worker-a")
+        assert first is not None
+        deadline = time.monotonic() + 30  # a beat never coming is the failure, not a speed
+        while (_seen_at(db, "worker-a") or 0.0) <= first:
+            assert time.monotonic() < deadline, "no beat while the shared pool was busy"
+            await asyncio.sleep(0.02)
+    finally:
+        release.set()
+        await asyncio.gather(*blocked)
+        await beat.stop()
+
+
+async def test_beats_go_on_while_the_event_loop_is_blocked(tmp_path: Path) -> None:
+    """The loop held (DBOS's launch is synchronous, seconds at a load of 18): the worker
+    still beats. As a task of the loop, no beat came until the loop was free again, and the
+    other worker took this live one for dead during its own start."""
+    db = tmp_path / "system.db"
+    beat = Heartbeat(f"sqlite:///{db}", "worker-a", "v1", recover=lambda _: 0, interval=0.01)
+    try:
+        beat.start()
+        first = _seen_at(db, "worker-a")
+        assert first is not None
+        deadline = time.monotonic() + 30  # blocking on purpose: no await until a beat came
+        while (_seen_at(db, "worker-a") or 0.0) <= first:
+            assert time.monotonic() < deadline, "no beat while the event loop was blocked"
+            time.sleep(0.02)
+    finally:
+        await beat.stop()
+
+
+def test_a_worker_recovers_others_only_once_it_watches(tmp_path: Path) -> None:
+    """Before DBOS is launched the runs cannot be recovered: a claim then would delete the
+    dead worker's row and lose its runs. Beating starts first, watching after the launch."""
+    db = tmp_path / "system.db"
+    recovered: list[str] = []
+
+    def recover(executor_id: str) -> int:
+        recovered.append(executor_id)
+        return 0
+
+    dead = Heartbeat(f"sqlite:///{db}", "worker-b", "v1", recover=recover)
+    dead.beat()
+    dead.engine.dispose()
+    beat = Heartbeat(
+        f"sqlite:///{db}", "worker-a", "v1", recover=recover, interval=0.01, dead_after=-60
+    )
+
+    async def beating() -> None:
+        beat.start()
+        try:
+            seen = _seen_at(db, "worker-a") or 0.0
+            for _ in range(3):  # three beats, none of them watching
+                deadline = time.monotonic() + 30
+                while (now := _seen_at(db, "worker-a") or 0.0) <= seen:
+                    assert time.monotonic() < deadline, "no beat"
+                    await asyncio.sleep(0.01)
+                seen = now
+            assert recovered == []
+            assert _seen_at(db, "worker-b") is not None  # its row, and so its runs, kept
+            beat.watch()
+            deadline = time.monotonic() + 30
+            while not recovered:
+                assert time.monotonic() < deadline, "never recovered once watching"
+                await asyncio.sleep(0.01)
+            assert recovered == ["worker-b"]
+        finally:
+            await beat.stop()
+
+    asyncio.run(beating())
