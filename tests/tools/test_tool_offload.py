@@ -196,10 +196,12 @@ async def test_the_measure_sees_a_blocked_loop() -> None:
         while time.thread_time() < until:
             pass
 
+    # Judged against the bound the tests use: the clocks read apart (perf_counter, the
+    # scheduler's) can put a 0.3 s block a fraction of a millisecond under 0.3 s.
     _, stall, _ = await lag_of(blocking())
-    assert stall >= 0.3
+    assert stall > STALL
     _, stall, _ = await lag_of(computing())
-    assert stall >= 0.3
+    assert stall > STALL
 
 
 async def test_the_measure_sees_a_thread_that_holds_the_gil() -> None:
