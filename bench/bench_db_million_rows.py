@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import sqlite3
 import sys
 import tempfile
@@ -27,7 +28,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "db")]
+# The tests' database helpers; our sources from PYTHONPATH or the install, as every bench
+# takes them (so --against-style runs measure the tree asked for), else this checkout's.
+sys.path.insert(0, str(ROOT / "tests" / "db"))
+if importlib.util.find_spec("rho_domain") is None:
+    sys.path.insert(0, str(ROOT / "src"))
 
 from db_servers import running_mariadb, running_postgres  # noqa: E402
 from db_support import Server, seed  # noqa: E402

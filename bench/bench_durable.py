@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -30,7 +31,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "db")]
+# The tests' database helpers; our sources from PYTHONPATH or the install, as every bench
+# takes them (so --against-style runs measure the tree asked for), else this checkout's.
+sys.path.insert(0, str(ROOT / "tests" / "db"))
+if importlib.util.find_spec("rho_domain") is None:
+    sys.path.insert(0, str(ROOT / "src"))
 
 from dbos import DBOS  # noqa: E402
 
