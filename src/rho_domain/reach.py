@@ -75,15 +75,7 @@ class ReadReach:
     ) -> ReadReach:
         """The reach of a profile's setting for a workspace (every spelling of it: as given
         and canonical), its read roots (idem) and the machine's home directories."""
-        closed = ("/",) if outside is OutsideReads.DENY else (*homes, *SANDBOX_OWN)
-        # ``_allowed()``: every sandbox has its own /dev and /proc.
-        given = (posixpath.normpath(p) for p in (*workspace, *read_roots))
-        opened = tuple(dict.fromkeys((*given, *_allowed())))
-        return cls(
-            open=opened,
-            closed=tuple(dict.fromkeys(posixpath.normpath(c) for c in closed if c)),
-            outside=outside,
-        )
+        return _reach_of(outside, workspace, read_roots, homes)
 
     def refusal(self, path: str) -> str | None:
         """Why the absolute ``path`` may not be read, or None. A relative path is not judged
@@ -120,3 +112,23 @@ class ReadReach:
             for c in self.closed
         )
         return f'      [ "$i" = 1 ] || case $p in {opened}{closed}) o=1;; esac\n'
+
+
+@functools.lru_cache(maxsize=64)
+def _reach_of(
+    outside: OutsideReads,
+    workspace: tuple[str, ...],
+    read_roots: tuple[str, ...],
+    homes: tuple[str, ...],
+) -> ReadReach:
+    """``ReadReach.of``: a pure function of its strings (a frozen value), remembered per
+    process, since every Session's executor builds the same reach for the same workspace."""
+    closed = ("/",) if outside is OutsideReads.DENY else (*homes, *SANDBOX_OWN)
+    # ``_allowed()``: every sandbox has its own /dev and /proc.
+    given = (posixpath.normpath(p) for p in (*workspace, *read_roots))
+    opened = tuple(dict.fromkeys((*given, *_allowed())))
+    return ReadReach(
+        open=opened,
+        closed=tuple(dict.fromkeys(posixpath.normpath(c) for c in closed if c)),
+        outside=outside,
+    )

@@ -158,9 +158,17 @@ class SecretPolicy:
 
     def refusal(self, path: str) -> str | None:
         """Why ``path`` may not be read, or None. Give the canonical absolute path (symlinks
-        resolved) where there is one; a relative path is judged by its names only."""
+        resolved) where there is one; a relative path is judged by its names only.
+
+        A pure function of the policy's strings and ``path`` (no filesystem access), so its
+        answers are remembered per process (``_judged``): every Session's executor judges
+        the same workspace paths again, and the patterns cost ~15 µs a path."""
         if not path:
             return None
+        return _judged(self, path)
+
+    def judge(self, path: str) -> str | None:
+        """``refusal(path)`` worked out now, never remembered (``_judged`` calls it)."""
         text = _text(path)
         if path.startswith("/") and _any_of(ALLOWED).match(text):
             return None
@@ -207,6 +215,13 @@ class SecretPolicy:
     def is_secret(self, path: str) -> bool:
         """True when ``refusal(path)`` has a reason."""
         return self.refusal(path) is not None
+
+
+# Bounded: paths come from the model's arguments and the commands' words.
+@functools.lru_cache(maxsize=4096)
+def _judged(policy: SecretPolicy, path: str) -> str | None:
+    """``policy.judge(path)``, remembered by the (frozen, hashable) policy and the path."""
+    return policy.judge(path)
 
 
 DEFAULT_POLICY = SecretPolicy()

@@ -298,6 +298,7 @@ def build_executor(
         secret_locations=secret,
         limits=profile.limits,
         search_path=search_path,
+        resolved=True,  # root and home: real paths looked up above, for this Session
     )
     say_unprotected(executor.unprotected())
     return executor

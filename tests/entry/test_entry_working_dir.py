@@ -52,3 +52,40 @@ def test_the_config_directory_as_a_string_is_the_same_directory(
     expected = expected.replace("HOME", home)
     assert os.path.realpath(config_dir_name(env)) == expected
     assert os.path.realpath(config_dir(env)) == expected
+
+
+async def test_each_session_resolves_its_workspace_and_config_directory_again(
+    tmp_path: Path,
+) -> None:
+    """The executor trusts the real paths its wiring looked up for it (``resolved=True``: no
+    second lookup), so those lookups must be each Session's own: a workspace link pointed
+    elsewhere between two Sessions confines the second one to the new directory, and a
+    config directory reached through a link is secret by its real path."""
+    from rho_adapters.local import LocalExecutor
+    from rho_domain.permissions import builtin_profile
+    from rho_entry.wiring import build_executor
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for directory in (first, second):
+        directory.mkdir()
+        (directory / "which.txt").write_text(directory.name)
+    link = tmp_path / "work"
+    conf_real = tmp_path / "conf-real"
+    conf_real.mkdir()
+    (tmp_path / "conf").symlink_to(conf_real)
+    env = {"RHO_AGENT_HOME": str(tmp_path / "conf")}
+    config = AgentConfig(working_dir=str(link))
+    profile = builtin_profile("readonly")
+    for target in (first, second, first):
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(target)
+        executor = build_executor(config, profile, None, environ=env)
+        try:
+            assert isinstance(executor, LocalExecutor)
+            assert executor.working_dir == os.path.realpath(target)
+            assert await executor.read("which.txt") == target.name.encode()
+            assert os.path.realpath(conf_real) in executor.policy.locations
+            assert executor.policy.refusal(os.path.realpath(conf_real / "x.yaml")) is not None
+        finally:
+            await executor.aclose()

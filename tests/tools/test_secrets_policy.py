@@ -64,6 +64,29 @@ def test_policy_allows_ordinary_path(path: str) -> None:
     assert POLICY.refusal(path) is None
 
 
+def test_remembered_answers_are_each_policys_own() -> None:
+    """``refusal`` remembers its answers per process (a pure function of the policy's strings
+    and the path): asked in any order, by policies that differ in one field, each answer is
+    what that policy works out now (``judge``), never another policy's."""
+    policies = [
+        POLICY,
+        SecretPolicy(homes=("/home/u",)),  # no session directory
+        SecretPolicy(locations=("/srv/agent/sessions",)),  # no home: rule 2b off
+        SecretPolicy(
+            locations=("/srv/agent/sessions",), homes=("/home/u",), open_trees=("/home/u/.m2",)
+        ),
+    ]
+    paths_ = [*SECRET, *NOT_SECRET, "/home/u/.m2/settings.xml"]
+    for _ in range(2):  # the second pass reads remembered answers
+        for path in paths_:
+            answers = [p.refusal(path) for p in policies]
+            assert answers == [p.judge(path) for p in policies], path
+    assert POLICY.refusal("/srv/agent/sessions/s1") is not None
+    assert policies[1].refusal("/srv/agent/sessions/s1") is None
+    assert POLICY.refusal("/home/u/.m2/settings.xml") is not None
+    assert policies[3].refusal("/home/u/.m2/settings.xml") is None
+
+
 @pytest.mark.parametrize(
     ("path", "secret"),
     [(".env", True), ("src/.ENV", True), ("/proc/self/environ", True), ("/root/.ssh/id_rsa", True),

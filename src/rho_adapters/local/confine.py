@@ -43,8 +43,10 @@ class Resolved:
 class Tree:
     """One confinement root (the workspace, or an extra read root)."""
 
-    def __init__(self, root: str) -> None:
-        self.root = os.path.realpath(root)
+    def __init__(self, root: str, *, real: bool = False) -> None:
+        # ``real``: the caller resolved ``root`` just now (a Session's wiring resolves its
+        # workspace once, per Session); a second lookup would give the same string.
+        self.root = root if real else os.path.realpath(root)
         self.root_parts = components(self.root)
 
     def relative_parts(self, path: str, *, aliases: tuple[str, ...] = ()) -> tuple[str, ...] | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import os
 import pwd
 import shutil
@@ -131,6 +132,14 @@ def _homes(env: Mapping[str, str]) -> tuple[str, ...]:
     return homes
 
 
+@functools.lru_cache(maxsize=64)
+def _programs_outside(path: tuple[str, ...], root: tuple[str, ...]) -> tuple[str, ...]:
+    """The absolute directories of ``path`` outside ``root`` (components): a program directory
+    inside the workspace would let files there pose as programs. A pure function of its
+    strings, remembered per process (every Session's executor asks it)."""
+    return tuple(p for p in path if p.startswith("/") and not is_within(components(p), root))
+
+
 def default_search_path() -> tuple[str, ...]:
     """Where restricted programs come from: system directories and this Python's bin (rg)."""
     return ("/usr/local/bin", "/usr/bin", "/bin", os.path.dirname(sys.executable))
@@ -154,15 +163,23 @@ class LocalExecutor(Executor):
         homes: Sequence[str] | None = None,
         limits: ResourceLimits | None = None,
         read_outside: OutsideReads = OutsideReads.DENY,
+        resolved: bool = False,
     ) -> None:
         if not os.path.isdir(root):
             raise ExecutorError(f"working directory {root!r} does not exist")
         self._given_root = os.path.abspath(root)
-        self._tree = Tree(root)
+        # ``resolved``: the caller gives ``root`` and ``secret_locations`` as the real paths
+        # it looked up for this executor just now (``build_executor``, once per Session).
+        self._tree = Tree(root, real=resolved)
         self._extra = tuple(Tree(r) for r in extra_read_roots if os.path.isdir(r))
         self._protected = tuple(components(os.path.realpath(p)) for p in protected_paths)
+        secret = (
+            tuple(secret_locations)
+            if resolved
+            else tuple(os.path.realpath(p) for p in secret_locations)
+        )
         self.policy = SecretPolicy(
-            locations=tuple(os.path.realpath(p) for p in (*protected_paths, *secret_locations)),
+            locations=(*(os.path.realpath(p) for p in protected_paths), *secret),
             homes=_homes(base_env or {}) if homes is None else tuple(homes),
             open_trees=(self._tree.root,),  # a workspace in ~/.config/nvim is still readable
         )
@@ -181,14 +198,8 @@ class LocalExecutor(Executor):
         self.file_write = file_write
         self.allow_shell = allow_shell
         path = tuple(search_path) if search_path is not None else default_search_path()
-        # A program directory inside the workspace would let files there pose as programs.
-        path = tuple(
-            p
-            for p in path
-            if p.startswith("/") and not is_within(components(p), self._tree.root_parts)
-        )
         self._runner = CommandRunner(
-            path,
+            _programs_outside(path, self._tree.root_parts),
             base_env or {},
             sandbox=sandbox,
             visible_roots=(self._tree.root, *(t.root for t in self._extra)),
