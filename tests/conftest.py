@@ -55,37 +55,38 @@ def pytest_collection(session: pytest.Session) -> Any:
             gc.freeze()
 
 
-# The tests that take longest (wall seconds at load 4-6 in the run of 2026-11-26, main at
-# 533b0a7, `--durations=40`), longest first. A run ends when its last worker does, so a long
-# test that starts late is the run's tail: these start first, one at the head of each worker's
-# first batch, and the rest keep their order. A name here that no longer matches is ignored
-# (the test only loses its head start); refresh the list from `--durations=40`.
+# The tests that take longest (wall seconds in the run of 2026-11-26 22:23 UTC, main at
+# 054e4be, caches warm, load 2-6, `--durations=40`), longest first. A run ends when its last
+# worker does, so a long test that starts late is the run's tail: these start first, one at
+# the head of each worker's first batch, and the rest keep their order. A name here that no
+# longer matches is ignored (the test only loses its head start); refresh the list from
+# `--durations=40`.
 LONG_TESTS = (
     "server/test_server_durable.py::test_a_run_created_on_a_killed_server_completes_on_the",
-    "server/test_server_shared_store.py::test_two_servers_share_sessions_approvals_cancels",
-    "test_quality.py::test_mypy_strict",  # 2 s with mypy's cache warm, 13-80 s cold
     "durable/test_durable_postgres.py::test_two_workers_200_runs_one_killed_all_complete",
-    "durable/test_durable_answers.py::test_queue_approve_always_from_another_process_allows",
+    "test_quality.py::test_mypy_strict",  # 2 s with mypy's cache warm, 13-80 s cold
     "durable/test_durable_eval.py::test_a_killed_worker_loses_no_question_and_grades_none",
-    "store/test_store_url.py::test_a_run_lists_and_ps_on_postgresql_leave_no_file_and_no",
-    "tools/test_spreadsheet_bounds.py::test_a_big_legitimate_workbook_still_reads",
-    "store/test_pgstore.py::test_a_cancel_from_another_process_arrives_by_its_notification",
-    "docs/test_docs.py::test_block[README.md:32-bash]",
-    "server/test_server_dashboard_list.py::test_the_list_follows_the_server_without_a_reload",
-    "durable/test_durable_sqlite.py::test_a_write_the_worker_died_in_is_answered_interrupted",
-    "server/test_server_remote.py::test_a_task_runs_on_the_server_and_approvals_stop_it",
-    "durable/test_durable_approvals.py::test_an_approval_answered_from_a_third_process_wakes",
-    "server/test_server_dashboard_list.py::test_no_overflow_with_0_1_and_50_sessions",
-    "server/test_server_durable.py::test_always_answered_on_a_durable_server_allows_the_tool",
-    "durable/test_durable_answers.py::test_a_handle_approves_always_and_the_second_call_runs",
+    "tools/test_spreadsheet_bounds.py::test_allowed_shared_strings_cost_a_measured_bound",
+    "server/test_server_shared_store.py::test_two_servers_share_sessions_approvals_cancels",
     "durable/test_durable_sqlite.py::test_a_read_the_worker_died_in_is_run_again_and_no_model",
-    "evals/test_eval_cli.py::test_sample_data_then_a_run_with_two_workers",
+    "server/test_server_dashboard_list.py::test_no_overflow_with_0_1_and_50_sessions",
+    "tools/test_spreadsheet_bounds.py::test_a_big_legitimate_workbook_still_reads",
+    "tools/test_shell_oracle.py::test_shell_allowed_commands_change_nothing",
+    "durable/test_durable_sqlite.py::test_a_write_the_worker_died_in_is_answered_interrupted",
+    "docs/test_docs.py::test_block[docs/mcp.md:34-python]",
     "store/test_pgstore.py::test_a_host_killed_mid_tool_shows_stale_in_bound_and_resumes",
-    "server/test_server_remote_messages.py::test_a_session_whose_working_dir_is_gone_is",
-    "docs/test_docs.py::test_block[README.md:592-bash]",
+    "mcp_tools/test_mcp_session.py::test_a_server_that_dies_mid_call_is_started_again",
+    "docs/test_docs.py::test_block[docs/mcp.md:76-bash]",
+    "db/test_db_byte_budget.py::test_two_huge_postgres_values_arrive_cut_and_cost_little",
+    "server/test_server_dashboard_list.py::test_the_list_follows_the_server_without_a_reload",
+    "tools/test_shell_languages.py::test_check_jq_refuses_every_program_that_reaches_a_module",
+    "bench/test_bench_smoke.py::test_bench_pg_store",
+    "server/test_server_durable.py::test_always_answered_on_a_durable_server_allows_the_tool",
+    "bench/test_bench_smoke.py::test_bench_oneshot",
+    "bench/test_bench_smoke.py::test_bench_overhead",
+    "durable/test_durable_sqlite.py::test_a_durable_run_and_a_plain_run_leave_the_same_trace",
+    "docs/test_docs.py::test_block[README.md:618-python]",
     "server/test_server_serve.py::test_a_pending_approval_survives_a_restart",
-    "mcp_tools/test_mcp_client.py::test_a_restart_that_fails_waits_longer_each_time",
-    "entry/test_runtime_sigterm.py::test_sigterm_cancels_handles_and_leaves_resumable",
 )
 
 
