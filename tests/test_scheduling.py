@@ -80,3 +80,19 @@ def test_every_worker_starts_with_a_long_test_and_all_long_ones_come_first(
 def test_a_run_without_known_long_tests_keeps_its_order(request: pytest.FixtureRequest) -> None:
     collection = [f"tests/a/test_{i}.py::test_it" for i in range(100)]
     assert _conftest(request.config).long_first(collection, 4) == list(range(100))
+
+
+def test_every_known_long_test_still_exists(request: pytest.FixtureRequest) -> None:
+    """A renamed or moved test would silently lose its head start: each entry names a test
+    file that exists and a test function (or a docs block) in it that the name begins."""
+    tests = Path(__file__).parent
+    for prefix in _conftest(request.config).LONG_TESTS:
+        path, name = prefix.split("::", 1)
+        source = tests / path
+        assert source.is_file(), prefix
+        if name.startswith("test_block["):  # a docs block: tests/docs/test_docs.py
+            document, line = name.removeprefix("test_block[").split(":", 1)
+            assert (tests.parent / document).is_file(), prefix
+            assert line.split("-", 1)[0].isdigit(), prefix
+            continue
+        assert f"def {name}" in source.read_text(), prefix
