@@ -1,6 +1,9 @@
 """Start-up cost of the CLI: wall time and peak memory against ``python -c pass``.
 
-Measures, each as the median of N runs (peak RSS from ``os.wait4`` of each child):
+Measures, each as the median of N runs (peak RSS: the child's own ``VmHWM``, which a
+``sitecustomize`` this bench puts on the child's path writes at exit; ``os.wait4``'s
+``ru_maxrss`` would also count the pages the child shared with this process before its exec,
+so in a big process, a pytest worker, every short command read that process's size):
 
 - ``python -c pass``                       the floor
 - ``python -c "import rho_entry"``         the library's import
@@ -28,21 +31,44 @@ from pathlib import Path
 HEAVY = ("httpx", "yaml", "cattrs", "psycopg", "pymysql", "oracledb", "vertica_python", "openpyxl")
 
 
+# Written beside the bench's temporary workspace and put first on the children's PYTHONPATH:
+# the process's own peak (``VmHWM`` counts only what it mapped since its exec), at exit. It
+# would hide an environment's own sitecustomize (none in ours; Debian's python3 has one).
+PEAK_HOOK = """
+import atexit, os
+
+def _peak(path=os.environ.get("RHO_BENCH_PEAK_FILE")):
+    if not path:
+        return
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                with open(path, "w") as out:
+                    out.write(line.split()[1])  # KiB
+
+atexit.register(_peak)
+"""
+
+
 def measure(argv: list[str], *, cwd: str, env: dict[str, str]) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB, exit code) of one run."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
+    with tempfile.NamedTemporaryFile(prefix="rho-bench-peak-") as peak:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**env, "RHO_BENCH_PEAK_FILE": peak.name},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        written = Path(peak.name).read_text()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    # Where the hook could not read /proc (not Linux): wait4's figure, an upper bound.
+    kib = int(written) if written.isdigit() else usage.ru_maxrss
+    return wall, kib / 1024, proc.returncode
 
 
 def heavy_imports(command: list[str], env: dict[str, str]) -> list[str]:
@@ -68,9 +94,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         work = Path(tmp) / "work"
         work.mkdir()
         (work / "README.md").write_text("# Bench project\n\nA small workspace.\n")
+        hook = Path(tmp) / "peak"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(PEAK_HOOK)
+        paths = [str(hook), *filter(None, [os.environ.get("PYTHONPATH")])]
         env = {
             # the sources PYTHONPATH names (a worktree's), and where their bytecode is kept
-            **{k: os.environ[k] for k in ("PYTHONPATH", "PYTHONPYCACHEPREFIX") if k in os.environ},
+            **{k: os.environ[k] for k in ("PYTHONPYCACHEPREFIX",) if k in os.environ},
+            "PYTHONPATH": os.pathsep.join(paths),
             "PATH": os.environ.get("PATH", ""),
             "HOME": tmp,
             "RHO_AGENT_HOME": str(Path(tmp) / "home"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import resource
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -82,6 +83,13 @@ def test_bench_cli() -> None:
         r"heavy modules imported by --help: +none",
         r"goals: --help within 60 ms of the floor",
     )
+    # Each peak is the child's own, not this big pytest worker's (wait4's ru_maxrss counts
+    # what a child shared with its launcher before its exec: every row read the worker's
+    # size): `python -c pass` maps about 9 MiB, the worker far more.
+    floor = re.search(r"^python -c pass +\S+ +\S+ +(\S+)", out, re.MULTILINE)
+    launcher = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    assert floor is not None
+    assert float(floor.group(1)) < min(50.0, launcher / 2), (floor.group(1), launcher)
 
 
 def test_bench_durable(pg_server_url: str) -> None:
