@@ -127,10 +127,15 @@ class DocsEnv:
         self, argv: list[str], *, stdin: str = "", timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` in the workspace with the reader's environment."""
+        return self._spawn(argv, self.environ, stdin, timeout)
+
+    def _spawn(
+        self, argv: list[str], env: dict[str, str], stdin: str, timeout: float
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             argv,
             cwd=self.workspace,
-            env=self.environ,
+            env=env,
             input=stdin,
             capture_output=True,
             text=True,
@@ -150,15 +155,8 @@ class DocsEnv:
         self, command: str, *, stdin: str = "", timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:
         """``bash -o pipefail -c COMMAND`` as ``run`` would, with ``shell_environ``."""
-        return subprocess.run(
-            ["bash", "-o", "pipefail", "-c", command],
-            cwd=self.workspace,
-            env=self.shell_environ,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+        return self._spawn(
+            ["bash", "-o", "pipefail", "-c", command], self.shell_environ, stdin, timeout
         )
 
     def run_python(
