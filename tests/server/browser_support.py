@@ -8,7 +8,8 @@ driver is started once per test process, on first use, and one Chromium per set 
 arguments (the dashboard modules share one; the browser attacks launch theirs with host and
 network flags of their own). Each test still gets a page in a new browser context
 (``browser.new_page()``: no cookies, storage or cache from an earlier test) and closes it.
-Everything started here is closed when pytest ends (``config.add_cleanup``).
+Everything started here is closed when the session's last test tears down (as a session
+fixture's finalizer: a per-test CPU recorder counts the browsers' CPU on that test).
 
 ``import playwright.sync_api`` costs about 0.1 s of CPU; at a module's top every worker paid
 it while collecting. The modules check that playwright is installed with ``find_spec`` and
@@ -41,10 +42,11 @@ def skip_without_playwright() -> None:
 
 
 @contextlib.contextmanager
-def shared_browser(config: pytest.Config, *args: str) -> Iterator[Any]:
+def shared_browser(request: pytest.FixtureRequest, *args: str) -> Iterator[Any]:
     """This test process's Chromium launched with ``--no-sandbox`` and ``args`` (launched on
-    the first call with those arguments, closed with the driver when pytest ends), for the
-    tests of one module. Without Chromium the test skips, and under ``CI=true`` fails.
+    the first call with those arguments, closed with the driver after the session's last
+    test), for the tests of one module (``request``: its fixture's). Without Chromium the
+    test skips, and under ``CI=true`` fails.
 
     While playwright's sync API is started, its event loop counts as the thread's running
     loop (its dispatcher is suspended inside ``run_until_complete``), and ``asyncio.run`` or
@@ -60,8 +62,8 @@ def shared_browser(config: pytest.Config, *args: str) -> Iterator[Any]:
     _resume()
     try:
         if args not in _BROWSERS:
-            if not _BROWSERS:
-                config.add_cleanup(_close)
+            if not _BROWSERS:  # closed when the session's last test tears down
+                request.session.addfinalizer(_close)
             launched = _driver().chromium.launch(
                 executable_path=CHROMIUM, args=["--no-sandbox", *args]
             )

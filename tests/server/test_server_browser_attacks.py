@@ -45,7 +45,7 @@ skip_without_playwright()
 @pytest.fixture(scope="module")
 def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
     resolve = "--host-resolver-rules=MAP attacker.test 127.0.0.1"
-    with shared_browser(request.config, resolve, NO_PNA) as launched:
+    with shared_browser(request, resolve, NO_PNA) as launched:
         yield launched
 
 

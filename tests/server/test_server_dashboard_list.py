@@ -52,7 +52,7 @@ skip_without_playwright()
 
 @pytest.fixture(scope="module")
 def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
-    with shared_browser(request.config) as launched:
+    with shared_browser(request) as launched:
         yield launched
 
 
