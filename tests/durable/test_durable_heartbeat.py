@@ -4,16 +4,28 @@ taken for dead, by itself or because asyncio's shared thread pool is busy with r
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-pytest.importorskip("sqlalchemy", reason="the durable extra (sqlalchemy) is not installed")
+if TYPE_CHECKING:
+    from rho_adapters.durable.heartbeat import Heartbeat
 
-from rho_adapters.durable.heartbeat import Heartbeat
+if importlib.util.find_spec("sqlalchemy") is None:  # found, not imported (below)
+    pytest.skip("the durable extra (sqlalchemy) is not installed", allow_module_level=True)
+
+
+def _heartbeat(*args: Any, **kwargs: Any) -> Heartbeat:
+    """A ``Heartbeat``, imported here: sqlalchemy costs every xdist worker's collection about
+    0.15 s of CPU, and only the worker that runs these tests needs it."""
+    from rho_adapters.durable.heartbeat import Heartbeat
+
+    return Heartbeat(*args, **kwargs)
 
 
 def _seen_at(db: Path, executor_id: str) -> float | None:
@@ -35,8 +47,8 @@ def test_a_worker_claims_the_others_stale_rows_never_its_own(tmp_path: Path) -> 
         return 0
 
     # dead_after < 0: every row is older than the cutoff, the checker's own included
-    a = Heartbeat(url, "worker-a", "v1", recover=recover, dead_after=-60)
-    b = Heartbeat(url, "worker-b", "v1", recover=recover, dead_after=-60)
+    a = _heartbeat(url, "worker-a", "v1", recover=recover, dead_after=-60)
+    b = _heartbeat(url, "worker-b", "v1", recover=recover, dead_after=-60)
     try:
         a.beat()
         b.beat()
@@ -53,7 +65,7 @@ async def test_beats_go_on_while_the_shared_thread_pool_is_busy(tmp_path: Path) 
     still beats, on its own thread. Through the shared pool no beat came until the pool
     freed, past any ``dead_after``."""
     db = tmp_path / "system.db"
-    beat = Heartbeat(f"sqlite:///{db}", "worker-a", "v1", recover=lambda _: 0, interval=0.01)
+    beat = _heartbeat(f"sqlite:///{db}", "worker-a", "v1", recover=lambda _: 0, interval=0.01)
     release = threading.Event()
     # more blocked calls than the default pool has threads (min(32, cores + 4))
     blocked = [asyncio.ensure_future(asyncio.to_thread(release.wait, 60)) for _ in range(40)]
@@ -76,7 +88,7 @@ async def test_beats_go_on_while_the_event_loop_is_blocked(tmp_path: Path) -> No
     still beats. As a task of the loop, no beat came until the loop was free again, and the
     other worker took this live one for dead during its own start."""
     db = tmp_path / "system.db"
-    beat = Heartbeat(f"sqlite:///{db}", "worker-a", "v1", recover=lambda _: 0, interval=0.01)
+    beat = _heartbeat(f"sqlite:///{db}", "worker-a", "v1", recover=lambda _: 0, interval=0.01)
     try:
         beat.start()
         first = _seen_at(db, "worker-a")
@@ -99,10 +111,10 @@ def test_a_worker_recovers_others_only_once_it_watches(tmp_path: Path) -> None:
         recovered.append(executor_id)
         return 0
 
-    dead = Heartbeat(f"sqlite:///{db}", "worker-b", "v1", recover=recover)
+    dead = _heartbeat(f"sqlite:///{db}", "worker-b", "v1", recover=recover)
     dead.beat()
     dead.engine.dispose()
-    beat = Heartbeat(
+    beat = _heartbeat(
         f"sqlite:///{db}", "worker-a", "v1", recover=recover, interval=0.01, dead_after=-60
     )
 

@@ -15,8 +15,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -26,11 +24,11 @@ from typing import Any
 
 import httpx
 import pytest
+from browser_support import shared_browser, skip_without_playwright
 from server_support import UvicornThread, app_for, place
 
 from rho_adapters.fakes import ScriptedModel, text
 
-CHROMIUM = os.environ.get("RHO_AGENT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 SECRET = "SECRET-PROMPT-b41c"
 WAIT_S = 20.0  # an upper bound for requests to arrive, never a measured duration
 # Chromium's own Private Network Access checks would stop some of these pages before the
@@ -41,22 +39,14 @@ NO_PNA = (
     "PrivateNetworkAccessRespectPreflightResults,LocalNetworkAccessChecks"
 )
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+skip_without_playwright()
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Chromium is not installed at {CHROMIUM}: run .ci/install-browser.sh")
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--host-resolver-rules=MAP attacker.test 127.0.0.1", NO_PNA],
-        )
+def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
+    resolve = "--host-resolver-rules=MAP attacker.test 127.0.0.1"
+    with shared_browser(request, resolve, NO_PNA) as launched:
         yield launched
-        launched.close()
 
 
 class Recorder:

@@ -11,8 +11,6 @@ Chromium). Without Chromium the tests skip, except under ``CI=true`` where they 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,32 +18,24 @@ from typing import Any
 
 import httpx
 import pytest
+from browser_support import expect, shared_browser, skip_without_playwright
 from server_support import UvicornThread, app_for, place
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_domain.model import ModelRequest, StreamEvent, StreamFinished, TextChunk
 from rho_domain.ports.model import ChatModel
 
-CHROMIUM = os.environ.get("RHO_AGENT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 XSS = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
 SCRIPTS = ("sessions.js", "dashboard.js")
 WAIT_MS = 20_000  # an upper bound for expect(...) polling, never a measured duration
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+skip_without_playwright()
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Chromium is not installed at {CHROMIUM}: run .ci/install-browser.sh")
-        pytest.skip(
-            f"no Chromium at {CHROMIUM} (apt-get install chromium, or set RHO_AGENT_CHROMIUM)"
-        )
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
+    with shared_browser(request) as launched:
         yield launched
-        launched.close()
 
 
 class GatedModel(ChatModel):
@@ -78,7 +68,6 @@ def open_session(page: Any, server: UvicornThread, sid: str) -> None:
 
 
 def test_a_streamed_answer_appears_as_it_streams(tmp_path: Path, browser: Any) -> None:
-    expect = playwright_api.expect
     model = GatedModel("Streaming answer, four characters at a time.")
     with UvicornThread(app_for(place(tmp_path), model)) as server:
         created = httpx.post(
@@ -106,7 +95,6 @@ def test_a_streamed_answer_appears_as_it_streams(tmp_path: Path, browser: Any) -
 
 
 def test_approve_by_clicking_and_untrusted_output_stays_text(tmp_path: Path, browser: Any) -> None:
-    expect = playwright_api.expect
     model = ScriptedModel(
         [
             tools(call("write", {"path": "x.html", "content": XSS}, id="call_w"), text="Writing."),
@@ -178,7 +166,6 @@ def test_the_printed_url_brings_the_token_and_it_leaves_no_trace(
     """``/dashboard#token=...`` (what ``rho-agent serve`` prints): the page works without
     anyone typing the token; the fragment is gone from the address bar at once, and no
     request the page makes carries the token in its URL (a fragment is never sent)."""
-    expect = playwright_api.expect
     model = ScriptedModel([text("Answered with the printed URL.")])
     with UvicornThread(app_for(place(tmp_path), model)) as server:
         created = httpx.post(
@@ -209,7 +196,6 @@ def test_behind_a_token_the_page_loads_and_asks_for_it(tmp_path: Path, browser: 
     """Opened without the token (an operator's own, which serve never prints): the page (no
     data) loads, the API refuses the page until the user gives the token, and a wrong one is
     refused."""
-    expect = playwright_api.expect
     token = "s3cret-token-for-the-dashboard"
     model = ScriptedModel([text("Answered behind the token.")])
     with UvicornThread(app_for(place(tmp_path), model, token=token)) as server:

@@ -10,13 +10,13 @@ under ``CI=true`` where they fail.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from browser_support import expect, shared_browser, skip_without_playwright
 from dashboard_support import (
     MODELS,
     PROMPTS,
@@ -31,7 +31,6 @@ from dashboard_support import (
 )
 from server_support import UvicornThread, app_for, place
 
-CHROMIUM = os.environ.get("RHO_AGENT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 WAIT_MS = 20_000  # an upper bound for expect(...) polling, never a measured duration
 COLUMNS = [
     "status",
@@ -48,19 +47,13 @@ COLUMNS = [
     "prompt",
 ]
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev extra")
+skip_without_playwright()
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Chromium is not installed at {CHROMIUM}: run .ci/install-browser.sh")
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
+    with shared_browser(request) as launched:
         yield launched
-        launched.close()
 
 
 def _sessions(server: UvicornThread) -> dict[str, dict[str, Any]]:
@@ -78,7 +71,6 @@ def _one_of_each(server: UvicornThread) -> dict[str, str]:
 
 
 def test_every_column_and_the_rows_that_need_someone(tmp_path: Path, browser: Any) -> None:
-    expect = playwright_api.expect
     with UvicornThread(app_for(place(tmp_path), model())) as server:
         ids = _one_of_each(server)
         api = _sessions(server)
@@ -140,7 +132,6 @@ def test_every_column_and_the_rows_that_need_someone(tmp_path: Path, browser: An
 
 
 def test_a_click_on_a_column_sorts_and_a_second_reverses(tmp_path: Path, browser: Any) -> None:
-    expect = playwright_api.expect
     with UvicornThread(app_for(place(tmp_path), model())) as server:
         _one_of_each(server)
         api = _sessions(server)
@@ -182,7 +173,6 @@ def test_a_click_on_a_column_sorts_and_a_second_reverses(tmp_path: Path, browser
 
 
 def test_filters_narrow_the_rows(tmp_path: Path, browser: Any) -> None:
-    expect = playwright_api.expect
     where = place(tmp_path)
     with UvicornThread(app_for(where, model(), approval_hold=0.0)) as server:
         ids = _one_of_each(server)
@@ -248,7 +238,6 @@ def test_filters_narrow_the_rows(tmp_path: Path, browser: Any) -> None:
 
 
 def test_cancel_shows_only_while_a_run_is_in_progress(tmp_path: Path, browser: Any) -> None:
-    expect = playwright_api.expect
     with UvicornThread(app_for(place(tmp_path), model())) as server:
         done = start(server.url, server.auth, "plain finished work")
         waiting = start(server.url, server.auth, "ask to write", index=1)
@@ -273,7 +262,6 @@ def test_cancel_shows_only_while_a_run_is_in_progress(tmp_path: Path, browser: A
 
 
 def test_the_profile_choice_is_the_servers(tmp_path: Path, browser: Any) -> None:
-    expect = playwright_api.expect
     app = app_for(place(tmp_path), model(), profiles=("developer", "readonly"))
     with UvicornThread(app) as server:
         page = browser.new_page(viewport={"width": 1024, "height": 800})
@@ -295,7 +283,6 @@ def test_the_profile_choice_is_the_servers(tmp_path: Path, browser: Any) -> None
 
 
 def test_the_list_follows_the_server_without_a_reload(tmp_path: Path, browser: Any) -> None:
-    expect = playwright_api.expect
     with UvicornThread(app_for(place(tmp_path), model())) as server:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         # the page's own 2 s poll, brought forward after each change (``poll``) instead of
@@ -334,7 +321,6 @@ def test_no_overflow_with_0_1_and_50_sessions(tmp_path: Path, browser: Any, widt
     with a session open; the prompt and cost cells are whole inside the card. The screenshots
     are saved under the test's tmp dir (and docs/dashboard.png at 1440 px when
     RHO_AGENT_UPDATE_SCREENSHOT=1)."""
-    expect = playwright_api.expect
     shots = tmp_path / "screenshots"
     shots.mkdir()
     where = place(tmp_path)
@@ -393,7 +379,6 @@ def _assert_fits(page: Any, where: str) -> None:
 def test_markup_in_a_prompt_or_model_name_stays_text(tmp_path: Path, browser: Any) -> None:
     """A prompt and a model name are a client's text: in the cells, the tooltips and the
     model filter's choices they are shown as text, never parsed as HTML."""
-    expect = playwright_api.expect
     markup = '<img src=x onerror="window.pwned=1"><b>bold</b>'
     with UvicornThread(app_for(place(tmp_path), model())) as server:
         body = {"prompt": f"plain {markup}", "model": markup}

@@ -7,6 +7,7 @@ XML as Excel writes it), read through a real LocalExecutor and the OpenpyxlReade
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import zipfile
@@ -25,7 +26,8 @@ from rho_domain.ports.spreadsheet import SpreadsheetReader
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.factory import build_registry
 
-openpyxl = pytest.importorskip("openpyxl")
+if importlib.util.find_spec("openpyxl") is None:  # found, not imported (``workbook``)
+    pytest.skip("openpyxl is not installed", allow_module_level=True)
 RO = readonly_profile()
 SHEET = "xl/worksheets/sheet1.xml"
 
@@ -39,6 +41,14 @@ async def call(ws: Path, reader: SpreadsheetReader | None = None, **args: Any) -
     return await registry.dispatch(
         ToolCall(id="c", name="read_excel", arguments=json.dumps(args)), ctx
     )
+
+
+def workbook() -> Any:
+    """A new openpyxl workbook. openpyxl is imported here, not at the module's top: each xdist
+    worker collects this module, and only the one that runs its tests needs openpyxl."""
+    import openpyxl
+
+    return openpyxl.Workbook()
 
 
 def save(book: Any, path: Path, **replace: str) -> None:
@@ -60,7 +70,7 @@ def save(book: Any, path: Path, **replace: str) -> None:
 
 
 def wide(path: Path) -> None:
-    book = openpyxl.Workbook()
+    book = workbook()
     book.active.title = "Wide"
     for r in range(1, 4):
         book.active.append([f"r{r}c{c}" for c in range(1, 121)])
@@ -103,14 +113,14 @@ async def test_a_csv_reads_a_column_range_too(tmp_path: Path) -> None:
 
 
 async def test_the_size_is_the_used_data_not_a_formatted_empty_cell(tmp_path: Path) -> None:
-    from openpyxl.styles import PatternFill
+    from openpyxl.styles import Border, PatternFill, Side
 
-    book = openpyxl.Workbook()
+    book = workbook()
     sheet = book.active
     sheet.title = "Main"
     sheet["A1"] = "only"
     sheet["Z500"].fill = PatternFill("solid", fgColor="FFFF00")  # formatted, empty
-    sheet["C2"].border = openpyxl.styles.Border(left=openpyxl.styles.Side(style="thin"))
+    sheet["C2"].border = Border(left=Side(style="thin"))
     save(book, tmp_path / "sparse.xlsx")
     assert b'<dimension ref="A1:Z500"' in zipfile.ZipFile(tmp_path / "sparse.xlsx").read(SHEET)
     out = await call(tmp_path, path="sparse.xlsx", action="list_sheets")
@@ -128,7 +138,7 @@ async def test_the_size_is_the_used_data_not_a_formatted_empty_cell(tmp_path: Pa
 
 
 async def test_a_formula_without_a_cached_value_says_so(tmp_path: Path) -> None:
-    book = openpyxl.Workbook()
+    book = workbook()
     sheet = book.active
     sheet.title = "Main"
     sheet.append([1, 2, "=A1+B1", "=SUM(A1:B1)"])
@@ -157,7 +167,7 @@ async def test_a_formula_without_a_cached_value_says_so(tmp_path: Path) -> None:
 
 
 async def test_hidden_rows_and_columns_are_shown_and_marked(tmp_path: Path) -> None:
-    book = openpyxl.Workbook()
+    book = workbook()
     sheet = book.active
     sheet.title = "Main"
     for r in range(1, 5):

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -45,7 +46,10 @@ from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.factory import build_registry
 from rho_domain.tools.offload import Stop, Stopped, in_thread
 
-openpyxl = pytest.importorskip("openpyxl")
+# openpyxl is imported where a workbook is built, not here: each xdist worker collects this
+# module, and only the one that runs its tests needs openpyxl (0.1 s of CPU to import)
+if importlib.util.find_spec("openpyxl") is None:
+    pytest.skip("openpyxl is not installed", allow_module_level=True)
 RO = readonly_profile()
 SHEET = "xl/worksheets/sheet1.xml"
 HEAD = (
@@ -66,6 +70,8 @@ def workbook(
     added); ``shared`` declares a shared-strings part, which openpyxl then loads. ``level``:
     deflate's (6, zlib's default: level 9 packs random text no smaller and takes three to
     four times as long; the zip bomb asks for 9, its ratio is in the refusal)."""
+    import openpyxl
+
     book = openpyxl.Workbook()
     book.active.title = "Main"
     book.active.append(["a"])
@@ -187,6 +193,8 @@ def files(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     (any change to a builder builds them anew; the 300 MB one alone takes a second or two of
     CPU to compress). The first worker to ask builds them while holding a lock, the others
     wait and reuse them. Without a cache directory (``-p no:cacheprovider``): this run's."""
+    import openpyxl
+
     cache = getattr(request.config, "cache", None)
     if cache is None:
         return _build_books(tmp_path_factory.mktemp("books"))
@@ -387,6 +395,8 @@ async def test_the_refusal_names_the_file_and_the_limit(files: Path) -> None:
 
 
 def big_sheet(path: Path, rows: int, *, dimension: bool = True) -> None:
+    import openpyxl
+
     book = openpyxl.Workbook()
     book.active.title = "Main"
     for r in range(1, rows + 1):
