@@ -21,8 +21,8 @@ docs/benchmarks.md, "1,000 sessions and the loop-lag gauge").
   closed to make room, else the request stays queued; idle connections beyond
   ``max_keepalive_connections`` are closed.
 
-Its connections use ``one_send.OneSendBackend`` (a request's head and body in one send, the
-readability check on the socket itself). It overrides one private method of httpcore's pool
+Its connections use ``network.AsyncioBackend`` (asyncio's own sockets, not anyio's streams;
+a request's head and body in one send). It overrides one private method of httpcore's pool
 (``_assign_requests_to_connections``, called under the pool's lock and returning the
 connections to close); ``tests/model/test_model_lean_pool.py`` pins the behaviour against a
 real server.
@@ -55,11 +55,10 @@ class LeanConnectionPool(httpcore.AsyncConnectionPool):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if kwargs.get("network_backend") is None:
-            from rho_adapters.model.one_send import OneSendBackend
+            from rho_adapters.model.network import AsyncioBackend
 
-            # A request's head and body in one send; the readability check without anyio's
-            # attribute table (one_send.py).
-            kwargs["network_backend"] = OneSendBackend()
+            # asyncio's own sockets, a request's head and body in one send (network.py).
+            kwargs["network_backend"] = AsyncioBackend()
         super().__init__(*args, **kwargs)
         self._next_sweep = 0.0
         self.sweeps = 0  # how many full expiry sweeps ran (tests, diagnostics)
