@@ -196,6 +196,13 @@ def test_bench_pg_store(pg_server_url: str) -> None:
     )
 
 
+def test_bench_socket_reads() -> None:
+    import bench_socket_reads
+
+    out = table(bench_socket_reads.main, "--runs", "1", "--reads", "20")
+    lines_match(out, r"protocol +\d+\.\d+ µs", r"streams +\d+\.\d+ µs", r"anyio +\d+\.\d+ µs")
+
+
 def test_bench_pool() -> None:
     import bench_pool
 
