@@ -116,7 +116,14 @@ def test_bench_first_turn() -> None:
     import bench_first_turn
 
     out = table(bench_first_turn.main, "--runs", "1")
-    lines_match(out, "== this tree", r"http stack +\d+\.\d ms", r"probe wall", r"collections gen 2")
+    lines_match(
+        out,
+        "== this tree",
+        r"http stack +\d+\.\d ms",
+        r"probe wall",
+        r"anyio loaded +[01]\.0",
+        r"collections gen 2",
+    )
 
 
 def test_bench_gc() -> None:
