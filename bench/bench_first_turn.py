@@ -6,9 +6,11 @@ fresh process that first imports what a one-shot's start-up has imported (the CL
 wiring, the facade, the OpenAI adapter), then measures, by its own CPU clock:
 
 - http stack       importing httpcore and h11 (httpx loads them at the first request)
-- anyio            importing anyio's asyncio backend, which httpcore's pool uses for its locks
-- probe            ``context_window()`` of a fresh model: the client, the connection and the
-                   two GETs of the probe (``/props``, ``/v1/models``) to the loopback server
+- probe            ``context_window()`` of a fresh model: the client, the connection, the
+                   two GETs of the probe (``/props``, ``/v1/models``) to the loopback server,
+                   and what that first request imports (a tree before netback7: anyio's
+                   asyncio backend, which httpcore's locks loaded, and sniffio)
+- anyio loaded     1 when the probe left anyio's asyncio backend imported, else 0
 
 and, in another fresh process, a whole ``rho-agent -y "list the files"`` run through its own
 command line (``main()`` reading ``sys.argv``), counting the cyclic collector's passes by
@@ -38,8 +40,6 @@ import yaml, httpx
 t0 = time.process_time()
 import httpcore, h11
 t1 = time.process_time()
-import anyio._backends._asyncio
-t2 = time.process_time()
 from rho_adapters.model import build_model
 async def probe():
     model = build_model(model="bench", base_url=sys.argv[1], api_key="unused")
@@ -49,8 +49,8 @@ async def probe():
     await model.aclose()
     return (c1 - c0) * 1000, (w1 - w0) * 1000
 cpu, wall = asyncio.run(probe())
-print(json.dumps({"http stack": (t1 - t0) * 1000, "anyio": (t2 - t1) * 1000,
-                  "probe CPU": cpu, "probe wall": wall}))
+print(json.dumps({"http stack": (t1 - t0) * 1000, "probe CPU": cpu, "probe wall": wall,
+                  "anyio loaded": float("anyio._backends._asyncio" in sys.modules)}))
 """
 
 _COLLECTIONS = """
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for tree, measures in samples.items():
         print(f"== {tree}")
         for name, values in measures.items():
-            unit = "" if name.startswith("collections") else " ms"
+            unit = "" if name.startswith(("collections", "anyio")) else " ms"
             print(
                 f"{name:22} {statistics.median(values):8.1f}{unit}"
                 f"  ({min(values):.1f}-{max(values):.1f})"

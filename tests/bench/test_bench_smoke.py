@@ -116,7 +116,14 @@ def test_bench_first_turn() -> None:
     import bench_first_turn
 
     out = table(bench_first_turn.main, "--runs", "1")
-    lines_match(out, "== this tree", r"http stack +\d+\.\d ms", r"probe wall", r"collections gen 2")
+    lines_match(
+        out,
+        "== this tree",
+        r"http stack +\d+\.\d ms",
+        r"probe wall",
+        r"anyio loaded +[01]\.0",
+        r"collections gen 2",
+    )
 
 
 def test_bench_gc() -> None:
@@ -194,6 +201,13 @@ def test_bench_pg_store(pg_server_url: str) -> None:
         "export_equal: True",
         '  "completed": 2,',
     )
+
+
+def test_bench_socket_reads() -> None:
+    import bench_socket_reads
+
+    out = table(bench_socket_reads.main, "--runs", "1", "--reads", "20")
+    lines_match(out, r"protocol +\d+\.\d+ µs", r"streams +\d+\.\d+ µs", r"anyio +\d+\.\d+ µs")
 
 
 def test_bench_pool() -> None:

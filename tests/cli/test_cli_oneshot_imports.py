@@ -13,7 +13,8 @@ package names its ports lazily), the design documents' tool API without a tool g
 difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a config key's hint),
 secrets and hmac (a temporary file's random name is os.urandom's), our OpenTelemetry module
 without a tracing API set up, the output schema's validator, the context export, the writing
-tools, delegate and the delegation's values in a read-only run.
+tools, delegate and the delegation's values in a read-only run, sniffio and anyio's runtime
+(the model clients' sockets, locks and events are asyncio's own).
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -94,6 +95,15 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.tools.delegate",
     # what a parent and its children pass each other, with the first delegation
     "rho_domain.tools.children",
+    # the model clients' sockets, locks and events are asyncio's own (network.py,
+    # lean_connection.py, lean_pool.py): no sniffio, no anyio runtime (httpcore imports the
+    # anyio package itself, whose lazy __init__ loads nothing more)
+    "sniffio",
+    "anyio._backends",
+    "anyio._core",
+    "anyio.abc",
+    "anyio.lowlevel",
+    "anyio.streams",
 )
 
 _RUN = """

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from rho_domain import events as ev
-from rho_domain.messages import ToolCall, Usage
+from rho_domain.messages import AssistantMessage, ToolCall, Usage
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli.exit_codes import exit_code, is_model_error
 from rho_entry.cli.render import TerminalRenderer, signature, usage_line
@@ -48,6 +48,24 @@ def test_text_streams_to_stdout_and_notices_to_stderr() -> None:
     renderer(ev.ToolStarted(at=0, call=ToolCall("1", "list", '{"path": "."}')))
     assert out.getvalue() == "Hello world\n"
     assert "\x1b[36m● list(path='.')" in err.getvalue()
+
+
+def test_an_answer_whose_deltas_a_reader_missed_is_shown_from_its_message() -> None:
+    # A remote client behind the server's run gets a finished call's message without the
+    # deltas the server dropped: the rest of the answer comes from the message, once.
+    def shown(deltas: list[str]) -> str:
+        out, err = io.StringIO(), io.StringIO()
+        renderer = TerminalRenderer(out=out, err=err)
+        for _ in range(2):
+            renderer(ev.LLMStarted(at=0, model="m", call_index=1, context_tokens=1))
+            for text in deltas:
+                renderer(ev.TextDelta(at=0, text=text))
+            renderer(ev.MessageAdded(at=0, message=AssistantMessage(text="Two files here.")))
+        return out.getvalue()
+
+    assert shown([]) == "Two files here.Two files here."
+    assert shown(["Two "]) == "Two files here.Two files here."
+    assert shown(["Two ", "files here."]) == "Two files here.Two files here."
 
 
 def test_a_pause_says_how_to_lift_it() -> None:

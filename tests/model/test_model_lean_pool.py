@@ -129,6 +129,56 @@ async def test_idle_connections_are_swept_for_expiry_once_per_interval() -> None
         assert len(pool.connections) == 1
 
 
+async def test_a_request_waiting_for_the_only_connection_gets_it_or_a_pool_timeout() -> None:
+    server = _Server(delay=0.2)
+    async with _client(server, 1) as client:
+        slow = asyncio.ensure_future(client.get("/"))
+        await asyncio.sleep(0.05)  # the one connection is taken
+        with pytest.raises(httpx.PoolTimeout):
+            await client.get("/", timeout=httpx.Timeout(5, pool=0.01))
+        waiting = asyncio.ensure_future(client.get("/", timeout=httpx.Timeout(5, pool=5)))
+        assert (await slow).text == "ok"
+        assert (await waiting).text == "ok"  # woken when the first gave the connection back
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        assert pool._requests == []
+    assert (server.requests, server.connections) == (2, 1)
+
+
+async def test_a_response_abandoned_mid_body_gives_its_connection_back() -> None:
+    async def slow_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nok")
+                await writer.drain()
+                await asyncio.sleep(0.2)
+                writer.write(b"ok")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    listener = await asyncio.start_server(slow_body, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    transport = PlainTransport(httpx.Limits(max_connections=1))
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", transport=transport) as c:
+
+        async def read_all() -> bytes:
+            async with c.stream("GET", "/") as response:
+                return b"".join([part async for part in response.aiter_raw()])
+
+        reading = asyncio.ensure_future(read_all())
+        await asyncio.sleep(0.05)  # the head and half the body are in
+        reading.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reading
+        assert transport._pool._requests == []
+        # the only connection slot is free again (the abandoned connection closed)
+        assert await read_all() == b"okok"
+    listener.close()
+    await listener.wait_closed()
+
+
 def test_the_lean_pool_only_under_the_httpcore_line_it_was_written_for() -> None:
     # it overrides a private method of httpcore 1.0's pool: another line gets httpcore's own
     assert pool_class("1.0.9") is LeanConnectionPool

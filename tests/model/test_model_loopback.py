@@ -188,8 +188,9 @@ def _request() -> ModelRequest:
 
 
 async def test_a_socket_error_wrapped_in_a_task_group_names_its_cause() -> None:
-    # anyio wraps what connect() raised (here OverflowError for port 99999) in an
-    # ExceptionGroup; the adapter reports the cause, not "unhandled errors in a TaskGroup".
+    # connect() raises OverflowError for port 99999: the pool's backend reports it as a
+    # connect error (anyio's, behind a caller's own client, wraps it in an ExceptionGroup);
+    # either way the adapter reports the cause, not "unhandled errors in a TaskGroup".
     model = OpenAIChatModel(
         model="m",
         endpoint=ModelEndpoint(

@@ -21,19 +21,30 @@ docs/benchmarks.md, "1,000 sessions and the loop-lag gauge").
   closed to make room, else the request stays queued; idle connections beyond
   ``max_keepalive_connections`` are closed.
 
-Its connections use ``one_send.OneSendBackend`` (a request's head and body in one send, the
-readability check on the socket itself). It overrides one private method of httpcore's pool
-(``_assign_requests_to_connections``, called under the pool's lock and returning the
-connections to close); ``tests/model/test_model_lean_pool.py`` pins the behaviour against a
-real server.
+Its connections use ``network.AsyncioBackend`` (asyncio's own sockets, not anyio's streams;
+a request's head and body in one send) and asyncio's own locks (``lean_connection``); a request
+waiting for a connection waits on an ``asyncio.Event``. httpcore takes those from anyio (through
+sniffio), which imported anyio's asyncio backend at the first request. Closing is not wrapped
+in anyio's cancel shield, which under asyncio holds off no cancellation anyway: the pool's
+bookkeeping of a closed response runs in a ``finally`` instead.
+
+It overrides httpcore 1.0's ``handle_async_request`` (its steps, kept) and two private methods
+of its pool (``_assign_requests_to_connections``, called under the pool's lock and returning
+the connections to close, and ``_close_connections``), under the version gate of
+``pool_class``; ``tests/model/test_model_lean_pool.py`` pins the behaviour against a real
+server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 import httpcore
+
+from rho_adapters.model.lean_connection import LeanConnection
 
 SWEEP_SECONDS = 1.0
 """How often, at most, the idle connections not being picked are checked for expiry."""
@@ -55,14 +66,74 @@ class LeanConnectionPool(httpcore.AsyncConnectionPool):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if kwargs.get("network_backend") is None:
-            from rho_adapters.model.one_send import OneSendBackend
+            from rho_adapters.model.network import AsyncioBackend
 
-            # A request's head and body in one send; the readability check without anyio's
-            # attribute table (one_send.py).
-            kwargs["network_backend"] = OneSendBackend()
+            # asyncio's own sockets, a request's head and body in one send (network.py).
+            kwargs["network_backend"] = AsyncioBackend()
         super().__init__(*args, **kwargs)
         self._next_sweep = 0.0
         self.sweeps = 0  # how many full expiry sweeps ran (tests, diagnostics)
+
+    def create_connection(self, origin: httpcore.Origin) -> Any:
+        """A ``LeanConnection``; through a proxy or for HTTP/2, httpcore's own."""
+        if self._proxy is not None or self._http2:
+            return super().create_connection(origin)
+        return LeanConnection(
+            origin=origin,
+            ssl_context=self._ssl_context,
+            keepalive_expiry=self._keepalive_expiry,
+            http1=self._http1,
+            http2=self._http2,
+            retries=self._retries,
+            local_address=self._local_address,
+            uds=self._uds,
+            network_backend=self._network_backend,
+            socket_options=self._socket_options,
+        )
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        """Send ``request`` as httpcore's pool does (queue it, assign, wait for a connection,
+        send; on any failure take it out of the queue), with a ``_PoolRequest`` and a
+        ``_PoolByteStream``."""
+        scheme = request.url.scheme.decode()
+        if scheme not in ("http", "https", "ws", "wss"):
+            raise httpcore.UnsupportedProtocol(
+                f"Request URL has an unsupported protocol '{scheme}://'."
+                if scheme
+                else "Request URL is missing an 'http://' or 'https://' protocol."
+            )
+        timeout = request.extensions.get("timeout", {}).get("pool", None)
+        pool_request = _PoolRequest(request)
+        self._requests.append(pool_request)  # type: ignore[arg-type]
+        try:
+            while True:
+                await self._close_connections(self._assign_requests_to_connections())
+                connection = await pool_request.wait_for_connection(timeout)
+                try:
+                    response = await connection.handle_async_request(request)
+                except httpcore.ConnectionNotAvailable:
+                    pool_request.clear_connection()  # taken meanwhile: assign again
+                else:
+                    break
+        except BaseException as exc:
+            await self._request_done(pool_request)
+            raise exc from None
+        assert isinstance(response.stream, AsyncIterable)
+        return httpcore.Response(
+            status=response.status,
+            headers=response.headers,
+            content=_PoolByteStream(response.stream, pool_request, self),
+            extensions=response.extensions,
+        )
+
+    async def _request_done(self, pool_request: Any) -> None:
+        """Take a finished (or failed) request out of the queue; assign the queued ones."""
+        self._requests.remove(pool_request)
+        await self._close_connections(self._assign_requests_to_connections())
+
+    async def _close_connections(self, closing: list[Any]) -> None:
+        for connection in closing:
+            await connection.aclose()
 
     def _assign_requests_to_connections(self) -> list[Any]:
         connections: list[Any] = self._connections
@@ -110,3 +181,70 @@ class LeanConnectionPool(httpcore.AsyncConnectionPool):
                 continue
             return connection
         return None
+
+
+class _PoolRequest:
+    """httpcore's pool request; a request that has to wait for a connection waits on an
+    ``asyncio.Event`` made for it then."""
+
+    __slots__ = ("_assigned", "connection", "request")
+
+    def __init__(self, request: httpcore.Request) -> None:
+        self.request = request
+        self.connection: Any = None
+        self._assigned: asyncio.Event | None = None
+
+    def assign_to_connection(self, connection: Any) -> None:
+        self.connection = connection
+        if self._assigned is not None:
+            self._assigned.set()
+
+    def clear_connection(self) -> None:
+        self.connection = None
+        self._assigned = None
+
+    def is_queued(self) -> bool:
+        return self.connection is None
+
+    async def wait_for_connection(self, timeout: float | None) -> Any:
+        """The assigned connection, waiting up to ``timeout`` (``PoolTimeout``) for one."""
+        if self.connection is None:
+            assigned = self._assigned = asyncio.Event()
+            try:
+                async with asyncio.timeout(timeout):
+                    await assigned.wait()
+            except TimeoutError as exc:
+                raise httpcore.PoolTimeout(f"no connection free within {timeout} s") from exc
+        return self.connection
+
+
+class _PoolByteStream:
+    """A response's body from its connection; closing it gives the request back to the pool
+    (in a ``finally``: also when the close is cancelled)."""
+
+    def __init__(
+        self, stream: AsyncIterable[bytes], pool_request: _PoolRequest, pool: LeanConnectionPool
+    ) -> None:
+        self._stream = stream
+        self._pool_request = pool_request
+        self._pool = pool
+        self._closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for part in self._stream:
+                yield part
+        except BaseException as exc:
+            await self.aclose()
+            raise exc from None
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            close = getattr(self._stream, "aclose", None)
+            if close is not None:
+                await close()
+        finally:
+            await self._pool._request_done(self._pool_request)

@@ -37,13 +37,16 @@ class PlainTransport(httpx.AsyncHTTPTransport):
     every pooled socket per request) and without the SSL context httpx builds (and fills with
     the CA bundle) for every transport: ``ssl_context`` None for an http:// endpoint (an https
     request through it, which the model adapters never make, would get httpcore's own default
-    verifying context), the process's ``shared_ssl_context()`` for an https:// one."""
+    verifying context), the process's ``shared_ssl_context()`` for an https:// one. Its
+    sockets are asyncio's own (``network.AsyncioBackend``), not httpcore's AnyIO backend."""
 
     def __init__(self, limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None) -> None:
         from rho_adapters.model.lean_pool import pool_class
+        from rho_adapters.model.network import AsyncioBackend
 
         # Not calling super().__init__: it is the part that makes the SSL context.
         self._pool = pool_class()(
+            network_backend=AsyncioBackend(),
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,

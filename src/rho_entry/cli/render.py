@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from rho_domain import events as ev
-from rho_domain.messages import ToolCall, Usage, UserMessage
+from rho_domain.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from rho_domain.run import RunResult
 from rho_entry.cli.spinner import Spinner
 from rho_entry.cli.terminal_text import json_visible, visible
@@ -118,6 +118,7 @@ class TerminalRenderer:
         self.errors_shown: list[str] = []  # "Type: message" of error events shown (no repeats)
         self._running: dict[str, str] = {}  # call id -> signature, of tools started, not ended
         self._parallel: set[str] = set()  # calls that ran beside another (their results follow)
+        self._streamed = 0  # characters of answer text shown by the model call in progress
 
     def __call__(self, event: ev.Event) -> None:
         """Render one event (a session listener)."""
@@ -164,6 +165,7 @@ class TerminalRenderer:
             self._mid_line = False
 
     def _on_llm_start(self, event: ev.LLMStarted) -> None:
+        self._streamed = 0
         self.spinner.start("thinking")
         if self.verbose:
             self.notice(f"· model call {event.call_index} ({event.context_tokens:,} tokens)", "dim")
@@ -172,9 +174,13 @@ class TerminalRenderer:
         return visible(text) if self.answer_on_terminal else text
 
     def _on_text_delta(self, event: ev.TextDelta) -> None:
-        self.out.write(self._answer(event.text))
+        self._show_answer(event.text)
+
+    def _show_answer(self, text: str) -> None:
+        self.out.write(self._answer(text))
         self.out.flush()
-        self._mid_line = not event.text.endswith("\n")
+        self._mid_line = not text.endswith("\n")
+        self._streamed += len(text)
 
     def _on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
         if self.verbose:
@@ -235,6 +241,13 @@ class TerminalRenderer:
 
     def _on_message(self, event: ev.MessageAdded) -> None:
         message = event.message
+        if isinstance(message, AssistantMessage) and len(message.text) > self._streamed:
+            # A reader that fell behind the run (a remote client: the server drops a finished
+            # call's deltas) gets the answer's message without the deltas it missed: show the
+            # rest of the text from the message.
+            self._show_answer(message.text[self._streamed :])
+        if isinstance(message, AssistantMessage):
+            self._streamed = 0
         # What rho-agent itself told the model (a repeated call, an answer off its schema):
         # the user sees it, as they see an operator's directive.
         if isinstance(message, UserMessage) and message.origin in ("nudge", "correction"):
