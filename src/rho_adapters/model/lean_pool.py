@@ -22,7 +22,9 @@ docs/benchmarks.md, "1,000 sessions and the loop-lag gauge").
   ``max_keepalive_connections`` are closed.
 
 Its connections use ``one_send.OneSendBackend`` (a request's head and body in one send, the
-readability check on the socket itself). It overrides one private method of httpcore's pool
+readability check on the socket itself) and, without a proxy, are
+``batched_body.BatchedHTTPConnection``s (a response body given up one socket read at a time,
+not one HTTP chunk at a time). It overrides one private method of httpcore's pool
 (``_assign_requests_to_connections``, called under the pool's lock and returning the
 connections to close); ``tests/model/test_model_lean_pool.py`` pins the behaviour against a
 real server.
@@ -63,6 +65,26 @@ class LeanConnectionPool(httpcore.AsyncConnectionPool):
         super().__init__(*args, **kwargs)
         self._next_sweep = 0.0
         self.sweeps = 0  # how many full expiry sweeps ran (tests, diagnostics)
+
+    def create_connection(self, origin: Any) -> Any:
+        """The connection for ``origin``: httpcore's behind a proxy, else one that gives a
+        response body up one socket read at a time (``batched_body.py``)."""
+        if self._proxy is not None:
+            return super().create_connection(origin)
+        from rho_adapters.model.batched_body import BatchedHTTPConnection
+
+        return BatchedHTTPConnection(
+            origin=origin,
+            ssl_context=self._ssl_context,
+            keepalive_expiry=self._keepalive_expiry,
+            http1=self._http1,
+            http2=self._http2,
+            retries=self._retries,
+            local_address=self._local_address,
+            uds=self._uds,
+            network_backend=self._network_backend,
+            socket_options=self._socket_options,
+        )
 
     def _assign_requests_to_connections(self) -> list[Any]:
         connections: list[Any] = self._connections

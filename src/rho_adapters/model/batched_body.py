@@ -1,0 +1,104 @@
+"""HTTP/1.1 connections for the model clients' pool that hand a response body up one read at a time.
+
+httpcore's ``AsyncHTTP11Connection`` yields a chunked body one h11 ``Data`` event at a time:
+one per HTTP chunk, and a model server sends each streamed delta as a chunk of its own. Each
+one then climbs six async generators (httpcore's byte streams, httpx's, ``aiter_raw``) to
+reach the SSE decoder. When several deltas came in one socket read (a server that writes
+them faster than the client reads, as any server does while the client's event loop is busy
+with other sessions) they are already in h11's buffer: ``BatchedHTTP11Connection`` gives
+them up together, as one bytes object, and only reads the socket when h11 has nothing left.
+
+Nothing waits for more data and nothing is held: the bytes, their order and the moment each
+reaches the reader are those of httpcore's connection, only fewer pieces (the SSE decoder
+takes any split). Its errors are httpcore's: the same calls to h11, under the same mapping of
+h11's protocol error. ``BatchedHTTPConnection`` is httpcore's ``AsyncHTTPConnection`` that
+opens one for an HTTP/1.1 origin (an HTTP/2 one keeps httpcore's; the model clients never
+ask for HTTP/2). Both mirror httpcore 1.0's code and override its methods, so
+``lean_pool.pool_class`` uses them only under that line, as it does the pool.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import h11
+import httpcore
+from httpcore._async.connection import AsyncHTTPConnection
+from httpcore._async.http11 import AsyncHTTP11Connection
+from httpcore._exceptions import RemoteProtocolError, map_exceptions
+
+_H11_ERRORS: typing.Any = {h11.RemoteProtocolError: RemoteProtocolError}
+
+
+class BatchedHTTP11Connection(AsyncHTTP11Connection):
+    """An HTTP/1.1 connection whose response body comes one socket read at a time."""
+
+    reads_joined = 0
+    """Body pieces given up together with an earlier one, in this process (tests, benches)."""
+
+    async def _receive_response_body(
+        self, request: httpcore.Request
+    ) -> typing.AsyncIterator[bytes]:
+        timeouts = request.extensions.get("timeout", {})
+        timeout = timeouts.get("read", None)
+        while True:
+            event = await self._receive_event(timeout=timeout)
+            if isinstance(event, h11.Data):
+                parts = [bytes(event.data)]
+                event = self._buffered(parts)
+                if len(parts) == 1:
+                    yield parts[0]
+                else:
+                    BatchedHTTP11Connection.reads_joined += len(parts) - 1
+                    yield b"".join(parts)
+            if isinstance(event, h11.EndOfMessage | h11.PAUSED):
+                break
+
+    def _buffered(self, parts: list[bytes]) -> typing.Any:
+        """Append the data of the ``Data`` events h11 has without reading the socket; the
+        first other event (``NEED_DATA``: the buffer is empty)."""
+        state = self._h11_state
+        with map_exceptions(_H11_ERRORS):
+            while True:
+                event = state.next_event()
+                if event.__class__ is not h11.Data:
+                    return event
+                parts.append(bytes(event.data))
+
+
+class BatchedHTTPConnection(AsyncHTTPConnection):
+    """The connection of httpcore, opening a ``BatchedHTTP11Connection`` for HTTP/1.1."""
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        """Send ``request`` (httpcore 1.0's method, but for the HTTP/1.1 connection's class:
+        its errors, locking and HTTP/2 choice are httpcore's)."""
+        if not self.can_handle_request(request.url.origin):
+            raise RuntimeError(
+                f"Attempted to send request to {request.url.origin} on connection to {self._origin}"
+            )
+        try:
+            async with self._request_lock:
+                if self._connection is None:
+                    stream = await self._connect(request)
+                    ssl_object = stream.get_extra_info("ssl_object")
+                    http2_negotiated = (
+                        ssl_object is not None and ssl_object.selected_alpn_protocol() == "h2"
+                    )
+                    if http2_negotiated or (self._http2 and not self._http1):
+                        from httpcore._async.http2 import AsyncHTTP2Connection
+
+                        self._connection = AsyncHTTP2Connection(
+                            origin=self._origin,
+                            stream=stream,
+                            keepalive_expiry=self._keepalive_expiry,
+                        )
+                    else:
+                        self._connection = BatchedHTTP11Connection(
+                            origin=self._origin,
+                            stream=stream,
+                            keepalive_expiry=self._keepalive_expiry,
+                        )
+        except BaseException:
+            self._connect_failed = True
+            raise
+        return await self._connection.handle_async_request(request)
