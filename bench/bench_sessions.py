@@ -169,6 +169,10 @@ async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) ->
         "stalls_over_50ms": lag.stalls_over_50ms,
         "loop_cpu_s": loop_cpu,
         "cpu_s": process_cpu,
+        # the collector's pauses, from a gauge that times them (a tree before it: -1)
+        "longest_collection_ms": getattr(lag, "longest_collection_seconds", -0.001) * 1000,
+        "full_collections": getattr(lag, "full_collections", -1),
+        "collector_ms": getattr(lag, "collector_seconds", -0.001) * 1000,
     }
 
 
@@ -269,6 +273,12 @@ async def main_async(args: argparse.Namespace) -> None:
                     "(AgentRuntime.stats().loop_lag); CPU "
                     f"{files['cpu_s']:.1f} s ({files['loop_cpu_s']:.1f} s on the loop's thread)"
                 )
+                for name, run in (("in memory", memory), ("file-backed", files)):
+                    print(
+                        f"  the collector, {name}: longest pause "
+                        f"{run['longest_collection_ms']:.0f} ms, {run['full_collections']:.0f} "
+                        f"full passes, {run['collector_ms']:.0f} ms in all"
+                    )
                 for stats in SHARED_POOL.stats():
                     gate = stats.gate
                     mean = gate.wait_seconds / max(gate.waited, 1)
