@@ -16,7 +16,8 @@ model (``build_model`` through the wiring, so the process's shared client pool) 
    ``max_concurrent`` = the number of sessions), without a store and then file-backed
    (``FileSessionStore`` in a temporary directory); all must complete. Threads are sampled
    during the run, and the event loop's longest stall (``AgentRuntime.stats().loop_lag``, a
-   10 ms timer). Then the same number of file-backed sessions are opened, run once and left
+   10 ms timer), and the CPU time of the process (all threads) and of the loop's thread.
+   Then the same number of file-backed sessions are opened, run once and left
    open, to measure resident memory per idle open session (RSS from /proc/self/statm, after
    ``gc.collect()``).
 
@@ -30,6 +31,7 @@ import argparse
 import asyncio
 import gc
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -146,9 +148,11 @@ async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) ->
 
     sampler = asyncio.create_task(sample())
     started = time.perf_counter()
+    loop_cpu, process_cpu = time.thread_time(), _process_cpu()
     handles = [await dispatch_prompt(runtime, PROMPT, new_session=True) for _ in range(n)]
     results = await asyncio.gather(*(h.wait() for h in handles), return_exceptions=True)
     wall = time.perf_counter() - started
+    loop_cpu, process_cpu = time.thread_time() - loop_cpu, _process_cpu() - process_cpu
     lag = runtime.stats().loop_lag
     done.set()
     await sampler
@@ -163,7 +167,19 @@ async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) ->
         "threads": most_threads,
         "stall_ms": lag.longest_stall_seconds * 1000,
         "stalls_over_50ms": lag.stalls_over_50ms,
+        "loop_cpu_s": loop_cpu,
+        "cpu_s": process_cpu,
+        # the collector's pauses, from a gauge that times them (a tree before it: -1)
+        "longest_collection_ms": getattr(lag, "longest_collection_seconds", -0.001) * 1000,
+        "full_collections": getattr(lag, "full_collections", -1),
+        "collector_ms": getattr(lag, "collector_seconds", -0.001) * 1000,
     }
+
+
+def _process_cpu() -> float:
+    """User + system CPU seconds of this process so far, every thread."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 async def idle_loop_stall(seconds: float) -> float:
@@ -240,7 +256,9 @@ async def main_async(args: argparse.Namespace) -> None:
                 print(
                     f"{n} sessions at once, in memory: {memory['completed']:.0f} completed in "
                     f"{memory['wall_s']:.1f} s; threads at most {memory['threads']:.0f}; "
-                    f"longest loop stall {memory['stall_ms']:.0f} ms"
+                    f"longest loop stall {memory['stall_ms']:.0f} ms, "
+                    f"{memory['stalls_over_50ms']:.0f} ticks over 50 ms; CPU "
+                    f"{memory['cpu_s']:.1f} s ({memory['loop_cpu_s']:.1f} s on the loop's thread)"
                 )
                 store = FileSessionStore(Path(tmp) / "sessions")
                 files = await many_sessions(agent, n, store)
@@ -252,8 +270,15 @@ async def main_async(args: argparse.Namespace) -> None:
                 print(
                     f"  longest event-loop stall {files['stall_ms']:.0f} ms (goal < 50 ms), "
                     f"{files['stalls_over_50ms']:.0f} ticks over 50 ms "
-                    "(AgentRuntime.stats().loop_lag)"
+                    "(AgentRuntime.stats().loop_lag); CPU "
+                    f"{files['cpu_s']:.1f} s ({files['loop_cpu_s']:.1f} s on the loop's thread)"
                 )
+                for name, run in (("in memory", memory), ("file-backed", files)):
+                    print(
+                        f"  the collector, {name}: longest pause "
+                        f"{run['longest_collection_ms']:.0f} ms, {run['full_collections']:.0f} "
+                        f"full passes, {run['collector_ms']:.0f} ms in all"
+                    )
                 for stats in SHARED_POOL.stats():
                     gate = stats.gate
                     mean = gate.wait_seconds / max(gate.waited, 1)

@@ -263,6 +263,7 @@ def test_bench_sessions() -> None:
         r"2 idle open file-backed sessions: \d+\.\d KiB RSS each",
         "2 sessions at once, in memory: 2 completed",
         "2 sessions at once, file-backed: 2 completed",
+        r"  the collector, file-backed: longest pause \d+ ms, \d+ full passes",
     )
 
 

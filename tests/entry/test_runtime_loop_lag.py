@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from pathlib import Path
 
@@ -114,3 +115,33 @@ async def test_a_burst_of_dispatches_opens_one_session_per_turn_of_the_loop(
     assert [r.text for r in results] == ["done"] * 20
     assert len(first_calls) == 20
     assert len(set(first_calls)) == 20, f"openings shared turns of the loop: {first_calls}"
+
+
+async def test_the_gauge_times_the_collectors_pauses_while_it_runs() -> None:
+    """A full collection holds the loop like any blocking call: the gauge says how long the
+    collector held it, so a stall can be told from one; nothing is counted once stopped."""
+    keep = [[i] for i in range(200_000)]  # something for a full pass to walk
+    hooks = len(gc.callbacks)
+    lag = LoopLag()
+    lag.start()
+    gc.collect()
+    gc.collect(0)
+    stats = lag.stats()
+    assert stats.full_collections == 1
+    assert 0 < stats.longest_collection_seconds <= stats.collector_seconds
+    lag.reset()
+    assert (lag.stats().full_collections, lag.stats().collector_seconds) == (0, 0.0)
+    lag.stop()
+    gc.collect()
+    assert (lag.stats().full_collections, lag.stats().collector_seconds) == (0, 0.0)
+    assert len(gc.callbacks) == hooks  # its hook is gone
+    assert len(keep) == 200_000
+
+
+async def test_the_runtime_reports_the_collectors_pauses(tmp_path: Path) -> None:
+    runtime = await start_runtime(create_runtime(AgentConfig(working_dir=str(tmp_path))))
+    gc.collect()
+    stats = runtime.stats().loop_lag
+    await close_runtime(runtime)
+    assert stats.full_collections >= 1
+    assert stats.longest_collection_seconds > 0

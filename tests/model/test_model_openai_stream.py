@@ -4,20 +4,25 @@ send them."""
 
 from __future__ import annotations
 
+import pytest
 from _model_support import (
     DONE,
     calls_of,
     chunk,
     data,
     finish_of,
+    make_model,
     reasoning_of,
     refusal_of,
+    request,
     run_body,
     text_of,
     usage_of,
 )
 
-from rho_domain.model import ToolCallChunk
+from rho_adapters.fakes.wire import raw_reply
+from rho_domain.errors import StreamError
+from rho_domain.model import StreamEvent, TextChunk, ToolCallChunk
 
 
 def tc(
@@ -359,3 +364,44 @@ async def test_reasoning_then_content_then_tool_call_in_one_message() -> None:
         "UsageReport",
         "StreamFinished",
     ]
+
+
+async def test_deltas_that_arrive_in_one_network_chunk_come_as_one_text_chunk() -> None:
+    """Text deltas a server sent faster than they were read reach the session as one piece of
+    text per network chunk (one event to announce and keep, not one per delta); a tool call's
+    delta between them keeps its place, and nothing of the text is lost or reordered."""
+    start = tc(0, "call_1", "list", '{"pa')
+    events = await run_body(
+        chunk({"content": "a"}) + chunk({"content": "b"}) + chunk({"content": "c"}),
+        chunk({"content": "d"}),
+        chunk({"content": "e"}) + chunk({"tool_calls": [start]}) + chunk({"content": "f"}),
+        chunk({"content": "g"}) + chunk({"tool_calls": [tc(0, args='th": "."}')]}),
+        chunk({}, "tool_calls") + DONE,
+    )
+    pieces = [
+        e.text if isinstance(e, TextChunk) else type(e).__name__
+        for e in events
+        if isinstance(e, TextChunk | ToolCallChunk)
+    ]
+    assert pieces == ["abc", "d", "e", "ToolCallChunk", "f", "g", "ToolCallChunk"]
+    assert text_of(events) == "abcdefg"
+    assert calls_of(events) == [("call_1", "list", '{"path": "."}')]
+    assert finish_of(events) == "tool_calls"
+
+
+async def test_an_error_in_a_network_chunk_comes_after_the_text_that_chunk_held_before_it() -> None:
+    failing = chunk({"content": "two "}) + data({"error": {"message": "bad"}})
+    model, _, _ = make_model(
+        raw_reply(chunk({"content": "one "}), failing + chunk({"content": "x"}))
+    )
+    seen: list[StreamEvent] = []
+
+    async def read() -> None:
+        async for event in model.stream(request()):
+            seen.append(event)
+
+    with pytest.raises(StreamError, match="bad") as info:
+        await read()
+    await model.aclose()
+    assert text_of(seen) == "one two "
+    assert info.value.partial_text == "one two "

@@ -131,3 +131,39 @@ def test_whole_gives_a_lone_events_data_only_when_feed_would_give_just_that_even
         decoder.feed(before)
         assert decoder.whole(b"data: y\n\n") is None
         assert decoder.whole(b"data: y\n\n") is None  # still pending: whole kept nothing
+
+
+@pytest.mark.parametrize(
+    ("chunk", "datas"),
+    [
+        (b"data: a\n\n", ["a"]),
+        (b"data: a\n\ndata: b\n\ndata:  c\n\n", ["a", "b", " c"]),
+        (b'data: {"x": "\xc3\xa9"}\n\ndata: \xc3\n\n', ['{"x": "\xe9"}', "\ufffd"]),
+        (b"data: a\n\nevent: x\ndata: b\n\n", None),
+        (b"data: a\n\n: keep-alive\n\n", None),
+        (b"data: a\ndata: b\n\n", None),
+        (b"data: a\n\n\n\n", None),
+        (b"data: a\n\ndata: b", None),
+        (b"data: a\r\n\r\n", None),
+        (b"id: 1\ndata: a\n\n", None),
+    ],
+)
+def test_whole_events_gives_each_events_data_only_for_whole_unnamed_one_line_events(
+    chunk: bytes, datas: list[str] | None
+) -> None:
+    """``whole_events`` (a network chunk holding one delta or several, read without building
+    the events) answers for whole unnamed one-line events with what ``feed`` makes of them,
+    and for nothing else; it consumes nothing."""
+    decoder = SSEDecoder()
+    assert decoder.whole_events(chunk) == datas
+    fed = decoder.feed(chunk)
+    if datas is not None:
+        assert fed == [SSEEvent(d) for d in datas]
+
+
+def test_whole_events_answers_none_while_something_is_pending() -> None:
+    for before in (b"event: x\n", b"data: a\n", b"data: a", b"data: a\r"):
+        decoder = SSEDecoder()
+        decoder.feed(before)
+        assert decoder.whole_events(b"data: y\n\ndata: z\n\n") is None
+        assert decoder.whole_events(b"data: y\n\ndata: z\n\n") is None  # still pending

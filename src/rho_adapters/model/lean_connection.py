@@ -22,9 +22,12 @@ from typing import Any
 
 import httpcore
 
+from rho_adapters.model.batched_body import BatchedHTTP11Connection
 
-class LeanHTTP11Connection(httpcore.AsyncHTTP11Connection):
-    """httpcore's HTTP/1.1 connection, its state lock asyncio's."""
+
+class LeanHTTP11Connection(BatchedHTTP11Connection):
+    """httpcore's HTTP/1.1 connection, its state lock asyncio's, its response body given up
+    one socket read at a time (``batched_body``)."""
 
     def __init__(
         self,

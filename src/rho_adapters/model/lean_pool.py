@@ -26,7 +26,8 @@ a request's head and body in one send) and asyncio's own locks (``lean_connectio
 waiting for a connection waits on an ``asyncio.Event``. httpcore takes those from anyio (through
 sniffio), which imported anyio's asyncio backend at the first request. Closing is not wrapped
 in anyio's cancel shield, which under asyncio holds off no cancellation anyway: the pool's
-bookkeeping of a closed response runs in a ``finally`` instead.
+bookkeeping of a closed response runs in a ``finally`` instead. A response body comes up one
+socket read at a time, not one HTTP chunk at a time (``batched_body``).
 
 It overrides httpcore 1.0's ``handle_async_request`` (its steps, kept) and two private methods
 of its pool (``_assign_requests_to_connections``, called under the pool's lock and returning

@@ -1,7 +1,9 @@
 """Reading one Chat Completions response: a stream of SSE chunks, or one JSON body.
 
 ``read_stream`` decodes SSE (``sse.SSEDecoder``), parses each chunk's JSON (``chunks.loads``)
-and feeds it to the ``ChunkAssembler``, yielding the display events as they come. A chunk that
+and feeds it to the ``ChunkAssembler``, yielding the display events as they come: the text of
+consecutive deltas that came in one network chunk (``batched_body``: what one socket read
+brought) as one ``TextChunk``, so that a burst costs the session one event. A chunk that
 is not JSON is skipped with a ``StreamWarning`` while nothing of a tool call has arrived (text
 is whole in every chunk, so nothing is lost), and fails the stream inside a tool call. An
 event of an SSE type other than ``message`` and ``error``, or a JSON object without any key of
@@ -25,8 +27,14 @@ import httpx
 from rho_adapters.model._http import body_chunks
 from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
-from rho_domain.errors import ModelProtocolError, TruncatedStream
-from rho_domain.model import TRACE_DETAIL_LIMIT, StreamEvent, StreamWarning, TraceName
+from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
+from rho_domain.model import (
+    TRACE_DETAIL_LIMIT,
+    StreamEvent,
+    StreamWarning,
+    TextChunk,
+    TraceName,
+)
 
 DRAIN_SECONDS = 1.0  # grace for what follows [DONE] before the connection is dropped
 
@@ -38,30 +46,20 @@ class EmptyStream(TruncatedStream):
 async def read_stream(
     response: httpx.Response, assembler: ChunkAssembler, url: str
 ) -> AsyncIterator[StreamEvent]:
-    """The events of a streamed response from ``url`` (see the module docstring)."""
+    """The events of a streamed response from ``url`` (see the module docstring). The text of
+    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``."""
     decoder = SSEDecoder()
-    done = False
     body = body_chunks(response)
     async for raw in body:
-        # A chunk that is one whole unnamed event holding a delta's JSON chunk (nearly every
-        # chunk of a stream) goes straight to the assembler: what ``_events_of`` does with
-        # it, without the event value and the checks that cannot apply to it.
-        data = decoder.whole(raw)
-        if data is not None and not data.startswith("[DONE]"):
-            try:
-                chunk = loads(data)
-            except ValueError:
-                chunk = None
-            if chunk.__class__ is dict and "choices" in chunk:
-                for event in assembler.feed(chunk):
-                    yield event
-                continue
-        for sse in decoder.feed(raw):
-            if sse.data.startswith("[DONE]"):
-                done = True
-                break
-            for event in _events_of(sse, assembler, url):
+        events: list[StreamEvent] = []
+        try:
+            done = _read_chunk(raw, decoder, assembler, url, events)
+        except ModelError:
+            for event in _joined(events):  # what the chunk held before the error
                 yield event
+            raise
+        for event in _joined(events):
+            yield event
         if done:
             await _drain(body)
             return
@@ -77,6 +75,55 @@ async def read_stream(
             "the model stream ended without a finish_reason or [DONE]",
             partial_text=assembler.partial_text,
         )
+
+
+def _read_chunk(
+    raw: bytes, decoder: SSEDecoder, assembler: ChunkAssembler, url: str, out: list[StreamEvent]
+) -> bool:
+    """Append to ``out`` the events of one network chunk of the body; True at ``[DONE]``."""
+    datas = decoder.whole_events(raw)
+    if datas is None:
+        for sse in decoder.feed(raw):
+            if sse.data.startswith("[DONE]"):
+                return True
+            out.extend(_events_of(sse, assembler, url))
+        return False
+    # Whole unnamed events (nearly every chunk of a stream, one delta each or several): a
+    # delta's JSON chunk goes straight to the assembler, without the SSE event value and the
+    # checks of ``_events_of`` that cannot apply to it.
+    for data in datas:
+        if data.startswith("[DONE]"):
+            return True
+        try:
+            chunk = loads(data)
+        except ValueError:
+            chunk = None
+        if chunk.__class__ is dict and "choices" in chunk:
+            out.extend(assembler.feed(chunk))
+        else:
+            out.extend(_events_of(SSEEvent(data), assembler, url))
+    return False
+
+
+def _joined(events: list[StreamEvent]) -> list[StreamEvent]:
+    """``events`` with each run of consecutive ``TextChunk``s as one: deltas that arrived
+    together reach the session, its listeners and the event log as one piece of text (one
+    event to build, announce and keep, not one per delta; the text is the same)."""
+    if len(events) < 2:
+        return events
+    joined: list[StreamEvent] = []
+    run: list[str] = []
+    for event in events:
+        if isinstance(event, TextChunk):
+            run.append(event.text)
+            continue
+        if run:
+            joined.append(TextChunk("".join(run)))
+            run = []
+        joined.append(event)
+    if run:
+        joined.append(TextChunk("".join(run)))
+    return joined
 
 
 async def read_whole(

@@ -64,6 +64,26 @@ class SSEDecoder:
             return chunk[6:-2].decode("utf-8", "replace")
         return None
 
+    def whole_events(self, chunk: bytes) -> list[str] | None:
+        """The data of each event of ``chunk`` when it is one or more whole unnamed events of
+        one ``data:`` line each and nothing is pending (several deltas of a server that came
+        in one read), else None. Consumes nothing, as ``whole``: a caller that gets the data
+        has what ``feed`` would have returned as one ``SSEEvent`` each."""
+        if not (
+            chunk.startswith(b"data: ")
+            and chunk.endswith(b"\n\n")
+            and not (self._pending or self._data or self._event or self._skip_lf)
+            and b"\r" not in chunk
+        ):
+            return None
+        # Split after decoding: "\n\n" is ASCII, so no character straddles a split (and a
+        # broken UTF-8 sequence before one is replaced alike either way).
+        events = chunk[:-2].decode("utf-8", "replace").split("\n\n")
+        for event in events:
+            if not event.startswith("data: ") or "\n" in event:
+                return None  # a comment, a field other than data, two data lines, a blank
+        return [event[6:] for event in events]
+
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume one network chunk; return the events it completed (possibly none)."""
         data = self.whole(chunk)
