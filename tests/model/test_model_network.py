@@ -262,14 +262,20 @@ async def test_a_refused_connection_is_a_connect_error_naming_the_url() -> None:
     with pytest.raises(httpcore.ConnectError, match="port must be 0-65535"):
         await AsyncioBackend().connect_tcp("127.0.0.1", 99999, timeout=5)
     url = f"http://127.0.0.1:{port}/v1"
+    message = await _connection_error_at(url)
+    assert f"model 'm' at {url}" in message
+    assert "is the server running there?" in message
+
+
+async def _connection_error_at(url: str) -> str:
+    """What our model client says when it cannot connect to ``url`` (no retries)."""
     async with httpx.AsyncClient(transport=_transport(AsyncioBackend())) as client:
         endpoint = ModelEndpoint(base_url=url, retry=RetryPolicy(max_retries=0))
         model = OpenAIChatModel(model="m", endpoint=endpoint, http=client, clock=FakeClock())
         with pytest.raises(ModelConnectionError) as info:
             await collect(model, _request())
         await model.aclose()
-    assert f"model 'm' at {url}" in str(info.value)
-    assert "is the server running there?" in str(info.value)
+    return str(info.value)
 
 
 class _TwoAddressLoop(asyncio.SelectorEventLoop):
@@ -289,17 +295,8 @@ def test_a_host_whose_every_address_refuses_names_each_in_our_error() -> None:
     port = _free_port()
     url = f"http://several.test:{port}/v1"
 
-    async def call() -> str:
-        async with httpx.AsyncClient(transport=_transport(AsyncioBackend())) as client:
-            endpoint = ModelEndpoint(base_url=url, retry=RetryPolicy(max_retries=0))
-            model = OpenAIChatModel(model="m", endpoint=endpoint, http=client, clock=FakeClock())
-            with pytest.raises(ModelConnectionError) as info:
-                await collect(model, _request())
-            await model.aclose()
-        return str(info.value)
-
     with asyncio.Runner(loop_factory=_TwoAddressLoop) as runner:
-        message = runner.run(call())
+        message = runner.run(_connection_error_at(url))
     assert "connection to the model server failed: Multiple exceptions:" in message
     assert f"('127.0.0.1', {port})" in message
     assert f"('127.0.0.2', {port})" in message

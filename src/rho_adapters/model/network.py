@@ -1,29 +1,23 @@
 r"""httpcore's network backend for the model clients, on asyncio's own transports.
 
-httpcore's pool, left to choose, takes its AnyIO backend under asyncio: every socket read of a
-streamed response (about one per delta) goes through anyio's stream layer, a cancel scope for
-its timeout and an exception-mapping context manager. ``AsyncioBackend`` gives the pool
-streams over ``loop.create_connection`` instead: a small ``asyncio.Protocol`` keeps what the
-loop received, so a read that finds data returns it at once (one chunk as the loop received
-it, no copy), and only a read that has to wait arms a timer for its timeout.
+httpcore's pool, left to choose, takes its AnyIO backend: every socket read of a streamed
+response (about one per delta) goes through anyio's stream layer, a cancel scope and an
+exception-mapping context manager. Here a small ``asyncio.Protocol`` keeps what the loop
+received, so a read that finds data returns it at once (no copy), and only a read that has
+to wait arms a timer for its timeout.
 
-Contract, as httpcore's own backends keep it (``httpcore/_backends/anyio.py`` and
-``sync.py``): a timeout raises ``ConnectTimeout`` / ``ReadTimeout`` / ``WriteTimeout``; an
-``OSError`` (refused, reset, unknown host, a TLS certificate refused) ``ConnectError`` /
-``ReadError`` / ``WriteError``, the message the OS gave (asyncio names every address tried
-when a host has several and all fail: ``Multiple exceptions: [Errno 111] Connect call failed
-('127.0.0.1', 1), ...``); a port out of range (``OverflowError``) is a ``ConnectError`` too.
-The end of the stream is ``b""``.
+Contract, as httpcore's own backends keep it (``httpcore/_backends/anyio.py``, ``sync.py``):
+a timeout raises ``ConnectTimeout`` / ``ReadTimeout`` / ``WriteTimeout``; an ``OSError``
+(refused, reset, unknown host, a refused certificate) or a port out of range raises
+``ConnectError`` / ``ReadError`` / ``WriteError`` with the OS's message (every address
+tried when a host has several: ``Multiple exceptions: ...``). The end of the stream is ``b""``.
 
-A request's head and body in one send: httpcore writes an HTTP/1.1 request in two writes, the
-head then the body, and on loopback each send wakes the server in the sender's time slice. A
-write that ends an HTTP head (``\r\n\r\n``, at most ``HOLD_LIMIT`` bytes) is kept and sent
-with the next write; nothing is kept past the next ``read``, ``write``, ``start_tls`` or
-``aclose``, so what the server receives and when it can answer is unchanged.
-
-``get_extra_info("is_readable")`` (the pool's check that an idle kept-alive connection was not
-closed by the server) is true when the protocol holds data or saw the end, or the socket
-polls readable: the loop reads eagerly, so what the server sent may already be here.
+A request's head and body go in one send: a write that ends an HTTP head (``\r\n\r\n``, at
+most ``HOLD_LIMIT`` bytes) is kept and sent with the next write, and nothing is kept past the
+next ``read``, ``write``, ``start_tls`` or ``aclose``, so what the server receives and when is
+unchanged (on loopback each send wakes the server in the sender's time slice).
+``get_extra_info("is_readable")`` (the pool's check that an idle connection was not closed by
+the server) is true when the protocol holds data or saw the end, or the socket polls readable.
 """
 
 from __future__ import annotations
@@ -45,9 +39,8 @@ _HEAD_END = b"\r\n\r\n"
 
 
 def socket_readable(sock: typing.Any) -> bool:
-    """Whether ``sock`` has something to read, without reading or waiting. A socket without a
-    file descriptor counts as readable: its next read returns the end. The check httpcore's
-    own streams make (``httpcore._utils.is_socket_readable``, private there)."""
+    """Whether ``sock`` has something to read (no fd: its next read is the end), without
+    reading or waiting: httpcore's own check (``httpcore._utils``, private there)."""
     fd = sock.fileno()
     if fd < 0:
         return True
