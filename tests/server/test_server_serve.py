@@ -4,6 +4,10 @@ process answers the call the first one left in the trace)."""
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,3 +110,43 @@ def test_a_token_is_required_when_set(tmp_path: Path) -> None:
         assert httpx.get(f"{serve.url}/api/sessions", headers=headers).status_code == 200
     finally:
         assert serve.stop() == 0
+
+
+FROZEN_REPORTER = """
+import gc, sys
+import uvicorn
+from rho_entry.server.serve import main
+
+shutdown = uvicorn.Server.shutdown
+
+async def said(self, sockets=None):
+    print(f"frozen {gc.get_freeze_count()}", file=sys.stderr, flush=True)
+    await shutdown(self, sockets)
+
+uvicorn.Server.shutdown = said
+sys.exit(main(["--port", "0"]))
+"""
+
+
+def test_serve_freezes_its_start_up_heap_once_it_listens(tmp_path: Path) -> None:
+    """Once listening, the start-up heap is in the collector's permanent generation (its
+    full passes skip it): ``gc.get_freeze_count()`` as the server stops, in the process."""
+    where = place(tmp_path)
+    env = serve_env(where.home, "http://127.0.0.1:9/v1", RHO_AGENT_SERVER_TOKEN="tok-123")
+    process = subprocess.Popen(
+        [sys.executable, "-c", FROZEN_REPORTER],
+        cwd=where.work,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    listening = process.stderr.readline()
+    assert "listening on" in listening, listening + process.stderr.read()
+    process.send_signal(signal.SIGTERM)
+    said = process.stderr.read()
+    assert process.wait(30) == 0, said
+    frozen = re.search(r"frozen (\d+)", said)
+    assert frozen, said
+    # the modules, the app and uvicorn's objects: tens of thousands (none when not frozen)
+    assert int(frozen.group(1)) > 10_000

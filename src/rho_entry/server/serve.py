@@ -16,11 +16,17 @@ never leaves the browser, so it is in no request line, log or Referer).
 ``--durable-db``: by default the PostgreSQL store's own database, else ``durable.sqlite`` in
 the config directory) and consumes it in process: a server that dies mid-run is taken over by
 the other durable servers of that queue (``rho_entry.server.durable_runs``, docs/durable.md).
+
+Once it listens, the process's start-up heap (the modules, the app, the settings) is frozen
+(``gc.freeze``): the collector's later full passes skip it, and a full pass holds the event
+loop, every session's stream with it, for as long as it walks (issue 33: half of a busy
+server's tracked objects are start-up's).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import secrets
 import sys
 from collections.abc import Mapping, Sequence
@@ -181,6 +187,14 @@ def main(argv: Sequence[str]) -> int:
     return 1 if server.failed else 0
 
 
+def freeze_start_up() -> None:
+    """Collect once, then move every object left to the collector's permanent generation:
+    start-up's objects live as long as the process, and a full pass no longer walks them.
+    The process's own choice (a library never freezes its host's heap)."""
+    gc.collect()
+    gc.freeze()
+
+
 def _durable(
     ns: argparse.Namespace,
     shared_store: str | None,
@@ -296,6 +310,7 @@ def _server(
                 if written:
                     page += f"#token={token}"  # the fragment never leaves the browser
                 print(f"rho-agent serve: dashboard {page}", file=sys.stderr, flush=True)
+            freeze_start_up()
 
         async def shutdown(self, sockets: Any = None) -> None:
             try:
