@@ -21,6 +21,7 @@ from pg_rig import pg_server_url, schema_url
 
 from rho_adapters.fakes import ScriptedModel, text
 from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend, postgres_store
+from rho_adapters.pgstore.connection import Pool
 from rho_domain.config import AgentConfig
 from rho_domain.ports.store import SessionRecord
 from rho_entry import AgentConfig as EntryConfig
@@ -47,13 +48,16 @@ def connections(server_url: str, name: str) -> int:
     return int(row[0])
 
 
-def settles(check: object, within: float = 5.0) -> bool:
-    """True once ``check()`` is true (the server drops a closed connection's row shortly)."""
+async def settles(check: object, within: float = 5.0) -> bool:
+    """True once ``check()`` is true (the server drops a closed connection's row shortly).
+    It waits as the program around a store does, with its loop running: a listener use that a
+    cancelled wait took while it started is given back by a callback on the loop (backend.py,
+    ``start_off_loop``), which a loop held in ``time.sleep`` would never run."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if check():  # type: ignore[operator]
             return True
-        time.sleep(0.05)
+        await asyncio.sleep(0.05)
     return bool(check())  # type: ignore[operator]
 
 
@@ -73,7 +77,7 @@ async def test_the_last_close_ends_the_listener_and_every_connection(
     await two.store.release("s2")
     await two.aclose()  # the last store object of the backend
     assert not backend.listening
-    assert settles(lambda: connections(pg_server_url, name) == 0)
+    assert await settles(lambda: connections(pg_server_url, name) == 0)
 
     again = of_backend(backend)  # used again: connects and listens again
     await again.store.create(record("s3"))
@@ -83,7 +87,7 @@ async def test_the_last_close_ends_the_listener_and_every_connection(
     await again.store.release("s3")
     await again.aclose()
     assert not backend.listening
-    assert settles(lambda: connections(pg_server_url, name) == 0)
+    assert await settles(lambda: connections(pg_server_url, name) == 0)
 
 
 async def test_the_listener_runs_only_while_a_session_is_held_or_a_wait_is_on(
@@ -97,14 +101,14 @@ async def test_the_listener_runs_only_while_a_session_is_held_or_a_wait_is_on(
         await pg.store.create(record("held"))
         assert backend.listening
         await pg.store.release("held")
-        assert settles(lambda: not backend.listening, 2.0)
+        assert await settles(lambda: not backend.listening, 2.0)
 
         waiting = asyncio.create_task(pg.signals.wait_for_cancel("held"))
         await asyncio.sleep(0.3)
         assert backend.listening
         assert await pg.sessions.request("held", "cancel")
         await asyncio.wait_for(waiting, 2)
-        assert settles(lambda: not backend.listening, 2.0)
+        assert await settles(lambda: not backend.listening, 2.0)
     finally:
         await pg.aclose()
 
@@ -139,7 +143,7 @@ async def test_the_listener_wakes_for_a_notification_and_ends_at_once_between_be
         closing = time.monotonic()
         await pg.aclose()  # joins the listener: it must not be waiting out the beat
     assert time.monotonic() - closing < 15.0  # a minute when the wait is the beat's
-    assert settles(lambda: connections(pg_server_url, name) == 0, 5.0)
+    assert await settles(lambda: connections(pg_server_url, name) == 0, 5.0)
 
 
 async def test_a_wait_cancelled_while_the_listener_starts_leaves_no_listener(
@@ -152,7 +156,7 @@ async def test_a_wait_cancelled_while_the_listener_starts_leaves_no_listener(
     try:
         await pg.store.create(record("quick"))
         await pg.store.release("quick")
-        assert settles(lambda: not backend.listening, 2.0)
+        assert await settles(lambda: not backend.listening, 2.0)
         for _ in range(3):
             waiting = asyncio.create_task(pg.signals.wait_for_cancel("quick"))
             await asyncio.sleep(0)  # the wait is in the listener's start, in a thread
@@ -194,7 +198,7 @@ async def test_a_database_gone_after_release_brings_no_retry_lines(
     await made.store.create(record("held"))
     lock_out()
     # held, the listener must reconnect to beat: it says so (the test can see the noise)
-    assert settles(lambda: "retrying in" in caplog.text, 5.0)
+    assert await settles(lambda: "retrying in" in caplog.text, 5.0)
     await made.store.aclose()  # the beats stop (the claim goes stale, as a dead host's)
     await made.sessions.aclose()
     assert not made.store.backend.listening
@@ -202,6 +206,25 @@ async def test_a_database_gone_after_release_brings_no_retry_lines(
     await asyncio.sleep(1.5)  # several backoffs of a loop that would still be running
     assert "retrying" not in caplog.text
     assert "listener" not in caplog.text
+
+
+def test_a_connection_lent_across_a_close_is_closed_when_given_back(pg_server_url: str) -> None:
+    # a query still running in a thread its caller stopped waiting for (a cancelled wait's
+    # check) when the store closes: it gives its connection back to a closed pool
+    name = f"rho-pool-{uuid.uuid4().hex[:8]}"
+    pool = Pool(StoreAddress(named(schema_url(pg_server_url), name), "the test"))
+    with pool.connection(transaction=False) as conn:
+        conn.execute("SELECT 1")
+        pool.close()
+        assert pool.opened == 1  # lent: not closed under its user
+    assert conn.closed
+    assert pool.opened == 0
+    assert connections(pg_server_url, name) == 0
+    with pool.connection(transaction=False) as again:  # the pool stays usable
+        assert again.execute("SELECT 1").fetchone() == (1,)
+    assert pool.opened == 1
+    pool.close()
+    assert pool.opened == 0
 
 
 async def test_the_library_closes_what_it_opened_and_aclose_closes_the_rest(
@@ -214,18 +237,18 @@ async def test_the_library_closes_what_it_opened_and_aclose_closes_the_rest(
     assert (await session.run("remember me")).ok
     assert connections(pg_server_url, name) >= 1
     await session.close()  # the store it opened from the URL closes with it
-    assert settles(lambda: connections(pg_server_url, name) == 0)
+    assert await settles(lambda: connections(pg_server_url, name) == 0)
 
     again = await Session.resume(session.id, store=url, model=ScriptedModel([text("again")]))
     assert (await again.run("and again")).text == "again"
     await again.close()
-    assert settles(lambda: connections(pg_server_url, name) == 0)
+    assert await settles(lambda: connections(pg_server_url, name) == 0)
 
     store = SessionStore(url)  # the caller's object: open until its aclose
     assert await store.get_latest_id() == session.id
     assert connections(pg_server_url, name) >= 1
     await store.aclose()
-    assert settles(lambda: connections(pg_server_url, name) == 0)
+    assert await settles(lambda: connections(pg_server_url, name) == 0)
 
 
 async def test_a_runtime_closes_the_store_it_opened_from_a_url(pg_server_url: str) -> None:
@@ -243,4 +266,4 @@ async def test_a_runtime_closes_the_store_it_opened_from_a_url(pg_server_url: st
     assert (await run_prompt(runtime, "second", new_session=True)).text == "two"
     assert connections(pg_server_url, name) >= 1
     await close_runtime(runtime)
-    assert settles(lambda: connections(pg_server_url, name) == 0)
+    assert await settles(lambda: connections(pg_server_url, name) == 0)

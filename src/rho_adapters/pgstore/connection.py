@@ -108,6 +108,7 @@ class Pool:
         self._slots = threading.BoundedSemaphore(size)
         self._opened = 0
         self._lock = threading.Lock()
+        self._closes = 0  # how many times ``close`` ran: a connection lent before one is not kept
 
     @property
     def opened(self) -> int:
@@ -130,6 +131,7 @@ class Pool:
         that is one statement). A broken connection is closed, not returned."""
         self._slots.acquire()
         conn = None
+        lent_at = self._closes
         try:
             conn = self._take()
             with pg_errors(self.address, "a query failed"):
@@ -140,7 +142,9 @@ class Pool:
                     yield conn
         finally:
             if conn is not None:
-                if conn.closed or conn.broken:
+                # given back after a ``close`` (a query still running in a thread its caller
+                # stopped waiting for): closed, not kept, or it would stay open until next use
+                if conn.closed or conn.broken or lent_at != self._closes:
                     self._discard(conn)
                 else:
                     self._idle.put(conn)
@@ -166,7 +170,10 @@ class Pool:
             self._opened -= 1
 
     def close(self) -> None:
-        """Close the idle connections (lent ones close when given back... to a closed pool)."""
+        """Close the idle connections; the lent ones close when they are given back. The pool
+        stays usable: the next ``connection()`` connects again."""
+        with self._lock:
+            self._closes += 1
         while True:
             try:
                 conn = self._idle.get_nowait()
