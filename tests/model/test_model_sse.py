@@ -119,8 +119,8 @@ def test_a_whole_event_chunk_meets_what_came_before_it() -> None:
 
 
 def test_whole_gives_a_lone_events_data_only_when_feed_would_give_just_that_event() -> None:
-    """``whole`` (how ``read_stream`` skips building the event) answers for a chunk that is
-    one whole unnamed event with nothing pending, and for nothing else; it consumes nothing."""
+    """``whole`` (``whole_events`` for one event) answers for a chunk that is one whole
+    unnamed event with nothing pending, and for nothing else; it consumes nothing."""
     decoder = SSEDecoder()
     assert decoder.whole(b'data: {"a": 1}\n\n') == '{"a": 1}'
     assert decoder.feed(b'data: {"a": 1}\n\n') == [SSEEvent('{"a": 1}')]

@@ -21,13 +21,14 @@ docs/benchmarks.md, "1,000 sessions and the loop-lag gauge").
   closed to make room, else the request stays queued; idle connections beyond
   ``max_keepalive_connections`` are closed.
 
-Its connections use ``network.AsyncioBackend`` (asyncio's own sockets, not anyio's streams;
-a request's head and body in one send) and asyncio's own locks (``lean_connection``); a request
-waiting for a connection waits on an ``asyncio.Event``. httpcore takes those from anyio (through
-sniffio), which imported anyio's asyncio backend at the first request. Closing is not wrapped
-in anyio's cancel shield, which under asyncio holds off no cancellation anyway: the pool's
-bookkeeping of a closed response runs in a ``finally`` instead. A response body comes up one
-socket read at a time, not one HTTP chunk at a time (``batched_body``).
+Its connections use the backend ``tls.PlainTransport`` gives it, ``network.AsyncioBackend``
+(asyncio's own sockets, not anyio's streams; a request's head and body in one send), and
+asyncio's own locks (``lean_connection``); a request waiting for a connection waits on an
+``asyncio.Event``. httpcore takes those from anyio (through sniffio), which imported anyio's
+asyncio backend at the first request. Closing is not wrapped in anyio's cancel shield, which
+under asyncio holds off no cancellation anyway: the pool's bookkeeping of a closed response
+runs in a ``finally`` instead. A response body comes up one socket read at a time, not one
+HTTP chunk at a time (``batched_body``).
 
 It overrides httpcore 1.0's ``handle_async_request`` (its steps, kept) and two private methods
 of its pool (``_assign_requests_to_connections``, called under the pool's lock and returning
@@ -66,11 +67,6 @@ class LeanConnectionPool(httpcore.AsyncConnectionPool):
     """``httpcore.AsyncConnectionPool`` without the per-request scan (module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if kwargs.get("network_backend") is None:
-            from rho_adapters.model.network import AsyncioBackend
-
-            # asyncio's own sockets, a request's head and body in one send (network.py).
-            kwargs["network_backend"] = AsyncioBackend()
         super().__init__(*args, **kwargs)
         self._next_sweep = 0.0
         self.sweeps = 0  # how many full expiry sweeps ran (tests, diagnostics)

@@ -51,18 +51,10 @@ class SSEDecoder:
 
     def whole(self, chunk: bytes) -> str | None:
         """The data of ``chunk`` when it is one whole unnamed event and nothing is pending
-        (how servers send each delta), else None. Consumes nothing: a caller that gets None
-        gives the chunk to ``feed``; one that gets the data has what ``feed`` would have
-        returned as ``[SSEEvent(data)]``, without building it."""
-        if (
-            chunk.startswith(b"data: ")
-            and chunk.endswith(b"\n\n")
-            and chunk.count(b"\n") == 2
-            and not (self._pending or self._data or self._event or self._skip_lf)
-            and b"\r" not in chunk
-        ):
-            return chunk[6:-2].decode("utf-8", "replace")
-        return None
+        (how servers send each delta), else None: ``whole_events`` for one event. Consumes
+        nothing: a caller that gets None gives the chunk to ``feed``."""
+        datas = self.whole_events(chunk)
+        return datas[0] if datas is not None and len(datas) == 1 else None
 
     def whole_events(self, chunk: bytes) -> list[str] | None:
         """The data of each event of ``chunk`` when it is one or more whole unnamed events of
@@ -86,10 +78,10 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume one network chunk; return the events it completed (possibly none)."""
-        data = self.whole(chunk)
-        if data is not None:
+        datas = self.whole_events(chunk)
+        if datas is not None:
             # What the general path below makes of it, without splitting and joining lines.
-            return [SSEEvent(data)]
+            return [SSEEvent(data) for data in datas]
         if self._skip_lf and chunk:
             self._skip_lf = False
             if chunk[:1] == b"\n":
