@@ -87,7 +87,14 @@ async def durable_run(prompt_id: int) -> None:
 async def measure(database: str, base_url: str, args: argparse.Namespace) -> dict[str, float]:
     """Median milliseconds of a plain run, a durable one, and of the difference within each
     pair (wall and this process's CPU); one checkpoint's."""
-    work = Path(tempfile.mkdtemp(prefix="rho-bench-durable-"))
+    with tempfile.TemporaryDirectory(prefix="rho-bench-durable-") as tmp:
+        return await measure_in(Path(tmp), database, base_url, args)
+
+
+async def measure_in(
+    work: Path, database: str, base_url: str, args: argparse.Namespace
+) -> dict[str, float]:
+    """``measure`` with its store and workspace in ``work``."""
     config = AgentConfig(model="fake-model", base_url=base_url, working_dir=str(work))
     store = FileSessionStore(work / "store")
     agent = Agent(config)
@@ -159,6 +166,13 @@ def postgres_url(given: str | None) -> Iterator[str]:
         yield f"postgresql://{config.user}@{config.host}:{config.port}/{config.database}"
 
 
+@contextlib.contextmanager
+def sqlite_url() -> Iterator[str]:
+    """A SQLite database's URL in a temporary directory, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="rho-bench-durable-db-") as tmp:
+        yield f"sqlite:///{tmp}/runs.sqlite"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=100)
@@ -173,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     child, base_url = start_server()
     try:
         databases: list[tuple[str, contextlib.AbstractContextManager[str]]] = [
-            ("SQLite", contextlib.nullcontext(f"sqlite:///{tempfile.mkdtemp()}/runs.sqlite"))
+            ("SQLite", sqlite_url())
         ]
         if not args.no_postgres:
             databases.append(("PostgreSQL", postgres_url(args.postgres)))

@@ -68,8 +68,8 @@ def commits(execute: Callable[[int], object], commit: Callable[[], object], size
     return statistics.median(medians)
 
 
-def sqlite_commit(size: Sizes) -> float:
-    conn = sqlite3.connect(f"{tempfile.mkdtemp()}/commits.sqlite")
+def sqlite_commit(directory: str, size: Sizes) -> float:
+    conn = sqlite3.connect(f"{directory}/commits.sqlite")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("CREATE TABLE t (i INTEGER, v TEXT)")
@@ -177,8 +177,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     size = Sizes(
         rounds=args.rounds, commits=args.commits, workflows=args.workflows, steps=args.steps
     )
-    url = f"sqlite:///{tempfile.mkdtemp()}/runs.sqlite"
-    report("SQLite", sqlite_commit(size), asyncio.run(dbos_floor(url, size)))
+    with tempfile.TemporaryDirectory(prefix="rho-bench-durable-floor-") as tmp:
+        url = f"sqlite:///{tmp}/runs.sqlite"
+        report("SQLite", sqlite_commit(tmp, size), asyncio.run(dbos_floor(url, size)))
     if not args.no_postgres:
         with postgres_url(args.postgres) as url:
             report("PostgreSQL", postgres_commit(url, size), asyncio.run(dbos_floor(url, size)))

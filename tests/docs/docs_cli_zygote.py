@@ -31,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -208,6 +209,7 @@ def _become(conn: socket.socket, request: dict[str, object], fds: list[int]) -> 
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
+    tempfile.tempdir = None  # as a new process, take TMPDIR from the shell's environment
     sys.argv = ["rho-agent", *argv]
 
 

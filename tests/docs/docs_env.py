@@ -54,7 +54,9 @@ class DocsEnv:
         self.config_home = root / "rho-home"  # $RHO_AGENT_HOME
         self.workspace = root / "work"
         self.scratch = root / "scratch"  # where snippets are written, outside the workspace
-        for directory in (self.home, self.config_home, self.workspace, self.scratch):
+        # $TMPDIR: what a block makes with `tempfile` goes with the test's directory
+        self.tmp = root / "tmp"
+        for directory in (self.home, self.config_home, self.workspace, self.scratch, self.tmp):
             directory.mkdir(parents=True)
         for name, content in WORKSPACE_FILES.items():
             (self.workspace / name).write_text(content, encoding="utf-8")
@@ -119,6 +121,7 @@ class DocsEnv:
             "NO_COLOR": "1",
             "LANG": "C.UTF-8",
             "PYTHONIOENCODING": "utf-8",
+            "TMPDIR": str(self.tmp),
             # the sources under test (a worktree's src), not whatever the venv installed
             **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
         }

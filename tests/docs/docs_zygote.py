@@ -133,6 +133,7 @@ def _serve(requests_fd: int, answers_fd: int) -> dict[str, str] | None:
 def _become(request: Mapping[str, object]) -> None:
     """In the child: take the block's files, directory, environment and argv, and run it."""
     import runpy
+    import tempfile
 
     for fd, name, flags in (
         (0, "stdin", os.O_RDONLY),
@@ -147,6 +148,7 @@ def _become(request: Mapping[str, object]) -> None:
     assert isinstance(env, dict)
     os.environ.clear()
     os.environ.update(env)
+    tempfile.tempdir = None  # as a new process, take TMPDIR from the block's environment
     argv = request["argv"]
     assert isinstance(argv, list)
     if argv[0] == "-m":
