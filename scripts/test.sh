@@ -27,14 +27,20 @@ say "installer output goes to $RHO_AGENT_INSTALL_LOG"
 export DEBIAN_FRONTEND=noninteractive
 APT_WAIT=(-o DPkg::Lock::Timeout=600)
 
-# bubblewrap: the read-only, network-less sandbox for restricted shell commands.
-if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
-        && [ "$(id -u)" = 0 ]; then
-    say "installing bubblewrap (the sandbox the readonly shell tests exercise; under a minute)"
-    logged apt-get install "${APT_WAIT[@]}" -y -q bubblewrap \
+# bubblewrap: the read-only, network-less sandbox for restricted shell commands. ripgrep and
+# tree: programs the grep tool and the restricted shell use where a machine has them (their
+# tests skip without them, so a machine without them leaves those paths untested).
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+command -v tree >/dev/null 2>&1 || missing+=(tree)
+if [ "${#missing[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    say "installing ${missing[*]} (the programs the shell tests exercise; under a minute)"
+    logged apt-get install "${APT_WAIT[@]}" -y -q "${missing[@]}" \
         || { logged apt-get update "${APT_WAIT[@]}" -q \
-             && logged apt-get install "${APT_WAIT[@]}" -y -q bubblewrap; } \
-        || say "warning: bubblewrap not installed; restricted commands run without it"
+             && logged apt-get install "${APT_WAIT[@]}" -y -q "${missing[@]}"; } \
+        || say "warning: ${missing[*]} not installed; restricted commands run without" \
+            "bubblewrap if it is missing, and the tests of the others skip"
 fi
 
 if [ -f .ci/install-db-servers.sh ]; then

@@ -29,6 +29,7 @@ def make_rig(
     *,
     file_write: FileWriteMode = FileWriteMode.FULL,
     allow_shell: bool = False,
+    executor_class: type[DaytonaExecutor] = DaytonaExecutor,
     **settings: Any,
 ) -> Rig:
     ws = tmp_path / "ws"
@@ -36,7 +37,7 @@ def make_rig(
     (ws / "src").mkdir(exist_ok=True)
     (ws / "src" / "a.txt").write_bytes(b"hello\nworld\n")
     fake = FakeDaytona(polls_until_started=2)
-    executor = DaytonaExecutor(
+    executor = executor_class(
         fake.settings(working_dir=str(ws), **settings),
         file_write=file_write,
         allow_shell=allow_shell,

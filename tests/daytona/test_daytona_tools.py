@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ import pytest
 from daytona_support import Rig, closing, make_rig
 
 from rho_adapters.clock import SystemClock
+from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.local.line_search import ProcessLineSearcher
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import (
@@ -33,11 +36,12 @@ async def call(rig: Rig, tool: str, profile: PermissionProfile = RO, **args: Any
     return await registry.dispatch(ToolCall(id="c", name=tool, arguments=json.dumps(args)), ctx)
 
 
-def _rig(tmp_path: Path, profile: PermissionProfile) -> Rig:
+def _rig(tmp_path: Path, profile: PermissionProfile, **options: Any) -> Rig:
     rig = make_rig(
         tmp_path,
         file_write=profile.file_write,
         allow_shell=profile.shell is ShellMode.UNRESTRICTED,
+        **options,
     )
     (rig.ws / "src" / "app.py").write_text("def main():\n    return 'foo'\n# foo again\n")
     (rig.ws / "README.md").write_text("Title\nfoo bar\n")
@@ -79,13 +83,28 @@ async def test_daytona_tool_list(ro: Rig) -> None:
     assert "a.txt" in out.content
 
 
-async def test_daytona_tool_grep_falls_back_without_ripgrep(ro: Rig) -> None:
-    assert await ro.executor.which("rg") is None  # rg lives only in the venv here
-    out = await call(ro, "grep", pattern="foo")
-    assert not out.is_error
-    assert "src/app.py:2:" in out.content
-    assert "README.md:2:foo bar" in out.content
-    assert "SECRET_FOO" not in out.content
+class ImageWithoutRipgrep(DaytonaExecutor):
+    """A sandbox image without ripgrep (FakeDaytona's processes see this machine's programs,
+    which may include an ``rg``)."""
+
+    async def which(self, program: str) -> str | None:
+        return None if program == "rg" else await super().which(program)
+
+
+async def test_daytona_tool_grep_falls_back_without_ripgrep(tmp_path: Path) -> None:
+    async for ro in closing(_rig(tmp_path, RO, executor_class=ImageWithoutRipgrep)):
+        out = await call(ro, "grep", pattern="foo")
+        assert not out.is_error
+        assert "src/app.py:2:" in out.content
+        assert "README.md:2:foo bar" in out.content
+        assert "SECRET_FOO" not in out.content
+        assert not any("--no-config" in script for script in sent_scripts(ro))  # no rg ran
+
+
+def sent_scripts(rig: Rig) -> list[str]:
+    """The scripts the executor sent the sandbox (each is sent base64-encoded)."""
+    encoded = (re.search(r"printf %s '([^']*)'", command) for command in rig.fake.commands)
+    return [base64.b64decode(found[1]).decode() for found in encoded if found]
 
 
 async def test_daytona_tool_glob(ro: Rig) -> None:
