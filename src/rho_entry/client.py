@@ -24,6 +24,8 @@ from typing import Any
 import attrs
 import httpx
 
+from rho_adapters.model.proxies import ProxyRoutes
+from rho_adapters.model.tls import transport_for
 from rho_entry.server.errors import (
     ApiError,
     BodyTooLarge,
@@ -69,7 +71,8 @@ class ServerEvent:
 class AgentClient:
     """Talks to one server. ``token`` is sent as a bearer token; without it the client
     sends ``RHO_AGENT_SERVER_TOKEN``, else the token that ``rho-agent serve`` wrote for
-    ``base_url`` in the config directory (``environ`` defaults to ``os.environ``).
+    ``base_url`` in the config directory (``environ`` defaults to ``os.environ``; its
+    ``HTTPS_PROXY``, ``NO_PROXY``... route the requests, as httpx reads them).
     ``transport`` lets tests pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or
     ``async with``."""
 
@@ -82,13 +85,17 @@ class AgentClient:
         timeout: float = 30.0,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        environ = os.environ if environ is None else environ
         if token is None:
-            token = find_token(base_url, os.environ if environ is None else environ)
+            token = find_token(base_url, environ)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        # our transport: httpx's own would build an SSL context (~50-80 ms) for http:// too,
+        # so the proxy variables are read here, as httpx would read them
+        proxy = ProxyRoutes.from_environ(environ).for_url(base_url)
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers=headers,
-            transport=transport,
+            transport=transport or transport_for(base_url, proxy=proxy),
             timeout=httpx.Timeout(timeout, read=None),  # streams may be quiet for long
         )
 

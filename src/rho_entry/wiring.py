@@ -194,6 +194,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
     model too, which needs no endpoint, key or provider)."""
     from rho_adapters.model import build_model as build
     from rho_adapters.model.providers import DEMO_MODEL
+    from rho_adapters.model.proxies import ProxyRoutes
 
     if config.model == DEMO_MODEL:
         return build(model=DEMO_MODEL, base_url=None, api_key=None, clock=clock)
@@ -227,6 +228,7 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
         stream=config.stream,
         clock=clock,
         key_variable=variable,
+        proxies=ProxyRoutes.from_environ(environ),  # HTTPS_PROXY, NO_PROXY...: as httpx reads them
         **transport_of(config),
     )
 
@@ -338,6 +340,7 @@ def build_daytona_executor(
     ``dockerfile`` (its text; ``--snapshot``, ``--dockerfile``) replace the environment's
     image and snapshot."""
     from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
+    from rho_adapters.model.proxies import ProxyRoutes
 
     api_key = environ.get("DAYTONA_API_KEY")
     if not api_key:
@@ -353,6 +356,7 @@ def build_daytona_executor(
         target=environ.get("DAYTONA_TARGET") or None,
         image=environ.get("RHO_AGENT_DAYTONA_IMAGE") or None,
         snapshot=environ.get("RHO_AGENT_DAYTONA_SNAPSHOT") or None,
+        proxies=ProxyRoutes.from_environ(environ),
     )
     if snapshot is not None or dockerfile is not None:
         settings = attrs.evolve(settings, snapshot=snapshot, dockerfile=dockerfile, image=None)

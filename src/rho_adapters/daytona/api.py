@@ -18,6 +18,7 @@ import httpx
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona._errors import error_for, map_httpx_errors
 from rho_adapters.daytona.settings import DaytonaSettings
+from rho_adapters.model.tls import transport_for
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.clock import Clock
 
@@ -86,8 +87,12 @@ class SandboxAPI:
         }
         if settings.organization_id:
             headers["X-Daytona-Organization-ID"] = settings.organization_id
+        # One SSL context per process, not one per sandbox (httpx builds one per client).
+        proxy = settings.proxies.for_url(settings.api_url)
         self._client = httpx.AsyncClient(
-            headers=headers, transport=transport, timeout=settings.request_timeout
+            headers=headers,
+            transport=transport or transport_for(settings.api_url, proxy=proxy),
+            timeout=settings.request_timeout,
         )
         self._api = settings.api_url.rstrip("/")
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_domain.errors import ConfigError
 
 DEFAULT_API_URL = "https://app.daytona.io/api"
@@ -33,7 +34,8 @@ class DaytonaSettings:
     ``auto_delete_interval`` (minutes after stopping, None = server default) is the safety net
     for a process that dies before ``aclose``. ``working_dir`` is the workspace root inside the
     sandbox; it is created on first use. ``env`` is set on the sandbox (unrestricted shell
-    commands see it; restricted pipelines run with a fixed, minimal environment).
+    commands see it; restricted pipelines run with a fixed, minimal environment). ``proxies``
+    route the API's requests (``ProxyRoutes.from_environ``; the CLI passes the environment's).
     """
 
     api_key: str = attrs.field(repr=False)
@@ -53,6 +55,7 @@ class DaytonaSettings:
     create_timeout: float = 120.0
     request_timeout: float = 60.0
     organization_id: str | None = None
+    proxies: ProxyRoutes = NO_PROXIES
 
     def __attrs_post_init__(self) -> None:
         if self.dockerfile is not None and (line := _local_source(self.dockerfile)):

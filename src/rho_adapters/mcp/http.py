@@ -20,6 +20,7 @@ import httpx
 
 from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.model.sse import aiter_sse
+from rho_adapters.model.tls import transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
@@ -27,7 +28,8 @@ MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a stream's events together)
 
 
 class HttpTransport:
-    """Speaks MCP's Streamable HTTP to ``url`` with ``headers`` (already resolved)."""
+    """Speaks MCP's Streamable HTTP to ``url`` with ``headers`` (already resolved), through
+    ``proxy`` when one is given."""
 
     def __init__(
         self,
@@ -37,6 +39,7 @@ class HttpTransport:
         headers: Mapping[str, str],
         http_client: httpx.AsyncClient | None = None,
         max_body: int = MAX_BODY,
+        proxy: str | None = None,
     ) -> None:
         self.server = server
         self.url = url
@@ -45,6 +48,7 @@ class HttpTransport:
         self.max_body = max_body
         self.protocol_version: str | None = None
         self._client = http_client
+        self._proxy = proxy  # for the client made here (``proxies.ProxyRoutes.for_url``)
         self._owns_client = http_client is None
         self._deliver: Callable[[str], None] = lambda _: None
         self._listener: asyncio.Task[None] | None = None
@@ -55,7 +59,10 @@ class HttpTransport:
         self._deliver = deliver
         if self._client is None:
             self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(None, connect=_CONNECT_TIMEOUT), follow_redirects=False
+                # our transport: httpx's own makes an SSL context for an http:// server too
+                transport=transport_for(self.url, proxy=self._proxy),
+                timeout=httpx.Timeout(None, connect=_CONNECT_TIMEOUT),
+                follow_redirects=False,
             )
 
     async def send(self, message: Message) -> None:

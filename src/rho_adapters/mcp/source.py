@@ -52,9 +52,12 @@ def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> T
         env = environment(resolved_env(name, server, environ), environ)
         return StdioTransport(name, server.command, env=env, cwd=server.cwd)
     from rho_adapters.mcp.http import HttpTransport  # httpx only for HTTP servers
+    from rho_adapters.model.proxies import ProxyRoutes
 
     assert server.url is not None
-    return HttpTransport(name, server.url, headers=resolved_headers(name, server, environ))
+    proxy = ProxyRoutes.from_environ(environ).for_url(server.url)  # as httpx would route it
+    headers = resolved_headers(name, server, environ)
+    return HttpTransport(name, server.url, headers=headers, proxy=proxy)
 
 
 @attrs.define

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from rho_adapters.model.endpoint import ModelEndpoint
     from rho_adapters.model.openai_chat import OpenAIChatModel
     from rho_adapters.model.pool import SHARED_POOL, ClientPool, EndpointStats
+    from rho_adapters.model.proxies import ProxyRoutes
     from rho_adapters.model.tls import ssl_contexts_created
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "ModelQuirk",
     "OpenAIChatModel",
     "Provider",
+    "ProxyRoutes",
     "RequestDefaults",
     "RetryPolicy",
     "Timeouts",
@@ -70,6 +72,7 @@ _LAZY = {
     "ClientPool": "rho_adapters.model.pool",
     "EndpointStats": "rho_adapters.model.pool",
     "ModelEndpoint": "rho_adapters.model.endpoint",
+    "ProxyRoutes": "rho_adapters.model.proxies",
     "Timeouts": "rho_adapters.model._http",
     "ssl_contexts_created": "rho_adapters.model.tls",
 }
@@ -94,6 +97,7 @@ def build_model(
     key_variable: str = "",
     timeouts: Timeouts | None = None,
     retry: RetryPolicy | None = None,
+    proxies: ProxyRoutes | None = None,
 ) -> ChatModel:
     """The ChatModel for a configured endpoint.
 
@@ -105,7 +109,8 @@ def build_model(
     ConfigError for an unknown provider or a provider without a default URL (Azure) and no
     base URL. ``key_variable`` names where ``api_key`` came from, for error messages.
     ``timeouts`` and ``retry`` replace the adapters' defaults (``Timeouts()``,
-    ``RetryPolicy()``). Model ``demo`` is the offline ``DemoModel``, whatever else is given.
+    ``RetryPolicy()``). ``proxies`` route the requests (``ProxyRoutes.from_environ``; none
+    when None). Model ``demo`` is the offline ``DemoModel``, whatever else is given.
     """
     if model == DEMO_MODEL:
         from rho_adapters.model.demo import DemoModel
@@ -125,6 +130,8 @@ def build_model(
         endpoint = attrs.evolve(endpoint, timeouts=timeouts)
     if retry is not None:
         endpoint = attrs.evolve(endpoint, retry=retry)
+    if proxies is not None:
+        endpoint = attrs.evolve(endpoint, proxies=proxies)
     row = resolve_provider(provider, base_url)
     if row.adapter == "anthropic":
         from rho_adapters.model.anthropic import AnthropicModel

@@ -66,8 +66,10 @@ class Endpoint:
         *,
         http: ClientPool | httpx.AsyncClient | None = None,
         pool_key: str = "",
+        proxy: str | None = None,
     ) -> None:
         self.headers = dict(headers)
+        self._proxy = proxy  # a pooled client's (a caller's client is routed by its owner)
         self._pool = http if isinstance(http, ClientPool) else SHARED_POOL
         self._pool_key = pool_key
         self._client = http if isinstance(http, httpx.AsyncClient) else None
@@ -151,7 +153,7 @@ class Endpoint:
             self._pool.release(self._lease)
             self._lease = None
         if self._lease is None:
-            self._lease = self._pool.acquire(self._pool_key, self.headers)
+            self._lease = self._pool.acquire(self._pool_key, self.headers, proxy=self._proxy)
         return self._lease
 
     async def aclose(self) -> None:

@@ -88,7 +88,8 @@ class AnthropicModel(ChatModel):
         if endpoint.api_key:
             headers["x-api-key"] = endpoint.api_key
         headers.update(endpoint.headers)
-        self._endpoint = Endpoint(headers, http=http, pool_key=base)
+        proxy = endpoint.proxies.for_url(base)
+        self._endpoint = Endpoint(headers, http=http, pool_key=base, proxy=proxy)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """See ``ChatModel.stream``."""

@@ -18,6 +18,7 @@ import httpx
 
 from rho_adapters.model._http import Timeouts
 from rho_adapters.model.pool import ClientPool
+from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_adapters.model.retry import RetryPolicy
 
 Http: TypeAlias = ClientPool | httpx.AsyncClient
@@ -36,7 +37,9 @@ class ModelEndpoint:
     sent as the provider expects (Bearer, ``api-key``, ``x-api-key``) and never shown in a repr;
     ``key_variable`` names the environment variable it came from, for error messages.
     ``headers`` are sent with every request, after (and over) the adapter's own.
-    ``timeouts`` and ``retry`` replace ``Timeouts()`` and ``RetryPolicy()``.
+    ``timeouts`` and ``retry`` replace ``Timeouts()`` and ``RetryPolicy()``. ``proxies``
+    route the requests (``ProxyRoutes.from_environ(os.environ)``: as httpx would; the facade
+    and the CLI pass the process's); none by default.
     """
 
     base_url: str | None = None
@@ -45,3 +48,4 @@ class ModelEndpoint:
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_headers, eq=False)
     timeouts: Timeouts = attrs.field(factory=Timeouts)
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+    proxies: ProxyRoutes = NO_PROXIES

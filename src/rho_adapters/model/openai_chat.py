@@ -125,7 +125,8 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             else:
                 all_headers[self.provider.auth_header] = api_key
         all_headers.update(endpoint.headers)
-        self._endpoint = Endpoint(all_headers, http=http, pool_key=self.base_url)
+        proxy = endpoint.proxies.for_url(self.base_url)
+        self._endpoint = Endpoint(all_headers, http=http, pool_key=self.base_url, proxy=proxy)
         self._no_stream_tools = False  # learned: this server cannot stream with tools
         self.meter = TokenMeter()
         self.facts: ServerFacts | None = None if detect else ServerFacts()

@@ -36,7 +36,7 @@ import attrs
 import httpx
 
 from rho_adapters.model.gate import GateStats, InFlightGate
-from rho_adapters.model.tls import PlainTransport, shared_ssl_context
+from rho_adapters.model.tls import shared_ssl_context, transport_for
 
 log = logging.getLogger("rho_adapters.model")
 
@@ -51,7 +51,7 @@ REMEMBER_SECONDS = 600.0
 
 T = TypeVar("T")
 
-_Key = tuple[str, tuple[tuple[str, str], ...]]
+_Key = tuple[str, tuple[tuple[str, str], ...], str | None]
 
 
 @attrs.frozen(kw_only=True)
@@ -155,15 +155,18 @@ class ClientPool:
         if idle_seconds is not None:
             self.idle_seconds = idle_seconds
 
-    def acquire(self, base_url: str, headers: Mapping[str, str]) -> Lease:
-        """A lease on the client for this endpoint on the running loop (made if needed)."""
+    def acquire(
+        self, base_url: str, headers: Mapping[str, str], *, proxy: str | None = None
+    ) -> Lease:
+        """A lease on the client for this endpoint on the running loop (made if needed),
+        sending through ``proxy`` when one is given (``proxies.ProxyRoutes.for_url``)."""
         loop = asyncio.get_running_loop()
         clients = self._loop_clients()
-        key: _Key = (base_url, tuple(sorted(headers.items())))
+        key: _Key = (base_url, tuple(sorted(headers.items())), proxy)
         pooled = clients.clients.get(key)
         if pooled is None:
             pooled = clients.clients[key] = _Pooled(
-                self._new_client(base_url, headers), InFlightGate(self.max_in_flight)
+                self._new_client(base_url, headers, proxy), InFlightGate(self.max_in_flight)
             )
         if pooled.idle is not None:
             pooled.idle.cancel()
@@ -268,7 +271,9 @@ class ClientPool:
             for loop in [loop for loop in list(self._loops) if loop.is_closed()]:
                 self._loops.pop(loop, None)
 
-    def _new_client(self, base_url: str, headers: Mapping[str, str]) -> httpx.AsyncClient:
+    def _new_client(
+        self, base_url: str, headers: Mapping[str, str], proxy: str | None
+    ) -> httpx.AsyncClient:
         if not self._exit_hook:
             atexit.register(self._close_at_exit)
             self._exit_hook = True
@@ -283,7 +288,7 @@ class ClientPool:
         if self.transport is not None:
             transport = _Unclosed(self.transport)
         else:
-            transport = PlainTransport(limits, shared_ssl_context() if https else None)
+            transport = transport_for(base_url, limits, proxy=proxy)
         # Timeouts are set per request (the idle timeout depends on the service tier).
         return httpx.AsyncClient(
             headers=dict(headers),

@@ -1,8 +1,10 @@
-"""TLS for the model clients: one verifying ``ssl.SSLContext`` per process, made lazily on the
-first https endpoint, and a transport that makes none of its own.
+"""TLS for rho-agent's HTTP clients (the model clients, the MCP client over HTTP, the Daytona
+API, the remote ``rho-agent --server`` client): one verifying ``ssl.SSLContext`` per process,
+made lazily on the first https endpoint, and a transport that makes none of its own.
 
-httpx builds a context (loading the CA bundle: ~80 ms of CPU here) for every client and
-transport it creates, whatever the URL's scheme.
+httpx builds a context (loading the CA bundle: 50-80 ms of CPU here) for every client and
+transport it creates, whatever the URL's scheme: each ``rho-agent --server`` command, each MCP
+server over HTTP and each Daytona sandbox paid it, for an http:// URL too.
 """
 
 from __future__ import annotations
@@ -52,3 +54,35 @@ class PlainTransport(httpx.AsyncHTTPTransport):
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
         )
+
+
+def transport_for(
+    url: str, limits: httpx.Limits | None = None, *, proxy: str | None = None
+) -> httpx.AsyncBaseTransport:
+    """The transport for a client whose requests go to ``url``: no SSL context for an
+    http:// URL, the process's shared verifying one for an https:// URL (see
+    ``PlainTransport``). Through ``proxy`` (``proxies.ProxyRoutes.for_url``), httpx's own
+    proxy transport with that shared context. ``limits`` default to httpx's. Raises
+    ConfigError for a proxy httpx cannot use (a SOCKS one without ``socksio``)."""
+    limits = limits or httpx.Limits()
+    if proxy is not None:
+        try:
+            return httpx.AsyncHTTPTransport(proxy=proxy, verify=shared_ssl_context(), limits=limits)
+        except (ImportError, ValueError) as exc:
+            from rho_domain.errors import ConfigError
+
+            shown = redacted(proxy)
+            raise ConfigError(
+                f"proxy {shown} (from HTTPS_PROXY, HTTP_PROXY or ALL_PROXY) cannot be used: {exc}"
+            ) from None
+    https = url.lower().startswith("https:")
+    return PlainTransport(limits, shared_ssl_context() if https else None)
+
+
+def redacted(url: str) -> str:
+    """``url`` without the password it may carry (``http://user:***@proxy:3128``)."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    return f"{scheme}{sep}{userinfo.partition(':')[0]}:***@{host}"

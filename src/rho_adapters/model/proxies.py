@@ -1,0 +1,112 @@
+"""Which proxy a request goes through: the ``*_proxy`` variables, read as httpx reads them.
+
+httpx honours ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` only for a client
+that builds its own transport; rho-agent's clients bring theirs (``tls.PlainTransport``), so
+the routes are decided here, from an environment the caller hands over (``rho_entry`` reads
+``os.environ``; nothing here does), and given to ``tls.transport_for``.
+
+The rules are httpx's (``httpx._utils.get_environment_proxies``), so a machine configured for
+the OpenAI SDK or any httpx program routes rho-agent the same way:
+
+- a variable is read in lower or upper case, the lower-case one winning
+  (``urllib.request.getproxies``);
+  under CGI (``REQUEST_METHOD`` set) ``HTTP_PROXY`` is ignored ("httpoxy");
+- the URL's scheme picks ``http_proxy`` or ``https_proxy``, else ``all_proxy``; a proxy given
+  without a scheme is ``http://`` one;
+- ``NO_PROXY`` is a comma-separated list: ``*`` turns every proxy off; ``example.com`` matches
+  that host and its subdomains, ``.example.com`` only subdomains; an IP address or
+  ``localhost`` matches itself; ``scheme://host`` entries match that scheme and host. Loopback
+  addresses are not exempt unless listed (as in httpx and curl).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+import attrs
+
+_NAMES = tuple((s, f"{s}_proxy", f"{s.upper()}_PROXY") for s in ("http", "https", "all", "no"))
+
+
+def _environment_proxies(environ: Mapping[str, str]) -> dict[str, str]:
+    """``urllib.request.getproxies_environment``'s reading of ``environ``, for the names
+    httpx uses, in lower or upper case (looked up, not scanned: a Session reads them)."""
+    found: dict[str, str] = {}
+    get = environ.get
+    for scheme, lower_name, upper_name in _NAMES:
+        value = get(lower_name)
+        if value is None:  # the lower-case name wins, even empty
+            value = get(upper_name)
+            if value and scheme == "http" and "REQUEST_METHOD" in environ:
+                continue  # a CGI request's Proxy: header arrives as HTTP_PROXY ("httpoxy")
+        if value:
+            found[scheme] = value
+    return found
+
+
+@attrs.frozen
+class ProxyRoutes:
+    """The proxy URL for ``http://`` and ``https://`` requests, the one for any scheme
+    (``all``), and the ``NO_PROXY`` entries. The URLs may carry a password: not in the repr."""
+
+    http: str | None = attrs.field(default=None, repr=False)
+    https: str | None = attrs.field(default=None, repr=False)
+    all: str | None = attrs.field(default=None, repr=False)
+    no_proxy: tuple[str, ...] = ()
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> ProxyRoutes:
+        """The routes ``environ``'s proxy variables describe (none when it names no proxy)."""
+        found = _environment_proxies(environ)
+        if not found:
+            return NO_PROXIES
+
+        def url(scheme: str) -> str | None:
+            value = found.get(scheme, "").strip()
+            return (value if "://" in value else f"http://{value}") if value else None
+
+        hosts = tuple(h.strip() for h in found.get("no", "").split(",") if h.strip())
+        return cls(http=url("http"), https=url("https"), all=url("all"), no_proxy=hosts)
+
+    def for_url(self, url: str) -> str | None:
+        """The proxy URL a request to ``url`` goes through, or None (directly)."""
+        if self.http is None and self.https is None and self.all is None:
+            return None
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+        if any(_bypasses(entry.lower(), scheme, host, parts.port) for entry in self.no_proxy):
+            return None
+        by_scheme = {"http": self.http, "https": self.https}.get(scheme)
+        return by_scheme or self.all
+
+
+NO_PROXIES = ProxyRoutes()
+
+
+def _bypasses(entry: str, scheme: str, host: str, port: int | None) -> bool:
+    """Whether one ``NO_PROXY`` entry exempts ``scheme://host:port``."""
+    if entry == "*":
+        return True
+    if "://" in entry:  # "http://example.com": that scheme and host exactly
+        given = urlsplit(entry)
+        same_port = given.port is None or given.port == port
+        return given.scheme in (scheme, "all") and given.hostname == host and same_port
+    if _is_ip(entry.strip("[]")) or entry == "localhost":
+        return host == entry.strip("[]")
+    given = urlsplit("//" + entry)
+    name = given.hostname or ""
+    if given.port is not None and given.port != port:
+        return False
+    if name.startswith("."):  # ".example.com": its subdomains only
+        return host.endswith(name)
+    return host == name or host.endswith("." + name)  # the host and its subdomains
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
