@@ -36,6 +36,10 @@ READ_LIMIT = 262144
 """Bytes received and not yet read above which the socket is not read (flow control)."""
 
 _HEAD_END = b"\r\n\r\n"
+HAPPY_EYEBALLS_DELAY = 0.25
+"""Seconds before the next address of a host is tried beside one that has not answered (RFC
+8305), as anyio's ``connect_tcp`` (httpcore's default backend) does: a host whose first
+address drops packets (a broken IPv6 route) does not cost the whole connect timeout."""
 
 
 def socket_readable(sock: typing.Any) -> bool:
@@ -262,11 +266,15 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        """A TCP connection to ``host:port`` (each of its addresses in turn; asyncio sets
-        TCP_NODELAY), then ``socket_options``."""
+        """A TCP connection to ``host:port`` (its addresses raced, ``HAPPY_EYEBALLS_DELAY``
+        apart; asyncio sets TCP_NODELAY), then ``socket_options``."""
+        if not 0 <= port <= 65535:  # before the race: its bookkeeping expects OSErrors
+            raise httpcore.ConnectError(f"connect(): port must be 0-65535, got {port}")
         loop = asyncio.get_running_loop()
         local = None if local_address is None else (local_address, 0)
-        connect = loop.create_connection(_Receiver, host, port, local_addr=local)
+        connect = loop.create_connection(
+            _Receiver, host, port, local_addr=local, happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY
+        )
         return await _connected(connect, timeout, socket_options)
 
     async def connect_unix_socket(
