@@ -15,6 +15,7 @@ between the model and the data (test_db_roles.py adds the SELECT-only role).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from db_attacks import ALLOWED, ATTACKS, ENGINE_RUNS, NOTHING_TO_RUN
 from db_support import Server, adapter, checksum
 
 from rho_domain.errors import DatabaseError, StatementRefused
-from rho_domain.ports.database import QueryResult
+from rho_domain.ports.database import Database, QueryResult
 
 ENGINE_FIXTURE = {
     "sqlite": "sqlite_server",
@@ -64,14 +65,35 @@ def test_corpus_holds_no_duplicates_and_no_query_is_both_attack_and_allowed() ->
         assert not set(ATTACKS[engine]) & set(ALLOWED[engine])
 
 
+@pytest.fixture(scope="module")
+def checked_adapters() -> Iterator[dict[str, Database]]:
+    """One adapter per server engine for ``test_attack_is_stopped``: an attack the statement
+    check refuses never reaches the server and must leave the adapter usable (each test
+    proves that after its refusal), and a new connection per attack (a PostgreSQL backend
+    started, a MariaDB handshake) cost more than the check and the query. SQLite's are per
+    test (its file is the test's); the engine-alone attacks, which reach the engine, keep
+    an adapter each."""
+    made: dict[str, Database] = {}
+    yield made
+    for db in made.values():
+        asyncio.run(db.aclose())
+
+
 @pytest.mark.parametrize(("engine", "sql"), _cases(ATTACKS))
 @pytest.mark.asyncio(loop_scope="module")
 async def test_attack_is_stopped(
-    engine: str, sql: str, attack_dir: Path, request: pytest.FixtureRequest
+    engine: str,
+    sql: str,
+    attack_dir: Path,
+    request: pytest.FixtureRequest,
+    checked_adapters: dict[str, Database],
 ) -> None:
     server: Server = request.getfixturevalue(ENGINE_FIXTURE[engine])
     before = checksum(server)
-    db = adapter(server)
+    shared = engine != "sqlite"
+    if shared and engine not in checked_adapters:
+        checked_adapters[engine] = adapter(server)
+    db = checked_adapters[engine] if shared else adapter(server)
     try:
         with pytest.raises(StatementRefused) as info:
             await db.query(sql.format(dir=attack_dir), max_rows=10, timeout=5)
@@ -80,7 +102,8 @@ async def test_attack_is_stopped(
         ok = await db.query("SELECT count(*) FROM users", max_rows=1, timeout=5)
         assert ok.rows == ((20,),)
     finally:
-        await db.aclose()
+        if not shared:
+            await db.aclose()
     assert checksum(server) == before
 
 

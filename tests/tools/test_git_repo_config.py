@@ -126,9 +126,10 @@ def _markers(base: Path) -> list[str]:
     return sorted(p.name for p in base.iterdir() if p.name.startswith("MARK-"))
 
 
-def _build(base: Path, vectors: tuple[str, ...] = tuple(VECTORS)) -> Path:
-    """The trapped repository at base/repo (markers go to base) with the chosen ``vectors``
-    of .git/config; hooks, config.worktree, info/attributes and the submodule always."""
+def _build_unarmed(base: Path) -> Path:
+    """The trapped repository at base/repo (markers go to base) without the ``VECTORS`` of
+    .git/config (``_arm`` adds them); hooks, config.worktree, info/attributes and the
+    submodule always."""
     repo = base / "repo"
     sub_origin = base / "sub-origin"
     for path in (repo, sub_origin):
@@ -167,19 +168,7 @@ def _build(base: Path, vectors: tuple[str, ...] = tuple(VECTORS)) -> Path:
     included.write_text(f'[filter "evil"]\n\tclean = {_trap(base, "included")}\n')
     included_if = base / "included-if.cfg"
     included_if.write_text(f"[core]\n\tfsmonitor = {_trap(base, 'include-if')}\n")
-    attributes = base / "attributes"
-    attributes.write_text("*.txt filter=evil\n")
-    config = repo / ".git" / "config"
-    text = config.read_text()
-    for name in vectors:
-        text += VECTORS[name].format(
-            trap=_trap(base, name),
-            hooks=hooks,
-            included=included,
-            included_if=included_if,
-            attributes=attributes,
-        )
-    config.write_text(text)
+    (base / "attributes").write_text("*.txt filter=evil\n")
     (repo / ".git" / "config.worktree").write_text(
         f"[core]\n\tfsmonitor = {_trap(base, 'config-worktree')}\n"
     )
@@ -191,9 +180,60 @@ def _build(base: Path, vectors: tuple[str, ...] = tuple(VECTORS)) -> Path:
     return repo
 
 
+def _arm(base: Path, vectors: tuple[str, ...]) -> None:
+    """Add ``vectors`` to the .git/config of the repository at base/repo."""
+    config = base / "repo" / ".git" / "config"
+    text = config.read_text()
+    for name in vectors:
+        text += VECTORS[name].format(
+            trap=_trap(base, name),
+            hooks=base / "hooks",
+            included=base / "included.cfg",
+            included_if=base / "included-if.cfg",
+            attributes=base / "attributes",
+        )
+    config.write_text(text)
+
+
+# The files of a build that name its directory: the traps, hooks, includes and configs.
+_NAMING = (
+    "trap-*.sh",
+    "hooks/*",
+    *(f"repo/.git/hooks/{hook}" for hook in _HOOKS),
+    "included*.cfg",
+    "repo/.git/config",
+    "repo/.git/config.worktree",
+    "repo/.git/modules/mod/config",
+)
+
+
+@pytest.fixture(scope="module")
+def unarmed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One unarmed build per module (git runs a dozen times for it, a submodule clone among
+    them: about 0.15 s of CPU), which each test copies (``_copy``) instead of building."""
+    base = tmp_path_factory.mktemp("unarmed")
+    _build_unarmed(base)
+    return base
+
+
+def _copy(unarmed: Path, base: Path, vectors: tuple[str, ...] = tuple(VECTORS)) -> Path:
+    """The trapped repository at base/repo with the chosen ``vectors`` of .git/config:
+    ``unarmed`` copied (``cp -a``: the dirty files keep their old mtimes), its directory
+    renamed to ``base`` in the files that name it, then armed. The copies have new inodes and
+    change times, which git's index (written for ``unarmed``) does not know: git re-reads
+    every tracked file on its next look, the dirty ones included, so every trap still fires
+    (``test_trap_is_real`` runs each on a copy)."""
+    subprocess.run(["cp", "-a", f"{unarmed}/.", str(base)], check=True)
+    for pattern in _NAMING:
+        for path in base.glob(pattern):
+            path.write_text(path.read_text().replace(str(unarmed), str(base)))
+    _arm(base, vectors)
+    return base / "repo"
+
+
 @pytest.fixture
-def trapped(tmp_path: Path) -> Path:
-    return _build(tmp_path)
+def trapped(unarmed: Path, tmp_path: Path) -> Path:
+    return _copy(unarmed, tmp_path)
 
 
 # Vectors git reaches through a read-only command when it is run plainly (the others need a
@@ -214,11 +254,11 @@ FIRING = {
 
 
 @pytest.mark.parametrize("vector", sorted(FIRING))
-def test_trap_is_real(tmp_path: Path, vector: str) -> None:
+def test_trap_is_real(unarmed: Path, tmp_path: Path, vector: str) -> None:
     """Plain git runs each vector's program (so the suite below is not vacuous)."""
     marker, *args = FIRING[vector]
     vectors = (vector, "filter-clean") if vector == "attributes-file" else (vector,)
-    repo = _build(tmp_path, vectors)
+    repo = _copy(unarmed, tmp_path, vectors)
     if vector == "attributes-file":
         (repo / ".gitattributes").unlink()
         (repo / ".git" / "info" / "attributes").unlink()
@@ -378,8 +418,8 @@ async def test_outside_a_repository_git_finds_none(tmp_path: Path) -> None:
     assert "not a git repository" in out.content
 
 
-async def test_linked_worktree_and_embedded_repository(tmp_path: Path) -> None:
-    repo = _build(tmp_path)
+async def test_linked_worktree_and_embedded_repository(unarmed: Path, tmp_path: Path) -> None:
+    repo = _copy(unarmed, tmp_path)
     _git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
     for marker in tmp_path.glob("MARK-*"):  # set-up ran the checkout hooks, not the agent
         marker.unlink()

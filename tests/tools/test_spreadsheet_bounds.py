@@ -229,6 +229,8 @@ def _build_books(root: Path) -> Path:
     (root / "strings_ok.xlsx").write_bytes(
         workbook({"xl/sharedStrings.xml": shared_strings(8)}, shared=True)
     )
+    big_sheet(root / "big.xlsx", 3000)  # openpyxl writing 60,000 cells: 1.5 s of CPU
+    big_sheet(root / "bare.xlsx", 300, dimension=False)
     return root
 
 
@@ -417,28 +419,26 @@ def big_sheet(path: Path, rows: int, *, dimension: bool = True) -> None:
         path.write_bytes(out.getvalue())
 
 
-async def test_a_big_legitimate_workbook_still_reads(tmp_path: Path) -> None:
-    big_sheet(tmp_path / "big.xlsx", 3000)
-    assert (tmp_path / "big.xlsx").stat().st_size > 64 << 10  # the row scan runs
-    out = await call(tmp_path, path="big.xlsx", action="list_sheets")
+async def test_a_big_legitimate_workbook_still_reads(files: Path) -> None:
+    assert (files / "big.xlsx").stat().st_size > 64 << 10  # the row scan runs
+    out = await call(files, path="big.xlsx", action="list_sheets")
     assert out.content == "1. Main (3000 rows x 20 columns)"
-    out = await call(tmp_path, path="big.xlsx", start_row=2999, max_rows=5)
+    out = await call(files, path="big.xlsx", start_row=2999, max_rows=5)
     lines = out.content.splitlines()
     assert lines[0] == "big.xlsx [Main]: 3000 rows x 20 columns"
     assert lines[1].startswith("2999\tr2999c1\tr2999c2")
     assert lines[-1] == "[rows 2999-3000 of 3000]"
 
 
-async def test_the_cell_budget_bounds_the_work_and_says_so(tmp_path: Path) -> None:
-    big_sheet(tmp_path / "bare.xlsx", 300, dimension=False)
+async def test_the_cell_budget_bounds_the_work_and_says_so(files: Path) -> None:
     reader = OpenpyxlReader(max_cells=2_000)
-    out = await call(tmp_path, reader, path="bare.xlsx", action="list_sheets")
+    out = await call(files, reader, path="bare.xlsx", action="list_sheets")
     assert out.content == "1. Main (at least 100 rows x 20 columns)"
     # Each row costs the cells it holds (20), not a width padded to the column cap.
-    out = await call(tmp_path, reader, path="bare.xlsx", start_row=30, max_rows=5)
+    out = await call(files, reader, path="bare.xlsx", start_row=30, max_rows=5)
     assert out.content.splitlines()[0] == "bare.xlsx [Main]: at least 100 rows x 20 columns"
     assert out.content.splitlines()[-1] == "[rows 30-34 of at least 100]"
-    out = await call(tmp_path, reader, path="bare.xlsx", start_row=250, max_rows=10)
+    out = await call(files, reader, path="bare.xlsx", start_row=250, max_rows=10)
     assert out.is_error
     assert out.content == (
         "Tool 'read_excel': sheet 'Main': stopped at row 101 after parsing 2,000 cells (the "

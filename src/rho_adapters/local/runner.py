@@ -430,7 +430,16 @@ class CommandRunner:
         env = self._stage_env(git_env)
         # The programs this stage execs: its own and, for xargs, the guard's shell and the
         # target (words that are exactly a search-path program's resolved path).
-        ran = (program, *(w for w in hardened[1:] if w == self.resolve(os.path.basename(w))))
+        # Such a path starts with its search-path directory: the other words (git's hardened
+        # argv has a hundred: its -c settings and secret exclusions) are not looked up.
+        ran = (
+            program,
+            *(
+                w
+                for w in hardened[1:]
+                if w.startswith(self.search_path) and w == self.resolve(os.path.basename(w))
+            ),
+        )
         prefix = await self.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
         return (*prefix, *full)
 
