@@ -14,7 +14,8 @@ difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a con
 secrets and hmac (a temporary file's random name is os.urandom's), our OpenTelemetry module
 without a tracing API set up, the output schema's validator, the context export, the writing
 tools, delegate and the delegation's values in a read-only run, sniffio and anyio's runtime
-(the model clients' sockets, locks and events are asyncio's own).
+(the model clients' sockets, locks and events are asyncio's own), and the command launchers
+without a command started.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -104,6 +105,10 @@ NOT_IN_A_ONE_SHOT = (
     "anyio.abc",
     "anyio.lowlevel",
     "anyio.streams",
+    # the process launcher, the rlimits launcher and the guard load with the first command
+    "rho_adapters.local.process",
+    "rho_adapters.local.rlimits",
+    "rho_adapters.local.guard",
 )
 
 _RUN = """

@@ -31,6 +31,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import (
@@ -42,7 +43,6 @@ from rho_adapters.local.files import (
     write_bytes,
 )
 from rho_adapters.local.hardlinks import several_links
-from rho_adapters.local.process import Finished
 from rho_adapters.local.runner import CommandRunner, restricted_env
 from rho_domain.errors import (
     ExecutorError,
@@ -65,6 +65,9 @@ from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
+
+if TYPE_CHECKING:  # the launcher loads with the first command (runner.py)
+    from rho_adapters.local.process import Finished
 
 
 @contextlib.contextmanager

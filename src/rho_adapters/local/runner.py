@@ -22,10 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rho_adapters.local import sandbox as bwrap
-from rho_adapters.local.guard import guarded
 from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
-from rho_adapters.local.process import Finished, Spawn, run_processes
-from rho_adapters.local.rlimits import Rlimits, limited
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_adapters.local.secret_scan import SecretScan
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
@@ -36,9 +33,12 @@ from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 
 # The shell's argv rules (program table, option specs, git, awk) are imported by the methods
-# that apply them, at the first program started: a run whose tools read files in-process
-# (list, read, grep's walk) does not load them. Every argv is still checked before it runs.
+# that apply them, at the first program started, and so are the process launcher, the rlimits
+# launcher and the guard (``process``, ``rlimits``, ``guard``): a run whose tools read files
+# in-process (list, read, grep's walk) does not load them. Every argv is still checked before
+# it runs.
 if TYPE_CHECKING:
+    from rho_adapters.local.process import Finished
     from rho_domain.shell.awk import AwkFlavor
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
@@ -339,6 +339,8 @@ class CommandRunner:
     ) -> Finished:
         """Run ``command`` in ``cwd``. ``git_env`` (restricted pipelines) is added to the
         environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
+        from rho_adapters.local.guard import guarded
+
         if command.shell is not None:
             argvs: list[tuple[str, ...]] = [
                 guarded(("/bin/bash", "--noprofile", "--norc", "-c", command.shell))
@@ -390,6 +392,8 @@ class CommandRunner:
 
     def _limited(self, argv: Sequence[str], file_size: int | None) -> tuple[str, ...]:
         """``argv`` under the profile's rlimits (``file_size`` decided by the caller)."""
+        from rho_adapters.local.rlimits import Rlimits, limited
+
         processes = self.limits.processes
         nproc = None
         if processes is not None and os.getuid() != 0:  # the kernel exempts root anyway
@@ -522,6 +526,8 @@ class CommandRunner:
         env: Mapping[str, str],
         command: Command,
     ) -> Finished:
+        from rho_adapters.local.process import Spawn, run_processes
+
         opened: list[int] = []
 
         def fd(value: int) -> int:
