@@ -14,8 +14,8 @@ difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a con
 secrets and hmac (a temporary file's random name is os.urandom's), our OpenTelemetry module
 without a tracing API set up, the output schema's validator, the context export, the writing
 tools, delegate and the delegation's values in a read-only run, sniffio and anyio's runtime
-(the model clients' sockets, locks and events are asyncio's own), and the command launchers
-without a command started.
+(the model clients' sockets, locks and events are asyncio's own), the event kinds a plain
+run never emits, and the command launchers without a command started.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -105,6 +105,11 @@ NOT_IN_A_ONE_SHOT = (
     "anyio.abc",
     "anyio.lowlevel",
     "anyio.streams",
+    # the event kinds a run that goes as planned never emits (approvals, blocks, compaction,
+    # interruptions, directives, errors, retries, skipped stream pieces): rho_domain.events
+    # names them lazily, and State, the renderer and the store's meta dispatch by kind first
+    "rho_domain.approval_events",
+    "rho_domain.control_events",
     # the process launcher, the rlimits launcher and the guard load with the first command
     "rho_adapters.local.process",
     "rho_adapters.local.rlimits",

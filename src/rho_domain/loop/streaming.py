@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TypeAlias
 
 import attrs
 
@@ -31,7 +32,8 @@ from rho_domain.model import (
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
 
-Emit = Callable[[ev.Event], Awaitable[None]]
+# A string, so that importing the loop does not join every kind of event (events.py).
+Emit: TypeAlias = "Callable[[ev.Event], Awaitable[None]]"
 
 
 @attrs.define
