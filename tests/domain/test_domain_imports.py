@@ -166,7 +166,8 @@ def test_the_kinds_a_plain_run_never_emits_load_with_the_first_one_and_fold() ->
         "state.apply(ev.DirectiveApplied(at=3.0, offset=4, text='stop'))\n"
         "state.apply(ev.ErrorOccurred(at=3.0, error_type='X', message='y'))\n"
         "print(state.approvals, sorted(state.always_allowed), state.directive_offset)\n"
-        "print(len(ev.EVENT_TYPES), len(ev.EVENTS_BY_KIND), ev.EVENTS_BY_KIND['compact'].__name__)\n"
+        "compact = ev.EVENTS_BY_KIND['compact'].__name__\n"
+        "print(len(ev.EVENT_TYPES), len(ev.EVENTS_BY_KIND), compact)\n"
         "print(ev.Compacted in ev.EVENT_TYPES, ev.ToolBlocked in ev.Event.__args__)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -61,13 +61,14 @@ from rho_domain.paths import (
     write_refusal,
 )
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileUpload
+from rho_domain.ports.executor import Executor, FileInfo
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
 
-if TYPE_CHECKING:  # the launcher loads with the first command (runner.py)
+if TYPE_CHECKING:  # the launcher and a command's values load with the first command
     from rho_adapters.local.process import Finished
+    from rho_domain.ports.commands import Command, CommandResult, FileUpload
 
 
 @contextlib.contextmanager
@@ -451,6 +452,8 @@ class LocalExecutor(Executor):
     def _result(self, finished: Finished, started: float) -> CommandResult:
         """The port's result for a run that started at ``started`` (monotonic), with the limit
         that ended it, if one did."""
+        from rho_domain.ports.commands import CommandResult
+
         limit: LimitKind | None = "output" if finished.output_limited else None
         return CommandResult(
             exit_code=finished.code,

@@ -28,7 +28,6 @@ from rho_adapters.local.secret_scan import SecretScan
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.limits import ResourceLimits
 from rho_domain.paths import MAX_PATH
-from rho_domain.ports.executor import Command
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 
@@ -39,6 +38,7 @@ from rho_domain.secrets import SecretPolicy
 # it runs.
 if TYPE_CHECKING:
     from rho_adapters.local.process import Finished
+    from rho_domain.ports.commands import Command
     from rho_domain.shell.awk import AwkFlavor
 
 _SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
@@ -381,6 +381,8 @@ class CommandRunner:
             raise ExecutorError("no bubblewrap sandbox on this machine: nothing to run inside")
         prefix = await self.sandbox_prefix(cwd, seccomp=True)
         full = self._limited((*prefix, *argv), self.limits.file_size_bytes)
+        from rho_domain.ports.commands import Command
+
         command = Command(pipeline=(), timeout=timeout, max_output_bytes=cap)
         return await self._spawn(
             [full], [(False, "capture")], [None], [None], cwd, self._stage_env(None), command
