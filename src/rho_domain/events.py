@@ -11,10 +11,10 @@ errors, retries, skipped stream pieces) and the user's plugged-in code's (``hook
 beside it. This module joins them all into ``Event``, ``EVENT_TYPES`` and ``EVENTS_BY_KIND``:
 import every event from here.
 
-``approval_events`` and ``control_events`` and the joined names are imported when first asked
-for (PEP 562, ``__getattr__``): a run that goes as planned never builds their classes (about
-0.7 ms of CPU each). Code that dispatches over every kind reaches them by the kind of the
-event in hand (``State.apply``), so a plain run's events never ask for them.
+``approval_events``, ``control_events``, ``hook_events`` and the joined names are imported
+when first asked for (PEP 562, ``__getattr__``): a run that goes as planned never builds their
+classes (about 0.7 ms of CPU each). Code that dispatches over every kind reaches them by the
+kind of the event in hand (``State.apply``), so a plain run's events never ask for them.
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from rho_domain.event_view import SeedEventView
-from rho_domain.hook_events import HookActed as HookActed
-from rho_domain.hook_events import ListenerFailed as ListenerFailed
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Message, Usage
 from rho_domain.model_events import LLMEnded as LLMEnded
@@ -53,6 +51,8 @@ if TYPE_CHECKING:
     from rho_domain.control_events import InterruptReason as InterruptReason
     from rho_domain.control_events import ModelRetrying as ModelRetrying
     from rho_domain.control_events import TraceNoted as TraceNoted
+    from rho_domain.hook_events import HookActed as HookActed
+    from rho_domain.hook_events import ListenerFailed as ListenerFailed
 
 
 @attrs.frozen(kw_only=True)
@@ -153,13 +153,14 @@ def _join() -> None:
     first of them asked for (the trace's reader, a serialiser's table)."""
     from rho_domain import approval_events as approval
     from rho_domain import control_events as control
+    from rho_domain import hook_events as hook
 
     types: tuple[Any, ...] = (
         RunStarted, RunEnded, MessageAdded, LLMStarted, LLMEnded, TextDelta, ReasoningDelta,
         ToolCallDelta, ToolStarted, ToolEnded, approval.ToolBlocked, approval.ApprovalRequested,
         approval.ApprovalResolved, control.CompactStarted, control.Compacted, UsageRecorded,
         control.Interrupted, control.DirectiveApplied, control.ErrorOccurred,
-        control.ModelRetrying, control.TraceNoted, ListenerFailed, HookActed,
+        control.ModelRetrying, control.TraceNoted, hook.ListenerFailed, hook.HookActed,
     )  # fmt: skip
     globals().update(
         Event=functools.reduce(operator.or_, types),
@@ -181,13 +182,14 @@ _named_later = lazy_names(
             ),
             "rho_domain.control_events",
         ),
+        **dict.fromkeys(("HookActed", "ListenerFailed"), "rho_domain.hook_events"),
     },
 )  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:
-    """The kinds of ``approval_events`` and ``control_events`` and the joined names, imported
-    when first asked for (the module docstring)."""
+    """The kinds of ``approval_events``, ``control_events`` and ``hook_events`` and the joined
+    names, imported when first asked for (the module docstring)."""
     if name in ("Event", "EVENT_TYPES", "EVENTS_BY_KIND"):
         _join()
         return globals()[name]

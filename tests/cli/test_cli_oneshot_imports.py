@@ -110,6 +110,8 @@ NOT_IN_A_ONE_SHOT = (
     # names them lazily, and State, the renderer and the store's meta dispatch by kind first
     "rho_domain.approval_events",
     "rho_domain.control_events",
+    # ... and the events of a listener that failed or a hook that acted
+    "rho_domain.hook_events",
     # the process launcher, the rlimits launcher and the guard load with the first command
     "rho_adapters.local.process",
     "rho_adapters.local.rlimits",

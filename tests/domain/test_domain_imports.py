@@ -120,7 +120,7 @@ def test_the_loop_builds_the_delegation_values_with_the_first_child() -> None:
     assert "rho_domain.tools.children" not in loaded
 
 
-_OFF_PLAN = {"rho_domain.approval_events", "rho_domain.control_events"}
+_OFF_PLAN = {"rho_domain.approval_events", "rho_domain.control_events", "rho_domain.hook_events"}
 
 _PLAIN_RUN = (
     "from rho_domain import events as ev\n"
@@ -147,8 +147,9 @@ _PLAIN_RUN = (
 
 
 def test_a_plain_run_folds_without_the_kinds_it_never_emits() -> None:
-    """Approvals, blocks, compaction, interruptions, directives, errors, retries and skipped
-    stream pieces are built by the first process that emits or reads one."""
+    """Approvals, blocks, compaction, interruptions, directives, errors, retries, skipped
+    stream pieces, failed listeners and hooks that acted are built by the first process that
+    emits or reads one."""
     code = _PLAIN_RUN + "import sys\nprint(*sorted(m for m in sys.modules if 'rho_' in m))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
