@@ -119,6 +119,10 @@ NOT_IN_A_ONE_SHOT = (
     # a command's values and an uploaded file (Stage, Command, CommandResult, FileUpload) are
     # built where a tool runs a program or --upload gives files: list reads in-process
     "rho_domain.ports.commands",
+    # the approver port's values and the terminal's approver: with the first approver asked
+    # (the terminal's approver is built only when stdin is a terminal)
+    "rho_domain.ports.approver",
+    "rho_entry.cli.approval",
 )
 
 _RUN = """

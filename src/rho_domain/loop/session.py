@@ -35,7 +35,6 @@ from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
 from rho_domain.loop.tool_refresh import take_tools
 from rho_domain.messages import UserMessage
-from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
@@ -46,6 +45,7 @@ from rho_domain.state import State
 from rho_domain.tools.source import ToolSource
 
 if TYPE_CHECKING:
+    from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
 
