@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 
 import attrs
 
-from rho_domain.compaction import CompactTrigger
+from rho_domain.compaction_values import CompactTrigger
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
 from rho_domain.model import TraceName

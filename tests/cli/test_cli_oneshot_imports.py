@@ -123,6 +123,8 @@ NOT_IN_A_ONE_SHOT = (
     # (the terminal's approver is built only when stdin is a terminal)
     "rho_domain.ports.approver",
     "rho_entry.cli.approval",
+    # compaction's trigger, plan and result: with the first compaction
+    "rho_domain.compaction_values",
 )
 
 _RUN = """

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.fork import fork_labels, history_until
 from rho_domain.loop import output_check, stuck
@@ -45,6 +44,7 @@ from rho_domain.state import State
 from rho_domain.tools.source import ToolSource
 
 if TYPE_CHECKING:
+    from rho_domain.compaction_values import CompactResult, CompactTrigger
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
@@ -298,6 +298,8 @@ class Session:
                 self.agent, self.model, self.journal, custom_instructions, trigger
             )
         except CompactionRejected as rejected:
+            from rho_domain.compaction_values import CompactResult
+
             return CompactResult(
                 summary="",
                 tokens_before=rejected.tokens_before,
