@@ -125,6 +125,8 @@ NOT_IN_A_ONE_SHOT = (
     "rho_entry.cli.approval",
     # compaction's trigger, plan and result: with the first compaction
     "rho_domain.compaction_values",
+    # the model clients' counters: when someone asks for them
+    "rho_adapters.model.pool_stats",
 )
 
 _RUN = """
