@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from rho_domain.ports.commands import Command
     from rho_domain.shell.awk import AwkFlavor
 
-_SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
+# compiled by re (and kept in its cache) with the first environment scrubbed, not at import
+_CREDENTIAL_NAMES = r"(?i)KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
 _DROPPED_VARS = frozenset(
     {"BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PROMPT_COMMAND",
      "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
@@ -63,7 +64,9 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     return {
         k: v
         for k, v in env.items()
-        if not _SECRET_VAR.search(k) and k not in _DROPPED_VARS and not k.startswith("BASH_FUNC_")
+        if not re.search(_CREDENTIAL_NAMES, k)
+        and k not in _DROPPED_VARS
+        and not k.startswith("BASH_FUNC_")
     }
 
 
