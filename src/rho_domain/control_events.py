@@ -16,7 +16,7 @@ import attrs
 from rho_domain.compaction_values import CompactTrigger
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
-from rho_domain.model import TraceName
+from rho_domain.model_extras import TraceName
 
 InterruptReason = Literal["paused", "resumed", "cancelled"]
 

@@ -127,6 +127,9 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.compaction_values",
     # the model clients' counters: when someone asks for them
     "rho_adapters.model.pool_stats",
+    # the stream pieces beyond text and tool calls (reasoning, refusals, thinking blocks,
+    # retry notices, warnings): with the first one a model streams
+    "rho_domain.model_extras",
 )
 
 _RUN = """
