@@ -116,6 +116,8 @@ NOT_IN_A_ONE_SHOT = (
     "rho_adapters.local.process",
     "rho_adapters.local.rlimits",
     "rho_adapters.local.guard",
+    # ... and the walk that finds what the sandbox hides (the sandbox's Masks are masks.py)
+    "rho_adapters.local.secret_scan",
     # a command's values and an uploaded file (Stage, Command, CommandResult, FileUpload) are
     # built where a tool runs a program or --upload gives files: list reads in-process
     "rho_domain.ports.commands",

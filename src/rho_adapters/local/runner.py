@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from rho_adapters.local import sandbox as bwrap
 from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
-from rho_adapters.local.secret_scan import SecretScan
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.limits import ResourceLimits
 from rho_domain.paths import MAX_PATH
@@ -38,6 +37,7 @@ from rho_domain.secrets import SecretPolicy
 # it runs.
 if TYPE_CHECKING:
     from rho_adapters.local.process import Finished
+    from rho_adapters.local.secret_scan import SecretScan
     from rho_domain.ports.commands import Command
     from rho_domain.shell.awk import AwkFlavor
 
@@ -168,7 +168,7 @@ class CommandRunner:
         self.base_env = base_env
         self.policy = policy if policy is not None else SecretPolicy()
         self.limits = limits if limits is not None else ResourceLimits()
-        self._scan = SecretScan(self.policy)
+        self._walk: SecretScan | None = None  # the secrets walk, at the first sandboxed command
         self.aliases = AliasCache(self.policy)
         self._sandbox_wanted = sandbox
         self._sandbox: bool | None = None if sandbox is not False else False
@@ -225,6 +225,15 @@ class CommandRunner:
         )
         return (program, *args, "--")
 
+    def _secret_scan(self) -> SecretScan:
+        """The walk that finds what the sandbox hides, made (and its module imported) with the
+        first sandboxed command: a run whose tools read in-process never walks."""
+        if self._walk is None:
+            from rho_adapters.local.secret_scan import SecretScan
+
+            self._walk = SecretScan(self.policy)
+        return self._walk
+
     def _bwrap_args(
         self,
         cwd: str,
@@ -243,7 +252,7 @@ class CommandRunner:
             self.policy,
             confined=self.reach.outside is OutsideReads.DENY and bool(self.reach.closed),
         )
-        masks = bwrap.scan(self._scan, view, self.policy, (cwd,))
+        masks = bwrap.scan(self._secret_scan(), view, self.policy, (cwd,))
         return bwrap.bwrap_args(
             view,
             masks,
