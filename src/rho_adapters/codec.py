@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, get_origin
 
 import attrs
 
+from rho_domain import events as ev
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, TraceFormatError
-from rho_domain.events import EVENTS_BY_KIND, Event
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -41,6 +41,8 @@ from rho_domain.permissions import PermissionProfile
 
 if TYPE_CHECKING:
     from cattrs.preconf.json import JsonConverter
+
+    from rho_domain.events import Event
 
 TRACE_FORMAT_VERSION = 1
 """Bump when an event's encoding changes incompatibly; readers refuse newer versions."""
@@ -159,7 +161,7 @@ def _config() -> JsonConverter:
 @functools.cache
 def _event_hooks() -> Mapping[str, Any]:
     events = _events()
-    return {kind: events.get_structure_hook(cls) for kind, cls in EVENTS_BY_KIND.items()}
+    return {kind: events.get_structure_hook(cls) for kind, cls in ev.EVENTS_BY_KIND.items()}
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -2,16 +2,17 @@
 
 Pure planning lives here; the Session asks the model for the summary through the ChatModel
 port. The plan never splits a tool call from its result: the split point is always a user
-message. A failed summary leaves history untouched.
+message. A failed summary leaves history untouched. The trigger, the plan and the result are
+``compaction_values``', named here and imported with the first one asked for (a run that never
+compacts never builds them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING
 
-import attrs
-
+from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -19,6 +20,11 @@ from rho_domain.messages import (
     UserMessage,
     message_chars,
 )
+
+if TYPE_CHECKING:
+    from rho_domain.compaction_values import CompactionPlan as CompactionPlan
+    from rho_domain.compaction_values import CompactResult as CompactResult
+    from rho_domain.compaction_values import CompactTrigger as CompactTrigger
 
 COMPACTION_PROMPT = """\
 Context checkpoint: the conversation above is about to be replaced by your summary. Write a \
@@ -40,42 +46,6 @@ KEPT_USER_MESSAGES = 2
 KEPT_USER_CHARS = 2_000
 
 
-CompactTrigger = Literal["manual", "auto", "overflow"]
-
-
-@attrs.frozen(kw_only=True)
-class CompactResult:
-    """What a compaction did; ``summary`` is empty when nothing was compacted, and ``note``
-    then says why (nothing to compact, or a summary that would not have made the context
-    smaller)."""
-
-    summary: str
-    tokens_before: int
-    tokens_after: int
-    trigger: CompactTrigger
-    note: str = ""
-
-    @property
-    def compacted(self) -> bool:
-        """True when the history was replaced by a summary."""
-        return bool(self.summary)
-
-
-@attrs.frozen(kw_only=True)
-class CompactionPlan:
-    """``to_summarize`` goes to the model; ``recent_users`` (earlier user requests) and
-    ``tail`` (the latest user message and its turn, whole) are kept after the summary."""
-
-    to_summarize: tuple[Message, ...]
-    recent_users: tuple[UserMessage, ...]
-    tail: tuple[Message, ...]
-
-    @property
-    def is_empty(self) -> bool:
-        """True when there is nothing to summarise."""
-        return not self.to_summarize
-
-
 def should_compact(estimated_tokens: int, context_window: int, threshold: float) -> bool:
     """True when the estimate passes ``threshold`` of a (positive) context window."""
     return context_window > 0 and estimated_tokens > context_window * threshold
@@ -88,6 +58,8 @@ def plan_compaction(messages: Sequence[Message], *, tail_budget_chars: int) -> C
     ``tail_budget_chars``; otherwise only that user message is kept and its turn is summarised
     too. Up to two earlier user requests are kept verbatim (cut to 2,000 characters).
     """
+    from rho_domain.compaction_values import CompactionPlan
+
     split = _last_user_index(messages)
     if split is None:
         return CompactionPlan(to_summarize=tuple(messages), recent_users=(), tail=())
@@ -143,3 +115,11 @@ def _last_user_index(messages: Sequence[Message]) -> int | None:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
+
+
+__getattr__ = lazy_names(
+    __name__,
+    dict.fromkeys(
+        ("CompactResult", "CompactTrigger", "CompactionPlan"), "rho_domain.compaction_values"
+    ),
+)

@@ -4,6 +4,10 @@ They live beside ``rho_domain.events`` (which joins them to ``Event``) because t
 user's code, not the agent's work. Both are persisted: a trace says when a listener broke and
 what a hook changed or refused, and it never holds what a hook removed (a hook's event carries
 its reason, never the content it replaced).
+
+A run whose listeners and hooks never fail nor act emits neither, so this module is imported
+with the first one (``rho_domain.events`` names them lazily); ``HookPoint`` and
+``HookOutcome`` are types the hooks' code names under ``TYPE_CHECKING``.
 """
 
 from __future__ import annotations
@@ -75,14 +79,3 @@ class HookActed(SeedEventView):
     call_id: str = ""
     reason: str = ""
     messages: tuple[Message, ...] | None = None
-
-
-def plugged_name(plugged: object) -> str:
-    """The name of a listener or hook in events and logs: ``module.qualname`` of a function,
-    method or callable object, else its ``repr``."""
-    target = getattr(plugged, "__func__", plugged)
-    qualname = getattr(target, "__qualname__", None) or getattr(type(target), "__qualname__", None)
-    module = getattr(target, "__module__", None)
-    if qualname is None:
-        return repr(plugged)
-    return f"{module}.{qualname}" if module else str(qualname)

@@ -4,16 +4,29 @@ A ChatModel adapter turns a ``ModelRequest`` into the wire format and the server
 these ``StreamEvent`` values. The adapter assembles tool calls itself: it may emit
 ``ToolCallChunk`` deltas for display, and must emit one ``ToolCallReady`` per finished call.
 A stream ends with exactly one ``StreamFinished``; failures are raised as ``ModelError``.
+Reasoning and refusal fragments, thinking blocks, retry notices and warnings are
+``model_extras``', named here and imported with the first one asked for (PEP 562): a model that
+answers in text and tool calls never has them built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_domain.messages import Message, ThinkingBlock, ToolCall, Usage
+from rho_domain.lazy_names import lazy_names
+from rho_domain.messages import Message, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from rho_domain.model_extras import TRACE_DETAIL_LIMIT as TRACE_DETAIL_LIMIT
+    from rho_domain.model_extras import ReasoningChunk as ReasoningChunk
+    from rho_domain.model_extras import RefusalChunk as RefusalChunk
+    from rho_domain.model_extras import RetryNotice as RetryNotice
+    from rho_domain.model_extras import StreamWarning as StreamWarning
+    from rho_domain.model_extras import ThinkingReady as ThinkingReady
+    from rho_domain.model_extras import TraceName as TraceName
 
 
 @attrs.frozen(kw_only=True)
@@ -67,20 +80,6 @@ class TextChunk:
     text: str
 
 
-@attrs.frozen
-class ReasoningChunk:
-    """A fragment of the model's reasoning."""
-
-    text: str
-
-
-@attrs.frozen
-class RefusalChunk:
-    """A fragment of a refusal (shown like text, kept apart in the message)."""
-
-    text: str
-
-
 @attrs.frozen(kw_only=True)
 class ToolCallChunk:
     """A fragment of a tool call as it streams (for display only)."""
@@ -96,14 +95,6 @@ class ToolCallReady:
     """A complete tool call. ``arguments`` is the raw text, valid JSON or not."""
 
     call: ToolCall
-
-
-@attrs.frozen
-class ThinkingReady:
-    """A complete, signed thinking block (Anthropic), in the order the model produced it; the
-    adapter has already streamed its text as ``ReasoningChunk``s for display."""
-
-    block: ThinkingBlock
 
 
 @attrs.frozen
@@ -125,46 +116,45 @@ class StreamFinished:
     queue_wait: float | None = attrs.field(default=None, kw_only=True)
 
 
-@attrs.frozen(kw_only=True)
-class RetryNotice:
-    """The adapter is about to wait ``delay`` seconds and try the call again (before any
-    output): attempt ``attempt`` of ``attempts``, because of ``reason`` (``429``, ``503``,
-    ``connection failed``). ``note`` adds what the user should know (a server delay cut)."""
+if TYPE_CHECKING:
+    StreamEvent = (
+        TextChunk
+        | ReasoningChunk
+        | RefusalChunk
+        | ToolCallChunk
+        | ToolCallReady
+        | ThinkingReady
+        | UsageReport
+        | StreamFinished
+        | RetryNotice
+        | StreamWarning
+    )
 
-    delay: float
-    reason: str
-    attempt: int
-    attempts: int
-    note: str = ""
-
-
-TraceName = Literal["parse_error", "unknown_event"]
-
-
-@attrs.frozen
-class StreamWarning:
-    """Something in the stream was skipped and the stream went on; the answer is still whole.
-    ``message`` says what; ``name`` is ``parse_error`` (an event that is not JSON) or
-    ``unknown_event`` (an event of a type the adapter does not know); ``detail`` is the raw
-    event, cut to ``TRACE_DETAIL_LIMIT`` characters."""
-
-    message: str
-    name: TraceName = attrs.field(default="parse_error", kw_only=True)
-    detail: str = attrs.field(default="", kw_only=True)
+_EXTRAS = (
+    "ReasoningChunk", "RefusalChunk", "RetryNotice", "StreamWarning", "ThinkingReady",
+    "TraceName", "TRACE_DETAIL_LIMIT",
+)  # fmt: skip
+_named_later = lazy_names(__name__, dict.fromkeys(_EXTRAS, "rho_domain.model_extras"))
 
 
-TRACE_DETAIL_LIMIT = 2_000
+def __getattr__(name: str) -> Any:
+    """The ``model_extras`` names and ``StreamEvent`` (every kind joined), imported when first
+    asked for (the module docstring)."""
+    if name == "StreamEvent":
+        from rho_domain import model_extras as extras
 
-
-StreamEvent = (
-    TextChunk
-    | ReasoningChunk
-    | RefusalChunk
-    | ToolCallChunk
-    | ToolCallReady
-    | ThinkingReady
-    | UsageReport
-    | StreamFinished
-    | RetryNotice
-    | StreamWarning
-)
+        joined: Any = (
+            TextChunk
+            | extras.ReasoningChunk
+            | extras.RefusalChunk
+            | ToolCallChunk
+            | ToolCallReady
+            | extras.ThinkingReady
+            | UsageReport
+            | StreamFinished
+            | extras.RetryNotice
+            | extras.StreamWarning
+        )
+        globals()["StreamEvent"] = joined
+        return joined
+    return _named_later(name)

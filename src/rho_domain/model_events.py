@@ -1,9 +1,9 @@
-"""The events of one model call: its start and end, what streams, retries and usage.
+"""The events of one model call: its start and end, what streams, and its usage.
 
 ``LLMStarted`` / ``LLMEnded`` bracket each call; ``TextDelta``, ``ReasoningDelta`` and
 ``ToolCallDelta`` stream its pieces (ephemeral: listeners see them, the trace does not);
-``ModelRetrying`` announces a retry before any output; ``UsageRecorded`` adds a call's tokens to
-the session's total. Each has a stable ``kind`` tag. ``rho_domain.events`` joins them to
+``UsageRecorded`` adds a call's tokens to the session's total (a retry, ``ModelRetrying``, is
+``control_events``'). Each has a stable ``kind`` tag. ``rho_domain.events`` joins them to
 ``Event``: import them from there.
 """
 
@@ -129,34 +129,3 @@ class UsageRecorded(SeedEventView):
     at: float
     usage: Usage
     prompt_tokens: int
-
-
-@attrs.frozen(kw_only=True)
-class ModelRetrying(SeedEventView):
-    """A model call failed before any output and will be tried again after ``delay``.
-
-    Attributes:
-        at: Wall-clock time.
-        delay: Seconds until the next attempt.
-        reason: Why (``429``, ``503``, ``connection failed``, ...).
-        attempt: The number of the next attempt (2 for the first retry).
-        attempts: How many attempts there will be at most.
-        note: Anything else the user should know, or empty.
-    """
-
-    kind: ClassVar[str] = "retry"
-    at: float
-    delay: float
-    reason: str
-    attempt: int
-    attempts: int
-    note: str = ""
-
-    @property
-    def message(self) -> str:
-        """``retrying in 1.0 s (429, attempt 2/3)``."""
-        note = f"; {self.note}" if self.note else ""
-        return (
-            f"retrying in {self.delay:.1f} s ({self.reason}, attempt "
-            f"{self.attempt}/{self.attempts}){note}"
-        )

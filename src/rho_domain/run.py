@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_domain.events import Event
 from rho_domain.messages import ToolCall, Usage
 from rho_domain.run_status import RunStatus as RunStatus  # re-exported: its old home
+
+if TYPE_CHECKING:  # every kind of event is joined into Event when first asked for (events.py)
+    from rho_domain.events import Event
 
 
 def new_id() -> str:

@@ -79,6 +79,16 @@ class State:
             case ev.ToolStarted(call=call):
                 self.started_calls.add(call.id)
                 self.tool_calls += 1
+            case ev.LLMEnded() | ev.ToolEnded():
+                pass  # nothing to fold
+            case _:
+                self._fold_off_plan(event)
+
+    def _fold_off_plan(self, event: ev.Event) -> None:
+        """The kinds a run that goes as planned never emits: approvals, compaction,
+        directives, hooks. Only their events come here, so a plain run's events never ask for their
+        classes (``rho_domain.events`` imports them with the first one emitted or read)."""
+        match event:
             case ev.ApprovalRequested(call=call, pending=pending):
                 self.pending_calls = pending or (call,)
                 self.approvals.setdefault(call.id, None)
@@ -100,13 +110,13 @@ class State:
                 self.last_prompt_tokens = None
                 self.chars_since_prompt = sum(message_chars(m) for m in messages)
                 self.compactions += 1
+            case ev.DirectiveApplied(offset=offset):
+                self.directive_offset = max(self.directive_offset, offset + 1)
             case ev.HookActed(messages=messages) if messages is not None:
                 # a before-model hook's messages are the history from then on
                 self.messages = list(messages)
                 self.last_prompt_tokens = None
                 self.chars_since_prompt = sum(message_chars(m) for m in messages)
-            case ev.DirectiveApplied(offset=offset):
-                self.directive_offset = max(self.directive_offset, offset + 1)
 
     def _run_edge(self, event: ev.RunStarted | ev.RunEnded) -> None:
         """A run starts or ends: the status, the run count and the runs' time."""

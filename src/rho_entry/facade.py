@@ -245,7 +245,6 @@ class Session:
 
         Raises ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver
         to ask (see the class docstring)."""
-        from rho_domain.ports.approver import ApprovalInterrupt
         from rho_domain.run import RunStatus
 
         result = await self._run(prompt, max_turns, on_event, record_events, run_id)
@@ -254,6 +253,8 @@ class Session:
             and self.approver is None
             and self._interrupt_on_approval
         ):
+            from rho_domain.ports.approver import ApprovalInterrupt
+
             names = ", ".join(f"{p.call.name} ({p.call.id})" for p in result.pending)
             raise ApprovalInterrupt(
                 f"tool calls wait for approval: {names}; answer each with "

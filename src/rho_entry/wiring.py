@@ -24,7 +24,6 @@ from rho_domain.permissions import (
     PermissionProfile,
     ShellMode,
 )
-from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.line_search import LineSearcher
@@ -37,6 +36,7 @@ from rho_domain.tools.source import ToolSource
 from rho_entry.config.home import config_dir
 
 if TYPE_CHECKING:
+    from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging

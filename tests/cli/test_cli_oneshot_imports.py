@@ -14,7 +14,8 @@ difflib, csv and shlex (an edit's diff, a delimited file, the xargs guard, a con
 secrets and hmac (a temporary file's random name is os.urandom's), our OpenTelemetry module
 without a tracing API set up, the output schema's validator, the context export, the writing
 tools, delegate and the delegation's values in a read-only run, sniffio and anyio's runtime
-(the model clients' sockets, locks and events are asyncio's own).
+(the model clients' sockets, locks and events are asyncio's own), the event kinds a plain
+run never emits, and the command launchers without a command started.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -104,6 +105,33 @@ NOT_IN_A_ONE_SHOT = (
     "anyio.abc",
     "anyio.lowlevel",
     "anyio.streams",
+    # the event kinds a run that goes as planned never emits (approvals, blocks, compaction,
+    # interruptions, directives, errors, retries, skipped stream pieces): rho_domain.events
+    # names them lazily, and State, the renderer and the store's meta dispatch by kind first
+    "rho_domain.approval_events",
+    "rho_domain.control_events",
+    # ... and the events of a listener that failed or a hook that acted
+    "rho_domain.hook_events",
+    # the process launcher, the rlimits launcher and the guard load with the first command
+    "rho_adapters.local.process",
+    "rho_adapters.local.rlimits",
+    "rho_adapters.local.guard",
+    # ... and the walk that finds what the sandbox hides (the sandbox's Masks are masks.py)
+    "rho_adapters.local.secret_scan",
+    # a command's values and an uploaded file (Stage, Command, CommandResult, FileUpload) are
+    # built where a tool runs a program or --upload gives files: list reads in-process
+    "rho_domain.ports.commands",
+    # the approver port's values and the terminal's approver: with the first approver asked
+    # (the terminal's approver is built only when stdin is a terminal)
+    "rho_domain.ports.approver",
+    "rho_entry.cli.approval",
+    # compaction's trigger, plan and result: with the first compaction
+    "rho_domain.compaction_values",
+    # the model clients' counters: when someone asks for them
+    "rho_adapters.model.pool_stats",
+    # the stream pieces beyond text and tool calls (reasoning, refusals, thinking blocks,
+    # retry notices, warnings): with the first one a model streams
+    "rho_domain.model_extras",
 )
 
 _RUN = """

@@ -118,3 +118,62 @@ def test_the_loop_builds_the_delegation_values_with_the_first_child() -> None:
     loaded = _domain_modules("import rho_domain.loop.session")
     assert {"rho_domain.loop.tool_batch", "rho_domain.loop.sub_agents"} <= set(loaded)
     assert "rho_domain.tools.children" not in loaded
+
+
+_OFF_PLAN = {"rho_domain.approval_events", "rho_domain.control_events", "rho_domain.hook_events"}
+
+_PLAIN_RUN = (
+    "from rho_domain import events as ev\n"
+    "from rho_domain.messages import AssistantMessage, ToolCall, Usage, UserMessage\n"
+    "from rho_domain.run import RunStatus\n"
+    "from rho_domain.state import State\n"
+    "call = ToolCall(id='c1', name='list', arguments={'path': '.'})\n"
+    "plain = [\n"
+    "    ev.RunStarted(at=1.0, run_id='r', prompt='hi'),\n"
+    "    ev.MessageAdded(at=1.0, message=UserMessage(content='hi')),\n"
+    "    ev.LLMStarted(at=1.0, model='m', call_index=1, context_tokens=3),\n"
+    "    ev.TextDelta(at=1.0, text='x'),\n"
+    "    ev.LLMEnded(at=1.0, model='m', call_index=1, usage=Usage(), finish_reason=None,\n"
+    "                duration=0.1),\n"
+    "    ev.UsageRecorded(at=1.0, usage=Usage(input_tokens=3), prompt_tokens=3),\n"
+    "    ev.ToolStarted(at=1.0, call=call),\n"
+    "    ev.ToolEnded(at=1.0, call_id='c1', tool_name='list', content='a', is_error=False,\n"
+    "                 duration=0.1),\n"
+    "    ev.RunEnded(at=2.0, run_id='r', status=RunStatus.COMPLETED, text='done'),\n"
+    "]\n"
+    "state = State.from_events(plain)\n"
+    "print(state.status, state.run_count, state.model_calls, state.tool_calls)\n"
+)
+
+
+def test_a_plain_run_folds_without_the_kinds_it_never_emits() -> None:
+    """Approvals, blocks, compaction, interruptions, directives, errors, retries, skipped
+    stream pieces, failed listeners and hooks that acted are built by the first process that
+    emits or reads one."""
+    code = _PLAIN_RUN + "import sys\nprint(*sorted(m for m in sys.modules if 'rho_' in m))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    folded, loaded = done.stdout.splitlines()[-2:]
+    assert folded == "completed 1 1 1"
+    assert "rho_domain.events" in loaded.split()
+    assert not _OFF_PLAN & set(loaded.split())
+
+
+def test_the_kinds_a_plain_run_never_emits_load_with_the_first_one_and_fold() -> None:
+    code = _PLAIN_RUN + (
+        "state.apply(ev.ApprovalRequested(at=3.0, call=call, reason='asks'))\n"
+        "state.apply(ev.ApprovalResolved(at=3.0, call_id='c1', tool_name='list',\n"
+        "                                approved=True, always=True))\n"
+        "state.apply(ev.DirectiveApplied(at=3.0, offset=4, text='stop'))\n"
+        "state.apply(ev.ErrorOccurred(at=3.0, error_type='X', message='y'))\n"
+        "print(state.approvals, sorted(state.always_allowed), state.directive_offset)\n"
+        "compact = ev.EVENTS_BY_KIND['compact'].__name__\n"
+        "print(len(ev.EVENT_TYPES), len(ev.EVENTS_BY_KIND), compact)\n"
+        "print(ev.Compacted in ev.EVENT_TYPES, ev.ToolBlocked in ev.Event.__args__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    folded, joined, found = done.stdout.splitlines()[-3:]
+    assert folded == "{'c1': True} ['list'] 5"
+    assert joined == "23 23 Compacted"
+    assert found == "True True"

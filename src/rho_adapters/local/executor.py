@@ -31,6 +31,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import (
@@ -42,7 +43,6 @@ from rho_adapters.local.files import (
     write_bytes,
 )
 from rho_adapters.local.hardlinks import several_links
-from rho_adapters.local.process import Finished
 from rho_adapters.local.runner import CommandRunner, restricted_env
 from rho_domain.errors import (
     ExecutorError,
@@ -61,10 +61,14 @@ from rho_domain.paths import (
     write_refusal,
 )
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Command, CommandResult, Executor, FileInfo, FileUpload
+from rho_domain.ports.executor import Executor, FileInfo
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
+
+if TYPE_CHECKING:  # the launcher and a command's values load with the first command
+    from rho_adapters.local.process import Finished
+    from rho_domain.ports.commands import Command, CommandResult, FileUpload
 
 
 @contextlib.contextmanager
@@ -448,6 +452,8 @@ class LocalExecutor(Executor):
     def _result(self, finished: Finished, started: float) -> CommandResult:
         """The port's result for a run that started at ``started`` (monotonic), with the limit
         that ended it, if one did."""
+        from rho_domain.ports.commands import CommandResult
+
         limit: LimitKind | None = "output" if finished.output_limited else None
         return CommandResult(
             exit_code=finished.code,

@@ -22,26 +22,27 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rho_adapters.local import sandbox as bwrap
-from rho_adapters.local.guard import guarded
 from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
-from rho_adapters.local.process import Finished, Spawn, run_processes
-from rho_adapters.local.rlimits import Rlimits, limited
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
-from rho_adapters.local.secret_scan import SecretScan
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.limits import ResourceLimits
 from rho_domain.paths import MAX_PATH
-from rho_domain.ports.executor import Command
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 
 # The shell's argv rules (program table, option specs, git, awk) are imported by the methods
-# that apply them, at the first program started: a run whose tools read files in-process
-# (list, read, grep's walk) does not load them. Every argv is still checked before it runs.
+# that apply them, at the first program started, and so are the process launcher, the rlimits
+# launcher and the guard (``process``, ``rlimits``, ``guard``): a run whose tools read files
+# in-process (list, read, grep's walk) does not load them. Every argv is still checked before
+# it runs.
 if TYPE_CHECKING:
+    from rho_adapters.local.process import Finished
+    from rho_adapters.local.secret_scan import SecretScan
+    from rho_domain.ports.commands import Command
     from rho_domain.shell.awk import AwkFlavor
 
-_SECRET_VAR = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
+# compiled by re (and kept in its cache) with the first environment scrubbed, not at import
+_CREDENTIAL_NAMES = r"(?i)KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
 _DROPPED_VARS = frozenset(
     {"BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PROMPT_COMMAND",
      "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
@@ -63,7 +64,9 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     return {
         k: v
         for k, v in env.items()
-        if not _SECRET_VAR.search(k) and k not in _DROPPED_VARS and not k.startswith("BASH_FUNC_")
+        if not re.search(_CREDENTIAL_NAMES, k)
+        and k not in _DROPPED_VARS
+        and not k.startswith("BASH_FUNC_")
     }
 
 
@@ -165,7 +168,7 @@ class CommandRunner:
         self.base_env = base_env
         self.policy = policy if policy is not None else SecretPolicy()
         self.limits = limits if limits is not None else ResourceLimits()
-        self._scan = SecretScan(self.policy)
+        self._walk: SecretScan | None = None  # the secrets walk, at the first sandboxed command
         self.aliases = AliasCache(self.policy)
         self._sandbox_wanted = sandbox
         self._sandbox: bool | None = None if sandbox is not False else False
@@ -222,6 +225,15 @@ class CommandRunner:
         )
         return (program, *args, "--")
 
+    def _secret_scan(self) -> SecretScan:
+        """The walk that finds what the sandbox hides, made (and its module imported) with the
+        first sandboxed command: a run whose tools read in-process never walks."""
+        if self._walk is None:
+            from rho_adapters.local.secret_scan import SecretScan
+
+            self._walk = SecretScan(self.policy)
+        return self._walk
+
     def _bwrap_args(
         self,
         cwd: str,
@@ -240,7 +252,7 @@ class CommandRunner:
             self.policy,
             confined=self.reach.outside is OutsideReads.DENY and bool(self.reach.closed),
         )
-        masks = bwrap.scan(self._scan, view, self.policy, (cwd,))
+        masks = bwrap.scan(self._secret_scan(), view, self.policy, (cwd,))
         return bwrap.bwrap_args(
             view,
             masks,
@@ -339,6 +351,8 @@ class CommandRunner:
     ) -> Finished:
         """Run ``command`` in ``cwd``. ``git_env`` (restricted pipelines) is added to the
         environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
+        from rho_adapters.local.guard import guarded
+
         if command.shell is not None:
             argvs: list[tuple[str, ...]] = [
                 guarded(("/bin/bash", "--noprofile", "--norc", "-c", command.shell))
@@ -379,6 +393,8 @@ class CommandRunner:
             raise ExecutorError("no bubblewrap sandbox on this machine: nothing to run inside")
         prefix = await self.sandbox_prefix(cwd, seccomp=True)
         full = self._limited((*prefix, *argv), self.limits.file_size_bytes)
+        from rho_domain.ports.commands import Command
+
         command = Command(pipeline=(), timeout=timeout, max_output_bytes=cap)
         return await self._spawn(
             [full], [(False, "capture")], [None], [None], cwd, self._stage_env(None), command
@@ -390,6 +406,8 @@ class CommandRunner:
 
     def _limited(self, argv: Sequence[str], file_size: int | None) -> tuple[str, ...]:
         """``argv`` under the profile's rlimits (``file_size`` decided by the caller)."""
+        from rho_adapters.local.rlimits import Rlimits, limited
+
         processes = self.limits.processes
         nproc = None
         if processes is not None and os.getuid() != 0:  # the kernel exempts root anyway
@@ -531,6 +549,8 @@ class CommandRunner:
         env: Mapping[str, str],
         command: Command,
     ) -> Finished:
+        from rho_adapters.local.process import Spawn, run_processes
+
         opened: list[int] = []
 
         def fd(value: int) -> int:

@@ -33,12 +33,16 @@ import os
 import stat
 import subprocess
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
+from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
-from rho_adapters.local.secret_scan import Masks, SecretScan
 from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+
+if TYPE_CHECKING:  # the walk is imported by the first sandboxed command (runner.py)
+    from rho_adapters.local.secret_scan import SecretScan
 
 SANDBOX_TMP = "/tmp"  # noqa: S108 - a private tmpfs inside the sandbox, not the host /tmp
 # The sandbox mounts its own /proc, /dev and an empty /run and /tmp: a mask there is moot.

@@ -21,6 +21,9 @@ kept (per policy, for every executor of the process) and reused while the direct
 ``lstat`` per directory (1,000 directories: about 7 ms; the first walk of 10,000 entries about
 1 s on a loaded machine). A walk that meets more than ``max_entries`` entries fails closed
 (``ExecutorError``): nothing runs unhidden.
+
+What the walk finds is a ``Masks`` (``masks.py``, which the sandbox's arguments take without
+this module): a run that starts no sandboxed command never imports the walk.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from rho_adapters.local.masks import Masks
 from rho_domain.errors import ExecutorError
 from rho_domain.secrets import SecretPolicy
 
@@ -56,14 +60,6 @@ class _Summary:
     regular: tuple[tuple[int, int], ...]  # (device, inode) of every regular file
     all_dirs: tuple[str, ...]  # every subdirectory, secret or not
     count: int
-
-
-@attrs.frozen(kw_only=True)
-class Masks:
-    """Absolute real paths to hide: ``files`` (regular files and sockets) and ``dirs``."""
-
-    files: tuple[str, ...] = ()
-    dirs: tuple[str, ...] = ()
 
 
 @attrs.define

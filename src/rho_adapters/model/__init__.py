@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from rho_adapters.model.anthropic import AnthropicModel
     from rho_adapters.model.endpoint import ModelEndpoint
     from rho_adapters.model.openai_chat import OpenAIChatModel
-    from rho_adapters.model.pool import SHARED_POOL, ClientPool, EndpointStats
+    from rho_adapters.model.pool import SHARED_POOL, ClientPool
+    from rho_adapters.model.pool_stats import EndpointStats
     from rho_adapters.model.proxies import ProxyRoutes
     from rho_adapters.model.tls import ssl_contexts_created
 
@@ -70,7 +71,7 @@ _LAZY = {
     "OpenAIChatModel": "rho_adapters.model.openai_chat",
     "SHARED_POOL": "rho_adapters.model.pool",
     "ClientPool": "rho_adapters.model.pool",
-    "EndpointStats": "rho_adapters.model.pool",
+    "EndpointStats": "rho_adapters.model.pool_stats",
     "ModelEndpoint": "rho_adapters.model.endpoint",
     "ProxyRoutes": "rho_adapters.model.proxies",
     "Timeouts": "rho_adapters.model._http",

@@ -44,17 +44,18 @@ _CONTEXT_MARKERS = (
     "context window",
 )
 # Numbers in overflow messages: (window, prompt) patterns of OpenAI/vLLM/llama-cpp-python,
-# llama-cpp-python's older wording and Anthropic's.
+# llama-cpp-python's older wording and Anthropic's. Compiled by ``re`` at the first overflow
+# read (its cache keeps them), not by every process that imports the model clients.
 _WINDOW_PATTERNS = (
-    re.compile(r"maximum context length is (\d+)"),
-    re.compile(r"context (?:window|length|size) of (\d+)"),
-    re.compile(r"tokens > (\d+) maximum"),
+    r"maximum context length is (\d+)",
+    r"context (?:window|length|size) of (\d+)",
+    r"tokens > (\d+) maximum",
 )
 _PROMPT_PATTERNS = (
-    re.compile(r"\((\d+) in the messages"),
-    re.compile(r"requested tokens \((\d+)\)"),
-    re.compile(r"prompt is too long: (\d+) tokens"),
-    re.compile(r"you requested (\d+) tokens"),
+    r"\((\d+) in the messages",
+    r"requested tokens \((\d+)\)",
+    r"prompt is too long: (\d+) tokens",
+    r"you requested (\d+) tokens",
 )
 _NOT_FOUND_MARKERS = ("model_not_found", "does not exist", "not_found_error")
 
@@ -204,9 +205,9 @@ def overflow_numbers(message: str, body: str = "") -> tuple[int | None, int | No
     return window, prompt
 
 
-def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
+def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
     for pattern in patterns:
-        if match := pattern.search(text):
+        if match := re.search(pattern, text):
             return int(match.group(1))
     return None
 

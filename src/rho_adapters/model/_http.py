@@ -12,7 +12,7 @@ import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 import httpx
@@ -29,8 +29,11 @@ from rho_domain.errors import (
     ModelNotFoundError,
     ModelTimeout,
 )
-from rho_domain.model import RetryNotice, StreamEvent, StreamFinished
+from rho_domain.model import StreamFinished
 from rho_domain.ports.clock import Clock
+
+if TYPE_CHECKING:
+    from rho_domain.model import StreamEvent
 
 log = logging.getLogger("rho_adapters.model")
 T = TypeVar("T")
@@ -231,6 +234,8 @@ async def with_retries(
         finally:
             queued, gated = queued + state.queue_wait, gated or state.gated
         retries += 1
+        from rho_domain.model_extras import RetryNotice  # with the first retry
+
         yield RetryNotice(
             delay=delay, reason=reason, attempt=retries + 1, attempts=policy.max_retries + 1
         )

@@ -15,20 +15,21 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from rho_adapters.model._errors import stream_error
+from rho_domain import model as kinds
 from rho_domain.messages import ToolCall, Usage
 from rho_domain.model import (
-    ReasoningChunk,
-    RefusalChunk,
-    StreamEvent,
     TextChunk,
     ToolCallChunk,
     ToolCallReady,
 )
+
+if TYPE_CHECKING:
+    from rho_domain.model import StreamEvent
 
 
 @attrs.define
@@ -149,7 +150,7 @@ class ChunkAssembler:
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             self.refusal.append(refusal)
-            events.append(RefusalChunk(refusal))
+            events.append(kinds.RefusalChunk(refusal))
         for fragment in delta.get("tool_calls") or ():
             if _is_mapping(fragment):
                 self._tool_fragment(fragment, events)
@@ -160,7 +161,7 @@ class ChunkAssembler:
             reasoning = delta.get("reasoning_content")
         if isinstance(reasoning, str) and reasoning:
             self.reasoning.append(reasoning)
-            events.append(ReasoningChunk(reasoning))
+            events.append(kinds.ReasoningChunk(reasoning))
 
     def _content_parts(self, parts: list[Any], events: list[StreamEvent]) -> None:
         """Mistral: ``[{type: text, text}, {type: thinking, thinking: [{type: text, text}]}]``."""
@@ -174,7 +175,7 @@ class ChunkAssembler:
                     text = piece.get("text") if isinstance(piece, Mapping) else None
                     if isinstance(text, str) and text:
                         self.reasoning.append(text)
-                        events.append(ReasoningChunk(text))
+                        events.append(kinds.ReasoningChunk(text))
             elif isinstance(part.get("text"), str) and part["text"]:
                 self.text.append(part["text"])
                 events.append(TextChunk(part["text"]))

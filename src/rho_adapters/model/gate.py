@@ -15,26 +15,10 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
-import attrs
-
-
-@attrs.frozen(kw_only=True)
-class GateStats:
-    """Counters of one gate since it was made.
-
-    ``requests`` slots granted; ``waited`` of them after queueing; ``wait_seconds`` the
-    summed queueing time and ``max_wait_seconds`` the longest; ``in_flight`` and ``queued``
-    right now.
-    """
-
-    limit: int
-    in_flight: int
-    queued: int
-    requests: int
-    waited: int
-    wait_seconds: float
-    max_wait_seconds: float
+if TYPE_CHECKING:  # built when asked (pool_stats.py)
+    from rho_adapters.model.pool_stats import GateStats
 
 
 class InFlightGate:
@@ -68,6 +52,8 @@ class InFlightGate:
 
     def stats(self) -> GateStats:
         """The counters (see ``GateStats``)."""
+        from rho_adapters.model.pool_stats import GateStats
+
         return GateStats(
             limit=self._limit,
             in_flight=self._in_flight,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
@@ -52,12 +52,14 @@ from rho_domain.errors import (
 from rho_domain.messages import Usage
 from rho_domain.model import (
     ModelRequest,
-    StreamEvent,
     StreamFinished,
     UsageReport,
 )
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel, ContextMeter
+
+if TYPE_CHECKING:
+    from rho_domain.model import StreamEvent
 
 
 def chat_url(base_url: str) -> str:

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -28,13 +28,10 @@ from rho_adapters.model._http import body_chunks
 from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
-from rho_domain.model import (
-    TRACE_DETAIL_LIMIT,
-    StreamEvent,
-    StreamWarning,
-    TextChunk,
-    TraceName,
-)
+from rho_domain.model import TextChunk
+
+if TYPE_CHECKING:
+    from rho_domain.model import StreamEvent, StreamWarning, TraceName
 
 DRAIN_SECONDS = 1.0  # grace for what follows [DONE] before the connection is dropped
 
@@ -220,6 +217,8 @@ def _is_unknown(chunk: Any) -> bool:
 
 def _trace(name: TraceName, what: str, data: str, url: str) -> StreamWarning:
     """A skipped event, reported (``StreamWarning``, the session's ``trace`` event)."""
+    from rho_domain.model_extras import TRACE_DETAIL_LIMIT, StreamWarning
+
     return StreamWarning(
         f"skipped {what} in the model stream from {url}: {data[:200]!r}",
         name=name,

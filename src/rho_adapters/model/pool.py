@@ -30,13 +30,16 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 import httpx
 
-from rho_adapters.model.gate import GateStats, InFlightGate
+from rho_adapters.model.gate import InFlightGate
 from rho_adapters.model.tls import shared_ssl_context, transport_for
+
+if TYPE_CHECKING:  # built when asked (pool_stats.py)
+    from rho_adapters.model.pool_stats import EndpointStats
 
 log = logging.getLogger("rho_adapters.model")
 
@@ -52,15 +55,6 @@ REMEMBER_SECONDS = 600.0
 T = TypeVar("T")
 
 _Key = tuple[str, tuple[tuple[str, str], ...], str | None]
-
-
-@attrs.frozen(kw_only=True)
-class EndpointStats:
-    """One pooled client: its base URL, leases now, and its gate's counters."""
-
-    base_url: str
-    leases: int
-    gate: GateStats
 
 
 @attrs.define(eq=False)
@@ -223,6 +217,8 @@ class ClientPool:
 
     def stats(self) -> tuple[EndpointStats, ...]:
         """Every open client's leases and in-flight counters, wait times included."""
+        from rho_adapters.model.pool_stats import EndpointStats
+
         return tuple(
             EndpointStats(base_url=key[0], leases=pooled.leases, gate=pooled.gate.stats())
             for clients in self._all()

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 import attrs
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 498})
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+# compiled by re (and kept in its cache) with the first duration read, not at import
+_DURATION = r"(\d+(?:\.\d+)?)(ms|h|m|s)"
 
 
 @attrs.frozen(kw_only=True)
@@ -94,7 +95,7 @@ def parse_duration(text: str) -> float | None:
         return plain
     text = text.strip()
     total, pos = 0.0, 0
-    for match in _DURATION.finditer(text):
+    for match in re.finditer(_DURATION, text):
         if match.start() != pos:
             return None
         value, unit = float(match.group(1)), match.group(2)

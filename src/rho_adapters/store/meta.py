@@ -71,6 +71,11 @@ def profile_label(profile: str | PermissionProfile) -> str:
     return f"{profile}* (a profile file, checked when the session is resumed)"
 
 
+# Compaction and approvals: by kind, so that the events of a run that goes as planned never
+# ask for these classes (``rho_domain.events`` imports them with the first one emitted or read).
+_DURABLE_KINDS = frozenset({"compact", "approval_requested", "approval_resolved"})
+
+
 def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
     """Update ``meta`` from events; True when the status changed (worth a durable write)."""
     changed = False
@@ -87,7 +92,7 @@ def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
                 meta["usage"] = usage_of(meta) + usage  # a Usage until written: cheaper
             case ev.LLMStarted(model=model) if model:
                 meta["model"] = model  # the model in use now (a resume may have changed it)
-            case ev.Compacted() | ev.ApprovalRequested() | ev.ApprovalResolved():
+            case _ if event.kind in _DURABLE_KINDS:
                 changed = True
     return changed
 

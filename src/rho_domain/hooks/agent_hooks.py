@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rho_domain.errors import ConfigError
-from rho_domain.hook_events import plugged_name
+from rho_domain.plugged import plugged_name
 
 if TYPE_CHECKING:
     from rho_domain.hooks.values import (

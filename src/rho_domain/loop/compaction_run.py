@@ -11,13 +11,13 @@ once when the server refused a request as too long.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.compaction import (
-    CompactResult,
-    CompactTrigger,
     compacted_history,
     compaction_instructions,
     plan_compaction,
@@ -42,6 +42,9 @@ from rho_domain.ports.model import ChatModel, context_meter
 
 TAIL_SHARE = 0.25  # the latest turn is kept whole if it fits in a quarter of the window
 
+if TYPE_CHECKING:  # built where a compaction runs (a run that never compacts never builds it)
+    from rho_domain.compaction_values import CompactResult, CompactTrigger
+
 
 async def _discard(event: ev.Event) -> None:
     """Deltas of a compaction call are not shown: the summary is not an answer."""
@@ -60,6 +63,8 @@ async def compact_history(
     it would not shrink the context, ``ContextFull`` if not even a shortened summary request
     fits; history is untouched then.
     """
+    from rho_domain.compaction_values import CompactResult
+
     state, clock = journal.state, journal.clock
     # the summary request sends the history too: it passes the before-model hooks first
     await before_model(agent.hooks, journal, agent.config.model)

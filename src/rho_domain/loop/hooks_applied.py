@@ -27,12 +27,11 @@ import inspect
 import json
 import threading
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from rho_domain.errors import HookFailed, RhoError
-from rho_domain.hook_events import HookActed, HookPoint, plugged_name
 from rho_domain.hooks.agent_hooks import Hooks
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import (
@@ -43,9 +42,13 @@ from rho_domain.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from rho_domain.plugged import plugged_name
 from rho_domain.run import RunResult
 from rho_domain.tools.base import ToolOutput
 from rho_domain.tools.registry import parse_arguments
+
+if TYPE_CHECKING:
+    from rho_domain.hook_events import HookPoint
 
 
 @attrs.frozen
@@ -118,6 +121,8 @@ async def _record(
     reason: str = "",
     messages: tuple[Message, ...] | None = None,
 ) -> None:
+    from rho_domain.hook_events import HookActed  # with the first hook that acts
+
     await journal.emit(
         HookActed(
             at=journal.clock.now(),

@@ -16,17 +16,18 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
 
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged
-from rho_domain.hook_events import ListenerFailed, plugged_name
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
+from rho_domain.plugged import plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.state import State
 
-Listener = Callable[[ev.Event], Awaitable[None] | None]
+# A string, so that importing the loop does not join every kind of event (events.py).
+Listener: TypeAlias = "Callable[[ev.Event], Awaitable[None] | None]"
 
 log = logging.getLogger("rho_domain.loop.journal")
 
@@ -163,7 +164,7 @@ class Journal:
             exc_info=exc,
         )
         await self.emit(
-            ListenerFailed(
+            ev.ListenerFailed(
                 at=self.clock.now(),
                 listener=name,
                 event_kind=event.kind,

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.compaction import CompactResult, CompactTrigger
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.fork import fork_labels, history_until
 from rho_domain.loop import output_check, stuck
@@ -35,7 +34,6 @@ from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
 from rho_domain.loop.tool_refresh import take_tools
 from rho_domain.messages import UserMessage
-from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
@@ -46,6 +44,8 @@ from rho_domain.state import State
 from rho_domain.tools.source import ToolSource
 
 if TYPE_CHECKING:
+    from rho_domain.compaction_values import CompactResult, CompactTrigger
+    from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
 
@@ -298,6 +298,8 @@ class Session:
                 self.agent, self.model, self.journal, custom_instructions, trigger
             )
         except CompactionRejected as rejected:
+            from rho_domain.compaction_values import CompactResult
+
             return CompactResult(
                 summary="",
                 tokens_before=rejected.tokens_before,

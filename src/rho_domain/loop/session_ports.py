@@ -19,7 +19,6 @@ import attrs
 from rho_domain.agent import Agent
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
-from rho_domain.ports.approver import Approver
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
@@ -28,6 +27,7 @@ from rho_domain.ports.store import SessionStore
 from rho_domain.tools.source import ToolSource
 
 if TYPE_CHECKING:
+    from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
 

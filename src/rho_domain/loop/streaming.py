@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
 from rho_domain import events as ev
+from rho_domain import model as m
 from rho_domain.messages import (
     AssistantMessage,
     ThinkingBlock,
@@ -17,13 +19,8 @@ from rho_domain.messages import (
 )
 from rho_domain.model import (
     ModelRequest,
-    ReasoningChunk,
-    RefusalChunk,
-    RetryNotice,
     StreamFinished,
-    StreamWarning,
     TextChunk,
-    ThinkingReady,
     ToolCallChunk,
     ToolCallReady,
     UsageReport,
@@ -31,7 +28,16 @@ from rho_domain.model import (
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel
 
-Emit = Callable[[ev.Event], Awaitable[None]]
+if TYPE_CHECKING:
+    from rho_domain.model_extras import ReasoningChunk, RefusalChunk
+
+# What a model that answers in text and tool calls streams. The other kinds (reasoning,
+# refusals, thinking blocks, retry notices, warnings: ``model_extras``) are reached as
+# ``m.Name`` only for a piece that is none of these, so such a stream never builds them.
+_PLAIN = (TextChunk, ToolCallChunk, ToolCallReady, UsageReport, StreamFinished)
+
+# A string, so that importing the loop does not join every kind of event (events.py).
+Emit: TypeAlias = "Callable[[ev.Event], Awaitable[None]]"
 
 
 @attrs.define
@@ -102,7 +108,7 @@ async def consume_stream(
     stream = model.stream(request)
     try:
         async for item in stream:
-            if not assembly.started and not isinstance(item, RetryNotice | StreamWarning):
+            if not assembly.started and _is_output(item):
                 assembly.started = True
                 assembly.first_output_at = clock.monotonic()
             match item:
@@ -110,17 +116,23 @@ async def consume_stream(
                     assembly.text.append(text)
                     if heard():
                         await emit(ev.TextDelta(at=clock.now(), text=text))
-                case ReasoningChunk() | RefusalChunk() | ToolCallChunk():
+                case ToolCallReady(call=call):
+                    assembly.tool_calls.append(call)
+                case UsageReport(usage=usage):
+                    assembly.usage = usage
+                case StreamFinished(finish_reason=reason):
+                    assembly.finish_reason = reason
+                    assembly.queue_wait = item.queue_wait
+                    assembly.finished = True
+                # a tool call's piece matches first: the classes after it are asked for only
+                # for a piece that is none of the plain kinds
+                case ToolCallChunk() | m.ReasoningChunk() | m.RefusalChunk():
                     _keep(assembly, item)
                     if heard():
                         await emit(_delta(item, clock.now()))
-                case ToolCallReady(call=call):
-                    assembly.tool_calls.append(call)
-                case ThinkingReady(block=block):
+                case m.ThinkingReady(block=block):
                     assembly.thinking.append(block)
-                case UsageReport(usage=usage):
-                    assembly.usage = usage
-                case RetryNotice():
+                case m.RetryNotice():
                     assembly.retries += 1
                     await emit(
                         ev.ModelRetrying(
@@ -132,28 +144,32 @@ async def consume_stream(
                             note=item.note,
                         )
                     )
-                case StreamWarning(message=message):
+                case m.StreamWarning(message=message):
                     await emit(
                         ev.TraceNoted(
                             at=clock.now(), name=item.name, message=message, detail=item.detail
                         )
                     )
-                case StreamFinished(finish_reason=reason):
-                    assembly.finish_reason = reason
-                    assembly.queue_wait = item.queue_wait
-                    assembly.finished = True
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
 
 
+def _is_output(item: object) -> bool:
+    """True for a piece of the answer, False for a retry's notice or a warning (which come
+    before any output); asks for their classes only for a piece that is none of ``_PLAIN``."""
+    return isinstance(item, _PLAIN) or not isinstance(item, m.RetryNotice | m.StreamWarning)
+
+
 def _keep(assembly: Assembly, item: ReasoningChunk | RefusalChunk | ToolCallChunk) -> None:
     """Add a streamed piece to ``assembly`` (a tool call's pieces arrive whole as
     ``ToolCallReady``)."""
-    if isinstance(item, ReasoningChunk):
+    if isinstance(item, ToolCallChunk):
+        return
+    if isinstance(item, m.ReasoningChunk):
         assembly.reasoning.append(item.text)
-    elif isinstance(item, RefusalChunk):
+    else:
         assembly.refusal.append(item.text)
 
 
@@ -167,6 +183,6 @@ def _delta(item: ReasoningChunk | RefusalChunk | ToolCallChunk, at: float) -> ev
             name=item.name,
             arguments_delta=item.arguments_delta,
         )
-    if isinstance(item, ReasoningChunk):
+    if isinstance(item, m.ReasoningChunk):
         return ev.ReasoningDelta(at=at, text=item.text)
     return ev.TextDelta(at=at, text=item.text)

@@ -26,12 +26,12 @@ from rho_domain.not_run import (
     denied,
     rejected,
 )
-from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest, Approver
 from rho_domain.run import PendingApproval, RunStatus
 from rho_domain.tools.base import ToolContext, ToolOutput, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments
 
 if TYPE_CHECKING:
+    from rho_domain.ports.approver import Approver
     from rho_domain.ports.durable import DurableSteps
     from rho_domain.tools.children import ChildAnswer, ChildResumer, Delegator
 
@@ -220,6 +220,9 @@ class ToolBatch:
             )
         if self.approver is None:
             return None
+        # the port's values with the first approver asked (a run nobody asks never builds them)
+        from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest
+
         session_id, asked = shown if shown is not None else (self.session_id, call)
         if shown is not None:
             try:

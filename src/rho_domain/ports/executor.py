@@ -4,18 +4,28 @@ Every tool is written once against this port. Paths are relative to ``working_di
 paths are accepted only when they lie inside it, or inside an allowed extra read root). The
 executor confines every path to the workspace and enforces the profile's write mode itself, so
 a bug in a tool handler cannot escape or write in read-only mode.
+
+A command's values and an uploaded file (``Stage``, ``Command``, ``CommandResult``,
+``FileUpload``) are defined in ``rho_domain.ports.commands`` and named here, imported with the
+first one asked for: a run that starts no command and uploads nothing never builds them.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from enum import Enum
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from rho_domain.limits import LimitKind
+from rho_domain.lazy_names import lazy_names
+
+if TYPE_CHECKING:
+    from rho_domain.ports.commands import Command as Command
+    from rho_domain.ports.commands import CommandResult as CommandResult
+    from rho_domain.ports.commands import FileUpload as FileUpload
+    from rho_domain.ports.commands import Stage as Stage
 
 
 class FileKind(Enum):
@@ -38,67 +48,6 @@ class FileInfo:
     mtime: float = 0.0
     mode: int = 0
     link_target: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class Stage:
-    """One program of a pipeline: an argv run without any shell.
-
-    ``stdin_path`` feeds a workspace file (``< file``); ``stdin_data`` feeds literal text (a
-    here-document); at most one of them is set. ``stderr`` is captured into the output,
-    discarded (``2>/dev/null``) or merged into stdout (``2>&1``); ``stdout_null`` discards stdout.
-    Pipeline stages are restricted commands: the executor validates each argv with
-    ``rho_domain.shell.programs.check_argv`` and runs it hardened and sandboxed.
-    """
-
-    argv: tuple[str, ...]
-    stdin_path: str | None = None
-    stdin_data: str | None = None
-    stderr: Literal["capture", "null", "stdout"] = "capture"
-    stdout_null: bool = False
-
-
-@attrs.frozen(kw_only=True)
-class Command:
-    """A command to run: either a pipeline of validated argvs, or (unrestricted) a shell string.
-
-    Exactly one of ``pipeline`` and ``shell`` is set. stdin is always /dev/null unless a stage
-    reads a file. ``max_output_bytes`` caps what is kept while the output streams; the rest is
-    counted, not stored.
-    """
-
-    pipeline: tuple[Stage, ...] = ()
-    shell: str | None = None
-    cwd: str = "."
-    timeout: float = 120.0
-    max_output_bytes: int = 256 * 1024
-    env: Mapping[str, str] = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True)
-class CommandResult:
-    """The outcome of a command. ``exit_code`` is None when it was killed (timeout).
-
-    ``limit`` names the resource limit of the profile that ended the command (``"output"``:
-    it printed more than the output limit and was killed; ``"memory"``, ``"cpu"``,
-    ``"file size"``: the kernel's rlimit, as far as the exit shows it), else None.
-    """
-
-    exit_code: int | None
-    output: str
-    duration: float
-    timed_out: bool = False
-    omitted_bytes: int = 0
-    limit: LimitKind | None = None
-
-
-@attrs.frozen(kw_only=True)
-class FileUpload:
-    """One file of the operator's to put into an executor's filesystem (``--upload``).
-    ``path``: where, relative to the working directory or absolute; ``data``: its bytes."""
-
-    path: str
-    data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
 
 
 class Executor(Protocol):
@@ -179,3 +128,9 @@ class Executor(Protocol):
     @abstractmethod
     async def aclose(self) -> None:
         """Release resources (sandboxes, processes). Idempotent."""
+
+
+__getattr__ = lazy_names(
+    __name__,
+    dict.fromkeys(("Command", "CommandResult", "FileUpload", "Stage"), "rho_domain.ports.commands"),
+)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 from abc import abstractmethod
 from collections.abc import AsyncIterator
-from typing import Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
-from rho_domain.model import ModelRequest, StreamEvent
+from rho_domain.model import ModelRequest
+
+if TYPE_CHECKING:
+    from rho_domain.model import StreamEvent
 
 
 class ChatModel(Protocol):

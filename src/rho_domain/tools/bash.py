@@ -18,7 +18,7 @@ import attrs
 
 from rho_domain.errors import CommandRefused, ToolError
 from rho_domain.limits import LimitKind
-from rho_domain.ports.executor import Command, FileKind
+from rho_domain.ports.executor import FileKind
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -125,6 +125,8 @@ class BashHandler(ToolHandler):
                 return error_output(f"Command refused: {exc}", refused=True)
             code = await self._run_plan(plan, cwd, run)
         else:
+            from rho_domain.ports.commands import Command  # with the first command run
+
             result = await ctx.executor.run(
                 Command(shell=command, cwd=cwd, timeout=timeout, max_output_bytes=MAX_OUTPUT_BYTES)
             )
@@ -139,6 +141,7 @@ class BashHandler(ToolHandler):
         return _report(run, code, duration, timeout)
 
     async def _run_plan(self, plan: ShellPlan, cwd: str, run: _Run) -> int | None:
+        from rho_domain.ports.commands import Command
         from rho_domain.shell.expand import expand_step
         from rho_domain.shell.plan import ChangeDir, ShellPlan
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from rho_domain.errors import ToolError
-from rho_domain.ports.executor import Command, FileKind, Stage
+from rho_domain.ports.executor import FileKind
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.offload import Stop, in_thread
@@ -121,6 +121,8 @@ async def _ripgrep(
     if glob:
         argv += ["--glob", str(glob)]
     argv += ["-e", pattern, "--", path]
+    from rho_domain.ports.commands import Command, Stage  # with the first command run
+
     result = await ctx.executor.run(
         Command(
             pipeline=(Stage(argv=tuple(argv), stderr="null"),),

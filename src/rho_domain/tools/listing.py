@@ -15,7 +15,7 @@ from typing import Any
 
 from rho_domain.errors import ToolError
 from rho_domain.paths import is_secret
-from rho_domain.ports.executor import Command, FileKind, Stage
+from rho_domain.ports.executor import FileKind
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.offload import Stop, in_thread
 from rho_domain.tools.walk import MAX_PATTERN, GlobMatcher, glob_matcher, relative_to, walk_files
@@ -54,6 +54,8 @@ class GlobHandler(ToolHandler):
             raise ToolError(f"{base} is not a directory")
         matcher = glob_matcher(pattern, base)
         if await ctx.executor.which("rg") is not None:
+            from rho_domain.ports.commands import Command, Stage  # with the first command run
+
             argv = ("rg", "--no-config", "--files", "--null", "--", base)
             result = await ctx.executor.run(
                 Command(pipeline=(Stage(argv=argv, stderr="null"),), max_output_bytes=64 << 20)

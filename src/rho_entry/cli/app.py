@@ -21,7 +21,6 @@ from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import collector, exit_codes, transfers
 from rho_entry.cli.answers import apply_answers
-from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
 from rho_entry.cli.running import (
@@ -169,6 +168,8 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     approver = None
     if not launch.json and sys.stdin.isatty():
         # nobody to ask without a terminal: the run then stops with exit code 4
+        from rho_entry.cli.approval import TerminalApprover
+
         approver = TerminalApprover(renderer, style=renderer.style)  # type: ignore[union-attr]
     session = await open_session(launch, store, renderer, approver)
     collector.resume()  # the session is open: what the run makes is collected again

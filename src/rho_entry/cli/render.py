@@ -126,11 +126,13 @@ class TerminalRenderer:
             self.spinner.stop()
         if isinstance(event, ev.UsageRecorded):
             self.context_tokens = event.prompt_tokens or self.context_tokens
-        if isinstance(event, ev.ErrorOccurred):
-            self.errors_shown.append(f"{event.error_type}: {event.message}")
+        # by its kind first: a run without errors never builds the error event's class
+        error = event if event.kind == "error" and isinstance(event, ev.ErrorOccurred) else None
+        if error is not None:
+            self.errors_shown.append(f"{error.error_type}: {error.message}")
         if self.quiet:
-            if isinstance(event, ev.ErrorOccurred):
-                self.notice(f"error: {event.message}", "red")
+            if error is not None:
+                self.notice(f"error: {error.message}", "red")
             return
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is not None:

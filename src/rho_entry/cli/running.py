@@ -16,12 +16,12 @@ from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_domain.secrets import SecretPolicy
 from rho_entry.cli import exit_codes
-from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
 from rho_entry.config.settings import environment
 
 if TYPE_CHECKING:
+    from rho_entry.cli.approval import TerminalApprover
     from rho_entry.facade import Session
     from rho_entry.resume_policy import ResumeAuthority
 

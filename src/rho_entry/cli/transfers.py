@@ -20,12 +20,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from rho_domain.errors import ConfigError, RhoError
-from rho_domain.ports.executor import Executor, FileUpload
+from rho_domain.ports.executor import Executor
 from rho_domain.secrets import SecretPolicy
+
+if TYPE_CHECKING:  # built with the first --upload
+    from rho_domain.ports.commands import FileUpload
 
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox"})
 MAX_UPLOAD_BYTES = 1 << 30  # all files of one launch: beyond it, package them in the image
@@ -97,6 +101,8 @@ def read_uploads(
 ) -> tuple[FileUpload, ...]:
     """The files to upload, read from this machine. A named secret raises ``ConfigError``;
     one inside an uploaded directory is skipped and ``notice`` says so."""
+    from rho_domain.ports.commands import FileUpload
+
     files: list[FileUpload] = []
     total = 0
     for source, remote in transfers.uploads:

@@ -1,0 +1,14 @@
+"""What the bubblewrap sandbox hides: ``Masks``, the absolute real paths of secret files and
+directories (``secret_scan.SecretScan`` finds them; ``sandbox.py`` mounts over them)."""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class Masks:
+    """Absolute real paths to hide: ``files`` (regular files and sockets) and ``dirs``."""
+
+    files: tuple[str, ...] = ()
+    dirs: tuple[str, ...] = ()

@@ -1,0 +1,85 @@
+"""The events of a tool call that waits for a human or does not run: approval asked and
+answered (``ApprovalRequested`` / ``ApprovalResolved``), a call blocked (``ToolBlocked``,
+``by`` the profile, the user or a hook).
+
+A run whose calls all pass emits none of them, so they are built by the first process that
+emits or reads one (``rho_domain.events`` names them lazily, PEP 562). Each has a stable
+``kind`` tag; ``rho_domain.events`` joins them to ``Event``: import them from there.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import attrs
+
+from rho_domain.event_view import SeedEventView
+from rho_domain.messages import ToolCall
+
+BlockedBy = Literal["policy", "user", "hook"]
+
+
+@attrs.frozen(kw_only=True)
+class ToolBlocked(SeedEventView):
+    """A call that did not run.
+
+    Attributes:
+        at: Wall-clock time.
+        call: The call.
+        by: ``"policy"`` (denied by the profile), ``"user"`` (rejected by a human) or
+            ``"hook"`` (denied by a before-tool hook, or its hook failed).
+        reason: Why, in words.
+    """
+
+    kind: ClassVar[str] = "tool_blocked"
+    at: float
+    call: ToolCall
+    by: BlockedBy
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalRequested(SeedEventView):
+    """A call waits for a human.
+
+    With no approver wired, the run ends ``awaiting_approval``.
+
+    Attributes:
+        at: Wall-clock time.
+        call: The call to approve.
+        reason: Why it needs approval (the approval policy's words).
+        pending: Every call of the batch that has not run yet, in order.
+        child_session_id: Set when ``call`` is a ``delegate`` call whose sub-agent waits:
+            the child session, which continues once the parent's call is answered.
+        child_call: The sub-agent's call that the answer is really about.
+    """
+
+    kind: ClassVar[str] = "approval_requested"
+    at: float
+    call: ToolCall
+    reason: str
+    pending: tuple[ToolCall, ...] = ()
+    child_session_id: str | None = None
+    child_call: ToolCall | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalResolved(SeedEventView):
+    """A human answered an approval (live, or later with ``Session.resolve_approval``).
+
+    Attributes:
+        at: Wall-clock time.
+        call_id: The call answered.
+        tool_name: Its tool (``always`` applies to the tool, not the call).
+        approved: True to run it.
+        always: Approve this tool for the rest of the session.
+        reason: Why the human rejected it (empty when none was given); the model reads it.
+    """
+
+    kind: ClassVar[str] = "approval_resolved"
+    at: float
+    call_id: str
+    tool_name: str
+    approved: bool
+    always: bool = False
+    reason: str = ""

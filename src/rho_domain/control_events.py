@@ -1,0 +1,165 @@
+"""The events of what bends a run off its plan: compaction, a pause or a cancellation, an
+operator's directive, an error, a model call retried, a piece of the stream skipped.
+
+A run that goes as planned emits none of them, so they are built by the first process that
+emits or reads one: ``rho_domain.events`` names them lazily (PEP 562), and ``State.apply``,
+the renderers and the trace's reader reach them by the kind of the event in hand. Each has a
+stable ``kind`` tag; ``rho_domain.events`` joins them to ``Event``: import them from there.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import attrs
+
+from rho_domain.compaction_values import CompactTrigger
+from rho_domain.event_view import SeedEventView
+from rho_domain.messages import Message
+from rho_domain.model_extras import TraceName
+
+InterruptReason = Literal["paused", "resumed", "cancelled"]
+
+
+@attrs.frozen(kw_only=True)
+class CompactStarted(SeedEventView):
+    """A compaction began: the model is asked for a summary of the older history.
+
+    ``Compacted`` follows when the summary replaced it; nothing does when the summary failed
+    (an ``error`` event says so) or would not have made the context smaller.
+
+    Attributes:
+        at: Wall-clock time.
+        trigger: ``"auto"``, ``"overflow"`` or ``"manual"``, as on ``Compacted``.
+        tokens_before: Estimated context before.
+    """
+
+    kind: ClassVar[str] = "compact_start"
+    at: float
+    trigger: CompactTrigger
+    tokens_before: int
+
+
+@attrs.frozen(kw_only=True)
+class Compacted(SeedEventView):
+    """History was replaced by a summary plus what was kept verbatim.
+
+    Attributes:
+        at: Wall-clock time.
+        trigger: ``"auto"`` (context over the threshold), ``"overflow"`` (the server refused a
+            request as too long) or ``"manual"`` (``Session.compact``).
+        summary: The model's summary.
+        tokens_before: Estimated context before.
+        tokens_after: Estimated context after.
+        replaced_count: How many messages the summary replaced.
+        messages: The whole new history.
+    """
+
+    kind: ClassVar[str] = "compact"
+    at: float
+    trigger: CompactTrigger
+    summary: str
+    tokens_before: int
+    tokens_after: int
+    replaced_count: int
+    messages: tuple[Message, ...]
+
+
+@attrs.frozen(kw_only=True)
+class Interrupted(SeedEventView):
+    """The run paused, resumed or was cancelled.
+
+    Attributes:
+        at: Wall-clock time.
+        reason: ``"paused"``, ``"resumed"`` or ``"cancelled"``.
+        detail: Where (``before model call``, ``during tool bash``...).
+    """
+
+    kind: ClassVar[str] = "interruption"
+    at: float
+    reason: InterruptReason
+    detail: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class DirectiveApplied(SeedEventView):
+    """An operator directive (``rho-agent monitor directive``) was added as a user message.
+
+    Attributes:
+        at: Wall-clock time.
+        offset: Its line in the session's directive log (applied once: State keeps the next).
+        text: The directive.
+    """
+
+    kind: ClassVar[str] = "directive"
+    at: float
+    offset: int
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ErrorOccurred(SeedEventView):
+    """Something failed: a model or store error ending the run, a failed auto-compaction,
+    a budget reached.
+
+    Attributes:
+        at: Wall-clock time.
+        error_type: The exception's class name (or ``BudgetExceeded``).
+        message: What happened.
+    """
+
+    kind: ClassVar[str] = "error"
+    at: float
+    error_type: str
+    message: str
+
+
+@attrs.frozen(kw_only=True)
+class TraceNoted(SeedEventView):
+    """Something in the model's stream was skipped and the stream went on (the design
+    documents' ``TraceEvent``): the answer is whole, and this records what was left out.
+
+    Attributes:
+        at: Wall-clock time.
+        name: ``"parse_error"`` (an event that is not JSON) or ``"unknown_event"`` (an event
+            of a type the model adapter does not know).
+        message: What was skipped, from where.
+        detail: The raw event, cut to 2,000 characters.
+    """
+
+    kind: ClassVar[str] = "trace"
+    at: float
+    name: TraceName
+    message: str
+    detail: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ModelRetrying(SeedEventView):
+    """A model call failed before any output and will be tried again after ``delay``.
+
+    Attributes:
+        at: Wall-clock time.
+        delay: Seconds until the next attempt.
+        reason: Why (``429``, ``503``, ``connection failed``, ...).
+        attempt: The number of the next attempt (2 for the first retry).
+        attempts: How many attempts there will be at most.
+        note: Anything else the user should know, or empty.
+    """
+
+    kind: ClassVar[str] = "retry"
+    at: float
+    delay: float
+    reason: str
+    attempt: int
+    attempts: int
+    note: str = ""
+
+    @property
+    def message(self) -> str:
+        """``retrying in 1.0 s (429, attempt 2/3)``."""
+        note = f"; {self.note}" if self.note else ""
+        return (
+            f"retrying in {self.delay:.1f} s ({self.reason}, attempt "
+            f"{self.attempt}/{self.attempts}){note}"
+        )
