@@ -384,8 +384,12 @@ def main() -> None:
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
+        try:
             stream.flush()
+        except Exception as exc:  # noqa: BLE001 - as the interpreter: said, and status 120
+            with contextlib.suppress(Exception):
+                os.write(2, f"Exception ignored in: {stream!r}\n{exc!r}\n".encode())
+            code = code if code else 120
     if code < 0:  # as an uncaught KeyboardInterrupt ends Python: by the signal itself
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)

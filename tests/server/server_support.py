@@ -263,6 +263,28 @@ def forked_command(kind: str, argv: Sequence[str]) -> list[str]:
     return command(kind, argv)
 
 
+def rho_popen(*args: str, **options: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen([python, -m, rho_entry, *args], **options)``, the process forked
+    from the zygote as ``Serve``."""
+    return popen("rho", [sys.executable, "-m", "rho_entry", *args], **options)
+
+
+def rho_cli(
+    *args: str, env: Mapping[str, str], cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``rho-agent ARGS`` (a client of a server, ``kill``, ``--resume``) in a process of its
+    own, forked from the zygote as ``Serve``, no terminal on stdin; what it printed, as text."""
+    return run(
+        "rho",
+        [sys.executable, "-m", "rho_entry", *args],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def serve_process(
     cwd: Path, env: Mapping[str, str], *args: str
 ) -> subprocess.CompletedProcess[str]:
