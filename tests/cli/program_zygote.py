@@ -89,6 +89,8 @@ PRELOAD: dict[str, tuple[str, ...]] = {
     ),
     # the official MCP SDK's server (tests/mcp_tools/reference_server.py)
     "mcp": ("mcp.server.mcpserver", "pydantic"),
+    # nothing: the zygote's own tests (test_program_zygote.py)
+    "plain": (),
 }
 
 MAX_REQUEST = 1 << 20  # argv, cwd and the environment: far below this
@@ -304,7 +306,12 @@ def _keep(conn: socket.socket, pid: int) -> None:
     """Tell the client the program's pid, pass on the signals it forwards, and send the
     program's status (``waitstatus_to_exitcode``: minus the signal that ended it). A client
     that goes away (killed) takes the program with it."""
-    conn.sendall(f"pid {pid}\n".encode())
+    try:
+        conn.sendall(f"pid {pid}\n".encode())
+    except OSError:  # the client is gone already: so goes its program
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return
     ended = os.pidfd_open(pid)
     pending = b""
     while True:
