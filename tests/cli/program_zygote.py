@@ -378,7 +378,10 @@ def main() -> None:
 
     sys.path.pop(0)  # this file's directory: the program sees what `python` would show it
     for name in sys.argv[2:]:
-        importlib.import_module(name)
+        # a module renamed or moved since PRELOAD was written is the program's to import
+        # (or to fail on, as it would cold); the zygote only does not share it
+        with contextlib.suppress(ModuleNotFoundError):
+            importlib.import_module(name)
     if threading.active_count() != 1:  # a fork would copy a thread's locks, not the thread
         raise SystemExit(f"a preloaded module started a thread: {threading.enumerate()}")
     gc.freeze()  # the preloaded objects stay out of the forks' collections: no copy-on-write

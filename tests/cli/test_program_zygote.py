@@ -16,12 +16,13 @@ from program_zygote import ForkedPopen, popen, run
 
 PROGRAM = """
 import json, os, signal, sys, time
+what = sys.argv[1]
+if what == "sleep":  # a program's own TERM handler, set before it says it runs
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))
 print(json.dumps({"argv": sys.argv, "path0": sys.path[0], "cwd": os.getcwd(),
                   "env": os.environ.get("ZYGOTE_TEST"), "pid": os.getpid(),
                   "name": __name__, "stdin": sys.stdin.read()}), flush=True)
-what = sys.argv[1]
 if what == "sleep":
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))  # a program's own TERM handler
     time.sleep(60)
 elif what == "raise":
     raise ValueError("boom")
