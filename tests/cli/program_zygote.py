@@ -37,6 +37,7 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -136,10 +137,12 @@ class Zygote:
             return self.dir / f"program-{self._count}.pid"
 
     def close(self) -> None:
-        """Stop the zygote (running programs end with their clients)."""
+        """Stop the zygote (running programs end with their clients) and remove its
+        directory."""
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class ForkedPopen(subprocess.Popen[Any]):
