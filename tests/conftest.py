@@ -139,6 +139,17 @@ def long_first(nodeids: Sequence[str], workers: int) -> list[int]:
     return ordered + rest
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The program zygotes (``tests/cli/program_zygote.py``) end with the session, not at the
+    interpreter's exit: what their programs used then counts in the session's CPU, as when
+    each program was a process the test reaped."""
+    del session
+    zygotes = sys.modules.get("program_zygote")
+    if zygotes is not None:
+        zygotes.close_all()
+
+
 # The longest one phase of a test (setup, call or teardown) may take before it counts as hung:
 # the slowest take 40-80 s at a load of 12. A read with no timeout that never returns (a
 # subprocess's pipe, a socket) would otherwise hold its xdist worker, and CI, for ever.

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import Terminal, rho
+from program_zygote import command
 
 from rho_adapters.fakes import LoopbackServer, text_reply, tool_reply, wire_call
 
@@ -24,7 +25,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     servers = {
         "mcp_servers": {
             "ref": {
-                "command": [sys.executable, str(REFERENCE), "stdio"],
+                "command": command("mcp", [sys.executable, str(REFERENCE), "stdio"]),
                 "read_only_tools": ["echo"],
             }
         }

@@ -31,6 +31,9 @@ from rho_entry import Agent, AgentConfig, Session
 from rho_entry.cli.connect import split_instruction
 from rho_entry.connect import connect
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
+from program_zygote import popen, run
+
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 
@@ -62,7 +65,8 @@ def test_connect_a_running_process_and_a_finished_session(tmp_path: Path) -> Non
     with LoopbackServer([text_reply("A's cache is cold; B restarted twice.")]) as server:
         finished = _finished(root, server.base_url)
         running = "aaaa00000001"
-        child = subprocess.Popen(
+        child = popen(
+            "rho",
             [sys.executable, str(HERE / "connect_child.py"), str(root), running, server.base_url],
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -72,10 +76,11 @@ def test_connect_a_running_process_and_a_finished_session(tmp_path: Path) -> Non
         try:
             trace = root / running / "trace.jsonl"
             _wait_for(lambda: trace.exists() and '"tool_end"' in trace.read_text(), "a tool")
-            done = subprocess.run(
+            done = run(
+                "rho",
                 [sys.executable, "-m", "rho_entry", "monitor", str(root), "connect",
                  running, finished[:6], "What do these sessions know together?"],
-                cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+                cwd=tmp_path, text=True, timeout=60,
                 env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "NO_COLOR": "1",
                      "RHO_AGENT_HOME": str(tmp_path / "home"),
                      # the coordinator runs on the user's endpoint, not on a source's
@@ -152,7 +157,8 @@ async def test_an_unknown_session_is_named(tmp_path: Path) -> None:
 
 
 def _ending_child(root: Path, session_id: str, go: Path) -> subprocess.Popen[str]:
-    child = subprocess.Popen(
+    child = popen(
+        "rho",
         [sys.executable, str(HERE / "connect_ending_child.py"), str(root), session_id, str(go)],
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -22,6 +22,7 @@ from rho_entry.evals.sample_data import write_sample
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
 from cli_support import rho as cli_here
+from program_zygote import run
 
 
 def sample_rule(*, stall_on: int | None = None) -> Any:
@@ -63,9 +64,11 @@ def env(tmp_path: Path, server: LoopbackServer) -> dict[str, str]:
 
 
 def rho(*args: str, cwd: Path, environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rho_entry", *args],
-        cwd=cwd, env=environ, capture_output=True, text=True, timeout=120, check=False,
+    """``rho-agent ARGS`` in a process of its own, forked from the zygote that has imported
+    the CLI (``program_zygote``; the Ctrl+C test starts its own, as a terminal would)."""
+    return run(
+        "rho", [sys.executable, "-m", "rho_entry", *args],
+        cwd=cwd, env=environ, text=True, timeout=120,
     )  # fmt: skip
 
 

@@ -12,14 +12,27 @@ from typing import Any
 
 from rho_domain.mcp_config import McpServerConfig
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
+from program_zygote import command, popen
+
 HERE = Path(__file__).parent
 REFERENCE = str(HERE / "reference_server.py")
 RAW = str(HERE / "raw_server.py")
 
 
+def reference_command() -> tuple[str, ...]:
+    """The command that runs ``reference_server.py stdio``: the server forked from the test
+    process's zygote that has imported the SDK (``program_zygote``: the SDK's import is 0.85 s
+    of CPU a start). The client starts that command as any other (its own process group,
+    stdin closed then TERM and KILL to the group): the TERM reaches the server, and a killed
+    client takes it along. The server's own children are not in that group: the tests that
+    kill a group to reach a grandchild use ``raw_server.py``, started as itself."""
+    return tuple(command("mcp", [sys.executable, REFERENCE, "stdio"]))
+
+
 def reference(**settings: Any) -> McpServerConfig:
-    """The official SDK's server over stdio (``reference_server.py``)."""
-    return McpServerConfig(command=(sys.executable, REFERENCE, "stdio"), **settings)
+    """The official SDK's server over stdio (``reference_server.py``, ``reference_command``)."""
+    return McpServerConfig(command=reference_command(), **settings)
 
 
 def raw(log: Path, **settings: Any) -> McpServerConfig:
@@ -68,7 +81,8 @@ def start_http_server() -> tuple[subprocess.Popen[bytes], str]:
     20 s. So the wait ends when the server listens or its process has ended (its port taken
     meanwhile, say), and only a server that neither listens nor ends in 90 s is hung."""
     port = free_port()
-    process = subprocess.Popen(
+    process = popen(
+        "mcp",
         [sys.executable, REFERENCE, "http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -27,6 +27,9 @@ from rho_domain.config import AgentConfig
 from rho_domain.model import ModelRequest
 from rho_entry.server import ServerSettings, create_app
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
+from program_zygote import command, popen, run
+
 BASE = AgentConfig(model="scripted")
 
 
@@ -254,12 +257,59 @@ def serve_refused(
     )
 
 
+def forked_command(kind: str, argv: Sequence[str]) -> list[str]:
+    """``program_zygote.command``: the argv that runs ``argv`` forked from the ``kind``
+    zygote (an MCP server's ``command``)."""
+    return command(kind, argv)
+
+
+def rho_popen(*args: str, **options: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen([python, -m, rho_entry, *args], **options)``, the process forked
+    from the zygote as ``Serve``."""
+    return popen("rho", [sys.executable, "-m", "rho_entry", *args], **options)
+
+
+def rho_cli(
+    *args: str, env: Mapping[str, str], cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``rho-agent ARGS`` (a client of a server, ``kill``, ``--resume``) in a process of its
+    own, forked from the zygote as ``Serve``, no terminal on stdin; what it printed, as text."""
+    return run(
+        "rho",
+        [sys.executable, "-m", "rho_entry", *args],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def serve_process(
+    cwd: Path, env: Mapping[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``rho-agent serve --port 0 ARGS`` in a process of its own (forked from the zygote, as
+    ``Serve``), to its end: for refusals found once serving starts. What it printed, as text."""
+    return run(
+        "rho",
+        [sys.executable, "-m", "rho_entry", "serve", "--port", "0", *args],
+        cwd=cwd,
+        env=dict(env),
+        text=True,
+        timeout=60,
+    )
+
+
 class Serve:
     """``rho-agent serve --port 0`` in a subprocess; ``url`` once it says where it listens,
-    ``token`` as its dashboard URL carries it (None when the environment gave it)."""
+    ``token`` as its dashboard URL carries it (None when the environment gave it). The
+    process is forked from the test process's zygote that has imported the CLI, the server
+    and DBOS (``program_zygote``: 0.5-1.3 s of CPU a start saved); ``stop`` still sends
+    SIGTERM to the server itself and returns its exit status."""
 
     def __init__(self, cwd: Path, env: dict[str, str], *args: str) -> None:
-        self.process = subprocess.Popen(
+        self.process = popen(
+            "rho",
             [sys.executable, "-m", "rho_entry", "serve", "--port", "0", *args],
             cwd=cwd,
             env=env,

@@ -12,11 +12,10 @@ import os
 import pty
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from server_support import Serve, place, serve_env
+from server_support import Serve, place, rho_popen, serve_env
 
 import rho_entry
 from rho_adapters.fakes.loopback import LoopbackServer
@@ -28,8 +27,8 @@ ANSWER = "done\x1b[1A\x1b[2K\x1b]0;OWNED\x07fine\u202egnp.exe"
 def _on_a_terminal(*args: str, cwd: Path, env: dict[str, str]) -> bytes:
     """Run the client with its stdout and stderr on a pseudo-terminal; every byte it wrote."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rho_entry", *args],
+    proc = rho_popen(
+        *args,
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,

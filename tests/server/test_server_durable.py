@@ -20,7 +20,6 @@ import contextlib
 import importlib.util
 import signal
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -31,7 +30,7 @@ import attrs
 import httpx
 import psycopg
 import pytest
-from server_support import Serve, http, listed, serve_env, serve_refused, wait_for
+from server_support import Serve, http, listed, serve_env, serve_process, serve_refused, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
@@ -184,16 +183,8 @@ def test_a_durable_queue_that_cannot_be_opened_stops_the_server_with_exit_1(
     work = tmp_path / "work"
     work.mkdir()
     missing = tmp_path / "no-such-dir" / "q.sqlite"
-    done = subprocess.run(
-        [sys.executable, "-m", "rho_entry", "serve", "--port", "0", "--durable",
-         "--durable-db", str(missing)],
-        cwd=work,
-        env=serve_env(tmp_path / "home", "http://127.0.0.1:9/v1"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )  # fmt: skip
+    env = serve_env(tmp_path / "home", "http://127.0.0.1:9/v1")
+    done = serve_process(work, env, "--durable", "--durable-db", str(missing))
     assert done.returncode == 1, done.stderr
     assert "cannot open the durable runs' database" in done.stderr
     assert "listening on" not in done.stderr

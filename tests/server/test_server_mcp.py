@@ -10,7 +10,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_support import Serve, client_for, place, serve_env, settings, wait_idle
+from server_support import (
+    Serve,
+    client_for,
+    forked_command,
+    place,
+    serve_env,
+    settings,
+    wait_idle,
+)
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_adapters.fakes.loopback import LoopbackServer
@@ -33,7 +41,8 @@ async def test_an_mcp_call_under_readonly_is_approved_over_http(
     (where.home / "profiles").mkdir()
     (where.home / "profiles" / "ops.yaml").write_text("base: readonly\nmcp_servers:\n  ref: {}\n")
     server = McpServerConfig(
-        command=(sys.executable, str(REFERENCE), "stdio"), read_only_tools=("echo",)
+        command=tuple(forked_command("mcp", [sys.executable, str(REFERENCE), "stdio"])),
+        read_only_tools=("echo",),
     )
     model = ScriptedModel([tools(ECHO), tools(ADD), text("42"), text("bye")])
     app = create_app(
@@ -73,7 +82,7 @@ def test_serve_runs_its_mcp_config_for_a_clients_session(tmp_path: Path) -> None
             {
                 "mcp_servers": {
                     "ref": {
-                        "command": [sys.executable, str(REFERENCE), "stdio"],
+                        "command": forked_command("mcp", [sys.executable, str(REFERENCE), "stdio"]),
                         "read_only_tools": ["echo"],
                     }
                 }

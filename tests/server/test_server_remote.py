@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from server_support import Serve, place, serve_env
+from server_support import Serve, place, rho_cli, serve_env
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 
 
 def _cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rho_entry", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return rho_cli(*args, cwd=cwd, env=env)
 
 
 def test_a_task_runs_on_the_server_and_approvals_stop_it_without_a_terminal(

@@ -16,14 +16,13 @@ Server A and server B run on different ports with different config directories a
 from __future__ import annotations
 
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
 import psycopg
-from server_support import Serve, http, listed, parse_sse, serve_env, wait_for
+from server_support import Serve, http, listed, parse_sse, rho_cli, serve_env, wait_for
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, stall, text_reply, tool_reply
@@ -114,14 +113,7 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
             ).json()["id"]
             wait_for(lambda: (r := listed(b, stalled)) and r["liveness"] == "running", "running")
             killer = serve_env(tmp_path / "c", model.base_url)
-            done = subprocess.run(
-                [sys.executable, "-m", "rho_entry", "kill", stalled, "--store", url],
-                env=killer,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
+            done = rho_cli("kill", stalled, "--store", url, env=killer)
             assert done.returncode == 0, done.stderr
             assert f"cancel requested: {stalled}" in done.stdout
             wait_for(lambda: (r := listed(b, stalled)) and r["status"] == "cancelled", "the cancel")
@@ -152,15 +144,8 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
             # `--resume` from B's config directory, as an operator on B's host would (with the
             # host's staleness window: the default 8 s would still see A's claim live)
             resume = ["--resume", running, "--store", url, "--profile", "eval", "-y", "carry on"]
-            carried = subprocess.run(
-                [sys.executable, "-m", "rho_entry", *resume],
-                env=serve_env(tmp_path / "b", model.base_url, **extra),
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
+            env_b = serve_env(tmp_path / "b", model.base_url, **extra)
+            carried = rho_cli(*resume, env=env_b, cwd=work, timeout=120)
             assert carried.returncode == 0, carried.stderr
             assert "Recovered." in carried.stdout
             assert listed(b, running)["status"] == "completed"  # type: ignore[index]

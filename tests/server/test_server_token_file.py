@@ -9,12 +9,11 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
-from server_support import Place, Serve, place, serve_env, serve_refused
+from server_support import Place, Serve, place, serve_env, serve_process, serve_refused
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -98,15 +97,7 @@ def test_an_operators_token_is_neither_written_nor_printed(tmp_path: Path) -> No
 
 def _serve_fails(where: Place, *args: str) -> subprocess.CompletedProcess[str]:
     """A refusal found once serving starts, in a process of its own."""
-    return subprocess.run(
-        [sys.executable, "-m", "rho_entry", "serve", "--port", "0", *args],
-        cwd=where.work,
-        env=serve_env(where.home, "http://127.0.0.1:9/v1"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return serve_process(where.work, serve_env(where.home, "http://127.0.0.1:9/v1"), *args)
 
 
 def test_serve_refuses_a_bad_allow_host_and_a_linked_token_directory(tmp_path: Path) -> None:

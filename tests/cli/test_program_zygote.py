@@ -1,0 +1,109 @@
+"""``program_zygote``: a program forked from the zygote is a process of its own that gets
+its argv, directory, environment and streams, and whose status and signals are the
+client's ``Popen``'s (the durable, server and MCP tests rely on each)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from program_zygote import ForkedPopen, popen, run
+
+PROGRAM = """
+import json, os, signal, sys, time
+what = sys.argv[1]
+if what == "sleep":  # a program's own TERM handler, set before it says it runs
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))
+print(json.dumps({"argv": sys.argv, "path0": sys.path[0], "cwd": os.getcwd(),
+                  "env": os.environ.get("ZYGOTE_TEST"), "pid": os.getpid(),
+                  "name": __name__, "stdin": sys.stdin.read()}), flush=True)
+if what == "sleep":
+    time.sleep(60)
+elif what == "raise":
+    raise ValueError("boom")
+sys.exit(int(sys.argv[2]))
+"""
+
+
+def _program(tmp_path: Path) -> Path:
+    path = tmp_path / "program.py"
+    path.write_text(PROGRAM)
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def test_argv_directory_environment_streams_and_status_are_the_programs(tmp_path: Path) -> None:
+    program = _program(tmp_path)
+    env = {**os.environ, "ZYGOTE_TEST": "here"}
+    done = run(
+        "plain", [sys.executable, str(program), "exit", "3"],
+        cwd=tmp_path, env=env, input="typed", text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["argv"] == [str(program), "exit", "3"]
+    assert seen["path0"] == str(program.parent)  # as `python SCRIPT` puts it first
+    assert (seen["cwd"], seen["env"], seen["name"]) == (str(tmp_path), "here", "__main__")
+    assert seen["stdin"] == "typed"
+    assert seen["pid"] not in (os.getpid(), 0)
+    raised = run("plain", [sys.executable, str(program), "raise"], text=True, timeout=60)
+    assert raised.returncode == 1
+    assert "ValueError: boom" in raised.stderr
+
+
+def test_signals_reach_the_program_and_its_end_is_the_clients(tmp_path: Path) -> None:
+    program = _program(tmp_path)
+    argv = [sys.executable, str(program), "sleep"]
+    handled = popen("plain", argv, stdout=subprocess.PIPE, text=True)
+    assert isinstance(handled, ForkedPopen)
+    assert handled.stdout is not None
+    assert handled.stdout.readline()  # the program runs, its handler set
+    handled.terminate()
+    assert handled.wait(30) == 7  # its own TERM handler decided
+    killed = popen("plain", argv, stdout=subprocess.PIPE, text=True)
+    assert killed.stdout is not None
+    killed.stdout.readline()
+    assert isinstance(killed, ForkedPopen)
+    pid = killed.program_pid()
+    assert pid is not None
+    assert pid != killed.pid
+    killed.kill()  # the program's SIGKILL, not only the client's
+    assert killed.wait(30) == -signal.SIGKILL
+    assert not _alive(pid)
+
+
+def test_a_client_killed_by_someone_else_takes_its_program_along(tmp_path: Path) -> None:
+    program = _program(tmp_path)
+    process = popen(
+        "plain", [sys.executable, str(program), "sleep"], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    process.stdout.readline()
+    assert isinstance(process, ForkedPopen)
+    pid = process.program_pid()
+    assert pid is not None
+    os.kill(process.pid, signal.SIGKILL)  # the client only, as a process group's KILL would
+    process.wait(30)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _alive(pid)
+
+
+def test_another_pythonpath_or_interpreter_is_started_plainly(tmp_path: Path) -> None:
+    program = _program(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    other = popen("plain", [sys.executable, str(program), "exit", "0"], env=env)
+    assert type(other) is subprocess.Popen
+    assert other.wait(60) == 0
