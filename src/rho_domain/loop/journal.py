@@ -2,7 +2,9 @@
 
 Persistence comes before announcement, so a listener never sees an event the store refused.
 Events the store could not take stay queued and are written by the next flush: a full disk
-ends the run in error but loses nothing.
+ends the run in error but loses nothing. An append cancelled while it writes has taken its
+events (the store port's contract), so they are never queued again: a run cancelled while its
+``run_end`` was being synced (a worker stopping) would otherwise end twice.
 
 A listener is the user's code (a UI, a logger), not part of the agent's work: one that raises
 does not end the run. Its first failure in the session is reported once, as a
@@ -13,6 +15,7 @@ reported again. Only ``asyncio.CancelledError`` (and other ``BaseException``s) p
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -180,6 +183,8 @@ class Journal:
         batch, self._unpersisted = self._unpersisted, []
         try:
             await self.store.append(self.session_id, batch)
+        except asyncio.CancelledError:
+            raise  # taken (see the module docstring): queued again, they would be written twice
         except BaseException:
             self._unpersisted[:0] = batch  # keep them for the next attempt
             raise
