@@ -148,6 +148,74 @@ async def test_a_run_that_does_not_retrace_its_trace_stops() -> None:
         await again([*events[:1], *other], records[:3], echo=EchoTool())
 
 
+async def test_a_run_that_does_not_retrace_a_trace_that_ends_writes_nothing() -> None:
+    # The whole run is in the trace, run_end included (its worker died before the engine
+    # recorded the workflow's result), but the last model call is not in the steps' records
+    # and is answered differently now: the execution stops, and the run, which ended once
+    # already, is not ended again (its error and a second run_end were written after it).
+    events, records = await first_execution()
+    store = MemorySessionStore()
+    await store.create(SessionRecord(id="s1", created_at=0.0, config=AgentConfig()))
+    await store.append("s1", events)
+    await store.release("s1")
+    await store.open("s1")
+    session = Session(
+        agent(EchoTool()),
+        model=ScriptedModel([tools(call("echo", {"text": "x"}, id="c9"))]),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        state=State(),
+        created=True,
+        steps=RecordingSteps(records[:4]),
+        replay=events,
+    )
+    result = await session.run("go", run_id="r1")
+    await session.close()
+    assert result.status is RunStatus.ERROR
+    assert "ReplayDiverged" in (result.error or "")
+    assert store.events("s1") == tuple(events)  # nothing written: it ended once, as recorded
+
+
+async def test_a_run_that_does_not_retrace_a_trace_that_stops_short_ends_in_error_once() -> None:
+    # The dead worker's trace stops inside the run, and holds a call this execution does not
+    # make: it ends the run, once, with its error after what the trace holds (it wrote no end
+    # at all when each event emitted after the divergence consumed one the trace held).
+    events, records = await first_execution()
+    cut = cut_at(events, "c2")
+    trace = [
+        ev.ToolStarted(at=e.at, call=call("echo", {"text": "x"}, id="other"))
+        if isinstance(e, ev.ToolStarted) and e.call.id == "c1"
+        else e
+        for e in events[:cut]
+    ]
+    store = MemorySessionStore()
+    await store.create(SessionRecord(id="s1", created_at=0.0, config=AgentConfig()))
+    await store.append("s1", trace)
+    session = Session(
+        agent(EchoTool()),
+        model=ScriptedModel([]),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        state=State(),
+        created=True,
+        steps=RecordingSteps(records[:3]),
+        replay=trace,
+    )
+    result = await session.run("go", run_id="r1")
+    await session.close()
+    stored = store.events("s1")
+    assert result.status is RunStatus.ERROR
+    assert "ReplayDiverged" in (result.error or "")
+    assert stored[:cut] == tuple(trace)
+    # the call the recorded answer made is answered, then the error and the run's one end
+    assert [e.kind for e in stored[cut:]] == ["message", "error", "run_end"]
+    assert [e.status for e in stored if isinstance(e, ev.RunEnded)] == [RunStatus.ERROR]
+
+
 async def test_a_recorded_overflow_is_raised_again_as_an_overflow() -> None:
     from rho_domain.errors import ContextLengthExceeded
     from rho_domain.loop.durable_steps import RecordedStream, SteppedModel

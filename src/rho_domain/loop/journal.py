@@ -6,6 +6,10 @@ ends the run in error but loses nothing. An append cancelled while it writes has
 events (the store port's contract), so they are never queued again: a run cancelled while its
 ``run_end`` was being synced (a worker stopping) would otherwise end twice.
 
+A durable run executed again retraces its trace (``replay``): each event it emits is checked
+against the recorded one at that place. Once it emits another, it stops retracing for good; if
+the trace already holds the run's ``run_end`` (the run ended once), nothing more is written.
+
 A listener is the user's code (a UI, a logger), not part of the agent's work: one that raises
 does not end the run. Its first failure in the session is reported once, as a
 ``listener_error`` event (persisted and announced like any other) and a warning on the
@@ -82,6 +86,9 @@ class Journal:
         # (the trace is the truth, times included) instead of being written a second time.
         self._replay: deque[ev.Event] = deque(e for e in replay if ev.is_persistent(e))
         self.replayed_last = False  # the last event recorded was one the trace held already
+        # A replay that diverged from a trace which already ends the run: that run has ended,
+        # once; the error that stops this execution is not written after it.
+        self._ended_before = False
         # Listeners whose failure was reported (kept, so an id is never reused for another).
         self._failed: list[Listener] = []
 
@@ -107,19 +114,25 @@ class Journal:
         (while replaying, the recorded one). Raises ``ReplayDiverged`` when a replayed run
         emits another kind of event than its trace holds at that place."""
         if self._replay and ev.is_persistent(event):
-            recorded = self._replay.popleft()
+            recorded = self._replay[0]
             if _identity(recorded) != _identity(event):
+                # Retraced no further: the events this execution emits from here on (its
+                # error, its run_end) are never matched against what the trace holds after
+                # this place, which would consume it and write them after all.
+                self._ended_before = any(isinstance(e, ev.RunEnded) for e in self._replay)
+                self._replay.clear()
                 raise ReplayDiverged(
                     f"session {self.session_id}: the run executed again emitted "
                     f"{_identity(event)} where its trace holds {_identity(recorded)}; it "
                     "stops here (continue it with `rho-agent --resume`)"
                 )
+            self._replay.popleft()
             self.state.apply(recorded)
             self.replayed_last = True
             return recorded
         self.replayed_last = False
         self.state.apply(event)
-        if self.store is not None and ev.is_persistent(event):
+        if self.store is not None and ev.is_persistent(event) and not self._ended_before:
             self._unpersisted.append(event)
         return event
 
