@@ -95,9 +95,10 @@ class DurableRunner:
         # the one that loses must retrace the winner's run, not end its own in error.
         try:
             await session.save()
-        except SessionLocked:
-            raise  # being created: waited for by ``_open``, then retraced
         except StoreError as exc:
+            await session.close()  # the adapters it built (nothing was created)
+            if isinstance(exc, SessionLocked):
+                raise  # being created: waited for by ``_open``, then retraced
             try:
                 return await self._resume(queued, steps)  # created and released meanwhile
             except SessionNotFound:
