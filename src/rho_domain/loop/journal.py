@@ -8,7 +8,8 @@ events (the store port's contract), so they are never queued again: a run cancel
 
 A durable run executed again retraces its trace (``replay``): each event it emits is checked
 against the recorded one at that place. Once it emits another, it stops retracing for good; if
-the trace already holds the run's ``run_end`` (the run ended once), nothing more is written.
+the trace already holds the run's ``run_end`` (the run ended once), nothing more is written
+(``seal``), as when another execution of the run owns it now (``RunSuperseded``).
 
 A listener is the user's code (a UI, a logger), not part of the agent's work: one that raises
 does not end the run. Its first failure in the session is reported once, as a
@@ -86,9 +87,9 @@ class Journal:
         # (the trace is the truth, times included) instead of being written a second time.
         self._replay: deque[ev.Event] = deque(e for e in replay if ev.is_persistent(e))
         self.replayed_last = False  # the last event recorded was one the trace held already
-        # A replay that diverged from a trace which already ends the run: that run has ended,
-        # once; the error that stops this execution is not written after it.
-        self._ended_before = False
+        # Nothing more is written (``seal``): a replay diverged from a trace which already
+        # ends the run (it has ended, once), or another execution owns the run now.
+        self._sealed = False
         # Listeners whose failure was reported (kept, so an id is never reused for another).
         self._failed: list[Listener] = []
 
@@ -119,7 +120,8 @@ class Journal:
                 # Retraced no further: the events this execution emits from here on (its
                 # error, its run_end) are never matched against what the trace holds after
                 # this place, which would consume it and write them after all.
-                self._ended_before = any(isinstance(e, ev.RunEnded) for e in self._replay)
+                if any(isinstance(e, ev.RunEnded) for e in self._replay):
+                    self.seal()
                 self._replay.clear()
                 raise ReplayDiverged(
                     f"session {self.session_id}: the run executed again emitted "
@@ -132,9 +134,17 @@ class Journal:
             return recorded
         self.replayed_last = False
         self.state.apply(event)
-        if self.store is not None and ev.is_persistent(event) and not self._ended_before:
+        if self.store is not None and ev.is_persistent(event) and not self._sealed:
             self._unpersisted.append(event)
         return event
+
+    def seal(self) -> None:
+        """Write nothing more (events are still applied and announced): the trace belongs to
+        another execution of the run, or already ends it. Events queued and not yet written
+        are dropped; a replay still under way stops."""
+        self._sealed = True
+        self._unpersisted.clear()
+        self._replay.clear()
 
     def adopt(self, events: Sequence[ev.Event]) -> None:
         """Persist at the next flush events already applied to State (a State written by
