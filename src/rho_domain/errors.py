@@ -42,7 +42,8 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │   ├── SessionNotFound
     │   ├── SessionLocked            another process drives that session
     │   ├── TraceFormatError         a trace line of an unknown format version
-    │   └── ReplayDiverged           a durable run executed again did not retrace its trace
+    │   ├── ReplayDiverged           a durable run executed again did not retrace its trace
+    │   └── RunSuperseded            another execution of a durable run owns it now
     └── SessionStateError            an operation that the session's state does not allow
         ├── RuntimeFull              a runtime's queue is full (``when_full="raise"``)
         └── RuntimeClosed            a runtime is closing or closed, or was never started
@@ -267,6 +268,12 @@ class ReplayDiverged(StoreError):
     """A durable run executed again (its worker died) did not emit the events its trace
     recorded, in order: the trace is the truth, so the run stops rather than write a second
     history over the first."""
+
+
+class RunSuperseded(StoreError):
+    """Another execution of this durable run owns it now (its worker was taken for dead and
+    the run handed over while it still ran): this execution stops, and writes nothing more to
+    the trace, which the owner retraces and continues."""
 
 
 class TraceFormatError(StoreError):

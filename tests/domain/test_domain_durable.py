@@ -5,7 +5,8 @@ reads and answered interrupted when it writes (``RecordingSteps`` stands for the
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import pytest
 from domain_support import EchoTool, WriteNoteTool
@@ -23,6 +24,7 @@ from rho_adapters.fakes import (
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
+from rho_domain.errors import RunSuperseded
 from rho_domain.loop.session import Session
 from rho_domain.not_run import DIED
 from rho_domain.permissions import builtin_profile
@@ -30,6 +32,8 @@ from rho_domain.ports.store import SessionRecord
 from rho_domain.run import RunStatus
 from rho_domain.state import State
 from rho_domain.tools.registry import ToolRegistry
+
+T = TypeVar("T")
 
 SCRIPT = [
     tools(call("echo", {"text": "read"}, id="c1")),
@@ -146,6 +150,130 @@ async def test_a_run_that_does_not_retrace_its_trace_stops() -> None:
     ]
     with pytest.raises(AssertionError, match="ReplayDiverged"):
         await again([*events[:1], *other], records[:3], echo=EchoTool())
+
+
+async def test_a_run_that_does_not_retrace_a_trace_that_ends_writes_nothing() -> None:
+    # The whole run is in the trace, run_end included (its worker died before the engine
+    # recorded the workflow's result), but the last model call is not in the steps' records
+    # and is answered differently now: the execution stops, and the run, which ended once
+    # already, is not ended again (its error and a second run_end were written after it).
+    events, records = await first_execution()
+    store = MemorySessionStore()
+    await store.create(SessionRecord(id="s1", created_at=0.0, config=AgentConfig()))
+    await store.append("s1", events)
+    await store.release("s1")
+    await store.open("s1")
+    session = Session(
+        agent(EchoTool()),
+        model=ScriptedModel([tools(call("echo", {"text": "x"}, id="c9"))]),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        state=State(),
+        created=True,
+        steps=RecordingSteps(records[:4]),
+        replay=events,
+    )
+    result = await session.run("go", run_id="r1")
+    await session.close()
+    assert result.status is RunStatus.ERROR
+    assert "ReplayDiverged" in (result.error or "")
+    assert store.events("s1") == tuple(events)  # nothing written: it ended once, as recorded
+
+
+async def test_a_run_that_does_not_retrace_a_trace_that_stops_short_ends_in_error_once() -> None:
+    # The dead worker's trace stops inside the run, and holds a call this execution does not
+    # make: it ends the run, once, with its error after what the trace holds (it wrote no end
+    # at all when each event emitted after the divergence consumed one the trace held).
+    events, records = await first_execution()
+    cut = cut_at(events, "c2")
+    trace = [
+        ev.ToolStarted(at=e.at, call=call("echo", {"text": "x"}, id="other"))
+        if isinstance(e, ev.ToolStarted) and e.call.id == "c1"
+        else e
+        for e in events[:cut]
+    ]
+    store = MemorySessionStore()
+    await store.create(SessionRecord(id="s1", created_at=0.0, config=AgentConfig()))
+    await store.append("s1", trace)
+    session = Session(
+        agent(EchoTool()),
+        model=ScriptedModel([]),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        state=State(),
+        created=True,
+        steps=RecordingSteps(records[:3]),
+        replay=trace,
+    )
+    result = await session.run("go", run_id="r1")
+    await session.close()
+    stored = store.events("s1")
+    assert result.status is RunStatus.ERROR
+    assert "ReplayDiverged" in (result.error or "")
+    assert stored[:cut] == tuple(trace)
+    # the call the recorded answer made is answered, then the error and the run's one end
+    assert [e.kind for e in stored[cut:]] == ["message", "error", "run_end"]
+    assert [e.status for e in stored if isinstance(e, ev.RunEnded)] == [RunStatus.ERROR]
+
+
+class HandedOver(RecordingSteps):
+    """The engine's steps of an execution whose run is handed to another (its worker taken
+    for dead) before its step number ``at`` is recorded."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+
+    async def once(self, name: str, run: Callable[[], Awaitable[T]]) -> T:
+        if len(self.records) + 1 == self.at:
+            await run()  # done, but its record is refused: another execution owns the run
+            raise RunSuperseded("another execution owns it now")
+        return await super().once(name, run)
+
+
+async def test_an_execution_the_run_was_handed_from_writes_nothing_more() -> None:
+    # Two executions at once: the first loses the run at its second model call and stops
+    # without an error or a run_end of its own; the owner retraces what it wrote and ends the
+    # run, once, completed (it ended in error, and twice, when the first wrote its end).
+    store = MemorySessionStore()
+    first = Session(
+        agent(EchoTool()),
+        model=ScriptedModel(SCRIPT),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        steps=(stale := HandedOver(at=3)),
+    )
+    result = await first.run("go", run_id="r1")
+    await first.close()
+    assert result.status is RunStatus.ERROR
+    left = list(store.events("s1"))
+    assert [e.kind for e in left][-1] == "llm_start"  # where it stopped: nothing after
+    await store.open("s1")
+    owner = Session(
+        agent(EchoTool()),
+        model=ScriptedModel(SCRIPT[1:]),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        state=State(),
+        created=True,
+        steps=RecordingSteps(stale.records),
+        replay=left,
+    )
+    result = await owner.run("go", run_id="r1")
+    await owner.close()
+    assert result.status is RunStatus.COMPLETED, result.error
+    stored = store.events("s1")
+    assert stored[: len(left)] == tuple(left)
+    assert [e.status for e in stored if isinstance(e, ev.RunEnded)] == [RunStatus.COMPLETED]
+    assert [e.run_id for e in stored if isinstance(e, ev.RunStarted)] == ["r1"]
 
 
 async def test_a_recorded_overflow_is_raised_again_as_an_overflow() -> None:

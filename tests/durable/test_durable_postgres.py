@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,9 +107,9 @@ def test_two_workers_200_runs_one_killed_all_complete_exactly_once(
     assert took < BOUND
     for run in runs:
         events = trace(store, run.session_id)
-        ends = [e for e in events if e["kind"] == "run_end"]
-        assert [e["status"] for e in ends] == ["completed"], run
-        assert [e["run_id"] for e in events if e["kind"] == "run_start"] == [run.run_id]
+        ends = [e["status"] for e in events if e["kind"] == "run_end"]
+        starts = [e["run_id"] for e in events if e["kind"] == "run_start"]
+        assert (ends, starts) == (["completed"], [run.run_id]), evidence(run, events, tmp_path, db)
         assert [e["call_index"] for e in events if e["kind"] == "llm_end"] == [1, 2]
         assert len([e for e in events if e["kind"] == "tool_end"]) == 1
         # a completed model call is never sent again; only the one a death interrupted may be
@@ -116,6 +117,45 @@ def test_two_workers_200_runs_one_killed_all_complete_exactly_once(
         assert all(1 <= n <= 2 for n in sent), (run, sent)
     resent = sum(n - 1 for n in requests.values() if n > 1)
     print(f"{RUNS} runs in {took:.1f} s; {resent} interrupted model calls sent again")
+
+
+def evidence(run: QueuedRun, events: list[dict[str, Any]], tmp: Path, db: str) -> str:
+    """What a run that did not end exactly once left: its trace's events (kind, run id, time,
+    status), the workers' log lines naming it, and DBOS's record of its workflow (status,
+    executor, recovery attempts, steps)."""
+    import sqlalchemy as sa
+
+    from rho_adapters.durable.system_db import engine_url
+
+    lines = [f"run {run.run_id} (session {run.session_id}):"]
+    first = events[0]["at"] if events else 0.0
+    for e in events:
+        lines.append(
+            f"  +{e['at'] - first:8.3f} {e['kind']:<12} {e.get('run_id', '')} "
+            f"{e.get('status', '')} {e.get('call_index', '')}"
+        )
+    for log in sorted(tmp.glob("*.log")):
+        named = [x for x in log.read_text().splitlines() if run.run_id in x or run.session_id in x]
+        lines.append(f"  {log.name}: {named or 'nothing about this run'}")
+    engine = sa.create_engine(engine_url(db))
+    try:
+        with engine.connect() as conn:
+            for table, key in (
+                ("workflow_status", "workflow_uuid"),
+                ("operation_outputs", "workflow_uuid"),
+            ):
+                rows = conn.execute(
+                    sa.text(f"SELECT * FROM dbos.{table} WHERE {key} LIKE :id"),
+                    {"id": f"{run.run_id}%"},
+                ).mappings()
+                for row in rows:
+                    shown = {k: v for k, v in row.items() if k not in ("inputs", "output")}
+                    lines.append(f"  {table}: {shown}")
+    except sa.exc.SQLAlchemyError as exc:  # the evidence is a message: a missing table says so
+        lines.append(f"  DBOS's tables not read: {exc}")
+    finally:
+        engine.dispose()
+    return "\n".join(lines)
 
 
 def test_only_dbos_connections_to_the_system_db_commit_without_waiting_for_the_disk(

@@ -158,6 +158,57 @@ def test_a_read_the_worker_died_in_is_run_again_and_no_model_call_twice(
     assert final["text"] == "the read was done again"
 
 
+def test_a_run_taken_from_a_live_worker_ends_once_completed(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    """Worker A beats only at its start, so B takes it for dead while A still runs the read:
+    the run is handed to another execution (B's, or A's own again) while A's goes on. A's
+    execution, refused when it records the read's step, stops without writing (it wrote its
+    run_end in error, which the owner's retrace then met); the owner waits for the session,
+    retraces what A wrote, runs the read again and ends the run, once."""
+    fifo = tmp_path / "work" / "wait.fifo"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    fed = threading.Event()
+
+    def feed() -> None:  # a line for every reader (A's read, then the owner's), until the end
+        while not fed.is_set():
+            try:
+                pipe = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # no reader yet
+                time.sleep(0.05)
+                continue
+            os.write(pipe, b"fed once handed over\n")
+            os.close(pipe)
+            time.sleep(0.05)
+
+    db = str(tmp_path / "runs.sqlite")
+    store = tmp_path / "store"
+    first = Worker(
+        tmp_path, "worker-a", db=db, base_url=server.base_url, extra=("--heartbeat", "60")
+    )
+    second: Worker | None = None
+    feeder = threading.Thread(target=feed, daemon=True)
+    try:
+        first.wait_ready()
+        run_id, session_id = enqueue(db, "read: handed over")
+        wait_for(lambda: started(trace(store, session_id), "r2"), "r2 to start")
+        second = Worker(tmp_path, "worker-b", db=db, base_url=server.base_url).wait_ready()
+        log = second.log
+        wait_for(lambda: "worker-a stopped beating" in log.read_text(), "A taken for dead")
+        feeder.start()  # A's read ends now: the run is no longer A's execution's
+        assert status(db, run_id, timeout=60) == "completed"
+    finally:
+        fed.set()
+        first.stop()
+        if second is not None:
+            second.stop()
+    events = trace(store, session_id)
+    assert [e["status"] for e in events if e["kind"] == "run_end"] == ["completed"]
+    assert [e["run_id"] for e in events if e["kind"] == "run_start"] == [run_id]
+    assert "fed once handed over" in str(tool_result(events, "r2")["content"])
+
+
 def test_a_write_the_worker_died_in_is_answered_interrupted_not_run_twice(
     tmp_path: Path, server: LoopbackServer
 ) -> None:

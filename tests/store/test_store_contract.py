@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -159,6 +161,26 @@ async def test_a_running_session_whose_holder_left_is_stale(store: SessionStore)
     await store.release("gone")  # as if the process died without ending the run
     [info] = await store.list()
     assert info.liveness == "stale"
+
+
+async def test_an_append_cancelled_while_it_writes_has_taken_its_events_once(
+    store: SessionStore,
+) -> None:
+    # A worker stopping cancels a run while its run_end is written; the journal does not
+    # append again what a cancelled append took, so the store must have taken it all.
+    await store.create(record("abc123"))
+    events = [
+        *run_events("r1", "hello"),
+        ev.RunEnded(at=1002.0, run_id="r1", status=RunStatus.COMPLETED),
+    ]
+    appending = asyncio.ensure_future(store.append("abc123", events))
+    await asyncio.sleep(0)  # begun, as the journal's own await begins it
+    appending.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await appending
+    await store.release("abc123")
+    _, stored = await store.open("abc123")
+    assert list(stored) == [e for e in events if ev.is_persistent(e)]
 
 
 async def test_append_to_an_unknown_session_fails(store: SessionStore) -> None:

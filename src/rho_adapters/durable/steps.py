@@ -15,11 +15,13 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from rho_adapters.durable import load_dbos
+from rho_domain.errors import RunSuperseded
 from rho_domain.ports.durable import DurableSteps
 
 load_dbos()  # MissingExtra naming the extra, before the import below fails
 
 from dbos import DBOS  # noqa: E402 - after the check above
+from dbos import error as dbos_errors  # noqa: E402
 
 T = TypeVar("T")
 
@@ -35,4 +37,12 @@ class DbosSteps(DurableSteps):
         async def call() -> T:  # DBOS awaits coroutine functions only, not lambdas
             return await run()
 
-        return await DBOS.run_step_async({"name": f"rho.{name}"}, call)
+        try:
+            return await DBOS.run_step_async({"name": f"rho.{name}"}, call)
+        except dbos_errors.DBOSWorkflowConflictIDError as exc:
+            # The run was handed to another execution while this one ran (its worker taken
+            # for dead): a BaseException the loop does not stop for, so it would still have
+            # written a run_end after the trace the owner goes on with.
+            raise RunSuperseded(
+                f"run {DBOS.workflow_id}: another execution owns it now; this one stops"
+            ) from exc

@@ -179,7 +179,20 @@ class PgSessionStore(SessionStore, SignalingStore):
         if not persistent:
             return
         lines = [encode_event_line(e)[:-1].decode() for e in persistent]
-        await asyncio.to_thread(self._append_sync, session_id, persistent, lines)
+        writing = asyncio.ensure_future(
+            asyncio.to_thread(self._append_sync, session_id, persistent, lines)
+        )
+        try:
+            await asyncio.shield(writing)
+        except asyncio.CancelledError:
+            # The statement goes on in its thread: once it commits, the lines are taken and the
+            # cancellation goes on (the port's contract: never appended again); a statement
+            # that failed took none of them, and its failure is raised instead.
+            await asyncio.wait([writing])
+            failure = None if writing.cancelled() else writing.exception()
+            if failure is not None:
+                raise failure from None
+            raise
 
     def _append_sync(self, session_id: str, events: list[ev.Event], lines: list[str]) -> None:
         # one writer per session here: line numbers are given and committed in order

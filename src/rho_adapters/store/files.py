@@ -104,6 +104,20 @@ class _Open:
         self.lock.release()
 
 
+async def _finished(syncing: asyncio.Future[None]) -> None:
+    """Await ``syncing`` (the fsync of lines already written). Cancelled meanwhile (a worker
+    stopping while a run's end is synced), the lines are taken all the same (the port's
+    contract: the journal does not write them again): the sync, which goes on in its thread,
+    is waited for, so that they are durable too, and then the cancellation goes on."""
+    try:
+        await asyncio.shield(syncing)
+    except asyncio.CancelledError:
+        await asyncio.wait([syncing])
+        if not syncing.cancelled():
+            syncing.exception()  # retrieved: the cancellation is what the caller gets
+        raise
+
+
 class FileSessionStore(SessionStore, SignalingStore):
     """Sessions under ``root`` (``<home>/sessions``), one directory each.
 
@@ -277,7 +291,7 @@ class FileSessionStore(SessionStore, SignalingStore):
             raise StoreError(f"cannot write the trace of session {session_id}: {exc}") from exc
         if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
             with _store_errors(f"cannot sync session {session_id}"):
-                await asyncio.to_thread(held.sync)
+                await _finished(asyncio.ensure_future(asyncio.to_thread(held.sync)))
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``. The profile shown is what each config.yaml grants

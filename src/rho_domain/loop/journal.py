@@ -2,7 +2,14 @@
 
 Persistence comes before announcement, so a listener never sees an event the store refused.
 Events the store could not take stay queued and are written by the next flush: a full disk
-ends the run in error but loses nothing.
+ends the run in error but loses nothing. An append cancelled while it writes has taken its
+events (the store port's contract), so they are never queued again: a run cancelled while its
+``run_end`` was being synced (a worker stopping) would otherwise end twice.
+
+A durable run executed again retraces its trace (``replay``): each event it emits is checked
+against the recorded one at that place. Once it emits another, it stops retracing for good; if
+the trace already holds the run's ``run_end`` (the run ended once), nothing more is written
+(``seal``), as when another execution of the run owns it now (``RunSuperseded``).
 
 A listener is the user's code (a UI, a logger), not part of the agent's work: one that raises
 does not end the run. Its first failure in the session is reported once, as a
@@ -13,6 +20,7 @@ reported again. Only ``asyncio.CancelledError`` (and other ``BaseException``s) p
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -79,6 +87,9 @@ class Journal:
         # (the trace is the truth, times included) instead of being written a second time.
         self._replay: deque[ev.Event] = deque(e for e in replay if ev.is_persistent(e))
         self.replayed_last = False  # the last event recorded was one the trace held already
+        # Nothing more is written (``seal``): a replay diverged from a trace which already
+        # ends the run (it has ended, once), or another execution owns the run now.
+        self._sealed = False
         # Listeners whose failure was reported (kept, so an id is never reused for another).
         self._failed: list[Listener] = []
 
@@ -104,21 +115,36 @@ class Journal:
         (while replaying, the recorded one). Raises ``ReplayDiverged`` when a replayed run
         emits another kind of event than its trace holds at that place."""
         if self._replay and ev.is_persistent(event):
-            recorded = self._replay.popleft()
+            recorded = self._replay[0]
             if _identity(recorded) != _identity(event):
+                # Retraced no further: the events this execution emits from here on (its
+                # error, its run_end) are never matched against what the trace holds after
+                # this place, which would consume it and write them after all.
+                if any(isinstance(e, ev.RunEnded) for e in self._replay):
+                    self.seal()
+                self._replay.clear()
                 raise ReplayDiverged(
                     f"session {self.session_id}: the run executed again emitted "
                     f"{_identity(event)} where its trace holds {_identity(recorded)}; it "
                     "stops here (continue it with `rho-agent --resume`)"
                 )
+            self._replay.popleft()
             self.state.apply(recorded)
             self.replayed_last = True
             return recorded
         self.replayed_last = False
         self.state.apply(event)
-        if self.store is not None and ev.is_persistent(event):
+        if self.store is not None and ev.is_persistent(event) and not self._sealed:
             self._unpersisted.append(event)
         return event
+
+    def seal(self) -> None:
+        """Write nothing more (events are still applied and announced): the trace belongs to
+        another execution of the run, or already ends it. Events queued and not yet written
+        are dropped; a replay still under way stops."""
+        self._sealed = True
+        self._unpersisted.clear()
+        self._replay.clear()
 
     def adopt(self, events: Sequence[ev.Event]) -> None:
         """Persist at the next flush events already applied to State (a State written by
@@ -180,6 +206,8 @@ class Journal:
         batch, self._unpersisted = self._unpersisted, []
         try:
             await self.store.append(self.session_id, batch)
+        except asyncio.CancelledError:
+            raise  # taken (see the module docstring): queued again, they would be written twice
         except BaseException:
             self._unpersisted[:0] = batch  # keep them for the next attempt
             raise

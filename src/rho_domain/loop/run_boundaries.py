@@ -3,7 +3,8 @@
 ``begin_run`` listens for signals, creates the stored session on first use, records
 ``run_start`` and answers tool calls a dead process left running. ``end_run`` answers every call
 still open, records the error and ``run_end``, stops listening (clearing the run's signals: a
-pause or cancel left behind, export requests answered), and builds the ``RunResult``.
+pause or cancel left behind, export requests answered), and builds the ``RunResult``; a durable
+run that another execution owns now (``RunSuperseded``) records none of it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 from collections.abc import Callable
 
 from rho_domain import events as ev
+from rho_domain.errors import RunSuperseded
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
@@ -47,6 +49,8 @@ async def end_run(
     the first error's message) must still reach the caller."""
     state, clock = journal.state, journal.clock
     message = f"{type(error).__name__}: {error}" if error is not None else tally.reason
+    if isinstance(error, RunSuperseded):
+        journal.seal()  # the run's owner now retraces the trace as it stands, and ends the run
     with contextlib.suppress(Exception):
         await journal.answer_all(state.unanswered_calls(), CANCELLED_RESULT)
         # before run_end: whoever asked sees the answer by the time the session looks idle

@@ -69,7 +69,11 @@ class SessionStore(Protocol):
     @abstractmethod
     async def append(self, session_id: str, events: Sequence[Event]) -> None:
         """Append persistent events in order. Run boundaries and status changes are durable
-        (fsynced) when this returns; other events are at least flushed."""
+        (fsynced) when this returns; other events are at least flushed. A failure means none
+        was taken (the journal appends them again), except a cancellation: cancelled while it
+        writes, it finishes the write it began and then raises ``CancelledError``, so a
+        cancelled append has taken its events (never written twice), or raises the write's own
+        failure when it took none."""
 
     @abstractmethod
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import attrs
 
 from rho_domain.config import AgentConfig
-from rho_domain.errors import SessionLocked, SessionNotFound
+from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
 from rho_domain.ports.store import SessionStore
 from rho_entry.facade import Agent, Session
@@ -66,8 +66,9 @@ class DurableRunner:
         return result.status.value
 
     async def _open(self, queued: QueuedRun, steps: DurableSteps) -> Session:
-        """The run's session; while the store says another process holds it (a dead
-        worker's claim not yet stale), asked again every half second for ``lock_wait``."""
+        """The run's session (a new one created here); while the store says another process
+        or execution holds it (a dead worker's claim not yet stale, another execution of this
+        run), asked again every half second for ``lock_wait``."""
         deadline = time.monotonic() + self.setup.lock_wait
         while True:
             try:
@@ -78,24 +79,42 @@ class DurableRunner:
                 await asyncio.sleep(0.5)
 
     async def _open_once(self, queued: QueuedRun, steps: DurableSteps) -> Session:
-        store = self.setup.store
         try:
-            return await Session.resume(
-                queued.session_id,
-                store=store,
-                authority=self._authority(),
-                replay_run=queued.run_id,
-                steps=steps,
-                interrupt_on_approval=False,
-            )
+            return await self._resume(queued, steps)
         except SessionNotFound:  # a new session: its id was made by the one who enqueued it
-            return Session(
-                self.agent,
-                store=store,
-                session_id=queued.session_id,
-                steps=steps,
-                interrupt_on_approval=False,
-            )
+            pass
+        session = Session(
+            self.agent,
+            store=self.setup.store,
+            session_id=queued.session_id,
+            steps=steps,
+            interrupt_on_approval=False,
+        )
+        # Created now, not by its run: another execution of this run (its worker taken for
+        # dead, the run put back on the queue) may be creating it at the same moment, and
+        # the one that loses must retrace the winner's run, not end its own in error.
+        try:
+            await session.save()
+        except StoreError as exc:
+            await session.close()  # the adapters it built (nothing was created)
+            if isinstance(exc, SessionLocked):
+                raise  # being created: waited for by ``_open``, then retraced
+            try:
+                return await self._resume(queued, steps)  # created and released meanwhile
+            except SessionNotFound:
+                raise exc from None
+        return session
+
+    async def _resume(self, queued: QueuedRun, steps: DurableSteps) -> Session:
+        """The stored session, the trace from this run's ``run_start`` on to be retraced."""
+        return await Session.resume(
+            queued.session_id,
+            store=self.setup.store,
+            authority=self._authority(),
+            replay_run=queued.run_id,
+            steps=steps,
+            interrupt_on_approval=False,
+        )
 
     def _authority(self) -> ResumeAuthority:
         if self.setup.authority is not None:

@@ -1,0 +1,46 @@
+"""Two executions of one queued run at once (a worker taken for dead while it runs: the run is
+put back on the queue and taken again, here by the same process), against one file store: the
+session is driven by one of them at a time, the other retraces what the first wrote, and both
+answer the run's one end, which its trace holds once. No engine: ``RecordingSteps`` stand for
+each execution's steps, and the model is the scripted loopback server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from durable_support import answer, scripted, trace
+
+from rho_adapters.fakes import RecordingSteps
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, tool_reply
+from rho_adapters.store import FileSessionStore
+from rho_domain.config import AgentConfig
+from rho_domain.ports.durable import QueuedRun
+from rho_entry.durable.runner import DurableRunner, WorkerSetup
+
+SCRIPTS = {"twice": [tool_reply(call("list", {"path": "."}, "t1")), answer("done once")]}
+
+
+async def test_a_new_sessions_run_executed_twice_at_once_ends_once_and_completes_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    store = tmp_path / "store"
+    queued = QueuedRun(run_id="r1", session_id="s1", prompt="twice: list")
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as model:
+        config = AgentConfig(model="fake-model", base_url=model.base_url, profile="readonly")
+        runner = DurableRunner(WorkerSetup(store=FileSessionStore(store), config=config))
+        # both look for the session before either has created it
+        results = await asyncio.gather(
+            runner(queued, RecordingSteps()), runner(queued, RecordingSteps())
+        )
+    # the one that found the session created meanwhile retraced the run instead of failing
+    # to create it (its result, "error", could have been the one the engine recorded)
+    assert list(results) == ["completed", "completed"]
+    events = trace(store, "s1")
+    assert [e["run_id"] for e in events if e["kind"] == "run_start"] == ["r1"]
+    assert [e["status"] for e in events if e["kind"] == "run_end"] == ["completed"]
