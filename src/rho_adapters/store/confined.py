@@ -90,9 +90,10 @@ def open_fd(path: Path, flags: int, mode: int = 0o600, *, levels: int = 1) -> in
     return fd
 
 
-def open_file(path: Path, mode: str, *, levels: int = 1) -> IO[bytes]:
+def open_file(path: Path, mode: str, *, levels: int = 1, buffering: int = -1) -> IO[bytes]:
     """A binary file object for a session file: ``rb``, ``ab``, ``a+b``, ``r+b``, ``wb``
-    (truncate or create) or ``xb`` (create, refusing any existing name, link included)."""
+    (truncate or create) or ``xb`` (create, refusing any existing name, link included);
+    ``buffering`` as ``open``'s (0: the raw file, each write a system call)."""
     flags = {
         "rb": os.O_RDONLY,
         "ab": os.O_WRONLY | os.O_APPEND | os.O_CREAT,
@@ -102,7 +103,9 @@ def open_file(path: Path, mode: str, *, levels: int = 1) -> IO[bytes]:
         "xb": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
     }[mode]
     fd = open_fd(path, flags, levels=levels)
-    handle: IO[bytes] = os.fdopen(fd, "rb+" if mode == "r+b" else mode.replace("x", "w"))
+    handle: IO[bytes] = os.fdopen(
+        fd, "rb+" if mode == "r+b" else mode.replace("x", "w"), buffering=buffering
+    )
     return handle
 
 

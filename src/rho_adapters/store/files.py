@@ -85,6 +85,27 @@ class _Open:
     # first sync: whatever opening the session wrote (a repaired line) is synced at close.
     unsynced: bool = True
 
+    def write(self, data: bytes) -> int:
+        """Write ``data`` at the trace's end, all of it or none, and return where it began:
+        a write that fails part-way (a full disk) is cut off again, and the file object is
+        unbuffered, so nothing of it is left to be written a second time by a later flush."""
+        fd = self.trace.fileno()
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError:
+            self.cut(start)
+            raise
+        self.unsynced = True
+        return start
+
+    def cut(self, size: int) -> None:
+        """Cut the trace back to ``size`` bytes (what an append that failed had added)."""
+        with contextlib.suppress(OSError):  # the error being raised says what went wrong
+            os.ftruncate(self.trace.fileno(), size)
+
     def sync(self) -> None:
         self.trace.flush()
         os.fsync(self.trace.fileno())
@@ -189,7 +210,7 @@ class FileSessionStore(SessionStore, SignalingStore):
 
     def _hold(self, paths: SessionPaths, lock: SessionLock, meta: dict[str, Any]) -> None:
         try:
-            trace = open_file(paths.trace, "ab")
+            trace = open_file(paths.trace, "ab", buffering=0)  # see _Open.write
             holder = MetaFile(paths, meta, heartbeat=self._heartbeat)
             holder.start()
         except BaseException:
@@ -284,14 +305,17 @@ class FileSessionStore(SessionStore, SignalingStore):
         if not persistent:
             return
         try:  # inline rather than _store_errors: this runs for every event
-            held.trace.write(b"".join([encode_event_line(e) for e in persistent]))
-            held.unsynced = True
-            held.trace.flush()
+            start = held.write(b"".join([encode_event_line(e) for e in persistent]))
         except OSError as exc:
             raise StoreError(f"cannot write the trace of session {session_id}: {exc}") from exc
         if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
-            with _store_errors(f"cannot sync session {session_id}"):
-                await _finished(asyncio.ensure_future(asyncio.to_thread(held.sync)))
+            try:
+                with _store_errors(f"cannot sync session {session_id}"):
+                    await _finished(asyncio.ensure_future(asyncio.to_thread(held.sync)))
+            except StoreError:
+                # not taken (the port's contract): the journal appends these lines again
+                held.cut(start)
+                raise
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:
         """See ``SessionStore.list``. The profile shown is what each config.yaml grants

@@ -1,0 +1,94 @@
+"""An append the file store could not complete takes none of its lines.
+
+The journal appends a batch again when the store raises (``SessionStore.append``: a failure
+means none was taken), so whatever a failed append left in the trace would be there twice:
+lines written before an fsync failed, or the part of a batch written before the disk was
+full (a buffered file also kept the rest, and wrote it at its next flush). Both are driven
+here: an fsync that fails once (an I/O error) and a file-size limit that stops a write
+part-way (what a full disk does), each lifted before the session closes and retries.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import resource
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from store_support import build_session
+
+from rho_adapters.fakes import text
+from rho_adapters.store import FileSessionStore
+from rho_domain import events as ev
+from rho_domain.messages import UserMessage
+
+
+def lines_of(trace: Path) -> list[str]:
+    return trace.read_text().splitlines()
+
+
+def assert_each_once(trace: Path) -> None:
+    lines = lines_of(trace)
+    for line in lines:
+        json.loads(line)  # every line whole
+    twice = [line for line, count in Counter(lines).items() if count > 1]
+    assert twice == [], twice
+
+
+async def test_a_failed_fsync_leaves_its_lines_to_the_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.fsync
+    failed: list[int] = []
+
+    def failing_once(fd: int) -> None:
+        path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        if path.name == "trace.jsonl" and not failed and b'"run_end"' in path.read_bytes():
+            failed.append(fd)
+            raise OSError(errno.EIO, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_once)
+    store = FileSessionStore(tmp_path)
+    session = build_session([text("done")], store=store, session_id="s1")
+    async with session:
+        await session.run("go", run_id="r1")
+    assert failed, "the run's end was never synced"
+    trace = tmp_path / "s1" / "trace.jsonl"
+    assert_each_once(trace)
+    assert sum('"run_end"' in line for line in lines_of(trace)) == 1
+
+
+async def test_a_write_cut_short_by_a_full_disk_is_written_once_later(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    session = build_session([text("done")], store=store, session_id="s2")
+    async with session:
+        await session.run("go", run_id="r1")
+    await store.open("s2")  # held again, as a resumed session holds it
+    trace = tmp_path / "s2" / "trace.jsonl"
+    size = trace.stat().st_size
+    batch = [
+        ev.MessageAdded(at=1.0, message=UserMessage(f"a message long enough to be cut {i}"))
+        for i in range(3)
+    ]
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 40, hard))  # room for part of a line
+    try:
+        with pytest.raises(Exception, match="cannot write the trace"):
+            await store.append("s2", batch)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    await store.append("s2", batch)  # the journal's next attempt
+    await store.append("s2", [ev.MessageAdded(at=2.0, message=UserMessage("after"))])
+    await store.release("s2")
+    assert_each_once(trace)
+    _, events = await store.open("s2")
+    added = [e.message for e in events[-4:] if isinstance(e, ev.MessageAdded)]
+    assert [m.content for m in added if isinstance(m, UserMessage)] == [
+        *(f"a message long enough to be cut {i}" for i in range(3)),
+        "after",
+    ]
+    await store.release("s2")
