@@ -285,3 +285,35 @@ async def test_a_host_killed_mid_tool_shows_stale_in_bound_and_resumes_elsewhere
     answered = {m.call_id for m in final.messages if isinstance(m, ToolResultMessage)}
     assert calls == answered == {"call_block"}  # no orphan tool call
     assert final.status == "completed"
+
+
+async def test_an_append_cancelled_while_its_statement_waits_raises_the_statements_failure(
+    url: str, hosts: list[PgBackend]
+) -> None:
+    """A cancelled append has taken its lines (the port's contract), unless its statement,
+    which goes on in its thread, fails: then none were taken, and the failure is what the
+    caller gets, so the journal appends them again. The statement is held on the session's
+    row by another connection, which takes the claim away while it waits."""
+    a = of_backend(host(hosts, url))
+    await a.store.create(record("held1"))
+    with (
+        psycopg.connect(url, autocommit=False) as other,
+        psycopg.connect(url, autocommit=True) as watcher,  # a snapshot per statement
+    ):
+        other.execute("SELECT 1 FROM rho_sessions WHERE id = 'held1' FOR UPDATE")
+        appending = asyncio.ensure_future(a.store.append("held1", run_events()))
+        deadline = time.monotonic() + 30
+        while not watcher.execute(  # the append's UPDATE waits for the row
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
+            ("%rho_events%",),
+        ).fetchall():
+            assert time.monotonic() < deadline, "the append never reached the locked row"
+            await asyncio.sleep(0.02)
+        appending.cancel()
+        await asyncio.sleep(0.05)
+        assert not appending.done()  # it waits for its statement, not just for the thread
+        other.execute("UPDATE rho_sessions SET holder = 'another host' WHERE id = 'held1'")
+        other.commit()
+    with pytest.raises(SessionLocked, match="its events were not written"):
+        await appending
+    assert await a.sessions.trace("held1") == ()
