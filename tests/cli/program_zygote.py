@@ -95,14 +95,6 @@ PRELOAD: dict[str, tuple[str, ...]] = {
 }
 
 MAX_REQUEST = 1 << 20  # argv, cwd and the environment: far below this
-FORWARDED = (
-    signal.SIGTERM,
-    signal.SIGINT,
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
-)
 
 
 class Zygote:

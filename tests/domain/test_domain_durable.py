@@ -5,7 +5,7 @@ reads and answered interrupted when it writes (``RecordingSteps`` stands for the
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import pytest
@@ -79,6 +79,31 @@ def cut_at(events: list[ev.Event], call_id: str) -> int:
     raise AssertionError(call_id)
 
 
+def executed_again(
+    store: MemorySessionStore,
+    model: ScriptedModel,
+    steps: RecordingSteps,
+    replay: Sequence[ev.Event],
+    *,
+    echo: EchoTool | None = None,
+    executor: MemoryExecutor | None = None,
+) -> Session:
+    """The session of run ``r1`` executed again over ``replay`` (its trace) and ``steps``
+    (the engine's records), in ``store``, which holds session ``s1``."""
+    return Session(
+        agent(echo or EchoTool()),
+        model=model,
+        executor=executor or MemoryExecutor(),
+        clock=FakeClock(),
+        store=store,
+        session_id="s1",
+        state=State(),
+        created=True,
+        steps=steps,
+        replay=replay,
+    )
+
+
 async def again(
     events: list[ev.Event], records: list[tuple[str, Any]], *, echo: EchoTool
 ) -> tuple[Session, ScriptedModel, MemorySessionStore, MemoryExecutor, RecordingSteps]:
@@ -91,18 +116,7 @@ async def again(
     await store.open("s1")
     model = ScriptedModel([text("done")])  # only what was never recorded may be asked
     steps = RecordingSteps(records)
-    session = Session(
-        agent(echo),
-        model=model,
-        executor=executor,
-        clock=FakeClock(),
-        store=store,
-        session_id="s1",
-        state=State(),
-        created=True,
-        steps=steps,
-        replay=events,
-    )
+    session = executed_again(store, model, steps, events, echo=echo, executor=executor)
     result = await session.run("go", run_id="r1")
     await session.close()
     assert result.status is RunStatus.COMPLETED, result.error
@@ -163,18 +177,8 @@ async def test_a_run_that_does_not_retrace_a_trace_that_ends_writes_nothing() ->
     await store.append("s1", events)
     await store.release("s1")
     await store.open("s1")
-    session = Session(
-        agent(EchoTool()),
-        model=ScriptedModel([tools(call("echo", {"text": "x"}, id="c9"))]),
-        executor=MemoryExecutor(),
-        clock=FakeClock(),
-        store=store,
-        session_id="s1",
-        state=State(),
-        created=True,
-        steps=RecordingSteps(records[:4]),
-        replay=events,
-    )
+    model = ScriptedModel([tools(call("echo", {"text": "x"}, id="c9"))])
+    session = executed_again(store, model, RecordingSteps(records[:4]), events)
     result = await session.run("go", run_id="r1")
     await session.close()
     assert result.status is RunStatus.ERROR
@@ -197,18 +201,7 @@ async def test_a_run_that_does_not_retrace_a_trace_that_stops_short_ends_in_erro
     store = MemorySessionStore()
     await store.create(SessionRecord(id="s1", created_at=0.0, config=AgentConfig()))
     await store.append("s1", trace)
-    session = Session(
-        agent(EchoTool()),
-        model=ScriptedModel([]),
-        executor=MemoryExecutor(),
-        clock=FakeClock(),
-        store=store,
-        session_id="s1",
-        state=State(),
-        created=True,
-        steps=RecordingSteps(records[:3]),
-        replay=trace,
-    )
+    session = executed_again(store, ScriptedModel([]), RecordingSteps(records[:3]), trace)
     result = await session.run("go", run_id="r1")
     await session.close()
     stored = store.events("s1")
@@ -255,18 +248,7 @@ async def test_an_execution_the_run_was_handed_from_writes_nothing_more() -> Non
     left = list(store.events("s1"))
     assert [e.kind for e in left][-1] == "llm_start"  # where it stopped: nothing after
     await store.open("s1")
-    owner = Session(
-        agent(EchoTool()),
-        model=ScriptedModel(SCRIPT[1:]),
-        executor=MemoryExecutor(),
-        clock=FakeClock(),
-        store=store,
-        session_id="s1",
-        state=State(),
-        created=True,
-        steps=RecordingSteps(stale.records),
-        replay=left,
-    )
+    owner = executed_again(store, ScriptedModel(SCRIPT[1:]), RecordingSteps(stale.records), left)
     result = await owner.run("go", run_id="r1")
     await owner.close()
     assert result.status is RunStatus.COMPLETED, result.error

@@ -117,29 +117,33 @@ def crash_inside_tool(
     return trace(tmp_path / "store", session_id), run_id, second.log.read_text()
 
 
-def test_a_read_the_worker_died_in_is_run_again_and_no_model_call_twice(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
-    fifo = tmp_path / "work" / "wait.fifo"
+def fifo_feeder(fifo: Path, line: bytes) -> tuple[threading.Thread, threading.Event]:
+    """Make ``fifo`` (the workspace's) and a thread, not started, that writes ``line`` to
+    each reader who opens it, until the event it returns is set."""
     fifo.parent.mkdir()
     os.mkfifo(fifo)
-
     fed = threading.Event()
 
     def feed() -> None:
-        # Every reader gets a line, until the run is over: the first may be the dead worker's
-        # `cat`, which its sandbox takes down a moment after the worker died.
         while not fed.is_set():
             try:
                 pipe = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
             except OSError:  # no reader yet
                 time.sleep(0.05)
                 continue
-            os.write(pipe, b"fed after the crash\n")
+            os.write(pipe, line)
             os.close(pipe)
             time.sleep(0.05)
 
-    feeder = threading.Thread(target=feed, daemon=True)
+    return threading.Thread(target=feed, daemon=True), fed
+
+
+def test_a_read_the_worker_died_in_is_run_again_and_no_model_call_twice(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    # Every reader gets a line, until the run is over: the first may be the dead worker's
+    # `cat`, which its sandbox takes down a moment after the worker died.
+    feeder, fed = fifo_feeder(tmp_path / "work" / "wait.fifo", b"fed after the crash\n")
     try:
         events, run_id, _ = crash_inside_tool(
             tmp_path, server, "read: look", "r2", "readonly", then=feeder.start
@@ -166,29 +170,14 @@ def test_a_run_taken_from_a_live_worker_ends_once_completed(
     execution, refused when it records the read's step, stops without writing (it wrote its
     run_end in error, which the owner's retrace then met); the owner waits for the session,
     retraces what A wrote, runs the read again and ends the run, once."""
-    fifo = tmp_path / "work" / "wait.fifo"
-    fifo.parent.mkdir()
-    os.mkfifo(fifo)
-    fed = threading.Event()
-
-    def feed() -> None:  # a line for every reader (A's read, then the owner's), until the end
-        while not fed.is_set():
-            try:
-                pipe = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError:  # no reader yet
-                time.sleep(0.05)
-                continue
-            os.write(pipe, b"fed once handed over\n")
-            os.close(pipe)
-            time.sleep(0.05)
-
+    # a line for every reader (A's read, then the owner's), until the end
+    feeder, fed = fifo_feeder(tmp_path / "work" / "wait.fifo", b"fed once handed over\n")
     db = str(tmp_path / "runs.sqlite")
     store = tmp_path / "store"
     first = Worker(
         tmp_path, "worker-a", db=db, base_url=server.base_url, extra=("--heartbeat", "60")
     )
     second: Worker | None = None
-    feeder = threading.Thread(target=feed, daemon=True)
     try:
         first.wait_ready()
         run_id, session_id = enqueue(db, "read: handed over")

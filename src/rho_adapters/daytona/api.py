@@ -87,10 +87,10 @@ class SandboxAPI:
         }
         if settings.organization_id:
             headers["X-Daytona-Organization-ID"] = settings.organization_id
-        # One SSL context per process, not one per sandbox (httpx builds one per client).
         proxy = settings.proxies.for_url(settings.api_url)
         self._client = httpx.AsyncClient(
             headers=headers,
+            # one SSL context per process, not one per sandbox (httpx builds one per client)
             transport=transport or transport_for(settings.api_url, proxy=proxy),
             timeout=settings.request_timeout,
         )

@@ -36,7 +36,7 @@ import attrs
 import httpx
 
 from rho_adapters.model.gate import InFlightGate
-from rho_adapters.model.tls import shared_ssl_context, transport_for
+from rho_adapters.model.tls import transport_for
 
 if TYPE_CHECKING:  # built when asked (pool_stats.py)
     from rho_adapters.model.pool_stats import EndpointStats
@@ -279,19 +279,14 @@ class ClientPool:
             max_keepalive_connections=self.max_in_flight,
             keepalive_expiry=self.keepalive_seconds,
         )
-        https = base_url.lower().startswith("https:")
         transport: httpx.AsyncBaseTransport
         if self.transport is not None:
             transport = _Unclosed(self.transport)
         else:
             transport = transport_for(base_url, limits, proxy=proxy)
-        # Timeouts are set per request (the idle timeout depends on the service tier).
-        return httpx.AsyncClient(
-            headers=dict(headers),
-            transport=transport,
-            verify=shared_ssl_context() if https and self.transport is None else True,
-            timeout=None,  # noqa: S113
-        )
+        # Timeouts are set per request (the idle timeout depends on the service tier). With a
+        # transport given, httpx makes no SSL context and mounts no proxy of its own.
+        return httpx.AsyncClient(headers=dict(headers), transport=transport, timeout=None)  # noqa: S113
 
     def _close_at_exit(self) -> None:
         with self._lock:
