@@ -22,7 +22,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rho_adapters.store.yaml_scalars import Unsupported, escape, reads_as_str, scalar_text, styles
+from rho_adapters.store.yaml_scalars import (
+    PLAIN,
+    SINGLE,
+    Unsupported,
+    escape,
+    scalar_text,
+    string_style,
+)
 from rho_domain.errors import StoreError
 
 _WIDTH = 80  # libyaml's best_width
@@ -92,9 +99,7 @@ class _Emitter:
             self.sequence(value, indentless=mapping and not self.indention)
         else:
             text, is_str = scalar_text(value)
-            self.push(flow=True)
             self.scalar(text, is_str, breaks=not simple_key)
-            self.indent = self.indents.pop()
 
     def mapping(self, value: Mapping[Any, Any]) -> None:
         if not value:
@@ -105,21 +110,30 @@ class _Emitter:
         for key, item in value.items():
             try:
                 self.indent_line()
-                text, _ = scalar_text(key)  # a container as a key is refused here
-                multiline = type(key) is str and styles(key)[0]
-                if not multiline and (len(text) <= 32 or len(text.encode()) <= 128):
-                    self.node(key, mapping=True, simple_key=True)
-                    self.indicator(":", space=False, is_space=False, is_indention=False)
-                else:  # libyaml's complex key: not a simple key's 128 bytes on one line
-                    self.indicator("?", space=True, is_space=False, is_indention=True)
-                    self.node(key, mapping=True, simple_key=False)
-                    self.indent_line()
-                    self.indicator(":", space=True, is_space=False, is_indention=True)
+                if type(key) is str and len(key) <= 32 and string_style(key) == (False, PLAIN):
+                    self.put(key + ":")  # most keys: what the lines below write, at once
+                    self.whitespace = self.indention = False
+                else:
+                    self.key(key)
                 self.node(item, mapping=True, simple_key=False)
             except Unsupported as exc:
                 exc.path.append(f".{key}" if type(key) is str else f"[{key!r}]")
                 raise
         self.indent = self.indents.pop()
+
+    def key(self, key: Any) -> None:
+        """A mapping key and its ``:``: simple (on one line, at most 128 bytes), else libyaml's
+        complex key (``? key`` then ``:`` on the next line)."""
+        text, _ = scalar_text(key)  # a container as a key is refused here
+        multiline = type(key) is str and string_style(key)[0]
+        if not multiline and (len(text) <= 32 or len(text.encode()) <= 128):
+            self.node(key, mapping=True, simple_key=True)
+            self.indicator(":", space=False, is_space=False, is_indention=False)
+        else:
+            self.indicator("?", space=True, is_space=False, is_indention=True)
+            self.node(key, mapping=True, simple_key=False)
+            self.indent_line()
+            self.indicator(":", space=True, is_space=False, is_indention=True)
 
     def sequence(self, value: list[Any] | tuple[Any, ...], *, indentless: bool) -> None:
         if not value:
@@ -143,10 +157,10 @@ class _Emitter:
         if not is_str:
             self.plain(text, breaks=breaks)  # a number, bool or null reads back as itself
             return
-        _, plain, single = styles(text)
-        if plain and reads_as_str(text):
+        style = string_style(text)[1]
+        if style == PLAIN:
             self.plain(text, breaks=breaks)
-        elif single:
+        elif style == SINGLE:
             self.single_quoted(text, breaks=breaks)
         else:
             self.double_quoted(text, breaks=breaks)
@@ -163,7 +177,9 @@ class _Emitter:
 
     def folded(self, text: str, *, quoted: bool) -> None:
         """Plain or single-quoted text past the width, folded at single spaces (never at a
-        quoted string's first or last character)."""
+        quoted string's first or last character). Continuation lines are indented as libyaml
+        indents a scalar: two past its collection."""
+        self.push(flow=True)
         spaces = after_break = False
         last = len(text) - 1
         for index, char in enumerate(text):
@@ -190,6 +206,7 @@ class _Emitter:
                 self.indention = spaces = after_break = False
         if after_break:
             self.indent_line()
+        self.indent = self.indents.pop()
 
     def put_break(self) -> None:
         self.parts.append("\n")
@@ -206,6 +223,7 @@ class _Emitter:
 
     def double_quoted(self, text: str, *, breaks: bool) -> None:
         self.indicator('"', space=True, is_space=False, is_indention=False)
+        self.push(flow=True)  # where a folded line goes on
         spaces = False
         last = len(text) - 1
         for index, char in enumerate(text):
@@ -223,4 +241,5 @@ class _Emitter:
             else:
                 self.put(char)
                 spaces = False
+        self.indent = self.indents.pop()
         self.indicator('"', space=False, is_space=False, is_indention=False)

@@ -8,8 +8,11 @@ a number.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
+
+PLAIN, SINGLE, DOUBLE = "plain", "single", "double"
 
 _BOOLS = frozenset(  # yes, Yes, YES, ...: the YAML 1.1 booleans PyYAML resolves
     form
@@ -92,6 +95,21 @@ class Unsupported(Exception):
         super().__init__(what)
         self.what = what
         self.path: list[str] = []
+
+
+def string_style(text: str) -> tuple[bool, str]:
+    """(multiline, style) of a string in block context: ``PLAIN`` where libyaml allows it and
+    it reads back as that string, else ``SINGLE`` where allowed, else ``DOUBLE``. Short texts
+    (keys, names, modes: the same few in every config) are remembered."""
+    return _short_style(text) if len(text) <= 64 else _style(text)
+
+
+def _style(text: str) -> tuple[bool, str]:
+    multiline, plain, single = styles(text)
+    return multiline, PLAIN if plain and reads_as_str(text) else SINGLE if single else DOUBLE
+
+
+_short_style = functools.lru_cache(maxsize=4096)(_style)
 
 
 def styles(text: str) -> tuple[bool, bool, bool]:
