@@ -27,6 +27,8 @@ from rho_entry.config.config_files import load_agent_config, load_profile_file
 from rho_entry.config.databases_config import load_databases_file
 
 ROOT = Path(__file__).parents[2]
+# the text before was libyaml's emitter's, as PyYAML's wheels bundle it
+pytestmark = pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML without libyaml")
 
 
 def _docs_blocks(name: str) -> list[str]:

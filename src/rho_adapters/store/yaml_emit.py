@@ -4,17 +4,17 @@ and importing yaml cost it ~17 ms (issue 33); what reads a config still uses yam
 ``emit(mapping)`` writes what ``stored_config`` holds: a mapping whose keys are str, int,
 float, bool or None and whose values are those, lists, tuples (written as lists) and
 mappings, nested. The text is ``yaml.dump(data, Dumper=CSafeDumper, sort_keys=False)``'s,
-byte for byte (tests/store/test_yaml_emit.py compares them): this is libyaml 0.2.5's emitter
-(src/emitter.c) for that subset, with PyYAML's representer and resolver, so files written
-before and after read and diff alike. Block style, two-space indentation, empty collections
-as ``{}`` and ``[]``, keys in their order; a string is plain where it reads back as that
-string, else single-quoted, else (non-ASCII, control characters, breaks libyaml will not
-single-quote) double-quoted with escapes; plain and quoted text folds past column 80 as
-libyaml folds it; a key longer than 128 bytes or holding a line break is written ``? key``.
-Where a sub-tree appears twice PyYAML would write an anchor and an alias; this writes it out
-twice (the same data when read). Anything else (another type, a str subclass, a lone
-surrogate, a container as a key) raises StoreError naming the key path, before a byte is
-written.
+byte for byte (tests/store/test_yaml_emit.py and the properties compare them): libyaml
+0.2.5's emitter (src/emitter.c, unchanged at libyaml's master) for that subset, with
+PyYAML's representer and resolver, so files written before and after read and diff alike.
+Block style, two-space indentation, empty collections as ``{}`` and ``[]``, keys in their
+order; a string is plain where it reads back as that string, else single-quoted, else
+(non-ASCII, control characters, breaks libyaml will not single-quote) double-quoted with
+escapes; plain and quoted text folds past column 80 as libyaml folds it; a key longer than
+128 bytes or holding a line break is written ``? key``. Where a sub-tree appears twice
+PyYAML would write an anchor and an alias; this writes it out twice (the same data when
+read). Anything else (another type, a str subclass, a lone surrogate, a container as a key)
+raises StoreError naming the key path; nothing is returned, so nothing is written.
 """
 
 from __future__ import annotations
