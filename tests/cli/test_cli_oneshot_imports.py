@@ -132,6 +132,10 @@ NOT_IN_A_ONE_SHOT = (
     # the stream pieces beyond text and tool calls (reasoning, refusals, thinking blocks,
     # retry notices, warnings): with the first one a model streams
     "rho_domain.model_extras",
+    # PyYAML: config.yaml is written by the store's own emitter, and the shipped price table
+    # and prompt frontmatter are read from their parsed form; yaml parses what a user wrote
+    "yaml",
+    "_yaml",
 )
 
 _RUN = """
@@ -254,6 +258,39 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy += ("rho_domain.secrets",)  # the secrets policy with the first path judged
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
+
+
+def test_a_library_session_on_a_file_store_writes_its_config_without_yaml(
+    tmp_path: Path,
+) -> None:
+    """A Session of the library API run on a file store writes config.yaml (the text
+    CSafeDumper wrote) without importing yaml; resuming it reads the file with yaml."""
+    code = (
+        "import asyncio, sys\n"
+        "from rho_agent import Agent, AgentConfig, Session\n"
+        "from rho_adapters.fakes.scripted_model import ScriptedModel, text\n"
+        "async def main():\n"
+        "    agent = Agent(AgentConfig(working_dir='.', vars={'on': 'yes'}))\n"
+        "    async with Session(agent, store='sessions', model=ScriptedModel([text('hi')])) as s:\n"
+        "        print((await s.run('hello')).text, s.id)\n"
+        "    print('yaml' in sys.modules, '_yaml' in sys.modules)\n"
+        "    again = await Session.resume('latest', store='sessions', model=ScriptedModel([]))\n"
+        "    print(again.agent.config.vars, 'yaml' in sys.modules)\n"
+        "    await again.close()\n"
+        "asyncio.run(main())\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    ran, written, resumed = done.stdout.splitlines()
+    answer, session_id = ran.split()
+    assert answer == "hi"
+    assert written == "False False"
+    assert resumed == "{'on': 'yes'} True"
+    saved = (tmp_path / "sessions" / session_id / "config.yaml").read_text()
+    assert "  'on': 'yes'\n" in saved  # YAML 1.1 reads on and yes as true
 
 
 _COLLECTIONS = """

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import IO, Any
 
 import attrs
-import yaml
 
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.store.confined import open_file, read_bytes
@@ -41,8 +40,9 @@ from rho_adapters.store.meta import (
     stored_config,
     summarize_trace,
 )
+from rho_adapters.store.yaml_emit import emit
 from rho_domain import events as ev
-from rho_domain.errors import ConfigError, RhoError, StoreError
+from rho_domain.errors import RhoError, StoreError
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
@@ -53,13 +53,12 @@ DURABLE_KINDS = frozenset(
 
 @contextlib.contextmanager
 def _store_errors(what: str) -> Iterator[None]:
-    """The one place where OS and YAML errors become StoreError/ConfigError."""
+    """The one place where OS errors become StoreError (config.yaml's YAML errors become
+    ConfigError where it is parsed, ``recording.read_record``)."""
     try:
         yield
     except RhoError:
         raise
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{what}: invalid YAML: {exc}") from exc
     except OSError as exc:
         raise StoreError(f"{what}: {exc.strerror or exc}") from exc
 
@@ -170,6 +169,7 @@ class FileSessionStore(SessionStore, SignalingStore):
 
     def _create(self, record: SessionRecord) -> None:
         paths = SessionPaths(self.root / record.id)
+        config = self._config_text(config_to_dict(record.config))  # refused: nothing written
         with _store_errors(f"cannot create session {record.id} in {self.root}"):
             self.root.mkdir(parents=True, exist_ok=True)
             lock = SessionLock(paths.lock)
@@ -186,25 +186,25 @@ class FileSessionStore(SessionStore, SignalingStore):
             else:
                 lock.acquire(record.id)
             with open_file(paths.config, "xb") as handle:
-                handle.write(self._config_text(config_to_dict(record.config)))
+                handle.write(config)
             open_file(paths.trace, "xb").close()
             self._hold(paths, lock, initial_meta(record))
 
     def _config_text(self, config: dict[str, Any]) -> bytes:
         """config.yaml's bytes for ``config`` (``config_to_dict``'s form): the last ones
         again when the config's JSON is the last one's, as a service's sessions of one agent
-        are. YAML's representer is Python even with libyaml's emitter (~0.8 ms of CPU a
-        session, under the GIL the event loop needs); json's C encoder takes microseconds,
-        and its text tells apart what ``==`` would not (``1``, ``1.0`` and ``true``).
-        Called from worker threads: the pair is replaced whole, never half."""
-        key = json.dumps(config)
+        are. Written by ``yaml_emit`` (CSafeDumper's text, without importing yaml: a session
+        that is only written, as a one-shot's is, never needs it); json's C encoder is
+        faster still, and its text tells apart what ``==`` would not (``1``, ``1.0`` and
+        ``true``). Called from worker threads: the pair is replaced whole, never half."""
+        try:
+            key = json.dumps(config)
+        except TypeError:  # a value YAML cannot hold either: emit's StoreError names it
+            return emit(stored_config(config)).encode()
         last = self._last_config
         if last is not None and last[0] == key:
             return last[1]
-        # libyaml's emitter when present: the pure-Python one costs ~5 ms of CPU per
-        # session under the GIL, which a service opening many sessions feels.
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        text = yaml.dump(stored_config(config), Dumper=dumper, sort_keys=False).encode()
+        text = emit(stored_config(config)).encode()
         self._last_config = (key, text)
         return text
 

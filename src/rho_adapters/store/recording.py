@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
-import yaml
 
 from rho_adapters.codec import config_from_dict
 from rho_adapters.store.confined import read_bytes
@@ -58,6 +57,8 @@ def read_record(paths: SessionPaths, *, first_at: float = 0.0) -> SessionRecord:
         raise StoreError(f"{paths.dir} has no config.yaml; it is not a complete session") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"cannot read {paths.config}: {exc}") from exc
+    import yaml  # here: a session that is only written (a one-shot's) never loads it
+
     try:
         # libyaml's loader when present: the pure-Python one costs ~6 ms a config, which a
         # listing that reads every session's config (``FileSessionStore.list``) multiplies

@@ -21,7 +21,7 @@ from typing import Any
 from rho_domain.errors import ConfigError
 from rho_domain.pricing import ModelPrice, PriceTable
 from rho_entry.config.home import config_dir
-from rho_entry.config.yaml_text import load_yaml
+from rho_entry.config.yaml_text import parse_yaml
 
 PRICES_FILE = "prices.yaml"
 FORMAT_VERSION = 1
@@ -106,9 +106,4 @@ def _price(entry: Any, path: str) -> ModelPrice:
 
 
 def _yaml(text: str, source: str) -> Any:
-    import yaml
-
-    try:
-        return load_yaml(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: invalid YAML: {exc}") from exc
+    return parse_yaml(text, invalid=f"{source}: invalid YAML")

@@ -34,7 +34,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile
-from rho_entry.config.yaml_text import load_yaml, read_yaml_file
+from rho_entry.config.yaml_text import parse_yaml, read_yaml_file
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _FRONTMATTER_KEYS = frozenset(
@@ -178,25 +178,30 @@ def load_vars_file(path: str | Path) -> dict[str, str]:
     return out
 
 
-def _split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
+def frontmatter_of(text: str, source: str) -> tuple[str, str] | None:
+    """(the frontmatter's YAML text, the body) of a template that opens with a ``---``
+    line; None when it has no frontmatter. ConfigError when the frontmatter is never closed."""
     stripped = text.lstrip()
     if not stripped.startswith("---"):
-        return {}, text
+        return None
     lines = stripped.splitlines(keepends=True)
     if lines[0].strip() != "---":
-        return {}, text
+        return None
     for index, line in enumerate(lines[1:], start=1):
         if line.strip() == "---":
-            import yaml
-
-            try:
-                meta = load_yaml("".join(lines[1:index])) or {}
-            except yaml.YAMLError as exc:
-                raise ConfigError(f"{source}: invalid YAML frontmatter: {exc}") from exc
-            if not isinstance(meta, dict):
-                raise ConfigError(f"{source}: the frontmatter must be a YAML mapping")
-            return meta, "".join(lines[index + 1 :]).lstrip("\n")
+            return "".join(lines[1:index]), "".join(lines[index + 1 :]).lstrip("\n")
     raise ConfigError(f"{source}: the frontmatter opened with '---' is never closed")
+
+
+def _split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
+    parts = frontmatter_of(text, source)
+    if parts is None:
+        return {}, text
+    front, body = parts
+    meta = parse_yaml(front, invalid=f"{source}: invalid YAML frontmatter") or {}
+    if not isinstance(meta, dict):
+        raise ConfigError(f"{source}: the frontmatter must be a YAML mapping")
+    return meta, body
 
 
 def _parse_var(name: str, spec: Any, source: str) -> TemplateVar:

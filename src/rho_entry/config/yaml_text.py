@@ -3,23 +3,32 @@ parser when PyYAML was built with it. The pure-Python parser cost ~1-3 ms of CPU
 small file a start reads (the shipped prices, the prompt template's frontmatter). Both build
 the same values (the same safe constructor and resolver): only the parser differs, and with
 it the wording of a syntax error. ``yaml`` is imported on the first call.
+
+The documents rho-agent ships (the price table, the default prompt's frontmatter) are read
+every start and never change: their values are kept parsed in ``data/shipped_yaml.json``
+(written by ``python -m rho_entry.config.shipped``, checked against PyYAML's reading by
+tests/entry/test_shipped_yaml.py), so a start that reads no other YAML never imports yaml
+(~17 ms of a one-shot, issue 33). A text that differs in any byte (an edited file) is parsed.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
 from typing import Any
 
 from rho_domain.errors import ConfigError
 
+SHIPPED_FILE = Path(__file__).with_name("data") / "shipped_yaml.json"
+_NOT_SHIPPED = object()
+
 
 def load_yaml(text: str) -> Any:
     """The document in ``text`` (None when empty); raises ``yaml.YAMLError`` when it is not
     valid YAML."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, in C or in Python
+    shipped = _shipped(text)
+    return _parse(text) if shipped is _NOT_SHIPPED else shipped
 
 
 def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:
@@ -34,3 +43,42 @@ def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:
         raise ConfigError(f"{where}: cannot read {what}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
+
+
+def parse_yaml(text: str, *, invalid: str) -> Any:
+    """``load_yaml``, with a document that does not parse a ``ConfigError`` saying
+    ``"{invalid}: ..."`` (yaml's own words follow)."""
+    shipped = _shipped(text)
+    if shipped is not _NOT_SHIPPED:
+        return shipped
+    import yaml
+
+    try:
+        return _parse(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{invalid}: {exc}") from exc
+
+
+def _parse(text: str) -> Any:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, in C or in Python
+
+
+def _shipped(text: str) -> Any:
+    """The value of a shipped document whose text is exactly ``text``, parsed afresh from
+    its JSON (callers own what they get); ``_NOT_SHIPPED`` for any other text."""
+    value = _shipped_documents().get(text)
+    return _NOT_SHIPPED if value is None else json.loads(value)
+
+
+@functools.cache
+def _shipped_documents() -> dict[str, str]:
+    """Each shipped document's text -> its value's JSON; none when the file is not beside
+    this module (a zipped package: every document is then parsed)."""
+    try:
+        documents = json.loads(SHIPPED_FILE.read_bytes())["documents"]
+    except OSError:
+        return {}
+    return {doc["text"]: json.dumps(doc["value"]) for doc in documents}
