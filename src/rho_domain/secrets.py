@@ -3,7 +3,8 @@
 One policy, applied by the executors to the *resolved real path* of every file a tool opens and
 of every path word of every restricted shell stage (and, through the xargs guard, to every item
 ``xargs`` appends at run time). It is data plus two small interpreters of that data:
-``SecretPolicy.refusal`` (Python, ``fnmatch`` on the casefolded path) and ``guard_script`` (a
+``SecretPolicy.refusal`` (Python, ``fnmatch``'s rules on the casefolded path, matched by
+``glob_set.GlobSet`` without compiling an expression) and ``guard_script`` (a
 POSIX ``sh`` ``case`` over the same patterns, letters written as ``[aA]``), so the two cannot
 drift (tests compare them path by path).
 
@@ -31,11 +32,11 @@ name rules also apply to what the model wrote. Patterns are lowercase; matching 
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-import re
 
 import attrs
+
+from rho_domain.glob_set import GlobSet, glob_matches
 
 
 def _components(path: str) -> tuple[str, ...]:
@@ -108,26 +109,28 @@ def _text(path: str) -> str:
     return "/" + "/".join(parts) if path.startswith("/") else "/".join(parts)
 
 
-@functools.cache
-def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """One expression matching what any of ``patterns`` matches (``fnmatchcase``): every
-    file a tool touches is judged, and one match is much cheaper than a hundred. The
-    pattern-by-pattern loops stay, behind it, to name the rule that matched."""
-    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+# Each rule group's patterns, shaped once (``GlobSet``: string methods, no expression to
+# compile at a process's first judgement). The pattern-by-pattern order is kept, to name the
+# rule that matched.
+_ALLOWED = GlobSet(ALLOWED)
+_LOCATIONS = GlobSet(LOCATIONS)
+_TEMPLATES = GlobSet(TEMPLATES)
+_NAMES = GlobSet(NAMES)
+_NAMES_OR_KEY = GlobSet((*NAMES, SSH_KEY))
 
 
 def _name_refusal(path: str) -> str | None:
     """Rule 3: the last component's name (templates excepted)."""
     parts = _components(path)
     name = "/" + parts[-1].casefold() if parts else "/"
-    if _any_of(TEMPLATES).match(name):
+    if _TEMPLATES.matches(name):
         return None
-    if not _any_of((*NAMES, SSH_KEY)).match(name):
+    if not _NAMES_OR_KEY.matches(name):
         return None
-    for pattern in NAMES:
-        if fnmatch.fnmatchcase(name, pattern):
-            return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
-    if fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, SSH_KEY_NOT):
+    pattern = next(_NAMES.matching(name), None)
+    if pattern is not None:
+        return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
+    if glob_matches(name, SSH_KEY) and not glob_matches(name, SSH_KEY_NOT):
         return f"{path!r} is a secret (an SSH private key)"
     return None
 
@@ -162,7 +165,8 @@ class SecretPolicy:
 
         A pure function of the policy's strings and ``path`` (no filesystem access), so its
         answers are remembered per process (``_judged``): every Session's executor judges
-        the same workspace paths again, and the patterns cost ~15 µs a path."""
+        the same workspace paths again, and a judgement costs ~6-14 µs a path
+        (``bench/bench_secrets.py``)."""
         if not path:
             return None
         return _judged(self, path)
@@ -170,7 +174,7 @@ class SecretPolicy:
     def judge(self, path: str) -> str | None:
         """``refusal(path)`` worked out now, never remembered (``_judged`` calls it)."""
         text = _text(path)
-        if path.startswith("/") and _any_of(ALLOWED).match(text):
+        if path.startswith("/") and _ALLOWED.matches(text):
             return None
         return self.location_refusal(path) or _name_refusal(path)
 
@@ -183,12 +187,10 @@ class SecretPolicy:
             if path.startswith("/") and parts[: len(base)] == base:
                 return f"{path!r} is inside {location}, a secret location the agent never reads"
         low = _absolute(_text(path)).casefold()
-        if not _any_of(LOCATIONS).match(low):
+        if not _LOCATIONS.matches(low):
             return self._home_refusal(path, parts)
-        for pattern in LOCATIONS:
-            if fnmatch.fnmatchcase(low, pattern) and (
-                path.startswith("/") or pattern.startswith("*")
-            ):
+        for pattern in _LOCATIONS.matching(low):
+            if path.startswith("/") or pattern.startswith("*"):
                 return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
         return self._home_refusal(path, parts)
 

@@ -267,6 +267,20 @@ def test_bench_sessions() -> None:
     )
 
 
+def test_bench_secrets() -> None:
+    import bench_secrets
+
+    out = table(bench_secrets.main, "--runs", "1", "--repeats", "1")
+    lines_match(
+        out,
+        r"load average \d+\.\d -> \d+\.\d; 1 rounds",
+        r"\| import rho_domain\.secrets \| \d+\.\d\d ms \(",
+        r"\| first refusal \| \d+\.\d\d ms \(",
+        r"\| judge, per ordinary path \(12\) \| \d+\.\d\d µs \(",
+        r"\| judge, per secret path \(8\) \| \d+\.\d\d µs \(",
+    )
+
+
 def test_bench_sql_check() -> None:
     import bench_sql_check
 

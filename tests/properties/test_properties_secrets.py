@@ -1,6 +1,8 @@
-"""The secrets policy decides by one combined expression per rule group, then names the rule
-pattern by pattern: the combined expression must match exactly what some pattern of the group
-matches, or a secret would pass (or a harmless file be refused) without the loops noticing."""
+"""The secrets policy matches its ``fnmatch`` patterns with string methods (``GlobSet``), not
+with ``fnmatch`` itself: every shape must match exactly what ``fnmatch.fnmatchcase`` matches,
+pattern by pattern, or a secret would pass (or a harmless file be refused) without anything
+noticing. And the whole policy must give the same verdict, naming the same rule, as its rules
+written out with ``fnmatchcase`` alone (the policy as it was before ``GlobSet``)."""
 
 from __future__ import annotations
 
@@ -10,24 +12,36 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rho_domain.glob_set import GlobSet, glob_matches
 from rho_domain.secrets import (
     ALLOWED,
     LOCATIONS,
     NAMES,
     SSH_KEY,
+    SSH_KEY_NOT,
     TEMPLATES,
     SecretPolicy,
-    _any_of,
 )
 
+# Patterns of other shapes than the policy's: overlapping pieces, repeated and lone stars,
+# and the ``?``/``[`` patterns GlobSet hands to fnmatch.
+TRICKY = (
+    "a*a", "*a*a*", "ab*ba", "a*b*b", "*", "**", "", "x**y", "*.env*.*", "/x/*/y/*", "x\\*", "*\n",
+    "?", "*[ab]", "[!a]*", "a[", "*]*", "[*]", "*?.key",
+)  # fmt: skip
 GROUPS = {
     "allowed": ALLOWED,
     "locations": LOCATIONS,
-    "names": (*NAMES, SSH_KEY),
+    "names": NAMES,
+    "names and key": (*NAMES, SSH_KEY),
     "templates": TEMPLATES,
+    "key": (SSH_KEY, SSH_KEY_NOT),
+    "tricky": TRICKY,
 }
 
-# Pieces of the patterns themselves, so that generated paths often come close to a rule.
+# Pieces of the patterns themselves, so that generated paths often come close to a rule; the
+# characters fnmatch would read as syntax; newlines, spaces, and letters whose casefold is
+# longer than they are.
 PIECES = st.sampled_from(
     [
         "",
@@ -35,17 +49,27 @@ PIECES = st.sampled_from(
         "..",
         "home",
         "u",
+        "root",
+        "srv",
+        "agent",
+        "sessions",
         ".ssh",
+        ".sshx",
+        "a/.ssh",
         "id_rsa",
         "id_rsa.pub",
         "id_",
+        "id_x.y.pub",
         ".env",
+        ".ENV",
+        ".env.x",
         ".env.local",
         "x.env",
         ".envrc",
         "env",
         "config",
         ".config",
+        "nvim",
         "gcloud",
         "gh",
         "rho-agent",
@@ -57,6 +81,9 @@ PIECES = st.sampled_from(
         "cert.pem.txt",
         "credentials",
         "proc",
+        "/proc",
+        "/proc/",
+        "/procx",
         "cpuinfo",
         "self",
         "environ",
@@ -69,60 +96,135 @@ PIECES = st.sampled_from(
         "ssh",
         "ssh_host_rsa_key",
         "ssh_host_rsa_key.pub",
+        "ssh_host__key",
         "a.example",
         "b.sample",
         "*",
         "?",
         "[x]",
+        "[",
+        "]",
+        "!",
+        "[!a]",
+        "\\",
         "\n",
+        " ",
+        "a b",
         "é",
         "É.ENV",
+        "ß",
+        "İ",
+        "ﬁ",
         ".netrc",
         "_netrc",
         ".bash_history",
         "secrets",
         "run",
+        ".bashrc",
     ]
 )
 PATHS = st.builds(
     lambda absolute, parts: ("/" if absolute else "") + "/".join(parts),
     st.booleans(),
     st.lists(PIECES, max_size=6),
-).map(str.casefold)
+)
+TEXTS = PATHS | PATHS.map(str.casefold) | st.text(max_size=30)
+
+
+def _near(pattern: str) -> list[str]:
+    """Texts at a pattern's edges: its own text (a star standing for itself), the stars
+    taken as nothing, as a slash or a newline, one character more or fewer at either end."""
+    variants = {pattern.replace("*", fill) for fill in ("*", "", "/", "\n", "x/y", "**")}
+    return sorted({t for v in variants for t in (v, v[1:], v[:-1], v + "x", "x" + v, v + "/")})
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
-@given(path=PATHS | st.text(max_size=30))
-def test_combined_expression_matches_what_some_pattern_matches(group: str, path: str) -> None:
+@given(text=TEXTS)
+def test_a_glob_set_matches_what_fnmatch_matches(group: str, text: str) -> None:
     patterns = GROUPS[group]
-    expected = any(fnmatch.fnmatchcase(path, p) for p in patterns)
-    assert bool(_any_of(patterns).match(path)) == expected
+    expected = [p for p in patterns if fnmatch.fnmatchcase(text, p)]
+    globs = GlobSet(patterns)
+    assert globs.matches(text) == bool(expected)
+    assert list(globs.matching(text)) == expected
+    assert [p for p in patterns if glob_matches(text, p)] == expected
+    assert [p for p in patterns if GlobSet((p,)).matches(text)] == expected
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
-def test_each_pattern_alone_is_matched_by_the_combined_expression(group: str) -> None:
-    # A pattern's own text (wildcards standing for themselves) is a path it matches.
-    for pattern in GROUPS[group]:
-        assert fnmatch.fnmatchcase(pattern, pattern)
-        assert _any_of(GROUPS[group]).match(pattern), pattern
+def test_each_pattern_at_its_edges(group: str) -> None:
+    """Every pattern of the group against the texts around it and around every other one."""
+    patterns = GROUPS[group]
+    globs = GlobSet(patterns)
+    texts = {t for p in patterns for t in _near(p)}
+    for text in sorted(texts):
+        expected = [p for p in patterns if fnmatch.fnmatchcase(text, p)]
+        assert list(globs.matching(text)) == expected, text
+        assert globs.matches(text) == bool(expected), text
+        assert [p for p in patterns if GlobSet((p,)).matches(text)] == expected, text
 
 
-@given(path=PATHS)
-def test_refusal_is_the_pattern_by_pattern_verdict(path: str) -> None:
-    """The whole policy against its rules written out with ``fnmatchcase`` alone."""
-    text = "/" + "/".join(p for p in path.split("/") if p not in ("", "."))
-    if not path.startswith("/"):
-        text = text[1:]
-    name = "/" + text.rsplit("/", 1)[-1] if text.strip("/") else "/"
-    matched = path.startswith("/") and any(fnmatch.fnmatchcase(text, p) for p in ALLOWED)
-    low = text if path.startswith("/") else "/*/" + text
-    location = any(
-        fnmatch.fnmatchcase(low, p) and (path.startswith("/") or p.startswith("*"))
-        for p in LOCATIONS
-    )
-    secret_name = not any(fnmatch.fnmatchcase(name, p) for p in TEMPLATES) and (
-        any(fnmatch.fnmatchcase(name, p) for p in NAMES)
-        or (fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, "*/id_*.*"))
-    )
-    expected = bool(path) and not matched and (location or secret_name)
-    assert SecretPolicy().is_secret(path) == expected
+# The policy before GlobSet, written out with fnmatchcase alone: the verdict and the rule named.
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(part for part in path.split("/") if part not in ("", "."))
+
+
+def _text(path: str) -> str:
+    return ("/" if path.startswith("/") else "") + "/".join(_parts(path))
+
+
+def _inside(parts: tuple[str, ...], tree: str) -> bool:
+    return parts[: len(_parts(tree))] == _parts(tree)
+
+
+def reference_judge(policy: SecretPolicy, path: str) -> str | None:
+    parts, absolute = _parts(path), path.startswith("/")
+    if absolute and any(fnmatch.fnmatchcase(_text(path), p) for p in ALLOWED):
+        return None
+    for location in policy.locations:
+        if absolute and _inside(parts, location):
+            return f"{path!r} is inside {location}, a secret location the agent never reads"
+    low = (_text(path) if absolute else "/*/" + _text(path)).casefold()
+    for pattern in LOCATIONS:
+        if fnmatch.fnmatchcase(low, pattern) and (absolute or pattern.startswith("*")):
+            return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
+    for home in policy.homes:
+        base = _parts(home)
+        entry = len(parts) > len(base) and _inside(parts, home) and parts[len(base)][:1] == "."
+        if absolute and entry and not any(_inside(parts, t) for t in policy.open_trees):
+            return (
+                f"{path!r} is a hidden entry of the home directory {home}, a secret location "
+                "(tools keep credentials there under any name)"
+            )
+    name = "/" + parts[-1].casefold() if parts else "/"
+    if any(fnmatch.fnmatchcase(name, p) for p in TEMPLATES):
+        return None
+    for pattern in NAMES:
+        if fnmatch.fnmatchcase(name, pattern):
+            return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
+    if fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, SSH_KEY_NOT):
+        return f"{path!r} is a secret (an SSH private key)"
+    return None
+
+
+POLICIES = (
+    SecretPolicy(),
+    SecretPolicy(
+        locations=("/srv/agent/sessions", "/home/u/.config/rho-agent"),
+        homes=("/home/u", "/root/"),
+        open_trees=("/home/u/.config/nvim",),
+    ),
+)
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=["default", "with locations and homes"])
+@given(path=TEXTS)
+def test_the_policy_gives_the_pattern_by_pattern_verdict(policy: SecretPolicy, path: str) -> None:
+    assert policy.judge(path) == reference_judge(policy, path)
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=["default", "with locations and homes"])
+def test_the_policy_at_every_patterns_edges(policy: SecretPolicy) -> None:
+    patterns = (*ALLOWED, *LOCATIONS, *TEMPLATES, *NAMES, SSH_KEY, SSH_KEY_NOT)
+    for text in sorted({t for p in patterns for t in _near(p)}):
+        for path in (text, text.upper(), "/home/u/" + text, "src/" + text.lstrip("/")):
+            assert policy.judge(path) == reference_judge(policy, path), path

@@ -28,7 +28,6 @@ git rules of the argv checks keep that out).
 
 from __future__ import annotations
 
-import glob
 import os
 import stat
 import subprocess
@@ -127,6 +126,8 @@ def layout(
 
 def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
     """The policy's concrete secret locations of this machine (they may not exist)."""
+    import glob  # with the first sandboxed command: its import compiles two expressions
+
     return tuple(
         dict.fromkeys(
             (

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import platform as _platform
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,6 @@ from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile
 from rho_entry.config.yaml_text import parse_yaml, read_yaml_file
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _FRONTMATTER_KEYS = frozenset(
     {"description", "vars", "variables", "initial_prompt", "profile", "model"}
 )
@@ -138,18 +136,29 @@ def render_template(template: PromptTemplate, values: Mapping[str, str]) -> Rend
 
 
 def substitute(text: str, values: Mapping[str, str], *, source: str = "<template>") -> str:
-    """Replace every ``{{ name }}``; a name without a value is a ConfigError."""
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
+    """Replace every ``{{ name }}`` (a name of ASCII letters, digits and ``_``, not starting
+    with a digit; blanks inside the braces optional); a name without a value is a ConfigError.
+    Other text between double braces stays as written."""
+    # String searches, not a regular expression: compiling one cost every process that
+    # renders the default system prompt ~0.2 ms.
+    out: list[str] = []
+    done = 0
+    start = text.find("{{")
+    while start >= 0 and (end := text.find("}}", start + 2)) >= 0:
+        name = text[start + 2 : end].strip()
+        if not (name.isascii() and name.isidentifier()):
+            start = text.find("{{", start + 1)
+            continue
         if name not in values:
             raise ConfigError(
                 f"{source}: the template uses {{{{ {name} }}}} but no value was given; "
                 f"pass it with --var {name}=VALUE or declare a default in the frontmatter"
             )
-        return values[name]
-
-    return _PLACEHOLDER.sub(replace, text)
+        out += (text[done:start], values[name])
+        done = end + 2
+        start = text.find("{{", done)
+    out.append(text[done:])
+    return "".join(out)
 
 
 def parse_var_assignments(assignments: Sequence[str]) -> dict[str, str]:
