@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import re
 import subprocess
 import sys
@@ -347,9 +348,30 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
-def test_no_import_cycles() -> None:
+@pytest.fixture(scope="session")
+def src_graph(pytestconfig: pytest.Config) -> dict[str, set[str]]:
+    """``import_graph(SRC)``, kept in pytest's cache under a digest of this module and of every
+    source file (their paths and bytes): parsing and walking the ~640 files cost about 2 s of
+    CPU in each test process that ran a graph test, and a run's workers each ran one. A
+    changed source or check computes it again. Without a cache directory: computed here."""
+    cache = getattr(pytestconfig, "cache", None)
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for path in sorted(p for pkg in sorted(FORBIDDEN) for p in (SRC / pkg).rglob("*.py")):
+        digest.update(f"\0{path.relative_to(SRC)}\0".encode())
+        digest.update(path.read_bytes())
+    key = f"architecture/import-graph-{digest.hexdigest()[:16]}"
+    kept = cache.get(key, None) if cache is not None else None
+    if isinstance(kept, dict):
+        return {module: set(targets) for module, targets in kept.items()}
+    graph = import_graph()
+    if cache is not None:
+        cache.set(key, {module: sorted(targets) for module, targets in graph.items()})
+    return graph
+
+
+def test_no_import_cycles(src_graph: dict[str, set[str]]) -> None:
     """Every strongly connected component of the import graph is one module."""
-    assert import_cycles(import_graph()) == []
+    assert import_cycles(src_graph) == []
 
 
 def rooms(graph: Mapping[str, set[str]], package: str) -> dict[str, set[str]]:
@@ -415,9 +437,9 @@ def floors(graph: Mapping[str, set[str]], package: str) -> list[list[str]]:
     return [sorted(r for r in level if level[r] == n) for n in range(max(level.values()) + 1)]
 
 
-def test_no_import_runs_up_a_floor() -> None:
+def test_no_import_runs_up_a_floor(src_graph: dict[str, set[str]]) -> None:
     """In every package, the rooms (modules and subpackages) stand on floors."""
-    assert floor_violations(import_graph()) == []
+    assert floor_violations(src_graph) == []
 
 
 def test_the_cycle_check_finds_a_two_module_cycle(tmp_path: Path) -> None:
