@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,8 +88,8 @@ def violations(package: str) -> list[str]:
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_dependency_rule(package: str) -> None:
-    assert violations(package) == []
+def test_dependency_rule(package: str, kept: Kept) -> None:
+    assert kept(f"dependency-rule-{package}", lambda: violations(package)) == []
 
 
 # The domain's stateful objects: the entry layer and the adapters compose them (hold one and
@@ -133,8 +135,8 @@ def subclasses_of_sealed(root: Path = SRC) -> list[str]:
     return found
 
 
-def test_no_class_outside_the_domain_subclasses_agent_session_or_state() -> None:
-    assert subclasses_of_sealed() == []
+def test_no_class_outside_the_domain_subclasses_agent_session_or_state(kept: Kept) -> None:
+    assert kept("sealed-subclasses", subclasses_of_sealed) == []
 
 
 def foreign_private_reads(package: str, root: Path = SRC) -> list[str]:
@@ -177,10 +179,10 @@ def foreign_private_reads(package: str, root: Path = SRC) -> list[str]:
 
 
 @pytest.mark.parametrize("package", ["rho_domain", "rho_entry"])
-def test_no_module_reads_another_modules_private_members(package: str) -> None:
+def test_no_module_reads_another_modules_private_members(package: str, kept: Kept) -> None:
     """The loop's collaborators get what they need through public members (a sub-agent's
     parent gives ``current_run`` and ``related``, not ``_tally`` and ``_related``)."""
-    assert foreign_private_reads(package) == []
+    assert kept(f"private-reads-{package}", lambda: foreign_private_reads(package)) == []
 
 
 def test_the_subclass_check_sees_each_spelling(tmp_path: Path) -> None:
@@ -347,9 +349,50 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
-def test_no_import_cycles() -> None:
+Kept = Callable[[str, Callable[[], Any]], Any]
+
+
+@pytest.fixture(scope="session")
+def kept(pytestconfig: pytest.Config) -> Kept:
+    """``kept(name, compute)``: what ``compute()`` finds in src (a JSON value), kept in
+    pytest's cache with a digest of this module, the Python that parses, and every source
+    file (paths and bytes); a changed source or check computes it again. Parsing and walking
+    the ~640 files cost about 2 s of CPU in each test process that ran one of these checks,
+    and a run's workers each ran some. Without a cache directory: computed each time."""
+    cache = getattr(pytestconfig, "cache", None)
+    digest = hashlib.sha256(Path(__file__).read_bytes() + sys.version.encode())
+    for path in sorted(p for pkg in sorted(FORBIDDEN) for p in (SRC / pkg).rglob("*.py")):
+        digest.update(f"\0{path.relative_to(SRC)}\0".encode())
+        digest.update(path.read_bytes())
+    seal = digest.hexdigest()
+
+    def get(name: str, compute: Callable[[], Any]) -> Any:
+        key = f"architecture/{name}"  # one file per check, overwritten: no stale digests
+        found = cache.get(key, None) if cache is not None else None
+        if isinstance(found, dict) and found.get("digest") == seal:
+            return found["value"]
+        value = compute()
+        if cache is not None:
+            cache.set(key, {"digest": seal, "value": value})
+        return value
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def src_graph(kept: Kept) -> dict[str, set[str]]:
+    """``import_graph(SRC)``, kept (``kept``)."""
+
+    def compute() -> dict[str, list[str]]:
+        return {module: sorted(targets) for module, targets in import_graph().items()}
+
+    graph: dict[str, list[str]] = kept("import-graph", compute)
+    return {module: set(targets) for module, targets in graph.items()}
+
+
+def test_no_import_cycles(src_graph: dict[str, set[str]]) -> None:
     """Every strongly connected component of the import graph is one module."""
-    assert import_cycles(import_graph()) == []
+    assert import_cycles(src_graph) == []
 
 
 def rooms(graph: Mapping[str, set[str]], package: str) -> dict[str, set[str]]:
@@ -415,9 +458,9 @@ def floors(graph: Mapping[str, set[str]], package: str) -> list[list[str]]:
     return [sorted(r for r in level if level[r] == n) for n in range(max(level.values()) + 1)]
 
 
-def test_no_import_runs_up_a_floor() -> None:
+def test_no_import_runs_up_a_floor(src_graph: dict[str, set[str]]) -> None:
     """In every package, the rooms (modules and subpackages) stand on floors."""
-    assert floor_violations(import_graph()) == []
+    assert floor_violations(src_graph) == []
 
 
 def test_the_cycle_check_finds_a_two_module_cycle(tmp_path: Path) -> None:
@@ -579,13 +622,15 @@ def store_imports(path: Path) -> list[str]:
     ]
 
 
-def test_the_entry_layer_reaches_stores_only_through_the_ports() -> None:
-    found = {
-        str(path.relative_to(SRC))
-        for path in sorted((SRC / "rho_entry").rglob("*.py"))
-        if store_imports(path)
-    }
-    assert found - STORE_COMPOSITION == set()
+def test_the_entry_layer_reaches_stores_only_through_the_ports(kept: Kept) -> None:
+    def compute() -> list[str]:
+        return [
+            str(path.relative_to(SRC))
+            for path in sorted((SRC / "rho_entry").rglob("*.py"))
+            if store_imports(path)
+        ]
+
+    assert set(kept("store-importers", compute)) - STORE_COMPOSITION == set()
 
 
 def test_the_store_check_finds_an_import_in_a_function(tmp_path: Path) -> None:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
+import hashlib
 import os
 import pwd
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from db_support import PG_USER, Server, find, free_port, missing, seed, wait_for
@@ -37,6 +40,38 @@ def ensure_db_user() -> None:
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER],
             check=True,
         )
+
+
+def initialized(data: Path, program: str, build: Callable[[Path], None], cache: Any) -> None:
+    """``data``, a server's new data directory: a copy (``cp -a``: owners and modes kept) of
+    the one ``build`` made once for this ``program`` binary and kept in pytest's cache
+    directory, or built in place without one (``cache`` None: ``-p no:cacheprovider``).
+
+    ``initdb`` and ``mariadb-install-db`` cost 0.5-0.6 s of CPU each and the copy about 0.1 s;
+    each test process that needs a server made its own. The first to ask builds the template
+    under a lock while the others wait. The name is a digest of the program's path, size and
+    time, so an upgraded server is built anew."""
+    if cache is None:
+        build(data)
+        return
+    shared = Path(cache.mkdir("db-templates"))
+    found = os.stat(program)
+    key = f"{program} {found.st_size} {found.st_mtime_ns}"
+    template = shared / hashlib.sha256(key.encode()).hexdigest()[:16]
+    with (shared / "lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not template.exists():
+            # built where the server will run (the cache's parents may be closed to PG_USER)
+            building = Path(tempfile.mkdtemp(prefix="rho-db-template-"))
+            try:
+                build(building / "data")
+                partial = shared / f"{template.name}.partial"
+                shutil.rmtree(partial, ignore_errors=True)
+                subprocess.run(["cp", "-a", str(building / "data"), str(partial)], check=True)
+                partial.rename(template)
+            finally:
+                shutil.rmtree(building, ignore_errors=True)
+    subprocess.run(["cp", "-a", str(template), str(data)], check=True)
 
 
 _SHARED: dict[str, Server] = {}
@@ -61,14 +96,17 @@ def shared_postgres(request: pytest.FixtureRequest) -> Server:
     worker. Tests keep apart by schema (the stores) or by the seed's checksums (the attacks).
     """
     if "postgres" not in _SHARED:
-        _SHARED["postgres"] = _STOPS.enter_context(running_postgres())
+        cache = getattr(request.config, "cache", None)
+        _SHARED["postgres"] = _STOPS.enter_context(running_postgres(cache))
         request.addfinalizer(_stop_shared)
     return _SHARED["postgres"]
 
 
 @contextlib.contextmanager
-def running_postgres() -> Iterator[Server]:
-    """Start a seeded PostgreSQL in a temporary directory; stop and remove it on exit."""
+def running_postgres(cache: Any = None) -> Iterator[Server]:
+    """Start a seeded PostgreSQL in a temporary directory; stop and remove it on exit. Its
+    data directory is a copy of the one ``initdb`` made once in pytest's ``cache``
+    (``initialized``)."""
     initdb, pg_ctl = find("initdb"), find("pg_ctl")
     if not (initdb and pg_ctl):
         missing("PostgreSQL is not installed (initdb/pg_ctl not found on PATH)")
@@ -84,7 +122,12 @@ def running_postgres() -> Iterator[Server]:
     def run(argv: list[str]) -> None:
         subprocess.run(as_db_user(argv), check=True, capture_output=True)
 
-    run([initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
+    def build(into: Path) -> None:
+        if os.geteuid() == 0:
+            shutil.chown(into.parent, PG_USER)  # initdb, as PG_USER, creates ``into`` there
+        run([initdb, "-D", str(into), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
+
+    initialized(data, initdb, build, cache)
     options = f"-p {port} -k {workdir} -c listen_addresses=127.0.0.1 -c fsync=off"
     run([pg_ctl, "-D", str(data), "-o", options, "-l", str(workdir / "log"), "-w", "start"])
     admin_kw = {"host": "127.0.0.1", "port": port, "user": "postgres"}
@@ -106,8 +149,10 @@ def running_postgres() -> Iterator[Server]:
 
 
 @contextlib.contextmanager
-def running_mariadb() -> Iterator[Server]:
-    """Start a seeded MariaDB in a temporary directory; stop and remove it on exit."""
+def running_mariadb(cache: Any = None) -> Iterator[Server]:
+    """Start a seeded MariaDB in a temporary directory; stop and remove it on exit. Its
+    data directory is a copy of the one ``mariadb-install-db`` made once in pytest's
+    ``cache`` (``initialized``)."""
     mariadbd, install_db = (
         find("mariadbd", "mysqld"),
         find("mariadb-install-db", "mysql_install_db"),
@@ -120,21 +165,25 @@ def running_mariadb() -> Iterator[Server]:
     workdir = Path(tempfile.mkdtemp(prefix="rho-mariadb-"))
     data, port, sock = workdir / "data", free_port(), workdir / "mysqld.sock"
     user = ["--user=root"] if os.geteuid() == 0 else []
-    installed = subprocess.run(
-        [
-            install_db,
-            "--no-defaults",
-            f"--datadir={data}",
-            "--auth-root-authentication-method=normal",
-            "--skip-test-db",
-            *user,
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    # its own words, so that a failure on a busy shared machine can be told from a bug
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    def build(into: Path) -> None:
+        installed = subprocess.run(
+            [
+                install_db,
+                "--no-defaults",
+                f"--datadir={into}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                *user,
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        # its own words, so that a failure on a busy shared machine can be told from a bug
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    initialized(data, install_db, build, cache)
     log = (workdir / "server.log").open("w")
     proc = subprocess.Popen(
         [

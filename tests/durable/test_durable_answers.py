@@ -47,6 +47,8 @@ SCRIPTS = {
         ),
         answer("both written"),
     ],
+    "statuses": [answer("nothing to do")],
+    "statuses-ask": [bash("echo s > statuses.txt", "s1")],
 }
 
 
@@ -84,6 +86,32 @@ def test_always_allows_the_tool_in_every_later_continuation_of_the_run(rig: Rig)
     assert asked == ["a1", "a3"]
     resolved = [(e["call_id"], e["always"]) for e in events if e["kind"] == "approval_resolved"]
     assert resolved == [("a1", True), ("a3", False)]
+
+
+def test_statuses_reads_many_runs_at_once_as_status_reads_each(rig: Rig) -> None:
+    """What ``eval bird --durable`` polls: a completed run, one awaiting approval, one queued
+    where no worker consumes, and an id no queue had, each as ``status`` gives it, once."""
+
+    async def drive() -> tuple[list[str], dict[str, str | None], dict[str, str | None]]:
+        queue = open_queue(rig.db)
+        idle = open_queue(rig.db, queue="nobody-consumes-this")
+        try:
+            done = await enqueue_prompt(queue, "statuses: done")
+            asks = await enqueue_prompt(queue, "statuses-ask: echo")
+            stays = await enqueue_prompt(idle, "statuses: never run")
+            assert await queue.wait(done.run_id, 40) == "completed"
+            assert await queue.wait(asks.run_id, 40) == "awaiting_approval"
+            ids = [asks.run_id, "no-such-run", stays.run_id, done.run_id, asks.run_id]
+            together = dict(await queue.statuses(ids))
+            return ids, together, {i: await queue.status(i) for i in ids}
+        finally:
+            queue.close()
+            idle.close()
+
+    ids, together, each = asyncio.run(drive())
+    assert list(together) == list(dict.fromkeys(ids))
+    assert together == each
+    assert list(together.values()) == ["awaiting_approval", None, "queued", "completed"]
 
 
 def test_two_answers_of_one_waiting_run_never_collapse_silently(rig: Rig) -> None:

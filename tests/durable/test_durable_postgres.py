@@ -42,10 +42,10 @@ SCRIPTS = {"pg": [tool_reply(call("list", {"path": "."}, "p1")), answer("done")]
 
 
 @pytest.fixture(scope="module")
-def postgres() -> Iterator[Server]:
+def postgres(pytestconfig: pytest.Config) -> Iterator[Server]:
     # a cluster of its own: on the process's shared one (a database of its own), one of the
     # 200 runs once ended in error in a full run at load 19 (docs/testing.md), not understood
-    with running_postgres() as server:
+    with running_postgres(getattr(pytestconfig, "cache", None)) as server:
         yield server
 
 

@@ -82,6 +82,11 @@ class RunQueue(Protocol):
         ``RunStatus`` value); None for a run this queue never had."""
 
     @abstractmethod
+    async def statuses(self, run_ids: Collection[str]) -> Mapping[str, str | None]:
+        """Each run's status as ``status`` gives it (None for a run this queue never had),
+        read at once: a caller waiting on many runs asks once per poll, not once per run."""
+
+    @abstractmethod
     async def wait(self, run_id: str, timeout: float) -> str:
         """Wait until the run settles (ends, or waits for approval); its status. Raises
         ``TimeoutError`` after ``timeout`` seconds."""

@@ -169,8 +169,11 @@ async def run_bird_durable(
             for index, worker in enumerate(running):
                 if worker.poll() is not None:  # died: a new one (with a new executor id)
                     running[index] = start_worker()  # takes its runs once its beat is stale
+            # one read for every run still out (a read per run, ten times a second, was the
+            # command's main work on a long eval)
+            statuses = await queue.statuses([run.run_id for run in waiting.values()])
             for question_id, run in list(waiting.items()):
-                status = await queue.status(run.run_id)
+                status = statuses[run.run_id]
                 if status is None or status in ("queued", "running"):
                     continue
                 del waiting[question_id]
