@@ -22,6 +22,7 @@ from rho_adapters.daytona.api import SandboxAPI
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.model.proxies import ProxyRoutes
+from rho_domain.errors import ConfigError
 
 
 @attrs.define
@@ -143,3 +144,12 @@ async def test_each_host_takes_its_own_route(doors: Doors, exempt: str) -> None:
         int(toolbox_direct),
         int(not api_direct) + int(not toolbox_direct),
     ]
+
+
+def test_a_proxy_httpx_cannot_use_is_said_when_the_client_is_made() -> None:
+    # the API's route is chosen at once (the toolbox's only when its host is known), so a
+    # wrong proxy is a configuration error before any sandbox is asked for
+    routes = ProxyRoutes.from_environ({"HTTPS_PROXY": "ftp://me:s3cret@proxy:21"})
+    with pytest.raises(ConfigError) as refused:
+        SandboxAPI(FakeDaytona().settings(proxies=routes))
+    assert "ftp://me:***@proxy:21" in str(refused.value)

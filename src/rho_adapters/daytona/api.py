@@ -87,12 +87,16 @@ class SandboxAPI:
         }
         if settings.organization_id:
             headers["X-Daytona-Organization-ID"] = settings.organization_id
-        self._client = httpx.AsyncClient(
-            headers=headers,
+        if transport is None:
             # The toolbox is another host, learnt from the API's answers: each host takes
             # its own proxy route (NO_PROXY may name one of them). One SSL context per
             # process, not one per sandbox (httpx builds one per client).
-            transport=transport or RoutedTransport(settings.proxies),
+            routed = RoutedTransport(settings.proxies)
+            routed.transport_for_url(httpx.URL(settings.api_url))  # a bad proxy: said now
+            transport = routed
+        self._client = httpx.AsyncClient(
+            headers=headers,
+            transport=transport,
             timeout=settings.request_timeout,
         )
         self._api = settings.api_url.rstrip("/")
