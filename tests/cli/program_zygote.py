@@ -30,16 +30,11 @@ until the process that started it ends.
 
 from __future__ import annotations
 
-import array
 import atexit
 import contextlib
-import gc
-import json
 import os
-import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -49,6 +44,8 @@ import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import zygote_serve
 
 HERE = Path(__file__).resolve().parent
 CLIENT = HERE / "program_zygote_client.py"
@@ -93,8 +90,6 @@ PRELOAD: dict[str, tuple[str, ...]] = {
     # nothing: the zygote's own tests (test_program_zygote.py)
     "plain": (),
 }
-
-MAX_REQUEST = 1 << 20  # argv, cwd and the environment: far below this
 
 
 class Zygote:
@@ -233,112 +228,7 @@ def command(kind: str, argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-I", "-S", str(CLIENT), str(where.socket_path), "-", *argv[1:]]
 
 
-# -- the zygote --------------------------------------------------------------------------------
-
-
-def _serve(path: str) -> tuple[socket.socket, dict[str, Any], list[int]]:
-    """Accept a program per connection and fork a keeper that sees it through; return the
-    connection and request in the process that is to become the program."""
-    # each ended keeper is reaped at once, by wait: its CPU time and its program's then count
-    # in the zygote's children, and so in the test process's when the zygote ends
-    signal.signal(signal.SIGCHLD, _reap)
-    parent = os.pidfd_open(os.getppid())
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path + ".tmp")
-    listener.listen(64)
-    os.rename(path + ".tmp", path)  # the path appears once it accepts
-    while True:
-        try:
-            ready, _, _ = select.select([listener.fileno(), parent], [], [])
-        except InterruptedError:
-            continue
-        if parent in ready:  # the test process is gone: nobody will ask again
-            os._exit(0)
-        try:
-            conn, _ = listener.accept()
-        except (InterruptedError, BlockingIOError):
-            continue
-        if os.fork() == 0:  # the program's keeper: starts it, forwards signals, reports
-            listener.close()
-            os.close(parent)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            request, fds = _receive(conn)
-            pid = os.fork()
-            if pid == 0:
-                return conn, request, fds
-            for fd in fds:
-                os.close(fd)
-            _keep(conn, pid)
-            os._exit(0)
-        conn.close()
-
-
-def _reap(signum: int, frame: object) -> None:
-    del signum, frame
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-    except ChildProcessError:  # none left
-        pass
-
-
-def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
-    fds = array.array("i")
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk, ancillary, _, _ = conn.recvmsg(MAX_REQUEST, socket.CMSG_LEN(3 * fds.itemsize))
-        if not chunk:
-            os._exit(1)  # the client went away before asking anything
-        data += chunk
-        for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
-    request: dict[str, Any] = json.loads(data)
-    return request, list(fds)
-
-
-def _keep(conn: socket.socket, pid: int) -> None:
-    """Tell the client the program's pid, pass on the signals it forwards, and send the
-    program's status (``waitstatus_to_exitcode``: minus the signal that ended it). A client
-    that goes away (killed) takes the program with it."""
-    try:
-        conn.sendall(f"pid {pid}\n".encode())
-    except OSError:  # the client is gone already: so goes its program
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        return
-    ended = os.pidfd_open(pid)
-    pending = b""
-    while True:
-        ready, _, _ = select.select([ended, conn.fileno()], [], [])
-        if ended in ready:
-            _, status = os.waitpid(pid, 0)
-            with contextlib.suppress(OSError):
-                conn.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
-            return
-        chunk = conn.recv(256)
-        if not chunk:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return
-        pending += chunk
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            with contextlib.suppress(ProcessLookupError, ValueError):
-                os.kill(pid, int(line.split()[1]))
-
-
-def _become(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
-    """In the program's process: take the client's streams, directory, environment, argv."""
-    conn.close()
-    for signum in (signal.SIGCHLD, signal.SIGTERM):  # the zygote's own handling, undone
-        signal.signal(signum, signal.SIG_DFL)
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
+# -- the zygote (its plumbing, the docs CLI zygote's too: zygote_serve) -------------------------
 
 
 def _run(argv: list[str]) -> int:
@@ -369,36 +259,11 @@ def _run(argv: list[str]) -> int:
 
 
 def main() -> None:
-    import importlib
-
     sys.path.pop(0)  # this file's directory: the program sees what `python` would show it
-    for name in sys.argv[2:]:
-        # a module renamed or moved since PRELOAD was written is the program's to import
-        # (or to fail on, as it would cold); the zygote only does not share it
-        with contextlib.suppress(ModuleNotFoundError):
-            importlib.import_module(name)
-    if threading.active_count() != 1:  # a fork would copy a thread's locks, not the thread
-        raise SystemExit(f"a preloaded module started a thread: {threading.enumerate()}")
-    gc.freeze()  # the preloaded objects stay out of the forks' collections: no copy-on-write
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    conn, request, fds = _serve(sys.argv[1])
-    _become(conn, request, fds)
-    code = _run(request["argv"])
-    # the interpreter's end as a program sees it (non-daemon threads joined, atexit
-    # handlers, streams flushed), without tearing down the modules the zygote had imported
-    threading._shutdown()  # type: ignore[attr-defined]
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception as exc:  # noqa: BLE001 - as the interpreter: said, and status 120
-            with contextlib.suppress(Exception):
-                os.write(2, f"Exception ignored in: {stream!r}\n{exc!r}\n".encode())
-            code = code if code else 120
-    if code < 0:  # as an uncaught KeyboardInterrupt ends Python: by the signal itself
-        signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    os._exit(code & 0xFF)
+    zygote_serve.preload(sys.argv[2:])
+    conn, request, fds = zygote_serve.serve(sys.argv[1])
+    zygote_serve.become(conn, request, fds)
+    zygote_serve.end(_run(request["argv"]))
 
 
 if __name__ == "__main__":

@@ -210,6 +210,18 @@ async def test_vertica_sets_the_session_read_only_after_connect() -> None:
     ]
 
 
+async def test_a_connection_whose_session_setting_fails_is_closed() -> None:
+    # it was dropped open: nothing held it but the failed connect
+    driver = FakeDriver()
+    driver.fail_on, driver.fail_message = READ_ONLY_SESSION, "the server went away"
+    db = VerticaDatabase("vx", VERTICA, password="pw", driver=driver)
+    with pytest.raises(DatabaseError, match="the server went away"):
+        await db.query("SELECT x FROM t", max_rows=10, timeout=3)
+    [conn] = driver.connections
+    assert conn.is_closed
+    await db.aclose()
+
+
 @pytest.mark.parametrize(
     "sql",
     [

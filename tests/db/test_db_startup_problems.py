@@ -4,19 +4,25 @@ query time names the file it could not open."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 import subprocess
 import sys
+import uuid
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
+from db_support import Server
 
 from rho_adapters.db import open_databases
 from rho_adapters.db.factory import database_problems
+from rho_adapters.db.postgres import PostgresDatabase
 from rho_adapters.db.sqlite import SqliteDatabase
 from rho_domain.config import AgentConfig, DatabaseConfig
-from rho_domain.errors import DatabaseError
+from rho_domain.errors import DatabaseError, RhoError
 from rho_domain.permissions import DatabaseMode
 from rho_entry.wiring import database_warnings
 
@@ -91,3 +97,37 @@ def test_the_cli_warns_before_the_run(tmp_path: Path) -> None:
         "the environment; export it and start again",
     ]
     assert lines[3].startswith("rho-agent · demo")  # the warnings come before the run
+
+
+async def test_a_postgresql_connection_whose_preparation_fails_is_closed(
+    postgres_server: Server,
+) -> None:
+    """A new connection is asked what the adapter needs (its catalog's functions, its
+    search path, a right); one whose questions fail (here: a database that hides
+    ``pg_proc`` from the role) was dropped open, and psycopg said so when it was collected."""
+    import psycopg
+
+    c = postgres_server.config
+    name = f"prep_{uuid.uuid4().hex[:8]}"
+    admin: dict[str, Any] = {"host": c.host, "port": c.port, "user": c.user, "autocommit": True}
+    with psycopg.connect(dbname="postgres", **admin) as conn:
+        conn.execute(f"CREATE ROLE {name} LOGIN")
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        with psycopg.connect(dbname=name, **admin) as conn:
+            conn.execute("REVOKE SELECT ON pg_catalog.pg_proc FROM PUBLIC")
+        config = DatabaseConfig(
+            engine="postgres", host=c.host, port=c.port, user=name, database=name
+        )
+        db = PostgresDatabase(name, config)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with pytest.raises(RhoError, match="pg_proc"):
+                await db.query("SELECT 1", max_rows=1, timeout=5)
+            await db.aclose()  # it held the failed call, and with it the connection
+            gc.collect()
+        assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
+    finally:
+        with psycopg.connect(dbname="postgres", **admin) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+            conn.execute(f"DROP ROLE {name}")

@@ -1,7 +1,8 @@
 """The client half of ``docs_cli_zygote``: run by the ``rho-agent`` shell function of a docs
 bash block (``python -I -S``: no site, so it starts in a few milliseconds). It hands this
 process's standard streams, working directory, environment (without the function's own
-variables) and arguments to the zygote, and exits with the command's status."""
+variables) and arguments to the zygote, and exits with the command's status (the zygote
+says ``pid N``, then ``exit CODE``: ``tests/cli/zygote_serve.py``)."""
 
 import array
 import json
@@ -21,13 +22,14 @@ def main() -> int:
         data = json.dumps(request).encode() + b"\n"
         conn.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())])
         answer = b""
-        while not answer.endswith(b"\n"):
+        while b"exit " not in answer or not answer.endswith(b"\n"):  # after "pid N"
             chunk = conn.recv(64)
             if not chunk:
                 sys.stderr.write("rho-agent: the docs CLI zygote went away\n")
                 return 70
             answer += chunk
-    return int(answer)
+    code = int(answer.rpartition(b"exit ")[2])
+    return code if code >= 0 else 128 - code  # a signal's end, as a shell reports it
 
 
 if __name__ == "__main__":

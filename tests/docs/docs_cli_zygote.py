@@ -14,25 +14,15 @@ process and exits with the command's status. ``exec rho-agent`` (the servers the
 starts and signals) and any program that runs ``rho-agent`` by path still run the console
 script itself.
 
-Run as a program: ``python docs_cli_zygote.py SOCKET``; it serves until its socket's parent
-directory is closed by ``CliZygote.close`` (SIGTERM).
+Run as a program: ``python docs_cli_zygote.py SOCKET``; it serves until ``CliZygote.close``
+(SIGTERM) or until the process that started it ends. Its plumbing (the socket, the keepers,
+the fork, a program's start and end) is ``program_zygote``'s: ``tests/cli/zygote_serve.py``.
 """
 
 from __future__ import annotations
 
-import array
-import atexit
-import contextlib
-import gc
-import json
-import os
-import select
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -70,8 +60,6 @@ PRELOAD = (
     "rho_adapters.store.files",
     "rho_domain.loop.session",
 )
-
-MAX_REQUEST = 1 << 20  # a request is argv, cwd and the environment: far below this
 
 # The function a block's shell gets (BASH_FUNC_rho-agent%% in its environment).
 SHELL_FUNCTION = (
@@ -119,127 +107,27 @@ class CliZygote:
         self.process.wait(10)
 
 
-# -- the zygote --------------------------------------------------------------------------------
-
-
-def _serve(path: str) -> tuple[socket.socket, dict[str, object], list[int]] | None:
-    """Accept a command per connection and fork a process that sees it through; return the
-    connection and request in the process that is to become the command."""
-    # each ended keeper is reaped at once (no zombies), by wait: its CPU time and its
-    # command's then count in the zygote's children, and so in the test process's
-    signal.signal(signal.SIGCHLD, _reap)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path + ".tmp")
-    listener.listen(64)
-    os.rename(path + ".tmp", path)  # the path appears once it accepts
-    while True:
-        try:
-            conn, _ = listener.accept()
-        except InterruptedError:
-            continue
-        if os.fork() == 0:  # the command's keeper: runs it, reports its status
-            listener.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            request, fds = _receive(conn)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                return conn, request, fds
-            for fd in fds:
-                os.close(fd)
-            _keep(conn, pid)
-            os._exit(0)
-        conn.close()
-
-
-def _reap(signum: int, frame: object) -> None:
-    del signum, frame
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-    except ChildProcessError:  # none left
-        pass
-
-
-def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
-    fds = array.array("i")
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk, ancillary, _, _ = conn.recvmsg(MAX_REQUEST, socket.CMSG_LEN(3 * fds.itemsize))
-        if not chunk:
-            os._exit(1)  # the client went away before asking anything
-        data += chunk
-        for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
-    request: dict[str, object] = json.loads(data)
-    return request, list(fds)
-
-
-def _keep(conn: socket.socket, pid: int) -> None:
-    """Wait for the command; send its exit status as a shell reports it (128 + a signal). A
-    client that goes away (its shell killed) takes the command with it."""
-    ended = os.pidfd_open(pid)
-    while True:
-        ready, _, _ = select.select([ended, conn.fileno()], [], [])
-        if ended in ready:
-            _, status = os.waitpid(pid, 0)
-            code = os.waitstatus_to_exitcode(status)
-            conn.sendall(f"{code if code >= 0 else 128 - code}\n".encode())
-            return
-        if not conn.recv(1):
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return
-
-
-def _become(conn: socket.socket, request: dict[str, object], fds: list[int]) -> None:
-    """In the command's process: take the shell's streams, directory, environment, argv."""
-    conn.close()
-    for signum in (signal.SIGCHLD, signal.SIGTERM):  # the zygote's own handling, undone
-        signal.signal(signum, signal.SIG_DFL)
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    cwd, env, argv = request["cwd"], request["env"], request["argv"]
-    assert isinstance(cwd, str)
-    assert isinstance(env, dict)
-    assert isinstance(argv, list)
-    os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
-    tempfile.tempdir = None  # as a new process, take TMPDIR from the shell's environment
-    sys.argv = ["rho-agent", *argv]
+# -- the zygote (its plumbing is program_zygote's: tests/cli/zygote_serve.py) ------------------
 
 
 def main() -> None:
-    import importlib
+    # this file's directory goes (the command sees what the console script sees), and
+    # tests/cli, where the plumbing is, stands there for the import only
+    sys.path[0] = str(HERE.parent / "cli")
+    import zygote_serve
 
-    sys.path.pop(0)  # this file's directory: the command sees what the console script sees
-    for name in PRELOAD:
-        importlib.import_module(name)
-    gc.freeze()  # the preloaded objects stay out of the forks' collections: no copy-on-write
-    path = sys.argv[1]
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    served = _serve(path)
-    if served is None:
-        return
-    _become(*served)
+    sys.path.pop(0)
+    zygote_serve.preload(PRELOAD)
+    conn, request, fds = zygote_serve.serve(sys.argv[1])
+    zygote_serve.become(conn, request, fds)
+    sys.argv = ["rho-agent", *request["argv"]]
     from rho_entry.cli import main as rho_agent
 
     try:
         code = rho_agent()  # as the console script: sys.exit(main())
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    # the interpreter's end as a program sees it (non-daemon threads joined, atexit
-    # handlers, streams flushed), without tearing down the modules the zygote had imported
-    threading._shutdown()  # type: ignore[attr-defined]
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
+    zygote_serve.end(code)
 
 
 if __name__ == "__main__":

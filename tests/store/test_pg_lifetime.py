@@ -10,9 +10,12 @@ own); a store used again afterwards connects and listens again.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import sys
 import time
 import uuid
+from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
@@ -27,6 +30,9 @@ from rho_domain.ports.store import SessionRecord
 from rho_entry import AgentConfig as EntryConfig
 from rho_entry.facade import Agent, Session
 from rho_entry.stored import SessionStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from cli_support import rho as rho_here
 
 __all__ = ["pg_server_url"]
 
@@ -267,3 +273,54 @@ async def test_a_runtime_closes_the_store_it_opened_from_a_url(pg_server_url: st
     assert connections(pg_server_url, name) >= 1
     await close_runtime(runtime)
     assert await settles(lambda: connections(pg_server_url, name) == 0)
+
+
+def gone(server_url: str, name: str, within: float = 5.0) -> bool:
+    """``settles`` for synchronous tests: True once the server has no connection of ``name``."""
+    deadline = time.monotonic() + within
+    while connections(server_url, name) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return connections(server_url, name) == 0
+
+
+async def test_a_store_used_after_its_close_keeps_no_connection(pg_server_url: str) -> None:
+    # The catalog beside a store holds no share of its own: used after the store's close,
+    # its query connected, and the connection stayed idle in the pool of a backend nobody
+    # would close again, open until the process ended (garbage-collected then: psycopg's
+    # "deleted while still open" ResourceWarning).
+    name = f"rho-after-{uuid.uuid4().hex[:8]}"
+    backend = PgBackend(StoreAddress(named(schema_url(pg_server_url), name), "the test"))
+    made = of_backend(backend)
+    await made.store.create(record("s1"))
+    await made.store.release("s1")
+    await made.aclose()
+    assert await settles(lambda: connections(pg_server_url, name) == 0)
+    assert [i.id for i in await made.sessions.sessions()] == ["s1"]  # still works
+    assert backend.pool.opened == 0
+    assert await settles(lambda: connections(pg_server_url, name) == 0)
+
+
+def test_commands_run_in_process_give_back_the_store_they_opened(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    # ``main`` in a process that goes on (a library caller, the CLI tests): each command
+    # opened the store of its URL and never closed it, so the process's pool for the URL
+    # kept its connections open until the process ended (5 of them garbage-collected open
+    # at the end of a tests/store run).
+    name = f"rho-cli-{uuid.uuid4().hex[:8]}"
+    url = named(schema_url(pg_server_url), name)
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+
+    def rho(*words: str) -> str:
+        result = rho_here(*words, "--store", url, home=home, cwd=work)
+        assert result.returncode == 0, (words, result.stderr)
+        assert gone(pg_server_url, name), words
+        return result.stdout
+
+    rho("-m", "demo", "hello there")
+    [row] = json.loads(rho("--list", "--json"))
+    rho("--resume", row["id"], "-m", "demo", "and more")
+    rho("stats", "--all", "--json")
+    rho("export", row["id"])
+    rho("monitor", "ps", "--json")

@@ -18,7 +18,7 @@ import httpx
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona._errors import error_for, map_httpx_errors
 from rho_adapters.daytona.settings import DaytonaSettings
-from rho_adapters.model.tls import transport_for
+from rho_adapters.model.tls import RoutedTransport
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.clock import Clock
 
@@ -87,11 +87,16 @@ class SandboxAPI:
         }
         if settings.organization_id:
             headers["X-Daytona-Organization-ID"] = settings.organization_id
-        proxy = settings.proxies.for_url(settings.api_url)
+        if transport is None:
+            # The toolbox is another host, learnt from the API's answers: each host takes
+            # its own proxy route (NO_PROXY may name one of them). One SSL context per
+            # process, not one per sandbox (httpx builds one per client).
+            routed = RoutedTransport(settings.proxies)
+            routed.transport_for_url(httpx.URL(settings.api_url))  # a bad proxy: said now
+            transport = routed
         self._client = httpx.AsyncClient(
             headers=headers,
-            # one SSL context per process, not one per sandbox (httpx builds one per client)
-            transport=transport or transport_for(settings.api_url, proxy=proxy),
+            transport=transport,
             timeout=settings.request_timeout,
         )
         self._api = settings.api_url.rstrip("/")

@@ -35,7 +35,8 @@ class DaytonaSettings:
     for a process that dies before ``aclose``. ``working_dir`` is the workspace root inside the
     sandbox; it is created on first use. ``env`` is set on the sandbox (unrestricted shell
     commands see it; restricted pipelines run with a fixed, minimal environment). ``proxies``
-    route the API's requests (``ProxyRoutes.from_environ``; the CLI passes the environment's).
+    route the requests, each by its own host: the API's and the toolbox's
+    (``ProxyRoutes.from_environ``; the CLI passes the environment's).
     """
 
     api_key: str = attrs.field(repr=False)

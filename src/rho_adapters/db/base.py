@@ -294,9 +294,25 @@ class ThreadedDatabase(Database):
         (DB-API drivers: their ``Error``)."""
         return (self._module().Error,)
 
-    @abstractmethod
     def _connect(self) -> Any:
+        """A new connection, opened (``_open``) and prepared (``_prepare``); one whose
+        preparation fails is closed, not dropped: nothing else holds it, and the driver's
+        connection would stay open until garbage-collected (psycopg's ResourceWarning)."""
+        conn = self._open()
+        try:
+            self._prepare(conn)
+        except BaseException:
+            self._close_quietly(conn)
+            raise
+        return conn
+
+    @abstractmethod
+    def _open(self) -> Any:
         """Open a new connection with the engine-level read-only settings (blocking)."""
+
+    def _prepare(self, conn: Any) -> None:
+        """Read what the adapter needs of a new connection and set its session (blocking);
+        default: nothing."""
 
     @abstractmethod
     def _usable(self, conn: Any) -> bool:

@@ -110,10 +110,10 @@ class MysqlDatabase(ThreadedDatabase):
     def _load_driver(self) -> Any:
         return load_pymysql()
 
-    def _connect(self) -> Any:
+    def _open(self) -> Any:
         c, pymysql = self.config, self._module()
         socket_path = c.options.get("unix_socket")
-        conn = pymysql.connect(
+        return pymysql.connect(
             host=c.host or "localhost",
             port=c.port or 3306,
             unix_socket=str(socket_path) if socket_path else None,
@@ -128,13 +128,15 @@ class MysqlDatabase(ThreadedDatabase):
             cursorclass=pymysql.cursors.SSCursor,  # unbuffered: fetchmany reads only that
             **_tls_kwargs(c, self.alias),
         )
+
+    def _prepare(self, conn: Any) -> None:
+        pymysql = self._module()
         conn.rho_mariadb = "mariadb" in conn.get_server_info().lower()
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
             cursor.execute("SELECT @@SESSION.sql_mode")
             (sql_mode,) = cursor.fetchone()
         modes = set(str(sql_mode).upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
-        return conn
 
     def _settings(self, conn: Any) -> frozenset[str] | None:
         settings: frozenset[str] | None = getattr(conn, "rho_settings", None)

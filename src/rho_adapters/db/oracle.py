@@ -38,7 +38,7 @@ class OracleDatabase(ThreadedDatabase):
     def _load_driver(self) -> Any:
         return load_oracledb()
 
-    def _connect(self) -> Any:
+    def _open(self) -> Any:
         c = self.config
         dsn = c.dsn or f"{c.host or 'localhost'}:{c.port or 1521}/{c.database or ''}"
         # thin mode is the default of python-oracledb: no Oracle client libraries needed.

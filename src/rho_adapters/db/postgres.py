@@ -97,7 +97,7 @@ class PostgresDatabase(ThreadedDatabase):
     def _load_driver(self) -> Any:
         return load_psycopg()
 
-    def _connect(self) -> Any:
+    def _open(self) -> Any:
         c = self.config
         kwargs: dict[str, Any] = {
             k: v
@@ -113,7 +113,9 @@ class PostgresDatabase(ThreadedDatabase):
             if v is not None
         }
         # autocommit: the adapter issues BEGIN/ROLLBACK itself, so nothing is implicit.
-        conn = self._module().connect(c.dsn or "", autocommit=True, **kwargs)
+        return self._module().connect(c.dsn or "", autocommit=True, **kwargs)
+
+    def _prepare(self, conn: Any) -> None:
         version = conn.info.server_version
         grammar = POSTGRES_GRAMMAR
         grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
@@ -123,7 +125,6 @@ class PostgresDatabase(ThreadedDatabase):
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
         conn.rho_temp_limit = _may_limit_temp_files(conn)
-        return conn
 
     def _catalog_first(self, conn: Any) -> None:
         """Put pg_catalog first in the search path when the role or database configured it

@@ -86,7 +86,7 @@ class SqliteDatabase(ThreadedDatabase):
             raise ConfigError(f"database {self.alias!r}: sqlite needs `path`")
         return path
 
-    def _connect(self) -> Any:
+    def _open(self) -> Any:
         access = "ro" if self.read_only else "rw"  # rw never creates a missing file
         path = self._path()
         uri = f"file:{urllib.parse.quote(path)}?mode={access}"
@@ -94,6 +94,9 @@ class SqliteDatabase(ThreadedDatabase):
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         except sqlite3.OperationalError as exc:  # "unable to open database file": say which
             raise sqlite3.OperationalError(f"{exc}: {path}") from exc
+        return conn
+
+    def _prepare(self, conn: Any) -> None:
         if hasattr(conn, "enable_load_extension"):
             conn.enable_load_extension(False)
         if hasattr(conn, "setlimit"):
@@ -101,7 +104,6 @@ class SqliteDatabase(ThreadedDatabase):
         if self.read_only:
             conn.execute("PRAGMA query_only = ON")  # a convenience on top; not the boundary
             conn.set_authorizer(read_only_authorizer)
-        return conn
 
     def _usable(self, conn: Any) -> bool:
         try:

@@ -40,9 +40,9 @@ class VerticaDatabase(ThreadedDatabase):
     def _load_driver(self) -> Any:
         return load_vertica()
 
-    def _connect(self) -> Any:
+    def _open(self) -> Any:
         c = self.config
-        conn = self._module().connect(
+        return self._module().connect(
             host=c.host or "localhost",
             port=c.port or 5433,
             user=c.user,
@@ -51,11 +51,12 @@ class VerticaDatabase(ThreadedDatabase):
             autocommit=False,
             connection_timeout=float(c.options.get("connect_timeout", 10)),
         )
+
+    def _prepare(self, conn: Any) -> None:
         if self.read_only:
             cursor = conn.cursor()
             cursor.execute(READ_ONLY_SESSION)
             cursor.close()
-        return conn
 
     def _usable(self, conn: Any) -> bool:
         if conn.closed():

@@ -12,7 +12,8 @@ directory.
 
 Records ``created`` (request bodies), ``deleted`` (ids), ``requests`` (method, path) and
 ``commands``; ``fail(method, path_suffix, status, body)`` injects one error answer;
-``fail_creation(reason)`` makes the next sandbox end in state ``error``.
+``fail_creation(reason)`` makes the next sandbox end in state ``error``. ``api_url`` and
+``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real sockets).
 
     fake = FakeDaytona()
     executor = DaytonaExecutor(
@@ -97,8 +98,17 @@ def _multipart(request: httpx.Request, body: bytes) -> list[tuple[str, bytes]]:
 class FakeDaytona:
     """A fake Daytona API; ``transport`` plugs it into ``DaytonaExecutor``."""
 
-    def __init__(self, api_key: str = "fake-key", *, polls_until_started: int = 2) -> None:
+    def __init__(
+        self,
+        api_key: str = "fake-key",
+        *,
+        polls_until_started: int = 2,
+        api_url: str = API_URL,
+        toolbox_url: str = TOOLBOX_URL,
+    ) -> None:
         self.api_key = api_key
+        self.api_url = api_url  # any host and port, each URL with a path (as /api, /toolbox)
+        self.toolbox_url = toolbox_url
         self.polls_until_started = polls_until_started
         self.created: list[dict[str, Any]] = []
         self.deleted: list[str] = []
@@ -111,7 +121,7 @@ class FakeDaytona:
 
     def settings(self, **overrides: Any) -> DaytonaSettings:
         """DaytonaSettings pointing at this fake (override any field)."""
-        return DaytonaSettings(**{"api_key": self.api_key, "api_url": API_URL, **overrides})
+        return DaytonaSettings(**{"api_key": self.api_key, "api_url": self.api_url, **overrides})
 
     def fail(self, method: str, path_suffix: str, status: int, body: Any = None) -> None:
         """Answer the next ``method`` request whose path ends with ``path_suffix`` with an error."""
@@ -139,9 +149,11 @@ class FakeDaytona:
                     return httpx.Response(fault.status, json=fault.body)
                 return httpx.Response(fault.status, text=str(fault.body or ""))
         body = await request.aread()
-        if request.url.host == urlsplit(API_URL).hostname:
-            return self._control(request, path.removeprefix("/api"), body)
-        parts = path.removeprefix("/toolbox/").split("/", 1)
+        api = urlsplit(self.api_url)
+        if (request.url.host, request.url.port) == (api.hostname, api.port):
+            return self._control(request, path.removeprefix(api.path.rstrip("/")), body)
+        toolbox = urlsplit(self.toolbox_url).path.rstrip("/")
+        parts = path.removeprefix(toolbox + "/").split("/", 1)
         if len(parts) != 2 or parts[0] not in self.live:
             return _error(404, "sandbox not found", path)
         return await self._toolbox(request, "/" + parts[1], body, parts[0])
@@ -185,7 +197,7 @@ class FakeDaytona:
             "disk": 3,
             "state": state,
             "errorReason": self._creation_failure if state == "error" else None,
-            "toolboxProxyUrl": TOOLBOX_URL,
+            "toolboxProxyUrl": self.toolbox_url,
         }
 
     async def _toolbox(

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import ssl
 import threading
+from typing import TYPE_CHECKING
 
 import httpx
+
+if TYPE_CHECKING:
+    from rho_adapters.model.proxies import ProxyRoutes
 
 _ssl_lock = threading.Lock()
 _ssl_context: ssl.SSLContext | None = None
@@ -77,6 +81,50 @@ def transport_for(
             ) from None
     https = url.lower().startswith("https:")
     return PlainTransport(limits, shared_ssl_context() if https else None)
+
+
+class RoutedTransport(httpx.AsyncBaseTransport):
+    """Sends each request the way ``routes`` say for its own URL (``ProxyRoutes.for_url``),
+    as an httpx client sends through the mounts it makes from the environment, one per URL
+    pattern. For a client whose hosts are not all known when it is made (Daytona's toolbox,
+    named in the API's answers): a route chosen once for the first URL would send another
+    host past its ``NO_PROXY`` entry, or around the proxy it should take.
+
+    One transport per route (``transport_for``: the direct one, with the shared SSL context
+    for https, and one per proxy), made on the first request that takes it and kept, so
+    connections are reused per origin as in one pool. ``aclose`` closes them all."""
+
+    def __init__(self, routes: ProxyRoutes, limits: httpx.Limits | None = None) -> None:
+        self._routes = routes
+        self._limits = limits
+        # route: (proxy URL or None, direct over https); origin: (scheme, host, port)
+        self._by_route: dict[tuple[str | None, bool], httpx.AsyncBaseTransport] = {}
+        self._by_origin: dict[tuple[bytes, bytes, int | None], httpx.AsyncBaseTransport] = {}
+
+    def transport_for_url(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
+        """The transport a request to ``url`` goes through (made on first use). Raises
+        ConfigError for a proxy httpx cannot use (``transport_for``)."""
+        origin = (url.raw_scheme, url.raw_host, url.port)
+        found = self._by_origin.get(origin)
+        if found is None:
+            text = str(url)
+            proxy = self._routes.for_url(text)
+            route = (proxy, proxy is None and url.scheme == "https")
+            found = self._by_route.get(route)
+            if found is None:
+                found = self._by_route[route] = transport_for(text, self._limits, proxy=proxy)
+            self._by_origin[origin] = found
+        return found
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` through its route's transport."""
+        return await self.transport_for_url(request.url).handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close every transport made so far."""
+        routes, self._by_route, self._by_origin = list(self._by_route.values()), {}, {}
+        for transport in routes:
+            await transport.aclose()
 
 
 def redacted(url: str) -> str:

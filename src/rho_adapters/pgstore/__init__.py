@@ -14,7 +14,8 @@ Lifetime: the listener thread runs only while a session is held here or a wait/t
 way. Each ``PgSessionStore`` (and a ``PgSessions`` built alone) holds a share of the backend
 until its ``aclose()``; the three adapters of ``postgres_store`` share the store's, so closing
 the store closes them (``PostgresStore.aclose``). When no share of the URL is left, the pool's
-connections close; a closed adapter used again reconnects.
+connections close; a closed adapter used again connects for that call only (a connection no
+share holds would stay open until the process ends).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "PgSignals",
     "PostgresStore",
     "StoreAddress",
+    "postgres_sessions",
     "postgres_store",
     "shown_url",
 ]
@@ -65,6 +67,12 @@ def postgres_store(url: str, *, origin: str = "the store setting", **options: An
     ``pool_size``) apply when the backend is first built."""
     backend = backend_for(StoreAddress(url, origin), **options)
     return of_backend(backend)
+
+
+def postgres_sessions(url: str, *, origin: str = "the store setting", **options: Any) -> PgSessions:
+    """The operator's adapter alone (listings, traces, signals, answers), holding a share of
+    this process's backend for ``url`` until its ``aclose``."""
+    return PgSessions(backend_for(StoreAddress(url, origin), **options))
 
 
 def of_backend(backend: PgBackend) -> PostgresStore:

@@ -11,7 +11,8 @@ Ownership: the thread runs only while something here needs it, counted by ``star
 process whose sessions were released (or that never closes its stores) keeps no listener and
 never logs a reconnection to a database it stopped using. The pool belongs to the store objects
 built over the backend (``acquire`` / ``release``, called by their ``aclose``): the last
-``release`` ends the thread and closes the pool's connections. Either comes back on next use.
+``release`` ends the thread and closes the pool's connections. Either comes back on next use;
+a use while no store object holds a share closes its connection when it ends (``run``).
 
 Why a thread: the adapters must work from any event loop (the CLI runs a new one per command)
 and a heartbeat must keep coming while a loop is blocked, as the file store's does. Waiters are
@@ -83,16 +84,28 @@ class PgBackend:
         with self._ready_lock:
             if self._ready:
                 return
-            with self.pool.connection() as conn:
+            with self.pool.connection() as conn:  # kept or closed as ``run``'s, next
                 ensure_schema(conn, self.address)
             self._ready = True
 
     def run(self, work: Any, *args: Any, transaction: bool = True) -> Any:
         """``work(conn, *args)`` in one transaction on a pooled connection (``transaction``
-        False: work that is one statement, committed alone). Blocking."""
-        self.ready()
-        with self.pool.connection(transaction=transaction) as conn:
-            return work(conn, *args)
+        False: work that is one statement, committed alone). Blocking. Used while no store
+        object holds a share (``acquire``: one closed, or never owning), the connection is
+        closed after the work, not kept: nobody would close it again, and it would end
+        open with the process (garbage-collected: psycopg's ResourceWarning)."""
+        try:
+            self.ready()
+            with self.pool.connection(transaction=transaction) as conn:
+                return work(conn, *args)
+        finally:
+            self._close_unowned()
+
+    def _close_unowned(self) -> None:
+        with self._ready_lock:
+            unowned = self._owners == 0
+        if unowned:
+            self.pool.close()
 
     async def call(self, work: Any, *args: Any) -> Any:
         """``run`` in a worker thread."""

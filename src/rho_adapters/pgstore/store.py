@@ -269,7 +269,7 @@ class PgSessionStore(SessionStore, SignalingStore):
         process's do; ``release`` them first to hand them over at once) and give back this
         object's share of the backend: when no store object of this URL is left open in the
         process, the listener thread ends and the pool's connections close. Idempotent; a
-        closed store still works (it reconnects), but nothing then closes it again."""
+        closed store still works (each call then connects, and closes that connection)."""
         if self._closed:
             return
         self._closed = True

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import traceback
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,19 +57,22 @@ def run(args: argparse.Namespace) -> int:
             return run_remote(args, environment())
         flag = getattr(args, "store", None)
         if args.list:
-            return _list_sessions(_store(environment(), flag=flag), as_json=args.json)
+            listed = _store(environment(), flag=flag)
+            with _closing(listed):
+                return _list_sessions(listed, as_json=args.json)
         launch = prepare(args, environment(), stdin_tty=sys.stdin.isatty())
         _probe_sandbox_ahead(launch)
         _warn_about_databases(launch)
         store = _store(
             environment(), writing=True, flag=flag, config_store=launch.settings.config.store
         )
-        if launch.interactive:
-            from rho_entry.cli.repl import run_repl
+        with _closing(store):
+            if launch.interactive:
+                from rho_entry.cli.repl import run_repl
 
-            collector.resume()  # a REPL lasts: its start-up is over here
-            return run_repl(launch, store)
-        return _run_loop(_one_shot(launch, store))
+                collector.resume()  # a REPL lasts: its start-up is over here
+                return run_repl(launch, store)
+            return _run_loop(_one_shot(launch, store))
     except ConfigError as exc:
         return _fail(str(exc), exit_codes.USAGE)
     except ModelError as exc:
@@ -105,6 +109,19 @@ def _warn_about_databases(launch: Launch) -> None:
 
     for problem in database_warnings(launch.settings.config, environment()):
         sys.stderr.write(f"rho-agent: warning: {visible(problem)}\n")
+
+
+@contextlib.contextmanager
+def _closing(store: SessionStore) -> Iterator[None]:
+    """Close the store the command opened when it ends: a PostgreSQL one holds a share of the
+    process's pool (its connections would stay open until the process ends; in-process
+    callers of ``main`` would find them garbage-collected open)."""
+    from rho_entry.config.stores import close_store_sync
+
+    try:
+        yield
+    finally:
+        close_store_sync(store)
 
 
 def _fail(message: str, code: int) -> int:

@@ -10,11 +10,12 @@ Read through the store's ``SessionCatalog`` (``rho_entry.config.stores``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
 import warnings
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
 from rho_domain.errors import RhoError, StoreError
@@ -74,9 +75,9 @@ def export_session(
 
     from rho_adapters.codec import config_to_dict, event_to_dict
 
-    catalog = _catalog(directory, store)
-    info = _run(catalog.info(ref))
-    record, events = _run(catalog.recording(info.id))
+    with _catalog(directory, store) as catalog:
+        info = _run(catalog.info(ref))
+        record, events = _run(catalog.recording(info.id))
     session = attrs.asdict(info)
     session["labels"] = dict(info.labels)
     return {
@@ -91,8 +92,8 @@ def export_session(
 def export_trace(ref: str, directory: str | None = None, *, store: str | None = None) -> bytes:
     """The session's trace as stored: the bytes of its trace.jsonl (from any store: a session
     kept in PostgreSQL exports the same bytes a file store would have written)."""
-    catalog = _catalog(directory, store)
-    lines = _run(catalog.trace(_run(catalog.info(ref)).id))
+    with _catalog(directory, store) as catalog:
+        lines = _run(catalog.trace(_run(catalog.info(ref)).id))
     return b"".join(line.data + b"\n" for line in lines)
 
 
@@ -105,32 +106,33 @@ def export_atif(
     from rho_adapters.atif import trajectory
     from rho_entry.version import VERSION
 
-    catalog = _catalog(directory, store)
+    with _catalog(directory, store) as catalog:
 
-    def document(
-        session_id: str, model: object, events: Sequence[Event], depth: int
-    ) -> dict[str, object]:
-        children: dict[str, dict[str, object]] = {}
-        for child in _child_ids(events) if depth < _MAX_DEPTH else ():
-            try:  # the trace is data: a child is named exactly, never by a prefix or "latest"
-                info = _run(catalog.info(child))
-                if info.id != child:
+        def document(
+            session_id: str, model: object, events: Sequence[Event], depth: int
+        ) -> dict[str, object]:
+            children: dict[str, dict[str, object]] = {}
+            for child in _child_ids(events) if depth < _MAX_DEPTH else ():
+                # the trace is data: a child is named exactly, never by a prefix or "latest"
+                try:
+                    info = _run(catalog.info(child))
+                    if info.id != child:
+                        continue
+                    _, child_events = _run(catalog.recording(child))
+                except StoreError:  # gone (or unreadable): named in the result, not embedded
                     continue
-                _, child_events = _run(catalog.recording(child))
-            except StoreError:  # gone (or unreadable): named in the result, not embedded
-                continue
-            children[child] = document(child, info.model, child_events, depth + 1)
-        return trajectory(
-            events,
-            session_id=session_id,
-            agent_version=VERSION,
-            model_name=None if any(e.kind == "llm_end" for e in events) else _text(model),
-            children=children,
-        )
+                children[child] = document(child, info.model, child_events, depth + 1)
+            return trajectory(
+                events,
+                session_id=session_id,
+                agent_version=VERSION,
+                model_name=None if any(e.kind == "llm_end" for e in events) else _text(model),
+                children=children,
+            )
 
-    info = _run(catalog.info(ref))
-    _, events = _run(catalog.recording(info.id))
-    return document(info.id, info.model, events, 0)
+        info = _run(catalog.info(ref))
+        _, events = _run(catalog.recording(info.id))
+        return document(info.id, info.model, events, 0)
 
 
 # Delegation is one level deep; a stored trace claiming more is not followed further.
@@ -147,16 +149,23 @@ def _child_ids(events: Sequence[Event]) -> list[str]:
     return list(found)
 
 
-def _catalog(directory: str | None, flag: str | None) -> SessionCatalog:
+@contextlib.contextmanager
+def _catalog(directory: str | None, flag: str | None) -> Iterator[SessionCatalog]:
+    """The store's catalog, closed when the block ends (a PostgreSQL one holds a share of
+    the process's pool for its URL)."""
     from rho_entry.cli.monitor import sessions_root
     from rho_entry.config.settings import environment
-    from rho_entry.config.stores import choose_operator, store_setting
+    from rho_entry.config.stores import choose_operator, close_store_sync, store_setting
 
     env = environment()
     url, origin = store_setting(flag, env)
     if url is None or directory is not None:
         url, origin = str(sessions_root(directory)), "--dir" if directory else origin
-    return choose_operator(url, env, origin=origin).sessions
+    catalog = choose_operator(url, env, origin=origin).sessions
+    try:
+        yield catalog
+    finally:
+        close_store_sync(catalog)
 
 
 def _run(work: Coroutine[Any, Any, T]) -> T:

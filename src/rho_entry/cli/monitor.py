@@ -24,7 +24,13 @@ from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.session_json import active_seconds, info_dict
 from rho_entry.cli.terminal_text import json_visible, visible
-from rho_entry.config.stores import Operator, choose_operator, run_sync, store_setting
+from rho_entry.config.stores import (
+    Operator,
+    choose_operator,
+    close_store_sync,
+    run_sync,
+    store_setting,
+)
 from rho_entry.usage import UsageParser
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
@@ -142,8 +148,15 @@ def main(argv: Sequence[str], *, command: str | None = None, prog: str = "") -> 
             from rho_entry.config.stores import choose_store
 
             chosen = choose_store(url, environment(), origin=origin)
-            return connect_main(chosen, namespace.words, wait=namespace.wait)
-        return _dispatch(namespace, choose_operator(url, environment(), origin=origin))
+            try:
+                return connect_main(chosen, namespace.words, wait=namespace.wait)
+            finally:
+                run_sync(chosen.aclose())  # its share of a PostgreSQL pool
+        operator = choose_operator(url, environment(), origin=origin)
+        try:
+            return _dispatch(namespace, operator)
+        finally:
+            close_store_sync(operator.sessions)
     except RhoError as exc:
         print(visible(f"rho-agent monitor: {exc}"), file=sys.stderr)
         return 1

@@ -123,5 +123,9 @@ async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> dict[
         raise RhoError(f"no durable run {run_id} in this queue")
     env = environment()
     where, origin = store_setting(store, env)
-    _, events = await choose_operator(where, env, origin=origin).sessions.recording(session_id)
+    operator = choose_operator(where, env, origin=origin)
+    try:
+        _, events = await operator.sessions.recording(session_id)
+    finally:
+        await operator.aclose()  # a PostgreSQL catalog's share of the pool
     return {c.id: c.name for c in State.from_events(events).awaiting_decision()}

@@ -19,7 +19,7 @@ from rho_domain.messages import Usage
 from rho_domain.ports.session_control import SessionCatalog
 from rho_domain.telemetry import SessionStats, session_telemetry
 from rho_entry.cli.terminal_text import visible
-from rho_entry.config.stores import run_sync
+from rho_entry.config.stores import close_store_sync, run_sync
 from rho_entry.usage import UsageParser
 
 
@@ -33,7 +33,10 @@ def session_stats(
     ``SessionNotFound`` (a ``StoreError``) for an unknown id.
     """
     catalog = _catalog(directory, store)
-    return run_sync(_stats_of(catalog, ref))
+    try:
+        return run_sync(_stats_of(catalog, ref))
+    finally:
+        close_store_sync(catalog)  # a PostgreSQL catalog's share of the pool
 
 
 def all_session_stats(
@@ -46,7 +49,10 @@ def all_session_stats(
         infos = await catalog.sessions(limit=1_000_000)
         return tuple([await _stats_of(catalog, info.id) for info in infos])
 
-    return run_sync(every())
+    try:
+        return run_sync(every())
+    finally:
+        close_store_sync(catalog)
 
 
 def stats_to_dict(stats: SessionStats) -> dict[str, Any]:

@@ -128,6 +128,11 @@ class Operator:
     origin: str
     root: Path | None = None
 
+    async def aclose(self) -> None:
+        """Give back what the sessions hold open (PostgreSQL: a share of the pool; files:
+        nothing). Idempotent."""
+        await close_store(self.sessions)
+
     def files_root(self) -> Path:
         """The sessions directory of a file store; ConfigError for another store."""
         if self.root is None:
@@ -139,10 +144,16 @@ class Operator:
 
 
 def choose_operator(value: str | None, env: Mapping[str, str], *, origin: str) -> Operator:
-    """The ``SessionCatalog`` / ``SessionControl`` of a store (as ``choose_store`` reads it)."""
+    """The ``SessionCatalog`` / ``SessionControl`` of a store (as ``choose_store`` reads it).
+    Close it after use (``Operator.aclose``): a PostgreSQL one holds a share of the process's
+    pool for its URL."""
     if value is not None and value.strip().startswith(_POSTGRES):
-        chosen = choose_store(value, env, origin=origin)
-        return Operator(sessions=chosen.sessions, shown=chosen.shown, origin=origin)
+        from rho_adapters.pgstore import postgres_sessions
+
+        url = value.strip()
+        shown = _checked_postgres(url, origin)
+        sessions = postgres_sessions(url, origin=origin, **staleness(env))
+        return Operator(sessions=sessions, shown=shown, origin=origin)
     root = _file_root(value, env, origin)
     from rho_adapters.store import FileSessions
 
@@ -184,6 +195,13 @@ async def close_store(store: object) -> None:
     close = getattr(store, "aclose", None)
     if close is not None:
         await close()
+
+
+def close_store_sync(store: object) -> None:
+    """``close_store`` from synchronous code (a CLI command's end); no event loop is made
+    for a store without ``aclose`` (files)."""
+    if getattr(store, "aclose", None) is not None:
+        run_sync(close_store(store))
 
 
 def signals_for(store: SessionStore) -> SignalSource | None:
@@ -262,10 +280,10 @@ def staleness(env: Mapping[str, str]) -> dict[str, float]:
     return {"stale_after": seconds, "heartbeat": min(HEARTBEAT_SECONDS, seconds / 4)}
 
 
-def _postgres(url: str, origin: str, env: Mapping[str, str]) -> StoreChoice:
-    from rho_adapters.pgstore import postgres_store, shown_url
+def _checked_postgres(url: str, origin: str) -> str:
+    """``url`` as messages show it; ConfigError when it cannot name a server."""
+    from rho_adapters.pgstore import shown_url
 
-    shown = shown_url(url)
     try:
         parts = urlsplit(url)
         _ = parts.port  # a port that is not a number raises here
@@ -273,6 +291,13 @@ def _postgres(url: str, origin: str, env: Mapping[str, str]) -> StoreChoice:
         raise _bad(url, origin, str(exc)) from None
     if not parts.hostname and "host=" not in parts.query:
         raise _bad(url, origin, "it names no host (postgresql://user@host:5432/database)")
+    return shown_url(url)
+
+
+def _postgres(url: str, origin: str, env: Mapping[str, str]) -> StoreChoice:
+    from rho_adapters.pgstore import postgres_store
+
+    shown = _checked_postgres(url, origin)
     made = postgres_store(url, origin=origin, **staleness(env))
     return StoreChoice(
         store=made.store, signals=made.signals, sessions=made.sessions, shown=shown, origin=origin
