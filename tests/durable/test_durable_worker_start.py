@@ -1,8 +1,9 @@
 """A worker whose start fails or is cancelled leaves nothing running in its process.
 
 In this process, with the real DBOS on a SQLite system database: a start cancelled during its
-first heartbeat (a service embedding the worker cancelled, Ctrl+C) and a start whose DBOS
-launch fails (the database's system tables are not DBOS's) each leave no thread of theirs,
+first heartbeat (a service embedding the worker cancelled, Ctrl+C), a start whose DBOS
+launch fails (the database's system tables are not DBOS's) and one refused after the launch
+(runs of another version queued) each leave no thread of theirs,
 the heartbeat's engine disposed and DBOS destroyed (so a worker started again in the same
 process is built from its own configuration, not the failed one's).
 """
@@ -137,3 +138,26 @@ def test_a_failed_launch_leaves_nothing_running_and_names_the_database(
     finally:
         _teardown(again)
     assert _left_running(before) == []
+
+
+def test_a_worker_refused_for_another_version_leaves_nothing_running(tmp_path: Path) -> None:
+    """Refused after DBOS launched (runs of another version queued): DBOS's threads too."""
+    from rho_adapters.durable.run_queue import DbosRunQueue
+    from rho_adapters.durable.worker import VersionMismatch
+
+    db = tmp_path / "system.db"
+    before = set(threading.enumerate())
+    queue = DbosRunQueue(f"sqlite:///{db}", queue="rho-runs", app_version="v-old")
+    try:
+        asyncio.run(queue.enqueue(QueuedRun(run_id="old-run", session_id="s1", prompt="go")))
+    finally:
+        queue.close()
+    worker = _worker(db)
+    try:
+        with pytest.raises(VersionMismatch, match="version v-old"):
+            asyncio.run(worker.start())
+        assert _left_running(before) == []
+        assert _connections(worker) == (0, 0)
+        assert _dbos_instance() is None
+    finally:
+        _teardown(worker)
