@@ -60,16 +60,23 @@ async def export_session(
         request_id = await sessions.request_export(session_id)
         deadline = time.monotonic() + wait
         source = f"trace: it was {state} but did not answer within {wait:g} s"
-        while time.monotonic() < deadline:
-            # read after the liveness: a run that ends answers what was asked of it first
-            now = (await sessions.info(session_id)).liveness
-            if (text := await sessions.export_answer(session_id, request_id)) is not None:
-                return ContextExport(session_id=session_id, source="running", text=text)
-            if not run_in_progress(now):  # it finished while asked: its trace is complete
-                source = f"trace: it finished ({now}) while asked"
-                break
-            await asyncio.sleep(poll)
-        await sessions.withdraw_export(session_id, request_id)  # nobody waits for it now
+        answer: str | None = None
+        try:
+            while time.monotonic() < deadline:
+                # read after the liveness: a run that ends answers what was asked of it first
+                now = (await sessions.info(session_id)).liveness
+                answer = await sessions.export_answer(session_id, request_id)
+                if answer is not None:
+                    return ContextExport(session_id=session_id, source="running", text=answer)
+                if not run_in_progress(now):  # it finished while asked: its trace is complete
+                    source = f"trace: it finished ({now}) while asked"
+                    break
+                await asyncio.sleep(poll)
+        finally:  # unanswered (given up, failed, cancelled): nobody waits for it now
+            if answer is None:
+                await _finished(
+                    asyncio.ensure_future(sessions.withdraw_export(session_id, request_id))
+                )
     else:
         source = "trace"
     _, events = await sessions.recording(session_id)
@@ -80,20 +87,36 @@ async def export_session(
 async def connect(
     refs: Sequence[str],
     *,
-    root: Path | None = None,
+    root: Path | str | None = None,
     wait: float = WAIT_SECONDS,
     config: AgentConfig | None = None,
     store: StoreChoice | None = None,
 ) -> Connected:
     """Export the sessions ``refs`` (ids, prefixes, ``latest``, directories) of ``store`` (or
-    of the file store under ``root``) concurrently, and store a coordinating session holding
-    them all.
+    of the store ``root`` names: a sessions directory or a store URL, as ``--store`` takes)
+    concurrently, and store a coordinating session holding them all.
+
+    What it opens it closes on every path, an error's and a cancellation's too: the store it
+    chose from ``root`` (``StoreChoice.aclose``: a PostgreSQL store's share of the pool; a
+    caller's ``store`` stays open, the caller's to close), the coordinator's hold on its
+    session (released) and each export request no answer was read for (withdrawn).
 
     Raises SessionNotFound for an unknown reference, ConfigError without any.
     """
     if not refs:
         raise ConfigError("connect needs at least one session id")
-    chosen = store if store is not None else choose_store(root, {}, origin="root=")
+    if store is not None:
+        return await _connect(refs, store, wait=wait, config=config)
+    chosen = choose_store(root, {}, origin="root=")
+    try:
+        return await _connect(refs, chosen, wait=wait, config=config)
+    finally:
+        await _finished(asyncio.ensure_future(chosen.aclose()))
+
+
+async def _connect(
+    refs: Sequence[str], chosen: StoreChoice, *, wait: float, config: AgentConfig | None
+) -> Connected:
     sessions = chosen.sessions
     targets = [(await sessions.info(ref)).id for ref in refs]
     exports = tuple(
@@ -125,9 +148,23 @@ async def connect(
         AssistantMessage(text=f"I have the context of sessions {', '.join(ids)}. What next?"),
     )
     writer = chosen.store
-    await writer.create(record)
     try:
+        # a create cancelled midway goes on in its thread and holds the session when done:
+        # waited for, so that the release below finds what it holds
+        await _finished(asyncio.ensure_future(writer.create(record)))
         await writer.append(record.id, [ev.MessageAdded(at=now, message=m) for m in seed])
     finally:
-        await writer.release(record.id)
+        await _finished(asyncio.ensure_future(writer.release(record.id)))
     return Connected(session_id=record.id, sources=exports)
+
+
+async def _finished(work: asyncio.Future[None]) -> None:
+    """Await ``work`` to its end even when this task is cancelled meanwhile (what it opens or
+    closes is then opened or closed for certain), and raise the cancellation after it."""
+    try:
+        await asyncio.shield(work)
+    except asyncio.CancelledError:
+        await asyncio.wait([work])
+        if not work.cancelled():
+            work.exception()  # retrieved: the cancellation is what the caller gets
+        raise

@@ -65,6 +65,8 @@ class Heartbeat:
         self.dead_after = dead_after
         self._created = False
         self._thread: threading.Thread | None = None
+        self._starting = False  # the first beat under way (``start``'s, on a worker thread)
+        self._state = threading.Lock()  # start and stop agree on who disposes the engine
         self._stopping = threading.Event()
         self._watching = threading.Event()
 
@@ -135,10 +137,29 @@ class Heartbeat:
     def start(self) -> None:
         """Beat now (before any run is taken), then every ``interval`` seconds on a thread of
         its own until ``stop``. Raises what the first beat raises (the database unreachable);
-        later failures are logged and tried again."""
-        self.beat()
-        self._thread = threading.Thread(target=self._run, name="rho-heartbeat", daemon=True)
-        self._thread.start()
+        later failures are logged and tried again. A ``stop`` that comes while the first beat
+        runs (a cancelled start: this runs on a worker thread, which a cancellation does not
+        end) wins: no thread is started and the engine is disposed here, once the beat is
+        back."""
+        with self._state:
+            if self._stopping.is_set():
+                return
+            self._starting = True
+        beating = False
+        try:
+            self.beat()
+            beating = True
+        finally:
+            with self._state:
+                self._starting = False
+                stopped = self._stopping.is_set()
+                if beating and not stopped:
+                    self._thread = threading.Thread(
+                        target=self._run, name="rho-heartbeat", daemon=True
+                    )
+                    self._thread.start()
+            if stopped:  # stop left the engine to us: the beat was using it
+                self.engine.dispose()
 
     def watch(self) -> None:
         """From the next beat on, also recover the runs of workers whose beat stopped (once
@@ -155,10 +176,14 @@ class Heartbeat:
                 LOG.exception("heartbeat failed; trying again in %.1f s", self.interval)
 
     async def stop(self) -> None:
-        """Stop beating. The row stays: runs this worker leaves unfinished are recovered by
-        the others once it is stale, as after a crash (a row with nothing pending recovers
-        nothing)."""
-        self._stopping.set()
-        if self._thread is not None:
-            await asyncio.to_thread(self._thread.join)  # a beat under way ends first
-        self.engine.dispose()
+        """Stop beating and dispose of the engine (once a first beat under way is back: the
+        ``start`` running it does it then). The row stays: runs this worker leaves unfinished
+        are recovered by the others once it is stale, as after a crash (a row with nothing
+        pending recovers nothing). Idempotent."""
+        with self._state:
+            self._stopping.set()
+            thread, starting = self._thread, self._starting
+        if thread is not None:
+            await asyncio.to_thread(thread.join)  # a beat under way ends first
+        if not starting:
+            self.engine.dispose()

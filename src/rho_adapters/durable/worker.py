@@ -12,6 +12,7 @@ how to drain or pin), rather than leave them waiting forever.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
 
 WORKFLOW = "rho.run"
+LOG = logging.getLogger("rho_adapters.durable")
 
 Runner = Callable[[QueuedRun, DurableSteps], Awaitable[str]]
 
@@ -95,34 +97,40 @@ class DbosWorker:
     async def start(self) -> None:
         """Launch DBOS (migrating the system database on first use), check versions, beat,
         and start consuming. Raises ``ConfigError`` naming the database (password hidden)
-        when it cannot be reached, ``VersionMismatch`` for runs of another version."""
+        when it cannot be reached, ``VersionMismatch`` for runs of another version.
+
+        A start that fails or is cancelled (``CancelledError``, ``KeyboardInterrupt``) leaves
+        nothing running: the heartbeat stopped (its thread, its engine) and DBOS destroyed
+        (its threads, its engines), whatever step it stopped at, and the error raised as it
+        came (a failure to open or launch: that ``ConfigError``)."""
         global _runner
         options = self.options
         _runner = self.runner
         faster_sqlite_commits()
         try:
-            _DBOS(
-                config={
-                    "name": "rho-agent",
-                    "system_database_url": options.url,
-                    "application_version": options.app_version,
-                    "executor_id": options.executor_id,
-                    "log_level": "WARNING",
-                    "notification_listener_polling_interval_sec": min(options.poll_interval, 1),
-                    "db_engine_kwargs": engine_settings(
-                        options.url, concurrency=options.concurrency
-                    ),
-                }
-            )
-            # beating from here on, on its own thread: DBOS's launch holds the loop
-            await asyncio.to_thread(self.heartbeat.start)
-            _DBOS.launch()
-        except Exception as exc:
-            await self.heartbeat.stop()
-            raise ConfigError(
-                f"cannot open the durable runs' database {shown(options.url)}: {exc}"
-            ) from exc
-        try:
+            try:
+                _DBOS(
+                    config={
+                        "name": "rho-agent",
+                        "system_database_url": options.url,
+                        "application_version": options.app_version,
+                        "executor_id": options.executor_id,
+                        "log_level": "WARNING",
+                        "notification_listener_polling_interval_sec": min(options.poll_interval, 1),
+                        "db_engine_kwargs": engine_settings(
+                            options.url, concurrency=options.concurrency
+                        ),
+                    }
+                )
+                # beating from here on, on its own thread: DBOS's launch holds the loop
+                await asyncio.to_thread(self.heartbeat.start)
+                _DBOS.launch()
+            except Exception as exc:
+                raise ConfigError(
+                    f"cannot open the durable runs' database {shown(options.url)}: {exc}; "
+                    "check that it is reachable with this URL and that its system tables "
+                    "are DBOS's (a database of its own, or a schema no other program writes)"
+                ) from exc
             await self._check_versions()
             await _DBOS.register_queue_async(
                 options.queue,
@@ -130,7 +138,10 @@ class DbosWorker:
                 polling_interval_sec=options.poll_interval,
             )
         except BaseException:
-            await self.heartbeat.stop()
+            try:
+                await _finished(asyncio.ensure_future(self.stop()))
+            except Exception:  # the start's own error is the one to surface
+                LOG.warning("cleaning up a failed worker start failed too", exc_info=True)
             raise
         self.heartbeat.watch()
 
@@ -150,9 +161,23 @@ class DbosWorker:
             )
 
     async def stop(self) -> None:
-        """Stop beating and shut DBOS down (runs in flight are recovered elsewhere)."""
+        """Stop beating and shut DBOS down (runs in flight are recovered elsewhere).
+        Idempotent, and safe after a start that stopped at any step."""
         await self.heartbeat.stop()
         await asyncio.to_thread(_DBOS.destroy, workflow_completion_timeout_sec=0)
+
+
+async def _finished(work: asyncio.Future[None]) -> None:
+    """Wait for ``work`` to end even when this task is cancelled meanwhile (a second Ctrl+C
+    during the clean-up of a start): the cancellation is raised once ``work`` is done, so
+    what it stops is stopped before the caller goes on."""
+    try:
+        await asyncio.shield(work)
+    except asyncio.CancelledError:
+        await asyncio.wait([work])
+        if not work.cancelled():
+            work.exception()  # retrieved: the cancellation is what the caller gets
+        raise
 
 
 def _recover(executor_id: str) -> int:
