@@ -299,3 +299,55 @@ def test_the_process_own_run_is_not_collected_while_it_starts(tmp_path: Path) ->
     assert counts["own"]["starting"] == 0, counts
     assert counts["own"]["running"] > 0, counts  # the run's own objects are collected
     assert counts["embedded"]["starting"] > 0, counts
+
+
+# The twelfth round's cuts (imports10): attrs classes a plain one-shot built and never used
+# (each ~1.5-4 M instructions: attrs compiles its methods), now built where they are used.
+NOT_BUILT_BY_A_ONE_SHOT = (
+    # a run opens its store alone (session_store): the store's faces with choose_store
+    "StoreChoice",
+    "Operator",
+)
+
+_CLASSES = """
+import contextlib, io, json, sys
+import attrs
+from rho_entry.cli import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = main(sys.argv[1:])
+built = {
+    value.__qualname__
+    for name, module in list(sys.modules.items())
+    if name.split(".")[0] in ("rho_domain", "rho_adapters", "rho_entry")
+    for value in list(vars(module).values())
+    if isinstance(value, type) and attrs.has(value) and value.__module__ == name
+}
+print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                  "classes": sorted(built), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_a_one_shot_builds_no_class_it_does_not_use(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n")
+    replies = [tool_reply(call("list", {"path": "."})), text_reply("Here: notes.txt.", deltas=4)]
+    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
+    env.update(NO_COLOR="1", OPENAI_API_KEY="unused")
+    with LoopbackServer(replies) as server:
+        args = ["--base-url", server.base_url, "-m", "m", "-y", "list the files"]
+        done = subprocess.run(
+            [sys.executable, "-c", _CLASSES, *args],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)
+    assert run["code"] == 0, run["err"]
+    assert run["out"] == "Here: notes.txt.\n"
+    assert "notes.txt" in server.requests[1]["messages"][-1]["content"]  # the real listing
+    assert {"AgentConfig", "ToolCall", "RunResult"} <= set(run["classes"]), "the run was built"
+    assert sorted(set(run["classes"]) & set(NOT_BUILT_BY_A_ONE_SHOT)) == []
