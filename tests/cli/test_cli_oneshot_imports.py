@@ -307,6 +307,10 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     # a run opens its store alone (session_store): the store's faces with choose_store
     "StoreChoice",
     "Operator",
+    # a config names no MCP server or database unless given one: their values with the first
+    "McpServerConfig",
+    "McpToolFilter",
+    "DatabaseConfig",
 )
 
 _CLASSES = """
