@@ -311,6 +311,9 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     "McpServerConfig",
     "McpToolFilter",
     "DatabaseConfig",
+    # --upload/--download/--dockerfile/--snapshot and --approve/--deny: with their flags
+    "Transfers",
+    "Answers",
 )
 
 _CLASSES = """
