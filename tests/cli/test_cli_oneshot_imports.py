@@ -314,6 +314,15 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     # --upload/--download/--dockerfile/--snapshot and --approve/--deny: with their flags
     "Transfers",
     "Answers",
+    # bash's running state with the first bash call (tools/bash_run.py); read_excel's columns
+    # are a range; a workbook's sheets with the first workbook read (ports/sheets.py)
+    "_Run",
+    "_Columns",
+    "SheetInfo",
+    # an operator's directive with the first one sent; a waiting call with the first run that
+    # ends awaiting approval
+    "Directive",
+    "PendingApproval",
 )
 
 _CLASSES = """

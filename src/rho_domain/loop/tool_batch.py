@@ -26,11 +26,12 @@ from rho_domain.not_run import (
     denied,
     rejected,
 )
-from rho_domain.run import PendingApproval, RunStatus
+from rho_domain.run import RunStatus
 from rho_domain.tools.base import ToolContext, ToolOutput, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments
 
 if TYPE_CHECKING:
+    from rho_domain.pending import PendingApproval
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.durable import DurableSteps
     from rho_domain.tools.children import ChildAnswer, ChildResumer, Delegator
