@@ -323,6 +323,9 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     # ends awaiting approval
     "Directive",
     "PendingApproval",
+    # the approval policy's outcomes beside Allowed: with the first call denied or asking
+    "Denied",
+    "RequiresApproval",
 )
 
 _CLASSES = """

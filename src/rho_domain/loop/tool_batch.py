@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from rho_domain import events as ev
-from rho_domain.approval import Denied, RequiresApproval, decide
+from rho_domain.approval import Allowed, decide
 from rho_domain.errors import RhoError
 from rho_domain.loop.hooks_applied import after_tool, before_tools
 from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
@@ -107,15 +107,18 @@ class ToolBatch:
                 always_allowed=self.state.always_allowed,
                 decoded=ready.decoded,
             )
-            if isinstance(decision, Denied):
-                await self.journal.emit(
-                    ev.ToolBlocked(
-                        at=self.clock.now(), call=call, by="policy", reason=decision.reason
+            # A plain run's calls are allowed: the other outcomes load with the first one.
+            if not isinstance(decision, Allowed):
+                from rho_domain.approval_asks import Denied
+
+                if isinstance(decision, Denied):
+                    await self.journal.emit(
+                        ev.ToolBlocked(
+                            at=self.clock.now(), call=call, by="policy", reason=decision.reason
+                        )
                     )
-                )
-                await self.journal.result(call, denied(decision.reason), True)
-                continue
-            if isinstance(decision, RequiresApproval):
+                    await self.journal.result(call, denied(decision.reason), True)
+                    continue
                 approved = await self._approval(
                     call, decision.reason, calls[index:], arguments=ready.decoded
                 )
