@@ -326,6 +326,11 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     # the approval policy's outcomes beside Allowed: with the first call denied or asking
     "Denied",
     "RequiresApproval",
+    # the hard-link scan's result with the first scan (local/alias_scan.py); a hook's failure
+    # with the first hook (hooks/values.py)
+    "Aliases",
+    "_Failure",
+    "HookFailure",
 )
 
 _CLASSES = """

@@ -47,7 +47,9 @@ def test_the_output_schema_validator_loads_with_the_first_schema() -> None:
         ")\n"
         "agent.request(())"
     )
-    assert "rho_domain.answer_shape" in without
+    # the answer's shape (and its validator) load with the first schema: agent.request and
+    # output_check import it only for a config that has one
+    assert "rho_domain.answer_shape" not in without
     assert "rho_domain.json_schema" not in without
     with_schema = _domain_modules(
         "from rho_domain.config import AgentConfig\n"

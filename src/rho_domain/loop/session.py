@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import CompactionRejected, SessionStateError
-from rho_domain.fork import fork_labels, history_until
 from rho_domain.loop import output_check, stuck
 from rho_domain.loop.budgets import BudgetWatch
 from rho_domain.loop.compaction_run import auto_compact, compact_history
@@ -32,7 +31,6 @@ from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
-from rho_domain.loop.tool_refresh import take_tools
 from rho_domain.messages import UserMessage
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
@@ -317,6 +315,8 @@ class Session:
         not changed. Raises SessionStateError for a turn that is not in the history or falls
         inside a tool batch (refused, naming the batch's boundaries; see ``rho_domain.fork``).
         """
+        from rho_domain.fork import fork_labels, history_until  # with the first fork
+
         history = history_until(self.state.messages, at)
         child = self.related(
             agent if agent is not None else self.agent,
@@ -445,6 +445,8 @@ class Session:
         """Take the tool source's current tools; False when the run was cancelled meanwhile."""
         if self.tool_source is None:
             return True
+        from rho_domain.loop.tool_refresh import take_tools  # a session with a tool source
+
         agent = await take_tools(self._agent, self.tool_source, self.journal, self.control)
         if agent is None:
             return False
