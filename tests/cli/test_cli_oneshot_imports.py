@@ -375,3 +375,22 @@ def test_a_one_shot_builds_no_class_it_does_not_use(tmp_path: Path) -> None:
     assert "notes.txt" in server.requests[1]["messages"][-1]["content"]  # the real listing
     assert {"AgentConfig", "ToolCall", "RunResult"} <= set(run["classes"]), "the run was built"
     assert sorted(set(run["classes"]) & set(NOT_BUILT_BY_A_ONE_SHOT)) == []
+
+
+def test_the_httpx_cli_finder_leaves_once_httpx_is_imported() -> None:
+    """The finder that defers httpx's CLI is asked by every import while it is on
+    ``sys.meta_path``; once httpx has imported the stand-in it leaves, and ``httpx.main`` is
+    still the deferred one."""
+    code = (
+        "import sys, rho_adapters\n"
+        "ours = lambda: any(\n"
+        "    type(f).__module__ == 'rho_adapters.httpx_cli' for f in sys.meta_path\n"
+        ")\n"
+        "print(ours())\n"
+        "import httpx\n"
+        "print(ours())\n"
+        "print(httpx.main.__name__ == '_real_main')  # the stand-in's, httpx renames its module\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False", "True"]
