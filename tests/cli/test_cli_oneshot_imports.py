@@ -331,6 +331,8 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     "Aliases",
     "_Failure",
     "HookFailure",
+    # a reasoning fragment's event with the first one a model streams (model_extras.py)
+    "ReasoningDelta",
 )
 
 _CLASSES = """
