@@ -15,7 +15,6 @@ from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
 from rho_domain.errors import RhoError
 from rho_domain.loop.hooks_applied import after_tool, before_tools
-from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import (
@@ -58,7 +57,8 @@ class ToolBatch:
         self.resume_child = resume_child
         self.clock = context.journal.clock
         self.state = context.journal.state
-        self.parallel_limit = MAX_PARALLEL_READS
+        # read-only calls run at once at most (None: ``parallel_reads.MAX_PARALLEL_READS``)
+        self.parallel_limit: int | None = None
         self.steps: DurableSteps | None = context.ports.steps  # durable: each call one step
 
     async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
@@ -76,20 +76,28 @@ class ToolBatch:
         """
         calls = await self._hooked(calls, resumed=resumed)
         prepared = await self.agent.registry.prepare_all(calls)
-        if runs_in_parallel(self.agent, self.state, prepared):
-            if await self.control.checkpoint("before tool"):
-                await self.journal.answer_all(calls, CANCELLED_RESULT)
-                return RunStatus.CANCELLED
-            finished = await run_parallel(
-                prepared,
-                agent=self.agent,
-                journal=self.journal,
-                control=self.control,
-                context_for=self._context,
-                limit=self.parallel_limit,
-                steps=self.steps,
+        if len(prepared) > 1:  # one call runs as below: parallel_reads loads with a batch
+            from rho_domain.loop.parallel_reads import (
+                MAX_PARALLEL_READS,
+                run_parallel,
+                runs_in_parallel,
             )
-            return None if finished else RunStatus.CANCELLED
+
+            if runs_in_parallel(self.agent, self.state, prepared):
+                if await self.control.checkpoint("before tool"):
+                    await self.journal.answer_all(calls, CANCELLED_RESULT)
+                    return RunStatus.CANCELLED
+                limit = self.parallel_limit
+                finished = await run_parallel(
+                    prepared,
+                    agent=self.agent,
+                    journal=self.journal,
+                    control=self.control,
+                    context_for=self._context,
+                    limit=MAX_PARALLEL_READS if limit is None else limit,
+                    steps=self.steps,
+                )
+                return None if finished else RunStatus.CANCELLED
         for index, ready in enumerate(prepared):
             call = ready.call
             if await self.control.checkpoint("before tool"):
