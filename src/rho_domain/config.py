@@ -225,6 +225,11 @@ class Budget:
     session_max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
     session_max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
 
+    @property
+    def limits_anything(self) -> bool:
+        """True when at least one limit is set: only then does a run watch its budget."""
+        return any(value is not None for value in attrs.astuple(self, recurse=False))
+
 
 @attrs.frozen(kw_only=True)
 class AgentConfig:

@@ -333,6 +333,10 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     "HookFailure",
     # a reasoning fragment's event with the first one a model streams (model_extras.py)
     "ReasoningDelta",
+    # parallel reads with the first batch of more than one call; a budget's watch with the
+    # first run whose budget limits something
+    "_Done",
+    "BudgetWatch",
 )
 
 _CLASSES = """

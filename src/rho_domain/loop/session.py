@@ -19,7 +19,6 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.loop import output_check, stuck
-from rho_domain.loop.budgets import BudgetWatch
 from rho_domain.loop.compaction_run import auto_compact, compact_history
 from rho_domain.loop.context_fit import check_window
 from rho_domain.loop.control import RunControl
@@ -43,6 +42,7 @@ from rho_domain.tools.source import ToolSource
 
 if TYPE_CHECKING:
     from rho_domain.compaction_values import CompactResult, CompactTrigger
+    from rho_domain.loop.budgets import BudgetWatch
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
@@ -249,8 +249,8 @@ class Session:
         status, error = RunStatus.ERROR, None
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
-            watch = BudgetWatch.start(self.agent.config.budget, self.state, tally.started)
-            self.control.deadline = watch.deadline()
+            watch = self._watch(tally.started)
+            self.control.deadline = watch.deadline() if watch is not None else None
             limit = self.agent.config.max_turns if max_turns is None else max_turns
             status = await self._drive(prompt, tally, limit or None, watch)
         except asyncio.CancelledError:
@@ -364,11 +364,21 @@ class Session:
 
     # ------------------------------------------------------------------ the loop
 
+    def _watch(self, started: float) -> BudgetWatch | None:
+        """The run's budget watch; None for an agent whose budget limits nothing (the default):
+        ``budgets`` loads with the first run that has one."""
+        budget = self.agent.config.budget
+        if not budget.limits_anything:
+            return None
+        from rho_domain.loop.budgets import BudgetWatch
+
+        return BudgetWatch.start(budget, self.state, started)
+
     async def _drive(
-        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
+        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch | None
     ) -> RunStatus:
         status = await self._turns(prompt, tally, max_turns, watch)
-        if status is RunStatus.CANCELLED and self.control.out_of_time:
+        if status is RunStatus.CANCELLED and self.control.out_of_time and watch is not None:
             # stopped at the deadline, not by the user: the run ends on its budget
             reason = watch.reached(
                 own=tally.usage,
@@ -386,7 +396,7 @@ class Session:
         )
 
     async def _turns(
-        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
+        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch | None
     ) -> RunStatus:
         if not await self._refresh_tools():
             return RunStatus.CANCELLED
@@ -425,12 +435,16 @@ class Session:
             if await stuck.after_batch(self.journal, tally, repeat_limit):
                 return RunStatus.STUCK
 
-    async def _before_model_call(self, tally: RunTally, watch: BudgetWatch) -> RunStatus | None:
+    async def _before_model_call(
+        self, tally: RunTally, watch: BudgetWatch | None
+    ) -> RunStatus | None:
         """The checks and upkeep before each model call: the budgets, a cancel or a pause,
         auto-compaction, the directives, the tool source's tools. A status ends the run."""
         now = self.clock.monotonic()
         own, children = tally.usage, tally.child_usage
-        if reason := watch.reached(own=own, children=children, state=self.state, now=now):
+        if watch is not None and (
+            reason := watch.reached(own=own, children=children, state=self.state, now=now)
+        ):
             await self._over_budget(reason)
             return RunStatus.BUDGET_EXCEEDED
         if await self.control.checkpoint("before model call"):
