@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import CompactionRejected, SessionStateError
-from rho_domain.loop import output_check, stuck
+from rho_domain.loop import output_check
 from rho_domain.loop.compaction_run import auto_compact, compact_history
 from rho_domain.loop.context_fit import check_window
 from rho_domain.loop.control import RunControl
@@ -30,7 +30,7 @@ from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
-from rho_domain.messages import UserMessage
+from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
@@ -427,13 +427,25 @@ class Session:
                 if await output_check.accepted(schema, self.journal, tally):
                     return RunStatus.COMPLETED
                 continue
-            repeat_limit = self.agent.config.repeat_limit
-            if await stuck.before_batch(self.journal, tally, message.tool_calls, repeat_limit):
+            if await self._repeating(tally, message.tool_calls):
                 return RunStatus.STUCK
             if (outcome := await self.tools.run(message.tool_calls)) is not None:
                 return outcome
-            if await stuck.after_batch(self.journal, tally, repeat_limit):
+            if await self._repeating(tally):
                 return RunStatus.STUCK
+
+    async def _repeating(self, tally: RunTally, calls: Sequence[ToolCall] = ()) -> bool:
+        """``stuck.before_batch`` (given the batch's ``calls``) or ``stuck.after_batch``: True
+        when the run ends stuck. ``stuck`` is imported once the history holds two tool results,
+        the fewest a streak needs: a run of one call never loads it."""
+        limit = self.agent.config.repeat_limit
+        if not limit or not _two_results(self.state.messages):
+            return False
+        from rho_domain.loop import stuck
+
+        if calls:
+            return await stuck.before_batch(self.journal, tally, calls, limit)
+        return await stuck.after_batch(self.journal, tally, limit)
 
     async def _before_model_call(
         self, tally: RunTally, watch: BudgetWatch | None
@@ -519,3 +531,15 @@ async def stream_events(
             cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def _two_results(messages: Sequence[Message]) -> bool:
+    """Whether ``messages`` hold two tool results: ``stuck`` finds no streak in fewer (a
+    repetition is a call, or a cycle of calls, answered alike twice at least)."""
+    seen = 0
+    for message in reversed(messages):
+        if isinstance(message, ToolResultMessage):
+            seen += 1
+            if seen == 2:
+                return True
+    return False
