@@ -22,7 +22,6 @@ from rho_domain.loop import output_check
 from rho_domain.loop.compaction_run import auto_compact, compact_history
 from rho_domain.loop.context_fit import check_window
 from rho_domain.loop.control import RunControl
-from rho_domain.loop.hooks_applied import after_run
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
 from rho_domain.loop.model_turn import call_model
 from rho_domain.loop.run_boundaries import begin_run, end_run
@@ -266,6 +265,8 @@ class Session:
                 self.journal.listeners.remove(on_event)
             self._running = False
         if self.agent.hooks.after_run:
+            from rho_domain.loop.hooks_applied import after_run  # with the first hook
+
             with contextlib.suppress(Exception):  # a store failure: the result still returns
                 await after_run(self.agent.hooks, self.journal, result)
         return result

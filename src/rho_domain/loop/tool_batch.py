@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
 from rho_domain.errors import RhoError
-from rho_domain.loop.hooks_applied import after_tool, before_tools
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import (
@@ -151,8 +150,13 @@ class ToolBatch:
     async def _hooked(self, calls: Sequence[ToolCall], *, resumed: bool) -> Sequence[ToolCall]:
         """The calls the before-tool hooks let through (rewritten where they rewrote them);
         the ones they refused are answered now, before the others run."""
-        batch = await before_tools(self.agent.hooks, self.journal, calls)
-        refused, kept = list(batch.denied), list(batch.calls)
+        refused: list[tuple[ToolCall, str]] = []
+        kept = list(calls)
+        if self.agent.hooks.before_tool:  # hooks_applied loads with the first hook
+            from rho_domain.loop.hooks_applied import before_tools
+
+            batch = await before_tools(self.agent.hooks, self.journal, calls)
+            refused, kept = list(batch.denied), list(batch.calls)
         if resumed:
             asked = {call.id: call for call in calls}
             changed = [c for c in kept if c.arguments != asked[c.id].arguments]
@@ -287,7 +291,10 @@ class ToolBatch:
                 child = str(output.metadata["child_session_id"])
                 await self._child_waits(call, batch, child, pending)
                 return "waiting"
-            output = await after_tool(self.agent.hooks, self.journal, call, output)
+            if self.agent.hooks.after_tool:
+                from rho_domain.loop.hooks_applied import after_tool
+
+                output = await after_tool(self.agent.hooks, self.journal, call, output)
             content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
         else:
             content, is_error = self.control.interrupted_result, True
