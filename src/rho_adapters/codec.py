@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, get_origin
 import attrs
 
 from rho_domain import events as ev
-from rho_domain.config import AgentConfig
+from rho_domain.config import AgentConfig, resolve_field_types
 from rho_domain.errors import ConfigError, TraceFormatError
 from rho_domain.messages import (
     AssistantMessage,
@@ -72,6 +72,8 @@ def make_converter(
     """
     from cattrs.preconf.json import make_converter as _make_json_converter
 
+    # AgentConfig's and PermissionProfile's fields name classes their modules import lazily
+    resolve_field_types()
     converter = _make_json_converter(
         forbid_extra_keys=forbid_extra_keys, detailed_validation=detailed_validation
     )

@@ -7,13 +7,15 @@ of importing httpx: ~20 ms of a one-shot run's start-up paid for a command line 
 
 ``defer()`` puts a finder on ``sys.meta_path`` that answers for ``httpx._main`` only: when
 httpx imports it, it gets a stand-in whose ``main`` imports the real module on the first call
-(and from then on the finder stands aside), so ``httpx.main()`` still works for anyone who
+(the finder leaves ``sys.meta_path`` once it has served that import, so later imports do
+not ask it), and ``httpx.main()`` still works for anyone who
 calls it. Nothing is in ``sys.modules`` until httpx itself is imported. ``defer`` does nothing
 once httpx is imported (too late to matter) and is idempotent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.machinery
 import sys
@@ -44,6 +46,10 @@ class _DeferredCli:
 
     def exec_module(self, module: types.ModuleType) -> None:
         module.main = _real_main  # type: ignore[attr-defined]
+        # Its work is done: httpx imports its CLI once, so every later import of the process
+        # need not ask this finder first (a one-shot makes ~200 more).
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(self)
 
 
 _FINDER = _DeferredCli()

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import attrs
 
-from rho_domain.answer_shape import correcting, instruction
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.hooks.agent_hooks import Hooks
@@ -72,6 +71,8 @@ class Agent:
                 tool_choice = "auto"
         system, schema = self.full_system_prompt, config.output_schema
         if schema is not None:
+            from rho_domain.answer_shape import correcting, instruction  # with a schema
+
             system = f"{system}\n\n{instruction(schema)}" if system else instruction(schema)
             if correcting(messages):
                 tool_choice = "none"

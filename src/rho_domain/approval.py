@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Set
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from rho_domain.errors import ToolArgumentsError
+from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import ApprovalMode, PermissionProfile
 from rho_domain.tools.base import ToolPolicy
 from rho_domain.tools.prepared import decode_arguments as parse_arguments
+
+_ASKS = "rho_domain.approval_asks"
 
 
 @attrs.frozen
@@ -28,21 +31,25 @@ class Allowed:
     reason: str = ""
 
 
-@attrs.frozen
-class RequiresApproval:
-    """The call waits for a human; ``reason`` is shown to them."""
+if TYPE_CHECKING:
+    from rho_domain.approval_asks import Denied as Denied
+    from rho_domain.approval_asks import RequiresApproval as RequiresApproval
 
-    reason: str
+    Decision = Allowed | RequiresApproval | Denied
 
-
-@attrs.frozen
-class Denied:
-    """The call must not run; ``reason`` is reported to the model."""
-
-    reason: str
+# A plain run's calls are allowed: the other two outcomes (and the joined ``Decision``) are
+# built with the first call that is denied or asks a human (~3 M instructions of a one-shot).
+_named_later = lazy_names(__name__, dict.fromkeys(("Denied", "RequiresApproval"), _ASKS))
 
 
-Decision = Allowed | RequiresApproval | Denied
+def __getattr__(name: str) -> Any:
+    """``Denied``, ``RequiresApproval`` and the joined ``Decision``, when first asked for."""
+    if name == "Decision":
+        from rho_domain.approval_asks import Denied, RequiresApproval
+
+        globals()["Decision"] = Allowed | RequiresApproval | Denied
+        return globals()["Decision"]
+    return _named_later(name)
 
 
 class _Unparsed(enum.Enum):
@@ -83,30 +90,42 @@ def decide(
     less than DANGEROUS.
     """
     if call.name in profile.denied_tools:
-        return Denied(f"the {profile.name!r} profile does not allow the {call.name!r} tool")
+        return _denied(f"the {profile.name!r} profile does not allow the {call.name!r} tool")
     if policy is None:
         return Allowed()
     if policy.refused:
-        return Denied(policy.refused)
+        return _denied(policy.refused)
     if profile.approval is ApprovalMode.NONE or auto_approve:
         return Allowed()
     if policy.destructive:
-        return RequiresApproval(policy.destructive)
+        return _asks(policy.destructive)
     pattern = _dangerous_pattern(profile, call, policy, decoded)
     if pattern is not None:
-        return RequiresApproval(f"the arguments contain the dangerous pattern {pattern!r}")
+        return _asks(f"the arguments contain the dangerous pattern {pattern!r}")
     if call.name in always_allowed:
         return Allowed("approved for the rest of the session")
     match profile.approval:
         case ApprovalMode.ALL:
-            return RequiresApproval(f"the {profile.name!r} profile asks before every tool call")
+            return _asks(f"the {profile.name!r} profile asks before every tool call")
         # GRANULAR names tools to ask about on top of what their handlers declare: a tool the
         # list forgets (a custom or MCP tool, SQL that writes) still asks when it is dangerous
         case ApprovalMode.DANGEROUS | ApprovalMode.GRANULAR if policy.dangerous:
-            return RequiresApproval(f"{call.name!r} can change things outside the conversation")
+            return _asks(f"{call.name!r} can change things outside the conversation")
         case ApprovalMode.GRANULAR if call.name in profile.approval_required_tools:
-            return RequiresApproval(f"the {profile.name!r} profile asks before {call.name!r}")
+            return _asks(f"the {profile.name!r} profile asks before {call.name!r}")
     return Allowed()
+
+
+def _denied(reason: str) -> Decision:
+    from rho_domain.approval_asks import Denied  # with the first call denied
+
+    return Denied(reason)
+
+
+def _asks(reason: str) -> Decision:
+    from rho_domain.approval_asks import RequiresApproval  # with the first call that asks
+
+    return RequiresApproval(reason)
 
 
 def _dangerous_pattern(

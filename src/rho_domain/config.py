@@ -8,14 +8,27 @@ environment variable *name*, resolved when the connection is made.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
 
 from rho_domain.errors import ConfigError
-from rho_domain.mcp_config import McpServerConfig, check_servers
+from rho_domain.lazy_names import lazy_names
 from rho_domain.permissions import PermissionProfile
+
+if TYPE_CHECKING:
+    from rho_domain.database_config import DatabaseConfig as DatabaseConfig
+    from rho_domain.mcp_config import McpServerConfig as McpServerConfig
+
+# A config names no database and no MCP server unless it is given some: the two classes
+# (with the MCP module's checks) are built with the first one asked for, not with every
+# AgentConfig (~10 M instructions of a one-shot). ``resolve_field_types`` hands them to
+# whoever resolves the fields' annotations (the codec's cattrs converter).
+__getattr__ = lazy_names(
+    __name__,
+    {"DatabaseConfig": "rho_domain.database_config", "McpServerConfig": "rho_domain.mcp_config"},
+)
 
 DEFAULT_MODEL = "gpt-5-mini"
 DEFAULT_CONTEXT_WINDOW = 100_000
@@ -74,19 +87,28 @@ class HookConfig:
         return (*self.before_tool, *self.after_tool, *self.before_model, *self.after_run)
 
 
-@attrs.frozen(kw_only=True)
-class DatabaseConfig:
-    """One database alias. ``password_env`` names the environment variable with the password."""
+def _mcp_servers(
+    instance: object, attribute: attrs.Attribute[Any], value: Mapping[str, Any]
+) -> None:
+    """``mcp_config.check_servers``, imported with the first config that names a server."""
+    if value:
+        from rho_domain.mcp_config import check_servers
 
-    engine: str
-    dsn: str | None = None
-    path: str | None = None
-    host: str | None = None
-    port: int | None = None
-    user: str | None = None
-    database: str | None = None
-    password_env: str | None = None
-    options: Mapping[str, Any] = attrs.field(factory=dict)
+        check_servers(instance, attribute, value)
+
+
+def resolve_field_types() -> None:
+    """Resolve the annotations of ``AgentConfig`` and ``PermissionProfile``
+    (``attrs.resolve_types``, which cattrs relies on) with the classes this module and
+    ``permissions`` name lazily (``DatabaseConfig``, ``McpServerConfig``):
+    ``typing.get_type_hints`` looks names up in a module's globals, where a lazy name is not
+    until it is asked for. Idempotent."""
+    from rho_domain.database_config import DatabaseConfig
+    from rho_domain.mcp_config import McpServerConfig
+
+    names = {"DatabaseConfig": DatabaseConfig, "McpServerConfig": McpServerConfig}
+    attrs.resolve_types(PermissionProfile, localns=names)
+    attrs.resolve_types(AgentConfig, localns=names)
 
 
 def _positive(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -203,6 +225,11 @@ class Budget:
     session_max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
     session_max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
 
+    @property
+    def limits_anything(self) -> bool:
+        """True when at least one limit is set: only then does a run watch its budget."""
+        return any(value is not None for value in attrs.astuple(self, recurse=False))
+
 
 @attrs.frozen(kw_only=True)
 class AgentConfig:
@@ -272,7 +299,7 @@ class AgentConfig:
     max_output_tokens: int | None = None
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
-    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=check_servers)
+    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_mcp_servers)
     auto_approve: bool = False
     context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=_positive)
     auto_compact: bool = True

@@ -31,7 +31,6 @@ from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Message, Usage
 from rho_domain.model_events import LLMEnded as LLMEnded
 from rho_domain.model_events import LLMStarted as LLMStarted
-from rho_domain.model_events import ReasoningDelta as ReasoningDelta
 from rho_domain.model_events import TextDelta as TextDelta
 from rho_domain.model_events import ToolCallDelta as ToolCallDelta
 from rho_domain.model_events import UsageRecorded as UsageRecorded
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
     from rho_domain.control_events import TraceNoted as TraceNoted
     from rho_domain.hook_events import HookActed as HookActed
     from rho_domain.hook_events import ListenerFailed as ListenerFailed
+    from rho_domain.model_extras import ReasoningDelta as ReasoningDelta
 
 
 @attrs.frozen(kw_only=True)
@@ -154,6 +154,7 @@ def _join() -> None:
     from rho_domain import approval_events as approval
     from rho_domain import control_events as control
     from rho_domain import hook_events as hook
+    from rho_domain.model_extras import ReasoningDelta
 
     types: tuple[Any, ...] = (
         RunStarted, RunEnded, MessageAdded, LLMStarted, LLMEnded, TextDelta, ReasoningDelta,
@@ -183,6 +184,7 @@ _named_later = lazy_names(
             "rho_domain.control_events",
         ),
         **dict.fromkeys(("HookActed", "ListenerFailed"), "rho_domain.hook_events"),
+        "ReasoningDelta": "rho_domain.model_extras",
     },
 )  # fmt: skip
 

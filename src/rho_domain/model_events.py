@@ -9,12 +9,19 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
 from rho_domain.event_view import SeedEventView
+from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Usage
+
+if TYPE_CHECKING:
+    from rho_domain.model_extras import ReasoningDelta as ReasoningDelta
+
+# a reasoning fragment's event, with the first one a model streams (``model_extras``)
+__getattr__ = lazy_names(__name__, {"ReasoningDelta": "rho_domain.model_extras"})
 
 
 @attrs.frozen(kw_only=True)
@@ -77,20 +84,6 @@ class TextDelta(SeedEventView):
     """
 
     kind: ClassVar[str] = "text_delta"
-    at: float
-    text: str
-
-
-@attrs.frozen(kw_only=True)
-class ReasoningDelta(SeedEventView):
-    """A fragment of the model's reasoning as it streams; not persisted.
-
-    Attributes:
-        at: Wall-clock time.
-        text: The fragment.
-    """
-
-    kind: ClassVar[str] = "reasoning_delta"
     at: float
     text: str
 

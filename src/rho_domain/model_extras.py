@@ -1,5 +1,6 @@
 """The stream pieces beyond an answer's text and tool calls: reasoning and refusal fragments,
-a signed thinking block, a retry's notice, a skipped piece's warning (``TraceName``).
+a signed thinking block, a retry's notice, a skipped piece's warning (``TraceName``), and the
+event a reasoning fragment becomes (``ReasoningDelta``, named by ``rho_domain.model_events``).
 
 A model that answers in text and tool calls never streams them, so a run against it never
 builds these classes (about 0.7 ms of CPU each): ``rho_domain.model`` names them lazily
@@ -9,10 +10,11 @@ them only for a piece that is none of the plain kinds. Import them from ``rho_do
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import attrs
 
+from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ThinkingBlock
 
 
@@ -67,3 +69,17 @@ class StreamWarning:
 
 
 TRACE_DETAIL_LIMIT = 2_000
+
+
+@attrs.frozen(kw_only=True)
+class ReasoningDelta(SeedEventView):
+    """A fragment of the model's reasoning as it streams; not persisted.
+
+    Attributes:
+        at: Wall-clock time.
+        text: The fragment.
+    """
+
+    kind: ClassVar[str] = "reasoning_delta"
+    at: float
+    text: str

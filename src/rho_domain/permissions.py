@@ -9,13 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.lazy_names import lazy_names
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
-from rho_domain.mcp_config import McpServerConfig, check_named_servers
 from rho_domain.reach import OutsideReads
+
+if TYPE_CHECKING:
+    from rho_domain.mcp_config import McpServerConfig as McpServerConfig
+
+# MCP servers' values and checks load with the first profile or config naming a server
+# (``config.resolve_field_types`` resolves the annotation for cattrs).
+__getattr__ = lazy_names(__name__, {"McpServerConfig": "rho_domain.mcp_config"})
+
+
+def _named_servers(
+    instance: object, attribute: attrs.Attribute[Any], value: Mapping[str, Any]
+) -> None:
+    """``mcp_config.check_named_servers``, imported with the first profile naming a server."""
+    if value:
+        from rho_domain.mcp_config import check_named_servers
+
+        check_named_servers(instance, attribute, value)
 
 
 class ShellMode(Enum):
@@ -99,9 +117,7 @@ class PermissionProfile:
     extra_read_roots: tuple[str, ...] = ()
     read_outside_workspace: OutsideReads = OutsideReads.DENY
     limits: ResourceLimits = attrs.field(factory=readonly_limits)
-    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(
-        factory=dict, validator=check_named_servers
-    )
+    mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_named_servers)
 
     @property
     def starts_named_mcp_servers_only(self) -> bool:

@@ -7,24 +7,21 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_domain.messages import ToolCall, Usage
+from rho_domain.lazy_names import lazy_names
+from rho_domain.messages import Usage
 from rho_domain.run_status import RunStatus as RunStatus  # re-exported: its old home
 
 if TYPE_CHECKING:  # every kind of event is joined into Event when first asked for (events.py)
     from rho_domain.events import Event
+    from rho_domain.pending import PendingApproval as PendingApproval
+
+# built by a run that ends waiting for approval, not by every run's result
+__getattr__ = lazy_names(__name__, {"PendingApproval": "rho_domain.pending"})
 
 
 def new_id() -> str:
     """A short random id for a session or a run."""
     return uuid.uuid4().hex[:12]
-
-
-@attrs.frozen(kw_only=True)
-class PendingApproval:
-    """A call waiting for a human when the run ended ``awaiting_approval``."""
-
-    call: ToolCall
-    reason: str
 
 
 @attrs.frozen(kw_only=True)

@@ -8,6 +8,7 @@ replaying a trace with ``State.from_events`` gives back exactly the same state: 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -23,6 +24,9 @@ from rho_domain.messages import (
     message_chars,
 )
 from rho_domain.not_run import INTERRUPTED_RESULT
+
+if TYPE_CHECKING:
+    from rho_domain.pending import PendingApproval
 
 
 @attrs.define
@@ -201,6 +205,19 @@ class State:
     def awaiting_decision(self) -> tuple[ToolCall, ...]:
         """Pending calls that nobody has approved or rejected yet."""
         return tuple(c for c in self.pending_calls if self.approvals.get(c.id, False) is None)
+
+    def waiting_approvals(self) -> tuple[PendingApproval, ...]:
+        """``awaiting_decision``'s calls, each with why it waits (a run's ``pending``)."""
+        waiting = self.awaiting_decision()
+        if not waiting:
+            return ()
+        from rho_domain.pending import PendingApproval  # with the first call left waiting
+
+        reasons = self.approval_reasons
+        return tuple(
+            PendingApproval(call=c, reason=reasons.get(c.id, "waiting for approval"))
+            for c in waiting
+        )
 
     def settled_history(self) -> list[Message]:
         """History without the turn in progress (whose tool calls have no results yet)."""

@@ -336,3 +336,104 @@ def test_the_process_own_run_is_not_collected_while_it_starts(tmp_path: Path) ->
     assert counts["own"]["starting"] == 0, counts
     assert counts["own"]["running"] > 0, counts  # the run's own objects are collected
     assert counts["embedded"]["starting"] > 0, counts
+
+
+# The twelfth round's cuts (imports10): attrs classes a plain one-shot built and never used
+# (each ~1.5-4 M instructions: attrs compiles its methods), now built where they are used.
+NOT_BUILT_BY_A_ONE_SHOT = (
+    # a run opens its store alone (session_store): the store's faces with choose_store
+    "StoreChoice",
+    "Operator",
+    # a config names no MCP server or database unless given one: their values with the first
+    "McpServerConfig",
+    "McpToolFilter",
+    "DatabaseConfig",
+    # --upload/--download/--dockerfile/--snapshot and --approve/--deny: with their flags
+    "Transfers",
+    "Answers",
+    # bash's running state with the first bash call (tools/bash_run.py); read_excel's columns
+    # are a range; a workbook's sheets with the first workbook read (ports/sheets.py)
+    "_Run",
+    "_Columns",
+    "SheetInfo",
+    # an operator's directive with the first one sent; a waiting call with the first run that
+    # ends awaiting approval
+    "Directive",
+    "PendingApproval",
+    # the approval policy's outcomes beside Allowed: with the first call denied or asking
+    "Denied",
+    "RequiresApproval",
+    # the hard-link scan's result with the first scan (local/alias_scan.py); a hook's failure
+    # with the first hook (hooks/values.py)
+    "Aliases",
+    "_Failure",
+    "HookFailure",
+    # a reasoning fragment's event with the first one a model streams (model_extras.py)
+    "ReasoningDelta",
+    # parallel reads with the first batch of more than one call; a budget's watch with the
+    # first run whose budget limits something
+    "_Done",
+    "BudgetWatch",
+)
+
+_CLASSES = """
+import contextlib, io, json, sys
+import attrs
+from rho_entry.cli import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = main(sys.argv[1:])
+built = {
+    value.__qualname__
+    for name, module in list(sys.modules.items())
+    if name.split(".")[0] in ("rho_domain", "rho_adapters", "rho_entry")
+    for value in list(vars(module).values())
+    if isinstance(value, type) and attrs.has(value) and value.__module__ == name
+}
+print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                  "classes": sorted(built), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_a_one_shot_builds_no_class_it_does_not_use(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n")
+    replies = [tool_reply(call("list", {"path": "."})), text_reply("Here: notes.txt.", deltas=4)]
+    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
+    env.update(NO_COLOR="1", OPENAI_API_KEY="unused")
+    with LoopbackServer(replies) as server:
+        args = ["--base-url", server.base_url, "-m", "m", "-y", "list the files"]
+        done = subprocess.run(
+            [sys.executable, "-c", _CLASSES, *args],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)
+    assert run["code"] == 0, run["err"]
+    assert run["out"] == "Here: notes.txt.\n"
+    assert "notes.txt" in server.requests[1]["messages"][-1]["content"]  # the real listing
+    assert {"AgentConfig", "ToolCall", "RunResult"} <= set(run["classes"]), "the run was built"
+    assert sorted(set(run["classes"]) & set(NOT_BUILT_BY_A_ONE_SHOT)) == []
+
+
+def test_the_httpx_cli_finder_leaves_once_httpx_is_imported() -> None:
+    """The finder that defers httpx's CLI is asked by every import while it is on
+    ``sys.meta_path``; once httpx has imported the stand-in it leaves, and ``httpx.main`` is
+    still the deferred one."""
+    code = (
+        "import sys, rho_adapters\n"
+        "ours = lambda: any(\n"
+        "    type(f).__module__ == 'rho_adapters.httpx_cli' for f in sys.meta_path\n"
+        ")\n"
+        "print(ours())\n"
+        "import httpx\n"
+        "print(ours())\n"
+        "print(httpx.main.__name__ == '_real_main')  # the stand-in's, httpx renames its module\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False", "True"]

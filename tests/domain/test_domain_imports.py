@@ -47,7 +47,9 @@ def test_the_output_schema_validator_loads_with_the_first_schema() -> None:
         ")\n"
         "agent.request(())"
     )
-    assert "rho_domain.answer_shape" in without
+    # the answer's shape (and its validator) load with the first schema: agent.request and
+    # output_check import it only for a config that has one
+    assert "rho_domain.answer_shape" not in without
     assert "rho_domain.json_schema" not in without
     with_schema = _domain_modules(
         "from rho_domain.config import AgentConfig\n"
@@ -177,3 +179,40 @@ def test_the_kinds_a_plain_run_never_emits_load_with_the_first_one_and_fold() ->
     assert folded == "{'c1': True} ['list'] 5"
     assert joined == "23 23 Compacted"
     assert found == "True True"
+
+
+def test_a_config_builds_the_mcp_and_database_values_with_the_first_one_named() -> None:
+    """An AgentConfig (and a profile) without MCP servers or databases leaves their module
+    unloaded; naming one loads it and checks it; the codec's converter resolves the fields'
+    annotations and reads both back."""
+    plain = _domain_modules(
+        "from rho_domain.config import AgentConfig\n"
+        "from rho_domain.permissions import builtin_profile\n"
+        "AgentConfig(profile=builtin_profile('developer'))"
+    )
+    assert "rho_domain.config" in plain
+    assert "rho_domain.mcp_config" not in plain
+    assert "rho_domain.database_config" not in plain
+    named = _domain_modules(
+        "from rho_domain.config import AgentConfig, DatabaseConfig, McpServerConfig\n"
+        "from rho_domain.errors import ConfigError\n"
+        "AgentConfig(databases={'d': DatabaseConfig(engine='sqlite', path='x')})\n"
+        "try:\n"
+        "    AgentConfig(mcp_servers={'a__b': McpServerConfig(command=('x',))})\n"
+        "except ConfigError as exc:\n"
+        "    print(exc)\n"
+    )
+    assert {"rho_domain.mcp_config", "rho_domain.database_config"} <= set(named)
+    code = (
+        "from rho_adapters.codec import make_converter\n"
+        "from rho_domain.config import AgentConfig\n"
+        "data = {'databases': {'d': {'engine': 'sqlite', 'path': 'x'}},\n"
+        "        'mcp_servers': {'t': {'url': 'http://h/mcp'}},\n"
+        "        'profile': {'name': 'p', 'mcp_servers': {'t': {}}}}\n"
+        "config = make_converter(forbid_extra_keys=True).structure(data, AgentConfig)\n"
+        "print(config.databases['d'].path, config.mcp_servers['t'].url,\n"
+        "      config.profile.mcp_servers['t'].is_reference)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["x", "http://h/mcp", "True"]

@@ -20,95 +20,34 @@ tree and every concrete location (``/srv/app/.env`` linked into the workspace) i
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
-from rho_domain.secrets import SYSTEM_SECRETS, SecretPolicy
+from rho_domain.lazy_names import lazy_names
+from rho_domain.secrets import SecretPolicy
+
+if TYPE_CHECKING:
+    from rho_adapters.local.alias_scan import Aliases as Aliases
 
 MAX_ENTRIES = 200_000
-
-
-@attrs.frozen
-class Aliases:
-    """Absolute paths that are other names of a secret file, and whether the scan was whole."""
-
-    paths: tuple[str, ...] = ()
-    complete: bool = True
-
-
-def _walk(root: str, budget: list[int]) -> Iterable[os.DirEntry[str]]:
-    """Every entry below ``root`` (symlinks not followed), depth first, within ``budget``."""
-    stack = [root]
-    while stack:
-        directory = stack.pop()
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    budget[0] -= 1
-                    if budget[0] < 0:
-                        return
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    yield entry
-        except OSError:
-            continue  # unreadable or vanished: nothing the programs could read there either
+# the scan's result, built with the first scan
+__getattr__ = lazy_names(__name__, {"Aliases": "rho_adapters.local.alias_scan"})
 
 
 def find_aliases(
     roots: Sequence[str], policy: SecretPolicy, *, limit: int = MAX_ENTRIES
 ) -> Aliases:
     """Other names, below ``roots``, of the secret files below ``roots`` and in ``policy``'s
-    concrete locations.
+    concrete locations (``alias_scan.find_aliases``: the scan loads with the first one, when a
+    file with several names is read or a command runs)."""
+    from rho_adapters.local import alias_scan
 
-    Only names sharing an inode number are judged (judging every path of a large tree by the
-    policy took seconds): the files below ``roots`` by inode, then each inode found twice or
-    equal to a concrete secret's with several links is checked by ``lstat`` and the policy.
-    """
-    budget = [limit]
-    by_inode: dict[int, list[str]] = {}
-    for root in dict.fromkeys(roots):
-        for entry in _walk(root, budget):
-            if entry.is_file(follow_symlinks=False):
-                by_inode.setdefault(entry.inode(), []).append(entry.path)
-    complete = budget[0] >= 0
-    outside: set[tuple[int, int]] = set()  # concrete secrets with several links
-    for location in policy.absolute_locations():
-        if location in SYSTEM_SECRETS or not os.path.isdir(location):
-            _note_linked(location, outside)  # system trees (/sys/firmware) are not walked
-            continue
-        # The configuration directory holds every stored session: only a file whose inode
-        # number is also below the roots can have an alias there (the number needs no stat).
-        for entry in _walk(location, [limit]):
-            if entry.inode() in by_inode:
-                _note_linked(entry.path, outside)
-    candidates = {ino for ino, paths in by_inode.items() if len(paths) > 1}
-    candidates |= {ino for _, ino in outside if ino in by_inode}
-    found: set[str] = set()
-    for ino in candidates:
-        groups: dict[tuple[int, int], list[str]] = {}
-        for path in by_inode[ino]:
-            with contextlib.suppress(OSError):
-                st = os.lstat(path)
-                groups.setdefault((st.st_dev, st.st_ino), []).append(path)
-        for identity, paths in groups.items():
-            if identity in outside or any(policy.refusal(p) for p in paths):
-                found.update(p for p in paths if policy.refusal(p) is None)
-    return Aliases(paths=tuple(sorted(found)), complete=complete)
-
-
-def _note_linked(path: str, ids: set[tuple[int, int]]) -> None:
-    """Remember ``path``'s identity when it has other names (only then can it have aliases)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return
-    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-        ids.add((st.st_dev, st.st_ino))
+    return alias_scan.find_aliases(roots, policy, limit=limit)
 
 
 class AliasCache:

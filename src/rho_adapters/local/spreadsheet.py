@@ -14,9 +14,13 @@ Every Agent builds a reader (its ``read_excel`` tool holds one); what reads a wo
 from __future__ import annotations
 
 import collections
+from typing import TYPE_CHECKING
 
-from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
+from rho_domain.ports.spreadsheet import Cell, SpreadsheetReader
 from rho_domain.tools.offload import in_thread
+
+if TYPE_CHECKING:  # the workbook module builds them, with the first workbook read
+    from rho_domain.ports.sheets import SheetInfo
 
 # Cells parsed per call (rows before the window included, each padded to the width read):
 # the work a call may cost, whatever the sheet holds. openpyxl parses 1,000,000 in about 7 s

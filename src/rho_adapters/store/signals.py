@@ -22,12 +22,15 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rho_adapters.store.cancel_watch import cancel_watch
 from rho_adapters.store.confined import directory_fd, open_file, read_bytes, touch
 from rho_domain.errors import StoreError
-from rho_domain.ports.signals import Directive, SignalSource
+from rho_domain.ports.signals import SignalSource
+
+if TYPE_CHECKING:  # built when an operator sent one
+    from rho_domain.ports.directive import Directive
 
 POLL_SECONDS = 0.2
 
@@ -88,6 +91,10 @@ def read_directives(session_dir: Path, *, after: int = 0) -> tuple[Directive, ..
     with _locked(path, "rb", fcntl.LOCK_SH) as handle:
         data = handle.read()
     lines = data.split(b"\n")[:-1]  # the piece after the last newline is not complete
+    if len(lines) <= after:
+        return ()
+    from rho_domain.ports.directive import Directive
+
     return tuple(
         Directive(offset=i, text=_text(line)) for i, line in enumerate(lines) if i >= after
     )

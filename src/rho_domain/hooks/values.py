@@ -27,7 +27,7 @@ that runs, so an agent without hooks never builds these classes.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
@@ -160,3 +160,12 @@ BeforeModelHook: TypeAlias = Callable[
     [BeforeModelCall], BeforeModelAnswer | Awaitable[BeforeModelAnswer]
 ]
 AfterRunHook: TypeAlias = Callable[[AfterRun], object]
+
+
+@attrs.frozen
+class HookFailure:
+    """A hook that gave no usable answer (it raised, was late or answered a wrong type): what
+    ``rho_domain.loop.hooks_applied`` records and refuses in its place (fail closed)."""
+
+    outcome: Literal["failed", "timed_out"]
+    reason: str

@@ -32,7 +32,6 @@ from rho_domain.errors import (
     ModelProtocolError,
 )
 from rho_domain.loop.context_fit import context_full, measure, prompt_tokens, summary_tokens
-from rho_domain.loop.hooks_applied import before_model
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.streaming import Assembly, consume_stream
 from rho_domain.messages import Message, UserMessage
@@ -67,7 +66,10 @@ async def compact_history(
 
     state, clock = journal.state, journal.clock
     # the summary request sends the history too: it passes the before-model hooks first
-    await before_model(agent.hooks, journal, agent.config.model)
+    if agent.hooks.before_model:
+        from rho_domain.loop.hooks_applied import before_model
+
+        await before_model(agent.hooks, journal, agent.config.model)
     size = await measure(agent, model, state, state.messages)
     before, window = size.tokens, size.window
     plan = plan_compaction(state.messages, tail_budget_chars=int(window * 4 * TAIL_SHARE))

@@ -49,18 +49,11 @@ from rho_domain.tools.registry import parse_arguments
 
 if TYPE_CHECKING:
     from rho_domain.hook_events import HookPoint
-
-
-@attrs.frozen
-class _Failure:
-    """A hook that gave no usable answer."""
-
-    outcome: Literal["failed", "timed_out"]
-    reason: str
+    from rho_domain.hooks.values import HookFailure
 
 
 async def _ask(hook: Any, value: object, deadline: float) -> object:
-    """``hook(value)`` under ``deadline``: its answer, or a ``_Failure``."""
+    """``hook(value)`` under ``deadline``: its answer, or a ``HookFailure``."""
     scope = asyncio.timeout(deadline)
     try:
         async with scope:
@@ -71,9 +64,11 @@ async def _ask(hook: Any, value: object, deadline: float) -> object:
             answer = await _in_own_thread(hook, value)
             return await answer if inspect.isawaitable(answer) else answer
     except Exception as exc:  # noqa: BLE001 - the user's code: any failure fails closed
+        from rho_domain.hooks.values import HookFailure
+
         if isinstance(exc, TimeoutError) and scope.expired():
-            return _Failure("timed_out", f"no answer within {deadline:g} s")
-        return _Failure("failed", f"{type(exc).__name__}: {exc}")
+            return HookFailure("timed_out", f"no answer within {deadline:g} s")
+        return HookFailure("failed", f"{type(exc).__name__}: {exc}")
 
 
 async def _in_own_thread(hook: Any, value: object) -> object:
@@ -107,8 +102,10 @@ async def _in_own_thread(hook: Any, value: object) -> object:
     return await done
 
 
-def _wrong(answer: object, expected: str) -> _Failure:
-    return _Failure("failed", f"answered {type(answer).__name__}, expected {expected}")
+def _wrong(answer: object, expected: str) -> HookFailure:
+    from rho_domain.hooks.values import HookFailure
+
+    return HookFailure("failed", f"answered {type(answer).__name__}, expected {expected}")
 
 
 async def _record(
@@ -136,7 +133,7 @@ async def _record(
     )
 
 
-def _refusal(hook: object, failure: _Failure) -> str:
+def _refusal(hook: object, failure: HookFailure) -> str:
     """What the model reads when a hook failed: the call was not run, and why."""
     return f"hook {plugged_name(hook)} {failure.outcome.replace('_', ' ')} ({failure.reason})"
 
@@ -167,7 +164,13 @@ async def before_tools(hooks: Hooks, journal: Journal, calls: Sequence[ToolCall]
 
 async def _before_tool(hooks: Hooks, journal: Journal, call: ToolCall) -> ToolCall | str:
     """The call to run, or the reason it is refused."""
-    from rho_domain.hooks.values import Allow, BeforeToolCall, Deny, RewriteArguments
+    from rho_domain.hooks.values import (
+        Allow,
+        BeforeToolCall,
+        Deny,
+        HookFailure,
+        RewriteArguments,
+    )
 
     current = call
     for hook in hooks.before_tool:
@@ -181,7 +184,7 @@ async def _before_tool(hooks: Hooks, journal: Journal, call: ToolCall) -> ToolCa
             try:
                 text = json.dumps(dict(answer.arguments), ensure_ascii=False, allow_nan=False)
             except (TypeError, ValueError) as exc:
-                answer = _Failure("failed", f"rewrote the arguments into no JSON object: {exc}")
+                answer = HookFailure("failed", f"rewrote the arguments into no JSON object: {exc}")
             else:
                 current = attrs.evolve(current, arguments=text)
                 await _record(
@@ -197,7 +200,7 @@ async def _before_tool(hooks: Hooks, journal: Journal, call: ToolCall) -> ToolCa
             return f"{answer.reason} (hook {plugged_name(hook)})"
         failure = (
             answer
-            if isinstance(answer, _Failure)
+            if isinstance(answer, HookFailure)
             else _wrong(answer, "None, Allow, Deny or RewriteArguments")
         )
         await _record(
@@ -213,7 +216,11 @@ async def after_tool(
     """The output the model reads and the trace stores, after the after-tool hooks."""
     if not hooks.after_tool:
         return output
-    from rho_domain.hooks.values import AfterToolCall, ReplaceResult  # with the first hook
+    from rho_domain.hooks.values import (  # with the first hook
+        AfterToolCall,
+        HookFailure,
+        ReplaceResult,
+    )
 
     for hook in hooks.after_tool:
         given = AfterToolCall(
@@ -234,7 +241,7 @@ async def after_tool(
             continue
         failure = (
             answer
-            if isinstance(answer, _Failure)
+            if isinstance(answer, HookFailure)
             else _wrong(answer, "None or ReplaceResult with text content")
         )
         await _record(
@@ -252,7 +259,11 @@ async def before_model(hooks: Hooks, journal: Journal, model: str) -> None:
     Raises ``HookFailed`` when a hook fails (the model call must not be made)."""
     if not hooks.before_model:
         return
-    from rho_domain.hooks.values import BeforeModelCall, ReplaceMessages  # with the first hook
+    from rho_domain.hooks.values import (  # with the first hook
+        BeforeModelCall,
+        HookFailure,
+        ReplaceMessages,
+    )
 
     for hook in hooks.before_model:
         messages = tuple(journal.state.messages)
@@ -267,7 +278,7 @@ async def before_model(hooks: Hooks, journal: Journal, model: str) -> None:
             continue
         failure = (
             answer
-            if isinstance(answer, _Failure)
+            if isinstance(answer, HookFailure)
             else _wrong(answer, "None or ReplaceMessages of messages")
         )
         await _record(journal, "before_model", hook, failure.outcome, reason=failure.reason)
@@ -285,11 +296,11 @@ async def after_run(hooks: Hooks, journal: Journal, result: RunResult) -> None:
     """Tell the after-run hooks how the run ended; a failure is recorded, nothing else."""
     if not hooks.after_run:
         return
-    from rho_domain.hooks.values import AfterRun  # with the first hook
+    from rho_domain.hooks.values import AfterRun, HookFailure  # with the first hook
 
     for hook in hooks.after_run:
         answer = await _ask(
             hook, AfterRun(session_id=journal.session_id, result=result), hooks.deadline
         )
-        if isinstance(answer, _Failure):
+        if isinstance(answer, HookFailure):
             await _record(journal, "after_run", hook, answer.outcome, reason=answer.reason)

@@ -21,7 +21,6 @@ from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolEr
 from rho_domain.loop.compaction_run import compact_after_overflow
 from rho_domain.loop.context_fit import context_full, measure
 from rho_domain.loop.control import RunControl
-from rho_domain.loop.hooks_applied import before_model
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.streaming import Assembly, consume_stream
 from rho_domain.loop.tally import RunTally
@@ -78,7 +77,10 @@ async def _call_once(
     counting the usage of a call that had started answering, and setting ``tally.text``.
     """
     state, clock = journal.state, journal.clock
-    await before_model(agent.hooks, journal, agent.config.model)  # HookFailed: no call
+    if agent.hooks.before_model:  # hooks_applied loads with the first hook
+        from rho_domain.loop.hooks_applied import before_model
+
+        await before_model(agent.hooks, journal, agent.config.model)  # HookFailed: no call
     request = agent.request(state.messages)
     tally.calls += 1
     context = state.estimated_context_tokens(agent.system_prompt)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rho_domain.answer_shape import parse
 from rho_domain.errors import OutputInvalid
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
@@ -26,6 +25,8 @@ async def accepted(schema: Mapping[str, Any] | None, journal: Journal, tally: Ru
     loop goes on. Raises ``OutputInvalid`` when the corrected answer fails too."""
     if schema is None:
         return True
+    from rho_domain.answer_shape import parse  # a run with an output schema
+
     value, problem = parse(tally.text, schema)
     if problem is None:
         tally.output = value

@@ -24,7 +24,6 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.approval import Allowed, decide
 from rho_domain.loop.control import RunControl
-from rho_domain.loop.hooks_applied import after_tool
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import ToolCall
 from rho_domain.state import State
@@ -116,7 +115,11 @@ async def run_parallel(
             content, is_error = control.interrupted_result, True
             metadata, duration = {"cancelled": True}, 0.0
         else:  # the after-tool hooks, one call at a time, in the model's order
-            output = await after_tool(agent.hooks, journal, call, done.output)
+            output = done.output
+            if agent.hooks.after_tool:
+                from rho_domain.loop.hooks_applied import after_tool
+
+                output = await after_tool(agent.hooks, journal, call, output)
             content, is_error = output.content, output.is_error
             metadata, duration = dict(output.metadata), done.duration
         await journal.emit(

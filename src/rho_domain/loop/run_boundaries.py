@@ -19,7 +19,7 @@ from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
 from rho_domain.not_run import CANCELLED_RESULT, DIED
 from rho_domain.ports.store import SessionRecord
-from rho_domain.run import PendingApproval, RunResult, RunStatus
+from rho_domain.run import RunResult, RunStatus
 
 
 async def begin_run(
@@ -77,10 +77,7 @@ async def end_run(
     except Exception as exc:  # noqa: BLE001 - the result must still reach the caller
         message = message or f"{type(exc).__name__}: {exc}"
     await control.stop()
-    pending = tuple(
-        PendingApproval(call=c, reason=state.approval_reasons.get(c.id, "waiting for approval"))
-        for c in state.awaiting_decision()
-    )
+    pending = state.waiting_approvals()
     return RunResult(
         session_id=journal.session_id,
         run_id=tally.id,

@@ -18,13 +18,10 @@ from typing import TYPE_CHECKING, Any
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import CompactionRejected, SessionStateError
-from rho_domain.fork import fork_labels, history_until
-from rho_domain.loop import output_check, stuck
-from rho_domain.loop.budgets import BudgetWatch
+from rho_domain.loop import output_check
 from rho_domain.loop.compaction_run import auto_compact, compact_history
 from rho_domain.loop.context_fit import check_window
 from rho_domain.loop.control import RunControl
-from rho_domain.loop.hooks_applied import after_run
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
 from rho_domain.loop.model_turn import call_model
 from rho_domain.loop.run_boundaries import begin_run, end_run
@@ -32,8 +29,7 @@ from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
-from rho_domain.loop.tool_refresh import take_tools
-from rho_domain.messages import UserMessage
+from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
@@ -45,6 +41,7 @@ from rho_domain.tools.source import ToolSource
 
 if TYPE_CHECKING:
     from rho_domain.compaction_values import CompactResult, CompactTrigger
+    from rho_domain.loop.budgets import BudgetWatch
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
@@ -251,8 +248,8 @@ class Session:
         status, error = RunStatus.ERROR, None
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
-            watch = BudgetWatch.start(self.agent.config.budget, self.state, tally.started)
-            self.control.deadline = watch.deadline()
+            watch = self._watch(tally.started)
+            self.control.deadline = watch.deadline() if watch is not None else None
             limit = self.agent.config.max_turns if max_turns is None else max_turns
             status = await self._drive(prompt, tally, limit or None, watch)
         except asyncio.CancelledError:
@@ -268,6 +265,8 @@ class Session:
                 self.journal.listeners.remove(on_event)
             self._running = False
         if self.agent.hooks.after_run:
+            from rho_domain.loop.hooks_applied import after_run  # with the first hook
+
             with contextlib.suppress(Exception):  # a store failure: the result still returns
                 await after_run(self.agent.hooks, self.journal, result)
         return result
@@ -317,6 +316,8 @@ class Session:
         not changed. Raises SessionStateError for a turn that is not in the history or falls
         inside a tool batch (refused, naming the batch's boundaries; see ``rho_domain.fork``).
         """
+        from rho_domain.fork import fork_labels, history_until  # with the first fork
+
         history = history_until(self.state.messages, at)
         child = self.related(
             agent if agent is not None else self.agent,
@@ -364,11 +365,21 @@ class Session:
 
     # ------------------------------------------------------------------ the loop
 
+    def _watch(self, started: float) -> BudgetWatch | None:
+        """The run's budget watch; None for an agent whose budget limits nothing (the default):
+        ``budgets`` loads with the first run that has one."""
+        budget = self.agent.config.budget
+        if not budget.limits_anything:
+            return None
+        from rho_domain.loop.budgets import BudgetWatch
+
+        return BudgetWatch.start(budget, self.state, started)
+
     async def _drive(
-        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
+        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch | None
     ) -> RunStatus:
         status = await self._turns(prompt, tally, max_turns, watch)
-        if status is RunStatus.CANCELLED and self.control.out_of_time:
+        if status is RunStatus.CANCELLED and self.control.out_of_time and watch is not None:
             # stopped at the deadline, not by the user: the run ends on its budget
             reason = watch.reached(
                 own=tally.usage,
@@ -386,7 +397,7 @@ class Session:
         )
 
     async def _turns(
-        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch
+        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch | None
     ) -> RunStatus:
         if not await self._refresh_tools():
             return RunStatus.CANCELLED
@@ -417,20 +428,36 @@ class Session:
                 if await output_check.accepted(schema, self.journal, tally):
                     return RunStatus.COMPLETED
                 continue
-            repeat_limit = self.agent.config.repeat_limit
-            if await stuck.before_batch(self.journal, tally, message.tool_calls, repeat_limit):
+            if await self._repeating(tally, message.tool_calls):
                 return RunStatus.STUCK
             if (outcome := await self.tools.run(message.tool_calls)) is not None:
                 return outcome
-            if await stuck.after_batch(self.journal, tally, repeat_limit):
+            if await self._repeating(tally):
                 return RunStatus.STUCK
 
-    async def _before_model_call(self, tally: RunTally, watch: BudgetWatch) -> RunStatus | None:
+    async def _repeating(self, tally: RunTally, calls: Sequence[ToolCall] = ()) -> bool:
+        """``stuck.before_batch`` (given the batch's ``calls``) or ``stuck.after_batch``: True
+        when the run ends stuck. ``stuck`` is imported once the history holds two tool results,
+        the fewest a streak needs: a run of one call never loads it."""
+        limit = self.agent.config.repeat_limit
+        if not limit or not _two_results(self.state.messages):
+            return False
+        from rho_domain.loop import stuck
+
+        if calls:
+            return await stuck.before_batch(self.journal, tally, calls, limit)
+        return await stuck.after_batch(self.journal, tally, limit)
+
+    async def _before_model_call(
+        self, tally: RunTally, watch: BudgetWatch | None
+    ) -> RunStatus | None:
         """The checks and upkeep before each model call: the budgets, a cancel or a pause,
         auto-compaction, the directives, the tool source's tools. A status ends the run."""
         now = self.clock.monotonic()
         own, children = tally.usage, tally.child_usage
-        if reason := watch.reached(own=own, children=children, state=self.state, now=now):
+        if watch is not None and (
+            reason := watch.reached(own=own, children=children, state=self.state, now=now)
+        ):
             await self._over_budget(reason)
             return RunStatus.BUDGET_EXCEEDED
         if await self.control.checkpoint("before model call"):
@@ -445,6 +472,8 @@ class Session:
         """Take the tool source's current tools; False when the run was cancelled meanwhile."""
         if self.tool_source is None:
             return True
+        from rho_domain.loop.tool_refresh import take_tools  # a session with a tool source
+
         agent = await take_tools(self._agent, self.tool_source, self.journal, self.control)
         if agent is None:
             return False
@@ -503,3 +532,15 @@ async def stream_events(
             cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def _two_results(messages: Sequence[Message]) -> bool:
+    """Whether ``messages`` hold two tool results: ``stuck`` finds no streak in fewer (a
+    repetition is a call, or a cycle of calls, answered alike twice at least)."""
+    seen = 0
+    for message in reversed(messages):
+        if isinstance(message, ToolResultMessage):
+            seen += 1
+            if seen == 2:
+                return True
+    return False

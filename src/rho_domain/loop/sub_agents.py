@@ -24,7 +24,7 @@ from rho_domain.messages import AssistantMessage, ToolResultMessage, Usage
 from rho_domain.not_run import REJECTED_PREFIX
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import PendingApproval, RunResult, RunStatus
+from rho_domain.run import RunResult, RunStatus
 from rho_domain.state import State
 
 if TYPE_CHECKING:
@@ -210,10 +210,7 @@ def answered_elsewhere(child_id: str, state: State, call_id: str) -> ChildOutcom
         return None
     last = state.messages[-1] if state.messages else None
     text = last.text if isinstance(last, AssistantMessage) and not last.tool_calls else ""
-    waiting = tuple(
-        PendingApproval(call=c, reason=state.approval_reasons.get(c.id, "waiting for approval"))
-        for c in state.awaiting_decision()
-    )
+    waiting = state.waiting_approvals()
     rejected = ""
     if results[call_id].content.startswith(REJECTED_PREFIX):
         calls = {c.id: c for m in state.messages if isinstance(m, AssistantMessage)

@@ -12,10 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from rho_domain import events as ev
-from rho_domain.approval import Denied, RequiresApproval, decide
+from rho_domain.approval import Allowed, decide
 from rho_domain.errors import RhoError
-from rho_domain.loop.hooks_applied import after_tool, before_tools
-from rho_domain.loop.parallel_reads import MAX_PARALLEL_READS, run_parallel, runs_in_parallel
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import (
@@ -26,11 +24,12 @@ from rho_domain.not_run import (
     denied,
     rejected,
 )
-from rho_domain.run import PendingApproval, RunStatus
+from rho_domain.run import RunStatus
 from rho_domain.tools.base import ToolContext, ToolOutput, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments
 
 if TYPE_CHECKING:
+    from rho_domain.pending import PendingApproval
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.durable import DurableSteps
     from rho_domain.tools.children import ChildAnswer, ChildResumer, Delegator
@@ -57,7 +56,8 @@ class ToolBatch:
         self.resume_child = resume_child
         self.clock = context.journal.clock
         self.state = context.journal.state
-        self.parallel_limit = MAX_PARALLEL_READS
+        # read-only calls run at once at most (None: ``parallel_reads.MAX_PARALLEL_READS``)
+        self.parallel_limit: int | None = None
         self.steps: DurableSteps | None = context.ports.steps  # durable: each call one step
 
     async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
@@ -75,20 +75,28 @@ class ToolBatch:
         """
         calls = await self._hooked(calls, resumed=resumed)
         prepared = await self.agent.registry.prepare_all(calls)
-        if runs_in_parallel(self.agent, self.state, prepared):
-            if await self.control.checkpoint("before tool"):
-                await self.journal.answer_all(calls, CANCELLED_RESULT)
-                return RunStatus.CANCELLED
-            finished = await run_parallel(
-                prepared,
-                agent=self.agent,
-                journal=self.journal,
-                control=self.control,
-                context_for=self._context,
-                limit=self.parallel_limit,
-                steps=self.steps,
+        if len(prepared) > 1:  # one call runs as below: parallel_reads loads with a batch
+            from rho_domain.loop.parallel_reads import (
+                MAX_PARALLEL_READS,
+                run_parallel,
+                runs_in_parallel,
             )
-            return None if finished else RunStatus.CANCELLED
+
+            if runs_in_parallel(self.agent, self.state, prepared):
+                if await self.control.checkpoint("before tool"):
+                    await self.journal.answer_all(calls, CANCELLED_RESULT)
+                    return RunStatus.CANCELLED
+                limit = self.parallel_limit
+                finished = await run_parallel(
+                    prepared,
+                    agent=self.agent,
+                    journal=self.journal,
+                    control=self.control,
+                    context_for=self._context,
+                    limit=MAX_PARALLEL_READS if limit is None else limit,
+                    steps=self.steps,
+                )
+                return None if finished else RunStatus.CANCELLED
         for index, ready in enumerate(prepared):
             call = ready.call
             if await self.control.checkpoint("before tool"):
@@ -106,15 +114,18 @@ class ToolBatch:
                 always_allowed=self.state.always_allowed,
                 decoded=ready.decoded,
             )
-            if isinstance(decision, Denied):
-                await self.journal.emit(
-                    ev.ToolBlocked(
-                        at=self.clock.now(), call=call, by="policy", reason=decision.reason
+            # A plain run's calls are allowed: the other outcomes load with the first one.
+            if not isinstance(decision, Allowed):
+                from rho_domain.approval_asks import Denied
+
+                if isinstance(decision, Denied):
+                    await self.journal.emit(
+                        ev.ToolBlocked(
+                            at=self.clock.now(), call=call, by="policy", reason=decision.reason
+                        )
                     )
-                )
-                await self.journal.result(call, denied(decision.reason), True)
-                continue
-            if isinstance(decision, RequiresApproval):
+                    await self.journal.result(call, denied(decision.reason), True)
+                    continue
                 approved = await self._approval(
                     call, decision.reason, calls[index:], arguments=ready.decoded
                 )
@@ -139,8 +150,13 @@ class ToolBatch:
     async def _hooked(self, calls: Sequence[ToolCall], *, resumed: bool) -> Sequence[ToolCall]:
         """The calls the before-tool hooks let through (rewritten where they rewrote them);
         the ones they refused are answered now, before the others run."""
-        batch = await before_tools(self.agent.hooks, self.journal, calls)
-        refused, kept = list(batch.denied), list(batch.calls)
+        refused: list[tuple[ToolCall, str]] = []
+        kept = list(calls)
+        if self.agent.hooks.before_tool:  # hooks_applied loads with the first hook
+            from rho_domain.loop.hooks_applied import before_tools
+
+            batch = await before_tools(self.agent.hooks, self.journal, calls)
+            refused, kept = list(batch.denied), list(batch.calls)
         if resumed:
             asked = {call.id: call for call in calls}
             changed = [c for c in kept if c.arguments != asked[c.id].arguments]
@@ -275,7 +291,10 @@ class ToolBatch:
                 child = str(output.metadata["child_session_id"])
                 await self._child_waits(call, batch, child, pending)
                 return "waiting"
-            output = await after_tool(self.agent.hooks, self.journal, call, output)
+            if self.agent.hooks.after_tool:
+                from rho_domain.loop.hooks_applied import after_tool
+
+                output = await after_tool(self.agent.hooks, self.journal, call, output)
             content, is_error, metadata = output.content, output.is_error, dict(output.metadata)
         else:
             content, is_error = self.control.interrupted_result, True

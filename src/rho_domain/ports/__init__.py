@@ -35,10 +35,10 @@ _EXPORTS = {
     "SessionControl": ".session_control",
     "SessionOperator": ".session_control",
     "TraceLine": ".session_control",
-    "Directive": ".signals",
+    "Directive": ".directive",
     "SignalSource": ".signals",
     "Cell": ".spreadsheet",
-    "SheetInfo": ".spreadsheet",
+    "SheetInfo": ".sheets",
     "SpreadsheetReader": ".spreadsheet",
     "SessionInfo": ".store",
     "SessionRecord": ".store",
@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
     from rho_domain.ports.clock import Clock
     from rho_domain.ports.database import Database, QueryResult, TableInfo
+    from rho_domain.ports.directive import Directive
     from rho_domain.ports.executor import (
         Command,
         CommandResult,
@@ -100,8 +101,9 @@ if TYPE_CHECKING:
         SessionOperator,
         TraceLine,
     )
-    from rho_domain.ports.signals import Directive, SignalSource
-    from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
+    from rho_domain.ports.sheets import SheetInfo
+    from rho_domain.ports.signals import SignalSource
+    from rho_domain.ports.spreadsheet import Cell, SpreadsheetReader
     from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
 

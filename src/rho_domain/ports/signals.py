@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import attrs
+from rho_domain.lazy_names import lazy_names
 
+if TYPE_CHECKING:
+    from rho_domain.ports.directive import Directive as Directive
 
-@attrs.frozen
-class Directive:
-    """An operator instruction. ``offset`` is its position in the session's directive log, so
-    a directive already applied (recorded in the trace) is never applied twice."""
-
-    offset: int
-    text: str
+# built by a store reading an operator's directive, not by every run naming the port
+__getattr__ = lazy_names(__name__, {"Directive": "rho_domain.ports.directive"})
 
 
 class SignalSource(Protocol):

@@ -7,27 +7,16 @@ parsing; the reader itself touches no filesystem.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import attrs
+from rho_domain.lazy_names import lazy_names
+
+if TYPE_CHECKING:
+    from rho_domain.ports.sheets import SheetInfo as SheetInfo
 
 Cell = str | int | float | bool | None
-
-
-@attrs.frozen(kw_only=True)
-class SheetInfo:
-    """One sheet: its name and its used size: the last row and column holding a value or a
-    formula (a formatted empty cell does not count, whatever the workbook's own dimension
-    record says). ``complete`` False: the reader stopped counting at its work budget; the
-    sheet has at least ``rows`` rows. ``hidden_rows`` / ``hidden_columns``: 1-based numbers
-    of the rows and columns the workbook hides (as far as it was read)."""
-
-    name: str
-    rows: int
-    columns: int
-    complete: bool = True
-    hidden_rows: tuple[int, ...] = ()
-    hidden_columns: tuple[int, ...] = ()
+# built by the reader with the first workbook read, not by every registry naming the port
+__getattr__ = lazy_names(__name__, {"SheetInfo": "rho_domain.ports.sheets"})
 
 
 class SpreadsheetReader(Protocol):

@@ -16,14 +16,15 @@ from __future__ import annotations
 import io
 import posixpath
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from rho_domain.errors import ToolError
-from rho_domain.ports.spreadsheet import Cell, SheetInfo, SpreadsheetReader
+from rho_domain.ports.spreadsheet import Cell, SpreadsheetReader
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.offload import Stop, in_thread
+
+if TYPE_CHECKING:  # built by the reader with the first workbook read
+    from rho_domain.ports.sheets import SheetInfo
 
 MAX_BYTES = 50 << 20
 MAX_ROWS = 1000
@@ -73,10 +74,9 @@ class ReadExcelHandler(ToolHandler):
         action = str(arguments.get("action") or "read_sheet")
         start = int(arguments.get("start_row") or 1)
         count = int(arguments.get("max_rows") or 100)
-        columns = _Columns(
-            first=column_number(arguments.get("start_column") or 1),
-            count=int(arguments.get("max_columns") or MAX_COLUMNS),
-        )
+        # the columns asked for, 1-based: from the first, at most max_columns of them
+        first = column_number(arguments.get("start_column") or 1)
+        columns = range(first, first + int(arguments.get("max_columns") or MAX_COLUMNS))
         ext = posixpath.splitext(path)[1].lower()
         if ext == ".xls":
             raise ToolError(".xls (Excel 97-2003) is not supported; save it as .xlsx or .csv")
@@ -95,7 +95,7 @@ class ReadExcelHandler(ToolHandler):
             )
             if action == "list_sheets":
                 return ToolOutput(content=f"1. {path} ({total} rows x {width} columns)")
-            cut = [row[columns.first - 1 : columns.first - 1 + columns.count] for row in window]
+            cut = [row[columns.start - 1 : columns.stop - 1] for row in window]
             return _render(path, cut, start, total, width, columns=columns)
         if self.reader is None:
             raise ToolError("reading .xlsx needs openpyxl: install rho-agent[excel]")
@@ -124,8 +124,8 @@ class ReadExcelHandler(ToolHandler):
                 name,
                 start=start,
                 count=count,
-                max_columns=columns.count,
-                first_column=columns.first,
+                max_columns=len(columns),
+                first_column=columns.start,
             )
             if count
             else ()
@@ -141,18 +141,6 @@ class ReadExcelHandler(ToolHandler):
             hidden_rows=frozenset(info.hidden_rows),
             hidden_columns=info.hidden_columns,
         )
-
-
-@attrs.frozen
-class _Columns:
-    """The columns asked for: ``first`` (1-based) and at most ``count`` of them."""
-
-    first: int
-    count: int
-
-    @property
-    def last(self) -> int:
-        return self.first + self.count - 1
 
 
 def column_number(value: object) -> int:
@@ -227,18 +215,18 @@ def _render(
     total: int,
     width: int,
     *,
-    columns: _Columns,
+    columns: range,
     complete: bool = True,
     hidden_rows: frozenset[int] = frozenset(),
     hidden_columns: Sequence[int] = (),
 ) -> ToolOutput:
     reached = max((len(r) for r in rows), default=0)
     if reached:  # the rows are wider than the size said (a .csv's ragged rows)
-        width = max(width, columns.first - 1 + reached)
+        width = max(width, columns.start - 1 + reached)
     total_text = f"{total}" if complete else f"at least {total}"
     lines = [
         f"{start + i}{' (hidden)' if start + i in hidden_rows else ''}\t"
-        + "\t".join(_text(v) for v in row[: columns.count])
+        + "\t".join(_text(v) for v in row[: len(columns)])
         for i, row in enumerate(rows)
     ]
     notes = (
@@ -246,14 +234,15 @@ def _render(
         if rows
         else [f"no rows from {start} (the sheet has {total_text})"]
     )
-    if columns.first > 1 or width > columns.last:
-        shown = f"{column_letter(columns.first)}-{column_letter(min(width, columns.last))}"
+    last = columns.stop - 1
+    if columns.start > 1 or width > last:
+        shown = f"{column_letter(columns.start)}-{column_letter(min(width, last))}"
         notes.append(
             f"columns {shown} of {width} (A-{column_letter(width)}); start_column for others"
-            if columns.first <= width
-            else f"no columns from {column_letter(columns.first)} (the sheet has {width})"
+            if columns.start <= width
+            else f"no columns from {column_letter(columns.start)} (the sheet has {width})"
         )
-    shown_hidden = [c for c in hidden_columns if columns.first <= c <= columns.last]
+    shown_hidden = [c for c in hidden_columns if c in columns]
     if shown_hidden:
         notes.append(f"hidden columns: {', '.join(column_letter(c) for c in shown_hidden)}")
     header = f"{title}: {total_text} rows x {width} columns"

@@ -16,8 +16,8 @@ same profile, so a registry mistake still cannot write in read-only mode.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from rho_domain.config import DatabaseConfig
 from rho_domain.permissions import FileWriteMode, PermissionProfile, ShellMode
 from rho_domain.ports.line_search import LineSearcher
 from rho_domain.ports.spreadsheet import SpreadsheetReader
@@ -28,6 +28,9 @@ from rho_domain.tools.grep import GrepHandler
 from rho_domain.tools.listing import GlobHandler, ListHandler
 from rho_domain.tools.read import ReadHandler
 from rho_domain.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # built with the first database configured
+    from rho_domain.database_config import DatabaseConfig
 
 _EMPTY: Mapping[str, DatabaseConfig] = {}
 

@@ -20,8 +20,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
-from rho_entry.cli import collector, exit_codes, transfers
-from rho_entry.cli.answers import apply_answers
+from rho_entry.cli import collector, exit_codes
 from rho_entry.cli.launch import Launch, prepare
 from rho_entry.cli.render import JsonRenderer, TerminalRenderer
 from rho_entry.cli.running import (
@@ -94,7 +93,7 @@ def _probe_sandbox_ahead(launch: Launch) -> None:
     and the model are made. Not for a resumed session (its stored profile decides) nor a
     Daytona sandbox."""
     config = launch.settings.config
-    if launch.resume or launch.transfers.builds_sandbox:
+    if launch.resume or launch.builds_sandbox:
         return
     if isinstance(config.profile, PermissionProfile):  # settings resolve it
         from rho_entry.wiring import probe_sandbox_ahead
@@ -191,8 +190,11 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     session = await open_session(launch, store, renderer, approver)
     collector.resume()  # the session is open: what the run makes is collected again
     try:
-        if launch.task is None or launch.answers.given:  # --resume ID --approve/--deny, -y
-            apply_answers(session, launch.answers, auto_approve=session.agent.config.auto_approve)
+        if launch.task is None or launch.answered:  # --resume ID --approve/--deny, -y
+            from rho_entry.cli.answers import Answers, apply_answers
+
+            answers = launch.answers or Answers()
+            apply_answers(session, answers, auto_approve=session.agent.config.auto_approve)
         if not launch.json and not launch.quiet:
             config = session.agent.config
             renderer.notice(
@@ -208,10 +210,13 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
                 if session.last_result is None:
                     raise
                 result = session.last_result
-        # --download: before the sandbox goes with the session
-        failed_downloads = await transfers.download(
-            session.executor, launch.transfers, lambda text: renderer.notice(text, "yellow")
-        )
+        failed_downloads = 0
+        if launch.transfers is not None:  # --download: before the sandbox goes with the session
+            from rho_entry.cli.transfers import download
+
+            failed_downloads = await download(
+                session.executor, launch.transfers, lambda text: renderer.notice(text, "yellow")
+            )
     finally:
         await session.close()
     code = result_code(result)

@@ -11,15 +11,13 @@ import argparse
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from rho_domain.config import AgentConfig, Budget
 from rho_domain.errors import ConfigError
-from rho_entry.cli.answers import Answers, answers_from_args
 from rho_entry.cli.budget_flags import given_budget, with_budget
-from rho_entry.cli.transfers import Transfers, parse_transfers
 from rho_entry.config.home import config_dir
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
@@ -29,6 +27,10 @@ from rho_entry.config.templates import (
     parse_var_assignments,
     render_template,
 )
+
+if TYPE_CHECKING:  # built when their flags are given
+    from rho_entry.cli.answers import Answers
+    from rho_entry.cli.transfers import Transfers
 
 _SETTING_FLAGS = (
     "model_timeout",
@@ -68,13 +70,35 @@ class Launch:
     output: Path | None
     resume: str | None
     overrides: Mapping[str, Any]  # config fields given as flags (applied over a resumed one)
-    answers: Answers = Answers()  # --approve/--deny for a resumed session's waiting calls
-    transfers: Transfers = Transfers()  # --upload/--download/--dockerfile/--snapshot
+    # --approve/--deny for a resumed session's waiting calls; None: none of their flags given
+    answers: Answers | None = None
+    # --upload/--download/--dockerfile/--snapshot; None: none given (a one-shot builds neither
+    # value nor imports their modules)
+    transfers: Transfers | None = None
+
+    @property
+    def answered(self) -> bool:
+        """True when ``--approve``/``--deny`` answer at least one call."""
+        return self.answers is not None and self.answers.given
+
+    @property
+    def builds_sandbox(self) -> bool:
+        """True when ``--dockerfile``/``--snapshot`` build a Daytona sandbox."""
+        return self.transfers is not None and self.transfers.builds_sandbox
 
 
-def _transfers(args: argparse.Namespace, flags: dict[str, Any]) -> Transfers:
+_TRANSFER_FLAGS = ("upload", "download", "dockerfile", "snapshot")
+_ANSWER_FLAGS = ("approve", "deny", "reason", "always")
+
+
+def _transfers(args: argparse.Namespace, flags: dict[str, Any]) -> Transfers | None:
     """The files to upload and download (``--upload``/``--download``) and the sandbox to
-    build (``--dockerfile``/``--snapshot``, which choose the Daytona backend in ``flags``)."""
+    build (``--dockerfile``/``--snapshot``, which choose the Daytona backend in ``flags``);
+    None when none of these flags is given."""
+    if not any(getattr(args, name, None) for name in _TRANSFER_FLAGS):
+        return None
+    from rho_entry.cli.transfers import parse_transfers
+
     transfers = parse_transfers(
         getattr(args, "upload", None) or (),
         getattr(args, "download", None) or (),
@@ -127,10 +151,11 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
 
         base = with_mcp_file(base or AgentConfig(), Path(args.mcp_config).expanduser())
     settings = resolve_settings(flags, env, base=base, suggested=suggested)
-    answers = answers_from_args(args)
+    answers = _answers(args)
+    given = answers is not None and answers.given
     # --approve/--deny (or -y) on a resumed session continue its waiting calls, REPL or not
-    continuing = answers.given or bool(args.resume and args.auto_approve and not stdin_tty)
-    if task is None and not stdin_tty and not answers.given:
+    continuing = given or bool(args.resume and args.auto_approve and not stdin_tty)
+    if task is None and not stdin_tty and not given:
         task = sys.stdin.read().strip() or None
         if task is None and not continuing:  # no terminal to open a REPL on
             raise ConfigError(
@@ -143,12 +168,13 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     if not args.resume:
         check_endpoint(settings, env)
     output = Path(args.output).expanduser() if args.output else None
-    if args.force and output is None and not transfers.downloads:
+    downloads = transfers.downloads if transfers is not None else ()
+    if args.force and output is None and not downloads:
         # silently ignored, it would promise what it cannot do
         raise ConfigError(
             "--force goes with --output FILE or --download (it lets them replace a file)"
         )
-    if transfers.downloads and task is None:
+    if downloads and task is None:
         raise ConfigError("--download needs a task: it copies files once the run is over")
     if output is not None:
         _check_output(output, force=args.force, interactive=interactive)
@@ -168,6 +194,16 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
         answers=answers,
         transfers=transfers,
     )
+
+
+def _answers(args: argparse.Namespace) -> Answers | None:
+    """What ``--approve``/``--deny``/``--reason``/``--always`` answer (``ConfigError`` when
+    they are used wrongly); None when none of them is given."""
+    if not any(getattr(args, name, None) for name in _ANSWER_FLAGS):
+        return None
+    from rho_entry.cli.answers import answers_from_args
+
+    return answers_from_args(args)
 
 
 def _overrides(settings: Settings, flags: Mapping[str, Any]) -> dict[str, Any]:

@@ -85,7 +85,7 @@ class Repl:
         self.session: Session = self._await(
             open_session(self.launch, store, self.renderer, self.approver)
         )
-        if self.session.agent.config.backend == "local":
+        if self.session.agent.config.backend == "local" and self.launch.transfers is not None:
             # The workspace keeps the uploads; a later /new or /resume must not overwrite
             # what the agent changed since (a sandbox is new for each session: upload again).
             self.launch = attrs.evolve(

@@ -46,7 +46,6 @@ async def open_session(
     approver: TerminalApprover | None,
 ) -> Session:
     """A new session for ``launch``, or the resumed one (flags given override its config)."""
-    from rho_entry.cli import transfers
     from rho_entry.facade import Agent, open_session
 
     built = _sandbox(launch)  # --dockerfile/--snapshot: the executor, built here
@@ -68,7 +67,9 @@ async def open_session(
             renderer.notice(notice, "yellow")
     if built is not None:
         session.close_with(built)
-    if launch.transfers.uploads:
+    if launch.transfers is not None and launch.transfers.uploads:
+        from rho_entry.cli import transfers
+
         try:
             files = transfers.read_uploads(
                 launch.transfers, upload_policy(), lambda text: renderer.notice(text, "yellow")
@@ -89,7 +90,7 @@ async def open_session(
 
 def _sandbox(launch: Launch) -> Executor | None:
     """The Daytona executor ``--dockerfile``/``--snapshot`` ask for, or None."""
-    if not launch.transfers.builds_sandbox:
+    if launch.transfers is None or not launch.transfers.builds_sandbox:
         return None
     from rho_entry.wiring import build_daytona_executor
 

@@ -18,15 +18,18 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from rho_domain.config import AgentConfig, DatabaseConfig
+from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_entry.config.databases_env import databases_from_env
 from rho_entry.config.home import config_dir
 from rho_entry.config.yaml_text import load_yaml
+
+if TYPE_CHECKING:  # built with the first database configured
+    from rho_domain.database_config import DatabaseConfig
 
 ENV_VAR = "RHO_AGENT_DB_CONFIG"
 FILE_NAME = "databases.yaml"

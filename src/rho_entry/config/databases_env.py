@@ -22,9 +22,12 @@ a number, a server without a database name) is a ``ConfigError`` naming it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError
+
+if TYPE_CHECKING:  # built with the first engine variable found
+    from rho_domain.database_config import DatabaseConfig
 
 _SERVERS = ("postgres", "mysql", "vertica")
 
@@ -33,6 +36,8 @@ def databases_from_env(env: Mapping[str, str]) -> dict[str, DatabaseConfig]:
     """The aliases the environment names (see the module docstring), sorted by engine."""
     found: dict[str, DatabaseConfig] = {}
     if env.get("ORACLE_DSN"):
+        from rho_domain.database_config import DatabaseConfig
+
         found["oracle"] = DatabaseConfig(
             engine="oracle",
             dsn=env["ORACLE_DSN"],
@@ -44,6 +49,8 @@ def databases_from_env(env: Mapping[str, str]) -> dict[str, DatabaseConfig]:
         if env.get(f"{prefix}_HOST"):
             found[engine] = _server(engine, prefix, env)
     if env.get("SQLITE_DB"):
+        from rho_domain.database_config import DatabaseConfig
+
         found["sqlite"] = DatabaseConfig(engine="sqlite", path=env["SQLITE_DB"])
     return dict(sorted(found.items()))
 
@@ -58,6 +65,8 @@ def _server(engine: str, prefix: str, env: Mapping[str, str]) -> DatabaseConfig:
     port = env.get(f"{prefix}_PORT") or None
     if port is not None and not port.isdigit():
         raise ConfigError(f"{prefix}_PORT must be a port number, not {port!r}")
+    from rho_domain.database_config import DatabaseConfig
+
     return DatabaseConfig(
         engine=engine,
         host=env[f"{prefix}_HOST"],

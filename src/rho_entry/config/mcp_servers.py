@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
-from rho_domain.mcp_config import McpServerConfig, servers_to_start
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_entry.config.yaml_text import read_yaml_file
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # MCP's values and checks: with the first server configured
+    from rho_domain.mcp_config import McpServerConfig
     from rho_domain.tools.source import ToolSource
 
 OUTPUT_DIR = "mcp-output"  # in a session's directory: the full outputs of capped calls
@@ -55,6 +55,10 @@ def build_tool_source(
     environ: Mapping[str, str],
 ) -> ToolSource | None:
     """The MCP tool source of a session, or None when it starts no server."""
+    if not config.mcp_servers and not profile.mcp_servers:
+        return None  # nothing to start or to check: mcp_config is not imported
+    from rho_domain.mcp_config import servers_to_start
+
     servers = servers_to_start(
         config.mcp_servers, profile.mcp_servers, only_named=profile.starts_named_mcp_servers_only
     )

@@ -22,15 +22,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
-import attrs
-
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError
+from rho_domain.lazy_names import lazy_names
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore, SignalingStore
 
-if TYPE_CHECKING:  # the operator's ports: annotations only, a run never asks them
-    from rho_domain.ports.session_control import SessionCatalog, SessionControl, SessionOperator
+if TYPE_CHECKING:  # the store's faces: built with the first choose_store or choose_operator
+    from rho_entry.config.store_faces import Operator as Operator
+    from rho_entry.config.store_faces import StoreChoice as StoreChoice
+    from rho_entry.config.store_faces import close_store as close_store
 
 ENV_VAR = "RHO_AGENT_STORE"
 STALE_VAR = "RHO_AGENT_STORE_STALE_AFTER"
@@ -39,37 +40,12 @@ show ``stale`` and another host may take them over (default ``STALE_AFTER_SECOND
 beat is a quarter of it, at most ``HEARTBEAT_SECONDS`` (2): a shorter window costs more beats."""
 T = TypeVar("T")
 _POSTGRES = ("postgresql://", "postgres://")
-
-
-@attrs.frozen
-class StoreChoice:
-    """The chosen store's three faces, and how messages name it."""
-
-    store: SessionStore
-    signals: SignalSource | None
-    sessions: SessionOperator  # FileSessions, PgSessions, ...
-    shown: str
-    origin: str
-    root: Path | None = None
-    """The sessions directory of a file store (None for another store)."""
-
-    async def aclose(self) -> None:
-        """Close what the store holds open (PostgreSQL: its share of the process's pool and
-        listener, ``PgSessionStore.aclose``; files: nothing). Idempotent."""
-        await close_store(self.store)
-        await close_store(self.sessions)
-
-    @property
-    def catalog(self) -> SessionCatalog:
-        """The store's ``SessionCatalog``."""
-        found: SessionCatalog = self.sessions
-        return found
-
-    @property
-    def control(self) -> SessionControl:
-        """The store's ``SessionControl``."""
-        found: SessionControl = self.sessions
-        return found
+# A run opens its store with session_store and never builds a StoreChoice or an Operator (two
+# attrs classes, ~5 M instructions of a one-shot): they are named here, imported when asked.
+_FACES = "rho_entry.config.store_faces"
+__getattr__ = lazy_names(
+    __name__, {"StoreChoice": _FACES, "Operator": _FACES, "close_store": _FACES}
+)
 
 
 def run_sync(work: Coroutine[Any, Any, T]) -> T:
@@ -118,35 +94,12 @@ def session_store(
     return file_store(_file_root(value, env, origin))
 
 
-@attrs.frozen
-class Operator:
-    """The operator's face of a store alone (``choose_operator``): light for files (the
-    monitor loads no yaml or cattrs)."""
-
-    sessions: SessionOperator
-    shown: str
-    origin: str
-    root: Path | None = None
-
-    async def aclose(self) -> None:
-        """Give back what the sessions hold open (PostgreSQL: a share of the pool; files:
-        nothing). Idempotent."""
-        await close_store(self.sessions)
-
-    def files_root(self) -> Path:
-        """The sessions directory of a file store; ConfigError for another store."""
-        if self.root is None:
-            raise ConfigError(
-                f"this command reads session directories; the store {self.shown} (set by "
-                f"{self.origin}) is not one: give a file store (a path) instead"
-            )
-        return self.root
-
-
 def choose_operator(value: str | None, env: Mapping[str, str], *, origin: str) -> Operator:
     """The ``SessionCatalog`` / ``SessionControl`` of a store (as ``choose_store`` reads it).
     Close it after use (``Operator.aclose``): a PostgreSQL one holds a share of the process's
     pool for its URL."""
+    from rho_entry.config.store_faces import Operator
+
     if value is not None and value.strip().startswith(_POSTGRES):
         from rho_adapters.pgstore import postgres_sessions
 
@@ -189,18 +142,12 @@ def as_store(
     return value
 
 
-async def close_store(store: object) -> None:
-    """``await store.aclose()`` when the object has one (a PostgreSQL store or catalog, the
-    seeds' ``SessionStore``); a store without one holds nothing open."""
-    close = getattr(store, "aclose", None)
-    if close is not None:
-        await close()
-
-
 def close_store_sync(store: object) -> None:
     """``close_store`` from synchronous code (a CLI command's end); no event loop is made
     for a store without ``aclose`` (files)."""
     if getattr(store, "aclose", None) is not None:
+        from rho_entry.config.store_faces import close_store
+
         run_sync(close_store(store))
 
 
@@ -246,6 +193,7 @@ def trace_events(source: Path | str | bytes) -> tuple[ev.Event, ...]:
 
 def _files(root: Path, origin: str) -> StoreChoice:
     from rho_adapters.store import FileSessions, FileSessionStore, FileSignals
+    from rho_entry.config.store_faces import StoreChoice
 
     store = FileSessionStore(root)
     return StoreChoice(
@@ -296,6 +244,7 @@ def _checked_postgres(url: str, origin: str) -> str:
 
 def _postgres(url: str, origin: str, env: Mapping[str, str]) -> StoreChoice:
     from rho_adapters.pgstore import postgres_store
+    from rho_entry.config.store_faces import StoreChoice
 
     shown = _checked_postgres(url, origin)
     made = postgres_store(url, origin=origin, **staleness(env))

@@ -1,0 +1,25 @@
+"""The approval policy's outcomes beside ``Allowed``: a call that waits for a human
+(``RequiresApproval``) and one that must not run (``Denied``).
+
+Apart from ``rho_domain.approval`` (which names them lazily, with the joined ``Decision``)
+because a run whose calls are all allowed (a read-only profile's, ``-y``) never builds them:
+``decide`` imports them where it returns one.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class RequiresApproval:
+    """The call waits for a human; ``reason`` is shown to them."""
+
+    reason: str
+
+
+@attrs.frozen
+class Denied:
+    """The call must not run; ``reason`` is reported to the model."""
+
+    reason: str

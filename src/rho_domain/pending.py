@@ -1,0 +1,22 @@
+"""PendingApproval: a call a run left waiting for a human (``RunResult.pending``).
+
+Apart from ``rho_domain.run`` (which names it lazily) because only a run that ends
+``awaiting_approval`` builds one: a run that goes as planned never does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from rho_domain.messages import ToolCall
+
+
+@attrs.frozen(kw_only=True)
+class PendingApproval:
+    """A call waiting for a human when the run ended ``awaiting_approval``."""
+
+    call: ToolCall
+    reason: str
