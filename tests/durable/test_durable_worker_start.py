@@ -132,6 +132,8 @@ def test_a_failed_launch_leaves_nothing_running_and_names_the_database(
     async def start_and_stop() -> None:
         await again.start()
         await again.stop()
+        # DBOS's executor was this loop's default and is shut down: the loop has one again
+        assert await asyncio.to_thread(int) == 0
 
     try:
         asyncio.run(start_and_stop())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
@@ -162,9 +163,11 @@ class DbosWorker:
 
     async def stop(self) -> None:
         """Stop beating and shut DBOS down (runs in flight are recovered elsewhere).
-        Idempotent, and safe after a start that stopped at any step."""
+        Idempotent, and safe after a start that stopped at any step. The loop it is awaited
+        on can run threads after it (``asyncio.to_thread``) as before the start."""
         await self.heartbeat.stop()
         await asyncio.to_thread(_DBOS.destroy, workflow_completion_timeout_sec=0)
+        await _own_pool_again(asyncio.get_running_loop())
 
 
 async def _finished(work: asyncio.Future[None]) -> None:
@@ -178,6 +181,23 @@ async def _finished(work: asyncio.Future[None]) -> None:
         if not work.cancelled():
             work.exception()  # retrieved: the cancellation is what the caller gets
         raise
+
+
+async def _own_pool_again(loop: asyncio.AbstractEventLoop) -> None:
+    """DBOS makes its executor the default one of a loop that calls its async API (what
+    ``asyncio.to_thread`` runs on), and ``destroy`` shuts that executor down: the loop gets a
+    pool of its own again, or its code after a stop (the CLI closing the session store) could
+    run nothing in a thread ("cannot schedule new futures after shutdown")."""
+    try:
+        probe = loop.run_in_executor(None, _nothing)
+    except RuntimeError:  # DBOS's, shut down
+        loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio"))
+    else:
+        await probe
+
+
+def _nothing() -> None:
+    return None
 
 
 def _recover(executor_id: str) -> int:

@@ -12,17 +12,35 @@ from rho_entry.config.stores import StoreChoice, choose_store, run_sync
 from rho_entry.connect import connect
 
 
-def split_instruction(root: Path | StoreChoice, words: Sequence[str]) -> tuple[list[str], str]:
+def split_instruction(
+    root: Path | str | StoreChoice, words: Sequence[str]
+) -> tuple[list[str], str]:
     """``A B [C...] ["instruction"]``: the last word is the instruction when it names no
-    session (an instruction that happens to be a session id must be given with ``--``)."""
-    chosen = root if isinstance(root, StoreChoice) else choose_store(root, {}, origin="root=")
+    session (an instruction that happens to be a session id must be given with ``--``).
+    ``root`` is a store (the caller's, left open) or what ``connect``'s ``root`` takes (a
+    sessions directory or a store URL: the store opened here is closed on every path)."""
     refs = list(words)
-    if len(refs) > 1:
-        try:
-            run_sync(chosen.sessions.info(refs[-1]))
-        except SessionNotFound:
-            return refs[:-1], refs[-1]
+    if len(refs) > 1 and not run_sync(_names_a_session(root, refs[-1])):
+        return refs[:-1], refs[-1]
     return refs, ""
+
+
+async def _names_a_session(root: Path | str | StoreChoice, ref: str) -> bool:
+    if isinstance(root, StoreChoice):
+        return await _found(root, ref)
+    chosen = choose_store(root, {}, origin="root=")
+    try:
+        return await _found(chosen, ref)
+    finally:  # an error's and a cancellation's too: a PostgreSQL store's share of the pool
+        await chosen.aclose()
+
+
+async def _found(chosen: StoreChoice, ref: str) -> bool:
+    try:
+        await chosen.sessions.info(ref)
+    except SessionNotFound:
+        return False
+    return True
 
 
 def connect_main(chosen: StoreChoice, words: Sequence[str], *, wait: float) -> int:

@@ -48,17 +48,21 @@ async def run_from_cli(args: argparse.Namespace) -> int:
 
         run = await run_durable(args, dataset, out, config, workspace, counter)
     else:
-        run = await run_bird(
-            dataset,
-            out,
-            config=config,
-            workers=args.workers,
-            limit=args.limit,
-            timeout=args.timeout,
-            store=choose_store(url, env, origin=origin).store,
-            on_result=counter,
-            workspace=workspace,
-        )
+        chosen = choose_store(url, env, origin=origin)
+        try:
+            run = await run_bird(
+                dataset,
+                out,
+                config=config,
+                workers=args.workers,
+                limit=args.limit,
+                timeout=args.timeout,
+                store=chosen.store,
+                on_result=counter,
+                workspace=workspace,
+            )
+        finally:  # an error's and Ctrl+C's too: a PostgreSQL store's share of the pool
+            await chosen.aclose()
     if run.skipped:
         sys.stderr.write(f"{run.skipped} question(s) were already graded in {out}\n")
     for question_id, why in run.not_graded:

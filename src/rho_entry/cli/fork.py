@@ -18,7 +18,8 @@ import argparse
 import asyncio
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 import attrs
 
@@ -31,6 +32,8 @@ from rho_domain.state import State
 from rho_entry.cli.terminal_text import visible
 from rho_entry.config.stores import StoreChoice, choose_store, store_setting
 from rho_entry.usage import UsageParser
+
+T = TypeVar("T")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,12 +68,11 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exc:
         return 0 if exc.code == 0 else 1
     try:
-        chosen = _chosen(args.store)
         if args.at is None:
-            for line in asyncio.run(_turns(chosen, args.id)):
+            for line in asyncio.run(_closing(args.store, lambda c: _turns(c, args.id))):
                 print(visible(line))  # the turns quote the model: never obeyed
             return 0
-        forked = asyncio.run(_fork(chosen, args.id, args.at))
+        forked = asyncio.run(_closing(args.store, lambda c: _fork(c, args.id, args.at)))
     except RhoError as exc:
         print(f"rho-agent fork: {exc}", file=sys.stderr)
         return 1
@@ -86,6 +88,18 @@ def main(argv: Sequence[str]) -> int:
     if args.auto_approve is not None:
         flags.append("--auto-approve" if args.auto_approve else "--no-auto-approve")
     return run_words(["--resume", forked, *flags, args.task])
+
+
+async def _closing(flag: str | None, work: Callable[[StoreChoice], Awaitable[T]]) -> T:
+    """``work`` on the store ``flag`` names, opened and closed in this one loop: closed after
+    it on every path (an error's; Ctrl+C's, which cancels the loop's task), so a PostgreSQL
+    store's share of the process's pool is given back. The task run after a fork
+    (``run_words``, on a loop of its own) opens a store of its own."""
+    chosen = _chosen(flag)
+    try:
+        return await work(chosen)
+    finally:
+        await chosen.aclose()
 
 
 async def _turns(chosen: StoreChoice, ref: str) -> list[str]:

@@ -20,9 +20,13 @@ import signal
 import socket
 import sys
 import uuid
+from typing import TYPE_CHECKING
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
+
+if TYPE_CHECKING:
+    from rho_adapters.durable.worker import DbosWorker, WorkerOptions
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,12 +99,22 @@ async def _serve(args: argparse.Namespace) -> int:
         dead_after=args.dead_after,
     )
     where, origin = store_setting(args.store, env)
-    store = choose_store(where, env, origin=origin).store
-    runner = DurableRunner(WorkerSetup(store=store, config=settings.config))
-    worker = DbosWorker(options, runner)
+    chosen = choose_store(where, env, origin=origin)
+    try:
+        runner = DurableRunner(WorkerSetup(store=chosen.store, config=settings.config))
+        return await _consume(DbosWorker(options, runner), options, shown(url))
+    finally:
+        # after the worker's stop or its failed start (which stops what it started): no
+        # run uses the store now; a PostgreSQL store gives back its share of the pool
+        await chosen.aclose()
+
+
+async def _consume(worker: DbosWorker, options: WorkerOptions, where: str) -> int:
+    """Start ``worker``, then consume until SIGTERM or SIGINT; the worker stopped after."""
+    executor_id = options.executor_id
     await worker.start()
     sys.stderr.write(
-        f"rho-agent worker {executor_id}: consuming {options.queue} in {shown(url)} "
+        f"rho-agent worker {executor_id}: consuming {options.queue} in {where} "
         f"(version {options.app_version}, {options.concurrency} at once)\n"
     )
     sys.stderr.flush()
