@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
@@ -81,12 +81,13 @@ def _line(name: str, values: list[float], unit: str) -> str:
     return f"{name:<34} {statistics.median(values):8.1f} {unit}  {spread}"
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
+    """Time both writers and both imports, and print the medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--imports", type=int, default=15)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     configs = _configs(args.configs)
     assert all(emit(data) == _dump(data) for data in configs)  # the same bytes, or no figure
     load = os.getloadavg()[0]

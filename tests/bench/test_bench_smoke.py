@@ -92,6 +92,20 @@ def test_bench_cli() -> None:
     assert float(floor.group(1)) < min(50.0, launcher / 2), (floor.group(1), launcher)
 
 
+def test_bench_config_yaml() -> None:
+    import bench_config_yaml
+
+    out = table(bench_config_yaml.main, "--configs", "3", "--rounds", "1", "--imports", "1")
+    lines_match(
+        out,
+        r"load average \d+\.\d -> \d+\.\d; 3 configs",
+        r"config\.yaml by yaml_emit\.emit +\d+\.\d µs CPU",
+        r"config\.yaml by CSafeDumper +\d+\.\d µs CPU",
+        r"import yaml +\d+\.\d ms CPU",
+        r"import rho_adapters\.store\.yaml_emit +\d+\.\d ms CPU",
+    )
+
+
 def test_bench_durable(pg_server_url: str) -> None:
     import bench_durable
 
