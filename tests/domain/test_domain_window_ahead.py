@@ -1,6 +1,7 @@
-"""The model's context window is asked beside the run's start (``Session._ask_window_ahead``):
-the server's answer comes while the store creates the session and syncs ``run_start``, and
-still the first call goes out only once ``run_start`` is durable and the window is known."""
+"""The model's context window is asked beside the run's start
+(``context_fit.ask_window_ahead``): the server's answer comes while the store creates the
+session and syncs ``run_start``, and still the first call goes out only once ``run_start`` is
+durable and the window is known."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from rho_domain.agent import Agent
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.loop import output_check
 from rho_domain.loop.compaction_run import auto_compact, compact_history
-from rho_domain.loop.context_fit import check_window
+from rho_domain.loop.context_fit import ask_window_ahead, check_window, settle
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
 from rho_domain.loop.model_turn import call_model
@@ -32,7 +32,7 @@ from rho_domain.loop.tool_batch import ToolBatch
 from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
-from rho_domain.ports.model import ChatModel, context_meter
+from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.run import RunResult, RunStatus, new_id
@@ -246,7 +246,7 @@ class Session:
             self.journal.listeners.append(on_event)
         tally = self._tally = RunTally(id=run_id or new_id(), started=self.clock.monotonic())
         status, error = RunStatus.ERROR, None
-        ahead = self._ask_window_ahead()
+        ahead = ask_window_ahead(self.model)  # beside the run's start (context_fit)
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
             watch = self._watch(tally.started)
@@ -260,7 +260,7 @@ class Session:
             error = exc
         finally:
             if ahead is not None:
-                await _settled(ahead)
+                await settle(ahead)
             result = self.last_result = await end_run(
                 self.control, self.journal, tally, status, error
             )
@@ -367,16 +367,6 @@ class Session:
         await self.close()
 
     # ------------------------------------------------------------------ the loop
-
-    def _ask_window_ahead(self) -> asyncio.Task[int | None] | None:
-        """The model's context window asked now, beside the run's start: a server that is
-        probed (``ContextMeter.context_window``, two GETs to a local server) answers while
-        the store creates the session and syncs ``run_start``, instead of after. Only a
-        question: the window check and the first call still come after ``run_start`` is
-        durable, and wait for this answer (the meter asks once). None for a model that is
-        not a meter."""
-        meter = context_meter(self.model)
-        return asyncio.ensure_future(meter.context_window()) if meter is not None else None
 
     def _watch(self, started: float) -> BudgetWatch | None:
         """The run's budget watch; None for an agent whose budget limits nothing (the default):
@@ -525,17 +515,6 @@ class Session:
             labels=labels,
             delegation=delegation,
         )
-
-
-async def _settled(task: asyncio.Task[int | None]) -> None:
-    """``task`` (the window asked ahead) ended: cancelled when the run ended before needing
-    it (a store that failed at the start, a cancellation), its outcome retrieved either way
-    (``context_window`` never raises), so that no task is left pending or unretrieved."""
-    if not task.done():
-        task.cancel()
-    await asyncio.wait([task])  # a cancellation of the run itself still reaches the run
-    if not task.cancelled():
-        task.exception()
 
 
 async def stream_events(
