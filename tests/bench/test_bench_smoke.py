@@ -191,6 +191,19 @@ def test_bench_oneshot() -> None:
     )
 
 
+def test_bench_oneshot_waits() -> None:
+    import bench_oneshot_waits
+
+    out = table(bench_oneshot_waits.main, "--runs", "1")
+    lines_match(
+        out,
+        r"phase \(medians, ms\) +wall +cpu +runq +blocked",
+        r"run start \+ first turn +-?\d+\.\d +-?\d+\.\d +-?\d+\.\d +-?\d+\.\d",
+        r"exit +\d+\.\d",
+        r"whole process +\d+\.\d",
+    )
+
+
 def test_bench_overhead() -> None:
     import bench_overhead
 

@@ -19,6 +19,7 @@ characters-per-token ratio learned from the counts it reports (``tokens.TokenMet
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -132,6 +133,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         self._no_stream_tools = False  # learned: this server cannot stream with tools
         self.meter = TokenMeter()
         self.facts: ServerFacts | None = None if detect else ServerFacts()
+        self._asking: asyncio.Future[None] | None = None  # the probe out now (``_detect``)
         self.window: int | None = None  # the server's context window, once known
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -228,23 +230,39 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         return count + framing_tokens(request)
 
     async def _detect(self) -> None:
-        if self.facts is not None:
-            return
-        self.facts = ServerFacts()  # once, even if the probe fails
-        with contextlib.suppress(ModelError):
-            self.facts = await self._endpoint.remembered(
-                f"probe {self.base_url}", self._probe, keep=lambda facts: facts.answered
-            )
-        if self.facts.provider in PROVIDERS:
+        """Ask the server once what it is (``detect.probe``), even if the probe fails. A
+        caller arriving while the probe is out waits for its answer (a run asks for the
+        window ahead, beside its start, and its first call must not go out without it); a
+        probe cancelled midway is asked again by the next caller."""
+        while self.facts is None:
+            asking = self._asking
+            if asking is not None:
+                await asyncio.shield(asking)  # the asker's, not ours to cancel
+                continue
+            self._asking = asking = asyncio.get_running_loop().create_future()
+            try:
+                facts = ServerFacts()
+                with contextlib.suppress(ModelError):
+                    facts = await self._endpoint.remembered(
+                        f"probe {self.base_url}", self._probe, keep=lambda found: found.answered
+                    )
+                self._adopt(facts)
+            finally:
+                self._asking = None
+                asking.set_result(None)
+
+    def _adopt(self, facts: ServerFacts) -> None:
+        self.facts = facts
+        if facts.provider in PROVIDERS:
             self.provider = for_model(
                 attrs.evolve(
-                    PROVIDERS[self.facts.provider],
+                    PROVIDERS[facts.provider],
                     default_base_url=self.provider.default_base_url,
                 ),
                 self.model,
             )
-        if self.facts.context_window:
-            self.window = self.facts.context_window
+        if facts.context_window:
+            self.window = facts.context_window
 
     async def _probe(self) -> ServerFacts:
         async with self._endpoint.slot() as client:

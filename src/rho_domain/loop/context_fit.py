@@ -14,6 +14,7 @@ cannot even hold the system prompt and the tool schemas.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 
@@ -37,6 +38,29 @@ class ContextSize:
 
     tokens: int
     window: int
+
+
+def ask_window_ahead(model: ChatModel) -> asyncio.Task[int | None] | None:
+    """The model's context window asked now, as a task: ``Session.run`` asks it beside the
+    run's start, so that a probed server's answer (two GETs to a local server) comes while
+    the store creates the session and syncs ``run_start``, instead of after. Only a
+    question: ``check_window`` and the first call still come after ``run_start`` is durable
+    and wait for this answer (a meter asks once; a caller arriving meanwhile waits). None
+    for a model that is not a meter. ``settle`` ends it."""
+    meter = context_meter(model)
+    return asyncio.ensure_future(meter.context_window()) if meter is not None else None
+
+
+async def settle(task: asyncio.Task[int | None]) -> None:
+    """``task`` (``ask_window_ahead``'s) over: cancelled when the run ended before needing
+    it (a store that failed at the start, a cancellation), its outcome retrieved either way
+    (``context_window`` never raises), so that no task is left pending or unretrieved. A
+    cancellation of the run itself while this waits still reaches the run."""
+    if not task.done():
+        task.cancel()
+    await asyncio.wait([task])
+    if not task.cancelled():
+        task.exception()
 
 
 async def window_of(agent: Agent, model: ChatModel) -> int:

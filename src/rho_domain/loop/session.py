@@ -20,7 +20,7 @@ from rho_domain.agent import Agent
 from rho_domain.errors import CompactionRejected, SessionStateError
 from rho_domain.loop import output_check
 from rho_domain.loop.compaction_run import auto_compact, compact_history
-from rho_domain.loop.context_fit import check_window
+from rho_domain.loop.context_fit import ask_window_ahead, check_window, settle
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
 from rho_domain.loop.model_turn import call_model
@@ -246,6 +246,7 @@ class Session:
             self.journal.listeners.append(on_event)
         tally = self._tally = RunTally(id=run_id or new_id(), started=self.clock.monotonic())
         status, error = RunStatus.ERROR, None
+        ahead = ask_window_ahead(self.model)  # beside the run's start (context_fit)
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
             watch = self._watch(tally.started)
@@ -258,6 +259,8 @@ class Session:
         except Exception as exc:  # noqa: BLE001 - every failure must still end the run cleanly
             error = exc
         finally:
+            if ahead is not None:
+                await settle(ahead)
             result = self.last_result = await end_run(
                 self.control, self.journal, tally, status, error
             )

@@ -43,7 +43,8 @@ class ContextMeter(Protocol):
     @abstractmethod
     async def context_window(self) -> int | None:
         """The server's context window in tokens, or None when it does not say. May ask the
-        server once (then remembers); never raises."""
+        server once (then remembers); a caller arriving while it asks waits for that answer
+        (a run asks ahead, beside its start: ``context_fit.ask_window_ahead``); never raises."""
 
     @abstractmethod
     def estimate_tokens(self, request: ModelRequest) -> int:
