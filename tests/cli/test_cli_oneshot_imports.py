@@ -136,6 +136,9 @@ NOT_IN_A_ONE_SHOT = (
     # and prompt frontmatter are read from their parsed form; yaml parses what a user wrote
     "yaml",
     "_yaml",
+    # a built-in profile as made is labelled by its name (permissions.builtin_as_made): the
+    # grants' comparison loads with the first other profile labelled or checked
+    "rho_domain.profile_grants",
 )
 
 _RUN = """
@@ -377,6 +380,9 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     # the second wave (imports11): a listing's line with the first listing
     # (rho_domain/ports/session_info.py; the store's port names it lazily)
     "SessionInfo",
+    # what a profile grants is compared only for a profile that is not a built-in as made
+    # (permissions.builtin_as_made): the one-shot's readonly header names it
+    "_Asked",
 )
 
 _CLASSES = """

@@ -23,9 +23,8 @@ from rho_adapters.store.heartbeat import HEARTBEATS, Heartbeats
 from rho_adapters.store.layout import SessionPaths, host_name, write_atomic
 from rho_domain import events as ev
 from rho_domain.messages import Usage
-from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile
+from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile, builtin_as_made
 from rho_domain.ports.store import SessionRecord
-from rho_domain.profile_grants import label
 
 if TYPE_CHECKING:
     from rho_domain.ports.session_info import SessionInfo
@@ -77,6 +76,11 @@ def profile_label(profile: str | PermissionProfile) -> str:
     built-in, else the name with a ``*`` and what it grants; a profile named by a file path
     is marked too (what it grants is checked when the session is resumed)."""
     if isinstance(profile, PermissionProfile):
+        if builtin_as_made(profile):
+            return profile.name
+        # Grants are compared (and their module imported) for a profile not built-in as made.
+        from rho_domain.profile_grants import label
+
         return label(profile)
     if profile in BUILTIN_PROFILES:
         return profile
