@@ -209,3 +209,12 @@ def builtin_profile(name: str) -> PermissionProfile:
         raise ConfigError(
             f"unknown profile {name!r}: use one of {choices}, or a path to a profile YAML file"
         ) from None
+
+
+def builtin_as_made(profile: PermissionProfile) -> bool:
+    """True when ``profile`` is the built-in profile of its name exactly as ``builtin_profile``
+    makes it (every field equal): its name then says what it grants, without comparing grants
+    (``profile_grants.label`` does for any other). A built-in alias made under its canonical
+    name (``unrestricted``, whose profile is named ``eval``) is never one."""
+    make = BUILTIN_PROFILES.get(profile.name)
+    return make is not None and profile == make()

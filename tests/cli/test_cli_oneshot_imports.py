@@ -136,6 +136,11 @@ NOT_IN_A_ONE_SHOT = (
     # and prompt frontmatter are read from their parsed form; yaml parses what a user wrote
     "yaml",
     "_yaml",
+    # a built-in profile as made is labelled by its name (permissions.builtin_as_made): the
+    # grants' comparison loads with the first other profile labelled or checked
+    "rho_domain.profile_grants",
+    # a template's values with the first template of the user's (--prompt, --system FILE.md)
+    "rho_entry.config.template_values",
 )
 
 _RUN = """
@@ -374,6 +379,17 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     # first run whose budget limits something
     "_Done",
     "BudgetWatch",
+    # the second wave (imports11): a listing's line with the first listing
+    # (rho_domain/ports/session_info.py; the store's port names it lazily)
+    "SessionInfo",
+    # what a profile grants is compared only for a profile that is not a built-in as made
+    # (permissions.builtin_as_made): the one-shot's readonly header names it
+    "_Asked",
+    # the default system prompt is filled from its template's parts: a template's values
+    # (rho_entry/config/template_values.py) with the first template of the user's
+    "TemplateVar",
+    "PromptTemplate",
+    "RenderedPrompt",
 )
 
 _CLASSES = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,30 @@ def test_system_prompt_template_path_is_rendered_with_config_vars(tmp_path: Path
     assert resolve_system_prompt(config, builtin_profile("readonly"), "/w", None) == (
         "You review web.\n"
     )
+
+
+@pytest.mark.parametrize("profile", ["readonly", "developer", "eval"])
+def test_the_default_prompt_from_its_parts_is_the_rendered_template(profile: str) -> None:
+    """The default prompt is filled from the template's parts (no template values built): the
+    text ``render_template`` gives for the same template, facts and config vars."""
+    from rho_entry.config.prompts.facts import profile_facts
+    from rho_entry.config.templates import default_prompt_template
+
+    grants = builtin_profile(profile)
+    facts = {**profile_facts(grants, tools=("list",), databases=()), "working_dir": "/w"}
+    config = AgentConfig(vars={"extra": "x"})
+    facts["platform"] = platform.system() or "unknown"
+    expected = render_template(default_prompt_template(None), {**facts, "extra": "x"}).system_prompt
+    text = resolve_system_prompt(config, grants, "/w", None, tools=("list",))
+    assert text == expected
+
+
+def test_a_user_default_prompt_missing_a_required_variable_names_it(tmp_path: Path) -> None:
+    (tmp_path / "default.md").write_text(
+        "---\nvars:\n  team: {required: true}\n  tone: plain\n---\n{{ team }}, {{ tone }}"
+    )
+    profile = builtin_profile("readonly")
+    with pytest.raises(ConfigError, match=r"default\.md: missing required variable 'team'"):
+        resolve_system_prompt(AgentConfig(), profile, "/w", tmp_path)
+    config = AgentConfig(vars={"team": "ops"})
+    assert resolve_system_prompt(config, profile, "/w", tmp_path) == "ops, plain"

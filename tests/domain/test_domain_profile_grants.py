@@ -11,6 +11,7 @@ from rho_domain.permissions import (
     FileWriteMode,
     PermissionProfile,
     ShellMode,
+    builtin_as_made,
     builtin_profile,
     developer_profile,
     eval_profile,
@@ -56,6 +57,17 @@ def test_every_builtin_is_within_itself_and_labelled_by_its_name(name: str) -> N
     assert within(profile, profile)
     assert excess(profile, profile) == ()
     assert label(profile) == profile.name  # unrestricted is eval's alias, named eval
+
+
+def test_a_builtin_as_made_is_labelled_by_its_name_without_comparing_grants() -> None:
+    """``builtin_as_made`` (the one-shot's header and meta.json ask it before ``label``) says
+    yes only where ``label`` gives the name: never for a profile that differs in any field."""
+    made = [builtin_profile(name) for name in ("readonly", "developer", "eval")]
+    assert all(builtin_as_made(p) and label(p) == p.name for p in made)
+    assert not builtin_as_made(attrs.evolve(READONLY, shell=ShellMode.UNRESTRICTED))
+    assert not builtin_as_made(attrs.evolve(READONLY, description="renamed"))
+    assert not builtin_as_made(attrs.evolve(eval_profile(), name="unrestricted"))
+    assert not builtin_as_made(attrs.evolve(READONLY, name="audit"))
 
 
 def test_names_and_descriptions_are_labels_not_grants() -> None:

@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
@@ -44,7 +44,10 @@ from rho_adapters.store.yaml_emit import emit
 from rho_domain import events as ev
 from rho_domain.errors import RhoError, StoreError
 from rho_domain.ports.signals import SignalSource
-from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
+from rho_domain.ports.store import SessionRecord, SessionStore, SignalingStore
+
+if TYPE_CHECKING:
+    from rho_domain.ports.session_info import SessionInfo
 
 DURABLE_KINDS = frozenset(
     {"run_start", "run_end", "compact", "approval_requested", "approval_resolved"}

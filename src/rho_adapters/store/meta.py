@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
@@ -23,9 +23,11 @@ from rho_adapters.store.heartbeat import HEARTBEATS, Heartbeats
 from rho_adapters.store.layout import SessionPaths, host_name, write_atomic
 from rho_domain import events as ev
 from rho_domain.messages import Usage
-from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile
-from rho_domain.ports.store import SessionInfo, SessionRecord
-from rho_domain.profile_grants import label
+from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile, builtin_as_made
+from rho_domain.ports.store import SessionRecord
+
+if TYPE_CHECKING:
+    from rho_domain.ports.session_info import SessionInfo
 
 log = logging.getLogger("rho_adapters.store")
 
@@ -74,6 +76,11 @@ def profile_label(profile: str | PermissionProfile) -> str:
     built-in, else the name with a ``*`` and what it grants; a profile named by a file path
     is marked too (what it grants is checked when the session is resumed)."""
     if isinstance(profile, PermissionProfile):
+        if builtin_as_made(profile):
+            return profile.name
+        # Grants are compared (and their module imported) for a profile not built-in as made.
+        from rho_domain.profile_grants import label
+
         return label(profile)
     if profile in BUILTIN_PROFILES:
         return profile
@@ -138,6 +145,9 @@ def info_from_meta(
     """A listing line from a meta.json summary (a file's, or the one PostgreSQL keeps): the
     store gives what it judges itself (status, liveness, the holder) and the labels it
     keeps; a label map that is not one counts as none."""
+    # Imported by the listings, which alone build one: a run writes meta.json, never a line.
+    from rho_domain.ports.session_info import SessionInfo
+
     created = float(meta.get("created_at") or 0.0)
     return SessionInfo(
         id=session_id,

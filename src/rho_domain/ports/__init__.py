@@ -40,7 +40,7 @@ _EXPORTS = {
     "Cell": ".spreadsheet",
     "SheetInfo": ".sheets",
     "SpreadsheetReader": ".spreadsheet",
-    "SessionInfo": ".store",
+    "SessionInfo": ".session_info",
     "SessionRecord": ".store",
     "SessionStore": ".store",
     "SignalingStore": ".store",
@@ -101,10 +101,11 @@ if TYPE_CHECKING:
         SessionOperator,
         TraceLine,
     )
+    from rho_domain.ports.session_info import SessionInfo
     from rho_domain.ports.sheets import SheetInfo
     from rho_domain.ports.signals import SignalSource
     from rho_domain.ports.spreadsheet import Cell, SpreadsheetReader
-    from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
+    from rho_domain.ports.store import SessionRecord, SessionStore, SignalingStore
 
 
 __getattr__ = lazy_names(__name__, _EXPORTS)

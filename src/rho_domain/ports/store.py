@@ -8,14 +8,18 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
 
-from rho_domain.messages import Usage
+from rho_domain.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     # Named in annotations only: the port does not build every event class (or the config's)
     # for an importer that only lists sessions or names the port.
     from rho_domain.config import AgentConfig
     from rho_domain.events import Event
+    from rho_domain.ports.session_info import SessionInfo as SessionInfo
     from rho_domain.ports.signals import SignalSource
+
+# A listing's line is built by ``list`` alone: a run that never lists builds no SessionInfo.
+__getattr__ = lazy_names(__name__, {"SessionInfo": "rho_domain.ports.session_info"})
 
 
 @attrs.frozen(kw_only=True)
@@ -27,27 +31,6 @@ class SessionRecord:
     config: AgentConfig
     parent_id: str | None = None
     labels: Mapping[str, str] = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True)
-class SessionInfo:
-    """One line of a session listing. ``liveness`` is the store's judgement: running, paused,
-    stale (its process is gone), or the final status (completed, cancelled, error, ...)."""
-
-    id: str
-    status: str
-    liveness: str
-    created_at: float
-    updated_at: float
-    model: str
-    profile: str
-    first_prompt: str
-    usage: Usage = Usage()
-    working_dir: str | None = None
-    parent_id: str | None = None
-    labels: Mapping[str, str] = attrs.field(factory=dict)
-    holder: str | None = None
-    """Who holds the session open, as the store names it (``pid 12 on host-a``), or None."""
 
 
 class SessionStore(Protocol):

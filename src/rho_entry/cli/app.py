@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rho_domain.errors import ConfigError, ModelError, RhoError
-from rho_domain.permissions import PermissionProfile
+from rho_domain.permissions import PermissionProfile, builtin_as_made
 from rho_domain.ports.store import SessionStore
-from rho_domain.profile_grants import label
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import collector, exit_codes
 from rho_entry.cli.launch import Launch, prepare
@@ -199,7 +198,7 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
             config = session.agent.config
             renderer.notice(
                 f"rho-agent · {config.model} · {endpoint_label(config, environment())} · "
-                f"profile {label(session.agent.profile)} · {config.working_dir or '.'} · "
+                f"profile {_profile_label(session.agent.profile)} · {config.working_dir or '.'} · "
                 f"session {session.id}",
                 "dim",
             )
@@ -310,3 +309,13 @@ def _list_sessions(store: SessionStore, *, as_json: bool) -> int:
     for line in lines:
         sys.stdout.write(line + "\n")
     return exit_codes.OK
+
+
+def _profile_label(profile: PermissionProfile) -> str:
+    """The header's ``profile_grants.label``: a built-in profile as made is its name, and its
+    grants are compared (their module imported) only for any other profile."""
+    if builtin_as_made(profile):
+        return profile.name
+    from rho_domain.profile_grants import label
+
+    return label(profile)

@@ -21,7 +21,6 @@ from rho_entry.cli.budget_flags import given_budget, with_budget
 from rho_entry.config.home import config_dir
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
-    PromptTemplate,
     load_template,
     load_vars_file,
     parse_var_assignments,
@@ -31,6 +30,7 @@ from rho_entry.config.templates import (
 if TYPE_CHECKING:  # built when their flags are given
     from rho_entry.cli.answers import Answers
     from rho_entry.cli.transfers import Transfers
+    from rho_entry.config.template_values import PromptTemplate
 
 _SETTING_FLAGS = (
     "model_timeout",

@@ -26,14 +26,28 @@ import functools
 import platform as _platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
-from rho_domain.permissions import PermissionProfile
+from rho_domain.lazy_names import lazy_names
 from rho_entry.config.yaml_text import parse_yaml, read_yaml_file
+
+if TYPE_CHECKING:
+    from rho_domain.config import AgentConfig
+    from rho_domain.permissions import PermissionProfile
+    from rho_entry.config.template_values import PromptTemplate, RenderedPrompt
+
+# The values are built where a template of the user's is loaded or rendered; the default
+# prompt is rendered from its parts (``_parts``), without them.
+__getattr__ = lazy_names(
+    __name__,
+    dict.fromkeys(
+        ("PromptTemplate", "RenderedPrompt", "TemplateVar"), "rho_entry.config.template_values"
+    ),
+)
+
+# A declared variable's (required, default, description): a ``TemplateVar``'s fields.
+_Var = tuple[bool, str | None, str]
 
 _FRONTMATTER_KEYS = frozenset(
     {"description", "vars", "variables", "initial_prompt", "profile", "model"}
@@ -42,45 +56,16 @@ _VAR_KEYS = frozenset({"required", "default", "description"})
 BUILTIN_DIR = Path(__file__).parent / "prompts"
 
 
-@attrs.frozen(kw_only=True)
-class TemplateVar:
-    """A declared variable: ``default`` is None when it has none."""
-
-    name: str
-    required: bool = False
-    default: str | None = None
-    description: str = ""
-
-
-@attrs.frozen(kw_only=True)
-class PromptTemplate:
-    """A parsed template. ``body`` becomes the system prompt; ``initial_prompt`` (if any)
-    the first user message when no prompt is given."""
-
-    source: str
-    body: str
-    description: str = ""
-    vars: Mapping[str, TemplateVar] = attrs.field(factory=dict)
-    initial_prompt: str | None = None
-    profile: str | None = None
-    model: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class RenderedPrompt:
-    """A rendered template: the system prompt, and the first user prompt it carries, if any."""
-
-    system_prompt: str
-    initial_prompt: str | None = None
-
-
 def load_template(path: str | Path) -> PromptTemplate:
     """Read and parse a template file; a missing or unreadable file is a ConfigError."""
+    return parse_template(_read(path), source=str(path))
+
+
+def _read(path: str | Path) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the prompt template: {exc.strerror}") from exc
-    return parse_template(text, source=str(path))
 
 
 def parse_template(text: str, *, source: str = "<template>") -> PromptTemplate:
@@ -90,9 +75,30 @@ def parse_template(text: str, *, source: str = "<template>") -> PromptTemplate:
 
 @functools.lru_cache(maxsize=32)
 def _parse_template(text: str, source: str) -> PromptTemplate:
-    # Every new Agent renders its prompt from a template, most often the same file: parsing its
-    # YAML frontmatter was ~1 ms of CPU per Agent. The text is the key, so an edited file is
-    # parsed again (errors are never cached: they propagate).
+    from rho_entry.config.template_values import PromptTemplate, TemplateVar
+
+    meta, body, declared = _parts(text, source)
+    return PromptTemplate(
+        source=source,
+        body=body,
+        description=_optional_str(meta, "description", source) or "",
+        vars={
+            name: TemplateVar(name=name, required=required, default=default, description=about)
+            for name, (required, default, about) in declared.items()
+        },
+        initial_prompt=_optional_str(meta, "initial_prompt", source),
+        profile=_optional_str(meta, "profile", source),
+        model=_optional_str(meta, "model", source),
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _parts(text: str, source: str) -> tuple[dict[str, Any], str, dict[str, _Var]]:
+    """(the frontmatter, the body, each declared variable) of a template, validated.
+
+    Every new Agent renders its prompt from a template, most often the same file: parsing its
+    YAML frontmatter was ~1 ms of CPU per Agent. The text is the key, so an edited file is
+    parsed again (errors are never cached: they propagate)."""
     meta, body = _split_frontmatter(text, source)
     if not body.strip():
         raise ConfigError(f"{source}: the template has no body (the system prompt is empty)")
@@ -103,36 +109,45 @@ def _parse_template(text: str, source: str) -> PromptTemplate:
     raw_vars = meta.get("vars", meta.get("variables")) or {}
     if not isinstance(raw_vars, Mapping):
         raise ConfigError(f"{source}: 'vars' must be a mapping of name to default or options")
-    return PromptTemplate(
-        source=source,
-        body=body,
-        description=_optional_str(meta, "description", source) or "",
-        vars={str(name): _parse_var(str(name), spec, source) for name, spec in raw_vars.items()},
-        initial_prompt=_optional_str(meta, "initial_prompt", source),
-        profile=_optional_str(meta, "profile", source),
-        model=_optional_str(meta, "model", source),
-    )
+    # Checked in the order a template's fields are built, whether or not they are read.
+    _optional_str(meta, "description", source)
+    declared = {str(name): _parse_var(str(name), spec, source) for name, spec in raw_vars.items()}
+    for key in ("initial_prompt", "profile", "model"):
+        _optional_str(meta, key, source)
+    return meta, body, declared
 
 
 def render_template(template: PromptTemplate, values: Mapping[str, str]) -> RenderedPrompt:
     """Fill the template: given value > declared default > error if required or used."""
-    resolved: dict[str, str] = {}
-    for name, spec in template.vars.items():
-        if name in values:
-            resolved[name] = values[name]
-        elif spec.default is not None:
-            resolved[name] = spec.default
-        elif spec.required:
-            raise ConfigError(
-                f"{template.source}: missing required variable {name!r}; "
-                f"pass it with --var {name}=VALUE or in --vars-file"
-            )
-    resolved.update({k: v for k, v in values.items() if k not in resolved})
+    from rho_entry.config.template_values import RenderedPrompt
+
+    declared = {n: (v.required, v.default, v.description) for n, v in template.vars.items()}
+    resolved = _resolved(declared, values, template.source)
     initial = template.initial_prompt
     return RenderedPrompt(
         system_prompt=substitute(template.body, resolved, source=template.source),
         initial_prompt=substitute(initial, resolved, source=template.source) if initial else None,
     )
+
+
+def _resolved(
+    declared: Mapping[str, _Var], values: Mapping[str, str], source: str
+) -> dict[str, str]:
+    """Each variable's value: given > declared default > ConfigError if required; then the
+    given values no declaration names."""
+    resolved: dict[str, str] = {}
+    for name, (required, default, _) in declared.items():
+        if name in values:
+            resolved[name] = values[name]
+        elif default is not None:
+            resolved[name] = default
+        elif required:
+            raise ConfigError(
+                f"{source}: missing required variable {name!r}; "
+                f"pass it with --var {name}=VALUE or in --vars-file"
+            )
+    resolved.update({k: v for k, v in values.items() if k not in resolved})
+    return resolved
 
 
 def substitute(text: str, values: Mapping[str, str], *, source: str = "<template>") -> str:
@@ -213,14 +228,14 @@ def _split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
     return meta, body
 
 
-def _parse_var(name: str, spec: Any, source: str) -> TemplateVar:
+def _parse_var(name: str, spec: Any, source: str) -> _Var:
     if not isinstance(spec, Mapping):
         # shorthand `name: default`; a bare `name:` (null) declares a required variable
         if spec is None:
-            return TemplateVar(name=name, required=True)
+            return True, None, ""
         if isinstance(spec, list):
             raise ConfigError(f"{source}: vars.{name}: expected a default value or a mapping")
-        return TemplateVar(name=name, default=str(spec))
+        return False, str(spec), ""
     unknown = sorted(set(spec) - _VAR_KEYS)
     if unknown:
         raise ConfigError(
@@ -231,11 +246,10 @@ def _parse_var(name: str, spec: Any, source: str) -> TemplateVar:
     if required is not None and not isinstance(required, bool):
         raise ConfigError(f"{source}: vars.{name}.required: expected true or false")
     default = spec.get("default")
-    return TemplateVar(
-        name=name,
-        required=bool(required) if required is not None else default is None,
-        default=None if default is None else str(default),
-        description=str(spec.get("description") or ""),
+    return (
+        bool(required) if required is not None else default is None,
+        None if default is None else str(default),
+        str(spec.get("description") or ""),
     )
 
 
@@ -250,9 +264,13 @@ def _optional_str(meta: Mapping[str, Any], key: str, source: str) -> str | None:
 
 def default_prompt_template(config_dir: Path | None) -> PromptTemplate:
     """The user's ``<config dir>/default.md`` if present, else the built-in one."""
+    return load_template(_default_prompt_path(config_dir))
+
+
+def _default_prompt_path(config_dir: Path | None) -> Path:
     if config_dir is not None and (config_dir / "default.md").is_file():
-        return load_template(config_dir / "default.md")
-    return load_template(BUILTIN_DIR / "default.md")
+        return config_dir / "default.md"
+    return BUILTIN_DIR / "default.md"
 
 
 def default_system_prompt(
@@ -275,7 +293,12 @@ def default_system_prompt(
     facts = profile_facts(profile, tools=tools, databases=databases)
     facts.update(platform=platform, working_dir=working_dir)
     facts.update(values or {})
-    return render_template(default_prompt_template(config_dir), facts).system_prompt
+    # ``render_template(default_prompt_template(config_dir), facts).system_prompt``, from the
+    # template's parts: a run that renders only the default prompt builds no template values.
+    path = _default_prompt_path(config_dir)
+    source = str(path)
+    _, body, declared = _parts(_read(path), source)
+    return substitute(body, _resolved(declared, facts, source), source=source)
 
 
 def resolve_system_prompt(

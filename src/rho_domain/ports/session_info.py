@@ -1,0 +1,34 @@
+"""SessionInfo: one line of a session listing (``SessionStore.list``).
+
+Apart from the store's port (``rho_domain.ports.store`` names it lazily) so that a run, which
+creates, appends to and releases its session but never lists, does not build the class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from rho_domain.messages import Usage
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """One line of a session listing. ``liveness`` is the store's judgement: running, paused,
+    stale (its process is gone), or the final status (completed, cancelled, error, ...)."""
+
+    id: str
+    status: str
+    liveness: str
+    created_at: float
+    updated_at: float
+    model: str
+    profile: str
+    first_prompt: str
+    usage: Usage = Usage()
+    working_dir: str | None = None
+    parent_id: str | None = None
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    holder: str | None = None
+    """Who holds the session open, as the store names it (``pid 12 on host-a``), or None."""
