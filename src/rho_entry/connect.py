@@ -23,6 +23,7 @@ from pathlib import Path
 
 import attrs
 
+from rho_adapters.finish import finished
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
 from rho_domain.context_export import ContextExport, combine_exports, export_context
@@ -74,7 +75,7 @@ async def export_session(
                 await asyncio.sleep(poll)
         finally:  # unanswered (given up, failed, cancelled): nobody waits for it now
             if answer is None:
-                await _finished(
+                await finished(
                     asyncio.ensure_future(sessions.withdraw_export(session_id, request_id))
                 )
     else:
@@ -111,7 +112,7 @@ async def connect(
     try:
         return await _connect(refs, chosen, wait=wait, config=config)
     finally:
-        await _finished(asyncio.ensure_future(chosen.aclose()))
+        await finished(asyncio.ensure_future(chosen.aclose()))
 
 
 async def _connect(
@@ -151,20 +152,8 @@ async def _connect(
     try:
         # a create cancelled midway goes on in its thread and holds the session when done:
         # waited for, so that the release below finds what it holds
-        await _finished(asyncio.ensure_future(writer.create(record)))
+        await finished(asyncio.ensure_future(writer.create(record)))
         await writer.append(record.id, [ev.MessageAdded(at=now, message=m) for m in seed])
     finally:
-        await _finished(asyncio.ensure_future(writer.release(record.id)))
+        await finished(asyncio.ensure_future(writer.release(record.id)))
     return Connected(session_id=record.id, sources=exports)
-
-
-async def _finished(work: asyncio.Future[None]) -> None:
-    """Await ``work`` to its end even when this task is cancelled meanwhile (what it opens or
-    closes is then opened or closed for certain), and raise the cancellation after it."""
-    try:
-        await asyncio.shield(work)
-    except asyncio.CancelledError:
-        await asyncio.wait([work])
-        if not work.cancelled():
-            work.exception()  # retrieved: the cancellation is what the caller gets
-        raise

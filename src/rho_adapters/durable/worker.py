@@ -23,6 +23,7 @@ from rho_adapters.durable import load_dbos
 from rho_adapters.durable.heartbeat import Heartbeat
 from rho_adapters.durable.steps import DbosSteps
 from rho_adapters.durable.system_db import engine_settings, faster_sqlite_commits, shown
+from rho_adapters.finish import finished
 from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
 
@@ -140,7 +141,7 @@ class DbosWorker:
             )
         except BaseException:
             try:
-                await _finished(asyncio.ensure_future(self.stop()))
+                await finished(asyncio.ensure_future(self.stop()))
             except Exception:  # the start's own error is the one to surface
                 LOG.warning("cleaning up a failed worker start failed too", exc_info=True)
             raise
@@ -168,19 +169,6 @@ class DbosWorker:
         await self.heartbeat.stop()
         await asyncio.to_thread(_DBOS.destroy, workflow_completion_timeout_sec=0)
         await _own_pool_again(asyncio.get_running_loop())
-
-
-async def _finished(work: asyncio.Future[None]) -> None:
-    """Wait for ``work`` to end even when this task is cancelled meanwhile (a second Ctrl+C
-    during the clean-up of a start): the cancellation is raised once ``work`` is done, so
-    what it stops is stopped before the caller goes on."""
-    try:
-        await asyncio.shield(work)
-    except asyncio.CancelledError:
-        await asyncio.wait([work])
-        if not work.cancelled():
-            work.exception()  # retrieved: the cancellation is what the caller gets
-        raise
 
 
 async def _own_pool_again(loop: asyncio.AbstractEventLoop) -> None:

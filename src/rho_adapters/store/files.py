@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 import attrs
 
 from rho_adapters.codec import config_to_dict, encode_event_line
+from rho_adapters.finish import finished
 from rho_adapters.store.confined import open_file, read_bytes
 from rho_adapters.store.layout import (
     HEARTBEAT_SECONDS,
@@ -125,20 +126,6 @@ class _Open:
         # leaves true as well.
         self.meta.stop()
         self.lock.release()
-
-
-async def _finished(syncing: asyncio.Future[None]) -> None:
-    """Await ``syncing`` (the fsync of lines already written). Cancelled meanwhile (a worker
-    stopping while a run's end is synced), the lines are taken all the same (the port's
-    contract: the journal does not write them again): the sync, which goes on in its thread,
-    is waited for, so that they are durable too, and then the cancellation goes on."""
-    try:
-        await asyncio.shield(syncing)
-    except asyncio.CancelledError:
-        await asyncio.wait([syncing])
-        if not syncing.cancelled():
-            syncing.exception()  # retrieved: the cancellation is what the caller gets
-        raise
 
 
 class FileSessionStore(SessionStore, SignalingStore):
@@ -314,7 +301,9 @@ class FileSessionStore(SessionStore, SignalingStore):
         if held.meta.fold(persistent) or any(e.kind in DURABLE_KINDS for e in persistent):
             try:
                 with _store_errors(f"cannot sync session {session_id}"):
-                    await _finished(asyncio.ensure_future(asyncio.to_thread(held.sync)))
+                    # cancelled meanwhile (a worker stopping at a run's end), the lines are
+                    # taken all the same (the port's contract): their sync is waited for
+                    await finished(asyncio.ensure_future(asyncio.to_thread(held.sync)))
             except StoreError:
                 # not taken (the port's contract): the journal appends these lines again
                 held.cut(start)
