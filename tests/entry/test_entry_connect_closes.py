@@ -14,7 +14,6 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 
@@ -28,7 +27,7 @@ from rho_entry.config.stores import choose_store
 from rho_entry.connect import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
-from pg_rig import pg_server_url, schema_url
+from pg_rig import connections, named, pg_server_url, schema_url
 
 __all__ = ["pg_server_url"]
 
@@ -46,22 +45,11 @@ async def _stored(store: SessionStore, session_id: str, *, hold: bool = False) -
     return session_id
 
 
-def _connections(server_url: str, name: str) -> int:
-    import psycopg
-
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
-        ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
 async def _none_left(server_url: str, name: str, within: float = 5.0) -> int:
     """This process's connections under ``name`` once they settle (the server drops a closed
     connection's row shortly after), waited for with the loop running."""
     deadline = time.monotonic() + within
-    while (count := _connections(server_url, name)) and time.monotonic() < deadline:
+    while (count := connections(server_url, name)) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     return count
 
@@ -73,19 +61,19 @@ async def test_the_postgresql_store_it_opens_is_closed_after_success_and_error(
 
     url = schema_url(pg_server_url)
     name = f"rho-connect-{uuid.uuid4().hex[:8]}"
-    named = f"{url}&application_name={quote(name)}"
+    store_url = named(url, name)
     source = postgres_store(url, origin="the test")
     try:
         await _stored(source.store, "pgsource0001")
     finally:
         await source.aclose()
 
-    connected = await connect(["pgsource0001"], root=named, wait=0)
+    connected = await connect(["pgsource0001"], root=store_url, wait=0)
     assert [e.session_id for e in connected.sources] == ["pgsource0001"]
     assert await _none_left(pg_server_url, name) == 0  # the pool and listener given back
 
     with pytest.raises(SessionNotFound):
-        await connect(["nope"], root=named, wait=0)
+        await connect(["nope"], root=store_url, wait=0)
     assert await _none_left(pg_server_url, name) == 0
 
     check = postgres_store(url, origin="the test")  # and the coordinator was stored

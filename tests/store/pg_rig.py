@@ -37,6 +37,24 @@ def schema_url(server_url: str) -> str:
     return f"{server_url}?options={quote(f'-csearch_path={schema}')}"
 
 
+def named(url: str, name: str) -> str:
+    """``url`` (with a query already) whose connections carry ``name`` as their
+    ``application_name``: what ``connections`` counts them by."""
+    return f"{url}&application_name={quote(name)}"
+
+
+def connections(server_url: str, name: str) -> int:
+    """How many connections named ``name`` (``named``) the server has now."""
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 @pytest.fixture
 def pg_url(pg_server_url: str) -> str:
     """A store URL of its own for this test."""

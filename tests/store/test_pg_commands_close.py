@@ -22,11 +22,9 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-import psycopg
 import pytest
-from pg_rig import pg_server_url, schema_url
+from pg_rig import connections, named, pg_server_url, schema_url
 
 from rho_adapters.pgstore import PgSessions, postgres_store
 from rho_domain.config import AgentConfig
@@ -44,24 +42,15 @@ __all__ = ["pg_server_url"]
 def _named(server_url: str) -> tuple[str, str]:
     """A store URL on a schema of its own, and the application name its connections carry."""
     name = f"rho-close-{uuid.uuid4().hex[:8]}"
-    return f"{schema_url(server_url)}&application_name={quote(name)}", name
-
-
-def _connections(server_url: str, name: str) -> int:
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
-        ).fetchone()
-    assert row is not None
-    return int(row[0])
+    return named(schema_url(server_url), name), name
 
 
 def _gone(server_url: str, name: str, within: float = 5.0) -> bool:
     """True once the server has no connection of ``name`` (it drops a closed one shortly)."""
     deadline = time.monotonic() + within
-    while _connections(server_url, name) and time.monotonic() < deadline:
+    while connections(server_url, name) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return _connections(server_url, name) == 0
+    return connections(server_url, name) == 0
 
 
 def _nobody_holds(url: str, server_url: str, name: str) -> bool:
@@ -129,7 +118,7 @@ def test_fork_interrupted_by_ctrl_c_gives_back_its_store(
 
     async def then_ctrl_c(self: PgSessions, session_id: str) -> Any:
         found = await recording(self, session_id)  # the pool has connected
-        assert _connections(pg_server_url, name) >= 1
+        assert connections(pg_server_url, name) >= 1
         os.kill(os.getpid(), signal.SIGINT)  # asyncio.run's handler cancels the fork's task
         await asyncio.sleep(30)
         return found

@@ -16,11 +16,10 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import quote
 
 import psycopg
 import pytest
-from pg_rig import pg_server_url, schema_url
+from pg_rig import connections, named, pg_server_url, schema_url
 
 from rho_adapters.fakes import ScriptedModel, text
 from rho_adapters.pgstore import PgBackend, StoreAddress, of_backend, postgres_store
@@ -39,19 +38,6 @@ __all__ = ["pg_server_url"]
 
 def record(session_id: str) -> SessionRecord:
     return SessionRecord(id=session_id, created_at=1000.0, config=AgentConfig(model="m1"))
-
-
-def named(url: str, name: str) -> str:
-    return f"{url}&application_name={quote(name)}"
-
-
-def connections(server_url: str, name: str) -> int:
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
-        ).fetchone()
-    assert row is not None
-    return int(row[0])
 
 
 async def settles(check: object, within: float = 5.0) -> bool:
