@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import importlib.util
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ if importlib.util.find_spec("rho_domain") is None:
     sys.path.insert(0, str(ROOT / "src"))
 
 from dbos import DBOS  # noqa: E402
+from loopback_agent_server import start_server  # noqa: E402
 
 from rho_adapters.durable.steps import DbosSteps  # noqa: E402
 from rho_adapters.durable.worker import DbosWorker, WorkerOptions, run_workflow  # noqa: E402
@@ -47,16 +47,6 @@ from rho_domain.ports.durable import DurableSteps, QueuedRun  # noqa: E402
 from rho_domain.run import new_id  # noqa: E402
 from rho_entry.durable.runner import DurableRunner, WorkerSetup  # noqa: E402
 from rho_entry.facade import Agent, Session  # noqa: E402
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    """The loopback agent server in a child process, and its base URL."""
-    script = Path(__file__).with_name("loopback_agent_server.py")
-    child = subprocess.Popen(
-        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert child.stdout is not None
-    return child, child.stdout.readline().strip()
 
 
 @DBOS.workflow(name="bench.empty_steps")

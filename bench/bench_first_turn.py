@@ -33,6 +33,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from loopback_agent_server import start_server
+
 _PARTS = """
 import asyncio, sys, time
 import rho_entry.cli.app, rho_entry.wiring, rho_entry.facade, rho_adapters.model.openai_chat
@@ -89,13 +91,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     trees = {"this tree": os.environ.get("PYTHONPATH", "")}
     if args.against:
         trees[f"against {args.against}"] = args.against
-    script = Path(__file__).with_name("loopback_agent_server.py")
-    server = subprocess.Popen(
-        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert server.stdout is not None
+    server, base_url = start_server()
     assert server.stdin is not None
-    base_url = server.stdout.readline().strip()
     load_before = os.getloadavg()[0]
     samples: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}
     try:

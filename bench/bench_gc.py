@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_sessions import PROMPT, make_agent, many_sessions, run_once, start_server
+from bench_sessions import PROMPT, make_agent, many_sessions, run_once
+from loopback_agent_server import start_server
 
 from rho_adapters.model import SHARED_POOL
 from rho_adapters.store import FileSessionStore

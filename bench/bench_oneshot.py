@@ -45,6 +45,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from loopback_agent_server import start_server
+
 # What every one-shot imports that is not ours (rho_adapters' package init only keeps httpx's
 # command line out, as in a run): the floor under the issue's "imports <= 120 ms".
 LIBRARIES = "import rho_adapters, asyncio, argparse, json, pathlib, attrs, httpx, httpcore, h11"
@@ -106,16 +108,6 @@ def import_ms(argv: list[str], *, cwd: Path, env: dict[str, str]) -> float:
 
 def _figure(samples: list[float]) -> str:
     return f"{statistics.median(samples):8.1f}  ({min(samples):.0f}-{max(samples):.0f})"
-
-
-def _start_server() -> tuple[subprocess.Popen[str], str]:
-    """The loopback agent server in a child process (this tree's), and its base URL."""
-    script = Path(__file__).with_name("loopback_agent_server.py")
-    child = subprocess.Popen(
-        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert child.stdout is not None
-    return child, child.stdout.readline().strip()
 
 
 def _round(
@@ -181,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     trees = {"this tree": os.environ.get("PYTHONPATH", "")}
     if args.against:
         trees[f"against {args.against}"] = args.against
-    server, base_url = _start_server()
+    server, base_url = start_server()
     load_before = os.getloadavg()[0]
     timed: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}
     phases: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}

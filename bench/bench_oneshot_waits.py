@@ -36,6 +36,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from loopback_agent_server import start_server
+
 # (name, first mark, last mark); "launch" and "reaped" are the parent's clock
 PHASES = (
     ("start-up", "launch", "create>"),
@@ -104,16 +106,6 @@ def _one_shot(env: dict[str, str], work: Path, out: Path) -> dict[str, Mark]:
     return marks
 
 
-def _start_server() -> tuple[subprocess.Popen[str], str]:
-    """The loopback agent server in a child process (this tree's), and its base URL."""
-    script = Path(__file__).with_name("loopback_agent_server.py")
-    child = subprocess.Popen(
-        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert child.stdout is not None
-    return child, child.stdout.readline().strip()
-
-
 def _report(label: str, rounds: list[dict[str, Mark]]) -> None:
     print(f"== {label}")
     print(f"{'phase (medians, ms)':30} {'wall':>7} {'cpu':>7} {'runq':>7} {'blocked':>8}")
@@ -138,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     trees = {"this tree": os.environ.get("PYTHONPATH", "")}
     if args.against:
         trees[f"against {args.against}"] = args.against
-    server, base_url = _start_server()
+    server, base_url = start_server()
     load_before = os.getloadavg()[0]
     rounds: dict[str, list[dict[str, Mark]]] = {tree: [] for tree in trees}
     try:

@@ -39,8 +39,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_sessions import PROMPT, floor_requests, make_agent, start_server
-from loopback_agent_server import next_reply
+from bench_sessions import PROMPT, floor_requests, make_agent
+from loopback_agent_server import next_reply, start_server
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.model import SHARED_POOL

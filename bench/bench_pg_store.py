@@ -218,7 +218,7 @@ async def post_all(servers: list[str], n: int) -> None:
 
 def part_three(url: str, sessions: int) -> dict[str, object]:
     import psycopg
-    from bench_sessions import start_server
+    from loopback_agent_server import start_server
 
     server, base_url = start_server()
     samples: list[int] = []

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_sessions import PROMPT, make_agent, start_server
+from bench_sessions import PROMPT, make_agent
+from loopback_agent_server import start_server
 
 from rho_adapters.model import SHARED_POOL
 from rho_domain import events as ev

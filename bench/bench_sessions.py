@@ -33,7 +33,6 @@ import gc
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -53,22 +52,9 @@ from rho_entry import Agent, AgentConfig, Session
 from rho_entry.runtime import close_runtime, create_runtime, dispatch_prompt, start_runtime
 
 sys.path.insert(0, str(Path(__file__).parent))
-from loopback_agent_server import ANSWER, next_reply
+from loopback_agent_server import ANSWER, next_reply, start_server
 
 PROMPT = "What is here?"
-
-
-def start_server(*args: str) -> tuple[subprocess.Popen[str], str]:
-    """The loopback agent server in a child process (``args``: its own), and its base URL."""
-    script = Path(__file__).with_name("loopback_agent_server.py")
-    child = subprocess.Popen(
-        [sys.executable, str(script), *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    return child, child.stdout.readline().strip()
 
 
 def make_agent(base_url: str, workdir: Path) -> Agent:

@@ -11,7 +11,9 @@ Usage: python bench/loopback_agent_server.py [DELTAS]
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, text_reply, tool_reply
@@ -28,6 +30,19 @@ def next_reply(exchange: Exchange) -> Reply | None:
     messages = exchange.body.get("messages") or []
     last = messages[-1] if messages else {}
     return _TEXT if isinstance(last, dict) and last.get("role") == "tool" else _TOOL
+
+
+def start_server(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """This server in a child process (``args``: its own, ``[DELTAS]``), and its base URL;
+    closing the child's stdin ends it."""
+    child = subprocess.Popen(
+        [sys.executable, str(Path(__file__)), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    return child, child.stdout.readline().strip()
 
 
 def main() -> None:
