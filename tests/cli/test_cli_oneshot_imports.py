@@ -29,6 +29,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
@@ -143,14 +146,23 @@ NOT_IN_A_ONE_SHOT = (
     "rho_entry.config.template_values",
 )
 
+# What a command imported, and the attrs classes of ours it built (found by their
+# ``__attrs_attrs__``: importing attrs here would hide whether the command did)
 _RUN = """
 import contextlib, io, json, sys
 from rho_entry.cli import main
 out, err = io.StringIO(), io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
     code = main(sys.argv[1:])
+built = {
+    value.__qualname__
+    for name, module in list(sys.modules.items())
+    if name.split(".")[0] in ("rho_domain", "rho_adapters", "rho_entry")
+    for value in list(vars(module).values())
+    if isinstance(value, type) and "__attrs_attrs__" in vars(value) and value.__module__ == name
+}
 print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
-                  "modules": sorted(sys.modules)}))
+                  "modules": sorted(sys.modules), "classes": sorted(built)}))
 """
 
 
@@ -170,17 +182,29 @@ def _loaded(modules: object, names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules for n in names if m == n or m.startswith(n + "."))
 
 
-def test_a_one_shot_lists_the_files_without_the_modules_it_does_not_use(tmp_path: Path) -> None:
-    work = tmp_path / "work"
+@pytest.fixture(scope="module")
+def one_shot(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[Any]]:
+    """One ``rho-agent -y "list the files"`` in its own process (the real ``list`` over a
+    workspace): what ``_RUN`` reports of it, and the requests the model server got. The
+    module and class pins below read the same run."""
+    home = tmp_path_factory.mktemp("one_shot")
+    work = home / "work"
     work.mkdir()
     (work / "notes.txt").write_text("hello\n")
     replies = [tool_reply(call("list", {"path": "."})), text_reply("Here: notes.txt.", deltas=4)]
     with LoopbackServer(replies) as server:
         args = ["--base-url", server.base_url, "-m", "m", "-y", "list the files"]
-        run = _run(args, work, tmp_path)
+        run = _run(args, work, home)
+    return run, list(server.requests)
+
+
+def test_a_one_shot_lists_the_files_without_the_modules_it_does_not_use(
+    one_shot: tuple[dict[str, Any], list[Any]],
+) -> None:
+    run, requests = one_shot
     assert run["code"] == 0, run["err"]
     assert run["out"] == "Here: notes.txt.\n"
-    assert "notes.txt" in server.requests[1]["messages"][-1]["content"]  # the real listing
+    assert "notes.txt" in requests[1]["messages"][-1]["content"]  # the real listing
     modules = run["modules"]
     assert _loaded(modules, ("httpx", "rho_domain.loop.session")), "the run itself was imported"
     assert _loaded(modules, NOT_IN_A_ONE_SHOT) == []
@@ -392,46 +416,14 @@ NOT_BUILT_BY_A_ONE_SHOT = (
     "RenderedPrompt",
 )
 
-_CLASSES = """
-import contextlib, io, json, sys
-import attrs
-from rho_entry.cli import main
-out, err = io.StringIO(), io.StringIO()
-with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    code = main(sys.argv[1:])
-built = {
-    value.__qualname__
-    for name, module in list(sys.modules.items())
-    if name.split(".")[0] in ("rho_domain", "rho_adapters", "rho_entry")
-    for value in list(vars(module).values())
-    if isinstance(value, type) and attrs.has(value) and value.__module__ == name
-}
-print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
-                  "classes": sorted(built), "modules": sorted(sys.modules)}))
-"""
 
-
-def test_a_one_shot_builds_no_class_it_does_not_use(tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "notes.txt").write_text("hello\n")
-    replies = [tool_reply(call("list", {"path": "."})), text_reply("Here: notes.txt.", deltas=4)]
-    env = {**os.environ, "HOME": str(tmp_path), "RHO_AGENT_HOME": str(tmp_path / "rho")}
-    env.update(NO_COLOR="1", OPENAI_API_KEY="unused")
-    with LoopbackServer(replies) as server:
-        args = ["--base-url", server.base_url, "-m", "m", "-y", "list the files"]
-        done = subprocess.run(
-            [sys.executable, "-c", _CLASSES, *args],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-    assert done.returncode == 0, done.stderr
-    run = json.loads(done.stdout)
+def test_a_one_shot_builds_no_class_it_does_not_use(
+    one_shot: tuple[dict[str, Any], list[Any]],
+) -> None:
+    run, requests = one_shot
     assert run["code"] == 0, run["err"]
     assert run["out"] == "Here: notes.txt.\n"
-    assert "notes.txt" in server.requests[1]["messages"][-1]["content"]  # the real listing
+    assert "notes.txt" in requests[1]["messages"][-1]["content"]  # the real listing
     assert {"AgentConfig", "ToolCall", "RunResult"} <= set(run["classes"]), "the run was built"
     assert sorted(set(run["classes"]) & set(NOT_BUILT_BY_A_ONE_SHOT)) == []
 
