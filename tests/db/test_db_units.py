@@ -16,7 +16,7 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra, StatementRefused
 from rho_domain.permissions import DatabaseMode, readonly_profile
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Kind, Verdict, check_read_only, classify, dialect, tokenize
+from rho_domain.sql import Kind, Verdict, call_syntax, check_read_only, classify, dialect, tokenize
 from rho_domain.sql.lexer import Token
 from rho_domain.tools.database import database_tools, render
 from rho_entry.config.databases_config import load_databases
@@ -644,16 +644,15 @@ def test_an_allowed_function_cannot_be_named_like_a_write_keyword() -> None:
 def test_the_statement_shape_is_found_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """CTE names and CASE nesting are found once per statement and reading, not once per
     call (that made a statement with thousands of calls take seconds)."""
-    classify_module = sys.modules["rho_domain.sql.classify"]  # the package's name is the function
     calls: list[int] = []
-    real = classify_module._cte_names
+    real = call_syntax._cte_names
 
     def counted(stmt: Any) -> frozenset[int]:
         calls.append(len(stmt))
         names: frozenset[int] = real(stmt)
         return names
 
-    monkeypatch.setattr(classify_module, "_cte_names", counted)
+    monkeypatch.setattr(call_syntax, "_cte_names", counted)
     sql = "SELECT CASE WHEN (a) THEN lower(b) END, " + ", ".join(["upper(a)"] * 50) + " FROM t"
     assert classify(sql, "oracle").read_only
     assert len(calls) == 1
