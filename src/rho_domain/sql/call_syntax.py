@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from rho_domain.sql import functions as fn
+from rho_domain.sql import call_words
 from rho_domain.sql.dialects import Dialect
 from rho_domain.sql.lexer import Kind, Token
 
@@ -27,7 +27,7 @@ def _ends_operand(token: Token | None) -> bool:
         return True
     if token.kind is Kind.PUNCT:
         return token.text in ")]"
-    return token.text not in fn.EXPRESSION_STARTS
+    return token.text not in call_words.EXPRESSION_STARTS
 
 
 @attrs.frozen
@@ -76,7 +76,7 @@ def not_a_call(stmt: Sequence[Token], i: int, d: Dialect, shape: StatementShape)
         word = token.text
         if word in d.reserved_parens:
             return True
-        if word in fn.AFTER_OPERAND and not after_operator and _ends_operand(prev):
+        if word in call_words.AFTER_OPERAND and not after_operator and _ends_operand(prev):
             return True
         if prev is not None and _syntax_after(word, prev, stmt, i, shape):
             return True
@@ -91,8 +91,8 @@ def _syntax_after(
 ) -> bool:
     """Words that take a parenthesis as syntax in one place only (elsewhere, where the word
     is not reserved, ``word(`` calls a function of that name)."""
-    if word in fn.TYPE_WORDS and (
-        prev.is_punct(":") or (prev.kind is Kind.WORD and prev.text in fn.TYPE_WORDS)
+    if word in call_words.TYPE_WORDS and (
+        prev.is_punct(":") or (prev.kind is Kind.WORD and prev.text in call_words.TYPE_WORDS)
     ):
         return True  # a::numeric(10, 2), DOUBLE PRECISION(5)
     if word in ("ROLLUP", "CUBE") and prev.is_word("BY"):
