@@ -17,7 +17,7 @@ import attrs
 
 from rho_domain.sql import call_words
 from rho_domain.sql.dialects import Dialect
-from rho_domain.sql.lexer import Kind, Token
+from rho_domain.sql.tokens import Kind, Token
 
 
 def _ends_operand(token: Token | None) -> bool:

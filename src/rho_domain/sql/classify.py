@@ -36,8 +36,9 @@ import attrs
 
 from rho_domain.errors import ConfigError, StatementRefused
 from rho_domain.sql.dialects import Dialect, dialect
-from rho_domain.sql.lexer import Kind, Token, tokenize
+from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.token_rules import check_tokens
+from rho_domain.sql.tokens import Kind, Token
 
 ROW_KINDS = frozenset({"SELECT", "WITH", "VALUES", "TABLE"})
 

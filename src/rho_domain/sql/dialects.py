@@ -19,8 +19,8 @@ import attrs
 
 from rho_domain.sql import call_words
 from rho_domain.sql import functions as fn
-from rho_domain.sql.lexer import LexRules
 from rho_domain.sql.postgres_functions import POSTGRES_FUNCTIONS, POSTGRES_SIDE_EFFECT_PREFIXES
+from rho_domain.sql.tokens import LexRules
 
 # How unquoted and quoted identifiers become catalog names: PostgreSQL lower-cases unquoted
 # names and keeps quoted ones; Oracle upper-cases unquoted ones; MySQL function names,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from rho_domain.sql.call_syntax import matching_paren, not_a_call, statement_shape
 from rho_domain.sql.dialects import REFUSED_WORDS, Dialect
-from rho_domain.sql.lexer import Kind, Token
+from rho_domain.sql.tokens import Kind, Token
 
 _FUNCTION_WORDS = frozenset({"INSERT", "REPLACE"})  # also MySQL/SQL string functions
 _LOCKING_AFTER_FOR = frozenset({"UPDATE", "SHARE", "KEY", "NO"})
