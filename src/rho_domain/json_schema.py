@@ -20,6 +20,9 @@ a fraction; booleans are not numbers), ``enum``, ``const``, ``properties``, ``re
 
 ``validate`` returns the first problem as a ``SchemaProblem`` whose ``path`` names the
 failing place (``$.items[2].price``), or None.
+
+What a schema may use, and the check of it (``check_schema``), are ``schema_keywords.py``'s;
+this module judges values.
 """
 
 from __future__ import annotations
@@ -32,70 +35,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.errors import ConfigError
-
-_CHECKED = frozenset(
-    {
-        "type", "enum", "const", "properties", "required", "additionalProperties",
-        "minProperties", "maxProperties", "items", "prefixItems", "minItems", "maxItems",
-        "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
-        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "anyOf", "oneOf", "allOf",
-        "not", "$ref",
-    }
-)  # fmt: skip
-_ANNOTATIONS = frozenset(
-    {
-        "title", "description", "default", "examples", "format", "$schema", "$id",
-        "$comment", "$defs", "definitions", "nullable", "strict",
-    }
-)  # fmt: skip
-_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
-
-
-def _count(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-def _number_value(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _schemas(v: Any) -> bool:
-    return isinstance(v, list) and bool(v)
-
-
-_VALUE_KINDS: Mapping[str, tuple[Any, str]] = {
-    "type": (
-        lambda v: isinstance(v, str) or (_schemas(v) and all(isinstance(k, str) for k in v)),
-        "a type name or a list of them",
-    ),
-    "required": (
-        lambda v: isinstance(v, list) and all(isinstance(k, str) for k in v),
-        "a list of property names",
-    ),
-    "properties": (lambda v: isinstance(v, Mapping), "an object of schemas"),
-    "$defs": (lambda v: isinstance(v, Mapping), "an object of schemas"),
-    "definitions": (lambda v: isinstance(v, Mapping), "an object of schemas"),
-    "enum": (lambda v: isinstance(v, list), "a list of values"),
-    "anyOf": (_schemas, "a non-empty list of schemas"),
-    "oneOf": (_schemas, "a non-empty list of schemas"),
-    "allOf": (_schemas, "a non-empty list of schemas"),
-    "prefixItems": (_schemas, "a non-empty list of schemas"),
-    "minProperties": (_count, "a whole number, 0 or more"),
-    "maxProperties": (_count, "a whole number, 0 or more"),
-    "minItems": (_count, "a whole number, 0 or more"),
-    "maxItems": (_count, "a whole number, 0 or more"),
-    "minLength": (_count, "a whole number, 0 or more"),
-    "maxLength": (_count, "a whole number, 0 or more"),
-    "minimum": (_number_value, "a number"),
-    "maximum": (_number_value, "a number"),
-    "exclusiveMinimum": (_number_value, "a number"),
-    "exclusiveMaximum": (_number_value, "a number"),
-    "multipleOf": (lambda v: _number_value(v) and v > 0, "a number above 0"),
-    "uniqueItems": (lambda v: isinstance(v, bool), "true or false"),
-    "pattern": (lambda v: isinstance(v, str), "a regular expression (a string)"),
-    "$ref": (lambda v: isinstance(v, str), "'#/$defs/NAME'"),
-}
+from rho_domain.schema_keywords import check_node, resolve
 
 
 @attrs.frozen
@@ -112,7 +52,7 @@ class SchemaProblem:
 def check_schema(schema: Any, where: str = "output_schema") -> None:
     """Raise ``ConfigError`` unless ``schema`` uses only the keywords ``validate`` checks,
     with values of the right kind, and every ``$ref`` resolves."""
-    _check(schema, schema, where, "#")
+    check_node(schema, schema, where, "#")
 
 
 def validate(value: Any, schema: Mapping[str, Any]) -> SchemaProblem | None:
@@ -120,68 +60,12 @@ def validate(value: Any, schema: Mapping[str, Any]) -> SchemaProblem | None:
     return _validate(value, schema, schema, "$")
 
 
-def _check(node: Any, root: Any, where: str, at: str) -> None:
-    if isinstance(node, bool):
-        return
-    if not isinstance(node, Mapping):
-        raise ConfigError(f"{where}: the schema at {at} must be an object or a boolean")
-    _check_keywords(node, root, where, at)
-    for key in ("properties", "$defs", "definitions"):
-        for name, sub in (node.get(key) or {}).items():
-            _check(sub, root, where, f"{at}/{key}/{name}")
-    for key in ("items", "additionalProperties", "not"):
-        if key in node:
-            _check(node[key], root, where, f"{at}/{key}")
-    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-        for i, sub in enumerate(node.get(key) or ()):
-            _check(sub, root, where, f"{at}/{key}/{i}")
-
-
-def _check_keywords(node: Mapping[str, Any], root: Any, where: str, at: str) -> None:
-    """This node's own keywords: known, of the right kind, types named, refs that end."""
-    unknown = sorted(set(node) - _CHECKED - _ANNOTATIONS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: {unknown[0]!r} at {at} is a JSON Schema keyword rho-agent does not "
-            f"check; use only: {', '.join(sorted(_CHECKED))} (docs/structured-output.md)"
-        )
-    for key, value in node.items():
-        if key in _VALUE_KINDS and not _VALUE_KINDS[key][0](value):
-            raise ConfigError(f"{where}: {key} at {at} must be {_VALUE_KINDS[key][1]}")
-    kinds = node.get("type")
-    for kind in [kinds] if isinstance(kinds, str) else kinds or ():
-        if kind not in _TYPES:
-            raise ConfigError(f"{where}: unknown type {kind!r} at {at}")
-    seen: set[str] = set()
-    target: Any = node
-    while isinstance(target, Mapping) and "$ref" in target:  # a chain of refs must end
-        if target["$ref"] in seen:
-            raise ConfigError(f"{where}: $ref {target['$ref']!r} at {at} refers to itself")
-        seen.add(target["$ref"])
-        target = _resolve(root, target["$ref"], where)
-    if "pattern" in node:
-        try:
-            re.compile(node["pattern"])
-        except (re.error, TypeError) as exc:
-            raise ConfigError(f"{where}: the pattern at {at} is not a valid regex: {exc}") from None
-
-
-def _resolve(root: Any, ref: Any, where: str) -> Any:
-    parts = str(ref).split("/")
-    if len(parts) != 3 or parts[0] != "#" or parts[1] not in ("$defs", "definitions"):
-        raise ConfigError(f"{where}: $ref {ref!r}: only '#/$defs/NAME' references are checked")
-    target = (root.get(parts[1]) or {}).get(parts[2]) if isinstance(root, Mapping) else None
-    if target is None:
-        raise ConfigError(f"{where}: $ref {ref!r} names no definition")
-    return target
-
-
 def _validate(value: Any, schema: Any, root: Any, path: str) -> SchemaProblem | None:
     if schema is True:
         return None
     if schema is False:
         return SchemaProblem(path, "no value is allowed here")
-    target = _resolve(root, schema["$ref"], "schema") if "$ref" in schema else True
+    target = resolve(root, schema["$ref"], "schema") if "$ref" in schema else True
     if problem := _validate(value, target, root, path):
         return problem
     for check in (_type, _choices, _combined, _object, _array, _string, _number):

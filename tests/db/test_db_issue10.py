@@ -351,7 +351,7 @@ def test_item_11_every_volatile_allowlisted_function_was_reviewed(
 ) -> None:
     """The PostgreSQL allowlist against the real catalog: a volatile function (one that may
     act) is on it only after review, and none runs with its owner's rights."""
-    from rho_domain.sql.functions import POSTGRES_FUNCTIONS
+    from rho_domain.sql.postgres_functions import POSTGRES_FUNCTIONS
 
     conn = postgres_server.admin()
     try:

@@ -16,8 +16,8 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra, StatementRefused
 from rho_domain.permissions import DatabaseMode, readonly_profile
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Kind, Verdict, check_read_only, classify, dialect, tokenize
-from rho_domain.sql.lexer import Token
+from rho_domain.sql import Kind, Verdict, call_syntax, check_read_only, classify, dialect, tokenize
+from rho_domain.sql.tokens import Token
 from rho_domain.tools.database import database_tools, render
 from rho_entry.config.databases_config import load_databases
 
@@ -255,7 +255,7 @@ UNICODE_ESCAPES = [
 
 @pytest.mark.parametrize(("body", "expected"), UNICODE_ESCAPES)
 def test_unicode_escape_edges(body: str, expected: str) -> None:
-    from rho_domain.sql.lexer import decode_unicode_escapes
+    from rho_domain.sql.unicode_names import decode_unicode_escapes
 
     if expected in (_PAIR, _VALUE, _ESCAPE):
         with pytest.raises(StatementRefused) as info:
@@ -266,7 +266,7 @@ def test_unicode_escape_edges(body: str, expected: str) -> None:
 
 
 def test_unicode_escapes_decode_as_postgresql_does() -> None:
-    from rho_domain.sql.lexer import decode_unicode_escapes
+    from rho_domain.sql.unicode_names import decode_unicode_escapes
 
     assert decode_unicode_escapes("d\\0061t\\+000061") == "data"
     assert decode_unicode_escapes("\\D83D\\DE00") == "\U0001f600"
@@ -644,16 +644,15 @@ def test_an_allowed_function_cannot_be_named_like_a_write_keyword() -> None:
 def test_the_statement_shape_is_found_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """CTE names and CASE nesting are found once per statement and reading, not once per
     call (that made a statement with thousands of calls take seconds)."""
-    classify_module = sys.modules["rho_domain.sql.classify"]  # the package's name is the function
     calls: list[int] = []
-    real = classify_module._cte_names
+    real = call_syntax._cte_names
 
     def counted(stmt: Any) -> frozenset[int]:
         calls.append(len(stmt))
         names: frozenset[int] = real(stmt)
         return names
 
-    monkeypatch.setattr(classify_module, "_cte_names", counted)
+    monkeypatch.setattr(call_syntax, "_cte_names", counted)
     sql = "SELECT CASE WHEN (a) THEN lower(b) END, " + ", ".join(["upper(a)"] * 50) + " FROM t"
     assert classify(sql, "oracle").read_only
     assert len(calls) == 1
@@ -801,7 +800,7 @@ PARAMS = [
 @pytest.mark.parametrize(("engine", "sql", "texts"), PARAMS)
 def test_bind_parameters_are_lexed_per_dialect(engine: str, sql: str, texts: list[str]) -> None:
     from rho_domain.sql.dialects import dialect
-    from rho_domain.sql.lexer import Kind
+    from rho_domain.sql.tokens import Kind
 
     tokens = tokenize(sql, dialect(engine).readings[0])[1:]  # after SELECT
     assert [t.text for t in tokens] == texts

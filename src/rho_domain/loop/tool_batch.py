@@ -3,17 +3,18 @@
 Every call of a batch ends with a result in history, whatever happens: run, denied by
 policy, rejected by the user, skipped after a rejection, or cancelled. The only exception is a
 call waiting for approval with no approver wired: it stays pending in State (fail closed).
+
+What a plain run's calls do not need loads with the first call that does: asking about a call
+(``tool_approval.py``), a sub-agent that waits (``child_calls.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
-from rho_domain.errors import RhoError
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import (
@@ -25,11 +26,10 @@ from rho_domain.not_run import (
     rejected,
 )
 from rho_domain.run import RunStatus
-from rho_domain.tools.base import ToolContext, ToolOutput, error_output
-from rho_domain.tools.prepared import PreparedCall, decode_arguments
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.prepared import PreparedCall
 
 if TYPE_CHECKING:
-    from rho_domain.pending import PendingApproval
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.durable import DurableSteps
     from rho_domain.tools.children import ChildAnswer, ChildResumer, Delegator
@@ -126,8 +126,10 @@ class ToolBatch:
                     )
                     await self.journal.result(call, denied(decision.reason), True)
                     continue
-                approved = await self._approval(
-                    call, decision.reason, calls[index:], arguments=ready.decoded
+                from rho_domain.loop.tool_approval import ask_approval
+
+                approved = await ask_approval(
+                    self, call, decision.reason, calls[index:], arguments=ready.decoded
                 )
                 if approved is None:
                     return (
@@ -181,20 +183,11 @@ class ToolBatch:
     ) -> RunStatus | None:
         """A delegate call whose sub-agent waited: get the answer (recorded, or from the
         approver), pass it to the sub-agent and let it run on; a status ends the run."""
-        call = ready.call
-        child_id, child_call = self.state.waiting_children[call.id]
-        reason = self.state.approval_reasons.get(call.id, "the sub-agent waits for approval")
-        approved = await self._approval(call, reason, batch, shown=(child_id, child_call))
-        if approved is None:
-            return RunStatus.CANCELLED if self.control.stopped else RunStatus.AWAITING_APPROVAL
-        from rho_domain.tools.children import ChildAnswer  # with the first child continued
+        from rho_domain.loop.child_calls import child_answer  # with the first child continued
 
-        answer = ChildAnswer(
-            session_id=child_id,
-            call_id=child_call.id,
-            approved=approved,
-            reason=self.state.rejection_reasons.get(call.id, ""),
-        )
+        answer = await child_answer(self, ready.call, batch)
+        if answer is None:
+            return RunStatus.CANCELLED if self.control.stopped else RunStatus.AWAITING_APPROVAL
         if (ended := await self._execute(ready, batch, answer=answer)) != "done":
             return await self._stopped(ended, batch[1:])
         return None
@@ -212,62 +205,6 @@ class ToolBatch:
         outcome = await self.run(approved, resumed=True)
         await self.journal.answer_all([c for c in calls if c not in approved], SUPERSEDED)
         return outcome if outcome is RunStatus.CANCELLED else None
-
-    async def _approval(
-        self,
-        call: ToolCall,
-        reason: str,
-        batch: Sequence[ToolCall],
-        *,
-        arguments: Mapping[str, Any] | None = None,
-        shown: tuple[str, ToolCall] | None = None,
-    ) -> bool | None:
-        """The decision for ``call``: from State if resolved, else from the approver.
-        None means the run stops (no approver: awaiting approval; or cancelled).
-        ``arguments`` are the call's decoded arguments (its ``PreparedCall``'s); ``shown`` (a
-        sub-agent's session and call, parsed here) is what the approver is asked about."""
-        if (known := self.state.approvals.get(call.id)) is not None:
-            return known
-        if call.id not in self.state.approvals:
-            await self.journal.emit(
-                ev.ApprovalRequested(
-                    at=self.clock.now(), call=call, reason=reason, pending=tuple(batch)
-                )
-            )
-        if self.approver is None:
-            return None
-        # the port's values with the first approver asked (a run nobody asks never builds them)
-        from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest
-
-        session_id, asked = shown if shown is not None else (self.session_id, call)
-        if shown is not None:
-            try:
-                arguments = decode_arguments(asked)
-            except RhoError:
-                arguments = None
-        asking = asyncio.ensure_future(
-            self.approver.decide(
-                ApprovalRequest(
-                    session_id=session_id, call=asked, arguments=arguments or {}, reason=reason
-                )
-            )
-        )
-        try:
-            if not await self.control.race(asking):
-                return None
-        except ApprovalInterrupt:
-            return None  # answered out of band: the call stays pending (awaiting approval)
-        answer = asking.result()
-        await self.journal.emit(
-            ev.ApprovalResolved(
-                at=self.clock.now(),
-                call_id=call.id,
-                tool_name=asked.name,
-                approved=answer.approved,
-                always=answer.always and shown is None,  # "always" is the parent's own
-            )
-        )
-        return answer.approved
 
     async def _execute(
         self,
@@ -288,8 +225,10 @@ class ToolBatch:
         )
         if output is not None:
             if pending := output.metadata.get("child_pending"):
+                from rho_domain.loop.child_calls import record_child_waiting
+
                 child = str(output.metadata["child_session_id"])
-                await self._child_waits(call, batch, child, pending)
+                await record_child_waiting(self.journal, self.clock, call, batch, child, pending)
                 return "waiting"
             if self.agent.hooks.after_tool:
                 from rho_domain.loop.hooks_applied import after_tool
@@ -323,6 +262,12 @@ class ToolBatch:
             return "cancelled"
         return "done"
 
+    async def _continue(self, answer: ChildAnswer) -> ToolOutput:
+        """The delegate result once a waiting sub-agent has the answer and ran on."""
+        from rho_domain.loop.child_calls import continued_child  # with the first child continued
+
+        return await continued_child(self.resume_child, answer)
+
     async def _dispatch(self, ready: PreparedCall, began_before: bool) -> ToolOutput:
         """Run ``ready``'s handler; in a durable run, as one step (``durable_steps``), and
         not again when an earlier execution ``began_before`` and the call writes."""
@@ -337,42 +282,6 @@ class ToolBatch:
             lambda: registry.dispatch(ready, self._context(call), timeout=timeout),
             policy=ready.policy,
             began_before=began_before,
-        )
-
-    async def _continue(self, answer: ChildAnswer) -> ToolOutput:
-        """The delegate result once a waiting sub-agent has the answer and ran on."""
-        if self.resume_child is None:
-            return error_output("the sub-agent cannot be continued here (no delegation)")
-        # delegate's module loads with the first child continued, as it does with the tool
-        from rho_domain.tools.delegate import outcome_output
-
-        try:
-            return outcome_output(await self.resume_child(answer))
-        except RhoError as exc:
-            return error_output(f"the sub-agent could not continue: {exc}")
-
-    async def _child_waits(
-        self,
-        call: ToolCall,
-        batch: Sequence[ToolCall],
-        child_id: str,
-        pending: Sequence[PendingApproval],
-    ) -> None:
-        """Record the sub-agent's first waiting call as this delegate call's approval."""
-        waiting = pending[0]
-        reason = (
-            f"the sub-agent {child_id} asks to run {waiting.call.name} "
-            f"{waiting.call.arguments}: {waiting.reason}"
-        )
-        await self.journal.emit(
-            ev.ApprovalRequested(
-                at=self.clock.now(),
-                call=call,
-                reason=reason,
-                pending=tuple(batch),
-                child_session_id=child_id,
-                child_call=waiting.call,
-            )
         )
 
     def _context(self, call: ToolCall) -> ToolContext:

@@ -13,7 +13,8 @@ from rho_domain.sql.classify import (
     classify,
 )
 from rho_domain.sql.dialects import DIALECTS, Dialect, dialect
-from rho_domain.sql.lexer import Kind, LexRules, Token, tokenize
+from rho_domain.sql.lexer import tokenize
+from rho_domain.sql.tokens import Kind, LexRules, Token
 
 __all__ = [
     "DIALECTS",

@@ -17,8 +17,10 @@ from typing import Literal
 
 import attrs
 
+from rho_domain.sql import call_words
 from rho_domain.sql import functions as fn
-from rho_domain.sql.lexer import LexRules
+from rho_domain.sql.postgres_functions import POSTGRES_FUNCTIONS, POSTGRES_SIDE_EFFECT_PREFIXES
+from rho_domain.sql.tokens import LexRules
 
 # How unquoted and quoted identifiers become catalog names: PostgreSQL lower-cases unquoted
 # names and keeps quoted ones; Oracle upper-cases unquoted ones; MySQL function names,
@@ -43,7 +45,7 @@ class Dialect:
     functions: frozenset[str] = frozenset()  # callable without a qualifier (catalog case)
     qualified_functions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     system_schemas: frozenset[str] = frozenset()  # "pg_catalog.lower(x)" is "lower(x)"
-    reserved_parens: frozenset[str] = fn.RESERVED_PARENS
+    reserved_parens: frozenset[str] = call_words.RESERVED_PARENS
     side_effect_prefixes: tuple[str, ...] = ()  # refused even as x.name (field notation)
     assignments: bool = False  # MySQL ":=" assigns a user variable: refused
     operator_syntax: bool = False  # PostgreSQL OPERATOR(schema.op)
@@ -140,7 +142,7 @@ SQLITE = Dialect(
     pragmas=SQLITE_PRAGMAS,
     functions=fn.SQLITE_FUNCTIONS,
     # SQLite has no user functions (the adapter registers none): a keyword is never a call.
-    reserved_parens=fn.RESERVED_POSTGRES | fn.RESERVED_MYSQL,
+    reserved_parens=call_words.RESERVED_POSTGRES | call_words.RESERVED_MYSQL,
 )
 
 _PG_RULES = attrs.evolve(
@@ -160,10 +162,10 @@ POSTGRES = Dialect(
     read_kinds=frozenset({"SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW"}),
     explain_options=_PG_EXPLAIN,
     folding="lower",
-    functions=fn.POSTGRES_FUNCTIONS,
+    functions=POSTGRES_FUNCTIONS,
     system_schemas=frozenset({"pg_catalog"}),
-    reserved_parens=fn.RESERVED_POSTGRES,
-    side_effect_prefixes=fn.POSTGRES_SIDE_EFFECT_PREFIXES,
+    reserved_parens=call_words.RESERVED_POSTGRES,
+    side_effect_prefixes=POSTGRES_SIDE_EFFECT_PREFIXES,
     operator_syntax=True,
     max_identifier=63,
 )
@@ -200,7 +202,7 @@ MYSQL = Dialect(
     refused_words=frozenset({"HANDLER", "PROCEDURE"}),
     functions=fn.MYSQL_FUNCTIONS,
     qualified_functions=fn.MYSQL_QUALIFIED,
-    reserved_parens=fn.RESERVED_MYSQL,
+    reserved_parens=call_words.RESERVED_MYSQL,
     assignments=True,
     explain_options=frozenset(
         {"FORMAT", "JSON", "TREE", "TRADITIONAL", "EXTENDED", "PARTITIONS", "ANALYZE", "="}
@@ -216,7 +218,7 @@ ORACLE = Dialect(
     side_effect_prefixes=("nextval",),
     folding="upper",
     functions=fn.ORACLE_FUNCTIONS,
-    reserved_parens=fn.RESERVED_ORACLE,
+    reserved_parens=call_words.RESERVED_ORACLE,
     # seq.NEXTVAL is a pseudo-column that advances a sequence, written without parentheses.
     refused_words=frozenset({"BEGIN", "DECLARE", "FUNCTION", "PROCEDURE", "EXECUTE", "NEXTVAL"}),
 )
@@ -233,7 +235,7 @@ VERTICA = Dialect(
     ),
     read_kinds=frozenset({"SELECT", "WITH", "EXPLAIN", "SHOW"}),
     functions=fn.VERTICA_FUNCTIONS,
-    reserved_parens=fn.RESERVED_VERTICA,
+    reserved_parens=call_words.RESERVED_VERTICA,
     refused_words=frozenset({"EXPORT", "CONNECT"}),
     explain_options=frozenset({"LOCAL", "VERBOSE", "JSON", "ANNOTATED", "GRAPHVIZ"}),
 )

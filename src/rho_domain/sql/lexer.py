@@ -21,65 +21,16 @@ case rules (as the engines do: the long s, U+017F, never becomes ``s``).
 Fail closed: an unterminated string, identifier or comment, a malformed Unicode escape, and
 a MySQL executable comment (``/*! ... */``, ``/*M! ... */``, which the server *runs*), raise
 ``StatementRefused``.
+
+The rules and the tokens are ``tokens.py``'s values; the ``U&`` decoding is
+``unicode_names.py``'s.
 """
 
 from __future__ import annotations
 
-from enum import Enum
-
-import attrs
-
 from rho_domain.errors import StatementRefused
-
-
-class Kind(Enum):
-    """What a token is; only words and punctuation are ever inspected."""
-
-    WORD = "word"  # an unquoted identifier or keyword
-    QUOTED = "quoted"  # a quoted identifier
-    STRING = "string"  # any string literal (contents never inspected)
-    NUMBER = "number"
-    PARAM = "param"  # $1, ?, :name
-    PUNCT = "punct"  # one operator or punctuation character
-
-
-@attrs.frozen
-class Token:
-    """One token. ``text``: WORD upper-cased (for keyword tests); QUOTED the decoded name;
-    STRING ``<string>``; others their raw text. ``raw`` is the word as written (WORD only)."""
-
-    kind: Kind
-    text: str
-    raw: str = attrs.field(default="", eq=False)
-
-    def is_word(self, *words: str) -> bool:
-        """True for an unquoted word equal to one of ``words`` (upper-cased keyword form)."""
-        return self.kind is Kind.WORD and self.text in words
-
-    def is_punct(self, char: str) -> bool:
-        """True for the punctuation token ``char``."""
-        return self.kind is Kind.PUNCT and self.text == char
-
-
-@attrs.frozen(kw_only=True)
-class LexRules:
-    """How one dialect (under one server setting) reads text."""
-
-    dialect: str
-    nested_comments: bool = False
-    dash_needs_space: bool = False  # MySQL: "--" starts a comment only before whitespace
-    hash_comments: bool = False  # MySQL "#"
-    backslash_strings: bool = False  # '\'' escapes inside ordinary '...' strings
-    double_quote_strings: bool = False  # MySQL "..." is a string (unless ANSI_QUOTES)
-    e_strings: bool = False  # E'...' with backslash escapes
-    dollar_quotes: bool = False
-    backtick_idents: bool = False
-    bracket_idents: bool = False  # SQLite [x]
-    q_quotes: bool = False  # Oracle q'[...]'
-    executable_comments: bool = False  # MySQL /*! */ is code: refuse
-    unicode_idents: bool = False  # PostgreSQL/Vertica U&"..." [UESCAPE 'c'] and U&'...'
-    params: str = "?"  # characters that start a bind parameter ($1, ?, :name, @name)
-
+from rho_domain.sql.tokens import Kind, LexRules, Token
+from rho_domain.sql.unicode_names import decode_unicode_escapes
 
 _WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _DIGITS = frozenset("0123456789")
@@ -329,52 +280,6 @@ class _Lexer:
         self.tokens.append(Token(Kind.PARAM, text[self.pos : i]))
         self.pos = i
         return True
-
-
-_HEX = frozenset("0123456789abcdefABCDEF")
-
-
-def decode_unicode_escapes(body: str, escape: str = "\\") -> str:
-    """Decode the body of a ``U&"..."`` identifier as PostgreSQL does: ``<e>XXXX``,
-    ``<e>+XXXXXX``, ``<e><e>`` and UTF-16 surrogate pairs. Raises ``StatementRefused`` for
-    any other escape, a lone surrogate or code point zero."""
-    out: list[str] = []
-    pending_high = 0
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch != escape:
-            if pending_high:
-                raise StatementRefused("invalid Unicode surrogate pair in a U& identifier")
-            out.append(ch)
-            i += 1
-            continue
-        if body[i + 1 : i + 2] == escape:
-            if pending_high:
-                raise StatementRefused("invalid Unicode surrogate pair in a U& identifier")
-            out.append(escape)
-            i += 2
-            continue
-        width, start = (6, i + 2) if body[i + 1 : i + 2] == "+" else (4, i + 1)
-        digits = body[start : start + width]
-        if len(digits) != width or not set(digits) <= _HEX:
-            raise StatementRefused("invalid Unicode escape in a U& identifier")
-        code = int(digits, 16)
-        i = start + width
-        if pending_high:
-            if not 0xDC00 <= code <= 0xDFFF:
-                raise StatementRefused("invalid Unicode surrogate pair in a U& identifier")
-            out.append(chr(0x10000 + ((pending_high - 0xD800) << 10) + (code - 0xDC00)))
-            pending_high = 0
-        elif 0xD800 <= code <= 0xDBFF:
-            pending_high = code
-        elif 0xDC00 <= code <= 0xDFFF or code == 0 or code > 0x10FFFF:
-            raise StatementRefused("invalid Unicode escape value in a U& identifier")
-        else:
-            out.append(chr(code))
-    if pending_high:
-        raise StatementRefused("invalid Unicode surrogate pair in a U& identifier")
-    return "".join(out)
 
 
 def tokenize(text: str, rules: LexRules) -> tuple[Token, ...]:

@@ -2,7 +2,8 @@
 
 ``create_runtime`` / ``start_runtime`` / ``run_prompt`` / ``dispatch_prompt`` (an
 ``AgentHandle``) / ``close_runtime``. ``lifecycle.py`` holds those functions, ``core.py``
-the ``AgentRuntime`` they drive, ``handle.py`` the handle, ``event_log.py`` its events,
+the ``AgentRuntime`` they drive, ``dispatch_pool.py`` its run slots, queue and live handles,
+``opening.py`` how it opens sessions, ``handle.py`` the handle, ``event_log.py`` its events,
 ``stats.py`` what ``AgentRuntime.stats()`` reports (the event loop's longest stall).
 """
 

@@ -19,30 +19,27 @@ new session (``new_session=True``: one conversation per dispatch), or in a store
 that ``dispatch_prompt`` waits for room (``when_full="wait"``, the default) or raises
 ``RuntimeFull`` (``when_full="raise"``).
 Many runtimes can share one event loop; they share nothing but the process.
+
+This module decides where a dispatch runs and whether the runtime takes it (its state, its
+event loop); the bounds, the handles not done and each dispatch's ticket are
+``dispatch_pool.py``'s, the sessions' opening ``opening.py``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
-from rho_domain.errors import (
-    ConfigError,
-    RhoError,
-    RuntimeClosed,
-    RuntimeFull,
-    SessionStateError,
-)
+from rho_domain.errors import ConfigError, RhoError, RuntimeClosed, SessionStateError
 from rho_domain.json_schema import check_schema
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
-from rho_entry.facade import Session
+from rho_entry.runtime.dispatch_pool import DispatchPool, WhenFull, in_use, settle
 from rho_entry.runtime.handle import AgentHandle
 from rho_entry.runtime.opening import SessionOpener
 from rho_entry.runtime.stats import RuntimeStats
@@ -50,8 +47,6 @@ from rho_entry.seed_api.approval_callback import ApprovalCallback
 
 if TYPE_CHECKING:
     from rho_entry.resume_policy import ResumeAuthority
-
-WhenFull = Literal["wait", "raise"]
 
 
 class ClosableStore(Protocol):
@@ -71,24 +66,7 @@ class AgentRuntime:
     shutdown. Usable as ``async with create_runtime(...) as runtime``.
     """
 
-    __slots__ = (
-        "_admission",
-        "_closed",
-        "_handles",
-        "_lag",
-        "_loop",
-        "_max_concurrent",
-        "_max_queued",
-        "_opener",
-        "_opening",
-        "_owned_store",
-        "_record_events",
-        "_slots",
-        "_state",
-        "_when_full",
-        "approval_callback",
-        "durable",
-    )
+    __slots__ = ("_closed", "_lag", "_loop", "_owned_store", "_pool", "_state", "durable")
 
     def __init__(
         self,
@@ -105,30 +83,7 @@ class AgentRuntime:
         allowed_profiles: tuple[PermissionProfile, ...] = (),
         allowed_roots: tuple[Path, ...] = (),
     ) -> None:
-        if max_concurrent < 1 or max_queued < 0:
-            raise ConfigError(
-                f"create_runtime: max_concurrent must be >= 1 and max_queued >= 0 "
-                f"(got {max_concurrent} and {max_queued})"
-            )
-        if when_full not in ("wait", "raise"):
-            raise ConfigError(
-                f"create_runtime: when_full must be 'wait' or 'raise', not {when_full!r}"
-            )
-        self._max_concurrent = max_concurrent
-        self._max_queued = max_queued
-        self._when_full = when_full
-        self.approval_callback = approval_callback
-        self._record_events = record_events
-        self._slots = asyncio.Semaphore(max_concurrent)
-        self._admission = asyncio.Semaphore(max_concurrent + max_queued)
-        self._handles: dict[str, AgentHandle] = {}  # by session id: the handles not done
-        self._state: RuntimeState = "created"
-        self._closed = asyncio.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None  # the loop it was started on
-        self._lag = LoopLag()  # ticks on that loop from start to close
-        # The turnstile of session openings: one per turn of the loop (dispatch's open_session)
-        self._opening = asyncio.Lock()
-        self._opener = SessionOpener(
+        opener = SessionOpener(
             agent=agent,
             store=store,
             ports=dict(ports),
@@ -136,6 +91,18 @@ class AgentRuntime:
             profiles=allowed_profiles or (agent.profile,),
             roots=allowed_roots,
         )
+        self._pool = DispatchPool(
+            opener,
+            max_concurrent=max_concurrent,
+            max_queued=max_queued,
+            when_full=when_full,
+            approval_callback=approval_callback,
+            record_events=record_events,
+        )
+        self._state: RuntimeState = "created"
+        self._closed = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop it was started on
+        self._lag = LoopLag()  # ticks on that loop from start to close
         # where dispatch_prompt(durable=True) enqueues: (database, queue), set by create_runtime
         self.durable: tuple[str, str] | None = None
         self._owned_store: ClosableStore | None = None  # opened from a URL: closed with us
@@ -146,38 +113,47 @@ class AgentRuntime:
         self._owned_store = store
 
     def __repr__(self) -> str:
-        return f"<AgentRuntime {self._state} handles={len(self._handles)}>"
+        return f"<AgentRuntime {self._state} handles={len(self._pool.live)}>"
 
     @property
     def agent(self) -> DomainAgent:
         """The agent definition every session of this runtime runs."""
-        return self._opener.agent
+        return self._pool.opener.agent
 
     @property
     def session_id(self) -> str:
         """The runtime's own session: where ``dispatch_prompt`` and ``run_prompt`` run a
         prompt given without ``session_id`` or ``new_session``."""
-        return self._opener.own_id
+        return self._pool.opener.own_id
 
     @property
     def store(self) -> SessionStore | None:
         """Where sessions are persisted (None: nowhere)."""
-        return self._opener.store
+        return self._pool.opener.store
 
     @property
     def max_concurrent(self) -> int:
         """How many runs may run at once."""
-        return self._max_concurrent
+        return self._pool.max_concurrent
 
     @property
     def max_queued(self) -> int:
         """How many more handles may wait for a run slot."""
-        return self._max_queued
+        return self._pool.max_queued
 
     @property
     def when_full(self) -> WhenFull:
         """What ``dispatch_prompt`` does when the runtime is full: wait, or raise."""
-        return self._when_full
+        return self._pool.when_full
+
+    @property
+    def approval_callback(self) -> ApprovalCallback | None:
+        """What answers approvals for every session this runtime opens from now on."""
+        return self._pool.approval_callback
+
+    @approval_callback.setter
+    def approval_callback(self, callback: ApprovalCallback | None) -> None:
+        self._pool.approval_callback = callback
 
     @property
     def state(self) -> RuntimeState:
@@ -187,12 +163,12 @@ class AgentRuntime:
     @property
     def handles(self) -> tuple[AgentHandle, ...]:
         """The handles not done yet (queued, running or awaiting approval)."""
-        return tuple(self._handles.values())
+        return tuple(self._pool.live.values())
 
     def get_handle(self, session_id: str) -> AgentHandle | None:
         """The live handle (not done) of ``session_id``, or None: what a service looks up to
         cancel, approve or stream a run by id."""
-        return self._handles.get(session_id)
+        return self._pool.live.get(session_id)
 
     async def __aenter__(self) -> AgentRuntime:
         return await self.start()
@@ -213,7 +189,7 @@ class AgentRuntime:
 
     def stats(self) -> RuntimeStats:
         """The sessions not done and the event loop's longest stall since ``start``."""
-        return RuntimeStats(sessions_active=len(self._handles), loop_lag=self._lag.stats())
+        return RuntimeStats(sessions_active=len(self._pool.live), loop_lag=self._lag.stats())
 
     def _check_loop(self, action: str) -> None:
         """Refuse use from an event loop other than the one the runtime was started on: its
@@ -249,38 +225,34 @@ class AgentRuntime:
             raise ConfigError("give session_id= (a stored session) or new_session=True, not both")
         own = session_id is None and not new_session
         if own and session_id is None:
-            session_id = self._opener.own_id
+            session_id = self._pool.opener.own_id
         resume = session_id is not None and not own
-        if prompt is None and not (resume or (own and self._opener.own_opened())):
+        if prompt is None and not (resume or (own and self._pool.opener.own_opened())):
             raise ConfigError(
                 "a new session needs a prompt (prompt=None continues a session: its own once "
                 "the runtime has run a prompt, or a stored one with session_id=)"
             )
-        if resume and self._opener.store is None:
+        if resume and self._pool.opener.store is None:
             raise ConfigError(
                 f"continuing session {session_id!r} needs a store: create_runtime(store=...)"
             )
-        if session_id is not None and session_id in self._handles:
-            raise SessionStateError(_in_use(session_id, own=own))
-        if self._when_full == "raise" and self._admission.locked():
-            raise RuntimeFull(
-                f"runtime is full: {self._max_concurrent} running and {self._max_queued} queued; "
-                "retry later or raise max_concurrent / max_queued"
-            )
-        await self._admission.acquire()
+        if session_id is not None and session_id in self._pool.live:
+            raise SessionStateError(in_use(session_id, own=own))
+        self._pool.refuse_if_full()
+        await self._pool.places.acquire()
         refusal = self._refusal_after_wait(session_id, own=own)
         if refusal is not None:
-            self._admission.release()
+            self._pool.places.release()
             raise refusal
         sid = session_id if session_id is not None else new_id()
-        handle = AgentHandle(
-            session_id=sid,
-            owner=_Ticket(self, sid, own=own, resume=resume, labels=labels, schema=output_schema),
-            slots=self._slots,
+        handle = self._pool.add(
+            sid,
+            own=own,
+            resume=resume,
             max_turns=max_turns,
-            record_events=self._record_events,
+            labels=labels,
+            schema=output_schema,
         )
-        self._handles[sid] = handle
         handle.start(prompt)
         return handle
 
@@ -289,13 +261,13 @@ class AgentRuntime:
         dispatch took the same session meanwhile."""
         if self._state != "started":
             return RuntimeClosed(f"runtime is {self._state}")
-        if session_id is not None and session_id in self._handles:
-            return SessionStateError(_in_use(session_id, own=own))
+        if session_id is not None and session_id in self._pool.live:
+            return SessionStateError(in_use(session_id, own=own))
         return None
 
     def resume_authority(self) -> ResumeAuthority:
         """What a stored session continued here may run with (``SessionOpener.authority``)."""
-        return self._opener.authority()
+        return self._pool.opener.authority()
 
     async def close(self, *, deadline: float = 30.0, drain: bool = False) -> None:
         """See ``close_runtime``."""
@@ -307,10 +279,10 @@ class AgentRuntime:
         loop = asyncio.get_running_loop()
         end = loop.time() + max(deadline, 0.0)
         if drain:
-            await _settle(self.handles, end - loop.time(), running_only=True)
+            await settle(self.handles, end - loop.time(), running_only=True)
         for handle in self.handles:
             handle.cancel()
-        await _settle(self.handles, end - loop.time(), running_only=False)
+        await settle(self.handles, end - loop.time(), running_only=False)
         for handle in self.handles:  # the deadline passed: stop what is left outright
             await handle.abort()
         self._state = "closed"
@@ -319,89 +291,3 @@ class AgentRuntime:
             owned, self._owned_store = self._owned_store, None
             await owned.aclose()
         self._closed.set()
-
-
-class _Ticket:
-    """One dispatch's part of the runtime: how its handle opens its session, gives back its
-    place in the queue and leaves the runtime's table once done.
-
-    One object where three closures were (with their eight cells and the ``admitted`` list):
-    every running or queued handle holds it, and the garbage collector walks each of those
-    objects at every full pass (issue 33: 1,000 sessions at once are ~50,000 of them).
-    """
-
-    __slots__ = ("_admitted", "_labels", "_own", "_resume", "_runtime", "_schema", "_sid")
-
-    def __init__(
-        self,
-        runtime: AgentRuntime,
-        sid: str,
-        *,
-        own: bool,
-        resume: bool,
-        labels: Mapping[str, str] | None,
-        schema: Mapping[str, Any] | None,
-    ) -> None:
-        self._runtime = runtime
-        self._sid = sid
-        self._own = own
-        self._resume = resume
-        self._labels = labels
-        self._schema = schema
-        self._admitted = True
-
-    async def open_session(self, listener: Any) -> Session:
-        """Open the dispatch's session (its own, a new one or a stored one)."""
-        runtime = self._runtime
-        # A burst of dispatches would otherwise open every session (the workspace's real
-        # path, the executor, the system prompt: ~0.3 ms each, more on a busy machine)
-        # in one turn of the loop, stalling it for all of them at once (1,000 at once:
-        # 0.4-1.3 s). A turnstile: each opening waits for a turn of the loop of its own
-        # (the lock held across one yield), and the opening itself (a resume's reads
-        # included) runs after the lock is given on, so nothing waits for its I/O.
-        # acquire/release, not ``async with``: fewer objects held per waiting session
-        await runtime._opening.acquire()
-        try:
-            await asyncio.sleep(0)
-        finally:
-            runtime._opening.release()
-        callback = runtime.approval_callback
-        if self._own:
-            return await runtime._opener.open_own(listener, self._labels, self._schema, callback)
-        return await runtime._opener.open(
-            self._sid, self._resume, listener, self._labels, self._schema, callback
-        )
-
-    def leave_queue(self) -> None:
-        """Give the handle's place back (idempotent): it is done or awaits a human."""
-        if self._admitted:
-            self._admitted = False
-            self._runtime._admission.release()
-
-    def on_done(self, handle: AgentHandle) -> None:
-        """The handle is done: out of the runtime's table, its place given back."""
-        self._runtime._handles.pop(handle.session_id, None)
-        self.leave_queue()
-
-
-async def _settle(handles: tuple[AgentHandle, ...], timeout: float, *, running_only: bool) -> None:
-    """Wait up to ``timeout`` for the handles to be done (or, ``running_only``, settled)."""
-    waits = [asyncio.ensure_future(h.wait() if running_only else h.wait_done()) for h in handles]
-    if not waits:
-        return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait(waits, timeout=max(timeout, 0.0))
-    for waiting in waits:
-        waiting.cancel()
-
-
-def _in_use(session_id: str, *, own: bool = False) -> str:
-    other = (
-        "; or dispatch_prompt(runtime, prompt, new_session=True) for a conversation of its own"
-        if own
-        else ""
-    )
-    return (
-        f"session {session_id} is in use by another handle: await that handle "
-        f"(runtime.get_handle({session_id!r})) or cancel it, then dispatch again{other}"
-    )

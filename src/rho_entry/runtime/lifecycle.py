@@ -22,7 +22,8 @@ from rho_entry.config.home import config_dir
 from rho_entry.durable.handle import DurableHandle
 from rho_entry.facade import Agent
 from rho_entry.resume_policy import resolve_profiles
-from rho_entry.runtime.core import AgentRuntime, WhenFull
+from rho_entry.runtime.core import AgentRuntime
+from rho_entry.runtime.dispatch_pool import WhenFull
 from rho_entry.runtime.handle import AgentHandle
 from rho_entry.seed_api.approval_callback import ApprovalCallback
 

@@ -1,0 +1,96 @@
+"""Asking about one tool call: the answer State holds, else the approver's, raced against
+cancellation.
+
+``ask_approval`` returns True (approved), False (rejected) or None: the run stops, awaiting
+approval (no approver wired, or an answer given out of band: ``ApprovalInterrupt``) or
+cancelled. It records ``ApprovalRequested`` the first time a call is asked about and
+``ApprovalResolved`` with the approver's answer. ``ToolBatch`` (``tool_batch.py``) imports it
+with the first call that needs an approval: a plain run's calls are allowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from rho_domain import events as ev
+from rho_domain.errors import RhoError
+from rho_domain.messages import ToolCall
+from rho_domain.tools.prepared import decode_arguments
+
+if TYPE_CHECKING:
+    from rho_domain.loop.control import RunControl
+    from rho_domain.loop.journal import Journal
+    from rho_domain.ports.approver import Approver
+    from rho_domain.ports.clock import Clock
+    from rho_domain.state import State
+
+
+class Asking(Protocol):
+    """What asking reads of the batch (``ToolBatch``), when it asks: ``Session.set_approver``
+    replaces the approver between calls."""
+
+    session_id: str
+    approver: Approver | None
+    state: State
+    journal: Journal
+    clock: Clock
+    control: RunControl
+
+
+async def ask_approval(
+    tools: Asking,
+    call: ToolCall,
+    reason: str,
+    batch: Sequence[ToolCall],
+    *,
+    arguments: Mapping[str, Any] | None = None,
+    shown: tuple[str, ToolCall] | None = None,
+) -> bool | None:
+    """The decision for ``call``: from State if resolved, else from the approver.
+    None means the run stops (no approver: awaiting approval; or cancelled).
+    ``arguments`` are the call's decoded arguments (its ``PreparedCall``'s); ``shown`` (a
+    sub-agent's session and call, parsed here) is what the approver is asked about."""
+    if (known := tools.state.approvals.get(call.id)) is not None:
+        return known
+    if call.id not in tools.state.approvals:
+        await tools.journal.emit(
+            ev.ApprovalRequested(
+                at=tools.clock.now(), call=call, reason=reason, pending=tuple(batch)
+            )
+        )
+    if tools.approver is None:
+        return None
+    # the port's values with the first approver asked (a run nobody asks never builds them)
+    from rho_domain.ports.approver import ApprovalInterrupt, ApprovalRequest
+
+    session_id, asked = shown if shown is not None else (tools.session_id, call)
+    if shown is not None:
+        try:
+            arguments = decode_arguments(asked)
+        except RhoError:
+            arguments = None
+    asking = asyncio.ensure_future(
+        tools.approver.decide(
+            ApprovalRequest(
+                session_id=session_id, call=asked, arguments=arguments or {}, reason=reason
+            )
+        )
+    )
+    try:
+        if not await tools.control.race(asking):
+            return None
+    except ApprovalInterrupt:
+        return None  # answered out of band: the call stays pending (awaiting approval)
+    answer = asking.result()
+    await tools.journal.emit(
+        ev.ApprovalResolved(
+            at=tools.clock.now(),
+            call_id=call.id,
+            tool_name=asked.name,
+            approved=answer.approved,
+            always=answer.always and shown is None,  # "always" is the parent's own
+        )
+    )
+    return answer.approved

@@ -1,0 +1,130 @@
+"""The destructive-program table's rows for programs that delete resources or stop services:
+the cloud, container and package command lines (docker, kubectl, terraform, aws, npm, apt,
+...), kill, systemctl, iptables, ip6tables and nft, redis-cli.
+
+``SERVICE_JUDGES`` maps each program to its rule: ``rule(name, args) -> str``, the reason the
+command asks again after "always", or "" when it may run. The rows are described in
+``destructive_table.py``'s docstring, which joins them with ``destructive_files.py``'s.
+Words are parsed words; ``None`` is a word not known before it runs (a glob, ``{}``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rho_domain.shell.destructive_words import Arg, split_options
+
+
+def _deleting_cli(name: str, args: Sequence[Arg]) -> str:
+    _, operands = split_options(args)
+    for operand in operands:
+        if operand is None:
+            continue
+        verb = operand.casefold()
+        if verb in _DELETING_VERBS or verb.startswith(("delete-", "terminate-", "remove-")):
+            return f"{name} {operand}: deletes resources"
+    destroy = ("-destroy", "--destroy")  # terraform's single-dash long option
+    if hit := next((a for a in args if a is not None and a.split("=", 1)[0] in destroy), None):
+        return f"{name} {hit}: deletes resources"
+    return ""
+
+
+def _kill(name: str, args: Sequence[Arg]) -> str:
+    # a pid of -1 signals every process the user may signal, 0 or -PGID a whole group
+    for arg in args:
+        if arg is None:
+            return f"{name} with a glob or generated operand"
+        if arg == "0" or (arg.startswith("-") and arg[1:].isdigit() and not _is_signal(args, arg)):
+            return f"{name} {arg}: signals every process of a group or of the user"
+    return ""
+
+
+def _is_signal(args: Sequence[Arg], arg: str) -> bool:
+    """``kill -9 PID``: a first ``-NUMBER`` before any operand is the signal, not a group."""
+    first = next((a for a in args if a is not None and a.startswith("-")), None)
+    operands_before = any(
+        a is not None and not a.startswith("-") for a in args[: list(args).index(arg)]
+    )
+    return arg == first and not operands_before and arg != "-1"
+
+
+def _verbs(verbs: frozenset[str], why: str) -> Callable[[str, Sequence[Arg]], str]:
+    """The program asks when an operand (or an option, for ``iptables -F``) is one of
+    ``verbs``, or unknown."""
+
+    def rule(name: str, args: Sequence[Arg]) -> str:
+        for arg in args:
+            if arg is None:
+                return f"{name} with a glob or generated word"
+            if arg.casefold() in verbs:
+                return f"{name} {arg}: {why}"
+        return ""
+
+    return rule
+
+
+_DELETING_VERBS = frozenset(
+    [
+        "delete",
+        "destroy",
+        "prune",
+        "rm",
+        "rmi",
+        "purge",
+        "uninstall",
+        "unpublish",
+        "remove",
+        "autoremove",
+        "rb",
+        "down",
+        "kill",
+        "drop",
+        "erase",
+        "wipe",
+        "nuke",
+        "reset",
+    ]
+)
+_DELETING_CLIS = [
+    "docker",
+    "podman",
+    "kubectl",
+    "oc",
+    "helm",
+    "terraform",
+    "tofu",
+    "pulumi",
+    "aws",
+    "gcloud",
+    "az",
+    "gh",
+    "glab",
+    "heroku",
+    "flyctl",
+    "npm",
+    "pip",
+    "pip3",
+    "brew",
+    "apt",
+    "apt-get",
+    "yum",
+    "dnf",
+]
+
+_SERVICE_VERBS = frozenset(
+    ["stop", "kill", "disable", "mask", "isolate", "poweroff", "reboot", "halt", "kexec"]
+)
+_FIREWALL_VERBS = frozenset(["-f", "--flush", "-x", "--delete-chain", "-d", "--delete", "flush"])
+_REDIS_VERBS = frozenset(
+    ["flushall", "flushdb", "del", "unlink", "shutdown", "config", "eval", "script", "debug"]
+)
+
+SERVICE_JUDGES: dict[str, Callable[[str, Sequence[Arg]], str]] = {
+    **dict.fromkeys(_DELETING_CLIS, _deleting_cli),
+    "kill": _kill,
+    "systemctl": _verbs(_SERVICE_VERBS, "stops or disables services"),
+    **dict.fromkeys(
+        ["iptables", "ip6tables", "nft"], _verbs(_FIREWALL_VERBS, "deletes firewall rules")
+    ),
+    "redis-cli": _verbs(_REDIS_VERBS, "deletes keys, stops or reconfigures the server"),
+}

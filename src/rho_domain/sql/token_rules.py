@@ -1,0 +1,135 @@
+"""The rules every token of one read-only statement meets, wherever it stands.
+
+``check_tokens(kind, stmt, head, d, allowed)`` returns the reason the statement is refused, or
+"" when none applies: no keyword that writes or locks (rule 3 of ``classify.py``), every
+function call on the dialect's allowlist or ``allowed`` (rule 4, the name judged as the engine
+resolves it: ``catalog_name``), no side-effect name even without a call, ``OPERATOR(...)``
+naming a built-in operator only, no MySQL ``:=`` assignment (rule 5). Which ``word (`` is a
+call at all is ``call_syntax.py``'s. Pure; nothing here raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rho_domain.sql.call_syntax import matching_paren, not_a_call, statement_shape
+from rho_domain.sql.dialects import REFUSED_WORDS, Dialect
+from rho_domain.sql.tokens import Kind, Token
+
+_FUNCTION_WORDS = frozenset({"INSERT", "REPLACE"})  # also MySQL/SQL string functions
+_LOCKING_AFTER_FOR = frozenset({"UPDATE", "SHARE", "KEY", "NO"})
+
+
+def check_tokens(
+    kind: str, stmt: Sequence[Token], head: int, d: Dialect, allowed: frozenset[str]
+) -> str:
+    """Keywords that write or lock, function calls, side-effect names, anywhere."""
+    words = REFUSED_WORDS | d.refused_words
+    shape = statement_shape(stmt)
+    for i, token in enumerate(stmt):
+        prev = stmt[i - 1] if i else None
+        nxt = stmt[i + 1] if i + 1 < len(stmt) else None
+        called = nxt is not None and nxt.is_punct("(")
+        if d.assignments and token.is_punct(":") and nxt is not None and nxt.is_punct("="):
+            return "assigning a user variable (:=) is not allowed: no state may outlive the call"
+        if d.operator_syntax and token.is_word("OPERATOR") and called:
+            reason = _check_operator(stmt, i + 1, d)
+            if reason:
+                return reason
+            continue
+        if called and i != head and kind != "PRAGMA" and not not_a_call(stmt, i, d, shape):
+            reason = _check_call(stmt, i, d, allowed)
+            if reason:
+                return reason
+        if token.kind not in (Kind.WORD, Kind.QUOTED):
+            continue
+        qualified = prev is not None and prev.is_punct(".")
+        qualifier = nxt is not None and nxt.is_punct(".")
+        if qualified and not called and _side_effect(catalog_name(token, d), d):
+            return f"{catalog_name(token, d)} names a function with side effects"
+        if qualifier and d.denied_packages and token.text.lower().startswith(d.denied_packages):
+            return f"the package {token.text.lower()} has side effects"
+        if token.kind is not Kind.WORD or qualified:
+            continue
+        if kind == "SHOW" and i <= 2:
+            continue  # SHOW CREATE TABLE, SHOW GRANTS: names, not actions
+        if token.text in words and not (called and token.text in _FUNCTION_WORDS):
+            return f"{token.text} is not allowed in a read-only statement"
+        if token.text == "FOR" and nxt is not None and nxt.is_word(*_LOCKING_AFTER_FOR):
+            return "locking clauses (FOR UPDATE/SHARE) are not allowed"
+        if token.text == "NEXT" and nxt is not None and nxt.is_word("VALUE"):
+            return "NEXT VALUE FOR advances a sequence"
+    return ""
+
+
+def catalog_name(token: Token, d: Dialect) -> str:
+    """The name the engine looks up for an identifier token (ASCII-only case folding)."""
+    if token.kind is Kind.QUOTED:
+        name = _ascii_lower(token.text) if d.folding == "insensitive" else token.text
+    elif d.folding == "upper":
+        name = _ascii_upper(token.raw or token.text)
+    else:
+        name = _ascii_lower(token.raw or token.text)
+    if d.max_identifier and len(name.encode()) > d.max_identifier:
+        name = name.encode()[: d.max_identifier].decode(errors="ignore")
+    return name
+
+
+_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+_UPPER = {c + 32: c for c in range(ord("A"), ord("Z") + 1)}
+
+
+def _ascii_lower(text: str) -> str:
+    return text.translate(_LOWER)
+
+
+def _ascii_upper(text: str) -> str:
+    return text.translate(_UPPER)
+
+
+def _side_effect(name: str, d: Dialect) -> bool:
+    return bool(d.side_effect_prefixes) and name.lower().startswith(d.side_effect_prefixes)
+
+
+def _check_call(stmt: Sequence[Token], i: int, d: Dialect, allowed: frozenset[str]) -> str:
+    token = stmt[i]
+    if token.kind not in (Kind.WORD, Kind.QUOTED):
+        return f"{token.text}( is not a function call this check can judge"
+    qualifiers: list[str] = []
+    j = i
+    while j >= 2 and stmt[j - 1].is_punct(".") and stmt[j - 2].kind in (Kind.WORD, Kind.QUOTED):
+        qualifiers.insert(0, catalog_name(stmt[j - 2], d))
+        j -= 2
+    name = catalog_name(token, d)
+    full = ".".join([*qualifiers, name])
+    if full in allowed:
+        return ""
+    if not qualifiers and name in d.functions:
+        return ""
+    if len(qualifiers) == 1:
+        schema = qualifiers[0]
+        if schema in d.system_schemas and name in d.functions:
+            return ""
+        if name in d.qualified_functions.get(schema, frozenset()):
+            return ""
+    return (
+        f"the function {full}() is not on the {d.name} list of read-only functions (a user "
+        "function can write; an administrator can allow a vetted one with the alias's "
+        "options.allowed_functions)"
+    )
+
+
+def _check_operator(stmt: Sequence[Token], open_at: int, d: Dialect) -> str:
+    """PostgreSQL ``OPERATOR(schema.op)``: only built-in operators (pg_catalog)."""
+    close = matching_paren(stmt, open_at)
+    inside = stmt[open_at + 1 : close] if close is not None else ()
+    names = [t for t in inside if t.kind in (Kind.WORD, Kind.QUOTED)]
+    ops = [t for t in inside if t.kind is Kind.PUNCT and t.text != "."]
+    if not ops or len(names) > 1:
+        return "OPERATOR(...) must name one operator"
+    if names and catalog_name(names[0], d) not in d.system_schemas:
+        return (
+            f"OPERATOR({catalog_name(names[0], d)}.…) names a user operator, which may run "
+            "a user function"
+        )
+    return ""
