@@ -9,12 +9,12 @@ outside the workspace, run with a scrubbed environment and, when ``bwrap`` works
 sandbox of ``sandbox.py`` (read-only, homes and every secret found hidden, no network, no
 sockets, its own PID namespace). Every command, restricted or not, runs under the profile's
 ``ResourceLimits`` (``limits``). Every path word of every stage is judged by its real path
-against the secrets policy (``CommandRunner.check_reads``), and so is every other name of a
+against the secrets policy (``stage_reads.check_reads``), and so is every other name of a
 secret file (a hard link: ``hardlinks.py``); git stages run through a shadow
 common directory, never the repository's config (``git_shadow.py``); awk runs as the
-implementation detected here (``CommandRunner._awk``). A ``shell`` string runs through bash only
-when ``allow_shell`` (the unrestricted profiles), in ``base_env`` as it is when the command
-starts (``os.environ`` stays live), scrubbed of credentials. OSError is mapped to rho errors
+implementation detected on this machine (``stage_argv.py``). A ``shell`` string runs through
+bash only when ``allow_shell`` (the unrestricted profiles), in ``base_env`` as it is when the
+command starts (``os.environ`` stays live), scrubbed of credentials. OSError is mapped to rho errors
 in ``_os_errors``.
 """
 
@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
+from rho_adapters.local.command_env import restricted_env
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.files import (
     info,
@@ -43,7 +44,7 @@ from rho_adapters.local.files import (
     write_bytes,
 )
 from rho_adapters.local.hardlinks import several_links
-from rho_adapters.local.runner import CommandRunner, restricted_env
+from rho_adapters.local.runner import CommandRunner
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
