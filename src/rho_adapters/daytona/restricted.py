@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_domain.errors import PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.ports.executor import Command
@@ -51,9 +51,9 @@ class RestrictedPipelines:
         answer = ""
         if flat:
             answer = await self._workspace.script(
-                scripts.realpaths_script(cwd, [w for _, w in flat]), 30.0
+                path_scripts.realpaths_script(cwd, [w for _, w in flat]), 30.0
             )
-        for (i, word), found in zip(flat, scripts.parse_realpaths(answer), strict=True):
+        for (i, word), found in zip(flat, path_scripts.parse_realpaths(answer), strict=True):
             if found is None:
                 continue  # names nothing: a pattern, a value, a missing file
             real, is_dir = found

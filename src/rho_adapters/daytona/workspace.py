@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import httpx
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import path_scripts, scripts
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
@@ -96,7 +96,7 @@ class SandboxWorkspace:
 
     async def resolve(
         self, path: str, *, write: bool, read_range: tuple[int, int | None] | None = None
-    ) -> tuple[scripts.Resolved, str, tuple[str, ...]]:
+    ) -> tuple[path_scripts.Resolved, str, tuple[str, ...]]:
         """Confine ``path`` lexically, let the sandbox canonicalise it, confine it again."""
         absolute = self.roots.locate(path, write=write)
         await self.ensure()  # the canonical roots are known from here on
@@ -104,9 +104,9 @@ class SandboxWorkspace:
         roots = (self.roots.root, *self.roots.extra)
         if self.roots.anywhere and not write:  # allow: judged by reach once canonical
             roots = ("/",)
-        script = scripts.resolve_script(absolute, read_range, roots)
+        script = path_scripts.resolve_script(absolute, read_range, roots)
         answer = await self.script(script, RESOLVE_TIMEOUT)
-        res = scripts.parse_resolved(answer, with_data=read_range is not None)
+        res = path_scripts.parse_resolved(answer, with_data=read_range is not None)
         root, parts = self.roots.below(res.canonical, path, write=write)
         return res, root, parts
 
