@@ -4,7 +4,8 @@ Writing is a plain walk of the values (``plain.to_plain``: what cattrs' preconf 
 gives, without building it: a one-shot that only writes events and its config never imports
 cattrs); reading is cattrs (``converter.make_converter``), which checks every shape. Here: the
 trace lines and the config, each read and written. ``make_converter`` is re-exported here, the
-one converter the style guide names (``rho_entry`` builds its own readers with it).
+one converter the style guide names (``rho_entry`` builds its own readers with it), and
+loaded with the first name asked for: a process that reads nothing never imports it.
 
 Contracts:
 
@@ -28,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_adapters.converter import make_converter as make_converter
 from rho_adapters.plain import field_names, plain_fields, to_plain
 from rho_domain import events as ev
 from rho_domain.config import AgentConfig
@@ -37,6 +37,7 @@ from rho_domain.errors import ConfigError, TraceFormatError
 if TYPE_CHECKING:
     from cattrs.preconf.json import JsonConverter
 
+    from rho_adapters.converter import make_converter as make_converter
     from rho_domain.events import Event
 
 TRACE_FORMAT_VERSION = 1
@@ -45,6 +46,15 @@ TRACE_FORMAT_VERSION = 1
 
 class FutureTraceVersion(TraceFormatError):
     """A trace line written by a newer rho-agent (its ``v`` is above ``TRACE_FORMAT_VERSION``)."""
+
+
+def __getattr__(name: str) -> Any:
+    # ``make_converter``, re-exported lazily (see the module docstring)
+    if name == "make_converter":
+        from rho_adapters.converter import make_converter
+
+        return make_converter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # Settings older versions wrote (every stored session's config.yaml has them) but never read.
@@ -56,11 +66,15 @@ RETIRED_CONFIG_KEYS = frozenset({"extras"})
 # that reads no config never builds the strict converter (code generation for ~40 classes).
 @functools.cache
 def _events() -> JsonConverter:
+    from rho_adapters.converter import make_converter
+
     return make_converter(detailed_validation=False, strict=False)
 
 
 @functools.cache
 def _config() -> JsonConverter:
+    from rho_adapters.converter import make_converter
+
     return make_converter(forbid_extra_keys=True)
 
 

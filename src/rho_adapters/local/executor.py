@@ -34,7 +34,6 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from rho_adapters.local.command_env import restricted_env
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.homes import agent_homes
 from rho_adapters.local.homes import machine_homes as machine_homes
@@ -267,6 +266,7 @@ class LocalExecutor(Executor):
         self, cwd: str, prefix: tuple[str, ...]
     ) -> AbstractContextManager[tuple[str, dict[str, str]]]:
         # git's shadow (and the git rules it reads) is imported by the first git command
+        from rho_adapters.local.command_env import restricted_env
         from rho_adapters.local.git_shadow import git_shadow
 
         git = self._runner.resolve("git")

@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rho_adapters.local import sandbox as bwrap
-from rho_adapters.local.command_env import restricted_env, scrub_env
 from rho_adapters.local.hardlinks import AliasCache
 from rho_adapters.local.seccomp import FILTER, FILTER_FD
 from rho_domain.errors import ExecutorError, ToolError
@@ -33,11 +32,10 @@ from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 
 # The shell's argv rules (program table, option specs, git, awk) are imported by the methods
-# that apply them, at the first program started (with ``stage_argv`` and ``stage_reads``), and
-# so are the process launcher, the pipeline's wiring, the rlimits launcher and the guard
-# (``process``, ``pipeline_spawn``, ``rlimits``, ``guard``): a run whose tools read files
-# in-process (list, read, grep's walk) does not load them. Every argv is still checked before
-# it runs.
+# that apply them, at the first program started, and so are the modules only a command needs
+# (``stage_argv``, ``stage_reads``, ``pipeline_spawn``, ``command_env``, ``process``,
+# ``rlimits``, ``guard``): a run whose tools read files in-process (list, read, grep's walk)
+# does not load them. Every argv is still checked before it runs.
 if TYPE_CHECKING:
     from rho_adapters.local.process import Finished
     from rho_adapters.local.secret_scan import SecretScan
@@ -194,6 +192,8 @@ class CommandRunner:
     ) -> list[str]:
         """Arguments for bwrap (see ``sandbox.py``): this runner's roots shown, every secret
         found below them hidden (scanned now: listings are reused while unchanged)."""
+        from rho_adapters.local.command_env import restricted_env
+
         real_dirs = tuple(os.path.dirname(os.path.realpath(p)) for p in programs)
         view = bwrap.layout(
             self.visible_roots,
@@ -224,6 +224,7 @@ class CommandRunner:
     ) -> Finished:
         """Run ``command`` in ``cwd``. ``git_env`` (restricted pipelines) is added to the
         environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
+        from rho_adapters.local.command_env import scrub_env
         from rho_adapters.local.guard import guarded
         from rho_adapters.local.pipeline_spawn import spawn_pipeline
 
@@ -295,6 +296,8 @@ class CommandRunner:
 
     def stage_env(self, git_env: Mapping[str, str] | None) -> dict[str, str]:
         """The environment of a restricted stage: nothing inherited, plus git's shadow."""
+        from rho_adapters.local.command_env import restricted_env
+
         return {**restricted_env(self.search_path), **(git_env or {})}
 
     def _limited(self, argv: Sequence[str], file_size: int | None) -> tuple[str, ...]:
