@@ -256,15 +256,9 @@ class CommandRunner:
         if not argvs:
             raise ToolError("empty command")
         argvs = [self._limited(argv, file_size) for argv in argvs]
+        kill_after = self.limits.output_bytes
         return await spawn_pipeline(
-            argvs,
-            stages_null,
-            datas,
-            stdin_fds,
-            cwd,
-            env,
-            command,
-            kill_after=self.limits.output_bytes,
+            argvs, stages_null, datas, stdin_fds, cwd, env, command, kill_after=kill_after
         )
 
     async def run_unchecked(
@@ -283,15 +277,9 @@ class CommandRunner:
         from rho_domain.ports.commands import Command
 
         command = Command(pipeline=(), timeout=timeout, max_output_bytes=cap)
+        env, kill_after = self.stage_env(None), self.limits.output_bytes
         return await spawn_pipeline(
-            [full],
-            [(False, "capture")],
-            [None],
-            [None],
-            cwd,
-            self.stage_env(None),
-            command,
-            kill_after=self.limits.output_bytes,
+            [full], [(False, "capture")], [None], [None], cwd, env, command, kill_after=kill_after
         )
 
     def stage_env(self, git_env: Mapping[str, str] | None) -> dict[str, str]:
