@@ -22,7 +22,8 @@ import httpx
 
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.fakes.loopback import LoopbackServer
-from rho_adapters.fakes.wire import call, render_events, text_reply, tool_reply
+from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_adapters.fakes.wire_render import render_events
 from rho_adapters.model import build_model
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.sse import SSEDecoder

@@ -1,8 +1,11 @@
 """The one serialisation edge: domain values <-> JSON-ready dicts.
 
-Writing is a plain walk of the values (``to_plain``: what cattrs' preconf json converter
+Writing is a plain walk of the values (``plain.to_plain``: what cattrs' preconf json converter
 gives, without building it: a one-shot that only writes events and its config never imports
-cattrs); reading is cattrs (``make_converter``), which checks every shape.
+cattrs); reading is cattrs (``converter.make_converter``), which checks every shape. Here: the
+trace lines and the config, each read and written. ``make_converter`` is re-exported here, the
+one converter the style guide names (``rho_entry`` builds its own readers with it), and
+loaded with the first name asked for: a process that reads nothing never imports it.
 
 Contracts:
 
@@ -22,26 +25,19 @@ import enum
 import functools
 import json
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any, get_origin
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from rho_adapters.plain import field_names, plain_fields, to_plain
 from rho_domain import events as ev
-from rho_domain.config import AgentConfig, resolve_field_types
+from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, TraceFormatError
-from rho_domain.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
-from rho_domain.permissions import PermissionProfile
 
 if TYPE_CHECKING:
     from cattrs.preconf.json import JsonConverter
 
+    from rho_adapters.converter import make_converter as make_converter
     from rho_domain.events import Event
 
 TRACE_FORMAT_VERSION = 1
@@ -52,95 +48,13 @@ class FutureTraceVersion(TraceFormatError):
     """A trace line written by a newer rho-agent (its ``v`` is above ``TRACE_FORMAT_VERSION``)."""
 
 
-MESSAGES_BY_ROLE: Mapping[str, type[Message]] = {
-    "system": SystemMessage,
-    "user": UserMessage,
-    "assistant": AssistantMessage,
-    "tool": ToolResultMessage,
-}
+def __getattr__(name: str) -> Any:
+    # ``make_converter``, re-exported lazily (see the module docstring)
+    if name == "make_converter":
+        from rho_adapters.converter import make_converter
 
-
-def make_converter(
-    *, forbid_extra_keys: bool = False, detailed_validation: bool = True, strict: bool = True
-) -> JsonConverter:
-    """A converter for every domain value (frozen attrs, tuples, mappings, enums, unions).
-
-    ``forbid_extra_keys`` makes unknown keys an error (configs); traces tolerate them so that an
-    additive field does not need a version bump. ``strict`` refuses mistyped scalars instead of
-    coercing them (configs are written by people); traces, written by us, skip the checks to
-    replay faster.
-    """
-    from cattrs.preconf.json import make_converter as _make_json_converter
-
-    # AgentConfig's and PermissionProfile's fields name classes their modules import lazily
-    resolve_field_types()
-    converter = _make_json_converter(
-        forbid_extra_keys=forbid_extra_keys, detailed_validation=detailed_validation
-    )
-
-    role_hooks: dict[str, Any] = {}
-
-    def _structure_message(value: Any, _: Any) -> Message:
-        if not isinstance(value, Mapping):
-            raise TypeError(f"expected a message mapping, got {type(value).__name__}")
-        role = value.get("role")
-        if not isinstance(role, str) or role not in MESSAGES_BY_ROLE:
-            raise ValueError(f"unknown message role {role!r}")
-        hook = role_hooks.get(role)
-        if hook is None:
-            hook = role_hooks[role] = converter.get_structure_hook(MESSAGES_BY_ROLE[role])
-        message: Message = hook(value, None)
-        return message
-
-    def _structure_profile(value: Any, _: Any) -> str | PermissionProfile:
-        if isinstance(value, str):
-            return value
-        if isinstance(value, Mapping):
-            return converter.structure(value, PermissionProfile)
-        raise TypeError("expected a profile name or a profile mapping")
-
-    converter.register_structure_hook_func(lambda t: t == Message, _structure_message)
-    converter.register_unstructure_hook_func(
-        lambda t: t == Message, lambda m: converter.unstructure(m, unstructure_as=type(m))
-    )
-    converter.register_structure_hook_func(
-        lambda t: t == (str | PermissionProfile), _structure_profile
-    )
-    converter.register_unstructure_hook_func(_is_set, lambda s: sorted(s))
-    if not strict:
-        return converter
-    # Strict scalars: cattrs would turn 3 into "3" and "no" into True; a config must say what
-    # it means, so a wrong type is reported instead of being coerced.
-    converter.register_structure_hook(str, _strict(str))
-    converter.register_structure_hook(bool, _strict(bool))
-    converter.register_structure_hook(int, _strict_int)
-    converter.register_structure_hook(float, _strict_float)
-    return converter
-
-
-def _is_set(type_: Any) -> bool:
-    return type_ in (set, frozenset) or get_origin(type_) in (set, frozenset, AbstractSet)
-
-
-def _strict(cls: type[Any]) -> Any:
-    def structure(value: Any, _: Any) -> Any:
-        if type(value) is not cls:
-            raise TypeError(f"expected {cls.__name__}, got {type(value).__name__}")
-        return value
-
-    return structure
-
-
-def _strict_int(value: Any, _: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected int, got {type(value).__name__}")
-    return value
-
-
-def _strict_float(value: Any, _: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected float, got {type(value).__name__}")
-    return float(value)
+        return make_converter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # Settings older versions wrote (every stored session's config.yaml has them) but never read.
@@ -152,11 +66,15 @@ RETIRED_CONFIG_KEYS = frozenset({"extras"})
 # that reads no config never builds the strict converter (code generation for ~40 classes).
 @functools.cache
 def _events() -> JsonConverter:
+    from rho_adapters.converter import make_converter
+
     return make_converter(detailed_validation=False, strict=False)
 
 
 @functools.cache
 def _config() -> JsonConverter:
+    from rho_adapters.converter import make_converter
+
     return make_converter(forbid_extra_keys=True)
 
 
@@ -166,61 +84,11 @@ def _event_hooks() -> Mapping[str, Any]:
     return {kind: events.get_structure_hook(cls) for kind, cls in ev.EVENTS_BY_KIND.items()}
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-# class -> its attrs fields' names, or None for a class that is not attrs (asked once each)
-_FIELD_NAMES: dict[type[Any], tuple[str, ...] | None] = {}
-
-
-def _field_names(cls: type[Any]) -> tuple[str, ...] | None:
-    if cls not in _FIELD_NAMES:
-        fields = attrs.fields(cls) if attrs.has(cls) else None
-        _FIELD_NAMES[cls] = None if fields is None else tuple(field.name for field in fields)
-    return _FIELD_NAMES[cls]
-
-
-def to_plain(value: Any) -> Any:
-    """A domain value as JSON-ready data, as ``make_converter()`` unstructures it: an attrs
-    value is a dict of its fields in their order, a tuple or list a list, a set a sorted list,
-    a mapping a dict, an enum its value; scalars stay.
-
-    The converter follows the declared field types, this walk the values' own classes: the
-    same, since a domain field holds a value of its declared class and the converter resolves
-    unions by the value's class too (tests/store/test_store_codec.py compares the two). The
-    exact classes a trace holds most are tried first: a trace line is written per event."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if kind is tuple or kind is list:
-        return [item if type(item) in _SCALARS else to_plain(item) for item in value]
-    if kind is dict:
-        return {to_plain(key): to_plain(item) for key, item in value.items()}
-    names = _field_names(kind)
-    if names is not None:
-        return _fields(value, names, {})
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {to_plain(key): to_plain(item) for key, item in value.items()}
-    if isinstance(value, AbstractSet):
-        return [to_plain(item) for item in sorted(value)]
-    if isinstance(value, list | tuple):
-        return [to_plain(item) for item in value]
-    return value
-
-
-def _fields(value: Any, names: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
-    """``into`` with the named fields of the attrs ``value``, each made plain."""
-    for name in names:
-        item = getattr(value, name)
-        into[name] = item if type(item) in _SCALARS else to_plain(item)
-    return into
-
-
 def event_to_dict(event: Event) -> dict[str, Any]:
     """``{"v": 1, "kind": ..., "at": ..., <fields>}`` for one event."""
-    names = _field_names(type(event))
+    names = field_names(type(event))
     assert names is not None  # every event is an attrs class
-    return _fields(event, names, {"v": TRACE_FORMAT_VERSION, "kind": event.kind})
+    return plain_fields(event, names, {"v": TRACE_FORMAT_VERSION, "kind": event.kind})
 
 
 def event_from_dict(data: Mapping[str, Any]) -> Event:

@@ -121,6 +121,15 @@ NOT_IN_A_ONE_SHOT = (
     "rho_adapters.local.guard",
     # ... and the walk that finds what the sandbox hides (the sandbox's Masks are masks.py)
     "rho_adapters.local.secret_scan",
+    # ... and a stage's argv preparation, the judge of its reads, the pipeline's wiring and the
+    # commands' environments
+    "rho_adapters.local.stage_argv",
+    "rho_adapters.local.stage_reads",
+    "rho_adapters.local.pipeline_spawn",
+    "rho_adapters.local.command_env",
+    # the cattrs converter's hooks with the first value read back (events and config are written
+    # by the codec's plain walk)
+    "rho_adapters.converter",
     # a command's values and an uploaded file (Stage, Command, CommandResult, FileUpload) are
     # built where a tool runs a program or --upload gives files: list reads in-process
     "rho_domain.ports.commands",

@@ -13,7 +13,7 @@ import pytest
 from domain_support import EchoTool, make_session
 
 from rho_adapters.codec import decode_event_line, encode_event_line
-from rho_adapters.fakes import FakeClock, MemorySessionStore, wire_call
+from rho_adapters.fakes import FakeClock, MemorySessionStore, WireTransport, wire_call
 from rho_adapters.fakes.anthropic_messages import (
     ClaudeReply,
     FakeAnthropic,
@@ -24,7 +24,7 @@ from rho_adapters.fakes.anthropic_messages import (
     think,
     use,
 )
-from rho_adapters.fakes.wire import WireTransport, raw_reply, tool_reply
+from rho_adapters.fakes.wire import raw_reply, tool_reply
 from rho_adapters.model import AnthropicModel, OpenAIChatModel, RetryPolicy
 from rho_adapters.model.endpoint import ModelEndpoint
 from rho_adapters.model.pool import ClientPool

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from domain_support import EchoTool, make_session
 
-from rho_adapters.fakes import FakeClock, wire_call
+from rho_adapters.fakes import FakeClock, WireTransport, wire_call
 from rho_adapters.fakes.anthropic_messages import ClaudeReply, FakeAnthropic, say, think, use
-from rho_adapters.fakes.wire import WireTransport, text_reply, tool_reply
+from rho_adapters.fakes.wire import text_reply, tool_reply
 from rho_adapters.model import PROVIDERS, AnthropicModel, OpenAIChatModel, RetryPolicy
 from rho_adapters.model.endpoint import ModelEndpoint
 from rho_adapters.model.openai_request import build_body

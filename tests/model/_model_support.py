@@ -6,8 +6,9 @@ import json
 import random
 from typing import Any
 
+from rho_adapters.fakes import WireTransport
 from rho_adapters.fakes.clock import FakeClock
-from rho_adapters.fakes.wire import Reply, WireTransport, raw_reply
+from rho_adapters.fakes.wire import Reply, raw_reply
 from rho_adapters.model import (
     ClientPool,
     ModelEndpoint,

@@ -11,7 +11,8 @@ import httpx
 import pytest
 from _model_support import collect, make_model, request
 
-from rho_adapters.fakes.wire import Exchange, Reply, WireTransport, raw_reply, text_reply
+from rho_adapters.fakes import WireTransport
+from rho_adapters.fakes.wire import Exchange, Reply, raw_reply, text_reply
 from rho_adapters.model.anthropic_request import messages_body
 from rho_adapters.model.detect import server_root
 from rho_domain.model import StreamFinished, ToolSpec

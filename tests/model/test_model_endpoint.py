@@ -17,8 +17,8 @@ import attrs
 import httpx
 from _model_support import collect, request
 
-from rho_adapters.fakes import FakeClock
-from rho_adapters.fakes.wire import WireTransport, text_reply
+from rho_adapters.fakes import FakeClock, WireTransport
+from rho_adapters.fakes.wire import text_reply
 from rho_adapters.model import (
     PROVIDERS,
     AnthropicModel,

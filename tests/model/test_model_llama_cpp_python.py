@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 from _model_support import calls_of, collect, finish_of, make_model, request, text_of, usage_of
 
+from rho_adapters.fakes import WireTransport
 from rho_adapters.fakes.llama_cpp_python import llama_cpp_python_rules
 from rho_adapters.fakes.loopback import LoopbackServer
-from rho_adapters.fakes.wire import Reply, WireTransport, raw_reply, text_reply
+from rho_adapters.fakes.wire import Reply, raw_reply, text_reply
 from rho_adapters.model import build_model
 from rho_adapters.model.openai_chat import OpenAIChatModel
 from rho_domain.errors import ContextLengthExceeded, ServerError, TruncatedStream

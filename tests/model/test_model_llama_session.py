@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rho_adapters.fakes import FakeClock, MemoryExecutor
+from rho_adapters.fakes import FakeClock, MemoryExecutor, WireTransport
 from rho_adapters.fakes.llama_cpp_python import llama_cpp_python_rules, prompt_tokens
-from rho_adapters.fakes.wire import Exchange, Reply, WireTransport, call, raw_reply, tool_reply
+from rho_adapters.fakes.wire import Exchange, Reply, call, raw_reply, tool_reply
 from rho_adapters.fakes.wire import text_reply as reply
 from rho_adapters.model import (
     ClientPool,

@@ -20,11 +20,11 @@ from rho_adapters.fakes.wire import (
     drop,
     http_error,
     raw_reply,
-    render_stream,
     stall,
     text_reply,
     tool_reply,
 )
+from rho_adapters.fakes.wire_render import render_stream
 from rho_adapters.model import (
     ClientPool,
     ModelEndpoint,

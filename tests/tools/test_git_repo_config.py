@@ -20,7 +20,7 @@ import pytest
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor
-from rho_adapters.local.runner import restricted_env
+from rho_adapters.local.command_env import restricted_env
 from rho_domain.permissions import readonly_profile
 from rho_domain.ports.executor import Executor
 from rho_domain.shell.git import HARDENING, SUBCOMMANDS, harden_git

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rho_adapters.local import executor
+from rho_adapters.local import homes as scan_module
 
 
 def test_homes_are_scanned_again_only_when_home_changes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,21 +25,21 @@ def test_homes_are_scanned_again_only_when_home_changes(monkeypatch: pytest.Monk
             return SimpleNamespace(st_mtime_ns=mtime[0])
         return real_stat(path, *args, **kwargs)
 
-    monkeypatch.setattr(executor, "_scan_homes", scan)
-    monkeypatch.setattr(os, "stat", stat)  # the executor module's os is this os
-    monkeypatch.setattr(executor, "_HOMES", {})
-    first = executor.machine_homes()
-    assert executor.machine_homes() == first
+    monkeypatch.setattr(scan_module, "_scan_homes", scan)
+    monkeypatch.setattr(os, "stat", stat)  # the homes module's os is this os
+    monkeypatch.setattr(scan_module, "_HOMES", {})
+    first = scan_module.machine_homes()
+    assert scan_module.machine_homes() == first
     assert len(scans) == 1
     mtime[0] = 2  # a user was added or removed
-    assert executor.machine_homes() == ("/home/user1",)
+    assert scan_module.machine_homes() == ("/home/user1",)
     assert len(scans) == 2
 
 
 def test_the_real_scan_names_root_and_this_user() -> None:
-    homes = executor._scan_homes()
+    homes = scan_module._scan_homes()
     assert os.path.realpath("/root") in homes
-    assert executor.machine_homes() == homes
+    assert scan_module.machine_homes() == homes
 
 
 def test_the_agents_home_is_added_by_its_real_path_unless_the_scan_has_it(
@@ -47,12 +47,12 @@ def test_the_agents_home_is_added_by_its_real_path_unless_the_scan_has_it(
 ) -> None:
     """$HOME already among the scan's real paths adds nothing; another $HOME (a service's
     HOME=/srv/app), even by a symlink, is added resolved."""
-    homes = executor.machine_homes()
-    assert executor._homes({"HOME": homes[0]}) == homes
+    homes = scan_module.machine_homes()
+    assert scan_module.agent_homes({"HOME": homes[0]}) == homes
     real = tmp_path / "srv-app"
     real.mkdir()
     link = tmp_path / "home-link"
     link.symlink_to(real)
-    assert executor._homes({"HOME": str(link)}) == (*homes, str(real.resolve()))
-    assert executor._homes({"HOME": str(tmp_path / "missing")}) == homes
-    assert executor._homes({}) == homes
+    assert scan_module.agent_homes({"HOME": str(link)}) == (*homes, str(real.resolve()))
+    assert scan_module.agent_homes({"HOME": str(tmp_path / "missing")}) == homes
+    assert scan_module.agent_homes({}) == homes

@@ -66,7 +66,6 @@ from rho_adapters.fakes.wire import (
     Fault,
     Reply,
     WireScriptExhausted,
-    WireTransport,
     cut,
     drop,
     garbage,
@@ -78,6 +77,7 @@ from rho_adapters.fakes.wire import (
     tool_reply,
 )
 from rho_adapters.fakes.wire import call as wire_call
+from rho_adapters.fakes.wire_transport import WireTransport
 
 if TYPE_CHECKING:  # loaded lazily below; typed here for the callers' type checkers
     from rho_adapters.fakes.daytona import FakeDaytona

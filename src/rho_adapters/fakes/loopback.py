@@ -22,14 +22,10 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any
 
-from rho_adapters.fakes.wire import (
+from rho_adapters.fakes.wire import Exchange, Reply, Rule, WireScriptExhausted, answer
+from rho_adapters.fakes.wire_render import (
     Drop,
-    Exchange,
-    Reply,
-    Rule,
     Stall,
-    WireScriptExhausted,
-    answer,
     render_error,
     render_json,
     render_stream,

@@ -13,11 +13,17 @@ lower them, never raise them (hard = soft, and the sandbox drops every capabilit
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from rho_domain.limits import ResourceLimits
 
 _LAUNCHER = r"""
 import os, resource, signal, sys
@@ -66,6 +72,33 @@ class Rlimits:
         if self.processes is not None:
             out.append(("RLIMIT_NPROC", self.processes, self.processes))
         return out
+
+
+def profile_rlimits(limits: ResourceLimits, *, file_size: int | None) -> Rlimits:
+    """The profile's ``limits`` as one command's rlimits, ``file_size`` decided by the caller.
+    RLIMIT_NPROC counts per user, so its limit is this user's processes now plus the
+    profile's (none for root)."""
+    processes = limits.processes
+    nproc = None
+    if processes is not None and os.getuid() != 0:  # the kernel exempts root anyway
+        nproc = _user_process_count() + processes
+    return Rlimits(
+        memory=limits.memory_bytes,
+        cpu_seconds=limits.cpu_seconds,
+        file_size=file_size,
+        processes=nproc,
+    )
+
+
+def _user_process_count() -> int:
+    uid = os.getuid()
+    count = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    count += entry.stat().st_uid == uid
+    return count
 
 
 def limited(argv: Sequence[str], limits: Rlimits, *, prlimit: str | None) -> tuple[str, ...]:

@@ -8,97 +8,44 @@ shell strings run through ``bash --noprofile --norc -c`` with the caller's envir
 credentials. Every command runs under the profile's ``ResourceLimits``: rlimits set by a
 launcher in front of it (``rlimits.py``; RLIMIT_FSIZE is 0 for a restricted command without a
 sandbox: no data can be written to any file) and an output limit that kills it.
+
+Here: whether the sandbox works (bwrap probed once per process), its argv prefix, each
+command's environment and limits, and the order of the steps; a stage's argv is prepared by
+``stage_argv.py`` (its reads judged by ``stage_reads.py``), the pipeline started by
+``pipeline_spawn.py``, the environments built by ``command_env.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import re
-import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rho_adapters.local import sandbox as bwrap
-from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
-from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
-from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
+from rho_adapters.local.hardlinks import AliasCache
+from rho_adapters.local.seccomp import FILTER, FILTER_FD
+from rho_domain.errors import ExecutorError, ToolError
 from rho_domain.limits import ResourceLimits
-from rho_domain.paths import MAX_PATH
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 
 # The shell's argv rules (program table, option specs, git, awk) are imported by the methods
-# that apply them, at the first program started, and so are the process launcher, the rlimits
-# launcher and the guard (``process``, ``rlimits``, ``guard``): a run whose tools read files
-# in-process (list, read, grep's walk) does not load them. Every argv is still checked before
-# it runs.
+# that apply them, at the first program started, and so are the modules only a command needs
+# (``stage_argv``, ``stage_reads``, ``pipeline_spawn``, ``command_env``, ``process``,
+# ``rlimits``, ``guard``): a run whose tools read files in-process (list, read, grep's walk)
+# does not load them. Every argv is still checked before it runs.
 if TYPE_CHECKING:
     from rho_adapters.local.process import Finished
     from rho_adapters.local.secret_scan import SecretScan
     from rho_domain.ports.commands import Command
-    from rho_domain.shell.awk import AwkFlavor
 
-# compiled by re (and kept in its cache) with the first environment scrubbed, not at import
-_CREDENTIAL_NAMES = r"(?i)KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
-_DROPPED_VARS = frozenset(
-    {"BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PROMPT_COMMAND",
-     "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
-     "RIPGREP_CONFIG_PATH", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE"}
-)  # fmt: skip
-_SANDBOX_DIR = bwrap.SANDBOX_TMP
 # Whether a bwrap binary works on this machine (namespaces allowed), and which optional walls
 # it takes (a user namespace of its own, the seccomp filter): probed once per process, in
 # ``_AHEAD``'s thread when a run asked for it early (``probe_ahead``).
 _PROBED: dict[str, tuple[bool, bool] | None] = {}
 _AHEAD: dict[str, threading.Thread] = {}
-MAX_STDIN_DATA = 60_000  # stays below a pipe buffer, so writing it can never block
-# Which awk implementation a program path is (gawk, mawk, other): asked once per process.
-_AWK_FLAVORS: dict[str, AwkFlavor] = {}
-
-
-def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The environment minus credentials (*KEY*, *SECRET*, *TOKEN*, ...) and code-loading hooks."""
-    return {
-        k: v
-        for k, v in env.items()
-        if not re.search(_CREDENTIAL_NAMES, k)
-        and k not in _DROPPED_VARS
-        and not k.startswith("BASH_FUNC_")
-    }
-
-
-def restricted_env(search_path: Sequence[str]) -> dict[str, str]:
-    """A fresh environment for restricted commands: nothing inherited."""
-    return {
-        "PATH": ":".join(search_path),
-        "LC_ALL": "C.UTF-8",
-        "LANG": "C.UTF-8",
-        # Not a directory, so nothing is ever found below it: jq loads ~/.jq into every
-        # program (it may import files), and without the sandbox /tmp is the host's.
-        "HOME": "/dev/null",
-        "TMPDIR": _SANDBOX_DIR,
-        "PAGER": "cat",
-        "GIT_PAGER": "cat",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-        "GIT_ATTR_NOSYSTEM": "1",
-    }
-
-
-def _user_process_count() -> int:
-    uid = os.getuid()
-    count = 0
-    with contextlib.suppress(OSError):
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    count += entry.stat().st_uid == uid
-    return count
 
 
 def find_program(search_path: Sequence[str], program: str) -> str | None:
@@ -213,7 +160,7 @@ class CommandRunner:
     ) -> tuple[str, ...]:
         """The argv prefix that runs a program in the sandbox in ``cwd`` with ``env`` (the
         restricted environment by default); empty without a sandbox. With ``seccomp`` (the
-        commands themselves; ``_spawn`` provides the filter) no socket can be opened.
+        commands themselves; ``spawn_pipeline`` provides the filter) no socket can be opened.
         ``programs``: the programs the stage runs, whose real directories a confined sandbox
         shows too (``/usr/local/bin/rg`` may be a link into ``/opt``)."""
         if not await self.sandboxed():
@@ -245,6 +192,8 @@ class CommandRunner:
     ) -> list[str]:
         """Arguments for bwrap (see ``sandbox.py``): this runner's roots shown, every secret
         found below them hidden (scanned now: listings are reused while unchanged)."""
+        from rho_adapters.local.command_env import restricted_env
+
         real_dirs = tuple(os.path.dirname(os.path.realpath(p)) for p in programs)
         view = bwrap.layout(
             self.visible_roots,
@@ -264,82 +213,6 @@ class CommandRunner:
             seccomp_fd=FILTER_FD if seccomp and self._walls[1] else None,
         )
 
-    def check_reads(self, argv: Sequence[str], cwd: str) -> tuple[list[str], SecretPolicy]:
-        """Refuse a stage naming a secret by any real path or by another name of the same file
-        (a hard link, ``hardlinks.py``); return the canonical directories it may walk (its
-        directory operands and ``cwd``) and the policy its recursive readers and ``xargs``
-        guard must apply (the hard links found are secret locations in it)."""
-        from rho_domain.shell.texts import reach_words
-
-        # Reach judges the words a program may open, not its pattern or script (texts.py).
-        opened = reach_words(argv)
-        walked, linked = self._judge_words(argv, cwd, self.policy, reach=self.reach, opened=opened)
-        # The workspace (not the extra read roots: one may be "/"), what this stage walks and
-        # the directories of the files with several links it names. A directory named only
-        # by a text (a pattern, ``awk -F/``'s separator: not in ``opened``) is no tree the
-        # stage opens: walking it for aliases cost a whole file system for ``-F/``.
-        named = {os.path.realpath(os.path.join(cwd, word)) for word in opened}
-        trees = [walked[0], *(d for d in walked[1:] if d in named)]
-        roots = (*self.visible_roots[:1], *trees, *map(os.path.dirname, linked))
-        aliases = self.aliases.get(roots)
-        if linked and not aliases.complete:
-            raise SensitivePath(
-                f"{argv[0]}: {linked[0]} has several hard links and the workspace is too large "
-                "to check that none of them is a secret; read a copy with one name"
-            )
-        policy = with_aliases(self.policy, aliases)
-        if policy is not self.policy:
-            self._judge_words(argv, cwd, policy, aliases.paths)
-        return walked, policy
-
-    @staticmethod
-    def _judge_words(
-        argv: Sequence[str],
-        cwd: str,
-        policy: SecretPolicy,
-        aliases: Sequence[str] = (),
-        *,
-        reach: ReadReach | None = None,
-        opened: frozenset[str] = frozenset(),
-    ) -> tuple[list[str], list[str]]:
-        """Judge every path word by ``policy`` (``aliases``: hard links to secrets), then the
-        real path of each word the program may open (``opened``) by ``reach``; return (walked
-        directories, real paths of files with several links)."""
-        walked = [os.path.realpath(cwd)]
-        if reason := policy.refusal(walked[0]):
-            raise SensitivePath(
-                f"{argv[0]}: commands may not run inside a secret location: {reason}"
-            )
-        linked: list[str] = []
-        from rho_domain.shell.reads import path_words
-
-        for word in path_words(argv):
-            full = os.path.join(cwd, word)  # an absolute word stays absolute
-            if len(full) > MAX_PATH or "\x00" in full:
-                continue
-            try:
-                os.lstat(full)
-            except (OSError, ValueError):
-                continue  # names nothing: a pattern, a value, a missing file
-            real = os.path.realpath(full)
-            if real in aliases:
-                raise SensitivePath(
-                    f"{argv[0]}: {word} may not be read: it is another name (a hard link) of a "
-                    "secrets file"
-                )
-            for candidate in (full, real):
-                if reason := policy.refusal(candidate):
-                    shown = word if candidate == full else f"{word!r} (really {real})"
-                    raise SensitivePath(f"{argv[0]}: {shown} may not be read: {reason}")
-            if reach is not None and word in opened and (reason := reach.refusal(real)):
-                shown = word if real == os.path.normpath(full) else f"{word!r} (really {real})"
-                raise PathOutsideWorkspace(f"{argv[0]}: {shown} may not be read: {reason}")
-            if os.path.isdir(real):
-                walked.append(real)
-            elif several_links(real):
-                linked.append(real)
-        return walked, linked
-
     async def run(
         self,
         command: Command,
@@ -351,7 +224,9 @@ class CommandRunner:
     ) -> Finished:
         """Run ``command`` in ``cwd``. ``git_env`` (restricted pipelines) is added to the
         environment and ``binds`` are shown read-only inside the sandbox: the git shadow."""
+        from rho_adapters.local.command_env import scrub_env
         from rho_adapters.local.guard import guarded
+        from rho_adapters.local.pipeline_spawn import spawn_pipeline
 
         if command.shell is not None:
             argvs: list[tuple[str, ...]] = [
@@ -365,10 +240,12 @@ class CommandRunner:
             datas: list[str | None] = [None]
             stdin_fds = [None]
         else:
+            from rho_adapters.local.stage_argv import prepare
+
             argvs = [
-                await self._prepare(stage.argv, cwd, binds, git_env) for stage in command.pipeline
+                await prepare(self, stage.argv, cwd, binds, git_env) for stage in command.pipeline
             ]
-            env = self._stage_env(git_env)
+            env = self.stage_env(git_env)
             sandbox = await self.sandboxed()
             if not sandbox:  # bubblewrap's --die-with-parent does this inside the sandbox
                 argvs = [guarded(argv) for argv in argvs]
@@ -379,7 +256,10 @@ class CommandRunner:
         if not argvs:
             raise ToolError("empty command")
         argvs = [self._limited(argv, file_size) for argv in argvs]
-        return await self._spawn(argvs, stages_null, datas, stdin_fds, cwd, env, command)
+        kill_after = self.limits.output_bytes
+        return await spawn_pipeline(
+            argvs, stages_null, datas, stdin_fds, cwd, env, command, kill_after=kill_after
+        )
 
     async def run_unchecked(
         self, argv: Sequence[str], cwd: str, *, timeout: float = 30.0, cap: int = 256 * 1024
@@ -393,224 +273,24 @@ class CommandRunner:
             raise ExecutorError("no bubblewrap sandbox on this machine: nothing to run inside")
         prefix = await self.sandbox_prefix(cwd, seccomp=True)
         full = self._limited((*prefix, *argv), self.limits.file_size_bytes)
+        from rho_adapters.local.pipeline_spawn import spawn_pipeline
         from rho_domain.ports.commands import Command
 
         command = Command(pipeline=(), timeout=timeout, max_output_bytes=cap)
-        return await self._spawn(
-            [full], [(False, "capture")], [None], [None], cwd, self._stage_env(None), command
+        env, kill_after = self.stage_env(None), self.limits.output_bytes
+        return await spawn_pipeline(
+            [full], [(False, "capture")], [None], [None], cwd, env, command, kill_after=kill_after
         )
 
-    def _stage_env(self, git_env: Mapping[str, str] | None) -> dict[str, str]:
+    def stage_env(self, git_env: Mapping[str, str] | None) -> dict[str, str]:
         """The environment of a restricted stage: nothing inherited, plus git's shadow."""
+        from rho_adapters.local.command_env import restricted_env
+
         return {**restricted_env(self.search_path), **(git_env or {})}
 
     def _limited(self, argv: Sequence[str], file_size: int | None) -> tuple[str, ...]:
         """``argv`` under the profile's rlimits (``file_size`` decided by the caller)."""
-        from rho_adapters.local.rlimits import Rlimits, limited
+        from rho_adapters.local.rlimits import limited, profile_rlimits
 
-        processes = self.limits.processes
-        nproc = None
-        if processes is not None and os.getuid() != 0:  # the kernel exempts root anyway
-            nproc = _user_process_count() + processes
-        rlimits = Rlimits(
-            memory=self.limits.memory_bytes,
-            cpu_seconds=self.limits.cpu_seconds,
-            file_size=file_size,
-            processes=nproc,
-        )
+        rlimits = profile_rlimits(self.limits, file_size=file_size)
         return limited(argv, rlimits, prlimit=self.resolve("prlimit"))
-
-    async def _prepare(
-        self,
-        argv: Sequence[str],
-        cwd: str,
-        binds: Sequence[str] = (),
-        git_env: Mapping[str, str] | None = None,
-    ) -> tuple[str, ...]:
-        from rho_domain.shell.programs import check_argv, harden_argv
-        from rho_domain.shell.reads import git_object_args, secret_safe_argv
-
-        check_argv(argv)
-        walked, policy = await asyncio.to_thread(self.check_reads, argv, cwd)
-        if objects := git_object_args(argv):
-            prefix = await self.sandbox_prefix(cwd, binds, self._stage_env(git_env))
-            await asyncio.to_thread(self._refuse_blobs, objects, cwd, prefix, git_env)
-        flavor: AwkFlavor = "gawk"
-        if argv[0] in ("awk", "gawk"):
-            argv, flavor = await asyncio.to_thread(self._awk, tuple(argv))
-        hardened = secret_safe_argv(harden_argv(argv, awk=flavor), policy, walked, self.reach)
-        program = self.resolve(hardened[0])
-        if program is None:
-            raise ToolError(f"{hardened[0]}: program not installed on this machine")
-        if hardened[0] == "xargs":
-            hardened = self._resolve_xargs_target(hardened)
-        full = (program, *hardened[1:])
-        env = self._stage_env(git_env)
-        # The programs this stage execs: its own and, for xargs, the guard's shell and the
-        # target (words that are exactly a search-path program's resolved path).
-        # Such a path starts with its search-path directory: the other words (git's hardened
-        # argv has a hundred: its -c settings and secret exclusions) are not looked up.
-        ran = (
-            program,
-            *(
-                w
-                for w in hardened[1:]
-                if w.startswith(self.search_path) and w == self.resolve(os.path.basename(w))
-            ),
-        )
-        prefix = await self.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
-        return (*prefix, *full)
-
-    def _refuse_blobs(
-        self,
-        objects: Sequence[str],
-        cwd: str,
-        prefix: Sequence[str] = (),
-        git_env: Mapping[str, str] | None = None,
-    ) -> None:
-        """Ask git (hardened, the stage's environment: the shadow directory, never the
-        repository's config; ``prefix``: the same sandbox) the type of each object word; a blob
-        named by id has no path the policy could judge, so it is refused (see
-        ``git_object_args``)."""
-        git = self.resolve("git")
-        if git is None:
-            return
-        from rho_domain.shell.git import HARDENING
-
-        try:
-            answer = subprocess.run(
-                [*prefix, git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
-                input="".join(f"{o}\n" for o in objects),
-                capture_output=True,
-                text=True,
-                cwd=cwd,
-                env={**restricted_env(self.search_path), **(git_env or {})},
-                timeout=30,
-                check=False,
-            ).stdout.splitlines()
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ExecutorError(f"git: could not check the objects named: {exc}") from exc
-        for name, kind in zip(objects, answer, strict=False):
-            if kind.strip() == "blob":
-                raise SensitivePath(
-                    f"git: {name!r} is a file's content named by id; name it as rev:path "
-                    "(HEAD:src/app.py) so the secrets policy can judge the path"
-                )
-
-    def _awk(self, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
-        """The awk to run: gawk when installed (--sandbox), else ``awk``, its kind detected once."""
-        if self.resolve("gawk") is not None:
-            return ("gawk", *argv[1:]), "gawk"
-        program = self.resolve(argv[0])
-        if program is None:
-            raise ToolError(f"{argv[0]}: program not installed on this machine")
-        if program not in _AWK_FLAVORS:
-            from rho_domain.shell.awk import VERSION_ARGS, flavor_from_version
-
-            try:
-                done = subprocess.run(
-                    (program, *VERSION_ARGS),
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    timeout=10,
-                    env=restricted_env(self.search_path),
-                    check=False,
-                )
-                text = (done.stdout + done.stderr).decode("utf-8", "replace")
-            except (OSError, subprocess.TimeoutExpired):
-                text = ""
-            _AWK_FLAVORS[program] = flavor_from_version(text)
-        return argv, _AWK_FLAVORS[program]
-
-    def _resolve_xargs_target(self, argv: tuple[str, ...]) -> tuple[str, ...]:
-        """Absolute paths for the guard's shell and the program it execs."""
-        from rho_domain.shell.programs import xargs_target_index
-        from rho_domain.shell.reads import GUARD_NAME
-
-        out = list(argv)
-        index = 1 + xargs_target_index(argv[1:])
-        indexes = [index]
-        if GUARD_NAME in argv[index:]:
-            indexes.append(argv.index(GUARD_NAME, index) + 1)
-        for i in indexes:
-            target = self.resolve(argv[i])
-            if target is None:
-                raise ToolError(f"{argv[i]}: program not installed on this machine")
-            out[i] = target
-        return tuple(out)
-
-    async def _spawn(
-        self,
-        argvs: Sequence[tuple[str, ...]],
-        modes: Sequence[tuple[bool, str]],
-        datas: Sequence[str | None],
-        stdin_fds: Sequence[int | None],
-        cwd: str,
-        env: Mapping[str, str],
-        command: Command,
-    ) -> Finished:
-        from rho_adapters.local.process import Spawn, run_processes
-
-        opened: list[int] = []
-
-        def fd(value: int) -> int:
-            opened.append(value)
-            return value
-
-        try:
-            devnull_r = fd(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
-            devnull_w = fd(os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC))
-            out_r, out_w = os.pipe2(os.O_CLOEXEC)
-            opened.append(out_w)
-            spawns: list[Spawn] = []
-            previous = devnull_r
-            for i, argv in enumerate(argvs):
-                stdout_null, stderr_mode = modes[i]
-                stdin = previous
-                if stdin_fds[i] is not None:
-                    stdin = stdin_fds[i]  # type: ignore[assignment]
-                elif datas[i] is not None:
-                    stdin = self._data_pipe(datas[i] or "", fd)
-                if i == len(argvs) - 1:
-                    stdout = devnull_w if stdout_null else out_w
-                else:
-                    next_r, next_w = os.pipe2(os.O_CLOEXEC)
-                    fd(next_r)
-                    stdout = devnull_w if stdout_null else fd(next_w)
-                    if stdout_null:
-                        os.close(next_w)
-                    previous = next_r
-                stderr = {"capture": out_w, "null": devnull_w, "stdout": stdout}[stderr_mode]
-                argv, extra = with_filter(argv)
-                opened.extend(extra)
-                spawns.append(
-                    Spawn(argv=argv, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=extra)
-                )
-        except BaseException:
-            for value in opened:
-                with contextlib.suppress(OSError):
-                    os.close(value)
-            raise
-        return await run_processes(
-            spawns,
-            out_r,
-            cwd=cwd,
-            env=env,
-            timeout=command.timeout,
-            cap=command.max_output_bytes,
-            close_after_spawn=opened,
-            kill_after=self.limits.output_bytes,
-        )
-
-    @staticmethod
-    def _data_pipe(data: str, fd: Callable[[int], int]) -> int:
-        raw = data.encode()
-        if len(raw) > MAX_STDIN_DATA:
-            raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")
-        read_end, write_end = os.pipe2(os.O_CLOEXEC)
-        fd(read_end)
-        try:
-            os.write(write_end, raw)
-        finally:
-            os.close(write_end)
-        return read_end

@@ -1,0 +1,106 @@
+"""The scripts that resolve paths in the Daytona sandbox, and their answers' parsers.
+
+``resolve_script`` canonicalises one path (every symlink resolved, missing components
+allowed), describes it and, for a read, returns its bytes; ``realpaths_script`` canonicalises
+every path word of a pipeline in one request. Every path is quoted (``scripts.q``); an answer
+that does not parse raises ``ExecutorError``. GNU coreutils' ``realpath -m``, ``stat -c`` and
+``base64 -w0`` must be in the sandbox (see scripts.py).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+
+import attrs
+
+from rho_adapters.daytona.scripts import q
+from rho_domain.errors import ExecutorError
+
+
+def resolve_script(
+    path: str, read_range: tuple[int, int | None] | None, roots: Sequence[str]
+) -> str:
+    """Canonicalise ``path`` (all symlinks, missing components allowed) and describe it.
+
+    Answer: ``<L|-> <mode hex> <size> <mtime>`` (``L``: ``path`` itself is a symlink; mode
+    ``-`` when missing), then with ``read_range`` a base64 line of those bytes (read only from
+    a regular file below one of ``roots``: FIFOs never block), then the canonical path.
+    """
+    lines = [
+        f"p=$(realpath -m -- {q(path)}) || exit 3",
+        f"if [ -L {q(path)} ]; then l=L; else l=-; fi",
+        "if [ -e \"$p\" ]; then s=$(stat -c '%f %s %Y' -- \"$p\") || exit 4; else s='- 0 0'; fi",
+        'printf \'%s %s\\n\' "$l" "$s"',
+    ]
+    if read_range is not None:
+        offset, length = read_range
+        take = f" | head -c {int(length)}" if length is not None else ""
+        inside = "|".join("/*" if r == "/" else f"{q(r)}|{q(r)}/*" for r in roots)
+        lines.append(
+            f'case "$p" in {inside}) if [ -f "$p" ]; then '
+            f'tail -c +{int(offset) + 1} -- "$p"{take} | base64 -w0; fi;; esac; echo'
+        )
+    lines.append("printf '%s' \"$p\"")
+    return "\n".join(lines) + "\n"
+
+
+def realpaths_script(cwd: str, words: Sequence[str]) -> str:
+    """For each word, in ``cwd``: ``- `` when it names nothing, else ``d``/``f`` and the
+    base64 of its canonical path (every symlink resolved), one line per word."""
+    body = "".join(
+        f"w={q(word)}\n"
+        'if [ -e "$w" ] || [ -L "$w" ]; then\n'
+        '  if [ -d "$w" ]; then k=d; else k=f; fi\n'
+        '  printf \'%s \' "$k"; realpath -m -- "$w" | head -c -1 | base64 -w0; echo\n'
+        "else echo -; fi\n"
+        for word in words
+    )
+    return f"cd -- {q(cwd)} || exit 3\n{body}"
+
+
+def parse_realpaths(answer: str) -> list[tuple[str, bool] | None]:
+    """The lines of ``realpaths_script``: (canonical path, is a directory) or None."""
+    out: list[tuple[str, bool] | None] = []
+    for line in answer.splitlines():
+        kind, _, encoded = line.partition(" ")
+        if kind == "-":
+            out.append(None)
+        elif kind in ("d", "f"):
+            out.append((base64.b64decode(encoded).decode("utf-8", "surrogateescape"), kind == "d"))
+        else:
+            raise ExecutorError(f"unreadable path answer from the sandbox: {line!r}")
+    return out
+
+
+@attrs.frozen
+class Resolved:
+    """What ``resolve_script`` reported. ``mode`` is the st_mode, or None when missing."""
+
+    canonical: str
+    is_link: bool
+    mode: int | None
+    size: int
+    mtime: float
+    data: bytes | None
+
+
+def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
+    """Parse the resolve script's answer for one path (and its bytes, ``with_data``)."""
+    head, _, rest = answer.partition("\n")
+    data: bytes | None = None
+    if with_data:
+        encoded, _, rest = rest.partition("\n")
+        data = base64.b64decode(encoded) if encoded else None
+    try:
+        link, mode, size, mtime = head.split(" ")
+        return Resolved(
+            canonical=rest,
+            is_link=link == "L",
+            mode=None if mode == "-" else int(mode, 16),
+            size=int(size),
+            mtime=float(mtime),
+            data=data,
+        )
+    except ValueError as exc:
+        raise ExecutorError(f"unreadable path description from the sandbox: {head!r}") from exc

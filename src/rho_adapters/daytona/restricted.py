@@ -1,0 +1,139 @@
+"""A restricted pipeline in the Daytona sandbox: its checks there, then its inner script.
+
+``RestrictedPipelines.inner`` resolves every path word of every stage in the sandbox (one
+request) and refuses a secret or a word out of reach, builds git's shadow directory when a
+stage runs git (one more request: ``git_discovery``), refuses a git object named by id that is
+a blob, picks the awk the sandbox has (probed once per executor), hardens each argv as the
+local runner does (``harden_argv``, ``secret_safe_argv``) and returns the script that runs the
+pipeline with every word quoted (``scripts.restricted_inner``). The caller validated each
+argv (``check_argv``) before any request, and wraps the script in its limits.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import secrets
+from collections.abc import Mapping
+
+import attrs
+
+from rho_adapters.daytona import path_scripts, scripts
+from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
+from rho_domain.errors import PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.ports.executor import Command
+from rho_domain.shell.awk import AwkFlavor
+from rho_domain.shell.git_repo import shadow_config
+from rho_domain.shell.programs import harden_argv
+from rho_domain.shell.reads import git_object_args, path_words, secret_safe_argv
+from rho_domain.shell.texts import reach_words
+
+MAX_STDIN_DATA = 60_000
+
+
+class RestrictedPipelines:
+    """The inner scripts of restricted pipelines run in ``workspace``'s sandbox."""
+
+    def __init__(self, workspace: SandboxWorkspace) -> None:
+        self._workspace = workspace
+        self._awk_flavor: tuple[str, AwkFlavor] | None = None
+
+    async def _walked(self, command: Command, cwd: str) -> list[list[str]]:
+        """Resolve every path word of every stage in the sandbox (one request), refuse a
+        secret, and return each stage's walked directories (see ``secret_safe_argv``)."""
+        if reason := self._workspace.policy.refusal(cwd):
+            raise SensitivePath(f"commands may not run inside a secret location: {reason}")
+        words = [path_words(stage.argv) for stage in command.pipeline]
+        # Reach judges the words a program may open, not its pattern or script (texts.py).
+        opened = [reach_words(stage.argv) for stage in command.pipeline]
+        reach = self._workspace.reach
+        walked: list[list[str]] = [[cwd] for _ in words]
+        flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
+        answer = ""
+        if flat:
+            answer = await self._workspace.script(
+                path_scripts.realpaths_script(cwd, [w for _, w in flat]), 30.0
+            )
+        for (i, word), found in zip(flat, path_scripts.parse_realpaths(answer), strict=True):
+            if found is None:
+                continue  # names nothing: a pattern, a value, a missing file
+            real, is_dir = found
+            full = posixpath.join(cwd, word)
+            for candidate in (full, real):
+                if reason := self._workspace.policy.refusal(candidate):
+                    shown = word if candidate == full else f"{word!r} (really {real})"
+                    argv0 = command.pipeline[i].argv[0]
+                    raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
+            if word in opened[i] and (reason := reach.refusal(real)):
+                argv0 = command.pipeline[i].argv[0]
+                raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")
+            if is_dir:
+                walked[i].append(real)
+        return walked
+
+    async def _refuse_blobs(
+        self, command: Command, cwd: str, git: scripts.GitShadow | None
+    ) -> None:
+        """Ask git (through the shadow directory, never the repository's config) the type of
+        each object word of a ``git show/cat-file/diff`` stage; a blob named by id has no path
+        the policy could judge, so it is refused (see ``git_object_args``)."""
+        for stage in command.pipeline:
+            if objects := git_object_args(stage.argv):
+                script = scripts.object_types_script(cwd, objects, git)
+                answer = await self._workspace.script(script, RESOLVE_TIMEOUT)
+                for name, kind in zip(objects, answer.splitlines(), strict=False):
+                    if kind.strip() == "blob":
+                        raise SensitivePath(
+                            f"git: {name!r} is a file's content named by id; name it as "
+                            "rev:path (HEAD:src/app.py) so the secrets policy can judge the path"
+                        )
+
+    async def inner(self, command: Command, cwd: str, env: Mapping[str, str]) -> str:
+        """The inner script of the restricted ``command`` run in ``cwd`` (canonical) with
+        ``env`` (checked names; its ``GIT_*`` dropped). Raises ``SensitivePath``,
+        ``PathOutsideWorkspace`` or ``ToolError`` for what may not run."""
+        # Secrets first (one request resolves every path word; a refusal stops here).
+        walked = await self._walked(command, cwd)
+        # git reads GIT_CONFIG_* / GIT_DIR...: never from the caller in a restricted pipeline.
+        env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
+        git: scripts.GitShadow | None = None
+        if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
+            repo, listing = scripts.parse_git_discovery(
+                await self._workspace.script(scripts.git_discovery(cwd), RESOLVE_TIMEOUT)
+            )
+            git = scripts.GitShadow(
+                directory=f"/tmp/rho-git-{secrets.token_hex(8)}",  # noqa: S108 - the sandbox's
+                repo=repo,
+                config=shadow_config(listing),
+            )
+            env = {**env, **git.environment()}
+        await self._refuse_blobs(command, cwd, git)
+        stages = []
+        stdin_files: list[str | None] = []
+        for stage, dirs in zip(command.pipeline, walked, strict=True):
+            argv = tuple(stage.argv)
+            flavor: AwkFlavor = "gawk"
+            if argv[0] in ("awk", "gawk"):
+                argv, flavor = await self._awk(argv)
+            argv = secret_safe_argv(
+                harden_argv(argv, awk=flavor), self._workspace.policy, dirs, self._workspace.reach
+            )
+            stages.append(attrs.evolve(stage, argv=argv))
+            if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:
+                raise ToolError(f"here-document larger than {MAX_STDIN_DATA} bytes")
+            stdin_files.append(
+                await self._workspace.input(stage.stdin_path) if stage.stdin_path else None
+            )
+        return scripts.restricted_inner(scripts.render_pipeline(stages, stdin_files), cwd, env, git)
+
+    async def _awk(self, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
+        """The awk to run: gawk when the sandbox has it (--sandbox), else ``awk`` (probed once)."""
+        if self._awk_flavor is None:
+            self._awk_flavor = scripts.parse_awk_probe(
+                await self._workspace.script(scripts.AWK_PROBE, RESOLVE_TIMEOUT)
+            )
+        installed, flavor = self._awk_flavor
+        if installed == "gawk":
+            return ("gawk", *argv[1:]), "gawk"
+        if argv[0] == "gawk":
+            raise ToolError("gawk: program not installed in the sandbox")
+        return argv, flavor

@@ -1,0 +1,178 @@
+"""The workspace inside a Daytona sandbox: the sandbox made once, paths resolved in it.
+
+``SandboxWorkspace`` creates the sandbox with its first call (once, under a lock) and the
+workspace directory in it, runs our scripts there (``script``), resolves a model's path
+(confined lexically, canonicalised by the sandbox, confined again: ``confine.Roots``) and
+judges it (the secrets policy by name and by canonical path, the read reach, the paths never
+written), and deletes the sandbox in ``close`` (failures logged, never raised, the sandbox
+kept in ``orphaned``). The executor's file operations and commands go through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import stat as stat_mod
+from collections.abc import Sequence
+
+import httpx
+
+from rho_adapters.daytona import path_scripts, scripts
+from rho_adapters.daytona.api import Sandbox, SandboxAPI
+from rho_adapters.daytona.confine import Roots
+from rho_adapters.daytona.settings import DaytonaSettings
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.paths import write_refusal
+from rho_domain.ports.clock import Clock
+from rho_domain.reach import OutsideReads, ReadReach
+from rho_domain.secrets import SecretPolicy
+
+# the executor's logger, as before this class was split from it
+log = logging.getLogger("rho_adapters.daytona.executor")
+RESOLVE_TIMEOUT = 30.0  # how long one of our scripts may take (a resolve, a probe, a rename)
+
+
+class SandboxWorkspace:
+    """One Daytona sandbox and the workspace in it: see the module docstring."""
+
+    def __init__(
+        self,
+        settings: DaytonaSettings,
+        *,
+        extra_read_roots: Sequence[str],
+        transport: httpx.AsyncBaseTransport | None,
+        homes: Sequence[str],
+        clock: Clock | None,
+        read_outside: OutsideReads,
+    ) -> None:
+        self.read_outside = read_outside
+        self.roots = Roots(
+            settings.working_dir,
+            tuple(extra_read_roots),
+            anywhere=read_outside is OutsideReads.ALLOW,
+        )
+        self.policy = SecretPolicy(homes=tuple(homes))
+        self.api = SandboxAPI(settings, transport=transport, clock=clock)
+        self._sandbox: Sandbox | None = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+        self.orphaned: Sandbox | None = None  # a sandbox that close could not delete
+
+    @property
+    def sandbox_id(self) -> str | None:
+        """The sandbox's id once created (for logs and the monitor)."""
+        return self._sandbox.id if self._sandbox else None
+
+    async def ensure(self) -> Sandbox:
+        """Create the sandbox and the workspace on first use (exactly once)."""
+        if self._sandbox is not None:
+            return self._sandbox
+        async with self._lock:
+            if self._closed:
+                raise ExecutorError("the Daytona executor is closed")
+            if self._sandbox is None:
+                sandbox = await self.api.create()
+                self._sandbox = sandbox
+                roots = (self.roots.given, *self.roots.extra)
+                script = f"mkdir -p -- {scripts.q(roots[0])} || exit 1\n" + "".join(
+                    f"realpath -m -- {scripts.q(r)}\n" for r in roots
+                )
+                answer = await self.script(script, RESOLVE_TIMEOUT, sandbox)
+                lines = answer.splitlines()
+                if len(lines) != len(roots):
+                    raise ExecutorError(f"could not create the workspace {roots[0]}: {answer}")
+                self.roots.root, self.roots.extra = lines[0], tuple(lines[1:])
+        return self._sandbox
+
+    async def script(self, script: str, timeout: float, sandbox: Sandbox | None = None) -> str:
+        """Run one of our scripts; its output on success, else ExecutorError/ToolError."""
+        sandbox = sandbox or await self.ensure()
+        answer = await self.api.execute(sandbox, scripts.wrap(script), timeout=timeout)
+        if answer is None:
+            raise ExecutorError(f"the sandbox did not answer within {timeout:g} s")
+        if answer.exit_code != 0:
+            raise ExecutorError(f"sandbox script failed ({answer.exit_code}): {answer.result}")
+        return answer.result
+
+    async def resolve(
+        self, path: str, *, write: bool, read_range: tuple[int, int | None] | None = None
+    ) -> tuple[path_scripts.Resolved, str, tuple[str, ...]]:
+        """Confine ``path`` lexically, let the sandbox canonicalise it, confine it again."""
+        absolute = self.roots.locate(path, write=write)
+        await self.ensure()  # the canonical roots are known from here on
+        absolute = self.roots.locate(path, write=write)
+        roots = (self.roots.root, *self.roots.extra)
+        if self.roots.anywhere and not write:  # allow: judged by reach once canonical
+            roots = ("/",)
+        script = path_scripts.resolve_script(absolute, read_range, roots)
+        answer = await self.script(script, RESOLVE_TIMEOUT)
+        res = path_scripts.parse_resolved(answer, with_data=read_range is not None)
+        root, parts = self.roots.below(res.canonical, path, write=write)
+        return res, root, parts
+
+    @property
+    def reach(self) -> ReadReach:
+        """Where reads may go (``rho_domain.reach``), with the roots as given and canonical."""
+        roots = self.roots
+        return ReadReach.of(
+            self.read_outside,
+            workspace=(roots.given, roots.root),
+            read_roots=roots.extra,
+            homes=self.policy.homes,
+        )
+
+    def check_read(self, path: str, canonical: str | None = None) -> None:
+        """Refuse a secret: by the model's text (names), then by the canonical path; and a
+        canonical path out of the profile's reach."""
+        if reason := self.policy.refusal(path):
+            raise SensitivePath(f"{reason}; it may not be read")
+        if canonical is not None and (reason := self.policy.refusal(canonical)):
+            raise SensitivePath(f"{path!r} resolves to a secret: {reason}; it may not be read")
+        if canonical is not None and (reason := self.reach.refusal(canonical)):
+            raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
+
+    def check_write(self, path: str, parts: tuple[str, ...]) -> None:
+        """Refuse a path never written (agent/editor/VCS configuration), as given or found."""
+        for candidate in (path, "/".join(parts)):
+            if reason := write_refusal(candidate):
+                raise SensitivePath(reason)
+
+    async def input(self, path: str) -> str:
+        """The canonical path of the regular file ``path`` a stage reads (``< file``), judged
+        as a read."""
+        self.check_read(path)
+        res, _, _ = await self.resolve(path, write=False)
+        self.check_read(path, res.canonical)
+        if res.mode is None or not stat_mod.S_ISREG(res.mode):
+            raise ToolError(f"{path}: not a readable regular file")
+        return res.canonical
+
+    async def directory(self, path: str) -> str:
+        """The canonical path of the workspace directory ``path``, where a command runs."""
+        await self.ensure()
+        if path in ("", "."):
+            return self.roots.root
+        res, _, _ = await self.resolve(path, write=True)  # write=True: the workspace only
+        if res.mode is None:
+            raise ToolError(f"no such directory: {path}")
+        if not stat_mod.S_ISDIR(res.mode):
+            raise ToolError(f"{path} is not a directory")
+        return res.canonical
+
+    async def close(self) -> None:
+        """Delete the sandbox (errors logged, not raised) and close the HTTP client."""
+        async with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            sandbox, self._sandbox = self._sandbox, None
+        try:
+            if sandbox is not None:
+                await self.api.delete(sandbox.id)
+        except Exception:  # teardown must not mask the run's own outcome
+            log.warning(
+                "could not delete Daytona sandbox %s", sandbox and sandbox.id, exc_info=True
+            )
+            self.orphaned = sandbox
+        finally:
+            await self.api.aclose()

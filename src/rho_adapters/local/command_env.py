@@ -1,0 +1,53 @@
+"""The environments local commands start in.
+
+An unrestricted shell string runs in the caller's environment minus credentials and
+code-loading hooks (``scrub_env``); a restricted stage in one built from nothing
+(``restricted_env``): a fixed PATH, a UTF-8 locale, no home, pagers off and git's system and
+global configuration out of reach. Both return a new dict the caller may extend.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from rho_adapters.local.sandbox import SANDBOX_TMP
+
+# compiled by re (and kept in its cache) with the first environment scrubbed, not at import
+_CREDENTIAL_NAMES = r"(?i)KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
+_DROPPED_VARS = frozenset(
+    {"BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PROMPT_COMMAND",
+     "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
+     "RIPGREP_CONFIG_PATH", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE"}
+)  # fmt: skip
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment minus credentials (*KEY*, *SECRET*, *TOKEN*, ...) and code-loading hooks."""
+    return {
+        k: v
+        for k, v in env.items()
+        if not re.search(_CREDENTIAL_NAMES, k)
+        and k not in _DROPPED_VARS
+        and not k.startswith("BASH_FUNC_")
+    }
+
+
+def restricted_env(search_path: Sequence[str]) -> dict[str, str]:
+    """A fresh environment for restricted commands: nothing inherited."""
+    return {
+        "PATH": ":".join(search_path),
+        "LC_ALL": "C.UTF-8",
+        "LANG": "C.UTF-8",
+        # Not a directory, so nothing is ever found below it: jq loads ~/.jq into every
+        # program (it may import files), and without the sandbox /tmp is the host's.
+        "HOME": "/dev/null",
+        "TMPDIR": SANDBOX_TMP,
+        "PAGER": "cat",
+        "GIT_PAGER": "cat",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_ATTR_NOSYSTEM": "1",
+    }

@@ -1,0 +1,61 @@
+"""The home directories whose credential files the secrets policy names concretely.
+
+``machine_homes`` scans this machine's (remembered per process until /home changes);
+``agent_homes`` adds the agent's own ``$HOME`` when it is another directory. Real paths, in
+the order found, without repeats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+from collections.abc import Mapping
+
+
+def machine_homes() -> tuple[str, ...]:
+    """Home directories whose credential files the policy names concretely: this user's (from
+    the password database, not $HOME), root's and every directory under /home.
+
+    Remembered per process until /home changes (its modification time, one ``stat``): a
+    service opens an executor per session, and the password database and /home scan cost
+    more than the rest of the executor's setup.
+    """
+    try:
+        stamp: object = (os.getuid(), os.stat("/home").st_mtime_ns)
+    except OSError:
+        stamp = (os.getuid(), None)
+    cached = _HOMES.get(stamp)
+    if cached is not None:
+        return cached
+    homes = _scan_homes()
+    _HOMES.clear()
+    _HOMES[stamp] = homes
+    return homes
+
+
+_HOMES: dict[object, tuple[str, ...]] = {}  # the last scan, by its stamp
+
+
+def _scan_homes() -> tuple[str, ...]:
+    homes: list[str] = []
+    with contextlib.suppress(KeyError):
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    homes.append("/root")
+    with contextlib.suppress(OSError):
+        homes.extend(e.path for e in os.scandir("/home") if e.is_dir(follow_symlinks=False))
+    return tuple(dict.fromkeys(os.path.realpath(h) for h in homes if h))
+
+
+def agent_homes(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``machine_homes()`` plus the agent's ``$HOME`` when it is another directory (a service
+    started with HOME=/srv/app keeps its credentials there)."""
+    home = env.get("HOME")
+    homes = machine_homes()
+    if home in homes:
+        # Already one of the scan's real paths (the usual $HOME): resolving it again per
+        # executor would give itself, so the result is ``homes`` either way.
+        return homes
+    if home and home.startswith("/") and os.path.isdir(home):
+        return tuple(dict.fromkeys((*homes, os.path.realpath(home))))
+    return homes

@@ -1,0 +1,186 @@
+"""From a restricted stage's argv as planned to the argv that runs.
+
+``prepare`` checks the argv again (``check_argv``), judges its path words (``stage_reads``),
+refuses a git object named by id that is a blob, picks the awk to run, hardens the argv
+(``harden_argv``, ``secret_safe_argv``), resolves its program (and xargs' target) to an
+absolute path on the runner's search path, and puts the runner's sandbox prefix in front.
+Imported by the first restricted stage started (``CommandRunner.run``): a run whose tools read
+files in-process never loads it, nor the argv rules it applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from rho_adapters.local.command_env import restricted_env
+from rho_adapters.local.stage_reads import check_reads
+from rho_domain.errors import ExecutorError, SensitivePath, ToolError
+
+if TYPE_CHECKING:
+    from rho_adapters.local.hardlinks import AliasCache
+    from rho_domain.reach import ReadReach
+    from rho_domain.secrets import SecretPolicy
+    from rho_domain.shell.awk import AwkFlavor
+
+# Which awk implementation a program path is (gawk, mawk, other): asked once per process.
+_AWK_FLAVORS: dict[str, AwkFlavor] = {}
+
+
+class StageRunner(Protocol):
+    """What preparing a stage asks of the runner that will start it (``CommandRunner``):
+    its search path, secrets policy, reach, sandbox roots and hard-link cache, and these."""
+
+    search_path: tuple[str, ...]
+    policy: SecretPolicy
+    reach: ReadReach
+    visible_roots: tuple[str, ...]
+    aliases: AliasCache
+
+    def resolve(self, program: str) -> str | None:
+        """The absolute path of ``program`` on the search path, or None."""
+
+    def stage_env(self, git_env: Mapping[str, str] | None) -> dict[str, str]:
+        """The environment of a restricted stage, plus git's shadow (``git_env``)."""
+
+    @property
+    def sandbox_prefix(self) -> Callable[..., Awaitable[tuple[str, ...]]]:
+        """``CommandRunner.sandbox_prefix``: the argv prefix that runs a program in the
+        sandbox (``cwd``, ``binds``, ``env``, ``seccomp=``, ``programs=``); empty without one."""
+
+
+async def prepare(
+    runner: StageRunner,
+    argv: Sequence[str],
+    cwd: str,
+    binds: Sequence[str] = (),
+    git_env: Mapping[str, str] | None = None,
+) -> tuple[str, ...]:
+    """The full argv of ``argv`` run by ``runner`` in ``cwd`` (see the module docstring);
+    ``binds`` and ``git_env``: git's shadow, shown in the sandbox and in the environment.
+    Raises what the checks raise (``ToolError``, ``SensitivePath``, ...)."""
+    from rho_domain.shell.programs import check_argv, harden_argv
+    from rho_domain.shell.reads import git_object_args, secret_safe_argv
+
+    check_argv(argv)
+    walked, policy = await asyncio.to_thread(
+        check_reads,
+        argv,
+        cwd,
+        policy=runner.policy,
+        reach=runner.reach,
+        visible_roots=runner.visible_roots,
+        aliases=runner.aliases,
+    )
+    if objects := git_object_args(argv):
+        prefix = await runner.sandbox_prefix(cwd, binds, runner.stage_env(git_env))
+        await asyncio.to_thread(_refuse_blobs, runner, objects, cwd, prefix, git_env)
+    flavor: AwkFlavor = "gawk"
+    if argv[0] in ("awk", "gawk"):
+        argv, flavor = await asyncio.to_thread(_awk, runner, tuple(argv))
+    hardened = secret_safe_argv(harden_argv(argv, awk=flavor), policy, walked, runner.reach)
+    program = runner.resolve(hardened[0])
+    if program is None:
+        raise ToolError(f"{hardened[0]}: program not installed on this machine")
+    if hardened[0] == "xargs":
+        hardened = _resolve_xargs_target(runner, hardened)
+    full = (program, *hardened[1:])
+    env = runner.stage_env(git_env)
+    # The programs this stage execs: its own and, for xargs, the guard's shell and the
+    # target (words that are exactly a search-path program's resolved path).
+    # Such a path starts with its search-path directory: the other words (git's hardened
+    # argv has a hundred: its -c settings and secret exclusions) are not looked up.
+    ran = (
+        program,
+        *(
+            w
+            for w in hardened[1:]
+            if w.startswith(runner.search_path) and w == runner.resolve(os.path.basename(w))
+        ),
+    )
+    prefix = await runner.sandbox_prefix(cwd, binds, env, seccomp=True, programs=ran)
+    return (*prefix, *full)
+
+
+def _refuse_blobs(
+    runner: StageRunner,
+    objects: Sequence[str],
+    cwd: str,
+    prefix: Sequence[str] = (),
+    git_env: Mapping[str, str] | None = None,
+) -> None:
+    """Ask git (hardened, the stage's environment: the shadow directory, never the
+    repository's config; ``prefix``: the same sandbox) the type of each object word; a blob
+    named by id has no path the policy could judge, so it is refused (see
+    ``git_object_args``)."""
+    git = runner.resolve("git")
+    if git is None:
+        return
+    from rho_domain.shell.git import HARDENING
+
+    try:
+        answer = subprocess.run(
+            [*prefix, git, *HARDENING, "cat-file", "--batch-check=%(objecttype)"],
+            input="".join(f"{o}\n" for o in objects),
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env={**restricted_env(runner.search_path), **(git_env or {})},
+            timeout=30,
+            check=False,
+        ).stdout.splitlines()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ExecutorError(f"git: could not check the objects named: {exc}") from exc
+    for name, kind in zip(objects, answer, strict=False):
+        if kind.strip() == "blob":
+            raise SensitivePath(
+                f"git: {name!r} is a file's content named by id; name it as rev:path "
+                "(HEAD:src/app.py) so the secrets policy can judge the path"
+            )
+
+
+def _awk(runner: StageRunner, argv: tuple[str, ...]) -> tuple[tuple[str, ...], AwkFlavor]:
+    """The awk to run: gawk when installed (--sandbox), else ``awk``, its kind detected once."""
+    if runner.resolve("gawk") is not None:
+        return ("gawk", *argv[1:]), "gawk"
+    program = runner.resolve(argv[0])
+    if program is None:
+        raise ToolError(f"{argv[0]}: program not installed on this machine")
+    if program not in _AWK_FLAVORS:
+        from rho_domain.shell.awk import VERSION_ARGS, flavor_from_version
+
+        try:
+            done = subprocess.run(
+                (program, *VERSION_ARGS),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=10,
+                env=restricted_env(runner.search_path),
+                check=False,
+            )
+            text = (done.stdout + done.stderr).decode("utf-8", "replace")
+        except (OSError, subprocess.TimeoutExpired):
+            text = ""
+        _AWK_FLAVORS[program] = flavor_from_version(text)
+    return argv, _AWK_FLAVORS[program]
+
+
+def _resolve_xargs_target(runner: StageRunner, argv: tuple[str, ...]) -> tuple[str, ...]:
+    """Absolute paths for the guard's shell and the program it execs."""
+    from rho_domain.shell.programs import xargs_target_index
+    from rho_domain.shell.reads import GUARD_NAME
+
+    out = list(argv)
+    index = 1 + xargs_target_index(argv[1:])
+    indexes = [index]
+    if GUARD_NAME in argv[index:]:
+        indexes.append(argv.index(GUARD_NAME, index) + 1)
+    for i in indexes:
+        target = runner.resolve(argv[i])
+        if target is None:
+            raise ToolError(f"{argv[i]}: program not installed on this machine")
+        out[i] = target
+    return tuple(out)

@@ -1,0 +1,103 @@
+"""What a restricted stage may read: its path words judged by their real paths.
+
+``check_reads`` refuses a stage that names a secret by any real path or by another name of the
+same file (a hard link, ``hardlinks.py``), or a word it may open out of the profile's reach
+(``rho_domain.reach``); it returns the canonical directories the stage may walk and the policy
+its recursive readers and ``xargs`` guard must apply. Imported by the first restricted stage
+prepared (``stage_argv.prepare``): a run whose tools read files in-process never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
+from rho_domain.errors import PathOutsideWorkspace, SensitivePath
+from rho_domain.paths import MAX_PATH
+from rho_domain.reach import ReadReach
+from rho_domain.secrets import SecretPolicy
+
+
+def check_reads(
+    argv: Sequence[str],
+    cwd: str,
+    *,
+    policy: SecretPolicy,
+    reach: ReadReach,
+    visible_roots: Sequence[str],
+    aliases: AliasCache,
+) -> tuple[list[str], SecretPolicy]:
+    """Refuse a stage naming a secret by any real path or by another name of the same file
+    (a hard link, ``hardlinks.py``); return the canonical directories it may walk (its
+    directory operands and ``cwd``) and the policy its recursive readers and ``xargs``
+    guard must apply (the hard links found are secret locations in it). ``visible_roots``:
+    the sandbox's roots, the workspace first; ``aliases``: the hard links found so far."""
+    from rho_domain.shell.texts import reach_words
+
+    # Reach judges the words a program may open, not its pattern or script (texts.py).
+    opened = reach_words(argv)
+    walked, linked = _judge_words(argv, cwd, policy, reach=reach, opened=opened)
+    # The workspace (not the extra read roots: one may be "/"), what this stage walks and
+    # the directories of the files with several links it names. A directory named only
+    # by a text (a pattern, ``awk -F/``'s separator: not in ``opened``) is no tree the
+    # stage opens: walking it for aliases cost a whole file system for ``-F/``.
+    named = {os.path.realpath(os.path.join(cwd, word)) for word in opened}
+    trees = [walked[0], *(d for d in walked[1:] if d in named)]
+    roots = (*visible_roots[:1], *trees, *map(os.path.dirname, linked))
+    found = aliases.get(roots)
+    if linked and not found.complete:
+        raise SensitivePath(
+            f"{argv[0]}: {linked[0]} has several hard links and the workspace is too large "
+            "to check that none of them is a secret; read a copy with one name"
+        )
+    judged = with_aliases(policy, found)
+    if judged is not policy:
+        _judge_words(argv, cwd, judged, found.paths)
+    return walked, judged
+
+
+def _judge_words(
+    argv: Sequence[str],
+    cwd: str,
+    policy: SecretPolicy,
+    aliases: Sequence[str] = (),
+    *,
+    reach: ReadReach | None = None,
+    opened: frozenset[str] = frozenset(),
+) -> tuple[list[str], list[str]]:
+    """Judge every path word by ``policy`` (``aliases``: hard links to secrets), then the
+    real path of each word the program may open (``opened``) by ``reach``; return (walked
+    directories, real paths of files with several links)."""
+    walked = [os.path.realpath(cwd)]
+    if reason := policy.refusal(walked[0]):
+        raise SensitivePath(f"{argv[0]}: commands may not run inside a secret location: {reason}")
+    linked: list[str] = []
+    from rho_domain.shell.reads import path_words
+
+    for word in path_words(argv):
+        full = os.path.join(cwd, word)  # an absolute word stays absolute
+        if len(full) > MAX_PATH or "\x00" in full:
+            continue
+        try:
+            os.lstat(full)
+        except (OSError, ValueError):
+            continue  # names nothing: a pattern, a value, a missing file
+        real = os.path.realpath(full)
+        if real in aliases:
+            raise SensitivePath(
+                f"{argv[0]}: {word} may not be read: it is another name (a hard link) of a "
+                "secrets file"
+            )
+        for candidate in (full, real):
+            if reason := policy.refusal(candidate):
+                shown = word if candidate == full else f"{word!r} (really {real})"
+                raise SensitivePath(f"{argv[0]}: {shown} may not be read: {reason}")
+        if reach is not None and word in opened and (reason := reach.refusal(real)):
+            shown = word if real == os.path.normpath(full) else f"{word!r} (really {real})"
+            raise PathOutsideWorkspace(f"{argv[0]}: {shown} may not be read: {reason}")
+        if os.path.isdir(real):
+            walked.append(real)
+        elif several_links(real):
+            linked.append(real)
+    return walked, linked
