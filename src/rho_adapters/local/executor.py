@@ -16,9 +16,6 @@ this machine (``stage_argv.py``). A ``shell`` string runs through bash only when
 ``allow_shell`` (the unrestricted profiles), in ``base_env`` as it is when the command starts
 (``os.environ`` stays live), scrubbed of credentials. OSError is mapped to rho errors in
 ``workspace.os_errors``.
-
-``machine_homes`` (``homes.py``) is re-exported here: ``rho_entry/cli/running.py`` imports it
-from this module.
 """
 
 from __future__ import annotations
@@ -36,7 +33,6 @@ from typing import TYPE_CHECKING
 
 from rho_adapters.local.confine import Tree
 from rho_adapters.local.homes import agent_homes
-from rho_adapters.local.homes import machine_homes as machine_homes
 from rho_adapters.local.runner import CommandRunner
 from rho_adapters.local.workspace import Workspace
 from rho_domain.errors import (

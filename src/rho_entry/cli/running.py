@@ -108,7 +108,7 @@ def _sandbox(launch: Launch) -> Executor | None:
 def upload_policy() -> SecretPolicy:
     """The secrets policy of this machine, for files about to leave it (``--upload``): its
     homes and the agent's own configuration directory."""
-    from rho_adapters.local.executor import machine_homes
+    from rho_adapters.local.homes import machine_homes
     from rho_entry.config.home import config_dir
 
     env = environment()
