@@ -297,7 +297,7 @@ class Session:
         """Run and yield every event as it happens; ``last_result`` then holds the result.
         Leaving the loop early cancels the run. A run that waits for approval with no one
         to ask ends the loop with ``ApprovalInterrupt``, as ``run`` does."""
-        from rho_domain.loop.session import stream_events
+        from rho_domain.loop.event_stream import stream_events
 
         return stream_events(
             lambda listener: self.run(prompt, max_turns=max_turns, on_event=listener), self.cancel
