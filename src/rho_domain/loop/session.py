@@ -1,6 +1,6 @@
 """Session: owns the ports and the conversation State, and runs its prompts.
 
-One run, top to bottom: ``begin_run`` → the turns (``rho_domain.loop.turns.drive``: add the
+One run, top to bottom: ``begin_run`` → the turns (``rho_domain.loop.turns.Turns``: add the
 user message → (pause, cancel, compaction, directives) → stream the model call → assemble the
 assistant message → for each tool call: policy → approval → execute → append the result →
 loop until a turn has no tool calls) → ``end_run``, however the run ended.
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.errors import SessionStateError
-from rho_domain.loop.compaction_run import compact_on_request
+from rho_domain.errors import CompactionRejected, SessionStateError
+from rho_domain.loop.compaction_run import compact_history, rejection_noted
 from rho_domain.loop.context_fit import ask_window_ahead, settle
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
@@ -28,7 +28,7 @@ from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
-from rho_domain.loop.turns import budget_watch, drive
+from rho_domain.loop.turns import Turns, budget_watch
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
@@ -250,7 +250,8 @@ class Session:
             watch = budget_watch(self.agent.config.budget, self.state, tally.started)
             self.control.deadline = watch.deadline() if watch is not None else None
             limit = self.agent.config.max_turns if max_turns is None else max_turns
-            status = await drive(self, self._refresh_tools, prompt, tally, limit or None, watch)
+            turns = Turns(self, self._refresh_tools, tally, watch)
+            status = await turns.drive(prompt, limit or None)
         except asyncio.CancelledError:
             status = RunStatus.CANCELLED
             raise
@@ -295,9 +296,12 @@ class Session:
         Raises ``ModelError`` when the summary fails; history is then left untouched."""
         if self.state.pending_calls:
             raise SessionStateError("cannot compact while tool calls wait for approval")
-        return await compact_on_request(
-            self.agent, self.model, self.journal, custom_instructions, trigger
-        )
+        try:
+            return await compact_history(
+                self.agent, self.model, self.journal, custom_instructions, trigger
+            )
+        except CompactionRejected as rejected:
+            return rejection_noted(rejected, trigger)
 
     async def fork(self, *, at: int, agent: Agent | None = None) -> Session:
         """A new session whose history is this one's turns 1..``at`` (``fork.turns`` numbers

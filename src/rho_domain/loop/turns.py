@@ -1,10 +1,10 @@
 """The run's turns: from its first model call to the status that ends it.
 
-``drive`` is the loop ``Session.run`` runs between ``begin_run`` and ``end_run``, and reads top
-to bottom: the tools taken, the window checked, calls left pending decided, the prompt added;
-then, turn after turn, the checks before a model call (budgets, cancel or pause,
-auto-compaction, directives, the tools again), the model call, and either the final answer
-(checked against the output schema) or the tool batch, watched for repetition. It returns the
+``Turns.drive`` is the loop ``Session.run`` runs between ``begin_run`` and ``end_run``, and
+reads top to bottom: the tools taken, the window checked, calls left pending decided, the
+prompt added; then, turn after turn, the checks before a model call (budgets, cancel or
+pause, auto-compaction, directives, the tools again), the model call, and either the final
+answer (checked against the output schema) or the tool batch, watched for repetition. It returns the
 run's status; failures propagate to ``Session.run``, which ends the run with them.
 
 What it reads of the session is ``TurnSession`` (its public members); the one thing it
@@ -72,114 +72,117 @@ def budget_watch(budget: Budget, state: State, started: float) -> BudgetWatch | 
     return BudgetWatch.start(budget, state, started)
 
 
-async def drive(
-    session: TurnSession,
-    refresh_tools: RefreshTools,
-    prompt: str | None,
-    tally: RunTally,
-    max_turns: int | None,
-    watch: BudgetWatch | None,
-) -> RunStatus:
-    """Run ``prompt`` (None: continue the history) turn by turn until a status ends the run;
-    a cancel at the budget's deadline ends it ``BUDGET_EXCEEDED``, not ``CANCELLED``."""
-    status = await _turns(session, refresh_tools, prompt, tally, max_turns, watch)
-    if status is RunStatus.CANCELLED and session.control.out_of_time and watch is not None:
-        # stopped at the deadline, not by the user: the run ends on its budget
-        reason = watch.reached(
-            own=tally.usage,
-            children=tally.child_usage,
-            state=session.state,
-            now=max(session.clock.monotonic(), session.control.deadline or 0.0),
+class Turns:
+    """One run's turns on ``session``: ``drive`` runs them; the run's ``tally`` and budget
+    ``watch`` are the ones ``Session.run`` started, ``refresh_tools`` its tool refresh."""
+
+    __slots__ = ("_refresh_tools", "_session", "_tally", "_watch")
+
+    def __init__(
+        self,
+        session: TurnSession,
+        refresh_tools: RefreshTools,
+        tally: RunTally,
+        watch: BudgetWatch | None,
+    ) -> None:
+        self._session = session
+        self._refresh_tools = refresh_tools
+        self._tally = tally
+        self._watch = watch
+
+    async def drive(self, prompt: str | None, max_turns: int | None) -> RunStatus:
+        """Run ``prompt`` (None: continue the history) turn by turn until a status ends the
+        run; a cancel at the budget's deadline ends it ``BUDGET_EXCEEDED``, not ``CANCELLED``."""
+        session, tally, watch = self._session, self._tally, self._watch
+        status = await self._turns(prompt, max_turns)
+        if status is RunStatus.CANCELLED and session.control.out_of_time and watch is not None:
+            # stopped at the deadline, not by the user: the run ends on its budget
+            reason = watch.reached(
+                own=tally.usage,
+                children=tally.child_usage,
+                state=session.state,
+                now=max(session.clock.monotonic(), session.control.deadline or 0.0),
+            )
+            await self._over_budget(reason or "budget reached: the run's time ran out")
+            return RunStatus.BUDGET_EXCEEDED
+        return status
+
+    async def _over_budget(self, reason: str) -> None:
+        session = self._session
+        await session.journal.emit(
+            ev.ErrorOccurred(at=session.clock.now(), error_type="BudgetExceeded", message=reason)
         )
-        await _over_budget(session, reason or "budget reached: the run's time ran out")
-        return RunStatus.BUDGET_EXCEEDED
-    return status
 
-
-async def _over_budget(session: TurnSession, reason: str) -> None:
-    await session.journal.emit(
-        ev.ErrorOccurred(at=session.clock.now(), error_type="BudgetExceeded", message=reason)
-    )
-
-
-async def _turns(
-    session: TurnSession,
-    refresh_tools: RefreshTools,
-    prompt: str | None,
-    tally: RunTally,
-    max_turns: int | None,
-    watch: BudgetWatch | None,
-) -> RunStatus:
-    if not await refresh_tools():
-        return RunStatus.CANCELLED
-    await check_window(session.agent, session.model)
-    if session.state.pending_calls:
-        outcome = await session.tools.resume(superseded=prompt is not None)
-        if outcome is not None:
-            return outcome
-    if prompt is not None:
-        await session.journal.message(UserMessage(prompt))
-    elif not session.state.messages:
-        raise SessionStateError("nothing to run: pass a prompt")
-    turns = 0
-    while True:
-        if max_turns is not None and turns >= max_turns:
-            return RunStatus.MAX_TURNS
-        if (stop := await _before_model_call(session, refresh_tools, tally, watch)) is not None:
-            return stop
-        turns += 1
-        message = await call_model(
-            session.agent, session.model, session.journal, session.control, tally, session.steps
-        )
-        if message is None:
+    async def _turns(self, prompt: str | None, max_turns: int | None) -> RunStatus:
+        session, tally = self._session, self._tally
+        if not await self._refresh_tools():
             return RunStatus.CANCELLED
-        if not message.tool_calls:
-            tally.text = message.text or message.refusal
-            schema = session.agent.config.output_schema
-            if await output_check.accepted(schema, session.journal, tally):
-                return RunStatus.COMPLETED
-            continue
-        if await _repeating(session, tally, message.tool_calls):
-            return RunStatus.STUCK
-        if (outcome := await session.tools.run(message.tool_calls)) is not None:
-            return outcome
-        if await _repeating(session, tally):
-            return RunStatus.STUCK
+        await check_window(session.agent, session.model)
+        if session.state.pending_calls:
+            outcome = await session.tools.resume(superseded=prompt is not None)
+            if outcome is not None:
+                return outcome
+        if prompt is not None:
+            await session.journal.message(UserMessage(prompt))
+        elif not session.state.messages:
+            raise SessionStateError("nothing to run: pass a prompt")
+        turns = 0
+        while True:
+            if max_turns is not None and turns >= max_turns:
+                return RunStatus.MAX_TURNS
+            if (stop := await self._before_model_call()) is not None:
+                return stop
+            turns += 1
+            message = await call_model(
+                session.agent, session.model, session.journal, session.control, tally, session.steps
+            )
+            if message is None:
+                return RunStatus.CANCELLED
+            if not message.tool_calls:
+                tally.text = message.text or message.refusal
+                schema = session.agent.config.output_schema
+                if await output_check.accepted(schema, session.journal, tally):
+                    return RunStatus.COMPLETED
+                continue
+            if await self._repeating(message.tool_calls):
+                return RunStatus.STUCK
+            if (outcome := await session.tools.run(message.tool_calls)) is not None:
+                return outcome
+            if await self._repeating():
+                return RunStatus.STUCK
 
+    async def _repeating(self, calls: Sequence[ToolCall] = ()) -> bool:
+        """``stuck.before_batch`` (given the batch's ``calls``) or ``stuck.after_batch``: True
+        when the run ends stuck. ``stuck`` is imported once the history holds two tool results,
+        the fewest a streak needs: a run of one call never loads it."""
+        session = self._session
+        limit = session.agent.config.repeat_limit
+        if not limit or not _two_results(session.state.messages):
+            return False
+        from rho_domain.loop import stuck
 
-async def _repeating(session: TurnSession, tally: RunTally, calls: Sequence[ToolCall] = ()) -> bool:
-    """``stuck.before_batch`` (given the batch's ``calls``) or ``stuck.after_batch``: True
-    when the run ends stuck. ``stuck`` is imported once the history holds two tool results,
-    the fewest a streak needs: a run of one call never loads it."""
-    limit = session.agent.config.repeat_limit
-    if not limit or not _two_results(session.state.messages):
-        return False
-    from rho_domain.loop import stuck
+        if calls:
+            return await stuck.before_batch(session.journal, self._tally, calls, limit)
+        return await stuck.after_batch(session.journal, self._tally, limit)
 
-    if calls:
-        return await stuck.before_batch(session.journal, tally, calls, limit)
-    return await stuck.after_batch(session.journal, tally, limit)
-
-
-async def _before_model_call(
-    session: TurnSession, refresh_tools: RefreshTools, tally: RunTally, watch: BudgetWatch | None
-) -> RunStatus | None:
-    """The checks and upkeep before each model call: the budgets, a cancel or a pause,
-    auto-compaction, the directives, the tool source's tools. A status ends the run."""
-    now = session.clock.monotonic()
-    own, children = tally.usage, tally.child_usage
-    if watch is not None and (
-        reason := watch.reached(own=own, children=children, state=session.state, now=now)
-    ):
-        await _over_budget(session, reason)
-        return RunStatus.BUDGET_EXCEEDED
-    if await session.control.checkpoint("before model call"):
-        return RunStatus.CANCELLED
-    await auto_compact(session.agent, session.model, session.journal)
-    await session.control.apply_directives(after=session.state.directive_offset)
-    if not await refresh_tools():
-        return RunStatus.CANCELLED
-    return None
+    async def _before_model_call(self) -> RunStatus | None:
+        """The checks and upkeep before each model call: the budgets, a cancel or a pause,
+        auto-compaction, the directives, the tool source's tools. A status ends the run."""
+        session, watch = self._session, self._watch
+        now = session.clock.monotonic()
+        own, children = self._tally.usage, self._tally.child_usage
+        if watch is not None and (
+            reason := watch.reached(own=own, children=children, state=session.state, now=now)
+        ):
+            await self._over_budget(reason)
+            return RunStatus.BUDGET_EXCEEDED
+        if await session.control.checkpoint("before model call"):
+            return RunStatus.CANCELLED
+        await auto_compact(session.agent, session.model, session.journal)
+        await session.control.apply_directives(after=session.state.directive_offset)
+        if not await self._refresh_tools():
+            return RunStatus.CANCELLED
+        return None
 
 
 def _two_results(messages: Sequence[Message]) -> bool:
