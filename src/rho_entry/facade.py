@@ -4,7 +4,8 @@
 it holds no conversation. ``Session(agent)`` runs prompts; every port can be overridden by
 keyword (``model=``, ``executor=``, ``store=``, ``clock=``, ``signals=``, ``approver=``,
 ``databases=``). Defaults are built in ``rho_entry.wiring``, the one composition root.
-``open_session`` opens a new session or continues a stored one, for every caller.
+``open_session`` opens a new session or continues a stored one (``rho_entry.reopening``),
+for every caller.
 
 ``Agent`` and ``Session`` hold the domain's (``definition``, ``domain``) and never subclass
 them: the loop's objects stay the domain's, and the facade adds only what it owns (wiring,
@@ -13,9 +14,8 @@ the documents' approval interrupt, ``run_sync``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rho_domain import agent as domain_agent
     from rho_domain import events as ev
     from rho_domain.compaction import CompactResult, CompactTrigger
+    from rho_domain.config import AgentConfig as DomainConfig
     from rho_domain.hooks import Hooks
     from rho_domain.loop import session as domain_session
     from rho_domain.loop.control import RunControl  # noqa: F401
@@ -297,7 +298,7 @@ class Session:
         """Run and yield every event as it happens; ``last_result`` then holds the result.
         Leaving the loop early cancels the run. A run that waits for approval with no one
         to ask ends the loop with ``ApprovalInterrupt``, as ``run`` does."""
-        from rho_domain.loop.session import stream_events
+        from rho_domain.loop.event_stream import stream_events
 
         return stream_events(
             lambda listener: self.run(prompt, max_turns=max_turns, on_event=listener), self.cancel
@@ -422,80 +423,23 @@ async def open_session(
         return Session(agent, store=store, **options)
     if store is None:
         raise TypeError("open_session: resuming needs the store= the session is kept in")
-    from rho_entry.config.home import config_dir
-    from rho_entry.config.stores import close_store
-    from rho_entry.resume_policy import authorise, default_authority
-    from rho_entry.seed_api.state import State as DocumentState
+    from rho_entry.reopening import open_stored  # with the first resume
 
-    opened: SessionStore | None = None  # a store opened here from a URL: the session's own
-    if isinstance(store, str):
-        from rho_entry.config.stores import session_store
-
-        store = opened = session_store(store, os.environ)
-    if authority is None:
-        authority = default_authority(overrides or {}, options, os.environ)
-    elif overrides:
-        authority = attrs.evolve(authority, given={**authority.given, **overrides})
-    if hooks is not None:  # functions given again stand for the references stored
-        authority = attrs.evolve(authority, hook_names=authority.hook_names | hooks.names)
-    try:
-        record, events = await store.open(resume)
-    except BaseException:
-        await close_store(opened)
-        raise
-    try:
-        allowed = authorise(record, authority, config_dir=config_dir(os.environ))
-        before, replay = _split_at_run(events, replay_run)
-        state = DocumentState.from_events(before)
-        notices = (*allowed.notices, *_forgotten(record.id, state))
-        session = Session(
-            # the databases were decided by ``authorise``: the resumer's, or none
-            Agent(allowed.config, environ={}, hooks=hooks),
-            store=store,
-            session_id=record.id,
-            state=state,
-            created=True,
-            parent_id=record.parent_id,
-            labels=record.labels,
-            replay=replay,
-            **options,
-        )
-    except BaseException:
-        await store.release(record.id)
-        await close_store(opened)
-        raise
-    if opened is not None and hasattr(opened, "aclose"):
-        session.close_with(cast("Closeable", opened))  # after its release, as wiring's own
+    session, notices = await open_stored(
+        resume,
+        store=store,
+        overrides=overrides,
+        authority=authority,
+        hooks=hooks,
+        replay_run=replay_run,
+        options=options,
+        build=_reopened,
+    )
     session._notices = notices
     return session
 
 
-def _split_at_run(
-    events: Sequence[ev.Event], run_id: str | None
-) -> tuple[Sequence[ev.Event], Sequence[ev.Event]]:
-    """The events before ``run_id``'s ``run_start`` and those from it on (all and none when
-    the trace does not hold that run)."""
-    from rho_domain.events import RunStarted
-
-    if run_id is not None:
-        for index, event in enumerate(events):
-            if isinstance(event, RunStarted) and event.run_id == run_id:
-                return events[:index], events[index:]
-    return events, ()
-
-
-def _forgotten(session_id: str, state: DocumentState) -> tuple[str, ...]:
-    """Notices for the recorded approvals a resume does not inherit (``resume_policy``)."""
-    again, tools = state.forget_recorded_approvals()
-    notices: list[str] = []
-    if again:
-        notices.append(
-            f"session {session_id} records approvals of {len(again)} call(s) not yet run "
-            f"({', '.join(again)}); they are asked again (approve them with --approve)"
-        )
-    if tools:
-        notices.append(
-            f"session {session_id} records 'always' for {', '.join(tools)}; that is not "
-            "inherited (answer 'always' again, or pass -y)"
-        )
-    return tuple(notices)
+def _reopened(config: DomainConfig, *, hooks: Hooks | None, **keywords: Any) -> Session:
+    """A stored session's ``Session``, of an ``Agent`` built from its authorised ``config``
+    (no environment: its databases are the ones ``authorise`` kept)."""
+    return Session(Agent(config, environ={}, hooks=hooks), **keywords)

@@ -4,7 +4,8 @@ The summary request must itself fit the window: it carries no tool schemas, rese
 for the summary, and when the history to summarise is too long it is sent as a transcript
 cut to fit (newest kept). A summary that would not make the context smaller is rejected.
 
-``compact_history`` does it on request; ``auto_compact`` does it before a model call when the
+``compact_history`` does it on request (``Session.compact`` answers a rejection with
+``rejection_noted``); ``auto_compact`` does it before a model call when the
 measured context passes the configured share of the window; ``compact_after_overflow`` does it
 once when the server refused a request as too long.
 """
@@ -114,6 +115,21 @@ async def compact_history(
         )
     )
     return CompactResult(summary=summary, tokens_before=before, tokens_after=after, trigger=trigger)
+
+
+def rejection_noted(rejected: CompactionRejected, trigger: CompactTrigger) -> CompactResult:
+    """What ``Session.compact`` returns when ``compact_history`` rejected the summary (it would
+    not make the context smaller): nothing compacted (empty ``summary``), the reason in
+    ``note``."""
+    from rho_domain.compaction_values import CompactResult
+
+    return CompactResult(
+        summary="",
+        tokens_before=rejected.tokens_before,
+        tokens_after=rejected.tokens_before,
+        trigger=trigger,
+        note=str(rejected),
+    )
 
 
 async def auto_compact(agent: Agent, model: ChatModel, journal: Journal) -> None:

@@ -1,8 +1,9 @@
-"""Session: drives the agent loop and owns the conversation State.
+"""Session: owns the ports and the conversation State, and runs its prompts.
 
-One run, top to bottom: add the user message → (pause, cancel, compaction, directives) →
-stream the model call → assemble the assistant message → for each tool call: policy →
-approval → execute → append the result → loop until a turn has no tool calls.
+One run, top to bottom: ``begin_run`` → the turns (``rho_domain.loop.turns.Turns``: add the
+user message → (pause, cancel, compaction, directives) → stream the model call → assemble the
+assistant message → for each tool call: policy → approval → execute → append the result →
+loop until a turn has no tool calls) → ``end_run``, however the run ended.
 
 Every state change is an event, applied to State, persisted and announced by the Journal.
 Replaying the persisted events rebuilds the session exactly.
@@ -12,24 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import CompactionRejected, SessionStateError
-from rho_domain.loop import output_check
-from rho_domain.loop.compaction_run import auto_compact, compact_history
-from rho_domain.loop.context_fit import ask_window_ahead, check_window, settle
+from rho_domain.loop.compaction_run import compact_history, rejection_noted
+from rho_domain.loop.context_fit import ask_window_ahead, settle
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
-from rho_domain.loop.model_turn import call_model
 from rho_domain.loop.run_boundaries import begin_run, end_run
 from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
-from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessage
+from rho_domain.loop.turns import Turns, budget_watch
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
@@ -41,7 +40,6 @@ from rho_domain.tools.source import ToolSource
 
 if TYPE_CHECKING:
     from rho_domain.compaction_values import CompactResult, CompactTrigger
-    from rho_domain.loop.budgets import BudgetWatch
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
@@ -249,10 +247,11 @@ class Session:
         ahead = ask_window_ahead(self.model)  # beside the run's start (context_fit)
         try:
             await begin_run(self.control, self.journal, self._record, tally, prompt)
-            watch = self._watch(tally.started)
+            watch = budget_watch(self.agent.config.budget, self.state, tally.started)
             self.control.deadline = watch.deadline() if watch is not None else None
             limit = self.agent.config.max_turns if max_turns is None else max_turns
-            status = await self._drive(prompt, tally, limit or None, watch)
+            turns = Turns(self, self._refresh_tools, tally, watch)
+            status = await turns.drive(prompt, limit or None)
         except asyncio.CancelledError:
             status = RunStatus.CANCELLED
             raise
@@ -279,6 +278,8 @@ class Session:
     ) -> AsyncIterator[ev.Event]:
         """Run and yield every event as it happens; ``last_result`` then holds the result.
         Leaving the loop early cancels the run."""
+        from rho_domain.loop.event_stream import stream_events  # with the first stream
+
         run = self.run
         async for event in stream_events(
             lambda listener: run(prompt, max_turns=max_turns, on_event=listener), self.cancel
@@ -300,15 +301,7 @@ class Session:
                 self.agent, self.model, self.journal, custom_instructions, trigger
             )
         except CompactionRejected as rejected:
-            from rho_domain.compaction_values import CompactResult
-
-            return CompactResult(
-                summary="",
-                tokens_before=rejected.tokens_before,
-                tokens_after=rejected.tokens_before,
-                trigger=trigger,
-                note=str(rejected),
-            )
+            return rejection_noted(rejected, trigger)
 
     async def fork(self, *, at: int, agent: Agent | None = None) -> Session:
         """A new session whose history is this one's turns 1..``at`` (``fork.turns`` numbers
@@ -366,110 +359,7 @@ class Session:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    # ------------------------------------------------------------------ the loop
-
-    def _watch(self, started: float) -> BudgetWatch | None:
-        """The run's budget watch; None for an agent whose budget limits nothing (the default):
-        ``budgets`` loads with the first run that has one."""
-        budget = self.agent.config.budget
-        if not budget.limits_anything:
-            return None
-        from rho_domain.loop.budgets import BudgetWatch
-
-        return BudgetWatch.start(budget, self.state, started)
-
-    async def _drive(
-        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch | None
-    ) -> RunStatus:
-        status = await self._turns(prompt, tally, max_turns, watch)
-        if status is RunStatus.CANCELLED and self.control.out_of_time and watch is not None:
-            # stopped at the deadline, not by the user: the run ends on its budget
-            reason = watch.reached(
-                own=tally.usage,
-                children=tally.child_usage,
-                state=self.state,
-                now=max(self.clock.monotonic(), self.control.deadline or 0.0),
-            )
-            await self._over_budget(reason or "budget reached: the run's time ran out")
-            return RunStatus.BUDGET_EXCEEDED
-        return status
-
-    async def _over_budget(self, reason: str) -> None:
-        await self.journal.emit(
-            ev.ErrorOccurred(at=self.clock.now(), error_type="BudgetExceeded", message=reason)
-        )
-
-    async def _turns(
-        self, prompt: str | None, tally: RunTally, max_turns: int | None, watch: BudgetWatch | None
-    ) -> RunStatus:
-        if not await self._refresh_tools():
-            return RunStatus.CANCELLED
-        await check_window(self.agent, self.model)
-        if self.state.pending_calls:
-            outcome = await self.tools.resume(superseded=prompt is not None)
-            if outcome is not None:
-                return outcome
-        if prompt is not None:
-            await self.journal.message(UserMessage(prompt))
-        elif not self.state.messages:
-            raise SessionStateError("nothing to run: pass a prompt")
-        turns = 0
-        while True:
-            if max_turns is not None and turns >= max_turns:
-                return RunStatus.MAX_TURNS
-            if (stop := await self._before_model_call(tally, watch)) is not None:
-                return stop
-            turns += 1
-            message = await call_model(
-                self.agent, self.model, self.journal, self.control, tally, self.steps
-            )
-            if message is None:
-                return RunStatus.CANCELLED
-            if not message.tool_calls:
-                tally.text = message.text or message.refusal
-                schema = self.agent.config.output_schema
-                if await output_check.accepted(schema, self.journal, tally):
-                    return RunStatus.COMPLETED
-                continue
-            if await self._repeating(tally, message.tool_calls):
-                return RunStatus.STUCK
-            if (outcome := await self.tools.run(message.tool_calls)) is not None:
-                return outcome
-            if await self._repeating(tally):
-                return RunStatus.STUCK
-
-    async def _repeating(self, tally: RunTally, calls: Sequence[ToolCall] = ()) -> bool:
-        """``stuck.before_batch`` (given the batch's ``calls``) or ``stuck.after_batch``: True
-        when the run ends stuck. ``stuck`` is imported once the history holds two tool results,
-        the fewest a streak needs: a run of one call never loads it."""
-        limit = self.agent.config.repeat_limit
-        if not limit or not _two_results(self.state.messages):
-            return False
-        from rho_domain.loop import stuck
-
-        if calls:
-            return await stuck.before_batch(self.journal, tally, calls, limit)
-        return await stuck.after_batch(self.journal, tally, limit)
-
-    async def _before_model_call(
-        self, tally: RunTally, watch: BudgetWatch | None
-    ) -> RunStatus | None:
-        """The checks and upkeep before each model call: the budgets, a cancel or a pause,
-        auto-compaction, the directives, the tool source's tools. A status ends the run."""
-        now = self.clock.monotonic()
-        own, children = tally.usage, tally.child_usage
-        if watch is not None and (
-            reason := watch.reached(own=own, children=children, state=self.state, now=now)
-        ):
-            await self._over_budget(reason)
-            return RunStatus.BUDGET_EXCEEDED
-        if await self.control.checkpoint("before model call"):
-            return RunStatus.CANCELLED
-        await auto_compact(self.agent, self.model, self.journal)
-        await self.control.apply_directives(after=self.state.directive_offset)
-        if not await self._refresh_tools():
-            return RunStatus.CANCELLED
-        return None
+    # ------------------------------------------------------------ the tools, the record, relatives
 
     async def _refresh_tools(self) -> bool:
         """Take the tool source's current tools; False when the run was cancelled meanwhile."""
@@ -515,35 +405,3 @@ class Session:
             labels=labels,
             delegation=delegation,
         )
-
-
-async def stream_events(
-    run: Callable[[Listener], Coroutine[Any, Any, object]], cancel: Callable[[], None]
-) -> AsyncIterator[ev.Event]:
-    """Start ``run(listener)`` and yield every event its listener receives, then its outcome
-    (an exception it raised is raised here). Leaving the loop early calls ``cancel`` and waits
-    for the run to stop: ``Session.stream``, and a wrapper whose ``run`` adds to the domain's."""
-    queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
-    task = asyncio.create_task(run(queue.put_nowait))
-    task.add_done_callback(lambda _: queue.put_nowait(None))
-    try:
-        while (item := await queue.get()) is not None:
-            yield item
-        await task
-    finally:
-        if not task.done():
-            cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-
-def _two_results(messages: Sequence[Message]) -> bool:
-    """Whether ``messages`` hold two tool results: ``stuck`` finds no streak in fewer (a
-    repetition is a call, or a cycle of calls, answered alike twice at least)."""
-    seen = 0
-    for message in reversed(messages):
-        if isinstance(message, ToolResultMessage):
-            seen += 1
-            if seen == 2:
-                return True
-    return False

@@ -1,0 +1,125 @@
+"""The model port built from config and environment: the adapter, its endpoint and key.
+
+``build_model`` chooses the ``ChatModel`` for an ``AgentConfig`` (``rho_adapters.model``'s
+``build_model``; the demo model too) with its base URL (the config's, else the environment's),
+its API key (the variable the config or the provider's row names: one the config names must
+be set) and its timeouts and retries (``transport_of``). Part of the composition root,
+``rho_entry.wiring``, which names these too. The adapters are imported when a model is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+from rho_domain.ports.clock import Clock
+from rho_domain.ports.model import ChatModel
+
+
+def api_key_for(config: AgentConfig, environ: Mapping[str, str]) -> str | None:
+    """The API key from the variable ``settings.api_key_variable`` names. A variable the
+    config names explicitly must be set; the provider's usual one may be absent (local
+    servers need no key)."""
+    from rho_entry.config.settings import api_key_variable
+
+    return _api_key(config, api_key_variable(_with_base_url(config, environ), environ), environ)
+
+
+def _api_key(config: AgentConfig, variable: str, environ: Mapping[str, str]) -> str | None:
+    key = environ.get(variable)
+    if config.api_key_env and not key:
+        raise ConfigError(
+            f"api_key_env names {variable!r}, but that environment variable is empty or "
+            "unset: export it, or change api_key_env"
+        )
+    return key
+
+
+def base_url_from(environ: Mapping[str, str]) -> str | None:
+    """The endpoint the environment names (``RHO_AGENT_BASE_URL``, then ``OPENAI_BASE_URL``,
+    as for the CLI), for a config that names none."""
+    from rho_entry.config.settings import ENV_VARS
+
+    return next((environ[v] for v in ENV_VARS["base_url"] if environ.get(v)), None)
+
+
+def _with_base_url(config: AgentConfig, environ: Mapping[str, str]) -> AgentConfig:
+    """``config`` with the environment's base URL when it names none (as the CLI does)."""
+    if config.base_url:
+        return config
+    return attrs.evolve(config, base_url=base_url_from(environ))
+
+
+def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -> ChatModel:
+    """The ChatModel for ``config``, chosen by ``rho_adapters.model.build_model`` (the demo
+    model too, which needs no endpoint, key or provider)."""
+    from rho_adapters.model import build_model as build
+    from rho_adapters.model.providers import DEMO_MODEL
+    from rho_adapters.model.proxies import ProxyRoutes
+
+    if config.model == DEMO_MODEL:
+        return build(model=DEMO_MODEL, base_url=None, api_key=None, clock=clock)
+    from rho_entry.config.settings import api_key_variable, missing_endpoint, provider_of
+
+    missing = missing_endpoint(config, environ)
+    if missing is not None:  # fail here, not at every run with "Name or service not known"
+        raise ConfigError(
+            f"{missing}: set {api_key_variable(config, environ)}, or give a base URL "
+            "(AgentConfig.base_url, OPENAI_BASE_URL) for a local server, or use model "
+            "'demo' to try offline"
+        )
+    config = _with_base_url(config, environ)
+    # One provider row for the guess, the key's variable and the key (a Session builds its
+    # model each time; the row was looked up three times here).
+    row = provider_of(config, environ)
+    guessed = row.name
+    variable = config.api_key_env or row.key_variable  # api_key_variable's rule
+    return build(
+        model=config.model,
+        base_url=config.base_url,
+        api_key=_api_key(config, variable, environ),
+        # a guess from the model name or the key must reach the adapter; "generic" must not
+        # (a host that says nothing is probed)
+        provider=config.provider or (guessed if guessed != "generic" else None),
+        service_tier=config.service_tier,
+        reasoning_effort=config.reasoning_effort,
+        temperature=config.temperature,
+        max_output_tokens=config.max_output_tokens,
+        response_format=config.response_format,
+        stream=config.stream,
+        clock=clock,
+        key_variable=variable,
+        proxies=ProxyRoutes.from_environ(environ),  # HTTPS_PROXY, NO_PROXY...: as httpx reads them
+        **transport_of(config),
+    )
+
+
+def transport_of(config: AgentConfig) -> dict[str, Any]:
+    """The model adapter's ``timeouts`` and ``retry`` for the config's ``model_*`` settings
+    (only those it sets; the adapter's defaults stay for the rest)."""
+    from rho_adapters.model import RetryPolicy, Timeouts
+
+    out: dict[str, Any] = {}
+    idle, connect = config.model_timeout, config.model_connect_timeout
+    if idle is not None or connect is not None:
+        base = Timeouts()
+        idle_s = base.idle if idle is None else idle
+        out["timeouts"] = Timeouts(
+            # a short --timeout also bounds connecting, unless that is set on its own
+            connect=connect if connect is not None else min(base.connect, idle_s),
+            idle=idle_s,
+            flex_idle=base.flex_idle if idle is None else idle,
+        )
+    retries, cap = config.model_retries, config.model_retry_after_cap
+    if retries is not None or cap is not None:
+        policy = RetryPolicy()
+        out["retry"] = attrs.evolve(
+            policy,
+            max_retries=policy.max_retries if retries is None else retries,
+            max_server_delay=policy.max_server_delay if cap is None else cap,
+        )
+    return out

@@ -1,0 +1,132 @@
+"""Reopening a stored session: what ``facade.open_session`` does when given ``resume=``.
+
+``open_stored`` opens the session in its store (a store URL opened here is closed with the
+session), authorises its stored config (``resume_policy.authorise``: data, not authority),
+rebuilds its state from the trace (up to a replayed run's ``run_start``), forgets the
+approvals the trace records and builds the session with ``build`` (the facade's, which gives
+its ``Session`` an ``Agent`` of the authorised config).
+It returns the session and the notices of what was not inherited. On any failure, the store's
+lock is released and a store opened here is closed before the error propagates.
+
+Imported with the first resume: a new session never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+import attrs
+
+from rho_entry.config.home import config_dir
+from rho_entry.config.stores import close_store
+from rho_entry.resume_policy import authorise, default_authority
+from rho_entry.seed_api.state import State as DocumentState
+
+if TYPE_CHECKING:
+    from rho_domain import events as ev
+    from rho_domain.hooks import Hooks
+    from rho_domain.loop.session_ports import Closeable
+    from rho_domain.ports.store import SessionStore
+    from rho_entry.resume_policy import ResumeAuthority
+
+
+class ClosesWith(Protocol):
+    """What ``open_stored`` needs of the session it builds (the facade's ``Session``)."""
+
+    def close_with(self, resource: Any) -> None:
+        """Close ``resource`` when the session closes."""
+        ...
+
+
+S = TypeVar("S", bound=ClosesWith)
+
+
+async def open_stored(
+    resume: str,
+    *,
+    store: SessionStore | str,
+    overrides: Mapping[str, Any] | None,
+    authority: ResumeAuthority | None,
+    hooks: Hooks | None,
+    replay_run: str | None,
+    options: Mapping[str, Any],
+    build: Callable[..., S],
+) -> tuple[S, tuple[str, ...]]:
+    """The stored session ``resume`` (an id, unique prefix or ``latest``), built by
+    ``build(config, hooks=hooks, **keywords)`` from its authorised config (``options`` among
+    the keywords), and the notices of what it did not inherit; see ``facade.open_session``
+    for what is inherited and what raises."""
+    opened: SessionStore | None = None  # a store opened here from a URL: the session's own
+    if isinstance(store, str):
+        from rho_entry.config.stores import session_store
+
+        store = opened = session_store(store, os.environ)
+    if authority is None:
+        authority = default_authority(overrides or {}, options, os.environ)
+    elif overrides:
+        authority = attrs.evolve(authority, given={**authority.given, **overrides})
+    if hooks is not None:  # functions given again stand for the references stored
+        authority = attrs.evolve(authority, hook_names=authority.hook_names | hooks.names)
+    try:
+        record, events = await store.open(resume)
+    except BaseException:
+        await close_store(opened)
+        raise
+    try:
+        allowed = authorise(record, authority, config_dir=config_dir(os.environ))
+        before, replay = _split_at_run(events, replay_run)
+        state = DocumentState.from_events(before)
+        notices = (*allowed.notices, *_forgotten(record.id, state))
+        session = build(
+            # the databases were decided by ``authorise``: the resumer's, or none
+            allowed.config,
+            hooks=hooks,
+            store=store,
+            session_id=record.id,
+            state=state,
+            created=True,
+            parent_id=record.parent_id,
+            labels=record.labels,
+            replay=replay,
+            **options,
+        )
+    except BaseException:
+        await store.release(record.id)
+        await close_store(opened)
+        raise
+    if opened is not None and hasattr(opened, "aclose"):
+        session.close_with(cast("Closeable", opened))  # after its release, as wiring's own
+    return session, notices
+
+
+def _split_at_run(
+    events: Sequence[ev.Event], run_id: str | None
+) -> tuple[Sequence[ev.Event], Sequence[ev.Event]]:
+    """The events before ``run_id``'s ``run_start`` and those from it on (all and none when
+    the trace does not hold that run)."""
+    from rho_domain.events import RunStarted
+
+    if run_id is not None:
+        for index, event in enumerate(events):
+            if isinstance(event, RunStarted) and event.run_id == run_id:
+                return events[:index], events[index:]
+    return events, ()
+
+
+def _forgotten(session_id: str, state: DocumentState) -> tuple[str, ...]:
+    """Notices for the recorded approvals a resume does not inherit (``resume_policy``)."""
+    again, tools = state.forget_recorded_approvals()
+    notices: list[str] = []
+    if again:
+        notices.append(
+            f"session {session_id} records approvals of {len(again)} call(s) not yet run "
+            f"({', '.join(again)}); they are asked again (approve them with --approve)"
+        )
+    if tools:
+        notices.append(
+            f"session {session_id} records 'always' for {', '.join(tools)}; that is not "
+            "inherited (answer 'always' again, or pass -y)"
+        )
+    return tuple(notices)
