@@ -34,13 +34,11 @@ import atexit
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -231,39 +229,12 @@ def command(kind: str, argv: Sequence[str]) -> list[str]:
 # -- the zygote (its plumbing, the docs CLI zygote's too: zygote_serve) -------------------------
 
 
-def _run(argv: list[str]) -> int:
-    """Run ``argv`` (``-m MODULE ARGS`` or ``SCRIPT ARGS``) as ``python`` would; its status."""
-    import runpy
-
-    try:
-        if argv[0] == "-m":
-            sys.argv = ["-m", *argv[2:]]
-            sys.path.insert(0, os.getcwd())
-            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
-        else:
-            sys.argv = list(argv)
-            sys.path.insert(0, str(Path(argv[0]).resolve().parent))
-            runpy.run_path(argv[0], run_name="__main__")
-        return 0
-    except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
-            return exc.code or 0
-        print(exc.code, file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        traceback.print_exc()
-        return -signal.SIGINT
-    except BaseException:  # noqa: BLE001 - as the interpreter does: the traceback, status 1
-        traceback.print_exc()
-        return 1
-
-
 def main() -> None:
     sys.path.pop(0)  # this file's directory: the program sees what `python` would show it
     zygote_serve.preload(sys.argv[2:])
     conn, request, fds = zygote_serve.serve(sys.argv[1])
     zygote_serve.become(conn, request, fds)
-    zygote_serve.end(_run(request["argv"]))
+    zygote_serve.end(zygote_serve.run_python(request["argv"]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The zygote's half of the tests' fork servers: ``program_zygote`` (the programs a test
-starts) and ``tests/docs/docs_cli_zygote`` (the docs' ``rho-agent`` commands) both serve
-through here, each with a client of its own.
+starts), ``tests/docs/docs_cli_zygote`` (the docs' ``rho-agent`` commands) and
+``tests/docs/docs_zygote`` (the docs' Python blocks) serve through here, each with its own
+preload list and client.
 
 A zygote imports what its programs import (``preload``), then ``serve``s on a Unix socket:
 per connection it forks a keeper, which reads the client's request (one JSON line: ``argv``,
@@ -16,7 +17,10 @@ the client ``signal N``, passed on to the program. A client that goes away (kill
 program with it.
 
 A zygote script imports this from tests/cli (its own directory, or put on ``sys.path`` for
-the import) and takes that directory off ``sys.path`` before a program runs.
+the import) and takes that directory off ``sys.path`` before a program runs. A Python
+program (``-m MODULE ...`` or ``SCRIPT ...``) then runs as ``python`` would run it
+(``run_python``): ``program_zygote``'s programs and the docs' Python blocks
+(``tests/docs/docs_zygote``).
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ import socket
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+import traceback
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 MAX_REQUEST = 1 << 20  # argv, cwd and the environment: far below this
@@ -160,6 +166,36 @@ def become(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # as a new process, take TMPDIR from the client's environment
+
+
+def run_python(argv: Sequence[str]) -> int:
+    """Run ``argv`` (``-m MODULE ARGS`` or ``SCRIPT ARGS``) as ``python`` would, with the
+    module's or the script's directory first on ``sys.path``; its status for ``end`` (minus
+    SIGINT for an uncaught ``KeyboardInterrupt``; 1, with the traceback, for any other
+    uncaught exception)."""
+    import runpy
+
+    try:
+        if argv[0] == "-m":
+            sys.argv = ["-m", *argv[2:]]
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            sys.path.insert(0, str(Path(argv[0]).resolve().parent))
+            runpy.run_path(argv[0], run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        return -signal.SIGINT
+    except BaseException:  # noqa: BLE001 - as the interpreter does: the traceback, status 1
+        traceback.print_exc()
+        return 1
 
 
 def end(code: int) -> None:

@@ -21,7 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from db_support import PG_USER, Server, find, free_port, missing, seed, wait_for
+from db_support import (
+    PG_USER,
+    Server,
+    ServerExited,
+    find,
+    free_port,
+    missing,
+    own_server,
+    seed,
+    wait_for,
+)
 
 from rho_domain.config import DatabaseConfig
 
@@ -74,6 +84,11 @@ def initialized(data: Path, program: str, build: Callable[[Path], None], cache: 
     subprocess.run(["cp", "-a", str(template), str(data)], check=True)
 
 
+# A port is chosen free (``free_port``) and released before the server binds it, seconds
+# later on a busy machine: another process may take it in between. The server then ends at
+# its bind, and is started again on another port, this many times in all.
+PORT_TRIES = 3
+
 _SHARED: dict[str, Server] = {}
 _STOPS = contextlib.ExitStack()
 
@@ -117,7 +132,7 @@ def running_postgres(cache: Any = None) -> Iterator[Server]:
     if os.geteuid() == 0:
         ensure_db_user()
         shutil.chown(workdir, PG_USER)
-    data, port = workdir / "data", free_port()
+    data = workdir / "data"
 
     def run(argv: list[str]) -> None:
         subprocess.run(as_db_user(argv), check=True, capture_output=True)
@@ -128,8 +143,18 @@ def running_postgres(cache: Any = None) -> Iterator[Server]:
         run([initdb, "-D", str(into), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
 
     initialized(data, initdb, build, cache)
-    options = f"-p {port} -k {workdir} -c listen_addresses=127.0.0.1 -c fsync=off"
-    run([pg_ctl, "-D", str(data), "-o", options, "-l", str(workdir / "log"), "-w", "start"])
+    log = workdir / "log"
+    for attempt in range(1, PORT_TRIES + 1):
+        port = free_port()
+        options = f"-p {port} -k {workdir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        try:
+            run([pg_ctl, "-D", str(data), "-o", options, "-l", str(log), "-w", "start"])
+            break
+        except subprocess.CalledProcessError:
+            said = log.read_text() if log.exists() else ""
+            if "Address already in use" not in said or attempt == PORT_TRIES:
+                shutil.rmtree(workdir, ignore_errors=True)
+                raise AssertionError(f"PostgreSQL did not start:\n{said}") from None
     admin_kw = {"host": "127.0.0.1", "port": port, "user": "postgres"}
     try:
         wait_for(lambda: psycopg.connect(dbname="postgres", **admin_kw), "postgres")
@@ -163,7 +188,7 @@ def running_mariadb(cache: Any = None) -> Iterator[Server]:
     assert mariadbd
     assert install_db
     workdir = Path(tempfile.mkdtemp(prefix="rho-mariadb-"))
-    data, port, sock = workdir / "data", free_port(), workdir / "mysqld.sock"
+    data, sock = workdir / "data", workdir / "mysqld.sock"
     user = ["--user=root"] if os.geteuid() == 0 else []
 
     def build(into: Path) -> None:
@@ -184,34 +209,53 @@ def running_mariadb(cache: Any = None) -> Iterator[Server]:
         assert installed.returncode == 0, installed.stdout + installed.stderr
 
     initialized(data, install_db, build, cache)
-    log = (workdir / "server.log").open("w")
-    proc = subprocess.Popen(
-        [
-            mariadbd,
-            "--no-defaults",
-            f"--datadir={data}",
-            f"--port={port}",
-            "--bind-address=127.0.0.1",
-            f"--socket={sock}",
-            f"--pid-file={workdir / 'pid'}",
-            "--innodb-buffer-pool-size=32M",
-            "--skip-log-bin",
-            *user,
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    # No TLS on loopback (the product's adapter does the same): PyMySQL would otherwise
-    # negotiate it on every admin connection the checksums open, ~23 ms each.
-    admin_kw = {
-        "host": "127.0.0.1",
-        "port": port,
-        "user": "root",
-        "password": "",
-        "ssl_disabled": True,
-    }
+    log_path = workdir / "server.log"
+    log = log_path.open("w")
+    proc: subprocess.Popen[bytes] | None = None
     try:
-        wait_for(lambda: pymysql.connect(**admin_kw), "mariadb")
+        for attempt in range(1, PORT_TRIES + 1):
+            port = free_port()
+            proc = subprocess.Popen(
+                [
+                    mariadbd,
+                    "--no-defaults",
+                    f"--datadir={data}",
+                    f"--port={port}",
+                    "--bind-address=127.0.0.1",
+                    f"--socket={sock}",
+                    f"--pid-file={workdir / 'pid'}",
+                    "--innodb-buffer-pool-size=32M",
+                    "--skip-log-bin",
+                    *user,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            # No TLS on loopback (the product's adapter does the same): PyMySQL would
+            # otherwise negotiate it on every admin connection the checksums open, ~23 ms each.
+            admin_kw = {
+                "host": "127.0.0.1",
+                "port": port,
+                "user": "root",
+                "password": "",
+                "ssl_disabled": True,
+            }
+
+            def ours(kw: dict[str, Any] = admin_kw) -> Any:
+                # a read timeout: a server of another kind on the port (PostgreSQL's waits
+                # for the client to speak first) would leave the greeting's read waiting
+                conn = pymysql.connect(**kw, read_timeout=5)
+                return own_server(conn, "SELECT @@datadir", data)
+
+            try:
+                wait_for(ours, "mariadb", process=proc)
+                break
+            except ServerExited:
+                said = log_path.read_text()
+                if "Address already in use" not in said or attempt == PORT_TRIES:
+                    raise AssertionError(f"mariadbd ended as it started:\n{said}") from None
+                log.write(f"-- port {port} taken between its choice and the bind: another\n")
+                log.flush()
         conn = pymysql.connect(**admin_kw)
         conn.cursor().execute("CREATE DATABASE rho")
         conn.close()
@@ -223,11 +267,12 @@ def running_mariadb(cache: Any = None) -> Iterator[Server]:
         )
         yield Server("mysql", config, lambda: pymysql.connect(database="rho", **admin_kw), workdir)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         log.close()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -7,6 +7,7 @@ import glob
 import os
 import shutil
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -59,9 +60,23 @@ def find(*names: str) -> str | None:
     return None
 
 
-def wait_for(connect: Callable[[], Any], what: str, seconds: float = 60.0) -> None:
+class ServerExited(Exception):
+    """The server process being waited for ended (``wait_for``'s ``process``)."""
+
+
+def wait_for(
+    connect: Callable[[], Any],
+    what: str,
+    seconds: float = 60.0,
+    process: subprocess.Popen[bytes] | None = None,
+) -> None:
+    """Wait until ``connect()`` gives a connection (closed again), at most ``seconds``;
+    ``ServerExited`` as soon as ``process`` (the server being waited for) has ended, rather
+    than wait out the deadline on a port nobody serves, or be answered by whoever took it."""
     deadline = time.monotonic() + seconds
     while True:
+        if process is not None and process.poll() is not None:
+            raise ServerExited(f"{what} exited with {process.returncode} before it answered")
         try:
             connect().close()
             return
@@ -69,6 +84,19 @@ def wait_for(connect: Callable[[], Any], what: str, seconds: float = 60.0) -> No
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.05)  # a server starting is ready in well under a second
+
+
+def own_server(conn: Any, query: str, data: Path) -> Any:
+    """``conn`` if the server it reached reports ``data`` as its data directory (``query``);
+    otherwise closed, and an error: the port was answered by another process's server."""
+    cursor = conn.cursor()
+    cursor.execute(query)
+    (reported,) = cursor.fetchone()
+    cursor.close()
+    if Path(str(reported)).resolve() != data.resolve():
+        conn.close()
+        raise ConnectionError(f"another server answers on this port (its data: {reported})")
+    return conn
 
 
 def seed(conn: Any, engine: str) -> None:

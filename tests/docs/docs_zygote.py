@@ -8,21 +8,30 @@ the interpreter's start and the imports of ``rho_entry``, the fakes, httpx and p
 0.35 s of CPU in a 0.7 s block, 21 blocks a run. The zygote starts no thread and opens no
 event loop before it forks, so each child starts from a plain, quiet process.
 
-The zygote reads one request (JSON) per line on its control pipe and answers the child's pid,
-then its exit status. Run as a program: ``python docs_zygote.py READ_FD WRITE_FD``.
+Run as a program: ``python docs_zygote.py SOCKET``; it serves until ``Zygote.close``
+(SIGTERM) or until the process that started it ends. Its plumbing (the socket, the keepers,
+the fork, a program's start, run and end) is ``program_zygote``'s:
+``tests/cli/zygote_serve.py``; what is its own is ``PRELOAD`` and the client, ``Zygote.run``,
+which hands a block's files as its standard streams.
 """
 
 from __future__ import annotations
 
+import array
+import contextlib
 import json
-import os
 import select
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
 
 PRELOAD = (
     "asyncio",
@@ -37,22 +46,28 @@ PRELOAD = (
 
 
 class Zygote:
-    """The forking Python (``close`` stops it). One request at a time."""
+    """The forking Python (``close`` stops it)."""
 
     def __init__(self, cwd: Path, env: Mapping[str, str]) -> None:
-        to_zygote_r, self._to_zygote = os.pipe()
-        self._from_zygote, from_zygote_w = os.pipe()
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, str(to_zygote_r), str(from_zygote_w)],
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            pass_fds=(to_zygote_r, from_zygote_w),
-        )
-        os.close(to_zygote_r)
-        os.close(from_zygote_w)
-        self._answers = b""
+        self.dir = Path(tempfile.mkdtemp(prefix="docs-zygote-"))  # short: a socket's path
+        self.socket_path = self.dir / "python.sock"
+        log_path = self.dir / "zygote.log"
+        with log_path.open("wb") as log:  # a file, not a pipe: the forks hold it
+            self.process = subprocess.Popen(
+                [sys.executable, __file__, str(self.socket_path)],
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        deadline = time.monotonic() + 60
+        while not self.socket_path.exists():  # it binds once the library is imported
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                said = log_path.read_text()
+                self.close()
+                raise AssertionError(f"the docs zygote did not start: {said}")
+            time.sleep(0.02)
 
     def run(
         self,
@@ -68,109 +83,83 @@ class Zygote:
         forked child; raise ``subprocess.TimeoutExpired`` (the child killed) past ``timeout``."""
         files = {name: scratch / f".zygote.{name}" for name in ("stdin", "stdout", "stderr")}
         files["stdin"].write_text(stdin, encoding="utf-8")
-        request = {
-            "argv": list(argv[1:]),
-            "cwd": str(cwd),
-            "env": dict(env),
-            **{name: str(path) for name, path in files.items()},
-        }
-        os.write(self._to_zygote, json.dumps(request).encode() + b"\n")
+        request = {"argv": list(argv[1:]), "cwd": str(cwd), "env": dict(env)}
         deadline = time.monotonic() + timeout
-        pid = int(self._answer(deadline, None))
-        try:
-            code = int(self._answer(deadline, pid))
-        except subprocess.TimeoutExpired:
-            os.kill(pid, signal.SIGKILL)
-            self._answer(time.monotonic() + 10, None)  # the zygote reaps it
-            raise subprocess.TimeoutExpired(list(argv), timeout) from None
+        with contextlib.ExitStack() as opened, socket.socket(socket.AF_UNIX) as conn:
+            streams = array.array(
+                "i",
+                [
+                    opened.enter_context(files["stdin"].open("rb")).fileno(),
+                    opened.enter_context(files["stdout"].open("wb")).fileno(),
+                    opened.enter_context(files["stderr"].open("wb")).fileno(),
+                ],
+            )
+            conn.connect(str(self.socket_path))
+            data = json.dumps(request).encode() + b"\n"
+            conn.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, streams.tobytes())])
+            opened.close()  # the child holds its own copies
+            answers = _Answers(conn)
+            answers.next(deadline, "pid")
+            try:
+                code = int(answers.next(deadline, "exit"))
+            except subprocess.TimeoutExpired:
+                conn.sendall(f"signal {signal.SIGKILL}\n".encode())  # the keeper kills it
+                answers.next(time.monotonic() + 10, "exit")
+                raise subprocess.TimeoutExpired(list(argv), timeout) from None
         out, err = (
             files[name].read_text(encoding="utf-8", errors="replace")
             for name in ("stdout", "stderr")
         )
         return subprocess.CompletedProcess(list(argv), code, out, err)
 
-    def _answer(self, deadline: float, pid: int | None) -> str:
-        while b"\n" not in self._answers:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._from_zygote], [], [], left)[0]:
-                if pid is None:
-                    raise AssertionError("the docs zygote does not answer")
-                raise subprocess.TimeoutExpired([str(pid)], 0)
-            chunk = os.read(self._from_zygote, 4096)
-            if not chunk:
-                raise AssertionError(f"the docs zygote exited ({self.process.wait()})")
-            self._answers += chunk
-        line, _, self._answers = self._answers.partition(b"\n")
-        return line.decode()
-
     def close(self) -> None:
-        """Stop the zygote (it exits when its control pipe closes)."""
-        os.close(self._to_zygote)
-        self.process.wait(10)
-        os.close(self._from_zygote)
+        """Stop the zygote (SIGTERM) and remove its directory."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
-# -- the zygote --------------------------------------------------------------------------------
+class _Answers:
+    """The keeper's lines on ``conn``: ``pid N``, then ``exit CODE``."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self._conn = conn
+        self._pending = b""
+
+    def next(self, deadline: float, word: str) -> str:
+        """The value of the next line, which must start with ``word``; ``TimeoutExpired``
+        past ``deadline``."""
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._conn], [], [], left)[0]:
+                if word == "pid":
+                    raise AssertionError("the docs zygote does not answer")
+                raise subprocess.TimeoutExpired(["docs block"], 0)
+            chunk = self._conn.recv(256)
+            if not chunk:
+                raise AssertionError("the docs zygote went away")
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        said, _, value = line.decode().partition(" ")
+        assert said == word, f"the docs zygote said {line!r}, not {word}"
+        return value
 
 
-def _serve(requests_fd: int, answers_fd: int) -> dict[str, str] | None:
-    """Fork a child per request; return the request in the child, None at the end."""
-    with os.fdopen(requests_fd, "rb") as requests:
-        for line in requests:
-            request: dict[str, str] = json.loads(line)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                os.close(answers_fd)
-                return request
-            os.write(answers_fd, f"{pid}\n".encode())
-            _, status = os.waitpid(pid, 0)
-            os.write(answers_fd, f"{os.waitstatus_to_exitcode(status)}\n".encode())
-    return None
-
-
-def _become(request: Mapping[str, object]) -> None:
-    """In the child: take the block's files, directory, environment and argv, and run it."""
-    import runpy
-    import tempfile
-
-    for fd, name, flags in (
-        (0, "stdin", os.O_RDONLY),
-        (1, "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-        (2, "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-    ):
-        opened = os.open(str(request[name]), flags, 0o600)
-        os.dup2(opened, fd)
-        os.close(opened)
-    os.chdir(str(request["cwd"]))
-    env = request["env"]
-    assert isinstance(env, dict)
-    os.environ.clear()
-    os.environ.update(env)
-    tempfile.tempdir = None  # as a new process, take TMPDIR from the block's environment
-    argv = request["argv"]
-    assert isinstance(argv, list)
-    if argv[0] == "-m":
-        sys.argv = [argv[1], *argv[2:]]
-        sys.path[0] = os.getcwd()  # as `python -m` puts the working directory first
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
-    else:
-        sys.argv = list(argv)
-        sys.path[0] = str(Path(argv[0]).resolve().parent)  # as `python script.py` does
-        runpy.run_path(argv[0], run_name="__main__")
+# -- the zygote (its plumbing is program_zygote's: tests/cli/zygote_serve.py) ------------------
 
 
 def main() -> None:
-    import importlib
+    # this file's directory goes (a block sees only its own), and tests/cli, where the
+    # plumbing is, stands there for the import only
+    sys.path[0] = str(HERE.parent / "cli")
+    import zygote_serve
 
-    sys.path.pop(0)  # this file's directory: a block sees only its own
-    for name in PRELOAD:
-        importlib.import_module(name)
-    request = _serve(int(sys.argv[1]), int(sys.argv[2]))
-    if request is not None:
-        sys.path.insert(0, "")
-        _become(request)  # the child ends here as an interpreter ends: atexit, flush, threads
+    sys.path.pop(0)
+    zygote_serve.preload(PRELOAD)
+    conn, request, fds = zygote_serve.serve(sys.argv[1])
+    zygote_serve.become(conn, request, fds)
+    zygote_serve.end(zygote_serve.run_python(request["argv"]))
 
 
 if __name__ == "__main__":

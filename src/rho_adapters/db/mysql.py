@@ -15,7 +15,10 @@ After every call the session is reset (``COM_RESET_CONNECTION``: user variables,
 variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
 sets survives into the next. The server's ``sql_mode`` is read once per connection, and the
 statement check lexes for it (``NO_BACKSLASH_ESCAPES``, ``ANSI_QUOTES``) and allows only
-the functions built into the server's flavour (MariaDB or MySQL).
+the functions built into the server's flavour (MariaDB or MySQL). Every call sets that mode
+again with its time limit: the reset gives the session the server's global settings, and a
+``SET GLOBAL sql_mode`` since the connection was made would have the server read the text
+otherwise than the check did.
 
 TLS (``options.tls``): ``verify`` (TLS required, certificate and host name checked against
 the system CAs or ``options.tls_ca``; the default for remote hosts), ``required`` (TLS
@@ -135,7 +138,8 @@ class MysqlDatabase(ThreadedDatabase):
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
             cursor.execute("SELECT @@SESSION.sql_mode")
             (sql_mode,) = cursor.fetchone()
-        modes = set(str(sql_mode).upper().split(","))
+        conn.rho_sql_mode = str(sql_mode)
+        modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
 
     def _settings(self, conn: Any) -> frozenset[str] | None:
@@ -174,13 +178,17 @@ class MysqlDatabase(ThreadedDatabase):
         timeout: float,
     ) -> QueryResult:
         with conn.cursor(self._module().cursors.Cursor) as setup:
+            # the sql_mode the check read the text for (see the module's docstring)
+            mode = (conn.rho_sql_mode,)
             if conn.rho_mariadb:
-                setup.execute(f"SET SESSION max_statement_time = {max(timeout, 0.001):.3f}")
+                limit = f"{max(timeout, 0.001):.3f}"
+                setup.execute(f"SET SESSION max_statement_time = {limit}, sql_mode = %s", mode)
                 # The on-disk temporary tables of one statement (GROUP BY, DISTINCT, UNION);
                 # MySQL has no session limit (temptable_max_* are global).
                 setup.execute(f"SET SESSION tmp_disk_table_size = {self.temp_mb() << 20}")
             else:
-                setup.execute(f"SET SESSION max_execution_time = {max(1, int(timeout * 1000))}")
+                limit = f"{max(1, int(timeout * 1000))}"
+                setup.execute(f"SET SESSION max_execution_time = {limit}, sql_mode = %s", mode)
             if self.read_only:
                 # The session default too: DDL commits the open transaction implicitly and
                 # runs in a new one, which only the session characteristic makes read-only.

@@ -2,9 +2,9 @@
 
     rho-agent worker --durable-db runs.sqlite [--store URL] [--queue NAME] [--concurrency N]
 
-Runs until SIGTERM or Ctrl+C. Sessions are read and written in ``--store`` (the store every
-worker and every enqueuer shares: a directory, or ``postgresql://...``;
-``rho_entry.config.stores``);
+Runs until SIGTERM or Ctrl+C (then exits 0; Ctrl+C during the start: 130). Sessions are
+read and written in ``--store`` (the store every worker and every enqueuer shares: a
+directory, or ``postgresql://...``; ``rho_entry.config.stores``);
 the queue, the step records and the heartbeats are in ``--durable-db`` (a SQLite file for one
 host, a PostgreSQL URL for many). New sessions get the agent settings of this worker
 (``--model``, ``--profile``, the environment, as for a one-shot run). See docs/durable.md.
@@ -71,6 +71,12 @@ def main(argv: list[str]) -> int:
     except RhoError as exc:
         sys.stderr.write(f"rho-agent worker: {exc}\n")
         return exit_codes.USAGE
+    except KeyboardInterrupt:
+        # Ctrl+C before the worker listens for it (during its start): the start stopped
+        # what it had started and the store is closed; the CLI's status for Ctrl+C, no
+        # traceback. Once consuming, Ctrl+C is the worker's stop (status 0).
+        sys.stderr.write("rho-agent worker: interrupted while starting; nothing left running\n")
+        return exit_codes.CANCELLED
 
 
 async def _serve(args: argparse.Namespace) -> int:

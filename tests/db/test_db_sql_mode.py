@@ -1,0 +1,56 @@
+"""The MySQL adapter's statement check and the server read a statement alike, even when the
+server's global ``sql_mode`` changes while the adapter's connection is open.
+
+The adapter reads ``sql_mode`` once per connection and lexes for it, and resets the session
+after every call (``COM_RESET_CONNECTION``), which gives the session the server's global
+settings of that moment. A ``SET GLOBAL sql_mode`` made by an administrator (or by another
+test on the same server: ``test_item_15`` in test_db_issue10.py) after the connection was
+made reached the session at the next reset, while the check still lexed for the mode read at
+connect: a text the check read as one string literal ran as a call of ``LOAD_FILE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from db_support import Server, adapter
+
+# With backslash escapes (the default) one string literal; under NO_BACKSLASH_ESCAPES the
+# string ends at the backslash, LOAD_FILE('/etc/hostname') follows and a comment hides the rest.
+SMUGGLED = "SELECT 'a\\', LOAD_FILE(0x2f6574632f686f73746e616d65) -- '"
+
+
+@pytest.fixture
+def global_sql_mode(mariadb_server: Server) -> Iterator[Callable[[str], object]]:
+    """A function that sets the server's global ``sql_mode``; the mode before is set back
+    afterwards, whatever the test did."""
+    conn = mariadb_server.admin()
+    cursor = conn.cursor()
+    cursor.execute("SELECT @@GLOBAL.sql_mode")
+    (saved,) = cursor.fetchone()
+    yield lambda mode: cursor.execute("SET GLOBAL sql_mode = %s", (mode,))
+    try:
+        cursor.execute("SET GLOBAL sql_mode = %s", (saved,))
+    finally:
+        conn.close()
+
+
+async def test_a_global_sql_mode_set_while_connected_does_not_change_the_reading(
+    mariadb_server: Server, global_sql_mode: Callable[[str], object]
+) -> None:
+    db = adapter(mariadb_server)
+    try:
+        connected = await db.query("SELECT @@SESSION.sql_mode", max_rows=1, timeout=5)
+        assert "NO_BACKSLASH_ESCAPES" not in str(connected.rows[0][0]).upper()
+        global_sql_mode("NO_BACKSLASH_ESCAPES")
+        # two calls, so that a reset after a call (the session's state cleared) came between
+        # the global change and the statement
+        for _ in range(2):
+            await db.query("SELECT 1", max_rows=1, timeout=5)
+        result = await db.query(SMUGGLED, max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+    # the server read the one string literal the check read: no second column, no file
+    assert result.columns == ("a', LOAD_FILE(0x2f6574632f686f73746e616d65) -- ",)
+    assert len(result.rows[0]) == 1
