@@ -1,4 +1,5 @@
-"""Ctrl+C while a real ``rho-agent worker`` process starts, on a real PostgreSQL.
+"""Ctrl+C while a real ``rho-agent worker`` process starts, and SIGTERM as it says it is
+consuming, on a real PostgreSQL.
 
 The worker's durable database is a database of the test's own on the shared server; its
 DBOS tables are made by a first worker. The test then holds a lock on DBOS's
@@ -17,6 +18,8 @@ library caller's process goes on with whatever the start left behind.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -145,3 +148,50 @@ def test_ctrl_c_while_the_worker_starts_ends_it_with_nothing_left(
     assert left == {"threads": [], "connections": 0}, left
     # nothing half-written: the next worker starts on the same database
     Worker(tmp_path, "third", db=durable_db, base_url=model).wait_ready().stop()
+
+
+def _blocked_writing(pid: int) -> bool:
+    """Whether the process's main thread sleeps in a write to a full pipe."""
+    try:
+        return "pipe_write" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
+
+
+def test_sigterm_as_the_banner_is_written_stops_the_worker_cleanly(
+    durable_db: str, tmp_path: Path
+) -> None:
+    """A supervisor that waits for "consuming" and then stops the worker must get a clean
+    stop (status 0), never a death by SIGTERM: the worker listens for its signals before it
+    says it is consuming. The banner is held in a write to a full pipe (a 4 KiB pipe the test
+    fills first), the signal is sent while it is held, then the pipe is read."""
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # one page
+    os.set_blocking(write_end, False)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(write_end, b"." * 4096)
+    os.set_blocking(write_end, True)
+    argv = [sys.executable, "-m", "rho_entry", "worker", "--durable-db", durable_db]
+    argv += ["--store", str(tmp_path / "store"), "-m", "demo", "--executor-id", "banner"]
+    argv += ["--poll", "0.1", "--heartbeat", "0.1"]
+    env = clean_env(tmp_path / "home")
+    worker = subprocess.Popen(argv, env=env, stderr=write_end, stdout=subprocess.DEVNULL)
+    os.close(write_end)
+    try:
+        deadline = time.monotonic() + 60
+        while not _blocked_writing(worker.pid):
+            assert worker.poll() is None, "the worker ended before it wrote its banner"
+            assert time.monotonic() < deadline, "the worker never wrote to its stderr"
+            time.sleep(0.05)
+        worker.send_signal(signal.SIGTERM)
+        time.sleep(0.3)  # the signal lands while the banner's write is held
+        with os.fdopen(read_end, "rb") as pipe:
+            err = pipe.read().decode().lstrip(".")
+        worker.wait(60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    assert "consuming" in err, err
+    assert worker.returncode == exit_codes.OK, (worker.returncode, err)

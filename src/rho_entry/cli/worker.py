@@ -119,17 +119,19 @@ async def _consume(worker: DbosWorker, options: WorkerOptions, where: str) -> in
     """Start ``worker``, then consume until SIGTERM or SIGINT; the worker stopped after."""
     executor_id = options.executor_id
     await worker.start()
-    sys.stderr.write(
-        f"rho-agent worker {executor_id}: consuming {options.queue} in {where} "
-        f"(version {options.app_version}, {options.concurrency} at once)\n"
-    )
-    sys.stderr.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
     try:
+        # listening before the banner: a supervisor that stops the worker as soon as it
+        # reads "consuming" gets a clean stop, never a death by SIGTERM
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        sys.stderr.write(
+            f"rho-agent worker {executor_id}: consuming {options.queue} in {where} "
+            f"(version {options.app_version}, {options.concurrency} at once)\n"
+        )
+        sys.stderr.flush()
         await stop.wait()
     finally:
         await worker.stop()
