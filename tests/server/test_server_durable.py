@@ -271,6 +271,9 @@ def test_one_durable_server_on_files_runs_its_queue_in_the_config_directory(
     wait_for(lambda: workflow() == [("SUCCESS", "rho.run")], "the workflow to succeed")
     assert State.from_events(recorded).messages[-1].text == "Listed."  # type: ignore[union-attr]
     assert on_files.sent("list") == 2
+    with contextlib.closing(sqlite3.connect(home / "durable.sqlite")) as db:
+        polled = db.execute("SELECT polling_interval_sec FROM queues WHERE name = 'rho-runs'")
+        assert polled.fetchall() == [(0.05,)]  # --poll reached the queue (DBOS keeps it)
 
 
 def test_a_durable_run_is_cancelled_over_http_through_the_store(on_files: OnFiles) -> None:
