@@ -482,7 +482,7 @@ async def test_hung_sync_hooks_starve_nothing() -> None:
     turns = [tools(call("echo", {"text": str(i)})) for i in range(40)]
     session = make_session(
         [*turns, text("gave up")],
-        hooks=Hooks(before_tool=[hangs], timeout=0.05),
+        hooks=Hooks(before_tool=[hangs], timeout=0.01),
         max_turns=0,
         repeat_limit=0,  # forty denials in a row on purpose: not a stuck loop here
     )

@@ -79,7 +79,7 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
     write = call("write", {"path": "out.txt", "content": "hi\n"}, call_id="c1")
     script = [tool_reply(sleep), text_reply("Recovered."), tool_reply(write), text_reply("Done.")]
     # no --durable-db: the queue is in the store's own database (the default)
-    flags = ("--store", url, "--durable", "--dead-after", "3")
+    flags = ("--store", url, "--durable", "--dead-after", "3", "--poll", "0.05")
     with LoopbackServer(script) as model:
         extra = {"RHO_AGENT_SERVER_PROFILES": "developer,eval", "RHO_AGENT_STORE_STALE_AFTER": "3"}
         env_a = serve_env(tmp_path / "a", model.base_url, **extra)
@@ -239,7 +239,7 @@ def on_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OnFiles]:
     home = root / "home"  # not created yet: the server makes it for durable.sqlite
     with LoopbackServer([], rules=[_by_prompt]) as model:
         env = serve_env(home, model.base_url, RHO_AGENT_SERVER_PROFILES="readonly,developer")
-        server = Serve(work, env, "--durable")
+        server = Serve(work, env, "--durable", "--poll", "0.05")
         try:
             yield OnFiles(server, model, home, work)
         finally:
@@ -271,6 +271,9 @@ def test_one_durable_server_on_files_runs_its_queue_in_the_config_directory(
     wait_for(lambda: workflow() == [("SUCCESS", "rho.run")], "the workflow to succeed")
     assert State.from_events(recorded).messages[-1].text == "Listed."  # type: ignore[union-attr]
     assert on_files.sent("list") == 2
+    with contextlib.closing(sqlite3.connect(home / "durable.sqlite")) as db:
+        polled = db.execute("SELECT polling_interval_sec FROM queues WHERE name = 'rho-runs'")
+        assert polled.fetchall() == [(0.05,)]  # --poll reached the queue (DBOS keeps it)
 
 
 def test_a_durable_run_is_cancelled_over_http_through_the_store(on_files: OnFiles) -> None:

@@ -130,6 +130,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="S",
         help="a peer silent this long is dead and its runs taken over (seconds, default 10)",
     )
+    durable.add_argument(
+        "--poll",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="how often the worker looks for queued runs: at most this long before a run "
+        "starts (seconds, default 1)",
+    )
     return parser
 
 
@@ -220,6 +228,10 @@ def _durable(
         queue=ns.queue,
         concurrency=ns.concurrency if ns.concurrency is not None else settings.max_runs,
         dead_after=ns.dead_after,
+        # a quarter of the window, as the store's beat: a 2 s beat under --dead-after 3 left
+        # a live server one late second from being taken for dead
+        heartbeat=min(2.0, ns.dead_after / 4),
+        poll=ns.poll,
     )
 
 
