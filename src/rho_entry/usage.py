@@ -7,6 +7,7 @@ Standard library only, and a leaf: the CLI's parser, ``monitor``, ``export``, ``
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import NoReturn
 
@@ -21,3 +22,16 @@ class UsageParser(argparse.ArgumentParser):
         """Print the usage and ``message``, then exit 1."""
         self.print_usage(sys.stderr)
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type``: a positive, finite number of seconds (a poll, a heartbeat, a
+    window). Zero would spin a loop against the database; a negative or NaN window would take
+    every live peer for dead."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value

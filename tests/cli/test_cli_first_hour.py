@@ -137,6 +137,34 @@ def test_an_endpoint_error_is_not_followed_by_an_empty_usage_line(
         (("--preview-lines", "-3", "-m", "demo", "x"), "--preview-lines -3: expected 0 or more"),
         (("--force", "-m", "demo", "x"), "--force goes with --output FILE"),
         (("--bogus",), "unrecognized arguments: --bogus"),
+        (("worker",), "the following arguments are required: --durable-db"),
+        (("worker", "--durable-db", "q.sqlite", "--bogus"), "unrecognized arguments: --bogus"),
+        (
+            ("worker", "--durable-db", "q.sqlite", "--poll", "0"),
+            "argument --poll: expected a positive number of seconds, got '0'",
+        ),
+        (
+            ("worker", "--durable-db", "q.sqlite", "--dead-after", "nan"),
+            "argument --dead-after: expected a positive number of seconds, got 'nan'",
+        ),
+        (
+            ("worker", "--durable-db", "q.sqlite", "--heartbeat", "-1"),
+            "argument --heartbeat: expected a positive number of seconds, got '-1'",
+        ),
+        (
+            ("worker", "--durable-db", "q.sqlite", "--heartbeat", "5", "--dead-after", "5"),
+            "--heartbeat 5 must be shorter than --dead-after 5",
+        ),
+        (("queue", "--durable-db", "q.sqlite"), "the following arguments are required: command"),
+        (("queue", "--bogus"), "the following arguments are required: --durable-db"),
+        (
+            ("serve", "--durable", "--poll", "0"),
+            "argument --poll: expected a positive number of seconds, got '0'",
+        ),
+        (
+            ("serve", "--durable", "--dead-after", "inf"),
+            "argument --dead-after: expected a positive number of seconds, got 'inf'",
+        ),
     ],
 )
 def test_every_usage_error_exits_1_and_says_what_is_wrong(

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
+from rho_entry.usage import UsageParser
 
 if TYPE_CHECKING:
     from rho_adapters.durable.run_queue import DbosRunQueue
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     """The queue commands and their flags."""
-    parser = argparse.ArgumentParser(prog="rho-agent queue", description="Durable runs.")
+    parser = UsageParser(prog="rho-agent queue", description="Durable runs.")
     parser.add_argument("--durable-db", required=True, metavar="URL", help="SQLite path or URL")
     parser.add_argument("--queue", default="rho-runs", help="the queue (default rho-runs)")
     parser.add_argument(

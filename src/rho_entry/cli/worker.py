@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
+from rho_entry.usage import UsageParser, seconds
 
 if TYPE_CHECKING:
     from rho_adapters.durable.worker import DbosWorker, WorkerOptions
@@ -31,9 +32,7 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     """The worker's flags."""
-    parser = argparse.ArgumentParser(
-        prog="rho-agent worker", description="Consume a queue of durable runs."
-    )
+    parser = UsageParser(prog="rho-agent worker", description="Consume a queue of durable runs.")
     parser.add_argument(
         "--store",
         metavar="URL",
@@ -52,11 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", "-p", help="the permission profile (default readonly)")
     parser.add_argument("--executor-id", help="this worker's id (default host-pid-random)")
     parser.add_argument("--application-version", help="pin the code version (default: this code's)")
-    parser.add_argument("--poll", type=float, default=1.0, help="queue polling, seconds")
-    parser.add_argument("--heartbeat", type=float, default=2.0, help="heartbeat, seconds")
+    parser.add_argument("--poll", type=seconds, default=1.0, help="queue polling, seconds")
+    parser.add_argument("--heartbeat", type=seconds, default=2.0, help="heartbeat, seconds")
     parser.add_argument(
         "--dead-after",
-        type=float,
+        type=seconds,
         default=10.0,
         help="a worker silent this long is dead and its runs recovered (seconds)",
     )
@@ -65,7 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     """Run a worker until a signal; the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.heartbeat >= args.dead_after:
+        parser.error(
+            f"--heartbeat {args.heartbeat:g} must be shorter than --dead-after "
+            f"{args.dead_after:g}: its peers would take this live worker for dead"
+        )
     try:
         return asyncio.run(_serve(args))
     except RhoError as exc:

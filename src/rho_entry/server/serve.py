@@ -45,7 +45,7 @@ from rho_entry.server.settings import (
     check_roots,
 )
 from rho_entry.server.startup_checks import check_endpoint, check_profiles, listen
-from rho_entry.usage import UsageParser
+from rho_entry.usage import UsageParser, seconds
 
 if TYPE_CHECKING:
     from rho_entry.server.durable_runs import DurableSettings
@@ -125,14 +125,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     durable.add_argument(
         "--dead-after",
-        type=float,
+        type=seconds,
         default=10.0,
         metavar="S",
         help="a peer silent this long is dead and its runs taken over (seconds, default 10)",
     )
     durable.add_argument(
         "--poll",
-        type=float,
+        type=seconds,
         default=1.0,
         metavar="S",
         help="how often the worker looks for queued runs: at most this long before a run "
