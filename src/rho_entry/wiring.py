@@ -101,7 +101,7 @@ def render_system_prompt(
     config: AgentConfig, profile: PermissionProfile, tools: tuple[str, ...] = ()
 ) -> str:
     """The system prompt for ``config`` and ``profile`` (template, facts, tool names)."""
-    from rho_entry.config.templates import resolve_system_prompt
+    from rho_entry.config.system_prompt import resolve_system_prompt
 
     return resolve_system_prompt(
         config, profile, working_dir_of(config), config_dir(os.environ), tools=tools

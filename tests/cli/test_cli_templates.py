@@ -10,12 +10,12 @@ import pytest
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import builtin_profile
+from rho_entry.config.system_prompt import resolve_system_prompt
 from rho_entry.config.templates import (
     load_template,
     parse_template,
     parse_var_assignments,
     render_template,
-    resolve_system_prompt,
 )
 
 REVIEW = """\
@@ -133,7 +133,7 @@ def test_the_default_prompt_from_its_parts_is_the_rendered_template(profile: str
     """The default prompt is filled from the template's parts (no template values built): the
     text ``render_template`` gives for the same template, facts and config vars."""
     from rho_entry.config.prompts.facts import profile_facts
-    from rho_entry.config.templates import default_prompt_template
+    from rho_entry.config.system_prompt import default_prompt_template
 
     grants = builtin_profile(profile)
     facts = {**profile_facts(grants, tools=("list",), databases=()), "working_dir": "/w"}

@@ -34,8 +34,8 @@ from rho_adapters.store import FileSessionStore
 from rho_domain import events as ev
 from rho_domain.messages import ToolCall, Usage
 from rho_entry import Agent, AgentConfig, Session
+from rho_entry.cli.json_render import JsonRenderer
 from rho_entry.cli.main import main as cli_main
-from rho_entry.cli.render import JsonRenderer
 from rho_entry.cli.terminal_text import json_visible
 
 # Each carries a different family: CSI, OSC (title), C1 CSI, bidi override, line separator,

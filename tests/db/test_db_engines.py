@@ -111,13 +111,13 @@ async def test_connection_is_reused_and_replaced_when_broken(server: Server) -> 
     db = adapter(server)
     try:
         await db.query("SELECT 1", max_rows=1, timeout=5)
-        first = db._conn  # type: ignore[attr-defined]
+        first = db.slot.conn  # type: ignore[attr-defined]
         await db.query("SELECT 2", max_rows=1, timeout=5)
-        assert db._conn is first  # type: ignore[attr-defined]
+        assert db.slot.conn is first  # type: ignore[attr-defined]
         first.close()
         result = await db.query("SELECT 3", max_rows=1, timeout=5)
         assert result.rows == ((3,),)
-        assert db._conn is not first  # type: ignore[attr-defined]
+        assert db.slot.conn is not first  # type: ignore[attr-defined]
     finally:
         await db.aclose()
         await db.aclose()  # idempotent

@@ -57,7 +57,7 @@ def test_a_start_reads_the_shipped_documents_without_yaml() -> None:
     code = (
         "import sys\n"
         "from rho_entry.config.prices import shipped_prices\n"
-        "from rho_entry.config.templates import default_prompt_template\n"
+        "from rho_entry.config.system_prompt import default_prompt_template\n"
         "print(shipped_prices().lookup('gpt-5-mini') is not None)\n"
         "print(sorted(default_prompt_template(None).vars)[:2])\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('yaml', '_yaml')))\n"

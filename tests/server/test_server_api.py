@@ -237,7 +237,7 @@ async def test_looking_at_sessions_leaves_no_feed_behind(tmp_path: Path) -> None
         for sid in ids:
             await wait_idle(client, sid)
             await client.get(f"/api/sessions/{sid}")
-    assert app.state.host._feeds == {}
+    assert app.state.host.feeds.kept == {}
     assert app.state.host.runs.handles == {}
 
 

@@ -221,7 +221,7 @@ async def test_a_run_that_cannot_start_is_logged_and_streamed(
         session_id = created.json()["id"]
         await wait_idle(client, session_id)
         shutil.rmtree(gone)
-        feed = await host.feed(session_id)
+        feed = await host.feeds.feed(session_id)
         subscription = feed.subscribe()
         with caplog.at_level(logging.WARNING, logger="rho_entry.server"):
             handle = await host.runs.dispatch(session_id, "again", feed, done=lambda: None)

@@ -4,46 +4,31 @@
 connect, how to check a connection before reuse, how to run one statement inside the
 engine's read-only transaction (``_run``) and how to leave no session state behind
 (``_reset``); the base handles the statement check (layer 1, for the server's settings and
-the alias's allowed functions), the lock that keeps one statement per connection at a time,
-the thread hop, and the deadline.
+the alias's allowed functions); its ``ConnectionSlot`` (``db/connection_slot.py``) the lock
+that keeps one statement per connection at a time, the thread hop, and the deadline.
 
 The deadline: each engine enforces the statement timeout itself (SQLite progress handler,
 ``statement_timeout``, ``max_statement_time``, ``call_timeout``, ``RUNTIMECAP``). If the
 call is still running ``WATCHDOG_MARGIN`` seconds after the timeout (a long single step,
-several round trips), the base cancels the statement through the engine (``_cancel``), and
-``_GRACE`` later drops the connection. An abandoned thread's result is always retrieved, so
-nothing is logged later as "Task exception was never retrieved".
+several round trips), the slot cancels the statement through the engine (``_cancel``), and
+``GRACE`` later drops the connection (``_interrupt``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
-from rho_adapters.db.errors import StatementTimeout, map_driver_errors
+from rho_adapters.db.connection_slot import ConnectionSlot, close_quietly
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, RhoError, StatementRefused
 from rho_domain.permissions import DatabaseMode
 from rho_domain.ports.database import Database, QueryResult, TableInfo
 from rho_domain.sql import Verdict, allowed_functions, check_read_only, classify, dialect
 
-T = TypeVar("T")
-
 TEMP_FILE_LIMIT_MB = 1024  # temporary disk one statement may use (options.temp_file_limit_mb)
-
-# Seconds past the statement timeout before the adapter cancels the statement itself (the
-# engine's own timeout normally fires first), then before it drops the connection.
-WATCHDOG_MARGIN = 0.15
-_GRACE = 1.0
-
-
-def _retrieve(task: asyncio.Future[Any]) -> None:
-    """Read an abandoned call's outcome, so asyncio never logs it as unretrieved."""
-    if not task.cancelled():
-        task.exception()
 
 
 class ThreadedDatabase(Database):
@@ -72,9 +57,16 @@ class ThreadedDatabase(Database):
         self._driver = driver
         self._check = check_statements and mode is DatabaseMode.READONLY
         self._allowed = allowed_functions(config.options, alias=alias)
-        self._conn: Any = None
-        self._lock = asyncio.Lock()
-        self._running: asyncio.Future[Any] | None = None
+        # The engine's hooks, bound here: a subclass's overrides are the ones called.
+        self.slot = ConnectionSlot(
+            alias,
+            connect=self._connect,
+            usable=self._usable,
+            reset=self._reset,
+            cancel=self._cancel,
+            interrupt=self._interrupt,
+            error_types=self._error_types,
+        )
 
     def temp_mb(self) -> int:
         """The temporary disk space one statement may use, in MB (``TEMP_FILE_LIMIT_MB``
@@ -147,7 +139,7 @@ class ThreadedDatabase(Database):
             checked = self.verdict(sql, conn)
             return self._run(conn, sql, None, checked, max_rows, timeout)
 
-        return await self._call(work, timeout)
+        return await self.slot.call(work, timeout)
 
     async def list_tables(
         self, *, pattern: str = "%", schema: str | None = None
@@ -165,95 +157,17 @@ class ThreadedDatabase(Database):
     ) -> QueryResult:
         """Run a harness-written, parameterised read query in the read-only transaction."""
         verdict = Verdict(kind="SELECT", read_only=True)
-        return await self._call(
+        return await self.slot.call(
             lambda conn: self._run(conn, sql, params, verdict, max_rows, timeout), timeout
         )
 
     async def aclose(self) -> None:
         """See ``Database.aclose``."""
-        async with self._lock:
-            running, self._running = self._running, None
-            if running is not None and not running.done():
-                # An abandoned statement: give its thread a bounded time to stop.
-                await asyncio.wait({running}, timeout=_GRACE)
-            conn, self._conn = self._conn, None
-            if conn is not None:
-                await asyncio.to_thread(self._close_quietly, conn)
-
-    async def _call(self, work: Callable[[Any], T], timeout: float) -> T:
-        async with self._lock:
-            task = asyncio.ensure_future(asyncio.to_thread(self._in_thread, work))
-            task.add_done_callback(_retrieve)
-            self._running = task
-            try:
-                try:
-                    return await asyncio.wait_for(asyncio.shield(task), timeout + WATCHDOG_MARGIN)
-                except TimeoutError:
-                    # The engine's own timeout did not fire: cancel the statement ourselves.
-                    await asyncio.to_thread(self._cancel_quietly, self._conn)
-                    try:
-                        return await asyncio.wait_for(asyncio.shield(task), _GRACE)
-                    except (StatementTimeout, TimeoutError):
-                        raise
-                    except RhoError as exc:  # the cancellation surfaces as a driver error
-                        raise StatementTimeout(
-                            f"{self.alias}: the statement did not finish within {timeout:g} s "
-                            "and was cancelled"
-                        ) from exc
-            except asyncio.CancelledError:
-                self._abandon()  # the thread may still use the connection: never reuse it
-                raise
-            except TimeoutError:
-                self._abandon()
-                raise StatementTimeout(
-                    f"{self.alias}: the statement did not finish within {timeout:g} s; "
-                    "the connection was dropped"
-                ) from None
-
-    def _in_thread(self, work: Callable[[Any], T]) -> T:
-        with map_driver_errors(self.alias, self._error_types()):
-            conn = self._conn
-            if conn is None or not self._usable(conn):
-                if conn is not None:
-                    self._close_quietly(conn)
-                self._conn = None
-                conn = self._conn = self._connect()
-            try:
-                return work(conn)
-            finally:
-                if self._conn is conn:
-                    self._reset_quietly(conn)
-
-    def _reset_quietly(self, conn: Any) -> None:
-        """Leave no session state for the next call; a connection that cannot be reset is
-        dropped (a fresh one has no state)."""
-        try:
-            self._reset(conn)
-        except Exception:  # noqa: BLE001 - any failure means: do not reuse this connection
-            self.discard(conn)
-
-    def _cancel_quietly(self, conn: Any) -> None:
-        if conn is not None:
-            with contextlib.suppress(Exception):  # best effort; the grace period follows
-                self._cancel(conn)
-
-    def _abandon(self) -> None:
-        """Interrupt a stuck statement and forget its connection (never reused)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            # Best effort: the connection is being dropped whatever happens.
-            with contextlib.suppress(Exception):
-                self._interrupt(conn)
+        await self.slot.aclose()
 
     def discard(self, conn: Any) -> None:
         """Close and forget ``conn`` (after a truncated streaming result or a failure)."""
-        if self._conn is conn:
-            self._conn = None
-        self._close_quietly(conn)
-
-    def _close_quietly(self, conn: Any) -> None:
-        with contextlib.suppress(Exception):  # closing a broken connection may fail too
-            conn.close()
+        self.slot.discard(conn)
 
     def _interrupt(self, conn: Any) -> None:
         """Stop the running statement from another thread; default: close the connection."""
@@ -302,7 +216,7 @@ class ThreadedDatabase(Database):
         try:
             self._prepare(conn)
         except BaseException:
-            self._close_quietly(conn)
+            close_quietly(conn)
             raise
         return conn
 

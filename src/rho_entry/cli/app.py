@@ -20,8 +20,9 @@ from rho_domain.permissions import PermissionProfile, builtin_as_made
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_entry.cli import collector, exit_codes
+from rho_entry.cli.json_render import JsonRenderer
 from rho_entry.cli.launch import Launch, prepare
-from rho_entry.cli.render import JsonRenderer, TerminalRenderer
+from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.running import (
     interruptible,
     make_renderer,

@@ -2,7 +2,8 @@
 
 Everything that can be wrong with the invocation is found here, before any model is called:
 bad flags, config, profile, templates (a missing required variable names itself and the
-file), an --output file that exists without --force, no endpoint configured.
+file), an --output file that exists without --force, no endpoint configured. The files the
+invocation names are found and checked by ``cli/launch_files.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ import attrs
 from rho_domain.config import AgentConfig, Budget
 from rho_domain.errors import ConfigError
 from rho_entry.cli.budget_flags import given_budget, with_budget
+from rho_entry.cli.launch_files import (
+    check_output,
+    find_template,
+    input_files,
+    is_template_path,
+    load_config,
+    load_schema,
+    refuse_overwriting_an_input,
+    template_suggestions,
+)
 from rho_entry.config.home import config_dir
 from rho_entry.config.settings import Settings, check_endpoint, resolve_settings
 from rho_entry.config.templates import (
@@ -30,7 +41,6 @@ from rho_entry.config.templates import (
 if TYPE_CHECKING:  # built when their flags are given
     from rho_entry.cli.answers import Answers
     from rho_entry.cli.transfers import Transfers
-    from rho_entry.config.template_values import PromptTemplate
 
 _SETTING_FLAGS = (
     "model_timeout",
@@ -126,16 +136,16 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     values.update(parse_var_assignments(args.var))
     task, suggested = args.task, {}
     if args.prompt is not None:
-        template = load_template(_find_template(args.prompt, home))
+        template = load_template(find_template(args.prompt, home))
         task = render_template(template, values).system_prompt.strip()
-        suggested = _suggestions(template)
+        suggested = template_suggestions(template)
     system = args.system_prompt
-    if system is not None and _is_template_path(system):
+    if system is not None and is_template_path(system):
         template = load_template(Path(system).expanduser())
         rendered = render_template(template, values)  # fail now on a missing variable
         if task is None and rendered.initial_prompt and not args.resume:
             task = rendered.initial_prompt
-        suggested = {**_suggestions(template), **suggested}
+        suggested = {**template_suggestions(template), **suggested}
         system = str(Path(system).expanduser().resolve())
     flags = {name: getattr(args, name, None) for name in _SETTING_FLAGS}
     transfers = _transfers(args, flags)
@@ -143,9 +153,9 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     flags["budget"] = budget = given_budget(args)
     with_budget(Budget(), budget)  # a bad limit is named by its flag, now
     if args.output_schema is not None:
-        flags["output_schema"] = _load_schema(args.output_schema)
+        flags["output_schema"] = load_schema(args.output_schema)
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
-    base = _load_config(config_path) if config_path else None
+    base = load_config(config_path) if config_path else None
     if getattr(args, "mcp_config", None):
         from rho_entry.config.mcp_servers import with_mcp_file
 
@@ -177,8 +187,8 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     if downloads and task is None:
         raise ConfigError("--download needs a task: it copies files once the run is over")
     if output is not None:
-        _check_output(output, force=args.force, interactive=interactive)
-        _refuse_overwriting_an_input(output, _input_files(args, home, config_path))
+        check_output(output, force=args.force, interactive=interactive)
+        refuse_overwriting_an_input(output, input_files(args, home, config_path))
     return Launch(
         settings=settings,
         task=task,
@@ -227,93 +237,6 @@ def _resume_ref(value: str | None) -> str | None:
     if value is None or value == "latest" or not Path(value).expanduser().is_dir():
         return value
     return str(Path(value).expanduser().resolve())
-
-
-def _find_template(name: str, home: Path) -> Path:
-    path = Path(name).expanduser()
-    if path.is_file():
-        return path
-    for candidate in (home / "prompts" / name, home / "prompts" / f"{name}.md"):
-        if candidate.is_file():
-            return candidate
-    raise ConfigError(
-        f"--prompt {name!r}: no such template file (looked for {path} and "
-        f"{home / 'prompts' / (name if name.endswith('.md') else name + '.md')})"
-    )
-
-
-def _is_template_path(value: str) -> bool:
-    text = value.strip()
-    if "\n" in text:
-        return False
-    try:
-        return text.endswith(".md") or Path(text).expanduser().is_file()
-    except OSError:  # literal prompt text too long to be a file name
-        return False
-
-
-def _suggestions(template: PromptTemplate) -> dict[str, str]:
-    out = {}
-    if template.profile:
-        out["profile"] = template.profile
-    if template.model:
-        out["model"] = template.model
-    return out
-
-
-def _load_schema(path: str) -> Any:
-    """The JSON Schema file of ``--output-schema`` (checked by AgentConfig)."""
-    import json
-
-    try:
-        return json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--output-schema {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ConfigError(f"--output-schema {path}: not a JSON file: {exc}") from None
-
-
-def _load_config(path: str) -> AgentConfig:
-    from rho_entry.config.config_files import load_agent_config
-
-    return load_agent_config(Path(path).expanduser())
-
-
-def _check_output(path: Path, *, force: bool, interactive: bool) -> None:
-    if interactive:
-        raise ConfigError("--output needs a task: it writes the final answer of a one-shot run")
-    if path.is_dir():
-        raise ConfigError(f"--output {path}: is a directory")
-    if path.exists() and not force:
-        raise ConfigError(f"--output {path}: the file exists; add --force to overwrite it")
-    if not path.parent.is_dir():
-        raise ConfigError(f"--output {path}: the directory {path.parent} does not exist")
-
-
-def _input_files(args: argparse.Namespace, home: Path, config_path: str | None) -> list[Path]:
-    """The files this invocation reads its task, prompts, variables and config from."""
-    files = [Path(config_path).expanduser()] if config_path else []
-    if args.prompt is not None:
-        files.append(_find_template(args.prompt, home))
-    if args.system_prompt is not None and _is_template_path(args.system_prompt):
-        files.append(Path(args.system_prompt).expanduser())
-    if args.vars_file:
-        files.append(Path(args.vars_file).expanduser())
-    if args.output_schema:
-        files.append(Path(args.output_schema).expanduser())
-    return files
-
-
-def _refuse_overwriting_an_input(output: Path, inputs: list[Path]) -> None:
-    """--force allows replacing an old answer, never a file the run reads (a template)."""
-    if not output.exists():
-        return
-    for source in inputs:
-        if source.exists() and output.samefile(source):
-            raise ConfigError(
-                f"--output {output}: that is also an input of this run ({source}); "
-                "choose another output file"
-            )
 
 
 def _color(env: Mapping[str, str]) -> bool:

@@ -16,8 +16,9 @@ from rho_domain.ports.store import SessionStore
 from rho_domain.run import RunResult, RunStatus
 from rho_domain.secrets import SecretPolicy
 from rho_entry.cli import exit_codes
+from rho_entry.cli.json_render import JsonRenderer
 from rho_entry.cli.launch import Launch
-from rho_entry.cli.render import JsonRenderer, TerminalRenderer
+from rho_entry.cli.render import TerminalRenderer
 from rho_entry.config.settings import environment
 
 if TYPE_CHECKING:

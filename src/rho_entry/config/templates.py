@@ -15,15 +15,13 @@ A template file looks like::
 
 Substitution is deliberately tiny (no jinja2): ``{{ name }}`` is replaced by the variable's
 value. A name used in the text that has no value, or a required variable left unset, is a
-``ConfigError`` naming the variable and the file. The built-in default system prompt
-(``prompts/default.md``) is rendered with facts about the platform, working directory and
-profile; a user's ``<config dir>/default.md`` replaces it.
+``ConfigError`` naming the variable and the file. The system prompt an agent runs with (the
+default template, a template file, or text) is ``rho_entry.config.system_prompt``'s.
 """
 
 from __future__ import annotations
 
 import functools
-import platform as _platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,12 +31,10 @@ from rho_domain.lazy_names import lazy_names
 from rho_entry.config.yaml_text import parse_yaml, read_yaml_file
 
 if TYPE_CHECKING:
-    from rho_domain.config import AgentConfig
-    from rho_domain.permissions import PermissionProfile
     from rho_entry.config.template_values import PromptTemplate, RenderedPrompt
 
 # The values are built where a template of the user's is loaded or rendered; the default
-# prompt is rendered from its parts (``_parts``), without them.
+# prompt is rendered from its parts (``template_parts``), without them.
 __getattr__ = lazy_names(
     __name__,
     dict.fromkeys(
@@ -58,10 +54,11 @@ BUILTIN_DIR = Path(__file__).parent / "prompts"
 
 def load_template(path: str | Path) -> PromptTemplate:
     """Read and parse a template file; a missing or unreadable file is a ConfigError."""
-    return parse_template(_read(path), source=str(path))
+    return parse_template(read_template(path), source=str(path))
 
 
-def _read(path: str | Path) -> str:
+def read_template(path: str | Path) -> str:
+    """A template file's text; a missing or unreadable file is a ConfigError."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -77,7 +74,7 @@ def parse_template(text: str, *, source: str = "<template>") -> PromptTemplate:
 def _parse_template(text: str, source: str) -> PromptTemplate:
     from rho_entry.config.template_values import PromptTemplate, TemplateVar
 
-    meta, body, declared = _parts(text, source)
+    meta, body, declared = template_parts(text, source)
     return PromptTemplate(
         source=source,
         body=body,
@@ -93,7 +90,7 @@ def _parse_template(text: str, source: str) -> PromptTemplate:
 
 
 @functools.lru_cache(maxsize=32)
-def _parts(text: str, source: str) -> tuple[dict[str, Any], str, dict[str, _Var]]:
+def template_parts(text: str, source: str) -> tuple[dict[str, Any], str, dict[str, _Var]]:
     """(the frontmatter, the body, each declared variable) of a template, validated.
 
     Every new Agent renders its prompt from a template, most often the same file: parsing its
@@ -122,7 +119,7 @@ def render_template(template: PromptTemplate, values: Mapping[str, str]) -> Rend
     from rho_entry.config.template_values import RenderedPrompt
 
     declared = {n: (v.required, v.default, v.description) for n, v in template.vars.items()}
-    resolved = _resolved(declared, values, template.source)
+    resolved = resolved_values(declared, values, template.source)
     initial = template.initial_prompt
     return RenderedPrompt(
         system_prompt=substitute(template.body, resolved, source=template.source),
@@ -130,7 +127,7 @@ def render_template(template: PromptTemplate, values: Mapping[str, str]) -> Rend
     )
 
 
-def _resolved(
+def resolved_values(
     declared: Mapping[str, _Var], values: Mapping[str, str], source: str
 ) -> dict[str, str]:
     """Each variable's value: given > declared default > ConfigError if required; then the
@@ -260,74 +257,3 @@ def _optional_str(meta: Mapping[str, Any], key: str, source: str) -> str | None:
     if not isinstance(value, str):
         raise ConfigError(f"{source}: {key}: expected a string, got {type(value).__name__}")
     return value
-
-
-def default_prompt_template(config_dir: Path | None) -> PromptTemplate:
-    """The user's ``<config dir>/default.md`` if present, else the built-in one."""
-    return load_template(_default_prompt_path(config_dir))
-
-
-def _default_prompt_path(config_dir: Path | None) -> Path:
-    if config_dir is not None and (config_dir / "default.md").is_file():
-        return config_dir / "default.md"
-    return BUILTIN_DIR / "default.md"
-
-
-def default_system_prompt(
-    profile: PermissionProfile,
-    *,
-    working_dir: str,
-    platform: str,
-    tools: Sequence[str] = (),
-    databases: Sequence[str] = (),
-    config_dir: Path | None = None,
-    values: Mapping[str, str] | None = None,
-) -> str:
-    """Render the default system prompt: what the model is, where it runs, what it may do.
-
-    The capability text is computed from the profile's fields, so it is true for every
-    profile (a custom one included); ``values`` may add or override variables.
-    """
-    from rho_entry.config.prompts.facts import profile_facts
-
-    facts = profile_facts(profile, tools=tools, databases=databases)
-    facts.update(platform=platform, working_dir=working_dir)
-    facts.update(values or {})
-    # ``render_template(default_prompt_template(config_dir), facts).system_prompt``, from the
-    # template's parts: a run that renders only the default prompt builds no template values.
-    path = _default_prompt_path(config_dir)
-    source = str(path)
-    _, body, declared = _parts(_read(path), source)
-    return substitute(body, _resolved(declared, facts, source), source=source)
-
-
-def resolve_system_prompt(
-    config: AgentConfig,
-    profile: PermissionProfile,
-    working_dir: str,
-    config_dir: Path | None,
-    *,
-    tools: Sequence[str] = (),
-) -> str:
-    """The system prompt an AgentConfig asks for.
-
-    Empty: the default prompt (user override or built-in) rendered with the platform, working
-    directory and profile facts, plus ``config.vars``. Ending in ``.md``: that template file
-    rendered with ``config.vars``. Anything else: the literal text.
-    """
-    text = config.system_prompt
-    if not text.strip():
-        return default_system_prompt(
-            profile,
-            working_dir=working_dir,
-            platform=_platform.system() or "unknown",
-            tools=tools,
-            databases=tuple(config.databases),
-            config_dir=config_dir,
-            values=config.vars,
-        )
-    if text.strip().endswith(".md") and "\n" not in text.strip():
-        return render_template(
-            load_template(Path(text.strip()).expanduser()), config.vars
-        ).system_prompt
-    return text

@@ -4,7 +4,8 @@ Every read and signal goes through the store's ``SessionCatalog`` / ``SessionCon
 whatever keeps the sessions: files in the config directory (the default), or PostgreSQL
 shared by several servers (``--store postgresql://...``). The file store answers the
 dashboard's polls from meta.json and reads of its traces from where the last read ended, so
-the server reads no file itself.
+the server reads no file itself. A session's trace feed, while it is used, is kept by
+``SessionFeeds`` (``feeds``).
 
 A session is held (its store lock taken) only while a run is in progress; between runs it is
 an ordinary session on disk that ``rho-agent --resume``, ``monitor`` and ``export`` see, and
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,8 @@ from rho_entry.server.admission import Admission
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.durable_runs import DurableRuns, DurableSettings
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
-from rho_entry.server.feed import TraceFeed
 from rho_entry.server.runs import Runs
+from rho_entry.server.session_feeds import SessionFeeds
 from rho_entry.server.settings import ServerSettings
 from rho_entry.server.tally import Tallies
 from rho_entry.server.views import (
@@ -78,7 +79,6 @@ class SessionHost:
         self.store = store.store
         self.sessions = store.sessions
         self.admission = Admission(settings, base_config, config_dir)
-        self._feeds: dict[str, TraceFeed] = {}
         self.tallies = Tallies()
         self.runs = Runs(
             attrs.evolve(base_config, working_dir=str(settings.roots[0])),
@@ -98,6 +98,7 @@ class SessionHost:
                 config=self.runs.runtime.agent.config,
                 authority=self.runs.runtime.resume_authority(),
             )
+        self.feeds = SessionFeeds(self.sessions, self.runs.handles, buffer=settings.event_buffer)
 
     async def start(self) -> None:
         """Start what runs beside the routes: a durable server's worker."""
@@ -140,35 +141,20 @@ class SessionHost:
         tally = await self.tallies.of_catalog(self.sessions, session_id)
         view.update(tally.view(liveness=view["liveness"], now=now))
         state = await self._stored_state(session_id)
-        feed = await self.feed(session_id)
+        feed = await self.feeds.feed(session_id)
         last_seq = feed.seq
-        self.release_feed(session_id)  # a look must not leave a feed behind
+        self.feeds.release(session_id)  # a look must not leave a feed behind
         return {**view, "pending_approvals": pending_approvals(state), "last_seq": last_seq}
 
     async def running(self, session_id: str) -> bool:
         """A run is in progress: in this server, or in another process (its liveness)."""
-        feed = self._feeds.get(session_id)
+        feed = self.feeds.get(session_id)
         if self.runs.active(session_id) or (feed is not None and feed.busy):
             return True  # a run here, or its last events still being published
         try:
             return run_in_progress((await self.sessions.info(session_id)).liveness)
         except SessionNotFound:
             return False
-
-    async def feed(self, session_id: str) -> TraceFeed:
-        """The session's feed (one per session, created on first use)."""
-        feed = self._feeds.get(session_id)
-        if feed is None:
-            made = TraceFeed(self.sessions, session_id, buffer=self.settings.event_buffer)
-            started = await made.start()
-            feed = self._feeds.setdefault(session_id, started)  # first one wins a race
-        return feed
-
-    def release_feed(self, session_id: str) -> None:
-        """Forget a feed nobody uses (no subscriber, no run): memory stays bounded."""
-        feed = self._feeds.get(session_id)
-        if feed is not None and not feed.subscribers and session_id not in self.runs.handles:
-            del self._feeds[session_id]
 
     # -- acting -------------------------------------------------------------------------------
 
@@ -229,9 +215,8 @@ class SessionHost:
             if call_id not in stored:
                 raise NotFound(_not_waiting(call_id, stored))
             self.runs.check_capacity()
-            handle = await self.runs.dispatch(
-                session_id, None, await self._current_feed(session_id), done=self._done(session_id)
-            )
+            feed, done = await self.feeds.current(session_id), self.feeds.done(session_id)
+            handle = await self.runs.dispatch(session_id, None, feed, done=done)
             await self.runs.settle(handle, self.settings.answer_grace)
         waiting = [p.call.id for p in handle.pending_approvals]
         if call_id not in waiting:
@@ -255,9 +240,7 @@ class SessionHost:
         """Cancel a run in progress, wait for it to end, close the session's streams."""
         await self.find(session_id)
         await self.runs.stop(session_id, self.settings.shutdown_grace)
-        feed = self._feeds.pop(session_id, None)
-        if feed is not None:
-            feed.close()
+        self.feeds.close(session_id)
 
     async def aclose(self) -> None:
         """Shutdown: cancel every run and wait for them, so each session ends ``cancelled``
@@ -266,9 +249,7 @@ class SessionHost:
         await self.runs.aclose(self.settings.shutdown_grace)
         if self.durable is not None:
             await self.durable.aclose()
-        for feed in self._feeds.values():
-            feed.close()
-        self._feeds.clear()
+        self.feeds.close_all()
         await self.chosen.aclose()  # a shared store's pool and listener end with the server
 
     # -- internals ----------------------------------------------------------------------------
@@ -289,8 +270,8 @@ class SessionHost:
                 raise Conflict(f"session {session_id} is running; wait for it or cancel it")
             await self.runs.stop(session_id, self.settings.shutdown_grace)  # awaiting approval
         self.runs.check_capacity()
-        feed = await self._current_feed(session_id)
-        _ = await self.runs.dispatch(session_id, prompt, feed, done=self._done(session_id))
+        feed = await self.feeds.current(session_id)
+        _ = await self.runs.dispatch(session_id, prompt, feed, done=self.feeds.done(session_id))
 
     async def _answer_durable(self, session_id: str, call_id: str, decision: Decision) -> None:
         """``answer`` on a durable server: the session's last run continues on the queue."""
@@ -300,23 +281,6 @@ class SessionHost:
         if call_id not in stored:
             raise NotFound(_not_waiting(call_id, stored))
         await self.durable.answer(session_id, tuple(events), call_id, decision)
-
-    async def _current_feed(self, session_id: str) -> TraceFeed:
-        """The feed, caught up with the store before a run here: a ``StoreFeed`` numbers the
-        lines this server writes from the last one it saw, so lines another server wrote
-        since must be seen first (once the run holds the session, nobody else writes)."""
-        feed = await self.feed(session_id)
-        await feed.refresh()
-        return feed
-
-    def _done(self, session_id: str) -> Callable[[], None]:
-        def done() -> None:
-            feed = self._feeds.get(session_id)
-            if feed is not None:
-                feed.wake()
-            self.release_feed(session_id)
-
-        return done
 
     async def _check_drivable(self, session_id: str) -> None:
         """The session exists here, what its config.yaml asks for is allowed (``Admission``:

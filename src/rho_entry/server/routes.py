@@ -165,13 +165,13 @@ async def _stream(
     async def body() -> AsyncIterator[bytes]:
         # The feed is taken here, when the response starts, and subscribed to at once: taken
         # earlier, a feed without subscribers could be released (and replaced) in between.
-        feed = await host.feed(session_id)
+        feed = await host.feeds.feed(session_id)
         start = options if options.after >= 0 else attrs.evolve(options, after=feed.seq)
         try:
             async for chunk in event_stream(feed, start, lambda: host.running(session_id)):
                 yield chunk
         finally:
-            host.release_feed(session_id)
+            host.feeds.release(session_id)
 
     return StreamingResponse(
         body(),

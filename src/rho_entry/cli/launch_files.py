@@ -1,0 +1,114 @@
+"""The files an invocation names, for ``cli/launch.prepare``: found, read and checked.
+
+A ``--prompt`` template found by name, a ``--system-prompt`` that is a template file and what
+a template suggests; the ``--output-schema`` and ``--config`` files read; an ``--output`` file
+that can be written and is none of the run's inputs. Each problem is a ``ConfigError`` that
+names the flag and the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rho_entry.config.template_values import PromptTemplate
+
+
+def find_template(name: str, home: Path) -> Path:
+    """The template file ``--prompt NAME`` names: a path, else ``NAME`` or ``NAME.md`` in
+    the home's ``prompts/``; ``ConfigError`` naming where it looked."""
+    path = Path(name).expanduser()
+    if path.is_file():
+        return path
+    for candidate in (home / "prompts" / name, home / "prompts" / f"{name}.md"):
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(
+        f"--prompt {name!r}: no such template file (looked for {path} and "
+        f"{home / 'prompts' / (name if name.endswith('.md') else name + '.md')})"
+    )
+
+
+def is_template_path(value: str) -> bool:
+    """True when ``--system-prompt``'s value names a template file (one line ending in
+    ``.md``, or an existing file), not the prompt's text."""
+    text = value.strip()
+    if "\n" in text:
+        return False
+    try:
+        return text.endswith(".md") or Path(text).expanduser().is_file()
+    except OSError:  # literal prompt text too long to be a file name
+        return False
+
+
+def template_suggestions(template: PromptTemplate) -> dict[str, str]:
+    """The profile and model a template suggests (flags, config and environment win)."""
+    out = {}
+    if template.profile:
+        out["profile"] = template.profile
+    if template.model:
+        out["model"] = template.model
+    return out
+
+
+def load_schema(path: str) -> Any:
+    """The JSON Schema file of ``--output-schema`` (checked by AgentConfig)."""
+    import json
+
+    try:
+        return json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--output-schema {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"--output-schema {path}: not a JSON file: {exc}") from None
+
+
+def load_config(path: str) -> AgentConfig:
+    """The agent config file of ``--config`` or ``RHO_AGENT_CONFIG``."""
+    from rho_entry.config.config_files import load_agent_config
+
+    return load_agent_config(Path(path).expanduser())
+
+
+def check_output(path: Path, *, force: bool, interactive: bool) -> None:
+    """``ConfigError`` when ``--output`` cannot be written: the REPL, a directory, an
+    existing file without ``--force``, a missing directory."""
+    if interactive:
+        raise ConfigError("--output needs a task: it writes the final answer of a one-shot run")
+    if path.is_dir():
+        raise ConfigError(f"--output {path}: is a directory")
+    if path.exists() and not force:
+        raise ConfigError(f"--output {path}: the file exists; add --force to overwrite it")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--output {path}: the directory {path.parent} does not exist")
+
+
+def input_files(args: argparse.Namespace, home: Path, config_path: str | None) -> list[Path]:
+    """The files this invocation reads its task, prompts, variables and config from."""
+    files = [Path(config_path).expanduser()] if config_path else []
+    if args.prompt is not None:
+        files.append(find_template(args.prompt, home))
+    if args.system_prompt is not None and is_template_path(args.system_prompt):
+        files.append(Path(args.system_prompt).expanduser())
+    if args.vars_file:
+        files.append(Path(args.vars_file).expanduser())
+    if args.output_schema:
+        files.append(Path(args.output_schema).expanduser())
+    return files
+
+
+def refuse_overwriting_an_input(output: Path, inputs: list[Path]) -> None:
+    """--force allows replacing an old answer, never a file the run reads (a template)."""
+    if not output.exists():
+        return
+    for source in inputs:
+        if source.exists() and output.samefile(source):
+            raise ConfigError(
+                f"--output {output}: that is also an input of this run ({source}); "
+                "choose another output file"
+            )

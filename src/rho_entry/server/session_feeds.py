@@ -1,0 +1,75 @@
+"""The trace feeds of a server's sessions: one ``TraceFeed`` per session, while it is used.
+
+A feed is made on first use (``feed``; of two made in a race the first is kept), caught up
+with the store before a run here (``current``), woken when that run ends (``done``), and
+forgotten when nobody uses it (``release``: no subscriber and no run in ``handles``), so the
+server's memory does not grow with reads. ``SessionHost`` holds one ``SessionFeeds``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from rho_domain.ports.session_control import SessionCatalog
+from rho_entry.server.feed import TraceFeed
+
+
+class SessionFeeds:
+    """The feeds of the sessions in ``sessions``; ``handles`` are the server's runs by session
+    (``Runs.handles``, read as it changes)."""
+
+    def __init__(
+        self, sessions: SessionCatalog, handles: Mapping[str, object], *, buffer: int
+    ) -> None:
+        self.sessions, self.handles, self.buffer = sessions, handles, buffer
+        self.kept: dict[str, TraceFeed] = {}
+
+    def get(self, session_id: str) -> TraceFeed | None:
+        """The session's feed if it has one now (none is made)."""
+        return self.kept.get(session_id)
+
+    async def feed(self, session_id: str) -> TraceFeed:
+        """The session's feed (one per session, created on first use)."""
+        feed = self.kept.get(session_id)
+        if feed is None:
+            made = TraceFeed(self.sessions, session_id, buffer=self.buffer)
+            started = await made.start()
+            feed = self.kept.setdefault(session_id, started)  # first one wins a race
+        return feed
+
+    def release(self, session_id: str) -> None:
+        """Forget a feed nobody uses (no subscriber, no run): memory stays bounded."""
+        feed = self.kept.get(session_id)
+        if feed is not None and not feed.subscribers and session_id not in self.handles:
+            del self.kept[session_id]
+
+    async def current(self, session_id: str) -> TraceFeed:
+        """The feed, caught up with the store before a run here: a ``StoreFeed`` numbers the
+        lines this server writes from the last one it saw, so lines another server wrote
+        since must be seen first (once the run holds the session, nobody else writes)."""
+        feed = await self.feed(session_id)
+        await feed.refresh()
+        return feed
+
+    def done(self, session_id: str) -> Callable[[], None]:
+        """What a run here calls when it ends: wake the feed's readers, then release it."""
+
+        def done() -> None:
+            feed = self.kept.get(session_id)
+            if feed is not None:
+                feed.wake()
+            self.release(session_id)
+
+        return done
+
+    def close(self, session_id: str) -> None:
+        """Close the session's feed (its streams end) and forget it."""
+        feed = self.kept.pop(session_id, None)
+        if feed is not None:
+            feed.close()
+
+    def close_all(self) -> None:
+        """Shutdown: close every feed."""
+        for feed in self.kept.values():
+            feed.close()
+        self.kept.clear()
