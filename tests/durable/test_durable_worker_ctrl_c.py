@@ -44,7 +44,9 @@ __all__ = ["pg_server_url"]
 # Run at the interpreter's end in the worker: after non-daemon threads are joined and before
 # daemon threads (DBOS's, the heartbeat's) die with the process.
 PROBE = """
-import atexit, json, os, threading, time
+import atexit, faulthandler, json, os, signal, threading, time
+
+faulthandler.register(signal.SIGUSR1, all_threads=True)  # a hung worker says where
 
 def _left():
     import psycopg
@@ -134,7 +136,14 @@ def test_ctrl_c_while_the_worker_starts_ends_it_with_nothing_left(
             time.sleep(0.5)  # the signal lands while the start waits on the server
             holder.rollback()  # the server answers
             released = time.monotonic()
-            _, err = worker.communicate(timeout=60)
+            try:
+                _, err = worker.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                worker.send_signal(signal.SIGUSR1)  # the probe's faulthandler: every stack
+                time.sleep(1)
+                worker.kill()
+                _, err = worker.communicate()
+                pytest.fail(f"the worker did not end 60 s after the server answered:\n{err}")
             took = time.monotonic() - released
         finally:
             if worker.poll() is None:
