@@ -67,7 +67,6 @@ LONG_TESTS = (
     "durable/test_durable_postgres.py::test_two_workers_200_runs_one_killed_all_complete",
     "test_quality.py::test_mypy_strict",  # 2 s with mypy's cache warm, 13-80 s cold
     "durable/test_durable_eval.py::test_a_killed_worker_loses_no_question_and_grades_none",
-    "tools/test_secrets_policy.py::test_every_file_tool_answers_quickly_on_a_5gib_sparse_file",
     "tools/test_spreadsheet_bounds.py::test_allowed_shared_strings_cost_a_measured_bound",
     "server/test_server_shared_store.py::test_two_servers_share_sessions_approvals_cancels",
     "tools/test_tool_resources.py::test_the_worker_s_memory_is_bounded",

@@ -26,6 +26,7 @@ from rho_domain.tools.grep import GrepHandler
 from rho_domain.tools.listing import GlobHandler, ListHandler
 from rho_domain.tools.read import ReadHandler
 from rho_domain.tools.write import EditHandler, WriteHandler
+from rho_entry.wiring import build_line_searcher
 
 POLICY = SecretPolicy(locations=("/srv/agent/sessions",), homes=("/home/u",))
 
@@ -242,16 +243,22 @@ class CountingExecutor(LocalExecutor):
         return data
 
 
-async def test_every_file_tool_answers_quickly_on_a_5gib_sparse_file(sparse: Path) -> None:
-    ex = CountingExecutor(str(sparse), search_path=("/usr/bin", "/bin"))  # no rg: the fallback
+async def test_every_file_tool_answers_quickly_on_a_5gib_sparse_file(
+    sparse: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # a search path without rg, whether or not this machine has one: the tools' own reading
+    # (which the executor counts) is what is bounded here, grep's through the line searcher
+    # rho-agent wires where ripgrep is missing
+    no_programs = tmp_path_factory.mktemp("no-programs")
+    ex = CountingExecutor(str(sparse), search_path=(str(no_programs),))
     ctx = ToolContext(
         session_id="s", call_id="c", executor=ex, profile=readonly_profile(), clock=SystemClock()
     )
     calls: list[tuple[ToolHandler, dict[str, object]]] = [
         (ReadHandler(), {"path": "big.log"}),
         (ReadHandler(), {"path": "big.log", "offset": 1, "limit": 1}),
-        (GrepHandler(), {"pattern": "needle"}),
-        (GrepHandler(), {"pattern": "needle", "path": "big.log"}),
+        (GrepHandler(build_line_searcher()), {"pattern": "needle"}),
+        (GrepHandler(build_line_searcher()), {"pattern": "needle", "path": "big.log"}),
         (ListHandler(), {}),
         (GlobHandler(), {"pattern": "*.log"}),
         (ReadExcelHandler(), {"path": "big.csv", "max_rows": 2}),
