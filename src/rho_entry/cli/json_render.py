@@ -33,7 +33,8 @@ class JsonRenderer:
         self._write(self._encode(event))
 
     def notice(self, text: str, *styles: str) -> None:
-        """Notices are not part of the JSON output: ignored."""
+        """A notice as its own line, ``{"kind": "notice", "text": ...}`` (the terminal's
+        styles dropped)."""
         self._write({"kind": "notice", "text": text})
 
     def finish(self, result: RunResult, *, exit_code: int) -> None:
