@@ -22,6 +22,7 @@ import attrs
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.executor import Stage
 from rho_domain.shell.awk import AwkFlavor, flavor_from_version
+from rho_domain.shell.environment import restricted_env
 from rho_domain.shell.git import HARDENING
 from rho_domain.shell.git_repo import (
     CONFIG_NAME,
@@ -33,20 +34,9 @@ from rho_domain.shell.git_repo import (
 )
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
-# Restricted pipelines start from an empty environment (no sandbox env vars, no secrets).
-RESTRICTED_ENV: Mapping[str, str] = {
-    "PATH": SEARCH_PATH,
-    "LC_ALL": "C.UTF-8",
-    "LANG": "C.UTF-8",
-    "HOME": "/dev/null",  # not a directory: jq loads ~/.jq into every program
-    "TMPDIR": "/tmp",  # noqa: S108
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0",
-}
+# Restricted pipelines start from an empty environment (no sandbox env vars, no secrets):
+# the domain's rule, as local commands.
+RESTRICTED_ENV: Mapping[str, str] = restricted_env(SEARCH_PATH, "/tmp")  # noqa: S108
 TRAILER = "\n\x1erho:"
 q = shlex.quote
 

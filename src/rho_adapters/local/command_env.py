@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from rho_adapters.local.sandbox import SANDBOX_TMP
+from rho_domain.shell import environment
 
 # compiled by re (and kept in its cache) with the first environment scrubbed, not at import
 _CREDENTIAL_NAMES = r"(?i)KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
@@ -34,20 +35,6 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def restricted_env(search_path: Sequence[str]) -> dict[str, str]:
-    """A fresh environment for restricted commands: nothing inherited."""
-    return {
-        "PATH": ":".join(search_path),
-        "LC_ALL": "C.UTF-8",
-        "LANG": "C.UTF-8",
-        # Not a directory, so nothing is ever found below it: jq loads ~/.jq into every
-        # program (it may import files), and without the sandbox /tmp is the host's.
-        "HOME": "/dev/null",
-        "TMPDIR": SANDBOX_TMP,
-        "PAGER": "cat",
-        "GIT_PAGER": "cat",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-        "GIT_ATTR_NOSYSTEM": "1",
-    }
+    """A fresh environment for restricted commands: nothing inherited (the domain's rule,
+    ``rho_domain.shell.environment``), with the sandbox's temporary directory."""
+    return environment.restricted_env(":".join(search_path), SANDBOX_TMP)
