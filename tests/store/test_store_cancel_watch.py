@@ -70,10 +70,10 @@ async def test_a_tick_checks_a_slice_and_every_path_is_still_checked_each_poll(
     watch = cancel_watch(0.2)
     await until(lambda: watch.waiting == count, "every session waits")
     checks, ticks_seen = watch.checks, 0
-    for _ in range(10):  # a tick at a time: none checks more than a slice
-        before = watch.checks
+    for _ in range(10):  # none checks more than a slice (a loaded loop may see two ticks)
+        before, ticks_before = watch.checks, watch.ticks
         await until(lambda b=before: watch.checks > b, "the next tick")
-        assert watch.checks - before <= module.SLICE
+        assert watch.checks - before <= module.SLICE * (watch.ticks - ticks_before)
         ticks_seen += 1
     assert watch.checks - checks >= ticks_seen  # the ticks went on
     (tmp_path / f"s{count - 1}" / "cancel").touch()

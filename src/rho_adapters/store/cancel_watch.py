@@ -34,6 +34,7 @@ class CancelWatch:
         self._timer: asyncio.TimerHandle | None = None
         self._cursor = 0  # where the next tick's slice of the waiting paths begins
         self.checks = 0  # paths checked by ticks so far (tests, diagnostics)
+        self.ticks = 0  # ticks so far (tests, diagnostics)
 
     @property
     def waiting(self) -> int:
@@ -74,6 +75,7 @@ class CancelWatch:
         chosen = (paths[start:] + paths[:start])[:SLICE]
         self._cursor = start + len(chosen)
         self.checks += len(chosen)
+        self.ticks += 1
         for path in chosen:
             if os.path.exists(path):
                 for future in self._waiting.pop(path):
