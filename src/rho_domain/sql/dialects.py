@@ -47,6 +47,9 @@ class Dialect:
     system_schemas: frozenset[str] = frozenset()  # "pg_catalog.lower(x)" is "lower(x)"
     reserved_parens: frozenset[str] = call_words.RESERVED_PARENS
     side_effect_prefixes: tuple[str, ...] = ()  # refused even as x.name (field notation)
+    # Built-in functions outside the allowlist, refused as x.name too: PostgreSQL's field
+    # notation calls name(x). Known only from the connected server's catalog (``classify``).
+    field_calls_refused: frozenset[str] = frozenset()
     assignments: bool = False  # MySQL ":=" assigns a user variable: refused
     operator_syntax: bool = False  # PostgreSQL OPERATOR(schema.op)
     max_identifier: int = 0  # bytes kept of an identifier (PostgreSQL truncates to 63)
