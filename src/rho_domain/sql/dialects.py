@@ -203,6 +203,8 @@ MYSQL = Dialect(
         {"SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW", "DESCRIBE", "DESC"}
     ),
     refused_words=frozenset({"HANDLER", "PROCEDURE"}),
+    # MariaDB in sql_mode=ORACLE reads seq.nextval as NEXTVAL(seq), no parentheses written.
+    side_effect_prefixes=("nextval",),
     functions=fn.MYSQL_FUNCTIONS,
     qualified_functions=fn.MYSQL_QUALIFIED,
     reserved_parens=call_words.RESERVED_MYSQL,
