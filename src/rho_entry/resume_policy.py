@@ -21,6 +21,10 @@ the server all come through ``authorise``):
   never imported from the directory. The resumer's hooks apply (its configuration, or given
   again); a stored session naming hooks the resumer does not give is refused, so a
   redaction hook is not silently dropped either.
+- **System prompt.** A stored ``system_prompt`` naming a template file (``x.md``) is a file
+  the resumer would read and send to the model: it is read only when it is the resumer's own
+  system prompt (the same file) or given again; ``system_prompt: ~/notes/keys.md``, or a link
+  named ``.md`` to any file, would hand that file to whoever wrote the directory.
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
   ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
@@ -91,6 +95,9 @@ class ResumeAuthority:
         hook_names: ``module.qualname`` of the hooks the resumer gives as functions
             (``Session.resume(hooks=...)``, a runtime's agent).
         hooks_hint: How to give hooks again.
+        system_prompt: The resumer's own ``system_prompt``: a stored template path is read
+            only when it names the same file (or ``given`` has ``system_prompt``).
+        system_prompt_hint: How to give the system prompt again, ``{path}`` the stored one.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -105,6 +112,8 @@ class ResumeAuthority:
     hooks: HookConfig = HookConfig()
     hook_names: frozenset[str] = frozenset()
     hooks_hint: str = "pass hooks=Hooks(...) or overrides={'hooks': HookConfig(...)}"
+    system_prompt: str = ""
+    system_prompt_hint: str = "pass overrides={{'system_prompt': {path!r}}} to read it again"
 
 
 @attrs.frozen(kw_only=True)
@@ -177,6 +186,8 @@ def authorise(
         _check_working_dir(record, authority.roots)
     if "hooks" not in given:
         given["hooks"] = _hooks(record, authority)
+    if "system_prompt" not in given:
+        _check_system_prompt(record, authority)
     if authority.databases is not None and "databases" not in given:
         if dict(stored.databases) and dict(stored.databases) != dict(authority.databases):
             raise ConfigError(
@@ -212,6 +223,30 @@ def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
             f"check or a redaction: configure them again ({authority.hooks_hint})"
         )
     return mine
+
+
+def _check_system_prompt(record: SessionRecord, authority: ResumeAuthority) -> None:
+    """A stored template path is read only when it is the resumer's own (the same file)."""
+    from rho_entry.config.system_prompt import template_path
+
+    stored = template_path(record.config.system_prompt)
+    if stored is None:
+        return
+    mine = template_path(authority.system_prompt)
+    if mine is not None and _same_file(stored, mine):
+        return
+    raise ConfigError(
+        f"session {record.id} was stored with the system prompt template {str(stored)!r}, a "
+        "file that would be read and sent to the model; a session directory does not choose "
+        "which files are read: " + authority.system_prompt_hint.format(path=str(stored))
+    )
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return one.resolve() == other.resolve()
+    except OSError:  # a link loop: no file to name
+        return False
 
 
 def _dotted(ref: str) -> str:
