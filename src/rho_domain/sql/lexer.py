@@ -107,8 +107,11 @@ class _Lexer:
         if not self.rules.dash_needs_space:
             return True
         after = self.text[self.pos + 2 : self.pos + 3]
-        # MySQL: "--" followed by whitespace or a control character, or at the very end.
-        return after == "" or after.isspace() or ord(after) < 32
+        # MySQL: "--" followed by an ASCII space or control character (my_isspace,
+        # my_iscntrl on one byte), or at the very end. Not str.isspace(): U+00A0 and the
+        # other Unicode spaces are identifier characters to the server ("1 --\u00a0" is
+        # 1 - -"\u00a0"), and a comment to Python would hide the code after them.
+        return after == "" or after in _BLANKS or ord(after) < 32 or after == "\x7f"
 
     def _skip_line(self) -> None:
         end = self.text.find("\n", self.pos)
