@@ -88,9 +88,17 @@ def classify(
         )
     allowed = _fold_allowed(allowed_functions, d)
     first: Verdict | None = None
+    judged: set[tuple[tuple[Kind, str, str], ...]] = set()
     for rules in d.reading_for(settings):
         try:
-            verdict = _classify(tokenize(sql, rules), d, allowed)
+            tokens = tokenize(sql, rules)
+            # Readings differ on a few characters (a CR in a comment, a backslash): one that
+            # reads this text into the same tokens (raw spelling too) is judged once.
+            seen = tuple((t.kind, t.text, t.raw) for t in tokens)
+            if seen in judged:
+                continue
+            judged.add(seen)
+            verdict = _classify(tokens, d, allowed)
         except StatementRefused as exc:
             verdict = Verdict(kind=first.kind if first else "", read_only=False, reason=str(exc))
         if not verdict.read_only:

@@ -156,6 +156,7 @@ _PG_RULES = attrs.evolve(
     dollar_quotes=True,
     unicode_idents=True,
     params="$",
+    line_ends="\n\r",  # scan.l: a -- comment is "--" and [^\n\r]*
 )
 POSTGRES = Dialect(
     name="postgres",
@@ -214,9 +215,11 @@ MYSQL = Dialect(
     ),
 )
 
+_ORACLE_RULES = attrs.evolve(_BASE, dialect="oracle", q_quotes=True, params=":")
 ORACLE = Dialect(
     name="oracle",
-    readings=(attrs.evolve(_BASE, dialect="oracle", q_quotes=True, params=":"),),
+    # Where a lone CR ends a -- comment is not known here: both readings must pass.
+    readings=(_ORACLE_RULES, attrs.evolve(_ORACLE_RULES, line_ends="\n\r")),
     # EXPLAIN PLAN writes PLAN_TABLE, so it is not a read statement here.
     read_kinds=frozenset({"SELECT", "WITH"}),
     denied_packages=_ORACLE_PACKAGES,
@@ -237,6 +240,7 @@ VERTICA = Dialect(
         _VERTICA_RULES,
         attrs.evolve(_VERTICA_RULES, nested_comments=True),
         attrs.evolve(_VERTICA_RULES, backslash_strings=True),
+        attrs.evolve(_VERTICA_RULES, line_ends="\n\r"),  # a lone CR ending -- (not known)
     ),
     read_kinds=frozenset({"SELECT", "WITH", "EXPLAIN", "SHOW"}),
     functions=fn.VERTICA_FUNCTIONS,

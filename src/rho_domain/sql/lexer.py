@@ -114,8 +114,17 @@ class _Lexer:
         return after == "" or after in _BLANKS or ord(after) < 32 or after == "\x7f"
 
     def _skip_line(self) -> None:
-        end = self.text.find("\n", self.pos)
-        self.pos = len(self.text) if end < 0 else end + 1
+        self.pos = self._line_end(self.pos)
+
+    def _line_end(self, at: int) -> int:
+        """Where a line comment starting at ``at`` ends: after the first of the dialect's
+        ``line_ends`` (PostgreSQL ends one at a lone CR as well), else the end of the text."""
+        end = len(self.text)
+        for char in self.rules.line_ends:  # each search stops where the last one ended
+            found = self.text.find(char, at, end)
+            if found >= 0:
+                end = found
+        return end + 1 if end < len(self.text) else end
 
     def _block_comment(self) -> None:
         text = self.text
@@ -243,8 +252,7 @@ class _Lexer:
             if text[at] in _BLANKS:
                 at += 1
             elif text.startswith("--", at):
-                end = text.find("\n", at)
-                at = len(text) if end < 0 else end + 1
+                at = self._line_end(at)
             elif text.startswith("/*", at):
                 saved = self.pos
                 self.pos = at
