@@ -84,3 +84,55 @@ async def test_an_error_answer_is_read_only_as_far_as_its_message(
     assert len(message) < 600
     # What was read, and what the kernel's socket buffers took: far from the whole body.
     assert error_server.sent < 16 * 1024 * 1024, error_server.sent
+
+
+class DeepServer:
+    """Answers every request with one JSON-RPC answer nested 100,000 arrays deep (200 KB:
+    far under any size bound; Python's json decoder gives up on it with RecursionError)."""
+
+    BODY = b'{"jsonrpc":"2.0","id":0,"result":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.1)  # accept() wakes to see ``stopped``
+        self.port = self.listener.getsockname()[1]
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(10)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                conn.sendall(head + f"Content-Length: {len(self.BODY)}\r\n\r\n".encode())
+                conn.sendall(self.BODY)
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(10)
+        self.listener.close()
+
+
+async def test_an_answer_too_deep_to_decode_is_a_problem_not_a_crash() -> None:
+    from rho_adapters.mcp import McpToolSource
+    from rho_domain.mcp_config import McpServerConfig
+
+    server = DeepServer()
+    config = McpServerConfig(url=f"http://127.0.0.1:{server.port}/mcp", startup_timeout=1)
+    tools = McpToolSource({"deep": config}, environ={"PATH": "/usr/bin"}, output_limit=2_000)
+    try:
+        sourced = await tools.current()  # raised RecursionError out of the run before
+    finally:
+        await tools.aclose()
+        server.close()
+    assert sourced.handlers == ()
+    assert len(sourced.problems) == 1
+    assert "MCP server 'deep'" in sourced.problems[0]
