@@ -172,7 +172,7 @@ def _parse(seq: int, line: bytes) -> tuple[FeedItem, float | None]:
     text = line.decode("utf-8", errors="replace")
     try:
         data: Any = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep to decode: unreadable too
         data = None
     kind = data.get("kind") if isinstance(data, dict) else None
     if not isinstance(kind, str) or not text.startswith("{"):
