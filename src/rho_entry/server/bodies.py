@@ -74,7 +74,7 @@ async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: 
         return {}
     try:
         return json.loads(received)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to decode
         raise Invalid(f"the body is not valid JSON: {exc}", field="body") from None
 
 
