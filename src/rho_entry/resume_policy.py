@@ -25,6 +25,9 @@ the server all come through ``authorise``):
   the resumer would read and send to the model: it is read only when it is the resumer's own
   system prompt (the same file) or given again; ``system_prompt: ~/notes/keys.md``, or a link
   named ``.md`` to any file, would hand that file to whoever wrote the directory.
+- **Budget.** A stored ``budget`` (or none) is held to the resumer's, limit by limit, the
+  tighter winning: a directory with ``budget: {}`` does not spend past the cap the resumer
+  runs with; a limit the resumer does not set keeps the stored one.
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
   ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
@@ -38,7 +41,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.config import AgentConfig, DatabaseConfig, HookConfig
+from rho_domain.config import AgentConfig, Budget, DatabaseConfig, HookConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
     BUILTIN_PROFILES,
@@ -98,6 +101,8 @@ class ResumeAuthority:
         system_prompt: The resumer's own ``system_prompt``: a stored template path is read
             only when it names the same file (or ``given`` has ``system_prompt``).
         system_prompt_hint: How to give the system prompt again, ``{path}`` the stored one.
+        budget: The resumer's budget: the stored one is held to it (``tighter_budget``);
+            None (or no limit set) keeps the stored one.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -114,6 +119,7 @@ class ResumeAuthority:
     hooks_hint: str = "pass hooks=Hooks(...) or overrides={'hooks': HookConfig(...)}"
     system_prompt: str = ""
     system_prompt_hint: str = "pass overrides={{'system_prompt': {path!r}}} to read it again"
+    budget: Budget | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -173,6 +179,8 @@ def authorise(
     given.setdefault("auto_approve", False)
     if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
         given["budget"] = attrs.evolve(stored.budget, **given["budget"])
+    if authority.budget is not None and authority.budget.limits_anything:
+        given["budget"] = tighter_budget(given.get("budget", stored.budget), authority.budget)
     if "profile" not in given:
         given["profile"] = _allowed_profile(record, authority, config_dir)
     if authority.workspace is not None and "working_dir" not in given:
@@ -209,6 +217,17 @@ def authorise(
                 "--mcp-config FILE, or overrides={'mcp_servers': ...})"
             )
     return Authorised(config=attrs.evolve(stored, **given), notices=tuple(notices))
+
+
+def tighter_budget(stored: Budget, mine: Budget) -> Budget:
+    """Each limit the tighter of the two (None: no limit, so the other one)."""
+    values: dict[str, Any] = {}
+    for field in attrs.fields(Budget):
+        theirs, ours = getattr(stored, field.name), getattr(mine, field.name)
+        values[field.name] = (
+            ours if theirs is None else theirs if ours is None else min(theirs, ours)
+        )
+    return Budget(**values)
 
 
 def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:

@@ -143,6 +143,7 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         hooks_hint="name them under hooks: in your --config file",
         system_prompt=config.system_prompt,
         system_prompt_hint="pass --system-prompt {path} again",
+        budget=config.budget,
     )
 
 

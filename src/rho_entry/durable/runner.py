@@ -128,6 +128,7 @@ class DurableRunner:
             hint="start the worker with --profile {profile}",
             endpoint_hint="start the worker with the session's {flag}",
             system_prompt=config.system_prompt,
+            budget=config.budget,
         )
 
 

@@ -163,4 +163,5 @@ class SessionOpener:
             hooks_hint="give the runtime's agent those hooks",
             system_prompt=config.system_prompt,
             system_prompt_hint="give the runtime's agent the system prompt {path}",
+            budget=config.budget,
         )
