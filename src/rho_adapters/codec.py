@@ -136,7 +136,7 @@ def decode_event_line(line: bytes) -> Event:
     """Decode one trace line (with or without its newline); ``TraceFormatError`` if invalid."""
     try:
         data = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to decode
         raise TraceFormatError(f"trace line is not JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise TraceFormatError("trace line is not a JSON object")

@@ -16,13 +16,16 @@ what the profile grants, axis by axis:
   developer became granular). Fewer ``dangerous_patterns`` or ``denied_tools`` grant more;
 - tools: ``bash_only`` grants less; every ``extra_read_roots`` entry must be one the limit
   has too, and ``read_outside_workspace: allow`` grants more than ``deny``, and every
-  MCP server the profile defines or names must be the limit's, as defined.
+  MCP server the profile defines or names must be the limit's, as defined;
+- limits: each resource limit of its commands (memory, CPU time, output, file size,
+  processes) no higher than the limit's, and none lifted (``null``) where the limit has one.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from rho_domain.limits import ResourceLimits
 from rho_domain.permissions import (
     BUILTIN_PROFILES,
     ApprovalMode,
@@ -99,7 +102,26 @@ def excess(profile: PermissionProfile, limit: PermissionProfile) -> tuple[str, .
     if servers:
         # a server is a program or a service outside the confinement: only the same one
         out.append(f"MCP servers: {', '.join(sorted(servers))}")
+    lifted = _lifted_limits(profile.limits, limit.limits)
+    if lifted:
+        out.append(f"limits: {lifted}")
     return tuple(out)
+
+
+def _lifted_limits(mine: ResourceLimits, theirs: ResourceLimits) -> str:
+    """The resource limits ``mine`` sets higher than ``theirs``, or lifts (None) where
+    ``theirs`` has one: a stored ``limits:`` block is as much a grant as the shell mode."""
+    found: list[str] = []
+    for field in attrs.fields(ResourceLimits):
+        value, bound = getattr(mine, field.name), getattr(theirs, field.name)
+        if bound is not None and (value is None or value > bound):
+            shown = "no limit" if value is None else _number(value)
+            found.append(f"{field.name} {shown} (the limit is {_number(bound)})")
+    return ", ".join(found)
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def within(profile: PermissionProfile, limit: PermissionProfile) -> bool:

@@ -8,8 +8,11 @@ with ``resolve_approval`` at the same point), and either the recorded tool resul
 ``delegate`` call's recorded result: its sub-agent is a session of its own, replayed from its
 own directory, never from the parent's recorded answers; only
 under a profile within readonly unless ``overrides`` give one, without recorded databases or
-auto-approval; a recording is data, not authority). The replayed behaviour steps (tool calls,
-arguments, policy decisions, results, answers; see ``rho_domain.replay_steps``) are compared
+auto-approval, and without its approvals: a live call that needs a human is answered "not
+approved" unless the caller vouches for the recording's answers, ``recorded_approvals=True``;
+a recording is data, not authority, and whoever wrote it wrote its answers). The replayed
+behaviour steps (tool calls, arguments, policy decisions, results, answers; see
+``rho_domain.replay_steps``) are compared
 with the recorded ones, and the first difference is reported. ``overrides`` changes config
 fields (a new profile, say) to see what would differ.
 
@@ -98,9 +101,18 @@ def replay(
     tools: ToolSource = "recorded",
     overrides: Mapping[str, Any] | None = None,
     executor: Executor | None = None,
+    recorded_approvals: bool = False,
 ) -> ReplayReport:
     """Blocking ``replay_async`` for tests and scripts."""
-    return asyncio.run(replay_async(path, tools=tools, overrides=overrides, executor=executor))
+    return asyncio.run(
+        replay_async(
+            path,
+            tools=tools,
+            overrides=overrides,
+            executor=executor,
+            recorded_approvals=recorded_approvals,
+        )
+    )
 
 
 async def replay_async(
@@ -109,12 +121,16 @@ async def replay_async(
     tools: ToolSource = "recorded",
     overrides: Mapping[str, Any] | None = None,
     executor: Executor | None = None,
+    recorded_approvals: bool = False,
 ) -> ReplayReport:
     """Rerun the session stored at ``path`` and compare it with its recording.
 
     ``executor`` (live tools only) replaces the default one of the config (the local machine
-    in ``working_dir``). Raises StoreError when ``path`` is not a session, ConfigError for a bad
-    ``tools`` or override.
+    in ``working_dir``). With live tools a call that needs a human is not approved (the
+    replay then diverges there) unless ``recorded_approvals``: the caller vouches that the
+    recording's answers are a human's (its own recording), and they approve live calls.
+    Raises StoreError when ``path`` is not a session, ConfigError for a bad ``tools`` or
+    override.
     """
     if tools not in ("recorded", "live"):
         raise ConfigError(f"tools={tools!r}: expected 'recorded' or 'live'")
@@ -149,7 +165,10 @@ async def replay_async(
         environ={},
     )
     seen: list[ev.Event] = []
-    approver = RecordedApprover(recording.events)
+    # Live calls run for real: the recording's answers approve them only when the caller
+    # vouches for them (a trace is data; whoever wrote it wrote its approvals).
+    answered = tools == "recorded" or recorded_approvals
+    approver = RecordedApprover(recording.events if answered else ())
     session = Session(
         agent,
         model=ReplayModel.from_events(recording.events),
@@ -166,7 +185,7 @@ async def replay_async(
         for run in _runs(recording.events):
             session.tools.approver = None if run.status == "awaiting_approval" else approver
             waiting = {c.id for c in session.state.awaiting_decision()}
-            for answer in run.answers_before:
+            for answer in run.answers_before if answered else ():
                 if answer.call_id in waiting:
                     session.resolve_approval(
                         answer.call_id, answer.approved, always=answer.always, reason=answer.reason
@@ -200,6 +219,8 @@ def _live_config(record: SessionRecord, overrides: Mapping[str, Any]) -> AgentCo
         profiles=(readonly_profile(),),
         given={"hooks": HookConfig(), **overrides},
         databases={},
+        # the recorded model is the only reader of the system prompt: nothing is sent
+        system_prompt=record.config.system_prompt,
         hint="replay it with overrides={{'profile': {profile!r}}} to run its tools live under "
         "that profile",
     )

@@ -21,6 +21,13 @@ the server all come through ``authorise``):
   never imported from the directory. The resumer's hooks apply (its configuration, or given
   again); a stored session naming hooks the resumer does not give is refused, so a
   redaction hook is not silently dropped either.
+- **System prompt.** A stored ``system_prompt`` naming a template file (``x.md``) is a file
+  the resumer would read and send to the model: it is read only when it is the resumer's own
+  system prompt (the same file) or given again; ``system_prompt: ~/notes/keys.md``, or a link
+  named ``.md`` to any file, would hand that file to whoever wrote the directory.
+- **Budget.** A stored ``budget`` (or none) is held to the resumer's, limit by limit, the
+  tighter winning: a directory with ``budget: {}`` does not spend past the cap the resumer
+  runs with; a limit the resumer does not set keeps the stored one.
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
   ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
@@ -34,7 +41,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.config import AgentConfig, DatabaseConfig, HookConfig
+from rho_domain.config import AgentConfig, Budget, DatabaseConfig, HookConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
     BUILTIN_PROFILES,
@@ -91,6 +98,11 @@ class ResumeAuthority:
         hook_names: ``module.qualname`` of the hooks the resumer gives as functions
             (``Session.resume(hooks=...)``, a runtime's agent).
         hooks_hint: How to give hooks again.
+        system_prompt: The resumer's own ``system_prompt``: a stored template path is read
+            only when it names the same file (or ``given`` has ``system_prompt``).
+        system_prompt_hint: How to give the system prompt again, ``{path}`` the stored one.
+        budget: The resumer's budget: the stored one is held to it (``tighter_budget``);
+            None (or no limit set) keeps the stored one.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -105,6 +117,9 @@ class ResumeAuthority:
     hooks: HookConfig = HookConfig()
     hook_names: frozenset[str] = frozenset()
     hooks_hint: str = "pass hooks=Hooks(...) or overrides={'hooks': HookConfig(...)}"
+    system_prompt: str = ""
+    system_prompt_hint: str = "pass overrides={{'system_prompt': {path!r}}} to read it again"
+    budget: Budget | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -164,6 +179,8 @@ def authorise(
     given.setdefault("auto_approve", False)
     if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
         given["budget"] = attrs.evolve(stored.budget, **given["budget"])
+    if authority.budget is not None and authority.budget.limits_anything:
+        given["budget"] = tighter_budget(given.get("budget", stored.budget), authority.budget)
     if "profile" not in given:
         given["profile"] = _allowed_profile(record, authority, config_dir)
     if authority.workspace is not None and "working_dir" not in given:
@@ -177,6 +194,8 @@ def authorise(
         _check_working_dir(record, authority.roots)
     if "hooks" not in given:
         given["hooks"] = _hooks(record, authority)
+    if "system_prompt" not in given:
+        _check_system_prompt(record, authority)
     if authority.databases is not None and "databases" not in given:
         if dict(stored.databases) and dict(stored.databases) != dict(authority.databases):
             raise ConfigError(
@@ -200,6 +219,17 @@ def authorise(
     return Authorised(config=attrs.evolve(stored, **given), notices=tuple(notices))
 
 
+def tighter_budget(stored: Budget, mine: Budget) -> Budget:
+    """Each limit the tighter of the two (None: no limit, so the other one)."""
+    values: dict[str, Any] = {}
+    for field in attrs.fields(Budget):
+        theirs, ours = getattr(stored, field.name), getattr(mine, field.name)
+        values[field.name] = (
+            ours if theirs is None else theirs if ours is None else min(theirs, ours)
+        )
+    return Budget(**values)
+
+
 def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
     """The resumer's hooks; refused when the stored session names references they lack."""
     stored, mine = record.config.hooks, authority.hooks
@@ -212,6 +242,30 @@ def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
             f"check or a redaction: configure them again ({authority.hooks_hint})"
         )
     return mine
+
+
+def _check_system_prompt(record: SessionRecord, authority: ResumeAuthority) -> None:
+    """A stored template path is read only when it is the resumer's own (the same file)."""
+    from rho_entry.config.system_prompt import template_path
+
+    stored = template_path(record.config.system_prompt)
+    if stored is None:
+        return
+    mine = template_path(authority.system_prompt)
+    if mine is not None and _same_file(stored, mine):
+        return
+    raise ConfigError(
+        f"session {record.id} was stored with the system prompt template {str(stored)!r}, a "
+        "file that would be read and sent to the model; a session directory does not choose "
+        "which files are read: " + authority.system_prompt_hint.format(path=str(stored))
+    )
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return one.resolve() == other.resolve()
+    except OSError:  # a link loop: no file to name
+        return False
 
 
 def _dotted(ref: str) -> str:

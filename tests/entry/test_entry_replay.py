@@ -108,7 +108,11 @@ async def test_a_recorded_session_replays_exactly(recorded: Path) -> None:
 async def test_replay_against_live_tools_reproduces_it_too(recorded: Path) -> None:
     executor = MemoryExecutor(dict(FILES))
     report = await replay_async(  # live tools run under the profile the caller names
-        recorded, tools="live", executor=executor, overrides={"profile": "developer"}
+        recorded,
+        tools="live",
+        executor=executor,
+        overrides={"profile": "developer"},
+        recorded_approvals=True,  # the test's own recording: its answers are vouched for
     )
     assert report.divergence is None, report.describe()
     assert executor.files["c.txt"] == b"gamma"  # the approved write ran again

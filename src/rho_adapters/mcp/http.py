@@ -25,6 +25,7 @@ from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
 MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a stream's events together), as stdio
+_ERROR_HEAD = 1200  # bytes read of an error answer: its first 300 characters are shown
 
 
 class HttpTransport:
@@ -109,7 +110,7 @@ class HttpTransport:
         if response.status_code == 202:
             return
         if response.status_code >= 400:
-            body = (await response.aread()).decode("utf-8", errors="replace")[:300]
+            body = (await _head(response, _ERROR_HEAD)).decode("utf-8", errors="replace")[:300]
             expired = response.status_code == 404 and self.session_id is not None
             error = McpSessionExpired if expired else McpError
             hint = " (it forgot our session)" if expired else ""
@@ -174,3 +175,14 @@ class HttpTransport:
                 f"MCP server {self.server!r} at {self.url}: {type(exc).__name__}: {exc}",
                 server=self.server,
             ) from exc
+
+
+async def _head(response: httpx.Response, limit: int) -> bytes:
+    """The first ``limit`` bytes of the body (the rest is never read: leaving the stream closes
+    the connection), so an error answer costs what its message shows, whatever its size."""
+    head = bytearray()
+    async for chunk in response.aiter_bytes():
+        head += chunk
+        if len(head) >= limit:
+            break
+    return bytes(head[:limit])

@@ -115,7 +115,7 @@ class RpcPeer:
         """Handle one received message (or a JSON array of them)."""
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deep to decode: malformed too
             self._malformed(text)
             return
         for item in value if isinstance(value, list) else [value]:

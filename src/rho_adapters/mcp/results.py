@@ -5,17 +5,22 @@ Text blocks are joined; an image or audio block becomes a one-line note of its t
 URI. ``structuredContent`` is shown as JSON when the server sent no content blocks (a server
 that sends both repeats the structure as text, by the specification's advice). A result over
 its cap keeps its start and end, and the whole text is written to a file whose path the
-result gives, so nothing is lost and the context window is not blown.
+result gives, so nothing is lost and the context window is not blown; that file is written
+inside the session directory without following a link, as every session file is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rho_adapters.store.confined import directory_fd, open_file
+from rho_domain.errors import StoreError
 from rho_domain.tools.truncation import truncate_middle
 
 _FILE_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -39,10 +44,12 @@ def capped(text: str, limit: int, save: Path | None) -> tuple[str, str | None]:
     note = f"\n[output cut to {limit} of {len(text)} characters"
     path = None
     if save is not None:
-        save.parent.mkdir(parents=True, exist_ok=True)
-        save.write_text(text, encoding="utf-8")
-        path = str(save)
-        note += f"; the full output is saved in {path}"
+        refused = _save(save, text)
+        if refused:
+            note += f"; the full output could not be saved: {refused}"
+        else:
+            path = str(save)
+            note += f"; the full output is saved in {path}"
     note += "]"
     # room for truncate_middle's own marker too, so the whole stays within ``limit`` and the
     # registry's truncation (at the same limit, by default) leaves it alone; a limit too
@@ -59,6 +66,21 @@ def output_file(directory: Path, server: str, tool: str, call_id: str) -> Path:
     """Where a call's full output goes: ``<dir>/<server>__<tool>__<call id>.txt``."""
     name = "__".join(_FILE_UNSAFE.sub("_", part)[:60] for part in (server, tool, call_id))
     return directory / f"{name}.txt"
+
+
+def _save(path: Path, text: str) -> str:
+    """Write ``text`` to ``path`` (``<session>/mcp-output/<name>``) as the store writes a
+    session file: its directory made and opened, and the file opened, without following a
+    link (``store.confined``); a session directory is data whoever can write it controls.
+    Returns why it could not be written ("" when it was)."""
+    try:
+        with directory_fd(path.parent.parent) as session, contextlib.suppress(FileExistsError):
+            os.mkdir(path.parent.name, 0o700, dir_fd=session)
+        with open_file(path, "wb", levels=2) as handle:
+            handle.write(text.encode("utf-8", errors="replace"))
+    except (OSError, StoreError) as exc:
+        return str(exc)
+    return ""
 
 
 def _block_text(block: Mapping[str, Any]) -> str:

@@ -5,10 +5,15 @@ knows; the server checks the rest). Its risk is the operator's word, not the ser
 is read-only only when its server's ``read_only_tools`` names it, else every call is dangerous
 (asked about under the readonly and developer profiles). The server's own annotations
 (``readOnlyHint``) are not trusted: a server describes itself.
+
+What a server says about a tool goes into every model request: its description (or title) is
+cut to ``MAX_DESCRIPTION`` characters, and a tool whose input schema is larger than
+``MAX_SCHEMA`` bytes of JSON is not made at all (``schema_too_large``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -20,9 +25,24 @@ from rho_domain.tools.base import (
     ToolOutput,
     ToolPolicy,
 )
+from rho_domain.tools.truncation import truncate_middle
 
 Caller = Callable[[str, str, Mapping[str, Any], ToolContext], Awaitable[ToolOutput]]
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+MAX_DESCRIPTION = 4_000  # characters of a tool's description the model is shown
+MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may have
+
+
+def schema_too_large(tool: Mapping[str, Any]) -> str:
+    """Why ``tool`` (a ``tools/list`` entry) is not made: its input schema is over
+    ``MAX_SCHEMA`` bytes of JSON; "" when it is not."""
+    size = len(json.dumps(tool.get("inputSchema")))
+    if size <= MAX_SCHEMA:
+        return ""
+    return (
+        f"its input schema is {size:,} bytes of JSON (at most {MAX_SCHEMA:,}; every model "
+        "request would carry it)"
+    )
 
 
 class McpTool(ToolHandler):
@@ -40,7 +60,9 @@ class McpTool(ToolHandler):
         self._name = name
         self.server = server
         self.tool = str(tool["name"])
-        description = tool.get("description") or tool.get("title") or ""
+        description = truncate_middle(
+            str(tool.get("description") or tool.get("title") or ""), MAX_DESCRIPTION
+        )
         self._description = f"{description}\n(MCP server {server!r}, tool {self.tool!r})".strip()
         schema = tool.get("inputSchema")
         self._parameters: Mapping[str, Any] = _EMPTY_SCHEMA

@@ -39,6 +39,6 @@ def info_of(row: tuple[Any, ...]) -> SessionInfo:
 def _json(text: str | None) -> Mapping[str, Any]:
     try:
         data = json.loads(text or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}  # a listing never fails on one broken row
     return data if isinstance(data, Mapping) else {}

@@ -63,7 +63,7 @@ def record_of(row: Sequence[Any]) -> SessionRecord:
     session_id, created, parent, config, labels = row
     try:
         config, labels = json.loads(config), json.loads(labels or "{}")
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
     return SessionRecord(
         id=session_id,

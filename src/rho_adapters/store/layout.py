@@ -126,7 +126,7 @@ def read_meta(paths: SessionPaths) -> dict[str, Any]:
     fail, and never reads a file outside the session directory)."""
     try:
         data = json.loads(read_bytes(paths.meta))
-    except (OSError, ValueError, StoreError):
+    except (OSError, ValueError, RecursionError, StoreError):
         return {}
     return data if isinstance(data, dict) else {}
 

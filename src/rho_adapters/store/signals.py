@@ -138,7 +138,7 @@ def _touch_in(directory: Path, name: str) -> None:
 def _text(line: bytes) -> str:
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return line.decode(errors="replace")  # a hand-written plain line is still a directive
     text = data.get("text") if isinstance(data, dict) else None
     if isinstance(text, str):

@@ -65,7 +65,8 @@ def parse_trace(data: bytes, *, source: str = "trace.jsonl") -> TraceRead:
             if not all(isinstance(d, dict) for d in dicts):
                 raise ValueError("a line that is not a JSON object")  # find it line by line
             events = [event_from_dict(d) for d in dicts]
-        except ValueError:  # a blank or corrupt line somewhere: decode line by line
+        # a blank or corrupt line somewhere (one nested too deep for json: RecursionError)
+        except (ValueError, RecursionError):  # decode line by line
             lines = [line for line in body.split(b"\n") if line.strip()]
             events = list(_decode_each(lines, source, skipped))
     valid, torn = end, b""
@@ -99,7 +100,7 @@ def _decode_each(lines: Iterable[bytes], source: str, skipped: list[bytes]) -> I
     for number, line in enumerate(lines, 1):
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             _skip(source, f"unreadable line {number} ({len(line)} bytes)")
             skipped.append(line + b"\n")
             continue

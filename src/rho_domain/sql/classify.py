@@ -14,7 +14,9 @@ dialect:
    PostgreSQL truncates to 63 bytes, and a schema qualifier must be a system schema
    (``pg_catalog.lower``); ``public.f()`` or ``"Lower"()`` is a user function and refused;
 5. no name of a known side effect appears even without a call (PostgreSQL field notation
-   ``(x).pg_read_file``, Oracle ``dbms_lock.sleep``), ``OPERATOR(schema.op)`` names only
+   ``(x).pg_read_file``, Oracle ``dbms_lock.sleep``); with the server's catalog known
+   (``available_functions``), no built-in function outside the allowlist either (field
+   notation ``('SELECT ...'::text).ts_stat`` runs a query), ``OPERATOR(schema.op)`` names only
    ``pg_catalog``, and MySQL ``@var := ...`` assignments (state that would outlive the call)
    are refused.
 
@@ -72,15 +74,31 @@ def classify(
     the dialect must pass. ``allowed_functions`` adds vetted functions (``schema.name`` or
     ``name``, as the catalog spells them) to the dialect's allowlist. ``available_functions``
     are the names the connected server builds in: allowlisted names outside it are refused,
-    since the server would resolve them to a user function of the same name."""
+    since the server would resolve them to a user function of the same name, and the others
+    are refused in field notation as well (``x.name``, which PostgreSQL reads as ``name(x)``)."""
     d = dialect(dialect_name)
     if available_functions is not None:
-        d = attrs.evolve(d, functions=d.functions & available_functions)
+        d = attrs.evolve(
+            d,
+            functions=d.functions & available_functions,
+            # x.name calls name(x) in PostgreSQL: a built-in outside the allowlist is
+            # refused there too, not only the names of known side effects (ts_stat runs
+            # the SQL text it is given, and is no pg_read_* or dblink*)
+            field_calls_refused=available_functions - d.functions,
+        )
     allowed = _fold_allowed(allowed_functions, d)
     first: Verdict | None = None
+    judged: set[tuple[tuple[Kind, str, str], ...]] = set()
     for rules in d.reading_for(settings):
         try:
-            verdict = _classify(tokenize(sql, rules), d, allowed)
+            tokens = tokenize(sql, rules)
+            # Readings differ on a few characters (a CR in a comment, a backslash): one that
+            # reads this text into the same tokens (raw spelling too) is judged once.
+            seen = tuple((t.kind, t.text, t.raw) for t in tokens)
+            if seen in judged:
+                continue
+            judged.add(seen)
+            verdict = _classify(tokens, d, allowed)
         except StatementRefused as exc:
             verdict = Verdict(kind=first.kind if first else "", read_only=False, reason=str(exc))
         if not verdict.read_only:

@@ -47,6 +47,9 @@ class Dialect:
     system_schemas: frozenset[str] = frozenset()  # "pg_catalog.lower(x)" is "lower(x)"
     reserved_parens: frozenset[str] = call_words.RESERVED_PARENS
     side_effect_prefixes: tuple[str, ...] = ()  # refused even as x.name (field notation)
+    # Built-in functions outside the allowlist, refused as x.name too: PostgreSQL's field
+    # notation calls name(x). Known only from the connected server's catalog (``classify``).
+    field_calls_refused: frozenset[str] = frozenset()
     assignments: bool = False  # MySQL ":=" assigns a user variable: refused
     operator_syntax: bool = False  # PostgreSQL OPERATOR(schema.op)
     max_identifier: int = 0  # bytes kept of an identifier (PostgreSQL truncates to 63)
@@ -153,6 +156,7 @@ _PG_RULES = attrs.evolve(
     dollar_quotes=True,
     unicode_idents=True,
     params="$",
+    line_ends="\n\r",  # scan.l: a -- comment is "--" and [^\n\r]*
 )
 POSTGRES = Dialect(
     name="postgres",
@@ -200,6 +204,8 @@ MYSQL = Dialect(
         {"SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW", "DESCRIBE", "DESC"}
     ),
     refused_words=frozenset({"HANDLER", "PROCEDURE"}),
+    # MariaDB in sql_mode=ORACLE reads seq.nextval as NEXTVAL(seq), no parentheses written.
+    side_effect_prefixes=("nextval",),
     functions=fn.MYSQL_FUNCTIONS,
     qualified_functions=fn.MYSQL_QUALIFIED,
     reserved_parens=call_words.RESERVED_MYSQL,
@@ -209,9 +215,11 @@ MYSQL = Dialect(
     ),
 )
 
+_ORACLE_RULES = attrs.evolve(_BASE, dialect="oracle", q_quotes=True, params=":")
 ORACLE = Dialect(
     name="oracle",
-    readings=(attrs.evolve(_BASE, dialect="oracle", q_quotes=True, params=":"),),
+    # Where a lone CR ends a -- comment is not known here: both readings must pass.
+    readings=(_ORACLE_RULES, attrs.evolve(_ORACLE_RULES, line_ends="\n\r")),
     # EXPLAIN PLAN writes PLAN_TABLE, so it is not a read statement here.
     read_kinds=frozenset({"SELECT", "WITH"}),
     denied_packages=_ORACLE_PACKAGES,
@@ -232,6 +240,7 @@ VERTICA = Dialect(
         _VERTICA_RULES,
         attrs.evolve(_VERTICA_RULES, nested_comments=True),
         attrs.evolve(_VERTICA_RULES, backslash_strings=True),
+        attrs.evolve(_VERTICA_RULES, line_ends="\n\r"),  # a lone CR ending -- (not known)
     ),
     read_kinds=frozenset({"SELECT", "WITH", "EXPLAIN", "SHOW"}),
     functions=fn.VERTICA_FUNCTIONS,

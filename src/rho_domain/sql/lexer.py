@@ -107,12 +107,24 @@ class _Lexer:
         if not self.rules.dash_needs_space:
             return True
         after = self.text[self.pos + 2 : self.pos + 3]
-        # MySQL: "--" followed by whitespace or a control character, or at the very end.
-        return after == "" or after.isspace() or ord(after) < 32
+        # MySQL: "--" followed by an ASCII space or control character (my_isspace,
+        # my_iscntrl on one byte), or at the very end. Not str.isspace(): U+00A0 and the
+        # other Unicode spaces are identifier characters to the server ("1 --\u00a0" is
+        # 1 - -"\u00a0"), and a comment to Python would hide the code after them.
+        return after == "" or after in _BLANKS or ord(after) < 32 or after == "\x7f"
 
     def _skip_line(self) -> None:
-        end = self.text.find("\n", self.pos)
-        self.pos = len(self.text) if end < 0 else end + 1
+        self.pos = self._line_end(self.pos)
+
+    def _line_end(self, at: int) -> int:
+        """Where a line comment starting at ``at`` ends: after the first of the dialect's
+        ``line_ends`` (PostgreSQL ends one at a lone CR as well), else the end of the text."""
+        end = len(self.text)
+        for char in self.rules.line_ends:  # each search stops where the last one ended
+            found = self.text.find(char, at, end)
+            if found >= 0:
+                end = found
+        return end + 1 if end < len(self.text) else end
 
     def _block_comment(self) -> None:
         text = self.text
@@ -240,8 +252,7 @@ class _Lexer:
             if text[at] in _BLANKS:
                 at += 1
             elif text.startswith("--", at):
-                end = text.find("\n", at)
-                at = len(text) if end < 0 else end + 1
+                at = self._line_end(at)
             elif text.startswith("/*", at):
                 saved = self.pos
                 self.pos = at

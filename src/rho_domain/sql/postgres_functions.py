@@ -159,4 +159,6 @@ POSTGRES_SIDE_EFFECT_PREFIXES = (
     "brin_",  # 9.27.8 index maintenance writes
     "gin_clean_pending_list",
     "pg_truncate_",  # pg_visibility
+    "ts_stat",  # ts_stat and ts_rewrite run the query text they are given
+    "ts_rewrite",
 )

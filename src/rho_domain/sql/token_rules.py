@@ -3,9 +3,10 @@
 ``check_tokens(kind, stmt, head, d, allowed)`` returns the reason the statement is refused, or
 "" when none applies: no keyword that writes or locks (rule 3 of ``classify.py``), every
 function call on the dialect's allowlist or ``allowed`` (rule 4, the name judged as the engine
-resolves it: ``catalog_name``), no side-effect name even without a call, ``OPERATOR(...)``
-naming a built-in operator only, no MySQL ``:=`` assignment (rule 5). Which ``word (`` is a
-call at all is ``call_syntax.py``'s. Pure; nothing here raises.
+resolves it: ``catalog_name``), no side-effect name even without a call (nor, the server's
+catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL),
+``OPERATOR(...)`` naming a built-in operator only, no MySQL ``:=`` assignment (rule 5).
+Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
 
 from __future__ import annotations
@@ -45,10 +46,9 @@ def check_tokens(
             continue
         qualified = prev is not None and prev.is_punct(".")
         qualifier = nxt is not None and nxt.is_punct(".")
-        if qualified and not called and _side_effect(catalog_name(token, d), d):
-            return f"{catalog_name(token, d)} names a function with side effects"
-        if qualifier and d.denied_packages and token.text.lower().startswith(d.denied_packages):
-            return f"the package {token.text.lower()} has side effects"
+        reason = _dotted(token, d, allowed, field=qualified and not called, package=qualifier)
+        if reason:
+            return reason
         if token.kind is not Kind.WORD or qualified:
             continue
         if kind == "SHOW" and i <= 2:
@@ -87,8 +87,32 @@ def _ascii_upper(text: str) -> str:
     return text.translate(_UPPER)
 
 
-def _side_effect(name: str, d: Dialect) -> bool:
-    return bool(d.side_effect_prefixes) and name.lower().startswith(d.side_effect_prefixes)
+def _dotted(
+    token: Token, d: Dialect, allowed: frozenset[str], *, field: bool, package: bool
+) -> str:
+    """The rules of a name beside a dot: ``x.name`` without a call (``field``), and an Oracle
+    package before one (``package``)."""
+    if field:
+        reason = _field_call(catalog_name(token, d), d, allowed)
+        if reason:
+            return reason
+    if package and d.denied_packages and token.text.lower().startswith(d.denied_packages):
+        return f"the package {token.text.lower()} has side effects"
+    return ""
+
+
+def _field_call(name: str, d: Dialect, allowed: frozenset[str]) -> str:
+    """Why ``x.name`` is refused: a known side effect, or (the server's catalog known) a
+    built-in function outside the allowlist, which field notation would call as name(x)."""
+    if d.side_effect_prefixes and name.lower().startswith(d.side_effect_prefixes):
+        return f"{name} names a function with side effects"
+    if name in d.field_calls_refused and name not in allowed:
+        return (
+            f".{name} calls the built-in function {name}() (field notation: x.{name} is "
+            f"{name}(x)), which is not on the {d.name} list of read-only functions; select "
+            "a column of that name without the table qualifier"
+        )
+    return ""
 
 
 def _check_call(stmt: Sequence[Token], i: int, d: Dialect, allowed: frozenset[str]) -> str:

@@ -60,3 +60,4 @@ class LexRules:
     executable_comments: bool = False  # MySQL /*! */ is code: refuse
     unicode_idents: bool = False  # PostgreSQL/Vertica U&"..." [UESCAPE 'c'] and U&'...'
     params: str = "?"  # characters that start a bind parameter ($1, ?, :name, @name)
+    line_ends: str = "\n"  # what ends a -- (or #) comment: PostgreSQL's scanner also ends it at \r

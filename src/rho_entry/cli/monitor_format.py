@@ -117,7 +117,7 @@ def format_event(line: bytes) -> str:
     """``HH:MM:SS  text`` for one trace line."""
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return f"??:??:??  (unreadable line, {len(line)} bytes)"
     if not isinstance(data, dict):
         return f"??:??:??  {_cut(data)}"

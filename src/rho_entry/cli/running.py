@@ -141,6 +141,9 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         workspace_hint="run it from {path} or pass --working-dir {path}",
         hooks=config.hooks,
         hooks_hint="name them under hooks: in your --config file",
+        system_prompt=config.system_prompt,
+        system_prompt_hint="pass --system-prompt {path} again",
+        budget=config.budget,
     )
 
 

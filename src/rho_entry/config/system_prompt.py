@@ -85,6 +85,9 @@ def resolve_system_prompt(
     rendered with ``config.vars``. Anything else: the literal text.
     """
     text = config.system_prompt
+    path = template_path(text)
+    if path is not None:
+        return render_template(load_template(path), config.vars).system_prompt
     if not text.strip():
         return default_system_prompt(
             profile,
@@ -95,8 +98,14 @@ def resolve_system_prompt(
             config_dir=config_dir,
             values=config.vars,
         )
-    if text.strip().endswith(".md") and "\n" not in text.strip():
-        return render_template(
-            load_template(Path(text.strip()).expanduser()), config.vars
-        ).system_prompt
     return text
+
+
+def template_path(system_prompt: str) -> Path | None:
+    """The template file a config's ``system_prompt`` names (one line ending in ``.md``,
+    ``~`` expanded), or None for the default (empty) or a literal prompt. A resumed session's
+    is read only when the resumer names the same file (``rho_entry.resume_policy``)."""
+    text = system_prompt.strip()
+    if text.endswith(".md") and "\n" not in text:
+        return Path(text).expanduser()
+    return None

@@ -127,6 +127,8 @@ class DurableRunner:
             databases=config.databases,
             hint="start the worker with --profile {profile}",
             endpoint_hint="start the worker with the session's {flag}",
+            system_prompt=config.system_prompt,
+            budget=config.budget,
         )
 
 

@@ -161,4 +161,7 @@ class SessionOpener:
             endpoint_hint="configure the runtime's {field} to match it",
             hook_names=self.agent.hooks.names,
             hooks_hint="give the runtime's agent those hooks",
+            system_prompt=config.system_prompt,
+            system_prompt_hint="give the runtime's agent the system prompt {path}",
+            budget=config.budget,
         )

@@ -22,6 +22,7 @@ the client reconnects with Last-Event-ID: memory stays bounded and nothing is lo
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections import deque
@@ -167,15 +168,24 @@ class TraceFeed:
                 self._subscribers.discard(subscription)
 
 
+@functools.cache
+def _kinds() -> frozenset[str]:
+    """Every trace event's kind (the union of every event, built on the first line read)."""
+    return frozenset(ev.EVENTS_BY_KIND)
+
+
 def _parse(seq: int, line: bytes) -> tuple[FeedItem, float | None]:
     """The item for trace line ``seq`` (its JSON with ``seq`` added first), and its time."""
     text = line.decode("utf-8", errors="replace")
     try:
         data: Any = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep to decode: unreadable too
         data = None
     kind = data.get("kind") if isinstance(data, dict) else None
-    if not isinstance(kind, str) or not text.startswith("{"):
+    # The kind becomes the SSE ``event:`` line and the text the ``data:`` line: only a trace
+    # event's own kind, and no CR (a line break to SSE; the store never writes one raw), so a
+    # stored line frames nothing of its own (a forged ``id:``, ``closed``, a split ``data:``).
+    if kind not in _kinds() or "\r" in text or not text.startswith("{"):
         # an unreadable line keeps its number (ids stay line numbers) but says what it is
         unreadable = json.dumps({"seq": seq, "kind": "unreadable"})
         return FeedItem(seq, "unreadable", unreadable), None

@@ -45,9 +45,15 @@ def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None
 async def list_sessions(request: Request) -> Response:
     """``GET /api/sessions``."""
     raw = request.query_params.get("limit", "100")
-    if not raw.isdigit() or int(raw) < 1:
-        raise Invalid(f"limit must be a whole number >= 1, not {raw!r}", field="limit")
+    if not _whole(raw) or int(raw) < 1:
+        raise Invalid(f"limit must be a whole number >= 1, not {raw[:40]!r}", field="limit")
     return _json({"sessions": await _host(request).list(limit=int(raw))})
+
+
+def _whole(raw: str) -> bool:
+    """ASCII digits, at most 18 of them: ``str.isdigit`` is also true for ``²`` (which
+    ``int`` refuses) and for more digits than ``int`` converts (4,300)."""
+    return raw.isascii() and raw.isdigit() and len(raw) <= 18
 
 
 async def create_session(request: Request) -> Response:
@@ -139,8 +145,11 @@ def _after(request: Request) -> int:
         raw = request.query_params.get("after", "0")
         if raw == "end":
             return -1
-    if not raw.strip().isdigit():
-        raise Invalid(f"{field} must be a trace line number (0 or more), not {raw!r}", field=field)
+    if not _whole(raw.strip()):
+        shown = raw[:40]
+        raise Invalid(
+            f"{field} must be a trace line number (0 or more), not {shown!r}", field=field
+        )
     return int(raw)
 
 

@@ -187,7 +187,7 @@ def _decoded(lines: Sequence[TraceLine]) -> list[ev.Event]:
         dicts = json.loads(b"[" + b",".join(line.data for line in lines) + b"]")
         if all(isinstance(d, dict) for d in dicts):
             return [event_from_dict(d) for d in dicts]
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested too deep is corrupt too
         pass
     events = []
     for line in lines:
