@@ -17,10 +17,12 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_adapters.daytona import path_scripts, scripts
+from rho_adapters.daytona import aliases, path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
-from rho_domain.errors import PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.ports.executor import Command
+from rho_domain.reach import OutsideReads
+from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
 from rho_domain.shell.git_repo import shadow_config
 from rho_domain.shell.programs import harden_argv
@@ -37,38 +39,61 @@ class RestrictedPipelines:
         self._workspace = workspace
         self._awk_flavor: tuple[str, AwkFlavor] | None = None
 
-    async def _walked(self, command: Command, cwd: str) -> list[list[str]]:
-        """Resolve every path word of every stage in the sandbox (one request), refuse a
-        secret, and return each stage's walked directories (see ``secret_safe_argv``)."""
-        if reason := self._workspace.policy.refusal(cwd):
+    async def _walked(self, command: Command, cwd: str) -> tuple[list[list[str]], SecretPolicy]:
+        """Resolve every path word of every stage in the sandbox and find the other names of
+        its secrets there (one request: ``aliases``), refuse a secret by any name, and return
+        each stage's walked directories and the policy (hard links to secrets as locations)
+        their recursive readers and xargs guard apply (see ``secret_safe_argv``)."""
+        workspace = self._workspace
+        if reason := workspace.policy.refusal(cwd):
             raise SensitivePath(f"commands may not run inside a secret location: {reason}")
         words = [path_words(stage.argv) for stage in command.pipeline]
         # Reach judges the words a program may open, not its pattern or script (texts.py).
         opened = [reach_words(stage.argv) for stage in command.pipeline]
-        reach = self._workspace.reach
+        reach = workspace.reach
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
-        answer = ""
-        if flat:
-            answer = await self._workspace.script(
-                path_scripts.realpaths_script(cwd, [w for _, w in flat]), 30.0
-            )
+        if not flat:  # no word names a file or a tree: nothing to resolve, nothing to scan
+            return walked, workspace.policy
+        # Under allow, a tree opened outside the roots is scanned too (a word out of reach is
+        # refused under deny before anything reads it).
+        outside = [
+            posixpath.normpath(posixpath.join(cwd, w))
+            for stage_opened in opened
+            for w in stage_opened
+            if workspace.read_outside is OutsideReads.ALLOW
+        ]
+        trees = aliases.scan_roots(
+            workspace.policy, (workspace.roots.root, *workspace.roots.extra, cwd), outside
+        )
+        script = path_scripts.realpaths_script(cwd, [w for _, w in flat])
+        lines = (await workspace.script(script + aliases.scan_script(trees), 30.0)).split("\n")
+        if len(lines) <= len(flat):
+            raise ExecutorError(f"unreadable path answer from the sandbox: {lines[-1]!r}")
+        found_aliases = aliases.parse_aliases(lines[len(flat)], workspace.policy)
+        policy = aliases.with_aliases(workspace.policy, found_aliases)
+        answer = "\n".join(lines[: len(flat)])
         for (i, word), found in zip(flat, path_scripts.parse_realpaths(answer), strict=True):
             if found is None:
                 continue  # names nothing: a pattern, a value, a missing file
-            real, is_dir = found
+            real, kind = found
+            argv0 = command.pipeline[i].argv[0]
+            if real in found_aliases.paths or (kind == "l" and not found_aliases.complete):
+                raise SensitivePath(
+                    f"{argv0}: {word} may not be read: it is another name (a hard link) of a "
+                    "secrets file"
+                    + ("" if found_aliases.complete else ", or may be (too many to check)")
+                )
             full = posixpath.join(cwd, word)
             for candidate in (full, real):
-                if reason := self._workspace.policy.refusal(candidate):
+                if reason := policy.refusal(candidate):
                     shown = word if candidate == full else f"{word!r} (really {real})"
-                    argv0 = command.pipeline[i].argv[0]
                     raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
             if word in opened[i] and (reason := reach.refusal(real)):
-                argv0 = command.pipeline[i].argv[0]
                 raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")
-            if is_dir:
+            if kind == "d":
                 walked[i].append(real)
-        return walked
+        return walked, policy
 
     async def _refuse_blobs(
         self, command: Command, cwd: str, git: scripts.GitShadow | None
@@ -92,7 +117,7 @@ class RestrictedPipelines:
         ``env`` (checked names; its ``GIT_*`` dropped). Raises ``SensitivePath``,
         ``PathOutsideWorkspace`` or ``ToolError`` for what may not run."""
         # Secrets first (one request resolves every path word; a refusal stops here).
-        walked = await self._walked(command, cwd)
+        walked, policy = await self._walked(command, cwd)
         # git reads GIT_CONFIG_* / GIT_DIR...: never from the caller in a restricted pipeline.
         env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
         git: scripts.GitShadow | None = None
@@ -115,7 +140,7 @@ class RestrictedPipelines:
             if argv[0] in ("awk", "gawk"):
                 argv, flavor = await self._awk(argv)
             argv = secret_safe_argv(
-                harden_argv(argv, awk=flavor), self._workspace.policy, dirs, self._workspace.reach
+                harden_argv(argv, awk=flavor), policy, dirs, self._workspace.reach
             )
             stages.append(attrs.evolve(stage, argv=argv))
             if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:
