@@ -2,7 +2,8 @@
 
 ``RestrictedPipelines.inner`` resolves every path word of every stage in the sandbox (one
 request) and refuses a secret or a word out of reach, builds git's shadow directory when a
-stage runs git (one more request: ``git_discovery``), refuses a git object named by id that is
+stage runs git (one more request: ``git_discovery``; a repository in a secret location or out
+of reach is refused: ``check_repository``), refuses a git object named by id that is
 a blob, picks the awk the sandbox has (probed once per executor), hardens each argv as the
 local runner does (``harden_argv``, ``secret_safe_argv``) and returns the script that runs the
 pipeline with every word quoted (``scripts.restricted_inner``). The caller validated each
@@ -24,7 +25,7 @@ from rho_domain.ports.executor import Command
 from rho_domain.reach import OutsideReads
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
-from rho_domain.shell.git_repo import shadow_config
+from rho_domain.shell.git_repo import check_repository, repository_places, shadow_config
 from rho_domain.shell.programs import harden_argv
 from rho_domain.shell.reads import git_object_args, path_words, secret_safe_argv
 from rho_domain.shell.texts import reach_words
@@ -125,6 +126,10 @@ class RestrictedPipelines:
             repo, listing = scripts.parse_git_discovery(
                 await self._workspace.script(scripts.git_discovery(cwd), RESOLVE_TIMEOUT)
             )
+            if repo is not None:  # git's own paths are canonical (--path-format=absolute)
+                check_repository(
+                    repository_places(repo), self._workspace.policy, self._workspace.reach
+                )
             git = scripts.GitShadow(
                 directory=f"/tmp/rho-git-{secrets.token_hex(8)}",  # noqa: S108 - the sandbox's
                 repo=repo,

@@ -15,6 +15,12 @@ a private directory holding
   object format, remote URLs and upstream branches) plus ``FORCED`` settings;
 * symlinks to the real ``SHARED`` entries (objects, refs, packed-refs, logs, info, shallow).
 
+Where the repository is, is judged like any path before git reads it (``check_repository``):
+a ``.git`` file (``gitdir: ...``, as a linked worktree's), a ``commondir`` file or a ``.git``
+above the workspace can point git at another repository, and no word of the command names
+it, so the git directory, the common directory and the work tree git reports (canonical) must
+each be neither a secret location nor out of the profile's reach (the sandbox hides them too).
+
 git then runs with ``git_environment(repo, shadow)``: ``GIT_DIR`` (HEAD and the index come
 from the real directory), ``GIT_COMMON_DIR`` (config, objects and refs from the shadow) and
 ``GIT_WORK_TREE`` (the directory holding ``.git``, never ``core.worktree``). The shadow has
@@ -31,6 +37,9 @@ import re
 
 import attrs
 
+from rho_domain.errors import PathOutsideWorkspace, SensitivePath
+from rho_domain.reach import ReadReach
+from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.git import HARDENING
 
 # Discovery. safe.directory=* is harmless here: the repository's config is never used.
@@ -90,6 +99,30 @@ def parse_preflight(output: str, dot_git_parent: str | None) -> GitRepo | None:
         return None
     work_tree = dot_git_parent if lines[2:] else None
     return GitRepo(git_dir=lines[0], common_dir=lines[1], work_tree=work_tree)
+
+
+def repository_places(repo: GitRepo) -> tuple[str, ...]:
+    """The directories git reads ``repo`` from: its git directory, common directory and work
+    tree (the caller canonicalises them before ``check_repository``)."""
+    places = (repo.git_dir, repo.common_dir, *((repo.work_tree,) if repo.work_tree else ()))
+    return tuple(dict.fromkeys(places))
+
+
+def check_repository(places: tuple[str, ...], policy: SecretPolicy, reach: ReadReach) -> None:
+    """Refuse a repository whose directories (``repository_places``, canonical) are a secret
+    location (``SensitivePath``) or out of ``reach`` (``PathOutsideWorkspace``)."""
+    for place in places:
+        if reason := policy.refusal(place):
+            raise SensitivePath(
+                f"git: the repository git would read is at {place}: {reason}; its history may "
+                "not be read"
+            )
+    for place in places:
+        if reason := reach.refusal(place):
+            raise PathOutsideWorkspace(
+                f"git: the repository git would read is at {place} (a .git file, a commondir "
+                f"file or a .git above the workspace names it): {reason}"
+            )
 
 
 def config_list_argv(repo: GitRepo) -> tuple[str, ...]:
