@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
+from rho_domain.glob_set import GlobSet
 from rho_domain.reach import ReadReach
 from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
 from rho_domain.shell.git import SUBCOMMANDS
@@ -46,6 +47,8 @@ GUARD_NAME = "rho-guard"
 # match --exclude against whole names too): a dot, then neither a dot nor a slash.
 HIDDEN = ".[!./]*"
 _AWK_ARGV = re.compile(r"\bARG[VC]\b")
+# A concrete location whose name a rule already excludes adds no word to the argv.
+_EXCLUDED = GlobSet(tuple(f"/{name}" for name in EXCLUDED_NAMES))
 
 
 def path_words(argv: Sequence[str]) -> tuple[str, ...]:
@@ -124,10 +127,18 @@ def _below(location: str, walked: Sequence[str]) -> bool:
 
 
 def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
-    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip; a
-    walk over a home skips every hidden entry (the policy's rule 2b) by ``HIDDEN``."""
+    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip: the
+    name rules' (``EXCLUDED_NAMES``) and those of the concrete locations below ``walked`` (the
+    executors add the secrets they found there to ``policy.locations``: ``deploy/id_github``,
+    ``.config/gh``, which no list of names can say), each once; a walk over a home skips
+    every hidden entry (the policy's rule 2b) by ``HIDDEN``."""
     concrete = (*policy.absolute_locations(), *_WALK_SKIPPED)
-    extra = [posixpath.basename(loc) for loc in concrete if _below(loc, walked)]
+    extra = [
+        name
+        for loc in concrete
+        if _below(loc, walked)
+        and not _EXCLUDED.matches("/" + (name := posixpath.basename(loc)).casefold())
+    ]
     if any(_below(home, walked) for home in policy.homes):
         extra.append(HIDDEN)
     return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
