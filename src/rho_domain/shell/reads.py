@@ -30,7 +30,13 @@ from collections.abc import Sequence
 from rho_domain.errors import CommandRefused
 from rho_domain.glob_set import GlobSet
 from rho_domain.reach import ReadReach
-from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
+from rho_domain.secrets import (
+    EXCLUDED_NAMES,
+    LOCATIONS,
+    SecretPolicy,
+    case_insensitive,
+    guard_script,
+)
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.options import OptionSpec, split_options
@@ -49,6 +55,11 @@ HIDDEN = ".[!./]*"
 _AWK_ARGV = re.compile(r"\bARG[VC]\b")
 # A concrete location whose name a rule already excludes adds no word to the argv.
 _EXCLUDED = GlobSet(tuple(f"/{name}" for name in EXCLUDED_NAMES))
+# The location rules that hold wherever the location is (*/.config/gh), as paths below any
+# directory: git's exclusion pathspecs (``**/.config/gh``) can say them, --exclude cannot.
+LOCATION_TAILS = tuple(
+    p.removeprefix("*/") for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")
+)
 
 
 def path_words(argv: Sequence[str]) -> tuple[str, ...]:
@@ -241,7 +252,9 @@ def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[s
     # Magic pathspecs need no "--": git never takes ":(...)" for a revision. "top": relative to
     # the repository's root, not to the working directory (from a subdirectory, git diff/show/
     # log -p cover the whole repository, and a path operand may climb with "..").
-    specs = [f":(top,exclude,icase,glob)**/{n}" for n in names]
+    # History is no walk the executors can scan: the location rules' tails (.config/gh) too.
+    paths = dict.fromkeys((*names, *LOCATION_TAILS))
+    specs = [f":(top,exclude,icase,glob)**/{n}" for n in paths]
     return [*args, *specs, *(f"{s}/**" for s in specs)]
 
 
