@@ -123,13 +123,11 @@ class RestrictedPipelines:
         env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
         git: scripts.GitShadow | None = None
         if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
-            repo, listing = scripts.parse_git_discovery(
-                await self._workspace.script(scripts.git_discovery(cwd), RESOLVE_TIMEOUT)
-            )
+            discovery = await self._workspace.script(scripts.git_discovery(cwd), RESOLVE_TIMEOUT)
+            repo, listing = scripts.parse_git_discovery(discovery)
             if repo is not None:  # git's own paths are canonical (--path-format=absolute)
-                check_repository(
-                    repository_places(repo), self._workspace.policy, self._workspace.reach
-                )
+                places = (*repository_places(repo), *scripts.parse_git_places(discovery))
+                check_repository(places, self._workspace.policy, self._workspace.reach)
             git = scripts.GitShadow(
                 directory=f"/tmp/rho-git-{secrets.token_hex(8)}",  # noqa: S108 - the sandbox's
                 repo=repo,

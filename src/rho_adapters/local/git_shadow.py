@@ -21,9 +21,11 @@ from rho_domain.reach import ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.git_repo import (
     CONFIG_NAME,
+    MAX_ALTERNATES_DEPTH,
     PREFLIGHT,
     SHARED,
     GitRepo,
+    alternates,
     check_repository,
     config_list_argv,
     git_environment,
@@ -64,6 +66,28 @@ def _dot_git_parent(cwd: str) -> str | None:
     return directory
 
 
+def _places(repo: GitRepo) -> tuple[str, ...]:
+    """The real directories git reads ``repo`` from (``check_repository`` judges them): its
+    own, each shared entry of the common directory, the object directories borrowed."""
+    places = [os.path.realpath(p) for p in repository_places(repo)]
+    for name in SHARED:
+        if os.path.lexists(entry := os.path.join(repo.common_dir, name)):
+            places.append(os.path.realpath(entry))
+    pending = [os.path.realpath(os.path.join(repo.common_dir, "objects"))]
+    for _ in range(MAX_ALTERNATES_DEPTH):
+        borrowed: list[str] = []
+        for objects in pending:
+            try:
+                with open(os.path.join(objects, "info", "alternates"), "rb") as handle:
+                    text = handle.read(_MAX_CONFIG).decode("utf-8", "surrogateescape")
+            except OSError:
+                continue
+            borrowed += [os.path.realpath(p) for p in alternates(objects, text)]
+        places += borrowed
+        pending = borrowed
+    return tuple(dict.fromkeys(places))
+
+
 def _discover(
     git: str,
     cwd: str,
@@ -75,8 +99,7 @@ def _discover(
     if repo is None:
         return None, ""
     if judged is not None:
-        places = tuple(os.path.realpath(p) for p in repository_places(repo))
-        check_repository(places, *judged)
+        check_repository(_places(repo), *judged)
     return repo, _git(git, config_list_argv(repo), cwd, env, prefix)
 
 

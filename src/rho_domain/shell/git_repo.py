@@ -18,8 +18,11 @@ a private directory holding
 Where the repository is, is judged like any path before git reads it (``check_repository``):
 a ``.git`` file (``gitdir: ...``, as a linked worktree's), a ``commondir`` file or a ``.git``
 above the workspace can point git at another repository, and no word of the command names
-it, so the git directory, the common directory and the work tree git reports (canonical) must
-each be neither a secret location nor out of the profile's reach (the sandbox hides them too).
+it, so the git directory, the common directory and the work tree git reports, every ``SHARED``
+entry of the common directory (``objects`` or ``refs`` may be links into another repository)
+and every object directory its ``objects/info/alternates`` borrows from (``alternates``), all
+canonical, must each be neither a secret location nor out of the profile's reach (the sandbox
+hides them too).
 
 git then runs with ``git_environment(repo, shadow)``: ``GIT_DIR`` (HEAD and the index come
 from the real directory), ``GIT_COMMON_DIR`` (config, objects and refs from the shadow) and
@@ -106,6 +109,27 @@ def repository_places(repo: GitRepo) -> tuple[str, ...]:
     tree (the caller canonicalises them before ``check_repository``)."""
     places = (repo.git_dir, repo.common_dir, *((repo.work_tree,) if repo.work_tree else ()))
     return tuple(dict.fromkeys(places))
+
+
+MAX_ALTERNATES_DEPTH = 5  # git follows alternates of alternates this deep
+
+
+def alternates(objects_dir: str, text: str) -> tuple[str, ...]:
+    """The object directories the ``info/alternates`` file of ``objects_dir`` lists: one a
+    line, relative ones below ``objects_dir``, blank lines and ``#`` comments skipped. A
+    C-quoted line (git unquotes it) is refused (``PathOutsideWorkspace``): its path is not
+    read here."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith('"'):
+            raise PathOutsideWorkspace(
+                f"git: the repository's objects/info/alternates lists a quoted path "
+                f"({line[:80]!r}, in {objects_dir}); its borrowed objects are not read"
+            )
+        out.append(line if line.startswith("/") else f"{objects_dir.rstrip('/')}/{line}")
+    return tuple(out)
 
 
 def check_repository(places: tuple[str, ...], policy: SecretPolicy, reach: ReadReach) -> None:
