@@ -42,9 +42,11 @@ from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.options import OptionSpec, split_options
 from rho_domain.shell.programs import SPECS, xargs_target_index
 
+# Not date (--reference stats a file), realpath, readlink (they resolve and stat a path):
+# their words are judged like any other's.
 NON_READING = frozenset(
-    {"echo", "printf", "seq", "date", "basename", "dirname", "true", "false", "pwd", "whoami",
-     "id", "uname", "hostname", "which", "ps", "tr", "realpath", "readlink", "cd"}
+    {"echo", "printf", "seq", "basename", "dirname", "true", "false", "pwd", "whoami",
+     "id", "uname", "hostname", "which", "ps", "tr", "cd"}
 )  # fmt: skip
 # Walked by ``grep -r /`` and friends, never worth reading: skipped when below a walked root.
 _WALK_SKIPPED = ("/proc", "/dev", "/sys")
