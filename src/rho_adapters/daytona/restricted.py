@@ -27,7 +27,7 @@ from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
 from rho_domain.shell.git_repo import check_repository, repository_places, shadow_config
 from rho_domain.shell.programs import harden_argv
-from rho_domain.shell.reads import git_object_args, path_words, secret_safe_argv
+from rho_domain.shell.reads import WALKERS, git_object_args, path_words, secret_safe_argv
 from rho_domain.shell.texts import reach_words
 
 MAX_STDIN_DATA = 60_000
@@ -41,10 +41,12 @@ class RestrictedPipelines:
         self._awk_flavor: tuple[str, AwkFlavor] | None = None
 
     async def _walked(self, command: Command, cwd: str) -> tuple[list[list[str]], SecretPolicy]:
-        """Resolve every path word of every stage in the sandbox and find the other names of
-        its secrets there (one request: ``aliases``), refuse a secret by any name, and return
-        each stage's walked directories and the policy (hard links to secrets as locations)
-        their recursive readers and xargs guard apply (see ``secret_safe_argv``)."""
+        """Resolve every path word of every stage in the sandbox (one request) and scan for
+        the secrets it does not name (``aliases``: their other names, and what a walker meets:
+        in that request for a walker, in another when a word names a file with several
+        names), refuse a secret by any name, and return each stage's walked directories and
+        the policy (what the scan found as locations) their recursive readers and xargs guard
+        apply (see ``secret_safe_argv``)."""
         workspace = self._workspace
         if reason := workspace.policy.refusal(cwd):
             raise SensitivePath(f"commands may not run inside a secret location: {reason}")
@@ -67,14 +69,23 @@ class RestrictedPipelines:
         trees = aliases.scan_roots(
             workspace.policy, (workspace.roots.root, *workspace.roots.extra, cwd), outside
         )
+        # A walker's scan rides with the words' request; any other stage's is made only when
+        # a word names a file with several names.
+        walks = any(stage.argv[:1] and stage.argv[0] in WALKERS for stage in command.pipeline)
         script = path_scripts.realpaths_script(cwd, [w for _, w in flat])
-        lines = (await workspace.script(script + aliases.scan_script(trees), 30.0)).split("\n")
+        if walks:
+            script += aliases.scan_script(trees)
+        lines = (await workspace.script(script, 30.0)).split("\n")
         if len(lines) <= len(flat):
             raise ExecutorError(f"unreadable path answer from the sandbox: {lines[-1]!r}")
-        found_aliases = aliases.parse_aliases(lines[len(flat)], workspace.policy)
-        policy = aliases.with_aliases(workspace.policy, found_aliases)
         answer = "\n".join(lines[: len(flat)])
-        for (i, word), found in zip(flat, path_scripts.parse_realpaths(answer), strict=True):
+        resolved = path_scripts.parse_realpaths(answer)
+        scan = lines[len(flat)] if walks else ""
+        if not walks and any(found and found[1] == "l" for found in resolved):
+            scan = await workspace.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
+        found_aliases = aliases.parse_aliases(scan, workspace.policy)
+        policy = aliases.with_aliases(workspace.policy, found_aliases)
+        for (i, word), found in zip(flat, resolved, strict=True):
             if found is None:
                 continue  # names nothing: a pattern, a value, a missing file
             real, kind = found

@@ -20,10 +20,6 @@ from rho_domain.paths import MAX_PATH
 from rho_domain.reach import ReadReach
 from rho_domain.secrets import SecretPolicy
 
-# The stages whose programs walk directories and read what they meet (``secret_safe_argv``
-# gives them exclusions): an xargs target may be one of them.
-WALKERS = frozenset({"grep", "rg", "diff", "git", "xargs"})
-
 
 def check_reads(
     argv: Sequence[str],
@@ -42,6 +38,7 @@ def check_reads(
     secrets ``secrets_below`` finds in the trees a recursive reader walks: their names are
     then excluded, ``deploy/id_github`` or ``.config/gh`` as ``.env`` is). ``visible_roots``:
     the sandbox's roots, the workspace first; ``aliases``: the hard links found so far."""
+    from rho_domain.shell.reads import WALKERS
     from rho_domain.shell.texts import reach_words
 
     # Reach judges the words a program may open, not its pattern or script (texts.py).

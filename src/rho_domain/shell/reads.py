@@ -50,6 +50,9 @@ NON_READING = frozenset(
 )  # fmt: skip
 # Walked by ``grep -r /`` and friends, never worth reading: skipped when below a walked root.
 _WALK_SKIPPED = ("/proc", "/dev", "/sys")
+# The programs that walk directories and read what they meet (``secret_safe_argv`` gives them
+# exclusions; an xargs target may be one): the executors scan their trees for secrets.
+WALKERS = frozenset({"grep", "rg", "diff", "git", "xargs"})
 GUARD_NAME = "rho-guard"
 # A hidden name, as a glob no command-line name like "./src/a.py" or "." matches (grep and diff
 # match --exclude against whole names too): a dot, then neither a dot nor a slash.
