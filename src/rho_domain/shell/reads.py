@@ -3,10 +3,11 @@
 Three pieces, all pure; the executors (local and Daytona) resolve the real paths and apply them:
 
 * ``path_words(argv)``: every word that could name a file the program opens: operands, option
-  values (``--file=x``, ``-fx``, the word after ``-f``), git's ``rev:path``. The executor
-  resolves each word that exists (relative to the stage's directory, every symlink followed)
-  and refuses the stage when the real path is a secret. Words that name nothing are ignored,
-  so a grep pattern is not mistaken for a file.
+  values (``--file=x``, ``-fx``, the word after ``-f``), git's ``rev:path``, and the file
+  ``diff FILE DIR`` opens as ``DIR/FILE``. The executor resolves each word that exists
+  (relative to the stage's directory, every symlink followed) and refuses the stage when the
+  real path is a secret. Words that name nothing are ignored, so a grep pattern is not
+  mistaken for a file.
 * ``secret_safe_argv(argv, policy, walked)``: the argv with recursive readers kept away from
   secrets they would find by themselves: ``grep -r``/``rg``/``git grep``/``git diff``/
   ``diff -r`` get exclusions of every secret name (and of the concrete secret locations below
@@ -80,7 +81,25 @@ def path_words(argv: Sequence[str]) -> tuple[str, ...]:
             out.extend(arg[i:] for i in range(2, len(arg)))
         if argv[0] == "git":
             out.extend(path for side in revision_sides(arg) if (path := split_rev_path(side)[1]))
+    if argv[0] == "diff":
+        out.extend(_diff_implied(argv[1:]))
     return tuple(dict.fromkeys(w for w in out if w and w not in ("-", "--")))
+
+
+def _diff_implied(args: Sequence[str]) -> list[str]:
+    """The file ``diff FILE DIR`` (or ``DIR FILE``) opens and no word names: ``DIR/FILE``'s
+    basename. Both joins are given; the one that names nothing is ignored by the executor."""
+    try:
+        operands = split_options("diff", args, SPECS["diff"]).operands
+    except CommandRefused:
+        return []
+    if len(operands) != 2:
+        return []
+    first, second = operands
+    return [
+        posixpath.join(second, posixpath.basename(first.rstrip("/"))),
+        posixpath.join(first, posixpath.basename(second.rstrip("/"))),
+    ]
 
 
 def _scan(args: Sequence[str], spec: OptionSpec) -> tuple[list[str], list[str], int]:
