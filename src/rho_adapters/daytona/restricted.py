@@ -66,9 +66,9 @@ class RestrictedPipelines:
             for w in stage_opened
             if workspace.read_outside is OutsideReads.ALLOW
         ]
-        trees = aliases.scan_roots(
-            workspace.policy, (workspace.roots.root, *workspace.roots.extra, cwd), outside
-        )
+        # The workspace, not the read roots (one may be "/"): a file with several names
+        # elsewhere brings its own directory (``wider``), as the local scan does.
+        trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, cwd), outside)
         # A walker's scan rides with the words' request; any other stage's is made only when
         # a word names a file with several names.
         walks = any(stage.argv[:1] and stage.argv[0] in WALKERS for stage in command.pipeline)
@@ -81,8 +81,12 @@ class RestrictedPipelines:
         answer = "\n".join(lines[: len(flat)])
         resolved = path_scripts.parse_realpaths(answer)
         scan = lines[len(flat)] if walks else ""
-        if not walks and any(found and found[1] == "l" for found in resolved):
-            scan = await workspace.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
+        linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
+        wider = aliases.scan_roots(
+            workspace.policy, (workspace.roots.root, cwd), (*outside, *linked)
+        )
+        if (linked and not walks) or wider != trees:
+            scan = await workspace.script(aliases.scan_script(wider), RESOLVE_TIMEOUT)
         found_aliases = aliases.parse_aliases(scan, workspace.policy)
         policy = aliases.with_aliases(workspace.policy, found_aliases)
         for (i, word), found in zip(flat, resolved, strict=True):
