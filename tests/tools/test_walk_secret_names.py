@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, run_restricted
+from shell_backends import BACKENDS, call_tool, restricted_bash, run_restricted
 
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes.daytona import FakeDaytona
@@ -93,6 +93,36 @@ async def test_the_grep_tool_skips_them_too(root: Path, backend: str, path: str)
         if isinstance(executor, DaytonaExecutor):
             await executor.aclose()
     assert _leaked(out) == [], out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("command", ["grep -r SECRET ROOT", "rg -uu SECRET ROOT"])
+async def test_a_walk_of_a_read_root_skips_them_too(
+    tmp_path: Path, backend: str, command: str
+) -> None:
+    """A read root outside the workspace (``extra_read_roots``) is walked like the workspace."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "logs/deploy").mkdir(parents=True)
+    (tmp_path / "logs/deploy/id_github").write_text("SECRET-KEY-ID\n")
+    (tmp_path / "logs/app.log").write_text("SECRET-FREE line\n")
+    root, logs = str(tmp_path / "ws"), str(tmp_path / "logs")
+    if backend == "daytona":
+        fake = FakeDaytona(polls_until_started=0)
+        executor: LocalExecutor | DaytonaExecutor = DaytonaExecutor(
+            fake.settings(working_dir=root),
+            file_write=FileWriteMode.OFF,
+            transport=fake.transport,
+            extra_read_roots=(logs,),
+        )
+    else:
+        executor = LocalExecutor(root, sandbox=backend == "bwrap", extra_read_roots=[logs])
+    try:
+        out = await call_tool(*restricted_bash(command.replace("ROOT", logs)), executor)
+    finally:
+        if isinstance(executor, DaytonaExecutor):
+            await executor.aclose()
+    assert "SECRET-KEY-ID" not in out, out
+    assert "SECRET-FREE line" in out, out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

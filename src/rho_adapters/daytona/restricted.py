@@ -22,7 +22,6 @@ from rho_adapters.daytona import aliases, path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.ports.executor import Command
-from rho_domain.reach import OutsideReads
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
 from rho_domain.shell.git_repo import check_repository, repository_places, shadow_config
@@ -58,13 +57,13 @@ class RestrictedPipelines:
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
         if not flat:  # no word names a file or a tree: nothing to resolve, nothing to scan
             return walked, workspace.policy
-        # Under allow, a tree opened outside the roots is scanned too (a word out of reach is
-        # refused under deny before anything reads it).
+        # A tree opened outside the workspace is scanned too when it is within reach (a read
+        # root, or anywhere under allow); a word out of reach is refused before anything runs.
         outside = [
-            posixpath.normpath(posixpath.join(cwd, w))
+            path
             for stage_opened in opened
             for w in stage_opened
-            if workspace.read_outside is OutsideReads.ALLOW
+            if reach.refusal(path := posixpath.normpath(posixpath.join(cwd, w))) is None
         ]
         # The workspace, not the read roots (one may be "/"): a file with several names
         # elsewhere brings its own directory (``wider``), as the local scan does.
