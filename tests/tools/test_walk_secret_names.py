@@ -96,7 +96,15 @@ async def test_the_grep_tool_skips_them_too(root: Path, backend: str, path: str)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("command", ["grep -r SECRET ROOT", "rg -uu SECRET ROOT"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -r SECRET ROOT",
+        "rg -uu SECRET ROOT",
+        "echo ROOT | xargs grep -r SECRET",
+        "echo ROOT | xargs rg SECRET",
+    ],
+)
 async def test_a_walk_of_a_read_root_skips_them_too(
     tmp_path: Path, backend: str, command: str
 ) -> None:

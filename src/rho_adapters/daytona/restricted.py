@@ -67,6 +67,9 @@ class RestrictedPipelines:
         ]
         # The workspace, not the read roots (one may be "/"): a file with several names
         # elsewhere brings its own directory (``wider``), as the local scan does.
+        # An xargs target may walk any root within reach: the read roots are scanned for it.
+        if any(stage.argv[:1] == ("xargs",) for stage in command.pipeline):
+            outside += workspace.roots.extra
         trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, cwd), outside)
         # A walker's scan rides with the words' request; any other stage's is made only when
         # a word names a file with several names.

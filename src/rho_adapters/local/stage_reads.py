@@ -61,9 +61,10 @@ def check_reads(
     if judged is not policy:
         _judge_words(argv, cwd, judged, found.paths)
     if secrets_below is not None and argv[0] in WALKERS:
-        # What the walk meets is known only to a walk: the workspace (an xargs item may be
-        # any of its directories) and the trees the stage names.
-        below = secrets_below((*visible_roots[:1], *trees))
+        # What the walk meets is known only to a walk: the workspace and the trees the stage
+        # names; for xargs every root (an item may be any directory within reach).
+        scanned = visible_roots if argv[0] == "xargs" else visible_roots[:1]
+        below = secrets_below((*scanned, *trees))
         judged = attrs.evolve(judged, locations=(*judged.locations, *below))
     return walked, judged
 
