@@ -138,3 +138,17 @@ async def test_legit_files_beside_them_are_still_found(root: Path, backend: str)
     out = await run_restricted(str(root), "grep -rh LEGIT-MARK . && rg -uu -l LEGIT", backend)
     for text in ("LEGIT-MARK app", "LEGIT-MARK ids", "LEGIT-MARK notes", "deploy/id_utils.py"):
         assert text in out, out
+
+
+@pytest.mark.parametrize("backend", ["no-bwrap", "daytona"])
+async def test_many_listed_secrets_add_no_word(tmp_path: Path, backend: str) -> None:
+    """3,000 ``*.pem`` fixtures: ``*.pem`` excludes them all, so none becomes a location of its
+    own (the xargs guard's script held them all and grew past what exec takes: E2BIG).
+    Bubblewrap's own limit (3 arguments a mask, 9,000 at most) is not this suite's."""
+    ws = tmp_path / "ws"
+    (ws / "certs").mkdir(parents=True)
+    for i in range(3000):
+        (ws / f"certs/server-certificate-fixture-number-{i}.pem").write_text("x\n")
+    (ws / "a.txt").write_text("hello\n")
+    out = await run_restricted(str(ws), "echo . | xargs grep -r hello", backend)
+    assert out.startswith("./a.txt:hello"), out

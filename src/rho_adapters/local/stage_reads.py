@@ -38,7 +38,7 @@ def check_reads(
     secrets ``secrets_below`` finds in the trees a recursive reader walks: their names are
     then excluded, ``deploy/id_github`` or ``.config/gh`` as ``.env`` is). ``visible_roots``:
     the sandbox's roots, the workspace first; ``aliases``: the hard links found so far."""
-    from rho_domain.shell.reads import WALKERS
+    from rho_domain.shell.reads import WALKERS, unlisted
     from rho_domain.shell.texts import reach_words
 
     # Reach judges the words a program may open, not its pattern or script (texts.py).
@@ -64,7 +64,7 @@ def check_reads(
         # What the walk meets is known only to a walk: the workspace and the trees the stage
         # names; for xargs every root (an item may be any directory within reach).
         scanned = visible_roots if argv[0] == "xargs" else visible_roots[:1]
-        below = secrets_below((*scanned, *trees))
+        below = unlisted(secrets_below((*scanned, *trees)))
         judged = attrs.evolve(judged, locations=(*judged.locations, *below))
     return walked, judged
 

@@ -161,6 +161,13 @@ def _below(location: str, walked: Sequence[str]) -> bool:
     )
 
 
+def unlisted(paths: Sequence[str]) -> tuple[str, ...]:
+    """The ``paths`` whose names ``EXCLUDED_NAMES`` does not already exclude: the secrets a
+    scan found that a walker's exclusions must name (``.config/gh``, ``deploy/id_github``;
+    not the thousand ``*.pem`` of a test suite, which ``*.pem`` covers)."""
+    return tuple(p for p in paths if not _EXCLUDED.matches("/" + posixpath.basename(p).casefold()))
+
+
 def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
     """Basenames a recursive reader walking ``walked`` (canonical directories) must skip: the
     name rules' (``EXCLUDED_NAMES``) and those of the concrete locations below ``walked`` (the
