@@ -100,7 +100,9 @@ def _discover(
         return None, ""
     if judged is not None:
         check_repository(_places(repo), *judged)
-    return repo, _git(git, config_list_argv(repo), cwd, env, prefix)
+    # Outside the sandbox, which masks the config (a secret: remote URLs with tokens); the
+    # listing runs no program, and only its inert keys reach the shadow (shadow_config).
+    return repo, _git(git, config_list_argv(repo), cwd, env, ())
 
 
 @contextlib.contextmanager

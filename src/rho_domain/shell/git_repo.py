@@ -67,6 +67,8 @@ KEPT = re.compile(
     r"|remote\.[^\n]+\.(url|pushurl|fetch)"
     r"|branch\.[^\n]+\.(remote|merge))",
 )
+# The user information of a URL (``https://user:token@host``): a credential, never kept.
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@")
 FORCED: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
@@ -168,7 +170,8 @@ def _entry(key: str, value: str) -> str:
 
 
 def shadow_config(listing: str) -> str:
-    r"""The config git uses: the inert ``KEPT`` keys of a ``--list -z`` listing, then ``FORCED``.
+    r"""The config git uses: the inert ``KEPT`` keys of a ``--list -z`` listing (remote URLs
+    without their user information), then ``FORCED``.
 
     Each entry of the listing is ``key\nvalue`` (``key`` alone for a valueless boolean),
     entries end with NUL. Any key not matched by ``KEPT`` is dropped.
@@ -178,6 +181,8 @@ def shadow_config(listing: str) -> str:
         key, newline, value = record.partition("\n")
         if not KEPT.fullmatch(key) or not newline:
             continue
+        if key.endswith(("url", "pushurl")):
+            value = _USERINFO.sub(r"\1", value)  # git remote -v: no user:token@
         out.append(_entry(key, value))
     out.extend(_entry(key, value) for key, value in FORCED)
     return "".join(out)

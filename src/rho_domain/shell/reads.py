@@ -168,6 +168,22 @@ def unlisted(paths: Sequence[str]) -> tuple[str, ...]:
     return tuple(p for p in paths if not _EXCLUDED.matches("/" + posixpath.basename(p).casefold()))
 
 
+def _exposed(location: str, walked: Sequence[str]) -> bool:
+    """Whether a walk from one of ``walked`` meets ``location`` through no directory that
+    ``EXCLUDED_NAMES`` skips (``.git/config`` from the workspace: ``.git`` is skipped, so
+    files named ``config`` elsewhere are not; from ``.git``, ``config`` must be). A walk from
+    ``/`` stands for any directory (an xargs target's): every location below it is exposed."""
+    loc = posixpath.normpath(location)
+    for root in map(posixpath.normpath, walked):
+        if root == "/" and loc != "/":
+            return True
+        if loc == root or loc.startswith(root.rstrip("/") + "/"):
+            between = loc[len(root) :].strip("/").split("/")[:-1]
+            if not any(_EXCLUDED.matches("/" + part.casefold()) for part in between):
+                return True
+    return False
+
+
 def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
     """Basenames a recursive reader walking ``walked`` (canonical directories) must skip: the
     name rules' (``EXCLUDED_NAMES``) and those of the concrete locations below ``walked`` (the
@@ -178,7 +194,7 @@ def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, .
     extra = [
         name
         for loc in concrete
-        if _below(loc, walked)
+        if _exposed(loc, walked)
         and not _EXCLUDED.matches("/" + (name := posixpath.basename(loc)).casefold())
     ]
     if any(_below(home, walked) for home in policy.homes):
