@@ -53,11 +53,20 @@ ALLOWED: tuple[str, ...] = (
     "/proc/cpuinfo", "/proc/meminfo", "/proc/loadavg", "/proc/uptime", "/proc/version",
     "/proc/filesystems", "/proc/partitions", "/proc/swaps", "/proc/vmstat", "/proc/diskstats",
 )  # fmt: skip
+# A repository's own config: remote URLs with user:token@, CI checkouts' extraheader. A
+# secret to every tool; the sandbox shows it (git cannot start without reading it), so the
+# sandbox alone does not keep it (``rho_adapters/local/sandbox.scan``).
+GIT_CONFIGS: tuple[str, ...] = (
+    "*/.git/config",
+    "*/.git/config.worktree",
+    "*/.git/modules/*/config",
+)
 LOCATIONS: tuple[str, ...] = _tree(
     "*/.ssh", "*/.aws", "*/.gnupg", "*/.kube", "*/.azure", "*/.password-store",
     "*/.config/gcloud", "*/.config/gh", "*/.config/rho-agent", "*/.docker/config.json",
     "*/.cargo/credentials", "*/.cargo/credentials.toml", "*/.local/share/keyrings",
     "*/.terraform.d/credentials.tfrc.json",
+    *GIT_CONFIGS,
     "/proc", "/dev", "/sys/firmware",
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",
@@ -101,6 +110,7 @@ EXCLUDED_NAMES: tuple[str, ...] = (
     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
     ".ssh", ".aws", ".gnupg", ".kube", ".azure", ".password-store", ".docker",
     "ssh_host_*_key",
+    ".git",  # its config is a secret, and nothing else there is text worth a walk
 )  # fmt: skip
 
 

@@ -148,6 +148,7 @@ class DaytonaExecutor(Executor):
             raise ToolError(f"{path} is a directory; it cannot be read")
         if not stat_mod.S_ISREG(res.mode):
             raise ToolError(f"{path} is not a regular file (FIFO/device); it cannot be read")
+        await self._workspace.check_hard_link(path, res)
         return res.data or b""
 
     async def list_dir(self, path: str) -> tuple[FileInfo, ...]:

@@ -23,14 +23,16 @@ def resolve_script(
 ) -> str:
     """Canonicalise ``path`` (all symlinks, missing components allowed) and describe it.
 
-    Answer: ``<L|-> <mode hex> <size> <mtime>`` (``L``: ``path`` itself is a symlink; mode
-    ``-`` when missing), then with ``read_range`` a base64 line of those bytes (read only from
-    a regular file below one of ``roots``: FIFOs never block), then the canonical path.
+    Answer: ``<L|-> <mode hex> <size> <mtime> <links>`` (``L``: ``path`` itself is a symlink;
+    mode ``-`` when missing; ``links``: how many names the file has), then with
+    ``read_range`` a base64 line of those bytes (read only from a regular file below one of
+    ``roots``: FIFOs never block), then the canonical path.
     """
     lines = [
         f"p=$(realpath -m -- {q(path)}) || exit 3",
         f"if [ -L {q(path)} ]; then l=L; else l=-; fi",
-        "if [ -e \"$p\" ]; then s=$(stat -c '%f %s %Y' -- \"$p\") || exit 4; else s='- 0 0'; fi",
+        'if [ -e "$p" ]; then s=$(stat -c \'%f %s %Y %h\' -- "$p") || exit 4; '
+        "else s='- 0 0 1'; fi",
         'printf \'%s %s\\n\' "$l" "$s"',
     ]
     if read_range is not None:
@@ -46,12 +48,14 @@ def resolve_script(
 
 
 def realpaths_script(cwd: str, words: Sequence[str]) -> str:
-    """For each word, in ``cwd``: ``- `` when it names nothing, else ``d``/``f`` and the
-    base64 of its canonical path (every symlink resolved), one line per word."""
+    """For each word, in ``cwd``: ``- `` when it names nothing, else its kind (``d`` a
+    directory, ``l`` a regular file with several names: hard links, ``f`` anything else) and
+    the base64 of its canonical path (every symlink resolved), one line per word."""
     body = "".join(
         f"w={q(word)}\n"
         'if [ -e "$w" ] || [ -L "$w" ]; then\n'
-        '  if [ -d "$w" ]; then k=d; else k=f; fi\n'
+        '  if [ -d "$w" ]; then k=d; elif [ -f "$w" ] && [ "$(stat -L -c %h -- "$w")" != 1 ]; '
+        "then k=l; else k=f; fi\n"
         '  printf \'%s \' "$k"; realpath -m -- "$w" | head -c -1 | base64 -w0; echo\n'
         "else echo -; fi\n"
         for word in words
@@ -59,15 +63,16 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
     return f"cd -- {q(cwd)} || exit 3\n{body}"
 
 
-def parse_realpaths(answer: str) -> list[tuple[str, bool] | None]:
-    """The lines of ``realpaths_script``: (canonical path, is a directory) or None."""
-    out: list[tuple[str, bool] | None] = []
+def parse_realpaths(answer: str) -> list[tuple[str, str] | None]:
+    """The lines of ``realpaths_script``: (canonical path, kind: ``d``, ``l`` or ``f``) or
+    None."""
+    out: list[tuple[str, str] | None] = []
     for line in answer.splitlines():
         kind, _, encoded = line.partition(" ")
         if kind == "-":
             out.append(None)
-        elif kind in ("d", "f"):
-            out.append((base64.b64decode(encoded).decode("utf-8", "surrogateescape"), kind == "d"))
+        elif kind in ("d", "f", "l"):
+            out.append((base64.b64decode(encoded).decode("utf-8", "surrogateescape"), kind))
         else:
             raise ExecutorError(f"unreadable path answer from the sandbox: {line!r}")
     return out
@@ -75,7 +80,8 @@ def parse_realpaths(answer: str) -> list[tuple[str, bool] | None]:
 
 @attrs.frozen
 class Resolved:
-    """What ``resolve_script`` reported. ``mode`` is the st_mode, or None when missing."""
+    """What ``resolve_script`` reported. ``mode`` is the st_mode, or None when missing;
+    ``links`` the file's number of names (hard links)."""
 
     canonical: str
     is_link: bool
@@ -83,6 +89,7 @@ class Resolved:
     size: int
     mtime: float
     data: bytes | None
+    links: int = 1
 
 
 def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
@@ -93,7 +100,7 @@ def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
         encoded, _, rest = rest.partition("\n")
         data = base64.b64decode(encoded) if encoded else None
     try:
-        link, mode, size, mtime = head.split(" ")
+        link, mode, size, mtime, links = head.split(" ")
         return Resolved(
             canonical=rest,
             is_link=link == "L",
@@ -101,6 +108,7 @@ def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
             size=int(size),
             mtime=float(mtime),
             data=data,
+            links=int(links),
         )
     except ValueError as exc:
         raise ExecutorError(f"unreadable path description from the sandbox: {head!r}") from exc

@@ -2,7 +2,8 @@
 
 ``RestrictedPipelines.inner`` resolves every path word of every stage in the sandbox (one
 request) and refuses a secret or a word out of reach, builds git's shadow directory when a
-stage runs git (one more request: ``git_discovery``), refuses a git object named by id that is
+stage runs git (one more request: ``git_discovery``; a repository in a secret location or out
+of reach is refused: ``check_repository``), refuses a git object named by id that is
 a blob, picks the awk the sandbox has (probed once per executor), hardens each argv as the
 local runner does (``harden_argv``, ``secret_safe_argv``) and returns the script that runs the
 pipeline with every word quoted (``scripts.restricted_inner``). The caller validated each
@@ -17,14 +18,15 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_adapters.daytona import path_scripts, scripts
+from rho_adapters.daytona import aliases, path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
-from rho_domain.errors import PathOutsideWorkspace, SensitivePath, ToolError
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.ports.executor import Command
+from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
-from rho_domain.shell.git_repo import shadow_config
+from rho_domain.shell.git_repo import check_repository, repository_places, shadow_config
 from rho_domain.shell.programs import harden_argv
-from rho_domain.shell.reads import git_object_args, path_words, secret_safe_argv
+from rho_domain.shell.reads import WALKERS, git_object_args, path_words, secret_safe_argv
 from rho_domain.shell.texts import reach_words
 
 MAX_STDIN_DATA = 60_000
@@ -37,38 +39,79 @@ class RestrictedPipelines:
         self._workspace = workspace
         self._awk_flavor: tuple[str, AwkFlavor] | None = None
 
-    async def _walked(self, command: Command, cwd: str) -> list[list[str]]:
-        """Resolve every path word of every stage in the sandbox (one request), refuse a
-        secret, and return each stage's walked directories (see ``secret_safe_argv``)."""
-        if reason := self._workspace.policy.refusal(cwd):
+    async def _walked(self, command: Command, cwd: str) -> tuple[list[list[str]], SecretPolicy]:
+        """Resolve every path word of every stage in the sandbox (one request) and scan for
+        the secrets it does not name (``aliases``: their other names, and what a walker meets:
+        in that request for a walker, in another when a word names a file with several
+        names), refuse a secret by any name, and return each stage's walked directories and
+        the policy (what the scan found as locations) their recursive readers and xargs guard
+        apply (see ``secret_safe_argv``)."""
+        workspace = self._workspace
+        if reason := workspace.policy.refusal(cwd):
             raise SensitivePath(f"commands may not run inside a secret location: {reason}")
         words = [path_words(stage.argv) for stage in command.pipeline]
         # Reach judges the words a program may open, not its pattern or script (texts.py).
         opened = [reach_words(stage.argv) for stage in command.pipeline]
-        reach = self._workspace.reach
+        reach = workspace.reach
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
-        answer = ""
-        if flat:
-            answer = await self._workspace.script(
-                path_scripts.realpaths_script(cwd, [w for _, w in flat]), 30.0
-            )
-        for (i, word), found in zip(flat, path_scripts.parse_realpaths(answer), strict=True):
+        if not flat:  # no word names a file or a tree: nothing to resolve, nothing to scan
+            return walked, workspace.policy
+        # A tree opened outside the workspace is scanned too when it is within reach (a read
+        # root, or anywhere under allow); a word out of reach is refused before anything runs.
+        outside = [
+            path
+            for stage_opened in opened
+            for w in stage_opened
+            if reach.refusal(path := posixpath.normpath(posixpath.join(cwd, w))) is None
+        ]
+        # The workspace, not the read roots (one may be "/"): a file with several names
+        # elsewhere brings its own directory (``wider``), as the local scan does.
+        # An xargs target may walk any root within reach: the read roots are scanned for it.
+        if any(stage.argv[:1] == ("xargs",) for stage in command.pipeline):
+            outside += workspace.roots.extra
+        trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, cwd), outside)
+        # A walker's scan rides with the words' request; any other stage's is made only when
+        # a word names a file with several names.
+        walks = any(stage.argv[:1] and stage.argv[0] in WALKERS for stage in command.pipeline)
+        script = path_scripts.realpaths_script(cwd, [w for _, w in flat])
+        if walks:
+            script += aliases.scan_script(trees)
+        lines = (await workspace.script(script, 30.0)).split("\n")
+        if len(lines) <= len(flat):
+            raise ExecutorError(f"unreadable path answer from the sandbox: {lines[-1]!r}")
+        answer = "\n".join(lines[: len(flat)])
+        resolved = path_scripts.parse_realpaths(answer)
+        scan = lines[len(flat)] if walks else ""
+        linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
+        wider = aliases.scan_roots(
+            workspace.policy, (workspace.roots.root, cwd), (*outside, *linked)
+        )
+        if (linked and not walks) or wider != trees:
+            scan = await workspace.script(aliases.scan_script(wider), RESOLVE_TIMEOUT)
+        found_aliases = aliases.parse_aliases(scan, workspace.policy)
+        policy = aliases.with_aliases(workspace.policy, found_aliases)
+        for (i, word), found in zip(flat, resolved, strict=True):
             if found is None:
                 continue  # names nothing: a pattern, a value, a missing file
-            real, is_dir = found
+            real, kind = found
+            argv0 = command.pipeline[i].argv[0]
+            if real in found_aliases.paths or (kind == "l" and not found_aliases.complete):
+                raise SensitivePath(
+                    f"{argv0}: {word} may not be read: it is another name (a hard link) of a "
+                    "secrets file"
+                    + ("" if found_aliases.complete else ", or may be (too many to check)")
+                )
             full = posixpath.join(cwd, word)
             for candidate in (full, real):
-                if reason := self._workspace.policy.refusal(candidate):
+                if reason := policy.refusal(candidate):
                     shown = word if candidate == full else f"{word!r} (really {real})"
-                    argv0 = command.pipeline[i].argv[0]
                     raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
             if word in opened[i] and (reason := reach.refusal(real)):
-                argv0 = command.pipeline[i].argv[0]
                 raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")
-            if is_dir:
+            if kind == "d":
                 walked[i].append(real)
-        return walked
+        return walked, policy
 
     async def _refuse_blobs(
         self, command: Command, cwd: str, git: scripts.GitShadow | None
@@ -92,14 +135,16 @@ class RestrictedPipelines:
         ``env`` (checked names; its ``GIT_*`` dropped). Raises ``SensitivePath``,
         ``PathOutsideWorkspace`` or ``ToolError`` for what may not run."""
         # Secrets first (one request resolves every path word; a refusal stops here).
-        walked = await self._walked(command, cwd)
+        walked, policy = await self._walked(command, cwd)
         # git reads GIT_CONFIG_* / GIT_DIR...: never from the caller in a restricted pipeline.
         env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
         git: scripts.GitShadow | None = None
         if any(stage.argv[:1] == ("git",) for stage in command.pipeline):
-            repo, listing = scripts.parse_git_discovery(
-                await self._workspace.script(scripts.git_discovery(cwd), RESOLVE_TIMEOUT)
-            )
+            discovery = await self._workspace.script(scripts.git_discovery(cwd), RESOLVE_TIMEOUT)
+            repo, listing = scripts.parse_git_discovery(discovery)
+            if repo is not None:  # git's own paths are canonical (--path-format=absolute)
+                places = (*repository_places(repo), *scripts.parse_git_places(discovery))
+                check_repository(places, self._workspace.policy, self._workspace.reach)
             git = scripts.GitShadow(
                 directory=f"/tmp/rho-git-{secrets.token_hex(8)}",  # noqa: S108 - the sandbox's
                 repo=repo,
@@ -115,7 +160,7 @@ class RestrictedPipelines:
             if argv[0] in ("awk", "gawk"):
                 argv, flavor = await self._awk(argv)
             argv = secret_safe_argv(
-                harden_argv(argv, awk=flavor), self._workspace.policy, dirs, self._workspace.reach
+                harden_argv(argv, awk=flavor), policy, dirs, self._workspace.reach
             )
             stages.append(attrs.evolve(stage, argv=argv))
             if stage.stdin_data is not None and len(stage.stdin_data.encode()) > MAX_STDIN_DATA:

@@ -19,13 +19,14 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from rho_domain.errors import ExecutorError
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace
 from rho_domain.ports.executor import Stage
 from rho_domain.shell.awk import AwkFlavor, flavor_from_version
 from rho_domain.shell.environment import restricted_env
 from rho_domain.shell.git import HARDENING
 from rho_domain.shell.git_repo import (
     CONFIG_NAME,
+    MAX_ALTERNATES_DEPTH,
     PREFLIGHT,
     SHARED,
     GitRepo,
@@ -108,7 +109,8 @@ def git_discovery(cwd: str) -> str:
     """Where git finds the repository from ``cwd``, and its config file's listing.
 
     Answer, one base64 line each: ``PREFLIGHT``'s output, the nearest directory holding
-    ``.git`` (the work tree), the ``--list -z`` listing.
+    ``.git`` (the work tree), the ``--list -z`` listing, the other real paths git reads the
+    repository from (``parse_git_places``).
     Both read; neither runs a program the repository names.
     """
     assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
@@ -123,8 +125,48 @@ def git_discovery(cwd: str) -> str:
         "c=$(printf '%s\\n' \"$p\" | sed -n 2p)\n"
         f'[ -n "$c" ] && {git} config --file "$c/config" --no-includes --list -z 2>/dev/null'
         " | base64 -w0\n"
+        f"echo\n{_GIT_PLACES}"
         "exit 0\n"
     )
+
+
+# The real paths git reads a repository from besides its own directories: each shared entry
+# of the common directory ($c) and the object directories its alternates borrow, as deep as
+# git follows them (a quoted alternates line, which git unquotes, is reported as '"').
+_GIT_PLACES = (
+    'if [ -n "$c" ]; then {\n'
+    f"  for n in {' '.join(SHARED)}; do\n"
+    '    if [ -e "$c/$n" ] || [ -L "$c/$n" ]; then realpath -m -- "$c/$n"; fi; done\n'
+    '  todo=$(realpath -m -- "$c/objects"); k=0\n'
+    f'  while [ -n "$todo" ] && [ $k -lt {MAX_ALTERNATES_DEPTH} ]; do\n'
+    "    next=$(printf '%s\\n' \"$todo\" | while IFS= read -r o; do\n"
+    '      [ -f "$o/info/alternates" ] || continue\n'
+    '      while IFS= read -r a || [ -n "$a" ]; do case $a in "" | "#"*) ;;\n'
+    '        \'"\'*) echo \'"\' ;; /*) realpath -m -- "$a" ;; *) realpath -m -- "$o/$a" ;;\n'
+    '      esac; done <"$o/info/alternates"\n'
+    "    done)\n"
+    "    printf '%s\\n' \"$next\"; todo=$(printf '%s\\n' \"$next\" | sed '/^\"$/d')\n"
+    "    k=$((k + 1))\n"
+    "  done\n"
+    "} | base64 -w0; fi; echo\n"
+)
+
+
+def parse_git_places(answer: str) -> tuple[str, ...]:
+    """The real paths of a ``git_discovery`` answer's fourth line (``_GIT_PLACES``); raises
+    ``PathOutsideWorkspace`` for a quoted alternates line (its path is not read here)."""
+    line = [*answer.split("\n"), "", "", "", ""][3]
+    try:
+        text = base64.b64decode(line.strip()).decode("utf-8", "surrogateescape")
+    except ValueError as exc:
+        raise ExecutorError(f"unreadable git discovery from the sandbox: {line[:80]!r}") from exc
+    places = [p for p in text.split("\n") if p]
+    if '"' in places:
+        raise PathOutsideWorkspace(
+            "git: the repository's objects/info/alternates lists a quoted path; the "
+            "repository's borrowed objects are not read"
+        )
+    return tuple(dict.fromkeys(places))
 
 
 def parse_git_discovery(answer: str) -> tuple[GitRepo | None, str]:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import httpx
 
-from rho_adapters.daytona import path_scripts, scripts
+from rho_adapters.daytona import aliases, path_scripts, scripts
 from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
@@ -131,6 +131,25 @@ class SandboxWorkspace:
         if canonical is not None and (reason := self.reach.refusal(canonical)):
             raise PathOutsideWorkspace(f"{path!r} may not be read: {reason}")
 
+    async def check_hard_link(self, path: str, res: path_scripts.Resolved) -> None:
+        """Refuse a regular file with several names when one of them is a secret (``aliases``:
+        the other names found in the sandbox; one more request, for such a file only)."""
+        if res.mode is None or not stat_mod.S_ISREG(res.mode) or res.links < 2:
+            return
+        # The workspace and the file's directory (a read root may be "/"), as locally.
+        trees = aliases.scan_roots(self.policy, (self.roots.root,), (res.canonical,))
+        answer = await self.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
+        found = aliases.parse_aliases(answer, self.policy)
+        if res.canonical in found.paths:
+            raise SensitivePath(
+                f"{path!r} is another name (a hard link) of a secrets file; it may not be read"
+            )
+        if not found.complete:
+            raise SensitivePath(
+                f"{path!r} has several hard links and there are too many to check that none of "
+                "them is a secret; it may not be read"
+            )
+
     def check_write(self, path: str, parts: tuple[str, ...]) -> None:
         """Refuse a path never written (agent/editor/VCS configuration), as given or found."""
         for candidate in (path, "/".join(parts)):
@@ -145,6 +164,7 @@ class SandboxWorkspace:
         self.check_read(path, res.canonical)
         if res.mode is None or not stat_mod.S_ISREG(res.mode):
             raise ToolError(f"{path}: not a readable regular file")
+        await self.check_hard_link(path, res)
         return res.canonical
 
     async def directory(self, path: str) -> str:

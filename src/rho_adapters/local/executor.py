@@ -268,7 +268,8 @@ class LocalExecutor(Executor):
         git = self._runner.resolve("git")
         if git is None:
             raise ToolError("git: program not installed on this machine")
-        return git_shadow(git, cwd, restricted_env(self._runner.search_path), prefix)
+        env = restricted_env(self._runner.search_path)
+        return git_shadow(git, cwd, env, prefix, (self.policy, self.reach))
 
     async def aclose(self) -> None:
         """Nothing is held between calls; every run cleans up its own processes."""

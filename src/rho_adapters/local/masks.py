@@ -12,3 +12,7 @@ class Masks:
 
     files: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()
+
+    def paths(self) -> tuple[str, ...]:
+        """Every path to hide, files then directories."""
+        return (*self.files, *self.dirs)

@@ -181,6 +181,10 @@ class CommandRunner:
             self._walk = SecretScan(self.policy)
         return self._walk
 
+    def secrets_below(self, roots: Sequence[str]) -> tuple[str, ...]:
+        """Every secret file and directory below ``roots`` (the sandbox's walk, SecretScan)."""
+        return self._secret_scan().masks(roots).paths()
+
     def _bwrap_args(
         self,
         cwd: str,

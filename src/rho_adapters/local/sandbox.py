@@ -38,7 +38,8 @@ import attrs
 
 from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
-from rho_domain.secrets import HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+from rho_domain.glob_set import GlobSet
+from rho_domain.secrets import GIT_CONFIGS, HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
 
 if TYPE_CHECKING:  # the walk is imported by the first sandboxed command (runner.py)
     from rho_adapters.local.secret_scan import SecretScan
@@ -140,6 +141,9 @@ def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
     )
 
 
+GIT_CONFIG_SET = GlobSet(GIT_CONFIGS)
+
+
 def scan(
     scanner: SecretScan, view: Layout, policy: SecretPolicy, extra: Sequence[str] = ()
 ) -> Masks:
@@ -158,8 +162,11 @@ def scan(
             dirs.append(location)
         elif stat.S_ISREG(mode):
             files.append(location)
+    # A repository's config stays readable: git reads it before anything else (a mask made
+    # every git command fail); the argv checks, the file tools and the walkers refuse it.
+    shown = [p for p in dict.fromkeys((*files, *found.files)) if view.shows(p)]
     return Masks(
-        files=tuple(p for p in dict.fromkeys((*files, *found.files)) if view.shows(p)),
+        files=tuple(p for p in shown if not GIT_CONFIG_SET.matches(p.casefold())),
         dirs=tuple(p for p in dict.fromkeys((*dirs, *found.dirs)) if view.shows(p)),
     )
 

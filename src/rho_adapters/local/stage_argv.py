@@ -46,6 +46,9 @@ class StageRunner(Protocol):
     def stage_env(self, git_env: Mapping[str, str] | None) -> dict[str, str]:
         """The environment of a restricted stage, plus git's shadow (``git_env``)."""
 
+    def secrets_below(self, roots: Sequence[str]) -> tuple[str, ...]:
+        """The real paths of the secrets the policy finds below ``roots``."""
+
     @property
     def sandbox_prefix(self) -> Callable[..., Awaitable[tuple[str, ...]]]:
         """``CommandRunner.sandbox_prefix``: the argv prefix that runs a program in the
@@ -74,6 +77,7 @@ async def prepare(
         reach=runner.reach,
         visible_roots=runner.visible_roots,
         aliases=runner.aliases,
+        secrets_below=runner.secrets_below,
     )
     if objects := git_object_args(argv):
         prefix = await runner.sandbox_prefix(cwd, binds, runner.stage_env(git_env))

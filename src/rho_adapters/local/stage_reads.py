@@ -10,7 +10,9 @@ prepared (``stage_argv.prepare``): a run whose tools read files in-process never
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import attrs
 
 from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
 from rho_domain.errors import PathOutsideWorkspace, SensitivePath
@@ -27,12 +29,16 @@ def check_reads(
     reach: ReadReach,
     visible_roots: Sequence[str],
     aliases: AliasCache,
+    secrets_below: Callable[[Sequence[str]], tuple[str, ...]] | None = None,
 ) -> tuple[list[str], SecretPolicy]:
     """Refuse a stage naming a secret by any real path or by another name of the same file
     (a hard link, ``hardlinks.py``); return the canonical directories it may walk (its
     directory operands and ``cwd``) and the policy its recursive readers and ``xargs``
-    guard must apply (the hard links found are secret locations in it). ``visible_roots``:
+    guard must apply (the hard links found are secret locations in it, and so are the
+    secrets ``secrets_below`` finds in the trees a recursive reader walks: their names are
+    then excluded, ``deploy/id_github`` or ``.config/gh`` as ``.env`` is). ``visible_roots``:
     the sandbox's roots, the workspace first; ``aliases``: the hard links found so far."""
+    from rho_domain.shell.reads import WALKERS, unlisted
     from rho_domain.shell.texts import reach_words
 
     # Reach judges the words a program may open, not its pattern or script (texts.py).
@@ -54,6 +60,12 @@ def check_reads(
     judged = with_aliases(policy, found)
     if judged is not policy:
         _judge_words(argv, cwd, judged, found.paths)
+    if secrets_below is not None and argv[0] in WALKERS:
+        # What the walk meets is known only to a walk: the workspace and the trees the stage
+        # names; for xargs every root (an item may be any directory within reach).
+        scanned = visible_roots if argv[0] == "xargs" else visible_roots[:1]
+        below = unlisted(secrets_below((*scanned, *trees)))
+        judged = attrs.evolve(judged, locations=(*judged.locations, *below))
     return walked, judged
 
 

@@ -15,6 +15,15 @@ a private directory holding
   object format, remote URLs and upstream branches) plus ``FORCED`` settings;
 * symlinks to the real ``SHARED`` entries (objects, refs, packed-refs, logs, info, shallow).
 
+Where the repository is, is judged like any path before git reads it (``check_repository``):
+a ``.git`` file (``gitdir: ...``, as a linked worktree's), a ``commondir`` file or a ``.git``
+above the workspace can point git at another repository, and no word of the command names
+it, so the git directory, the common directory and the work tree git reports, every ``SHARED``
+entry of the common directory (``objects`` or ``refs`` may be links into another repository)
+and every object directory its ``objects/info/alternates`` borrows from (``alternates``), all
+canonical, must each be neither a secret location nor out of the profile's reach (the sandbox
+hides them too).
+
 git then runs with ``git_environment(repo, shadow)``: ``GIT_DIR`` (HEAD and the index come
 from the real directory), ``GIT_COMMON_DIR`` (config, objects and refs from the shadow) and
 ``GIT_WORK_TREE`` (the directory holding ``.git``, never ``core.worktree``). The shadow has
@@ -31,6 +40,9 @@ import re
 
 import attrs
 
+from rho_domain.errors import PathOutsideWorkspace, SensitivePath
+from rho_domain.reach import ReadReach
+from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.git import HARDENING
 
 # Discovery. safe.directory=* is harmless here: the repository's config is never used.
@@ -55,6 +67,8 @@ KEPT = re.compile(
     r"|remote\.[^\n]+\.(url|pushurl|fetch)"
     r"|branch\.[^\n]+\.(remote|merge))",
 )
+# The user information of a URL (``https://user:token@host``): a credential, never kept.
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@")
 FORCED: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
@@ -92,6 +106,51 @@ def parse_preflight(output: str, dot_git_parent: str | None) -> GitRepo | None:
     return GitRepo(git_dir=lines[0], common_dir=lines[1], work_tree=work_tree)
 
 
+def repository_places(repo: GitRepo) -> tuple[str, ...]:
+    """The directories git reads ``repo`` from: its git directory, common directory and work
+    tree (the caller canonicalises them before ``check_repository``)."""
+    places = (repo.git_dir, repo.common_dir, *((repo.work_tree,) if repo.work_tree else ()))
+    return tuple(dict.fromkeys(places))
+
+
+MAX_ALTERNATES_DEPTH = 5  # git follows alternates of alternates this deep
+
+
+def alternates(objects_dir: str, text: str) -> tuple[str, ...]:
+    """The object directories the ``info/alternates`` file of ``objects_dir`` lists: one a
+    line, relative ones below ``objects_dir``, blank lines and ``#`` comments skipped. A
+    C-quoted line (git unquotes it) is refused (``PathOutsideWorkspace``): its path is not
+    read here."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith('"'):
+            raise PathOutsideWorkspace(
+                f"git: the repository's objects/info/alternates lists a quoted path "
+                f"({line[:80]!r}, in {objects_dir}); its borrowed objects are not read"
+            )
+        out.append(line if line.startswith("/") else f"{objects_dir.rstrip('/')}/{line}")
+    return tuple(out)
+
+
+def check_repository(places: tuple[str, ...], policy: SecretPolicy, reach: ReadReach) -> None:
+    """Refuse a repository whose directories (``repository_places``, canonical) are a secret
+    location (``SensitivePath``) or out of ``reach`` (``PathOutsideWorkspace``)."""
+    for place in places:
+        if reason := policy.refusal(place):
+            raise SensitivePath(
+                f"git: the repository git would read is at {place}: {reason}; its history may "
+                "not be read"
+            )
+    for place in places:
+        if reason := reach.refusal(place):
+            raise PathOutsideWorkspace(
+                f"git: the repository git would read is at {place} (a .git file, a commondir "
+                f"file or a .git above the workspace names it): {reason}"
+            )
+
+
 def config_list_argv(repo: GitRepo) -> tuple[str, ...]:
     """The git arguments that list the repository's own config file (no includes followed)."""
     path = f"{repo.common_dir.rstrip('/')}/{CONFIG_NAME}"
@@ -111,7 +170,8 @@ def _entry(key: str, value: str) -> str:
 
 
 def shadow_config(listing: str) -> str:
-    r"""The config git uses: the inert ``KEPT`` keys of a ``--list -z`` listing, then ``FORCED``.
+    r"""The config git uses: the inert ``KEPT`` keys of a ``--list -z`` listing (remote URLs
+    without their user information), then ``FORCED``.
 
     Each entry of the listing is ``key\nvalue`` (``key`` alone for a valueless boolean),
     entries end with NUL. Any key not matched by ``KEPT`` is dropped.
@@ -121,6 +181,8 @@ def shadow_config(listing: str) -> str:
         key, newline, value = record.partition("\n")
         if not KEPT.fullmatch(key) or not newline:
             continue
+        if key.endswith(("url", "pushurl")):
+            value = _USERINFO.sub(r"\1", value)  # git remote -v: no user:token@
         out.append(_entry(key, value))
     out.extend(_entry(key, value) for key, value in FORCED)
     return "".join(out)

@@ -3,10 +3,11 @@
 Three pieces, all pure; the executors (local and Daytona) resolve the real paths and apply them:
 
 * ``path_words(argv)``: every word that could name a file the program opens: operands, option
-  values (``--file=x``, ``-fx``, the word after ``-f``), git's ``rev:path``. The executor
-  resolves each word that exists (relative to the stage's directory, every symlink followed)
-  and refuses the stage when the real path is a secret. Words that name nothing are ignored,
-  so a grep pattern is not mistaken for a file.
+  values (``--file=x``, ``-fx``, the word after ``-f``), git's ``rev:path``, and the file
+  ``diff FILE DIR`` opens as ``DIR/FILE``. The executor resolves each word that exists
+  (relative to the stage's directory, every symlink followed) and refuses the stage when the
+  real path is a secret. Words that name nothing are ignored, so a grep pattern is not
+  mistaken for a file.
 * ``secret_safe_argv(argv, policy, walked)``: the argv with recursive readers kept away from
   secrets they would find by themselves: ``grep -r``/``rg``/``git grep``/``git diff``/
   ``diff -r`` get exclusions of every secret name (and of the concrete secret locations below
@@ -28,24 +29,43 @@ import re
 from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
+from rho_domain.glob_set import GlobSet
 from rho_domain.reach import ReadReach
-from rho_domain.secrets import EXCLUDED_NAMES, SecretPolicy, case_insensitive, guard_script
+from rho_domain.secrets import (
+    EXCLUDED_NAMES,
+    LOCATIONS,
+    SecretPolicy,
+    case_insensitive,
+    guard_script,
+)
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.options import OptionSpec, split_options
 from rho_domain.shell.programs import SPECS, xargs_target_index
 
+# Not date (--reference stats a file), realpath, readlink (they resolve and stat a path):
+# their words are judged like any other's.
 NON_READING = frozenset(
-    {"echo", "printf", "seq", "date", "basename", "dirname", "true", "false", "pwd", "whoami",
-     "id", "uname", "hostname", "which", "ps", "tr", "realpath", "readlink", "cd"}
+    {"echo", "printf", "seq", "basename", "dirname", "true", "false", "pwd", "whoami",
+     "id", "uname", "hostname", "which", "ps", "tr", "cd"}
 )  # fmt: skip
 # Walked by ``grep -r /`` and friends, never worth reading: skipped when below a walked root.
 _WALK_SKIPPED = ("/proc", "/dev", "/sys")
+# The programs that walk directories and read what they meet (``secret_safe_argv`` gives them
+# exclusions; an xargs target may be one): the executors scan their trees for secrets.
+WALKERS = frozenset({"grep", "rg", "diff", "git", "xargs"})
 GUARD_NAME = "rho-guard"
 # A hidden name, as a glob no command-line name like "./src/a.py" or "." matches (grep and diff
 # match --exclude against whole names too): a dot, then neither a dot nor a slash.
 HIDDEN = ".[!./]*"
 _AWK_ARGV = re.compile(r"\bARG[VC]\b")
+# A concrete location whose name a rule already excludes adds no word to the argv.
+_EXCLUDED = GlobSet(tuple(f"/{name}" for name in EXCLUDED_NAMES))
+# The location rules that hold wherever the location is (*/.config/gh), as paths below any
+# directory: git's exclusion pathspecs (``**/.config/gh``) can say them, --exclude cannot.
+LOCATION_TAILS = tuple(
+    p.removeprefix("*/") for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")
+)
 
 
 def path_words(argv: Sequence[str]) -> tuple[str, ...]:
@@ -61,7 +81,25 @@ def path_words(argv: Sequence[str]) -> tuple[str, ...]:
             out.extend(arg[i:] for i in range(2, len(arg)))
         if argv[0] == "git":
             out.extend(path for side in revision_sides(arg) if (path := split_rev_path(side)[1]))
+    if argv[0] == "diff":
+        out.extend(_diff_implied(argv[1:]))
     return tuple(dict.fromkeys(w for w in out if w and w not in ("-", "--")))
+
+
+def _diff_implied(args: Sequence[str]) -> list[str]:
+    """The file ``diff FILE DIR`` (or ``DIR FILE``) opens and no word names: ``DIR/FILE``'s
+    basename. Both joins are given; the one that names nothing is ignored by the executor."""
+    try:
+        operands = split_options("diff", args, SPECS["diff"]).operands
+    except CommandRefused:
+        return []
+    if len(operands) != 2:
+        return []
+    first, second = operands
+    return [
+        posixpath.join(second, posixpath.basename(first.rstrip("/"))),
+        posixpath.join(first, posixpath.basename(second.rstrip("/"))),
+    ]
 
 
 def _scan(args: Sequence[str], spec: OptionSpec) -> tuple[list[str], list[str], int]:
@@ -123,11 +161,42 @@ def _below(location: str, walked: Sequence[str]) -> bool:
     )
 
 
+def unlisted(paths: Sequence[str]) -> tuple[str, ...]:
+    """The ``paths`` whose names ``EXCLUDED_NAMES`` does not already exclude: the secrets a
+    scan found that a walker's exclusions must name (``.config/gh``, ``deploy/id_github``;
+    not the thousand ``*.pem`` of a test suite, which ``*.pem`` covers)."""
+    return tuple(p for p in paths if not _EXCLUDED.matches("/" + posixpath.basename(p).casefold()))
+
+
+def _exposed(location: str, walked: Sequence[str]) -> bool:
+    """Whether a walk from one of ``walked`` meets ``location`` through no directory that
+    ``EXCLUDED_NAMES`` skips (``.git/config`` from the workspace: ``.git`` is skipped, so
+    files named ``config`` elsewhere are not; from ``.git``, ``config`` must be). A walk from
+    ``/`` stands for any directory (an xargs target's): every location below it is exposed."""
+    loc = posixpath.normpath(location)
+    for root in map(posixpath.normpath, walked):
+        if root == "/" and loc != "/":
+            return True
+        if loc == root or loc.startswith(root.rstrip("/") + "/"):
+            between = loc[len(root) :].strip("/").split("/")[:-1]
+            if not any(_EXCLUDED.matches("/" + part.casefold()) for part in between):
+                return True
+    return False
+
+
 def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
-    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip; a
-    walk over a home skips every hidden entry (the policy's rule 2b) by ``HIDDEN``."""
+    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip: the
+    name rules' (``EXCLUDED_NAMES``) and those of the concrete locations below ``walked`` (the
+    executors add the secrets they found there to ``policy.locations``: ``deploy/id_github``,
+    ``.config/gh``, which no list of names can say), each once; a walk over a home skips
+    every hidden entry (the policy's rule 2b) by ``HIDDEN``."""
     concrete = (*policy.absolute_locations(), *_WALK_SKIPPED)
-    extra = [posixpath.basename(loc) for loc in concrete if _below(loc, walked)]
+    extra = [
+        name
+        for loc in concrete
+        if _exposed(loc, walked)
+        and not _EXCLUDED.matches("/" + (name := posixpath.basename(loc)).casefold())
+    ]
     if any(_below(home, walked) for home in policy.homes):
         extra.append(HIDDEN)
     return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
@@ -230,7 +299,9 @@ def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[s
     # Magic pathspecs need no "--": git never takes ":(...)" for a revision. "top": relative to
     # the repository's root, not to the working directory (from a subdirectory, git diff/show/
     # log -p cover the whole repository, and a path operand may climb with "..").
-    specs = [f":(top,exclude,icase,glob)**/{n}" for n in names]
+    # History is no walk the executors can scan: the location rules' tails (.config/gh) too.
+    paths = dict.fromkeys((*names, *LOCATION_TAILS))
+    specs = [f":(top,exclude,icase,glob)**/{n}" for n in paths]
     return [*args, *specs, *(f"{s}/**" for s in specs)]
 
 

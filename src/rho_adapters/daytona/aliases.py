@@ -1,0 +1,131 @@
+"""Secrets the words do not name, found in the Daytona sandbox: hard links, and what walks meet.
+
+A hard link is one file with two names: ``notes.txt`` linked to ``.env`` is read as
+``notes.txt``, and no check of names or real paths can tell (``local/hardlinks.py`` says the
+same for the local executor, which scans the workspace with ``os.scandir``). The sandbox is
+another machine, so its scan runs there, in the request that resolves the words anyway:
+``scan_script`` lists, with ``find``, every regular file with several names below the scanned
+trees (the workspace, the read roots, the policy's concrete secret locations and, when reads
+outside are allowed, the trees the words open) as ``<device>:<inode> <path>``.
+``parse_aliases`` groups the names by identity: every other name of a file one of whose names
+the policy refuses is an alias, and ``with_aliases`` (the local module's rule) makes the
+aliases secret locations, so a word, a ``< file`` or a read naming one is refused, the xargs
+guard drops it and recursive readers get its name excluded.
+
+Bounded: at most ``MAX_LINKED`` names are listed. Past that the scan is incomplete, and a path
+naming a file with several links is refused (which file it is cannot be proven); recursive
+readers then rely on the names found so far. ``/proc``, ``/sys`` and ``/dev`` are never walked.
+
+The same ``find`` lists the entries the policy's name and location rules may refuse
+(``-iname``/``-ipath`` tests built from ``NAMES``, ``LOCATIONS`` and the SSH key rule:
+``deploy/id_github``, ``.config/gh``); those the policy refuses become locations too
+(``Aliases.secrets``), so a recursive reader gets their names excluded, which the fixed list
+``EXCLUDED_NAMES`` cannot say ("``id_*`` without a dot", "``gh`` below ``.config``"). The
+local executor finds them with ``SecretScan`` (``CommandRunner.secrets_below``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import posixpath
+from collections.abc import Sequence
+
+import attrs
+
+from rho_adapters.daytona.scripts import q
+from rho_domain.errors import ExecutorError
+from rho_domain.paths import components, is_within
+from rho_domain.secrets import LOCATIONS, NAMES, SSH_KEY, SSH_KEY_NOT, SecretPolicy
+from rho_domain.shell.reads import unlisted
+
+MAX_LINKED = 200_000
+_PRUNED = ("/proc", "/sys", "/dev")
+
+
+@attrs.frozen
+class Aliases:
+    """Absolute paths that are other names of a secret file, whether the scan was whole, and
+    the secrets found by name or location below the scanned trees (``secrets``)."""
+
+    paths: frozenset[str] = frozenset()
+    complete: bool = True
+    secrets: frozenset[str] = frozenset()
+
+
+def _secret_tests() -> str:
+    """The tests of ``find``, joined by ``-o``, true for an entry a name or location rule may
+    refuse (a superset: the policy judges each one found)."""
+    tests = [f"-iname {q(p.removeprefix('*/'))}" for p in NAMES]
+    key, not_key = SSH_KEY.removeprefix("*/"), SSH_KEY_NOT.removeprefix("*/")
+    tests.append(f"\\( -iname {q(key)} ! -iname {q(not_key)} \\)")
+    tests += [f"-ipath {q(p)}" for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
+    return " -o ".join(tests)
+
+
+def scan_roots(
+    policy: SecretPolicy, roots: Sequence[str], opened: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """The trees to scan: ``roots`` (the workspace and read roots, canonical), the policy's
+    concrete secret locations (those below /proc, /sys and /dev left out) and ``opened``
+    (absolute, normalised paths a command may open: each with its directory), without those
+    inside another."""
+    candidates = [*roots, *policy.absolute_locations()]
+    for path in opened:
+        candidates += [path, posixpath.dirname(path)]
+    kept: list[tuple[str, ...]] = []
+    for path in dict.fromkeys(posixpath.normpath(c) for c in candidates if c.startswith("/")):
+        parts = components(path)
+        if any(is_within(parts, components(p)) for p in _PRUNED):
+            continue
+        if not any(is_within(parts, other) for other in kept):
+            kept = [k for k in kept if not is_within(k, parts)] + [parts]
+    return tuple("/" + "/".join(parts) for parts in kept)
+
+
+def scan_script(roots: Sequence[str]) -> str:
+    """One line: the base64 of ``find``'s records (each ended by a NUL) below ``roots``:
+    ``s <device>:<inode> <path>`` for an entry a name or location rule may refuse, ``l ...``
+    for another regular file with several names (at most ``MAX_LINKED + 1`` records)."""
+    prune = " -o ".join(f"-path {q(p)}" for p in _PRUNED)
+    trees = " ".join(q(r) for r in roots) or "/nonexistent"
+    return (
+        f"find -P {trees} \\( {prune} \\) -prune -o \\( {_secret_tests()} \\) "
+        "-printf 's %D:%i %p\\0' -o -type f -links +1 -printf 'l %D:%i %p\\0' 2>/dev/null "
+        f"| head -z -n {MAX_LINKED + 1} | base64 -w0; echo\n"
+    )
+
+
+def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
+    """The aliases in ``scan_script``'s answer: the names, not refused by ``policy``, of each
+    file one of whose names it refuses."""
+    try:
+        raw = base64.b64decode(line.strip(), validate=True)
+    except binascii.Error as exc:
+        raise ExecutorError(f"unreadable hard-link scan from the sandbox: {line[:80]!r}") from exc
+    records = raw.decode("utf-8", "surrogateescape").split("\0")
+    records = [r for r in records if r]
+    groups: dict[str, list[str]] = {}
+    secrets: set[str] = set()
+    for record in records[:MAX_LINKED]:
+        kind, _, rest = record.partition(" ")
+        identity, _, path = rest.partition(" ")
+        groups.setdefault(identity, []).append(path)
+        if kind == "s" and policy.refusal(path):
+            secrets.add(path)
+    found: set[str] = set()
+    for paths in groups.values():
+        if len(paths) > 1 and any(policy.refusal(p) for p in paths):
+            found.update(p for p in paths if policy.refusal(p) is None)
+    return Aliases(
+        paths=frozenset(found),
+        complete=len(records) <= MAX_LINKED,
+        secrets=frozenset(secrets),
+    )
+
+
+def with_aliases(policy: SecretPolicy, aliases: Aliases) -> SecretPolicy:
+    """``policy`` with ``aliases`` and the secrets found (those ``EXCLUDED_NAMES`` does not
+    cover: ``reads.unlisted``) as secret locations of its own."""
+    found = sorted(aliases.paths | set(unlisted(sorted(aliases.secrets))))
+    return attrs.evolve(policy, locations=(*policy.locations, *found)) if found else policy

@@ -1,0 +1,143 @@
+"""Hard links in the Daytona backend: a secret under a second, innocent name.
+
+A hard link is the same file under two names: ``notes.txt`` linked to ``.env`` has no target
+a real-path check could resolve. The local executor finds such names by inode
+(``local/hardlinks.py``); before this suite the Daytona executor judged names and real paths
+only, so every command below printed the secret on Daytona (``cat notes.txt``, ``rg SECRET``,
+the read and grep tools...). FakeDaytona runs real programs on real files, so each attack
+really executes. Legit work on a hard-linked pair of ordinary files keeps working.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
+from rho_adapters.local.line_search import ProcessLineSearcher
+from rho_domain.errors import SensitivePath
+from rho_domain.messages import ToolCall
+from rho_domain.permissions import FileWriteMode, readonly_profile
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.factory import build_registry
+
+MARKS = ("SECRET-ENV", "SECRET-CRED", "SECRET-SSH")
+ATTACKS = [
+    "cat notes.txt",
+    "cat keycopy.txt",
+    "cat src/cred.bak",
+    "head -c 100 ./src/../notes.txt",
+    "cat < notes.txt",
+    "cat *.txt",
+    "tail -n 1 k*",
+    "grep SECRET src/*",
+    "base64 -w0 keycopy.txt",
+    "jq -R . src/cred.bak",
+    "diff README.md notes.txt",
+    "grep -r SECRET .",
+    "grep -rh SECRET src",
+    "rg SECRET",
+    "rg -uuu SECRET src",
+    "diff -rN old src",
+    "echo notes.txt | xargs cat",
+    "ls | xargs cat",
+    "find . -type f | xargs grep SECRET",
+    "echo src | xargs grep -r SECRET",
+]
+
+
+@pytest.fixture
+async def rig(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh/id_rsa").write_text("SECRET-SSH-KEY\n")
+    (ws / "src").mkdir(parents=True)
+    (ws / "old").mkdir()
+    for rel, text in {
+        ".env": "API_KEY=SECRET-ENV-1\n",
+        "credentials.json": '{"token": "SECRET-CRED-1"}\n',
+        "README.md": "# readme\n",
+        "twin-a.txt": "twin\n",
+    }.items():
+        (ws / rel).write_text(text)
+    os.link(ws / ".env", ws / "notes.txt")
+    os.link(home / ".ssh/id_rsa", ws / "keycopy.txt")
+    os.link(ws / "credentials.json", ws / "src/cred.bak")
+    os.link(ws / "twin-a.txt", ws / "twin-b.txt")  # two ordinary names: still readable
+    fake = FakeDaytona(polls_until_started=0)
+    executor = DaytonaExecutor(
+        fake.settings(working_dir=str(ws)),
+        file_write=FileWriteMode.OFF,
+        transport=fake.transport,
+        homes=(str(home),),
+    )
+    try:
+        yield {"executor": executor, "home": home, "ws": ws}
+    finally:
+        await executor.aclose()
+
+
+async def _call(rig: dict[str, Any], tool: str, **args: Any) -> ToolOutput:
+    profile = readonly_profile()
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=rig["executor"], profile=profile, clock=SystemClock()
+    )
+    call = ToolCall(id="c", name=tool, arguments=json.dumps(args))
+    return await build_registry(profile, line_searcher=ProcessLineSearcher()).dispatch(call, ctx)
+
+
+def _leaked(text: str) -> list[str]:
+    flat = "".join(text.split())
+    return [m for m in MARKS if m in text or m in flat] + [
+        m
+        for m in ("U0VDUkVU",)
+        if m in flat  # "SECRET" in base64
+    ]
+
+
+@pytest.mark.parametrize("command", ATTACKS)
+async def test_no_secret_under_a_hard_link_name(rig: dict[str, Any], command: str) -> None:
+    out = await _call(rig, "bash", command=command)
+    assert _leaked(out.content) == [], out.content
+
+
+@pytest.mark.parametrize("path", ["notes.txt", "keycopy.txt", "src/cred.bak", "./src/../notes.txt"])
+async def test_the_read_tool_refuses_a_hard_link_to_a_secret(
+    rig: dict[str, Any], path: str
+) -> None:
+    with pytest.raises(SensitivePath, match="hard link"):
+        await rig["executor"].read(path)
+    out = await _call(rig, "read", path=path)
+    assert out.is_error, out.content
+    assert _leaked(out.content) == [], out.content
+
+
+@pytest.mark.parametrize("args", [{"path": "."}, {"path": "src"}, {"path": "notes.txt"}])
+async def test_the_grep_tool_skips_a_hard_link_to_a_secret(
+    rig: dict[str, Any], args: dict[str, str]
+) -> None:
+    out = await _call(rig, "grep", pattern="SECRET", **args)
+    assert _leaked(out.content) == [], out.content
+
+
+async def test_a_hard_link_named_is_refused_by_name(rig: dict[str, Any]) -> None:
+    out = await _call(rig, "bash", command="cat README.md notes.txt")
+    assert out.is_error, out.content
+    assert "notes.txt may not be read: it is another name (a hard link)" in out.content
+
+
+async def test_ordinary_twins_and_legit_work_still_run(rig: dict[str, Any]) -> None:
+    out = await _call(rig, "bash", command="cat twin-a.txt twin-b.txt && grep -rn twin .")
+    assert not out.is_error, out.content
+    assert "./twin-b.txt:1:twin" in out.content, out.content
+    assert "./twin-a.txt:1:twin" in out.content, out.content
+    found = await _call(rig, "bash", command="echo twin-b.txt | xargs cat")
+    assert "twin" in found.content, found.content
+    assert await rig["executor"].read("twin-b.txt") == b"twin\n"
