@@ -1,0 +1,54 @@
+"""What an approval is bound to: the digest of the call a human was shown.
+
+An approval answered from another process (a server's dashboard or API, ``--resume ID
+--approve CALL@DIGEST``, a durable run's queue) is given after the call was read from stored
+data: a trace, a store's rows, a feed. Whoever can write that data between the showing and
+the running could put another call (or other arguments) under the same id. So each surface
+that shows a pending call shows its digest, the answer carries it back, and the side that
+runs the call compares it with the call it holds (``check``): a different call is refused,
+and stays pending.
+
+The digest is of the tool's name and the arguments as they run: a call's raw JSON text,
+parsed and written again canonically (keys sorted, no spaces, non-ASCII characters as
+JSON escapes), so two spellings of the same arguments agree and any change of a value, a
+key or the tool does not. Arguments that are not JSON are digested as their raw text (such a call
+never runs: its tool refuses it). 32 hex characters: 128 bits of SHA-256, beyond any
+search for a second call with the same digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from rho_domain.errors import CallChanged
+
+DIGEST_LENGTH = 32
+"""Hex characters of a digest (128 bits)."""
+
+
+def call_digest(tool: str, arguments: str) -> str:
+    """The digest of a call to ``tool`` with ``arguments`` (its raw JSON text)."""
+    try:
+        value: object = {"tool": tool, "arguments": json.loads(arguments)}
+    except (ValueError, RecursionError):  # not JSON (or nested past the parser): the text
+        value = {"tool": tool, "raw": arguments}
+    try:
+        encoded = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    except RecursionError:  # parsed, but nested too deep to write again
+        encoded = json.dumps({"tool": tool, "raw": arguments}, ensure_ascii=True)
+    return hashlib.sha256(encoded.encode("ascii")).hexdigest()[:DIGEST_LENGTH]
+
+
+def check(call_id: str, tool: str, arguments: str, digest: str) -> None:
+    """Raise ``CallChanged`` unless ``digest`` is the digest of the call held as ``call_id``
+    (``tool`` with ``arguments``). The message shows the call held now and its digest, so
+    the answerer can read it again and answer that one (or deny it)."""
+    held = call_digest(tool, arguments)
+    if digest.strip().lower() != held:
+        shown = arguments if len(arguments) <= 200 else arguments[:200] + "..."
+        raise CallChanged(
+            f"tool call {call_id!r} changed since it was shown (digest {digest.strip()[:40]!r}); "
+            f"it is now {tool} {shown} (digest {held}); nothing was answered and it still "
+            "waits: read it again, then answer with that digest or deny it"
+        )
