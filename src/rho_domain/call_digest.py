@@ -27,28 +27,50 @@ DIGEST_LENGTH = 32
 """Hex characters of a digest (128 bits)."""
 
 
-def call_digest(tool: str, arguments: str) -> str:
-    """The digest of a call to ``tool`` with ``arguments`` (its raw JSON text)."""
+def call_digest(tool: str, arguments: str, *, child: tuple[str, str] | None = None) -> str:
+    """The digest of a call to ``tool`` with ``arguments`` (its raw JSON text). ``child``:
+    for a ``delegate`` call whose sub-agent waits, the sub-agent's waiting call (tool,
+    arguments), which is what an answer to it approves: both are digested together."""
+    encoded = _encoded(tool, arguments)
+    if child is not None:
+        encoded = f"{encoded}\n{_encoded(*child)}"  # one JSON text a line: no ambiguity
+    return hashlib.sha256(encoded.encode("ascii")).hexdigest()[:DIGEST_LENGTH]
+
+
+def _encoded(tool: str, arguments: str) -> str:
     try:
         value: object = {"tool": tool, "arguments": json.loads(arguments)}
     except (ValueError, RecursionError):  # not JSON (or nested past the parser): the text
         value = {"tool": tool, "raw": arguments}
     try:
-        encoded = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     except RecursionError:  # parsed, but nested too deep to write again
-        encoded = json.dumps({"tool": tool, "raw": arguments}, ensure_ascii=True)
-    return hashlib.sha256(encoded.encode("ascii")).hexdigest()[:DIGEST_LENGTH]
+        return json.dumps({"tool": tool, "raw": arguments}, ensure_ascii=True)
 
 
-def check(call_id: str, tool: str, arguments: str, digest: str) -> None:
+def check(
+    call_id: str,
+    tool: str,
+    arguments: str,
+    digest: str,
+    *,
+    child: tuple[str, str] | None = None,
+) -> None:
     """Raise ``CallChanged`` unless ``digest`` is the digest of the call held as ``call_id``
-    (``tool`` with ``arguments``). The message shows the call held now and its digest, so
-    the answerer can read it again and answer that one (or deny it)."""
-    held = call_digest(tool, arguments)
+    (``tool`` with ``arguments``; ``child``: its waiting sub-agent's call). The message shows
+    the call held now and its digest, so the answerer can read it again and answer that one
+    (or deny it)."""
+    held = call_digest(tool, arguments, child=child)
     if digest.strip().lower() != held:
-        shown = arguments if len(arguments) <= 200 else arguments[:200] + "..."
+        shown = f"{tool} {_cut(arguments)}"
+        if child is not None:
+            shown += f" (its sub-agent's call: {child[0]} {_cut(child[1])})"
         raise CallChanged(
             f"tool call {call_id!r} changed since it was shown (digest {digest.strip()[:40]!r}); "
-            f"it is now {tool} {shown} (digest {held}); nothing was answered and it still "
+            f"it is now {shown} (digest {held}); nothing was answered and it still "
             "waits: read it again, then answer with that digest or deny it"
         )
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 200 else text[:200] + "..."

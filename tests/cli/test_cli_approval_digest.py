@@ -13,6 +13,8 @@ from pathlib import Path
 
 from cli_support import rho
 
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_domain.call_digest import call_digest
 
 DEV = ("--profile", "developer")
@@ -29,6 +31,7 @@ def _waiting(work: Path, home: Path) -> tuple[str, dict[str, str]]:
 
 
 def _rewrite(home: Path, session_id: str, old: str, new: str) -> None:
+    """Replace the session's trace as a writer of the directory would (a new file)."""
     path = home / "rho" / "sessions" / session_id / "trace.jsonl"
     text = path.read_text(encoding="utf-8")
     assert old in text
@@ -78,4 +81,66 @@ def test_a_denial_needs_no_digest(tmp_path: Path) -> None:
     _rewrite(home, session_id, "echo shown", "touch pwned.txt")
     denied = rho("--resume", session_id, *DEV, "--deny", "demo_1", cwd=work, home=home)
     assert denied.returncode == 5, denied.stderr  # the turn stopped on the rejection
+    assert not (work / "pwned.txt").exists()
+
+
+def _delegated(work: Path, home: Path, server: LoopbackServer) -> tuple[str, str, str]:
+    """A parent stopped (exit 4) on its delegate call d1, whose sub-agent waits on a write:
+    the parent's id, the sub-agent's, and d1 as ``--approve`` names it (the digest covers
+    the sub-agent's call: it is what the answer approves)."""
+    first = rho(
+        *("--base-url", server.base_url, "-m", "fake", *DEV, "--json", "delegate a note"),
+        cwd=work,
+        home=home,
+    )
+    assert first.returncode == 4, first.stderr
+    final = json.loads(first.stdout.splitlines()[-1])
+    parent = str(final["session_id"])
+    (child,) = [p.name for p in (home / "rho" / "sessions").iterdir() if p.name != parent]
+    (pending,) = final["pending"]
+    assert pending["digest"] != call_digest("delegate", pending["arguments"])
+    return parent, child, f"d1@{pending['digest']}"
+
+
+DELEGATION = [
+    tool_reply(call("delegate", {"instruction": "write the note"}, call_id="d1")),
+    tool_reply(call("write", {"path": "note.txt", "content": "hi\n"}, call_id="w1")),
+    text_reply("child: note written"),
+    text_reply("parent: done"),
+    text_reply("parent: done"),
+]
+
+
+def test_a_sub_agents_call_rewritten_in_its_own_trace_does_not_run(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    with LoopbackServer(DELEGATION) as server:
+        parent, child, named = _delegated(work, home, server)
+        _rewrite(home, child, "note.txt", "pwned.txt")  # the parent's record still says note
+        answered = rho(
+            *("--resume", parent, *DEV, "--base-url", server.base_url, "--approve", named),
+            cwd=work,
+            home=home,
+        )
+    assert "the sub-agent could not continue" in answered.stderr, answered.stderr
+    assert "'w1' changed since it was shown" in answered.stderr
+    assert not (work / "pwned.txt").exists()
+    assert not (work / "note.txt").exists()
+
+
+def test_a_sub_agents_call_rewritten_in_both_traces_is_refused(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    with LoopbackServer(DELEGATION) as server:
+        parent, child, named = _delegated(work, home, server)
+        _rewrite(home, child, "note.txt", "pwned.txt")
+        _rewrite(home, parent, "note.txt", "pwned.txt")  # what the parent says it asks too
+        refused = rho(
+            *("--resume", parent, *DEV, "--base-url", server.base_url, "--approve", named),
+            cwd=work,
+            home=home,
+        )
+    assert refused.returncode == 1, refused.stderr
+    assert "tool call 'd1' changed since it was shown" in refused.stderr
+    assert "its sub-agent's call: write" in refused.stderr
     assert not (work / "pwned.txt").exists()

@@ -13,7 +13,11 @@ from rho_domain.call_digest import call_digest
 
 # the calls as an approver is shown them (the digests --approve names them with)
 WRITE_NOTE = call_digest("write", json.dumps({"path": "note.txt", "content": "hi\n"}))
-DELEGATE_NOTE = call_digest("delegate", json.dumps({"instruction": "write the note"}))
+DELEGATE_NOTE = call_digest(  # a delegate call's: its sub-agent's waiting call too
+    "delegate",
+    json.dumps({"instruction": "write the note"}),
+    child=("write", json.dumps({"path": "note.txt", "content": "hi\n"})),
+)
 
 
 def test_a_childs_approval_is_answered_from_another_process(tmp_path: Path) -> None:

@@ -221,9 +221,7 @@ class Session:
             known = ", ".join(pending) or "none"
             raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
         if digest is not None:
-            from rho_domain.call_digest import check
-
-            check(call_id, pending[call_id].name, pending[call_id].arguments, digest)
+            self.state.check_digest(pending[call_id], digest)
         self.journal.record(
             ev.ApprovalResolved(
                 at=self.clock.now(),

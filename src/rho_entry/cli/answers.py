@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from rho_domain.call_digest import call_digest, check
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
 from rho_entry.cli.terminal_text import visible
@@ -90,7 +89,7 @@ def apply_answers(session: Session, answers: Answers, *, auto_approve: bool) -> 
         if digest == "":
             raise ConfigError(_name_it(session, call))
         if digest is not None:
-            check(call.id, call.name, call.arguments, digest)
+            session.state.check_digest(call, digest)
     for call, digest in approved:
         session.resolve_approval(call.id, True, always=answers.always, digest=digest)
     for call, digest in denied:
@@ -106,7 +105,7 @@ def describe_waiting(session: Session) -> str:
     waiting = session.state.awaiting_decision()
     lines += [
         visible(
-            f"  {c.id}@{call_digest(c.name, c.arguments)}  {c.name} {c.arguments}: "
+            f"  {c.id}@{session.state.approval_digest(c)}  {c.name} {c.arguments}: "
             f"{reasons.get(c.id, 'waiting')}",
             newlines=False,
         )
@@ -122,7 +121,7 @@ def describe_waiting(session: Session) -> str:
 
 def _name_it(session: Session, call: ToolCall) -> str:
     """The refusal of an approval that names no digest: the call as it waits now."""
-    digest = call_digest(call.name, call.arguments)
+    digest = session.state.approval_digest(call)
     shown = visible(f"{call.name} {call.arguments}", newlines=False)
     return (
         f"--approve {call.id}: name the call with the digest you were shown, so that the "

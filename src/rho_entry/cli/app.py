@@ -247,13 +247,8 @@ def _explain(
 ) -> None:
     status = result.status
     if status is RunStatus.AWAITING_APPROVAL:
-        from rho_domain.call_digest import call_digest
-
         calls = "; ".join(f"{p.call.name} ({p.call.id}): {p.reason}" for p in result.pending)
-        named = " ".join(
-            f"--approve {p.call.id}@{call_digest(p.call.name, p.call.arguments)}"
-            for p in result.pending
-        )
+        named = " ".join(f"--approve {p.call.id}@{p.digest}" for p in result.pending)
         renderer.notice(
             f"stopped: waiting for approval of {calls}. There is no terminal to ask: answer with "
             f"`rho-agent --resume {session_id} {named}` (CALL@DIGEST: the approval holds for "

@@ -40,14 +40,13 @@ class JsonRenderer:
     def finish(self, result: RunResult, *, exit_code: int) -> None:
         """Print the result as the last JSON line (``{"v": 1, "kind": "result", ...}``)."""
         from rho_adapters.codec import TRACE_FORMAT_VERSION
-        from rho_domain.call_digest import call_digest
 
         pending = [
             {
                 "call_id": p.call.id,
                 "tool": p.call.name,
                 "arguments": p.call.arguments,
-                "digest": call_digest(p.call.name, p.call.arguments),
+                "digest": p.digest,
                 "reason": p.reason,
             }
             for p in result.pending

@@ -24,7 +24,6 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from rho_domain.call_digest import call_digest, check
 from rho_domain.errors import RhoError
 from rho_domain.messages import ToolCall
 from rho_entry.cli import exit_codes
@@ -33,6 +32,7 @@ from rho_entry.usage import UsageParser
 
 if TYPE_CHECKING:
     from rho_adapters.durable.run_queue import DbosRunQueue
+    from rho_domain.state import State
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,8 +112,10 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
     refs = [c for c in args.calls if c != "all"]
     named = [ref.partition("@")[0] for ref in refs]
     held: dict[str, ToolCall] = {}
+    state = None
     if approved or len(named) < len(args.calls):
-        held = await _waiting(queue, args.run, args.store)
+        state = await _waiting(queue, args.run, args.store)
+        held = {c.id: c for c in state.awaiting_decision()}
     calls = list(held) if "all" in args.calls else named
     if approved and (unknown := [c for c in calls if c not in held]):
         waiting = ", ".join(f"{c} ({t.name})" for c, t in held.items()) or "nothing"
@@ -121,11 +123,11 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
             f"run {args.run} does not wait for {', '.join(unknown)} (it waits for: {waiting})"
         )
     digests: dict[str, str] = {}
-    if approved:
+    if approved and state is not None:
         given = {c: d for c, _, d in (ref.partition("@") for ref in refs)}
         for call_id in calls:
             call = held[call_id]
-            digests[call_id] = call_digest(call.name, call.arguments)
+            digests[call_id] = state.approval_digest(call)
             if call_id in given and not given[call_id]:
                 shown = visible(f"{call.name} {call.arguments}", newlines=False)
                 raise RhoError(
@@ -134,7 +136,7 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
                     f"rho-agent queue ... approve {args.run} {call_id}@{digests[call_id]}"
                 )
             if call_id in given:
-                check(call_id, call.name, call.arguments, given[call_id])
+                state.check_digest(call, given[call_id])
     reasons = {} if approved else dict.fromkeys(calls, args.reason)
     return await queue.answer(
         args.run,
@@ -145,11 +147,11 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
     )
 
 
-async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> dict[str, ToolCall]:
-    """The calls the run's session waits for, by id, read from its trace."""
+async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> State:
+    """The run's session as its trace has it (the calls it waits for, their digests)."""
+    from rho_domain.state import State
     from rho_entry.config.settings import environment
     from rho_entry.config.stores import choose_operator, store_setting
-    from rho_entry.seed_api.state import State
 
     session_id = await queue.session_of(run_id)
     if session_id is None:
@@ -161,4 +163,4 @@ async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> dict[
         _, events = await operator.sessions.recording(session_id)
     finally:
         await operator.aclose()  # a PostgreSQL catalog's share of the pool
-    return {c.id: c for c in State.from_events(events).awaiting_decision()}
+    return State.from_events(events)

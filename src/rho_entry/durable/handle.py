@@ -12,7 +12,6 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_domain.call_digest import call_digest, check
 from rho_domain.errors import SessionStateError
 from rho_domain.messages import ToolCall
 from rho_domain.ports.durable import RunQueue
@@ -62,9 +61,12 @@ class DurableHandle:
         await self._answer(call_ids, approved=False, reason=reason, always=False, given=None)
 
     async def _waiting(self) -> tuple[ToolCall, ...]:
+        return (await self._state()).awaiting_decision()
+
+    async def _state(self) -> State:
         _, events = await self.store.open(self.session_id)
         try:
-            return State.from_events(events).awaiting_decision()
+            return State.from_events(events)
         finally:
             await self.store.release(self.session_id)
 
@@ -77,7 +79,8 @@ class DurableHandle:
         always: bool,
         given: Mapping[str, str] | None,
     ) -> None:
-        waiting = await self._waiting() if approved or not call_ids else ()
+        state = await self._state() if approved or not call_ids else State()
+        waiting = state.awaiting_decision()
         calls = call_ids or tuple(c.id for c in waiting)
         if not calls:
             raise SessionStateError(f"session {self.session_id} waits for no approval")
@@ -92,8 +95,8 @@ class DurableHandle:
             for call_id in calls:
                 call = held[call_id]
                 if given is not None and call_id in given:
-                    check(call_id, call.name, call.arguments, given[call_id])
-                digests[call_id] = call_digest(call.name, call.arguments)
+                    state.check_digest(call, given[call_id])
+                digests[call_id] = state.approval_digest(call)
         self.run_id = await self.queue.answer(
             self.run_id,
             dict.fromkeys(calls, approved),

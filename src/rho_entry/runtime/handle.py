@@ -310,10 +310,15 @@ class AgentHandle:
         return self._session.state.awaiting_decision() if self._session is not None else ()
 
     def _waiting_result(self) -> RunResult:
+        session = self._session
         return attrs.evolve(
             self._empty_result(RunStatus.AWAITING_APPROVAL, None, None),
             pending=tuple(
-                PendingApproval(call=call, reason="waiting since an earlier run")
+                PendingApproval(
+                    call=call,
+                    reason="waiting since an earlier run",
+                    digest="" if session is None else session.state.approval_digest(call),
+                )
                 for call in self._waiting_calls()
             ),
         )

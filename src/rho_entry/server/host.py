@@ -31,7 +31,6 @@ from typing import Any
 
 import attrs
 
-from rho_domain.call_digest import check
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, SessionNotFound
 from rho_domain.ports.session_control import held_by_live_process, run_in_progress
@@ -286,11 +285,12 @@ class SessionHost:
         with the digest, which the worker checks again against the call it resumes."""
         assert self.durable is not None
         _, events = await self.sessions.recording(session_id)
-        stored = {p["call_id"]: p for p in pending_approvals(State.from_events(events))}
+        state = State.from_events(events)
+        stored = {c.id: c for c in state.awaiting_decision()}
         if call_id not in stored:
             raise NotFound(_not_waiting(call_id, list(stored)))
         if digest is not None:
-            check(call_id, stored[call_id]["tool"], stored[call_id]["arguments"], digest)
+            state.check_digest(stored[call_id], digest)
         await self.durable.answer(session_id, tuple(events), call_id, decision, digest)
 
     async def _check_drivable(self, session_id: str) -> None:
