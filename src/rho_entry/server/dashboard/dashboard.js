@@ -330,6 +330,11 @@ class SessionView {
       return;
     }
     if (!pending || this.answered.has(id)) return; // answered meanwhile
+    // the read takes a moment: the page may show another session (or this one opened anew,
+    // whose own view asks for its box) by the time it comes back
+    if (stream === null || stream.view !== this) return;
+    const boxes = document.querySelectorAll("#approvals .approval");
+    if ([...boxes].some((b) => b.dataset.callId === id)) return;
     const box = el("div", "approval");
     box.dataset.callId = id;
     box.append(el("div", "", `${pending.tool} needs approval: ${event.reason}`));
