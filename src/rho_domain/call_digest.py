@@ -58,19 +58,31 @@ def check(
 ) -> None:
     """Raise ``CallChanged`` unless ``digest`` is the digest of the call held as ``call_id``
     (``tool`` with ``arguments``; ``child``: its waiting sub-agent's call). The message shows
-    the call held now and its digest, so the answerer can read it again and answer that one
-    (or deny it)."""
+    the call held now, and its digest when it is shown whole (a call cut short is not offered
+    for an answer: it is to be read in full where the surface shows it), so the answerer can
+    read it again and answer that one (or deny it)."""
     held = call_digest(tool, arguments, child=child)
     if digest.strip().lower() != held:
+        parts = [(tool, arguments)] if child is None else [(tool, arguments), child]
+        whole = all(len(text) <= _SHOWN for _, text in parts)
         shown = f"{tool} {_cut(arguments)}"
         if child is not None:
             shown += f" (its sub-agent's call: {child[0]} {_cut(child[1])})"
+        then = (
+            f"(digest {held}); nothing was answered and it still waits: read it again, then "
+            "answer with that digest or deny it"
+            if whole
+            else "(cut here); nothing was answered and it still waits: read it in full where "
+            "pending calls are shown, then answer with the digest shown there or deny it"
+        )
         raise CallChanged(
             f"tool call {call_id!r} changed since it was shown (digest {digest.strip()[:40]!r}); "
-            f"it is now {shown} (digest {held}); nothing was answered and it still "
-            "waits: read it again, then answer with that digest or deny it"
+            f"it is now {shown} {then}"
         )
 
 
+_SHOWN = 200  # characters of arguments a refusal shows
+
+
 def _cut(text: str) -> str:
-    return text if len(text) <= 200 else text[:200] + "..."
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."

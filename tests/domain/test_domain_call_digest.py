@@ -51,6 +51,12 @@ def test_check_refuses_another_call_and_says_what_waits_now() -> None:
     assert "tool call 'c1' changed since it was shown" in message
     assert f"it is now write {ARGS} (digest {call_digest('write', ARGS)})" in message
     assert isinstance(refused.value, SessionStateError)
+    # a call cut short in the message is not offered for an answer: its digest is not given
+    long = json.dumps({"path": "a.txt", "content": "x" * 500})
+    with pytest.raises(CallChanged) as cut:
+        check("c1", "write", long, call_digest("write", ARGS))
+    assert call_digest("write", long) not in str(cut.value)
+    assert "read it in full" in str(cut.value)
 
 
 async def test_resolve_approval_with_another_calls_digest_answers_nothing() -> None:
