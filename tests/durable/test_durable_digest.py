@@ -14,9 +14,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from durable_support import Rig, answer, bash, queue_here, rho, trace, worker_rig
+from durable_support import (
+    Rig,
+    answer,
+    bash,
+    durable_runtime,
+    queue_here,
+    rho,
+    trace,
+    worker_rig,
+)
 
 from rho_domain.call_digest import call_digest
+from rho_domain.errors import CallChanged
 from rho_entry.durable.queueing import open_queue
 
 if importlib.util.find_spec("dbos") is None:  # found, not imported: dbos costs 0.65 s
@@ -26,6 +36,7 @@ SCRIPTS = {
     "cli": [bash("echo shown > cli.txt", "d1"), answer("done")],
     "stale": [bash("echo shown > stale.txt", "d1"), answer("done")],
     "old": [bash("echo shown > old.txt", "d1"), answer("done")],
+    "handle": [bash("echo shown > handle.txt", "d1"), answer("done")],
 }
 
 
@@ -115,3 +126,22 @@ def test_the_worker_refuses_an_answer_whose_call_changed(rig: Rig) -> None:
 def test_the_worker_refuses_an_approval_without_a_digest(rig: Rig) -> None:
     _answered_on_the_queue(rig, "old: make it", None)
     assert "carries no digest" in rig.worker.log.read_text()
+
+
+def test_a_handle_given_the_digest_it_showed_refuses_a_changed_call(rig: Rig) -> None:
+    from rho_entry import dispatch_prompt
+
+    async def use_the_runtime() -> tuple[str, str]:
+        async with durable_runtime(rig) as runtime:
+            handle = await dispatch_prompt(runtime, "handle: make it", durable=True)
+            assert await handle.wait(40) == "awaiting_approval"
+            shown = _shown("echo shown > handle.txt")
+            _rewrite(rig.store, handle.session_id, "echo shown", "echo pwned")
+            with pytest.raises(CallChanged, match="'d1' changed since it was shown"):
+                await handle.approve("d1", digests={"d1": shown})
+            return handle.session_id, await handle.status() or ""
+
+    session_id, status = asyncio.run(use_the_runtime())
+    assert status == "awaiting_approval"  # nothing was put on the queue
+    assert not (rig.work / "handle.txt").exists()
+    assert [e for e in trace(rig.store, session_id) if e["kind"] == "approval_resolved"] == []
