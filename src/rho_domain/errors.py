@@ -45,6 +45,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │   ├── ReplayDiverged           a durable run executed again did not retrace its trace
     │   └── RunSuperseded            another execution of a durable run owns it now
     └── SessionStateError            an operation that the session's state does not allow
+        ├── CallChanged              an approval's digest is not the call held under its id
         ├── RuntimeFull              a runtime's queue is full (``when_full="raise"``)
         └── RuntimeClosed            a runtime is closing or closed, or was never started
 
@@ -282,6 +283,12 @@ class TraceFormatError(StoreError):
 
 class SessionStateError(RhoError):
     """The operation is not valid in the session's current state."""
+
+
+class CallChanged(SessionStateError):
+    """An answer's digest (``rho_domain.call_digest``) is not that of the call the session
+    holds under its id: the call shown to the answerer is not the one that would run. Nothing
+    is answered; the call still waits."""
 
 
 class RuntimeFull(SessionStateError):

@@ -16,7 +16,10 @@ if TYPE_CHECKING:
 
 @attrs.frozen(kw_only=True)
 class PendingApproval:
-    """A call waiting for a human when the run ended ``awaiting_approval``."""
+    """A call waiting for a human when the run ended ``awaiting_approval``; ``digest`` is the
+    one an answer about it carries when given from another process
+    (``State.approval_digest``; empty where none was worked out)."""
 
     call: ToolCall
     reason: str
+    digest: str = ""

@@ -206,6 +206,24 @@ class State:
         """Pending calls that nobody has approved or rejected yet."""
         return tuple(c for c in self.pending_calls if self.approvals.get(c.id, False) is None)
 
+    def approval_digest(self, call: ToolCall) -> str:
+        """The digest an answer about the pending ``call`` carries (``rho_domain.call_digest``):
+        of the call, and for a ``delegate`` call whose sub-agent waits, of the sub-agent's
+        call too (what the answer approves)."""
+        from rho_domain.call_digest import call_digest
+
+        return call_digest(call.name, call.arguments, child=self._child_of(call.id))
+
+    def check_digest(self, call: ToolCall, digest: str) -> None:
+        """``CallChanged`` unless ``digest`` is ``approval_digest(call)``."""
+        from rho_domain.call_digest import check
+
+        check(call.id, call.name, call.arguments, digest, child=self._child_of(call.id))
+
+    def _child_of(self, call_id: str) -> tuple[str, str] | None:
+        waiting = self.waiting_children.get(call_id)
+        return None if waiting is None else (waiting[1].name, waiting[1].arguments)
+
     def waiting_approvals(self) -> tuple[PendingApproval, ...]:
         """``awaiting_decision``'s calls, each with why it waits (a run's ``pending``)."""
         waiting = self.awaiting_decision()
@@ -215,7 +233,11 @@ class State:
 
         reasons = self.approval_reasons
         return tuple(
-            PendingApproval(call=c, reason=reasons.get(c.id, "waiting for approval"))
+            PendingApproval(
+                call=c,
+                reason=reasons.get(c.id, "waiting for approval"),
+                digest=self.approval_digest(c),
+            )
             for c in waiting
         )
 

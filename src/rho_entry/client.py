@@ -131,10 +131,14 @@ class AgentClient:
         """``POST /api/sessions/{id}/chat``."""
         return await self._call("POST", f"/api/sessions/{session_id}/chat", {"prompt": prompt})
 
-    async def answer(self, session_id: str, call_id: str, decision: str) -> dict[str, Any]:
-        """``POST /api/sessions/{id}/approvals/{call_id}``: approve, deny or always."""
+    async def answer(
+        self, session_id: str, call_id: str, decision: str, *, digest: str
+    ) -> dict[str, Any]:
+        """``POST /api/sessions/{id}/approvals/{call_id}``: approve, deny or always the call
+        whose ``digest`` you were shown (``get_session``'s ``pending_approvals``); a call
+        changed since is refused (409) and still waits."""
         path = f"/api/sessions/{session_id}/approvals/{call_id}"
-        return await self._call("POST", path, {"decision": decision})
+        return await self._call("POST", path, {"decision": decision, "digest": digest})
 
     async def cancel(self, session_id: str) -> dict[str, Any]:
         """``POST /api/sessions/{id}/cancel``."""

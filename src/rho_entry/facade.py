@@ -226,11 +226,20 @@ class Session:
         self.domain.cancel()
 
     def resolve_approval(
-        self, call_id: str, approved: bool, *, always: bool = False, reason: str = ""
+        self,
+        call_id: str,
+        approved: bool,
+        *,
+        always: bool = False,
+        reason: str = "",
+        digest: str | None = None,
     ) -> None:
         """Answer a pending approval; the next ``run()`` (without a prompt) continues.
-        ``reason`` (for a rejection) reaches the model in the call's result."""
-        self.domain.resolve_approval(call_id, approved, always=always, reason=reason)
+        ``reason`` (for a rejection) reaches the model in the call's result. ``digest``: the
+        digest of the call as its answerer was shown it (``rho_domain.call_digest``), given
+        by every surface that showed it from stored data; another call held under
+        ``call_id`` raises ``CallChanged`` and stays pending."""
+        self.domain.resolve_approval(call_id, approved, always=always, reason=reason, digest=digest)
 
     async def run(
         self,

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from cli_support import Terminal, rho
 
+from rho_domain.call_digest import call_digest
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
@@ -35,7 +37,11 @@ def _waiting_session(workspace: Path, home: Path, command: str = "echo approved-
     assert result.returncode == 4, result.stderr
     final = json.loads(result.stdout.splitlines()[-1])
     assert [p["call_id"] for p in final["pending"]] == ["demo_1"]
+    SHOWN[str(final["session_id"])] = f"demo_1@{final['pending'][0]['digest']}"
     return str(final["session_id"])
+
+
+SHOWN: dict[str, str] = {}  # session id -> its waiting call as --approve names it: CALL@DIGEST
 
 
 def _trace(home: Path, session_id: str) -> list[dict[str, object]]:
@@ -57,12 +63,14 @@ def test_exit_4_names_the_call_and_the_commands_that_answer_it(workspace: Path, 
     )  # fmt: skip
     assert result.returncode == 4
     assert "bash (demo_1)" in result.stderr
-    assert "--approve CALL|all" in result.stderr
+    digest = call_digest("bash", json.dumps({"command": "echo x"}))
+    assert f"--approve demo_1@{digest}` (CALL@DIGEST" in result.stderr
 
 
 def test_approve_by_id_runs_the_call_and_completes(workspace: Path, home: Path) -> None:
     session_id = _waiting_session(workspace, home)
-    result = rho("--resume", session_id, *DEV, "--approve", "demo_1", cwd=workspace, home=home)
+    named = SHOWN[session_id]
+    result = rho("--resume", session_id, *DEV, "--approve", named, cwd=workspace, home=home)
     assert result.returncode == 0, result.stderr
     assert "⎿ approved-now" in result.stderr
     assert "approved-now" in _tool_results(home, session_id)[0]
@@ -76,7 +84,8 @@ def test_approve_always_allows_the_calls_tool_for_the_rest_of_the_run(
 ) -> None:
     session_id = _waiting_session(workspace, home)
     result = rho(
-        "--resume", session_id, *DEV, "--approve", "demo_1", "--always", cwd=workspace, home=home
+        "--resume", session_id, *DEV, "--approve", SHOWN[session_id], "--always",
+        cwd=workspace, home=home,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     resolved = [e for e in _trace(home, session_id) if e["kind"] == "approval_resolved"]

@@ -9,6 +9,15 @@ from cli_support import Terminal, rho
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_domain.call_digest import call_digest
+
+# the calls as an approver is shown them (the digests --approve names them with)
+WRITE_NOTE = call_digest("write", json.dumps({"path": "note.txt", "content": "hi\n"}))
+DELEGATE_NOTE = call_digest(  # a delegate call's: its sub-agent's waiting call too
+    "delegate",
+    json.dumps({"instruction": "write the note"}),
+    child=("write", json.dumps({"path": "note.txt", "content": "hi\n"})),
+)
 
 
 def test_a_childs_approval_is_answered_from_another_process(tmp_path: Path) -> None:
@@ -34,7 +43,7 @@ def test_a_childs_approval_is_answered_from_another_process(tmp_path: Path) -> N
         # the profile and the endpoint are the resumer's to give again, not the session's
         second = rho(
             "--resume", parent, "--profile", "developer", "--base-url", server.base_url,
-            "--approve", "d1", cwd=work, home=home,
+            "--approve", f"d1@{final['pending'][0]['digest']}", cwd=work, home=home,
         )  # fmt: skip
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == "parent: the sub-agent wrote note.txt"
@@ -138,7 +147,7 @@ def test_a_child_answered_on_its_own_gives_its_answer_to_the_parent(tmp_path: Pa
         (child,) = [p.name for p in sessions.iterdir() if p.name != parent]
         alone = rho(
             "--resume", child, "--profile", "developer", "--base-url", server.base_url,
-            "--approve", "w1", cwd=work, home=home,
+            "--approve", f"w1@{WRITE_NOTE}", cwd=work, home=home,
         )  # fmt: skip
         assert alone.returncode == 0, alone.stderr
         assert alone.stdout.strip() == "child: note written"
@@ -147,7 +156,7 @@ def test_a_child_answered_on_its_own_gives_its_answer_to_the_parent(tmp_path: Pa
         assert "write" in offered
         back = rho(
             "--resume", parent, "--profile", "developer", "--base-url", server.base_url,
-            "--approve", "d1", cwd=work, home=home,
+            "--approve", f"d1@{DELEGATE_NOTE}", cwd=work, home=home,
         )  # fmt: skip
     assert back.returncode == 0, back.stderr
     assert back.stdout.strip() == "parent: the sub-agent says the note is written"

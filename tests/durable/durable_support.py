@@ -19,7 +19,7 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, text_reply, tool_reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # the in-process CLI
-from cli_support import rho
+from cli_support import rho as rho  # re-exported: a test reads what a failing command said
 from program_zygote import popen, run
 
 if TYPE_CHECKING:

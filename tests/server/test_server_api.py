@@ -14,8 +14,10 @@ from server_support import app_for, by_prompt, client_for, parse_sse, place, wai
 from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_adapters.store import read_trace
 from rho_domain import events as ev
+from rho_domain.call_digest import call_digest
 
 WRITE = call("write", {"path": "out.txt", "content": "hi\n"}, id="c1")
+ANSWERED = call_digest(WRITE.name, WRITE.arguments)  # what GET .../{id} shows for c1
 
 
 async def _create(client: Any, **body: Any) -> dict[str, Any]:
@@ -34,12 +36,18 @@ async def test_a_conversation_with_an_approval_answered_over_http(tmp_path: Path
         detail = await wait_idle(client, session["id"])
         assert detail["status"] == "awaiting_approval"
         assert detail["pending_approvals"] == [
-            {"call_id": "c1", "tool": "write", "arguments": WRITE.arguments}
+            {
+                "call_id": "c1",
+                "tool": "write",
+                "arguments": WRITE.arguments,
+                "digest": call_digest("write", WRITE.arguments),
+            }
         ]
         assert not (where.work / "out.txt").exists()  # fails closed: nothing ran
 
         answered = await client.post(
-            f"/api/sessions/{session['id']}/approvals/c1", json={"decision": "approve"}
+            f"/api/sessions/{session['id']}/approvals/c1",
+            json={"decision": "approve", "digest": ANSWERED},
         )
         assert answered.status_code == 202, answered.text
         detail = await wait_idle(client, session["id"])
@@ -74,14 +82,19 @@ async def test_deny_and_always(tmp_path: Path) -> None:
     async with client_for(app_for(where, model)) as client:
         sid = (await _create(client, prompt="write", profile="developer"))["id"]
         await wait_idle(client, sid)
-        denied = await client.post(f"/api/sessions/{sid}/approvals/c1", json={"decision": "deny"})
+        denied = await client.post(
+            f"/api/sessions/{sid}/approvals/c1", json={"decision": "deny", "digest": ANSWERED}
+        )
         assert denied.status_code == 202
         await wait_idle(client, sid)
         assert not (where.work / "out.txt").exists()
         await client.post(f"/api/sessions/{sid}/chat", json={"prompt": "write b and c"})
         detail = await wait_idle(client, sid)
         assert [p["call_id"] for p in detail["pending_approvals"]] == ["c2"]
-        always = await client.post(f"/api/sessions/{sid}/approvals/c2", json={"decision": "always"})
+        always = await client.post(
+            f"/api/sessions/{sid}/approvals/c2",
+            json={"decision": "always", "digest": call_digest(second.name, second.arguments)},
+        )
         assert always.status_code == 202
         detail = await wait_idle(client, sid)
     assert detail["status"] == "completed"  # c3 ran without asking: write is always allowed
@@ -181,6 +194,8 @@ async def test_openapi_documents_every_route(tmp_path: Path) -> None:
     answer = document["paths"]["/api/sessions/{id}/approvals/{call_id}"]["post"]
     schema = answer["requestBody"]["content"]["application/json"]["schema"]
     assert schema["properties"]["decision"]["enum"] == ["approve", "deny", "always"]
+    assert schema["required"] == ["decision"]  # a denial runs nothing: it may go without
+    assert "digest" in schema["properties"]
     assert index["openapi"] == "/api/openapi.json"
 
 
@@ -250,7 +265,9 @@ async def test_a_new_message_supersedes_pending_approvals(tmp_path: Path) -> Non
         chatted = await client.post(f"/api/sessions/{sid}/chat", json={"prompt": "never mind"})
         assert chatted.status_code == 202
         detail = await wait_idle(client, sid)
-        late = await client.post(f"/api/sessions/{sid}/approvals/c1", json={"decision": "approve"})
+        late = await client.post(
+            f"/api/sessions/{sid}/approvals/c1", json={"decision": "approve", "digest": ANSWERED}
+        )
     assert detail["status"] == "completed"
     assert detail["pending_approvals"] == []
     assert late.status_code == 404
@@ -284,7 +301,7 @@ async def test_a_session_waiting_too_long_for_approval_is_released(tmp_path: Pat
         await other.open(sid)  # nobody holds the lock any more
         await other.release(sid)
         answered = await client.post(
-            f"/api/sessions/{sid}/approvals/c1", json={"decision": "approve"}
+            f"/api/sessions/{sid}/approvals/c1", json={"decision": "approve", "digest": ANSWERED}
         )
         assert answered.status_code == 202
         assert (await wait_idle(client, sid))["status"] == "completed"

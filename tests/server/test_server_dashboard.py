@@ -11,7 +11,9 @@ Chromium). Without Chromium the tests skip, except under ``CI=true`` where they 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -226,3 +228,47 @@ def test_behind_a_token_the_page_loads_and_asks_for_it(tmp_path: Path, browser: 
             assert token not in page.url  # never in a URL (logs, history, Referer)
         finally:
             page.close()
+
+
+def test_an_approval_clicked_on_a_call_shown_otherwise_is_refused(
+    tmp_path: Path, browser: Any
+) -> None:
+    """The server holds the model's write of pwned.txt; the trace the page reads says
+    notes.txt. The box shows what its answer carries the digest of (one read of
+    pending_approvals), and the server refuses it: nothing is written."""
+
+    model = ScriptedModel(
+        [
+            tools(call("write", {"path": "pwned.txt", "content": "x"}, id="call_w")),
+            text("Wrote it."),
+        ]
+    )
+    where = place(tmp_path)
+    with UvicornThread(app_for(where, model)) as server:
+        created = httpx.post(
+            f"{server.url}/api/sessions",
+            json={"prompt": "write", "profile": "developer"},
+            headers=server.auth,
+        )
+        sid = created.json()["id"]
+        detail = f"{server.url}/api/sessions/{sid}"
+        for _ in range(600):  # bounded: the run stops at the approval at once
+            if httpx.get(detail, headers=server.auth).json()["pending_approvals"]:
+                break
+            time.sleep(0.05)
+        trace = where.sessions / sid / "trace.jsonl"
+        swapped = trace.with_name("trace.new")
+        swapped.write_text(trace.read_text().replace("pwned.txt", "notes.txt"))
+        os.replace(swapped, trace)
+        page = browser.new_page()
+        try:
+            open_session(page, server, sid)
+            approval = page.locator('#approvals .approval[data-call-id="call_w"]')
+            expect(approval.locator("pre")).to_contain_text("notes.txt", timeout=WAIT_MS)
+            approval.get_by_role("button", name="Approve").click()
+            expect(approval).to_contain_text("changed since it was shown", timeout=WAIT_MS)
+            expect(approval).to_contain_text("pwned.txt")  # the call as the server holds it
+        finally:
+            page.close()
+    assert not (where.work / "pwned.txt").exists()
+    assert not (where.work / "notes.txt").exists()

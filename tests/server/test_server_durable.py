@@ -143,13 +143,13 @@ def test_a_run_created_on_a_killed_server_completes_on_the_other_by_itself(
             assert not (work / "out.txt").exists()
             wrong = httpx.post(
                 f"{again.url}/api/sessions/{waiting}/approvals/nope",
-                json={"decision": "approve"},
+                json={"decision": "approve", "digest": "0" * 32},
                 headers=again.auth,
             )
             assert wrong.status_code == 404, wrong.text
             answered = httpx.post(
                 f"{again.url}/api/sessions/{waiting}/approvals/c1",
-                json={"decision": "approve"},
+                json={"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]},
                 headers=again.auth,
             )
             assert answered.status_code == 202, answered.text
@@ -308,7 +308,7 @@ def test_always_answered_on_a_durable_server_allows_the_tool_for_the_rest_of_the
     assert [p["call_id"] for p in detail["pending_approvals"]] == ["w1"]
     answered = http().post(
         f"{server.url}/api/sessions/{sid}/approvals/w1",
-        json={"decision": "always"},
+        json={"decision": "always", "digest": detail["pending_approvals"][0]["digest"]},
         headers=server.auth,
     )
     assert answered.status_code == 202, answered.text

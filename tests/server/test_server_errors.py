@@ -71,7 +71,9 @@ async def test_404s(tmp_path: Path) -> None:
             f"/api/sessions/{sid[:4]}",  # prefixes are for people; clients name sessions
         ):
             assert _error(await client.get(path), 404)["code"] == "not_found", path
-        call = await client.post(f"/api/sessions/{sid}/approvals/nope", json={"decision": "deny"})
+        call = await client.post(
+            f"/api/sessions/{sid}/approvals/nope", json={"decision": "deny", "digest": "0" * 32}
+        )
         assert "no tool call 'nope' awaits approval" in _error(call, 404)["message"]
         chat = await client.post("/api/sessions/0123456789ab/chat", json={"prompt": "x"})
         _error(chat, 404)
@@ -104,7 +106,9 @@ async def test_409_while_a_run_is_in_progress(tmp_path: Path) -> None:
         assert "is running" in _error(busy, 409)["message"]
         resume = await client.post(f"/api/sessions/{sid}/resume", json={})
         _error(resume, 409)
-        approve = await client.post(f"/api/sessions/{sid}/approvals/c1", json={"decision": "deny"})
+        approve = await client.post(
+            f"/api/sessions/{sid}/approvals/c1", json={"decision": "deny", "digest": "0" * 32}
+        )
         _error(approve, 409)
         await client.post(f"/api/sessions/{sid}/cancel")
         await wait_idle(client, sid)

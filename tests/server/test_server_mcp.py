@@ -24,6 +24,7 @@ from rho_adapters.fakes import ScriptedModel, call, text, tools
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call as wire_call
 from rho_adapters.fakes.wire import text_reply, tool_reply
+from rho_domain.call_digest import call_digest
 from rho_domain.config import AgentConfig
 from rho_domain.mcp_config import McpServerConfig
 from rho_entry.server import create_app
@@ -58,10 +59,16 @@ async def test_an_mcp_call_under_readonly_is_approved_over_http(
         detail = await wait_idle(client, sid)
         assert detail["status"] == "awaiting_approval"
         assert detail["pending_approvals"] == [
-            {"call_id": "c-add", "tool": "mcp__ref__add", "arguments": ADD.arguments}
+            {
+                "call_id": "c-add",
+                "tool": "mcp__ref__add",
+                "arguments": ADD.arguments,
+                "digest": call_digest(ADD.name, ADD.arguments),
+            }
         ]
         answered = await client.post(
-            f"/api/sessions/{sid}/approvals/c-add", json={"decision": "approve"}
+            f"/api/sessions/{sid}/approvals/c-add",
+            json={"decision": "approve", "digest": call_digest(ADD.name, ADD.arguments)},
         )
         assert answered.status_code == 202, answered.text
         detail = await wait_idle(client, sid)

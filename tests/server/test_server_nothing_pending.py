@@ -61,7 +61,9 @@ def test_an_answer_or_a_resume_with_nothing_pending_sends_no_model_call(
     trace = where.sessions / sid / "trace.jsonl"
     lines = trace.read_text(encoding="utf-8")
 
-    answered = _post(serve, f"/api/sessions/{sid}/approvals/c1", {"decision": "approve"})
+    answered = _post(
+        serve, f"/api/sessions/{sid}/approvals/c1", {"decision": "approve", "digest": "0" * 32}
+    )
     assert answered.status_code == 404, answered.text
     assert "no tool call 'c1' awaits approval (pending: none)" in answered.text
     assert len(model.requests) == 1
@@ -90,7 +92,9 @@ def test_an_unknown_call_is_refused_and_the_waiting_one_still_runs(
     assert [p["call_id"] for p in detail["pending_approvals"]] == ["c1"]
     assert len(model.requests) == 2
 
-    wrong = _post(serve, f"/api/sessions/{sid}/approvals/c9", {"decision": "approve"})
+    wrong = _post(
+        serve, f"/api/sessions/{sid}/approvals/c9", {"decision": "approve", "digest": "0" * 32}
+    )
     assert wrong.status_code == 404, wrong.text
     assert "pending: c1" in wrong.text
     assert len(model.requests) == 2
@@ -100,7 +104,10 @@ def test_an_unknown_call_is_refused_and_the_waiting_one_still_runs(
     assert resumed.status_code == 202, resumed.text
     again = _settled(serve, sid, "awaiting_approval")
     assert [p["call_id"] for p in again["pending_approvals"]] == ["c1"]
-    right = _post(serve, f"/api/sessions/{sid}/approvals/c1", {"decision": "approve"})
+    shown = again["pending_approvals"][0]["digest"]
+    right = _post(
+        serve, f"/api/sessions/{sid}/approvals/c1", {"decision": "approve", "digest": shown}
+    )
     assert right.status_code == 202, right.text
     _settled(serve, sid, "completed")
     assert (where.work / "out.txt").read_text() == "hi\n"

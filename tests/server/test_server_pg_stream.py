@@ -16,6 +16,7 @@ from pg_rig import pg_server_url, schema_url
 from server_support import BASE, UvicornThread, place, settings, sse_blocks
 
 from rho_adapters.fakes import ScriptedModel, call, text, tools
+from rho_domain.call_digest import call_digest
 from rho_entry.config.stores import choose_store
 from rho_entry.server import create_app
 
@@ -61,7 +62,8 @@ async def test_an_approval_answered_here_keeps_the_line_numbers(
                     return [b async for b in sse_blocks(response)]
 
             answer = await http.post(
-                f"/api/sessions/{sid}/approvals/c1", json={"decision": "approve"}
+                f"/api/sessions/{sid}/approvals/c1",
+                json={"decision": "approve", "digest": call_digest(WRITE.name, WRITE.arguments)},
             )
             assert answer.status_code == 202, answer.text
             second = await asyncio.wait_for(live(), 30)

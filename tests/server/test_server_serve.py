@@ -51,7 +51,7 @@ def test_a_pending_approval_survives_a_restart(
     try:
         answered = httpx.post(
             f"{second.url}/api/sessions/{sid}/approvals/c1",
-            json={"decision": "approve"},
+            json={"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]},
             headers=second.auth,
         )
         assert answered.status_code == 202, answered.text

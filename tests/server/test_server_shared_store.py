@@ -99,7 +99,7 @@ def test_two_servers_share_sessions_approvals_cancels_and_a_dead_host(
             assert [p["call_id"] for p in detail["pending_approvals"]] == ["c1"]
             answered = httpx.post(
                 f"{b.url}/api/sessions/{sid}/approvals/c1",
-                json={"decision": "approve"},
+                json={"decision": "approve", "digest": detail["pending_approvals"][0]["digest"]},
                 headers=b.auth,
             )
             assert answered.status_code == 202, answered.text

@@ -27,7 +27,8 @@ from rho_domain.ports.durable import QueuedRun, RunQueue
 WORKFLOW = "rho.run"  # the worker registers the workflow under this name
 _SETTLED = frozenset({"completed", "cancelled", "max_turns", "budget_exceeded", "error"})
 ANSWER, REASON, ALWAYS = "answer:", "reason:", "always:"  # keys of a continuation's settings
-_ANSWERED = (ANSWER, REASON, ALWAYS)
+DIGEST = "digest:"  # the digest of the call an answer is about (rho_domain.call_digest)
+_ANSWERED = (ANSWER, REASON, ALWAYS, DIGEST)
 _DBOS_STATUS = {"ENQUEUED": "queued", "PENDING": "running", "DELAYED": "queued"}
 
 
@@ -72,6 +73,7 @@ class DbosRunQueue(RunQueue):
         *,
         reasons: Mapping[str, str],
         always: Collection[str] = (),
+        digests: Mapping[str, str] | None = None,
     ) -> str:
         """See ``RunQueue.answer``: the continuation is enqueued as ``<run_id>~<n>``."""
         status = await self.status(run_id)
@@ -83,7 +85,7 @@ class DbosRunQueue(RunQueue):
         payload = workflow.input["args"][0] if workflow and workflow.input else None
         if not payload:
             raise SessionStateError(f"run {run_id} has no recorded session")
-        return await self._continue(run_id, payload, answers, reasons, always)
+        return await self._continue(run_id, payload, answers, reasons, always, digests or {})
 
     async def _continue(
         self,
@@ -92,6 +94,7 @@ class DbosRunQueue(RunQueue):
         answers: Mapping[str, bool],
         reasons: Mapping[str, str],
         always: Collection[str],
+        digests: Mapping[str, str],
     ) -> str:
         inherited = payload.get("settings", {})
         # "always" is carried from continuation to continuation; answers belong to one run
@@ -100,6 +103,7 @@ class DbosRunQueue(RunQueue):
             **{f"{ALWAYS}{tool}": "yes" for tool in always},
             **{f"{ANSWER}{call}": "yes" if ok else "no" for call, ok in answers.items()},
             **{f"{REASON}{call}": text for call, text in reasons.items()},
+            **{f"{DIGEST}{call}": digests[call] for call in answers if call in digests},
         }
         settings = {
             **{k: v for k, v in inherited.items() if not k.startswith(_ANSWERED)},

@@ -40,6 +40,7 @@ async def child_answer(
     approved = await ask_approval(tools, call, reason, batch, shown=(child_id, child_call))
     if approved is None:
         return None
+    from rho_domain.call_digest import call_digest
     from rho_domain.tools.children import ChildAnswer  # with the first child continued
 
     return ChildAnswer(
@@ -47,6 +48,7 @@ async def child_answer(
         call_id=child_call.id,
         approved=approved,
         reason=tools.state.rejection_reasons.get(call.id, ""),
+        digest=call_digest(child_call.name, child_call.arguments),
     )
 
 

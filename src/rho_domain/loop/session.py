@@ -200,14 +200,28 @@ class Session:
         self.control.cancel()
 
     def resolve_approval(
-        self, call_id: str, approved: bool, *, always: bool = False, reason: str = ""
+        self,
+        call_id: str,
+        approved: bool,
+        *,
+        always: bool = False,
+        reason: str = "",
+        digest: str | None = None,
     ) -> None:
         """Answer a pending approval; the next ``run()`` (without a prompt) continues.
-        ``reason`` (for a rejection) reaches the model in the call's result."""
+        ``reason`` (for a rejection) reaches the model in the call's result.
+
+        ``digest`` binds the answer to the call its answerer was shown
+        (``rho_domain.call_digest``): a surface that showed the call from stored data gives
+        it, and a call held under ``call_id`` with another digest raises ``CallChanged``,
+        nothing answered (the call still waits). None: the caller holds this session's call
+        itself (in-process), so there is nothing between the showing and the answer."""
         pending = {c.id: c for c in self.state.pending_calls}
         if call_id not in pending:
             known = ", ".join(pending) or "none"
             raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
+        if digest is not None:
+            self.state.check_digest(pending[call_id], digest)
         self.journal.record(
             ev.ApprovalResolved(
                 at=self.clock.now(),

@@ -53,7 +53,13 @@ class ChildSession(Protocol):
         ...
 
     def resolve_approval(
-        self, call_id: str, approved: bool, *, always: bool = False, reason: str = ""
+        self,
+        call_id: str,
+        approved: bool,
+        *,
+        always: bool = False,
+        reason: str = "",
+        digest: str | None = None,
     ) -> None:
         """Answer the child's pending approval (see ``Session.resolve_approval``)."""
         ...
@@ -146,7 +152,11 @@ class SubAgents:
                 f"sub-agent {child.id} does not wait for call {answer.call_id} any more"
             )
         child.resolve_approval(
-            answer.call_id, answer.approved, always=answer.always, reason=answer.reason
+            answer.call_id,
+            answer.approved,
+            always=answer.always,
+            reason=answer.reason,
+            digest=answer.digest,
         )
         return await self._drive(child, None)
 

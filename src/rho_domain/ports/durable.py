@@ -66,9 +66,13 @@ class RunQueue(Protocol):
         *,
         reasons: Mapping[str, str],
         always: Collection[str] = (),
+        digests: Mapping[str, str] | None = None,
     ) -> str:
         """Answer the approvals the run ``run_id`` waits for (call id → approved; a rejection's
-        reason in ``reasons``): the session continues in a new run on a worker with capacity
+        reason in ``reasons``; ``digests``: call id → the digest of the call as its answerer
+        was shown it, ``rho_domain.call_digest``, which the worker checks against the call it
+        resumes: an approval without one, or of a call changed since, is not taken and the
+        call waits again): the session continues in a new run on a worker with capacity
         (a run waiting for approval holds no worker slot); its id. ``always`` names tools
         allowed without asking from then on: in that continuation and every continuation of
         it (as "always" holds for the rest of a run that is not durable). A run is answered

@@ -63,6 +63,9 @@ class ChildAnswer:
     approved: bool
     always: bool = False
     reason: str = ""
+    # the digest of the sub-agent's call as the parent recorded it (and its answerer was
+    # shown it): the sub-agent's session, reopened from its own trace, must hold that call
+    digest: str | None = None
 
 
 class ChildResumer(Protocol):

@@ -1,9 +1,18 @@
-"""Answering pending approvals from the command line: ``--approve CALL|all [--always]``,
-``--deny CALL|all [--reason TEXT]`` with ``--resume ID``, and ``--resume ID -y`` without a
-terminal. ``--always``: the approved calls' tools run without asking for the rest of the run,
-as the terminal's "always" answer (and a durable run's, ``rho-agent queue approve --always``).
+"""Answering pending approvals from the command line: ``--approve CALL@DIGEST|all
+[--always]``, ``--deny CALL|all [--reason TEXT]`` with ``--resume ID``, and ``--resume ID -y``
+without a terminal. ``--always``: the approved calls' tools run without asking for the rest of
+the run, as the terminal's "always" answer (and a durable run's, ``rho-agent queue approve
+--always``).
 
 A CALL is a tool call's id, or a unique prefix of one; ``all`` is every call still waiting.
+An approval names its call with the digest it was shown with (``rho_domain.call_digest``, in
+the exit-4 message, ``--json``'s ``pending``, a server's ``pending_approvals``): the call is
+read from the session's trace, which whoever can write the session directory could have
+changed since it was shown, so a call held now with another digest is refused
+(``CallChanged``), nothing answered. A CALL without a digest is refused with the call as it
+waits now and its digest, to read and answer. ``all`` approves whatever waits when this
+process reads it, unseen, as ``-y`` does. A denial needs no digest (it runs nothing; one given
+is checked).
 The answers are recorded in the session (``Session.resolve_approval``) and the run continues
 at once, in this process, as a one-shot run; calls left unanswered are asked on a terminal,
 or stop the run again with exit code 4.
@@ -74,12 +83,17 @@ def apply_answers(session: Session, answers: Answers, *, auto_approve: bool) -> 
         )
     approved = _select(waiting, answers.approve, "--approve")
     denied = _select(waiting, answers.deny, "--deny")
-    if both := [c.id for c in approved if c in denied]:
+    if both := [c.id for c, _ in approved if c in {d for d, _ in denied}]:
         raise ConfigError(f"{', '.join(both)}: both approved and denied; choose one")
-    for call in approved:
-        session.resolve_approval(call.id, True, always=answers.always)
-    for call in denied:
-        session.resolve_approval(call.id, False, reason=answers.reason)
+    for call, digest in approved:  # every one checked before any is answered
+        if digest == "":
+            raise ConfigError(_name_it(session, call))
+        if digest is not None:
+            session.state.check_digest(call, digest)
+    for call, digest in approved:
+        session.resolve_approval(call.id, True, always=answers.always, digest=digest)
+    for call, digest in denied:
+        session.resolve_approval(call.id, False, reason=answers.reason, digest=digest or None)
     if not answers.given and not auto_approve:
         raise ConfigError(describe_waiting(session))
 
@@ -88,29 +102,52 @@ def describe_waiting(session: Session) -> str:
     """What waits, and the commands that answer it."""
     lines = [f"session {session.id} waits for approval of:"]
     reasons = session.state.approval_reasons
+    waiting = session.state.awaiting_decision()
     lines += [
-        visible(f"  {c.id}  {c.name} {c.arguments}: {reasons.get(c.id, 'waiting')}", newlines=False)
-        for c in session.state.awaiting_decision()
+        visible(
+            f"  {c.id}@{session.state.approval_digest(c)}  {c.name} {c.arguments}: "
+            f"{reasons.get(c.id, 'waiting')}",
+            newlines=False,
+        )
+        for c in waiting
     ]
     lines.append(
-        f"answer with: rho-agent --resume {session.id} --approve CALL|all [--always], "
+        f"answer with: rho-agent --resume {session.id} --approve CALL@DIGEST|all [--always] "
+        "(CALL@DIGEST as listed: the approval holds for that call only), "
         "or --deny CALL|all [--reason TEXT]"
     )
     return "\n".join(lines)
 
 
-def _select(waiting: Sequence[ToolCall], refs: Sequence[str], flag: str) -> list[ToolCall]:
-    chosen: list[ToolCall] = []
+def _name_it(session: Session, call: ToolCall) -> str:
+    """The refusal of an approval that names no digest: the call as it waits now."""
+    digest = session.state.approval_digest(call)
+    shown = visible(f"{call.name} {call.arguments}", newlines=False)
+    return (
+        f"--approve {call.id}: name the call with the digest you were shown, so that the "
+        f"approval holds for that call only; it waits now as {shown}: "
+        f"rho-agent --resume {session.id} --approve {call.id}@{digest}"
+    )
+
+
+def _select(
+    waiting: Sequence[ToolCall], refs: Sequence[str], flag: str
+) -> list[tuple[ToolCall, str | None]]:
+    """The calls ``refs`` name, each with the digest given after ``@`` ("" for none; None
+    for ``all``, which names no call)."""
+    chosen: list[tuple[ToolCall, str | None]] = []
     for ref in refs:
+        name, _, digest = ref.partition("@")
         if ref == ALL:
             matches = list(waiting)
         else:
-            matches = [c for c in waiting if c.id == ref] or [
-                c for c in waiting if c.id.startswith(ref)
+            matches = [c for c in waiting if c.id == name] or [
+                c for c in waiting if c.id.startswith(name)
             ]
         if len(matches) != 1 and ref != ALL:
             known = ", ".join(f"{c.id} ({c.name})" for c in waiting)
             what = "matches several" if matches else "matches no"
             raise ConfigError(f"{flag} {ref}: {what} call waiting for approval (waiting: {known})")
-        chosen += [c for c in matches if c not in chosen]
+        given = None if ref == ALL else digest
+        chosen += [(c, given) for c in matches if c not in {d for d, _ in chosen}]
     return chosen

@@ -248,10 +248,12 @@ def _explain(
     status = result.status
     if status is RunStatus.AWAITING_APPROVAL:
         calls = "; ".join(f"{p.call.name} ({p.call.id}): {p.reason}" for p in result.pending)
+        named = " ".join(f"--approve {p.call.id}@{p.digest}" for p in result.pending)
         renderer.notice(
             f"stopped: waiting for approval of {calls}. There is no terminal to ask: answer with "
-            f"`rho-agent --resume {session_id} --approve CALL|all` or `--deny CALL|all "
-            f"[--reason TEXT]`, or run `rho-agent --resume {session_id}` on a terminal.",
+            f"`rho-agent --resume {session_id} {named}` (CALL@DIGEST: the approval holds for "
+            f"that call only) or `--deny CALL|all [--reason TEXT]`, or run "
+            f"`rho-agent --resume {session_id}` on a terminal.",
             "yellow",
         )
     elif status is RunStatus.STUCK:

@@ -20,7 +20,8 @@ EXIT_CODES_HELP = """\
   2    model or endpoint error (connection, authentication, HTTP status, broken stream)
   3    limit reached: --max-turns or the budget
   4    awaiting approval: a tool call needs approval and nobody could be asked
-       (no terminal, or --json); answer with --resume ID --approve/--deny CALL|all
+       (no terminal, or --json); answer with --resume ID --approve CALL@DIGEST|all
+       or --deny CALL|all
   5    stopped after a rejection: you rejected a tool call (--deny, or "no" on the
        terminal) and the model has not answered since; say what to do instead with
        --resume ID "..."

@@ -46,6 +46,7 @@ class JsonRenderer:
                 "call_id": p.call.id,
                 "tool": p.call.name,
                 "arguments": p.call.arguments,
+                "digest": p.digest,
                 "reason": p.reason,
             }
             for p in result.pending

@@ -222,8 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument(
         "--approve",
         action="append",
-        metavar="CALL|all",
-        help="with --resume: approve a waiting tool call (its id or a prefix) and continue",
+        metavar="CALL@DIGEST|all",
+        help="with --resume: approve a waiting tool call (its id or a prefix, with the digest "
+        "it was shown with) and continue; all: whatever waits, unseen, as -y",
     )
     sessions.add_argument(
         "--deny",

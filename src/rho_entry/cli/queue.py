@@ -3,15 +3,18 @@
     rho-agent queue enqueue PROMPT [--session ID]      prints the run id
     rho-agent queue status RUN                         queued, running, awaiting_approval...
     rho-agent queue wait RUN [--timeout S]             exits 0 once it settles
-    rho-agent queue approve RUN CALL|all [--always]    prints the continuing run's id
+    rho-agent queue approve RUN CALL@DIGEST|all [--always]  prints the continuing run's id
     rho-agent queue deny RUN CALL|all [--reason TEXT]
 
 Every command takes ``--durable-db URL`` (a SQLite path or a PostgreSQL URL) and ``--queue
-NAME``; ``approve``/``deny all`` and ``approve --always`` (which reads the calls' tools) read
-the waiting calls from ``--store`` (a directory or a ``postgresql://`` URL, as the workers';
-default: ``$RHO_AGENT_STORE``, else the CLI's sessions directory). ``--always``: the tools of
-the approved calls run without asking for the rest of the run, in every continuation of it
-(``RunQueue.answer``). Workers (``rho-agent worker``) run what is enqueued.
+NAME``; ``approve`` and ``deny all`` read the waiting calls from ``--store`` (a directory
+or a ``postgresql://`` URL, as the workers'; default: ``$RHO_AGENT_STORE``, else the CLI's
+sessions directory). An approval names its call with the digest it was shown
+(``CALL@DIGEST``, ``rho_domain.call_digest``): a call changed since is refused, here and by
+the worker, and a CALL without one is refused with the call as it waits now and its digest.
+``all`` approves whatever waits when this command reads it, unseen, as ``-y``. ``--always``:
+the tools of the approved calls run without asking for the rest of the run, in every
+continuation of it (``RunQueue.answer``). Workers (``rho-agent worker``) run what is enqueued.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from rho_domain.errors import RhoError
+from rho_domain.messages import ToolCall
 from rho_entry.cli import exit_codes
+from rho_entry.cli.terminal_text import visible
 from rho_entry.usage import UsageParser
 
 if TYPE_CHECKING:
     from rho_adapters.durable.run_queue import DbosRunQueue
+    from rho_domain.state import State
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,7 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("approve", "deny"):
         command = commands.add_parser(name, help=f"{name} a waiting call (or all)")
         command.add_argument("run")
-        command.add_argument("calls", nargs="+", metavar="CALL|all")
+        command.add_argument(
+            "calls",
+            nargs="+",
+            metavar="CALL@DIGEST|all" if name == "approve" else "CALL|all",
+            help="a call as shown with its digest (rho_domain.call_digest), or all"
+            if name == "approve"
+            else "a waiting call's id, or all",
+        )
         if name == "approve":
             command.add_argument(
                 "--always",
@@ -91,33 +104,54 @@ async def _command(args: argparse.Namespace) -> int:
 
 async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
     """Answer the calls named (``all``: every call the run's session waits for); the id of
-    the continuing run."""
+    the continuing run. An approval names its call with the digest it was shown
+    (``CALL@DIGEST``), checked here against the trace and again by the worker; ``all``
+    approves whatever waits now, as read here (as ``-y`` does)."""
     approved = args.command == "approve"
     always = approved and args.always
-    named = [c for c in args.calls if c != "all"]
-    tools: dict[str, str] = {}
-    if always or len(named) < len(args.calls):
-        tools = await _waiting(queue, args.run, args.store)
-    calls = list(tools) if "all" in args.calls else named
-    if always and (unknown := [c for c in calls if c not in tools]):
-        waiting = ", ".join(f"{c} ({t})" for c, t in tools.items()) or "nothing"
+    refs = [c for c in args.calls if c != "all"]
+    named = [ref.partition("@")[0] for ref in refs]
+    held: dict[str, ToolCall] = {}
+    state = None
+    if approved or len(named) < len(args.calls):
+        state = await _waiting(queue, args.run, args.store)
+        held = {c.id: c for c in state.awaiting_decision()}
+    calls = list(held) if "all" in args.calls else named
+    if approved and (unknown := [c for c in calls if c not in held]):
+        waiting = ", ".join(f"{c} ({t.name})" for c, t in held.items()) or "nothing"
         raise RhoError(
             f"run {args.run} does not wait for {', '.join(unknown)} (it waits for: {waiting})"
         )
+    digests: dict[str, str] = {}
+    if approved and state is not None:
+        given = {c: d for c, _, d in (ref.partition("@") for ref in refs)}
+        for call_id in calls:
+            call = held[call_id]
+            digests[call_id] = state.approval_digest(call)
+            if call_id in given and not given[call_id]:
+                shown = visible(f"{call.name} {call.arguments}", newlines=False)
+                raise RhoError(
+                    f"approve {call_id}: name the call with the digest you were shown, so the "
+                    f"approval holds for that call only; it waits now as {shown}: "
+                    f"rho-agent queue ... approve {args.run} {call_id}@{digests[call_id]}"
+                )
+            if call_id in given:
+                state.check_digest(call, given[call_id])
     reasons = {} if approved else dict.fromkeys(calls, args.reason)
     return await queue.answer(
         args.run,
         dict.fromkeys(calls, approved),
         reasons=reasons,
-        always=sorted({tools[c] for c in calls}) if always else (),
+        always=sorted({held[c].name for c in calls}) if always else (),
+        digests=digests,
     )
 
 
-async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> dict[str, str]:
-    """The calls the run's session waits for (call id → tool), read from its trace."""
+async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> State:
+    """The run's session as its trace has it (the calls it waits for, their digests)."""
+    from rho_domain.state import State
     from rho_entry.config.settings import environment
     from rho_entry.config.stores import choose_operator, store_setting
-    from rho_entry.seed_api.state import State
 
     session_id = await queue.session_of(run_id)
     if session_id is None:
@@ -129,4 +163,4 @@ async def _waiting(queue: DbosRunQueue, run_id: str, store: str | None) -> dict[
         _, events = await operator.sessions.recording(session_id)
     finally:
         await operator.aclose()  # a PostgreSQL catalog's share of the pool
-    return {c.id: c.name for c in State.from_events(events).awaiting_decision()}
+    return State.from_events(events)

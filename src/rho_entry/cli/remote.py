@@ -113,7 +113,9 @@ async def _follow(client: Any, session_id: str, after: int, args: argparse.Names
         if not detail["pending_approvals"]:
             break
         for pending in detail["pending_approvals"]:
-            await client.answer(session_id, pending["call_id"], _ask(pending))
+            await client.answer(
+                session_id, pending["call_id"], _ask(pending), digest=pending["digest"]
+            )
     if ended is not None:
         # as a local run ends: the answer's line closed (or, quiet, the answer), the usage
         renderer.finish(_result(session_id, ended))

@@ -8,6 +8,8 @@ the queue (``run_id`` then names that one).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
 from rho_domain.errors import SessionStateError
@@ -39,41 +41,66 @@ class DurableHandle:
         """The ids of the calls the session waits for (read from its trace)."""
         return tuple(c.id for c in await self._waiting())
 
-    async def approve(self, *call_ids: str, always: bool = False) -> None:
+    async def approve(
+        self, *call_ids: str, always: bool = False, digests: Mapping[str, str] | None = None
+    ) -> None:
         """Approve ``call_ids`` (default: every waiting call); the session continues on a
         worker. ``always``: the tools of these calls (read from the session's trace) run
         without asking for the rest of the run, in this continuation and every later one
         (as "always" on a server or a terminal). Raises ``SessionStateError`` when the run
-        does not wait for approval, or (with ``always``) for a call it does not wait for."""
-        await self._answer(call_ids, approved=True, reason="", always=always)
+        does not wait for approval, or for a call it does not wait for.
+
+        Each approval carries the digest of its call (``rho_domain.call_digest``), which the
+        worker checks against the call it resumes: ``digests`` (call id → digest) binds
+        them to the calls as you were shown them (``CallChanged`` here already when the trace
+        holds another call now); without, to the calls as read from the trace now."""
+        await self._answer(call_ids, approved=True, reason="", always=always, given=digests)
 
     async def deny(self, *call_ids: str, reason: str = "") -> None:
         """Reject ``call_ids`` (default: every waiting call), ``reason`` for the model."""
-        await self._answer(call_ids, approved=False, reason=reason, always=False)
+        await self._answer(call_ids, approved=False, reason=reason, always=False, given=None)
 
     async def _waiting(self) -> tuple[ToolCall, ...]:
+        return (await self._state()).awaiting_decision()
+
+    async def _state(self) -> State:
         _, events = await self.store.open(self.session_id)
         try:
-            return State.from_events(events).awaiting_decision()
+            return State.from_events(events)
         finally:
             await self.store.release(self.session_id)
 
     async def _answer(
-        self, call_ids: tuple[str, ...], *, approved: bool, reason: str, always: bool
+        self,
+        call_ids: tuple[str, ...],
+        *,
+        approved: bool,
+        reason: str,
+        always: bool,
+        given: Mapping[str, str] | None,
     ) -> None:
-        waiting = await self._waiting() if always or not call_ids else ()
+        state = await self._state() if approved or not call_ids else State()
+        waiting = state.awaiting_decision()
         calls = call_ids or tuple(c.id for c in waiting)
         if not calls:
             raise SessionStateError(f"session {self.session_id} waits for no approval")
-        tools = {c.id: c.name for c in waiting}
-        if always and (unknown := [c for c in calls if c not in tools]):
+        held = {c.id: c for c in waiting}
+        if approved and (unknown := [c for c in calls if c not in held]):
             raise SessionStateError(
                 f"session {self.session_id} does not wait for {', '.join(unknown)} "
-                f"(it waits for: {', '.join(tools) or 'nothing'})"
+                f"(it waits for: {', '.join(held) or 'nothing'})"
             )
+        digests: dict[str, str] = {}
+        if approved:
+            for call_id in calls:
+                call = held[call_id]
+                if given is not None and call_id in given:
+                    state.check_digest(call, given[call_id])
+                digests[call_id] = state.approval_digest(call)
         self.run_id = await self.queue.answer(
             self.run_id,
             dict.fromkeys(calls, approved),
             reasons={} if approved else dict.fromkeys(calls, reason),
-            always=sorted({tools[c] for c in calls}) if always else (),
+            always=sorted({held[c].name for c in calls}) if always else (),
+            digests=digests,
         )

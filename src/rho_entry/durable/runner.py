@@ -14,17 +14,20 @@ allows the tools answered "always" (in it or an earlier continuation) for the wh
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 
 import attrs
 
 from rho_domain.config import AgentConfig
-from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
+from rho_domain.errors import CallChanged, SessionLocked, SessionNotFound, StoreError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
 from rho_domain.ports.store import SessionStore
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_policy import Endpoint, ResumeAuthority
+
+log = logging.getLogger("rho_entry.durable")
 
 
 @attrs.frozen(kw_only=True)
@@ -136,7 +139,13 @@ def _answer(session: Session, settings: Mapping[str, str]) -> None:
     """Record a continuation's answers (once, also when the run is executed again) and the
     tools answered "always" in this continuation or an earlier one of the same run: the
     queue carries them, since a resumed session does not take "always" from its trace
-    (``forget_recorded_approvals``: the trace is data; the queue holds what a person said)."""
+    (``forget_recorded_approvals``: the trace is data; the queue holds what a person said).
+
+    Each answer is bound to the call its answerer was shown by its digest: the call this
+    worker resumed from the store must have it (``CallChanged`` otherwise). An approval
+    without a digest (queued by a version before them) or of a changed call is not taken:
+    the call waits again, asked anew, and a warning says why (a denial without one is
+    taken: it runs nothing)."""
     always = {key.removeprefix("always:") for key in settings if key.startswith("always:")}
     names = {call.id: call.name for call in session.state.pending_calls}
     for key, value in settings.items():
@@ -144,10 +153,24 @@ def _answer(session: Session, settings: Mapping[str, str]) -> None:
             call_id = key.removeprefix("answer:")
             if session.state.approvals.get(call_id) is None:  # once, also if re-run
                 approved = value == "yes"
-                session.resolve_approval(
-                    call_id,
-                    approved,
-                    always=approved and names.get(call_id) in always,
-                    reason=settings.get(f"reason:{call_id}", ""),
-                )
+                digest = settings.get(f"digest:{call_id}")
+                if approved and digest is None:
+                    log.warning(
+                        "session %s: the approval of %s carries no digest of the call it "
+                        "answers (queued by an older version): not taken; it waits for an "
+                        "answer again",
+                        session.id,
+                        call_id,
+                    )
+                    continue
+                try:
+                    session.resolve_approval(
+                        call_id,
+                        approved,
+                        always=approved and names.get(call_id) in always,
+                        reason=settings.get(f"reason:{call_id}", ""),
+                        digest=digest,
+                    )
+                except CallChanged as exc:
+                    log.warning("session %s: answer not taken: %s", session.id, exc)
     session.state.always_allowed.update(always)

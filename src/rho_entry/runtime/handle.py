@@ -196,16 +196,29 @@ class AgentHandle:
         # Opening its session: cancelling the open would leak the store's lock (the open runs
         # in a worker thread and takes the lock anyway); ``_cancelled`` stops it right after.
 
-    def approve(self, call_id: str, approved: bool = True, *, always: bool = False) -> None:
+    def approve(
+        self,
+        call_id: str,
+        approved: bool = True,
+        *,
+        always: bool = False,
+        digest: str | None = None,
+    ) -> None:
         """Answer a pending call; once none is left, the run continues (queued for a slot).
-        Raises ``SessionStateError`` when nothing waits, or for an unknown ``call_id``."""
+        Raises ``SessionStateError`` when nothing waits, or for an unknown ``call_id``.
+
+        ``digest`` (``rho_domain.call_digest``) binds the answer to the call its answerer was
+        shown: a caller that showed the call from stored data (a trace, a feed, a server's
+        page) must give it, and a call held under ``call_id`` with another digest raises
+        ``CallChanged`` (nothing answered; it still waits). Without it, the answer is taken
+        as about the call this handle holds (``pending_approvals``), read in this process."""
         session = self._session
         if self._status is not HandleStatus.AWAITING_APPROVAL or session is None:
             raise SessionStateError(
                 f"handle of session {self.session_id} is {self._status.value}; "
                 "only a handle awaiting approval takes answers"
             )
-        session.resolve_approval(call_id, approved, always=always)
+        session.resolve_approval(call_id, approved, always=always, digest=digest)
         if not session.state.awaiting_decision():
             self._settled = False
             if self._settled_event is not None:
@@ -297,10 +310,15 @@ class AgentHandle:
         return self._session.state.awaiting_decision() if self._session is not None else ()
 
     def _waiting_result(self) -> RunResult:
+        session = self._session
         return attrs.evolve(
             self._empty_result(RunStatus.AWAITING_APPROVAL, None, None),
             pending=tuple(
-                PendingApproval(call=call, reason="waiting since an earlier run")
+                PendingApproval(
+                    call=call,
+                    reason="waiting since an earlier run",
+                    digest="" if session is None else session.state.approval_digest(call),
+                )
                 for call in self._waiting_calls()
             ),
         )

@@ -130,6 +130,14 @@ class State:
         """``rho_domain.state.State.awaiting_decision``."""
         return self.core.awaiting_decision()
 
+    def approval_digest(self, call: ToolCall) -> str:
+        """``rho_domain.state.State.approval_digest``."""
+        return self.core.approval_digest(call)
+
+    def check_digest(self, call: ToolCall, digest: str) -> None:
+        """``rho_domain.state.State.check_digest``."""
+        self.core.check_digest(call, digest)
+
     def settled_history(self) -> list[Message]:
         """``rho_domain.state.State.settled_history``."""
         return self.core.settled_history()

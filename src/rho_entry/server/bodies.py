@@ -47,9 +47,12 @@ class Chat:
 @attrs.frozen(kw_only=True)
 class Answer:
     """``POST /api/sessions/{id}/approvals/{call_id}``: approve, deny, or always (approve
-    this tool for the rest of the session)."""
+    this tool for the rest of the session), about the call whose ``digest`` the answerer was
+    shown (``pending_approvals[].digest``; ``rho_domain.call_digest``): required to approve,
+    checked when given with a denial (which runs nothing)."""
 
     decision: Decision
+    digest: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -127,14 +130,24 @@ def parse_chat(data: Any) -> Chat:
 
 
 def parse_answer(data: Any) -> Answer:
-    """Check an approval body: ``decision`` is approve, deny or always."""
+    """Check an approval body: ``decision`` is approve, deny or always; ``digest`` is the
+    pending call's, as shown, and an approval needs it: without it the server could not know
+    which call was read (a denial runs nothing, so it may go without)."""
     fields = _object(data, Answer)
     decision = fields.get("decision")
     if decision not in DECISIONS:
         raise Invalid(
             f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}", field="decision"
         )
-    return Answer(decision=decision)
+    digest = _opt_text(fields, "digest")
+    if digest is None and decision != "deny":
+        raise Invalid(
+            "digest is required: the pending call's digest as you were shown it "
+            "(GET /api/sessions/{id}: pending_approvals[].digest), so that the answer holds "
+            "for that call only",
+            field="digest",
+        )
+    return Answer(decision=decision, digest=digest)
 
 
 def parse_resume(data: Any) -> Resume:

@@ -114,13 +114,19 @@ class DurableRuns:
         return (await enqueue_prompt(self.queue, prompt, session_id=session_id)).run_id
 
     async def answer(
-        self, session_id: str, events: tuple[Event, ...], call_id: str, decision: Decision
+        self,
+        session_id: str,
+        events: tuple[Event, ...],
+        call_id: str,
+        decision: Decision,
+        digest: str | None,
     ) -> str:
         """Answer ``call_id`` of the session whose trace is ``events`` (``always``: its
         tool is allowed for the rest of the run, every continuation of it included): the
         continuation's run id. ``Conflict`` when its last run is not one waiting for
         approval, or was answered already with other answers (at the same moment, on
-        another server: the message names them; answer again once the run waits anew)."""
+        another server: the message names them; answer again once the run waits anew).
+        ``digest`` (the call's as shown) goes with the answer: the worker checks it again."""
         run_id = last_run(events)
         if run_id is None:
             raise Conflict(f"session {session_id} has no durable run to continue")
@@ -130,7 +136,11 @@ class DurableRuns:
             # the worker releases the session a moment before it records the run's result
             await self.queue.wait(run_id, ANSWER_WAIT)
             return await self.queue.answer(
-                run_id, {call_id: decision != "deny"}, reasons={}, always=always
+                run_id,
+                {call_id: decision != "deny"},
+                reasons={},
+                always=always,
+                digests={} if digest is None else {call_id: digest},
             )
         except (SessionStateError, TimeoutError) as exc:
             raise Conflict(str(exc)) from None

@@ -198,12 +198,17 @@ class SessionHost:
             )
         await self._start(session_id, prompt)
 
-    async def answer(self, session_id: str, call_id: str, decision: Decision) -> None:
+    async def answer(
+        self, session_id: str, call_id: str, decision: Decision, digest: str | None
+    ) -> None:
         """Answer a pending approval; the run continues in this process, whichever process
-        (or which server before a restart) asked for it."""
+        (or which server before a restart) asked for it. ``digest`` is the call's as the
+        answerer was shown it (``detail``'s ``pending_approvals``; None only for a denial):
+        the session that runs the call checks it against the call it holds, and a changed
+        call is a 409 that answers nothing (``CallChanged``; the call still waits)."""
         await self._check_drivable(session_id)
         if self.durable is not None:
-            await self._answer_durable(session_id, call_id, decision)
+            await self._answer_durable(session_id, call_id, decision, digest)
             return
         handle = self.runs.handles.get(session_id)
         if handle is not None:
@@ -221,7 +226,7 @@ class SessionHost:
         waiting = [p.call.id for p in handle.pending_approvals]
         if call_id not in waiting:
             raise NotFound(_not_waiting(call_id, waiting))
-        handle.approve(call_id, decision != "deny", always=decision == "always")
+        handle.approve(call_id, decision != "deny", always=decision == "always", digest=digest)
 
     async def cancel(self, session_id: str) -> str:
         """Stop the session's run: ``cancelling`` (here) or ``cancel requested`` (another
@@ -273,14 +278,20 @@ class SessionHost:
         feed = await self.feeds.current(session_id)
         _ = await self.runs.dispatch(session_id, prompt, feed, done=self.feeds.done(session_id))
 
-    async def _answer_durable(self, session_id: str, call_id: str, decision: Decision) -> None:
-        """``answer`` on a durable server: the session's last run continues on the queue."""
+    async def _answer_durable(
+        self, session_id: str, call_id: str, decision: Decision, digest: str | None
+    ) -> None:
+        """``answer`` on a durable server: the session's last run continues on the queue,
+        with the digest, which the worker checks again against the call it resumes."""
         assert self.durable is not None
         _, events = await self.sessions.recording(session_id)
-        stored = [p["call_id"] for p in pending_approvals(State.from_events(events))]
+        state = State.from_events(events)
+        stored = {c.id: c for c in state.awaiting_decision()}
         if call_id not in stored:
-            raise NotFound(_not_waiting(call_id, stored))
-        await self.durable.answer(session_id, tuple(events), call_id, decision)
+            raise NotFound(_not_waiting(call_id, list(stored)))
+        if digest is not None:
+            state.check_digest(stored[call_id], digest)
+        await self.durable.answer(session_id, tuple(events), call_id, decision, digest)
 
     async def _check_drivable(self, session_id: str) -> None:
         """The session exists here, what its config.yaml asks for is allowed (``Admission``:

@@ -84,7 +84,7 @@ async def answer(request: Request) -> Response:
     """``POST /api/sessions/{id}/approvals/{call_id}``."""
     body = bodies.parse_answer(await _body(request))
     params = request.path_params
-    await _host(request).answer(params["id"], params["call_id"], body.decision)
+    await _host(request).answer(params["id"], params["call_id"], body.decision, body.digest)
     return await _accepted(request)
 
 
@@ -261,6 +261,7 @@ API: tuple[ApiRoute, ...] = (
             401: _ERRORS[401],
             404: "no such session or no such pending call",
             **_RUN,
+            409: f"{_RUN[409]}; or the call changed since it was shown (digest)",
             **_BODY,
         },
     ),

@@ -44,9 +44,16 @@ def summary_of(info: SessionInfo, *, running_here: bool) -> dict[str, Any]:
 
 
 def pending_approvals(state: State) -> list[dict[str, str]]:
-    """Calls waiting for a decision: ``call_id``, ``tool``, ``arguments`` (raw JSON text)."""
+    """Calls waiting for a decision: ``call_id``, ``tool``, ``arguments`` (raw JSON text),
+    ``digest`` (``State.approval_digest``: what an answer sends back, so it holds for the
+    call shown here only)."""
     return [
-        {"call_id": c.id, "tool": c.name, "arguments": c.arguments}
+        {
+            "call_id": c.id,
+            "tool": c.name,
+            "arguments": c.arguments,
+            "digest": state.approval_digest(c),
+        }
         for c in state.pending_calls
         if state.approvals.get(c.id) is None
     ]

@@ -227,6 +227,7 @@ class SessionView {
     this.box = $("#conversation");
     this.live = null; // the assistant bubble being streamed
     this.calls = new Map(); // call id -> tool element
+    this.answered = new Set(); // call ids answered (approval_resolved seen)
     this.timings = [];
   }
 
@@ -315,11 +316,29 @@ class SessionView {
     this.toolState(event.call_id, `${event.is_error ? "failed" : "done"} in ${seconds} s`);
   }
 
-  approval(event) {
+  // What the box shows and what its answer carries come from one read of the session
+  // (pending_approvals: tool, arguments and digest), not from the event: the server runs the
+  // call only if it is still the one shown, and a call changed since is refused (409).
+  async approval(event) {
+    const id = event.call.id;
+    let pending;
+    try {
+      const detail = await api("GET", `/api/sessions/${encodeURIComponent(this.id)}`);
+      pending = detail.pending_approvals.find((p) => p.call_id === id);
+    } catch (error) {
+      this.add(el("div", "msg notice", error.message));
+      return;
+    }
+    if (!pending || this.answered.has(id)) return; // answered meanwhile
+    // the read takes a moment: the page may show another session (or this one opened anew,
+    // whose own view asks for its box) by the time it comes back
+    if (stream === null || stream.view !== this) return;
+    const boxes = document.querySelectorAll("#approvals .approval");
+    if ([...boxes].some((b) => b.dataset.callId === id)) return;
     const box = el("div", "approval");
-    box.dataset.callId = event.call.id;
-    box.append(el("div", "", `${event.call.name} needs approval: ${event.reason}`));
-    box.append(el("pre", "", pretty(event.call.arguments)));
+    box.dataset.callId = id;
+    box.append(el("div", "", `${pending.tool} needs approval: ${event.reason}`));
+    box.append(el("pre", "", pretty(pending.arguments)));
     for (const [label, decision, cls] of [["Approve", "approve", ""], ["Deny", "deny", "deny"]]) {
       const button = el("button", cls, label);
       button.type = "button";
@@ -327,8 +346,8 @@ class SessionView {
         box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
         try {
           const path = `/api/sessions/${encodeURIComponent(this.id)}/approvals/` +
-            encodeURIComponent(event.call.id);
-          await api("POST", path, { decision });
+            encodeURIComponent(id);
+          await api("POST", path, { decision, digest: pending.digest });
           box.remove();
         } catch (error) {
           box.append(el("div", "muted", error.message));
@@ -340,6 +359,7 @@ class SessionView {
   }
 
   resolved(callId) {
+    this.answered.add(callId);
     for (const box of document.querySelectorAll("#approvals .approval")) {
       if (box.dataset.callId === callId) box.remove();
     }

@@ -1,0 +1,88 @@
+"""What an approval is bound to: the digest of the call a human was shown.
+
+An approval answered from another process (a server's dashboard or API, ``--resume ID
+--approve CALL@DIGEST``, a durable run's queue) is given after the call was read from stored
+data: a trace, a store's rows, a feed. Whoever can write that data between the showing and
+the running could put another call (or other arguments) under the same id. So each surface
+that shows a pending call shows its digest, the answer carries it back, and the side that
+runs the call compares it with the call it holds (``check``): a different call is refused,
+and stays pending.
+
+The digest is of the tool's name and the arguments as they run: a call's raw JSON text,
+parsed and written again canonically (keys sorted, no spaces, non-ASCII characters as
+JSON escapes), so two spellings of the same arguments agree and any change of a value, a
+key or the tool does not. Arguments that are not JSON are digested as their raw text (such a call
+never runs: its tool refuses it). 32 hex characters: 128 bits of SHA-256, beyond any
+search for a second call with the same digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from rho_domain.errors import CallChanged
+
+DIGEST_LENGTH = 32
+"""Hex characters of a digest (128 bits)."""
+
+
+def call_digest(tool: str, arguments: str, *, child: tuple[str, str] | None = None) -> str:
+    """The digest of a call to ``tool`` with ``arguments`` (its raw JSON text). ``child``:
+    for a ``delegate`` call whose sub-agent waits, the sub-agent's waiting call (tool,
+    arguments), which is what an answer to it approves: both are digested together."""
+    encoded = _encoded(tool, arguments)
+    if child is not None:
+        encoded = f"{encoded}\n{_encoded(*child)}"  # one JSON text a line: no ambiguity
+    return hashlib.sha256(encoded.encode("ascii")).hexdigest()[:DIGEST_LENGTH]
+
+
+def _encoded(tool: str, arguments: str) -> str:
+    try:
+        value: object = {"tool": tool, "arguments": json.loads(arguments)}
+    except (ValueError, RecursionError):  # not JSON (or nested past the parser): the text
+        value = {"tool": tool, "raw": arguments}
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    except RecursionError:  # parsed, but nested too deep to write again
+        return json.dumps({"tool": tool, "raw": arguments}, ensure_ascii=True)
+
+
+def check(
+    call_id: str,
+    tool: str,
+    arguments: str,
+    digest: str,
+    *,
+    child: tuple[str, str] | None = None,
+) -> None:
+    """Raise ``CallChanged`` unless ``digest`` is the digest of the call held as ``call_id``
+    (``tool`` with ``arguments``; ``child``: its waiting sub-agent's call). The message shows
+    the call held now, and its digest when it is shown whole (a call cut short is not offered
+    for an answer: it is to be read in full where the surface shows it), so the answerer can
+    read it again and answer that one (or deny it)."""
+    held = call_digest(tool, arguments, child=child)
+    if digest.strip().lower() != held:
+        parts = [(tool, arguments)] if child is None else [(tool, arguments), child]
+        whole = all(len(text) <= _SHOWN for _, text in parts)
+        shown = f"{tool} {_cut(arguments)}"
+        if child is not None:
+            shown += f" (its sub-agent's call: {child[0]} {_cut(child[1])})"
+        then = (
+            f"(digest {held}); nothing was answered and it still waits: read it again, then "
+            "answer with that digest or deny it"
+            if whole
+            else "(cut here); nothing was answered and it still waits: read it in full where "
+            "pending calls are shown, then answer with the digest shown there or deny it"
+        )
+        raise CallChanged(
+            f"tool call {call_id!r} changed since it was shown (digest {digest.strip()[:40]!r}); "
+            f"it is now {shown} {then}"
+        )
+
+
+_SHOWN = 200  # characters of arguments a refusal shows
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."

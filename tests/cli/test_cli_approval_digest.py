@@ -1,0 +1,146 @@
+"""``--resume ID --approve CALL@DIGEST`` answers the call its answerer was shown: the run that
+stopped with exit code 4 showed each waiting call with its digest, and the process that
+answers reads the call again from the session's trace. A trace rewritten in between (as
+whoever can write the session directory could) is refused, nothing answered and nothing run;
+a CALL without a digest is refused with the call as it waits now. Before the digest,
+``--approve demo_1`` ran the rewritten command."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from cli_support import rho
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_domain.call_digest import call_digest
+
+DEV = ("--profile", "developer")
+
+
+def _waiting(work: Path, home: Path) -> tuple[str, dict[str, str]]:
+    """A session stopped (exit 4) on the demo model's bash call; its id and the pending call
+    as ``--json`` shows it."""
+    result = rho(*("-m", "demo", *DEV, "--json", "run `echo shown`"), cwd=work, home=home)
+    assert result.returncode == 4, result.stderr
+    final = json.loads(result.stdout.splitlines()[-1])
+    (pending,) = final["pending"]
+    return str(final["session_id"]), pending
+
+
+def _rewrite(home: Path, session_id: str, old: str, new: str) -> None:
+    """Replace the session's trace as a writer of the directory would (a new file)."""
+    path = home / "rho" / "sessions" / session_id / "trace.jsonl"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    swapped = path.with_name("trace.new")
+    swapped.write_text(text.replace(old, new), encoding="utf-8")
+    os.replace(swapped, path)
+
+
+def _kinds(home: Path, session_id: str) -> list[str]:
+    path = home / "rho" / "sessions" / session_id / "trace.jsonl"
+    return [json.loads(line)["kind"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_an_approval_of_a_call_rewritten_since_it_was_shown_is_refused(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    session_id, pending = _waiting(work, home)
+    assert pending["digest"] == call_digest("bash", json.dumps({"command": "echo shown"}))
+    _rewrite(home, session_id, "echo shown", "touch pwned.txt")
+    before = _kinds(home, session_id)
+
+    named = f"demo_1@{pending['digest']}"
+    refused = rho("--resume", session_id, *DEV, "--approve", named, cwd=work, home=home)
+    assert refused.returncode == 1, refused.stderr
+    assert "tool call 'demo_1' changed since it was shown" in refused.stderr
+    assert "touch pwned.txt" in refused.stderr
+    assert not (work / "pwned.txt").exists()
+    assert _kinds(home, session_id) == before  # nothing answered, nothing ran
+
+    bare = rho("--resume", session_id, *DEV, "--approve", "demo_1", cwd=work, home=home)
+    assert bare.returncode == 1
+    now = call_digest("bash", json.dumps({"command": "touch pwned.txt"}))
+    assert "it waits now as bash" in bare.stderr
+    assert f"--approve demo_1@{now}" in bare.stderr
+    assert not (work / "pwned.txt").exists()
+
+    # read, and approved as it is now: it runs
+    taken = rho("--resume", session_id, *DEV, "--approve", f"demo_1@{now}", cwd=work, home=home)
+    assert taken.returncode == 0, taken.stderr
+    assert (work / "pwned.txt").exists()
+
+
+def test_a_denial_needs_no_digest(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    session_id, _ = _waiting(work, home)
+    _rewrite(home, session_id, "echo shown", "touch pwned.txt")
+    denied = rho("--resume", session_id, *DEV, "--deny", "demo_1", cwd=work, home=home)
+    assert denied.returncode == 5, denied.stderr  # the turn stopped on the rejection
+    assert not (work / "pwned.txt").exists()
+
+
+def _delegated(work: Path, home: Path, server: LoopbackServer) -> tuple[str, str, str]:
+    """A parent stopped (exit 4) on its delegate call d1, whose sub-agent waits on a write:
+    the parent's id, the sub-agent's, and d1 as ``--approve`` names it (the digest covers
+    the sub-agent's call: it is what the answer approves)."""
+    first = rho(
+        *("--base-url", server.base_url, "-m", "fake", *DEV, "--json", "delegate a note"),
+        cwd=work,
+        home=home,
+    )
+    assert first.returncode == 4, first.stderr
+    final = json.loads(first.stdout.splitlines()[-1])
+    parent = str(final["session_id"])
+    (child,) = [p.name for p in (home / "rho" / "sessions").iterdir() if p.name != parent]
+    (pending,) = final["pending"]
+    assert pending["digest"] != call_digest("delegate", pending["arguments"])
+    return parent, child, f"d1@{pending['digest']}"
+
+
+DELEGATION = [
+    tool_reply(call("delegate", {"instruction": "write the note"}, call_id="d1")),
+    tool_reply(call("write", {"path": "note.txt", "content": "hi\n"}, call_id="w1")),
+    text_reply("child: note written"),
+    text_reply("parent: done"),
+    text_reply("parent: done"),
+]
+
+
+def test_a_sub_agents_call_rewritten_in_its_own_trace_does_not_run(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    with LoopbackServer(DELEGATION) as server:
+        parent, child, named = _delegated(work, home, server)
+        _rewrite(home, child, "note.txt", "pwned.txt")  # the parent's record still says note
+        answered = rho(
+            *("--resume", parent, *DEV, "--base-url", server.base_url, "--approve", named),
+            cwd=work,
+            home=home,
+        )
+    assert "the sub-agent could not continue" in answered.stderr, answered.stderr
+    assert "'w1' changed since it was shown" in answered.stderr
+    assert not (work / "pwned.txt").exists()
+    assert not (work / "note.txt").exists()
+
+
+def test_a_sub_agents_call_rewritten_in_both_traces_is_refused(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    with LoopbackServer(DELEGATION) as server:
+        parent, child, named = _delegated(work, home, server)
+        _rewrite(home, child, "note.txt", "pwned.txt")
+        _rewrite(home, parent, "note.txt", "pwned.txt")  # what the parent says it asks too
+        refused = rho(
+            *("--resume", parent, *DEV, "--base-url", server.base_url, "--approve", named),
+            cwd=work,
+            home=home,
+        )
+    assert refused.returncode == 1, refused.stderr
+    assert "tool call 'd1' changed since it was shown" in refused.stderr
+    assert "its sub-agent's call: write" in refused.stderr
+    assert not (work / "pwned.txt").exists()

@@ -1,0 +1,82 @@
+"""The digest an approval is bound to (``rho_domain.call_digest``), and ``resolve_approval``
+refusing an answer whose digest is not that of the call the session holds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from domain_support import EchoTool, WriteNoteTool, make_session
+
+from rho_adapters.fakes import MemoryExecutor, text, tools
+from rho_adapters.fakes import call as fake_call
+from rho_domain.call_digest import DIGEST_LENGTH, call_digest, check
+from rho_domain.errors import CallChanged, SessionStateError
+from rho_domain.run import RunStatus
+
+ARGS = json.dumps({"path": "a.txt", "content": "x"})
+
+
+def test_a_digest_is_of_the_tool_and_the_arguments_as_they_run() -> None:
+    digest = call_digest("write", ARGS)
+    assert len(digest) == DIGEST_LENGTH
+    assert int(digest, 16) >= 0  # hex
+    # two spellings of the same arguments agree: key order, spaces, escapes
+    assert call_digest("write", '{"content":"x",  "path":"a.txt"}') == digest
+    assert call_digest("write", '{"path": "\\u0061.txt", "content": "x"}') == digest
+    # any change of the tool, a value, a key or a type does not
+    assert call_digest("edit", ARGS) != digest
+    assert call_digest("write", json.dumps({"path": "b.txt", "content": "x"})) != digest
+    assert call_digest("write", json.dumps({"path": "a.txt", "text": "x"})) != digest
+    assert call_digest("write", json.dumps({"path": "a.txt", "content": ["x"]})) != digest
+    assert call_digest("write", json.dumps({"path": "a.txt", "content": 1})) != call_digest(
+        "write", json.dumps({"path": "a.txt", "content": "1"})
+    )
+    # the same name and raw text split differently between tool and arguments
+    assert call_digest("a", '"b"') != call_digest("a", "b")
+
+
+def test_arguments_that_are_not_json_are_digested_as_their_text() -> None:
+    assert call_digest("bash", "{not json") != call_digest("bash", "{not json ")
+    deep = "[" * 100_000 + "]" * 100_000  # past the parser's nesting: the text, no error
+    assert len(call_digest("bash", deep)) == DIGEST_LENGTH
+    assert call_digest("bash", deep) != call_digest("bash", deep[1:-1])
+
+
+def test_check_refuses_another_call_and_says_what_waits_now() -> None:
+    check("c1", "write", ARGS, call_digest("write", ARGS).upper())  # hex in either case
+    with pytest.raises(CallChanged) as refused:
+        check("c1", "write", ARGS, call_digest("write", '{"path": "b.txt"}'))
+    message = str(refused.value)
+    assert "tool call 'c1' changed since it was shown" in message
+    assert f"it is now write {ARGS} (digest {call_digest('write', ARGS)})" in message
+    assert isinstance(refused.value, SessionStateError)
+    # a call cut short in the message is not offered for an answer: its digest is not given
+    long = json.dumps({"path": "a.txt", "content": "x" * 500})
+    with pytest.raises(CallChanged) as cut:
+        check("c1", "write", long, call_digest("write", ARGS))
+    assert call_digest("write", long) not in str(cut.value)
+    assert "read it in full" in str(cut.value)
+
+
+async def test_resolve_approval_with_another_calls_digest_answers_nothing() -> None:
+    write = fake_call("write", {"path": "a.txt", "content": "x"})
+    executor = MemoryExecutor()
+    session = make_session(
+        [tools(write), text("done")],
+        tools=[EchoTool(), WriteNoteTool()],
+        profile="developer",
+        executor=executor,
+    )
+    result = await session.run("go")
+    assert result.status is RunStatus.AWAITING_APPROVAL
+    shown = call_digest("write", json.dumps({"path": "b.txt", "content": "x"}))
+    with pytest.raises(CallChanged):
+        session.resolve_approval(write.id, True, digest=shown)
+    assert [c.id for c in session.state.awaiting_decision()] == [write.id]  # still waits
+    assert (await session.run()).status is RunStatus.AWAITING_APPROVAL
+    assert executor.files == {}
+
+    session.resolve_approval(write.id, True, digest=call_digest(write.name, write.arguments))
+    assert (await session.run()).status is RunStatus.COMPLETED
+    assert executor.files != {}

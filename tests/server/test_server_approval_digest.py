@@ -1,0 +1,150 @@
+"""An approval over HTTP answers the call its answerer was shown, not whatever holds its id.
+
+``rho-agent serve`` runs in a subprocess against the loopback fake OpenAI server. The
+session's trace is rewritten between the showing (``GET /api/sessions/{id}``, which gives
+each pending call's ``digest``) and the answer, as whoever can write the session directory
+could: the answer carries the digest back, the server compares it with the call it holds,
+and a different call is refused (409, the call still waits, nothing runs). Before the digest,
+both answers below ran the call the approver never saw."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from server_support import Place, Serve, place, serve_env
+
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_domain.call_digest import call_digest
+
+SHOWN = call("write", {"path": "notes.txt", "content": "hi\n"}, "c1")
+REAL = call("write", {"path": "pwned.txt", "content": "owned\n"}, "c1")
+
+
+def _serve(where: Place, model: LoopbackServer) -> Serve:
+    env = serve_env(where.home, model.base_url)
+    return Serve(where.work, env, "--allow-profile", "developer")
+
+
+def _post(serve: Serve, path: str, body: dict[str, Any]) -> httpx.Response:
+    return httpx.post(f"{serve.url}{path}", json=body, headers=serve.auth, timeout=30)
+
+
+def _detail(serve: Serve, sid: str) -> dict[str, Any]:
+    got = httpx.get(f"{serve.url}/api/sessions/{sid}", headers=serve.auth, timeout=30)
+    assert got.status_code == 200, got.text
+    return dict(got.json())
+
+
+def _waiting(serve: Serve, sid: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        detail = _detail(serve, sid)
+        if detail["status"] == "awaiting_approval" and not detail["running_here"]:
+            return detail
+        time.sleep(0.05)
+    raise AssertionError(f"session {sid} never waited for approval: {detail}")
+
+
+def _rewrite(trace: Path, old: str, new: str) -> None:
+    """Replace the trace as a writer of the directory would (a new file: another inode)."""
+    text = trace.read_text(encoding="utf-8")
+    assert old in text
+    swapped = trace.with_name("trace.new")
+    swapped.write_text(text.replace(old, new), encoding="utf-8")
+    os.replace(swapped, trace)
+
+
+@pytest.fixture
+def where(tmp_path: Path) -> Place:
+    return place(tmp_path)
+
+
+def test_a_call_rewritten_after_it_was_shown_is_refused_and_still_waits(where: Place) -> None:
+    with LoopbackServer([tool_reply(SHOWN), text_reply("Wrote it.")]) as model:
+        serve = _serve(where, model)
+        try:
+            sid = _post(serve, "/api/sessions", {"prompt": "note", "profile": "developer"})
+            sid = sid.json()["id"]
+            shown = _waiting(serve, sid)["pending_approvals"]
+            assert [(p["call_id"], p["tool"]) for p in shown] == [("c1", "write")]
+            assert shown[0]["digest"] == call_digest("write", SHOWN.arguments)
+            serve.stop()  # a restart: the answer reopens the session from its trace
+            _rewrite(where.sessions / sid / "trace.jsonl", "notes.txt", "pwned.txt")
+            serve = _serve(where, model)
+
+            answered = _post(
+                serve,
+                f"/api/sessions/{sid}/approvals/c1",
+                {"decision": "approve", "digest": shown[0]["digest"]},
+            )
+            assert answered.status_code == 409, answered.text
+            message = answered.json()["error"]["message"]
+            assert "'c1' changed since it was shown" in message
+            assert "pwned.txt" in message
+            assert "still waits" in message
+            time.sleep(0.3)  # a run the answer started would have written by now
+            assert not (where.work / "pwned.txt").exists()
+            assert not (where.work / "notes.txt").exists()
+            again = _waiting(serve, sid)["pending_approvals"]
+            assert [p["call_id"] for p in again] == ["c1"]  # not answered: it still waits
+            assert again[0]["digest"] != shown[0]["digest"]
+            assert len(model.requests) == 1
+        finally:
+            assert serve.stop() == 0
+
+
+def test_a_held_call_shown_otherwise_from_the_trace_is_refused(where: Place) -> None:
+    # the server holds the model's call in memory; the trace it shows from says another
+    with LoopbackServer([tool_reply(REAL), text_reply("Wrote it.")]) as model:
+        serve = _serve(where, model)
+        try:
+            sid = _post(serve, "/api/sessions", {"prompt": "note", "profile": "developer"})
+            sid = sid.json()["id"]
+            _waiting(serve, sid)
+            _rewrite(where.sessions / sid / "trace.jsonl", "pwned.txt", "notes.txt")
+            shown = _detail(serve, sid)["pending_approvals"]
+            assert '"notes.txt"' in shown[0]["arguments"]  # what the approver reads
+
+            answered = _post(
+                serve,
+                f"/api/sessions/{sid}/approvals/c1",
+                {"decision": "approve", "digest": shown[0]["digest"]},
+            )
+            assert answered.status_code == 409, answered.text
+            assert "changed since it was shown" in answered.json()["error"]["message"]
+            time.sleep(0.3)
+            assert not (where.work / "pwned.txt").exists()
+
+            # the call the server holds, answered with its own digest, runs
+            real = call_digest("write", REAL.arguments)
+            ok = _post(
+                serve, f"/api/sessions/{sid}/approvals/c1", {"decision": "approve", "digest": real}
+            )
+            assert ok.status_code == 202, ok.text
+            deadline = time.monotonic() + 30
+            while not (where.work / "pwned.txt").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert (where.work / "pwned.txt").read_text() == "owned\n"
+        finally:
+            assert serve.stop() == 0
+
+
+def test_an_answer_without_a_digest_is_refused(where: Place) -> None:
+    with LoopbackServer([tool_reply(SHOWN), text_reply("Wrote it.")]) as model:
+        serve = _serve(where, model)
+        try:
+            sid = _post(serve, "/api/sessions", {"prompt": "note", "profile": "developer"})
+            sid = sid.json()["id"]
+            _waiting(serve, sid)
+            answered = _post(serve, f"/api/sessions/{sid}/approvals/c1", {"decision": "approve"})
+            assert answered.status_code == 422, answered.text
+            assert answered.json()["error"]["field"] == "digest"
+            assert not (where.work / "notes.txt").exists()
+        finally:
+            assert serve.stop() == 0
