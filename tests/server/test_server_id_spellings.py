@@ -51,7 +51,9 @@ async def test_only_the_exact_id_names_a_session(tmp_path: Path, spelling: str) 
     app = app_for(where, model, profiles=("readonly",))
     async with client_for(app) as client:
         for method, route in ROUTES:
-            body = {"decision": "approve"} if "approvals" in route else {"prompt": "go"}
+            # a well-formed answer (its digest included), so that only the id can refuse it
+            approval = {"decision": "approve", "digest": "0" * 32}
+            body = approval if "approvals" in route else {"prompt": "go"}
             answer = await client.request(
                 method,
                 route.format(id=spelling),
