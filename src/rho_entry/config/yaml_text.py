@@ -31,16 +31,32 @@ def load_yaml(text: str) -> Any:
     return _parse(text) if shipped is _NOT_SHIPPED else shipped
 
 
+def read_config_text(path: str | Path, *, where: str, what: str) -> str:
+    """The text of a file the user gives rho-agent (a config, a profile, a template, a
+    databases or price file): UTF-8. ``ConfigError`` says ``"{where}: cannot read {what}:
+    ..."`` when the file cannot be read (missing, a directory, no permission) or is not UTF-8
+    text, naming the first byte that is not and where it is."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read {what}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start]
+        raise ConfigError(
+            f"{where}: cannot read {what}: it is not UTF-8 text (byte 0x{byte:02x} at offset "
+            f"{exc.start}); save the file as UTF-8"
+        ) from exc
+
+
 def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:
     """The document in the file at ``path`` (None when empty). ``ConfigError`` says
-    ``"{where}: cannot read {what}: ..."`` when the file cannot be read and
-    ``"{where}: invalid YAML: ..."`` when it does not parse."""
+    ``"{where}: cannot read {what}: ..."`` when the file cannot be read (``read_config_text``)
+    and ``"{where}: invalid YAML: ..."`` when it does not parse."""
     import yaml
 
+    text = read_config_text(path, where=where, what=what)
     try:
-        return load_yaml(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read {what}: {exc.strerror}") from exc
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
 
