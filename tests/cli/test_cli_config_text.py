@@ -1,9 +1,10 @@
 """The text files a user gives rho-agent, read the one way (``yaml_text.read_config_text``): a
 file that is not UTF-8 is a usage error naming the file and the byte, never an internal
-error."""
+error; a UTF-8 byte order mark (what some Windows editors put first) is not part of the text."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,30 @@ def test_a_price_file_that_is_not_utf8_names_it(tmp_path: Path) -> None:
     path.write_bytes(b"version: 1\nmodels: {}\n# \xff\n")
     with pytest.raises(ConfigError, match=r"prices\.yaml: cannot read the price table: .*0xff"):
         read_prices(path)
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_template_with_a_byte_order_mark_keeps_its_frontmatter(tmp_path: Path) -> None:
+    """The mark hid the frontmatter: the task sent was the whole file, ``---`` and all."""
+    template = (
+        "---\ndescription: a greeting\nvars:\n  name: {default: Ada}\n---\ngreet {{ name }}\n"
+    )
+    (tmp_path / "task.md").write_bytes(BOM + template.encode())
+    result = rho("-m", "demo", "-q", "-p", "task.md", cwd=tmp_path, home=tmp_path)
+    assert result.returncode == 0, result
+    (trace,) = (tmp_path / "rho" / "sessions").glob("*/trace.jsonl")
+    users = [
+        event["message"]["content"]
+        for event in map(json.loads, trace.read_text().splitlines())
+        if event["kind"] == "message" and event["message"]["role"] == "user"
+    ]
+    assert users == ["greet Ada"]
+
+
+def test_a_config_with_a_byte_order_mark_reads_as_without(tmp_path: Path) -> None:
+    from rho_entry.config.config_files import load_agent_config
+
+    (tmp_path / "cfg.yaml").write_bytes(BOM + b"max_turns: 3\n")
+    assert load_agent_config(tmp_path / "cfg.yaml").max_turns == 3

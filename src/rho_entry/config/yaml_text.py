@@ -33,11 +33,13 @@ def load_yaml(text: str) -> Any:
 
 def read_config_text(path: str | Path, *, where: str, what: str) -> str:
     """The text of a file the user gives rho-agent (a config, a profile, a template, a
-    databases or price file): UTF-8. ``ConfigError`` says ``"{where}: cannot read {what}:
-    ..."`` when the file cannot be read (missing, a directory, no permission) or is not UTF-8
-    text, naming the first byte that is not and where it is."""
+    databases or price file): UTF-8, without the byte order mark some editors put first (it
+    would hide a template's frontmatter, whose ``---`` must begin the text). ``ConfigError``
+    says ``"{where}: cannot read {what}: ..."`` when the file cannot be read (missing, a
+    directory, no permission) or is not UTF-8 text, naming the first byte that is not and
+    where it is."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read {what}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
