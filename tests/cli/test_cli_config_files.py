@@ -121,3 +121,10 @@ def test_resolve_profile_by_name_path_and_config_dir(tmp_path: Path) -> None:
     assert resolve_profile(str(path), config_dir=None).name == "ops"
     with pytest.raises(ConfigError, match="unknown profile 'nope'"):
         resolve_profile("nope", config_dir=tmp_path)
+
+
+def test_a_key_given_twice_names_the_file_and_the_key(tmp_path: Path) -> None:
+    """It ran with the last value, silently."""
+    path = write(tmp_path / "a.yaml", "max_turns: 3\nmodel: m\nmax_turns: 100\n")
+    with pytest.raises(ConfigError, match=r"(?s)a\.yaml: invalid YAML: .*'max_turns' again"):
+        load_agent_config(path)
