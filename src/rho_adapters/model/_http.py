@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, TypeVar
@@ -181,6 +182,38 @@ def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     if encoding == "identity" and not response.is_stream_consumed:
         return response.aiter_raw()
     return response.aiter_bytes()
+
+
+class KeepAliveWatch:
+    """The idle timeout for a stream that sends only keep-alives. httpx's read timeout (the
+    idle timeout, ``Timeouts.idle``) is reset by any byte, so a server that sends SSE comments
+    (``: ping``) or Anthropic's ``ping`` events and nothing else would hold a run forever. A
+    reader calls ``heard`` for each chunk that brought part of the response and ``quiet`` for
+    each that brought only keep-alives; ``quiet`` raises ``ModelTimeout`` once keep-alives
+    alone have come for ``idle`` seconds, counted from the request, or from the first
+    keep-alive after the last piece of the response (so at most one keep-alive interval late).
+    """
+
+    __slots__ = ("idle", "since")
+
+    def __init__(self, idle: float | None) -> None:
+        self.idle = idle
+        self.since: float | None = time.monotonic()
+
+    def heard(self) -> None:
+        """A chunk brought part of the response."""
+        self.since = None
+
+    def quiet(self) -> None:
+        """A chunk brought only keep-alives. Raises ``ModelTimeout`` past ``idle`` seconds."""
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        elif self.idle is not None and now - self.since >= self.idle:
+            raise ModelTimeout(
+                f"the model server sent only keep-alives for {self.idle:g} s, no response "
+                "(idle timeout)"
+            )
 
 
 @attrs.define

@@ -325,7 +325,9 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 if response.status_code >= 400:
                     await self._raise_status(response)
                 if streaming:
-                    async for event in read_stream(response, assembler, self.url):
+                    async for event in read_stream(
+                        response, assembler, self.url, idle=timeout.read
+                    ):
                         yield event
                 else:
                     for event in await read_whole(response, assembler, self.url, self.model):

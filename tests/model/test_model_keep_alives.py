@@ -1,0 +1,131 @@
+"""A server that answers a model call with keep-alives and nothing else, over a real socket:
+SSE comments (``: ping``, OpenAI-compatible servers and proxies) or Anthropic's ``ping``
+events. httpx's read timeout is reset by every byte, so such a stream held the run forever;
+the idle timeout now counts only the response's own pieces (``KeepAliveWatch``). Keep-alives
+between pieces of an answer that goes on are still fine.
+
+Timeouts are real; the tests bound durations only against a hang (a keep-alive every 20 ms,
+an idle timeout of 0.3 s: the old code never returned).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import pytest
+from _model_support import collect, text_of
+
+from rho_adapters.fakes import FakeClock
+from rho_adapters.model import ModelEndpoint, OpenAIChatModel, RetryPolicy, Timeouts
+from rho_adapters.model.anthropic import AnthropicModel
+from rho_domain.errors import ModelTimeout
+from rho_domain.messages import UserMessage
+from rho_domain.model import ModelRequest
+
+OPENAI_PING = b": ping\n\n"
+ANTHROPIC_PING = b'event: ping\ndata: {"type": "ping"}\n\n'
+
+
+def _delta(text: str, finish: str | None = None) -> bytes:
+    chunk = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+@asynccontextmanager
+async def _server(pieces: Callable[[int], bytes | None]) -> AsyncIterator[int]:
+    """A server answering any request with a chunked event stream: ``pieces(i)`` for
+    i = 0, 1, ... every 20 ms, until it gives None; its port."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            (
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            ),
+            0,
+        )
+        await reader.readexactly(length)
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n"
+        )
+        index = 0
+        try:
+            while (piece := pieces(index)) is not None:
+                writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                await writer.drain()
+                await asyncio.sleep(0.02)
+                index += 1
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        except ConnectionError:
+            return
+        finally:
+            writer.close()
+
+    listener = await asyncio.start_server(answer, "127.0.0.1", 0)
+    try:
+        yield listener.sockets[0].getsockname()[1]
+    finally:
+        listener.close()
+
+
+def _endpoint(port: int, path: str = "/v1") -> ModelEndpoint:
+    return ModelEndpoint(
+        base_url=f"http://127.0.0.1:{port}{path}",
+        api_key="k",
+        timeouts=Timeouts(idle=0.3),
+        retry=RetryPolicy(max_retries=0),
+    )
+
+
+def _request() -> ModelRequest:
+    return ModelRequest(model="m", system="s", messages=(UserMessage("hi"),))
+
+
+async def test_comments_forever_end_the_call_at_the_idle_timeout() -> None:
+    async with _server(lambda _: OPENAI_PING) as port:
+        model = OpenAIChatModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
+        with pytest.raises(ModelTimeout, match=r"only keep-alives for 0\.3 s"):
+            await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
+
+
+async def test_comments_forever_after_some_text_end_the_call_keeping_the_text() -> None:
+    def pieces(index: int) -> bytes:
+        return _delta("partial ") if index == 0 else b": OPENROUTER PROCESSING\n\n"
+
+    async with _server(pieces) as port:
+        model = OpenAIChatModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
+        with pytest.raises(ModelTimeout) as info:
+            await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
+    assert info.value.partial_text == "partial "
+
+
+async def test_comments_between_pieces_of_an_answer_are_fine() -> None:
+    """Longer than the idle timeout in all, each gap shorter: the answer comes whole."""
+
+    def pieces(index: int) -> bytes | None:
+        if index < 40:  # 0.8 s: a piece every 10th chunk (0.2 s), comments between
+            return _delta(f"{index} ") if index % 10 == 0 else OPENAI_PING
+        return _delta("end", "stop") if index == 40 else None
+
+    async with _server(pieces) as port:
+        model = OpenAIChatModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
+        events = await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
+    assert text_of(events) == "0 10 20 30 end"
+
+
+async def test_anthropic_pings_forever_end_the_call_at_the_idle_timeout() -> None:
+    async with _server(lambda _: ANTHROPIC_PING) as port:
+        model = AnthropicModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
+        with pytest.raises(ModelTimeout, match=r"only keep-alives for 0\.3 s"):
+            await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
