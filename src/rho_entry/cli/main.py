@@ -12,31 +12,37 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TextIO, TypeVar
 
-from rho_entry.cli import collector
+from rho_entry.cli import collector, exit_codes
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rho-agent`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    from rho_entry.cli.pipes import QuietPipe
-
     # What main() changes of the process it puts back, so that it can be called again in the
     # same process (an embedding program, the in-process CLI tests).
-    show_warning, stdout, stderr = warnings.showwarning, sys.stdout, sys.stderr
+    show_warning = warnings.showwarning
     warnings.showwarning = _show_warning
-    # Both streams: `rho-agent ... 2>&1 | head -1` closes the progress stream too, and a
-    # reader going away must not end the agent's work as an error.
-    quiet, quiet_err = QuietPipe(stdout), QuietPipe(stderr)
-    sys.stdout, sys.stderr = quiet, quiet_err
+    if argv is None:
+        collector.pause()  # until a run's session is open (rho_entry/cli/collector.py)
     try:
-        if argv is None:
-            collector.pause()  # until a run's session is open (rho_entry/cli/collector.py)
-        return _dispatch(args)
+        from rho_entry.cli.pipes import standard_streams
+
+        # Both streams: `rho-agent ... 2>&1 | head -1` closes the progress stream too, and a
+        # reader going away must not end the agent's work as an error (cli/pipes.py).
+        with standard_streams(process=argv is None) as (out, err):
+            code = _dispatch(args)
+            out.flush()
+            if out.failure is not None:
+                # The output is lost, not the work: a run's answer is in its session.
+                err.write(
+                    f"rho-agent: could not write to standard output ({out.failure}); what it "
+                    "should have shown is lost (a run's answer is kept in its session: "
+                    "rho-agent export ID)\n"
+                )
+                code = code or exit_codes.USAGE
+        return code
     finally:
         collector.resume()  # a run that never began (an error, a listing)
-        quiet.flush()  # now, not at interpreter exit, where a broken pipe would print
-        quiet_err.flush()
-        sys.stdout, sys.stderr = stdout, stderr
         warnings.showwarning = show_warning
         if argv is None:
             # The process's own command line (the console script, python -m rho_entry):
