@@ -125,11 +125,19 @@ def _check_header(data: Mapping[str, Any], *, known_kind: bool) -> None:
 
 # json.dumps with options builds a new encoder per call; one shared encoder saves ~20% a line.
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ASCII_LINE_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def encode_event_line(event: Event) -> bytes:
-    """One trace line: compact JSON, UTF-8, terminated by a newline."""
-    return _LINE_ENCODER.encode(event_to_dict(event)).encode() + b"\n"
+    r"""One trace line: compact JSON, UTF-8, terminated by a newline. Never fails on the text
+    it carries: a lone surrogate (a file name that is not UTF-8, as Python lists it; a
+    ``\udcff`` escape in a model's JSON), which UTF-8 cannot hold, is written as a JSON
+    escape, and the line reads back as the same text."""
+    data = event_to_dict(event)
+    try:
+        return _LINE_ENCODER.encode(data).encode() + b"\n"
+    except UnicodeEncodeError:  # rare: the whole line escaped, rather than the run ended
+        return _ASCII_LINE_ENCODER.encode(data).encode() + b"\n"
 
 
 def decode_event_line(line: bytes) -> Event:
