@@ -30,7 +30,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Both streams: `rho-agent ... 2>&1 | head -1` closes the progress stream too, and a
         # reader going away must not end the agent's work as an error (cli/pipes.py).
         with standard_streams(process=argv is None) as (out, err):
-            code = _dispatch(args)
+            try:
+                code = _dispatch(args, process=argv is None)
+            except KeyboardInterrupt:
+                # Ctrl+C before a command listens for it (while it imports, reads a config,
+                # starts): said as a cancelled run is, not as a traceback.
+                err.write("rho-agent: cancelled\n")
+                code = exit_codes.CANCELLED
             out.flush()
             if out.failure is not None:
                 # The output is lost, not the work: a run's answer is in its session.
@@ -55,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 _Given = TypeVar("_Given")
 
 
-def _dispatch(args: list[str]) -> int:
+def _dispatch(args: list[str], *, process: bool = False) -> int:
     subcommand = SUBCOMMANDS.get(args[0]) if args else None
     if subcommand is not None:
         collector.resume()  # a subcommand (a server, a worker, a monitor) collects as usual
@@ -67,6 +73,8 @@ def _dispatch(args: list[str]) -> int:
     namespace = parse_words(args)
     if isinstance(namespace, int):
         return namespace
+    if process and (namespace.task is not None or not sys.stdin.isatty()):
+        _sigterm_cancels()  # not for a REPL, which SIGTERM ends at its prompt
     from rho_entry.cli.app import run
 
     return _with_log_lines(run, namespace)
@@ -82,6 +90,21 @@ def _with_log_lines(command: Callable[[_Given], int], given: _Given) -> int:
         return command(given)
     finally:
         log_lines.remove(line)
+
+
+def _sigterm_cancels() -> None:
+    """SIGTERM before the run listens for it (importing, reading the config, opening the
+    store) ends as Ctrl+C does there: 'cancelled', exit 130, as the exit codes say of SIGTERM;
+    it killed the process (143). Left alone when the signal is ignored (``nohup``, a
+    supervisor's choice). The run's own handler replaces this one while it runs."""
+    import signal
+
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 # Each subcommand imports its module when it runs (a plain import the architecture test sees,
