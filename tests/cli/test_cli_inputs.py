@@ -188,3 +188,25 @@ def test_input_that_is_not_utf8_is_a_usage_error_naming_the_byte(
     assert not (home / "rho" / "sessions").exists() or not any(
         (home / "rho" / "sessions").iterdir()
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["--modl", "demo", "hi"], "--modl: did you mean --model?"),
+        (["monitr", "ps"], "'monitr' is not a subcommand: did you mean 'monitor'?"),
+        (
+            ["-m", "demo", "fix", "the", "bug"],
+            'a task of several words is one argument: "fix the bug"',
+        ),
+        (["export", "--fromat", "atif", "x"], "--fromat: did you mean --format?"),
+    ],
+    ids=["flag", "subcommand", "unquoted-task", "subcommand-flag"],
+)
+def test_a_misspelt_word_is_answered_with_what_was_meant(
+    workspace: Path, tmp_path: Path, args: list[str], hint: str
+) -> None:
+    """It said only 'unrecognized arguments: ps' (of 'rho-agent monitr ps')."""
+    result = rho(*args, cwd=workspace, home=tmp_path / "home")
+    assert result.returncode == 1
+    assert result.stderr.endswith(f"\n  {hint}\n"), result.stderr

@@ -70,7 +70,7 @@ def _dispatch(args: list[str], *, process: bool = False) -> int:
     # answer without loading the loop, the adapters or httpx.
     from rho_entry.cli.parser import parse_words
 
-    namespace = parse_words(args)
+    namespace = parse_words(args, commands=tuple(SUBCOMMANDS))
     if isinstance(namespace, int):
         return namespace
     if process and (namespace.task is not None or not sys.stdin.isatty()):
