@@ -190,9 +190,13 @@ def describe_config_error(exc: BaseException, type_: Any) -> str:
 def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     """An unknown key with the closest known one (``unknown key 'modle' (did you mean
     'model'?)``), a bad choice with every valid value (``expected one of restricted,
-    unrestricted (got 'sometimes')``); None for other problems."""
+    unrestricted (got 'sometimes')``), a value a nested class's own check refused in that
+    check's words (``max_cost_usd must be an amount in USD, 0 or more; got -1.0``, not
+    cattrs' "unknown error"); None for other problems."""
     import cattrs
 
+    if isinstance(exc, ConfigError):
+        return str(exc)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
         return "; ".join(_unknown_key(key, known) for key in sorted(exc.extra_fields))

@@ -128,3 +128,13 @@ def test_a_key_given_twice_names_the_file_and_the_key(tmp_path: Path) -> None:
     path = write(tmp_path / "a.yaml", "max_turns: 3\nmodel: m\nmax_turns: 100\n")
     with pytest.raises(ConfigError, match=r"(?s)a\.yaml: invalid YAML: .*'max_turns' again"):
         load_agent_config(path)
+
+
+def test_a_nested_value_refused_by_its_own_check_says_why(tmp_path: Path) -> None:
+    """It read 'unknown error (max_cost_usd must be ...) @ config.budget'."""
+    path = write(tmp_path / "a.yaml", "budget: {max_cost_usd: -1}\n")
+    with pytest.raises(ConfigError) as info:
+        load_agent_config(path)
+    assert str(info.value) == (
+        f"{path}: max_cost_usd must be an amount in USD, 0 or more; got -1.0 @ config.budget"
+    )
