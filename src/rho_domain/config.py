@@ -214,9 +214,9 @@ class Budget:
     calls of one run are bounded by ``AgentConfig.max_turns``.
     """
 
-    max_input_tokens: int | None = None
-    max_output_tokens: int | None = None
-    max_total_tokens: int | None = None
+    max_input_tokens: int | None = attrs.field(default=None, validator=_limit)
+    max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
+    max_total_tokens: int | None = attrs.field(default=None, validator=_limit)
     max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
     max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
     max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
