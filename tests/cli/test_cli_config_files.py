@@ -138,3 +138,14 @@ def test_a_nested_value_refused_by_its_own_check_says_why(tmp_path: Path) -> Non
     assert str(info.value) == (
         f"{path}: max_cost_usd must be an amount in USD, 0 or more; got -1.0 @ config.budget"
     )
+
+
+@pytest.mark.parametrize("seconds", ["-5", "0", ".nan", ".inf", "soon"])
+def test_a_shell_timeout_that_is_not_a_positive_number_is_refused(
+    tmp_path: Path, seconds: str
+) -> None:
+    """-5 and 0 stopped every command at once ('timed out after -5 s'); NaN and inf left
+    commands without a deadline."""
+    path = write(tmp_path / "p.yaml", f"base: developer\nshell_timeout: {seconds}\n")
+    with pytest.raises(ConfigError, match=r"p\.yaml: .*shell_timeout"):
+        load_profile_file(path)
