@@ -76,6 +76,11 @@ async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: 
         return json.loads(received)
     except (ValueError, UnicodeDecodeError) as exc:
         raise Invalid(f"the body is not valid JSON: {exc}", field="body") from None
+    except RecursionError:  # [[[[...]]]]: legal JSON no route takes, deeper than Python parses
+        raise Invalid(
+            "the body is not valid JSON here: it nests arrays or objects too deeply",
+            field="body",
+        ) from None
 
 
 def parse_create(data: Any) -> CreateSession:
