@@ -149,3 +149,33 @@ def test_a_shell_timeout_that_is_not_a_positive_number_is_refused(
     path = write(tmp_path / "p.yaml", f"base: developer\nshell_timeout: {seconds}\n")
     with pytest.raises(ConfigError, match=r"p\.yaml: .*shell_timeout"):
         load_profile_file(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("base: readonly\nextra_read_roots: /var/log\n", "profile.extra_read_roots"),
+        ("base: developer\ndenied_tools: bash\n", "profile.denied_tools"),
+        ("base: developer\napproval: {mode: granular, required_tools: bash}\n", "required_tools"),
+    ],
+)
+def test_a_string_where_a_profile_wants_a_list_is_refused(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    """cattrs iterated the string: extra_read_roots /var/log became the roots '/', 'v',
+    'a'... (the whole machine readable), denied_tools bash denied 'b', 'a', 's', 'h'."""
+    with pytest.raises(ConfigError, match=f"expected a list, got the string .* @ .*{key}"):
+        load_profile_file(write(tmp_path / "p.yaml", text))
+
+
+def test_an_mcp_command_given_as_a_string_is_refused(tmp_path: Path) -> None:
+    """'command: server' ran the program 's' (cannot start 's')."""
+    path = write(tmp_path / "a.yaml", "mcp_servers: {tickets: {command: server}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_agent_config(path)
+    assert str(info.value) == (
+        f"{path}: expected a list, got the string 'server' (one item is [server]) "
+        "@ config.mcp_servers['tickets'].command"
+    )
+    listed = write(tmp_path / "b.yaml", "mcp_servers: {tickets: {command: [server, -v]}}\n")
+    assert load_agent_config(listed).mcp_servers["tickets"].command == ("server", "-v")
