@@ -129,3 +129,54 @@ async def test_anthropic_pings_forever_end_the_call_at_the_idle_timeout() -> Non
         with pytest.raises(ModelTimeout, match=r"only keep-alives for 0\.3 s"):
             await asyncio.wait_for(collect(model, _request()), 20)
         await model.aclose()
+
+
+@asynccontextmanager
+async def _trickling_server() -> AsyncIterator[int]:
+    """A server answering every GET (the probe's /props and /models) with a body that never
+    ends, a byte every 20 ms, and every POST with one streamed text answer."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        try:
+            if head.startswith(b"GET"):
+                writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                while True:
+                    writer.write(b"1\r\n \r\n")
+                    await writer.drain()
+                    await asyncio.sleep(0.02)
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+            await reader.readexactly(length)
+            body = _delta("hello", "stop") + b"data: [DONE]\n\n"
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"content-length: %d\r\n\r\n%s" % (len(body), body)
+            )
+            await writer.drain()
+        except ConnectionError:
+            return
+        finally:
+            writer.close()
+
+    listener = await asyncio.start_server(answer, "127.0.0.1", 0)
+    try:
+        yield listener.sockets[0].getsockname()[1]
+    finally:
+        listener.close()
+
+
+async def test_a_probe_answered_a_byte_at_a_time_forever_gives_up_and_the_call_goes_on() -> None:
+    """The probe's GETs read the body with httpx's read timeout, reset by every byte: the
+    run waited for the server's window forever (and a SIGTERM with it)."""
+    async with _trickling_server() as port:
+        endpoint = _endpoint(port)  # the probe's questions: within 0.3 s each, as the calls
+        model = OpenAIChatModel(model="m", endpoint=endpoint, clock=FakeClock(), detect=True)
+        window = await asyncio.wait_for(model.context_window(), 20)
+        events = await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
+    assert window is None  # nothing learned; the configured window is used
+    assert text_of(events) == "hello"

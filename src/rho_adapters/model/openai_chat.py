@@ -266,7 +266,12 @@ class OpenAIChatModel(ChatModel, ContextMeter):
 
     async def _probe(self) -> ServerFacts:
         async with self._endpoint.slot() as client:
-            return await probe(client, self.base_url, headers=self._endpoint.request_headers)
+            return await probe(
+                client,
+                self.base_url,
+                headers=self._endpoint.request_headers,
+                timeout=self.timeouts.idle,  # --timeout 3: the probe waits no longer either
+            )
 
     def _as_read(self, request: ModelRequest) -> ModelRequest:
         """The request as the model reads it: without the tool schemas on a server that shows
