@@ -21,7 +21,7 @@ from _model_support import collect, text_of
 from rho_adapters.fakes import FakeClock
 from rho_adapters.model import ModelEndpoint, OpenAIChatModel, RetryPolicy, Timeouts
 from rho_adapters.model.anthropic import AnthropicModel
-from rho_domain.errors import ModelTimeout
+from rho_domain.errors import ModelHTTPError, ModelTimeout
 from rho_domain.messages import UserMessage
 from rho_domain.model import ModelRequest
 
@@ -35,9 +35,13 @@ def _delta(text: str, finish: str | None = None) -> bytes:
 
 
 @asynccontextmanager
-async def _server(pieces: Callable[[int], bytes | None]) -> AsyncIterator[int]:
-    """A server answering any request with a chunked event stream: ``pieces(i)`` for
-    i = 0, 1, ... every 20 ms, until it gives None; its port."""
+async def _server(
+    pieces: Callable[[int], bytes | None],
+    status: bytes = b"200 OK",
+    content_type: bytes = b"text/event-stream",
+) -> AsyncIterator[int]:
+    """A server answering any request with a chunked body (an event stream unless told):
+    ``pieces(i)`` for i = 0, 1, ... every 20 ms, until it gives None; its port."""
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
@@ -51,8 +55,8 @@ async def _server(pieces: Callable[[int], bytes | None]) -> AsyncIterator[int]:
         )
         await reader.readexactly(length)
         writer.write(
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-            b"transfer-encoding: chunked\r\n\r\n"
+            b"HTTP/1.1 %s\r\ncontent-type: %s\r\ntransfer-encoding: chunked\r\n\r\n"
+            % (status, content_type)
         )
         index = 0
         try:
@@ -180,3 +184,41 @@ async def test_a_probe_answered_a_byte_at_a_time_forever_gives_up_and_the_call_g
         await model.aclose()
     assert window is None  # nothing learned; the configured window is used
     assert text_of(events) == "hello"
+
+
+async def test_an_error_whose_body_never_ends_is_said_at_the_idle_timeout() -> None:
+    """A 500 whose body came a space at a time forever: the error was never raised."""
+    async with _server(lambda _: b" ", status=b"500 Internal Server Error") as port:
+        model = OpenAIChatModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
+        with pytest.raises(ModelHTTPError) as info:
+            await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
+    assert info.value.status == 500
+
+
+async def test_a_whole_answer_of_whitespace_forever_ends_at_the_idle_timeout() -> None:
+    """``stream: false``: spaces are legal JSON before the answer, and kept the read going."""
+    async with _server(lambda _: b" ", content_type=b"application/json") as port:
+        model = OpenAIChatModel(
+            model="m", endpoint=_endpoint(port), clock=FakeClock(), stream=False
+        )
+        with pytest.raises(ModelTimeout, match="only keep-alives"):
+            await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
+
+
+async def test_a_whole_answer_after_whitespace_is_read() -> None:
+    answer = json.dumps(
+        {"choices": [{"index": 0, "message": {"content": "hi"}, "finish_reason": "stop"}]}
+    ).encode()
+
+    def pieces(index: int) -> bytes | None:
+        return b" " if index < 5 else (answer if index == 5 else None)
+
+    async with _server(pieces, content_type=b"application/json") as port:
+        model = OpenAIChatModel(
+            model="m", endpoint=_endpoint(port), clock=FakeClock(), stream=False
+        )
+        events = await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
+    assert text_of(events) == "hi"

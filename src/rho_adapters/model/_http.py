@@ -8,6 +8,7 @@ outlive sessions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -214,6 +215,40 @@ class KeepAliveWatch:
                 f"the model server sent only keep-alives for {self.idle:g} s, no response "
                 "(idle timeout)"
             )
+
+
+async def whole_body(response: httpx.Response, *, idle: float | None) -> bytes:
+    """A non-streamed answer's whole body. Whitespace alone (what some servers send as a
+    keep-alive before the JSON of a slow answer, and legal JSON) for ``idle`` seconds is a
+    ``ModelTimeout`` (``KeepAliveWatch``): httpx's read timeout, reset by every byte, let a
+    body of spaces that never ended hold the run forever."""
+    watch = KeepAliveWatch(idle)
+    parts = []
+    async for chunk in body_chunks(response):
+        if chunk.strip():
+            watch.heard()
+        else:
+            watch.quiet()
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+ERROR_BODY_BYTES = 65_536
+"""How much of an error answer's body is read: enough for any server's message."""
+
+
+async def error_body(response: httpx.Response, *, idle: float | None) -> str:
+    """The text of an error answer (a 4xx or 5xx), as much of it as comes within ``idle``
+    seconds and ``ERROR_BODY_BYTES``: the status says what failed, and a body that never ends
+    (a proxy's, a byte at a time) held the run forever before it could be said."""
+    received = bytearray()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(idle):
+            async for chunk in body_chunks(response):
+                received += chunk
+                if len(received) >= ERROR_BODY_BYTES:
+                    break
+    return bytes(received[:ERROR_BODY_BYTES]).decode("utf-8", "replace")
 
 
 @attrs.define

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from rho_adapters.model._http import KeepAliveWatch, body_chunks
+from rho_adapters.model._http import KeepAliveWatch, body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
@@ -138,10 +138,16 @@ def _joined(events: list[StreamEvent]) -> list[StreamEvent]:
 
 
 async def read_whole(
-    response: httpx.Response, assembler: ChunkAssembler, url: str, model: str
+    response: httpx.Response,
+    assembler: ChunkAssembler,
+    url: str,
+    model: str,
+    *,
+    idle: float | None = None,
 ) -> list[StreamEvent]:
-    """The events of a non-streamed response from ``url`` for ``model``."""
-    raw = await response.aread()
+    """The events of a non-streamed response from ``url`` for ``model`` (whitespace alone for
+    ``idle`` seconds: ``ModelTimeout``, ``whole_body``)."""
+    raw = await whole_body(response, idle=idle)
     if not raw.strip():
         raise EmptyStream(
             f"the model server at {url} answered 200 with an empty body "
