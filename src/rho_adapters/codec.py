@@ -125,11 +125,19 @@ def _check_header(data: Mapping[str, Any], *, known_kind: bool) -> None:
 
 # json.dumps with options builds a new encoder per call; one shared encoder saves ~20% a line.
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ASCII_LINE_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def encode_event_line(event: Event) -> bytes:
-    """One trace line: compact JSON, UTF-8, terminated by a newline."""
-    return _LINE_ENCODER.encode(event_to_dict(event)).encode() + b"\n"
+    r"""One trace line: compact JSON, UTF-8, terminated by a newline. Never fails on the text
+    it carries: a lone surrogate (a file name that is not UTF-8, as Python lists it; a
+    ``\udcff`` escape in a model's JSON), which UTF-8 cannot hold, is written as a JSON
+    escape, and the line reads back as the same text."""
+    data = event_to_dict(event)
+    try:
+        return _LINE_ENCODER.encode(data).encode() + b"\n"
+    except UnicodeEncodeError:  # rare: the whole line escaped, rather than the run ended
+        return _ASCII_LINE_ENCODER.encode(data).encode() + b"\n"
 
 
 def decode_event_line(line: bytes) -> Event:
@@ -182,9 +190,13 @@ def describe_config_error(exc: BaseException, type_: Any) -> str:
 def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     """An unknown key with the closest known one (``unknown key 'modle' (did you mean
     'model'?)``), a bad choice with every valid value (``expected one of restricted,
-    unrestricted (got 'sometimes')``); None for other problems."""
+    unrestricted (got 'sometimes')``), a value a nested class's own check refused in that
+    check's words (``max_cost_usd must be an amount in USD, 0 or more; got -1.0``, not
+    cattrs' "unknown error"); None for other problems."""
     import cattrs
 
+    if isinstance(exc, ConfigError):
+        return str(exc)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
         return "; ".join(_unknown_key(key, known) for key in sorted(exc.extra_fields))

@@ -14,6 +14,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, get_origin
 
 from rho_domain.config import resolve_field_types
+from rho_domain.errors import ConfigError
 from rho_domain.messages import (
     AssistantMessage,
     Message,
@@ -89,7 +90,34 @@ def make_converter(
     converter.register_structure_hook(bool, _strict(bool))
     converter.register_structure_hook(int, _strict_int)
     converter.register_structure_hook(float, _strict_float)
+    _refuse_strings_as_lists(converter)
     return converter
+
+
+def _refuse_strings_as_lists(converter: JsonConverter) -> None:
+    """A string where a list (or a set) is expected is an error: cattrs iterates it, so
+    ``extra_read_roots: /var/log`` became the roots ``/``, ``v``, ``a``... (the whole machine
+    readable), ``denied_tools: bash`` denied the tools ``b``, ``a``, ``s``, ``h`` (not bash)
+    and an MCP ``command: server`` ran ``s``."""
+    from cattrs.cols import is_any_set, is_sequence
+
+    lists = converter.copy()  # its hooks, before this one: what a real list is given to
+
+    def hook_for(type_: Any) -> Any:
+        structure_list = lists.get_structure_hook(type_)
+
+        def structure(value: Any, cls: Any) -> Any:
+            if isinstance(value, str):  # said as it is (codec.what_would_be_right)
+                raise ConfigError(
+                    f"expected a list, got the string {value!r} (one item is [{value}])"
+                )
+            return structure_list(value, cls)
+
+        return structure
+
+    converter.register_structure_hook_factory(
+        lambda type_: is_sequence(type_) or is_any_set(type_), hook_for
+    )
 
 
 def _is_set(type_: Any) -> bool:

@@ -158,6 +158,15 @@ def _amount(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
         raise ConfigError(f"{attribute.name} must be an amount in USD, 0 or more; got {value!r}")
 
 
+BACKENDS = ("local", "daytona")
+"""Where tools may run (``AgentConfig.backend``)."""
+
+
+def _backend(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in BACKENDS:
+        raise ConfigError(f"{attribute.name} must be {' or '.join(BACKENDS)}, not {value!r}")
+
+
 def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """A base URL the HTTP client can call: http(s), a host, a port in range. Checked when the
     config is built, so a typo fails before a session starts, not after retries."""
@@ -214,9 +223,9 @@ class Budget:
     calls of one run are bounded by ``AgentConfig.max_turns``.
     """
 
-    max_input_tokens: int | None = None
-    max_output_tokens: int | None = None
-    max_total_tokens: int | None = None
+    max_input_tokens: int | None = attrs.field(default=None, validator=_limit)
+    max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
+    max_total_tokens: int | None = attrs.field(default=None, validator=_limit)
     max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
     max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
     max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
@@ -289,7 +298,7 @@ class AgentConfig:
     api_key_env: str | None = None
     profile: str | PermissionProfile = "readonly"
     working_dir: str | None = None
-    backend: str = "local"
+    backend: str = attrs.field(default="local", validator=_backend)
     service_tier: str | None = None
     reasoning_effort: str | None = None
     response_format: Mapping[str, Any] | None = None

@@ -36,6 +36,16 @@ def _named_servers(
         check_named_servers(instance, attribute, value)
 
 
+def _timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A positive, finite number of seconds: 0 or less stopped every command at once
+    ('timed out after -5 s'), NaN left commands without a deadline."""
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not 0 < number < float("inf"):
+        raise ConfigError(
+            f"{attribute.name} must be a number of seconds, more than 0; got {value!r}"
+        )
+
+
 class ShellMode(Enum):
     """What the shell may run."""
 
@@ -112,7 +122,7 @@ class PermissionProfile:
     approval_required_tools: frozenset[str] = frozenset()
     denied_tools: frozenset[str] = frozenset()
     dangerous_patterns: tuple[str, ...] = DEFAULT_DANGEROUS_PATTERNS
-    shell_timeout: float = 120.0
+    shell_timeout: float = attrs.field(default=120.0, validator=_timeout)
     bash_only: bool = False
     extra_read_roots: tuple[str, ...] = ()
     read_outside_workspace: OutsideReads = OutsideReads.DENY

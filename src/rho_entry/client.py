@@ -187,7 +187,12 @@ class AgentClient:
         response = await self._http.request(method, path, json=body)
         if response.status_code >= 400:
             raise _error(response)
-        data: dict[str, Any] = response.json()
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):  # an answer, but not this API's: say whose it may be
+            raise ApiError(_foreign(response, answered=True))
         return data
 
 
@@ -221,15 +226,16 @@ def _error(response: httpx.Response) -> ApiError:
     return cls(message, field=field)
 
 
-def _foreign(response: httpx.Response) -> str:
-    """An error answer that is not ``{"error": ...}``: its status, its reason and text, and,
-    for a 404, that the URL may not be a ``rho-agent serve`` server at all."""
+def _foreign(response: httpx.Response, *, answered: bool = False) -> str:
+    """An answer that is not this API's (an error that is not ``{"error": ...}``, or, when
+    ``answered``, a success that is not a JSON object): its status, its reason and text, and,
+    for a 404 or such a success, that the URL may not be a ``rho-agent serve`` server."""
     status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
     text = " ".join(response.text[:200].split())
     message = f"{status} from {response.request.method} {response.request.url}"
     if text:
         message += f": {text}"
-    if response.status_code == 404:
+    if response.status_code == 404 or answered:
         message += (
             "; is this a rho-agent serve server? Give its base URL, as it printed it "
             "(e.g. http://127.0.0.1:8765), without /api"

@@ -52,8 +52,6 @@ def build_executor(
     env = os.environ if environ is None else environ
     if config.backend == "daytona":
         return build_daytona_executor(config, profile, env)
-    if config.backend != "local":
-        raise ConfigError(f"unknown backend {config.backend!r}: use local or daytona")
     from rho_adapters.local import LocalExecutor
     from rho_entry.config.home import config_dir_name
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 from typing import NoReturn
 
 USAGE_ERROR = 1  # exit_codes.USAGE: argparse's own code, 2, means "model error" here
@@ -16,12 +17,94 @@ USAGE_ERROR = 1  # exit_codes.USAGE: argparse's own code, 2, means "model error"
 
 class UsageParser(argparse.ArgumentParser):
     """argparse exits 2 on usage errors; rho-agent's documented code for them is 1. Every
-    parser of rho-agent and its subcommands is one (subparsers inherit the class)."""
+    parser of rho-agent and its subcommands is one (subparsers inherit the class).
+
+    An unknown option is answered with the nearest known one (``--modl``: did you mean
+    ``--model``?); ``commands`` are the subcommands a first word may misspell, for a parser
+    whose first positional is free text (``rho-agent monitr ps``: the task ``monitr`` and an
+    unknown ``ps``)."""
+
+    commands: Sequence[str] = ()
+    _words: Sequence[str] = ()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """argparse's, after refusing a word that is not UTF-8 text (Python hands such bytes
+        on as lone surrogates, which fail later, wherever the word is first written: the
+        trace, config.yaml, a request)."""
+        words = sys.argv[1:] if args is None else list(args)
+        for word in words:
+            problem = not_utf8(word)
+            if problem is not None:
+                shown = word.encode("utf-8", "surrogateescape")
+                self.error(
+                    f"argument {shown!r} is not UTF-8 text ({problem}); rho-agent reads its "
+                    "arguments, paths included, as UTF-8"
+                )
+        self._words = words
+        return super().parse_known_args(words, namespace)
 
     def error(self, message: str) -> NoReturn:
-        """Print the usage and ``message``, then exit 1."""
+        """Print the usage and ``message`` (with what was probably meant), then exit 1."""
         self.print_usage(sys.stderr)
-        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}{self._meant(message)}\n")
+
+    def _meant(self, message: str) -> str:
+        """'; did you mean ...' for the words of an 'unrecognized arguments' error."""
+        import difflib
+
+        unknown = message.removeprefix("unrecognized arguments: ")
+        if unknown == message:
+            return ""
+        words = unknown.split()
+        options = [o for o in self._option_string_actions if o.startswith("--")]
+        hints = []
+        for word in words:
+            if word.startswith("--"):
+                near = difflib.get_close_matches(word.partition("=")[0], options, n=1)
+                if near:
+                    hints.append(f"{word}: did you mean {near[0]}?")
+        if self.commands and self._words:
+            first = self._words[0]  # where a subcommand's name goes
+            command = difflib.get_close_matches(first, self.commands, n=1, cutoff=0.7)
+            stray = [w for w in words if not w.startswith("-")]
+            if command and first not in self.commands:
+                hints.insert(0, f"{first!r} is not a subcommand: did you mean {command[0]!r}?")
+            elif stray and not hints and (task := self._task_before(stray[0])) is not None:
+                # (after a misspelt option, the stray words are likely its values)
+                hints.append(
+                    f'a task of several words is one argument: "{" ".join([task, *stray])}"'
+                )
+        return "".join(f"\n  {hint}" for hint in hints)
+
+    def _task_before(self, stray: str) -> str | None:
+        """The word argparse took as the task: the one before the first word left over
+        (None when that is an option)."""
+        for before, word in zip(self._words, self._words[1:], strict=False):
+            if word == stray:
+                return None if before.startswith("-") else before
+        return None
+
+
+def not_utf8(text: str) -> str | None:
+    """None when ``text`` (a command-line word, standard input) is UTF-8 text; else which
+    byte is not (``"byte 0xff at offset 3"``). Python decodes such bytes to lone surrogates
+    (``surrogateescape``), which no UTF-8 writer accepts."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return None
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+        data.decode("utf-8")
+    except UnicodeEncodeError as exc:  # a surrogate that stands for no byte
+        return f"character {exc.object[exc.start]!r} at {exc.start}"
+    except UnicodeDecodeError as exc:
+        return f"byte 0x{data[exc.start]:02x} at offset {exc.start}"
+    return None  # pragma: no cover - escaped bytes that decode were never escaped
 
 
 def seconds(text: str) -> float:

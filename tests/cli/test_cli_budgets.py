@@ -174,6 +174,11 @@ def test_budget_flags_are_checked_and_named(workspace: Path, tmp_path: Path) -> 
     zero = rho("--max-tool-calls", "0", "--model", "demo", "x", cwd=workspace, home=home)
     assert zero.returncode == 1
     assert "--max-tool-calls: max_tool_calls must be a whole number, 1 or more" in zero.stderr
+    for tokens in ("0", "-5"):  # a run that could not begin: it ended budget_exceeded, exit 3
+        bad = rho("--max-tokens", tokens, "--model", "demo", "x", cwd=workspace, home=home)
+        assert bad.returncode == 1, bad.stderr
+        said = f"--max-tokens: max_total_tokens must be a whole number, 1 or more; got {tokens}"
+        assert said in bad.stderr
     shown = rho("--help", cwd=workspace, home=home).stdout
     for flag in (
         "--max-tool-calls", "--max-wall-time", "--max-cost", "--max-tokens",

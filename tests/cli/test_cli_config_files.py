@@ -121,3 +121,61 @@ def test_resolve_profile_by_name_path_and_config_dir(tmp_path: Path) -> None:
     assert resolve_profile(str(path), config_dir=None).name == "ops"
     with pytest.raises(ConfigError, match="unknown profile 'nope'"):
         resolve_profile("nope", config_dir=tmp_path)
+
+
+def test_a_key_given_twice_names_the_file_and_the_key(tmp_path: Path) -> None:
+    """It ran with the last value, silently."""
+    path = write(tmp_path / "a.yaml", "max_turns: 3\nmodel: m\nmax_turns: 100\n")
+    with pytest.raises(ConfigError, match=r"(?s)a\.yaml: invalid YAML: .*'max_turns' again"):
+        load_agent_config(path)
+
+
+def test_a_nested_value_refused_by_its_own_check_says_why(tmp_path: Path) -> None:
+    """It read 'unknown error (max_cost_usd must be ...) @ config.budget'."""
+    path = write(tmp_path / "a.yaml", "budget: {max_cost_usd: -1}\n")
+    with pytest.raises(ConfigError) as info:
+        load_agent_config(path)
+    assert str(info.value) == (
+        f"{path}: max_cost_usd must be an amount in USD, 0 or more; got -1.0 @ config.budget"
+    )
+
+
+@pytest.mark.parametrize("seconds", ["-5", "0", ".nan", ".inf", "soon"])
+def test_a_shell_timeout_that_is_not_a_positive_number_is_refused(
+    tmp_path: Path, seconds: str
+) -> None:
+    """-5 and 0 stopped every command at once ('timed out after -5 s'); NaN and inf left
+    commands without a deadline."""
+    path = write(tmp_path / "p.yaml", f"base: developer\nshell_timeout: {seconds}\n")
+    with pytest.raises(ConfigError, match=r"p\.yaml: .*shell_timeout"):
+        load_profile_file(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("base: readonly\nextra_read_roots: /var/log\n", "profile.extra_read_roots"),
+        ("base: developer\ndenied_tools: bash\n", "profile.denied_tools"),
+        ("base: developer\napproval: {mode: granular, required_tools: bash}\n", "required_tools"),
+    ],
+)
+def test_a_string_where_a_profile_wants_a_list_is_refused(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    """cattrs iterated the string: extra_read_roots /var/log became the roots '/', 'v',
+    'a'... (the whole machine readable), denied_tools bash denied 'b', 'a', 's', 'h'."""
+    with pytest.raises(ConfigError, match=f"expected a list, got the string .* @ .*{key}"):
+        load_profile_file(write(tmp_path / "p.yaml", text))
+
+
+def test_an_mcp_command_given_as_a_string_is_refused(tmp_path: Path) -> None:
+    """'command: server' ran the program 's' (cannot start 's')."""
+    path = write(tmp_path / "a.yaml", "mcp_servers: {tickets: {command: server}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_agent_config(path)
+    assert str(info.value) == (
+        f"{path}: expected a list, got the string 'server' (one item is [server]) "
+        "@ config.mcp_servers['tickets'].command"
+    )
+    listed = write(tmp_path / "b.yaml", "mcp_servers: {tickets: {command: [server, -v]}}\n")
+    assert load_agent_config(listed).mcp_servers["tickets"].command == ("server", "-v")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from cli_support import rho
+from cli_support import clean_env, rho
 
 
 @pytest.fixture
@@ -119,3 +121,92 @@ def test_a_resumed_repl_says_which_session(workspace: Path, tmp_path: Path) -> N
         term.expect(rf"resumed session {session_dir.name}")
     finally:
         term.close()
+
+
+def _rho_bytes(
+    *args: bytes, cwd: Path, home: Path, stdin: bytes = b"", **env: str
+) -> subprocess.CompletedProcess[bytes]:
+    """rho-agent in a real process, its arguments and input given as bytes (as a shell passes
+    them, whatever their encoding)."""
+    return subprocess.run(
+        [sys.executable.encode(), b"-m", b"rho_entry", *args],
+        cwd=cwd,
+        env=clean_env(home, **env),
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("ioencoding", ["utf-8", "utf-8:surrogateescape"])
+@pytest.mark.parametrize(
+    ("args", "stdin", "said"),
+    [
+        (
+            (b"caf\xe9 au lait",),
+            b"",
+            b"argument b'caf\\xe9 au lait' is not UTF-8 text (byte 0xe9 at offset 3)",
+        ),
+        ((b"--var", b"who=Jos\xe9", b"hi"), b"", b"(byte 0xe9 at offset 7)"),
+        ((b"monitor", b"directive", b"latest", b"\xff"), b"", b"(byte 0xff at offset 0)"),
+        (
+            (),
+            b"caf\xe9 au lait",
+            b"the task on standard input is not UTF-8 text (byte 0xe9 at offset 3)",
+        ),
+    ],
+    ids=["task", "var", "subcommand", "stdin"],
+)
+def test_input_that_is_not_utf8_is_a_usage_error_naming_the_byte(
+    workspace: Path,
+    tmp_path: Path,
+    args: tuple[bytes, ...],
+    stdin: bytes,
+    said: bytes,
+    ioencoding: str,
+) -> None:
+    """It was 'internal error: UnicodeEncodeError' (or UnicodeDecodeError under a strict
+    locale's stdin), once the run had started and its session was made."""
+    home = tmp_path / "home"
+    done = (
+        _rho_bytes(
+            b"--model",
+            b"demo",
+            *args,
+            cwd=workspace,
+            home=home,
+            stdin=stdin,
+            PYTHONIOENCODING=ioencoding,
+        )
+        if args[:1] != (b"monitor",)
+        else _rho_bytes(*args, cwd=workspace, home=home, PYTHONIOENCODING=ioencoding)
+    )
+    assert done.returncode == 1, done.stderr
+    assert said in done.stderr
+    assert b"internal error" not in done.stderr
+    assert not (home / "rho" / "sessions").exists() or not any(
+        (home / "rho" / "sessions").iterdir()
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["--modl", "demo", "hi"], "--modl: did you mean --model?"),
+        (["monitr", "ps"], "'monitr' is not a subcommand: did you mean 'monitor'?"),
+        (
+            ["-m", "demo", "fix", "the", "bug"],
+            'a task of several words is one argument: "fix the bug"',
+        ),
+        (["export", "--fromat", "atif", "x"], "--fromat: did you mean --format?"),
+    ],
+    ids=["flag", "subcommand", "unquoted-task", "subcommand-flag"],
+)
+def test_a_misspelt_word_is_answered_with_what_was_meant(
+    workspace: Path, tmp_path: Path, args: list[str], hint: str
+) -> None:
+    """It said only 'unrecognized arguments: ps' (of 'rho-agent monitr ps')."""
+    result = rho(*args, cwd=workspace, home=tmp_path / "home")
+    assert result.returncode == 1
+    assert result.stderr.endswith(f"\n  {hint}\n"), result.stderr

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -249,3 +251,52 @@ def test_list_and_resume(workspace: Path, home: Path) -> None:
     assert json.loads(again.stdout.splitlines()[-1])["session_id"] == session_id
     missing = rho("--resume", "zzzzzz", "again", cwd=workspace, home=home)
     assert missing.returncode == 1
+
+
+def _blocked_on_a_fifo(args: list[str], cwd: Path, home: Path) -> subprocess.Popen[str]:
+    """rho-agent ARGS with ``cfg`` a FIFO nobody writes (``--config <(slow command)``): the
+    process waits in its start-up, opening it, until a signal comes."""
+    os.mkfifo(cwd / "cfg")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rho_entry", *args],
+        cwd=cwd,
+        env=clean_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl+C's disposition as a terminal gives it (a background job's is SIG_IGN)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 60
+    while not _opening_a_fifo(proc.pid):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the FIFO was never opened"
+        time.sleep(0.02)
+    return proc
+
+
+def _opening_a_fifo(pid: int) -> bool:
+    """Whether process ``pid`` waits in ``open`` of a FIFO for the other end (Linux)."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text() == "wait_for_partner"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("args", "signum"),
+    [
+        (["-m", "demo", "-c", "cfg", "hi"], signal.SIGTERM),  # exited by the signal: 143
+        (["mcp", "list", "--mcp-config", "cfg"], signal.SIGINT),  # a KeyboardInterrupt traceback
+    ],
+    ids=["one-shot-SIGTERM", "subcommand-Ctrl+C"],
+)
+def test_a_signal_during_start_up_is_cancelled_with_130(
+    workspace: Path, home: Path, args: list[str], signum: signal.Signals
+) -> None:
+    proc = _blocked_on_a_fifo(args, workspace, home)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "rho-agent: cancelled\n")
+    assert out == ""

@@ -165,3 +165,28 @@ def test_the_guessed_anthropic_provider_reaches_the_model() -> None:
         AgentConfig(model="claude-haiku-4-5"), {"ANTHROPIC_API_KEY": "k"}, FakeClock()
     )
     assert isinstance(model, AnthropicModel)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "flag", "variable", "said"),
+    [
+        ("backend", "moon", "--backend", "RHO_AGENT_BACKEND", "backend must be local or daytona"),
+        ("provider", "zz", "--provider", "RHO_AGENT_PROVIDER", "unknown provider 'zz': expected"),
+    ],
+)
+def test_an_unknown_backend_or_provider_names_the_flag_or_variable(
+    name: str, value: str, flag: str, variable: str, said: str
+) -> None:
+    """Both were refused when the session was built, naming neither."""
+    with pytest.raises(ConfigError, match=f"^{flag}: {said}"):
+        resolve_settings({name: value}, {})
+    with pytest.raises(ConfigError, match=f"^{variable}: {said}"):
+        resolve_settings({}, {variable: value})
+
+
+def test_an_unknown_backend_in_a_config_file_names_the_key(tmp_path: Path) -> None:
+    from rho_entry.config.config_files import load_agent_config
+
+    (tmp_path / "c.yaml").write_text("backend: moon\n")
+    with pytest.raises(ConfigError, match=r"c\.yaml: config\.backend must be local or daytona"):
+        load_agent_config(tmp_path / "c.yaml")

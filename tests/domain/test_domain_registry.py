@@ -16,7 +16,7 @@ from rho_domain.permissions import builtin_profile
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 from rho_domain.tools.registry import ToolRegistry
 from rho_domain.tools.schema import coerce_and_validate
-from rho_domain.tools.truncation import truncate_middle
+from rho_domain.tools.truncation import truncate_middle, unicode_text
 
 
 def ctx() -> ToolContext:
@@ -168,3 +168,17 @@ def test_policy_depends_on_the_call() -> None:
     assert dropping is not None
     assert dropping.dangerous
     assert registry.policy_for(ToolCall(id="3", name="nope", arguments="{}")) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("plain", "plain"),
+        ("café ✓", "café ✓"),
+        ("caf\udce9.txt", "caf\\xe9.txt"),  # a byte that is not UTF-8, as os.listdir gives it
+        ("x \ud800 y", "x \\ud800 y"),  # a surrogate that stands for no byte
+    ],
+)
+def test_tool_output_holds_no_lone_surrogate(given: str, kept: str) -> None:
+    assert unicode_text(given) == kept
+    kept.encode("utf-8")  # anything downstream can encode it

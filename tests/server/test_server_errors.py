@@ -156,6 +156,11 @@ async def test_422_for_other_bodies_and_parameters(tmp_path: Path) -> None:
             "/api/sessions", content=b"{nope", headers={"Content-Type": "application/json"}
         )
         assert _error(not_json, 422)["field"] == "body"
+        deep = b"[" * 100_000 + b"]" * 100_000  # within the size limit; it answered 500
+        nested = await client.post(
+            "/api/sessions", content=deep, headers={"Content-Type": "application/json"}
+        )
+        assert "nests arrays or objects too deeply" in _error(nested, 422)["message"]
         chat = await client.post(f"/api/sessions/{sid}/chat", json={})
         assert _error(chat, 422)["field"] == "prompt"
         decision = await client.post(f"/api/sessions/{sid}/approvals/c1", json={"decision": "ok"})

@@ -182,8 +182,28 @@ class _NotRho(BaseHTTPRequestHandler):
         del format, args
 
 
-def test_a_url_that_is_not_a_rho_agent_server_is_named(tmp_path: Path) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotRho)
+class _Welcome(_NotRho):
+    """A web server's welcome page, 200 for every path (an nginx before the real one)."""
+
+    def _empty(self) -> None:
+        page = b"<html><body>Welcome to nginx!</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+
+@pytest.mark.parametrize(
+    ("handler", "status"),
+    [(_NotRho, "HTTP 404 Not Found from"), (_Welcome, "HTTP 200 OK from")],
+    ids=["404", "200-html"],
+)
+def test_a_url_that_is_not_a_rho_agent_server_is_named(
+    tmp_path: Path, handler: type[_NotRho], status: str
+) -> None:
+    """The 200 page was 'internal error: JSONDecodeError' for a task."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
@@ -197,8 +217,9 @@ def test_a_url_that_is_not_a_rho_agent_server_is_named(tmp_path: Path) -> None:
         for args in (("x",), ("--list",)):
             done = _cli("--server", url, *args, cwd=tmp_path, env=env)
             assert done.returncode == 1
-            assert "HTTP 404 Not Found from" in done.stderr, done.stderr
+            assert status in done.stderr, done.stderr
             assert "is this a rho-agent serve server?" in done.stderr
+            assert "internal error" not in done.stderr
     finally:
         server.shutdown()
         server.server_close()

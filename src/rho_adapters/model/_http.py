@@ -8,8 +8,10 @@ outlive sessions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, TypeVar
@@ -181,6 +183,72 @@ def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     if encoding == "identity" and not response.is_stream_consumed:
         return response.aiter_raw()
     return response.aiter_bytes()
+
+
+class KeepAliveWatch:
+    """The idle timeout for a stream that sends only keep-alives. httpx's read timeout (the
+    idle timeout, ``Timeouts.idle``) is reset by any byte, so a server that sends SSE comments
+    (``: ping``) or Anthropic's ``ping`` events and nothing else would hold a run forever. A
+    reader calls ``heard`` for each chunk that brought part of the response and ``quiet`` for
+    each that brought only keep-alives; ``quiet`` raises ``ModelTimeout`` once keep-alives
+    alone have come for ``idle`` seconds, counted from the request, or from the first
+    keep-alive after the last piece of the response (so at most one keep-alive interval late).
+    """
+
+    __slots__ = ("idle", "since")
+
+    def __init__(self, idle: float | None) -> None:
+        self.idle = idle
+        self.since: float | None = time.monotonic()
+
+    def heard(self) -> None:
+        """A chunk brought part of the response."""
+        self.since = None
+
+    def quiet(self) -> None:
+        """A chunk brought only keep-alives. Raises ``ModelTimeout`` past ``idle`` seconds."""
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        elif self.idle is not None and now - self.since >= self.idle:
+            raise ModelTimeout(
+                f"the model server sent only keep-alives for {self.idle:g} s, no response "
+                "(idle timeout)"
+            )
+
+
+async def whole_body(response: httpx.Response, *, idle: float | None) -> bytes:
+    """A non-streamed answer's whole body. Whitespace alone (what some servers send as a
+    keep-alive before the JSON of a slow answer, and legal JSON) for ``idle`` seconds is a
+    ``ModelTimeout`` (``KeepAliveWatch``): httpx's read timeout, reset by every byte, let a
+    body of spaces that never ended hold the run forever."""
+    watch = KeepAliveWatch(idle)
+    parts = []
+    async for chunk in body_chunks(response):
+        if chunk.strip():
+            watch.heard()
+        else:
+            watch.quiet()
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+ERROR_BODY_BYTES = 65_536
+"""How much of an error answer's body is read: enough for any server's message."""
+
+
+async def error_body(response: httpx.Response, *, idle: float | None) -> str:
+    """The text of an error answer (a 4xx or 5xx), as much of it as comes within ``idle``
+    seconds and ``ERROR_BODY_BYTES``: the status says what failed, and a body that never ends
+    (a proxy's, a byte at a time) held the run forever before it could be said."""
+    received = bytearray()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(idle):
+            async for chunk in body_chunks(response):
+                received += chunk
+                if len(received) >= ERROR_BODY_BYTES:
+                    break
+    return bytes(received[:ERROR_BODY_BYTES]).decode("utf-8", "replace")
 
 
 @attrs.define

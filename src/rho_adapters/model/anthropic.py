@@ -37,7 +37,14 @@ from typing import Any
 import attrs
 
 from rho_adapters.model._errors import error_from_response, explain
-from rho_adapters.model._http import Attempt, Endpoint, body_chunks, with_retries
+from rho_adapters.model._http import (
+    Attempt,
+    Endpoint,
+    KeepAliveWatch,
+    body_chunks,
+    error_body,
+    with_retries,
+)
 from rho_adapters.model.anthropic_read import Assembler
 from rho_adapters.model.anthropic_request import FINAL_TOOL, messages_body
 from rho_adapters.model.chunks import loads
@@ -132,15 +139,21 @@ class AnthropicModel(ChatModel):
         try:
             async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
                 if response.status_code >= 400:
-                    text = (await response.aread()).decode("utf-8", "replace")
+                    text = await error_body(response, idle=timeout.read)
                     raise error_from_response(
                         response.status_code,
                         text,
                         retry_after=server_delay(response.headers, self.clock.now()),
                     )
                 decoder = SSEDecoder()
+                watch = KeepAliveWatch(timeout.read)
                 async for raw in body_chunks(response):
-                    for sse in decoder.feed(raw):
+                    sses = decoder.feed(raw)
+                    if decoder.holds_part or any(sse.event != "ping" for sse in sses):
+                        watch.heard()
+                    else:
+                        watch.quiet()  # comments and pings only, for too long: ModelTimeout
+                    for sse in sses:
                         for event in assembler.feed(sse.event, _json(sse.data)):
                             yield event
                 for sse in decoder.flush():

@@ -9,11 +9,16 @@ not guessed from the port.
   ``library``/``ollama``); vLLM adds ``max_model_len``;
 - the ``server`` response header (``uvicorn`` for the Python servers).
 
-Anything that fails or says nothing leaves that fact unknown; a probe never raises.
+Anything that fails or says nothing leaves that fact unknown; a probe never raises. Each
+question is bounded as a whole (``timeout``, at most ``PROBE_SECONDS``): a server that never
+answers, or answers a byte at a time forever, leaves the facts unknown after that time,
+never holds the run (httpx's own read timeout is reset by every byte).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -23,7 +28,8 @@ import httpx
 
 from rho_adapters.model.providers import provider_owning
 
-_PROBE_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+PROBE_SECONDS = 5.0
+"""The longest one question of a probe may take, connecting included."""
 
 
 @attrs.frozen(kw_only=True)
@@ -48,21 +54,28 @@ def server_root(base_url: str) -> str:
 
 
 async def probe(
-    client: httpx.AsyncClient, base_url: str, *, headers: Mapping[str, str] | None = None
+    client: httpx.AsyncClient,
+    base_url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = PROBE_SECONDS,
 ) -> ServerFacts:
-    """Ask the server at ``base_url`` what it is (sending ``headers`` with each question);
-    unknown facts stay None."""
+    """Ask the server at ``base_url`` what it is (sending ``headers`` with each question,
+    each over within ``timeout`` seconds, at most ``PROBE_SECONDS``); unknown facts stay
+    None."""
     provider: str | None = None
     window: int | None = None
     evidence: list[str] = []
-    props, props_headers = await _get_json(client, server_root(base_url) + "/props", headers)
+    timeout = min(timeout, PROBE_SECONDS)
+    ask = functools.partial(_get_json, client, headers=headers, timeout=timeout)
+    props, props_headers = await ask(server_root(base_url) + "/props")
     if isinstance(props, Mapping):
         settings = props.get("default_generation_settings")
         n_ctx = (settings if isinstance(settings, Mapping) else props).get("n_ctx")
         if isinstance(n_ctx, int) and n_ctx > 0:
             provider, window = "llamacpp", n_ctx
             evidence.append(f"/props n_ctx {n_ctx}")
-    models, answer = await _get_json(client, base_url.rstrip("/") + "/models", headers)
+    models, answer = await ask(base_url.rstrip("/") + "/models")
     first = _first_model(models)
     owner = str(first.get("owned_by") or "").lower()
     owning = provider_owning(owner) if owner else None
@@ -83,12 +96,16 @@ async def probe(
 
 
 async def _get_json(
-    client: httpx.AsyncClient, url: str, headers: Mapping[str, str] | None
+    client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str] | None, timeout: float
 ) -> tuple[Any, Mapping[str, str]]:
-    """The JSON at ``url`` (None if none) and the answer's headers (empty: no answer)."""
+    """The JSON at ``url`` (None if none) and the answer's headers (empty: no answer, or
+    none whole within ``timeout`` seconds)."""
     try:
-        response = await client.get(url, headers=headers, timeout=_PROBE_TIMEOUT)
-    except httpx.HTTPError:
+        async with asyncio.timeout(timeout):
+            response = await client.get(
+                url, headers=headers, timeout=httpx.Timeout(timeout, connect=min(3.0, timeout))
+            )
+    except (httpx.HTTPError, TimeoutError):
         return None, {}
     if response.status_code != 200:
         return None, response.headers

@@ -30,7 +30,7 @@ import attrs
 import httpx
 
 from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
-from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model._http import Attempt, Endpoint, error_body, with_retries
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.endpoint import Http, ModelEndpoint
@@ -266,7 +266,12 @@ class OpenAIChatModel(ChatModel, ContextMeter):
 
     async def _probe(self) -> ServerFacts:
         async with self._endpoint.slot() as client:
-            return await probe(client, self.base_url, headers=self._endpoint.request_headers)
+            return await probe(
+                client,
+                self.base_url,
+                headers=self._endpoint.request_headers,
+                timeout=self.timeouts.idle,  # --timeout 3: the probe waits no longer either
+            )
 
     def _as_read(self, request: ModelRequest) -> ModelRequest:
         """The request as the model reads it: without the tool schemas on a server that shows
@@ -323,12 +328,15 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         try:
             async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
                 if response.status_code >= 400:
-                    await self._raise_status(response)
+                    await self._raise_status(response, timeout.read)
                 if streaming:
-                    async for event in read_stream(response, assembler, self.url):
+                    async for event in read_stream(
+                        response, assembler, self.url, idle=timeout.read
+                    ):
                         yield event
                 else:
-                    for event in await read_whole(response, assembler, self.url, self.model):
+                    whole = read_whole(response, assembler, self.url, self.model, idle=timeout.read)
+                    for event in await whole:
                         yield event
         except ModelError as exc:
             exc.partial_text = exc.partial_text or assembler.partial_text
@@ -346,8 +354,8 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         reason = assembler.finish_reason or "stop"
         yield StreamFinished("length" if assembler.arguments_cut else reason)
 
-    async def _raise_status(self, response: httpx.Response) -> None:
-        body = (await response.aread()).decode("utf-8", "replace")
+    async def _raise_status(self, response: httpx.Response, idle: float | None) -> None:
+        body = await error_body(response, idle=idle)
         raise error_from_response(
             response.status_code,
             body,

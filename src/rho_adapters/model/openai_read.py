@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from rho_adapters.model._http import body_chunks
+from rho_adapters.model._http import KeepAliveWatch, body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
@@ -41,16 +41,18 @@ class EmptyStream(TruncatedStream):
 
 
 async def read_stream(
-    response: httpx.Response, assembler: ChunkAssembler, url: str
+    response: httpx.Response, assembler: ChunkAssembler, url: str, *, idle: float | None = None
 ) -> AsyncIterator[StreamEvent]:
     """The events of a streamed response from ``url`` (see the module docstring). The text of
-    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``."""
+    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. Only
+    keep-alive comments for ``idle`` seconds is a ``ModelTimeout`` (``KeepAliveWatch``)."""
     decoder = SSEDecoder()
+    watch = KeepAliveWatch(idle)
     body = body_chunks(response)
     async for raw in body:
         events: list[StreamEvent] = []
         try:
-            done = _read_chunk(raw, decoder, assembler, url, events)
+            done = _read_chunk(raw, decoder, assembler, url, events, watch)
         except ModelError:
             for event in _joined(events):  # what the chunk held before the error
                 yield event
@@ -75,16 +77,28 @@ async def read_stream(
 
 
 def _read_chunk(
-    raw: bytes, decoder: SSEDecoder, assembler: ChunkAssembler, url: str, out: list[StreamEvent]
+    raw: bytes,
+    decoder: SSEDecoder,
+    assembler: ChunkAssembler,
+    url: str,
+    out: list[StreamEvent],
+    watch: KeepAliveWatch,
 ) -> bool:
-    """Append to ``out`` the events of one network chunk of the body; True at ``[DONE]``."""
+    """Append to ``out`` the events of one network chunk of the body; True at ``[DONE]``.
+    Tells ``watch`` whether the chunk was only keep-alives."""
     datas = decoder.whole_events(raw)
     if datas is None:
-        for sse in decoder.feed(raw):
+        sses = decoder.feed(raw)
+        if sses or decoder.holds_part:
+            watch.heard()
+        else:
+            watch.quiet()
+        for sse in sses:
             if sse.data.startswith("[DONE]"):
                 return True
             out.extend(_events_of(sse, assembler, url))
         return False
+    watch.heard()
     # Whole unnamed events (nearly every chunk of a stream, one delta each or several): a
     # delta's JSON chunk goes straight to the assembler, without the SSE event value and the
     # checks of ``_events_of`` that cannot apply to it.
@@ -124,10 +138,16 @@ def _joined(events: list[StreamEvent]) -> list[StreamEvent]:
 
 
 async def read_whole(
-    response: httpx.Response, assembler: ChunkAssembler, url: str, model: str
+    response: httpx.Response,
+    assembler: ChunkAssembler,
+    url: str,
+    model: str,
+    *,
+    idle: float | None = None,
 ) -> list[StreamEvent]:
-    """The events of a non-streamed response from ``url`` for ``model``."""
-    raw = await response.aread()
+    """The events of a non-streamed response from ``url`` for ``model`` (whitespace alone for
+    ``idle`` seconds: ``ModelTimeout``, ``whole_body``)."""
+    raw = await whole_body(response, idle=idle)
     if not raw.strip():
         raise EmptyStream(
             f"the model server at {url} answered 200 with an empty body "

@@ -119,6 +119,14 @@ class SSEDecoder:
                 self._line(line, events)
         return events
 
+    @property
+    def holds_part(self) -> bool:
+        """Whether part of an event has arrived and waits for the rest (a ``data`` or
+        ``event`` line, or an unfinished line that is not a comment): a chunk that completed
+        no event but leaves this true was progress, one that leaves it false (comments,
+        blank lines) a keep-alive."""
+        return bool(self._data or self._event or (self._pending and self._pending[0][:1] != b":"))
+
     def flush(self) -> list[SSEEvent]:
         """End of stream: finish the last line and dispatch a pending event."""
         events: list[SSEEvent] = []

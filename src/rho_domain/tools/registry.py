@@ -19,7 +19,7 @@ from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile
 from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments, prepare
-from rho_domain.tools.truncation import truncate_middle
+from rho_domain.tools.truncation import truncate_middle, unicode_text
 
 _REMEMBERED_POLICIES = 256
 INLINE_ARGUMENT_CHARS = 1024
@@ -147,7 +147,7 @@ class ToolRegistry:
         if timeout is None:
             timeout = default_timeout(prepared.name, ctx.profile)
         output = await self._dispatch(prepared, ctx, timeout)
-        content = truncate_middle(output.content, self.output_limit)
+        content = truncate_middle(unicode_text(output.content), self.output_limit)
         if content is output.content:
             return output
         return ToolOutput(content=content, is_error=output.is_error, metadata=output.metadata)

@@ -6,7 +6,7 @@ Standard library only (imported by the parser for ``--help``).
 from __future__ import annotations
 
 OK = 0  # the run completed
-USAGE = 1  # bad flag, config, profile, template, output file; or an internal error
+USAGE = 1  # bad flag, config, profile, template, output file or stdout; or an internal error
 MODEL = 2  # the model endpoint failed (connection, HTTP status, broken stream)
 LIMIT = 3  # max turns or budget reached before an answer
 APPROVAL = 4  # stopped: a tool call waits for approval (no one could be asked)
@@ -16,7 +16,8 @@ CANCELLED = 130  # Ctrl+C (or a cancel from the monitor)
 
 EXIT_CODES_HELP = """\
   0    completed
-  1    usage or configuration error (bad flag, config, profile, template, output file)
+  1    usage or configuration error (bad flag, config, profile, template, output file),
+       or standard output could not be written (closed, disk full)
   2    model or endpoint error (connection, authentication, HTTP status, broken stream)
   3    limit reached: --max-turns or the budget
   4    awaiting approval: a tool call needs approval and nobody could be asked

@@ -166,7 +166,7 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     # --approve/--deny (or -y) on a resumed session continue its waiting calls, REPL or not
     continuing = given or bool(args.resume and args.auto_approve and not stdin_tty)
     if task is None and not stdin_tty and not given:
-        task = sys.stdin.read().strip() or None
+        task = _task_from_stdin()
         if task is None and not continuing:  # no terminal to open a REPL on
             raise ConfigError(
                 "no task: pass it as an argument, with --prompt, or on stdin"
@@ -261,3 +261,22 @@ def _preview_lines(flag: int | None, env: Mapping[str, str]) -> int:
     if value < 0:
         raise ConfigError(f"{origin}: expected 0 or more lines (--verbose shows every line)")
     return value
+
+
+def _task_from_stdin() -> str | None:
+    """The task piped in (None when empty). Bytes that are not UTF-8 are a ``ConfigError``
+    naming the first; they failed later, where the task was first written (the trace)."""
+    from rho_entry.usage import not_utf8
+
+    try:
+        text = sys.stdin.read()
+    except UnicodeDecodeError as exc:  # a strict locale's decoder
+        problem: str | None = f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+    else:
+        problem = not_utf8(text)
+    if problem is not None:
+        raise ConfigError(
+            f"the task on standard input is not UTF-8 text ({problem}): convert it first, "
+            "e.g. iconv -f LATIN1 -t UTF-8"
+        )
+    return text.strip() or None

@@ -12,31 +12,43 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TextIO, TypeVar
 
-from rho_entry.cli import collector
+from rho_entry.cli import collector, exit_codes
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rho-agent`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    from rho_entry.cli.pipes import QuietPipe
-
     # What main() changes of the process it puts back, so that it can be called again in the
     # same process (an embedding program, the in-process CLI tests).
-    show_warning, stdout, stderr = warnings.showwarning, sys.stdout, sys.stderr
+    show_warning = warnings.showwarning
     warnings.showwarning = _show_warning
-    # Both streams: `rho-agent ... 2>&1 | head -1` closes the progress stream too, and a
-    # reader going away must not end the agent's work as an error.
-    quiet, quiet_err = QuietPipe(stdout), QuietPipe(stderr)
-    sys.stdout, sys.stderr = quiet, quiet_err
+    if argv is None:
+        collector.pause()  # until a run's session is open (rho_entry/cli/collector.py)
     try:
-        if argv is None:
-            collector.pause()  # until a run's session is open (rho_entry/cli/collector.py)
-        return _dispatch(args)
+        from rho_entry.cli.pipes import standard_streams
+
+        # Both streams: `rho-agent ... 2>&1 | head -1` closes the progress stream too, and a
+        # reader going away must not end the agent's work as an error (cli/pipes.py).
+        with standard_streams(process=argv is None) as (out, err):
+            try:
+                code = _dispatch(args, process=argv is None)
+            except KeyboardInterrupt:
+                # Ctrl+C before a command listens for it (while it imports, reads a config,
+                # starts): said as a cancelled run is, not as a traceback.
+                err.write("rho-agent: cancelled\n")
+                code = exit_codes.CANCELLED
+            out.flush()
+            if out.failure is not None:
+                # The output is lost, not the work: a run's answer is in its session.
+                err.write(
+                    f"rho-agent: could not write to standard output ({out.failure}); what it "
+                    "should have shown is lost (a run's answer is kept in its session: "
+                    "rho-agent export ID)\n"
+                )
+                code = code or exit_codes.USAGE
+        return code
     finally:
         collector.resume()  # a run that never began (an error, a listing)
-        quiet.flush()  # now, not at interpreter exit, where a broken pipe would print
-        quiet_err.flush()
-        sys.stdout, sys.stderr = stdout, stderr
         warnings.showwarning = show_warning
         if argv is None:
             # The process's own command line (the console script, python -m rho_entry):
@@ -49,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 _Given = TypeVar("_Given")
 
 
-def _dispatch(args: list[str]) -> int:
+def _dispatch(args: list[str], *, process: bool = False) -> int:
     subcommand = SUBCOMMANDS.get(args[0]) if args else None
     if subcommand is not None:
         collector.resume()  # a subcommand (a server, a worker, a monitor) collects as usual
@@ -58,9 +70,11 @@ def _dispatch(args: list[str]) -> int:
     # answer without loading the loop, the adapters or httpx.
     from rho_entry.cli.parser import parse_words
 
-    namespace = parse_words(args)
+    namespace = parse_words(args, commands=tuple(SUBCOMMANDS))
     if isinstance(namespace, int):
         return namespace
+    if process and (namespace.task is not None or not sys.stdin.isatty()):
+        _sigterm_cancels()  # not for a REPL, which SIGTERM ends at its prompt
     from rho_entry.cli.app import run
 
     return _with_log_lines(run, namespace)
@@ -76,6 +90,21 @@ def _with_log_lines(command: Callable[[_Given], int], given: _Given) -> int:
         return command(given)
     finally:
         log_lines.remove(line)
+
+
+def _sigterm_cancels() -> None:
+    """SIGTERM before the run listens for it (importing, reading the config, opening the
+    store) ends as Ctrl+C does there: 'cancelled', exit 130, as the exit codes say of SIGTERM;
+    it killed the process (143). Left alone when the signal is ignored (``nohup``, a
+    supervisor's choice). The run's own handler replaces this one while it runs."""
+    import signal
+
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 # Each subcommand imports its module when it runs (a plain import the architecture test sees,

@@ -58,7 +58,7 @@ examples:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> UsageParser:
     """The ``rho-agent`` argument parser (flags documented in its help)."""
     parser = UsageParser(
         prog="rho-agent",
@@ -246,10 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_words(words: Sequence[str]) -> argparse.Namespace | int:
+def parse_words(words: Sequence[str], *, commands: Sequence[str] = ()) -> argparse.Namespace | int:
     """The parsed invocation, or the exit code when parsing ended it: 0 after ``--help`` or
-    ``--version`` (printed), 1 after a usage error (printed)."""
+    ``--version`` (printed), 1 after a usage error (printed; ``commands``, the subcommands'
+    names, for a hint at a misspelt one)."""
+    parser = build_parser()
+    parser.commands = commands
     try:
-        return build_parser().parse_args(list(words))
+        return parser.parse_args(list(words))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1

@@ -26,7 +26,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_entry.config.databases_env import databases_from_env
 from rho_entry.config.home import config_dir
-from rho_entry.config.yaml_text import load_yaml
+from rho_entry.config.yaml_text import load_yaml, read_config_text
 
 if TYPE_CHECKING:  # built with the first database configured
     from rho_domain.database_config import DatabaseConfig
@@ -101,12 +101,9 @@ def load_databases_file(
 
     from rho_adapters.db.config import parse_databases
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: database config file not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the database config ({exc.strerror})") from exc
+    if not path.exists():
+        raise ConfigError(f"{path}: database config file not found")
+    text = read_config_text(path, where=str(path), what="the database config")
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:

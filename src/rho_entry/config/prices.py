@@ -21,7 +21,7 @@ from typing import Any
 from rho_domain.errors import ConfigError
 from rho_domain.pricing import ModelPrice, PriceTable
 from rho_entry.config.home import config_dir
-from rho_entry.config.yaml_text import parse_yaml
+from rho_entry.config.yaml_text import parse_yaml, read_config_text
 
 PRICES_FILE = "prices.yaml"
 FORMAT_VERSION = 1
@@ -58,10 +58,7 @@ def _shipped_text() -> str:
 
 def read_prices(path: Path) -> PriceTable:
     """Read one price file; ``ConfigError`` naming the file when it is unreadable or wrong."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the price table: {exc.strerror}") from exc
+    text = read_config_text(path, where=str(path), what="the price table")
     return parse_prices(_yaml(text, str(path)), str(path))
 
 

@@ -169,11 +169,16 @@ def resolve_settings(
             attrs.evolve(config.budget, **flags["budget"]),
             "flag",
         )
-    checked = (_INT_FIELDS | _FLOAT_FIELDS | {"base_url", "output_schema"}) & changes.keys()
+    checked = (
+        _INT_FIELDS | _FLOAT_FIELDS | {"base_url", "output_schema", "backend"}
+    ) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
             config = attrs.evolve(config, **{name: changes.pop(name)})
     config = attrs.evolve(config, **changes)
+    if config.provider is not None:
+        with _naming_the_origin("provider", sources):
+            _known_provider(config.provider)
     with _naming_the_origin("profile", sources):
         config = attrs.evolve(config, profile=_profile(config, flags.get("shell_mode"), home))
     with _naming_the_origin("working_dir", sources):
@@ -288,7 +293,17 @@ _FLAGS = {
     "context_window": "--context-window",
     "model_timeout": "--timeout",
     "model_retries": "--retries",
+    "backend": "--backend",
+    "provider": "--provider",
 }
+
+
+def _known_provider(provider: str) -> None:
+    """ConfigError listing the known providers when ``provider`` is none of them: said here,
+    where its origin is known, not when the model is built."""
+    from rho_adapters.model.providers import resolve_provider
+
+    resolve_provider(provider, None)
 
 
 @contextlib.contextmanager

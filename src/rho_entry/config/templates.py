@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from rho_domain.errors import ConfigError
 from rho_domain.lazy_names import lazy_names
-from rho_entry.config.yaml_text import parse_yaml, read_yaml_file
+from rho_entry.config.yaml_text import parse_yaml, read_config_text, read_yaml_file
 
 if TYPE_CHECKING:
     from rho_entry.config.template_values import PromptTemplate, RenderedPrompt
@@ -59,10 +59,7 @@ def load_template(path: str | Path) -> PromptTemplate:
 
 def read_template(path: str | Path) -> str:
     """A template file's text; a missing or unreadable file is a ConfigError."""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the prompt template: {exc.strerror}") from exc
+    return read_config_text(path, where=str(path), what="the prompt template")
 
 
 def parse_template(text: str, *, source: str = "<template>") -> PromptTemplate:

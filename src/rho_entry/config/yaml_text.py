@@ -31,16 +31,34 @@ def load_yaml(text: str) -> Any:
     return _parse(text) if shipped is _NOT_SHIPPED else shipped
 
 
+def read_config_text(path: str | Path, *, where: str, what: str) -> str:
+    """The text of a file the user gives rho-agent (a config, a profile, a template, a
+    databases or price file): UTF-8, without the byte order mark some editors put first (it
+    would hide a template's frontmatter, whose ``---`` must begin the text). ``ConfigError``
+    says ``"{where}: cannot read {what}: ..."`` when the file cannot be read (missing, a
+    directory, no permission) or is not UTF-8 text, naming the first byte that is not and
+    where it is."""
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read {what}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start]
+        raise ConfigError(
+            f"{where}: cannot read {what}: it is not UTF-8 text (byte 0x{byte:02x} at offset "
+            f"{exc.start}); save the file as UTF-8"
+        ) from exc
+
+
 def read_yaml_file(path: str | Path, *, where: str, what: str) -> Any:
     """The document in the file at ``path`` (None when empty). ``ConfigError`` says
-    ``"{where}: cannot read {what}: ..."`` when the file cannot be read and
-    ``"{where}: invalid YAML: ..."`` when it does not parse."""
+    ``"{where}: cannot read {what}: ..."`` when the file cannot be read (``read_config_text``)
+    and ``"{where}: invalid YAML: ..."`` when it does not parse."""
     import yaml
 
+    text = read_config_text(path, where=where, what=what)
     try:
-        return load_yaml(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read {what}: {exc.strerror}") from exc
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
 
@@ -62,8 +80,45 @@ def parse_yaml(text: str, *, invalid: str) -> Any:
 def _parse(text: str) -> Any:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, in C or in Python
+    return yaml.load(text, Loader=_loader())  # noqa: S506 - a safe loader, in C or in Python
+
+
+@functools.cache
+def _loader() -> Any:
+    """The safe loader (libyaml's parser when present) refusing a key given twice in one
+    mapping. YAML forbids it, and PyYAML keeps the last value without a word: a
+    ``max_turns: 3`` near the top of a config silently lost to a ``max_turns: 100`` further
+    down. A ``ConstructorError`` (a ``YAMLError``) names the key and both lines."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class UniqueKeyLoader(base):  # type: ignore[valid-type,misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                _refuse_duplicate_keys(self, node)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
+def _refuse_duplicate_keys(loader: Any, node: Any) -> None:
+    import yaml
+
+    seen: dict[Any, Any] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # a merge key (<<) may repeat; complex keys are left to PyYAML
+        key = loader.construct_object(key_node)
+        first = seen.setdefault(key, key_node)
+        if first is not key_node:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"found the key {key!r} again (first on line {first.start_mark.line + 1}); "
+                "a key may appear once in a mapping: remove one of them",
+                key_node.start_mark,
+            )
 
 
 def _shipped(text: str) -> Any:

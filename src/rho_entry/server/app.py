@@ -131,12 +131,12 @@ def default_config(env: Mapping[str, str]) -> AgentConfig:
 
 def error_response(error: ApiError) -> Response:
     """The JSON answer of an API error (``Retry-After`` on 429)."""
-    from starlette.responses import JSONResponse
+    from rho_entry.server.json_answer import JsonAnswer
 
     headers = {"Retry-After": str(error.retry_after)} if isinstance(error, Busy) else {}
     if error.status == 401:
         headers["WWW-Authenticate"] = "Bearer"
-    return JSONResponse(error.body(), status_code=error.status, headers=headers)
+    return JsonAnswer(error.body(), status_code=error.status, headers=headers)
 
 
 async def _rho_error(request: Request, exc: Exception) -> Response:

@@ -76,9 +76,31 @@ async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: 
     if not received.strip():
         return {}
     try:
-        return json.loads(received)
+        value = json.loads(received)
     except (ValueError, UnicodeDecodeError) as exc:
         raise Invalid(f"the body is not valid JSON: {exc}", field="body") from None
+    except RecursionError:  # [[[[...]]]]: legal JSON no route takes, deeper than Python parses
+        raise Invalid(
+            "the body is not valid JSON here: it nests arrays or objects too deeply",
+            field="body",
+        ) from None
+    if (b"\\ud" in received or b"\\uD" in received) and not _unicode(value):
+        raise Invalid(
+            "the body holds a lone surrogate (a \\ud800-\\udfff escape without its pair): "
+            "it is not Unicode text",
+            field="body",
+        )
+    return value
+
+
+def _unicode(value: Any) -> bool:
+    """Whether every string of a parsed body is Unicode text (JSON's escapes can spell a
+    lone surrogate, which no UTF-8 writer accepts: the trace, a response, a request)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def parse_create(data: Any) -> CreateSession:

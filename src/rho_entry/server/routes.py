@@ -37,9 +37,9 @@ async def _body(request: Request) -> Any:
 
 
 def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
-    from starlette.responses import JSONResponse
+    from rho_entry.server.json_answer import JsonAnswer
 
-    return JSONResponse(data, status_code=status, headers=dict(headers or {}))
+    return JsonAnswer(data, status_code=status, headers=dict(headers or {}))
 
 
 async def list_sessions(request: Request) -> Response:

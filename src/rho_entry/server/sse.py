@@ -23,7 +23,8 @@ CLOSED = b"event: closed\ndata: {}\n\n"
 def frame(item: FeedItem) -> bytes:
     """One SSE event (the JSON of trace lines and deltas holds no raw newline)."""
     head = f"id: {item.seq}\n" if item.seq is not None else ""
-    return f"{head}event: {item.kind}\ndata: {item.data}\n\n".encode()
+    # A lone surrogate (in a JSON string) is written as the escape it came as: json_answer.py
+    return f"{head}event: {item.kind}\ndata: {item.data}\n\n".encode("utf-8", "backslashreplace")
 
 
 @attrs.frozen(kw_only=True)
