@@ -186,13 +186,15 @@ def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
 
 
 class KeepAliveWatch:
-    """The idle timeout for a stream that sends only keep-alives. httpx's read timeout (the
+    """The idle timeout of a stream, counted in completed events. httpx's read timeout (the
     idle timeout, ``Timeouts.idle``) is reset by any byte, so a server that sends SSE comments
-    (``: ping``) or Anthropic's ``ping`` events and nothing else would hold a run forever. A
-    reader calls ``heard`` for each chunk that brought part of the response and ``quiet`` for
-    each that brought only keep-alives; ``quiet`` raises ``ModelTimeout`` once keep-alives
-    alone have come for ``idle`` seconds, counted from the request, or from the first
-    keep-alive after the last piece of the response (so at most one keep-alive interval late).
+    (``: ping``) or Anthropic's ``ping`` events and nothing else, or a ``data:`` line a byte at
+    a time that never ends, would hold a run forever. In a streamed answer every event is one
+    small delta (a tool call's arguments come as many), so progress is a completed event: a
+    reader calls ``heard`` for each chunk that completed one and ``quiet`` for each that did
+    not (keep-alives, part of an event); ``quiet`` raises ``ModelTimeout`` once no event has
+    completed for ``idle`` seconds, counted from the request, or from the first chunk after
+    the last completed event (so at most one chunk interval late).
     """
 
     __slots__ = ("idle", "since")
@@ -202,18 +204,18 @@ class KeepAliveWatch:
         self.since: float | None = time.monotonic()
 
     def heard(self) -> None:
-        """A chunk brought part of the response."""
+        """A chunk completed an event of the response."""
         self.since = None
 
     def quiet(self) -> None:
-        """A chunk brought only keep-alives. Raises ``ModelTimeout`` past ``idle`` seconds."""
+        """A chunk completed no event. Raises ``ModelTimeout`` past ``idle`` seconds."""
         now = time.monotonic()
         if self.since is None:
             self.since = now
         elif self.idle is not None and now - self.since >= self.idle:
             raise ModelTimeout(
-                f"the model server sent only keep-alives for {self.idle:g} s, no response "
-                "(idle timeout)"
+                f"the model server sent no complete event for {self.idle:g} s, only "
+                "keep-alives or part of one (idle timeout)"
             )
 
 

@@ -44,8 +44,9 @@ async def read_stream(
     response: httpx.Response, assembler: ChunkAssembler, url: str, *, idle: float | None = None
 ) -> AsyncIterator[StreamEvent]:
     """The events of a streamed response from ``url`` (see the module docstring). The text of
-    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. Only
-    keep-alive comments for ``idle`` seconds is a ``ModelTimeout`` (``KeepAliveWatch``)."""
+    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. No
+    completed event (keep-alive comments, part of one) for ``idle`` seconds is a
+    ``ModelTimeout`` (``KeepAliveWatch``)."""
     decoder = SSEDecoder()
     watch = KeepAliveWatch(idle)
     body = body_chunks(response)
@@ -85,11 +86,11 @@ def _read_chunk(
     watch: KeepAliveWatch,
 ) -> bool:
     """Append to ``out`` the events of one network chunk of the body; True at ``[DONE]``.
-    Tells ``watch`` whether the chunk was only keep-alives."""
+    Tells ``watch`` whether the chunk completed an event."""
     datas = decoder.whole_events(raw)
     if datas is None:
         sses = decoder.feed(raw)
-        if sses or decoder.holds_part:
+        if sses:  # part of an event is no progress: it may never end
             watch.heard()
         else:
             watch.quiet()
