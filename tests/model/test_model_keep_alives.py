@@ -147,6 +147,7 @@ async def test_an_event_that_never_completes_ends_the_call_at_the_idle_timeout(
 ) -> None:
     """A byte every 0.2 s (each resets httpx's read timeout of 0.3 s) of an event that never
     ends: no completed event for 0.3 s is the timeout, the text streamed before kept."""
+    cls: type[OpenAIChatModel | AnthropicModel]
     if provider == "openai":
         head, cls = _delta("partial "), OpenAIChatModel
     else:
