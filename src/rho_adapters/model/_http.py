@@ -185,6 +185,13 @@ def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     return response.aiter_bytes()
 
 
+STREAM_WAIT = (
+    "the model server sent no complete event for {idle:g} s, only keep-alives or part of one "
+    "(idle timeout)"
+)
+BODY_WAIT = "the model server sent only keep-alives for {idle:g} s, no response (idle timeout)"
+
+
 class KeepAliveWatch:
     """The idle timeout of a stream, counted in completed events. httpx's read timeout (the
     idle timeout, ``Timeouts.idle``) is reset by any byte, so a server that sends SSE comments
@@ -197,11 +204,12 @@ class KeepAliveWatch:
     the last completed event (so at most one chunk interval late).
     """
 
-    __slots__ = ("idle", "since")
+    __slots__ = ("idle", "since", "waited")
 
-    def __init__(self, idle: float | None) -> None:
+    def __init__(self, idle: float | None, *, waited: str = STREAM_WAIT) -> None:
         self.idle = idle
         self.since: float | None = time.monotonic()
+        self.waited = waited  # what came instead of progress, for the timeout's message
 
     def heard(self) -> None:
         """A chunk completed an event of the response."""
@@ -213,10 +221,7 @@ class KeepAliveWatch:
         if self.since is None:
             self.since = now
         elif self.idle is not None and now - self.since >= self.idle:
-            raise ModelTimeout(
-                f"the model server sent no complete event for {self.idle:g} s, only "
-                "keep-alives or part of one (idle timeout)"
-            )
+            raise ModelTimeout(self.waited.format(idle=self.idle))
 
 
 async def whole_body(response: httpx.Response, *, idle: float | None) -> bytes:
@@ -224,7 +229,7 @@ async def whole_body(response: httpx.Response, *, idle: float | None) -> bytes:
     keep-alive before the JSON of a slow answer, and legal JSON) for ``idle`` seconds is a
     ``ModelTimeout`` (``KeepAliveWatch``): httpx's read timeout, reset by every byte, let a
     body of spaces that never ended hold the run forever."""
-    watch = KeepAliveWatch(idle)
+    watch = KeepAliveWatch(idle, waited=BODY_WAIT)
     parts = []
     async for chunk in body_chunks(response):
         if chunk.strip():
