@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -175,7 +174,7 @@ async def read_whole(
 def parse(data: str, assembler: ChunkAssembler) -> Any:
     """``data`` as JSON, or ``ModelProtocolError`` (with the partial text) if it is not."""
     try:
-        return json.loads(data)
+        return loads(data)  # a document nested past the parser is a ValueError too
     except ValueError as exc:
         raise ModelProtocolError(
             f"the model server sent a chunk that is not JSON: {data[:200]!r}",
