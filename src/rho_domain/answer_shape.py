@@ -45,6 +45,8 @@ def parse(text: str, schema: Mapping[str, Any]) -> tuple[Any, SchemaProblem | No
         value = json.loads(body)
     except ValueError as exc:
         return None, SchemaProblem("$", f"the answer is not JSON ({exc})")
+    except RecursionError:
+        return None, SchemaProblem("$", "the answer nests arrays or objects too deeply to read")
     return value, validate(value, schema)
 
 

@@ -74,6 +74,10 @@ class ApprovalResolved(SeedEventView):
         approved: True to run it.
         always: Approve this tool for the rest of the session.
         reason: Why the human rejected it (empty when none was given); the model reads it.
+        digest: The digest of the call the answerer was shown (``rho_domain.call_digest``),
+            which the answer carried and was checked against; None for an answer that carried
+            none (in-process, a denial) and in traces written before the field (a new
+            optional field: older readers skip it, the trace format is unchanged).
     """
 
     kind: ClassVar[str] = "approval_resolved"
@@ -83,3 +87,4 @@ class ApprovalResolved(SeedEventView):
     approved: bool
     always: bool = False
     reason: str = ""
+    digest: str | None = None

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, string_for_strings
 from rho_domain.lazy_names import lazy_names
 from rho_domain.permissions import PermissionProfile
 
@@ -41,6 +41,8 @@ DEFAULT_REPEAT_LIMIT = 3  # the same call this many times in a row: told once, t
 def _references(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """Each entry is ``module:function`` (``package.module:Class.method`` too); whether it
     imports is checked where hooks are resolved (``rho_entry.config.hook_refs``)."""
+    if isinstance(value, str):
+        raise ConfigError(string_for_strings(f"hooks.{attribute.name}", value))
     for index, ref in enumerate(value if isinstance(value, tuple) else ()):
         module, colon, function = ref.partition(":") if isinstance(ref, str) else ("", "", "")
         names = (*module.split("."), *function.split("."))

@@ -12,6 +12,20 @@ from typing import Any
 
 import attrs
 
+from rho_domain.errors import ConfigError, string_for_strings
+
+LIST_OPTIONS = ("allowed_functions",)
+"""The options that hold a list of strings (``rho_domain.sql.classify.allowed_functions``)."""
+
+
+def _options(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A string where an option wants a list is refused here, for a value built in Python as
+    for a file: the adapter would otherwise refuse it only when it opens the database."""
+    for key in LIST_OPTIONS:
+        option = value.get(key) if isinstance(value, Mapping) else None
+        if isinstance(option, str):
+            raise ConfigError(string_for_strings(f"options.{key}", option))
+
 
 @attrs.frozen(kw_only=True)
 class DatabaseConfig:
@@ -25,4 +39,4 @@ class DatabaseConfig:
     user: str | None = None
     database: str | None = None
     password_env: str | None = None
-    options: Mapping[str, Any] = attrs.field(factory=dict)
+    options: Mapping[str, Any] = attrs.field(factory=dict, validator=_options)

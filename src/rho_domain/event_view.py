@@ -100,7 +100,7 @@ class SeedEventView:
             return None
         try:
             value = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             return {}
         return value if isinstance(value, dict) else {}
 

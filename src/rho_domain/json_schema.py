@@ -35,6 +35,7 @@ from typing import Any
 
 import attrs
 
+from rho_domain.errors import ConfigError
 from rho_domain.schema_keywords import check_node, resolve
 
 
@@ -49,10 +50,40 @@ class SchemaProblem:
         return f"{self.path}: {self.message}"
 
 
+MAX_SCHEMA_DEPTH = 100
+"""How deeply a schema may nest objects and arrays: far past any real answer's shape, and
+well within Python's recursion limit, which the checks and ``validate`` recurse under."""
+
+
 def check_schema(schema: Any, where: str = "output_schema") -> None:
     """Raise ``ConfigError`` unless ``schema`` uses only the keywords ``validate`` checks,
-    with values of the right kind, and every ``$ref`` resolves."""
+    with values of the right kind, and every ``$ref`` resolves, nesting objects and arrays
+    at most ``MAX_SCHEMA_DEPTH`` deep (a deeper one failed every recursive check with
+    ``RecursionError``)."""
+    if _nests_deeper(schema, MAX_SCHEMA_DEPTH):
+        raise ConfigError(
+            f"{where}: the schema nests objects and arrays more than {MAX_SCHEMA_DEPTH} deep; "
+            "give a flatter one (a $ref to a shared definition names a repeated shape)"
+        )
     check_node(schema, schema, where, "#")
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """True when ``value`` holds objects and arrays more than ``limit`` deep (``value``
+    itself is level 1); a loop, not a recursion, so that the depth it measures cannot
+    exhaust the stack."""
+    containers = (Mapping, list, tuple)
+    level: list[Any] = [value] if isinstance(value, containers) else []
+    for _ in range(limit):
+        level = [
+            child
+            for node in level
+            for child in (node.values() if isinstance(node, Mapping) else node)
+            if isinstance(child, containers)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def validate(value: Any, schema: Mapping[str, Any]) -> SchemaProblem | None:

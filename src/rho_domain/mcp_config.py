@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, several_strings
 
 DEFAULT_STARTUP_TIMEOUT = 10.0  # seconds to start, initialize and list a server's tools
 DEFAULT_CALL_TIMEOUT = 60.0  # seconds for one tools/call
@@ -52,8 +52,8 @@ def _limit(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
 class McpToolFilter:
     """Which of a server's tools the model sees: ``allow`` (None: all) minus ``deny``."""
 
-    allow: tuple[str, ...] | None = None
-    deny: tuple[str, ...] = ()
+    allow: tuple[str, ...] | None = attrs.field(default=None, validator=several_strings)
+    deny: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
 
     def admits(self, tool: str) -> bool:
         """True when the model may see ``tool`` (its name as the server gives it)."""
@@ -72,14 +72,14 @@ class McpServerConfig:
     the session's trace and its path given in the result.
     """
 
-    command: tuple[str, ...] = ()
+    command: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
     env: Mapping[str, str] = attrs.field(factory=dict)
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
     bearer_token_env: str | None = None
     tools: McpToolFilter = McpToolFilter()
-    read_only_tools: tuple[str, ...] = ()
+    read_only_tools: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
     startup_timeout: float = attrs.field(default=DEFAULT_STARTUP_TIMEOUT, validator=_seconds)
     call_timeout: float = attrs.field(default=DEFAULT_CALL_TIMEOUT, validator=_seconds)
     output_limit: int | None = attrs.field(default=None, validator=_limit)

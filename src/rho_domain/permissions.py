@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, several_strings
 from rho_domain.lazy_names import lazy_names
 from rho_domain.limits import ResourceLimits, development_limits, readonly_limits
 from rho_domain.reach import OutsideReads
@@ -119,12 +119,16 @@ class PermissionProfile:
     file_write: FileWriteMode = FileWriteMode.OFF
     database: DatabaseMode = DatabaseMode.READONLY
     approval: ApprovalMode = ApprovalMode.DANGEROUS
-    approval_required_tools: frozenset[str] = frozenset()
-    denied_tools: frozenset[str] = frozenset()
-    dangerous_patterns: tuple[str, ...] = DEFAULT_DANGEROUS_PATTERNS
+    approval_required_tools: frozenset[str] = attrs.field(
+        default=frozenset(), validator=several_strings
+    )
+    denied_tools: frozenset[str] = attrs.field(default=frozenset(), validator=several_strings)
+    dangerous_patterns: tuple[str, ...] = attrs.field(
+        default=DEFAULT_DANGEROUS_PATTERNS, validator=several_strings
+    )
     shell_timeout: float = attrs.field(default=120.0, validator=_timeout)
     bash_only: bool = False
-    extra_read_roots: tuple[str, ...] = ()
+    extra_read_roots: tuple[str, ...] = attrs.field(default=(), validator=several_strings)
     read_outside_workspace: OutsideReads = OutsideReads.DENY
     limits: ResourceLimits = attrs.field(factory=readonly_limits)
     mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_named_servers)

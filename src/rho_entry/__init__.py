@@ -37,6 +37,7 @@ _EXPORTS = {
     "PendingApproval": "rho_domain.run",
     "ApprovalAnswer": "rho_domain.ports.approver",
     "ApprovalInterrupt": "rho_domain.ports.approver",
+    "CallChanged": "rho_domain.errors",
     "RhoError": "rho_domain.errors",
     "RuntimeClosed": "rho_domain.errors",
     "RuntimeFull": "rho_domain.errors",
@@ -60,6 +61,7 @@ __all__ = [
     "ApprovalAnswer",
     "ApprovalInterrupt",
     "Budget",
+    "CallChanged",
     "CompactResult",
     "DatabaseConfig",
     "HandleStatus",
@@ -85,7 +87,7 @@ __all__ = [
 if TYPE_CHECKING:
     from rho_domain.compaction import CompactResult
     from rho_domain.config import Budget, DatabaseConfig
-    from rho_domain.errors import RhoError, RuntimeClosed, RuntimeFull
+    from rho_domain.errors import CallChanged, RhoError, RuntimeClosed, RuntimeFull
     from rho_domain.events import Event as AgentEvent
     from rho_domain.permissions import PermissionProfile
     from rho_domain.ports.approver import ApprovalAnswer, ApprovalInterrupt

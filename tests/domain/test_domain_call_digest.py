@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 from domain_support import EchoTool, WriteNoteTool, make_session
 
-from rho_adapters.fakes import MemoryExecutor, text, tools
+from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, text, tools
 from rho_adapters.fakes import call as fake_call
 from rho_domain.call_digest import DIGEST_LENGTH, call_digest, check
 from rho_domain.errors import CallChanged, SessionStateError
@@ -80,3 +81,34 @@ async def test_resolve_approval_with_another_calls_digest_answers_nothing() -> N
     session.resolve_approval(write.id, True, digest=call_digest(write.name, write.arguments))
     assert (await session.run()).status is RunStatus.COMPLETED
     assert executor.files != {}
+
+
+async def test_the_answer_records_the_digest_it_carried() -> None:
+    """``approval_resolved`` says which call the answerer was shown (its ``digest``, None for
+    an in-process answer that carried none); a line without the field (an older trace)
+    reads as None, and a reader that knows no such field (an older rho-agent) skips it."""
+    from rho_adapters.codec import decode_event_line, encode_event_line, event_from_dict
+    from rho_domain import events as ev
+
+    write = fake_call("write", {"path": "a.txt", "content": "x"})
+    store = MemorySessionStore()
+    session = make_session(
+        [tools(write), text("done")],
+        tools=[EchoTool(), WriteNoteTool()],
+        profile="developer",
+        store=store,
+    )
+    assert (await session.run("go")).status is RunStatus.AWAITING_APPROVAL
+    shown = call_digest(write.name, write.arguments)
+    session.resolve_approval(write.id, True, digest=shown)
+    assert (await session.run()).status is RunStatus.COMPLETED
+    stored = store.events(session.id)
+    answers = [e for e in stored if isinstance(e, ev.ApprovalResolved)]
+    assert [a.digest for a in answers] == [shown]
+    line = encode_event_line(answers[0])
+    assert json.loads(line)["digest"] == shown
+    assert decode_event_line(line) == answers[0]
+    older = {k: v for k, v in json.loads(line).items() if k != "digest"}
+    assert event_from_dict(older) == attrs.evolve(answers[0], digest=None)
+    newer = {**json.loads(line), "answered_by": "someone"}  # a field this reader lacks
+    assert event_from_dict(newer) == answers[0]

@@ -13,6 +13,7 @@ from domain_support import make_session
 from rho_adapters.fakes import MemorySessionStore, ScriptedModel
 from rho_adapters.fakes.scripted_model import Turn
 from rho_domain import events as ev
+from rho_domain.config import Budget
 from rho_domain.errors import StoreError
 from rho_domain.model import ModelRequest, StreamEvent
 from rho_domain.ports.model import ContextMeter
@@ -114,3 +115,29 @@ async def test_a_run_ended_before_it_needed_the_window_cancels_the_question() ->
     assert "the disk is full" in (result.error or "")
     assert log == ["window asked", "window question cancelled"]
     assert asyncio.all_tasks() == {asyncio.current_task()}  # nothing left pending
+
+
+async def test_a_cancel_while_the_window_question_is_out_ends_the_run_at_once() -> None:
+    """The first call waits for the window (``check_window``); a cancel meanwhile was seen
+    only once the server answered (here: in 60 s). It now ends the wait and the run."""
+    log: list[str] = []
+    session = make_session([], store=SyncingStore(log, sync=0.0))
+    session.model = MeteredModel([Turn(text="never")], log, answer_after=60)
+    run = asyncio.ensure_future(session.run("hi"))
+    while "window asked" not in log:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)  # the run waits for the window now
+    session.cancel()
+    result = await asyncio.wait_for(run, 5)
+    assert result.status is RunStatus.CANCELLED
+    assert "model called" not in log
+    assert "window question cancelled" in log
+
+
+async def test_the_run_deadline_ends_the_window_wait() -> None:
+    log: list[str] = []
+    session = make_session([], store=SyncingStore(log, sync=0.0), budget=Budget(max_wall_seconds=5))
+    session.model = MeteredModel([Turn(text="never")], log, answer_after=60)
+    result = await asyncio.wait_for(session.run("hi"), 5)
+    assert result.status is RunStatus.BUDGET_EXCEEDED
+    assert "model called" not in log

@@ -30,6 +30,19 @@ def test_public_names_import_from_rho_entry() -> None:
         assert getattr(rho_entry, name) is not None
 
 
+def test_the_public_errors_are_exported_beside_the_facade() -> None:
+    """An embedder catches what ``resolve_approval(digest=)`` raises without reaching into
+    ``rho_domain``: ``CallChanged`` is exported as ``RhoError`` and the runtime's are."""
+    import rho_agent
+    import rho_entry
+    from rho_domain import errors
+
+    for name in ("CallChanged", "RhoError", "RuntimeClosed", "RuntimeFull"):
+        assert name in rho_entry.__all__
+        assert getattr(rho_entry, name) is getattr(errors, name)
+        assert getattr(rho_agent, name) is getattr(errors, name)
+
+
 def test_agent_resolves_profile_tools_and_prompt(tmp_path: Path) -> None:
     agent = Agent(AgentConfig(profile="readonly", working_dir=str(tmp_path)))
     names = set(agent.registry.names)

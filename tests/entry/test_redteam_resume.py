@@ -121,3 +121,36 @@ async def test_a_recorded_rejection_is_kept(tmp_path: Path) -> None:
         await session.close()
     assert result.status is not RunStatus.AWAITING_APPROVAL
     assert not marker.exists()
+
+
+async def test_an_answer_recorded_through_session_control_is_a_recorded_answer(
+    tmp_path: Path,
+) -> None:
+    """``SessionControl.answer`` (a stored session no process holds) writes the answer into
+    the trace, so a resume treats it as every recorded answer, as its docstring says: a
+    denial is taken (the call is answered rejected, nothing runs), an approval is asked
+    again (anyone can write a trace; the resumer approves with ``--approve CALL@DIGEST``)."""
+    from rho_adapters.store import FileSessions
+
+    root, marker = tmp_path / "sessions", tmp_path / "pwned"
+    _craft(root, tmp_path, _pending(marker, approved=True)[:-1])
+    await FileSessions(root).answer(SID, "c1", approved=True)
+    session = await _resume(root, ScriptedModel([text("done")]))
+    try:
+        assert any("asked again" in n for n in session.resume_notices), session.resume_notices
+        with pytest.raises(ApprovalInterrupt):
+            await session.run()
+    finally:
+        await session.close()
+    assert not marker.exists()
+
+    root = tmp_path / "denied"
+    _craft(root, tmp_path, _pending(marker, approved=True)[:-1])
+    await FileSessions(root).answer(SID, "c1", approved=False, reason="not today")
+    session = await _resume(root, ScriptedModel([text("done")]))
+    try:
+        result = await session.run()
+    finally:
+        await session.close()
+    assert result.status is RunStatus.COMPLETED, result.error
+    assert not marker.exists()

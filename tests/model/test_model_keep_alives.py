@@ -39,9 +39,10 @@ async def _server(
     pieces: Callable[[int], bytes | None],
     status: bytes = b"200 OK",
     content_type: bytes = b"text/event-stream",
+    every: float = 0.02,
 ) -> AsyncIterator[int]:
     """A server answering any request with a chunked body (an event stream unless told):
-    ``pieces(i)`` for i = 0, 1, ... every 20 ms, until it gives None; its port."""
+    ``pieces(i)`` for i = 0, 1, ... every ``every`` seconds, until it gives None; its port."""
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
@@ -63,7 +64,7 @@ async def _server(
             while (piece := pieces(index)) is not None:
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 await writer.drain()
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(every)
                 index += 1
             writer.write(b"0\r\n\r\n")
             await writer.drain()
@@ -95,7 +96,7 @@ def _request() -> ModelRequest:
 async def test_comments_forever_end_the_call_at_the_idle_timeout() -> None:
     async with _server(lambda _: OPENAI_PING) as port:
         model = OpenAIChatModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
-        with pytest.raises(ModelTimeout, match=r"only keep-alives for 0\.3 s"):
+        with pytest.raises(ModelTimeout, match=r"no complete event for 0\.3 s"):
             await asyncio.wait_for(collect(model, _request()), 20)
         await model.aclose()
 
@@ -130,9 +131,40 @@ async def test_comments_between_pieces_of_an_answer_are_fine() -> None:
 async def test_anthropic_pings_forever_end_the_call_at_the_idle_timeout() -> None:
     async with _server(lambda _: ANTHROPIC_PING) as port:
         model = AnthropicModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
-        with pytest.raises(ModelTimeout, match=r"only keep-alives for 0\.3 s"):
+        with pytest.raises(ModelTimeout, match=r"no complete event for 0\.3 s"):
             await asyncio.wait_for(collect(model, _request()), 20)
         await model.aclose()
+
+
+def _trickle(head: bytes) -> Callable[[int], bytes]:
+    """``head`` whole, then one byte of a ``data:`` line that never ends, each time."""
+    return lambda index: head if index == 0 else (b"data: {" if index == 1 else b" ")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_an_event_that_never_completes_ends_the_call_at_the_idle_timeout(
+    provider: str,
+) -> None:
+    """A byte every 0.2 s (each resets httpx's read timeout of 0.3 s) of an event that never
+    ends: no completed event for 0.3 s is the timeout, the text streamed before kept."""
+    cls: type[OpenAIChatModel | AnthropicModel]
+    if provider == "openai":
+        head, cls = _delta("partial "), OpenAIChatModel
+    else:
+        start = b'event: message_start\ndata: {"type": "message_start", "message": {}}\n\n'
+        block = (
+            b'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, '
+            b'"content_block": {"type": "text", "text": ""}}\n\n'
+            b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
+            b'"delta": {"type": "text_delta", "text": "partial "}}\n\n'
+        )
+        head, cls = start + block, AnthropicModel
+    async with _server(_trickle(head), every=0.2) as port:
+        model = cls(model="m", endpoint=_endpoint(port), clock=FakeClock())
+        with pytest.raises(ModelTimeout, match=r"no complete event for 0\.3 s") as info:
+            await asyncio.wait_for(collect(model, _request()), 20)
+        await model.aclose()
+    assert info.value.partial_text == "partial "
 
 
 @asynccontextmanager
@@ -202,7 +234,7 @@ async def test_a_whole_answer_of_whitespace_forever_ends_at_the_idle_timeout() -
         model = OpenAIChatModel(
             model="m", endpoint=_endpoint(port), clock=FakeClock(), stream=False
         )
-        with pytest.raises(ModelTimeout, match="only keep-alives"):
+        with pytest.raises(ModelTimeout, match=r"only keep-alives for 0\.3 s, no response"):
             await asyncio.wait_for(collect(model, _request()), 20)
         await model.aclose()
 

@@ -91,6 +91,12 @@ def parse_entry(entry: Any, *, source: str, alias: str) -> DatabaseConfig:
     options = entry.get("options") or {}
     if not isinstance(options, Mapping):
         raise ConfigError(f"{where}.options: expected a mapping")
+    from rho_domain.sql.classify import allowed_functions  # the SQL checks: with a database
+
+    try:  # checked with the file, not when the adapter opens the database
+        allowed_functions(options, alias=alias)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
     _require(engine, values, where)
     return DatabaseConfig(engine=engine, port=port, options=dict(options), **values)
 

@@ -185,36 +185,43 @@ def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     return response.aiter_bytes()
 
 
+STREAM_WAIT = (
+    "the model server sent no complete event for {idle:g} s, only keep-alives or part of one "
+    "(idle timeout)"
+)
+BODY_WAIT = "the model server sent only keep-alives for {idle:g} s, no response (idle timeout)"
+
+
 class KeepAliveWatch:
-    """The idle timeout for a stream that sends only keep-alives. httpx's read timeout (the
+    """The idle timeout of a stream, counted in completed events. httpx's read timeout (the
     idle timeout, ``Timeouts.idle``) is reset by any byte, so a server that sends SSE comments
-    (``: ping``) or Anthropic's ``ping`` events and nothing else would hold a run forever. A
-    reader calls ``heard`` for each chunk that brought part of the response and ``quiet`` for
-    each that brought only keep-alives; ``quiet`` raises ``ModelTimeout`` once keep-alives
-    alone have come for ``idle`` seconds, counted from the request, or from the first
-    keep-alive after the last piece of the response (so at most one keep-alive interval late).
+    (``: ping``) or Anthropic's ``ping`` events and nothing else, or a ``data:`` line a byte at
+    a time that never ends, would hold a run forever. In a streamed answer every event is one
+    small delta (a tool call's arguments come as many), so progress is a completed event: a
+    reader calls ``heard`` for each chunk that completed one and ``quiet`` for each that did
+    not (keep-alives, part of an event); ``quiet`` raises ``ModelTimeout`` once no event has
+    completed for ``idle`` seconds, counted from the request, or from the first chunk after
+    the last completed event (so at most one chunk interval late).
     """
 
-    __slots__ = ("idle", "since")
+    __slots__ = ("idle", "since", "waited")
 
-    def __init__(self, idle: float | None) -> None:
+    def __init__(self, idle: float | None, *, waited: str = STREAM_WAIT) -> None:
         self.idle = idle
         self.since: float | None = time.monotonic()
+        self.waited = waited  # what came instead of progress, for the timeout's message
 
     def heard(self) -> None:
-        """A chunk brought part of the response."""
+        """A chunk completed an event of the response."""
         self.since = None
 
     def quiet(self) -> None:
-        """A chunk brought only keep-alives. Raises ``ModelTimeout`` past ``idle`` seconds."""
+        """A chunk completed no event. Raises ``ModelTimeout`` past ``idle`` seconds."""
         now = time.monotonic()
         if self.since is None:
             self.since = now
         elif self.idle is not None and now - self.since >= self.idle:
-            raise ModelTimeout(
-                f"the model server sent only keep-alives for {self.idle:g} s, no response "
-                "(idle timeout)"
-            )
+            raise ModelTimeout(self.waited.format(idle=self.idle))
 
 
 async def whole_body(response: httpx.Response, *, idle: float | None) -> bytes:
@@ -222,7 +229,7 @@ async def whole_body(response: httpx.Response, *, idle: float | None) -> bytes:
     keep-alive before the JSON of a slow answer, and legal JSON) for ``idle`` seconds is a
     ``ModelTimeout`` (``KeepAliveWatch``): httpx's read timeout, reset by every byte, let a
     body of spaces that never ended hold the run forever."""
-    watch = KeepAliveWatch(idle)
+    watch = KeepAliveWatch(idle, waited=BODY_WAIT)
     parts = []
     async for chunk in body_chunks(response):
         if chunk.strip():

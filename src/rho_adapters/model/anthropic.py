@@ -149,10 +149,10 @@ class AnthropicModel(ChatModel):
                 watch = KeepAliveWatch(timeout.read)
                 async for raw in body_chunks(response):
                     sses = decoder.feed(raw)
-                    if decoder.holds_part or any(sse.event != "ping" for sse in sses):
+                    if any(sse.event != "ping" for sse in sses):
                         watch.heard()
-                    else:
-                        watch.quiet()  # comments and pings only, for too long: ModelTimeout
+                    else:  # pings, comments or part of an event, for too long: ModelTimeout
+                        watch.quiet()
                     for sse in sses:
                         for event in assembler.feed(sse.event, _json(sse.data)):
                             yield event

@@ -190,7 +190,10 @@ class Assembler:
                 continue
             text = "".join(block.json).strip() or "{}"
             if self.wrapped:
-                value = loads(text) if text.startswith("{") else None
+                try:
+                    value = loads(text) if text.startswith("{") else None
+                except ValueError:  # not JSON (or nested past the parser): the text as it is
+                    value = None
                 if isinstance(value, dict) and "answer" in value:
                     text = json.dumps(value["answer"])
             self.text.append(text)

@@ -181,7 +181,7 @@ def _thinking_block(block: ThinkingBlock) -> dict[str, Any]:
 def _input(call: ToolCall) -> dict[str, Any]:
     try:
         value = json.loads(call.arguments or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         value = None
     # tool_use.input must be an object; keep malformed arguments visible to the model.
     return value if isinstance(value, dict) else {"_unparsed_arguments": call.arguments}

@@ -125,6 +125,8 @@ class ChunkAssembler:
                 json.loads(text)
             except ValueError:
                 return True
+            except RecursionError:  # whole or not, too deep to tell: the tool layer refuses it
+                continue
         return False
 
     def response_chars(self) -> int:
@@ -221,12 +223,17 @@ def loads(data: str) -> Any:
     """``json.loads(data)``, same result and same errors, faster for a compact document (a
     streamed chunk): ``json.loads`` spends more time around its C scanner than in it, and a
     stream has one call per delta. Anything unusual (surrounding whitespace, extra data, a
-    syntax error) goes to ``json.loads``, which decides."""
+    syntax error) goes to ``json.loads``, which decides. A document nested deeper than the
+    parser goes (json's ``RecursionError``) is a ``ValueError`` too: what a server sends is
+    malformed, never a crash."""
     try:
-        value, end = _DECODER.raw_decode(data)
-    except ValueError:
-        return json.loads(data)
-    return value if end == len(data) else json.loads(data)
+        try:
+            value, end = _DECODER.raw_decode(data)
+        except ValueError:
+            return json.loads(data)
+        return value if end == len(data) else json.loads(data)
+    except RecursionError:
+        raise ValueError("the JSON nests arrays or objects too deeply to be read") from None
 
 
 def _plain_text(chunk: dict[str, Any]) -> str | None:

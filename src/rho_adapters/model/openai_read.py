@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +43,9 @@ async def read_stream(
     response: httpx.Response, assembler: ChunkAssembler, url: str, *, idle: float | None = None
 ) -> AsyncIterator[StreamEvent]:
     """The events of a streamed response from ``url`` (see the module docstring). The text of
-    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. Only
-    keep-alive comments for ``idle`` seconds is a ``ModelTimeout`` (``KeepAliveWatch``)."""
+    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. No
+    completed event (keep-alive comments, part of one) for ``idle`` seconds is a
+    ``ModelTimeout`` (``KeepAliveWatch``)."""
     decoder = SSEDecoder()
     watch = KeepAliveWatch(idle)
     body = body_chunks(response)
@@ -85,11 +85,11 @@ def _read_chunk(
     watch: KeepAliveWatch,
 ) -> bool:
     """Append to ``out`` the events of one network chunk of the body; True at ``[DONE]``.
-    Tells ``watch`` whether the chunk was only keep-alives."""
+    Tells ``watch`` whether the chunk completed an event."""
     datas = decoder.whole_events(raw)
     if datas is None:
         sses = decoder.feed(raw)
-        if sses or decoder.holds_part:
+        if sses:  # part of an event is no progress: it may never end
             watch.heard()
         else:
             watch.quiet()
@@ -174,7 +174,7 @@ async def read_whole(
 def parse(data: str, assembler: ChunkAssembler) -> Any:
     """``data`` as JSON, or ``ModelProtocolError`` (with the partial text) if it is not."""
     try:
-        return json.loads(data)
+        return loads(data)  # a document nested past the parser is a ValueError too
     except ValueError as exc:
         raise ModelProtocolError(
             f"the model server sent a chunk that is not JSON: {data[:200]!r}",

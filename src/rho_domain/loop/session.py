@@ -230,6 +230,7 @@ class Session:
                 approved=approved,
                 always=always,
                 reason=reason,
+                digest=digest,
             )
         )
 

@@ -153,7 +153,7 @@ def _error_shape(call: ToolCall, error: str) -> str:
     arguments compares equal."""
     try:
         parsed = json.loads(call.arguments or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         parsed = None
     quoted = [call.arguments]
     if isinstance(parsed, dict):
@@ -167,7 +167,7 @@ def _error_shape(call: ToolCall, error: str) -> str:
 def _canonical(call: ToolCall) -> str:
     try:
         return json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser: as given
         return call.arguments
 
 

@@ -115,9 +115,8 @@ class Turns:
 
     async def _turns(self, prompt: str | None, max_turns: int | None) -> RunStatus:
         session, tally = self._session, self._tally
-        if not await self._refresh_tools():
+        if not await self._refresh_tools() or not await self._window_checked():
             return RunStatus.CANCELLED
-        await check_window(session.agent, session.model)
         if session.state.pending_calls:
             outcome = await session.tools.resume(superseded=prompt is not None)
             if outcome is not None:
@@ -150,6 +149,22 @@ class Turns:
                 return outcome
             if await self._repeating():
                 return RunStatus.STUCK
+
+    async def _window_checked(self) -> bool:
+        """``check_window``, raced with a cancel and the run's deadline: the first check
+        waits for the server's window (a probe of up to ``--timeout``, or the meter's
+        question already out), and a cancel was seen only once it was answered. False when
+        stopped, with the ``interrupted`` event saying where."""
+        session = self._session
+        control = session.control
+        finished, _ = await control.within(check_window(session.agent, session.model))
+        if finished:
+            return True
+        detail = "waiting for the context window" + ("" if control.cancelled else ": out of time")
+        await session.journal.emit(
+            ev.Interrupted(at=session.clock.now(), reason="cancelled", detail=detail)
+        )
+        return False
 
     async def _repeating(self, calls: Sequence[ToolCall] = ()) -> bool:
         """``stuck.before_batch`` (given the batch's ``calls``) or ``stuck.after_batch``: True

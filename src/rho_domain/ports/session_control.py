@@ -258,10 +258,14 @@ class SessionControl(Protocol):
         always: bool = False,
         reason: str = "",
     ) -> None:
-        """Record a decision on a pending call of a session no live process holds; the next
-        ``--resume`` (on any host) runs on with it. Raises ``SessionLocked`` naming the holder
-        (it answers through its own session), ``SessionStateError`` for a call that is not
-        pending."""
+        """Record a decision on a pending call of a session no live process holds, in its
+        trace, as every recorded answer: the next ``--resume`` (on any host) runs on with a
+        denial (the call is answered rejected), but asks again about an approval (and
+        forgets ``always``), since whoever can write a trace can write an approval
+        (``State.forget_recorded_approvals``, ``rho_entry.resume_policy``): the resumer
+        approves with ``--approve CALL@DIGEST`` or ``Session.resolve_approval``. Raises
+        ``SessionLocked`` naming the holder (it answers through its own session),
+        ``SessionStateError`` for a call that is not pending."""
 
 
 class SessionOperator(SessionCatalog, SessionControl, Protocol):

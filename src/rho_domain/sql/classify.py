@@ -36,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.errors import ConfigError, StatementRefused
+from rho_domain.errors import ConfigError, StatementRefused, string_for_strings
 from rho_domain.sql.dialects import Dialect, dialect
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.token_rules import check_tokens
@@ -141,6 +141,8 @@ def allowed_functions(options: Mapping[str, Any], *, alias: str) -> frozenset[st
     names (``schema.name`` or ``name``, as the catalog spells them). Raises ``ConfigError``
     for anything but a list of strings."""
     value = options.get("allowed_functions", ())
+    if isinstance(value, str):
+        raise ConfigError(string_for_strings(f"databases.{alias}.options.allowed_functions", value))
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ConfigError(
             f"databases.{alias}.options.allowed_functions: expected a list of function names"

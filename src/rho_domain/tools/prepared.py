@@ -58,6 +58,10 @@ def decode_arguments(call: ToolCall) -> dict[str, Any]:
         raise ToolArgumentsError(
             f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {preview}"
         ) from None
+    except RecursionError:  # legal JSON nested deeper than the parser goes: malformed too
+        raise ToolArgumentsError(
+            "arguments nest arrays or objects too deeply to be read; send a flatter JSON object"
+        ) from None
     if not isinstance(value, dict):
         raise ToolArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
     return value

@@ -104,7 +104,7 @@ def _coerce(value: Any, types: list[str]) -> Any:
     if ("array" in types or "object" in types) and text[:1] in "[{":
         try:
             return json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser: as given
             pass
     if "null" in types and text.lower() in {"null", "none"}:
         return None
