@@ -243,8 +243,11 @@ def running_mariadb(cache: Any = None) -> Iterator[Server]:
 
             def ours(kw: dict[str, Any] = admin_kw) -> Any:
                 # a read timeout: a server of another kind on the port (PostgreSQL's waits
-                # for the client to speak first) would leave the greeting's read waiting
-                conn = pymysql.connect(**kw, read_timeout=5)
+                # for the client to speak first) would leave the greeting's read waiting.
+                # A short one: a greeting not read is asked for again until the deadline,
+                # and while the read waits, our server's exit (its port taken) goes unseen
+                # (5 s here were most of test_a_mariadb_whose_port_is_taken_starts_on_another)
+                conn = pymysql.connect(**kw, read_timeout=1)
                 return own_server(conn, "SELECT @@datadir", data)
 
             try:

@@ -20,6 +20,9 @@ from durable_support import trace
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
+from rho_entry.cli import eval as eval_cli
+from rho_entry.cli import worker as worker_cli
+from rho_entry.evals.bird_durable import worker_command
 from rho_entry.evals.sample_content import QUESTIONS, SAMPLE_ANSWERS
 from rho_entry.evals.sample_data import write_sample
 
@@ -70,9 +73,11 @@ def test_a_killed_worker_loses_no_question_and_grades_none_twice(tmp_path: Path)
         rho = [sys.executable, "-m", "rho_entry"]
         # `eval sample-data bird`, in this process (tests/evals runs the command itself)
         write_sample(tmp_path / "bird")
+        # the dead workers' questions wait out --dead-after (5 s by default): 2 s, as the
+        # other takeover tests' workers, whose beats (0.5 s) run on a thread of their own
         command = [
             *rho, "eval", "bird", "--data", "bird", "--workers", "2", "--durable", "-m", "m",
-            "--out", "out/r.jsonl",
+            "--out", "out/r.jsonl", "--dead-after", "2",
         ]  # fmt: skip
         evaluation = subprocess.Popen(
             command, cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -86,6 +91,9 @@ def test_a_killed_worker_loses_no_question_and_grades_none_twice(tmp_path: Path)
             if len(workers) == 2:
                 break
         assert held.wait(60), "question 5 never reached its submission"
+        for pid in workers:  # the command passes its --dead-after on to its workers
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            assert argv[argv.index(b"--dead-after") + 1] == b"2.0", argv
         for pid in workers:  # both: one of them is inside question 5's model call
             os.kill(pid, signal.SIGKILL)
         rest, errors = evaluation.communicate(timeout=180)
@@ -102,3 +110,16 @@ def test_a_killed_worker_loses_no_question_and_grades_none_twice(tmp_path: Path)
         ends = [e for e in trace(store, line["session_id"]) if e["kind"] == "run_end"]
         assert len(ends) == 1, line
     assert "total            24" in rest
+
+
+@pytest.mark.parametrize(
+    ("flags", "dead_after", "heartbeat"), [((), 5.0, 1.0), (("--dead-after", "2"), 2.0, 0.5)]
+)
+def test_the_workers_take_the_eval_s_dead_after_and_beat_a_quarter_of_it(
+    flags: tuple[str, ...], dead_after: float, heartbeat: float
+) -> None:
+    args = eval_cli.build_parser().parse_args(["bird", "--data", "d", "--durable", *flags])
+    command = worker_command("q.sqlite", "store", "rho-bird", dead_after=args.dead_after)
+    assert command[:4] == [sys.executable, "-m", "rho_entry", "worker"]
+    worker = worker_cli.build_parser().parse_args(command[4:])
+    assert (worker.dead_after, worker.heartbeat, worker.poll) == (dead_after, heartbeat, 0.1)

@@ -107,7 +107,16 @@ def crash_inside_tool(
         first.kill()
     finally:
         first.stop()
-    second = Worker(tmp_path, "worker-b", db=db, base_url=server.base_url, profile=profile)
+    # A is dead before B starts: B, the only live worker, has no live peer to take for dead,
+    # so its window is short (--dead-after 2 waited 2 s for a row known to be stale)
+    second = Worker(
+        tmp_path,
+        "worker-b",
+        db=db,
+        base_url=server.base_url,
+        profile=profile,
+        extra=("--dead-after", "0.5"),
+    )
     try:
         second.wait_ready()
         then()

@@ -193,6 +193,10 @@ def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:
         workers = rho_here(
             "eval", "bird", "--data", ".", "--workers", "0", cwd=tmp_path, environ=environ
         )  # fmt: skip
+        dead_after = rho_here(
+            "eval", "bird", "--data", ".", "--durable", "--dead-after", "0", cwd=tmp_path,
+            environ=environ,
+        )  # fmt: skip
         write_sample(tmp_path / "bird")  # as `eval sample-data bird` (its process: the first test)
         (tmp_path / "bird" / "dev_databases" / "flights" / "flights.sqlite").unlink()
         partial = rho(
@@ -206,6 +210,8 @@ def test_bad_data_and_flags_say_what_to_fix(tmp_path: Path) -> None:
     assert no_data.returncode == 1
     assert "error: the following arguments are required: --data" in no_data.stderr
     assert "--workers must be at least 1, got 0" in workers.stderr
+    assert dead_after.returncode == 1
+    assert "--dead-after: expected a positive number of seconds, got '0'" in dead_after.stderr
     assert partial.returncode == 0, partial.stderr
     assert "skipped dev.json: question 19: database 'flights' is missing" in partial.stderr
     assert partial.stdout.splitlines()[4].split()[:3] == ["total", "2", "2"]

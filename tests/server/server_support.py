@@ -10,7 +10,6 @@ import io
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from rho_adapters.fakes import FunctionModel, ScriptedModel, Turn
 from rho_domain.config import AgentConfig
 from rho_domain.model import ModelRequest
 from rho_entry.server import ServerSettings, create_app
+from rho_entry.server.startup_checks import listen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
 from program_zygote import command, popen, run
@@ -140,13 +140,18 @@ async def wait_idle(client: httpx.AsyncClient, session_id: str) -> dict[str, Any
 
 
 class UvicornThread:
-    """The app served by a real uvicorn on 127.0.0.1 (a free port), in a thread."""
+    """The app served by a real uvicorn on 127.0.0.1 (a free port), in a thread, on the
+    listening socket ``rho-agent serve`` makes (``startup_checks.listen``).
+
+    That socket's protocol is TCP's number, as ``getaddrinfo`` gives it, and asyncio turns
+    Nagle's algorithm off only on sockets that say so: a ``socket.socket()`` (protocol 0)
+    kept it on, and each response's body, written after its headers, waited for the
+    client's delayed ACK, 40 ms per request on a kept-alive connection."""
 
     def __init__(self, app: Any) -> None:
         import uvicorn
 
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock = listen("127.0.0.1", 0)
         self.port = self.sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)

@@ -29,7 +29,7 @@ from dashboard_support import (
     seed,
     start,
 )
-from server_support import UvicornThread, app_for, place
+from server_support import UvicornThread, app_for, http, place
 
 WAIT_MS = 20_000  # an upper bound for expect(...) polling, never a measured duration
 COLUMNS = [
@@ -303,6 +303,14 @@ def test_the_list_follows_the_server_without_a_reload(tmp_path: Path, browser: A
             expect(page.locator("#summary .chip.running")).to_have_text("1 running")
             cancelled = httpx.post(f"{server.url}/api/sessions/{busy}/cancel", headers=server.auth)
             assert cancelled.status_code == 202
+            # the run ends after the answer: a poll brought forward before it missed the
+            # change, and the page waited out its next poll (2 s) in real time
+            ended = http().get(
+                f"{server.url}/api/sessions/{busy}/stream",
+                params={"until": "idle"},
+                headers=server.auth,
+            )
+            assert ended.status_code == 200, ended.text
             poll()
             expect(row.locator(".badge")).to_have_text("cancelled", timeout=WAIT_MS)
             failed = start(server.url, server.auth, "fail elsewhere")

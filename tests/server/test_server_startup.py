@@ -4,12 +4,15 @@ before listening, naming the flag or variable to change; a good configuration st
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import subprocess
 from pathlib import Path
 
 import httpx
 from server_support import Serve, place, serve_env, serve_refused
+
+from rho_entry.server.startup_checks import listen
 
 
 def _env(home: Path, base_url: str = "http://127.0.0.1:9/v1", **extra: str) -> dict[str, str]:
@@ -65,6 +68,32 @@ def test_a_busy_port_exits_1_naming_the_flag(tmp_path: Path) -> None:
     assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert "choose another --port" in done.stderr
     assert "Errno" not in done.stderr
+
+
+def test_the_served_connections_do_not_wait_for_acks() -> None:
+    """The listening socket says it is TCP (its protocol number, from ``getaddrinfo``), and
+    asyncio turns Nagle's algorithm off only on sockets that say so: with it on, a
+    response's body, written after its headers, waited for the client's delayed ACK (40 ms
+    a request on a kept-alive connection: the tests' servers on a ``socket.socket()`` did)."""
+
+    async def accepted_nodelay() -> int:
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def accept(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(accept, sock=listen("127.0.0.1", 0))
+        async with server:
+            port = server.sockets[0].getsockname()[1]
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                return await asyncio.wait_for(seen, 30)
+            finally:
+                writer.close()
+
+    assert asyncio.run(accepted_nodelay()) != 0
 
 
 def test_help_shows_the_defaults() -> None:

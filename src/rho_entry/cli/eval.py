@@ -3,7 +3,8 @@
 ::
 
     rho-agent eval bird --data DIR [--split dev] [--limit N] [--workers K] [--model M]
-                        [--out FILE] [--timeout S] [--max-turns N] [--durable [--durable-db URL]]
+                        [--out FILE] [--timeout S] [--max-turns N]
+                        [--durable [--durable-db URL] [--dead-after S]]
     rho-agent eval sample-data DIR
 
 ``bird`` prints one line per graded question on stderr and the summary table on stdout;
@@ -24,6 +25,7 @@ from typing import NoReturn
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
+from rho_entry.usage import seconds
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--durable-db",
         metavar="URL",
         help="the durable runs' database (default: <out>.durable.sqlite beside --out)",
+    )
+    bird.add_argument(
+        "--dead-after",
+        type=seconds,
+        default=5.0,
+        metavar="S",
+        help="with --durable: a worker silent this long is dead and its questions continue on "
+        "another (seconds, default 5; the workers beat every quarter of it, at most 1 s)",
     )
     bird.add_argument("-m", "--model", help="model id")
     bird.add_argument("--base-url", help="OpenAI-compatible endpoint")

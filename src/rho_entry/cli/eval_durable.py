@@ -2,9 +2,10 @@
 
 The command starts ``--workers`` worker processes (``rho-agent worker``, one question at a
 time each, their output in ``<out>.workers.log``; each one's pid is announced on stderr; one
-that dies is replaced), on
-the system database ``--durable-db`` (default ``<out>.durable.sqlite``) and the CLI's session
-store, and writes each graded question to ``--out`` once (``rho_entry.evals.bird_durable``).
+that dies is replaced, and its questions continue on another once it has been silent for
+``--dead-after`` seconds), on the system database ``--durable-db`` (default
+``<out>.durable.sqlite``) and the CLI's session store, and writes each graded question to
+``--out`` once (``rho_entry.evals.bird_durable``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ async def run_durable(
     def start_worker() -> subprocess.Popen[bytes]:
         with log.open("ab") as sink:
             worker = subprocess.Popen(
-                worker_command(database, store, QUEUE),
+                worker_command(database, store, QUEUE, dead_after=args.dead_after),
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 env=dict(os.environ),

@@ -218,10 +218,16 @@ def _outcome(status: str) -> tuple[str, str | None] | None:
     return str(graded["line"]), graded.get("failure")
 
 
-def worker_command(database: str, store: str | Path, queue: str) -> list[str]:
-    """The command line of one eval worker."""
+def worker_command(
+    database: str, store: str | Path, queue: str, *, dead_after: float = 5.0
+) -> list[str]:
+    """The command line of one eval worker: one question at a time, the queue polled ten
+    times a second, a worker silent for ``dead_after`` seconds taken for dead (``eval bird
+    --dead-after``). Each beats every quarter of that, at most every second, as ``serve
+    --durable`` does: a beat late by less than three quarters of the window is not a death."""
+    heartbeat = min(1.0, dead_after / 4)
     return [
         sys.executable, "-m", "rho_entry", "worker", "--durable-db", database,
         "--store", str(store), "--queue", queue, "--concurrency", "1", "--poll", "0.1",
-        "--heartbeat", "1", "--dead-after", "5",
+        "--heartbeat", repr(heartbeat), "--dead-after", repr(dead_after),
     ]  # fmt: skip
