@@ -21,11 +21,14 @@ from rho_domain.tools.offload import Stop
 
 def _open(data: bytes) -> Any:
     try:
-        import openpyxl
+        import openpyxl  # noqa: F401  (installed: xlsx_strings builds on it)
     except ImportError as exc:
         raise MissingExtra("openpyxl", "excel", "reading .xlsx files") from exc
+    # openpyxl's reader but for the shared strings, read without an object per string
+    from rho_adapters.local.xlsx_strings import load_workbook
+
     try:
-        return openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        return load_workbook(io.BytesIO(data))
     except Exception as exc:
         raise ToolError(f"not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from exc
 
