@@ -49,11 +49,18 @@ def _used_width(row: tuple[Any, ...]) -> int:
     return width
 
 
-def checked_open(data: bytes, stop: Stop, checked: collections.deque[bytes]) -> Any:
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def checked_open(
+    data: bytes, stop: Stop, checked: collections.deque[bytes], digest: bytes | None = None
+) -> Any:
     """``data`` opened by openpyxl once ``check_workbook`` has passed it. ``checked`` holds
     the digests of the workbooks that passed lately (the reader's): a sheet is read from the
-    same bytes twice (sheets, then rows), and the check scans every large part."""
-    digest = hashlib.blake2b(data, digest_size=16).digest()
+    same bytes twice (sheets, then rows), and the check scans every large part. ``digest``:
+    ``data``'s, when the caller has it."""
+    digest = digest or _digest(data)
     if digest not in checked:
         # Imported at the first workbook (zipfile, expat), not by every run's start-up.
         from rho_adapters.local.xlsx_guard import check_workbook
@@ -64,10 +71,27 @@ def checked_open(data: bytes, stop: Stop, checked: collections.deque[bytes]) -> 
 
 
 def sheets(
-    data: bytes, stop: Stop, *, checked: collections.deque[bytes], max_cells: int
+    data: bytes,
+    stop: Stop,
+    *,
+    checked: collections.deque[bytes],
+    scanned: collections.deque[tuple[bytes, int, tuple[SheetInfo, ...]]],
+    max_cells: int,
 ) -> tuple[SheetInfo, ...]:
-    """See ``SpreadsheetReader.sheets``; each sheet scanned within ``max_cells`` cells."""
-    book = checked_open(data, stop, checked)
+    """See ``SpreadsheetReader.sheets``; each sheet scanned within ``max_cells`` cells.
+    ``scanned`` holds the sheets of the workbooks scanned lately (the reader's), by digest
+    and budget: the same bytes are answered from it, not opened and scanned again."""
+    digest = _digest(data)
+    # a copy: other threads of the reader may append meanwhile (each append is atomic)
+    for known, budget, infos in tuple(scanned):
+        if known == digest and budget == max_cells:
+            return infos
+    found = _scan_sheets(checked_open(data, stop, checked, digest), stop, max_cells)
+    scanned.append((digest, max_cells, found))
+    return found
+
+
+def _scan_sheets(book: Any, stop: Stop, max_cells: int) -> tuple[SheetInfo, ...]:
     try:
         return tuple(
             SheetInfo(
