@@ -7,6 +7,8 @@ twice per call (its sheets, then its rows). ``read_string_table`` gives the same
 same parser (ElementTree's ``iterparse``, as openpyxl's) by walking each ``<si>``'s children:
 its plain text (``<t>``) then the text of its rich runs (``<r><t>``), phonetic runs
 (``<rPh>``) left out, and ``x005F_`` taken out, as ``Text.content`` and openpyxl's reader do.
+What the text does not need is not read: a malformed phonetic setting or run property, which
+openpyxl's validation refused (the whole workbook "not readable"), no longer stops the read.
 
 Imported by ``workbook`` once openpyxl is known to be installed.
 """
