@@ -232,3 +232,28 @@ async def test_a_workbook_s_sheets_are_scanned_once_per_reader_and_content(tmp_p
     assert listing.content == "1. Wide (1 rows x 1 columns)"
     read = await call(tmp_path, reader, path="wide.xlsx")
     assert read.content.splitlines()[:2] == ["wide.xlsx [Wide]: 1 rows x 1 columns", "1\tone"]
+
+
+async def test_a_scan_with_many_hidden_rows_is_not_kept(tmp_path: Path) -> None:
+    """A reader keeps no scan past ``KEEP_AT_MOST`` sheets and hidden rows and columns (a
+    crafted workbook's could be tens of MB): the same bytes are scanned again, and read the
+    same; one hidden row fewer than the bound is kept."""
+    from rho_adapters.local.workbook import KEEP_AT_MOST
+
+    def hidden_rows(count: int) -> bytes:
+        book = workbook()
+        book.active.title = "Main"
+        book.active.append(["a"])
+        rows = "".join(f'<row r="{r}" hidden="1"/>' for r in range(2, count + 2))
+        save(book, tmp_path / "hidden.xlsx", **{"</sheetData>": rows + "</sheetData>"})
+        return (tmp_path / "hidden.xlsx").read_bytes()
+
+    reader = OpenpyxlReader()
+    many = hidden_rows(KEEP_AT_MOST)  # with its one sheet: one past the bound
+    first = await reader.sheets(many)
+    assert len(first[0].hidden_rows) == KEEP_AT_MOST
+    again = await reader.sheets(many)
+    assert again == first
+    assert again is not first  # scanned again, not kept
+    fewer = hidden_rows(KEEP_AT_MOST - 1)
+    assert await reader.sheets(fewer) is await reader.sheets(fewer)

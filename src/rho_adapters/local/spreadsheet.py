@@ -7,7 +7,8 @@ without a cached value). Parsing runs in a thread (``in_thread``) that checks at
 whether its caller gave up, and within a budget of ``MAX_CELLS`` cells per call; every
 openpyxl/zip failure becomes a ``ToolError``. The sheets of the last eight workbooks scanned
 are kept by digest: a ``read_excel`` call asks for them before its rows, so a listing and each
-page of a read after it open and scan the sheets once.
+page of a read after it open and scan the sheets once (a scan of more than
+``workbook.KEEP_AT_MOST`` sheets and hidden rows and columns is not kept).
 
 Every Agent builds a reader (its ``read_excel`` tool holds one); what reads a workbook
 (``workbook``, ``sheet_scan``) is imported with the first workbook read.

@@ -87,8 +87,19 @@ def sheets(
         if known == digest and budget == max_cells:
             return infos
     found = _scan_sheets(checked_open(data, stop, checked, digest), stop, max_cells)
-    scanned.append((digest, max_cells, found))
+    if _size(found) <= KEEP_AT_MOST:
+        scanned.append((digest, max_cells, found))
     return found
+
+
+# What a kept scan may hold, in sheets and hidden rows and columns: a crafted workbook of a
+# million hidden rows would otherwise keep tens of MB in the agent's reader (eight of them,
+# hundreds); such a scan is used once, as before the reader kept any.
+KEEP_AT_MOST = 10_000
+
+
+def _size(found: tuple[SheetInfo, ...]) -> int:
+    return len(found) + sum(len(s.hidden_rows) + len(s.hidden_columns) for s in found)
 
 
 def _scan_sheets(book: Any, stop: Stop, max_cells: int) -> tuple[SheetInfo, ...]:
