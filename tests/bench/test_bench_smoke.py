@@ -126,6 +126,20 @@ def test_bench_durable_floor(pg_server_url: str) -> None:
         lines_match(out, rf"{name}: bare INSERT\+COMMIT \d+\.\d+ ms; DBOS empty step {MS} wall")
 
 
+def test_bench_excel() -> None:
+    import bench_excel
+
+    out = table(bench_excel.main, "--runs", "1", "--strings", "1000", "--rows", "10")
+    lines_match(
+        out,
+        r"load average \d+\.\d -> \d+\.\d; 1 rounds",
+        r"\| 1,000 shared strings, 10 x 20 cells \(CPU, median \(min-max\)\) \| this tree \|",
+        r"\| openpyxl\.load_workbook \+ first row \| \d+ ms \(\d+-\d+\) \|",
+        r"\| read_excel's reader: sheets \+ 5 rows \| \d+ ms \(\d+-\d+\) \|",
+        r"\| the next call, same reader: sheets \+ 5 rows \| \d+ ms \(\d+-\d+\) \|",
+    )
+
+
 def test_bench_first_turn() -> None:
     import bench_first_turn
 

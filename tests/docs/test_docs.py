@@ -121,8 +121,9 @@ def _block(lang: str, text: str, *, caption: str = "") -> Block:
         ("python", "print('completed')\nraise SystemExit(3)\n", ""),
         ("python", "import sys\nprint('completed', file=sys.stderr)\n", ""),
         # the dev venv has the SDK; a reader of README.md, which never installs it, does not
-        ("python", "from opentelemetry.sdk.trace import TracerProvider\n", ""),
-        ("python", "import hypothesis\n", ""),
+        # (each prints what the heading's block must, so only the import check refuses it)
+        ("python", "from opentelemetry.sdk.trace import TracerProvider\nprint('completed')\n", ""),
+        ("python", "import hypothesis\nprint('completed')\n", ""),
         ("yaml", "shell: restricted\nfile_writes: off\n", ""),
         ("yaml", "model: gpt-5-mini\nmax_turn: 3\n", ""),
         ("markdown", "---\nvars:\n  a: {required: true}\n---\n{{ a }} {{ b }}\n", ""),

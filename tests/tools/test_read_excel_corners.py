@@ -205,3 +205,55 @@ async def test_the_fake_reader_reads_the_same_window(tmp_path: Path) -> None:
     assert (await call(tmp_path, fake, path="wide.xlsx", start_column="BA")).content == (
         await call(tmp_path, path="wide.xlsx", start_column="BA")
     ).content
+
+
+async def test_a_workbook_s_sheets_are_scanned_once_per_reader_and_content(tmp_path: Path) -> None:
+    """A reader keeps the sheets it scanned by the bytes' digest and its cell budget: the
+    same bytes are answered with the same sheets (not scanned again), changed bytes and
+    another budget are scanned anew, and a listing then a read through one reader agree."""
+    wide(tmp_path / "wide.xlsx")
+    data = (tmp_path / "wide.xlsx").read_bytes()
+    reader = OpenpyxlReader()
+    first = await reader.sheets(data)
+    assert (first[0].name, first[0].rows, first[0].columns) == ("Wide", 3, 120)
+    assert await reader.sheets(data) is first  # kept, not scanned again
+    assert await reader.sheets(bytes(data)) is first  # by content, not by object
+    book = workbook()
+    book.active.title = "Wide"
+    book.active.append(["one"])
+    book.save(tmp_path / "wide.xlsx")  # the same path, other bytes
+    changed = (tmp_path / "wide.xlsx").read_bytes()
+    assert [(s.name, s.rows, s.columns) for s in await reader.sheets(changed)] == [("Wide", 1, 1)]
+    budget = OpenpyxlReader(max_cells=2)
+    assert (await budget.sheets(data))[0].complete is False
+    reader.max_cells = 2  # the same bytes under another budget: scanned under it
+    assert (await reader.sheets(data))[0].complete is False
+    listing = await call(tmp_path, reader, path="wide.xlsx", action="list_sheets")
+    assert listing.content == "1. Wide (1 rows x 1 columns)"
+    read = await call(tmp_path, reader, path="wide.xlsx")
+    assert read.content.splitlines()[:2] == ["wide.xlsx [Wide]: 1 rows x 1 columns", "1\tone"]
+
+
+async def test_a_scan_with_many_hidden_rows_is_not_kept(tmp_path: Path) -> None:
+    """A reader keeps no scan past ``KEEP_AT_MOST`` sheets and hidden rows and columns (a
+    crafted workbook's could be tens of MB): the same bytes are scanned again, and read the
+    same; one hidden row fewer than the bound is kept."""
+    from rho_adapters.local.workbook import KEEP_AT_MOST
+
+    def hidden_rows(count: int) -> bytes:
+        book = workbook()
+        book.active.title = "Main"
+        book.active.append(["a"])
+        rows = "".join(f'<row r="{r}" hidden="1"/>' for r in range(2, count + 2))
+        save(book, tmp_path / "hidden.xlsx", **{"</sheetData>": rows + "</sheetData>"})
+        return (tmp_path / "hidden.xlsx").read_bytes()
+
+    reader = OpenpyxlReader()
+    many = hidden_rows(KEEP_AT_MOST)  # with its one sheet: one past the bound
+    first = await reader.sheets(many)
+    assert len(first[0].hidden_rows) == KEEP_AT_MOST
+    again = await reader.sheets(many)
+    assert again == first
+    assert again is not first  # scanned again, not kept
+    fewer = hidden_rows(KEEP_AT_MOST - 1)
+    assert await reader.sheets(fewer) is await reader.sheets(fewer)

@@ -5,7 +5,10 @@ the bytes, ``xlsx_guard.check_workbook`` refuses a zip bomb from the zip's direc
 are read by ``sheet_scan`` (used extent, hidden rows and columns, "formula: =..." for a formula
 without a cached value). Parsing runs in a thread (``in_thread``) that checks at every row
 whether its caller gave up, and within a budget of ``MAX_CELLS`` cells per call; every
-openpyxl/zip failure becomes a ``ToolError``.
+openpyxl/zip failure becomes a ``ToolError``. The sheets of the last eight workbooks scanned
+are kept by digest: a ``read_excel`` call asks for them before its rows, so a listing and each
+page of a read after it open and scan the sheets once (a scan of more than
+``workbook.KEEP_AT_MOST`` sheets and hidden rows and columns is not kept).
 
 Every Agent builds a reader (its ``read_excel`` tool holds one); what reads a workbook
 (``workbook``, ``sheet_scan``) is imported with the first workbook read.
@@ -37,14 +40,22 @@ class OpenpyxlReader(SpreadsheetReader):
         # Digests of the workbooks that passed check_workbook lately: read_sheet reads the
         # same bytes twice (sheets, then rows), and the check scans every large part.
         self._checked: collections.deque[bytes] = collections.deque(maxlen=8)
+        # The sheets of the workbooks scanned lately, by digest: every read_excel call asks
+        # for them first, and a scan parses every cell of every sheet (a list, then each page
+        # of a read, would scan the same bytes again).
+        self._scanned: collections.deque[tuple[bytes, int, tuple[SheetInfo, ...]]] = (
+            collections.deque(maxlen=8)
+        )
 
     async def sheets(self, data: bytes) -> tuple[SheetInfo, ...]:
         """See ``SpreadsheetReader.sheets``."""
         from rho_adapters.local import workbook
 
-        checked, max_cells = self._checked, self.max_cells
+        checked, scanned, max_cells = self._checked, self._scanned, self.max_cells
         return await in_thread(
-            lambda stop: workbook.sheets(data, stop, checked=checked, max_cells=max_cells)
+            lambda stop: workbook.sheets(
+                data, stop, checked=checked, scanned=scanned, max_cells=max_cells
+            )
         )
 
     async def rows(

@@ -21,11 +21,14 @@ from rho_domain.tools.offload import Stop
 
 def _open(data: bytes) -> Any:
     try:
-        import openpyxl
+        import openpyxl  # noqa: F401  (installed: xlsx_strings builds on it)
     except ImportError as exc:
         raise MissingExtra("openpyxl", "excel", "reading .xlsx files") from exc
+    # openpyxl's reader but for the shared strings, read without an object per string
+    from rho_adapters.local.xlsx_strings import load_workbook
+
     try:
-        return openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        return load_workbook(io.BytesIO(data))
     except Exception as exc:
         raise ToolError(f"not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from exc
 
@@ -46,11 +49,18 @@ def _used_width(row: tuple[Any, ...]) -> int:
     return width
 
 
-def checked_open(data: bytes, stop: Stop, checked: collections.deque[bytes]) -> Any:
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def checked_open(
+    data: bytes, stop: Stop, checked: collections.deque[bytes], digest: bytes | None = None
+) -> Any:
     """``data`` opened by openpyxl once ``check_workbook`` has passed it. ``checked`` holds
     the digests of the workbooks that passed lately (the reader's): a sheet is read from the
-    same bytes twice (sheets, then rows), and the check scans every large part."""
-    digest = hashlib.blake2b(data, digest_size=16).digest()
+    same bytes twice (sheets, then rows), and the check scans every large part. ``digest``:
+    ``data``'s, when the caller has it."""
+    digest = digest or _digest(data)
     if digest not in checked:
         # Imported at the first workbook (zipfile, expat), not by every run's start-up.
         from rho_adapters.local.xlsx_guard import check_workbook
@@ -61,10 +71,38 @@ def checked_open(data: bytes, stop: Stop, checked: collections.deque[bytes]) -> 
 
 
 def sheets(
-    data: bytes, stop: Stop, *, checked: collections.deque[bytes], max_cells: int
+    data: bytes,
+    stop: Stop,
+    *,
+    checked: collections.deque[bytes],
+    scanned: collections.deque[tuple[bytes, int, tuple[SheetInfo, ...]]],
+    max_cells: int,
 ) -> tuple[SheetInfo, ...]:
-    """See ``SpreadsheetReader.sheets``; each sheet scanned within ``max_cells`` cells."""
-    book = checked_open(data, stop, checked)
+    """See ``SpreadsheetReader.sheets``; each sheet scanned within ``max_cells`` cells.
+    ``scanned`` holds the sheets of the workbooks scanned lately (the reader's), by digest
+    and budget: the same bytes are answered from it, not opened and scanned again."""
+    digest = _digest(data)
+    # a copy: other threads of the reader may append meanwhile (each append is atomic)
+    for known, budget, infos in tuple(scanned):
+        if known == digest and budget == max_cells:
+            return infos
+    found = _scan_sheets(checked_open(data, stop, checked, digest), stop, max_cells)
+    if _size(found) <= KEEP_AT_MOST:
+        scanned.append((digest, max_cells, found))
+    return found
+
+
+# What a kept scan may hold, in sheets and hidden rows and columns: a crafted workbook of a
+# million hidden rows would otherwise keep tens of MB in the agent's reader (eight of them,
+# hundreds); such a scan is used once, as before the reader kept any.
+KEEP_AT_MOST = 10_000
+
+
+def _size(found: tuple[SheetInfo, ...]) -> int:
+    return len(found) + sum(len(s.hidden_rows) + len(s.hidden_columns) for s in found)
+
+
+def _scan_sheets(book: Any, stop: Stop, max_cells: int) -> tuple[SheetInfo, ...]:
     try:
         return tuple(
             SheetInfo(
