@@ -186,19 +186,21 @@ class RpcPeer:
                 "id": request_id,
                 "error": {"code": _METHOD_NOT_FOUND, "message": f"{method} is not supported"},
             }
-        self._later(self.transport.send(reply))
+        self._later(lambda: self.transport.send(reply))
 
     def _cancel(self, request_id: int, reason: str) -> None:
         if self.gone is None:
             params = {"requestId": request_id, "reason": reason}
-            self._later(self.notify("notifications/cancelled", params))
+            self._later(lambda: self.notify("notifications/cancelled", params))
 
-    def _later(self, work: Awaitable[None]) -> None:
-        """Send without making the caller wait (a cancelled caller must not wait at all)."""
+    def _later(self, send: Callable[[], Awaitable[None]]) -> None:
+        """Send without making the caller wait (a cancelled caller must not wait at all).
+        ``send`` makes the sending coroutine when the task runs: a task cancelled before its
+        first turn (``aclose`` right after) leaves no coroutine that was never awaited."""
 
         async def run() -> None:
             with contextlib.suppress(McpError):  # the server is gone; nothing waits for this
-                await work
+                await send()
 
         task = asyncio.ensure_future(run())
         self._background.add(task)
