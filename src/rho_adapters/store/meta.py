@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
@@ -272,7 +272,10 @@ def stored_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def without_secrets(data: Any) -> Any:
     """A copy of a config mapping without secret values: keys named like secrets are dropped
-    (``*_env`` keys name environment variables and are kept) and DSN passwords are removed."""
+    (``*_env`` keys name environment variables and are kept), the password of a URL (a
+    ``dsn``, ``base_url``, an MCP ``url``: any ``*url`` key) and a keyword dsn's ``password=``
+    are removed, and ``headers`` lose a literal credential (``Authorization: Bearer sk-...``;
+    one naming its token by ``${VAR}`` holds none and is kept)."""
     if isinstance(data, Mapping):
         kept: dict[str, Any] = {}
         for key, value in data.items():
@@ -280,18 +283,46 @@ def without_secrets(data: Any) -> Any:
             if _secret_key(lowered):
                 log.warning("not saving %r in the session's config.yaml: it looks secret", key)
                 continue
-            kept[key] = _strip_dsn(value) if lowered == "dsn" else without_secrets(value)
+            if lowered == "headers" and isinstance(value, Mapping):
+                kept[key] = _headers(value)
+            elif lowered == "dsn" or lowered.endswith("url"):
+                kept[key] = _strip_login(value, keywords=lowered == "dsn")
+            else:
+                kept[key] = without_secrets(value)
         return kept
     if isinstance(data, list):
         return [without_secrets(v) for v in data]
     return data
 
 
-def _strip_dsn(value: Any) -> Any:
-    if not isinstance(value, str) or "@" not in value or "://" not in value:
+# A URL's password (scheme://user:PASSWORD@host), matched in the text: urlsplit raises on a
+# port that is not a number or an unclosed bracket, and a dsn may be neither URL nor valid.
+# Patterns compiled (and cached by re) with the first value that may hold one, not at import.
+_URL_LOGIN = r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#@\s]*@"
+# A keyword dsn's password (libpq's password=..., ODBC's PWD=...), quoted or bare.
+_KEYWORD_LOGIN = r"(?i)(?:^|\s+)(?:password|pwd)\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s;]+)"
+_CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token"}
+)
+
+
+def _strip_login(value: Any, *, keywords: bool) -> Any:
+    if not isinstance(value, str):
         return value
-    parts = urlsplit(value)
-    if parts.password is None:
-        return value
-    netloc = f"{parts.username}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    if "@" in value:
+        value = re.sub(_URL_LOGIN, r"\g<head>@", value)
+    if keywords and "=" in value:
+        value = re.sub(_KEYWORD_LOGIN, "", value).strip()
+    return value
+
+
+def _headers(headers: Mapping[Any, Any]) -> dict[Any, Any]:
+    kept: dict[Any, Any] = {}
+    for name, value in headers.items():
+        lowered = str(name).lower()
+        named = lowered in _CREDENTIAL_HEADERS or _secret_key(lowered.replace("-", "_"))
+        if named and not (isinstance(value, str) and "${" in value):
+            log.warning("not saving the header %r in the session's config.yaml: secret", name)
+            continue
+        kept[name] = value
+    return kept
