@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from rho_domain.errors import DatabaseError, RhoError, StatementRefused
+from rho_domain.url_logins import hide_url_logins
 
 # SQLSTATE / error numbers / message fragments per engine.
 _PG_REFUSED = {"25006", "42501"}  # read_only_sql_transaction, insufficient_privilege
@@ -53,15 +54,11 @@ class StatementTimeout(DatabaseError):
     """The engine cancelled a statement that ran past its timeout."""
 
 
-# The password of any URL a driver quotes: scheme://user:PASSWORD@
-_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s\"']*:)[^@\s\"']*@")
-
-
 def hide_secrets(text: str, secrets: Iterable[str]) -> str:
     """``text`` with each of ``secrets`` and any URL's password replaced by ``***``."""
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, "***")
-    return _URL_PASSWORD.sub(r"\g<head>***@", text)
+    return hide_url_logins(text)
 
 
 # A keyword/value dsn's password (libpq's password=..., ODBC's PWD=...), quoted or bare.

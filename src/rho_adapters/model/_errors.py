@@ -32,6 +32,7 @@ from rho_domain.errors import (
     ServerError,
     StreamError,
 )
+from rho_domain.url_logins import hide_url_logins
 
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
@@ -57,8 +58,6 @@ _PROMPT_PATTERNS = (
     r"prompt is too long: (\d+) tokens",
     r"you requested (\d+) tokens",
 )
-# A URL's password: scheme://user:PASSWORD@ (the authority only; compiled by re when used).
-_URL_LOGIN = r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:)[^/?#@\s]*@"
 _NOT_FOUND_MARKERS = ("model_not_found", "does not exist", "not_found_error")
 
 
@@ -134,9 +133,8 @@ def explain(
     add_hint(exc, hint)
     # The base URL may carry a gateway's login (http://user:PW@host/v1), and httpx's own words
     # may quote it: the message goes to the trace, --json and the terminal.
-    message = str(exc.args[0]) if exc.args else ""
-    if "@" in message:
-        exc.args = (re.sub(_URL_LOGIN, r"\g<head>***@", message), *exc.args[1:])
+    if exc.args:
+        exc.args = (hide_url_logins(str(exc.args[0])), *exc.args[1:])
 
 
 def _never_answered(exc: ModelError) -> bool:

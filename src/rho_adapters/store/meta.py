@@ -25,6 +25,7 @@ from rho_domain import events as ev
 from rho_domain.messages import Usage
 from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile, builtin_as_made
 from rho_domain.ports.store import SessionRecord
+from rho_domain.url_logins import drop_url_logins
 
 if TYPE_CHECKING:
     from rho_domain.ports.session_info import SessionInfo
@@ -295,11 +296,8 @@ def without_secrets(data: Any) -> Any:
     return data
 
 
-# A URL's password (scheme://user:PASSWORD@host), matched in the text: urlsplit raises on a
-# port that is not a number or an unclosed bracket, and a dsn may be neither URL nor valid.
-# Patterns compiled (and cached by re) with the first value that may hold one, not at import.
-_URL_LOGIN = r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#@\s]*@"
-# A keyword dsn's password (libpq's password=..., ODBC's PWD=...), quoted or bare.
+# A keyword dsn's password (libpq's password=..., ODBC's PWD=...), quoted or bare; compiled
+# (and cached by re) with the first dsn holding an "=", not at import.
 _KEYWORD_LOGIN = r"(?i)(?:^|\s+)(?:password|pwd)\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s;]+)"
 _CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token"}
@@ -309,8 +307,7 @@ _CREDENTIAL_HEADERS = frozenset(
 def _strip_login(value: Any, *, keywords: bool) -> Any:
     if not isinstance(value, str):
         return value
-    if "@" in value:
-        value = re.sub(_URL_LOGIN, r"\g<head>@", value)
+    value = drop_url_logins(value)  # matched, not parsed: a dsn need not parse
     if keywords and "=" in value:
         value = re.sub(_KEYWORD_LOGIN, "", value).strip()
     return value
