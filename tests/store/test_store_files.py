@@ -114,6 +114,11 @@ async def test_config_snapshot_holds_no_login_in_a_url_header_or_keyword_dsn(
                 engine="postgres", dsn="host=db dbname=app password='pw kw 4e0d' sslmode=require"
             ),
             "odd": DatabaseConfig(engine="mysql", dsn="mysql://app:pw-port-19ab@db:notaport/app"),
+            "query": DatabaseConfig(
+                engine="postgres",
+                dsn="postgresql://db/app?user=app&password=pw-q-d41e&sslmode=require",
+            ),
+            "ora": DatabaseConfig(engine="oracle", dsn="scott/pw-ora-2b7c@db:1521/xe"),
         },
         mcp_servers={
             "docs": McpServerConfig(
@@ -131,11 +136,13 @@ async def test_config_snapshot_holds_no_login_in_a_url_header_or_keyword_dsn(
     await store.release("s1")
     saved = (store.root / "s1" / "config.yaml").read_text()
     for secret in ("pw-base-81c2", "pw kw 4e0d", "pw-port-19ab", "pw-mcp-55d1", "pw-hdr-0c7a",
-                   "pw-key-a3b9"):  # fmt: skip
+                   "pw-key-a3b9", "pw-q-d41e", "pw-ora-2b7c"):  # fmt: skip
         assert secret not in saved
     reopened, _ = await store.open("s1")
     assert reopened.config.base_url == "https://proxyuser@llm.internal/v1"
     assert reopened.config.databases["kw"].dsn == "host=db dbname=app sslmode=require"
+    assert reopened.config.databases["query"].dsn == "postgresql://db/app?user=app&sslmode=require"
+    assert reopened.config.databases["ora"].dsn == "scott@db:1521/xe"
     docs = reopened.config.mcp_servers["docs"]
     assert docs.url == "https://bot@mcp.internal/mcp"
     assert dict(docs.headers) == {"Proxy-Authorization": "Basic ${PROXY_BASIC}", "X-Team": "blue"}

@@ -299,6 +299,10 @@ def without_secrets(data: Any) -> Any:
 # A keyword dsn's password (libpq's password=..., ODBC's PWD=...), quoted or bare; compiled
 # (and cached by re) with the first dsn holding an "=", not at import.
 _KEYWORD_LOGIN = r"(?i)(?:^|\s+)(?:password|pwd)\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s;]+)"
+# A URL dsn's query password (postgresql://host/db?user=u&password=PW), and Oracle's
+# user/password@connect-string (python-oracledb reads the password from it).
+_QUERY_LOGIN = r"(?i)([?&])(?:password|pwd)=[^&#\s]*&?"
+_SLASH_LOGIN = r"^(\s*[^/@\s:=]+)/[^@\s]*@"
 _CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token"}
 )
@@ -308,9 +312,13 @@ def _strip_login(value: Any, *, keywords: bool) -> Any:
     if not isinstance(value, str):
         return value
     value = drop_url_logins(value)  # matched, not parsed: a dsn need not parse
-    if keywords and "=" in value:
+    if not keywords:
+        return value
+    if "://" in value:
+        return re.sub(_QUERY_LOGIN, r"\1", value).rstrip("?&") if "=" in value else value
+    if "=" in value:
         value = re.sub(_KEYWORD_LOGIN, "", value).strip()
-    return value
+    return re.sub(_SLASH_LOGIN, r"\1@", value) if "@" in value else value
 
 
 def _headers(headers: Mapping[Any, Any]) -> dict[Any, Any]:
