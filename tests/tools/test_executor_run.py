@@ -148,6 +148,25 @@ async def test_executor_env_has_no_url_with_a_password(tmp_path: Path) -> None:
         assert leaked not in result.output
 
 
+async def test_executor_env_has_no_authorization_header_value(tmp_path: Path) -> None:
+    """OpenTelemetry's exporter headers (OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer ...)
+    and the like: a credential in a value whose name says only HEADERS."""
+    ex = LocalExecutor(
+        str(tmp_path),
+        allow_shell=True,
+        base_env={
+            "PATH": "/usr/bin:/bin",
+            "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer otel-tok-4f2a",
+            "EXTRA_HEADERS": "authorization: Basic YmFzaWMtcHctOWU=",
+            "GREETING": "a bearer of good news",
+        },
+    )
+    result = await ex.run(Command(shell="env"))
+    assert "GREETING=a bearer of good news" in result.output
+    for leaked in ("otel-tok-4f2a", "YmFzaWMtcHctOWU="):
+        assert leaked not in result.output
+
+
 async def test_executor_stdin_is_dev_null(shell_executor: LocalExecutor) -> None:
     result = await shell_executor.run(Command(shell="cat; echo rc=$?", timeout=5))
     assert result.output == "rc=0\n"
