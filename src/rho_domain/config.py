@@ -16,6 +16,7 @@ import attrs
 from rho_domain.errors import ConfigError, string_for_strings
 from rho_domain.lazy_names import lazy_names
 from rho_domain.permissions import PermissionProfile
+from rho_domain.url_logins import hide_url_logins
 
 if TYPE_CHECKING:
     from rho_domain.database_config import DatabaseConfig as DatabaseConfig
@@ -175,22 +176,26 @@ def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> 
     if value is None or value == "":  # "" is "not given", as everywhere else
         return
     text = str(value)
-    parts = urlsplit(text)
+    shown = repr(hide_url_logins(text))  # the refusal goes to terminals and logs
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # urllib's words: "Invalid IPv6 URL" (a bracket left open)
+        raise ConfigError(f"{attribute.name} {shown} is not a URL (a bracket left open?)") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         # a host[:port][/path] without its scheme, the common slip; not a mangled scheme
         bare = not any(part in text for part in ("//", ":/", " ")) and not text.startswith("/")
         guess = f" (did you mean http://{text}?)" if bare else ""
-        raise ConfigError(f"{attribute.name} {text!r} is not an http:// or https:// URL{guess}")
+        raise ConfigError(f"{attribute.name} {shown} is not an http:// or https:// URL{guess}")
     try:
         port, host = parts.port, parts.hostname
     except ValueError:  # urllib's words: "Port out of range 0-65535", "Port could not be cast"
         raise ConfigError(
-            f"{attribute.name} {text!r}: the port must be a number from 1 to 65535"
+            f"{attribute.name} {shown}: the port must be a number from 1 to 65535"
         ) from None
     if not host:
-        raise ConfigError(f"{attribute.name} {text!r} names no host")
+        raise ConfigError(f"{attribute.name} {shown} names no host")
     if port == 0:
-        raise ConfigError(f"{attribute.name} {text!r}: the port must be a number from 1 to 65535")
+        raise ConfigError(f"{attribute.name} {shown}: the port must be a number from 1 to 65535")
 
 
 def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -145,6 +145,24 @@ def test_endpoint_errors_name_the_endpoint_once_show_retries_and_how_to_resume(
     assert sum('"kind": "retry"' in t or '"kind":"retry"' in t for t in traces) == 2
 
 
+def test_a_base_url_login_is_not_shown_nor_kept(workspace: Path, tmp_path: Path) -> None:
+    """--base-url http://user:PW@gateway/v1: the run header on stderr printed the password
+    (a terminal, a CI log), and config.yaml kept it for every resume and export."""
+    home = tmp_path / "home"
+    with LoopbackServer([text_reply("Fine.")]) as server:
+        url = server.base_url.replace("http://", "http://gw:pw-gw-91d0@")
+        result = rho("--base-url", url, "-m", "fake-model", "hi", cwd=workspace, home=home)
+    assert result.returncode == 0, result.stderr
+    assert "Fine." in result.stdout
+    header = result.stderr.splitlines()[0]
+    assert f"OpenAI-compatible server at {url.replace('pw-gw-91d0', '***')}" in header
+    assert "pw-gw-91d0" not in result.stderr
+    (session,) = (home / "rho" / "sessions").iterdir()
+    for stored in session.iterdir():
+        if stored.is_file():
+            assert "pw-gw-91d0" not in stored.read_text(), stored.name
+
+
 def test_a_skipped_stream_event_is_a_trace_event_in_json_and_the_trace(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -22,7 +22,7 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
 from rho_entry.cli import eval as eval_cli
 from rho_entry.cli import worker as worker_cli
-from rho_entry.evals.bird_durable import worker_command
+from rho_entry.evals.bird_durable import worker_command, worker_environ
 from rho_entry.evals.sample_content import QUESTIONS, SAMPLE_ANSWERS
 from rho_entry.evals.sample_data import write_sample
 
@@ -119,7 +119,23 @@ def test_the_workers_take_the_eval_s_dead_after_and_beat_a_quarter_of_it(
     flags: tuple[str, ...], dead_after: float, heartbeat: float
 ) -> None:
     args = eval_cli.build_parser().parse_args(["bird", "--data", "d", "--durable", *flags])
-    command = worker_command("q.sqlite", "store", "rho-bird", dead_after=args.dead_after)
+    command = worker_command("q.sqlite", "rho-bird", dead_after=args.dead_after)
     assert command[:4] == [sys.executable, "-m", "rho_entry", "worker"]
     worker = worker_cli.build_parser().parse_args(command[4:])
     assert (worker.dead_after, worker.heartbeat, worker.poll) == (dead_after, heartbeat, 0.1)
+
+
+def test_the_workers_store_is_not_on_their_command_line() -> None:
+    """A command line is anyone's to read (ps, /proc/PID/cmdline): a store URL with a
+    password taken from $RHO_AGENT_STORE was put on each worker's. The worker finds it in its
+    environment, where it looks when no --store is given."""
+    from rho_entry.config.stores import store_setting
+
+    store = "postgresql://rho:pw-store-8c21@db.internal/rho"
+    command = worker_command("q.sqlite", "rho-bird")
+    environ = worker_environ(store, {"PATH": "/usr/bin", "RHO_AGENT_STORE": "/elsewhere"})
+    assert not any("pw-store-8c21" in word for word in command)
+    worker = worker_cli.build_parser().parse_args(command[4:])
+    assert worker.store is None
+    assert store_setting(worker.store, environ) == (store, "$RHO_AGENT_STORE")
+    assert environ["PATH"] == "/usr/bin"

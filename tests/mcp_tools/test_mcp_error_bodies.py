@@ -136,3 +136,35 @@ async def test_an_answer_too_deep_to_decode_is_a_problem_not_a_crash() -> None:
     assert sourced.handlers == ()
     assert len(sourced.problems) == 1
     assert "MCP server 'deep'" in sourced.problems[0]
+
+
+async def _login_error(port: int) -> str:
+    url = f"http://bot:pw-mcp-3e8d@127.0.0.1:{port}/mcp"
+    transport = HttpTransport("docs", url, headers={}, max_body=1_000_000)
+    await transport.start(lambda message: None, lambda why: None)
+    try:
+        with pytest.raises(McpError) as info:
+            async with asyncio.timeout(20):
+                await transport.send({"jsonrpc": "2.0", "id": 1, "method": "initialize"})
+    finally:
+        await transport.aclose()
+    message = str(info.value)
+    assert f"MCP server 'docs' at http://bot:***@127.0.0.1:{port}/mcp" in message
+    return message
+
+
+async def test_an_url_login_is_not_in_an_answers_error(error_server: ErrorServer) -> None:
+    """An MCP URL carrying a login (https://user:PW@host/mcp): the error naming the server
+    and its URL, a tool result or start-up warning the trace keeps, showed the password."""
+    message = await _login_error(error_server.port)
+    assert "HTTP 500" in message
+    assert "pw-mcp-3e8d" not in message
+
+
+async def test_an_url_login_is_not_in_a_refused_connections_error() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    message = await _login_error(port)
+    assert "ConnectError" in message
+    assert "pw-mcp-3e8d" not in message

@@ -267,6 +267,15 @@ async def test_a_refused_connection_is_a_connect_error_naming_the_url() -> None:
     assert "is the server running there?" in message
 
 
+async def test_a_base_url_with_a_login_is_named_without_its_password() -> None:
+    """A base URL carrying a proxy's or gateway's login (http://user:PW@host/v1): the error
+    that names the endpoint went to the trace, --json and the terminal with the password."""
+    port = _free_port()
+    message = await _connection_error_at(f"http://gateway:pw-gw-6a1f@127.0.0.1:{port}/v1")
+    assert f"model 'm' at http://gateway:***@127.0.0.1:{port}/v1" in message
+    assert "pw-gw-6a1f" not in message
+
+
 async def _connection_error_at(url: str) -> str:
     """What our model client says when it cannot connect to ``url`` (no retries)."""
     async with httpx.AsyncClient(transport=_transport(AsyncioBackend())) as client:

@@ -9,6 +9,7 @@ import pytest
 from _model_support import DONE, chunk, collect, data, make_model, run_body, text_of
 
 from rho_adapters.fakes.wire import garbage, http_error, raw_reply, stream_error, text_reply
+from rho_adapters.model import RetryPolicy
 from rho_domain.errors import (
     AuthenticationError,
     BadRequest,
@@ -355,3 +356,25 @@ async def test_endpoint_errors_name_the_url_the_model_and_what_to_check() -> Non
     # the server answered (a 200), then the stream broke: the URL is not what to check
     assert "closed the connection mid-response" in str(down.value)
     assert "--base-url" not in str(down.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (401, "Incorrect API key provided: {key}"),
+        (400, "This model's maximum context length is 8192 tokens (key {key})"),
+        (500, "upstream refused Authorization: Bearer {key}"),
+    ],
+)
+async def test_an_error_body_echoing_the_api_key_does_not_show_it(status: int, said: str) -> None:
+    """A gateway or local server that quotes the key it was sent (in a 401, a context-length
+    400, a 500): its words are the error the trace, --json and the terminal show."""
+    key = "sk-live-Q9xT2mV7bK4c"
+    model, _, _ = make_model(
+        http_error(status, said.format(key=key)), api_key=key, retry=RetryPolicy(max_retries=0)
+    )
+    with pytest.raises(ModelError) as caught:
+        await collect(model)
+    await model.aclose()
+    assert key not in str(caught.value)
+    assert "***" in str(caught.value)

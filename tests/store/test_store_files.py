@@ -98,6 +98,56 @@ async def test_config_snapshot_never_holds_a_password(store: FileSessionStore) -
     assert reopened.config.budget.max_total_tokens == 500  # "tokens" is not a secret
 
 
+async def test_config_snapshot_holds_no_login_in_a_url_header_or_keyword_dsn(
+    store: FileSessionStore,
+) -> None:
+    """Secrets in values, not keys: a base URL's or MCP URL's password, a keyword dsn's
+    ``password=``, an MCP server's literal ``Authorization`` header were written to
+    config.yaml (which the server's GET /api/sessions/ID answers and a PostgreSQL store's row
+    holds); a header that names its token by ``${VAR}`` holds none and is kept for resume."""
+    from rho_domain.config import McpServerConfig
+
+    config = AgentConfig(
+        base_url="https://proxyuser:pw-base-81c2@llm.internal/v1",
+        databases={
+            "kw": DatabaseConfig(
+                engine="postgres", dsn="host=db dbname=app password='pw kw 4e0d' sslmode=require"
+            ),
+            "odd": DatabaseConfig(engine="mysql", dsn="mysql://app:pw-port-19ab@db:notaport/app"),
+            "query": DatabaseConfig(
+                engine="postgres",
+                dsn="postgresql://db/app?user=app&password=pw-q-d41e&sslmode=require",
+            ),
+            "ora": DatabaseConfig(engine="oracle", dsn="scott/pw-ora-2b7c@db:1521/xe"),
+        },
+        mcp_servers={
+            "docs": McpServerConfig(
+                url="https://bot:pw-mcp-55d1@mcp.internal/mcp",
+                headers={
+                    "Authorization": "Bearer pw-hdr-0c7a",
+                    "X-Api-Key": "pw-key-a3b9",
+                    "Proxy-Authorization": "Basic ${PROXY_BASIC}",
+                    "X-Team": "blue",
+                },
+            )
+        },
+    )
+    await store.create(record("s1", config))
+    await store.release("s1")
+    saved = (store.root / "s1" / "config.yaml").read_text()
+    for secret in ("pw-base-81c2", "pw kw 4e0d", "pw-port-19ab", "pw-mcp-55d1", "pw-hdr-0c7a",
+                   "pw-key-a3b9", "pw-q-d41e", "pw-ora-2b7c"):  # fmt: skip
+        assert secret not in saved
+    reopened, _ = await store.open("s1")
+    assert reopened.config.base_url == "https://proxyuser@llm.internal/v1"
+    assert reopened.config.databases["kw"].dsn == "host=db dbname=app sslmode=require"
+    assert reopened.config.databases["query"].dsn == "postgresql://db/app?user=app&sslmode=require"
+    assert reopened.config.databases["ora"].dsn == "scott@db:1521/xe"
+    docs = reopened.config.mcp_servers["docs"]
+    assert docs.url == "https://bot@mcp.internal/mcp"
+    assert dict(docs.headers) == {"Proxy-Authorization": "Basic ${PROXY_BASIC}", "X-Team": "blue"}
+
+
 async def test_profile_object_survives_the_snapshot(store: FileSessionStore) -> None:
     from rho_domain.permissions import developer_profile
 

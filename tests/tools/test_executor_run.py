@@ -125,6 +125,48 @@ async def test_executor_env_has_no_credentials(tmp_path: Path) -> None:
         assert leaked not in result.output
 
 
+async def test_executor_env_has_no_url_with_a_password(tmp_path: Path) -> None:
+    """A credential in a variable's value, not its name (a database URL, a proxy's login):
+    the unrestricted shell printed them with ``env``."""
+    ex = LocalExecutor(
+        str(tmp_path),
+        allow_shell=True,
+        base_env={
+            "PATH": "/usr/bin:/bin",
+            "DATABASE_URL": "postgresql://app:pg-pw-5d1c@db.internal/app",
+            "HTTPS_PROXY": "http://alice:proxy-pw-77e0@proxy.corp:3128",
+            "all_proxy": "socks5://bob:socks-pw-0b2a@proxy.corp:1080",
+            "CACHE": "redis://:redis-pw-c3f9@cache:6379/0",
+            "HTTP_PROXY": "http://proxy.corp:3128",
+            "DOCS": "https://example.org/a:b@c",
+        },
+    )
+    result = await ex.run(Command(shell="env"))
+    assert "HTTP_PROXY=http://proxy.corp:3128" in result.output  # no password: kept
+    assert "DOCS=https://example.org/a:b@c" in result.output  # a path, not a login
+    for leaked in ("pg-pw-5d1c", "proxy-pw-77e0", "socks-pw-0b2a", "redis-pw-c3f9"):
+        assert leaked not in result.output
+
+
+async def test_executor_env_has_no_authorization_header_value(tmp_path: Path) -> None:
+    """OpenTelemetry's exporter headers (OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer ...)
+    and the like: a credential in a value whose name says only HEADERS."""
+    ex = LocalExecutor(
+        str(tmp_path),
+        allow_shell=True,
+        base_env={
+            "PATH": "/usr/bin:/bin",
+            "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer otel-tok-4f2a",
+            "EXTRA_HEADERS": "authorization: Basic YmFzaWMtcHctOWU=",
+            "GREETING": "a bearer of good news",
+        },
+    )
+    result = await ex.run(Command(shell="env"))
+    assert "GREETING=a bearer of good news" in result.output
+    for leaked in ("otel-tok-4f2a", "YmFzaWMtcHctOWU="):
+        assert leaked not in result.output
+
+
 async def test_executor_stdin_is_dev_null(shell_executor: LocalExecutor) -> None:
     result = await shell_executor.run(Command(shell="cat; echo rc=$?", timeout=5))
     assert result.output == "rc=0\n"

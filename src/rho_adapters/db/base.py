@@ -17,11 +17,13 @@ several round trips), the slot cancels the statement through the engine (``_canc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from rho_adapters.db.connection_slot import ConnectionSlot, close_quietly
+from rho_adapters.db.errors import dsn_passwords
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, RhoError, StatementRefused
 from rho_domain.permissions import DatabaseMode
@@ -45,11 +47,13 @@ class ThreadedDatabase(Database):
         password: str | Callable[[], str | None] | None = None,
         driver: Any = None,
         check_statements: bool = True,
+        hidden: Sequence[str] = (),
     ) -> None:
         """``password`` is the password, or a function that returns it when the first
         connection is made (so a missing one fails that database's calls, not start-up).
         ``driver`` replaces the lazily imported driver module (tests pass a fake DB-API).
-        ``check_statements=False`` exists only to prove the engine fence on its own."""
+        ``check_statements=False`` exists only to prove the engine fence on its own.
+        ``hidden``: more text no error may show (the values of the dsn's ``${VAR}``s)."""
         self.alias = alias
         self.config = config
         self.mode = mode
@@ -57,6 +61,7 @@ class ThreadedDatabase(Database):
         self._driver = driver
         self._check = check_statements and mode is DatabaseMode.READONLY
         self._allowed = allowed_functions(config.options, alias=alias)
+        self._hidden = tuple(hidden)
         # The engine's hooks, bound here: a subclass's overrides are the ones called.
         self.slot = ConnectionSlot(
             alias,
@@ -66,6 +71,7 @@ class ThreadedDatabase(Database):
             cancel=self._cancel,
             interrupt=self._interrupt,
             error_types=self._error_types,
+            secrets=self._secrets,
         )
 
     def temp_mb(self) -> int:
@@ -83,6 +89,13 @@ class ThreadedDatabase(Database):
     def _password(self) -> str | None:
         source = self._password_source
         return source() if callable(source) else source
+
+    def _secrets(self) -> list[str]:
+        """What a driver's error may quote and must not show: the password, the dsn's."""
+        found = [*self._hidden, *dsn_passwords(self.config.dsn or "")]
+        with contextlib.suppress(RhoError):  # an unset password_env: no password to hide
+            found.append(self._password or "")
+        return found
 
     def problems(self) -> list[str]:
         """What would make this database's first call fail, found without connecting: a

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from rho_adapters.db.errors import StatementTimeout, map_driver_errors
@@ -58,8 +58,11 @@ class ConnectionSlot:
         cancel: Callable[[Any], None],
         interrupt: Callable[[Any], None],
         error_types: Callable[[], tuple[type[Exception], ...]],
+        secrets: Callable[[], Iterable[str]] = tuple,
     ) -> None:
+        """``secrets()``: the text no driver error may show (see ``map_driver_errors``)."""
         self.alias = alias
+        self.secrets = secrets
         self.connect, self.usable, self.reset = connect, usable, reset
         self.cancel, self.interrupt, self.error_types = cancel, interrupt, error_types
         self.conn: Any = None
@@ -111,7 +114,7 @@ class ConnectionSlot:
                 ) from None
 
     def _in_thread(self, work: Callable[[Any], T]) -> T:
-        with map_driver_errors(self.alias, self.error_types()):
+        with map_driver_errors(self.alias, self.error_types(), self.secrets):
             conn = self.conn
             if conn is None or not self.usable(conn):
                 if conn is not None:

@@ -3,16 +3,21 @@
 Every adapter runs its driver calls inside ``map_driver_errors``. A write the engine refused
 (read-only transaction, missing privilege, SQLite authorizer) becomes ``StatementRefused``;
 a statement timeout and every other driver or socket failure become ``DatabaseError``. The
-message keeps the server's own words (first lines), so the model can correct its query.
+message keeps the server's own words (first lines), so the model can correct its query,
+less the connection's secrets (``hide_secrets``): libpq quotes a connection string it cannot
+parse, password and all, and the message is a tool result the model and the trace read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from rho_domain.errors import DatabaseError, RhoError, StatementRefused
+from rho_domain.url_logins import hide_url_logins
 
 # SQLSTATE / error numbers / message fragments per engine.
 _PG_REFUSED = {"25006", "42501"}  # read_only_sql_transaction, insufficient_privilege
@@ -49,21 +54,49 @@ class StatementTimeout(DatabaseError):
     """The engine cancelled a statement that ran past its timeout."""
 
 
+def hide_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of ``secrets`` and any URL's password replaced by ``***``."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return hide_url_logins(text)
+
+
+# A keyword/value dsn's password (libpq's password=..., ODBC's PWD=...), quoted or bare.
+_KEYWORD_PASSWORD = re.compile(r"(?i)\b(?:password|pwd)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|([^\s;]+))")
+
+
+def dsn_passwords(dsn: str) -> list[str]:
+    """The passwords ``dsn`` holds: a URL's (as written and decoded) and keyword ones."""
+    found = [m.group(1) or m.group(2) or "" for m in _KEYWORD_PASSWORD.finditer(dsn)]
+    try:
+        password = urlsplit(dsn).password if "://" in dsn else None
+    except ValueError:  # a URL urlsplit refuses (a bracket unclosed): the pattern's turn
+        password = None
+    if password:
+        found += [password, unquote(password)]
+    return found
+
+
 @contextmanager
-def map_driver_errors(alias: str, driver_errors: tuple[type[Exception], ...]) -> Iterator[None]:
-    """Translate driver exceptions (and ``OSError``) raised inside the block."""
+def map_driver_errors(
+    alias: str,
+    driver_errors: tuple[type[Exception], ...],
+    secrets: Callable[[], Iterable[str]] = tuple,
+) -> Iterator[None]:
+    """Translate driver exceptions (and ``OSError``) raised inside the block; the text of
+    ``secrets()`` (the connection's password, ...) is hidden from the message."""
     caught: tuple[type[Exception], ...] = (*driver_errors, OSError)
     try:
         yield
     except RhoError:
         raise
     except caught as exc:
-        raise translate(alias, exc) from exc
+        raise translate(alias, exc, secrets()) from exc
 
 
-def translate(alias: str, exc: BaseException) -> RhoError:
-    """The rho-agent error for one driver exception."""
-    message = _first_lines(exc)
+def translate(alias: str, exc: BaseException, secrets: Iterable[str] = ()) -> RhoError:
+    """The rho-agent error for one driver exception, without ``secrets``."""
+    message = _first_lines(exc, secrets)
     lowered = message.lower()
     code = _code(exc)
     if code in _PG_TIMEOUT or code in _MYSQL_TIMEOUT or any(t in lowered for t in _TIMEOUT_TEXT):
@@ -93,12 +126,13 @@ def _code(exc: BaseException) -> object:
     return None
 
 
-def _first_lines(exc: BaseException) -> str:
+def _first_lines(exc: BaseException, secrets: Iterable[str]) -> str:
     args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
     if len(args) >= 2 and isinstance(args[0], int):
         text = str(args[1])
     else:
         text = str(exc) or type(exc).__name__
+    text = hide_secrets(text, secrets)  # before the cut, which could leave part of one
     lines = [line for line in text.strip().splitlines() if line.strip()][:3]
     joined = " ".join(line.strip() for line in lines)
     return joined if len(joined) <= 500 else joined[:500] + "..."

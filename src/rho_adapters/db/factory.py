@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from rho_adapters.db.base import ThreadedDatabase
-from rho_adapters.db.config import expanded
+from rho_adapters.db.config import VARIABLE, expanded
 from rho_adapters.db.mysql import MysqlDatabase
 from rho_adapters.db.oracle import OracleDatabase
 from rho_adapters.db.postgres import PostgresDatabase
@@ -49,9 +49,11 @@ def open_databases(
             raise ConfigError(
                 f"database {alias!r}: unknown engine {config.engine!r} (use one of {choices})"
             )
+        # A dsn's ${VAR}s are how a secret is kept out of the file: no error shows their values.
+        hidden = [environ.get(name, "") for name in VARIABLE.findall(config.dsn or "")]
         config = expanded(config, environ, alias=alias)  # ${VAR} references, see db.config
         password = _password_reader(alias, config.password_env, environ)
-        databases[alias] = cls(alias, config, mode=mode, password=password)
+        databases[alias] = cls(alias, config, mode=mode, password=password, hidden=hidden)
     return databases
 
 

@@ -16,6 +16,11 @@ from rho_domain.shell import environment
 
 # compiled by re (and kept in its cache) with the first environment scrubbed, not at import
 _CREDENTIAL_NAMES = r"(?i)KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
+# A value that logs in: scheme://user:password@ (a DATABASE_URL, a proxy's login), whatever
+# the variable is called. Only the authority counts: https://host/a:b@c is a path.
+_LOGIN_URL = r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]*@"
+# A value holding an HTTP credential (OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer ...).
+_AUTH_VALUE = r"(?i)authorization\s*[=:]|\b(?:bearer|basic)\s+[A-Za-z0-9._~+/-]{8,}=*\s*(?:$|[,;])"
 _DROPPED_VARS = frozenset(
     {"BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PROMPT_COMMAND",
      "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
@@ -24,11 +29,14 @@ _DROPPED_VARS = frozenset(
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The environment minus credentials (*KEY*, *SECRET*, *TOKEN*, ...) and code-loading hooks."""
+    """The environment minus credentials (*KEY*, *SECRET*, *TOKEN*, ..., and any value holding
+    a URL with a password or an Authorization header's) and code-loading hooks."""
     return {
         k: v
         for k, v in env.items()
         if not re.search(_CREDENTIAL_NAMES, k)
+        and not re.search(_LOGIN_URL, v)
+        and not re.search(_AUTH_VALUE, v)
         and k not in _DROPPED_VARS
         and not k.startswith("BASH_FUNC_")
     }

@@ -20,7 +20,7 @@ import httpx
 
 from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.model.sse import aiter_sse
-from rho_adapters.model.tls import transport_for
+from rho_adapters.model.tls import redacted, transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
@@ -44,6 +44,7 @@ class HttpTransport:
     ) -> None:
         self.server = server
         self.url = url
+        self.shown_url = redacted(url)  # what messages name: the URL may carry a login
         self.headers = dict(headers)
         self.session_id: str | None = None
         self.max_body = max_body
@@ -115,7 +116,7 @@ class HttpTransport:
             error = McpSessionExpired if expired else McpError
             hint = " (it forgot our session)" if expired else ""
             raise error(
-                f"MCP server {self.server!r} at {self.url} answered {what} with HTTP "
+                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
                 f"{response.status_code}{hint}: {body}",
                 server=self.server,
             )
@@ -137,8 +138,8 @@ class HttpTransport:
             size += len(chunk)
             if size > self.max_body:
                 raise McpProtocolError(
-                    f"MCP server {self.server!r} at {self.url} sent more than {self.max_body} "
-                    "bytes in one answer",
+                    f"MCP server {self.server!r} at {self.shown_url} sent more than "
+                    f"{self.max_body} bytes in one answer",
                     server=self.server,
                 )
             yield chunk
@@ -171,8 +172,9 @@ class HttpTransport:
         try:
             yield
         except httpx.HTTPError as exc:
+            said = str(exc).replace(self.url, self.shown_url)  # httpx may quote the URL
             raise McpError(
-                f"MCP server {self.server!r} at {self.url}: {type(exc).__name__}: {exc}",
+                f"MCP server {self.server!r} at {self.shown_url}: {type(exc).__name__}: {said}",
                 server=self.server,
             ) from exc
 

@@ -32,6 +32,7 @@ from rho_domain.errors import (
     ServerError,
     StreamError,
 )
+from rho_domain.url_logins import hide_url_logins
 
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
@@ -57,6 +58,7 @@ _PROMPT_PATTERNS = (
     r"prompt is too long: (\d+) tokens",
     r"you requested (\d+) tokens",
 )
+_SECRET_KEY_LENGTH = 12  # shorter keys are placeholders, not hidden
 _NOT_FOUND_MARKERS = ("model_not_found", "does not exist", "not_found_error")
 
 
@@ -95,16 +97,38 @@ def add_hint(exc: BaseException, hint: str) -> None:
 
 
 def explain(
-    exc: ModelError, *, model: str, url: str, key_variable: str, has_key: bool, provider: str
+    exc: ModelError,
+    *,
+    model: str,
+    url: str,
+    key_variable: str,
+    has_key: bool,
+    provider: str,
+    key: str | None = None,
 ) -> None:
-    """Say where a failed call went and what to check; the message keeps the server's words.
+    """Say where a failed call went and what to check; the message keeps the server's words,
+    less the secrets they may quote: ``key`` (the API key sent) and a URL's password.
 
     ``url`` is the endpoint called, ``key_variable`` the environment variable the key came
     from ("" when the caller passed the key itself), ``provider`` the provider row's name.
     """
+    if not isinstance(exc, ContextLengthExceeded):
+        _add_endpoint_hint(exc, model, url, key_variable, has_key, provider)
+    # A gateway may quote the key it was sent, the base URL may carry a login, and httpx's
+    # words may quote that URL: the message goes to the trace, --json and the terminal.
+    if exc.args:
+        message = hide_url_logins(str(exc.args[0]))
+        # a placeholder key ("EMPTY", "x": local servers) is no secret, and hiding it would
+        # mangle the server's words wherever those letters appear
+        if key is not None and len(key) >= _SECRET_KEY_LENGTH:
+            message = message.replace(key, "***")
+        exc.args = (message, *exc.args[1:])
+
+
+def _add_endpoint_hint(
+    exc: ModelError, model: str, url: str, key_variable: str, has_key: bool, provider: str
+) -> None:
     where = f"model {model!r} at {url}, provider {provider}"
-    if isinstance(exc, ContextLengthExceeded):
-        return
     if isinstance(exc, ModelNotFoundError):
         hint = (
             f"{where}: check --model (the server lists its models at GET .../models) and that "

@@ -80,6 +80,7 @@ class AnthropicModel(ChatModel):
         self.model = model
         self.key_variable = endpoint.key_variable
         self._has_key = bool(endpoint.api_key)
+        self._key = endpoint.api_key  # hidden from the errors (``explain``)
         base = (endpoint.base_url or ANTHROPIC_BASE_URL).rstrip("/")
         self.url = base + ("/messages" if base.endswith("/v1") else "/v1/messages")
         self.defaults = defaults or RequestDefaults()
@@ -118,6 +119,7 @@ class AnthropicModel(ChatModel):
                 url=self.url,
                 key_variable=self.key_variable,
                 has_key=self._has_key,
+                key=self._key,
                 provider="anthropic",
             )
             raise

@@ -109,6 +109,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         self.provider = for_model(provider or resolve_provider(None, endpoint.base_url), model)
         self.key_variable = endpoint.key_variable
         self._has_key = bool(endpoint.api_key)
+        self._key = endpoint.api_key  # hidden from the errors (``explain``)
         self.base_url = endpoint.base_url or self.provider.default_base_url
         self.url = chat_url(self.base_url)
         self.defaults = defaults or RequestDefaults()
@@ -182,6 +183,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 url=self.url,
                 key_variable=self.key_variable,
                 has_key=self._has_key,
+                key=self._key,
                 provider=self.provider.name,
             )
             raise

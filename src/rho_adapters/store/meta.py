@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
@@ -25,6 +25,7 @@ from rho_domain import events as ev
 from rho_domain.messages import Usage
 from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile, builtin_as_made
 from rho_domain.ports.store import SessionRecord
+from rho_domain.url_logins import drop_url_logins
 
 if TYPE_CHECKING:
     from rho_domain.ports.session_info import SessionInfo
@@ -272,7 +273,10 @@ def stored_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def without_secrets(data: Any) -> Any:
     """A copy of a config mapping without secret values: keys named like secrets are dropped
-    (``*_env`` keys name environment variables and are kept) and DSN passwords are removed."""
+    (``*_env`` keys name environment variables and are kept), the password of a URL (a
+    ``dsn``, ``base_url``, an MCP ``url``: any ``*url`` key) and a keyword dsn's ``password=``
+    are removed, and ``headers`` lose a literal credential (``Authorization: Bearer sk-...``;
+    one naming its token by ``${VAR}`` holds none and is kept)."""
     if isinstance(data, Mapping):
         kept: dict[str, Any] = {}
         for key, value in data.items():
@@ -280,18 +284,50 @@ def without_secrets(data: Any) -> Any:
             if _secret_key(lowered):
                 log.warning("not saving %r in the session's config.yaml: it looks secret", key)
                 continue
-            kept[key] = _strip_dsn(value) if lowered == "dsn" else without_secrets(value)
+            if lowered == "headers" and isinstance(value, Mapping):
+                kept[key] = _headers(value)
+            elif lowered == "dsn" or lowered.endswith("url"):
+                kept[key] = _strip_login(value, keywords=lowered == "dsn")
+            else:
+                kept[key] = without_secrets(value)
         return kept
     if isinstance(data, list):
         return [without_secrets(v) for v in data]
     return data
 
 
-def _strip_dsn(value: Any) -> Any:
-    if not isinstance(value, str) or "@" not in value or "://" not in value:
+# A keyword dsn's password (libpq's password=..., ODBC's PWD=...), quoted or bare; compiled
+# (and cached by re) with the first dsn holding an "=", not at import.
+_KEYWORD_LOGIN = r"(?i)(?:^|\s+)(?:password|pwd)\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s;]+)"
+# A URL dsn's query password (postgresql://host/db?user=u&password=PW), and Oracle's
+# user/password@connect-string (python-oracledb reads the password from it).
+_QUERY_LOGIN = r"(?i)([?&])(?:password|pwd)=[^&#\s]*&?"
+_SLASH_LOGIN = r"^(\s*[^/@\s:=]+)/[^@\s]*@"
+_CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token"}
+)
+
+
+def _strip_login(value: Any, *, keywords: bool) -> Any:
+    if not isinstance(value, str):
         return value
-    parts = urlsplit(value)
-    if parts.password is None:
+    value = drop_url_logins(value)  # matched, not parsed: a dsn need not parse
+    if not keywords:
         return value
-    netloc = f"{parts.username}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    if "://" in value:
+        return re.sub(_QUERY_LOGIN, r"\1", value).rstrip("?&") if "=" in value else value
+    if "=" in value:
+        value = re.sub(_KEYWORD_LOGIN, "", value).strip()
+    return re.sub(_SLASH_LOGIN, r"\1@", value) if "@" in value else value
+
+
+def _headers(headers: Mapping[Any, Any]) -> dict[Any, Any]:
+    kept: dict[Any, Any] = {}
+    for name, value in headers.items():
+        lowered = str(name).lower()
+        named = lowered in _CREDENTIAL_HEADERS or _secret_key(lowered.replace("-", "_"))
+        if named and not (isinstance(value, str) and "${" in value):
+            log.warning("not saving the header %r in the session's config.yaml: secret", name)
+            continue
+        kept[name] = value
+    return kept

@@ -70,10 +70,12 @@ def export_session(
     ref: str, directory: str | None = None, *, store: str | None = None
 ) -> dict[str, object]:
     """The export document of one session: its listing (``session``), its stored config and
-    its events, read through the store's ``SessionCatalog``."""
+    its events, read through the store's ``SessionCatalog``. The config is shown as a store
+    keeps one now (``stores.kept_config``: no secrets), whatever an older version wrote."""
     import attrs
 
     from rho_adapters.codec import config_to_dict, event_to_dict
+    from rho_entry.config.stores import kept_config
 
     with _catalog(directory, store) as catalog:
         info = _run(catalog.info(ref))
@@ -84,7 +86,7 @@ def export_session(
         "format": "rho-agent.session",
         "version": 1,
         "session": session,
-        "config": config_to_dict(record.config),
+        "config": kept_config(config_to_dict(record.config)),
         "events": [event_to_dict(e) for e in events],
     }
 

@@ -53,6 +53,7 @@ from rho_adapters.model.providers import DEMO_MODEL
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
+from rho_domain.url_logins import hide_url_logins
 from rho_entry.config.databases_config import with_configured_databases
 from rho_entry.config.home import config_dir
 
@@ -190,16 +191,18 @@ def resolve_settings(
 
 def endpoint_label(config: AgentConfig, env: Mapping[str, str]) -> str:
     """Where the model calls go, for the run header: ``openai at https://...``, ``ollama at
-    http://...``, or ``offline`` for the demo. Never raises (an unknown provider is named)."""
+    http://...``, or ``offline`` for the demo. Never raises (an unknown provider is named).
+    A URL's password is shown as ``***``: the header goes to terminals and CI logs."""
     if config.model == DEMO_MODEL:
         return "offline (scripted demo)"
     url = config.base_url or next((env[v] for v in ENV_VARS["base_url"] if env.get(v)), None)
+    shown = hide_url_logins(url) if url else None
     try:
         row = provider_of(attrs.evolve(config, base_url=url), env)
     except ConfigError:
-        return f"provider {config.provider} at {url or '?'}"
+        return f"provider {config.provider} at {shown or '?'}"
     name = "OpenAI-compatible server" if row.name == "generic" else row.name
-    return f"{name} at {url or row.default_base_url or '?'}"
+    return f"{name} at {shown or row.default_base_url or '?'}"
 
 
 def missing_endpoint(config: AgentConfig, env: Mapping[str, str]) -> str | None:

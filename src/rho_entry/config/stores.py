@@ -181,6 +181,14 @@ def files_root(store: SessionStore) -> Path | None:
     return store.root if isinstance(store, FileSessionStore) else None
 
 
+def kept_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A config mapping as a store keeps one (no secrets, no store URL): for what shows a
+    stored config, whatever version wrote it (``rho-agent export``)."""
+    from rho_adapters.store.meta import stored_config
+
+    return stored_config(dict(config))
+
+
 def trace_events(source: Path | str | bytes) -> tuple[ev.Event, ...]:
     """The events of a ``trace.jsonl`` the caller names (or its bytes), read as the file store
     reads it (a torn or unreadable line skipped with a warning; a newer format version:

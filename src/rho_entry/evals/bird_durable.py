@@ -218,16 +218,23 @@ def _outcome(status: str) -> tuple[str, str | None] | None:
     return str(graded["line"]), graded.get("failure")
 
 
-def worker_command(
-    database: str, store: str | Path, queue: str, *, dead_after: float = 5.0
-) -> list[str]:
+def worker_command(database: str, queue: str, *, dead_after: float = 5.0) -> list[str]:
     """The command line of one eval worker: one question at a time, the queue polled ten
     times a second, a worker silent for ``dead_after`` seconds taken for dead (``eval bird
     --dead-after``). Each beats every quarter of that, at most every second, as ``serve
-    --durable`` does: a beat late by less than three quarters of the window is not a death."""
+    --durable`` does: a beat late by less than three quarters of the window is not a death.
+    The store is not on it (``worker_environ``)."""
     heartbeat = min(1.0, dead_after / 4)
     return [
         sys.executable, "-m", "rho_entry", "worker", "--durable-db", database,
-        "--store", str(store), "--queue", queue, "--concurrency", "1", "--poll", "0.1",
+        "--queue", queue, "--concurrency", "1", "--poll", "0.1",
         "--heartbeat", repr(heartbeat), "--dead-after", repr(dead_after),
     ]  # fmt: skip
+
+
+def worker_environ(store: str | Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of one eval worker: ``environ`` with the store in ``RHO_AGENT_STORE``,
+    where the worker looks when no --store is given. Not on the command line: a command line
+    is anyone's to read (ps, /proc/PID/cmdline), and a store URL may hold a password (one
+    taken from $RHO_AGENT_STORE was on no command line before)."""
+    return {**environ, "RHO_AGENT_STORE": str(store)}
