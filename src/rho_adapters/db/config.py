@@ -97,15 +97,41 @@ def parse_entry(entry: Any, *, source: str, alias: str) -> DatabaseConfig:
         allowed_functions(options, alias=alias)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
-    _require(engine, values, where)
+    _require(engine, {**values, "port": port}, where)
     return DatabaseConfig(engine=engine, port=port, options=dict(options), **values)
 
 
+_READS = {
+    "sqlite": ("path", "dsn"),
+    "postgres": ("dsn", "host", "user", "database", "password_env", "port"),
+    "mysql": ("host", "user", "database", "password_env", "port"),
+    "vertica": ("host", "user", "database", "password_env", "port"),
+    "oracle": ("dsn", "host", "user", "database", "password_env", "port"),
+}
+"""The keys each engine's adapter connects with: any other is refused, since a value the
+adapter never reads would be silently replaced by its default (a MySQL ``dsn`` naming the
+production host connected to ``localhost``)."""
+
+
 def _require(engine: str, values: Mapping[str, Any], where: str) -> None:
+    reads = _READS[engine]
+    for key, value in values.items():
+        if value is not None and key not in reads:
+            hint = " (give host, port, user and database instead)" if key == "dsn" else ""
+            raise ConfigError(
+                f"{where}.{key}: {engine} does not read {key}{hint}; it reads {', '.join(reads)}"
+            )
+    if engine == "oracle" and values["dsn"] and (values["host"] or values["database"]):
+        raise ConfigError(
+            f"{where}.dsn: oracle connects with the dsn or with host/port/database, not both "
+            "(the dsn would win and the others be ignored)"
+        )
     if engine == "sqlite" and not (values["path"] or values["dsn"]):
         raise ConfigError(f"{where}.path: sqlite needs the path of the database file")
-    if engine in ("postgres", "mysql", "vertica") and not (values["database"] or values["dsn"]):
-        raise ConfigError(f"{where}.database: {engine} needs a database name (or a dsn)")
+    if engine == "postgres" and not (values["database"] or values["dsn"]):
+        raise ConfigError(f"{where}.database: postgres needs a database name (or a dsn)")
+    if engine in ("mysql", "vertica") and not values["database"]:
+        raise ConfigError(f"{where}.database: {engine} needs a database name")
     if engine == "oracle" and not (values["dsn"] or values["host"]):
         raise ConfigError(f"{where}.dsn: oracle needs a dsn (or host/port/database)")
 
