@@ -1,0 +1,45 @@
+"""Red-team pass on the write and edit tools (developer profile): what they put on disk is
+bounded by the tool's cap, whatever the model asks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.local import LocalExecutor
+from rho_domain.messages import ToolCall
+from rho_domain.permissions import PermissionProfile, ShellMode, developer_profile
+from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.factory import build_registry
+from rho_domain.tools.write import MAX_WRITE
+
+
+async def call(ws: Path, tool: str, profile: PermissionProfile, **args: Any) -> ToolOutput:
+    registry = build_registry(profile)
+    executor = LocalExecutor(
+        str(ws),
+        file_write=profile.file_write,
+        allow_shell=profile.shell is ShellMode.UNRESTRICTED,
+        base_env={"PATH": "/usr/bin:/bin"},
+    )
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=executor, profile=profile, clock=SystemClock()
+    )
+    return await registry.dispatch(ToolCall(id="c", name=tool, arguments=json.dumps(args)), ctx)
+
+
+async def test_edit_cannot_grow_a_file_past_the_write_cap(tmp_path: Path) -> None:
+    # replace_all multiplies new_string by the matches: 2,000 matches x 8 KiB = 16 MB, past
+    # the 10 MiB write caps (with a longer new_string, past the agent's memory).
+    target = tmp_path / "small.txt"
+    target.write_text("a\n" * 2000)
+    out = await call(
+        tmp_path, "edit", developer_profile(),
+        path="small.txt", old_string="a", new_string="b" * 8192, replace_all=True,
+    )  # fmt: skip
+    assert out.is_error
+    assert f"the limit is {MAX_WRITE:,}" in out.content
+    assert "2,000 replacement(s)" in out.content
+    assert target.read_text() == "a\n" * 2000
