@@ -1,11 +1,13 @@
 """Red-team pass on the write and edit tools (developer profile): what they put on disk is
-bounded by the tool's cap, whatever the model asks."""
+bounded by the tool's cap and by the profile's file-size limit, whatever the model asks."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor
@@ -30,6 +32,11 @@ async def call(ws: Path, tool: str, profile: PermissionProfile, **args: Any) -> 
     return await registry.dispatch(ToolCall(id="c", name=tool, arguments=json.dumps(args)), ctx)
 
 
+def limited(mib: int) -> PermissionProfile:
+    dev = developer_profile()
+    return attrs.evolve(dev, limits=attrs.evolve(dev.limits, file_size_mib=mib))
+
+
 async def test_edit_cannot_grow_a_file_past_the_write_cap(tmp_path: Path) -> None:
     # replace_all multiplies new_string by the matches: 2,000 matches x 8 KiB = 16 MB, past
     # the 10 MiB write caps (with a longer new_string, past the agent's memory).
@@ -43,3 +50,25 @@ async def test_edit_cannot_grow_a_file_past_the_write_cap(tmp_path: Path) -> Non
     assert f"the limit is {MAX_WRITE:,}" in out.content
     assert "2,000 replacement(s)" in out.content
     assert target.read_text() == "a\n" * 2000
+
+
+async def test_write_is_held_to_the_profile_file_size_limit(tmp_path: Path) -> None:
+    # A profile limiting files to 1 MiB (RLIMIT_FSIZE for its commands) must not write a
+    # 3 MiB file through the write tool instead.
+    out = await call(tmp_path, "write", limited(1), path="big.bin", content="x" * (3 << 20))
+    assert out.is_error
+    assert "the profile's file size limit is 1 MiB" in out.content
+    assert not (tmp_path / "big.bin").exists()
+    ok = await call(tmp_path, "write", limited(1), path="small.bin", content="x" * 1000)
+    assert not ok.is_error
+
+
+async def test_edit_is_held_to_the_profile_file_size_limit(tmp_path: Path) -> None:
+    target = tmp_path / "grow.txt"
+    target.write_text("seed\n")
+    out = await call(
+        tmp_path, "edit", limited(1), path="grow.txt", old_string="seed", new_string="y" * (2 << 20)
+    )
+    assert out.is_error
+    assert "the profile's file size limit is 1 MiB" in out.content
+    assert target.read_text() == "seed\n"

@@ -138,9 +138,15 @@ def _size(text: str, encoding: str) -> int:
 
 
 def _check_size(profile: PermissionProfile, what: str, size: int) -> None:
-    """Refuse a file past the tools' cap."""
+    """Refuse a file past the tools' cap or the profile's file-size limit (the RLIMIT_FSIZE
+    its commands run under: a file the shell may not write, the write tool may not either)."""
     if size > MAX_WRITE:
         raise ToolError(f"{what}; the limit is {MAX_WRITE:,}")
+    limit = profile.limits.file_size_bytes
+    if limit is not None and size > limit:
+        raise ToolError(
+            f"{what}; the profile's file size limit is {profile.limits.describe('file size')}"
+        )
 
 
 def _line_of(text: str, index: int) -> int:
