@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.local import LocalExecutor
@@ -72,3 +73,37 @@ async def test_edit_is_held_to_the_profile_file_size_limit(tmp_path: Path) -> No
     assert out.is_error
     assert "the profile's file size limit is 1 MiB" in out.content
     assert target.read_text() == "seed\n"
+
+
+HOME_START_UP = (
+    ".config/git/config",
+    ".CONFIG/Git/attributes",
+    ".config/fish/config.fish",
+    ".config/fish/conf.d/x.fish",
+    ".config/systemd/user/x.service",
+    ".config/autostart/x.desktop",
+    ".config/environment.d/x.conf",
+    ".bash_aliases",
+    ".xprofile",
+    ".xsessionrc",
+    ".pam_environment",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".kshrc",
+    "linked/git/config",
+)
+
+
+@pytest.mark.parametrize("path", HOME_START_UP)
+async def test_write_refuses_start_up_files_under_other_names(tmp_path: Path, path: str) -> None:
+    # A workspace that is a home directory: .bashrc and .gitconfig were refused, but git's own
+    # XDG config (core.fsmonitor runs a command at the next git status), fish's and systemd's
+    # user files, the desktop's autostart and the other shells' start-up files were written.
+    (tmp_path / ".config").mkdir()
+    (tmp_path / "linked").symlink_to(".config")
+    out = await call(tmp_path, "write", developer_profile(), path=path, content="[core]\n")
+    assert out.is_error
+    assert "which agents never write" in out.content
+    assert not (tmp_path / path).exists()
+    assert not (tmp_path / ".config" / "git").exists()
