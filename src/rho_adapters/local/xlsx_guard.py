@@ -152,6 +152,9 @@ class _Rows:
         raise ToolError(f"{self.name} {what}; not read")
 
 
+_PROLOG_CHUNK = 1024  # a prolog is a few hundred bytes: the rest is never inflated
+
+
 class _RootOpened(Exception):
     """The prolog ended (the root element opened) without a DTD."""
 
@@ -171,7 +174,9 @@ def _prolog(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
     parser.StartDoctypeDeclHandler = rows.doctype
     try:
         with archive.open(info) as stream:
-            parser.Parse(stream.read(), True)
+            while chunk := stream.read(_PROLOG_CHUNK):
+                parser.Parse(chunk, False)
+            parser.Parse(b"", True)
     except (_RootOpened, expat.ExpatError, zipfile.BadZipFile, OSError, EOFError, zlib.error):
         return
 
