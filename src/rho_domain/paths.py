@@ -9,7 +9,9 @@ path (after symlinks were resolved by the executor) as well as to the path the m
   ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
 * Agent, editor and VCS configuration (never written): any ``.git`` component, ``.vscode``,
   ``.idea``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.mcp.json``, ``.ssh``,
-  ``.gnupg``, ``.aws``, ``.direnv`` and shell start-up files (``.bashrc``, ``.profile``...).
+  ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
+  ``.profile``, ``.bash_aliases``...) and their XDG homes (``.config/git``, ``.config/fish``,
+  ``.config/systemd``, ``.config/autostart``, ``.config/environment.d``).
 """
 
 from __future__ import annotations
@@ -34,8 +36,13 @@ _NEVER_WRITTEN_DIRS = frozenset(
 _NEVER_WRITTEN_FILES = frozenset(
     {".mcp.json", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
      ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".inputrc", ".cursorrules",
-     ".gitconfig"}
+     ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
+     ".xsessionrc", ".pam_environment"}
 )  # fmt: skip
+# The same configuration under XDG names (``.config/<name>/``): git's own config (its
+# core.fsmonitor runs a command at the next ``git status``), fish's start-up files, user
+# services, the desktop's autostart and the session's environment.
+_NEVER_WRITTEN_XDG = frozenset({"git", "fish", "systemd", "autostart", "environment.d"})
 
 
 def components(path: str) -> tuple[str, ...]:
@@ -63,10 +70,12 @@ def is_secret(path: str) -> bool:
 def write_refusal(path: str) -> str | None:
     """Why ``path`` may never be written, or None. Checks every component."""
     parts = components(path)
-    for part in parts:
+    for index, part in enumerate(parts):
         low = part.casefold()
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
+        if low in _NEVER_WRITTEN_XDG and index and parts[index - 1].casefold() == ".config":
+            return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
     if parts and parts[-1].casefold() in _NEVER_WRITTEN_FILES:
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
     if parts and is_secret_name(parts[-1]):

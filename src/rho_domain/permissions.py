@@ -107,7 +107,7 @@ class PermissionProfile:
     view) may read the rest of the machine; ``deny`` (the default): the workspace and the read
     roots only. Secrets are refused either way (``rho_domain.reach``).
     ``limits`` bound every command the executor starts (memory, CPU, output; see
-    ``rho_domain.limits``).
+    ``rho_domain.limits``); the file-size limit holds the write and edit tools too.
     ``mcp_servers`` are MCP servers the profile defines or names (an entry with neither
     command nor url names the agent config's server): a read-only profile starts no other
     (``mcp_config.servers_to_start``).

@@ -5,6 +5,11 @@ allows only SELECT, READ, RECURSIVE, functions outside the denylist and the intr
 pragmas. ``mode=ro`` alone still runs ``VACUUM INTO`` and ``ATTACH`` (which write files) and
 TEMP tables; the authorizer stops them.
 
+Mutations mode (the eval profile: writes, nothing asked) writes the configured file and no
+other: ``mutations_authorizer`` refuses ATTACH, which opens (and creates) any path on the
+machine, and so VACUUM INTO, which attaches its target; a plain VACUUM's own attach (of the
+name '') still runs.
+
 Time and memory: a progress handler checks the deadline every ``_PROGRESS_STEPS`` VM steps,
 and strings and blobs are capped at ``_MAX_LENGTH`` bytes, so no single step (``x || x`` on a
 huge string) runs long between checks; the base adapter's watchdog interrupts the
@@ -22,7 +27,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import ConfigError
+from rho_domain.errors import ConfigError, StatementRefused
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
 from rho_domain.sql.dialects import SQLITE_PRAGMAS
@@ -30,8 +35,9 @@ from rho_domain.sql.functions import SQLITE_FUNCTIONS
 
 # Authorizer action codes, compared by value: in Python 3.11 some of the names collide with
 # result-code constants of the sqlite3 module.
-_PRAGMA, _READ, _SELECT, _UPDATE, _FUNCTION, _RECURSIVE = 19, 20, 21, 23, 31, 33
+_PRAGMA, _READ, _SELECT, _UPDATE, _ATTACH, _FUNCTION, _RECURSIVE = 19, 20, 21, 23, 24, 31, 33
 _OK, _DENY = 0, 1
+_DENIED = ("not authorized", "authorization denied")  # an authorizer denial, in SQLite's words
 _PROGRESS_STEPS = 100  # VM instructions between deadline checks
 _MAX_LENGTH = 10_000_000  # largest string or blob a statement may build or read (bytes)
 
@@ -54,6 +60,16 @@ def read_only_authorizer(
         # PRAGMA writable_schema (denied) and a writable file (mode=ro).
         return _OK
     return _DENY
+
+
+def mutations_authorizer(
+    action: int, arg1: str | None, _arg2: str | None, _db: str | None, _trigger: str | None
+) -> int:
+    """Allow every statement on the database but ATTACH of a file (VACUUM INTO attaches its
+    target first); a plain VACUUM attaches '' (a temporary database) and runs."""
+    if action == _ATTACH and arg1:
+        return _DENY
+    return _OK
 
 
 class SqliteDatabase(ThreadedDatabase):
@@ -104,6 +120,8 @@ class SqliteDatabase(ThreadedDatabase):
         if self.read_only:
             conn.execute("PRAGMA query_only = ON")  # a convenience on top; not the boundary
             conn.set_authorizer(read_only_authorizer)
+        else:
+            conn.set_authorizer(mutations_authorizer)
 
     def _usable(self, conn: Any) -> bool:
         try:
@@ -131,6 +149,14 @@ class SqliteDatabase(ThreadedDatabase):
             # execute(), never executescript(): sqlite3 refuses a second statement.
             cursor.execute(sql, tuple(params or ()))
             return fetch(cursor, max_rows)
+        except sqlite3.DatabaseError as exc:
+            if not self.read_only and any(t in str(exc) for t in _DENIED):
+                raise StatementRefused(
+                    f"{self.alias}: ATTACH and VACUUM INTO open a file outside this database "
+                    f"(SQLite says: {exc}); statements here read and write {self.alias} only",
+                    by="engine",
+                ) from exc
+            raise
         finally:
             cursor.close()
             conn.set_progress_handler(None, 0)

@@ -18,7 +18,8 @@ Then every member larger than ``SCAN_FROM`` (whatever its name: the workbook's r
 put a sheet anywhere) is read once by expat, as a stream, without a tree: openpyxl holds a
 whole row in memory before it yields it (some 400 bytes a cell, for 4 bytes of ``<c/>``), so
 a row may have at most Excel's own 16,384 cells and 16 MB of text, a cell or a shared string
-Excel's 32,767 characters, and no part may declare a DTD (entity expansion).
+Excel's 32,767 characters, and no part may declare a DTD (entity expansion); a smaller
+member is read up to its root element for a DTD (``_prolog``), so no part of any size does.
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ def check_workbook(data: bytes, stop: Stop) -> None:
     for info in archive.infolist():
         if info.file_size > SCAN_FROM:
             _scan(archive, info, stop)
+        else:
+            _prolog(archive, info)
 
 
 class _Rows:
@@ -147,6 +150,35 @@ class _Rows:
 
     def _refuse(self, what: str) -> None:
         raise ToolError(f"{self.name} {what}; not read")
+
+
+_PROLOG_CHUNK = 1024  # a prolog is a few hundred bytes: the rest is never inflated
+
+
+class _RootOpened(Exception):
+    """The prolog ended (the root element opened) without a DTD."""
+
+
+def _root_opened(*_: object) -> None:
+    raise _RootOpened
+
+
+def _prolog(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Refuse a DTD in a part too small to scan for rows: its entities (a billion laughs)
+    would reach openpyxl's parser otherwise. Parsed up to the root element only (a DTD comes
+    before it), so a small part costs a few microseconds; a part that is not XML is left to
+    openpyxl."""
+    rows = _Rows(info.filename)
+    parser = expat.ParserCreate()
+    parser.StartElementHandler = _root_opened
+    parser.StartDoctypeDeclHandler = rows.doctype
+    try:
+        with archive.open(info) as stream:
+            while chunk := stream.read(_PROLOG_CHUNK):
+                parser.Parse(chunk, False)
+            parser.Parse(b"", True)
+    except (_RootOpened, expat.ExpatError, zipfile.BadZipFile, OSError, EOFError, zlib.error):
+        return
 
 
 def _scan(archive: zipfile.ZipFile, info: zipfile.ZipInfo, stop: Stop) -> None:

@@ -70,6 +70,8 @@ class ParentSession(Protocol):
     run in progress (``current_run``, None between runs) and how it builds a session on its
     own ports (``related``)."""
 
+    id: str
+
     @property
     def agent(self) -> Agent:
         """The parent's agent, with the tools its tool source served last."""
@@ -143,6 +145,14 @@ class SubAgents:
                     "names it was not written by rho-agent"
                 )
             record, events = await store.open(answer.session_id)
+            if record.parent_id != self._parent.id:
+                # the trace names any session of the store: continuing another's waiting call
+                # would run it under this parent's agent, approved by this parent's human
+                await store.release(record.id)
+                raise SessionStateError(
+                    f"session {record.id} is not a sub-agent of session {self._parent.id}; "
+                    "the trace that names it as one was changed"
+                )
             child = self._new(record.id, State.from_events(events))
         if answer.call_id not in {c.id for c in child.state.awaiting_decision()}:
             await child.close()

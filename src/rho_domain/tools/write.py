@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ToolError
+from rho_domain.permissions import PermissionProfile
 from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 
 MAX_WRITE = 10 << 20
@@ -51,8 +52,7 @@ class WriteHandler(ToolHandler):
         """See ``ToolHandler.handle``."""
         path = str(arguments["path"])
         data = str(arguments["content"]).encode()
-        if len(data) > MAX_WRITE:
-            raise ToolError(f"content is {len(data):,} bytes; the limit is {MAX_WRITE:,}")
+        _check_size(ctx.profile, f"content is {len(data):,} bytes", len(data))
         replaced = await ctx.executor.write(path, data, overwrite=not self.create_only)
         lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         verb = "Overwrote" if replaced else "Created"
@@ -111,6 +111,13 @@ class EditHandler(ToolHandler):
             raise ToolError(_not_found(path, text, old))
         if count > 1 and not replace_all:
             raise ToolError(_ambiguous(path, text, old, count))
+        # Measured before the replacement is built: replace_all multiplies new_string by the
+        # matches, and a few thousand matches of a long new_string outgrow the agent's memory.
+        times = count if replace_all else 1
+        grown = len(raw) + times * (_size(new, encoding) - _size(old, encoding))
+        _check_size(
+            ctx.profile, f"{path} would be {grown:,} bytes after {times:,} replacement(s)", grown
+        )
         updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         try:
             data = updated.encode(encoding)
@@ -123,6 +130,22 @@ class EditHandler(ToolHandler):
         return ToolOutput(
             content=f"Edited {path}: {count if replace_all else 1} replacement(s)\n{diff}",
             metadata={"path": path, "replacements": count if replace_all else 1},
+        )
+
+
+def _size(text: str, encoding: str) -> int:
+    return len(text.encode(encoding, "replace"))
+
+
+def _check_size(profile: PermissionProfile, what: str, size: int) -> None:
+    """Refuse a file past the tools' cap or the profile's file-size limit (the RLIMIT_FSIZE
+    its commands run under: a file the shell may not write, the write tool may not either)."""
+    if size > MAX_WRITE:
+        raise ToolError(f"{what}; the limit is {MAX_WRITE:,}")
+    limit = profile.limits.file_size_bytes
+    if limit is not None and size > limit:
+        raise ToolError(
+            f"{what}; the profile's file size limit is {profile.limits.describe('file size')}"
         )
 
 
