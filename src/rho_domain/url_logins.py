@@ -5,15 +5,16 @@ library may quote one in its error. Every place that shows or keeps such text (a
 an error the model and the trace read, the run header) hides it with these two functions. The
 login is matched in the text, not parsed: ``urlsplit`` raises on a port that is not a number or
 an unclosed bracket, and an error quotes what could not be parsed. Only the authority counts
-(``https://host/a:b@c`` is a path). The pattern is compiled (and cached by ``re``) with the
-first text holding an ``@``, not at import.
+(``https://host/a:b@c`` is a path); the login ends at the authority's last ``@``, as a URL
+parser reads it, so a password holding an ``@`` is hidden whole. The pattern is compiled
+(and cached by ``re``) with the first text holding an ``@``, not at import.
 """
 
 from __future__ import annotations
 
 import re
 
-_LOGIN = r"(?P<user>[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#@\s]*@"
+_LOGIN = r"(?P<user>[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#\s]*@"
 
 
 def hide_url_logins(text: str) -> str:

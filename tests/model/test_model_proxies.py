@@ -21,10 +21,11 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import text_reply
 from rho_adapters.mcp.source import connect
 from rho_adapters.model.proxies import ProxyRoutes
-from rho_adapters.model.tls import redacted, transport_for
+from rho_adapters.model.tls import transport_for
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, McpError, ModelConnectionError
 from rho_domain.mcp_config import McpServerConfig
+from rho_domain.url_logins import hide_url_logins as redacted
 from rho_entry import Agent, Session
 from rho_entry.client import AgentClient
 

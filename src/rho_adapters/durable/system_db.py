@@ -7,7 +7,6 @@ every message and log line.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,9 +14,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from rho_domain.errors import ConfigError
+from rho_domain.url_logins import hide_url_logins
 
 _SCHEMES = ("sqlite://", "postgresql://", "postgres://", "postgresql+psycopg://")
-_PASSWORD = re.compile(r"^(?P<head>[a-z+]+://[^:/@]*:)(?P<password>[^@]*)(?P<tail>@.*)$")
 
 
 def system_db_url(given: str) -> str:
@@ -39,11 +38,8 @@ def system_db_url(given: str) -> str:
 
 
 def shown(url: str) -> str:
-    """``url`` with its password hidden."""
-    match = _PASSWORD.match(url)
-    if match is None:
-        return url
-    return f"{match['head']}***{match['tail']}"
+    """``url`` with its password hidden (``url_logins``'s one rule)."""
+    return hide_url_logins(url)
 
 
 def engine_url(url: str) -> str:

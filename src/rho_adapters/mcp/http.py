@@ -20,8 +20,9 @@ import httpx
 
 from rho_adapters.mcp.jsonrpc import Message
 from rho_adapters.model.sse import aiter_sse
-from rho_adapters.model.tls import redacted, transport_for
+from rho_adapters.model.tls import transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
+from rho_domain.url_logins import hide_url_logins
 
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
 MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a stream's events together), as stdio
@@ -44,7 +45,7 @@ class HttpTransport:
     ) -> None:
         self.server = server
         self.url = url
-        self.shown_url = redacted(url)  # what messages name: the URL may carry a login
+        self.shown_url = hide_url_logins(url)  # what messages name: the URL may carry a login
         self.headers = dict(headers)
         self.session_id: str | None = None
         self.max_body = max_body

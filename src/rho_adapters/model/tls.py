@@ -74,8 +74,9 @@ def transport_for(
             return httpx.AsyncHTTPTransport(proxy=proxy, verify=shared_ssl_context(), limits=limits)
         except (ImportError, ValueError) as exc:
             from rho_domain.errors import ConfigError
+            from rho_domain.url_logins import hide_url_logins
 
-            shown = redacted(proxy)
+            shown = hide_url_logins(proxy)
             raise ConfigError(
                 f"proxy {shown} (from HTTPS_PROXY, HTTP_PROXY or ALL_PROXY) cannot be used: {exc}"
             ) from None
@@ -125,12 +126,3 @@ class RoutedTransport(httpx.AsyncBaseTransport):
         routes, self._by_route, self._by_origin = list(self._by_route.values()), {}, {}
         for transport in routes:
             await transport.aclose()
-
-
-def redacted(url: str) -> str:
-    """``url`` without the password it may carry (``http://user:***@proxy:3128``)."""
-    scheme, sep, rest = url.partition("://")
-    userinfo, at, host = rest.rpartition("@")
-    if not at or ":" not in userinfo:
-        return url
-    return f"{scheme}{sep}{userinfo.partition(':')[0]}:***@{host}"

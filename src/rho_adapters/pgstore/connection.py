@@ -19,11 +19,12 @@ import queue
 import threading
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import attrs
 
 from rho_domain.errors import ConfigError, MissingExtra, StoreError
+from rho_domain.url_logins import hide_url_logins
 
 log = logging.getLogger("rho_adapters.pgstore")
 
@@ -34,16 +35,8 @@ CONNECT_TIMEOUT = 5
 
 
 def shown_url(url: str) -> str:
-    """The URL with its password (if any) replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        user = parts.username or ""
-        host = parts.netloc.rsplit("@", 1)[1]
-        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-    except ValueError:
-        return "<an unparsable URL>"
+    """The URL with its password (if any) replaced by ``***`` (``url_logins``'s one rule)."""
+    return hide_url_logins(url)
 
 
 @attrs.frozen
