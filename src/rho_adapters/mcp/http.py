@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 import httpx
 
 from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.model.bodies import error_body
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
@@ -112,7 +113,7 @@ class HttpTransport:
         if response.status_code == 202:
             return
         if response.status_code >= 400:
-            body = (await _head(response, _ERROR_HEAD)).decode("utf-8", errors="replace")[:300]
+            body = (await error_body(response, idle=None, limit=_ERROR_HEAD))[:300]
             expired = response.status_code == 404 and self.session_id is not None
             error = McpSessionExpired if expired else McpError
             hint = " (it forgot our session)" if expired else ""
@@ -178,14 +179,3 @@ class HttpTransport:
                 f"MCP server {self.server!r} at {self.shown_url}: {type(exc).__name__}: {said}",
                 server=self.server,
             ) from exc
-
-
-async def _head(response: httpx.Response, limit: int) -> bytes:
-    """The first ``limit`` bytes of the body (the rest is never read: leaving the stream closes
-    the connection), so an error answer costs what its message shows, whatever its size."""
-    head = bytearray()
-    async for chunk in response.aiter_bytes():
-        head += chunk
-        if len(head) >= limit:
-            break
-    return bytes(head[:limit])

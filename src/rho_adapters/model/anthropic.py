@@ -37,16 +37,10 @@ from typing import Any
 import attrs
 
 from rho_adapters.model._errors import error_from_response, explain
-from rho_adapters.model._http import (
-    Attempt,
-    Endpoint,
-    KeepAliveWatch,
-    body_chunks,
-    error_body,
-    with_retries,
-)
+from rho_adapters.model._http import Attempt, Endpoint, with_retries
 from rho_adapters.model.anthropic_read import Assembler
 from rho_adapters.model.anthropic_request import FINAL_TOOL, messages_body
+from rho_adapters.model.bodies import KeepAliveWatch, body_chunks, error_body
 from rho_adapters.model.chunks import loads
 from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_request import RequestDefaults, effective

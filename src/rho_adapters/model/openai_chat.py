@@ -30,7 +30,8 @@ import attrs
 import httpx
 
 from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
-from rho_adapters.model._http import Attempt, Endpoint, error_body, with_retries
+from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model.bodies import error_body
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.endpoint import Http, ModelEndpoint
