@@ -22,6 +22,11 @@ def hide_url_logins(text: str) -> str:
     return re.sub(_LOGIN, r"\g<user>:***@", text) if "@" in text else text
 
 
+def has_url_login(text: str) -> bool:
+    """Whether ``text`` holds a URL with a password (a ``DATABASE_URL``, a proxy's login)."""
+    return "@" in text and re.search(_LOGIN, text) is not None
+
+
 def drop_url_logins(text: str) -> str:
     """``text`` with each URL's password removed (``http://user@host``): a kept config's
     URL still names the user, and asks for the password where one is needed."""

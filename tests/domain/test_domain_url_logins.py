@@ -1,6 +1,7 @@
 """The one rule of what a URL's login is (``rho_domain.url_logins``), which every place that
 shows or keeps a URL applies: the model clients' proxies, MCP over HTTP, the PostgreSQL store,
-the durable runs' database, stored configs and driver errors."""
+the durable runs' database, stored configs, driver errors and the developer shell's scrubbed
+environment."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from rho_adapters.durable.system_db import shown
 from rho_adapters.model.tls import transport_for
 from rho_adapters.pgstore.connection import shown_url
 from rho_domain.errors import ConfigError
-from rho_domain.url_logins import drop_url_logins, hide_url_logins
+from rho_domain.url_logins import drop_url_logins, has_url_login, hide_url_logins
 
 CASES = [
     ("http://me:s3cret@proxy:3128", "http://me:***@proxy:3128", "http://me@proxy:3128"),
@@ -31,6 +32,7 @@ CASES = [
 def test_a_login_is_hidden_or_dropped(text: str, hidden: str, dropped: str) -> None:
     assert hide_url_logins(text) == hidden
     assert drop_url_logins(text) == dropped
+    assert has_url_login(text) is (hidden != text)  # the shell's scrub drops such a value
 
 
 @pytest.mark.parametrize(("text", "hidden", "dropped"), CASES)

@@ -13,12 +13,10 @@ from collections.abc import Mapping, Sequence
 
 from rho_adapters.local.sandbox import SANDBOX_TMP
 from rho_domain.shell import environment
+from rho_domain.url_logins import has_url_login
 
 # compiled by re (and kept in its cache) with the first environment scrubbed, not at import
 _CREDENTIAL_NAMES = r"(?i)KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
-# A value that logs in: scheme://user:password@ (a DATABASE_URL, a proxy's login), whatever
-# the variable is called. Only the authority counts: https://host/a:b@c is a path.
-_LOGIN_URL = r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]*@"
 # A value holding an HTTP credential (OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer ...).
 _AUTH_VALUE = r"(?i)authorization\s*[=:]|\b(?:bearer|basic)\s+[A-Za-z0-9._~+/-]{8,}=*\s*(?:$|[,;])"
 _DROPPED_VARS = frozenset(
@@ -35,7 +33,7 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
         k: v
         for k, v in env.items()
         if not re.search(_CREDENTIAL_NAMES, k)
-        and not re.search(_LOGIN_URL, v)
+        and not has_url_login(v)  # a DATABASE_URL or a proxy with a login, whatever its name
         and not re.search(_AUTH_VALUE, v)
         and k not in _DROPPED_VARS
         and not k.startswith("BASH_FUNC_")
