@@ -61,3 +61,24 @@ def test_a_rejection_mid_batch_names_the_rejected_call(tmp_path: Path) -> None:
     sent = server.requests[-1]["messages"]
     assert [m.get("tool_call_id") for m in sent if m["role"] == "tool"] == ["c1", "c2", "c3"]
 
+
+def test_output_file_is_not_written_after_a_rejection(tmp_path: Path) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n")
+    with LoopbackServer(_batch()) as server:  # type: ignore[arg-type]
+        session_id = _waiting(server, work, home)
+        denied = rho(
+            "--base-url", server.base_url, *DEV, "--resume", session_id, "--deny", "all",
+            "-o", "answer.txt", cwd=work, home=home,
+        )  # fmt: skip
+        assert denied.returncode == 5, denied.stderr
+        assert not (work / "answer.txt").exists()  # no answer: nothing to write
+        assert "answer written" not in denied.stderr
+        # the next run's -o is not refused by a file the rejection left
+        later = rho(
+            "--base-url", server.base_url, *DEV, "--resume", session_id, "skip it",
+            "-o", "answer.txt", cwd=work, home=home,
+        )  # fmt: skip
+    assert later.returncode == 0, later.stderr
+    assert (work / "answer.txt").read_text() == "Understood, I will not run it.\n"
