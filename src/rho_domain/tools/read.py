@@ -5,8 +5,8 @@ work is bounded whatever the file's size or shape: at most ``MAX_SCAN`` bytes ar
 ``CHUNK`` pieces), and at most ``MAX_LINE * 4`` bytes of any one line are kept, so a 5 GiB file
 with a single line costs what a 64 MiB one does. The line count is exact when the whole file
 was scanned, else stated as a lower bound ("at least N"). Binary files (a NUL byte in the first
-8 KiB) are refused with a hint; undecodable bytes are replaced. The executor refuses FIFOs,
-devices, secrets and paths outside.
+8 KiB) are refused with a hint; undecodable bytes are replaced; a UTF-8 byte order mark is
+not shown. The executor refuses FIFOs, devices, secrets and paths outside.
 """
 
 from __future__ import annotations
@@ -119,6 +119,8 @@ class ReadHandler(ToolHandler):
 
 
 def _keep(lines: list[str], number: int, raw: bytes) -> int:
+    if number == 1:  # a UTF-8 byte order mark is no text: edit keeps it and matches without it
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
     text = raw.decode("utf-8", "replace").rstrip("\r")
     cut = len(text) > MAX_LINE
     if cut:
