@@ -81,3 +81,12 @@ async def test_a_byte_order_mark_is_not_shown_and_is_kept(tmp_path: Path) -> Non
     out = await _call(tmp_path, "edit", path="bom.txt", old_string="hello\nworld", new_string="hi")
     assert not out.is_error, out.content
     assert (tmp_path / "bom.txt").read_bytes() == b"\xef\xbb\xbfhi\r\n"
+
+
+async def test_an_empty_file_read_past_its_start_shows_no_window(tmp_path: Path) -> None:
+    """The count's class (the reference reported a wrong total): an empty file read from
+    line 2 said "[lines 2-0 of 0; ...]"."""
+    (tmp_path / "empty.txt").write_bytes(b"")
+    shown = await _call(tmp_path, "read", path="empty.txt", offset=2)
+    assert shown.content == "(empty file)"
+    assert shown.metadata["total_lines"] == 0

@@ -100,7 +100,7 @@ class ReadHandler(ToolHandler):
         notes = []
         shown_last = min(last, total)
         count = f"{total}" if ended else f"at least {total} (scanned the first {MAX_SCAN:,} bytes)"
-        if first > 1 or shown_last < total or not ended:
+        if (first > 1 and total) or shown_last < total or not ended:  # an empty file: none
             notes.append(f"lines {first}-{shown_last} of {count}; use offset/limit for more")
         if cut_lines:
             notes.append(f"{cut_lines} line(s) cut at {MAX_LINE} characters")
