@@ -5,6 +5,7 @@ the LocalExecutor."""
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,20 @@ async def test_an_empty_file_read_past_its_start_shows_no_window(tmp_path: Path)
     shown = await _call(tmp_path, "read", path="empty.txt", offset=2)
     assert shown.content == "(empty file)"
     assert shown.metadata["total_lines"] == 0
+
+
+async def test_a_utf16_file_is_read_as_text(tmp_path: Path) -> None:
+    """A UTF-16 file (PowerShell's `>`, SQL Server's scripts) was refused as binary for its NUL
+    bytes. With its byte order mark it is text, decoded a chunk at a time: the lines past the
+    first chunk come out whole and counted."""
+    (tmp_path / "ps.txt").write_bytes("café\r\nnaïve\r\n".encode("utf-16"))  # LE, with BOM
+    shown = await _call(tmp_path, "read", path="ps.txt")
+    assert shown.content == "     1\tcafé\n     2\tnaïve"
+    (tmp_path / "be.txt").write_bytes(codecs.BOM_UTF16_BE + "x\ny\n".encode("utf-16-be"))
+    assert (await _call(tmp_path, "read", path="be.txt")).content == "     1\tx\n     2\ty"
+    lines = [f"línea {n} €" for n in range(1, 150_001)]  # ~4 MiB: several chunks
+    (tmp_path / "big.txt").write_bytes("\n".join(lines).encode("utf-16"))
+    deep = await _call(tmp_path, "read", path="big.txt", offset=149_999, limit=5)
+    assert deep.content.splitlines()[:2] == ["149999\tlínea 149999 €", "150000\tlínea 150000 €"]
+    assert deep.metadata["total_lines"] == 150_000
+    assert "\ufffd" not in deep.content
