@@ -26,10 +26,27 @@ def test_a_fork_with_a_task_takes_the_endpoint_again(tmp_path: Path) -> None:
         refused = rho("fork", original.name, "--at", "2", "again", cwd=work, home=home)
         assert refused.returncode == 1
         assert "pass --base-url again" in refused.stderr
-        forked = rho(
-            "fork", original.name, "--at", "2", *url, "instead", cwd=work, home=home
-        )
+        forked = rho("fork", original.name, "--at", "2", *url, "instead", cwd=work, home=home)
     assert forked.returncode == 0, forked.stderr
     assert forked.stdout.strip() == "from the fork"
     sent = [m["content"] for m in server.requests[-1]["messages"][1:]]
     assert sent == ["one", "first", "instead"]
+
+
+def test_a_fork_with_a_task_takes_the_system_prompt_template_again(tmp_path: Path) -> None:
+    """The same for a session started with ``-s TEMPLATE.md``: "pass --system-prompt ...
+    again", which fork did not take either."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    (work / "review.md").write_text("---\ndescription: r\n---\nYou review code.\n")
+    assert rho("-m", "demo", "-s", "review.md", "one", cwd=work, home=home).returncode == 0
+    (original,) = (home / "rho" / "sessions").iterdir()
+    refused = rho("fork", original.name, "--at", "1", "-m", "demo", "x", cwd=work, home=home)
+    assert refused.returncode == 1
+    assert "pass --system-prompt" in refused.stderr
+    forked = rho(
+        "fork", original.name, "--at", "1", "-m", "demo", "-s", "review.md", "instead",
+        cwd=work, home=home,
+    )  # fmt: skip
+    assert forked.returncode == 0, forked.stderr
+    assert "[demo model" in forked.stdout
