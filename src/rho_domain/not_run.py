@@ -18,6 +18,9 @@ CHANGED_SINCE_ASKED = (
     "a hook changed this call after it waited for approval, so it would not run as asked "
     "about; make the call again if it is still needed"
 )
+# the calls of a batch after the one that was stopped: they never started, so they did nothing
+CANCELLED_BEFORE = "[not run: cancelled by the user before this call started.]"
+OUT_OF_TIME_BEFORE = "[not run: the run's time budget ran out before this call started.]"
 DIED = "[interrupted: the previous process stopped while this ran; effects are unknown.]"
 INTERRUPTED_RESULT = (
     "[interrupted: this tool call did not finish (the session was cancelled or its process "

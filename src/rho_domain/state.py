@@ -46,6 +46,9 @@ class State:
     waiting_children: dict[str, tuple[str, ToolCall]] = attrs.field(factory=dict)
     always_allowed: set[str] = attrs.field(factory=set)
     started_calls: set[str] = attrs.field(factory=set)
+    # every tool call id the session's model turns used, compacted ones too (``model_turn``
+    # gives a repeated one a new id: results, approvals and ``stats`` pair by id)
+    call_ids: set[str] = attrs.field(factory=set)
     directive_offset: int = 0
     compactions: int = 0
     # what the session's budget counts across runs (``rho_domain.loop.budgets``)
@@ -137,7 +140,9 @@ class State:
     def _add_message(self, message: Message) -> None:
         self.messages.append(message)
         self.chars_since_prompt += message_chars(message)
-        if isinstance(message, ToolResultMessage):
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            self.call_ids.update(call.id for call in message.tool_calls)
+        elif isinstance(message, ToolResultMessage):
             self.started_calls.discard(message.call_id)
             self.approvals.pop(message.call_id, None)
             self.rejection_reasons.pop(message.call_id, None)

@@ -13,6 +13,7 @@ choices other than 0 (n>1) are ignored. An ``error`` key raises before anything 
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -80,8 +81,8 @@ class ChunkAssembler:
         if not usage and "x_groq" in chunk:
             x_groq = chunk["x_groq"]
             usage = x_groq.get("usage") if _is_mapping(x_groq) else None
-        if usage and _is_mapping(usage):
-            self.usage = parse_usage(usage)
+        if usage and _is_mapping(usage) and (parsed := parse_usage(usage)) is not None:
+            self.usage = parsed
         tier = chunk.get("service_tier")
         if isinstance(tier, str):
             self.service_tier = tier
@@ -266,17 +267,45 @@ def _is_mapping(value: Any) -> bool:
     return value.__class__ is dict or isinstance(value, Mapping)
 
 
-def parse_usage(data: Mapping[str, Any]) -> Usage:
-    """OpenAI usage (plus OpenRouter's ``cost``) as a domain Usage."""
-    prompt = data.get("prompt_tokens_details") or {}
-    completion = data.get("completion_tokens_details") or {}
+def parse_usage(data: Mapping[str, Any]) -> Usage | None:
+    """OpenAI usage (plus OpenRouter's ``cost``) as a domain Usage; the Responses API's names
+    (``input_tokens``, ``output_tokens``, their ``_details``) when the Chat Completions ones
+    are absent, as gateways send them. A value that is not a count (a word, an object, a
+    negative or non-finite number) counts as absent: usage is bookkeeping, and a server's
+    mistake there must not lose the answer it came with. None when neither token count is
+    readable (the call's usage is then estimated)."""
+    prompt = _count(data.get("prompt_tokens"))
+    if prompt is None:
+        prompt = _count(data.get("input_tokens"))
+    completion = _count(data.get("completion_tokens"))
+    if completion is None:
+        completion = _count(data.get("output_tokens"))
+    if prompt is None and completion is None:
+        return None
+    details = data.get("prompt_tokens_details") or data.get("input_tokens_details")
+    more = data.get("completion_tokens_details") or data.get("output_tokens_details")
     cost = data.get("cost")
     return Usage(
-        input_tokens=int(data.get("prompt_tokens") or 0),
-        output_tokens=int(data.get("completion_tokens") or 0),
-        cached_tokens=int(prompt.get("cached_tokens") or 0) if isinstance(prompt, Mapping) else 0,
-        reasoning_tokens=int(completion.get("reasoning_tokens") or 0)
-        if isinstance(completion, Mapping)
-        else 0,
-        cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
+        input_tokens=prompt or 0,
+        output_tokens=completion or 0,
+        cached_tokens=_detail(details, "cached_tokens"),
+        reasoning_tokens=_detail(more, "reasoning_tokens"),
+        cost_usd=float(cost)
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost < math.inf
+        else None,
     )
+
+
+def _count(value: Any) -> int | None:
+    """A token count: a non-negative int, a whole finite float or a string of digits."""
+    if value.__class__ is int:
+        return int(value) if value >= 0 else None
+    if isinstance(value, float) and value.is_integer() and 0 <= value < math.inf:
+        return int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return None
+
+
+def _detail(details: Any, key: str) -> int:
+    return (_count(details.get(key)) or 0) if _is_mapping(details) else 0

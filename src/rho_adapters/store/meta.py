@@ -150,12 +150,18 @@ def info_from_meta(
     from rho_domain.ports.session_info import SessionInfo
 
     created = float(meta.get("created_at") or 0.0)
+    updated = float(meta.get("updated_at") or created)
+    beat = meta.get("heartbeat")
+    if liveness == "stale" and isinstance(beat, int | float) and not isinstance(beat, bool):
+        # its process died: the last heartbeat is its last sign of life (a long tool call or
+        # a stalled model call records no event), not the last event
+        updated = max(updated, float(beat))
     return SessionInfo(
         id=session_id,
         status=status,
         liveness=liveness,
         created_at=created,
-        updated_at=float(meta.get("updated_at") or created),
+        updated_at=updated,
         model=str(meta.get("model", "")),
         profile=str(meta.get("profile", "")),
         first_prompt=str(meta.get("first_prompt", "")),

@@ -41,6 +41,8 @@ from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel, context_meter
 
 TAIL_SHARE = 0.25  # the latest turn is kept whole if it fits in a quarter of the window
+# the one compaction that compacts nothing without an ``error`` event (nothing was asked)
+NOTHING_TO_COMPACT = "nothing to compact: the history is the latest turn only; history kept"
 
 if TYPE_CHECKING:  # built where a compaction runs (a run that never compacts never builds it)
     from rho_domain.compaction_values import CompactResult, CompactTrigger
@@ -80,7 +82,7 @@ async def compact_history(
             tokens_before=before,
             tokens_after=before,
             trigger=trigger,
-            note="nothing to compact: the history is the latest turn only; history kept",
+            note=NOTHING_TO_COMPACT,
         )
     await journal.emit(ev.CompactStarted(at=clock.now(), trigger=trigger, tokens_before=before))
     instruction = UserMessage(content=compaction_instructions(custom_instructions))

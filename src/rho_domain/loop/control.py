@@ -20,7 +20,12 @@ from rho_domain import events as ev
 from rho_domain.errors import RhoError
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import UserMessage
-from rho_domain.not_run import CANCELLED_RESULT, OUT_OF_TIME
+from rho_domain.not_run import (
+    CANCELLED_BEFORE,
+    CANCELLED_RESULT,
+    OUT_OF_TIME,
+    OUT_OF_TIME_BEFORE,
+)
 from rho_domain.ports.signals import SignalSource
 
 T = TypeVar("T")
@@ -61,6 +66,12 @@ class RunControl:
     def interrupted_result(self) -> str:
         """The result of a tool call stopped by ``race`` (``not_run``)."""
         return OUT_OF_TIME if self._timed_out() else CANCELLED_RESULT
+
+    @property
+    def not_started_result(self) -> str:
+        """The result of a call of the batch that never started because ``race`` stopped an
+        earlier one: not run, so it had no effect (the stopped call's effects are unknown)."""
+        return OUT_OF_TIME_BEFORE if self._timed_out() else CANCELLED_BEFORE
 
     def _timed_out(self) -> bool:
         return self.out_of_time and not self.cancelled

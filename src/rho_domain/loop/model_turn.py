@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+import attrs
+
 from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.errors import ContextLengthExceeded, ModelError, ModelProtocolError
@@ -129,9 +131,30 @@ async def _call_once(
         await journal.emit(ev.Interrupted(at=clock.now(), reason="cancelled", detail=detail))
         return None
     message = assembly.message()
+    if message.tool_calls:
+        message = distinct_call_ids(message, state.call_ids)
     if message.text or message.tool_calls or message.refusal or message.reasoning:
         await journal.message(message)
     return message
+
+
+def distinct_call_ids(message: AssistantMessage, used: set[str]) -> AssistantMessage:
+    """``message`` with each tool call id this session already used (``used``) or an
+    earlier call of this answer has, made new: ``ID_2``, ``ID_3``... A server may repeat ids
+    (numbered per answer, or written by the model); a result, an approval and the trace's
+    readers find their call by id."""
+    ids = [call.id for call in message.tool_calls]
+    if len(set(ids)) == len(ids) and used.isdisjoint(ids):
+        return message  # nearly always: no copy of the session's ids
+    taken: set[str] = set()
+    calls = []
+    for call in message.tool_calls:
+        new_id, n = call.id, 2
+        while new_id in taken or new_id in used:
+            new_id, n = f"{call.id}_{n}", n + 1
+        taken.add(new_id)
+        calls.append(call if new_id == call.id else attrs.evolve(call, id=new_id))
+    return attrs.evolve(message, tool_calls=tuple(calls))
 
 
 def _after(moment: float | None, started: float) -> float | None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.errors import CompactionRejected, SessionStateError
+from rho_domain.errors import CompactionRejected, ModelError, SessionStateError
 from rho_domain.loop.compaction_run import compact_history, rejection_noted
 from rho_domain.loop.context_fit import ask_window_ahead, settle
 from rho_domain.loop.control import RunControl
@@ -316,7 +316,21 @@ class Session:
                 self.agent, self.model, self.journal, custom_instructions, trigger
             )
         except CompactionRejected as rejected:
+            await self._compaction_ended(rejected, "nothing compacted")
             return rejection_noted(rejected, trigger)
+        except ModelError as failed:
+            await self._compaction_ended(failed, "compaction failed")
+            raise
+
+    async def _compaction_ended(self, error: ModelError, what: str) -> None:
+        """An ``error`` event for a compaction asked for that compacted nothing (it failed,
+        or its summary was rejected): a ``compact_start`` without a ``compact`` is over, and
+        the trace (``monitor watch``, the dashboard) says why."""
+        await self.journal.emit(
+            ev.ErrorOccurred(
+                at=self.clock.now(), error_type=type(error).__name__, message=f"{what}: {error}"
+            )
+        )
 
     async def fork(self, *, at: int, agent: Agent | None = None) -> Session:
         """A new session whose history is this one's turns 1..``at`` (``fork.turns`` numbers

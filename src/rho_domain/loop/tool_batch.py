@@ -18,7 +18,7 @@ from rho_domain.approval import Allowed, decide
 from rho_domain.loop.session_ports import RunContext
 from rho_domain.messages import ToolCall
 from rho_domain.not_run import (
-    CANCELLED_RESULT,
+    CANCELLED_BEFORE,
     CHANGED_SINCE_ASKED,
     SKIPPED,
     SUPERSEDED,
@@ -84,7 +84,7 @@ class ToolBatch:
 
             if runs_in_parallel(self.agent, self.state, prepared):
                 if await self.control.checkpoint("before tool"):
-                    await self.journal.answer_all(calls, CANCELLED_RESULT)
+                    await self.journal.answer_all(calls, CANCELLED_BEFORE)
                     return RunStatus.CANCELLED
                 limit = self.parallel_limit
                 finished = await run_parallel(
@@ -100,7 +100,7 @@ class ToolBatch:
         for index, ready in enumerate(prepared):
             call = ready.call
             if await self.control.checkpoint("before tool"):
-                await self.journal.answer_all(calls[index:], CANCELLED_RESULT)
+                await self.journal.answer_all(calls[index:], CANCELLED_BEFORE)
                 return RunStatus.CANCELLED
             if call.id in self.state.waiting_children:
                 if (outcome := await self._continue_child(ready, calls[index:])) is not None:
@@ -175,7 +175,7 @@ class ToolBatch:
         """The run's status after a call that did not end with a result."""
         if ended == "waiting":  # a sub-agent waits for approval: so does this batch
             return RunStatus.AWAITING_APPROVAL
-        await self.journal.answer_all(rest, self.control.interrupted_result)
+        await self.journal.answer_all(rest, self.control.not_started_result)
         return RunStatus.CANCELLED
 
     async def _continue_child(

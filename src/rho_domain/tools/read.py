@@ -5,12 +5,14 @@ work is bounded whatever the file's size or shape: at most ``MAX_SCAN`` bytes ar
 ``CHUNK`` pieces), and at most ``MAX_LINE * 4`` bytes of any one line are kept, so a 5 GiB file
 with a single line costs what a 64 MiB one does. The line count is exact when the whole file
 was scanned, else stated as a lower bound ("at least N"). Binary files (a NUL byte in the first
-8 KiB) are refused with a hint; undecodable bytes are replaced. The executor refuses FIFOs,
-devices, secrets and paths outside.
+8 KiB) are refused with a hint, unless they begin with a UTF-16 byte order mark (then
+decoded); undecodable bytes are replaced; a UTF-8 byte order mark is not shown. The executor
+refuses FIFOs, devices, secrets and paths outside.
 """
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +23,7 @@ CHUNK = 1 << 20
 MAX_SCAN = 64 << 20
 MAX_LINE = 2000
 DEFAULT_LIMIT = 2000
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 class ReadHandler(ToolHandler):
@@ -59,18 +62,17 @@ class ReadHandler(ToolHandler):
         pending = b""
         cut_lines = 0
         ended = False
+        utf16: codecs.IncrementalDecoder | None = None
         while position < MAX_SCAN:
             chunk = await ctx.executor.read(path, offset=position, length=CHUNK)
-            if position == 0 and b"\x00" in chunk[:8192]:
-                raise ToolError(
-                    f"{path} looks binary (NUL bytes); inspect it with bash `file` or `xxd`"
-                )
+            if position == 0:
+                utf16 = _utf16_decoder(path, chunk)
             if not chunk:
                 ended = True
                 break
             position += len(chunk)
             ended = len(chunk) < CHUNK  # a short read is the end of a regular file
-            data = pending + chunk
+            data = pending + _as_utf8(utf16, chunk, ended)
             complete = data.count(b"\n")
             if total + complete < first or total >= last:
                 # Outside the window: count in C, never a Python step per line (a chunk of
@@ -100,7 +102,7 @@ class ReadHandler(ToolHandler):
         notes = []
         shown_last = min(last, total)
         count = f"{total}" if ended else f"at least {total} (scanned the first {MAX_SCAN:,} bytes)"
-        if first > 1 or shown_last < total or not ended:
+        if (first > 1 and total) or shown_last < total or not ended:  # an empty file: none
             notes.append(f"lines {first}-{shown_last} of {count}; use offset/limit for more")
         if cut_lines:
             notes.append(f"{cut_lines} line(s) cut at {MAX_LINE} characters")
@@ -118,7 +120,25 @@ class ReadHandler(ToolHandler):
         )
 
 
+def _utf16_decoder(path: str, head: bytes) -> codecs.IncrementalDecoder | None:
+    """A decoder for a file beginning with a UTF-16 byte order mark: text all the same
+    (PowerShell's ``>``, SQL Server's scripts), read as UTF-8 a chunk at a time (a character
+    split between chunks waits for the next). None for any other text. Raises ToolError for
+    a binary file (a NUL byte in the first 8 KiB)."""
+    if head.startswith(_UTF16_BOMS):
+        return codecs.getincrementaldecoder("utf-16")("replace")
+    if b"\x00" in head[:8192]:
+        raise ToolError(f"{path} looks binary (NUL bytes); inspect it with bash `file` or `xxd`")
+    return None
+
+
+def _as_utf8(utf16: codecs.IncrementalDecoder | None, chunk: bytes, last: bool) -> bytes:
+    return chunk if utf16 is None else utf16.decode(chunk, final=last).encode("utf-8", "replace")
+
+
 def _keep(lines: list[str], number: int, raw: bytes) -> int:
+    if number == 1:  # a UTF-8 byte order mark is no text: edit keeps it and matches without it
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
     text = raw.decode("utf-8", "replace").rstrip("\r")
     cut = len(text) > MAX_LINE
     if cut:

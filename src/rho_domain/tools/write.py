@@ -16,6 +16,7 @@ import attrs
 
 from rho_domain.errors import ToolError
 from rho_domain.permissions import PermissionProfile
+from rho_domain.tools import line_endings
 from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 
 MAX_WRITE = 10 << 20
@@ -104,21 +105,22 @@ class EditHandler(ToolHandler):
             text, encoding = body.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
             text, encoding = body.decode("latin-1"), "latin-1"
-        if "\r\n" in text and "\r\n" not in old:
-            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        count = text.count(old)
+        spelling = line_endings.spell(text, old, new)  # CRLF, LF or both, as the file has
+        count = line_endings.count(text, spelling)
         if count == 0:
             raise ToolError(_not_found(path, text, old))
         if count > 1 and not replace_all:
-            raise ToolError(_ambiguous(path, text, old, count))
+            raise ToolError(_ambiguous(path, text, spelling, count))
         # Measured before the replacement is built: replace_all multiplies new_string by the
         # matches, and a few thousand matches of a long new_string outgrow the agent's memory.
         times = count if replace_all else 1
-        grown = len(raw) + times * (_size(new, encoding) - _size(old, encoding))
+        grown = len(raw) + line_endings.growth(
+            text, spelling, times, lambda value: _size(value, encoding)
+        )
         _check_size(
             ctx.profile, f"{path} would be {grown:,} bytes after {times:,} replacement(s)", grown
         )
-        updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        updated = line_endings.replace(text, spelling, every=replace_all)
         try:
             data = updated.encode(encoding)
         except UnicodeEncodeError:
@@ -149,16 +151,8 @@ def _check_size(profile: PermissionProfile, what: str, size: int) -> None:
         )
 
 
-def _line_of(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
-
-
-def _ambiguous(path: str, text: str, old: str, count: int) -> str:
-    lines: list[str] = []
-    start = 0
-    while (index := text.find(old, start)) >= 0 and len(lines) < 10:
-        lines.append(str(_line_of(text, index)))
-        start = index + 1
+def _ambiguous(path: str, text: str, spelling: line_endings.Spelling, count: int) -> str:
+    lines = [str(text.count("\n", 0, i) + 1) for i in line_endings.starts(text, spelling, 10)]
     return (
         f"old_string matches {count} times in {path} (at lines {', '.join(lines)}); add "
         "surrounding lines to make it unique, or set replace_all"

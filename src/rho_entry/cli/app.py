@@ -237,7 +237,9 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
                 f'{session.id} "..."`.',
                 "yellow",
             )
-    if launch.output is not None and result.status is RunStatus.COMPLETED:
+    # a rejection ends a completed run with no answer: an empty file would pass for one (and
+    # refuse the next run's -o without --force)
+    if launch.output is not None and result.status is RunStatus.COMPLETED and rejected is None:
         code = _write_output(launch.output, result.text, renderer) or code
     return code
 

@@ -5,11 +5,12 @@ new session is stored whose history is turns 1..TURN of ID, with ID as its paren
 and the labels ``forked_from``, ``fork_at``); ID is read without its lock and never changed, so
 a running session can be forked too. A turn inside a tool batch is refused with the batch's
 boundaries (``rho_domain.fork``). With a task, it runs in the new session at once (as
-``rho-agent --resume NEW [-m MODEL] [--profile P] [-y] "task"``, so the stored profile is
-checked as for any resume); without one, the new id is printed with the command that continues
-it. Auto-approval is never copied into the fork. ``--store URL`` (or ``$RHO_AGENT_STORE``)
-reads and writes another store, such as a shared PostgreSQL; the original is read through the
-store's ``SessionCatalog``. Exit codes: 0 ok, 1 usage or unknown session, else the run's.
+``rho-agent --resume NEW [-m MODEL] [--profile P] [--base-url URL] [-s FILE] [-c FILE] [-y]
+"task"``, so what the new session stored is checked as for any resume); without one, the new
+id is printed with the command that continues it. Auto-approval is never copied into the fork.
+``--store URL`` (or ``$RHO_AGENT_STORE``) reads and writes another store, such as a shared
+PostgreSQL; the original is read through the store's ``SessionCatalog``. Exit codes: 0 ok, 1
+usage or unknown session, else the run's.
 """
 
 from __future__ import annotations
@@ -57,6 +58,16 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="run the task's tool calls without asking (never inherited from the original)",
     )
+    # the endpoint is never inherited (a stored one is refused until given again), so the
+    # task's run takes it as --resume does
+    parser.add_argument("--base-url", help="the task's endpoint (as rho-agent --base-url)")
+    parser.add_argument("--api-key-env", metavar="VAR", help="read the API key from VAR")
+    parser.add_argument("--provider", help="kind of server (as rho-agent --provider)")
+    # nor is a system prompt template or a configuration's databases: given again the same way
+    parser.add_argument(
+        "-s", "--system-prompt", metavar="FILE|TEXT", help="as rho-agent --system-prompt"
+    )
+    parser.add_argument("-c", "--config", metavar="FILE", help="as rho-agent --config")
     parser.add_argument("--store", metavar="URL", help="the session store (as rho-agent --store)")
     return parser
 
@@ -85,6 +96,14 @@ def main(argv: Sequence[str]) -> int:
     flags = ["-m", args.model] if args.model else []
     flags += ["--store", args.store] if args.store else []
     flags += ["--profile", args.profile] if args.profile else []
+    for flag, value in (
+        ("--base-url", args.base_url),
+        ("--api-key-env", args.api_key_env),
+        ("--provider", args.provider),
+        ("--system-prompt", args.system_prompt),
+        ("--config", args.config),
+    ):
+        flags += [flag, value] if value else []
     if args.auto_approve is not None:
         flags.append("--auto-approve" if args.auto_approve else "--no-auto-approve")
     return run_words(["--resume", forked, *flags, args.task])

@@ -18,6 +18,7 @@ import attrs
 
 from rho_domain.compaction import CompactResult
 from rho_domain.errors import ModelError, RhoError
+from rho_domain.loop.compaction_run import NOTHING_TO_COMPACT
 from rho_domain.ports.store import SessionStore
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
@@ -119,7 +120,10 @@ class SlashCommands:
         except asyncio.CancelledError:
             self.repl.say("compaction cancelled; history unchanged", "yellow")
             return
-        if not result.summary:
+        except ModelError:
+            return  # its error event was shown (Session.compact records why)
+        if not result.summary and result.note in ("", NOTHING_TO_COMPACT):
+            # a rejected summary was shown as its error event
             self.repl.say(result.note or "nothing to compact yet", "dim")
 
     def cmd_usage(self, _: str) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rho_domain.messages import ToolResultMessage
+from rho_domain.not_run import REJECTED_PREFIX
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionStore
@@ -199,9 +200,16 @@ def result_code(result: RunResult) -> int:
 def rejected_last(session: Session, result: RunResult) -> ToolResultMessage | None:
     """The rejected call's result when a completed run ended on it: the user said no (live or
     with ``--deny``), the turn stopped, and the model has not answered since. Such a run has
-    no answer; it must not look like an empty one (exit code ``REJECTED``)."""
+    no answer; it must not look like an empty one (exit code ``REJECTED``). In a batch, the
+    rejected call is the one answered as rejected, not the last: the calls after it were
+    skipped because of it (``not_run.SKIPPED``)."""
     messages = session.state.messages
     last = messages[-1] if messages else None
-    if result.status is RunStatus.COMPLETED and isinstance(last, ToolResultMessage):
-        return last
-    return None
+    if result.status is not RunStatus.COMPLETED or not isinstance(last, ToolResultMessage):
+        return None
+    for message in reversed(messages):
+        if not isinstance(message, ToolResultMessage):
+            break  # the batch's results begin after its assistant message
+        if message.content.startswith(REJECTED_PREFIX):
+            last = message
+    return last
