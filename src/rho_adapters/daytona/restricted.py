@@ -31,6 +31,7 @@ from rho_domain.shell.git_repo import (
     repository_places,
     shadow_config,
 )
+from rho_domain.shell.ignore_files import implied_ignore_files
 from rho_domain.shell.programs import harden_argv
 from rho_domain.shell.reads import WALKERS, git_object_args, path_words, secret_safe_argv
 from rho_domain.shell.texts import reach_words
@@ -55,9 +56,20 @@ class RestrictedPipelines:
         workspace = self._workspace
         if reason := workspace.policy.refusal(cwd):
             raise SensitivePath(f"commands may not run inside a secret location: {reason}")
-        words = [path_words(stage.argv) for stage in command.pipeline]
+        # rg's ignore files above where it starts are judged as words (ignore_files.py).
+        implied = [
+            implied_ignore_files(stage.argv, cwd, workspace.roots.root)
+            for stage in command.pipeline
+        ]
+        words = [
+            (*path_words(stage.argv), *extra)
+            for stage, extra in zip(command.pipeline, implied, strict=True)
+        ]
         # Reach judges the words a program may open, not its pattern or script (texts.py).
-        opened = [reach_words(stage.argv) for stage in command.pipeline]
+        opened = [
+            reach_words(stage.argv) | frozenset(extra)
+            for stage, extra in zip(command.pipeline, implied, strict=True)
+        ]
         reach = workspace.reach
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
@@ -115,7 +127,7 @@ class RestrictedPipelines:
                     raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
             if word in opened[i] and (reason := reach.refusal(real)):
                 raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")
-            if kind == "d":
+            if kind == "d" and word not in implied[i]:
                 walked[i].append(real)
         return walked, policy
 
