@@ -96,6 +96,13 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (ws / ".git/objects/pack" / pack.name).symlink_to(pack)
     head = _git(store, "rev-parse", "HEAD").strip()
     (ws / ".git/refs/heads/stolen").write_text(head + "\n")
+    # 5. the same pack links in an objects directory that is itself a link (within reach)
+    ws = _workspace(root, "ws-objects-link")
+    (ws / ".git/objects").rename(ws / "objects-kept")
+    (ws / ".git/objects").symlink_to(ws / "objects-kept")
+    for pack in pack_dir.iterdir():
+        (ws / "objects-kept/pack" / pack.name).symlink_to(pack)
+    (ws / ".git/refs/heads/stolen").write_text(head + "\n")
     # The targets exist and a plain git prints them.
     assert "SECRET-ENV" in _git(root / "ws-grafts-link", "log")
     assert "SECRET-ENV" in _git(root / "ws-grafts-hard", "log")
@@ -103,6 +110,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "SECRET-SSH" in status, status
     assert "SECRET-ENV" in status, status
     assert "SECRET-PASS" in _git(root / "ws-pack", "log", "-p", "--all")
+    assert "SECRET-PASS" in _git(root / "ws-objects-link", "log", "-p", "--all")
     return root
 
 
@@ -132,6 +140,7 @@ ATTACKS = [
     ("ws-rebase", "git status"),
     ("ws-pack", "git log -p --all"),
     ("ws-pack", "git show stolen"),
+    ("ws-objects-link", "git log -p --all"),
 ]
 
 
@@ -152,6 +161,7 @@ async def test_git_never_prints_a_file_linked_into_its_repository(
         ("ws-grafts-hard", "SensitivePath: git: the repository's file "),
         ("ws-rebase", "SensitivePath: git: the repository's file "),
         ("ws-pack", "SensitivePath: git: the repository's file "),
+        ("ws-objects-link", "SensitivePath: git: the repository's file "),
     ],
 )
 async def test_the_refusal_names_the_linked_file(

@@ -25,10 +25,11 @@ _UNOPENED_TESTS = " -o ".join(f'-path "$r"/{q(n)}' for n in sorted(UNOPENED))
 _FIND_LINKS = f"find -P \"$r\" \\( {_UNOPENED_TESTS} \\) -prune -o -type l -printf 'L%p\\0' "
 _FIND_LINKS += "-exec realpath -mz -- {} \\;"
 GIT_FILES = (
-    'if [ -n "$c" ]; then {\n'
-    "  g=$(printf '%s\\n' \"$p\" | sed -n 1p); w=$(printf '%s\\n' \"$p\" | sed -n 3p)\n"
-    '  g=$(realpath -m -- "$g"); cr=$(realpath -m -- "$c")\n'
-    '  [ -n "$w" ] && w=$(realpath -m -- "$w")\n'
+    'if [ -n "$c" ]; then\n'
+    "g=$(printf '%s\\n' \"$p\" | sed -n 1p); w=$(printf '%s\\n' \"$p\" | sed -n 3p)\n"
+    'g=$(realpath -m -- "$g"); cr=$(realpath -m -- "$c")\n'
+    '[ -n "$w" ] && w=$(realpath -m -- "$w")\n'
+    "{ {\n"
     '  printf \'H%s\\n\' "$g"; [ "$cr" = "$g" ] || printf \'H%s\\n\' "$cr"\n'
     "  printf '%s\\n' \"$pl\" | sed 's/^/L/'\n"
     "} | while IFS= read -r e; do\n"
@@ -39,7 +40,8 @@ GIT_FILES = (
     "-printf 'H%p\\0' 2>/dev/null ;;\n"
     f'    *) case $r in "$g"/* | "$cr"/*) ;; *) {_FIND_LINKS} 2>/dev/null ;; esac ;;\n'
     "  esac\n"
-    f"done | head -z -n {2 * MAX_REPOSITORY_ENTRIES + 1} | base64 -w0; fi; echo\n"
+    "done\n"
+    f"}} | head -z -n {2 * MAX_REPOSITORY_ENTRIES + 1} | base64 -w0; fi; echo\n"
 )
 
 
