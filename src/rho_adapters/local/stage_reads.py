@@ -64,6 +64,8 @@ def check_reads(
     judged = with_aliases(policy, found)
     if judged is not policy:
         _judge_words(argv, cwd, judged, found.paths, implied=implied)
+        if argv[0] == "git":
+            _git_work_tree_files(found.paths, judged, reach)
     if secrets_below is not None and argv[0] in WALKERS:
         # What the walk meets is known only to a walk: the workspace and the trees the stage
         # names; for xargs every root (an item may be any directory within reach).
@@ -119,3 +121,16 @@ def _judge_words(
         elif several_links(real):
             linked.append(real)
     return walked, linked
+
+
+def _git_work_tree_files(aliases: Sequence[str], policy: SecretPolicy, reach: ReadReach) -> None:
+    """Refuse a git stage when a hard link of a secret is a file git reads by itself in the
+    work tree (``.gitattributes``...: ``git_repo.WORK_TREE_FILES``), whatever words it has."""
+    from rho_domain.shell.git_repo import (
+        WORK_TREE_FILES,
+        RepositoryFiles,
+        check_repository_files,
+    )
+
+    read = tuple(p for p in aliases if os.path.basename(p).casefold() in WORK_TREE_FILES)
+    check_repository_files(RepositoryFiles(linked=read), policy, reach)

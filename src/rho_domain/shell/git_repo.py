@@ -155,6 +155,10 @@ def check_repository(places: tuple[str, ...], policy: SecretPolicy, reach: ReadR
 # /dev/null) and the config files (git reads the shadow's): a link there is no read.
 UNOPENED = frozenset({"hooks", CONFIG_NAME, "config.worktree"})
 MAX_REPOSITORY_ENTRIES = 200_000
+# What git reads by itself in every directory of the work tree, warning with the text of a
+# line it cannot use ("X is not a valid attribute name: .gitattributes:3"); it follows no
+# symbolic link there (git 2.32), but a hard link is the file itself.
+WORK_TREE_FILES = frozenset({".gitattributes", ".gitignore", ".mailmap", ".gitmodules"})
 
 
 @attrs.frozen(kw_only=True)
@@ -162,7 +166,8 @@ class RepositoryFiles:
     """What a walk of a repository's own directories found (``UNOPENED`` left out):
     ``links``, each symbolic link with its real path; ``linked``, the regular files outside
     ``objects`` with several names (a clone's objects are hard links, and a loose object or
-    pack is no text git prints); ``complete``, False past ``MAX_REPOSITORY_ENTRIES``."""
+    pack is no text git prints), and those of the work tree's ``WORK_TREE_FILES``;
+    ``complete``, False past ``MAX_REPOSITORY_ENTRIES``."""
 
     links: tuple[tuple[str, str], ...] = ()
     linked: tuple[str, ...] = ()
@@ -202,8 +207,8 @@ def check_repository_files(
             maybe = "" if aliases_complete else " (or may be: too many files to check)"
             raise SensitivePath(
                 f"git: the repository's file {path} is another name (a hard link) of a "
-                f"secrets file{maybe}; git opens it by itself (grafts, a rebase's lists) and "
-                "may print it"
+                f"secrets file{maybe}; git opens it by itself (grafts, a rebase's lists, "
+                "attributes) and may print it"
             )
     for path, real in found.links:
         if reason := reach.refusal(real):
