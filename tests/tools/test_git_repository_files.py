@@ -5,10 +5,12 @@ redshell14 judged where the repository is (its git and common directories, the s
 ``objects``, ``refs``..., the alternates). Inside those directories git also opens files no word
 of the command names, and some of them it prints: ``info/grafts`` (``git log`` and every
 history reader print "bad graft data: <the line>"), a rebase's ``rebase-merge/done`` and
-``git-rebase-todo`` (``git status`` prints their lines as the commands done and to do), and a
-pack in ``objects/pack`` (another repository's history). Before this suite, a symbolic link
-there to the workspace's ``.env`` or the home's ``~/.ssh/id_rsa``, a hard link to ``.env``, or
-links to another repository's pack printed the secret without bubblewrap and on Daytona (the
+``git-rebase-todo`` (``git status`` prints their lines as the commands done and to do),
+``packed-refs`` ("unexpected line in .git/packed-refs: <the line>": redshell14 judged only its
+real path) and a pack in ``objects/pack`` (another repository's history). Before this suite, a
+symbolic link there to the workspace's ``.env`` or the home's ``~/.ssh/id_rsa``, a hard link to
+``.env``, or links to another repository's pack printed the secret without bubblewrap and on
+Daytona (the
 sandbox masks the workspace's secrets and hides homes and what is out of reach). Every attack
 runs on a real repository, checked first with a plain git to print the mark.
 """
@@ -103,6 +105,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for pack in pack_dir.iterdir():
         (ws / "objects-kept/pack" / pack.name).symlink_to(pack)
     (ws / ".git/refs/heads/stolen").write_text(head + "\n")
+    # 6. packed-refs (redshell14 judged its real path only) a hard link of .env
+    ws = _workspace(root, "ws-packed-hard")
+    (ws / ".git/packed-refs").unlink(missing_ok=True)
+    os.link(ws / ".env", ws / ".git/packed-refs")
     # The targets exist and a plain git prints them.
     assert "SECRET-ENV" in _git(root / "ws-grafts-link", "log")
     assert "SECRET-ENV" in _git(root / "ws-grafts-hard", "log")
@@ -111,6 +117,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "SECRET-ENV" in status, status
     assert "SECRET-PASS" in _git(root / "ws-pack", "log", "-p", "--all")
     assert "SECRET-PASS" in _git(root / "ws-objects-link", "log", "-p", "--all")
+    assert "SECRET-ENV" in _git(root / "ws-packed-hard", "branch")
     return root
 
 
@@ -141,6 +148,8 @@ ATTACKS = [
     ("ws-pack", "git log -p --all"),
     ("ws-pack", "git show stolen"),
     ("ws-objects-link", "git log -p --all"),
+    ("ws-packed-hard", "git branch"),
+    ("ws-packed-hard", "git show-ref"),
 ]
 
 
@@ -162,6 +171,7 @@ async def test_git_never_prints_a_file_linked_into_its_repository(
         ("ws-rebase", "SensitivePath: git: the repository's file "),
         ("ws-pack", "SensitivePath: git: the repository's file "),
         ("ws-objects-link", "SensitivePath: git: the repository's file "),
+        ("ws-packed-hard", "SensitivePath: git: the repository's file "),
     ],
 )
 async def test_the_refusal_names_the_linked_file(
