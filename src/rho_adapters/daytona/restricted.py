@@ -18,13 +18,20 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_adapters.daytona import aliases, path_scripts, scripts
+from rho_adapters.daytona import aliases, git_files, path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.ports.executor import Command
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
-from rho_domain.shell.git_repo import check_repository, repository_places, shadow_config
+from rho_domain.shell.git_repo import (
+    RepositoryFiles,
+    check_repository,
+    check_repository_files,
+    repository_places,
+    shadow_config,
+)
+from rho_domain.shell.ignore_files import implied_ignore_files
 from rho_domain.shell.programs import harden_argv
 from rho_domain.shell.reads import WALKERS, git_object_args, path_words, secret_safe_argv
 from rho_domain.shell.texts import reach_words
@@ -49,9 +56,20 @@ class RestrictedPipelines:
         workspace = self._workspace
         if reason := workspace.policy.refusal(cwd):
             raise SensitivePath(f"commands may not run inside a secret location: {reason}")
-        words = [path_words(stage.argv) for stage in command.pipeline]
+        # rg's ignore files above where it starts are judged as words (ignore_files.py).
+        implied = [
+            implied_ignore_files(stage.argv, cwd, workspace.roots.root)
+            for stage in command.pipeline
+        ]
+        words = [
+            (*path_words(stage.argv), *extra)
+            for stage, extra in zip(command.pipeline, implied, strict=True)
+        ]
         # Reach judges the words a program may open, not its pattern or script (texts.py).
-        opened = [reach_words(stage.argv) for stage in command.pipeline]
+        opened = [
+            reach_words(stage.argv) | frozenset(extra)
+            for stage, extra in zip(command.pipeline, implied, strict=True)
+        ]
         reach = workspace.reach
         walked: list[list[str]] = [[cwd] for _ in words]
         flat = [(i, w) for i, stage_words in enumerate(words) for w in stage_words]
@@ -109,7 +127,7 @@ class RestrictedPipelines:
                     raise SensitivePath(f"{argv0}: {shown} may not be read: {reason}")
             if word in opened[i] and (reason := reach.refusal(real)):
                 raise PathOutsideWorkspace(f"{argv0}: {word} may not be read: {reason}")
-            if kind == "d":
+            if kind == "d" and word not in implied[i]:
                 walked[i].append(real)
         return walked, policy
 
@@ -130,6 +148,24 @@ class RestrictedPipelines:
                             "rev:path (HEAD:src/app.py) so the secrets policy can judge the path"
                         )
 
+    async def _check_repository_files(self, found: RepositoryFiles) -> None:
+        """Refuse the repository when a file git opens by itself inside it is a link to a
+        secret or out of reach, or another name of a secret file (``check_repository_files``;
+        the hard-link scan is made only when such a file has several names)."""
+        workspace = self._workspace
+        policy, complete = workspace.policy, True
+        if found.linked:
+            trees = aliases.scan_roots(
+                workspace.policy,
+                (workspace.roots.root,),
+                [posixpath.normpath(p) for p in found.linked],
+            )
+            scan = await workspace.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
+            found_aliases = aliases.parse_aliases(scan, workspace.policy)
+            policy = aliases.with_aliases(workspace.policy, found_aliases)
+            complete = found_aliases.complete
+        check_repository_files(found, policy, workspace.reach, aliases_complete=complete)
+
     async def inner(self, command: Command, cwd: str, env: Mapping[str, str]) -> str:
         """The inner script of the restricted ``command`` run in ``cwd`` (canonical) with
         ``env`` (checked names; its ``GIT_*`` dropped). Raises ``SensitivePath``,
@@ -145,6 +181,7 @@ class RestrictedPipelines:
             if repo is not None:  # git's own paths are canonical (--path-format=absolute)
                 places = (*repository_places(repo), *scripts.parse_git_places(discovery))
                 check_repository(places, self._workspace.policy, self._workspace.reach)
+                await self._check_repository_files(git_files.parse_git_files(discovery))
             git = scripts.GitShadow(
                 directory=f"/tmp/rho-git-{secrets.token_hex(8)}",  # noqa: S108 - the sandbox's
                 repo=repo,

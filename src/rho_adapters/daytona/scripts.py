@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from rho_adapters.daytona.git_files import GIT_FILES
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace
 from rho_domain.ports.executor import Stage
 from rho_domain.shell.awk import AwkFlavor, flavor_from_version
@@ -110,7 +111,8 @@ def git_discovery(cwd: str) -> str:
 
     Answer, one base64 line each: ``PREFLIGHT``'s output, the nearest directory holding
     ``.git`` (the work tree), the ``--list -z`` listing, the other real paths git reads the
-    repository from (``parse_git_places``).
+    repository from (``parse_git_places``), the links and files with several names inside
+    the repository's directories (``git_files.parse_git_files``).
     Both read; neither runs a program the repository names.
     """
     assignments = " ".join(f"{k}={q(v)}" for k, v in RESTRICTED_ENV.items())
@@ -125,7 +127,7 @@ def git_discovery(cwd: str) -> str:
         "c=$(printf '%s\\n' \"$p\" | sed -n 2p)\n"
         f'[ -n "$c" ] && {git} config --file "$c/config" --no-includes --list -z 2>/dev/null'
         " | base64 -w0\n"
-        f"echo\n{_GIT_PLACES}"
+        f"echo\n{_GIT_PLACES}{GIT_FILES}"
         "exit 0\n"
     )
 
@@ -134,7 +136,7 @@ def git_discovery(cwd: str) -> str:
 # of the common directory ($c) and the object directories its alternates borrow, as deep as
 # git follows them (a quoted alternates line, which git unquotes, is reported as '"').
 _GIT_PLACES = (
-    'if [ -n "$c" ]; then {\n'
+    'if [ -n "$c" ]; then pl=$({\n'
     f"  for n in {' '.join(SHARED)}; do\n"
     '    if [ -e "$c/$n" ] || [ -L "$c/$n" ]; then realpath -m -- "$c/$n"; fi; done\n'
     '  todo=$(realpath -m -- "$c/objects"); k=0\n'
@@ -148,7 +150,7 @@ _GIT_PLACES = (
     "    printf '%s\\n' \"$next\"; todo=$(printf '%s\\n' \"$next\" | sed '/^\"$/d')\n"
     "    k=$((k + 1))\n"
     "  done\n"
-    "} | base64 -w0; fi; echo\n"
+    "}); printf '%s' \"$pl\" | base64 -w0; fi; echo\n"
 )
 
 

@@ -269,7 +269,16 @@ class LocalExecutor(Executor):
         if git is None:
             raise ToolError("git: program not installed on this machine")
         env = restricted_env(self._runner.search_path)
-        return git_shadow(git, cwd, env, prefix, (self.policy, self.reach))
+        judged = (self.policy, self.reach)
+        return git_shadow(git, cwd, env, prefix, judged, aliases=self._alias_policy)
+
+    def _alias_policy(self, roots: Sequence[str]) -> tuple[SecretPolicy, bool]:
+        """The policy with the hard links of secrets below the workspace and ``roots`` as
+        secrets too, and whether the scan was whole (``hardlinks.py``)."""
+        from rho_adapters.local.hardlinks import with_aliases
+
+        found = self._runner.aliases.get((self._workspace.root, *roots))
+        return with_aliases(self.policy, found), found.complete
 
     async def aclose(self) -> None:
         """Nothing is held between calls; every run cleans up its own processes."""

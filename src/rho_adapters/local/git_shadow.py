@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from rho_domain.errors import ToolError
 from rho_domain.reach import ReadReach
@@ -22,11 +22,15 @@ from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.git_repo import (
     CONFIG_NAME,
     MAX_ALTERNATES_DEPTH,
+    MAX_REPOSITORY_ENTRIES,
     PREFLIGHT,
     SHARED,
+    UNOPENED,
     GitRepo,
+    RepositoryFiles,
     alternates,
     check_repository,
+    check_repository_files,
     config_list_argv,
     git_environment,
     parse_preflight,
@@ -88,18 +92,82 @@ def _places(repo: GitRepo) -> tuple[str, ...]:
     return tuple(dict.fromkeys(places))
 
 
+def _walk_roots(repo: GitRepo, places: Sequence[str]) -> tuple[tuple[str, bool], ...]:
+    """The directories git opens files in by itself, each with whether its files with
+    several names are judged too: the git and common directories (True), then the other
+    ``places`` that are directories outside them (False: their links only), not the work
+    tree."""
+    own = tuple(dict.fromkeys(os.path.realpath(d) for d in (repo.git_dir, repo.common_dir)))
+    work_tree = os.path.realpath(repo.work_tree) if repo.work_tree else None
+    others = [
+        p
+        for p in places
+        if p != work_tree
+        and os.path.isdir(p)
+        and not any(p == o or p.startswith(o.rstrip("/") + "/") for o in own)
+    ]
+    return (*((d, True) for d in own if os.path.isdir(d)), *((p, False) for p in others))
+
+
+def repository_files(
+    roots: Sequence[tuple[str, bool]], *, limit: int = MAX_REPOSITORY_ENTRIES
+) -> RepositoryFiles:
+    """The symbolic links (with their real paths) below ``roots`` (a repository's own
+    directories, as ``_walk_roots`` gives them), and the files with several names outside
+    ``objects`` below the roots marked True; links are not followed, and ``UNOPENED`` entries
+    at a root's top are skipped (``check_repository_files``)."""
+    links: list[tuple[str, str]] = []
+    linked: list[str] = []
+    budget = limit
+    # (directory, at a root's top, whether its files with several names are judged)
+    stack = [(root, True, judged) for root, judged in roots]
+    while stack:
+        directory, top, judged = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    budget -= 1
+                    if budget < 0:
+                        return RepositoryFiles(complete=False)
+                    if top and entry.name in UNOPENED:
+                        continue
+                    if entry.is_symlink():
+                        links.append((entry.path, os.path.realpath(entry.path)))
+                    elif entry.is_dir(follow_symlinks=False):
+                        # a clone's objects are hard links, and no object is a text git prints
+                        inside = judged and not (top and entry.name == "objects")
+                        stack.append((entry.path, False, inside))
+                    elif (
+                        judged
+                        and entry.is_file(follow_symlinks=False)
+                        and entry.stat(follow_symlinks=False).st_nlink > 1
+                    ):
+                        linked.append(entry.path)
+        except OSError:
+            continue  # unreadable or vanished: git cannot open it either
+    return RepositoryFiles(links=tuple(dict.fromkeys(links)), linked=tuple(dict.fromkeys(linked)))
+
+
 def _discover(
     git: str,
     cwd: str,
     env: Mapping[str, str],
     prefix: tuple[str, ...],
     judged: tuple[SecretPolicy, ReadReach] | None,
+    aliases: Callable[[Sequence[str]], tuple[SecretPolicy, bool]] | None,
 ) -> tuple[GitRepo | None, str]:
     repo = parse_preflight(_git(git, PREFLIGHT, cwd, env, prefix), _dot_git_parent(cwd))
     if repo is None:
         return None, ""
     if judged is not None:
-        check_repository(_places(repo), *judged)
+        places = _places(repo)
+        check_repository(places, *judged)
+        roots = _walk_roots(repo, places)
+        found = repository_files(roots)
+        policy, complete = judged[0], True
+        if found.linked and aliases is not None:
+            policy, complete = aliases(tuple(root for root, _ in roots))
+        check_repository_files(found, policy, judged[1], aliases_complete=complete)
     # Outside the sandbox, which masks the config (a secret: remote URLs with tokens); the
     # listing runs no program, and only its inert keys reach the shadow (shadow_config).
     return repo, _git(git, config_list_argv(repo), cwd, env, ())
@@ -112,11 +180,15 @@ def git_shadow(
     env: Mapping[str, str],
     prefix: tuple[str, ...] = (),
     judged: tuple[SecretPolicy, ReadReach] | None = None,
+    aliases: Callable[[Sequence[str]], tuple[SecretPolicy, bool]] | None = None,
 ) -> Iterator[tuple[str, dict[str, str]]]:
     """Yield ``(shadow directory, environment for git)``; the directory is removed on exit.
     ``judged``: the executor's secrets policy and reach, which the repository's directories
-    must pass (``check_repository``)."""
-    repo, listing = _discover(git, cwd, env, prefix, judged)
+    and the links inside them must pass (``check_repository``, ``check_repository_files``);
+    ``aliases(roots)``: that policy with the hard links of secrets found below ``roots`` and
+    the workspace as secrets too, and whether that scan was whole (asked only when a file
+    of the repository has several names)."""
+    repo, listing = _discover(git, cwd, env, prefix, judged, aliases)
     shadow = tempfile.mkdtemp(prefix="rho-git-")
     try:
         if repo is not None:

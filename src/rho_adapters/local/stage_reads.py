@@ -38,12 +38,16 @@ def check_reads(
     secrets ``secrets_below`` finds in the trees a recursive reader walks: their names are
     then excluded, ``deploy/id_github`` or ``.config/gh`` as ``.env`` is). ``visible_roots``:
     the sandbox's roots, the workspace first; ``aliases``: the hard links found so far."""
+    from rho_domain.shell.ignore_files import implied_ignore_files
     from rho_domain.shell.reads import WALKERS, unlisted
     from rho_domain.shell.texts import reach_words
 
     # Reach judges the words a program may open, not its pattern or script (texts.py).
     opened = reach_words(argv)
-    walked, linked = _judge_words(argv, cwd, policy, reach=reach, opened=opened)
+    # rg's ignore files above where it starts are judged as words (ignore_files.py).
+    implied = implied_ignore_files(argv, cwd, visible_roots[0]) if visible_roots else ()
+    opened |= frozenset(implied)
+    walked, linked = _judge_words(argv, cwd, policy, reach=reach, opened=opened, implied=implied)
     # The workspace (not the extra read roots: one may be "/"), what this stage walks and
     # the directories of the files with several links it names. A directory named only
     # by a text (a pattern, ``awk -F/``'s separator: not in ``opened``) is no tree the
@@ -59,7 +63,9 @@ def check_reads(
         )
     judged = with_aliases(policy, found)
     if judged is not policy:
-        _judge_words(argv, cwd, judged, found.paths)
+        _judge_words(argv, cwd, judged, found.paths, implied=implied)
+        if argv[0] == "git":
+            _git_work_tree_files(found.paths, judged, reach)
     if secrets_below is not None and argv[0] in WALKERS:
         # What the walk meets is known only to a walk: the workspace and the trees the stage
         # names; for xargs every root (an item may be any directory within reach).
@@ -77,17 +83,19 @@ def _judge_words(
     *,
     reach: ReadReach | None = None,
     opened: frozenset[str] = frozenset(),
+    implied: tuple[str, ...] = (),
 ) -> tuple[list[str], list[str]]:
     """Judge every path word by ``policy`` (``aliases``: hard links to secrets), then the
     real path of each word the program may open (``opened``) by ``reach``; return (walked
-    directories, real paths of files with several links)."""
+    directories, real paths of files with several links). ``implied``: absolute paths the
+    program opens that no word names (rg's ignore files above it), judged as words."""
     walked = [os.path.realpath(cwd)]
     if reason := policy.refusal(walked[0]):
         raise SensitivePath(f"{argv[0]}: commands may not run inside a secret location: {reason}")
     linked: list[str] = []
     from rho_domain.shell.reads import path_words
 
-    for word in path_words(argv):
+    for word in (*path_words(argv), *implied):
         full = os.path.join(cwd, word)  # an absolute word stays absolute
         if len(full) > MAX_PATH or "\x00" in full:
             continue
@@ -108,8 +116,21 @@ def _judge_words(
         if reach is not None and word in opened and (reason := reach.refusal(real)):
             shown = word if real == os.path.normpath(full) else f"{word!r} (really {real})"
             raise PathOutsideWorkspace(f"{argv[0]}: {shown} may not be read: {reason}")
-        if os.path.isdir(real):
+        if os.path.isdir(real) and word not in implied:
             walked.append(real)
         elif several_links(real):
             linked.append(real)
     return walked, linked
+
+
+def _git_work_tree_files(aliases: Sequence[str], policy: SecretPolicy, reach: ReadReach) -> None:
+    """Refuse a git stage when a hard link of a secret is a file git reads by itself in the
+    work tree (``.gitattributes``...: ``git_repo.WORK_TREE_FILES``), whatever words it has."""
+    from rho_domain.shell.git_repo import (
+        WORK_TREE_FILES,
+        RepositoryFiles,
+        check_repository_files,
+    )
+
+    read = tuple(p for p in aliases if os.path.basename(p).casefold() in WORK_TREE_FILES)
+    check_repository_files(RepositoryFiles(linked=read), policy, reach)

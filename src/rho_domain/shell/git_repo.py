@@ -151,6 +151,73 @@ def check_repository(places: tuple[str, ...], policy: SecretPolicy, reach: ReadR
             )
 
 
+# What git never opens here, at the top of a git directory: hooks (``core.hooksPath`` is
+# /dev/null) and the config files (git reads the shadow's): a link there is no read.
+UNOPENED = frozenset({"hooks", CONFIG_NAME, "config.worktree"})
+MAX_REPOSITORY_ENTRIES = 200_000
+# What git reads by itself in every directory of the work tree, warning with the text of a
+# line it cannot use ("X is not a valid attribute name: .gitattributes:3"); it follows no
+# symbolic link there (git 2.32), but a hard link is the file itself.
+WORK_TREE_FILES = frozenset({".gitattributes", ".gitignore", ".mailmap", ".gitmodules"})
+
+
+@attrs.frozen(kw_only=True)
+class RepositoryFiles:
+    """What a walk of a repository's own directories found (``UNOPENED`` left out):
+    ``links``, each symbolic link with its real path; ``linked``, the regular files outside
+    ``objects`` with several names (a clone's objects are hard links, and a loose object or
+    pack is no text git prints), and those of the work tree's ``WORK_TREE_FILES``;
+    ``complete``, False past ``MAX_REPOSITORY_ENTRIES``."""
+
+    links: tuple[tuple[str, str], ...] = ()
+    linked: tuple[str, ...] = ()
+    complete: bool = True
+
+
+def check_repository_files(
+    found: RepositoryFiles,
+    policy: SecretPolicy,
+    reach: ReadReach,
+    *,
+    aliases_complete: bool = True,
+) -> None:
+    """Refuse a repository one of whose own files is a link to a secret or out of ``reach``,
+    or another name (a hard link) of a secret file (``policy`` holds the aliases found).
+
+    Inside its directories git opens files no word of the command names, and prints some:
+    ``info/grafts`` ("bad graft data: <line>" from every history reader), a rebase's
+    ``rebase-merge/done`` and ``git-rebase-todo`` (``git status`` lists their lines), a pack
+    in ``objects/pack`` (another repository's history). ``check_repository`` judges where
+    the directories are; this judges what is inside them. ``aliases_complete``: whether
+    the hard-link scan behind ``policy`` was whole (if not, a file with several names is
+    refused: which file it is cannot be proven)."""
+    if not found.complete:
+        raise SensitivePath(
+            f"git: the repository holds more than {MAX_REPOSITORY_ENTRIES} entries to check "
+            "for links to secrets; pack it (git gc) or run git on a smaller clone"
+        )
+    for path, real in found.links:
+        if reason := policy.refusal(real):
+            raise SensitivePath(
+                f"git: the repository's file {path} is a link to {real}: {reason}; git opens "
+                "it by itself (grafts, a rebase's lists, packs) and may print it"
+            )
+    for path in found.linked:
+        if policy.refusal(path) or not aliases_complete:
+            maybe = "" if aliases_complete else " (or may be: too many files to check)"
+            raise SensitivePath(
+                f"git: the repository's file {path} is another name (a hard link) of a "
+                f"secrets file{maybe}; git opens it by itself (grafts, a rebase's lists, "
+                "attributes) and may print it"
+            )
+    for path, real in found.links:
+        if reason := reach.refusal(real):
+            raise PathOutsideWorkspace(
+                f"git: the repository's file {path} is a link to {real}: {reason}; git opens "
+                "it by itself (grafts, a rebase's lists, packs) and may print it"
+            )
+
+
 def config_list_argv(repo: GitRepo) -> tuple[str, ...]:
     """The git arguments that list the repository's own config file (no includes followed)."""
     path = f"{repo.common_dir.rstrip('/')}/{CONFIG_NAME}"

@@ -13,12 +13,13 @@ Three pieces, all pure; the executors (local and Daytona) resolve the real paths
   ``diff -r`` get exclusions of every secret name (and of the concrete secret locations below
   the directories they walk), ``grep -R`` becomes ``-r`` and ``diff -r`` gets
   ``--no-dereference`` (symlinks found while walking are not followed), ``rg -L/--follow`` is
-  refused, and ``xargs`` runs its target behind ``guard_script`` (the items it appends are
-  judged at run time; its recursive target skips every concrete secret location, since a
-  directory it is handed may hold any of them). awk programs that touch ``ARGV``/``ARGC``
-  are refused (they choose files the harness never saw; gawk's ``--sandbox`` stops this,
-  mawk does not), and so is
-  ``md5sum -c`` and its siblings (they open the files named inside a list).
+  refused and rg prints no line of the ignore files it reads by itself
+  (``--no-ignore-messages``; as an xargs target ``--no-messages``: ``ignore_files.py``), and
+  ``xargs`` runs its target behind ``guard_script`` (the items it appends are judged at run
+  time; its recursive target skips every concrete secret location, since a directory it is
+  handed may hold any of them). awk programs that touch ``ARGV``/``ARGC`` are refused (they
+  choose files the harness never saw; gawk's ``--sandbox`` stops this, mawk does not), and
+  so is ``md5sum -c`` and its siblings (they open the files named inside a list).
 * ``NON_READING``: programs whose words are never opened as files.
 """
 
@@ -227,7 +228,12 @@ def _rg(args: list[str], names: Sequence[str]) -> list[str]:
             "search the link's target directly"
         )
     # rg's globs take no "/" in a class and match base names only: a hidden name is ".?*"
-    return _insert(args, end, [f"--iglob=!{'.?*' if n == HIDDEN else n}" for n in names])
+    excluded = [f"--iglob=!{'.?*' if n == HIDDEN else n}" for n in names]
+    # The exclusions keep rg from searching a file, not from reading it as an ignore file:
+    # it reads .ignore, .rgignore and .gitignore where it walks and above, by itself, and
+    # quotes each line it cannot parse ("error parsing glob 'API_KEY=...[x'"); one linked
+    # to a secret printed it. Those messages say nothing a search needs.
+    return _insert(args, end, ["--no-ignore-messages", *excluded])
 
 
 def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
@@ -374,6 +380,10 @@ def secret_safe_argv(
         # | xargs grep -r) is walked too, so the target keeps away from every concrete secret
         # location, as if it walked the whole filesystem.
         target = secret_safe_argv(args[index:], policy, (*walked, "/"), reach)
+        if target[:1] == ("rg",):
+            # It starts in directories known only at run time: the ignore files above them
+            # are not judged (ignore_files.py), so rg prints no message at all.
+            target = (target[0], "--no-messages", *target[1:])
         case = reach.guard_case() if reach is not None else ""
         args = [*args[:index], "sh", "-c", guard_script(policy, case), GUARD_NAME, *target]
     return (name, *args)
