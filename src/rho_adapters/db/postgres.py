@@ -35,7 +35,7 @@ from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Verdict
+from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
@@ -74,6 +74,61 @@ def _catalog_functions(conn: Any) -> frozenset[str]:
     with _catalogs_lock:
         _catalogs[key] = (time.monotonic(), names)
     return names
+
+
+# Objects made after initdb (oid >= FirstNormalObjectId) that run a function with no call
+# in the text: operators, and casts (under the name of the type cast to, which an explicit
+# cast names). Built-in operators and casts call built-ins.
+_OPERATOR_CALLS = """
+SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
+FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
+JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+WHERE o.oid >= 16384
+"""
+_CAST_CALLS = """
+SELECT t.typname::text, pn.nspname::text || '.' || p.proname::text
+FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
+JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+JOIN pg_catalog.pg_type t ON t.oid = c.casttarget
+WHERE c.oid >= 16384
+"""
+# Every domain's CHECKs with its base domains', and those of a composite type's (a table's
+# row type too) fields of a domain type: a value cast to the type meets them all. The text is
+# judged by the statement check (pg_depend records no dependency on a built-in function).
+_DOMAIN_CHECKS = """
+WITH RECURSIVE chain(typ, base) AS (
+  SELECT t.oid, t.oid FROM pg_catalog.pg_type t WHERE t.typtype = 'd'
+  UNION
+  SELECT c.typ, b.typbasetype FROM chain c JOIN pg_catalog.pg_type b ON b.oid = c.base
+  WHERE b.typtype = 'd'
+), checks(typ, def) AS (
+  SELECT c.typ, pg_catalog.pg_get_constraintdef(k.oid) FROM chain c
+  JOIN pg_catalog.pg_constraint k ON k.contypid = c.base AND k.contype = 'c'
+)
+SELECT t.typname::text, k.def FROM checks k JOIN pg_catalog.pg_type t ON t.oid = k.typ
+UNION
+SELECT t.typname::text, k.def FROM checks k
+JOIN pg_catalog.pg_attribute a ON a.atttypid = k.typ AND NOT a.attisdropped
+JOIN pg_catalog.pg_class r ON r.oid = a.attrelid
+JOIN pg_catalog.pg_type t ON t.oid = r.reltype
+"""
+
+
+def _catalog_calls(conn: Any) -> CatalogCalls:
+    """The operators and types of this database that run functions (``CatalogCalls``): read
+    on every new connection, not kept, so one an administrator adds is seen by the next."""
+
+    def grouped(sql: str) -> dict[str, frozenset[str]]:
+        found: dict[str, set[str]] = {}
+        for name, function in conn.execute(sql, prepare=False).fetchall():
+            found.setdefault(str(name), set()).add(str(function))
+        return {name: frozenset(functions) for name, functions in found.items()}
+
+    return CatalogCalls(
+        operators=grouped(_OPERATOR_CALLS),
+        types=grouped(_CAST_CALLS),
+        checks=grouped(_DOMAIN_CHECKS),
+    )
 
 
 def _may_limit_temp_files(conn: Any) -> bool:
@@ -121,6 +176,7 @@ class PostgresDatabase(ThreadedDatabase):
         grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
         grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
         conn.rho_functions = _catalog_functions(conn) | grammar
+        conn.rho_catalog_calls = _catalog_calls(conn)
         first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
@@ -139,6 +195,10 @@ class PostgresDatabase(ThreadedDatabase):
     def _available_functions(self, conn: Any) -> frozenset[str] | None:
         functions: frozenset[str] | None = getattr(conn, "rho_functions", None)
         return functions
+
+    def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
+        calls: CatalogCalls | None = getattr(conn, "rho_catalog_calls", None)
+        return calls
 
     def _usable(self, conn: Any) -> bool:
         if conn.closed or conn.broken:

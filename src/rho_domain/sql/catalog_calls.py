@@ -1,0 +1,135 @@
+"""Calls no call in the text names: a server's operators, casts and domains that run code.
+
+PostgreSQL runs a function for ``a ### b`` (the operator's function), for ``x::t`` and
+``CAST(x AS t)`` (a cast's function, a domain's CHECK), with no ``f(`` anywhere in the text.
+Built-in operators and casts call built-ins; those an administrator or an extension created
+may call any function: a user function, or ``pg_read_file`` behind a new operator name. So
+the adapter reads them from the server's catalog (``CatalogCalls``: each operator and type
+name with the functions it runs), and ``hidden_call`` refuses a statement naming one whose
+functions are not all on the allowlist, as a call of each would be refused.
+
+The lexer keeps no blanks, so an operator is looked for in each run of operator characters
+with the blanks between them removed: ``@ - @`` is refused with ``@-@`` (an over-reading, on
+the safe side). A type is any word or quoted name folded as the catalog spells it, wherever it
+stands (a column named like such a type is refused too; select it qualified by a quoted
+alias). Pure: the catalog arrives as data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from rho_domain.errors import StatementRefused
+from rho_domain.sql.dialects import Dialect
+from rho_domain.sql.lexer import tokenize
+from rho_domain.sql.token_rules import catalog_name, check_tokens
+from rho_domain.sql.tokens import Kind, Token
+
+# PostgreSQL's operator characters (scan.l "self" and "op_chars"); "," "(" ";" end a run.
+OPERATOR_CHARS = frozenset("~!@#^&|`?+-*/%<>=")
+_MAX_DEPTH = 8
+
+
+@attrs.frozen(kw_only=True)
+class CatalogCalls:
+    """What a server's catalog runs implicitly: operator names (as written: ``@-@``) and type
+    names (folded as the catalog spells them: ``rho_dom``), each with the functions it may
+    call, as ``schema.name``. Only objects created after the server's own (user or extension
+    operators, casts, every domain's constraints) are listed."""
+
+    operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # A domain's CHECKs (its base domains' too; for a composite type, its fields'), as
+    # pg_get_constraintdef writes them: judged as expressions by the same rules.
+    checks: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+
+
+def hidden_call(
+    stmt: Sequence[Token],
+    d: Dialect,
+    allowed: frozenset[str],
+    calls: CatalogCalls,
+    depth: int = 0,
+) -> str:
+    """Why ``stmt`` is refused for an operator or type that runs a function off the dialect's
+    allowlist and ``allowed`` (the alias's vetted ``schema.name`` functions), or "".
+    ``depth`` counts the CHECKs being judged inside one another (domains can name each
+    other in their CHECKs, around a loop)."""
+    for run in _operator_runs(stmt):
+        for operator, functions in calls.operators.items():
+            if operator in run:
+                reason = _refused(f"the operator {operator}", functions, d, allowed)
+                if reason:
+                    return reason
+    for token in stmt:
+        if token.kind in (Kind.WORD, Kind.QUOTED):
+            name = catalog_name(token, d)
+            cast_functions = calls.types.get(name)
+            if cast_functions is not None:
+                reason = _refused(f"the type {name}", cast_functions, d, allowed)
+                if reason:
+                    return reason
+            for check in calls.checks.get(name, ()):
+                reason = _check_refused(name, check, d, allowed, calls, depth)
+                if reason:
+                    return reason
+    return ""
+
+
+def _check_refused(
+    name: str, check: str, d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
+) -> str:
+    """Why the CHECK ``check`` of type ``name`` may not run: what the rules find in its
+    expression, read as a statement would be (every reading of the dialect)."""
+    if depth >= _MAX_DEPTH:
+        return f"the type {name} runs CHECKs nested too deep to judge"
+    expression = "SELECT " + check.removeprefix("CHECK ")
+    for rules in d.readings:
+        try:
+            tokens = tokenize(expression, rules)
+        except StatementRefused as exc:
+            return f"the type {name} runs {check}, which this check cannot read ({exc})"
+        reason = check_tokens("SELECT", tokens, 0, d, allowed) or hidden_call(
+            tokens, d, allowed, calls, depth + 1
+        )
+        if reason:
+            return f"the type {name} runs {check} on this server: {reason}"
+    return ""
+
+
+def _operator_runs(stmt: Sequence[Token]) -> list[str]:
+    runs: list[str] = []
+    current = ""
+    for token in stmt:
+        if token.kind is Kind.PUNCT and token.text in OPERATOR_CHARS:
+            current += token.text
+        else:
+            if current:
+                runs.append(current)
+            current = ""
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _refused(what: str, functions: frozenset[str], d: Dialect, allowed: frozenset[str]) -> str:
+    off = sorted(f for f in functions if not _may_run(f, d, allowed))
+    if not off:
+        return ""
+    return (
+        f"{what} calls {', '.join(f + '()' for f in off)} on this server (a user operator, "
+        "cast or domain runs its function as a call would), which is not on the "
+        f"{d.name} list of read-only functions; an administrator can allow a vetted one "
+        "with the alias's options.allowed_functions"
+    )
+
+
+def _may_run(qualified: str, d: Dialect, allowed: frozenset[str]) -> bool:
+    schema, _, name = qualified.rpartition(".")
+    return (
+        qualified in allowed
+        or name in allowed
+        or (schema in d.system_schemas and name in d.functions)
+    )

@@ -1,0 +1,202 @@
+"""PostgreSQL calls functions no call in the text names: user operators, casts, domains.
+
+The check refused ``public.leak(x)`` (a user function can write or read files) but let
+``'x' ### path`` run it through a user operator, ``path::text::rho_wrap`` through a user
+cast, and ``path::rho_dom`` through a domain's CHECK, each reading a server file from inside
+the read-only transaction (the role's EXECUTE, granted to PUBLIC by default, was the only
+other wall). ``OPERATOR(public.###)`` was refused; the plain spelling was not. Now the
+adapter reads from the server's catalog which operator and type names run a function outside
+the allowlist, and the check refuses a statement naming one, as it refuses the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from db_support import Server, adapter, checksum
+
+from rho_adapters.db import ADAPTERS
+from rho_domain.errors import DatabaseError, StatementRefused
+from rho_domain.ports.database import Database
+from rho_domain.sql import CatalogCalls, classify
+
+# Created by an administrator, not by the agent: the agent's role can only read.
+SETUP = [
+    "CREATE FUNCTION public.rho_leak(a text, b text) RETURNS text LANGUAGE sql "
+    "AS $$ SELECT pg_catalog.pg_read_file(b) $$",
+    "CREATE FUNCTION public.rho_leak1(b text) RETURNS text LANGUAGE sql "
+    "AS $$ SELECT pg_catalog.pg_read_file(b) $$",
+    "CREATE OPERATOR public.### (LEFTARG = text, RIGHTARG = text, FUNCTION = public.rho_leak)",
+    "CREATE OPERATOR public.@-@ (RIGHTARG = text, FUNCTION = public.rho_leak1)",
+    # a user operator over a built-in off the allowlist: no user function at all
+    "CREATE OPERATOR public.%%% (RIGHTARG = text, FUNCTION = pg_catalog.pg_read_file)",
+    "CREATE TYPE public.rho_wrap AS (v text)",
+    "CREATE FUNCTION public.rho_to_wrap(b text) RETURNS public.rho_wrap LANGUAGE sql "
+    "AS $$ SELECT ROW(pg_catalog.pg_read_file(b))::public.rho_wrap $$",
+    "CREATE CAST (text AS public.rho_wrap) WITH FUNCTION public.rho_to_wrap(text)",
+    # (the CHECKs say what they read in their error, so the test can see they ran)
+    "CREATE FUNCTION public.rho_check(b text) RETURNS boolean LANGUAGE plpgsql "
+    "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file(b); END $$",
+    "CREATE DOMAIN public.rho_dom AS text CHECK (public.rho_check(VALUE))",
+    "CREATE DOMAIN public.rho_dom2 AS text CHECK (pg_catalog.pg_read_file(VALUE)::int > 0)",
+    # a domain over it, and a composite type with a field of it, run its CHECK too
+    "CREATE DOMAIN public.rho_dom3 AS public.rho_dom2 CHECK (pg_catalog.length(VALUE) > 0)",
+    "CREATE TYPE public.rho_pair AS (a int, b public.rho_dom2)",
+    # harmless user code the check must still let through
+    "CREATE DOMAIN public.rho_short AS text CHECK (pg_catalog.length(VALUE) < 100)",
+    "CREATE FUNCTION public.rho_cat(a text, b text) RETURNS text LANGUAGE sql "
+    "AS $$ SELECT a || b $$",
+    "CREATE OPERATOR public.<+> (LEFTARG = text, RIGHTARG = text, FUNCTION = public.rho_cat)",
+]
+TEARDOWN = [
+    "DROP OPERATOR IF EXISTS public.### (text, text)",
+    "DROP OPERATOR IF EXISTS public.@-@ (NONE, text)",
+    "DROP OPERATOR IF EXISTS public.%%% (NONE, text)",
+    "DROP OPERATOR IF EXISTS public.<+> (text, text)",
+    "DROP TYPE IF EXISTS public.rho_wrap CASCADE",
+    "DROP TYPE IF EXISTS public.rho_pair",
+    "DROP DOMAIN IF EXISTS public.rho_dom3, public.rho_dom, public.rho_dom2, public.rho_short",
+    "DROP FUNCTION IF EXISTS public.rho_leak, public.rho_leak1, public.rho_check, public.rho_cat",
+]
+
+# (statement, the operator or type the refusal names)
+ATTACKS = [
+    ("SELECT 'x' ### '{secret}'", "###"),
+    ("SELECT 'x'###'{secret}' AS a", "###"),
+    ("SELECT @-@ '{secret}'", "@-@"),
+    ("SELECT %%% '{secret}'", "%%%"),
+    ("SELECT length(p), @-@ p FROM (VALUES ('{secret}')) v(p) WHERE length(p) > 0", "@-@"),
+    ("SELECT ('{secret}'::text)::rho_wrap", "rho_wrap"),
+    ("SELECT CAST('{secret}'::text AS \"rho_wrap\")", "rho_wrap"),
+    ("SELECT CAST('{secret}'::text AS public.RHO_WRAP)", "rho_wrap"),
+    ("SELECT '{secret}'::rho_dom", "rho_dom"),
+    ("SELECT CAST('{secret}' AS public.U&\"rho\\005fdom\")", "rho_dom"),
+    ("SELECT '{secret}'::rho_dom2", "rho_dom2"),
+    ("SELECT '{secret}'::rho_dom3", "rho_dom3"),
+    ("SELECT ROW(1, '{secret}')::rho_pair", "rho_pair"),
+]
+
+
+@pytest.fixture(scope="module")
+def user_code(request: pytest.FixtureRequest) -> Iterator[Server]:
+    server: Server = request.getfixturevalue("postgres_server")
+    with server.admin() as conn:
+        conn.autocommit = True
+        for sql in TEARDOWN + SETUP:
+            conn.execute(sql)
+    yield server
+    with server.admin() as conn:
+        conn.autocommit = True
+        for sql in TEARDOWN:
+            conn.execute(sql)
+
+
+@pytest.fixture(scope="module")
+def secret(user_code: Server) -> Iterator[Path]:
+    """A file the server process can read: what a read-only agent must not get."""
+    path = user_code.workdir / "catalog-calls-secret.txt"
+    path.write_text("hunter2 swordfish\n")
+    path.chmod(0o644)
+    yield path
+    path.unlink()
+
+
+@pytest.fixture(scope="module")
+def pg(user_code: Server) -> Iterator[Database]:
+    db = adapter(user_code)
+    yield db
+    asyncio.run(db.aclose())
+
+
+@pytest.mark.parametrize(("sql", "name"), ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_user_code_run_by_an_operator_cast_or_domain_is_refused_by_the_check(
+    user_code: Server, pg: Database, secret: Path, sql: str, name: str
+) -> None:
+    before = checksum(user_code)
+    with pytest.raises(StatementRefused) as info:
+        await pg.query(sql.format(secret=secret), max_rows=10, timeout=5)
+    assert info.value.by == "check", info.value
+    assert name in str(info.value)
+    assert "options.allowed_functions" in str(info.value)
+    assert checksum(user_code) == before
+
+
+@pytest.mark.parametrize(("sql", "name"), ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_without_the_check_each_attack_reads_the_server_file(
+    user_code: Server, secret: Path, sql: str, name: str
+) -> None:
+    """The target is real: the read-only transaction alone lets the user code run."""
+    db = adapter(user_code, check=False)
+    try:
+        shown = repr((await db.query(sql.format(secret=secret), max_rows=10, timeout=5)).rows)
+    except DatabaseError as exc:  # the domains' CHECKs fail, saying what they read
+        shown = str(exc)
+    finally:
+        await db.aclose()
+    assert "hunter2" in shown, shown
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_built_in_operators_and_harmless_domains_still_run(user_code: Server) -> None:
+    db = adapter(user_code)
+    try:
+        result = await db.query(
+            "SELECT 1 + 2 * 3, 'a' || 'b', '{\"k\": 1}'::jsonb -> 'k', 'short'::rho_short, "
+            "-1 < 2, 'abc' ~~ 'a%'",
+            max_rows=1,
+            timeout=5,
+        )
+    finally:
+        await db.aclose()
+    assert result.rows == ((7, "ab", "1", "short", True, True),)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_operator_whose_function_is_allowed_runs(user_code: Server) -> None:
+    cls = ADAPTERS["postgres"]
+    config = user_code.config
+    config = type(config)(
+        engine=config.engine,
+        host=config.host,
+        port=config.port,
+        user=config.user,
+        database=config.database,
+        options={"allowed_functions": ["public.rho_cat"]},
+    )
+    db = cls("t", config)
+    try:
+        result = await db.query("SELECT 'a' <+> 'b'", max_rows=1, timeout=5)
+        with pytest.raises(StatementRefused, match="###"):
+            await db.query("SELECT 'a' ### 'b'", max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+    assert result.rows == (("ab",),)
+
+
+def test_the_check_reads_operator_runs_as_the_server_may() -> None:
+    calls = CatalogCalls(
+        operators={"@-@": frozenset({"public.f"}), "+": frozenset({"public.add"})},
+        types={"money2": frozenset({"public.g"})},
+    )
+    refused = [
+        "SELECT @-@ x FROM t",
+        "SELECT @ - @ x FROM t",  # over-read: blanks are not kept, so refused too
+        "SELECT a + b FROM t",  # a user '+' (on its own type): every '+' is a call of it
+        "SELECT x::MONEY2 FROM t",
+        'SELECT x::"money2" FROM t',
+    ]
+    for sql in refused:
+        verdict = classify(sql, "postgres", catalog_calls=calls)
+        assert not verdict.read_only, sql
+    fine = ["SELECT a - b, @ x FROM t", "SELECT '@-@', \"money\" FROM t"]
+    for sql in fine:
+        assert classify(sql, "postgres", catalog_calls=calls).read_only, sql
+    vetted = classify(
+        "SELECT @-@ x", "postgres", catalog_calls=calls, allowed_functions=frozenset({"public.f"})
+    )
+    assert vetted.read_only
