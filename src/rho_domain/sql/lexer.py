@@ -276,7 +276,13 @@ class _Lexer:
     def _number(self) -> None:
         text, i = self.text, self.pos
         while i < len(text) and (text[i] in _DIGITS or text[i] in "._" or text[i].isalpha()):
-            if text[i] in "eE" and text[i + 1 : i + 2] in ("+", "-"):
+            # An exponent's sign belongs to the number only before a digit: every engine
+            # here reads "1e--" as 1e (MySQL's name, or 1 and the name e) and a comment.
+            if (
+                text[i] in "eE"
+                and text[i + 1 : i + 2] in ("+", "-")
+                and text[i + 2 : i + 3] in _DIGITS
+            ):
                 i += 1
             i += 1
         self.tokens.append(Token(Kind.NUMBER, text[self.pos : i]))
