@@ -50,8 +50,20 @@ SETUP = [
     "CREATE FUNCTION public.rho_cat(a text, b text) RETURNS text LANGUAGE sql "
     "AS $$ SELECT a || b $$",
     "CREATE OPERATOR public.<+> (LEFTARG = text, RIGHTARG = text, FUNCTION = public.rho_cat)",
+    # a type whose cast to text reads the file its value names (the cast: TAG_CAST)
+    "CREATE TYPE public.rho_tag AS (v text)",
+    "CREATE FUNCTION public.rho_tag_text(t public.rho_tag) RETURNS text LANGUAGE sql "
+    "AS $$ SELECT pg_catalog.pg_read_file((t).v) $$",
+    "CREATE TABLE public.rho_notes (id int, t public.rho_tag)",
 ]
+# Made only for the test that needs it: a user cast to text has every statement naming text
+# refused (the cast may run wherever text is named), so the other tests' ::text would be.
+TAG_CAST = "CREATE CAST (public.rho_tag AS text) WITH FUNCTION public.rho_tag_text(public.rho_tag)"
+DROP_TAG_CAST = "DROP CAST IF EXISTS (public.rho_tag AS text)"
 TEARDOWN = [
+    DROP_TAG_CAST,
+    "DROP TABLE IF EXISTS public.rho_notes",
+    "DROP TYPE IF EXISTS public.rho_tag CASCADE",
     "DROP OPERATOR IF EXISTS public.### (text, text)",
     "DROP OPERATOR IF EXISTS public.@-@ (NONE, text)",
     "DROP OPERATOR IF EXISTS public.%%% (NONE, text)",
@@ -102,6 +114,19 @@ def secret(user_code: Server) -> Iterator[Path]:
     path.chmod(0o644)
     yield path
     path.unlink()
+
+
+@pytest.fixture(scope="module")
+def notes(user_code: Server, secret: Path) -> Server:
+    """Rows whose tag names the secret: a cast of the tag to text would read it."""
+    with user_code.admin() as conn:
+        conn.autocommit = True
+        conn.execute("DELETE FROM public.rho_notes")
+        conn.execute(
+            "INSERT INTO public.rho_notes VALUES (1, ROW(%s)), (2, NULL), (3, ROW(NULL))",
+            (str(secret),),
+        )
+    return user_code
 
 
 @pytest.fixture(scope="module")
@@ -200,3 +225,34 @@ def test_the_check_reads_operator_runs_as_the_server_may() -> None:
         "SELECT @-@ x", "postgres", catalog_calls=calls, allowed_functions=frozenset({"public.f"})
     )
     assert vetted.read_only
+
+
+@pytest.fixture
+def tag_cast(notes: Server, request: pytest.FixtureRequest) -> Iterator[Server]:
+    """The cast of rho_tag to text, explicit (``request.param``: "IMPLICIT" or "")."""
+    with notes.admin() as conn:
+        conn.autocommit = True
+        conn.execute(f"{TAG_CAST} {request.param}")
+    yield notes
+    with notes.admin() as conn:
+        conn.autocommit = True
+        conn.execute(DROP_TAG_CAST)
+
+
+@pytest.mark.parametrize("tag_cast", [""], indirect=True)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_adapters_own_cut_never_casts_a_column_through_a_user_cast(
+    tag_cast: Server, secret: Path
+) -> None:
+    """The adapter selects every column of an unbounded type cut on the server; it wrote
+    ``q.c2::text``, which ran the type's user cast for ``SELECT * FROM rho_notes``, a
+    statement naming no type: the file's contents came back. Now a column becomes text by
+    its type's output function (``format('%s', ...)``), as the wire would carry it."""
+    db = adapter(tag_cast)
+    try:
+        result = await db.query("SELECT * FROM rho_notes ORDER BY id", max_rows=10, timeout=5)
+        with pytest.raises(StatementRefused, match="rho_tag_text"):
+            await db.query("SELECT t::text FROM rho_notes", max_rows=10, timeout=5)
+    finally:
+        await db.aclose()
+    assert result.rows == ((1, f"({secret})"), (2, None), (3, "()"))
