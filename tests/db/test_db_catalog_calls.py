@@ -256,3 +256,72 @@ async def test_the_adapters_own_cut_never_casts_a_column_through_a_user_cast(
     finally:
         await db.aclose()
     assert result.rows == ((1, f"({secret})"), (2, None), (3, "()"))
+
+
+@pytest.mark.parametrize("tag_cast", ["AS IMPLICIT"], indirect=True)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_implicit_user_cast_refuses_every_statement_until_allowed(
+    tag_cast: Server, secret: Path
+) -> None:
+    """An implicit cast runs wherever a value of its type meets a function of the other:
+    ``upper(t)`` read the file, no type named. Every statement is refused on such a server
+    until an administrator allows the cast's function."""
+    db = adapter(tag_cast, check=False)
+    try:
+        shown = await db.query("SELECT upper(t) FROM rho_notes", max_rows=10, timeout=5)
+    finally:
+        await db.aclose()
+    assert "HUNTER2" in repr(shown.rows)  # the target is real
+    db = adapter(tag_cast)
+    try:
+        for sql in ("SELECT upper(t) FROM rho_notes", "SELECT 1"):
+            with pytest.raises(StatementRefused) as info:
+                await db.query(sql, max_rows=10, timeout=5)
+            assert info.value.by == "check", info.value
+            assert "an implicit cast calls public.rho_tag_text()" in str(info.value)
+    finally:
+        await db.aclose()
+
+
+@pytest.fixture
+def extensions(user_code: Server) -> Iterator[Server]:
+    """hstore's operators (the extension's own) and a user's operator over dblink_exec."""
+    setup = [
+        "CREATE EXTENSION IF NOT EXISTS hstore",
+        "CREATE EXTENSION IF NOT EXISTS dblink",
+        "CREATE OPERATOR public.!~! (LEFTARG = text, RIGHTARG = text, "
+        "FUNCTION = public.dblink_exec)",
+    ]
+    teardown = [
+        "DROP OPERATOR IF EXISTS public.!~! (text, text)",
+        "DROP EXTENSION IF EXISTS dblink",
+        "DROP EXTENSION IF EXISTS hstore",
+    ]
+    with user_code.admin() as conn:
+        conn.autocommit = True
+        for sql in teardown + setup:
+            conn.execute(sql)
+    yield user_code
+    with user_code.admin() as conn:
+        conn.autocommit = True
+        for sql in teardown:
+            conn.execute(sql)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_extensions_operators_run_and_a_users_operator_over_its_functions_does_not(
+    extensions: Server,
+) -> None:
+    """An extension's operators are its installer's, as its functions are: hstore's ``->``
+    runs. An operator a user made over an extension's function is judged by that function:
+    ``!~!`` over dblink_exec (which would write through a connection of its own) is not."""
+    db = adapter(extensions)
+    try:
+        result = await db.query("SELECT 'a=>1'::hstore -> 'a'", max_rows=1, timeout=5)
+        with pytest.raises(StatementRefused) as info:
+            await db.query("SELECT 'dbname=rho' !~! 'DELETE FROM users'", max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+    assert result.rows == (("1",),)
+    assert info.value.by == "check", info.value
+    assert "public.dblink_exec()" in str(info.value)

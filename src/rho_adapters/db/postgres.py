@@ -76,21 +76,25 @@ def _catalog_functions(conn: Any) -> frozenset[str]:
     return names
 
 
-# Objects made after initdb (oid >= FirstNormalObjectId) that run a function with no call
-# in the text: operators, and casts (under the name of the type cast to, which an explicit
-# cast names). Built-in operators and casts call built-ins.
+# Objects made after initdb (oid >= FirstNormalObjectId), and not by an extension's script
+# (whose objects are its installer's, as its functions are), that run a function with no
+# call in the text: operators, and casts (under the name of the type cast to, which an
+# explicit cast names; an implicit one, named nowhere, under "" for every statement).
 _OPERATOR_CALLS = """
 SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-WHERE o.oid >= 16384
+WHERE o.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid = o.oid AND e.deptype = 'e')
 """
 _CAST_CALLS = """
-SELECT t.typname::text, pn.nspname::text || '.' || p.proname::text
+SELECT CASE WHEN c.castcontext = 'i' THEN '' ELSE t.typname::text END,
+  pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
 JOIN pg_catalog.pg_type t ON t.oid = c.casttarget
-WHERE c.oid >= 16384
+WHERE c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_cast'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 """
 # Every domain's CHECKs with its base domains', and those of a composite type's (a table's
 # row type too) fields of a domain type: a value cast to the type meets them all. The text is

@@ -36,8 +36,10 @@ _MAX_DEPTH = 8
 class CatalogCalls:
     """What a server's catalog runs implicitly: operator names (as written: ``@-@``) and type
     names (folded as the catalog spells them: ``rho_dom``), each with the functions it may
-    call, as ``schema.name``. Only objects created after the server's own (user or extension
-    operators, casts, every domain's constraints) are listed."""
+    call, as ``schema.name``; under the type name "", the functions of implicit casts, which
+    any statement may meet without naming a type. Only operators and casts a database user
+    created are listed (not the server's, nor an extension's, which its installer vouched
+    for); ``checks`` holds every domain's, judged by the rules a statement meets."""
 
     operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
@@ -57,6 +59,11 @@ def hidden_call(
     allowlist and ``allowed`` (the alias's vetted ``schema.name`` functions), or "".
     ``depth`` counts the CHECKs being judged inside one another (domains can name each
     other in their CHECKs, around a loop)."""
+    implicit = calls.types.get("")
+    if implicit:  # an implicit cast: any value of its type may meet it, named or not
+        reason = _refused("an implicit cast", implicit, d, allowed)
+        if reason:
+            return reason
     for run in _operator_runs(stmt):
         for operator, functions in calls.operators.items():
             if operator in run:
