@@ -37,6 +37,9 @@ SETUP = [
     "CREATE FUNCTION public.rho_to_wrap(b text) RETURNS public.rho_wrap LANGUAGE sql "
     "AS $$ SELECT ROW(pg_catalog.pg_read_file(b))::public.rho_wrap $$",
     "CREATE CAST (text AS public.rho_wrap) WITH FUNCTION public.rho_to_wrap(text)",
+    # a cast to a domain is the cast to its base type: no CHECK, no cast of its own
+    "CREATE DOMAIN public.rho_wrapd AS public.rho_wrap",
+    "CREATE DOMAIN public.rho_wrapdd AS public.rho_wrapd",
     # (the CHECKs say what they read in their error, so the test can see they ran)
     "CREATE FUNCTION public.rho_check(b text) RETURNS boolean LANGUAGE plpgsql "
     "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file(b); END $$",
@@ -45,6 +48,9 @@ SETUP = [
     # a domain over it, and a composite type with a field of it, run its CHECK too
     "CREATE DOMAIN public.rho_dom3 AS public.rho_dom2 CHECK (pg_catalog.length(VALUE) > 0)",
     "CREATE TYPE public.rho_pair AS (a int, b public.rho_dom2)",
+    # ... and one with an array of it, inside another composite
+    "CREATE TYPE public.rho_inner AS (b public.rho_dom2[])",
+    "CREATE TYPE public.rho_outer AS (i public.rho_inner)",
     # harmless user code the check must still let through
     "CREATE DOMAIN public.rho_short AS text CHECK (pg_catalog.length(VALUE) < 100)",
     "CREATE FUNCTION public.rho_cat(a text, b text) RETURNS text LANGUAGE sql "
@@ -68,8 +74,9 @@ TEARDOWN = [
     "DROP OPERATOR IF EXISTS public.@-@ (NONE, text)",
     "DROP OPERATOR IF EXISTS public.%%% (NONE, text)",
     "DROP OPERATOR IF EXISTS public.<+> (text, text)",
+    "DROP DOMAIN IF EXISTS public.rho_wrapdd, public.rho_wrapd",
     "DROP TYPE IF EXISTS public.rho_wrap CASCADE",
-    "DROP TYPE IF EXISTS public.rho_pair",
+    "DROP TYPE IF EXISTS public.rho_outer, public.rho_inner, public.rho_pair",
     "DROP DOMAIN IF EXISTS public.rho_dom3, public.rho_dom, public.rho_dom2, public.rho_short",
     "DROP FUNCTION IF EXISTS public.rho_leak, public.rho_leak1, public.rho_check, public.rho_cat",
 ]
@@ -84,11 +91,18 @@ ATTACKS = [
     ("SELECT ('{secret}'::text)::rho_wrap", "rho_wrap"),
     ("SELECT CAST('{secret}'::text AS \"rho_wrap\")", "rho_wrap"),
     ("SELECT CAST('{secret}'::text AS public.RHO_WRAP)", "rho_wrap"),
+    ("SELECT ('{secret}'::text)::rho_wrapd", "rho_wrapd"),
+    ("SELECT CAST('{secret}'::text AS rho_wrapdd)", "rho_wrapdd"),
     ("SELECT '{secret}'::rho_dom", "rho_dom"),
     ("SELECT CAST('{secret}' AS public.U&\"rho\\005fdom\")", "rho_dom"),
     ("SELECT '{secret}'::rho_dom2", "rho_dom2"),
     ("SELECT '{secret}'::rho_dom3", "rho_dom3"),
     ("SELECT ROW(1, '{secret}')::rho_pair", "rho_pair"),
+    (
+        "SELECT jsonb_populate_record(NULL::rho_outer, "
+        "jsonb_build_object('i', jsonb_build_object('b', jsonb_build_array('{secret}'))))",
+        "rho_outer",
+    ),
 ]
 
 

@@ -78,8 +78,9 @@ def _catalog_functions(conn: Any) -> frozenset[str]:
 
 # Objects made after initdb (oid >= FirstNormalObjectId), and not by an extension's script
 # (whose objects are its installer's, as its functions are), that run a function with no
-# call in the text: operators, and casts (under the name of the type cast to, which an
-# explicit cast names; an implicit one, named nowhere, under "" for every statement).
+# call in the text: operators, and casts (under the name of the type cast to, and of every
+# domain over it, since a cast to a domain is the cast to its base type, which an explicit
+# cast names; an implicit one, named nowhere, under "" for every statement).
 _OPERATOR_CALLS = """
 SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
@@ -88,33 +89,48 @@ WHERE o.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid = o.oid AND e.deptype = 'e')
 """
 _CAST_CALLS = """
+WITH RECURSIVE named(base, typ) AS (
+  SELECT t.oid, t.oid FROM pg_catalog.pg_type t
+  WHERE t.oid IN (SELECT casttarget FROM pg_catalog.pg_cast WHERE oid >= 16384)
+  UNION
+  SELECT n.base, d.oid FROM named n JOIN pg_catalog.pg_type d ON d.typbasetype = n.typ
+  WHERE d.typtype = 'd'
+)
 SELECT CASE WHEN c.castcontext = 'i' THEN '' ELSE t.typname::text END,
   pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-JOIN pg_catalog.pg_type t ON t.oid = c.casttarget
+JOIN named n ON n.base = c.casttarget JOIN pg_catalog.pg_type t ON t.oid = n.typ
 WHERE c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_cast'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 """
-# Every domain's CHECKs with its base domains', and those of a composite type's (a table's
-# row type too) fields of a domain type: a value cast to the type meets them all. The text is
-# judged by the statement check (pg_depend records no dependency on a built-in function).
+# Every domain's CHECKs, under the name of each type whose values hold the domain's: the
+# domain, a domain over it, an array, a composite type (a table's or view's row type too) with
+# a field of one, a range and multirange over one, at any depth (a value cast or populated
+# into the outer type meets them all). The text is judged by the statement check (pg_depend
+# records no dependency on a built-in function).
 _DOMAIN_CHECKS = """
-WITH RECURSIVE chain(typ, base) AS (
-  SELECT t.oid, t.oid FROM pg_catalog.pg_type t WHERE t.typtype = 'd'
+WITH RECURSIVE edges(inner_type, outer_type) AS (
+  SELECT t.typelem, t.oid FROM pg_catalog.pg_type t WHERE t.typelem <> 0 AND t.typlen = -1
+  UNION ALL
+  SELECT t.typbasetype, t.oid FROM pg_catalog.pg_type t WHERE t.typtype = 'd'
+  UNION ALL
+  SELECT a.atttypid, r.reltype FROM pg_catalog.pg_attribute a
+  JOIN pg_catalog.pg_class r ON r.oid = a.attrelid
+  WHERE a.attnum > 0 AND NOT a.attisdropped AND r.reltype <> 0
+  UNION ALL
+  SELECT g.rngsubtype, g.rngtypid FROM pg_catalog.pg_range g
+  UNION ALL
+  SELECT g.rngtypid, g.rngmultitypid FROM pg_catalog.pg_range g
+), holds(outer_type, domain_type) AS (
+  SELECT DISTINCT k.contypid, k.contypid FROM pg_catalog.pg_constraint k
+  WHERE k.contypid <> 0 AND k.contype = 'c'
   UNION
-  SELECT c.typ, b.typbasetype FROM chain c JOIN pg_catalog.pg_type b ON b.oid = c.base
-  WHERE b.typtype = 'd'
-), checks(typ, def) AS (
-  SELECT c.typ, pg_catalog.pg_get_constraintdef(k.oid) FROM chain c
-  JOIN pg_catalog.pg_constraint k ON k.contypid = c.base AND k.contype = 'c'
+  SELECT e.outer_type, h.domain_type FROM holds h JOIN edges e ON e.inner_type = h.outer_type
 )
-SELECT t.typname::text, k.def FROM checks k JOIN pg_catalog.pg_type t ON t.oid = k.typ
-UNION
-SELECT t.typname::text, k.def FROM checks k
-JOIN pg_catalog.pg_attribute a ON a.atttypid = k.typ AND NOT a.attisdropped
-JOIN pg_catalog.pg_class r ON r.oid = a.attrelid
-JOIN pg_catalog.pg_type t ON t.oid = r.reltype
+SELECT t.typname::text, pg_catalog.pg_get_constraintdef(k.oid) FROM holds h
+JOIN pg_catalog.pg_type t ON t.oid = h.outer_type
+JOIN pg_catalog.pg_constraint k ON k.contypid = h.domain_type AND k.contype = 'c'
 """
 
 
