@@ -64,15 +64,19 @@ def hidden_call(
         reason = _refused("an implicit cast", implicit, d, allowed)
         if reason:
             return reason
-    for run in _operator_runs(stmt):
+    for run in set(_operator_runs(stmt)) if calls.operators else ():
         for operator, functions in calls.operators.items():
             if operator in run:
                 reason = _refused(f"the operator {operator}", functions, d, allowed)
                 if reason:
                     return reason
+    judged: set[str] = set()  # a name written 10,000 times is judged once
     for token in stmt:
         if token.kind in (Kind.WORD, Kind.QUOTED):
             name = catalog_name(token, d)
+            if name in judged:
+                continue
+            judged.add(name)
             cast_functions = calls.types.get(name)
             if cast_functions is not None:
                 reason = _refused(f"the type {name}", cast_functions, d, allowed)
