@@ -339,3 +339,80 @@ async def test_an_extensions_operators_run_and_a_users_operator_over_its_functio
     assert result.rows == (("1",),)
     assert info.value.by == "check", info.value
     assert "public.dblink_exec()" in str(info.value)
+
+
+# A user type compared by its own operators: one for every comparison SQL's words call by
+# name. Made only for the tests that need them: a user's "=" has every "=" refused.
+BOX_SETUP = [
+    "CREATE TYPE public.rho_box AS (v text)",
+    "CREATE FUNCTION public.rho_box_cmp(a public.rho_box, b public.rho_box) RETURNS boolean "
+    "LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file((a).v); "
+    "END $$",
+    *[
+        f"CREATE OPERATOR public.{op} (LEFTARG = public.rho_box, RIGHTARG = public.rho_box, "
+        "FUNCTION = public.rho_box_cmp)"
+        for op in ("=", "<>", "<", ">", "<=", ">=", "~~", "!~~", "~~*", "!~~*", "~", "!~")
+    ],
+    "CREATE TABLE public.rho_boxes (id int, b public.rho_box)",
+]
+BOX_TEARDOWN = [
+    "DROP TABLE IF EXISTS public.rho_boxes",
+    "DROP TYPE IF EXISTS public.rho_box CASCADE",
+    "DROP FUNCTION IF EXISTS public.rho_box_cmp",
+]
+BOX_ATTACKS = [
+    ("SELECT b != b FROM rho_boxes", "<>"),
+    ("SELECT 1 FROM rho_boxes WHERE b IN (b)", "="),
+    ("SELECT 1 FROM rho_boxes WHERE b NOT IN (b)", "<>"),
+    ("SELECT b IS DISTINCT FROM b FROM rho_boxes", "="),
+    ("SELECT NULLIF(b, b) FROM rho_boxes", "="),
+    ("SELECT CASE b WHEN b THEN 1 END FROM rho_boxes", "="),
+    ("SELECT b BETWEEN b AND b FROM rho_boxes", ">="),
+    ("SELECT 1 FROM rho_boxes x JOIN rho_boxes y USING (b)", "="),
+    ("SELECT 1 FROM rho_boxes x NATURAL JOIN rho_boxes y", "="),
+    ("SELECT b LIKE b FROM rho_boxes", "~~"),
+    ("SELECT b NOT LIKE b FROM rho_boxes", "!~~"),
+    ("SELECT b ILIKE b FROM rho_boxes", "~~*"),
+]
+
+
+@pytest.fixture
+def boxes(user_code: Server, secret: Path) -> Iterator[Server]:
+    """A row whose box names the secret: the box's comparisons read it."""
+    with user_code.admin() as conn:
+        conn.autocommit = True
+        for sql in BOX_TEARDOWN + BOX_SETUP:
+            conn.execute(sql)
+        conn.execute("INSERT INTO public.rho_boxes VALUES (1, ROW(%s))", (str(secret),))
+    yield user_code
+    with user_code.admin() as conn:
+        conn.autocommit = True
+        for sql in BOX_TEARDOWN:
+            conn.execute(sql)
+
+
+@pytest.mark.parametrize(("sql", "name"), BOX_ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_operators_sql_words_call_by_name_are_held_to_the_allowlist(
+    boxes: Server, sql: str, name: str
+) -> None:
+    """``!=`` is ``<>`` to the server, ``IN`` and ``CASE x WHEN`` compare with ``=``,
+    ``BETWEEN`` with ``>=`` and ``<=``, ``LIKE`` is ``~~``: a user's operator of that name
+    for the compared type runs with no operator character written (each read the file)."""
+    unchecked = adapter(boxes, check=False)
+    try:
+        with pytest.raises(DatabaseError, match="hunter2"):
+            await unchecked.query(sql, max_rows=10, timeout=5)
+    finally:
+        await unchecked.aclose()
+    db = adapter(boxes)
+    try:
+        with pytest.raises(StatementRefused) as info:
+            await db.query(sql, max_rows=10, timeout=5)
+    finally:
+        await db.aclose()
+    assert info.value.by == "check", info.value
+    # the first operator found that it may call is named (name: the one the server calls;
+    # "~~*" holds "~~", so ILIKE is refused naming ~~)
+    assert "the operator " in str(info.value), name
+    assert "calls public.rho_box_cmp()" in str(info.value)

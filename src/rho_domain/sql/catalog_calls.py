@@ -10,9 +10,10 @@ functions are not all on the allowlist, as a call of each would be refused.
 
 The lexer keeps no blanks, so an operator is looked for in each run of operator characters
 with the blanks between them removed: ``@ - @`` is refused with ``@-@`` (an over-reading, on
-the safe side). A type is any word or quoted name folded as the catalog spells it, wherever it
-stands (a column named like such a type is refused too; select it qualified by a quoted
-alias). Pure: the catalog arrives as data.
+the safe side). The server also calls operators no character spells: ``!=`` is ``<>``,
+``IN`` compares with ``=``, ``LIKE`` is ``~~`` (``_IMPLIED``). A type is any word or quoted
+name folded as the catalog spells it, wherever it stands (a column named like such a type is
+refused too). Pure: the catalog arrives as data.
 """
 
 from __future__ import annotations
@@ -29,6 +30,22 @@ from rho_domain.sql.tokens import Kind, Token
 
 # PostgreSQL's operator characters (scan.l "self" and "op_chars"); "," "(" ";" end a run.
 OPERATOR_CHARS = frozenset("~!@#^&|`?+-*/%<>=")
+# Operators the server looks up by name where the text writes a word or another spelling
+# (parse_expr.c, parse_clause.c): "!=" is "<>"; IN, CASE x WHEN, NULLIF, IS DISTINCT FROM,
+# JOIN ... USING and NATURAL JOIN compare with "=" (NOT IN with "<>"); BETWEEN with ">=" and
+# "<="; LIKE is "~~", ILIKE "~~*", SIMILAR TO "~", each with its NOT form.
+_IMPLIED = {
+    "IN": ("=", "<>"),
+    "CASE": ("=",),
+    "NULLIF": ("=",),
+    "DISTINCT": ("=",),
+    "USING": ("=",),
+    "NATURAL": ("=",),
+    "BETWEEN": (">=", "<="),
+    "LIKE": ("~~", "!~~"),
+    "ILIKE": ("~~*", "!~~*"),
+    "SIMILAR": ("~", "!~"),
+}
 _MAX_DEPTH = 8
 
 
@@ -111,17 +128,19 @@ def _check_refused(
 
 
 def _operator_runs(stmt: Sequence[Token]) -> list[str]:
+    """The operator names ``stmt`` may call: each run of operator characters (blanks between
+    them dropped; with "<>" for "!="), and those its words call by name (``_IMPLIED``)."""
     runs: list[str] = []
     current = ""
-    for token in stmt:
+    for token in [*stmt, Token(Kind.WORD, "")]:
         if token.kind is Kind.PUNCT and token.text in OPERATOR_CHARS:
             current += token.text
-        else:
-            if current:
-                runs.append(current)
-            current = ""
-    if current:
-        runs.append(current)
+            continue
+        if current:
+            runs += [current, current.replace("!=", "<>")] if "!=" in current else [current]
+        current = ""
+        if token.kind is Kind.WORD:
+            runs += _IMPLIED.get(token.text, ())
     return runs
 
 
