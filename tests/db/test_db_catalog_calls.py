@@ -61,13 +61,21 @@ SETUP = [
     "CREATE FUNCTION public.rho_tag_text(t public.rho_tag) RETURNS text LANGUAGE sql "
     "AS $$ SELECT pg_catalog.pg_read_file((t).v) $$",
     "CREATE TABLE public.rho_notes (id int, t public.rho_tag)",
+    "CREATE FUNCTION public.rho_tag_bool(t public.rho_tag) RETURNS boolean LANGUAGE plpgsql "
+    "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file((t).v); END $$",
 ]
 # Made only for the test that needs it: a user cast to text has every statement naming text
 # refused (the cast may run wherever text is named), so the other tests' ::text would be.
 TAG_CAST = "CREATE CAST (public.rho_tag AS text) WITH FUNCTION public.rho_tag_text(public.rho_tag)"
 DROP_TAG_CAST = "DROP CAST IF EXISTS (public.rho_tag AS text)"
+BOOL_CAST = (
+    "CREATE CAST (public.rho_tag AS boolean) WITH FUNCTION public.rho_tag_bool(public.rho_tag) "
+    "AS ASSIGNMENT"
+)
+DROP_BOOL_CAST = "DROP CAST IF EXISTS (public.rho_tag AS boolean)"
 TEARDOWN = [
     DROP_TAG_CAST,
+    DROP_BOOL_CAST,
     "DROP TABLE IF EXISTS public.rho_notes",
     "DROP TYPE IF EXISTS public.rho_tag CASCADE",
     "DROP OPERATOR IF EXISTS public.### (text, text)",
@@ -295,6 +303,46 @@ async def test_an_implicit_user_cast_refuses_every_statement_until_allowed(
             assert "an implicit cast calls public.rho_tag_text()" in str(info.value)
     finally:
         await db.aclose()
+
+
+@pytest.fixture
+def bool_cast(notes: Server) -> Iterator[Server]:
+    """rho_tag's cast to boolean, for assignment: WHERE t coerces t so."""
+    with notes.admin() as conn:
+        conn.autocommit = True
+        conn.execute(BOOL_CAST)
+    yield notes
+    with notes.admin() as conn:
+        conn.autocommit = True
+        conn.execute(DROP_BOOL_CAST)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1 FROM rho_notes WHERE t",
+        "SELECT CASE WHEN t THEN 1 END FROM rho_notes",
+        "SELECT 1 FROM rho_notes WHERE t IS TRUE",
+    ],
+)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_assignment_cast_is_one_no_text_names_either(bool_cast: Server, sql: str) -> None:
+    """WHERE, CASE WHEN and IS TRUE coerce to boolean for assignment, so a user's assignment
+    cast runs with neither type named: each read the file. It counts as an implicit one."""
+    unchecked = adapter(bool_cast, check=False)
+    try:
+        with pytest.raises(DatabaseError, match="hunter2"):
+            await unchecked.query(sql, max_rows=10, timeout=5)
+    finally:
+        await unchecked.aclose()
+    db = adapter(bool_cast)
+    try:
+        with pytest.raises(StatementRefused) as info:
+            await db.query(sql, max_rows=10, timeout=5)
+    finally:
+        await db.aclose()
+    assert info.value.by == "check", info.value
+    assert "an implicit cast calls public.rho_tag_bool()" in str(info.value)
 
 
 @pytest.fixture

@@ -80,7 +80,8 @@ def _catalog_functions(conn: Any) -> frozenset[str]:
 # (whose objects are its installer's, as its functions are), that run a function with no
 # call in the text: operators, and casts (under the name of the type cast to, and of every
 # domain over it, since a cast to a domain is the cast to its base type, which an explicit
-# cast names; an implicit one, named nowhere, under "" for every statement).
+# cast names; an implicit or assignment one, named nowhere, under "" for every statement:
+# WHERE, CASE WHEN and LIMIT coerce for assignment).
 _OPERATOR_CALLS = """
 SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
@@ -96,7 +97,7 @@ WITH RECURSIVE named(base, typ) AS (
   SELECT n.base, d.oid FROM named n JOIN pg_catalog.pg_type d ON d.typbasetype = n.typ
   WHERE d.typtype = 'd'
 )
-SELECT CASE WHEN c.castcontext = 'i' THEN '' ELSE t.typname::text END,
+SELECT CASE WHEN c.castcontext IN ('i', 'a') THEN '' ELSE t.typname::text END,
   pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace

@@ -53,10 +53,11 @@ _MAX_DEPTH = 8
 class CatalogCalls:
     """What a server's catalog runs implicitly: operator names (as written: ``@-@``) and type
     names (folded as the catalog spells them: ``rho_dom``), each with the functions it may
-    call, as ``schema.name``; under the type name "", the functions of implicit casts, which
-    any statement may meet without naming a type. Only operators and casts a database user
-    created are listed (not the server's, nor an extension's, which its installer vouched
-    for); ``checks`` holds every domain's, judged by the rules a statement meets."""
+    call, as ``schema.name``; under the type name "", the functions of implicit and
+    assignment casts, which any statement may meet without naming a type. Only operators and
+    casts a database user created are listed (not the server's, nor an extension's, which
+    its installer vouched for); ``checks`` holds every domain's, judged by the rules a
+    statement meets."""
 
     operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
