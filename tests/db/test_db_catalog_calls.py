@@ -63,6 +63,16 @@ SETUP = [
     "CREATE TABLE public.rho_notes (id int, t public.rho_tag)",
     "CREATE FUNCTION public.rho_tag_bool(t public.rho_tag) RETURNS boolean LANGUAGE plpgsql "
     "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file((t).v); END $$",
+    # explicit casts to built-in types the text may name by another spelling
+    "CREATE FUNCTION public.rho_tag_int(t public.rho_tag) RETURNS integer LANGUAGE plpgsql "
+    "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file((t).v); END $$",
+    "CREATE CAST (public.rho_tag AS integer) WITH FUNCTION public.rho_tag_int(public.rho_tag)",
+    "CREATE FUNCTION public.rho_tag_ints(t public.rho_tag) RETURNS bigint[] LANGUAGE plpgsql "
+    "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file((t).v); END $$",
+    "CREATE CAST (public.rho_tag AS bigint[]) WITH FUNCTION public.rho_tag_ints(public.rho_tag)",
+    "CREATE FUNCTION public.rho_tag_ts(t public.rho_tag) RETURNS timestamptz LANGUAGE plpgsql "
+    "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file((t).v); END $$",
+    "CREATE CAST (public.rho_tag AS timestamptz) WITH FUNCTION public.rho_tag_ts(public.rho_tag)",
 ]
 # Made only for the test that needs it: a user cast to text has every statement naming text
 # refused (the cast may run wherever text is named), so the other tests' ::text would be.
@@ -303,6 +313,41 @@ async def test_an_implicit_user_cast_refuses_every_statement_until_allowed(
             assert "an implicit cast calls public.rho_tag_text()" in str(info.value)
     finally:
         await db.aclose()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT t::integer FROM rho_notes",
+        "SELECT CAST(t AS INT) FROM rho_notes",
+        "SELECT t::int4 FROM rho_notes",
+        "SELECT t::bigint[] FROM rho_notes",
+        "SELECT CAST(t AS int8 ARRAY) FROM rho_notes",
+        "SELECT t::timestamp with time zone FROM rho_notes",
+        "SELECT t::timestamptz FROM rho_notes",
+    ],
+)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_cast_to_a_built_in_type_is_seen_under_each_of_its_spellings(
+    notes: Server, sql: str
+) -> None:
+    """The grammar's names of a type are not its catalog name: integer and int are int4,
+    bigint[] is _int8, timestamp with time zone is timestamptz. An explicit user cast to one
+    ran under every spelling but the catalog's (each read the file)."""
+    unchecked = adapter(notes, check=False)
+    try:
+        with pytest.raises(DatabaseError, match="hunter2"):
+            await unchecked.query(sql, max_rows=10, timeout=5)
+    finally:
+        await unchecked.aclose()
+    db = adapter(notes)
+    try:
+        with pytest.raises(StatementRefused) as info:
+            await db.query(sql, max_rows=10, timeout=5)
+    finally:
+        await db.aclose()
+    assert info.value.by == "check", info.value
+    assert "public.rho_tag_" in str(info.value)
 
 
 @pytest.fixture

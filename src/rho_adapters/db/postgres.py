@@ -80,7 +80,8 @@ def _catalog_functions(conn: Any) -> frozenset[str]:
 # (whose objects are its installer's, as its functions are), that run a function with no
 # call in the text: operators, and casts (under the name of the type cast to, and of every
 # domain over it, since a cast to a domain is the cast to its base type, which an explicit
-# cast names; an implicit or assignment one, named nowhere, under "" for every statement:
+# cast names; an array type under its element's, as x::int8[] writes it; an implicit or
+# assignment one, named nowhere, under "" for every statement:
 # WHERE, CASE WHEN and LIMIT coerce for assignment).
 _OPERATOR_CALLS = """
 SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
@@ -101,7 +102,10 @@ SELECT CASE WHEN c.castcontext IN ('i', 'a') THEN '' ELSE t.typname::text END,
   pn.nspname::text || '.' || p.proname::text
 FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-JOIN named n ON n.base = c.casttarget JOIN pg_catalog.pg_type t ON t.oid = n.typ
+JOIN named n ON n.base = c.casttarget
+JOIN pg_catalog.pg_type a ON a.oid = n.typ
+JOIN pg_catalog.pg_type t ON t.oid = CASE WHEN a.typelem <> 0 AND a.typlen = -1
+  THEN a.typelem ELSE a.oid END
 WHERE c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_cast'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 """

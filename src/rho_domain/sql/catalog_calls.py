@@ -47,6 +47,30 @@ _IMPLIED = {
     "SIMILAR": ("~", "!~"),
 }
 _MAX_DEPTH = 8
+# The grammar's names of built-in types, which are not their catalog names (gram.y's
+# SimpleTypename, parse_type.c): a cast to int4 is written ::integer or ::int. Where a word
+# may begin several types (TIMESTAMP [WITH TIME ZONE]), it stands for each of them.
+_TYPE_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "int": ("int4",),
+    "integer": ("int4",),
+    "smallint": ("int2",),
+    "bigint": ("int8",),
+    "real": ("float4",),
+    "float": ("float4", "float8"),
+    "double": ("float8",),
+    "decimal": ("numeric",),
+    "dec": ("numeric",),
+    "boolean": ("bool",),
+    "character": ("bpchar", "varchar"),
+    "char": ("bpchar", "varchar"),
+    "nchar": ("bpchar", "varchar"),
+    "national": ("bpchar", "varchar"),
+    "varying": ("varchar", "varbit"),
+    "bit": ("varbit",),
+    "timestamp": ("timestamptz",),
+    "time": ("timetz",),
+    "zone": ("timestamptz", "timetz"),
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -90,8 +114,11 @@ def hidden_call(
                     return reason
     judged: set[str] = set()  # a name written 10,000 times is judged once
     for token in stmt:
-        if token.kind in (Kind.WORD, Kind.QUOTED):
-            name = catalog_name(token, d)
+        if token.kind not in (Kind.WORD, Kind.QUOTED):
+            continue
+        written = catalog_name(token, d)
+        spellings = _TYPE_SPELLINGS.get(written, ()) if token.kind is Kind.WORD else ()
+        for name in (written, *spellings):
             if name in judged:
                 continue
             judged.add(name)
