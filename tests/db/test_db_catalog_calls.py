@@ -57,10 +57,10 @@ SETUP = [
     "AS $$ SELECT a || b $$",
     "CREATE OPERATOR public.<+> (LEFTARG = text, RIGHTARG = text, FUNCTION = public.rho_cat)",
     # a type whose cast to text reads the file its value names (the cast: TAG_CAST)
-    "CREATE TYPE public.rho_tag AS (v text)",
+    "CREATE TYPE public.rho_tag AS (v varchar)",  # no text field: see TAG_CAST
     "CREATE FUNCTION public.rho_tag_text(t public.rho_tag) RETURNS text LANGUAGE sql "
     "AS $$ SELECT pg_catalog.pg_read_file((t).v) $$",
-    "CREATE TABLE public.rho_notes (id int, t public.rho_tag)",
+    "CREATE TABLE public.rho_notes (id smallint, t public.rho_tag)",  # no int4: see below
     "CREATE FUNCTION public.rho_tag_bool(t public.rho_tag) RETURNS boolean LANGUAGE plpgsql "
     "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file((t).v); END $$",
     # explicit casts to built-in types the text may name by another spelling
@@ -73,9 +73,14 @@ SETUP = [
     "CREATE FUNCTION public.rho_tag_ts(t public.rho_tag) RETURNS timestamptz LANGUAGE plpgsql "
     "AS $$ BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file((t).v); END $$",
     "CREATE CAST (public.rho_tag AS timestamptz) WITH FUNCTION public.rho_tag_ts(public.rho_tag)",
+    # a composite type with a field of a cast's target: ROW(t)::holder casts the field (so
+    # every table with an integer column is refused while this cast is there: rho_notes
+    # has none)
+    "CREATE TYPE public.rho_holder AS (n integer)",
 ]
-# Made only for the test that needs it: a user cast to text has every statement naming text
-# refused (the cast may run wherever text is named), so the other tests' ::text would be.
+# Made only for the test that needs it: a user cast to text has every statement naming text,
+# or a type or table holding a text field, refused (the cast may run wherever text is named,
+# and ROW(...)::t casts each field), so the other tests' ::text would be.
 TAG_CAST = "CREATE CAST (public.rho_tag AS text) WITH FUNCTION public.rho_tag_text(public.rho_tag)"
 DROP_TAG_CAST = "DROP CAST IF EXISTS (public.rho_tag AS text)"
 BOOL_CAST = (
@@ -325,6 +330,8 @@ async def test_an_implicit_user_cast_refuses_every_statement_until_allowed(
         "SELECT CAST(t AS int8 ARRAY) FROM rho_notes",
         "SELECT t::timestamp with time zone FROM rho_notes",
         "SELECT t::timestamptz FROM rho_notes",
+        "SELECT ROW(t)::rho_holder FROM rho_notes",
+        "SELECT ARRAY[ROW(t)]::rho_holder[] FROM rho_notes",
     ],
 )
 @pytest.mark.asyncio(loop_scope="module")

@@ -31,6 +31,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.pg_catalog_calls import catalog_calls
 from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
@@ -74,86 +75,6 @@ def _catalog_functions(conn: Any) -> frozenset[str]:
     with _catalogs_lock:
         _catalogs[key] = (time.monotonic(), names)
     return names
-
-
-# Objects made after initdb (oid >= FirstNormalObjectId), and not by an extension's script
-# (whose objects are its installer's, as its functions are), that run a function with no
-# call in the text: operators, and casts (under the name of the type cast to, and of every
-# domain over it, since a cast to a domain is the cast to its base type, which an explicit
-# cast names; an array type under its element's, as x::int8[] writes it; an implicit or
-# assignment one, named nowhere, under "" for every statement:
-# WHERE, CASE WHEN and LIMIT coerce for assignment).
-_OPERATOR_CALLS = """
-SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
-FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
-JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-WHERE o.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid = o.oid AND e.deptype = 'e')
-"""
-_CAST_CALLS = """
-WITH RECURSIVE named(base, typ) AS (
-  SELECT t.oid, t.oid FROM pg_catalog.pg_type t
-  WHERE t.oid IN (SELECT casttarget FROM pg_catalog.pg_cast WHERE oid >= 16384)
-  UNION
-  SELECT n.base, d.oid FROM named n JOIN pg_catalog.pg_type d ON d.typbasetype = n.typ
-  WHERE d.typtype = 'd'
-)
-SELECT CASE WHEN c.castcontext IN ('i', 'a') THEN '' ELSE t.typname::text END,
-  pn.nspname::text || '.' || p.proname::text
-FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
-JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-JOIN named n ON n.base = c.casttarget
-JOIN pg_catalog.pg_type a ON a.oid = n.typ
-JOIN pg_catalog.pg_type t ON t.oid = CASE WHEN a.typelem <> 0 AND a.typlen = -1
-  THEN a.typelem ELSE a.oid END
-WHERE c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.classid = 'pg_catalog.pg_cast'::regclass AND e.objid = c.oid AND e.deptype = 'e')
-"""
-# Every domain's CHECKs, under the name of each type whose values hold the domain's: the
-# domain, a domain over it, an array, a composite type (a table's or view's row type too) with
-# a field of one, a range and multirange over one, at any depth (a value cast or populated
-# into the outer type meets them all). The text is judged by the statement check (pg_depend
-# records no dependency on a built-in function).
-_DOMAIN_CHECKS = """
-WITH RECURSIVE edges(inner_type, outer_type) AS (
-  SELECT t.typelem, t.oid FROM pg_catalog.pg_type t WHERE t.typelem <> 0 AND t.typlen = -1
-  UNION ALL
-  SELECT t.typbasetype, t.oid FROM pg_catalog.pg_type t WHERE t.typtype = 'd'
-  UNION ALL
-  SELECT a.atttypid, r.reltype FROM pg_catalog.pg_attribute a
-  JOIN pg_catalog.pg_class r ON r.oid = a.attrelid
-  WHERE a.attnum > 0 AND NOT a.attisdropped AND r.reltype <> 0
-  UNION ALL
-  SELECT g.rngsubtype, g.rngtypid FROM pg_catalog.pg_range g
-  UNION ALL
-  SELECT g.rngtypid, g.rngmultitypid FROM pg_catalog.pg_range g
-), holds(outer_type, domain_type) AS (
-  SELECT DISTINCT k.contypid, k.contypid FROM pg_catalog.pg_constraint k
-  WHERE k.contypid <> 0 AND k.contype = 'c'
-  UNION
-  SELECT e.outer_type, h.domain_type FROM holds h JOIN edges e ON e.inner_type = h.outer_type
-)
-SELECT t.typname::text, pg_catalog.pg_get_constraintdef(k.oid) FROM holds h
-JOIN pg_catalog.pg_type t ON t.oid = h.outer_type
-JOIN pg_catalog.pg_constraint k ON k.contypid = h.domain_type AND k.contype = 'c'
-"""
-
-
-def _catalog_calls(conn: Any) -> CatalogCalls:
-    """The operators and types of this database that run functions (``CatalogCalls``): read
-    on every new connection, not kept, so one an administrator adds is seen by the next."""
-
-    def grouped(sql: str) -> dict[str, frozenset[str]]:
-        found: dict[str, set[str]] = {}
-        for name, function in conn.execute(sql, prepare=False).fetchall():
-            found.setdefault(str(name), set()).add(str(function))
-        return {name: frozenset(functions) for name, functions in found.items()}
-
-    return CatalogCalls(
-        operators=grouped(_OPERATOR_CALLS),
-        types=grouped(_CAST_CALLS),
-        checks=grouped(_DOMAIN_CHECKS),
-    )
 
 
 def _may_limit_temp_files(conn: Any) -> bool:
@@ -201,7 +122,7 @@ class PostgresDatabase(ThreadedDatabase):
         grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
         grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
         conn.rho_functions = _catalog_functions(conn) | grammar
-        conn.rho_catalog_calls = _catalog_calls(conn)
+        conn.rho_catalog_calls = catalog_calls(conn)
         first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
