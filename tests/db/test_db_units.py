@@ -845,8 +845,12 @@ TOKEN_TEXTS = [
     ),
     ("postgres", 'SELECT "a""b", "c""", """d"', ['a"b', ",", 'c"', ",", '"d']),
     ("mysql", "SELECT `a``b`, 1E-2", ["a`b", ",", "1E-2"]),
-    # an exponent sign belongs to the number only after e or E
-    ("postgres", "SELECT 1X+5, 1e+,2", ["1X", "+", "5", ",", "1e+", ",", "2"]),
+    # an exponent sign belongs to the number only after e or E, and before a digit
+    (
+        "postgres",
+        "SELECT 1X+5, 1e+,2, 1e-5",
+        ["1X", "+", "5", ",", "1e", "+", ",", "2", ",", "1e-5"],
+    ),
 ]
 
 # Every string form is one STRING token whose text is "<string>": what a string holds never

@@ -28,7 +28,14 @@ from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, RhoError, StatementRefused
 from rho_domain.permissions import DatabaseMode
 from rho_domain.ports.database import Database, QueryResult, TableInfo
-from rho_domain.sql import Verdict, allowed_functions, check_read_only, classify, dialect
+from rho_domain.sql import (
+    CatalogCalls,
+    Verdict,
+    allowed_functions,
+    check_read_only,
+    classify,
+    dialect,
+)
 
 TEMP_FILE_LIMIT_MB = 1024  # temporary disk one statement may use (options.temp_file_limit_mb)
 
@@ -134,6 +141,7 @@ class ThreadedDatabase(Database):
             settings=settings,
             allowed_functions=self._allowed,
             available_functions=available,
+            catalog_calls=None if conn is None else self._catalog_calls(conn),
         )
 
     async def query(self, sql: str, *, max_rows: int, timeout: float) -> QueryResult:
@@ -198,6 +206,11 @@ class ThreadedDatabase(Database):
     def _available_functions(self, conn: Any) -> frozenset[str] | None:
         """Names of the functions the server builds in (read once per connection), which
         narrow the dialect's allowlist; ``None``: unknown, the allowlist as written."""
+        return None
+
+    def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
+        """The server's operators and types that run functions without a call in the text
+        (read once per connection); ``None``: none known."""
         return None
 
     def _settings(self, conn: Any) -> frozenset[str] | None:

@@ -9,8 +9,11 @@ be large is selected through the query as a subquery, as its first ``MAX_CELL`` 
 
     SELECT q.c1, left(q.c2, 8192), octet_length(q.c2) FROM (<query>) AS q(c1, c2)
 
+(for a column not of a text type, ``q.c2`` there is its text: ``_as_text``)
+
 Columns of bounded types (numbers, dates, booleans, uuids...) pass as they are; other types
-(json, xml, arrays...) arrive as their text form. ``fold`` turns the (head, size) pairs back
+(json, xml, arrays...) arrive as their text form, made by the type's output function (never a
+cast, which may be a user's function). ``fold`` turns the (head, size) pairs back
 into one cell each, a ``CutValue`` where the head is not the whole value.
 """
 
@@ -50,12 +53,21 @@ def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str
         elif col.type_code == _BYTEA:
             selected += [f"substring({ref} from 1 for {MAX_CELL})", f"octet_length({ref})"]
         else:
-            text = ref if col.type_code in _TEXT_TYPES else f"{ref}::text"
+            text = ref if col.type_code in _TEXT_TYPES else _as_text(ref)
             selected += [f"left({text}, {MAX_CELL})", f"octet_length({text})"]
     names = ", ".join(f"c{i}" for i in range(1, len(cuts) + 1))
     # The query on lines of its own: a trailing -- comment must not swallow the ")".
     body = sql.rstrip().rstrip(";")
     return f"SELECT {', '.join(selected)} FROM (\n{body}\n) AS q({names})"  # noqa: S608
+
+
+def _as_text(ref: str) -> str:
+    """``ref``'s text by its type's output function, as the wire would carry it. Never
+    ``ref::text``: a cast to text may be a user's (``CREATE CAST (t AS text) WITH FUNCTION
+    f``), which ran ``f`` for ``SELECT *`` of a table with a column of type ``t``; format's
+    ``%s`` calls the output function only. NULL stays NULL (num_nulls, not IS NULL, which
+    is true of a row whose fields are all NULL)."""
+    return f"CASE WHEN num_nulls({ref}) = 0 THEN format('%s', {ref}) END"
 
 
 def fold(row: Sequence[Any], cuts: Sequence[bool]) -> tuple[Any, ...]:

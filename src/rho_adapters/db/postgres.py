@@ -31,11 +31,12 @@ from typing import Any
 import attrs
 
 from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.pg_catalog_calls import catalog_calls
 from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Verdict
+from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
@@ -121,6 +122,7 @@ class PostgresDatabase(ThreadedDatabase):
         grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
         grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
         conn.rho_functions = _catalog_functions(conn) | grammar
+        conn.rho_catalog_calls = catalog_calls(conn)
         first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
@@ -139,6 +141,10 @@ class PostgresDatabase(ThreadedDatabase):
     def _available_functions(self, conn: Any) -> frozenset[str] | None:
         functions: frozenset[str] | None = getattr(conn, "rho_functions", None)
         return functions
+
+    def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
+        calls: CatalogCalls | None = getattr(conn, "rho_catalog_calls", None)
+        return calls
 
     def _usable(self, conn: Any) -> bool:
         if conn.closed or conn.broken:

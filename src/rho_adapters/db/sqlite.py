@@ -13,7 +13,9 @@ name '') still runs.
 Time and memory: a progress handler checks the deadline every ``_PROGRESS_STEPS`` VM steps,
 and strings and blobs are capped at ``_MAX_LENGTH`` bytes, so no single step (``x || x`` on a
 huge string) runs long between checks; the base adapter's watchdog interrupts the
-connection (``sqlite3_interrupt``) if the deadline still passes.
+connection (``sqlite3_interrupt``) if the deadline still passes. Temporary disk: the same
+handler stops a statement whose temporary files (a sort that spills) pass
+``options.temp_file_limit_mb`` (``sqlite_temp.py``; SQLite has no setting for it).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import ConfigError, StatementRefused
+from rho_adapters.db.sqlite_temp import TempDisk
+from rho_domain.errors import ConfigError, DatabaseError, StatementRefused
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import Verdict
 from rho_domain.sql.dialects import SQLITE_PRAGMAS
@@ -142,14 +145,28 @@ class SqliteDatabase(ThreadedDatabase):
         max_rows: int,
         timeout: float,
     ) -> QueryResult:
-        deadline = time.monotonic() + timeout
-        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
+        start = time.monotonic()
+        deadline = start + timeout
+        temp = TempDisk(self.temp_mb() << 20, start)
+
+        def progress() -> int:
+            now = time.monotonic()
+            return int(now > deadline or (now >= temp.next_look and temp.over(now)))
+
+        conn.set_progress_handler(progress, _PROGRESS_STEPS)
         cursor = conn.cursor()
         try:
             # execute(), never executescript(): sqlite3 refuses a second statement.
             cursor.execute(sql, tuple(params or ()))
             return fetch(cursor, max_rows)
         except sqlite3.DatabaseError as exc:
+            if temp.exceeded:
+                raise DatabaseError(
+                    f"{self.alias}: the statement needed more temporary disk space than one "
+                    f"statement may use ({self.temp_mb()} MB of SQLite temporary files), and "
+                    "was stopped; sort, group or join fewer rows, or set "
+                    "options.temp_file_limit_mb"
+                ) from exc
             if not self.read_only and any(t in str(exc) for t in _DENIED):
                 raise StatementRefused(
                     f"{self.alias}: ATTACH and VACUUM INTO open a file outside this database "

@@ -5,6 +5,7 @@ statement in read-only mode; the database tools call ``classify`` to decide whet
 needs approval.
 """
 
+from rho_domain.sql.catalog_calls import CatalogCalls
 from rho_domain.sql.classify import (
     ROW_KINDS,
     Verdict,
@@ -19,6 +20,7 @@ from rho_domain.sql.tokens import Kind, LexRules, Token
 __all__ = [
     "DIALECTS",
     "ROW_KINDS",
+    "CatalogCalls",
     "Dialect",
     "Kind",
     "LexRules",

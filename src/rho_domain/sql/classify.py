@@ -18,7 +18,10 @@ dialect:
    (``available_functions``), no built-in function outside the allowlist either (field
    notation ``('SELECT ...'::text).ts_stat`` runs a query), ``OPERATOR(schema.op)`` names only
    ``pg_catalog``, and MySQL ``@var := ...`` assignments (state that would outlive the call)
-   are refused.
+   are refused;
+6. no operator or type name that makes the server run a function off the allowlist without a
+   call in the text (a user operator, cast or domain CHECK), the server's catalog known
+   (``catalog_calls``: ``'x' ### path`` runs the operator's function).
 
 Keywords inside string literals, quoted identifiers and comments are never seen, so
 ``SELECT 'drop table'`` is fine. This check is the second fence: the engine's read-only
@@ -37,6 +40,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ConfigError, StatementRefused, string_for_strings
+from rho_domain.sql.catalog_calls import CatalogCalls, hidden_call
 from rho_domain.sql.dialects import Dialect, dialect
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.token_rules import check_tokens
@@ -66,6 +70,7 @@ def classify(
     settings: frozenset[str] | None = None,
     allowed_functions: frozenset[str] = frozenset(),
     available_functions: frozenset[str] | None = None,
+    catalog_calls: CatalogCalls | None = None,
 ) -> Verdict:
     """Judge ``sql`` for ``dialect_name``; never raises for bad SQL (a refusal is a value).
 
@@ -75,7 +80,8 @@ def classify(
     ``name``, as the catalog spells them) to the dialect's allowlist. ``available_functions``
     are the names the connected server builds in: allowlisted names outside it are refused,
     since the server would resolve them to a user function of the same name, and the others
-    are refused in field notation as well (``x.name``, which PostgreSQL reads as ``name(x)``)."""
+    are refused in field notation as well (``x.name``, which PostgreSQL reads as ``name(x)``).
+    ``catalog_calls``: the server's operators and types that run functions (rule 6)."""
     d = dialect(dialect_name)
     if available_functions is not None:
         d = attrs.evolve(
@@ -98,7 +104,7 @@ def classify(
             if seen in judged:
                 continue
             judged.add(seen)
-            verdict = _classify(tokens, d, allowed)
+            verdict = _classify(tokens, d, allowed, catalog_calls)
         except StatementRefused as exc:
             verdict = Verdict(kind=first.kind if first else "", read_only=False, reason=str(exc))
         if not verdict.read_only:
@@ -115,6 +121,7 @@ def check_read_only(
     settings: frozenset[str] | None = None,
     allowed_functions: frozenset[str] = frozenset(),
     available_functions: frozenset[str] | None = None,
+    catalog_calls: CatalogCalls | None = None,
 ) -> Verdict:
     """Return the verdict of a read-only statement; raise ``StatementRefused`` otherwise."""
     verdict = classify(
@@ -123,6 +130,7 @@ def check_read_only(
         settings=settings,
         allowed_functions=allowed_functions,
         available_functions=available_functions,
+        catalog_calls=catalog_calls,
     )
     if not verdict.read_only:
         raise StatementRefused(
@@ -154,7 +162,12 @@ def _fold_allowed(names: frozenset[str], d: Dialect) -> frozenset[str]:
     return frozenset(n.lower() for n in names) if d.folding == "insensitive" else names
 
 
-def _classify(tokens: Sequence[Token], d: Dialect, allowed: frozenset[str]) -> Verdict:
+def _classify(
+    tokens: Sequence[Token],
+    d: Dialect,
+    allowed: frozenset[str],
+    calls: CatalogCalls | None = None,
+) -> Verdict:
     statements = _split(tokens)
     if not statements:
         return Verdict(kind="", read_only=False, reason="empty statement")
@@ -177,6 +190,7 @@ def _classify(tokens: Sequence[Token], d: Dialect, allowed: frozenset[str]) -> V
     reason = (
         _check_kind(kind, stmt[start + 1 :], d)
         or check_tokens(kind, stmt, start, d, allowed)
+        or (hidden_call(stmt, d, allowed, calls) if calls else "")
         or _unbalanced(stmt)
     )
     return Verdict(kind=kind, read_only=not reason, reason=reason)

@@ -18,8 +18,9 @@ the classifier decides on the real name, never on one spelling of it. Words keep
 text beside the upper-cased keyword form, so names can be folded per dialect with ASCII-only
 case rules (as the engines do: the long s, U+017F, never becomes ``s``).
 
-Fail closed: an unterminated string, identifier or comment, a malformed Unicode escape, and
-a MySQL executable comment (``/*! ... */``, ``/*M! ... */``, which the server *runs*), raise
+Fail closed: an unterminated string, identifier or comment, a malformed Unicode escape, a
+MySQL executable comment (``/*! ... */``, ``/*M! ... */``, which the server *runs*) and a
+MySQL optimizer hint (``/*+ ... */``, which can lift the statement's time limit), raise
 ``StatementRefused``.
 
 The rules and the tokens are ``tokens.py``'s values; the ``U&`` decoding is
@@ -132,6 +133,14 @@ class _Lexer:
             text.startswith("/*!", self.pos) or text.startswith("/*M!", self.pos)
         ):
             raise self.refuse("MySQL executable comments (/*! ... */) are refused")
+        if self.rules.executable_comments and text.startswith("/*+", self.pos):
+            # MySQL 8 reads an optimizer hint here: MAX_EXECUTION_TIME(N) and SET_VAR(...)
+            # replace the session's time limit and settings for the statement. MariaDB reads
+            # a plain comment; neither is needed to read data.
+            raise self.refuse(
+                "MySQL optimizer hints (/*+ ... */) are refused: they can lift the statement's "
+                "time limit (MAX_EXECUTION_TIME, SET_VAR); write /* + ... */ for a comment"
+            )
         depth, i = 1, self.pos + 2
         while depth:
             if i >= len(text) - 1:
@@ -276,7 +285,13 @@ class _Lexer:
     def _number(self) -> None:
         text, i = self.text, self.pos
         while i < len(text) and (text[i] in _DIGITS or text[i] in "._" or text[i].isalpha()):
-            if text[i] in "eE" and text[i + 1 : i + 2] in ("+", "-"):
+            # An exponent's sign belongs to the number only before a digit: every engine
+            # here reads "1e--" as 1e (MySQL's name, or 1 and the name e) and a comment.
+            if (
+                text[i] in "eE"
+                and text[i + 1 : i + 2] in ("+", "-")
+                and text[i + 2 : i + 3] in _DIGITS
+            ):
                 i += 1
             i += 1
         self.tokens.append(Token(Kind.NUMBER, text[self.pos : i]))

@@ -1,0 +1,101 @@
+"""What a PostgreSQL database runs with no call in the text, read from its catalog.
+
+``catalog_calls(conn)`` gives the statement check (``rho_domain.sql.catalog_calls``) the
+operators, casts and domain CHECKs of this database that a read could set off: the check
+refuses a statement naming one whose functions are off the allowlist, as it refuses the call.
+Read on every new connection (a few milliseconds), not kept, so one an administrator adds is
+seen by the next connection.
+
+Listed: objects made after initdb (oid >= FirstNormalObjectId), and not by an extension's
+script (its objects are its installer's, as its functions are):
+
+- operators, by name;
+- casts, under the name of every type a cast to which reaches the cast's target: the target,
+  a domain over it (a cast to a domain is the cast to its base type), a composite type, a
+  table's or view's row type with a field of one (``ROW(t)::holder`` casts each field), an
+  array of one (named by its element, as ``x::int8[]`` writes it); an implicit or assignment
+  cast, which no text need name (``upper(t)``, ``WHERE t``), under "" for every statement;
+- every domain's CHECKs, under the name of every type whose values hold the domain's (the
+  same graph, with ranges), as ``pg_get_constraintdef`` writes them: the check judges the
+  text (pg_depend records no dependency on a built-in function).
+"""
+
+# Constant SQL only: nothing here is built from a value.
+from __future__ import annotations
+
+from typing import Any
+
+from rho_domain.sql import CatalogCalls
+
+# inner -> outer: the types whose values hold values of another (an array its element's, a
+# domain its base type's, a composite or row type its fields', a range its subtype's).
+_EDGES = """
+edges(inner_type, outer_type) AS (
+  SELECT t.typelem, t.oid FROM pg_catalog.pg_type t WHERE t.typelem <> 0 AND t.typlen = -1
+  UNION ALL
+  SELECT t.typbasetype, t.oid FROM pg_catalog.pg_type t WHERE t.typtype = 'd'
+  UNION ALL
+  SELECT a.atttypid, r.reltype FROM pg_catalog.pg_attribute a
+  JOIN pg_catalog.pg_class r ON r.oid = a.attrelid
+  WHERE a.attnum > 0 AND NOT a.attisdropped AND r.reltype <> 0
+  UNION ALL
+  SELECT g.rngsubtype, g.rngtypid FROM pg_catalog.pg_range g
+  UNION ALL
+  SELECT g.rngtypid, g.rngmultitypid FROM pg_catalog.pg_range g
+)"""
+_OPERATORS = """
+SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
+FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
+JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+WHERE o.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid = o.oid AND e.deptype = 'e')
+"""
+_CASTS = (
+    "WITH RECURSIVE"  # noqa: S608 - constant fragments
+    + _EDGES
+    + """, named(base, typ) AS (
+  SELECT t.oid, t.oid FROM pg_catalog.pg_type t
+  WHERE t.oid IN (SELECT casttarget FROM pg_catalog.pg_cast WHERE oid >= 16384)
+  UNION
+  SELECT n.base, e.outer_type FROM named n JOIN edges e ON e.inner_type = n.typ
+)
+SELECT CASE WHEN c.castcontext IN ('i', 'a') THEN '' ELSE t.typname::text END,
+  pn.nspname::text || '.' || p.proname::text
+FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
+JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+JOIN named n ON n.base = c.casttarget
+JOIN pg_catalog.pg_type a ON a.oid = n.typ
+JOIN pg_catalog.pg_type t ON t.oid = CASE WHEN a.typelem <> 0 AND a.typlen = -1
+  THEN a.typelem ELSE a.oid END
+WHERE c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_cast'::regclass AND e.objid = c.oid AND e.deptype = 'e')
+"""
+)
+_DOMAIN_CHECKS = (
+    "WITH RECURSIVE"  # noqa: S608 - constant fragments
+    + _EDGES
+    + """, holds(outer_type, domain_type) AS (
+  SELECT DISTINCT k.contypid, k.contypid FROM pg_catalog.pg_constraint k
+  WHERE k.contypid <> 0 AND k.contype = 'c'
+  UNION
+  SELECT e.outer_type, h.domain_type FROM holds h JOIN edges e ON e.inner_type = h.outer_type
+)
+SELECT t.typname::text, pg_catalog.pg_get_constraintdef(k.oid) FROM holds h
+JOIN pg_catalog.pg_type t ON t.oid = h.outer_type
+JOIN pg_catalog.pg_constraint k ON k.contypid = h.domain_type AND k.contype = 'c'
+"""
+)
+
+
+def catalog_calls(conn: Any) -> CatalogCalls:
+    """The operators, casts and domain CHECKs of ``conn``'s database (``CatalogCalls``)."""
+
+    def grouped(sql: str) -> dict[str, frozenset[str]]:
+        found: dict[str, set[str]] = {}
+        for name, function in conn.execute(sql, prepare=False).fetchall():
+            found.setdefault(str(name), set()).add(str(function))
+        return {name: frozenset(functions) for name, functions in found.items()}
+
+    return CatalogCalls(
+        operators=grouped(_OPERATORS), types=grouped(_CASTS), checks=grouped(_DOMAIN_CHECKS)
+    )

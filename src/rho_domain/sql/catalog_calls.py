@@ -1,0 +1,193 @@
+"""Calls no call in the text names: a server's operators, casts and domains that run code.
+
+PostgreSQL runs a function for ``a ### b`` (the operator's function), for ``x::t`` and
+``CAST(x AS t)`` (a cast's function, a domain's CHECK), with no ``f(`` anywhere in the text.
+Built-in operators and casts call built-ins; those an administrator or an extension created
+may call any function: a user function, or ``pg_read_file`` behind a new operator name. So
+the adapter reads them from the server's catalog (``CatalogCalls``: each operator and type
+name with the functions it runs), and ``hidden_call`` refuses a statement naming one whose
+functions are not all on the allowlist, as a call of each would be refused.
+
+The lexer keeps no blanks, so an operator is looked for in each run of operator characters
+with the blanks between them removed: ``@ - @`` is refused with ``@-@`` (an over-reading, on
+the safe side). The server also calls operators no character spells: ``!=`` is ``<>``,
+``IN`` compares with ``=``, ``LIKE`` is ``~~`` (``_IMPLIED``). A type is any word or quoted
+name folded as the catalog spells it, wherever it stands (a column named like such a type is
+refused too). Pure: the catalog arrives as data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from rho_domain.errors import StatementRefused
+from rho_domain.sql.dialects import Dialect
+from rho_domain.sql.lexer import tokenize
+from rho_domain.sql.token_rules import catalog_name, check_tokens
+from rho_domain.sql.tokens import Kind, Token
+
+# PostgreSQL's operator characters (scan.l "self" and "op_chars"); "," "(" ";" end a run.
+OPERATOR_CHARS = frozenset("~!@#^&|`?+-*/%<>=")
+# Operators the server looks up by name where the text writes a word or another spelling
+# (parse_expr.c, parse_clause.c): "!=" is "<>"; IN, CASE x WHEN, NULLIF, IS DISTINCT FROM,
+# JOIN ... USING and NATURAL JOIN compare with "=" (NOT IN with "<>"); BETWEEN with ">=" and
+# "<="; LIKE is "~~", ILIKE "~~*", SIMILAR TO "~", each with its NOT form.
+_IMPLIED = {
+    "IN": ("=", "<>"),
+    "CASE": ("=",),
+    "NULLIF": ("=",),
+    "DISTINCT": ("=",),
+    "USING": ("=",),
+    "NATURAL": ("=",),
+    "BETWEEN": (">=", "<="),
+    "LIKE": ("~~", "!~~"),
+    "ILIKE": ("~~*", "!~~*"),
+    "SIMILAR": ("~", "!~"),
+}
+_MAX_DEPTH = 8
+# The grammar's names of built-in types, which are not their catalog names (gram.y's
+# SimpleTypename, parse_type.c): a cast to int4 is written ::integer or ::int. Where a word
+# may begin several types (TIMESTAMP [WITH TIME ZONE]), it stands for each of them.
+_TYPE_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "int": ("int4",),
+    "integer": ("int4",),
+    "smallint": ("int2",),
+    "bigint": ("int8",),
+    "real": ("float4",),
+    "float": ("float4", "float8"),
+    "double": ("float8",),
+    "decimal": ("numeric",),
+    "dec": ("numeric",),
+    "boolean": ("bool",),
+    "character": ("bpchar", "varchar"),
+    "char": ("bpchar", "varchar"),
+    "nchar": ("bpchar", "varchar"),
+    "national": ("bpchar", "varchar"),
+    "varying": ("varchar", "varbit"),
+    "bit": ("varbit",),
+    "timestamp": ("timestamptz",),
+    "time": ("timetz",),
+    "zone": ("timestamptz", "timetz"),
+}
+
+
+@attrs.frozen(kw_only=True)
+class CatalogCalls:
+    """What a server's catalog runs implicitly: operator names (as written: ``@-@``) and type
+    names (folded as the catalog spells them: ``rho_dom``), each with the functions it may
+    call, as ``schema.name``; under the type name "", the functions of implicit and
+    assignment casts, which any statement may meet without naming a type. Only operators and
+    casts a database user created are listed (not the server's, nor an extension's, which
+    its installer vouched for); ``checks`` holds every domain's, judged by the rules a
+    statement meets."""
+
+    operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # A domain's CHECKs (its base domains' too; for a composite type, its fields'), as
+    # pg_get_constraintdef writes them: judged as expressions by the same rules.
+    checks: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+
+
+def hidden_call(
+    stmt: Sequence[Token],
+    d: Dialect,
+    allowed: frozenset[str],
+    calls: CatalogCalls,
+    depth: int = 0,
+) -> str:
+    """Why ``stmt`` is refused for an operator or type that runs a function off the dialect's
+    allowlist and ``allowed`` (the alias's vetted ``schema.name`` functions), or "".
+    ``depth`` counts the CHECKs being judged inside one another (domains can name each
+    other in their CHECKs, around a loop)."""
+    implicit = calls.types.get("")
+    if implicit:  # an implicit cast: any value of its type may meet it, named or not
+        reason = _refused("an implicit cast", implicit, d, allowed)
+        if reason:
+            return reason
+    for run in set(_operator_runs(stmt)) if calls.operators else ():
+        for operator, functions in calls.operators.items():
+            if operator in run:
+                reason = _refused(f"the operator {operator}", functions, d, allowed)
+                if reason:
+                    return reason
+    judged: set[str] = set()  # a name written 10,000 times is judged once
+    for token in stmt:
+        if token.kind not in (Kind.WORD, Kind.QUOTED):
+            continue
+        written = catalog_name(token, d)
+        spellings = _TYPE_SPELLINGS.get(written, ()) if token.kind is Kind.WORD else ()
+        for name in (written, *spellings):
+            if name in judged:
+                continue
+            judged.add(name)
+            cast_functions = calls.types.get(name)
+            if cast_functions is not None:
+                reason = _refused(f"the type {name}", cast_functions, d, allowed)
+                if reason:
+                    return reason
+            for check in calls.checks.get(name, ()):
+                reason = _check_refused(name, check, d, allowed, calls, depth)
+                if reason:
+                    return reason
+    return ""
+
+
+def _check_refused(
+    name: str, check: str, d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
+) -> str:
+    """Why the CHECK ``check`` of type ``name`` may not run: what the rules find in its
+    expression, read as a statement would be (every reading of the dialect)."""
+    if depth >= _MAX_DEPTH:
+        return f"the type {name} runs CHECKs nested too deep to judge"
+    expression = "SELECT " + check.removeprefix("CHECK ")
+    for rules in d.readings:
+        try:
+            tokens = tokenize(expression, rules)
+        except StatementRefused as exc:
+            return f"the type {name} runs {check}, which this check cannot read ({exc})"
+        reason = check_tokens("SELECT", tokens, 0, d, allowed) or hidden_call(
+            tokens, d, allowed, calls, depth + 1
+        )
+        if reason:
+            return f"the type {name} runs {check} on this server: {reason}"
+    return ""
+
+
+def _operator_runs(stmt: Sequence[Token]) -> list[str]:
+    """The operator names ``stmt`` may call: each run of operator characters (blanks between
+    them dropped; with "<>" for "!="), and those its words call by name (``_IMPLIED``)."""
+    runs: list[str] = []
+    current = ""
+    for token in [*stmt, Token(Kind.WORD, "")]:
+        if token.kind is Kind.PUNCT and token.text in OPERATOR_CHARS:
+            current += token.text
+            continue
+        if current:
+            runs += [current, current.replace("!=", "<>")] if "!=" in current else [current]
+        current = ""
+        if token.kind is Kind.WORD:
+            runs += _IMPLIED.get(token.text, ())
+    return runs
+
+
+def _refused(what: str, functions: frozenset[str], d: Dialect, allowed: frozenset[str]) -> str:
+    off = sorted(f for f in functions if not _may_run(f, d, allowed))
+    if not off:
+        return ""
+    return (
+        f"{what} calls {', '.join(f + '()' for f in off)} on this server (a user operator, "
+        "cast or domain runs its function as a call would), which is not on the "
+        f"{d.name} list of read-only functions; an administrator can allow a vetted one "
+        "with the alias's options.allowed_functions"
+    )
+
+
+def _may_run(qualified: str, d: Dialect, allowed: frozenset[str]) -> bool:
+    schema, _, name = qualified.rpartition(".")
+    return (
+        qualified in allowed
+        or name in allowed
+        or (schema in d.system_schemas and name in d.functions)
+    )
