@@ -922,3 +922,13 @@ def test_numbers_and_quoted_names_are_single_tokens(
 ) -> None:
     tokens = tokenize(sql, dialect(engine).readings[0])[1:]
     assert [t.text for t in tokens] == texts
+
+
+def test_postgres_functions_that_run_a_type_named_in_a_string_are_refused() -> None:
+    # PostgreSQL 16's pg_input_is_valid('x', 'public.dom') and pg_input_error_info run the
+    # named type's input function and a domain's CHECK: a user's code, with the type named
+    # only inside a string, where the catalog check (user casts, domains) cannot see it.
+    for name in ("pg_input_is_valid", "pg_input_error_info"):
+        verdict = classify(f"SELECT {name}('/etc/passwd', 'public.rho_dom')", "postgres")
+        assert not verdict.read_only
+        assert f"function {name}()" in verdict.reason

@@ -11,7 +11,8 @@ from rho_domain.sql.functions import STANDARD, names
 # PostgreSQL 15, chapter 9 (functions and operators), plus the catalog-reading helpers of
 # 9.26 (system information). Not listed (9.27 system administration, 9.17 sequences,
 # 9.27.9 file access, 9.27.10 advisory locks, 9.15.4 query_to_xml & co., ts_rewrite and
-# ts_stat (they run a query given as text), pg_sleep*,
+# ts_stat (they run a query given as text), pg_input_is_valid and pg_input_error_info (16:
+# they run the input function and CHECK of a type named in a string), pg_sleep*,
 # set_config, txid_current*, lo_*, dblink*): refused.
 POSTGRES_FUNCTIONS = names(
     STANDARD
@@ -106,7 +107,7 @@ POSTGRES_FUNCTIONS = names(
     pg_current_wal_flush_lsn pg_walfile_name pg_walfile_name_offset pg_wal_lsn_diff
     pg_get_backend_memory_contexts pg_stat_get_activity pg_partition_tree
     pg_partition_ancestors pg_partition_root pg_get_partkeydef
-    pg_get_partition_constraintdef pg_input_is_valid pg_input_error_info
+    pg_get_partition_constraintdef
     bool int2 int4 int8 float4 float8 numeric varchar bpchar date time timestamp
     timestamptz interval regclass regtype oid name uuid
     """
