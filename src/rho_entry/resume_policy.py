@@ -14,9 +14,15 @@ the server all come through ``authorise``):
   configuration now; a stored value that differs is refused unless given again.
 - **Databases.** A stored alias list names hosts and the variables their passwords are read
   from: it must equal the resumer's, or be given again.
-- **Workspace.** A stored ``working_dir`` is where every tool reads and writes: it must be the
-  resumer's workspace or inside it (the CLI: the directory it runs in, or ``--working-dir``),
-  or be given again; ``working_dir: /`` would open the whole machine to the tools.
+- **Backend.** A stored ``backend`` (local or daytona) is where the tools run and whose
+  account pays for it: it must be the resumer's, or be given again. A session stored as
+  ``daytona`` is not run on this machine, nor one stored as ``local`` by a resumer whose
+  tools run in a sandbox.
+- **Workspace.** A stored ``working_dir`` is where every tool reads and writes: on the local
+  machine (the backend the session runs with now, not the one it was stored with) it must be
+  the resumer's workspace or inside it (the CLI: the directory it runs in, or
+  ``--working-dir``), or be given again; ``working_dir: /`` would open the whole machine to
+  the tools.
 - **Hooks.** A stored ``hooks`` names code to import and run (``module:function``): it is
   never imported from the directory. The resumer's hooks apply (its configuration, or given
   again); a stored session naming hooks the resumer does not give is refused, so a
@@ -103,6 +109,9 @@ class ResumeAuthority:
         system_prompt_hint: How to give the system prompt again, ``{path}`` the stored one.
         budget: The resumer's budget: the stored one is held to it (``tighter_budget``);
             None (or no limit set) keeps the stored one.
+        backend: The resumer's backend: a stored one that differs is refused (unless
+            ``given`` has ``backend``); None keeps the stored one unchecked.
+        backend_hint: How to give the backend again, ``{backend}`` the stored one.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -120,6 +129,8 @@ class ResumeAuthority:
     system_prompt: str = ""
     system_prompt_hint: str = "pass overrides={{'system_prompt': {path!r}}} to read it again"
     budget: Budget | None = None
+    backend: str | None = None
+    backend_hint: str = "pass overrides={{'backend': {backend!r}}} to run it there"
 
 
 @attrs.frozen(kw_only=True)
@@ -183,14 +194,18 @@ def authorise(
         given["budget"] = tighter_budget(given.get("budget", stored.budget), authority.budget)
     if "profile" not in given:
         given["profile"] = _allowed_profile(record, authority, config_dir)
-    if authority.workspace is not None and "working_dir" not in given:
+    if "backend" not in given:
+        given["backend"] = _backend(record, authority)
+    # a stored sandbox path is a local path once the session runs here: judged as one
+    local = given["backend"] == "local"
+    if authority.workspace is not None and "working_dir" not in given and local:
         _check_workspace(record, authority)
     # Imported here: the model adapters are not part of importing the library facade.
     from rho_adapters.model.providers import DEMO_MODEL
 
     if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
         given.update(_endpoint(record, authority, given))
-    if authority.roots is not None and "working_dir" not in given and stored.backend == "local":
+    if authority.roots is not None and "working_dir" not in given and local:
         _check_working_dir(record, authority.roots)
     if "hooks" not in given:
         given["hooks"] = _hooks(record, authority)
@@ -228,6 +243,19 @@ def tighter_budget(stored: Budget, mine: Budget) -> Budget:
             ours if theirs is None else theirs if ours is None else min(theirs, ours)
         )
     return Budget(**values)
+
+
+def _backend(record: SessionRecord, authority: ResumeAuthority) -> str:
+    """The stored backend when it is the resumer's (or the resumer does not say)."""
+    stored = record.config.backend
+    if authority.backend is None or stored == authority.backend:
+        return stored
+    raise ConfigError(
+        f"session {record.id} was stored with backend {stored!r}; yours is "
+        f"{authority.backend!r}. A session directory does not choose where the tools run "
+        "(this machine or a sandbox, and whose account pays): "
+        + authority.backend_hint.format(backend=stored)
+    )
 
 
 def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
@@ -360,10 +388,10 @@ def _fields(differs: Sequence[str]) -> list[str]:
 
 def _check_workspace(record: SessionRecord, authority: ResumeAuthority) -> None:
     """Refuse a stored ``working_dir`` outside the resumer's workspace (``..`` and links
-    resolved, on the local machine; a sandbox path is not a path here)."""
+    resolved; called when the session runs on the local machine)."""
     assert authority.workspace is not None
     stored = record.config.working_dir
-    if stored is None or record.config.backend != "local":
+    if stored is None:
         return
     mine = Path(authority.workspace).resolve()
     theirs = Path(stored).expanduser().resolve()

@@ -132,6 +132,8 @@ class DurableRunner:
             endpoint_hint="start the worker with the session's {flag}",
             system_prompt=config.system_prompt,
             budget=config.budget,
+            backend=config.backend,
+            backend_hint="start the worker with RHO_AGENT_BACKEND={backend}",
         )
 
 

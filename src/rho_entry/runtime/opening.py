@@ -164,4 +164,6 @@ class SessionOpener:
             system_prompt=config.system_prompt,
             system_prompt_hint="give the runtime's agent the system prompt {path}",
             budget=config.budget,
+            backend=config.backend,
+            backend_hint="configure the runtime's backend as {backend!r} to run it there",
         )
