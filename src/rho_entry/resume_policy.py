@@ -11,7 +11,10 @@ the server all come through ``authorise``):
   refused, saying how to allow it. A profile the resumer gives now replaces the stored one.
 - **Endpoint.** ``base_url``, ``provider`` and ``api_key_env`` decide where an API key (and the
   conversation, with every file a tool read) is sent. They come from the resumer's
-  configuration now; a stored value that differs is refused unless given again.
+  configuration now; a stored value that differs is refused unless given again. Without a
+  provider or base URL the model's name chooses the provider (``claude-...``: Anthropic): a
+  stored ``model`` whose name would send the conversation to another provider than the
+  resumer's own model goes to is refused unless given again.
 - **Databases.** A stored alias list names hosts and the variables their passwords are read
   from: it must equal the resumer's, or be given again.
 - **Backend.** A stored ``backend`` (local or daytona) is where the tools run and whose
@@ -69,13 +72,28 @@ class Endpoint:
     base_url: str | None = None
     provider: str | None = None
     api_key_env: str | None = None
+    sends_to: str | None = None
+    """The provider (its row's name) the resumer's model calls go to; None: not compared."""
+    keys_set: frozenset[str] = frozenset()
+    """Names of the ``*_API_KEY`` variables set, which choose a provider when nothing else
+    does (``settings.provider_of``)."""
 
     @classmethod
-    def of(cls, config: AgentConfig) -> Endpoint:
-        """The endpoint settings of ``config``."""
-        return cls(
+    def of(cls, config: AgentConfig, env: Mapping[str, str] | None = None) -> Endpoint:
+        """The endpoint settings of ``config``; with ``env`` (the resumer's environment),
+        also where its model calls go (its base URL, else the environment's, as wiring
+        reads them)."""
+        endpoint = cls(
             base_url=config.base_url, provider=config.provider, api_key_env=config.api_key_env
         )
+        if env is None:
+            return endpoint
+        from rho_entry.config.settings import provider_of
+        from rho_entry.model_wiring import base_url_from
+
+        keys = frozenset(name for name, value in env.items() if value and name.endswith("_API_KEY"))
+        own = attrs.evolve(config, base_url=config.base_url or base_url_from(env))
+        return attrs.evolve(endpoint, sends_to=provider_of(own, env).name, keys_set=keys)
 
 
 @attrs.frozen(kw_only=True)
@@ -200,11 +218,7 @@ def authorise(
     local = given["backend"] == "local"
     if authority.workspace is not None and "working_dir" not in given and local:
         _check_workspace(record, authority)
-    # Imported here: the model adapters are not part of importing the library facade.
-    from rho_adapters.model.providers import DEMO_MODEL
-
-    if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
-        given.update(_endpoint(record, authority, given))
+    given.update(_endpoint(record, authority, given))
     if authority.roots is not None and "working_dir" not in given and local:
         _check_working_dir(record, authority.roots)
     if "hooks" not in given:
@@ -358,8 +372,14 @@ def _suggestion(profile: PermissionProfile) -> str:
 def _endpoint(
     record: SessionRecord, authority: ResumeAuthority, given: Mapping[str, Any]
 ) -> dict[str, Any]:
-    assert authority.endpoint is not None
-    current = attrs.asdict(authority.endpoint)
+    """The resumer's endpoint settings for ``record`` (none when nothing is checked: no
+    endpoint given, or the demo model, which sends nothing anywhere)."""
+    # Imported here: the model adapters are not part of importing the library facade.
+    from rho_adapters.model.providers import DEMO_MODEL
+
+    if authority.endpoint is None or given.get("model", record.config.model) == DEMO_MODEL:
+        return {}
+    current = {field: getattr(authority.endpoint, field) for field in ENDPOINT_FIELDS}
     out: dict[str, Any] = {}
     differs: list[str] = []
     for field in ENDPOINT_FIELDS:
@@ -379,7 +399,33 @@ def _endpoint(
             f"session {record.id} was stored with {'; '.join(differs)}. Your API key and the "
             f"conversation go only to the endpoint you configure: {fixes}"
         )
+    if "model" not in given:
+        _check_provider(record, authority.endpoint, {**given, **out})
     return out
+
+
+def _check_provider(record: SessionRecord, endpoint: Endpoint, given: Mapping[str, Any]) -> None:
+    """The stored model, sent through the resumer's endpoint settings (``given`` holds them
+    now), goes to the provider the resumer's own model goes to: without a provider or base
+    URL a model's name chooses one."""
+    if endpoint.sends_to is None:
+        return
+    from rho_adapters.model.providers import resolve_provider
+
+    model = record.config.model
+    row = resolve_provider(
+        given["provider"], given["base_url"], model=model, keys_set=endpoint.keys_set
+    )
+    if row.name == endpoint.sends_to:
+        return
+    where = f" ({row.default_base_url})" if row.default_base_url else ""
+    raise ConfigError(
+        f"session {record.id} was stored with model {model!r}, whose calls would go to "
+        f"{row.name}{where} with your {row.key_variable}; your model calls go to "
+        f"{endpoint.sends_to}. Your API key and the conversation go only to the endpoint you "
+        "configure: choose the model again (the CLI: --model; Session.resume: "
+        "overrides={'model': ...})"
+    )
 
 
 def _fields(differs: Sequence[str]) -> list[str]:

@@ -133,7 +133,7 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
     return ResumeAuthority(
         profiles=(profile,),
         given={**launch.overrides, "auto_approve": config.auto_approve},
-        endpoint=Endpoint.of(config),
+        endpoint=Endpoint.of(config, environment()),
         databases=config.databases,
         hint="pass --profile {profile} explicitly to resume it with that profile",
         endpoint_hint="pass --{flag} again",

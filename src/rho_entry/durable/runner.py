@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Mapping
 
@@ -126,7 +127,7 @@ class DurableRunner:
         return ResumeAuthority(
             profiles=(self.agent.profile,),
             given={"auto_approve": config.auto_approve},
-            endpoint=Endpoint.of(config),
+            endpoint=Endpoint.of(config, os.environ),
             databases=config.databases,
             hint="start the worker with --profile {profile}",
             endpoint_hint="start the worker with the session's {flag}",

@@ -147,7 +147,8 @@ class SessionOpener:
         endpoint = None
         if self.ports.get("model") is None:
             endpoint = attrs.evolve(
-                Endpoint.of(config), base_url=config.base_url or base_url_from(os.environ)
+                Endpoint.of(config, os.environ),
+                base_url=config.base_url or base_url_from(os.environ),
             )
         return ResumeAuthority(
             profiles=self.profiles,
