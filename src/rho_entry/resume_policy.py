@@ -36,7 +36,9 @@ the server all come through ``authorise``):
   named ``.md`` to any file, would hand that file to whoever wrote the directory.
 - **Budget.** A stored ``budget`` (or none) is held to the resumer's, limit by limit, the
   tighter winning: a directory with ``budget: {}`` does not spend past the cap the resumer
-  runs with; a limit the resumer does not set keeps the stored one.
+  runs with; a limit the resumer does not set keeps the stored one. ``max_turns`` and
+  ``repeat_limit`` (how long a run goes, and how long it may repeat itself) likewise: the
+  tighter of the stored and the resumer's (0: no limit).
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
   ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
@@ -127,6 +129,9 @@ class ResumeAuthority:
         system_prompt_hint: How to give the system prompt again, ``{path}`` the stored one.
         budget: The resumer's budget: the stored one is held to it (``tighter_budget``);
             None (or no limit set) keeps the stored one.
+        max_turns: The resumer's ``max_turns`` (0: no limit), held as ``budget``: the
+            tighter of it and the stored one; None keeps the stored one.
+        repeat_limit: The resumer's ``repeat_limit``, held the same way.
         backend: The resumer's backend: a stored one that differs is refused (unless
             ``given`` has ``backend``); None keeps the stored one unchecked.
         backend_hint: How to give the backend again, ``{backend}`` the stored one.
@@ -147,6 +152,8 @@ class ResumeAuthority:
     system_prompt: str = ""
     system_prompt_hint: str = "pass overrides={{'system_prompt': {path!r}}} to read it again"
     budget: Budget | None = None
+    max_turns: int | None = None
+    repeat_limit: int | None = None
     backend: str | None = None
     backend_hint: str = "pass overrides={{'backend': {backend!r}}} to run it there"
 
@@ -206,10 +213,7 @@ def authorise(
             "(pass -y to turn it on for this run)"
         )
     given.setdefault("auto_approve", False)
-    if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
-        given["budget"] = attrs.evolve(stored.budget, **given["budget"])
-    if authority.budget is not None and authority.budget.limits_anything:
-        given["budget"] = tighter_budget(given.get("budget", stored.budget), authority.budget)
+    _hold_limits(stored, authority, given)
     if "profile" not in given:
         given["profile"] = _allowed_profile(record, authority, config_dir)
     if "backend" not in given:
@@ -248,6 +252,19 @@ def authorise(
     return Authorised(config=attrs.evolve(stored, **given), notices=tuple(notices))
 
 
+def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[str, Any]) -> None:
+    """Set in ``given`` the budget, ``max_turns`` and ``repeat_limit`` held to the
+    resumer's, each limit the tighter of the two."""
+    if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
+        given["budget"] = attrs.evolve(stored.budget, **given["budget"])
+    if authority.budget is not None and authority.budget.limits_anything:
+        given["budget"] = tighter_budget(given.get("budget", stored.budget), authority.budget)
+    for field in ("max_turns", "repeat_limit"):
+        mine = getattr(authority, field)
+        if mine is not None:
+            given[field] = tighter_count(given.get(field, getattr(stored, field)), mine)
+
+
 def tighter_budget(stored: Budget, mine: Budget) -> Budget:
     """Each limit the tighter of the two (None: no limit, so the other one)."""
     values: dict[str, Any] = {}
@@ -257,6 +274,12 @@ def tighter_budget(stored: Budget, mine: Budget) -> Budget:
             ours if theirs is None else theirs if ours is None else min(theirs, ours)
         )
     return Budget(**values)
+
+
+def tighter_count(stored: int | None, mine: int) -> int:
+    """The tighter of two counting limits where 0 (or None) is none."""
+    set_ = [limit for limit in (stored, mine) if limit]
+    return min(set_) if set_ else 0
 
 
 def _backend(record: SessionRecord, authority: ResumeAuthority) -> str:

@@ -144,6 +144,8 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         system_prompt=config.system_prompt,
         system_prompt_hint="pass --system-prompt {path} again",
         budget=config.budget,
+        max_turns=config.max_turns or 0,
+        repeat_limit=config.repeat_limit or 0,
         backend=config.backend,
         backend_hint="pass --backend {backend} to run it there",
     )

@@ -133,6 +133,8 @@ class DurableRunner:
             endpoint_hint="start the worker with the session's {flag}",
             system_prompt=config.system_prompt,
             budget=config.budget,
+            max_turns=config.max_turns or 0,
+            repeat_limit=config.repeat_limit or 0,
             backend=config.backend,
             backend_hint="start the worker with RHO_AGENT_BACKEND={backend}",
         )

@@ -165,6 +165,8 @@ class SessionOpener:
             system_prompt=config.system_prompt,
             system_prompt_hint="give the runtime's agent the system prompt {path}",
             budget=config.budget,
+            max_turns=config.max_turns or 0,
+            repeat_limit=config.repeat_limit or 0,
             backend=config.backend,
             backend_hint="configure the runtime's backend as {backend!r} to run it there",
         )
