@@ -13,6 +13,25 @@ function el(tag, className, text) {
   return node;
 }
 
+// Characters a reader does not see but the page obeys: bidi overrides and isolates reorder
+// what follows (an approval box showing one command while another runs), zero-width and
+// other format characters hide text, controls and odd blanks pass for spaces. In a call a
+// human decides on (its tool and arguments) each is shown as an escape, as the terminal
+// shows them (rho_entry/cli/terminal_text.py's visible); newline and tab keep their meaning.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Cs}]/gu;
+const NAMED = { "\r": "\\r" };
+
+function visible(text) {
+  return String(text).replace(HIDDEN, (ch) => {
+    if (ch === " " || ch === "\n" || ch === "\t") return ch;
+    if (NAMED[ch]) return NAMED[ch];
+    const code = ch.codePointAt(0);
+    if (code < 0x100) return `\\x${code.toString(16).padStart(2, "0")}`;
+    if (code < 0x10000) return `\\u${code.toString(16).padStart(4, "0")}`;
+    return `\\U${code.toString(16).padStart(8, "0")}`;
+  });
+}
+
 // ---------------------------------------------------------------- the server's token
 
 // Every API request needs the server's token. The page itself loads without it. The token
@@ -300,8 +319,9 @@ class SessionView {
     const tool = this.add(el("div", "tool"));
     tool.dataset.callId = call.id;
     const head = el("div");
-    head.append(el("span", "name", call.name), el("span", "muted state", ""));
-    tool.append(head, el("pre", "arguments", pretty(call.arguments)), el("pre", "result", ""));
+    head.append(el("span", "name", visible(call.name)), el("span", "muted state", ""));
+    const shown = visible(pretty(call.arguments));
+    tool.append(head, el("pre", "arguments", shown), el("pre", "result", ""));
     this.calls.set(call.id, tool);
     return tool;
   }
@@ -337,8 +357,8 @@ class SessionView {
     if ([...boxes].some((b) => b.dataset.callId === id)) return;
     const box = el("div", "approval");
     box.dataset.callId = id;
-    box.append(el("div", "", `${pending.tool} needs approval: ${event.reason}`));
-    box.append(el("pre", "", pretty(pending.arguments)));
+    box.append(el("div", "", `${visible(pending.tool)} needs approval: ${visible(event.reason)}`));
+    box.append(el("pre", "", visible(pretty(pending.arguments))));
     for (const [label, decision, cls] of [["Approve", "approve", ""], ["Deny", "deny", "deny"]]) {
       const button = el("button", cls, label);
       button.type = "button";
