@@ -150,9 +150,11 @@ def _answer(session: Session, settings: Mapping[str, str]) -> None:
     worker resumed from the store must have it (``CallChanged`` otherwise). An approval
     without a digest (queued by a version before them) or of a changed call is not taken:
     the call waits again, asked anew, and a warning says why (a denial without one is
-    taken: it runs nothing)."""
+    taken: it runs nothing). Nor is an "always" for its tool: it came with that approval,
+    and would approve the call asked anew unseen."""
     always = {key.removeprefix("always:") for key in settings if key.startswith("always:")}
     names = {call.id: call.name for call in session.state.pending_calls}
+    refused: set[str | None] = set()  # tools of approvals not taken here
     for key, value in settings.items():
         if key.startswith("answer:"):
             call_id = key.removeprefix("answer:")
@@ -167,6 +169,7 @@ def _answer(session: Session, settings: Mapping[str, str]) -> None:
                         session.id,
                         call_id,
                     )
+                    refused.add(names.get(call_id))
                     continue
                 try:
                     session.resolve_approval(
@@ -178,4 +181,5 @@ def _answer(session: Session, settings: Mapping[str, str]) -> None:
                     )
                 except CallChanged as exc:
                     log.warning("session %s: answer not taken: %s", session.id, exc)
-    session.state.always_allowed.update(always)
+                    refused.add(names.get(call_id))
+    session.state.always_allowed.update(always - refused)
