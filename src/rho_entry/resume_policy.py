@@ -38,7 +38,8 @@ the server all come through ``authorise``):
   tighter winning: a directory with ``budget: {}`` does not spend past the cap the resumer
   runs with; a limit the resumer does not set keeps the stored one. ``max_turns`` and
   ``repeat_limit`` (how long a run goes, and how long it may repeat itself) likewise: the
-  tighter of the stored and the resumer's (0: no limit).
+  tighter of the stored and the resumer's (0: no limit); and ``tool_output_limit`` (how much
+  of each tool result reaches the model), the smaller.
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
   ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
@@ -132,6 +133,8 @@ class ResumeAuthority:
         max_turns: The resumer's ``max_turns`` (0: no limit), held as ``budget``: the
             tighter of it and the stored one; None keeps the stored one.
         repeat_limit: The resumer's ``repeat_limit``, held the same way.
+        tool_output_limit: The resumer's ``tool_output_limit``: the smaller of it and the
+            stored one; None keeps the stored one.
         backend: The resumer's backend: a stored one that differs is refused (unless
             ``given`` has ``backend``); None keeps the stored one unchecked.
         backend_hint: How to give the backend again, ``{backend}`` the stored one.
@@ -154,6 +157,7 @@ class ResumeAuthority:
     budget: Budget | None = None
     max_turns: int | None = None
     repeat_limit: int | None = None
+    tool_output_limit: int | None = None
     backend: str | None = None
     backend_hint: str = "pass overrides={{'backend': {backend!r}}} to run it there"
 
@@ -253,8 +257,8 @@ def authorise(
 
 
 def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[str, Any]) -> None:
-    """Set in ``given`` the budget, ``max_turns`` and ``repeat_limit`` held to the
-    resumer's, each limit the tighter of the two."""
+    """Set in ``given`` the budget, ``max_turns``, ``repeat_limit`` and
+    ``tool_output_limit`` held to the resumer's, each limit the tighter of the two."""
     if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
         given["budget"] = attrs.evolve(stored.budget, **given["budget"])
     if authority.budget is not None and authority.budget.limits_anything:
@@ -263,6 +267,9 @@ def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[st
         mine = getattr(authority, field)
         if mine is not None:
             given[field] = tighter_count(given.get(field, getattr(stored, field)), mine)
+    if authority.tool_output_limit is not None:
+        theirs = given.get("tool_output_limit", stored.tool_output_limit)
+        given["tool_output_limit"] = min(theirs, authority.tool_output_limit)
 
 
 def tighter_budget(stored: Budget, mine: Budget) -> Budget:

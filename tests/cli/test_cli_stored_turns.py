@@ -2,10 +2,12 @@
 ``repeat_limit`` are held to the resumer's, the tighter winning (0: no limit), as the budget
 is. Before, ``--resume`` ran under the stored values whatever the user's ``--config`` set:
 ``max_turns: 0`` (or 1000, or the default 100 a session is stored with) ran past the
-``max_turns: 1`` the config gave, and ``repeat_limit: 0`` turned off the stuck-loop stop."""
+``max_turns: 1`` the config gave, ``repeat_limit: 0`` turned off the stuck-loop stop, and a
+stored ``tool_output_limit`` sent the model more of each result than the config allows."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -60,3 +62,17 @@ def test_a_stored_repeat_limit_does_not_turn_off_the_stuck_stop(tmp_path: Path) 
             home=home,
         )
     assert resumed.returncode == 6, resumed.stdout + resumed.stderr  # 0 before
+
+
+def test_a_stored_tool_output_limit_does_not_lift_the_resumers(tmp_path: Path) -> None:
+    """The demo model reads README.md: under the resumer's tool_output_limit: 200 the
+    result is cut; a stored tool_output_limit: 10,000,000 sent all 40,040 characters."""
+    home, work, config = _setup(tmp_path, tool_output_limit=200)
+    (work / "README.md").write_text("# Sample\n" + "line of text\n" * 2000)
+    sid = craft(home, work, "c0ffee00f0c6", tool_output_limit=10**7)
+    result = rho("--config", str(config), "--resume", sid, "hello", cwd=work, home=home)
+    assert result.returncode == 0, result.stderr
+    trace = home / "rho" / "sessions" / sid / "trace.jsonl"
+    ends = [json.loads(line) for line in trace.read_text().splitlines() if '"tool_end"' in line]
+    assert ends
+    assert max(len(end["content"]) for end in ends) < 1000  # 40,040 before

@@ -146,6 +146,7 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         budget=config.budget,
         max_turns=config.max_turns or 0,
         repeat_limit=config.repeat_limit or 0,
+        tool_output_limit=config.tool_output_limit,
         backend=config.backend,
         backend_hint="pass --backend {backend} to run it there",
     )

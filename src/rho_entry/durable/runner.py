@@ -135,6 +135,7 @@ class DurableRunner:
             budget=config.budget,
             max_turns=config.max_turns or 0,
             repeat_limit=config.repeat_limit or 0,
+            tool_output_limit=config.tool_output_limit,
             backend=config.backend,
             backend_hint="start the worker with RHO_AGENT_BACKEND={backend}",
         )

@@ -167,6 +167,7 @@ class SessionOpener:
             budget=config.budget,
             max_turns=config.max_turns or 0,
             repeat_limit=config.repeat_limit or 0,
+            tool_output_limit=config.tool_output_limit,
             backend=config.backend,
             backend_hint="configure the runtime's backend as {backend!r} to run it there",
         )
