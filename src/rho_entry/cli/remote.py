@@ -67,6 +67,7 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 
 LIST_HEADER = f"{'ID':<14} {'STATUS':<18} {'LIVENESS':<10} FIRST PROMPT"
+_LISTED = ("id", "status", "liveness")
 
 
 def _listing(rows: list[dict[str, Any]]) -> list[str]:
@@ -77,7 +78,9 @@ def _listing(rows: list[dict[str, Any]]) -> list[str]:
         prompt = visible(" ".join(str(row["first_prompt"]).split()), newlines=False)
         if len(prompt) > 60:
             prompt = prompt[:59] + "…"
-        lines.append(f"{row['id']:<14} {row['status']:<18} {row['liveness']:<10} {prompt}")
+        # every field is the server's text, read from its store: shown, never obeyed
+        sid, status, liveness = (visible(str(row[k]), newlines=False) for k in _LISTED)
+        lines.append(f"{sid:<14} {status:<18} {liveness:<10} {prompt}")
     return lines
 
 
