@@ -183,14 +183,21 @@ def default_authority(
     given: Mapping[str, Any], ports: Mapping[str, Any], env: Mapping[str, str]
 ) -> ResumeAuthority:
     """What ``Session.resume`` allows when its caller says nothing: the readonly profile, the
-    endpoint of the environment (``RHO_AGENT_BASE_URL``, ``OPENAI_BASE_URL``; none checked when
-    a ``model`` port is passed), the databases the environment configures, as a new
+    endpoint of the environment (``RHO_AGENT_BASE_URL``, ``OPENAI_BASE_URL``, and the provider
+    a new ``AgentConfig()``'s model goes to there; none checked when a ``model`` port is
+    passed), the databases the environment configures, as a new
     ``Agent(config)`` would get them (none checked when a ``databases`` port is passed), and
     the ``overrides`` as given."""
     from rho_entry.config.databases_config import load_databases
     from rho_entry.wiring import base_url_from
 
-    endpoint = None if ports.get("model") is not None else Endpoint(base_url=base_url_from(env))
+    endpoint = None
+    if ports.get("model") is None:  # where a new Agent(AgentConfig(**overrides)) calls here
+        fields = {f: given[f] for f in (*ENDPOINT_FIELDS, "model") if given.get(f) is not None}
+        mine = AgentConfig(**fields)
+        endpoint = attrs.evolve(
+            Endpoint.of(mine, env), base_url=base_url_from(env), provider=None, api_key_env=None
+        )
     return ResumeAuthority(
         profiles=(readonly_profile(),),
         given=dict(given),
