@@ -441,27 +441,39 @@ def _endpoint(
     return out
 
 
+def other_provider(
+    model: str, endpoint: Endpoint, *, provider: str | None, base_url: str | None
+) -> str | None:
+    """Why ``model``, sent with ``provider`` and ``base_url`` (the endpoint settings it would
+    run with), would not go where ``endpoint``'s own calls go (``sends_to``): without a
+    provider or base URL a model's name chooses one. None when it goes there (or nothing is
+    compared)."""
+    from rho_adapters.model.providers import DEMO_MODEL, resolve_provider
+
+    if endpoint.sends_to is None or model == DEMO_MODEL:  # the demo model sends nothing
+        return None
+    row = resolve_provider(provider, base_url, model=model, keys_set=endpoint.keys_set)
+    if row.name == endpoint.sends_to:
+        return None
+    where = f" ({row.default_base_url})" if row.default_base_url else ""
+    return (
+        f"model {model!r}, whose calls would go to {row.name}{where} with your "
+        f"{row.key_variable}; your model calls go to {endpoint.sends_to}"
+    )
+
+
 def _check_provider(record: SessionRecord, endpoint: Endpoint, given: Mapping[str, Any]) -> None:
     """The stored model, sent through the resumer's endpoint settings (``given`` holds them
-    now), goes to the provider the resumer's own model goes to: without a provider or base
-    URL a model's name chooses one."""
-    if endpoint.sends_to is None:
-        return
-    from rho_adapters.model.providers import resolve_provider
-
-    model = record.config.model
-    row = resolve_provider(
-        given["provider"], given["base_url"], model=model, keys_set=endpoint.keys_set
+    now), goes to the provider the resumer's own model goes to."""
+    why = other_provider(
+        record.config.model, endpoint, provider=given["provider"], base_url=given["base_url"]
     )
-    if row.name == endpoint.sends_to:
+    if why is None:
         return
-    where = f" ({row.default_base_url})" if row.default_base_url else ""
     raise ConfigError(
-        f"session {record.id} was stored with model {model!r}, whose calls would go to "
-        f"{row.name}{where} with your {row.key_variable}; your model calls go to "
-        f"{endpoint.sends_to}. Your API key and the conversation go only to the endpoint you "
-        "configure: choose the model again (the CLI: --model; Session.resume: "
-        "overrides={'model': ...})"
+        f"session {record.id} was stored with {why}. Your API key and the conversation go "
+        "only to the endpoint you configure: choose the model again (the CLI: --model; "
+        "Session.resume: overrides={'model': ...})"
     )
 
 

@@ -78,7 +78,6 @@ class SessionHost:
         self.chosen = store
         self.store = store.store
         self.sessions = store.sessions
-        self.admission = Admission(settings, base_config, config_dir)
         self.tallies = Tallies()
         self.runs = Runs(
             attrs.evolve(base_config, working_dir=str(settings.roots[0])),
@@ -90,6 +89,8 @@ class SessionHost:
             allowed_profiles=settings.profiles,
             allowed_roots=settings.roots,
         )
+        endpoint = self.runs.runtime.resume_authority().endpoint
+        self.admission = Admission(settings, base_config, config_dir, endpoint)
         self.durable: DurableRuns | None = None
         if durable is not None:
             self.durable = DurableRuns(
