@@ -162,9 +162,14 @@ def _result(session_id: str, ended: RunEnded) -> RunResult:
     )
 
 
-def _ask(pending: Mapping[str, str]) -> str:
-    """Ask about one pending call, its arguments in full and escaped (as the local prompt)."""
+def _ask(pending: Mapping[str, Any]) -> str:
+    """Ask about one pending call, its arguments in full and escaped (as the local prompt),
+    and for a delegate call its sub-agent's waiting call: what the answer (its digest)
+    approves."""
     shown = visible(f"{pending['tool']} {pending['arguments']}", newlines=False)
+    if isinstance(child := pending.get("sub_agent"), Mapping):
+        asks = visible(f"{child.get('tool')} {child.get('arguments')}", newlines=False)
+        shown += f" (its sub-agent asks to run {asks})"
     sys.stderr.write(f"approve {shown}? [y]es / [N]o / [a]lways ")
     sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()

@@ -337,7 +337,7 @@ class SessionView {
   }
 
   // What the box shows and what its answer carries come from one read of the session
-  // (pending_approvals: tool, arguments and digest), not from the event: the server runs the
+  // (pending_approvals: tool, arguments, a sub-agent's call and digest), not from the event: the server runs the
   // call only if it is still the one shown, and a call changed since is refused (409).
   async approval(event) {
     const id = event.call.id;
@@ -359,6 +359,13 @@ class SessionView {
     box.dataset.callId = id;
     box.append(el("div", "", `${visible(pending.tool)} needs approval: ${visible(event.reason)}`));
     box.append(el("pre", "", visible(pretty(pending.arguments))));
+    if (pending.sub_agent) {
+      // a delegate call's answer approves its sub-agent's waiting call (the digest covers
+      // it): shown from the same read, never only from the event's reason
+      const child = pending.sub_agent;
+      box.append(el("div", "sub-agent", `its sub-agent asks to run ${visible(child.tool)}:`));
+      box.append(el("pre", "sub-agent-call", visible(pretty(child.arguments))));
+    }
     for (const [label, decision, cls] of [["Approve", "approve", ""], ["Deny", "deny", "deny"]]) {
       const button = el("button", cls, label);
       button.type = "button";
