@@ -219,6 +219,14 @@ class State:
 
         return call_digest(call.name, call.arguments, child=self._child_of(call.id))
 
+    def shown_call(self, call: ToolCall) -> str:
+        """The pending ``call`` as an answerer is to be shown it: its tool and arguments and,
+        for a ``delegate`` call whose sub-agent waits, the sub-agent's call, which an answer
+        approves (``approval_digest`` covers both)."""
+        shown = f"{call.name} {call.arguments}"
+        child = self._child_of(call.id)
+        return shown if child is None else f"{shown} (its sub-agent asks to run {' '.join(child)})"
+
     def check_digest(self, call: ToolCall, digest: str) -> None:
         """``CallChanged`` unless ``digest`` is ``approval_digest(call)``."""
         from rho_domain.call_digest import check

@@ -26,6 +26,7 @@ import httpx
 
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
+from rho_domain.url_logins import hide_url_logins
 from rho_entry.server.errors import (
     ApiError,
     BodyTooLarge,
@@ -232,7 +233,8 @@ def _foreign(response: httpx.Response, *, answered: bool = False) -> str:
     for a 404 or such a success, that the URL may not be a ``rho-agent serve`` server."""
     status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
     text = " ".join(response.text[:200].split())
-    message = f"{status} from {response.request.method} {response.request.url}"
+    url = hide_url_logins(str(response.request.url))  # a login typed in the server's URL
+    message = f"{status} from {response.request.method} {url}"
     if text:
         message += f": {text}"
     if response.status_code == 404 or answered:

@@ -11,12 +11,21 @@ the server all come through ``authorise``):
   refused, saying how to allow it. A profile the resumer gives now replaces the stored one.
 - **Endpoint.** ``base_url``, ``provider`` and ``api_key_env`` decide where an API key (and the
   conversation, with every file a tool read) is sent. They come from the resumer's
-  configuration now; a stored value that differs is refused unless given again.
+  configuration now; a stored value that differs is refused unless given again. Without a
+  provider or base URL the model's name chooses the provider (``claude-...``: Anthropic): a
+  stored ``model`` whose name would send the conversation to another provider than the
+  resumer's own model goes to is refused unless given again.
 - **Databases.** A stored alias list names hosts and the variables their passwords are read
   from: it must equal the resumer's, or be given again.
-- **Workspace.** A stored ``working_dir`` is where every tool reads and writes: it must be the
-  resumer's workspace or inside it (the CLI: the directory it runs in, or ``--working-dir``),
-  or be given again; ``working_dir: /`` would open the whole machine to the tools.
+- **Backend.** A stored ``backend`` (local or daytona) is where the tools run and whose
+  account pays for it: it must be the resumer's, or be given again. A session stored as
+  ``daytona`` is not run on this machine, nor one stored as ``local`` by a resumer whose
+  tools run in a sandbox.
+- **Workspace.** A stored ``working_dir`` is where every tool reads and writes: on the local
+  machine (the backend the session runs with now, not the one it was stored with) it must be
+  the resumer's workspace or inside it (the CLI: the directory it runs in, or
+  ``--working-dir``), or be given again; ``working_dir: /`` would open the whole machine to
+  the tools.
 - **Hooks.** A stored ``hooks`` names code to import and run (``module:function``): it is
   never imported from the directory. The resumer's hooks apply (its configuration, or given
   again); a stored session naming hooks the resumer does not give is refused, so a
@@ -27,7 +36,10 @@ the server all come through ``authorise``):
   named ``.md`` to any file, would hand that file to whoever wrote the directory.
 - **Budget.** A stored ``budget`` (or none) is held to the resumer's, limit by limit, the
   tighter winning: a directory with ``budget: {}`` does not spend past the cap the resumer
-  runs with; a limit the resumer does not set keeps the stored one.
+  runs with; a limit the resumer does not set keeps the stored one. ``max_turns`` and
+  ``repeat_limit`` (how long a run goes, and how long it may repeat itself) likewise: the
+  tighter of the stored and the resumer's (0: no limit); and ``tool_output_limit`` (how much
+  of each tool result reaches the model), the smaller.
 - **Auto-approval** is never inherited: it is on only when the resumer turns it on now; nor
   are the approvals the trace records (``State.forget_recorded_approvals``, applied by
   ``Session.resume``): a call approved but not run is asked again, "always" is forgotten.
@@ -63,13 +75,28 @@ class Endpoint:
     base_url: str | None = None
     provider: str | None = None
     api_key_env: str | None = None
+    sends_to: str | None = None
+    """The provider (its row's name) the resumer's model calls go to; None: not compared."""
+    keys_set: frozenset[str] = frozenset()
+    """Names of the ``*_API_KEY`` variables set, which choose a provider when nothing else
+    does (``settings.provider_of``)."""
 
     @classmethod
-    def of(cls, config: AgentConfig) -> Endpoint:
-        """The endpoint settings of ``config``."""
-        return cls(
+    def of(cls, config: AgentConfig, env: Mapping[str, str] | None = None) -> Endpoint:
+        """The endpoint settings of ``config``; with ``env`` (the resumer's environment),
+        also where its model calls go (its base URL, else the environment's, as wiring
+        reads them)."""
+        endpoint = cls(
             base_url=config.base_url, provider=config.provider, api_key_env=config.api_key_env
         )
+        if env is None:
+            return endpoint
+        from rho_entry.config.settings import provider_of
+        from rho_entry.model_wiring import base_url_from
+
+        keys = frozenset(name for name, value in env.items() if value and name.endswith("_API_KEY"))
+        own = attrs.evolve(config, base_url=config.base_url or base_url_from(env))
+        return attrs.evolve(endpoint, sends_to=provider_of(own, env).name, keys_set=keys)
 
 
 @attrs.frozen(kw_only=True)
@@ -103,6 +130,14 @@ class ResumeAuthority:
         system_prompt_hint: How to give the system prompt again, ``{path}`` the stored one.
         budget: The resumer's budget: the stored one is held to it (``tighter_budget``);
             None (or no limit set) keeps the stored one.
+        max_turns: The resumer's ``max_turns`` (0: no limit), held as ``budget``: the
+            tighter of it and the stored one; None keeps the stored one.
+        repeat_limit: The resumer's ``repeat_limit``, held the same way.
+        tool_output_limit: The resumer's ``tool_output_limit``: the smaller of it and the
+            stored one; None keeps the stored one.
+        backend: The resumer's backend: a stored one that differs is refused (unless
+            ``given`` has ``backend``); None keeps the stored one unchecked.
+        backend_hint: How to give the backend again, ``{backend}`` the stored one.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -120,6 +155,11 @@ class ResumeAuthority:
     system_prompt: str = ""
     system_prompt_hint: str = "pass overrides={{'system_prompt': {path!r}}} to read it again"
     budget: Budget | None = None
+    max_turns: int | None = None
+    repeat_limit: int | None = None
+    tool_output_limit: int | None = None
+    backend: str | None = None
+    backend_hint: str = "pass overrides={{'backend': {backend!r}}} to run it there"
 
 
 @attrs.frozen(kw_only=True)
@@ -143,14 +183,21 @@ def default_authority(
     given: Mapping[str, Any], ports: Mapping[str, Any], env: Mapping[str, str]
 ) -> ResumeAuthority:
     """What ``Session.resume`` allows when its caller says nothing: the readonly profile, the
-    endpoint of the environment (``RHO_AGENT_BASE_URL``, ``OPENAI_BASE_URL``; none checked when
-    a ``model`` port is passed), the databases the environment configures, as a new
+    endpoint of the environment (``RHO_AGENT_BASE_URL``, ``OPENAI_BASE_URL``, and the provider
+    a new ``AgentConfig()``'s model goes to there; none checked when a ``model`` port is
+    passed), the databases the environment configures, as a new
     ``Agent(config)`` would get them (none checked when a ``databases`` port is passed), and
     the ``overrides`` as given."""
     from rho_entry.config.databases_config import load_databases
     from rho_entry.wiring import base_url_from
 
-    endpoint = None if ports.get("model") is not None else Endpoint(base_url=base_url_from(env))
+    endpoint = None
+    if ports.get("model") is None:  # where a new Agent(AgentConfig(**overrides)) calls here
+        fields = {f: given[f] for f in (*ENDPOINT_FIELDS, "model") if given.get(f) is not None}
+        mine = AgentConfig(**fields)
+        endpoint = attrs.evolve(
+            Endpoint.of(mine, env), base_url=base_url_from(env), provider=None, api_key_env=None
+        )
     return ResumeAuthority(
         profiles=(readonly_profile(),),
         given=dict(given),
@@ -177,20 +224,17 @@ def authorise(
             "(pass -y to turn it on for this run)"
         )
     given.setdefault("auto_approve", False)
-    if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
-        given["budget"] = attrs.evolve(stored.budget, **given["budget"])
-    if authority.budget is not None and authority.budget.limits_anything:
-        given["budget"] = tighter_budget(given.get("budget", stored.budget), authority.budget)
+    _hold_limits(stored, authority, given)
     if "profile" not in given:
         given["profile"] = _allowed_profile(record, authority, config_dir)
-    if authority.workspace is not None and "working_dir" not in given:
+    if "backend" not in given:
+        given["backend"] = _backend(record, authority)
+    # a stored sandbox path is a local path once the session runs here: judged as one
+    local = given["backend"] == "local"
+    if authority.workspace is not None and "working_dir" not in given and local:
         _check_workspace(record, authority)
-    # Imported here: the model adapters are not part of importing the library facade.
-    from rho_adapters.model.providers import DEMO_MODEL
-
-    if authority.endpoint is not None and given.get("model", stored.model) != DEMO_MODEL:
-        given.update(_endpoint(record, authority, given))
-    if authority.roots is not None and "working_dir" not in given and stored.backend == "local":
+    given.update(_endpoint(record, authority, given))
+    if authority.roots is not None and "working_dir" not in given and local:
         _check_working_dir(record, authority.roots)
     if "hooks" not in given:
         given["hooks"] = _hooks(record, authority)
@@ -219,6 +263,22 @@ def authorise(
     return Authorised(config=attrs.evolve(stored, **given), notices=tuple(notices))
 
 
+def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[str, Any]) -> None:
+    """Set in ``given`` the budget, ``max_turns``, ``repeat_limit`` and
+    ``tool_output_limit`` held to the resumer's, each limit the tighter of the two."""
+    if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
+        given["budget"] = attrs.evolve(stored.budget, **given["budget"])
+    if authority.budget is not None and authority.budget.limits_anything:
+        given["budget"] = tighter_budget(given.get("budget", stored.budget), authority.budget)
+    for field in ("max_turns", "repeat_limit"):
+        mine = getattr(authority, field)
+        if mine is not None:
+            given[field] = tighter_count(given.get(field, getattr(stored, field)), mine)
+    if authority.tool_output_limit is not None:
+        theirs = given.get("tool_output_limit", stored.tool_output_limit)
+        given["tool_output_limit"] = min(theirs, authority.tool_output_limit)
+
+
 def tighter_budget(stored: Budget, mine: Budget) -> Budget:
     """Each limit the tighter of the two (None: no limit, so the other one)."""
     values: dict[str, Any] = {}
@@ -228,6 +288,25 @@ def tighter_budget(stored: Budget, mine: Budget) -> Budget:
             ours if theirs is None else theirs if ours is None else min(theirs, ours)
         )
     return Budget(**values)
+
+
+def tighter_count(stored: int | None, mine: int) -> int:
+    """The tighter of two counting limits where 0 (or None) is none."""
+    set_ = [limit for limit in (stored, mine) if limit]
+    return min(set_) if set_ else 0
+
+
+def _backend(record: SessionRecord, authority: ResumeAuthority) -> str:
+    """The stored backend when it is the resumer's (or the resumer does not say)."""
+    stored = record.config.backend
+    if authority.backend is None or stored == authority.backend:
+        return stored
+    raise ConfigError(
+        f"session {record.id} was stored with backend {stored!r}; yours is "
+        f"{authority.backend!r}. A session directory does not choose where the tools run "
+        "(this machine or a sandbox, and whose account pays): "
+        + authority.backend_hint.format(backend=stored)
+    )
 
 
 def _hooks(record: SessionRecord, authority: ResumeAuthority) -> HookConfig:
@@ -330,8 +409,14 @@ def _suggestion(profile: PermissionProfile) -> str:
 def _endpoint(
     record: SessionRecord, authority: ResumeAuthority, given: Mapping[str, Any]
 ) -> dict[str, Any]:
-    assert authority.endpoint is not None
-    current = attrs.asdict(authority.endpoint)
+    """The resumer's endpoint settings for ``record`` (none when nothing is checked: no
+    endpoint given, or the demo model, which sends nothing anywhere)."""
+    # Imported here: the model adapters are not part of importing the library facade.
+    from rho_adapters.model.providers import DEMO_MODEL
+
+    if authority.endpoint is None or given.get("model", record.config.model) == DEMO_MODEL:
+        return {}
+    current = {field: getattr(authority.endpoint, field) for field in ENDPOINT_FIELDS}
     out: dict[str, Any] = {}
     differs: list[str] = []
     for field in ENDPOINT_FIELDS:
@@ -351,7 +436,45 @@ def _endpoint(
             f"session {record.id} was stored with {'; '.join(differs)}. Your API key and the "
             f"conversation go only to the endpoint you configure: {fixes}"
         )
+    if "model" not in given:
+        _check_provider(record, authority.endpoint, {**given, **out})
     return out
+
+
+def other_provider(
+    model: str, endpoint: Endpoint, *, provider: str | None, base_url: str | None
+) -> str | None:
+    """Why ``model``, sent with ``provider`` and ``base_url`` (the endpoint settings it would
+    run with), would not go where ``endpoint``'s own calls go (``sends_to``): without a
+    provider or base URL a model's name chooses one. None when it goes there (or nothing is
+    compared)."""
+    from rho_adapters.model.providers import DEMO_MODEL, resolve_provider
+
+    if endpoint.sends_to is None or model == DEMO_MODEL:  # the demo model sends nothing
+        return None
+    row = resolve_provider(provider, base_url, model=model, keys_set=endpoint.keys_set)
+    if row.name == endpoint.sends_to:
+        return None
+    where = f" ({row.default_base_url})" if row.default_base_url else ""
+    return (
+        f"model {model!r}, whose calls would go to {row.name}{where} with your "
+        f"{row.key_variable}; your model calls go to {endpoint.sends_to}"
+    )
+
+
+def _check_provider(record: SessionRecord, endpoint: Endpoint, given: Mapping[str, Any]) -> None:
+    """The stored model, sent through the resumer's endpoint settings (``given`` holds them
+    now), goes to the provider the resumer's own model goes to."""
+    why = other_provider(
+        record.config.model, endpoint, provider=given["provider"], base_url=given["base_url"]
+    )
+    if why is None:
+        return
+    raise ConfigError(
+        f"session {record.id} was stored with {why}. Your API key and the conversation go "
+        "only to the endpoint you configure: choose the model again (the CLI: --model; "
+        "Session.resume: overrides={'model': ...})"
+    )
 
 
 def _fields(differs: Sequence[str]) -> list[str]:
@@ -360,10 +483,10 @@ def _fields(differs: Sequence[str]) -> list[str]:
 
 def _check_workspace(record: SessionRecord, authority: ResumeAuthority) -> None:
     """Refuse a stored ``working_dir`` outside the resumer's workspace (``..`` and links
-    resolved, on the local machine; a sandbox path is not a path here)."""
+    resolved; called when the session runs on the local machine)."""
     assert authority.workspace is not None
     stored = record.config.working_dir
-    if stored is None or record.config.backend != "local":
+    if stored is None:
         return
     mine = Path(authority.workspace).resolve()
     theirs = Path(stored).expanduser().resolve()

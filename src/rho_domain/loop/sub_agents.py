@@ -145,9 +145,12 @@ class SubAgents:
                     "names it was not written by rho-agent"
                 )
             record, events = await store.open(answer.session_id)
-            if record.parent_id != self._parent.id:
+            if not is_sub_agent(record.parent_id, record.labels) or (
+                record.parent_id != self._parent.id
+            ):
                 # the trace names any session of the store: continuing another's waiting call
-                # would run it under this parent's agent, approved by this parent's human
+                # would run it under this parent's agent, approved by this parent's human (a
+                # fork of this parent names it as parent too, but is no sub-agent of it)
                 await store.release(record.id)
                 raise SessionStateError(
                     f"session {record.id} is not a sub-agent of session {self._parent.id}; "

@@ -122,7 +122,7 @@ def describe_waiting(session: Session) -> str:
 def _name_it(session: Session, call: ToolCall) -> str:
     """The refusal of an approval that names no digest: the call as it waits now."""
     digest = session.state.approval_digest(call)
-    shown = visible(f"{call.name} {call.arguments}", newlines=False)
+    shown = visible(session.state.shown_call(call), newlines=False)
     return (
         f"--approve {call.id}: name the call with the digest you were shown, so that the "
         f"approval holds for that call only; it waits now as {shown}: "

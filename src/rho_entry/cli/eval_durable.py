@@ -54,7 +54,7 @@ async def run_durable(
                 worker_command(database, QUEUE, dead_after=args.dead_after),
                 stdout=sink,
                 stderr=subprocess.STDOUT,
-                env=worker_environ(store, os.environ),
+                env=worker_environ(store, os.environ, config),
             )
         sys.stderr.write(f"rho-agent eval: worker {worker.pid} started\n")
         sys.stderr.flush()

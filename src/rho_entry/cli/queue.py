@@ -129,7 +129,7 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
             call = held[call_id]
             digests[call_id] = state.approval_digest(call)
             if call_id in given and not given[call_id]:
-                shown = visible(f"{call.name} {call.arguments}", newlines=False)
+                shown = visible(state.shown_call(call), newlines=False)
                 raise RhoError(
                     f"approve {call_id}: name the call with the digest you were shown, so the "
                     f"approval holds for that call only; it waits now as {shown}: "

@@ -22,9 +22,17 @@ from rho_adapters.codec import event_from_dict
 from rho_domain.errors import RhoError
 from rho_domain.events import RunEnded
 from rho_domain.run import RunResult
+from rho_domain.url_logins import hide_url_logins
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.terminal_text import visible
+
+
+def _say(line: str) -> None:
+    """Write ``line`` to stderr, shown safely: terminal controls made visible, and the
+    password of a URL typed with a login (``--server https://user:PW@host``) as ``***``
+    (a terminal, a CI log), as the run header shows a model's endpoint."""
+    sys.stderr.write(hide_url_logins(visible(line)) + "\n")
 
 
 def run_remote(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -32,10 +40,10 @@ def run_remote(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     try:
         return asyncio.run(_run(args, env))
     except RhoError as exc:
-        sys.stderr.write(visible(f"rho-agent: {args.server}: {exc}") + "\n")
+        _say(f"rho-agent: {args.server}: {exc}")
         return exit_codes.USAGE
     except OSError as exc:  # httpx's connection errors are OSErrors' cousins; name the URL
-        sys.stderr.write(visible(f"rho-agent: cannot reach {args.server}: {exc}") + "\n")
+        _say(f"rho-agent: cannot reach {args.server}: {exc}")
         return exit_codes.USAGE
 
 
@@ -52,13 +60,14 @@ async def _run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         session_id, after = await _start(client, args)
         return await _follow(client, session_id, after, args)
     except httpx.TransportError as exc:
-        sys.stderr.write(visible(f"rho-agent: cannot reach {args.server}: {exc}") + "\n")
+        _say(f"rho-agent: cannot reach {args.server}: {exc}")
         return exit_codes.USAGE
     finally:
         await client.aclose()
 
 
 LIST_HEADER = f"{'ID':<14} {'STATUS':<18} {'LIVENESS':<10} FIRST PROMPT"
+_LISTED = ("id", "status", "liveness")
 
 
 def _listing(rows: list[dict[str, Any]]) -> list[str]:
@@ -69,7 +78,9 @@ def _listing(rows: list[dict[str, Any]]) -> list[str]:
         prompt = visible(" ".join(str(row["first_prompt"]).split()), newlines=False)
         if len(prompt) > 60:
             prompt = prompt[:59] + "…"
-        lines.append(f"{row['id']:<14} {row['status']:<18} {row['liveness']:<10} {prompt}")
+        # every field is the server's text, read from its store: shown, never obeyed
+        sid, status, liveness = (visible(str(row[k]), newlines=False) for k in _LISTED)
+        lines.append(f"{sid:<14} {status:<18} {liveness:<10} {prompt}")
     return lines
 
 
@@ -89,7 +100,7 @@ async def _start(client: Any, args: argparse.Namespace) -> tuple[str, int]:
         if value is not None:
             fields[name] = value
     created = await client.create_session(**fields)
-    sys.stderr.write(visible(f"rho-agent · {args.server} · session {created['id']}") + "\n")
+    _say(f"rho-agent · {args.server} · session {created['id']}")
     return str(created["id"]), 0
 
 
@@ -126,15 +137,15 @@ async def _follow(client: Any, session_id: str, after: int, args: argparse.Names
         detail = await client.get_session(session_id)
         status = "awaiting_approval" if detail["pending_approvals"] else "error"
         if status == "error":
-            sys.stderr.write(
+            _say(
                 f"rho-agent: session {session_id} has nothing to continue (status "
                 f"{detail['status']}); give it a message: rho-agent --server {args.server} "
-                f'--resume {session_id} "..."\n'
+                f'--resume {session_id} "..."'
             )
     if status == "awaiting_approval":
-        sys.stderr.write(
+        _say(
             f"rho-agent: a tool call waits for approval; answer it on a terminal with "
-            f"rho-agent --server {args.server} --resume {session_id}\n"
+            f"rho-agent --server {args.server} --resume {session_id}"
         )
     return exit_codes.exit_code(status)
 
@@ -151,9 +162,14 @@ def _result(session_id: str, ended: RunEnded) -> RunResult:
     )
 
 
-def _ask(pending: Mapping[str, str]) -> str:
-    """Ask about one pending call, its arguments in full and escaped (as the local prompt)."""
+def _ask(pending: Mapping[str, Any]) -> str:
+    """Ask about one pending call, its arguments in full and escaped (as the local prompt),
+    and for a delegate call its sub-agent's waiting call: what the answer (its digest)
+    approves."""
     shown = visible(f"{pending['tool']} {pending['arguments']}", newlines=False)
+    if isinstance(child := pending.get("sub_agent"), Mapping):
+        asks = visible(f"{child.get('tool')} {child.get('arguments')}", newlines=False)
+        shown += f" (its sub-agent asks to run {asks})"
     sys.stderr.write(f"approve {shown}? [y]es / [N]o / [a]lways ")
     sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()

@@ -134,7 +134,7 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
     return ResumeAuthority(
         profiles=(profile,),
         given={**launch.overrides, "auto_approve": config.auto_approve},
-        endpoint=Endpoint.of(config),
+        endpoint=Endpoint.of(config, environment()),
         databases=config.databases,
         hint="pass --profile {profile} explicitly to resume it with that profile",
         endpoint_hint="pass --{flag} again",
@@ -145,6 +145,11 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         system_prompt=config.system_prompt,
         system_prompt_hint="pass --system-prompt {path} again",
         budget=config.budget,
+        max_turns=config.max_turns or 0,
+        repeat_limit=config.repeat_limit or 0,
+        tool_output_limit=config.tool_output_limit,
+        backend=config.backend,
+        backend_hint="pass --backend {backend} to run it there",
     )
 
 

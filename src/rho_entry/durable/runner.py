@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Mapping
 
@@ -126,12 +127,17 @@ class DurableRunner:
         return ResumeAuthority(
             profiles=(self.agent.profile,),
             given={"auto_approve": config.auto_approve},
-            endpoint=Endpoint.of(config),
+            endpoint=Endpoint.of(config, os.environ),
             databases=config.databases,
             hint="start the worker with --profile {profile}",
             endpoint_hint="start the worker with the session's {flag}",
             system_prompt=config.system_prompt,
             budget=config.budget,
+            max_turns=config.max_turns or 0,
+            repeat_limit=config.repeat_limit or 0,
+            tool_output_limit=config.tool_output_limit,
+            backend=config.backend,
+            backend_hint="start the worker with RHO_AGENT_BACKEND={backend}",
         )
 
 
@@ -145,9 +151,11 @@ def _answer(session: Session, settings: Mapping[str, str]) -> None:
     worker resumed from the store must have it (``CallChanged`` otherwise). An approval
     without a digest (queued by a version before them) or of a changed call is not taken:
     the call waits again, asked anew, and a warning says why (a denial without one is
-    taken: it runs nothing)."""
+    taken: it runs nothing). Nor is an "always" for its tool: it came with that approval,
+    and would approve the call asked anew unseen."""
     always = {key.removeprefix("always:") for key in settings if key.startswith("always:")}
     names = {call.id: call.name for call in session.state.pending_calls}
+    refused: set[str | None] = set()  # tools of approvals not taken here
     for key, value in settings.items():
         if key.startswith("answer:"):
             call_id = key.removeprefix("answer:")
@@ -162,6 +170,7 @@ def _answer(session: Session, settings: Mapping[str, str]) -> None:
                         session.id,
                         call_id,
                     )
+                    refused.add(names.get(call_id))
                     continue
                 try:
                     session.resolve_approval(
@@ -173,4 +182,5 @@ def _answer(session: Session, settings: Mapping[str, str]) -> None:
                     )
                 except CallChanged as exc:
                     log.warning("session %s: answer not taken: %s", session.id, exc)
-    session.state.always_allowed.update(always)
+                    refused.add(names.get(call_id))
+    session.state.always_allowed.update(always - refused)

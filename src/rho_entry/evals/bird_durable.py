@@ -28,7 +28,7 @@ import attrs
 
 from rho_adapters.clock import SystemClock
 from rho_domain.config import AgentConfig
-from rho_domain.errors import SessionNotFound
+from rho_domain.errors import ConfigError, SessionNotFound
 from rho_domain.evals.accuracy import QuestionResult
 from rho_domain.evals.bird import BirdQuestion
 from rho_domain.events import Event, RunStarted
@@ -69,15 +69,13 @@ async def run_question(
 ) -> str:
     """A worker's run of one question: the results line and why it is not graded, as JSON."""
     settings = queued.settings
+    _check_endpoint(queued, config)
     dataset = load_bird(Path(settings["data"]), split=settings["split"])
     question = next(q for q in dataset.questions if str(q.question_id) == settings["question_id"])
-    endpoint: dict[str, Any] = {f: settings[f] for f in _ENDPOINT if f in settings}
-    if "max_turns" in endpoint:
-        endpoint["max_turns"] = int(endpoint["max_turns"])
     clock = SystemClock()
     grader = Grader(
         dataset,
-        attrs.evolve(config, auto_approve=False, **endpoint),
+        attrs.evolve(config, auto_approve=False),
         Path(settings["workspace"]),
         float(settings["timeout"]),
         None,
@@ -99,6 +97,30 @@ async def run_question(
         return json.dumps({"line": result_to_line(result), "failure": failure})
 
     return await steps.once("grade", grade)
+
+
+def _check_endpoint(queued: QueuedRun, config: AgentConfig) -> None:
+    """A question runs on this worker's own endpoint: the queue is data, and whoever can
+    write it must not choose where the worker's model calls go (with the question and its
+    database's rows) nor which of its environment variables is sent as the API key. The
+    payload's endpoint (what ``eval bird`` ran with, given to its workers in their
+    environment: ``worker_environ``) must be the worker's; ``ConfigError`` otherwise."""
+    differs = [
+        f"{field} {queued.settings[field]!r} (this worker's: {getattr(config, field)!r})"
+        for field in _ENDPOINT
+        if field in queued.settings and queued.settings[field] != str(getattr(config, field))
+    ]
+    if differs:
+        from rho_domain.url_logins import hide_url_logins
+
+        raise ConfigError(
+            hide_url_logins(
+                f"queued question {queued.run_id} asks for {'; '.join(differs)}; a queued run "
+                "does not choose where this worker's model calls go: start the worker with "
+                "that endpoint (RHO_AGENT_MODEL, RHO_AGENT_BASE_URL, RHO_AGENT_PROVIDER, "
+                "RHO_AGENT_API_KEY_ENV, RHO_AGENT_REASONING_EFFORT, RHO_AGENT_MAX_TURNS)"
+            )
+        )
 
 
 async def _open(
@@ -232,9 +254,21 @@ def worker_command(database: str, queue: str, *, dead_after: float = 5.0) -> lis
     ]  # fmt: skip
 
 
-def worker_environ(store: str | Path, environ: Mapping[str, str]) -> dict[str, str]:
+def worker_environ(
+    store: str | Path, environ: Mapping[str, str], config: AgentConfig | None = None
+) -> dict[str, str]:
     """The environment of one eval worker: ``environ`` with the store in ``RHO_AGENT_STORE``,
-    where the worker looks when no --store is given. Not on the command line: a command line
-    is anyone's to read (ps, /proc/PID/cmdline), and a store URL may hold a password (one
-    taken from $RHO_AGENT_STORE was on no command line before)."""
-    return {**environ, "RHO_AGENT_STORE": str(store)}
+    where the worker looks when no --store is given, and the eval's endpoint (``config``'s
+    model, base URL, provider, key variable, reasoning effort and turn limit) in the
+    variables the worker reads them from: a worker runs a question on its own endpoint only
+    (``run_question``). Not on the command line: a command line is anyone's to read (ps,
+    /proc/PID/cmdline), and a store or base URL may hold a password (one taken from
+    $RHO_AGENT_STORE was on no command line before)."""
+    from rho_entry.config.settings import ENV_VARS
+
+    endpoint = {} if config is None else {
+        ENV_VARS[field][0]: str(getattr(config, field))
+        for field in _ENDPOINT
+        if getattr(config, field) is not None
+    }  # fmt: skip
+    return {**environ, **endpoint, "RHO_AGENT_STORE": str(store)}

@@ -147,7 +147,8 @@ class SessionOpener:
         endpoint = None
         if self.ports.get("model") is None:
             endpoint = attrs.evolve(
-                Endpoint.of(config), base_url=config.base_url or base_url_from(os.environ)
+                Endpoint.of(config, os.environ),
+                base_url=config.base_url or base_url_from(os.environ),
             )
         return ResumeAuthority(
             profiles=self.profiles,
@@ -164,4 +165,9 @@ class SessionOpener:
             system_prompt=config.system_prompt,
             system_prompt_hint="give the runtime's agent the system prompt {path}",
             budget=config.budget,
+            max_turns=config.max_turns or 0,
+            repeat_limit=config.repeat_limit or 0,
+            tool_output_limit=config.tool_output_limit,
+            backend=config.backend,
+            backend_hint="configure the runtime's backend as {backend!r} to run it there",
         )

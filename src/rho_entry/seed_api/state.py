@@ -134,6 +134,10 @@ class State:
         """``rho_domain.state.State.approval_digest``."""
         return self.core.approval_digest(call)
 
+    def shown_call(self, call: ToolCall) -> str:
+        """``rho_domain.state.State.shown_call``."""
+        return self.core.shown_call(call)
+
     def check_digest(self, call: ToolCall, digest: str) -> None:
         """``rho_domain.state.State.check_digest``."""
         self.core.check_digest(call, digest)

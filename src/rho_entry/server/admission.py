@@ -2,7 +2,9 @@
 
 A new session's config is the server's base config (endpoint, key variable, provider: what
 clients cannot choose) with the client's choices checked: a profile the server allows, a
-working directory inside one of its roots (symlinks followed). A stored session is shown or
+working directory inside one of its roots (symlinks followed), a model whose calls go where
+the server's go (without a provider or base URL a model's name chooses one: ``claude-...``
+would send them to Anthropic with the server's key for it). A stored session is shown or
 driven only when its working directory lies in the roots, and driven only when what its
 config.yaml grants is within an allowed profile, judged by content, never by its name
 (``rho_entry.resume_policy``; the runtime checks it again when it opens the session).
@@ -20,7 +22,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
-from rho_entry.resume_policy import ResumeAuthority, authorise
+from rho_entry.resume_policy import Endpoint, ResumeAuthority, authorise, other_provider
 from rho_entry.server.bodies import CreateSession
 from rho_entry.server.errors import Conflict, Forbidden, Invalid
 from rho_entry.server.settings import ServerSettings
@@ -33,6 +35,8 @@ class Admission:
     settings: ServerSettings
     base_config: AgentConfig
     home: Path  # the config directory: prompts/ holds the templates
+    # where the server's model calls go (its runtime's; None: a model port, nothing sent)
+    endpoint: Endpoint | None = None
 
     def config_for(self, request: CreateSession) -> AgentConfig:
         """A new session's config. Raises ``Forbidden`` (profile, working_dir), ``Invalid``."""
@@ -47,12 +51,31 @@ class Admission:
             "working_dir": self.working_dir(request.working_dir),
         }
         if request.model is not None:
+            self._check_model(request.model)
             changes["model"] = request.model
         if request.max_turns is not None:
             changes["max_turns"] = request.max_turns
         if request.output_schema is not None:
             changes["output_schema"] = request.output_schema
         return attrs.evolve(self.base_config, **changes)
+
+    def _check_model(self, model: str) -> None:
+        """``Forbidden`` for a model whose name would send the calls elsewhere than the
+        server's own (a client chooses a model, never the endpoint)."""
+        if self.endpoint is None:
+            return
+        why = other_provider(
+            model,
+            self.endpoint,
+            provider=self.base_config.provider,
+            base_url=self.endpoint.base_url,
+        )
+        if why is not None:
+            raise Forbidden(
+                f"{why}: a client chooses a model of this server's endpoint, not where its "
+                "calls go (the operator configures that: --provider, --base-url)",
+                field="model",
+            )
 
     def working_dir(self, given: str | None) -> str:
         """A client's working directory, resolved, inside the roots and existing."""

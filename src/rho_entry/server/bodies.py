@@ -115,7 +115,9 @@ def parse_create(data: Any) -> CreateSession:
         )
     max_turns = fields.get("max_turns")
     if max_turns is not None and (not _is_int(max_turns) or max_turns < 0):
-        raise Invalid("max_turns must be a whole number >= 0 (0: no limit)", field="max_turns")
+        raise Invalid(
+            "max_turns must be a whole number >= 0 (0: the server's limit)", field="max_turns"
+        )
     return CreateSession(
         prompt=_opt_text(fields, "prompt"),
         model=_opt_text(fields, "model"),

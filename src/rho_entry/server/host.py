@@ -78,7 +78,6 @@ class SessionHost:
         self.chosen = store
         self.store = store.store
         self.sessions = store.sessions
-        self.admission = Admission(settings, base_config, config_dir)
         self.tallies = Tallies()
         self.runs = Runs(
             attrs.evolve(base_config, working_dir=str(settings.roots[0])),
@@ -90,6 +89,8 @@ class SessionHost:
             allowed_profiles=settings.profiles,
             allowed_roots=settings.roots,
         )
+        endpoint = self.runs.runtime.resume_authority().endpoint
+        self.admission = Admission(settings, base_config, config_dir, endpoint)
         self.durable: DurableRuns | None = None
         if durable is not None:
             self.durable = DurableRuns(
@@ -230,8 +231,9 @@ class SessionHost:
 
     async def cancel(self, session_id: str) -> str:
         """Stop the session's run: ``cancelling`` (here) or ``cancel requested`` (another
-        process drives it; it stops at its next checkpoint). 409 when nothing runs."""
-        await self.find(session_id)
+        process drives it; it stops at its next checkpoint). 409 when nothing runs; 403 for
+        a session this server may not drive (stopping its run is driving it)."""
+        await self._check_allowed(session_id)
         handle = self.runs.handles.get(session_id)
         if handle is not None and not handle.done:
             handle.cancel()
@@ -297,6 +299,14 @@ class SessionHost:
         """The session exists here, what its config.yaml asks for is allowed (``Admission``:
         its name and meta.json are labels anyone writing the directory chooses), and no other
         process drives it."""
+        info = await self._check_allowed(session_id)
+        if held_by_live_process(info.liveness) and session_id not in self.runs.handles:
+            raise Conflict(f"session {session_id} is driven by another process ({info.holder})")
+
+    async def _check_allowed(self, session_id: str) -> SessionInfo:
+        """The session exists here and what its config.yaml asks for is allowed
+        (``Admission``: its name and meta.json are labels anyone writing the directory
+        chooses); its listing."""
         info = await self.find(session_id)
         try:
             record = await self.sessions.record(session_id)
@@ -304,8 +314,7 @@ class SessionHost:
             raise Forbidden(str(exc), field="profile") from None
         authority = self.runs.runtime.resume_authority()
         self.admission.drivable_config(session_id, record, authority)
-        if held_by_live_process(info.liveness) and session_id not in self.runs.handles:
-            raise Conflict(f"session {session_id} is driven by another process ({info.holder})")
+        return info
 
 
 def _not_waiting(call_id: str, waiting: list[str]) -> str:

@@ -270,7 +270,12 @@ API: tuple[ApiRoute, ...] = (
         path=f"{_SESSION}/cancel",
         handler=cancel,
         summary="Cancel the run in progress (here or in another process)",
-        responses={202: "cancelling", **_ERRORS, 409: "no run in progress"},
+        responses={
+            202: "cancelling",
+            **_ERRORS,
+            403: "session not allowed",
+            409: "no run in progress",
+        },
     ),
     ApiRoute(
         method="POST",

@@ -13,6 +13,25 @@ function el(tag, className, text) {
   return node;
 }
 
+// Characters a reader does not see but the page obeys: bidi overrides and isolates reorder
+// what follows (an approval box showing one command while another runs), zero-width and
+// other format characters hide text, controls and odd blanks pass for spaces. In a call a
+// human decides on (its tool and arguments) each is shown as an escape, as the terminal
+// shows them (rho_entry/cli/terminal_text.py's visible); newline and tab keep their meaning.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Cs}]/gu;
+const NAMED = { "\r": "\\r" };
+
+function visible(text) {
+  return String(text).replace(HIDDEN, (ch) => {
+    if (ch === " " || ch === "\n" || ch === "\t") return ch;
+    if (NAMED[ch]) return NAMED[ch];
+    const code = ch.codePointAt(0);
+    if (code < 0x100) return `\\x${code.toString(16).padStart(2, "0")}`;
+    if (code < 0x10000) return `\\u${code.toString(16).padStart(4, "0")}`;
+    return `\\U${code.toString(16).padStart(8, "0")}`;
+  });
+}
+
 // ---------------------------------------------------------------- the server's token
 
 // Every API request needs the server's token. The page itself loads without it. The token
@@ -300,8 +319,9 @@ class SessionView {
     const tool = this.add(el("div", "tool"));
     tool.dataset.callId = call.id;
     const head = el("div");
-    head.append(el("span", "name", call.name), el("span", "muted state", ""));
-    tool.append(head, el("pre", "arguments", pretty(call.arguments)), el("pre", "result", ""));
+    head.append(el("span", "name", visible(call.name)), el("span", "muted state", ""));
+    const shown = visible(pretty(call.arguments));
+    tool.append(head, el("pre", "arguments", shown), el("pre", "result", ""));
     this.calls.set(call.id, tool);
     return tool;
   }
@@ -317,7 +337,7 @@ class SessionView {
   }
 
   // What the box shows and what its answer carries come from one read of the session
-  // (pending_approvals: tool, arguments and digest), not from the event: the server runs the
+  // (pending_approvals: tool, arguments, a sub-agent's call and digest), not from the event: the server runs the
   // call only if it is still the one shown, and a call changed since is refused (409).
   async approval(event) {
     const id = event.call.id;
@@ -337,8 +357,15 @@ class SessionView {
     if ([...boxes].some((b) => b.dataset.callId === id)) return;
     const box = el("div", "approval");
     box.dataset.callId = id;
-    box.append(el("div", "", `${pending.tool} needs approval: ${event.reason}`));
-    box.append(el("pre", "", pretty(pending.arguments)));
+    box.append(el("div", "", `${visible(pending.tool)} needs approval: ${visible(event.reason)}`));
+    box.append(el("pre", "", visible(pretty(pending.arguments))));
+    if (pending.sub_agent) {
+      // a delegate call's answer approves its sub-agent's waiting call (the digest covers
+      // it): shown from the same read, never only from the event's reason
+      const child = pending.sub_agent;
+      box.append(el("div", "sub-agent", `its sub-agent asks to run ${visible(child.tool)}:`));
+      box.append(el("pre", "sub-agent-call", visible(pretty(child.arguments))));
+    }
     for (const [label, decision, cls] of [["Approve", "approve", ""], ["Deny", "deny", "deny"]]) {
       const button = el("button", cls, label);
       button.type = "button";

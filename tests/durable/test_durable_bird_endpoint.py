@@ -1,0 +1,127 @@
+"""A queued BIRD question does not choose where a worker's model calls (and API key) go.
+``eval bird --durable`` put its endpoint (``base_url``, ``api_key_env``, ``model``, ...) in
+each question's payload, and the worker took it from there: anyone who can write the
+durable queue (a shared SQLite file, a PostgreSQL system database) could enqueue a question
+naming their own server and any of the worker's environment variables as the key, and a
+worker (any ``rho-agent worker`` on that queue, a server's too) sent it there, with the
+question and its database's rows. Now the worker runs a question on its own endpoint only,
+refusing a payload that names another; ``eval bird --durable`` gives its workers its
+endpoint in their environment."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+from durable_support import Rig, worker_rig
+
+from rho_domain.ports.durable import QueuedRun
+from rho_entry.durable.queueing import open_queue
+from rho_entry.evals.bird_durable import worker_environ
+from rho_entry.evals.sample_data import write_sample
+
+if importlib.util.find_spec("dbos") is None:  # found, not imported: dbos costs 0.65 s
+    pytest.skip("the durable extra (dbos) is not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+    with worker_rig(tmp_path_factory.mktemp("bird-endpoint"), "worker-bird", {}) as rig:
+        yield rig
+
+
+class Recorder:
+    """An HTTP server on loopback that records each request's first line and Authorization
+    header, then answers 401 and closes."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
+                    data += chunk
+                head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+                auth = next((h for h in head[1:] if h.lower().startswith("authorization:")), "")
+                self.seen.append((head[0], auth))
+                conn.sendall(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n")
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.listener.close()
+
+
+def test_a_queued_question_naming_another_endpoint_sends_nothing_there(rig: Rig) -> None:
+    data = write_sample(rig.root / "bird")
+    recorder = Recorder()
+    forged = QueuedRun(
+        run_id="bird-forged000001",
+        session_id="f0rged000001",
+        prompt=None,
+        settings={
+            "kind": "bird",
+            "data": str(data),
+            "split": "dev",
+            "question_id": "0",
+            "timeout": "30",
+            "workspace": str(rig.work),
+            "model": "fake-model",
+            "base_url": recorder.url,
+            "api_key_env": "OPENAI_API_KEY",  # the worker's key (any variable would do)
+        },
+    )
+
+    async def enqueue_and_wait() -> str | None:
+        queue = open_queue(rig.db)
+        try:
+            await queue.enqueue(forged)
+            # a graded question's status is its results line: wait for any end, not wait()'s
+            for _ in range(400):
+                status = await queue.status(forged.run_id)
+                if status not in (None, "queued", "running"):
+                    return status
+                await asyncio.sleep(0.1)
+            return status
+        finally:
+            queue.close()
+
+    try:
+        status = asyncio.run(enqueue_and_wait())
+    finally:
+        recorder.close()
+    assert recorder.seen == []  # before: POST /v1/chat/completions, Bearer sk-test
+    assert status == "error"
+    log = (rig.root / "worker-bird.log").read_text()
+    assert "does not choose where this worker's model calls go" in log, log
+
+
+def test_the_eval_gives_its_workers_its_endpoint() -> None:
+    from rho_domain.config import AgentConfig
+
+    config = AgentConfig(model="m", base_url="http://127.0.0.1:9/v1", max_turns=7)
+    env = worker_environ("/store", {"PATH": "/bin"}, config)
+    assert env["RHO_AGENT_MODEL"] == "m"
+    assert env["RHO_AGENT_BASE_URL"] == "http://127.0.0.1:9/v1"
+    assert env["RHO_AGENT_MAX_TURNS"] == "7"
+    assert "RHO_AGENT_PROVIDER" not in env
