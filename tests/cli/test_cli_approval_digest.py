@@ -16,6 +16,7 @@ from cli_support import rho
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
 from rho_domain.call_digest import call_digest
+from rho_entry.cli.answers import split_call_ref
 
 DEV = ("--profile", "developer")
 
@@ -144,3 +145,40 @@ def test_a_sub_agents_call_rewritten_in_both_traces_is_refused(tmp_path: Path) -
     assert "tool call 'd1' changed since it was shown" in refused.stderr
     assert "its sub-agent's call: write" in refused.stderr
     assert not (work / "pwned.txt").exists()
+
+
+def test_a_call_id_with_an_at_sign_is_answered_with_its_digest(tmp_path: Path) -> None:
+    # A server writes its own call ids, '@' included; a digest never holds one, so
+    # CALL@DIGEST splits at the last '@' (at the first, 'srv' was read as the call and
+    # 'c1@DIGEST' as its digest: the approval was refused as a changed call).
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    script = [
+        tool_reply(call("bash", {"command": "touch approved.txt"}, call_id="srv@c1")),
+        text_reply("done"),
+    ]
+    with LoopbackServer(script) as server:
+        model = ("--base-url", server.base_url, "-m", "fake", *DEV)
+        first = rho(*model, "--json", "touch it", cwd=work, home=home)
+        assert first.returncode == 4, first.stderr
+        final = json.loads(first.stdout.splitlines()[-1])
+        session_id, (pending,) = str(final["session_id"]), final["pending"]
+        assert pending["call_id"] == "srv@c1", pending
+
+        bare = rho("--resume", session_id, *model, "--approve", "srv@c1", cwd=work, home=home)
+        assert bare.returncode == 1
+        assert f"--approve srv@c1@{pending['digest']}" in bare.stderr
+        assert not (work / "approved.txt").exists()
+
+        named = f"srv@c1@{pending['digest']}"
+        taken = rho("--resume", session_id, *model, "--approve", named, cwd=work, home=home)
+    assert taken.returncode == 0, taken.stderr
+    assert (work / "approved.txt").exists()
+
+
+def test_a_reference_splits_at_the_last_at_sign_unless_it_is_a_whole_waiting_id() -> None:
+    # the CLI's --approve and `queue approve` read references with this one rule
+    assert split_call_ref("srv@c1@0123abcd") == ("srv@c1", "0123abcd")
+    assert split_call_ref("srv@c1", {"srv@c1"}) == ("srv@c1", "")
+    assert split_call_ref("demo_1") == ("demo_1", "")
+    assert split_call_ref("demo_1@") == ("demo_1", "")

@@ -21,7 +21,7 @@ or stop the run again with exit code 4.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -119,6 +119,16 @@ def describe_waiting(session: Session) -> str:
     return "\n".join(lines)
 
 
+def split_call_ref(ref: str, ids: Collection[str] = ()) -> tuple[str, str]:
+    """A ``CALL@DIGEST`` reference as its call and its digest ("" for none). A call id may
+    hold an ``@`` (a server writes its own ids) and a digest never does, so the split is at
+    the last ``@``; a reference that is the whole id of a call in ``ids`` names no digest."""
+    if ref in ids:
+        return ref, ""
+    name, at, digest = ref.rpartition("@")
+    return (name, digest) if at else (ref, "")
+
+
 def _name_it(session: Session, call: ToolCall) -> str:
     """The refusal of an approval that names no digest: the call as it waits now."""
     digest = session.state.approval_digest(call)
@@ -136,8 +146,9 @@ def _select(
     """The calls ``refs`` name, each with the digest given after ``@`` ("" for none; None
     for ``all``, which names no call)."""
     chosen: list[tuple[ToolCall, str | None]] = []
+    ids = {c.id for c in waiting}
     for ref in refs:
-        name, _, digest = ref.partition("@")
+        name, digest = split_call_ref(ref, ids)
         if ref == ALL:
             matches = list(waiting)
         else:

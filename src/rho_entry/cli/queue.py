@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from rho_domain.errors import RhoError
 from rho_domain.messages import ToolCall
 from rho_entry.cli import exit_codes
+from rho_entry.cli.answers import split_call_ref
 from rho_entry.cli.terminal_text import visible
 from rho_entry.usage import UsageParser
 
@@ -110,13 +111,13 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
     approved = args.command == "approve"
     always = approved and args.always
     refs = [c for c in args.calls if c != "all"]
-    named = [ref.partition("@")[0] for ref in refs]
     held: dict[str, ToolCall] = {}
     state = None
-    if approved or len(named) < len(args.calls):
+    if approved or len(refs) < len(args.calls) or any("@" in ref for ref in refs):
         state = await _waiting(queue, args.run, args.store)
         held = {c.id: c for c in state.awaiting_decision()}
-    calls = list(held) if "all" in args.calls else named
+    given = dict(split_call_ref(ref, held) for ref in refs)
+    calls = list(held) if "all" in args.calls else list(given)
     if approved and (unknown := [c for c in calls if c not in held]):
         waiting = ", ".join(f"{c} ({t.name})" for c, t in held.items()) or "nothing"
         raise RhoError(
@@ -124,7 +125,6 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
         )
     digests: dict[str, str] = {}
     if approved and state is not None:
-        given = {c: d for c, _, d in (ref.partition("@") for ref in refs)}
         for call_id in calls:
             call = held[call_id]
             digests[call_id] = state.approval_digest(call)
