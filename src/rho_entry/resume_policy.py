@@ -63,40 +63,7 @@ from rho_domain.permissions import (
 )
 from rho_domain.ports.store import SessionRecord
 from rho_domain.profile_grants import excess, label, within
-
-ENDPOINT_FIELDS = ("base_url", "provider", "api_key_env")
-"""The settings that decide where a model call, and the API key with it, goes."""
-
-
-@attrs.frozen(kw_only=True)
-class Endpoint:
-    """Where model calls go, as the resumer configured it (None: not set)."""
-
-    base_url: str | None = None
-    provider: str | None = None
-    api_key_env: str | None = None
-    sends_to: str | None = None
-    """The provider (its row's name) the resumer's model calls go to; None: not compared."""
-    keys_set: frozenset[str] = frozenset()
-    """Names of the ``*_API_KEY`` variables set, which choose a provider when nothing else
-    does (``settings.provider_of``)."""
-
-    @classmethod
-    def of(cls, config: AgentConfig, env: Mapping[str, str] | None = None) -> Endpoint:
-        """The endpoint settings of ``config``; with ``env`` (the resumer's environment),
-        also where its model calls go (its base URL, else the environment's, as wiring
-        reads them)."""
-        endpoint = cls(
-            base_url=config.base_url, provider=config.provider, api_key_env=config.api_key_env
-        )
-        if env is None:
-            return endpoint
-        from rho_entry.config.settings import provider_of
-        from rho_entry.model_wiring import base_url_from
-
-        keys = frozenset(name for name, value in env.items() if value and name.endswith("_API_KEY"))
-        own = attrs.evolve(config, base_url=config.base_url or base_url_from(env))
-        return attrs.evolve(endpoint, sends_to=provider_of(own, env).name, keys_set=keys)
+from rho_entry.resume_endpoint import ENDPOINT_FIELDS, Endpoint, held_endpoint
 
 
 @attrs.frozen(kw_only=True)
@@ -233,7 +200,7 @@ def authorise(
     local = given["backend"] == "local"
     if authority.workspace is not None and "working_dir" not in given and local:
         _check_workspace(record, authority)
-    given.update(_endpoint(record, authority, given))
+    given.update(held_endpoint(record, authority.endpoint, given, hint=authority.endpoint_hint))
     if authority.roots is not None and "working_dir" not in given and local:
         _check_working_dir(record, authority.roots)
     if "hooks" not in given:
@@ -404,81 +371,6 @@ def _suggestion(profile: PermissionProfile) -> str:
         if within(profile, builtin_profile(name)):
             return name
     return "<a profile YAML of yours>"
-
-
-def _endpoint(
-    record: SessionRecord, authority: ResumeAuthority, given: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The resumer's endpoint settings for ``record`` (none when nothing is checked: no
-    endpoint given, or the demo model, which sends nothing anywhere)."""
-    # Imported here: the model adapters are not part of importing the library facade.
-    from rho_adapters.model.providers import DEMO_MODEL
-
-    if authority.endpoint is None or given.get("model", record.config.model) == DEMO_MODEL:
-        return {}
-    current = {field: getattr(authority.endpoint, field) for field in ENDPOINT_FIELDS}
-    out: dict[str, Any] = {}
-    differs: list[str] = []
-    for field in ENDPOINT_FIELDS:
-        if field in given:
-            continue
-        stored = getattr(record.config, field)
-        if stored is not None and stored != current[field]:
-            now = current[field] if current[field] is not None else "not set"
-            differs.append(f"{field} {stored!r} (yours now: {now})")
-        out[field] = current[field]
-    if differs:
-        fixes = ", ".join(
-            authority.endpoint_hint.format(field=f, flag=f.replace("_", "-"))
-            for f in _fields(differs)
-        )
-        raise ConfigError(
-            f"session {record.id} was stored with {'; '.join(differs)}. Your API key and the "
-            f"conversation go only to the endpoint you configure: {fixes}"
-        )
-    if "model" not in given:
-        _check_provider(record, authority.endpoint, {**given, **out})
-    return out
-
-
-def other_provider(
-    model: str, endpoint: Endpoint, *, provider: str | None, base_url: str | None
-) -> str | None:
-    """Why ``model``, sent with ``provider`` and ``base_url`` (the endpoint settings it would
-    run with), would not go where ``endpoint``'s own calls go (``sends_to``): without a
-    provider or base URL a model's name chooses one. None when it goes there (or nothing is
-    compared)."""
-    from rho_adapters.model.providers import DEMO_MODEL, resolve_provider
-
-    if endpoint.sends_to is None or model == DEMO_MODEL:  # the demo model sends nothing
-        return None
-    row = resolve_provider(provider, base_url, model=model, keys_set=endpoint.keys_set)
-    if row.name == endpoint.sends_to:
-        return None
-    where = f" ({row.default_base_url})" if row.default_base_url else ""
-    return (
-        f"model {model!r}, whose calls would go to {row.name}{where} with your "
-        f"{row.key_variable}; your model calls go to {endpoint.sends_to}"
-    )
-
-
-def _check_provider(record: SessionRecord, endpoint: Endpoint, given: Mapping[str, Any]) -> None:
-    """The stored model, sent through the resumer's endpoint settings (``given`` holds them
-    now), goes to the provider the resumer's own model goes to."""
-    why = other_provider(
-        record.config.model, endpoint, provider=given["provider"], base_url=given["base_url"]
-    )
-    if why is None:
-        return
-    raise ConfigError(
-        f"session {record.id} was stored with {why}. Your API key and the conversation go "
-        "only to the endpoint you configure: choose the model again (the CLI: --model; "
-        "Session.resume: overrides={'model': ...})"
-    )
-
-
-def _fields(differs: Sequence[str]) -> list[str]:
-    return [d.split(" ", 1)[0] for d in differs]
 
 
 def _check_workspace(record: SessionRecord, authority: ResumeAuthority) -> None:

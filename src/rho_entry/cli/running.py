@@ -126,7 +126,8 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
     """What ``--resume`` allows: the profile this invocation runs with (its flag, the
     environment, --config, else readonly), its endpoint and databases, and its auto-approval
     (-y, --no-auto-approve, RHO_AGENT_AUTO_APPROVE); the flags given replace stored fields."""
-    from rho_entry.resume_policy import Endpoint, ResumeAuthority
+    from rho_entry.resume_endpoint import Endpoint
+    from rho_entry.resume_policy import ResumeAuthority
 
     config = launch.settings.config
     profile = config.profile

@@ -139,7 +139,8 @@ class SessionOpener:
         runtime allows (by content), this runtime's endpoint, auto-approval and MCP servers, a
         working directory in its own (or in ``allowed_roots``), never the stored ones
         (``rho_entry.resume_policy``)."""
-        from rho_entry.resume_policy import Endpoint, ResumeAuthority
+        from rho_entry.resume_endpoint import Endpoint
+        from rho_entry.resume_policy import ResumeAuthority
         from rho_entry.wiring import base_url_from, working_dir_of
 
         config = self.agent.config

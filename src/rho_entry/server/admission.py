@@ -22,7 +22,8 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
-from rho_entry.resume_policy import Endpoint, ResumeAuthority, authorise, other_provider
+from rho_entry.resume_endpoint import Endpoint, other_provider
+from rho_entry.resume_policy import ResumeAuthority, authorise
 from rho_entry.server.bodies import CreateSession
 from rho_entry.server.errors import Conflict, Forbidden, Invalid
 from rho_entry.server.settings import ServerSettings
