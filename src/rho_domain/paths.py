@@ -83,6 +83,53 @@ def write_refusal(path: str) -> str | None:
     return None
 
 
+# What create-only mode creates, by construction an allowlist (a denylist of the files tools
+# run by themselves is never complete): a document or data file a person opens, a report, notes,
+# a table, an export. Not code, not a build or tool configuration of any kind (conftest.py,
+# sitecustomize.py, a .pth, Makefile, setup.py, tox.ini, .pre-commit-config.yaml, a workflow),
+# and nothing inside a hidden directory, where tools keep the configuration they load
+# (.devcontainer, .cargo, .github, .zed...). A readonly investigation writes its findings.
+CREATED_KINDS = (
+    ".md", ".markdown", ".txt", ".rst", ".csv", ".tsv", ".log", ".json", ".jsonl", ".ndjson"
+)  # fmt: skip
+# Files of those kinds that a tool finds by their name and acts on: npm, composer and deno run
+# a package.json's, composer.json's and deno.json's scripts, CMake runs CMakeLists.txt, pip
+# installs what requirements.txt and constraints.txt name, and coding agents follow the
+# instructions in AGENTS.md, CLAUDE.md and GEMINI.md.
+_LOADED_BY_NAME = frozenset(
+    {"package.json", "composer.json", "deno.json", "cmakelists.txt", "requirements.txt",
+     "constraints.txt", "agents.md", "claude.md", "gemini.md"}
+)  # fmt: skip
+
+
+def create_only_refusal(relative: str) -> str | None:
+    """Why create-only mode may not create the workspace-relative ``relative``, or None: it
+    creates only ``CREATED_KINDS``, never a name in ``_LOADED_BY_NAME``, never in a hidden
+    directory. Checked by every executor on the path as given and as resolved."""
+    parts = components(normalize(relative))
+    if not parts:
+        return None
+    for part in parts[:-1]:
+        if part.startswith(".") and part != "..":
+            return (
+                f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
+                "configuration; create-only mode creates documents and data only"
+            )
+    name = parts[-1].casefold()
+    if name.startswith(".") or not name.endswith(CREATED_KINDS):
+        kinds = " ".join(CREATED_KINDS)
+        return (
+            f"{relative!r} is not a document or data file; create-only mode creates only "
+            f"{kinds} files, which no tool runs by itself"
+        )
+    if name in _LOADED_BY_NAME:
+        return (
+            f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
+            "installs, agent instructions); create-only mode does not create it"
+        )
+    return None
+
+
 def check_write_mode(path: str, mode: FileWriteMode, *, overwrite: bool) -> None:
     """Refuse a write the profile's file-write mode forbids (every executor, before any I/O):
     OFF refuses every write, CREATE_ONLY refuses a write that may replace a file."""

@@ -46,7 +46,13 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import ResourceLimits, limit_hit
-from rho_domain.paths import check_file_path, check_path_text, check_write_mode, write_refusal
+from rho_domain.paths import (
+    check_file_path,
+    check_path_text,
+    check_write_mode,
+    create_only_refusal,
+    write_refusal,
+)
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import (
@@ -173,6 +179,9 @@ class DaytonaExecutor(Executor):
         self._workspace.check_write(path, ())
         res, _, parts = await self._workspace.resolve(path, write=True)
         self._workspace.check_write(path, parts)
+        created = self.file_write is FileWriteMode.CREATE_ONLY
+        if created and (reason := create_only_refusal("/".join(parts))):
+            raise PermissionDenied(reason)
         if not parts:
             raise ToolError(f"{path} is the workspace directory")
         if res.is_link:

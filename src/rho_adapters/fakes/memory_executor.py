@@ -18,7 +18,12 @@ import posixpath
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
-from rho_domain.paths import check_file_path, check_write_mode, write_refusal
+from rho_domain.paths import (
+    check_file_path,
+    check_write_mode,
+    create_only_refusal,
+    write_refusal,
+)
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import (
     Command,
@@ -173,6 +178,9 @@ class MemoryExecutor(Executor):
         check_write_mode(path, self.file_write, overwrite=overwrite)
         check_file_path(path)
         key = self._key(path)
+        created = self.file_write is FileWriteMode.CREATE_ONLY
+        if created and (reason := create_only_refusal(key)):
+            raise PermissionDenied(reason)
         existed = key in self.files
         if existed and not overwrite:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
