@@ -7,8 +7,10 @@ path (after symlinks were resolved by the executor) as well as to the path the m
 * Secrets (never read, never written): the policy of ``rho_domain.secrets`` (secret names
   such as ``.env`` variants and private keys, secret trees such as ``.ssh``, ``/proc``,
   ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
-* Agent, editor and VCS configuration (never written): any ``.git`` component, ``.vscode``,
-  ``.idea``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.mcp.json``, ``.ssh``,
+* Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
+  ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
+  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``,
+  Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), ``.ssh``,
   ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
   ``.profile``, ``.bash_aliases``...) and their XDG homes (``.config/git``, ``.config/fish``,
   ``.config/systemd``, ``.config/autostart``, ``.config/environment.d``).
@@ -29,13 +31,24 @@ _SECRET_NAMES = frozenset(
 _SSH_KEYS = frozenset(
     {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"}
 )
+# Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
+# its next command); a devcontainer's and Zed's configuration run commands when the folder is
+# opened, as .vscode's tasks do; Kiro's and Windsurf's are agents' configuration.
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
-     ".aws", ".direnv", ".kube", ".docker"}
+     ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
+     ".zed", ".kiro", ".windsurf"}
 )  # fmt: skip
+# Code the interpreter runs at every start, before any program of the project: Python's site
+# imports sitecustomize and usercustomize from its path, and runs the import lines of every
+# .pth file in a site-packages (a virtual environment's in the workspace among them). No
+# project's work is written there; it is the environment's.
+_PYTHON_STARTUP = frozenset({"sitecustomize.py", "usercustomize.py"})
+_PYTHON_STARTUP_SUFFIX = ".pth"
 _NEVER_WRITTEN_FILES = frozenset(
-    {".mcp.json", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-     ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".inputrc", ".cursorrules",
+    {".mcp.json", ".devcontainer.json", ".bashrc", ".bash_profile", ".bash_login",
+     ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+     ".inputrc", ".cursorrules",
      ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
      ".xsessionrc", ".pam_environment"}
 )  # fmt: skip
@@ -78,6 +91,14 @@ def write_refusal(path: str) -> str | None:
             return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
     if parts and parts[-1].casefold() in _NEVER_WRITTEN_FILES:
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
+    if parts and (
+        parts[-1].casefold() in _PYTHON_STARTUP
+        or parts[-1].casefold().endswith(_PYTHON_STARTUP_SUFFIX)
+    ):
+        return (
+            f"{path!r} is code Python runs at every start (sitecustomize, usercustomize, "
+            ".pth files), which agents never write"
+        )
     if parts and is_secret_name(parts[-1]):
         return f"{path!r} is a secrets file; only templates such as .env.example may be written"
     return None

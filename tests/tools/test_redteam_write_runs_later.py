@@ -1,0 +1,82 @@
+"""Files a tool of the user's runs by itself are never written, in any mode.
+
+Red-team pass (redwrite15) under ``file_write: full`` (developer after "always" for write,
+eval without asking): .git and .vscode were refused, but their twins were written: mercurial's
+.hg/hgrc (its hooks run at the next hg command), a devcontainer (its initializeCommand runs
+on the host when the folder is opened), Zed's tasks, and the code Python runs at every start
+(a .pth in the workspace's virtual environment, sitecustomize.py, usercustomize.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import FakeDaytona
+from rho_adapters.local import LocalExecutor
+from rho_domain.errors import SensitivePath
+from rho_domain.permissions import FileWriteMode
+from rho_domain.ports.executor import Executor
+
+FULL = FileWriteMode.FULL
+PYTHON = "is code Python runs at every start"
+CONFIG = "which agents never write"
+
+
+def _local(ws: Path) -> Executor:
+    return LocalExecutor(str(ws), file_write=FULL)
+
+
+def _daytona(ws: Path) -> Executor:
+    fake = FakeDaytona()
+    return DaytonaExecutor(
+        fake.settings(working_dir=str(ws)), file_write=FULL, transport=fake.transport
+    )
+
+
+BUILDERS: dict[str, Callable[[Path], Executor]] = {"local": _local, "daytona": _daytona}
+
+ATTACKS = [
+    (".venv/lib/python3.12/site-packages/zz_init.pth", PYTHON),
+    ("venv/lib/python3.11/site-packages/Distutils-Precedence.PTH", PYTHON),
+    ("src/sitecustomize.py", PYTHON),
+    ("usercustomize.py", PYTHON),
+    (".hg/hgrc", "is inside .hg/"),
+    (".svn/entries", "is inside .svn/"),
+    (".devcontainer/devcontainer.json", "is inside .devcontainer/"),
+    (".devcontainer.json", CONFIG),
+    (".zed/tasks.json", "is inside .zed/"),
+    (".kiro/hooks/on-save.kiro.hook", "is inside .kiro/"),
+]
+
+
+@pytest.mark.parametrize("backend", sorted(BUILDERS))
+@pytest.mark.parametrize(("path", "why"), ATTACKS)
+async def test_a_file_a_tool_runs_by_itself_is_never_written(
+    tmp_path: Path, backend: str, path: str, why: str
+) -> None:
+    executor = BUILDERS[backend](tmp_path)
+    try:
+        with pytest.raises(SensitivePath) as refused:
+            await executor.write(path, b"import os; os.system('id')\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    assert why in str(refused.value)
+    assert not (tmp_path / path).exists()
+
+
+@pytest.mark.parametrize("backend", sorted(BUILDERS))
+async def test_nor_through_a_link_to_its_directory(tmp_path: Path, backend: str) -> None:
+    # 'tools' is a link the workspace came with, to mercurial's own directory.
+    (tmp_path / ".hg").mkdir()
+    (tmp_path / "tools").symlink_to(".hg")
+    executor = BUILDERS[backend](tmp_path)
+    try:
+        with pytest.raises(SensitivePath) as refused:
+            await executor.write("tools/hgrc", b"[hooks]\npre-status = id\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    assert "is inside .hg/" in str(refused.value)
+    assert not (tmp_path / ".hg" / "hgrc").exists()
