@@ -12,8 +12,10 @@ path (after symlinks were resolved by the executor) as well as to the path the m
   ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``,
   Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), ``.ssh``,
   ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
-  ``.profile``, ``.bash_aliases``...) and their XDG homes (``.config/git``, ``.config/fish``,
-  ``.config/systemd``, ``.config/autostart``, ``.config/environment.d``).
+  ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
+  commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``, ``.psqlrc``, ``.gdbinit``...),
+  their XDG homes (``.config/git``, ``.config/fish``, ``.config/systemd``, ``.config/nvim``,
+  ``.config/direnv``...) and the user's PATH directories (``.local/bin``, ``.cargo/bin``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ _SSH_KEYS = frozenset(
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
-     ".zed", ".kiro", ".windsurf"}
+     ".zed", ".kiro", ".windsurf", ".vim", ".emacs.d"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
@@ -50,12 +52,30 @@ _NEVER_WRITTEN_FILES = frozenset(
      ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
      ".inputrc", ".cursorrules",
      ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
-     ".xsessionrc", ".pam_environment"}
+     ".xsessionrc", ".pam_environment",
+     # the user's tools that run commands from their start-up files (vim's and neovim's
+     # exrc and plugins, emacs, tmux's run-shell, psql's and sqlite3's shell escapes, gdb's
+     # and lldb's commands, R, irb, X sessions, mercurial's hooks)
+     ".vimrc", ".gvimrc", ".exrc", ".nvimrc", ".nvim.lua", ".emacs", ".tmux.conf",
+     ".screenrc", ".psqlrc", ".sqliterc", ".gdbinit", ".lldbinit", ".rprofile", ".irbrc",
+     ".pryrc", ".xinitrc", ".xsession", ".hgrc"}
 )  # fmt: skip
-# The same configuration under XDG names (``.config/<name>/``): git's own config (its
-# core.fsmonitor runs a command at the next ``git status``), fish's start-up files, user
-# services, the desktop's autostart and the session's environment.
-_NEVER_WRITTEN_XDG = frozenset({"git", "fish", "systemd", "autostart", "environment.d"})
+# The same configuration under XDG names (``.config/<name>``): git's own config (its
+# core.fsmonitor runs a command at the next ``git status``), fish's, nushell's, xonsh's and
+# PowerShell's start-up files, user services, the desktop's autostart, the session's
+# environment, window managers' exec lines, editors' (neovim, vim, emacs, VS Code, Zed),
+# direnv's direnvrc, mise's hooks, tmux's, starship's prompt commands; and the directories
+# of commands on the user's PATH (``.local/bin``, ``.cargo/bin``): a program put there
+# replaces ``git`` or ``python`` at the next call.
+_NEVER_WRITTEN_BELOW = {
+    ".config": frozenset(
+        {"git", "fish", "systemd", "autostart", "environment.d", "nushell", "xonsh",
+         "powershell", "i3", "sway", "hypr", "nvim", "vim", "emacs", "code", "zed", "direnv",
+         "mise", "tmux", "starship.toml"}
+    ),
+    ".local": frozenset({"bin"}),
+    ".cargo": frozenset({"bin"}),
+}  # fmt: skip
 
 
 def components(path: str) -> tuple[str, ...]:
@@ -87,7 +107,8 @@ def write_refusal(path: str) -> str | None:
         low = part.casefold()
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
-        if low in _NEVER_WRITTEN_XDG and index and parts[index - 1].casefold() == ".config":
+        below = _NEVER_WRITTEN_BELOW.get(parts[index - 1].casefold()) if index else None
+        if below is not None and low in below:
             return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
     if parts and parts[-1].casefold() in _NEVER_WRITTEN_FILES:
         return f"{path!r} is agent, editor or shell configuration, which agents never write"

@@ -80,3 +80,28 @@ async def test_nor_through_a_link_to_its_directory(tmp_path: Path, backend: str)
         await executor.aclose()
     assert "is inside .hg/" in str(refused.value)
     assert not (tmp_path / ".hg" / "hgrc").exists()
+
+
+# With the workspace a home directory (note42: .bashrc and .config/git were refused), the
+# start-up files of the user's other tools were written: each runs a command later, at the
+# next vim, tmux, psql, gdb, nvim, direnv or prompt, or replaces a program on the PATH.
+HOME_ATTACKS = [
+    ".vimrc", ".exrc", ".nvim.lua", ".vim/plugin/x.vim", ".emacs", ".emacs.d/init.el",
+    ".tmux.conf", ".screenrc", ".psqlrc", ".sqliterc", ".gdbinit", ".lldbinit", ".Rprofile",
+    ".irbrc", ".xinitrc", ".hgrc", ".config/nvim/init.lua", ".config/direnv/direnvrc",
+    ".config/Code/User/tasks.json", ".config/starship.toml", ".config/mise/config.toml",
+    ".config/tmux/tmux.conf", ".config/nushell/config.nu", ".config/powershell/profile.ps1",
+    ".config/i3/config", ".local/bin/git", ".LOCAL/Bin/python3", ".cargo/bin/cargo",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", HOME_ATTACKS)
+async def test_the_start_up_files_of_a_home_are_never_written(tmp_path: Path, path: str) -> None:
+    executor = _local(tmp_path)
+    try:
+        with pytest.raises(SensitivePath) as refused:
+            await executor.write(path, b"!id\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    assert CONFIG in str(refused.value)
+    assert not (tmp_path / path).exists()
