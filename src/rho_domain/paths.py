@@ -172,6 +172,28 @@ def create_only_refusal(relative: str) -> str | None:
     return None
 
 
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def git_head_refusal(path: str, data: bytes) -> str | None:
+    """Why ``data`` may not be written to ``path``, or None: a file named ``HEAD`` that holds
+    a ref (``ref: refs/...``) or an object id is what makes git take its directory for a
+    repository, with or without ``objects/`` and ``refs/`` beside it: a bare repository
+    planted anywhere in the workspace, whose ``config`` (``core.pager``, ``core.fsmonitor``,
+    ``core.sshCommand``) git obeys when the user runs git there. Git's own test
+    (``validate_headref``) is the rule: the bytes start with ``ref:`` or with a hex id."""
+    parts = components(path)
+    if not parts or parts[-1].casefold() != "head":
+        return None
+    if data.startswith(b"ref:") or (len(data) >= 40 and _HEX.issuperset(data[:40])):
+        return (
+            f"{path!r} would be a git HEAD, which makes its directory a repository whose "
+            "config git obeys (a bare repository planted in the workspace); agents never "
+            "write one"
+        )
+    return None
+
+
 def check_write_mode(path: str, mode: FileWriteMode, *, overwrite: bool) -> None:
     """Refuse a write the profile's file-write mode forbids (every executor, before any I/O):
     OFF refuses every write, CREATE_ONLY refuses a write that may replace a file."""

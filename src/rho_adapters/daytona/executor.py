@@ -51,6 +51,7 @@ from rho_domain.paths import (
     check_path_text,
     check_write_mode,
     create_only_refusal,
+    git_head_refusal,
     write_refusal,
 )
 from rho_domain.permissions import FileWriteMode
@@ -177,6 +178,8 @@ class DaytonaExecutor(Executor):
         check_path_text(path)
         check_file_path(path)
         self._workspace.check_write(path, ())
+        if reason := git_head_refusal(path, data):
+            raise SensitivePath(reason)
         res, _, parts = await self._workspace.resolve(path, write=True)
         self._workspace.check_write(path, parts)
         created = self.file_write is FileWriteMode.CREATE_ONLY

@@ -39,6 +39,7 @@ from rho_domain.paths import (
     check_path_text,
     components,
     create_only_refusal,
+    git_head_refusal,
     is_within,
     write_refusal,
 )
@@ -238,6 +239,8 @@ class Workspace:
             check_file_path(path)
             tree, parts = self._locate(path, write=True)
             self._check_write(path, tree, parts, create_only=create_only)
+            if reason := git_head_refusal(path, data):
+                raise SensitivePath(reason)
             res = tree.resolve(
                 parts,
                 path,
