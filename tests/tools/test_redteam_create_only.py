@@ -1,11 +1,11 @@
 """Create-only mode creates documents and data, never a file a tool of the user's runs later.
 
 Red-team pass (redwrite15): a profile with ``file_write: create-only`` created conftest.py
-(pytest imports it at the next run), src/sitecustomize.py (Python runs it at every start with
-src on PYTHONPATH), a .pth in a virtual environment's site-packages, a Makefile, a
-package.json, a pre-commit configuration, a devcontainer (its initializeCommand runs on the
-host), cargo's config (its rustc-wrapper runs at the next build), mercurial's hgrc and
-AGENTS.md. Each executor judges the path as given and as resolved (through a link)."""
+(pytest imports it at the next run), a package into a virtual environment's site-packages,
+a Makefile, a package.json, a pre-commit configuration, cargo's config (its rustc-wrapper
+runs at the next build), Copilot's instructions and AGENTS.md (sitecustomize.py, a .pth and
+a devcontainer are never written in any mode: test_redteam_write_runs_later.py). Each
+executor judges the path as given and as resolved (through a link)."""
 
 from __future__ import annotations
 
@@ -35,10 +35,9 @@ BY_NAME = "a file tools find by its name and act on"
 # Each was created before (`Created ...`), and each is code some tool runs later.
 ATTACKS = [
     ("conftest.py", NOT_DATA),
-    ("src/sitecustomize.py", NOT_DATA),
-    ("usercustomize.py", NOT_DATA),
-    ("venv/lib/python3.12/site-packages/zz.pth", NOT_DATA),
-    (".venv/lib/python3.12/site-packages/zz.pth", HIDDEN),
+    ("src/pkg/__init__.py", NOT_DATA),
+    ("venv/lib/python3.12/site-packages/evil/__init__.py", NOT_DATA),
+    (".venv/lib/python3.12/site-packages/evil-1.0.dist-info/entry_points.txt", HIDDEN),
     ("Makefile", NOT_DATA),
     ("setup.py", NOT_DATA),
     ("tox.ini", NOT_DATA),
@@ -47,10 +46,9 @@ ATTACKS = [
     (".pre-commit-config.yaml", NOT_DATA),
     (".gitattributes", NOT_DATA),
     (".github/workflows/ci.json", HIDDEN),
-    (".devcontainer/devcontainer.json", HIDDEN),
+    (".github/copilot-instructions.md", HIDDEN),
     (".cargo/config.toml", HIDDEN),
-    (".zed/tasks.json", HIDDEN),
-    (".hg/hgrc", HIDDEN),
+    (".helix/languages.json", HIDDEN),
     ("package.json", BY_NAME),
     ("web/package.json", BY_NAME),
     ("CMakeLists.txt", BY_NAME),
@@ -108,18 +106,18 @@ async def test_create_only_refuses_what_a_tool_runs_later(
 
 
 async def test_create_only_judges_the_path_a_link_leads_to(tmp_path: Path) -> None:
-    # 'reports' looks like a harmless directory; it is the devcontainer's (a link the
-    # workspace came with), whose devcontainer.json runs commands on the host.
-    (tmp_path / ".devcontainer").mkdir()
-    (tmp_path / "reports").symlink_to(".devcontainer")
+    # 'reports' looks like a harmless directory; it is .github (a link the workspace came
+    # with), whose copilot-instructions.md every Copilot session of the repository follows.
+    (tmp_path / ".github").mkdir()
+    (tmp_path / "reports").symlink_to(".github")
     for build in (_local, _daytona):
         executor = build(tmp_path)
         try:
             with pytest.raises(PermissionDenied, match=HIDDEN):
-                await executor.write("reports/devcontainer.json", b"{}", overwrite=False)
+                await executor.write("reports/copilot-instructions.md", b"x", overwrite=False)
         finally:
             await executor.aclose()
-    assert not (tmp_path / ".devcontainer" / "devcontainer.json").exists()
+    assert not (tmp_path / ".github" / "copilot-instructions.md").exists()
 
 
 async def test_create_only_still_creates_reports_and_data(
