@@ -1,7 +1,8 @@
 """Path rules shared by every file tool and executor: what is a secret, what is never written.
 
-Pure functions over path *components*, compared casefolded (a case-insensitive filesystem
-makes ``.GIT/config`` the same file as ``.git/config``). They are applied to the canonical
+Pure functions over path *components*, compared as a case-insensitive disk compares them
+(``folded``: ``.GIT/config``, ``.g\u200cit/config`` on HFS+ and ``.git./config`` on NTFS are
+``.git/config``). They are applied to the canonical
 path (after symlinks were resolved by the executor) as well as to the path the model wrote.
 
 * Secrets (never read, never written): the policy of ``rho_domain.secrets`` (secret names
@@ -78,6 +79,22 @@ _NEVER_WRITTEN_BELOW = {
 }  # fmt: skip
 
 
+# The code points HFS+ ignores in a name (git's is_hfs_dotgit has the same list): on such a
+# disk '.g\u200cit' is the directory '.git'.
+_IGNORED_BY_HFS = dict.fromkeys(
+    map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c"
+             "\u206d\u206e\u206f\ufeff")
+)  # fmt: skip
+
+
+def folded(name: str) -> str:
+    """``name`` as a case-insensitive disk compares it: casefolded, without the code points
+    HFS+ ignores, and without the trailing dots and spaces Windows drops (``.git.`` and
+    ``.git `` are ``.git`` on NTFS, a WSL workspace under /mnt/c among them)."""
+    low = name.casefold().translate(_IGNORED_BY_HFS)
+    return low.rstrip(". ") or low
+
+
 def components(path: str) -> tuple[str, ...]:
     """The non-empty, non-``.`` components of a POSIX path, in order."""
     return tuple(part for part in path.split("/") if part not in ("", "."))
@@ -104,23 +121,21 @@ def write_refusal(path: str) -> str | None:
     """Why ``path`` may never be written, or None. Checks every component."""
     parts = components(path)
     for index, part in enumerate(parts):
-        low = part.casefold()
+        low = folded(part)
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
-        below = _NEVER_WRITTEN_BELOW.get(parts[index - 1].casefold()) if index else None
+        below = _NEVER_WRITTEN_BELOW.get(folded(parts[index - 1])) if index else None
         if below is not None and low in below:
             return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
-    if parts and parts[-1].casefold() in _NEVER_WRITTEN_FILES:
+    name = folded(parts[-1]) if parts else ""
+    if name in _NEVER_WRITTEN_FILES:
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
-    if parts and (
-        parts[-1].casefold() in _PYTHON_STARTUP
-        or parts[-1].casefold().endswith(_PYTHON_STARTUP_SUFFIX)
-    ):
+    if name in _PYTHON_STARTUP or name.endswith(_PYTHON_STARTUP_SUFFIX):
         return (
             f"{path!r} is code Python runs at every start (sitecustomize, usercustomize, "
             ".pth files), which agents never write"
         )
-    if parts and is_secret_name(parts[-1]):
+    if name and is_secret_name(name):
         return f"{path!r} is a secrets file; only templates such as .env.example may be written"
     return None
 
@@ -152,12 +167,12 @@ def create_only_refusal(relative: str) -> str | None:
     if not parts:
         return None
     for part in parts[:-1]:
-        if part.startswith(".") and part != "..":
+        if folded(part).startswith(".") and part != "..":
             return (
                 f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
                 "configuration; create-only mode creates documents and data only"
             )
-    name = parts[-1].casefold()
+    name = folded(parts[-1])
     if name.startswith(".") or not name.endswith(CREATED_KINDS):
         kinds = " ".join(CREATED_KINDS)
         return (
@@ -183,7 +198,7 @@ def git_head_refusal(path: str, data: bytes) -> str | None:
     ``core.sshCommand``) git obeys when the user runs git there. Git's own test
     (``validate_headref``) is the rule: the bytes start with ``ref:`` or with a hex id."""
     parts = components(path)
-    if not parts or parts[-1].casefold() != "head":
+    if not parts or folded(parts[-1]) != "head":
         return None
     if data.startswith(b"ref:") or (len(data) >= 40 and _HEX.issuperset(data[:40])):
         return (

@@ -105,3 +105,34 @@ async def test_the_start_up_files_of_a_home_are_never_written(tmp_path: Path, pa
         await executor.aclose()
     assert CONFIG in str(refused.value)
     assert not (tmp_path / path).exists()
+
+
+# The same names as a case-insensitive disk reads them: HFS+ ignores some invisible code
+# points in a name and NTFS drops trailing dots and spaces (a WSL workspace under /mnt/c), so
+# each of these is the refused file there; Linux wrote them all.
+FOLDED_ATTACKS = [
+    (".g\u200cit/hooks/pre-commit", "is inside"),
+    ("\ufeff.vscode/tasks.json", "is inside"),
+    (".git./hooks/post-checkout", "is inside"),
+    (".git /config", "is inside"),
+    (".config/git./config", "is inside"),
+    (".bashrc.", CONFIG),
+    (".Bash\u200dRC ", CONFIG),
+    ("src/sitecustomize.py.", PYTHON),
+    (".env.", "is a secrets file"),
+]
+
+
+@pytest.mark.parametrize(("path", "why"), FOLDED_ATTACKS)
+async def test_names_a_case_insensitive_disk_folds_are_refused(
+    tmp_path: Path, path: str, why: str
+) -> None:
+    executor = _local(tmp_path)
+    try:
+        with pytest.raises(SensitivePath) as refused:
+            await executor.write(path, b"!id\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    assert why in str(refused.value)
+    assert not (tmp_path / path).exists()
+    assert not any(tmp_path.iterdir())
