@@ -257,7 +257,11 @@ class Session:
         self._running = True
         if on_event is not None:
             self.journal.listeners.append(on_event)
-        tally = self._tally = RunTally(id=run_id or new_id(), started=self.clock.monotonic())
+        tally = self._tally = RunTally(
+            id=run_id or new_id(),
+            started=self.clock.monotonic(),
+            tools_before=self.state.tool_calls,
+        )
         status, error = RunStatus.ERROR, None
         ahead = ask_window_ahead(self.model)  # beside the run's start (context_fit)
         try:
