@@ -6,8 +6,9 @@ which counts formatted empty cells (one value at A1 and a bordered cell at Z500 
 This module drives openpyxl's own sheet parser (the one ``ReadOnlyWorksheet`` uses, openpyxl
 3.1) with three additions: a formula cell without a cached value reads ``formula: =...``,
 hidden rows and columns are collected, and only cells holding something count towards the
-extent. Work is bounded by the caller's cell budget (every row costs at least one cell, so a
-sheet of empty rows is bounded too) and stops at the caller's ``Stop``.
+extent. Work is bounded by the caller's cell budget, one for all the sheets a call scans
+(every row costs at least one cell, so a sheet of empty rows is bounded too), and stops at
+the caller's ``Stop``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,20 @@ class BudgetSpent(Exception):
     def __init__(self, row: int) -> None:
         super().__init__(row)
         self.row = row
+
+
+@attrs.define
+class CellBudget:
+    """The cells one call may still parse, shared by every sheet the call scans: a workbook
+    of many sheets (they may even name one part) gets one budget, not one per sheet."""
+
+    left: int
+
+    def spend(self, cells: int, row: int) -> None:
+        """Count ``cells`` parsed at ``row``; raise ``BudgetSpent`` past the budget."""
+        self.left -= cells
+        if self.left < 0:
+            raise BudgetSpent(row)
 
 
 def _hidden(attrs_: dict[str, str]) -> bool:
@@ -96,28 +111,28 @@ def _parser(ws: Any, source: Any) -> Any:
 
 
 def _rows(
-    ws: Any, stop: Stop, max_cells: int, parser_seen: Callable[[Any], None]
+    ws: Any, stop: Stop, budget: CellBudget, parser_seen: Callable[[Any], None]
 ) -> Iterator[tuple[int, list[dict[str, Any]]]]:
     """(row number, parsed cells) for each row element, within the budget."""
-    cells = 0
     with ws._get_source() as source:
         parser = _parser(ws, source)
         parser_seen(parser)
         for number, row in parser.parse():
             stop.check()
-            cells += max(1, len(row))
-            if cells > max_cells:
-                raise BudgetSpent(number)
+            budget.spend(max(1, len(row)), number)
             yield number, row
 
 
-def scan(ws: Any, stop: Stop, max_cells: int) -> SheetScan:
-    """The sheet's ``SheetScan``; past ``max_cells``, what was seen (``complete`` False)."""
+def scan(ws: Any, stop: Stop, budget: CellBudget) -> SheetScan:
+    """The sheet's ``SheetScan``, its cells taken from ``budget`` (the call's, which the
+    sheets scanned before spent from); past it, what was seen (``complete`` False)."""
     seen: list[Any] = []
     rows = columns = 0
     complete = True
+    if budget.left <= 0:  # spent on the sheets before: this one is not opened
+        return SheetScan(rows=0, columns=0, complete=False, hidden_rows=(), hidden_columns=())
     try:
-        for number, row in _rows(ws, stop, max_cells, seen.append):
+        for number, row in _rows(ws, stop, budget, seen.append):
             used = [c["column"] for c in row if c["value"] is not None]
             if used:
                 rows, columns = number, max(columns, max(used))
@@ -150,7 +165,7 @@ def window(
     last = start + count - 1
     out: list[tuple[Cell, ...]] = []
     expected = start
-    for number, row in _rows(ws, stop, max_cells, lambda _: None):
+    for number, row in _rows(ws, stop, CellBudget(max_cells), lambda _: None):
         if number < start:
             continue
         if number > last:
