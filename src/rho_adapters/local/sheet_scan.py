@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from rho_domain.errors import ToolError
 from rho_domain.ports.spreadsheet import Cell
 from rho_domain.tools.offload import Stop
 
@@ -63,6 +64,24 @@ def _hidden(attrs_: dict[str, str]) -> bool:
     return attrs_.get("hidden", "").lower() in ("1", "true")
 
 
+class _SharedStrings:
+    """A workbook's shared strings indexed as Excel indexes them: from 0 up, so a cell naming
+    string -1 names none (a Python list would give the last string, a value the workbook
+    never put in that cell)."""
+
+    __slots__ = ("_strings",)
+
+    def __init__(self, strings: Any) -> None:
+        self._strings = strings
+
+    def __getitem__(self, index: int) -> Any:
+        if not 0 <= index < len(self._strings):
+            raise IndexError(
+                f"it names shared string {index}; the workbook has {len(self._strings):,}"
+            )
+        return self._strings[index]
+
+
 def _parser(ws: Any, source: Any) -> Any:
     """An openpyxl ``WorkSheetParser`` over ``source`` with the additions above."""
     from openpyxl.worksheet._reader import FORMULA_TAG, WorkSheetParser
@@ -86,7 +105,15 @@ def _parser(ws: Any, source: Any) -> Any:
             return number, cells
 
         def parse_cell(self, element: Any) -> Any:
-            cell = super().parse_cell(element)  # data_only: the cached value, if any
+            try:
+                cell = super().parse_cell(element)  # data_only: the cached value, if any
+            except (IndexError, ValueError, TypeError, OverflowError) as exc:
+                # openpyxl indexes, casts and converts a cell's text as it finds it: a
+                # crafted one is a damaged workbook, said as such, not an unexplained failure
+                raise ToolError(
+                    f"sheet {ws.title!r}, cell {element.get('r') or '?'}: {exc}; the "
+                    "workbook is damaged (Excel would repair or refuse it)"
+                ) from None
             if element.find(FORMULA_TAG) is not None:
                 # Parsed even when a value is cached: a shared formula's master registers
                 # the formula its dependants are translated from.
@@ -99,7 +126,7 @@ def _parser(ws: Any, source: Any) -> Any:
     book = ws.parent
     parser = _Parser(
         source,
-        ws._shared_strings,
+        _SharedStrings(ws._shared_strings),
         data_only=True,
         epoch=book.epoch,
         date_formats=book._date_formats,
