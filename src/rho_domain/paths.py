@@ -11,7 +11,9 @@ path (after symlinks were resolved by the executor) as well as to the path the m
 * Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
   ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
   ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``,
-  Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), ``.ssh``,
+  Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), installed
+  code (``site-packages``, ``dist-packages``, ``node_modules``, a venv's ``pyvenv.cfg`` and
+  activation scripts), ``.ssh``,
   ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
   ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
   commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``, ``.psqlrc``, ``.gdbinit``...),
@@ -48,6 +50,14 @@ _NEVER_WRITTEN_DIRS = frozenset(
 # project's work is written there; it is the environment's.
 _PYTHON_STARTUP = frozenset({"sitecustomize.py", "usercustomize.py"})
 _PYTHON_STARTUP_SUFFIX = ".pth"
+# An environment's installed code, which the project's tests and tools import or run and
+# which the user's review of a change never shows (a virtual environment and node_modules are
+# ignored by git): installed packages, a venv's interpreter setting and activation scripts.
+_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
+_ACTIVATE = frozenset(
+    {"activate", "activate.bat", "activate.csh", "activate.fish", "activate.nu", "activate.ps1",
+     "activate_this.py"}
+)  # fmt: skip
 _NEVER_WRITTEN_FILES = frozenset(
     {".mcp.json", ".devcontainer.json", ".bashrc", ".bash_profile", ".bash_login",
      ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
@@ -124,12 +134,23 @@ def write_refusal(path: str) -> str | None:
         low = folded(part)
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
+        if low in _INSTALLED_DIRS:
+            return (
+                f"{path!r} is inside {part}/, installed code that tools run and a review of "
+                "the change never shows; change the dependency's version or source instead"
+            )
         below = _NEVER_WRITTEN_BELOW.get(folded(parts[index - 1])) if index else None
         if below is not None and low in below:
             return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
     name = folded(parts[-1]) if parts else ""
     if name in _NEVER_WRITTEN_FILES:
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
+    in_bin = len(parts) > 1 and folded(parts[-2]) in ("bin", "scripts")
+    if name == "pyvenv.cfg" or (name in _ACTIVATE and in_bin):
+        return (
+            f"{path!r} is a virtual environment's setting or activation script, which agents "
+            "never write"
+        )
     if name in _PYTHON_STARTUP or name.endswith(_PYTHON_STARTUP_SUFFIX):
         return (
             f"{path!r} is code Python runs at every start (sitecustomize, usercustomize, "

@@ -1,10 +1,10 @@
 """Create-only mode creates documents and data, never a file a tool of the user's runs later.
 
 Red-team pass (redwrite15): a profile with ``file_write: create-only`` created conftest.py
-(pytest imports it at the next run), a package into a virtual environment's site-packages,
-a Makefile, a package.json, a pre-commit configuration, cargo's config (its rustc-wrapper
-runs at the next build), Copilot's instructions and AGENTS.md (sitecustomize.py, a .pth and
-a devcontainer are never written in any mode: test_redteam_write_runs_later.py). Each
+(pytest imports it at the next run), a Python package's __main__.py, a Makefile, a
+package.json, a pre-commit configuration, cargo's config (its rustc-wrapper runs at the next
+build), Copilot's instructions and AGENTS.md (sitecustomize.py, a .pth, installed packages
+and a devcontainer are never written in any mode: test_redteam_write_runs_later.py). Each
 executor judges the path as given and as resolved (through a link)."""
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ BY_NAME = "a file tools find by its name and act on"
 ATTACKS = [
     ("conftest.py", NOT_DATA),
     ("src/pkg/__init__.py", NOT_DATA),
-    ("venv/lib/python3.12/site-packages/evil/__init__.py", NOT_DATA),
-    (".venv/lib/python3.12/site-packages/evil-1.0.dist-info/entry_points.txt", HIDDEN),
+    ("tools/evil/__main__.py", NOT_DATA),
+    (".venv/notes.txt", HIDDEN),
     ("Makefile", NOT_DATA),
     ("setup.py", NOT_DATA),
     ("tox.ini", NOT_DATA),

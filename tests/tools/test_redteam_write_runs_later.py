@@ -39,8 +39,8 @@ def _daytona(ws: Path) -> Executor:
 BUILDERS: dict[str, Callable[[Path], Executor]] = {"local": _local, "daytona": _daytona}
 
 ATTACKS = [
-    (".venv/lib/python3.12/site-packages/zz_init.pth", PYTHON),
-    ("venv/lib/python3.11/site-packages/Distutils-Precedence.PTH", PYTHON),
+    (".venv/lib/python3.12/site-packages/zz_init.pth", "installed code that tools run"),
+    ("lib/Distutils-Precedence.PTH", PYTHON),
     ("src/sitecustomize.py", PYTHON),
     ("usercustomize.py", PYTHON),
     (".hg/hgrc", "is inside .hg/"),
@@ -136,3 +136,37 @@ async def test_names_a_case_insensitive_disk_folds_are_refused(
     assert why in str(refused.value)
     assert not (tmp_path / path).exists()
     assert not any(tmp_path.iterdir())
+
+
+# An environment's installed code, which the next test run imports and which git ignores, so
+# a review of the change never shows it: each was written under full before.
+INSTALLED_ATTACKS = [
+    (".venv/lib/python3.12/site-packages/pytest/__init__.py", "installed code that tools run"),
+    ("venv/lib/python3/dist-packages/requests/api.py", "installed code that tools run"),
+    ("node_modules/.bin/jest", "installed code that tools run"),
+    ("web/node_modules/lodash/index.js", "installed code that tools run"),
+    (".venv/pyvenv.cfg", "a virtual environment's setting or activation script"),
+    (".venv/bin/activate", "a virtual environment's setting or activation script"),
+    ("venv/Scripts/Activate.ps1", "a virtual environment's setting or activation script"),
+]
+
+
+@pytest.mark.parametrize(("path", "why"), INSTALLED_ATTACKS)
+async def test_installed_code_is_never_written(tmp_path: Path, path: str, why: str) -> None:
+    executor = _local(tmp_path)
+    try:
+        with pytest.raises(SensitivePath) as refused:
+            await executor.write(path, b"import os; os.system('id')\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    assert why in str(refused.value)
+    assert not (tmp_path / path).exists()
+
+
+async def test_a_project_script_named_activate_outside_bin_is_written(tmp_path: Path) -> None:
+    executor = _local(tmp_path)
+    try:
+        await executor.write("scripts-dev/activate", b"echo hi\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    assert (tmp_path / "scripts-dev" / "activate").read_bytes() == b"echo hi\n"
