@@ -77,3 +77,22 @@ async def test_the_strings_it_holds_read_as_before(tmp_path: Path) -> None:
     _with_cell(tmp_path / "w.xlsx", '<c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c>')
     out = await call(tmp_path, path="w.xlsx")
     assert out.content.splitlines()[1] == "1\tfirst\tlast string"
+
+
+@pytest.mark.parametrize(
+    ("head", "what"),
+    [
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 512, "an Excel 97-2003 (.xls) workbook"),
+        (b"\xef\xbb\xbf\n<html><table><tr><td>1</td></tr></table>", "an HTML or XML page"),
+    ],
+)
+async def test_a_file_named_xlsx_that_is_another_kind_says_which(
+    tmp_path: Path, head: bytes, what: str
+) -> None:
+    # Reporting tools export .xls and HTML tables under the name .xlsx; the answer was 'not a
+    # readable .xlsx workbook (BadZipFile: File is not a zip file)'.
+    (tmp_path / "export.xlsx").write_bytes(head)
+    out = await call(tmp_path, path="export.xlsx", action="list_sheets")
+    assert out.is_error
+    assert f"export.xlsx is {what}, not an .xlsx workbook; " in out.content
+    assert "BadZipFile" not in out.content

@@ -27,6 +27,20 @@ if TYPE_CHECKING:  # built by the reader with the first workbook read
     from rho_domain.ports.sheets import SheetInfo
 
 MAX_BYTES = 50 << 20
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound file of .xls (and .doc)
+
+
+def _not_a_workbook(data: bytes) -> tuple[str, str] | None:
+    """What a file named .xlsx really is when it is a kind exported under that name: an Excel
+    97-2003 workbook, or an HTML or XML page (reporting tools export tables so), with what
+    to do; None for anything else (a zip is the reader's to judge)."""
+    if data.startswith(_OLE2):
+        return "an Excel 97-2003 (.xls) workbook", "save it as .xlsx or .csv"
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<":
+        return "an HTML or XML page", "read it with the read tool"
+    return None
+
+
 MAX_ROWS = 1000
 MAX_COLUMNS = 50
 MAX_CELL = 200
@@ -97,6 +111,8 @@ class ReadExcelHandler(ToolHandler):
                 return ToolOutput(content=f"1. {path} ({total} rows x {width} columns)")
             cut = [row[columns.start - 1 : columns.stop - 1] for row in window]
             return _render(path, cut, start, total, width, columns=columns)
+        if (other := _not_a_workbook(data)) is not None:
+            raise ToolError(f"{path} is {other[0]}, not an .xlsx workbook; {other[1]}")
         if self.reader is None:
             raise ToolError("reading .xlsx needs openpyxl: install rho-agent[excel]")
         try:
