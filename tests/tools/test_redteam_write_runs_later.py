@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona
+from rho_adapters.fakes import FakeDaytona, MemoryExecutor
 from rho_adapters.local import LocalExecutor
 from rho_domain.errors import SensitivePath
 from rho_domain.permissions import FileWriteMode
@@ -170,3 +170,27 @@ async def test_a_project_script_named_activate_outside_bin_is_written(tmp_path: 
     finally:
         await executor.aclose()
     assert (tmp_path / "scripts-dev" / "activate").read_bytes() == b"echo hi\n"
+
+
+@pytest.mark.parametrize("backend", ["local", "daytona", "memory"])
+@pytest.mark.parametrize(
+    ("path", "data", "why"),
+    [
+        (".git/hooks/pre-commit", b"id\n", "is inside .git/"),
+        ("vendor/lib/HEAD", b"ref: refs/heads/main\n", "would be a git HEAD"),
+    ],
+)
+async def test_the_fake_refuses_what_the_executors_refuse(
+    tmp_path: Path, backend: str, path: str, data: bytes, why: str
+) -> None:
+    # MemoryExecutor, the executor port's fake, wrote both (it checked the write mode only),
+    # so a test of a rule on the fake passed where the real executors refuse.
+    executor = (
+        MemoryExecutor(root=str(tmp_path)) if backend == "memory" else BUILDERS[backend](tmp_path)
+    )
+    try:
+        with pytest.raises(SensitivePath) as refused:
+            await executor.write(path, data, overwrite=True)
+    finally:
+        await executor.aclose()
+    assert why in str(refused.value)
