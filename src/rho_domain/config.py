@@ -256,11 +256,11 @@ class AgentConfig:
     ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
     a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
     ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
-    ``max_turns`` counts model calls in one run (default 100, ``DEFAULT_MAX_TURNS``; 0 or
-    None: no limit); a run that reaches it ends with status ``max_turns``. ``tool_choice`` is
-    ``auto``, ``none``, ``required`` or a tool's name (None: the endpoint's default); a
-    forcing choice applies until the model has called a tool in the current turn, then
-    ``auto``. ``stream`` None or
+    ``max_turns`` counts model calls in one run, its sub-agents' included (default 100,
+    ``DEFAULT_MAX_TURNS``; 0 or None: no limit); a run that reaches it ends with status
+    ``max_turns``. ``tool_choice`` is ``auto``, ``none``, ``required`` or a tool's name
+    (None: the endpoint's default); a forcing choice applies until the model has called a
+    tool in the current turn, then ``auto``. ``stream`` None or
     True streams where the endpoint can (not tool turns on a provider that cannot stream
     tools); False asks OpenAI-compatible servers for whole responses (servers whose streamed
     tool calls are broken).

@@ -83,3 +83,13 @@ async def test_no_child_starts_when_a_limit_is_spent() -> None:
         if isinstance(m, ToolResultMessage) and m.call_id == "d1"
     ]
     assert "no budget is left for a sub-agent (max_total_tokens spent)" in answer
+
+
+async def test_the_runs_max_turns_hold_the_child_too() -> None:
+    # max_turns: 3 model calls in the run. The child got the whole 3 again, for its own run,
+    # and its calls counted against none of the parent's: 1 + 3 + 1 = 5 model calls.
+    script = [_delegate(1), *(_echo(n) for n in range(1, 6)), text("child"), text("parent")]
+    session = make_session(script, tools=[EchoTool(), DelegateTool()], max_turns=3)
+    result = await session.run("go")
+    assert result.status is RunStatus.MAX_TURNS
+    assert len(session.model.requests) == 3  # type: ignore[attr-defined]

@@ -269,6 +269,7 @@ class Session:
             watch = budget_watch(self.agent.config.budget, self.state, tally.started)
             self.control.deadline = watch.deadline() if watch is not None else None
             limit = self.agent.config.max_turns if max_turns is None else max_turns
+            tally.max_turns = limit or None  # what a sub-agent may use of it (sub_agents)
             turns = Turns(self, self._refresh_tools, tally, watch)
             status = await turns.drive(prompt, limit or None)
         except asyncio.CancelledError:

@@ -188,6 +188,8 @@ class SubAgents:
         budget = parent.agent.config.budget
         if (tally := parent.current_run) is None:
             return budget, None
+        if tally.max_turns is not None and tally.calls + tally.child_calls >= tally.max_turns:
+            return budget, f"no model call is left for a sub-agent (max_turns {tally.max_turns})"
         elapsed = parent.clock.monotonic() - tally.started
         return child_budget(budget, tally, parent.state, elapsed)
 
@@ -207,6 +209,10 @@ class SubAgents:
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, output_schema=None))
         if budget is not None:
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, budget=budget))
+        if (tally := parent.current_run) is not None and tally.max_turns is not None:
+            # what is left of the run's model calls (``_budget`` started no child without one)
+            left = max(tally.max_turns - tally.calls - tally.child_calls, 1)
+            agent = attrs.evolve(agent, config=attrs.evolve(agent.config, max_turns=left))
         child = parent.related(agent, session_id=session_id, state=state, delegation=False)
         for listener in parent.journal.listeners:  # e.g. tracing: the child's spans nest in ours
             if isinstance(listener, FollowsChildren):

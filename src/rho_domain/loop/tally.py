@@ -31,6 +31,7 @@ class RunTally:
     child_calls: int = 0
     child_tools: int = 0
     tools_before: int = 0  # the session's tool calls when this run started
+    max_turns: int | None = None  # the run's model calls at most, its sub-agents' included
     text: str = ""
     calls: int = 0
     reason: str | None = None

@@ -129,7 +129,8 @@ class Turns:
             raise SessionStateError("nothing to run: pass a prompt")
         turns = 0
         while True:
-            if max_turns is not None and turns >= max_turns:
+            # the sub-agents' model calls count: a child gets what is left of max_turns
+            if max_turns is not None and turns + tally.child_calls >= max_turns:
                 return RunStatus.MAX_TURNS
             if (stop := await self._before_model_call()) is not None:
                 return stop
