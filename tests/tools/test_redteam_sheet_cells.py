@@ -96,3 +96,31 @@ async def test_a_file_named_xlsx_that_is_another_kind_says_which(
     assert out.is_error
     assert f"export.xlsx is {what}, not an .xlsx workbook; " in out.content
     assert "BadZipFile" not in out.content
+
+
+async def test_a_second_sheet_of_the_same_name_is_said_not_hidden(tmp_path: Path) -> None:
+    # Excel never lets two sheets share a name; a crafted workbook may, and read_sheet reads
+    # the first by name: the listing and the read said nothing of the other sheet's rows.
+    book = workbook()
+    book.active.title = "Data"
+    book.active["A1"] = "the decoy"
+    book.create_sheet("Other")["A1"] = "the rows nobody reads"
+    buffer = io.BytesIO()
+    book.save(buffer)
+    source = zipfile.ZipFile(buffer)
+    with zipfile.ZipFile(tmp_path / "w.xlsx", "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            part = source.read(info.filename)
+            if info.filename == "xl/workbook.xml":
+                part = part.replace(b'name="Other"', b'name="Data"')
+            target.writestr(info, part)
+    listing = await call(tmp_path, path="w.xlsx", action="list_sheets")
+    assert listing.content.splitlines()[1] == (
+        "2. Data (1 rows x 1 columns) - the name of an earlier sheet, which Excel never "
+        "allows: not readable by name"
+    )
+    read = await call(tmp_path, path="w.xlsx", sheet="Data")
+    assert read.content.splitlines()[:2] == [
+        "w.xlsx [Data] (the first of 2 sheets of this name): 1 rows x 1 columns",
+        "1\tthe decoy",
+    ]

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # built by the reader with the first workbook read
     from rho_domain.ports.sheets import SheetInfo
 
 MAX_BYTES = 50 << 20
+_SAME_NAME = " - the name of an earlier sheet, which Excel never allows: not readable by name"
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound file of .xls (and .doc)
 
 
@@ -119,12 +120,19 @@ class ReadExcelHandler(ToolHandler):
             sheets = await self.reader.sheets(data)
         except ToolError as exc:
             raise ToolError(f"{path}: {exc}") from None
+        names = [s.name for s in sheets]
         if action == "list_sheets":
-            listing = [
-                f"{i}. {s.name} ({'' if s.complete else 'at least '}{s.rows} rows x "
-                f"{s.columns} columns{_hidden_count(s)})"
-                for i, s in enumerate(sheets, 1)
-            ]
+            # Excel never lets two sheets share a name; a crafted workbook may, and only the
+            # first of them is read by name: the listing says so rather than hide the rest
+            seen: set[str] = set()  # a set: a crafted workbook may list 100,000 sheets
+            listing = []
+            for i, s in enumerate(sheets, 1):
+                listing.append(
+                    f"{i}. {s.name} ({'' if s.complete else 'at least '}{s.rows} rows x "
+                    f"{s.columns} columns{_hidden_count(s)})"
+                    + (_SAME_NAME if s.name in seen else "")
+                )
+                seen.add(s.name)
             return ToolOutput(content="\n".join(listing) or "(no sheets)")
         if not sheets:
             raise ToolError(f"{path} has no sheets")
@@ -146,8 +154,10 @@ class ReadExcelHandler(ToolHandler):
             if count
             else ()
         )
+        same = names.count(name)
         return _render(
-            f"{path} [{name}]",
+            f"{path} [{name}]"
+            + (f" (the first of {same} sheets of this name)" if same > 1 else ""),
             rows,
             start,
             info.rows,
