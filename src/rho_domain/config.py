@@ -222,10 +222,12 @@ class Budget:
     ``budget_exceeded`` (None: no limit).
 
     Per run: token and cost limits count this run's usage (its sub-agents' included);
-    ``max_tool_calls`` the tool calls it made; ``max_wall_seconds`` its elapsed time, enforced
-    during a model call or a tool call too (the call is stopped at the deadline and answered
-    as stopped). Per session (``session_*``), across every run and resume: its model calls,
-    tool calls, active time (the runs' durations) and cost. Counts and costs are checked
+    ``max_tool_calls`` the tool calls it and its sub-agents made; ``max_wall_seconds`` its
+    elapsed time, enforced during a model call or a tool call too (the call is stopped at the
+    deadline and answered as stopped). Per session (``session_*``), across every run and
+    resume: its model calls, tool calls, active time (the runs' durations) and cost, the
+    current run's sub-agents' included. A sub-agent gets what is left of each limit
+    (``loop.tally.child_budget``). Counts and costs are checked
     before each model call, so a batch of tool calls in progress finishes first; the model
     calls of one run are bounded by ``AgentConfig.max_turns``.
     """
@@ -254,11 +256,11 @@ class AgentConfig:
     ``profile`` is a built-in name, a path to a profile YAML (resolved by the entry layer), or
     a ``PermissionProfile``. ``system_prompt`` empty means the built-in default prompt; text
     ending in ``.md`` is a template path (entry layer). ``vars`` fill the prompt template.
-    ``max_turns`` counts model calls in one run (default 100, ``DEFAULT_MAX_TURNS``; 0 or
-    None: no limit); a run that reaches it ends with status ``max_turns``. ``tool_choice`` is
-    ``auto``, ``none``, ``required`` or a tool's name (None: the endpoint's default); a
-    forcing choice applies until the model has called a tool in the current turn, then
-    ``auto``. ``stream`` None or
+    ``max_turns`` counts model calls in one run, its sub-agents' included (default 100,
+    ``DEFAULT_MAX_TURNS``; 0 or None: no limit); a run that reaches it ends with status
+    ``max_turns``. ``tool_choice`` is ``auto``, ``none``, ``required`` or a tool's name
+    (None: the endpoint's default); a forcing choice applies until the model has called a
+    tool in the current turn, then ``auto``. ``stream`` None or
     True streams where the endpoint can (not tool turns on a provider that cannot stream
     tools); False asks OpenAI-compatible servers for whole responses (servers whose streamed
     tool calls are broken).

@@ -1,17 +1,24 @@
 """Path rules shared by every file tool and executor: what is a secret, what is never written.
 
-Pure functions over path *components*, compared casefolded (a case-insensitive filesystem
-makes ``.GIT/config`` the same file as ``.git/config``). They are applied to the canonical
+Pure functions over path *components*, compared as a case-insensitive disk compares them
+(``folded``: ``.GIT/config``, ``.g\u200cit/config`` on HFS+ and ``.git./config`` on NTFS are
+``.git/config``). They are applied to the canonical
 path (after symlinks were resolved by the executor) as well as to the path the model wrote.
 
 * Secrets (never read, never written): the policy of ``rho_domain.secrets`` (secret names
   such as ``.env`` variants and private keys, secret trees such as ``.ssh``, ``/proc``,
   ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
-* Agent, editor and VCS configuration (never written): any ``.git`` component, ``.vscode``,
-  ``.idea``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.mcp.json``, ``.ssh``,
+* Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
+  ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
+  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``,
+  Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), installed
+  code (``site-packages``, ``dist-packages``, ``node_modules``, a venv's ``pyvenv.cfg`` and
+  activation scripts), ``.ssh``,
   ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
-  ``.profile``, ``.bash_aliases``...) and their XDG homes (``.config/git``, ``.config/fish``,
-  ``.config/systemd``, ``.config/autostart``, ``.config/environment.d``).
+  ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
+  commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``, ``.psqlrc``, ``.gdbinit``...),
+  their XDG homes (``.config/git``, ``.config/fish``, ``.config/systemd``, ``.config/nvim``,
+  ``.config/direnv``...) and the user's PATH directories (``.local/bin``, ``.cargo/bin``).
 """
 
 from __future__ import annotations
@@ -29,20 +36,73 @@ _SECRET_NAMES = frozenset(
 _SSH_KEYS = frozenset(
     {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"}
 )
+# Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
+# its next command); a devcontainer's and Zed's configuration run commands when the folder is
+# opened, as .vscode's tasks do; Kiro's and Windsurf's are agents' configuration.
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
-     ".aws", ".direnv", ".kube", ".docker"}
+     ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
+     ".zed", ".kiro", ".windsurf", ".vim", ".emacs.d"}
+)  # fmt: skip
+# Code the interpreter runs at every start, before any program of the project: Python's site
+# imports sitecustomize and usercustomize from its path, and runs the import lines of every
+# .pth file in a site-packages (a virtual environment's in the workspace among them). No
+# project's work is written there; it is the environment's.
+_PYTHON_STARTUP = frozenset({"sitecustomize.py", "usercustomize.py"})
+_PYTHON_STARTUP_SUFFIX = ".pth"
+# An environment's installed code, which the project's tests and tools import or run and
+# which the user's review of a change never shows (a virtual environment and node_modules are
+# ignored by git): installed packages, a venv's interpreter setting and activation scripts.
+_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
+_ACTIVATE = frozenset(
+    {"activate", "activate.bat", "activate.csh", "activate.fish", "activate.nu", "activate.ps1",
+     "activate_this.py"}
 )  # fmt: skip
 _NEVER_WRITTEN_FILES = frozenset(
-    {".mcp.json", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-     ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".inputrc", ".cursorrules",
+    {".mcp.json", ".devcontainer.json", ".bashrc", ".bash_profile", ".bash_login",
+     ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+     ".inputrc", ".cursorrules",
      ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
-     ".xsessionrc", ".pam_environment"}
+     ".xsessionrc", ".pam_environment",
+     # the user's tools that run commands from their start-up files (vim's and neovim's
+     # exrc and plugins, emacs, tmux's run-shell, psql's and sqlite3's shell escapes, gdb's
+     # and lldb's commands, R, irb, X sessions, mercurial's hooks)
+     ".vimrc", ".gvimrc", ".exrc", ".nvimrc", ".nvim.lua", ".emacs", ".tmux.conf",
+     ".screenrc", ".psqlrc", ".sqliterc", ".gdbinit", ".lldbinit", ".rprofile", ".irbrc",
+     ".pryrc", ".xinitrc", ".xsession", ".hgrc"}
 )  # fmt: skip
-# The same configuration under XDG names (``.config/<name>/``): git's own config (its
-# core.fsmonitor runs a command at the next ``git status``), fish's start-up files, user
-# services, the desktop's autostart and the session's environment.
-_NEVER_WRITTEN_XDG = frozenset({"git", "fish", "systemd", "autostart", "environment.d"})
+# The same configuration under XDG names (``.config/<name>``): git's own config (its
+# core.fsmonitor runs a command at the next ``git status``), fish's, nushell's, xonsh's and
+# PowerShell's start-up files, user services, the desktop's autostart, the session's
+# environment, window managers' exec lines, editors' (neovim, vim, emacs, VS Code, Zed),
+# direnv's direnvrc, mise's hooks, tmux's, starship's prompt commands; and the directories
+# of commands on the user's PATH (``.local/bin``, ``.cargo/bin``): a program put there
+# replaces ``git`` or ``python`` at the next call.
+_NEVER_WRITTEN_BELOW = {
+    ".config": frozenset(
+        {"git", "fish", "systemd", "autostart", "environment.d", "nushell", "xonsh",
+         "powershell", "i3", "sway", "hypr", "nvim", "vim", "emacs", "code", "zed", "direnv",
+         "mise", "tmux", "starship.toml"}
+    ),
+    ".local": frozenset({"bin"}),
+    ".cargo": frozenset({"bin"}),
+}  # fmt: skip
+
+
+# The code points HFS+ ignores in a name (git's is_hfs_dotgit has the same list): on such a
+# disk '.g\u200cit' is the directory '.git'.
+_IGNORED_BY_HFS = dict.fromkeys(
+    map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c"
+             "\u206d\u206e\u206f\ufeff")
+)  # fmt: skip
+
+
+def folded(name: str) -> str:
+    """``name`` as a case-insensitive disk compares it: casefolded, without the code points
+    HFS+ ignores, and without the trailing dots and spaces Windows drops (``.git.`` and
+    ``.git `` are ``.git`` on NTFS, a WSL workspace under /mnt/c among them)."""
+    low = name.casefold().translate(_IGNORED_BY_HFS)
+    return low.rstrip(". ") or low
 
 
 def components(path: str) -> tuple[str, ...]:
@@ -71,15 +131,102 @@ def write_refusal(path: str) -> str | None:
     """Why ``path`` may never be written, or None. Checks every component."""
     parts = components(path)
     for index, part in enumerate(parts):
-        low = part.casefold()
+        low = folded(part)
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
-        if low in _NEVER_WRITTEN_XDG and index and parts[index - 1].casefold() == ".config":
+        if low in _INSTALLED_DIRS:
+            return (
+                f"{path!r} is inside {part}/, installed code that tools run and a review of "
+                "the change never shows; change the dependency's version or source instead"
+            )
+        below = _NEVER_WRITTEN_BELOW.get(folded(parts[index - 1])) if index else None
+        if below is not None and low in below:
             return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
-    if parts and parts[-1].casefold() in _NEVER_WRITTEN_FILES:
+    name = folded(parts[-1]) if parts else ""
+    if name in _NEVER_WRITTEN_FILES:
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
-    if parts and is_secret_name(parts[-1]):
+    in_bin = len(parts) > 1 and folded(parts[-2]) in ("bin", "scripts")
+    if name == "pyvenv.cfg" or (name in _ACTIVATE and in_bin):
+        return (
+            f"{path!r} is a virtual environment's setting or activation script, which agents "
+            "never write"
+        )
+    if name in _PYTHON_STARTUP or name.endswith(_PYTHON_STARTUP_SUFFIX):
+        return (
+            f"{path!r} is code Python runs at every start (sitecustomize, usercustomize, "
+            ".pth files), which agents never write"
+        )
+    if name and is_secret_name(name):
         return f"{path!r} is a secrets file; only templates such as .env.example may be written"
+    return None
+
+
+# What create-only mode creates, by construction an allowlist (a denylist of the files tools
+# run by themselves is never complete): a document or data file a person opens, a report, notes,
+# a table, an export. Not code, not a build or tool configuration of any kind (conftest.py,
+# sitecustomize.py, a .pth, Makefile, setup.py, tox.ini, .pre-commit-config.yaml, a workflow),
+# and nothing inside a hidden directory, where tools keep the configuration they load
+# (.devcontainer, .cargo, .github, .zed...). A readonly investigation writes its findings.
+CREATED_KINDS = (
+    ".md", ".markdown", ".txt", ".rst", ".csv", ".tsv", ".log", ".json", ".jsonl", ".ndjson"
+)  # fmt: skip
+# Files of those kinds that a tool finds by their name and acts on: npm, composer and deno run
+# a package.json's, composer.json's and deno.json's scripts, CMake runs CMakeLists.txt, pip
+# installs what requirements.txt and constraints.txt name, and coding agents follow the
+# instructions in AGENTS.md, CLAUDE.md and GEMINI.md.
+_LOADED_BY_NAME = frozenset(
+    {"package.json", "composer.json", "deno.json", "cmakelists.txt", "requirements.txt",
+     "constraints.txt", "agents.md", "claude.md", "gemini.md"}
+)  # fmt: skip
+
+
+def create_only_refusal(relative: str) -> str | None:
+    """Why create-only mode may not create the workspace-relative ``relative``, or None: it
+    creates only ``CREATED_KINDS``, never a name in ``_LOADED_BY_NAME``, never in a hidden
+    directory. Checked by every executor on the path as given and as resolved."""
+    parts = components(normalize(relative))
+    if not parts:
+        return None
+    for part in parts[:-1]:
+        if folded(part).startswith(".") and part != "..":
+            return (
+                f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
+                "configuration; create-only mode creates documents and data only"
+            )
+    name = folded(parts[-1])
+    if name.startswith(".") or not name.endswith(CREATED_KINDS):
+        kinds = " ".join(CREATED_KINDS)
+        return (
+            f"{relative!r} is not a document or data file; create-only mode creates only "
+            f"{kinds} files, which no tool runs by itself"
+        )
+    if name in _LOADED_BY_NAME:
+        return (
+            f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
+            "installs, agent instructions); create-only mode does not create it"
+        )
+    return None
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def git_head_refusal(path: str, data: bytes) -> str | None:
+    """Why ``data`` may not be written to ``path``, or None: a file named ``HEAD`` that holds
+    a ref (``ref: refs/...``) or an object id is what makes git take its directory for a
+    repository, with or without ``objects/`` and ``refs/`` beside it: a bare repository
+    planted anywhere in the workspace, whose ``config`` (``core.pager``, ``core.fsmonitor``,
+    ``core.sshCommand``) git obeys when the user runs git there. Git's own test
+    (``validate_headref``) is the rule: the bytes start with ``ref:`` or with a hex id."""
+    parts = components(path)
+    if not parts or folded(parts[-1]) != "head":
+        return None
+    if data.startswith(b"ref:") or (len(data) >= 40 and _HEX.issuperset(data[:40])):
+        return (
+            f"{path!r} would be a git HEAD, which makes its directory a repository whose "
+            "config git obeys (a bare repository planted in the workspace); agents never "
+            "write one"
+        )
     return None
 
 

@@ -46,7 +46,14 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import ResourceLimits, limit_hit
-from rho_domain.paths import check_file_path, check_path_text, check_write_mode, write_refusal
+from rho_domain.paths import (
+    check_file_path,
+    check_path_text,
+    check_write_mode,
+    create_only_refusal,
+    git_head_refusal,
+    write_refusal,
+)
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import (
@@ -171,8 +178,13 @@ class DaytonaExecutor(Executor):
         check_path_text(path)
         check_file_path(path)
         self._workspace.check_write(path, ())
+        if reason := git_head_refusal(path, data):
+            raise SensitivePath(reason)
         res, _, parts = await self._workspace.resolve(path, write=True)
         self._workspace.check_write(path, parts)
+        created = self.file_write is FileWriteMode.CREATE_ONLY
+        if created and (reason := create_only_refusal("/".join(parts))):
+            raise PermissionDenied(reason)
         if not parts:
             raise ToolError(f"{path} is the workspace directory")
         if res.is_link:

@@ -4,9 +4,10 @@ Files are bytes keyed by workspace-relative POSIX paths; directories exist impli
 Commands are answered by handlers you register by program name (``argv[0]`` of the first
 stage, or the first word of a shell string); anything else exits 127. It takes the same
 ``file_write`` and ``allow_shell`` settings as the real executors and enforces them the same way
-(OFF refuses every write, CREATE_ONLY refuses overwrites, a shell string needs ``allow_shell``),
-and confines paths like them (no ``..`` or absolute escapes), refuses secrets
-(``rho_domain.secrets``) and paths naming a directory. It joins their contract suite
+(OFF refuses every write, CREATE_ONLY refuses overwrites and what it does not create, a shell
+string needs ``allow_shell``), and confines paths like them (no ``..`` or absolute escapes),
+refuses secrets (``rho_domain.secrets``), paths never written (``paths.write_refusal``, a
+planted git HEAD) and paths naming a directory. It joins their contract suite
 (tests/tools/test_executor_contract.py).
 """
 
@@ -18,7 +19,13 @@ import posixpath
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
-from rho_domain.paths import check_file_path, check_write_mode, write_refusal
+from rho_domain.paths import (
+    check_file_path,
+    check_write_mode,
+    create_only_refusal,
+    git_head_refusal,
+    write_refusal,
+)
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import (
     Command,
@@ -173,6 +180,11 @@ class MemoryExecutor(Executor):
         check_write_mode(path, self.file_write, overwrite=overwrite)
         check_file_path(path)
         key = self._key(path)
+        if reason := write_refusal(key) or git_head_refusal(key, data):
+            raise SensitivePath(reason)  # as the real executors refuse it
+        created = self.file_write is FileWriteMode.CREATE_ONLY
+        if created and (reason := create_only_refusal(key)):
+            raise PermissionDenied(reason)
         existed = key in self.files
         if existed and not overwrite:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")

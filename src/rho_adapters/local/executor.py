@@ -181,7 +181,8 @@ class LocalExecutor(Executor):
 
     def _write(self, path: str, data: bytes, overwrite: bool) -> bool:
         check_write_mode(path, self.file_write, overwrite=overwrite)
-        return self._workspace.put(path, data, overwrite=overwrite)
+        create_only = self.file_write is FileWriteMode.CREATE_ONLY
+        return self._workspace.put(path, data, overwrite=overwrite, create_only=create_only)
 
     async def upload(self, files: Sequence[FileUpload]) -> None:
         """See ``Executor.upload``: into the workspace only (an absolute path elsewhere on

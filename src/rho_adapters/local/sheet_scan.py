@@ -6,8 +6,9 @@ which counts formatted empty cells (one value at A1 and a bordered cell at Z500 
 This module drives openpyxl's own sheet parser (the one ``ReadOnlyWorksheet`` uses, openpyxl
 3.1) with three additions: a formula cell without a cached value reads ``formula: =...``,
 hidden rows and columns are collected, and only cells holding something count towards the
-extent. Work is bounded by the caller's cell budget (every row costs at least one cell, so a
-sheet of empty rows is bounded too) and stops at the caller's ``Stop``.
+extent. Work is bounded by the caller's cell budget, one for all the sheets a call scans
+(every row costs at least one cell, so a sheet of empty rows is bounded too), and stops at
+the caller's ``Stop``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from rho_domain.errors import ToolError
 from rho_domain.ports.spreadsheet import Cell
 from rho_domain.tools.offload import Stop
 
@@ -44,8 +46,46 @@ class BudgetSpent(Exception):
         self.row = row
 
 
+# What a sheet costs at least, in cells: opening one (its part, a parser) costs what parsing
+# some 30 cells does (0.3 ms against some 10 µs a cell, measured), so a workbook of many
+# empty sheets, which may all name one part, spends the budget as rows do.
+SHEET_COST = 32
+
+
+@attrs.define
+class CellBudget:
+    """The cells one call may still parse, shared by every sheet the call scans: a workbook
+    of many sheets (they may even name one part) gets one budget, not one per sheet."""
+
+    left: int
+
+    def spend(self, cells: int, row: int) -> None:
+        """Count ``cells`` parsed at ``row``; raise ``BudgetSpent`` past the budget."""
+        self.left -= cells
+        if self.left < 0:
+            raise BudgetSpent(row)
+
+
 def _hidden(attrs_: dict[str, str]) -> bool:
     return attrs_.get("hidden", "").lower() in ("1", "true")
+
+
+class _SharedStrings:
+    """A workbook's shared strings indexed as Excel indexes them: from 0 up, so a cell naming
+    string -1 names none (a Python list would give the last string, a value the workbook
+    never put in that cell)."""
+
+    __slots__ = ("_strings",)
+
+    def __init__(self, strings: Any) -> None:
+        self._strings = strings
+
+    def __getitem__(self, index: int) -> Any:
+        if not 0 <= index < len(self._strings):
+            raise IndexError(
+                f"it names shared string {index}; the workbook has {len(self._strings):,}"
+            )
+        return self._strings[index]
 
 
 def _parser(ws: Any, source: Any) -> Any:
@@ -71,7 +111,15 @@ def _parser(ws: Any, source: Any) -> Any:
             return number, cells
 
         def parse_cell(self, element: Any) -> Any:
-            cell = super().parse_cell(element)  # data_only: the cached value, if any
+            try:
+                cell = super().parse_cell(element)  # data_only: the cached value, if any
+            except (IndexError, ValueError, TypeError, OverflowError) as exc:
+                # openpyxl indexes, casts and converts a cell's text as it finds it: a
+                # crafted one is a damaged workbook, said as such, not an unexplained failure
+                raise ToolError(
+                    f"sheet {ws.title!r}, cell {element.get('r') or '?'}: {exc}; the "
+                    "workbook is damaged (Excel would repair or refuse it)"
+                ) from None
             if element.find(FORMULA_TAG) is not None:
                 # Parsed even when a value is cached: a shared formula's master registers
                 # the formula its dependants are translated from.
@@ -84,7 +132,7 @@ def _parser(ws: Any, source: Any) -> Any:
     book = ws.parent
     parser = _Parser(
         source,
-        ws._shared_strings,
+        _SharedStrings(ws._shared_strings),
         data_only=True,
         epoch=book.epoch,
         date_formats=book._date_formats,
@@ -96,33 +144,36 @@ def _parser(ws: Any, source: Any) -> Any:
 
 
 def _rows(
-    ws: Any, stop: Stop, max_cells: int, parser_seen: Callable[[Any], None]
+    ws: Any, stop: Stop, budget: CellBudget, parser_seen: Callable[[Any], None]
 ) -> Iterator[tuple[int, list[dict[str, Any]]]]:
     """(row number, parsed cells) for each row element, within the budget."""
-    cells = 0
     with ws._get_source() as source:
         parser = _parser(ws, source)
         parser_seen(parser)
         for number, row in parser.parse():
             stop.check()
-            cells += max(1, len(row))
-            if cells > max_cells:
-                raise BudgetSpent(number)
+            budget.spend(max(1, len(row)), number)
             yield number, row
 
 
-def scan(ws: Any, stop: Stop, max_cells: int) -> SheetScan:
-    """The sheet's ``SheetScan``; past ``max_cells``, what was seen (``complete`` False)."""
+def scan(ws: Any, stop: Stop, budget: CellBudget) -> SheetScan:
+    """The sheet's ``SheetScan``, its cells taken from ``budget`` (the call's, which the
+    sheets scanned before spent from); past it, what was seen (``complete`` False)."""
     seen: list[Any] = []
     rows = columns = 0
     complete = True
+    if budget.left <= 0:  # spent on the sheets before: this one is not opened
+        return SheetScan(rows=0, columns=0, complete=False, hidden_rows=(), hidden_columns=())
+    before = budget.left
     try:
-        for number, row in _rows(ws, stop, max_cells, seen.append):
+        for number, row in _rows(ws, stop, budget, seen.append):
             used = [c["column"] for c in row if c["value"] is not None]
             if used:
                 rows, columns = number, max(columns, max(used))
     except BudgetSpent:
         complete = False
+    # at least SHEET_COST for the sheet, its rows' cells included (the next sheets pay it)
+    budget.left -= max(0, SHEET_COST - (before - budget.left))
     parser = seen[0] if seen else None
     return SheetScan(
         rows=rows,
@@ -150,7 +201,7 @@ def window(
     last = start + count - 1
     out: list[tuple[Cell, ...]] = []
     expected = start
-    for number, row in _rows(ws, stop, max_cells, lambda _: None):
+    for number, row in _rows(ws, stop, CellBudget(max_cells), lambda _: None):
         if number < start:
             continue
         if number > last:

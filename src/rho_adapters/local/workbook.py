@@ -13,7 +13,7 @@ import hashlib
 import io
 from typing import Any
 
-from rho_adapters.local.sheet_scan import BudgetSpent, scan, window
+from rho_adapters.local.sheet_scan import BudgetSpent, CellBudget, scan, window
 from rho_domain.errors import MissingExtra, ToolError
 from rho_domain.ports.spreadsheet import Cell, SheetInfo
 from rho_domain.tools.offload import Stop
@@ -78,7 +78,7 @@ def sheets(
     scanned: collections.deque[tuple[bytes, int, tuple[SheetInfo, ...]]],
     max_cells: int,
 ) -> tuple[SheetInfo, ...]:
-    """See ``SpreadsheetReader.sheets``; each sheet scanned within ``max_cells`` cells.
+    """See ``SpreadsheetReader.sheets``; the sheets scanned within ``max_cells`` cells in all.
     ``scanned`` holds the sheets of the workbooks scanned lately (the reader's), by digest
     and budget: the same bytes are answered from it, not opened and scanned again."""
     digest = _digest(data)
@@ -103,6 +103,7 @@ def _size(found: tuple[SheetInfo, ...]) -> int:
 
 
 def _scan_sheets(book: Any, stop: Stop, max_cells: int) -> tuple[SheetInfo, ...]:
+    budget = CellBudget(max_cells)  # one for the workbook: its sheets may name one part
     try:
         return tuple(
             SheetInfo(
@@ -114,7 +115,7 @@ def _scan_sheets(book: Any, stop: Stop, max_cells: int) -> tuple[SheetInfo, ...]
                 hidden_columns=found.hidden_columns,
             )
             for ws in book.worksheets
-            for found in [scan(ws, stop, max_cells)]
+            for found in [scan(ws, stop, budget)]
         )
     finally:
         book.close()

@@ -38,6 +38,8 @@ from rho_domain.paths import (
     check_file_path,
     check_path_text,
     components,
+    create_only_refusal,
+    git_head_refusal,
     is_within,
     write_refusal,
 )
@@ -151,10 +153,16 @@ class Workspace:
                 "none of them is a secret; it may not be read"
             )
 
-    def _check_write(self, path: str, tree: Tree, parts: tuple[str, ...]) -> None:
+    def _check_write(
+        self, path: str, tree: Tree, parts: tuple[str, ...], *, create_only: bool = False
+    ) -> None:
+        """Refuse a path never written, and under create-only a file it does not create (both
+        on the path as given and on ``parts``, its components below the workspace)."""
         for candidate in (path, "/".join(parts)):
             if reason := write_refusal(candidate):
                 raise SensitivePath(reason)
+        if create_only and (reason := create_only_refusal("/".join(parts))):
+            raise PermissionDenied(reason)
         absolute = tree.root_parts + parts
         if any(is_within(absolute, protected) for protected in self._protected):
             raise SensitivePath(f"{path!r} is inside the session directory; it is never written")
@@ -220,13 +228,19 @@ class Workspace:
             finally:
                 os.close(res.dir_fd)
 
-    def put(self, path: str, data: bytes, *, overwrite: bool = True) -> bool:
-        """Write inside the workspace, whatever the write mode (the caller checks it first)."""
+    def put(
+        self, path: str, data: bytes, *, overwrite: bool = True, create_only: bool = False
+    ) -> bool:
+        """Write inside the workspace; the caller checks the write mode first, and passes
+        ``create_only`` under CREATE_ONLY (``paths.create_only_refusal``, judged here on the
+        path as given and as resolved)."""
         with os_errors(path):
             check_path_text(path)
             check_file_path(path)
             tree, parts = self._locate(path, write=True)
-            self._check_write(path, tree, parts)
+            self._check_write(path, tree, parts, create_only=create_only)
+            if reason := git_head_refusal(path, data):
+                raise SensitivePath(reason)
             res = tree.resolve(
                 parts,
                 path,
@@ -235,7 +249,7 @@ class Workspace:
                 guard=lambda dirs: self._check_write(path, tree, dirs),
             )
             try:
-                self._check_write(path, tree, res.parts)
+                self._check_write(path, tree, res.parts, create_only=create_only)
                 return write_bytes(res, path, data, overwrite=overwrite)
             finally:
                 os.close(res.dir_fd)

@@ -12,7 +12,7 @@ The map of one run (``Session.run``), in the order it happens:
    schemas; later ``measure`` / ``context_full`` size the prompt for compaction.
 4. ``tool_batch`` — ``ToolBatch.resume``: calls left waiting for approval are decided first.
 5. ``tally`` — ``budget_exceeded`` before each model call (a child gets
-   ``remaining_budget``).
+   ``child_budget``: what is left of every limit).
 6. ``control`` — ``RunControl``: cancel and pause checkpoints, operator directives applied.
 7. ``compaction_run`` — ``auto_compact`` when the context is 80 % full (``compact_history``
    for a manual one, ``compact_after_overflow`` after the server refuses the size).

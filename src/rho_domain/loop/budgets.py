@@ -48,19 +48,29 @@ class BudgetWatch:
             ends.append(self.started + max(total - self.seconds_before, 0.0))
         return min(ends) if ends else None
 
-    def reached(self, *, own: Usage, children: Usage, state: State, now: float) -> str | None:
+    def reached(
+        self,
+        *,
+        own: Usage,
+        children: Usage,
+        state: State,
+        now: float,
+        child_calls: int = 0,
+        child_tools: int = 0,
+    ) -> str | None:
         """The first limit reached, described (what was spent, what is allowed, for the run
         or for the session), or None. ``own`` is this run's model usage, ``children`` its
-        sub-agents'; ``state`` is the session's (its usage includes this run's own)."""
+        sub-agents', and ``child_calls`` and ``child_tools`` their model and tool calls in
+        this run; ``state`` is the session's (its usage includes this run's own)."""
         budget, elapsed = self.budget, now - self.started
         if reason := budget_exceeded(budget, own + children, elapsed):
             return reason
-        run_tools = state.tool_calls - self.tool_calls_before
+        run_tools = state.tool_calls - self.tool_calls_before + child_tools
         if (limit := budget.max_tool_calls) is not None and run_tools >= limit:
             return f"budget reached: {run_tools} tool calls of {limit} allowed for this run"
         session = (
-            (budget.session_max_turns, state.model_calls, "model calls"),
-            (budget.session_max_tool_calls, state.tool_calls, "tool calls"),
+            (budget.session_max_turns, state.model_calls + child_calls, "model calls"),
+            (budget.session_max_tool_calls, state.tool_calls + child_tools, "tool calls"),
             (budget.session_max_wall_seconds, self.seconds_before + elapsed, "seconds"),
             (
                 budget.session_max_cost_usd,

@@ -257,7 +257,11 @@ class Session:
         self._running = True
         if on_event is not None:
             self.journal.listeners.append(on_event)
-        tally = self._tally = RunTally(id=run_id or new_id(), started=self.clock.monotonic())
+        tally = self._tally = RunTally(
+            id=run_id or new_id(),
+            started=self.clock.monotonic(),
+            tools_before=self.state.tool_calls,
+        )
         status, error = RunStatus.ERROR, None
         ahead = ask_window_ahead(self.model)  # beside the run's start (context_fit)
         try:
@@ -265,6 +269,7 @@ class Session:
             watch = budget_watch(self.agent.config.budget, self.state, tally.started)
             self.control.deadline = watch.deadline() if watch is not None else None
             limit = self.agent.config.max_turns if max_turns is None else max_turns
+            tally.max_turns = limit or None  # what a sub-agent may use of it (sub_agents)
             turns = Turns(self, self._refresh_tools, tally, watch)
             status = await turns.drive(prompt, limit or None)
         except asyncio.CancelledError:

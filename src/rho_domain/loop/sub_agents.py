@@ -17,9 +17,10 @@ import attrs
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
+from rho_domain.config import Budget
 from rho_domain.errors import SessionStateError
 from rho_domain.loop.journal import FollowsChildren, Journal, Listener
-from rho_domain.loop.tally import RunTally, remaining_budget
+from rho_domain.loop.tally import RunTally, child_budget
 from rho_domain.messages import AssistantMessage, ToolResultMessage, Usage
 from rho_domain.not_run import REJECTED_PREFIX
 from rho_domain.ports.clock import Clock
@@ -123,7 +124,13 @@ class SubAgents:
         """Run a new child on ``instruction``; with ``full_context`` it first gets the
         parent's settled history."""
         parent = self._parent
-        child = self._new()
+        budget, spent = self._budget()
+        if spent is not None:
+            from rho_domain.tools.children import ChildOutcome  # as in _drive
+
+            status = RunStatus.BUDGET_EXCEEDED.value
+            return ChildOutcome(session_id="", status=status, text="", usage=Usage(), error=spent)
+        child = self._new(budget=budget)
         if full_context:
             for message in parent.state.settled_history():
                 child.journal.record(ev.MessageAdded(at=parent.clock.now(), message=message))
@@ -156,7 +163,11 @@ class SubAgents:
                     f"session {record.id} is not a sub-agent of session {self._parent.id}; "
                     "the trace that names it as one was changed"
                 )
-            child = self._new(record.id, State.from_events(events))
+            budget, spent = self._budget()
+            if spent is not None:
+                await store.release(record.id)
+                raise SessionStateError(f"sub-agent {record.id} was not continued: {spent}")
+            child = self._new(record.id, State.from_events(events), budget=budget)
         if answer.call_id not in {c.id for c in child.state.awaiting_decision()}:
             await child.close()
             if (settled := answered_elsewhere(child.id, child.state, answer.call_id)) is not None:
@@ -173,17 +184,38 @@ class SubAgents:
         )
         return await self._drive(child, None)
 
-    def _new(self, session_id: str | None = None, state: State | None = None) -> ChildSession:
-        """A child session: no ``delegate`` tool, the run's remaining budget, the same ports,
-        and no output schema (the schema shapes the parent's final answer, not the child's
-        report to it)."""
+    def _budget(self) -> tuple[Budget, str | None]:
+        """The budget a child started now gets: what the parent's run and session have left
+        (``tally.child_budget``), and why none is left, when one limit is spent."""
+        parent = self._parent
+        budget = parent.agent.config.budget
+        if (tally := parent.current_run) is None:
+            return budget, None
+        if tally.max_turns is not None and tally.calls + tally.child_calls >= tally.max_turns:
+            return budget, f"no model call is left for a sub-agent (max_turns {tally.max_turns})"
+        elapsed = parent.clock.monotonic() - tally.started
+        return child_budget(budget, tally, parent.state, elapsed)
+
+    def _new(
+        self,
+        session_id: str | None = None,
+        state: State | None = None,
+        *,
+        budget: Budget | None = None,
+    ) -> ChildSession:
+        """A child session: no ``delegate`` tool, ``budget`` (what the parent has left,
+        ``_budget``), the same ports, and no output schema (the schema shapes the parent's
+        final answer, not the child's report to it)."""
         parent = self._parent
         agent = parent.agent.without_tools("delegate")
         if agent.config.output_schema is not None:
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, output_schema=None))
-        if (tally := parent.current_run) is not None:
-            budget = remaining_budget(agent.config.budget, tally.usage + tally.child_usage)
+        if budget is not None:
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, budget=budget))
+        if (tally := parent.current_run) is not None and tally.max_turns is not None:
+            # what is left of the run's model calls (``_budget`` started no child without one)
+            left = max(tally.max_turns - tally.calls - tally.child_calls, 1)
+            agent = attrs.evolve(agent, config=attrs.evolve(agent.config, max_turns=left))
         child = parent.related(agent, session_id=session_id, state=state, delegation=False)
         for listener in parent.journal.listeners:  # e.g. tracing: the child's spans nest in ours
             if isinstance(listener, FollowsChildren):
@@ -200,6 +232,7 @@ class SubAgents:
                 why = "" if event.reason == "rejected" else f" ({event.reason})"
                 rejected.append(f"{event.call.name} {event.call.arguments}{why}")
 
+        calls, tools = child.state.model_calls, child.state.tool_calls
         try:
             result = await child.run(prompt, on_event=on_event)
         finally:
@@ -209,6 +242,8 @@ class SubAgents:
             self._waiting[child.id] = child
         if (tally := parent.current_run) is not None:
             tally.child_usage = tally.child_usage + result.usage
+            tally.child_calls += child.state.model_calls - calls
+            tally.child_tools += child.state.tool_calls - tools
         # the delegation's values load with the first child run: a session that delegates
         # nothing (a one-shot's) never builds them
         from rho_domain.tools.children import ChildOutcome

@@ -102,6 +102,8 @@ class Turns:
                 children=tally.child_usage,
                 state=session.state,
                 now=max(session.clock.monotonic(), session.control.deadline or 0.0),
+                child_calls=tally.child_calls,
+                child_tools=tally.child_tools,
             )
             await self._over_budget(reason or "budget reached: the run's time ran out")
             return RunStatus.BUDGET_EXCEEDED
@@ -127,7 +129,8 @@ class Turns:
             raise SessionStateError("nothing to run: pass a prompt")
         turns = 0
         while True:
-            if max_turns is not None and turns >= max_turns:
+            # the sub-agents' model calls count: a child gets what is left of max_turns
+            if max_turns is not None and turns + tally.child_calls >= max_turns:
                 return RunStatus.MAX_TURNS
             if (stop := await self._before_model_call()) is not None:
                 return stop
@@ -185,9 +188,16 @@ class Turns:
         auto-compaction, the directives, the tool source's tools. A status ends the run."""
         session, watch = self._session, self._watch
         now = session.clock.monotonic()
-        own, children = self._tally.usage, self._tally.child_usage
+        tally = self._tally
         if watch is not None and (
-            reason := watch.reached(own=own, children=children, state=session.state, now=now)
+            reason := watch.reached(
+                own=tally.usage,
+                children=tally.child_usage,
+                state=session.state,
+                now=now,
+                child_calls=tally.child_calls,
+                child_tools=tally.child_tools,
+            )
         ):
             await self._over_budget(reason)
             return RunStatus.BUDGET_EXCEEDED

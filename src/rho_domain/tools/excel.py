@@ -27,6 +27,21 @@ if TYPE_CHECKING:  # built by the reader with the first workbook read
     from rho_domain.ports.sheets import SheetInfo
 
 MAX_BYTES = 50 << 20
+_SAME_NAME = " - the name of an earlier sheet, which Excel never allows: not readable by name"
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound file of .xls (and .doc)
+
+
+def _not_a_workbook(data: bytes) -> tuple[str, str] | None:
+    """What a file named .xlsx really is when it is a kind exported under that name: an Excel
+    97-2003 workbook, or an HTML or XML page (reporting tools export tables so), with what
+    to do; None for anything else (a zip is the reader's to judge)."""
+    if data.startswith(_OLE2):
+        return "an Excel 97-2003 (.xls) workbook", "save it as .xlsx or .csv"
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<":
+        return "an HTML or XML page", "read it with the read tool"
+    return None
+
+
 MAX_ROWS = 1000
 MAX_COLUMNS = 50
 MAX_CELL = 200
@@ -97,18 +112,27 @@ class ReadExcelHandler(ToolHandler):
                 return ToolOutput(content=f"1. {path} ({total} rows x {width} columns)")
             cut = [row[columns.start - 1 : columns.stop - 1] for row in window]
             return _render(path, cut, start, total, width, columns=columns)
+        if (other := _not_a_workbook(data)) is not None:
+            raise ToolError(f"{path} is {other[0]}, not an .xlsx workbook; {other[1]}")
         if self.reader is None:
             raise ToolError("reading .xlsx needs openpyxl: install rho-agent[excel]")
         try:
             sheets = await self.reader.sheets(data)
         except ToolError as exc:
             raise ToolError(f"{path}: {exc}") from None
+        names = [s.name for s in sheets]
         if action == "list_sheets":
-            listing = [
-                f"{i}. {s.name} ({'' if s.complete else 'at least '}{s.rows} rows x "
-                f"{s.columns} columns{_hidden_count(s)})"
-                for i, s in enumerate(sheets, 1)
-            ]
+            # Excel never lets two sheets share a name; a crafted workbook may, and only the
+            # first of them is read by name: the listing says so rather than hide the rest
+            seen: set[str] = set()  # a set: a crafted workbook may list 100,000 sheets
+            listing = []
+            for i, s in enumerate(sheets, 1):
+                listing.append(
+                    f"{i}. {s.name} ({'' if s.complete else 'at least '}{s.rows} rows x "
+                    f"{s.columns} columns{_hidden_count(s)})"
+                    + (_SAME_NAME if s.name in seen else "")
+                )
+                seen.add(s.name)
             return ToolOutput(content="\n".join(listing) or "(no sheets)")
         if not sheets:
             raise ToolError(f"{path} has no sheets")
@@ -130,8 +154,10 @@ class ReadExcelHandler(ToolHandler):
             if count
             else ()
         )
+        same = names.count(name)
         return _render(
-            f"{path} [{name}]",
+            f"{path} [{name}]"
+            + (f" (the first of {same} sheets of this name)" if same > 1 else ""),
             rows,
             start,
             info.rows,

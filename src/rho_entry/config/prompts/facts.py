@@ -31,7 +31,8 @@ _SHELL = {
 _FILES = {
     FileWriteMode.OFF: "You cannot create or modify files: file tools are read-only.",
     FileWriteMode.CREATE_ONLY: (
-        "You may create new files, but you cannot overwrite or edit existing ones."
+        "You may create new documents and data files (.md, .txt, .csv, .json, ...) outside "
+        "hidden directories, but you cannot overwrite or edit existing ones."
     ),
     FileWriteMode.FULL: "You may create, overwrite and edit files in the working directory.",
 }
