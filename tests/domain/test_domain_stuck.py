@@ -16,6 +16,7 @@ from rho_domain.loop.stuck import repetition
 from rho_domain.messages import ToolResultMessage, UserMessage
 from rho_domain.run import RunStatus
 from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+from rho_domain.tools.run_footer import footer, without_run_time
 
 
 def same(times: int, name: str = "echo", arguments: str = '{"text": "a"}') -> list[Any]:
@@ -178,3 +179,43 @@ def test_repetition_reads_only_the_streak_at_the_end() -> None:
     found = repetition([*history, *turn(a2, "a"), *turn(a3, "a")])
     assert found is not None
     assert (found.times, found.failing, found.noted) == (2, False, False)
+
+
+class Timed(ToolHandler):
+    """A command whose output never changes and whose run time does (a loaded machine): its
+    result ends with the shell's footer, as bash's does."""
+
+    name = "slow"
+    description = "Run."
+    parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        self.count += 1
+        seconds = (0.04, 0.2, 0.13, 0.0, 1.3)[self.count % 5]
+        return ToolOutput(content="again\n" + footer("exit code 0", seconds, ("a note",)))
+
+
+async def test_a_call_whose_result_differs_only_by_its_run_time_is_stuck() -> None:
+    # `echo again` took 0.0 s, 0.2 s, 0.1 s on a loaded machine: the run time is not news
+    # (the stuck stop never came, and the CLI's stored-repeat_limit test failed under load)
+    timed = Timed()
+    session = make_session([*same(6, "slow", "{}"), text("done")], tools=[timed])
+    result = await session.run("run it")
+    assert result.status is RunStatus.STUCK
+    assert timed.count == 3  # the limit; asked once more after the note, it is not run
+    assert len(nudges(session)) == 1
+
+
+def test_only_the_run_time_of_a_final_footer_is_set_aside() -> None:
+    assert without_run_time("x\n[exit code 2, 12.5 s]") == "x\n[exit code 2, s]"
+    assert without_run_time("[killed, 0.3 s; timed out after 5 s]") == (
+        "[killed, s; timed out after 5 s]"
+    )
+    kept = ("took [exit code 0, 0.2 s] then more", "3 of 6 steps done, 1.5 s", "[ok, 0.1 s]")
+    assert [without_run_time(t) for t in kept] == list(kept)

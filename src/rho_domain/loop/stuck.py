@@ -5,7 +5,8 @@ operator last spoke) are, ``limit`` times in a row (``AgentConfig.repeat_limit``
 the same call or the same cycle of up to ``LONGEST_CYCLE`` calls (A, B, A, B...), each:
 
 - the same call: the same tool with equal arguments (compared as parsed JSON, so key order and
-  spacing do not matter) that got the same result; or
+  spacing do not matter) that got the same result (a command's run time aside:
+  ``run_footer.without_run_time``); or
 - the same failing call: the same tool failing with the same error, whatever its arguments
   (the error is compared without the argument values it quotes).
 
@@ -29,6 +30,7 @@ import attrs
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
 from rho_domain.messages import Message, ToolCall, ToolResultMessage, UserMessage
+from rho_domain.tools.run_footer import without_run_time
 
 _SHOWN = 200  # characters of arguments or error quoted in a message
 LONGEST_CYCLE = 3  # A, B, A, B... and A, B, C, A, B, C... repeat as surely as A, A, A
@@ -144,7 +146,9 @@ def _repeats(
         return False
     if result.is_error:  # the same failure, whatever arguments its message quotes
         return _error_shape(call, result.content) == _error_shape(last_call, last_result.content)
-    return result.content == last_result.content and _canonical(call) == _canonical(last_call)
+    # a command's run time changes when nothing else did (a loaded machine): not news
+    same = without_run_time(result.content) == without_run_time(last_result.content)
+    return same and _canonical(call) == _canonical(last_call)
 
 
 def _error_shape(call: ToolCall, error: str) -> str:

@@ -18,6 +18,7 @@ from rho_domain.errors import CommandRefused, ToolError
 from rho_domain.limits import LimitKind
 from rho_domain.ports.executor import FileKind
 from rho_domain.tools.base import ToolContext, ToolOutput, error_output
+from rho_domain.tools.run_footer import footer
 
 if TYPE_CHECKING:
     from rho_domain.shell.plan import ShellPlan
@@ -145,10 +146,9 @@ def _report(run: _Run, code: int | None, duration: float, timeout: float) -> Too
     if run.limit is not None:
         notes.append(_LIMIT_NOTES[run.limit].format(run.ctx.profile.limits.describe(run.limit)))
     status = "refused" if run.refused else "killed" if code is None else f"exit code {code}"
-    footer = f"[{status}, {duration:.1f} s" + "".join(f"; {n}" for n in notes) + "]"
     body = output if output.endswith("\n") or not output else output + "\n"
     return ToolOutput(
-        content=f"{body}{footer}",
+        content=body + footer(status, duration, notes),
         is_error=code != 0,
         metadata={
             "exit_code": code,
