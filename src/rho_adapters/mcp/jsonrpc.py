@@ -5,7 +5,10 @@ HTTP body, an SSE event's data). What is not JSON-RPC is never fatal by itself: 
 not JSON (a server printing to its stdout) is counted and skipped, a response without a
 ``result`` or ``error`` fails its own request with ``McpProtocolError``, and a response
 to no request is skipped. A server's requests are answered (``ping``; anything else "method
-not found": this client offers no capabilities). Every request has a deadline: past it, or
+not found": this client offers no capabilities) while fewer than ``MAX_ANSWERS_WAITING``
+answers wait to be sent; past that the request goes unanswered (counted in ``unanswered``):
+a server that floods requests and reads nothing would otherwise have each answer wait in
+memory. Every request has a deadline: past it, or
 when the caller is cancelled, the server is told (``notifications/cancelled``) and the
 caller gets ``McpTimeout`` naming the setting, or its cancellation.
 """
@@ -23,6 +26,7 @@ from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 
 Message = dict[str, Any]
 _METHOD_NOT_FOUND = -32601
+MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
 
 
 class Transport(Protocol):
@@ -59,6 +63,7 @@ class RpcPeer:
         self.server = server
         self.transport = transport
         self.malformed = 0  # messages received that were not JSON-RPC
+        self.unanswered = 0  # the server's requests dropped: too many answers waited
         self.last_malformed = ""
         self.gone: str | None = None  # why the server is gone, once it is
         self._on_notification = on_notification
@@ -66,6 +71,7 @@ class RpcPeer:
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Message]] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._answering: set[asyncio.Task[None]] = set()  # answers not yet sent
 
     async def start(self) -> None:
         """Start the transport (see ``Transport.start``)."""
@@ -178,6 +184,9 @@ class RpcPeer:
             )
 
     def _answer(self, request_id: object, method: object) -> None:
+        if len(self._answering) >= MAX_ANSWERS_WAITING:
+            self.unanswered += 1
+            return
         if method == "ping":
             reply: Message = {"jsonrpc": "2.0", "id": request_id, "result": {}}
         else:
@@ -186,17 +195,18 @@ class RpcPeer:
                 "id": request_id,
                 "error": {"code": _METHOD_NOT_FOUND, "message": f"{method} is not supported"},
             }
-        self._later(lambda: self.transport.send(reply))
+        self._later(lambda: self.transport.send(reply), answering=True)
 
     def _cancel(self, request_id: int, reason: str) -> None:
         if self.gone is None:
             params = {"requestId": request_id, "reason": reason}
             self._later(lambda: self.notify("notifications/cancelled", params))
 
-    def _later(self, send: Callable[[], Awaitable[None]]) -> None:
+    def _later(self, send: Callable[[], Awaitable[None]], *, answering: bool = False) -> None:
         """Send without making the caller wait (a cancelled caller must not wait at all).
         ``send`` makes the sending coroutine when the task runs: a task cancelled before its
-        first turn (``aclose`` right after) leaves no coroutine that was never awaited."""
+        first turn (``aclose`` right after) leaves no coroutine that was never awaited. An
+        ``answering`` send (an answer to the server) counts among the answers waiting."""
 
         async def run() -> None:
             with contextlib.suppress(McpError):  # the server is gone; nothing waits for this
@@ -205,6 +215,9 @@ class RpcPeer:
         task = asyncio.ensure_future(run())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        if answering:
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
 
     def _malformed(self, text: str) -> None:
         self.malformed += 1

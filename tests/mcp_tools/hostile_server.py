@@ -1,0 +1,105 @@
+"""A hostile MCP server over stdio: foreign code the user configured but does not control.
+
+``$HOSTILE`` picks what it does; otherwise it serves one tool, ``plain``, and, for the
+modes that count, ``count`` (how many answers to its own requests it has read):
+
+- ``pings``: at ``initialize``, sends ``$PINGS`` ping requests before its answer, reading
+  nothing meanwhile (a server that floods requests and does not read what we send);
+- ``long-name``: lists a tool whose name is a million characters, beside ``plain``;
+- ``many``: lists ``$TOOLS`` tools, each with a 3,900-character description;
+- ``error``, ``version``, ``cursor``: answers ``initialize`` (or ``tools/list``) with 5 MB of
+  its own words where a message, a protocol version or a page cursor goes; ``call-error``
+  answers every ``tools/call`` so;
+- ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+MODE = os.environ.get("HOSTILE", "")
+WORDS = "W" * 5_000_000
+OBJECT = {"type": "object"}
+PLAIN: dict[str, object] = {"name": "plain", "description": "A plain tool.", "inputSchema": OBJECT}
+COUNT: dict[str, object] = {"name": "count", "description": "Answers read.", "inputSchema": OBJECT}
+
+
+def send(message: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def result(request_id: object, value: dict[str, object]) -> None:
+    send({"jsonrpc": "2.0", "id": request_id, "result": value})
+
+
+def error(request_id: object, message: str) -> None:
+    send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": message}})
+
+
+def initialize(request_id: object) -> None:
+    if MODE == "error":
+        error(request_id, WORDS)
+        return
+    if MODE == "pings":
+        flood = "".join(
+            json.dumps({"jsonrpc": "2.0", "id": f"p{i}", "method": "ping"}) + "\n"
+            for i in range(int(os.environ.get("PINGS", "20000")))
+        )
+        sys.stdout.write(flood)
+    if MODE == "stderr":
+        chunk = "e" * 1_000_000
+        for _ in range(int(os.environ.get("STDERR_MB", "100"))):
+            sys.stderr.write(chunk)
+        sys.stderr.flush()
+    version = WORDS if MODE == "version" else "2025-06-18"
+    result(
+        request_id,
+        {
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "hostile", "version": "0"},
+        },
+    )
+
+
+def tools() -> list[dict[str, object]]:
+    if MODE == "long-name":
+        return [{"name": "n" * 1_000_000, "inputSchema": {"type": "object"}}, PLAIN]
+    if MODE == "many":
+        return [
+            {"name": f"t{i}", "description": "x" * 3_900, "inputSchema": {"type": "object"}}
+            for i in range(int(os.environ.get("TOOLS", "2000")))
+        ]
+    return [PLAIN, COUNT]
+
+
+def main() -> None:
+    answers = 0  # answers read to this server's own requests
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        if method is None:
+            answers += 1
+            continue
+        if request_id is None:
+            continue
+        if method == "initialize":
+            initialize(request_id)
+        elif method == "tools/list":
+            if MODE == "cursor":
+                result(request_id, {"tools": [PLAIN], "nextCursor": WORDS})
+            else:
+                result(request_id, {"tools": tools()})
+        elif method == "tools/call":
+            if MODE == "call-error":
+                error(request_id, WORDS)
+                continue
+            said = str(answers) if message["params"]["name"] == "count" else "plain ran"
+            result(request_id, {"content": [{"type": "text", "text": said}]})
+
+
+if __name__ == "__main__":
+    main()

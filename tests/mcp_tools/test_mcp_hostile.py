@@ -1,0 +1,52 @@
+"""Hostile MCP servers (``hostile_server.py``, a real process): a server is foreign code, so
+what it sends must not choose how much memory we spend, nor how much every model request
+carries, nor how long the messages it makes us write are."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from rho_adapters.clock import SystemClock
+from rho_adapters.fakes import MemoryExecutor
+from rho_adapters.mcp import McpToolSource
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.permissions import readonly_profile
+from rho_domain.tools.base import ToolContext
+
+HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
+
+
+def hostile(mode: str, **env: str) -> McpToolSource:
+    config = McpServerConfig(
+        command=(sys.executable, HOSTILE), env={"HOSTILE": mode, **env}, startup_timeout=60
+    )
+    return McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=2_000)
+
+
+def context() -> ToolContext:
+    return ToolContext(
+        session_id="s1",
+        call_id="call-1",
+        executor=MemoryExecutor(),
+        profile=readonly_profile(),
+        clock=SystemClock(),
+    )
+
+
+async def call(source: McpToolSource, tool: str, **arguments: Any) -> str:
+    return (await source.call("h", tool, arguments, context())).content
+
+
+async def test_a_flood_of_requests_from_a_server_that_does_not_read_is_not_all_answered() -> None:
+    # 20,000 pings while the server reads nothing: each answer waited in memory to be sent
+    # (a task and its message, about 2.8 KB: 1.4 GB in 20 s of an endless flood, measured)
+    source = hostile("pings", PINGS="20000")
+    try:
+        sourced = await source.current()
+        assert "mcp__h__count" in {h.name for h in sourced.handlers}, sourced.problems
+        read = int(await call(source, "count"))
+    finally:
+        await source.aclose()
+    assert read < 5_000  # what the pipes held, and the few answers let wait; not 20,000
