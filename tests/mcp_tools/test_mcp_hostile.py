@@ -50,3 +50,17 @@ async def test_a_flood_of_requests_from_a_server_that_does_not_read_is_not_all_a
     finally:
         await source.aclose()
     assert read < 5_000  # what the pipes held, and the few answers let wait; not 20,000
+
+
+async def test_a_tool_named_with_a_million_characters_is_left_out_named_short() -> None:
+    # its name went whole into the description every model request carries (1 MB each),
+    # into every call's trace metadata, and into any problem quoting it
+    source = hostile("long-name")
+    try:
+        sourced = await source.current()
+    finally:
+        await source.aclose()
+    assert [h.name for h in sourced.handlers] == ["mcp__h__plain"]
+    (problem,) = sourced.problems
+    assert "is left out: its name is 1,000,000 characters (at most 128" in problem
+    assert len(problem) < 1_000

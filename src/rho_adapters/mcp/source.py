@@ -33,7 +33,7 @@ from rho_adapters.mcp.jsonrpc import Message, Transport
 from rho_adapters.mcp.references import resolved_env, resolved_headers
 from rho_adapters.mcp.results import capped, output_file, result_text
 from rho_adapters.mcp.stdio import StdioTransport, environment
-from rho_adapters.mcp.tool import McpTool, schema_too_large
+from rho_adapters.mcp.tool import McpTool, left_out, shown_name
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig, tool_name
 from rho_domain.ports.clock import Clock
@@ -249,6 +249,11 @@ class McpToolSource(ToolSource):
                 original = str(tool["name"])
                 if not state.config.tools.admits(original):
                     continue
+                if why := left_out(tool):
+                    problems.append(
+                        f"MCP server {state.name!r}: tool {shown_name(original)} is left out: {why}"
+                    )
+                    continue
                 name = tool_name(state.name, original)
                 if name in taken:
                     problems.append(
@@ -257,11 +262,6 @@ class McpToolSource(ToolSource):
                     )
                     continue
                 taken[name] = original
-                if why := schema_too_large(tool):
-                    problems.append(
-                        f"MCP server {state.name!r}: tool {original!r} is left out: {why}"
-                    )
-                    continue
                 read_only = (
                     original in state.config.read_only_tools or name in state.config.read_only_tools
                 )

@@ -7,8 +7,9 @@ is read-only only when its server's ``read_only_tools`` names it, else every cal
 (``readOnlyHint``) are not trusted: a server describes itself.
 
 What a server says about a tool goes into every model request: its description (or title) is
-cut to ``MAX_DESCRIPTION`` characters, and a tool whose input schema is larger than
-``MAX_SCHEMA`` bytes of JSON is not made at all (``schema_too_large``).
+cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
+name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
+trace) or its input schema is larger than ``MAX_SCHEMA`` bytes of JSON.
 """
 
 from __future__ import annotations
@@ -31,11 +32,23 @@ Caller = Callable[[str, str, Mapping[str, Any], ToolContext], Awaitable[ToolOutp
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 MAX_DESCRIPTION = 4_000  # characters of a tool's description the model is shown
 MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may have
+MAX_TOOL_NAME = 128  # characters: the specification's SHOULD (2025-11-25), the SDK's warning
 
 
-def schema_too_large(tool: Mapping[str, Any]) -> str:
-    """Why ``tool`` (a ``tools/list`` entry) is not made: its input schema is over
-    ``MAX_SCHEMA`` bytes of JSON; "" when it is not."""
+def shown_name(name: str) -> str:
+    """A server's tool name as a message quotes it: ``repr``, cut past ``MAX_TOOL_NAME``."""
+    return repr(name if len(name) <= MAX_TOOL_NAME else name[:MAX_TOOL_NAME] + "...")
+
+
+def left_out(tool: Mapping[str, Any]) -> str:
+    """Why ``tool`` (a ``tools/list`` entry) is not made: its name is over ``MAX_TOOL_NAME``
+    characters, or its input schema over ``MAX_SCHEMA`` bytes of JSON; "" when it is made."""
+    length = len(str(tool["name"]))
+    if length > MAX_TOOL_NAME:
+        return (
+            f"its name is {length:,} characters (at most {MAX_TOOL_NAME}; the model is shown "
+            "it with the tool)"
+        )
     size = len(json.dumps(tool.get("inputSchema")))
     if size <= MAX_SCHEMA:
         return ""
