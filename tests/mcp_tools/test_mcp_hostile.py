@@ -11,6 +11,7 @@ from typing import Any
 from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.mcp import McpToolSource
+from rho_adapters.mcp.tool import MAX_LISTED, listed_size
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.permissions import readonly_profile
 from rho_domain.tools.base import ToolContext
@@ -64,3 +65,20 @@ async def test_a_tool_named_with_a_million_characters_is_left_out_named_short() 
     (problem,) = sourced.problems
     assert "is left out: its name is 1,000,000 characters (at most 128" in problem
     assert len(problem) < 1_000
+
+
+async def test_a_server_listing_thousands_of_tools_does_not_fill_every_request() -> None:
+    # 2,000 tools of 3,900-character descriptions: 7.8 MB in every model request (each tool
+    # within the per-tool bounds); the tools past one server's share are left out, named
+    source = hostile("many", TOOLS="2000")
+    try:
+        sourced = await source.current()
+    finally:
+        await source.aclose()
+    carried = sum(listed_size(h) for h in sourced.handlers)
+    assert 0 < carried <= MAX_LISTED
+    assert sourced.handlers[0].name == "mcp__h__t0"  # the server's order: its first tools
+    (problem,) = sourced.problems
+    left = 2_000 - len(sourced.handlers)
+    assert f"MCP server 'h': {left:,} of its 2,000 tools are left out" in problem
+    assert "mcp_servers.h.tools.allow" in problem

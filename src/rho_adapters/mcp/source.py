@@ -33,9 +33,9 @@ from rho_adapters.mcp.jsonrpc import Message, Transport
 from rho_adapters.mcp.references import resolved_env, resolved_headers
 from rho_adapters.mcp.results import capped, output_file, result_text
 from rho_adapters.mcp.stdio import StdioTransport, environment
-from rho_adapters.mcp.tool import McpTool, left_out, shown_name
+from rho_adapters.mcp.tool import McpTool, made_tools
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
-from rho_domain.mcp_config import McpServerConfig, tool_name
+from rho_domain.mcp_config import McpServerConfig
 from rho_domain.ports.clock import Clock
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
@@ -244,32 +244,9 @@ class McpToolSource(ToolSource):
                 if state.problem:
                     problems.append(state.problem)
                 continue
-            taken: dict[str, str] = {}
-            for tool in state.tools:
-                original = str(tool["name"])
-                if not state.config.tools.admits(original):
-                    continue
-                if why := left_out(tool):
-                    problems.append(
-                        f"MCP server {state.name!r}: tool {shown_name(original)} is left out: {why}"
-                    )
-                    continue
-                name = tool_name(state.name, original)
-                if name in taken:
-                    problems.append(
-                        f"MCP server {state.name!r}: tools {taken[name]!r} and {original!r} "
-                        f"both become {name!r}; {original!r} is left out"
-                    )
-                    continue
-                taken[name] = original
-                read_only = (
-                    original in state.config.read_only_tools or name in state.config.read_only_tools
-                )
-                handlers.append(
-                    McpTool(
-                        name=name, server=state.name, tool=tool, read_only=read_only, call=self.call
-                    )
-                )
+            made, found = made_tools(state.name, state.config, state.tools, self.call)
+            handlers.extend(made)
+            problems.extend(found)
             client = state.client
             if client is not None and client.instructions:
                 said = truncate_middle(client.instructions, MAX_INSTRUCTIONS)

@@ -9,15 +9,18 @@ is read-only only when its server's ``read_only_tools`` names it, else every cal
 What a server says about a tool goes into every model request: its description (or title) is
 cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
 name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
-trace) or its input schema is larger than ``MAX_SCHEMA`` bytes of JSON.
+trace) or its input schema is larger than ``MAX_SCHEMA`` bytes of JSON. One server's tools
+together add at most ``MAX_LISTED`` bytes of JSON (``listed_size``) to a request: the
+tools past that are left out (``McpToolSource``), the first ones listed kept.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from rho_domain.mcp_config import McpServerConfig, tool_name
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -32,6 +35,7 @@ Caller = Callable[[str, str, Mapping[str, Any], ToolContext], Awaitable[ToolOutp
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 MAX_DESCRIPTION = 4_000  # characters of a tool's description the model is shown
 MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may have
+MAX_LISTED = 256 * 1024  # bytes of JSON of one server's tools in a model request
 MAX_TOOL_NAME = 128  # characters: the specification's SHOULD (2025-11-25), the SDK's warning
 
 
@@ -56,6 +60,12 @@ def left_out(tool: Mapping[str, Any]) -> str:
         f"its input schema is {size:,} bytes of JSON (at most {MAX_SCHEMA:,}; every model "
         "request would carry it)"
     )
+
+
+def listed_size(tool: ToolHandler) -> int:
+    """Bytes of JSON ``tool`` adds to every model request: its name, description and schema."""
+    shown = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    return len(json.dumps(shown))
 
 
 class McpTool(ToolHandler):
@@ -106,3 +116,47 @@ class McpTool(ToolHandler):
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server (see ``McpToolSource.call``)."""
         return await self._call(self.server, self.tool, arguments, ctx)
+
+
+def made_tools(
+    server: str, config: McpServerConfig, listed: Sequence[Mapping[str, Any]], call: Caller
+) -> tuple[list[McpTool], list[str]]:
+    """The tools of ``server`` the model is shown, from its ``tools/list`` entries in order,
+    and the problems met: the ones ``config`` filters out are skipped; one ``left_out``, one
+    whose model name another took, and those past the server's ``MAX_LISTED`` bytes are left
+    out, named."""
+    made: list[McpTool] = []
+    problems: list[str] = []
+    taken: dict[str, str] = {}
+    spent, past = 0, 0
+    for tool in listed:
+        original = str(tool["name"])
+        if not config.tools.admits(original):
+            continue
+        if why := left_out(tool):
+            problems.append(
+                f"MCP server {server!r}: tool {shown_name(original)} is left out: {why}"
+            )
+            continue
+        name = tool_name(server, original)
+        if name in taken:
+            problems.append(
+                f"MCP server {server!r}: tools {taken[name]!r} and {original!r} both become "
+                f"{name!r}; {original!r} is left out"
+            )
+            continue
+        taken[name] = original
+        read_only = original in config.read_only_tools or name in config.read_only_tools
+        handler = McpTool(name=name, server=server, tool=tool, read_only=read_only, call=call)
+        spent += listed_size(handler)
+        if past or spent > MAX_LISTED:  # the first ones listed are kept, in the server's order
+            past += 1
+            continue
+        made.append(handler)
+    if past:
+        problems.append(
+            f"MCP server {server!r}: {past:,} of its {len(taken):,} tools are left out: together "
+            f"they would add over {MAX_LISTED // 1024} KiB of JSON to every model request; "
+            f"choose the ones needed with mcp_servers.{server}.tools.allow"
+        )
+    return made, problems
