@@ -8,10 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.tool import MAX_LISTED, listed_size
+from rho_domain.errors import McpError
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.permissions import readonly_profile
 from rho_domain.tools.base import ToolContext
@@ -82,3 +85,30 @@ async def test_a_server_listing_thousands_of_tools_does_not_fill_every_request()
     left = 2_000 - len(sourced.handlers)
     assert f"MCP server 'h': {left:,} of its 2,000 tools are left out" in problem
     assert "mcp_servers.h.tools.allow" in problem
+
+
+@pytest.mark.parametrize("mode", ["error", "version", "cursor"])
+async def test_a_servers_words_in_a_start_problem_are_cut(mode: str) -> None:
+    # 5 MB where an error's message, a protocol version or a page cursor goes: the problem
+    # quoting it became an error event of 5 MB in the trace, the terminal and the dashboard
+    source = hostile(mode)
+    try:
+        sourced = await source.current()
+    finally:
+        await source.aclose()
+    assert sourced.handlers == ()
+    (problem,) = sourced.problems
+    assert problem.startswith("MCP server 'h'")
+    assert "WWWW" in problem
+    assert len(problem) < 2_000
+
+
+async def test_a_servers_words_in_a_calls_error_are_cut() -> None:
+    source = hostile("call-error")
+    try:
+        await source.current()
+        with pytest.raises(McpError, match="answered error -32000: WWWW") as failed:
+            await call(source, "plain")
+    finally:
+        await source.aclose()
+    assert len(str(failed.value)) < 2_000

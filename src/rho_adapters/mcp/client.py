@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport
+from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport, said
 from rho_domain.errors import McpProtocolError
 
 # Newest first: the revisions the official SDK (mcp 2.3) negotiates through ``initialize``.
@@ -59,8 +59,8 @@ class McpClient:
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
             raise McpProtocolError(
-                f"MCP server {self.server!r} speaks protocol version {version!r}; rho-agent "
-                f"speaks {', '.join(HANDSHAKE_VERSIONS)}",
+                f"MCP server {self.server!r} speaks protocol version {said(repr(version))}; "
+                f"rho-agent speaks {', '.join(HANDSHAKE_VERSIONS)}",
                 server=self.server,
             )
         self.protocol_version = str(version)
@@ -97,7 +97,8 @@ class McpClient:
                 break
             seen.add(cursor)
         raise McpProtocolError(
-            f"MCP server {self.server!r}: tools/list pages do not end (cursor {cursor!r})",
+            f"MCP server {self.server!r}: tools/list pages do not end (cursor "
+            f"{said(repr(cursor))})",
             server=self.server,
         )
 

@@ -26,6 +26,7 @@ from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 
 Message = dict[str, Any]
 _METHOD_NOT_FOUND = -32601
+MAX_SAID = 1_000  # characters of a server's own words a message of ours quotes (``said``)
 MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
 
 
@@ -167,8 +168,8 @@ class RpcPeer:
             error = item["error"]
             future.set_exception(
                 McpError(
-                    f"MCP server {self.server!r} answered error {error.get('code')}: "
-                    f"{error.get('message', '')}",
+                    f"MCP server {self.server!r} answered error {said(error.get('code'))}: "
+                    f"{said(error.get('message', ''))}",
                     server=self.server,
                 )
             )
@@ -222,6 +223,16 @@ class RpcPeer:
     def _malformed(self, text: str) -> None:
         self.malformed += 1
         self.last_malformed = _preview(text)
+
+
+def said(value: object) -> str:
+    """What a server sent, as a message of ours quotes it: ``str``, cut to ``MAX_SAID``
+    characters with how long it was; the server chooses its length, our messages go into
+    the trace, the terminal and the model's context."""
+    text = str(value)
+    if len(text) <= MAX_SAID:
+        return text
+    return f"{text[:MAX_SAID]}... ({len(text):,} characters)"
 
 
 def _preview(text: str) -> str:
