@@ -10,7 +10,8 @@ modes that count, ``count`` (how many answers to its own requests it has read):
 - ``error``, ``version``, ``cursor``: answers ``initialize`` (or ``tools/list``) with 5 MB of
   its own words where a message, a protocol version or a page cursor goes; ``call-error``
   answers every ``tools/call`` so;
-- ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving.
+- ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
+  line ``last words``; its ``plain`` exits (code 3).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def initialize(request_id: object) -> None:
         chunk = "e" * 1_000_000
         for _ in range(int(os.environ.get("STDERR_MB", "100"))):
             sys.stderr.write(chunk)
+        sys.stderr.write("\nlast words\n")
         sys.stderr.flush()
     version = WORDS if MODE == "version" else "2025-06-18"
     result(
@@ -94,6 +96,8 @@ def main() -> None:
             else:
                 result(request_id, {"tools": tools()})
         elif method == "tools/call":
+            if MODE == "stderr":
+                os._exit(3)
             if MODE == "call-error":
                 error(request_id, WORDS)
                 continue

@@ -4,6 +4,7 @@ carries, nor how long the messages it makes us write are."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -112,3 +113,44 @@ async def test_a_servers_words_in_a_calls_error_are_cut() -> None:
     finally:
         await source.aclose()
     assert len(str(failed.value)) < 2_000
+
+
+MEASURED = """
+import asyncio, resource, sys
+from rho_adapters.mcp import McpToolSource
+from rho_domain.errors import McpError
+from rho_domain.mcp_config import McpServerConfig
+from rho_adapters.fakes import MemoryExecutor
+
+
+async def main():
+    config = McpServerConfig(command=(sys.executable, sys.argv[1]), startup_timeout=120,
+                             env={"HOSTILE": "stderr", "STDERR_MB": "100"})
+    source = McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=9)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        sourced = await source.current()
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        assert sourced.handlers, sourced.problems
+        client = source.servers["h"].client
+        try:
+            await client.call_tool("plain", {}, timeout=120)
+        except McpError as exc:
+            print(grown // 1024, str(exc))
+    finally:
+        await source.aclose()
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_line_of_stderr_without_end_costs_no_more_than_a_chunk() -> None:
+    # 100 MB of stderr on one line: read whole (then decoded) to keep its first 300
+    # characters, 200 MB and more of our memory, for as many servers as are configured
+    ran = subprocess.run(
+        [sys.executable, "-c", MEASURED, HOSTILE], capture_output=True, text=True, check=True
+    )
+    grown, said = ran.stdout.split(" ", 1)
+    assert int(grown) < 50  # MB; the server wrote 100 on that line
+    assert "exited (code 3); its last stderr lines: " + "e" * 300 + " | last words" in said
