@@ -4,12 +4,16 @@ carries, nor how long the messages it makes us write are."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_support import free_port
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import MemoryExecutor
@@ -21,6 +25,7 @@ from rho_domain.permissions import readonly_profile
 from rho_domain.tools.base import ToolContext
 
 HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
+HOSTILE_HTTP = str(Path(__file__).with_name("hostile_http_server.py"))
 
 
 def hostile(mode: str, **env: str) -> McpToolSource:
@@ -154,3 +159,35 @@ def test_a_line_of_stderr_without_end_costs_no_more_than_a_chunk() -> None:
     grown, said = ran.stdout.split(" ", 1)
     assert int(grown) < 50  # MB; the server wrote 100 on that line
     assert "exited (code 3); its last stderr lines: " + "e" * 300 + " | last words" in said
+
+
+@contextlib.contextmanager
+def hostile_http(mode: str) -> Iterator[McpToolSource]:
+    """A source of one server, ``hostile_http_server.py`` in ``mode``, on a free port."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, HOSTILE_HTTP, str(port)],
+        env={**os.environ, "HOSTILE": mode},
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"ready\n"
+        config = McpServerConfig(url=f"http://127.0.0.1:{port}/mcp", startup_timeout=60)
+        yield McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=2_000)
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_a_session_id_that_is_not_ascii_is_a_problem_not_a_crash() -> None:
+    # httpx cannot send it back: UnicodeEncodeError out of current(), the run's end
+    with hostile_http("session-id") as source:
+        try:
+            sourced = await source.current()
+        finally:
+            await source.aclose()
+    assert sourced.handlers == ()
+    (problem,) = sourced.problems
+    assert "MCP server 'h' at http://127.0.0.1:" in problem
+    assert "gave an Mcp-Session-Id that is not visible ASCII: 's\\xe9'" in problem

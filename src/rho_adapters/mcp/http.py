@@ -3,10 +3,10 @@
 A POST carries one message; the server answers 202 (a notification or a response), a JSON
 body, or an SSE stream (``text/event-stream``, read with our decoder) whose events are
 messages: notifications first, then the response. The ``Mcp-Session-Id`` the server gives at
-``initialize`` is sent back on every later request, with ``MCP-Protocol-Version``. After
-the handshake a GET stream carries the server's own notifications (a server without one
-answers 405, which is fine). Shutdown DELETEs the session. httpx errors become ``McpError``
-here, naming the server and its URL.
+``initialize`` (visible ASCII, as the specification requires) is sent back on every later
+request, with ``MCP-Protocol-Version``. After the handshake a GET stream carries the server's
+own notifications (a server without one answers 405, which is fine). Shutdown DELETEs the
+session. httpx errors become ``McpError`` here, naming the server and its URL.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
-from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.mcp.jsonrpc import Message, said
 from rho_adapters.model.bodies import error_body
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import transport_for
@@ -82,7 +82,7 @@ class HttpTransport:
                 "POST", self.url, content=json.dumps(message), headers=headers
             ) as response:
                 if sid := response.headers.get("mcp-session-id"):
-                    self.session_id = sid
+                    self.session_id = self._session_id(sid)
                 await self._read(response, what=str(message.get("method", "a response")))
         if message.get("method") == "notifications/initialized" and self._listener is None:
             self._listener = asyncio.ensure_future(self._listen())
@@ -154,6 +154,18 @@ class HttpTransport:
             async with client.stream("GET", self.url, headers=headers) as response:
                 if response.status_code == 200:
                     await self._read(response, what="the notification stream")
+
+    def _session_id(self, sid: str) -> str:
+        """``sid`` when it is visible ASCII, as the specification requires (0x21-0x7E), else
+        ``McpProtocolError``: it is sent back in a header on every request, which httpx
+        cannot encode otherwise (its UnicodeEncodeError ended the run)."""
+        if all("!" <= ch <= "~" for ch in sid):
+            return sid
+        raise McpProtocolError(
+            f"MCP server {self.server!r} at {self.shown_url} gave an Mcp-Session-Id that is not "
+            f"visible ASCII: {said(ascii(sid))}",
+            server=self.server,
+        )
 
     def _session_headers(self) -> dict[str, str]:
         headers = dict(self.headers)
