@@ -10,6 +10,8 @@ modes that count, ``count`` (how many answers to its own requests it has read):
 - ``error``, ``version``, ``cursor``: answers ``initialize`` (or ``tools/list``) with 5 MB of
   its own words where a message, a protocol version or a page cursor goes; ``call-error``
   answers every ``tools/call`` so;
+- ``deep-schema``: lists a tool whose input schema's ``default`` nests ``$DEPTH`` arrays
+  deep (decodable, written as text), beside ``plain``;
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
   line ``last words``; its ``plain`` exits (code 3).
 """
@@ -91,7 +93,18 @@ def main() -> None:
         if method == "initialize":
             initialize(request_id)
         elif method == "tools/list":
-            if MODE == "cursor":
+            if MODE == "deep-schema":  # written as text: this server's json nests no deeper
+                depth = int(os.environ.get("DEPTH", "900"))
+                deep = '{"name": "deep", "inputSchema": {"type": "object", "default": %s}}' % (
+                    "[" * depth + "]" * depth
+                )
+                tools_text = f"[{deep}, {json.dumps(PLAIN)}]"
+                sys.stdout.write(
+                    f'{{"jsonrpc": "2.0", "id": {json.dumps(request_id)}, '
+                    f'"result": {{"tools": {tools_text}}}}}\n'
+                )
+                sys.stdout.flush()
+            elif MODE == "cursor":
                 result(request_id, {"tools": [PLAIN], "nextCursor": WORDS})
             else:
                 result(request_id, {"tools": tools()})

@@ -191,3 +191,43 @@ async def test_a_session_id_that_is_not_ascii_is_a_problem_not_a_crash() -> None
     (problem,) = sourced.problems
     assert "MCP server 'h' at http://127.0.0.1:" in problem
     assert "gave an Mcp-Session-Id that is not visible ASCII: 's\\xe9'" in problem
+
+
+DEEP_RUN = """
+import asyncio, sys
+from rho_adapters.fakes import LoopbackServer, text_reply
+from rho_domain.control_events import ErrorOccurred
+from rho_domain.mcp_config import McpServerConfig
+from rho_entry import Agent, AgentConfig, Session
+
+
+async def main():
+    server = McpServerConfig(
+        command=(sys.executable, sys.argv[1]), env={"HOSTILE": "deep-schema", "DEPTH": "970"}
+    )
+    with LoopbackServer([text_reply("went on")]) as model:
+        config = AgentConfig(model="m", base_url=model.base_url, profile="developer",
+                             working_dir=sys.argv[2], mcp_servers={"h": server})
+        async with Session(Agent(config)) as session:
+            result = await session.run("go", record_events=True)
+    errors = [e.message for e in result.events if isinstance(e, ErrorOccurred)]
+    print(result.status.value, result.text, errors, result.error)
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_schema_nested_deep_but_decodable_does_not_end_every_run(tmp_path: Path) -> None:
+    # 970 arrays deep: json decoded it in the reader, then every model request failed to
+    # encode it, deeper in the stack (RecursionError: the run ended in error before its
+    # first model call). In a process of its own: the depths that decode depend on the stack
+    ran = subprocess.run(
+        [sys.executable, "-c", DEEP_RUN, HOSTILE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test"},
+    )
+    assert ran.stdout.startswith("completed went on ["), ran.stdout
+    assert "'h' sent an answer nesting objects and arrays more than 128 deep" in ran.stdout
