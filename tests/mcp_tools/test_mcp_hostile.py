@@ -8,6 +8,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -231,3 +232,29 @@ def test_a_schema_nested_deep_but_decodable_does_not_end_every_run(tmp_path: Pat
     )
     assert ran.stdout.startswith("completed went on ["), ran.stdout
     assert "'h' sent an answer nesting objects and arrays more than 128 deep" in ran.stdout
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        (
+            "redirect",
+            "answered initialize with HTTP 307, a redirect to 'http://127.0.0.2:9/elsewhere', "
+            "which is not followed",
+        ),
+        ("html", "answered initialize with HTTP 200 text/html, not JSON or an event stream"),
+    ],
+)
+async def test_an_http_answer_that_is_not_mcp_says_so_at_once(mode: str, said: str) -> None:
+    # both were read as a malformed message: the request waited out its startup_timeout
+    # (60 s here), and the problem said the server was slow ("raise ...startup_timeout")
+    with hostile_http(mode) as source:
+        started = time.monotonic()
+        try:
+            sourced = await source.current()
+        finally:
+            await source.aclose()
+    assert time.monotonic() - started < 30  # a hang bound: the timeout is 60 s
+    (problem,) = sourced.problems
+    assert said in problem
+    assert "startup_timeout" not in problem

@@ -5,8 +5,10 @@ body, or an SSE stream (``text/event-stream``, read with our decoder) whose even
 messages: notifications first, then the response. The ``Mcp-Session-Id`` the server gives at
 ``initialize`` (visible ASCII, as the specification requires) is sent back on every later
 request, with ``MCP-Protocol-Version``. After the handshake a GET stream carries the server's
-own notifications (a server without one answers 405, which is fine). Shutdown DELETEs the
-session. httpx errors become ``McpError`` here, naming the server and its URL.
+own notifications (a server without one answers 405, which is fine). A redirect is not
+followed (our headers would go along) and an answer that is neither JSON nor an event stream
+is not MCP: both fail the request at once, saying so. Shutdown DELETEs the session. httpx
+errors become ``McpError`` here, naming the server and its URL.
 """
 
 from __future__ import annotations
@@ -122,7 +124,23 @@ class HttpTransport:
                 f"{response.status_code}{hint}: {body}",
                 server=self.server,
             )
+        if response.status_code >= 300:  # httpx follows no redirect here (follow_redirects)
+            where = hide_url_logins(response.headers.get("location", ""))
+            raise McpError(
+                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
+                f"{response.status_code}, a redirect to {said(repr(where))}, which is not "
+                "followed (our headers, a token among them, would go along): give "
+                f"mcp_servers.{self.server}.url as where it leads, if you trust it",
+                server=self.server,
+            )
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind and kind != "text/event-stream" and not kind.endswith("json"):
+            raise McpProtocolError(
+                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
+                f"{response.status_code} {said(kind)}, not JSON or an event stream (is the url "
+                "the server's MCP endpoint?)",
+                server=self.server,
+            )
         if kind == "text/event-stream":
             async for event in aiter_sse(self._bounded(response)):
                 if event.data.strip():
