@@ -12,6 +12,9 @@ modes that count, ``count`` (how many answers to its own requests it has read):
   answers every ``tools/call`` so;
 - ``deep-schema``: lists a tool whose input schema's ``default`` nests ``$DEPTH`` arrays
   deep (decodable, written as text), beside ``plain``;
+- ``wide``: at ``initialize``, sends a notification holding ``$WIDE_MB`` megabytes of empty
+  objects (``{},{},...``: 3 bytes of text each, some 60 bytes once decoded) before its answer;
+  it answers a ``tools/call`` so too;
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
   line ``last words``; its ``plain`` exits (code 3).
 """
@@ -42,6 +45,13 @@ def error(request_id: object, message: str) -> None:
     send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": message}})
 
 
+def wide(head: str) -> None:
+    """One message: ``{"jsonrpc": "2.0", <head>: {"a": [{}, {}, ...]}}`` of ``$WIDE_MB`` MB."""
+    count = int(os.environ.get("WIDE_MB", "48")) * 1_000_000 // 3
+    sys.stdout.write('{"jsonrpc": "2.0", ' + head + ': {"a": [' + "{}," * count + "{}]}}\n")
+    sys.stdout.flush()
+
+
 def initialize(request_id: object) -> None:
     if MODE == "error":
         error(request_id, WORDS)
@@ -52,6 +62,8 @@ def initialize(request_id: object) -> None:
             for i in range(int(os.environ.get("PINGS", "20000")))
         )
         sys.stdout.write(flood)
+    if MODE == "wide":
+        wide('"method": "notifications/message", "params"')
     if MODE == "stderr":
         chunk = "e" * 1_000_000
         for _ in range(int(os.environ.get("STDERR_MB", "100"))):
@@ -111,6 +123,9 @@ def main() -> None:
         elif method == "tools/call":
             if MODE == "stderr":
                 os._exit(3)
+            if MODE == "wide":
+                wide(f'"id": {json.dumps(request_id)}, "result"')
+                continue
             if MODE == "call-error":
                 error(request_id, WORDS)
                 continue

@@ -20,7 +20,7 @@ from rho_adapters.clock import SystemClock
 from rho_adapters.fakes import MemoryExecutor
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.tool import MAX_LISTED, listed_size
-from rho_domain.errors import McpError
+from rho_domain.errors import McpError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.permissions import readonly_profile
 from rho_domain.tools.base import ToolContext
@@ -29,9 +29,12 @@ HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
 HOSTILE_HTTP = str(Path(__file__).with_name("hostile_http_server.py"))
 
 
-def hostile(mode: str, **env: str) -> McpToolSource:
+def hostile(mode: str, call_timeout: float = 60, **env: str) -> McpToolSource:
     config = McpServerConfig(
-        command=(sys.executable, HOSTILE), env={"HOSTILE": mode, **env}, startup_timeout=60
+        command=(sys.executable, HOSTILE),
+        env={"HOSTILE": mode, **env},
+        startup_timeout=60,
+        call_timeout=call_timeout,
     )
     return McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=2_000)
 
@@ -124,7 +127,7 @@ async def test_a_servers_words_in_a_calls_error_are_cut() -> None:
 MEASURED = """
 import asyncio, resource, sys
 from rho_adapters.mcp import McpToolSource
-from rho_domain.errors import McpError
+from rho_domain.errors import McpError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig
 from rho_adapters.fakes import MemoryExecutor
 
@@ -258,3 +261,50 @@ async def test_an_http_answer_that_is_not_mcp_says_so_at_once(mode: str, said: s
     (problem,) = sourced.problems
     assert said in problem
     assert "startup_timeout" not in problem
+
+
+WIDE = """
+import asyncio, resource, sys
+from rho_adapters.mcp import McpToolSource
+from rho_domain.mcp_config import McpServerConfig
+
+
+async def main():
+    config = McpServerConfig(command=(sys.executable, sys.argv[1]), startup_timeout=120,
+                             env={"HOSTILE": "wide", "WIDE_MB": "48"})
+    source = McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=9)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        sourced = await source.current()
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        print(grown // 1024, [h.name for h in sourced.handlers], sourced.problems)
+    finally:
+        await source.aclose()
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_message_of_millions_of_tiny_values_is_not_decoded() -> None:
+    # 48 MB of '{},': within the 256 MiB a message may take, but 16 million objects once
+    # decoded, about 1.1 GB (a 256 MiB one: 6 GB), for a notification nobody waits for
+    ran = subprocess.run(
+        [sys.executable, "-c", WIDE, HOSTILE], capture_output=True, text=True, check=True
+    )
+    grown, rest = ran.stdout.split(" ", 1)
+    assert "['mcp__h__plain', 'mcp__h__count'] ()" in rest  # the server serves on
+    assert int(grown) < 400  # MB: the line read and its text, not its objects
+
+
+async def test_a_call_answered_with_millions_of_values_says_why_it_timed_out() -> None:
+    source = hostile("wide", call_timeout=3, WIDE_MB="15")
+    try:
+        await source.current()
+        with pytest.raises(McpTimeout) as timed_out:
+            await call(source, "plain")
+    finally:
+        await source.aclose()
+    said = str(timed_out.value)
+    assert "gave no answer to tools/call within 3 s (it sent 1 message(s) that could" in said
+    assert "the last: a message of up to 10,000,010 values (at most 4,000,000)" in said

@@ -4,7 +4,9 @@ A transport hands every message it receives to ``RpcPeer.receive`` as text (a st
 HTTP body, an SSE event's data). What is not JSON-RPC is never fatal by itself: text that is
 not JSON (a server printing to its stdout) is counted and skipped, a response without a
 ``result`` or ``error`` fails its own request with ``McpProtocolError``, as does one nesting
-objects and arrays more than ``MAX_DEPTH`` deep, and a response to no request is skipped. A
+objects and arrays more than ``MAX_DEPTH`` deep, a message of more than ``MAX_VALUES`` values
+is not decoded (its request, unanswered, says so when it times out), and a response to no
+request is skipped. A
 server's requests are answered (``ping``; anything else "method not found": this client
 offers no capabilities) while fewer than ``MAX_ANSWERS_WAITING`` answers wait to be sent;
 past that the request goes unanswered (counted in ``unanswered``): a server that floods
@@ -27,6 +29,10 @@ from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 
 Message = dict[str, Any]
 _METHOD_NOT_FOUND = -32601
+# values one message may hold, counted before it is decoded from its commas, colons and
+# brackets (an upper bound): decoded, a value costs 30 to 60 bytes where its text took 2 or
+# 3 ('{},'), so the bytes a message may take bounded memory 20 times over
+MAX_VALUES = 4_000_000
 MAX_DEPTH = 128  # levels of objects and arrays in one message: past any real one's shape
 MAX_SAID = 1_000  # characters of a server's own words a message of ours quotes (``said``)
 MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
@@ -91,6 +97,7 @@ class RpcPeer:
                 f"MCP server {self.server!r} is not running: {self.gone}", server=self.server
             )
         request_id = next(self._ids)
+        malformed = self.malformed  # what could not be read while this request waited
         future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         message: Message = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -102,9 +109,16 @@ class RpcPeer:
                 return await future
         except TimeoutError:
             self._cancel(request_id, f"no answer within {setting} ({timeout:g} s)")
+            unread = self.malformed - malformed
+            why = (
+                f"it sent {unread} message(s) that could not be read meanwhile, the last: "
+                f"{self.last_malformed}"
+                if unread
+                else f"the {setting}; raise mcp_servers.{self.server}.{setting} if it is just slow"
+            )
             raise McpTimeout(
                 f"MCP server {self.server!r} gave no answer to {method} within {timeout:g} s "
-                f"(the {setting}; raise mcp_servers.{self.server}.{setting} if it is just slow)",
+                f"({why})",
                 server=self.server,
             ) from None
         except asyncio.CancelledError:
@@ -122,6 +136,11 @@ class RpcPeer:
 
     def receive(self, text: str) -> None:
         """Handle one received message (or a JSON array of them)."""
+        # a text of n characters holds at most n / 2 values ('0,0,...'): only a longer one
+        # is counted (some 3 ms a MB, more than json takes on a plain text result)
+        if len(text) > 2 * MAX_VALUES and (values := _values_at_most(text)) > MAX_VALUES:
+            self._malformed(f"a message of up to {values:,} values (at most {MAX_VALUES:,})")
+            return
         try:
             value = json.loads(text)
         except (ValueError, RecursionError):  # nested too deep to decode: malformed too
@@ -245,6 +264,13 @@ class RpcPeer:
     def _malformed(self, text: str) -> None:
         self.malformed += 1
         self.last_malformed = _preview(text)
+
+
+def _values_at_most(text: str) -> int:
+    """An upper bound of the values ``text`` holds as JSON (every value but a lone one is
+    led by a bracket, a comma or a colon; those inside strings count too): C-speed passes
+    over the text, before ``json.loads`` spends memory on them."""
+    return text.count(",") + text.count(":") + text.count("[") + text.count("{")
 
 
 def _nests_deeper(value: object, limit: int) -> bool:
