@@ -15,6 +15,8 @@ modes that count, ``count`` (how many answers to its own requests it has read):
 - ``wide``: at ``initialize``, sends a notification holding ``$WIDE_MB`` megabytes of empty
   objects (``{},{},...``: 3 bytes of text each, some 60 bytes once decoded) before its answer;
   it answers a ``tools/call`` so too;
+- ``pages``: lists its tools over ``$PAGES`` pages, each of ``$PAGE_TOOLS`` tools whose
+  descriptions are ``$DESCRIPTION`` characters;
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
   line ``last words``; its ``plain`` exits (code 3).
 """
@@ -92,6 +94,18 @@ def tools() -> list[dict[str, object]]:
     return [PLAIN, COUNT]
 
 
+def page(message: dict[str, object]) -> dict[str, object]:
+    params = message.get("params")
+    number = int(params["cursor"]) if isinstance(params, dict) else 0
+    description = "x" * int(os.environ.get("DESCRIPTION", "1000"))
+    tools = [
+        {"name": f"p{number}t{i}", "description": description, "inputSchema": OBJECT}
+        for i in range(int(os.environ.get("PAGE_TOOLS", "1")))
+    ]
+    more = number + 1 < int(os.environ.get("PAGES", "10"))
+    return {"tools": tools, "nextCursor": str(number + 1)} if more else {"tools": tools}
+
+
 def main() -> None:
     answers = 0  # answers read to this server's own requests
     for line in sys.stdin:
@@ -116,6 +130,8 @@ def main() -> None:
                     f'"result": {{"tools": {tools_text}}}}}\n'
                 )
                 sys.stdout.flush()
+            elif MODE == "pages":
+                result(request_id, page(message))
             elif MODE == "cursor":
                 result(request_id, {"tools": [PLAIN], "nextCursor": WORDS})
             else:

@@ -308,3 +308,55 @@ async def test_a_call_answered_with_millions_of_values_says_why_it_timed_out() -
     said = str(timed_out.value)
     assert "gave no answer to tools/call within 3 s (it sent 1 message(s) that could" in said
     assert "the last: a message of up to 10,000,010 values (at most 4,000,000)" in said
+
+
+PAGES = """
+import asyncio, gc, os, sys
+from rho_adapters.mcp import McpToolSource
+from rho_domain.mcp_config import McpServerConfig
+
+
+def resident():
+    pages = int(open("/proc/self/statm").read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") // 2**20
+
+
+async def main():
+    env = {"HOSTILE": "pages", "PAGES": "10", "DESCRIPTION": "30000000"}
+    config = McpServerConfig(command=(sys.executable, sys.argv[1]), startup_timeout=120, env=env)
+    source = McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=9)
+    before = resident()
+    try:
+        sourced = await source.current()
+        gc.collect()
+        print(resident() - before, len(sourced.handlers), sourced.problems)
+    finally:
+        await source.aclose()
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_listing_over_many_pages_keeps_what_is_shown_not_what_was_sent() -> None:
+    # 10 pages of one tool with a 30 MB description, each page within a message's bound:
+    # the listing kept every entry whole for the session's life (held, not a peak: 300 MB;
+    # 100 pages of 256 MiB may be sent), to show the model 4,000 characters of each
+    ran = subprocess.run(
+        [sys.executable, "-c", PAGES, HOSTILE], capture_output=True, text=True, check=True
+    )
+    held, made, _ = ran.stdout.split(" ", 2)
+    assert made == "10"
+    assert int(held) < 100  # MB
+
+
+async def test_a_listing_of_more_than_its_bound_is_a_problem() -> None:
+    # slimmed entries are bounded one by one, not in number: 100 pages of 400 tools
+    source = hostile("pages", PAGES="100", PAGE_TOOLS="400", DESCRIPTION="3000")
+    try:
+        sourced = await source.current()
+    finally:
+        await source.aclose()
+    assert sourced.handlers == ()
+    (problem,) = sourced.problems
+    assert "MCP server 'h': tools/list lists more than 16 MiB of tools" in problem

@@ -9,10 +9,12 @@ more than ``MAX_PAGES`` pages, ends the listing with an error rather than a loop
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport, said
+from rho_adapters.mcp.tool import MAX_LISTING, kept_entry
 from rho_domain.errors import McpProtocolError
 
 # Newest first: the revisions the official SDK (mcp 2.3) negotiates through ``initialize``.
@@ -72,10 +74,12 @@ class McpClient:
         await self.peer.notify("notifications/initialized")
 
     async def list_tools(self, *, timeout: float) -> list[Message]:
-        """Every tool the server lists (each a ``Tool`` object with a ``name``)."""
+        """Every tool the server lists, as ``kept_entry`` keeps it (a ``Tool`` object with a
+        ``name``), at most ``MAX_LISTING`` bytes of them (past it ``McpProtocolError``)."""
         tools: list[Message] = []
         cursor: str | None = None
         seen: set[str] = set()
+        size = 0  # bytes of JSON of the entries kept
         for _ in range(MAX_PAGES):
             params = {"cursor": cursor} if cursor is not None else None
             page = await self.peer.request(
@@ -87,9 +91,18 @@ class McpClient:
                     f"MCP server {self.server!r}: tools/list answered without a tools list",
                     server=self.server,
                 )
-            tools.extend(
-                t for t in listed if isinstance(t, dict) and isinstance(t.get("name"), str)
-            )
+            for entry in listed:
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                    continue
+                tools.append(kept := kept_entry(entry))
+                size += len(json.dumps(kept))
+                if size > MAX_LISTING:
+                    raise McpProtocolError(
+                        f"MCP server {self.server!r}: tools/list lists more than "
+                        f"{MAX_LISTING // 2**20} MiB of tools (their names, descriptions and "
+                        "schemas as kept); rho-agent keeps at most that",
+                        server=self.server,
+                    )
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 return tools

@@ -36,6 +36,7 @@ _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 MAX_DESCRIPTION = 4_000  # characters of a tool's description the model is shown
 MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may have
 MAX_LISTED = 256 * 1024  # bytes of JSON of one server's tools in a model request
+MAX_LISTING = 16 * 1024 * 1024  # bytes of JSON of the entries kept of one tools/list
 MAX_TOOL_NAME = 128  # characters: the specification's SHOULD (2025-11-25), the SDK's warning
 
 
@@ -60,6 +61,21 @@ def left_out(tool: Mapping[str, Any]) -> str:
         f"its input schema is {size:,} bytes of JSON (at most {MAX_SCHEMA:,}; every model "
         "request would carry it)"
     )
+
+
+def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """What is kept of a ``tools/list`` entry (a dict with a string ``name``): its name,
+    title, description (cut to ``MAX_DESCRIPTION``) and input schema; for one ``left_out``,
+    its name cut and why (``left_out``). Only these keys: the rest of what the server sent,
+    and the part of it the model is never shown, is not held for the session's life."""
+    name = str(tool["name"])
+    if why := left_out(tool):
+        return {"name": name[: MAX_TOOL_NAME + 1], "left_out": why}
+    kept: dict[str, Any] = {"name": name, "inputSchema": tool.get("inputSchema")}
+    for key in ("title", "description"):
+        if (value := tool.get(key)) is not None:
+            kept[key] = truncate_middle(str(value), MAX_DESCRIPTION)
+    return kept
 
 
 def listed_size(tool: ToolHandler) -> int:
@@ -133,7 +149,7 @@ def made_tools(
         original = str(tool["name"])
         if not config.tools.admits(original):
             continue
-        if why := left_out(tool):
+        if why := tool.get("left_out"):  # kept_entry's record; the server's key is not kept
             problems.append(
                 f"MCP server {server!r}: tool {shown_name(original)} is left out: {why}"
             )
