@@ -17,6 +17,8 @@ modes that count, ``count`` (how many answers to its own requests it has read):
   it answers a ``tools/call`` so too;
 - ``pages``: lists its tools over ``$PAGES`` pages, each of ``$PAGE_TOOLS`` tools whose
   descriptions are ``$DESCRIPTION`` characters;
+- ``big-hello``: answers ``initialize`` with 30 MB of instructions and a ``serverInfo``
+  carrying 30 MB more;
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
   line ``last words``; its ``plain`` exits (code 3).
 """
@@ -73,14 +75,15 @@ def initialize(request_id: object) -> None:
         sys.stderr.write("\nlast words\n")
         sys.stderr.flush()
     version = WORDS if MODE == "version" else "2025-06-18"
-    result(
-        request_id,
-        {
-            "protocolVersion": version,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "hostile", "version": "0"},
-        },
-    )
+    hello: dict[str, object] = {
+        "protocolVersion": version,
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "hostile", "version": "0"},
+    }
+    if MODE == "big-hello":
+        hello["instructions"] = "Say hello. " * 3_000_000
+        hello["serverInfo"] = {"name": "hostile", "version": "0", "blob": "b" * 30_000_000}
+    result(request_id, hello)
 
 
 def tools() -> list[dict[str, object]]:

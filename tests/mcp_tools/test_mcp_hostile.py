@@ -5,6 +5,7 @@ carries, nor how long the messages it makes us write are."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -310,8 +311,8 @@ async def test_a_call_answered_with_millions_of_values_says_why_it_timed_out() -
     assert "the last: a message of up to 10,000,010 values (at most 4,000,000)" in said
 
 
-PAGES = """
-import asyncio, gc, os, sys
+HELD = """
+import asyncio, gc, json, os, sys
 from rho_adapters.mcp import McpToolSource
 from rho_domain.mcp_config import McpServerConfig
 
@@ -322,14 +323,15 @@ def resident():
 
 
 async def main():
-    env = {"HOSTILE": "pages", "PAGES": "10", "DESCRIPTION": "30000000"}
+    env = json.loads(sys.argv[2])
     config = McpServerConfig(command=(sys.executable, sys.argv[1]), startup_timeout=120, env=env)
     source = McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=9)
     before = resident()
     try:
         sourced = await source.current()
         gc.collect()
-        print(resident() - before, len(sourced.handlers), sourced.problems)
+        said = sum(len(text) for text in sourced.instructions)
+        print(resident() - before, len(sourced.handlers), said)
     finally:
         await source.aclose()
 
@@ -338,16 +340,27 @@ asyncio.run(main())
 """
 
 
+def held(**env: str) -> tuple[int, int, int]:
+    """Run ``HELD`` against the hostile server with ``env``: the MB resident after the
+    source's first ``current`` (garbage collected: held, not a peak), how many tools it made,
+    and how long its instructions are."""
+    ran = subprocess.run(
+        [sys.executable, "-c", HELD, HOSTILE, json.dumps(env)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    grown, made, instructions = ran.stdout.split()
+    return int(grown), int(made), int(instructions)
+
+
 def test_a_listing_over_many_pages_keeps_what_is_shown_not_what_was_sent() -> None:
     # 10 pages of one tool with a 30 MB description, each page within a message's bound:
     # the listing kept every entry whole for the session's life (held, not a peak: 300 MB;
     # 100 pages of 256 MiB may be sent), to show the model 4,000 characters of each
-    ran = subprocess.run(
-        [sys.executable, "-c", PAGES, HOSTILE], capture_output=True, text=True, check=True
-    )
-    held, made, _ = ran.stdout.split(" ", 2)
-    assert made == "10"
-    assert int(held) < 100  # MB
+    grown, made, _ = held(HOSTILE="pages", PAGES="10", DESCRIPTION="30000000")
+    assert made == 10
+    assert grown < 100  # MB
 
 
 async def test_a_listing_of_more_than_its_bound_is_a_problem() -> None:
@@ -360,3 +373,12 @@ async def test_a_listing_of_more_than_its_bound_is_a_problem() -> None:
     assert sourced.handlers == ()
     (problem,) = sourced.problems
     assert "MCP server 'h': tools/list lists more than 16 MiB of tools" in problem
+
+
+def test_an_initialize_answer_is_kept_as_it_is_used() -> None:
+    # 30 MB of instructions (10,000 characters reach the system prompt) and a serverInfo
+    # carrying 30 MB more (read by nothing) were held whole for the session's life
+    grown, made, instructions = held(HOSTILE="big-hello")
+    assert made == 2
+    assert instructions < 10_200  # the system prompt's share, its header and cut mark
+    assert grown < 40  # MB

@@ -3,8 +3,10 @@
 The handshake offers the newest revision of the ones the official Python SDK reaches by
 ``initialize`` (``HANDSHAKE_VERSIONS``) and accepts any of them in the server's answer;
 another answer is refused with the versions we speak. A server's ``instructions`` are kept
-for the system prompt. ``tools/list`` follows ``nextCursor`` pages (a cursor seen twice, or
-more than ``MAX_PAGES`` pages, ends the listing with an error rather than a loop).
+for the system prompt, cut to ``MAX_INSTRUCTIONS`` characters, and of its ``serverInfo`` the
+name and version (``said``): nothing else of the answer is held. ``tools/list`` follows
+``nextCursor`` pages (a cursor seen twice, or more than ``MAX_PAGES`` pages, ends the listing
+with an error rather than a loop).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from typing import Any
 from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport, said
 from rho_adapters.mcp.tool import MAX_LISTING, kept_entry
 from rho_domain.errors import McpProtocolError
+from rho_domain.tools.truncation import truncate_middle
 
 # Newest first: the revisions the official SDK (mcp 2.3) negotiates through ``initialize``.
 # Its stateless 2026-07-28 revision (no handshake, per-request envelopes) is not spoken here.
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 CLIENT_INFO = {"name": "rho-agent", "version": "1"}
 MAX_PAGES = 100
+MAX_INSTRUCTIONS = 10_000  # characters of a server's instructions kept (the system prompt's)
 
 
 class McpClient:
@@ -67,10 +71,13 @@ class McpClient:
             )
         self.protocol_version = str(version)
         self.transport.negotiated(self.protocol_version)
+        # kept as they are used, not as sent: the answer's text may be 256 MiB
         instructions = result.get("instructions")
-        self.instructions = instructions.strip() if isinstance(instructions, str) else ""
+        if isinstance(instructions, str):
+            self.instructions = truncate_middle(instructions.strip(), MAX_INSTRUCTIONS)
         info = result.get("serverInfo")
-        self.server_info = info if isinstance(info, dict) else {}
+        if isinstance(info, dict):
+            self.server_info = {k: said(info[k]) for k in ("name", "version") if k in info}
         await self.peer.notify("notifications/initialized")
 
     async def list_tools(self, *, timeout: float) -> list[Message]:

@@ -39,10 +39,8 @@ from rho_domain.mcp_config import McpServerConfig
 from rho_domain.ports.clock import Clock
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
-from rho_domain.tools.truncation import truncate_middle
 
 Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
-MAX_INSTRUCTIONS = 10_000  # characters of a server's instructions in the system prompt
 
 
 def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
@@ -249,8 +247,7 @@ class McpToolSource(ToolSource):
             problems.extend(found)
             client = state.client
             if client is not None and client.instructions:
-                said = truncate_middle(client.instructions, MAX_INSTRUCTIONS)
-                instructions.append(f"MCP server {state.name} says:\n{said}")
+                instructions.append(f"MCP server {state.name} says:\n{client.instructions}")
         return SourcedTools(
             handlers=tuple(handlers), instructions=tuple(instructions), problems=tuple(problems)
         )
