@@ -5,16 +5,20 @@ the standard library's HTTP server so that it can answer what the official SDK n
 
 - ``session-id``: gives an ``Mcp-Session-Id`` with a byte that is not ASCII (``s\\xe9``);
 - ``redirect``: answers 307 to another host (``Location: http://127.0.0.2:9/elsewhere``);
-- ``html``: answers 200 with a web page (``text/html``), as a URL that is not MCP's would.
+- ``html``: answers 200 with a web page (``text/html``), as a URL that is not MCP's would;
+- ``open-stream``: answers a ``tools/call`` with an event stream holding the answer, then
+  keeps the stream open (a comment every 0.2 s) until the client goes.
 
 It prints ``ready`` once it listens.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODE = os.environ.get("HOSTILE", "")
@@ -38,6 +42,17 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(307, {"Location": "http://127.0.0.2:9/elsewhere"})
         elif MODE == "html":
             self.answer(200, {"Content-Type": "text/html"}, b"<html><p>Welcome</p></html>")
+        elif MODE == "open-stream" and message.get("method") == "tools/call":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()  # no length: the stream ends when the connection does
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result(message)}
+            self.wfile.write(f"data: {json.dumps(answer)}\n\n".encode())
+            with contextlib.suppress(OSError):
+                while True:
+                    self.wfile.write(b": still here\n\n")
+                    self.wfile.flush()
+                    time.sleep(0.2)
         elif "id" not in message:
             self.answer(202)
         else:

@@ -167,7 +167,7 @@ def test_a_line_of_stderr_without_end_costs_no_more_than_a_chunk() -> None:
 
 
 @contextlib.contextmanager
-def hostile_http(mode: str) -> Iterator[McpToolSource]:
+def hostile_http(mode: str, call_timeout: float = 60) -> Iterator[McpToolSource]:
     """A source of one server, ``hostile_http_server.py`` in ``mode``, on a free port."""
     port = free_port()
     process = subprocess.Popen(
@@ -178,7 +178,9 @@ def hostile_http(mode: str) -> Iterator[McpToolSource]:
     try:
         assert process.stdout is not None
         assert process.stdout.readline() == b"ready\n"
-        config = McpServerConfig(url=f"http://127.0.0.1:{port}/mcp", startup_timeout=60)
+        config = McpServerConfig(
+            url=f"http://127.0.0.1:{port}/mcp", startup_timeout=60, call_timeout=call_timeout
+        )
         yield McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=2_000)
     finally:
         process.kill()
@@ -382,3 +384,18 @@ def test_an_initialize_answer_is_kept_as_it_is_used() -> None:
     assert made == 2
     assert instructions < 10_200  # the system prompt's share, its header and cut mark
     assert grown < 40  # MB
+
+
+async def test_an_answer_on_a_stream_left_open_is_taken_at_once() -> None:
+    # the answer came on the call's event stream, which the server kept open: the call
+    # waited for the stream's end, and failed after its call_timeout as 'gave no answer'
+    with hostile_http("open-stream", call_timeout=20) as source:
+        try:
+            await source.current()
+            started = time.monotonic()
+            said = await call(source, "plain")
+            took = time.monotonic() - started
+        finally:
+            await source.aclose()
+    assert said == "plain ran"
+    assert took < 15  # a hang bound: the call_timeout is 20 s

@@ -105,8 +105,7 @@ class RpcPeer:
             message["params"] = params
         try:
             async with asyncio.timeout(timeout):
-                await self.transport.send(message)
-                return await future
+                return await self._answered(message, future)
         except TimeoutError:
             self._cancel(request_id, f"no answer within {setting} ({timeout:g} s)")
             unread = self.malformed - malformed
@@ -126,6 +125,22 @@ class RpcPeer:
             raise
         finally:
             self._pending.pop(request_id, None)
+
+    async def _answered(self, message: Message, future: asyncio.Future[Message]) -> Message:
+        """Send ``message`` and return its answer, which may come while it is still being
+        sent: over HTTP the answer is an event of the POST's stream, which a server may keep
+        open after it; the answer ends the sending (its stream is closed)."""
+        sending = asyncio.ensure_future(self.transport.send(message))
+        try:
+            await asyncio.wait((sending, future), return_when=asyncio.FIRST_COMPLETED)
+            if not future.done():
+                await sending  # its McpError; sent, the answer is still to come
+            return await future
+        finally:
+            if not sending.done():
+                sending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, McpError):  # its end, retrieved
+                await sending
 
     async def notify(self, method: str, params: Message | None = None) -> None:
         """Send a notification."""
