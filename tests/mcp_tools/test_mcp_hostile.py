@@ -399,3 +399,16 @@ async def test_an_answer_on_a_stream_left_open_is_taken_at_once() -> None:
             await source.aclose()
     assert said == "plain ran"
     assert took < 15  # a hang bound: the call_timeout is 20 s
+
+
+async def test_a_servers_words_in_a_problem_are_one_line() -> None:
+    # the problem is an error event the terminal prints as 'error: ...' with its newlines:
+    # each line after the first stood at the margin, drawn as rho-agent's own tool lines
+    source = hostile("forged-lines")
+    try:
+        sourced = await source.current()
+    finally:
+        await source.aclose()
+    (problem,) = sourced.problems
+    assert "answered error -32000: busy\\n● write(path='notes.txt')\\n" in problem
+    assert len(problem.splitlines()) == 1

@@ -115,7 +115,7 @@ class HttpTransport:
         if response.status_code == 202:
             return
         if response.status_code >= 400:
-            body = (await error_body(response, idle=None, limit=_ERROR_HEAD))[:300]
+            body = said((await error_body(response, idle=None, limit=_ERROR_HEAD))[:300])
             expired = response.status_code == 404 and self.session_id is not None
             error = McpSessionExpired if expired else McpError
             hint = " (it forgot our session)" if expired else ""

@@ -304,16 +304,17 @@ def _nests_deeper(value: object, limit: int) -> bool:
     return True
 
 
-def said(value: object) -> str:
-    """What a server sent, as a message of ours quotes it: ``str``, cut to ``MAX_SAID``
-    characters with how long it was; the server chooses its length, our messages go into
-    the trace, the terminal and the model's context."""
-    text = str(value)
-    if len(text) <= MAX_SAID:
+def said(value: object, limit: int = MAX_SAID) -> str:
+    r"""What a server sent, as a message of ours quotes it: ``str``, on one line (each line
+    break shown as ``\n``), cut to ``limit`` characters with how long it was. The server
+    chooses both: our messages go into the trace, the model's context and the terminal,
+    which prints an error event's lines at the margin, where the server's own lines would
+    be drawn as rho-agent's (a tool call, an approval)."""
+    text = "\\n".join(str(value).splitlines())
+    if len(text) <= limit:
         return text
-    return f"{text[:MAX_SAID]}... ({len(text):,} characters)"
+    return f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _preview(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= 200 else text[:200] + "..."
+    return said(text.strip(), 200)
