@@ -14,7 +14,7 @@ modes that count, ``count`` (how many answers to its own requests it has read):
   deep (decodable, written as text), beside ``plain``;
 - ``wide``: at ``initialize``, sends a notification holding ``$WIDE_MB`` megabytes of empty
   objects (``{},{},...``: 3 bytes of text each, some 60 bytes once decoded) before its answer;
-  it answers a ``tools/call`` so too;
+  it answers a ``tools/call`` so too, and ``wide-hello`` answers ``initialize`` so;
 - ``pages``: lists its tools over ``$PAGES`` pages, each of ``$PAGE_TOOLS`` tools whose
   descriptions are ``$DESCRIPTION`` characters;
 - ``big-hello``: answers ``initialize`` with 30 MB of instructions and a ``serverInfo``
@@ -62,6 +62,9 @@ def wide(head: str) -> None:
 def initialize(request_id: object) -> None:
     if MODE == "error":
         error(request_id, WORDS)
+        return
+    if MODE == "wide-hello":
+        wide(f'"id": {json.dumps(request_id)}, "result"')
         return
     if MODE == "forged-lines":
         error(request_id, FORGED)

@@ -30,11 +30,13 @@ HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
 HOSTILE_HTTP = str(Path(__file__).with_name("hostile_http_server.py"))
 
 
-def hostile(mode: str, call_timeout: float = 60, **env: str) -> McpToolSource:
+def hostile(
+    mode: str, call_timeout: float = 60, startup_timeout: float = 60, **env: str
+) -> McpToolSource:
     config = McpServerConfig(
         command=(sys.executable, HOSTILE),
         env={"HOSTILE": mode, **env},
-        startup_timeout=60,
+        startup_timeout=startup_timeout,
         call_timeout=call_timeout,
     )
     return McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=2_000)
@@ -309,7 +311,8 @@ async def test_a_call_answered_with_millions_of_values_says_why_it_timed_out() -
     finally:
         await source.aclose()
     said = str(timed_out.value)
-    assert "gave no answer to tools/call within 3 s (it sent 1 message(s) that could" in said
+    assert "gave no answer to tools/call within 3 s (the call_timeout;" in said
+    assert "slow); it sent 1 message(s) that could not be read meanwhile" in said
     assert "the last: a message of up to 10,000,010 values (at most 4,000,000)" in said
 
 
@@ -412,3 +415,15 @@ async def test_a_servers_words_in_a_problem_are_one_line() -> None:
     (problem,) = sourced.problems
     assert "answered error -32000: busy\\n● write(path='notes.txt')\\n" in problem
     assert len(problem.splitlines()) == 1
+
+
+async def test_a_start_that_timed_out_on_what_it_could_not_read_says_so() -> None:
+    # the start's own bound fired first: the problem only told the user to raise it
+    source = hostile("wide-hello", startup_timeout=3, WIDE_MB="15")
+    try:
+        sourced = await source.current()
+    finally:
+        await source.aclose()
+    (problem,) = sourced.problems
+    assert "'h' did not start within 3 s (the startup_timeout;" in problem
+    assert "; it sent 1 message(s) that could not be read meanwhile, the last: a message" in problem

@@ -108,16 +108,11 @@ class RpcPeer:
                 return await self._answered(message, future)
         except TimeoutError:
             self._cancel(request_id, f"no answer within {setting} ({timeout:g} s)")
-            unread = self.malformed - malformed
-            why = (
-                f"it sent {unread} message(s) that could not be read meanwhile, the last: "
-                f"{self.last_malformed}"
-                if unread
-                else f"the {setting}; raise mcp_servers.{self.server}.{setting} if it is just slow"
-            )
+            unread = self.unread_since(malformed)
             raise McpTimeout(
                 f"MCP server {self.server!r} gave no answer to {method} within {timeout:g} s "
-                f"({why})",
+                f"(the {setting}; raise mcp_servers.{self.server}.{setting} if it is just slow)"
+                f"{'; ' + unread if unread else ''}",
                 server=self.server,
             ) from None
         except asyncio.CancelledError:
@@ -148,6 +143,17 @@ class RpcPeer:
         if params is not None:
             message["params"] = params
         await self.transport.send(message)
+
+    def unread_since(self, count: int) -> str:
+        """Why an answer may never have come: the messages received that could not be read
+        since ``malformed`` was ``count``, and the last of them; "" when there were none."""
+        unread = self.malformed - count
+        if not unread:
+            return ""
+        return (
+            f"it sent {unread} message(s) that could not be read meanwhile, the last: "
+            f"{self.last_malformed}"
+        )
 
     def receive(self, text: str) -> None:
         """Handle one received message (or a JSON array of them)."""

@@ -180,13 +180,14 @@ class McpToolSource(ToolSource):
                 await client.start(timeout=config.startup_timeout)
                 state.tools = await client.list_tools(timeout=config.startup_timeout)
         except (McpError, TimeoutError) as exc:
+            unread = client.peer.unread_since(0)  # maybe the reason: what we could not read
             why = (
                 str(exc)
                 if isinstance(exc, McpError)
                 else (
                     f"MCP server {state.name!r} did not start within {config.startup_timeout:g} s "
                     f"(the startup_timeout; raise mcp_servers.{state.name}.startup_timeout if it "
-                    "is just slow)"
+                    f"is just slow){'; ' + unread if unread else ''}"
                 )
             )
             state.client = None
