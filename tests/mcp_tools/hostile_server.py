@@ -21,6 +21,7 @@ modes that count, ``count`` (how many answers to its own requests it has read):
   carrying 30 MB more;
 - ``forged-lines``: answers ``initialize`` with an error whose message carries lines drawn
   like rho-agent's own (a tool call and its result);
+- ``big-output``: answers every ``tools/call`` with ``$OUTPUT_MB`` megabytes of text;
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
   line ``last words``; its ``plain`` exits (code 3).
 """
@@ -153,6 +154,10 @@ def main() -> None:
                 os._exit(3)
             if MODE == "wide":
                 wide(f'"id": {json.dumps(request_id)}, "result"')
+                continue
+            if MODE == "big-output":
+                text = "o" * int(float(os.environ.get("OUTPUT_MB", "4")) * 1_000_000)
+                result(request_id, {"content": [{"type": "text", "text": text}]})
                 continue
             if MODE == "call-error":
                 error(request_id, WORDS)

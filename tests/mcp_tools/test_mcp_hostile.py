@@ -42,10 +42,10 @@ def hostile(
     return McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=2_000)
 
 
-def context() -> ToolContext:
+def context(call_id: str = "call-1") -> ToolContext:
     return ToolContext(
         session_id="s1",
-        call_id="call-1",
+        call_id=call_id,
         executor=MemoryExecutor(),
         profile=readonly_profile(),
         clock=SystemClock(),
@@ -427,3 +427,33 @@ async def test_a_start_that_timed_out_on_what_it_could_not_read_says_so() -> Non
     (problem,) = sourced.problems
     assert "'h' did not start within 3 s (the startup_timeout;" in problem
     assert "; it sent 1 message(s) that could not be read meanwhile, the last: a message" in problem
+
+
+async def test_the_full_outputs_a_session_saves_are_bounded(tmp_path: Path) -> None:
+    # every answer over the output limit was saved whole: 256 MiB a call, as many calls
+    # as the model makes, kept after the session (without a store: in a temporary directory,
+    # often memory); the budget is made small here, 10 MB, the calls 4 MB each
+    config = McpServerConfig(
+        command=(sys.executable, HOSTILE), env={"HOSTILE": "big-output", "OUTPUT_MB": "4"}
+    )
+    source = McpToolSource(
+        {"h": config},
+        environ={"PATH": "/usr/bin:/bin"},
+        output_limit=2_000,
+        output_dir=lambda session: tmp_path / session / "mcp-output",
+        saved_budget=10_000_000,
+    )
+    (tmp_path / "s1").mkdir()
+    try:
+        await source.current()
+        outputs = [await source.call("h", "plain", {}, context(f"c{i}")) for i in range(3)]
+    finally:
+        await source.aclose()
+    saved = sorted((tmp_path / "s1" / "mcp-output").iterdir())
+    assert [p.name for p in saved] == ["h__plain__c0.txt", "h__plain__c1.txt"]
+    assert "full_output" in outputs[1].metadata
+    assert "full_output" not in outputs[2].metadata
+    assert outputs[2].content.endswith(
+        "; the full output is not saved: this session's saved outputs would pass "
+        "10,000,000 characters]"
+    )

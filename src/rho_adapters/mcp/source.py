@@ -13,7 +13,9 @@ command, a startup timeout) is not retried: its problem is in the configuration.
 A call runs under its server's ``call_timeout``; its result is capped at ``output_limit``
 characters (default: the agent's tool output limit), the whole saved under ``output_dir``
 (the session's directory beside its trace, or, without a store, a temporary directory
-that is kept after the session so that the path in the result stays true).
+that is kept after the session so that the path in the result stays true) while the
+session's saved outputs stay within ``saved_budget`` characters (``MAX_SAVED``): a server
+chooses how long its answers are, and the model how many calls it makes.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
 
 Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
+MAX_SAVED = 1024**3  # characters of full outputs one session saves, all calls together
 
 
 def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
@@ -87,11 +90,14 @@ class McpToolSource(ToolSource):
         connect: Connect = connect,
         restart_backoff: tuple[float, float] = (1.0, 60.0),
         clock: Clock | None = None,
+        saved_budget: int = MAX_SAVED,
     ) -> None:
         self.servers = {name: ServerState(name, config) for name, config in servers.items()}
         self._environ = environ
         self._output_limit = output_limit
         self._output_dir = output_dir
+        self._saved_budget = saved_budget  # characters of full outputs saved, at most
+        self._saved = 0
         self._connect = connect
         self._backoff = restart_backoff  # (first wait, longest wait) between failed restarts
         self._clock = SystemClock() if clock is None else clock  # what restarts are timed by
@@ -141,10 +147,13 @@ class McpToolSource(ToolSource):
             result = await client.call_tool(tool, arguments, timeout=timeout)
         text = result_text(result)
         limit = state.config.output_limit or self._output_limit
-        save = None
-        if len(text) > limit:
+        save, unsaved = None, ""
+        if len(text) > limit and self._saved + len(text) > self._saved_budget:
+            unsaved = f"this session's saved outputs would pass {self._saved_budget:,} characters"
+        elif len(text) > limit:
             save = output_file(self._directory(ctx.session_id), server, tool, ctx.call_id)
-        content, saved = await asyncio.to_thread(capped, text, limit, save)
+            self._saved += len(text)
+        content, saved = await asyncio.to_thread(capped, text, limit, save, unsaved)
         metadata: dict[str, Any] = {"mcp_server": server, "mcp_tool": tool}
         if saved is not None:
             metadata["full_output"] = saved
