@@ -3,10 +3,9 @@
 A transport hands every message it receives to ``RpcPeer.receive`` as text (a stdio line, an
 HTTP body, an SSE event's data). What is not JSON-RPC is never fatal by itself: text that is
 not JSON (a server printing to its stdout) is counted and skipped, a response without a
-``result`` or ``error`` fails its own request with ``McpProtocolError``, as does one nesting
-objects and arrays more than ``MAX_DEPTH`` deep, a message of more than ``MAX_VALUES`` values
-is not decoded (its request, unanswered, says so when it times out), and a response to no
-request is skipped. A
+``result`` or ``error`` fails its own request with ``McpProtocolError``, a message of more
+than ``MAX_VALUES`` values is not decoded (its request, unanswered, says so when it times
+out), and a response to no request is skipped. A
 server's requests are answered (``ping``; anything else "method not found": this client
 offers no capabilities) while fewer than ``MAX_ANSWERS_WAITING`` answers wait to be sent;
 past that the request goes unanswered (counted in ``unanswered``): a server that floods
@@ -33,7 +32,6 @@ _METHOD_NOT_FOUND = -32601
 # brackets (an upper bound): decoded, a value costs 30 to 60 bytes where its text took 2 or
 # 3 ('{},'), so the bytes a message may take bounded memory 20 times over
 MAX_VALUES = 4_000_000
-MAX_DEPTH = 128  # levels of objects and arrays in one message: past any real one's shape
 MAX_SAID = 1_000  # characters of a server's own words a message of ours quotes (``said``)
 MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
 
@@ -168,10 +166,7 @@ class RpcPeer:
             self._malformed(text)
             return
         for item in value if isinstance(value, list) else [value]:
-            if _nests_deeper(item, MAX_DEPTH):
-                self._too_deep(item, text)
-            else:
-                self._one(item, text)
+            self._one(item, text)
 
     def closed(self, why: str) -> None:
         """The server is gone: every waiting request fails with ``why``."""
@@ -229,23 +224,6 @@ class RpcPeer:
                 )
             )
 
-    def _too_deep(self, item: object, text: str) -> None:
-        """A message nesting deeper than ``MAX_DEPTH``: json decoded it, but what reads it
-        next recurses (every model request encodes a tool's schema, deeper in the stack),
-        so it is not read; the request it answers fails now, naming why."""
-        found = item.get("id") if isinstance(item, dict) else None
-        future = self._pending.get(found) if type(found) is int else None
-        if future is None or future.done():
-            self._malformed(text)
-            return
-        future.set_exception(
-            McpProtocolError(
-                f"MCP server {self.server!r} sent an answer nesting objects and arrays more "
-                f"than {MAX_DEPTH} deep; it is not read",
-                server=self.server,
-            )
-        )
-
     def _answer(self, request_id: object, method: object) -> None:
         if len(self._answering) >= MAX_ANSWERS_WAITING:
             self.unanswered += 1
@@ -292,22 +270,6 @@ def _values_at_most(text: str) -> int:
     led by a bracket, a comma or a colon; those inside strings count too): C-speed passes
     over the text, before ``json.loads`` spends memory on them."""
     return text.count(",") + text.count(":") + text.count("[") + text.count("{")
-
-
-def _nests_deeper(value: object, limit: int) -> bool:
-    """True when ``value`` holds objects and arrays more than ``limit`` deep (``value`` is
-    level 1); a loop over the levels, so that measuring cannot exhaust the stack."""
-    level = [value] if isinstance(value, dict | list) else []
-    for _ in range(limit):
-        level = [
-            child
-            for node in level
-            for child in (node.values() if isinstance(node, dict) else node)
-            if isinstance(child, dict | list)
-        ]
-        if not level:
-            return False
-    return True
 
 
 def said(value: object, limit: int = MAX_SAID) -> str:

@@ -20,6 +20,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from rho_domain.json_schema import MAX_SCHEMA_DEPTH
 from rho_domain.mcp_config import McpServerConfig, tool_name
 from rho_domain.tools.base import (
     DANGEROUS,
@@ -54,13 +55,38 @@ def left_out(tool: Mapping[str, Any]) -> str:
             f"its name is {length:,} characters (at most {MAX_TOOL_NAME}; the model is shown "
             "it with the tool)"
         )
-    size = len(json.dumps(tool.get("inputSchema")))
+    if why := _schema_shape(tool.get("inputSchema")):
+        return why
+    size = len(json.dumps(tool.get("inputSchema")))  # safe: it nests MAX_SCHEMA_DEPTH at most
     if size <= MAX_SCHEMA:
         return ""
     return (
         f"its input schema is {size:,} bytes of JSON (at most {MAX_SCHEMA:,}; every model "
         "request would carry it)"
     )
+
+
+def _schema_shape(schema: object) -> str:
+    """Why ``schema``'s shape is refused, before it is encoded: it nests objects and arrays
+    more than ``MAX_SCHEMA_DEPTH`` deep (every model request encodes it, deep in the stack:
+    RecursionError ended each run), or holds more than ``MAX_SCHEMA`` values (each at least
+    a byte of JSON); "" when it is neither. A loop that stops at either bound: it neither
+    recurses nor walks a schema of 256 MiB."""
+    level: list[dict[str, Any] | list[Any]] = [schema] if isinstance(schema, dict | list) else []
+    values = 0
+    for _ in range(MAX_SCHEMA_DEPTH):
+        deeper: list[dict[str, Any] | list[Any]] = []
+        for node in level:
+            for child in node.values() if isinstance(node, dict) else node:
+                values += 1
+                if values > MAX_SCHEMA:
+                    return f"its input schema holds more than {MAX_SCHEMA:,} values"
+                if isinstance(child, dict | list):
+                    deeper.append(child)
+        level = deeper
+    if level:
+        return f"its input schema nests objects and arrays more than {MAX_SCHEMA_DEPTH} deep"
+    return ""
 
 
 def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
