@@ -22,6 +22,8 @@ modes that count, ``count`` (how many answers to its own requests it has read):
 - ``forged-lines``: answers ``initialize`` with an error whose message carries lines drawn
   like rho-agent's own (a tool call and its result);
 - ``big-output``: answers every ``tools/call`` with ``$OUTPUT_MB`` megabytes of text;
+- ``structured``: answers every ``tools/call`` with structured content only, a list of
+  ``$VALUES`` zeros (``[0,0,...]``: 2 bytes a value, under the 8 MB counted);
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
   line ``last words``; its ``plain`` exits (code 3).
 """
@@ -154,6 +156,14 @@ def main() -> None:
                 os._exit(3)
             if MODE == "wide":
                 wide(f'"id": {json.dumps(request_id)}, "result"')
+                continue
+            if MODE == "structured":
+                zeros = ",".join("0" * int(os.environ.get("VALUES", "3900000")))
+                sys.stdout.write(
+                    f'{{"jsonrpc": "2.0", "id": {json.dumps(request_id)}, "result": '
+                    f'{{"content": [], "structuredContent": {{"a": [{zeros}]}}}}}}\n'
+                )
+                sys.stdout.flush()
                 continue
             if MODE == "big-output":
                 text = "o" * int(float(os.environ.get("OUTPUT_MB", "4")) * 1_000_000)

@@ -4,6 +4,7 @@ carries, nor how long the messages it makes us write are."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -458,3 +459,35 @@ async def test_the_full_outputs_a_session_saves_are_bounded(tmp_path: Path) -> N
         "; the full output is not saved: this session's saved outputs would pass "
         "10,000,000 characters]"
     )
+
+
+async def test_a_structured_answer_is_made_text_off_the_event_loop() -> None:
+    # 3.9 million zeros as structured content (7.8 MB, under every count): made indented
+    # JSON text on the event loop, seconds of pure-Python encoding (4 s at a load of 13)
+    # during which no deadline fired and, under rho-agent serve, no other session moved
+    source = hostile("structured")
+    gaps: list[float] = []
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    try:
+        await source.current()
+        ticker = asyncio.ensure_future(tick())
+        said = await call(source, "plain")
+        ticker.cancel()
+    finally:
+        await source.aclose()
+    assert said.startswith('{\n  "a": [\n    0,\n')
+    # what is left on the loop is decoding the answer (json, in C): the bound is that, timed
+    # now at the same load, twice over; the encoding took some 3 times the decoding
+    text = '{"a": [' + ",".join("0" * 3_900_000) + "]}"
+    started = time.monotonic()
+    json.loads(text)
+    decoding = time.monotonic() - started
+    assert max(gaps) < 2 * decoding + 0.25, (max(gaps), decoding)

@@ -145,7 +145,9 @@ class McpToolSource(ToolSource):
         except McpSessionExpired:
             client = await self._reconnect(state, client)
             result = await client.call_tool(tool, arguments, timeout=timeout)
-        text = result_text(result)
+        # in a thread: structured content is made indented JSON by pure Python, seconds for
+        # millions of values, during which the event loop (every deadline) would stand still
+        text = await asyncio.to_thread(result_text, result)
         limit = state.config.output_limit or self._output_limit
         save, unsaved = None, ""
         if len(text) > limit and self._saved + len(text) > self._saved_budget:
