@@ -24,6 +24,8 @@ modes that count, ``count`` (how many answers to its own requests it has read):
 - ``big-output``: answers every ``tools/call`` with ``$OUTPUT_MB`` megabytes of text;
 - ``structured``: answers every ``tools/call`` with structured content only, a list of
   ``$VALUES`` zeros (``[0,0,...]``: 2 bytes a value, under the 8 MB counted);
+- ``heavy-schemas``: lists 60 tools whose input schemas each hold 60,000 zeros (a
+  ``default``: 7.2 MB of them, under the 8 MB counted), beside ``plain``;
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
   line ``last words``; its ``plain`` exits (code 3).
 """
@@ -121,6 +123,37 @@ def page(message: dict[str, object]) -> dict[str, object]:
     return {"tools": tools, "nextCursor": str(number + 1)} if more else {"tools": tools}
 
 
+def listing(message: dict[str, object], request_id: object) -> None:
+    if MODE == "deep-schema":  # written as text: this server's json nests no deeper
+        depth = int(os.environ.get("DEPTH", "900"))
+        deep = '{"name": "deep", "inputSchema": {"type": "object", "default": %s}}' % (
+            "[" * depth + "]" * depth
+        )
+        tools_text = f"[{deep}, {json.dumps(PLAIN)}]"
+        sys.stdout.write(
+            f'{{"jsonrpc": "2.0", "id": {json.dumps(request_id)}, '
+            f'"result": {{"tools": {tools_text}}}}}\n'
+        )
+        sys.stdout.flush()
+    elif MODE == "heavy-schemas":
+        zeros = ",".join("0" * 60_000)
+        heavy = ", ".join(
+            f'{{"name": "h{i}", "inputSchema": {{"type": "object", "default": [{zeros}]}}}}'
+            for i in range(60)
+        )
+        sys.stdout.write(
+            f'{{"jsonrpc": "2.0", "id": {json.dumps(request_id)}, "result": '
+            f'{{"tools": [{heavy}, {json.dumps(PLAIN)}]}}}}\n'
+        )
+        sys.stdout.flush()
+    elif MODE == "pages":
+        result(request_id, page(message))
+    elif MODE == "cursor":
+        result(request_id, {"tools": [PLAIN], "nextCursor": WORDS})
+    else:
+        result(request_id, {"tools": tools()})
+
+
 def main() -> None:
     answers = 0  # answers read to this server's own requests
     for line in sys.stdin:
@@ -134,23 +167,7 @@ def main() -> None:
         if method == "initialize":
             initialize(request_id)
         elif method == "tools/list":
-            if MODE == "deep-schema":  # written as text: this server's json nests no deeper
-                depth = int(os.environ.get("DEPTH", "900"))
-                deep = '{"name": "deep", "inputSchema": {"type": "object", "default": %s}}' % (
-                    "[" * depth + "]" * depth
-                )
-                tools_text = f"[{deep}, {json.dumps(PLAIN)}]"
-                sys.stdout.write(
-                    f'{{"jsonrpc": "2.0", "id": {json.dumps(request_id)}, '
-                    f'"result": {{"tools": {tools_text}}}}}\n'
-                )
-                sys.stdout.flush()
-            elif MODE == "pages":
-                result(request_id, page(message))
-            elif MODE == "cursor":
-                result(request_id, {"tools": [PLAIN], "nextCursor": WORDS})
-            else:
-                result(request_id, {"tools": tools()})
+            listing(message, request_id)
         elif method == "tools/call":
             if MODE == "stderr":
                 os._exit(3)

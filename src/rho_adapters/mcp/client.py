@@ -11,6 +11,7 @@ with an error rather than a loop).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -98,11 +99,11 @@ class McpClient:
                     f"MCP server {self.server!r}: tools/list answered without a tools list",
                     server=self.server,
                 )
-            for entry in listed:
-                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                    continue
-                tools.append(kept := kept_entry(entry))
-                size += len(json.dumps(kept))
+            # in a thread: each entry is measured (its schema walked, its kept form encoded),
+            # Python's work over what may be millions of values
+            for kept, kept_size in await asyncio.to_thread(_kept_page, listed):
+                tools.append(kept)
+                size += kept_size
                 if size > MAX_LISTING:
                     raise McpProtocolError(
                         f"MCP server {self.server!r}: tools/list lists more than "
@@ -142,3 +143,14 @@ class McpClient:
         del params
         if method == "notifications/tools/list_changed":
             self._on_list_changed()
+
+
+def _kept_page(listed: list[Any]) -> list[tuple[Message, int]]:
+    """The entries of one ``tools/list`` page as ``kept_entry`` keeps them (those that are
+    objects with a string ``name``), each with its size in bytes of JSON."""
+    kept = [
+        kept_entry(entry)
+        for entry in listed
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+    ]
+    return [(entry, len(json.dumps(entry))) for entry in kept]
