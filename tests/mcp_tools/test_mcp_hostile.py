@@ -32,15 +32,26 @@ HOSTILE_HTTP = str(Path(__file__).with_name("hostile_http_server.py"))
 
 
 def hostile(
-    mode: str, call_timeout: float = 60, startup_timeout: float = 60, **env: str
+    mode: str,
+    call_timeout: float = 60,
+    startup_timeout: float = 60,
+    saved: Path | None = None,
+    **env: str,
 ) -> McpToolSource:
+    """A source of one server, ``hostile_server.py`` in ``mode``; full outputs saved under
+    ``saved`` (else the source's temporary directory, kept after the test)."""
     config = McpServerConfig(
         command=(sys.executable, HOSTILE),
         env={"HOSTILE": mode, **env},
         startup_timeout=startup_timeout,
         call_timeout=call_timeout,
     )
-    return McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=2_000)
+    return McpToolSource(
+        {"h": config},
+        environ={"PATH": "/usr/bin:/bin"},
+        output_limit=2_000,
+        output_dir=None if saved is None else lambda session: saved,
+    )
 
 
 def context(call_id: str = "call-1") -> ToolContext:
@@ -461,11 +472,11 @@ async def test_the_full_outputs_a_session_saves_are_bounded(tmp_path: Path) -> N
     )
 
 
-async def test_a_structured_answer_is_made_text_off_the_event_loop() -> None:
+async def test_a_structured_answer_is_made_text_off_the_event_loop(tmp_path: Path) -> None:
     # 3.9 million zeros as structured content (7.8 MB, under every count): made indented
     # JSON text on the event loop, seconds of pure-Python encoding (4 s at a load of 13)
     # during which no deadline fired and, under rho-agent serve, no other session moved
-    source = hostile("structured")
+    source = hostile("structured", saved=tmp_path / "mcp-output")
     gaps: list[float] = []
 
     async def tick() -> None:
