@@ -534,3 +534,20 @@ async def test_a_listing_is_kept_off_the_event_loop() -> None:
         len(json.dumps(kept_entry(listed[0])))
     work = time.monotonic() - started
     assert max(gaps) < 0.75 * work, (max(gaps), work)
+
+
+async def test_listing_a_changed_list_is_bounded_as_the_first_listing() -> None:
+    # after list_changed, the next model call waited for the listing, each page bounded by
+    # startup_timeout but not the pages together: 100 pages of 9 s, 15 minutes a model call
+    source = hostile("slow-pages", startup_timeout=2, PAGES="10")
+    try:
+        await source.current()
+        await call(source, "plain")  # the server says its list changed
+        started = time.monotonic()
+        sourced = await source.current()
+        took = time.monotonic() - started
+    finally:
+        await source.aclose()
+    assert took < 6  # 10 pages of 0.8 s took 8 s; the bound is 2 s
+    (problem,) = sourced.problems
+    assert "'h' did not list its changed tools within 2 s (the startup_timeout" in problem

@@ -237,12 +237,23 @@ class McpToolSource(ToolSource):
         return _ready(state)
 
     async def _list(self, state: ServerState) -> None:
+        """List a server's changed tools, all its pages within its ``startup_timeout`` (as
+        the first listing): the next model call waits for this."""
         state.stale = False
         assert state.client is not None
+        timeout = state.config.startup_timeout
         try:
-            state.tools = await state.client.list_tools(timeout=state.config.startup_timeout)
+            async with asyncio.timeout(timeout):
+                state.tools = await state.client.list_tools(timeout=timeout)
         except McpError as exc:
             self._fail(state, f"{exc} (listing its changed tools)")
+        except TimeoutError:
+            self._fail(
+                state,
+                f"MCP server {state.name!r} did not list its changed tools within {timeout:g} s "
+                f"(the startup_timeout; raise mcp_servers.{state.name}.startup_timeout if it is "
+                "just slow)",
+            )
         self._changed = True
 
     def _build(self) -> SourcedTools:
