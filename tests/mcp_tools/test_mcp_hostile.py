@@ -4,7 +4,6 @@ carries, nor how long the messages it makes us write are."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -475,65 +474,45 @@ async def test_the_full_outputs_a_session_saves_are_bounded(tmp_path: Path) -> N
 async def test_a_structured_answer_is_made_text_off_the_event_loop(tmp_path: Path) -> None:
     # 3.9 million zeros as structured content (7.8 MB, under every count): made indented
     # JSON text on the event loop, seconds of pure-Python encoding (4 s at a load of 13)
-    # during which no deadline fired and, under rho-agent serve, no other session moved
+    # during which no deadline fired and, under rho-agent serve, no other session moved.
+    # Measured as the loop thread's CPU time (the load does not swell it), against json
+    # decoding the same answer, which is what stays on the loop (in C)
     source = hostile("structured", saved=tmp_path / "mcp-output")
-    gaps: list[float] = []
-
-    async def tick() -> None:
-        last = time.monotonic()
-        while True:
-            await asyncio.sleep(0.01)
-            now = time.monotonic()
-            gaps.append(now - last)
-            last = now
-
     try:
         await source.current()
-        ticker = asyncio.ensure_future(tick())
+        cpu = time.thread_time()
         said = await call(source, "plain")
-        ticker.cancel()
+        on_loop = time.thread_time() - cpu
     finally:
         await source.aclose()
     assert said.startswith('{\n  "a": [\n    0,\n')
-    # what is left on the loop is decoding the answer (json, in C): the bound is that, timed
-    # now at the same load, twice over; the encoding took some 3 times the decoding
     text = '{"a": [' + ",".join("0" * 3_900_000) + "]}"
-    started = time.monotonic()
+    cpu = time.thread_time()
     json.loads(text)
-    decoding = time.monotonic() - started
-    assert max(gaps) < 2 * decoding + 0.25, (max(gaps), decoding)
+    decoding = time.thread_time() - cpu
+    assert on_loop < 3 * decoding, (on_loop, decoding)  # the encoding took 8 to 10 times
 
 
 async def test_a_listing_is_kept_off_the_event_loop() -> None:
     # 60 schemas of 60,000 values each (7.2 MB): each entry measured (its schema walked,
-    # its kept form encoded) on the loop, seconds at a load of 13
+    # its kept form encoded) on the loop, seconds at a load of 13. Measured as the loop
+    # thread's CPU time against that work done here: what stays on the loop (decoding the
+    # page, encoding each made tool, in C) is far less
     source = hostile("heavy-schemas")
-    gaps: list[float] = []
-
-    async def tick() -> None:
-        last = time.monotonic()
-        while True:
-            await asyncio.sleep(0.01)
-            now = time.monotonic()
-            gaps.append(now - last)
-            last = now
-
-    ticker = asyncio.ensure_future(tick())
     try:
+        cpu = time.thread_time()
         sourced = await source.current()
+        on_loop = time.thread_time() - cpu
     finally:
-        ticker.cancel()
         await source.aclose()
     assert [h.name for h in sourced.handlers] == ["mcp__h__plain"]  # the 60 are over 64 KiB
-    # the work moved off the loop, timed now at the same load: on the loop, one gap held it
-    # all; what stays there (decoding the page, encoding each made tool, in C) is far less
     zeros = ",".join("0" * 60_000)
     listed = json.loads(f'[{{"name": "h", "inputSchema": {{"default": [{zeros}]}}}}]')
-    started = time.monotonic()
+    cpu = time.thread_time()
     for _ in range(60):
         len(json.dumps(kept_entry(listed[0])))
-    work = time.monotonic() - started
-    assert max(gaps) < 0.75 * work, (max(gaps), work)
+    work = time.thread_time() - cpu
+    assert on_loop < 0.6 * work, (on_loop, work)
 
 
 async def test_listing_a_changed_list_is_bounded_as_the_first_listing() -> None:
