@@ -377,7 +377,7 @@ def test_a_listing_over_many_pages_keeps_what_is_shown_not_what_was_sent() -> No
     # 100 pages of 256 MiB may be sent), to show the model 4,000 characters of each
     grown, made, _ = held(HOSTILE="pages", PAGES="10", DESCRIPTION="30000000")
     assert made == 10
-    assert grown < 100  # MB
+    assert grown < 150  # MB: 86 measured, the reader's buffer keeping its size (343 before)
 
 
 async def test_a_listing_of_more_than_its_bound_is_a_problem() -> None:
