@@ -3,23 +3,30 @@
 The handshake offers the newest revision of the ones the official Python SDK reaches by
 ``initialize`` (``HANDSHAKE_VERSIONS``) and accepts any of them in the server's answer;
 another answer is refused with the versions we speak. A server's ``instructions`` are kept
-for the system prompt. ``tools/list`` follows ``nextCursor`` pages (a cursor seen twice, or
-more than ``MAX_PAGES`` pages, ends the listing with an error rather than a loop).
+for the system prompt, cut to ``MAX_INSTRUCTIONS`` characters, and of its ``serverInfo`` the
+name and version (``said``): nothing else of the answer is held. ``tools/list`` follows
+``nextCursor`` pages (a cursor seen twice, or more than ``MAX_PAGES`` pages, ends the listing
+with an error rather than a loop).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport
+from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport, said
+from rho_adapters.mcp.tool import MAX_LISTING, kept_entry
 from rho_domain.errors import McpProtocolError
+from rho_domain.tools.truncation import truncate_middle
 
 # Newest first: the revisions the official SDK (mcp 2.3) negotiates through ``initialize``.
 # Its stateless 2026-07-28 revision (no handshake, per-request envelopes) is not spoken here.
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 CLIENT_INFO = {"name": "rho-agent", "version": "1"}
 MAX_PAGES = 100
+MAX_INSTRUCTIONS = 10_000  # characters of a server's instructions kept (the system prompt's)
 
 
 class McpClient:
@@ -59,23 +66,28 @@ class McpClient:
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
             raise McpProtocolError(
-                f"MCP server {self.server!r} speaks protocol version {version!r}; rho-agent "
-                f"speaks {', '.join(HANDSHAKE_VERSIONS)}",
+                f"MCP server {self.server!r} speaks protocol version {said(repr(version))}; "
+                f"rho-agent speaks {', '.join(HANDSHAKE_VERSIONS)}",
                 server=self.server,
             )
         self.protocol_version = str(version)
         self.transport.negotiated(self.protocol_version)
+        # kept as they are used, not as sent: the answer's text may be 256 MiB
         instructions = result.get("instructions")
-        self.instructions = instructions.strip() if isinstance(instructions, str) else ""
+        if isinstance(instructions, str):
+            self.instructions = truncate_middle(instructions.strip(), MAX_INSTRUCTIONS)
         info = result.get("serverInfo")
-        self.server_info = info if isinstance(info, dict) else {}
+        if isinstance(info, dict):
+            self.server_info = {k: said(info[k]) for k in ("name", "version") if k in info}
         await self.peer.notify("notifications/initialized")
 
     async def list_tools(self, *, timeout: float) -> list[Message]:
-        """Every tool the server lists (each a ``Tool`` object with a ``name``)."""
+        """Every tool the server lists, as ``kept_entry`` keeps it (a ``Tool`` object with a
+        ``name``), at most ``MAX_LISTING`` bytes of them (past it ``McpProtocolError``)."""
         tools: list[Message] = []
         cursor: str | None = None
         seen: set[str] = set()
+        size = 0  # bytes of JSON of the entries kept
         for _ in range(MAX_PAGES):
             params = {"cursor": cursor} if cursor is not None else None
             page = await self.peer.request(
@@ -87,9 +99,18 @@ class McpClient:
                     f"MCP server {self.server!r}: tools/list answered without a tools list",
                     server=self.server,
                 )
-            tools.extend(
-                t for t in listed if isinstance(t, dict) and isinstance(t.get("name"), str)
-            )
+            # in a thread: each entry is measured (its schema walked, its kept form encoded),
+            # Python's work over what may be millions of values
+            for kept, kept_size in await asyncio.to_thread(_kept_page, listed):
+                tools.append(kept)
+                size += kept_size
+                if size > MAX_LISTING:
+                    raise McpProtocolError(
+                        f"MCP server {self.server!r}: tools/list lists more than "
+                        f"{MAX_LISTING // 2**20} MiB of tools (their names, descriptions and "
+                        "schemas as kept); rho-agent keeps at most that",
+                        server=self.server,
+                    )
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 return tools
@@ -97,7 +118,8 @@ class McpClient:
                 break
             seen.add(cursor)
         raise McpProtocolError(
-            f"MCP server {self.server!r}: tools/list pages do not end (cursor {cursor!r})",
+            f"MCP server {self.server!r}: tools/list pages do not end (cursor "
+            f"{said(repr(cursor))})",
             server=self.server,
         )
 
@@ -121,3 +143,14 @@ class McpClient:
         del params
         if method == "notifications/tools/list_changed":
             self._on_list_changed()
+
+
+def _kept_page(listed: list[Any]) -> list[tuple[Message, int]]:
+    """The entries of one ``tools/list`` page as ``kept_entry`` keeps them (those that are
+    objects with a string ``name``), each with its size in bytes of JSON."""
+    kept = [
+        kept_entry(entry)
+        for entry in listed
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+    ]
+    return [(entry, len(json.dumps(entry))) for entry in kept]

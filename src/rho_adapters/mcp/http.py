@@ -3,10 +3,12 @@
 A POST carries one message; the server answers 202 (a notification or a response), a JSON
 body, or an SSE stream (``text/event-stream``, read with our decoder) whose events are
 messages: notifications first, then the response. The ``Mcp-Session-Id`` the server gives at
-``initialize`` is sent back on every later request, with ``MCP-Protocol-Version``. After
-the handshake a GET stream carries the server's own notifications (a server without one
-answers 405, which is fine). Shutdown DELETEs the session. httpx errors become ``McpError``
-here, naming the server and its URL.
+``initialize`` (visible ASCII, as the specification requires) is sent back on every later
+request, with ``MCP-Protocol-Version``. After the handshake a GET stream carries the server's
+own notifications (a server without one answers 405, which is fine). A redirect is not
+followed (our headers would go along) and an answer that is neither JSON nor an event stream
+is not MCP: both fail the request at once, saying so. Shutdown DELETEs the session. httpx
+errors become ``McpError`` here, naming the server and its URL.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
-from rho_adapters.mcp.jsonrpc import Message
+from rho_adapters.mcp.jsonrpc import Message, said
 from rho_adapters.model.bodies import error_body
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import transport_for
@@ -82,7 +84,7 @@ class HttpTransport:
                 "POST", self.url, content=json.dumps(message), headers=headers
             ) as response:
                 if sid := response.headers.get("mcp-session-id"):
-                    self.session_id = sid
+                    self.session_id = self._session_id(sid)
                 await self._read(response, what=str(message.get("method", "a response")))
         if message.get("method") == "notifications/initialized" and self._listener is None:
             self._listener = asyncio.ensure_future(self._listen())
@@ -113,7 +115,7 @@ class HttpTransport:
         if response.status_code == 202:
             return
         if response.status_code >= 400:
-            body = (await error_body(response, idle=None, limit=_ERROR_HEAD))[:300]
+            body = said((await error_body(response, idle=None, limit=_ERROR_HEAD))[:300])
             expired = response.status_code == 404 and self.session_id is not None
             error = McpSessionExpired if expired else McpError
             hint = " (it forgot our session)" if expired else ""
@@ -122,7 +124,23 @@ class HttpTransport:
                 f"{response.status_code}{hint}: {body}",
                 server=self.server,
             )
+        if response.status_code >= 300:  # httpx follows no redirect here (follow_redirects)
+            where = hide_url_logins(response.headers.get("location", ""))
+            raise McpError(
+                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
+                f"{response.status_code}, a redirect to {said(repr(where))}, which is not "
+                "followed (our headers, a token among them, would go along): give "
+                f"mcp_servers.{self.server}.url as where it leads, if you trust it",
+                server=self.server,
+            )
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind and kind != "text/event-stream" and not kind.endswith("json"):
+            raise McpProtocolError(
+                f"MCP server {self.server!r} at {self.shown_url} answered {what} with HTTP "
+                f"{response.status_code} {said(kind)}, not JSON or an event stream (is the url "
+                "the server's MCP endpoint?)",
+                server=self.server,
+            )
         if kind == "text/event-stream":
             async for event in aiter_sse(self._bounded(response)):
                 if event.data.strip():
@@ -154,6 +172,18 @@ class HttpTransport:
             async with client.stream("GET", self.url, headers=headers) as response:
                 if response.status_code == 200:
                     await self._read(response, what="the notification stream")
+
+    def _session_id(self, sid: str) -> str:
+        """``sid`` when it is visible ASCII, as the specification requires (0x21-0x7E), else
+        ``McpProtocolError``: it is sent back in a header on every request, which httpx
+        cannot encode otherwise (its UnicodeEncodeError ended the run)."""
+        if all("!" <= ch <= "~" for ch in sid):
+            return sid
+        raise McpProtocolError(
+            f"MCP server {self.server!r} at {self.shown_url} gave an Mcp-Session-Id that is not "
+            f"visible ASCII: {said(ascii(sid))}",
+            server=self.server,
+        )
 
     def _session_headers(self) -> dict[str, str]:
         headers = dict(self.headers)

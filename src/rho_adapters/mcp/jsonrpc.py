@@ -3,11 +3,16 @@
 A transport hands every message it receives to ``RpcPeer.receive`` as text (a stdio line, an
 HTTP body, an SSE event's data). What is not JSON-RPC is never fatal by itself: text that is
 not JSON (a server printing to its stdout) is counted and skipped, a response without a
-``result`` or ``error`` fails its own request with ``McpProtocolError``, and a response
-to no request is skipped. A server's requests are answered (``ping``; anything else "method
-not found": this client offers no capabilities). Every request has a deadline: past it, or
-when the caller is cancelled, the server is told (``notifications/cancelled``) and the
-caller gets ``McpTimeout`` naming the setting, or its cancellation.
+``result`` or ``error`` fails its own request with ``McpProtocolError``, a message of more
+than ``MAX_VALUES`` values is not decoded (its request, unanswered, says so when it times
+out), and a response to no request is skipped. A
+server's requests are answered (``ping``; anything else "method not found": this client
+offers no capabilities) while fewer than ``MAX_ANSWERS_WAITING`` answers wait to be sent;
+past that the request goes unanswered (counted in ``unanswered``): a server that floods
+requests and reads nothing would otherwise have each answer wait in memory. Every request
+has a deadline: past it, or when the caller is cancelled, the server is told
+(``notifications/cancelled``) and the caller gets ``McpTimeout`` naming the setting, or its
+cancellation.
 """
 
 from __future__ import annotations
@@ -23,6 +28,12 @@ from rho_domain.errors import McpError, McpProtocolError, McpTimeout
 
 Message = dict[str, Any]
 _METHOD_NOT_FOUND = -32601
+# values one message may hold, counted before it is decoded from its commas, colons and
+# brackets (an upper bound): decoded, a value costs 30 to 60 bytes where its text took 2 or
+# 3 ('{},'), so the bytes a message may take bounded memory 20 times over
+MAX_VALUES = 4_000_000
+MAX_SAID = 1_000  # characters of a server's own words a message of ours quotes (``said``)
+MAX_ANSWERS_WAITING = 64  # answers to a server's requests not yet sent (it reads slowly)
 
 
 class Transport(Protocol):
@@ -59,6 +70,7 @@ class RpcPeer:
         self.server = server
         self.transport = transport
         self.malformed = 0  # messages received that were not JSON-RPC
+        self.unanswered = 0  # the server's requests dropped: too many answers waited
         self.last_malformed = ""
         self.gone: str | None = None  # why the server is gone, once it is
         self._on_notification = on_notification
@@ -66,6 +78,7 @@ class RpcPeer:
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Message]] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._answering: set[asyncio.Task[None]] = set()  # answers not yet sent
 
     async def start(self) -> None:
         """Start the transport (see ``Transport.start``)."""
@@ -82,6 +95,7 @@ class RpcPeer:
                 f"MCP server {self.server!r} is not running: {self.gone}", server=self.server
             )
         request_id = next(self._ids)
+        malformed = self.malformed  # what could not be read while this request waited
         future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         message: Message = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -89,13 +103,14 @@ class RpcPeer:
             message["params"] = params
         try:
             async with asyncio.timeout(timeout):
-                await self.transport.send(message)
-                return await future
+                return await self._answered(message, future)
         except TimeoutError:
             self._cancel(request_id, f"no answer within {setting} ({timeout:g} s)")
+            unread = self.unread_since(malformed)
             raise McpTimeout(
                 f"MCP server {self.server!r} gave no answer to {method} within {timeout:g} s "
-                f"(the {setting}; raise mcp_servers.{self.server}.{setting} if it is just slow)",
+                f"(the {setting}; raise mcp_servers.{self.server}.{setting} if it is just slow)"
+                f"{'; ' + unread if unread else ''}",
                 server=self.server,
             ) from None
         except asyncio.CancelledError:
@@ -104,6 +119,22 @@ class RpcPeer:
         finally:
             self._pending.pop(request_id, None)
 
+    async def _answered(self, message: Message, future: asyncio.Future[Message]) -> Message:
+        """Send ``message`` and return its answer, which may come while it is still being
+        sent: over HTTP the answer is an event of the POST's stream, which a server may keep
+        open after it; the answer ends the sending (its stream is closed)."""
+        sending = asyncio.ensure_future(self.transport.send(message))
+        try:
+            await asyncio.wait((sending, future), return_when=asyncio.FIRST_COMPLETED)
+            if not future.done():
+                await sending  # its McpError; sent, the answer is still to come
+            return await future
+        finally:
+            if not sending.done():
+                sending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, McpError):  # its end, retrieved
+                await sending
+
     async def notify(self, method: str, params: Message | None = None) -> None:
         """Send a notification."""
         message: Message = {"jsonrpc": "2.0", "method": method}
@@ -111,8 +142,24 @@ class RpcPeer:
             message["params"] = params
         await self.transport.send(message)
 
+    def unread_since(self, count: int) -> str:
+        """Why an answer may never have come: the messages received that could not be read
+        since ``malformed`` was ``count``, and the last of them; "" when there were none."""
+        unread = self.malformed - count
+        if not unread:
+            return ""
+        return (
+            f"it sent {unread} message(s) that could not be read meanwhile, the last: "
+            f"{self.last_malformed}"
+        )
+
     def receive(self, text: str) -> None:
         """Handle one received message (or a JSON array of them)."""
+        # a text of n characters holds at most n / 2 values ('0,0,...'): only a longer one
+        # is counted (some 3 ms a MB, more than json takes on a plain text result)
+        if len(text) > 2 * MAX_VALUES and (values := _values_at_most(text)) > MAX_VALUES:
+            self._malformed(f"a message of up to {values:,} values (at most {MAX_VALUES:,})")
+            return
         try:
             value = json.loads(text)
         except (ValueError, RecursionError):  # nested too deep to decode: malformed too
@@ -161,8 +208,8 @@ class RpcPeer:
             error = item["error"]
             future.set_exception(
                 McpError(
-                    f"MCP server {self.server!r} answered error {error.get('code')}: "
-                    f"{error.get('message', '')}",
+                    f"MCP server {self.server!r} answered error {said(error.get('code'))}: "
+                    f"{said(error.get('message', ''))}",
                     server=self.server,
                 )
             )
@@ -178,6 +225,9 @@ class RpcPeer:
             )
 
     def _answer(self, request_id: object, method: object) -> None:
+        if len(self._answering) >= MAX_ANSWERS_WAITING:
+            self.unanswered += 1
+            return
         if method == "ping":
             reply: Message = {"jsonrpc": "2.0", "id": request_id, "result": {}}
         else:
@@ -186,17 +236,18 @@ class RpcPeer:
                 "id": request_id,
                 "error": {"code": _METHOD_NOT_FOUND, "message": f"{method} is not supported"},
             }
-        self._later(lambda: self.transport.send(reply))
+        self._later(lambda: self.transport.send(reply), answering=True)
 
     def _cancel(self, request_id: int, reason: str) -> None:
         if self.gone is None:
             params = {"requestId": request_id, "reason": reason}
             self._later(lambda: self.notify("notifications/cancelled", params))
 
-    def _later(self, send: Callable[[], Awaitable[None]]) -> None:
+    def _later(self, send: Callable[[], Awaitable[None]], *, answering: bool = False) -> None:
         """Send without making the caller wait (a cancelled caller must not wait at all).
         ``send`` makes the sending coroutine when the task runs: a task cancelled before its
-        first turn (``aclose`` right after) leaves no coroutine that was never awaited."""
+        first turn (``aclose`` right after) leaves no coroutine that was never awaited. An
+        ``answering`` send (an answer to the server) counts among the answers waiting."""
 
         async def run() -> None:
             with contextlib.suppress(McpError):  # the server is gone; nothing waits for this
@@ -205,12 +256,33 @@ class RpcPeer:
         task = asyncio.ensure_future(run())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        if answering:
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
 
     def _malformed(self, text: str) -> None:
         self.malformed += 1
         self.last_malformed = _preview(text)
 
 
+def _values_at_most(text: str) -> int:
+    """An upper bound of the values ``text`` holds as JSON (every value but a lone one is
+    led by a bracket, a comma or a colon; those inside strings count too): C-speed passes
+    over the text, before ``json.loads`` spends memory on them."""
+    return text.count(",") + text.count(":") + text.count("[") + text.count("{")
+
+
+def said(value: object, limit: int = MAX_SAID) -> str:
+    r"""What a server sent, as a message of ours quotes it: ``str``, on one line (each line
+    break shown as ``\n``), cut to ``limit`` characters with how long it was. The server
+    chooses both: our messages go into the trace, the model's context and the terminal,
+    which prints an error event's lines at the margin, where the server's own lines would
+    be drawn as rho-agent's (a tool call, an approval)."""
+    text = "\\n".join(str(value).splitlines())
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def _preview(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= 200 else text[:200] + "..."
+    return said(text.strip(), 200)

@@ -36,9 +36,10 @@ def result_text(result: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def capped(text: str, limit: int, save: Path | None) -> tuple[str, str | None]:
+def capped(text: str, limit: int, save: Path | None, unsaved: str = "") -> tuple[str, str | None]:
     """``text`` cut to ``limit`` characters (its middle dropped) with a note naming the file
-    the whole was written to (``save``), and that file's path; unchanged when it fits."""
+    the whole was written to (``save``), and that file's path, or, without ``save``, why it
+    was not saved (``unsaved``); unchanged when it fits."""
     if len(text) <= limit:
         return text, None
     note = f"\n[output cut to {limit} of {len(text)} characters"
@@ -50,6 +51,8 @@ def capped(text: str, limit: int, save: Path | None) -> tuple[str, str | None]:
         else:
             path = str(save)
             note += f"; the full output is saved in {path}"
+    elif unsaved:
+        note += f"; the full output is not saved: {unsaved}"
     note += "]"
     # room for truncate_middle's own marker too, so the whole stays within ``limit`` and the
     # registry's truncation (at the same limit, by default) leaves it alone; a limit too

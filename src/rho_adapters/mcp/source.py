@@ -13,7 +13,9 @@ command, a startup timeout) is not retried: its problem is in the configuration.
 A call runs under its server's ``call_timeout``; its result is capped at ``output_limit``
 characters (default: the agent's tool output limit), the whole saved under ``output_dir``
 (the session's directory beside its trace, or, without a store, a temporary directory
-that is kept after the session so that the path in the result stays true).
+that is kept after the session so that the path in the result stays true) while the
+session's saved outputs stay within ``saved_budget`` characters (``MAX_SAVED``): a server
+chooses how long its answers are, and the model how many calls it makes.
 """
 
 from __future__ import annotations
@@ -33,16 +35,15 @@ from rho_adapters.mcp.jsonrpc import Message, Transport
 from rho_adapters.mcp.references import resolved_env, resolved_headers
 from rho_adapters.mcp.results import capped, output_file, result_text
 from rho_adapters.mcp.stdio import StdioTransport, environment
-from rho_adapters.mcp.tool import McpTool, schema_too_large
+from rho_adapters.mcp.tool import McpTool, made_tools
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
-from rho_domain.mcp_config import McpServerConfig, tool_name
+from rho_domain.mcp_config import McpServerConfig
 from rho_domain.ports.clock import Clock
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
-from rho_domain.tools.truncation import truncate_middle
 
 Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
-MAX_INSTRUCTIONS = 10_000  # characters of a server's instructions in the system prompt
+MAX_SAVED = 1024**3  # characters of full outputs one session saves, all calls together
 
 
 def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
@@ -89,11 +90,14 @@ class McpToolSource(ToolSource):
         connect: Connect = connect,
         restart_backoff: tuple[float, float] = (1.0, 60.0),
         clock: Clock | None = None,
+        saved_budget: int = MAX_SAVED,
     ) -> None:
         self.servers = {name: ServerState(name, config) for name, config in servers.items()}
         self._environ = environ
         self._output_limit = output_limit
         self._output_dir = output_dir
+        self._saved_budget = saved_budget  # characters of full outputs saved, at most
+        self._saved = 0
         self._connect = connect
         self._backoff = restart_backoff  # (first wait, longest wait) between failed restarts
         self._clock = SystemClock() if clock is None else clock  # what restarts are timed by
@@ -141,12 +145,17 @@ class McpToolSource(ToolSource):
         except McpSessionExpired:
             client = await self._reconnect(state, client)
             result = await client.call_tool(tool, arguments, timeout=timeout)
-        text = result_text(result)
+        # in a thread: structured content is made indented JSON by pure Python, seconds for
+        # millions of values, during which the event loop (every deadline) would stand still
+        text = await asyncio.to_thread(result_text, result)
         limit = state.config.output_limit or self._output_limit
-        save = None
-        if len(text) > limit:
+        save, unsaved = None, ""
+        if len(text) > limit and self._saved + len(text) > self._saved_budget:
+            unsaved = f"this session's saved outputs would pass {self._saved_budget:,} characters"
+        elif len(text) > limit:
             save = output_file(self._directory(ctx.session_id), server, tool, ctx.call_id)
-        content, saved = await asyncio.to_thread(capped, text, limit, save)
+            self._saved += len(text)
+        content, saved = await asyncio.to_thread(capped, text, limit, save, unsaved)
         metadata: dict[str, Any] = {"mcp_server": server, "mcp_tool": tool}
         if saved is not None:
             metadata["full_output"] = saved
@@ -182,13 +191,14 @@ class McpToolSource(ToolSource):
                 await client.start(timeout=config.startup_timeout)
                 state.tools = await client.list_tools(timeout=config.startup_timeout)
         except (McpError, TimeoutError) as exc:
+            unread = client.peer.unread_since(0)  # maybe the reason: what we could not read
             why = (
                 str(exc)
                 if isinstance(exc, McpError)
                 else (
                     f"MCP server {state.name!r} did not start within {config.startup_timeout:g} s "
                     f"(the startup_timeout; raise mcp_servers.{state.name}.startup_timeout if it "
-                    "is just slow)"
+                    f"is just slow){'; ' + unread if unread else ''}"
                 )
             )
             state.client = None
@@ -227,12 +237,23 @@ class McpToolSource(ToolSource):
         return _ready(state)
 
     async def _list(self, state: ServerState) -> None:
+        """List a server's changed tools, all its pages within its ``startup_timeout`` (as
+        the first listing): the next model call waits for this."""
         state.stale = False
         assert state.client is not None
+        timeout = state.config.startup_timeout
         try:
-            state.tools = await state.client.list_tools(timeout=state.config.startup_timeout)
+            async with asyncio.timeout(timeout):
+                state.tools = await state.client.list_tools(timeout=timeout)
         except McpError as exc:
             self._fail(state, f"{exc} (listing its changed tools)")
+        except TimeoutError:
+            self._fail(
+                state,
+                f"MCP server {state.name!r} did not list its changed tools within {timeout:g} s "
+                f"(the startup_timeout; raise mcp_servers.{state.name}.startup_timeout if it is "
+                "just slow)",
+            )
         self._changed = True
 
     def _build(self) -> SourcedTools:
@@ -244,36 +265,12 @@ class McpToolSource(ToolSource):
                 if state.problem:
                     problems.append(state.problem)
                 continue
-            taken: dict[str, str] = {}
-            for tool in state.tools:
-                original = str(tool["name"])
-                if not state.config.tools.admits(original):
-                    continue
-                name = tool_name(state.name, original)
-                if name in taken:
-                    problems.append(
-                        f"MCP server {state.name!r}: tools {taken[name]!r} and {original!r} "
-                        f"both become {name!r}; {original!r} is left out"
-                    )
-                    continue
-                taken[name] = original
-                if why := schema_too_large(tool):
-                    problems.append(
-                        f"MCP server {state.name!r}: tool {original!r} is left out: {why}"
-                    )
-                    continue
-                read_only = (
-                    original in state.config.read_only_tools or name in state.config.read_only_tools
-                )
-                handlers.append(
-                    McpTool(
-                        name=name, server=state.name, tool=tool, read_only=read_only, call=self.call
-                    )
-                )
+            made, found = made_tools(state.name, state.config, state.tools, self.call)
+            handlers.extend(made)
+            problems.extend(found)
             client = state.client
             if client is not None and client.instructions:
-                said = truncate_middle(client.instructions, MAX_INSTRUCTIONS)
-                instructions.append(f"MCP server {state.name} says:\n{said}")
+                instructions.append(f"MCP server {state.name} says:\n{client.instructions}")
         return SourcedTools(
             handlers=tuple(handlers), instructions=tuple(instructions), problems=tuple(problems)
         )

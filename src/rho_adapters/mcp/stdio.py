@@ -25,6 +25,8 @@ from rho_domain.errors import McpError
 INHERITED = ("HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "USER")
 MAX_MESSAGE = 256 * 1024 * 1024  # one line's bytes; a larger one ends the connection
 _STDERR_LINES = 20
+_LINE_BYTES = 1_200  # bytes kept of a stderr line: its first 300 characters are shown
+_CHUNK = 64 * 1024  # bytes of stderr read at a time
 _GRACE = 0.5  # seconds the server gets to exit on its own, then per signal
 
 
@@ -145,14 +147,25 @@ class StdioTransport:
         closed(why + self.why_gone(code))
 
     async def _read_stderr(self) -> None:
+        """Keep the last lines of stderr, each cut to 300 characters, read a chunk at a time:
+        a line without end (a server writing forever) costs a chunk of memory, not the line
+        (``readline`` held a line up to ``MAX_MESSAGE`` bytes to keep its first 300)."""
         process = self.process
         assert process is not None
         assert process.stderr is not None
-        with contextlib.suppress(ValueError):
-            while line := await process.stderr.readline():
-                text = line.decode("utf-8", errors="replace").strip()
-                if text:
-                    self.stderr_tail.append(text[:300])
+        line = b""  # the start of the line being read, at most _LINE_BYTES
+        while chunk := await process.stderr.read(_CHUNK):
+            *ended, rest = chunk.split(b"\n")
+            for part in ended:
+                self._keep(line + part[:_LINE_BYTES])
+                line = b""
+            line = (line + rest[:_LINE_BYTES])[:_LINE_BYTES]
+        self._keep(line)
+
+    def _keep(self, line: bytes) -> None:
+        text = line[:_LINE_BYTES].decode("utf-8", errors="replace").strip()
+        if text:
+            self.stderr_tail.append(text[:300])
 
 
 def _signal_group(pgid: int, signum: int) -> bool:

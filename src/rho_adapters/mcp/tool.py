@@ -7,16 +7,21 @@ is read-only only when its server's ``read_only_tools`` names it, else every cal
 (``readOnlyHint``) are not trusted: a server describes itself.
 
 What a server says about a tool goes into every model request: its description (or title) is
-cut to ``MAX_DESCRIPTION`` characters, and a tool whose input schema is larger than
-``MAX_SCHEMA`` bytes of JSON is not made at all (``schema_too_large``).
+cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
+name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
+trace) or its input schema is larger than ``MAX_SCHEMA`` bytes of JSON. One server's tools
+together add at most ``MAX_LISTED`` bytes of JSON (``listed_size``) to a request: the
+tools past that are left out (``McpToolSource``), the first ones listed kept.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from rho_domain.json_schema import MAX_SCHEMA_DEPTH
+from rho_domain.mcp_config import McpServerConfig, tool_name
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -31,18 +36,78 @@ Caller = Callable[[str, str, Mapping[str, Any], ToolContext], Awaitable[ToolOutp
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 MAX_DESCRIPTION = 4_000  # characters of a tool's description the model is shown
 MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may have
+MAX_LISTED = 256 * 1024  # bytes of JSON of one server's tools in a model request
+MAX_LISTING = 16 * 1024 * 1024  # bytes of JSON of the entries kept of one tools/list
+MAX_TOOL_NAME = 128  # characters: the specification's SHOULD (2025-11-25), the SDK's warning
 
 
-def schema_too_large(tool: Mapping[str, Any]) -> str:
-    """Why ``tool`` (a ``tools/list`` entry) is not made: its input schema is over
-    ``MAX_SCHEMA`` bytes of JSON; "" when it is not."""
-    size = len(json.dumps(tool.get("inputSchema")))
+def shown_name(name: str) -> str:
+    """A server's tool name as a message quotes it: ``repr``, cut past ``MAX_TOOL_NAME``."""
+    return repr(name if len(name) <= MAX_TOOL_NAME else name[:MAX_TOOL_NAME] + "...")
+
+
+def left_out(tool: Mapping[str, Any]) -> str:
+    """Why ``tool`` (a ``tools/list`` entry) is not made: its name is over ``MAX_TOOL_NAME``
+    characters, or its input schema over ``MAX_SCHEMA`` bytes of JSON; "" when it is made."""
+    length = len(str(tool["name"]))
+    if length > MAX_TOOL_NAME:
+        return (
+            f"its name is {length:,} characters (at most {MAX_TOOL_NAME}; the model is shown "
+            "it with the tool)"
+        )
+    if why := _schema_shape(tool.get("inputSchema")):
+        return why
+    size = len(json.dumps(tool.get("inputSchema")))  # safe: it nests MAX_SCHEMA_DEPTH at most
     if size <= MAX_SCHEMA:
         return ""
     return (
         f"its input schema is {size:,} bytes of JSON (at most {MAX_SCHEMA:,}; every model "
         "request would carry it)"
     )
+
+
+def _schema_shape(schema: object) -> str:
+    """Why ``schema``'s shape is refused, before it is encoded: it nests objects and arrays
+    more than ``MAX_SCHEMA_DEPTH`` deep (every model request encodes it, deep in the stack:
+    RecursionError ended each run), or holds more than ``MAX_SCHEMA`` values (each at least
+    a byte of JSON); "" when it is neither. A loop that stops at either bound: it neither
+    recurses nor walks a schema of 256 MiB."""
+    level: list[dict[str, Any] | list[Any]] = [schema] if isinstance(schema, dict | list) else []
+    values = 0
+    for _ in range(MAX_SCHEMA_DEPTH):
+        deeper: list[dict[str, Any] | list[Any]] = []
+        for node in level:
+            for child in node.values() if isinstance(node, dict) else node:
+                values += 1
+                if values > MAX_SCHEMA:
+                    return f"its input schema holds more than {MAX_SCHEMA:,} values"
+                if isinstance(child, dict | list):
+                    deeper.append(child)
+        level = deeper
+    if level:
+        return f"its input schema nests objects and arrays more than {MAX_SCHEMA_DEPTH} deep"
+    return ""
+
+
+def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """What is kept of a ``tools/list`` entry (a dict with a string ``name``): its name,
+    title, description (cut to ``MAX_DESCRIPTION``) and input schema; for one ``left_out``,
+    its name cut and why (``left_out``). Only these keys: the rest of what the server sent,
+    and the part of it the model is never shown, is not held for the session's life."""
+    name = str(tool["name"])
+    if why := left_out(tool):
+        return {"name": name[: MAX_TOOL_NAME + 1], "left_out": why}
+    kept: dict[str, Any] = {"name": name, "inputSchema": tool.get("inputSchema")}
+    for key in ("title", "description"):
+        if (value := tool.get(key)) is not None:
+            kept[key] = truncate_middle(str(value), MAX_DESCRIPTION)
+    return kept
+
+
+def listed_size(tool: ToolHandler) -> int:
+    """Bytes of JSON ``tool`` adds to every model request: its name, description and schema."""
+    shown = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    return len(json.dumps(shown))
 
 
 class McpTool(ToolHandler):
@@ -93,3 +158,47 @@ class McpTool(ToolHandler):
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server (see ``McpToolSource.call``)."""
         return await self._call(self.server, self.tool, arguments, ctx)
+
+
+def made_tools(
+    server: str, config: McpServerConfig, listed: Sequence[Mapping[str, Any]], call: Caller
+) -> tuple[list[McpTool], list[str]]:
+    """The tools of ``server`` the model is shown, from its ``tools/list`` entries in order,
+    and the problems met: the ones ``config`` filters out are skipped; one ``left_out``, one
+    whose model name another took, and those past the server's ``MAX_LISTED`` bytes are left
+    out, named."""
+    made: list[McpTool] = []
+    problems: list[str] = []
+    taken: dict[str, str] = {}
+    spent, past = 0, 0
+    for tool in listed:
+        original = str(tool["name"])
+        if not config.tools.admits(original):
+            continue
+        if why := tool.get("left_out"):  # kept_entry's record; the server's key is not kept
+            problems.append(
+                f"MCP server {server!r}: tool {shown_name(original)} is left out: {why}"
+            )
+            continue
+        name = tool_name(server, original)
+        if name in taken:
+            problems.append(
+                f"MCP server {server!r}: tools {taken[name]!r} and {original!r} both become "
+                f"{name!r}; {original!r} is left out"
+            )
+            continue
+        taken[name] = original
+        read_only = original in config.read_only_tools or name in config.read_only_tools
+        handler = McpTool(name=name, server=server, tool=tool, read_only=read_only, call=call)
+        spent += listed_size(handler)
+        if past or spent > MAX_LISTED:  # the first ones listed are kept, in the server's order
+            past += 1
+            continue
+        made.append(handler)
+    if past:
+        problems.append(
+            f"MCP server {server!r}: {past:,} of its {len(taken):,} tools are left out: together "
+            f"they would add over {MAX_LISTED // 1024} KiB of JSON to every model request; "
+            f"choose the ones needed with mcp_servers.{server}.tools.allow"
+        )
+    return made, problems
