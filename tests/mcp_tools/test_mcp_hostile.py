@@ -329,17 +329,19 @@ async def test_a_call_answered_with_millions_of_values_says_why_it_timed_out() -
 
 
 HELD = """
-import asyncio, gc, json, os, sys
+import asyncio, gc, json, os, sys, tracemalloc
 from rho_adapters.mcp import McpToolSource
 from rho_domain.mcp_config import McpServerConfig
 
 
 def resident():
-    pages = int(open("/proc/self/statm").read().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") // 2**20
+    # what Python holds, traced: resident pages also count what the allocator keeps of
+    # memory freed (per-thread arenas), which moves with the machine
+    return tracemalloc.get_traced_memory()[0] // 2**20
 
 
 async def main():
+    tracemalloc.start()
     env = json.loads(sys.argv[2])
     config = McpServerConfig(command=(sys.executable, sys.argv[1]), startup_timeout=120, env=env)
     source = McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=9)
@@ -358,9 +360,9 @@ asyncio.run(main())
 
 
 def held(**env: str) -> tuple[int, int, int]:
-    """Run ``HELD`` against the hostile server with ``env``: the MB resident after the
-    source's first ``current`` (garbage collected: held, not a peak), how many tools it made,
-    and how long its instructions are."""
+    """Run ``HELD`` against the hostile server with ``env``: the MB Python holds (traced)
+    after the source's first ``current`` (garbage collected: held, not a peak), how many
+    tools it made, and how long its instructions are."""
     ran = subprocess.run(
         [sys.executable, "-c", HELD, HOSTILE, json.dumps(env)],
         capture_output=True,
@@ -377,7 +379,7 @@ def test_a_listing_over_many_pages_keeps_what_is_shown_not_what_was_sent() -> No
     # 100 pages of 256 MiB may be sent), to show the model 4,000 characters of each
     grown, made, _ = held(HOSTILE="pages", PAGES="10", DESCRIPTION="30000000")
     assert made == 10
-    assert grown < 150  # MB: 86 measured, the reader's buffer keeping its size (343 before)
+    assert grown < 100  # MB traced: 28 measured (314 before)
 
 
 async def test_a_listing_of_more_than_its_bound_is_a_problem() -> None:
@@ -398,7 +400,7 @@ def test_an_initialize_answer_is_kept_as_it_is_used() -> None:
     grown, made, instructions = held(HOSTILE="big-hello")
     assert made == 2
     assert instructions < 10_200  # the system prompt's share, its header and cut mark
-    assert grown < 40  # MB
+    assert grown < 20  # MB traced: 0 measured (60 before)
 
 
 async def test_an_answer_on_a_stream_left_open_is_taken_at_once() -> None:
