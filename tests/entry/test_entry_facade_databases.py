@@ -49,11 +49,12 @@ def _query_script() -> ScriptedModel:
 
 
 def _result(session: Session, call_id: str) -> str:
-    """The last result of the call ``call_id`` (each run's script reuses the id)."""
+    """The last result of the call ``call_id`` (each run's script reuses the id, which the
+    session makes unique: ``q``, ``q_2``, ...)."""
     return next(
         m.content
         for m in reversed(session.state.messages)
-        if isinstance(m, ToolResultMessage) and m.call_id == call_id
+        if isinstance(m, ToolResultMessage) and m.call_id.partition("_")[0] == call_id
     )
 
 

@@ -22,7 +22,7 @@ from rho_domain.loop.compaction_run import compact_after_overflow
 from rho_domain.loop.context_fit import context_full, measure
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
-from rho_domain.loop.streaming import Assembly, consume_stream
+from rho_domain.loop.streaming import Assembly, consume_stream, unique_call_ids
 from rho_domain.loop.tally import RunTally
 from rho_domain.messages import AssistantMessage, Usage
 from rho_domain.model import ModelRequest
@@ -128,7 +128,7 @@ async def _call_once(
         detail = "during model response" + ("" if control.cancelled else ": out of time")
         await journal.emit(ev.Interrupted(at=clock.now(), reason="cancelled", detail=detail))
         return None
-    message = assembly.message()
+    message = unique_call_ids(assembly.message(), state.messages)
     if message.text or message.tool_calls or message.refusal or message.reasoning:
         await journal.message(message)
     return message

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
@@ -11,6 +11,7 @@ from rho_domain import events as ev
 from rho_domain import model as m
 from rho_domain.messages import (
     AssistantMessage,
+    Message,
     ThinkingBlock,
     ToolCall,
     Usage,
@@ -87,6 +88,30 @@ class Assembly:
             output_tokens=estimate_tokens(message_chars(self.message())),
             estimated=True,
         )
+
+
+def unique_call_ids(message: AssistantMessage, history: Sequence[Message]) -> AssistantMessage:
+    """``message`` with each tool call id that an earlier call of ``history`` or of
+    ``message`` already holds replaced by a fresh one (``ID_2``, ``ID_3``, ...). Everything
+    pairs a call with its result by id (the state, approvals, the next request's tool
+    messages, Anthropic's tool_result blocks), and a provider refuses a conversation that
+    repeats one; a server numbering its calls per message (``call_0`` twice) would otherwise
+    leave a session no request could continue."""
+    if not message.tool_calls:
+        return message
+    taken = {call.id for m in history if isinstance(m, AssistantMessage) for call in m.tool_calls}
+    calls: list[ToolCall] = []
+    for call in message.tool_calls:
+        if call.id in taken:
+            n = 2
+            while f"{call.id}_{n}" in taken:
+                n += 1
+            call = attrs.evolve(call, id=f"{call.id}_{n}")
+        taken.add(call.id)
+        calls.append(call)
+    if all(a is b for a, b in zip(calls, message.tool_calls, strict=True)):
+        return message
+    return attrs.evolve(message, tool_calls=tuple(calls))
 
 
 async def consume_stream(
