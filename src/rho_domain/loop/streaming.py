@@ -92,7 +92,8 @@ class Assembly:
 
 def unique_call_ids(message: AssistantMessage, history: Sequence[Message]) -> AssistantMessage:
     """``message`` with each tool call id that an earlier call of ``history`` or of
-    ``message`` already holds replaced by a fresh one (``ID_2``, ``ID_3``, ...). Everything
+    ``message`` already holds replaced by a fresh one (``ID_2``, ``ID_3``, ...), and an empty
+    one by ``call_1``, ``call_2``, ... (a provider refuses an empty id as well). Everything
     pairs a call with its result by id (the state, approvals, the next request's tool
     messages, Anthropic's tool_result blocks), and a provider refuses a conversation that
     repeats one; a server numbering its calls per message (``call_0`` twice) would otherwise
@@ -102,11 +103,11 @@ def unique_call_ids(message: AssistantMessage, history: Sequence[Message]) -> As
     taken = {call.id for m in history if isinstance(m, AssistantMessage) for call in m.tool_calls}
     calls: list[ToolCall] = []
     for call in message.tool_calls:
-        if call.id in taken:
-            n = 2
-            while f"{call.id}_{n}" in taken:
+        if not call.id or call.id in taken:  # none at all (a tool_use without one): call_1
+            base, n = call.id or "call", 2 if call.id else 1
+            while f"{base}_{n}" in taken:
                 n += 1
-            call = attrs.evolve(call, id=f"{call.id}_{n}")
+            call = attrs.evolve(call, id=f"{base}_{n}")
         taken.add(call.id)
         calls.append(call)
     if all(a is b for a, b in zip(calls, message.tool_calls, strict=True)):
