@@ -348,6 +348,11 @@ class Session:
         ``resume=session_id``, which says what is inherited and what is not (hooks are never
         taken from the directory: ``hooks`` are the ones it runs; ``replay_run``: a durable
         run executed again)."""
+        if "agent" in ports:  # as Session(agent, ...) is built: the stored agent is reopened
+            raise TypeError(
+                "Session.resume reopens the stored agent and takes none; change its settings "
+                "with overrides={'model': ..., 'profile': ...} (the fields of AgentConfig)"
+            )
         return await open_session(
             None,
             resume=session_id,
