@@ -139,3 +139,16 @@ def seconds(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
+
+
+def port(text: str) -> int:
+    """An argparse ``type``: a TCP port, 0 to 65535 (0: any free one). The socket layer keeps
+    a larger number's low 16 bits (70000 served on 4464), and refused a negative one naming
+    the host."""
+    word = text.strip()
+    value = int(word) if word.isdigit() else -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"expected a port from 0 to 65535 (0: any free one), got {text!r}"
+        )
+    return value
