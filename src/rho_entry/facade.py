@@ -348,6 +348,11 @@ class Session:
         ``resume=session_id``, which says what is inherited and what is not (hooks are never
         taken from the directory: ``hooks`` are the ones it runs; ``replay_run``: a durable
         run executed again)."""
+        if "agent" in ports:  # as Session(agent, ...) is built: the stored agent is reopened
+            raise TypeError(
+                "Session.resume reopens the stored agent and takes none; change its settings "
+                "with overrides={'model': ..., 'profile': ...} (the fields of AgentConfig)"
+            )
         return await open_session(
             None,
             resume=session_id,
@@ -380,15 +385,27 @@ class Session:
         await self.close()
 
     def run_sync(self, prompt: str | None = None, **kwargs: Any) -> RunResult:
-        """Blocking ``run`` for scripts (not from inside a running event loop)."""
+        """Blocking ``run`` for scripts. Raises ``SessionStateError`` inside a running event
+        loop (async code: a notebook cell, a server's handler), naming ``await run``."""
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # no loop here: run_sync makes its own
+        else:
+            from rho_domain.errors import SessionStateError
+
+            raise SessionStateError(
+                "run_sync cannot run inside a running event loop (async code, a notebook); "
+                "use await session.run(...) instead"
+            )
 
         async def _run() -> RunResult:
             try:
                 return await self.run(prompt, **kwargs)
             finally:
                 await self.close()
-
-        import asyncio
 
         return asyncio.run(_run())
 

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 USAGE_ERROR = 1  # exit_codes.USAGE: argparse's own code, 2, means "model error" here
+# argparse's words for a subcommand's name it does not know, and the names it lists
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+_CHOICE = re.compile(r"'?([^',\s]+)'?")
 
 
 class UsageParser(argparse.ArgumentParser):
@@ -50,15 +54,32 @@ class UsageParser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message}{self._meant(message)}\n")
 
+    def long_options(self) -> list[str]:
+        """The ``--`` options this parser knows, its subcommands' included (argparse reports
+        a subcommand's unknown option from the parser above it)."""
+        options = [o for o in self._option_string_actions if o.startswith("--")]
+        for action in self._actions:
+            choices = getattr(action, "choices", None)  # a subcommand's: name -> parser
+            for sub in choices.values() if isinstance(choices, dict) else ():
+                if isinstance(sub, UsageParser):
+                    options += sub.long_options()
+        return options
+
     def _meant(self, message: str) -> str:
-        """'; did you mean ...' for the words of an 'unrecognized arguments' error."""
+        """'; did you mean ...' for the words of an 'unrecognized arguments' error, or for a
+        subcommand's name that is not one of its choices."""
         import difflib
 
+        choice = _INVALID_CHOICE.search(message)
+        if choice is not None:
+            given, known = choice.group(1), _CHOICE.findall(choice.group(2))
+            near = difflib.get_close_matches(given, known, n=1, cutoff=0.6)
+            return f"\n  {given!r} is not a command here: did you mean {near[0]!r}?" if near else ""
         unknown = message.removeprefix("unrecognized arguments: ")
         if unknown == message:
             return ""
         words = unknown.split()
-        options = [o for o in self._option_string_actions if o.startswith("--")]
+        options = self.long_options()
         hints = []
         for word in words:
             if word.startswith("--"):
@@ -117,4 +138,17 @@ def seconds(text: str) -> float:
         value = math.nan
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    """An argparse ``type``: a TCP port, 0 to 65535 (0: any free one). The socket layer keeps
+    a larger number's low 16 bits (70000 served on 4464), and refused a negative one naming
+    the host."""
+    word = text.strip()
+    value = int(word) if word.isdigit() else -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"expected a port from 0 to 65535 (0: any free one), got {text!r}"
+        )
     return value

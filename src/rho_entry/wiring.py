@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, cast
 
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
-from rho_domain.errors import ConfigError
 from rho_domain.loop.session_ports import Closeable, SessionPorts
 from rho_domain.permissions import (
     DatabaseMode,
@@ -180,16 +179,15 @@ def build_signals(store: SessionStore) -> SignalSource | None:
 def database_warnings(config: AgentConfig, environ: Mapping[str, str]) -> list[str]:
     """Problems of the configured databases that would fail their first query (a missing
     driver, an unset password variable, a missing SQLite file), found without connecting,
-    for the CLI and ``rho-agent serve`` to print when they start. Never raises for them."""
+    for the CLI and ``rho-agent serve`` to print when they start. Never raises for them; raises
+    the ``ConfigError`` every session would (an alias databases.yaml would refuse, an unset
+    ``${VAR}``), so that it is said once, as the error it is, before anything starts."""
     if not config.databases:
         return []
     from rho_adapters.db import open_databases
     from rho_adapters.db.factory import database_problems
 
-    try:
-        databases = open_databases(config.databases, mode=DatabaseMode.READONLY, environ=environ)
-    except ConfigError as exc:  # an unknown engine: the session itself will refuse it
-        return [str(exc)]
+    databases = open_databases(config.databases, mode=DatabaseMode.READONLY, environ=environ)
     return database_problems(databases)
 
 

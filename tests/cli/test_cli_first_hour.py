@@ -130,7 +130,7 @@ def test_an_endpoint_error_is_not_followed_by_an_empty_usage_line(
         (("monitor", "bogus"), "argument COMMAND: invalid choice: 'bogus'"),
         (("monitor", "ps", "--limit", "many"), "argument --limit: invalid int value"),
         (("fork",), "the following arguments are required: id"),
-        (("serve", "--port", "x"), "argument --port: invalid int value"),
+        (("serve", "--port", "x"), "argument --port: expected a port from 0 to 65535"),
         (("ps", "--bogus"), "unrecognized arguments: --bogus"),
         (("kill",), "one of the arguments id --all is required"),
         (("eval",), "the following arguments are required"),

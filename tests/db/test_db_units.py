@@ -188,7 +188,7 @@ def test_open_databases_resolves_passwords_from_the_environment_only() -> None:
     assert isinstance(dbs["m"], MysqlDatabase)
     assert dbs["m"].dialect == "mysql"
     assert "pw" not in repr(configs)
-    with pytest.raises(ConfigError, match="unknown engine"):
+    with pytest.raises(ConfigError, match=r"databases\.x\.engine: 'db2' is not one of sqlite"):
         open_databases({"x": DatabaseConfig(engine="db2")}, mode=DatabaseMode.READONLY, environ={})
 
 
@@ -199,7 +199,9 @@ async def test_an_unset_password_variable_fails_only_its_database_when_it_connec
 
     sqlite3.connect(tmp_path / "l.db").close()
     configs = {
-        "m": DatabaseConfig(engine="mysql", host="127.0.0.1", port=1, password_env="M_PW"),
+        "m": DatabaseConfig(
+            engine="mysql", host="127.0.0.1", port=1, database="app", password_env="M_PW"
+        ),
         "local": DatabaseConfig(engine="sqlite", path=str(tmp_path / "l.db")),
     }
     dbs = open_databases(configs, mode=DatabaseMode.READONLY, environ={})  # start-up is fine

@@ -117,15 +117,17 @@ async def test_comments_between_pieces_of_an_answer_are_fine() -> None:
     """Longer than the idle timeout in all, each gap shorter: the answer comes whole."""
 
     def pieces(index: int) -> bytes | None:
-        if index < 40:  # 0.8 s: a piece every 10th chunk (0.2 s), comments between
-            return _delta(f"{index} ") if index % 10 == 0 else OPENAI_PING
+        # 0.8 s: a piece every 5th chunk (0.1 s), comments between (every 10th, 0.2 s, left
+        # a loaded machine 0.1 s: the idle timeout came between two pieces)
+        if index < 40:
+            return _delta(f"{index} ") if index % 5 == 0 else OPENAI_PING
         return _delta("end", "stop") if index == 40 else None
 
     async with _server(pieces) as port:
         model = OpenAIChatModel(model="m", endpoint=_endpoint(port), clock=FakeClock())
         events = await asyncio.wait_for(collect(model, _request()), 20)
         await model.aclose()
-    assert text_of(events) == "0 10 20 30 end"
+    assert text_of(events) == "0 5 10 15 20 25 30 35 end"
 
 
 async def test_anthropic_pings_forever_end_the_call_at_the_idle_timeout() -> None:
@@ -145,8 +147,9 @@ def _trickle(head: bytes) -> Callable[[int], bytes]:
 async def test_an_event_that_never_completes_ends_the_call_at_the_idle_timeout(
     provider: str,
 ) -> None:
-    """A byte every 0.2 s (each resets httpx's read timeout of 0.3 s) of an event that never
-    ends: no completed event for 0.3 s is the timeout, the text streamed before kept."""
+    """A byte every 0.05 s (each resets httpx's read timeout of 0.3 s; at 0.2 s a loaded
+    machine's stall let the read timeout come first) of an event that never ends: no
+    completed event for 0.3 s is the timeout, the text streamed before kept."""
     cls: type[OpenAIChatModel | AnthropicModel]
     if provider == "openai":
         head, cls = _delta("partial "), OpenAIChatModel
@@ -159,7 +162,7 @@ async def test_an_event_that_never_completes_ends_the_call_at_the_idle_timeout(
             b'"delta": {"type": "text_delta", "text": "partial "}}\n\n'
         )
         head, cls = start + block, AnthropicModel
-    async with _server(_trickle(head), every=0.2) as port:
+    async with _server(_trickle(head), every=0.05) as port:
         model = cls(model="m", endpoint=_endpoint(port), clock=FakeClock())
         with pytest.raises(ModelTimeout, match=r"no complete event for 0\.3 s") as info:
             await asyncio.wait_for(collect(model, _request()), 20)

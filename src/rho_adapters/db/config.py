@@ -101,6 +101,20 @@ def parse_entry(entry: Any, *, source: str, alias: str) -> DatabaseConfig:
     return DatabaseConfig(engine=engine, port=port, options=dict(options), **values)
 
 
+def checked(config: DatabaseConfig, *, where: str) -> DatabaseConfig:
+    """``config`` held to databases.yaml's rules, whatever wrote it (a ``--config`` file's
+    ``databases:``, an ``AgentConfig`` built in code, a stored session): a known engine (its
+    aliases, ``postgresql`` or ``mariadb``, given the engine's name), only the keys that
+    engine's adapter reads, the ones it needs. ``where`` names the alias (``FILE:
+    databases.ALIAS``); a ``ConfigError`` names ``where``, the key and what was expected."""
+    engine = _ENGINE_ALIASES.get(config.engine.lower(), config.engine.lower())
+    if engine not in ENGINES:
+        raise ConfigError(f"{where}.engine: {config.engine!r} is not one of {', '.join(ENGINES)}")
+    values = {key: getattr(config, key) for key in (*_STRING_KEYS, "port")}
+    _require(engine, values, where)
+    return config if engine == config.engine else attrs.evolve(config, engine=engine)
+
+
 _READS = {
     "sqlite": ("path", "dsn"),
     "postgres": ("dsn", "host", "user", "database", "password_env", "port"),

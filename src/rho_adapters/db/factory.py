@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from rho_adapters.db.base import ThreadedDatabase
-from rho_adapters.db.config import VARIABLE, expanded
+from rho_adapters.db.config import VARIABLE, checked, expanded
 from rho_adapters.db.mysql import MysqlDatabase
 from rho_adapters.db.oracle import OracleDatabase
 from rho_adapters.db.postgres import PostgresDatabase
@@ -38,17 +38,14 @@ def open_databases(
     environ: Mapping[str, str],
 ) -> dict[str, Database]:
     """One adapter per alias, with the ``${VAR}`` references of its settings replaced from
-    ``environ``. Raises ``ConfigError`` for an unknown engine or a referenced variable that is
-    not set. A ``password_env`` naming a variable missing from ``environ`` fails that alias's
-    first connection with a ``ConfigError`` naming the variable."""
+    ``environ``. Raises ``ConfigError`` for an alias databases.yaml would refuse (an unknown
+    engine, a key its adapter never reads: ``db.config.checked``) or a referenced variable
+    that is not set. A ``password_env`` naming a variable missing from ``environ`` fails that
+    alias's first connection with a ``ConfigError`` naming the variable."""
     databases: dict[str, Database] = {}
     for alias, config in configs.items():
-        cls = ADAPTERS.get(config.engine.lower())
-        if cls is None:
-            choices = ", ".join(ADAPTERS)
-            raise ConfigError(
-                f"database {alias!r}: unknown engine {config.engine!r} (use one of {choices})"
-            )
+        config = checked(config, where=f"databases.{alias}")  # held to databases.yaml's rules
+        cls = ADAPTERS[config.engine]
         # A dsn's ${VAR}s are how a secret is kept out of the file: no error shows their values.
         hidden = [environ.get(name, "") for name in VARIABLE.findall(config.dsn or "")]
         config = expanded(config, environ, alias=alias)  # ${VAR} references, see db.config

@@ -87,9 +87,8 @@ class Endpoint:
         return self.headers if self._client is not None else {}
 
     def client(self) -> httpx.AsyncClient:
-        """The client to use on the running loop. Raises ModelConnectionError once closed."""
-        if self.closed:
-            raise ModelConnectionError("this model client was closed")
+        """The client to use on the running loop (leased again after ``aclose``)."""
+        self.closed = False
         if self._client is not None:
             return self._client
         return self._leased().client
@@ -161,7 +160,9 @@ class Endpoint:
 
     async def aclose(self) -> None:
         """Give a pooled client back (a caller's client stays open: it is theirs).
-        Idempotent."""
+        Idempotent. A later request leases a client again, as after a change of loop: a
+        session closed after its run (``Session.run_sync`` closes it, each in a loop of its
+        own) runs again; "this model client was closed" blamed the server for that."""
         if self.closed:
             return
         self.closed = True

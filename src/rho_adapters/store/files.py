@@ -304,9 +304,14 @@ class FileSessionStore(SessionStore, SignalingStore):
                     # cancelled meanwhile (a worker stopping at a run's end), the lines are
                     # taken all the same (the port's contract): their sync is waited for
                     await finished(asyncio.ensure_future(asyncio.to_thread(held.sync)))
-            except StoreError:
+            except StoreError as exc:
                 # not taken (the port's contract): the journal appends these lines again
                 held.cut(start)
+                if not held.paths.dir.is_dir():  # the trace's lines went to a nameless file
+                    raise StoreError(
+                        f"cannot save session {session_id}: its directory {held.paths.dir} "
+                        "was removed or moved while it ran; nothing more of it is saved"
+                    ) from exc
                 raise
 
     async def list(self, *, limit: int = 50) -> tuple[SessionInfo, ...]:

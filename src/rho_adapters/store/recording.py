@@ -59,10 +59,12 @@ def read_record(paths: SessionPaths, *, first_at: float = 0.0) -> SessionRecord:
         raise StoreError(f"cannot read {paths.config}: {exc}") from exc
     import yaml  # here: a session that is only written (a one-shot's) never loads it
 
+    from rho_adapters.yaml_aliases import bounded_loader  # a session directory is data
+
     try:
         # libyaml's loader when present: the pure-Python one costs ~6 ms a config, which a
         # listing that reads every session's config (``FileSessionStore.list``) multiplies
-        raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        raw = yaml.load(text, Loader=bounded_loader())  # noqa: S506
     except yaml.YAMLError as exc:
         raise ConfigError(f"{paths.config}: invalid YAML: {exc}") from exc
     config = config_from_dict(raw, source=str(paths.config))

@@ -140,18 +140,19 @@ async def _call_once(
 
 def distinct_call_ids(message: AssistantMessage, used: set[str]) -> AssistantMessage:
     """``message`` with each tool call id this session already used (``used``) or an
-    earlier call of this answer has, made new: ``ID_2``, ``ID_3``... A server may repeat ids
-    (numbered per answer, or written by the model); a result, an approval and the trace's
-    readers find their call by id."""
+    earlier call of this answer has, made new: ``ID_2``, ``ID_3``...; an empty one (a
+    ``tool_use`` without an id) ``call_1``, ``call_2``... A server may repeat ids (numbered
+    per answer, or written by the model); a result, an approval and the trace's readers
+    find their call by id, and a provider refuses a conversation that repeats one."""
     ids = [call.id for call in message.tool_calls]
-    if len(set(ids)) == len(ids) and used.isdisjoint(ids):
+    if all(ids) and len(set(ids)) == len(ids) and used.isdisjoint(ids):
         return message  # nearly always: no copy of the session's ids
     taken: set[str] = set()
     calls = []
     for call in message.tool_calls:
-        new_id, n = call.id, 2
-        while new_id in taken or new_id in used:
-            new_id, n = f"{call.id}_{n}", n + 1
+        new_id, base, n = call.id, call.id or "call", 2 if call.id else 1
+        while not new_id or new_id in taken or new_id in used:
+            new_id, n = f"{base}_{n}", n + 1
         taken.add(new_id)
         calls.append(call if new_id == call.id else attrs.evolve(call, id=new_id))
     return attrs.evolve(message, tool_calls=tuple(calls))

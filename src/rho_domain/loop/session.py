@@ -106,6 +106,7 @@ class Session:
         can_delegate = delegation and "delegate" in agent.registry
         self._sub_agents = SubAgents(self)
         self._running = False
+        self._closed = False  # close released the store's lock (a new run would not hold it)
         self._tally: RunTally | None = None
         self._owned = owned
         self.tools = ToolBatch(
@@ -250,10 +251,19 @@ class Session:
         the run with status ``error`` (never raised). A model repeating a tool call ends it
         ``stuck`` once told (``rho_domain.loop.stuck``); with an ``output_schema`` the final answer
         is parsed and checked, corrected once (``rho_domain.loop.output_check``).
-        Raises ``SessionStateError`` if a run is already in progress.
+        Raises ``SessionStateError`` if a run is already in progress, or if the session is
+        stored and was closed (its lock released: resume it).
         """
         if self._running:
             raise SessionStateError("this session is already running; wait or cancel it")
+        if self._closed and self.journal.created and self.store is not None:
+            # close gave the store's lock back: another process may have continued the
+            # session since, and this one's history would be written over it.
+            raise SessionStateError(
+                f"session {self.id} was closed, which released its stored session to other "
+                f"processes (run_sync closes it after each run); open it again to go on: "
+                f"Session.resume({self.id!r}, store=...)"
+            )
         self._running = True
         if on_event is not None:
             self.journal.listeners.append(on_event)
@@ -373,7 +383,9 @@ class Session:
     async def close(self) -> None:
         """Persist anything pending and release the store's lock; tell listeners that end with
         the session (``EndsWithSession``); close the adapters built for it (``owned``; their
-        failures to close are not raised). Idempotent."""
+        failures to close are not raised). Idempotent. A stored session closed does not
+        run again (``SessionStateError``: resume it); one without a store does."""
+        self._closed = True
         try:
             if self.store is not None and self.journal.created:
                 await self.journal.flush()

@@ -145,31 +145,45 @@ def _store(
     config_store: str | None = None,
 ) -> SessionStore:
     """The session store (``--store``, ``$RHO_AGENT_STORE``, ``store:`` in the config, else
-    the config directory's: ``rho_entry.config.stores``); ``writing`` checks first that the default
-    directory can hold a new session, so that a run never starts (header, model calls) when
-    nothing of it could be saved."""
+    the config directory's: ``rho_entry.config.stores``). A directory store is checked first,
+    naming the setting that gave it: ``writing``, that it can hold a new session, so that a
+    run never starts (header, model calls) when nothing of it could be saved; listing, that
+    it is not a file."""
     from rho_entry.config.home import sessions_dir
-    from rho_entry.config.stores import session_store, store_setting
+    from rho_entry.config.stores import files_root, session_store, store_setting
 
     url, origin = store_setting(flag, env, config_store)
     if url is None:
         root = sessions_dir(env)
-        if writing:
-            _check_writable(root, env)
+        _check_root(root, env, None, writing=writing)
         return session_store(root, env, origin=origin)
-    return session_store(url, env, origin=origin)
+    store = session_store(url, env, origin=origin)
+    if (directory := files_root(store)) is not None:
+        _check_root(directory, env, origin, writing=writing)
+    return store
 
 
-def _check_writable(root: Path, env: Mapping[str, str]) -> None:
+def _check_root(root: Path, env: Mapping[str, str], origin: str | None, *, writing: bool) -> None:
+    """Raise ``ConfigError`` when the directory store ``root`` cannot hold sessions (writing:
+    made if missing, and writable; listing: not a file, nor under one), naming ``origin``,
+    the setting that gave it (None: the config directory's default)."""
     import os
 
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        problem = None if os.access(root, os.W_OK | os.X_OK) else "not writable"
-    except OSError as exc:
-        problem = exc.strerror or type(exc).__name__
+    there = next((p for p in (root, *root.parents) if p.exists()), None)
+    problem = None if there is None or there.is_dir() else "Not a directory"
+    if writing and problem is None:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            problem = None if os.access(root, os.W_OK | os.X_OK) else "not writable"
+        except OSError as exc:
+            problem = exc.strerror or type(exc).__name__
     if problem is None:
         return
+    if origin is not None:
+        raise ConfigError(
+            f"cannot keep sessions in {root}: {problem} (set by {origin}; give a directory "
+            "rho-agent can write)"
+        )
     origin = next(
         (f"${name}" for name in ("RHO_AGENT_HOME", "XDG_CONFIG_HOME") if env.get(name)), "$HOME"
     )

@@ -283,3 +283,10 @@ class TerminalRenderer:
     def _on_llm_end(self, event: ev.LLMEnded) -> None:
         if self.verbose:
             self.notice(f"· {event.duration:.1f}s, finish {event.finish_reason}", "dim")
+        if event.finish_reason == "length":  # Anthropic's max_tokens too: the text may be cut
+            self.notice(
+                "warning: the answer stopped at the model's output limit (finish_reason "
+                "length) and may be cut; give it more room with max_output_tokens (--config), "
+                "or ask it to go on",
+                "yellow",
+            )

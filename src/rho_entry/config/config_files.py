@@ -15,6 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import (
@@ -57,7 +59,16 @@ def load_agent_config(path: str | Path) -> AgentConfig:
         # accept the same profile forms as a profile file (nested modes, ``base:``)
         profile = profile_from_dict(data["profile"], source=f"{path}: config.profile")
         data["profile"] = _converter().unstructure(profile)
-    return config_from_dict(data, source=str(path))
+    config = config_from_dict(data, source=str(path))
+    if not config.databases:
+        return config
+    from rho_adapters.db.config import checked  # databases.yaml's rules, naming this file
+
+    databases = {
+        alias: checked(db, where=f"{path}: databases.{alias}")
+        for alias, db in config.databases.items()
+    }
+    return attrs.evolve(config, databases=databases)
 
 
 def save_agent_config(config: AgentConfig, path: str | Path) -> None:

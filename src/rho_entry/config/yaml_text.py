@@ -85,15 +85,17 @@ def _parse(text: str) -> Any:
 
 @functools.cache
 def _loader() -> Any:
-    """The safe loader (libyaml's parser when present) refusing a key given twice in one
-    mapping. YAML forbids it, and PyYAML keeps the last value without a word: a
-    ``max_turns: 3`` near the top of a config silently lost to a ``max_turns: 100`` further
-    down. A ``ConstructorError`` (a ``YAMLError``) names the key and both lines."""
+    """The safe loader (libyaml's parser when present) with its aliases bounded
+    (``rho_adapters.yaml_aliases``: a "billion laughs" or a value containing itself is
+    refused) and refusing a key given twice in one mapping. YAML forbids it, and PyYAML keeps
+    the last value without a word: a ``max_turns: 3`` near the top of a config silently lost
+    to a ``max_turns: 100`` further down. A ``ConstructorError`` (a ``YAMLError``) names the
+    key and both lines."""
     import yaml
 
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from rho_adapters.yaml_aliases import bounded_loader
 
-    class UniqueKeyLoader(base):  # type: ignore[valid-type,misc]
+    class UniqueKeyLoader(bounded_loader()):  # type: ignore[misc]
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             if isinstance(node, yaml.MappingNode):
                 _refuse_duplicate_keys(self, node)

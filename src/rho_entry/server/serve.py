@@ -45,7 +45,7 @@ from rho_entry.server.settings import (
     check_roots,
 )
 from rho_entry.server.startup_checks import check_endpoint, check_profiles, listen
-from rho_entry.usage import UsageParser, seconds
+from rho_entry.usage import UsageParser, port, seconds
 
 if TYPE_CHECKING:
     from rho_entry.server.durable_runs import DurableSettings
@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=port,
         default=DEFAULT_PORT,
         help=f"port (default {DEFAULT_PORT}; 0: any free one)",
     )
