@@ -4,13 +4,16 @@ Usage: .venv/bin/python bench/bench_tool_spawn.py [--runs 50]
 
 Times ``echo hi`` as an unrestricted shell command and as a restricted argv stage without
 bubblewrap: both run under the guard that makes them die with the agent (local/guard.py). With
-``--bwrap`` the restricted stage runs in the sandbox instead (no guard). Prints the median.
+``--bwrap`` the restricted stage runs in the sandbox instead (no guard). Prints the median
+wall time and the mean CPU time (user + system) of the processes a command starts (the
+guard, the rlimits launcher, the program), read from ``RUSAGE_CHILDREN``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import resource
 import statistics
 import tempfile
 import time
@@ -20,7 +23,12 @@ from rho_adapters.local import LocalExecutor
 from rho_domain.ports.executor import Command, Stage
 
 
-async def measure(runs: int, sandbox: bool) -> dict[str, float]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def measure(runs: int, sandbox: bool) -> dict[str, tuple[float, float]]:
     with tempfile.TemporaryDirectory() as root:
         executor = LocalExecutor(root, allow_shell=True, sandbox=sandbox)
         commands = {
@@ -31,11 +39,13 @@ async def measure(runs: int, sandbox: bool) -> dict[str, float]:
         for label, command in commands.items():
             await executor.run(command)  # warm-up
             times = []
+            cpu = _children_cpu()
             for _ in range(runs):
                 start = time.perf_counter()
                 await executor.run(command)
                 times.append(time.perf_counter() - start)
-            medians[label] = statistics.median(times) * 1000
+            cpu = (_children_cpu() - cpu) / runs
+            medians[label] = (statistics.median(times) * 1000, cpu * 1000)
         return medians
 
 
@@ -44,8 +54,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--bwrap", action="store_true", help="restricted stages in bubblewrap")
     args = parser.parse_args(argv)
-    for label, ms in asyncio.run(measure(args.runs, args.bwrap)).items():
-        print(f"{label}: median {ms:.1f} ms over {args.runs} runs")
+    for label, (ms, cpu) in asyncio.run(measure(args.runs, args.bwrap)).items():
+        print(f"{label}: median {ms:.1f} ms over {args.runs} runs, CPU {cpu:.1f} ms a command")
 
 
 if __name__ == "__main__":
