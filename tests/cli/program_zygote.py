@@ -277,12 +277,16 @@ def close_all() -> None:
         _zygotes.clear()
 
 
-def popen(kind: str, argv: Sequence[str], **options: Any) -> subprocess.Popen[Any]:
+def popen(
+    kind: str, argv: Sequence[str], *, terminal: bool = False, **options: Any
+) -> subprocess.Popen[Any]:
     """``subprocess.Popen(argv, **options)`` for ``argv`` = ``[python, -m, MODULE, ...]`` or
     ``[python, SCRIPT, ...]``, the program forked from the ``kind`` zygote. Falls back to a
     plain ``Popen`` where a fork would not run what the argv says: another interpreter, an
     option before the module or script, or an ``env`` whose ``PYTHONPATH`` is not this
-    process's (the zygote's imports came from this one); and under ``RHO_TEST_NO_ZYGOTE=1``."""
+    process's (the zygote's imports came from this one); and under ``RHO_TEST_NO_ZYGOTE=1``.
+    ``terminal``: stdin is a terminal the program takes as its controlling terminal, in a
+    session of its own (the client stays out of it: ^C on the terminal is the program's)."""
     env: Mapping[str, str] = options.get("env") or os.environ
     plain = (
         os.environ.get("RHO_TEST_NO_ZYGOTE") == "1"
@@ -292,10 +296,13 @@ def popen(kind: str, argv: Sequence[str], **options: Any) -> subprocess.Popen[An
         or env.get("PYTHONPATH") != os.environ.get("PYTHONPATH")
     )
     if plain:
+        if terminal:
+            options["preexec_fn"] = zygote_serve.take_terminal
         return subprocess.Popen(argv, **options)
     where = zygote(kind)
     pid_path = where.pid_file()
-    client = [sys.executable, "-I", "-S", str(CLIENT), str(where.socket_path), str(pid_path)]
+    client = [sys.executable, "-I", "-S", str(CLIENT), *(["--terminal"] if terminal else [])]
+    client += [str(where.socket_path), str(pid_path)]
     process = ForkedPopen([*client, *argv[1:]], **options)
     process.pid_path = pid_path
     return process
