@@ -182,31 +182,31 @@ class Zygote:
     def close(self, *, wait: bool = True) -> None:
         """Stop the zygote this process started, once no other worker uses it (``wait``;
         running programs end with their clients), and remove its own directory (a shared
-        one is the run's basetemp's, which pytest removes)."""
-        if self._users is not None:
-            if self.process is not None and wait:
-                deadline = time.monotonic() + HUNG_USERS
-                while True:  # every other worker's session has ended (or the worker died)
-                    try:
-                        fcntl.flock(self._users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        one is the run's basetemp's, which pytest removes). The lock is given back last: a
+        worker that asks after it finds no zygote serving and starts one."""
+        if self._users is not None and self.process is not None and wait:
+            deadline = time.monotonic() + HUNG_USERS
+            while True:  # every other worker's session has ended (or the worker died)
+                try:
+                    fcntl.flock(self._users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
                         break
-                    except BlockingIOError:
-                        if time.monotonic() > deadline:
-                            break
-                        time.sleep(0.05)
+                    time.sleep(0.05)
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.terminate()
+                self.process.wait(10)
+            if self._users is None:
+                shutil.rmtree(self.dir, ignore_errors=True)
+            else:  # no worker of this run is left to ask
+                for name in ("zygote.sock", "pid"):
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.dir / name).unlink()
+        if self._users is not None:
             os.close(self._users)
             self._users = None
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
-        if _run_dir() is None:
-            shutil.rmtree(self.dir, ignore_errors=True)
-        else:  # no worker of this run is left to ask
-            for name in ("zygote.sock", "pid"):
-                with contextlib.suppress(FileNotFoundError):
-                    (self.dir / name).unlink()
 
 
 # How long the worker that started a shared zygote waits for the others to end before it stops
