@@ -26,6 +26,11 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") and config.option.basetemp:
+        # an xdist worker: its basetemp is in the run's, where the workers share the program
+        # zygotes (tests/cli/program_zygote.py) instead of each starting its own
+        zygotes = os.path.join(os.path.dirname(config.option.basetemp), "zygotes")
+        os.environ["RHO_TEST_ZYGOTES"] = zygotes
     cache = getattr(config, "cache", None)
     if cache is None or not sys.dont_write_bytecode or sys.pycache_prefix:
         return

@@ -345,3 +345,5 @@ def test_bench_tool_spawn() -> None:
 
     out = table(bench_tool_spawn.main, "--runs", "1")
     lines_match(out, rf"unrestricted `echo hi`: median {MS}", rf"restricted echo hi: median {MS}")
+    out = table(bench_tool_spawn.main, "--runs", "1", "--guard")
+    lines_match(out, rf"guarded /bin/true: CPU {MS}")

@@ -86,30 +86,29 @@ def rho_process(
     )
 
 
-def _controlling_terminal() -> None:
-    """In the child: a new session whose controlling terminal is the pty on stdin."""
-    import fcntl
-    import termios
-
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
 class Terminal:
-    """``rho-agent`` on a pseudo-terminal: ``send`` keys, ``expect`` output (ANSI stripped)."""
+    """``rho-agent`` on a pseudo-terminal: ``send`` keys, ``expect`` output (ANSI stripped).
+
+    The program is forked from the CLI's zygote (``program_zygote``: its interpreter and
+    imports, about 0.2 s of CPU, are not what these tests test), in a session of its own whose
+    controlling terminal is the pty, as a terminal's shell starts it: ^C on the pty is its
+    SIGINT, and ``proc`` is the client whose status and signals are the program's."""
 
     def __init__(self, *args: str, cwd: Path, home: Path, **env: str) -> None:
         import pty
 
+        import program_zygote
+
         self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
+        self.proc = program_zygote.popen(
+            "rho",
             [sys.executable, "-m", "rho_entry", *args],
+            terminal=True,  # so that ^C on the pty is SIGINT
             cwd=cwd,
             env=clean_env(home, TERM="xterm", **env),
             stdin=slave,
             stdout=slave,
             stderr=slave,
-            preexec_fn=_controlling_terminal,  # so that ^C on the pty is SIGINT
             close_fds=True,
         )
         os.close(slave)
@@ -155,8 +154,11 @@ class Terminal:
         keypress is lost. Sending keys after this returns has no such race."""
         deadline = time.monotonic() + timeout
         waiting = {"23", "270", "7", "271"}  # select, pselect6, poll, ppoll on x86_64
+        program = getattr(self.proc, "program_pid", lambda: self.proc.pid)()
         while True:
-            with open(f"/proc/{self.proc.pid}/syscall") as status:
+            if program is None:
+                raise AssertionError("the program ended before it waited for a key")
+            with open(f"/proc/{program}/syscall") as status:
                 if status.read().split(" ", 1)[0] in waiting:
                     return
             if time.monotonic() > deadline or self.proc.poll() is not None:

@@ -4,12 +4,13 @@ A test that starts ``python -m rho_entry worker ...``, ``... serve ...`` or the 
 reference server pays the interpreter and the imports before the program does anything: about
 1.3 s of CPU for a durable worker (``import dbos`` alone 0.7 s), 0.6 s for ``serve``, 0.9 s for
 the SDK's server. Where that start is not what the test is about, ``popen`` starts the program
-through a zygote instead: one Python per test process and per ``PRELOAD`` set (started on first
-use, stopped when the session ends) that has imported those modules and forks a process per
-program. The program still has a process of its own, with the standard streams, working
-directory, environment and arguments it was given; it runs as ``python -m MODULE`` or
-``python SCRIPT`` would (``runpy``, ``__main__``, ``sys.argv``, ``sys.path[0]``) and ends as a
-program ends (``SystemExit``'s status, non-daemon threads joined, ``atexit``, flushed
+through a zygote instead: one Python per ``PRELOAD`` set (started on first use, stopped when
+the session ends) that has imported those modules and forks a process per program. Under
+xdist the run's workers share it (``Zygote``): a zygote per worker cost each of four workers
+0.7-1.1 s of CPU per kind. The program still has a process of its own, with the standard
+streams, working directory, environment and arguments it was given; it runs as ``python -m
+MODULE`` or ``python SCRIPT`` would (``runpy``, ``__main__``, ``sys.argv``, ``sys.path[0]``)
+and ends as a program ends (``SystemExit``'s status, non-daemon threads joined, ``atexit``, flushed
 streams; an uncaught exception's traceback and status 1). What it does not check is that the
 program starts in a cold interpreter: tests whose subject is the start (the console script,
 import laziness, signals before the imports) keep ``subprocess.Popen``.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
@@ -91,18 +93,66 @@ PRELOAD: dict[str, tuple[str, ...]] = {
 
 
 class Zygote:
-    """One forking Python for the ``PRELOAD[kind]`` programs (``close`` stops it)."""
+    """One forking Python for the ``PRELOAD[kind]`` programs (``close`` stops it, or leaves
+    it to the worker that started it).
+
+    Under xdist the run's workers share one per kind (``_run_dir``): the first worker to need
+    it starts it as its own child, the others connect to its socket. Each worker holds a
+    shared lock on the kind's ``users`` file from its first use to its ``close`` (or its
+    death); the starting worker's ``close`` waits for the exclusive lock, i.e. for every other
+    worker's session to end, before it stops the zygote, so the zygote and what it forked are
+    still its own reaped children (the run's CPU counts them, as before)."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.dir = Path(tempfile.mkdtemp(prefix=f"zygote-{kind}-"))
-        self.socket_path = self.dir / "zygote.sock"
         self._count = 0
         self._lock = threading.Lock()
+        self.process: subprocess.Popen[bytes] | None = None  # None: another worker's
+        shared = _run_dir()
+        if shared is None:
+            self.dir = Path(tempfile.mkdtemp(prefix=f"zygote-{kind}-"))
+            self._users: int | None = None
+            self.process = self._start()
+            return
+        self.dir = shared / kind
+        self.dir.mkdir(exist_ok=True)
+        self._users = os.open(self.dir / "users", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self._users, fcntl.LOCK_SH)
+        starting = os.open(self.dir / "start.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(starting, fcntl.LOCK_EX)  # one worker starts it; the others wait
+            if not self._serving():
+                self.process = self._start()
+                (self.dir / "pid").write_text(str(self.process.pid))
+        finally:
+            os.close(starting)
+
+    @property
+    def socket_path(self) -> Path:
+        return self.dir / "zygote.sock"
+
+    def alive(self) -> bool:
+        """Whether programs can still be forked here."""
+        if self.process is not None:
+            return self.process.poll() is None
+        return self._serving()
+
+    def _serving(self) -> bool:
+        """A zygote of this run answers on the socket (its pid runs this socket's zygote)."""
+        try:
+            pid = int((self.dir / "pid").read_text())
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            return False
+        return str(self.socket_path).encode() in argv and self.socket_path.exists()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()  # a zygote of this run that died: its socket is stale
         log_path = self.dir / "zygote.log"
         with log_path.open("wb") as log:  # a file, not a pipe: the forks hold it
-            self.process = subprocess.Popen(
-                [sys.executable, __file__, str(self.socket_path), *PRELOAD[kind]],
+            process = subprocess.Popen(
+                [sys.executable, __file__, str(self.socket_path), *PRELOAD[self.kind]],
                 cwd=self.dir,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -110,24 +160,70 @@ class Zygote:
             )
         deadline = time.monotonic() + 120
         while not self.socket_path.exists():  # it binds once its modules are imported
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise AssertionError(f"the {kind} zygote did not start: {log_path.read_text()}")
+            if process.poll() is not None or time.monotonic() > deadline:
+                said = log_path.read_text()
+                process.kill()
+                process.wait()
+                raise AssertionError(f"the {self.kind} zygote did not start: {said}")
             time.sleep(0.02)
+        return process
 
     def pid_file(self) -> Path:
         """A new path where a client writes its program's pid."""
         with self._lock:
             self._count += 1
-            return self.dir / f"program-{self._count}.pid"
+            return self.dir / f"program-{os.getpid()}-{self._count}.pid"
 
-    def close(self) -> None:
-        """Stop the zygote (running programs end with their clients) and remove its
-        directory."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
-        shutil.rmtree(self.dir, ignore_errors=True)
+    def release(self) -> None:
+        """This worker will fork no more programs here (its lock given back)."""
+        if self._users is not None:
+            fcntl.flock(self._users, fcntl.LOCK_UN)
+
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the zygote this process started, once no other worker uses it (``wait``;
+        running programs end with their clients), and remove its own directory (a shared
+        one is the run's basetemp's, which pytest removes). The lock is given back last: a
+        worker that asks after it finds no zygote serving and starts one."""
+        if self._users is not None and self.process is not None and wait:
+            deadline = time.monotonic() + HUNG_USERS
+            while True:  # every other worker's session has ended (or the worker died)
+                try:
+                    fcntl.flock(self._users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.terminate()
+                self.process.wait(10)
+            if self._users is None:
+                shutil.rmtree(self.dir, ignore_errors=True)
+            else:  # no worker of this run is left to ask
+                for name in ("zygote.sock", "pid"):
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.dir / name).unlink()
+        if self._users is not None:
+            os.close(self._users)
+            self._users = None
+
+
+# How long the worker that started a shared zygote waits for the others to end before it stops
+# it anyway (a worker hung that long has failed the run already: tests/conftest.py's watchdog).
+HUNG_USERS = 900.0
+
+
+def _run_dir() -> Path | None:
+    """The directory this xdist run's workers share their zygotes in (``tests/conftest.py``
+    names it in ``RHO_TEST_ZYGOTES``: a directory of the run's basetemp); None outside xdist,
+    or under ``RHO_TEST_OWN_ZYGOTES=1``: a zygote per test process."""
+    run = os.environ.get("RHO_TEST_ZYGOTES")
+    if not run or os.environ.get("RHO_TEST_OWN_ZYGOTES") == "1":
+        return None
+    path = Path(run)
+    path.mkdir(exist_ok=True)
+    return path
 
 
 class ForkedPopen(subprocess.Popen[Any]):
@@ -159,28 +255,38 @@ _zygotes_lock = threading.Lock()
 
 
 def zygote(kind: str) -> Zygote:
-    """This process's zygote for ``kind`` (started on first use)."""
+    """This process's zygote for ``kind`` (started or joined on first use)."""
     with _zygotes_lock:
-        if kind not in _zygotes or _zygotes[kind].process.poll() is not None:
+        if kind not in _zygotes or not _zygotes[kind].alive():
+            if kind in _zygotes:  # it died: its lock given back, no one waited for
+                _zygotes[kind].close(wait=False)
             _zygotes[kind] = Zygote(kind)
         return _zygotes[kind]
 
 
 @atexit.register
 def close_all() -> None:
-    """Stop every zygote of this process (``tests/conftest.py`` at the session's end)."""
+    """Stop every zygote of this process (``tests/conftest.py`` at the session's end): first
+    every lock given back, then each zygote this process started stopped once the other
+    workers are done with it (two workers that started one each wait for no one)."""
     with _zygotes_lock:
+        for each in _zygotes.values():
+            each.release()
         for each in _zygotes.values():
             each.close()
         _zygotes.clear()
 
 
-def popen(kind: str, argv: Sequence[str], **options: Any) -> subprocess.Popen[Any]:
+def popen(
+    kind: str, argv: Sequence[str], *, terminal: bool = False, **options: Any
+) -> subprocess.Popen[Any]:
     """``subprocess.Popen(argv, **options)`` for ``argv`` = ``[python, -m, MODULE, ...]`` or
     ``[python, SCRIPT, ...]``, the program forked from the ``kind`` zygote. Falls back to a
     plain ``Popen`` where a fork would not run what the argv says: another interpreter, an
     option before the module or script, or an ``env`` whose ``PYTHONPATH`` is not this
-    process's (the zygote's imports came from this one); and under ``RHO_TEST_NO_ZYGOTE=1``."""
+    process's (the zygote's imports came from this one); and under ``RHO_TEST_NO_ZYGOTE=1``.
+    ``terminal``: stdin is a terminal the program takes as its controlling terminal, in a
+    session of its own (the client stays out of it: ^C on the terminal is the program's)."""
     env: Mapping[str, str] = options.get("env") or os.environ
     plain = (
         os.environ.get("RHO_TEST_NO_ZYGOTE") == "1"
@@ -190,10 +296,13 @@ def popen(kind: str, argv: Sequence[str], **options: Any) -> subprocess.Popen[An
         or env.get("PYTHONPATH") != os.environ.get("PYTHONPATH")
     )
     if plain:
+        if terminal:
+            options["preexec_fn"] = zygote_serve.take_terminal
         return subprocess.Popen(argv, **options)
     where = zygote(kind)
     pid_path = where.pid_file()
-    client = [sys.executable, "-I", "-S", str(CLIENT), str(where.socket_path), str(pid_path)]
+    client = [sys.executable, "-I", "-S", str(CLIENT), *(["--terminal"] if terminal else [])]
+    client += [str(where.socket_path), str(pid_path)]
     process = ForkedPopen([*client, *argv[1:]], **options)
     process.pid_path = pid_path
     return process

@@ -1,7 +1,8 @@
-"""The client half of ``program_zygote``: ``python -I -S program_zygote_client.py SOCKET
-PID_FILE ARGV...`` (no site: it starts in a few milliseconds). It hands this process's
+"""The client half of ``program_zygote``: ``python -I -S program_zygote_client.py [--terminal]
+SOCKET PID_FILE ARGV...`` (no site: it starts in a few milliseconds). It hands this process's
 standard streams, working directory, environment and ``ARGV`` (``-m MODULE ...`` or
-``SCRIPT ...``) to the zygote, writes the program's pid to ``PID_FILE`` (``-``: nowhere),
+``SCRIPT ...``) to the zygote (with ``--terminal`` the program makes the terminal on its stdin
+its controlling terminal), writes the program's pid to ``PID_FILE`` (``-``: nowhere),
 forwards the signals it is sent, and exits with the program's status, or dies by the signal
 that ended the program."""
 
@@ -23,8 +24,10 @@ FORWARDED = (
 
 
 def main() -> int:
-    socket_path, pid_path, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
-    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
+    terminal = sys.argv[1] == "--terminal"
+    words = sys.argv[1 + terminal :]
+    socket_path, pid_path, argv = words[0], words[1], words[2:]
+    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "terminal": terminal}
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(socket_path)
 

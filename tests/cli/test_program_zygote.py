@@ -107,3 +107,66 @@ def test_another_pythonpath_or_interpreter_is_started_plainly(tmp_path: Path) ->
     other = popen("plain", [sys.executable, str(program), "exit", "0"], env=env)
     assert type(other) is subprocess.Popen
     assert other.wait(60) == 0
+
+
+WORKER = """
+import sys, time
+import program_zygote
+where = program_zygote.zygote("plain")
+print("zygote", (where.dir / "pid").read_text(), flush=True)
+done = program_zygote.run("plain", [sys.executable, "-c", "print('ran')"], timeout=60, text=True)
+print("program", done.stdout.strip(), flush=True)
+sys.stdin.readline()  # the session's end
+program_zygote.close_all()
+print("closed", flush=True)
+"""
+
+
+def _worker(shared: Path) -> subprocess.Popen[str]:
+    """A Python that uses the plain zygote as an xdist worker of the run ``shared`` does."""
+    env = {**os.environ, "RHO_TEST_ZYGOTES": str(shared)}
+    env.pop("RHO_TEST_OWN_ZYGOTES", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER],
+        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def test_the_workers_of_a_run_share_a_zygote_its_starter_stopping_it_after_the_others(
+    tmp_path: Path,
+) -> None:
+    first, second = _worker(tmp_path), _worker(tmp_path)
+    try:
+        pids = {_line(first).split()[1], _line(second).split()[1]}
+        assert len(pids) == 1, pids  # one zygote for both
+        zygote = int(pids.pop())
+        assert _line(first) == _line(second) == "program ran\n"
+        starter, other = (first, second) if zygote in _children(first.pid) else (second, first)
+        _end_session(starter)
+        time.sleep(0.5)  # the starter's session ended; the other's has not
+        assert starter.poll() is None
+        assert _alive(zygote)
+        _end_session(other)
+        assert other.wait(30) == 0
+        assert starter.wait(30) == 0  # then the starter stops the zygote and ends
+        assert not _alive(zygote)
+    finally:
+        for worker in (first, second):
+            worker.kill()
+            worker.wait()
+
+
+def _line(worker: subprocess.Popen[str]) -> str:
+    assert worker.stdout is not None
+    return worker.stdout.readline()
+
+
+def _end_session(worker: subprocess.Popen[str]) -> None:
+    assert worker.stdin is not None
+    worker.stdin.write("end\n")
+    worker.stdin.flush()
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]

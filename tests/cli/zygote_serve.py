@@ -154,18 +154,31 @@ def _keep(conn: socket.socket, pid: int) -> None:
 
 
 def become(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
-    """In the program's process: take the client's streams, directory and environment (the
-    argv is the caller's to set: a script's, a module's, a console script's)."""
+    """In the program's process: take the client's streams, directory and environment, and
+    the terminal on stdin as its controlling one if the request says ``terminal`` (the argv
+    is the caller's to set: a script's, a module's, a console script's)."""
     conn.close()
     for signum in (signal.SIGCHLD, signal.SIGTERM):  # the zygote's own handling, undone
         signal.signal(signum, signal.SIG_DFL)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
+    if request.get("terminal"):
+        take_terminal()
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # as a new process, take TMPDIR from the client's environment
+
+
+def take_terminal() -> None:
+    """Make the terminal on stdin this process's controlling terminal, in a session of its
+    own (as a terminal's shell starts a program: ^C on it is the program's SIGINT)."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def run_python(argv: Sequence[str]) -> int:

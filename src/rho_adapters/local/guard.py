@@ -21,7 +21,10 @@ The guard forks the command, waits for it, and exits with its status (``128 + si
 signal, as bash reports it). It uses only the standard library and starts with ``-I -S``; it
 starts before every command, so it imports ``_signal``, the C module under ``signal``: the
 ``signal`` module builds its enums at import, which cost 8-12 ms of CPU a command (about
-30 % of the guard's; 20 against 30 ms measured per guarded ``/bin/true``).
+30 % of the guard's; 20 against 30 ms measured per guarded ``/bin/true``). For the same
+reason it calls ``prctl`` through ``_ctypes``, the C module under ``ctypes``, with the two
+types it needs declared as ``ctypes`` declares them: ``import ctypes`` builds every C type
+and loads ``struct``, 3-4 ms of a guard's 18 (docs/benchmarks.md, ``bench_tool_spawn``).
 """
 
 from __future__ import annotations
@@ -30,10 +33,21 @@ import os
 import sys
 
 _SCRIPT = r"""
-import _signal, ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-libc.prctl(1, _signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+import _ctypes, _signal, os, sys
+
+class c_int(_ctypes._SimpleCData):  # ctypes.c_int, CDLL's function type and CDLL(None)
+    _type_ = "i"
+
+class CFunction(_ctypes.CFuncPtr):
+    _flags_ = _ctypes.FUNCFLAG_CDECL
+    _restype_ = c_int
+
+class Process:
+    _handle = _ctypes.dlopen(None)
+
+prctl = CFunction(("prctl", Process()))
+prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+prctl(1, _signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 def stop(*_):
     try:  # orphans reparented here may have left the group (setsid): kill them by pid
