@@ -205,6 +205,20 @@ def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
         raise ConfigError(f"{attribute.name} must be a whole number, 0 or more; got {value!r}")
 
 
+MAX_MODEL_RETRIES = 100
+"""At most this many extra attempts a model call: each may wait ``model_timeout`` and a
+back-off, so a million (a typo, a misread unit) held a run on a down endpoint for days."""
+
+
+def _retries(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    _count(instance, attribute, value)
+    if isinstance(value, int) and value > MAX_MODEL_RETRIES:
+        raise ConfigError(
+            f"{attribute.name} must be at most {MAX_MODEL_RETRIES} (each retry may wait the "
+            f"model timeout and a back-off; a run ends on its own); got {value!r}"
+        )
+
+
 def _output_schema(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
@@ -287,9 +301,10 @@ class AgentConfig:
     Model transport (None: the adapter's default): ``model_timeout`` is the longest wait in
     seconds for the next piece of a model response (default 120; connecting is bounded by
     it too when it is shorter than ``model_connect_timeout``, default 10); ``model_retries``
-    the extra attempts after a failed call (default 2); ``model_retry_after_cap`` the longest
-    server-requested wait (Retry-After) that is honoured (default 120; a longer one fails
-    at once). A stalled endpoint holds a run at most about ``(retries + 1) x timeout``.
+    the extra attempts after a failed call (default 2, at most 100);
+    ``model_retry_after_cap`` the longest server-requested wait (Retry-After) that is
+    honoured (default 120; a longer one fails at once). A stalled endpoint holds a run at
+    most about ``(retries + 1) x timeout``.
 
     ``hooks`` names the hooks run around tool calls, model calls and runs (``HookConfig``);
     a resumed session does not take them from its directory (``rho_entry.resume_policy``).
@@ -329,7 +344,7 @@ class AgentConfig:
     tool_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_retries: int | None = attrs.field(default=None, validator=_count)
+    model_retries: int | None = attrs.field(default=None, validator=_retries)
     model_retry_after_cap: float | None = attrs.field(default=None, validator=_seconds_or_zero)
     hooks: HookConfig = HookConfig()
     store: str | None = None

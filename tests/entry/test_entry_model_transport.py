@@ -68,6 +68,8 @@ def test_transport_settings_reach_the_adapter_defaults_stay_otherwise() -> None:
         ({"model_connect_timeout": -1}, "model_connect_timeout"),
         ({"model_retries": -1}, "model_retries must be a whole number"),
         ({"model_retries": True}, "model_retries"),
+        # a typo of a million held a run on a down endpoint for days
+        ({"model_retries": 1_000_000}, "model_retries must be at most 100"),
         ({"model_retry_after_cap": -0.5}, "model_retry_after_cap"),
     ],
 )
@@ -89,6 +91,7 @@ def test_flags_beat_the_environment_and_bad_values_name_their_origin() -> None:
         resolve_settings({"model_timeout": -1.0}, {})
     with pytest.raises(ConfigError, match="--retries: model_retries"):
         resolve_settings({"model_retries": -1}, {})
+    assert AgentConfig(model_retries=100).model_retries == 100
     with pytest.raises(ConfigError, match="RHO_AGENT_TIMEOUT='soon'"):
         resolve_settings({}, {"RHO_AGENT_TIMEOUT": "soon"})
     with pytest.raises(ConfigError, match="RHO_AGENT_TIMEOUT: model_timeout"):
