@@ -4,7 +4,7 @@ ends ``stuck`` with a message naming what repeated."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from domain_support import BrokenTool, EchoTool, make_session
@@ -28,21 +28,22 @@ def nudges(session: Any) -> list[UserMessage]:
 
 
 class Counter(ToolHandler):
-    """A poll whose answer changes every call (a build in progress)."""
+    """A call answered ``answer(n)`` the n-th time: by default a poll whose answer changes
+    every call (a build in progress)."""
 
     name = "poll"
     description = "Poll."
     parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
 
-    def __init__(self) -> None:
-        self.count = 0
+    def __init__(self, answer: Callable[[int], str] = "{} of 6 steps done".format) -> None:
+        self.answer, self.count = answer, 0
 
     def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
         return READ_ONLY
 
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         self.count += 1
-        return ToolOutput(content=f"{self.count} of 6 steps done")
+        return ToolOutput(content=self.answer(self.count))
 
 
 async def test_the_same_call_is_told_once_then_the_run_ends_stuck_before_it_runs_again() -> None:
@@ -181,31 +182,14 @@ def test_repetition_reads_only_the_streak_at_the_end() -> None:
     assert (found.times, found.failing, found.noted) == (2, False, False)
 
 
-class Timed(ToolHandler):
-    """A command whose output never changes and whose run time does (a loaded machine): its
-    result ends with the shell's footer, as bash's does."""
-
-    name = "slow"
-    description = "Run."
-    parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
-        return READ_ONLY
-
-    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
-        self.count += 1
-        seconds = (0.04, 0.2, 0.13, 0.0, 1.3)[self.count % 5]
-        return ToolOutput(content="again\n" + footer("exit code 0", seconds, ("a note",)))
-
-
 async def test_a_call_whose_result_differs_only_by_its_run_time_is_stuck() -> None:
     # `echo again` took 0.0 s, 0.2 s, 0.1 s on a loaded machine: the run time is not news
     # (the stuck stop never came, and the CLI's stored-repeat_limit test failed under load)
-    timed = Timed()
-    session = make_session([*same(6, "slow", "{}"), text("done")], tools=[timed])
+    def timed_answer(n: int) -> str:  # a command's output and footer, as bash's
+        return "again\n" + footer("exit code 0", (0.04, 0.2, 0.13, 0.0, 1.3)[n % 5], ("a note",))
+
+    timed = Counter(timed_answer)
+    session = make_session([*same(6, "poll", "{}"), text("done")], tools=[timed])
     result = await session.run("run it")
     assert result.status is RunStatus.STUCK
     assert timed.count == 3  # the limit; asked once more after the note, it is not run
