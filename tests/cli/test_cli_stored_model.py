@@ -8,50 +8,13 @@ where each request was going (``CONNECT host:443``)."""
 
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from cli_support import rho
+from proxy_support import recording_proxy
 from test_cli_stored_budget import craft
 
 KEYS = {"OPENAI_API_KEY": "sk-openai-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
-
-
-@contextmanager
-def recording_proxy() -> Iterator[tuple[str, list[str]]]:
-    """An HTTP proxy on loopback that records each request line and closes the connection."""
-    seen: list[str] = []
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(5)
-                data = b""
-                while b"\r\n" not in data:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-                seen.append(data.split(b"\r\n", 1)[0].decode("latin-1"))
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
 
 
 def _session(tmp_path: Path, model: str) -> tuple[Path, Path, str]:

@@ -7,52 +7,18 @@ taken. Seen through a proxy on loopback that records where each request was goin
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+from proxy_support import recording_proxy
 from server_support import UvicornThread, place, settings
 
 from rho_domain.config import AgentConfig
 from rho_entry.server.app import create_app
 
 KEYS = {"OPENAI_API_KEY": "sk-openai-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
-
-
-@contextmanager
-def recording_proxy() -> Iterator[tuple[str, list[str]]]:
-    """An HTTP proxy on loopback that records each request line and closes the connection."""
-    seen: list[str] = []
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(5)
-                data = b""
-                while b"\r\n" not in data and (chunk := conn.recv(4096)):
-                    data += chunk
-                seen.append(data.split(b"\r\n", 1)[0].decode("latin-1"))
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
 
 
 def _wait_for(seen: list[str], seconds: float = 10) -> None:
