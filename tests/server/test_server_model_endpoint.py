@@ -12,8 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from proxy_support import recording_proxy
 from server_support import UvicornThread, place, settings
+
+# isort: split
+from proxy_support import recording_proxy  # tests/cli/, put on sys.path by server_support
 
 from rho_domain.config import AgentConfig
 from rho_entry.server.app import create_app
