@@ -108,6 +108,9 @@ class ResumeAuthority:
         deadlines: The resumer's ``tool_timeout`` and model transport settings
             (``deadlines_of``; a None value is the default): a stored one is kept only when
             it is no longer than the resumer's; None keeps the stored ones.
+        held: Fields whose stored value is replaced by the resumer's (unless ``given``):
+            ``service_tier`` (``held_fields``), which chooses the price of every call
+            (priority) and how long one may wait (flex); None keeps the stored ones.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -131,6 +134,7 @@ class ResumeAuthority:
     backend: str | None = None
     backend_hint: str = "pass overrides={{'backend': {backend!r}}} to run it there"
     deadlines: Mapping[str, float | None] | None = None
+    held: Mapping[str, Any] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -251,6 +255,8 @@ def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[st
     for field, mine in (authority.deadlines or {}).items():
         if field not in given:
             given[field] = held_deadline(getattr(stored, field), mine, DEADLINES[field])
+    for field, mine in (authority.held or {}).items():
+        given.setdefault(field, mine)
 
 
 # How long a run may wait, and how often it tries again, when the config says nothing (None):
@@ -264,6 +270,12 @@ DEADLINES: Mapping[str, float] = {
     "model_retries": 2,
     "model_retry_after_cap": 120.0,
 }
+
+
+def held_fields(config: AgentConfig) -> dict[str, Any]:
+    """The resumer's values a stored session takes whatever it stored: ``service_tier`` (a
+    session directory does not choose what each call costs, nor a flex tier's long waits)."""
+    return {"service_tier": config.service_tier}
 
 
 def deadlines_of(config: AgentConfig) -> dict[str, float | None]:

@@ -66,3 +66,26 @@ def test_the_defaults_are_the_adapters() -> None:
     }
     assert dict(DEADLINES) == adapters
     assert all(hasattr(AgentConfig(), field) for field in DEADLINES)
+
+
+def test_a_stored_service_tier_is_the_resumers(tmp_path: Path) -> None:
+    """A stored service_tier: priority (each call billed at the priority price, which the
+    cost budget does not know) or flex (a call may wait 900 s instead of 120) was sent as
+    stored; the resumer's tier (here none) is sent, unless --service-tier is given again."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    config = tmp_path / "cfg.yaml"
+    config.write_text(yaml.safe_dump({"model": "fake"}))
+    sid = craft(home, work, "c0ffee00f0d2", model="fake", service_tier="priority")
+    sent: list[object] = []
+    for again in ((), ("--service-tier", "priority")):
+        with LoopbackServer([text_reply("done")]) as server:
+            result = rho(
+                *("--config", str(config), "--base-url", server.base_url, *again),
+                *("--resume", sid, "go"),
+                cwd=work,
+                home=home,
+            )
+        assert result.returncode == 0, result.stdout + result.stderr
+        sent.append(server.requests[0].get("service_tier"))
+    assert sent == [None, "priority"]  # ['priority', 'priority'] before
