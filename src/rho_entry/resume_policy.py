@@ -108,6 +108,8 @@ class ResumeAuthority:
         deadlines: The resumer's ``tool_timeout`` and model transport settings
             (``deadlines_of``; a None value is the default): a stored one is kept only when
             it is no longer than the resumer's; None keeps the stored ones.
+        max_output_tokens: The resumer's cap on one call's answer: the smaller of it and the
+            stored one; None keeps the stored one.
         held: Fields whose stored value is replaced by the resumer's (unless ``given``):
             ``service_tier`` (``held_fields``), which chooses the price of every call
             (priority) and how long one may wait (flex); None keeps the stored ones.
@@ -135,6 +137,7 @@ class ResumeAuthority:
     backend_hint: str = "pass overrides={{'backend': {backend!r}}} to run it there"
     deadlines: Mapping[str, float | None] | None = None
     held: Mapping[str, Any] | None = None
+    max_output_tokens: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -255,6 +258,11 @@ def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[st
     for field, mine in (authority.deadlines or {}).items():
         if field not in given:
             given[field] = held_deadline(getattr(stored, field), mine, DEADLINES[field])
+    if authority.max_output_tokens is not None:  # a call's answer: the tighter cap (None: none)
+        theirs = given.get("max_output_tokens", stored.max_output_tokens)
+        given["max_output_tokens"] = min(
+            theirs or authority.max_output_tokens, authority.max_output_tokens
+        )
     for field, mine in (authority.held or {}).items():
         given.setdefault(field, mine)
 

@@ -89,3 +89,26 @@ def test_a_stored_service_tier_is_the_resumers(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stdout + result.stderr
         sent.append(server.requests[0].get("service_tier"))
     assert sent == [None, "priority"]  # ['priority', 'priority'] before
+
+
+def test_a_stored_session_does_not_lift_the_cap_on_an_answer(tmp_path: Path) -> None:
+    """The resumer's max_output_tokens: 50 caps each call; a stored 100000 (or none) sent
+    the stored cap (or none) instead."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    config = tmp_path / "cfg.yaml"
+    config.write_text(yaml.safe_dump({"model": "fake", "max_output_tokens": 50}))
+    caps: list[object] = []
+    for sid, stored in (("c0ffee00f0d3", 100000), ("c0ffee00f0d4", None), ("c0ffee00f0d5", 9)):
+        craft(home, work, sid, model="fake", max_output_tokens=stored)
+        with LoopbackServer([text_reply("done")]) as server:
+            result = rho(
+                *("--config", str(config), "--base-url", server.base_url),
+                *("--resume", sid, "go"),
+                cwd=work,
+                home=home,
+            )
+        assert result.returncode == 0, result.stdout + result.stderr
+        body = server.requests[0]
+        caps.append(body.get("max_completion_tokens", body.get("max_tokens")))
+    assert caps == [50, 50, 9]  # [100000, None, 9] before

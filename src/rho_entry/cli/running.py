@@ -151,6 +151,7 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         tool_output_limit=config.tool_output_limit,
         deadlines=deadlines_of(config),
         held=held_fields(config),
+        max_output_tokens=config.max_output_tokens,
         backend=config.backend,
         backend_hint="pass --backend {backend} to run it there",
     )

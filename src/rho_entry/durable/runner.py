@@ -139,6 +139,7 @@ class DurableRunner:
             tool_output_limit=config.tool_output_limit,
             deadlines=deadlines_of(config),
             held=held_fields(config),
+            max_output_tokens=config.max_output_tokens,
             backend=config.backend,
             backend_hint="start the worker with RHO_AGENT_BACKEND={backend}",
         )

@@ -171,6 +171,7 @@ class SessionOpener:
             tool_output_limit=config.tool_output_limit,
             deadlines=deadlines_of(config),
             held=held_fields(config),
+            max_output_tokens=config.max_output_tokens,
             backend=config.backend,
             backend_hint="configure the runtime's backend as {backend!r} to run it there",
         )
