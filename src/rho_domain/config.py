@@ -239,8 +239,9 @@ class Budget:
     ``max_tool_calls`` the tool calls it and its sub-agents made; ``max_wall_seconds`` its
     elapsed time, enforced during a model call or a tool call too (the call is stopped at the
     deadline and answered as stopped). Per session (``session_*``), across every run and
-    resume: its model calls, tool calls, active time (the runs' durations) and cost, the
-    current run's sub-agents' included. A sub-agent gets what is left of each limit
+    resume: its model calls, tool calls, active time (the runs' durations) and cost, its
+    sub-agents' included (every run's: the delegate results record what each spent). A
+    sub-agent gets what is left of each limit
     (``loop.tally.child_budget``). Counts and costs are checked
     before each model call, so a batch of tool calls in progress finishes first; the model
     calls of one run are bounded by ``AgentConfig.max_turns``.

@@ -171,13 +171,35 @@ CREATED_KINDS = (
     ".md", ".markdown", ".txt", ".rst", ".csv", ".tsv", ".log", ".json", ".jsonl", ".ndjson"
 )  # fmt: skip
 # Files of those kinds that a tool finds by their name and acts on: npm, composer and deno run
-# a package.json's, composer.json's and deno.json's scripts, CMake runs CMakeLists.txt, pip
-# installs what requirements.txt and constraints.txt name, and coding agents follow the
-# instructions in AGENTS.md, CLAUDE.md and GEMINI.md.
+# a package.json's, composer.json's and deno.json's scripts, and npm ci installs the tarballs
+# a lockfile's "resolved" URLs name (their install scripts run); Nx runs a project.json's
+# commands, Vercel a vercel.json's build and install commands, firebase deploy a
+# firebase.json's predeploy hooks, Heroku an app.json's scripts, CMake configures from
+# CMakeLists.txt and its presets (a compiler launcher is any command); and coding agents
+# follow the instructions in AGENTS.md (Codex's AGENTS.override.md, Amp's AGENT.md),
+# CLAUDE.md and CLAUDE.local.md, GEMINI.md, QWEN.md, CRUSH.md and WARP.md.
 _LOADED_BY_NAME = frozenset(
-    {"package.json", "composer.json", "deno.json", "cmakelists.txt", "requirements.txt",
-     "constraints.txt", "agents.md", "claude.md", "gemini.md"}
+    {"package.json", "package-lock.json", "npm-shrinkwrap.json", "composer.json", "deno.json",
+     "project.json", "vercel.json", "firebase.json", "app.json", "cmakelists.txt",
+     "cmakepresets.json", "cmakeuserpresets.json", "agents.md", "agents.override.md",
+     "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md"}
 )  # fmt: skip
+# pip installs what a requirements file names, and obeys its options (--index-url, -e
+# git+https://..., a local path whose setup.py runs): by convention any .txt whose name says
+# requirements or constraints (requirements-dev.txt, dev-requirements.txt, constraints.txt),
+# or any .txt in a requirements/ directory (requirements/base.txt), which pip -r, tox, nox,
+# CI workflows and dependency bots read.
+_REQUIREMENTS_WORDS = ("requirements", "constraints")
+
+
+def _requirements(parts: tuple[str, ...], name: str) -> bool:
+    """Whether the create-only ``parts`` (``name`` its last, folded) are a pip requirements
+    file by the conventions above."""
+    if not name.endswith(".txt"):
+        return False  # a requirements/ directory's documents (.md) are no pip input
+    if any(word in name for word in _REQUIREMENTS_WORDS):
+        return True
+    return any(folded(part).startswith(_REQUIREMENTS_WORDS) for part in parts[:-1])
 
 
 def create_only_refusal(relative: str) -> str | None:
@@ -200,7 +222,7 @@ def create_only_refusal(relative: str) -> str | None:
             f"{relative!r} is not a document or data file; create-only mode creates only "
             f"{kinds} files, which no tool runs by itself"
         )
-    if name in _LOADED_BY_NAME:
+    if name in _LOADED_BY_NAME or _requirements(parts, name):
         return (
             f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
             "installs, agent instructions); create-only mode does not create it"

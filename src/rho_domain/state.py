@@ -7,7 +7,7 @@ replaying a trace with ``State.from_events`` gives back exactly the same state: 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -56,6 +56,14 @@ class State:
     tool_calls: int = 0
     run_seconds: float = 0.0  # the ended runs' durations, by their events' times
     run_started_at: float | None = None
+    # the sub-agents' model calls, tool calls and cost, as the delegate results record them
+    # (a sub-agent's session is its own), and the three when the current run started: the
+    # session's limits count the earlier runs' sub-agents from here, the current run's from
+    # its tally (``rho_domain.loop.budgets``)
+    child_calls: int = 0
+    child_tools: int = 0
+    child_cost: float = 0.0
+    earlier_children: tuple[int, int, float] = (0, 0, 0.0)
 
     @classmethod
     def from_events(cls, events: Iterable[ev.Event], *, repair: bool = True) -> State:
@@ -86,6 +94,8 @@ class State:
             case ev.ToolStarted(call=call):
                 self.started_calls.add(call.id)
                 self.tool_calls += 1
+            case ev.ToolEnded(metadata=metadata) if "child_model_calls" in metadata:
+                self._child_spent(metadata)
             case ev.LLMEnded() | ev.ToolEnded():
                 pass  # nothing to fold
             case _:
@@ -131,11 +141,25 @@ class State:
             self.run_count += 1
             self.status = "running"
             self.run_started_at = event.at
+            self.earlier_children = (self.child_calls, self.child_tools, self.child_cost)
             return
         self.status = event.status
         if self.run_started_at is not None:
             self.run_seconds += max(event.at - self.run_started_at, 0.0)
         self.run_started_at = None
+
+    def _child_spent(self, metadata: Mapping[str, object]) -> None:
+        """Count what a delegate result says its sub-agent spent (a value that is not a
+        number, in a trace written by hand, counts nothing)."""
+
+        def number(key: str) -> float:
+            value = metadata.get(key)
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+            return float(value) if ok and value == value else 0.0  # type: ignore[arg-type]
+
+        self.child_calls += int(number("child_model_calls"))
+        self.child_tools += int(number("child_tool_calls"))
+        self.child_cost += number("child_cost_usd")
 
     def _add_message(self, message: Message) -> None:
         self.messages.append(message)

@@ -105,6 +105,14 @@ class ResumeAuthority:
         backend: The resumer's backend: a stored one that differs is refused (unless
             ``given`` has ``backend``); None keeps the stored one unchecked.
         backend_hint: How to give the backend again, ``{backend}`` the stored one.
+        deadlines: The resumer's ``tool_timeout`` and model transport settings
+            (``deadlines_of``; a None value is the default): a stored one is kept only when
+            it is no longer than the resumer's; None keeps the stored ones.
+        max_output_tokens: The resumer's cap on one call's answer: the smaller of it and the
+            stored one; None keeps the stored one.
+        held: Fields whose stored value is replaced by the resumer's (unless ``given``):
+            ``service_tier`` (``held_fields``), which chooses the price of every call
+            (priority) and how long one may wait (flex); None keeps the stored ones.
     """
 
     profiles: tuple[PermissionProfile, ...] = attrs.field(validator=attrs.validators.min_len(1))
@@ -127,6 +135,9 @@ class ResumeAuthority:
     tool_output_limit: int | None = None
     backend: str | None = None
     backend_hint: str = "pass overrides={{'backend': {backend!r}}} to run it there"
+    deadlines: Mapping[str, float | None] | None = None
+    held: Mapping[str, Any] | None = None
+    max_output_tokens: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -231,8 +242,8 @@ def authorise(
 
 
 def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[str, Any]) -> None:
-    """Set in ``given`` the budget, ``max_turns``, ``repeat_limit`` and
-    ``tool_output_limit`` held to the resumer's, each limit the tighter of the two."""
+    """Set in ``given`` the budget, ``max_turns``, ``repeat_limit``, ``tool_output_limit``
+    and the deadlines held to the resumer's, each limit the tighter of the two."""
     if isinstance(given.get("budget"), Mapping):  # some limits given again: the others kept
         given["budget"] = attrs.evolve(stored.budget, **given["budget"])
     if authority.budget is not None and authority.budget.limits_anything:
@@ -244,6 +255,48 @@ def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[st
     if authority.tool_output_limit is not None:
         theirs = given.get("tool_output_limit", stored.tool_output_limit)
         given["tool_output_limit"] = min(theirs, authority.tool_output_limit)
+    for field, mine in (authority.deadlines or {}).items():
+        if field not in given:
+            given[field] = held_deadline(getattr(stored, field), mine, DEADLINES[field])
+    if authority.max_output_tokens is not None:  # a call's answer: the tighter cap (None: none)
+        theirs = given.get("max_output_tokens", stored.max_output_tokens)
+        given["max_output_tokens"] = min(
+            theirs or authority.max_output_tokens, authority.max_output_tokens
+        )
+    for field, mine in (authority.held or {}).items():
+        given.setdefault(field, mine)
+
+
+# How long a run may wait, and how often it tries again, when the config says nothing (None):
+# a tool call's deadline (rho_domain.tools.registry.DEFAULT_TOOL_TIMEOUT) and the model
+# adapter's Timeouts and RetryPolicy defaults (tests/cli/test_cli_stored_deadlines.py checks
+# they match).
+DEADLINES: Mapping[str, float] = {
+    "tool_timeout": 600.0,
+    "model_timeout": 120.0,
+    "model_connect_timeout": 10.0,
+    "model_retries": 2,
+    "model_retry_after_cap": 120.0,
+}
+
+
+def held_fields(config: AgentConfig) -> dict[str, Any]:
+    """The resumer's values a stored session takes whatever it stored: ``service_tier`` (a
+    session directory does not choose what each call costs, nor a flex tier's long waits)."""
+    return {"service_tier": config.service_tier}
+
+
+def deadlines_of(config: AgentConfig) -> dict[str, float | None]:
+    """The config's ``DEADLINES`` fields, as ``ResumeAuthority.deadlines`` takes them."""
+    return {field: getattr(config, field) for field in DEADLINES}
+
+
+def held_deadline(stored: float | None, mine: float | None, default: float) -> float | None:
+    """The stored wait (or retry count) when it is no longer than the resumer's (None: the
+    default), else the resumer's: a session directory never lengthens how long a run waits."""
+    if stored is not None and stored <= (default if mine is None else mine):
+        return stored
+    return mine
 
 
 def tighter_budget(stored: Budget, mine: Budget) -> Budget:

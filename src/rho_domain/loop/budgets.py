@@ -68,13 +68,23 @@ class BudgetWatch:
         run_tools = state.tool_calls - self.tool_calls_before + child_tools
         if (limit := budget.max_tool_calls) is not None and run_tools >= limit:
             return f"budget reached: {run_tools} tool calls of {limit} allowed for this run"
+        # the earlier runs' sub-agents from the trace, this run's from its tally
+        calls_before, tools_before, cost_before = state.earlier_children
         session = (
-            (budget.session_max_turns, state.model_calls + child_calls, "model calls"),
-            (budget.session_max_tool_calls, state.tool_calls + child_tools, "tool calls"),
+            (
+                budget.session_max_turns,
+                state.model_calls + calls_before + child_calls,
+                "model calls",
+            ),
+            (
+                budget.session_max_tool_calls,
+                state.tool_calls + tools_before + child_tools,
+                "tool calls",
+            ),
             (budget.session_max_wall_seconds, self.seconds_before + elapsed, "seconds"),
             (
                 budget.session_max_cost_usd,
-                (state.usage.cost_usd or 0.0) + (children.cost_usd or 0.0),
+                (state.usage.cost_usd or 0.0) + cost_before + (children.cost_usd or 0.0),
                 "USD",
             ),
         )

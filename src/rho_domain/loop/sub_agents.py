@@ -240,15 +240,21 @@ class SubAgents:
         parent = self._parent
         if result.status is RunStatus.AWAITING_APPROVAL and parent.store is None:
             self._waiting[child.id] = child
+        calls, tools = child.state.model_calls - calls, child.state.tool_calls - tools
         if (tally := parent.current_run) is not None:
             tally.child_usage = tally.child_usage + result.usage
-            tally.child_calls += child.state.model_calls - calls
-            tally.child_tools += child.state.tool_calls - tools
+            tally.child_calls += calls
+            tally.child_tools += tools
         # the delegation's values load with the first child run: a session that delegates
         # nothing (a one-shot's) never builds them
         from rho_domain.tools.children import ChildOutcome
 
-        return ChildOutcome.from_result(result, rejected=rejected[-1] if rejected else "")
+        return ChildOutcome.from_result(
+            result,
+            rejected=rejected[-1] if rejected else "",
+            model_calls=calls,
+            tool_calls=tools,
+        )
 
 
 def is_sub_agent(parent_id: str | None, labels: Mapping[str, str]) -> bool:

@@ -50,7 +50,8 @@ def child_budget(
     zero, so the parent's whole cap would be the child's again)."""
     spent = tally.usage + tally.child_usage
     run_tools = state.tool_calls - tally.tools_before + tally.child_tools
-    session_cost = (state.usage.cost_usd or 0.0) + (tally.child_usage.cost_usd or 0.0)
+    calls_before, tools_before, cost_before = state.earlier_children  # earlier runs' children
+    session_cost = (state.usage.cost_usd or 0.0) + cost_before + (tally.child_usage.cost_usd or 0.0)
     left: dict[str, Any] = {
         "max_input_tokens": _left(budget.max_input_tokens, spent.input_tokens),
         "max_output_tokens": _left(budget.max_output_tokens, spent.output_tokens),
@@ -58,9 +59,11 @@ def child_budget(
         "max_cost_usd": _left(budget.max_cost_usd, spent.cost_usd or 0.0),
         "max_wall_seconds": _left(budget.max_wall_seconds, elapsed),
         "max_tool_calls": _left(budget.max_tool_calls, run_tools),
-        "session_max_turns": _left(budget.session_max_turns, state.model_calls + tally.child_calls),
+        "session_max_turns": _left(
+            budget.session_max_turns, state.model_calls + calls_before + tally.child_calls
+        ),
         "session_max_tool_calls": _left(
-            budget.session_max_tool_calls, state.tool_calls + tally.child_tools
+            budget.session_max_tool_calls, state.tool_calls + tools_before + tally.child_tools
         ),
         "session_max_wall_seconds": _left(
             budget.session_max_wall_seconds, state.run_seconds + elapsed

@@ -30,11 +30,16 @@ class ChildOutcome:
     error: str | None = None
     pending: tuple[PendingApproval, ...] = ()
     rejected: str = ""
+    model_calls: int = 0  # the child's model and tool calls in that run
+    tool_calls: int = 0
 
     @classmethod
-    def from_result(cls, result: RunResult, *, rejected: str = "") -> ChildOutcome:
+    def from_result(
+        cls, result: RunResult, *, rejected: str = "", model_calls: int = 0, tool_calls: int = 0
+    ) -> ChildOutcome:
         """The outcome of the child's ``RunResult``; ``rejected`` describes the child's call
-        a human rejected in that run, if one was."""
+        a human rejected in that run, if one was; ``model_calls`` and ``tool_calls`` are
+        those the run made."""
         return cls(
             session_id=result.session_id,
             status=result.status.value,
@@ -43,6 +48,8 @@ class ChildOutcome:
             error=result.error,
             pending=result.pending,
             rejected=rejected,
+            model_calls=model_calls,
+            tool_calls=tool_calls,
         )
 
 

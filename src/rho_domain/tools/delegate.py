@@ -82,6 +82,11 @@ def outcome_output(outcome: ChildOutcome) -> ToolOutput:
         "child_status": outcome.status,
         "child_input_tokens": outcome.usage.input_tokens,
         "child_output_tokens": outcome.usage.output_tokens,
+        # what the session's limits count of the child (State.children): the parent's trace
+        # keeps it, as a resumed or a next run's budget needs it
+        "child_model_calls": outcome.model_calls,
+        "child_tool_calls": outcome.tool_calls,
+        "child_cost_usd": outcome.usage.cost_usd or 0.0,
     }
     if outcome.status == "awaiting_approval" and outcome.pending:
         metadata["child_pending"] = outcome.pending

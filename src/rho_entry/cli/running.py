@@ -127,7 +127,7 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
     environment, --config, else readonly), its endpoint and databases, and its auto-approval
     (-y, --no-auto-approve, RHO_AGENT_AUTO_APPROVE); the flags given replace stored fields."""
     from rho_entry.resume_endpoint import Endpoint
-    from rho_entry.resume_policy import ResumeAuthority
+    from rho_entry.resume_policy import ResumeAuthority, deadlines_of, held_fields
 
     config = launch.settings.config
     profile = config.profile
@@ -149,6 +149,9 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         max_turns=config.max_turns or 0,
         repeat_limit=config.repeat_limit or 0,
         tool_output_limit=config.tool_output_limit,
+        deadlines=deadlines_of(config),
+        held=held_fields(config),
+        max_output_tokens=config.max_output_tokens,
         backend=config.backend,
         backend_hint="pass --backend {backend} to run it there",
     )

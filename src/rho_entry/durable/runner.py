@@ -27,7 +27,7 @@ from rho_domain.ports.durable import DurableSteps, QueuedRun
 from rho_domain.ports.store import SessionStore
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_endpoint import Endpoint
-from rho_entry.resume_policy import ResumeAuthority
+from rho_entry.resume_policy import ResumeAuthority, deadlines_of, held_fields
 
 log = logging.getLogger("rho_entry.durable")
 
@@ -137,6 +137,9 @@ class DurableRunner:
             max_turns=config.max_turns or 0,
             repeat_limit=config.repeat_limit or 0,
             tool_output_limit=config.tool_output_limit,
+            deadlines=deadlines_of(config),
+            held=held_fields(config),
+            max_output_tokens=config.max_output_tokens,
             backend=config.backend,
             backend_hint="start the worker with RHO_AGENT_BACKEND={backend}",
         )

@@ -140,7 +140,7 @@ class SessionOpener:
         working directory in its own (or in ``allowed_roots``), never the stored ones
         (``rho_entry.resume_policy``)."""
         from rho_entry.resume_endpoint import Endpoint
-        from rho_entry.resume_policy import ResumeAuthority
+        from rho_entry.resume_policy import ResumeAuthority, deadlines_of, held_fields
         from rho_entry.wiring import base_url_from, working_dir_of
 
         config = self.agent.config
@@ -169,6 +169,9 @@ class SessionOpener:
             max_turns=config.max_turns or 0,
             repeat_limit=config.repeat_limit or 0,
             tool_output_limit=config.tool_output_limit,
+            deadlines=deadlines_of(config),
+            held=held_fields(config),
+            max_output_tokens=config.max_output_tokens,
             backend=config.backend,
             backend_hint="configure the runtime's backend as {backend!r} to run it there",
         )
