@@ -64,6 +64,7 @@ from rho_domain.permissions import (
 from rho_domain.ports.store import SessionRecord
 from rho_domain.profile_grants import excess, label, within
 from rho_entry.resume_endpoint import ENDPOINT_FIELDS, Endpoint, held_endpoint
+from rho_entry.resume_limits import DEADLINES, held_deadline, tighter_budget, tighter_count
 
 
 @attrs.frozen(kw_only=True)
@@ -265,55 +266,6 @@ def _hold_limits(stored: AgentConfig, authority: ResumeAuthority, given: dict[st
         )
     for field, mine in (authority.held or {}).items():
         given.setdefault(field, mine)
-
-
-# How long a run may wait, and how often it tries again, when the config says nothing (None):
-# a tool call's deadline (rho_domain.tools.registry.DEFAULT_TOOL_TIMEOUT) and the model
-# adapter's Timeouts and RetryPolicy defaults (tests/cli/test_cli_stored_deadlines.py checks
-# they match).
-DEADLINES: Mapping[str, float] = {
-    "tool_timeout": 600.0,
-    "model_timeout": 120.0,
-    "model_connect_timeout": 10.0,
-    "model_retries": 2,
-    "model_retry_after_cap": 120.0,
-}
-
-
-def held_fields(config: AgentConfig) -> dict[str, Any]:
-    """The resumer's values a stored session takes whatever it stored: ``service_tier`` (a
-    session directory does not choose what each call costs, nor a flex tier's long waits)."""
-    return {"service_tier": config.service_tier}
-
-
-def deadlines_of(config: AgentConfig) -> dict[str, float | None]:
-    """The config's ``DEADLINES`` fields, as ``ResumeAuthority.deadlines`` takes them."""
-    return {field: getattr(config, field) for field in DEADLINES}
-
-
-def held_deadline(stored: float | None, mine: float | None, default: float) -> float | None:
-    """The stored wait (or retry count) when it is no longer than the resumer's (None: the
-    default), else the resumer's: a session directory never lengthens how long a run waits."""
-    if stored is not None and stored <= (default if mine is None else mine):
-        return stored
-    return mine
-
-
-def tighter_budget(stored: Budget, mine: Budget) -> Budget:
-    """Each limit the tighter of the two (None: no limit, so the other one)."""
-    values: dict[str, Any] = {}
-    for field in attrs.fields(Budget):
-        theirs, ours = getattr(stored, field.name), getattr(mine, field.name)
-        values[field.name] = (
-            ours if theirs is None else theirs if ours is None else min(theirs, ours)
-        )
-    return Budget(**values)
-
-
-def tighter_count(stored: int | None, mine: int) -> int:
-    """The tighter of two counting limits where 0 (or None) is none."""
-    set_ = [limit for limit in (stored, mine) if limit]
-    return min(set_) if set_ else 0
 
 
 def _backend(record: SessionRecord, authority: ResumeAuthority) -> str:

@@ -14,7 +14,7 @@ import yaml
 from cli_support import rho
 
 from rho_domain.config import Budget
-from rho_entry.resume_policy import tighter_budget
+from rho_entry.resume_limits import tighter_budget
 
 
 def craft(home: Path, workspace: Path, sid: str, **config: Any) -> str:

@@ -19,7 +19,7 @@ from rho_adapters.model import RetryPolicy
 from rho_adapters.model._http import Timeouts
 from rho_domain.config import AgentConfig
 from rho_domain.tools.registry import DEFAULT_TOOL_TIMEOUT
-from rho_entry.resume_policy import DEADLINES, held_deadline
+from rho_entry.resume_limits import DEADLINES, held_deadline
 
 
 def test_a_stored_tool_timeout_does_not_lift_the_resumers(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from test_cli_stored_budget import craft
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
-from rho_entry.resume_policy import tighter_count
+from rho_entry.resume_limits import tighter_count
 
 
 def _setup(tmp_path: Path, **config: object) -> tuple[Path, Path, Path]:

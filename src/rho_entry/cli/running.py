@@ -127,7 +127,8 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
     environment, --config, else readonly), its endpoint and databases, and its auto-approval
     (-y, --no-auto-approve, RHO_AGENT_AUTO_APPROVE); the flags given replace stored fields."""
     from rho_entry.resume_endpoint import Endpoint
-    from rho_entry.resume_policy import ResumeAuthority, deadlines_of, held_fields
+    from rho_entry.resume_limits import deadlines_of, held_fields
+    from rho_entry.resume_policy import ResumeAuthority
 
     config = launch.settings.config
     profile = config.profile

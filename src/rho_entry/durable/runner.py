@@ -27,7 +27,8 @@ from rho_domain.ports.durable import DurableSteps, QueuedRun
 from rho_domain.ports.store import SessionStore
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_endpoint import Endpoint
-from rho_entry.resume_policy import ResumeAuthority, deadlines_of, held_fields
+from rho_entry.resume_limits import deadlines_of, held_fields
+from rho_entry.resume_policy import ResumeAuthority
 
 log = logging.getLogger("rho_entry.durable")
 

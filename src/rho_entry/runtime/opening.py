@@ -140,7 +140,8 @@ class SessionOpener:
         working directory in its own (or in ``allowed_roots``), never the stored ones
         (``rho_entry.resume_policy``)."""
         from rho_entry.resume_endpoint import Endpoint
-        from rho_entry.resume_policy import ResumeAuthority, deadlines_of, held_fields
+        from rho_entry.resume_limits import deadlines_of, held_fields
+        from rho_entry.resume_policy import ResumeAuthority
         from rho_entry.wiring import base_url_from, working_dir_of
 
         config = self.agent.config
