@@ -17,7 +17,10 @@ script (its objects are its installer's, as its functions are):
   cast, which no text need name (``upper(t)``, ``WHERE t``), under "" for every statement;
 - every domain's CHECKs, under the name of every type whose values hold the domain's (the
   same graph, with ranges), as ``pg_get_constraintdef`` writes them: the check judges the
-  text (pg_depend records no dependency on a built-in function).
+  text (pg_depend records no dependency on a built-in function);
+- the functions and operators' functions of operator families (classes): ``ORDER BY t``,
+  ``GROUP BY t``, ``UNION``, a window's ``PARTITION BY t`` call the type's default btree
+  comparison or hash function, with no operator or type in the text.
 """
 
 # Constant SQL only: nothing here is built from a value.
@@ -87,6 +90,28 @@ JOIN pg_catalog.pg_constraint k ON k.contypid = h.domain_type AND k.contype = 'c
 )
 
 
+# An operator family's members (the btree comparison, the hash, the operators a sort, a hash
+# join or a DISTINCT looks up by the type): one is an extension's when its row, its family
+# or an operator class of its family is.
+_NOT_AN_EXTENSIONS_MEMBER = """NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.deptype = 'e' AND (
+    (e.classid = 'pg_catalog.{table}'::regclass AND e.objid = m.oid)
+    OR (e.classid = 'pg_catalog.pg_opfamily'::regclass AND e.objid = m.{family})
+    OR (e.classid = 'pg_catalog.pg_opclass'::regclass AND e.objid IN (
+      SELECT c.oid FROM pg_catalog.pg_opclass c WHERE c.opcfamily = m.{family}))))"""
+_COMPARISONS = (
+    "SELECT pn.nspname::text || '.' || p.proname::text FROM pg_catalog.pg_amproc m "  # noqa: S608 - constant fragments
+    "JOIN pg_catalog.pg_proc p ON p.oid = m.amproc "
+    "JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace WHERE m.oid >= 16384 AND "
+    + _NOT_AN_EXTENSIONS_MEMBER.format(table="pg_amproc", family="amprocfamily")
+    + " UNION SELECT pn.nspname::text || '.' || p.proname::text FROM pg_catalog.pg_amop m "
+    "JOIN pg_catalog.pg_operator o ON o.oid = m.amopopr "
+    "JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode "
+    "JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace WHERE m.oid >= 16384 AND "
+    + _NOT_AN_EXTENSIONS_MEMBER.format(table="pg_amop", family="amopfamily")
+)
+
+
 def catalog_calls(conn: Any) -> CatalogCalls:
     """The operators, casts and domain CHECKs of ``conn``'s database (``CatalogCalls``)."""
 
@@ -96,6 +121,10 @@ def catalog_calls(conn: Any) -> CatalogCalls:
             found.setdefault(str(name), set()).add(str(function))
         return {name: frozenset(functions) for name, functions in found.items()}
 
+    comparisons = conn.execute(_COMPARISONS, prepare=False).fetchall()
     return CatalogCalls(
-        operators=grouped(_OPERATORS), types=grouped(_CASTS), checks=grouped(_DOMAIN_CHECKS)
+        operators=grouped(_OPERATORS),
+        types=grouped(_CASTS),
+        checks=grouped(_DOMAIN_CHECKS),
+        comparisons=frozenset(str(row[0]) for row in comparisons),
     )
