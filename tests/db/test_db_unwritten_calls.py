@@ -5,7 +5,11 @@ remained, each reading a server file from inside the read-only transaction:
 
 - an operator class: ``ORDER BY t``, ``GROUP BY t``, ``UNION``, a window's ``PARTITION BY t``,
   ``greatest(t, t)`` call the btree comparison function of ``t``'s type (its default
-  operator class's ``FUNCTION 1``), no operator or type in the text.
+  operator class's ``FUNCTION 1``), no operator or type in the text;
+- a user function by an allowlisted name: ``lower(relname)`` calls ``public.lower(name)``,
+  an exact match the server prefers to the built-in ``lower(text)`` (pg_catalog first in the
+  search path decides only between equal signatures), ``max(relname)`` a user aggregate
+  ``public.max(name)``, and field notation ``c.f`` calls a user's ``f(pg_class)``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from pathlib import Path
 import pytest
 from db_support import Server, adapter, checksum
 
+from rho_adapters.db import ADAPTERS
 from rho_domain.errors import DatabaseError, StatementRefused
+from rho_domain.sql import CatalogCalls, classify
 
 READ = "BEGIN RAISE EXCEPTION 'read: %', pg_catalog.pg_read_file({path}); END"
 ORDERED = [  # the type's comparison reads the file its values name
@@ -51,6 +57,33 @@ SORTS = [
     "SELECT greatest(k, k) FROM rho_keys",
 ]
 
+# {secret} is put in when the fixture creates them: lower(relname) names no path
+SHADOWS = [
+    "CREATE FUNCTION public.lower(n name) RETURNS text LANGUAGE plpgsql AS $$ "
+    + READ.format(path="'{secret}'")
+    + " $$",
+    "CREATE FUNCTION public.rho_peek(c pg_catalog.pg_class) RETURNS text LANGUAGE plpgsql AS $$ "
+    + READ.format(path="'{secret}'")
+    + " $$",
+    "CREATE FUNCTION public.rho_max_step(s name, n name) RETURNS name LANGUAGE plpgsql AS $$ "
+    + READ.format(path="'{secret}'")
+    + " $$",
+    "CREATE AGGREGATE public.max(name) (SFUNC = public.rho_max_step, STYPE = name)",
+]
+DROP_SHADOWS = [
+    "DROP AGGREGATE IF EXISTS public.max(name)",
+    "DROP FUNCTION IF EXISTS public.lower(name), public.rho_peek(pg_catalog.pg_class), "
+    "public.rho_max_step(name, name)",
+]
+# (statement, the name the refusal gives)
+SHADOWED = [
+    ("SELECT lower(relname) FROM pg_class LIMIT 1", "lower"),
+    ('SELECT "lower" (relname) FROM pg_class LIMIT 1', "lower"),
+    ("SELECT max(relname) FROM pg_class", "max"),
+    ("SELECT c.rho_peek FROM pg_class c LIMIT 1", "rho_peek"),
+    ("SELECT (c).RHO_PEEK FROM pg_class c LIMIT 1", "rho_peek"),
+]
+
 
 def _run(server: Server, sqls: list[str]) -> None:
     with server.admin() as conn:
@@ -79,6 +112,13 @@ def ordered(postgres_server: Server, secret: Path) -> Iterator[Server]:
         )
     yield postgres_server
     _run(postgres_server, DROP_ORDERED)
+
+
+@pytest.fixture
+def shadows(postgres_server: Server, secret: Path) -> Iterator[Server]:
+    _run(postgres_server, DROP_SHADOWS + [s.replace("{secret}", str(secret)) for s in SHADOWS])
+    yield postgres_server
+    _run(postgres_server, DROP_SHADOWS)
 
 
 async def _shown(server: Server, sql: str) -> str:
@@ -114,3 +154,59 @@ async def test_a_user_operator_class_is_held_to_the_allowlist(ordered: Server, s
     assert "a user operator class calls public.rho_key_cmp()" in reason, reason
     assert "options.allowed_functions" in reason
     assert "a user operator class" in await _refusal(ordered, "SELECT 1")
+
+
+@pytest.mark.parametrize(("sql", "name"), SHADOWED)
+@pytest.mark.asyncio
+async def test_a_user_function_by_an_allowlisted_name_is_held_to_the_allowlist(
+    shadows: Server, sql: str, name: str
+) -> None:
+    assert "hunter2" in await _shown(shadows, sql)
+    reason = await _refusal(shadows, sql)
+    assert f"{name} calls public." in reason, reason
+    assert "options.allowed_functions" in reason
+
+
+@pytest.mark.asyncio
+async def test_other_calls_run_beside_a_user_function_and_an_allowed_one_runs(
+    shadows: Server,
+) -> None:
+    """Only the names a user function bears are held: upper(relname) runs; and an
+    administrator who vets public.lower lets lower(relname) reach it."""
+    db = adapter(shadows)
+    try:
+        result = await db.query(
+            "SELECT upper(relname), c.relname FROM pg_class c WHERE relname = 'pg_class'",
+            max_rows=1,
+            timeout=5,
+        )
+    finally:
+        await db.aclose()
+    assert result.rows == (("PG_CLASS", "pg_class"),)
+    config = shadows.config
+    config = type(config)(
+        engine=config.engine,
+        host=config.host,
+        port=config.port,
+        user=config.user,
+        database=config.database,
+        options={"allowed_functions": ["public.lower"]},
+    )
+    vetted = ADAPTERS["postgres"]("t", config)
+    try:
+        with pytest.raises(DatabaseError, match="hunter2"):  # it ran: the vetting is real
+            await vetted.query("SELECT lower(relname) FROM pg_class LIMIT 1", max_rows=1, timeout=5)
+    finally:
+        await vetted.aclose()
+
+
+def test_the_check_reads_a_user_functions_name_where_it_is_called_or_a_field() -> None:
+    calls = CatalogCalls(
+        functions={"lower": frozenset({"public.lower"}), "f": frozenset({"public.f"})},
+        fields={"f": frozenset({"public.f"})},  # lower takes two arguments: no field
+    )
+    for sql in ("SELECT LOWER(x) FROM t", "SELECT t.f FROM t", 'SELECT (t)."f" FROM t'):
+        assert not classify(sql, "postgres", catalog_calls=calls).read_only, sql
+    fine = ("SELECT f, lower, t.lower FROM t", "SELECT f.x FROM t f", "SELECT upper('f(x)')")
+    for sql in fine:
+        assert classify(sql, "postgres", catalog_calls=calls).read_only, sql

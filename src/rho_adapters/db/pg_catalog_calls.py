@@ -18,6 +18,9 @@ script (its objects are its installer's, as its functions are):
 - every domain's CHECKs, under the name of every type whose values hold the domain's (the
   same graph, with ranges), as ``pg_get_constraintdef`` writes them: the check judges the
   text (pg_depend records no dependency on a built-in function);
+- functions, by name: ``lower(relname)`` calls a user's ``public.lower(name)``, an exact
+  match, before the built-in ``lower(text)`` whatever the search path; and those one
+  argument may call by field notation (``c.f`` is ``f(c)`` where c has no column f);
 - the functions and operators' functions of operator families (classes): ``ORDER BY t``,
   ``GROUP BY t``, ``UNION``, a window's ``PARTITION BY t`` call the type's default btree
   comparison or hash function, with no operator or type in the text.
@@ -90,6 +93,13 @@ JOIN pg_catalog.pg_constraint k ON k.contypid = h.domain_type AND k.contype = 'c
 )
 
 
+_FUNCTIONS = """
+SELECT p.proname::text, pn.nspname::text || '.' || p.proname::text
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+WHERE p.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+"""
+_ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
 # join or a DISTINCT looks up by the type): one is an extension's when its row, its family
 # or an operator class of its family is.
@@ -126,5 +136,7 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         operators=grouped(_OPERATORS),
         types=grouped(_CASTS),
         checks=grouped(_DOMAIN_CHECKS),
+        functions=grouped(_FUNCTIONS),
+        fields=grouped(_FUNCTIONS + _ONE_ARGUMENT),
         comparisons=frozenset(str(row[0]) for row in comparisons),
     )

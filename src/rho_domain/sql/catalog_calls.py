@@ -88,6 +88,12 @@ class CatalogCalls:
     # A domain's CHECKs (its base domains' too; for a composite type, its fields'), as
     # pg_get_constraintdef writes them: judged as expressions by the same rules.
     checks: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Functions a database user made, by name: a call of an allowlisted name may resolve to
+    # one (public.lower(name) is an exact match for lower(relname), where the built-in
+    # lower(text) needs a cast).
+    functions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Those of them one argument may call: field notation x.f is f(x) (x holding no f).
+    fields: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     # The functions of user operator families: a sort, a grouping, DISTINCT, UNION or a
     # window looks them up by the values' type, which no text need name.
     comparisons: frozenset[str] = frozenset()
@@ -106,6 +112,7 @@ def hidden_call(
     other in their CHECKs, around a loop)."""
     return (
         _anywhere(d, allowed, calls)
+        or (_user_function(stmt, d, allowed, calls) if calls.functions else "")
         or (_operator(stmt, d, allowed, calls.operators) if calls.operators else "")
         or _types(stmt, d, allowed, calls, depth)
     )
@@ -167,6 +174,32 @@ def _types(
                 reason = _check_refused(name, check, d, allowed, calls, depth)
                 if reason:
                     return reason
+    return ""
+
+
+def _user_function(
+    stmt: Sequence[Token],
+    d: Dialect,
+    allowed: frozenset[str],
+    calls: CatalogCalls,
+) -> str:
+    """Why a call or a field ``x.name`` may reach a user function off the list: the server
+    picks a user's overload of an allowlisted name when its argument types match better."""
+    for i, token in enumerate(stmt):
+        if token.kind not in (Kind.WORD, Kind.QUOTED):
+            continue
+        called = i + 1 < len(stmt) and stmt[i + 1].is_punct("(")
+        field = i > 0 and stmt[i - 1].is_punct(".") and not called
+        if not (called or field):
+            continue
+        name = catalog_name(token, d)
+        user = (calls.functions if called else calls.fields).get(name)
+        if user:
+            reason = _refused(
+                f"{name}", user, d, allowed, "the server may pick a user's function by that name"
+            )
+            if reason:
+                return reason
     return ""
 
 
