@@ -210,3 +210,33 @@ def test_the_check_reads_a_user_functions_name_where_it_is_called_or_a_field() -
     fine = ("SELECT f, lower, t.lower FROM t", "SELECT f.x FROM t f", "SELECT upper('f(x)')")
     for sql in fine:
         assert classify(sql, "postgres", catalog_calls=calls).read_only, sql
+
+
+@pytest.mark.parametrize("made", ["created", "renamed"])
+@pytest.mark.asyncio
+async def test_a_function_made_while_the_connection_is_open_is_judged(
+    postgres_server: Server, secret: Path, made: str
+) -> None:
+    """The adapter keeps its connection, and read the catalog when it opened it: a function
+    made afterwards (by an administrator, or any role that may create in a schema) was not
+    seen for the session's life. Now the catalog is read again when it changed."""
+    body = READ.format(path=f"'{secret}'")
+    name = "lower" if made == "created" else "rho_later"
+    create = f"CREATE FUNCTION public.{name}(n name) RETURNS text LANGUAGE plpgsql AS $$ {body} $$"
+    _run(postgres_server, ["DROP FUNCTION IF EXISTS public.lower(name), public.rho_later(name)"])
+    if made == "renamed":
+        _run(postgres_server, [create])
+    db = adapter(postgres_server)
+    try:
+        await db.query("SELECT lower(relname) FROM pg_class LIMIT 1", max_rows=1, timeout=5)
+        if made == "created":
+            _run(postgres_server, [create])
+        else:
+            _run(postgres_server, ["ALTER FUNCTION public.rho_later(name) RENAME TO lower"])
+        with pytest.raises(StatementRefused, match=r"lower calls public\.lower\(\)"):
+            await db.query("SELECT lower(relname) FROM pg_class LIMIT 1", max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+        _run(
+            postgres_server, ["DROP FUNCTION IF EXISTS public.lower(name), public.rho_later(name)"]
+        )
