@@ -9,7 +9,10 @@ remained, each reading a server file from inside the read-only transaction:
 - a user function by an allowlisted name: ``lower(relname)`` calls ``public.lower(name)``,
   an exact match the server prefers to the built-in ``lower(text)`` (pg_catalog first in the
   search path decides only between equal signatures), ``max(relname)`` a user aggregate
-  ``public.max(name)``, and field notation ``c.f`` calls a user's ``f(pg_class)``.
+  ``public.max(name)``, and field notation ``c.f`` calls a user's ``f(pg_class)``;
+- a cast to json: ``to_json(m)``, ``json_agg(m)``, ``row_to_json(x)`` call a user's explicit
+  cast of ``m``'s type to json (json.c looks one up for a type made after initdb);
+- a function made or renamed while the adapter's connection is open.
 """
 
 from __future__ import annotations
@@ -240,3 +243,46 @@ async def test_a_function_made_while_the_connection_is_open_is_judged(
         _run(
             postgres_server, ["DROP FUNCTION IF EXISTS public.lower(name), public.rho_later(name)"]
         )
+
+
+JSON_CAST = [  # json.c looks up a cast to json for a user type that is not composite
+    "CREATE TYPE public.rho_mood AS ENUM ('calm')",
+    "CREATE FUNCTION public.rho_mood_json(m public.rho_mood) RETURNS json LANGUAGE plpgsql "
+    "AS $$ " + READ.format(path="'{secret}'") + " $$",
+    "CREATE CAST (public.rho_mood AS json) WITH FUNCTION public.rho_mood_json(public.rho_mood)",
+    "CREATE TABLE public.rho_moods (id smallint, m public.rho_mood)",
+    "INSERT INTO public.rho_moods VALUES (1, 'calm')",
+]
+DROP_JSON_CAST = [
+    "DROP TABLE IF EXISTS public.rho_moods",
+    "DROP TYPE IF EXISTS public.rho_mood CASCADE",
+]
+JSON_BUILDERS = [
+    "SELECT to_json(m) FROM rho_moods",
+    "SELECT to_jsonb(m) FROM rho_moods",
+    "SELECT json_agg(m) FROM rho_moods",
+    "SELECT row_to_json(x) FROM rho_moods x",
+    "SELECT JSON_BUILD_OBJECT('a', m) FROM rho_moods",
+    "SELECT jsonb_agg(x) FROM rho_moods x",
+    "SELECT array_to_json(array_agg(m)) FROM rho_moods",
+    "SELECT json_object_agg(id, m) FROM rho_moods",
+]
+
+
+@pytest.fixture
+def json_cast(postgres_server: Server, secret: Path) -> Iterator[Server]:
+    _run(postgres_server, DROP_JSON_CAST + [s.replace("{secret}", str(secret)) for s in JSON_CAST])
+    yield postgres_server
+    _run(postgres_server, DROP_JSON_CAST)
+
+
+@pytest.mark.parametrize("sql", JSON_BUILDERS)
+@pytest.mark.asyncio
+async def test_a_json_builder_calls_a_user_cast_to_json_named_by_no_type(
+    json_cast: Server, sql: str
+) -> None:
+    """to_json(m) runs the cast (rho_mood AS json), an explicit one, with neither type
+    written: the check reads a word naming JSON as naming json and jsonb."""
+    assert "hunter2" in await _shown(json_cast, sql)
+    reason = await _refusal(json_cast, sql)
+    assert "the type json calls public.rho_mood_json()" in reason, reason

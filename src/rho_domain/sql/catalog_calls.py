@@ -47,6 +47,9 @@ _IMPLIED = {
     "SIMILAR": ("~", "!~"),
 }
 _MAX_DEPTH = 8
+# The JSON builders call a user type's cast to json, named or not (json.c and jsonb.c look
+# one up for every type made after initdb): a word naming JSON names these casts' targets.
+_JSON = ("json", "jsonb")
 # The grammar's names of built-in types, which are not their catalog names (gram.y's
 # SimpleTypename, parse_type.c): a cast to int4 is written ::integer or ::int. Where a word
 # may begin several types (TIMESTAMP [WITH TIME ZONE]), it stands for each of them.
@@ -161,6 +164,8 @@ def _types(
             continue
         written = catalog_name(token, d)
         spellings = _TYPE_SPELLINGS.get(written, ()) if token.kind is Kind.WORD else ()
+        if "json" in written:  # to_json(t), json_agg, row_to_json, JSON_OBJECT ...
+            spellings = (*spellings, *_JSON)
         for name in (written, *spellings):
             if name in judged:
                 continue
