@@ -286,3 +286,31 @@ async def test_a_json_builder_calls_a_user_cast_to_json_named_by_no_type(
     assert "hunter2" in await _shown(json_cast, sql)
     reason = await _refusal(json_cast, sql)
     assert "the type json calls public.rho_mood_json()" in reason, reason
+
+
+@pytest.mark.asyncio
+async def test_a_field_made_a_domain_while_the_connection_is_open_is_judged(
+    postgres_server: Server, secret: Path
+) -> None:
+    """ALTER TYPE ... ALTER ATTRIBUTE ... TYPE writes pg_attribute only: ROW(path)::rho_box
+    ran the domain's CHECK (reading the file) once the field was made one mid-session."""
+    drop = ["DROP TYPE IF EXISTS public.rho_box", "DROP DOMAIN IF EXISTS public.rho_read"]
+    _run(
+        postgres_server,
+        [
+            *drop,
+            "CREATE DOMAIN public.rho_read AS text CHECK (pg_catalog.pg_read_file(VALUE)::int > 0)",
+            "CREATE TYPE public.rho_box AS (v text)",
+        ],
+    )
+    sql = f"SELECT ROW('{secret}')::rho_box"
+    db = adapter(postgres_server)
+    try:
+        await db.query(sql, max_rows=1, timeout=5)  # a text field: nothing runs
+        _run(postgres_server, ["ALTER TYPE public.rho_box ALTER ATTRIBUTE v TYPE public.rho_read"])
+        assert "hunter2" in await _shown(postgres_server, sql)  # the target is real
+        with pytest.raises(StatementRefused, match="the type rho_box runs CHECK"):
+            await db.query(sql, max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+        _run(postgres_server, drop)
