@@ -125,26 +125,26 @@ _COMPARISONS = (
 
 # Every row a CREATE, ALTER or RENAME of the objects above writes has a new xmin (its
 # transaction's), so the count, sum and newest of the user rows' xmins change with any of
-# them; a scan of the user oids only (an index range), ~1 ms where catalog_calls takes ~10.
-_VERSION = " UNION ALL ".join(
-    f"SELECT count(*), sum(xmin::text::bigint), max(xmin::text::bigint) FROM pg_catalog.{table}"  # noqa: S608 - constant names
-    f" WHERE oid >= 16384"
-    for table in (
-        "pg_proc",
-        "pg_operator",
-        "pg_cast",
-        "pg_type",
-        "pg_class",
-        "pg_constraint",
-        "pg_amop",
-        "pg_amproc",
-        "pg_namespace",
+# them; a scan of the user oids only (index ranges), ~0.5 ms where catalog_calls takes ~10.
+_VERSION = (
+    "SELECT count(*), sum(x), max(x) FROM ("  # noqa: S608 - constant names
+    + " UNION ALL ".join(
+        f"SELECT xmin::text::bigint AS x FROM pg_catalog.{table} WHERE oid >= 16384"  # noqa: S608
+        for table in (
+            "pg_proc",
+            "pg_operator",
+            "pg_cast",
+            "pg_type",
+            "pg_class",
+            "pg_constraint",
+            "pg_amop",
+            "pg_amproc",
+            "pg_namespace",
+        )
     )
-)
-# A field's type (ALTER TYPE holder ALTER ATTRIBUTE v TYPE a_domain) changes no row above.
-_VERSION += (
-    " UNION ALL SELECT count(*), sum(xmin::text::bigint), max(xmin::text::bigint)"
-    " FROM pg_catalog.pg_attribute WHERE attrelid >= 16384"
+    # a field's type (ALTER TYPE holder ALTER ATTRIBUTE v TYPE a_domain) changes no row above
+    + " UNION ALL SELECT xmin::text::bigint FROM pg_catalog.pg_attribute"
+    " WHERE attrelid >= 16384) rows"
 )
 
 
