@@ -314,3 +314,47 @@ async def test_a_field_made_a_domain_while_the_connection_is_open_is_judged(
     finally:
         await db.aclose()
         _run(postgres_server, drop)
+
+
+NEGATED = [
+    "CREATE FUNCTION public.rho_same(a text, b text) RETURNS boolean LANGUAGE plpgsql "
+    "AS $$ BEGIN RETURN a = b; END $$",  # plpgsql: not inlined, so NOT (a === b) negates
+    "CREATE FUNCTION public.rho_differ(a text, b text) RETURNS boolean LANGUAGE plpgsql "
+    "AS $$ " + READ.format(path="b") + " $$",
+    "CREATE OPERATOR public.=== (LEFTARG = text, RIGHTARG = text, FUNCTION = public.rho_same, "
+    "NEGATOR = !==, COMMUTATOR = ===)",
+    "CREATE OPERATOR public.!== (LEFTARG = text, RIGHTARG = text, FUNCTION = public.rho_differ, "
+    "NEGATOR = ===)",
+]
+DROP_NEGATED = [
+    "DROP OPERATOR IF EXISTS public.=== (text, text)",
+    "DROP OPERATOR IF EXISTS public.!== (text, text)",
+    "DROP FUNCTION IF EXISTS public.rho_same, public.rho_differ",
+]
+
+
+@pytest.mark.asyncio
+async def test_an_operators_negator_is_judged_with_it(
+    postgres_server: Server, secret: Path
+) -> None:
+    """An administrator vets ===, whose function compares; the planner runs NOT (a === b)
+    as a !== b, its negator, whose function reads the file: the check judged === alone."""
+    _run(postgres_server, DROP_NEGATED + NEGATED)
+    config = postgres_server.config
+    config = type(config)(
+        engine=config.engine,
+        host=config.host,
+        port=config.port,
+        user=config.user,
+        database=config.database,
+        options={"allowed_functions": ["public.rho_same"]},
+    )
+    sql = f"SELECT NOT ('x' === '{secret}')"
+    db = ADAPTERS["postgres"]("t", config)
+    try:
+        assert "hunter2" in await _shown(postgres_server, sql)  # the negator runs
+        with pytest.raises(StatementRefused, match=r"the operator === calls public\.rho_differ"):
+            await db.query(sql, max_rows=1, timeout=5)
+    finally:
+        await db.aclose()
+        _run(postgres_server, DROP_NEGATED)

@@ -10,7 +10,7 @@ create in the database) adds is seen by the next statement.
 Listed: objects made after initdb (oid >= FirstNormalObjectId), and not by an extension's
 script (its objects are its installer's, as its functions are):
 
-- operators, by name;
+- operators, by name, with their negators' and commutators' functions;
 - casts, under the name of every type a cast to which reaches the cast's target: the target,
   a domain over it (a cast to a domain is the cast to its base type), a composite type, a
   table's or view's row type with a field of one (``ROW(t)::holder`` casts each field), an
@@ -50,12 +50,18 @@ edges(inner_type, outer_type) AS (
   UNION ALL
   SELECT g.rngtypid, g.rngmultitypid FROM pg_catalog.pg_range g
 )"""
+# An operator runs its own function, its negator's (the planner rewrites NOT (a = b) as
+# a <> b) and its commutator's (b > a for a < b): each is listed under its name, for a
+# user operator and for a built-in one a user operator was made the negator of.
 _OPERATORS = """
 SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
-FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
+FROM pg_catalog.pg_operator o
+JOIN pg_catalog.pg_operator r ON r.oid IN (o.oid, o.oprcom, o.oprnegate)
+JOIN pg_catalog.pg_proc p ON p.oid = r.oprcode
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-WHERE o.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid = o.oid AND e.deptype = 'e')
+WHERE (o.oid >= 16384 OR r.oid >= 16384) AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid IN (o.oid, r.oid)
+  AND e.deptype = 'e')
 """
 _CASTS = (
     "WITH RECURSIVE"  # noqa: S608 - constant fragments
