@@ -3,13 +3,14 @@
 ``catalog_calls(conn)`` gives the statement check (``rho_domain.sql.catalog_calls``) the
 operators, casts and domain CHECKs of this database that a read could set off: the check
 refuses a statement naming one whose functions are off the allowlist, as it refuses the call.
-Read on every new connection (a few milliseconds), not kept, so one an administrator adds is
-seen by the next connection.
+Read on every new connection (a few milliseconds), and again before a statement when
+``catalog_version`` says the catalog changed, so one an administrator (or any role that may
+create in the database) adds is seen by the next statement.
 
 Listed: objects made after initdb (oid >= FirstNormalObjectId), and not by an extension's
 script (its objects are its installer's, as its functions are):
 
-- operators, by name;
+- operators, by name, with their negators' and commutators' functions;
 - casts, under the name of every type a cast to which reaches the cast's target: the target,
   a domain over it (a cast to a domain is the cast to its base type), a composite type, a
   table's or view's row type with a field of one (``ROW(t)::holder`` casts each field), an
@@ -17,7 +18,13 @@ script (its objects are its installer's, as its functions are):
   cast, which no text need name (``upper(t)``, ``WHERE t``), under "" for every statement;
 - every domain's CHECKs, under the name of every type whose values hold the domain's (the
   same graph, with ranges), as ``pg_get_constraintdef`` writes them: the check judges the
-  text (pg_depend records no dependency on a built-in function).
+  text (pg_depend records no dependency on a built-in function);
+- functions, by name: ``lower(relname)`` calls a user's ``public.lower(name)``, an exact
+  match, before the built-in ``lower(text)`` whatever the search path; and those one
+  argument may call by field notation (``c.f`` is ``f(c)`` where c has no column f);
+- the functions and operators' functions of operator families (classes): ``ORDER BY t``,
+  ``GROUP BY t``, ``UNION``, a window's ``PARTITION BY t`` call the type's default btree
+  comparison or hash function, with no operator or type in the text.
 """
 
 # Constant SQL only: nothing here is built from a value.
@@ -43,12 +50,18 @@ edges(inner_type, outer_type) AS (
   UNION ALL
   SELECT g.rngtypid, g.rngmultitypid FROM pg_catalog.pg_range g
 )"""
+# An operator runs its own function, its negator's (the planner rewrites NOT (a = b) as
+# a <> b) and its commutator's (b > a for a < b): each is listed under its name, for a
+# user operator and for a built-in one a user operator was made the negator of.
 _OPERATORS = """
 SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
-FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
+FROM pg_catalog.pg_operator o
+JOIN pg_catalog.pg_operator r ON r.oid IN (o.oid, o.oprcom, o.oprnegate)
+JOIN pg_catalog.pg_proc p ON p.oid = r.oprcode
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-WHERE o.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid = o.oid AND e.deptype = 'e')
+WHERE (o.oid >= 16384 OR r.oid >= 16384) AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid IN (o.oid, r.oid)
+  AND e.deptype = 'e')
 """
 _CASTS = (
     "WITH RECURSIVE"  # noqa: S608 - constant fragments
@@ -87,6 +100,68 @@ JOIN pg_catalog.pg_constraint k ON k.contypid = h.domain_type AND k.contype = 'c
 )
 
 
+_FUNCTIONS = """
+SELECT p.proname::text, pn.nspname::text || '.' || p.proname::text
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+WHERE p.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+"""
+_ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
+# An operator family's members (the btree comparison, the hash, the operators a sort, a hash
+# join or a DISTINCT looks up by the type): one is an extension's when its row, its family
+# or an operator class of its family is.
+_NOT_AN_EXTENSIONS_MEMBER = """NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.deptype = 'e' AND (
+    (e.classid = 'pg_catalog.{table}'::regclass AND e.objid = m.oid)
+    OR (e.classid = 'pg_catalog.pg_opfamily'::regclass AND e.objid = m.{family})
+    OR (e.classid = 'pg_catalog.pg_opclass'::regclass AND e.objid IN (
+      SELECT c.oid FROM pg_catalog.pg_opclass c WHERE c.opcfamily = m.{family}))))"""
+_COMPARISONS = (
+    "SELECT pn.nspname::text || '.' || p.proname::text FROM pg_catalog.pg_amproc m "  # noqa: S608 - constant fragments
+    "JOIN pg_catalog.pg_proc p ON p.oid = m.amproc "
+    "JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace WHERE m.oid >= 16384 AND "
+    + _NOT_AN_EXTENSIONS_MEMBER.format(table="pg_amproc", family="amprocfamily")
+    + " UNION SELECT pn.nspname::text || '.' || p.proname::text FROM pg_catalog.pg_amop m "
+    "JOIN pg_catalog.pg_operator o ON o.oid = m.amopopr "
+    "JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode "
+    "JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace WHERE m.oid >= 16384 AND "
+    + _NOT_AN_EXTENSIONS_MEMBER.format(table="pg_amop", family="amopfamily")
+)
+
+
+# Every row a CREATE, ALTER or RENAME of the objects above writes has a new xmin (its
+# transaction's), so the count, sum and newest of the user rows' xmins change with any of
+# them; a scan of the user oids only (index ranges), ~0.5 ms where catalog_calls takes ~10.
+_VERSION = (
+    "SELECT count(*), sum(x), max(x) FROM ("  # noqa: S608 - constant names
+    + " UNION ALL ".join(
+        f"SELECT xmin::text::bigint AS x FROM pg_catalog.{table} WHERE oid >= 16384"  # noqa: S608
+        for table in (
+            "pg_proc",
+            "pg_operator",
+            "pg_cast",
+            "pg_type",
+            "pg_class",
+            "pg_constraint",
+            "pg_amop",
+            "pg_amproc",
+            "pg_namespace",
+        )
+    )
+    # a field's type (ALTER TYPE holder ALTER ATTRIBUTE v TYPE a_domain) changes no row above
+    + " UNION ALL SELECT xmin::text::bigint FROM pg_catalog.pg_attribute"
+    " WHERE attrelid >= 16384) rows"
+)
+
+
+def catalog_version(conn: Any) -> tuple[Any, ...]:
+    """A value that changes when an object ``catalog_calls`` reads is made, altered or
+    renamed: the adapter reads the catalog again before a statement when it has, so a cast
+    or function made while a session's connection is open is judged (not at its next
+    connection only)."""
+    return tuple(conn.execute(_VERSION, prepare=False).fetchall())
+
+
 def catalog_calls(conn: Any) -> CatalogCalls:
     """The operators, casts and domain CHECKs of ``conn``'s database (``CatalogCalls``)."""
 
@@ -96,6 +171,12 @@ def catalog_calls(conn: Any) -> CatalogCalls:
             found.setdefault(str(name), set()).add(str(function))
         return {name: frozenset(functions) for name, functions in found.items()}
 
+    comparisons = conn.execute(_COMPARISONS, prepare=False).fetchall()
     return CatalogCalls(
-        operators=grouped(_OPERATORS), types=grouped(_CASTS), checks=grouped(_DOMAIN_CHECKS)
+        operators=grouped(_OPERATORS),
+        types=grouped(_CASTS),
+        checks=grouped(_DOMAIN_CHECKS),
+        functions=grouped(_FUNCTIONS),
+        fields=grouped(_FUNCTIONS + _ONE_ARGUMENT),
+        comparisons=frozenset(str(row[0]) for row in comparisons),
     )

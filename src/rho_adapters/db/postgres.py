@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.db.base import ThreadedDatabase
-from rho_adapters.db.pg_catalog_calls import catalog_calls
+from rho_adapters.db.pg_catalog_calls import catalog_calls, catalog_version
 from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import MissingExtra
@@ -122,6 +122,7 @@ class PostgresDatabase(ThreadedDatabase):
         grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
         grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
         conn.rho_functions = _catalog_functions(conn) | grammar
+        conn.rho_catalog_version = catalog_version(conn)
         conn.rho_catalog_calls = catalog_calls(conn)
         first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
@@ -143,7 +144,15 @@ class PostgresDatabase(ThreadedDatabase):
         return functions
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
-        calls: CatalogCalls | None = getattr(conn, "rho_catalog_calls", None)
+        """The connection's catalog calls, read again if the catalog changed since (a cast
+        made mid-session would otherwise run until the connection is replaced)."""
+        if not hasattr(conn, "rho_catalog_calls"):
+            return None
+        version = catalog_version(conn)
+        if version != conn.rho_catalog_version:
+            conn.rho_catalog_calls = catalog_calls(conn)
+            conn.rho_catalog_version = version
+        calls: CatalogCalls = conn.rho_catalog_calls
         return calls
 
     def _usable(self, conn: Any) -> bool:

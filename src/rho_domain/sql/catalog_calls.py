@@ -47,6 +47,9 @@ _IMPLIED = {
     "SIMILAR": ("~", "!~"),
 }
 _MAX_DEPTH = 8
+# The JSON builders call a user type's cast to json, named or not (json.c and jsonb.c look
+# one up for every type made after initdb): a word naming JSON names these casts' targets.
+_JSON = ("json", "jsonb")
 # The grammar's names of built-in types, which are not their catalog names (gram.y's
 # SimpleTypename, parse_type.c): a cast to int4 is written ::integer or ::int. Where a word
 # may begin several types (TIMESTAMP [WITH TIME ZONE]), it stands for each of them.
@@ -88,6 +91,15 @@ class CatalogCalls:
     # A domain's CHECKs (its base domains' too; for a composite type, its fields'), as
     # pg_get_constraintdef writes them: judged as expressions by the same rules.
     checks: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Functions a database user made, by name: a call of an allowlisted name may resolve to
+    # one (public.lower(name) is an exact match for lower(relname), where the built-in
+    # lower(text) needs a cast).
+    functions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Those of them one argument may call: field notation x.f is f(x) (x holding no f).
+    fields: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # The functions of user operator families: a sort, a grouping, DISTINCT, UNION or a
+    # window looks them up by the values' type, which no text need name.
+    comparisons: frozenset[str] = frozenset()
 
 
 def hidden_call(
@@ -101,23 +113,59 @@ def hidden_call(
     allowlist and ``allowed`` (the alias's vetted ``schema.name`` functions), or "".
     ``depth`` counts the CHECKs being judged inside one another (domains can name each
     other in their CHECKs, around a loop)."""
+    return (
+        _anywhere(d, allowed, calls)
+        or (_user_function(stmt, d, allowed, calls) if calls.functions else "")
+        or (_operator(stmt, d, allowed, calls.operators) if calls.operators else "")
+        or _types(stmt, d, allowed, calls, depth)
+    )
+
+
+def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
+    """Why any statement may meet a function off the list: an implicit or assignment cast,
+    or a user operator class, which the server calls for values of a type no text names."""
     implicit = calls.types.get("")
-    if implicit:  # an implicit cast: any value of its type may meet it, named or not
+    if implicit:
         reason = _refused("an implicit cast", implicit, d, allowed)
         if reason:
             return reason
-    for run in set(_operator_runs(stmt)) if calls.operators else ():
-        for operator, functions in calls.operators.items():
+    if calls.comparisons:
+        return _refused(
+            "a user operator class",
+            calls.comparisons,
+            d,
+            allowed,
+            "sorting, grouping, DISTINCT and UNION call it with no operator written",
+        )
+    return ""
+
+
+def _operator(
+    stmt: Sequence[Token],
+    d: Dialect,
+    allowed: frozenset[str],
+    operators: Mapping[str, frozenset[str]],
+) -> str:
+    for run in set(_operator_runs(stmt)):
+        for operator, functions in operators.items():
             if operator in run:
                 reason = _refused(f"the operator {operator}", functions, d, allowed)
                 if reason:
                     return reason
+    return ""
+
+
+def _types(
+    stmt: Sequence[Token], d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
+) -> str:
     judged: set[str] = set()  # a name written 10,000 times is judged once
     for token in stmt:
         if token.kind not in (Kind.WORD, Kind.QUOTED):
             continue
         written = catalog_name(token, d)
         spellings = _TYPE_SPELLINGS.get(written, ()) if token.kind is Kind.WORD else ()
+        if "json" in written:  # to_json(t), json_agg, row_to_json, JSON_OBJECT ...
+            spellings = (*spellings, *_JSON)
         for name in (written, *spellings):
             if name in judged:
                 continue
@@ -131,6 +179,32 @@ def hidden_call(
                 reason = _check_refused(name, check, d, allowed, calls, depth)
                 if reason:
                     return reason
+    return ""
+
+
+def _user_function(
+    stmt: Sequence[Token],
+    d: Dialect,
+    allowed: frozenset[str],
+    calls: CatalogCalls,
+) -> str:
+    """Why a call or a field ``x.name`` may reach a user function off the list: the server
+    picks a user's overload of an allowlisted name when its argument types match better."""
+    for i, token in enumerate(stmt):
+        if token.kind not in (Kind.WORD, Kind.QUOTED):
+            continue
+        called = i + 1 < len(stmt) and stmt[i + 1].is_punct("(")
+        field = i > 0 and stmt[i - 1].is_punct(".") and not called
+        if not (called or field):
+            continue
+        name = catalog_name(token, d)
+        user = (calls.functions if called else calls.fields).get(name)
+        if user:
+            reason = _refused(
+                f"{name}", user, d, allowed, "the server may pick a user's function by that name"
+            )
+            if reason:
+                return reason
     return ""
 
 
@@ -172,13 +246,18 @@ def _operator_runs(stmt: Sequence[Token]) -> list[str]:
     return runs
 
 
-def _refused(what: str, functions: frozenset[str], d: Dialect, allowed: frozenset[str]) -> str:
+_RUNS = "a user operator, cast or domain runs its function as a call would"
+
+
+def _refused(
+    what: str, functions: frozenset[str], d: Dialect, allowed: frozenset[str], why: str = _RUNS
+) -> str:
     off = sorted(f for f in functions if not _may_run(f, d, allowed))
     if not off:
         return ""
     return (
-        f"{what} calls {', '.join(f + '()' for f in off)} on this server (a user operator, "
-        "cast or domain runs its function as a call would), which is not on the "
+        f"{what} calls {', '.join(f + '()' for f in off)} on this server ({why}), "
+        "which is not on the "
         f"{d.name} list of read-only functions; an administrator can allow a vetted one "
         "with the alias's options.allowed_functions"
     )
