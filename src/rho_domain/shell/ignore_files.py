@@ -12,6 +12,11 @@ hard link) of a secret refuses the stage. Above the workspace's root are the ope
 directories, which bubblewrap hides; an ``xargs`` target starts wherever its items say, so it
 runs with ``--no-messages``.
 
+Where ``.git`` is a file (a linked worktree's ``gitdir: ...``), rg reads the ``commondir``
+named in that git directory and the ``info/exclude`` there, a path no lexical judge sees: so rg
+always runs with ``--no-ignore-exclude`` and reads no exclude file at all; ``.git/info/exclude``
+stays on this list as a second wall.
+
 Pure: lexical paths (rg climbs the path it was given, not its real path); the executors keep
 those that exist.
 """
