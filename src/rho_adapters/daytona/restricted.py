@@ -58,7 +58,7 @@ class RestrictedPipelines:
             raise SensitivePath(f"commands may not run inside a secret location: {reason}")
         # rg's ignore files above where it starts are judged as words (ignore_files.py).
         implied = [
-            implied_ignore_files(stage.argv, cwd, workspace.roots.root)
+            implied_ignore_files(stage.argv, cwd, workspace.roots.root, workspace.roots.extra)
             for stage in command.pipeline
         ]
         words = [

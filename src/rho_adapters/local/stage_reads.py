@@ -45,7 +45,11 @@ def check_reads(
     # Reach judges the words a program may open, not its pattern or script (texts.py).
     opened = reach_words(argv)
     # rg's ignore files above where it starts are judged as words (ignore_files.py).
-    implied = implied_ignore_files(argv, cwd, visible_roots[0]) if visible_roots else ()
+    implied = (
+        implied_ignore_files(argv, cwd, visible_roots[0], visible_roots[1:])
+        if visible_roots
+        else ()
+    )
     opened |= frozenset(implied)
     walked, linked = _judge_words(argv, cwd, policy, reach=reach, opened=opened, implied=implied)
     # The workspace (not the extra read roots: one may be "/"), what this stage walks and
