@@ -102,8 +102,9 @@ class RestrictedPipelines:
         resolved = path_scripts.parse_realpaths(answer)
         scan = lines[len(flat)] if walks else ""
         linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
+        held = aliases.held_roots(workspace.roots.extra, linked)
         wider = aliases.scan_roots(
-            workspace.policy, (workspace.roots.root, cwd), (*outside, *linked)
+            workspace.policy, (workspace.roots.root, cwd, *held), (*outside, *linked)
         )
         if (linked and not walks) or wider != trees:
             scan = await workspace.script(aliases.scan_script(wider), RESOLVE_TIMEOUT)

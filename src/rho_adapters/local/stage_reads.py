@@ -58,7 +58,15 @@ def check_reads(
     # stage opens: walking it for aliases cost a whole file system for ``-F/``.
     named = {os.path.realpath(os.path.join(cwd, word)) for word in opened}
     trees = [walked[0], *(d for d in walked[1:] if d in named)]
-    roots = (*visible_roots[:1], *trees, *map(os.path.dirname, linked))
+    # A file with several names in a read root may be a secret's twin anywhere in that root
+    # (docs/notes.txt of the root's .env): the root is scanned, as the workspace always is
+    # (but "/", whose scan could never be whole).
+    held = [
+        r
+        for r in visible_roots[1:]
+        if r != "/" and any(p.startswith(r.rstrip("/") + "/") for p in linked)
+    ]
+    roots = (*visible_roots[:1], *trees, *map(os.path.dirname, linked), *held)
     found = aliases.get(roots)
     if linked and not found.complete:
         raise SensitivePath(
