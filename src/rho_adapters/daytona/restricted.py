@@ -156,11 +156,9 @@ class RestrictedPipelines:
         workspace = self._workspace
         policy, complete = workspace.policy, True
         if found.linked:
-            trees = aliases.scan_roots(
-                workspace.policy,
-                (workspace.roots.root,),
-                [posixpath.normpath(p) for p in found.linked],
-            )
+            linked = [posixpath.normpath(p) for p in found.linked]
+            held = aliases.held_roots(workspace.roots.extra, linked)
+            trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, *held), linked)
             scan = await workspace.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
             found_aliases = aliases.parse_aliases(scan, workspace.policy)
             policy = aliases.with_aliases(workspace.policy, found_aliases)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
+from rho_adapters.local.hardlinks import AliasCache, held_roots, several_links, with_aliases
 from rho_domain.errors import PathOutsideWorkspace, SensitivePath
 from rho_domain.paths import MAX_PATH
 from rho_domain.reach import ReadReach
@@ -58,14 +58,7 @@ def check_reads(
     # stage opens: walking it for aliases cost a whole file system for ``-F/``.
     named = {os.path.realpath(os.path.join(cwd, word)) for word in opened}
     trees = [walked[0], *(d for d in walked[1:] if d in named)]
-    # A file with several names in a read root may be a secret's twin anywhere in that root
-    # (docs/notes.txt of the root's .env): the root is scanned, as the workspace always is
-    # (but "/", whose scan could never be whole).
-    held = [
-        r
-        for r in visible_roots[1:]
-        if r != "/" and any(p.startswith(r.rstrip("/") + "/") for p in linked)
-    ]
+    held = held_roots(visible_roots[1:], linked)  # a read root holding one: scanned whole
     roots = (*visible_roots[:1], *trees, *map(os.path.dirname, linked), *held)
     found = aliases.get(roots)
     if linked and not found.complete:

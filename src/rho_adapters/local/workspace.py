@@ -26,7 +26,7 @@ from rho_adapters.local.files import (
     small_names,
     write_bytes,
 )
-from rho_adapters.local.hardlinks import AliasCache, several_links
+from rho_adapters.local.hardlinks import AliasCache, held_roots, several_links
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -143,7 +143,7 @@ class Workspace:
         # The workspace, the file's own directory and the read root holding it (docs/x.txt
         # may be the twin of the root's .env), but "/", too large to scan on every read (a
         # secret there is found by its name where it is).
-        held = tuple(t.root for t in self._extra if t.root != "/" and real.startswith(t.root + "/"))
+        held = held_roots([t.root for t in self._extra], (real,))
         aliases = self.aliases.get((self._tree.root, os.path.dirname(real), *held))
         if real in aliases.paths:
             raise SensitivePath(
