@@ -15,6 +15,7 @@ import shlex
 from rho_domain.errors import ExecutorError
 from rho_domain.shell.git_repo import (
     MAX_REPOSITORY_ENTRIES,
+    OBJECT_DATA,
     UNOPENED,
     WORK_TREE_FILES,
     RepositoryFiles,
@@ -24,14 +25,15 @@ q = shlex.quote
 
 # What git opens by itself inside its own directories (the git and common directories, and
 # the places above that are directories outside them, not the work tree):
-# ``L<path>\0<real path>\0`` for each symbolic link, and in the git and common directories
-# ``H<path>\0`` for each file with several names outside ``objects``; ``UNOPENED`` at a
+# ``L<path>\0<real path>\0`` for each symbolic link, and ``H<path>\0`` for each file with
+# several names but ``OBJECT_DATA`` (``objects/info/alternates`` is judged); ``UNOPENED`` at a
 # directory's top is skipped (``check_repository_files``, as ``local/git_shadow.py``); and
 # ``H<path>\0`` for each of the work tree's ``WORK_TREE_FILES`` with several names (locally,
 # ``stage_reads`` finds them among the workspace's aliases).
 _UNOPENED_TESTS = " -o ".join(f'-path "$r"/{q(n)}' for n in sorted(UNOPENED))
-_FIND_LINKS = f"find -P \"$r\" \\( {_UNOPENED_TESTS} \\) -prune -o -type l -printf 'L%p\\0' "
-_FIND_LINKS += "-exec realpath -mz -- {} \\;"
+_FIND_LINKS = f'find -P "$r" -regextype posix-extended \\( {_UNOPENED_TESTS} \\) -prune '
+_FIND_LINKS += "-o -type l -printf 'L%p\\0' -exec realpath -mz -- {} \\;"
+_FIND_LINKED = f"-o -type f -links +1 ! -regex {q(OBJECT_DATA)} -printf 'H%p\\0' 2>/dev/null"
 _WORK_TREE_TESTS = " -o ".join(f"-iname {q(n)}" for n in sorted(WORK_TREE_FILES))
 GIT_FILES = (
     'if [ -n "$c" ]; then\n'
@@ -45,9 +47,8 @@ GIT_FILES = (
     "  r=${e#?}\n"
     '  [ -n "$r" ] && [ -d "$r" ] && [ "$r" != "$w" ] || continue\n'
     "  case $e in\n"
-    f"    H*) {_FIND_LINKS} -o -type f -links +1 ! -path \"$r\"'/objects/*' "
-    "-printf 'H%p\\0' 2>/dev/null ;;\n"
-    f'    *) case $r in "$g"/* | "$cr"/*) ;; *) {_FIND_LINKS} 2>/dev/null ;; esac ;;\n'
+    f"    H*) {_FIND_LINKS} {_FIND_LINKED} ;;\n"
+    f'    *) case $r in "$g"/* | "$cr"/*) ;; *) {_FIND_LINKS} {_FIND_LINKED} ;; esac ;;\n'
     "  esac\n"
     "done\n"
     # the files git reads by itself in the work tree, when they have several names

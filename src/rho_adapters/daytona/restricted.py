@@ -58,7 +58,7 @@ class RestrictedPipelines:
             raise SensitivePath(f"commands may not run inside a secret location: {reason}")
         # rg's ignore files above where it starts are judged as words (ignore_files.py).
         implied = [
-            implied_ignore_files(stage.argv, cwd, workspace.roots.root)
+            implied_ignore_files(stage.argv, cwd, workspace.roots.root, workspace.roots.extra)
             for stage in command.pipeline
         ]
         words = [
@@ -102,8 +102,9 @@ class RestrictedPipelines:
         resolved = path_scripts.parse_realpaths(answer)
         scan = lines[len(flat)] if walks else ""
         linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
+        held = aliases.held_roots(workspace.roots.extra, linked)
         wider = aliases.scan_roots(
-            workspace.policy, (workspace.roots.root, cwd), (*outside, *linked)
+            workspace.policy, (workspace.roots.root, cwd, *held), (*outside, *linked)
         )
         if (linked and not walks) or wider != trees:
             scan = await workspace.script(aliases.scan_script(wider), RESOLVE_TIMEOUT)
@@ -155,11 +156,9 @@ class RestrictedPipelines:
         workspace = self._workspace
         policy, complete = workspace.policy, True
         if found.linked:
-            trees = aliases.scan_roots(
-                workspace.policy,
-                (workspace.roots.root,),
-                [posixpath.normpath(p) for p in found.linked],
-            )
+            linked = [posixpath.normpath(p) for p in found.linked]
+            held = aliases.held_roots(workspace.roots.extra, linked)
+            trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, *held), linked)
             scan = await workspace.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
             found_aliases = aliases.parse_aliases(scan, workspace.policy)
             policy = aliases.with_aliases(workspace.policy, found_aliases)

@@ -136,8 +136,9 @@ class SandboxWorkspace:
         the other names found in the sandbox; one more request, for such a file only)."""
         if res.mode is None or not stat_mod.S_ISREG(res.mode) or res.links < 2:
             return
-        # The workspace and the file's directory (a read root may be "/"), as locally.
-        trees = aliases.scan_roots(self.policy, (self.roots.root,), (res.canonical,))
+        # The workspace, the file's directory and the read root holding it, as locally.
+        held = aliases.held_roots(self.roots.extra, (res.canonical,))
+        trees = aliases.scan_roots(self.policy, (self.roots.root, *held), (res.canonical,))
         answer = await self.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
         found = aliases.parse_aliases(answer, self.policy)
         if res.canonical in found.paths:

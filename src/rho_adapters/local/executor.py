@@ -276,9 +276,12 @@ class LocalExecutor(Executor):
     def _alias_policy(self, roots: Sequence[str]) -> tuple[SecretPolicy, bool]:
         """The policy with the hard links of secrets below the workspace and ``roots`` as
         secrets too, and whether the scan was whole (``hardlinks.py``)."""
-        from rho_adapters.local.hardlinks import with_aliases
+        from rho_adapters.local.hardlinks import held_roots, with_aliases
 
-        found = self._runner.aliases.get((self._workspace.root, *roots))
+        # The repository's own directories may be in a read root (a linked worktree's main
+        # repository): the read root holding one is scanned whole for the secrets it holds.
+        held = held_roots(self._runner.visible_roots[1:], roots)
+        found = self._runner.aliases.get((self._workspace.root, *roots, *held))
         return with_aliases(self.policy, found), found.complete
 
     async def aclose(self) -> None:

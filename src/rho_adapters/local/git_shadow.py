@@ -33,6 +33,7 @@ from rho_domain.shell.git_repo import (
     check_repository_files,
     config_list_argv,
     git_environment,
+    is_object_data,
     parse_preflight,
     repository_places,
     shadow_config,
@@ -92,11 +93,10 @@ def _places(repo: GitRepo) -> tuple[str, ...]:
     return tuple(dict.fromkeys(places))
 
 
-def _walk_roots(repo: GitRepo, places: Sequence[str]) -> tuple[tuple[str, bool], ...]:
-    """The directories git opens files in by itself, each with whether its files with
-    several names are judged too: the git and common directories (True), then the other
-    ``places`` that are directories outside them (False: their links only), not the work
-    tree."""
+def _walk_roots(repo: GitRepo, places: Sequence[str]) -> tuple[str, ...]:
+    """The directories git opens files in by itself: the git and common directories, then
+    the other ``places`` that are directories outside them (shared entries linked elsewhere,
+    borrowed object directories), not the work tree."""
     own = tuple(dict.fromkeys(os.path.realpath(d) for d in (repo.git_dir, repo.common_dir)))
     work_tree = os.path.realpath(repo.work_tree) if repo.work_tree else None
     others = [
@@ -106,23 +106,22 @@ def _walk_roots(repo: GitRepo, places: Sequence[str]) -> tuple[tuple[str, bool],
         and os.path.isdir(p)
         and not any(p == o or p.startswith(o.rstrip("/") + "/") for o in own)
     ]
-    return (*((d, True) for d in own if os.path.isdir(d)), *((p, False) for p in others))
+    return (*(d for d in own if os.path.isdir(d)), *others)
 
 
 def repository_files(
-    roots: Sequence[tuple[str, bool]], *, limit: int = MAX_REPOSITORY_ENTRIES
+    roots: Sequence[str], *, limit: int = MAX_REPOSITORY_ENTRIES
 ) -> RepositoryFiles:
     """The symbolic links (with their real paths) below ``roots`` (a repository's own
-    directories, as ``_walk_roots`` gives them), and the files with several names outside
-    ``objects`` below the roots marked True; links are not followed, and ``UNOPENED`` entries
-    at a root's top are skipped (``check_repository_files``)."""
+    directories, as ``_walk_roots`` gives them), and the files with several names there but
+    ``OBJECT_DATA``; links are not followed, and ``UNOPENED`` entries at a root's top are
+    skipped (``check_repository_files``)."""
     links: list[tuple[str, str]] = []
     linked: list[str] = []
     budget = limit
-    # (directory, at a root's top, whether its files with several names are judged)
-    stack = [(root, True, judged) for root, judged in roots]
+    stack = [(root, True) for root in roots]  # (directory, at a root's top)
     while stack:
-        directory, top, judged = stack.pop()
+        directory, top = stack.pop()
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
@@ -134,13 +133,12 @@ def repository_files(
                     if entry.is_symlink():
                         links.append((entry.path, os.path.realpath(entry.path)))
                     elif entry.is_dir(follow_symlinks=False):
-                        # a clone's objects are hard links, and no object is a text git prints
-                        inside = judged and not (top and entry.name == "objects")
-                        stack.append((entry.path, False, inside))
+                        stack.append((entry.path, False))
                     elif (
-                        judged
-                        and entry.is_file(follow_symlinks=False)
+                        entry.is_file(follow_symlinks=False)
                         and entry.stat(follow_symlinks=False).st_nlink > 1
+                        # a clone's objects are hard links, and no object is a text git prints
+                        and not is_object_data(entry.path)
                     ):
                         linked.append(entry.path)
         except OSError:
@@ -166,7 +164,7 @@ def _discover(
         found = repository_files(roots)
         policy, complete = judged[0], True
         if found.linked and aliases is not None:
-            policy, complete = aliases(tuple(root for root, _ in roots))
+            policy, complete = aliases(roots)
         check_repository_files(found, policy, judged[1], aliases_complete=complete)
     # Outside the sandbox, which masks the config (a secret: remote URLs with tokens); the
     # listing runs no program, and only its inert keys reach the shadow (shadow_config).

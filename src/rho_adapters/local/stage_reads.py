@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
+from rho_adapters.local.hardlinks import AliasCache, held_roots, several_links, with_aliases
 from rho_domain.errors import PathOutsideWorkspace, SensitivePath
 from rho_domain.paths import MAX_PATH
 from rho_domain.reach import ReadReach
@@ -45,7 +45,11 @@ def check_reads(
     # Reach judges the words a program may open, not its pattern or script (texts.py).
     opened = reach_words(argv)
     # rg's ignore files above where it starts are judged as words (ignore_files.py).
-    implied = implied_ignore_files(argv, cwd, visible_roots[0]) if visible_roots else ()
+    implied = (
+        implied_ignore_files(argv, cwd, visible_roots[0], visible_roots[1:])
+        if visible_roots
+        else ()
+    )
     opened |= frozenset(implied)
     walked, linked = _judge_words(argv, cwd, policy, reach=reach, opened=opened, implied=implied)
     # The workspace (not the extra read roots: one may be "/"), what this stage walks and
@@ -54,7 +58,8 @@ def check_reads(
     # stage opens: walking it for aliases cost a whole file system for ``-F/``.
     named = {os.path.realpath(os.path.join(cwd, word)) for word in opened}
     trees = [walked[0], *(d for d in walked[1:] if d in named)]
-    roots = (*visible_roots[:1], *trees, *map(os.path.dirname, linked))
+    held = held_roots(visible_roots[1:], linked)  # a read root holding one: scanned whole
+    roots = (*visible_roots[:1], *trees, *map(os.path.dirname, linked), *held)
     found = aliases.get(roots)
     if linked and not found.complete:
         raise SensitivePath(

@@ -26,7 +26,7 @@ from rho_adapters.local.files import (
     small_names,
     write_bytes,
 )
-from rho_adapters.local.hardlinks import AliasCache, several_links
+from rho_adapters.local.hardlinks import AliasCache, held_roots, several_links
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -140,9 +140,11 @@ class Workspace:
 
     def _check_hard_link(self, path: str, real: str) -> None:
         """Refuse a file with several names when one of them is a secret (``hardlinks.py``)."""
-        # The workspace and the file's own directory: an extra read root may be "/", too
-        # large to scan on every read (a secret there is found by its name where it is).
-        aliases = self.aliases.get((self._tree.root, os.path.dirname(real)))
+        # The workspace, the file's own directory and the read root holding it (docs/x.txt
+        # may be the twin of the root's .env), but "/", too large to scan on every read (a
+        # secret there is found by its name where it is).
+        held = held_roots([t.root for t in self._extra], (real,))
+        aliases = self.aliases.get((self._tree.root, os.path.dirname(real), *held))
         if real in aliases.paths:
             raise SensitivePath(
                 f"{path!r} is another name (a hard link) of a secrets file; it may not be read"

@@ -159,13 +159,29 @@ MAX_REPOSITORY_ENTRIES = 200_000
 # line it cannot use ("X is not a valid attribute name: .gitattributes:3"); it follows no
 # symbolic link there (git 2.32), but a hard link is the file itself.
 WORK_TREE_FILES = frozenset({".gitattributes", ".gitignore", ".mailmap", ".gitmodules"})
+# The object data a local clone hard-links (loose objects, packs and their indexes, a
+# multi-pack index; SHA-1 or SHA-256 names): git reads them as compressed or binary data and
+# never prints their bytes, so a file with several names there is no alias git may show. Every
+# other file with several names is judged, the object directory's too: git prints the lines
+# of ``objects/info/alternates`` it cannot use ("object directory <line> does not exist").
+# POSIX extended syntax, read alike by Python and by find's ``-regextype posix-extended``.
+OBJECT_DATA = (
+    r".*/([0-9a-f]{2}/[0-9a-f]{38}([0-9a-f]{24})?"
+    r"|pack/(pack-[0-9a-f]{40}([0-9a-f]{24})?\.[a-z]+|multi-pack-index))"
+)
+_OBJECT_DATA = re.compile(OBJECT_DATA)
+
+
+def is_object_data(path: str) -> bool:
+    """Whether ``path`` is named as a loose object or a pack file (``OBJECT_DATA``)."""
+    return _OBJECT_DATA.fullmatch(path) is not None
 
 
 @attrs.frozen(kw_only=True)
 class RepositoryFiles:
     """What a walk of a repository's own directories found (``UNOPENED`` left out):
-    ``links``, each symbolic link with its real path; ``linked``, the regular files outside
-    ``objects`` with several names (a clone's objects are hard links, and a loose object or
+    ``links``, each symbolic link with its real path; ``linked``, the regular files with
+    several names but ``OBJECT_DATA`` (a clone's objects are hard links, and a loose object or
     pack is no text git prints), and those of the work tree's ``WORK_TREE_FILES``;
     ``complete``, False past ``MAX_REPOSITORY_ENTRIES``."""
 

@@ -14,7 +14,8 @@ Three pieces, all pure; the executors (local and Daytona) resolve the real paths
   the directories they walk), ``grep -R`` becomes ``-r`` and ``diff -r`` gets
   ``--no-dereference`` (symlinks found while walking are not followed), ``rg -L/--follow`` is
   refused and rg prints no line of the ignore files it reads by itself
-  (``--no-ignore-messages``; as an xargs target ``--no-messages``: ``ignore_files.py``), and
+  (``--no-ignore-messages``; as an xargs target ``--no-messages``: ``ignore_files.py``) and
+  reads no exclude file (``--no-ignore-exclude``: a ``.git`` file points it anywhere), and
   ``xargs`` runs its target behind ``guard_script`` (the items it appends are judged at run
   time; its recursive target skips every concrete secret location, since a directory it is
   handed may hold any of them). awk programs that touch ``ARGV``/``ARGC`` are refused (they
@@ -232,8 +233,12 @@ def _rg(args: list[str], names: Sequence[str]) -> list[str]:
     # The exclusions keep rg from searching a file, not from reading it as an ignore file:
     # it reads .ignore, .rgignore and .gitignore where it walks and above, by itself, and
     # quotes each line it cannot parse ("error parsing glob 'API_KEY=...[x'"); one linked
-    # to a secret printed it. Those messages say nothing a search needs.
-    return _insert(args, end, ["--no-ignore-messages", *excluded])
+    # to a secret printed it. Those messages say nothing a search needs. Its exclude file
+    # is never read: where .git is a file (a linked worktree's), rg reads the
+    # <gitdir>/commondir it names and that directory's info/exclude, a path no word names
+    # and the judge of the ignore files above (ignore_files.py) cannot see, and rg 13 prints
+    # its lines above where it starts whatever --no-ignore-messages says.
+    return _insert(args, end, ["--no-ignore-messages", "--no-ignore-exclude", *excluded])
 
 
 def _diff(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
