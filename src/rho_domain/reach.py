@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+from collections.abc import Sequence
 from enum import Enum
 
 import attrs
@@ -131,4 +132,15 @@ def _reach_of(
         open=opened,
         closed=tuple(dict.fromkeys(posixpath.normpath(c) for c in closed if c)),
         outside=outside,
+    )
+
+
+def held_roots(extra: Sequence[str], paths: Sequence[str]) -> tuple[str, ...]:
+    """The read roots ``extra`` holding one of ``paths`` (resolved), "/" left out: a file
+    with several names in a read root may be the twin of a secret anywhere in that root
+    (``docs/notes.txt`` of the root's ``.env``), so the executors scan the root, as they scan
+    the workspace; "/" could never be scanned whole (a secret there is found by its name
+    where it is)."""
+    return tuple(
+        r for r in extra if r != "/" and any(p.startswith(r.rstrip("/") + "/") for p in paths)
     )

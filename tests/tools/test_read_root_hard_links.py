@@ -22,10 +22,10 @@ import pytest
 from shell_backends import BACKENDS, call_tool, restricted_bash
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.daytona.aliases import held_roots
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.local import LocalExecutor
 from rho_domain.permissions import FileWriteMode
+from rho_domain.reach import held_roots
 from rho_domain.tools.read import ReadHandler
 
 MARK = "SECRET-ENV"

@@ -83,16 +83,6 @@ def scan_roots(
     return tuple("/" + "/".join(parts) for parts in kept)
 
 
-def held_roots(extra: Sequence[str], paths: Sequence[str]) -> tuple[str, ...]:
-    """The read roots ``extra`` holding one of ``paths`` (canonical), "/" left out: a file
-    with several names in a read root may be the twin of a secret anywhere in that root
-    (``docs/notes.txt`` of the root's ``.env``), so the root is scanned, as the workspace is;
-    "/" could never be scanned whole (a secret there is found by its name where it is)."""
-    return tuple(
-        r for r in extra if r != "/" and any(p.startswith(r.rstrip("/") + "/") for p in paths)
-    )
-
-
 def scan_script(roots: Sequence[str]) -> str:
     """One line: the base64 of ``find``'s records (each ended by a NUL) below ``roots``:
     ``s <device>:<inode> <path>`` for an entry a name or location rule may refuse, ``l ...``

@@ -22,6 +22,7 @@ from rho_adapters.daytona import aliases, git_files, path_scripts, scripts
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.ports.executor import Command
+from rho_domain.reach import held_roots
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
 from rho_domain.shell.git_repo import (
@@ -102,7 +103,7 @@ class RestrictedPipelines:
         resolved = path_scripts.parse_realpaths(answer)
         scan = lines[len(flat)] if walks else ""
         linked = [found[0] for found in resolved if found is not None and found[1] == "l"]
-        held = aliases.held_roots(workspace.roots.extra, linked)
+        held = held_roots(workspace.roots.extra, linked)
         wider = aliases.scan_roots(
             workspace.policy, (workspace.roots.root, cwd, *held), (*outside, *linked)
         )
@@ -157,7 +158,7 @@ class RestrictedPipelines:
         policy, complete = workspace.policy, True
         if found.linked:
             linked = [posixpath.normpath(p) for p in found.linked]
-            held = aliases.held_roots(workspace.roots.extra, linked)
+            held = held_roots(workspace.roots.extra, linked)
             trees = aliases.scan_roots(workspace.policy, (workspace.roots.root, *held), linked)
             scan = await workspace.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
             found_aliases = aliases.parse_aliases(scan, workspace.policy)

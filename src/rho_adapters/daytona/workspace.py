@@ -24,7 +24,7 @@ from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
 from rho_domain.paths import write_refusal
 from rho_domain.ports.clock import Clock
-from rho_domain.reach import OutsideReads, ReadReach
+from rho_domain.reach import OutsideReads, ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
 
 # the executor's logger, as before this class was split from it
@@ -137,7 +137,7 @@ class SandboxWorkspace:
         if res.mode is None or not stat_mod.S_ISREG(res.mode) or res.links < 2:
             return
         # The workspace, the file's directory and the read root holding it, as locally.
-        held = aliases.held_roots(self.roots.extra, (res.canonical,))
+        held = held_roots(self.roots.extra, (res.canonical,))
         trees = aliases.scan_roots(self.policy, (self.roots.root, *held), (res.canonical,))
         answer = await self.script(aliases.scan_script(trees), RESOLVE_TIMEOUT)
         found = aliases.parse_aliases(answer, self.policy)

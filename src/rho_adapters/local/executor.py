@@ -276,7 +276,8 @@ class LocalExecutor(Executor):
     def _alias_policy(self, roots: Sequence[str]) -> tuple[SecretPolicy, bool]:
         """The policy with the hard links of secrets below the workspace and ``roots`` as
         secrets too, and whether the scan was whole (``hardlinks.py``)."""
-        from rho_adapters.local.hardlinks import held_roots, with_aliases
+        from rho_adapters.local.hardlinks import with_aliases
+        from rho_domain.reach import held_roots
 
         # The repository's own directories may be in a read root (a linked worktree's main
         # repository): the read root holding one is scanned whole for the secrets it holds.

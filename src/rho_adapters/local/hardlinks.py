@@ -81,16 +81,6 @@ def _outermost(roots: Sequence[str]) -> frozenset[str]:
     )
 
 
-def held_roots(extra: Sequence[str], paths: Sequence[str]) -> tuple[str, ...]:
-    """The read roots ``extra`` holding one of ``paths`` (real), "/" left out: a file with
-    several names in a read root may be the twin of a secret anywhere in that root
-    (``docs/notes.txt`` of the root's ``.env``), so the root is scanned, as the workspace is;
-    "/" could never be scanned whole (a secret there is found by its name where it is)."""
-    return tuple(
-        r for r in extra if r != "/" and any(p.startswith(r.rstrip("/") + "/") for p in paths)
-    )
-
-
 def several_links(path: str) -> bool:
     """Whether ``path`` (followed) is a regular file with more than one name."""
     try:

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from rho_adapters.local.hardlinks import AliasCache, held_roots, several_links, with_aliases
+from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
 from rho_domain.errors import PathOutsideWorkspace, SensitivePath
 from rho_domain.paths import MAX_PATH
-from rho_domain.reach import ReadReach
+from rho_domain.reach import ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
 
 

@@ -26,7 +26,7 @@ from rho_adapters.local.files import (
     small_names,
     write_bytes,
 )
-from rho_adapters.local.hardlinks import AliasCache, held_roots, several_links
+from rho_adapters.local.hardlinks import AliasCache, several_links
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -44,7 +44,7 @@ from rho_domain.paths import (
     write_refusal,
 )
 from rho_domain.ports.executor import FileInfo
-from rho_domain.reach import ReadReach
+from rho_domain.reach import ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
 
 
