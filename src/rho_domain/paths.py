@@ -10,7 +10,8 @@ path (after symlinks were resolved by the executor) as well as to the path the m
   ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
 * Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
   ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
-  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``,
+  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``
+  and its twins (``opencode.json``, ``crush.json``, ``.opencode``),
   Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), installed
   code (``site-packages``, ``dist-packages``, ``node_modules``, a venv's ``pyvenv.cfg`` and
   activation scripts), ``.ssh``,
@@ -38,11 +39,11 @@ _SSH_KEYS = frozenset(
 )
 # Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
 # its next command); a devcontainer's and Zed's configuration run commands when the folder is
-# opened, as .vscode's tasks do; Kiro's and Windsurf's are agents' configuration.
+# opened, as .vscode's tasks do; Kiro's, Windsurf's and opencode's are agents' configuration.
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
-     ".zed", ".kiro", ".windsurf", ".vim", ".emacs.d"}
+     ".zed", ".kiro", ".windsurf", ".opencode", ".vim", ".emacs.d"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
@@ -59,7 +60,12 @@ _ACTIVATE = frozenset(
      "activate_this.py"}
 )  # fmt: skip
 _NEVER_WRITTEN_FILES = frozenset(
-    {".mcp.json", ".devcontainer.json", ".bashrc", ".bash_profile", ".bash_login",
+    {".mcp.json", ".devcontainer.json",
+     # .mcp.json's twins: the project configuration of other coding agents, whose MCP servers
+     # (and crush's language servers) are commands the agent starts when it opens the
+     # project, and whose permissions the next agent obeys
+     "opencode.json", "opencode.jsonc", "crush.json", ".crush.json",
+     ".bashrc", ".bash_profile", ".bash_login",
      ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
      ".inputrc", ".cursorrules",
      ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
