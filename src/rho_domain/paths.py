@@ -181,13 +181,18 @@ CREATED_KINDS = (
 # a lockfile's "resolved" URLs name (their install scripts run); Nx runs a project.json's
 # commands, Vercel a vercel.json's build and install commands, firebase deploy a
 # firebase.json's predeploy hooks, Heroku an app.json's scripts, CMake configures from
-# CMakeLists.txt and its presets (a compiler launcher is any command); and coding agents
+# CMakeLists.txt and its presets (a compiler launcher is any command), Railway a
+# railway.json's build and start commands; lefthook runs the commands of lefthook.json (and
+# merges lefthook-local.json's) from the git hooks it installed, at the next commit; devbox runs
+# a devbox.json's init_hook at every devbox shell and run (and at cd, through its direnv
+# integration), nodemon a nodemon.json's exec and event commands; and coding agents
 # follow the instructions in AGENTS.md (Codex's AGENTS.override.md, Amp's AGENT.md),
 # CLAUDE.md and CLAUDE.local.md, GEMINI.md, QWEN.md, CRUSH.md and WARP.md.
 _LOADED_BY_NAME = frozenset(
     {"package.json", "package-lock.json", "npm-shrinkwrap.json", "composer.json", "deno.json",
      "project.json", "vercel.json", "firebase.json", "app.json", "cmakelists.txt",
-     "cmakepresets.json", "cmakeuserpresets.json", "agents.md", "agents.override.md",
+     "cmakepresets.json", "cmakeuserpresets.json", "railway.json", "lefthook.json",
+     "lefthook-local.json", "devbox.json", "nodemon.json", "agents.md", "agents.override.md",
      "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md"}
 )  # fmt: skip
 # pip installs what a requirements file names, and obeys its options (--index-url, -e
