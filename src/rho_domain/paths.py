@@ -11,7 +11,8 @@ path (after symlinks were resolved by the executor) as well as to the path the m
 * Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
   ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
   ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``
-  and its twins (``opencode.json``, ``crush.json``, ``.opencode``),
+  and its twins (``opencode.json``, ``crush.json``, ``.opencode``, ``.openhands``, ``.roo``,
+  ``.clinerules``...), ``.cursorrules`` and its twins (``.windsurfrules``, ``.goosehints``...),
   Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), installed
   code (``site-packages``, ``dist-packages``, ``node_modules``, a venv's ``pyvenv.cfg`` and
   activation scripts), ``.ssh``,
@@ -39,11 +40,15 @@ _SSH_KEYS = frozenset(
 )
 # Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
 # its next command); a devcontainer's and Zed's configuration run commands when the folder is
-# opened, as .vscode's tasks do; Kiro's, Windsurf's and opencode's are agents' configuration.
+# opened, as .vscode's tasks do; Kiro's, Windsurf's and opencode's are agents' configuration,
+# as are the other agents' project directories: their rules, MCP servers (commands the agent
+# starts) and, for OpenHands, .openhands/setup.sh, run at the start of every session.
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
-     ".zed", ".kiro", ".windsurf", ".opencode", ".vim", ".emacs.d"}
+     ".zed", ".kiro", ".windsurf", ".opencode", ".openhands", ".roo", ".clinerules",
+     ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
+     ".emacs.d"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
@@ -68,6 +73,10 @@ _NEVER_WRITTEN_FILES = frozenset(
      ".bashrc", ".bash_profile", ".bash_login",
      ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
      ".inputrc", ".cursorrules",
+     # .cursorrules' twins, other agents' rules files, and aider's configuration (its
+     # lint-cmd and test-cmd run after each of its edits)
+     ".windsurfrules", ".roorules", ".roomodes", ".goosehints", ".augment-guidelines",
+     ".aider.conf.yml",
      ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
      ".xsessionrc", ".pam_environment",
      # the user's tools that run commands from their start-up files (vim's and neovim's

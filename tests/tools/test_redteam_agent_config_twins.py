@@ -88,3 +88,42 @@ async def test_a_document_about_them_is_still_written(tmp_path: Path) -> None:
     finally:
         await executor.aclose()
     assert (tmp_path / "docs/opencode-setup.md").exists()
+
+
+# .cursorrules was refused, its twins written under file_write: full: the other agents' rules
+# files and project directories (their MCP servers are commands they start; OpenHands runs
+# .openhands/setup.sh at the start of every session), and aider's lint and test commands.
+RULES = [
+    ".windsurfrules",
+    ".clinerules",
+    ".clinerules/01-style.md",
+    ".roorules",
+    ".roomodes",
+    ".roo/mcp.json",
+    ".goosehints",
+    ".kilocode/mcp.json",
+    ".continue/mcpServers/x.yaml",
+    ".junie/guidelines.md",
+    ".amazonq/mcp.json",
+    ".qwen/settings.json",
+    ".trae/rules/project_rules.md",
+    ".augment-guidelines",
+    ".openhands/setup.sh",
+    ".aider.conf.yml",
+]
+
+
+@pytest.mark.parametrize("backend", sorted(BUILDERS))
+@pytest.mark.parametrize("path", RULES)
+async def test_other_agents_rules_and_directories_are_never_written(
+    tmp_path: Path, backend: str, path: str
+) -> None:
+    executor = BUILDERS[backend](tmp_path, FileWriteMode.FULL)
+    try:
+        with pytest.raises(SensitivePath, match="agents never write"):  # written before
+            await executor.write(path, b"lint-cmd: sh -c 'touch pwned'\n", overwrite=True)
+        if isinstance(executor, MemoryExecutor):
+            assert not executor.files
+    finally:
+        await executor.aclose()
+    assert not (tmp_path / path).exists()
