@@ -14,7 +14,8 @@ path (after symlinks were resolved by the executor) as well as to the path the m
   and its twins (``opencode.json``, ``crush.json``, ``.opencode``, ``.openhands``, ``.roo``,
   ``.clinerules``...), ``.cursorrules`` and its twins (``.windsurfrules``, ``.goosehints``...),
   Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), installed
-  code (``site-packages``, ``dist-packages``, ``node_modules``, a venv's ``pyvenv.cfg`` and
+  code (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and
+  ``*.egg-info`` metadata, a venv's ``pyvenv.cfg`` and
   activation scripts), ``.ssh``,
   ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
   ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
@@ -60,6 +61,11 @@ _PYTHON_STARTUP_SUFFIX = ".pth"
 # which the user's review of a change never shows (a virtual environment and node_modules are
 # ignored by git): installed packages, a venv's interpreter setting and activation scripts.
 _INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
+# An installed distribution's metadata, wherever it lies on sys.path (the workspace is, for
+# python -m pytest): importlib.metadata finds any <name>.dist-info or <name>.egg-info
+# directory there, and tools load the entry points its entry_points.txt declares (pytest
+# imports every pytest11 module at its start). setuptools writes them; no project does.
+_INSTALLED_METADATA = (".dist-info", ".egg-info")
 _ACTIVATE = frozenset(
     {"activate", "activate.bat", "activate.csh", "activate.fish", "activate.nu", "activate.ps1",
      "activate_this.py"}
@@ -149,7 +155,7 @@ def write_refusal(path: str) -> str | None:
         low = folded(part)
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
-        if low in _INSTALLED_DIRS:
+        if low in _INSTALLED_DIRS or low.endswith(_INSTALLED_METADATA):
             return (
                 f"{path!r} is inside {part}/, installed code that tools run and a review of "
                 "the change never shows; change the dependency's version or source instead"
