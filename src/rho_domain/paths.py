@@ -13,7 +13,8 @@ path (after symlinks were resolved by the executor) as well as to the path the m
   ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``
   and its twins (``opencode.json``, ``crush.json``, ``.opencode``, ``.openhands``, ``.roo``,
   ``.clinerules``...), ``.cursorrules`` and its twins (``.windsurfrules``, ``.goosehints``...),
-  Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), installed
+  Python's start-up code (``sitecustomize``, ``usercustomize`` as a module, package, ``.pyc``
+  or extension; ``*.pth``), installed
   code (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and
   ``*.egg-info`` metadata, a venv's ``pyvenv.cfg`` and
   activation scripts), ``.ssh``,
@@ -55,8 +56,24 @@ _NEVER_WRITTEN_DIRS = frozenset(
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
 # .pth file in a site-packages (a virtual environment's in the workspace among them). No
 # project's work is written there; it is the environment's.
-_PYTHON_STARTUP = frozenset({"sitecustomize.py", "usercustomize.py"})
+# Each module is imported in any form the import system takes: a package directory (with or
+# without __init__.py), a source file, a sourceless .pyc, a compiled extension module.
+_PYTHON_STARTUP = frozenset({"sitecustomize", "usercustomize"})
+_MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".pyd")
 _PYTHON_STARTUP_SUFFIX = ".pth"
+
+
+def _python_startup(parts: tuple[str, ...]) -> bool:
+    """Whether ``parts`` is, or is inside, a module Python's site imports at every start."""
+    for index, part in enumerate(parts):
+        low = folded(part)
+        if index < len(parts) - 1 and low in _PYTHON_STARTUP:
+            return True  # the package sitecustomize/
+        if low.split(".", 1)[0] in _PYTHON_STARTUP and low.endswith(_MODULE_SUFFIXES):
+            return True  # sitecustomize.py, .pyc, .cpython-312-x86_64-linux-gnu.so
+    return bool(parts) and folded(parts[-1]).endswith(_PYTHON_STARTUP_SUFFIX)
+
+
 # An environment's installed code, which the project's tests and tools import or run and
 # which the user's review of a change never shows (a virtual environment and node_modules are
 # ignored by git): installed packages, a venv's interpreter setting and activation scripts.
@@ -172,7 +189,7 @@ def write_refusal(path: str) -> str | None:
             f"{path!r} is a virtual environment's setting or activation script, which agents "
             "never write"
         )
-    if name in _PYTHON_STARTUP or name.endswith(_PYTHON_STARTUP_SUFFIX):
+    if _python_startup(parts):
         return (
             f"{path!r} is code Python runs at every start (sitecustomize, usercustomize, "
             ".pth files), which agents never write"
