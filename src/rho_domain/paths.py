@@ -22,7 +22,9 @@ path (after symlinks were resolved by the executor) as well as to the path the m
   ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
   commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``, ``.psqlrc``, ``.gdbinit``...),
   their XDG homes (``.config/git``, ``.config/fish``, ``.config/systemd``, ``.config/nvim``,
-  ``.config/direnv``...) and the user's PATH directories (``.local/bin``, ``.cargo/bin``).
+  ``.config/direnv``...), the user's PATH directories (``.local/bin``, ``.cargo/bin``), and
+  package managers' user settings (``.config/pip``, ``.condarc``, ``.m2/settings.xml``...) and
+  gradle's init scripts (``.gradle/init.d``).
 """
 
 from __future__ import annotations
@@ -44,11 +46,12 @@ _SSH_KEYS = frozenset(
 # its next command); a devcontainer's and Zed's configuration run commands when the folder is
 # opened, as .vscode's tasks do; Kiro's, Windsurf's and opencode's are agents' configuration,
 # as are the other agents' project directories: their rules, MCP servers (commands the agent
-# starts) and, for OpenHands, .openhands/setup.sh, run at the start of every session.
+# starts) and, for OpenHands, .openhands/setup.sh, run at the start of every session; .pip is
+# pip's legacy user configuration (its index-url: what pip installs, whose build code runs).
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
-     ".zed", ".kiro", ".windsurf", ".opencode", ".openhands", ".roo", ".clinerules",
+     ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
      ".emacs.d"}
 )  # fmt: skip
@@ -107,23 +110,30 @@ _NEVER_WRITTEN_FILES = frozenset(
      # and lldb's commands, R, irb, X sessions, mercurial's hooks)
      ".vimrc", ".gvimrc", ".exrc", ".nvimrc", ".nvim.lua", ".emacs", ".tmux.conf",
      ".screenrc", ".psqlrc", ".sqliterc", ".gdbinit", ".lldbinit", ".rprofile", ".irbrc",
-     ".pryrc", ".xinitrc", ".xsession", ".hgrc"}
+     ".pryrc", ".xinitrc", ".xsession", ".hgrc",
+     # package managers' user settings (the index, channel or source they install from)
+     ".condarc", ".gemrc", ".yarnrc", ".bunfig.toml"}
 )  # fmt: skip
 # The same configuration under XDG names (``.config/<name>``): git's own config (its
 # core.fsmonitor runs a command at the next ``git status``), fish's, nushell's, xonsh's and
 # PowerShell's start-up files, user services, the desktop's autostart, the session's
 # environment, window managers' exec lines, editors' (neovim, vim, emacs, VS Code, Zed),
-# direnv's direnvrc, mise's hooks, tmux's, starship's prompt commands; and the directories
+# direnv's direnvrc, mise's hooks, tmux's, starship's prompt commands, pip's and uv's
+# index; and the directories
 # of commands on the user's PATH (``.local/bin``, ``.cargo/bin``): a program put there
 # replaces ``git`` or ``python`` at the next call.
 _NEVER_WRITTEN_BELOW = {
     ".config": frozenset(
         {"git", "fish", "systemd", "autostart", "environment.d", "nushell", "xonsh",
          "powershell", "i3", "sway", "hypr", "nvim", "vim", "emacs", "code", "zed", "direnv",
-         "mise", "tmux", "starship.toml"}
+         "mise", "tmux", "starship.toml", "pip", "uv"}
     ),
     ".local": frozenset({"bin"}),
     ".cargo": frozenset({"bin"}),
+    # package managers' user settings: an index, channel or mirror they install from (the
+    # installed package's build code runs), and gradle's init scripts, run at every build
+    ".gradle": frozenset({"init.d", "init.gradle", "init.gradle.kts"}),
+    ".m2": frozenset({"settings.xml"}),
 }  # fmt: skip
 
 
