@@ -10,15 +10,21 @@ path (after symlinks were resolved by the executor) as well as to the path the m
   ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
 * Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
   ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
-  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``,
-  Python's start-up code (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), installed
-  code (``site-packages``, ``dist-packages``, ``node_modules``, a venv's ``pyvenv.cfg`` and
+  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``
+  and its twins (``opencode.json``, ``crush.json``, ``.opencode``, ``.openhands``, ``.roo``,
+  ``.clinerules``...), ``.cursorrules`` and its twins (``.windsurfrules``, ``.goosehints``...),
+  Python's start-up code (``sitecustomize``, ``usercustomize`` as a module, package, ``.pyc``
+  or extension; ``*.pth``), installed
+  code (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and
+  ``*.egg-info`` metadata, a venv's ``pyvenv.cfg`` and
   activation scripts), ``.ssh``,
   ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
   ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
   commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``, ``.psqlrc``, ``.gdbinit``...),
   their XDG homes (``.config/git``, ``.config/fish``, ``.config/systemd``, ``.config/nvim``,
-  ``.config/direnv``...) and the user's PATH directories (``.local/bin``, ``.cargo/bin``).
+  ``.config/direnv``...), the user's PATH directories (``.local/bin``, ``.cargo/bin``), and
+  package managers' user settings (``.config/pip``, ``.condarc``, ``.m2/settings.xml``...) and
+  gradle's init scripts (``.gradle/init.d``).
 """
 
 from __future__ import annotations
@@ -38,30 +44,65 @@ _SSH_KEYS = frozenset(
 )
 # Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
 # its next command); a devcontainer's and Zed's configuration run commands when the folder is
-# opened, as .vscode's tasks do; Kiro's and Windsurf's are agents' configuration.
+# opened, as .vscode's tasks do; Kiro's, Windsurf's and opencode's are agents' configuration,
+# as are the other agents' project directories: their rules, MCP servers (commands the agent
+# starts) and, for OpenHands, .openhands/setup.sh, run at the start of every session; .pip is
+# pip's legacy user configuration (its index-url: what pip installs, whose build code runs).
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
-     ".zed", ".kiro", ".windsurf", ".vim", ".emacs.d"}
+     ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
+     ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
+     ".emacs.d"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
 # .pth file in a site-packages (a virtual environment's in the workspace among them). No
 # project's work is written there; it is the environment's.
-_PYTHON_STARTUP = frozenset({"sitecustomize.py", "usercustomize.py"})
+# Each module is imported in any form the import system takes: a package directory (with or
+# without __init__.py), a source file, a sourceless .pyc, a compiled extension module.
+_PYTHON_STARTUP = frozenset({"sitecustomize", "usercustomize"})
+_MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".pyd")
 _PYTHON_STARTUP_SUFFIX = ".pth"
+
+
+def _python_startup(parts: tuple[str, ...]) -> bool:
+    """Whether ``parts`` is, or is inside, a module Python's site imports at every start."""
+    for index, part in enumerate(parts):
+        low = folded(part)
+        if index < len(parts) - 1 and low in _PYTHON_STARTUP:
+            return True  # the package sitecustomize/
+        if low.split(".", 1)[0] in _PYTHON_STARTUP and low.endswith(_MODULE_SUFFIXES):
+            return True  # sitecustomize.py, .pyc, .cpython-312-x86_64-linux-gnu.so
+    return bool(parts) and folded(parts[-1]).endswith(_PYTHON_STARTUP_SUFFIX)
+
+
 # An environment's installed code, which the project's tests and tools import or run and
 # which the user's review of a change never shows (a virtual environment and node_modules are
 # ignored by git): installed packages, a venv's interpreter setting and activation scripts.
 _INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
+# An installed distribution's metadata, wherever it lies on sys.path (the workspace is, for
+# python -m pytest): importlib.metadata finds any <name>.dist-info or <name>.egg-info
+# directory there, and tools load the entry points its entry_points.txt declares (pytest
+# imports every pytest11 module at its start). setuptools writes them; no project does.
+_INSTALLED_METADATA = (".dist-info", ".egg-info")
 _ACTIVATE = frozenset(
     {"activate", "activate.bat", "activate.csh", "activate.fish", "activate.nu", "activate.ps1",
      "activate_this.py"}
 )  # fmt: skip
 _NEVER_WRITTEN_FILES = frozenset(
-    {".mcp.json", ".devcontainer.json", ".bashrc", ".bash_profile", ".bash_login",
+    {".mcp.json", ".devcontainer.json",
+     # .mcp.json's twins: the project configuration of other coding agents, whose MCP servers
+     # (and crush's language servers) are commands the agent starts when it opens the
+     # project, and whose permissions the next agent obeys
+     "opencode.json", "opencode.jsonc", "crush.json", ".crush.json",
+     ".bashrc", ".bash_profile", ".bash_login",
      ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
      ".inputrc", ".cursorrules",
+     # .cursorrules' twins, other agents' rules files, and aider's configuration (its
+     # lint-cmd and test-cmd run after each of its edits)
+     ".windsurfrules", ".roorules", ".roomodes", ".goosehints", ".augment-guidelines",
+     ".aider.conf.yml",
      ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
      ".xsessionrc", ".pam_environment",
      # the user's tools that run commands from their start-up files (vim's and neovim's
@@ -69,23 +110,30 @@ _NEVER_WRITTEN_FILES = frozenset(
      # and lldb's commands, R, irb, X sessions, mercurial's hooks)
      ".vimrc", ".gvimrc", ".exrc", ".nvimrc", ".nvim.lua", ".emacs", ".tmux.conf",
      ".screenrc", ".psqlrc", ".sqliterc", ".gdbinit", ".lldbinit", ".rprofile", ".irbrc",
-     ".pryrc", ".xinitrc", ".xsession", ".hgrc"}
+     ".pryrc", ".xinitrc", ".xsession", ".hgrc",
+     # package managers' user settings (the index, channel or source they install from)
+     ".condarc", ".gemrc", ".yarnrc", ".bunfig.toml"}
 )  # fmt: skip
 # The same configuration under XDG names (``.config/<name>``): git's own config (its
 # core.fsmonitor runs a command at the next ``git status``), fish's, nushell's, xonsh's and
 # PowerShell's start-up files, user services, the desktop's autostart, the session's
 # environment, window managers' exec lines, editors' (neovim, vim, emacs, VS Code, Zed),
-# direnv's direnvrc, mise's hooks, tmux's, starship's prompt commands; and the directories
+# direnv's direnvrc, mise's hooks, tmux's, starship's prompt commands, pip's and uv's
+# index; and the directories
 # of commands on the user's PATH (``.local/bin``, ``.cargo/bin``): a program put there
 # replaces ``git`` or ``python`` at the next call.
 _NEVER_WRITTEN_BELOW = {
     ".config": frozenset(
         {"git", "fish", "systemd", "autostart", "environment.d", "nushell", "xonsh",
          "powershell", "i3", "sway", "hypr", "nvim", "vim", "emacs", "code", "zed", "direnv",
-         "mise", "tmux", "starship.toml"}
+         "mise", "tmux", "starship.toml", "pip", "uv"}
     ),
     ".local": frozenset({"bin"}),
     ".cargo": frozenset({"bin"}),
+    # package managers' user settings: an index, channel or mirror they install from (the
+    # installed package's build code runs), and gradle's init scripts, run at every build
+    ".gradle": frozenset({"init.d", "init.gradle", "init.gradle.kts"}),
+    ".m2": frozenset({"settings.xml"}),
 }  # fmt: skip
 
 
@@ -134,7 +182,7 @@ def write_refusal(path: str) -> str | None:
         low = folded(part)
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
-        if low in _INSTALLED_DIRS:
+        if low in _INSTALLED_DIRS or low.endswith(_INSTALLED_METADATA):
             return (
                 f"{path!r} is inside {part}/, installed code that tools run and a review of "
                 "the change never shows; change the dependency's version or source instead"
@@ -151,7 +199,7 @@ def write_refusal(path: str) -> str | None:
             f"{path!r} is a virtual environment's setting or activation script, which agents "
             "never write"
         )
-    if name in _PYTHON_STARTUP or name.endswith(_PYTHON_STARTUP_SUFFIX):
+    if _python_startup(parts):
         return (
             f"{path!r} is code Python runs at every start (sitecustomize, usercustomize, "
             ".pth files), which agents never write"
@@ -175,13 +223,18 @@ CREATED_KINDS = (
 # a lockfile's "resolved" URLs name (their install scripts run); Nx runs a project.json's
 # commands, Vercel a vercel.json's build and install commands, firebase deploy a
 # firebase.json's predeploy hooks, Heroku an app.json's scripts, CMake configures from
-# CMakeLists.txt and its presets (a compiler launcher is any command); and coding agents
+# CMakeLists.txt and its presets (a compiler launcher is any command), Railway a
+# railway.json's build and start commands; lefthook runs the commands of lefthook.json (and
+# merges lefthook-local.json's) from the git hooks it installed, at the next commit; devbox runs
+# a devbox.json's init_hook at every devbox shell and run (and at cd, through its direnv
+# integration), nodemon a nodemon.json's exec and event commands; and coding agents
 # follow the instructions in AGENTS.md (Codex's AGENTS.override.md, Amp's AGENT.md),
 # CLAUDE.md and CLAUDE.local.md, GEMINI.md, QWEN.md, CRUSH.md and WARP.md.
 _LOADED_BY_NAME = frozenset(
     {"package.json", "package-lock.json", "npm-shrinkwrap.json", "composer.json", "deno.json",
      "project.json", "vercel.json", "firebase.json", "app.json", "cmakelists.txt",
-     "cmakepresets.json", "cmakeuserpresets.json", "agents.md", "agents.override.md",
+     "cmakepresets.json", "cmakeuserpresets.json", "railway.json", "lefthook.json",
+     "lefthook-local.json", "devbox.json", "nodemon.json", "agents.md", "agents.override.md",
      "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md"}
 )  # fmt: skip
 # pip installs what a requirements file names, and obeys its options (--index-url, -e
