@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
+from rho_adapters.mcp.encodings import RefusedEncoding, decoded
 from rho_adapters.mcp.jsonrpc import Message, said
-from rho_adapters.model.bodies import error_body
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
@@ -115,7 +116,7 @@ class HttpTransport:
         if response.status_code == 202:
             return
         if response.status_code >= 400:
-            body = said((await error_body(response, idle=None, limit=_ERROR_HEAD))[:300])
+            body = said((await self._head(response)).decode("utf-8", "replace")[:300])
             expired = response.status_code == 404 and self.session_id is not None
             error = McpSessionExpired if expired else McpError
             hint = " (it forgot our session)" if expired else ""
@@ -152,17 +153,38 @@ class HttpTransport:
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The body's chunks, until ``max_body`` bytes (then ``McpProtocolError``): a server
-        does not choose how much memory we spend on it."""
+        does not choose how much memory we spend on it. The bytes counted are the decoded
+        ones, decoded a bounded piece at a time (``encodings``), not httpx's ``aiter_bytes``,
+        which inflates each network chunk whole: 1,827 bytes of ``gzip, gzip`` were 1 GB."""
         size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self.max_body:
-                raise McpProtocolError(
-                    f"MCP server {self.server!r} at {self.shown_url} sent more than "
-                    f"{self.max_body} bytes in one answer",
-                    server=self.server,
-                )
-            yield chunk
+        encoding = response.headers.get("content-encoding", "")
+        try:
+            async for chunk in decoded(response.aiter_raw(), encoding):
+                size += len(chunk)
+                if size > self.max_body:
+                    raise McpProtocolError(
+                        f"MCP server {self.server!r} at {self.shown_url} sent more than "
+                        f"{self.max_body} bytes in one answer",
+                        server=self.server,
+                    )
+                yield chunk
+        except (RefusedEncoding, zlib.error) as exc:
+            raise McpProtocolError(
+                f"MCP server {self.server!r} at {self.shown_url} sent an answer in "
+                f"Content-Encoding {said(encoding)} we could not decode: {said(str(exc))}",
+                server=self.server,
+            ) from exc
+
+    async def _head(self, response: httpx.Response) -> bytes:
+        """The first ``_ERROR_HEAD`` bytes of an error answer (what decodes of them); the rest
+        is never read (leaving the stream closes the connection)."""
+        head = b""
+        with contextlib.suppress(McpProtocolError):
+            async for chunk in self._bounded(response):
+                head += chunk
+                if len(head) >= _ERROR_HEAD:
+                    break
+        return head[:_ERROR_HEAD]
 
     async def _listen(self) -> None:
         """The server's notifications outside any request, until it closes or we do."""
