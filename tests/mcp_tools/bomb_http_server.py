@@ -6,13 +6,16 @@
 - ``gzip-gzip``: ``Content-Encoding: gzip, gzip``, a body of a few KB that is ``$BOMB_MB``
   megabytes of zeros (default 1024) gzipped twice: one network chunk decodes to all of it;
 - ``data-lines``: an event stream of one event made of ``$BOMB_MB`` megabytes of short
-  ``data:`` lines (``data:ab``), each of which a decoder may keep as an object of its own.
+  ``data:`` lines (``data:ab``), each of which a decoder may keep as an object of its own;
+- ``many-events``: an event stream of 600,000 comments ending in a blank line each, in CRLF
+  (2.4 million line ends), then the answer (``many ran``), as an honest long stream.
 
 It prints ``ready`` once it listens (after making its body).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -60,6 +63,11 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200, headers, BODY)
         elif message["method"] == "tools/call" and MODE == "data-lines":
             self.answer(200, {"Content-Type": "text/event-stream"}, BODY)
+        elif message["method"] == "tools/call" and MODE == "many-events":
+            content = [{"type": "text", "text": "many ran"}]
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"content": content}}
+            body = b": k\r\n\r\n" * 600_000 + f"data: {json.dumps(answer)}\r\n\r\n".encode()
+            self.answer(200, {"Content-Type": "text/event-stream"}, body)
         else:
             answer = {"jsonrpc": "2.0", "id": message["id"], "result": result(message)}
             self.answer(200, {"Content-Type": "application/json"}, json.dumps(answer).encode())
@@ -70,7 +78,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        with contextlib.suppress(OSError):  # the client left before the bomb's end: it should
+            self.wfile.write(body)
 
 
 def result(message: dict[str, object]) -> dict[str, object]:

@@ -17,7 +17,7 @@ from rho_adapters.mcp.encodings import PIECE, RefusedEncoding, decoded
 BOMB_HTTP = str(Path(__file__).with_name("bomb_http_server.py"))
 
 # A child process, so that its peak RSS is this call's: it starts the bomb server in
-# $BOMB, calls its tool through an HttpTransport bounded at 16 MB an answer, and prints how
+# $BOMB, calls its tool through an HttpTransport bounded at argv[4] MB an answer, and prints how
 # much it grew and what the call raised.
 MEASURED = """
 import asyncio, os, resource, socket, subprocess, sys
@@ -33,7 +33,7 @@ async def main():
                               env={**os.environ, "BOMB": sys.argv[2], "BOMB_MB": sys.argv[3]})
     assert server.stdout.readline() == b"ready\\n"
     transport = HttpTransport("h", f"http://127.0.0.1:{port}/mcp", headers={},
-                              max_body=16 << 20)
+                              max_body=int(sys.argv[4]) << 20)
     client = McpClient("h", transport, lambda: None)
     try:
         await client.start(timeout=30)
@@ -54,9 +54,9 @@ asyncio.run(main())
 """
 
 
-def measured(mode: str, megabytes: int) -> tuple[int, str]:
+def measured(mode: str, megabytes: int, bound: int = 16) -> tuple[int, str]:
     ran = subprocess.run(
-        [sys.executable, "-c", MEASURED, BOMB_HTTP, mode, str(megabytes)],
+        [sys.executable, "-c", MEASURED, BOMB_HTTP, mode, str(megabytes), str(bound)],
         capture_output=True,
         text=True,
         check=True,
@@ -114,3 +114,21 @@ async def test_what_httpx_decodes_decodes_the_same_in_bounded_pieces(
 async def test_an_encoding_not_decoded_here_is_refused(header: str, said: str) -> None:
     with pytest.raises(RefusedEncoding, match=said):
         [piece async for piece in decoded(_chunks(b"x", 1), header)]
+
+
+def test_an_event_of_millions_of_lines_is_refused_before_it_is_held() -> None:
+    # 200 MB of 'data:ab' lines in one event, under the bound of an answer: the SSE decoder
+    # keeps each line as a string until the blank line ends the event, some 50 bytes for 8
+    # sent (1,981 MB grown against a 256 MiB bound, and the call waited its timeout)
+    grown, said = measured("data-lines", 200, bound=256)
+    assert "McpProtocolError" in said
+    assert "sent an event of more than 1000000 lines" in said
+    assert grown < 150  # MB
+
+
+def test_a_stream_of_many_short_events_is_read_whole() -> None:
+    # 600,000 keep-alives of CRLF lines (2.4 million line ends) then the answer: each event
+    # counts its own lines, so the stream is not refused however long it runs
+    grown, said = measured("many-events", 0)
+    assert "many ran" in said
+    assert grown < 150

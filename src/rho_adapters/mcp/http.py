@@ -31,6 +31,11 @@ from rho_domain.url_logins import hide_url_logins
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
 MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a stream's events together), as stdio
 _ERROR_HEAD = 1200  # bytes read of an error answer: its first 300 characters are shown
+# Line ends in one event of a stream: the decoder keeps each ``data:`` line of an event as an
+# object of its own (about 50 bytes, 8 sent) until the event ends; a message is JSON, which
+# needs none of them (the SDKs send one line), so a million is no server's honest event.
+MAX_EVENT_LINES = 1_000_000
+_BLANK_LINES = (b"\n\n", b"\r\r", b"\n\r\n")  # an event's end, whichever line ends a server uses
 
 
 class HttpTransport:
@@ -143,7 +148,7 @@ class HttpTransport:
                 server=self.server,
             )
         if kind == "text/event-stream":
-            async for event in aiter_sse(self._bounded(response)):
+            async for event in aiter_sse(self._short_events(self._bounded(response))):
                 if event.data.strip():
                     self._deliver(event.data)
         else:
@@ -174,6 +179,29 @@ class HttpTransport:
                 f"Content-Encoding {said(encoding)} we could not decode: {said(str(exc))}",
                 server=self.server,
             ) from exc
+
+    async def _short_events(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """``chunks`` of an event stream, until an event runs past ``MAX_EVENT_LINES`` line
+        ends (then ``McpProtocolError``): 200 MB of ``data:ab`` lines, one event, were 26
+        million strings, 1,981 MB held before the event ended."""
+        lines = 0
+        last = b""
+        async for chunk in chunks:
+            seen = last + chunk  # a blank line may straddle two chunks
+            ends = [at + len(blank) for blank in _BLANK_LINES if (at := seen.rfind(blank)) >= 0]
+            end = max(ends, default=0)
+            if end > len(last):
+                lines = seen.count(b"\n", end) + seen.count(b"\r", end)
+            else:
+                lines += chunk.count(b"\n") + chunk.count(b"\r")
+            if lines > MAX_EVENT_LINES:
+                raise McpProtocolError(
+                    f"MCP server {self.server!r} at {self.shown_url} sent an event of more "
+                    f"than {MAX_EVENT_LINES} lines",
+                    server=self.server,
+                )
+            last = chunk[-2:]
+            yield chunk
 
     async def _head(self, response: httpx.Response) -> bytes:
         """The first ``_ERROR_HEAD`` bytes of an error answer (what decodes of them); the rest
