@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
+from rho_adapters.mcp.encodings import RefusedEncoding, decoded
 from rho_adapters.mcp.jsonrpc import Message, said
-from rho_adapters.model.bodies import error_body
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
@@ -30,6 +31,11 @@ from rho_domain.url_logins import hide_url_logins
 _CONNECT_TIMEOUT = 10.0  # seconds; reads are bounded by the caller's request timeouts
 MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a stream's events together), as stdio
 _ERROR_HEAD = 1200  # bytes read of an error answer: its first 300 characters are shown
+# Line ends in one event of a stream: the decoder keeps each ``data:`` line of an event as an
+# object of its own (about 50 bytes, 8 sent) until the event ends; a message is JSON, which
+# needs none of them (the SDKs send one line), so a million is no server's honest event.
+MAX_EVENT_LINES = 1_000_000
+_BLANK_LINES = (b"\n\n", b"\r\r", b"\n\r\n")  # an event's end, whichever line ends a server uses
 
 
 class HttpTransport:
@@ -115,7 +121,7 @@ class HttpTransport:
         if response.status_code == 202:
             return
         if response.status_code >= 400:
-            body = said((await error_body(response, idle=None, limit=_ERROR_HEAD))[:300])
+            body = said((await self._head(response)).decode("utf-8", "replace")[:300])
             expired = response.status_code == 404 and self.session_id is not None
             error = McpSessionExpired if expired else McpError
             hint = " (it forgot our session)" if expired else ""
@@ -142,7 +148,7 @@ class HttpTransport:
                 server=self.server,
             )
         if kind == "text/event-stream":
-            async for event in aiter_sse(self._bounded(response)):
+            async for event in aiter_sse(self._short_events(self._bounded(response))):
                 if event.data.strip():
                     self._deliver(event.data)
         else:
@@ -152,17 +158,61 @@ class HttpTransport:
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The body's chunks, until ``max_body`` bytes (then ``McpProtocolError``): a server
-        does not choose how much memory we spend on it."""
+        does not choose how much memory we spend on it. The bytes counted are the decoded
+        ones, decoded a bounded piece at a time (``encodings``), not httpx's ``aiter_bytes``,
+        which inflates each network chunk whole: 1,827 bytes of ``gzip, gzip`` were 1 GB."""
         size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self.max_body:
+        encoding = response.headers.get("content-encoding", "")
+        try:
+            async for chunk in decoded(response.aiter_raw(), encoding):
+                size += len(chunk)
+                if size > self.max_body:
+                    raise McpProtocolError(
+                        f"MCP server {self.server!r} at {self.shown_url} sent more than "
+                        f"{self.max_body} bytes in one answer",
+                        server=self.server,
+                    )
+                yield chunk
+        except (RefusedEncoding, zlib.error) as exc:
+            raise McpProtocolError(
+                f"MCP server {self.server!r} at {self.shown_url} sent an answer in "
+                f"Content-Encoding {said(encoding)} we could not decode: {said(str(exc))}",
+                server=self.server,
+            ) from exc
+
+    async def _short_events(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """``chunks`` of an event stream, until an event runs past ``MAX_EVENT_LINES`` line
+        ends (then ``McpProtocolError``): 200 MB of ``data:ab`` lines, one event, were 26
+        million strings, 1,981 MB held before the event ended."""
+        lines = 0
+        last = b""
+        async for chunk in chunks:
+            seen = last + chunk  # a blank line may straddle two chunks
+            ends = [at + len(blank) for blank in _BLANK_LINES if (at := seen.rfind(blank)) >= 0]
+            end = max(ends, default=0)
+            if end > len(last):
+                lines = seen.count(b"\n", end) + seen.count(b"\r", end)
+            else:
+                lines += chunk.count(b"\n") + chunk.count(b"\r")
+            if lines > MAX_EVENT_LINES:
                 raise McpProtocolError(
-                    f"MCP server {self.server!r} at {self.shown_url} sent more than "
-                    f"{self.max_body} bytes in one answer",
+                    f"MCP server {self.server!r} at {self.shown_url} sent an event of more "
+                    f"than {MAX_EVENT_LINES} lines",
                     server=self.server,
                 )
+            last = chunk[-2:]
             yield chunk
+
+    async def _head(self, response: httpx.Response) -> bytes:
+        """The first ``_ERROR_HEAD`` bytes of an error answer (what decodes of them); the rest
+        is never read (leaving the stream closes the connection)."""
+        head = b""
+        with contextlib.suppress(McpProtocolError):
+            async for chunk in self._bounded(response):
+                head += chunk
+                if len(head) >= _ERROR_HEAD:
+                    break
+        return head[:_ERROR_HEAD]
 
     async def _listen(self) -> None:
         """The server's notifications outside any request, until it closes or we do."""
