@@ -52,7 +52,7 @@ def arguments_object(raw: str) -> dict[str, Any]:
     """A tool call's arguments as the object ATIF requires; other text as ``{"_raw": text}``."""
     try:
         value = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser: as given
         return {"_raw": raw}
     return value if isinstance(value, dict) else {"_raw": raw}
 

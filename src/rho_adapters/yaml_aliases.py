@@ -18,7 +18,8 @@ import functools
 from typing import Any
 
 MOST_VALUES = 100_000
-"""The values (scalars, lists and mappings) a document may hold once its aliases are read out."""
+"""The values (scalars, lists and mappings) a document's aliases may add once they are read
+out, beyond those its text writes (a long document without aliases is not refused)."""
 
 
 @functools.cache
@@ -42,8 +43,8 @@ def bounded_loader() -> Any:
 
 def refuse_alias_growth(root: Any) -> None:
     """Raise a ``ComposerError`` (a ``YAMLError``) naming the line for an alias inside its own
-    anchor's value, and for a document whose aliases make it hold more than ``MOST_VALUES``
-    values. Counts each node of the parser's graph once (an alias is its anchored node
+    anchor's value, and for a document whose aliases add more than ``MOST_VALUES`` values to
+    those its text holds. Counts each node of the parser's graph once (an alias is its anchored node
     itself), without recursion: the work is the text's size, not the value's."""
     import yaml
 
@@ -56,7 +57,9 @@ def refuse_alias_growth(root: Any) -> None:
         if counted:
             path.discard(key)
             sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
-            if sizes[key] > MOST_VALUES:
+            # What the aliases add: the value's size less the nodes written out so far (at
+            # least its own). A long document without aliases costs its text's size alone.
+            if sizes[key] - len(sizes) > MOST_VALUES:
                 raise yaml.composer.ComposerError(
                     None,
                     None,

@@ -389,17 +389,7 @@ class Session:
         loop (async code: a notebook cell, a server's handler), naming ``await run``."""
         import asyncio
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass  # no loop here: run_sync makes its own
-        else:
-            from rho_domain.errors import SessionStateError
-
-            raise SessionStateError(
-                "run_sync cannot run inside a running event loop (async code, a notebook); "
-                "use await session.run(...) instead"
-            )
+        refuse_inside_a_loop("run_sync", "await session.run(...)")
 
         async def _run() -> RunResult:
             try:
@@ -469,3 +459,22 @@ def _reopened(config: DomainConfig, *, hooks: Hooks | None, **keywords: Any) -> 
     """A stored session's ``Session``, of an ``Agent`` built from its authorised ``config``
     (no environment: its databases are the ones ``authorise`` kept)."""
     return Session(Agent(config, environ={}, hooks=hooks), **keywords)
+
+
+def refuse_inside_a_loop(name: str, instead: str) -> None:
+    """Raise ``SessionStateError`` naming ``instead`` when called inside a running event loop
+    (async code, a notebook cell): a blocking call's ``asyncio.run`` would fail there with
+    asyncio's own words and leave its coroutine unawaited. Checked before the coroutine is
+    made."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no loop here: the caller makes its own
+    from rho_domain.errors import SessionStateError
+
+    raise SessionStateError(
+        f"{name} cannot run inside a running event loop (async code, a notebook); "
+        f"use {instead} instead"
+    )

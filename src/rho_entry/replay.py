@@ -56,7 +56,7 @@ from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionRecord
 from rho_domain.replay_steps import Divergence, Step, first_divergence, steps
 from rho_entry.config.home import config_dir
-from rho_entry.facade import Agent, Session
+from rho_entry.facade import Agent, Session, refuse_inside_a_loop
 
 ToolSource = Literal["recorded", "live"]
 
@@ -103,7 +103,9 @@ def replay(
     executor: Executor | None = None,
     recorded_approvals: bool = False,
 ) -> ReplayReport:
-    """Blocking ``replay_async`` for tests and scripts."""
+    """Blocking ``replay_async`` for tests and scripts. Raises ``SessionStateError`` inside a
+    running event loop (async code, a notebook cell), naming ``await replay_async``."""
+    refuse_inside_a_loop("replay", "await replay_async(...)")
     return asyncio.run(
         replay_async(
             path,

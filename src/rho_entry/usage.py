@@ -152,3 +152,15 @@ def port(text: str) -> int:
             f"expected a port from 0 to 65535 (0: any free one), got {text!r}"
         )
     return value
+
+
+def at_least_one(text: str) -> int:
+    """An argparse ``type``: a whole number from 1 (runs or workers at once). ``serve
+    --max-runs 0`` was refused naming $RHO_AGENT_SERVER_MAX_RUNS, a variable nobody set;
+    ``worker --concurrency 0`` or ``-1`` ran one at a time, and ``serve --durable
+    --concurrency 0`` took no run at all, without a word."""
+    word = text.strip()
+    value = int(word) if word.isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1, got {text!r}")
+    return value

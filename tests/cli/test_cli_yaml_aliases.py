@@ -32,6 +32,15 @@ def test_a_document_its_aliases_grow_past_the_bound_is_refused_naming_the_line()
     assert "line 6" in str(refused.value)  # a5's value, the first past the bound
 
 
+def test_a_long_document_without_aliases_is_not_blamed_on_them() -> None:
+    """It was refused as "the aliases make this document hold more than 100,000 values ...
+    write the values out instead", which it had done: its size is its text's."""
+    text = "".join(f"k{i}: {i}\n" for i in range(MOST_VALUES + 10))
+    assert len(load_yaml(text)) == MOST_VALUES + 10
+    with pytest.raises(yaml.YAMLError, match=f"more than {MOST_VALUES:,} values"):
+        load_yaml(text + laughs(6))  # its aliases still count
+
+
 def test_an_alias_inside_its_own_value_is_refused() -> None:
     with pytest.raises(yaml.YAMLError, match="an alias refers to the value that contains it"):
         load_yaml("options: &o {loop: *o}\n")

@@ -26,7 +26,7 @@ def error_message(response: httpx.Response) -> str:
     """The server's own message from an error response (JSON ``message``), else its text."""
     try:
         body = json.loads(response.content)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser: its text
         return response.text[:_MAX_BODY].strip() or response.reason_phrase
     if isinstance(body, dict):
         message = body.get("message") or body.get("error")

@@ -168,7 +168,7 @@ def error_payload(body: str) -> tuple[str, str]:
     """``(message, code_and_type)`` from an error body of any known shape."""
     try:
         data: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser: as text
         return body.strip()[:1000], ""
     return _describe(data)
 
@@ -218,7 +218,7 @@ def overflow_numbers(message: str, body: str = "") -> tuple[int | None, int | No
     prompt = _first_number(_PROMPT_PATTERNS, message)
     try:
         data: Any = json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         data = None
     inner = data.get("error") if isinstance(data, Mapping) else None
     if isinstance(inner, Mapping):

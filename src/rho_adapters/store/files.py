@@ -112,8 +112,22 @@ class _Open:
     def sync(self) -> None:
         self.trace.flush()
         os.fsync(self.trace.fileno())
+        if not self.named():  # the lines went to a file nobody will find again
+            raise StoreError(f"{self.paths.trace} is no longer the trace being written")
         self.unsynced = False
         self.meta.write()
+
+    def named(self) -> bool:
+        """Whether ``paths.trace`` still names the file being written: not when the file or
+        its directory was removed, moved, or replaced by another of the same name (the lines
+        then go to a file without a name, and a new meta.json would describe an empty
+        directory). One ``stat`` and one ``fstat``, beside a sync's ``fsync``."""
+        try:
+            there = os.stat(self.paths.trace, follow_symlinks=False)
+        except OSError:
+            return False
+        here = os.fstat(self.trace.fileno())
+        return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -307,10 +321,11 @@ class FileSessionStore(SessionStore, SignalingStore):
             except StoreError as exc:
                 # not taken (the port's contract): the journal appends these lines again
                 held.cut(start)
-                if not held.paths.dir.is_dir():  # the trace's lines went to a nameless file
+                if not held.named():  # the trace's lines went to a nameless file
                     raise StoreError(
                         f"cannot save session {session_id}: its directory {held.paths.dir} "
-                        "was removed or moved while it ran; nothing more of it is saved"
+                        "was removed, moved or replaced while it ran; nothing more of it is "
+                        "saved"
                     ) from exc
                 raise
 

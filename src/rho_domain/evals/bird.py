@@ -80,6 +80,9 @@ def parse_question_lines(
         except json.JSONDecodeError as exc:
             problems.append(LoadProblem(where=where, message=f"not JSON ({exc.msg})"))
             continue
+        except RecursionError:  # legal JSON nested past the parser: no question is
+            problems.append(LoadProblem(where=where, message="nested too deeply to read"))
+            continue
         _take(item, where, questions, problems)
     return _unique(questions, problems, source)
 

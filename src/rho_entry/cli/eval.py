@@ -21,24 +21,15 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
-from rho_entry.usage import seconds
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors exit 1, as everywhere in rho-agent (argparse's own code is 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(exit_codes.USAGE, f"{self.prog}: error: {message}\n")
+from rho_entry.usage import UsageParser, seconds
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``rho-agent eval`` parser."""
-    parser = _Parser(prog="rho-agent eval", description="Run benchmarks.")
+    parser = UsageParser(prog="rho-agent eval", description="Run benchmarks.")
     commands = parser.add_subparsers(dest="benchmark", required=True)
     bird = commands.add_parser(
         "bird",

@@ -66,6 +66,11 @@ def load_schema(path: str) -> Any:
         raise ConfigError(f"--output-schema {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ConfigError(f"--output-schema {path}: not a JSON file: {exc}") from None
+    except RecursionError:  # json's decoder stops at Python's recursion limit
+        raise ConfigError(
+            f"--output-schema {path}: nested too deeply to read (arrays or objects inside "
+            "each other hundreds deep); no answer schema needs that"
+        ) from None
 
 
 def load_config(path: str) -> AgentConfig:

@@ -283,10 +283,24 @@ class TerminalRenderer:
     def _on_llm_end(self, event: ev.LLMEnded) -> None:
         if self.verbose:
             self.notice(f"· {event.duration:.1f}s, finish {event.finish_reason}", "dim")
-        if event.finish_reason == "length":  # Anthropic's max_tokens too: the text may be cut
-            self.notice(
-                "warning: the answer stopped at the model's output limit (finish_reason "
-                "length) and may be cut; give it more room with max_output_tokens (--config), "
-                "or ask it to go on",
-                "yellow",
-            )
+        if (warning := _CUT_SHORT.get(event.finish_reason or "")) is not None:
+            self.notice(warning, "yellow")
+
+
+# The endings of a model call whose text is not the whole answer, said on the terminal: the
+# run ends completed (exit 0) with the text as sent, and only llm_end in the trace holds why.
+_CUT_SHORT = {
+    "length": (  # Anthropic's max_tokens too
+        "warning: the answer stopped at the model's output limit (finish_reason length) and "
+        "may be cut; give it more room with max_output_tokens (--config), or ask it to go on"
+    ),
+    "content_filter": (  # Anthropic's refusal too
+        "warning: the server's safety filter stopped the answer (finish_reason "
+        "content_filter; Anthropic's refusal): its text may be cut or empty, and the model "
+        "may refuse the task as worded"
+    ),
+    "pause_turn": (
+        "warning: the server paused a long turn (Anthropic's stop_reason pause_turn), which "
+        "rho-agent does not continue: the answer may be partial; ask it to go on"
+    ),
+}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
-from rho_entry.usage import UsageParser, seconds
+from rho_entry.usage import UsageParser, at_least_one, seconds
 
 if TYPE_CHECKING:
     from rho_adapters.durable.worker import DbosWorker, WorkerOptions
@@ -46,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the durable runs' database: a SQLite path or a postgresql:// URL",
     )
     parser.add_argument("--queue", default="rho-runs", help="the queue to consume")
-    parser.add_argument("--concurrency", type=int, default=4, help="runs at once (default 4)")
+    parser.add_argument(
+        "--concurrency", type=at_least_one, default=4, help="runs at once (default 4)"
+    )
     parser.add_argument("--model", "-m", help="the model of new sessions")
     parser.add_argument("--profile", "-p", help="the permission profile (default readonly)")
     parser.add_argument("--executor-id", help="this worker's id (default host-pid-random)")
@@ -96,7 +98,7 @@ async def _serve(args: argparse.Namespace) -> int:
     options = WorkerOptions(
         url=url,
         queue=args.queue,
-        concurrency=max(args.concurrency, 1),
+        concurrency=args.concurrency,
         app_version=args.application_version or app_version(),
         executor_id=executor_id,
         poll_interval=args.poll,

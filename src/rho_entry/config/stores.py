@@ -119,18 +119,32 @@ def _file_root(value: str | Path | None, env: Mapping[str, str], origin: str) ->
 
         return sessions_dir(env)
     if isinstance(value, Path):
-        return value.expanduser()
+        return _a_directory(value.expanduser(), origin)
     text = value.strip()
     if text.startswith("file://"):
         parts = urlsplit(text)
         if parts.netloc not in ("", "localhost"):
             raise _bad(text, origin, "a file:// URL names a path on this host (file:///path)")
-        return Path(unquote(parts.path))
+        return _a_directory(Path(unquote(parts.path)), origin)
     if "://" in text:
         raise _bad(text, origin, "the scheme is not one rho-agent knows")
     if not text:
         raise _bad(text, origin, "it is empty")
-    return Path(text).expanduser()
+    return _a_directory(Path(text).expanduser(), origin)
+
+
+def _a_directory(root: Path, origin: str) -> Path:
+    """``root``, unless it or the nearest of its parents that exists is not a directory: a
+    ``ConfigError`` naming the path and the setting. Checked wherever a setting names a file
+    store (a run, ``monitor``, ``ps``, ``export``, ``fork``, ``stats``, ``queue``, ``serve``,
+    a worker): listing a file read as "no sessions in FILE", which named no problem."""
+    there = next((p for p in (root, *root.parents) if p.exists()), None)
+    if there is None or there.is_dir():
+        return root
+    raise ConfigError(
+        f"cannot keep sessions in {root}: Not a directory (set by {origin}; give a directory "
+        "rho-agent can write)"
+    )
 
 
 def as_store(

@@ -103,3 +103,8 @@ def _decode(text: str, path: Path) -> object:
             f"{path}: not JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); BIRD's "
             f"questions file is one JSON array (use {path.stem}.jsonl for one record per line)"
         ) from exc
+    except RecursionError:  # legal JSON nested past the parser: no questions file is
+        raise ConfigError(
+            f"{path}: nested too deeply to read; BIRD's questions file is one JSON array of "
+            "flat records"
+        ) from None

@@ -42,6 +42,10 @@ def result_from_line(line: str, *, where: str) -> QuestionResult:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{where}: not JSON ({exc.msg})") from exc
+    except RecursionError:  # legal JSON nested past the parser: no result line is
+        raise ConfigError(
+            f"{where}: not a rho-agent BIRD result line (nested too deeply)"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError(f"{where}: not a rho-agent BIRD result line; use another --out file")
     if data.get("version") != VERSION:

@@ -131,7 +131,7 @@ def usage_from_logs(logs_dir: Path) -> HarborUsage:
     if trajectory.is_file():
         try:
             metrics = json.loads(trajectory.read_text(encoding="utf-8")).get("final_metrics")
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):  # unreadable: no figures
             metrics = None
         if isinstance(metrics, dict):
             return HarborUsage(
@@ -152,7 +152,7 @@ def _usage_from_events(path: Path) -> HarborUsage:
     for line in lines:
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             continue
         if isinstance(event, dict) and event.get("kind") == "result":
             usage = event.get("session_usage")

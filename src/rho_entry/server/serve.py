@@ -45,7 +45,7 @@ from rho_entry.server.settings import (
     check_roots,
 )
 from rho_entry.server.startup_checks import check_endpoint, check_profiles, listen
-from rho_entry.usage import UsageParser, port, seconds
+from rho_entry.usage import UsageParser, at_least_one, port, seconds
 
 if TYPE_CHECKING:
     from rho_entry.server.durable_runs import DurableSettings
@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         "readonly, or RHO_AGENT_SERVER_PROFILES)",
     )
     parser.add_argument(
-        "--max-runs", type=int, metavar="N", help="runs in progress at once (default 32)"
+        "--max-runs", type=at_least_one, metavar="N", help="runs in progress at once (default 32)"
     )
     parser.add_argument(
         "--mcp-config",
@@ -119,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     durable.add_argument("--queue", default="rho-runs", help="the queue (default rho-runs)")
     durable.add_argument(
         "--concurrency",
-        type=int,
+        type=at_least_one,
         metavar="N",
         help="durable runs at once here (default --max-runs)",
     )
