@@ -40,6 +40,22 @@ def deadlines_of(config: AgentConfig) -> dict[str, float | None]:
     return {field: getattr(config, field) for field in DEADLINES}
 
 
+def limits_of(config: AgentConfig) -> dict[str, Any]:
+    """The resumer's limits as ``ResumeAuthority`` takes them, from its own ``config``: the
+    budget, ``max_turns`` and ``repeat_limit`` (0: none), ``tool_output_limit``, the
+    deadlines, the held fields and ``max_output_tokens`` (the CLI, the runtime and the
+    durable worker each hold a stored session to these)."""
+    return {
+        "budget": config.budget,
+        "max_turns": config.max_turns or 0,
+        "repeat_limit": config.repeat_limit or 0,
+        "tool_output_limit": config.tool_output_limit,
+        "deadlines": deadlines_of(config),
+        "held": held_fields(config),
+        "max_output_tokens": config.max_output_tokens,
+    }
+
+
 def held_deadline(stored: float | None, mine: float | None, default: float) -> float | None:
     """The stored wait (or retry count) when it is no longer than the resumer's (None: the
     default), else the resumer's: a session directory never lengthens how long a run waits."""

@@ -107,8 +107,8 @@ class ResumeAuthority:
             ``given`` has ``backend``); None keeps the stored one unchecked.
         backend_hint: How to give the backend again, ``{backend}`` the stored one.
         deadlines: The resumer's ``tool_timeout`` and model transport settings
-            (``deadlines_of``; a None value is the default): a stored one is kept only when
-            it is no longer than the resumer's; None keeps the stored ones.
+            (``resume_limits.deadlines_of``; a None value is the default): a stored one is
+            kept only when it is no longer than the resumer's; None keeps the stored ones.
         max_output_tokens: The resumer's cap on one call's answer: the smaller of it and the
             stored one; None keeps the stored one.
         held: Fields whose stored value is replaced by the resumer's (unless ``given``):

@@ -127,7 +127,7 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
     environment, --config, else readonly), its endpoint and databases, and its auto-approval
     (-y, --no-auto-approve, RHO_AGENT_AUTO_APPROVE); the flags given replace stored fields."""
     from rho_entry.resume_endpoint import Endpoint
-    from rho_entry.resume_limits import deadlines_of, held_fields
+    from rho_entry.resume_limits import limits_of
     from rho_entry.resume_policy import ResumeAuthority
 
     config = launch.settings.config
@@ -146,13 +146,7 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
         hooks_hint="name them under hooks: in your --config file",
         system_prompt=config.system_prompt,
         system_prompt_hint="pass --system-prompt {path} again",
-        budget=config.budget,
-        max_turns=config.max_turns or 0,
-        repeat_limit=config.repeat_limit or 0,
-        tool_output_limit=config.tool_output_limit,
-        deadlines=deadlines_of(config),
-        held=held_fields(config),
-        max_output_tokens=config.max_output_tokens,
+        **limits_of(config),
         backend=config.backend,
         backend_hint="pass --backend {backend} to run it there",
     )

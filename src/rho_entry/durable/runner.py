@@ -27,7 +27,7 @@ from rho_domain.ports.durable import DurableSteps, QueuedRun
 from rho_domain.ports.store import SessionStore
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_endpoint import Endpoint
-from rho_entry.resume_limits import deadlines_of, held_fields
+from rho_entry.resume_limits import limits_of
 from rho_entry.resume_policy import ResumeAuthority
 
 log = logging.getLogger("rho_entry.durable")
@@ -134,13 +134,7 @@ class DurableRunner:
             hint="start the worker with --profile {profile}",
             endpoint_hint="start the worker with the session's {flag}",
             system_prompt=config.system_prompt,
-            budget=config.budget,
-            max_turns=config.max_turns or 0,
-            repeat_limit=config.repeat_limit or 0,
-            tool_output_limit=config.tool_output_limit,
-            deadlines=deadlines_of(config),
-            held=held_fields(config),
-            max_output_tokens=config.max_output_tokens,
+            **limits_of(config),
             backend=config.backend,
             backend_hint="start the worker with RHO_AGENT_BACKEND={backend}",
         )

@@ -140,7 +140,7 @@ class SessionOpener:
         working directory in its own (or in ``allowed_roots``), never the stored ones
         (``rho_entry.resume_policy``)."""
         from rho_entry.resume_endpoint import Endpoint
-        from rho_entry.resume_limits import deadlines_of, held_fields
+        from rho_entry.resume_limits import limits_of
         from rho_entry.resume_policy import ResumeAuthority
         from rho_entry.wiring import base_url_from, working_dir_of
 
@@ -166,13 +166,7 @@ class SessionOpener:
             hooks_hint="give the runtime's agent those hooks",
             system_prompt=config.system_prompt,
             system_prompt_hint="give the runtime's agent the system prompt {path}",
-            budget=config.budget,
-            max_turns=config.max_turns or 0,
-            repeat_limit=config.repeat_limit or 0,
-            tool_output_limit=config.tool_output_limit,
-            deadlines=deadlines_of(config),
-            held=held_fields(config),
-            max_output_tokens=config.max_output_tokens,
+            **limits_of(config),
             backend=config.backend,
             backend_hint="configure the runtime's backend as {backend!r} to run it there",
         )
