@@ -46,14 +46,7 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import ResourceLimits, limit_hit
-from rho_domain.paths import (
-    check_file_path,
-    check_path_text,
-    check_write_mode,
-    create_only_refusal,
-    git_head_refusal,
-    write_refusal,
-)
+from rho_domain.paths import check_file_path, check_path_text
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import (
@@ -66,6 +59,12 @@ from rho_domain.ports.executor import (
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
+from rho_domain.write_rules import (
+    check_write_mode,
+    create_only_refusal,
+    git_head_refusal,
+    write_refusal,
+)
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")

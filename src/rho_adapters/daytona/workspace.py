@@ -22,10 +22,10 @@ from rho_adapters.daytona.api import Sandbox, SandboxAPI
 from rho_adapters.daytona.confine import Roots
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath, ToolError
-from rho_domain.paths import write_refusal
 from rho_domain.ports.clock import Clock
 from rho_domain.reach import OutsideReads, ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
+from rho_domain.write_rules import write_refusal
 
 # the executor's logger, as before this class was split from it
 log = logging.getLogger("rho_adapters.daytona.executor")

@@ -6,7 +6,7 @@ stage, or the first word of a shell string); anything else exits 127. It takes t
 ``file_write`` and ``allow_shell`` settings as the real executors and enforces them the same way
 (OFF refuses every write, CREATE_ONLY refuses overwrites and what it does not create, a shell
 string needs ``allow_shell``), and confines paths like them (no ``..`` or absolute escapes),
-refuses secrets (``rho_domain.secrets``), paths never written (``paths.write_refusal``, a
+refuses secrets (``rho_domain.secrets``), paths never written (``write_rules.write_refusal``, a
 planted git HEAD) and paths naming a directory. It joins their contract suite
 (tests/tools/test_executor_contract.py).
 """
@@ -19,13 +19,7 @@ import posixpath
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
-from rho_domain.paths import (
-    check_file_path,
-    check_write_mode,
-    create_only_refusal,
-    git_head_refusal,
-    write_refusal,
-)
+from rho_domain.paths import check_file_path
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import (
     Command,
@@ -37,6 +31,12 @@ from rho_domain.ports.executor import (
 )
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.glob import expand, port_lister
+from rho_domain.write_rules import (
+    check_write_mode,
+    create_only_refusal,
+    git_head_refusal,
+    write_refusal,
+)
 
 CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
 

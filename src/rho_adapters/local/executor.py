@@ -41,16 +41,13 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import LimitKind, ResourceLimits, limit_hit
-from rho_domain.paths import (
-    check_write_mode,
-    components,
-    is_within,
-)
+from rho_domain.paths import components, is_within
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Executor, FileInfo
 from rho_domain.reach import OutsideReads, ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
+from rho_domain.write_rules import check_write_mode
 
 if TYPE_CHECKING:  # the launcher and a command's values load with the first command
     from rho_adapters.local.process import Finished

@@ -34,18 +34,11 @@ from rho_domain.errors import (
     SensitivePath,
     ToolError,
 )
-from rho_domain.paths import (
-    check_file_path,
-    check_path_text,
-    components,
-    create_only_refusal,
-    git_head_refusal,
-    is_within,
-    write_refusal,
-)
+from rho_domain.paths import check_file_path, check_path_text, components, is_within
 from rho_domain.ports.executor import FileInfo
 from rho_domain.reach import ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
+from rho_domain.write_rules import create_only_refusal, git_head_refusal, write_refusal
 
 
 @contextlib.contextmanager
@@ -234,7 +227,7 @@ class Workspace:
         self, path: str, data: bytes, *, overwrite: bool = True, create_only: bool = False
     ) -> bool:
         """Write inside the workspace; the caller checks the write mode first, and passes
-        ``create_only`` under CREATE_ONLY (``paths.create_only_refusal``, judged here on the
+        ``create_only`` under CREATE_ONLY (``write_rules.create_only_refusal``, judged here on the
         path as given and as resolved)."""
         with os_errors(path):
             check_path_text(path)

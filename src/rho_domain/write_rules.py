@@ -1,0 +1,271 @@
+"""What the write tools never write, and what create-only mode may create: pure rules over path
+components (``paths.components``), compared as a case-insensitive disk compares names
+(``paths.folded``), applied by every executor to the path the model wrote and to the
+canonical path.
+
+* Secrets (never read, never written): the policy of ``rho_domain.secrets`` (secret names
+  such as ``.env`` variants and private keys, secret trees such as ``.ssh``, ``/proc``,
+  ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
+* Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
+  ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
+  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``
+  and its twins (``opencode.json``, ``crush.json``, ``.opencode``, ``.openhands``, ``.roo``,
+  ``.clinerules``...), ``.cursorrules`` and its twins (``.windsurfrules``, ``.goosehints``...),
+  Python's start-up code (``sitecustomize``, ``usercustomize`` as a module, package, ``.pyc``
+  or extension; ``*.pth``), installed
+  code (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and
+  ``*.egg-info`` metadata, a venv's ``pyvenv.cfg`` and
+  activation scripts), ``.ssh``,
+  ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
+  ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
+  commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``, ``.psqlrc``, ``.gdbinit``...),
+  their XDG homes (``.config/git``, ``.config/fish``, ``.config/systemd``, ``.config/nvim``,
+  ``.config/direnv``...), the user's PATH directories (``.local/bin``, ``.cargo/bin``), and
+  package managers' user settings (``.config/pip``, ``.condarc``, ``.m2/settings.xml``...) and
+  gradle's init scripts (``.gradle/init.d``).
+
+``create_only_refusal`` is create-only mode's allowlist (documents and data, in no hidden
+directory, minus the names tools act on); ``git_head_refusal`` refuses a planted repository's
+``HEAD``; ``check_write_mode`` the profile's file-write mode.
+"""
+
+from __future__ import annotations
+
+from rho_domain.errors import PermissionDenied
+from rho_domain.paths import components, folded, is_secret_name, normalize
+from rho_domain.permissions import FileWriteMode
+
+# Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
+# its next command); a devcontainer's and Zed's configuration run commands when the folder is
+# opened, as .vscode's tasks do; Kiro's, Windsurf's and opencode's are agents' configuration,
+# as are the other agents' project directories: their rules, MCP servers (commands the agent
+# starts) and, for OpenHands, .openhands/setup.sh, run at the start of every session; .pip is
+# pip's legacy user configuration (its index-url: what pip installs, whose build code runs).
+_NEVER_WRITTEN_DIRS = frozenset(
+    {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
+     ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
+     ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
+     ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
+     ".emacs.d"}
+)  # fmt: skip
+# Code the interpreter runs at every start, before any program of the project: Python's site
+# imports sitecustomize and usercustomize from its path, and runs the import lines of every
+# .pth file in a site-packages (a virtual environment's in the workspace among them). No
+# project's work is written there; it is the environment's.
+# Each module is imported in any form the import system takes: a package directory (with or
+# without __init__.py), a source file, a sourceless .pyc, a compiled extension module.
+_PYTHON_STARTUP = frozenset({"sitecustomize", "usercustomize"})
+_MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".pyd")
+_PYTHON_STARTUP_SUFFIX = ".pth"
+
+
+def _python_startup(parts: tuple[str, ...]) -> bool:
+    """Whether ``parts`` is, or is inside, a module Python's site imports at every start."""
+    for index, part in enumerate(parts):
+        low = folded(part)
+        if index < len(parts) - 1 and low in _PYTHON_STARTUP:
+            return True  # the package sitecustomize/
+        if low.split(".", 1)[0] in _PYTHON_STARTUP and low.endswith(_MODULE_SUFFIXES):
+            return True  # sitecustomize.py, .pyc, .cpython-312-x86_64-linux-gnu.so
+    return bool(parts) and folded(parts[-1]).endswith(_PYTHON_STARTUP_SUFFIX)
+
+
+# An environment's installed code, which the project's tests and tools import or run and
+# which the user's review of a change never shows (a virtual environment and node_modules are
+# ignored by git): installed packages, a venv's interpreter setting and activation scripts.
+_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
+# An installed distribution's metadata, wherever it lies on sys.path (the workspace is, for
+# python -m pytest): importlib.metadata finds any <name>.dist-info or <name>.egg-info
+# directory there, and tools load the entry points its entry_points.txt declares (pytest
+# imports every pytest11 module at its start). setuptools writes them; no project does.
+_INSTALLED_METADATA = (".dist-info", ".egg-info")
+_ACTIVATE = frozenset(
+    {"activate", "activate.bat", "activate.csh", "activate.fish", "activate.nu", "activate.ps1",
+     "activate_this.py"}
+)  # fmt: skip
+_NEVER_WRITTEN_FILES = frozenset(
+    {".mcp.json", ".devcontainer.json",
+     # .mcp.json's twins: the project configuration of other coding agents, whose MCP servers
+     # (and crush's language servers) are commands the agent starts when it opens the
+     # project, and whose permissions the next agent obeys
+     "opencode.json", "opencode.jsonc", "crush.json", ".crush.json",
+     ".bashrc", ".bash_profile", ".bash_login",
+     ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+     ".inputrc", ".cursorrules",
+     # .cursorrules' twins, other agents' rules files, and aider's configuration (its
+     # lint-cmd and test-cmd run after each of its edits)
+     ".windsurfrules", ".roorules", ".roomodes", ".goosehints", ".augment-guidelines",
+     ".aider.conf.yml",
+     ".gitconfig", ".bash_aliases", ".cshrc", ".tcshrc", ".login", ".kshrc", ".xprofile",
+     ".xsessionrc", ".pam_environment",
+     # the user's tools that run commands from their start-up files (vim's and neovim's
+     # exrc and plugins, emacs, tmux's run-shell, psql's and sqlite3's shell escapes, gdb's
+     # and lldb's commands, R, irb, X sessions, mercurial's hooks)
+     ".vimrc", ".gvimrc", ".exrc", ".nvimrc", ".nvim.lua", ".emacs", ".tmux.conf",
+     ".screenrc", ".psqlrc", ".sqliterc", ".gdbinit", ".lldbinit", ".rprofile", ".irbrc",
+     ".pryrc", ".xinitrc", ".xsession", ".hgrc",
+     # package managers' user settings (the index, channel or source they install from)
+     ".condarc", ".gemrc", ".yarnrc", ".bunfig.toml"}
+)  # fmt: skip
+# The same configuration under XDG names (``.config/<name>``): git's own config (its
+# core.fsmonitor runs a command at the next ``git status``), fish's, nushell's, xonsh's and
+# PowerShell's start-up files, user services, the desktop's autostart, the session's
+# environment, window managers' exec lines, editors' (neovim, vim, emacs, VS Code, Zed),
+# direnv's direnvrc, mise's hooks, tmux's, starship's prompt commands, pip's and uv's
+# index; and the directories
+# of commands on the user's PATH (``.local/bin``, ``.cargo/bin``): a program put there
+# replaces ``git`` or ``python`` at the next call.
+_NEVER_WRITTEN_BELOW = {
+    ".config": frozenset(
+        {"git", "fish", "systemd", "autostart", "environment.d", "nushell", "xonsh",
+         "powershell", "i3", "sway", "hypr", "nvim", "vim", "emacs", "code", "zed", "direnv",
+         "mise", "tmux", "starship.toml", "pip", "uv"}
+    ),
+    ".local": frozenset({"bin"}),
+    ".cargo": frozenset({"bin"}),
+    # package managers' user settings: an index, channel or mirror they install from (the
+    # installed package's build code runs), and gradle's init scripts, run at every build
+    ".gradle": frozenset({"init.d", "init.gradle", "init.gradle.kts"}),
+    ".m2": frozenset({"settings.xml"}),
+}  # fmt: skip
+
+
+def write_refusal(path: str) -> str | None:
+    """Why ``path`` may never be written, or None. Checks every component."""
+    parts = components(path)
+    for index, part in enumerate(parts):
+        low = folded(part)
+        if low in _NEVER_WRITTEN_DIRS:
+            return f"{path!r} is inside {part}/, which agents never write"
+        if low in _INSTALLED_DIRS or low.endswith(_INSTALLED_METADATA):
+            return (
+                f"{path!r} is inside {part}/, installed code that tools run and a review of "
+                "the change never shows; change the dependency's version or source instead"
+            )
+        below = _NEVER_WRITTEN_BELOW.get(folded(parts[index - 1])) if index else None
+        if below is not None and low in below:
+            return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
+    name = folded(parts[-1]) if parts else ""
+    if name in _NEVER_WRITTEN_FILES:
+        return f"{path!r} is agent, editor or shell configuration, which agents never write"
+    in_bin = len(parts) > 1 and folded(parts[-2]) in ("bin", "scripts")
+    if name == "pyvenv.cfg" or (name in _ACTIVATE and in_bin):
+        return (
+            f"{path!r} is a virtual environment's setting or activation script, which agents "
+            "never write"
+        )
+    if _python_startup(parts):
+        return (
+            f"{path!r} is code Python runs at every start (sitecustomize, usercustomize, "
+            ".pth files), which agents never write"
+        )
+    if name and is_secret_name(name):
+        return f"{path!r} is a secrets file; only templates such as .env.example may be written"
+    return None
+
+
+# What create-only mode creates, by construction an allowlist (a denylist of the files tools
+# run by themselves is never complete): a document or data file a person opens, a report, notes,
+# a table, an export. Not code, not a build or tool configuration of any kind (conftest.py,
+# sitecustomize.py, a .pth, Makefile, setup.py, tox.ini, .pre-commit-config.yaml, a workflow),
+# and nothing inside a hidden directory, where tools keep the configuration they load
+# (.devcontainer, .cargo, .github, .zed...). A readonly investigation writes its findings.
+CREATED_KINDS = (
+    ".md", ".markdown", ".txt", ".rst", ".csv", ".tsv", ".log", ".json", ".jsonl", ".ndjson"
+)  # fmt: skip
+# Files of those kinds that a tool finds by their name and acts on: npm, composer and deno run
+# a package.json's, composer.json's and deno.json's scripts, and npm ci installs the tarballs
+# a lockfile's "resolved" URLs name (their install scripts run); Nx runs a project.json's
+# commands, Vercel a vercel.json's build and install commands, firebase deploy a
+# firebase.json's predeploy hooks, Heroku an app.json's scripts, CMake configures from
+# CMakeLists.txt and its presets (a compiler launcher is any command), Railway a
+# railway.json's build and start commands; lefthook runs the commands of lefthook.json (and
+# merges lefthook-local.json's) from the git hooks it installed, at the next commit; devbox runs
+# a devbox.json's init_hook at every devbox shell and run (and at cd, through its direnv
+# integration), nodemon a nodemon.json's exec and event commands; and coding agents
+# follow the instructions in AGENTS.md (Codex's AGENTS.override.md, Amp's AGENT.md),
+# CLAUDE.md and CLAUDE.local.md, GEMINI.md, QWEN.md, CRUSH.md and WARP.md.
+_LOADED_BY_NAME = frozenset(
+    {"package.json", "package-lock.json", "npm-shrinkwrap.json", "composer.json", "deno.json",
+     "project.json", "vercel.json", "firebase.json", "app.json", "cmakelists.txt",
+     "cmakepresets.json", "cmakeuserpresets.json", "railway.json", "lefthook.json",
+     "lefthook-local.json", "devbox.json", "nodemon.json", "agents.md", "agents.override.md",
+     "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md"}
+)  # fmt: skip
+# pip installs what a requirements file names, and obeys its options (--index-url, -e
+# git+https://..., a local path whose setup.py runs): by convention any .txt whose name says
+# requirements or constraints (requirements-dev.txt, dev-requirements.txt, constraints.txt),
+# or any .txt in a requirements/ directory (requirements/base.txt), which pip -r, tox, nox,
+# CI workflows and dependency bots read.
+_REQUIREMENTS_WORDS = ("requirements", "constraints")
+
+
+def _requirements(parts: tuple[str, ...], name: str) -> bool:
+    """Whether the create-only ``parts`` (``name`` its last, folded) are a pip requirements
+    file by the conventions above."""
+    if not name.endswith(".txt"):
+        return False  # a requirements/ directory's documents (.md) are no pip input
+    if any(word in name for word in _REQUIREMENTS_WORDS):
+        return True
+    return any(folded(part).startswith(_REQUIREMENTS_WORDS) for part in parts[:-1])
+
+
+def create_only_refusal(relative: str) -> str | None:
+    """Why create-only mode may not create the workspace-relative ``relative``, or None: it
+    creates only ``CREATED_KINDS``, never a name in ``_LOADED_BY_NAME``, never in a hidden
+    directory. Checked by every executor on the path as given and as resolved."""
+    parts = components(normalize(relative))
+    if not parts:
+        return None
+    for part in parts[:-1]:
+        if folded(part).startswith(".") and part != "..":
+            return (
+                f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
+                "configuration; create-only mode creates documents and data only"
+            )
+    name = folded(parts[-1])
+    if name.startswith(".") or not name.endswith(CREATED_KINDS):
+        kinds = " ".join(CREATED_KINDS)
+        return (
+            f"{relative!r} is not a document or data file; create-only mode creates only "
+            f"{kinds} files, which no tool runs by itself"
+        )
+    if name in _LOADED_BY_NAME or _requirements(parts, name):
+        return (
+            f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
+            "installs, agent instructions); create-only mode does not create it"
+        )
+    return None
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def git_head_refusal(path: str, data: bytes) -> str | None:
+    """Why ``data`` may not be written to ``path``, or None: a file named ``HEAD`` that holds
+    a ref (``ref: refs/...``) or an object id is what makes git take its directory for a
+    repository, with or without ``objects/`` and ``refs/`` beside it: a bare repository
+    planted anywhere in the workspace, whose ``config`` (``core.pager``, ``core.fsmonitor``,
+    ``core.sshCommand``) git obeys when the user runs git there. Git's own test
+    (``validate_headref``) is the rule: the bytes start with ``ref:`` or with a hex id."""
+    parts = components(path)
+    if not parts or folded(parts[-1]) != "head":
+        return None
+    if data.startswith(b"ref:") or (len(data) >= 40 and _HEX.issuperset(data[:40])):
+        return (
+            f"{path!r} would be a git HEAD, which makes its directory a repository whose "
+            "config git obeys (a bare repository planted in the workspace); agents never "
+            "write one"
+        )
+    return None
+
+
+def check_write_mode(path: str, mode: FileWriteMode, *, overwrite: bool) -> None:
+    """Refuse a write the profile's file-write mode forbids (every executor, before any I/O):
+    OFF refuses every write, CREATE_ONLY refuses a write that may replace a file."""
+    if mode is FileWriteMode.OFF:
+        raise PermissionDenied(f"writing {path!r} is not allowed: this profile is read-only")
+    if overwrite and mode is FileWriteMode.CREATE_ONLY:
+        raise PermissionDenied(
+            f"overwriting {path!r} is not allowed: this profile may only create new files"
+        )
