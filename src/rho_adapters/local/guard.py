@@ -13,7 +13,9 @@ under this guard, a small Python process started in the command's fresh process 
   kills its whole process group with SIGKILL (the command and everything it started that
   stayed in the group);
 * ``PR_SET_CHILD_SUBREAPER``: descendants orphaned inside the command (``cmd &`` in a
-  subshell) are reparented to the guard rather than to pid 1, and are killed with it;
+  subshell, ``setsid cmd &``, a daemon's double fork) are reparented to the guard rather than
+  to pid 1, and are killed with it: when the agent dies, and when the command itself ends
+  (what it left running would otherwise outlive the call, and the agent after it);
 * the guard checks its parent right after arming, so an agent that died while the guard was
   starting is not missed.
 
@@ -49,17 +51,40 @@ prctl = CFunction(("prctl", Process()))
 prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 prctl(1, _signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
 
+def children():
+    try:
+        listed = open("/proc/self/task/%d/children" % os.getpid()).read()
+        return [int(pid) for pid in listed.split()]
+    except (OSError, ValueError):
+        return []
+
 def stop(*_):
-    try:  # orphans reparented here may have left the group (setsid): kill them by pid
-        children = open("/proc/self/task/%d/children" % os.getpid()).read().split()
-    except OSError:
-        children = []
-    for pid in children:
+    for pid in children():  # orphans reparented here may have left the group (setsid)
         try:
-            os.kill(int(pid), _signal.SIGKILL)
+            os.kill(pid, _signal.SIGKILL)
         except OSError:
             pass
     os.killpg(0, _signal.SIGKILL)
+
+def end_strays():
+    # What the command left running when it ended and that left its group (setsid, a
+    # daemon's double fork) was reparented here: kill it, reap it, and kill what its death
+    # reparents here in turn, until nothing is left below.
+    while True:
+        strays = children()
+        if not strays:
+            return
+        for pid in strays:
+            try:
+                os.kill(pid, _signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            pass
 
 _signal.signal(_signal.SIGTERM, stop)
 if os.getppid() != int(sys.argv[1]):
@@ -82,6 +107,7 @@ while True:
         continue
     if pid == child:
         code = os.waitstatus_to_exitcode(status)
+        end_strays()
         sys.exit(code if code >= 0 else 128 - code)
 """
 

@@ -2,11 +2,13 @@
 
 Guarantees: stdin is /dev/null (or the stage's file/here-document); every process starts in a
 fresh process group (``start_new_session``); on timeout, on cancellation of the awaiting task
-and when the command ended but something still holds its output pipe, every group is killed
-with SIGKILL, so no grandchild outlives the call. Output (stdout of the last stage plus every
-captured stderr) is read while it streams and kept within a byte cap: the head and the tail
-are kept, the middle is counted in ``omitted``. Past ``kill_after`` bytes in all (the output
-limit) reading stops and every group is killed: ``yes`` ends there, not at the timeout.
+and when the command ended, every group is killed with SIGKILL (what a command leaves running,
+``nohup cmd >/dev/null &`` say, holds no pipe, so the pipe's end says nothing of it), so no
+grandchild outlives the call; what left its group is the guard's (``guard.py``). Output
+(stdout of the last stage plus every captured stderr) is read while it streams and kept within
+a byte cap: the head and the tail are kept, the middle is counted in ``omitted``. Past
+``kill_after`` bytes in all (the output limit) reading stops and every group is killed:
+``yes`` ends there, not at the timeout.
 Resource limits are not set here: the argvs arrive wrapped by ``rlimits.limited``.
 """
 
@@ -168,7 +170,6 @@ async def run_processes(
     reader = asyncio.StreamReader(limit=1 << 20)
     transport = None
     timed_out = False
-    finished = False
     limited = False
     try:
         try:
@@ -209,10 +210,10 @@ async def run_processes(
                 limited = await _drain(reader, capture, procs, kill_after)
         except TimeoutError:
             timed_out = True
-        finished = not timed_out
     finally:
-        if not finished:
-            _kill_groups(procs)  # timeout or cancellation: the whole groups go
+        # Timeout or cancellation: the whole groups go. Ended: what the stages left running
+        # in their groups goes too (an empty group costs a failed killpg each).
+        _kill_groups(procs)
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):
                 await asyncio.shield(proc.wait())
