@@ -32,7 +32,9 @@ and loads ``struct``, 3-4 ms of a guard's 18 (docs/benchmarks.md, ``bench_tool_s
 from __future__ import annotations
 
 import os
+import signal
 import sys
+from collections.abc import Sequence
 
 _SCRIPT = r"""
 import _ctypes, _signal, os, sys
@@ -47,9 +49,13 @@ class CFunction(_ctypes.CFuncPtr):
 class Process:
     _handle = _ctypes.dlopen(None)
 
+# A service (an MCP server) is asked to stop with TERM to its group, which the guard leaves
+# to it; the agent's death and an explicit stop reach the guard as USR1 then.
+service = sys.argv[2] == "service"
+STOP = _signal.SIGUSR1 if service else _signal.SIGTERM
 prctl = CFunction(("prctl", Process()))
 prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-prctl(1, _signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+prctl(1, STOP, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 def children():
     try:
@@ -57,14 +63,6 @@ def children():
         return [int(pid) for pid in listed.split()]
     except (OSError, ValueError):
         return []
-
-def stop(*_):
-    for pid in children():  # orphans reparented here may have left the group (setsid)
-        try:
-            os.kill(pid, _signal.SIGKILL)
-        except OSError:
-            pass
-    os.killpg(0, _signal.SIGKILL)
 
 def end_strays():
     # What the command left running when it ended and that left its group (setsid, a
@@ -86,17 +84,23 @@ def end_strays():
         except InterruptedError:
             pass
 
-_signal.signal(_signal.SIGTERM, stop)
+def stop(*_):
+    end_strays()  # orphans reparented here may have left the group (setsid)
+    os.killpg(0, _signal.SIGKILL)
+
+_signal.signal(STOP, stop)
+if service:
+    _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
 if os.getppid() != int(sys.argv[1]):
     stop()
 child = os.fork()
 if child == 0:
-    for sig in (_signal.SIGTERM, _signal.SIGPIPE, _signal.SIGXFSZ):  # Python set them aside
+    for sig in (STOP, _signal.SIGTERM, _signal.SIGPIPE, _signal.SIGXFSZ):  # set aside here
         _signal.signal(sig, _signal.SIG_DFL)
     try:
-        os.execvp(sys.argv[2], sys.argv[2:])
+        os.execvp(sys.argv[3], sys.argv[3:])
     except OSError as exc:
-        os.write(2, ("%s: %s\n" % (sys.argv[2], exc.strerror)).encode())
+        os.write(2, ("%s: %s\n" % (sys.argv[3], exc.strerror)).encode())
         os._exit(127)
 while True:
     try:
@@ -114,4 +118,18 @@ while True:
 
 def guarded(argv: tuple[str, ...]) -> tuple[str, ...]:
     """``argv`` run under the guard: it dies with this process (see the module docstring)."""
-    return (sys.executable, "-I", "-S", "-c", _SCRIPT, str(os.getpid()), *argv)
+    return (sys.executable, "-I", "-S", "-c", _SCRIPT, str(os.getpid()), "command", *argv)
+
+
+def guarded_service(argv: Sequence[str]) -> tuple[str, ...]:
+    """``argv``, a long-lived program (an MCP server), run under the guard in service mode.
+
+    As for a command, the program and what it leaves behind die with this process, and what it
+    left running when it exits is killed. Unlike a command's guard, this one ignores TERM sent
+    to its group, so the program gets to stop on its own; ``STOP_SERVICE`` sent to the guard
+    kills the program and everything below it at once. The guard exits with the program's
+    status; a program that cannot be executed exits 127, saying why on stderr."""
+    return (sys.executable, "-I", "-S", "-c", _SCRIPT, str(os.getpid()), "service", *argv)
+
+
+STOP_SERVICE = signal.SIGUSR1

@@ -3,8 +3,12 @@
 The program runs in a process group of its own (``start_new_session``), with only the
 environment it is given (``environment``: a few harmless variables of ours and the config's
 ``env``, never our API keys). It is a local program outside the workspace confinement: it
-runs with the user's rights, not the profile's. Shutdown closes its stdin, then signals the
-whole group (TERM, then KILL), so a server's own children do not outlive it either.
+runs with the user's rights, not the profile's. It runs under the guard in service mode
+(``local/guard.py``), which leads its group: the server and everything it starts die with
+this process, even after ``kill -9``, and what it started that left the group (``setsid``, a
+daemon) is killed when it exits. Shutdown closes its stdin, then signals the whole group
+(TERM, which the guard leaves to the server), then tells the guard to stop everything, then
+KILL, so a server's own children do not outlive it either.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ import collections
 import contextlib
 import json
 import os
+import shutil
 import signal
 from collections.abc import Callable, Mapping, Sequence
 
+from rho_adapters.local.guard import STOP_SERVICE, guarded_service
 from rho_adapters.mcp.jsonrpc import Message
 from rho_domain.errors import McpError
 
@@ -60,8 +66,9 @@ class StdioTransport:
     async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
         """Start the program. Raises ``McpError`` naming the command when it cannot."""
         try:
+            _executable(self.command[0], self.env, self.cwd)
             self.process = await asyncio.create_subprocess_exec(
-                *self.command,
+                *guarded_service(self.command),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -108,13 +115,15 @@ class StdioTransport:
                 process.stdin.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(process.wait()), _GRACE)
-        for signum in (signal.SIGTERM, signal.SIGKILL):
-            if not _signal_group(process.pid, signum):
-                break  # nothing of the group is left
-            if process.returncode is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(process.wait()), _GRACE)
-        _signal_group(process.pid, signal.SIGKILL)  # what ignored TERM, leader gone or not
+        if _signal_group(process.pid, signal.SIGTERM) and process.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(process.wait()), _GRACE)
+        if process.returncode is None:  # the server ignored TERM: the guard ends everything
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, STOP_SERVICE)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(process.wait()), _GRACE)
+        _signal_group(process.pid, signal.SIGKILL)  # what is left, guard gone or not
         for task in self._tasks:
             task.cancel()
         with contextlib.suppress(TimeoutError):
@@ -166,6 +175,20 @@ class StdioTransport:
         text = line[:_LINE_BYTES].decode("utf-8", errors="replace").strip()
         if text:
             self.stderr_tail.append(text[:300])
+
+
+def _executable(program: str, env: Mapping[str, str], cwd: str | None) -> None:
+    """Raise ``OSError`` as ``exec`` would for ``program``, looked up on ``env``'s PATH
+    as the server's exec looks it up: the guard execs it, so its failure would otherwise
+    arrive as an exit status instead of the error that names the command."""
+    if "/" in program:
+        path = os.path.join(cwd or ".", program)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(2, os.strerror(2), program)
+        if not os.access(path, os.X_OK):
+            raise PermissionError(13, os.strerror(13), program)
+    elif shutil.which(program, path=os.pathsep.join(os.get_exec_path(dict(env)))) is None:
+        raise FileNotFoundError(2, "not found on the server's PATH", program)
 
 
 def _signal_group(pgid: int, signum: int) -> bool:
