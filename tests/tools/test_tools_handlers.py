@@ -139,6 +139,17 @@ async def test_tools_read_refuses_binary_fifo_and_secrets(ws: Path) -> None:
     assert "secrets" in (await call(ws, "read", RO, path=".env")).content
 
 
+async def test_tools_grep_refuses_a_fifo_at_once_and_skips_one_in_a_directory(ws: Path) -> None:
+    # Before, grep given a FIFO (or a link to one) waited for its 120 s timeout: nothing
+    # writes to it, and rg and the fallback both open it.
+    os.mkfifo(ws / "src" / "pipe")
+    (ws / "src" / "link").symlink_to("pipe")
+    for path in ("src/pipe", "src/link"):
+        out = await call(ws, "grep", RO, pattern="FOO", path=path)
+        assert "is not a regular file or a directory (a FIFO, socket or device)" in out.content
+    assert "src/util.py:2:FOO = 1" in (await call(ws, "grep", RO, pattern="FOO")).content
+
+
 async def test_tools_read_replaces_undecodable_bytes(ws: Path) -> None:
     (ws / "latin.txt").write_bytes(b"caf\xe9\n")
     assert "caf\ufffd" in (await call(ws, "read", RO, path="latin.txt")).content

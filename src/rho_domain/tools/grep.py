@@ -81,6 +81,11 @@ class GrepHandler(ToolHandler):
         context = int(arguments.get("context") or 0)
         max_results = int(arguments.get("max_results") or 100)
         info = await ctx.executor.stat(path)  # confinement and existence, before any search
+        if info.kind is FileKind.OTHER:  # a FIFO would hold the search until its timeout
+            raise ToolError(
+                f"{path} is not a regular file or a directory (a FIFO, socket or device); "
+                "grep searches files: give a file or a directory"
+            )
         notes: list[str] = []
         if await ctx.executor.which("rg") is not None:
             lines = await _ripgrep(ctx, pattern, path, glob, ignore_case, context)
