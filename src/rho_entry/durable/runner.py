@@ -25,6 +25,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import CallChanged, SessionLocked, SessionNotFound, StoreError
 from rho_domain.ports.durable import DurableSteps, QueuedRun
 from rho_domain.ports.store import SessionStore
+from rho_entry.executor_wiring import working_dir_of
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_endpoint import Endpoint
 from rho_entry.resume_limits import limits_of
@@ -126,11 +127,15 @@ class DurableRunner:
         if self.setup.authority is not None:
             return self.setup.authority
         config = self.agent.config
+        local = config.backend == "local"
         return ResumeAuthority(
             profiles=(self.agent.profile,),
             given={"auto_approve": config.auto_approve},
             endpoint=Endpoint.of(config, os.environ),
             databases=config.databases,
+            # the store is every enqueuer's: a stored working_dir must be in this worker's
+            workspace=working_dir_of(config) if local else None,
+            workspace_hint="start the worker in {path!r} to work there",
             hint="start the worker with --profile {profile}",
             endpoint_hint="start the worker with the session's {flag}",
             system_prompt=config.system_prompt,
