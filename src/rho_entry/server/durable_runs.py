@@ -9,12 +9,13 @@ notice its heartbeat stop and recover its runs, which continue from their record
 
 An approval answered over HTTP, on any of these servers, goes through the queue: the session's
 last run (its trace's last ``run_start`` names the run, whose id is its workflow's; the queue
-must have it as a run of that session: the trace is data) waits for approval, so the answer enqueues its continuation (``RunQueue.answer``), which a worker with
-capacity runs. A waiting run holds no worker slot. "always" is carried by the queue: the
-continuation, and every later continuation of the same run, allows the call's tool without
-asking (a resumed session never takes "always" from its trace). One answer per waiting run
-counts: a second answer of the same run with another decision, at the same moment on
-another server, is a ``Conflict`` naming the answer taken (``RunQueue.answer``).
+must have it as a run of that session: the trace is data) waits for approval, so the answer
+enqueues its continuation (``RunQueue.answer``), which a worker with capacity runs. A waiting
+run holds no worker slot. "always" is carried by the queue: the continuation, and every later
+continuation of the same run, allows the call's tool without asking (a resumed session never
+takes "always" from its trace). One answer per waiting run counts: a second answer of the same
+run with another decision, at the same moment on another server, is a ``Conflict`` naming the
+answer taken (``RunQueue.answer``).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ class DurableRuns:
         # answer shown with this session would continue another's run (a copied directory)
         owner = await self.queue.session_of(run_id)
         if owner != session_id:
-            whose = "a run this queue does not have" if owner is None else f"a run of session {owner}"
+            whose = f"a run of session {owner}" if owner else "a run this queue does not have"
             raise Conflict(
                 f"session {session_id}'s trace names the durable run {run_id}, which is "
                 f"{whose}: an answer continues its own session's run only (the trace was "
