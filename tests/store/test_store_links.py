@@ -227,3 +227,22 @@ async def test_a_session_directory_given_relative_to_the_current_one_works(
     monkeypatch.chdir(directory)
     request_pause(Path())
     assert (directory / "pause").is_file()
+
+
+async def test_a_hard_linked_file_is_refused_before_it_is_truncated(
+    tmp_path: Path, outside: Path
+) -> None:
+    """A session file written whole (``wb``: an MCP call's full output) was opened with
+    ``O_TRUNC`` and its links counted after: the refusal came with the outside file
+    already emptied. Now it is truncated only once it is known to have a single name."""
+    from rho_adapters.mcp.results import capped, output_file
+
+    directory = await _session(tmp_path / "sessions")
+    save = output_file(directory / "mcp-output", "srv", "tool", "c1")
+    save.parent.mkdir()
+    os.link(outside, save)
+    mtime = outside.stat().st_mtime_ns
+    shown, path = capped("x" * 5000, 1000, save)
+    assert path is None
+    assert f"could not be saved: {save}: has 2 hard links" in shown
+    _unchanged(outside, mtime)
