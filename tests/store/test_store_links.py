@@ -246,3 +246,31 @@ async def test_a_hard_linked_file_is_refused_before_it_is_truncated(
     assert path is None
     assert f"could not be saved: {save}: has 2 hard links" in shown
     _unchanged(outside, mtime)
+
+
+async def test_a_session_id_that_is_not_one_name_creates_nothing_outside_the_root(
+    tmp_path: Path,
+) -> None:
+    """``create`` joined the id to the root as it came: ``../x`` or an absolute path made the
+    session directory elsewhere, and an existing directory without a trace was taken over
+    (its ``config.yaml`` deleted and replaced, meta.json and a trace written). An id from
+    data (a queued run's) chose where. Now an id is one name in the root, or nothing is
+    written."""
+    root, victim = tmp_path / "sessions", tmp_path / "project"
+    victim.mkdir()
+    (victim / "config.yaml").write_bytes(SECRET)
+    store = FileSessionStore(root)
+    refused = {}
+    for session_id in ("../project", str(victim), "..", ".", "", "a/b", "a\0b"):
+        record = SessionRecord(id=session_id, created_at=0.0, config=AgentConfig())
+        with pytest.raises(StoreError) as error:
+            await store.create(record)
+        refused[session_id] = str(error.value)
+    assert sorted(p.name for p in victim.iterdir()) == ["config.yaml"]
+    assert (victim / "config.yaml").read_bytes() == SECRET
+    assert not root.exists() or list(root.iterdir()) == []
+    assert refused["../project"] == (
+        f"session id '../project' is not a name in {root}: a session id is one file name "
+        "(not empty, '.' or '..', without '/' or NUL); nothing was created"
+    )
+    assert all("nothing was created" in message for message in refused.values())
