@@ -79,3 +79,38 @@ async def test_a_stored_session_runs_in_the_workers_workspace_never_where_its_co
     )
     assert model.requests == []
     assert trace(tmp_path / "store", "s2") == []
+
+
+async def test_a_queued_session_id_names_one_session_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queued run's session id was resolved as a user's reference is: a unique prefix,
+    ``latest`` or a directory path opened another session (any directory holding a
+    meta.json, for a path), and the queued prompt ran in it. A queue is data: its id names
+    the session exactly, else the run is refused before anything is opened or sent."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    store = FileSessionStore(tmp_path / "store")
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as model:
+        config = AgentConfig(model="fake-model", base_url=model.base_url, profile="readonly")
+        await store.create(SessionRecord(id="abc123def456", created_at=0.0, config=config))
+        await store.release("abc123def456")
+        kept = (tmp_path / "store" / "abc123def456" / "trace.jsonl").read_bytes()
+        runner = DurableRunner(WorkerSetup(store=store, config=config))
+        refusals = []
+        for n, ref in enumerate(("abc", "latest", str(tmp_path / "store" / "abc123def456"))):
+            queued = QueuedRun(run_id=f"r{n}", session_id=ref, prompt="twice: list")
+            with pytest.raises(ConfigError) as refused:
+                await runner(queued, RecordingSteps())
+            refusals.append(str(refused.value))
+        assert model.requests == []
+    assert (tmp_path / "store" / "abc123def456" / "trace.jsonl").read_bytes() == kept
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == ["abc123def456"]
+    assert refusals[0] == (
+        "queued run r0 names session 'abc', which the store resolves to session "
+        "abc123def456: a queued run names its session by its exact id (a prefix, latest or a "
+        "path is a person's shorthand, not the queue's); nothing was run"
+    )
+    assert refusals[2].startswith(f"queued run r2 names session {str(tmp_path)!r}"[:-1])
+    assert "is not a session id" in refusals[2]

@@ -22,8 +22,13 @@ from collections.abc import Mapping
 import attrs
 
 from rho_domain.config import AgentConfig
-from rho_domain.errors import CallChanged, SessionLocked, SessionNotFound, StoreError
-from rho_domain.ports.durable import DurableSteps, QueuedRun
+from rho_domain.errors import (
+    CallChanged,
+    SessionLocked,
+    SessionNotFound,
+    StoreError,
+)
+from rho_domain.ports.durable import DurableSteps, QueuedRun, wrong_session
 from rho_domain.ports.store import SessionStore
 from rho_entry.executor_wiring import working_dir_of
 from rho_entry.facade import Agent, Session
@@ -60,6 +65,8 @@ class DurableRunner:
 
     async def __call__(self, queued: QueuedRun, steps: DurableSteps) -> str:
         """Run ``queued`` to its end (or until it waits for approval)."""
+        if (refused := wrong_session(queued)) is not None:
+            raise refused
         if queued.settings.get("kind") == "bird":  # a question of `eval bird --durable`
             from rho_entry.evals.bird_durable import run_question
 
@@ -113,8 +120,9 @@ class DurableRunner:
         return session
 
     async def _resume(self, queued: QueuedRun, steps: DurableSteps) -> Session:
-        """The stored session, the trace from this run's ``run_start`` on to be retraced."""
-        return await Session.resume(
+        """The stored session, the trace from this run's ``run_start`` on to be retraced:
+        the one the queued id names exactly (a store resolves a unique prefix too)."""
+        session = await Session.resume(
             queued.session_id,
             store=self.setup.store,
             authority=self._authority(),
@@ -122,6 +130,10 @@ class DurableRunner:
             steps=steps,
             interrupt_on_approval=False,
         )
+        if (refused := wrong_session(queued, session.id)) is not None:
+            await session.close()
+            raise refused
+        return session
 
     def _authority(self) -> ResumeAuthority:
         if self.setup.authority is not None:

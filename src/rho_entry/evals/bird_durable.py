@@ -31,7 +31,7 @@ from rho_domain.errors import SessionNotFound
 from rho_domain.evals.accuracy import QuestionResult
 from rho_domain.evals.bird import BirdQuestion
 from rho_domain.events import Event, RunStarted
-from rho_domain.ports.durable import DurableSteps, QueuedRun, RunQueue
+from rho_domain.ports.durable import DurableSteps, QueuedRun, RunQueue, wrong_session
 from rho_domain.ports.store import SessionStore
 from rho_entry.evals.bird_data import BirdDataset, load_bird
 from rho_entry.evals.bird_results import ResultsFile, read_results, result_from_line, result_to_line
@@ -106,12 +106,15 @@ async def _open(
     """The question's session: new, or (a dead worker's) reopened with its trace to replay.
     The agent is the question's, never the stored config's (the worker builds it)."""
     try:
-        _, events = await store.open(queued.session_id)
+        record, events = await store.open(queued.session_id)
     except SessionNotFound:
         return Session(
             agent, store=store, session_id=queued.session_id, steps=steps,
             labels=question_labels(question), interrupt_on_approval=False,
         )  # fmt: skip
+    if (refused := wrong_session(queued, record.id)) is not None:
+        await store.release(record.id)
+        raise refused
     start = next(
         (
             i
