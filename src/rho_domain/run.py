@@ -24,6 +24,17 @@ def new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+def is_plain_id(session_id: str) -> bool:
+    """True for an id as ``new_id`` makes them (and servers and evals): ASCII letters, digits,
+    ``-`` and ``_`` only, and not ``latest``. An id read from data (a trace, a queue) must be
+    one: a store resolves a prefix, ``latest`` or a path to another session."""
+    return (
+        bool(session_id)
+        and session_id != "latest"
+        and all(c.isascii() and (c.isalnum() or c in "-_") for c in session_id)
+    )
+
+
 @attrs.frozen(kw_only=True)
 class RunResult:
     """The outcome of one ``Session.run``.

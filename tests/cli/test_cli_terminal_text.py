@@ -243,3 +243,23 @@ def test_session_lists_and_the_remote_prompt_are_escaped(
         decision = remote_ask({"tool": "bash", "arguments": arguments, "call_id": "c"})
     assert decision == "approve"
     assert 'approve bash {"command": "touch X; \\u202e\\x9b1A ls"}?' in prompt.getvalue()
+
+
+def test_a_warning_line_from_a_log_record_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI's log handler wrote records as they came; a durable worker logs an answer it
+    did not take with the call the trace holds now (whoever rewrote it chose the text)."""
+    import logging
+
+    from rho_entry.cli.log_lines import WarningLine
+
+    record = logging.LogRecord(
+        "rho_entry.durable",
+        logging.WARNING,
+        __file__,
+        1,
+        "not taken: %s",
+        ("rm \x1b[2K\u202e",),
+        None,
+    )
+    WarningLine().emit(record)
+    assert capsys.readouterr().err == "rho-agent: warning: not taken: rm \\x1b[2K\\u202e\n"

@@ -15,13 +15,21 @@ import importlib.util
 import socket
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from durable_support import Rig, worker_rig
 
+from rho_adapters.fakes import RecordingSteps
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_adapters.store import FileSessionStore
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import QueuedRun
 from rho_entry.durable.queueing import open_queue
-from rho_entry.evals.bird_durable import worker_environ
+from rho_entry.evals.bird_durable import run_question
+from rho_entry.evals.bird_workers import worker_environ
 from rho_entry.evals.sample_data import write_sample
 
 if importlib.util.find_spec("dbos") is None:  # found, not imported: dbos costs 0.65 s
@@ -125,3 +133,70 @@ def test_the_eval_gives_its_workers_its_endpoint() -> None:
     assert env["RHO_AGENT_BASE_URL"] == "http://127.0.0.1:9/v1"
     assert env["RHO_AGENT_MAX_TURNS"] == "7"
     assert "RHO_AGENT_PROVIDER" not in env
+
+
+async def test_a_queued_question_does_not_choose_the_workspace_or_the_data_a_worker_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The payload's ``workspace`` (the agent's working directory) and ``data`` (the dataset:
+    the question that is the prompt, the database it reads) were taken as queued: a forged
+    question had a worker's tools read any directory of its host and send it to the model,
+    the tool results kept in the shared store. Now they must be what the eval gave its
+    workers ($RHO_AGENT_BIRD_DATA, $RHO_AGENT_BIRD_WORKSPACE); a worker the eval did not
+    start runs no question. Refused before any model call or session."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    data, workspace = write_sample(tmp_path / "bird"), tmp_path / "ws"
+    secrets_dir = tmp_path / "elsewhere"
+    for directory in (workspace, secrets_dir):
+        directory.mkdir()
+    (secrets_dir / "id_rsa").write_text("key\n")
+    other_data = write_sample(tmp_path / "other")
+    store = FileSessionStore(tmp_path / "store")
+    lists = [tool_reply(call("list", {"path": "."}, "l1")), text_reply("done")]
+    with LoopbackServer(lists) as model:
+        config = AgentConfig(model="fake-model", base_url=model.base_url, profile="readonly")
+        asked = {
+            "kind": "bird", "data": str(data), "split": "dev", "question_id": "0",
+            "timeout": "30", "workspace": str(workspace), "model": "fake-model",
+            "base_url": model.base_url,
+        }  # fmt: skip
+        refusals = []
+        for n, (environ, changes) in enumerate(
+            [
+                (worker_environ(store.root, {}, config, data=data, workspace=workspace), {}),
+                ({}, {}),  # a worker the eval did not start: any worker on the queue
+            ]
+            + [
+                (worker_environ(store.root, {}, config, data=data, workspace=workspace), forged)
+                for forged in ({"workspace": str(secrets_dir)}, {"data": str(other_data)})
+            ]
+        ):
+            for name in ("RHO_AGENT_BIRD_DATA", "RHO_AGENT_BIRD_WORKSPACE"):
+                monkeypatch.delenv(name, raising=False)
+                if name in environ:
+                    monkeypatch.setenv(name, environ[name])
+            queued = QueuedRun(
+                run_id=f"bird-q{n}", session_id=f"q{n}", prompt=None,
+                settings={**asked, **changes},
+            )  # fmt: skip
+            if n == 0:  # the eval's own question runs
+                await run_question(queued, RecordingSteps(), config=config, store=store)
+                assert len(model.requests) == 2
+                continue
+            with pytest.raises(ConfigError) as refused:
+                await run_question(queued, RecordingSteps(), config=config, store=store)
+            refusals.append(str(refused.value))
+            assert not (tmp_path / "store" / f"q{n}").exists()
+        assert len(model.requests) == 2  # none for a refused question
+    assert refusals == [
+        "queued question bird-q1 is a BIRD question of `rho-agent eval bird --durable`, "
+        "whose own workers run them ($RHO_AGENT_BIRD_DATA and $RHO_AGENT_BIRD_WORKSPACE are "
+        "unset here): a queued run does not choose the data or the directory a worker's "
+        "tools read",
+        f"queued question bird-q2 asks for workspace {str(secrets_dir)!r} (this worker's: "
+        f"{str(workspace)!r}); a queued run does not choose the data or the directory a "
+        "worker's tools read: the eval gives its workers both",
+        f"queued question bird-q3 asks for data {str(other_data)!r} (this worker's: "
+        f"{str(data)!r}); a queued run does not choose the data or the directory a "
+        "worker's tools read: the eval gives its workers both",
+    ]

@@ -37,6 +37,7 @@ SCRIPTS = {
     "stale": [bash("echo shown > stale.txt", "d1"), answer("done")],
     "old": [bash("echo shown > old.txt", "d1"), answer("done")],
     "handle": [bash("echo shown > handle.txt", "d1"), answer("done")],
+    "escape": [bash("echo shown > esc.txt", "d1"), answer("done")],
 }
 
 
@@ -145,3 +146,25 @@ def test_a_handle_given_the_digest_it_showed_refuses_a_changed_call(rig: Rig) ->
     assert status == "awaiting_approval"  # nothing was put on the queue
     assert not (rig.work / "handle.txt").exists()
     assert [e for e in trace(rig.store, session_id) if e["kind"] == "approval_resolved"] == []
+
+
+def test_a_rewritten_call_is_shown_escaped_by_the_queue_command(rig: Rig) -> None:
+    """``rho-agent queue`` printed its errors as they came, and the refusal of a changed call
+    quotes the call as the trace holds it now: whoever rewrote the trace wrote what the
+    terminal obeyed (a title, a line erased, text reordered by a bidi override)."""
+    run_id, session_id = _waiting(rig, "escape: make it")
+    digest = _shown("echo shown > esc.txt")
+    planted = "echo pwned > esc.txt \\u001b[2K\\u001b]0;owned\\u0007\\u202e"
+    _rewrite(rig.store, session_id, "echo shown > esc.txt", planted)
+    refused = rho(
+        *("queue", "--durable-db", rig.db, "--store", str(rig.store)),
+        *("approve", run_id, f"d1@{digest}"),
+        cwd=Path.cwd(),
+        home=rig.root / "home",
+    )
+    assert refused.returncode == 1, refused.stdout
+    assert "'d1' changed since it was shown" in refused.stderr
+    assert "echo pwned > esc.txt \\x1b[2K\\x1b]0;owned\\x07\\u202e" in refused.stderr
+    assert "\x1b" not in refused.stderr
+    assert "\u202e" not in refused.stderr
+    assert not (rig.work / "esc.txt").exists()

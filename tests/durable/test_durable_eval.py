@@ -22,7 +22,7 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
 from rho_entry.cli import eval as eval_cli
 from rho_entry.cli import worker as worker_cli
-from rho_entry.evals.bird_durable import worker_command, worker_environ
+from rho_entry.evals.bird_workers import worker_command, worker_environ
 from rho_entry.evals.sample_content import QUESTIONS, SAMPLE_ANSWERS
 from rho_entry.evals.sample_data import write_sample
 

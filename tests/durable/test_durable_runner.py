@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import attrs
 import pytest
 from durable_support import answer, scripted, trace
 
@@ -17,7 +18,9 @@ from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, tool_reply
 from rho_adapters.store import FileSessionStore
 from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
 from rho_domain.ports.durable import QueuedRun
+from rho_domain.ports.store import SessionRecord
 from rho_entry.durable.runner import DurableRunner, WorkerSetup
 
 SCRIPTS = {"twice": [tool_reply(call("list", {"path": "."}, "t1")), answer("done once")]}
@@ -44,3 +47,70 @@ async def test_a_new_sessions_run_executed_twice_at_once_ends_once_and_completes
     events = trace(store, "s1")
     assert [e["run_id"] for e in events if e["kind"] == "run_start"] == ["r1"]
     assert [e["status"] for e in events if e["kind"] == "run_end"] == ["completed"]
+
+
+async def test_a_stored_session_runs_in_the_workers_workspace_never_where_its_config_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker resumes sessions from a store every enqueuer shares, where anyone who can
+    write a session's config.yaml chose its working_dir: ``/`` or a home directory would be
+    where the worker's tools read and write (the CLI, the runtime and a server each held it
+    to their own workspace or roots; the worker did not)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "id_rsa").write_text("key\n")
+    store = FileSessionStore(tmp_path / "store")
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as model:
+        config = AgentConfig(model="fake-model", base_url=model.base_url, profile="readonly")
+        stored = attrs.evolve(config, working_dir=str(elsewhere))
+        await store.create(SessionRecord(id="s2", created_at=0.0, config=stored))
+        await store.release("s2")
+        runner = DurableRunner(WorkerSetup(store=store, config=config))
+        queued = QueuedRun(run_id="r2", session_id="s2", prompt="twice: list")
+        with pytest.raises(ConfigError) as refused:
+            await runner(queued, RecordingSteps())
+    assert str(refused.value) == (
+        f"session s2 was stored with working_dir {str(elsewhere)!r}, outside your workspace "
+        f"{str(tmp_path / 'work')!r}; a session directory does not choose where the tools "
+        f"read and write: start the worker in {str(elsewhere)!r} to work there"
+    )
+    assert model.requests == []
+    assert trace(tmp_path / "store", "s2") == []
+
+
+async def test_a_queued_session_id_names_one_session_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queued run's session id was resolved as a user's reference is: a unique prefix,
+    ``latest`` or a directory path opened another session (any directory holding a
+    meta.json, for a path), and the queued prompt ran in it. A queue is data: its id names
+    the session exactly, else the run is refused before anything is opened or sent."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    store = FileSessionStore(tmp_path / "store")
+    with LoopbackServer([], rules=[scripted(SCRIPTS)]) as model:
+        config = AgentConfig(model="fake-model", base_url=model.base_url, profile="readonly")
+        await store.create(SessionRecord(id="abc123def456", created_at=0.0, config=config))
+        await store.release("abc123def456")
+        kept = (tmp_path / "store" / "abc123def456" / "trace.jsonl").read_bytes()
+        runner = DurableRunner(WorkerSetup(store=store, config=config))
+        refusals = []
+        for n, ref in enumerate(("abc", "latest", str(tmp_path / "store" / "abc123def456"))):
+            queued = QueuedRun(run_id=f"r{n}", session_id=ref, prompt="twice: list")
+            with pytest.raises(ConfigError) as refused:
+                await runner(queued, RecordingSteps())
+            refusals.append(str(refused.value))
+        assert model.requests == []
+    assert (tmp_path / "store" / "abc123def456" / "trace.jsonl").read_bytes() == kept
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == ["abc123def456"]
+    assert refusals[0] == (
+        "queued run r0 names session 'abc', which the store resolves to session "
+        "abc123def456: a queued run names its session by its exact id (a prefix, latest or a "
+        "path is a person's shorthand, not the queue's); nothing was run"
+    )
+    assert refusals[2].startswith(f"queued run r2 names session {str(tmp_path)!r}"[:-1])
+    assert "is not a session id" in refusals[2]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import shutil
 import signal
 import sqlite3
 import sys
@@ -201,6 +202,10 @@ SCRIPTS = {
         tool_reply(call("write", {"path": "two.txt", "content": "2\n"}, call_id="w2")),
         text_reply("Both."),
     ],
+    "write once": [
+        tool_reply(call("write", {"path": "once.txt", "content": "1\n"}, call_id="o1")),
+        text_reply("Wrote."),
+    ],
 }
 
 
@@ -325,3 +330,45 @@ def test_always_answered_on_a_durable_server_allows_the_tool_for_the_rest_of_the
     resolved = [e for e in recorded.events if isinstance(e, ev.ApprovalResolved)]
     assert [(e.call_id, e.approved, e.always) for e in resolved] == [("w1", True, True)]
     assert on_files.sent("write twice") == 3
+
+
+def test_an_answer_goes_to_the_run_of_its_own_session_never_one_its_trace_names(
+    on_files: OnFiles,
+) -> None:
+    """A durable server answers a session's waiting run, which its trace's last run_start
+    names: a trace is data, and a copy of session B's directory under another id (or any
+    trace naming B's run) made an answer given on that session continue B's run, approved
+    on a page that showed another session."""
+    server, home = on_files.server, on_files.home
+    created = http().post(
+        f"{server.url}/api/sessions",
+        json={"prompt": "write once", "profile": "developer"},
+        headers=server.auth,
+    )
+    victim = created.json()["id"]
+    detail = wait_for(
+        lambda: (d := detail_of(server, victim))["liveness"] == "awaiting_approval" and d,
+        "the run to wait for approval",
+    )
+    copy = "c0ffee0000d1"
+    shutil.copytree(home / "sessions" / victim, home / "sessions" / copy)
+    shown = detail_of(server, copy)["pending_approvals"]  # the same call, the same digest
+    assert shown == detail["pending_approvals"]
+    answered = http().post(
+        f"{server.url}/api/sessions/{copy}/approvals/o1",
+        json={"decision": "approve", "digest": shown[0]["digest"]},
+        headers=server.auth,
+    )
+    assert answered.status_code == 409, answered.text
+    (run,) = {e.run_id for e in stored_trace(home, copy) if isinstance(e, ev.RunStarted)}
+    assert answered.json()["error"]["message"] == (
+        f"session {copy}'s trace names the durable run {run}, which is a run of session "
+        f"{victim}: an answer continues its own session's run only (the trace was copied or "
+        "changed); nothing was answered"
+    )
+    assert detail_of(server, victim)["liveness"] == "awaiting_approval"
+    assert not (on_files.work / "once.txt").exists()
+
+
+def stored_trace(home: Path, sid: str) -> tuple[ev.Event, ...]:
+    return parse_trace((home / "sessions" / sid / "trace.jsonl").read_bytes()).events

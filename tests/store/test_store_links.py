@@ -227,3 +227,50 @@ async def test_a_session_directory_given_relative_to_the_current_one_works(
     monkeypatch.chdir(directory)
     request_pause(Path())
     assert (directory / "pause").is_file()
+
+
+async def test_a_hard_linked_file_is_refused_before_it_is_truncated(
+    tmp_path: Path, outside: Path
+) -> None:
+    """A session file written whole (``wb``: an MCP call's full output) was opened with
+    ``O_TRUNC`` and its links counted after: the refusal came with the outside file
+    already emptied. Now it is truncated only once it is known to have a single name."""
+    from rho_adapters.mcp.results import capped, output_file
+
+    directory = await _session(tmp_path / "sessions")
+    save = output_file(directory / "mcp-output", "srv", "tool", "c1")
+    save.parent.mkdir()
+    os.link(outside, save)
+    mtime = outside.stat().st_mtime_ns
+    shown, path = capped("x" * 5000, 1000, save)
+    assert path is None
+    assert f"could not be saved: {save}: has 2 hard links" in shown
+    _unchanged(outside, mtime)
+
+
+async def test_a_session_id_that_is_not_one_name_creates_nothing_outside_the_root(
+    tmp_path: Path,
+) -> None:
+    """``create`` joined the id to the root as it came: ``../x`` or an absolute path made the
+    session directory elsewhere, and an existing directory without a trace was taken over
+    (its ``config.yaml`` deleted and replaced, meta.json and a trace written). An id from
+    data (a queued run's) chose where. Now an id is one name in the root, or nothing is
+    written."""
+    root, victim = tmp_path / "sessions", tmp_path / "project"
+    victim.mkdir()
+    (victim / "config.yaml").write_bytes(SECRET)
+    store = FileSessionStore(root)
+    refused = {}
+    for session_id in ("../project", str(victim), "..", ".", "", "a/b", "a\0b"):
+        record = SessionRecord(id=session_id, created_at=0.0, config=AgentConfig())
+        with pytest.raises(StoreError) as error:
+            await store.create(record)
+        refused[session_id] = str(error.value)
+    assert sorted(p.name for p in victim.iterdir()) == ["config.yaml"]
+    assert (victim / "config.yaml").read_bytes() == SECRET
+    assert not root.exists() or list(root.iterdir()) == []
+    assert refused["../project"] == (
+        f"session id '../project' is not a name in {root}: a session id is one file name "
+        "(not empty, '.' or '..', without '/' or NUL); nothing was created"
+    )
+    assert all("nothing was created" in message for message in refused.values())

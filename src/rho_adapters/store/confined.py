@@ -69,7 +69,11 @@ def directory_fd(directory: Path, levels: int = 1) -> Iterator[int]:
 def open_fd(path: Path, flags: int, mode: int = 0o600, *, levels: int = 1) -> int:
     """``os.open`` of the session file ``path`` (see the module docstring); the caller
     closes the descriptor. ``O_NONBLOCK`` is added so that a FIFO planted under a session
-    file's name cannot block the open; it is refused right after."""
+    file's name cannot block the open; it is refused right after. ``O_TRUNC`` is applied
+    only once the file passed the checks: truncating at the open would empty a hard-linked
+    file outside the directory before its refusal."""
+    truncate = bool(flags & os.O_TRUNC)
+    flags &= ~os.O_TRUNC
     with directory_fd(path.parent, levels) as parent:
         try:
             fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=parent)
@@ -81,8 +85,10 @@ def open_fd(path: Path, flags: int, mode: int = 0o600, *, levels: int = 1) -> in
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _refused(path, "is not a regular file")
-        if flags & _WRITES and info.st_nlink > 1:
+        if (flags & _WRITES or truncate) and info.st_nlink > 1:
             raise _refused(path, f"has {info.st_nlink} hard links")
+        if truncate:
+            os.ftruncate(fd, 0)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)

@@ -29,6 +29,7 @@ from rho_adapters.store.confined import open_file, read_bytes
 from rho_adapters.store.layout import (
     HEARTBEAT_SECONDS,
     SessionPaths,
+    named_in,
     read_meta,
     resolve,
     write_atomic,
@@ -172,7 +173,7 @@ class FileSessionStore(SessionStore, SignalingStore):
         await asyncio.to_thread(self._create, record)
 
     def _create(self, record: SessionRecord) -> None:
-        paths = SessionPaths(self.root / record.id)
+        paths = SessionPaths(named_in(self.root, record.id))
         config = self._config_text(config_to_dict(record.config))  # refused: nothing written
         with _store_errors(f"cannot create session {record.id} in {self.root}"):
             self.root.mkdir(parents=True, exist_ok=True)

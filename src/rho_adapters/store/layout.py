@@ -131,6 +131,20 @@ def read_meta(paths: SessionPaths) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def named_in(root: Path, session_id: str) -> Path:
+    """The directory of a new session ``session_id`` in ``root``. Raises ``StoreError`` unless
+    the id is one file name (not empty, ``.`` or ``..``, without a separator or NUL): joined to
+    the root as it came, ``../x`` or an absolute path would name a directory elsewhere."""
+    if session_id in ("", ".", "..") or any(
+        c in session_id for c in (os.sep, os.altsep or os.sep, "\0")
+    ):
+        raise StoreError(
+            f"session id {session_id!r} is not a name in {root}: a session id is one file name "
+            "(not empty, '.' or '..', without '/' or NUL); nothing was created"
+        )
+    return root / session_id
+
+
 def session_dirs(root: Path) -> Iterator[SessionPaths]:
     """Every session directory under ``root`` (those with a trace or a meta file)."""
     if not root.is_dir():

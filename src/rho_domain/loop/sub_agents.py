@@ -25,7 +25,7 @@ from rho_domain.messages import AssistantMessage, ToolResultMessage, Usage
 from rho_domain.not_run import REJECTED_PREFIX
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import RunResult, RunStatus
+from rho_domain.run import RunResult, RunStatus, is_plain_id
 from rho_domain.state import State
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class SubAgents:
             store = self._parent.store
             if store is None:
                 raise SessionStateError(f"sub-agent {answer.session_id} is not in this process")
-            if not _is_plain_id(answer.session_id):
+            if not is_plain_id(answer.session_id):
                 # the id comes from the trace, which is data: a store may read a path or a
                 # ``latest`` there, and the child must be a session of this store, by its id
                 raise SessionStateError(
@@ -292,13 +292,4 @@ def answered_elsewhere(child_id: str, state: State, call_id: str) -> ChildOutcom
         usage=Usage(),
         pending=waiting,
         rejected=rejected,
-    )
-
-
-def _is_plain_id(session_id: str) -> bool:
-    """True for an id as ``run.new_id`` makes them: letters, digits, ``-`` and ``_`` only."""
-    return (
-        bool(session_id)
-        and session_id != "latest"
-        and all(c.isascii() and (c.isalnum() or c in "-_") for c in session_id)
     )

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import attrs
+
+if TYPE_CHECKING:
+    from rho_domain.errors import ConfigError
 
 T = TypeVar("T")
 
@@ -102,3 +105,24 @@ class InlineSteps(DurableSteps):
     async def once(self, name: str, run: Callable[[], Awaitable[T]]) -> T:
         """``run()``, every time."""
         return await run()
+
+
+def wrong_session(queued: QueuedRun, resolved: str | None = None) -> ConfigError | None:
+    """The refusal of a queued run whose session id does not name one session exactly: not
+    an id as ``run.new_id`` makes them (a store resolves ``latest`` or a path), or resolved by
+    the store to another session (``resolved``: the id it opened, from a unique prefix); None
+    when it does. A queue is data: its id is never a person's shorthand."""
+    from rho_domain.errors import ConfigError
+    from rho_domain.run import is_plain_id
+
+    named = f"queued run {queued.run_id} names session {queued.session_id!r}, which"
+    if not is_plain_id(queued.session_id):
+        why = f"{named} is not a session id"
+    elif resolved is not None and resolved != queued.session_id:
+        why = f"{named} the store resolves to session {resolved}"
+    else:
+        return None
+    return ConfigError(
+        f"{why}: a queued run names its session by its exact id (a prefix, latest or a path "
+        "is a person's shorthand, not the queue's); nothing was run"
+    )

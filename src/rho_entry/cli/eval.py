@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
+from rho_entry.cli.terminal_text import visible
 from rho_entry.usage import UsageParser, seconds
 
 
@@ -94,7 +95,7 @@ def main(argv: Sequence[str]) -> int:
             return exit_codes.OK
         return _bird(args)
     except RhoError as exc:
-        sys.stderr.write(f"rho-agent eval: {exc}\n")
+        sys.stderr.write(f"rho-agent eval: {visible(str(exc))}\n")
         return exit_codes.USAGE
 
 

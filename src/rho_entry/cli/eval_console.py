@@ -11,6 +11,7 @@ import attrs
 
 from rho_domain.evals.accuracy import QuestionResult, format_summary, summarize
 from rho_entry.cli import exit_codes
+from rho_entry.cli.terminal_text import visible
 
 
 async def run_from_cli(args: argparse.Namespace) -> int:
@@ -36,7 +37,7 @@ async def run_from_cli(args: argparse.Namespace) -> int:
     check_endpoint(settings, env)
     dataset = load_bird(Path(args.data), split=args.split)
     for problem in dataset.problems:
-        sys.stderr.write(f"rho-agent eval: skipped {problem}\n")
+        sys.stderr.write(f"rho-agent eval: skipped {visible(str(problem))}\n")
     out = Path(args.out or f"bird-{args.split}-results.jsonl")
     counter = _Progress()
     config = attrs.evolve(settings.config, auto_approve=False)
@@ -66,7 +67,7 @@ async def run_from_cli(args: argparse.Namespace) -> int:
     if run.skipped:
         sys.stderr.write(f"{run.skipped} question(s) were already graded in {out}\n")
     for question_id, why in run.not_graded:
-        sys.stderr.write(f"question {question_id} not graded (endpoint failed: {why})\n")
+        sys.stderr.write(f"question {question_id} not graded (endpoint failed: {visible(why)})\n")
     sys.stdout.write(format_summary(summarize(run.results)) + "\n")
     sys.stderr.write(f"results: {out}\n")
     return exit_codes.MODEL if run.not_graded else exit_codes.OK

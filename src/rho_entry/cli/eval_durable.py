@@ -38,7 +38,8 @@ async def run_durable(
     from rho_entry.config.settings import environment
     from rho_entry.config.stores import store_setting
     from rho_entry.durable.queueing import open_queue
-    from rho_entry.evals.bird_durable import run_bird_durable, worker_command, worker_environ
+    from rho_entry.evals.bird_durable import run_bird_durable
+    from rho_entry.evals.bird_workers import worker_command, worker_environ
 
     database = args.durable_db or str(out.parent / f"{out.name}.durable.sqlite")
     # the workers' store: --store, $RHO_AGENT_STORE, else the CLI's sessions directory
@@ -54,7 +55,9 @@ async def run_durable(
                 worker_command(database, QUEUE, dead_after=args.dead_after),
                 stdout=sink,
                 stderr=subprocess.STDOUT,
-                env=worker_environ(store, os.environ, config),
+                env=worker_environ(
+                    store, os.environ, config, data=dataset.root, workspace=workspace
+                ),
             )
         sys.stderr.write(f"rho-agent eval: worker {worker.pid} started\n")
         sys.stderr.flush()

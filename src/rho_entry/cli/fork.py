@@ -85,7 +85,7 @@ def main(argv: Sequence[str]) -> int:
             return 0
         forked = asyncio.run(_closing(args.store, lambda c: _fork(c, args.id, args.at)))
     except RhoError as exc:
-        print(f"rho-agent fork: {exc}", file=sys.stderr)
+        print(f"rho-agent fork: {visible(str(exc))}", file=sys.stderr)
         return 1
     if args.task is None:
         print(f"forked: {forked} (turns 1-{args.at} of {args.id})")

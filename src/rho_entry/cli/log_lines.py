@@ -16,7 +16,10 @@ class WarningLine(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         """Write ``record``'s message as one warning line."""
-        sys.stderr.write(f"rho-agent: warning: {record.getMessage()}\n")
+        from rho_entry.cli.terminal_text import visible  # rare: not at every start
+
+        # a record may quote a trace or a model (a refused answer shows the call held)
+        sys.stderr.write(f"rho-agent: warning: {visible(record.getMessage())}\n")
 
 
 def install() -> WarningLine:

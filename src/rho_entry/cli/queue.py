@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
     try:
         return asyncio.run(_command(args))
     except (RhoError, TimeoutError) as exc:
-        sys.stderr.write(f"rho-agent queue: {exc}\n")
+        sys.stderr.write(f"rho-agent queue: {visible(str(exc))}\n")  # quotes traces
         return exit_codes.USAGE
 
 
@@ -93,9 +93,9 @@ async def _command(args: argparse.Namespace) -> int:
             run = await enqueue_prompt(queue, args.prompt, session_id=args.session)
             print(f"{run.run_id} {run.session_id}")
         elif args.command == "status":
-            print(await queue.status(args.run) or "unknown")
+            print(visible(await queue.status(args.run) or "unknown"))  # the queue is data
         elif args.command == "wait":
-            print(await queue.wait(args.run, args.timeout))
+            print(visible(await queue.wait(args.run, args.timeout)))
         else:
             print(await _answer(queue, args))
     finally:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from rho_domain.errors import RhoError
 from rho_entry.cli import exit_codes
+from rho_entry.cli.terminal_text import visible
 from rho_entry.usage import UsageParser, at_least_one, seconds
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def main(argv: list[str]) -> int:
     try:
         return asyncio.run(_serve(args))
     except RhoError as exc:
-        sys.stderr.write(f"rho-agent worker: {exc}\n")
+        sys.stderr.write(f"rho-agent worker: {visible(str(exc))}\n")
         return exit_codes.USAGE
     except KeyboardInterrupt:
         # Ctrl+C before the worker listens for it (during its start): the start stopped

@@ -22,9 +22,15 @@ from collections.abc import Mapping
 import attrs
 
 from rho_domain.config import AgentConfig
-from rho_domain.errors import CallChanged, SessionLocked, SessionNotFound, StoreError
-from rho_domain.ports.durable import DurableSteps, QueuedRun
+from rho_domain.errors import (
+    CallChanged,
+    SessionLocked,
+    SessionNotFound,
+    StoreError,
+)
+from rho_domain.ports.durable import DurableSteps, QueuedRun, wrong_session
 from rho_domain.ports.store import SessionStore
+from rho_entry.executor_wiring import working_dir_of
 from rho_entry.facade import Agent, Session
 from rho_entry.resume_endpoint import Endpoint
 from rho_entry.resume_limits import limits_of
@@ -59,6 +65,8 @@ class DurableRunner:
 
     async def __call__(self, queued: QueuedRun, steps: DurableSteps) -> str:
         """Run ``queued`` to its end (or until it waits for approval)."""
+        if (refused := wrong_session(queued)) is not None:
+            raise refused
         if queued.settings.get("kind") == "bird":  # a question of `eval bird --durable`
             from rho_entry.evals.bird_durable import run_question
 
@@ -112,8 +120,9 @@ class DurableRunner:
         return session
 
     async def _resume(self, queued: QueuedRun, steps: DurableSteps) -> Session:
-        """The stored session, the trace from this run's ``run_start`` on to be retraced."""
-        return await Session.resume(
+        """The stored session, the trace from this run's ``run_start`` on to be retraced:
+        the one the queued id names exactly (a store resolves a unique prefix too)."""
+        session = await Session.resume(
             queued.session_id,
             store=self.setup.store,
             authority=self._authority(),
@@ -121,16 +130,24 @@ class DurableRunner:
             steps=steps,
             interrupt_on_approval=False,
         )
+        if (refused := wrong_session(queued, session.id)) is not None:
+            await session.close()
+            raise refused
+        return session
 
     def _authority(self) -> ResumeAuthority:
         if self.setup.authority is not None:
             return self.setup.authority
         config = self.agent.config
+        local = config.backend == "local"
         return ResumeAuthority(
             profiles=(self.agent.profile,),
             given={"auto_approve": config.auto_approve},
             endpoint=Endpoint.of(config, os.environ),
             databases=config.databases,
+            # the store is every enqueuer's: a stored working_dir must be in this worker's
+            workspace=working_dir_of(config) if local else None,
+            workspace_hint="start the worker in {path!r} to work there",
             hint="start the worker with --profile {profile}",
             endpoint_hint="start the worker with the session's {flag}",
             system_prompt=config.system_prompt,

@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,20 +27,20 @@ import attrs
 
 from rho_adapters.clock import SystemClock
 from rho_domain.config import AgentConfig
-from rho_domain.errors import ConfigError, SessionNotFound
+from rho_domain.errors import SessionNotFound
 from rho_domain.evals.accuracy import QuestionResult
 from rho_domain.evals.bird import BirdQuestion
 from rho_domain.events import Event, RunStarted
-from rho_domain.ports.durable import DurableSteps, QueuedRun, RunQueue
+from rho_domain.ports.durable import DurableSteps, QueuedRun, RunQueue, wrong_session
 from rho_domain.ports.store import SessionStore
 from rho_entry.evals.bird_data import BirdDataset, load_bird
 from rho_entry.evals.bird_results import ResultsFile, read_results, result_from_line, result_to_line
 from rho_entry.evals.bird_run import BirdRun, Grader, prompt, question_labels
+from rho_entry.evals.bird_workers import ENDPOINT, check_endpoint, check_paths
 from rho_entry.facade import Session
 from rho_entry.seed_api.state import State as DocumentState
 
 KIND = "bird"
-_ENDPOINT = ("model", "base_url", "provider", "api_key_env", "reasoning_effort", "max_turns")
 
 
 def question_run(
@@ -58,7 +57,7 @@ def question_run(
         "question_id": str(question.question_id),
         "timeout": str(timeout),
         "workspace": str(workspace),
-        **{f: str(getattr(config, f)) for f in _ENDPOINT if getattr(config, f) is not None},
+        **{f: str(getattr(config, f)) for f in ENDPOINT if getattr(config, f) is not None},
     }
     return QueuedRun(run_id=f"bird-{digest[:16]}", session_id=digest[:12], prompt=None,
                      settings=settings)  # fmt: skip
@@ -69,7 +68,8 @@ async def run_question(
 ) -> str:
     """A worker's run of one question: the results line and why it is not graded, as JSON."""
     settings = queued.settings
-    _check_endpoint(queued, config)
+    check_endpoint(queued, config)
+    check_paths(queued, os.environ)
     dataset = load_bird(Path(settings["data"]), split=settings["split"])
     question = next(q for q in dataset.questions if str(q.question_id) == settings["question_id"])
     clock = SystemClock()
@@ -99,30 +99,6 @@ async def run_question(
     return await steps.once("grade", grade)
 
 
-def _check_endpoint(queued: QueuedRun, config: AgentConfig) -> None:
-    """A question runs on this worker's own endpoint: the queue is data, and whoever can
-    write it must not choose where the worker's model calls go (with the question and its
-    database's rows) nor which of its environment variables is sent as the API key. The
-    payload's endpoint (what ``eval bird`` ran with, given to its workers in their
-    environment: ``worker_environ``) must be the worker's; ``ConfigError`` otherwise."""
-    differs = [
-        f"{field} {queued.settings[field]!r} (this worker's: {getattr(config, field)!r})"
-        for field in _ENDPOINT
-        if field in queued.settings and queued.settings[field] != str(getattr(config, field))
-    ]
-    if differs:
-        from rho_domain.url_logins import hide_url_logins
-
-        raise ConfigError(
-            hide_url_logins(
-                f"queued question {queued.run_id} asks for {'; '.join(differs)}; a queued run "
-                "does not choose where this worker's model calls go: start the worker with "
-                "that endpoint (RHO_AGENT_MODEL, RHO_AGENT_BASE_URL, RHO_AGENT_PROVIDER, "
-                "RHO_AGENT_API_KEY_ENV, RHO_AGENT_REASONING_EFFORT, RHO_AGENT_MAX_TURNS)"
-            )
-        )
-
-
 async def _open(
     queued: QueuedRun, steps: DurableSteps, agent: Any, store: SessionStore,
     question: BirdQuestion,
@@ -130,12 +106,15 @@ async def _open(
     """The question's session: new, or (a dead worker's) reopened with its trace to replay.
     The agent is the question's, never the stored config's (the worker builds it)."""
     try:
-        _, events = await store.open(queued.session_id)
+        record, events = await store.open(queued.session_id)
     except SessionNotFound:
         return Session(
             agent, store=store, session_id=queued.session_id, steps=steps,
             labels=question_labels(question), interrupt_on_approval=False,
         )  # fmt: skip
+    if (refused := wrong_session(queued, record.id)) is not None:
+        await store.release(record.id)
+        raise refused
     start = next(
         (
             i
@@ -238,37 +217,3 @@ def _outcome(status: str) -> tuple[str, str | None] | None:
     except ValueError:
         return None
     return str(graded["line"]), graded.get("failure")
-
-
-def worker_command(database: str, queue: str, *, dead_after: float = 5.0) -> list[str]:
-    """The command line of one eval worker: one question at a time, the queue polled ten
-    times a second, a worker silent for ``dead_after`` seconds taken for dead (``eval bird
-    --dead-after``). Each beats every quarter of that, at most every second, as ``serve
-    --durable`` does: a beat late by less than three quarters of the window is not a death.
-    The store is not on it (``worker_environ``)."""
-    heartbeat = min(1.0, dead_after / 4)
-    return [
-        sys.executable, "-m", "rho_entry", "worker", "--durable-db", database,
-        "--queue", queue, "--concurrency", "1", "--poll", "0.1",
-        "--heartbeat", repr(heartbeat), "--dead-after", repr(dead_after),
-    ]  # fmt: skip
-
-
-def worker_environ(
-    store: str | Path, environ: Mapping[str, str], config: AgentConfig | None = None
-) -> dict[str, str]:
-    """The environment of one eval worker: ``environ`` with the store in ``RHO_AGENT_STORE``,
-    where the worker looks when no --store is given, and the eval's endpoint (``config``'s
-    model, base URL, provider, key variable, reasoning effort and turn limit) in the
-    variables the worker reads them from: a worker runs a question on its own endpoint only
-    (``run_question``). Not on the command line: a command line is anyone's to read (ps,
-    /proc/PID/cmdline), and a store or base URL may hold a password (one taken from
-    $RHO_AGENT_STORE was on no command line before)."""
-    from rho_entry.config.settings import ENV_VARS
-
-    endpoint = {} if config is None else {
-        ENV_VARS[field][0]: str(getattr(config, field))
-        for field in _ENDPOINT
-        if getattr(config, field) is not None
-    }  # fmt: skip
-    return {**environ, **endpoint, "RHO_AGENT_STORE": str(store)}

@@ -8,13 +8,14 @@ notice its heartbeat stop and recover its runs, which continue from their record
 (docs/durable.md); no one has to ``--resume`` them.
 
 An approval answered over HTTP, on any of these servers, goes through the queue: the session's
-last run (its trace's last ``run_start`` names the run, whose id is its workflow's) waits for
-approval, so the answer enqueues its continuation (``RunQueue.answer``), which a worker with
-capacity runs. A waiting run holds no worker slot. "always" is carried by the queue: the
-continuation, and every later continuation of the same run, allows the call's tool without
-asking (a resumed session never takes "always" from its trace). One answer per waiting run
-counts: a second answer of the same run with another decision, at the same moment on
-another server, is a ``Conflict`` naming the answer taken (``RunQueue.answer``).
+last run (its trace's last ``run_start`` names the run, whose id is its workflow's; the queue
+must have it as a run of that session: the trace is data) waits for approval, so the answer
+enqueues its continuation (``RunQueue.answer``), which a worker with capacity runs. A waiting
+run holds no worker slot. "always" is carried by the queue: the continuation, and every later
+continuation of the same run, allows the call's tool without asking (a resumed session never
+takes "always" from its trace). One answer per waiting run counts: a second answer of the same
+run with another decision, at the same moment on another server, is a ``Conflict`` naming the
+answer taken (``RunQueue.answer``).
 """
 
 from __future__ import annotations
@@ -130,6 +131,16 @@ class DurableRuns:
         run_id = last_run(events)
         if run_id is None:
             raise Conflict(f"session {session_id} has no durable run to continue")
+        # the trace is data: the run it names must be this session's on the queue, else an
+        # answer shown with this session would continue another's run (a copied directory)
+        owner = await self.queue.session_of(run_id)
+        if owner != session_id:
+            whose = f"a run of session {owner}" if owner else "a run this queue does not have"
+            raise Conflict(
+                f"session {session_id}'s trace names the durable run {run_id}, which is "
+                f"{whose}: an answer continues its own session's run only (the trace was "
+                "copied or changed); nothing was answered"
+            )
         tools = {c.id: c.name for c in State.from_events(events).pending_calls}
         always = (tools[call_id],) if decision == "always" and call_id in tools else ()
         try:
