@@ -38,9 +38,10 @@ import attrs
 
 from rho_adapters.model._errors import error_from_response, explain
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.anthropic_read import Assembler
 from rho_adapters.model.anthropic_request import FINAL_TOOL, messages_body
-from rho_adapters.model.bodies import KeepAliveWatch, body_chunks, error_body
+from rho_adapters.model.bodies import body_chunks, error_body
 from rho_adapters.model.chunks import loads
 from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_request import RequestDefaults, effective
@@ -80,13 +81,18 @@ class AnthropicModel(ChatModel):
         self.defaults = defaults or RequestDefaults()
         self.retry = endpoint.retry
         self.timeouts = endpoint.timeouts
+        self.limits = endpoint.limits
         if clock is None:
             from rho_adapters.clock import SystemClock
 
             clock = SystemClock()
         self.clock = clock
         self._rng = rng or jitter_rng()
-        headers = {"anthropic-version": "2023-06-01", "accept": "text/event-stream"}
+        headers = {
+            "anthropic-version": "2023-06-01",
+            "accept": "text/event-stream",
+            "accept-encoding": "gzip, deflate",  # what is read a bounded piece at a time
+        }
         if endpoint.api_key:
             headers["x-api-key"] = endpoint.api_key
         headers.update(endpoint.headers)
@@ -131,6 +137,7 @@ class AnthropicModel(ChatModel):
         assembler = Assembler(
             final_tool=FINAL_TOOL if schema is not None else "",
             wrapped=schema is not None and schema.get("type") != "object",
+            max_calls=self.limits.max_tool_calls,
         )
         try:
             async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
@@ -142,13 +149,13 @@ class AnthropicModel(ChatModel):
                         retry_after=server_delay(response.headers, self.clock.now()),
                     )
                 decoder = SSEDecoder()
-                watch = KeepAliveWatch(timeout.read)
+                watch = AnswerWatch(timeout.read, limits=self.limits, url=self.url)
                 async for raw in body_chunks(response):
                     sses = decoder.feed(raw)
                     if any(sse.event != "ping" for sse in sses):
-                        watch.heard()
+                        watch.heard(len(raw))
                     else:  # pings, comments or part of an event, for too long: ModelTimeout
-                        watch.quiet()
+                        watch.quiet(len(raw))
                     for sse in sses:
                         for event in assembler.feed(sse.event, _json(sse.data)):
                             yield event

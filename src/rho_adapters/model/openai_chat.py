@@ -117,13 +117,18 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         self.stream_mode = stream
         self.retry = endpoint.retry
         self.timeouts = endpoint.timeouts
+        self.limits = endpoint.limits
         if clock is None:
             from rho_adapters.clock import SystemClock
 
             clock = SystemClock()
         self.clock = clock
         self._rng = rng or jitter_rng()
-        all_headers = {"accept": "text/event-stream, application/json"}
+        # only the encodings read a bounded piece at a time (``bodies.body_chunks``)
+        all_headers = {
+            "accept": "text/event-stream, application/json",
+            "accept-encoding": "gzip, deflate",
+        }
         if api_key := endpoint.api_key:
             if self.provider.auth_header == "authorization":
                 all_headers["authorization"] = f"Bearer {api_key}"
@@ -327,18 +332,25 @@ class OpenAIChatModel(ChatModel, ContextMeter):
     ) -> AsyncGenerator[StreamEvent, None]:
         body = build_body(request, self.provider, stream=streaming)
         timeout = self.timeouts.for_tier(request.service_tier)
-        assembler = ChunkAssembler()
+        assembler = ChunkAssembler(max_calls=self.limits.max_tool_calls)
         try:
             async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
                 if response.status_code >= 400:
                     await self._raise_status(response, timeout.read)
                 if streaming:
                     async for event in read_stream(
-                        response, assembler, self.url, idle=timeout.read
+                        response, assembler, self.url, idle=timeout.read, limits=self.limits
                     ):
                         yield event
                 else:
-                    whole = read_whole(response, assembler, self.url, self.model, idle=timeout.read)
+                    whole = read_whole(
+                        response,
+                        assembler,
+                        self.url,
+                        self.model,
+                        idle=timeout.read,
+                        limits=self.limits,
+                    )
                     for event in await whole:
                         yield event
         except ModelError as exc:

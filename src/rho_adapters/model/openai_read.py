@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from rho_adapters.model.bodies import KeepAliveWatch, body_chunks, whole_body
+from rho_adapters.model.answer_limits import AnswerLimits, AnswerWatch
+from rho_adapters.model.bodies import body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
@@ -40,14 +41,20 @@ class EmptyStream(TruncatedStream):
 
 
 async def read_stream(
-    response: httpx.Response, assembler: ChunkAssembler, url: str, *, idle: float | None = None
+    response: httpx.Response,
+    assembler: ChunkAssembler,
+    url: str,
+    *,
+    idle: float | None = None,
+    limits: AnswerLimits | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """The events of a streamed response from ``url`` (see the module docstring). The text of
     consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. No
     completed event (keep-alive comments, part of one) for ``idle`` seconds is a
-    ``ModelTimeout`` (``KeepAliveWatch``)."""
+    ``ModelTimeout``; a body past ``limits`` (bytes, seconds) is ``AnswerTooLong``
+    (``AnswerWatch``)."""
     decoder = SSEDecoder()
-    watch = KeepAliveWatch(idle)
+    watch = AnswerWatch(idle, limits=limits, url=url)
     body = body_chunks(response)
     async for raw in body:
         events: list[StreamEvent] = []
@@ -82,7 +89,7 @@ def _read_chunk(
     assembler: ChunkAssembler,
     url: str,
     out: list[StreamEvent],
-    watch: KeepAliveWatch,
+    watch: AnswerWatch,
 ) -> bool:
     """Append to ``out`` the events of one network chunk of the body; True at ``[DONE]``.
     Tells ``watch`` whether the chunk completed an event."""
@@ -90,15 +97,15 @@ def _read_chunk(
     if datas is None:
         sses = decoder.feed(raw)
         if sses:  # part of an event is no progress: it may never end
-            watch.heard()
+            watch.heard(len(raw))
         else:
-            watch.quiet()
+            watch.quiet(len(raw))
         for sse in sses:
             if sse.data.startswith("[DONE]"):
                 return True
             out.extend(_events_of(sse, assembler, url))
         return False
-    watch.heard()
+    watch.heard(len(raw))
     # Whole unnamed events (nearly every chunk of a stream, one delta each or several): a
     # delta's JSON chunk goes straight to the assembler, without the SSE event value and the
     # checks of ``_events_of`` that cannot apply to it.
@@ -144,10 +151,11 @@ async def read_whole(
     model: str,
     *,
     idle: float | None = None,
+    limits: AnswerLimits | None = None,
 ) -> list[StreamEvent]:
     """The events of a non-streamed response from ``url`` for ``model`` (whitespace alone for
-    ``idle`` seconds: ``ModelTimeout``, ``whole_body``)."""
-    raw = await whole_body(response, idle=idle)
+    ``idle`` seconds: ``ModelTimeout``; past ``limits``: ``AnswerTooLong``; ``whole_body``)."""
+    raw = await whole_body(response, idle=idle, limits=limits, url=url)
     if not raw.strip():
         raise EmptyStream(
             f"the model server at {url} answered 200 with an empty body "
