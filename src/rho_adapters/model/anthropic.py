@@ -36,16 +36,17 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.model._errors import error_from_response, explain
+from rho_adapters.model._errors import explain
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.anthropic_read import Assembler
 from rho_adapters.model.anthropic_request import FINAL_TOOL, messages_body
-from rho_adapters.model.bodies import body_chunks, error_body
+from rho_adapters.model.bodies import body_chunks
 from rho_adapters.model.chunks import loads
 from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_request import RequestDefaults, effective
-from rho_adapters.model.retry import jitter_rng, server_delay
+from rho_adapters.model.refusals import not_an_answer
+from rho_adapters.model.retry import jitter_rng
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
 from rho_domain.model import ModelRequest, StreamEvent
@@ -141,13 +142,11 @@ class AnthropicModel(ChatModel):
         )
         try:
             async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
-                if response.status_code >= 400:
-                    text = await error_body(response, idle=timeout.read)
-                    raise error_from_response(
-                        response.status_code,
-                        text,
-                        retry_after=server_delay(response.headers, self.clock.now()),
-                    )
+                refused = await not_an_answer(
+                    response, self.url, idle=timeout.read, now=self.clock.now()
+                )
+                if refused is not None:
+                    raise refused
                 decoder = SSEDecoder()
                 watch = AnswerWatch(timeout.read, limits=self.limits, url=self.url)
                 async for raw in body_chunks(response):

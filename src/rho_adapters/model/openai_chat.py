@@ -27,11 +27,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
-import httpx
 
-from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
+from rho_adapters.model._errors import explain, map_httpx_errors
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
-from rho_adapters.model.bodies import error_body
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.endpoint import Http, ModelEndpoint
@@ -44,7 +42,8 @@ from rho_adapters.model.openai_request import (
     tool_choice_of,
 )
 from rho_adapters.model.providers import PROVIDERS, Provider, for_model, resolve_provider
-from rho_adapters.model.retry import jitter_rng, server_delay
+from rho_adapters.model.refusals import not_an_answer
+from rho_adapters.model.retry import jitter_rng
 from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
 from rho_domain.errors import (
     BadRequest,
@@ -335,8 +334,11 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         assembler = ChunkAssembler(max_calls=self.limits.max_tool_calls)
         try:
             async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
-                if response.status_code >= 400:
-                    await self._raise_status(response, timeout.read)
+                refused = await not_an_answer(
+                    response, self.url, idle=timeout.read, now=self.clock.now()
+                )
+                if refused is not None:
+                    raise refused
                 if streaming:
                     async for event in read_stream(
                         response, assembler, self.url, idle=timeout.read, limits=self.limits
@@ -368,14 +370,6 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         yield UsageReport(usage)
         reason = assembler.finish_reason or "stop"
         yield StreamFinished("length" if assembler.arguments_cut else reason)
-
-    async def _raise_status(self, response: httpx.Response, idle: float | None) -> None:
-        body = await error_body(response, idle=idle)
-        raise error_from_response(
-            response.status_code,
-            body,
-            retry_after=server_delay(response.headers, self.clock.now()),
-        )
 
 
 def _with_model(request: ModelRequest, model: str) -> ModelRequest:

@@ -1,0 +1,77 @@
+"""Responses that are not a model's answer, told by their head: a redirect (3xx) and an HTML
+page with status 200 (a proxy's login or error page), for both clients.
+
+Before: both were read as an answer. Chat Completions resent the request without streaming,
+then failed on "a chunk that is not JSON" (the page quoted as if the model had sent it);
+Anthropic said "the stream ended without message_stop". The redirect was never followed (the
+key stays home) and is not now: the error names where it pointed and what to set.
+"""
+
+from __future__ import annotations
+
+import random
+
+import httpx
+import pytest
+from _model_support import request
+
+from rho_adapters.fakes.clock import FakeClock
+from rho_adapters.model import AnthropicModel, ClientPool, ModelEndpoint, OpenAIChatModel
+from rho_adapters.model.retry import RetryPolicy
+from rho_domain.errors import BadRequest, ModelError, ModelProtocolError
+
+KEY = "sk-secret-0123456789abcdef"
+
+
+async def _refused(response: httpx.Response) -> list[tuple[ModelError, list[str]]]:
+    """What each client raises for ``response``, with the URLs it requested."""
+    out = []
+    for cls in (OpenAIChatModel, AnthropicModel):
+        urls: list[str] = []
+
+        def handler(sent: httpx.Request, urls: list[str] = urls) -> httpx.Response:
+            urls.append(str(sent.url))
+            return response
+
+        model = cls(
+            model="m",
+            endpoint=ModelEndpoint(
+                base_url="http://fake.test/v1", api_key=KEY, retry=RetryPolicy(max_retries=2)
+            ),
+            http=ClientPool(transport=httpx.MockTransport(handler)),
+            clock=FakeClock(),
+            rng=random.Random(1),
+        )
+        with pytest.raises(ModelError) as caught:
+            [event async for event in model.stream(request())]
+        out.append((caught.value, urls))
+    return out
+
+
+@pytest.mark.parametrize("status", [301, 307, 308])
+async def test_a_redirect_is_an_error_naming_where_it_points(status: int) -> None:
+    moved = httpx.Response(
+        status,
+        headers={"location": "http://elsewhere.test/v1/chat/completions"},
+        content=b"<html>Moved</html>",
+    )
+    for error, urls in await _refused(moved):
+        assert isinstance(error, BadRequest)
+        assert error.status == status
+        assert "redirects to 'http://elsewhere.test/v1/chat/completions'" in str(error)
+        assert "set the base URL" in str(error)
+        assert len(urls) == 1  # neither followed nor retried
+        assert all("fake.test" in url for url in urls)
+
+
+async def test_an_html_page_with_status_200_is_no_answer() -> None:
+    page = httpx.Response(
+        200,
+        headers={"content-type": "text/html; charset=utf-8"},
+        content=b"<html><body>Please log in</body></html>",
+    )
+    for error, urls in await _refused(page):
+        assert type(error) is ModelProtocolError
+        assert "answered 200 with an HTML page" in str(error)
+        assert "Please log in" in str(error)
+        assert len(urls) == 1  # no resend without streaming
