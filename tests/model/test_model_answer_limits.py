@@ -18,6 +18,7 @@ import random
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -25,13 +26,18 @@ from _model_support import DONE, chunk, collect, request, text_of
 from test_model_anthropic import START, ev
 
 from rho_adapters.fakes.clock import FakeClock
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import raw_reply
 from rho_adapters.model import AnthropicModel, ClientPool, ModelEndpoint, OpenAIChatModel
 from rho_adapters.model.answer_limits import AnswerLimits
 from rho_adapters.model.bodies import body_chunks
 from rho_adapters.model.encodings import PIECE
 from rho_adapters.model.retry import RetryPolicy
+from rho_adapters.store import FileSessionStore
 from rho_domain.errors import AnswerTooLong, ModelProtocolError, ServerError
 from rho_domain.model import StreamEvent
+from rho_domain.run import RunStatus
+from rho_entry import Agent, AgentConfig, Session
 
 URL = "http://fake.test/v1"
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -266,3 +272,22 @@ async def test_anthropic_answers_are_bounded_in_bytes_too() -> None:
         await _run(_anthropic([*head, *[delta] * 20, *tail], max_bytes=5_000))
     events = await _run(_anthropic([*head, delta, *tail], max_bytes=5_000))
     assert text_of(events) == "x" * 500
+
+
+async def test_a_run_past_model_answer_bytes_ends_in_error_with_its_trace(tmp_path: Path) -> None:
+    """Through the library, over a socket: AgentConfig.model_answer_bytes reaches the client,
+    and the run ends with status error, the message naming the setting, the trace whole."""
+    deltas = [chunk({"content": f"word{i} "}) for i in range(60)]  # ~6 KB, no finish
+    with LoopbackServer([raw_reply(*deltas)]) as server:
+        config = AgentConfig(
+            model="m", base_url=server.base_url, working_dir=str(tmp_path), model_answer_bytes=3000
+        )
+        store = FileSessionStore(tmp_path / "sessions")
+        async with Session(Agent(config), store=store) as session:
+            result = await asyncio.wait_for(session.run("talk"), 30)
+    assert result.status is RunStatus.ERROR
+    assert result.error_type == "AnswerTooLong"
+    assert "passed 3,000 bytes (model_answer_bytes" in (result.error or "")
+    trace = (tmp_path / "sessions" / session.id / "trace.jsonl").read_text()
+    assert '"run_end"' in trace
+    assert "model_answer_bytes" in trace
