@@ -9,11 +9,13 @@ key stays home) and is not now: the error names where it pointed and what to set
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
 
 import httpx
 import pytest
-from _model_support import request
+from _model_support import collect, request
 
 from rho_adapters.fakes.clock import FakeClock
 from rho_adapters.model import AnthropicModel, ClientPool, ModelEndpoint, OpenAIChatModel
@@ -75,3 +77,36 @@ async def test_an_html_page_with_status_200_is_no_answer() -> None:
         assert "answered 200 with an HTML page" in str(error)
         assert "Please log in" in str(error)
         assert len(urls) == 1  # no resend without streaming
+
+
+async def test_a_response_head_past_what_the_client_reads_is_no_answer_and_not_retried() -> None:
+    """A server whose response head carries a 200 KB header, over a real socket: h11 stops
+    at 100 KiB. Before: "connection failed ... the server answered, then closed the
+    connection mid-response; try again", and it was tried again."""
+    heads = 0
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal heads
+        heads += 1
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nx-big: " + b"a" * 200_000 + b"\r\n\r\n")
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+        writer.close()
+
+    listener = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    model = OpenAIChatModel(
+        model="m",
+        endpoint=ModelEndpoint(
+            base_url=f"http://127.0.0.1:{port}/v1", retry=RetryPolicy(max_retries=2)
+        ),
+        clock=FakeClock(),
+    )
+    try:
+        with pytest.raises(ModelProtocolError, match=r"response head .* longer than"):
+            await asyncio.wait_for(collect(model, request()), 30)
+    finally:
+        await model.aclose()
+        listener.close()
+    assert heads == 1
