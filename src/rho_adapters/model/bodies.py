@@ -1,7 +1,8 @@
 """Reading a model server's response body, bounded in time and size, for the model clients
 and MCP over HTTP: a streamed body's chunks as they arrive, its ``Content-Encoding`` undone a
-bounded piece at a time (``body_chunks``), a non-streamed answer's whole body (``whole_body``)
-and the head of an error answer (``error_body``).
+bounded piece at a time (``body_chunks``), a non-streamed answer's whole body (``whole_body``),
+the head of an error answer (``error_body``) and a small JSON answer about the server itself
+(``small_json``: its ``/props``, its models, a token count).
 """
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import httpx
 
 from rho_adapters.model.answer_limits import BODY_WAIT, AnswerLimits, AnswerWatch
+from rho_adapters.model.chunks import loads
 from rho_adapters.model.encodings import RefusedEncoding, decoded, layers
 from rho_domain.errors import ModelProtocolError
 
@@ -106,3 +109,34 @@ async def error_body(
             except ModelProtocolError as exc:  # its encoding: the status still says what failed
                 unread = f" [the rest of the body was not read: {exc}]"
     return bytes(received[:limit]).decode("utf-8", "replace") + unread
+
+
+SMALL_JSON_BYTES = 1 << 20
+"""How much of a server's answer about itself is read: its ``/props`` (a chat template, some
+KB), its model list, a token count (of a prompt that fits the context)."""
+
+
+async def small_json(
+    client: httpx.AsyncClient, method: str, url: str, *, limit: int = SMALL_JSON_BYTES, **kw: Any
+) -> tuple[Any, Mapping[str, str]]:
+    """The JSON of a 200 answer to ``method url`` and the answer's headers; the JSON is None
+    for another status, a body that is not JSON (or nests past the parser), more than
+    ``limit`` bytes decoded or an encoding not read here. ``kw`` goes to ``client.stream``;
+    httpx's errors are the caller's to map, the caller bounds the time. Before, these were
+    ``client.get``/``post`` and ``response.json()``: the whole body inflated at once (a gzip
+    body of 200 KB took 1 GB) and a deeply nested one raised RecursionError, a crash."""
+    async with client.stream(method, url, **kw) as response:
+        if response.status_code != 200:
+            return None, response.headers
+        body = bytearray()
+        try:
+            async for chunk in body_chunks(response):
+                body += chunk
+                if len(body) > limit:
+                    return None, response.headers
+        except ModelProtocolError:
+            return None, response.headers
+    try:
+        return loads(body.decode("utf-8", "replace")), response.headers
+    except ValueError:
+        return None, response.headers

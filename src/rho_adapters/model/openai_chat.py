@@ -30,6 +30,7 @@ import attrs
 
 from rho_adapters.model._errors import explain, map_httpx_errors
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model.bodies import small_json
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.endpoint import Http, ModelEndpoint
@@ -217,16 +218,18 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         if self.provider.name == "vllm":
             body = {"model": body["model"], "prompt": text}
         try:
+            # bounded in size and, as a whole, in time: the server chooses what it sends
             with map_httpx_errors():
-                async with self._endpoint.slot() as client:
-                    response = await client.post(
+                async with self._endpoint.slot() as client, asyncio.timeout(self.timeouts.idle):
+                    data, _ = await small_json(
+                        client,
+                        "POST",
                         server_root(self.base_url) + path,
                         json=body,
                         headers=self._endpoint.request_headers,
                         timeout=self.timeouts.for_tier(None),
                     )
-            data = response.json() if response.status_code == 200 else None
-        except (ModelError, ValueError):
+        except (ModelError, TimeoutError):
             data = None
         count = data.get("count") if isinstance(data, Mapping) else None
         if count is None and isinstance(data, Mapping) and isinstance(data.get("tokens"), list):
