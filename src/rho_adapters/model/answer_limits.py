@@ -13,6 +13,8 @@ and dropped). What the bytes do not bound is counted apart: the tool calls of on
 
 from __future__ import annotations
 
+import math
+import sys
 import time
 from typing import Any
 
@@ -109,15 +111,18 @@ class AnswerWatch:
         self.waited = waited  # what came instead of progress, for the timeout's message
         self.limits = limits = limits if limits is not None else AnswerLimits()
         self.url = url
-        # Counted down: one subtraction and one comparison a chunk.
-        self._left = limits.max_bytes if limits.max_bytes is not None else -1
+        # Counted down, inline in ``heard`` and ``quiet``: one subtraction, two comparisons
+        # and a clock read a chunk (no bound: more bytes than any answer has).
+        self._left = limits.max_bytes if limits.max_bytes is not None else sys.maxsize
         seconds = limits.max_seconds
-        self._deadline = self.since + seconds if seconds is not None else float("inf")
+        self._deadline = self.since + seconds if seconds is not None else math.inf
 
     def heard(self, size: int) -> None:
         """A chunk of ``size`` bytes completed an event of the response."""
         self.since = None
-        self._took(size)
+        self._left -= size
+        if self._left < 0 or time.monotonic() >= self._deadline:
+            self._passed()
 
     def quiet(self, size: int) -> None:
         """A chunk of ``size`` bytes completed no event. Raises ``ModelTimeout`` past
@@ -127,20 +132,19 @@ class AnswerWatch:
             self.since = now
         elif self.idle is not None and now - self.since >= self.idle:
             raise ModelTimeout(self.waited.format(idle=self.idle))
-        self._took(size)
+        self._left -= size
+        if self._left < 0 or now >= self._deadline:
+            self._passed()
 
-    def _took(self, size: int) -> None:
-        if self._left >= 0:
-            self._left -= size
-            if self._left < 0:
-                raise AnswerTooLong(
-                    f"the answer of the model server at {self.url} passed "
-                    f"{self.limits.max_bytes:,} bytes (model_answer_bytes, "
-                    "AnswerLimits.max_bytes): ended there"
-                )
-        if time.monotonic() >= self._deadline:
+    def _passed(self) -> None:
+        if self._left < 0:
             raise AnswerTooLong(
-                f"the answer of the model server at {self.url} took more than "
-                f"{self.limits.max_seconds:g} s (model_answer_timeout, "
-                "AnswerLimits.max_seconds): ended there"
+                f"the answer of the model server at {self.url} passed "
+                f"{self.limits.max_bytes:,} bytes (model_answer_bytes, "
+                "AnswerLimits.max_bytes): ended there"
             )
+        raise AnswerTooLong(
+            f"the answer of the model server at {self.url} took more than "
+            f"{self.limits.max_seconds:g} s (model_answer_timeout, "
+            "AnswerLimits.max_seconds): ended there"
+        )
