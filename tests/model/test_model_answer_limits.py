@@ -34,7 +34,7 @@ from rho_adapters.model.bodies import body_chunks
 from rho_adapters.model.encodings import PIECE
 from rho_adapters.model.retry import RetryPolicy
 from rho_adapters.store import FileSessionStore
-from rho_domain.errors import AnswerTooLong, ModelProtocolError, ServerError
+from rho_domain.errors import AnswerTooLong, ConfigError, ModelProtocolError, ServerError
 from rho_domain.model import StreamEvent
 from rho_domain.run import RunStatus
 from rho_entry import Agent, AgentConfig, Session
@@ -291,3 +291,9 @@ async def test_a_run_past_model_answer_bytes_ends_in_error_with_its_trace(tmp_pa
     trace = (tmp_path / "sessions" / session.id / "trace.jsonl").read_text()
     assert '"run_end"' in trace
     assert "model_answer_bytes" in trace
+
+
+def test_a_bound_that_is_not_a_positive_number_is_refused() -> None:
+    for bad in ({"max_bytes": 0}, {"max_seconds": -1.0}, {"max_tool_calls": True}):
+        with pytest.raises(ConfigError, match=r"AnswerLimits\.max_\w+ must be a number more"):
+            AnswerLimits(**bad)

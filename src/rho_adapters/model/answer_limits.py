@@ -20,14 +20,14 @@ from typing import Any
 
 import attrs
 
-from rho_domain.errors import AnswerTooLong, ModelTimeout
+from rho_domain.errors import AnswerTooLong, ConfigError, ModelTimeout
 
 DEFAULT_ANSWER_BYTES = 64 * 1024 * 1024
 """Bytes of one answer's body, decoded: a long reasoning answer streamed a token a delta
 (some 150 bytes of JSON each) is a few tens of MB; an answer past this is no model's."""
 
 DEFAULT_ANSWER_SECONDS = 3600.0
-"""Seconds one answer may take from the request: a slow local model writing a long answer
+"""Seconds one answer may take from its response's head: a slow local model writing a long answer
 takes minutes, a stream of deltas or keep-alives that never ends takes forever."""
 
 DEFAULT_ANSWER_TOOL_CALLS = 256
@@ -41,10 +41,13 @@ BODY_WAIT = "the model server sent only keep-alives for {idle:g} s, no response 
 
 
 def _positive_or_none(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and (isinstance(value, bool) or not (isinstance(value, int | float))):
-        raise TypeError(f"AnswerLimits.{attribute.name} must be a number or None, got {value!r}")
-    if value is not None and not value > 0:
-        raise ValueError(f"AnswerLimits.{attribute.name} must be more than 0, got {value!r}")
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigError(
+            f"AnswerLimits.{attribute.name} must be a number more than 0, or None (no bound); "
+            f"got {value!r}"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -52,9 +55,10 @@ class AnswerLimits:
     """The bounds of one model answer (one attempt of one call); None: no bound.
 
     ``max_bytes``: bytes of the body after its ``Content-Encoding`` is undone (config
-    ``model_answer_bytes``); ``max_seconds``: from the request to the answer's end (config
-    ``model_answer_timeout``); ``max_tool_calls``: tool calls in the answer. Passing one
-    ends the call with ``AnswerTooLong`` naming the endpoint, the bound and its setting.
+    ``model_answer_bytes``); ``max_seconds``: from the response's head to the answer's end
+    (config ``model_answer_timeout``; the head itself is bounded by the idle timeout);
+    ``max_tool_calls``: tool calls in the answer. Passing one ends the call with
+    ``AnswerTooLong`` naming the endpoint, the bound and its setting.
     """
 
     max_bytes: int | None = attrs.field(default=DEFAULT_ANSWER_BYTES, validator=_positive_or_none)
@@ -64,9 +68,6 @@ class AnswerLimits:
     max_tool_calls: int | None = attrs.field(
         default=DEFAULT_ANSWER_TOOL_CALLS, validator=_positive_or_none
     )
-
-
-NO_LIMITS = AnswerLimits(max_bytes=None, max_seconds=None, max_tool_calls=None)
 
 
 def too_many_calls(limit: int) -> AnswerTooLong:
