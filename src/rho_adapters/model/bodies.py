@@ -126,16 +126,18 @@ async def small_json(
     ``client.get``/``post`` and ``response.json()``: the whole body inflated at once (a gzip
     body of 200 KB took 1 GB) and a deeply nested one raised RecursionError, a crash."""
     async with client.stream(method, url, **kw) as response:
-        if response.status_code != 200:
-            return None, response.headers
         body = bytearray()
         try:
+            # read whatever the status (a 404's page too), so that the connection goes
+            # back to the pool: one closed with its body unread cannot be used again
             async for chunk in body_chunks(response):
                 body += chunk
                 if len(body) > limit:
                     return None, response.headers
         except ModelProtocolError:
             return None, response.headers
+    if response.status_code != 200:
+        return None, response.headers
     try:
         return loads(body.decode("utf-8", "replace")), response.headers
     except ValueError:
