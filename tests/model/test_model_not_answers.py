@@ -15,12 +15,19 @@ import random
 
 import httpx
 import pytest
-from _model_support import collect, request
+from _model_support import DONE, chunk, collect, request
 
 from rho_adapters.fakes.clock import FakeClock
-from rho_adapters.model import AnthropicModel, ClientPool, ModelEndpoint, OpenAIChatModel
+from rho_adapters.model import (
+    AnswerLimits,
+    AnthropicModel,
+    ClientPool,
+    ModelEndpoint,
+    OpenAIChatModel,
+    Timeouts,
+)
 from rho_adapters.model.retry import RetryPolicy
-from rho_domain.errors import BadRequest, ModelError, ModelProtocolError
+from rho_domain.errors import AnswerTooLong, BadRequest, ModelError, ModelProtocolError
 
 KEY = "sk-secret-0123456789abcdef"
 
@@ -110,3 +117,46 @@ async def test_a_response_head_past_what_the_client_reads_is_no_answer_and_not_r
         await model.aclose()
         listener.close()
     assert heads == 1
+
+
+async def test_a_response_head_sent_a_byte_at_a_time_ends_at_the_answer_deadline() -> None:
+    """httpx's read timeout is reset by every byte: a head dripped a byte every 10 ms (600
+    of them, then a good answer) went on for as long as the server liked. It is held to
+    model_answer_timeout, counted from the request; the dripping server here would take 6 s,
+    the deadline is 0.2 s (wait_for: a hang)."""
+    dripped = 0
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal dripped
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nx-slow: ")
+        with contextlib.suppress(ConnectionError):
+            for _ in range(600):
+                writer.write(b"a")
+                await writer.drain()
+                dripped += 1
+                await asyncio.sleep(0.01)
+            good = chunk({"content": "late"}) + chunk({}, finish="stop") + DONE
+            writer.write(b"\r\ncontent-length: %d\r\n\r\n%s" % (len(good), good))
+            await writer.drain()
+        writer.close()
+
+    listener = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    model = OpenAIChatModel(
+        model="m",
+        endpoint=ModelEndpoint(
+            base_url=f"http://127.0.0.1:{port}/v1",
+            retry=RetryPolicy(max_retries=0),
+            timeouts=Timeouts(idle=5),
+            limits=AnswerLimits(max_seconds=0.2),
+        ),
+        clock=FakeClock(),
+    )
+    try:
+        with pytest.raises(AnswerTooLong, match=r"no whole response head in 0.2 s"):
+            await asyncio.wait_for(collect(model, request()), 30)
+    finally:
+        await model.aclose()
+        listener.close()
+    assert dripped < 600

@@ -92,8 +92,9 @@ class AnswerWatch:
     interval late).
 
     Limits: both calls take the chunk's size (decoded bytes) and raise ``AnswerTooLong`` once
-    the answer passes ``max_bytes`` or ``max_seconds`` (checked as chunks come, so at most one
-    chunk, or one idle interval, past the bound). One call a chunk, as before the limits: a
+    the answer passes ``max_bytes`` or ``max_seconds`` counted from ``started`` (when the
+    request was sent, ``Attempt.started``; default: now), checked as chunks come, so at most
+    one chunk, or one idle interval, past the bound. One call a chunk, as before the limits: a
     stream has one chunk per delta.
     """
 
@@ -106,6 +107,7 @@ class AnswerWatch:
         limits: AnswerLimits | None = None,
         url: str = "",
         waited: str = STREAM_WAIT,
+        started: float | None = None,
     ) -> None:
         self.idle = idle
         self.since: float | None = time.monotonic()
@@ -116,7 +118,8 @@ class AnswerWatch:
         # and a clock read a chunk (no bound: more bytes than any answer has).
         self._left = limits.max_bytes if limits.max_bytes is not None else sys.maxsize
         seconds = limits.max_seconds
-        self._deadline = self.since + seconds if seconds is not None else math.inf
+        start = started if started is not None else self.since
+        self._deadline = start + seconds if seconds is not None else math.inf
 
     def heard(self, size: int) -> None:
         """A chunk of ``size`` bytes completed an event of the response."""

@@ -141,14 +141,18 @@ class AnthropicModel(ChatModel):
             max_calls=self.limits.max_tool_calls,
         )
         try:
-            async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
+            async with self._endpoint.post_stream(
+                self.url, body, timeout, state, head_seconds=self.limits.max_seconds
+            ) as response:
                 refused = await not_an_answer(
                     response, self.url, idle=timeout.read, now=self.clock.now()
                 )
                 if refused is not None:
                     raise refused
                 decoder = SSEDecoder()
-                watch = AnswerWatch(timeout.read, limits=self.limits, url=self.url)
+                watch = AnswerWatch(
+                    timeout.read, limits=self.limits, url=self.url, started=state.started
+                )
                 async for raw in body_chunks(response):
                     sses = decoder.feed(raw)
                     if any(sse.event != "ping" for sse in sses):

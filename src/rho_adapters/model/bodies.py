@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from rho_adapters.model.answer_limits import BODY_WAIT, AnswerLimits, AnswerWatch
+from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.chunks import loads
 from rho_adapters.model.encodings import RefusedEncoding, decoded, layers
 from rho_domain.errors import ModelProtocolError
@@ -62,19 +62,12 @@ def _refused(encoding: str, exc: RefusedEncoding) -> ModelProtocolError:
     )
 
 
-async def whole_body(
-    response: httpx.Response,
-    *,
-    idle: float | None,
-    limits: AnswerLimits | None = None,
-    url: str = "",
-) -> bytes:
-    """A non-streamed answer's whole body, within ``limits`` (``AnswerWatch``: the body's
-    decoded bytes, the answer's duration). Whitespace alone (what some servers send as a
-    keep-alive before the JSON of a slow answer, and legal JSON) for ``idle`` seconds is a
-    ``ModelTimeout``: httpx's read timeout, reset by every byte, let a body of spaces that
-    never ended hold the run forever."""
-    watch = AnswerWatch(idle, limits=limits, url=url, waited=BODY_WAIT)
+async def whole_body(response: httpx.Response, watch: AnswerWatch) -> bytes:
+    """A non-streamed answer's whole body, within ``watch``'s limits (the body's decoded
+    bytes, the answer's duration). Whitespace alone (what some servers send as a keep-alive
+    before the JSON of a slow answer, and legal JSON) for its idle seconds is a
+    ``ModelTimeout`` (make the watch with ``waited=BODY_WAIT``): httpx's read timeout, reset
+    by every byte, let a body of spaces that never ended hold the run forever."""
     parts = []
     async for chunk in body_chunks(response):
         if chunk.strip():

@@ -30,6 +30,7 @@ import attrs
 
 from rho_adapters.model._errors import explain, map_httpx_errors
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model.answer_limits import BODY_WAIT, STREAM_WAIT, AnswerWatch
 from rho_adapters.model.bodies import small_json
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
@@ -336,26 +337,26 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         timeout = self.timeouts.for_tier(request.service_tier)
         assembler = ChunkAssembler(max_calls=self.limits.max_tool_calls)
         try:
-            async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
+            async with self._endpoint.post_stream(
+                self.url, body, timeout, state, head_seconds=self.limits.max_seconds
+            ) as response:
                 refused = await not_an_answer(
                     response, self.url, idle=timeout.read, now=self.clock.now()
                 )
                 if refused is not None:
                     raise refused
+                watch = AnswerWatch(
+                    timeout.read,
+                    limits=self.limits,
+                    url=self.url,
+                    started=state.started,
+                    waited=STREAM_WAIT if streaming else BODY_WAIT,
+                )
                 if streaming:
-                    async for event in read_stream(
-                        response, assembler, self.url, idle=timeout.read, limits=self.limits
-                    ):
+                    async for event in read_stream(response, assembler, self.url, watch):
                         yield event
                 else:
-                    whole = read_whole(
-                        response,
-                        assembler,
-                        self.url,
-                        self.model,
-                        idle=timeout.read,
-                        limits=self.limits,
-                    )
+                    whole = read_whole(response, assembler, self.url, self.model, watch)
                     for event in await whole:
                         yield event
         except ModelError as exc:

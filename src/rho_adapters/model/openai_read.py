@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from rho_adapters.model.answer_limits import AnswerLimits, AnswerWatch
+from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
@@ -41,20 +41,14 @@ class EmptyStream(TruncatedStream):
 
 
 async def read_stream(
-    response: httpx.Response,
-    assembler: ChunkAssembler,
-    url: str,
-    *,
-    idle: float | None = None,
-    limits: AnswerLimits | None = None,
+    response: httpx.Response, assembler: ChunkAssembler, url: str, watch: AnswerWatch
 ) -> AsyncIterator[StreamEvent]:
     """The events of a streamed response from ``url`` (see the module docstring). The text of
-    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. No
-    completed event (keep-alive comments, part of one) for ``idle`` seconds is a
-    ``ModelTimeout``; a body past ``limits`` (bytes, seconds) is ``AnswerTooLong``
-    (``AnswerWatch``)."""
+    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. Each
+    network chunk is told to ``watch``: no completed event (keep-alive comments, part of one)
+    for its idle seconds is a ``ModelTimeout``, a body past its limits (bytes, seconds) is
+    ``AnswerTooLong``."""
     decoder = SSEDecoder()
-    watch = AnswerWatch(idle, limits=limits, url=url)
     body = body_chunks(response)
     async for raw in body:
         events: list[StreamEvent] = []
@@ -149,13 +143,11 @@ async def read_whole(
     assembler: ChunkAssembler,
     url: str,
     model: str,
-    *,
-    idle: float | None = None,
-    limits: AnswerLimits | None = None,
+    watch: AnswerWatch,
 ) -> list[StreamEvent]:
-    """The events of a non-streamed response from ``url`` for ``model`` (whitespace alone for
-    ``idle`` seconds: ``ModelTimeout``; past ``limits``: ``AnswerTooLong``; ``whole_body``)."""
-    raw = await whole_body(response, idle=idle, limits=limits, url=url)
+    """The events of a non-streamed response from ``url`` for ``model``, its body read
+    against ``watch`` (``whole_body``)."""
+    raw = await whole_body(response, watch)
     if not raw.strip():
         raise EmptyStream(
             f"the model server at {url} answered 200 with an empty body "
