@@ -306,10 +306,10 @@ class AgentConfig:
     ``model_retry_after_cap`` the longest server-requested wait (Retry-After) that is
     honoured (default 120; a longer one fails at once). A stalled endpoint holds a run at
     most about ``(retries + 1) x timeout``. ``model_answer_timeout`` bounds one answer from
-    its response's head to its end, however steadily it comes (default 3600 s: a stream of
-    deltas or keep-alives that never ends), ``model_answer_bytes`` its body's size once
-    decompressed (default 64 MiB); an answer past either ends the call with an error naming
-    the setting.
+    its request to its end, its head included, however steadily it comes (default 3600 s:
+    a stream of deltas or keep-alives that never ends), ``model_answer_bytes`` its body's
+    size once decompressed (default 64 MiB); an answer past either ends the call with an
+    error naming the setting.
 
     ``hooks`` names the hooks run around tool calls, model calls and runs (``HookConfig``);
     a resumed session does not take them from its directory (``rho_entry.resume_policy``).

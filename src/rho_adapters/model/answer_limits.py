@@ -27,7 +27,7 @@ DEFAULT_ANSWER_BYTES = 64 * 1024 * 1024
 (some 150 bytes of JSON each) is a few tens of MB; an answer past this is no model's."""
 
 DEFAULT_ANSWER_SECONDS = 3600.0
-"""Seconds one answer may take from its response's head: a slow local model writing a long answer
+"""Seconds one answer may take from its request: a slow local model writing a long answer
 takes minutes, a stream of deltas or keep-alives that never ends takes forever."""
 
 DEFAULT_ANSWER_TOOL_CALLS = 256
@@ -55,8 +55,8 @@ class AnswerLimits:
     """The bounds of one model answer (one attempt of one call); None: no bound.
 
     ``max_bytes``: bytes of the body after its ``Content-Encoding`` is undone (config
-    ``model_answer_bytes``); ``max_seconds``: from the response's head to the answer's end
-    (config ``model_answer_timeout``; the head itself is bounded by the idle timeout);
+    ``model_answer_bytes``); ``max_seconds``: from sending the request to the answer's end,
+    its response head included (config ``model_answer_timeout``);
     ``max_tool_calls``: tool calls in the answer. Passing one ends the call with
     ``AnswerTooLong`` naming the endpoint, the bound and its setting.
     """
