@@ -305,7 +305,11 @@ class AgentConfig:
     the extra attempts after a failed call (default 2, at most 100);
     ``model_retry_after_cap`` the longest server-requested wait (Retry-After) that is
     honoured (default 120; a longer one fails at once). A stalled endpoint holds a run at
-    most about ``(retries + 1) x timeout``.
+    most about ``(retries + 1) x timeout``. ``model_answer_timeout`` bounds one answer from
+    its request to its end, its head included, however steadily it comes (default 3600 s:
+    a stream of deltas or keep-alives that never ends), ``model_answer_bytes`` its body's
+    size once decompressed (default 64 MiB); an answer past either ends the call with an
+    error naming the setting.
 
     ``hooks`` names the hooks run around tool calls, model calls and runs (``HookConfig``);
     a resumed session does not take them from its directory (``rho_entry.resume_policy``).
@@ -347,5 +351,7 @@ class AgentConfig:
     model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_retries: int | None = attrs.field(default=None, validator=_retries)
     model_retry_after_cap: float | None = attrs.field(default=None, validator=_seconds_or_zero)
+    model_answer_timeout: float | None = attrs.field(default=None, validator=_seconds)
+    model_answer_bytes: int | None = attrs.field(default=None, validator=_limit)
     hooks: HookConfig = HookConfig()
     store: str | None = None

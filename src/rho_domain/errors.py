@@ -20,6 +20,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     │   ├── CompactionRejected       a summary that would not shrink the context
     │   ├── ModelConnectionError     could not connect, or the connection dropped
     │   ├── ModelTimeout             connect or per-chunk idle timeout
+    │   ├── AnswerTooLong            one answer passed its bytes, seconds or tool calls
     │   └── ModelProtocolError       the stream broke the protocol
     │       ├── TruncatedStream      EOF without finish_reason or [DONE]; empty 200 stream
     │       └── StreamError          the server reported an error mid-stream
@@ -183,6 +184,12 @@ class ModelConnectionError(ModelError):
 
 class ModelTimeout(ModelError):
     """No connection or no chunk within the configured timeout."""
+
+
+class AnswerTooLong(ModelError):
+    """One answer passed a bound of the model client (its size in bytes, its duration, its
+    tool calls); the message names the endpoint, the bound and the setting that raises it.
+    Not retried: the same request would likely get the same answer."""
 
 
 class ModelProtocolError(ModelError):

@@ -99,9 +99,9 @@ def build_model(config: AgentConfig, environ: Mapping[str, str], clock: Clock) -
 
 
 def transport_of(config: AgentConfig) -> dict[str, Any]:
-    """The model adapter's ``timeouts`` and ``retry`` for the config's ``model_*`` settings
-    (only those it sets; the adapter's defaults stay for the rest)."""
-    from rho_adapters.model import RetryPolicy, Timeouts
+    """The model adapter's ``timeouts``, ``retry`` and ``limits`` for the config's
+    ``model_*`` settings (only those it sets; the adapter's defaults stay for the rest)."""
+    from rho_adapters.model import AnswerLimits, RetryPolicy, Timeouts
 
     out: dict[str, Any] = {}
     idle, connect = config.model_timeout, config.model_connect_timeout
@@ -121,5 +121,13 @@ def transport_of(config: AgentConfig) -> dict[str, Any]:
             policy,
             max_retries=policy.max_retries if retries is None else retries,
             max_server_delay=policy.max_server_delay if cap is None else cap,
+        )
+    seconds, size = config.model_answer_timeout, config.model_answer_bytes
+    if seconds is not None or size is not None:
+        limits = AnswerLimits()
+        out["limits"] = attrs.evolve(
+            limits,
+            max_seconds=limits.max_seconds if seconds is None else seconds,
+            max_bytes=limits.max_bytes if size is None else size,
         )
     return out

@@ -26,6 +26,8 @@ DEADLINES: Mapping[str, float] = {
     "model_connect_timeout": 10.0,
     "model_retries": 2,
     "model_retry_after_cap": 120.0,
+    "model_answer_timeout": 3600.0,
+    "model_answer_bytes": 64 * 1024 * 1024,
 }
 
 

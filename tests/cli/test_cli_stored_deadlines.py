@@ -15,7 +15,7 @@ from test_cli_stored_budget import craft
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
-from rho_adapters.model import RetryPolicy
+from rho_adapters.model import AnswerLimits, RetryPolicy
 from rho_adapters.model._http import Timeouts
 from rho_domain.config import AgentConfig
 from rho_domain.tools.registry import DEFAULT_TOOL_TIMEOUT
@@ -63,6 +63,8 @@ def test_the_defaults_are_the_adapters() -> None:
         "model_connect_timeout": Timeouts().connect,
         "model_retries": RetryPolicy().max_retries,
         "model_retry_after_cap": RetryPolicy().max_server_delay,
+        "model_answer_timeout": AnswerLimits().max_seconds,
+        "model_answer_bytes": AnswerLimits().max_bytes,
     }
     assert dict(DEADLINES) == adapters
     assert all(hasattr(AgentConfig(), field) for field in DEADLINES)

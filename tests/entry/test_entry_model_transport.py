@@ -15,7 +15,7 @@ import pytest
 from rho_adapters.fakes import FakeClock, MemoryExecutor
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import stall, text_reply
-from rho_adapters.model import RetryPolicy, Timeouts
+from rho_adapters.model import AnswerLimits, RetryPolicy, Timeouts
 from rho_domain.errors import ConfigError
 from rho_entry import Agent, AgentConfig, Session
 from rho_entry.cli.parser import build_parser
@@ -58,6 +58,9 @@ def test_transport_settings_reach_the_adapter_defaults_stay_otherwise() -> None:
     assert both["timeouts"] == Timeouts(connect=2, idle=30, flex_idle=30)
     retry = transport_of(AgentConfig(model_retries=0, model_retry_after_cap=5))["retry"]
     assert retry == RetryPolicy(max_retries=0, max_server_delay=5)
+    limits = transport_of(AgentConfig(model_answer_bytes=4096))["limits"]
+    assert limits == AnswerLimits(max_bytes=4096)  # the other bounds keep their defaults
+    assert transport_of(AgentConfig(model_answer_timeout=60))["limits"].max_seconds == 60
 
 
 @pytest.mark.parametrize(
@@ -71,6 +74,9 @@ def test_transport_settings_reach_the_adapter_defaults_stay_otherwise() -> None:
         # a typo of a million held a run on a down endpoint for days
         ({"model_retries": 1_000_000}, "model_retries must be at most 100"),
         ({"model_retry_after_cap": -0.5}, "model_retry_after_cap"),
+        ({"model_answer_timeout": 0}, "model_answer_timeout"),
+        ({"model_answer_bytes": 0}, "model_answer_bytes must be a whole number, 1 or more"),
+        ({"model_answer_bytes": 1.5}, "model_answer_bytes"),
     ],
 )
 def test_bad_values_are_refused_naming_the_setting(fields: dict[str, object], message: str) -> None:

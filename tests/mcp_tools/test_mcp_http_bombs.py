@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rho_adapters.mcp.encodings import PIECE, RefusedEncoding, decoded
+from rho_adapters.model.encodings import PIECE, RefusedEncoding, decoded
 
 BOMB_HTTP = str(Path(__file__).with_name("bomb_http_server.py"))
 

@@ -144,6 +144,18 @@ def test_parse_duration(text: str, seconds: float | None) -> None:
         assert parse_duration(text) == pytest.approx(seconds)
 
 
+@pytest.mark.parametrize(
+    "said", ["-5", "Wed, 21 Oct 2015 07:28:00 GMT", "Mon, 01 Jan 0001 00:00:00 GMT"]
+)
+def test_a_retry_after_in_the_past_waits_the_backoff(said: str) -> None:
+    """Before: a past date or a negative number was a wait of 0 s, each retry sent at once
+    (an explicit 0 stays the server's "now": test_model_loopback honours it)."""
+    policy = RetryPolicy(base_delay=0.5)
+    delay = policy.delay(0, {"retry-after": said}, random.Random(1), 1.8e9)
+    assert delay is not None
+    assert 0.375 <= delay <= 0.5
+
+
 def test_backoff_is_capped() -> None:
     policy = RetryPolicy(base_delay=0.5, max_delay=8.0)
     rng = random.Random(1)

@@ -21,8 +21,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
 import httpx
 
-from rho_adapters.mcp.encodings import RefusedEncoding, decoded
 from rho_adapters.mcp.jsonrpc import Message, said
+from rho_adapters.model.encodings import RefusedEncoding, decoded
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired

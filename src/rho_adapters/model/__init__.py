@@ -36,6 +36,7 @@ from rho_domain.ports.model import ChatModel
 
 if TYPE_CHECKING:
     from rho_adapters.model._http import Timeouts
+    from rho_adapters.model.answer_limits import AnswerLimits
     from rho_adapters.model.anthropic import AnthropicModel
     from rho_adapters.model.endpoint import ModelEndpoint
     from rho_adapters.model.openai_chat import OpenAIChatModel
@@ -48,6 +49,7 @@ __all__ = [
     "MODEL_QUIRKS",
     "PROVIDERS",
     "SHARED_POOL",
+    "AnswerLimits",
     "AnthropicModel",
     "ClientPool",
     "EndpointStats",
@@ -67,6 +69,7 @@ __all__ = [
 # Imported on first use: the provider table is what most commands need (settings, --list,
 # monitor, the demo model), and httpx alone is a sixth of the CLI's start-up.
 _LAZY = {
+    "AnswerLimits": "rho_adapters.model.answer_limits",
     "AnthropicModel": "rho_adapters.model.anthropic",
     "OpenAIChatModel": "rho_adapters.model.openai_chat",
     "SHARED_POOL": "rho_adapters.model.pool",
@@ -99,6 +102,7 @@ def build_model(
     timeouts: Timeouts | None = None,
     retry: RetryPolicy | None = None,
     proxies: ProxyRoutes | None = None,
+    limits: AnswerLimits | None = None,
 ) -> ChatModel:
     """The ChatModel for a configured endpoint.
 
@@ -109,9 +113,10 @@ def build_model(
     ``stream=False`` asks for whole responses (OpenAI-compatible servers only). Raises
     ConfigError for an unknown provider or a provider without a default URL (Azure) and no
     base URL. ``key_variable`` names where ``api_key`` came from, for error messages.
-    ``timeouts`` and ``retry`` replace the adapters' defaults (``Timeouts()``,
-    ``RetryPolicy()``). ``proxies`` route the requests (``ProxyRoutes.from_environ``; none
-    when None). Model ``demo`` is the offline ``DemoModel``, whatever else is given.
+    ``timeouts``, ``retry`` and ``limits`` (the bounds of one answer) replace the adapters'
+    defaults (``Timeouts()``, ``RetryPolicy()``, ``AnswerLimits()``). ``proxies`` route the
+    requests (``ProxyRoutes.from_environ``; none when None). Model ``demo`` is the offline
+    ``DemoModel``, whatever else is given.
     """
     if model == DEMO_MODEL:
         from rho_adapters.model.demo import DemoModel
@@ -133,6 +138,8 @@ def build_model(
         endpoint = attrs.evolve(endpoint, retry=retry)
     if proxies is not None:
         endpoint = attrs.evolve(endpoint, proxies=proxies)
+    if limits is not None:
+        endpoint = attrs.evolve(endpoint, limits=limits)
     row = resolve_provider(provider, base_url)
     if row.adapter == "anthropic":
         from rho_adapters.model.anthropic import AnthropicModel

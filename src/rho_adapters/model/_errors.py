@@ -27,6 +27,7 @@ from rho_domain.errors import (
     ModelError,
     ModelHTTPError,
     ModelNotFoundError,
+    ModelProtocolError,
     ModelTimeout,
     RateLimited,
     ServerError,
@@ -74,12 +75,22 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
         raise ModelTimeout(f"the model server sent nothing{wait} (idle timeout)") from exc
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
+        if isinstance(exc, httpx.RemoteProtocolError) and detail == _FRAMING_TOO_LONG:
+            # h11's bound on one piece of HTTP framing (the response's head, a chunk's size
+            # line): the server's answer, not a broken connection; not worth another attempt.
+            raise ModelProtocolError(
+                "the model server sent a response head (or a chunk size line) longer than "
+                "the 100 KiB the client reads: not an answer"
+            ) from exc
         raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
     except ExceptionGroup as group:
         # anyio's happy-eyeballs connect wraps what the socket raised (OverflowError for a bad
         # port, OSError) in a group that httpcore lets through: say what the leaves said.
         leaves = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(group))
         raise ModelConnectionError(f"connection to the model server failed: {leaves}") from group
+
+
+_FRAMING_TOO_LONG = "Receive buffer too long"  # h11's words, past httpcore's 100 KiB
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, TypeVar
@@ -21,6 +22,7 @@ from rho_adapters.model._errors import add_hint, map_httpx_errors
 from rho_adapters.model.pool import SHARED_POOL, ClientPool, Lease
 from rho_adapters.model.retry import RetryPolicy, server_delay
 from rho_domain.errors import (
+    AnswerTooLong,
     AuthenticationError,
     ContextLengthExceeded,
     ModelConnectionError,
@@ -113,28 +115,44 @@ class Endpoint:
 
     @asynccontextmanager
     async def post_stream(
-        self, url: str, body: object, timeout: httpx.Timeout, attempt: Attempt
+        self,
+        url: str,
+        body: object,
+        timeout: httpx.Timeout,
+        attempt: Attempt,
+        *,
+        head_seconds: float | None = None,
     ) -> AsyncIterator[httpx.Response]:
         """POST ``body`` to ``url`` in a slot (``slot``) and give the open response, its
-        body not read yet; ``attempt.headers`` are its headers. httpx's errors, raised here or
-        while the caller reads the body, become ``ModelError``s (``map_httpx_errors``, which
-        counts ``timeout.read`` as the idle timeout)."""
+        body not read yet; ``attempt.headers`` are its headers, ``attempt.started`` when it
+        was sent. httpx's errors, raised here or while the caller reads the body, become
+        ``ModelError``s (``map_httpx_errors``, which counts ``timeout.read`` as the idle
+        timeout). No whole response head within ``head_seconds`` of sending (the answer's
+        deadline, ``AnswerLimits.max_seconds``) is ``AnswerTooLong``: httpx's read timeout is
+        reset by every byte, and a head sent a byte at a time held the call for days."""
         with map_httpx_errors(idle_timeout=timeout.read):
             async with self.slot(attempt) as client:
-                opened: list[httpx.Response] = []
+                request = client.build_request(
+                    "POST", url, json=body, headers=self.request_headers, timeout=timeout
+                )
+                attempt.started = time.monotonic()
                 try:
-                    async with client.stream(
-                        "POST", url, json=body, headers=self.request_headers, timeout=timeout
-                    ) as response:
-                        opened.append(response)
-                        attempt.headers = response.headers
-                        yield response
+                    async with asyncio.timeout(head_seconds):
+                        response = await client.send(request, stream=True)
+                except TimeoutError:
+                    raise AnswerTooLong(
+                        f"the model server at {url} sent no whole response head in "
+                        f"{head_seconds:g} s (model_answer_timeout, AnswerLimits.max_seconds)"
+                    ) from None
+                try:
+                    attempt.headers = response.headers
+                    yield response
                 finally:
-                    for closed in opened:
-                        # httpx's response and its body stream refer to each other: cut once
-                        # closed, so the request's objects are freed by their reference count
-                        # instead of waiting for the garbage collector's passes.
-                        closed.stream = _CLOSED
+                    await response.aclose()
+                    # httpx's response and its body stream refer to each other: cut once
+                    # closed, so the request's objects are freed by their reference count
+                    # instead of waiting for the garbage collector's passes.
+                    response.stream = _CLOSED
 
     async def remembered(
         self, name: str, ask: Callable[[], Awaitable[T]], *, keep: Callable[[T], bool]
@@ -176,6 +194,7 @@ class Attempt:
     """What one attempt learned that the retry decision needs."""
 
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    started: float | None = None  # time.monotonic() when the request was sent
     queue_wait: float = 0.0  # seconds queued for a request slot (``Endpoint.slot``)
     gated: bool = False  # the request went through a gated slot
 

@@ -36,15 +36,17 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.model._errors import error_from_response, explain
+from rho_adapters.model._errors import explain
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
+from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.anthropic_read import Assembler
 from rho_adapters.model.anthropic_request import FINAL_TOOL, messages_body
-from rho_adapters.model.bodies import KeepAliveWatch, body_chunks, error_body
+from rho_adapters.model.bodies import body_chunks
 from rho_adapters.model.chunks import loads
 from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_request import RequestDefaults, effective
-from rho_adapters.model.retry import jitter_rng, server_delay
+from rho_adapters.model.refusals import not_an_answer
+from rho_adapters.model.retry import jitter_rng
 from rho_adapters.model.sse import SSEDecoder
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
 from rho_domain.model import ModelRequest, StreamEvent
@@ -80,13 +82,18 @@ class AnthropicModel(ChatModel):
         self.defaults = defaults or RequestDefaults()
         self.retry = endpoint.retry
         self.timeouts = endpoint.timeouts
+        self.limits = endpoint.limits
         if clock is None:
             from rho_adapters.clock import SystemClock
 
             clock = SystemClock()
         self.clock = clock
         self._rng = rng or jitter_rng()
-        headers = {"anthropic-version": "2023-06-01", "accept": "text/event-stream"}
+        headers = {
+            "anthropic-version": "2023-06-01",
+            "accept": "text/event-stream",
+            "accept-encoding": "gzip, deflate",  # what is read a bounded piece at a time
+        }
         if endpoint.api_key:
             headers["x-api-key"] = endpoint.api_key
         headers.update(endpoint.headers)
@@ -131,24 +138,27 @@ class AnthropicModel(ChatModel):
         assembler = Assembler(
             final_tool=FINAL_TOOL if schema is not None else "",
             wrapped=schema is not None and schema.get("type") != "object",
+            max_calls=self.limits.max_tool_calls,
         )
         try:
-            async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
-                if response.status_code >= 400:
-                    text = await error_body(response, idle=timeout.read)
-                    raise error_from_response(
-                        response.status_code,
-                        text,
-                        retry_after=server_delay(response.headers, self.clock.now()),
-                    )
+            async with self._endpoint.post_stream(
+                self.url, body, timeout, state, head_seconds=self.limits.max_seconds
+            ) as response:
+                refused = await not_an_answer(
+                    response, self.url, idle=timeout.read, now=self.clock.now()
+                )
+                if refused is not None:
+                    raise refused
                 decoder = SSEDecoder()
-                watch = KeepAliveWatch(timeout.read)
+                watch = AnswerWatch(
+                    timeout.read, limits=self.limits, url=self.url, started=state.started
+                )
                 async for raw in body_chunks(response):
                     sses = decoder.feed(raw)
                     if any(sse.event != "ping" for sse in sses):
-                        watch.heard()
+                        watch.heard(len(raw))
                     else:  # pings, comments or part of an event, for too long: ModelTimeout
-                        watch.quiet()
+                        watch.quiet(len(raw))
                     for sse in sses:
                         for event in assembler.feed(sse.event, _json(sse.data)):
                             yield event

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.model._errors import stream_error
+from rho_adapters.model.answer_limits import too_many_calls
 from rho_adapters.model.chunks import loads
 from rho_domain.errors import ModelProtocolError
 from rho_domain.messages import ThinkingBlock, ToolCall, Usage
@@ -53,10 +54,13 @@ class _Block:
 
 
 class Assembler:
-    """One stream's events assembled (see the module docstring)."""
+    """One stream's events assembled (see the module docstring). A tool call past
+    ``max_calls`` (None: any number) is ``AnswerTooLong``."""
 
-    def __init__(self, *, final_tool: str = "", wrapped: bool = False) -> None:
-        self.final_tool, self.wrapped = final_tool, wrapped
+    def __init__(
+        self, *, final_tool: str = "", wrapped: bool = False, max_calls: int | None = None
+    ) -> None:
+        self.final_tool, self.wrapped, self.max_calls = final_tool, wrapped, max_calls
         self.text: list[str] = []
         self.blocks: dict[int, _Block] = {}
         self.calls = 0
@@ -95,11 +99,7 @@ class Assembler:
             self.blocks[index] = _Block("final_answer")  # its input is the answer: text
             return []
         if kind == "tool_use":
-            self.blocks[index] = _Block(
-                kind, self.calls, str(block.get("id") or ""), str(block.get("name") or "")
-            )
-            self.calls += 1
-            b = self.blocks[index]
+            b = self._call(index, str(block.get("id") or ""), str(block.get("name") or ""))
             return [ToolCallChunk(index=b.position, call_id=b.id, name=b.name)]
         # A thinking block's position counts the calls before it (interleaved thinking).
         self.blocks[index] = _Block(
@@ -129,12 +129,20 @@ class Assembler:
             self.blocks[index].json.append(str(delta.get("partial_json") or ""))
             return []
         if kind == "input_json_delta":
-            block = self.blocks.setdefault(index, _Block("tool_use", position=self.calls))
+            block = self.blocks.get(index) or self._call(index, "", "")  # its start never came
             part = str(delta.get("partial_json") or "")
             if part:
                 block.json.append(part)
                 return [ToolCallChunk(index=block.position, arguments_delta=part)]
         return []  # citations_delta: nothing the loop shows
+
+    def _call(self, index: int, call_id: str, name: str) -> _Block:
+        """A new tool call's block at ``index``; ``AnswerTooLong`` past ``max_calls``."""
+        if self.max_calls is not None and self.calls >= self.max_calls:
+            raise too_many_calls(self.max_calls)
+        block = self.blocks[index] = _Block("tool_use", self.calls, call_id, name)
+        self.calls += 1
+        return block
 
     def _usage(self, usage: Any) -> None:
         if isinstance(usage, Mapping):

@@ -1,85 +1,79 @@
 """Reading a model server's response body, bounded in time and size, for the model clients
-and MCP over HTTP: a streamed body's chunks as they arrive (``body_chunks``), the idle timeout
-counted in completed events (``KeepAliveWatch``), a non-streamed answer's whole body
-(``whole_body``) and the head of an error answer (``error_body``).
+and MCP over HTTP: a streamed body's chunks as they arrive, its ``Content-Encoding`` undone a
+bounded piece at a time (``body_chunks``), a non-streamed answer's whole body (``whole_body``),
+the head of an error answer (``error_body``) and a small JSON answer about the server itself
+(``small_json``: its ``/props``, its models, a token count).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator
+import zlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import httpx
 
-from rho_domain.errors import ModelTimeout
+from rho_adapters.model.answer_limits import AnswerWatch
+from rho_adapters.model.chunks import loads
+from rho_adapters.model.encodings import RefusedEncoding, decoded, layers
+from rho_domain.errors import ModelProtocolError
 
 
 def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     """A streamed response's body as it arrives: httpx's ``aiter_raw`` when the server did
     not compress it (no ``content-encoding``, or ``identity``: what every known server sends
-    for a stream), whose chunks are already the content; ``aiter_bytes`` otherwise, which
-    adds a decoder, a chunker and one more generator for each network chunk, that is for
-    each streamed delta. A body already read (a response built from bytes) comes from
-    ``aiter_bytes`` too, which serves it."""
+    for a stream), whose chunks are already the content (no generator added for each network
+    chunk, that is for each streamed delta). A compressed body is undone here
+    (``encodings.decoded``: at most 64 KiB a layer a step, decoded only as the reader asks),
+    never by httpx's ``aiter_bytes``, which inflates each network chunk whole: a gzip bomb
+    of 1 KB became 900 MB before a reader could count a byte of it. An encoding that cannot be
+    bounded so (``br``, ``zstd``, more than four stacked) is ``ModelProtocolError``, as is a
+    body its encoding does not decode. A body already read (a response built from bytes)
+    comes from ``aiter_bytes``, which serves it from memory."""
     encoding = response.headers.get("content-encoding", "identity")
-    if encoding == "identity" and not response.is_stream_consumed:
+    if response.is_stream_consumed:
+        return response.aiter_bytes()
+    if encoding == "identity":
         return response.aiter_raw()
-    return response.aiter_bytes()
+    try:
+        layers(encoding)  # refused before the first read
+    except RefusedEncoding as exc:
+        raise _refused(encoding, exc) from exc
+    return _decoded(response, encoding)
 
 
-STREAM_WAIT = (
-    "the model server sent no complete event for {idle:g} s, only keep-alives or part of one "
-    "(idle timeout)"
-)
-BODY_WAIT = "the model server sent only keep-alives for {idle:g} s, no response (idle timeout)"
+async def _decoded(response: httpx.Response, encoding: str) -> AsyncIterator[bytes]:
+    try:
+        async for piece in decoded(response.aiter_raw(), encoding):
+            yield piece
+    except zlib.error as exc:
+        raise ModelProtocolError(
+            f"the model server's answer is not valid {encoding} (its Content-Encoding): {exc}"
+        ) from exc
 
 
-class KeepAliveWatch:
-    """The idle timeout of a stream, counted in completed events. httpx's read timeout (the
-    idle timeout, ``Timeouts.idle``) is reset by any byte, so a server that sends SSE comments
-    (``: ping``) or Anthropic's ``ping`` events and nothing else, or a ``data:`` line a byte at
-    a time that never ends, would hold a run forever. In a streamed answer every event is one
-    small delta (a tool call's arguments come as many), so progress is a completed event: a
-    reader calls ``heard`` for each chunk that completed one and ``quiet`` for each that did
-    not (keep-alives, part of an event); ``quiet`` raises ``ModelTimeout`` once no event has
-    completed for ``idle`` seconds, counted from the request, or from the first chunk after
-    the last completed event (so at most one chunk interval late).
-    """
-
-    __slots__ = ("idle", "since", "waited")
-
-    def __init__(self, idle: float | None, *, waited: str = STREAM_WAIT) -> None:
-        self.idle = idle
-        self.since: float | None = time.monotonic()
-        self.waited = waited  # what came instead of progress, for the timeout's message
-
-    def heard(self) -> None:
-        """A chunk completed an event of the response."""
-        self.since = None
-
-    def quiet(self) -> None:
-        """A chunk completed no event. Raises ``ModelTimeout`` past ``idle`` seconds."""
-        now = time.monotonic()
-        if self.since is None:
-            self.since = now
-        elif self.idle is not None and now - self.since >= self.idle:
-            raise ModelTimeout(self.waited.format(idle=self.idle))
+def _refused(encoding: str, exc: RefusedEncoding) -> ModelProtocolError:
+    return ModelProtocolError(
+        f"the model server compressed its answer with Content-Encoding {encoding!r}: {exc}, "
+        "as it cannot be read a bounded piece at a time (gzip and deflate are; the client "
+        "asks for those alone)"
+    )
 
 
-async def whole_body(response: httpx.Response, *, idle: float | None) -> bytes:
-    """A non-streamed answer's whole body. Whitespace alone (what some servers send as a
-    keep-alive before the JSON of a slow answer, and legal JSON) for ``idle`` seconds is a
-    ``ModelTimeout`` (``KeepAliveWatch``): httpx's read timeout, reset by every byte, let a
-    body of spaces that never ended hold the run forever."""
-    watch = KeepAliveWatch(idle, waited=BODY_WAIT)
+async def whole_body(response: httpx.Response, watch: AnswerWatch) -> bytes:
+    """A non-streamed answer's whole body, within ``watch``'s limits (the body's decoded
+    bytes, the answer's duration). Whitespace alone (what some servers send as a keep-alive
+    before the JSON of a slow answer, and legal JSON) for its idle seconds is a
+    ``ModelTimeout`` (make the watch with ``waited=BODY_WAIT``): httpx's read timeout, reset
+    by every byte, let a body of spaces that never ended hold the run forever."""
     parts = []
     async for chunk in body_chunks(response):
         if chunk.strip():
-            watch.heard()
+            watch.heard(len(chunk))
         else:
-            watch.quiet()
+            watch.quiet(len(chunk))
         parts.append(chunk)
     return b"".join(parts)
 
@@ -97,10 +91,47 @@ async def error_body(
     that never ends (a proxy's, a byte at a time) or is huge held the run before it could be
     said. The model clients and MCP over HTTP read error answers through this."""
     received = bytearray()
+    unread = ""
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(idle):
+            try:
+                async for chunk in body_chunks(response):
+                    received += chunk
+                    if len(received) >= limit:
+                        break
+            except ModelProtocolError as exc:  # its encoding: the status still says what failed
+                unread = f" [the rest of the body was not read: {exc}]"
+    return bytes(received[:limit]).decode("utf-8", "replace") + unread
+
+
+SMALL_JSON_BYTES = 1 << 20
+"""How much of a server's answer about itself is read: its ``/props`` (a chat template, some
+KB), its model list, a token count (of a prompt that fits the context)."""
+
+
+async def small_json(
+    client: httpx.AsyncClient, method: str, url: str, *, limit: int = SMALL_JSON_BYTES, **kw: Any
+) -> tuple[Any, Mapping[str, str]]:
+    """The JSON of a 200 answer to ``method url`` and the answer's headers; the JSON is None
+    for another status, a body that is not JSON (or nests past the parser), more than
+    ``limit`` bytes decoded or an encoding not read here. ``kw`` goes to ``client.stream``;
+    httpx's errors are the caller's to map, the caller bounds the time. Before, these were
+    ``client.get``/``post`` and ``response.json()``: the whole body inflated at once (a gzip
+    body of 200 KB took 1 GB) and a deeply nested one raised RecursionError, a crash."""
+    async with client.stream(method, url, **kw) as response:
+        body = bytearray()
+        try:
+            # read whatever the status (a 404's page too), so that the connection goes
+            # back to the pool: one closed with its body unread cannot be used again
             async for chunk in body_chunks(response):
-                received += chunk
-                if len(received) >= limit:
-                    break
-    return bytes(received[:limit]).decode("utf-8", "replace")
+                body += chunk
+                if len(body) > limit:
+                    return None, response.headers
+        except ModelProtocolError:
+            return None, response.headers
+    if response.status_code != 200:
+        return None, response.headers
+    try:
+        return loads(body.decode("utf-8", "replace")), response.headers
+    except ValueError:
+        return None, response.headers

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rho_adapters.model._errors import stream_error
+from rho_adapters.model.answer_limits import too_many_calls
 from rho_domain import model as kinds
 from rho_domain.messages import ToolCall, Usage
 from rho_domain.model import (
@@ -42,9 +43,11 @@ class _Call:
 
 
 class ChunkAssembler:
-    """Assembles choice 0 of one response. ``partial_text`` survives errors."""
+    """Assembles choice 0 of one response. ``partial_text`` survives errors. A call past
+    ``max_calls`` (None: any number) is ``AnswerTooLong``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_calls: int | None = None) -> None:
+        self.max_calls = max_calls
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.refusal: list[str] = []
@@ -195,6 +198,8 @@ class ChunkAssembler:
             key = self._last_key
         call = self._calls.get(key)
         if call is None:
+            if self.max_calls is not None and len(self._calls) >= self.max_calls:
+                raise too_many_calls(self.max_calls)
             call = self._calls[key] = _Call(position=len(self._calls))
         self._last_key = key
         function = fragment.get("function") or {}

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 import httpx
 
+from rho_adapters.model.bodies import small_json
 from rho_adapters.model.providers import provider_owning
 
 PROBE_SECONDS = 5.0
@@ -102,17 +103,15 @@ async def _get_json(
     none whole within ``timeout`` seconds)."""
     try:
         async with asyncio.timeout(timeout):
-            response = await client.get(
-                url, headers=headers, timeout=httpx.Timeout(timeout, connect=min(3.0, timeout))
+            return await small_json(
+                client,
+                "GET",
+                url,
+                headers=headers,
+                timeout=httpx.Timeout(timeout, connect=min(3.0, timeout)),
             )
     except (httpx.HTTPError, TimeoutError):
         return None, {}
-    if response.status_code != 200:
-        return None, response.headers
-    try:
-        return response.json(), response.headers
-    except ValueError:
-        return None, response.headers
 
 
 def _first_model(models: Any) -> Mapping[str, Any]:

@@ -17,6 +17,7 @@ import attrs
 import httpx
 
 from rho_adapters.model._http import Timeouts
+from rho_adapters.model.answer_limits import AnswerLimits
 from rho_adapters.model.pool import ClientPool
 from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_adapters.model.retry import RetryPolicy
@@ -37,7 +38,8 @@ class ModelEndpoint:
     sent as the provider expects (Bearer, ``api-key``, ``x-api-key``) and never shown in a repr;
     ``key_variable`` names the environment variable it came from, for error messages.
     ``headers`` are sent with every request, after (and over) the adapter's own.
-    ``timeouts`` and ``retry`` replace ``Timeouts()`` and ``RetryPolicy()``. ``proxies``
+    ``timeouts`` and ``retry`` replace ``Timeouts()`` and ``RetryPolicy()``; ``limits``
+    bound one answer's bytes, duration and tool calls (``AnswerLimits``). ``proxies``
     route the requests (``ProxyRoutes.from_environ(os.environ)``: as httpx would; the facade
     and the CLI pass the process's); none by default.
     """
@@ -48,4 +50,5 @@ class ModelEndpoint:
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_headers, eq=False)
     timeouts: Timeouts = attrs.field(factory=Timeouts)
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+    limits: AnswerLimits = attrs.field(factory=AnswerLimits)
     proxies: ProxyRoutes = NO_PROXIES

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
-import httpx
 
-from rho_adapters.model._errors import error_from_response, explain, map_httpx_errors
+from rho_adapters.model._errors import explain, map_httpx_errors
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
-from rho_adapters.model.bodies import error_body
+from rho_adapters.model.answer_limits import BODY_WAIT, STREAM_WAIT, AnswerWatch
+from rho_adapters.model.bodies import small_json
 from rho_adapters.model.chunks import ChunkAssembler
 from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.endpoint import Http, ModelEndpoint
@@ -44,7 +44,8 @@ from rho_adapters.model.openai_request import (
     tool_choice_of,
 )
 from rho_adapters.model.providers import PROVIDERS, Provider, for_model, resolve_provider
-from rho_adapters.model.retry import jitter_rng, server_delay
+from rho_adapters.model.refusals import not_an_answer
+from rho_adapters.model.retry import jitter_rng
 from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
 from rho_domain.errors import (
     BadRequest,
@@ -117,13 +118,18 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         self.stream_mode = stream
         self.retry = endpoint.retry
         self.timeouts = endpoint.timeouts
+        self.limits = endpoint.limits
         if clock is None:
             from rho_adapters.clock import SystemClock
 
             clock = SystemClock()
         self.clock = clock
         self._rng = rng or jitter_rng()
-        all_headers = {"accept": "text/event-stream, application/json"}
+        # only the encodings read a bounded piece at a time (``bodies.body_chunks``)
+        all_headers = {
+            "accept": "text/event-stream, application/json",
+            "accept-encoding": "gzip, deflate",
+        }
         if api_key := endpoint.api_key:
             if self.provider.auth_header == "authorization":
                 all_headers["authorization"] = f"Bearer {api_key}"
@@ -213,16 +219,18 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         if self.provider.name == "vllm":
             body = {"model": body["model"], "prompt": text}
         try:
+            # bounded in size and, as a whole, in time: the server chooses what it sends
             with map_httpx_errors():
-                async with self._endpoint.slot() as client:
-                    response = await client.post(
+                async with self._endpoint.slot() as client, asyncio.timeout(self.timeouts.idle):
+                    data, _ = await small_json(
+                        client,
+                        "POST",
                         server_root(self.base_url) + path,
                         json=body,
                         headers=self._endpoint.request_headers,
                         timeout=self.timeouts.for_tier(None),
                     )
-            data = response.json() if response.status_code == 200 else None
-        except (ModelError, ValueError):
+        except (ModelError, TimeoutError):
             data = None
         count = data.get("count") if isinstance(data, Mapping) else None
         if count is None and isinstance(data, Mapping) and isinstance(data.get("tokens"), list):
@@ -327,18 +335,28 @@ class OpenAIChatModel(ChatModel, ContextMeter):
     ) -> AsyncGenerator[StreamEvent, None]:
         body = build_body(request, self.provider, stream=streaming)
         timeout = self.timeouts.for_tier(request.service_tier)
-        assembler = ChunkAssembler()
+        assembler = ChunkAssembler(max_calls=self.limits.max_tool_calls)
         try:
-            async with self._endpoint.post_stream(self.url, body, timeout, state) as response:
-                if response.status_code >= 400:
-                    await self._raise_status(response, timeout.read)
+            async with self._endpoint.post_stream(
+                self.url, body, timeout, state, head_seconds=self.limits.max_seconds
+            ) as response:
+                refused = await not_an_answer(
+                    response, self.url, idle=timeout.read, now=self.clock.now()
+                )
+                if refused is not None:
+                    raise refused
+                watch = AnswerWatch(
+                    timeout.read,
+                    limits=self.limits,
+                    url=self.url,
+                    started=state.started,
+                    waited=STREAM_WAIT if streaming else BODY_WAIT,
+                )
                 if streaming:
-                    async for event in read_stream(
-                        response, assembler, self.url, idle=timeout.read
-                    ):
+                    async for event in read_stream(response, assembler, self.url, watch):
                         yield event
                 else:
-                    whole = read_whole(response, assembler, self.url, self.model, idle=timeout.read)
+                    whole = read_whole(response, assembler, self.url, self.model, watch)
                     for event in await whole:
                         yield event
         except ModelError as exc:
@@ -356,14 +374,6 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         yield UsageReport(usage)
         reason = assembler.finish_reason or "stop"
         yield StreamFinished("length" if assembler.arguments_cut else reason)
-
-    async def _raise_status(self, response: httpx.Response, idle: float | None) -> None:
-        body = await error_body(response, idle=idle)
-        raise error_from_response(
-            response.status_code,
-            body,
-            retry_after=server_delay(response.headers, self.clock.now()),
-        )
 
 
 def _with_model(request: ModelRequest, model: str) -> ModelRequest:

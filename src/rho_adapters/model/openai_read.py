@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from rho_adapters.model.bodies import KeepAliveWatch, body_chunks, whole_body
+from rho_adapters.model.answer_limits import AnswerWatch
+from rho_adapters.model.bodies import body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
 from rho_domain.errors import ModelError, ModelProtocolError, TruncatedStream
@@ -40,14 +41,14 @@ class EmptyStream(TruncatedStream):
 
 
 async def read_stream(
-    response: httpx.Response, assembler: ChunkAssembler, url: str, *, idle: float | None = None
+    response: httpx.Response, assembler: ChunkAssembler, url: str, watch: AnswerWatch
 ) -> AsyncIterator[StreamEvent]:
     """The events of a streamed response from ``url`` (see the module docstring). The text of
-    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. No
-    completed event (keep-alive comments, part of one) for ``idle`` seconds is a
-    ``ModelTimeout`` (``KeepAliveWatch``)."""
+    consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. Each
+    network chunk is told to ``watch``: no completed event (keep-alive comments, part of one)
+    for its idle seconds is a ``ModelTimeout``, a body past its limits (bytes, seconds) is
+    ``AnswerTooLong``."""
     decoder = SSEDecoder()
-    watch = KeepAliveWatch(idle)
     body = body_chunks(response)
     async for raw in body:
         events: list[StreamEvent] = []
@@ -82,7 +83,7 @@ def _read_chunk(
     assembler: ChunkAssembler,
     url: str,
     out: list[StreamEvent],
-    watch: KeepAliveWatch,
+    watch: AnswerWatch,
 ) -> bool:
     """Append to ``out`` the events of one network chunk of the body; True at ``[DONE]``.
     Tells ``watch`` whether the chunk completed an event."""
@@ -90,15 +91,15 @@ def _read_chunk(
     if datas is None:
         sses = decoder.feed(raw)
         if sses:  # part of an event is no progress: it may never end
-            watch.heard()
+            watch.heard(len(raw))
         else:
-            watch.quiet()
+            watch.quiet(len(raw))
         for sse in sses:
             if sse.data.startswith("[DONE]"):
                 return True
             out.extend(_events_of(sse, assembler, url))
         return False
-    watch.heard()
+    watch.heard(len(raw))
     # Whole unnamed events (nearly every chunk of a stream, one delta each or several): a
     # delta's JSON chunk goes straight to the assembler, without the SSE event value and the
     # checks of ``_events_of`` that cannot apply to it.
@@ -142,12 +143,11 @@ async def read_whole(
     assembler: ChunkAssembler,
     url: str,
     model: str,
-    *,
-    idle: float | None = None,
+    watch: AnswerWatch,
 ) -> list[StreamEvent]:
-    """The events of a non-streamed response from ``url`` for ``model`` (whitespace alone for
-    ``idle`` seconds: ``ModelTimeout``, ``whole_body``)."""
-    raw = await whole_body(response, idle=idle)
+    """The events of a non-streamed response from ``url`` for ``model``, its body read
+    against ``watch`` (``whole_body``)."""
+    raw = await whole_body(response, watch)
     if not raw.strip():
         raise EmptyStream(
             f"the model server at {url} answered 200 with an empty body "

@@ -4,8 +4,9 @@ Retried: 408, 409, 429, 498 (Groq flex), 5xx including 529, and connection failu
 before any output reached the caller. Not retried: other 4xx, ``insufficient_quota``, and a
 server delay above ``max_server_delay`` (the server says "much later": fail now, let the user
 decide). The wait honours ``retry-after-ms``, ``retry-after`` (seconds or HTTP date) and the
-``x-ratelimit-reset-*`` headers (``1s``, ``6m0s``, ``2m59.56s``, ``11.38``), else a jittered
-exponential backoff ``min(base * 2**n, cap) * U(0.75, 1)``.
+``x-ratelimit-reset-*`` headers (``1s``, ``6m0s``, ``2m59.56s``, ``11.38``), else (none, or
+a negative one: a date past) a jittered exponential backoff
+``min(base * 2**n, cap) * U(0.75, 1)``.
 """
 
 from __future__ import annotations
@@ -50,11 +51,14 @@ class RetryPolicy:
         """Seconds to wait before the next attempt, or None when the server asked for longer
         than ``max_server_delay`` (do not retry). ``now`` is epoch seconds for HTTP dates."""
         hinted = server_delay(headers, now)
-        if hinted is None:
+        if hinted is None or hinted < 0:
+            # none, or a past date / negative number (a skewed clock, a broken proxy): read
+            # as "now", each retry went at once into a server that was refusing (an explicit
+            # 0 is the server's own "now", honoured)
             return self.backoff(retries_taken, rng)
         if hinted > self.max_server_delay:
             return None
-        return max(hinted, 0.0)
+        return hinted
 
 
 def server_delay(headers: Mapping[str, str], now: float) -> float | None:

@@ -1,0 +1,50 @@
+"""A response that is not a model's answer, told before its body is read as one: an error
+status (the server's message, ``error_body``), a redirect, an HTML page.
+
+Both clients ask ``not_an_answer`` once a request, on the response's head; what it returns
+is raised. Before it, a redirect (3xx, under 400) was read as a stream: its body was "a chunk
+that is not JSON" for Chat Completions (after a resend without streaming) and "the Anthropic
+stream ended without message_stop"; an HTML page with status 200 (a proxy's login or error
+page) alike. The client follows no redirect: the API key would go with the request to
+wherever the server says.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from rho_adapters.model._errors import error_from_response
+from rho_adapters.model.bodies import error_body
+from rho_adapters.model.retry import server_delay
+from rho_domain.errors import BadRequest, ModelError, ModelProtocolError
+
+_HTML = ("text/html", "application/xhtml+xml")
+_QUOTED = 300  # characters of a Location or a page quoted in the message
+
+
+async def not_an_answer(
+    response: httpx.Response, url: str, *, idle: float | None, now: float
+) -> ModelError | None:
+    """The error to raise for ``response`` (to a request to ``url``) when it is not an
+    answer, else None. ``idle`` bounds the reading of an error's body, ``now`` (epoch
+    seconds) dates a ``Retry-After``."""
+    status = response.status_code
+    if status >= 400:
+        body = await error_body(response, idle=idle)
+        return error_from_response(status, body, retry_after=server_delay(response.headers, now))
+    if status >= 300:
+        location = response.headers.get("location", "")
+        where = f"to {location[:_QUOTED]!r}" if location else "without a Location"
+        return BadRequest(
+            f"HTTP {status}: the model server at {url} redirects {where}; redirects are not "
+            "followed (the API key would go along): set the base URL to the server meant",
+            status=status,
+        )
+    kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind in _HTML:
+        page = await error_body(response, idle=idle, limit=_QUOTED)
+        return ModelProtocolError(
+            f"the model server at {url} answered {status} with an HTML page, not a model's "
+            f"answer (a proxy's or a login page? check the base URL): {page!r}"
+        )
+    return None
