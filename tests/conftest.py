@@ -46,16 +46,22 @@ def pytest_configure(config: pytest.Config) -> None:
 def machine_cache() -> Path | None:
     """A directory every checkout on this machine shares for what tests build at a cost and
     that depends only on what they name: ``$RHO_TEST_CACHE``, else ``rho-agent-tests`` under
-    ``$XDG_CACHE_HOME`` (``~/.cache``); None when ``RHO_TEST_CACHE`` is set empty. A fresh
-    clone's first run otherwise pays what the last run already built (mypy's cache, the
-    spreadsheet workbooks). Each entry is named by a digest of its inputs or checked by its
-    reader, and is written beside its name and renamed or finished under a lock, since other
-    checkouts' runs read it at the same time."""
+    ``$XDG_CACHE_HOME`` (``~/.cache``); None when ``RHO_TEST_CACHE`` is set empty or the
+    directory cannot be made. A fresh clone's first run otherwise pays what the last run
+    already built (mypy's cache, the spreadsheet workbooks, the database servers' templates,
+    the architecture findings). Each entry is named by a digest of its inputs or checked by
+    its reader, and is written beside its name and renamed or finished under a lock, since
+    other checkouts' runs read it at the same time."""
     chosen = os.environ.get("RHO_TEST_CACHE")
     if chosen == "":
         return None
     home = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(chosen or os.path.join(home, "rho-agent-tests"))
+    shared = Path(chosen or os.path.join(home, "rho-agent-tests"))
+    try:
+        shared.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only or missing home: each run builds its own, as without it
+        return None
+    return shared
 
 
 # Collection builds every test's item and fixture closure (10,700 of them, in each xdist
