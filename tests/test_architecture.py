@@ -9,11 +9,17 @@ moment someone adds a forbidden import anywhere.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
+import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -352,28 +358,47 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 Kept = Callable[[str, Callable[[], Any]], Any]
 
 
+UNUSED_FOR = 7 * 24 * 3600  # a source's findings no run has read for a week are removed
+
+
 @pytest.fixture(scope="session")
-def kept(pytestconfig: pytest.Config) -> Kept:
-    """``kept(name, compute)``: what ``compute()`` finds in src (a JSON value), kept in
-    pytest's cache with a digest of this module, the Python that parses, and every source
-    file (paths and bytes); a changed source or check computes it again. Parsing and walking
-    the ~640 files cost about 2 s of CPU in each test process that ran one of these checks,
-    and a run's workers each ran some. Without a cache directory: computed each time."""
-    cache = getattr(pytestconfig, "cache", None)
+def kept(machine_cache: Path | None) -> Kept:
+    """``kept(name, compute)``: what ``compute()`` finds in src (a JSON value), kept in the
+    machine's test cache (``machine_cache``, shared by every checkout) under a digest of this
+    module, the Python that parses, and every source file (paths and bytes): a changed source
+    or check computes it again, and a fresh clone of a tree a run already checked reads the
+    findings. Parsing and walking the ~640 files cost about 2 s of CPU in each test process
+    that ran one of these checks (5.8 s in all, a fresh clone's run). Each finding is written
+    beside its name and renamed over it: other checkouts' runs read at the same time.
+    Without the machine cache: computed each time."""
     digest = hashlib.sha256(Path(__file__).read_bytes() + sys.version.encode())
     for path in sorted(p for pkg in sorted(FORBIDDEN) for p in (SRC / pkg).rglob("*.py")):
         digest.update(f"\0{path.relative_to(SRC)}\0".encode())
         digest.update(path.read_bytes())
-    seal = digest.hexdigest()
+    shelf = None if machine_cache is None else machine_cache / "architecture"
+    store = None if shelf is None else shelf / digest.hexdigest()[:32]
+    if shelf is not None and shelf.is_dir():
+        for old in shelf.iterdir():  # another source's, unread for a week
+            with contextlib.suppress(OSError):
+                if old != store and time.time() - old.stat().st_mtime > UNUSED_FOR:
+                    shutil.rmtree(old)
 
     def get(name: str, compute: Callable[[], Any]) -> Any:
-        key = f"architecture/{name}"  # one file per check, overwritten: no stale digests
-        found = cache.get(key, None) if cache is not None else None
-        if isinstance(found, dict) and found.get("digest") == seal:
-            return found["value"]
+        if store is None:
+            return compute()
+        path = store / f"{name}.json"
+        with contextlib.suppress(OSError, ValueError):
+            found = json.loads(path.read_text(encoding="utf-8"))
+            os.utime(store)  # read now: kept another week
+            return found
         value = compute()
-        if cache is not None:
-            cache.set(key, {"digest": seal, "value": value})
+        partial = path.with_name(f"{path.name}.{uuid.uuid4().hex}")
+        try:
+            store.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps(value), encoding="utf-8")
+            partial.replace(path)
+        except OSError:  # a read-only or full cache: computed again next time
+            partial.unlink(missing_ok=True)
         return value
 
     return get

@@ -58,8 +58,8 @@ def postgres_server(request: pytest.FixtureRequest) -> Server:
 
 
 @pytest.fixture(scope="session")
-def mariadb_server(pytestconfig: pytest.Config) -> Iterator[Server]:
-    with running_mariadb(getattr(pytestconfig, "cache", None)) as server:
+def mariadb_server(machine_cache: Path | None) -> Iterator[Server]:
+    with running_mariadb(machine_cache) as server:
         yield server
 
 

@@ -16,6 +16,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -52,25 +53,41 @@ def ensure_db_user() -> None:
         )
 
 
+TEMPLATE_UNUSED_FOR = 7 * 24 * 3600  # a template no server was made from for a week goes
+
+
 def initialized(data: Path, program: str, build: Callable[[Path], None], cache: Any) -> None:
     """``data``, a server's new data directory: a copy (``cp -a``: owners and modes kept) of
-    the one ``build`` made once for this ``program`` binary and kept in pytest's cache
-    directory, or built in place without one (``cache`` None: ``-p no:cacheprovider``).
+    the one ``build`` made once for this ``program`` binary and kept in ``cache``: the
+    machine's test cache (a ``Path``: the ``machine_cache`` fixture, shared by every
+    checkout), or pytest's cache directory (a ``pytest.Cache``); built in place without one
+    (``cache`` None: ``-p no:cacheprovider``, or ``RHO_TEST_CACHE`` empty).
 
     ``initdb`` and ``mariadb-install-db`` cost 0.5-0.6 s of CPU each and the copy about 0.1 s;
-    each test process that needs a server made its own. The first to ask builds the template
-    under a lock while the others wait. The name is a digest of the program's path, size and
-    time, so an upgraded server is built anew."""
+    each test process that needs a server made its own, and a fresh clone's run all again.
+    The first to ask builds the template under a lock while the others wait. The name is a
+    digest of the program's path, size and time and of this module (where the builds'
+    options are), so an upgraded server or a changed build is built anew; a template no
+    server was made from for a week is removed (other checkouts' runs copy theirs)."""
     if cache is None:
         build(data)
         return
-    shared = Path(cache.mkdir("db-templates"))
+    if isinstance(cache, Path):
+        shared = cache / "db-templates"
+        shared.mkdir(parents=True, exist_ok=True)
+    else:
+        shared = Path(cache.mkdir("db-templates"))
     found = os.stat(program)
-    key = f"{program} {found.st_size} {found.st_mtime_ns}"
-    template = shared / hashlib.sha256(key.encode()).hexdigest()[:16]
+    key = f"{program} {found.st_size} {found.st_mtime_ns}".encode() + Path(__file__).read_bytes()
+    template = shared / hashlib.sha256(key).hexdigest()[:16]
     with (shared / "lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not template.exists():
+        if template.exists():
+            os.utime(template)  # made from now: kept another week
+        else:
+            for old in shared.iterdir():  # one copied from now was touched: not this old
+                if old.is_dir() and time.time() - old.stat().st_mtime > TEMPLATE_UNUSED_FOR:
+                    shutil.rmtree(old, ignore_errors=True)
             # built where the server will run (the cache's parents may be closed to PG_USER)
             building = Path(tempfile.mkdtemp(prefix="rho-db-template-"))
             try:
@@ -111,7 +128,7 @@ def shared_postgres(request: pytest.FixtureRequest) -> Server:
     worker. Tests keep apart by schema (the stores) or by the seed's checksums (the attacks).
     """
     if "postgres" not in _SHARED:
-        cache = getattr(request.config, "cache", None)
+        cache = request.getfixturevalue("machine_cache")  # tests/conftest.py
         _SHARED["postgres"] = _STOPS.enter_context(running_postgres(cache))
         request.addfinalizer(_stop_shared)
     return _SHARED["postgres"]
@@ -120,7 +137,7 @@ def shared_postgres(request: pytest.FixtureRequest) -> Server:
 @contextlib.contextmanager
 def running_postgres(cache: Any = None) -> Iterator[Server]:
     """Start a seeded PostgreSQL in a temporary directory; stop and remove it on exit. Its
-    data directory is a copy of the one ``initdb`` made once in pytest's ``cache``
+    data directory is a copy of the one ``initdb`` made once in ``cache``
     (``initialized``)."""
     initdb, pg_ctl = find("initdb"), find("pg_ctl")
     if not (initdb and pg_ctl):
@@ -176,8 +193,8 @@ def running_postgres(cache: Any = None) -> Iterator[Server]:
 @contextlib.contextmanager
 def running_mariadb(cache: Any = None) -> Iterator[Server]:
     """Start a seeded MariaDB in a temporary directory; stop and remove it on exit. Its
-    data directory is a copy of the one ``mariadb-install-db`` made once in pytest's
-    ``cache`` (``initialized``)."""
+    data directory is a copy of the one ``mariadb-install-db`` made once in ``cache``
+    (``initialized``)."""
     mariadbd, install_db = (
         find("mariadbd", "mysqld"),
         find("mariadb-install-db", "mysql_install_db"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import time
+from pathlib import Path
 
 import db_servers
 import pytest
@@ -27,7 +28,7 @@ def _chosen_first(monkeypatch: pytest.MonkeyPatch, port: int) -> None:
 
 
 def test_a_mariadb_whose_port_is_taken_starts_on_another(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, machine_cache: Path | None
 ) -> None:
     with socket.socket() as taken:  # another process's server on the port chosen first
         taken.bind(("127.0.0.1", 0))
@@ -35,7 +36,7 @@ def test_a_mariadb_whose_port_is_taken_starts_on_another(
         held = int(taken.getsockname()[1])
         _chosen_first(monkeypatch, held)
         started = time.monotonic()
-        with running_mariadb() as server:
+        with running_mariadb(machine_cache) as server:  # the kept data directory
             took = time.monotonic() - started
             assert server.config.port != held
             conn = server.admin()
@@ -51,14 +52,14 @@ def test_a_mariadb_whose_port_is_taken_starts_on_another(
 
 
 def test_a_postgresql_whose_port_is_taken_starts_on_another(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, machine_cache: Path | None
 ) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         held = int(taken.getsockname()[1])
         _chosen_first(monkeypatch, held)
-        with running_postgres() as server:
+        with running_postgres(machine_cache) as server:
             assert server.config.port != held
             conn = server.admin()
             try:

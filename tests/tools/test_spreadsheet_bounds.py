@@ -186,31 +186,41 @@ def many_parts() -> bytes:
     return out.getvalue()
 
 
+UNUSED_FOR = 7 * 24 * 3600  # a set of books no run has read for a week is removed
+
+
 @pytest.fixture(scope="module")
-def files(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The workbooks, built once and kept in pytest's cache directory for later runs, under a
-    name that is a digest of this module's source and the openpyxl and zlib that build them
-    (any change to a builder builds them anew; the 300 MB one alone takes a second or two of
-    CPU to compress). The first worker to ask builds them while holding a lock, the others
-    wait and reuse them. Without a cache directory (``-p no:cacheprovider``): this run's."""
+def files(machine_cache: Path | None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The workbooks, built once per machine and kept in the machine's test cache
+    (``machine_cache``, shared by every checkout) under a name that is a digest of this
+    module's source and the openpyxl and zlib that build them (any change to a builder
+    builds them anew; building costs about 4 s of CPU, the 300 MB one alone a second or two
+    to compress). The first worker to ask builds them while holding a lock, the others wait
+    and reuse them. Another source's books are removed only once unused for a week: another
+    checkout's run may be reading them. Without the machine cache: this run's."""
     import openpyxl
 
-    cache = getattr(request.config, "cache", None)
-    if cache is None:
+    if machine_cache is None:
         return _build_books(tmp_path_factory.mktemp("books"))
     digest = hashlib.sha256(Path(__file__).read_bytes())
     digest.update(f"{openpyxl.__version__} {zlib.ZLIB_RUNTIME_VERSION}".encode())
-    shared = Path(cache.mkdir("spreadsheet-books"))
+    shared = machine_cache / "spreadsheet-books"
+    shared.mkdir(parents=True, exist_ok=True)
     root = shared / digest.hexdigest()[:16]
     with (shared / "lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / "done").exists():
-            for old in shared.iterdir():  # books of an earlier source: never read again
-                if old.is_dir():
-                    shutil.rmtree(old)
-            root.mkdir()
-            _build_books(root)
-            (root / "done").touch()
+        if (root / "done").exists():
+            (root / "done").touch()  # read now: kept another week
+            return root
+        for old in shared.iterdir():  # under the lock, a set without "done" died building
+            done = old / "done"
+            if old.is_dir() and (
+                not done.exists() or time.time() - done.stat().st_mtime > UNUSED_FOR
+            ):
+                shutil.rmtree(old)
+        root.mkdir()
+        _build_books(root)
+        (root / "done").touch()
     return root
 
 
@@ -229,7 +239,7 @@ def _build_books(root: Path) -> Path:
     (root / "strings_ok.xlsx").write_bytes(
         workbook({"xl/sharedStrings.xml": shared_strings(8)}, shared=True)
     )
-    big_sheet(root / "big.xlsx", 3000)  # openpyxl writing 60,000 cells: 1.5 s of CPU
+    big_sheet(root / "big.xlsx", 1200)  # openpyxl writing 24,000 cells: 0.6 s of CPU
     big_sheet(root / "bare.xlsx", 300, dimension=False)
     return root
 
@@ -423,12 +433,12 @@ async def test_a_big_legitimate_workbook_still_reads(files: Path) -> None:
     assert (files / "big.xlsx").stat().st_size > 64 << 10  # the row scan runs
     reader = OpenpyxlReader()  # one, as an agent's read_excel holds: the sheets scanned once
     out = await call(files, reader, path="big.xlsx", action="list_sheets")
-    assert out.content == "1. Main (3000 rows x 20 columns)"
-    out = await call(files, reader, path="big.xlsx", start_row=2999, max_rows=5)
+    assert out.content == "1. Main (1200 rows x 20 columns)"
+    out = await call(files, reader, path="big.xlsx", start_row=1199, max_rows=5)
     lines = out.content.splitlines()
-    assert lines[0] == "big.xlsx [Main]: 3000 rows x 20 columns"
-    assert lines[1].startswith("2999\tr2999c1\tr2999c2")
-    assert lines[-1] == "[rows 2999-3000 of 3000]"
+    assert lines[0] == "big.xlsx [Main]: 1200 rows x 20 columns"
+    assert lines[1].startswith("1199\tr1199c1\tr1199c2")
+    assert lines[-1] == "[rows 1199-1200 of 1200]"
 
 
 async def test_the_cell_budget_bounds_the_work_and_says_so(files: Path) -> None:

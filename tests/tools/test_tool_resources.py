@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import random
 import re
 import time
@@ -109,15 +110,19 @@ def _old_glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def test_the_linear_glob_matcher_means_what_the_regex_meant() -> None:
-    """10,000 random patterns and paths (``**`` as whole components): same answers."""
+    """10,000 random patterns and paths (``**`` as whole components): same answers. Each of
+    the 3,779 distinct patterns is compiled once both ways (0.9 -> 0.6 s of CPU): the
+    matchers keep no state between matches."""
     rng = random.Random(32)
     parts = ["**", "*", "a*", "*.py", "?", "[ab]*", "src", "a", "*b*", "b", "[!a]", "?.py"]
     names = ["a", "b", "ab", "src", "x.py", "a.py", "ba", "aa", "b.py"]
+    old_regex = functools.cache(_old_glob_regex)
+    matcher = functools.cache(lambda pattern: glob_matcher(pattern, "."))
     for _ in range(10_000):
         pattern = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
         path = "/".join(rng.choice(names) for _ in range(rng.randint(1, 5)))
-        old = bool(_old_glob_regex(pattern).match(path))
-        assert glob_matcher(pattern, ".").match(path) is old, (pattern, path)
+        old = bool(old_regex(pattern).match(path))
+        assert matcher(pattern).match(path) is old, (pattern, path)
 
 
 # ---- bash globs ---------------------------------------------------------------------------
