@@ -28,6 +28,7 @@ from rho_adapters.local.executor import sandbox_available
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Executor
 from rho_domain.reach import OutsideReads
+from rho_domain.service_secrets import MASKED_GLOBS, SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tools.read import ReadHandler
 
 TARGET = "/etc/mysql/debian.cnf"
@@ -95,3 +96,13 @@ async def test_the_sandbox_alone_masks_them(workspace: str) -> None:
     assert MARK not in result.output, result.output
     shown = await executor.run_unchecked(["/bin/cat", "/etc/passwd"], cwd=workspace)
     assert "root:" in shown.output  # the rest of /etc stays in view
+
+
+def test_the_sandbox_masks_only_in_roots_directories() -> None:
+    """A mask below a directory the sandbox cannot enter (PostgreSQL's 0700 data directory,
+    owned by postgres) made bubblewrap fail every command of an agent run as root ("Can't
+    mkdir parents for /var/lib/postgresql/15/main/global/1260_vm"): the sandbox masks only
+    the services' secrets in root's own directories; the policy refuses the rest."""
+    masked = (*SERVICE_SECRETS, *MASKED_GLOBS)
+    assert all(p.startswith(("/etc/", "/var/backups/", "/var/lib/samba/")) for p in masked)
+    assert "/var/lib/postgresql/*/main/global/1260*" in SERVICE_SECRET_GLOBS

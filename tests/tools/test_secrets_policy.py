@@ -49,6 +49,8 @@ SECRET = [
     "/etc/ipsec.secrets", "/etc/postfix/sasl_passwd", "/etc/gitlab-runner/config.toml",
     "/var/backups/shadow.bak", "/etc/shadow.bak", "/var/lib/rabbitmq/.erlang.cookie",
     "/var/lib/cloud/instances/i-0a1/user-data.txt", "/etc/ceph/ceph.client.admin.keyring",
+    "/var/lib/postgresql/16/main/global/1260", "/var/lib/pgsql/data/global/1260_fsm",
+    "/var/lib/mysql/mysql/global_priv.MAD", "/var/lib/mysql/mysql/user.ibd",
 ]  # fmt: skip
 NOT_SECRET = [
     ".env.example", "a/.ENV.sample", "src/id_utils.py", "ws/id_x/Makefile", ".env.d/x.py",
@@ -58,6 +60,7 @@ NOT_SECRET = [
     "src/environment.py", "README.md", "config.json", "keys/id_github.pub",
     "/etc/mysql/my.cnf", "/etc/kubernetes/manifests/etcd.yaml", "/var/backups/passwd.bak",
     "/etc/ppp/options", "/var/lib/cloud/instances/i-0a1/boot-finished",
+    "/var/lib/postgresql/16/main/global/1262", "/var/lib/mysql/mysql/db.ibd",
 ]  # fmt: skip
 
 
