@@ -14,8 +14,8 @@ Rules, in order, on an absolute (canonical) path:
 2. ``LOCATIONS``: secret trees wherever they are (``*/.ssh``, ``*/.aws``, ``*/.gnupg``,
    ``*/.config/gcloud``, ``*/.kube``, ``*/.docker/config.json``...) and system locations
    (``/proc``, ``/dev``, ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers*``, SSH host keys,
-   ``/run/secrets``...), plus the executor's own ``SecretPolicy.locations`` (the session and
-   configuration directories).
+   ``/run/secrets``, services' credential files: ``service_secrets.py``), plus the
+   executor's own ``SecretPolicy.locations`` (the session and configuration directories).
 2b. ``homes``: every hidden entry of a home directory (``~/.m2``, ``~/.config/rclone``,
    ``~/.mozilla``, ``~/.bashrc``...): that is where tools keep credentials, under names no list
    can follow; unless it is inside one of ``open_trees`` (the workspace, when the user works
@@ -37,6 +37,7 @@ import functools
 import attrs
 
 from rho_domain.glob_set import GlobSet, glob_matches
+from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 
 
 def _components(path: str) -> tuple[str, ...]:
@@ -71,6 +72,7 @@ LOCATIONS: tuple[str, ...] = _tree(
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",
     "/run/secrets", "/var/run/secrets",
+    *(p.casefold() for p in SERVICE_SECRETS), *SERVICE_SECRET_GLOBS,
 )  # fmt: skip
 TEMPLATES: tuple[str, ...] = (
     "*.example", "*.sample", "*.template", "*.dist", "*.defaults", "*/id_*.pub",
@@ -98,7 +100,7 @@ HOME_SECRETS: tuple[str, ...] = (
 SYSTEM_SECRETS: tuple[str, ...] = (
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/run/secrets",
-    "/var/run/secrets", "/sys/firmware",
+    "/var/run/secrets", "/sys/firmware", *SERVICE_SECRETS,
 )  # fmt: skip
 
 # Basenames recursive readers skip wherever they walk (grep --exclude, rg --iglob !..., diff

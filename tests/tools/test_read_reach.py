@@ -248,6 +248,11 @@ async def test_allow_reads_outside_with_every_tool(backend: str, rig: dict[str, 
     assert "data.txt" in listing
     for command in ("cat link.txt", f"grep -r MARK {o}", "cat names.txt | xargs cat"):
         assert MARK in await answer(backend, rig, OutsideReads.ALLOW, *shell(command)), command
+    # A command still runs in the workspace or a read root: cd elsewhere says so, and no
+    # longer names a "deny" the profile does not have (it did before redshell16).
+    out = await answer(backend, rig, OutsideReads.ALLOW, *shell(f"cd {o} && cat data.txt"))
+    assert "is outside the workspace" in out, out
+    assert "deny" not in out, out
 
 
 needs_bwrap = pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not installed")

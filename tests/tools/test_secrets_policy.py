@@ -43,6 +43,14 @@ SECRET = [
     # every hidden entry of a home (rule 2b): .docker/buildx was allowed before
     "/home/u/.docker/buildx", "/home/u/.m2/settings.xml", "/home/u/.config/rclone/rclone.conf",
     "/home/u/.bashrc", "/home/u/.mozilla/firefox/p/logins.json",
+    # services' credential files at fixed places (service_secrets.py): were readable
+    "/etc/mysql/debian.cnf", "/etc/kubernetes/admin.conf", "/etc/rancher/k3s/k3s.yaml",
+    "/etc/wireguard/wg0.conf", "/etc/NetworkManager/system-connections/home.nmconnection",
+    "/etc/ipsec.secrets", "/etc/postfix/sasl_passwd", "/etc/gitlab-runner/config.toml",
+    "/var/backups/shadow.bak", "/etc/shadow.bak", "/var/lib/rabbitmq/.erlang.cookie",
+    "/var/lib/cloud/instances/i-0a1/user-data.txt", "/etc/ceph/ceph.client.admin.keyring",
+    "/var/lib/postgresql/16/main/global/1260", "/var/lib/pgsql/data/global/1260_fsm",
+    "/var/lib/mysql/mysql/global_priv.MAD", "/var/lib/mysql/mysql/user.ibd",
 ]  # fmt: skip
 NOT_SECRET = [
     ".env.example", "a/.ENV.sample", "src/id_utils.py", "ws/id_x/Makefile", ".env.d/x.py",
@@ -50,6 +58,9 @@ NOT_SECRET = [
     "/etc/ssh/ssh_host_rsa_key.pub", "/home/u/src/app.py", "/home/u/p/.github/ci.yml",
     "/home/uX/.bashrc", "/srv/agent/sessionsX",
     "src/environment.py", "README.md", "config.json", "keys/id_github.pub",
+    "/etc/mysql/my.cnf", "/etc/kubernetes/manifests/etcd.yaml", "/var/backups/passwd.bak",
+    "/etc/ppp/options", "/var/lib/cloud/instances/i-0a1/boot-finished",
+    "/var/lib/postgresql/16/main/global/1262", "/var/lib/mysql/mysql/db.ibd",
 ]  # fmt: skip
 
 

@@ -159,7 +159,7 @@ def test_every_xargs_target_takes_the_harness_separator() -> None:
         (("find", ".", "-okdir", "cat", "{}", ";"), "-okdir"),
         (("find", ".", "(", "-exec", "sh", "evil.sh", ";", ")"), "-exec"),
         (("find", ".", "-name", "x", "-o", "-exec", "sh", "evil.sh", ";"), "-exec"),
-        (("find", "-L", ".", "!", "-execdir", "sh", ";"), "-execdir"),
+        (("find", "-H", ".", "!", "-execdir", "sh", ";"), "-execdir"),
         (("find", "--", ".", "-exec", "sh", ";"), "--"),
     ],
 )

@@ -85,8 +85,8 @@ _ACTION = (
     ("args", "reason"),
     [
         (["-delete"], f"find: '-delete' {_ACTION}"),  # no start path: GNU find uses "."
-        (["-L", "-delete"], f"find: '-delete' {_ACTION}"),
-        (["-L", "-H", "-delete"], f"find: '-delete' {_ACTION}"),
+        (["-H", "-delete"], f"find: '-delete' {_ACTION}"),
+        (["-P", "-H", "-delete"], f"find: '-delete' {_ACTION}"),
         ([".", "-print", "-delete"], f"find: '-delete' {_ACTION}"),
         ([".", "-name", "x", "-delete"], f"find: '-delete' {_ACTION}"),
         ([".", "-exec", "sh", ";"], f"find: '-exec' {_ACTION}"),
@@ -106,8 +106,9 @@ def test_find_refusal_by_its_reason(args: list[str], reason: str) -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        ["-L"],
-        ["-L", ".", "-name", "x"],
+        ["-H"],
+        ["-H", ".", "-name", "x"],
+        ["-P", "-H", ".", "-xtype", "l"],
         ["a", "b", "-name", "x"],
         [".", "!", "-name", "x"],
         ["(", "-name", "x", ")"],

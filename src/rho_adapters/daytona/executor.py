@@ -57,6 +57,7 @@ from rho_domain.ports.executor import (
     FileUpload,
 )
 from rho_domain.reach import OutsideReads, ReadReach
+from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
 from rho_domain.write_rules import (
@@ -99,10 +100,14 @@ class DaytonaExecutor(Executor):
             clock=clock,
             read_outside=read_outside,
         )
-        self.policy = self._workspace.policy
         self.limits = limits if limits is not None else ResourceLimits()
         self._pipelines = RestrictedPipelines(self._workspace)
         self._found: dict[str, str] = {}
+
+    @property
+    def policy(self) -> SecretPolicy:
+        """The secrets policy the workspace judges by: with the sandbox's homes once it exists."""
+        return self._workspace.policy
 
     @property
     def working_dir(self) -> str:

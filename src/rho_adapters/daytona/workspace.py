@@ -11,10 +11,12 @@ kept in ``orphaned``). The executor's file operations and commands go through it
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import stat as stat_mod
 from collections.abc import Sequence
 
+import attrs
 import httpx
 
 from rho_adapters.daytona import aliases, path_scripts, scripts
@@ -30,6 +32,14 @@ from rho_domain.write_rules import write_refusal
 # the executor's logger, as before this class was split from it
 log = logging.getLogger("rho_adapters.daytona.executor")
 RESOLVE_TIMEOUT = 30.0  # how long one of our scripts may take (a resolve, a probe, a rename)
+# The sandbox's home directories, as the local executor finds this machine's (``homes.py``):
+# the sandbox user's, root's and every directory under /home, canonical, NUL-separated, in
+# base64. An image may hold other users (an ubuntu image's /home/ubuntu): the policy hides
+# their hidden entries and the reach keeps them out, as it does for the homes it was given.
+_HOMES_SCRIPT = (
+    'for h in "$(getent passwd "$(id -u)" 2>/dev/null | cut -d: -f6)" /root /home/*; do\n'
+    '  if [ -d "$h" ]; then realpath -zm -- "$h"; fi; done | base64 -w0; echo\n'
+)
 
 
 class SandboxWorkspace:
@@ -77,11 +87,14 @@ class SandboxWorkspace:
                 script = f"mkdir -p -- {scripts.q(roots[0])} || exit 1\n" + "".join(
                     f"realpath -m -- {scripts.q(r)}\n" for r in roots
                 )
-                answer = await self.script(script, RESOLVE_TIMEOUT, sandbox)
+                answer = await self.script(script + _HOMES_SCRIPT, RESOLVE_TIMEOUT, sandbox)
                 lines = answer.splitlines()
-                if len(lines) != len(roots):
+                if len(lines) != len(roots) + 1:
                     raise ExecutorError(f"could not create the workspace {roots[0]}: {answer}")
-                self.roots.root, self.roots.extra = lines[0], tuple(lines[1:])
+                self.roots.root, self.roots.extra = lines[0], tuple(lines[1:-1])
+                found = base64.b64decode(lines[-1]).decode("utf-8", "surrogateescape")
+                homes = (*self.policy.homes, *(h for h in found.split("\0") if h))
+                self.policy = attrs.evolve(self.policy, homes=tuple(dict.fromkeys(homes)))
         return self._sandbox
 
     async def script(self, script: str, timeout: float, sandbox: Sandbox | None = None) -> str:

@@ -40,6 +40,7 @@ from rho_adapters.local.masks import Masks
 from rho_adapters.local.seccomp import FILTER, FILTER_FD, with_filter
 from rho_domain.glob_set import GlobSet
 from rho_domain.secrets import GIT_CONFIGS, HOME_SECRETS, SYSTEM_SECRETS, SecretPolicy
+from rho_domain.service_secrets import MASKED_GLOBS
 
 if TYPE_CHECKING:  # the walk is imported by the first sandboxed command (runner.py)
     from rho_adapters.local.secret_scan import SecretScan
@@ -136,6 +137,7 @@ def concrete_secrets(policy: SecretPolicy) -> tuple[str, ...]:
                 *(os.path.join(h, rel) for h in policy.homes for rel in HOME_SECRETS),
                 *policy.locations,
                 *glob.glob("/etc/ssh/ssh_host_*_key"),
+                *(f for pattern in MASKED_GLOBS for f in glob.glob(pattern)),
             )
         )
     )

@@ -101,9 +101,16 @@ class Workspace:
                 extra = tree.relative_parts(path)
                 if extra is not None:
                     return tree, extra
+        if write:
+            raise PathOutsideWorkspace(f"{path!r} is outside the workspace {self._tree.root}")
+        if self._machine is not None:  # allow: only a command's directory is located here
+            raise PathOutsideWorkspace(
+                f"{path!r} is outside the workspace {self._tree.root} and the profile's read "
+                "roots, where commands run; stay there and name files elsewhere by their path"
+            )
         raise PathOutsideWorkspace(
-            f"{path!r} is outside the workspace {self._tree.root}"
-            + ("" if write else " and the profile's read roots (read_outside_workspace: deny)")
+            f"{path!r} is outside the workspace {self._tree.root} and the profile's read roots "
+            "(read_outside_workspace: deny)"
         )
 
     def _locate_read(self, path: str) -> tuple[Tree, tuple[str, ...]]:

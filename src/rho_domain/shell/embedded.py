@@ -2,7 +2,7 @@
 
 ``find``: the expression is checked primary by primary against an allowlist, so ``-exec``,
 ``-execdir``, ``-ok``, ``-okdir``, ``-delete`` and ``-fprint*``/``-fls`` (which write files) never
-pass.
+pass, nor ``-L``/``-follow`` (links met while walking lead where no word was judged).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ _FIND_FLAGS = frozenset(
         "-readable",
         "-writable",
         "-executable",
-        "-follow",
         "-xdev",
         "-mount",
         "-daystart",
@@ -86,11 +85,21 @@ _FIND_VALUED = frozenset(
     ]
 )
 _FIND_NEWER = re.compile(r"^-newer[amcBt][amcBt]$")
-_FIND_GLOBAL = frozenset({"-H", "-L", "-P"})
+# Not -L (nor the -follow primary): find would follow the links it meets while walking, into
+# directories outside the workspace or secret ones (``out -> /home/u``) that no word names, and
+# print their names; -H follows only the start paths, which are judged as words.
+_FIND_GLOBAL = frozenset({"-H", "-P"})
+_FIND_FOLLOW = frozenset({"-L", "-follow"})
 
 
 def check_find(args: Sequence[str]) -> None:
     """Validate find's arguments: leading options, start paths, then an allowlisted expression."""
+    if follow := _FIND_FOLLOW.intersection(args):
+        raise CommandRefused(
+            f"find: {min(follow)} follows the symbolic links met while walking, into "
+            "directories outside the workspace or secret ones that no word names; use -H "
+            "(start paths only), or name a link's target as a start path"
+        )
     i = 0
     while i < len(args) and args[i] in _FIND_GLOBAL:
         i += 1

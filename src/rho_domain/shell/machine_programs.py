@@ -3,18 +3,39 @@ bytes, and at the machine (ls, stat, du, od, sha256sum, ps, date, uname, free, .
 
 ``MACHINE_PROGRAMS`` maps each program to its ``OptionSpec``, an allowlist: an option it does
 not name is refused by ``split_options``, and an operand check (``checks={"operand": ...}``)
-refuses what would change or leak state (``date`` settings, ps's BSD ``e``, binutils' ``@file``).
+refuses what would change or leak state (``date`` settings and zone files, ps's BSD ``e``,
+binutils' ``@file``).
 What writes is absent on purpose (``tree -o``, ``file -C``, ``date -s``, ``xxd -r``);
 ``programs.py`` joins this table with ``text_programs.py``'s into ``SPECS``.
 """
 
 from __future__ import annotations
 
+import re
+
 from rho_domain.shell.options import OptionSpec, Spelling, spec
 
 
 def _date_operand(value: str) -> str | None:
     return None if value.startswith("+") else "only a +FORMAT operand is allowed (no setting)"
+
+
+# date -d 'TZ="ZONE" ...': the date string sets its own zone, and glibc opens ZONE as a file
+# (absolute, ":"-prefixed, or relative to /usr/share/zoneinfo, ".." included): a path no word
+# names, to a secret, out of reach or a FIFO. A zone name (Europe/Paris, UTC) stays in the
+# zone directory.
+_DATE_ZONE = re.compile(r'tz="([^"]*)', re.IGNORECASE)
+
+
+def _date_string(value: str) -> str | None:
+    for zone in _DATE_ZONE.findall(value):
+        name = zone.lstrip(":")
+        if name.startswith("/") or ".." in name:
+            return (
+                f"the date string's zone {zone!r} names a file, which date would open; "
+                'name a zone (TZ="Europe/Paris") or use -u'
+            )
+    return None
 
 
 def _no_response_file(value: str) -> str | None:
@@ -86,7 +107,7 @@ MACHINE_PROGRAMS: dict[str, OptionSpec] = {
         "utc universal rfc-email",
         "date reference",
         "iso-8601 rfc-3339",
-        checks={"operand": _date_operand},
+        checks={"operand": _date_operand, "d": _date_string, "date": _date_string},
         max_operands=1,
     ),
     "echo": spec("neE", spelling=Spelling(dashdash="none")),  # it would print a "--"

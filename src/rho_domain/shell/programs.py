@@ -83,6 +83,17 @@ _XARGS = spec(
 
 PROGRAMS = frozenset(SPECS) | frozenset(_SPECIAL) | {"xargs", "cd"}
 
+# Walkers told to follow the symbolic links they meet: (those options, the options that make
+# it walk, empty when it always does). A link in the workspace to a directory out of reach
+# (``out -> /home/u``) is judged as a word (``ls out`` is refused), but one met while walking
+# is no word: ``ls -LR``, ``du -L -a`` and ``tree -l`` listed the names, sizes and times
+# inside it. ``-H`` (links on the command line only) stays: those are words. find: check_find.
+_FOLLOWS_LINKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "ls": (("L", "dereference"), ("R", "recursive")),
+    "du": (("L", "dereference"), ()),
+    "tree": (("l",), ()),
+}
+
 
 def _check_name(name: str) -> None:
     if "/" in name:
@@ -114,8 +125,21 @@ def check_argv(argv: Sequence[str]) -> None:
     # What runs or writes is absent from the specs (rg --pre/--hostname-bin/-z, sed -i/-f,
     # sort -o...), so split_options refuses it; tests/tools/test_shell_refusals.py pins that.
     parsed = split_options(name, args, SPECS[name])
+    _check_link_walk(name, parsed)
     if name in _LANGUAGES:
         _LANGUAGES[name](args, parsed)
+
+
+def _check_link_walk(name: str, parsed: Parsed) -> None:
+    follow, walks = _FOLLOWS_LINKS.get(name, ((), ()))
+    option = next((o for o, _ in parsed.options if o in follow), None)
+    if option is not None and (not walks or parsed.has(*walks)):
+        spelled = f"-{option}" if len(option) == 1 else f"--{option}"
+        raise CommandRefused(
+            f"{name}: {spelled} follows the symbolic links met while walking, into "
+            "directories outside the workspace or secret ones that no word names; "
+            "drop it, and name a link's target directly to look inside it"
+        )
 
 
 def xargs_target_index(args: Sequence[str]) -> int:
