@@ -40,6 +40,7 @@ from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
+_SYNTAX_ERROR = "42601"
 
 
 def load_psycopg() -> Any:
@@ -235,7 +236,10 @@ class PostgresDatabase(ThreadedDatabase):
                 result = fetch(cursor, max_rows)
         except self._module().ProgrammingError as exc:
             # Never run as written instead: its huge values would cross the wire whole, and
-            # any query could ask for that ("SELECT repeat(...); -- x" is no subquery).
+            # any query could ask for that ("SELECT repeat(...); -- x" is no subquery). An
+            # error of running it (a function's RAISE) is the query's own: shown as it is.
+            if getattr(exc, "sqlstate", None) != _SYNTAX_ERROR:
+                raise
             raise DatabaseError(
                 f"{self.alias}: this query has columns whose values can be large, which are "
                 "cut on the server by running it as a subquery, and it cannot be one; write "
