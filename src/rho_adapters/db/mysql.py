@@ -5,11 +5,12 @@ Read-only mode: the client never enables multi-statements or
 with a server-side statement time limit (``max_statement_time`` on MariaDB,
 ``max_execution_time`` on MySQL). Results stream through an unbuffered cursor; when rows are
 left over, the connection is dropped rather than drained, so a million-row result costs only
-the rows shown. Bytes: a row never exceeds the server's ``max_allowed_packet`` (MariaDB's
-``REPEAT`` returns NULL past it), cells are cut after fetching and fetching stops at the byte
-budget (``results.fetch``); on MariaDB ``tmp_disk_table_size`` bounds one statement's on-disk
-temporary tables (``options.temp_file_limit_mb``, default 1024; a sort's merge files are not
-bounded by any session setting).
+the rows shown. Bytes: a value never exceeds the server's ``max_allowed_packet`` (MariaDB's
+``REPEAT`` returns NULL past it), but a row may hold thousands of them, so the client reads
+no row longer than ``MAX_ROW_BYTES`` (``bounded_connection``); cells are cut after fetching
+and fetching stops at the byte budget (``results.fetch``); on MariaDB ``tmp_disk_table_size``
+bounds one statement's on-disk temporary tables (``options.temp_file_limit_mb``, default
+1024; a sort's merge files are not bounded by any session setting).
 
 After every call the session is reset (``COM_RESET_CONNECTION``: user variables, session
 variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
@@ -38,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
-from rho_adapters.db.results import fetch, format_description
+from rho_adapters.db.results import MAX_RESULT_BYTES, RECEIVED_FACTOR, fetch, format_description
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra
 from rho_domain.ports.database import QueryResult
@@ -95,6 +96,40 @@ def _tls_kwargs(config: DatabaseConfig, alias: str) -> Mapping[str, Any]:
     return {"ssl": tls_context(mode, str(ca) if ca else None)}
 
 
+# The longest protocol packet (a row, however many 16 MB frames it spans) the client reads:
+# "SELECT x, x, ... FROM (SELECT REPEAT('x', 10000000) AS x) t" sent a 120 MB row with 12
+# columns, whole into the agent before any cell was cut, and a statement may have 4,096.
+MAX_ROW_BYTES = MAX_RESULT_BYTES * RECEIVED_FACTOR
+_CR_NET_PACKET_TOO_LARGE = 2020  # the client library's own code for "packet too large"
+
+
+@functools.lru_cache(maxsize=2)
+def bounded_connection(pymysql: Any) -> Any:
+    """PyMySQL's ``Connection``, reading no packet longer than ``MAX_ROW_BYTES``: past it,
+    the connection is closed (the rest of the row is never read) and an ``OperationalError``
+    says what to change."""
+
+    class BoundedConnection(pymysql.connections.Connection):  # type: ignore[misc]
+        _rho_packet = 0  # bytes of the packet being read
+
+        def _read_packet(self, *args: Any, **kwargs: Any) -> Any:
+            self._rho_packet = 0
+            return super()._read_packet(*args, **kwargs)
+
+        def _read_bytes(self, num_bytes: int) -> Any:
+            self._rho_packet += num_bytes
+            if self._rho_packet > MAX_ROW_BYTES:
+                self._force_close()
+                raise pymysql.err.OperationalError(
+                    _CR_NET_PACKET_TOO_LARGE,
+                    f"a row of the result is longer than {MAX_ROW_BYTES >> 20} MiB, the most "
+                    "one call reads; select fewer or shorter columns (LEFT(x, 1000))",
+                )
+            return super()._read_bytes(num_bytes)
+
+    return BoundedConnection
+
+
 def load_pymysql() -> Any:
     """The ``pymysql`` module, or ``MissingExtra`` naming the ``mysql`` extra."""
     try:
@@ -116,7 +151,10 @@ class MysqlDatabase(ThreadedDatabase):
     def _open(self) -> Any:
         c, pymysql = self.config, self._module()
         socket_path = c.options.get("unix_socket")
-        return pymysql.connect(
+        # (a fake driver in the tests has no connections module: its own connect)
+        real = hasattr(pymysql, "connections")
+        connect = bounded_connection(pymysql) if real else pymysql.connect
+        return connect(
             host=c.host or "localhost",
             port=c.port or 3306,
             unix_socket=str(socket_path) if socket_path else None,
