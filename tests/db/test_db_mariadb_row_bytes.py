@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from db_support import Server, adapter
 
-from rho_adapters.db.mysql import MAX_ROW_BYTES
+from rho_adapters.db.mysql_rows import MAX_ROW_BYTES
 from rho_domain.errors import DatabaseError
 
 COLUMNS = MAX_ROW_BYTES // 10_000_000 + 1  # 7 values of 10 MB: 70 MB

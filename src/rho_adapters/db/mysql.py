@@ -7,7 +7,7 @@ with a server-side statement time limit (``max_statement_time`` on MariaDB,
 left over, the connection is dropped rather than drained, so a million-row result costs only
 the rows shown. Bytes: a value never exceeds the server's ``max_allowed_packet`` (MariaDB's
 ``REPEAT`` returns NULL past it), but a row may hold thousands of them, so the client reads
-no row longer than ``MAX_ROW_BYTES`` (``bounded_connection``); cells are cut after fetching
+no row longer than ``MAX_ROW_BYTES`` (``mysql_rows.py``); cells are cut after fetching
 and fetching stops at the byte budget (``results.fetch``); on MariaDB ``tmp_disk_table_size``
 bounds one statement's on-disk temporary tables (``options.temp_file_limit_mb``, default
 1024; a sort's merge files are not bounded by any session setting).
@@ -39,11 +39,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
-from rho_adapters.db.results import MAX_RESULT_BYTES, RECEIVED_FACTOR, fetch, format_description
+from rho_adapters.db.mysql_rows import bounded_connection
+from rho_adapters.db.results import fetch, format_description
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Verdict
+from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY
 
 _SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
@@ -96,40 +97,6 @@ def _tls_kwargs(config: DatabaseConfig, alias: str) -> Mapping[str, Any]:
     return {"ssl": tls_context(mode, str(ca) if ca else None)}
 
 
-# The longest protocol packet (a row, however many 16 MB frames it spans) the client reads:
-# "SELECT x, x, ... FROM (SELECT REPEAT('x', 10000000) AS x) t" sent a 120 MB row with 12
-# columns, whole into the agent before any cell was cut, and a statement may have 4,096.
-MAX_ROW_BYTES = MAX_RESULT_BYTES * RECEIVED_FACTOR
-_CR_NET_PACKET_TOO_LARGE = 2020  # the client library's own code for "packet too large"
-
-
-@functools.lru_cache(maxsize=2)
-def bounded_connection(pymysql: Any) -> Any:
-    """PyMySQL's ``Connection``, reading no packet longer than ``MAX_ROW_BYTES``: past it,
-    the connection is closed (the rest of the row is never read) and an ``OperationalError``
-    says what to change."""
-
-    class BoundedConnection(pymysql.connections.Connection):  # type: ignore[misc]
-        _rho_packet = 0  # bytes of the packet being read
-
-        def _read_packet(self, *args: Any, **kwargs: Any) -> Any:
-            self._rho_packet = 0
-            return super()._read_packet(*args, **kwargs)
-
-        def _read_bytes(self, num_bytes: int) -> Any:
-            self._rho_packet += num_bytes
-            if self._rho_packet > MAX_ROW_BYTES:
-                self._force_close()
-                raise pymysql.err.OperationalError(
-                    _CR_NET_PACKET_TOO_LARGE,
-                    f"a row of the result is longer than {MAX_ROW_BYTES >> 20} MiB, the most "
-                    "one call reads; select fewer or shorter columns (LEFT(x, 1000))",
-                )
-            return super()._read_bytes(num_bytes)
-
-    return BoundedConnection
-
-
 def load_pymysql() -> Any:
     """The ``pymysql`` module, or ``MissingExtra`` naming the ``mysql`` extra."""
     try:
@@ -179,6 +146,28 @@ class MysqlDatabase(ThreadedDatabase):
         conn.rho_sql_mode = str(sql_mode)
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
+        conn.rho_catalog_calls = self._views(conn)
+
+    def _views(self, conn: Any) -> CatalogCalls:
+        """The views whose queries this login may read (``SHOW VIEW``), by name (lower case,
+        as the check folds it): selecting from one runs what its query calls, a stored
+        function too (with its definer's rights: ``SET GLOBAL``), so the check judges the
+        query where the view is named. Read once per connection."""
+        views: dict[str, set[str]] = {}
+        with conn.cursor(self._module().cursors.Cursor) as cursor:
+            # the server's own schemas' views (sys.session, sys.version) are its installer's
+            cursor.execute(
+                "SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS "
+                "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s)",
+                _SYSTEM_SCHEMAS,
+            )
+            for name, query in cursor.fetchall():
+                views.setdefault(str(name).lower(), set()).add(str(query))
+        return CatalogCalls(views={name: frozenset(q) for name, q in views.items()})
+
+    def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
+        calls: CatalogCalls | None = getattr(conn, "rho_catalog_calls", None)
+        return calls
 
     def _settings(self, conn: Any) -> frozenset[str] | None:
         settings: frozenset[str] | None = getattr(conn, "rho_settings", None)
