@@ -11,6 +11,11 @@ Two ways around it, each bringing a huge row into the agent whole:
   brought the 100 MB row over (the agent grew from 52 to 338 MB). Now every trailing
   semicolon is dropped before wrapping, and a query that still cannot be a subquery is
   refused with what to change, never run uncut.
+
+EXPLAIN cannot be a subquery, so it is not cut on the server (docs/security.md names the
+edge); its ``FORMAT JSON`` plan was decoded into a list, which no cut applies to:
+``EXPLAIN (VERBOSE, FORMAT JSON) SELECT repeat('x', 50000000), ...`` kept a 100 MB list. Now
+it arrives as its text and is cut like any text.
 """
 
 from __future__ import annotations
@@ -55,6 +60,21 @@ async def test_text_after_the_last_semicolon_never_runs_the_query_uncut(
         # a query with nothing to cut runs as written, whatever follows its semicolon
         result = await db.query("SELECT 1 AS one; -- a note", max_rows=5, timeout=30)
         assert result.rows == ((1,),)
+    finally:
+        await db.aclose()
+
+
+async def test_an_explain_json_plan_is_cut_as_text(postgres_server: Server) -> None:
+    db = adapter(postgres_server)
+    try:
+        sql = "EXPLAIN (VERBOSE, FORMAT JSON) SELECT repeat('x', 20000) AS a"
+        (plan,) = (await db.query(sql, max_rows=5, timeout=30)).rows[0]
+        assert isinstance(plan, CutValue), type(plan)
+        assert str(plan.head).startswith("[")
+        assert (plan.size or 0) > 20000
+        small = (await db.query("EXPLAIN (FORMAT JSON) SELECT 1", max_rows=5, timeout=30)).rows
+        assert small[0][0].startswith("[")
+        assert '"Plan"' in small[0][0]
     finally:
         await db.aclose()
 

@@ -32,7 +32,7 @@ import attrs
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.pg_catalog_calls import catalog_calls, catalog_version
-from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
+from rho_adapters.db.pg_cut import cut_columns, cut_query, fold, json_as_text
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import DatabaseError, MissingExtra
 from rho_domain.ports.database import QueryResult
@@ -207,6 +207,7 @@ class PostgresDatabase(ThreadedDatabase):
                 result = self._rows(conn, sql, params, max_rows)
             else:
                 with conn.cursor() as cursor:
+                    json_as_text(cursor)  # EXPLAIN (FORMAT JSON): cut as text
                     cursor.execute(sql, params, prepare=True)
                     result = fetch(cursor, max_rows)
             if not self.read_only:
