@@ -165,8 +165,8 @@ async def test_postgres_values_keep_their_types_and_order(postgres_server: Serve
         assert str(result.rows[0][2]) == "2024-01-05"
         assert result.rows[0][3:5] == ('{"a": 1}', "{3,2}")  # their text form
         assert bytes(result.rows[0][5]) == b"\xff\x00"
-        # A query that cannot be a subquery runs as written, cut after fetching.
-        tail = await db.query("SELECT repeat('z', 9000) AS z; -- a note", max_rows=5, timeout=30)
+        # Trailing semicolons, blanks between them too, leave a subquery (test_db_pg_cut_whole)
+        tail = await db.query("SELECT repeat('z', 9000) AS z; ;", max_rows=5, timeout=30)
         assert tail.rows == ((CutValue("z" * 8192, 9000),),)
     finally:
         await db.aclose()

@@ -68,6 +68,8 @@ def test_every_reading_must_pass() -> None:
         ("PRAGMA journal_mode = WAL", "sqlite", "journal_mode"),
         ("SET x = 1", "mysql", "SET statements are not read-only"),
         ("SELECT dbms_lock.sleep(1) FROM dual", "oracle", "package dbms_lock"),
+        # parses its text, external entities and all (CVE-2014-6577: out-of-band requests)
+        ("SELECT xmltype('<!DOCTYPE a SYSTEM \"http://x/\"><a/>') FROM dual", "oracle", "XMLTYPE"),
     ],
 )
 def test_refusals_name_the_reason(sql: str, name: str, reason: str) -> None:

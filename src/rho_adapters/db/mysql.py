@@ -5,11 +5,12 @@ Read-only mode: the client never enables multi-statements or
 with a server-side statement time limit (``max_statement_time`` on MariaDB,
 ``max_execution_time`` on MySQL). Results stream through an unbuffered cursor; when rows are
 left over, the connection is dropped rather than drained, so a million-row result costs only
-the rows shown. Bytes: a row never exceeds the server's ``max_allowed_packet`` (MariaDB's
-``REPEAT`` returns NULL past it), cells are cut after fetching and fetching stops at the byte
-budget (``results.fetch``); on MariaDB ``tmp_disk_table_size`` bounds one statement's on-disk
-temporary tables (``options.temp_file_limit_mb``, default 1024; a sort's merge files are not
-bounded by any session setting).
+the rows shown. Bytes: a value never exceeds the server's ``max_allowed_packet`` (MariaDB's
+``REPEAT`` returns NULL past it), but a row may hold thousands of them, so the client reads
+no row longer than ``MAX_ROW_BYTES`` (``mysql_rows.py``); cells are cut after fetching
+and fetching stops at the byte budget (``results.fetch``); on MariaDB ``tmp_disk_table_size``
+bounds one statement's on-disk temporary tables (``options.temp_file_limit_mb``, default
+1024; a sort's merge files are not bounded by any session setting).
 
 After every call the session is reset (``COM_RESET_CONNECTION``: user variables, session
 variables, temporary tables, ``GET_LOCK`` locks, prepared statements), so nothing one call
@@ -38,11 +39,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
+from rho_adapters.db.mysql_rows import bounded_connection
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import Verdict
+from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY
 
 _SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
@@ -116,7 +118,10 @@ class MysqlDatabase(ThreadedDatabase):
     def _open(self) -> Any:
         c, pymysql = self.config, self._module()
         socket_path = c.options.get("unix_socket")
-        return pymysql.connect(
+        # (a fake driver in the tests has no connections module: its own connect)
+        real = hasattr(pymysql, "connections")
+        connect = bounded_connection(pymysql) if real else pymysql.connect
+        return connect(
             host=c.host or "localhost",
             port=c.port or 3306,
             unix_socket=str(socket_path) if socket_path else None,
@@ -141,6 +146,28 @@ class MysqlDatabase(ThreadedDatabase):
         conn.rho_sql_mode = str(sql_mode)
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
+        conn.rho_catalog_calls = self._views(conn)
+
+    def _views(self, conn: Any) -> CatalogCalls:
+        """The views whose queries this login may read (``SHOW VIEW``), by name (lower case,
+        as the check folds it): selecting from one runs what its query calls, a stored
+        function too (with its definer's rights: ``SET GLOBAL``), so the check judges the
+        query where the view is named. Read once per connection."""
+        views: dict[str, set[str]] = {}
+        with conn.cursor(self._module().cursors.Cursor) as cursor:
+            # the server's own schemas' views (sys.session, sys.version) are its installer's
+            cursor.execute(
+                "SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS "
+                "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s)",
+                _SYSTEM_SCHEMAS,
+            )
+            for name, query in cursor.fetchall():
+                views.setdefault(str(name).lower(), set()).add(str(query))
+        return CatalogCalls(views={name: frozenset(q) for name, q in views.items()})
+
+    def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
+        calls: CatalogCalls | None = getattr(conn, "rho_catalog_calls", None)
+        return calls
 
     def _settings(self, conn: Any) -> frozenset[str] | None:
         settings: frozenset[str] | None = getattr(conn, "rho_settings", None)

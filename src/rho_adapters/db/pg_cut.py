@@ -11,10 +11,13 @@ be large is selected through the query as a subquery, as its first ``MAX_CELL`` 
 
 (for a column not of a text type, ``q.c2`` there is its text: ``_as_text``)
 
-Columns of bounded types (numbers, dates, booleans, uuids...) pass as they are; other types
-(json, xml, arrays...) arrive as their text form, made by the type's output function (never a
-cast, which may be a user's function). ``fold`` turns the (head, size) pairs back
-into one cell each, a ``CutValue`` where the head is not the whole value.
+Columns of bounded types (integers, floats, dates, booleans, uuids...) pass as they are;
+other types (json, xml, arrays...) arrive as their text form, made by the type's output
+function (never a cast, which may be a user's function). ``numeric`` is bounded only with a
+precision (``numeric(10, 2)``: at most 1,000 digits); without one a value has up to 147,455
+digits, and ``SELECT x, x, ...`` of ``9e131071::numeric`` was a 210 MB row, kept whole.
+``fold`` turns the (head, size) pairs back into one cell each, a ``CutValue`` where the head
+is not the whole value. A query that cannot be a subquery is refused, never run uncut.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from typing import Any
 from rho_adapters.db.results import MAX_CELL
 from rho_domain.ports.database import CutValue
 
-# Type OIDs whose values are small whatever they hold (pg_type.typlen > 0, or numeric).
+# Type OIDs whose values are small whatever they hold (pg_type.typlen > 0, or numeric with
+# a precision: see _NUMERIC).
 BOUNDED_TYPES = frozenset(
     {
         16, 18, 19, 20, 21, 23, 26, 27, 28, 29,  # bool, char, name, int8/2/4, oid, tid, xid, cid
@@ -34,13 +38,20 @@ BOUNDED_TYPES = frozenset(
         2950, 3220,  # uuid, pg_lsn
     }
 )  # fmt: skip
+# numeric's text is bounded by its precision (at most 1,000) when the column has one; an
+# expression's numeric (sum(x), 9e131071::numeric) has none, and up to 147,455 digits.
+_NUMERIC = 1700
 _TEXT_TYPES = frozenset({25, 1042, 1043})  # text, bpchar, varchar
 _BYTEA = 17
 
 
 def cut_columns(description: Sequence[Any]) -> tuple[bool, ...]:
     """For each column of a cursor description: whether its values are selected cut."""
-    return tuple(col.type_code not in BOUNDED_TYPES for col in description)
+    return tuple(
+        col.type_code not in BOUNDED_TYPES
+        or (col.type_code == _NUMERIC and getattr(col, "precision", None) is None)
+        for col in description
+    )
 
 
 def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str:
@@ -56,8 +67,11 @@ def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str
             text = ref if col.type_code in _TEXT_TYPES else _as_text(ref)
             selected += [f"left({text}, {MAX_CELL})", f"octet_length({text})"]
     names = ", ".join(f"c{i}" for i in range(1, len(cuts) + 1))
-    # The query on lines of its own: a trailing -- comment must not swallow the ")".
-    body = sql.rstrip().rstrip(";")
+    # The query on lines of its own: a trailing -- comment must not swallow the ")". Every
+    # trailing semicolon goes, blanks between them too ("SELECT ...; ;" is one statement).
+    body = sql.rstrip()
+    while body.endswith(";"):
+        body = body[:-1].rstrip()
     return f"SELECT {', '.join(selected)} FROM (\n{body}\n) AS q({names})"  # noqa: S608
 
 
@@ -88,3 +102,13 @@ def _byte_length(value: Any) -> int:
     if isinstance(value, str):
         return len(value.encode("utf-8", "surrogatepass"))
     return len(value) if isinstance(value, bytes | bytearray | memoryview) else 0
+
+
+def json_as_text(cursor: Any) -> None:
+    """Have ``cursor`` load ``json`` and ``jsonb`` as their text, which ``fetch`` cuts like any
+    text. For a statement that cannot be cut on the server (EXPLAIN): decoded, the plan of
+    ``EXPLAIN (VERBOSE, FORMAT JSON)`` over folded constants was a 100 MB list, kept whole."""
+    from psycopg.types.string import TextLoader  # the postgres extra: imported when used
+
+    for name in ("json", "jsonb"):
+        cursor.adapters.register_loader(name, TextLoader)

@@ -32,14 +32,15 @@ import attrs
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.pg_catalog_calls import catalog_calls, catalog_version
-from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
+from rho_adapters.db.pg_cut import cut_columns, cut_query, fold, json_as_text
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import MissingExtra
+from rho_domain.errors import DatabaseError, MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
+_SYNTAX_ERROR = "42601"
 
 
 def load_psycopg() -> Any:
@@ -206,6 +207,7 @@ class PostgresDatabase(ThreadedDatabase):
                 result = self._rows(conn, sql, params, max_rows)
             else:
                 with conn.cursor() as cursor:
+                    json_as_text(cursor)  # EXPLAIN (FORMAT JSON): cut as text
                     cursor.execute(sql, params, prepare=True)
                     result = fetch(cursor, max_rows)
             if not self.read_only:
@@ -233,12 +235,17 @@ class PostgresDatabase(ThreadedDatabase):
             with conn.cursor(name="rho_agent_cut") as cursor:
                 cursor.execute(cut_query(sql, description, cuts))
                 result = fetch(cursor, max_rows)
-        except self._module().ProgrammingError:
-            # A query that cannot be a subquery: run it as it is, cut after fetching.
-            conn.execute("ROLLBACK TO SAVEPOINT rho_agent_cut", prepare=False)
-            with conn.cursor(name="rho_agent_query") as cursor:
-                cursor.execute(sql, params)
-                return fetch(cursor, max_rows)
+        except self._module().ProgrammingError as exc:
+            # Never run as written instead: its huge values would cross the wire whole, and
+            # any query could ask for that ("SELECT repeat(...); -- x" is no subquery). An
+            # error of running it (a function's RAISE) is the query's own: shown as it is.
+            if getattr(exc, "sqlstate", None) != _SYNTAX_ERROR:
+                raise
+            raise DatabaseError(
+                f"{self.alias}: this query has columns whose values can be large, which are "
+                "cut on the server by running it as a subquery, and it cannot be one; write "
+                "it as one statement with nothing after its last semicolon"
+            ) from exc
         return attrs.evolve(
             result,
             columns=tuple(str(col[0]) for col in description),

@@ -13,7 +13,9 @@ name '') still runs.
 Time and memory: a progress handler checks the deadline every ``_PROGRESS_STEPS`` VM steps,
 and strings and blobs are capped at ``_MAX_LENGTH`` bytes, so no single step (``x || x`` on a
 huge string) runs long between checks; the base adapter's watchdog interrupts the
-connection (``sqlite3_interrupt``) if the deadline still passes. Temporary disk: the same
+connection (``sqlite3_interrupt``) if the deadline still passes. SQLite's heap in this
+process is capped (``_HEAP_LIMIT``): a row is built whole, every column of it, before a cell
+is cut. Temporary disk: the same
 handler stops a statement whose temporary files (a sort that spills) pass
 ``options.temp_file_limit_mb`` (``sqlite_temp.py``; SQLite has no setting for it).
 """
@@ -43,6 +45,11 @@ _OK, _DENY = 0, 1
 _DENIED = ("not authorized", "authorization denied")  # an authorizer denial, in SQLite's words
 _PROGRESS_STEPS = 100  # VM instructions between deadline checks
 _MAX_LENGTH = 10_000_000  # largest string or blob a statement may build or read (bytes)
+# What SQLite may hold in this process, all connections together (sqlite3_hard_heap_limit64,
+# process-wide; it can only be lowered). A row is built whole before any cell is cut, each
+# column up to _MAX_LENGTH: "SELECT x, x, ... FROM (SELECT zeroblob(10000000) AS x)" took
+# 1.2 GB with 60 columns in 223 characters, and a statement may have 2,000.
+_HEAP_LIMIT = 256 << 20
 
 
 def read_only_authorizer(
@@ -120,6 +127,8 @@ class SqliteDatabase(ThreadedDatabase):
             conn.enable_load_extension(False)
         if hasattr(conn, "setlimit"):
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _MAX_LENGTH)
+        # lowers the limit only (a lower one set elsewhere in the process stays)
+        conn.execute(f"PRAGMA hard_heap_limit = {_HEAP_LIMIT}")
         if self.read_only:
             conn.execute("PRAGMA query_only = ON")  # a convenience on top; not the boundary
             conn.set_authorizer(read_only_authorizer)
@@ -159,6 +168,12 @@ class SqliteDatabase(ThreadedDatabase):
             # execute(), never executescript(): sqlite3 refuses a second statement.
             cursor.execute(sql, tuple(params or ()))
             return fetch(cursor, max_rows)
+        except MemoryError as exc:  # SQLITE_NOMEM: past _HEAP_LIMIT
+            raise DatabaseError(
+                f"{self.alias}: the statement needed more memory than SQLite may use here "
+                f"({_HEAP_LIMIT >> 20} MB), and was stopped; select fewer or shorter columns "
+                "(substr(x, 1, 1000)) or fewer rows at once"
+            ) from exc
         except sqlite3.DatabaseError as exc:
             if temp.exceeded:
                 raise DatabaseError(

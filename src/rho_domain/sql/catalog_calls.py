@@ -13,7 +13,9 @@ with the blanks between them removed: ``@ - @`` is refused with ``@-@`` (an over
 the safe side). The server also calls operators no character spells: ``!=`` is ``<>``,
 ``IN`` compares with ``=``, ``LIKE`` is ``~~`` (``_IMPLIED``). A type is any word or quoted
 name folded as the catalog spells it, wherever it stands (a column named like such a type is
-refused too). Pure: the catalog arrives as data.
+refused too). MariaDB/MySQL views are judged the same way, by their queries: a view whose
+query calls a stored function (which may ``SET GLOBAL``) is refused where it is named. Pure:
+the catalog arrives as data.
 """
 
 from __future__ import annotations
@@ -100,6 +102,10 @@ class CatalogCalls:
     # The functions of user operator families: a sort, a grouping, DISTINCT, UNION or a
     # window looks them up by the values' type, which no text need name.
     comparisons: frozenset[str] = frozenset()
+    # MariaDB/MySQL views, by name, with their queries: selecting from one runs what its
+    # query calls (a stored function, SQL SECURITY DEFINER: SET GLOBAL ...), judged as a
+    # statement would be.
+    views: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
 
 
 def hidden_call(
@@ -176,9 +182,24 @@ def _types(
                 if reason:
                     return reason
             for check in calls.checks.get(name, ()):
-                reason = _check_refused(name, check, d, allowed, calls, depth)
+                expression = "SELECT " + check.removeprefix("CHECK ")
+                reason = _check_refused(
+                    f"the type {name}", check, expression, d, allowed, calls, depth
+                )
                 if reason:
                     return reason
+            queries = calls.views.get(name, ())
+            if queries:
+                # judged without itself: a view's query may name it (a column "version")
+                inner = attrs.evolve(
+                    calls, views={k: v for k, v in calls.views.items() if k != name}
+                )
+                for query in queries:
+                    reason = _check_refused(
+                        f"the view {name}", query, query, d, allowed, inner, depth
+                    )
+                    if reason:
+                        return reason
     return ""
 
 
@@ -209,23 +230,29 @@ def _user_function(
 
 
 def _check_refused(
-    name: str, check: str, d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
+    what: str,
+    check: str,
+    expression: str,
+    d: Dialect,
+    allowed: frozenset[str],
+    calls: CatalogCalls,
+    depth: int,
 ) -> str:
-    """Why the CHECK ``check`` of type ``name`` may not run: what the rules find in its
-    expression, read as a statement would be (every reading of the dialect)."""
+    """Why ``what`` (a type, a view) may not run ``check`` (a CHECK, a view's query): what
+    the rules find in ``expression``, its text as a statement, read as a statement would be
+    (every reading of the dialect)."""
     if depth >= _MAX_DEPTH:
-        return f"the type {name} runs CHECKs nested too deep to judge"
-    expression = "SELECT " + check.removeprefix("CHECK ")
+        return f"{what} runs CHECKs or views nested too deep to judge"
     for rules in d.readings:
         try:
             tokens = tokenize(expression, rules)
         except StatementRefused as exc:
-            return f"the type {name} runs {check}, which this check cannot read ({exc})"
+            return f"{what} runs {check}, which this check cannot read ({exc})"
         reason = check_tokens("SELECT", tokens, 0, d, allowed) or hidden_call(
             tokens, d, allowed, calls, depth + 1
         )
         if reason:
-            return f"the type {name} runs {check} on this server: {reason}"
+            return f"{what} runs {check} on this server: {reason}"
     return ""
 
 

@@ -16,7 +16,8 @@ dialect:
 5. no name of a known side effect appears even without a call (PostgreSQL field notation
    ``(x).pg_read_file``, Oracle ``dbms_lock.sleep``); with the server's catalog known
    (``available_functions``), no built-in function outside the allowlist either (field
-   notation ``('SELECT ...'::text).ts_stat`` runs a query), ``OPERATOR(schema.op)`` names only
+   notation ``('SELECT ...'::text).ts_stat`` runs a query), no system view that reads a
+   server file when selected (``pg_file_settings``), ``OPERATOR(schema.op)`` names only
    ``pg_catalog``, and MySQL ``@var := ...`` assignments (state that would outlive the call)
    are refused;
 6. no operator or type name that makes the server run a function off the allowlist without a

@@ -19,7 +19,11 @@ import attrs
 
 from rho_domain.sql import call_words
 from rho_domain.sql import functions as fn
-from rho_domain.sql.postgres_functions import POSTGRES_FUNCTIONS, POSTGRES_SIDE_EFFECT_PREFIXES
+from rho_domain.sql.postgres_functions import (
+    POSTGRES_FILE_VIEWS,
+    POSTGRES_FUNCTIONS,
+    POSTGRES_SIDE_EFFECT_PREFIXES,
+)
 from rho_domain.sql.tokens import LexRules
 
 # How unquoted and quoted identifiers become catalog names: PostgreSQL lower-cases unquoted
@@ -47,6 +51,9 @@ class Dialect:
     system_schemas: frozenset[str] = frozenset()  # "pg_catalog.lower(x)" is "lower(x)"
     reserved_parens: frozenset[str] = call_words.RESERVED_PARENS
     side_effect_prefixes: tuple[str, ...] = ()  # refused even as x.name (field notation)
+    # Built-in relations whose rows are read from a server file when selected (catalog case):
+    # refused wherever named, as the function behind each is.
+    file_relations: frozenset[str] = frozenset()
     # Built-in functions outside the allowlist, refused as x.name too: PostgreSQL's field
     # notation calls name(x). Known only from the connected server's catalog (``classify``).
     field_calls_refused: frozenset[str] = frozenset()
@@ -170,6 +177,7 @@ POSTGRES = Dialect(
     system_schemas=frozenset({"pg_catalog"}),
     reserved_parens=call_words.RESERVED_POSTGRES,
     side_effect_prefixes=POSTGRES_SIDE_EFFECT_PREFIXES,
+    file_relations=POSTGRES_FILE_VIEWS,
     operator_syntax=True,
     max_identifier=63,
 )

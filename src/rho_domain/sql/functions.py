@@ -174,7 +174,9 @@ MYSQL_QUALIFIED = {
 
 # Oracle Database SQL Language Reference, "Functions" (single-row, aggregate, analytic,
 # JSON). Not listed: any package call (DBMS_*, UTL_*, HTTPURITYPE ...), which is refused
-# unless allowed per alias. Oracle stores names in upper case.
+# unless allowed per alias, and XMLTYPE, which parses the text it is given, DOCTYPE and all:
+# an external entity in it was fetched by the server (CVE-2014-6577, out-of-band requests
+# carrying query results, and any account may call it). Oracle stores names in upper case.
 ORACLE_FUNCTIONS = frozenset(
     name.upper()
     for name in names(
@@ -198,7 +200,7 @@ ORACLE_FUNCTIONS = frozenset(
         validate_conversion vsize width_bucket ratio_to_report collect
         json_array json_arrayagg json_object json_objectagg json_query json_serialize
         json_table json_value json_exists json_mergepatch json_transform
-        xmlagg xmlelement xmlforest xmlattributes xmlserialize xmltype
+        xmlagg xmlelement xmlforest xmlattributes xmlserialize
         approx_count_distinct approx_median approx_percentile
         """
     )

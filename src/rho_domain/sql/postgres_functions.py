@@ -1,6 +1,7 @@
 """The functions a read-only PostgreSQL statement may call (``POSTGRES_FUNCTIONS``, the longest
-allowlist, in a module of its own) and the prefixes of names with side effects, refused even
-without a call (``POSTGRES_SIDE_EFFECT_PREFIXES``). Data only: how the lists are made, and
+allowlist, in a module of its own), the prefixes of names with side effects, refused even
+without a call (``POSTGRES_SIDE_EFFECT_PREFIXES``), and the system views that read a server
+file (``POSTGRES_FILE_VIEWS``). Data only: how the lists are made, and
 the names PostgreSQL's grammar parses itself, are ``functions.py``'s.
 """
 
@@ -163,3 +164,12 @@ POSTGRES_SIDE_EFFECT_PREFIXES = (
     "ts_stat",  # ts_stat and ts_rewrite run the query text they are given
     "ts_rewrite",
 )
+
+# System views whose rows a function off the allowlist reads from a server file each time
+# they are selected: pg_file_settings (pg_show_all_file_settings: postgresql.conf, its
+# includes and postgresql.auto.conf, where ALTER SYSTEM keeps primary_conninfo with its
+# password), pg_hba_file_rules (pg_hba.conf), pg_ident_file_mappings (15: pg_ident.conf).
+# A SELECT names no function, so the check refuses the names themselves, in any position
+# (a column of that name is refused too). Views over files of the installation
+# (pg_available_extensions: the control files; pg_timezone_names: tzdata) stay readable.
+POSTGRES_FILE_VIEWS = frozenset({"pg_file_settings", "pg_hba_file_rules", "pg_ident_file_mappings"})

@@ -4,8 +4,9 @@
 "" when none applies: no keyword that writes or locks (rule 3 of ``classify.py``), every
 function call on the dialect's allowlist or ``allowed`` (rule 4, the name judged as the engine
 resolves it: ``catalog_name``), no side-effect name even without a call (nor, the server's
-catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL),
-``OPERATOR(...)`` naming a built-in operator only, no MySQL ``:=`` assignment (rule 5).
+catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL), no
+system view that reads a server file (``pg_hba_file_rules``), ``OPERATOR(...)`` naming a
+built-in operator only, no MySQL ``:=`` assignment (rule 5).
 Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
 
@@ -46,6 +47,11 @@ def check_tokens(
             continue
         qualified = prev is not None and prev.is_punct(".")
         qualifier = nxt is not None and nxt.is_punct(".")
+        if d.file_relations and catalog_name(token, d) in d.file_relations:
+            return (
+                f"{catalog_name(token, d)} reads a server file when selected from (its "
+                "function is not on the list of read-only functions)"
+            )
         reason = _dotted(token, d, allowed, field=qualified and not called, package=qualifier)
         if reason:
             return reason

@@ -1,0 +1,96 @@
+"""A MariaDB view runs what its query calls, a stored function with its definer's rights.
+
+An administrator's view ``rho_v_tune`` (``SQL SECURITY DEFINER``, definer root) selects a
+stored function that runs ``SET GLOBAL max_connections``: ``SELECT * FROM rho_v_tune`` names
+no function, so the check let it through, and the read-only transaction does not stop a
+``SET GLOBAL`` (an ``INSERT`` in such a function it does stop): the server's setting
+changed. Now the adapter reads the views' queries on connect and the check judges a view's
+query where the view is named (through views over views too), as it judges a call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from db_support import Server, adapter
+
+from rho_domain.errors import StatementRefused
+
+SETUP = [
+    "CREATE DEFINER=root@localhost FUNCTION rho_tune() RETURNS int SQL SECURITY DEFINER "
+    "BEGIN SET GLOBAL max_connections = @@GLOBAL.max_connections + 7; RETURN 1; END",
+    "CREATE DEFINER=root@localhost SQL SECURITY DEFINER VIEW rho_v_tune AS SELECT rho_tune() AS a",
+    "CREATE VIEW rho_v_over AS SELECT a FROM rho_v_tune",
+    # a view whose query names itself (a column): judged once, not around a loop
+    "CREATE VIEW rho_v_self AS SELECT id AS rho_v_self FROM users",
+]
+TEARDOWN = [
+    "DROP VIEW IF EXISTS rho_v_self",
+    "DROP VIEW IF EXISTS rho_v_over",
+    "DROP VIEW IF EXISTS rho_v_tune",
+    "DROP FUNCTION IF EXISTS rho_tune",
+]
+ATTACKS = ["SELECT * FROM rho_v_tune", "SELECT a FROM `rho_v_over` WHERE a = 1"]
+
+
+@pytest.fixture
+def tuning_view(mariadb_server: Server) -> Iterator[tuple[Server, object]]:
+    conn = mariadb_server.admin()
+    cursor = conn.cursor()
+    cursor.execute("SELECT @@GLOBAL.max_connections")
+    (saved,) = cursor.fetchone()
+    for sql in TEARDOWN + SETUP:
+        cursor.execute(sql)
+    try:
+        yield mariadb_server, cursor
+    finally:
+        cursor.execute("SET GLOBAL max_connections = %s", (saved,))
+        for sql in TEARDOWN:
+            cursor.execute(sql)
+        conn.close()
+
+
+def _max_connections(cursor: object) -> int:
+    cursor.execute("SELECT @@GLOBAL.max_connections")  # type: ignore[attr-defined]
+    return int(cursor.fetchone()[0])  # type: ignore[attr-defined]
+
+
+async def test_a_view_calling_a_stored_function_is_refused_where_it_is_named(
+    tuning_view: tuple[Server, object],
+) -> None:
+    server, cursor = tuning_view
+    before = _max_connections(cursor)
+    db = adapter(server)
+    try:
+        for sql in ATTACKS:
+            with pytest.raises(StatementRefused) as info:
+                await db.query(sql, max_rows=5, timeout=5)
+            assert info.value.by == "check", (sql, info.value)
+            assert "the view rho_v_tune runs" in str(info.value), sql
+            assert "rho_tune()" in str(info.value), sql
+        # views over plain columns still read (the seed's big_orders)
+        result = await db.query(
+            "SELECT COUNT(*), (SELECT MAX(rho_v_self) FROM rho_v_self) FROM big_orders",
+            max_rows=5,
+            timeout=5,
+        )
+        assert result.rows == ((17, 20),)
+    finally:
+        await db.aclose()
+    assert _max_connections(cursor) == before
+
+
+async def test_without_the_check_the_view_changes_a_server_setting(
+    tuning_view: tuple[Server, object],
+) -> None:
+    """The target is real: the read-only transaction lets the function's SET GLOBAL run."""
+    server, cursor = tuning_view
+    before = _max_connections(cursor)
+    db = adapter(server, check=False)
+    try:
+        for sql in ATTACKS:
+            assert (await db.query(sql, max_rows=5, timeout=5)).rows == ((1,),)
+    finally:
+        await db.aclose()
+    assert _max_connections(cursor) == before + 7 * len(ATTACKS)
