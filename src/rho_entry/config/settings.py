@@ -55,7 +55,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.url_logins import hide_url_logins
 from rho_entry.config.databases_config import with_configured_databases
-from rho_entry.config.home import config_dir
+from rho_entry.config.home import absolute, config_dir
 
 if TYPE_CHECKING:
     from rho_adapters.model.providers import Provider
@@ -331,7 +331,7 @@ def _naming_the_origin(name: str, sources: Mapping[str, str]) -> Iterator[None]:
 def _working_dir(config: AgentConfig) -> str | None:
     if config.backend != "local":
         return config.working_dir  # a path inside a sandbox: kept verbatim
-    path = Path(config.working_dir or ".").expanduser().resolve()
+    path = Path(absolute(config.working_dir or ".")).resolve()
     if path.exists() and not path.is_dir():
         raise ConfigError(f"working directory {config.working_dir!r} is a file, not a directory")
     if not path.is_dir():
