@@ -233,7 +233,8 @@ class Session:
         self.domain.set_approver(approver)
 
     def cancel(self) -> None:
-        """Stop the current run at its next checkpoint; a running tool is killed."""
+        """Stop the current run at its next checkpoint; a running tool is killed. May be
+        called from any thread (a UI, a watchdog beside ``run_sync``)."""
         self.domain.cancel()
 
     def resolve_approval(
