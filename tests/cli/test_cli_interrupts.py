@@ -16,11 +16,12 @@ from rho_entry import Agent, AgentConfig, Session
 from rho_entry.cli.running import interruptible
 
 _ENDING = (signal.SIGTERM, signal.SIGHUP)
+_ALL = (signal.SIGINT, *_ENDING)
 
 
 @pytest.fixture
 def dispositions() -> Iterator[None]:
-    saved = {signum: signal.getsignal(signum) for signum in _ENDING}
+    saved = {signum: signal.getsignal(signum) for signum in _ALL}
     yield
     for signum, before in saved.items():
         signal.signal(signum, before)
@@ -38,6 +39,8 @@ def test_nohup_is_kept_and_the_handlers_from_before_come_back(
     # so SIGTERM at a REPL's prompt after a turn killed it and its history was lost.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _never_called)
+    # as on a terminal: asyncio.run then sets a Ctrl+C handler of its own for its main task
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     session = Session(
         Agent(AgentConfig(model="m", working_dir=str(tmp_path))), model=ScriptedModel([])
     )
@@ -55,6 +58,10 @@ def test_nohup_is_kept_and_the_handlers_from_before_come_back(
             os.kill(os.getpid(), signal.SIGHUP)  # ignored: no notice, no cancel
             os.kill(os.getpid(), signal.SIGTERM)
             await asyncio.wait_for(heard_one.wait(), 30)
+        # Ctrl+C after the run is KeyboardInterrupt (cli/app.py: 'cancelled', 130), as asyncio
+        # leaves it; asyncio.run's own handler, put back, cancelled the rest of the one-shot
+        # and the process died by SIGINT (status -2) after a second Ctrl+C
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
         return heard.ending
 
     assert asyncio.run(run()) is signal.SIGTERM

@@ -158,9 +158,11 @@ def interruptible(
     """While inside: Ctrl+C, SIGTERM or the terminal hanging up (SIGHUP) cancels the session's
     run (the running tool is killed and the run ends ``cancelled`` in the trace, so
     ``--resume`` continues it); a second one force-stops it. A SIGTERM or SIGHUP the process
-    ignores (``nohup``, a supervisor's choice) stays ignored, and each signal's handler from
-    before is put back after (asyncio's would leave the default: SIGTERM then killed a REPL
-    at its prompt). What it heard is on the ``Interrupts`` it gives (``ending``)."""
+    ignores (``nohup``, a supervisor's choice) stays ignored, and their handlers from before
+    are put back after (asyncio's would leave the default: SIGTERM then killed a REPL at its
+    prompt). Ctrl+C is left as asyncio leaves it, Python's ``KeyboardInterrupt``: the one
+    ``asyncio.run`` had set would cancel what follows the run (its output, the close). What
+    it heard is on the ``Interrupts`` it gives (``ending``)."""
     return Interrupts(session, notice)
 
 
@@ -202,7 +204,7 @@ class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
             loop = asyncio.get_running_loop()
             for signum, before in self._saved.items():
                 loop.remove_signal_handler(signum)
-                if before is not None:  # None: set outside Python, left as asyncio left it
+                if signum in _ENDING and before is not None:  # None: set outside Python
                     signal.signal(signum, before)
 
 
