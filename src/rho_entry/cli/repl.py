@@ -6,8 +6,7 @@ ending in a backslash continues on the next line; a line of three double quotes 
 closed by another. SIGTERM, or the terminal hanging up (SIGHUP: the window closed, ssh
 dropped), leaves too, with exit code 130: a turn that runs is cancelled and ends in the trace,
 the history is saved and the session closed (both used to kill the REPL where it stood). The
-slash commands are ``rho_entry.cli.repl_commands``'s; they act on the
-REPL through its public members (``ReplHost``).
+slash commands are ``rho_entry.cli.repl_commands``'s, acting through ``ReplHost``'s members.
 """
 
 from __future__ import annotations
