@@ -70,7 +70,8 @@ class Agent:
 
     ``tools`` are more tools (domain handlers, or the design documents' ``ToolHandler``
     subclasses, ``rho_entry.seed_api.tools``), added to the profile's; they go through the same
-    approval policy and truncation. A ``registry`` built the documents' way
+    approval policy and truncation (one of the same name replaces the profile's; two of
+    them with one name are a ``ConfigError``). A ``registry`` built the documents' way
     (``ToolRegistry().register(...)``) is copied: an agent's tools never change afterwards.
 
     A config that names no database gets the ones the environment configures, as the CLI's
@@ -122,6 +123,7 @@ class Agent:
         if tools:  # the design documents' tool API loads with the first tool given
             from rho_entry.seed_api.tools import as_domain_handler
 
+            _refuse_twice_named(tools)
             extra = tuple(as_domain_handler(tool) for tool in tools)
         if profile is None:
             profile = wiring.profile_of(config)
@@ -177,3 +179,20 @@ class Agent:
 def definition_of(agent: Agent | domain_agent.Agent) -> domain_agent.Agent:
     """The domain agent of ``agent`` (the library's ``Agent``, or a domain one)."""
     return agent.definition if isinstance(agent, Agent) else agent
+
+
+def _refuse_twice_named(tools: Sequence[ToolHandler | DocumentToolHandler]) -> None:
+    """Refuse two of ``tools=`` with one name: the registry keeps a name once, so the
+    earlier was silently dropped and the model saw only the later. One replacing a built-in
+    tool is meant (an embedder's own ``read``)."""
+    from rho_domain.errors import ConfigError
+
+    seen: dict[str, ToolHandler | DocumentToolHandler] = {}
+    for handler in tools:
+        first = seen.setdefault(handler.name, handler)
+        if first is not handler:
+            raise ConfigError(
+                f"Agent(tools=...): two tools are named {handler.name!r} "
+                f"({type(first).__name__} and {type(handler).__name__}); the model calls a "
+                "tool by its name, so each name may be given once: rename one"
+            )

@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 import httpx
 
+from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
 from rho_domain.url_logins import hide_url_logins
@@ -89,6 +90,10 @@ class AgentClient:
         environ = os.environ if environ is None else environ
         if token is None:
             token = find_token(base_url, environ)
+        if token:
+            refuse_header_text(
+                token, "the server token (token=, RHO_AGENT_SERVER_TOKEN or serve's token file)"
+            )
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         # our transport: httpx's own would build an SSL context (~50-80 ms) for http:// too,
         # so the proxy variables are read here, as httpx would read them

@@ -21,6 +21,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionStore
+from rho_entry.config.home import absolute
 
 # Where the sandbox notice goes: the CLI prints it as a warning line, a service's logging
 # configuration decides, and a script without one sees it on stderr (logging's last resort).
@@ -32,7 +33,7 @@ def working_dir_of(config: AgentConfig) -> str:
     """The config's working directory, absolute and real (the current one when unset)."""
     # On strings: every Session asks (build_executor), and pathlib's objects around the same
     # lookup cost several times the lookup itself.
-    return os.path.realpath(os.path.expanduser(config.working_dir or os.getcwd()))
+    return os.path.realpath(absolute(config.working_dir or "."))
 
 
 def build_executor(

@@ -15,7 +15,7 @@ the documents' approval interrupt, ``run_sync``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 
 import attrs
 
@@ -77,7 +77,8 @@ class Session:
     ``resolve_approval`` and call ``run()`` again. ``interrupt_on_approval=False`` returns
     the result instead (the runtime, the server, the CLI and replay do: they have their own
     ways to ask). Setting an attribute the session does not have raises ``AttributeError``
-    instead of being silently ignored.
+    instead of being silently ignored; pickling or copying one raises ``TypeError`` (reopen a
+    stored session by its id instead).
 
     It drives a ``rho_domain.loop.session.Session`` (``domain``), built on the ports given and the
     defaults ``rho_entry.wiring`` fills in; every port and setting below reads through to it.
@@ -187,6 +188,16 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session {self.id} of {self.agent.config.model!r}>"
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        # pickle, copy.copy and copy.deepcopy all ask this: pickle failed on an object deep
+        # inside ("Can't pickle local object '_createenviron.<locals>.encode'"), deepcopy on
+        # a 'mappingproxy', and copy.copy made a second facade driving the same session.
+        raise TypeError(
+            f"a Session cannot be pickled or copied: it holds open adapters (the model client, "
+            f"the executor, its store's lock); keep its id ({self.id!r}) and reopen it with "
+            "Session.resume(id, store=...), or start a new Session from the same Agent"
+        )
+
     @property
     def agent(self) -> Agent | domain_agent.Agent:
         """The agent this session runs (as it was given)."""
@@ -222,7 +233,8 @@ class Session:
         self.domain.set_approver(approver)
 
     def cancel(self) -> None:
-        """Stop the current run at its next checkpoint; a running tool is killed."""
+        """Stop the current run at its next checkpoint; a running tool is killed. May be
+        called from any thread (a UI, a watchdog beside ``run_sync``)."""
         self.domain.cancel()
 
     def resolve_approval(

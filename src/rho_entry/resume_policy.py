@@ -63,6 +63,7 @@ from rho_domain.permissions import (
 )
 from rho_domain.ports.store import SessionRecord
 from rho_domain.profile_grants import excess, label, within
+from rho_entry.config.home import absolute
 from rho_entry.resume_endpoint import ENDPOINT_FIELDS, Endpoint, held_endpoint
 from rho_entry.resume_limits import DEADLINES, held_deadline, tighter_budget, tighter_count
 
@@ -361,7 +362,7 @@ def _stored_profile(
 
 def _check_working_dir(record: SessionRecord, roots: tuple[Path, ...]) -> None:
     """The stored working directory (symlinks followed) lies in one of ``roots``."""
-    where = Path(record.config.working_dir or ".").expanduser().resolve()
+    where = Path(absolute(record.config.working_dir or ".")).resolve()
     if not any(where == root or root in where.parents for root in roots):
         shown = ", ".join(str(r) for r in roots)
         raise ConfigError(

@@ -171,8 +171,17 @@ class Terminal:
             self._read(0.2)
         return self.proc.wait(timeout=1)
 
+    def hang_up(self, timeout: float = 30) -> int:
+        """Close the terminal, as closing its window or losing the ssh connection does (the
+        kernel sends the program, its controlling process, SIGHUP); returns the program's
+        exit status."""
+        os.close(self.master)
+        self.master = -1
+        return self.proc.wait(timeout=timeout)
+
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        os.close(self.master)
+        if self.master >= 0:
+            os.close(self.master)

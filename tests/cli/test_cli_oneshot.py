@@ -198,8 +198,10 @@ def _running(cmdline: bytes) -> list[int]:
     return pids
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_ctrl_c_or_sigterm_cancels_with_130(
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
+)
+def test_ctrl_c_sigterm_or_a_hang_up_cancels_with_130(
     workspace: Path, home: Path, signum: signal.Signals
 ) -> None:
     # A duration no other test (or parallel worker, or other suite on the machine) sleeps for,
@@ -223,6 +225,8 @@ def test_ctrl_c_or_sigterm_cancels_with_130(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # SIGHUP (the terminal closing) killed the run by its default: no run_end written
+        preexec_fn=_as_on_a_terminal,
     )
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -265,8 +269,9 @@ def _blocked_on_a_fifo(args: list[str], cwd: Path, home: Path) -> subprocess.Pop
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # Ctrl+C's disposition as a terminal gives it (a background job's is SIG_IGN)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        # Ctrl+C's and SIGHUP's dispositions as a terminal gives them (a background job's
+        # SIGINT is SIG_IGN, so is SIGHUP under nohup)
+        preexec_fn=_as_on_a_terminal,
     )
     deadline = time.monotonic() + 60
     while not _opening_a_fifo(proc.pid):
@@ -274,6 +279,11 @@ def _blocked_on_a_fifo(args: list[str], cwd: Path, home: Path) -> subprocess.Pop
         assert time.monotonic() < deadline, "the FIFO was never opened"
         time.sleep(0.02)
     return proc
+
+
+def _as_on_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _opening_a_fifo(pid: int) -> bool:
@@ -288,9 +298,10 @@ def _opening_a_fifo(pid: int) -> bool:
     ("args", "signum"),
     [
         (["-m", "demo", "-c", "cfg", "hi"], signal.SIGTERM),  # exited by the signal: 143
+        (["-m", "demo", "-c", "cfg", "hi"], signal.SIGHUP),  # exited by the signal: 129
         (["mcp", "list", "--mcp-config", "cfg"], signal.SIGINT),  # a KeyboardInterrupt traceback
     ],
-    ids=["one-shot-SIGTERM", "subcommand-Ctrl+C"],
+    ids=["one-shot-SIGTERM", "one-shot-SIGHUP", "subcommand-Ctrl+C"],
 )
 def test_a_signal_during_start_up_is_cancelled_with_130(
     workspace: Path, home: Path, args: list[str], signum: signal.Signals

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -112,6 +114,61 @@ def test_approve_toggle_and_profile_switch(open_terminal: OpenTerminal) -> None:
     term.expect(r"The shell is restricted")
     term.send("/exit\r")
     assert term.wait() == 0
+
+
+def _stored(home: Path) -> tuple[list[dict[str, object]], str, list[str]]:
+    """The one session's trace events, its meta's status, and the REPL's history lines."""
+    (session,) = (home / "rho" / "sessions").iterdir()
+    events = [json.loads(line) for line in (session / "trace.jsonl").read_text().splitlines()]
+    status = json.loads((session / "meta.json").read_text())["status"]
+    return events, status, (home / "rho" / "history").read_text().splitlines()
+
+
+def test_the_terminal_hanging_up_ends_the_turn_and_keeps_the_history(
+    open_terminal: OpenTerminal, tmp_path: Path
+) -> None:
+    # The window closed or ssh dropped during a tool: SIGHUP's default killed the REPL where
+    # it stood (status -1): no run_end in the trace, the meta "running", the history lost.
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        pytest.skip("SIGHUP is ignored in this process (nohup): so is it in the REPL")
+    term = open_terminal("--profile", "eval")
+    term.send("what is here?\r")
+    term.expect(LABEL)
+    term.expect(PROMPT)
+    term.send("run `sleep 30`\r")
+    term.expect(r"● bash\(sleep 30\)")
+    assert term.hang_up() == 130
+    events, status, history = _stored(tmp_path / "home")
+    kinds = [event["kind"] for event in events]
+    after_the_tool = kinds[len(kinds) - 1 - kinds[::-1].index("tool_start") :]
+    assert {"tool_end", "interruption"} <= set(after_the_tool)  # the tool was ended, said
+    assert (events[-1]["kind"], events[-1]["status"], status) == (
+        "run_end",
+        "cancelled",
+        "cancelled",
+    )
+    assert history == ["what is here?", "run `sleep 30`"]
+
+
+def test_sigterm_at_the_prompt_after_a_turn_leaves_with_the_history(
+    open_terminal: OpenTerminal, tmp_path: Path
+) -> None:
+    # The turn's handlers were removed with asyncio's remove_signal_handler, which leaves
+    # SIG_DFL: SIGTERM at the next prompt killed the REPL (-15) and its history was lost.
+    term = open_terminal()
+    term.send("what is here?\r")
+    term.expect(LABEL)
+    term.wait_until_reading_keys()
+    term.proc.send_signal(signal.SIGTERM)
+    term.expect(r"resume with: rho-agent --resume \w+")
+    assert term.wait() == 130
+    events, status, history = _stored(tmp_path / "home")
+    assert (events[-1]["kind"], events[-1]["status"], status) == (
+        "run_end",
+        "completed",
+        "completed",
+    )
+    assert history == ["what is here?"]
 
 
 def _press_ctrl_c_at_prompt(term: Terminal, expected: str) -> None:

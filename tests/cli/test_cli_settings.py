@@ -41,6 +41,26 @@ def test_bad_env_values_name_the_variable() -> None:
         resolve_settings({}, {"RHO_AGENT_AUTO_APPROVE": "perhaps"})
 
 
+def test_an_env_value_that_is_not_utf8_names_the_variable_and_the_byte() -> None:
+    # Python hands such bytes on as lone surrogates: OPENAI_BASE_URL's failed as the session
+    # was stored ("config.yaml cannot hold a string with a lone surrogate ... at base_url"),
+    # RHO_AGENT_PROFILE's as "unknown profile 'read\udcffonly'".
+    for variable, raw in (
+        ("OPENAI_BASE_URL", b"http://127.0.0.1:9/v\xff"),
+        ("RHO_AGENT_PROFILE", b"read\xffonly"),
+        ("RHO_AGENT_MODEL", b"caf\xe9"),  # Latin-1, not UTF-8
+    ):
+        value = raw.decode("utf-8", "surrogateescape")
+        offset = raw.index(b"\xff") if b"\xff" in raw else 3
+        with pytest.raises(ConfigError) as refused:
+            resolve_settings({}, {variable: value})
+        assert str(refused.value) == (
+            f"{variable} is not UTF-8 text (byte 0x{raw[offset]:02x} at offset {offset}); "
+            "rho-agent reads its settings from the environment as UTF-8"
+        )
+    assert resolve_settings({}, {"RHO_AGENT_MODEL": "café"}).config.model == "café"
+
+
 @pytest.mark.parametrize(
     ("flags", "env", "origin"),
     [

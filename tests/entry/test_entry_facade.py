@@ -149,3 +149,21 @@ def test_config_files_round_trip_and_name_bad_keys(tmp_path: Path) -> None:
     path.write_text("model: m\nmax_turnz: 3\n")
     with pytest.raises(ConfigError, match="max_turnz"):
         AgentConfig.from_file(path)
+
+
+def test_a_session_cannot_be_pickled_or_copied_and_says_how_to_reopen_it(tmp_path: Path) -> None:
+    # pickle failed deep inside ("Can't pickle local object '_createenviron.<locals>.encode'"),
+    # deepcopy on a 'mappingproxy', and copy.copy gave a second facade on the same session.
+    import copy
+    import pickle
+
+    agent = Agent(AgentConfig(working_dir=str(tmp_path)))
+    session = Session(agent, model=ScriptedModel([]), executor=MemoryExecutor())
+    for duplicate in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(TypeError) as refused:
+            duplicate(session)
+        assert str(refused.value).startswith("a Session cannot be pickled or copied")
+        assert f"keep its id ({session.id!r}) and reopen it with Session.resume(" in str(
+            refused.value
+        )
+    assert pickle.loads(pickle.dumps(agent)).config == agent.config  # noqa: S301 - our own bytes

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
 from rho_entry.config.home import config_dir, config_dir_name
+from rho_entry.config.settings import resolve_settings
+from rho_entry.server.settings import ServerSettings
 from rho_entry.wiring import working_dir_of
 
 
@@ -29,6 +32,35 @@ def test_the_working_dir_is_absolute_and_real(
     assert working_dir_of(AgentConfig(working_dir="work")) == expected
     monkeypatch.chdir(real)
     assert working_dir_of(AgentConfig()) == expected
+
+
+def test_a_current_directory_that_was_removed_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A shell still in a removed directory: `rho-agent "task"` said "internal error:
+    # FileNotFoundError: [Errno 2] No such file or directory", Agent(AgentConfig(...)) and
+    # `rho-agent serve` raised it bare; an absolute working directory still works.
+    (tmp_path / "gone").mkdir()
+    monkeypatch.chdir(tmp_path / "gone")
+    (tmp_path / "gone").rmdir()
+    removed = "the current directory no longer exists (it was removed while this shell was in it)"
+    from rho_entry import Agent
+
+    defaults = (
+        lambda: resolve_settings({}, {}),  # the CLI's --working-dir unset
+        lambda: resolve_settings({"working_dir": "sub"}, {}),
+        lambda: Agent(AgentConfig(model="m")),  # the library's
+        lambda: ServerSettings.from_environ({}, sessions_root=tmp_path),  # serve's roots
+    )
+    for default in defaults:
+        with pytest.raises(ConfigError) as refused:
+            default()
+        assert removed in str(refused.value)
+    with pytest.raises(ConfigError, match="--working-dir"):
+        resolve_settings({}, {})
+    with pytest.raises(ConfigError, match="RHO_AGENT_SERVER_ROOTS"):
+        ServerSettings.from_environ({}, sessions_root=tmp_path)
+    assert working_dir_of(AgentConfig(working_dir=str(tmp_path))) == os.path.realpath(tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -172,6 +172,21 @@ async def test_a_documents_handler_runs_in_a_session_like_a_built_in(tmp_path: P
     assert "shout" in [s.name for s in model.requests[0].tools]
 
 
+def test_two_tools_given_with_one_name_are_refused_naming_it(tmp_path: Path) -> None:
+    # The registry keeps a name once: the first "shout" was silently dropped, and the model
+    # saw (and called) only the second. One replacing a built-in ("read") is meant.
+    from rho_domain.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        Agent(developer(tmp_path), tools=[Shout(), Shout(size=5)])
+    assert str(refused.value) == (
+        "Agent(tools=...): two tools are named 'shout' (Shout and Shout); the model calls a "
+        "tool by its name, so each name may be given once: rename one"
+    )
+    own_read = ReadHandler()
+    assert Agent(developer(tmp_path), tools=[Shout(), own_read]).registry.names.count("read") == 1
+
+
 async def test_requires_approval_goes_through_the_profiles_approval(tmp_path: Path) -> None:
     shout = Shout(approval=True)
     model = ScriptedModel([tools(call("shout", {"word": "hi"}, id="s1")), text("ok")])

@@ -314,3 +314,16 @@ async def test_a_restart_that_fails_waits_longer_each_time(tmp_path: Path) -> No
         assert "mcp__ref__add" in {h.name for h in (await tools.current()).handlers}
     finally:
         await tools.aclose()
+
+
+def test_a_header_an_http_header_cannot_carry_is_refused_naming_server_and_header() -> None:
+    # `headers: {Authorization: "Bearer ${TOKEN}"}` with a token ending in a space or holding
+    # a non-ASCII character reached the first message, where httpx cannot encode it (a
+    # UnicodeEncodeError, or h11's "Illegal header value"), naming neither server nor header.
+    from rho_domain.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        HttpTransport("web", "http://127.0.0.1:9/mcp", headers={"Authorization": "Bearer t\u00e9"})
+    assert str(refused.value).startswith(
+        "MCP server 'web': header 'Authorization' has a non-ASCII character at character 9"
+    )

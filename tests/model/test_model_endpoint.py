@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 import httpx
+import pytest
 from _model_support import collect, request
 
 from rho_adapters.fakes import FakeClock, WireTransport
@@ -29,6 +30,7 @@ from rho_adapters.model import (
     RetryPolicy,
 )
 from rho_adapters.model.providers import for_model
+from rho_domain.errors import ConfigError
 
 
 def _openai(model: str, transport: httpx.AsyncBaseTransport, **kw: Any) -> OpenAIChatModel:
@@ -62,6 +64,26 @@ def test_the_key_is_never_shown() -> None:
     endpoint = ModelEndpoint(base_url="https://x.test/v1", api_key="sk-secret-123")
     assert "sk-secret" not in repr(endpoint)
     assert "sk-secret" not in repr(attrs.evolve(endpoint, retry=RetryPolicy(max_retries=1)))
+
+
+def test_a_key_or_header_an_http_header_cannot_carry_is_refused_naming_its_variable() -> None:
+    # At the first request: a non-ASCII key raised a bare "UnicodeEncodeError: 'ascii' codec
+    # can't encode...", and a trailing space or a line break h11's "Illegal header value",
+    # retried three times as a connection failure ("the server answered, then closed...").
+    refused = {
+        "sk-PASTED\u201d": "has a non-ASCII character at character 10",
+        "sk-PASTED ": "begins or ends with a space or tab",
+        "sk-PAS\nTED": "has a line break at character 7",
+        "sk-PAS\x00TED": "has a control character ('\\x00') at character 7",
+    }
+    for key, problem in refused.items():
+        with pytest.raises(ConfigError) as caught:
+            ModelEndpoint(api_key=key, key_variable="OPENAI_API_KEY")
+        assert str(caught.value).startswith(f"OPENAI_API_KEY (the API key) {problem}, which")
+        assert "PAS" not in str(caught.value)  # the key itself is never shown
+    with pytest.raises(ConfigError, match=r"^header 'X-Team' begins or ends with a space"):
+        ModelEndpoint(headers={"X-Team": "sre\t"})
+    assert ModelEndpoint(api_key="sk-a b\tc", headers={"X-Team": "s r e"}).api_key == "sk-a b\tc"
 
 
 async def test_a_model_name_brings_its_quirks_on_its_server() -> None:

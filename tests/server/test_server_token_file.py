@@ -219,3 +219,17 @@ def test_serve_will_not_write_the_token_where_a_session_could_read_it(tmp_path: 
     assert serve.token not in stream.text
     assert serve.token not in repr(model.requests)
     assert serve.token not in (hidden / "sessions" / sid / "trace.jsonl").read_text()
+
+
+def test_a_token_an_http_header_cannot_carry_is_refused_before_any_request(
+    tmp_path: Path,
+) -> None:
+    # A token with a trailing line break (`RHO_AGENT_SERVER_TOKEN=$(cat token)\n`, a paste)
+    # reached the first request, where httpx/h11 refuse it ("Illegal header value").
+    with pytest.raises(ConfigError) as refused:
+        AgentClient("http://127.0.0.1:9", environ={"RHO_AGENT_SERVER_TOKEN": "tok-SECRET\n"})
+    assert str(refused.value).startswith(
+        "the server token (token=, RHO_AGENT_SERVER_TOKEN or serve's token file) has a line "
+        "break at character 11"
+    )
+    assert "SECRET" not in str(refused.value)

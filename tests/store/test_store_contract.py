@@ -19,7 +19,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
 from rho_domain.messages import Usage, UserMessage
 from rho_domain.permissions import developer_profile
-from rho_domain.ports.store import SessionRecord, SessionStore
+from rho_domain.ports.store import FIRST_PROMPT_CHARS, SessionRecord, SessionStore
 from rho_domain.run import RunStatus
 from rho_domain.state import State
 
@@ -124,6 +124,23 @@ async def test_prefixes_latest_and_unknown_ids(store: SessionStore) -> None:
         await store.open("aa")
     with pytest.raises(SessionNotFound):
         await store.open("zz")
+
+
+async def test_a_long_first_prompt_is_listed_cut_and_kept_whole_in_the_trace(
+    store: SessionStore,
+) -> None:
+    # meta.json (and PostgreSQL's summary) kept the whole first prompt: a 20 MB prompt made a
+    # 20 MB meta.json, rewritten at every status change and heartbeat, read by every listing.
+    prompt = "é" * FIRST_PROMPT_CHARS + "the end"
+    listed = "é" * FIRST_PROMPT_CHARS + "…"
+    await store.create(record("long"))
+    await store.append("long", run_events("r1", prompt))
+    assert [info.first_prompt for info in await store.list()] == [listed]
+    await store.release("long")
+    _, events = await store.open("long")  # a store rebuilds its summary from the trace here
+    assert [e.prompt for e in events if isinstance(e, ev.RunStarted)] == [prompt]
+    assert [info.first_prompt for info in await store.list()] == [listed]
+    await store.release("long")
 
 
 async def test_list_is_newest_first_and_limited(store: SessionStore) -> None:

@@ -11,7 +11,7 @@ from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
 from rho_domain.messages import Usage
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.session_control import judge_liveness
-from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore
+from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, first_prompt_summary
 
 
 @attrs.define
@@ -30,7 +30,7 @@ def summarize(
         match event:
             case ev.RunStarted(prompt=prompt):
                 status = "running"
-                first_prompt = first_prompt or (prompt or "")
+                first_prompt = first_prompt or first_prompt_summary(prompt or "")
             case ev.RunEnded(status=final):
                 status = final
             case ev.UsageRecorded(usage=used):

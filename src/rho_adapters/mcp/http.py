@@ -23,6 +23,7 @@ import httpx
 
 from rho_adapters.mcp.jsonrpc import Message, said
 from rho_adapters.model.encodings import RefusedEncoding, decoded
+from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.sse import aiter_sse
 from rho_adapters.model.tls import transport_for
 from rho_domain.errors import McpError, McpProtocolError, McpSessionExpired
@@ -55,6 +56,8 @@ class HttpTransport:
         self.server = server
         self.url = url
         self.shown_url = hide_url_logins(url)  # what messages name: the URL may carry a login
+        for name, value in headers.items():
+            refuse_header_text(value, f"MCP server {server!r}: header {name!r}")
         self.headers = dict(headers)
         self.session_id: str | None = None
         self.max_body = max_body

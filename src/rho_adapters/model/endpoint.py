@@ -52,3 +52,41 @@ class ModelEndpoint:
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
     limits: AnswerLimits = attrs.field(factory=AnswerLimits)
     proxies: ProxyRoutes = NO_PROXIES
+
+    def __attrs_post_init__(self) -> None:
+        # Checked here, once: at the first request a key with a non-ASCII character raised a
+        # bare UnicodeEncodeError, and one with a trailing space or a line break h11's
+        # "Illegal header value", retried three times as a connection failure.
+        if self.api_key:
+            where = self.key_variable or "the API key"
+            refuse_header_text(self.api_key, f"{where} (the API key)")
+        for name, value in self.headers.items():
+            refuse_header_text(value, f"header {name!r}")
+
+
+def refuse_header_text(value: str, what: str) -> None:
+    """Raise ``ConfigError`` when ``value`` cannot be an HTTP header's value: printable ASCII
+    with spaces or tabs only between characters. The message names ``what`` and the
+    character's position and kind, never the value (a credential)."""
+    problem = _header_problem(value)
+    if problem is not None:
+        from rho_domain.errors import ConfigError
+
+        raise ConfigError(
+            f"{what} {problem}, which an HTTP header cannot carry: set it again without it "
+            "(a paste often brings a space, a line break or a typographic quote)"
+        )
+
+
+def _header_problem(value: str) -> str | None:
+    if value != value.strip(" \t"):
+        return "begins or ends with a space or tab"
+    for index, char in enumerate(value):
+        if char in " \t" or "!" <= char <= "~":
+            continue
+        if char in "\r\n":
+            return f"has a line break at character {index + 1}"
+        if char < " " or char == "\x7f":
+            return f"has a control character ({char!r}) at character {index + 1}"
+        return f"has a non-ASCII character at character {index + 1}"
+    return None

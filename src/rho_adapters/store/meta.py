@@ -24,7 +24,7 @@ from rho_adapters.store.layout import SessionPaths, host_name, write_atomic
 from rho_domain import events as ev
 from rho_domain.messages import Usage
 from rho_domain.permissions import BUILTIN_PROFILES, PermissionProfile, builtin_as_made
-from rho_domain.ports.store import SessionRecord
+from rho_domain.ports.store import SessionRecord, first_prompt_summary
 from rho_domain.url_logins import drop_url_logins
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def fold_events(meta: dict[str, Any], events: Iterable[ev.Event]) -> bool:
             case ev.RunStarted(prompt=prompt):
                 meta["status"], meta["runs"], changed = "running", meta.get("runs", 0) + 1, True
                 if prompt and not meta.get("first_prompt"):
-                    meta["first_prompt"] = prompt
+                    meta["first_prompt"] = first_prompt_summary(prompt)
             case ev.RunEnded(status=status, session_usage=usage):
                 meta["status"], meta["usage"], changed = status, usage, True
             case ev.UsageRecorded(usage=usage):
@@ -122,7 +122,7 @@ def summarize_trace(meta: dict[str, Any], events: Sequence[ev.Event]) -> None:
     )
     first = next((e for e in events if isinstance(e, ev.RunStarted) and e.prompt), None)
     if first is not None:
-        meta["first_prompt"] = first.prompt
+        meta["first_prompt"] = first_prompt_summary(first.prompt or "")
     latest = next((e for e in reversed(events) if isinstance(e, ev.LLMStarted) and e.model), None)
     if latest is not None:
         meta["model"] = latest.model

@@ -40,6 +40,7 @@ class RunControl:
         self.signals = signals
         self.journal = journal
         self._cancel = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the current run's
         self._watcher: asyncio.Task[None] | None = None
         # What wakes each ``race`` in progress: one callback per race instead of a task
         # waiting on the event (a race runs for every model call and tool call).
@@ -77,7 +78,18 @@ class RunControl:
         return self.out_of_time and not self.cancelled
 
     def cancel(self) -> None:
-        """Request cancellation (from this process); raced work stops at once."""
+        """Request cancellation (from this process, on any thread); raced work stops at once.
+        From another thread than the run's loop (a UI, a watchdog), the request is handed to
+        that loop: set there, the event and the wakers had touched asyncio objects off their
+        thread, and nothing woke the loop, so a running tool ran on to its end."""
+        loop = self._loop
+        if loop is not None and not _running_on(loop):
+            with contextlib.suppress(RuntimeError):  # closed: no run to stop, set it here
+                loop.call_soon_threadsafe(self._cancel_here)
+                return
+        self._cancel_here()
+
+    def _cancel_here(self) -> None:
         self._cancel.set()
         for wake in tuple(self._wakers):
             wake()
@@ -87,6 +99,7 @@ class RunControl:
         A new Event, not ``clear()``: an asyncio.Event belongs to the loop that first waited
         on it, and each ``run_sync`` runs in a new loop."""
         self._cancel = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         self.deadline, self.out_of_time = None, False
         if self.signals is not None:
             await self.signals.clear_cancel(self.session_id)
@@ -261,3 +274,11 @@ class RunControl:
             )
             text = f"[Directive from the operator]\n{directive.text}"
             await self.journal.message(UserMessage(text, origin="directive"))
+
+
+def _running_on(loop: asyncio.AbstractEventLoop) -> bool:
+    """True when called on ``loop``'s thread while it runs."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

@@ -22,6 +22,20 @@ if TYPE_CHECKING:
 __getattr__ = lazy_names(__name__, {"SessionInfo": "rho_domain.ports.session_info"})
 
 
+# How much of the first prompt a store keeps for listings (``SessionInfo.first_prompt``).
+# The whole prompt is in the trace; a summary holding all of a 50 MB prompt was rewritten
+# whole at every status change and heartbeat, and read whole by every listing.
+FIRST_PROMPT_CHARS = 1000
+
+
+def first_prompt_summary(prompt: str) -> str:
+    """``prompt`` as a listing keeps it: its first ``FIRST_PROMPT_CHARS`` characters, and
+    ``…`` after them when it is longer."""
+    if len(prompt) <= FIRST_PROMPT_CHARS:
+        return prompt
+    return prompt[:FIRST_PROMPT_CHARS] + "…"
+
+
 @attrs.frozen(kw_only=True)
 class SessionRecord:
     """What a store keeps about a session besides its trace."""

@@ -12,7 +12,7 @@ LIMIT = 3  # max turns or budget reached before an answer
 APPROVAL = 4  # stopped: a tool call waits for approval (no one could be asked)
 REJECTED = 5  # stopped: the user rejected a tool call; the model has not answered since
 STUCK = 6  # stopped: the model repeated the same tool call after being told (--repeat-limit)
-CANCELLED = 130  # Ctrl+C (or a cancel from the monitor)
+CANCELLED = 130  # Ctrl+C, SIGTERM, the terminal closing (SIGHUP), a cancel from the monitor
 
 EXIT_CODES_HELP = """\
   0    completed
@@ -28,7 +28,8 @@ EXIT_CODES_HELP = """\
        --resume ID "..."
   6    stuck: the model repeated the same tool call (or the same failing call)
        --repeat-limit times in a row, was told, and repeated it again
-  130  cancelled (Ctrl+C, or `rho-agent monitor cancel`)"""
+  130  cancelled (Ctrl+C, SIGTERM, the terminal closing, or `rho-agent monitor
+       cancel`)"""
 
 _BY_STATUS = {
     "completed": OK,

@@ -74,7 +74,7 @@ def _dispatch(args: list[str], *, process: bool = False) -> int:
     if isinstance(namespace, int):
         return namespace
     if process and (namespace.task is not None or not sys.stdin.isatty()):
-        _sigterm_cancels()  # not for a REPL, which SIGTERM ends at its prompt
+        _sigterm_cancels()  # a REPL sets its own (cli/repl.py: it leaves, history saved)
     from rho_entry.cli.app import run
 
     return _with_log_lines(run, namespace)
@@ -93,14 +93,16 @@ def _with_log_lines(command: Callable[[_Given], int], given: _Given) -> int:
 
 
 def _sigterm_cancels() -> None:
-    """SIGTERM before the run listens for it (importing, reading the config, opening the
-    store) ends as Ctrl+C does there: 'cancelled', exit 130, as the exit codes say of SIGTERM;
-    it killed the process (143). Left alone when the signal is ignored (``nohup``, a
-    supervisor's choice). The run's own handler replaces this one while it runs."""
+    """SIGTERM, or SIGHUP (the terminal gone), before the run listens for them (importing,
+    reading the config, opening the store) ends as Ctrl+C does there: 'cancelled', exit 130,
+    as the exit codes say of SIGTERM; they killed the process (143, 129). Each is left alone
+    when ignored (``nohup``, a supervisor's choice). The run's own handler replaces this one
+    while it runs."""
     import signal
 
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _interrupt)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _interrupt)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -3,14 +3,17 @@
 Ctrl+C during a turn cancels that turn only; the session stays usable. Ctrl+C twice at an
 empty prompt, Ctrl+D, ``/exit`` or ``exit`` leave, printing the session id to resume. A line
 ending in a backslash continues on the next line; a line of three double quotes opens a block
-closed by another. The slash commands are ``rho_entry.cli.repl_commands``'s; they act on the
-REPL through its public members (``ReplHost``).
+closed by another. SIGTERM, or the terminal hanging up (SIGHUP: the window closed, ssh
+dropped), leaves too, with exit code 130: a turn that runs is cancelled and ends in the trace,
+the history is saved and the session closed (both used to kill the REPL where it stood). The
+slash commands are ``rho_entry.cli.repl_commands``'s, acting through ``ReplHost``'s members.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
@@ -22,6 +25,7 @@ from rho_domain.errors import RhoError
 from rho_domain.ports.store import SessionStore
 from rho_domain.profile_grants import label
 from rho_domain.run import RunResult
+from rho_entry.cli import exit_codes
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
@@ -35,19 +39,54 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class _Ended(BaseException):
+    """SIGTERM or SIGHUP reached the REPL: it leaves. A BaseException, so that no
+    ``except Exception`` of a command keeps the REPL on a terminal that is gone."""
+
+
 def run_repl(launch: Launch, store: SessionStore) -> int:
     """Run the interactive REPL for ``launch`` until the user leaves; returns the exit code."""
     history = _setup_readline(launch.settings.config_dir / "history")
     loop = asyncio.new_event_loop()
-    repl = Repl(launch, store, loop)
+    saved = _leave_on_signals()
     try:
-        return repl.main()
+        try:
+            repl = Repl(launch, store, loop)
+        except _Ended:  # while the session opens
+            return exit_codes.CANCELLED
+        try:
+            return repl.main()
+        finally:
+            for signum in saved:  # the close is short and must end: the lock, the meta
+                signal.signal(signum, signal.SIG_IGN)
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(repl.session.close())
     finally:
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(repl.session.close())
         loop.close()
         if history is not None:
             _save_history(history)
+        for signum, before in saved.items():
+            signal.signal(signum, before)
+
+
+def _leave_on_signals() -> dict[signal.Signals, Any]:
+    """SIGTERM and SIGHUP raise ``_Ended`` from here on (outside a turn, whose own handlers
+    cancel it: ``running.interruptible``), unless the process ignores them (``nohup``);
+    returns the handlers to put back. Only the main thread can set handlers: a REPL run
+    elsewhere (``main([...])`` in a thread) keeps the process's."""
+    saved: dict[signal.Signals, Any] = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        before = signal.getsignal(signum)
+        if before is signal.SIG_IGN or before is None:
+            continue
+        with contextlib.suppress(ValueError):
+            signal.signal(signum, _end)
+            saved[signum] = before
+    return saved
+
+
+def _end(signum: int, frame: object) -> None:
+    raise _Ended(signum)
 
 
 class Repl:
@@ -95,7 +134,17 @@ class Repl:
             "bold",
         )
         self.say("/help for commands · Ctrl+C cancels a turn · Ctrl+D exits", "dim")
-        self.answer_pending()
+        try:
+            self.answer_pending()
+            self.read_and_run()
+        except _Ended:
+            self.goodbye()
+            return exit_codes.CANCELLED
+        self.goodbye()
+        return 0
+
+    def read_and_run(self) -> None:
+        """Read lines and run them until the user leaves."""
         interrupted = False
         while True:
             try:
@@ -127,8 +176,6 @@ class Repl:
                 self.turn(text)
             except KeyboardInterrupt:  # between turns' signal handlers: still only this turn
                 self.say("turn interrupted; the session is still here.", "yellow")
-        self.goodbye()
-        return 0
 
     def answer_pending(self) -> None:
         """A resumed session's calls waiting for approval are shown and asked first, so a
@@ -165,26 +212,31 @@ class Repl:
         return "\n".join(lines)
 
     def turn(self, prompt: str | None) -> None:
-        """Run one prompt (None: continue pending approvals); Ctrl+C cancels only this turn."""
-        self.await_result(self._turn(prompt))
+        """Run one prompt (None: continue pending approvals); Ctrl+C cancels only this turn,
+        SIGTERM or SIGHUP cancels it and then leaves (``_Ended``)."""
+        ending = self.await_result(self._turn(prompt))
+        if ending is not None:
+            raise _Ended(ending)
 
-    async def _turn(self, prompt: str | None) -> None:
-        with interruptible(self.session, lambda text: self.say(text, "yellow")):
+    async def _turn(self, prompt: str | None) -> signal.Signals | None:
+        with interruptible(self.session, lambda text: self.say(text, "yellow")) as heard:
             result: RunResult | None
             try:
                 result = await self.session.run(prompt)
             except asyncio.CancelledError:
                 result = self.session.last_result
         if result is None:
-            return
+            return heard.ending
         self.renderer.finish(result)
         status = result.status.value
         if status == "cancelled":
-            self.say("turn cancelled; the session is still here.", "yellow")
+            if heard.ending is None:
+                self.say("turn cancelled; the session is still here.", "yellow")
         elif status == "error":
             self.say(f"failed (exit code would be {result_code(result)}): {result.error}", "red")
         elif status != "completed":
             self.say(f"stopped: {result.error or status.replace('_', ' ')}", "yellow")
+        return heard.ending
 
     def switch(self, *, resume: str, overrides: dict[str, Any]) -> None:
         """Reopen a session (this one with new settings, or another) through the store."""

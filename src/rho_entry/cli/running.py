@@ -154,44 +154,70 @@ def resume_authority(launch: Launch) -> ResumeAuthority:
 
 def interruptible(
     session: Session, notice: Callable[[str], None]
-) -> contextlib.AbstractContextManager[None]:
-    """While inside: Ctrl+C or SIGTERM cancels the session's run (the running tool is killed
-    and the run ends ``cancelled`` in the trace, so ``--resume`` continues it); a second one
-    force-stops it."""
-    return _Interrupts(session, notice)
+) -> contextlib.AbstractContextManager[Interrupts]:
+    """While inside: Ctrl+C, SIGTERM or the terminal hanging up (SIGHUP) cancels the session's
+    run (the running tool is killed and the run ends ``cancelled`` in the trace, so
+    ``--resume`` continues it); a second one force-stops it. A SIGTERM or SIGHUP the process
+    ignores (``nohup``, a supervisor's choice) stays ignored, and their handlers from before
+    are put back after (asyncio's would leave the default: SIGTERM then killed a REPL at its
+    prompt). Ctrl+C is left as asyncio leaves it, Python's ``KeyboardInterrupt``: the one
+    ``asyncio.run`` had set would cancel what follows the run (its output, the close). What
+    it heard is on the ``Interrupts`` it gives (``ending``)."""
+    return Interrupts(session, notice)
 
 
-class _Interrupts(contextlib.AbstractContextManager[None]):
+class Interrupts(contextlib.AbstractContextManager["Interrupts"]):
+    """The signals ``interruptible`` listens to; ``ending``: the SIGTERM or SIGHUP heard
+    (None: none), which ends a REPL after its turn instead of only the turn."""
+
     def __init__(self, session: Session, notice: Callable[[str], None]) -> None:
         self.session = session
         self.notice = notice
         self.count = 0
+        self.ending: signal.Signals | None = None
         self.task = asyncio.current_task()
+        self._saved: dict[signal.Signals, Any] = {}
 
-    def _handle(self, signum: int) -> None:
+    def _handle(self, signum: signal.Signals) -> None:
         self.count += 1
+        if signum in _ENDING:
+            self.ending = signum
         if self.count == 1:
-            again = "Ctrl+C" if signum == signal.SIGINT else "another SIGTERM"
-            self.notice(f"cancelling… ({again} to stop at once)")
+            self.notice(_NOTICES[signum])
             self.session.cancel()
         elif self.task is not None:
             self.task.cancel()
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> Interrupts:
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals: Windows
             loop = asyncio.get_running_loop()
             for signum in _STOP_SIGNALS:
+                before = signal.getsignal(signum)
+                if signum in _ENDING and before is signal.SIG_IGN:
+                    continue
+                self._saved[signum] = before
                 loop.add_signal_handler(signum, self._handle, signum)
+        return self
 
     def __exit__(self, *exc_info: object) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop = asyncio.get_running_loop()
-            for signum in _STOP_SIGNALS:
+            for signum, before in self._saved.items():
                 loop.remove_signal_handler(signum)
+                if signum in _ENDING and before is not None:  # None: set outside Python
+                    signal.signal(signum, before)
 
 
-# SIGTERM (a service manager, `kill`, a container stopping) ends a run like Ctrl+C.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SIGTERM (a service manager, `kill`, a container stopping) ends a run like Ctrl+C, and so
+# does SIGHUP: the terminal closed, an ssh connection dropped. Its default killed the process
+# mid-run: no run_end in the trace, the lock and a "running" meta left, a REPL's history lost.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_ENDING = frozenset({signal.SIGTERM, signal.SIGHUP})
+_NOTICES = {
+    signal.SIGINT: "cancelling… (Ctrl+C to stop at once)",
+    signal.SIGTERM: "cancelling… (another SIGTERM to stop at once)",
+    signal.SIGHUP: "the terminal hung up (SIGHUP): cancelling…",
+}
 
 
 def result_code(result: RunResult) -> int:

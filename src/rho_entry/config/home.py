@@ -1,7 +1,10 @@
-"""The config directory rule, in one standard-library-only leaf module.
+"""The config directory rule, and the current directory, in one leaf module (the standard
+library and the error tree).
 
 ``$RHO_AGENT_HOME``, else ``$XDG_CONFIG_HOME/rho-agent``, else ``~/.config/rho-agent``. Every
 caller (settings, databases.yaml lookup, wiring, monitor, CLI) passes its environment mapping in.
+Every default working directory (an unset or relative ``working_dir``, a server's roots) is
+``current_dir``'s, so that a current directory that was deleted is one clear error.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from rho_domain.errors import ConfigError
 
 
 def config_dir(env: Mapping[str, str]) -> Path:
@@ -29,3 +34,25 @@ def config_dir_name(env: Mapping[str, str]) -> str:
 def sessions_dir(env: Mapping[str, str]) -> Path:
     """Where the file store keeps sessions: ``<config dir>/sessions``."""
     return config_dir(env) / "sessions"
+
+
+_NAME_ONE = "name the workspace with --working-dir (AgentConfig.working_dir)"
+
+
+def current_dir(name_one: str = _NAME_ONE) -> str:
+    """The process's current directory. Raises ``ConfigError`` when it no longer exists (a
+    shell still in a directory that was removed), saying to ``name_one`` instead, where
+    ``os.getcwd`` raised a bare FileNotFoundError that named nothing."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        raise ConfigError(
+            "the current directory no longer exists (it was removed while this shell was in "
+            f"it): cd to an existing directory, or {name_one}"
+        ) from None
+
+
+def absolute(path: str) -> str:
+    """``path`` user-expanded and made absolute against ``current_dir`` (not normalised)."""
+    expanded = os.path.expanduser(path)
+    return expanded if os.path.isabs(expanded) else os.path.join(current_dir(), expanded)

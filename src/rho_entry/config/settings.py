@@ -55,7 +55,7 @@ from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.url_logins import hide_url_logins
 from rho_entry.config.databases_config import with_configured_databases
-from rho_entry.config.home import config_dir
+from rho_entry.config.home import absolute, config_dir
 
 if TYPE_CHECKING:
     from rho_adapters.model.providers import Provider
@@ -252,6 +252,8 @@ def check_endpoint(settings: Settings, env: Mapping[str, str]) -> None:
 
 
 def _parse_env(name: str, raw: str, variable: str) -> Any:
+    if not raw.isascii():
+        _refuse_bytes_not_utf8(raw, variable)
     if name in _INT_FIELDS:
         try:
             return int(raw)
@@ -268,6 +270,19 @@ def _parse_env(name: str, raw: str, variable: str) -> Any:
             raise ConfigError(f"{variable}={raw!r}: expected 1/0, true/false, yes/no or on/off")
         return lowered in _TRUE
     return raw
+
+
+def _refuse_bytes_not_utf8(raw: str, variable: str) -> None:
+    """Raise ``ConfigError`` naming ``variable`` when ``raw`` holds bytes that are not UTF-8:
+    Python decodes them to lone surrogates, which failed wherever the value was first
+    written (config.yaml's "cannot hold a string with a lone surrogate ... at base_url")."""
+    try:
+        raw.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{variable} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start}); rho-agent reads its settings from the environment as UTF-8"
+        ) from None
 
 
 def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> PermissionProfile:
@@ -331,7 +346,7 @@ def _naming_the_origin(name: str, sources: Mapping[str, str]) -> Iterator[None]:
 def _working_dir(config: AgentConfig) -> str | None:
     if config.backend != "local":
         return config.working_dir  # a path inside a sandbox: kept verbatim
-    path = Path(config.working_dir or ".").expanduser().resolve()
+    path = Path(absolute(config.working_dir or ".")).resolve()
     if path.exists() and not path.is_dir():
         raise ConfigError(f"working directory {config.working_dir!r} is a file, not a directory")
     if not path.is_dir():

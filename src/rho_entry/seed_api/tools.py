@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -210,8 +209,9 @@ class ToolRegistry(domain_registry.ToolRegistry):
             from rho_adapters.clock import SystemClock
             from rho_domain.config import AgentConfig
             from rho_entry import wiring
+            from rho_entry.config.home import current_dir
 
-            config = AgentConfig(working_dir=self.working_dir or os.getcwd())
+            config = AgentConfig(working_dir=self.working_dir or current_dir())
             self._context = base.ToolContext(
                 session_id="",
                 call_id="",

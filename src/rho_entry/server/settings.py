@@ -28,6 +28,7 @@ from pathlib import Path
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_entry.config.home import current_dir
 from rho_entry.server.authority import host_name
 
 TOKEN_VARIABLE = "RHO_AGENT_SERVER_TOKEN"  # noqa: S105 - the variable's name, not a secret
@@ -108,7 +109,9 @@ class ServerSettings:
         """Settings from the ``RHO_AGENT_SERVER_*`` variables; a bad value is a ConfigError
         naming the variable."""
         roots_raw = env.get(ROOTS_VARIABLE, "")
-        roots = tuple(p for p in roots_raw.split(os.pathsep) if p) or (os.getcwd(),)
+        roots = tuple(p for p in roots_raw.split(os.pathsep) if p) or (
+            current_dir(f"name the roots in {ROOTS_VARIABLE}"),
+        )
         profiles = tuple(p.strip() for p in env.get(PROFILES_VARIABLE, "").split(",") if p.strip())
         max_runs = env.get(MAX_RUNS_VARIABLE, "")
         try:
