@@ -72,6 +72,15 @@ def normalize(path: str) -> str:
 
 
 MAX_PATH = 4096
+NAME_MAX = 255  # bytes in one component, on every filesystem a workspace lives on
+
+
+def temp_name(name: str, token: str) -> str:
+    """The hidden temp file beside ``name`` that a write fills and renames over it: unique by
+    ``token`` and within ``NAME_MAX`` bytes whatever ``name`` is (a 240-byte name of
+    two-byte letters is valid; 200 of its *characters* with the suffix are not)."""
+    stem = name.encode()[:200].decode(errors="ignore")  # a letter cut in two is dropped
+    return f".{stem}.{token}.rho-tmp"
 
 
 def check_file_path(path: str) -> None:

@@ -46,7 +46,7 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import ResourceLimits, limit_hit
-from rho_domain.paths import check_file_path, check_path_text
+from rho_domain.paths import check_file_path, check_path_text, temp_name
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import (
@@ -194,7 +194,7 @@ class DaytonaExecutor(Executor):
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
         target = res.canonical
         parent, name = posixpath.split(target)
-        temp = posixpath.join(parent, f".{name[:200]}.{secrets.token_hex(6)}.rho-tmp")
+        temp = posixpath.join(parent, temp_name(name, secrets.token_hex(6)))
         await self._workspace.api.upload(await self._workspace.ensure(), temp, data, path)
         answer = await self._workspace.api.execute(
             await self._workspace.ensure(),
@@ -301,7 +301,9 @@ def _finalize_script(temp: str, target: str, *, overwrite: bool) -> str:
             f"rm -f -- {t}\nexit $rc\n"
         )
     return (
-        f"if [ -f {d} ]; then chmod --reference={d} -- {t} 2>/dev/null; w=replaced; "
+        # the mode kept as the local executor keeps it (files.KEPT): never setuid, setgid, sticky
+        f"if [ -f {d} ]; then chmod --reference={d} -- {t} 2>/dev/null; "
+        f"chmod u-s,g-s,o-t -- {t}; w=replaced; "
         f"else w=created; fi\n"
         f"mv -fT -- {t} {d} || {{ rm -f -- {t}; exit 1; }}\necho $w\n"
     )

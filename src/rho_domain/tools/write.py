@@ -1,10 +1,10 @@
 """write and edit: create or change files, through the executor's atomic, confined writes.
 
 write: CREATE_ONLY refuses existing files (the executor uses O_EXCL, no check-then-write);
-FULL overwrites atomically (temp file + rename, mode kept). edit: exact search/replace; no
-match or several matches (without ``replace_all``) is an error that says where; the file's
-line endings (CRLF stays CRLF), BOM and encoding (UTF-8, else Latin-1 byte-for-byte) are
-preserved; the result shows a short unified diff.
+FULL overwrites atomically (temp file + rename; permission bits kept, never setuid, setgid or
+sticky). edit: exact search/replace; no match or several matches (without ``replace_all``) is
+an error that says where; the file's line endings (CRLF stays CRLF), BOM and encoding (UTF-8,
+else Latin-1 byte-for-byte) are preserved; the result shows a short unified diff.
 """
 
 from __future__ import annotations
