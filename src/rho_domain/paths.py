@@ -12,6 +12,7 @@ What is never written, and what create-only mode may create, are ``rho_domain.wr
 from __future__ import annotations
 
 import posixpath
+import re
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
 from rho_domain.secrets import DEFAULT_POLICY
@@ -37,6 +38,21 @@ def folded(name: str) -> str:
     ``.git `` are ``.git`` on NTFS, a WSL workspace under /mnt/c among them)."""
     low = name.casefold().translate(_IGNORED_BY_HFS)
     return low.rstrip(". ") or low
+
+
+# A Windows short (8.3) name: at most 8 characters with a ``~`` and a number, an extension of
+# at most 3. NTFS gives one to every long or dotted name and resolves it on open, from WSL's
+# /mnt/c too: ``GIT~1`` is ``.git``, ``DEVCON~1`` is ``.devcontainer``; past four alike, the
+# number follows a hash of the long name (git's ``GI7EBA~1`` is ``.gitmodules``), so which
+# long name a short one stands for cannot be told from its text.
+_SHORT_NAME = re.compile(r"[^.~/]{1,6}~[0-9]{1,6}(\.[^.~/]{1,3})?")
+
+
+def is_short_name(name: str) -> bool:
+    """Whether ``name`` has the shape of a Windows short (8.3) name, another name of a file
+    whose long name it does not show (``GIT~1`` for ``.git``)."""
+    stem = name.partition(".")[0]
+    return len(stem) <= 8 and _SHORT_NAME.fullmatch(name) is not None
 
 
 def components(path: str) -> tuple[str, ...]:

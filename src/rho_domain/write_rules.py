@@ -7,22 +7,22 @@ canonical path.
   such as ``.env`` variants and private keys, secret trees such as ``.ssh``, ``/proc``,
   ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
 * Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
-  ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
-  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``
-  and its twins (``opencode.json``, ``crush.json``, ``.opencode``, ``.openhands``, ``.roo``,
-  ``.clinerules``...), ``.cursorrules`` and its twins (``.windsurfrules``, ``.goosehints``...),
-  Python's start-up code (``sitecustomize``, ``usercustomize`` as a module, package, ``.pyc``
-  or extension; ``*.pth``), installed
-  code (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and
-  ``*.egg-info`` metadata, a venv's ``pyvenv.cfg`` and
-  activation scripts), ``.ssh``,
-  ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
-  ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
-  commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``, ``.psqlrc``, ``.gdbinit``...),
-  their XDG homes (``.config/git``, ``.config/fish``, ``.config/systemd``, ``.config/nvim``,
-  ``.config/direnv``...), the user's PATH directories (``.local/bin``, ``.cargo/bin``), and
-  package managers' user settings (``.config/pip``, ``.condarc``, ``.m2/settings.xml``...) and
-  gradle's init scripts (``.gradle/init.d``).
+  ``.svn``, ``.bzr``, ``.jj``, ``.sl``, ``_darcs``, ``.pijul``, ``.repo`` alike), any
+  component shaped as a Windows short name (``GIT~1`` is ``.git`` on NTFS), ``.vscode``,
+  ``.idea``, ``.devcontainer``, ``.zed``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``,
+  ``.kiro``, ``.windsurf``, ``.mcp.json`` and its twins (``opencode.json``, ``crush.json``,
+  ``.opencode``, ``.openhands``, ``.roo``, ``.clinerules``...), ``.cursorrules`` and its
+  twins (``.windsurfrules``, ``.goosehints``...), Python's start-up code (``sitecustomize``,
+  ``usercustomize`` as a module, package, ``.pyc`` or extension; ``*.pth``), installed code
+  (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and ``*.egg-info``
+  metadata, a venv's ``pyvenv.cfg`` and activation scripts), ``.ssh``, ``.gnupg``, ``.aws``,
+  ``.direnv``, mise's project configuration (``mise.toml``...), shell and session start-up
+  files (``.bashrc``, ``.profile``, ``.bash_aliases``...), the start-up files of the user's
+  other tools that run commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``,
+  ``.psqlrc``, ``.gdbinit``...), their XDG homes (``.config/git``, ``.config/fish``,
+  ``.config/systemd``, ``.config/nvim``, ``.config/direnv``...), the user's PATH directories
+  (``.local/bin``, ``.cargo/bin``), and package managers' user settings (``.config/pip``,
+  ``.condarc``, ``.m2/settings.xml``...) and gradle's init scripts (``.gradle/init.d``).
 
 ``create_only_refusal`` is create-only mode's allowlist (documents and data, in no hidden
 directory, minus the names tools act on); ``git_head_refusal`` refuses a planted repository's
@@ -31,8 +31,10 @@ directory, minus the names tools act on); ``git_head_refusal`` refuses a planted
 
 from __future__ import annotations
 
+import re
+
 from rho_domain.errors import PermissionDenied
-from rho_domain.paths import components, folded, is_secret_name, normalize
+from rho_domain.paths import components, folded, is_secret_name, is_short_name, normalize
 from rho_domain.permissions import FileWriteMode
 
 # Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
@@ -41,9 +43,14 @@ from rho_domain.permissions import FileWriteMode
 # as are the other agents' project directories: their rules, MCP servers (commands the agent
 # starts) and, for OpenHands, .openhands/setup.sh, run at the start of every session; .pip is
 # pip's legacy user configuration (its index-url: what pip installs, whose build code runs).
+# The other version controls too: Sapling's .sl (its config's hooks, as .hg/hgrc's), darcs'
+# _darcs (prefs/defaults sets any command's posthook), pijul's .pijul (its config's hooks), and
+# Google's repo tool, whose launcher runs the Python of .repo/repo/ at every repo command; and
+# mise's project directory (.mise/config.toml, below).
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
-     ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
+     ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
+     ".pijul", ".repo", ".mise", ".devcontainer",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
      ".emacs.d"}
@@ -119,8 +126,9 @@ _NEVER_WRITTEN_BELOW = {
     ".config": frozenset(
         {"git", "fish", "systemd", "autostart", "environment.d", "nushell", "xonsh",
          "powershell", "i3", "sway", "hypr", "nvim", "vim", "emacs", "code", "zed", "direnv",
-         "mise", "tmux", "starship.toml", "pip", "uv"}
+         "mise", "mise.toml", "tmux", "starship.toml", "pip", "uv"}
     ),
+    "mise": frozenset({"config.toml"}),
     ".local": frozenset({"bin"}),
     ".cargo": frozenset({"bin"}),
     # package managers' user settings: an index, channel or mirror they install from (the
@@ -130,11 +138,24 @@ _NEVER_WRITTEN_BELOW = {
 }  # fmt: skip
 
 
+# mise's project configuration, direnv's twin (.envrc is never written either): with mise
+# activated in the shell, the env of mise.toml (its exec templates, _.source) is evaluated and
+# its enter hooks run at the user's next prompt in the directory, a file mise trusts by its
+# path, not its content (the content-bound trust is paranoid mode's): mise.toml, .mise.toml,
+# mise.local.toml, mise.<env>.toml and their dotted and local twins.
+_MISE_CONFIG = re.compile(r"\.?mise(\.[^./]+)*\.toml")
+
+
 def write_refusal(path: str) -> str | None:
     """Why ``path`` may never be written, or None. Checks every component."""
     parts = components(path)
     for index, part in enumerate(parts):
         low = folded(part)
+        if is_short_name(part):
+            return (
+                f"{path!r}: {part!r} has the shape of a Windows short (8.3) name, which NTFS "
+                "takes for another, longer name (GIT~1 is .git); write it by its long name"
+            )
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
         if low in _INSTALLED_DIRS or low.endswith(_INSTALLED_METADATA):
@@ -146,7 +167,7 @@ def write_refusal(path: str) -> str | None:
         if below is not None and low in below:
             return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
     name = folded(parts[-1]) if parts else ""
-    if name in _NEVER_WRITTEN_FILES:
+    if name in _NEVER_WRITTEN_FILES or _MISE_CONFIG.fullmatch(name):
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
     in_bin = len(parts) > 1 and folded(parts[-2]) in ("bin", "scripts")
     if name == "pyvenv.cfg" or (name in _ACTIVATE and in_bin):

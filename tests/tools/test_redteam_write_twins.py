@@ -1,0 +1,103 @@
+"""Twins of what is never written, which the write rules did not know (red-team pass
+redwrite16): each was written under ``file_write: full`` (developer after "always" for write,
+eval without asking), the short names under create-only too.
+
+* Windows short (8.3) names: NTFS resolves ``GIT~1`` to ``.git`` and ``DEVCON~1`` to
+  ``.devcontainer`` (a workspace under WSL's /mnt/c), so ``GIT~1/hooks/pre-commit`` is a git
+  hook there, and create-only created ``DEVCON~1/devcontainer.json`` (no hidden component).
+* Other version controls' directories: Sapling's ``.sl`` (hooks in ``.sl/config``), darcs'
+  ``_darcs`` (posthooks in ``prefs/defaults``), pijul's ``.pijul``, the repo tool's ``.repo``
+  (its launcher runs ``.repo/repo/*.py``).
+* mise's project configuration, direnv's twin: its env templates and enter hooks run at the
+  user's next prompt in the directory (``mise.toml``, ``.mise.toml``, ``mise.local.toml``,
+  ``mise.dev.toml``, ``.mise/config.toml``, ``mise/config.toml``, ``.config/mise.toml``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes import FakeDaytona, MemoryExecutor
+from rho_adapters.local import LocalExecutor
+from rho_domain.errors import PermissionDenied, SensitivePath
+from rho_domain.permissions import FileWriteMode
+from rho_domain.ports.executor import Executor
+
+SHORT = "has the shape of a Windows short (8.3) name"
+CONFIG = "which agents never write"
+TWINS = [
+    ("GIT~1/hooks/pre-commit", SHORT),
+    ("sub/git~1/config", SHORT),
+    ("GI7EBA~1", SHORT),
+    ("VSCODE~1/tasks.json", SHORT),
+    (".sl/config", "is inside .sl/"),
+    ("_darcs/prefs/defaults", "is inside _darcs/"),
+    ("vendor/.pijul/config", "is inside .pijul/"),
+    (".repo/repo/main.py", "is inside .repo/"),
+    ("mise.toml", CONFIG),
+    (".MISE.toml", CONFIG),
+    ("mise.local.toml", CONFIG),
+    ("api/.mise.dev.local.toml", CONFIG),
+    (".mise/config.toml", "is inside .mise/"),
+    ("mise/config.toml", "is inside mise/config.toml/"),
+    (".config/mise.toml", "is inside .config/mise.toml/"),
+]
+# Near names that are the project's own work, written as before.
+WRITTEN = ["notes/mise-en-place.md", "promise.toml", "darcs.md", "repo/main.py", "backup~.txt"]
+
+
+def _build(backend: str, ws: Path, mode: FileWriteMode) -> Executor:
+    if backend == "memory":
+        return MemoryExecutor(root=str(ws), file_write=mode)
+    if backend == "local":
+        return LocalExecutor(str(ws), file_write=mode)
+    fake = FakeDaytona()
+    settings = fake.settings(working_dir=str(ws))
+    return DaytonaExecutor(settings, file_write=mode, transport=fake.transport)
+
+
+BACKENDS: list[str] = ["local", "daytona", "memory"]
+
+
+def _written(executor: Executor, ws: Path) -> list[str]:
+    """The files on the backend's disk (the memory fake's: its dict)."""
+    if isinstance(executor, MemoryExecutor):
+        return sorted(executor.files)
+    return sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if not p.is_dir())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_twins_of_what_is_never_written_are_never_written(
+    tmp_path: Path, backend: str
+) -> None:
+    executor = _build(backend, tmp_path, FileWriteMode.FULL)
+    refused: dict[str, str] = {}
+    try:
+        for path, _ in TWINS:
+            with pytest.raises(SensitivePath) as caught:
+                await executor.write(path, b"[hooks]\nenter = 'id'\n", overwrite=True)
+            refused[path] = str(caught.value)
+        for path in WRITTEN:
+            await executor.write(path, b"fine\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    assert {path: why in refused[path] for path, why in TWINS} == dict.fromkeys(refused, True)
+    assert _written(executor, tmp_path) == sorted(WRITTEN)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_create_only_creates_no_document_under_a_short_name(
+    tmp_path: Path, backend: str
+) -> None:
+    executor = _build(backend, tmp_path, FileWriteMode.CREATE_ONLY)
+    try:
+        for path in ("DEVCON~1/devcontainer.json", "GITHUB~1/workflows/notes.md"):
+            with pytest.raises((SensitivePath, PermissionDenied)) as caught:
+                await executor.write(path, b"{}\n", overwrite=False)
+            assert SHORT in str(caught.value)
+        await executor.write("report.md", b"findings\n", overwrite=False)
+    finally:
+        await executor.aclose()
+    assert _written(executor, tmp_path) == ["report.md"]
