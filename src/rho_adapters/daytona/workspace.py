@@ -152,10 +152,15 @@ class SandboxWorkspace:
             )
 
     def check_write(self, path: str, parts: tuple[str, ...]) -> None:
-        """Refuse a path never written (agent/editor/VCS configuration), as given or found."""
+        """Refuse a path never written (agent/editor/VCS configuration) and a secret (never
+        read, never written), as given or found (``parts``: its components below the root)."""
         for candidate in (path, "/".join(parts)):
             if reason := write_refusal(candidate):
                 raise SensitivePath(reason)
+        found = "/".join((self.roots.root.rstrip("/"), *parts)) if parts else ""
+        for candidate in (path, found):
+            if candidate and (reason := self.policy.refusal(candidate)):
+                raise SensitivePath(f"{reason}; secrets are never written")
 
     async def input(self, path: str) -> str:
         """The canonical path of the regular file ``path`` a stage reads (``< file``), judged

@@ -182,6 +182,8 @@ class MemoryExecutor(Executor):
         key = self._key(path)
         if reason := write_refusal(key) or git_head_refusal(key, data):
             raise SensitivePath(reason)  # as the real executors refuse it
+        if reason := DEFAULT_POLICY.refusal(key):
+            raise SensitivePath(f"{reason}; secrets are never written")
         created = self.file_write is FileWriteMode.CREATE_ONLY
         if created and (reason := create_only_refusal(key)):
             raise PermissionDenied(reason)

@@ -151,14 +151,19 @@ class Workspace:
     def _check_write(
         self, path: str, tree: Tree, parts: tuple[str, ...], *, create_only: bool = False
     ) -> None:
-        """Refuse a path never written, and under create-only a file it does not create (both
-        on the path as given and on ``parts``, its components below the workspace)."""
+        """Refuse a path never written, a secret (never read, never written: the policy's
+        names and locations, the agent's configuration directory among them), and under
+        create-only a file it does not create (on the path as given and on ``parts``, its
+        components below the workspace)."""
         for candidate in (path, "/".join(parts)):
             if reason := write_refusal(candidate):
                 raise SensitivePath(reason)
+        absolute = tree.root_parts + parts
+        for candidate in (path, "/" + "/".join(absolute)):
+            if reason := self.policy.refusal(candidate):
+                raise SensitivePath(f"{reason}; secrets are never written")
         if create_only and (reason := create_only_refusal("/".join(parts))):
             raise PermissionDenied(reason)
-        absolute = tree.root_parts + parts
         if any(is_within(absolute, protected) for protected in self._protected):
             raise SensitivePath(f"{path!r} is inside the session directory; it is never written")
 
