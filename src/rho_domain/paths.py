@@ -6,7 +6,8 @@ Pure functions over path *components*, compared as a case-insensitive disk compa
 ``.git/config``). They are applied to the canonical path (after symlinks were resolved by the
 executor) as well as to the path the model wrote. Secrets (never read, never written) are the
 policy of ``rho_domain.secrets`` and the names ``is_secret_name`` refuses even as a bare word.
-What is never written, and what create-only mode may create, are ``rho_domain.write_rules``.
+What is never written is ``rho_domain.write_rules``; what create-only mode may create,
+``rho_domain.create_only``.
 """
 
 from __future__ import annotations

@@ -24,9 +24,8 @@ canonical path.
   (``.local/bin``, ``.cargo/bin``), and package managers' user settings (``.config/pip``,
   ``.condarc``, ``.m2/settings.xml``...) and gradle's init scripts (``.gradle/init.d``).
 
-``create_only_refusal`` is create-only mode's allowlist (documents and data, in no hidden
-directory, minus the names tools act on); ``git_head_refusal`` refuses a planted repository's
-``HEAD``; ``check_write_mode`` the profile's file-write mode.
+``git_head_refusal`` refuses a planted repository's ``HEAD``; ``check_write_mode`` the
+profile's file-write mode. What create-only mode may create is ``rho_domain.create_only``.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from __future__ import annotations
 import re
 
 from rho_domain.errors import PermissionDenied
-from rho_domain.paths import components, folded, is_secret_name, is_short_name, normalize
+from rho_domain.paths import components, folded, is_secret_name, is_short_name
 from rho_domain.permissions import FileWriteMode
 
 # Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
@@ -182,80 +181,6 @@ def write_refusal(path: str) -> str | None:
         )
     if name and is_secret_name(name):
         return f"{path!r} is a secrets file; only templates such as .env.example may be written"
-    return None
-
-
-# What create-only mode creates, by construction an allowlist (a denylist of the files tools
-# run by themselves is never complete): a document or data file a person opens, a report, notes,
-# a table, an export. Not code, not a build or tool configuration of any kind (conftest.py,
-# sitecustomize.py, a .pth, Makefile, setup.py, tox.ini, .pre-commit-config.yaml, a workflow),
-# and nothing inside a hidden directory, where tools keep the configuration they load
-# (.devcontainer, .cargo, .github, .zed...). A readonly investigation writes its findings.
-CREATED_KINDS = (
-    ".md", ".markdown", ".txt", ".rst", ".csv", ".tsv", ".log", ".json", ".jsonl", ".ndjson"
-)  # fmt: skip
-# Files of those kinds that a tool finds by their name and acts on: npm, composer and deno run
-# a package.json's, composer.json's and deno.json's scripts, and npm ci installs the tarballs
-# a lockfile's "resolved" URLs name (their install scripts run); Nx runs a project.json's
-# commands, Vercel a vercel.json's build and install commands, firebase deploy a
-# firebase.json's predeploy hooks, Heroku an app.json's scripts, CMake configures from
-# CMakeLists.txt and its presets (a compiler launcher is any command), Railway a
-# railway.json's build and start commands; lefthook runs the commands of lefthook.json (and
-# merges lefthook-local.json's) from the git hooks it installed, at the next commit; devbox runs
-# a devbox.json's init_hook at every devbox shell and run (and at cd, through its direnv
-# integration), nodemon a nodemon.json's exec and event commands; and coding agents
-# follow the instructions in AGENTS.md (Codex's AGENTS.override.md, Amp's AGENT.md),
-# CLAUDE.md and CLAUDE.local.md, GEMINI.md, QWEN.md, CRUSH.md and WARP.md.
-_LOADED_BY_NAME = frozenset(
-    {"package.json", "package-lock.json", "npm-shrinkwrap.json", "composer.json", "deno.json",
-     "project.json", "vercel.json", "firebase.json", "app.json", "cmakelists.txt",
-     "cmakepresets.json", "cmakeuserpresets.json", "railway.json", "lefthook.json",
-     "lefthook-local.json", "devbox.json", "nodemon.json", "agents.md", "agents.override.md",
-     "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md"}
-)  # fmt: skip
-# pip installs what a requirements file names, and obeys its options (--index-url, -e
-# git+https://..., a local path whose setup.py runs): by convention any .txt whose name says
-# requirements or constraints (requirements-dev.txt, dev-requirements.txt, constraints.txt),
-# or any .txt in a requirements/ directory (requirements/base.txt), which pip -r, tox, nox,
-# CI workflows and dependency bots read.
-_REQUIREMENTS_WORDS = ("requirements", "constraints")
-
-
-def _requirements(parts: tuple[str, ...], name: str) -> bool:
-    """Whether the create-only ``parts`` (``name`` its last, folded) are a pip requirements
-    file by the conventions above."""
-    if not name.endswith(".txt"):
-        return False  # a requirements/ directory's documents (.md) are no pip input
-    if any(word in name for word in _REQUIREMENTS_WORDS):
-        return True
-    return any(folded(part).startswith(_REQUIREMENTS_WORDS) for part in parts[:-1])
-
-
-def create_only_refusal(relative: str) -> str | None:
-    """Why create-only mode may not create the workspace-relative ``relative``, or None: it
-    creates only ``CREATED_KINDS``, never a name in ``_LOADED_BY_NAME``, never in a hidden
-    directory. Checked by every executor on the path as given and as resolved."""
-    parts = components(normalize(relative))
-    if not parts:
-        return None
-    for part in parts[:-1]:
-        if folded(part).startswith(".") and part != "..":
-            return (
-                f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
-                "configuration; create-only mode creates documents and data only"
-            )
-    name = folded(parts[-1])
-    if name.startswith(".") or not name.endswith(CREATED_KINDS):
-        kinds = " ".join(CREATED_KINDS)
-        return (
-            f"{relative!r} is not a document or data file; create-only mode creates only "
-            f"{kinds} files, which no tool runs by itself"
-        )
-    if name in _LOADED_BY_NAME or _requirements(parts, name):
-        return (
-            f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
-            "installs, agent instructions); create-only mode does not create it"
-        )
     return None
 
 

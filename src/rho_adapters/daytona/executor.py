@@ -38,6 +38,7 @@ from rho_adapters.daytona.restricted import RestrictedPipelines
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_adapters.local.files import kind_of
+from rho_domain.create_only import create_only_refusal
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -61,7 +62,6 @@ from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
 from rho_domain.write_rules import (
     check_write_mode,
-    create_only_refusal,
     git_head_refusal,
     write_refusal,
 )

@@ -18,6 +18,7 @@ import inspect
 import posixpath
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+from rho_domain.create_only import create_only_refusal
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
 from rho_domain.paths import check_file_path
 from rho_domain.permissions import FileWriteMode
@@ -33,7 +34,6 @@ from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.write_rules import (
     check_write_mode,
-    create_only_refusal,
     git_head_refusal,
     write_refusal,
 )

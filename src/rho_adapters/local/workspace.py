@@ -27,6 +27,7 @@ from rho_adapters.local.files import (
     write_bytes,
 )
 from rho_adapters.local.hardlinks import AliasCache, several_links
+from rho_domain.create_only import create_only_refusal
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -38,7 +39,7 @@ from rho_domain.paths import check_file_path, check_path_text, components, is_wi
 from rho_domain.ports.executor import FileInfo
 from rho_domain.reach import ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
-from rho_domain.write_rules import create_only_refusal, git_head_refusal, write_refusal
+from rho_domain.write_rules import git_head_refusal, write_refusal
 
 
 @contextlib.contextmanager
@@ -232,7 +233,7 @@ class Workspace:
         self, path: str, data: bytes, *, overwrite: bool = True, create_only: bool = False
     ) -> bool:
         """Write inside the workspace; the caller checks the write mode first, and passes
-        ``create_only`` under CREATE_ONLY (``write_rules.create_only_refusal``, judged here on the
+        ``create_only`` under CREATE_ONLY (``create_only.create_only_refusal``, judged here on the
         path as given and as resolved)."""
         with os_errors(path):
             check_path_text(path)
