@@ -17,7 +17,9 @@ canonical path.
   (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and ``*.egg-info``
   metadata, a venv's ``pyvenv.cfg`` and activation scripts), ``.ssh``, ``.gnupg``, ``.aws``,
   ``.direnv``, mise's project configuration (``mise.toml``...), shell and session start-up
-  files (``.bashrc``, ``.profile``, ``.bash_aliases``...), the start-up files of the user's
+  files (``.bashrc``, ``.profile``, ``.bash_aliases``...), what an editor or a cloud IDE runs
+  when the project is opened (``.theia``, ``.vs``, ``.idx``, ``.gitpod.yml``, ``.replit``,
+  ``devfile.yaml``, ``*.code-workspace``...), the start-up files of the user's
   other tools that run commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``,
   ``.psqlrc``, ``.gdbinit``...), their XDG homes (``.config/git``, ``.config/fish``,
   ``.config/systemd``, ``.config/nvim``, ``.config/direnv``...), the user's PATH directories
@@ -45,11 +47,16 @@ from rho_domain.permissions import FileWriteMode
 # The other version controls too: Sapling's .sl (its config's hooks, as .hg/hgrc's), darcs'
 # _darcs (prefs/defaults sets any command's posthook), pijul's .pijul (its config's hooks), and
 # Google's repo tool, whose launcher runs the Python of .repo/repo/ at every repo command; and
-# mise's project directory (.mise/config.toml, below).
+# mise's project directory (.mise/config.toml, below). And .vscode's twins in other editors
+# (Theia's .theia, Visual Studio's .vs, Fleet's .fleet, Nova's .nova: tasks, run and debug
+# configurations) and in the cloud IDEs, whose configuration runs commands when the project is
+# opened there, as a devcontainer's does (Project IDX's .idx/dev.nix onCreate and onStart,
+# CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, _OPENED_BY_IDES).
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
-     ".pijul", ".repo", ".mise", ".devcontainer",
+     ".pijul", ".repo", ".mise", ".devcontainer", ".theia", ".vs", ".fleet", ".nova", ".idx",
+     ".codesandbox",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
      ".emacs.d"}
@@ -113,6 +120,16 @@ _NEVER_WRITTEN_FILES = frozenset(
      # package managers' user settings (the index, channel or source they install from)
      ".condarc", ".gemrc", ".yarnrc", ".bunfig.toml"}
 )  # fmt: skip
+# Files a cloud IDE or an editor obeys when the project is opened in it: Gitpod's tasks
+# (.gitpod.yml's before, init, command; the image of .gitpod.Dockerfile), Replit's onBoot and
+# run (.replit, replit.nix), a devfile's postStart commands (Eclipse Che, Dev Spaces),
+# StackBlitz's startCommand (.stackblitzrc), and a VS Code workspace file (*.code-workspace:
+# the tasks, launch and settings of .vscode in one file; a folderOpen task runs on opening).
+_OPENED_BY_IDES = frozenset(
+    {".gitpod.yml", ".gitpod.yaml", ".gitpod.dockerfile", ".replit", "replit.nix",
+     "devfile.yaml", "devfile.yml", ".devfile.yaml", ".devfile.yml", ".stackblitzrc"}
+)  # fmt: skip
+_CODE_WORKSPACE = ".code-workspace"
 # The same configuration under XDG names (``.config/<name>``): git's own config (its
 # core.fsmonitor runs a command at the next ``git status``), fish's, nushell's, xonsh's and
 # PowerShell's start-up files, user services, the desktop's autostart, the session's
@@ -168,6 +185,11 @@ def write_refusal(path: str) -> str | None:
     name = folded(parts[-1]) if parts else ""
     if name in _NEVER_WRITTEN_FILES or _MISE_CONFIG.fullmatch(name):
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
+    if name in _OPENED_BY_IDES or name.endswith(_CODE_WORKSPACE):
+        return (
+            f"{path!r} is an editor's or a cloud IDE's configuration, whose commands run when "
+            "the project is opened there; agents never write it"
+        )
     in_bin = len(parts) > 1 and folded(parts[-2]) in ("bin", "scripts")
     if name == "pyvenv.cfg" or (name in _ACTIVATE and in_bin):
         return (

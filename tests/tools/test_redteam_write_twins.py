@@ -10,7 +10,11 @@ eval without asking), the short names under create-only too.
   (its launcher runs ``.repo/repo/*.py``).
 * mise's project configuration, direnv's twin: its env templates and enter hooks run at the
   user's next prompt in the directory (``mise.toml``, ``.mise.toml``, ``mise.local.toml``,
-  ``mise.dev.toml``, ``.mise/config.toml``, ``mise/config.toml``, ``.config/mise.toml``)."""
+  ``mise.dev.toml``, ``.mise/config.toml``, ``mise/config.toml``, ``.config/mise.toml``).
+* .vscode's twins, run when the project is opened in another editor or a cloud IDE: Theia's
+  ``.theia``, Visual Studio's ``.vs``, ``.fleet``, ``.nova``, Project IDX's ``.idx/dev.nix``,
+  ``.codesandbox/tasks.json``, ``.gitpod.yml`` and its Dockerfile, ``.replit`` and
+  ``replit.nix``, a devfile, ``.stackblitzrc`` and a VS Code ``*.code-workspace``."""
 
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from rho_domain.ports.executor import Executor
 
 SHORT = "has the shape of a Windows short (8.3) name"
 CONFIG = "which agents never write"
+IDE = "whose commands run when the project is opened there"
 TWINS = [
     ("GIT~1/hooks/pre-commit", SHORT),
     ("sub/git~1/config", SHORT),
@@ -43,9 +48,26 @@ TWINS = [
     (".mise/config.toml", "is inside .mise/"),
     ("mise/config.toml", "is inside mise/config.toml/"),
     (".config/mise.toml", "is inside .config/mise.toml/"),
+    (".theia/tasks.json", "is inside .theia/"),
+    (".vs/tasks.vs.json", "is inside .vs/"),
+    (".fleet/run.json", "is inside .fleet/"),
+    (".nova/Tasks/build.json", "is inside .nova/"),
+    (".idx/dev.nix", "is inside .idx/"),
+    (".codesandbox/tasks.json", "is inside .codesandbox/"),
+    (".gitpod.yml", IDE),
+    (".gitpod.Dockerfile", IDE),
+    (".replit", IDE),
+    ("replit.nix", IDE),
+    ("devfile.yaml", IDE),
+    ("app/.devfile.yaml", IDE),
+    (".stackblitzrc", IDE),
+    ("project.code-workspace", IDE),
 ]
 # Near names that are the project's own work, written as before.
-WRITTEN = ["notes/mise-en-place.md", "promise.toml", "darcs.md", "repo/main.py", "backup~.txt"]
+WRITTEN = [
+    "notes/mise-en-place.md", "promise.toml", "darcs.md", "repo/main.py", "backup~.txt",
+    "vs/notes.md", "docs/devfile.md", "workspace.code",
+]  # fmt: skip
 
 
 def _build(backend: str, ws: Path, mode: FileWriteMode) -> Executor:
