@@ -29,12 +29,23 @@ CREATED_KINDS = (
 # integration), nodemon a nodemon.json's exec and event commands; and coding agents
 # follow the instructions in AGENTS.md (Codex's AGENTS.override.md, Amp's AGENT.md),
 # CLAUDE.md and CLAUDE.local.md, GEMINI.md, QWEN.md, CRUSH.md and WARP.md.
+# Their twins: Nx's workspace files (nx.json's targetDefaults and plugins; workspace.json and
+# angular.json, whose targets name builders such as nx:run-commands and their commands),
+# Rush's rush.json (eventHooks: shell commands at install and build), Wrangler's build
+# command (wrangler.json), Vercel's older now.json, the builders' nixpacks.json and
+# railpack.json (build and start commands), Cloud Build's steps (cloudbuild.json), dub's pre-
+# and post-build commands (dub.json), esy's build commands (esy.json), simple-git-hooks'
+# hook commands (simple-git-hooks.json, as lefthook's), and vcpkg's manifests (vcpkg.json and
+# vcpkg-configuration.json name the registries and overlay ports whose CMake scripts run).
 _LOADED_BY_NAME = frozenset(
     {"package.json", "package-lock.json", "npm-shrinkwrap.json", "composer.json", "deno.json",
      "project.json", "vercel.json", "firebase.json", "app.json", "cmakelists.txt",
      "cmakepresets.json", "cmakeuserpresets.json", "railway.json", "lefthook.json",
      "lefthook-local.json", "devbox.json", "nodemon.json", "agents.md", "agents.override.md",
-     "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md"}
+     "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md",
+     "nx.json", "workspace.json", "angular.json", "rush.json", "wrangler.json", "now.json",
+     "nixpacks.json", "railpack.json", "cloudbuild.json", "dub.json", "esy.json",
+     "simple-git-hooks.json", "vcpkg.json", "vcpkg-configuration.json"}
 )  # fmt: skip
 # pip installs what a requirements file names, and obeys its options (--index-url, -e
 # git+https://..., a local path whose setup.py runs): by convention any .txt whose name says

@@ -123,3 +123,30 @@ async def test_create_only_creates_no_document_under_a_short_name(
     finally:
         await executor.aclose()
     assert _written(executor, tmp_path) == ["report.md"]
+
+
+# Files of a created kind (.json) that tools find by name and take commands from, the twins of
+# project.json, vercel.json and lefthook.json, which create-only created before (redwrite16).
+BY_NAME_TWINS = [
+    "nx.json", "apps/workspace.json", "angular.json", "rush.json", "wrangler.json", "now.json",
+    "nixpacks.json", "railpack.json", "cloudbuild.json", "dub.json", "esy.json",
+    "simple-git-hooks.json", "VCPKG.json", "vcpkg-configuration.json",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_create_only_creates_no_file_a_tool_takes_commands_from(
+    tmp_path: Path, backend: str
+) -> None:
+    executor = _build(backend, tmp_path, FileWriteMode.CREATE_ONLY)
+    refused: dict[str, bool] = {}
+    try:
+        for path in BY_NAME_TWINS:
+            with pytest.raises(PermissionDenied) as caught:
+                await executor.write(path, b'{"build": {"command": "id"}}\n', overwrite=False)
+            refused[path] = "a file tools find by its name and act on" in str(caught.value)
+        await executor.write("findings/nx-notes.json", b"{}\n", overwrite=False)
+    finally:
+        await executor.aclose()
+    assert refused == dict.fromkeys(BY_NAME_TWINS, True)
+    assert _written(executor, tmp_path) == ["findings/nx-notes.json"]
