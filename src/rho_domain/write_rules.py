@@ -26,8 +26,10 @@ canonical path.
   (``.local/bin``, ``.cargo/bin``), and package managers' user settings (``.config/pip``,
   ``.condarc``, ``.m2/settings.xml``...) and gradle's init scripts (``.gradle/init.d``).
 
-``git_head_refusal`` refuses a planted repository's ``HEAD``; ``check_write_mode`` the
-profile's file-write mode. What create-only mode may create is ``rho_domain.create_only``.
+``home_entry_refusal`` refuses, in a workspace holding a home directory, its hidden entries
+and anything inside them; ``git_head_refusal`` refuses a planted repository's ``HEAD``;
+``check_write_mode`` the profile's file-write mode. What create-only mode may create is
+``rho_domain.create_only``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from __future__ import annotations
 import re
 
 from rho_domain.errors import PermissionDenied
-from rho_domain.paths import components, folded, is_secret_name, is_short_name
+from rho_domain.paths import components, folded, is_secret_name, is_short_name, is_within
 from rho_domain.permissions import FileWriteMode
 
 # Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
@@ -203,6 +205,32 @@ def write_refusal(path: str) -> str | None:
         )
     if name and is_secret_name(name):
         return f"{path!r} is a secrets file; only templates such as .env.example may be written"
+    return None
+
+
+def home_entry_refusal(
+    path: str, real: str, root: str, homes: tuple[str, ...] | list[str]
+) -> str | None:
+    """Why the canonical absolute ``real`` may not be written, or None: it is, or is inside, a
+    hidden entry of one of ``homes`` (``~/.bun``, ``~/.fzf.zsh``, ``~/.ipython``...) and the
+    workspace ``root`` holds that entry (the workspace is the home or holds it). A home's
+    hidden entries are where the user's start-up files, PATH directories, shell plugins and
+    tools' configuration live, which the shell and every tool load by themselves; no list of
+    them is complete (``write_refusal``'s are the known ones, for any workspace). A workspace
+    inside such an entry (``~/.config/nvim``) is the user's choice of work and stays
+    writable."""
+    parts, root_parts = components(real), components(root)
+    for home in homes:
+        base = components(home)
+        if len(parts) <= len(base) or not is_within(parts, base):
+            continue
+        entry = parts[: len(base) + 1]
+        if entry[-1].startswith(".") and not is_within(root_parts, entry):
+            return (
+                f"{path!r} is {'/' + '/'.join(entry)} or inside it, a hidden entry of the home "
+                f"directory {home}: its start-up files, PATH directories and tools' "
+                "configuration run by themselves, and agents never write there"
+            )
     return None
 
 

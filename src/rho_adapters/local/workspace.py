@@ -39,7 +39,7 @@ from rho_domain.paths import check_file_path, check_path_text, components, is_wi
 from rho_domain.ports.executor import FileInfo
 from rho_domain.reach import ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
-from rho_domain.write_rules import git_head_refusal, write_refusal
+from rho_domain.write_rules import git_head_refusal, home_entry_refusal, write_refusal
 
 
 @contextlib.contextmanager
@@ -153,16 +153,20 @@ class Workspace:
         self, path: str, tree: Tree, parts: tuple[str, ...], *, create_only: bool = False
     ) -> None:
         """Refuse a path never written, a secret (never read, never written: the policy's
-        names and locations, the agent's configuration directory among them), and under
+        names and locations, the agent's configuration directory among them), a hidden entry
+        of a home the workspace holds (``home_entry_refusal``), and under
         create-only a file it does not create (on the path as given and on ``parts``, its
         components below the workspace)."""
         for candidate in (path, "/".join(parts)):
             if reason := write_refusal(candidate):
                 raise SensitivePath(reason)
         absolute = tree.root_parts + parts
-        for candidate in (path, "/" + "/".join(absolute)):
+        real = "/" + "/".join(absolute)
+        for candidate in (path, real):
             if reason := self.policy.refusal(candidate):
                 raise SensitivePath(f"{reason}; secrets are never written")
+        if reason := home_entry_refusal(path, real, tree.root, self.policy.homes):
+            raise SensitivePath(reason)
         if create_only and (reason := create_only_refusal("/".join(parts))):
             raise PermissionDenied(reason)
         if any(is_within(absolute, protected) for protected in self._protected):
