@@ -88,7 +88,30 @@ def _python_startup(parts: tuple[str, ...]) -> bool:
 # An environment's installed code, which the project's tests and tools import or run and
 # which the user's review of a change never shows (a virtual environment and node_modules are
 # ignored by git): installed packages, a venv's interpreter setting and activation scripts.
-_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
+# PEP 582's __pypackages__ (pdm's installed packages) and Yarn's Plug'n'Play install (the
+# .pnp.cjs loader node requires first, .yarn's unplugged packages, zip cache, the committed
+# yarn release and plugins every yarn command runs, the editor SDKs) are node_modules' twins.
+_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules", "__pypackages__"})
+_INSTALLED_FILES = frozenset({".pnp.cjs", ".pnp.js", ".pnp.loader.mjs", ".pnp.data.json"})
+_YARN_INSTALLED = frozenset({"unplugged", "cache", "releases", "plugins", "sdks"})
+# A Python virtual environment (a directory holding pyvenv.cfg: .venv, .tox/py312, .nox/x) or
+# a conda one (conda-meta/: .pixi/envs/default) is installed code from top to bottom: its
+# bin/ holds the console scripts (pytest) and, for whoever activates it, the first git or
+# python on the PATH. The executors look for these markers in the directories a write
+# passes through (below the workspace root: a workspace that is an environment is the
+# user's choice of work) and refuse with ``environment_refusal``.
+ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")
+
+
+def environment_refusal(path: str, environment: str) -> str:
+    """The refusal of a write of ``path`` inside the environment directory ``environment``."""
+    return (
+        f"{path!r} is inside {environment}/, a Python or conda environment (installed code "
+        "that tools run and a review of the change never shows); change the dependency or "
+        "rebuild the environment instead"
+    )
+
+
 # An installed distribution's metadata, wherever it lies on sys.path (the workspace is, for
 # python -m pytest): importlib.metadata finds any <name>.dist-info or <name>.egg-info
 # directory there, and tools load the entry points its entry_points.txt declares (pytest
@@ -176,7 +199,8 @@ def write_refusal(path: str) -> str | None:
             )
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
-        if low in _INSTALLED_DIRS or low.endswith(_INSTALLED_METADATA):
+        yarn = low in _YARN_INSTALLED and index > 0 and folded(parts[index - 1]) == ".yarn"
+        if low in _INSTALLED_DIRS or low.endswith(_INSTALLED_METADATA) or yarn:
             return (
                 f"{path!r} is inside {part}/, installed code that tools run and a review of "
                 "the change never shows; change the dependency's version or source instead"
@@ -187,6 +211,11 @@ def write_refusal(path: str) -> str | None:
     name = folded(parts[-1]) if parts else ""
     if name in _NEVER_WRITTEN_FILES or _MISE_CONFIG.fullmatch(name):
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
+    if name in _INSTALLED_FILES:
+        return (
+            f"{path!r} is Yarn's Plug'n'Play loader, installed code that node runs first; "
+            "run yarn install instead"
+        )
     if name in _OPENED_BY_IDES or name.endswith(_CODE_WORKSPACE):
         return (
             f"{path!r} is an editor's or a cloud IDE's configuration, whose commands run when "

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 
 import httpx
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import path_scripts, scripts
 from rho_adapters.daytona.api import Sandbox
 from rho_adapters.daytona.listing import file_info
 from rho_adapters.daytona.restricted import RestrictedPipelines
@@ -62,13 +62,13 @@ from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
 from rho_domain.write_rules import (
     check_write_mode,
+    environment_refusal,
     git_head_refusal,
     write_refusal,
 )
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")
-_EXISTS = 17  # the finalize script's exit code when create-only met an existing name
 
 
 class DaytonaExecutor(Executor):
@@ -196,14 +196,20 @@ class DaytonaExecutor(Executor):
         parent, name = posixpath.split(target)
         temp = posixpath.join(parent, temp_name(name, secrets.token_hex(6)))
         await self._workspace.api.upload(await self._workspace.ensure(), temp, data, path)
+        root = self._workspace.roots.root
+        dirs = [posixpath.join(root, *parts[:depth]) for depth in range(1, len(parts))]
         answer = await self._workspace.api.execute(
             await self._workspace.ensure(),
-            scripts.wrap(_finalize_script(temp, target, overwrite=overwrite)),
+            scripts.wrap(path_scripts.finalize_script(temp, target, dirs, overwrite=overwrite)),
             timeout=RESOLVE_TIMEOUT,
         )
-        if answer is None or answer.exit_code not in (0, _EXISTS):
+        known = (0, path_scripts.EXISTS, path_scripts.ENVIRONMENT)
+        if answer is None or answer.exit_code not in known:
             raise ExecutorError(f"could not write {path} in the sandbox: {answer}")
-        if answer.exit_code == _EXISTS:
+        if answer.exit_code == path_scripts.ENVIRONMENT:
+            where = answer.result.strip().removeprefix(root.rstrip("/") + "/")
+            raise SensitivePath(environment_refusal(path, where))
+        if answer.exit_code == path_scripts.EXISTS:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
         return answer.result.strip() == "replaced"
 
@@ -289,21 +295,3 @@ def _checked_env(env: Mapping[str, str]) -> dict[str, str]:
         if not _ENV_KEY.match(key):
             raise ToolError(f"invalid environment variable name {key!r}")
     return dict(env)
-
-
-def _finalize_script(temp: str, target: str, *, overwrite: bool) -> str:
-    """Move the uploaded temp file into place: ``ln`` (create-only, atomic) or ``mv -T``."""
-    t, d = scripts.q(temp), scripts.q(target)
-    if not overwrite:
-        return (
-            f"if ln -- {t} {d} 2>/dev/null; then rc=0; "
-            f"elif [ -e {d} ] || [ -L {d} ]; then rc={_EXISTS}; else rc=1; fi\n"
-            f"rm -f -- {t}\nexit $rc\n"
-        )
-    return (
-        # the mode kept as the local executor keeps it (files.KEPT): never setuid, setgid, sticky
-        f"if [ -f {d} ]; then chmod --reference={d} -- {t} 2>/dev/null; "
-        f"chmod u-s,g-s,o-t -- {t}; w=replaced; "
-        f"else w=created; fi\n"
-        f"mv -fT -- {t} {d} || {{ rm -f -- {t}; exit 1; }}\necho $w\n"
-    )

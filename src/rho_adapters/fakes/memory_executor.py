@@ -33,7 +33,9 @@ from rho_domain.ports.executor import (
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.write_rules import (
+    ENVIRONMENT_MARKERS,
     check_write_mode,
+    environment_refusal,
     git_head_refusal,
     write_refusal,
 )
@@ -184,6 +186,11 @@ class MemoryExecutor(Executor):
             raise SensitivePath(reason)  # as the real executors refuse it
         if reason := DEFAULT_POLICY.refusal(key):
             raise SensitivePath(f"{reason}; secrets are never written")
+        dirs = key.split("/")[:-1]
+        for depth in range(1, len(dirs) + 1):  # an environment's directory, as the executors
+            where = "/".join(dirs[:depth])
+            if any(self._under(f"{where}/{marker}") for marker in ENVIRONMENT_MARKERS):
+                raise SensitivePath(environment_refusal(path, where))
         created = self.file_write is FileWriteMode.CREATE_ONLY
         if created and (reason := create_only_refusal(key)):
             raise PermissionDenied(reason)

@@ -39,7 +39,13 @@ from rho_domain.paths import check_file_path, check_path_text, components, is_wi
 from rho_domain.ports.executor import FileInfo
 from rho_domain.reach import ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
-from rho_domain.write_rules import git_head_refusal, home_entry_refusal, write_refusal
+from rho_domain.write_rules import (
+    ENVIRONMENT_MARKERS,
+    environment_refusal,
+    git_head_refusal,
+    home_entry_refusal,
+    write_refusal,
+)
 
 
 @contextlib.contextmanager
@@ -172,6 +178,14 @@ class Workspace:
         if any(is_within(absolute, protected) for protected in self._protected):
             raise SensitivePath(f"{path!r} is inside the session directory; it is never written")
 
+    def _check_environment(self, path: str, tree: Tree, dirs: tuple[str, ...]) -> None:
+        """Refuse a write through a directory below the root that holds an environment's
+        marker (``write_rules.ENVIRONMENT_MARKERS``); ``dirs``: canonical components."""
+        for depth in range(1, len(dirs) + 1):
+            where = os.path.join(tree.root, *dirs[:depth])
+            if any(os.path.lexists(os.path.join(where, m)) for m in ENVIRONMENT_MARKERS):
+                raise SensitivePath(environment_refusal(path, "/".join(dirs[:depth])))
+
     def _display(self, tree: Tree, parts: tuple[str, ...]) -> str:
         if tree is self._machine and is_within(parts, self._tree.root_parts):
             tree, parts = self._tree, parts[len(self._tree.root_parts) :]
@@ -246,15 +260,15 @@ class Workspace:
             self._check_write(path, tree, parts, create_only=create_only)
             if reason := git_head_refusal(path, data):
                 raise SensitivePath(reason)
-            res = tree.resolve(
-                parts,
-                path,
-                follow_final=False,
-                create_dirs=True,
-                guard=lambda dirs: self._check_write(path, tree, dirs),
-            )
+
+            def guard(dirs: tuple[str, ...]) -> None:  # before a directory is made
+                self._check_write(path, tree, dirs)
+                self._check_environment(path, tree, dirs[:-1])
+
+            res = tree.resolve(parts, path, follow_final=False, create_dirs=True, guard=guard)
             try:
                 self._check_write(path, tree, res.parts, create_only=create_only)
+                self._check_environment(path, tree, res.parts[:-1])
                 return write_bytes(res, path, data, overwrite=overwrite)
             finally:
                 os.close(res.dir_fd)
