@@ -72,12 +72,8 @@ def create_only_refusal(relative: str) -> str | None:
     parts = components(normalize(relative))
     if not parts:
         return None
-    for part in parts[:-1]:
-        if folded(part).startswith(".") and part != "..":
-            return (
-                f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
-                "configuration; create-only mode creates documents and data only"
-            )
+    if reason := create_only_directory_refusal(relative, parts[:-1]):
+        return reason
     name = folded(parts[-1])
     if name.startswith(".") or not name.endswith(CREATED_KINDS):
         kinds = " ".join(CREATED_KINDS)
@@ -90,4 +86,17 @@ def create_only_refusal(relative: str) -> str | None:
             f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
             "installs, agent instructions); create-only mode does not create it"
         )
+    return None
+
+
+def create_only_directory_refusal(relative: str, dirs: tuple[str, ...]) -> str | None:
+    """Why create-only mode may not write ``relative`` through the directories ``dirs``, or
+    None: one of them is hidden. Also asked before each directory is made on the way (a
+    link may lead to a hidden one): a refused write leaves no ``.github/workflows/`` behind."""
+    for part in dirs:
+        if folded(part).startswith(".") and part != "..":
+            return (
+                f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
+                "configuration; create-only mode creates documents and data only"
+            )
     return None

@@ -150,3 +150,16 @@ async def test_create_only_creates_no_file_a_tool_takes_commands_from(
         await executor.aclose()
     assert refused == dict.fromkeys(BY_NAME_TWINS, True)
     assert _written(executor, tmp_path) == ["findings/nx-notes.json"]
+
+
+async def test_a_refused_create_only_write_leaves_no_hidden_directory(tmp_path: Path) -> None:
+    # A link to a hidden directory that does not exist yet (a planted repository's): the
+    # write was refused once resolved, but .github/workflows/ had been made on the way.
+    (tmp_path / "notes").symlink_to(".github")
+    executor = _build("local", tmp_path, FileWriteMode.CREATE_ONLY)
+    try:
+        with pytest.raises(PermissionDenied, match=r"inside \.github/, a hidden directory"):
+            await executor.write("notes/workflows/ci.md", b"x\n", overwrite=False)
+    finally:
+        await executor.aclose()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]

@@ -27,7 +27,7 @@ from rho_adapters.local.files import (
     write_bytes,
 )
 from rho_adapters.local.hardlinks import AliasCache, several_links
-from rho_domain.create_only import create_only_refusal
+from rho_domain.create_only import create_only_directory_refusal, create_only_refusal
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -264,6 +264,8 @@ class Workspace:
             def guard(dirs: tuple[str, ...]) -> None:  # before a directory is made
                 self._check_write(path, tree, dirs)
                 self._check_environment(path, tree, dirs[:-1])
+                if create_only and (reason := create_only_directory_refusal(path, dirs)):
+                    raise PermissionDenied(reason)
 
             res = tree.resolve(parts, path, follow_final=False, create_dirs=True, guard=guard)
             try:
