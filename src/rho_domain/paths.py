@@ -109,10 +109,12 @@ def check_file_path(path: str) -> None:
 
 def check_path_text(path: str) -> None:
     """Refuse path strings that are ambiguous before any filesystem access, on every backend:
-    empty, too long, control characters, ``~`` (never expanded), backslashes, URLs, drive
-    letters."""
+    empty, lone surrogates (U+D800-DFFF, escaped in JSON: no UTF-8 name), too long, control
+    characters, ``~`` (never expanded), backslashes, URLs, drive letters."""
     if not path:
         raise ToolError("empty path")
+    if not path.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in path):
+        raise ToolError(f"{path!r} holds a lone surrogate, which is no character of a file name")
     if len(path) > MAX_PATH or any(len(p.encode()) > 255 for p in path.split("/")):
         raise ToolError("path too long")
     if any(ord(c) < 32 or ord(c) == 127 for c in path):

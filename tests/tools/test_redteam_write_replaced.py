@@ -58,3 +58,40 @@ async def test_a_replaced_file_keeps_its_permission_bits_but_no_privilege(
     assert kept == {"setuid.sh": 0o755, "setgid.sh": 0o750, "sticky.sh": 0o700, "plain.sh": 0o640}
     assert (tmp_path / LONG).read_bytes() == b"#!/bin/sh\necho new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted((*modes, LONG))  # no temp left
+
+
+async def test_a_lone_surrogate_is_the_model_s_error_not_a_crash(tmp_path: Path) -> None:
+    # JSON may carry "\ud800", no character: the tools crashed with "failed unexpectedly:
+    # UnicodeEncodeError", and edit called a UTF-8 file Latin-1.
+    import json
+
+    from rho_adapters.clock import SystemClock
+    from rho_domain.messages import ToolCall
+    from rho_domain.permissions import developer_profile
+    from rho_domain.tools.base import ToolContext
+    from rho_domain.tools.factory import build_registry
+
+    (tmp_path / "notes.md").write_text("old é\n")
+    profile = developer_profile()
+    registry = build_registry(profile)
+    executor = _local(tmp_path)
+    ctx = ToolContext(
+        session_id="s", call_id="c", executor=executor, profile=profile, clock=SystemClock()
+    )
+    calls = [
+        ("write", {"path": "a\ud800.md", "content": "x"}, "holds a lone surrogate"),
+        ("write", {"path": "b.md", "content": "a\ud800b"}, "content holds a lone surrogate"),
+        ("edit", {"path": "notes.md", "old_string": "old", "new_string": "\udc00"},
+         "new_string holds a lone surrogate"),
+    ]  # fmt: skip
+    outs: dict[str, bool] = {}
+    try:
+        for name, args, why in calls:
+            call = ToolCall(id="c", name=name, arguments=json.dumps(args))
+            out = await registry.dispatch(call, ctx)
+            outs[why] = out.is_error and why in out.content and "unexpectedly" not in out.content
+    finally:
+        await executor.aclose()
+    assert outs == {why: True for _, _, why in calls}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
+    assert (tmp_path / "notes.md").read_text() == "old é\n"
