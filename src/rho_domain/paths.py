@@ -6,12 +6,14 @@ Pure functions over path *components*, compared as a case-insensitive disk compa
 ``.git/config``). They are applied to the canonical path (after symlinks were resolved by the
 executor) as well as to the path the model wrote. Secrets (never read, never written) are the
 policy of ``rho_domain.secrets`` and the names ``is_secret_name`` refuses even as a bare word.
-What is never written, and what create-only mode may create, are ``rho_domain.write_rules``.
+What is never written is ``rho_domain.write_rules``; what create-only mode may create,
+``rho_domain.create_only``.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
 from rho_domain.secrets import DEFAULT_POLICY
@@ -37,6 +39,21 @@ def folded(name: str) -> str:
     ``.git `` are ``.git`` on NTFS, a WSL workspace under /mnt/c among them)."""
     low = name.casefold().translate(_IGNORED_BY_HFS)
     return low.rstrip(". ") or low
+
+
+# A Windows short (8.3) name: at most 8 characters with a ``~`` and a number, an extension of
+# at most 3. NTFS gives one to every long or dotted name and resolves it on open, from WSL's
+# /mnt/c too: ``GIT~1`` is ``.git``, ``DEVCON~1`` is ``.devcontainer``; past four alike, the
+# number follows a hash of the long name (git's ``GI7EBA~1`` is ``.gitmodules``), so which
+# long name a short one stands for cannot be told from its text.
+_SHORT_NAME = re.compile(r"[^.~/]{1,6}~[0-9]{1,6}(\.[^.~/]{1,3})?")
+
+
+def is_short_name(name: str) -> bool:
+    """Whether ``name`` has the shape of a Windows short (8.3) name, another name of a file
+    whose long name it does not show (``GIT~1`` for ``.git``)."""
+    stem = name.partition(".")[0]
+    return len(stem) <= 8 and _SHORT_NAME.fullmatch(name) is not None
 
 
 def components(path: str) -> tuple[str, ...]:
@@ -72,6 +89,15 @@ def normalize(path: str) -> str:
 
 
 MAX_PATH = 4096
+NAME_MAX = 255  # bytes in one component, on every filesystem a workspace lives on
+
+
+def temp_name(name: str, token: str) -> str:
+    """The hidden temp file beside ``name`` that a write fills and renames over it: unique by
+    ``token`` and within ``NAME_MAX`` bytes whatever ``name`` is (a 240-byte name of
+    two-byte letters is valid; 200 of its *characters* with the suffix are not)."""
+    stem = name.encode()[:200].decode(errors="ignore")  # a letter cut in two is dropped
+    return f".{stem}.{token}.rho-tmp"
 
 
 def check_file_path(path: str) -> None:
@@ -83,10 +109,12 @@ def check_file_path(path: str) -> None:
 
 def check_path_text(path: str) -> None:
     """Refuse path strings that are ambiguous before any filesystem access, on every backend:
-    empty, too long, control characters, ``~`` (never expanded), backslashes, URLs, drive
-    letters."""
+    empty, lone surrogates (U+D800-DFFF, escaped in JSON: no UTF-8 name), too long, control
+    characters, ``~`` (never expanded), backslashes, URLs, drive letters."""
     if not path:
         raise ToolError("empty path")
+    if not path.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in path):
+        raise ToolError(f"{path!r} holds a lone surrogate, which is no character of a file name")
     if len(path) > MAX_PATH or any(len(p.encode()) > 255 for p in path.split("/")):
         raise ToolError("path too long")
     if any(ord(c) < 32 or ord(c) == 127 for c in path):

@@ -7,32 +7,37 @@ canonical path.
   such as ``.env`` variants and private keys, secret trees such as ``.ssh``, ``/proc``,
   ``/etc/shadow``); ``write_refusal`` also refuses secret *names* for writes.
 * Agent, editor and VCS configuration (never written): any ``.git`` component (``.hg``,
-  ``.svn``, ``.bzr``, ``.jj`` alike), ``.vscode``, ``.idea``, ``.devcontainer``, ``.zed``,
-  ``.claude``, ``.codex``, ``.cursor``, ``.gemini``, ``.kiro``, ``.windsurf``, ``.mcp.json``
-  and its twins (``opencode.json``, ``crush.json``, ``.opencode``, ``.openhands``, ``.roo``,
-  ``.clinerules``...), ``.cursorrules`` and its twins (``.windsurfrules``, ``.goosehints``...),
-  Python's start-up code (``sitecustomize``, ``usercustomize`` as a module, package, ``.pyc``
-  or extension; ``*.pth``), installed
-  code (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and
-  ``*.egg-info`` metadata, a venv's ``pyvenv.cfg`` and
-  activation scripts), ``.ssh``,
-  ``.gnupg``, ``.aws``, ``.direnv``, shell and session start-up files (``.bashrc``,
-  ``.profile``, ``.bash_aliases``...), the start-up files of the user's other tools that run
-  commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``, ``.psqlrc``, ``.gdbinit``...),
-  their XDG homes (``.config/git``, ``.config/fish``, ``.config/systemd``, ``.config/nvim``,
-  ``.config/direnv``...), the user's PATH directories (``.local/bin``, ``.cargo/bin``), and
-  package managers' user settings (``.config/pip``, ``.condarc``, ``.m2/settings.xml``...) and
-  gradle's init scripts (``.gradle/init.d``).
+  ``.svn``, ``.bzr``, ``.jj``, ``.sl``, ``_darcs``, ``.pijul``, ``.repo`` alike), any
+  component shaped as a Windows short name (``GIT~1`` is ``.git`` on NTFS), ``.vscode``,
+  ``.idea``, ``.devcontainer``, ``.zed``, ``.claude``, ``.codex``, ``.cursor``, ``.gemini``,
+  ``.kiro``, ``.windsurf``, ``.mcp.json`` and its twins (``opencode.json``, ``crush.json``,
+  ``.opencode``, ``.openhands``, ``.roo``, ``.clinerules``...), ``.cursorrules`` and its
+  twins (``.windsurfrules``, ``.goosehints``...), Python's start-up code (``sitecustomize``,
+  ``usercustomize`` as a module, package, ``.pyc`` or extension; ``*.pth``), installed code
+  (``site-packages``, ``dist-packages``, ``node_modules``, ``*.dist-info`` and ``*.egg-info``
+  metadata, a venv's ``pyvenv.cfg`` and activation scripts), ``.ssh``, ``.gnupg``, ``.aws``,
+  ``.direnv``, mise's project configuration (``mise.toml``...), shell and session start-up
+  files (``.bashrc``, ``.profile``, ``.bash_aliases``...), what an editor or a cloud IDE runs
+  when the project is opened (``.theia``, ``.vs``, ``.idx``, ``.gitpod.yml``, ``.replit``,
+  ``devfile.yaml``, ``*.code-workspace``...), the start-up files of the user's
+  other tools that run commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``,
+  ``.psqlrc``, ``.gdbinit``...), their XDG homes (``.config/git``, ``.config/fish``,
+  ``.config/systemd``, ``.config/nvim``, ``.config/direnv``...), the user's PATH directories
+  (``.local/bin``, ``.cargo/bin``), and package managers' user settings (``.config/pip``,
+  ``.condarc``, ``.m2/settings.xml``...) and gradle's init scripts (``.gradle/init.d``).
 
-``create_only_refusal`` is create-only mode's allowlist (documents and data, in no hidden
-directory, minus the names tools act on); ``git_head_refusal`` refuses a planted repository's
-``HEAD``; ``check_write_mode`` the profile's file-write mode.
+``home_entry_refusal`` refuses, in a workspace holding a home directory, its hidden entries
+and anything inside them; ``git_head_refusal`` refuses a planted repository's ``HEAD``;
+``check_write_mode`` the profile's file-write mode. What create-only mode may create is
+``rho_domain.create_only``.
 """
 
 from __future__ import annotations
 
+import re
+
 from rho_domain.errors import PermissionDenied
-from rho_domain.paths import components, folded, is_secret_name, normalize
+from rho_domain.paths import components, folded, is_secret_name, is_short_name, is_within
 from rho_domain.permissions import FileWriteMode
 
 # Other version controls' directories are .git's twins (mercurial runs .hg/hgrc's hooks at
@@ -41,9 +46,19 @@ from rho_domain.permissions import FileWriteMode
 # as are the other agents' project directories: their rules, MCP servers (commands the agent
 # starts) and, for OpenHands, .openhands/setup.sh, run at the start of every session; .pip is
 # pip's legacy user configuration (its index-url: what pip installs, whose build code runs).
+# The other version controls too: Sapling's .sl (its config's hooks, as .hg/hgrc's), darcs'
+# _darcs (prefs/defaults sets any command's posthook), pijul's .pijul (its config's hooks), and
+# Google's repo tool, whose launcher runs the Python of .repo/repo/ at every repo command; and
+# mise's project directory (.mise/config.toml, below). And .vscode's twins in other editors
+# (Theia's .theia, Visual Studio's .vs, Fleet's .fleet, Nova's .nova: tasks, run and debug
+# configurations) and in the cloud IDEs, whose configuration runs commands when the project is
+# opened there, as a devcontainer's does (Project IDX's .idx/dev.nix onCreate and onStart,
+# CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, _OPENED_BY_IDES).
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
-     ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".devcontainer",
+     ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
+     ".pijul", ".repo", ".mise", ".devcontainer", ".theia", ".vs", ".fleet", ".nova", ".idx",
+     ".codesandbox",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
      ".emacs.d"}
@@ -73,7 +88,30 @@ def _python_startup(parts: tuple[str, ...]) -> bool:
 # An environment's installed code, which the project's tests and tools import or run and
 # which the user's review of a change never shows (a virtual environment and node_modules are
 # ignored by git): installed packages, a venv's interpreter setting and activation scripts.
-_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
+# PEP 582's __pypackages__ (pdm's installed packages) and Yarn's Plug'n'Play install (the
+# .pnp.cjs loader node requires first, .yarn's unplugged packages, zip cache, the committed
+# yarn release and plugins every yarn command runs, the editor SDKs) are node_modules' twins.
+_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules", "__pypackages__"})
+_INSTALLED_FILES = frozenset({".pnp.cjs", ".pnp.js", ".pnp.loader.mjs", ".pnp.data.json"})
+_YARN_INSTALLED = frozenset({"unplugged", "cache", "releases", "plugins", "sdks"})
+# A Python virtual environment (a directory holding pyvenv.cfg: .venv, .tox/py312, .nox/x) or
+# a conda one (conda-meta/: .pixi/envs/default) is installed code from top to bottom: its
+# bin/ holds the console scripts (pytest) and, for whoever activates it, the first git or
+# python on the PATH. The executors look for these markers in the directories a write
+# passes through (below the workspace root: a workspace that is an environment is the
+# user's choice of work) and refuse with ``environment_refusal``.
+ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")
+
+
+def environment_refusal(path: str, environment: str) -> str:
+    """The refusal of a write of ``path`` inside the environment directory ``environment``."""
+    return (
+        f"{path!r} is inside {environment}/, a Python or conda environment (installed code "
+        "that tools run and a review of the change never shows); change the dependency or "
+        "rebuild the environment instead"
+    )
+
+
 # An installed distribution's metadata, wherever it lies on sys.path (the workspace is, for
 # python -m pytest): importlib.metadata finds any <name>.dist-info or <name>.egg-info
 # directory there, and tools load the entry points its entry_points.txt declares (pytest
@@ -107,6 +145,16 @@ _NEVER_WRITTEN_FILES = frozenset(
      # package managers' user settings (the index, channel or source they install from)
      ".condarc", ".gemrc", ".yarnrc", ".bunfig.toml"}
 )  # fmt: skip
+# Files a cloud IDE or an editor obeys when the project is opened in it: Gitpod's tasks
+# (.gitpod.yml's before, init, command; the image of .gitpod.Dockerfile), Replit's onBoot and
+# run (.replit, replit.nix), a devfile's postStart commands (Eclipse Che, Dev Spaces),
+# StackBlitz's startCommand (.stackblitzrc), and a VS Code workspace file (*.code-workspace:
+# the tasks, launch and settings of .vscode in one file; a folderOpen task runs on opening).
+_OPENED_BY_IDES = frozenset(
+    {".gitpod.yml", ".gitpod.yaml", ".gitpod.dockerfile", ".replit", "replit.nix",
+     "devfile.yaml", "devfile.yml", ".devfile.yaml", ".devfile.yml", ".stackblitzrc"}
+)  # fmt: skip
+_CODE_WORKSPACE = ".code-workspace"
 # The same configuration under XDG names (``.config/<name>``): git's own config (its
 # core.fsmonitor runs a command at the next ``git status``), fish's, nushell's, xonsh's and
 # PowerShell's start-up files, user services, the desktop's autostart, the session's
@@ -119,8 +167,9 @@ _NEVER_WRITTEN_BELOW = {
     ".config": frozenset(
         {"git", "fish", "systemd", "autostart", "environment.d", "nushell", "xonsh",
          "powershell", "i3", "sway", "hypr", "nvim", "vim", "emacs", "code", "zed", "direnv",
-         "mise", "tmux", "starship.toml", "pip", "uv"}
+         "mise", "mise.toml", "tmux", "starship.toml", "pip", "uv"}
     ),
+    "mise": frozenset({"config.toml"}),
     ".local": frozenset({"bin"}),
     ".cargo": frozenset({"bin"}),
     # package managers' user settings: an index, channel or mirror they install from (the
@@ -130,14 +179,28 @@ _NEVER_WRITTEN_BELOW = {
 }  # fmt: skip
 
 
+# mise's project configuration, direnv's twin (.envrc is never written either): with mise
+# activated in the shell, the env of mise.toml (its exec templates, _.source) is evaluated and
+# its enter hooks run at the user's next prompt in the directory, a file mise trusts by its
+# path, not its content (the content-bound trust is paranoid mode's): mise.toml, .mise.toml,
+# mise.local.toml, mise.<env>.toml and their dotted and local twins.
+_MISE_CONFIG = re.compile(r"\.?mise(\.[^./]+)*\.toml")
+
+
 def write_refusal(path: str) -> str | None:
     """Why ``path`` may never be written, or None. Checks every component."""
     parts = components(path)
     for index, part in enumerate(parts):
         low = folded(part)
+        if is_short_name(part):
+            return (
+                f"{path!r}: {part!r} has the shape of a Windows short (8.3) name, which NTFS "
+                "takes for another, longer name (GIT~1 is .git); write it by its long name"
+            )
         if low in _NEVER_WRITTEN_DIRS:
             return f"{path!r} is inside {part}/, which agents never write"
-        if low in _INSTALLED_DIRS or low.endswith(_INSTALLED_METADATA):
+        yarn = low in _YARN_INSTALLED and index > 0 and folded(parts[index - 1]) == ".yarn"
+        if low in _INSTALLED_DIRS or low.endswith(_INSTALLED_METADATA) or yarn:
             return (
                 f"{path!r} is inside {part}/, installed code that tools run and a review of "
                 "the change never shows; change the dependency's version or source instead"
@@ -146,8 +209,18 @@ def write_refusal(path: str) -> str | None:
         if below is not None and low in below:
             return f"{path!r} is inside {parts[index - 1]}/{part}/, which agents never write"
     name = folded(parts[-1]) if parts else ""
-    if name in _NEVER_WRITTEN_FILES:
+    if name in _NEVER_WRITTEN_FILES or _MISE_CONFIG.fullmatch(name):
         return f"{path!r} is agent, editor or shell configuration, which agents never write"
+    if name in _INSTALLED_FILES:
+        return (
+            f"{path!r} is Yarn's Plug'n'Play loader, installed code that node runs first; "
+            "run yarn install instead"
+        )
+    if name in _OPENED_BY_IDES or name.endswith(_CODE_WORKSPACE):
+        return (
+            f"{path!r} is an editor's or a cloud IDE's configuration, whose commands run when "
+            "the project is opened there; agents never write it"
+        )
     in_bin = len(parts) > 1 and folded(parts[-2]) in ("bin", "scripts")
     if name == "pyvenv.cfg" or (name in _ACTIVATE and in_bin):
         return (
@@ -164,77 +237,29 @@ def write_refusal(path: str) -> str | None:
     return None
 
 
-# What create-only mode creates, by construction an allowlist (a denylist of the files tools
-# run by themselves is never complete): a document or data file a person opens, a report, notes,
-# a table, an export. Not code, not a build or tool configuration of any kind (conftest.py,
-# sitecustomize.py, a .pth, Makefile, setup.py, tox.ini, .pre-commit-config.yaml, a workflow),
-# and nothing inside a hidden directory, where tools keep the configuration they load
-# (.devcontainer, .cargo, .github, .zed...). A readonly investigation writes its findings.
-CREATED_KINDS = (
-    ".md", ".markdown", ".txt", ".rst", ".csv", ".tsv", ".log", ".json", ".jsonl", ".ndjson"
-)  # fmt: skip
-# Files of those kinds that a tool finds by their name and acts on: npm, composer and deno run
-# a package.json's, composer.json's and deno.json's scripts, and npm ci installs the tarballs
-# a lockfile's "resolved" URLs name (their install scripts run); Nx runs a project.json's
-# commands, Vercel a vercel.json's build and install commands, firebase deploy a
-# firebase.json's predeploy hooks, Heroku an app.json's scripts, CMake configures from
-# CMakeLists.txt and its presets (a compiler launcher is any command), Railway a
-# railway.json's build and start commands; lefthook runs the commands of lefthook.json (and
-# merges lefthook-local.json's) from the git hooks it installed, at the next commit; devbox runs
-# a devbox.json's init_hook at every devbox shell and run (and at cd, through its direnv
-# integration), nodemon a nodemon.json's exec and event commands; and coding agents
-# follow the instructions in AGENTS.md (Codex's AGENTS.override.md, Amp's AGENT.md),
-# CLAUDE.md and CLAUDE.local.md, GEMINI.md, QWEN.md, CRUSH.md and WARP.md.
-_LOADED_BY_NAME = frozenset(
-    {"package.json", "package-lock.json", "npm-shrinkwrap.json", "composer.json", "deno.json",
-     "project.json", "vercel.json", "firebase.json", "app.json", "cmakelists.txt",
-     "cmakepresets.json", "cmakeuserpresets.json", "railway.json", "lefthook.json",
-     "lefthook-local.json", "devbox.json", "nodemon.json", "agents.md", "agents.override.md",
-     "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md"}
-)  # fmt: skip
-# pip installs what a requirements file names, and obeys its options (--index-url, -e
-# git+https://..., a local path whose setup.py runs): by convention any .txt whose name says
-# requirements or constraints (requirements-dev.txt, dev-requirements.txt, constraints.txt),
-# or any .txt in a requirements/ directory (requirements/base.txt), which pip -r, tox, nox,
-# CI workflows and dependency bots read.
-_REQUIREMENTS_WORDS = ("requirements", "constraints")
-
-
-def _requirements(parts: tuple[str, ...], name: str) -> bool:
-    """Whether the create-only ``parts`` (``name`` its last, folded) are a pip requirements
-    file by the conventions above."""
-    if not name.endswith(".txt"):
-        return False  # a requirements/ directory's documents (.md) are no pip input
-    if any(word in name for word in _REQUIREMENTS_WORDS):
-        return True
-    return any(folded(part).startswith(_REQUIREMENTS_WORDS) for part in parts[:-1])
-
-
-def create_only_refusal(relative: str) -> str | None:
-    """Why create-only mode may not create the workspace-relative ``relative``, or None: it
-    creates only ``CREATED_KINDS``, never a name in ``_LOADED_BY_NAME``, never in a hidden
-    directory. Checked by every executor on the path as given and as resolved."""
-    parts = components(normalize(relative))
-    if not parts:
-        return None
-    for part in parts[:-1]:
-        if folded(part).startswith(".") and part != "..":
+def home_entry_refusal(
+    path: str, real: str, root: str, homes: tuple[str, ...] | list[str]
+) -> str | None:
+    """Why the canonical absolute ``real`` may not be written, or None: it is, or is inside, a
+    hidden entry of one of ``homes`` (``~/.bun``, ``~/.fzf.zsh``, ``~/.ipython``...) and the
+    workspace ``root`` holds that entry (the workspace is the home or holds it). A home's
+    hidden entries are where the user's start-up files, PATH directories, shell plugins and
+    tools' configuration live, which the shell and every tool load by themselves; no list of
+    them is complete (``write_refusal``'s are the known ones, for any workspace). A workspace
+    inside such an entry (``~/.config/nvim``) is the user's choice of work and stays
+    writable."""
+    parts, root_parts = components(real), components(root)
+    for home in homes:
+        base = components(home)
+        if len(parts) <= len(base) or not is_within(parts, base):
+            continue
+        entry = parts[: len(base) + 1]
+        if entry[-1].startswith(".") and not is_within(root_parts, entry):
             return (
-                f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
-                "configuration; create-only mode creates documents and data only"
+                f"{path!r} is {'/' + '/'.join(entry)} or inside it, a hidden entry of the home "
+                f"directory {home}: its start-up files, PATH directories and tools' "
+                "configuration run by themselves, and agents never write there"
             )
-    name = folded(parts[-1])
-    if name.startswith(".") or not name.endswith(CREATED_KINDS):
-        kinds = " ".join(CREATED_KINDS)
-        return (
-            f"{relative!r} is not a document or data file; create-only mode creates only "
-            f"{kinds} files, which no tool runs by itself"
-        )
-    if name in _LOADED_BY_NAME or _requirements(parts, name):
-        return (
-            f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
-            "installs, agent instructions); create-only mode does not create it"
-        )
     return None
 
 

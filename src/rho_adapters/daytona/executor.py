@@ -31,13 +31,14 @@ from collections.abc import Mapping, Sequence
 
 import httpx
 
-from rho_adapters.daytona import scripts
+from rho_adapters.daytona import path_scripts, scripts
 from rho_adapters.daytona.api import Sandbox
 from rho_adapters.daytona.listing import file_info
 from rho_adapters.daytona.restricted import RestrictedPipelines
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
 from rho_adapters.local.files import kind_of
+from rho_domain.create_only import create_only_refusal
 from rho_domain.errors import (
     ExecutorError,
     PathOutsideWorkspace,
@@ -46,7 +47,7 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import ResourceLimits, limit_hit
-from rho_domain.paths import check_file_path, check_path_text
+from rho_domain.paths import check_file_path, check_path_text, temp_name
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import (
@@ -62,14 +63,13 @@ from rho_domain.shell.glob import expand, port_lister
 from rho_domain.shell.programs import check_argv
 from rho_domain.write_rules import (
     check_write_mode,
-    create_only_refusal,
+    environment_refusal,
     git_head_refusal,
     write_refusal,
 )
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")
-_EXISTS = 17  # the finalize script's exit code when create-only met an existing name
 
 
 class DaytonaExecutor(Executor):
@@ -199,16 +199,22 @@ class DaytonaExecutor(Executor):
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
         target = res.canonical
         parent, name = posixpath.split(target)
-        temp = posixpath.join(parent, f".{name[:200]}.{secrets.token_hex(6)}.rho-tmp")
+        temp = posixpath.join(parent, temp_name(name, secrets.token_hex(6)))
         await self._workspace.api.upload(await self._workspace.ensure(), temp, data, path)
+        root = self._workspace.roots.root
+        dirs = [posixpath.join(root, *parts[:depth]) for depth in range(1, len(parts))]
         answer = await self._workspace.api.execute(
             await self._workspace.ensure(),
-            scripts.wrap(_finalize_script(temp, target, overwrite=overwrite)),
+            scripts.wrap(path_scripts.finalize_script(temp, target, dirs, overwrite=overwrite)),
             timeout=RESOLVE_TIMEOUT,
         )
-        if answer is None or answer.exit_code not in (0, _EXISTS):
+        known = (0, path_scripts.EXISTS, path_scripts.ENVIRONMENT)
+        if answer is None or answer.exit_code not in known:
             raise ExecutorError(f"could not write {path} in the sandbox: {answer}")
-        if answer.exit_code == _EXISTS:
+        if answer.exit_code == path_scripts.ENVIRONMENT:
+            where = answer.result.strip().removeprefix(root.rstrip("/") + "/")
+            raise SensitivePath(environment_refusal(path, where))
+        if answer.exit_code == path_scripts.EXISTS:
             raise PermissionDenied(f"{path} already exists and may not be overwritten")
         return answer.result.strip() == "replaced"
 
@@ -294,19 +300,3 @@ def _checked_env(env: Mapping[str, str]) -> dict[str, str]:
         if not _ENV_KEY.match(key):
             raise ToolError(f"invalid environment variable name {key!r}")
     return dict(env)
-
-
-def _finalize_script(temp: str, target: str, *, overwrite: bool) -> str:
-    """Move the uploaded temp file into place: ``ln`` (create-only, atomic) or ``mv -T``."""
-    t, d = scripts.q(temp), scripts.q(target)
-    if not overwrite:
-        return (
-            f"if ln -- {t} {d} 2>/dev/null; then rc=0; "
-            f"elif [ -e {d} ] || [ -L {d} ]; then rc={_EXISTS}; else rc=1; fi\n"
-            f"rm -f -- {t}\nexit $rc\n"
-        )
-    return (
-        f"if [ -f {d} ]; then chmod --reference={d} -- {t} 2>/dev/null; w=replaced; "
-        f"else w=created; fi\n"
-        f"mv -fT -- {t} {d} || {{ rm -f -- {t}; exit 1; }}\necho $w\n"
-    )

@@ -2,7 +2,8 @@
 
 ``resolve_script`` canonicalises one path (every symlink resolved, missing components
 allowed), describes it and, for a read, returns its bytes; ``realpaths_script`` canonicalises
-every path word of a pipeline in one request. Every path is quoted (``scripts.q``); an answer
+every path word of a pipeline in one request; ``finalize_script`` moves a written file into
+place. Every path is quoted (``scripts.q``); an answer
 that does not parse raises ``ExecutorError``. GNU coreutils' ``realpath -m``, ``stat -c`` and
 ``base64 -w0`` must be in the sandbox (see scripts.py).
 """
@@ -16,6 +17,7 @@ import attrs
 
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
+from rho_domain.write_rules import ENVIRONMENT_MARKERS
 
 
 def resolve_script(
@@ -112,3 +114,35 @@ def parse_resolved(answer: str, *, with_data: bool) -> Resolved:
         )
     except ValueError as exc:
         raise ExecutorError(f"unreadable path description from the sandbox: {head!r}") from exc
+
+
+EXISTS = 17  # the finalize script's exit code when create-only met an existing name
+ENVIRONMENT = 18  # ... when the target is inside a Python or conda environment
+
+
+def finalize_script(temp: str, target: str, dirs: Sequence[str], *, overwrite: bool) -> str:
+    """Move the uploaded temp file into place: ``ln`` (create-only, atomic) or ``mv -T``;
+    first, when one of ``dirs`` (the directories below the root the target is in) holds an
+    environment's marker (``write_rules.ENVIRONMENT_MARKERS``), print it, remove the temp
+    file and exit ``ENVIRONMENT``."""
+    t, d = q(temp), q(target)
+    probe = ""
+    if dirs:
+        tests = " || ".join(f'[ -e "$e"/{q(m)} ]' for m in ENVIRONMENT_MARKERS)
+        probe = (
+            f"for e in {' '.join(q(x) for x in dirs)}; do if {tests}; then rm -f -- {t}; "
+            f"printf '%s' \"$e\"; exit {ENVIRONMENT}; fi; done\n"
+        )
+    if not overwrite:
+        return probe + (
+            f"if ln -- {t} {d} 2>/dev/null; then rc=0; "
+            f"elif [ -e {d} ] || [ -L {d} ]; then rc={EXISTS}; else rc=1; fi\n"
+            f"rm -f -- {t}\nexit $rc\n"
+        )
+    return probe + (
+        # the mode kept as the local executor keeps it (files.KEPT): never setuid, setgid, sticky
+        f"if [ -f {d} ]; then chmod --reference={d} -- {t} 2>/dev/null; "
+        f"chmod u-s,g-s,o-t -- {t}; w=replaced; "
+        f"else w=created; fi\n"
+        f"mv -fT -- {t} {d} || {{ rm -f -- {t}; exit 1; }}\necho $w\n"
+    )

@@ -27,7 +27,7 @@ from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath
 from rho_domain.ports.clock import Clock
 from rho_domain.reach import OutsideReads, ReadReach, held_roots
 from rho_domain.secrets import SecretPolicy
-from rho_domain.write_rules import write_refusal
+from rho_domain.write_rules import home_entry_refusal, write_refusal
 
 # the executor's logger, as before this class was split from it
 log = logging.getLogger("rho_adapters.daytona.executor")
@@ -165,10 +165,19 @@ class SandboxWorkspace:
             )
 
     def check_write(self, path: str, parts: tuple[str, ...]) -> None:
-        """Refuse a path never written (agent/editor/VCS configuration), as given or found."""
+        """Refuse a path never written (agent/editor/VCS configuration), a secret (never read,
+        never written) and a hidden entry of a home the workspace holds, as given or found
+        (``parts``: its components below the root)."""
         for candidate in (path, "/".join(parts)):
             if reason := write_refusal(candidate):
                 raise SensitivePath(reason)
+        found = "/".join((self.roots.root.rstrip("/"), *parts)) if parts else ""
+        for candidate in (path, found):
+            if candidate and (reason := self.policy.refusal(candidate)):
+                raise SensitivePath(f"{reason}; secrets are never written")
+        homes = self.policy.homes
+        if found and (reason := home_entry_refusal(path, found, self.roots.root, homes)):
+            raise SensitivePath(reason)
 
     async def input(self, path: str) -> str:
         """The canonical path of the regular file ``path`` a stage reads (``< file``), judged

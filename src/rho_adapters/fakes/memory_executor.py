@@ -18,6 +18,7 @@ import inspect
 import posixpath
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+from rho_domain.create_only import create_only_refusal
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, SensitivePath, ToolError
 from rho_domain.paths import check_file_path
 from rho_domain.permissions import FileWriteMode
@@ -32,8 +33,9 @@ from rho_domain.ports.executor import (
 from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.glob import expand, port_lister
 from rho_domain.write_rules import (
+    ENVIRONMENT_MARKERS,
     check_write_mode,
-    create_only_refusal,
+    environment_refusal,
     git_head_refusal,
     write_refusal,
 )
@@ -182,6 +184,13 @@ class MemoryExecutor(Executor):
         key = self._key(path)
         if reason := write_refusal(key) or git_head_refusal(key, data):
             raise SensitivePath(reason)  # as the real executors refuse it
+        if reason := DEFAULT_POLICY.refusal(key):
+            raise SensitivePath(f"{reason}; secrets are never written")
+        dirs = key.split("/")[:-1]
+        for depth in range(1, len(dirs) + 1):  # an environment's directory, as the executors
+            where = "/".join(dirs[:depth])
+            if any(self._under(f"{where}/{marker}") for marker in ENVIRONMENT_MARKERS):
+                raise SensitivePath(environment_refusal(path, where))
         created = self.file_write is FileWriteMode.CREATE_ONLY
         if created and (reason := create_only_refusal(key)):
             raise PermissionDenied(reason)

@@ -6,7 +6,7 @@ but for a small directory's listing, ``small_names``).
 * write: the final component must not be a symlink nor a file with other hard links. Create-only
   is one ``O_CREAT|O_EXCL|O_NOFOLLOW`` open (no check-then-write race, fails on dangling
   symlinks too); overwrite writes a temp file beside the target and renames it over (atomic,
-  mode preserved, never through a link).
+  permission bits kept but set-user-ID, set-group-ID and sticky, never through a link).
 """
 
 from __future__ import annotations
@@ -17,10 +17,16 @@ import stat
 
 from rho_adapters.local.confine import Resolved
 from rho_domain.errors import PermissionDenied, ToolError
+from rho_domain.paths import temp_name
 from rho_domain.ports.executor import FileInfo, FileKind
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# What a replaced file keeps of its mode: the read, write and execute bits. Never set-user-ID,
+# set-group-ID or sticky: new content does not inherit the privilege the old content had (the
+# kernel clears both on a write by another than root; a setuid-root file edited by an agent
+# running as root kept them, so whatever the model wrote ran as root for every user).
+KEPT = 0o777
 
 
 def kind_of(mode: int) -> FileKind:
@@ -144,9 +150,9 @@ def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> b
             raise PermissionDenied(f"{shown} already exists and may not be overwritten") from None
         _write_all(fd, data, res, res.name)
         return False
-    tmp = f".{res.name[:200]}.{os.urandom(6).hex()}.rho-tmp"  # as secrets.token_hex(6)
+    tmp = temp_name(res.name, os.urandom(6).hex())  # as secrets.token_hex(6)
     fd = os.open(tmp, _CREATE_FLAGS, 0o666, dir_fd=res.dir_fd)
-    _write_all(fd, data, res, tmp, mode=None if st is None else stat.S_IMODE(st.st_mode))
+    _write_all(fd, data, res, tmp, mode=None if st is None else stat.S_IMODE(st.st_mode) & KEPT)
     try:
         os.replace(tmp, res.name, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)
     except OSError:

@@ -1,10 +1,10 @@
 """write and edit: create or change files, through the executor's atomic, confined writes.
 
 write: CREATE_ONLY refuses existing files (the executor uses O_EXCL, no check-then-write);
-FULL overwrites atomically (temp file + rename, mode kept). edit: exact search/replace; no
-match or several matches (without ``replace_all``) is an error that says where; the file's
-line endings (CRLF stays CRLF), BOM and encoding (UTF-8, else Latin-1 byte-for-byte) are
-preserved; the result shows a short unified diff.
+FULL overwrites atomically (temp file + rename; permission bits kept, never setuid, setgid or
+sticky). edit: exact search/replace; no match or several matches (without ``replace_all``) is
+an error that says where; the file's line endings (CRLF stays CRLF), BOM and encoding (UTF-8,
+else Latin-1 byte-for-byte) are preserved; the result shows a short unified diff.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class WriteHandler(ToolHandler):
     async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """See ``ToolHandler.handle``."""
         path = str(arguments["path"])
-        data = str(arguments["content"]).encode()
+        data = _utf8(str(arguments["content"]), "content")
         _check_size(ctx.profile, f"content is {len(data):,} bytes", len(data))
         replaced = await ctx.executor.write(path, data, overwrite=not self.create_only)
         lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
@@ -121,18 +121,33 @@ class EditHandler(ToolHandler):
             ctx.profile, f"{path} would be {grown:,} bytes after {times:,} replacement(s)", grown
         )
         updated = line_endings.replace(text, spelling, every=replace_all)
-        try:
-            data = updated.encode(encoding)
-        except UnicodeEncodeError:
-            raise ToolError(
-                f"{path} is Latin-1; new_string has characters it cannot hold"
-            ) from None
+        if encoding == "utf-8":
+            data = _utf8(updated, "new_string")
+        else:
+            try:
+                data = updated.encode(encoding)
+            except UnicodeEncodeError:
+                raise ToolError(
+                    f"{path} is Latin-1; new_string has characters it cannot hold"
+                ) from None
         await ctx.executor.write(path, (b"\xef\xbb\xbf" if bom else b"") + data, overwrite=True)
         diff = _diff(path, text, updated)
         return ToolOutput(
             content=f"Edited {path}: {count if replace_all else 1} replacement(s)\n{diff}",
             metadata={"path": path, "replacements": count if replace_all else 1},
         )
+
+
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (U+D800-DFFF, escaped in JSON: no character) is
+    the model's error to fix, not a crash of the tool."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"{what} holds a lone surrogate ({text[exc.start]!r} at {exc.start}), which is no "
+            "character and cannot be written as UTF-8"
+        ) from None
 
 
 def _size(text: str, encoding: str) -> int:

@@ -1,0 +1,102 @@
+"""What create-only mode may create: an allowlist of documents and data (``CREATED_KINDS``),
+in no hidden directory, minus the names tools find and act on. Pure rules over path
+components, compared as a case-insensitive disk compares names (``paths.folded``), applied by
+every executor to the workspace-relative path as given and as resolved, after
+``write_rules.write_refusal`` (what no mode writes)."""
+
+from __future__ import annotations
+
+from rho_domain.paths import components, folded, normalize
+
+# What create-only mode creates, by construction an allowlist (a denylist of the files tools
+# run by themselves is never complete): a document or data file a person opens, a report, notes,
+# a table, an export. Not code, not a build or tool configuration of any kind (conftest.py,
+# sitecustomize.py, a .pth, Makefile, setup.py, tox.ini, .pre-commit-config.yaml, a workflow),
+# and nothing inside a hidden directory, where tools keep the configuration they load
+# (.devcontainer, .cargo, .github, .zed...). A readonly investigation writes its findings.
+CREATED_KINDS = (
+    ".md", ".markdown", ".txt", ".rst", ".csv", ".tsv", ".log", ".json", ".jsonl", ".ndjson"
+)  # fmt: skip
+# Files of those kinds that a tool finds by their name and acts on: npm, composer and deno run
+# a package.json's, composer.json's and deno.json's scripts, and npm ci installs the tarballs
+# a lockfile's "resolved" URLs name (their install scripts run); Nx runs a project.json's
+# commands, Vercel a vercel.json's build and install commands, firebase deploy a
+# firebase.json's predeploy hooks, Heroku an app.json's scripts, CMake configures from
+# CMakeLists.txt and its presets (a compiler launcher is any command), Railway a
+# railway.json's build and start commands; lefthook runs the commands of lefthook.json (and
+# merges lefthook-local.json's) from the git hooks it installed, at the next commit; devbox runs
+# a devbox.json's init_hook at every devbox shell and run (and at cd, through its direnv
+# integration), nodemon a nodemon.json's exec and event commands; and coding agents
+# follow the instructions in AGENTS.md (Codex's AGENTS.override.md, Amp's AGENT.md),
+# CLAUDE.md and CLAUDE.local.md, GEMINI.md, QWEN.md, CRUSH.md and WARP.md.
+# Their twins: Nx's workspace files (nx.json's targetDefaults and plugins; workspace.json and
+# angular.json, whose targets name builders such as nx:run-commands and their commands),
+# Rush's rush.json (eventHooks: shell commands at install and build), Wrangler's build
+# command (wrangler.json), Vercel's older now.json, the builders' nixpacks.json and
+# railpack.json (build and start commands), Cloud Build's steps (cloudbuild.json), dub's pre-
+# and post-build commands (dub.json), esy's build commands (esy.json), simple-git-hooks'
+# hook commands (simple-git-hooks.json, as lefthook's), and vcpkg's manifests (vcpkg.json and
+# vcpkg-configuration.json name the registries and overlay ports whose CMake scripts run).
+_LOADED_BY_NAME = frozenset(
+    {"package.json", "package-lock.json", "npm-shrinkwrap.json", "composer.json", "deno.json",
+     "project.json", "vercel.json", "firebase.json", "app.json", "cmakelists.txt",
+     "cmakepresets.json", "cmakeuserpresets.json", "railway.json", "lefthook.json",
+     "lefthook-local.json", "devbox.json", "nodemon.json", "agents.md", "agents.override.md",
+     "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md",
+     "nx.json", "workspace.json", "angular.json", "rush.json", "wrangler.json", "now.json",
+     "nixpacks.json", "railpack.json", "cloudbuild.json", "dub.json", "esy.json",
+     "simple-git-hooks.json", "vcpkg.json", "vcpkg-configuration.json"}
+)  # fmt: skip
+# pip installs what a requirements file names, and obeys its options (--index-url, -e
+# git+https://..., a local path whose setup.py runs): by convention any .txt whose name says
+# requirements or constraints (requirements-dev.txt, dev-requirements.txt, constraints.txt),
+# or any .txt in a requirements/ directory (requirements/base.txt), which pip -r, tox, nox,
+# CI workflows and dependency bots read.
+_REQUIREMENTS_WORDS = ("requirements", "constraints")
+
+
+def _requirements(parts: tuple[str, ...], name: str) -> bool:
+    """Whether the create-only ``parts`` (``name`` its last, folded) are a pip requirements
+    file by the conventions above."""
+    if not name.endswith(".txt"):
+        return False  # a requirements/ directory's documents (.md) are no pip input
+    if any(word in name for word in _REQUIREMENTS_WORDS):
+        return True
+    return any(folded(part).startswith(_REQUIREMENTS_WORDS) for part in parts[:-1])
+
+
+def create_only_refusal(relative: str) -> str | None:
+    """Why create-only mode may not create the workspace-relative ``relative``, or None: it
+    creates only ``CREATED_KINDS``, never a name in ``_LOADED_BY_NAME``, never in a hidden
+    directory. Checked by every executor on the path as given and as resolved."""
+    parts = components(normalize(relative))
+    if not parts:
+        return None
+    if reason := create_only_directory_refusal(relative, parts[:-1]):
+        return reason
+    name = folded(parts[-1])
+    if name.startswith(".") or not name.endswith(CREATED_KINDS):
+        kinds = " ".join(CREATED_KINDS)
+        return (
+            f"{relative!r} is not a document or data file; create-only mode creates only "
+            f"{kinds} files, which no tool runs by itself"
+        )
+    if name in _LOADED_BY_NAME or _requirements(parts, name):
+        return (
+            f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
+            "installs, agent instructions); create-only mode does not create it"
+        )
+    return None
+
+
+def create_only_directory_refusal(relative: str, dirs: tuple[str, ...]) -> str | None:
+    """Why create-only mode may not write ``relative`` through the directories ``dirs``, or
+    None: one of them is hidden. Also asked before each directory is made on the way (a
+    link may lead to a hidden one): a refused write leaves no ``.github/workflows/`` behind."""
+    for part in dirs:
+        if folded(part).startswith(".") and part != "..":
+            return (
+                f"{relative!r} is inside {part}/, a hidden directory where tools keep their "
+                "configuration; create-only mode creates documents and data only"
+            )
+    return None
