@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from durable_support import popen, trace
+from durable_support import trace
+from program_zygote import popen
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
