@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_support import clean_env
+from cli_support import clean_env, rho
 
 
 def _rho_into_closed_pipe(*args: str, cwd: Path, home: Path) -> tuple[int, str]:
@@ -57,14 +57,8 @@ def test_one_shot_into_a_closed_pipe_exits_quietly_and_completes(
 
 def test_list_and_watch_into_a_closed_pipe_exit_quietly(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    subprocess.run(
-        [sys.executable, "-m", "rho_entry", "--model", "demo", "hi"],
-        cwd=tmp_path,
-        env=clean_env(home),
-        capture_output=True,
-        check=True,
-        timeout=60,
-    )
+    made = rho("--model", "demo", "hi", cwd=tmp_path, home=home)  # the session listed: in-process
+    assert made.returncode == 0, made.stderr
     for args in (("--list",), ("monitor", "watch", "latest"), ("monitor", "ps")):
         code, err = _rho_into_closed_pipe(*args, cwd=tmp_path, home=home)
         assert (code, err) == (0, ""), args

@@ -184,13 +184,15 @@ def trace(store: Path, session_id: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    """Poll ``condition`` every 20 ms."""
+def wait_for(
+    condition: Callable[[], bool], what: str, timeout: float = 30, every: float = 0.02
+) -> None:
+    """Poll ``condition`` every ``every`` seconds (20 ms)."""
     end = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > end:
             raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.02)
+        time.sleep(every)
 
 
 def started(events: Sequence[Mapping[str, Any]], call_id: str) -> bool:

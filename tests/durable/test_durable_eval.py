@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from durable_support import trace
+from program_zygote import popen
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import Exchange, Reply, call, stall, text_reply, tool_reply
@@ -79,9 +80,11 @@ def test_a_killed_worker_loses_no_question_and_grades_none_twice(tmp_path: Path)
             *rho, "eval", "bird", "--data", "bird", "--workers", "2", "--durable", "-m", "m",
             "--out", "out/r.jsonl", "--dead-after", "2",
         ]  # fmt: skip
-        evaluation = subprocess.Popen(
-            command, cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True,
+        # the command forked from the CLI's zygote (its start is not the subject); the workers
+        # it starts are its own cold processes, as a user's
+        evaluation = popen(
+            "rho", command, cwd=tmp_path, env=environ, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert evaluation.stderr is not None
         workers: list[int] = []

@@ -7,8 +7,9 @@
   megabytes of zeros (default 1024) gzipped twice: one network chunk decodes to all of it;
 - ``data-lines``: an event stream of one event made of ``$BOMB_MB`` megabytes of short
   ``data:`` lines (``data:ab``), each of which a decoder may keep as an object of its own;
-- ``many-events``: an event stream of 600,000 comments ending in a blank line each, in CRLF
-  (2.4 million line ends), then the answer (``many ran``), as an honest long stream.
+- ``many-events``: an event stream of ``$KEEPALIVES`` (600,000) comments ending in a blank
+  line each, in CRLF (four line ends each), then the answer (``many ran``), as an honest long
+  stream.
 
 It prints ``ready`` once it listens (after making its body).
 """
@@ -66,7 +67,8 @@ class Handler(BaseHTTPRequestHandler):
         elif message["method"] == "tools/call" and MODE == "many-events":
             content = [{"type": "text", "text": "many ran"}]
             answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"content": content}}
-            body = b": k\r\n\r\n" * 600_000 + f"data: {json.dumps(answer)}\r\n\r\n".encode()
+            keepalives = int(os.environ.get("KEEPALIVES", "600000"))
+            body = b": k\r\n\r\n" * keepalives + f"data: {json.dumps(answer)}\r\n\r\n".encode()
             self.answer(200, {"Content-Type": "text/event-stream"}, body)
         else:
             answer = {"jsonrpc": "2.0", "id": message["id"], "result": result(message)}

@@ -17,15 +17,15 @@ modes that count, ``count`` (how many answers to its own requests it has read):
   it answers a ``tools/call`` so too, and ``wide-hello`` answers ``initialize`` so;
 - ``pages``: lists its tools over ``$PAGES`` pages, each of ``$PAGE_TOOLS`` tools whose
   descriptions are ``$DESCRIPTION`` characters;
-- ``big-hello``: answers ``initialize`` with 30 MB of instructions and a ``serverInfo``
-  carrying 30 MB more;
+- ``big-hello``: answers ``initialize`` with ``$HELLO_MB`` (30) MB of instructions and a
+  ``serverInfo`` carrying as many more;
 - ``forged-lines``: answers ``initialize`` with an error whose message carries lines drawn
   like rho-agent's own (a tool call and its result);
 - ``big-output``: answers every ``tools/call`` with ``$OUTPUT_MB`` megabytes of text;
 - ``structured``: answers every ``tools/call`` with structured content only, a list of
   ``$VALUES`` zeros (``[0,0,...]``: 2 bytes a value, under the 8 MB counted);
-- ``heavy-schemas``: lists 60 tools whose input schemas each hold 60,000 zeros (a
-  ``default``: 7.2 MB of them, under the 8 MB counted), beside ``plain``;
+- ``heavy-schemas``: lists ``$HEAVY_TOOLS`` (60) tools whose input schemas each hold 60,000
+  zeros (a ``default``: 7.2 MB of them, under the 8 MB counted), beside ``plain``;
 - ``slow-pages``: lists ``plain`` and ``count`` at once; a call of ``plain`` says its list
   changed, and every later listing takes ``$PAGES`` pages, each answered after 0.8 s;
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
@@ -99,8 +99,9 @@ def initialize(request_id: object) -> None:
         "serverInfo": {"name": "hostile", "version": "0"},
     }
     if MODE == "big-hello":
-        hello["instructions"] = "Say hello. " * 3_000_000
-        hello["serverInfo"] = {"name": "hostile", "version": "0", "blob": "b" * 30_000_000}
+        size = int(os.environ.get("HELLO_MB", "30")) * 1_000_000
+        hello["instructions"] = "Say hello. " * (size // 10)
+        hello["serverInfo"] = {"name": "hostile", "version": "0", "blob": "b" * size}
     result(request_id, hello)
 
 
@@ -143,7 +144,7 @@ def listing(message: dict[str, object], request_id: object) -> None:
         zeros = ",".join("0" * 60_000)
         heavy = ", ".join(
             f'{{"name": "h{i}", "inputSchema": {{"type": "object", "default": [{zeros}]}}}}'
-            for i in range(60)
+            for i in range(int(os.environ.get("HEAVY_TOOLS", "60")))
         )
         sys.stdout.write(
             f'{{"jsonrpc": "2.0", "id": {json.dumps(request_id)}, "result": '
