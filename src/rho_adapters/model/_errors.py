@@ -180,24 +180,39 @@ def error_payload(body: str) -> tuple[str, str]:
     try:
         data: Any = json.loads(body)
     except (ValueError, RecursionError):  # not JSON, or nested past the parser: as text
-        return body.strip()[:1000], ""
+        return said(body.strip()), ""
     return _describe(data)
+
+
+SAID_CHARS = 1_000
+"""Characters of a server's error message quoted in the error: enough for any real one."""
+
+
+def said(text: str, limit: int = SAID_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were left out. What a server
+    says goes into the error's message, hence twice into the trace (its ``error`` and
+    ``run_end``), ``--json`` and the terminal: an error event inside a 200 stream is bounded
+    only by ``model_answer_bytes`` (64 MiB), and its message was quoted whole."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit:,} more characters not shown]"
 
 
 def _describe(data: Any) -> tuple[str, str]:
     if not isinstance(data, Mapping):
-        return str(data)[:1000], ""
+        return said(str(data)), ""
     inner = data.get("error", data)
     if isinstance(inner, str):
-        return inner, ""
+        return said(inner), ""
     if not isinstance(inner, Mapping):
-        return json.dumps(data)[:1000], ""
-    message = inner.get("message") or inner.get("detail") or json.dumps(inner)[:1000]
+        return said(json.dumps(data)), ""
+    message = inner.get("message") or inner.get("detail") or json.dumps(inner)
     tags = " ".join(str(inner.get(k) or "") for k in ("code", "type", "param"))
     failed = inner.get("failed_generation")
+    message = said(str(message))
     if failed:  # Groq tool_use_failed: show the model what it produced
-        message = f"{message} (failed generation: {str(failed)[:500]})"
-    return str(message), tags.strip()
+        message = f"{message} (failed generation: {said(str(failed), 500)})"
+    return message, said(tags.strip(), 200)
 
 
 def error_from_response(
