@@ -9,10 +9,13 @@ error's message, which the trace keeps twice. Servers here speak the real protoc
 
 from __future__ import annotations
 
+import gzip
+import zlib
+
 import pytest
 from _model_support import DONE, chunk, collect, data, make_model, run_body, text_of
 
-from rho_adapters.fakes.wire import http_error
+from rho_adapters.fakes.wire import http_error, raw_reply
 from rho_adapters.model._errors import SAID_CHARS
 from rho_adapters.model.openai_read import MAX_WARNINGS
 from rho_domain.errors import BadRequest, StreamError
@@ -64,3 +67,17 @@ async def test_a_long_error_body_is_quoted_cut_too() -> None:
     with pytest.raises(BadRequest, match=r"HTTP 400: M+\.\.\. \[59,000 more characters") as info:
         await collect(model)
     assert len(str(info.value)) < 3 * SAID_CHARS
+
+
+@pytest.mark.parametrize("encoding", ["deflate", "DEFLATE", "gzip, deflate"])
+async def test_a_deflate_body_whose_first_chunk_is_one_byte_is_read(encoding: str) -> None:
+    """A zlib stream (``Content-Encoding: deflate``) whose first network chunk is its first
+    byte alone: that byte was taken for raw deflate, and the answer was 'not valid
+    deflate'. The spelling and a stack of two do not change it."""
+    body = chunk({"content": "hello"}) + chunk({}, "stop") + DONE
+    sent = zlib.compress(body)
+    if encoding == "gzip, deflate":
+        sent = zlib.compress(gzip.compress(body))
+    headers = {"content-type": "text/event-stream", "content-encoding": encoding}
+    model, _, _ = make_model(raw_reply(sent[:1], sent[1:], headers=headers))
+    assert text_of(await collect(model)) == "hello"
