@@ -9,17 +9,43 @@ error's message, which the trace keeps twice. Servers here speak the real protoc
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import zlib
+from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
-from _model_support import DONE, chunk, collect, data, make_model, run_body, text_of
+from _model_support import (
+    DONE,
+    chunk,
+    collect,
+    data,
+    make_model,
+    request,
+    run_body,
+    text_of,
+    usage_of,
+)
+from test_model_anthropic import START, ev
 
-from rho_adapters.fakes.wire import http_error, raw_reply
+from rho_adapters.fakes.clock import FakeClock
+from rho_adapters.fakes.loopback import LoopbackServer
+from rho_adapters.fakes.wire import Exchange, Reply, http_error, raw_reply, text_reply
+from rho_adapters.model import (
+    AnthropicModel,
+    ClientPool,
+    ModelEndpoint,
+    OpenAIChatModel,
+    RetryPolicy,
+)
 from rho_adapters.model._errors import SAID_CHARS
 from rho_adapters.model.openai_read import MAX_WARNINGS
-from rho_domain.errors import BadRequest, StreamError
+from rho_domain.errors import BadRequest, ContextLengthExceeded, StreamError
 from rho_domain.model import StreamWarning
+from rho_domain.run import RunStatus
+from rho_entry import Agent, AgentConfig, Session
 
 
 async def test_skipped_events_are_reported_a_few_each_then_counted() -> None:
@@ -81,3 +107,112 @@ async def test_a_deflate_body_whose_first_chunk_is_one_byte_is_read(encoding: st
     headers = {"content-type": "text/event-stream", "content-encoding": encoding}
     model, _, _ = make_model(raw_reply(sent[:1], sent[1:], headers=headers))
     assert text_of(await collect(model)) == "hello"
+
+
+HUGE = 10**400  # JSON parses it exactly; no float holds it
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": HUGE, "completion_tokens": 5},
+        {"prompt_tokens": "9" * 5000, "completion_tokens": 5},
+        {"input_tokens": 2**53 + 1, "output_tokens": 5},
+        {"prompt_tokens": 7, "completion_tokens": 5, "cost": HUGE},
+        {
+            "prompt_tokens": 7,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"cached_tokens": HUGE},
+        },
+    ],
+)
+async def test_a_count_no_float_holds_is_no_count(usage: dict[str, object]) -> None:
+    """A usage block whose numbers are too large to be tokens or dollars: the number is
+    left out as a word would be, the answer kept. Before: the count was taken (the loop's
+    pricing then raised OverflowError), a string of 5,000 digits raised ValueError."""
+    events = await run_body(
+        chunk({"content": "hi"}), chunk({}, "stop"), chunk(choices=[], usage=usage), DONE
+    )
+    assert text_of(events) == "hi"
+    got = usage_of(events)
+    assert got.output_tokens == 5
+    assert max(got.input_tokens, got.cached_tokens) <= 7
+    assert got.cost_usd is None
+
+
+async def test_an_anthropic_count_no_float_holds_is_no_count() -> None:
+    delta = ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "hi"})
+    stop = ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": HUGE})
+    body = b"".join([START, delta, stop, ev("message_stop")])
+    model = AnthropicModel(
+        model="claude",
+        endpoint=ModelEndpoint(api_key="sk-ant", retry=RetryPolicy(max_retries=0)),
+        http=ClientPool(transport=httpx.MockTransport(lambda _: httpx.Response(200, content=body))),
+        clock=FakeClock(),
+    )
+    events = [event async for event in model.stream(request())]
+    assert text_of(events) == "hi"
+    assert usage_of(events).output_tokens < 2**53
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"message": "exceeds the available context size", "n_ctx": HUGE}},
+        {"error": {"message": f"maximum context length is {'9' * 5000} tokens"}},
+    ],
+)
+async def test_an_overflow_error_with_a_number_no_float_holds_says_no_window(
+    body: dict[str, object],
+) -> None:
+    """Before: the window 10**400 was taken (the loop's arithmetic on it overflows), and
+    5,000 digits in the message raised int()'s ValueError instead of the error."""
+    model = OpenAIChatModel(
+        model="m",
+        endpoint=ModelEndpoint(base_url="http://fake.test/v1", retry=RetryPolicy(max_retries=0)),
+        http=ClientPool(transport=httpx.MockTransport(lambda _: httpx.Response(400, json=body))),
+        clock=FakeClock(),
+    )
+    with pytest.raises(ContextLengthExceeded) as info:
+        await collect(model)
+    assert info.value.window is None
+
+
+async def test_a_run_whose_usage_no_float_holds_completes(tmp_path: Path) -> None:
+    """Through the library, over a socket, a priced model: before, the run ended in error
+    'OverflowError: int too large to convert to float' (its cost), outside the error tree."""
+    usage = chunk(choices=[], usage={"prompt_tokens": HUGE, "completion_tokens": 5})
+    with LoopbackServer(
+        [raw_reply(chunk({"content": "hi"}), chunk({}, "stop"), usage, DONE)]
+    ) as server:
+        config = AgentConfig(model="gpt-4o", base_url=server.base_url, working_dir=str(tmp_path))
+        async with Session(Agent(config)) as session:
+            result = await asyncio.wait_for(session.run("talk"), 30)
+    assert (result.status, result.error, result.text) == (RunStatus.COMPLETED, None, "hi")
+
+
+def _answering_json(method: str, path: str, payload: str) -> Any:
+    def rule(exchange: Exchange) -> Reply | None:
+        if exchange.method == method and exchange.path == path:
+            return raw_reply(payload.encode(), headers={"content-type": "application/json"})
+        return None
+
+    return rule
+
+
+async def test_a_window_or_a_token_count_no_float_holds_is_none() -> None:
+    """What a server says about itself: /props' n_ctx, /v1/models' max_model_len and a
+    /tokenize count of 10**400. Before, each was taken (the window then overflowed the
+    loop's float arithmetic: compaction's threshold, the overflow guess)."""
+    model, transport, _ = make_model(text_reply("ok"), detect=True)
+    transport.rules = [
+        _answering_json("GET", "/props", f'{{"n_ctx": {HUGE}}}'),
+        _answering_json(
+            "GET", "/v1/models", f'{{"data": [{{"id": "m", "max_model_len": {HUGE}}}]}}'
+        ),
+    ]
+    assert await model.context_window() is None
+    model, transport, _ = make_model(text_reply("ok"), provider="llamacpp")
+    transport.rules = [_answering_json("POST", "/tokenize", f'{{"count": {HUGE}}}')]
+    assert await model.count_tokens(request()) < 2**53
+    assert transport.other_requests == ["POST /tokenize"]

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from rho_adapters.model.counts import token_count
 from rho_domain.errors import (
     AuthenticationError,
     BadRequest,
@@ -248,17 +249,15 @@ def overflow_numbers(message: str, body: str = "") -> tuple[int | None, int | No
         data = None
     inner = data.get("error") if isinstance(data, Mapping) else None
     if isinstance(inner, Mapping):
-        if isinstance(inner.get("n_ctx"), int):
-            window = inner["n_ctx"]
-        if isinstance(inner.get("n_prompt_tokens"), int):
-            prompt = inner["n_prompt_tokens"]
+        window = token_count(inner.get("n_ctx")) or window
+        prompt = token_count(inner.get("n_prompt_tokens")) or prompt
     return window, prompt
 
 
 def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
     for pattern in patterns:
         if match := re.search(pattern, text):
-            return int(match.group(1))
+            return token_count(match.group(1))
     return None
 
 
