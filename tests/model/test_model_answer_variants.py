@@ -10,6 +10,7 @@ error's message, which the trace keeps twice. Servers here speak the real protoc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import zlib
 from pathlib import Path
@@ -42,7 +43,13 @@ from rho_adapters.model import (
 )
 from rho_adapters.model._errors import SAID_CHARS
 from rho_adapters.model.openai_read import MAX_WARNINGS
-from rho_domain.errors import BadRequest, ContextLengthExceeded, StreamError
+from rho_domain.errors import (
+    BadRequest,
+    ContextLengthExceeded,
+    ModelConnectionError,
+    ModelProtocolError,
+    StreamError,
+)
 from rho_domain.model import StreamWarning
 from rho_domain.run import RunStatus
 from rho_entry import Agent, AgentConfig, Session
@@ -216,3 +223,43 @@ async def test_a_window_or_a_token_count_no_float_holds_is_none() -> None:
     transport.rules = [_answering_json("POST", "/tokenize", f'{{"count": {HUGE}}}')]
     assert await model.count_tokens(request()) < 2**53
     assert transport.other_requests == ["POST /tokenize"]
+
+
+_SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+_BROKEN_HTTP = {
+    "Only Transfer-Encoding: chunked": _SSE_HEAD + b"transfer-encoding: gzip, chunked\r\n\r\n",
+    "multiple Transfer-Encoding": _SSE_HEAD + b"transfer-encoding: chunked\r\n" * 2 + b"\r\n",
+    "illegal chunk header": _SSE_HEAD + b"transfer-encoding: chunked\r\n\r\nzz\r\n",
+}
+
+
+async def test_an_answer_that_is_not_valid_http_is_no_answer_and_not_retried() -> None:
+    """Framing h11 refuses, over a real socket: before, 'connection failed ... the server
+    answered, then closed the connection mid-response; try again', and it was sent three
+    times. A server that closes mid-answer is still a broken connection, tried again."""
+    heads: list[bytes] = []
+    said = iter([*_BROKEN_HTTP.values(), *[_SSE_HEAD + b"content-length: 900\r\n\r\n"] * 3])
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        heads.append(next(said))
+        writer.write(heads[-1] + b"%x\r\n" % 9 + chunk({})[:9])
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+        writer.close()
+
+    listener = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    endpoint = ModelEndpoint(base_url=f"http://127.0.0.1:{port}/v1", retry=RetryPolicy())
+    model = OpenAIChatModel(model="m", endpoint=endpoint, clock=FakeClock())
+    try:
+        for words in _BROKEN_HTTP:
+            with pytest.raises(ModelProtocolError, match=f"not valid HTTP/1.1 \\({words}"):
+                await asyncio.wait_for(collect(model, request()), 30)
+        assert len(heads) == len(_BROKEN_HTTP)  # each sent once
+        with pytest.raises(ModelConnectionError, match="closed the connection mid-response"):
+            await asyncio.wait_for(collect(model, request()), 30)
+        assert len(heads) == len(_BROKEN_HTTP) + 3  # tried again, twice
+    finally:
+        await model.aclose()
+        listener.close()

@@ -83,6 +83,11 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
                 "the model server sent a response head (or a chunk size line) longer than "
                 "the 100 KiB the client reads: not an answer"
             ) from exc
+        if isinstance(exc, httpx.RemoteProtocolError) and _broke_http(exc):
+            raise ModelProtocolError(
+                f"the model server's answer is not valid HTTP/1.1 ({detail}): not an answer; "
+                "check the server or the proxy in front of it"
+            ) from exc
         raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
     except ExceptionGroup as group:
         # anyio's happy-eyeballs connect wraps what the socket raised (OverflowError for a bad
@@ -92,6 +97,19 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
 
 
 _FRAMING_TOO_LONG = "Receive buffer too long"  # h11's words, past httpcore's 100 KiB
+
+
+def _broke_http(exc: BaseException) -> bool:
+    """True when h11 refused what the server sent (a Transfer-Encoding other than chunked, two
+    of them, an illegal chunk header or status line...): the same answer comes again, so it is
+    not retried, nor called a broken connection ('try again'). A connection closed mid-answer
+    is h11's error too, and stays a ``ModelConnectionError``."""
+    import h11  # httpcore's HTTP/1.1 parser, there whenever httpx is; only on this path
+
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, h11.RemoteProtocolError):
+        cause = cause.__cause__ or cause.__context__
+    return cause is not None and not str(cause).startswith("peer closed connection")
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
