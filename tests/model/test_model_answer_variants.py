@@ -40,14 +40,17 @@ from rho_adapters.model import (
     ModelEndpoint,
     OpenAIChatModel,
     RetryPolicy,
+    Timeouts,
 )
 from rho_adapters.model._errors import SAID_CHARS
+from rho_adapters.model.answer_limits import AnswerLimits
 from rho_adapters.model.openai_read import MAX_WARNINGS
 from rho_domain.errors import (
     BadRequest,
     ContextLengthExceeded,
     ModelConnectionError,
     ModelProtocolError,
+    ServerError,
     StreamError,
 )
 from rho_domain.model import StreamWarning
@@ -260,6 +263,37 @@ async def test_an_answer_that_is_not_valid_http_is_no_answer_and_not_retried() -
         with pytest.raises(ModelConnectionError, match="closed the connection mid-response"):
             await asyncio.wait_for(collect(model, request()), 30)
         assert len(heads) == len(_BROKEN_HTTP) + 3  # tried again, twice
+    finally:
+        await model.aclose()
+        listener.close()
+
+
+async def test_an_error_body_is_read_no_longer_than_the_answer_deadline() -> None:
+    """A 503 whose body drips a byte every 50 ms and never ends: its body was read for the
+    idle timeout (30 s here) whatever model_answer_timeout said (0.5 s here), each attempt.
+    Now the read stops at the deadline and the status says what failed."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 100000\r\n\r\n")
+        with contextlib.suppress(ConnectionError):
+            while True:
+                writer.write(b"x")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+
+    listener = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    endpoint = ModelEndpoint(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        retry=RetryPolicy(max_retries=0),
+        timeouts=Timeouts(idle=30.0),
+        limits=AnswerLimits(max_seconds=0.5),
+    )
+    model = OpenAIChatModel(model="m", endpoint=endpoint, clock=FakeClock())
+    try:
+        with pytest.raises(ServerError, match=r"HTTP 503: x+"):
+            await asyncio.wait_for(collect(model, request()), 10)
     finally:
         await model.aclose()
         listener.close()

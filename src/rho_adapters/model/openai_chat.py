@@ -341,11 +341,6 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             async with self._endpoint.post_stream(
                 self.url, body, timeout, state, head_seconds=self.limits.max_seconds
             ) as response:
-                refused = await not_an_answer(
-                    response, self.url, idle=timeout.read, now=self.clock.now()
-                )
-                if refused is not None:
-                    raise refused
                 watch = AnswerWatch(
                     timeout.read,
                     limits=self.limits,
@@ -353,6 +348,9 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                     started=state.started,
                     waited=STREAM_WAIT if streaming else BODY_WAIT,
                 )
+                refused = await not_an_answer(response, watch, now=self.clock.now())
+                if refused is not None:
+                    raise refused
                 if streaming:
                     async for event in read_stream(response, assembler, self.url, watch):
                         yield event
