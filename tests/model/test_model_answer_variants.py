@@ -297,3 +297,17 @@ async def test_an_error_body_is_read_no_longer_than_the_answer_deadline() -> Non
     finally:
         await model.aclose()
         listener.close()
+
+
+async def test_a_skipped_event_that_quotes_the_api_key_is_traced_without_it() -> None:
+    """A gateway that echoes the request's headers in an event of its own: the trace (and
+    the terminal's warning) kept the key, which every error already hid."""
+    key = "sk-live-0123456789abcdef"
+    echo = b'event: debug\ndata: {"authorization": "Bearer ' + key.encode() + b'"}\n\n'
+    model, _, _ = make_model(
+        raw_reply(echo, chunk({"content": "hi"}), chunk({}, "stop"), DONE), api_key=key
+    )
+    events = await collect(model)
+    (warning,) = [e for e in events if isinstance(e, StreamWarning)]
+    assert key not in warning.message + warning.detail
+    assert "Bearer ***" in warning.detail

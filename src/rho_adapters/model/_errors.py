@@ -147,12 +147,18 @@ def explain(
     # A gateway may quote the key it was sent, the base URL may carry a login, and httpx's
     # words may quote that URL: the message goes to the trace, --json and the terminal.
     if exc.args:
-        message = hide_url_logins(str(exc.args[0]))
-        # a placeholder key ("EMPTY", "x": local servers) is no secret, and hiding it would
-        # mangle the server's words wherever those letters appear
-        if key is not None and len(key) >= _SECRET_KEY_LENGTH:
-            message = message.replace(key, "***")
-        exc.args = (message, *exc.args[1:])
+        exc.args = (hide_secrets(str(exc.args[0]), key), *exc.args[1:])
+
+
+def hide_secrets(text: str, key: str | None) -> str:
+    """``text`` without ``key`` (the API key sent) and without a URL's password: for what a
+    server said that is kept or shown (an error's message, a skipped event's trace)."""
+    text = hide_url_logins(text)
+    # a placeholder key ("EMPTY", "x": local servers) is no secret, and hiding it would
+    # mangle the server's words wherever those letters appear
+    if key is not None and len(key) >= _SECRET_KEY_LENGTH:
+        text = text.replace(key, "***")
+    return text
 
 
 def _add_endpoint_hint(

@@ -352,7 +352,8 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 if refused is not None:
                     raise refused
                 if streaming:
-                    async for event in read_stream(response, assembler, self.url, watch):
+                    stream = read_stream(response, assembler, self.url, watch, key=self._key)
+                    async for event in stream:
                         yield event
                 else:
                     whole = read_whole(response, assembler, self.url, self.model, watch)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from rho_adapters.model._errors import hide_secrets
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
@@ -44,10 +45,10 @@ class Skips:
     ``event: x`` into some 200 bytes of trace, and an answer within ``model_answer_bytes``
     (64 MiB) into some 700 MB of trace file."""
 
-    __slots__ = ("more", "reported", "url")
+    __slots__ = ("key", "more", "reported", "url")
 
-    def __init__(self, url: str) -> None:
-        self.url = url
+    def __init__(self, url: str, key: str | None = None) -> None:
+        self.url, self.key = url, key  # the API key, hidden from what is kept
         self.reported = 0
         self.more = 0
 
@@ -57,7 +58,8 @@ class Skips:
             self.more += 1
             return []
         self.reported += 1
-        return [_trace(name, what, data, self.url)]
+        # a gateway may echo the request's headers: the trace keeps no key (as errors do not)
+        return [_trace(name, what, hide_secrets(data, self.key), self.url)]
 
     def summary(self) -> list[StreamEvent]:
         """One warning counting the events skipped without one, if any."""
@@ -72,15 +74,20 @@ class EmptyStream(TruncatedStream):
 
 
 async def read_stream(
-    response: httpx.Response, assembler: ChunkAssembler, url: str, watch: AnswerWatch
+    response: httpx.Response,
+    assembler: ChunkAssembler,
+    url: str,
+    watch: AnswerWatch,
+    *,
+    key: str | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """The events of a streamed response from ``url`` (see the module docstring). The text of
     consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. Each
     network chunk is told to ``watch``: no completed event (keep-alive comments, part of one)
     for its idle seconds is a ``ModelTimeout``, a body past its limits (bytes, seconds) is
-    ``AnswerTooLong``."""
+    ``AnswerTooLong``. ``key`` (the API key sent) is hidden from skipped events' traces."""
     decoder = SSEDecoder()
-    skips = Skips(url)
+    skips = Skips(url, key)
     body = body_chunks(response)
     async for raw in body:
         events: list[StreamEvent] = []
