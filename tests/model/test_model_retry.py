@@ -135,6 +135,8 @@ def test_server_delay_header_forms() -> None:
         ("1h", 3600.0),
         ("x", None),
         ("1s2", None),
+        ("9" * 400 + "s", None),  # inf, not a wait
+        ("1" * 400 + "ms", None),
     ],
 )
 def test_parse_duration(text: str, seconds: float | None) -> None:

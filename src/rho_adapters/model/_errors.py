@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from rho_adapters.model.counts import token_count
 from rho_domain.errors import (
     AuthenticationError,
     BadRequest,
@@ -82,6 +83,11 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
                 "the model server sent a response head (or a chunk size line) longer than "
                 "the 100 KiB the client reads: not an answer"
             ) from exc
+        if isinstance(exc, httpx.RemoteProtocolError) and _broke_http(exc):
+            raise ModelProtocolError(
+                f"the model server's answer is not valid HTTP/1.1 ({detail}): not an answer; "
+                "check the server or the proxy in front of it"
+            ) from exc
         raise ModelConnectionError(f"connection to the model server failed: {detail}") from exc
     except ExceptionGroup as group:
         # anyio's happy-eyeballs connect wraps what the socket raised (OverflowError for a bad
@@ -91,6 +97,19 @@ def map_httpx_errors(*, idle_timeout: float | None = None) -> Iterator[None]:
 
 
 _FRAMING_TOO_LONG = "Receive buffer too long"  # h11's words, past httpcore's 100 KiB
+
+
+def _broke_http(exc: BaseException) -> bool:
+    """True when h11 refused what the server sent (a Transfer-Encoding other than chunked, two
+    of them, an illegal chunk header or status line...): the same answer comes again, so it is
+    not retried, nor called a broken connection ('try again'). A connection closed mid-answer
+    is h11's error too, and stays a ``ModelConnectionError``."""
+    import h11  # httpcore's HTTP/1.1 parser, there whenever httpx is; only on this path
+
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, h11.RemoteProtocolError):
+        cause = cause.__cause__ or cause.__context__
+    return cause is not None and not str(cause).startswith("peer closed connection")
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -128,12 +147,18 @@ def explain(
     # A gateway may quote the key it was sent, the base URL may carry a login, and httpx's
     # words may quote that URL: the message goes to the trace, --json and the terminal.
     if exc.args:
-        message = hide_url_logins(str(exc.args[0]))
-        # a placeholder key ("EMPTY", "x": local servers) is no secret, and hiding it would
-        # mangle the server's words wherever those letters appear
-        if key is not None and len(key) >= _SECRET_KEY_LENGTH:
-            message = message.replace(key, "***")
-        exc.args = (message, *exc.args[1:])
+        exc.args = (hide_secrets(str(exc.args[0]), key), *exc.args[1:])
+
+
+def hide_secrets(text: str, key: str | None) -> str:
+    """``text`` without ``key`` (the API key sent) and without a URL's password: for what a
+    server said that is kept or shown (an error's message, a skipped event's trace)."""
+    text = hide_url_logins(text)
+    # a placeholder key ("EMPTY", "x": local servers) is no secret, and hiding it would
+    # mangle the server's words wherever those letters appear
+    if key is not None and len(key) >= _SECRET_KEY_LENGTH:
+        text = text.replace(key, "***")
+    return text
 
 
 def _add_endpoint_hint(
@@ -180,24 +205,39 @@ def error_payload(body: str) -> tuple[str, str]:
     try:
         data: Any = json.loads(body)
     except (ValueError, RecursionError):  # not JSON, or nested past the parser: as text
-        return body.strip()[:1000], ""
+        return said(body.strip()), ""
     return _describe(data)
+
+
+SAID_CHARS = 1_000
+"""Characters of a server's error message quoted in the error: enough for any real one."""
+
+
+def said(text: str, limit: int = SAID_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were left out. What a server
+    says goes into the error's message, hence twice into the trace (its ``error`` and
+    ``run_end``), ``--json`` and the terminal: an error event inside a 200 stream is bounded
+    only by ``model_answer_bytes`` (64 MiB), and its message was quoted whole."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit:,} more characters not shown]"
 
 
 def _describe(data: Any) -> tuple[str, str]:
     if not isinstance(data, Mapping):
-        return str(data)[:1000], ""
+        return said(str(data)), ""
     inner = data.get("error", data)
     if isinstance(inner, str):
-        return inner, ""
+        return said(inner), ""
     if not isinstance(inner, Mapping):
-        return json.dumps(data)[:1000], ""
-    message = inner.get("message") or inner.get("detail") or json.dumps(inner)[:1000]
+        return said(json.dumps(data)), ""
+    message = inner.get("message") or inner.get("detail") or json.dumps(inner)
     tags = " ".join(str(inner.get(k) or "") for k in ("code", "type", "param"))
     failed = inner.get("failed_generation")
+    message = said(str(message))
     if failed:  # Groq tool_use_failed: show the model what it produced
-        message = f"{message} (failed generation: {str(failed)[:500]})"
-    return str(message), tags.strip()
+        message = f"{message} (failed generation: {said(str(failed), 500)})"
+    return message, said(tags.strip(), 200)
 
 
 def error_from_response(
@@ -233,17 +273,15 @@ def overflow_numbers(message: str, body: str = "") -> tuple[int | None, int | No
         data = None
     inner = data.get("error") if isinstance(data, Mapping) else None
     if isinstance(inner, Mapping):
-        if isinstance(inner.get("n_ctx"), int):
-            window = inner["n_ctx"]
-        if isinstance(inner.get("n_prompt_tokens"), int):
-            prompt = inner["n_prompt_tokens"]
+        window = token_count(inner.get("n_ctx")) or window
+        prompt = token_count(inner.get("n_prompt_tokens")) or prompt
     return window, prompt
 
 
 def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
     for pattern in patterns:
         if match := re.search(pattern, text):
-            return int(match.group(1))
+            return token_count(match.group(1))
     return None
 
 

@@ -140,6 +140,14 @@ class AnswerWatch:
         if self._left < 0 or now >= self._deadline:
             self._passed()
 
+    def wait_left(self) -> float | None:
+        """Seconds a reader may wait for more: the idle timeout, or what is left of the
+        answer's deadline when that is less (0 once passed); None when neither bounds it."""
+        left = max(self._deadline - time.monotonic(), 0.0)
+        if self.idle is None:
+            return left if left < math.inf else None
+        return min(self.idle, left)
+
     def _passed(self) -> None:
         if self._left < 0:
             raise AnswerTooLong(

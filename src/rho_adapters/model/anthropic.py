@@ -144,15 +144,13 @@ class AnthropicModel(ChatModel):
             async with self._endpoint.post_stream(
                 self.url, body, timeout, state, head_seconds=self.limits.max_seconds
             ) as response:
-                refused = await not_an_answer(
-                    response, self.url, idle=timeout.read, now=self.clock.now()
-                )
-                if refused is not None:
-                    raise refused
-                decoder = SSEDecoder()
                 watch = AnswerWatch(
                     timeout.read, limits=self.limits, url=self.url, started=state.started
                 )
+                refused = await not_an_answer(response, watch, now=self.clock.now())
+                if refused is not None:
+                    raise refused
+                decoder = SSEDecoder()
                 async for raw in body_chunks(response):
                     sses = decoder.feed(raw)
                     if any(sse.event != "ping" for sse in sses):

@@ -20,6 +20,7 @@ import attrs
 from rho_adapters.model._errors import stream_error
 from rho_adapters.model.answer_limits import too_many_calls
 from rho_adapters.model.chunks import loads
+from rho_adapters.model.counts import token_count
 from rho_domain.errors import ModelProtocolError
 from rho_domain.messages import ThinkingBlock, ToolCall, Usage
 from rho_domain.model import (
@@ -146,7 +147,8 @@ class Assembler:
 
     def _usage(self, usage: Any) -> None:
         if isinstance(usage, Mapping):
-            self.usage.update({k: v for k, v in usage.items() if isinstance(v, int)})
+            counts = {k: token_count(v) for k, v in usage.items()}
+            self.usage.update({k: v for k, v in counts.items() if v is not None})
 
     def finish(self) -> list[StreamEvent]:
         """What the end of the stream completes, ``StreamFinished`` last."""

@@ -13,7 +13,6 @@ choices other than 0 (n>1) are ignored. An ``error`` key raises before anything 
 from __future__ import annotations
 
 import json
-import math
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ import attrs
 
 from rho_adapters.model._errors import stream_error
 from rho_adapters.model.answer_limits import too_many_calls
+from rho_adapters.model.counts import parse_usage
 from rho_domain import model as kinds
 from rho_domain.messages import ToolCall, Usage
 from rho_domain.model import (
@@ -270,47 +270,3 @@ def _plain_text(chunk: dict[str, Any]) -> str | None:
 def _is_mapping(value: Any) -> bool:
     # JSON objects are dicts: decided by one type comparison before the abstract-class check.
     return value.__class__ is dict or isinstance(value, Mapping)
-
-
-def parse_usage(data: Mapping[str, Any]) -> Usage | None:
-    """OpenAI usage (plus OpenRouter's ``cost``) as a domain Usage; the Responses API's names
-    (``input_tokens``, ``output_tokens``, their ``_details``) when the Chat Completions ones
-    are absent, as gateways send them. A value that is not a count (a word, an object, a
-    negative or non-finite number) counts as absent: usage is bookkeeping, and a server's
-    mistake there must not lose the answer it came with. None when neither token count is
-    readable (the call's usage is then estimated)."""
-    prompt = _count(data.get("prompt_tokens"))
-    if prompt is None:
-        prompt = _count(data.get("input_tokens"))
-    completion = _count(data.get("completion_tokens"))
-    if completion is None:
-        completion = _count(data.get("output_tokens"))
-    if prompt is None and completion is None:
-        return None
-    details = data.get("prompt_tokens_details") or data.get("input_tokens_details")
-    more = data.get("completion_tokens_details") or data.get("output_tokens_details")
-    cost = data.get("cost")
-    return Usage(
-        input_tokens=prompt or 0,
-        output_tokens=completion or 0,
-        cached_tokens=_detail(details, "cached_tokens"),
-        reasoning_tokens=_detail(more, "reasoning_tokens"),
-        cost_usd=float(cost)
-        if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost < math.inf
-        else None,
-    )
-
-
-def _count(value: Any) -> int | None:
-    """A token count: a non-negative int, a whole finite float or a string of digits."""
-    if value.__class__ is int:
-        return int(value) if value >= 0 else None
-    if isinstance(value, float) and value.is_integer() and 0 <= value < math.inf:
-        return int(value)
-    if isinstance(value, str) and value.isascii() and value.isdigit():
-        return int(value)
-    return None
-
-
-def _detail(details: Any, key: str) -> int:
-    return (_count(details.get(key)) or 0) if _is_mapping(details) else 0

@@ -27,6 +27,7 @@ import attrs
 import httpx
 
 from rho_adapters.model.bodies import small_json
+from rho_adapters.model.counts import token_count
 from rho_adapters.model.providers import provider_owning
 
 PROBE_SECONDS = 5.0
@@ -72,8 +73,8 @@ async def probe(
     props, props_headers = await ask(server_root(base_url) + "/props")
     if isinstance(props, Mapping):
         settings = props.get("default_generation_settings")
-        n_ctx = (settings if isinstance(settings, Mapping) else props).get("n_ctx")
-        if isinstance(n_ctx, int) and n_ctx > 0:
+        n_ctx = token_count((settings if isinstance(settings, Mapping) else props).get("n_ctx"))
+        if n_ctx:
             provider, window = "llamacpp", n_ctx
             evidence.append(f"/props n_ctx {n_ctx}")
     models, answer = await ask(base_url.rstrip("/") + "/models")
@@ -84,8 +85,8 @@ async def probe(
         provider = owning
         server = answer.get("server", "")
         evidence.append(f"/models owned_by {owner!r}" + (f", server {server}" if server else ""))
-    max_len = first.get("max_model_len")
-    if window is None and isinstance(max_len, int) and max_len > 0:
+    max_len = token_count(first.get("max_model_len"))
+    if window is None and max_len:
         window = max_len
         evidence.append(f"/models max_model_len {max_len}")
     return ServerFacts(

@@ -29,12 +29,19 @@ class _Layer:
     def __init__(self, name: str) -> None:
         self.name = name
         self._inflate = zlib.decompressobj(_WBITS[name])
-        self._first = True
+        self._head = b"" if name == "deflate" else None  # its first bytes, until two came
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
-        if self._first and data and self.name == "deflate":
-            self._first = False
-            if len(data) < 2 or data[0] & 0x0F != 8 or (data[0] << 8 | data[1]) % 31:
+        if self._head is not None:
+            # A zlib header is two bytes: told from raw deflate only once both came (a
+            # first chunk of one byte, a server's or a layer's piece, took a zlib stream
+            # for raw deflate, and its body was 'not valid deflate').
+            data = self._head + data
+            if len(data) < 2:
+                self._head = data
+                return
+            self._head = None
+            if data[0] & 0x0F != 8 or (data[0] << 8 | data[1]) % 31:
                 # no zlib header: raw deflate, as some servers send (httpx takes both)
                 self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
         while True:

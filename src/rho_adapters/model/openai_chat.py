@@ -33,6 +33,7 @@ from rho_adapters.model._http import Attempt, Endpoint, with_retries
 from rho_adapters.model.answer_limits import BODY_WAIT, STREAM_WAIT, AnswerWatch
 from rho_adapters.model.bodies import small_json
 from rho_adapters.model.chunks import ChunkAssembler
+from rho_adapters.model.counts import token_count
 from rho_adapters.model.detect import ServerFacts, probe, server_root
 from rho_adapters.model.endpoint import Http, ModelEndpoint
 from rho_adapters.model.openai_read import EmptyStream, read_stream, read_whole
@@ -232,10 +233,10 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                     )
         except (ModelError, TimeoutError):
             data = None
-        count = data.get("count") if isinstance(data, Mapping) else None
+        count = token_count(data.get("count")) if isinstance(data, Mapping) else None
         if count is None and isinstance(data, Mapping) and isinstance(data.get("tokens"), list):
             count = len(data["tokens"])
-        if not isinstance(count, int):
+        if count is None:
             return self.meter.estimate(self._as_read(request))
         self.meter.learn_text(len(text), count)
         return count + framing_tokens(request)
@@ -340,11 +341,6 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             async with self._endpoint.post_stream(
                 self.url, body, timeout, state, head_seconds=self.limits.max_seconds
             ) as response:
-                refused = await not_an_answer(
-                    response, self.url, idle=timeout.read, now=self.clock.now()
-                )
-                if refused is not None:
-                    raise refused
                 watch = AnswerWatch(
                     timeout.read,
                     limits=self.limits,
@@ -352,8 +348,12 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                     started=state.started,
                     waited=STREAM_WAIT if streaming else BODY_WAIT,
                 )
+                refused = await not_an_answer(response, watch, now=self.clock.now())
+                if refused is not None:
+                    raise refused
                 if streaming:
-                    async for event in read_stream(response, assembler, self.url, watch):
+                    stream = read_stream(response, assembler, self.url, watch, key=self._key)
+                    async for event in stream:
                         yield event
                 else:
                     whole = read_whole(response, assembler, self.url, self.model, watch)

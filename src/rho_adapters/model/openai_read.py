@@ -8,8 +8,8 @@ is not JSON is skipped with a ``StreamWarning`` while nothing of a tool call has
 is whole in every chunk, so nothing is lost), and fails the stream inside a tool call. An
 event of an SSE type other than ``message`` and ``error``, or a JSON object without any key of
 a chunk, is skipped the same way (``unknown_event``); both reach the session as a ``trace``
-event. After
-``[DONE]`` the rest of the body is drained, briefly, so the connection goes back to the pool.
+event, the first ``MAX_WARNINGS`` of an answer each, the rest counted in one (``Skips``).
+After ``[DONE]`` the rest of the body is drained, briefly, so the connection goes back to the pool.
 A stream that ends without a finish reason is truncated; a 200 that carried nothing at all is
 an ``EmptyStream``, which the model resends without streaming to learn why.
 """
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from rho_adapters.model._errors import hide_secrets
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import body_chunks, whole_body
 from rho_adapters.model.chunks import ChunkAssembler, loads
@@ -34,6 +35,38 @@ if TYPE_CHECKING:
     from rho_domain.model import StreamEvent, StreamWarning, TraceName
 
 DRAIN_SECONDS = 1.0  # grace for what follows [DONE] before the connection is dropped
+MAX_WARNINGS = 20  # skipped events of one answer reported each; the rest are counted in one
+
+
+class Skips:
+    """The skipped events of one answer, as ``trace`` events: the first ``MAX_WARNINGS``
+    each, then only counted, and the count reported once at the end (``summary``). Each
+    warning is a trace line the session keeps: one for each skipped event turned an 18-byte
+    ``event: x`` into some 200 bytes of trace, and an answer within ``model_answer_bytes``
+    (64 MiB) into some 700 MB of trace file."""
+
+    __slots__ = ("key", "more", "reported", "url")
+
+    def __init__(self, url: str, key: str | None = None) -> None:
+        self.url, self.key = url, key  # the API key, hidden from what is kept
+        self.reported = 0
+        self.more = 0
+
+    def trace(self, name: TraceName, what: str, data: str) -> list[StreamEvent]:
+        """``[StreamWarning]`` for one skipped event, or ``[]`` past ``MAX_WARNINGS``."""
+        if self.reported >= MAX_WARNINGS:
+            self.more += 1
+            return []
+        self.reported += 1
+        # a gateway may echo the request's headers: the trace keeps no key (as errors do not)
+        return [_trace(name, what, hide_secrets(data, self.key), self.url)]
+
+    def summary(self) -> list[StreamEvent]:
+        """One warning counting the events skipped without one, if any."""
+        if not self.more:
+            return []
+        what = f"{self.more:,} more events that are not chunks (not recorded each)"
+        return [_trace("unknown_event", what, "", self.url)]
 
 
 class EmptyStream(TruncatedStream):
@@ -41,19 +74,25 @@ class EmptyStream(TruncatedStream):
 
 
 async def read_stream(
-    response: httpx.Response, assembler: ChunkAssembler, url: str, watch: AnswerWatch
+    response: httpx.Response,
+    assembler: ChunkAssembler,
+    url: str,
+    watch: AnswerWatch,
+    *,
+    key: str | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """The events of a streamed response from ``url`` (see the module docstring). The text of
     consecutive deltas that arrived in one network chunk comes as one ``TextChunk``. Each
     network chunk is told to ``watch``: no completed event (keep-alive comments, part of one)
     for its idle seconds is a ``ModelTimeout``, a body past its limits (bytes, seconds) is
-    ``AnswerTooLong``."""
+    ``AnswerTooLong``. ``key`` (the API key sent) is hidden from skipped events' traces."""
     decoder = SSEDecoder()
+    skips = Skips(url, key)
     body = body_chunks(response)
     async for raw in body:
         events: list[StreamEvent] = []
         try:
-            done = _read_chunk(raw, decoder, assembler, url, events, watch)
+            done = _read_chunk(raw, decoder, assembler, skips, events, watch)
         except ModelError:
             for event in _joined(events):  # what the chunk held before the error
                 yield event
@@ -61,8 +100,12 @@ async def read_stream(
         for event in _joined(events):
             yield event
         if done:
+            for event in skips.summary():
+                yield event
             await _drain(body)
             return
+    for event in skips.summary():
+        yield event
     for sse in decoder.flush():
         if sse.data.startswith("[DONE]"):
             return
@@ -81,7 +124,7 @@ def _read_chunk(
     raw: bytes,
     decoder: SSEDecoder,
     assembler: ChunkAssembler,
-    url: str,
+    skips: Skips,
     out: list[StreamEvent],
     watch: AnswerWatch,
 ) -> bool:
@@ -97,7 +140,7 @@ def _read_chunk(
         for sse in sses:
             if sse.data.startswith("[DONE]"):
                 return True
-            out.extend(_events_of(sse, assembler, url))
+            out.extend(_events_of(sse, assembler, skips))
         return False
     watch.heard(len(raw))
     # Whole unnamed events (nearly every chunk of a stream, one delta each or several): a
@@ -113,7 +156,7 @@ def _read_chunk(
         if chunk.__class__ is dict and "choices" in chunk:
             out.extend(assembler.feed(chunk))
         else:
-            out.extend(_events_of(SSEEvent(data), assembler, url))
+            out.extend(_events_of(SSEEvent(data), assembler, skips))
     return False
 
 
@@ -204,22 +247,22 @@ def _unparsed(data: str, assembler: ChunkAssembler) -> Any:
     return _SKIPPED
 
 
-def _events_of(sse: SSEEvent, assembler: ChunkAssembler, url: str) -> list[StreamEvent]:
+def _events_of(sse: SSEEvent, assembler: ChunkAssembler, skips: Skips) -> list[StreamEvent]:
     """What one SSE event of a stream gives: the assembled events, or a trace of what was
     skipped (see the module docstring)."""
     if sse.event not in _KNOWN_EVENTS:
         # an event type of another protocol or an extension: not a chunk of ours
-        return [_trace("unknown_event", f"an event of type {sse.event!r}", sse.data, url)]
+        return skips.trace("unknown_event", f"an event of type {sse.event[:100]!r}", sse.data)
     try:
         chunk = loads(sse.data)
     except ValueError:
         chunk = _unparsed(sse.data, assembler)
     if chunk is _SKIPPED:
-        return [_trace("parse_error", "an event that is not JSON", sse.data, url)]
+        return skips.trace("parse_error", "an event that is not JSON", sse.data)
     if sse.event == "error" and not (isinstance(chunk, Mapping) and chunk.get("error")):
         chunk = {"error": chunk}
     if _is_unknown(chunk):
-        return [_trace("unknown_event", "an event that is not a chunk", sse.data, url)]
+        return skips.trace("unknown_event", "an event that is not a chunk", sse.data)
     return assembler.feed(chunk)
 
 
@@ -239,8 +282,9 @@ def _trace(name: TraceName, what: str, data: str, url: str) -> StreamWarning:
     """A skipped event, reported (``StreamWarning``, the session's ``trace`` event)."""
     from rho_domain.model_extras import TRACE_DETAIL_LIMIT, StreamWarning
 
+    quoted = f": {data[:200]!r}" if data else ""
     return StreamWarning(
-        f"skipped {what} in the model stream from {url}: {data[:200]!r}",
+        f"skipped {what} in the model stream from {url}{quoted}",
         name=name,
         detail=data[:TRACE_DETAIL_LIMIT],
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import httpx
 
 from rho_adapters.model._errors import error_from_response
+from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import error_body
 from rho_adapters.model.retry import server_delay
 from rho_domain.errors import BadRequest, ModelError, ModelProtocolError
@@ -23,11 +24,14 @@ _QUOTED = 300  # characters of a Location or a page quoted in the message
 
 
 async def not_an_answer(
-    response: httpx.Response, url: str, *, idle: float | None, now: float
+    response: httpx.Response, watch: AnswerWatch, *, now: float
 ) -> ModelError | None:
-    """The error to raise for ``response`` (to a request to ``url``) when it is not an
-    answer, else None. ``idle`` bounds the reading of an error's body, ``now`` (epoch
-    seconds) dates a ``Retry-After``."""
+    """The error to raise for ``response`` (to a request to ``watch.url``) when it is not an
+    answer, else None. An error's body is read for the watch's idle seconds or what is left
+    of the answer's deadline, whichever is shorter (``AnswerWatch.wait_left``: before, it was
+    read for the idle seconds past the deadline, each attempt); ``now`` (epoch seconds) dates
+    a ``Retry-After``."""
+    url, idle = watch.url, watch.wait_left()
     status = response.status_code
     if status >= 400:
         body = await error_body(response, idle=idle)

@@ -12,6 +12,7 @@ a negative one: a date past) a jittered exponential backoff
 from __future__ import annotations
 
 import functools
+import math
 import random
 import re
 from collections.abc import Mapping
@@ -94,7 +95,9 @@ def server_delay(headers: Mapping[str, str], now: float) -> float | None:
 
 
 def parse_duration(text: str) -> float | None:
-    """``11.38`` → 11.38; ``2m59.56s`` → 179.56; ``1s``, ``6m0s``, ``250ms``, ``1h``."""
+    """``11.38`` → 11.38; ``2m59.56s`` → 179.56; ``1s``, ``6m0s``, ``250ms``, ``1h``. A
+    duration no float holds (``999...9s``, 400 digits: inf) is no duration, as ``_number``
+    has it for a plain number; before, it was a wait of inf s, refused as too long."""
     if (plain := _number(text)) is not None:
         return plain
     text = text.strip()
@@ -105,7 +108,7 @@ def parse_duration(text: str) -> float | None:
         value, unit = float(match.group(1)), match.group(2)
         total += value * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
         pos = match.end()
-    return total if pos and pos == len(text) else None
+    return total if pos and pos == len(text) and total < math.inf else None
 
 
 def _number(text: str | None) -> float | None:
