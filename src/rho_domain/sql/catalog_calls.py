@@ -13,9 +13,10 @@ with the blanks between them removed: ``@ - @`` is refused with ``@-@`` (an over
 the safe side). The server also calls operators no character spells: ``!=`` is ``<>``,
 ``IN`` compares with ``=``, ``LIKE`` is ``~~`` (``_IMPLIED``). A type is any word or quoted
 name folded as the catalog spells it, wherever it stands (a column named like such a type is
-refused too). MariaDB/MySQL views are judged the same way, by their queries: a view whose
-query calls a stored function (which may ``SET GLOBAL``) is refused where it is named. Pure:
-the catalog arrives as data.
+refused too). Views are judged the same way, by their queries: a view whose query calls a
+MariaDB stored function (which may ``SET GLOBAL``), a PostgreSQL ``pg_read_file`` or a user
+function, or reads ``pg_file_settings``, is refused where it is named. Pure: the catalog
+arrives as data.
 """
 
 from __future__ import annotations
@@ -102,9 +103,9 @@ class CatalogCalls:
     # The functions of user operator families: a sort, a grouping, DISTINCT, UNION or a
     # window looks them up by the values' type, which no text need name.
     comparisons: frozenset[str] = frozenset()
-    # MariaDB/MySQL views, by name, with their queries: selecting from one runs what its
-    # query calls (a stored function, SQL SECURITY DEFINER: SET GLOBAL ...), judged as a
-    # statement would be.
+    # Views, by name, with their queries: selecting from one runs what its query calls (a
+    # MariaDB stored function, SQL SECURITY DEFINER: SET GLOBAL ...; a PostgreSQL
+    # pg_read_file) or reads (pg_file_settings), judged as a statement would be.
     views: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
 
 
