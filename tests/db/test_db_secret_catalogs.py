@@ -26,6 +26,8 @@ PG_SETUP = [
     "CREATE FOREIGN DATA WRAPPER rho_w",
     "CREATE SERVER rho_s FOREIGN DATA WRAPPER rho_w",
     "CREATE USER MAPPING FOR postgres SERVER rho_s OPTIONS (user 'u', password 'fdw-sekret')",
+    # an administrator's view over one: judged by its query where it is named
+    "CREATE VIEW accounts AS SELECT rolname AS who, rolpassword AS secret FROM pg_authid",
 ]
 # (statement, the relation the refusal names, what the server gives without the check)
 PG_READS = [
@@ -33,6 +35,7 @@ PG_READS = [
     ('SELECT passwd FROM pg_catalog."pg_shadow"', "pg_shadow", "SCRAM-SHA-256$"),
     ("SELECT umoptions FROM PG_USER_MAPPINGS", "pg_user_mappings", "fdw-sekret"),
     ("WITH m AS (SELECT umoptions FROM pg_user_mapping) TABLE m", "pg_user_mapping", "fdw-sekret"),
+    ("SELECT secret FROM accounts", "pg_authid", "SCRAM-SHA-256$"),
 ]
 MY_SETUP = [
     "DROP USER IF EXISTS rho_hash@localhost",
