@@ -7,7 +7,8 @@ role's SCRAM verifier, ``pg_user_mappings`` a foreign server's password, MariaDB
 logs in with the hash alone), ``mysql.servers`` a FEDERATED server's password: the
 statements name no function, so the check let them through, and the read-only transaction
 does not stop a read. The secrets policy keeps these tables' files from the shell
-(``global/1260``); now the check refuses the relations by name, in every spelling, and the two SHOWs.
+(``global/1260``); now the check refuses the relations by name, in every spelling, and
+the two SHOWs.
 """
 
 from __future__ import annotations

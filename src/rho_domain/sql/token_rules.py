@@ -48,17 +48,9 @@ def check_tokens(
             continue
         qualified = prev is not None and prev.is_punct(".")
         qualifier = nxt is not None and nxt.is_punct(".")
-        if d.file_relations and catalog_name(token, d) in d.file_relations:
-            return (
-                f"{catalog_name(token, d)} reads a server file when selected from (its "
-                "function is not on the list of read-only functions)"
-            )
-        secret = _secret_relation(stmt, i, d) if d.secret_relations else ""
-        if secret:
-            return (
-                f"{secret} holds password hashes or stored credentials: the agent does "
-                "not read them (a login that may is an administrator's)"
-            )
+        reason = _relation_refused(stmt, i, d)
+        if reason:
+            return reason
         reason = _dotted(token, d, allowed, field=qualified and not called, package=qualifier)
         if reason:
             return reason
@@ -72,6 +64,22 @@ def check_tokens(
             return "locking clauses (FOR UPDATE/SHARE) are not allowed"
         if token.text == "NEXT" and nxt is not None and nxt.is_word("VALUE"):
             return "NEXT VALUE FOR advances a sequence"
+    return ""
+
+
+def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
+    """Why the relation ``stmt[i]`` names may not be read: a file view, a secret catalog."""
+    if d.file_relations and catalog_name(stmt[i], d) in d.file_relations:
+        return (
+            f"{catalog_name(stmt[i], d)} reads a server file when selected from (its "
+            "function is not on the list of read-only functions)"
+        )
+    secret = _secret_relation(stmt, i, d) if d.secret_relations else ""
+    if secret:
+        return (
+            f"{secret} holds password hashes or stored credentials: the agent does not "
+            "read them (a login that may is an administrator's)"
+        )
     return ""
 
 
