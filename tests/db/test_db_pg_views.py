@@ -6,7 +6,9 @@ the check let both through and the read-only transaction returned the server's f
 would run a user function a view calls. MariaDB's views were judged by their queries; the
 PostgreSQL adapter read none. Now it reads the views' queries (``pg_get_viewdef``) with the
 rest of the catalog, again when a view is made or replaced while the connection is open, and
-the check judges a view's query where the view is named.
+the check judges a view's query where the view is named. A ``file_fdw`` foreign table runs
+its ``program`` (``COPY FROM PROGRAM`` by another name) or reads its ``filename`` on every
+read, as the server's user: refused where it is named, behind a view too.
 """
 
 from __future__ import annotations
@@ -29,12 +31,21 @@ SETUP = [
     "CREATE VIEW outer_s.over AS SELECT t FROM ops.readf",
     "CREATE VIEW ops.later AS SELECT '1'::text AS t",
     "CREATE VIEW ops.plain AS SELECT 2 AS n",
+    # file_fdw: every read runs the program, or reads the file (relative: the data directory)
+    "CREATE EXTENSION file_fdw",
+    "CREATE SERVER files FOREIGN DATA WRAPPER file_fdw",
+    "CREATE FOREIGN TABLE ops.prog (line text) SERVER files OPTIONS (program 'echo ran-by-a-read')",
+    "CREATE FOREIGN TABLE \"Odd Name\" (line text) SERVER files OPTIONS (filename 'PG_VERSION')",
+    "CREATE VIEW outer_s.over_prog AS SELECT line FROM ops.prog",
 ]
 # (statement, the view the refusal names, what the server file gives without the check)
 ATTACKS = [
     ('SELECT name FROM ops."Conf Lines"', "the view Conf Lines runs", "max_connections"),
     ("SELECT * FROM ops.readf", "the view readf runs", "ALTER SYSTEM"),
     ("SELECT t FROM outer_s.over", "the view readf runs", "ALTER SYSTEM"),
+    ("TABLE ops.prog", "the foreign table prog runs the program 'echo", "ran-by-a-read"),
+    ("SELECT * FROM outer_s.over_prog", "the foreign table prog runs", "ran-by-a-read"),
+    ('SELECT line FROM "Odd Name"', "Odd Name reads the server file 'PG_VERSION'", "15"),
 ]
 
 

@@ -27,7 +27,9 @@ script (its objects are its installer's, as its functions are):
   comparison or hash function, with no operator or type in the text;
 - views, by name, with their queries (``pg_get_viewdef``): selecting from one runs what its
   query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
-  where the view is named, as MariaDB's are.
+  where the view is named, as MariaDB's are;
+- foreign tables whose every read runs a program or reads a server file (``file_fdw``'s
+  ``program`` and ``filename``: ``COPY FROM PROGRAM`` under another name).
 """
 
 # Constant SQL only: nothing here is built from a value.
@@ -115,6 +117,13 @@ SELECT c.relname::text, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_clas
 WHERE c.relkind = 'v' AND c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 """
+_FILE_TABLES = """
+SELECT c.relname::text, CASE o.option_name WHEN 'program' THEN 'runs the program '
+  ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
+FROM pg_catalog.pg_foreign_table f JOIN pg_catalog.pg_class c ON c.oid = f.ftrelid,
+  pg_catalog.pg_options_to_table(f.ftoptions) o
+WHERE o.option_name IN ('program', 'filename')
+"""
 _ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
 # join or a DISTINCT looks up by the type): one is an extension's when its row, its family
@@ -190,4 +199,5 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         fields=grouped(_FUNCTIONS + _ONE_ARGUMENT),
         comparisons=frozenset(str(row[0]) for row in comparisons),
         views=grouped(_VIEWS),
+        file_tables={str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
     )
