@@ -49,7 +49,7 @@ ATTACKS = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # one database for the file
 def views(postgres_server: Server) -> Iterator[Server]:
     """``postgres_server`` with the views above in a database of this file's own."""
     admin = postgres_server.admin()

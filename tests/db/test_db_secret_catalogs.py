@@ -55,7 +55,7 @@ MY_READS = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # one database for the file
 def pg_secrets(postgres_server: Server) -> Iterator[Server]:
     """``postgres_server`` with a role that has a password and a user mapping holding one,
     in a database of this file's own."""
