@@ -26,6 +26,7 @@ SETUP = [
     "CREATE VIEW rho_v_self AS SELECT id AS rho_v_self FROM users",
 ]
 TEARDOWN = [
+    "DROP VIEW IF EXISTS rho_v_late",
     "DROP VIEW IF EXISTS rho_v_self",
     "DROP VIEW IF EXISTS rho_v_over",
     "DROP VIEW IF EXISTS rho_v_tune",
@@ -94,3 +95,30 @@ async def test_without_the_check_the_view_changes_a_server_setting(
     finally:
         await db.aclose()
     assert _max_connections(cursor) == before + 7 * len(ATTACKS)
+
+
+async def test_a_view_made_after_the_connection_opened_is_judged_by_its_query(
+    tuning_view: tuple[Server, object],
+) -> None:
+    """The views were read once per connection: one made (or replaced) afterwards ran
+    unjudged on the open connection. Both adapters connect before the view exists; the one
+    without the check shows the target is real."""
+    server, cursor = tuning_view
+    checked, unchecked = adapter(server), adapter(server, check=False)
+    try:
+        for db in (checked, unchecked):
+            assert (await db.query("SELECT 1", max_rows=1, timeout=5)).rows == ((1,),)
+        cursor.execute(  # type: ignore[attr-defined]
+            "CREATE DEFINER=root@localhost SQL SECURITY DEFINER VIEW rho_v_late "
+            "AS SELECT rho_tune() AS a"
+        )
+        before = _max_connections(cursor)
+        with pytest.raises(StatementRefused, match="the view rho_v_late runs") as info:
+            await checked.query("SELECT * FROM rho_v_late", max_rows=5, timeout=5)
+        assert info.value.by == "check"
+        assert _max_connections(cursor) == before
+        await unchecked.query("SELECT * FROM rho_v_late", max_rows=5, timeout=5)
+        assert _max_connections(cursor) == before + 7
+    finally:
+        await checked.aclose()
+        await unchecked.aclose()

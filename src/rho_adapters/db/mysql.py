@@ -146,13 +146,14 @@ class MysqlDatabase(ThreadedDatabase):
         conn.rho_sql_mode = str(sql_mode)
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
-        conn.rho_catalog_calls = self._views(conn)
 
     def _views(self, conn: Any) -> CatalogCalls:
         """The views whose queries this login may read (``SHOW VIEW``), by name (lower case,
         as the check folds it): selecting from one runs what its query calls, a stored
         function too (with its definer's rights: ``SET GLOBAL``), so the check judges the
-        query where the view is named. Read once per connection."""
+        query where the view is named. Read before each statement: information_schema
+        gives no version to compare, and a view made or replaced while the connection is
+        open must be judged by its query of now."""
         views: dict[str, set[str]] = {}
         with conn.cursor(self._module().cursors.Cursor) as cursor:
             # the server's own schemas' views (sys.session, sys.version) are its installer's
@@ -166,8 +167,7 @@ class MysqlDatabase(ThreadedDatabase):
         return CatalogCalls(views={name: frozenset(q) for name, q in views.items()})
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
-        calls: CatalogCalls | None = getattr(conn, "rho_catalog_calls", None)
-        return calls
+        return self._views(conn) if hasattr(conn, "rho_sql_mode") else None
 
     def _settings(self, conn: Any) -> frozenset[str] | None:
         settings: frozenset[str] | None = getattr(conn, "rho_settings", None)

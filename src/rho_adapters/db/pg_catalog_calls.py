@@ -24,7 +24,12 @@ script (its objects are its installer's, as its functions are):
   argument may call by field notation (``c.f`` is ``f(c)`` where c has no column f);
 - the functions and operators' functions of operator families (classes): ``ORDER BY t``,
   ``GROUP BY t``, ``UNION``, a window's ``PARTITION BY t`` call the type's default btree
-  comparison or hash function, with no operator or type in the text.
+  comparison or hash function, with no operator or type in the text;
+- views, by name, with their queries (``pg_get_viewdef``): selecting from one runs what its
+  query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
+  where the view is named, as MariaDB's are;
+- foreign tables whose every read runs a program or reads a server file (``file_fdw``'s
+  ``program`` and ``filename``: ``COPY FROM PROGRAM`` under another name).
 """
 
 # Constant SQL only: nothing here is built from a value.
@@ -106,6 +111,19 @@ FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronames
 WHERE p.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
 """
+# Materialized views are left out: a read gives their stored rows, it runs no query.
+_VIEWS = """
+SELECT c.relname::text, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_class c
+WHERE c.relkind = 'v' AND c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+  WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = c.oid AND e.deptype = 'e')
+"""
+_FILE_TABLES = """
+SELECT c.relname::text, CASE o.option_name WHEN 'program' THEN 'runs the program '
+  ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
+FROM pg_catalog.pg_foreign_table f JOIN pg_catalog.pg_class c ON c.oid = f.ftrelid,
+  pg_catalog.pg_options_to_table(f.ftoptions) o
+WHERE o.option_name IN ('program', 'filename')
+"""
 _ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
 # join or a DISTINCT looks up by the type): one is an extension's when its row, its family
@@ -163,7 +181,8 @@ def catalog_version(conn: Any) -> tuple[Any, ...]:
 
 
 def catalog_calls(conn: Any) -> CatalogCalls:
-    """The operators, casts and domain CHECKs of ``conn``'s database (``CatalogCalls``)."""
+    """The operators, casts, domain CHECKs, functions and views of ``conn``'s database
+    (``CatalogCalls``)."""
 
     def grouped(sql: str) -> dict[str, frozenset[str]]:
         found: dict[str, set[str]] = {}
@@ -179,4 +198,6 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         functions=grouped(_FUNCTIONS),
         fields=grouped(_FUNCTIONS + _ONE_ARGUMENT),
         comparisons=frozenset(str(row[0]) for row in comparisons),
+        views=grouped(_VIEWS),
+        file_tables={str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
     )

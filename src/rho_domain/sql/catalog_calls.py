@@ -13,9 +13,9 @@ with the blanks between them removed: ``@ - @`` is refused with ``@-@`` (an over
 the safe side). The server also calls operators no character spells: ``!=`` is ``<>``,
 ``IN`` compares with ``=``, ``LIKE`` is ``~~`` (``_IMPLIED``). A type is any word or quoted
 name folded as the catalog spells it, wherever it stands (a column named like such a type is
-refused too). MariaDB/MySQL views are judged the same way, by their queries: a view whose
-query calls a stored function (which may ``SET GLOBAL``) is refused where it is named. Pure:
-the catalog arrives as data.
+refused too). Views are judged by their queries where named (a MariaDB stored function
+may ``SET GLOBAL``), and a ``file_fdw`` table that runs a program or reads a server file is
+refused where named. Pure: the catalog arrives as data.
 """
 
 from __future__ import annotations
@@ -81,12 +81,9 @@ _TYPE_SPELLINGS: dict[str, tuple[str, ...]] = {
 @attrs.frozen(kw_only=True)
 class CatalogCalls:
     """What a server's catalog runs implicitly: operator names (as written: ``@-@``) and type
-    names (folded as the catalog spells them: ``rho_dom``), each with the functions it may
-    call, as ``schema.name``; under the type name "", the functions of implicit and
-    assignment casts, which any statement may meet without naming a type. Only operators and
-    casts a database user created are listed (not the server's, nor an extension's, which
-    its installer vouched for); ``checks`` holds every domain's, judged by the rules a
-    statement meets."""
+    names (as the catalog spells them), each with the functions it may call (``schema.name``;
+    under "", those of implicit and assignment casts, met without naming a type). Only what
+    a database user created is listed (not the server's, nor an extension's)."""
 
     operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
@@ -102,10 +99,12 @@ class CatalogCalls:
     # The functions of user operator families: a sort, a grouping, DISTINCT, UNION or a
     # window looks them up by the values' type, which no text need name.
     comparisons: frozenset[str] = frozenset()
-    # MariaDB/MySQL views, by name, with their queries: selecting from one runs what its
-    # query calls (a stored function, SQL SECURITY DEFINER: SET GLOBAL ...), judged as a
-    # statement would be.
+    # Views, by name, with their queries: selecting from one runs what its query calls (a
+    # MariaDB stored function: SET GLOBAL ...; pg_read_file) or reads (pg_file_settings).
     views: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Foreign tables read by running a program or reading a server file (file_fdw), by
+    # name: what a read does ("runs the program 'cat /etc/passwd'").
+    file_tables: Mapping[str, str] = attrs.field(factory=dict)
 
 
 def hidden_call(
@@ -176,6 +175,8 @@ def _types(
             if name in judged:
                 continue
             judged.add(name)
+            if name in calls.file_tables:
+                return f"the foreign table {name} {calls.file_tables[name]} on every read"
             cast_functions = calls.types.get(name)
             if cast_functions is not None:
                 reason = _refused(f"the type {name}", cast_functions, d, allowed)

@@ -230,6 +230,14 @@ def _check_kind(kind: str, rest: Sequence[Token], d: Dialect) -> str:
         return _check_pragma(rest, d)
     if kind in ("DESCRIBE", "DESC"):
         return "" if _is_name(rest) else f"{kind} takes a table name"
+    words = [t.text for t in rest[:2] if t.kind is Kind.WORD]
+    shown = "GRANTS" if words[:1] == ["GRANTS"] else " ".join(words)
+    if d.name == "mysql" and kind == "SHOW" and shown in ("GRANTS", "CREATE USER"):
+        # both print an account's IDENTIFIED BY PASSWORD '<hash>'
+        return (
+            f"SHOW {shown} shows password hashes; read information_schema.USER_PRIVILEGES, "
+            "SCHEMA_PRIVILEGES or TABLE_PRIVILEGES"
+        )
     return ""
 
 

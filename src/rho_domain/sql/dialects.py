@@ -22,6 +22,7 @@ from rho_domain.sql import functions as fn
 from rho_domain.sql.postgres_functions import (
     POSTGRES_FILE_VIEWS,
     POSTGRES_FUNCTIONS,
+    POSTGRES_SECRET_RELATIONS,
     POSTGRES_SIDE_EFFECT_PREFIXES,
 )
 from rho_domain.sql.tokens import LexRules
@@ -54,6 +55,10 @@ class Dialect:
     # Built-in relations whose rows are read from a server file when selected (catalog case):
     # refused wherever named, as the function behind each is.
     file_relations: frozenset[str] = frozenset()
+    # Built-in relations holding password hashes or stored credentials (catalog case): a
+    # superuser login reads them. "name" is refused wherever named, "schema.name" after its
+    # schema only.
+    secret_relations: frozenset[str] = frozenset()
     # Built-in functions outside the allowlist, refused as x.name too: PostgreSQL's field
     # notation calls name(x). Known only from the connected server's catalog (``classify``).
     field_calls_refused: frozenset[str] = frozenset()
@@ -178,6 +183,7 @@ POSTGRES = Dialect(
     reserved_parens=call_words.RESERVED_POSTGRES,
     side_effect_prefixes=POSTGRES_SIDE_EFFECT_PREFIXES,
     file_relations=POSTGRES_FILE_VIEWS,
+    secret_relations=POSTGRES_SECRET_RELATIONS,
     operator_syntax=True,
     max_identifier=63,
 )
@@ -217,6 +223,9 @@ MYSQL = Dialect(
     functions=fn.MYSQL_FUNCTIONS,
     qualified_functions=fn.MYSQL_QUALIFIED,
     reserved_parens=call_words.RESERVED_MYSQL,
+    # mysql.user (MySQL, and MariaDB's view of global_priv) holds authentication_string,
+    # mysql.servers a FEDERATED server's Password
+    secret_relations=frozenset({"mysql.user", "global_priv", "mysql.servers"}),
     assignments=True,
     explain_options=frozenset(
         {"FORMAT", "JSON", "TREE", "TRADITIONAL", "EXTENDED", "PARTITIONS", "ANALYZE", "="}

@@ -5,7 +5,8 @@
 function call on the dialect's allowlist or ``allowed`` (rule 4, the name judged as the engine
 resolves it: ``catalog_name``), no side-effect name even without a call (nor, the server's
 catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL), no
-system view that reads a server file (``pg_hba_file_rules``), ``OPERATOR(...)`` naming a
+system view that reads a server file (``pg_hba_file_rules``), no relation holding password
+hashes or stored credentials (``pg_authid``, ``mysql.user``), ``OPERATOR(...)`` naming a
 built-in operator only, no MySQL ``:=`` assignment (rule 5).
 Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
@@ -47,11 +48,9 @@ def check_tokens(
             continue
         qualified = prev is not None and prev.is_punct(".")
         qualifier = nxt is not None and nxt.is_punct(".")
-        if d.file_relations and catalog_name(token, d) in d.file_relations:
-            return (
-                f"{catalog_name(token, d)} reads a server file when selected from (its "
-                "function is not on the list of read-only functions)"
-            )
+        reason = _relation_refused(stmt, i, d)
+        if reason:
+            return reason
         reason = _dotted(token, d, allowed, field=qualified and not called, package=qualifier)
         if reason:
             return reason
@@ -65,6 +64,36 @@ def check_tokens(
             return "locking clauses (FOR UPDATE/SHARE) are not allowed"
         if token.text == "NEXT" and nxt is not None and nxt.is_word("VALUE"):
             return "NEXT VALUE FOR advances a sequence"
+    return ""
+
+
+def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
+    """Why the relation ``stmt[i]`` names may not be read: a file view, a secret catalog."""
+    if d.file_relations and catalog_name(stmt[i], d) in d.file_relations:
+        return (
+            f"{catalog_name(stmt[i], d)} reads a server file when selected from (its "
+            "function is not on the list of read-only functions)"
+        )
+    secret = _secret_relation(stmt, i, d) if d.secret_relations else ""
+    if secret:
+        return (
+            f"{secret} holds password hashes or stored credentials: the agent does not "
+            "read them (a login that may is an administrator's)"
+        )
+    return ""
+
+
+def _secret_relation(stmt: Sequence[Token], i: int, d: Dialect) -> str:
+    """The entry of ``d.secret_relations`` that ``stmt[i]`` names, or "": an entry
+    ``name`` wherever the name stands, ``schema.name`` where the name follows ``schema.``
+    (MySQL's ``user`` is an application's table as often as ``mysql.user``)."""
+    name = catalog_name(stmt[i], d)
+    if name in d.secret_relations:
+        return name
+    if i >= 2 and stmt[i - 1].is_punct(".") and stmt[i - 2].kind in (Kind.WORD, Kind.QUOTED):
+        dotted = f"{catalog_name(stmt[i - 2], d)}.{name}"
+        if dotted in d.secret_relations:
+            return dotted
     return ""
 
 

@@ -1,0 +1,147 @@
+"""Catalogs holding password hashes or stored credentials, read by a privileged login.
+
+The agent's login is often the administrator's (the test servers' is a superuser, as on
+many a developer's machine): ``SELECT rolname, rolpassword FROM pg_authid`` returned every
+role's SCRAM verifier, ``pg_user_mappings`` a foreign server's password, MariaDB's
+``mysql.user`` and ``mysql.global_priv`` the accounts' hashes (``mysql_native_password``
+logs in with the hash alone), ``mysql.servers`` a FEDERATED server's password: the
+statements name no function, so the check let them through, and the read-only transaction
+does not stop a read. The secrets policy keeps these tables' files from the shell
+(``global/1260``); now the check refuses the relations by name, in every spelling, and
+the two SHOWs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+import psycopg
+import pytest
+from db_support import Server, adapter
+
+from rho_domain.errors import StatementRefused
+
+DB = "rho_secret_catalogs"
+PG_SETUP = [
+    "CREATE FOREIGN DATA WRAPPER rho_w",
+    "CREATE SERVER rho_s FOREIGN DATA WRAPPER rho_w",
+    "CREATE USER MAPPING FOR postgres SERVER rho_s OPTIONS (user 'u', password 'fdw-sekret')",
+    # an administrator's view over one: judged by its query where it is named
+    "CREATE VIEW accounts AS SELECT rolname AS who, rolpassword AS secret FROM pg_authid",
+]
+# (statement, the relation the refusal names, what the server gives without the check)
+PG_READS = [
+    ("SELECT rolname, rolpassword FROM pg_authid", "pg_authid", "SCRAM-SHA-256$"),
+    ('SELECT passwd FROM pg_catalog."pg_shadow"', "pg_shadow", "SCRAM-SHA-256$"),
+    ("SELECT umoptions FROM PG_USER_MAPPINGS", "pg_user_mappings", "fdw-sekret"),
+    ("WITH m AS (SELECT umoptions FROM pg_user_mapping) TABLE m", "pg_user_mapping", "fdw-sekret"),
+    ("SELECT secret FROM accounts", "pg_authid", "SCRAM-SHA-256$"),
+]
+MY_SETUP = [
+    "DROP USER IF EXISTS rho_hash@localhost",
+    "CREATE USER rho_hash@localhost IDENTIFIED BY 'sekret'",
+    "DROP SERVER IF EXISTS rho_fed",
+    "CREATE SERVER rho_fed FOREIGN DATA WRAPPER mysql "
+    "OPTIONS (HOST '127.0.0.1', USER 'u', PASSWORD 'fed-sekret')",
+]
+MY_TEARDOWN = ["DROP USER IF EXISTS rho_hash@localhost", "DROP SERVER IF EXISTS rho_fed"]
+MY_READS = [
+    ("SELECT User, authentication_string FROM mysql.user", "mysql.user", "'rho_hash', '*"),
+    ("SELECT Priv FROM `mysql` . `global_priv`", "global_priv", "authentication_string"),
+    ("SELECT Password FROM mysql.servers", "mysql.servers", "fed-sekret"),
+    ("SHOW GRANTS FOR rho_hash@localhost", "SHOW GRANTS shows password", "PASSWORD '*"),
+    ("show create user rho_hash@localhost", "SHOW CREATE USER shows password", "PASSWORD '*"),
+]
+
+
+@pytest.fixture(scope="module")  # one database for the file
+def pg_secrets(postgres_server: Server) -> Iterator[Server]:
+    """``postgres_server`` with a role that has a password and a user mapping holding one,
+    in a database of this file's own."""
+    admin = postgres_server.admin()
+    admin.autocommit = True
+    admin.execute(f"DROP DATABASE IF EXISTS {DB}")
+    admin.execute(f"CREATE DATABASE {DB}")
+    admin.execute("DROP ROLE IF EXISTS rho_hash")
+    admin.execute("CREATE ROLE rho_hash LOGIN PASSWORD 'sekret'")
+    config = attrs.evolve(postgres_server.config, database=DB)
+    with psycopg.connect(
+        host=config.host, port=config.port, user=config.user, dbname=DB, autocommit=True
+    ) as conn:
+        for sql in PG_SETUP:
+            conn.execute(sql)
+    try:
+        yield attrs.evolve(postgres_server, config=config)
+    finally:
+        admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+        admin.execute("DROP ROLE IF EXISTS rho_hash")
+        admin.close()
+
+
+@pytest.fixture
+def my_secrets(mariadb_server: Server) -> Iterator[Server]:
+    conn = mariadb_server.admin()
+    cursor = conn.cursor()
+    for sql in MY_SETUP:
+        cursor.execute(sql)
+    try:
+        yield mariadb_server
+    finally:
+        for sql in MY_TEARDOWN:
+            cursor.execute(sql)
+        conn.close()
+
+
+async def _refused_by_the_check(server: Server, reads: list[tuple[str, str, str]]) -> None:
+    db = adapter(server)
+    try:
+        for sql, relation, _ in reads:
+            with pytest.raises(StatementRefused) as info:
+                await db.query(sql, max_rows=5, timeout=5)
+            assert info.value.by == "check", (sql, info.value)
+            assert relation in str(info.value), sql
+            assert "password hashes" in str(info.value), sql
+    finally:
+        await db.aclose()
+
+
+async def _read_without_the_check(server: Server, reads: list[tuple[str, str, str]]) -> None:
+    db = adapter(server, check=False)
+    try:
+        for sql, _, shown in reads:
+            rows = repr((await db.query(sql, max_rows=50, timeout=5)).rows)
+            assert shown in rows, (sql, rows[:300])
+    finally:
+        await db.aclose()
+
+
+async def test_postgres_catalogs_of_credentials_are_refused(pg_secrets: Server) -> None:
+    await _refused_by_the_check(pg_secrets, PG_READS)
+    db = adapter(pg_secrets)
+    try:  # the views that mask the password still answer
+        result = await db.query(
+            "SELECT rolpassword FROM pg_roles WHERE rolname = 'rho_hash'", max_rows=1, timeout=5
+        )
+        assert result.rows == (("********",),)
+    finally:
+        await db.aclose()
+
+
+async def test_without_the_check_postgres_gives_the_credentials(pg_secrets: Server) -> None:
+    """The target is real: the read-only transaction returns the verifier and password."""
+    await _read_without_the_check(pg_secrets, PG_READS)
+
+
+async def test_mariadb_tables_of_credentials_are_refused(my_secrets: Server) -> None:
+    await _refused_by_the_check(my_secrets, MY_READS)
+    db = adapter(my_secrets)
+    try:  # an application's own table named user is not the server's
+        result = await db.query("SELECT 1 FROM users AS user LIMIT 1", max_rows=1, timeout=5)
+        assert result.rows == ((1,),)
+    finally:
+        await db.aclose()
+
+
+async def test_without_the_check_mariadb_gives_the_hashes(my_secrets: Server) -> None:
+    await _read_without_the_check(my_secrets, MY_READS)
