@@ -15,7 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from store_support import build_session
 
+from rho_adapters.fakes import text
 from rho_adapters.store import FileSessionStore, load_recording, read_trace
 from rho_adapters.store.confined import LinkRefused
 from rho_adapters.store.signals import (
@@ -28,6 +30,7 @@ from rho_adapters.store.signals import (
 from rho_domain.config import AgentConfig
 from rho_domain.errors import StoreError
 from rho_domain.ports.store import SessionRecord
+from rho_domain.run import RunStatus
 
 SECRET = b"outside: keep me exactly as I am\n"
 
@@ -274,3 +277,32 @@ async def test_a_session_id_that_is_not_one_name_creates_nothing_outside_the_roo
         "(not empty, '.' or '..', without '/' or NUL); nothing was created"
     )
     assert all("nothing was created" in message for message in refused.values())
+
+
+async def test_a_session_id_that_is_not_one_name_signals_nothing_outside_the_root(
+    tmp_path: Path,
+) -> None:
+    """``create`` refused ``../x``, but a session's signals had located it as the root joined
+    to the id as it came: the run's start deleted ``<root>/../x/cancel``, and its end deleted
+    ``pause`` and answered every ``exports/*.request`` there (writing ``.md``, deleting the
+    request). The store's ``session_dir`` and ``FileSignals`` over a root now take the id
+    through ``named_in``: the run ends refused and nothing outside the root is touched."""
+    root, victim = tmp_path / "sessions", tmp_path / "project"
+    (victim / "exports").mkdir(parents=True)
+    planted = ("cancel", "exports/r1.request", "pause")
+    for name in planted:
+        (victim / name).write_bytes(SECRET)
+    store = FileSessionStore(root)
+    for session_id in ("../project", str(victim)):
+        session = build_session(
+            [text("hi")], store=store, signals=store.signals(), session_id=session_id
+        )
+        result = await session.run("go")
+        await session.close()
+        assert result.status is RunStatus.ERROR
+        assert f"session id {session_id!r} is not a name in {root}" in (result.error or "")
+    found = sorted(str(p.relative_to(victim)) for p in victim.rglob("*") if p.is_file())
+    assert found == list(planted)
+    assert all((victim / name).read_bytes() == SECRET for name in planted)
+    with pytest.raises(StoreError, match="is not a name in"):
+        await FileSignals(root).clear_pause("../project")
