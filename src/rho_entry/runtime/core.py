@@ -38,10 +38,10 @@ from rho_domain.errors import ConfigError, RhoError, RuntimeClosed, SessionState
 from rho_domain.json_schema import check_schema
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import new_id
+from rho_domain.run import is_plain_id, new_id
 from rho_entry.runtime.dispatch_pool import DispatchPool, WhenFull, in_use, settle
 from rho_entry.runtime.handle import AgentHandle
-from rho_entry.runtime.opening import SessionOpener
+from rho_entry.runtime.opening import SessionOpener, exact_id
 from rho_entry.runtime.stats import RuntimeStats
 from rho_entry.seed_api.approval_callback import ApprovalCallback
 
@@ -232,6 +232,8 @@ class AgentRuntime:
                 "a new session needs a prompt (prompt=None continues a session: its own once "
                 "the runtime has run a prompt, or a stored one with session_id=)"
             )
+        if resume and not is_plain_id(session_id or ""):
+            raise ConfigError(exact_id(session_id or ""))
         if resume and self._pool.opener.store is None:
             raise ConfigError(
                 f"continuing session {session_id!r} needs a store: create_runtime(store=...)"
