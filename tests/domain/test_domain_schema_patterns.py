@@ -16,6 +16,7 @@ from domain_support import make_session
 
 from rho_adapters.fakes import InlineLineSearcher, text
 from rho_adapters.local.line_search import ProcessLineSearcher
+from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema, validate
 from rho_domain.loop import output_check
 from rho_domain.run import RunStatus
@@ -95,3 +96,32 @@ async def test_judging_in_rounds_agrees_with_matching_in_place(
     for value in values:
         judged = await output_check.judged(value, schema, InlineLineSearcher())
         assert judged == validate(value, schema, _found), (schema, value)
+
+
+async def test_a_schemas_pattern_is_parsed_at_configuration_never_compiled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``check_schema`` (a server's request, a runtime dispatch, a config) compiled each
+    pattern on the caller's loop, and compiling is not linear: 400 classes under ``(?i)``
+    (2.4 KB of a 256 KB body) took 3 s of CPU. It now only parses (syntax errors are still
+    refused); what only the compiler refuses is refused by the worker that judges it."""
+
+    def compiled(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a schema's pattern was compiled in-process")
+
+    stall = "(?i)" + "".join(f"[\x01-\U0010fffe{chr(0x30 + i)}]" for i in range(40))
+    refused = ""
+    with monkeypatch.context() as patched:
+        patched.setattr(re._compiler, "compile", compiled)  # type: ignore[attr-defined]
+        re.purge()
+        check_schema({"type": "string", "pattern": stall})
+        try:
+            check_schema({"properties": {"a": {"pattern": "a{2,1}"}}})
+        except ConfigError as exc:
+            refused = str(exc)
+    assert "the pattern at #/properties/a is not a valid regex: min repeat" in refused
+    behind = {"pattern": "(?<=a+)b"}  # parses; only the compiler refuses it
+    check_schema(behind)
+    problem = await output_check.judged("ab", behind, ProcessLineSearcher())
+    assert problem is not None
+    assert "could not be judged: invalid regular expression: look-behind" in problem.message
