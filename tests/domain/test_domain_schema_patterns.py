@@ -98,30 +98,33 @@ async def test_judging_in_rounds_agrees_with_matching_in_place(
         assert judged == validate(value, schema, _found), (schema, value)
 
 
-async def test_a_schemas_pattern_is_parsed_at_configuration_never_compiled(
+async def test_a_schemas_pattern_is_never_compiled_in_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``check_schema`` (a server's request, a runtime dispatch, a config) compiled each
     pattern on the caller's loop, and compiling is not linear: 400 classes under ``(?i)``
-    (2.4 KB of a 256 KB body) took 3 s of CPU. It now only parses (syntax errors are still
-    refused); what only the compiler refuses is refused by the worker that judges it."""
+    (2.4 KB of a 256 KB body) took 3 s of CPU. It now never compiles one; the server and the
+    runtime compile them in the worker (``check_patterns``), which refuses what does not
+    compile, and so does the worker that judges an answer."""
 
     def compiled(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a schema's pattern was compiled in-process")
 
     stall = "(?i)" + "".join(f"[\x01-\U0010fffe{chr(0x30 + i)}]" for i in range(40))
-    refused = ""
+    invalid = {"properties": {"a": {"pattern": "a{2,1}"}}}
     with monkeypatch.context() as patched:
         patched.setattr(re._compiler, "compile", compiled)  # type: ignore[attr-defined]
         re.purge()
         check_schema({"type": "string", "pattern": stall})
-        try:
-            check_schema({"properties": {"a": {"pattern": "a{2,1}"}}})
-        except ConfigError as exc:
-            refused = str(exc)
-    assert "the pattern at #/properties/a is not a valid regex: min repeat" in refused
-    behind = {"pattern": "(?<=a+)b"}  # parses; only the compiler refuses it
-    check_schema(behind)
-    problem = await output_check.judged("ab", behind, ProcessLineSearcher())
+        check_schema(invalid)
+    searcher = ProcessLineSearcher()
+    with pytest.raises(ConfigError) as refused:
+        await output_check.check_patterns(invalid, searcher)
+    assert str(refused.value) == (
+        "output_schema: the pattern at #/properties/a is not a valid regex: invalid regular "
+        "expression: min repeat greater than max repeat at position 2"
+    )
+    behind = {"pattern": "(?<=a+)b"}  # what judging meets when no one checked the schema
+    problem = await output_check.judged("ab", behind, searcher)
     assert problem is not None
     assert "could not be judged: invalid regular expression: look-behind" in problem.message

@@ -110,3 +110,25 @@ async def judged(
         )
     except ToolError as exc:
         return SchemaProblem("$", f"a pattern of the schema could not be judged: {exc}")
+
+
+async def check_patterns(
+    schema: Mapping[str, Any], searcher: LineSearcher, where: str = "output_schema"
+) -> None:
+    """Raise ``ConfigError`` naming the first ``pattern`` of ``schema`` (checked by
+    ``check_schema``) that does not compile, compiled in ``searcher``'s worker, each within
+    ``PATTERN_SECONDS``: what a server or a runtime checks before it takes a schema, since
+    ``check_schema`` never compiles one in-process."""
+    from rho_domain.schema_keywords import patterns_of
+
+    for at, pattern in patterns_of(schema).items():
+        try:
+            async with asyncio.timeout(PATTERN_SECONDS):
+                await searcher.found(pattern, ())
+        except TimeoutError:
+            raise ConfigError(
+                f"{where}: the pattern at {at} did not compile within {PATTERN_SECONDS:g} s; "
+                "give a simpler one"
+            ) from None
+        except ToolError as exc:
+            raise ConfigError(f"{where}: the pattern at {at} is not a valid regex: {exc}") from None

@@ -36,6 +36,7 @@ from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import ConfigError, RhoError, RuntimeClosed, SessionStateError
 from rho_domain.json_schema import check_schema
+from rho_domain.loop.output_check import check_patterns
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import is_plain_id, new_id
@@ -216,8 +217,12 @@ class AgentRuntime:
     ) -> AgentHandle:
         """See ``dispatch_prompt``."""
         self._check_loop("dispatch_prompt")
-        if output_schema is not None:
-            check_schema(output_schema)  # refused here, not inside the handle
+        if output_schema is not None:  # refused here, not inside the handle
+            check_schema(output_schema)
+            from rho_entry.wiring import build_line_searcher
+
+            # compiled in a worker: check_schema never compiles a pattern on this loop
+            await check_patterns(output_schema, build_line_searcher())
         if self._state != "started":
             hint = ": await start_runtime(runtime) first" if self._state == "created" else ""
             raise RuntimeClosed(f"runtime is {self._state}{hint}")
