@@ -20,6 +20,7 @@ from store_support import build_session
 from rho_adapters.fakes import text
 from rho_adapters.store import FileSessionStore, load_recording, read_trace
 from rho_adapters.store.confined import LinkRefused
+from rho_adapters.store.layout import NAME_MAX
 from rho_adapters.store.signals import (
     FileSignals,
     add_directive,
@@ -274,7 +275,8 @@ async def test_a_session_id_that_is_not_one_name_creates_nothing_outside_the_roo
     assert not root.exists() or list(root.iterdir()) == []
     assert refused["../project"] == (
         f"session id '../project' is not a name in {root}: a session id is one file name "
-        "(not empty, '.' or '..', without '/' or NUL); nothing was created"
+        f"(not empty, '.' or '..', without '/' or NUL, at most {NAME_MAX} bytes); nothing was "
+        "created"
     )
     assert all("nothing was created" in message for message in refused.values())
 
@@ -306,3 +308,23 @@ async def test_a_session_id_that_is_not_one_name_signals_nothing_outside_the_roo
     assert all((victim / name).read_bytes() == SECRET for name in planted)
     with pytest.raises(StoreError, match="is not a name in"):
         await FileSignals(root).clear_pause("../project")
+
+
+async def test_a_session_id_no_file_name_can_hold_is_refused_by_the_store(tmp_path: Path) -> None:
+    """An id longer than a file name (``NAME_MAX`` bytes) or one the file system cannot
+    encode (a lone surrogate) passed ``named_in``: ``create`` refused it only once ``mkdir``
+    failed, and the signals, which act before ``create``, raised a bare ``OSError`` (seen: a
+    session with a 300-character id raised ``[Errno 36] File name too long`` out of
+    ``Session.run``). Both refuse it now, naming the rule, before touching the disk."""
+    root = tmp_path / "sessions"
+    store = FileSessionStore(root)
+    for session_id in ("a" * (NAME_MAX + 1), "é" * 128, "x\ud800"):
+        with pytest.raises(StoreError, match="is not a name in"):
+            await store.signals().clear_cancel(session_id)
+        with pytest.raises(StoreError, match="is not a name in"):
+            await store.create(SessionRecord(id=session_id, created_at=0.0, config=AgentConfig()))
+    assert not root.exists() or list(root.iterdir()) == []
+    named = "a" * NAME_MAX  # the longest name is still one
+    await store.create(SessionRecord(id=named, created_at=0.0, config=AgentConfig()))
+    await store.release(named)
+    assert (root / named / "trace.jsonl").exists()
