@@ -1,8 +1,8 @@
 """The final answer's JSON against ``AgentConfig.output_schema``: pure parts.
 
-What the system prompt says about the shape (``instruction``), the answer parsed and
-validated (``parse``, a fenced ```json block accepted), and whether the model is being asked
-to correct it (``correcting``). The loop's judgement (``rho_domain.loop.output_check``)
+What the system prompt says about the shape (``instruction``), the answer read as JSON
+(``parse``, a fenced ```json block accepted), and whether the model is being asked to correct
+it (``correcting``). The loop's judgement (``rho_domain.loop.output_check``) validates it,
 sends the one correction and ends the run when it fails too.
 """
 
@@ -32,11 +32,12 @@ def instruction(schema: Mapping[str, Any]) -> str:
     )
 
 
-def parse(text: str, schema: Mapping[str, Any]) -> tuple[Any, SchemaProblem | None]:
-    """The answer's JSON value and the first problem with it (None: it matches)."""
+def parse(text: str) -> tuple[Any, SchemaProblem | None]:
+    """The answer's JSON value, or the problem reading it as JSON (the schema is judged
+    by ``rho_domain.loop.output_check``, whose ``pattern`` keywords run off the loop)."""
     # the validator loads with the first answer judged: an agent without an output schema
     # (a one-shot, the facade's import) never builds it
-    from rho_domain.json_schema import SchemaProblem, validate
+    from rho_domain.json_schema import SchemaProblem
 
     body = text.strip()
     if fenced := re.match(_FENCED, body, re.DOTALL):
@@ -47,7 +48,7 @@ def parse(text: str, schema: Mapping[str, Any]) -> tuple[Any, SchemaProblem | No
         return None, SchemaProblem("$", f"the answer is not JSON ({exc})")
     except RecursionError:
         return None, SchemaProblem("$", "the answer nests arrays or objects too deeply to read")
-    return value, validate(value, schema)
+    return value, None
 
 
 def correcting(messages: Sequence[Message]) -> bool:

@@ -11,7 +11,8 @@ Covered (draft 2020-12 meaning): ``type`` (a name or a list; ``integer`` is a nu
 a fraction; booleans are not numbers), ``enum``, ``const``, ``properties``, ``required``,
 ``additionalProperties`` (boolean or schema), ``minProperties``, ``maxProperties``,
 ``items`` (one schema for every item), ``prefixItems``, ``minItems``, ``maxItems``,
-``uniqueItems``, ``minLength``, ``maxLength``, ``pattern`` (Python ``re.search``),
+``uniqueItems``, ``minLength``, ``maxLength``, ``pattern`` (Python ``re.search``, run by
+the caller's ``matches``: see ``Matches``),
 ``minimum``, ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``, ``multipleOf``,
 ``anyOf``, ``oneOf``, ``allOf``, ``not``, ``$ref`` to ``#/$defs/...`` or
 ``#/definitions/...``, and the annotations that check nothing (``title``, ``description``,
@@ -30,7 +31,7 @@ from __future__ import annotations
 import json
 import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -86,26 +87,39 @@ def _nests_deeper(value: Any, limit: int) -> bool:
     return True
 
 
-def validate(value: Any, schema: Mapping[str, Any]) -> SchemaProblem | None:
-    """The first place ``value`` fails ``schema`` (checked by ``check_schema``), or None."""
-    return _validate(value, schema, schema, "$")
+Matches = Callable[[str, str], bool]
+"""Whether a ``pattern`` keyword's regex is found in a string (``re.search``): never run here.
+A schema's patterns come from outside (a client, a config, a stored session) and ``re`` cannot
+be interrupted, so ``rho_domain.schema_patterns`` answers them from a ``LineSearcher``."""
 
 
-def _validate(value: Any, schema: Any, root: Any, path: str) -> SchemaProblem | None:
+@attrs.frozen
+class _Ctx:
+    root: Any
+    matches: Matches
+
+
+def validate(value: Any, schema: Mapping[str, Any], matches: Matches) -> SchemaProblem | None:
+    """The first place ``value`` fails ``schema`` (checked by ``check_schema``), or None;
+    ``matches(pattern, text)`` answers each ``pattern`` keyword met on the way."""
+    return _validate(value, schema, _Ctx(schema, matches), "$")
+
+
+def _validate(value: Any, schema: Any, ctx: _Ctx, path: str) -> SchemaProblem | None:
     if schema is True:
         return None
     if schema is False:
         return SchemaProblem(path, "no value is allowed here")
-    target = resolve(root, schema["$ref"], "schema") if "$ref" in schema else True
-    if problem := _validate(value, target, root, path):
+    target = resolve(ctx.root, schema["$ref"], "schema") if "$ref" in schema else True
+    if problem := _validate(value, target, ctx, path):
         return problem
     for check in (_type, _choices, _combined, _object, _array, _string, _number):
-        if problem := check(value, schema, root, path):
+        if problem := check(value, schema, ctx, path):
             return problem
     return None
 
 
-def _type(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> SchemaProblem | None:
+def _type(value: Any, schema: Mapping[str, Any], ctx: _Ctx, path: str) -> SchemaProblem | None:
     kinds = schema.get("type")
     if kinds is None:
         return None
@@ -115,7 +129,7 @@ def _type(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> Schema
     return SchemaProblem(path, f"expected {' or '.join(names)}, got {_kind(value)}")
 
 
-def _choices(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> SchemaProblem | None:
+def _choices(value: Any, schema: Mapping[str, Any], ctx: _Ctx, path: str) -> SchemaProblem | None:
     if "const" in schema and not _same(value, schema["const"]):
         return SchemaProblem(path, f"expected {json.dumps(schema['const'])}")
     if "enum" in schema and not any(_same(value, v) for v in schema["enum"]):
@@ -124,24 +138,24 @@ def _choices(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> Sch
     return None
 
 
-def _combined(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> SchemaProblem | None:
+def _combined(value: Any, schema: Mapping[str, Any], ctx: _Ctx, path: str) -> SchemaProblem | None:
     for sub in schema.get("allOf") or ():
-        if problem := _validate(value, sub, root, path):
+        if problem := _validate(value, sub, ctx, path):
             return problem
     if "anyOf" in schema:
-        problems = [_validate(value, sub, root, path) for sub in schema["anyOf"]]
+        problems = [_validate(value, sub, ctx, path) for sub in schema["anyOf"]]
         if all(problems):
             return SchemaProblem(path, f"matches none of anyOf: {problems[0]}")
     if "oneOf" in schema:
-        matched = sum(_validate(value, sub, root, path) is None for sub in schema["oneOf"])
+        matched = sum(_validate(value, sub, ctx, path) is None for sub in schema["oneOf"])
         if matched != 1:
             return SchemaProblem(path, f"matches {matched} of oneOf's schemas, not exactly one")
-    if "not" in schema and _validate(value, schema["not"], root, path) is None:
+    if "not" in schema and _validate(value, schema["not"], ctx, path) is None:
         return SchemaProblem(path, "matches the schema under 'not'")
     return None
 
 
-def _object(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> SchemaProblem | None:
+def _object(value: Any, schema: Mapping[str, Any], ctx: _Ctx, path: str) -> SchemaProblem | None:
     if not isinstance(value, dict):
         return None
     for name in schema.get("required") or ():
@@ -157,7 +171,7 @@ def _object(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> Sche
             return SchemaProblem(where, "this property is not allowed")
         else:
             sub = extra
-        if problem := _validate(item, sub, root, where):
+        if problem := _validate(item, sub, ctx, where):
             return problem
     count = len(value)
     if count < schema.get("minProperties", 0):
@@ -167,13 +181,13 @@ def _object(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> Sche
     return None
 
 
-def _array(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> SchemaProblem | None:
+def _array(value: Any, schema: Mapping[str, Any], ctx: _Ctx, path: str) -> SchemaProblem | None:
     if not isinstance(value, list):
         return None
     prefix = schema.get("prefixItems") or ()
     for i, item in enumerate(value):
         sub = prefix[i] if i < len(prefix) else schema.get("items", True)
-        if problem := _validate(item, sub, root, f"{path}[{i}]"):
+        if problem := _validate(item, sub, ctx, f"{path}[{i}]"):
             return problem
     count = len(value)
     if count < schema.get("minItems", 0):
@@ -187,19 +201,19 @@ def _array(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> Schem
     return None
 
 
-def _string(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> SchemaProblem | None:
+def _string(value: Any, schema: Mapping[str, Any], ctx: _Ctx, path: str) -> SchemaProblem | None:
     if not isinstance(value, str):
         return None
     if len(value) < schema.get("minLength", 0):
         return SchemaProblem(path, f"expected at least {schema['minLength']} characters")
     if "maxLength" in schema and len(value) > schema["maxLength"]:
         return SchemaProblem(path, f"expected at most {schema['maxLength']} characters")
-    if "pattern" in schema and re.search(schema["pattern"], value) is None:
+    if "pattern" in schema and not ctx.matches(schema["pattern"], value):
         return SchemaProblem(path, f"does not match the pattern {schema['pattern']!r}")
     return None
 
 
-def _number(value: Any, schema: Mapping[str, Any], root: Any, path: str) -> SchemaProblem | None:
+def _number(value: Any, schema: Mapping[str, Any], ctx: _Ctx, path: str) -> SchemaProblem | None:
     if not _is(value, "number"):
         return None
     bounds = (

@@ -144,7 +144,9 @@ async def replay_async(
         except TypeError as exc:
             raise ConfigError(f"replay overrides: {exc}") from None
     if tools == "live":  # real tools run: the recording's profile is data, not authority
-        config = _live_config(recording.record, overrides or {})
+        # on this machine (no executor given), in the caller's directory, not the recording's
+        here = str(Path.cwd()) if executor is None else None
+        config = _live_config(recording.record, overrides or {}, workspace=here)
     if "hooks" not in (overrides or {}):
         # never imported from a recording (data); what its hooks produced is recorded
         config = attrs.evolve(config, hooks=HookConfig())
@@ -211,10 +213,14 @@ def _servers_of(config: AgentConfig, profile: PermissionProfile) -> dict[str, Mc
     return {**config.mcp_servers, **own}
 
 
-def _live_config(record: SessionRecord, overrides: Mapping[str, Any]) -> AgentConfig:
+def _live_config(
+    record: SessionRecord, overrides: Mapping[str, Any], *, workspace: str | None
+) -> AgentConfig:
     """The config live tools run under: the recorded profile only within readonly (or the one
-    ``overrides`` give), no recorded databases unless given, no inherited auto-approval
-    (``rho_entry.resume_policy``). Raises ConfigError saying what the recording asks for."""
+    ``overrides`` give), no recorded databases unless given, no inherited auto-approval, and,
+    with ``workspace`` (the tools run on this machine), a recorded local ``working_dir`` only
+    inside it (``rho_entry.resume_policy``). Raises ConfigError saying what the recording
+    asks for."""
     from rho_entry.resume_policy import ResumeAuthority, authorise
 
     authority = ResumeAuthority(
@@ -225,6 +231,9 @@ def _live_config(record: SessionRecord, overrides: Mapping[str, Any]) -> AgentCo
         system_prompt=record.config.system_prompt,
         hint="replay it with overrides={{'profile': {profile!r}}} to run its tools live under "
         "that profile",
+        workspace=workspace,
+        workspace_hint="replay it with overrides={{'working_dir': {path!r}}} to run its tools "
+        "live there",
     )
     return authorise(record, authority, config_dir=config_dir(os.environ)).config
 

@@ -167,6 +167,7 @@ def build_ports(
         databases=databases,
         owned=tuple(owned),
         tool_source=tool_source,
+        line_searcher=build_line_searcher(),  # the output schema's patterns, off the loop
     )
 
 

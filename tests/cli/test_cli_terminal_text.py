@@ -263,3 +263,34 @@ def test_a_warning_line_from_a_log_record_is_escaped(capsys: pytest.CaptureFixtu
     )
     WarningLine().emit(record)
     assert capsys.readouterr().err == "rho-agent: warning: not taken: rm \\x1b[2K\\u202e\n"
+
+
+def test_every_rho_entry_log_record_reaches_the_terminal_escaped() -> None:
+    """``rho-agent`` handled the sandbox notice's logger only: a server's and a worker's
+    warnings (``rho_entry.server``: why a stored session's run could not start, quoting its
+    error; ``rho_entry.durable``: an answer not taken, quoting the call the trace holds) fell
+    to logging's last resort, which wrote them raw, escapes and forged lines included, and the
+    worker's recovery lines (a worker id read from the queue's database) went through a plain
+    StreamHandler. Run as ``main`` runs a command: one process, no pytest handler on root."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging\n"
+        "from rho_entry.cli import log_lines\n"
+        "from rho_entry.cli.log_lines import WarningLine\n"
+        "log_lines.install()\n"
+        "logging.getLogger('rho_adapters.durable').addHandler(WarningLine('rho-agent worker: '))\n"
+        "bad = 'rm \\x1b[2K\\u202e\\nrho-agent: warning: forged'\n"
+        "logging.getLogger('rho_entry.server').warning('session s1: %s', bad)\n"
+        "logging.getLogger('rho_entry.durable').warning('answer not taken: %s', bad)\n"
+        "logging.getLogger('rho_adapters.durable').warning('worker %s stopped beating', bad)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    shown = "rm \\x1b[2K\\u202e\\nrho-agent: warning: forged"
+    assert done.stderr.splitlines() == [
+        f"rho-agent: warning: session s1: {shown}",
+        f"rho-agent: warning: answer not taken: {shown}",
+        f"rho-agent worker: worker {shown} stopped beating",
+    ]

@@ -6,7 +6,13 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rho_adapters.fakes import FakeClock, MemoryExecutor, MemorySessionStore, ScriptedModel
+from rho_adapters.fakes import (
+    FakeClock,
+    InlineLineSearcher,
+    MemoryExecutor,
+    MemorySessionStore,
+    ScriptedModel,
+)
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.hooks import Hooks
@@ -141,4 +147,5 @@ def make_session(
         store=store,
         signals=signals,
         approver=approver,
+        line_searcher=InlineLineSearcher(),  # the output schemas' patterns are the tests'
     )

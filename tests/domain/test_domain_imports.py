@@ -66,14 +66,14 @@ def test_the_output_schema_validator_loads_with_the_first_schema() -> None:
 def test_an_answer_is_judged_by_the_validator_it_loads() -> None:
     code = (
         "from rho_domain.answer_shape import parse\n"
-        "print(parse('```json\\n{\"a\": 1}\\n```', {'type': 'object'}))\n"
-        "print(parse('[1]', {'type': 'object'})[1])\n"
+        "print(parse('```json\\n{\"a\": 1}\\n```'))\n"
+        "print(parse('[1')[1])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     fenced, wrong = done.stdout.splitlines()
     assert fenced == "({'a': 1}, None)"
-    assert wrong.startswith("$")  # the problem's path: the whole answer is not an object
+    assert wrong.startswith("$: the answer is not JSON")  # the problem's path: the whole answer
 
 
 def test_a_read_only_registry_builds_no_writing_tool_and_no_delegate() -> None:

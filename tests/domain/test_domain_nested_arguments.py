@@ -30,7 +30,7 @@ async def test_arguments_nested_too_deep_are_answered_as_malformed_and_the_run_g
 def test_a_final_answer_nested_too_deep_is_a_problem_of_its_shape() -> None:
     """The answer read against an output schema: the same nesting is a problem the model
     is told to correct, not an error of the run."""
-    value, problem = parse(DEEP, {"type": "array"})
+    value, problem = parse(DEEP)
     assert value is None
     assert problem is not None
     assert "too deeply" in problem.message

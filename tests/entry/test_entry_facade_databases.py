@@ -197,5 +197,6 @@ async def test_a_replay_runs_the_recorded_databases_not_the_environments(
         directory = tmp_path / "sessions" / session.id
     monkeypatch.setenv("SQLITE_DB", str(_fruit_db(tmp_path / "later.db", "kiwi")))
     # live tools: a sqlite tool from the environment would answer with kiwi and diverge
-    report = await replay_async(directory, tools="live")
+    here = {"working_dir": str(tmp_path)}  # live tools run where the caller says
+    report = await replay_async(directory, tools="live", overrides=here)
     report.check()

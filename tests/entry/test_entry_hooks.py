@@ -209,6 +209,7 @@ async def test_a_replay_never_imports_the_hooks_a_recording_names(
     config_file.write_text(
         config_file.read_text() + "hooks:\n  after_tool: ['planted_in_replay:redact']\n"
     )
+    monkeypatch.chdir(workspace)  # live tools run in the caller's directory
     for tools_mode in ("recorded", "live"):
         report = await replay_async(store_root / session.id, tools=tools_mode)
         assert report.divergence is None, tools_mode

@@ -40,7 +40,9 @@ async def _recording(tmp_path: Path, marker: Path) -> Path:
 async def test_a_live_replay_does_not_run_what_the_recording_approved(tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     directory = await _recording(tmp_path, marker)
-    report = await replay_async(directory, tools="live", overrides={"profile": "developer"})
+    report = await replay_async(
+        directory, tools="live", overrides={"profile": "developer", "working_dir": str(tmp_path)}
+    )
     assert not marker.exists()  # ran before: the recording's answer approved it
     assert "replayed: step 3 (model turn 1): decision bash blocked by user" in report.describe()
 
@@ -49,7 +51,10 @@ async def test_the_caller_may_vouch_for_a_recordings_approvals(tmp_path: Path) -
     marker = tmp_path / "vouched"
     directory = await _recording(tmp_path, marker)
     report = await replay_async(
-        directory, tools="live", overrides={"profile": "developer"}, recorded_approvals=True
+        directory,
+        tools="live",
+        overrides={"profile": "developer", "working_dir": str(tmp_path)},
+        recorded_approvals=True,
     )
     assert marker.exists()
     assert "decision" not in report.describe()  # approved as recorded (the result may differ)

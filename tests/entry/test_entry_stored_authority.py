@@ -187,7 +187,8 @@ async def test_a_live_replay_runs_a_recording_only_under_the_callers_profile(
     with pytest.raises(ConfigError, match=r"was stored with profile readonly\* \(shell: unre"):
         await replay_async(directory, tools="live")
     assert not marker.exists()
-    report = await replay_async(directory, tools="live", overrides={"profile": "readonly"})
+    here = {"profile": "readonly", "working_dir": str(tmp_path)}  # the recording's, chosen
+    report = await replay_async(directory, tools="live", overrides=here)
     assert not marker.exists()  # the restricted shell refused touch
     assert report.divergence is not None
 
@@ -274,3 +275,40 @@ async def test_the_runtime_refuses_a_stored_working_dir_outside_its_own(tmp_path
         refused.error or ""
     )
     assert allowed.status is RunStatus.COMPLETED, allowed.error
+
+
+async def test_a_live_replay_runs_its_tools_in_the_callers_directory_not_the_recordings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live replay (no executor given) ran the recorded calls in the recording's
+    ``working_dir``: a recording is data, and it chose the directory the tools read on this
+    machine (seen: the replayed read returned another directory's file). The recorded
+    working_dir is now held to the caller's directory, as a resume's is; elsewhere the replay
+    is refused, naming the override that runs it there."""
+    from rho_adapters.fakes import MemoryExecutor
+    from rho_entry import Agent
+    from rho_entry.replay import replay_async
+
+    mine, elsewhere = tmp_path / "mine", tmp_path / "elsewhere"
+    mine.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("private\n")
+    store = FileSessionStore(tmp_path / "sessions")
+    recorder = Session(
+        Agent(AgentConfig(profile="readonly", working_dir=str(elsewhere))),
+        model=ScriptedModel([tools(call("read", {"path": "notes.txt"})), text("done")]),
+        executor=MemoryExecutor(),  # nothing was read when it was recorded
+        store=store,
+    )
+    await recorder.run("go")
+    await recorder.close()
+    directory = store.session_dir(recorder.id)
+    monkeypatch.chdir(mine)
+    with pytest.raises(ConfigError) as refused:
+        await replay_async(directory, tools="live")
+    assert f"was stored with working_dir {str(elsewhere)!r}, outside your workspace" in str(
+        refused.value
+    )
+    assert f"replay it with overrides={{'working_dir': {str(elsewhere)!r}}}" in str(refused.value)
+    report = await replay_async(directory, tools="live", overrides={"working_dir": str(mine)})
+    assert "private" not in report.describe()

@@ -17,6 +17,7 @@ import pytest
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes import FakeClock, ScriptedModel
 from rho_adapters.local import LocalExecutor
+from rho_adapters.local.line_search import ProcessLineSearcher
 from rho_domain.agent import Agent
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError, RhoError
@@ -114,6 +115,8 @@ async def test_the_config_directory_hidden_from_tools_is_the_given_environments(
     ports = wiring.build_ports(
         _agent(work, "readonly"), model=ScriptedModel([]), clock=FakeClock(), environ=env
     )
+    # the output schema's patterns (a client's) are judged in a killable worker, off the loop
+    assert isinstance(ports.line_searcher, ProcessLineSearcher)
     try:
         assert await ports.executor.read("notes.txt") == b"legit\n"
         with pytest.raises(RhoError, match="conf"):

@@ -253,6 +253,35 @@ async def test_continuing_a_stored_session_by_id(tmp_path: Path) -> None:
             _ = await dispatch_prompt(no_store, "x", session_id=first.session_id)
 
 
+async def test_a_stored_session_is_continued_only_by_its_exact_id(tmp_path: Path) -> None:
+    """``session_id=`` was resolved as a person's reference is at the CLI: a unique prefix
+    or ``latest`` ran the prompt in another session than the one named (seen: 'b9a7' and
+    'latest' both ran in b9a79f4d83bf), and a service passes its callers' ids. Now a prefix
+    is refused once the store resolved it (the session closed, nothing run), and an id that
+    is not plain (``latest``, a path) before anything is opened."""
+    store = MemorySessionStore()
+    runtime = create_runtime(
+        AgentConfig(working_dir=str(tmp_path)),
+        model=FunctionModel(lambda r: text(last_prompt(r))),
+        store=store,
+    )
+    async with runtime:
+        first = await run_prompt(runtime, "hello", new_session=True)
+        sid = first.session_id
+        prefixed = await run_prompt(runtime, "prefix", session_id=sid[:4])
+        for shorthand in ("latest", f"../{sid}"):
+            with pytest.raises(ConfigError, match=r"not a stored session's exact id"):
+                _ = await dispatch_prompt(runtime, "shorthand", session_id=shorthand)
+    assert prefixed.status is RunStatus.ERROR
+    assert prefixed.error == (
+        f"session_id={sid[:4]!r} is not a stored session's exact id, which the store resolves "
+        f"to session {sid}: dispatch_prompt continues a session by its whole id (a prefix, "
+        "latest or a path is the CLI's shorthand); nothing was run"
+    )
+    runs = [e for e in store.events(sid) if e.kind == "run_start"]
+    assert len(runs) == 1  # the session named by the prefix ran nothing more
+
+
 async def test_a_session_that_cannot_open_ends_its_handle_in_error(tmp_path: Path) -> None:
     runtime = create_runtime(
         AgentConfig(working_dir=str(tmp_path)), model=ScriptedModel([]), store=MemorySessionStore()

@@ -38,6 +38,9 @@ async def test_a_dispatch_shapes_its_own_session_and_no_other(tmp_path: Path) ->
         )
         with pytest.raises(ConfigError, match="'if' at #"):
             _ = await dispatch_prompt(runtime, "x", output_schema={"if": {}})
+        # compiled in a worker, never on the runtime's loop (check_schema does not compile)
+        with pytest.raises(ConfigError, match="pattern at # is not a valid regex: invalid"):
+            _ = await dispatch_prompt(runtime, "x", output_schema={"pattern": "a{2,1}"})
     finally:
         await close_runtime(runtime)
     assert (shaped.status, shaped.output) == (RunStatus.COMPLETED, {"count": 2})

@@ -152,6 +152,8 @@ DEEP_SCHEMA = _deep_schema(600)  # legal, parsed by the body reader; it answered
         ({"prompt": "x", "template": "t"}, "template"),
         ([1, 2], "body"),
         ({"prompt": "x", "output_schema": DEEP_SCHEMA}, "output_schema"),
+        # compiled in a worker, not on the server's loop (check_schema only parses the body)
+        ({"prompt": "x", "output_schema": {"pattern": "a{2,1}"}}, "output_schema"),
     ],
 )
 async def test_422_names_the_field(tmp_path: Path, body: Any, field: str) -> None:

@@ -15,9 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from store_support import build_session
 
+from rho_adapters.fakes import text
 from rho_adapters.store import FileSessionStore, load_recording, read_trace
 from rho_adapters.store.confined import LinkRefused
+from rho_adapters.store.layout import NAME_MAX
 from rho_adapters.store.signals import (
     FileSignals,
     add_directive,
@@ -28,6 +31,7 @@ from rho_adapters.store.signals import (
 from rho_domain.config import AgentConfig
 from rho_domain.errors import StoreError
 from rho_domain.ports.store import SessionRecord
+from rho_domain.run import RunStatus
 
 SECRET = b"outside: keep me exactly as I am\n"
 
@@ -271,6 +275,56 @@ async def test_a_session_id_that_is_not_one_name_creates_nothing_outside_the_roo
     assert not root.exists() or list(root.iterdir()) == []
     assert refused["../project"] == (
         f"session id '../project' is not a name in {root}: a session id is one file name "
-        "(not empty, '.' or '..', without '/' or NUL); nothing was created"
+        f"(not empty, '.' or '..', without '/' or NUL, at most {NAME_MAX} bytes); nothing was "
+        "created"
     )
     assert all("nothing was created" in message for message in refused.values())
+
+
+async def test_a_session_id_that_is_not_one_name_signals_nothing_outside_the_root(
+    tmp_path: Path,
+) -> None:
+    """``create`` refused ``../x``, but a session's signals had located it as the root joined
+    to the id as it came: the run's start deleted ``<root>/../x/cancel``, and its end deleted
+    ``pause`` and answered every ``exports/*.request`` there (writing ``.md``, deleting the
+    request). The store's ``session_dir`` and ``FileSignals`` over a root now take the id
+    through ``named_in``: the run ends refused and nothing outside the root is touched."""
+    root, victim = tmp_path / "sessions", tmp_path / "project"
+    (victim / "exports").mkdir(parents=True)
+    planted = ("cancel", "exports/r1.request", "pause")
+    for name in planted:
+        (victim / name).write_bytes(SECRET)
+    store = FileSessionStore(root)
+    for session_id in ("../project", str(victim)):
+        session = build_session(
+            [text("hi")], store=store, signals=store.signals(), session_id=session_id
+        )
+        result = await session.run("go")
+        await session.close()
+        assert result.status is RunStatus.ERROR
+        assert f"session id {session_id!r} is not a name in {root}" in (result.error or "")
+    found = sorted(str(p.relative_to(victim)) for p in victim.rglob("*") if p.is_file())
+    assert found == list(planted)
+    assert all((victim / name).read_bytes() == SECRET for name in planted)
+    with pytest.raises(StoreError, match="is not a name in"):
+        await FileSignals(root).clear_pause("../project")
+
+
+async def test_a_session_id_no_file_name_can_hold_is_refused_by_the_store(tmp_path: Path) -> None:
+    """An id longer than a file name (``NAME_MAX`` bytes) or one the file system cannot
+    encode (a lone surrogate) passed ``named_in``: ``create`` refused it only once ``mkdir``
+    failed, and the signals, which act before ``create``, raised a bare ``OSError`` (seen: a
+    session with a 300-character id raised ``[Errno 36] File name too long`` out of
+    ``Session.run``). Both refuse it now, naming the rule, before touching the disk."""
+    root = tmp_path / "sessions"
+    store = FileSessionStore(root)
+    for session_id in ("a" * (NAME_MAX + 1), "é" * 128, "x\ud800"):
+        with pytest.raises(StoreError, match="is not a name in"):
+            await store.signals().clear_cancel(session_id)
+        with pytest.raises(StoreError, match="is not a name in"):
+            await store.create(SessionRecord(id=session_id, created_at=0.0, config=AgentConfig()))
+    assert not root.exists() or list(root.iterdir()) == []
+    named = "a" * NAME_MAX  # the longest name is still one
+    await store.create(SessionRecord(id=named, created_at=0.0, config=AgentConfig()))
+    await store.release(named)
+    assert (root / named / "trace.jsonl").exists()

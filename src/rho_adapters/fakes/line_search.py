@@ -8,7 +8,7 @@ each search's pattern and flag.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 
 from rho_domain.errors import ToolError
 from rho_domain.ports.line_search import LineSearcher
@@ -31,3 +31,8 @@ class InlineLineSearcher(LineSearcher):
             raise ToolError(f"invalid regular expression: {exc}") from None
         async for text in texts:
             yield tuple(i for i, line in enumerate(text.splitlines()) if regex.search(line))
+
+    async def found(self, pattern: str, texts: Sequence[str]) -> tuple[bool, ...]:
+        """See ``LineSearcher.found``."""
+        self.patterns.append((pattern, False))
+        return tuple(re.search(pattern, text) is not None for text in texts)

@@ -15,7 +15,7 @@ import contextlib
 import json
 import struct
 import sys
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 
 from rho_domain.errors import ToolError
 from rho_domain.ports.line_search import LineSearcher
@@ -51,9 +51,12 @@ except (re.error, OverflowError, RecursionError, ValueError) as exc:
     sys.exit(0)
 send(b"{}")
 while (data := receive()) is not None:
-    lines = data.decode("utf-8", "replace").splitlines()
+    text = data.decode("utf-8", "replace")
     try:
-        hits = [i for i, text in enumerate(lines) if regex.search(text)]
+        if spec["whole"]:  # found: one answer for the whole text
+            hits = [0] if regex.search(text) else []
+        else:
+            hits = [i for i, line in enumerate(text.splitlines()) if regex.search(line)]
     except MemoryError:
         send(json.dumps({"memory": True}).encode())
         sys.exit(0)
@@ -68,40 +71,60 @@ class ProcessLineSearcher(LineSearcher):
         self, pattern: str, texts: AsyncIterable[str], *, ignore_case: bool
     ) -> AsyncIterator[tuple[int, ...]]:
         """See ``LineSearcher.search``."""
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            "-c",
-            _WORKER,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        try:
-            await _send(proc, json.dumps({"pattern": pattern, "ignore_case": ignore_case}))
-            answer = json.loads(await _receive(proc))
-            if "error" in answer:
-                raise ToolError(f"invalid regular expression: {answer['error']}")
+        async with _worker(pattern, ignore_case=ignore_case, whole=False) as ask:
             async for text in texts:
-                await _send(proc, text)
-                hits = json.loads(await _receive(proc))
-                if isinstance(hits, dict):
-                    raise ToolError(
-                        f"the pattern needs more than {WORKER_MEMORY >> 20:,} MiB of memory on "
-                        "this text; simplify it (a group repeated by * or + keeps a state per "
-                        "repetition)"
-                    )
-                yield tuple(hits)
-            assert proc.stdin is not None
-            proc.stdin.close()
-            await proc.wait()
-        finally:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                # Reaping a killed process is immediate; shielded so a second cancel cannot
-                # leave a zombie behind.
-                await asyncio.shield(proc.wait())
+                yield await ask(text)
+
+    async def found(self, pattern: str, texts: Sequence[str]) -> tuple[bool, ...]:
+        """See ``LineSearcher.found``."""
+        async with _worker(pattern, ignore_case=False, whole=True) as ask:
+            return tuple([bool(await ask(text)) for text in texts])
+
+
+@contextlib.asynccontextmanager
+async def _worker(
+    pattern: str, *, ignore_case: bool, whole: bool
+) -> AsyncIterator[Callable[[str], Awaitable[tuple[int, ...]]]]:
+    """A worker holding ``pattern`` compiled, as the function that sends it one text and
+    returns its answer; killed on the way out unless it ended."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-I",
+        "-c",
+        _WORKER,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+    async def ask(text: str) -> tuple[int, ...]:
+        await _send(proc, text)
+        hits = json.loads(await _receive(proc))
+        if isinstance(hits, dict):
+            raise ToolError(
+                f"the pattern needs more than {WORKER_MEMORY >> 20:,} MiB of memory on "
+                "this text; simplify it (a group repeated by * or + keeps a state per "
+                "repetition)"
+            )
+        return tuple(hits)
+
+    try:
+        spec = {"pattern": pattern, "ignore_case": ignore_case, "whole": whole}
+        await _send(proc, json.dumps(spec))
+        answer = json.loads(await _receive(proc))
+        if "error" in answer:
+            raise ToolError(f"invalid regular expression: {answer['error']}")
+        yield ask
+        assert proc.stdin is not None
+        proc.stdin.close()
+        await proc.wait()
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            # Reaping a killed process is immediate; shielded so a second cancel cannot
+            # leave a zombie behind.
+            await asyncio.shield(proc.wait())
 
 
 async def _send(proc: asyncio.subprocess.Process, text: str) -> None:

@@ -164,9 +164,11 @@ class FileSessionStore(SessionStore, SignalingStore):
         return FileSignals(self.session_dir)
 
     def session_dir(self, session_id: str) -> Path:
-        """The directory of an open session, or where a session with this id lives."""
+        """The directory of an open session, or where a session with this id lives. Raises
+        ``StoreError`` for an id that is not one name in the root (``named_in``): the signals
+        clear, write and read files there before the session is created (or refused)."""
         held = self._open.get(session_id)
-        return held.paths.dir if held else self.root / session_id
+        return held.paths.dir if held else named_in(self.root, session_id)
 
     async def create(self, record: SessionRecord) -> None:
         """See ``SessionStore.create``."""

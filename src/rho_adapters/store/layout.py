@@ -131,16 +131,30 @@ def read_meta(paths: SessionPaths) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+NAME_MAX = 255
+"""The longest file name, in bytes, Linux file systems take (ext4, xfs, tmpfs, btrfs)."""
+
+
 def named_in(root: Path, session_id: str) -> Path:
-    """The directory of a new session ``session_id`` in ``root``. Raises ``StoreError`` unless
-    the id is one file name (not empty, ``.`` or ``..``, without a separator or NUL): joined to
-    the root as it came, ``../x`` or an absolute path would name a directory elsewhere."""
-    if session_id in ("", ".", "..") or any(
-        c in session_id for c in (os.sep, os.altsep or os.sep, "\0")
+    """The directory of session ``session_id`` in ``root``. Raises ``StoreError`` unless the id
+    is one file name (not empty, ``.`` or ``..``, without a separator or NUL, at most
+    ``NAME_MAX`` bytes as the file system encodes it): joined to the root as it came, ``../x``
+    or an absolute path would name a directory elsewhere, and a longer name or one the file
+    system cannot encode failed later, past the store, as a bare ``OSError``."""
+    try:
+        size = len(os.fsencode(session_id))
+    except UnicodeEncodeError:  # a lone surrogate: no file name holds it
+        size = NAME_MAX + 1
+    if (
+        session_id in ("", ".", "..")
+        or size > NAME_MAX
+        or any(c in session_id for c in (os.sep, os.altsep or os.sep, "\0"))
     ):
+        shown = session_id if len(session_id) <= 300 else session_id[:300] + "..."
         raise StoreError(
-            f"session id {session_id!r} is not a name in {root}: a session id is one file name "
-            "(not empty, '.' or '..', without '/' or NUL); nothing was created"
+            f"session id {shown!r} is not a name in {root}: a session id is one file "
+            f"name (not empty, '.' or '..', without '/' or NUL, at most {NAME_MAX} bytes); "
+            "nothing was created"
         )
     return root / session_id
 

@@ -26,6 +26,7 @@ from typing import IO, TYPE_CHECKING
 
 from rho_adapters.store.cancel_watch import cancel_watch
 from rho_adapters.store.confined import directory_fd, open_file, read_bytes, touch
+from rho_adapters.store.layout import named_in
 from rho_domain.errors import StoreError
 from rho_domain.ports.signals import SignalSource
 
@@ -177,7 +178,7 @@ class FileSignals(SignalSource):
     ) -> None:
         if isinstance(locate, Path | str):
             root = Path(locate)
-            self._locate: Callable[[str], Path] = lambda session_id: root / session_id
+            self._locate: Callable[[str], Path] = lambda session_id: named_in(root, session_id)
         else:
             self._locate = locate
         self._poll = poll

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
+    from rho_domain.ports.line_search import LineSearcher
 
 
 class Session:
@@ -79,6 +80,7 @@ class Session:
         owned: tuple[Closeable, ...] = (),
         tool_source: ToolSource | None = None,
         steps: DurableSteps | None = None,
+        line_searcher: LineSearcher | None = None,
         replay: Sequence[ev.Event] = (),
     ) -> None:
         if is_sub_agent(parent_id, labels or {}):  # a delegated child, however it is resumed
@@ -99,6 +101,7 @@ class Session:
         self.parent_id = parent_id
         self.labels = dict(labels or {})
         self.steps = steps
+        self.line_searcher = line_searcher
         self.journal = Journal(self.id, self.state, clock, store, created=created, replay=replay)
         if on_event is not None:
             self.journal.listeners.append(on_event)
@@ -158,6 +161,7 @@ class Session:
             owned=ports.owned,
             tool_source=ports.tool_source,
             steps=ports.steps,
+            line_searcher=ports.line_searcher,
             replay=replay,
         )
 
@@ -175,6 +179,7 @@ class Session:
             owned=self._owned,
             tool_source=self.tool_source,
             steps=self.steps,
+            line_searcher=self.line_searcher,
         )
 
     @property

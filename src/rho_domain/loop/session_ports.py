@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.database import Database
     from rho_domain.ports.durable import DurableSteps
+    from rho_domain.ports.line_search import LineSearcher
 
 
 class Closeable(Protocol):
@@ -64,6 +65,8 @@ class SessionPorts:
     # a durable run's steps (``rho_domain.loop.durable_steps``): each model call and each tool
     # call is one step, recorded once and answered from the record when the run executes again
     steps: DurableSteps | None = None
+    # where the output schema's ``pattern`` keywords run (a killable worker, off the loop)
+    line_searcher: LineSearcher | None = None
 
     def for_child(self, *, signals: SignalSource | None = None) -> SessionPorts:
         """These ports for a related session (a sub-agent, a fork): the same adapters, owned

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from rho_domain.loop.tool_batch import ToolBatch
     from rho_domain.ports.clock import Clock
     from rho_domain.ports.durable import DurableSteps
+    from rho_domain.ports.line_search import LineSearcher
     from rho_domain.ports.model import ChatModel
     from rho_domain.state import State
 
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         control: RunControl
         tools: ToolBatch
         steps: DurableSteps | None
+        line_searcher: LineSearcher | None
 
         @property
         def agent(self) -> Agent:
@@ -143,7 +145,8 @@ class Turns:
             if not message.tool_calls:
                 tally.text = message.text or message.refusal
                 schema = session.agent.config.output_schema
-                if await output_check.accepted(schema, session.journal, tally):
+                searcher = session.line_searcher
+                if await output_check.accepted(schema, session.journal, tally, searcher):
                     return RunStatus.COMPLETED
                 continue
             if await self._repeating(message.tool_calls):

@@ -84,13 +84,14 @@ def main(argv: list[str]) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     from rho_adapters.durable.system_db import shown, system_db_url
     from rho_adapters.durable.worker import DbosWorker, WorkerOptions
+    from rho_entry.cli.log_lines import WarningLine
     from rho_entry.config.settings import environment, resolve_settings
     from rho_entry.config.stores import choose_store, store_setting
     from rho_entry.durable.app_version import app_version
     from rho_entry.durable.runner import DurableRunner, WorkerSetup
 
-    recoveries = logging.StreamHandler(sys.stderr)  # "worker X stopped beating; ..."
-    recoveries.setFormatter(logging.Formatter("rho-agent worker: %(message)s"))
+    # "worker X stopped beating; ...": X is read from the queue's database, escaped
+    recoveries = WarningLine("rho-agent worker: ")
     logging.getLogger("rho_adapters.durable").addHandler(recoveries)
     env = environment()
     settings = resolve_settings({"model": args.model, "profile": args.profile}, env)

@@ -36,12 +36,13 @@ from rho_adapters.loop_lag import LoopLag
 from rho_domain.agent import Agent as DomainAgent
 from rho_domain.errors import ConfigError, RhoError, RuntimeClosed, SessionStateError
 from rho_domain.json_schema import check_schema
+from rho_domain.loop.output_check import check_patterns
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
-from rho_domain.run import new_id
+from rho_domain.run import is_plain_id, new_id
 from rho_entry.runtime.dispatch_pool import DispatchPool, WhenFull, in_use, settle
 from rho_entry.runtime.handle import AgentHandle
-from rho_entry.runtime.opening import SessionOpener
+from rho_entry.runtime.opening import SessionOpener, exact_id
 from rho_entry.runtime.stats import RuntimeStats
 from rho_entry.seed_api.approval_callback import ApprovalCallback
 
@@ -216,8 +217,12 @@ class AgentRuntime:
     ) -> AgentHandle:
         """See ``dispatch_prompt``."""
         self._check_loop("dispatch_prompt")
-        if output_schema is not None:
-            check_schema(output_schema)  # refused here, not inside the handle
+        if output_schema is not None:  # refused here, not inside the handle
+            check_schema(output_schema)
+            from rho_entry.wiring import build_line_searcher
+
+            # compiled in a worker: check_schema never compiles a pattern on this loop
+            await check_patterns(output_schema, build_line_searcher())
         if self._state != "started":
             hint = ": await start_runtime(runtime) first" if self._state == "created" else ""
             raise RuntimeClosed(f"runtime is {self._state}{hint}")
@@ -232,6 +237,8 @@ class AgentRuntime:
                 "a new session needs a prompt (prompt=None continues a session: its own once "
                 "the runtime has run a prompt, or a stored one with session_id=)"
             )
+        if resume and not is_plain_id(session_id or ""):
+            raise ConfigError(exact_id(session_id or ""))
         if resume and self._pool.opener.store is None:
             raise ConfigError(
                 f"continuing session {session_id!r} needs a store: create_runtime(store=...)"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rho_domain.agent import Agent as DomainAgent
-from rho_domain.errors import SessionNotFound
+from rho_domain.errors import ConfigError, SessionNotFound
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.store import SessionStore
 from rho_domain.run import new_id
@@ -114,6 +114,9 @@ class SessionOpener:
                 hooks=self.agent.hooks,  # this runtime's, never the directory's
                 **ports,
             )
+            if session.id != session_id:  # a unique prefix: the store's shorthand, not an id
+                await session.close()
+                raise ConfigError(exact_id(session_id, session.id))
         else:
             agent = self.agent
             if output_schema is not None:  # the same agent, its answer shaped for this prompt
@@ -170,3 +173,15 @@ class SessionOpener:
             backend=config.backend,
             backend_hint="configure the runtime's backend as {backend!r} to run it there",
         )
+
+
+def exact_id(session_id: str, resolved: str | None = None) -> str:
+    """Why ``session_id=`` does not name a stored session exactly: a runtime's caller passes
+    ids from its own callers (a service's requests), so a prefix, ``latest`` or a path (a
+    person's shorthand at the CLI) would continue another session than the one named."""
+    found = f", which the store resolves to session {resolved}" if resolved else ""
+    return (
+        f"session_id={session_id!r} is not a stored session's exact id{found}: dispatch_prompt "
+        "continues a session by its whole id (a prefix, latest or a path is the CLI's "
+        "shorthand); nothing was run"
+    )

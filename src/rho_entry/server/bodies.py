@@ -144,6 +144,23 @@ def _schema(fields: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return schema
 
 
+async def checked_create(data: Any) -> CreateSession:
+    """``parse_create``, then the output schema's patterns compiled in the ``LineSearcher``'s
+    worker (``check_schema`` never compiles one: compiling is not linear, and the server's
+    loop is every session's); ``Invalid`` naming the first that does not compile."""
+    body = parse_create(data)
+    if body.output_schema is None:
+        return body
+    from rho_domain.loop.output_check import check_patterns
+    from rho_entry.wiring import build_line_searcher
+
+    try:
+        await check_patterns(body.output_schema, build_line_searcher())
+    except ConfigError as exc:
+        raise Invalid(str(exc), field="output_schema") from None
+    return body
+
+
 def parse_chat(data: Any) -> Chat:
     """Check a chat body: a non-empty ``prompt``."""
     fields = _object(data, Chat)

@@ -60,7 +60,7 @@ async def create_session(request: Request) -> Response:
     """``POST /api/sessions``; with ``Accept: text/event-stream`` the answer is the new
     session's stream until it is idle."""
     host = _host(request)
-    session_id = await host.create(bodies.parse_create(await _body(request)))
+    session_id = await host.create(await bodies.checked_create(await _body(request)))
     location = {"Location": f"/api/sessions/{session_id}"}
     if "text/event-stream" in request.headers.get("accept", ""):
         options = _stream_options(request, after=0, until_idle=True)
