@@ -40,6 +40,7 @@ from rho_domain.secrets import (
     case_insensitive,
     guard_script,
 )
+from rho_domain.service_secrets import SERVICE_SECRET_GLOBS
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.options import OptionSpec, split_options
@@ -199,9 +200,28 @@ def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, .
         if _exposed(loc, walked)
         and not _EXCLUDED.matches("/" + (name := posixpath.basename(loc)).casefold())
     ]
+    extra += [base for glob in SERVICE_SECRET_GLOBS if (base := _glob_exposed(glob, walked))]
     if any(_below(home, walked) for home in policy.homes):
         extra.append(HIDDEN)
     return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
+
+
+def _glob_exposed(glob: str, walked: Sequence[str]) -> str | None:
+    """The base name of the secrets ``glob`` matches (``1260*`` of PostgreSQL's
+    ``/var/lib/postgresql/*/main/global/1260*``) when a walk from ``walked`` may meet them: a
+    root and the glob's fixed directory are one inside the other (``/`` stands for any). No
+    walk finds these by a concrete path, and only the local executor scans the trees it
+    walks: on Daytona, and for the directories an xargs target is handed at run time, the
+    walker itself must skip them (grep -r on Daytona and xargs rg read pg_authid)."""
+    fixed = re.split(r"[*?[]", glob, maxsplit=1)[0]
+    top = posixpath.dirname(fixed) if "/" in fixed else ""
+    name = glob.rsplit("/", 1)[-1]
+    if not top or top == "/":
+        return name
+    for root in map(posixpath.normpath, walked):
+        if root == "/" or _below(root, [top]) or _below(top, [root]):
+            return name
+    return None
 
 
 def _insert(args: list[str], at: int, extra: Sequence[str]) -> list[str]:
