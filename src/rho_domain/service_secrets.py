@@ -15,9 +15,9 @@ password hashes. Their names say nothing a name rule could catch
 them, casefolded, to its locations and, as they are, to the system secrets the sandbox masks
 and the walkers exclude by base name (so each base name is one no ordinary file is likely to
 have). ``SERVICE_SECRET_GLOBS``: patterns (lowercase) for the ones whose path varies, whose base
-name is an ordinary one (``token``) or that lie in a service's own directory; the policy refuses
-them, a walker skips their base names where it walks near them (``reads._glob_exposed``), and
-the sandbox masks ``MASKED_GLOBS`` of them.
+name is an ordinary one (``token``) or that lie in a service's own directory; the policy
+refuses them, a walker skips their base names where it walks near them
+(``walk_exclusions._glob_exposed``), and the sandbox masks ``MASKED_GLOBS`` of them.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ SERVICE_SECRET_GLOBS: tuple[str, ...] = (
     # Ubuntu Pro's machine token; containers' logins at run time; ceph daemons' and MySQL's
     # keyrings; Jenkins' secrets; redis' passwords (requirepass, ACL users); Azure's keys;
     # zerotier's identity and buildkite's token (in their services' own directories).
-    # Walkers skip their base names only where they walk near them (reads._glob_exposed).
+    # Walkers skip their base names only where they walk near them (walk_exclusions._glob_exposed).
     "/var/lib/cloud/instances/*/cloud-config.txt", "/var/lib/cloud/instances/*/vendor-data*",
     "/var/lib/cloud/instances/*/obj.pkl", "/var/lib/cloud/seed/*/user-data",
     "/run/cloud-init/instance-data-sensitive.json", "/run/credentials",

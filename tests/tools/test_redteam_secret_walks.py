@@ -7,7 +7,8 @@ local executor scans the trees it walks. Under ``read_outside_workspace: allow``
 varshell16b, ``grep -rl -a pg_signal <global>`` printed ``1260`` on Daytona, and ``echo <dir> |
 xargs grep -rl`` (or ``xargs rg -l``) did on Daytona and without bubblewrap: the directory an
 xargs target is handed is known only at run time. Walkers now skip a glob's base name wherever
-they walk near its directory (``reads._glob_exposed``). Run on this machine's real pg_authid.
+they walk near its directory (``walk_exclusions._glob_exposed``). Run on this machine's real
+pg_authid.
 
 Ticket caches (``krb5cc_*``), ceph keyrings, a runner's ``.credentials``, ``htpasswd`` files
 without the dot and ACME account keys were read by ``cat`` and ``grep -r`` in a workspace on
