@@ -84,6 +84,11 @@ NAMES: tuple[str, ...] = (
     "*/.zsh_history", "*/.python_history", "*/.psql_history", "*/.mysql_history",
     "*/.sqlite_history", "*/.node_repl_history", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks",
     "*.keystore", "*.keytab", "*.kdbx", "*.gpg", "*.asc",
+    # wherever they are (varshell16b): Kerberos ticket caches (/tmp/krb5cc_0 is a login),
+    # ceph's keyrings, a GitHub/Azure runner's token and key, htpasswd files without the dot,
+    # ACME accounts' keys (certbot's private_key.json; Traefik's acme.json holds them all)
+    "*/krb5cc", "*/krb5cc_*", "*.keyring", "*/.credentials", "*/.credentials_rsaparams",
+    "*/htpasswd", "*.htpasswd", "*/private_key.json", "*/acme.json",
 )  # fmt: skip
 # ``id_rsa``, ``id_ed25519``, ``id_github``...: an ``id_`` name without any dot.
 SSH_KEY = "*/id_*"

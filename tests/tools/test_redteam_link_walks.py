@@ -30,9 +30,17 @@ ATTACKS = {
     "tree -l": "tree: -l follows the symbolic links met while walking",
     "echo . | xargs ls -R -L": "ls: -L follows the symbolic links met while walking",
 }
+# ls lists a directory's entries without -R too, and -L stats each link's target: ls -lL printed
+# the size of a file out of reach (stat -L refuses it) before varshell16b. -d lists operands.
+SIZE = "12345"
+LISTINGS = {
+    "ls -lL": "ls: -L follows the symbolic links",
+    "ls -l --dereference .": "ls: --dereference follows the symbolic links",
+    "echo . | xargs ls -sL": "ls: -L follows the symbolic links",
+}
 # Their neighbours run: links on the command line (-H) are words, judged; plain walks stop at
 # a link; ls -L without -R lists no directory it was not given.
-ALLOWED = ("find -H . -name '*.txt'", "ls -R", "du -a", "tree", "ls -lL")
+ALLOWED = ("find -H . -name '*.txt'", "ls -R", "du -a", "tree", "ls -lLd . notes.txt")
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +57,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (ws / "notes.txt").write_text("notes\n")
     (ws / "out").symlink_to(outside)
     (ws / "keys").symlink_to(ssh)
+    (outside / "sized").write_text("x" * int(SIZE))
+    (ws / "sized").symlink_to(outside / "sized")
+    plain = subprocess.run(["ls", "-lL"], cwd=ws, capture_output=True, text=True, check=True)
+    assert SIZE in plain.stdout  # the target's size, out of reach
     for command in ATTACKS:  # the plain programs reach both marks
         if "xargs" in command:
             continue
@@ -63,6 +75,10 @@ async def test_walkers_never_follow_links_out_of_reach(workspace: Path, backend:
         out = await run_restricted(str(workspace), command, backend)
         assert refusal in out, (command, out)
         assert not [m for m in MARKS if m in out], (command, out)
+    for command, refusal in LISTINGS.items():
+        out = await run_restricted(str(workspace), command, backend)
+        assert refusal in out, (command, out)
+        assert SIZE not in out, (command, out)
     for command in ALLOWED:
         out = await run_restricted(str(workspace), command, backend)
         assert "refused" not in out, (command, out)

@@ -104,5 +104,8 @@ def test_the_sandbox_masks_only_in_roots_directories() -> None:
     mkdir parents for /var/lib/postgresql/15/main/global/1260_vm"): the sandbox masks only
     the services' secrets in root's own directories; the policy refuses the rest."""
     masked = (*SERVICE_SECRETS, *MASKED_GLOBS)
-    assert all(p.startswith(("/etc/", "/var/backups/", "/var/lib/samba/")) for p in masked)
+    roots = ("/etc/", "/var/backups/", "/var/lib/samba/", "/run/credstore", "/var/lib/systemd/",
+             "/var/lib/rancher/", "/var/lib/iwd", "/var/lib/tailscale", "/var/lib/krb5kdc",
+             "/var/kerberos/", "/var/lib/sss", "/var/lib/waagent/")  # fmt: skip
+    assert all(p.startswith(roots) for p in masked)
     assert "/var/lib/postgresql/*/main/global/1260*" in SERVICE_SECRET_GLOBS

@@ -51,6 +51,18 @@ SECRET = [
     "/var/lib/cloud/instances/i-0a1/user-data.txt", "/etc/ceph/ceph.client.admin.keyring",
     "/var/lib/postgresql/16/main/global/1260", "/var/lib/pgsql/data/global/1260_fsm",
     "/var/lib/mysql/mysql/global_priv.MAD", "/var/lib/mysql/mysql/user.ibd",
+    # varshell16b: more of them (service_secrets.py), and credentials kept under any directory
+    "/etc/credstore/db.pass", "/run/credentials/app.service/token", "/etc/apt/auth.conf.d/90pro",
+    "/var/lib/systemd/credential.secret", "/var/lib/rancher/k3s/server/token",
+    "/var/lib/rancher/k3s/server/node-token", "/etc/kubernetes/bootstrap-kubelet.conf",
+    "/etc/netplan/50-cloud-init.yaml", "/var/lib/iwd/home.psk", "/var/lib/sss/db/cache_x.ldb",
+    "/var/lib/tailscale/tailscaled.state", "/var/lib/krb5kdc/principal", "/etc/krb5kdc/stash",
+    "/var/lib/cloud/instances/i-0a1/cloud-config.txt", "/var/lib/cloud/seed/nocloud/user-data",
+    "/run/cloud-init/instance-data-sensitive.json", "/run/user/1000/containers/auth.json",
+    "/var/lib/ceph/mon/ceph-a/keyring", "/var/lib/jenkins/secrets/initialAdminPassword",
+    "/etc/redis/redis.conf", "/var/lib/waagent/ovf-env.xml", "/tmp/krb5cc_1000",
+    "ws/ceph.client.admin.keyring", "actions-runner/.credentials", "/etc/nginx/htpasswd",
+    "/etc/letsencrypt/accounts/a/directory/b/private_key.json", "traefik/acme.json",
 ]  # fmt: skip
 NOT_SECRET = [
     ".env.example", "a/.ENV.sample", "src/id_utils.py", "ws/id_x/Makefile", ".env.d/x.py",
@@ -61,6 +73,9 @@ NOT_SECRET = [
     "/etc/mysql/my.cnf", "/etc/kubernetes/manifests/etcd.yaml", "/var/backups/passwd.bak",
     "/etc/ppp/options", "/var/lib/cloud/instances/i-0a1/boot-finished",
     "/var/lib/postgresql/16/main/global/1262", "/var/lib/mysql/mysql/db.ibd",
+    "/etc/apt/sources.list", "/etc/letsencrypt/renewal/a.conf", "/var/lib/rancher/k3s/agent/x",
+    "/etc/redis/sentinel.conf.d", "/var/lib/cloud/instances/i-0a1/datasource", "ws/keyring.py",
+    "src/credentials.py", "/var/lib/mysql/mysql/user.py",
 ]  # fmt: skip
 
 

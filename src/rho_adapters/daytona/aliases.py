@@ -37,7 +37,7 @@ from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import LOCATIONS, NAMES, SSH_KEY, SSH_KEY_NOT, SecretPolicy
-from rho_domain.shell.reads import unlisted
+from rho_domain.shell.walk_exclusions import unlisted
 
 MAX_LINKED = 200_000
 _PRUNED = ("/proc", "/sys", "/dev")
@@ -126,6 +126,6 @@ def parse_aliases(line: str, policy: SecretPolicy) -> Aliases:
 
 def with_aliases(policy: SecretPolicy, aliases: Aliases) -> SecretPolicy:
     """``policy`` with ``aliases`` and the secrets found (those ``EXCLUDED_NAMES`` does not
-    cover: ``reads.unlisted``) as secret locations of its own."""
+    cover: ``walk_exclusions.unlisted``) as secret locations of its own."""
     found = sorted(aliases.paths | set(unlisted(sorted(aliases.secrets))))
     return attrs.evolve(policy, locations=(*policy.locations, *found)) if found else policy

@@ -39,8 +39,9 @@ def check_reads(
     then excluded, ``deploy/id_github`` or ``.config/gh`` as ``.env`` is). ``visible_roots``:
     the sandbox's roots, the workspace first; ``aliases``: the hard links found so far."""
     from rho_domain.shell.ignore_files import implied_ignore_files
-    from rho_domain.shell.reads import WALKERS, unlisted
+    from rho_domain.shell.reads import WALKERS
     from rho_domain.shell.texts import reach_words
+    from rho_domain.shell.walk_exclusions import unlisted
 
     # Reach judges the words a program may open, not its pattern or script (texts.py).
     opened = reach_words(argv)

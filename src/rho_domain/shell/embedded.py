@@ -2,7 +2,8 @@
 
 ``find``: the expression is checked primary by primary against an allowlist, so ``-exec``,
 ``-execdir``, ``-ok``, ``-okdir``, ``-delete`` and ``-fprint*``/``-fls`` (which write files) never
-pass, nor ``-L``/``-follow`` (links met while walking lead where no word was judged).
+pass, nor ``-L``/``-follow`` (links met while walking lead where no word was judged), nor a
+``-newerXt`` date string whose ``TZ="FILE"`` would open a file no word names.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
+from rho_domain.shell.machine_programs import date_string_refusal
 
 _FIND_FLAGS = frozenset(
     [
@@ -113,6 +115,10 @@ def check_find(args: Sequence[str]) -> None:
         if arg in _FIND_VALUED or _FIND_NEWER.match(arg):
             if i >= len(args):
                 raise CommandRefused(f"find: {arg} needs a value")
+            # -newerXt's value is a date string: its TZ="FILE" opens FILE, as date -d's does
+            dated = arg.startswith("-newer") and arg.endswith("t") and len(arg) == 8
+            if dated and (why := date_string_refusal(args[i])):
+                raise CommandRefused(f"find {arg}: {why}")
             i += 1
             continue
         if arg.startswith("-"):

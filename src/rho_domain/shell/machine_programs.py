@@ -23,17 +23,21 @@ def _date_operand(value: str) -> str | None:
 # date -d 'TZ="ZONE" ...': the date string sets its own zone, and glibc opens ZONE as a file
 # (absolute, ":"-prefixed, or relative to /usr/share/zoneinfo, ".." included): a path no word
 # names, to a secret, out of reach or a FIFO. A zone name (Europe/Paris, UTC) stays in the
-# zone directory.
+# zone directory. Every program that parses a date string with gnulib's parse_datetime reads
+# it: date -d, and find -newerXt (embedded.check_find). A backslash is refused: inside the
+# quotes \" and \\ are escapes, so the zone glibc gets is not the text between two quotes.
 _DATE_ZONE = re.compile(r'tz="([^"]*)', re.IGNORECASE)
 
 
-def _date_string(value: str) -> str | None:
+def date_string_refusal(value: str) -> str | None:
+    """Why a date string (parse_datetime's: ``date -d``, ``find -newermt``) may not be
+    parsed, or None: its ``TZ="..."`` zone names a file (or hides one behind an escape)."""
     for zone in _DATE_ZONE.findall(value):
         name = zone.lstrip(":")
-        if name.startswith("/") or ".." in name:
+        if name.startswith("/") or ".." in name or "\\" in zone:
             return (
-                f"the date string's zone {zone!r} names a file, which date would open; "
-                'name a zone (TZ="Europe/Paris") or use -u'
+                f"the date string's zone {zone!r} names a file, which would be opened; "
+                'name a zone (TZ="Europe/Paris") or use UTC'
             )
     return None
 
@@ -107,7 +111,7 @@ MACHINE_PROGRAMS: dict[str, OptionSpec] = {
         "utc universal rfc-email",
         "date reference",
         "iso-8601 rfc-3339",
-        checks={"operand": _date_operand, "d": _date_string, "date": _date_string},
+        checks={"operand": _date_operand, "d": date_string_refusal, "date": date_string_refusal},
         max_operands=1,
     ),
     "echo": spec("neE", spelling=Spelling(dashdash="none")),  # it would print a "--"

@@ -88,11 +88,15 @@ PROGRAMS = frozenset(SPECS) | frozenset(_SPECIAL) | {"xargs", "cd"}
 # (``out -> /home/u``) is judged as a word (``ls out`` is refused), but one met while walking
 # is no word: ``ls -LR``, ``du -L -a`` and ``tree -l`` listed the names, sizes and times
 # inside it. ``-H`` (links on the command line only) stays: those are words. find: check_find.
+# ls lists a directory's entries even without -R, and -L stats each link's target: ``ls -lL``
+# printed the size, times and owner of a file out of reach that ``stat -L`` is refused; with
+# ``-d`` it lists its operands alone, which are words (``_LISTS_OPERANDS``).
 _FOLLOWS_LINKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "ls": (("L", "dereference"), ("R", "recursive")),
+    "ls": (("L", "dereference"), ()),
     "du": (("L", "dereference"), ()),
     "tree": (("l",), ()),
 }
+_LISTS_OPERANDS: dict[str, tuple[str, ...]] = {"ls": ("d", "directory")}
 
 
 def _check_name(name: str) -> None:
@@ -133,12 +137,18 @@ def check_argv(argv: Sequence[str]) -> None:
 def _check_link_walk(name: str, parsed: Parsed) -> None:
     follow, walks = _FOLLOWS_LINKS.get(name, ((), ()))
     option = next((o for o, _ in parsed.options if o in follow), None)
-    if option is not None and (not walks or parsed.has(*walks)):
+    listed = (not walks or parsed.has(*walks)) and not (
+        name in _LISTS_OPERANDS
+        and not parsed.has("R", "recursive")
+        and parsed.has(*_LISTS_OPERANDS[name])
+    )
+    if option is not None and listed:
         spelled = f"-{option}" if len(option) == 1 else f"--{option}"
         raise CommandRefused(
             f"{name}: {spelled} follows the symbolic links met while walking, into "
             "directories outside the workspace or secret ones that no word names; "
-            "drop it, and name a link's target directly to look inside it"
+            f"drop it{' (or add -d to list the operands alone)' if name == 'ls' else ''}, and "
+            "name a link's target directly to look inside it"
         )
 
 

@@ -31,10 +31,8 @@ import re
 from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
-from rho_domain.glob_set import GlobSet
 from rho_domain.reach import ReadReach
 from rho_domain.secrets import (
-    EXCLUDED_NAMES,
     LOCATIONS,
     SecretPolicy,
     case_insensitive,
@@ -44,6 +42,7 @@ from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.options import OptionSpec, split_options
 from rho_domain.shell.programs import SPECS, xargs_target_index
+from rho_domain.shell.walk_exclusions import HIDDEN, walk_exclusions
 
 # Not date (--reference stats a file), realpath, readlink (they resolve and stat a path):
 # their words are judged like any other's.
@@ -51,18 +50,11 @@ NON_READING = frozenset(
     {"echo", "printf", "seq", "basename", "dirname", "true", "false", "pwd", "whoami",
      "id", "uname", "hostname", "which", "ps", "tr", "cd"}
 )  # fmt: skip
-# Walked by ``grep -r /`` and friends, never worth reading: skipped when below a walked root.
-_WALK_SKIPPED = ("/proc", "/dev", "/sys")
 # The programs that walk directories and read what they meet (``secret_safe_argv`` gives them
 # exclusions; an xargs target may be one): the executors scan their trees for secrets.
 WALKERS = frozenset({"grep", "rg", "diff", "git", "xargs"})
 GUARD_NAME = "rho-guard"
-# A hidden name, as a glob no command-line name like "./src/a.py" or "." matches (grep and diff
-# match --exclude against whole names too): a dot, then neither a dot nor a slash.
-HIDDEN = ".[!./]*"
 _AWK_ARGV = re.compile(r"\bARG[VC]\b")
-# A concrete location whose name a rule already excludes adds no word to the argv.
-_EXCLUDED = GlobSet(tuple(f"/{name}" for name in EXCLUDED_NAMES))
 # The location rules that hold wherever the location is (*/.config/gh), as paths below any
 # directory: git's exclusion pathspecs (``**/.config/gh``) can say them, --exclude cannot.
 LOCATION_TAILS = tuple(
@@ -154,54 +146,6 @@ def _rewrite_short(args: Sequence[str], spec: OptionSpec, old: str, new: str) ->
             arg = "".join(chars)
         out.append(arg)
     return out
-
-
-def _below(location: str, walked: Sequence[str]) -> bool:
-    loc = posixpath.normpath(location)
-    return any(
-        loc == w or loc.startswith(w.rstrip("/") + "/") for w in map(posixpath.normpath, walked)
-    )
-
-
-def unlisted(paths: Sequence[str]) -> tuple[str, ...]:
-    """The ``paths`` whose names ``EXCLUDED_NAMES`` does not already exclude: the secrets a
-    scan found that a walker's exclusions must name (``.config/gh``, ``deploy/id_github``;
-    not the thousand ``*.pem`` of a test suite, which ``*.pem`` covers)."""
-    return tuple(p for p in paths if not _EXCLUDED.matches("/" + posixpath.basename(p).casefold()))
-
-
-def _exposed(location: str, walked: Sequence[str]) -> bool:
-    """Whether a walk from one of ``walked`` meets ``location`` through no directory that
-    ``EXCLUDED_NAMES`` skips (``.git/config`` from the workspace: ``.git`` is skipped, so
-    files named ``config`` elsewhere are not; from ``.git``, ``config`` must be). A walk from
-    ``/`` stands for any directory (an xargs target's): every location below it is exposed."""
-    loc = posixpath.normpath(location)
-    for root in map(posixpath.normpath, walked):
-        if root == "/" and loc != "/":
-            return True
-        if loc == root or loc.startswith(root.rstrip("/") + "/"):
-            between = loc[len(root) :].strip("/").split("/")[:-1]
-            if not any(_EXCLUDED.matches("/" + part.casefold()) for part in between):
-                return True
-    return False
-
-
-def walk_exclusions(policy: SecretPolicy, walked: Sequence[str]) -> tuple[str, ...]:
-    """Basenames a recursive reader walking ``walked`` (canonical directories) must skip: the
-    name rules' (``EXCLUDED_NAMES``) and those of the concrete locations below ``walked`` (the
-    executors add the secrets they found there to ``policy.locations``: ``deploy/id_github``,
-    ``.config/gh``, which no list of names can say), each once; a walk over a home skips
-    every hidden entry (the policy's rule 2b) by ``HIDDEN``."""
-    concrete = (*policy.absolute_locations(), *_WALK_SKIPPED)
-    extra = [
-        name
-        for loc in concrete
-        if _exposed(loc, walked)
-        and not _EXCLUDED.matches("/" + (name := posixpath.basename(loc)).casefold())
-    ]
-    if any(_below(home, walked) for home in policy.homes):
-        extra.append(HIDDEN)
-    return tuple(dict.fromkeys((*EXCLUDED_NAMES, *extra)))
 
 
 def _insert(args: list[str], at: int, extra: Sequence[str]) -> list[str]:

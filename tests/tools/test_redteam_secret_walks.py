@@ -1,0 +1,107 @@
+"""Walkers skip the secrets the policy knows only by a pattern, and the names added for
+credentials kept anywhere (varshell16b).
+
+PostgreSQL's pg_authid (``global/1260`` of a data directory) is a secret by a glob of
+``service_secrets.SERVICE_SECRET_GLOBS``: no walk finds it by a concrete path, and only the
+local executor scans the trees it walks. Under ``read_outside_workspace: allow``, before
+varshell16b, ``grep -rl -a pg_signal <global>`` printed ``1260`` on Daytona, and ``echo <dir> |
+xargs grep -rl`` (or ``xargs rg -l``) did on Daytona and without bubblewrap: the directory an
+xargs target is handed is known only at run time. Walkers now skip a glob's base name wherever
+they walk near its directory (``walk_exclusions._glob_exposed``). Run on this machine's real
+pg_authid.
+
+Ticket caches (``krb5cc_*``), ceph keyrings, a runner's ``.credentials``, ``htpasswd`` files
+without the dot and ACME account keys were read by ``cat`` and ``grep -r`` in a workspace on
+every backend; they are name rules now (``secrets.NAMES``).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from shell_backends import BACKENDS, call_tool, restricted_bash, run_restricted
+
+from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.fakes.daytona import FakeDaytona
+from rho_adapters.local import LocalExecutor
+from rho_domain.permissions import FileWriteMode
+from rho_domain.ports.executor import Executor
+from rho_domain.reach import OutsideReads
+
+MARK = "pg_signal"  # the name of a built-in role: in every pg_authid
+AUTHID = next(
+    (p for p in glob.glob("/var/lib/postgresql/*/main/global/1260") if os.access(p, os.R_OK)), ""
+)
+GLOBAL = os.path.dirname(AUTHID)
+
+
+@pytest.fixture(scope="module")
+def outside_ws() -> Iterator[str]:
+    """Under /var/tmp: /tmp is the sandbox's own, closed under allow."""
+    ws = tempfile.mkdtemp(prefix="rho-secret-walks-", dir="/var/tmp")
+    yield ws
+    shutil.rmtree(ws, ignore_errors=True)
+
+
+def _allow(backend: str, ws: str) -> Executor:
+    if backend == "daytona":
+        fake = FakeDaytona(polls_until_started=0)
+        return DaytonaExecutor(
+            fake.settings(working_dir=ws),
+            file_write=FileWriteMode.OFF,
+            transport=fake.transport,
+            read_outside=OutsideReads.ALLOW,
+        )
+    return LocalExecutor(ws, sandbox=backend == "bwrap", read_outside=OutsideReads.ALLOW)
+
+
+@pytest.mark.skipif(not AUTHID, reason="no readable PostgreSQL pg_authid on this machine")
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_walkers_skip_pg_authid(outside_ws: str, backend: str) -> None:
+    plain = subprocess.run(["grep", "-rl", "-a", MARK, GLOBAL], capture_output=True, text=True)
+    assert AUTHID in plain.stdout  # the plain walk reads it
+    executor = _allow(backend, outside_ws)
+    try:
+        for command in (
+            f"grep -rl -a {MARK} {GLOBAL}",
+            f"echo {GLOBAL} | xargs grep -rl -a {MARK}",
+            f"echo {os.path.dirname(GLOBAL)} | xargs rg -l -a -uuu {MARK}",
+        ):
+            out = await call_tool(*restricted_bash(command), executor)
+            assert "1260" not in out, (command, out)
+            if backend != "bwrap":  # it cannot enter postgres' directory at all
+                assert "global/2676" in out, (command, out)  # the rest is searched
+    finally:
+        if isinstance(executor, DaytonaExecutor):
+            await executor.aclose()
+
+
+NAMED = ("krb5cc_0", "ceph.client.admin.keyring", "runner/.credentials", "nginx/htpasswd",
+         "accounts/private_key.json", "acme.json")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def named_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("secretnames")
+    for i, name in enumerate(NAMED):
+        (ws / name).parent.mkdir(exist_ok=True)
+        (ws / name).write_text(f"CRED-MARK-{i}\n")
+    (ws / "notes.txt").write_text("CRED-MARK-notes\n")
+    return ws
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_credentials_kept_anywhere_are_secret_by_name(named_ws: Path, backend: str) -> None:
+    for name in NAMED:
+        out = await run_restricted(str(named_ws), f"cat {name}", backend)
+        assert "a secret" in out, (name, out)
+        assert "CRED-MARK" not in out, (name, out)
+    out = await run_restricted(str(named_ws), "grep -r CRED-MARK .", backend)
+    assert out.count("CRED-MARK") == 1, out  # notes.txt alone
