@@ -33,11 +33,19 @@ _IGNORED_BY_HFS = dict.fromkeys(
 )  # fmt: skip
 
 
+# An NTFS stream's type after a name (``.env::$DATA`` is the file ``.env`` itself, its unnamed
+# data stream; ``.git::$INDEX_ALLOCATION`` and ``.git:$I30:$INDEX_ALLOCATION`` are the
+# directory ``.git``), which Windows, ntfs-3g and Samba's streams module open as the name.
+_NTFS_STREAM_TYPE = re.compile(r"(:[^:]*)?:\$[a-z0-9_]+\Z")
+
+
 def folded(name: str) -> str:
     """``name`` as a case-insensitive disk compares it: casefolded, without the code points
-    HFS+ ignores, and without the trailing dots and spaces Windows drops (``.git.`` and
-    ``.git `` are ``.git`` on NTFS, a WSL workspace under /mnt/c among them)."""
+    HFS+ ignores, without an NTFS stream's type (``.env::$DATA`` is ``.env``), and without
+    the trailing dots and spaces Windows drops (``.git.`` and ``.git `` are ``.git`` on NTFS,
+    a WSL workspace under /mnt/c among them)."""
     low = name.casefold().translate(_IGNORED_BY_HFS)
+    low = _NTFS_STREAM_TYPE.sub("", low)
     return low.rstrip(". ") or low
 
 
@@ -51,7 +59,9 @@ _SHORT_NAME = re.compile(r"[^.~/]{1,6}~[0-9]{1,6}(\.[^.~/]{1,3})?")
 
 def is_short_name(name: str) -> bool:
     """Whether ``name`` has the shape of a Windows short (8.3) name, another name of a file
-    whose long name it does not show (``GIT~1`` for ``.git``)."""
+    whose long name it does not show (``GIT~1`` for ``.git``), as a disk compares it
+    (``ENV~1.`` and ``ENV~1::$DATA`` are ``ENV~1``: ``folded``)."""
+    name = folded(name)
     stem = name.partition(".")[0]
     return len(stem) <= 8 and _SHORT_NAME.fullmatch(name) is not None
 
