@@ -87,3 +87,42 @@ async def test_ntfs_spellings_and_environments_without_pyvenv_cfg_are_never_writ
             assert (tmp_path / name).read_bytes() == data
         assert not (tmp_path / ".tox").exists()
         assert not (tmp_path / "vendor/bundle").exists()
+
+
+READ_SPELLINGS = [
+    (".e\u200cnv", "secrets file (.env)"),  # HFS+ ignores U+200C: .env
+    (".env::$DATA", "secrets file (.env)"),  # NTFS: .env's own data stream
+    (".SSH::$INDEX_ALLOCATION/config", "secret location (*/.ssh)"),  # NTFS: the directory
+    ("ENV~1", "Windows short (8.3) name"),  # NTFS: .env or .envrc, its text cannot say
+]
+
+
+@pytest.mark.parametrize("backend", ["local", "daytona"])
+async def test_secrets_spelled_as_a_disk_compares_names_are_never_read(
+    tmp_path: Path, backend: str
+) -> None:
+    """Before (varwrite16b): the secrets policy casefolded names and nothing more, so the read
+    tool returned each of these files (planted here under the spelling, as a disk that
+    folds it would open the secret). Now the policy judges each component as
+    ``names.folded`` does and refuses a short name, as the write rules do."""
+    for name, _ in READ_SPELLINGS:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"API_KEY=s3cret\n")
+    (tmp_path / "notes.md").write_bytes(b"ok\n")
+    if backend == "local":
+        executor: Executor = LocalExecutor(str(tmp_path))
+    else:
+        fake = FakeDaytona()
+        executor = DaytonaExecutor(
+            fake.settings(working_dir=str(tmp_path)), transport=fake.transport
+        )
+    refused: dict[str, str] = {}
+    try:
+        for name, why in READ_SPELLINGS:
+            with pytest.raises(SensitivePath) as caught:
+                await executor.read(name)
+            refused[name] = why if why in str(caught.value) else str(caught.value)
+        assert await executor.read("notes.md") == b"ok\n"
+    finally:
+        await executor.aclose()
+    assert refused == dict(READ_SPELLINGS)
