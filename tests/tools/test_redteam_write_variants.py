@@ -126,3 +126,21 @@ async def test_secrets_spelled_as_a_disk_compares_names_are_never_read(
     finally:
         await executor.aclose()
     assert refused == dict(READ_SPELLINGS)
+
+
+async def test_a_write_refused_through_a_link_leaves_no_directory(tmp_path: Path) -> None:
+    """Before (varwrite16b): under ``full``, with ``lib -> sitecustomize`` (a link to a
+    directory not made yet), ``lib/helper.py`` was refused once resolved, but the walk had
+    judged ``sitecustomize`` as a file's name before making it, and an empty
+    ``sitecustomize/`` stayed (a namespace package Python's site imports). Now each directory
+    is judged as the file's directory before it is made."""
+    (tmp_path / "lib").symlink_to("sitecustomize")
+    (tmp_path / "pkg").symlink_to("usercustomize")
+    executor = LocalExecutor(str(tmp_path), file_write=FileWriteMode.FULL)
+    try:
+        for path in ("lib/helper.py", "pkg/sub/mod.py"):
+            with pytest.raises(SensitivePath, match="code Python runs at every start"):
+                await executor.write(path, b"import os\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lib", "pkg"]
