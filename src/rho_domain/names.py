@@ -27,6 +27,8 @@ def folded(name: str) -> str:
     HFS+ ignores, without an NTFS stream's type (``.env::$DATA`` is ``.env``), and without
     the trailing dots and spaces Windows drops (``.git.`` and ``.git `` are ``.git`` on NTFS,
     a WSL workspace under /mnt/c among them)."""
+    if name.isascii() and ":" not in name and not name.endswith((".", " ")):
+        return name.lower()  # the usual name, ~4x faster (the secrets policy folds each)
     low = name.casefold().translate(_IGNORED_BY_HFS)
     low = _NTFS_STREAM_TYPE.sub("", low)
     return low.rstrip(". ") or low
