@@ -13,10 +13,12 @@ What is never written is ``rho_domain.write_rules``; what create-only mode may c
 from __future__ import annotations
 
 import posixpath
-import re
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
+from rho_domain.names import folded, is_short_name
 from rho_domain.secrets import DEFAULT_POLICY
+
+__all__ = ["folded", "is_short_name"]  # rho_domain.names', named here for the rules
 
 _TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
 _SECRET_NAMES = frozenset(
@@ -25,35 +27,6 @@ _SECRET_NAMES = frozenset(
 _SSH_KEYS = frozenset(
     {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"}
 )
-# The code points HFS+ ignores in a name (git's is_hfs_dotgit has the same list): on such a
-# disk '.g\u200cit' is the directory '.git'.
-_IGNORED_BY_HFS = dict.fromkeys(
-    map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c"
-             "\u206d\u206e\u206f\ufeff")
-)  # fmt: skip
-
-
-def folded(name: str) -> str:
-    """``name`` as a case-insensitive disk compares it: casefolded, without the code points
-    HFS+ ignores, and without the trailing dots and spaces Windows drops (``.git.`` and
-    ``.git `` are ``.git`` on NTFS, a WSL workspace under /mnt/c among them)."""
-    low = name.casefold().translate(_IGNORED_BY_HFS)
-    return low.rstrip(". ") or low
-
-
-# A Windows short (8.3) name: at most 8 characters with a ``~`` and a number, an extension of
-# at most 3. NTFS gives one to every long or dotted name and resolves it on open, from WSL's
-# /mnt/c too: ``GIT~1`` is ``.git``, ``DEVCON~1`` is ``.devcontainer``; past four alike, the
-# number follows a hash of the long name (git's ``GI7EBA~1`` is ``.gitmodules``), so which
-# long name a short one stands for cannot be told from its text.
-_SHORT_NAME = re.compile(r"[^.~/]{1,6}~[0-9]{1,6}(\.[^.~/]{1,3})?")
-
-
-def is_short_name(name: str) -> bool:
-    """Whether ``name`` has the shape of a Windows short (8.3) name, another name of a file
-    whose long name it does not show (``GIT~1`` for ``.git``)."""
-    stem = name.partition(".")[0]
-    return len(stem) <= 8 and _SHORT_NAME.fullmatch(name) is not None
 
 
 def components(path: str) -> tuple[str, ...]:

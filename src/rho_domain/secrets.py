@@ -24,10 +24,11 @@ Rules, in order, on an absolute (canonical) path:
    (``TEMPLATES``: ``.env.example``...): ``.env`` variants, private keys (``*.pem``,
    ``*.key``, ``id_*`` without a dot), ``.netrc``, ``.pgpass``, credentials files, shell
    histories...
+4. A component shaped as a Windows short (8.3) name (``ENV~1`` may be ``.env`` on NTFS).
 
 A relative path is matched as if it were below some directory (``.env`` is ``*/.env``), so the
-name rules also apply to what the model wrote. Patterns are lowercase; matching is casefolded
-(``.ENV`` is ``.env`` on a case-insensitive filesystem).
+name rules also apply to what the model wrote. Patterns are lowercase; components are matched
+as a disk compares them (``names.folded``: ``.ENV``, ``.e\u200cnv``, ``.env::$DATA`` are ``.env``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import functools
 import attrs
 
 from rho_domain.glob_set import GlobSet, glob_matches
+from rho_domain.names import folded, folded_text, short_name_refusal
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 
 
@@ -139,7 +141,7 @@ _NAMES_OR_KEY = GlobSet((*NAMES, SSH_KEY))
 def _name_refusal(path: str) -> str | None:
     """Rule 3: the last component's name (templates excepted)."""
     parts = _components(path)
-    name = "/" + parts[-1].casefold() if parts else "/"
+    name = "/" + folded(parts[-1]) if parts else "/"
     if _TEMPLATES.matches(name):
         return None
     if not _NAMES_OR_KEY.matches(name):
@@ -193,7 +195,7 @@ class SecretPolicy:
         text = _text(path)
         if path.startswith("/") and _ALLOWED.matches(text):
             return None
-        return self.location_refusal(path) or _name_refusal(path)
+        return self.location_refusal(path) or _name_refusal(path) or short_name_refusal(path)
 
     def location_refusal(self, path: str) -> str | None:
         """Rule 2 alone (secret trees and locations; not the names of rule 3): what a word
@@ -203,7 +205,7 @@ class SecretPolicy:
             base = _components(location)
             if path.startswith("/") and parts[: len(base)] == base:
                 return f"{path!r} is inside {location}, a secret location the agent never reads"
-        low = _absolute(_text(path)).casefold()
+        low = _absolute(folded_text(path))
         if not _LOCATIONS.matches(low):
             return self._home_refusal(path, parts)
         for pattern in _LOCATIONS.matching(low):

@@ -91,7 +91,9 @@ def _python_startup(parts: tuple[str, ...]) -> bool:
 # PEP 582's __pypackages__ (pdm's installed packages) and Yarn's Plug'n'Play install (the
 # .pnp.cjs loader node requires first, .yarn's unplugged packages, zip cache, the committed
 # yarn release and plugins every yarn command runs, the editor SDKs) are node_modules' twins.
-_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules", "__pypackages__"})
+_INSTALLED_DIRS = frozenset(
+    {"site-packages", "dist-packages", "node_modules", "__pypackages__", ".tox", ".nox"}
+)
 _INSTALLED_FILES = frozenset({".pnp.cjs", ".pnp.js", ".pnp.loader.mjs", ".pnp.data.json"})
 _YARN_INSTALLED = frozenset({"unplugged", "cache", "releases", "plugins", "sdks"})
 # A Python virtual environment (a directory holding pyvenv.cfg: .venv, .tox/py312, .nox/x) or
@@ -100,7 +102,10 @@ _YARN_INSTALLED = frozenset({"unplugged", "cache", "releases", "plugins", "sdks"
 # python on the PATH. The executors look for these markers in the directories a write
 # passes through (below the workspace root: a workspace that is an environment is the
 # user's choice of work) and refuse with ``environment_refusal``.
-ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")
+# An environment made without pyvenv.cfg (virtualenv before 20, pipx's and tox's over it, a
+# conda base) is known by its activation script, which every one of them has; and tox's and
+# nox's directories hold only the environments they build.
+ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta", "bin/activate")
 
 
 def environment_refusal(path: str, environment: str) -> str:
@@ -176,6 +181,9 @@ _NEVER_WRITTEN_BELOW = {
     # installed package's build code runs), and gradle's init scripts, run at every build
     ".gradle": frozenset({"init.d", "init.gradle", "init.gradle.kts"}),
     ".m2": frozenset({"settings.xml"}),
+    # Composer's installed programs (vendor/bin/phpunit, what the project's scripts run) and
+    # Bundler's installed gems (bundle config path vendor/bundle), node_modules' twins
+    "vendor": frozenset({"bin", "bundle"}),
 }  # fmt: skip
 
 

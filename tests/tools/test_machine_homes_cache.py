@@ -56,3 +56,17 @@ def test_the_agents_home_is_added_by_its_real_path_unless_the_scan_has_it(
     assert scan_module.agent_homes({"HOME": str(link)}) == (*homes, str(real.resolve()))
     assert scan_module.agent_homes({"HOME": str(tmp_path / "missing")}) == homes
     assert scan_module.agent_homes({}) == homes
+
+
+def test_a_home_that_is_a_link_in_home_is_its_target(tmp_path: Any) -> None:
+    """Before (varwrite16b): the scan took only /home's directories, not its links, so with
+    /home/alice -> /data/alice a workspace at /data/alice held no known home and its hidden
+    entries (~/.bun/bin, ~/.nvm/nvm.sh) were written. Now a link's target is the home."""
+    (tmp_path / "data/alice").mkdir(parents=True)
+    (tmp_path / "home/bob").mkdir(parents=True)
+    (tmp_path / "home/alice").symlink_to(tmp_path / "data/alice")
+    (tmp_path / "home/dangling").symlink_to(tmp_path / "nowhere")
+    found = scan_module._scan_homes(str(tmp_path / "home"))
+    assert str(tmp_path / "data/alice") in found
+    assert str(tmp_path / "home/bob") in found
+    assert not any("nowhere" in home for home in found)

@@ -28,7 +28,7 @@ INSTALLED = "installed code"
 CASES = [
     (".venv/bin/pytest", ENV),
     (".venv/bin/git", ENV),
-    (".tox/py312/lib/python3.12/helper.py", ENV),
+    (".tox/py312/lib/python3.12/helper.py", INSTALLED),  # .tox by name since varwrite16b
     (".pixi/envs/default/bin/python3", ENV),
     ("__pypackages__/3.12/lib/requests/__init__.py", INSTALLED),
     (".pnp.cjs", INSTALLED),

@@ -11,6 +11,7 @@ failed with "File name too long"."""
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -95,3 +96,29 @@ async def test_a_lone_surrogate_is_the_model_s_error_not_a_crash(tmp_path: Path)
     assert outs == {why: True for _, _, why in calls}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
     assert (tmp_path / "notes.md").read_text() == "old é\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user takes root")
+@pytest.mark.parametrize("backend", sorted(BUILDERS))
+async def test_a_file_replaced_by_root_keeps_its_owner_and_attributes(
+    tmp_path: Path, backend: str
+) -> None:
+    """Before (varwrite16b): an agent run as root (a container's usual user) replacing a
+    user's file gave it to root (the temp file's owner), which the user could no longer
+    write; its ACL and user attributes were lost. Now the owner and group are kept (on
+    both backends), and locally the ACL and ``user.*`` attributes, never ``security.*``."""
+    target = tmp_path / "notes.md"
+    target.write_bytes(b"old\n")
+    target.chmod(0o640)
+    os.chown(target, 4321, 4322)
+    os.setxattr(target, "user.origin", b"hand-written")
+    executor = BUILDERS[backend](tmp_path)
+    try:
+        assert await executor.write("notes.md", b"new\n", overwrite=True)
+    finally:
+        await executor.aclose()
+    st = target.stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 4322, 0o640)
+    if backend == "local":
+        assert os.getxattr(target, "user.origin") == b"hand-written"
+    assert target.read_bytes() == b"new\n"

@@ -140,8 +140,10 @@ def finalize_script(temp: str, target: str, dirs: Sequence[str], *, overwrite: b
             f"rm -f -- {t}\nexit $rc\n"
         )
     return probe + (
-        # the mode kept as the local executor keeps it (files.KEPT): never setuid, setgid, sticky
-        f"if [ -f {d} ]; then chmod --reference={d} -- {t} 2>/dev/null; "
+        # the owner and mode kept as the local executor keeps them (files.KEPT, as far as the
+        # sandbox's user may chown): never setuid, setgid, sticky
+        f"if [ -f {d} ]; then chown --reference={d} -- {t} 2>/dev/null; "
+        f"chmod --reference={d} -- {t} 2>/dev/null; "
         f"chmod u-s,g-s,o-t -- {t}; w=replaced; "
         f"else w=created; fi\n"
         f"mv -fT -- {t} {d} || {{ rm -f -- {t}; exit 1; }}\necho $w\n"

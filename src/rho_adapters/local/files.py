@@ -6,7 +6,8 @@ but for a small directory's listing, ``small_names``).
 * write: the final component must not be a symlink nor a file with other hard links. Create-only
   is one ``O_CREAT|O_EXCL|O_NOFOLLOW`` open (no check-then-write race, fails on dangling
   symlinks too); overwrite writes a temp file beside the target and renames it over (atomic,
-  permission bits kept but set-user-ID, set-group-ID and sticky, never through a link).
+  permission bits kept but set-user-ID, set-group-ID and sticky; owner, group, ACL and user
+  attributes kept as far as the process may; never through a link).
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> b
         return False
     tmp = temp_name(res.name, os.urandom(6).hex())  # as secrets.token_hex(6)
     fd = os.open(tmp, _CREATE_FLAGS, 0o666, dir_fd=res.dir_fd)
-    _write_all(fd, data, res, tmp, mode=None if st is None else stat.S_IMODE(st.st_mode) & KEPT)
+    _write_all(fd, data, res, tmp, replaced=st)
     try:
         os.replace(tmp, res.name, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)
     except OSError:
@@ -162,13 +163,16 @@ def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> b
     return st is not None
 
 
-def _write_all(fd: int, data: bytes, res: Resolved, name: str, mode: int | None = None) -> None:
+def _write_all(
+    fd: int, data: bytes, res: Resolved, name: str, replaced: os.stat_result | None = None
+) -> None:
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        if mode is not None:
-            os.fchmod(fd, mode)
+        if replaced is not None:
+            _keep_identity(fd, res, replaced)
+            os.fchmod(fd, stat.S_IMODE(replaced.st_mode) & KEPT)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -176,3 +180,33 @@ def _write_all(fd: int, data: bytes, res: Resolved, name: str, mode: int | None 
             os.unlink(name, dir_fd=res.dir_fd)
         raise
     os.close(fd)
+
+
+# What a replaced file keeps besides its mode: its ACL and its user's attributes. Never
+# security.* (a file capability is set-user-ID's twin; an SELinux label is policy's) nor
+# trusted.*.
+_KEPT_XATTRS = ("system.posix_acl_access",)
+_KEPT_XATTR_PREFIX = "user."
+
+
+def _keep_identity(fd: int, res: Resolved, old: os.stat_result) -> None:
+    """Give the temp file ``fd`` the owner, group, ACL and user attributes of the file it
+    replaces, as far as the process may (an agent run as root replacing a user's file left
+    it root's, which its user could no longer write; a process that may not chown keeps
+    its own)."""
+    if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, old.st_uid, old.st_gid)
+    try:
+        source = os.open(res.name, _READ_FLAGS, dir_fd=res.dir_fd)
+    except OSError:
+        return  # unreadable to this process: nothing more is kept
+    try:
+        for key in os.listxattr(source):
+            if key in _KEPT_XATTRS or key.startswith(_KEPT_XATTR_PREFIX):
+                with contextlib.suppress(OSError):
+                    os.setxattr(fd, key, os.getxattr(source, key))
+    except OSError:
+        pass  # a filesystem without extended attributes
+    finally:
+        os.close(source)

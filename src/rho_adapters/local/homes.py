@@ -37,14 +37,22 @@ def machine_homes() -> tuple[str, ...]:
 _HOMES: dict[object, tuple[str, ...]] = {}  # the last scan, by its stamp
 
 
-def _scan_homes() -> tuple[str, ...]:
+def _scan_homes(under: str = "/home") -> tuple[str, ...]:
+    """This user's home, root's and every directory in ``under``, a link to one included
+    (/home/alice -> /data/alice: alice's home is /data/alice, its hidden entries hers)."""
     homes: list[str] = []
     with contextlib.suppress(KeyError):
         homes.append(pwd.getpwuid(os.getuid()).pw_dir)
     homes.append("/root")
     with contextlib.suppress(OSError):
-        homes.extend(e.path for e in os.scandir("/home") if e.is_dir(follow_symlinks=False))
+        homes.extend(e.path for e in os.scandir(under) if _is_dir(e))
     return tuple(dict.fromkeys(os.path.realpath(h) for h in homes if h))
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    with contextlib.suppress(OSError):
+        return entry.is_dir()  # following a link
+    return False
 
 
 def agent_homes(env: Mapping[str, str]) -> tuple[str, ...]:

@@ -269,7 +269,7 @@ class Workspace:
                 raise SensitivePath(reason)
 
             def guard(dirs: tuple[str, ...]) -> None:  # before a directory is made
-                self._check_write(path, tree, dirs)
+                self._check_write(path, tree, (*dirs, parts[-1]))  # as the file's directory
                 self._check_environment(path, tree, dirs[:-1])
                 if create_only and (reason := create_only_directory_refusal(path, dirs)):
                     raise PermissionDenied(reason)
