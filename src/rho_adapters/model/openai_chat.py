@@ -107,9 +107,8 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         self.clock = clock
         self._rng = rng or jitter_rng()
         proxy = endpoint.proxies.for_url(self.base_url)
-        self._endpoint = Endpoint(
-            chat_headers(endpoint, self.provider), http=http, pool_key=self.base_url, proxy=proxy
-        )
+        headers = chat_headers(endpoint.api_key, self.provider, endpoint.headers)
+        self._endpoint = Endpoint(headers, http=http, pool_key=self.base_url, proxy=proxy)
         self._no_stream_tools = False  # learned: this server cannot stream with tools
         self.meter = TokenMeter()
         self.facts: ServerFacts | None = None if detect else ServerFacts()

@@ -8,7 +8,7 @@ under the name the server reads (``max_completion_tokens`` or ``max_tokens``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
@@ -16,9 +16,6 @@ import attrs
 from rho_adapters.model.providers import Provider
 from rho_domain.messages import Message
 from rho_domain.model import ModelRequest
-
-if TYPE_CHECKING:
-    from rho_adapters.model.endpoint import ModelEndpoint
 
 
 def chat_url(base_url: str) -> str:
@@ -30,20 +27,22 @@ def chat_url(base_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
-def chat_headers(endpoint: ModelEndpoint, provider: Provider) -> dict[str, str]:
-    """The headers of every request to ``endpoint``: the answers read, the key under the
-    provider's header (``Bearer`` in ``authorization``), then the endpoint's own headers."""
+def chat_headers(
+    api_key: str | None, provider: Provider, extra: Mapping[str, str]
+) -> dict[str, str]:
+    """The headers of every request: the answers read, ``api_key`` under the provider's
+    header (``Bearer`` in ``authorization``), then the endpoint's ``extra`` headers."""
     # only the encodings read a bounded piece at a time (``bodies.body_chunks``)
     headers = {
         "accept": "text/event-stream, application/json",
         "accept-encoding": "gzip, deflate",
     }
-    if api_key := endpoint.api_key:
+    if api_key:
         if provider.auth_header == "authorization":
             headers["authorization"] = f"Bearer {api_key}"
         else:
             headers[provider.auth_header] = api_key
-    headers.update(endpoint.headers)
+    headers.update(extra)
     return headers
 
 
