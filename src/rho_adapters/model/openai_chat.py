@@ -1,7 +1,8 @@
 """OpenAIChatModel: the ChatModel for every OpenAI-compatible Chat Completions server.
 
 Hand-written on httpx: SSE bytes → ``SSEDecoder`` → JSON chunks → ``ChunkAssembler`` → domain
-events (reading one response is ``openai_read``; this module makes the calls). A stream ends
+events (one request and its reading is ``openai_exchanges``, reading one response
+``openai_read``; this module decides what is sent, and what is resent). A stream ends
 with the assembled ``ToolCallReady`` events, one ``UsageReport`` (the server's, or an estimate
 marked ``estimated``) and one ``StreamFinished``. Errors are raised as
 ``ModelError`` subclasses carrying the partial text; retries (``_http.with_retries``) happen only
@@ -22,57 +23,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING
 
 import attrs
 
-from rho_adapters.model._errors import explain, map_httpx_errors
+from rho_adapters.model._errors import explain
 from rho_adapters.model._http import Attempt, Endpoint, with_retries
-from rho_adapters.model.answer_limits import BODY_WAIT, STREAM_WAIT, AnswerWatch
-from rho_adapters.model.bodies import small_json
-from rho_adapters.model.chunks import ChunkAssembler
-from rho_adapters.model.counts import token_count
-from rho_adapters.model.detect import ServerFacts, probe, server_root
+from rho_adapters.model.detect import ServerFacts
 from rho_adapters.model.endpoint import Http, ModelEndpoint
-from rho_adapters.model.openai_read import EmptyStream, read_stream, read_whole
+from rho_adapters.model.openai_exchanges import attempt_events, server_facts, tokenizer_count
+from rho_adapters.model.openai_read import EmptyStream
 from rho_adapters.model.openai_request import (
     RequestDefaults,
     build_body,
+    chat_headers,
+    chat_url,
     effective,
     streams,
     tool_choice_of,
 )
 from rho_adapters.model.providers import PROVIDERS, Provider, for_model, resolve_provider
-from rho_adapters.model.refusals import not_an_answer
 from rho_adapters.model.retry import jitter_rng
 from rho_adapters.model.tokens import TokenMeter, framing_tokens, prompt_text
-from rho_domain.errors import (
-    BadRequest,
-    ContextLengthExceeded,
-    ModelError,
-)
-from rho_domain.messages import Usage
-from rho_domain.model import (
-    ModelRequest,
-    StreamFinished,
-    UsageReport,
-)
+from rho_domain.errors import BadRequest, ContextLengthExceeded, ModelError
+from rho_domain.model import ModelRequest
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.model import ChatModel, ContextMeter
 
 if TYPE_CHECKING:
     from rho_domain.model import StreamEvent
-
-
-def chat_url(base_url: str) -> str:
-    """``{base_url}/chat/completions``, keeping a query string (Azure's ``api-version``)."""
-    parts = urlsplit(base_url)
-    path = parts.path.rstrip("/")
-    if not path.endswith("/chat/completions"):
-        path += "/chat/completions"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
 _NEAR_WINDOW = 0.9  # an empty answer to a request this close to the window is an overflow
@@ -126,19 +106,9 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             clock = SystemClock()
         self.clock = clock
         self._rng = rng or jitter_rng()
-        # only the encodings read a bounded piece at a time (``bodies.body_chunks``)
-        all_headers = {
-            "accept": "text/event-stream, application/json",
-            "accept-encoding": "gzip, deflate",
-        }
-        if api_key := endpoint.api_key:
-            if self.provider.auth_header == "authorization":
-                all_headers["authorization"] = f"Bearer {api_key}"
-            else:
-                all_headers[self.provider.auth_header] = api_key
-        all_headers.update(endpoint.headers)
         proxy = endpoint.proxies.for_url(self.base_url)
-        self._endpoint = Endpoint(all_headers, http=http, pool_key=self.base_url, proxy=proxy)
+        headers = chat_headers(endpoint.api_key, self.provider, endpoint.headers)
+        self._endpoint = Endpoint(headers, http=http, pool_key=self.base_url, proxy=proxy)
         self._no_stream_tools = False  # learned: this server cannot stream with tools
         self.meter = TokenMeter()
         self.facts: ServerFacts | None = None if detect else ServerFacts()
@@ -152,7 +122,7 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         layer): the resends below, the overflow learned and the error explained are all
         handled here, not by a wrapping generator."""
         if not request.model:
-            request = _with_model(request, self.model)
+            request = attrs.evolve(request, model=self.model)
         request = effective(request, self.defaults)
         try:
             await self._detect()
@@ -210,32 +180,18 @@ class OpenAIChatModel(ChatModel, ContextMeter):
     async def count_tokens(self, request: ModelRequest) -> int:
         """See ``ContextMeter.count_tokens``: the server's tokenizer where it has one."""
         await self._detect()
-        path = self.provider.tokenize_path
-        if not path:
+        if not self.provider.tokenize_path:
             return self.meter.estimate(self._as_read(request))
         request = self._as_read(request)
         text = prompt_text(request)
-        body: dict[str, Any] = {"model": request.model or self.model}
-        body["input" if path.startswith("/extras") else "content"] = text
-        if self.provider.name == "vllm":
-            body = {"model": body["model"], "prompt": text}
-        try:
-            # bounded in size and, as a whole, in time: the server chooses what it sends
-            with map_httpx_errors():
-                async with self._endpoint.slot() as client, asyncio.timeout(self.timeouts.idle):
-                    data, _ = await small_json(
-                        client,
-                        "POST",
-                        server_root(self.base_url) + path,
-                        json=body,
-                        headers=self._endpoint.request_headers,
-                        timeout=self.timeouts.for_tier(None),
-                    )
-        except (ModelError, TimeoutError):
-            data = None
-        count = token_count(data.get("count")) if isinstance(data, Mapping) else None
-        if count is None and isinstance(data, Mapping) and isinstance(data.get("tokens"), list):
-            count = len(data["tokens"])
+        count = await tokenizer_count(
+            self._endpoint,
+            self.base_url,
+            self.provider,
+            request.model or self.model,
+            text,
+            self.timeouts,
+        )
         if count is None:
             return self.meter.estimate(self._as_read(request))
         self.meter.learn_text(len(text), count)
@@ -256,7 +212,9 @@ class OpenAIChatModel(ChatModel, ContextMeter):
                 facts = ServerFacts()
                 with contextlib.suppress(ModelError):
                     facts = await self._endpoint.remembered(
-                        f"probe {self.base_url}", self._probe, keep=lambda found: found.answered
+                        f"probe {self.base_url}",
+                        lambda: server_facts(self._endpoint, self.base_url, self.timeouts),
+                        keep=lambda found: found.answered,
                     )
                 self._adopt(facts)
             finally:
@@ -275,15 +233,6 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             )
         if facts.context_window:
             self.window = facts.context_window
-
-    async def _probe(self) -> ServerFacts:
-        async with self._endpoint.slot() as client:
-            return await probe(
-                client,
-                self.base_url,
-                headers=self._endpoint.request_headers,
-                timeout=self.timeouts.idle,  # --timeout 3: the probe waits no longer either
-            )
 
     def _as_read(self, request: ModelRequest) -> ModelRequest:
         """The request as the model reads it: without the tool schemas on a server that shows
@@ -312,14 +261,6 @@ class OpenAIChatModel(ChatModel, ContextMeter):
         if exc.prompt_tokens:
             self.meter.learn(self._as_read(request), exc.prompt_tokens)
 
-    def _with_retries(self, request: ModelRequest, streaming: bool) -> AsyncIterator[StreamEvent]:
-        return with_retries(
-            lambda state: self._attempt(request, state, streaming),
-            policy=self.retry,
-            clock=self.clock,
-            rng=self._rng,
-        )
-
     async def aclose(self) -> None:
         """See ``ChatModel.aclose``."""
         await self._endpoint.aclose()
@@ -331,50 +272,28 @@ class OpenAIChatModel(ChatModel, ContextMeter):
             return False
         return streams(request, self.provider)
 
-    async def _attempt(
+    def _with_retries(self, request: ModelRequest, streaming: bool) -> AsyncIterator[StreamEvent]:
+        return with_retries(
+            lambda state: self._attempt(request, state, streaming),
+            policy=self.retry,
+            clock=self.clock,
+            rng=self._rng,
+        )
+
+    def _attempt(
         self, request: ModelRequest, state: Attempt, streaming: bool
     ) -> AsyncGenerator[StreamEvent, None]:
-        body = build_body(request, self.provider, stream=streaming)
-        timeout = self.timeouts.for_tier(request.service_tier)
-        assembler = ChunkAssembler(max_calls=self.limits.max_tool_calls)
-        try:
-            async with self._endpoint.post_stream(
-                self.url, body, timeout, state, head_seconds=self.limits.max_seconds
-            ) as response:
-                watch = AnswerWatch(
-                    timeout.read,
-                    limits=self.limits,
-                    url=self.url,
-                    started=state.started,
-                    waited=STREAM_WAIT if streaming else BODY_WAIT,
-                )
-                refused = await not_an_answer(response, watch, now=self.clock.now())
-                if refused is not None:
-                    raise refused
-                if streaming:
-                    stream = read_stream(response, assembler, self.url, watch, key=self._key)
-                    async for event in stream:
-                        yield event
-                else:
-                    whole = read_whole(response, assembler, self.url, self.model, watch)
-                    for event in await whole:
-                        yield event
-        except ModelError as exc:
-            exc.partial_text = exc.partial_text or assembler.partial_text
-            raise
-        for event in assembler.finish():
-            yield event
-        if assembler.usage is not None and assembler.usage.input_tokens:
-            self.meter.learn(self._as_read(request), assembler.usage.input_tokens)
-        usage = assembler.usage or Usage(
-            input_tokens=self.meter.estimate(self._as_read(request)),
-            output_tokens=self.meter.estimate_chars(assembler.response_chars()),
-            estimated=True,
+        return attempt_events(
+            self._endpoint,
+            self.url,
+            build_body(request, self.provider, stream=streaming),
+            state,
+            streaming=streaming,
+            timeout=self.timeouts.for_tier(request.service_tier),
+            limits=self.limits,
+            clock=self.clock,
+            model=self.model,
+            key=self._key,
+            meter=self.meter,
+            as_read=self._as_read(request),
         )
-        yield UsageReport(usage)
-        reason = assembler.finish_reason or "stop"
-        yield StreamFinished("length" if assembler.arguments_cut else reason)
-
-
-def _with_model(request: ModelRequest, model: str) -> ModelRequest:
-    return attrs.evolve(request, model=model)

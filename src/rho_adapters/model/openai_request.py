@@ -1,4 +1,4 @@
-"""ModelRequest → Chat Completions request body, shaped by the provider.
+"""ModelRequest → Chat Completions request (its URL, headers and body), shaped by the provider.
 
 Request options left None in the ``ModelRequest`` fall back to ``RequestDefaults`` (what the
 agent was configured with). Parameters a server rejects are never sent; the output limit goes
@@ -9,12 +9,41 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
 from rho_adapters.model.providers import Provider
 from rho_domain.messages import Message
 from rho_domain.model import ModelRequest
+
+
+def chat_url(base_url: str) -> str:
+    """``{base_url}/chat/completions``, keeping a query string (Azure's ``api-version``)."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        path += "/chat/completions"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def chat_headers(
+    api_key: str | None, provider: Provider, extra: Mapping[str, str]
+) -> dict[str, str]:
+    """The headers of every request: the answers read, ``api_key`` under the provider's
+    header (``Bearer`` in ``authorization``), then the endpoint's ``extra`` headers."""
+    # only the encodings read a bounded piece at a time (``bodies.body_chunks``)
+    headers = {
+        "accept": "text/event-stream, application/json",
+        "accept-encoding": "gzip, deflate",
+    }
+    if api_key:
+        if provider.auth_header == "authorization":
+            headers["authorization"] = f"Bearer {api_key}"
+        else:
+            headers[provider.auth_header] = api_key
+    headers.update(extra)
+    return headers
 
 
 @attrs.frozen(kw_only=True)

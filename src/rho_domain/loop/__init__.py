@@ -3,9 +3,9 @@
 The map of one run (``Session.run``), in the order it happens:
 
 1. ``session`` — ``Session`` owns the ports and the ``State``; ``run`` starts a ``RunTally``
-   (``tally``), asks the model's context window ahead (a task beside the run's start,
-   ``context_fit.ask_window_ahead``) and runs ``turns.Turns.drive``, which reads top to bottom
-   (steps 3-9).
+   (``tally``) and its frame, ``run_boundaries.bounded_run``, which asks the model's context
+   window ahead (a task beside the run's start, ``context_fit.ask_window_ahead``) and runs
+   ``turns.Turns.drive``, which reads top to bottom (steps 3-9).
 2. ``run_boundaries`` — ``begin_run``: signals listened to, the stored session created on
    first use, ``run_start`` recorded, calls a dead process left open answered.
 3. ``context_fit`` — ``check_window``: the window must hold the system prompt and tool
@@ -25,7 +25,7 @@ The map of one run (``Session.run``), in the order it happens:
 10. ``journal`` — every change above is an event: applied to the ``State``, persisted,
     announced to listeners.
 11. ``run_boundaries`` — ``end_run``: open calls answered, ``run_end`` recorded and the
-    ``RunResult`` built from the tally, however the run ended.
+    ``RunResult`` built from the tally, however the run ended; then the ``after_run`` hooks.
 
 Vocabulary (messages, events, state, config) and pure policies (approval, compaction
 planning, permissions) stay at the ``rho_domain`` root; this package holds what moves.

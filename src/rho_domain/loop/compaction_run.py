@@ -4,8 +4,9 @@ The summary request must itself fit the window: it carries no tool schemas, rese
 for the summary, and when the history to summarise is too long it is sent as a transcript
 cut to fit (newest kept). A summary that would not make the context smaller is rejected.
 
-``compact_history`` does it on request (``Session.compact`` answers a rejection with
-``rejection_noted``); ``auto_compact`` does it before a model call when the
+``compact_history`` does it on request (``compact_asked``, ``Session.compact``'s: a rejection
+answered with ``rejection_noted``, a compaction that compacted nothing told by an ``error``
+event); ``auto_compact`` does it before a model call when the
 measured context passes the configured share of the window; ``compact_after_overflow`` does it
 once when the server refused a request as too long.
 """
@@ -31,6 +32,7 @@ from rho_domain.errors import (
     ContextLengthExceeded,
     ModelError,
     ModelProtocolError,
+    SessionStateError,
 )
 from rho_domain.loop.context_fit import context_full, measure, prompt_tokens, summary_tokens
 from rho_domain.loop.journal import Journal
@@ -117,6 +119,40 @@ async def compact_history(
         )
     )
     return CompactResult(summary=summary, tokens_before=before, tokens_after=after, trigger=trigger)
+
+
+async def compact_asked(
+    agent: Agent,
+    model: ChatModel,
+    journal: Journal,
+    custom_instructions: str,
+    trigger: CompactTrigger,
+) -> CompactResult:
+    """``Session.compact``: ``compact_history``, refused (``SessionStateError``) while tool
+    calls wait for approval. A rejected summary is returned as ``rejection_noted``; a
+    ``ModelError`` is raised, history untouched. Either way an ``error`` event says why the
+    ``compact_start`` has no ``compact``."""
+    if journal.state.pending_calls:
+        raise SessionStateError("cannot compact while tool calls wait for approval")
+    try:
+        return await compact_history(agent, model, journal, custom_instructions, trigger)
+    except CompactionRejected as rejected:
+        await _compaction_ended(journal, rejected, "nothing compacted")
+        return rejection_noted(rejected, trigger)
+    except ModelError as failed:
+        await _compaction_ended(journal, failed, "compaction failed")
+        raise
+
+
+async def _compaction_ended(journal: Journal, error: ModelError, what: str) -> None:
+    """An ``error`` event for a compaction asked for that compacted nothing (it failed,
+    or its summary was rejected): a ``compact_start`` without a ``compact`` is over, and
+    the trace (``monitor watch``, the dashboard) says why."""
+    await journal.emit(
+        ev.ErrorOccurred(
+            at=journal.clock.now(), error_type=type(error).__name__, message=f"{what}: {error}"
+        )
+    )
 
 
 def rejection_noted(rejected: CompactionRejected, trigger: CompactTrigger) -> CompactResult:

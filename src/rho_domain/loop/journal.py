@@ -212,6 +212,17 @@ class Journal:
             self._unpersisted[:0] = batch  # keep them for the next attempt
             raise
 
+    async def release(self) -> None:
+        """The session closes: a stored session's queued events are persisted and the store's
+        lock released, then every listener that ends with the session (``EndsWithSession``)
+        is told. A store failure propagates, and the listeners are then not told."""
+        if self.store is not None and self.created:
+            await self.flush()
+            await self.store.release(self.session_id)
+        for listener in tuple(self.listeners):
+            if isinstance(listener, EndsWithSession):
+                listener.session_closed()
+
     async def message(self, message: Message) -> None:
         """Emit ``MessageAdded`` for ``message``."""
         await self.emit(ev.MessageAdded(at=self.clock.now(), message=message))

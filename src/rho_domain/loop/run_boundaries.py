@@ -1,25 +1,86 @@
 """Run boundaries: what happens once when a run starts and once when it ends, whatever happens.
 
-``begin_run`` listens for signals, creates the stored session on first use, records
-``run_start`` and answers tool calls a dead process left running. ``end_run`` answers every call
-still open, records the error and ``run_end``, stops listening (clearing the run's signals: a
-pause or cancel left behind, export requests answered), and builds the ``RunResult``; a durable
-run that another execution owns now (``RunSuperseded``) records none of it.
+``bounded_run`` is a run's frame (``Session.run``'s, after its guards): the model's context
+window asked ahead, ``begin_run``, the budget watch and ``Turns.drive``, then ``end_run``
+whatever happened, and the ``after_run`` hooks. ``begin_run`` listens for signals, creates the
+stored session on first use, records ``run_start`` and answers tool calls a dead process left
+running. ``end_run`` answers every call still open, records the error and ``run_end``, stops
+listening (clearing the run's signals: a pause or cancel left behind, export requests
+answered), and builds the ``RunResult``; a durable run that another execution owns now
+(``RunSuperseded``) records none of it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rho_domain import events as ev
 from rho_domain.errors import RunSuperseded
+from rho_domain.loop.context_fit import ask_window_ahead, settle
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
+from rho_domain.loop.turns import Turns, budget_watch
 from rho_domain.not_run import CANCELLED_RESULT, DIED
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import RunResult, RunStatus
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from rho_domain.loop.turns import RefreshTools, TurnSession
+
+    class FramedSession(TurnSession, Protocol):
+        """What a run's frame uses of its session (``rho_domain.loop.session.Session``)."""
+
+        last_result: RunResult | None
+
+
+async def bounded_run(
+    session: FramedSession,
+    tally: RunTally,
+    prompt: str | None,
+    max_turns: int | None,
+    *,
+    record: Callable[[], SessionRecord],
+    refresh_tools: RefreshTools,
+    ended: Callable[[], None],
+) -> RunResult:
+    """Run ``session``'s turns for ``prompt`` between ``begin_run`` and ``end_run`` and return
+    the result, also kept in ``session.last_result``; ``ended`` is called once the run has
+    ended, before the ``after_run`` hooks. ``max_turns`` as ``Session.run`` takes it; failures
+    end the run with status ``error`` (never raised), cancellation is re-raised once the run
+    has ended; ``record``: see ``begin_run``, ``refresh_tools``: see ``Turns``."""
+    control, journal = session.control, session.journal
+    status, error = RunStatus.ERROR, None
+    ahead = ask_window_ahead(session.model)  # beside the run's start (context_fit)
+    try:
+        await begin_run(control, journal, record, tally, prompt)
+        watch = budget_watch(session.agent.config.budget, session.state, tally.started)
+        control.deadline = watch.deadline() if watch is not None else None
+        limit = session.agent.config.max_turns if max_turns is None else max_turns
+        tally.max_turns = limit or None  # what a sub-agent may use of it (sub_agents)
+        turns = Turns(session, refresh_tools, tally, watch)
+        status = await turns.drive(prompt, limit or None)
+    except asyncio.CancelledError:
+        status = RunStatus.CANCELLED
+        raise
+    except Exception as exc:  # noqa: BLE001 - every failure must still end the run cleanly
+        error = exc
+    finally:
+        if ahead is not None:
+            await settle(ahead)
+        result = session.last_result = await end_run(control, journal, tally, status, error)
+        ended()
+    if session.agent.hooks.after_run:
+        from rho_domain.loop.hooks_applied import after_run  # with the first hook
+
+        with contextlib.suppress(Exception):  # a store failure: the result still returns
+            await after_run(session.agent.hooks, journal, result)
+    return result
 
 
 async def begin_run(

@@ -1,5 +1,10 @@
 """Session: owns the ports and the conversation State, and runs its prompts.
 
+Its public API is here; what each call does lives in the module that owns it: a run's frame in
+``run_boundaries.bounded_run``, a compaction asked for in ``compaction_run.compact_asked``, an
+approval answered between runs in ``tool_approval.record_answer``, closing in
+``Journal.release``, children in ``sub_agents``.
+
 One run, top to bottom: ``begin_run`` → the turns (``rho_domain.loop.turns.Turns``: add the
 user message → (pause, cancel, compaction, directives) → stream the model call → assemble the
 assistant message → for each tool call: policy → approval → execute → append the result →
@@ -11,30 +16,27 @@ Replaying the persisted events rebuilds the session exactly.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.errors import CompactionRejected, ModelError, SessionStateError
-from rho_domain.loop.compaction_run import compact_history, rejection_noted
-from rho_domain.loop.context_fit import ask_window_ahead, settle
+from rho_domain.errors import SessionStateError
+from rho_domain.loop.compaction_run import compact_asked
 from rho_domain.loop.control import RunControl
-from rho_domain.loop.journal import EndsWithSession, Journal, Listener
-from rho_domain.loop.run_boundaries import begin_run, end_run
+from rho_domain.loop.journal import Journal, Listener
+from rho_domain.loop.run_boundaries import bounded_run
 from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.tool_batch import ToolBatch
-from rho_domain.loop.turns import Turns, budget_watch
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionRecord, SessionStore
-from rho_domain.run import RunResult, RunStatus, new_id
+from rho_domain.run import RunResult, new_id
 from rho_domain.state import State
 from rho_domain.tools.source import ToolSource
 
@@ -222,23 +224,9 @@ class Session:
         it, and a call held under ``call_id`` with another digest raises ``CallChanged``,
         nothing answered (the call still waits). None: the caller holds this session's call
         itself (in-process), so there is nothing between the showing and the answer."""
-        pending = {c.id: c for c in self.state.pending_calls}
-        if call_id not in pending:
-            known = ", ".join(pending) or "none"
-            raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
-        if digest is not None:
-            self.state.check_digest(pending[call_id], digest)
-        self.journal.record(
-            ev.ApprovalResolved(
-                at=self.clock.now(),
-                call_id=call_id,
-                tool_name=pending[call_id].name,
-                approved=approved,
-                always=always,
-                reason=reason,
-                digest=digest,
-            )
-        )
+        from rho_domain.loop.tool_approval import record_answer  # with the first answer
+
+        record_answer(self.journal, call_id, approved, always=always, reason=reason, digest=digest)
 
     async def run(
         self,
@@ -277,36 +265,21 @@ class Session:
             started=self.clock.monotonic(),
             tools_before=self.state.tool_calls,
         )
-        status, error = RunStatus.ERROR, None
-        ahead = ask_window_ahead(self.model)  # beside the run's start (context_fit)
-        try:
-            await begin_run(self.control, self.journal, self._record, tally, prompt)
-            watch = budget_watch(self.agent.config.budget, self.state, tally.started)
-            self.control.deadline = watch.deadline() if watch is not None else None
-            limit = self.agent.config.max_turns if max_turns is None else max_turns
-            tally.max_turns = limit or None  # what a sub-agent may use of it (sub_agents)
-            turns = Turns(self, self._refresh_tools, tally, watch)
-            status = await turns.drive(prompt, limit or None)
-        except asyncio.CancelledError:
-            status = RunStatus.CANCELLED
-            raise
-        except Exception as exc:  # noqa: BLE001 - every failure must still end the run cleanly
-            error = exc
-        finally:
-            if ahead is not None:
-                await settle(ahead)
-            result = self.last_result = await end_run(
-                self.control, self.journal, tally, status, error
-            )
+
+        def ended() -> None:
             if on_event is not None:
                 self.journal.listeners.remove(on_event)
             self._running = False
-        if self.agent.hooks.after_run:
-            from rho_domain.loop.hooks_applied import after_run  # with the first hook
 
-            with contextlib.suppress(Exception):  # a store failure: the result still returns
-                await after_run(self.agent.hooks, self.journal, result)
-        return result
+        return await bounded_run(
+            self,
+            tally,
+            prompt,
+            max_turns,
+            record=self._record,
+            refresh_tools=self._refresh_tools,
+            ended=ended,
+        )
 
     async def stream(
         self, prompt: str | None = None, *, max_turns: int | None = None
@@ -329,27 +302,8 @@ class Session:
         When nothing was compacted (too little history, or a summary that would not make the
         context smaller) the result says so: empty ``summary``, the reason in ``note``.
         Raises ``ModelError`` when the summary fails; history is then left untouched."""
-        if self.state.pending_calls:
-            raise SessionStateError("cannot compact while tool calls wait for approval")
-        try:
-            return await compact_history(
-                self.agent, self.model, self.journal, custom_instructions, trigger
-            )
-        except CompactionRejected as rejected:
-            await self._compaction_ended(rejected, "nothing compacted")
-            return rejection_noted(rejected, trigger)
-        except ModelError as failed:
-            await self._compaction_ended(failed, "compaction failed")
-            raise
-
-    async def _compaction_ended(self, error: ModelError, what: str) -> None:
-        """An ``error`` event for a compaction asked for that compacted nothing (it failed,
-        or its summary was rejected): a ``compact_start`` without a ``compact`` is over, and
-        the trace (``monitor watch``, the dashboard) says why."""
-        await self.journal.emit(
-            ev.ErrorOccurred(
-                at=self.clock.now(), error_type=type(error).__name__, message=f"{what}: {error}"
-            )
+        return await compact_asked(
+            self.agent, self.model, self.journal, custom_instructions, trigger
         )
 
     async def fork(self, *, at: int, agent: Agent | None = None) -> Session:
@@ -392,12 +346,7 @@ class Session:
         run again (``SessionStateError``: resume it); one without a store does."""
         self._closed = True
         try:
-            if self.store is not None and self.journal.created:
-                await self.journal.flush()
-                await self.store.release(self.id)
-            for listener in tuple(self.journal.listeners):
-                if isinstance(listener, EndsWithSession):
-                    listener.session_closed()
+            await self.journal.release()
         finally:
             owned, self._owned = self._owned, ()
             for resource in owned:

@@ -6,6 +6,7 @@ approval (no approver wired, or an answer given out of band: ``ApprovalInterrupt
 cancelled. It records ``ApprovalRequested`` the first time a call is asked about and
 ``ApprovalResolved`` with the approver's answer. ``ToolBatch`` (``tool_batch.py``) imports it
 with the first call that needs an approval: a plain run's calls are allowed.
+``record_answer`` records an answer given between runs (``Session.resolve_approval``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rho_domain import events as ev
-from rho_domain.errors import RhoError
+from rho_domain.errors import RhoError, SessionStateError
 from rho_domain.messages import ToolCall
 from rho_domain.tools.prepared import decode_arguments
 
@@ -25,6 +26,37 @@ if TYPE_CHECKING:
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.clock import Clock
     from rho_domain.state import State
+
+
+def record_answer(
+    journal: Journal,
+    call_id: str,
+    approved: bool,
+    *,
+    always: bool,
+    reason: str,
+    digest: str | None,
+) -> None:
+    """Record the answer to the pending call ``call_id`` (``Session.resolve_approval``'s
+    contract). Raises ``SessionStateError`` for a call not pending (naming those that are) and
+    ``CallChanged`` for a ``digest`` that is not the held call's; then nothing is recorded."""
+    pending = {c.id: c for c in journal.state.pending_calls}
+    if call_id not in pending:
+        known = ", ".join(pending) or "none"
+        raise SessionStateError(f"no pending tool call {call_id!r} (pending: {known})")
+    if digest is not None:
+        journal.state.check_digest(pending[call_id], digest)
+    journal.record(
+        ev.ApprovalResolved(
+            at=journal.clock.now(),
+            call_id=call_id,
+            tool_name=pending[call_id].name,
+            approved=approved,
+            always=always,
+            reason=reason,
+            digest=digest,
+        )
+    )
 
 
 class Asking(Protocol):
