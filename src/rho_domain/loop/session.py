@@ -23,7 +23,7 @@ from rho_domain.loop.compaction_run import compact_history, rejection_noted
 from rho_domain.loop.context_fit import ask_window_ahead, settle
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import EndsWithSession, Journal, Listener
-from rho_domain.loop.run_boundaries import begin_run, end_run
+from rho_domain.loop.run_boundaries import begin_run, end_run, stop_the_run
 from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
@@ -106,6 +106,8 @@ class Session:
         can_delegate = delegation and "delegate" in agent.registry
         self._sub_agents = SubAgents(self)
         self._running = False
+        self._run_over: asyncio.Future[None] | None = None  # the run's end, on its loop
+        self._run_task: asyncio.Task[object] | None = None
         self._closed = False  # close released the store's lock (a new run would not hold it)
         self._tally: RunTally | None = None
         self._owned = owned
@@ -265,6 +267,8 @@ class Session:
                 f"Session.resume({self.id!r}, store=...)"
             )
         self._running = True
+        self._run_over = asyncio.get_running_loop().create_future()
+        self._run_task = asyncio.current_task()
         if on_event is not None:
             self.journal.listeners.append(on_event)
         tally = self._tally = RunTally(
@@ -296,6 +300,7 @@ class Session:
             if on_event is not None:
                 self.journal.listeners.remove(on_event)
             self._running = False
+            self._run_over.set_result(None)
         if self.agent.hooks.after_run:
             from rho_domain.loop.hooks_applied import after_run  # with the first hook
 
@@ -384,15 +389,29 @@ class Session:
         """Persist anything pending and release the store's lock; tell listeners that end with
         the session (``EndsWithSession``); close the adapters built for it (``owned``; their
         failures to close are not raised). Idempotent. A stored session closed does not
-        run again (``SessionStateError``: resume it); one without a store does."""
+        run again (``SessionStateError``: resume it); one without a store does.
+
+        Called while a run is in progress (another task's), the run is cancelled and its end
+        awaited first: released under it, the lock would let another process take the
+        session while this run still writes. A run on another event loop (another thread)
+        cannot be awaited from here: ``SessionStateError``, nothing closed."""
+        if self._running:
+            await stop_the_run(self.id, self.control, self._run_over, self._run_task)
         self._closed = True
         try:
-            if self.store is not None and self.journal.created:
-                await self.journal.flush()
-                await self.store.release(self.id)
-            for listener in tuple(self.journal.listeners):
-                if isinstance(listener, EndsWithSession):
-                    listener.session_closed()
+            # Each step runs even when the one before failed (a store whose directory was
+            # removed fails both writes): the lock is released and the listeners told before the
+            # error is raised.
+            try:
+                if self.store is not None and self.journal.created:
+                    try:
+                        await self.journal.flush()
+                    finally:
+                        await self.store.release(self.id)
+            finally:
+                for listener in tuple(self.journal.listeners):
+                    if isinstance(listener, EndsWithSession):
+                        listener.session_closed()
         finally:
             owned, self._owned = self._owned, ()
             for resource in owned:
