@@ -108,6 +108,7 @@ class Session:
         self._running = False
         self._run_over: asyncio.Future[None] | None = None  # the run's end, on its loop
         self._run_task: asyncio.Task[object] | None = None
+        self._compacting = False  # compact() waits for its summary (the history is read)
         self._closed = False  # close released the store's lock (a new run would not hold it)
         self._tally: RunTally | None = None
         self._owned = owned
@@ -253,11 +254,15 @@ class Session:
         the run with status ``error`` (never raised). A model repeating a tool call ends it
         ``stuck`` once told (``rho_domain.loop.stuck``); with an ``output_schema`` the final answer
         is parsed and checked, corrected once (``rho_domain.loop.output_check``).
-        Raises ``SessionStateError`` if a run is already in progress, or if the session is
-        stored and was closed (its lock released: resume it).
+        Raises ``SessionStateError`` if a run or a ``compact()`` is already in progress, or
+        if the session is stored and was closed (its lock released: resume it).
         """
         if self._running:
             raise SessionStateError("this session is already running; wait or cancel it")
+        if self._compacting:
+            raise SessionStateError(
+                "this session is compacting its history; wait for compact() to return"
+            )
         if self._closed and self.journal.created and self.store is not None:
             # close gave the store's lock back: another process may have continued the
             # session since, and this one's history would be written over it.
@@ -328,9 +333,18 @@ class Session:
 
         When nothing was compacted (too little history, or a summary that would not make the
         context smaller) the result says so: empty ``summary``, the reason in ``note``.
-        Raises ``ModelError`` when the summary fails; history is then left untouched."""
+        Raises ``ModelError`` when the summary fails; history is then left untouched.
+        Raises ``SessionStateError`` while a run or another compaction is in progress."""
         if self.state.pending_calls:
             raise SessionStateError("cannot compact while tool calls wait for approval")
+        if self._running or self._compacting:
+            # its plan is the history read now; what a run adds while the summary is asked
+            # for would be dropped when the history is replaced
+            raise SessionStateError(
+                "cannot compact while a run is in progress (or another compaction): compact "
+                "after run() returns"
+            )
+        self._compacting = True
         try:
             return await compact_history(
                 self.agent, self.model, self.journal, custom_instructions, trigger
@@ -341,6 +355,8 @@ class Session:
         except ModelError as failed:
             await self._compaction_ended(failed, "compaction failed")
             raise
+        finally:
+            self._compacting = False
 
     async def _compaction_ended(self, error: ModelError, what: str) -> None:
         """An ``error`` event for a compaction asked for that compacted nothing (it failed,

@@ -1,0 +1,57 @@
+"""A session changes its history from one place at a time: ``compact()`` while a run is in
+progress, or ``run()`` while a compaction waits for its summary, is refused.
+
+Compaction plans from the history it reads before asking the model for the summary and
+replaces the history with the summary and that plan's tail when the answer comes: what a run
+added meanwhile (its tool results, its answer) was dropped from the history, and the run and
+the summary took each other's model answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from domain_support import SlowTool, make_session
+
+from rho_adapters.fakes import Turn, call, text, tools
+from rho_domain.errors import SessionStateError
+from rho_domain.messages import UserMessage
+
+
+async def test_compact_during_a_run_and_a_run_during_compact_are_refused() -> None:
+    slow = SlowTool()
+    long = "x" * 2_000
+    session = make_session(
+        [
+            text("one " + long),
+            text("two " + long),
+            Turn(hang=True),  # the summary that never comes
+            text("three"),
+            tools(call("slow", {})),
+            text("five"),  # without the checks: the summary of a compaction run beside them
+        ],
+        tools=[slow],
+    )
+    await session.run("first task")
+    await session.run("second task")
+    kept = list(session.state.messages)
+    compaction = asyncio.ensure_future(session.compact())
+    while not session.model.requests[2:]:  # type: ignore[attr-defined]
+        await asyncio.sleep(0)
+    with pytest.raises(SessionStateError, match="compacting its history"):
+        await session.run("third task")
+    compaction.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await compaction
+    assert session.state.messages == kept
+    assert (await session.run("third task")).text == "three"
+
+    run = asyncio.ensure_future(session.run("fourth task"))
+    await slow.started.wait()
+    with pytest.raises(SessionStateError, match="while a run is in progress"):
+        await session.compact()
+    session.cancel()
+    await run
+    assert (await session.run("fifth task")).text == "five"
+    assert session.state.messages[0] == UserMessage("first task")  # nothing compacted
