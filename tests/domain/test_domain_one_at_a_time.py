@@ -1,5 +1,6 @@
 """A session changes its history from one place at a time: ``compact()`` while a run is in
-progress, or ``run()`` while a compaction waits for its summary, is refused.
+progress, or ``run()`` while a compaction waits for its summary, is refused; and a session
+cannot be copied into a second driver of the same history.
 
 Compaction plans from the history it reads before asking the model for the summary and
 replaces the history with the summary and that plan's tail when the answer comes: what a run
@@ -10,11 +11,13 @@ the summary took each other's model answers.
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 
 import pytest
 from domain_support import SlowTool, make_session
 
-from rho_adapters.fakes import Turn, call, text, tools
+from rho_adapters.fakes import MemorySessionStore, Turn, call, text, tools
 from rho_domain.errors import SessionStateError
 from rho_domain.messages import UserMessage
 
@@ -55,3 +58,12 @@ async def test_compact_during_a_run_and_a_run_during_compact_are_refused() -> No
     await run
     assert (await session.run("fifth task")).text == "five"
     assert session.state.messages[0] == UserMessage("first task")  # nothing compacted
+
+
+async def test_a_domain_session_fork_returns_is_neither_pickled_nor_copied() -> None:
+    session = make_session([text("a")], store=MemorySessionStore())
+    await session.run("x")
+    child = await session.fork(at=1)
+    for way in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(TypeError, match=f"cannot be pickled or copied.*{child.id}"):
+            way(child)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn, SupportsIndex
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
@@ -124,6 +124,17 @@ class Session:
             self._sub_agents.resume if can_delegate else None,
         )
         self.last_result: RunResult | None = None
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        # pickle, copy.copy and copy.deepcopy all ask this (fork returns this class, not the
+        # facade that refused them): pickle and deepcopy failed deep inside ('weakref',
+        # 'mappingproxy'), and copy.copy made a second Session sharing this one's journal and
+        # store lock but not its "a run is in progress" guard, so both could run at once.
+        raise TypeError(
+            f"a Session cannot be pickled or copied: it holds its store's lock and open "
+            f"adapters (the model client, the executor); keep its id ({self.id!r}) and open it "
+            "again from its store (Session.resume(id, store=...)), or fork it"
+        )
 
     @classmethod
     def from_ports(
