@@ -122,6 +122,7 @@ def make_session(
     clock: FakeClock | None = None,
     output_limit: int = 20_000,
     hooks: Hooks | None = None,
+    labels: Mapping[str, str] | None = None,
     **config_fields: Any,
 ) -> Session:
     resolved = builtin_profile(profile) if isinstance(profile, str) else profile
@@ -141,4 +142,5 @@ def make_session(
         store=store,
         signals=signals,
         approver=approver,
+        labels=labels,
     )

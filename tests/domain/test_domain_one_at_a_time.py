@@ -18,7 +18,7 @@ import pytest
 from domain_support import SlowTool, make_session
 
 from rho_adapters.fakes import MemorySessionStore, Turn, call, text, tools
-from rho_domain.errors import SessionStateError
+from rho_domain.errors import ConfigError, SessionStateError
 from rho_domain.messages import UserMessage
 
 
@@ -67,3 +67,24 @@ async def test_a_domain_session_fork_returns_is_neither_pickled_nor_copied() -> 
     for way in (pickle.dumps, copy.copy, copy.deepcopy):
         with pytest.raises(TypeError, match=f"cannot be pickled or copied.*{child.id}"):
             way(child)
+
+
+def test_labels_a_listing_would_copy_are_refused_where_a_session_is_made() -> None:
+    # before: any labels were kept and copied into every listing and meta.json rewrite
+    from rho_domain.ports.store import LABEL_KEY_CHARS, LABELS_CHARS, LABELS_MAX
+    from rho_entry.server.bodies import Invalid, parse_create
+
+    fine = {"team": "sre", "k" * LABEL_KEY_CHARS: "v" * (LABELS_CHARS - LABEL_KEY_CHARS - 7)}
+    assert make_session([], labels=fine).labels == fine
+    for labels, said in (
+        (
+            {"notes": "x" * LABELS_CHARS},
+            "labels of 8197 characters in all, over 8192 .the label 'notes' has 8192",
+        ),
+        ({"k" * 300: "v"}, "the label key 'kkkk"),
+        ({f"l{n}": "" for n in range(LABELS_MAX + 1)}, "65 labels, over the limit of 64"),
+    ):
+        with pytest.raises(ConfigError, match=f"session labels: {said}"):
+            make_session([], labels=labels)
+        with pytest.raises(Invalid, match=said):
+            parse_create({"prompt": "hi", "labels": labels})

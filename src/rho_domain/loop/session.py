@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn, SupportsIndex
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.errors import CompactionRejected, ModelError, SessionStateError
+from rho_domain.errors import CompactionRejected, ConfigError, ModelError, SessionStateError
 from rho_domain.loop.compaction_run import compact_history, rejection_noted
 from rho_domain.loop.context_fit import ask_window_ahead, settle
 from rho_domain.loop.control import RunControl
@@ -33,7 +33,7 @@ from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
-from rho_domain.ports.store import SessionRecord, SessionStore
+from rho_domain.ports.store import SessionRecord, SessionStore, label_problem
 from rho_domain.run import RunResult, RunStatus, new_id
 from rho_domain.state import State
 from rho_domain.tools.source import ToolSource
@@ -98,6 +98,8 @@ class Session:
         self.state = state if state is not None else State()
         self.parent_id = parent_id
         self.labels = dict(labels or {})
+        if not created and (problem := label_problem(self.labels)) is not None:
+            raise ConfigError(f"session labels: {problem}")
         self.steps = steps
         self.journal = Journal(self.id, self.state, clock, store, created=created, replay=replay)
         if on_event is not None:
