@@ -72,7 +72,8 @@ async def test_a_domain_session_fork_returns_is_neither_pickled_nor_copied() -> 
 def test_labels_a_listing_would_copy_are_refused_where_a_session_is_made() -> None:
     # before: any labels were kept and copied into every listing and meta.json rewrite
     from rho_domain.ports.store import LABEL_KEY_CHARS, LABELS_CHARS, LABELS_MAX
-    from rho_entry.server.bodies import Invalid, parse_create
+    from rho_entry.server.bodies import parse_create
+    from rho_entry.server.errors import Invalid
 
     fine = {"team": "sre", "k" * LABEL_KEY_CHARS: "v" * (LABELS_CHARS - LABEL_KEY_CHARS - 7)}
     assert make_session([], labels=fine).labels == fine
