@@ -105,6 +105,8 @@ async def stop_the_run(
     Raises ``SessionStateError``, the run left alone, when it cannot be awaited from here: it
     runs on another event loop (another thread), or the caller is inside the run itself (a
     listener or a tool: waiting would never end)."""
+    if run_over is not None and run_over.done():
+        return
     here = asyncio.get_running_loop()
     if run_over is None or run_over.get_loop() is not here:
         raise SessionStateError(

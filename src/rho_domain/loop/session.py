@@ -310,15 +310,17 @@ class Session:
         except Exception as exc:  # noqa: BLE001 - every failure must still end the run cleanly
             error = exc
         finally:
-            if ahead is not None:
-                await settle(ahead)
-            result = self.last_result = await end_run(
-                self.control, self.journal, tally, status, error
-            )
-            if on_event is not None:
-                self.journal.listeners.remove(on_event)
-            self._running = False
-            self._run_over.set_result(None)
+            try:
+                if ahead is not None:
+                    await settle(ahead)
+                result = self.last_result = await end_run(
+                    self.control, self.journal, tally, status, error
+                )
+            finally:  # a cancel landing in end_run (its fsync) still ends the run here
+                if on_event is not None:
+                    self.journal.listeners.remove(on_event)
+                self._running = False
+                self._run_over.set_result(None)
         if self.agent.hooks.after_run:
             from rho_domain.loop.hooks_applied import after_run  # with the first hook
 
