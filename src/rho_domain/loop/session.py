@@ -432,13 +432,16 @@ class Session:
         try:
             # Each step runs even when the one before failed (a store whose directory was
             # removed fails both writes): the lock is released and the listeners told before the
-            # error is raised.
+            # first error (the flush's, which names what went) is raised.
             try:
                 if self.store is not None and self.journal.created:
                     try:
                         await self.journal.flush()
-                    finally:
-                        await self.store.release(self.id)
+                    except BaseException:
+                        with contextlib.suppress(Exception):
+                            await self.store.release(self.id)
+                        raise
+                    await self.store.release(self.id)
             finally:
                 for listener in tuple(self.journal.listeners):
                     if isinstance(listener, EndsWithSession):
