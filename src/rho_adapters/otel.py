@@ -16,7 +16,9 @@ span's times are the trace's times:
 
 A delegated child session gets ``for_child(id)``: its spans are children of the parent's
 running ``delegate`` tool span, so one trace holds the parent and its children. Message
-content is recorded only with ``capture_content=True`` (prompts and tool output may be secret).
+content is recorded only with ``capture_content=True`` (prompts and tool output may be secret),
+each text cut to ``CONTENT_CHARS`` (``content``): a prompt, a call's arguments or an error may
+be megabytes, and one oversized span made the exporter's whole batch fail.
 This module imports opentelemetry; only ``rho_entry.otel`` imports it, lazily.
 """
 
@@ -35,6 +37,16 @@ from rho_domain.mcp_config import server_of
 from rho_domain.messages import Usage
 
 AGENT_NAME = "rho-agent"
+CONTENT_CHARS = 32_768  # above the tools' default output limit: their results are kept whole
+
+
+def content(text: str, limit: int = CONTENT_CHARS) -> str:
+    """``text`` as a span attribute carries it: whole, or its first ``limit`` characters and
+    how many were cut (an OTLP collector refuses a request over 4 MB, the whole batch with it;
+    the SDK bounds nothing by default)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters cut]"
 
 
 def _ns(at: float) -> int:
@@ -137,7 +149,7 @@ class SpanRecorder(FollowsChildren, EndsWithSession):
             case ev.ToolEnded():
                 self._tool_ended(event)
             case ev.ErrorOccurred() if self._model is not None:
-                attributes = {"error.type": event.error_type, "rho.message": event.message}
+                attributes = {"error.type": event.error_type, "rho.message": content(event.message)}
                 self._model.add_event("error", attributes, timestamp=_ns(event.at))
             case _:
                 pass
@@ -150,7 +162,7 @@ class SpanRecorder(FollowsChildren, EndsWithSession):
             "rho.run.id": event.run_id,
         }
         if self.capture_content and event.prompt:
-            attributes["rho.prompt"] = event.prompt
+            attributes["rho.prompt"] = content(event.prompt)
         self._run = self._start(
             f"invoke_agent {AGENT_NAME}", event.at, self._session_span(event.at), attributes
         )
@@ -172,7 +184,7 @@ class SpanRecorder(FollowsChildren, EndsWithSession):
         self._run.set_attributes({"rho.run.status": str(event.status)})
         self._run.set_attributes(usage_attributes(event.usage))
         if event.error:
-            self._run.set_status(Status(StatusCode.ERROR, event.error))
+            self._run.set_status(Status(StatusCode.ERROR, content(event.error)))
         self._run.end(end_time=_ns(event.at))
         self._run = None
 
@@ -200,7 +212,7 @@ class SpanRecorder(FollowsChildren, EndsWithSession):
         if (server := server_of(call.name)) is not None:
             attributes["rho.mcp.server"] = server
         if self.capture_content:
-            attributes["gen_ai.tool.call.arguments"] = call.arguments
+            attributes["gen_ai.tool.call.arguments"] = content(call.arguments)
         span = self._start(
             f"execute_tool {call.name}",
             event.at,
@@ -209,7 +221,9 @@ class SpanRecorder(FollowsChildren, EndsWithSession):
         )
         if isinstance(event, ev.ToolBlocked):
             span.set_attributes({"rho.tool.blocked_by": event.by})
-            span.set_status(Status(StatusCode.ERROR, f"blocked by {event.by}: {event.reason}"))
+            span.set_status(
+                Status(StatusCode.ERROR, f"blocked by {event.by}: {event.reason[:200]}")
+            )
             span.end(end_time=_ns(event.at))
             return
         self._tools[call.id] = span
@@ -224,7 +238,7 @@ class SpanRecorder(FollowsChildren, EndsWithSession):
             return
         span.set_attributes({"rho.tool.output_bytes": len(event.content.encode("utf-8"))})
         if self.capture_content:
-            span.set_attributes({"gen_ai.tool.call.result": event.content})
+            span.set_attributes({"gen_ai.tool.call.result": content(event.content)})
         child = event.metadata.get("child_session_id")
         if isinstance(child, str):
             span.set_attributes({"rho.child_session_id": child})

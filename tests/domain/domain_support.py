@@ -128,6 +128,7 @@ def make_session(
     clock: FakeClock | None = None,
     output_limit: int = 20_000,
     hooks: Hooks | None = None,
+    labels: Mapping[str, str] | None = None,
     **config_fields: Any,
 ) -> Session:
     resolved = builtin_profile(profile) if isinstance(profile, str) else profile
@@ -148,4 +149,5 @@ def make_session(
         signals=signals,
         approver=approver,
         line_searcher=InlineLineSearcher(),  # the output schemas' patterns are the tests'
+        labels=labels,
     )

@@ -16,6 +16,7 @@ from opentelemetry.trace import StatusCode
 
 from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedApprover, ScriptedModel
 from rho_adapters.fakes.scripted_model import text
+from rho_adapters.otel import CONTENT_CHARS
 from rho_entry import Agent, AgentConfig, Session
 from rho_entry.otel import instrument, traced
 
@@ -25,7 +26,12 @@ def exporter() -> InMemorySpanExporter:
     return InMemorySpanExporter()
 
 
-async def _run(exporter: InMemorySpanExporter, tmp_path: Path, **options: object) -> str:
+async def _run(
+    exporter: InMemorySpanExporter,
+    tmp_path: Path,
+    prompt: str = "Write a page, then count files.",
+    **options: object,
+) -> str:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     config = AgentConfig(model="gpt-4o", profile="developer", working_dir=str(tmp_path))
@@ -37,7 +43,7 @@ async def _run(exporter: InMemorySpanExporter, tmp_path: Path, **options: object
         approver=ScriptedApprover(default=True),
     ) as session:
         with traced(session, tracer_provider=provider, provider="openai", **options):
-            result = await session.run("Write a page, then count files.")
+            result = await session.run(prompt)
     assert result.ok, result.error
     return session.id
 
@@ -111,6 +117,21 @@ async def test_content_is_recorded_only_when_asked(
     write = _one(list(exporter.get_finished_spans()), "execute_tool write")
     assert "<script>" in str(attributes(write)["gen_ai.tool.call.arguments"])
     assert "gen_ai.tool.call.result" in attributes(write)
+
+
+async def test_recorded_content_is_cut_to_what_a_span_carries(
+    exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    # before: the whole prompt (megabytes pasted) went into the run span's attribute (the
+    # script's delegated child has a prompt of its own)
+    prompt = "p" * (CONTENT_CHARS + 5_000)
+    await _run(exporter, tmp_path, prompt=prompt, capture_content=True)
+    recorded = {
+        str(attributes(span)["rho.prompt"])
+        for span in exporter.get_finished_spans()
+        if str(attributes(span).get("rho.prompt", "")).startswith("p")
+    }
+    assert recorded == {"p" * CONTENT_CHARS + "... [5000 more characters cut]"}
 
 
 def test_without_the_extra_nothing_imports_opentelemetry_and_instrument_names_it() -> None:

@@ -5,6 +5,7 @@ directory, never a second name for it)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_entry.config.home import config_dir, config_dir_name
 from rho_entry.config.settings import resolve_settings
+from rho_entry.server.app import default_config
 from rho_entry.server.settings import ServerSettings
 from rho_entry.wiring import working_dir_of
 
@@ -60,6 +62,20 @@ def test_a_current_directory_that_was_removed_is_a_config_error(
         resolve_settings({}, {})
     with pytest.raises(ConfigError, match="RHO_AGENT_SERVER_ROOTS"):
         ServerSettings.from_environ({}, sessions_root=tmp_path)
+    # roots named absolute (--root, the variable) need no current directory: serve --root
+    # /abs was refused as if none were named; a relative one names its origin (it raised a
+    # bare FileNotFoundError from Path.resolve)
+    named = ServerSettings.from_environ({}, sessions_root=tmp_path, roots=(str(tmp_path),))
+    assert named.roots == (tmp_path.resolve(),)
+    env = {"RHO_AGENT_SERVER_ROOTS": str(tmp_path)}
+    assert ServerSettings.from_environ(env, sessions_root=tmp_path).roots == named.roots
+    assert default_config({}).working_dir is None  # serve's base config: each session names one
+    for env, roots, origin in (
+        ({}, ("rel",), "--root"),
+        ({"RHO_AGENT_SERVER_ROOTS": "rel"}, (), "RHO_AGENT_SERVER_ROOTS"),
+    ):
+        with pytest.raises(ConfigError, match=f"{re.escape(removed)}.*give {origin} absolute"):
+            ServerSettings.from_environ(env, sessions_root=tmp_path, roots=roots)
     assert working_dir_of(AgentConfig(working_dir=str(tmp_path))) == os.path.realpath(tmp_path)
 
 

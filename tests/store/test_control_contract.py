@@ -248,6 +248,13 @@ async def test_directives_are_numbered_and_read_after_an_offset(rig: Rig) -> Non
     assert await rig.sessions.add_directive("dir1", "then docs") == 1
     got = await rig.signals.directives("dir1", after=1)
     assert [(d.offset, d.text) for d in got] == [(1, "then docs")]
+    # text a PostgreSQL text column cannot hold (it refused the NUL: 'PostgreSQL text fields
+    # cannot contain NUL (0x00) bytes'), and text starting as the column's encoded form does
+    odd = ["a\x00b", '\x01"x"', "\x01"]
+    for odd_text in odd:
+        await rig.sessions.add_directive("dir1", odd_text)
+    got = await rig.signals.directives("dir1", after=2)
+    assert [d.text for d in got] == odd
 
 
 async def test_an_export_is_asked_answered_and_read(rig: Rig) -> None:
@@ -258,6 +265,9 @@ async def test_an_export_is_asked_answered_and_read(rig: Rig) -> None:
     await rig.signals.answer_export("exp1", request_id, "# context\n")
     assert await rig.sessions.export_answer("exp1", request_id) == "# context\n"
     assert await rig.signals.export_requests("exp1") == ()
+    nul = await rig.sessions.request_export("exp1")  # a history holding a NUL
+    await rig.signals.answer_export("exp1", nul, "# context\nuser: a\x00b\n")
+    assert await rig.sessions.export_answer("exp1", nul) == "# context\nuser: a\x00b\n"
 
 
 async def test_a_pending_approval_is_listed_and_answered_once_released(rig: Rig) -> None:

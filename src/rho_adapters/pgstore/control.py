@@ -12,7 +12,7 @@ from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.pgstore.listing import ROW, info_of
-from rho_adapters.pgstore.schema import CHANNEL
+from rho_adapters.pgstore.schema import CHANNEL, from_column, to_column
 from rho_adapters.pgstore.store import PgSessionStore, list_sessions, record_of, resolve_id
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
@@ -167,7 +167,7 @@ class PgSessions(SessionCatalog, SessionControl):
                 "INSERT INTO rho_directives (session_id, seq, text, at) SELECT %s,"
                 " coalesce(max(seq) + 1, 0), %s, %s FROM rho_directives WHERE session_id = %s"
                 " RETURNING seq",
-                (exact, text, time.time(), exact),
+                (exact, to_column(text), time.time(), exact),
             ).fetchone()
             return int(row[0])
 
@@ -198,7 +198,7 @@ class PgSessions(SessionCatalog, SessionControl):
             ).fetchone()
 
         row = await self.backend.call(read)
-        return None if row is None or row[0] is None else str(row[0])
+        return None if row is None or row[0] is None else from_column(row[0])
 
     async def withdraw_export(self, session_id: str, request_id: str) -> None:
         """See ``SessionControl.withdraw_export``."""

@@ -16,11 +16,16 @@ Tables (every name prefixed ``rho_``, so the store can share a database):
 - ``rho_directives``: operator directives, numbered from 0 per session.
 - ``rho_exports``: context-export requests and their answers.
 
+The two columns that hold free text as it is (a directive's ``text``, an export's ``answer``)
+go through ``to_column``/``from_column``: PostgreSQL text cannot hold a NUL character, which
+a directive or a history (a prompt, a tool's output) may.
+
 Notifications go on one channel, ``rho``, with payloads ``cancel <id>`` and ``trace <id>``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rho_adapters.pgstore.connection import StoreAddress
@@ -29,6 +34,24 @@ from rho_domain.errors import StoreError
 SCHEMA_VERSION = 1
 CHANNEL = "rho"
 _MIGRATION_LOCK = 0x72686F  # "rho": one migrating process at a time
+_ENCODED = "\x01"  # a column value starting with it holds a JSON string
+
+
+def to_column(text: str) -> str:
+    """``text`` as a text column can hold it: as it is, or (holding a NUL, or starting with
+    the mark) the mark and its JSON string, which escapes the NUL. ``from_column`` inverts
+    it; rows written before were always as they are (none held a NUL: it was refused)."""
+    if "\x00" in text or text.startswith(_ENCODED):
+        return _ENCODED + json.dumps(text)
+    return text
+
+
+def from_column(value: str) -> str:
+    """The text ``to_column`` stored as ``value``."""
+    if value.startswith(_ENCODED):
+        return str(json.loads(value[len(_ENCODED) :]))
+    return value
+
 
 _V1 = (
     """CREATE TABLE rho_sessions (

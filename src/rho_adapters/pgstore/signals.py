@@ -14,6 +14,7 @@ import contextlib
 from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
+from rho_adapters.pgstore.schema import from_column, to_column
 from rho_domain.errors import SessionNotFound
 from rho_domain.ports.signals import Directive, SignalSource
 
@@ -86,7 +87,7 @@ class PgSignals(SignalSource):
                 (session_id, after),
             ).fetchall()
         )
-        return tuple(Directive(offset=int(seq), text=str(text)) for seq, text in rows)
+        return tuple(Directive(offset=int(seq), text=from_column(text)) for seq, text in rows)
 
     async def export_requests(self, session_id: str) -> tuple[str, ...]:
         """See ``SignalSource.export_requests``."""
@@ -104,6 +105,6 @@ class PgSignals(SignalSource):
         await self.backend.call(
             lambda conn: conn.execute(
                 "UPDATE rho_exports SET answer = %s WHERE session_id = %s AND request_id = %s",
-                (text, session_id, request_id),
+                (to_column(text), session_id, request_id),
             )
         )

@@ -65,7 +65,8 @@ def _store_errors(what: str) -> Iterator[None]:
     except RhoError:
         raise
     except OSError as exc:
-        raise StoreError(f"{what}: {exc.strerror or exc}") from exc
+        named = f" ({exc.filename})" if exc.filename and str(exc.filename) not in what else ""
+        raise StoreError(f"{what}: {exc.strerror or exc}{named}") from exc
 
 
 def _stored_label(directory: Path) -> str:
@@ -135,12 +136,17 @@ class _Open:
             self.trace.flush()
             if self.unsynced:
                 os.fsync(self.trace.fileno())
-        self.trace.close()
-        # meta.stop() writes the final meta.json, not fsynced (like a heartbeat's): the
-        # status it carries was synced at the run's end, and "no holder" is what a crash
-        # leaves true as well.
-        self.meta.stop()
-        self.lock.release()
+        # The lock is let go whatever fails before it (the directory removed under the
+        # session: the trace's close or meta.json's last write): it was popped from the
+        # store's open sessions, so nothing else would ever close its descriptor.
+        try:
+            self.trace.close()
+            # meta.stop() writes the final meta.json, not fsynced (like a heartbeat's): the
+            # status it carries was synced at the run's end, and "no holder" is what a crash
+            # leaves true as well.
+            self.meta.stop()
+        finally:
+            self.lock.release()
 
 
 class FileSessionStore(SessionStore, SignalingStore):

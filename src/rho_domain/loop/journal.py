@@ -21,6 +21,7 @@ reported again. Only ``asyncio.CancelledError`` (and other ``BaseException``s) p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -215,13 +216,22 @@ class Journal:
     async def release(self) -> None:
         """The session closes: a stored session's queued events are persisted and the store's
         lock released, then every listener that ends with the session (``EndsWithSession``)
-        is told. A store failure propagates, and the listeners are then not told."""
-        if self.store is not None and self.created:
-            await self.flush()
-            await self.store.release(self.session_id)
-        for listener in tuple(self.listeners):
-            if isinstance(listener, EndsWithSession):
-                listener.session_closed()
+        is told. Each step runs even when the one before failed (a store whose directory was
+        removed fails both writes): the lock is released and the listeners told before the
+        first error (the flush's, which names what went) is raised."""
+        try:
+            if self.store is not None and self.created:
+                try:
+                    await self.flush()
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        await self.store.release(self.session_id)
+                    raise
+                await self.store.release(self.session_id)
+        finally:
+            for listener in tuple(self.listeners):
+                if isinstance(listener, EndsWithSession):
+                    listener.session_closed()
 
     async def message(self, message: Message) -> None:
         """Emit ``MessageAdded`` for ``message``."""

@@ -16,17 +16,18 @@ Replaying the persisted events rebuilds the session exactly.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn, SupportsIndex
 
 from rho_domain import events as ev
 from rho_domain.agent import Agent
-from rho_domain.errors import SessionStateError
+from rho_domain.errors import ConfigError, SessionStateError
 from rho_domain.loop.compaction_run import compact_asked
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal, Listener
-from rho_domain.loop.run_boundaries import bounded_run
+from rho_domain.loop.run_boundaries import bounded_run, stop_the_run
 from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
 from rho_domain.loop.tally import RunTally
@@ -35,7 +36,7 @@ from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
 from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
-from rho_domain.ports.store import SessionRecord, SessionStore
+from rho_domain.ports.store import SessionRecord, SessionStore, label_problem
 from rho_domain.run import RunResult, new_id
 from rho_domain.state import State
 from rho_domain.tools.source import ToolSource
@@ -102,6 +103,8 @@ class Session:
         self.state = state if state is not None else State()
         self.parent_id = parent_id
         self.labels = dict(labels or {})
+        if not created and (problem := label_problem(self.labels)) is not None:
+            raise ConfigError(f"session labels: {problem}")
         self.steps = steps
         self.line_searcher = line_searcher
         self.journal = Journal(self.id, self.state, clock, store, created=created, replay=replay)
@@ -111,6 +114,9 @@ class Session:
         can_delegate = delegation and "delegate" in agent.registry
         self._sub_agents = SubAgents(self)
         self._running = False
+        self._run_over: asyncio.Future[None] | None = None  # the run's end, on its loop
+        self._run_task: asyncio.Task[object] | None = None
+        self._compacting = False  # compact() waits for its summary (the history is read)
         self._closed = False  # close released the store's lock (a new run would not hold it)
         self._tally: RunTally | None = None
         self._owned = owned
@@ -126,6 +132,17 @@ class Session:
             self._sub_agents.resume if can_delegate else None,
         )
         self.last_result: RunResult | None = None
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        # pickle, copy.copy and copy.deepcopy all ask this (fork returns this class, not the
+        # facade that refused them): pickle and deepcopy failed deep inside ('weakref',
+        # 'mappingproxy'), and copy.copy made a second Session sharing this one's journal and
+        # store lock but not its "a run is in progress" guard, so both could run at once.
+        raise TypeError(
+            f"a Session cannot be pickled or copied: it holds its store's lock and open "
+            f"adapters (the model client, the executor); keep its id ({self.id!r}) and open it "
+            "again from its store (Session.resume(id, store=...)), or fork it"
+        )
 
     @classmethod
     def from_ports(
@@ -244,11 +261,15 @@ class Session:
         the run with status ``error`` (never raised). A model repeating a tool call ends it
         ``stuck`` once told (``rho_domain.loop.stuck``); with an ``output_schema`` the final answer
         is parsed and checked, corrected once (``rho_domain.loop.output_check``).
-        Raises ``SessionStateError`` if a run is already in progress, or if the session is
-        stored and was closed (its lock released: resume it).
+        Raises ``SessionStateError`` if a run or a ``compact()`` is already in progress, or
+        if the session is stored and was closed (its lock released: resume it).
         """
         if self._running:
             raise SessionStateError("this session is already running; wait or cancel it")
+        if self._compacting:
+            raise SessionStateError(
+                "this session is compacting its history; wait for compact() to return"
+            )
         if self._closed and self.journal.created and self.store is not None:
             # close gave the store's lock back: another process may have continued the
             # session since, and this one's history would be written over it.
@@ -258,6 +279,8 @@ class Session:
                 f"Session.resume({self.id!r}, store=...)"
             )
         self._running = True
+        run_over = self._run_over = asyncio.get_running_loop().create_future()
+        self._run_task = asyncio.current_task()
         if on_event is not None:
             self.journal.listeners.append(on_event)
         tally = self._tally = RunTally(
@@ -270,6 +293,7 @@ class Session:
             if on_event is not None:
                 self.journal.listeners.remove(on_event)
             self._running = False
+            run_over.set_result(None)
 
         return await bounded_run(
             self,
@@ -301,10 +325,24 @@ class Session:
 
         When nothing was compacted (too little history, or a summary that would not make the
         context smaller) the result says so: empty ``summary``, the reason in ``note``.
-        Raises ``ModelError`` when the summary fails; history is then left untouched."""
-        return await compact_asked(
-            self.agent, self.model, self.journal, custom_instructions, trigger
-        )
+        Raises ``ModelError`` when the summary fails; history is then left untouched.
+        Raises ``SessionStateError`` while a run or another compaction is in progress."""
+        if self.state.pending_calls:
+            raise SessionStateError("cannot compact while tool calls wait for approval")
+        if self._running or self._compacting:
+            # its plan is the history read now; what a run adds while the summary is asked
+            # for would be dropped when the history is replaced
+            raise SessionStateError(
+                "cannot compact while a run is in progress (or another compaction): compact "
+                "after run() returns"
+            )
+        self._compacting = True
+        try:
+            return await compact_asked(
+                self.agent, self.model, self.journal, custom_instructions, trigger
+            )
+        finally:
+            self._compacting = False
 
     async def fork(self, *, at: int, agent: Agent | None = None) -> Session:
         """A new session whose history is this one's turns 1..``at`` (``fork.turns`` numbers
@@ -343,7 +381,14 @@ class Session:
         """Persist anything pending and release the store's lock; tell listeners that end with
         the session (``EndsWithSession``); close the adapters built for it (``owned``; their
         failures to close are not raised). Idempotent. A stored session closed does not
-        run again (``SessionStateError``: resume it); one without a store does."""
+        run again (``SessionStateError``: resume it); one without a store does.
+
+        Called while a run is in progress (another task's), the run is cancelled and its end
+        awaited first: released under it, the lock would let another process take the
+        session while this run still writes. A run on another event loop (another thread)
+        cannot be awaited from here: ``SessionStateError``, nothing closed."""
+        if self._running:
+            await stop_the_run(self.id, self.control, self._run_over, self._run_task)
         self._closed = True
         try:
             await self.journal.release()

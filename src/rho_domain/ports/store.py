@@ -36,6 +36,34 @@ def first_prompt_summary(prompt: str) -> str:
     return prompt[:FIRST_PROMPT_CHARS] + "…"
 
 
+# Labels are copied into every listing of the session (``SessionInfo.labels``, the dashboard,
+# ``monitor ps --json``) and every meta.json rewrite: they name, they do not carry data.
+LABEL_KEY_CHARS = 256
+LABELS_CHARS = 8_192  # keys and values, all together (connect's name up to ~200 sessions)
+LABELS_MAX = 64
+
+
+def label_problem(labels: Mapping[str, str]) -> str | None:
+    """What makes ``labels`` more than a listing should copy (too many, a key over
+    ``LABEL_KEY_CHARS``, more than ``LABELS_CHARS`` in all, naming the largest label); None
+    when they are fine."""
+    if len(labels) > LABELS_MAX:
+        return f"{len(labels)} labels, over the limit of {LABELS_MAX}"
+    for key in labels:
+        if len(key) > LABEL_KEY_CHARS:
+            return (
+                f"the label key {key[:40]!r}... has {len(key)} characters, over {LABEL_KEY_CHARS}"
+            )
+    total = sum(len(key) + len(value) for key, value in labels.items())
+    if total > LABELS_CHARS:
+        largest = max(labels, key=lambda key: len(labels[key]))
+        return (
+            f"labels of {total} characters in all, over {LABELS_CHARS} (the label {largest!r} "
+            f"has {len(labels[largest])}): keep data in the prompt, not in labels"
+        )
+    return None
+
+
 @attrs.frozen(kw_only=True)
 class SessionRecord:
     """What a store keeps about a session besides its trace."""

@@ -125,7 +125,9 @@ def default_config(env: Mapping[str, str]) -> AgentConfig:
     """The CLI's settings from the environment (no flags): endpoint, model, provider."""
     from rho_entry.config.settings import resolve_settings
 
-    config = resolve_settings({}, env).config
+    # each session names its own working directory: the CLI's default (the current one) is
+    # not read, which refused `serve --root /abs` from a removed current directory
+    config = resolve_settings({"working_dir": "/"}, env).config
     return attrs.evolve(config, profile="readonly", working_dir=None)
 
 

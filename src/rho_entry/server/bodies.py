@@ -15,6 +15,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema
+from rho_domain.ports.store import label_problem
 from rho_entry.server.errors import BodyTooLarge, Invalid
 
 Decision = Literal["approve", "deny", "always"]
@@ -126,7 +127,7 @@ def parse_create(data: Any) -> CreateSession:
         template=template,
         vars=_str_map(fields, "vars"),
         max_turns=max_turns,
-        labels=_str_map(fields, "labels"),
+        labels=_labels(fields),
         output_schema=_schema(fields),
     )
 
@@ -224,6 +225,13 @@ def _opt_text(fields: Mapping[str, Any], name: str) -> str | None:
     if value is not None and not value.strip():
         raise Invalid(f"{name} is empty; omit it or give a value", field=name)
     return value
+
+
+def _labels(fields: Mapping[str, Any]) -> dict[str, str]:
+    labels = _str_map(fields, "labels")
+    if (problem := label_problem(labels)) is not None:
+        raise Invalid(problem, field="labels")
+    return labels
 
 
 def _str_map(fields: Mapping[str, Any], name: str) -> dict[str, str]:

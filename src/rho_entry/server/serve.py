@@ -42,7 +42,6 @@ from rho_entry.server.settings import (
     DEFAULT_PORT,
     ServerSettings,
     check_bind,
-    check_roots,
 )
 from rho_entry.server.startup_checks import check_endpoint, check_profiles, listen
 from rho_entry.usage import UsageParser, at_least_one, port, seconds
@@ -158,7 +157,7 @@ def main(argv: Sequence[str]) -> int:
         if chosen.root is None:  # a shared store: unreachable or refused is said now, once
             run_sync(chosen.sessions.sessions(limit=1))
         root = chosen.root if chosen.root is not None else sessions_dir(env)
-        settings = ServerSettings.from_environ(env, sessions_root=root)
+        settings = ServerSettings.from_environ(env, sessions_root=root, roots=tuple(ns.root))
         settings = attrs.evolve(settings, **_flag_changes(ns, settings))
         check_bind(ns.host, settings)
         check_profiles(settings, env, flag=bool(ns.allow_profile))
@@ -237,8 +236,6 @@ def _durable(
 
 def _flag_changes(ns: argparse.Namespace, settings: ServerSettings) -> dict[str, Any]:
     changes: dict[str, Any] = {}
-    if ns.root:
-        changes["roots"] = check_roots(tuple(ns.root), "--root")
     if ns.allow_profile:
         changes["profiles"] = tuple(ns.allow_profile)
     if ns.max_runs is not None:

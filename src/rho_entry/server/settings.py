@@ -105,13 +105,18 @@ class ServerSettings:
                 )
 
     @classmethod
-    def from_environ(cls, env: Mapping[str, str], *, sessions_root: Path) -> ServerSettings:
+    def from_environ(
+        cls, env: Mapping[str, str], *, sessions_root: Path, roots: tuple[str, ...] = ()
+    ) -> ServerSettings:
         """Settings from the ``RHO_AGENT_SERVER_*`` variables; a bad value is a ConfigError
-        naming the variable."""
-        roots_raw = env.get(ROOTS_VARIABLE, "")
-        roots = tuple(p for p in roots_raw.split(os.pathsep) if p) or (
-            current_dir(f"name the roots in {ROOTS_VARIABLE}"),
-        )
+        naming the variable. ``roots`` (``serve --root``), when given, replace the
+        variable's; the current directory is the default root only when neither names one
+        (read then: a removed one refused ``serve --root /abs`` too)."""
+        origin = "--root" if roots else ROOTS_VARIABLE
+        if not roots:
+            roots = tuple(p for p in env.get(ROOTS_VARIABLE, "").split(os.pathsep) if p)
+        if not roots:
+            roots = (current_dir(f"name the roots in {ROOTS_VARIABLE} or with --root"),)
         profiles = tuple(p.strip() for p in env.get(PROFILES_VARIABLE, "").split(",") if p.strip())
         max_runs = env.get(MAX_RUNS_VARIABLE, "")
         try:
@@ -132,7 +137,7 @@ class ServerSettings:
         return cls(
             sessions_root=sessions_root,
             token=env.get(TOKEN_VARIABLE) or None,
-            roots=check_roots(roots, ROOTS_VARIABLE),
+            roots=check_roots(roots, origin),
             profiles=profiles or ("readonly",),
             max_runs=runs,
             cors_origins=origins,
@@ -142,10 +147,14 @@ class ServerSettings:
 
 
 def check_roots(roots: tuple[str | Path, ...], origin: str) -> tuple[Path, ...]:
-    """Roots made absolute and resolved (symlinks followed); each must be a directory."""
+    """Roots made absolute and resolved (symlinks followed); each must be a directory. A
+    relative root with the current directory removed is a ConfigError naming ``origin``."""
     resolved = []
     for root in roots:
-        path = Path(root).expanduser().resolve()
+        path = Path(root).expanduser()
+        if not path.is_absolute():
+            path = Path(current_dir(f"give {origin} absolute paths")) / path
+        path = path.resolve()
         if not path.is_dir():
             raise ConfigError(f"{origin}: {root} is not a directory")
         resolved.append(path)
