@@ -7,6 +7,7 @@ written out with ``fnmatchcase`` alone (the policy as it was before ``GlobSet``)
 from __future__ import annotations
 
 import fnmatch
+import re
 
 import pytest
 from hypothesis import given
@@ -176,6 +177,24 @@ def _inside(parts: tuple[str, ...], tree: str) -> bool:
     return parts[: len(_parts(tree))] == _parts(tree)
 
 
+# Names as a case-insensitive disk compares them, written out from rho_domain.names' contract
+# (not its code): casefolded, without the code points HFS+ ignores, an NTFS stream's type and
+# the trailing dots and spaces Windows drops.
+_HFS_IGNORED = "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c"
+_HFS_IGNORED += "\u206d\u206e\u206f\ufeff"
+
+
+def _fold(part: str) -> str:
+    low = "".join(c for c in part.casefold() if c not in _HFS_IGNORED)
+    low = re.sub(r"(:[^:]*)?:\$[a-z0-9_]+\Z", "", low)
+    return low.rstrip(". ") or low
+
+
+def _short(part: str) -> bool:
+    """A Windows 8.3 name's shape: a stem of at most 8 with ``~N``, an extension of at most 3."""
+    return re.fullmatch(r"[^.~/]{1,6}~[0-9]{1,6}(\.[^.~/]{1,3})?", _fold(part)) is not None
+
+
 def reference_judge(policy: SecretPolicy, path: str) -> str | None:
     parts, absolute = _parts(path), path.startswith("/")
     if absolute and any(fnmatch.fnmatchcase(_text(path), p) for p in ALLOWED):
@@ -183,7 +202,8 @@ def reference_judge(policy: SecretPolicy, path: str) -> str | None:
     for location in policy.locations:
         if absolute and _inside(parts, location):
             return f"{path!r} is inside {location}, a secret location the agent never reads"
-    low = (_text(path) if absolute else "/*/" + _text(path)).casefold()
+    folded = ("/" if absolute else "") + "/".join(map(_fold, parts))
+    low = folded if absolute else "/*/" + folded
     for pattern in LOCATIONS:
         if fnmatch.fnmatchcase(low, pattern) and (absolute or pattern.startswith("*")):
             return f"{path!r} is a secret location ({pattern.removesuffix('/*')})"
@@ -195,14 +215,19 @@ def reference_judge(policy: SecretPolicy, path: str) -> str | None:
                 f"{path!r} is a hidden entry of the home directory {home}, a secret location "
                 "(tools keep credentials there under any name)"
             )
-    name = "/" + parts[-1].casefold() if parts else "/"
-    if any(fnmatch.fnmatchcase(name, p) for p in TEMPLATES):
-        return None
-    for pattern in NAMES:
-        if fnmatch.fnmatchcase(name, pattern):
-            return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
-    if fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, SSH_KEY_NOT):
-        return f"{path!r} is a secret (an SSH private key)"
+    name = "/" + _fold(parts[-1]) if parts else "/"
+    if not any(fnmatch.fnmatchcase(name, p) for p in TEMPLATES):
+        for pattern in NAMES:
+            if fnmatch.fnmatchcase(name, pattern):
+                return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
+        if fnmatch.fnmatchcase(name, SSH_KEY) and not fnmatch.fnmatchcase(name, SSH_KEY_NOT):
+            return f"{path!r} is a secret (an SSH private key)"
+    for part in _parts(path):
+        if _short(part):
+            return (
+                f"{path!r}: {part!r} has the shape of a Windows short (8.3) name, which NTFS "
+                "opens as another, longer name that may be a secret; name it by its long name"
+            )
     return None
 
 
