@@ -326,9 +326,8 @@ class Session:
         When nothing was compacted (too little history, or a summary that would not make the
         context smaller) the result says so: empty ``summary``, the reason in ``note``.
         Raises ``ModelError`` when the summary fails; history is then left untouched.
-        Raises ``SessionStateError`` while a run or another compaction is in progress."""
-        if self.state.pending_calls:
-            raise SessionStateError("cannot compact while tool calls wait for approval")
+        Raises ``SessionStateError`` while a run or another compaction is in progress, or
+        while tool calls wait for approval (``compact_asked``)."""
         if self._running or self._compacting:
             # its plan is the history read now; what a run adds while the summary is asked
             # for would be dropped when the history is replaced
