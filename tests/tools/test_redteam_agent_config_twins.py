@@ -10,39 +10,16 @@ when it opens the project, and permissions the next agent obeys."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from write_backends import WRITERS
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, MemoryExecutor
-from rho_adapters.local import LocalExecutor
+from rho_adapters.fakes import MemoryExecutor
 from rho_domain.errors import SensitivePath
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor
 
-
-def _local(ws: Path, mode: FileWriteMode) -> Executor:
-    return LocalExecutor(str(ws), file_write=mode)
-
-
-def _memory(ws: Path, mode: FileWriteMode) -> Executor:
-    return MemoryExecutor(root=str(ws), file_write=mode)
-
-
-def _daytona(ws: Path, mode: FileWriteMode) -> Executor:
-    fake = FakeDaytona()
-    return DaytonaExecutor(
-        fake.settings(working_dir=str(ws)), file_write=mode, transport=fake.transport
-    )
-
-
-BUILDERS: dict[str, Callable[[Path, FileWriteMode], Executor]] = {
-    "local": _local,
-    "memory": _memory,
-    "daytona": _daytona,
-}
+BUILDERS = WRITERS
 # opencode starts a "local" MCP server's command when it opens the project; crush a stdio
 # server's and a language server's.
 CONFIG = json.dumps(
@@ -81,7 +58,7 @@ async def test_other_agents_project_configuration_is_never_written(
 
 
 async def test_a_document_about_them_is_still_written(tmp_path: Path) -> None:
-    executor = _local(tmp_path, FileWriteMode.FULL)
+    executor = BUILDERS["local"](tmp_path, FileWriteMode.FULL)
     try:
         await executor.write("docs/opencode-setup.md", b"# opencode\n", overwrite=True)
         await executor.write("crush.json.md", b"notes\n", overwrite=True)

@@ -10,16 +10,14 @@ executor judges the path as given and as resolved (through a link)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from write_backends import writers
 
 from rho_adapters.clock import SystemClock
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona
 from rho_adapters.fakes.memory_executor import MemoryExecutor
-from rho_adapters.local import LocalExecutor
 from rho_domain.errors import PermissionDenied
 from rho_domain.messages import ToolCall
 from rho_domain.permissions import FileWriteMode, PermissionProfile
@@ -57,26 +55,7 @@ ATTACKS = [
 ]
 
 
-def _local(ws: Path) -> Executor:
-    return LocalExecutor(str(ws), file_write=CO)
-
-
-def _memory(ws: Path) -> Executor:
-    return MemoryExecutor(root=str(ws), file_write=CO)
-
-
-def _daytona(ws: Path) -> Executor:
-    fake = FakeDaytona()
-    return DaytonaExecutor(
-        fake.settings(working_dir=str(ws)), file_write=CO, transport=fake.transport
-    )
-
-
-FACTORIES: dict[str, Callable[[Path], Executor]] = {
-    "local": _local,
-    "memory": _memory,
-    "daytona": _daytona,
-}
+FACTORIES = writers(CO)
 
 
 @pytest.fixture(params=sorted(FACTORIES))
@@ -110,7 +89,7 @@ async def test_create_only_judges_the_path_a_link_leads_to(tmp_path: Path) -> No
     # with), whose copilot-instructions.md every Copilot session of the repository follows.
     (tmp_path / ".github").mkdir()
     (tmp_path / "reports").symlink_to(".github")
-    for build in (_local, _daytona):
+    for build in (FACTORIES["local"], FACTORIES["daytona"]):
         executor = build(tmp_path)
         try:
             with pytest.raises(PermissionDenied, match=HIDDEN):
@@ -133,7 +112,7 @@ async def test_the_model_is_told_why(tmp_path: Path) -> None:
     profile = PermissionProfile(name="notes", file_write=CO)
     registry = build_registry(profile)
     ctx = ToolContext(
-        session_id="s", call_id="c", executor=_local(tmp_path), profile=profile,
+        session_id="s", call_id="c", executor=FACTORIES["local"](tmp_path), profile=profile,
         clock=SystemClock(),
     )  # fmt: skip
     arguments = json.dumps({"path": "conftest.py", "content": "import os\n"})

@@ -10,41 +10,19 @@ which run at every gradle build of every project."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from write_backends import writers
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, MemoryExecutor
-from rho_adapters.local import LocalExecutor
+from rho_adapters.fakes import MemoryExecutor
 from rho_domain.errors import SensitivePath
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor
 
 FULL = FileWriteMode.FULL
 
 
-def _local(ws: Path) -> Executor:
-    return LocalExecutor(str(ws), file_write=FULL)
-
-
-def _memory(ws: Path) -> Executor:
-    return MemoryExecutor(root=str(ws), file_write=FULL)
-
-
-def _daytona(ws: Path) -> Executor:
-    fake = FakeDaytona()
-    return DaytonaExecutor(
-        fake.settings(working_dir=str(ws)), file_write=FULL, transport=fake.transport
-    )
-
-
-BUILDERS: dict[str, Callable[[Path], Executor]] = {
-    "local": _local,
-    "memory": _memory,
-    "daytona": _daytona,
-}
+BUILDERS = writers(FULL)
 SETTINGS = [
     ".config/pip/pip.conf",
     ".pip/pip.conf",
@@ -78,7 +56,7 @@ async def test_package_manager_settings_of_a_home_are_never_written(
 
 
 async def test_a_project_gradle_build_and_pip_notes_are_written(tmp_path: Path) -> None:
-    executor = _local(tmp_path)
+    executor = BUILDERS["local"](tmp_path)
     try:
         for path in ("build.gradle", "docs/pip.md", "settings.xml", "gradle/init.gradle"):
             await executor.write(path, b"// ok\n", overwrite=True)

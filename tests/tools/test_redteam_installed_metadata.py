@@ -11,39 +11,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from write_backends import WRITERS
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, MemoryExecutor
-from rho_adapters.local import LocalExecutor
+from rho_adapters.fakes import MemoryExecutor
 from rho_domain.errors import SensitivePath
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor
 
-
-def _local(ws: Path, mode: FileWriteMode) -> Executor:
-    return LocalExecutor(str(ws), file_write=mode)
-
-
-def _memory(ws: Path, mode: FileWriteMode) -> Executor:
-    return MemoryExecutor(root=str(ws), file_write=mode)
-
-
-def _daytona(ws: Path, mode: FileWriteMode) -> Executor:
-    fake = FakeDaytona()
-    return DaytonaExecutor(
-        fake.settings(working_dir=str(ws)), file_write=mode, transport=fake.transport
-    )
-
-
-BUILDERS: dict[str, Callable[[Path, FileWriteMode], Executor]] = {
-    "local": _local,
-    "memory": _memory,
-    "daytona": _daytona,
-}
+BUILDERS = WRITERS
 ENTRY_POINTS = b"[pytest11]\nzen = this\n"  # 'this' prints the Zen of Python when imported
 PATHS = [
     "evil.dist-info/entry_points.txt",
@@ -73,7 +50,7 @@ async def test_installed_metadata_is_never_written(
 
 async def test_pytest_in_the_workspace_imports_no_planted_plugin(tmp_path: Path) -> None:
     (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
-    executor = _local(tmp_path, FileWriteMode.CREATE_ONLY)
+    executor = BUILDERS["local"](tmp_path, FileWriteMode.CREATE_ONLY)
     try:
         with pytest.raises(SensitivePath, match=INSTALLED):
             await executor.write("evil.dist-info/entry_points.txt", ENTRY_POINTS, overwrite=False)

@@ -13,42 +13,20 @@ import os
 import py_compile
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from write_backends import writers
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, MemoryExecutor
-from rho_adapters.local import LocalExecutor
+from rho_adapters.fakes import MemoryExecutor
 from rho_domain.errors import SensitivePath
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor
 
 FULL = FileWriteMode.FULL
 PYTHON = "is code Python runs at every start"
 
 
-def _local(ws: Path) -> Executor:
-    return LocalExecutor(str(ws), file_write=FULL)
-
-
-def _memory(ws: Path) -> Executor:
-    return MemoryExecutor(root=str(ws), file_write=FULL)
-
-
-def _daytona(ws: Path) -> Executor:
-    fake = FakeDaytona()
-    return DaytonaExecutor(
-        fake.settings(working_dir=str(ws)), file_write=FULL, transport=fake.transport
-    )
-
-
-BUILDERS: dict[str, Callable[[Path], Executor]] = {
-    "local": _local,
-    "memory": _memory,
-    "daytona": _daytona,
-}
+BUILDERS = writers(FULL)
 FORMS = [
     "src/sitecustomize/__init__.py",
     "src/sitecustomize/hooks.py",
@@ -89,7 +67,7 @@ async def test_python_on_the_workspace_path_runs_no_planted_startup(
     if path.endswith(".pyc"):  # a real sourceless module
         py_compile.compile(str(source), cfile=str(tmp_path / "payload.pyc"), doraise=True)
         data = (tmp_path / "payload.pyc").read_bytes()
-    executor = _local(tmp_path)
+    executor = BUILDERS["local"](tmp_path)
     try:
         with pytest.raises(SensitivePath, match=PYTHON):
             await executor.write(path, data, overwrite=True)
@@ -103,7 +81,7 @@ async def test_python_on_the_workspace_path_runs_no_planted_startup(
 
 
 async def test_documents_and_helpers_of_that_name_are_written(tmp_path: Path) -> None:
-    executor = _local(tmp_path)
+    executor = BUILDERS["local"](tmp_path)
     try:
         for path in ("docs/sitecustomize.md", "src/sitecustomize_helper.py"):
             await executor.write(path, b"x = 1\n", overwrite=True)

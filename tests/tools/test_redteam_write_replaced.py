@@ -13,30 +13,14 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from write_backends import writers
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona
-from rho_adapters.local import LocalExecutor
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor
 
-
-def _local(ws: Path) -> Executor:
-    return LocalExecutor(str(ws), file_write=FileWriteMode.FULL)
-
-
-def _daytona(ws: Path) -> Executor:
-    fake = FakeDaytona()
-    return DaytonaExecutor(
-        fake.settings(working_dir=str(ws)), file_write=FileWriteMode.FULL, transport=fake.transport
-    )
-
-
-BUILDERS: dict[str, Callable[[Path], Executor]] = {"local": _local, "daytona": _daytona}
+BUILDERS = writers(FileWriteMode.FULL, ("local", "daytona"))
 LONG = "é" * 120 + ".md"  # 243 bytes: a valid name
 
 
@@ -75,7 +59,7 @@ async def test_a_lone_surrogate_is_the_model_s_error_not_a_crash(tmp_path: Path)
     (tmp_path / "notes.md").write_text("old é\n")
     profile = developer_profile()
     registry = build_registry(profile)
-    executor = _local(tmp_path)
+    executor = BUILDERS["local"](tmp_path)
     ctx = ToolContext(
         session_id="s", call_id="c", executor=executor, profile=profile, clock=SystemClock()
     )

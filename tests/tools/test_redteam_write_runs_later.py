@@ -8,35 +8,21 @@ on the host when the folder is opened), Zed's tasks, and the code Python runs at
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from write_backends import writers
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, MemoryExecutor
-from rho_adapters.local import LocalExecutor
+from rho_adapters.fakes import MemoryExecutor
 from rho_domain.errors import SensitivePath
 from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor
 
 FULL = FileWriteMode.FULL
 PYTHON = "is code Python runs at every start"
 CONFIG = "which agents never write"
 
 
-def _local(ws: Path) -> Executor:
-    return LocalExecutor(str(ws), file_write=FULL)
-
-
-def _daytona(ws: Path) -> Executor:
-    fake = FakeDaytona()
-    return DaytonaExecutor(
-        fake.settings(working_dir=str(ws)), file_write=FULL, transport=fake.transport
-    )
-
-
-BUILDERS: dict[str, Callable[[Path], Executor]] = {"local": _local, "daytona": _daytona}
+BUILDERS = writers(FULL, ("local", "daytona"))
 
 ATTACKS = [
     (".venv/lib/python3.12/site-packages/zz_init.pth", "installed code that tools run"),
@@ -97,7 +83,7 @@ HOME_ATTACKS = [
 
 @pytest.mark.parametrize("path", HOME_ATTACKS)
 async def test_the_start_up_files_of_a_home_are_never_written(tmp_path: Path, path: str) -> None:
-    executor = _local(tmp_path)
+    executor = BUILDERS["local"](tmp_path)
     try:
         with pytest.raises(SensitivePath) as refused:
             await executor.write(path, b"!id\n", overwrite=True)
@@ -127,7 +113,7 @@ FOLDED_ATTACKS = [
 async def test_names_a_case_insensitive_disk_folds_are_refused(
     tmp_path: Path, path: str, why: str
 ) -> None:
-    executor = _local(tmp_path)
+    executor = BUILDERS["local"](tmp_path)
     try:
         with pytest.raises(SensitivePath) as refused:
             await executor.write(path, b"!id\n", overwrite=True)
@@ -153,7 +139,7 @@ INSTALLED_ATTACKS = [
 
 @pytest.mark.parametrize(("path", "why"), INSTALLED_ATTACKS)
 async def test_installed_code_is_never_written(tmp_path: Path, path: str, why: str) -> None:
-    executor = _local(tmp_path)
+    executor = BUILDERS["local"](tmp_path)
     try:
         with pytest.raises(SensitivePath) as refused:
             await executor.write(path, b"import os; os.system('id')\n", overwrite=True)
@@ -164,7 +150,7 @@ async def test_installed_code_is_never_written(tmp_path: Path, path: str, why: s
 
 
 async def test_a_project_script_named_activate_outside_bin_is_written(tmp_path: Path) -> None:
-    executor = _local(tmp_path)
+    executor = BUILDERS["local"](tmp_path)
     try:
         await executor.write("scripts-dev/activate", b"echo hi\n", overwrite=True)
     finally:
