@@ -10,6 +10,7 @@ prepared (``stage_argv.prepare``): a run whose tools read files in-process never
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -105,6 +106,12 @@ def _judge_words(
         full = os.path.join(cwd, word)  # an absolute word stays absolute
         if len(full) > MAX_PATH or "\x00" in full:
             continue
+        if (link := process_link(full)) is not None:
+            reason = policy.refusal(link) or f"{link} is a link into /proc or /dev"
+            raise SensitivePath(
+                f"{argv[0]}: {word!r} may not be read: it leads through {link}, which names "
+                f"the files of whichever process follows it ({reason})"
+            )
         try:
             os.lstat(full)
         except (OSError, ValueError):
@@ -127,6 +134,46 @@ def _judge_words(
         elif several_links(real):
             linked.append(real)
     return walked, linked
+
+
+MAX_LINKS = 40  # the kernel's limit of links followed in one lookup
+
+
+def process_link(path: str) -> str | None:
+    """The first symbolic link below ``/proc`` or ``/dev`` that looking up the absolute
+    ``path`` follows (``/proc/self``, ``/proc/thread-self``, ``/dev/fd``, ``/dev/stdin``),
+    or None. Such a link names the files of the process that follows it: resolved here, a
+    workspace link to ``/proc/self/cwd`` led to the agent's directory, where
+    ``link/../outside/x`` named nothing (and was not judged), while the command, in the
+    workspace, read ``../outside/x``. Walked as the kernel walks: each component looked up
+    below a directory already resolved, so ``..`` is that directory's parent."""
+    pending = path.split("/")[::-1]
+    resolved = "/"
+    links = 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = os.path.join(resolved, name)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except (OSError, ValueError):
+            return None  # the lookup stops here, for the command too
+        if not is_link:
+            resolved = candidate
+            continue
+        if candidate.startswith(("/proc/", "/dev/")):
+            return candidate
+        links += 1
+        if links > MAX_LINKS:
+            return None  # ELOOP, for the command too
+        target = os.readlink(candidate)
+        resolved = "/" if target.startswith("/") else resolved
+        pending.extend(target.split("/")[::-1])
+    return None
 
 
 def _git_work_tree_files(aliases: Sequence[str], policy: SecretPolicy, reach: ReadReach) -> None:
