@@ -8,6 +8,12 @@ agent's directory: ``here/../outside/x.txt`` named nothing there, so it was not 
 both leaked without bubblewrap (the sandbox showed neither; Daytona resolves in the
 command's directory and refused them). Now a word whose lookup follows a link below /proc
 or /dev is refused (``stage_reads.process_link``); a link to ``/dev/null`` still reads.
+
+The same executor skipped a word once joined to the stage's directory it was longer than a
+path may be (4,096 characters): ``cat ./././.../plain`` (a word of 4,077 characters) "named
+nothing" and printed ``.env``, and ``grep -r MARK ./././.../../outside`` read outside the
+workspace, without bubblewrap. A word is now looked up as the program looks it up, from its
+directory (``stage_reads._names_something``).
 """
 
 from __future__ import annotations
@@ -65,3 +71,18 @@ async def test_no_word_is_judged_through_a_link_into_proc(workspace: Path, backe
             assert "may not be read" in out, (command, out)
     out = await run_restricted(str(workspace), "cat notes.txt null", backend)
     assert "notes" in out, out
+
+
+# ./ repeated: a relative word a program opens (under 4,096 bytes), too long once joined.
+PAD = "./" * 2036
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_long_word_is_judged_as_the_program_opens_it(workspace: Path, backend: str) -> None:
+    assert len(str(workspace)) + 1 + len(PAD + "plain") > 4096
+    plain = subprocess.run(["cat", PAD + "plain"], cwd=workspace, capture_output=True, text=True)
+    assert "SECRET-ENV-5" in plain.stdout  # the kernel opens it
+    for command in (f"cat {PAD}plain", f"grep -r MARK {PAD}../outside"):
+        out = await run_restricted(str(workspace), command, backend)
+        assert [m for m in MARKS if m in out] == [], out[-300:]
+        assert "may not be read" in out, out[-300:]

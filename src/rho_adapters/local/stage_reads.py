@@ -104,7 +104,7 @@ def _judge_words(
 
     for word in (*path_words(argv), *implied):
         full = os.path.join(cwd, word)  # an absolute word stays absolute
-        if len(full) > MAX_PATH or "\x00" in full:
+        if "\x00" in full:
             continue
         if (link := process_link(full)) is not None:
             reason = policy.refusal(link) or f"{link} is a link into /proc or /dev"
@@ -112,11 +112,14 @@ def _judge_words(
                 f"{argv[0]}: {word!r} may not be read: it leads through {link}, which names "
                 f"the files of whichever process follows it ({reason})"
             )
-        try:
-            os.lstat(full)
-        except (OSError, ValueError):
+        if not _names_something(cwd, word):
             continue  # names nothing: a pattern, a value, a missing file
         real = os.path.realpath(full)
+        if len(real) > MAX_PATH:
+            raise PathOutsideWorkspace(
+                f"{argv[0]}: {word[:80]!r}...: its real path is longer than {MAX_PATH} "
+                "characters and cannot be judged; cd closer to the file and name it from there"
+            )
         if real in aliases:
             raise SensitivePath(
                 f"{argv[0]}: {word} may not be read: it is another name (a hard link) of a "
@@ -137,6 +140,24 @@ def _judge_words(
 
 
 MAX_LINKS = 40  # the kernel's limit of links followed in one lookup
+
+
+def _names_something(cwd: str, word: str) -> bool:
+    """Whether ``word`` names a file for a program started in ``cwd``: looked up as the
+    program looks it up, relative to its directory. Joined to ``cwd`` first, a word of 4,090
+    characters (``./././.../link``) was longer than a path may be, so it "named nothing"
+    and was not judged, while the program, given it relative, opened it."""
+    try:
+        directory = os.open(cwd, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return os.path.lexists(os.path.join(cwd, word))
+    try:
+        os.lstat(word, dir_fd=directory)
+    except (OSError, ValueError):
+        return False
+    finally:
+        os.close(directory)
+    return True
 
 
 def process_link(path: str) -> str | None:
