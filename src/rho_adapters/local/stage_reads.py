@@ -19,7 +19,7 @@ from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
 from rho_domain.errors import PathOutsideWorkspace, SensitivePath
 from rho_domain.paths import MAX_PATH
 from rho_domain.reach import ReadReach, held_roots
-from rho_domain.secrets import SecretPolicy
+from rho_domain.secrets import DEFAULT_POLICY, SecretPolicy
 
 
 def check_reads(
@@ -99,21 +99,16 @@ def _judge_words(
     walked = [os.path.realpath(cwd)]
     if reason := policy.refusal(walked[0]):
         raise SensitivePath(f"{argv[0]}: commands may not run inside a secret location: {reason}")
-    linked: list[str] = []
     from rho_domain.shell.reads import path_words
 
-    for word in (*path_words(argv), *implied):
+    directory = os.open(cwd, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        words = [w for w in (*path_words(argv), *implied) if _named(argv[0], cwd, directory, w)]
+    finally:
+        os.close(directory)
+    linked: list[str] = []
+    for word in words:
         full = os.path.join(cwd, word)  # an absolute word stays absolute
-        if "\x00" in full:
-            continue
-        if (link := process_link(full)) is not None:
-            reason = policy.refusal(link) or f"{link} is a link into /proc or /dev"
-            raise SensitivePath(
-                f"{argv[0]}: {word!r} may not be read: it leads through {link}, which names "
-                f"the files of whichever process follows it ({reason})"
-            )
-        if not _names_something(cwd, word):
-            continue  # names nothing: a pattern, a value, a missing file
         real = os.path.realpath(full)
         if len(real) > MAX_PATH:
             raise PathOutsideWorkspace(
@@ -142,21 +137,24 @@ def _judge_words(
 MAX_LINKS = 40  # the kernel's limit of links followed in one lookup
 
 
-def _names_something(cwd: str, word: str) -> bool:
-    """Whether ``word`` names a file for a program started in ``cwd``: looked up as the
-    program looks it up, relative to its directory. Joined to ``cwd`` first, a word of 4,090
-    characters (``./././.../link``) was longer than a path may be, so it "named nothing"
-    and was not judged, while the program, given it relative, opened it."""
-    try:
-        directory = os.open(cwd, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return os.path.lexists(os.path.join(cwd, word))
+def _named(program: str, cwd: str, directory: int, word: str) -> bool:
+    """Whether ``word`` names a file for ``program`` started in ``cwd`` (open as
+    ``directory``), looked up as the program looks it up: relative to its directory (joined
+    to ``cwd`` first, a word of 4,077 characters, ``./././.../link``, was longer than a path
+    may be, so it "named nothing" and was not judged, while the program opened it), and never
+    through a link below /proc or /dev (``process_link``), which is refused."""
+    if "\x00" in word:
+        return False
+    if (link := process_link(os.path.join(cwd, word))) is not None:
+        reason = DEFAULT_POLICY.refusal(link) or f"{link} is a link into /proc or /dev"
+        raise SensitivePath(
+            f"{program}: {word!r} may not be read: it leads through {link}, which names the "
+            f"files of whichever process follows it ({reason})"
+        )
     try:
         os.lstat(word, dir_fd=directory)
     except (OSError, ValueError):
         return False
-    finally:
-        os.close(directory)
     return True
 
 
