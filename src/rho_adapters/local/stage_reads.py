@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
-from rho_domain.errors import PathOutsideWorkspace, SensitivePath
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath
 from rho_domain.paths import MAX_PATH
 from rho_domain.reach import ReadReach, held_roots
 from rho_domain.secrets import DEFAULT_POLICY, SecretPolicy
@@ -101,7 +101,10 @@ def _judge_words(
         raise SensitivePath(f"{argv[0]}: commands may not run inside a secret location: {reason}")
     from rho_domain.shell.reads import path_words
 
-    directory = os.open(cwd, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        directory = os.open(cwd, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ExecutorError(f"{argv[0]}: cannot open its directory {cwd}: {exc.strerror}") from exc
     try:
         words = [w for w in (*path_words(argv), *implied) if _named(argv[0], cwd, directory, w)]
     finally:
