@@ -7,11 +7,18 @@ beside ``dot/.cargo``, ``diff credentials.toml dot/.cargo`` printed the secret
 bubblewrap and on Daytona, and ``diff notes.txt dot`` a hard link to ``.env`` named
 ``dot/notes.txt``; under bubblewrap the mask held and diff said "Permission denied". Each
 target exists.
+
+``zcat NAME``, when NAME names nothing, opens ``NAME.gz`` (or ``.z``, ``-z``, ``.Z``): before
+redshell17, ``zcat ../outside/data`` printed ``../outside/data.gz``, out of reach, and
+``zcat -f a`` printed ``.env`` through a link ``a.gz -> .env`` (``zcat -f b`` through a hard
+link ``b.Z``), without bubblewrap and on Daytona (the sandbox hid or masked both).
 """
 
 from __future__ import annotations
 
+import gzip
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -36,6 +43,14 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     os.link(root / ".env", root / "dot/notes.txt")
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (outside / "data.gz").write_bytes(gzip.compress(b"OUTSIDE-GZ\n"))
+    (outside / "more-z").write_bytes(gzip.compress(b"OUTSIDE-Z\n"))
+    (root / "a.gz").symlink_to(".env")
+    os.link(root / ".env", root / "b.Z")
+    (root / "logs").mkdir()
+    (root / "logs/app.log.gz").write_bytes(gzip.compress(b"LOG-LINE\n"))
     return root
 
 
@@ -65,3 +80,30 @@ async def test_diff_of_a_file_with_a_directory_still_runs(ws: Path, backend: str
     out = await run_restricted(str(ws), "diff src/a.txt b", backend)
     assert "< one" in out, out
     assert "> two" in out, out
+
+
+# zcat NAME opens NAME.gz, NAME.z, NAME-z or NAME.Z when NAME names nothing.
+ZCAT = {
+    "zcat ../outside/data": "is outside the workspace",
+    "zcat -l ../outside/more": "is outside the workspace",
+    "zcat -f a": "is a secrets file (.env)",
+    "zcat --force b": "another name (a hard link) of a secrets file",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_zcat_never_reads_the_compressed_name_it_tries_by_itself(
+    ws: Path, backend: str
+) -> None:
+    marks = ("OUTSIDE-GZ", "OUTSIDE-Z", "SECRET-ENV")
+    plain = [
+        subprocess.run(c, shell=True, cwd=ws, capture_output=True, text=True).stdout
+        for c in ("zcat ../outside/data ../outside/more", "zcat -f a b")
+    ]
+    assert all(m in "".join(plain) for m in marks), plain  # each attack reaches its mark
+    for command, refusal in ZCAT.items():
+        out = await run_restricted(str(ws), command, backend)
+        assert refusal in out, (command, out)
+        assert [m for m in marks if m in out] == [], (command, out)
+    out = await run_restricted(str(ws), "zcat logs/app.log", backend)
+    assert "LOG-LINE" in out, out

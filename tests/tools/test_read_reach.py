@@ -147,6 +147,23 @@ async def test_deny_no_shell_reader_reads_outside(
     ), out
 
 
+# rg --files takes no pattern: its first operand is a directory to list, not a pattern left
+# unjudged. Before redshell17 these listed data.txt, out of reach, without bwrap and on Daytona.
+RG_LISTINGS = ("rg --files {o}", "rg --files linkdir", "rg --files -- a.txt ../outside")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_deny_rg_files_lists_no_directory_outside(backend: str, rig: dict[str, Path]) -> None:
+    for template in RG_LISTINGS:
+        out = await answer(
+            backend, rig, OutsideReads.DENY, *shell(template.format(o=rig["outside"]))
+        )
+        assert DENIED in out, (template, out)
+        assert "data.txt" not in out, (template, out)
+    out = await answer(backend, rig, OutsideReads.DENY, *shell("rg --files"))
+    assert "a.txt" in out, out
+
+
 FILE_READS: list[tuple[ToolHandler, dict[str, Any]]] = [
     (ReadHandler(), {"path": "{o}/data.txt"}),
     (ReadHandler(), {"path": "link.txt"}),

@@ -10,15 +10,16 @@ prepared (``stage_argv.prepare``): a run whose tools read files in-process never
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Sequence
 
 import attrs
 
 from rho_adapters.local.hardlinks import AliasCache, several_links, with_aliases
-from rho_domain.errors import PathOutsideWorkspace, SensitivePath
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace, SensitivePath
 from rho_domain.paths import MAX_PATH
 from rho_domain.reach import ReadReach, held_roots
-from rho_domain.secrets import SecretPolicy
+from rho_domain.secrets import DEFAULT_POLICY, SecretPolicy
 
 
 def check_reads(
@@ -98,18 +99,25 @@ def _judge_words(
     walked = [os.path.realpath(cwd)]
     if reason := policy.refusal(walked[0]):
         raise SensitivePath(f"{argv[0]}: commands may not run inside a secret location: {reason}")
-    linked: list[str] = []
     from rho_domain.shell.reads import path_words
 
-    for word in (*path_words(argv), *implied):
+    try:
+        directory = os.open(cwd, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ExecutorError(f"{argv[0]}: cannot open its directory {cwd}: {exc.strerror}") from exc
+    try:
+        words = [w for w in (*path_words(argv), *implied) if _named(argv[0], cwd, directory, w)]
+    finally:
+        os.close(directory)
+    linked: list[str] = []
+    for word in words:
         full = os.path.join(cwd, word)  # an absolute word stays absolute
-        if len(full) > MAX_PATH or "\x00" in full:
-            continue
-        try:
-            os.lstat(full)
-        except (OSError, ValueError):
-            continue  # names nothing: a pattern, a value, a missing file
         real = os.path.realpath(full)
+        if len(real) > MAX_PATH:
+            raise PathOutsideWorkspace(
+                f"{argv[0]}: {word[:80]!r}...: its real path is longer than {MAX_PATH} "
+                "characters and cannot be judged; cd closer to the file and name it from there"
+            )
         if real in aliases:
             raise SensitivePath(
                 f"{argv[0]}: {word} may not be read: it is another name (a hard link) of a "
@@ -127,6 +135,67 @@ def _judge_words(
         elif several_links(real):
             linked.append(real)
     return walked, linked
+
+
+MAX_LINKS = 40  # the kernel's limit of links followed in one lookup
+
+
+def _named(program: str, cwd: str, directory: int, word: str) -> bool:
+    """Whether ``word`` names a file for ``program`` started in ``cwd`` (open as
+    ``directory``), looked up as the program looks it up: relative to its directory (joined
+    to ``cwd`` first, a word of 4,077 characters, ``./././.../link``, was longer than a path
+    may be, so it "named nothing" and was not judged, while the program opened it), and never
+    through a link below /proc or /dev (``process_link``), which is refused."""
+    if "\x00" in word:
+        return False
+    if (link := process_link(os.path.join(cwd, word))) is not None:
+        reason = DEFAULT_POLICY.refusal(link) or f"{link} is a link into /proc or /dev"
+        raise SensitivePath(
+            f"{program}: {word!r} may not be read: it leads through {link}, which names the "
+            f"files of whichever process follows it ({reason})"
+        )
+    try:
+        os.lstat(word, dir_fd=directory)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def process_link(path: str) -> str | None:
+    """The first symbolic link below ``/proc`` or ``/dev`` that looking up the absolute
+    ``path`` follows (``/proc/self``, ``/proc/thread-self``, ``/dev/fd``, ``/dev/stdin``),
+    or None. Such a link names the files of the process that follows it: resolved here, a
+    workspace link to ``/proc/self/cwd`` led to the agent's directory, where
+    ``link/../outside/x`` named nothing (and was not judged), while the command, in the
+    workspace, read ``../outside/x``. Walked as the kernel walks: each component looked up
+    below a directory already resolved, so ``..`` is that directory's parent."""
+    pending = path.split("/")[::-1]
+    resolved = "/"
+    links = 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = os.path.join(resolved, name)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except (OSError, ValueError):
+            return None  # the lookup stops here, for the command too
+        if not is_link:
+            resolved = candidate
+            continue
+        if candidate.startswith(("/proc/", "/dev/")):
+            return candidate
+        links += 1
+        if links > MAX_LINKS:
+            return None  # ELOOP, for the command too
+        target = os.readlink(candidate)
+        resolved = "/" if target.startswith("/") else resolved
+        pending.extend(target.split("/")[::-1])
+    return None
 
 
 def _git_work_tree_files(aliases: Sequence[str], policy: SecretPolicy, reach: ReadReach) -> None:

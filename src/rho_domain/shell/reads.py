@@ -3,8 +3,9 @@
 Three pieces, all pure; the executors (local and Daytona) resolve the real paths and apply them:
 
 * ``path_words(argv)``: every word that could name a file the program opens: operands, option
-  values (``--file=x``, ``-fx``, the word after ``-f``), git's ``rev:path``, and the file
-  ``diff FILE DIR`` opens as ``DIR/FILE``. The executor resolves each word that exists
+  values (``--file=x``, ``-fx``, the word after ``-f``), git's ``rev:path``, and the files a
+  program opens by a name it builds (``implied.py``: ``diff FILE DIR`` opens ``DIR/FILE``,
+  ``zcat NAME`` opens ``NAME.gz``). The executor resolves each word that exists
   (relative to the stage's directory, every symlink followed) and refuses the stage when the
   real path is a secret. Words that name nothing are ignored, so a grep pattern is not
   mistaken for a file.
@@ -26,7 +27,6 @@ Three pieces, all pure; the executors (local and Daytona) resolve the real paths
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Sequence
 
@@ -40,6 +40,7 @@ from rho_domain.secrets import (
 )
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
+from rho_domain.shell.implied import implied_paths
 from rho_domain.shell.options import OptionSpec, split_options
 from rho_domain.shell.programs import SPECS, xargs_target_index
 from rho_domain.shell.walk_exclusions import HIDDEN, walk_exclusions
@@ -75,25 +76,8 @@ def path_words(argv: Sequence[str]) -> tuple[str, ...]:
             out.extend(arg[i:] for i in range(2, len(arg)))
         if argv[0] == "git":
             out.extend(path for side in revision_sides(arg) if (path := split_rev_path(side)[1]))
-    if argv[0] == "diff":
-        out.extend(_diff_implied(argv[1:]))
+    out.extend(implied_paths(argv))
     return tuple(dict.fromkeys(w for w in out if w and w not in ("-", "--")))
-
-
-def _diff_implied(args: Sequence[str]) -> list[str]:
-    """The file ``diff FILE DIR`` (or ``DIR FILE``) opens and no word names: ``DIR/FILE``'s
-    basename. Both joins are given; the one that names nothing is ignored by the executor."""
-    try:
-        operands = split_options("diff", args, SPECS["diff"]).operands
-    except CommandRefused:
-        return []
-    if len(operands) != 2:
-        return []
-    first, second = operands
-    return [
-        posixpath.join(second, posixpath.basename(first.rstrip("/"))),
-        posixpath.join(first, posixpath.basename(second.rstrip("/"))),
-    ]
 
 
 def _scan(args: Sequence[str], spec: OptionSpec) -> tuple[list[str], list[str], int]:

@@ -8,7 +8,8 @@ positions of the texts are found here, by the program's option table, and left o
 judgement only; everything else is judged. A misreading can only keep a word in (a refusal
 the model can avoid), never take a file operand out: a word is a text only when it is the
 value of a pattern option (``-e``, ``--regexp``, sed's ``--expression``) or, with none of
-those and no text read from a file (``-f``), the first operand.
+those, no text read from a file (``-f``) and no mode that takes no pattern (``rg --files``),
+the first operand.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ _TEXTS: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {
     "awk": ("", frozenset(), "f", frozenset({"file"})),
     "jq": ("", frozenset(), "f", frozenset({"from-file"})),
 }
+# Options after which the program takes no pattern at all: every operand is a path
+# (``rg --files DIR`` lists DIR; read as a pattern, DIR went unjudged and rg listed a
+# directory out of reach).
+_NO_PATTERN: dict[str, frozenset[str]] = {"rg": frozenset({"files", "type-list"})}
 for _alias in ("egrep", "fgrep"):
     _TEXTS[_alias] = _TEXTS["grep"]
 for _alias in ("gawk", "mawk"):
@@ -87,13 +92,15 @@ def text_positions(argv: Sequence[str]) -> frozenset[int]:
 
 
 def _long(arg: str, program: str, table: OptionSpec) -> tuple[str, int]:
-    """(``text``/``file``/``other``, words its value takes after it) of a long option."""
+    """(``text``/``file``/``other``, words its value takes after it) of a long option;
+    ``file`` also for a mode that takes no pattern (``_NO_PATTERN``)."""
     name, eq, _ = arg[2:].partition("=")
     texts, files = _TEXTS[program][1], _TEXTS[program][3]
     takes = 0 if eq or name not in table.long_valued else 1
     if name in texts:
         return "text", takes
-    return ("file" if name in files else "other"), takes
+    no_pattern = name in _NO_PATTERN.get(program, ())
+    return ("file" if name in files or no_pattern else "other"), takes
 
 
 def _short(arg: str, program: str, table: OptionSpec) -> tuple[str, int]:
