@@ -20,6 +20,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 import httpx
@@ -42,6 +43,7 @@ from rho_entry.server.errors import (
     UnsupportedMediaType,
     WrongHost,
 )
+from rho_entry.server.settings import is_loopback
 from rho_entry.server.token_file import find_token
 
 _ERRORS: Mapping[int, type[ApiError]] = {
@@ -74,7 +76,8 @@ class AgentClient:
     """Talks to one server. ``token`` is sent as a bearer token; without it the client
     sends ``RHO_AGENT_SERVER_TOKEN``, else the token that ``rho-agent serve`` wrote for
     ``base_url`` in the config directory (``environ`` defaults to ``os.environ``; its
-    ``HTTPS_PROXY``, ``NO_PROXY``... route the requests, as httpx reads them).
+    ``HTTPS_PROXY``, ``NO_PROXY``... route the requests, as httpx reads them, except to a
+    loopback server, which is always reached directly: see ``proxy_for``).
     ``transport`` lets tests pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or
     ``async with``."""
 
@@ -97,7 +100,7 @@ class AgentClient:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         # our transport: httpx's own would build an SSL context (~50-80 ms) for http:// too,
         # so the proxy variables are read here, as httpx would read them
-        proxy = ProxyRoutes.from_environ(environ).for_url(base_url)
+        proxy = proxy_for(base_url, environ)
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers=headers,
@@ -200,6 +203,18 @@ class AgentClient:
         if not isinstance(data, dict):  # an answer, but not this API's: say whose it may be
             raise ApiError(_foreign(response, answered=True))
         return data
+
+
+def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy the client's requests to ``base_url`` go through, or None (directly).
+
+    A loopback server (``localhost``, 127.0.0.0/8, ``::1``) is reached directly whatever the
+    proxy variables say, ``NO_PROXY`` or not: through a proxy the request would carry the
+    bearer token to the proxy (in clear for ``http://``) and reach the server on the proxy's
+    machine, not this one's. Other hosts are routed as httpx routes them (``ProxyRoutes``)."""
+    if is_loopback(urlsplit(base_url).hostname or ""):
+        return None
+    return ProxyRoutes.from_environ(environ).for_url(base_url)
 
 
 async def _parse(lines: AsyncIterator[str]) -> AsyncIterator[ServerEvent]:
