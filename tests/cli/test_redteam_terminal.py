@@ -148,3 +148,27 @@ def test_json_visible_keeps_the_value_and_hides_the_character(hostile: str) -> N
     assert _controls(shown) == []
     assert json.loads(shown) == json.loads(document)
     assert "世界" in shown  # printable text stays readable
+
+
+def test_commands_naming_a_stored_session_escape_its_id(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session directory's name is data too (copied in, or another machine's): the commands
+    that confirm what they did name it (``monitor resume``, ``monitor connect``, ``fork``), and
+    a torn trace line's warning names its path. Before, each printed it raw."""
+    hostile = "s\x1b]0;TITLE\x07\u202e"
+    (directory,) = (home / "sessions").iterdir()
+    directory.rename(directory.with_name(hostile))
+    with (home / "sessions" / hostile / "trace.jsonl").open("ab") as trace:
+        trace.write(b'{"kind": "torn')  # a torn last line: the warning names the file
+    for argv in (
+        ["monitor", "resume", hostile],
+        ["monitor", "connect", hostile],
+        ["fork", hostile, "--at", "1"],
+    ):
+        code = cli_main(argv)
+        out, err = capsys.readouterr()
+        assert code == 0, (argv, err)
+        assert _controls(out) == [], (argv, out)
+        assert _controls(err) == [], (argv, err)
+        assert "s\\x1b]0;TITLE\\x07\\u202e" in out, (argv, out)
