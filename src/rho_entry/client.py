@@ -20,7 +20,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import attrs
 import httpx
@@ -134,11 +134,11 @@ class AgentClient:
 
     async def get_session(self, session_id: str) -> dict[str, Any]:
         """``GET /api/sessions/{id}``."""
-        return await self._call("GET", f"/api/sessions/{session_id}")
+        return await self._call("GET", _session_path(session_id))
 
     async def chat(self, session_id: str, prompt: str) -> dict[str, Any]:
         """``POST /api/sessions/{id}/chat``."""
-        return await self._call("POST", f"/api/sessions/{session_id}/chat", {"prompt": prompt})
+        return await self._call("POST", _session_path(session_id, "chat"), {"prompt": prompt})
 
     async def answer(
         self, session_id: str, call_id: str, decision: str, *, digest: str
@@ -146,21 +146,21 @@ class AgentClient:
         """``POST /api/sessions/{id}/approvals/{call_id}``: approve, deny or always the call
         whose ``digest`` you were shown (``get_session``'s ``pending_approvals``); a call
         changed since is refused (409) and still waits."""
-        path = f"/api/sessions/{session_id}/approvals/{call_id}"
+        path = _session_path(session_id, "approvals", call_id)
         return await self._call("POST", path, {"decision": decision, "digest": digest})
 
     async def cancel(self, session_id: str) -> dict[str, Any]:
         """``POST /api/sessions/{id}/cancel``."""
-        return await self._call("POST", f"/api/sessions/{session_id}/cancel")
+        return await self._call("POST", _session_path(session_id, "cancel"))
 
     async def resume(self, session_id: str, prompt: str | None = None) -> dict[str, Any]:
         """``POST /api/sessions/{id}/resume``."""
         body = {"prompt": prompt} if prompt is not None else {}
-        return await self._call("POST", f"/api/sessions/{session_id}/resume", body)
+        return await self._call("POST", _session_path(session_id, "resume"), body)
 
     async def close_session(self, session_id: str) -> dict[str, Any]:
         """``DELETE /api/sessions/{id}``."""
-        return await self._call("DELETE", f"/api/sessions/{session_id}")
+        return await self._call("DELETE", _session_path(session_id))
 
     async def events(
         self, session_id: str, *, after: int = 0, until_idle: bool = False
@@ -174,7 +174,7 @@ class AgentClient:
             headers = {"Last-Event-ID": str(last)}
             try:
                 async with self._http.stream(
-                    "GET", f"/api/sessions/{session_id}/stream", params=params, headers=headers
+                    "GET", _session_path(session_id, "stream"), params=params, headers=headers
                 ) as response:
                     if response.status_code != 200:
                         await response.aread()
@@ -203,6 +203,20 @@ class AgentClient:
         if not isinstance(data, dict):  # an answer, but not this API's: say whose it may be
             raise ApiError(_foreign(response, answered=True))
         return data
+
+
+def _session_path(session_id: str, *rest: str) -> str:
+    """``/api/sessions/{id}/...`` with the id and each of ``rest`` one path segment whatever
+    it holds. A call id is the model's choice and an id the server's text: written as they
+    came, ``../../B/cancel`` was resolved by httpx to ``/api/sessions/B/cancel`` (an answer
+    to a call cancelled another session's run), ``?`` and ``#`` cut the path."""
+    return "/".join(["/api/sessions", *(_segment(part) for part in (session_id, *rest))])
+
+
+def _segment(text: str) -> str:
+    quoted = quote(text, safe="")
+    # "." and ".." stay dot segments when quoted (unreserved): spelled out, nobody resolves them
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
 
 
 def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
