@@ -23,7 +23,7 @@ from rho_domain.errors import RhoError
 from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.session_json import active_seconds, info_dict
-from rho_entry.cli.terminal_text import json_visible, visible
+from rho_entry.cli.terminal_text import json_visible, shell_word, visible
 from rho_entry.config.stores import (
     Operator,
     choose_operator,
@@ -237,7 +237,7 @@ def _require_live(op: Operator, ref: str, command: str) -> str:
     if not held_by_live_process(info.liveness):
         raise RhoError(
             f"{command}: session {info.id} is not running ({info.liveness}); "
-            f'continue it with `rho-agent --resume {info.id} "..."`'
+            f'continue it with `rho-agent --resume {shell_word(info.id)} "..."`'
         )
     return info.id
 
