@@ -172,3 +172,33 @@ def test_commands_naming_a_stored_session_escape_its_id(
         assert _controls(out) == [], (argv, out)
         assert _controls(err) == [], (argv, err)
         assert "s\\x1b]0;TITLE\\x07\\u202e" in out, (argv, out)
+
+
+class _Terminal(io.TextIOWrapper):
+    """Standard output as a terminal: ``isatty`` says so."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_export_of_the_raw_trace_escapes_it_on_a_terminal(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """``export --format trace`` wrote trace.jsonl's bytes as they are, also to a terminal:
+    the stored bidi and C1 characters, and raw ESC bytes a forged line carries (JSON escapes
+    them; whoever writes the file need not). A terminal is now shown them escaped; a pipe
+    still gets the bytes."""
+    session_id = _session_id(home)
+    trace = home / "sessions" / session_id / "trace.jsonl"
+    with trace.open("ab") as forged:
+        forged.write(b'{"kind": "x\x1b]0;TITLE\x07"}\n')
+    terminal = _Terminal(io.BytesIO(), encoding="utf-8")
+    with monkeypatch.context() as patched:
+        patched.setattr("sys.stdout", terminal)
+        assert cli_main(["export", session_id, "--format", "trace"]) == 0
+    terminal.flush()
+    shown = terminal.buffer.getvalue().decode()  # type: ignore[attr-defined]
+    assert _controls(shown) == [], shown
+    assert "x\\x1b]0;TITLE\\x07" in shown
+    assert cli_main(["export", session_id, "--format", "trace"]) == 0
+    assert capsysbinary.readouterr().out == trace.read_bytes()
