@@ -15,20 +15,20 @@ with ``retry_after``, ``Invalid`` with ``field``, ...).
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-import attrs
 import httpx
 
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
 from rho_domain.url_logins import hide_url_logins
+from rho_entry.client_events import Heard, ServerEvent, parse_events
 from rho_entry.server.errors import (
     ApiError,
     BodyTooLarge,
@@ -63,13 +63,8 @@ _ERRORS: Mapping[int, type[ApiError]] = {
 }
 
 
-@attrs.frozen
-class ServerEvent:
-    """One event of a session's stream: ``id`` is its trace line (None for deltas)."""
-
-    id: int | None
-    kind: str
-    data: Mapping[str, Any]
+RECONNECTS = 5
+"""Connections in a row to an event stream that bring nothing before ``events`` gives up."""
 
 
 class AgentClient:
@@ -167,11 +162,15 @@ class AgentClient:
     ) -> AsyncIterator[ServerEvent]:
         """The session's events after trace line ``after``; live until the session is closed
         (or, ``until_idle``, until no run is in progress). Reconnects after a dropped
-        connection from the last id seen."""
-        last = after
+        connection from the last id seen: at once after one that brought events, else after a
+        wait that doubles up to a second; ``ApiError`` after ``RECONNECTS`` connections in a
+        row that brought nothing (no event, no keep-alive), and for an event that is not
+        this API's."""
+        last, empty, quiet = after, 0, 0
         params = {"until": "idle"} if until_idle else {}
         while True:
             headers = {"Last-Event-ID": str(last)}
+            heard = Heard()
             try:
                 async with self._http.stream(
                     "GET", _session_path(session_id, "stream"), params=params, headers=headers
@@ -179,16 +178,30 @@ class AgentClient:
                     if response.status_code != 200:
                         await response.aread()
                         raise _error(response)
-                    async for event in _parse(response.aiter_lines()):
+                    async for event in parse_events(heard.lines(response.aiter_lines())):
                         if event.kind == "closed":
                             return
                         if event.id is not None:
                             last = event.id
+                        heard.events = True
                         yield event
             except (httpx.RemoteProtocolError, httpx.ReadError):
-                continue  # dropped: reconnect from the last id seen
-            if until_idle:
-                return
+                pass  # dropped: reconnect from the last id seen
+            else:
+                if until_idle:
+                    return
+            # a server or a proxy that ends every stream at once was reconnected to in a
+            # tight loop, for good (hundreds of connections a second)
+            quiet = 0 if heard.events else quiet + 1
+            empty = 0 if heard.events or heard.keepalives else empty + 1
+            if empty >= RECONNECTS:
+                raise ApiError(
+                    f"the event stream of session {session_id} ended {empty} times in a row "
+                    "before any event or keep-alive; is a proxy in front of the server "
+                    "cutting streams?"
+                )
+            if quiet:
+                await asyncio.sleep(min(0.02 * 2**quiet, 1.0))
 
     async def _call(
         self, method: str, path: str, body: Mapping[str, Any] | None = None
@@ -229,23 +242,6 @@ def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
     if is_loopback(urlsplit(base_url).hostname or ""):
         return None
     return ProxyRoutes.from_environ(environ).for_url(base_url)
-
-
-async def _parse(lines: AsyncIterator[str]) -> AsyncIterator[ServerEvent]:
-    fields: dict[str, str] = {}
-    async for line in lines:
-        if not line:
-            if "data" in fields:
-                raw_id = fields.get("id")
-                yield ServerEvent(
-                    int(raw_id) if raw_id else None,
-                    fields.get("event", "message"),
-                    json.loads(fields["data"]),
-                )
-            fields = {}
-        elif not line.startswith(":"):
-            name, _, value = line.partition(":")
-            fields[name] = value.removeprefix(" ")
 
 
 def _error(response: httpx.Response) -> ApiError:
