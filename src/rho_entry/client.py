@@ -46,6 +46,8 @@ from rho_entry.server.errors import (
 from rho_entry.server.settings import is_loopback
 from rho_entry.server.token_file import find_token
 
+__all__ = ["RECONNECTS", "AgentClient", "ServerEvent", "proxy_for"]
+
 _ERRORS: Mapping[int, type[ApiError]] = {
     cls.status: cls
     for cls in (
