@@ -16,7 +16,9 @@ with ``retry_after``, ``Invalid`` with ``field``, ...).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
+import socket
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
@@ -237,13 +239,31 @@ def _segment(text: str) -> str:
 def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
     """The proxy the client's requests to ``base_url`` go through, or None (directly).
 
-    A loopback server (``localhost``, 127.0.0.0/8, ``::1``) is reached directly whatever the
-    proxy variables say, ``NO_PROXY`` or not: through a proxy the request would carry the
-    bearer token to the proxy (in clear for ``http://``) and reach the server on the proxy's
-    machine, not this one's. Other hosts are routed as httpx routes them (``ProxyRoutes``)."""
-    if is_loopback(urlsplit(base_url).hostname or ""):
+    A loopback server is reached directly whatever the proxy variables say, ``NO_PROXY`` or
+    not: through a proxy the request would carry the bearer token to the proxy (in clear for
+    ``http://``) and reach the server on the proxy's machine, not this one's. Loopback in
+    every spelling the resolver takes: ``localhost`` (a trailing dot, ``*.localhost``),
+    127.0.0.0/8 (``127.1``, ``0x7f.1``, ``2130706433``), ``::1`` and ``::ffff:127.x.y.z``.
+    Other hosts are routed as httpx routes them (``ProxyRoutes``)."""
+    if _loopback(urlsplit(base_url).hostname or ""):
         return None
     return ProxyRoutes.from_environ(environ).for_url(base_url)
+
+
+def _loopback(host: str) -> bool:
+    name = host.lower().removesuffix(".")
+    if is_loopback(name) or name.endswith(".localhost"):
+        return True
+    try:
+        mapped = ipaddress.IPv6Address(name).ipv4_mapped
+    except ValueError:
+        mapped = None
+    if mapped is not None:
+        return mapped.is_loopback
+    try:  # the legacy forms getaddrinfo still reads as an IPv4 address: 127.1, 0x7f.1
+        return socket.inet_aton(name)[0] == 127
+    except OSError:
+        return False
 
 
 def _error(response: httpx.Response) -> ApiError:

@@ -160,9 +160,20 @@ async def test_the_remote_client_reaches_a_loopback_server_directly(recorder: Re
         with pytest.raises(Exception):  # noqa: B017, PT011 - the recorder's 403
             await client.list_sessions()
     assert recorder.lines == ["GET /api/sessions HTTP/1.1"]
-    for url in ("http://localhost:8765", "http://[::1]:1", "https://127.0.0.2:8765"):
+    for url in (
+        "http://localhost:8765",
+        "http://[::1]:1",
+        "https://127.0.0.2:8765",
+        "http://localhost.:1",
+        "http://app.localhost:1",
+        "http://127.1:1",
+        "http://0x7f.1:1",
+        "http://2130706433:1",
+        "http://[::ffff:127.0.0.1]:1",
+    ):
         assert proxy_for(url, proxies) is None, url
-    assert proxy_for("http://agent.example:8765", proxies) == recorder.url
+    for url in ("http://agent.example:8765", "http://128.1:1", "http://[::ffff:10.0.0.1]:1"):
+        assert proxy_for(url, proxies) == recorder.url, url
 
 
 async def test_daytona_goes_through_the_proxy_with_a_tunnel_for_https(
