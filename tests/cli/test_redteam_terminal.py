@@ -202,3 +202,21 @@ def test_export_of_the_raw_trace_escapes_it_on_a_terminal(
     assert "x\\x1b]0;TITLE\\x07" in shown
     assert cli_main(["export", session_id, "--format", "trace"]) == 0
     assert capsysbinary.readouterr().out == trace.read_bytes()
+
+
+def test_the_repls_goodbye_names_the_session_as_one_shell_word() -> None:
+    """The REPL's last line is a command to paste, and a resumed session's id is its
+    directory's name (``--resume ./DIR``): ``s;touch pwned`` was printed as ``rho-agent
+    --resume s;touch pwned``. Now it is quoted."""
+    import shlex
+    from types import SimpleNamespace
+
+    from rho_entry.cli.repl import Repl
+
+    said: list[str] = []
+    session = SimpleNamespace(id="s;touch pwned", state=SimpleNamespace(messages=["hi"]))
+    stand_in = SimpleNamespace(session=session, say=lambda text, *styles: said.append(text))
+    Repl.goodbye(stand_in)  # type: ignore[arg-type]
+    (line,) = said
+    command = line.split("resume with: ", 1)[1]
+    assert shlex.split(command) == ["rho-agent", "--resume", "s;touch pwned"]
