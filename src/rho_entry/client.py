@@ -15,19 +15,22 @@ with ``retry_after``, ``Invalid`` with ``field``, ...).
 
 from __future__ import annotations
 
-import json
+import asyncio
+import ipaddress
 import os
+import socket
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
+from urllib.parse import quote, urlsplit
 
-import attrs
 import httpx
 
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
 from rho_domain.url_logins import hide_url_logins
+from rho_entry.client_events import Heard, ServerEvent, parse_events
 from rho_entry.server.errors import (
     ApiError,
     BodyTooLarge,
@@ -42,7 +45,10 @@ from rho_entry.server.errors import (
     UnsupportedMediaType,
     WrongHost,
 )
+from rho_entry.server.settings import is_loopback
 from rho_entry.server.token_file import find_token
+
+__all__ = ["RECONNECTS", "AgentClient", "ServerEvent", "proxy_for"]
 
 _ERRORS: Mapping[int, type[ApiError]] = {
     cls.status: cls
@@ -61,20 +67,16 @@ _ERRORS: Mapping[int, type[ApiError]] = {
 }
 
 
-@attrs.frozen
-class ServerEvent:
-    """One event of a session's stream: ``id`` is its trace line (None for deltas)."""
-
-    id: int | None
-    kind: str
-    data: Mapping[str, Any]
+RECONNECTS = 5
+"""Connections in a row to an event stream that bring nothing before ``events`` gives up."""
 
 
 class AgentClient:
     """Talks to one server. ``token`` is sent as a bearer token; without it the client
     sends ``RHO_AGENT_SERVER_TOKEN``, else the token that ``rho-agent serve`` wrote for
     ``base_url`` in the config directory (``environ`` defaults to ``os.environ``; its
-    ``HTTPS_PROXY``, ``NO_PROXY``... route the requests, as httpx reads them).
+    ``HTTPS_PROXY``, ``NO_PROXY``... route the requests, as httpx reads them, except to a
+    loopback server, which is always reached directly: see ``proxy_for``).
     ``transport`` lets tests pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or
     ``async with``."""
 
@@ -97,7 +99,7 @@ class AgentClient:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         # our transport: httpx's own would build an SSL context (~50-80 ms) for http:// too,
         # so the proxy variables are read here, as httpx would read them
-        proxy = ProxyRoutes.from_environ(environ).for_url(base_url)
+        proxy = proxy_for(base_url, environ)
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers=headers,
@@ -131,11 +133,11 @@ class AgentClient:
 
     async def get_session(self, session_id: str) -> dict[str, Any]:
         """``GET /api/sessions/{id}``."""
-        return await self._call("GET", f"/api/sessions/{session_id}")
+        return await self._call("GET", _session_path(session_id))
 
     async def chat(self, session_id: str, prompt: str) -> dict[str, Any]:
         """``POST /api/sessions/{id}/chat``."""
-        return await self._call("POST", f"/api/sessions/{session_id}/chat", {"prompt": prompt})
+        return await self._call("POST", _session_path(session_id, "chat"), {"prompt": prompt})
 
     async def answer(
         self, session_id: str, call_id: str, decision: str, *, digest: str
@@ -143,49 +145,67 @@ class AgentClient:
         """``POST /api/sessions/{id}/approvals/{call_id}``: approve, deny or always the call
         whose ``digest`` you were shown (``get_session``'s ``pending_approvals``); a call
         changed since is refused (409) and still waits."""
-        path = f"/api/sessions/{session_id}/approvals/{call_id}"
+        path = _session_path(session_id, "approvals", call_id)
         return await self._call("POST", path, {"decision": decision, "digest": digest})
 
     async def cancel(self, session_id: str) -> dict[str, Any]:
         """``POST /api/sessions/{id}/cancel``."""
-        return await self._call("POST", f"/api/sessions/{session_id}/cancel")
+        return await self._call("POST", _session_path(session_id, "cancel"))
 
     async def resume(self, session_id: str, prompt: str | None = None) -> dict[str, Any]:
         """``POST /api/sessions/{id}/resume``."""
         body = {"prompt": prompt} if prompt is not None else {}
-        return await self._call("POST", f"/api/sessions/{session_id}/resume", body)
+        return await self._call("POST", _session_path(session_id, "resume"), body)
 
     async def close_session(self, session_id: str) -> dict[str, Any]:
         """``DELETE /api/sessions/{id}``."""
-        return await self._call("DELETE", f"/api/sessions/{session_id}")
+        return await self._call("DELETE", _session_path(session_id))
 
     async def events(
         self, session_id: str, *, after: int = 0, until_idle: bool = False
     ) -> AsyncIterator[ServerEvent]:
         """The session's events after trace line ``after``; live until the session is closed
         (or, ``until_idle``, until no run is in progress). Reconnects after a dropped
-        connection from the last id seen."""
-        last = after
+        connection from the last id seen: at once after one that brought events, else after a
+        wait that doubles up to a second; ``ApiError`` after ``RECONNECTS`` connections in a
+        row that brought nothing (no event, no keep-alive), and for an event that is not
+        this API's."""
+        last, empty, quiet = after, 0, 0
         params = {"until": "idle"} if until_idle else {}
         while True:
             headers = {"Last-Event-ID": str(last)}
+            heard = Heard()
             try:
                 async with self._http.stream(
-                    "GET", f"/api/sessions/{session_id}/stream", params=params, headers=headers
+                    "GET", _session_path(session_id, "stream"), params=params, headers=headers
                 ) as response:
                     if response.status_code != 200:
                         await response.aread()
                         raise _error(response)
-                    async for event in _parse(response.aiter_lines()):
+                    async for event in parse_events(heard.lines(response.aiter_lines())):
                         if event.kind == "closed":
                             return
                         if event.id is not None:
                             last = event.id
+                        heard.events = True
                         yield event
             except (httpx.RemoteProtocolError, httpx.ReadError):
-                continue  # dropped: reconnect from the last id seen
-            if until_idle:
-                return
+                pass  # dropped: reconnect from the last id seen
+            else:
+                if until_idle:
+                    return
+            # a server or a proxy that ends every stream at once was reconnected to in a
+            # tight loop, for good (hundreds of connections a second)
+            quiet = 0 if heard.events else quiet + 1
+            empty = 0 if heard.events or heard.keepalives else empty + 1
+            if empty >= RECONNECTS:
+                raise ApiError(
+                    f"the event stream of session {session_id} ended {empty} times in a row "
+                    "before any event or keep-alive; is a proxy in front of the server "
+                    "cutting streams?"
+                )
+            if quiet:
+                await asyncio.sleep(min(0.02 * 2**quiet, 1.0))
 
     async def _call(
         self, method: str, path: str, body: Mapping[str, Any] | None = None
@@ -202,21 +222,48 @@ class AgentClient:
         return data
 
 
-async def _parse(lines: AsyncIterator[str]) -> AsyncIterator[ServerEvent]:
-    fields: dict[str, str] = {}
-    async for line in lines:
-        if not line:
-            if "data" in fields:
-                raw_id = fields.get("id")
-                yield ServerEvent(
-                    int(raw_id) if raw_id else None,
-                    fields.get("event", "message"),
-                    json.loads(fields["data"]),
-                )
-            fields = {}
-        elif not line.startswith(":"):
-            name, _, value = line.partition(":")
-            fields[name] = value.removeprefix(" ")
+def _session_path(session_id: str, *rest: str) -> str:
+    """``/api/sessions/{id}/...`` with the id and each of ``rest`` one path segment whatever
+    it holds. A call id is the model's choice and an id the server's text: written as they
+    came, ``../../B/cancel`` was resolved by httpx to ``/api/sessions/B/cancel`` (an answer
+    to a call cancelled another session's run), ``?`` and ``#`` cut the path."""
+    return "/".join(["/api/sessions", *(_segment(part) for part in (session_id, *rest))])
+
+
+def _segment(text: str) -> str:
+    quoted = quote(text, safe="")
+    # "." and ".." stay dot segments when quoted (unreserved): spelled out, nobody resolves them
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
+
+
+def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy the client's requests to ``base_url`` go through, or None (directly).
+
+    A loopback server is reached directly whatever the proxy variables say, ``NO_PROXY`` or
+    not: through a proxy the request would carry the bearer token to the proxy (in clear for
+    ``http://``) and reach the server on the proxy's machine, not this one's. Loopback in
+    every spelling the resolver takes: ``localhost`` (a trailing dot, ``*.localhost``),
+    127.0.0.0/8 (``127.1``, ``0x7f.1``, ``2130706433``), ``::1`` and ``::ffff:127.x.y.z``.
+    Other hosts are routed as httpx routes them (``ProxyRoutes``)."""
+    if _loopback(urlsplit(base_url).hostname or ""):
+        return None
+    return ProxyRoutes.from_environ(environ).for_url(base_url)
+
+
+def _loopback(host: str) -> bool:
+    name = host.lower().removesuffix(".")
+    if is_loopback(name) or name.endswith(".localhost"):
+        return True
+    try:
+        mapped = ipaddress.IPv6Address(name).ipv4_mapped
+    except ValueError:
+        mapped = None
+    if mapped is not None:
+        return mapped.is_loopback
+    try:  # the legacy forms getaddrinfo still reads as an IPv4 address: 127.1, 0x7f.1
+        return socket.inet_aton(name)[0] == 127
+    except OSError:
+        return False
 
 
 def _error(response: httpx.Response) -> ApiError:

@@ -65,6 +65,7 @@ from rho_domain.ports.store import SessionRecord
 from rho_domain.profile_grants import excess, label, within
 from rho_entry.config.home import absolute
 from rho_entry.resume_endpoint import ENDPOINT_FIELDS, Endpoint, held_endpoint
+from rho_entry.resume_hints import StoredWord
 from rho_entry.resume_limits import DEADLINES, held_deadline, tighter_budget, tighter_count
 
 
@@ -87,7 +88,8 @@ class ResumeAuthority:
             ``{flag}`` the same with dashes.
         workspace: The resumer's workspace (absolute), or None to not check a stored
             ``working_dir`` (a server checks its own roots).
-        workspace_hint: How to give the working directory again, ``{path}`` the stored one.
+        workspace_hint: How to give the working directory again, ``{path}`` the stored one
+            (``{path:sh}``: as one shell word, ``resume_hints``).
         hooks: The resumer's hooks by reference (its configuration's): the resumed session
             runs them. A stored reference must be one of them or of ``hook_names``, else the
             resume is refused (unless ``given`` has ``hooks``).
@@ -96,7 +98,8 @@ class ResumeAuthority:
         hooks_hint: How to give hooks again.
         system_prompt: The resumer's own ``system_prompt``: a stored template path is read
             only when it names the same file (or ``given`` has ``system_prompt``).
-        system_prompt_hint: How to give the system prompt again, ``{path}`` the stored one.
+        system_prompt_hint: How to give the system prompt again, ``{path}`` the stored one
+            (``{path:sh}`` too).
         budget: The resumer's budget: the stored one is held to it (``tighter_budget``);
             None (or no limit set) keeps the stored one.
         max_turns: The resumer's ``max_turns`` (0: no limit), held as ``budget``: the
@@ -309,7 +312,7 @@ def _check_system_prompt(record: SessionRecord, authority: ResumeAuthority) -> N
     raise ConfigError(
         f"session {record.id} was stored with the system prompt template {str(stored)!r}, a "
         "file that would be read and sent to the model; a session directory does not choose "
-        "which files are read: " + authority.system_prompt_hint.format(path=str(stored))
+        "which files are read: " + authority.system_prompt_hint.format(path=StoredWord(stored))
     )
 
 
@@ -393,5 +396,5 @@ def _check_workspace(record: SessionRecord, authority: ResumeAuthority) -> None:
     raise ConfigError(
         f"session {record.id} was stored with working_dir {stored!r}, outside your workspace "
         f"{str(mine)!r}; a session directory does not choose where the tools read and write: "
-        + authority.workspace_hint.format(path=stored)
+        + authority.workspace_hint.format(path=StoredWord(stored))
     )

@@ -182,3 +182,42 @@ def test_a_reference_splits_at_the_last_at_sign_unless_it_is_a_whole_waiting_id(
     assert split_call_ref("srv@c1", {"srv@c1"}) == ("srv@c1", "")
     assert split_call_ref("demo_1") == ("demo_1", "")
     assert split_call_ref("demo_1@") == ("demo_1", "")
+
+
+def test_the_commands_printed_to_answer_a_call_quote_its_id(tmp_path: Path) -> None:
+    """The call id is the model's choice: ``--approve c1;touch pwned;@DIGEST``, as the run
+    that stopped (exit 4) and the refusal of a bare ``--approve`` printed it to paste, ran
+    ``touch pwned`` in the user's shell. Each printed command, run by ``sh`` with a
+    ``rho-agent`` that prints its arguments, now gives exactly the intended words."""
+    import re
+    import subprocess
+
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    hostile = "c1;touch pwned;"
+    script = [tool_reply(call("bash", {"command": "echo hi"}, call_id=hostile)), text_reply("ok")]
+    with LoopbackServer(script) as server:
+        model = ("--base-url", server.base_url, "-m", "fake", *DEV)
+        first = rho(*model, "echo it", cwd=work, home=home)
+        assert first.returncode == 4, first.stderr
+        bare = rho("--resume", "latest", *model, "--approve", "c1", cwd=work, home=home)
+        assert bare.returncode == 1, bare.stderr
+    (session_id,) = (p.name for p in (home / "rho" / "sessions").iterdir())
+    digest = call_digest("bash", json.dumps({"command": "echo hi"}))
+    pasted = [
+        re.search(r"answer with `(rho-agent [^`]*)`", first.stderr),
+        re.search(r"(rho-agent --resume \S+ --approve .*)$", bare.stderr.strip()),
+    ]
+    stand_in = tmp_path / "bin" / "rho-agent"  # a rho-agent that prints its arguments
+    stand_in.parent.mkdir()
+    stand_in.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    stand_in.chmod(0o755)
+    env = {"PATH": f"{stand_in.parent}:/usr/bin:/bin"}
+    for found in pasted:
+        assert found is not None, (first.stderr, bare.stderr)
+        ran = subprocess.run(
+            ["sh", "-c", found.group(1)], cwd=work, env=env, capture_output=True, text=True
+        )
+        words = ["--resume", session_id, "--approve", f"{hostile}@{digest}"]
+        assert ran.stdout.splitlines() == words, (found.group(1), ran)
+        assert not (work / "pwned").exists()

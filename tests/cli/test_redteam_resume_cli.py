@@ -72,3 +72,25 @@ def test_a_workspace_inside_or_given_again_resumes(tmp_path: Path) -> None:
     )  # fmt: skip
     assert given.returncode == 0, given.stderr
     assert (victim / "chosen").exists()  # the user chose it, on the command line
+
+
+def test_the_hint_names_a_stored_working_dir_as_one_shell_word(tmp_path: Path) -> None:
+    """The refusal's hint is a command to paste, and the stored ``working_dir`` is the
+    directory's data: ``/tmp/x;touch pwned;`` was printed as ``pass --working-dir
+    /tmp/x;touch pwned;``, which, pasted, ran ``touch pwned``. Now it is quoted; run by
+    ``sh`` (``echo`` in rho-agent's place) the hint gives the path back as one word."""
+    import re
+    import subprocess
+
+    work, _, home = _places(tmp_path)
+    stored = f"{tmp_path}/x;touch pwned;"
+    _craft(home, stored)
+    result = rho("--resume", SID, "--profile", "developer", "-y", "go", cwd=work, home=home)
+    assert result.returncode != 0, result.stderr
+    hint = re.search(r"pass (--working-dir .*)$", result.stderr.strip())
+    assert hint is not None, result.stderr
+    echoed = subprocess.run(
+        ["sh", "-c", f"printf '%s\\n' {hint.group(1)}"], cwd=work, capture_output=True, text=True
+    )
+    assert echoed.stdout.splitlines() == ["--working-dir", stored]
+    assert not (work / "pwned").exists()

@@ -148,3 +148,75 @@ def test_json_visible_keeps_the_value_and_hides_the_character(hostile: str) -> N
     assert _controls(shown) == []
     assert json.loads(shown) == json.loads(document)
     assert "世界" in shown  # printable text stays readable
+
+
+def test_commands_naming_a_stored_session_escape_its_id(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session directory's name is data too (copied in, or another machine's): the commands
+    that confirm what they did name it (``monitor resume``, ``monitor connect``, ``fork``), and
+    a torn trace line's warning names its path. Before, each printed it raw."""
+    hostile = "s\x1b]0;TITLE\x07\u202e"
+    (directory,) = (home / "sessions").iterdir()
+    directory.rename(directory.with_name(hostile))
+    with (home / "sessions" / hostile / "trace.jsonl").open("ab") as trace:
+        trace.write(b'{"kind": "torn')  # a torn last line: the warning names the file
+    for argv in (
+        ["monitor", "resume", hostile],
+        ["monitor", "connect", hostile],
+        ["fork", hostile, "--at", "1"],
+    ):
+        code = cli_main(argv)
+        out, err = capsys.readouterr()
+        assert code == 0, (argv, err)
+        assert _controls(out) == [], (argv, out)
+        assert _controls(err) == [], (argv, err)
+        assert "s\\x1b]0;TITLE\\x07\\u202e" in out, (argv, out)
+
+
+class _Terminal(io.TextIOWrapper):
+    """Standard output as a terminal: ``isatty`` says so."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_export_of_the_raw_trace_escapes_it_on_a_terminal(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """``export --format trace`` wrote trace.jsonl's bytes as they are, also to a terminal:
+    the stored bidi and C1 characters, and raw ESC bytes a forged line carries (JSON escapes
+    them; whoever writes the file need not). A terminal is now shown them escaped; a pipe
+    still gets the bytes."""
+    session_id = _session_id(home)
+    trace = home / "sessions" / session_id / "trace.jsonl"
+    with trace.open("ab") as forged:
+        forged.write(b'{"kind": "x\x1b]0;TITLE\x07"}\n')
+    terminal = _Terminal(io.BytesIO(), encoding="utf-8")
+    with monkeypatch.context() as patched:
+        patched.setattr("sys.stdout", terminal)
+        assert cli_main(["export", session_id, "--format", "trace"]) == 0
+    terminal.flush()
+    shown = terminal.buffer.getvalue().decode()  # type: ignore[attr-defined]
+    assert _controls(shown) == [], shown
+    assert "x\\x1b]0;TITLE\\x07" in shown
+    assert cli_main(["export", session_id, "--format", "trace"]) == 0
+    assert capsysbinary.readouterr().out == trace.read_bytes()
+
+
+def test_the_repls_goodbye_names_the_session_as_one_shell_word() -> None:
+    """The REPL's last line is a command to paste, and a resumed session's id is its
+    directory's name (``--resume ./DIR``): ``s;touch pwned`` was printed as ``rho-agent
+    --resume s;touch pwned``. Now it is quoted."""
+    import shlex
+    from types import SimpleNamespace
+
+    from rho_entry.cli.repl import Repl
+
+    said: list[str] = []
+    session = SimpleNamespace(id="s;touch pwned", state=SimpleNamespace(messages=["hi"]))
+    stand_in = SimpleNamespace(session=session, say=lambda text, *styles: said.append(text))
+    Repl.goodbye(stand_in)  # type: ignore[arg-type]
+    (line,) = said
+    command = line.split("resume with: ", 1)[1]
+    assert shlex.split(command) == ["rho-agent", "--resume", "s;touch pwned"]

@@ -68,6 +68,24 @@ async def test_a_session_without_a_searcher_refuses_to_judge_a_pattern() -> None
     assert "SessionPorts.line_searcher" in (result.error or "")
 
 
+async def test_a_pattern_that_does_not_compile_ends_the_run_before_the_model_is_called() -> None:
+    """A schema no server or runtime checked (a config file's, ``--output-schema``'s, a
+    stored session's): its invalid pattern was reported at the first answer, after two model
+    calls (the answer and its correction) for nothing. Now the run ends before the first,
+    naming the pattern's place; a valid pattern still lets the run go on."""
+    schema = {"properties": {"a": {"pattern": "(?<=a+)b"}}}
+    for searcher in (InlineLineSearcher(), ProcessLineSearcher()):
+        session = make_session([text('{"a": "ab"}'), text('{"a": "ab"}')], output_schema=schema)
+        session.line_searcher = searcher
+        result = await session.run("go")
+        assert result.status is RunStatus.ERROR
+        assert "the pattern at #/properties/a is not a valid regex" in (result.error or "")
+        assert session.model.requests == []  # type: ignore[attr-defined]
+    session = make_session([text('{"a": "ab"}')], output_schema={"pattern": "b"})
+    session.line_searcher = InlineLineSearcher()
+    assert (await session.run("go")).status is RunStatus.COMPLETED
+
+
 def _found(pattern: str, texts: str) -> bool:
     return re.search(pattern, texts) is not None
 

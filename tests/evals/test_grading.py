@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import attrs
 import pytest
 
 from rho_adapters.evals import run_for_grading
@@ -163,3 +164,22 @@ def test_the_summary_counts_by_difficulty() -> None:
     assert (total.count, total.correct, total.input_tokens, total.wall_seconds) == (3, 2, 30, 1.5)
     assert QueryOutcome(rows=()).ok
     assert not QueryOutcome(error="x").ok
+
+
+def test_a_progress_line_shows_the_models_sql_in_an_error_escaped(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite's error quotes the model's SQL (``no such table: <name>``), and ``eval bird``
+    printed it in its progress line as it came: a table named with an OSC sequence set the
+    terminal's title. Now the line shows it escaped."""
+    from rho_entry.cli.eval_console import _Progress
+
+    predicted = run_for_grading(db, 'SELECT * FROM "x\x1b]0;TITLE\x07"', timeout=5)
+    assert "\x1b]0;TITLE\x07" in (predicted.error or "")  # what the model's SQL reaches
+    gold = run_for_grading(db, "SELECT 1", timeout=5)
+    failed = attrs.evolve(_result(7, "simple", False, None), error=why_wrong(predicted, gold))
+    _Progress()(failed)
+    line = capsys.readouterr().err
+    assert "\x1b" not in line, line
+    assert "\x07" not in line, line
+    assert "no such table: x\\x1b]0;TITLE\\x07" in line

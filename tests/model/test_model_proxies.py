@@ -27,7 +27,7 @@ from rho_domain.errors import ConfigError, McpError, ModelConnectionError
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.url_logins import hide_url_logins as redacted
 from rho_entry import Agent, Session
-from rho_entry.client import AgentClient
+from rho_entry.client import AgentClient, proxy_for
 
 ENVIRONMENTS: list[dict[str, str]] = [
     {},
@@ -149,6 +149,31 @@ async def test_the_remote_client_goes_through_the_proxy(recorder: Recorder) -> N
         with pytest.raises(Exception):  # noqa: B017, PT011 - the proxy's 403, in any shape
             await client.list_sessions()
     assert recorder.lines[0].startswith("GET http://agent.example:8765/")
+
+
+async def test_the_remote_client_reaches_a_loopback_server_directly(recorder: Recorder) -> None:
+    """The recorder is the proxy and the server at once: through the proxy its request line
+    names the absolute URL (and the proxy gets the bearer token); directly, only the path.
+    ``NO_PROXY`` lists nothing: a loopback server is never reached through a proxy."""
+    proxies = {"http_proxy": recorder.url, "ALL_PROXY": recorder.url, "NO_PROXY": "x.org"}
+    async with AgentClient(recorder.url, token="t", environ=proxies) as client:
+        with pytest.raises(Exception):  # noqa: B017, PT011 - the recorder's 403
+            await client.list_sessions()
+    assert recorder.lines == ["GET /api/sessions HTTP/1.1"]
+    for url in (
+        "http://localhost:8765",
+        "http://[::1]:1",
+        "https://127.0.0.2:8765",
+        "http://localhost.:1",
+        "http://app.localhost:1",
+        "http://127.1:1",
+        "http://0x7f.1:1",
+        "http://2130706433:1",
+        "http://[::ffff:127.0.0.1]:1",
+    ):
+        assert proxy_for(url, proxies) is None, url
+    for url in ("http://agent.example:8765", "http://128.1:1", "http://[::ffff:10.0.0.1]:1"):
+        assert proxy_for(url, proxies) == recorder.url, url
 
 
 async def test_daytona_goes_through_the_proxy_with_a_tunnel_for_https(

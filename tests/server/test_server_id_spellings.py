@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 from server_support import app_for, client_for, place
 from test_server_stored_authority import craft
 
-from rho_adapters.fakes import FunctionModel, text
+from rho_adapters.fakes import FunctionModel, ScriptedModel, Turn, call, text
 
 SID = "c0ffee000001"
 SPELLINGS = [
@@ -65,3 +66,58 @@ async def test_only_the_exact_id_names_a_session(tmp_path: Path, spelling: str) 
     assert model.requests == []
     assert sorted(p.name for p in (where.sessions / SID).iterdir()) == before
     assert (where.sessions / SID / "trace.jsonl").read_text() == ""
+
+
+async def test_the_client_sends_a_call_id_and_a_session_id_as_one_segment(tmp_path: Path) -> None:
+    """A call id is the model's choice, and AgentClient wrote it into the path as it came:
+    httpx resolved ``../../SID/cancel`` to ``/api/sessions/SID/cancel``, so answering that
+    call of another session (``--server``'s approval prompt) cancelled SID's run (here a 409:
+    SID has none in progress, which shows where it landed). Now each id is one segment: no
+    session ``elsewhere``, 404, and SID is untouched; ``?`` and ``#`` no longer cut the path."""
+    from rho_entry.client import AgentClient
+    from rho_entry.server.errors import NotFound
+
+    where = place(tmp_path)
+    craft(where, SID)
+    app = app_for(where, FunctionModel(lambda request: text("ok")), profiles=("readonly",))
+    transport = httpx.ASGITransport(app=app)
+    token = app.state.token
+    async with AgentClient("http://localhost", token=token, transport=transport) as client:
+        try:
+            with pytest.raises(NotFound) as refused:
+                await client.answer("elsewhere", f"../../{SID}/cancel", "deny", digest="0" * 32)
+            assert "elsewhere" in str(refused.value)
+            for spelling in (f"{SID}?x", f"{SID}#x", ".."):
+                with pytest.raises(NotFound):
+                    await client.get_session(spelling)
+            assert (await client.get_session(SID))["status"] == "completed"
+        finally:
+            await app.state.host.aclose()
+
+
+async def test_a_call_whose_id_holds_a_slash_can_be_answered(tmp_path: Path) -> None:
+    """The model chose the call id ``a/../b``: sent as one segment (``a%2F..%2Fb``) it reached
+    the server decoded and matched no route (404 ``no route``), so no client, the dashboard
+    included, could approve or deny it and the session waited for good. The approvals
+    route now takes the rest of the path as the call id."""
+    from rho_entry.client import AgentClient
+
+    where = place(tmp_path)
+    write = call("write", {"path": "n.txt", "content": "x"}, id="a/../b")
+    app = app_for(where, ScriptedModel([Turn(tool_calls=(write,)), text("done")]))
+    transport = httpx.ASGITransport(app=app)
+    token = app.state.token
+    async with AgentClient("http://localhost", token=token, transport=transport) as client:
+        try:
+            sid = (await client.create_session(prompt="go", profile="developer"))["id"]
+            async for _ in client.events(sid, until_idle=True):
+                pass
+            (pending,) = (await client.get_session(sid))["pending_approvals"]
+            assert pending["call_id"] == "a/../b"
+            await client.answer(sid, "a/../b", "approve", digest=pending["digest"])
+            async for _ in client.events(sid, until_idle=True):
+                pass
+            assert (await client.get_session(sid))["status"] == "completed"
+        finally:
+            await app.state.host.aclose()
+    assert (where.work / "n.txt").read_text() == "x"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from server_support import (
     UvicornThread,
     app_for,
@@ -171,3 +172,42 @@ async def test_a_cli_session_is_watched_over_http_and_http_sessions_are_listed_b
         [*cli, "export", http_id], cwd=where.work, env=env, capture_output=True, text=True
     )
     assert json.loads(exported.stdout)["events"][-1]["text"] == "from http"
+
+
+async def test_the_client_gives_up_on_a_stream_cut_every_time_and_on_a_foreign_event() -> None:
+    """A server (or a proxy before it) that ends every stream before an event: ``events``
+    reconnected at once, for good, in a tight loop (348 connections in 2 s, never an
+    error). It now waits longer each time and raises after ``RECONNECTS`` connections that
+    brought nothing. An event whose id is not a number raised a bare ValueError: now an
+    ``ApiError`` saying the server is not this API."""
+    from rho_entry.client import RECONNECTS
+    from rho_entry.server.errors import ApiError
+
+    answers = [b"id: 1\n", b"id: x\ndata: {}\n\n"]  # cut mid-event; an id that is no number
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+    connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(head + answers[0])
+            await writer.drain()
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server, AgentClient(url, token="t", environ={}) as client:
+        made = []
+        for message in ("ended 5 times in a row before any event", "not this API's (id 'x'"):
+            connections = 0
+            async with asyncio.timeout(10):
+                with pytest.raises(ApiError) as refused:
+                    async for _ in client.events("s1"):
+                        pass
+            assert message in str(refused.value)
+            made.append(connections)
+            answers.pop(0)
+    assert made == [RECONNECTS, 1]

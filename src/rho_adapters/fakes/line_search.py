@@ -35,4 +35,8 @@ class InlineLineSearcher(LineSearcher):
     async def found(self, pattern: str, texts: Sequence[str]) -> tuple[bool, ...]:
         """See ``LineSearcher.found``."""
         self.patterns.append((pattern, False))
-        return tuple(re.search(pattern, text) is not None for text in texts)
+        try:  # compiled first, as the worker does: an invalid one is refused for no text too
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression: {exc}") from None
+        return tuple(regex.search(text) is not None for text in texts)

@@ -28,9 +28,25 @@ if TYPE_CHECKING:
     from rho_domain.json_schema import SchemaProblem
     from rho_domain.ports.line_search import LineSearcher
 
+_NO_SEARCHER = (
+    "output_schema: its 'pattern' keywords run only in a LineSearcher (a killable worker) "
+    "and this session has none; give one in SessionPorts.line_searcher "
+    "(rho_entry.wiring.build_ports does)"
+)
+
 PATTERN_SECONDS = 5.0
 """How long the ``pattern`` keywords of one answer may take in all; past it the answer is
 judged not to match (the pattern backtracks) and the worker is killed."""
+
+COMPILE_SECONDS = 5.0
+"""How long compiling one pattern may take, its worker's start included; past it the schema
+is refused (``check_patterns``)."""
+
+_COMPILED: set[str] = set()
+"""Patterns this process has seen compile (the worker is this interpreter): every run checks
+its schema before its first model call, and one worker per pattern per run would double what
+judging costs. Bounded: cleared when full."""
+_COMPILED_MAX = 1024
 
 
 async def accepted(
@@ -93,11 +109,7 @@ async def judged(
                 if not asked:
                     return problem
                 if searcher is None:
-                    raise ConfigError(
-                        "output_schema: its 'pattern' keywords run only in a LineSearcher "
-                        "(a killable worker) and this session has none; give one in "
-                        "SessionPorts.line_searcher (rho_entry.wiring.build_ports does)"
-                    )
+                    raise ConfigError(_NO_SEARCHER)
                 for pattern, texts in asked.items():
                     answers = await searcher.found(pattern, list(texts))
                     known.update(zip([(pattern, text) for text in texts], answers, strict=True))
@@ -117,18 +129,40 @@ async def check_patterns(
 ) -> None:
     """Raise ``ConfigError`` naming the first ``pattern`` of ``schema`` (checked by
     ``check_schema``) that does not compile, compiled in ``searcher``'s worker, each within
-    ``PATTERN_SECONDS``: what a server or a runtime checks before it takes a schema, since
-    ``check_schema`` never compiles one in-process."""
+    ``COMPILE_SECONDS``: what a server or a runtime checks before it takes a schema, and a
+    run before its first model call, since ``check_schema`` never compiles one in-process."""
     from rho_domain.schema_keywords import patterns_of
 
     for at, pattern in patterns_of(schema).items():
+        if pattern in _COMPILED:
+            continue
         try:
-            async with asyncio.timeout(PATTERN_SECONDS):
+            async with asyncio.timeout(COMPILE_SECONDS):
                 await searcher.found(pattern, ())
         except TimeoutError:
             raise ConfigError(
-                f"{where}: the pattern at {at} did not compile within {PATTERN_SECONDS:g} s; "
+                f"{where}: the pattern at {at} did not compile within {COMPILE_SECONDS:g} s; "
                 "give a simpler one"
             ) from None
         except ToolError as exc:
             raise ConfigError(f"{where}: the pattern at {at} is not a valid regex: {exc}") from None
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED.add(pattern)
+
+
+async def check_before_run(schema: Mapping[str, Any] | None, searcher: LineSearcher | None) -> None:
+    """Raise ``ConfigError`` before a run's first model call when ``schema`` has a
+    ``pattern`` no answer could be judged by: there is no ``searcher``, or one does not
+    compile (``check_patterns``). A schema from a config file, ``--output-schema`` or a
+    stored session is checked by no server or runtime, and was refused only at the first
+    answer, after the model had been called (twice: the correction too) for nothing."""
+    if schema is None:
+        return
+    from rho_domain.schema_keywords import patterns_of
+
+    if not patterns_of(schema):
+        return
+    if searcher is None:
+        raise ConfigError(_NO_SEARCHER)
+    await check_patterns(schema, searcher)

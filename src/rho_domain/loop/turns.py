@@ -121,6 +121,10 @@ class Turns:
         session, tally = self._session, self._tally
         if not await self._refresh_tools() or not await self._window_checked():
             return RunStatus.CANCELLED
+        # the agent the tools were refreshed into: its schema is the one answers meet
+        await output_check.check_before_run(
+            session.agent.config.output_schema, session.line_searcher
+        )
         if session.state.pending_calls:
             outcome = await session.tools.resume(superseded=prompt is not None)
             if outcome is not None:

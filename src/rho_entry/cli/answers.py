@@ -28,7 +28,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
-from rho_entry.cli.terminal_text import visible
+from rho_entry.cli.terminal_text import shell_word, visible
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session
@@ -79,7 +79,7 @@ def apply_answers(session: Session, answers: Answers, *, auto_approve: bool) -> 
     if not waiting:
         raise ConfigError(
             f"session {session.id} has no tool call waiting for approval; "
-            f'give a task to continue it: rho-agent --resume {session.id} "..."'
+            f'give a task to continue it: rho-agent --resume {shell_word(session.id)} "..."'
         )
     approved = _select(waiting, answers.approve, "--approve")
     denied = _select(waiting, answers.deny, "--deny")
@@ -105,14 +105,16 @@ def describe_waiting(session: Session) -> str:
     waiting = session.state.awaiting_decision()
     lines += [
         visible(
-            f"  {c.id}@{session.state.approval_digest(c)}  {c.name} {c.arguments}: "
+            f"  {shell_word(f'{c.id}@{session.state.approval_digest(c)}')}  "
+            f"{c.name} {c.arguments}: "
             f"{reasons.get(c.id, 'waiting')}",
             newlines=False,
         )
         for c in waiting
     ]
     lines.append(
-        f"answer with: rho-agent --resume {session.id} --approve CALL@DIGEST|all [--always] "
+        f"answer with: rho-agent --resume {shell_word(session.id)} --approve CALL@DIGEST|all "
+        "[--always] "
         "(CALL@DIGEST as listed: the approval holds for that call only), "
         "or --deny CALL|all [--reason TEXT]"
     )
@@ -136,7 +138,7 @@ def _name_it(session: Session, call: ToolCall) -> str:
     return (
         f"--approve {call.id}: name the call with the digest you were shown, so that the "
         f"approval holds for that call only; it waits now as {shown}: "
-        f"rho-agent --resume {session.id} --approve {call.id}@{digest}"
+        f"rho-agent --resume {shell_word(session.id)} --approve {shell_word(f'{call.id}@{digest}')}"
     )
 
 

@@ -30,7 +30,7 @@ from rho_entry.cli.running import (
     rejected_last,
     result_code,
 )
-from rho_entry.cli.terminal_text import visible
+from rho_entry.cli.terminal_text import shell_word, visible
 from rho_entry.config.settings import endpoint_label, environment
 
 T = TypeVar("T")
@@ -264,34 +264,40 @@ def _explain(
     status = result.status
     if status is RunStatus.AWAITING_APPROVAL:
         calls = "; ".join(f"{p.call.name} ({p.call.id}): {p.reason}" for p in result.pending)
-        named = " ".join(f"--approve {p.call.id}@{p.digest}" for p in result.pending)
+        named = " ".join(
+            f"--approve {shell_word(f'{p.call.id}@{p.digest}')}" for p in result.pending
+        )
+        resume = f"rho-agent --resume {shell_word(session_id)}"
         renderer.notice(
             f"stopped: waiting for approval of {calls}. There is no terminal to ask: answer with "
-            f"`rho-agent --resume {session_id} {named}` (CALL@DIGEST: the approval holds for "
+            f"`{resume} {named}` (CALL@DIGEST: the approval holds for "
             f"that call only) or `--deny CALL|all [--reason TEXT]`, or run "
-            f"`rho-agent --resume {session_id}` on a terminal.",
+            f"`{resume}` on a terminal.",
             "yellow",
         )
     elif status is RunStatus.STUCK:
         renderer.notice(
             f"stopped: {result.error or 'stuck'}. Say what to do instead with "
-            f'`rho-agent --resume {session_id} "..."`.',
+            f'`rho-agent --resume {shell_word(session_id)} "..."`.',
             "yellow",
         )
     elif status in (RunStatus.MAX_TURNS, RunStatus.BUDGET_EXCEEDED):
         why = result.error or status.value.replace("_", " ")
         renderer.notice(
-            f"stopped: {why}. Continue with `rho-agent --resume {session_id}`.", "yellow"
+            f"stopped: {why}. Continue with `rho-agent --resume {shell_word(session_id)}`.",
+            "yellow",
         )
     elif status is RunStatus.CANCELLED:
-        renderer.notice(f"cancelled. Resume with `rho-agent --resume {session_id}`.", "yellow")
+        renderer.notice(
+            f"cancelled. Resume with `rho-agent --resume {shell_word(session_id)}`.", "yellow"
+        )
     elif status is RunStatus.ERROR and not renderer.quiet:
         if result.error and result.error not in renderer.errors_shown:
             renderer.notice(f"failed: {result.error}", "red")
         if saved:
             renderer.notice(
                 f"the session is saved: after fixing the cause, continue with "
-                f"`rho-agent --resume {session_id}`.",
+                f"`rho-agent --resume {shell_word(session_id)}`.",
                 "yellow",
             )
         else:  # the store failed before the session existed: there is nothing to resume

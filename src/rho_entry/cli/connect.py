@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rho_domain.errors import SessionNotFound
+from rho_entry.cli.terminal_text import visible
 from rho_entry.config.stores import StoreChoice, choose_store, run_sync
 from rho_entry.connect import connect
 
@@ -48,8 +49,9 @@ def connect_main(chosen: StoreChoice, words: Sequence[str], *, wait: float) -> i
     (as ``rho-agent --resume ID "instruction"``) or say how to continue it."""
     refs, instruction = split_instruction(chosen, words)
     connected = run_sync(connect(refs, store=chosen, wait=wait))
+    # the sources' ids are directory names or rows another machine wrote: data, escaped
     for export in connected.sources:
-        print(f"{export.session_id}: {export.source}")
+        print(visible(f"{export.session_id}: {export.source}", newlines=False))
     print(f"coordinator: {connected.session_id}")
     if not instruction:
         print(f'continue it with: rho-agent --resume {connected.session_id} "..."')

@@ -81,8 +81,7 @@ class _Progress:
 
     def __call__(self, result: QuestionResult) -> None:
         self.done += 1
+        # the error quotes SQLite, which quotes the model's SQL: shown, never obeyed
         verdict = "right" if result.correct else f"wrong ({result.error or 'mismatch'})"
-        sys.stderr.write(
-            f"[{self.done}] question {result.question_id} ({result.difficulty}): {verdict} "
-            f"· session {result.session_id}\n"
-        )
+        line = f"[{self.done}] question {result.question_id} ({result.difficulty}): {verdict} "
+        sys.stderr.write(visible(f"{line}· session {result.session_id}", newlines=False) + "\n")

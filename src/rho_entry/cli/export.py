@@ -51,8 +51,12 @@ def main(argv: Sequence[str]) -> int:
     logging.basicConfig(format="rho-agent export: %(message)s", level=logging.WARNING)
     try:
         if ns.format == "trace":
+            data = export_trace(ns.id, ns.dir, store=ns.store)
+            if sys.stdout.isatty():  # a trace is data: a terminal is shown it, never obeys it
+                sys.stdout.write(visible(data.decode("utf-8", "backslashreplace")))
+                return 0
             sys.stdout.flush()
-            sys.stdout.buffer.write(export_trace(ns.id, ns.dir, store=ns.store))
+            sys.stdout.buffer.write(data)  # a file or a pipe gets the bytes as stored
             sys.stdout.flush()
             return 0
         if ns.format == "atif":

@@ -88,7 +88,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"rho-agent fork: {visible(str(exc))}", file=sys.stderr)
         return 1
     if args.task is None:
-        print(f"forked: {forked} (turns 1-{args.at} of {args.id})")
+        print(visible(f"forked: {forked} (turns 1-{args.at} of {args.id})", newlines=False))
         print(f'continue it with: rho-agent --resume {forked} "..."')
         return 0
     from rho_entry.cli.app import run_words

@@ -204,4 +204,7 @@ def _show_warning(
 ) -> None:
     """A warning is one line for the user (``a torn trace line was skipped``), without
     Python's file name, line number and source line."""
-    (file or sys.stderr).write(f"rho-agent: warning: {message}\n")
+    from rho_entry.cli.terminal_text import visible
+
+    # a warning names a session's file, and a session directory's name is data
+    (file or sys.stderr).write(f"rho-agent: warning: {visible(str(message))}\n")

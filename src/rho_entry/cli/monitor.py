@@ -23,7 +23,7 @@ from rho_domain.errors import RhoError
 from rho_domain.ports.session_control import held_by_live_process
 from rho_domain.ports.store import SessionInfo
 from rho_entry.cli.session_json import active_seconds, info_dict
-from rho_entry.cli.terminal_text import json_visible, visible
+from rho_entry.cli.terminal_text import json_visible, shell_word, visible
 from rho_entry.config.stores import (
     Operator,
     choose_operator,
@@ -205,7 +205,7 @@ def _dispatch(ns: argparse.Namespace, op: Operator) -> int:
         )
         for session_id in targets:
             _run(sessions.request(session_id, "cancel"))
-            print(f"cancel requested: {session_id}")
+            _say(f"cancel requested: {session_id}")
         if not targets:
             print("no live session to cancel")
         return 0
@@ -214,14 +214,20 @@ def _dispatch(ns: argparse.Namespace, op: Operator) -> int:
         _require_live(op, session_id, ns.command)
     if ns.command == "pause":
         _run(sessions.request(session_id, "pause"))
-        print(f"paused: {session_id} (it waits before its next model call or tool)")
+        _say(f"paused: {session_id} (it waits before its next model call or tool)")
     elif ns.command == "resume":
         resumed = _run(sessions.request(session_id, "resume"))
-        print(f"resumed: {session_id}" if resumed else f"{session_id} was not paused")
+        _say(f"resumed: {session_id}" if resumed else f"{session_id} was not paused")
     else:
         offset = _run(sessions.add_directive(session_id, " ".join(ns.text)))
-        print(f"directive #{offset} queued for {session_id} (applied before its next model call)")
+        _say(f"directive #{offset} queued for {session_id} (applied before its next model call)")
     return 0
+
+
+def _say(line: str) -> None:
+    """Print one line naming a session: its id is a directory's name or a row another
+    machine wrote, data like any field of it."""
+    print(visible(line, newlines=False))
 
 
 def _require_live(op: Operator, ref: str, command: str) -> str:
@@ -231,7 +237,7 @@ def _require_live(op: Operator, ref: str, command: str) -> str:
     if not held_by_live_process(info.liveness):
         raise RhoError(
             f"{command}: session {info.id} is not running ({info.liveness}); "
-            f'continue it with `rho-agent --resume {info.id} "..."`'
+            f'continue it with `rho-agent --resume {shell_word(info.id)} "..."`'
         )
     return info.id
 

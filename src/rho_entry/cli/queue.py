@@ -28,7 +28,7 @@ from rho_domain.errors import RhoError
 from rho_domain.messages import ToolCall
 from rho_entry.cli import exit_codes
 from rho_entry.cli.answers import split_call_ref
-from rho_entry.cli.terminal_text import visible
+from rho_entry.cli.terminal_text import shell_word, visible
 from rho_entry.usage import UsageParser
 
 if TYPE_CHECKING:
@@ -133,7 +133,8 @@ async def _answer(queue: DbosRunQueue, args: argparse.Namespace) -> str:
                 raise RhoError(
                     f"approve {call_id}: name the call with the digest you were shown, so the "
                     f"approval holds for that call only; it waits now as {shown}: "
-                    f"rho-agent queue ... approve {args.run} {call_id}@{digests[call_id]}"
+                    f"rho-agent queue ... approve {shell_word(args.run)} "
+                    f"{shell_word(f'{call_id}@{digests[call_id]}')}"
                 )
             if call_id in given:
                 state.check_digest(call, given[call_id])

@@ -25,7 +25,7 @@ from rho_domain.run import RunResult
 from rho_domain.url_logins import hide_url_logins
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
-from rho_entry.cli.terminal_text import visible
+from rho_entry.cli.terminal_text import shell_word, visible
 
 
 def _say(line: str) -> None:
@@ -139,13 +139,13 @@ async def _follow(client: Any, session_id: str, after: int, args: argparse.Names
         if status == "error":
             _say(
                 f"rho-agent: session {session_id} has nothing to continue (status "
-                f"{detail['status']}); give it a message: rho-agent --server {args.server} "
-                f'--resume {session_id} "..."'
+                f"{detail['status']}); give it a message: rho-agent --server "
+                f'{shell_word(args.server)} --resume {shell_word(session_id)} "..."'
             )
     if status == "awaiting_approval":
         _say(
             f"rho-agent: a tool call waits for approval; answer it on a terminal with "
-            f"rho-agent --server {args.server} --resume {session_id}"
+            f"rho-agent --server {shell_word(args.server)} --resume {shell_word(session_id)}"
         )
     return exit_codes.exit_code(status)
 

@@ -31,6 +31,7 @@ from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.repl_commands import SlashCommands
 from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
+from rho_entry.cli.terminal_text import shell_word
 from rho_entry.config.settings import endpoint_label, environment
 
 if TYPE_CHECKING:
@@ -277,7 +278,7 @@ class Repl:
         if self.session.state.messages:
             self.say(
                 f"session {self.session.id} saved · resume with: rho-agent --resume "
-                f"{self.session.id}",
+                f"{shell_word(self.session.id)}",
                 "dim",
             )
 

@@ -57,6 +57,16 @@ def _json_shown(ch: str) -> str:
     return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
 
 
+def shell_word(text: str) -> str:
+    """``text`` as one word of a command line printed for the user to paste into a shell:
+    quoted (``shlex.quote``) unless it holds nothing a shell treats specially, then made
+    ``visible``. A call id is the model's choice and a session id a directory's name: as
+    they came, ``c1;touch pwned;`` in ``--approve c1;touch pwned;@DIGEST`` ran a command."""
+    import shlex
+
+    return visible(shlex.quote(text), newlines=False)
+
+
 def hidden_count(text: str) -> int:
     """How many characters of ``text`` ``visible`` escapes (newlines and tabs kept)."""
     if text.isprintable():

@@ -89,7 +89,7 @@ def create_app(
             await host.aclose()
 
     token = settings.token if settings.token is not None else secrets.token_urlsafe(32)
-    routes = [Route(r.path, r.handler, methods=[r.method]) for r in API]
+    routes = [Route(r.routed, r.handler, methods=[r.method]) for r in API]
     middleware = [
         Middleware(HostCheck, allowed_hosts=settings.allowed_hosts),
         Middleware(

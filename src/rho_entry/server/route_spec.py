@@ -26,3 +26,15 @@ class ApiRoute:
     body: type[Any] | None = None
     responses: Mapping[int, str] = attrs.field(factory=dict)
     stream: bool = False
+    slashed_tail: bool = False
+    """Whether the path's last parameter may hold ``/``: a call id is the model's text, and
+    ``a/b`` (sent as ``a%2Fb``, which the server decodes before routing) matched no route,
+    so no client could answer that call."""
+
+    @property
+    def routed(self) -> str:
+        """The path as Starlette matches it (``path`` is the one documented)."""
+        if not self.slashed_tail:
+            return self.path
+        head, _, name = self.path.rpartition("{")
+        return f"{head}{{{name.removesuffix('}')}:path}}"

@@ -253,6 +253,7 @@ API: tuple[ApiRoute, ...] = (
     ApiRoute(
         method="POST",
         path=f"{_SESSION}/approvals/{{call_id}}",
+        slashed_tail=True,
         handler=answer,
         summary="Answer a pending approval (approve, deny, always) and continue the run",
         body=bodies.Answer,
