@@ -20,7 +20,7 @@ from domain_support import WriteNoteTool, make_session
 
 from rho_adapters.fakes import call, text, tools
 from rho_domain import events as ev
-from rho_domain.hooks import Hooks
+from rho_domain.hooks import BeforeToolCall, Hooks
 from rho_domain.messages import ToolResultMessage
 from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
 from rho_domain.run import RunStatus
@@ -71,7 +71,7 @@ async def test_a_plugged_in_exit_is_that_codes_failure_not_the_processes() -> No
         ended.error
     )
 
-    async def exiting_hook(value: object) -> object:
+    async def exiting_hook(value: BeforeToolCall) -> None:
         raise SystemExit(3)
 
     hooked = make_session(write, tools=[WriteNoteTool()], hooks=Hooks(before_tool=[exiting_hook]))

@@ -4,26 +4,22 @@ but for a small directory's listing, ``small_names``).
 * read: ``O_RDONLY|O_NOFOLLOW|O_NONBLOCK`` relative to the parent descriptor, then ``fstat``:
   only regular files are read, so FIFOs and devices never block; at most ``length`` bytes.
 * write: the final component must not be a symlink nor a file with other hard links. The data
-  goes first into an unnamed file in the target's directory (``O_TMPFILE``), which gets a name
-  only once it is whole: create-only links it to the target (``linkat``, which fails on any
-  existing name, a dangling symlink too: no check-then-write race); overwrite links it to a
-  hidden temp name and renames that over the target (atomic, permission bits kept but
-  set-user-ID, set-group-ID and sticky; owner, group, ACL and user attributes kept as far as
-  the process may; never through a link). A process killed while writing (SIGKILL, a full
-  RLIMIT_FSIZE, the OOM killer) leaves no name behind: before, it left a half-written target
-  (create-only) or a ``.rho-tmp`` file that the next ``list`` and ``glob`` showed. Where the
-  filesystem has no ``O_TMPFILE`` (or ``/proc`` is not mounted), the named temp file and the
-  ``O_EXCL`` create of before are used.
+  goes into an unnamed file that gets its name only once whole (``rho_adapters.unnamed``):
+  create-only links it to the target (which fails on any existing name, a dangling symlink
+  too: no check-then-write race), overwrite links it to a hidden temp name renamed over the
+  target (atomic, permission bits kept but set-user-ID, set-group-ID and sticky; owner,
+  group, ACL and user attributes kept as far as the process may; never through a link). A
+  write killed midway leaves no half file and no ``.rho-tmp`` name. Without ``O_TMPFILE``:
+  an ``O_EXCL`` create, or a named temp file renamed over the target.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import functools
 import os
 import stat
 
+from rho_adapters import unnamed
 from rho_adapters.local.confine import Resolved
 from rho_domain.errors import PermissionDenied, ToolError
 from rho_domain.paths import temp_name
@@ -152,11 +148,18 @@ def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> b
             raise PermissionDenied(f"{shown} already exists and may not be overwritten")
         if st.st_nlink > 1:
             raise PermissionDenied(f"{shown} has other hard links; refusing to write it")
-    fd = _unnamed(res)
+    fd = unnamed.unnamed(res.dir_fd, 0o666)
     if fd is not None:
         _write_all(fd, data, res, None, replaced=st if overwrite else None, close=False)
         try:
-            _name(fd, res, shown, overwrite=overwrite)
+            if overwrite:
+                unnamed.link_over(fd, res.dir_fd, res.name, _temp(res))
+            else:
+                unnamed.link(fd, res.dir_fd, res.name)
+        except FileExistsError:
+            if overwrite:
+                raise
+            raise PermissionDenied(f"{shown} already exists and may not be overwritten") from None
         finally:
             os.close(fd)
         return st is not None
@@ -167,55 +170,15 @@ def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> b
             raise PermissionDenied(f"{shown} already exists and may not be overwritten") from None
         _write_all(fd, data, res, res.name)
         return False
-    tmp = temp_name(res.name, os.urandom(6).hex())  # as secrets.token_hex(6)
+    tmp = _temp(res)
     fd = os.open(tmp, _CREATE_FLAGS, 0o666, dir_fd=res.dir_fd)
     _write_all(fd, data, res, tmp, replaced=st)
-    _replace(tmp, res)
+    unnamed.replace(tmp, res.dir_fd, res.name)
     return st is not None
 
 
-@functools.cache
-def _proc_fds() -> bool:
-    """Whether ``/proc/self/fd`` names open files (the way to give an unnamed file a name
-    without privileges: ``linkat`` with ``AT_EMPTY_PATH`` needs CAP_DAC_READ_SEARCH)."""
-    return os.path.isdir("/proc/self/fd")
-
-
-def _unnamed(res: Resolved) -> int | None:
-    """An unnamed file open for writing in ``res``'s directory, or None where the filesystem
-    (or a kernel before 3.11) has no ``O_TMPFILE``."""
-    if not hasattr(os, "O_TMPFILE") or not _proc_fds():
-        return None
-    try:
-        return os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o666, dir_fd=res.dir_fd)
-    except OSError as exc:
-        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
-            return None
-        raise
-
-
-def _name(fd: int, res: Resolved, shown: str, *, overwrite: bool) -> None:
-    """Give the whole, unnamed file ``fd`` its name: the target itself (create-only), or a
-    hidden temp name renamed over the target."""
-    target = res.name if not overwrite else temp_name(res.name, os.urandom(6).hex())
-    try:
-        os.link(f"/proc/self/fd/{fd}", target, dst_dir_fd=res.dir_fd, follow_symlinks=True)
-    except FileExistsError:
-        if overwrite:
-            raise
-        raise PermissionDenied(f"{shown} already exists and may not be overwritten") from None
-    if overwrite:
-        _replace(target, res)
-
-
-def _replace(tmp: str, res: Resolved) -> None:
-    """Rename ``tmp`` over the target; on failure remove it."""
-    try:
-        os.replace(tmp, res.name, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=res.dir_fd)
-        raise
+def _temp(res: Resolved) -> str:
+    return temp_name(res.name, os.urandom(6).hex())  # as secrets.token_hex(6)
 
 
 def _write_all(

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from rho_adapters import unnamed
 from rho_adapters.store.confined import directory_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
 
@@ -99,13 +100,24 @@ def host_name() -> str:
 
 def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int = 1) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half:
-    temp file in the same directory, fsync (unless not ``durable``), rename. The temp file is
-    created new (``O_EXCL``, never through a link) and renamed inside the directory opened
-    without following links (``confined``); a link at ``path`` is replaced, not followed."""
-    # unpredictable: a name planted in advance (O_EXCL refuses it) cannot block the write
-    # (os.urandom is what secrets.token_hex reads, without importing hmac and hashlib)
+    an unnamed file in the same directory (``rho_adapters.unnamed``: a process killed while
+    writing leaves no temp file behind), fsync (unless not ``durable``), then linked to a temp
+    name renamed over ``path``, inside the directory opened without following links
+    (``confined``); a link at ``path`` is replaced, not followed. Without ``O_TMPFILE``, the
+    temp file is named from the start (created new: ``O_EXCL``, never through a link)."""
+    # unpredictable: a name planted in advance (O_EXCL, linkat refuse it) cannot block the
+    # write (os.urandom is what secrets.token_hex reads, without importing hmac and hashlib)
     tmp = f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
     with directory_fd(path.parent, levels) as parent:
+        fd = unnamed.unnamed(parent, 0o600)
+        if fd is not None:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+                unnamed.link_over(fd, parent, path.name, tmp)
+            return
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=parent
         )
