@@ -17,6 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from store_support import build_session
+
+from rho_adapters.fakes import text
+from rho_adapters.store import FileSessionStore
+
 # Each forked child writes 64 KiB under a 4 KiB RLIMIT_FSIZE: the kernel kills it with
 # SIGXFSZ in the middle of the write (everything it runs is imported before the limit).
 KILLED_WRITES = """
@@ -66,3 +71,26 @@ def test_a_whole_file_write_killed_midway_leaves_the_old_file_alone(tmp_path: Pa
     assert (session / "meta.json").read_text() == '{"old": true}'
     assert [p.name for p in token.parent.iterdir()] == [token.name]
     assert token.read_text() == "old\n"
+
+
+async def test_opening_a_session_removes_the_temp_files_a_killed_writer_left(
+    tmp_path: Path,
+) -> None:
+    """Where a temp file was still named (an earlier version; a filesystem without
+    O_TMPFILE), the next process to hold the session removes what a killed writer left."""
+    store = FileSessionStore(tmp_path)
+    session = build_session([text("done")], store=store, session_id="s1")
+    async with session:
+        await session.run("go", run_id="r1")
+    left = [".meta.json.4242.0123456789ab.tmp", ".trace.jsonl.4242.0123456789ab.tmp"]
+    for name in left:
+        (tmp_path / "s1" / name).write_text("{")
+    kept = tmp_path / "s1" / ".notes.tmp"  # not a name write_atomic makes
+    kept.write_text("mine")
+
+    await store.open("s1")
+    await store.release("s1")
+
+    assert sorted(p.name for p in (tmp_path / "s1").iterdir() if p.name.endswith(".tmp")) == [
+        kept.name
+    ]

@@ -31,6 +31,7 @@ from rho_adapters.store.layout import (
     SessionPaths,
     named_in,
     read_meta,
+    remove_left_temps,
     resolve,
     write_atomic,
 )
@@ -240,6 +241,7 @@ class FileSessionStore(SessionStore, SignalingStore):
         with _store_errors(f"cannot open session {paths.id}"):
             lock = SessionLock(paths.lock)
             lock.acquire(paths.id)
+            remove_left_temps(paths)  # what a writer killed before left (we hold the lock)
             try:
                 record, events = self._load(paths)
             except BaseException:

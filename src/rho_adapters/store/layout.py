@@ -133,6 +133,18 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int =
                 os.unlink(tmp, dir_fd=parent)
 
 
+def remove_left_temps(paths: SessionPaths) -> None:
+    """Remove the temp files of ``write_atomic`` that a process killed while writing left in
+    the session's directory (``.meta.json.PID.HEX.tmp``: a version before unnamed files, or a
+    filesystem without ``O_TMPFILE``). Only the lock's holder writes them: call it holding
+    the lock, when any there is left over. Never follows a link; a failure is no error."""
+    with contextlib.suppress(OSError), directory_fd(paths.dir) as fd:
+        for name in os.listdir(fd):
+            if name.endswith(".tmp") and name.startswith((".meta.json.", ".trace.jsonl.")):
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+
+
 def read_meta(paths: SessionPaths) -> dict[str, Any]:
     """meta.json as a dict; empty when missing, unreadable or a link (a listing must not
     fail, and never reads a file outside the session directory)."""
