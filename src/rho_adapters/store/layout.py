@@ -145,6 +145,18 @@ def remove_left_temps(paths: SessionPaths) -> None:
                     os.unlink(name, dir_fd=fd)
 
 
+def remove_created(paths: SessionPaths) -> None:
+    """Remove the directory of a session whose creation failed part-way (a full disk, a file
+    size limit: config.yaml cut short, no meta.json) with what the creation wrote, so that no
+    half session is listed for good under an id nobody was given. Call it holding the lock,
+    which goes with the directory; a failure is no error (the creation's is raised)."""
+    for path in (paths.meta, paths.trace, paths.config, paths.lock):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    with contextlib.suppress(OSError):
+        paths.dir.rmdir()
+
+
 def read_meta(paths: SessionPaths) -> dict[str, Any]:
     """meta.json as a dict; empty when missing, unreadable or a link (a listing must not
     fail, and never reads a file outside the session directory)."""
