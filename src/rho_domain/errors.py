@@ -39,6 +39,7 @@ exceptions (httpx, drivers, OSError) in one place each and re-raise with ``from 
     ├── ExecutorError                the executor failed (not the command: the machinery)
     ├── DatabaseError                a driver or connection failure
     ├── HookFailed                   a before-model hook failed or was late: no model call
+    ├── ExitRaised                   code plugged into the loop raised SystemExit or the like
     ├── StoreError                   the session store failed
     │   ├── SessionNotFound
     │   ├── SessionLocked            another process drives that session
@@ -272,6 +273,12 @@ class HookFailed(RhoError):
     """A before-model hook raised, answered a wrong type or missed its deadline, so the model
     call it guarded was not made (fail closed; ``rho_domain.hooks``). The run ends ``error``;
     the session is intact and a new run asks the hook again."""
+
+
+class ExitRaised(RhoError):
+    """A tool handler, hook, approver or event listener raised ``SystemExit``,
+    ``GeneratorExit`` or another ``BaseException`` that is no stop (``rho_domain.plugged``):
+    it is that code's failure, handled as its ``Exception`` would be, not the process's end."""
 
 
 class StoreError(RhoError):

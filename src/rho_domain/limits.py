@@ -61,7 +61,9 @@ class ResourceLimits:
     *kept* for the model is the tool's own, smaller cap). ``file_size_mib``: the largest file a
     process may write (RLIMIT_FSIZE; without a sandbox a restricted command gets 0 whatever
     this says). ``processes``: how many processes a command may add to those its user already
-    runs (RLIMIT_NPROC; the kernel does not apply it to root).
+    runs (RLIMIT_NPROC; the kernel does not apply it to root). ``run_written_mib``: the one
+    limit of a run rather than of a command: the bytes the write and edit tools may write in
+    one run, every file counted (``tools.base.WriteTally``).
     """
 
     memory_mib: int | None = attrs.field(default=1024, validator=_positive("memory_mib"))
@@ -71,6 +73,8 @@ class ResourceLimits:
     output_mib: int | None = attrs.field(default=64, validator=_positive("output_mib"))
     file_size_mib: int | None = attrs.field(default=256, validator=_positive("file_size_mib"))
     processes: int | None = attrs.field(default=256, validator=_positive("processes"))
+    # not per command: what the write and edit tools may write in one run, all files together
+    run_written_mib: int | None = attrs.field(default=1024, validator=_positive("run_written_mib"))
 
     @property
     def memory_bytes(self) -> int | None:
@@ -81,6 +85,11 @@ class ResourceLimits:
     def output_bytes(self) -> int | None:
         """``output_mib`` in bytes."""
         return None if self.output_mib is None else self.output_mib * MiB
+
+    @property
+    def run_written_bytes(self) -> int | None:
+        """``run_written_mib`` in bytes."""
+        return None if self.run_written_mib is None else self.run_written_mib * MiB
 
     @property
     def file_size_bytes(self) -> int | None:

@@ -1,7 +1,26 @@
-"""How the user's code plugged into the loop (an ``on_event`` listener, a hook) is named in
-events, logs and thread names."""
+"""The user's code plugged into the loop (a tool handler, a hook, an approver, an ``on_event``
+listener): how it is named in events, logs and thread names, and how what it raises is kept
+its own failure.
+
+Such code raising ``SystemExit`` (``sys.exit``, argparse or click on bad arguments),
+``GeneratorExit`` or another ``BaseException`` of its own was not caught where its
+``Exception`` is: the run ended ``error`` with the call answered "cancelled by the user" and
+the exception left ``Session.run``; raised by an approver, whose answer is awaited as a task
+of its own, asyncio re-raised it out of the event loop, so ``asyncio.run`` (a script, ``rho-agent
+serve``, a worker) ended there, every other session with it. ``contained`` and ``failure_of``
+turn it into ``ExitRaised``; ``asyncio.CancelledError`` and ``KeyboardInterrupt`` (a second
+Ctrl+C under ``asyncio.run``) still stop what runs.
+"""
 
 from __future__ import annotations
+
+from asyncio import CancelledError
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from rho_domain.errors import ExitRaised
+
+_T = TypeVar("_T")
 
 
 def plugged_name(plugged: object) -> str:
@@ -13,3 +32,26 @@ def plugged_name(plugged: object) -> str:
     if qualname is None:
         return repr(plugged)
     return f"{module}.{qualname}" if module else str(qualname)
+
+
+def failure_of(exc: BaseException, by: str) -> BaseException:
+    """What ``exc``, raised by the plugged-in code ``by`` names, is to the loop: an
+    ``Exception``, ``CancelledError`` and ``KeyboardInterrupt`` stay themselves; anything else
+    becomes ``ExitRaised`` (raise it ``from exc``)."""
+    if isinstance(exc, Exception | CancelledError | KeyboardInterrupt):
+        return exc
+    return ExitRaised(
+        f"{by} raised {type(exc).__name__}({exc}), which would have ended the process; "
+        "raise an Exception to fail (argparse and click raise SystemExit on bad arguments)"
+    )
+
+
+async def contained(awaitable: Awaitable[_T], by: str) -> _T:
+    """``await awaitable``, with what it raises passed through ``failure_of``."""
+    try:
+        return await awaitable
+    except BaseException as exc:
+        failure = failure_of(exc, by)
+        if failure is exc:
+            raise
+        raise failure from exc

@@ -3,10 +3,15 @@ tools die, and ``rho-agent --resume`` continues every session it left on disk.
 
 The service and the three resumes are forked from the CLI's zygote (``program_zygote``): each is
 still a process of its own that gets the signal, its tools and its exit status; the 1 s of CPU
-each start paid importing rho_entry (4 s of the test's 5) was not what the test is about."""
+each start paid importing rho_entry (4 s of the test's 5) was not what the test is about.
+
+SIGHUP (the terminal closing) closes the runtime too: before, ``shutdown_on_signals`` listened
+for SIGTERM and SIGINT only, and SIGHUP killed the service with its sessions unended. That
+check runs in this process (the handler shares the SIGTERM path above)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -16,8 +21,10 @@ from pathlib import Path
 
 from runtime_support import clean_env, processes_with
 
+from rho_adapters.fakes import ScriptedModel
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_entry import AgentConfig, create_runtime, shutdown_on_signals, start_runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))  # program_zygote
 from program_zygote import popen
@@ -103,3 +110,19 @@ def test_sigterm_cancels_handles_and_leaves_resumable_sessions(tmp_path: Path) -
         for request in server.requests[3:]:
             roles = [m["role"] for m in request["messages"]]
             assert roles == ["system", "user", "assistant", "tool", "user"]
+
+
+async def test_sighup_closes_a_runtime_as_sigterm_does(tmp_path: Path) -> None:
+    runtime = create_runtime(AgentConfig(working_dir=str(tmp_path)), model=ScriptedModel([]))
+    await start_runtime(runtime)
+    loop = asyncio.get_running_loop()
+    stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    try:
+        shutdown_on_signals(runtime, deadline=5)
+        # checked before it is sent: SIGHUP's default would end this test process
+        assert signal.getsignal(signal.SIGHUP) is not signal.SIG_DFL
+        os.kill(os.getpid(), signal.SIGHUP)
+        await asyncio.wait_for(runtime.wait_closed(), 30)
+    finally:
+        for number in stops:
+            loop.remove_signal_handler(number)

@@ -310,7 +310,7 @@ class Serve:
     ``token`` as its dashboard URL carries it (None when the environment gave it). The
     process is forked from the test process's zygote that has imported the CLI, the server
     and DBOS (``program_zygote``: 0.5-1.3 s of CPU a start saved); ``stop`` still sends
-    SIGTERM to the server itself and returns its exit status."""
+    SIGTERM (or the signal it is given) to the server itself and returns its exit status."""
 
     def __init__(self, cwd: Path, env: dict[str, str], *args: str) -> None:
         self.process = popen(
@@ -334,8 +334,9 @@ class Serve:
         self.token = token.group(1) if token else None
         self.auth = bearer(token.group(1)) if token else {}
 
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
+    def stop(self, signum: int = signal.SIGTERM) -> int:
+        """Send ``signum`` (SIGTERM) to the server; its exit status."""
+        self.process.send_signal(signum)
         return self.process.wait(30)
 
 

@@ -1,12 +1,17 @@
 """The token of ``rho-agent serve``: generated per start, kept in a 0600 file that the CLI and
 the client find by URL, printed once in the dashboard URL's fragment, removed at exit, and
-nowhere else (not in the sessions' files, not sent to the model, not in the server's log)."""
+nowhere else (not in the sessions' files, not sent to the model, not in the server's log).
+
+The server is stopped with SIGHUP (its terminal closed) here, SIGTERM elsewhere: uvicorn
+listens for SIGINT and SIGTERM only, so SIGHUP killed the server (status -1), its token file
+stayed on disk and its runs in flight ended in no trace; it now stops as SIGTERM does."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import signal
 import stat
 import subprocess
 from pathlib import Path
@@ -50,7 +55,7 @@ def test_serve_writes_a_private_token_file_that_clients_find_and_removes_it(
             with pytest.raises(Unauthorized, match="token"):
                 asyncio.run(_use(serve.url, {"RHO_AGENT_HOME": str(tmp_path / "other")}))
         finally:
-            assert serve.stop() == 0
+            assert serve.stop(signal.SIGHUP) == 0
         log = serve.dashboard + serve.process.communicate(timeout=10)[1]
     assert not path.exists()
     assert log.count(serve.token) == 1  # the dashboard URL, printed once

@@ -354,3 +354,24 @@ def test_summarizing_a_trace_matches_folding_every_event(cut: int) -> None:
     fold_events(folded, trace)
     summarize_trace(summarized, trace)
     assert summarized == folded
+
+
+async def test_a_session_whose_meta_json_is_unreadable_is_listed_saying_so(
+    store: FileSessionStore,
+) -> None:
+    """A meta.json cut short (a full disk, a hand edit) was listed as created in 1970, sorted
+    below every other session, with no word of why."""
+    for session_id in ("cut", "whole"):
+        await store.create(record(session_id))
+        await store.release(session_id)
+    meta = store.root / "cut" / "meta.json"
+    meta.write_text(meta.read_text()[:40])
+
+    listed = {info.id: info for info in list_sessions(store.root)}
+
+    cut = listed["cut"]
+    assert cut.status == "unknown"
+    assert cut.first_prompt == (
+        "(meta.json unreadable; rho-agent --resume cut rebuilds it from the trace)"
+    )
+    assert abs(cut.created_at - listed["whole"].created_at) < 3600

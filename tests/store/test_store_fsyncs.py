@@ -22,14 +22,16 @@ from rho_domain.run import RunStatus
 
 @pytest.fixture
 def fsynced(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Every fsync of this process from now on, by the name of the file synced (a temporary
-    file renamed over meta.json counts as meta.json)."""
+    """Every fsync of this process from now on, by the name of the file synced (the file
+    renamed over meta.json counts as meta.json: an unnamed one, ``#INODE (deleted)`` in
+    /proc, the only whole-file write here, or a named temporary one without O_TMPFILE)."""
     synced: Counter[str] = Counter()
     real = os.fsync
 
     def counting(fd: int) -> None:
         name = Path(os.readlink(f"/proc/self/fd/{fd}")).name
-        synced["meta.json" if name.startswith(".meta.json.") else name] += 1
+        unnamed = name.startswith("#") and name.endswith(" (deleted)")
+        synced["meta.json" if unnamed or name.startswith(".meta.json.") else name] += 1
         real(fd)
 
     monkeypatch.setattr(os, "fsync", counting)

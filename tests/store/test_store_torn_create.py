@@ -1,10 +1,13 @@
 """A session directory a killed process left half created (no trace: nothing recorded) is
 taken over by the next ``create`` of that id, as a durable run re-executed after its worker
-died inside ``create`` needs; one with a trace, or one a live process holds, is not."""
+died inside ``create`` needs; one with a trace, or one a live process holds, is not. A
+``create`` that fails part-way (a full disk) removes what it wrote."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +62,39 @@ def test_a_half_created_session_a_live_process_holds_is_not_taken_over(tmp_path:
 
     with pytest.raises(SessionLocked):
         asyncio.run(race())
+
+
+# The create runs under a 512-byte RLIMIT_FSIZE (Python ignores SIGXFSZ: the write past it
+# fails with EFBIG, as on a full disk): config.yaml is cut short, the creation fails.
+FULL_DISK_CREATE = """
+import asyncio, resource, sys
+from rho_adapters.store import FileSessionStore
+from rho_domain.config import AgentConfig
+from rho_domain.errors import StoreError
+from rho_domain.ports.store import SessionRecord
+
+store = FileSessionStore(sys.argv[1])
+record = SessionRecord(id="full", created_at=0.0, config=AgentConfig())
+sys.dont_write_bytecode = True
+resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+try:
+    asyncio.run(store.create(record))
+except StoreError as exc:
+    print(exc)
+"""
+
+
+def test_a_creation_that_fails_part_way_leaves_no_half_session(tmp_path: Path) -> None:
+    """Before, the directory stayed with a config.yaml cut short and its lock file, under an
+    id nobody was given: listed for good, while the CLI said "nothing was saved"."""
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK_CREATE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "cannot create session full" in done.stdout  # the attack reached the create
+    assert "File too large" in done.stdout
+    assert list(tmp_path.iterdir()) == []

@@ -3,11 +3,14 @@ but for a small directory's listing, ``small_names``).
 
 * read: ``O_RDONLY|O_NOFOLLOW|O_NONBLOCK`` relative to the parent descriptor, then ``fstat``:
   only regular files are read, so FIFOs and devices never block; at most ``length`` bytes.
-* write: the final component must not be a symlink nor a file with other hard links. Create-only
-  is one ``O_CREAT|O_EXCL|O_NOFOLLOW`` open (no check-then-write race, fails on dangling
-  symlinks too); overwrite writes a temp file beside the target and renames it over (atomic,
-  permission bits kept but set-user-ID, set-group-ID and sticky; owner, group, ACL and user
-  attributes kept as far as the process may; never through a link).
+* write: the final component must not be a symlink nor a file with other hard links. The data
+  goes into an unnamed file that gets its name only once whole (``rho_adapters.unnamed``):
+  create-only links it to the target (which fails on any existing name, a dangling symlink
+  too: no check-then-write race), overwrite links it to a hidden temp name renamed over the
+  target (atomic, permission bits kept but set-user-ID, set-group-ID and sticky; owner,
+  group, ACL and user attributes kept as far as the process may; never through a link). A
+  write killed midway leaves no half file and no ``.rho-tmp`` name. Without ``O_TMPFILE``:
+  an ``O_EXCL`` create, or a named temp file renamed over the target.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import contextlib
 import os
 import stat
 
+from rho_adapters import unnamed
 from rho_adapters.local.confine import Resolved
 from rho_domain.errors import PermissionDenied, ToolError
 from rho_domain.paths import temp_name
@@ -144,6 +148,21 @@ def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> b
             raise PermissionDenied(f"{shown} already exists and may not be overwritten")
         if st.st_nlink > 1:
             raise PermissionDenied(f"{shown} has other hard links; refusing to write it")
+    fd = unnamed.unnamed(res.dir_fd, 0o666)
+    if fd is not None:
+        _write_all(fd, data, res, None, replaced=st if overwrite else None, close=False)
+        try:
+            if overwrite:
+                unnamed.link_over(fd, res.dir_fd, res.name, _temp(res))
+            else:
+                unnamed.link(fd, res.dir_fd, res.name)
+        except FileExistsError:
+            if overwrite:
+                raise
+            raise PermissionDenied(f"{shown} already exists and may not be overwritten") from None
+        finally:
+            os.close(fd)
+        return st is not None
     if not overwrite:
         try:
             fd = os.open(res.name, _CREATE_FLAGS, 0o666, dir_fd=res.dir_fd)
@@ -151,21 +170,28 @@ def write_bytes(res: Resolved, shown: str, data: bytes, *, overwrite: bool) -> b
             raise PermissionDenied(f"{shown} already exists and may not be overwritten") from None
         _write_all(fd, data, res, res.name)
         return False
-    tmp = temp_name(res.name, os.urandom(6).hex())  # as secrets.token_hex(6)
+    tmp = _temp(res)
     fd = os.open(tmp, _CREATE_FLAGS, 0o666, dir_fd=res.dir_fd)
     _write_all(fd, data, res, tmp, replaced=st)
-    try:
-        os.replace(tmp, res.name, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=res.dir_fd)
-        raise
+    unnamed.replace(tmp, res.dir_fd, res.name)
     return st is not None
 
 
+def _temp(res: Resolved) -> str:
+    return temp_name(res.name, os.urandom(6).hex())  # as secrets.token_hex(6)
+
+
 def _write_all(
-    fd: int, data: bytes, res: Resolved, name: str, replaced: os.stat_result | None = None
+    fd: int,
+    data: bytes,
+    res: Resolved,
+    name: str | None,
+    replaced: os.stat_result | None = None,
+    *,
+    close: bool = True,
 ) -> None:
+    """Write ``data`` to ``fd`` and sync it; on failure close ``fd`` and remove ``name`` (None:
+    an unnamed file, which goes with its descriptor). ``close``: close ``fd`` after success."""
     try:
         view = memoryview(data)
         while view:
@@ -176,10 +202,12 @@ def _write_all(
         os.fsync(fd)
     except BaseException:
         os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(name, dir_fd=res.dir_fd)
+        if name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=res.dir_fd)
         raise
-    os.close(fd)
+    if close:
+        os.close(fd)
 
 
 # What a replaced file keeps besides its mode: its ACL and its user's attributes. Never

@@ -31,6 +31,8 @@ from rho_adapters.store.layout import (
     SessionPaths,
     named_in,
     read_meta,
+    remove_created,
+    remove_left_temps,
     resolve,
     write_atomic,
 )
@@ -198,10 +200,15 @@ class FileSessionStore(SessionStore, SignalingStore):
                 paths.config.unlink(missing_ok=True)
             else:
                 lock.acquire(record.id)
-            with open_file(paths.config, "xb") as handle:
-                handle.write(config)
-            open_file(paths.trace, "xb").close()
-            self._hold(paths, lock, initial_meta(record))
+            try:
+                with open_file(paths.config, "xb") as handle:
+                    handle.write(config)
+                open_file(paths.trace, "xb").close()
+                self._hold(paths, lock, initial_meta(record))
+            except BaseException:
+                remove_created(paths)  # a half session would be listed for good
+                lock.release()
+                raise
 
     def _config_text(self, config: dict[str, Any]) -> bytes:
         """config.yaml's bytes for ``config`` (``config_to_dict``'s form): the last ones
@@ -240,6 +247,7 @@ class FileSessionStore(SessionStore, SignalingStore):
         with _store_errors(f"cannot open session {paths.id}"):
             lock = SessionLock(paths.lock)
             lock.acquire(paths.id)
+            remove_left_temps(paths)  # what a writer killed before left (we hold the lock)
             try:
                 record, events = self._load(paths)
             except BaseException:

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from rho_adapters import unnamed
 from rho_adapters.store.confined import directory_fd, read_bytes
 from rho_domain.errors import SessionNotFound, StoreError
 
@@ -99,13 +100,24 @@ def host_name() -> str:
 
 def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int = 1) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half:
-    temp file in the same directory, fsync (unless not ``durable``), rename. The temp file is
-    created new (``O_EXCL``, never through a link) and renamed inside the directory opened
-    without following links (``confined``); a link at ``path`` is replaced, not followed."""
-    # unpredictable: a name planted in advance (O_EXCL refuses it) cannot block the write
-    # (os.urandom is what secrets.token_hex reads, without importing hmac and hashlib)
+    an unnamed file in the same directory (``rho_adapters.unnamed``: a process killed while
+    writing leaves no temp file behind), fsync (unless not ``durable``), then linked to a temp
+    name renamed over ``path``, inside the directory opened without following links
+    (``confined``); a link at ``path`` is replaced, not followed. Without ``O_TMPFILE``, the
+    temp file is named from the start (created new: ``O_EXCL``, never through a link)."""
+    # unpredictable: a name planted in advance (O_EXCL, linkat refuse it) cannot block the
+    # write (os.urandom is what secrets.token_hex reads, without importing hmac and hashlib)
     tmp = f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
     with directory_fd(path.parent, levels) as parent:
+        fd = unnamed.unnamed(parent, 0o600)
+        if fd is not None:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+                unnamed.link_over(fd, parent, path.name, tmp)
+            return
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=parent
         )
@@ -119,6 +131,30 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int =
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=parent)
+
+
+def remove_left_temps(paths: SessionPaths) -> None:
+    """Remove the temp files of ``write_atomic`` that a process killed while writing left in
+    the session's directory (``.meta.json.PID.HEX.tmp``: a version before unnamed files, or a
+    filesystem without ``O_TMPFILE``). Only the lock's holder writes them: call it holding
+    the lock, when any there is left over. Never follows a link; a failure is no error."""
+    with contextlib.suppress(OSError), directory_fd(paths.dir) as fd:
+        for name in os.listdir(fd):
+            if name.endswith(".tmp") and name.startswith((".meta.json.", ".trace.jsonl.")):
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+
+
+def remove_created(paths: SessionPaths) -> None:
+    """Remove the directory of a session whose creation failed part-way (a full disk, a file
+    size limit: config.yaml cut short, no meta.json) with what the creation wrote, so that no
+    half session is listed for good under an id nobody was given. Call it holding the lock,
+    which goes with the directory; a failure is no error (the creation's is raised)."""
+    for path in (paths.meta, paths.trace, paths.config, paths.lock):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    with contextlib.suppress(OSError):
+        paths.dir.rmdir()
 
 
 def read_meta(paths: SessionPaths) -> dict[str, Any]:

@@ -5,8 +5,10 @@ Light on purpose: the monitor imports it, and it must not load yaml or cattrs.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 from rho_adapters.store.layout import SessionPaths, liveness, read_meta, session_dirs
 from rho_adapters.store.meta import info_from_meta
@@ -22,8 +24,9 @@ def list_sessions(root: Path, *, limit: int = 50) -> tuple[SessionInfo, ...]:
 
 
 def info_of(paths: SessionPaths, *, now: float) -> SessionInfo:
-    """One session's listing line from its meta.json, with its liveness at ``now``."""
-    meta = read_meta(paths)
+    """One session's listing line from its meta.json, with its liveness at ``now``; a
+    meta.json missing or unreadable says so (``unreadable``)."""
+    meta = read_meta(paths) or unreadable(paths)
     holder = f"pid {meta['pid']} on {meta.get('host')}" if meta.get("pid") is not None else None
     return info_from_meta(
         paths.id,
@@ -33,3 +36,20 @@ def info_of(paths: SessionPaths, *, now: float) -> SessionInfo:
         labels=meta.get("labels"),
         holder=holder,
     )
+
+
+def unreadable(paths: SessionPaths) -> dict[str, Any]:
+    """The line of a session whose meta.json is missing or unreadable (cut short by a full
+    disk, edited by hand): dated by its directory, its status unknown, and its prompt saying
+    how to rebuild it. Before, it was listed as created 1970-01-01 (``20784d ago``), sorted
+    below every other session, with no word of why."""
+    try:
+        at = os.stat(paths.dir).st_mtime
+    except OSError:
+        at = 0.0
+    return {
+        "created_at": at,
+        "status": "unknown",
+        "first_prompt": f"(meta.json unreadable; rho-agent --resume {paths.id} rebuilds it "
+        "from the trace)",
+    }

@@ -42,7 +42,7 @@ from rho_domain.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from rho_domain.plugged import plugged_name
+from rho_domain.plugged import contained, plugged_name
 from rho_domain.run import RunResult
 from rho_domain.tools.base import ToolOutput
 from rho_domain.tools.registry import parse_arguments
@@ -54,15 +54,15 @@ if TYPE_CHECKING:
 
 async def _ask(hook: Any, value: object, deadline: float) -> object:
     """``hook(value)`` under ``deadline``: its answer, or a ``HookFailure``."""
-    scope = asyncio.timeout(deadline)
+    scope, by = asyncio.timeout(deadline), f"the hook {plugged_name(hook)}"
     try:
         async with scope:
             if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(
                 getattr(hook, "__call__", None)  # noqa: B004 - an async callable object
             ):
-                return await hook(value)
+                return await contained(hook(value), by)
             answer = await _in_own_thread(hook, value)
-            return await answer if inspect.isawaitable(answer) else answer
+            return await contained(answer, by) if inspect.isawaitable(answer) else answer
     except Exception as exc:  # noqa: BLE001 - the user's code: any failure fails closed
         from rho_domain.hooks.values import HookFailure
 

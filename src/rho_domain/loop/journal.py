@@ -30,7 +30,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
-from rho_domain.plugged import plugged_name
+from rho_domain.plugged import failure_of, plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.state import State
@@ -173,10 +173,13 @@ class Journal:
                 outcome = listener(event)
                 if outcome is not None:
                     await outcome
-            except Exception as exc:  # noqa: BLE001 - a UI bug must not end the agent's run
+            except BaseException as exc:  # a UI bug must not end the agent's run
+                failure = failure_of(exc, f"the listener {plugged_name(listener)}")
+                if not isinstance(failure, Exception):
+                    raise  # a cancel, a second Ctrl+C
                 if not any(listener is known for known in self._failed):
                     self._failed.append(listener)
-                    failures.append((listener, exc))
+                    failures.append((listener, failure))
         for listener, error in failures:
             await self._report(listener, event, error)
 

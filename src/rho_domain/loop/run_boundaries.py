@@ -28,6 +28,7 @@ from rho_domain.loop.turns import Turns, budget_watch
 from rho_domain.not_run import CANCELLED_RESULT, DIED
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import RunResult, RunStatus
+from rho_domain.tools.base import WriteTally
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -60,6 +61,7 @@ async def bounded_run(
     ahead = ask_window_ahead(session.model)  # beside the run's start (context_fit)
     try:
         await begin_run(control, journal, record, tally, prompt)
+        session.tools.written = WriteTally()  # limits.run_written_mib counts from here
         watch = budget_watch(session.agent.config.budget, session.state, tally.started)
         control.deadline = watch.deadline() if watch is not None else None
         limit = session.agent.config.max_turns if max_turns is None else max_turns

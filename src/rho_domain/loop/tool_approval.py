@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rho_domain import events as ev
 from rho_domain.errors import RhoError, SessionStateError
 from rho_domain.messages import ToolCall
+from rho_domain.plugged import contained, plugged_name
 from rho_domain.tools.prepared import decode_arguments
 
 if TYPE_CHECKING:
@@ -103,13 +104,12 @@ async def ask_approval(
             arguments = decode_arguments(asked)
         except RhoError:
             arguments = None
-    asking = asyncio.ensure_future(
-        tools.approver.decide(
-            ApprovalRequest(
-                session_id=session_id, call=asked, arguments=arguments or {}, reason=reason
-            )
-        )
+    request = ApprovalRequest(
+        session_id=session_id, call=asked, arguments=arguments or {}, reason=reason
     )
+    # contained: a SystemExit raised in this task of its own left the event loop itself
+    by = f"the approver {plugged_name(tools.approver)}"
+    asking = asyncio.ensure_future(contained(tools.approver.decide(request), by))
     try:
         if not await tools.control.race(asking):
             return None

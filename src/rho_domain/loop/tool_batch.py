@@ -26,7 +26,7 @@ from rho_domain.not_run import (
     rejected,
 )
 from rho_domain.run import RunStatus
-from rho_domain.tools.base import ToolContext, ToolOutput
+from rho_domain.tools.base import ToolContext, ToolOutput, WriteTally
 from rho_domain.tools.prepared import PreparedCall
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ class ToolBatch:
         # read-only calls run at once at most (None: ``parallel_reads.MAX_PARALLEL_READS``)
         self.parallel_limit: int | None = None
         self.steps: DurableSteps | None = context.ports.steps  # durable: each call one step
+        # what this run's write and edit calls wrote: a new tally with each run (bounded_run)
+        self.written = WriteTally()
 
     async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.
@@ -294,4 +296,5 @@ class ToolBatch:
             clock=self.clock,
             databases=self.databases,
             delegate=self.delegate,
+            written=self.written,
         )

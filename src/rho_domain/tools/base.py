@@ -63,10 +63,21 @@ def error_output(message: str, **metadata: Any) -> ToolOutput:
     return ToolOutput(content=message, is_error=True, metadata=metadata)
 
 
+@attrs.define
+class WriteTally:
+    """What the write and edit tools have written in one run, in bytes: the profile's
+    ``limits.run_written_mib`` bounds it (each write alone is bounded by the file-size limit;
+    without this, a run could fill the disk one 10 MB write at a time). The loop starts a new
+    one with each run (``ToolBatch.written``); a handler adds what it wrote."""
+
+    written: int = 0
+
+
 @attrs.frozen(kw_only=True)
 class ToolContext:
     """What a handler may use. ``databases`` maps alias to an open Database port;
-    ``delegate`` runs a child agent (None inside a child: one level only)."""
+    ``delegate`` runs a child agent (None inside a child: one level only); ``written``: the
+    run's bytes written so far (a context built outside a run counts its own calls only)."""
 
     session_id: str
     call_id: str
@@ -75,6 +86,7 @@ class ToolContext:
     clock: Clock
     databases: Mapping[str, Database] = attrs.field(factory=dict)
     delegate: Delegator | None = None
+    written: WriteTally = attrs.field(factory=WriteTally)
 
 
 class ToolHandler(Protocol):

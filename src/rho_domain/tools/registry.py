@@ -2,8 +2,9 @@
 
 Every failure becomes a tool result the model can read and correct: an unknown tool, arguments
 that are not JSON or do not match the schema, a handler exception, a timeout (every call has
-a deadline: ``default_timeout`` unless the config sets ``tool_timeout``). Only
-``asyncio.CancelledError`` propagates (the session was cancelled).
+a deadline: ``default_timeout`` unless the config sets ``tool_timeout``), a ``SystemExit`` of
+the handler (``rho_domain.plugged``). Only ``asyncio.CancelledError`` and ``KeyboardInterrupt``
+propagate (the session was cancelled, a second Ctrl+C).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rho_domain.errors import RhoError, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile
+from rho_domain.plugged import contained
 from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments, prepare
 from rho_domain.tools.truncation import truncate_middle, unicode_text
@@ -137,7 +139,7 @@ class ToolRegistry:
         self, call: ToolCall | PreparedCall, ctx: ToolContext, *, timeout: float | None = None
     ) -> ToolOutput:
         """Run one call (prepared, or prepared here) and return its (truncated) output.
-        Never raises but CancelledError.
+        Never raises but CancelledError and KeyboardInterrupt.
 
         The call is cancelled after ``timeout`` seconds (None: ``default_timeout``), so it
         ends with a "timed out" result however it is stuck, provided that its handler keeps
@@ -160,7 +162,7 @@ class ToolRegistry:
             return error_output(prepared.problem or f"Tool {name!r} cannot run.")
         try:
             async with asyncio.timeout(timeout):
-                return await handler.handle(arguments, ctx)
+                return await contained(handler.handle(arguments, ctx), f"the tool {name!r}")
         except TimeoutError:
             return error_output(
                 f"Tool {name!r} timed out after {timeout:g} s and was stopped; narrow "

@@ -15,7 +15,6 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ToolError
-from rho_domain.permissions import PermissionProfile
 from rho_domain.tools import line_endings
 from rho_domain.tools.base import DANGEROUS, ToolContext, ToolHandler, ToolOutput, ToolPolicy
 
@@ -53,8 +52,9 @@ class WriteHandler(ToolHandler):
         """See ``ToolHandler.handle``."""
         path = str(arguments["path"])
         data = _utf8(str(arguments["content"]), "content")
-        _check_size(ctx.profile, f"content is {len(data):,} bytes", len(data))
+        _check_size(ctx, f"content is {len(data):,} bytes", len(data))
         replaced = await ctx.executor.write(path, data, overwrite=not self.create_only)
+        ctx.written.written += len(data)
         lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         verb = "Overwrote" if replaced else "Created"
         return ToolOutput(
@@ -117,9 +117,7 @@ class EditHandler(ToolHandler):
         grown = len(raw) + line_endings.growth(
             text, spelling, times, lambda value: _size(value, encoding)
         )
-        _check_size(
-            ctx.profile, f"{path} would be {grown:,} bytes after {times:,} replacement(s)", grown
-        )
+        _check_size(ctx, f"{path} would be {grown:,} bytes after {times:,} replacement(s)", grown)
         updated = line_endings.replace(text, spelling, every=replace_all)
         if encoding == "utf-8":
             data = _utf8(updated, "new_string")
@@ -130,7 +128,9 @@ class EditHandler(ToolHandler):
                 raise ToolError(
                     f"{path} is Latin-1; new_string has characters it cannot hold"
                 ) from None
-        await ctx.executor.write(path, (b"\xef\xbb\xbf" if bom else b"") + data, overwrite=True)
+        data = (b"\xef\xbb\xbf" if bom else b"") + data
+        await ctx.executor.write(path, data, overwrite=True)
+        ctx.written.written += len(data)
         diff = _diff(path, text, updated)
         return ToolOutput(
             content=f"Edited {path}: {count if replace_all else 1} replacement(s)\n{diff}",
@@ -154,15 +154,31 @@ def _size(text: str, encoding: str) -> int:
     return len(text.encode(encoding, "replace"))
 
 
-def _check_size(profile: PermissionProfile, what: str, size: int) -> None:
+def _check_size(ctx: ToolContext, what: str, size: int) -> None:
     """Refuse a file past the tools' cap or the profile's file-size limit (the RLIMIT_FSIZE
-    its commands run under: a file the shell may not write, the write tool may not either)."""
+    its commands run under: a file the shell may not write, the write tool may not either),
+    or one that would take the run past what it may write in all (``_check_total``)."""
+    profile = ctx.profile
     if size > MAX_WRITE:
         raise ToolError(f"{what}; the limit is {MAX_WRITE:,}")
     limit = profile.limits.file_size_bytes
     if limit is not None and size > limit:
         raise ToolError(
             f"{what}; the profile's file size limit is {profile.limits.describe('file size')}"
+        )
+    _check_total(ctx, what, size)
+
+
+def _check_total(ctx: ToolContext, what: str, size: int) -> None:
+    """Refuse a write that would take the run's bytes written past ``run_written_mib``."""
+    limits, done = ctx.profile.limits, ctx.written.written
+    limit = limits.run_written_bytes
+    if limit is not None and done + size > limit:
+        raise ToolError(
+            f"{what}, and this run has already written {done:,} bytes with write and edit; "
+            f"a run may write {limits.run_written_mib} MiB in all (the profile's "
+            "limits.run_written_mib). Nothing was written: stop and tell the user, who may "
+            "raise the limit or go on in a new run"
         )
 
 

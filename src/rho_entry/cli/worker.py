@@ -2,12 +2,13 @@
 
     rho-agent worker --durable-db runs.sqlite [--store URL] [--queue NAME] [--concurrency N]
 
-Runs until SIGTERM or Ctrl+C (then exits 0; Ctrl+C during the start: 130). Sessions are
-read and written in ``--store`` (the store every worker and every enqueuer shares: a
-directory, or ``postgresql://...``; ``rho_entry.config.stores``);
-the queue, the step records and the heartbeats are in ``--durable-db`` (a SQLite file for one
-host, a PostgreSQL URL for many). New sessions get the agent settings of this worker
-(``--model``, ``--profile``, the environment, as for a one-shot run). See docs/durable.md.
+Runs until SIGTERM, SIGHUP (its terminal gone; left ignored under ``nohup``) or Ctrl+C (then
+exits 0, the runs in flight ended ``cancelled`` in their traces; Ctrl+C during the start: 130).
+Sessions are read and written in ``--store`` (the store every worker and every enqueuer shares:
+a directory, or ``postgresql://...``; ``rho_entry.config.stores``); the queue, the step records
+and the heartbeats are in ``--durable-db`` (a SQLite file for one host, a PostgreSQL URL for
+many). New sessions get the agent settings of this worker (``--model``, ``--profile``, the
+environment, as for a one-shot run). See docs/durable.md.
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 async def _consume(worker: DbosWorker, options: WorkerOptions, where: str) -> int:
-    """Start ``worker``, then consume until SIGTERM or SIGINT; the worker stopped after."""
+    """Start ``worker``, then consume until SIGTERM, SIGINT or SIGHUP; the worker stopped
+    after. SIGHUP killed a worker whose terminal closed: its runs in flight ended in no trace
+    (the last event a ``tool_start``) until another worker took them over, if one ever did."""
     executor_id = options.executor_id
     await worker.start()
     stop = asyncio.Event()
@@ -127,7 +130,9 @@ async def _consume(worker: DbosWorker, options: WorkerOptions, where: str) -> in
     try:
         # listening before the banner: a supervisor that stops the worker as soon as it
         # reads "consuming" gets a clean stop, never a death by SIGTERM
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            if sig == signal.SIGHUP and signal.getsignal(sig) is signal.SIG_IGN:
+                continue  # nohup's choice: the worker outlives its terminal
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
         sys.stderr.write(

@@ -255,7 +255,9 @@ async def close_runtime(
 def shutdown_on_signals(
     runtime: AgentRuntime, *, signals: tuple[int, ...] | None = None, deadline: float = 30.0
 ) -> None:
-    """Close ``runtime`` when the process gets SIGTERM or SIGINT (Unix event loops).
+    """Close ``runtime`` when the process gets SIGTERM, SIGINT or SIGHUP (Unix event loops;
+    SIGHUP, the terminal closing, killed the service with its sessions unended; it is left
+    alone when ignored, as under ``nohup``). ``signals`` chooses others.
 
     For services that own their loop; under a server (uvicorn, hypercorn...) call
     ``close_runtime`` from its shutdown hook instead. ``await runtime.wait_closed()`` returns
@@ -264,7 +266,8 @@ def shutdown_on_signals(
     import signal
 
     loop = asyncio.get_running_loop()
-    chosen = signals if signals is not None else (signal.SIGTERM, signal.SIGINT)
+    hangup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+    chosen = signals if signals is not None else (signal.SIGTERM, signal.SIGINT, *hangup)
     closing: list[asyncio.Task[None]] = []
 
     def on_signal() -> None:

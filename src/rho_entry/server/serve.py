@@ -2,10 +2,11 @@
 
 The model endpoint, key and default model come from the environment as for the CLI
 (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``RHO_AGENT_MODEL``, ...); the server's limits from
-``RHO_AGENT_SERVER_*`` (``rho_entry.server.settings``) or the flags below. Ctrl+C or SIGTERM
-stops it: runs in progress are cancelled and end ``cancelled`` on disk, so ``--resume`` (or
-``POST /resume``) continues them. Exit codes: 0 stopped, 1 configuration error (found before
-listening: an unknown allowed profile, no model endpoint, a busy port; ``startup_checks``).
+``RHO_AGENT_SERVER_*`` (``rho_entry.server.settings``) or the flags below. Ctrl+C, SIGTERM or
+SIGHUP (its terminal gone; left ignored under ``nohup``) stops it: runs in progress are
+cancelled and end ``cancelled`` on disk, so ``--resume`` (or ``POST /resume``) continues them.
+Exit codes: 0 stopped, 1 configuration error (found before listening: an unknown allowed
+profile, no model endpoint, a busy port; ``startup_checks``).
 
 Every request needs the token: ``RHO_AGENT_SERVER_TOKEN``, else one generated per start,
 written to ``<config dir>/server/<host>-<port>.token`` (0600, removed at exit; ``token_file``)
@@ -26,10 +27,13 @@ server's tracked objects are start-up's).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import secrets
+import signal
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -280,6 +284,22 @@ def _server(
             if isinstance(captured, list):
                 captured.clear()
 
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn listens for SIGINT and SIGTERM only: SIGHUP (the terminal closed)
+            # killed the server, its runs in flight ended in no trace and its token file
+            # stayed on disk; it now stops as SIGTERM does
+            with super().capture_signals():
+                hangup = signal.getsignal(signal.SIGHUP)
+                if hangup is signal.SIG_IGN or not _main_thread():
+                    yield  # nohup's choice; an embedding program's thread cannot listen
+                    return
+                signal.signal(signal.SIGHUP, self.handle_exit)
+                try:
+                    yield
+                finally:
+                    signal.signal(signal.SIGHUP, hangup)
+
         async def startup(self, sockets: Any = None) -> None:
             try:
                 await super().startup(sockets)
@@ -354,3 +374,7 @@ WILDCARDS = frozenset({"0.0.0.0", "::"})  # noqa: S104 - the names of "every add
 
 def _host(address: str) -> str:
     return f"[{address}]" if ":" in address else address
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()

@@ -3,9 +3,10 @@
 ``rho-agent serve`` generates a token per start (unless ``RHO_AGENT_SERVER_TOKEN`` gives one)
 and writes it here, one file per address it listens on, so that ``rho-agent --server URL``
 and ``AgentClient(URL)`` of the same user find it by URL without anyone typing it. The
-directory is 0700 and the file 0600, created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` under a
-temporary name and renamed over the old one (atomic: a reader sees the old token or the new,
-never half of one); the server removes it when it stops. Standard library only.
+directory is 0700 and the file 0600, written whole into an unnamed file then renamed over the
+old one (``rho_adapters.unnamed``; atomic: a reader sees the old token or the new, never half
+of one, and a server killed while writing leaves no copy under another name); the server
+removes it when it stops. Standard library only (``unnamed`` is too, imported to write).
 """
 
 from __future__ import annotations
@@ -48,20 +49,41 @@ def write_token(home: Path, host: str, port: int, token: str) -> Path:
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             raise ConfigError(f"{folder} must be a directory of this user, not a link")
         os.chmod(folder, 0o700, follow_symlinks=False)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        descriptor = os.open(temporary, flags, 0o600)
-        try:
-            os.fchmod(descriptor, 0o600)  # whatever the umask
-            os.write(descriptor, f"{token}\n".encode())
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, path)
+        _write(folder, temporary.name, path.name, f"{token}\n".encode())
     except OSError as exc:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise ConfigError(f"cannot write the server's token file {path}: {exc}") from exc
     return path
+
+
+def _write(folder: Path, temporary: str, name: str, data: bytes) -> None:
+    """``data`` as the file ``name`` in ``folder``, 0600 whatever the umask, replaced whole:
+    an unnamed file linked in once written (``rho_adapters.unnamed``; a server killed while
+    writing left the token in a temp file for good), else the named ``temporary``."""
+    from rho_adapters import unnamed
+
+    where = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        descriptor = unnamed.unnamed(where, 0o600)
+        named = descriptor is None
+        if descriptor is None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            descriptor = os.open(temporary, flags, 0o600, dir_fd=where)
+        try:
+            os.fchmod(descriptor, 0o600)  # whatever the umask
+            view = memoryview(data)
+            while view:  # a short write (a full disk, a file-size limit) is not the end
+                view = view[os.write(descriptor, view) :]
+            os.fsync(descriptor)
+            if not named:
+                unnamed.link_over(descriptor, where, name, temporary)
+        finally:
+            os.close(descriptor)
+        if named:
+            unnamed.replace(temporary, where, name)
+    finally:
+        os.close(where)
 
 
 def remove_token(path: Path, token: str) -> None:

@@ -1,0 +1,101 @@
+"""Code plugged into the loop that raises ``SystemExit`` or ``GeneratorExit`` fails as its
+``Exception`` would: the run goes on (a tool's result, a listener ignored, a hook failing
+closed) or ends ``error`` naming it (an approver); the event loop and the session go on.
+
+Before, a tool handler's ``SystemExit`` (``sys.exit``, argparse or click on bad arguments)
+left ``Session.run`` with the call answered "cancelled by the user"; an approver's, raised in
+the task its answer is awaited in, left the event loop itself, so ``asyncio.run`` ended there
+(a server's every session with it); a listener's and an async hook's left the run.
+``KeyboardInterrupt`` (a second Ctrl+C) and cancellation still stop what runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from domain_support import WriteNoteTool, make_session
+
+from rho_adapters.fakes import call, text, tools
+from rho_domain import events as ev
+from rho_domain.hooks import BeforeToolCall, Hooks
+from rho_domain.messages import ToolResultMessage
+from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
+from rho_domain.run import RunStatus
+from rho_domain.tools.base import READ_ONLY, ToolContext, ToolHandler, ToolOutput, ToolPolicy
+
+
+class ExitingTool(ToolHandler):
+    name = "exiting"
+    description = "Raise what it was given."
+    parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return READ_ONLY
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        raise self.exc
+
+
+class ExitingApprover(Approver):
+    async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
+        raise SystemExit(2)
+
+
+def _results(session: Any) -> dict[str, str]:
+    return {
+        m.call_id: m.content for m in session.state.messages if isinstance(m, ToolResultMessage)
+    }
+
+
+async def test_a_plugged_in_exit_is_that_codes_failure_not_the_processes() -> None:
+    exiting = [tools(call("exiting", {}, id="t1")), text("went on")]
+    for exc in (SystemExit(2), GeneratorExit()):
+        tool = make_session(exiting, tools=[ExitingTool(exc)])
+        assert (await tool.run("tool")).status is RunStatus.COMPLETED
+        said = _results(tool)["t1"]
+        assert f"the tool 'exiting' raised {type(exc).__name__}(" in said
+        assert "would have ended the process" in said
+
+    write = [tools(call("write", {"path": "a", "content": "b"}, id="w1")), text("went on")]
+    asked = make_session(write, tools=[WriteNoteTool()], profile="developer")
+    asked.set_approver(ExitingApprover())
+    ended = await asked.run("approver")
+    assert ended.status is RunStatus.ERROR
+    assert "the approver test_plugged_exits.ExitingApprover raised SystemExit(2)" in str(
+        ended.error
+    )
+
+    async def exiting_hook(value: BeforeToolCall) -> None:
+        raise SystemExit(3)
+
+    hooked = make_session(write, tools=[WriteNoteTool()], hooks=Hooks(before_tool=[exiting_hook]))
+    assert (await hooked.run("hook")).status is RunStatus.COMPLETED
+    assert "raised SystemExit(3)" in _results(hooked)["w1"]  # refused: the hook failed closed
+
+    seen: list[ev.Event] = []
+
+    def exiting_listener(event: ev.Event) -> None:
+        seen.append(event)
+        if isinstance(event, ev.RunStarted):
+            raise SystemExit(4)
+
+    heard = make_session([text("heard")])
+    assert (await heard.run("listener", on_event=exiting_listener)).text == "heard"
+    failed = [e for e in seen if isinstance(e, ev.ListenerFailed)]
+    assert len(failed) == 1
+    assert "raised SystemExit(4)" in str(failed[0])
+
+
+async def test_a_second_ctrl_c_in_a_tool_still_stops_the_run() -> None:
+    session = make_session(
+        [tools(call("exiting", {}, id="t1"))], tools=[ExitingTool(KeyboardInterrupt())]
+    )
+    with pytest.raises(KeyboardInterrupt):
+        await session.run("tool")
+    assert asyncio.get_running_loop().is_running()
