@@ -28,8 +28,12 @@ script (its objects are its installer's, as its functions are):
 - views, by name, with their queries (``pg_get_viewdef``): selecting from one runs what its
   query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
   where the view is named, as MariaDB's are;
+- row-level security policies that apply to this login, by their table's name, with their
+  ``USING`` expressions: a read of the table runs them (a policy calling ``pg_read_file``
+  or a user function), judged where the table is named, as a view's query is;
 - foreign tables whose every read runs a program or reads a server file (``file_fdw``'s
-  ``program`` and ``filename``: ``COPY FROM PROGRAM`` under another name).
+  ``program`` and ``filename``: ``COPY FROM PROGRAM`` under another name), and every table
+  they inherit from or are a partition of (a read of a parent reads its children).
 """
 
 # Constant SQL only: nothing here is built from a value.
@@ -117,12 +121,34 @@ SELECT c.relname::text, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_clas
 WHERE c.relkind = 'v' AND c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 """
+# A read of a table reads its inheritance children and partitions too, so a file_fdw table
+# is listed with every table above it (SELECT * FROM parent ran a child's program).
 _FILE_TABLES = """
-SELECT c.relname::text, CASE o.option_name WHEN 'program' THEN 'runs the program '
-  ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
-FROM pg_catalog.pg_foreign_table f JOIN pg_catalog.pg_class c ON c.oid = f.ftrelid,
-  pg_catalog.pg_options_to_table(f.ftoptions) o
-WHERE o.option_name IN ('program', 'filename')
+WITH RECURSIVE files(relid, what) AS (
+  SELECT f.ftrelid, CASE o.option_name WHEN 'program' THEN 'runs the program '
+    ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
+  FROM pg_catalog.pg_foreign_table f, pg_catalog.pg_options_to_table(f.ftoptions) o
+  WHERE o.option_name IN ('program', 'filename')
+), above(relid, child, what) AS (
+  SELECT relid, relid, what FROM files
+  UNION
+  SELECT i.inhparent, a.child, a.what FROM above a
+  JOIN pg_catalog.pg_inherits i ON i.inhrelid = a.relid
+)
+SELECT c.relname::text, CASE WHEN a.relid = a.child
+  THEN 'the foreign table ' || c.relname || ' ' || a.what
+  ELSE 'the table ' || c.relname || ' reads its child or partition ' || k.relname
+    || ', a foreign table that ' || a.what END
+FROM above a JOIN pg_catalog.pg_class c ON c.oid = a.relid
+JOIN pg_catalog.pg_class k ON k.oid = a.child
+"""
+# The policies a read of a table runs for this login (row_security_active: not for a
+# superuser, a BYPASSRLS role or the owner of a table without FORCE), as queries.
+_POLICIES = """
+SELECT c.relname::text, 'SELECT ' || pg_catalog.pg_get_expr(p.polqual, p.polrelid)
+FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
+WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL
+  AND pg_catalog.row_security_active(c.oid)
 """
 _ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
@@ -164,6 +190,7 @@ _VERSION = (
             "pg_amop",
             "pg_amproc",
             "pg_namespace",
+            "pg_policy",
         )
     )
     # a field's type (ALTER TYPE holder ALTER ATTRIBUTE v TYPE a_domain) changes no row above
@@ -181,8 +208,8 @@ def catalog_version(conn: Any) -> tuple[Any, ...]:
 
 
 def catalog_calls(conn: Any) -> CatalogCalls:
-    """The operators, casts, domain CHECKs, functions and views of ``conn``'s database
-    (``CatalogCalls``)."""
+    """The operators, casts, domain CHECKs, functions, views, policies and file tables of
+    ``conn``'s database (``CatalogCalls``)."""
 
     def grouped(sql: str) -> dict[str, frozenset[str]]:
         found: dict[str, set[str]] = {}
@@ -199,5 +226,6 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         fields=grouped(_FUNCTIONS + _ONE_ARGUMENT),
         comparisons=frozenset(str(row[0]) for row in comparisons),
         views=grouped(_VIEWS),
+        policies=grouped(_POLICIES),
         file_tables={str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
     )

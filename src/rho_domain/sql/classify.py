@@ -41,7 +41,8 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ConfigError, StatementRefused, string_for_strings
-from rho_domain.sql.catalog_calls import CatalogCalls, hidden_call
+from rho_domain.sql.catalog_calls import hidden_call
+from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialects import Dialect, dialect
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.token_rules import check_tokens
