@@ -106,8 +106,9 @@ def _byte_length(value: Any) -> int:
 
 def json_as_text(cursor: Any) -> None:
     """Have ``cursor`` load ``json`` and ``jsonb`` as their text, which ``fetch`` cuts like any
-    text. For a statement that cannot be cut on the server (EXPLAIN): decoded, the plan of
-    ``EXPLAIN (VERBOSE, FORMAT JSON)`` over folded constants was a 100 MB list, kept whole."""
+    text. For a statement not cut on the server (``SHOW``, an ``EXPLAIN`` with bound
+    parameters): decoded, the plan of ``EXPLAIN (VERBOSE, FORMAT JSON)`` over folded
+    constants was a 100 MB list, kept whole."""
     from psycopg.types.string import TextLoader  # the postgres extra: imported when used
 
     for name in ("json", "jsonb"):

@@ -6,7 +6,8 @@ back. Resources: ``SET LOCAL temp_file_limit`` (``options.temp_file_limit_mb``, 
 1024) bounds the temporary files one statement writes (a sort that spills), where the login
 may set it: a superuser, or a role granted ``SET ON PARAMETER temp_file_limit`` (PostgreSQL
 15+); for another login, set it on the role (``ALTER ROLE ... SET temp_file_limit``, as a
-superuser; see docs/sql). Huge values are cut on the server (``pg_cut``). The statement goes
+superuser; see docs/sql). Huge values are cut on the server (``pg_cut``; an ``EXPLAIN``'s
+lines by ``pg_explain``). The statement goes
 over the extended protocol (``prepare=True``, or the ``DECLARE`` of a server-side cursor),
 so a second statement cannot ride along. Plain queries stream through a server-side cursor,
 so a million-row result costs only the rows fetched.
@@ -33,6 +34,7 @@ import attrs
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.pg_catalog_calls import catalog_calls, catalog_version
 from rho_adapters.db.pg_cut import cut_columns, cut_query, fold, json_as_text
+from rho_adapters.db.pg_explain import explain
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import DatabaseError, MissingExtra
 from rho_domain.ports.database import QueryResult
@@ -205,6 +207,8 @@ class PostgresDatabase(ThreadedDatabase):
                 conn.execute(f"SET LOCAL temp_file_limit = '{self.temp_mb()}MB'", prepare=False)
             if verdict.returns_rows:
                 result = self._rows(conn, sql, params, max_rows)
+            elif verdict.kind == "EXPLAIN" and params is None:
+                result = explain(conn, sql, max_rows, self.alias)  # cut on the server
             else:
                 with conn.cursor() as cursor:
                     json_as_text(cursor)  # EXPLAIN (FORMAT JSON): cut as text
