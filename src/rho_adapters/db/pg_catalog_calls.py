@@ -138,7 +138,7 @@ WITH RECURSIVE files(relid, what) AS (
 SELECT c.relname::text, CASE WHEN a.relid = a.child
   THEN 'the foreign table ' || c.relname || ' ' || a.what
   ELSE 'the table ' || c.relname || ' reads its child or partition ' || k.relname
-    || ', a foreign table that ' || a.what END
+    || ', a foreign table that ' || a.what END || ' on every read'
 FROM above a JOIN pg_catalog.pg_class c ON c.oid = a.relid
 JOIN pg_catalog.pg_class k ON k.oid = a.child
 """
@@ -199,6 +199,29 @@ _VERSION = (
 )
 
 
+# Every session's statement text, ALTER ROLE ... PASSWORD 'x' included (an idle session
+# shows its last one), for a login that sees other roles' (superuser, pg_read_all_stats).
+# Another login sees "<insufficient privilege>" there, and keeps the views' other columns.
+STATEMENT_VIEWS = ("pg_stat_activity", "pg_stat_get_activity", "pg_stat_statements")
+_SEES_EVERY_STATEMENT = """
+SELECT r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_stats', 'USAGE')
+FROM pg_catalog.pg_roles r WHERE r.rolname = current_user
+"""
+
+
+def _statement_views(conn: Any) -> dict[str, str]:
+    row = conn.execute(_SEES_EVERY_STATEMENT, prepare=False).fetchone()
+    if not (row and row[0]):
+        return {}
+    why = (
+        " shows every session's statement text to this login (a superuser, or a member of "
+        "pg_read_all_stats), passwords in ALTER ROLE ... PASSWORD among them: the agent "
+        "does not read it; pg_locks and pg_blocking_pids() show who waits on whom, and a "
+        "login without that privilege reads its other columns"
+    )
+    return {name: name + why for name in STATEMENT_VIEWS}
+
+
 def catalog_version(conn: Any) -> tuple[Any, ...]:
     """A value that changes when an object ``catalog_calls`` reads is made, altered or
     renamed: the adapter reads the catalog again before a statement when it has, so a cast
@@ -227,5 +250,8 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         comparisons=frozenset(str(row[0]) for row in comparisons),
         views=grouped(_VIEWS),
         policies=grouped(_POLICIES),
-        file_tables={str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
+        refused_names={
+            **{str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
+            **_statement_views(conn),
+        },
     )

@@ -149,8 +149,8 @@ def _types(
             if name in judged:
                 continue
             judged.add(name)
-            if name in calls.file_tables:
-                return f"{calls.file_tables[name]} on every read"
+            if name in calls.refused_names:
+                return calls.refused_names[name]
             cast_functions = calls.types.get(name)
             if cast_functions is not None:
                 reason = _refused(f"the type {name}", cast_functions, d, allowed)

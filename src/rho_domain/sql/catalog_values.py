@@ -38,7 +38,8 @@ class CatalogCalls:
     # Row-level security policies, by their table's name, as queries ("SELECT <USING
     # expression>"): a read of the table runs them for the login they apply to.
     policies: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    # Tables whose read runs a program or reads a server file (a file_fdw foreign table,
-    # or a table it inherits from or is a partition of), by name: the whole reason ("the
-    # foreign table t runs the program 'cat /etc/passwd'").
-    file_tables: Mapping[str, str] = attrs.field(factory=dict)
+    # Names refused wherever they stand, each with the whole reason: a table whose read runs
+    # a program or reads a server file (a file_fdw foreign table, or a table it inherits
+    # from or is a partition of: "the foreign table t runs the program 'cat /etc/passwd'"),
+    # the views of every session's statement text for a login that sees them all.
+    refused_names: Mapping[str, str] = attrs.field(factory=dict)

@@ -239,6 +239,9 @@ def _check_kind(kind: str, rest: Sequence[Token], d: Dialect) -> str:
             f"SHOW {shown} shows password hashes; read information_schema.USER_PRIVILEGES, "
             "SCHEMA_PRIVILEGES or TABLE_PRIVILEGES"
         )
+    if d.name == "mysql" and kind == "SHOW" and words[:1] == ["ENGINE"]:
+        # the InnoDB monitor prints each open transaction's running statement
+        return "SHOW ENGINE ... STATUS shows other sessions' statement texts"
     return ""
 
 

@@ -59,6 +59,9 @@ class Dialect:
     # superuser login reads them. "name" is refused wherever named, "schema.name" after its
     # schema only.
     secret_relations: frozenset[str] = frozenset()
+    # Built-in relations showing other sessions' statement texts (passwords in ALTER USER
+    # ... IDENTIFIED BY among them), matched as secret_relations are.
+    statement_relations: frozenset[str] = frozenset()
     # Built-in functions outside the allowlist, refused as x.name too: PostgreSQL's field
     # notation calls name(x). Known only from the connected server's catalog (``classify``).
     field_calls_refused: frozenset[str] = frozenset()
@@ -226,6 +229,25 @@ MYSQL = Dialect(
     # mysql.user (MySQL, and MariaDB's view of global_priv) holds authentication_string,
     # mysql.servers a FEDERATED server's Password
     secret_relations=frozenset({"mysql.user", "global_priv", "mysql.servers"}),
+    # A login with PROCESS sees every thread's statement, a running ALTER USER ...
+    # IDENTIFIED BY 'password' too; one without sees only its own, so little is lost.
+    # The general and slow logs keep every statement; SHOW ENGINE INNODB STATUS is classify's.
+    statement_relations=frozenset(
+        {
+            "processlist",
+            "innodb_trx",
+            "general_log",
+            "slow_log",
+            "events_statements_current",
+            "events_statements_history",
+            "events_statements_history_long",
+            "prepared_statements_instances",
+            "performance_schema.threads",
+            "sys.session",
+            "x$processlist",
+            "x$session",
+        }
+    ),
     assignments=True,
     explain_options=frozenset(
         {"FORMAT", "JSON", "TREE", "TRADITIONAL", "EXTENDED", "PARTITIONS", "ANALYZE", "="}
