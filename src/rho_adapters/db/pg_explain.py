@@ -20,7 +20,7 @@ from rho_adapters.db.results import MAX_CELL, MAX_RESULT_BYTES
 from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import CutValue, QueryResult
 
-_SETTING = "rho_agent.explain"
+_SETTING = "rhoagent.explain"  # not "rho_agent.": a string naming a module is an import
 # {tag}: hex only; {rows}, {cell}, {budget}: integers. Nothing the model writes.
 _BLOCK = """DO $rho_agent$ DECLARE line text; n bigint := 0; kept bigint := 0; BEGIN
   FOR line IN EXECUTE pg_catalog.current_setting('{setting}') LOOP
