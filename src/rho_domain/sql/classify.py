@@ -239,9 +239,12 @@ def _check_kind(kind: str, rest: Sequence[Token], d: Dialect) -> str:
             f"SHOW {shown} shows password hashes; read information_schema.USER_PRIVILEGES, "
             "SCHEMA_PRIVILEGES or TABLE_PRIVILEGES"
         )
-    if d.name == "mysql" and kind == "SHOW" and words[:1] == ["ENGINE"]:
-        # the InnoDB monitor prints each open transaction's running statement
-        return "SHOW ENGINE ... STATUS shows other sessions' statement texts"
+    if d.name == "mysql" and kind == "SHOW" and words[:1] in (["ENGINE"], ["EXPLAIN"], ["ANALYZE"]):
+        # the InnoDB monitor prints each open transaction's running statement; SHOW EXPLAIN
+        # and SHOW ANALYZE FOR a thread its plan, the statement's literals in its conditions
+        return f"SHOW {words[0]} shows other sessions' statements"
+    if d.name == "mysql" and kind == "SHOW" and shown in ("BINLOG EVENTS", "RELAYLOG EVENTS"):
+        return f"SHOW {shown} shows the logged statements, ALTER USER ... among them"
     return ""
 
 
