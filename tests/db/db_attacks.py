@@ -308,7 +308,7 @@ POSTGRES_ALLOWED = [
     "SELECT name, score, count(*) FROM users GROUP BY GROUPING SETS ((name, score), (name), ())",
     "SELECT name, count(*) FROM users GROUP BY ROLLUP ((name, score))",
     "SHOW search_path",
-    "SHOW ALL",
+    "SHOW work_mem",  # SHOW ALL: refused to this superuser (test_db_setting_secrets.py)
     "TABLE users",
     "VALUES (1)",
     "SELECT $$ DROP TABLE users; $$",
@@ -387,7 +387,7 @@ POSTGRES_INVESTIGATION = [
     "SELECT greatest(1, 2), least(1, 2), nullif(1, 1)",
     "SELECT cast(amount AS integer) FROM orders LIMIT 1",
     "SELECT has_table_privilege('users', 'SELECT')",
-    "SELECT current_setting('server_version_num')",
+    "SHOW server_version_num",  # current_setting: refused to this superuser
     "SELECT x FROM generate_series(1, 3) AS x",
     "SELECT lower(name) FROM users GROUP BY ROLLUP (lower(name)) LIMIT 2",
 ]

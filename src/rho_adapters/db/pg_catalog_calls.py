@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rho_adapters.db.pg_privileged import privileged_refusals
 from rho_domain.sql import CatalogCalls
 
 # inner -> outer: the types whose values hold values of another (an array its element's, a
@@ -199,29 +200,6 @@ _VERSION = (
 )
 
 
-# Every session's statement text, ALTER ROLE ... PASSWORD 'x' included (an idle session
-# shows its last one), for a login that sees other roles' (superuser, pg_read_all_stats).
-# Another login sees "<insufficient privilege>" there, and keeps the views' other columns.
-STATEMENT_VIEWS = ("pg_stat_activity", "pg_stat_get_activity", "pg_stat_statements")
-_SEES_EVERY_STATEMENT = """
-SELECT r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_stats', 'USAGE')
-FROM pg_catalog.pg_roles r WHERE r.rolname = current_user
-"""
-
-
-def _statement_views(conn: Any) -> dict[str, str]:
-    row = conn.execute(_SEES_EVERY_STATEMENT, prepare=False).fetchone()
-    if not (row and row[0]):
-        return {}
-    why = (
-        " shows every session's statement text to this login (a superuser, or a member of "
-        "pg_read_all_stats), passwords in ALTER ROLE ... PASSWORD among them: the agent "
-        "does not read it; pg_locks and pg_blocking_pids() show who waits on whom, and a "
-        "login without that privilege reads its other columns"
-    )
-    return {name: name + why for name in STATEMENT_VIEWS}
-
-
 def catalog_version(conn: Any) -> tuple[Any, ...]:
     """A value that changes when an object ``catalog_calls`` reads is made, altered or
     renamed: the adapter reads the catalog again before a statement when it has, so a cast
@@ -252,6 +230,6 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         policies=grouped(_POLICIES),
         refused_names={
             **{str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
-            **_statement_views(conn),
+            **privileged_refusals(conn),
         },
     )

@@ -94,6 +94,7 @@ def hidden_call(
     other in their CHECKs, around a loop)."""
     return (
         _anywhere(d, allowed, calls)
+        or _shows_all(stmt, calls)
         or (_user_function(stmt, d, allowed, calls) if calls.functions else "")
         or (_operator(stmt, d, allowed, calls.operators) if calls.operators else "")
         or _types(stmt, d, allowed, calls, depth)
@@ -116,6 +117,13 @@ def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
             allowed,
             "sorting, grouping, DISTINCT and UNION call it with no operator written",
         )
+    return ""
+
+
+def _shows_all(stmt: Sequence[Token], calls: CatalogCalls) -> str:
+    """``SHOW ALL`` is ``pg_show_all_settings()`` by another spelling: refused with it."""
+    if len(stmt) >= 2 and stmt[0].is_word("SHOW") and stmt[1].is_word("ALL"):
+        return calls.refused_names.get("pg_show_all_settings", "")
     return ""
 
 
