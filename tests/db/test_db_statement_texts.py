@@ -25,6 +25,7 @@ from db_support import Server, adapter
 from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
 from rho_domain.permissions import DatabaseMode
+from rho_domain.sql import classify
 
 PG_VICTIM = "rho_victim17"
 PG_READER = "rho_stat_reader17"
@@ -151,3 +152,21 @@ async def test_mariadb_statement_texts_are_refused(
     finally:
         for db in (checked, unchecked):
             await db.aclose()
+
+
+def test_mysql_8_relations_are_refused_by_the_check() -> None:
+    """MySQL 8 relations the MariaDB test server lacks, judged by the check alone: a
+    replica's ``mysql.slave_master_info.User_password`` (plain text), the digest summary's
+    ``QUERY_SAMPLE_TEXT`` (a statement with its literals), and MariaDB's plugin table of old
+    password hashes."""
+    for sql, why in [
+        ("SELECT User_password FROM mysql.slave_master_info", "password hashes or stored"),
+        ("SELECT * FROM mysql.password_reuse_check_history", "password hashes or stored"),
+        (
+            "SELECT QUERY_SAMPLE_TEXT FROM performance_schema.events_statements_summary_by_digest",
+            "statement texts",
+        ),
+    ]:
+        verdict = classify(sql, "mysql")
+        assert not verdict.read_only, sql
+        assert why in verdict.reason, (sql, verdict.reason)
