@@ -100,9 +100,12 @@ async def test_an_explain_plan_is_cut_before_it_crosses_the_wire(
         await db.aclose()
 
 
-async def test_a_database_without_plpgsql_gets_no_uncut_explain(postgres_server: Server) -> None:
-    """The plan is read by PL/pgSQL; where an administrator dropped it, EXPLAIN is refused
-    with what to do, never run the old way (its lines whole on the wire)."""
+async def test_the_block_runs_no_user_operator_and_needs_plpgsql(postgres_server: Server) -> None:
+    """The block names every operator by its schema: a user's ``||(text, integer)``, an
+    exact match the server preferred to the built-in, ran inside it (the harness's text,
+    which no check reads). The plan is read by PL/pgSQL; where an administrator dropped it,
+    EXPLAIN is refused with what to do, never run the old way (its lines whole on the
+    wire)."""
     admin = postgres_server.admin()
     admin.autocommit = True
     admin.execute("DROP DATABASE IF EXISTS rho_no_plpgsql")
@@ -111,9 +114,20 @@ async def test_a_database_without_plpgsql_gets_no_uncut_explain(postgres_server:
     with psycopg.connect(
         host=config.host, port=config.port, user=config.user, dbname=config.database
     ) as conn:
-        conn.execute("DROP EXTENSION plpgsql")
+        conn.execute(
+            "CREATE FUNCTION public.cat(text, integer) RETURNS text LANGUAGE sql "
+            "AS $$ SELECT 'a user operator ran' $$"
+        )
+        conn.execute("CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = int4, FUNCTION = cat)")
+        conn.commit()
     db = adapter(attrs.evolve(postgres_server, config=config))
     try:
+        (line,) = (await db.query("EXPLAIN SELECT 1", max_rows=5, timeout=30)).rows[0]
+        assert line.startswith("Result  (cost="), line
+        with psycopg.connect(
+            host=config.host, port=config.port, user=config.user, dbname=config.database
+        ) as conn:
+            conn.execute("DROP EXTENSION plpgsql")
         with pytest.raises(DatabaseError, match="CREATE EXTENSION plpgsql"):
             await db.query("EXPLAIN SELECT 1", max_rows=5, timeout=30)
         assert (await db.query("SELECT 1 AS one", max_rows=5, timeout=30)).rows == ((1,),)

@@ -21,18 +21,21 @@ from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import CutValue, QueryResult
 
 _SETTING = "rhoagent.explain"  # not "rho_agent.": a string naming a module is an import
-# {tag}: hex only; {rows}, {cell}, {budget}: integers. Nothing the model writes.
+# {tag}: hex only; {rows}, {cell}, {budget}: integers. Nothing the model writes. Every
+# function and operator is pg_catalog's by name: an unqualified "||" ran a user's
+# ||(text, integer), an exact match the server prefers to the built-in polymorphic one.
 _BLOCK = """DO $rho_agent$ DECLARE line text; n bigint := 0; kept bigint := 0; BEGIN
   FOR line IN EXECUTE pg_catalog.current_setting('{setting}') LOOP
-    n := n + 1;
-    IF n > {rows} OR kept > {budget} THEN
-      RAISE NOTICE USING MESSAGE = '', DETAIL = '{tag}:' || CASE WHEN n > {rows} THEN 'rows'
-        ELSE 'bytes' END;
+    n := n OPERATOR(pg_catalog.+) 1::bigint;
+    IF n OPERATOR(pg_catalog.>) {rows}::bigint OR kept OPERATOR(pg_catalog.>) {budget}::bigint THEN
+      RAISE NOTICE USING MESSAGE = '', DETAIL = pg_catalog.concat('{tag}:',
+        CASE WHEN n OPERATOR(pg_catalog.>) {rows}::bigint THEN 'rows' ELSE 'bytes' END);
       EXIT;
     END IF;
-    kept := kept + LEAST(pg_catalog.octet_length(line), {cell}) + 16;
+    kept := kept OPERATOR(pg_catalog.+)
+      LEAST(pg_catalog.octet_length(line), {cell}) OPERATOR(pg_catalog.+) 16;
     RAISE NOTICE USING MESSAGE = pg_catalog.left(line, {cell}),
-      DETAIL = '{tag}:' || pg_catalog.octet_length(line);
+      DETAIL = pg_catalog.concat('{tag}:', pg_catalog.octet_length(line));
   END LOOP;
 END $rho_agent$"""
 _NO_LANGUAGE = "42704"  # undefined_object: language "plpgsql" does not exist
