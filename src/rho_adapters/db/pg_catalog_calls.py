@@ -39,6 +39,10 @@ script (its objects are its installer's, as its functions are):
 # Constant SQL only: nothing here is built from a value.
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from rho_adapters.db.pg_privileged import privileged_refusals
@@ -233,3 +237,58 @@ def catalog_calls(conn: Any) -> CatalogCalls:
             **privileged_refusals(conn),
         },
     )
+
+
+@contextlib.contextmanager
+def pg_catalog_only(conn: Any) -> Iterator[None]:
+    """A transaction (on the autocommit connection) whose search path is ``pg_catalog``
+    alone, for the harness's own reads: the server prefers a user's operator to a built-in
+    when its argument types match better (``>=(oid, integer)`` for ``oid >= 16384``),
+    whatever the search path, and finds none outside the path."""
+    conn.execute("BEGIN", prepare=False)
+    try:
+        conn.execute("SET LOCAL search_path = pg_catalog", prepare=False)
+        yield
+    finally:
+        if not conn.closed:
+            conn.execute("ROLLBACK", prepare=False)
+
+
+# pg_catalog's function names per server (address, database, version), read on the first
+# connection and kept CATALOG_SECONDS: every Session opens its own connection, and the list
+# (~3,000 names) changes only with the server's version or a superuser's extension.
+CATALOG_SECONDS = 600.0
+_catalogs: dict[tuple[object, ...], tuple[float, frozenset[str]]] = {}
+_catalogs_lock = threading.Lock()
+
+
+def catalog_functions(conn: Any) -> frozenset[str]:
+    """The names of the functions ``pg_catalog`` defines on ``conn``'s server (kept)."""
+    info = conn.info
+    key = (info.host, info.port, info.dbname, info.user, info.server_version)
+    with _catalogs_lock:
+        known = _catalogs.get(key)
+    if known is not None and time.monotonic() - known[0] < CATALOG_SECONDS:
+        return known[1]
+    rows = conn.execute(
+        "SELECT DISTINCT proname::text FROM pg_catalog.pg_proc "
+        "WHERE pronamespace = 'pg_catalog'::regnamespace",
+        prepare=False,
+    ).fetchall()
+    names = frozenset(row[0] for row in rows)
+    with _catalogs_lock:
+        _catalogs[key] = (time.monotonic(), names)
+    return names
+
+
+def may_limit_temp_files(conn: Any) -> bool:
+    """Whether this login may set ``temp_file_limit`` (a superuser, or PostgreSQL 15+ with
+    ``GRANT SET ON PARAMETER temp_file_limit``); other logins rely on the role's setting."""
+    if conn.info.parameter_status("is_superuser") == "on":
+        return True
+    if conn.info.server_version < 150000:
+        return False
+    row = conn.execute(
+        "SELECT has_parameter_privilege('temp_file_limit', 'SET')", prepare=False
+    ).fetchone()
+    return bool(row and row[0])
