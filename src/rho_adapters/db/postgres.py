@@ -122,11 +122,11 @@ class PostgresDatabase(ThreadedDatabase):
         made mid-session would otherwise run until the connection is replaced)."""
         if not hasattr(conn, "rho_catalog_calls"):
             return None
-        with pg_catalog_only(conn):
-            version = catalog_version(conn)
-            if version != conn.rho_catalog_version:
+        version = catalog_version(conn)  # every name qualified: no user operator runs
+        if version != conn.rho_catalog_version:
+            with pg_catalog_only(conn):
                 conn.rho_catalog_calls = catalog_calls(conn)
-                conn.rho_catalog_version = version
+            conn.rho_catalog_version = version
         calls: CatalogCalls = conn.rho_catalog_calls
         return calls
 
