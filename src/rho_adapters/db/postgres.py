@@ -243,7 +243,8 @@ class PostgresDatabase(ThreadedDatabase):
         """See ``Database.describe``."""
         if schema is None:  # the user's search path, before the harness's is set
             current = await self.internal("SELECT CURRENT_SCHEMA", None, max_rows=1)
-            schema = str(current.rows[0][0]) if current.rows else "public"
+            found = current.rows[0][0] if current.rows else None
+            schema = "public" if found is None else str(found)  # None: no schema on the path
         where = "table_name = %s AND table_schema = %s"
         cols = await self.internal(
             "SELECT column_name, data_type || CASE WHEN character_maximum_length IS NOT NULL "  # noqa: S608
