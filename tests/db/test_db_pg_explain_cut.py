@@ -89,6 +89,13 @@ async def test_an_explain_plan_is_cut_before_it_crosses_the_wire(
             cut = [cell for (cell,) in result.rows if isinstance(cell, CutValue)]
             assert cut, (sql, result.rows)
             assert all((c.size or 0) > HUGE and len(c.head) == 8192 for c in cut), cut
+        # an error of planning quotes the folded value whole: its message is cut in the block
+        before = relay.received
+        with pytest.raises(DatabaseError, match="invalid input syntax for type integer"):
+            await db.query(
+                f"EXPLAIN SELECT ('1' || repeat('x', {HUGE}))::int", max_rows=5, timeout=30
+            )
+        assert relay.received - before < 100_000
         # a plan of many lines stops at max_rows; a plain plan reads as before
         many = " UNION ALL ".join(f"SELECT {i} FROM users" for i in range(20))
         result = await db.query(f"EXPLAIN {many}", max_rows=5, timeout=30)

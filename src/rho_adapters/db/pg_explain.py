@@ -8,7 +8,10 @@ block: PL/pgSQL reads its plan line by line (``FOR ... IN EXECUTE`` opens a curs
 takes one statement only) and sends each line's first ``MAX_CELL`` characters, with its
 size, as a notice; the block stops at ``max_rows`` lines or ``MAX_RESULT_BYTES``. The text
 reaches the block through a transaction-local setting (a bound value, never spliced into
-the block). A database without PL/pgSQL gets no ``EXPLAIN`` rather than an uncut one.
+the block). A database without PL/pgSQL gets no ``EXPLAIN`` rather than an uncut one. An
+error in the block (planning folds ``('1' || repeat('x', 1000000))::int`` and fails,
+quoting the whole value) is raised again with its message's first ``_MESSAGE_CHARS``
+characters.
 """
 
 from __future__ import annotations
@@ -37,7 +40,12 @@ _BLOCK = """DO $rho_agent$ DECLARE line text; n bigint := 0; kept bigint := 0; B
     RAISE NOTICE USING MESSAGE = pg_catalog.left(line, {cell}),
       DETAIL = pg_catalog.concat('{tag}:', pg_catalog.octet_length(line));
   END LOOP;
+EXCEPTION WHEN OTHERS THEN  -- not a cancel: query_canceled is no OTHERS
+  RAISE EXCEPTION USING MESSAGE = pg_catalog.left(SQLERRM, {said}), ERRCODE = SQLSTATE;
 END $rho_agent$"""
+# An error's message, cut in the block: the planner folds constants, and an input
+# function's error quotes its whole input ('1' || repeat('x', 1000000))::int.
+_MESSAGE_CHARS = 2000
 _NO_LANGUAGE = "42704"  # undefined_object: language "plpgsql" does not exist
 
 
@@ -63,7 +71,12 @@ def explain(conn: Any, sql: str, max_rows: int, alias: str) -> QueryResult:
     conn.execute("SET LOCAL client_min_messages = notice", prepare=False)
     conn.execute("SELECT pg_catalog.set_config(%s, %s, true)", (_SETTING, sql), prepare=False)
     block = _BLOCK.format(
-        setting=_SETTING, tag=tag, rows=max_rows, cell=MAX_CELL, budget=MAX_RESULT_BYTES
+        setting=_SETTING,
+        tag=tag,
+        rows=max_rows,
+        cell=MAX_CELL,
+        budget=MAX_RESULT_BYTES,
+        said=_MESSAGE_CHARS,
     )
     conn.add_notice_handler(heard)
     try:
