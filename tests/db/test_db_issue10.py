@@ -447,7 +447,7 @@ async def test_the_pg_catalog_list_is_read_once_per_server_and_kept_a_while(
     """Each Session's connection narrows the allowlist with the server's function list; the
     list is read on the first connection to a server and version and kept
     ``CATALOG_SECONDS``, not read again by every connection."""
-    from rho_adapters.db import postgres
+    from rho_adapters.db import pg_catalog_calls as catalog
 
     async def lower() -> QueryResult:
         db = adapter(postgres_server)
@@ -456,20 +456,20 @@ async def test_the_pg_catalog_list_is_read_once_per_server_and_kept_a_while(
         finally:
             await db.aclose()
 
-    postgres._catalogs.clear()
+    catalog._catalogs.clear()
     assert (await lower()).rows == (("a",),)
-    (key,) = postgres._catalogs
-    stamp, names = postgres._catalogs[key]
+    (key,) = catalog._catalogs
+    stamp, names = catalog._catalogs[key]
     assert "lower" in names
     assert len(names) > 1_000
     # The next connection uses the kept list: a list without lower() refuses it.
-    postgres._catalogs[key] = (stamp, names - {"lower"})
+    catalog._catalogs[key] = (stamp, names - {"lower"})
     with pytest.raises(StatementRefused, match=r"lower\(\)"):
         await lower()
     # Once the list is older than CATALOG_SECONDS the server is asked again.
-    postgres._catalogs[key] = (stamp - postgres.CATALOG_SECONDS - 1, names - {"lower"})
+    catalog._catalogs[key] = (stamp - catalog.CATALOG_SECONDS - 1, names - {"lower"})
     assert (await lower()).rows == (("a",),)
-    assert "lower" in postgres._catalogs[key][1]
+    assert "lower" in catalog._catalogs[key][1]
 
 
 def test_the_unicode_escape_table_is_what_postgresql_decodes(postgres_server: Server) -> None:

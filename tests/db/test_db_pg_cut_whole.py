@@ -12,10 +12,10 @@ Two ways around it, each bringing a huge row into the agent whole:
   semicolon is dropped before wrapping, and a query that still cannot be a subquery is
   refused with what to change, never run uncut.
 
-EXPLAIN cannot be a subquery, so it is not cut on the server (docs/security.md names the
-edge); its ``FORMAT JSON`` plan was decoded into a list, which no cut applies to:
-``EXPLAIN (VERBOSE, FORMAT JSON) SELECT repeat('x', 50000000), ...`` kept a 100 MB list. Now
-it arrives as its text and is cut like any text.
+EXPLAIN cannot be a subquery; its ``FORMAT JSON`` plan was decoded into a list, which no
+cut applies to: ``EXPLAIN (VERBOSE, FORMAT JSON) SELECT repeat('x', 50000000), ...`` kept a
+100 MB list. Now it arrives as its text, cut on the server (``pg_explain``,
+``test_db_pg_explain_cut.py``).
 """
 
 from __future__ import annotations

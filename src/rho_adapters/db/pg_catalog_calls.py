@@ -28,15 +28,24 @@ script (its objects are its installer's, as its functions are):
 - views, by name, with their queries (``pg_get_viewdef``): selecting from one runs what its
   query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
   where the view is named, as MariaDB's are;
+- row-level security policies that apply to this login, by their table's name, with their
+  ``USING`` expressions: a read of the table runs them (a policy calling ``pg_read_file``
+  or a user function), judged where the table is named, as a view's query is;
 - foreign tables whose every read runs a program or reads a server file (``file_fdw``'s
-  ``program`` and ``filename``: ``COPY FROM PROGRAM`` under another name).
+  ``program`` and ``filename``: ``COPY FROM PROGRAM`` under another name), and every table
+  they inherit from or are a partition of (a read of a parent reads its children).
 """
 
 # Constant SQL only: nothing here is built from a value.
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
+from rho_adapters.db.pg_privileged import privileged_refusals
 from rho_domain.sql import CatalogCalls
 
 # inner -> outer: the types whose values hold values of another (an array its element's, a
@@ -117,12 +126,34 @@ SELECT c.relname::text, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_clas
 WHERE c.relkind = 'v' AND c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 """
+# A read of a table reads its inheritance children and partitions too, so a file_fdw table
+# is listed with every table above it (SELECT * FROM parent ran a child's program).
 _FILE_TABLES = """
-SELECT c.relname::text, CASE o.option_name WHEN 'program' THEN 'runs the program '
-  ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
-FROM pg_catalog.pg_foreign_table f JOIN pg_catalog.pg_class c ON c.oid = f.ftrelid,
-  pg_catalog.pg_options_to_table(f.ftoptions) o
-WHERE o.option_name IN ('program', 'filename')
+WITH RECURSIVE files(relid, what) AS (
+  SELECT f.ftrelid, CASE o.option_name WHEN 'program' THEN 'runs the program '
+    ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
+  FROM pg_catalog.pg_foreign_table f, pg_catalog.pg_options_to_table(f.ftoptions) o
+  WHERE o.option_name IN ('program', 'filename')
+), above(relid, child, what) AS (
+  SELECT relid, relid, what FROM files
+  UNION
+  SELECT i.inhparent, a.child, a.what FROM above a
+  JOIN pg_catalog.pg_inherits i ON i.inhrelid = a.relid
+)
+SELECT c.relname::text, CASE WHEN a.relid = a.child
+  THEN 'the foreign table ' || c.relname || ' ' || a.what
+  ELSE 'the table ' || c.relname || ' reads its child or partition ' || k.relname
+    || ', a foreign table that ' || a.what END || ' on every read'
+FROM above a JOIN pg_catalog.pg_class c ON c.oid = a.relid
+JOIN pg_catalog.pg_class k ON k.oid = a.child
+"""
+# The policies a read of a table runs for this login (row_security_active: not for a
+# superuser, a BYPASSRLS role or the owner of a table without FORCE), as queries.
+_POLICIES = """
+SELECT c.relname::text, 'SELECT ' || pg_catalog.pg_get_expr(p.polqual, p.polrelid)
+FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
+WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL
+  AND pg_catalog.row_security_active(c.oid)
 """
 _ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
@@ -150,10 +181,14 @@ _COMPARISONS = (
 # Every row a CREATE, ALTER or RENAME of the objects above writes has a new xmin (its
 # transaction's), so the count, sum and newest of the user rows' xmins change with any of
 # them; a scan of the user oids only (index ranges), ~0.5 ms where catalog_calls takes ~10.
+# Read before every statement, outside pg_catalog_only (three round trips less): every
+# function, type and operator named by its schema.
+_XMIN = "xmin::pg_catalog.text::pg_catalog.int8"
+_USER_OID = "OPERATOR(pg_catalog.>=) 16384::pg_catalog.oid"
 _VERSION = (
-    "SELECT count(*), sum(x), max(x) FROM ("  # noqa: S608 - constant names
+    "SELECT pg_catalog.count(*), pg_catalog.sum(x), pg_catalog.max(x) FROM ("  # noqa: S608
     + " UNION ALL ".join(
-        f"SELECT xmin::text::bigint AS x FROM pg_catalog.{table} WHERE oid >= 16384"  # noqa: S608
+        f"SELECT {_XMIN} AS x FROM pg_catalog.{table} WHERE oid {_USER_OID}"  # noqa: S608
         for table in (
             "pg_proc",
             "pg_operator",
@@ -164,11 +199,12 @@ _VERSION = (
             "pg_amop",
             "pg_amproc",
             "pg_namespace",
+            "pg_policy",
         )
     )
     # a field's type (ALTER TYPE holder ALTER ATTRIBUTE v TYPE a_domain) changes no row above
-    + " UNION ALL SELECT xmin::text::bigint FROM pg_catalog.pg_attribute"
-    " WHERE attrelid >= 16384) rows"
+    + f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_attribute"  # noqa: S608
+    f" WHERE attrelid {_USER_OID}) rows"
 )
 
 
@@ -181,8 +217,8 @@ def catalog_version(conn: Any) -> tuple[Any, ...]:
 
 
 def catalog_calls(conn: Any) -> CatalogCalls:
-    """The operators, casts, domain CHECKs, functions and views of ``conn``'s database
-    (``CatalogCalls``)."""
+    """The operators, casts, domain CHECKs, functions, views, policies and file tables of
+    ``conn``'s database (``CatalogCalls``)."""
 
     def grouped(sql: str) -> dict[str, frozenset[str]]:
         found: dict[str, set[str]] = {}
@@ -199,5 +235,64 @@ def catalog_calls(conn: Any) -> CatalogCalls:
         fields=grouped(_FUNCTIONS + _ONE_ARGUMENT),
         comparisons=frozenset(str(row[0]) for row in comparisons),
         views=grouped(_VIEWS),
-        file_tables={str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
+        policies=grouped(_POLICIES),
+        refused_names={
+            **{str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
+            **privileged_refusals(conn),
+        },
     )
+
+
+@contextlib.contextmanager
+def pg_catalog_only(conn: Any) -> Iterator[None]:
+    """A transaction (on the autocommit connection) whose search path is ``pg_catalog``
+    alone, for the harness's own reads: the server prefers a user's operator to a built-in
+    when its argument types match better (``>=(oid, integer)`` for ``oid >= 16384``),
+    whatever the search path, and finds none outside the path."""
+    conn.execute("BEGIN", prepare=False)
+    try:
+        conn.execute("SET LOCAL search_path = pg_catalog", prepare=False)
+        yield
+    finally:
+        if not conn.closed:
+            conn.execute("ROLLBACK", prepare=False)
+
+
+# pg_catalog's function names per server (address, database, version), read on the first
+# connection and kept CATALOG_SECONDS: every Session opens its own connection, and the list
+# (~3,000 names) changes only with the server's version or a superuser's extension.
+CATALOG_SECONDS = 600.0
+_catalogs: dict[tuple[object, ...], tuple[float, frozenset[str]]] = {}
+_catalogs_lock = threading.Lock()
+
+
+def catalog_functions(conn: Any) -> frozenset[str]:
+    """The names of the functions ``pg_catalog`` defines on ``conn``'s server (kept)."""
+    info = conn.info
+    key = (info.host, info.port, info.dbname, info.user, info.server_version)
+    with _catalogs_lock:
+        known = _catalogs.get(key)
+    if known is not None and time.monotonic() - known[0] < CATALOG_SECONDS:
+        return known[1]
+    rows = conn.execute(
+        "SELECT DISTINCT proname::text FROM pg_catalog.pg_proc "
+        "WHERE pronamespace = 'pg_catalog'::regnamespace",
+        prepare=False,
+    ).fetchall()
+    names = frozenset(row[0] for row in rows)
+    with _catalogs_lock:
+        _catalogs[key] = (time.monotonic(), names)
+    return names
+
+
+def may_limit_temp_files(conn: Any) -> bool:
+    """Whether this login may set ``temp_file_limit`` (a superuser, or PostgreSQL 15+ with
+    ``GRANT SET ON PARAMETER temp_file_limit``); other logins rely on the role's setting."""
+    if conn.info.parameter_status("is_superuser") == "on":
+        return True
+    if conn.info.server_version < 150000:
+        return False
+    row = conn.execute(
+        "SELECT has_parameter_privilege('temp_file_limit', 'SET')", prepare=False
+    ).fetchone()
+    return bool(row and row[0])

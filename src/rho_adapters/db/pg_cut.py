@@ -7,7 +7,8 @@ and the cursor's description gives the types), and every column of a type whose 
 be large is selected through the query as a subquery, as its first ``MAX_CELL`` characters
 (bytes for ``bytea``) plus its full size in bytes:
 
-    SELECT q.c1, left(q.c2, 8192), octet_length(q.c2) FROM (<query>) AS q(c1, c2)
+    SELECT q.c1, pg_catalog.left(q.c2, 8192), pg_catalog.octet_length(q.c2)
+    FROM (<query>) AS q(c1, c2)
 
 (for a column not of a text type, ``q.c2`` there is its text: ``_as_text``)
 
@@ -18,6 +19,8 @@ precision (``numeric(10, 2)``: at most 1,000 digits); without one a value has up
 digits, and ``SELECT x, x, ...`` of ``9e131071::numeric`` was a 210 MB row, kept whole.
 ``fold`` turns the (head, size) pairs back into one cell each, a ``CutValue`` where the head
 is not the whole value. A query that cannot be a subquery is refused, never run uncut.
+Every function and operator of the wrapper is named by ``pg_catalog``: resolved by name, a
+user's ``public.num_nulls(json)`` (an exact match) ran for ``SELECT '{}'::json``.
 """
 
 from __future__ import annotations
@@ -62,10 +65,16 @@ def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str
         if not cut:
             selected.append(ref)
         elif col.type_code == _BYTEA:
-            selected += [f"substring({ref} from 1 for {MAX_CELL})", f"octet_length({ref})"]
+            selected += [
+                f"pg_catalog.substring({ref}, 1, {MAX_CELL})",
+                f"pg_catalog.octet_length({ref})",
+            ]
         else:
             text = ref if col.type_code in _TEXT_TYPES else _as_text(ref)
-            selected += [f"left({text}, {MAX_CELL})", f"octet_length({text})"]
+            selected += [
+                f"pg_catalog.left({text}, {MAX_CELL})",
+                f"pg_catalog.octet_length({text})",
+            ]
     names = ", ".join(f"c{i}" for i in range(1, len(cuts) + 1))
     # The query on lines of its own: a trailing -- comment must not swallow the ")". Every
     # trailing semicolon goes, blanks between them too ("SELECT ...; ;" is one statement).
@@ -81,7 +90,10 @@ def _as_text(ref: str) -> str:
     f``), which ran ``f`` for ``SELECT *`` of a table with a column of type ``t``; format's
     ``%s`` calls the output function only. NULL stays NULL (num_nulls, not IS NULL, which
     is true of a row whose fields are all NULL)."""
-    return f"CASE WHEN num_nulls({ref}) = 0 THEN format('%s', {ref}) END"
+    return (
+        f"CASE WHEN pg_catalog.num_nulls({ref}) OPERATOR(pg_catalog.=) 0 "
+        f"THEN pg_catalog.format('%s', {ref}) END"
+    )
 
 
 def fold(row: Sequence[Any], cuts: Sequence[bool]) -> tuple[Any, ...]:
@@ -106,8 +118,9 @@ def _byte_length(value: Any) -> int:
 
 def json_as_text(cursor: Any) -> None:
     """Have ``cursor`` load ``json`` and ``jsonb`` as their text, which ``fetch`` cuts like any
-    text. For a statement that cannot be cut on the server (EXPLAIN): decoded, the plan of
-    ``EXPLAIN (VERBOSE, FORMAT JSON)`` over folded constants was a 100 MB list, kept whole."""
+    text. For a statement not cut on the server (``SHOW``, an ``EXPLAIN`` with bound
+    parameters): decoded, the plan of ``EXPLAIN (VERBOSE, FORMAT JSON)`` over folded
+    constants was a 100 MB list, kept whole."""
     from psycopg.types.string import TextLoader  # the postgres extra: imported when used
 
     for name in ("json", "jsonb"):

@@ -6,7 +6,8 @@ back. Resources: ``SET LOCAL temp_file_limit`` (``options.temp_file_limit_mb``, 
 1024) bounds the temporary files one statement writes (a sort that spills), where the login
 may set it: a superuser, or a role granted ``SET ON PARAMETER temp_file_limit`` (PostgreSQL
 15+); for another login, set it on the role (``ALTER ROLE ... SET temp_file_limit``, as a
-superuser; see docs/sql). Huge values are cut on the server (``pg_cut``). The statement goes
+superuser; see docs/sql). Huge values are cut on the server (``pg_cut``; an ``EXPLAIN``'s
+lines by ``pg_explain``). The statement goes
 over the extended protocol (``prepare=True``, or the ``DECLARE`` of a server-side cursor),
 so a second statement cannot ride along. Plain queries stream through a server-side cursor,
 so a million-row result costs only the rows fetched.
@@ -16,23 +17,31 @@ tables, prepared statements, LISTEN), so nothing one statement leaves reaches th
 The statement check reads the text as the server does: ``standard_conforming_strings`` is
 reported by the server at connect time, and the function allowlist is narrowed to what the
 server's ``pg_catalog`` defines (read on the first connection to a server, database and
-version, then kept ``CATALOG_SECONDS``), so a function added in a later version never
-resolves to a user function of the same name on an older server.
+version, then kept ``pg_catalog_calls.CATALOG_SECONDS``), so a function added in a later
+version never resolves to a user function of the same name on an older server. The
+harness's own SQL (catalog reads, ``describe``, ``list_tables``) runs with ``search_path =
+pg_catalog`` alone, and what wraps the model's statement names ``pg_catalog``'s functions
+and operators: no user operator, an exact match the server would prefer, runs in it.
 """
 
 # Queries below interpolate constant SQL fragments only (noqa: S608); values are bound.
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from rho_adapters.db.base import ThreadedDatabase
-from rho_adapters.db.pg_catalog_calls import catalog_calls, catalog_version
+from rho_adapters.db.pg_catalog_calls import (
+    catalog_calls,
+    catalog_functions,
+    catalog_version,
+    may_limit_temp_files,
+    pg_catalog_only,
+)
 from rho_adapters.db.pg_cut import cut_columns, cut_query, fold, json_as_text
+from rho_adapters.db.pg_explain import explain
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.errors import DatabaseError, MissingExtra
 from rho_domain.ports.database import QueryResult
@@ -50,45 +59,6 @@ def load_psycopg() -> Any:
     except ImportError as exc:
         raise MissingExtra("psycopg", "postgres", "PostgreSQL databases") from exc
     return psycopg
-
-
-# pg_catalog's function names per server (address, database, version), read on the first
-# connection and kept CATALOG_SECONDS: every Session opens its own connection, and the list
-# (~3,000 names) changes only with the server's version or a superuser's extension.
-CATALOG_SECONDS = 600.0
-_catalogs: dict[tuple[object, ...], tuple[float, frozenset[str]]] = {}
-_catalogs_lock = threading.Lock()
-
-
-def _catalog_functions(conn: Any) -> frozenset[str]:
-    info = conn.info
-    key = (info.host, info.port, info.dbname, info.user, info.server_version)
-    with _catalogs_lock:
-        known = _catalogs.get(key)
-    if known is not None and time.monotonic() - known[0] < CATALOG_SECONDS:
-        return known[1]
-    rows = conn.execute(
-        "SELECT DISTINCT proname::text FROM pg_catalog.pg_proc "
-        "WHERE pronamespace = 'pg_catalog'::regnamespace",
-        prepare=False,
-    ).fetchall()
-    names = frozenset(row[0] for row in rows)
-    with _catalogs_lock:
-        _catalogs[key] = (time.monotonic(), names)
-    return names
-
-
-def _may_limit_temp_files(conn: Any) -> bool:
-    """Whether this login may set ``temp_file_limit`` (a superuser, or PostgreSQL 15+ with
-    ``GRANT SET ON PARAMETER temp_file_limit``); other logins rely on the role's setting."""
-    if conn.info.parameter_status("is_superuser") == "on":
-        return True
-    if conn.info.server_version < 150000:
-        return False
-    row = conn.execute(
-        "SELECT has_parameter_privilege('temp_file_limit', 'SET')", prepare=False
-    ).fetchone()
-    return bool(row and row[0])
 
 
 class PostgresDatabase(ThreadedDatabase):
@@ -122,21 +92,24 @@ class PostgresDatabase(ThreadedDatabase):
         grammar = POSTGRES_GRAMMAR
         grammar |= POSTGRES_GRAMMAR_16 if version >= 160000 else frozenset()
         grammar |= POSTGRES_GRAMMAR_17 if version >= 170000 else frozenset()
-        conn.rho_functions = _catalog_functions(conn) | grammar
-        conn.rho_catalog_version = catalog_version(conn)
-        conn.rho_catalog_calls = catalog_calls(conn)
-        first = conn.execute("SELECT (current_schemas(true))[1]", prepare=False).fetchone()
+        first = conn.execute(
+            "SELECT (pg_catalog.current_schemas(true))[1]", prepare=False
+        ).fetchone()
+        with pg_catalog_only(conn):  # the harness's reads meet no user operator
+            conn.rho_functions = catalog_functions(conn) | grammar
+            conn.rho_catalog_version = catalog_version(conn)
+            conn.rho_catalog_calls = catalog_calls(conn)
+            conn.rho_temp_limit = may_limit_temp_files(conn)
         conn.rho_catalog_first = first is not None and first[0] == "pg_catalog"
         self._catalog_first(conn)
-        conn.rho_temp_limit = _may_limit_temp_files(conn)
 
     def _catalog_first(self, conn: Any) -> None:
         """Put pg_catalog first in the search path when the role or database configured it
         later (an allowlisted name must resolve to the built-in, not to public.lower)."""
         if not conn.rho_catalog_first:
             conn.execute(
-                "SELECT set_config('search_path', 'pg_catalog, ' || "
-                "current_setting('search_path'), false)",
+                "SELECT pg_catalog.set_config('search_path', pg_catalog.concat('pg_catalog, ', "
+                "pg_catalog.current_setting('search_path')), false)",
                 prepare=False,
             )
 
@@ -149,9 +122,10 @@ class PostgresDatabase(ThreadedDatabase):
         made mid-session would otherwise run until the connection is replaced)."""
         if not hasattr(conn, "rho_catalog_calls"):
             return None
-        version = catalog_version(conn)
+        version = catalog_version(conn)  # every name qualified: no user operator runs
         if version != conn.rho_catalog_version:
-            conn.rho_catalog_calls = catalog_calls(conn)
+            with pg_catalog_only(conn):
+                conn.rho_catalog_calls = catalog_calls(conn)
             conn.rho_catalog_version = version
         calls: CatalogCalls = conn.rho_catalog_calls
         return calls
@@ -203,8 +177,12 @@ class PostgresDatabase(ThreadedDatabase):
             )
             if conn.rho_temp_limit:
                 conn.execute(f"SET LOCAL temp_file_limit = '{self.temp_mb()}MB'", prepare=False)
+            if params is not None:  # the harness's own query (``internal``): no user operator
+                conn.execute("SET LOCAL search_path = pg_catalog", prepare=False)
             if verdict.returns_rows:
                 result = self._rows(conn, sql, params, max_rows)
+            elif verdict.kind == "EXPLAIN" and params is None:
+                result = explain(conn, sql, max_rows, self.alias)  # cut on the server
             else:
                 with conn.cursor() as cursor:
                     json_as_text(cursor)  # EXPLAIN (FORMAT JSON): cut as text
@@ -263,7 +241,11 @@ class PostgresDatabase(ThreadedDatabase):
 
     async def describe(self, table: str, *, schema: str | None = None) -> str:
         """See ``Database.describe``."""
-        where = "table_name = %s AND table_schema = COALESCE(%s, current_schema())"
+        if schema is None:  # the user's search path, before the harness's is set
+            current = await self.internal("SELECT CURRENT_SCHEMA", None, max_rows=1)
+            found = current.rows[0][0] if current.rows else None
+            schema = "public" if found is None else str(found)  # None: no schema on the path
+        where = "table_name = %s AND table_schema = %s"
         cols = await self.internal(
             "SELECT column_name, data_type || CASE WHEN character_maximum_length IS NOT NULL "  # noqa: S608
             "THEN '(' || character_maximum_length || ')' WHEN data_type = 'numeric' "
@@ -279,7 +261,7 @@ class PostgresDatabase(ThreadedDatabase):
             "JOIN information_schema.key_column_usage k ON k.constraint_name = c.constraint_name "
             "AND k.table_schema = c.table_schema AND k.table_name = c.table_name "
             "WHERE c.constraint_type = 'PRIMARY KEY' AND c.table_name = %s "
-            "AND c.table_schema = COALESCE(%s, current_schema()) "
+            "AND c.table_schema = %s "
             "ORDER BY k.ordinal_position",
             (table, schema),
             max_rows=1_000,
@@ -288,7 +270,7 @@ class PostgresDatabase(ThreadedDatabase):
             "SELECT i.relname, x.indisunique, pg_get_indexdef(x.indexrelid) "
             "FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
             "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace "
-            "WHERE t.relname = %s AND n.nspname = COALESCE(%s, current_schema()) ORDER BY 1",
+            "WHERE t.relname = %s AND n.nspname = %s ORDER BY 1",
             (table, schema),
             max_rows=1_000,
         )

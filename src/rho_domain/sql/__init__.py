@@ -5,7 +5,7 @@ statement in read-only mode; the database tools call ``classify`` to decide whet
 needs approval.
 """
 
-from rho_domain.sql.catalog_calls import CatalogCalls
+from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.classify import (
     ROW_KINDS,
     Verdict,

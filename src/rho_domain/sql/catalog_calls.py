@@ -14,8 +14,10 @@ the safe side). The server also calls operators no character spells: ``!=`` is `
 ``IN`` compares with ``=``, ``LIKE`` is ``~~`` (``_IMPLIED``). A type is any word or quoted
 name folded as the catalog spells it, wherever it stands (a column named like such a type is
 refused too). Views are judged by their queries where named (a MariaDB stored function
-may ``SET GLOBAL``), and a ``file_fdw`` table that runs a program or reads a server file is
-refused where named. Pure: the catalog arrives as data.
+may ``SET GLOBAL``), and so are a table's row security policies (their ``USING``
+expressions); a ``file_fdw`` table that runs a program or reads a server file, and a table
+above one (its parent, its partitioned table), are refused where named. Pure: the catalog
+arrives as data (``CatalogCalls``, in ``catalog_values.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from rho_domain.errors import StatementRefused
+from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialects import Dialect
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.token_rules import catalog_name, check_tokens
@@ -78,35 +81,6 @@ _TYPE_SPELLINGS: dict[str, tuple[str, ...]] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class CatalogCalls:
-    """What a server's catalog runs implicitly: operator names (as written: ``@-@``) and type
-    names (as the catalog spells them), each with the functions it may call (``schema.name``;
-    under "", those of implicit and assignment casts, met without naming a type). Only what
-    a database user created is listed (not the server's, nor an extension's)."""
-
-    operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    # A domain's CHECKs (its base domains' too; for a composite type, its fields'), as
-    # pg_get_constraintdef writes them: judged as expressions by the same rules.
-    checks: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    # Functions a database user made, by name: a call of an allowlisted name may resolve to
-    # one (public.lower(name) is an exact match for lower(relname), where the built-in
-    # lower(text) needs a cast).
-    functions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    # Those of them one argument may call: field notation x.f is f(x) (x holding no f).
-    fields: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    # The functions of user operator families: a sort, a grouping, DISTINCT, UNION or a
-    # window looks them up by the values' type, which no text need name.
-    comparisons: frozenset[str] = frozenset()
-    # Views, by name, with their queries: selecting from one runs what its query calls (a
-    # MariaDB stored function: SET GLOBAL ...; pg_read_file) or reads (pg_file_settings).
-    views: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    # Foreign tables read by running a program or reading a server file (file_fdw), by
-    # name: what a read does ("runs the program 'cat /etc/passwd'").
-    file_tables: Mapping[str, str] = attrs.field(factory=dict)
-
-
 def hidden_call(
     stmt: Sequence[Token],
     d: Dialect,
@@ -120,6 +94,7 @@ def hidden_call(
     other in their CHECKs, around a loop)."""
     return (
         _anywhere(d, allowed, calls)
+        or _shows_all(stmt, calls)
         or (_user_function(stmt, d, allowed, calls) if calls.functions else "")
         or (_operator(stmt, d, allowed, calls.operators) if calls.operators else "")
         or _types(stmt, d, allowed, calls, depth)
@@ -142,6 +117,13 @@ def _anywhere(d: Dialect, allowed: frozenset[str], calls: CatalogCalls) -> str:
             allowed,
             "sorting, grouping, DISTINCT and UNION call it with no operator written",
         )
+    return ""
+
+
+def _shows_all(stmt: Sequence[Token], calls: CatalogCalls) -> str:
+    """``SHOW ALL`` is ``pg_show_all_settings()`` by another spelling: refused with it."""
+    if len(stmt) >= 2 and stmt[0].is_word("SHOW") and stmt[1].is_word("ALL"):
+        return calls.refused_names.get("pg_show_all_settings", "")
     return ""
 
 
@@ -175,8 +157,8 @@ def _types(
             if name in judged:
                 continue
             judged.add(name)
-            if name in calls.file_tables:
-                return f"the foreign table {name} {calls.file_tables[name]} on every read"
+            if name in calls.refused_names:
+                return calls.refused_names[name]
             cast_functions = calls.types.get(name)
             if cast_functions is not None:
                 reason = _refused(f"the type {name}", cast_functions, d, allowed)
@@ -189,18 +171,31 @@ def _types(
                 )
                 if reason:
                     return reason
-            queries = calls.views.get(name, ())
-            if queries:
-                # judged without itself: a view's query may name it (a column "version")
-                inner = attrs.evolve(
-                    calls, views={k: v for k, v in calls.views.items() if k != name}
-                )
-                for query in queries:
-                    reason = _check_refused(
-                        f"the view {name}", query, query, d, allowed, inner, depth
-                    )
-                    if reason:
-                        return reason
+            reason = _queries(name, d, allowed, calls, depth)
+            if reason:
+                return reason
+    return ""
+
+
+def _queries(
+    name: str, d: Dialect, allowed: frozenset[str], calls: CatalogCalls, depth: int
+) -> str:
+    """Why reading the relation ``name`` runs what its view query or its row security
+    policies call (``pg_read_file``, a user function), judged without ``name`` itself (a
+    view's query may name it again as a column, "version")."""
+    inner = attrs.evolve(
+        calls,
+        views={k: v for k, v in calls.views.items() if k != name},
+        policies={k: v for k, v in calls.policies.items() if k != name},
+    )
+    for what, queries in (
+        (f"the view {name}", calls.views.get(name, ())),
+        (f"the row security policy of {name}", calls.policies.get(name, ())),
+    ):
+        for query in queries:
+            reason = _check_refused(what, query, query, d, allowed, inner, depth)
+            if reason:
+                return reason
     return ""
 
 

@@ -41,7 +41,8 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ConfigError, StatementRefused, string_for_strings
-from rho_domain.sql.catalog_calls import CatalogCalls, hidden_call
+from rho_domain.sql.catalog_calls import hidden_call
+from rho_domain.sql.catalog_values import CatalogCalls
 from rho_domain.sql.dialects import Dialect, dialect
 from rho_domain.sql.lexer import tokenize
 from rho_domain.sql.token_rules import check_tokens
@@ -238,6 +239,12 @@ def _check_kind(kind: str, rest: Sequence[Token], d: Dialect) -> str:
             f"SHOW {shown} shows password hashes; read information_schema.USER_PRIVILEGES, "
             "SCHEMA_PRIVILEGES or TABLE_PRIVILEGES"
         )
+    if d.name == "mysql" and kind == "SHOW" and words[:1] in (["ENGINE"], ["EXPLAIN"], ["ANALYZE"]):
+        # the InnoDB monitor prints each open transaction's running statement; SHOW EXPLAIN
+        # and SHOW ANALYZE FOR a thread its plan, the statement's literals in its conditions
+        return f"SHOW {words[0]} shows other sessions' statements"
+    if d.name == "mysql" and kind == "SHOW" and shown in ("BINLOG EVENTS", "RELAYLOG EVENTS"):
+        return f"SHOW {shown} shows the logged statements, ALTER USER ... among them"
     return ""
 
 

@@ -59,6 +59,9 @@ class Dialect:
     # superuser login reads them. "name" is refused wherever named, "schema.name" after its
     # schema only.
     secret_relations: frozenset[str] = frozenset()
+    # Built-in relations showing other sessions' statement texts (passwords in ALTER USER
+    # ... IDENTIFIED BY among them), matched as secret_relations are.
+    statement_relations: frozenset[str] = frozenset()
     # Built-in functions outside the allowlist, refused as x.name too: PostgreSQL's field
     # notation calls name(x). Known only from the connected server's catalog (``classify``).
     field_calls_refused: frozenset[str] = frozenset()
@@ -224,8 +227,22 @@ MYSQL = Dialect(
     qualified_functions=fn.MYSQL_QUALIFIED,
     reserved_parens=call_words.RESERVED_MYSQL,
     # mysql.user (MySQL, and MariaDB's view of global_priv) holds authentication_string,
-    # mysql.servers a FEDERATED server's Password
-    secret_relations=frozenset({"mysql.user", "global_priv", "mysql.servers"}),
+    # mysql.servers a FEDERATED server's Password, MySQL 8's slave_master_info a replica's
+    # User_password in plain text, MariaDB's password_reuse_check_history old hashes
+    secret_relations=fn.names(
+        "mysql.user global_priv mysql.servers slave_master_info password_reuse_check_history"
+    ),
+    # A login with PROCESS sees every thread's statement, a running ALTER USER ...
+    # IDENTIFIED BY 'password' too; one without sees only its own, so little is lost.
+    # The general and slow logs keep every statement; SHOW ENGINE INNODB STATUS is classify's.
+    statement_relations=fn.names(
+        """
+        processlist innodb_trx general_log slow_log events_statements_current
+        events_statements_history events_statements_history_long prepared_statements_instances
+        events_statements_summary_by_digest performance_schema.threads sys.session
+        x$processlist x$session
+        """
+    ),  # events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT
     assignments=True,
     explain_options=frozenset(
         {"FORMAT", "JSON", "TREE", "TRADITIONAL", "EXTENDED", "PARTITIONS", "ANALYZE", "="}

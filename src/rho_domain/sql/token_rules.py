@@ -6,8 +6,9 @@ function call on the dialect's allowlist or ``allowed`` (rule 4, the name judged
 resolves it: ``catalog_name``), no side-effect name even without a call (nor, the server's
 catalog known, a built-in outside the allowlist: ``x.name`` is ``name(x)`` in PostgreSQL), no
 system view that reads a server file (``pg_hba_file_rules``), no relation holding password
-hashes or stored credentials (``pg_authid``, ``mysql.user``), ``OPERATOR(...)`` naming a
-built-in operator only, no MySQL ``:=`` assignment (rule 5).
+hashes or stored credentials (``pg_authid``, ``mysql.user``) nor other sessions' statement
+texts (``SHOW PROCESSLIST``), ``OPERATOR(...)`` naming a built-in operator only, no MySQL
+``:=`` assignment (rule 5).
 Which ``word (`` is a call at all is ``call_syntax.py``'s. Pure; nothing here raises.
 """
 
@@ -74,25 +75,31 @@ def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
             f"{catalog_name(stmt[i], d)} reads a server file when selected from (its "
             "function is not on the list of read-only functions)"
         )
-    secret = _secret_relation(stmt, i, d) if d.secret_relations else ""
+    secret = _named(stmt, i, d, d.secret_relations) if d.secret_relations else ""
     if secret:
         return (
             f"{secret} holds password hashes or stored credentials: the agent does not "
             "read them (a login that may is an administrator's)"
         )
+    texts = _named(stmt, i, d, d.statement_relations) if d.statement_relations else ""
+    if texts:
+        return (
+            f"{texts} shows other sessions' statement texts, passwords in ALTER USER ... "
+            "IDENTIFIED BY among them: the agent does not read them"
+        )
     return ""
 
 
-def _secret_relation(stmt: Sequence[Token], i: int, d: Dialect) -> str:
-    """The entry of ``d.secret_relations`` that ``stmt[i]`` names, or "": an entry
-    ``name`` wherever the name stands, ``schema.name`` where the name follows ``schema.``
-    (MySQL's ``user`` is an application's table as often as ``mysql.user``)."""
+def _named(stmt: Sequence[Token], i: int, d: Dialect, relations: frozenset[str]) -> str:
+    """The entry of ``relations`` that ``stmt[i]`` names, or "": an entry ``name`` wherever
+    the name stands, ``schema.name`` where the name follows ``schema.`` (MySQL's ``user``
+    is an application's table as often as ``mysql.user``)."""
     name = catalog_name(stmt[i], d)
-    if name in d.secret_relations:
+    if name in relations:
         return name
     if i >= 2 and stmt[i - 1].is_punct(".") and stmt[i - 2].kind in (Kind.WORD, Kind.QUOTED):
         dotted = f"{catalog_name(stmt[i - 2], d)}.{name}"
-        if dotted in d.secret_relations:
+        if dotted in relations:
             return dotted
     return ""
 

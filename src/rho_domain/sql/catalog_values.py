@@ -1,0 +1,45 @@
+"""What a server's catalog runs when a statement reads, as data: ``CatalogCalls``.
+
+The adapter reads it from the server (``rho_adapters.db.pg_catalog_calls``, MariaDB's views
+in ``mysql.py``); ``catalog_calls.hidden_call`` judges a statement against it. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class CatalogCalls:
+    """What a server's catalog runs implicitly: operator names (as written: ``@-@``) and type
+    names (as the catalog spells them), each with the functions it may call (``schema.name``;
+    under "", those of implicit and assignment casts, met without naming a type). Only what
+    a database user created is listed (not the server's, nor an extension's)."""
+
+    operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # A domain's CHECKs (its base domains' too; for a composite type, its fields'), as
+    # pg_get_constraintdef writes them: judged as expressions by the same rules.
+    checks: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Functions a database user made, by name: a call of an allowlisted name may resolve to
+    # one (public.lower(name) is an exact match for lower(relname), where the built-in
+    # lower(text) needs a cast).
+    functions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Those of them one argument may call: field notation x.f is f(x) (x holding no f).
+    fields: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # The functions of user operator families: a sort, a grouping, DISTINCT, UNION or a
+    # window looks them up by the values' type, which no text need name.
+    comparisons: frozenset[str] = frozenset()
+    # Views, by name, with their queries: selecting from one runs what its query calls (a
+    # MariaDB stored function: SET GLOBAL ...; pg_read_file) or reads (pg_file_settings).
+    views: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Row-level security policies, by their table's name, as queries ("SELECT <USING
+    # expression>"): a read of the table runs them for the login they apply to.
+    policies: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    # Names refused wherever they stand, each with the whole reason: a table whose read runs
+    # a program or reads a server file (a file_fdw foreign table, or a table it inherits
+    # from or is a partition of: "the foreign table t runs the program 'cat /etc/passwd'"),
+    # the views of every session's statement text for a login that sees them all.
+    refused_names: Mapping[str, str] = attrs.field(factory=dict)
