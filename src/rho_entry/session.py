@@ -328,10 +328,10 @@ class Session:
         replay_run: str | None = None,
         **ports: Any,
     ) -> Session:
-        """Reopen a stored session (id, unique prefix or ``latest``): ``open_session`` with
-        ``resume=session_id``, which says what is inherited and what is not (hooks are never
-        taken from the directory: ``hooks`` are the ones it runs; ``replay_run``: a durable
-        run executed again)."""
+        """Reopen a stored session (id, unique prefix or ``latest``), as
+        ``facade.open_session(None, resume=session_id, ...)`` does through here; its docstring
+        says what is inherited and what is not (hooks are never taken from the directory:
+        ``hooks`` are the ones it runs; ``replay_run``: a durable run executed again)."""
         if "agent" in ports:  # as Session(agent, ...) is built: the stored agent is reopened
             raise TypeError(
                 "Session.resume reopens the stored agent and takes none; change its settings "
