@@ -12,11 +12,19 @@ thread's CPU time and its run-queue wait from ``/proc/thread-self/schedstat``. P
 - blocked  wall - cpu - runq: the main thread asleep (a worker thread's fsync, the server's
            answer, a lock); what a change to the run's order can cut
 
-The phases: start-up (launch -> the store's ``create``), the run's start and first turn
-(``create`` -> the first ``llm_start``, where the store syncs ``run_start`` and the server is
-probed), the run (-> ``run_end``), its end (``run_end``'s sync), the close (-> ``main``
-returned) and the exit (-> the process reaped, by the parent's clock). ``--against SRC``
-times another tree's sources in the same rounds, alternating. Linux only (schedstat).
+The phases: start-up (launch -> the store's ``create``) and, inside it, the interpreter (->
+this file's ``_child``), the parse (-> ``parse_words`` returned: the parser's imports), the
+run's imports (-> ``rho_entry.cli.app`` loaded), the settings (``prepare``), the store
+(``_store``), the agent, session and executor (the CLI's ``open_session``: the wiring, the
+bubblewrap probe's join) and the event loop up to the run's ``create``; then the session
+directory (``create``), the run's start and first turn (``create`` -> the first
+``llm_start``, where the store syncs ``run_start`` and the server is probed), the run (->
+``run_end``), its end (``run_end``'s sync), the close (-> ``main`` returned) and the exit (->
+the process reaped, by the parent's clock). The wrappers go in as each module is loaded
+(``_AfterImport``), so the child imports nothing ahead of the one-shot's own order; the
+main thread's counters start at the launch, so every phase but the exit has its columns.
+``--against SRC`` times another tree's sources in the same rounds, alternating. Linux only
+(schedstat).
 
 Usage: python bench/bench_oneshot_waits.py [--runs 15] [--against OTHER/src]
 """
@@ -24,23 +32,28 @@ Usage: python bench/bench_oneshot_waits.py [--runs 15] [--against OTHER/src]
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
 import json
 import os
-import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from loopback_agent_server import start_server
-
 # (name, first mark, last mark); "launch" and "reaped" are the parent's clock
 PHASES = (
     ("start-up", "launch", "create>"),
+    ("  interpreter", "launch", "child"),
+    ("  parse (the parser's imports)", "child", "parsed"),
+    ("  the run's imports", "parsed", "imported"),
+    ("  settings", "imported", "settings"),
+    ("  store", "settings", "store"),
+    ("  agent, session, executor", "store", "session"),
+    ("  loop, run's start", "session", "create>"),
+    ("session directory (create)", "create>", "create<"),
     ("run start + first turn", "create>", "append> llm_start"),
     ("  of which run_start synced", "create>", "append< run_start"),
     ("model calls and tool", "append> llm_start", "append> run_end"),
@@ -50,6 +63,29 @@ PHASES = (
     ("whole process", "launch", "reaped"),
 )
 Mark = tuple[float, float, float]  # (ms since launch, main thread CPU ms, run-queue ms)
+
+
+class _AfterImport:
+    """A ``sys.meta_path`` finder that calls ``then[name](module)`` once module ``name`` has run:
+    the marks and wrappers go in without importing anything ahead of the one-shot's own order."""
+
+    def __init__(self, then: dict[str, Callable[[Any], None]]) -> None:
+        self.then = then
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name not in self.then:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run, then = spec.loader.exec_module, self.then.pop(name)
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            then(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
 
 
 def _child(argv: list[str]) -> int:
@@ -63,10 +99,39 @@ def _child(argv: list[str]) -> int:
                 run, delay, _ = stat.read().split()
             marks.append((what, (time.time() - launched) * 1000, int(run) / 1e6, int(delay) / 1e6))
 
-    from rho_adapters.store import files
+    mark("child")
 
-    def wrapped(name: str) -> Callable[..., Any]:
-        method = getattr(files.FileSessionStore, name)
+    def after(function: Callable[..., Any], what: str) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            result = function(*args, **kwargs)
+            mark(what)
+            return result
+
+        return timed
+
+    def after_async(function: Callable[..., Any], what: str) -> Callable[..., Any]:
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            result = await function(*args, **kwargs)
+            mark(what)
+            return result
+
+        return timed
+
+    def parser(module: Any) -> None:
+        module.parse_words = after(module.parse_words, "parsed")
+
+    def app(module: Any) -> None:
+        mark("imported")
+        module.prepare = after(module.prepare, "settings")
+        module._store = after(module._store, "store")
+        module.open_session = after_async(module.open_session, "session")
+
+    def files(module: Any) -> None:
+        for name in ("create", "append", "release"):
+            setattr(module.FileSessionStore, name, wrapped(module.FileSessionStore, name))
+
+    def wrapped(store_class: Any, name: str) -> Callable[..., Any]:
+        method = getattr(store_class, name)
 
         async def timed(store: Any, *args: Any) -> Any:
             kinds = " " + ",".join(e.kind for e in args[1]) if name == "append" else ""
@@ -77,8 +142,16 @@ def _child(argv: list[str]) -> int:
 
         return timed
 
-    for name in ("create", "append", "release"):
-        setattr(files.FileSessionStore, name, wrapped(name))
+    sys.meta_path.insert(
+        0,
+        _AfterImport(
+            {
+                "rho_entry.cli.parser": parser,
+                "rho_entry.cli.app": app,
+                "rho_adapters.store.files": files,
+            }
+        ),
+    )
     from rho_entry.cli.main import main
 
     sys.argv = ["rho-agent", *argv]
@@ -107,12 +180,14 @@ def _one_shot(env: dict[str, str], work: Path, out: Path) -> dict[str, Mark]:
 
 
 def _report(label: str, rounds: list[dict[str, Mark]]) -> None:
+    import statistics  # here: the child (this file with --child) loads no more than a one-shot
+
     print(f"== {label}")
     print(f"{'phase (medians, ms)':30} {'wall':>7} {'cpu':>7} {'runq':>7} {'blocked':>8}")
     for name, first, last in PHASES:
         walls = [r[last][0] - r[first][0] for r in rounds]
         row = f"{name:30} {statistics.median(walls):7.1f}"
-        if first != "launch" and last != "reaped":  # both marks are the main thread's
+        if last != "reaped":  # the main thread's marks (its counters start at the launch)
             cpu = [r[last][1] - r[first][1] for r in rounds]
             runq = [r[last][2] - r[first][2] for r in rounds]
             blocked = [w - c - q for w, c, q in zip(walls, cpu, runq, strict=True)]
@@ -130,6 +205,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     trees = {"this tree": os.environ.get("PYTHONPATH", "")}
     if args.against:
         trees[f"against {args.against}"] = args.against
+    import tempfile
+
+    # imported here, not at the top: the child (this file with --child) loads no more than
+    # a one-shot does (the loopback server's module imports rho_adapters.fakes)
+    from loopback_agent_server import start_server
+
     server, base_url = start_server()
     load_before = os.getloadavg()[0]
     rounds: dict[str, list[dict[str, Mark]]] = {tree: [] for tree in trees}

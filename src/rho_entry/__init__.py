@@ -22,9 +22,11 @@ from rho_domain.lazy_names import lazy_names
 from rho_entry.version import VERSION as __version__
 
 _EXPORTS = {
-    "Agent": "rho_entry.facade",
-    "AgentConfig": "rho_entry.facade",
-    "Session": "rho_entry.facade",
+    # the modules that define them (``rho_entry.facade`` re-exports them beside
+    # ``open_session``, which a program that only builds sessions does not load)
+    "Agent": "rho_entry.agent",
+    "AgentConfig": "rho_entry.agent",
+    "Session": "rho_entry.session",
     "Budget": "rho_domain.config",
     "DatabaseConfig": "rho_domain.config",
     "PermissionProfile": "rho_domain.permissions",
@@ -92,7 +94,7 @@ if TYPE_CHECKING:
     from rho_domain.permissions import PermissionProfile
     from rho_domain.ports.approver import ApprovalAnswer, ApprovalInterrupt
     from rho_domain.run import PendingApproval, RunResult, RunStatus
-    from rho_entry.facade import Agent, AgentConfig, Session
+    from rho_entry.agent import Agent, AgentConfig
     from rho_entry.runtime import (
         AgentHandle,
         AgentRuntime,
@@ -104,6 +106,7 @@ if TYPE_CHECKING:
         shutdown_on_signals,
         start_runtime,
     )
+    from rho_entry.session import Session
     from rho_entry.stored import SessionStore, State
 
 

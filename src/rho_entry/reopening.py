@@ -1,10 +1,11 @@
-"""Reopening a stored session: what ``facade.open_session`` does when given ``resume=``.
+"""Reopening a stored session: what ``Session.resume`` (and so ``facade.open_session`` given
+``resume=``) does.
 
 ``open_stored`` opens the session in its store (a store URL opened here is closed with the
 session), authorises its stored config (``resume_policy.authorise``: data, not authority),
 rebuilds its state from the trace (up to a replayed run's ``run_start``), forgets the
-approvals the trace records and builds the session with ``build`` (the facade's, which gives
-its ``Session`` an ``Agent`` of the authorised config).
+approvals the trace records and builds the session with ``build`` (``rho_entry.session``'s,
+which gives its ``Session`` an ``Agent`` of the authorised config).
 It returns the session and the notices of what was not inherited. On any failure, the store's
 lock is released and a store opened here is closed before the error propagates.
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 
 class ClosesWith(Protocol):
-    """What ``open_stored`` needs of the session it builds (the facade's ``Session``)."""
+    """What ``open_stored`` needs of the session it builds (the library's ``Session``)."""
 
     def close_with(self, resource: Any) -> None:
         """Close ``resource`` when the session closes."""

@@ -56,7 +56,8 @@ from rho_domain.ports.executor import Executor
 from rho_domain.ports.store import SessionRecord
 from rho_domain.replay_steps import Divergence, Step, first_divergence, steps
 from rho_entry.config.home import config_dir
-from rho_entry.facade import Agent, Session, refuse_inside_a_loop
+from rho_entry.facade import Agent, Session
+from rho_entry.run_modes import refuse_inside_a_loop
 
 ToolSource = Literal["recorded", "live"]
 

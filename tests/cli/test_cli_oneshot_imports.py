@@ -15,7 +15,8 @@ secrets and hmac (a temporary file's random name is os.urandom's), our OpenTelem
 without a tracing API set up, the output schema's validator, the context export, the writing
 tools, delegate and the delegation's values in a read-only run, sniffio and anyio's runtime
 (the model clients' sockets, locks and events are asyncio's own), the event kinds a plain
-run never emits, and the command launchers without a command started.
+run never emits, the command launchers without a command started, and the library
+Session's recorded runs, approval interrupt and run_sync.
 ``from rho_agent import Agent, AgentConfig, Session`` loads the config's values only: the
 loop, the tools, the wiring and the secrets policy wait for the first Agent.
 ``--help`` stays on the parser: no attrs, no asyncio, no logging, no domain beyond its error
@@ -154,6 +155,9 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.profile_grants",
     # a template's values with the first template of the user's (--prompt, --system FILE.md)
     "rho_entry.config.template_values",
+    # the library Session's other run modes (recorded events, the approval interrupt,
+    # run_sync) with the run that asks for one: the CLI reports awaiting_approval itself
+    "rho_entry.run_modes",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their
@@ -295,6 +299,7 @@ def test_the_facade_import_leaves_the_loop_to_the_first_agent_and_session(tmp_pa
     lazy += ("pathlib",)  # with a config file read or written (AgentConfig.from_file, to_file)
     lazy += ("rho_domain.json_schema",)  # a config's output schema is checked when given
     lazy += ("rho_domain.secrets",)  # the secrets policy with the first path judged
+    lazy += ("rho_entry.facade",)  # open_session's module: the names are agent's and session's
     assert _loaded(imported.split(), lazy) == []
     assert built == "rho_domain.loop.session True"
 
