@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import attrs
 
@@ -41,10 +41,9 @@ class RunGate:
         """True from ``open`` to ``ended``."""
         return self._running
 
-    def open(self, tally: Callable[[], RunTally], *, stored: bool) -> RunTally:
-        """Start a run in the current task; its tally, made by ``tally`` once the run may
-        start. ``stored``: the session is created in a store (closing it gave the store's
-        lock back).
+    def open(self, *, stored: bool) -> None:
+        """Start a run in the current task (its caller then sets ``tally``). ``stored``: the
+        session is created in a store (closing it gave the store's lock back).
         Raises ``SessionStateError`` if a run or a compaction is in progress, or if the
         session is stored and was closed."""
         if self._running:
@@ -64,8 +63,6 @@ class RunGate:
         self._running = True
         self._run_over = asyncio.get_running_loop().create_future()
         self._run_task = asyncio.current_task()
-        self.tally = made = tally()
-        return made
 
     def ended(self) -> None:
         """The run ``open`` started is over (``close`` waiting for it goes on)."""

@@ -99,14 +99,11 @@ class Session(SessionCore):
         Raises ``SessionStateError`` if a run or a ``compact()`` is already in progress, or
         if the session is stored and was closed (its lock released: resume it).
         """
-        gate = self._gate
-        tally = gate.open(
-            lambda: RunTally(
-                id=run_id or new_id(),
-                started=self.clock.monotonic(),
-                tools_before=self.state.tool_calls,
-            ),
-            stored=self.journal.created and self.store is not None,
+        self._gate.open(stored=self.journal.created and self.store is not None)
+        tally = self._gate.tally = RunTally(
+            id=run_id or new_id(),
+            started=self.clock.monotonic(),
+            tools_before=self.state.tool_calls,
         )
         if on_event is not None:
             self.journal.listeners.append(on_event)
@@ -114,7 +111,7 @@ class Session(SessionCore):
         def ended() -> None:
             if on_event is not None:
                 self.journal.listeners.remove(on_event)
-            gate.ended()
+            self._gate.ended()
 
         return await bounded_run(
             self,
