@@ -14,8 +14,13 @@ handle (what a service holding its handles makes every full pass walk). The CPU 
 process over the many sessions (``getrusage``: user + system, all threads) and of the loop's
 thread stand beside the wall time, steadier than it on a shared machine.
 
+The runtime of the many sessions starts with ``freeze_start_up=True`` where the tree has it
+(a service whose start-up is over: ``bench_sessions.many_sessions``), ``--no-freeze`` without;
+each collection's CPU time (its thread's) stands beside its wall time, which a loaded machine
+stretches.
+
 Usage: python bench/bench_gc.py [--sessions 1000] [--store memory|files] [--runs 10]
-    [--handles 200]
+    [--handles 200] [--no-freeze]
 """
 
 from __future__ import annotations
@@ -39,15 +44,17 @@ from rho_adapters.store import FileSessionStore
 from rho_entry import Agent
 from rho_entry.runtime import close_runtime, create_runtime, dispatch_prompt, start_runtime
 
-_started = [0.0]
-_pauses: list[tuple[int, float, int]] = []  # generation, seconds, objects found unreachable
+_started = [0.0, 0.0]
+# generation, seconds, objects found unreachable, CPU seconds of the thread that collected
+_pauses: list[tuple[int, float, int, float]] = []
 
 
 def _timed(phase: str, info: dict[str, int]) -> None:
     if phase == "start":
-        _started[0] = time.perf_counter()
+        _started[:] = time.perf_counter(), time.thread_time()
     else:
-        _pauses.append((info["generation"], time.perf_counter() - _started[0], info["collected"]))
+        wall, cpu = time.perf_counter() - _started[0], time.thread_time() - _started[1]
+        _pauses.append((info["generation"], wall, info["collected"], cpu))
 
 
 async def cyclic_garbage_per_run(agent: Agent, runs: int) -> float:
@@ -111,7 +118,7 @@ async def main_async(args: argparse.Namespace) -> None:
             gc.callbacks.append(_timed)
             cpu, loop_cpu = _cpu_seconds(), time.thread_time()
             try:
-                result = await many_sessions(agent, sessions, store)
+                result = await many_sessions(agent, sessions, store, freeze=not args.no_freeze)
             finally:
                 gc.callbacks.remove(_timed)
             cpu, loop_cpu = _cpu_seconds() - cpu, time.thread_time() - loop_cpu
@@ -133,7 +140,9 @@ async def main_async(args: argparse.Namespace) -> None:
                 f"  generation {generation}: {len(pauses)} collections, "
                 f"{sum(p[1] for p in pauses) * 1e3:.0f} ms in all, longest "
                 f"{longest[1] * 1e3:.1f} ms (found {longest[2]}), "
-                f"found {sum(p[2] for p in pauses)} objects in all"
+                f"found {sum(p[2] for p in pauses)} objects in all; CPU "
+                f"{sum(p[3] for p in pauses) * 1e3:.0f} ms in all, longest "
+                f"{max(p[3] for p in pauses) * 1e3:.1f} ms"
             )
 
 
@@ -143,6 +152,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--store", choices=["memory", "files"], default="memory")
     parser.add_argument("--runs", type=int, default=10, help="runs counted for cyclic garbage")
     parser.add_argument("--handles", type=int, default=200, help="finished handles kept")
+    parser.add_argument(
+        "--no-freeze", action="store_true", help="start the runtime without freeze_start_up"
+    )
     asyncio.run(main_async(parser.parse_args(argv)))
 
 

@@ -21,8 +21,12 @@ model (``build_model`` through the wiring, so the process's shared client pool) 
    open, to measure resident memory per idle open session (RSS from /proc/self/statm, after
    ``gc.collect()``).
 
+   The runtimes start as a service whose start-up is over starts them
+   (``start_runtime(..., freeze_start_up=True)``: the start-up heap frozen, out of every
+   full collection's walk) where the tree has it; ``--no-freeze`` starts them without.
+
 Usage: python bench/bench_sessions.py [--runs 200] [--sessions 1000] [--in-flight 100]
-    [--warm-up 10] [--idle-seconds 3]
+    [--warm-up 10] [--idle-seconds 3] [--no-freeze]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import inspect
 import os
 import resource
 import statistics
@@ -117,12 +122,22 @@ async def new_session_per_run(
     }
 
 
-async def many_sessions(agent: Agent, n: int, store: FileSessionStore | None) -> dict[str, float]:
+def can_freeze() -> bool:
+    """Whether this tree's ``start_runtime`` takes ``freeze_start_up`` (stall17 on)."""
+    return "freeze_start_up" in inspect.signature(start_runtime).parameters
+
+
+async def many_sessions(
+    agent: Agent, n: int, store: FileSessionStore | None, *, freeze: bool = False
+) -> dict[str, float]:
     """Dispatch ``n`` sessions at once through the runtime API; wall seconds, how many
-    completed, most threads seen."""
-    runtime = await start_runtime(
-        create_runtime(agent, store=store, max_concurrent=n, max_queued=n)
-    )
+    completed, most threads seen. ``freeze``: start the runtime as a service whose start-up
+    is over (``start_runtime(..., freeze_start_up=True)``, where the tree has it)."""
+    runtime = create_runtime(agent, store=store, max_concurrent=n, max_queued=n)
+    if freeze and can_freeze():
+        await start_runtime(runtime, freeze_start_up=True)  # type: ignore[call-arg,unused-ignore]
+    else:
+        await start_runtime(runtime)
     most_threads = threading.active_count()
     done = asyncio.Event()
 
@@ -238,7 +253,9 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"longest stall of an idle event loop over {args.idle_seconds:g} s: "
                     f"{idle_stall:.0f} ms"
                 )
-                memory = await many_sessions(agent, n, None)
+                freeze = not args.no_freeze and can_freeze()
+                print(f"start-up heap frozen when the runtime starts: {freeze}")
+                memory = await many_sessions(agent, n, None, freeze=freeze)
                 print(
                     f"{n} sessions at once, in memory: {memory['completed']:.0f} completed in "
                     f"{memory['wall_s']:.1f} s; threads at most {memory['threads']:.0f}; "
@@ -247,7 +264,7 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"{memory['cpu_s']:.1f} s ({memory['loop_cpu_s']:.1f} s on the loop's thread)"
                 )
                 store = FileSessionStore(Path(tmp) / "sessions")
-                files = await many_sessions(agent, n, store)
+                files = await many_sessions(agent, n, store, freeze=freeze)
                 print(
                     f"{n} sessions at once, file-backed: {files['completed']:.0f} completed in "
                     f"{files['wall_s']:.1f} s ({files['wall_s'] / memory['wall_s']:.2f}x in memory;"
@@ -290,6 +307,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--warm-up", type=int, default=10, help="rounds of part 1 not timed")
     parser.add_argument(
         "--idle-seconds", type=float, default=3.0, help="how long the idle loop's stall is watched"
+    )
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="start the runtimes without freeze_start_up (a service that never freezes)",
     )
     asyncio.run(main_async(parser.parse_args(argv)))
 

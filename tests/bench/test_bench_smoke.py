@@ -308,6 +308,20 @@ def test_bench_sessions() -> None:
     )
 
 
+def test_bench_stalls() -> None:
+    import bench_stalls
+
+    out = table(bench_stalls.main, "--sessions", "2", "--no-freeze")
+    lines_match(
+        out,
+        r"2 sessions \(memory\): \d+\.\d s, longest loop stall \d+ ms",
+        r"  turns of the loop: \d+; CPU per turn p50 \d+\.\d\d, p99 \d+\.\d",
+        r"  a turn of \d+\.\d ms CPU \(\d+\.\d ms wall\): \d+ callbacks",
+        r"  the steps that cost most CPU",
+        r"    +\d+ ms, +\d+ x +\d+ us  \S+ -> ",
+    )
+
+
 def test_bench_secrets() -> None:
     import bench_secrets
 

@@ -145,3 +145,27 @@ async def test_the_runtime_reports_the_collectors_pauses(tmp_path: Path) -> None
     await close_runtime(runtime)
     assert stats.full_collections >= 1
     assert stats.longest_collection_seconds > 0
+
+
+async def test_a_service_freezes_its_start_up_heap_when_it_starts_a_runtime(
+    tmp_path: Path,
+) -> None:
+    """``start_runtime(runtime, freeze_start_up=True)``: what start-up built (here a list the
+    service made before) leaves the collector's generations for its permanent one, so no
+    full pass under the sessions walks it again; by default the process's heap is left as
+    it is (the library never freezes its host's heap unasked)."""
+    plain = await start_runtime(create_runtime(AgentConfig(working_dir=str(tmp_path))))
+    built_before = [[i] for i in range(3)]  # a service's start-up objects
+    frozen = gc.get_freeze_count()
+    other = create_runtime(AgentConfig(working_dir=str(tmp_path)))
+    await close_runtime(plain)
+    assert gc.get_freeze_count() == frozen  # not asked: nothing frozen
+    assert any(o is built_before for o in gc.get_objects())  # walked by every full pass
+    started = await start_runtime(other, freeze_start_up=True)
+    try:
+        assert started is other
+        assert gc.get_freeze_count() > frozen
+        # the frozen are in no generation: a full pass walks none of them
+        assert not any(o is built_before for o in gc.get_objects())
+    finally:
+        await close_runtime(other)

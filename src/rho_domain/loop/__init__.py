@@ -2,10 +2,12 @@
 
 The map of one run (``Session.run``), in the order it happens:
 
-1. ``session`` — ``Session`` owns the ports and the ``State``; ``run`` starts a ``RunTally``
-   (``tally``) and its frame, ``run_boundaries.bounded_run``, which asks the model's context
-   window ahead (a task beside the run's start, ``context_fit.ask_window_ahead``) and runs
-   ``turns.Turns.drive``, which reads top to bottom (steps 3-9).
+1. ``session`` — ``Session`` owns the ports and the ``State`` (its parts and constructor in
+   ``session_core``); ``run`` opens its ``run_gate.RunGate`` (one run at a time), starts a
+   ``RunTally`` (``tally``) and its frame, ``run_boundaries.bounded_run``, which asks the
+   model's context window ahead (a task beside the run's start,
+   ``context_fit.ask_window_ahead``) and runs ``turns.Turns.drive``, which reads top to
+   bottom (steps 3-9).
 2. ``run_boundaries`` — ``begin_run``: signals listened to, the stored session created on
    first use, ``run_start`` recorded, calls a dead process left open answered.
 3. ``context_fit`` — ``check_window``: the window must hold the system prompt and tool

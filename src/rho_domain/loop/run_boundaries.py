@@ -7,8 +7,8 @@ stored session on first use, records ``run_start`` and answers tool calls a dead
 running. ``end_run`` answers every call still open, records the error and ``run_end``, stops
 listening (clearing the run's signals: a pause or cancel left behind, export requests
 answered), and builds the ``RunResult``; a durable run that another execution owns now
-(``RunSuperseded``) records none of it. ``stop_the_run`` ends a run in progress from outside
-it, for ``Session.close``.
+(``RunSuperseded``) records none of it. A run in progress is ended from outside it by
+``run_gate.stop_the_run``, for ``Session.close``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rho_domain import events as ev
-from rho_domain.errors import RunSuperseded, SessionStateError
+from rho_domain.errors import RunSuperseded
 from rho_domain.loop.context_fit import ask_window_ahead, settle
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal
@@ -156,31 +156,3 @@ async def end_run(
         pending=pending if status is RunStatus.AWAITING_APPROVAL else (),
         output=tally.output,
     )
-
-
-async def stop_the_run(
-    session_id: str,
-    control: RunControl,
-    run_over: asyncio.Future[None] | None,
-    run_task: asyncio.Task[object] | None,
-) -> None:
-    """Cancel the run in progress (in ``run_task``) and wait for its end (``run_over``, set
-    as ``run`` returns).
-    Raises ``SessionStateError``, the run left alone, when it cannot be awaited from here: it
-    runs on another event loop (another thread), or the caller is inside the run itself (a
-    listener or a tool: waiting would never end)."""
-    if run_over is not None and run_over.done():
-        return
-    here = asyncio.get_running_loop()
-    if run_over is None or run_over.get_loop() is not here:
-        raise SessionStateError(
-            f"session {session_id} has a run in progress on another event loop (another "
-            f"thread): call cancel() and wait for its run() to return there before close()"
-        )
-    if asyncio.current_task() is run_task:
-        raise SessionStateError(
-            f"close() of session {session_id} from inside its own run (a listener or a "
-            f"tool) would wait for itself: cancel() the run, and close after run() returns"
-        )
-    control.cancel()
-    await asyncio.shield(run_over)
