@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona import DaytonaExecutor
@@ -53,8 +53,12 @@ ATTACKS = [
 ]
 
 
-@pytest.fixture
-async def rig(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+# One rig and executor for the module, on the module's event loop (a session has one
+# sandbox): a rig per case paid the sandbox's creation and set-up scripts before its command.
+# No case writes to the workspace; each still runs its own command or tool call.
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def rig(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Any]]:
+    tmp_path = tmp_path_factory.mktemp("daytona-hard-links")
     home, ws = tmp_path / "home", tmp_path / "ws"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh/id_rsa").write_text("SECRET-SSH-KEY\n")
@@ -103,12 +107,14 @@ def _leaked(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("command", ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_no_secret_under_a_hard_link_name(rig: dict[str, Any], command: str) -> None:
     out = await _call(rig, "bash", command=command)
     assert _leaked(out.content) == [], out.content
 
 
 @pytest.mark.parametrize("path", ["notes.txt", "keycopy.txt", "src/cred.bak", "./src/../notes.txt"])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_read_tool_refuses_a_hard_link_to_a_secret(
     rig: dict[str, Any], path: str
 ) -> None:
@@ -120,6 +126,7 @@ async def test_the_read_tool_refuses_a_hard_link_to_a_secret(
 
 
 @pytest.mark.parametrize("args", [{"path": "."}, {"path": "src"}, {"path": "notes.txt"}])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_grep_tool_skips_a_hard_link_to_a_secret(
     rig: dict[str, Any], args: dict[str, str]
 ) -> None:
@@ -127,12 +134,14 @@ async def test_the_grep_tool_skips_a_hard_link_to_a_secret(
     assert _leaked(out.content) == [], out.content
 
 
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_hard_link_named_is_refused_by_name(rig: dict[str, Any]) -> None:
     out = await _call(rig, "bash", command="cat README.md notes.txt")
     assert out.is_error, out.content
     assert "notes.txt may not be read: it is another name (a hard link)" in out.content
 
 
+@pytest.mark.asyncio(loop_scope="module")
 async def test_ordinary_twins_and_legit_work_still_run(rig: dict[str, Any]) -> None:
     out = await _call(rig, "bash", command="cat twin-a.txt twin-b.txt && grep -rn twin .")
     assert not out.is_error, out.content

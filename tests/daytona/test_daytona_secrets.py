@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from rho_adapters.clock import SystemClock
 from rho_adapters.daytona import DaytonaExecutor
@@ -63,8 +64,7 @@ ATTACKS = [
 ]
 
 
-@pytest.fixture
-async def rig(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+def _executor(tmp_path: Path) -> dict[str, Any]:
     home, ws = tmp_path / "home", tmp_path / "ws"
     for rel, text in {
         ".ssh/id_rsa": "PRIVATE MARK-SSH",
@@ -100,10 +100,28 @@ async def rig(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
         # readable (/etc/hostname is, in the legit reads); test_read_reach.py covers deny.
         read_outside=OutsideReads.ALLOW,
     )
+    return {"executor": executor, "home": home, "ws": ws}
+
+
+# The attack families share one rig and its executor (a sandbox, as a session has one) on
+# the module's event loop: a rig per case paid the sandbox's creation and set-up scripts
+# first. Nothing here writes to the workspace but the git test, which makes its own rig.
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def rig(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Any]]:
+    made = _executor(tmp_path_factory.mktemp("daytona-secrets"))
     try:
-        yield {"executor": executor, "home": home, "ws": ws}
+        yield made
     finally:
-        await executor.aclose()
+        await made["executor"].aclose()
+
+
+@pytest.fixture
+async def own_rig(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+    made = _executor(tmp_path)
+    try:
+        yield made
+    finally:
+        await made["executor"].aclose()
 
 
 async def _call(rig: dict[str, Any], tool: str, **args: Any) -> ToolOutput:
@@ -121,6 +139,7 @@ async def _call(rig: dict[str, Any], tool: str, **args: Any) -> ToolOutput:
 
 
 @pytest.mark.parametrize("command", ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_daytona_shell_never_leaks_a_secret(rig: dict[str, Any], command: str) -> None:
     out = await _call(rig, "bash", command=command.replace("HOME", str(rig["home"])))
     assert [m for m in MARKS if m in out.content] == [], out.content
@@ -143,6 +162,7 @@ async def test_daytona_shell_never_leaks_a_secret(rig: dict[str, Any], command: 
         ("notes/", ToolError),
     ],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_daytona_read_refuses_secrets_by_real_path(
     rig: dict[str, Any], path: str, error: type[ToolError]
 ) -> None:
@@ -159,6 +179,7 @@ async def test_daytona_read_refuses_secrets_by_real_path(
         ("cat .[eE]*", "after glob expansion: '.ENV' names a secrets file"),
     ],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_daytona_glob_matches_are_judged_like_typed_words(
     rig: dict[str, Any], command: str, reason: str
 ) -> None:
@@ -170,7 +191,8 @@ async def test_daytona_glob_matches_are_judged_like_typed_words(
     assert [m for m in MARKS if m in out.content] == [], out.content
 
 
-async def test_daytona_git_never_shows_a_secret_blob(rig: dict[str, Any]) -> None:
+async def test_daytona_git_never_shows_a_secret_blob(own_rig: dict[str, Any]) -> None:
+    rig = own_rig
     ws = rig["ws"]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(ws.parent), "GIT_CONFIG_GLOBAL": "/dev/null"}
     for args in (
@@ -196,6 +218,7 @@ async def test_daytona_git_never_shows_a_secret_blob(rig: dict[str, Any]) -> Non
     assert "plain" in legit.content, legit.content
 
 
+@pytest.mark.asyncio(loop_scope="module")
 async def test_daytona_legit_reads_still_work(rig: dict[str, Any]) -> None:
     out = await _call(rig, "bash", command="grep -rn TODO . && cat a.txt && cat /etc/hostname")
     assert not out.is_error, out.content

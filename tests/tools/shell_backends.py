@@ -1,10 +1,14 @@
 """Where the attack suites run a restricted command: the real LocalExecutor with bubblewrap and
 without it (as on a stock machine), and the DaytonaExecutor on FakeDaytona (real processes on
-this machine, through the Daytona executor's own resolution, blob check and scripts)."""
+this machine, through the Daytona executor's own resolution, blob check and scripts).
+
+A module whose cases share one event loop can share its Daytona executors too
+(``DaytonaPool``): a session runs all its commands through one executor, and a new executor
+per case paid the sandbox's creation and set-up scripts (about 20 ms of CPU) every time."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -52,15 +56,62 @@ def restricted_bash(command: str) -> tuple[ToolHandler, dict[str, Any]]:
     return BashHandler(restricted=True, timeout=20), {"command": command}
 
 
-async def run_restricted(root: str, command: str, backend: str) -> str:
+def new_daytona(root: str, homes: Sequence[str] = ()) -> DaytonaExecutor:
+    """A readonly ``DaytonaExecutor`` on a new ``FakeDaytona`` working in ``root`` (with the
+    executor's default homes unless ``homes`` names others)."""
+    fake = FakeDaytona(polls_until_started=0)
+    settings = fake.settings(working_dir=root)
+    if homes:
+        return DaytonaExecutor(
+            settings, file_write=FileWriteMode.OFF, transport=fake.transport, homes=homes
+        )
+    return DaytonaExecutor(settings, file_write=FileWriteMode.OFF, transport=fake.transport)
+
+
+class DaytonaPool:
+    """One ``new_daytona`` executor per root and homes, kept for the cases of a module that
+    share one event loop (the executor's lock and processes belong to the loop that made
+    them); ``aclose`` deletes their sandboxes. Each case still runs its own command, with
+    every check the executor makes per command."""
+
+    def __init__(self) -> None:
+        self._executors: dict[tuple[str, tuple[str, ...]], DaytonaExecutor] = {}
+
+    def get(self, root: str, homes: Sequence[str] = ()) -> DaytonaExecutor:
+        """The pool's executor for ``root`` and ``homes``, made on first use."""
+        key = (root, tuple(homes))
+        if key not in self._executors:
+            self._executors[key] = new_daytona(root, homes)
+        return self._executors[key]
+
+    async def aclose(self) -> None:
+        """Close every executor the pool made."""
+        executors, self._executors = list(self._executors.values()), {}
+        for executor in executors:
+            await executor.aclose()
+
+
+async def daytona_pool() -> AsyncIterator[DaytonaPool]:
+    """The body of a module's pool fixture: ``pytest_asyncio.fixture(scope="module",
+    loop_scope="module")(daytona_pool)`` in a module whose tests run on the module's loop."""
+    pool = DaytonaPool()
+    try:
+        yield pool
+    finally:
+        await pool.aclose()
+
+
+async def run_restricted(
+    root: str, command: str, backend: str, pool: DaytonaPool | None = None
+) -> str:
     """The restricted bash tool's answer to ``command`` in ``root`` on ``backend``; a refusal
-    the executor raises comes back as ``"<ErrorName>: <message>"``."""
+    the executor raises comes back as ``"<ErrorName>: <message>"``. On Daytona the command runs
+    on ``pool``'s executor for ``root`` when a pool is given, else on a new one closed after."""
+    if backend == "daytona" and pool is not None:
+        return await call_tool(*restricted_bash(command), pool.get(root))
     executor: LocalExecutor | DaytonaExecutor
     if backend == "daytona":
-        fake = FakeDaytona(polls_until_started=0)
-        executor = DaytonaExecutor(
-            fake.settings(working_dir=root), file_write=FileWriteMode.OFF, transport=fake.transport
-        )
+        executor = new_daytona(root)
     else:
         executor = LocalExecutor(root, sandbox=backend == "bwrap")
     try:

@@ -20,13 +20,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, restricted_bash
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, call_tool, daytona_pool, restricted_bash
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.local import LocalExecutor
 from rho_domain.errors import PathOutsideWorkspace
-from rho_domain.permissions import FileWriteMode
 from rho_domain.shell.git_repo import alternates
 
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/dev/null", "GIT_CONFIG_GLOBAL": "/dev/null"}
@@ -112,20 +110,23 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def _run(base: Path, ws: str, command: str, backend: str) -> str:
+# The attack families run on the module's event loop and, on Daytona, on one executor per
+# workspace (``daytonas``): a new one per case paid the sandbox's creation and set-up scripts
+# before the command. Each case still runs its own command, the repository check included.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+async def _run(
+    base: Path, ws: str, command: str, backend: str, daytonas: DaytonaPool | None = None
+) -> str:
     root, homes = str(base / ws), (str(base / "home"),)
     if backend == "daytona":
-        fake = FakeDaytona(polls_until_started=0)
-        daytona = DaytonaExecutor(
-            fake.settings(working_dir=root),
-            file_write=FileWriteMode.OFF,
-            transport=fake.transport,
-            homes=homes,
-        )
+        pool = daytonas if daytonas is not None else DaytonaPool()
         try:
-            return await call_tool(*restricted_bash(command), daytona)
+            return await call_tool(*restricted_bash(command), pool.get(root, homes))
         finally:
-            await daytona.aclose()
+            if daytonas is None:
+                await pool.aclose()
     local = LocalExecutor(root, sandbox=backend == "bwrap", homes=list(homes))
     return await call_tool(*restricted_bash(command), local)
 
@@ -144,10 +145,11 @@ async def _run(base: Path, ws: str, command: str, backend: str) -> str:
     ],
 )
 @pytest.mark.parametrize("command", ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_git_never_reads_a_repository_out_of_reach(
-    base: Path, backend: str, ws: str, command: str
+    base: Path, backend: str, ws: str, command: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, ws, command, backend)
+    out = await _run(base, ws, command, backend, daytonas)
     assert [m for m in MARKS if m in out] == [], out
 
 
@@ -164,10 +166,11 @@ async def test_git_never_reads_a_repository_out_of_reach(
         ("big/ws", "PathOutsideWorkspace: git: the repository git would read"),
     ],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_refusal_says_where_the_repository_is(
-    base: Path, backend: str, ws: str, reason: str
+    base: Path, backend: str, ws: str, reason: str, daytonas: DaytonaPool
 ) -> None:
-    out = await _run(base, ws, "git log --oneline", backend)
+    out = await _run(base, ws, "git log --oneline", backend, daytonas)
     assert out.startswith(reason), out
 
 

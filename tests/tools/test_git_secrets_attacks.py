@@ -17,7 +17,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, run_restricted
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 
@@ -154,7 +155,11 @@ LEGIT: list[tuple[str, str]] = [
 
 # The async tests share one event loop per module (`loop_scope="module"`): a loop per test,
 # with the new thread its executor starts for the command's checks, cost about 1 ms of CPU per
-# case. Each test still runs its own command in a new executor and waits for it to end.
+# case. Each test still runs its own command and waits for it to end: locally in a new
+# executor, on Daytona in the module's one (``daytonas``), as a session's commands run.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
 def _git(ws: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", *_ID, *args], cwd=ws, env=_ENV, check=True, capture_output=True, text=True
@@ -200,17 +205,18 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"ws": str(ws), "blob": blob}
 
 
-async def _run(repo: dict[str, str], command: str, *, backend: str) -> str:
-    return await run_restricted(repo["ws"], command.replace("BLOB", repo["blob"]), backend)
+async def _run(repo: dict[str, str], command: str, *, backend: str, daytonas: DaytonaPool) -> str:
+    command = command.replace("BLOB", repo["blob"])
+    return await run_restricted(repo["ws"], command, backend, daytonas)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("command", "refusal"), ATTACKS, ids=[c for c, _ in ATTACKS])
 @pytest.mark.asyncio(loop_scope="module")
 async def test_no_syntax_reaches_a_secret_blob(
-    repo: dict[str, str], command: str, refusal: str | None, backend: str
+    repo: dict[str, str], command: str, refusal: str | None, backend: str, daytonas: DaytonaPool
 ) -> None:
-    output = await _run(repo, command, backend=backend)
+    output = await _run(repo, command, backend=backend, daytonas=daytonas)
     assert not [s for s in SECRETS if s in output], output
     if refusal is None:
         assert "[exit code" in output, output  # git ran (and printed no secret)
@@ -223,9 +229,9 @@ async def test_no_syntax_reaches_a_secret_blob(
 @pytest.mark.parametrize("command", ORACLES)
 @pytest.mark.asyncio(loop_scope="module")
 async def test_pickaxe_answers_nothing_about_secret_files(
-    repo: dict[str, str], command: str, backend: str
+    repo: dict[str, str], command: str, backend: str, daytonas: DaytonaPool
 ) -> None:
-    output = await _run(repo, command, backend=backend)
+    output = await _run(repo, command, backend=backend, daytonas=daytonas)
     # the commits that added a secret are not named
     assert "first x" not in output, output
     assert "fourth" not in output, output
@@ -235,9 +241,9 @@ async def test_pickaxe_answers_nothing_about_secret_files(
 @pytest.mark.parametrize(("command", "expected"), LEGIT, ids=[f"{c}-{e}" for c, e in LEGIT])
 @pytest.mark.asyncio(loop_scope="module")
 async def test_history_work_still_runs(
-    repo: dict[str, str], command: str, expected: str, backend: str
+    repo: dict[str, str], command: str, expected: str, backend: str, daytonas: DaytonaPool
 ) -> None:
-    output = await _run(repo, command, backend=backend)
+    output = await _run(repo, command, backend=backend, daytonas=daytonas)
     assert "refused" not in output.lower(), output
     assert "[exit code 0" in output, output
     assert expected in output, output

@@ -11,13 +11,15 @@ the Daytona executor over FakeDaytona (real processes on this machine).
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from shell_backends import BACKENDS, call_tool, restricted_bash
 
 from rho_adapters.daytona import DaytonaExecutor
@@ -63,17 +65,36 @@ def rig() -> Iterator[dict[str, Path]]:
     shutil.rmtree(base, ignore_errors=True)
 
 
+# One Daytona executor per setting and event loop, kept for the module (its tests run on the
+# module's loop): a new one per call paid a sandbox's creation and set-up scripts before the
+# command. Each call still runs its own tool or command with every check the executor makes.
+_DAYTONAS: dict[tuple[asyncio.AbstractEventLoop, OutsideReads], DaytonaExecutor] = {}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", autouse=True)
+async def _close_daytonas() -> AsyncIterator[None]:
+    yield
+    executors = list(_DAYTONAS.values())
+    _DAYTONAS.clear()
+    for made in executors:
+        await made.aclose()
+
+
 def executor(backend: str, rig: dict[str, Path], outside: OutsideReads) -> Executor:
     roots = (str(rig["logs"]),)
     if backend == "daytona":
+        key = (asyncio.get_running_loop(), outside)
+        if key in _DAYTONAS:
+            return _DAYTONAS[key]
         fake = FakeDaytona(polls_until_started=0)
-        return DaytonaExecutor(
+        _DAYTONAS[key] = DaytonaExecutor(
             fake.settings(working_dir=str(rig["ws"])),
             file_write=FileWriteMode.OFF,
             transport=fake.transport,
             extra_read_roots=roots,
             read_outside=outside,
         )
+        return _DAYTONAS[key]
     return LocalExecutor(
         str(rig["ws"]), sandbox=backend == "bwrap", extra_read_roots=roots, read_outside=outside
     )
@@ -87,12 +108,7 @@ async def answer(
     arguments: dict[str, Any] | None = None,
     **more: Any,
 ) -> str:
-    ex = executor(backend, rig, outside)
-    try:
-        return await call_tool(tool, {**(arguments or {}), **more}, ex)
-    finally:
-        if isinstance(ex, DaytonaExecutor):
-            await ex.aclose()
+    return await call_tool(tool, {**(arguments or {}), **more}, executor(backend, rig, outside))
 
 
 def shell(command: str) -> tuple[ToolHandler, dict[str, Any]]:
@@ -131,6 +147,7 @@ SHELL_READS = [
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("template", SHELL_READS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_deny_no_shell_reader_reads_outside(
     backend: str, rig: dict[str, Path], template: str
 ) -> None:
@@ -177,6 +194,7 @@ FILE_READS: list[tuple[ToolHandler, dict[str, Any]]] = [
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("tool", "arguments"), FILE_READS, ids=lambda x: getattr(x, "name", ""))
+@pytest.mark.asyncio(loop_scope="module")
 async def test_deny_no_file_tool_reads_outside(
     backend: str, rig: dict[str, Path], tool: ToolHandler, arguments: dict[str, Any]
 ) -> None:
@@ -198,6 +216,7 @@ LEGIT = [
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("template", "expected"), LEGIT)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_deny_legit_work_runs(
     backend: str, rig: dict[str, Path], template: str, expected: str
 ) -> None:
@@ -213,6 +232,7 @@ async def test_deny_legit_work_runs(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_same_verdict_for_read_and_cat(backend: str, rig: dict[str, Path]) -> None:
     """The issue's case: ``cat`` and ``read`` agree, under either setting, on a file outside."""
     target = f"{rig['outside']}/data.txt"
@@ -240,6 +260,7 @@ SECRET_READS = [
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("template", SECRET_READS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_allow_still_refuses_secrets(
     backend: str, rig: dict[str, Path], template: str
 ) -> None:
@@ -254,6 +275,7 @@ async def test_allow_still_refuses_secrets(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_allow_reads_outside_with_every_tool(backend: str, rig: dict[str, Path]) -> None:
     o = rig["outside"]
     for tool, args in FILE_READS[:2] + FILE_READS[3:4] + FILE_READS[6:]:
@@ -276,6 +298,7 @@ needs_bwrap = pytest.mark.skipif(not sandbox_available(), reason="bubblewrap not
 
 
 @needs_bwrap
+@pytest.mark.asyncio(loop_scope="module")
 async def test_the_sandbox_alone_shows_nothing_outside_under_deny(rig: dict[str, Path]) -> None:
     """The first wall on its own (argv checks off): under deny the machine is not mounted,
     only the workspace, the read roots and the programs' system directories."""
@@ -321,6 +344,7 @@ def test_the_rule_and_the_guard_agree() -> None:
 
 
 @needs_bwrap
+@pytest.mark.asyncio(loop_scope="module")
 async def test_deny_runs_a_program_linked_from_outside_the_system_directories(
     rig: dict[str, Path],
 ) -> None:

@@ -53,7 +53,10 @@ def _pipeline(*argvs: tuple[str, ...], timeout: float = 60) -> Command:
 async def test_jq_building_a_huge_array_ends_at_the_memory_limit(
     tmp_path: Path, sandbox: bool
 ) -> None:
-    executor = LocalExecutor(str(tmp_path), sandbox=sandbox, limits=SMALL)
+    # 32 MiB, not SMALL's 128: jq's CPU grows with the array it builds before the limit
+    # (1.3 s at 128 MiB, 0.4 s at 32), and 32 MiB is still far past what jq needs to start.
+    tight = ResourceLimits(memory_mib=32, cpu_seconds=60, output_mib=1, file_size_mib=16)
+    executor = LocalExecutor(str(tmp_path), sandbox=sandbox, limits=tight)
     result = await executor.run(_pipeline(("jq", "-n", "[range(1e9)]")))
     assert result.limit == "memory", result
     assert result.exit_code not in (0, None)

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from shell_backends import call_tool, restricted_bash
 
 from rho_adapters.daytona import DaytonaExecutor
@@ -171,7 +172,10 @@ MODES = [
 ]
 
 
-@pytest.fixture(params=MODES)
+# One executor per backend for the module, on the module's event loop: a new one per case
+# cost a Daytona sandbox's creation and set-up scripts (about 20 ms of CPU) and a loop per test.
+# Each case still runs its own command, with every check the executor makes per command.
+@pytest_asyncio.fixture(params=MODES, scope="module", loop_scope="module")
 async def executor(request: pytest.FixtureRequest, workspace: Path) -> AsyncIterator[Executor]:
     if request.param == "daytona":
         fake = FakeDaytona(polls_until_started=1)
@@ -199,6 +203,7 @@ def _needs(command: str) -> None:
 
 
 @pytest.mark.parametrize("command", ATTACKS)
+@pytest.mark.asyncio(loop_scope="module")
 async def test_no_secret_and_no_program_through_argv_construction(
     executor: Executor, workspace: Path, command: str
 ) -> None:
@@ -214,6 +219,7 @@ async def test_no_secret_and_no_program_through_argv_construction(
 
 
 @pytest.mark.parametrize(("command", "message"), REFUSED, ids=[c for c, _ in REFUSED])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_an_unlisted_option_is_refused_before_anything_runs(
     executor: Executor, workspace: Path, command: str, message: str
 ) -> None:
@@ -223,6 +229,7 @@ async def test_an_unlisted_option_is_refused_before_anything_runs(
 
 
 @pytest.mark.parametrize(("command", "expected"), LEGIT, ids=[c for c, _ in LEGIT])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_legit_work_still_runs(executor: Executor, command: str, expected: str) -> None:
     output = await _run(executor, command)
     assert "[exit code 0" in output, output

@@ -20,7 +20,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, run_restricted
+import pytest_asyncio
+from shell_backends import BACKENDS, DaytonaPool, daytona_pool, run_restricted
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.jq import check_jq
@@ -166,17 +167,29 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def _run(ws: Path, command: str, *, backend: str) -> str:
-    return await run_restricted(str(ws), command, backend)
+# The two families run on the module's event loop and, on Daytona, through one executor
+# (``daytonas``): a new one per case paid a sandbox's creation and set-up scripts first. Each
+# case still runs its own command with every check the executor makes per command.
+daytonas = pytest_asyncio.fixture(scope="module", loop_scope="module")(daytona_pool)
+
+
+async def _run(ws: Path, command: str, *, backend: str, daytonas: DaytonaPool) -> str:
+    return await run_restricted(str(ws), command, backend, daytonas)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("command", "refusal"), ATTACKS, ids=[c for c, _ in ATTACKS])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_program_languages_open_no_file(
-    ws: Path, command: str, refusal: str, backend: str, monkeypatch: pytest.MonkeyPatch
+    ws: Path,
+    command: str,
+    refusal: str,
+    backend: str,
+    monkeypatch: pytest.MonkeyPatch,
+    daytonas: DaytonaPool,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-SEKRIT-AGENT")
-    output = await _run(ws, command, backend=backend)
+    output = await _run(ws, command, backend=backend, daytonas=daytonas)
     assert not [s for s in SECRETS if s in output], output
     assert output.startswith(("Command refused: ", "SensitivePath: ")), output
     assert refusal in output, output
@@ -185,11 +198,17 @@ async def test_program_languages_open_no_file(
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("command", "expected"), LEGIT, ids=[c for c, _ in LEGIT])
+@pytest.mark.asyncio(loop_scope="module")
 async def test_programs_that_only_read_their_input_still_run(
-    ws: Path, command: str, expected: str, backend: str, monkeypatch: pytest.MonkeyPatch
+    ws: Path,
+    command: str,
+    expected: str,
+    backend: str,
+    monkeypatch: pytest.MonkeyPatch,
+    daytonas: DaytonaPool,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-SEKRIT-AGENT")
-    output = await _run(ws, command, backend=backend)
+    output = await _run(ws, command, backend=backend, daytonas=daytonas)
     assert "[exit code 0" in output, output
     assert expected in output, output
     assert not [s for s in SECRETS if s in output], output
