@@ -130,7 +130,13 @@ class SecretScan:
 
     def _follow(self, link: str, walk: _Walk, queue: list[str]) -> None:
         """A symlink: hide its real target when that is a secret, walk it when a directory."""
-        real = os.path.realpath(link)
+        try:
+            real = os.path.realpath(link)
+        except OSError:
+            # A link whose target may not be read (``/proc/1/root`` of a process not ours:
+            # readlink fails with EACCES, where lstat succeeded) leads nowhere a command can
+            # go; it raised here and every sandboxed command, grep and glob failed with it.
+            return
         if _kernel(real):
             return  # the sandbox mounts its own /proc, /sys and /dev: nothing of these shows
         try:
