@@ -1,0 +1,59 @@
+"""A directory tree nested deeper than a path may be long (4,096 characters).
+
+The local executor's walks for secrets (``secret_scan``: what the sandbox masks and what a
+recursive reader excludes; ``alias_scan``: hard links of secrets) opened each directory by
+its path and skipped one whose path was too long (ENAMETOOLONG) as unreadable. ``grep -r``
+walks with descriptors and reads there: with ``deep/.../.config/gh/hosts.yml`` (a secret by
+its location) and ``deep/.../hard.txt`` (a hard link of ``.env``) 17 directories of 250
+characters down, ``grep -r SECRET .`` printed both, with bubblewrap and without (Daytona's
+walk excluded them), and without bubblewrap ``cat shallow.txt`` (another hard link of the
+deep ``hosts.yml``) printed the token. Now the secrets walk refuses a command when it meets
+such a path, naming it, and the hard-link scan counts as incomplete (a file with several
+names is then refused).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from shell_backends import BACKENDS, run_restricted
+
+MARKS = ("SECRET-GH-DEEP", "SECRET-ENV-DEEP")
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("deep")
+    (ws / ".env").write_text("API_KEY=SECRET-ENV-DEEP\n")
+    (ws / "notes.txt").write_text("notes\n")
+    fd = os.open(ws, os.O_RDONLY)
+    try:
+        for name in ["d" * 250] * 17 + [".config", "gh"]:  # past 4,096 characters
+            os.mkdir(name, dir_fd=fd)
+            below = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        hosts = os.open("hosts.yml", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+        os.write(hosts, b"github.com:\n  oauth_token: SECRET-GH-DEEP\n")
+        os.close(hosts)
+        os.link(ws / ".env", "hard.txt", dst_dir_fd=fd)
+        os.link("hosts.yml", ws / "shallow.txt", src_dir_fd=fd)
+    finally:
+        os.close(fd)
+    plain = subprocess.run(["grep", "-r", "SECRET", "."], cwd=ws, capture_output=True, text=True)
+    assert plain.stdout.count("SECRET-ENV-DEEP") == 2  # .env and the deep hard link
+    assert plain.stdout.count("SECRET-GH-DEEP") == 2  # hosts.yml and shallow.txt
+    return ws
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_tree_too_deep_to_scan_is_refused(workspace: Path, backend: str) -> None:
+    for command in ("grep -r SECRET .", "grep -rl oauth", "cat shallow.txt"):
+        out = await run_restricted(str(workspace), command, backend)
+        assert [m for m in MARKS if m in out] == [], (command, out[-400:])
+        if backend != "daytona":  # Daytona's find walks it and refuses or excludes them
+            refusal = "several hard links" if "cat" in command else "nested deeper than a path"
+            assert refusal in out, (command, out[-400:])
