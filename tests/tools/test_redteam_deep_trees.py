@@ -57,3 +57,46 @@ async def test_a_tree_too_deep_to_scan_is_refused(workspace: Path, backend: str)
         if backend != "daytona":  # Daytona's find walks it and refuses or excludes them
             refusal = "several hard links" if "cat" in command else "nested deeper than a path"
             assert refusal in out, (command, out[-400:])
+
+
+@pytest.fixture(scope="module")
+def climbing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A workspace whose link ``L`` leads 16 directories of 250 characters down, where the
+    17th holds ``up -> /``; and a word that climbs from there to ``outside/x.txt``."""
+    root = tmp_path_factory.mktemp("climb")
+    (root / "outside").mkdir()
+    (root / "outside/x.txt").write_text("OUTSIDE-DEEP\n")
+    ws = root / "ws"
+    ws.mkdir()
+    names = [f"{i:02d}" + "d" * 248 for i in range(17)]
+    fd = os.open(ws, os.O_RDONLY)
+    try:
+        for name in names:
+            os.mkdir(name, dir_fd=fd)
+            below = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        os.symlink("/", "up", dir_fd=fd)
+    finally:
+        os.close(fd)
+    (ws / "L").symlink_to("/".join(names[:16]))
+    word = f"L/{names[16]}/up/{'../' * 18}{str(root / 'outside/x.txt').lstrip('/')}"
+    plain = subprocess.run(["cat", word], cwd=ws, capture_output=True, text=True)
+    assert plain.stdout == "OUTSIDE-DEEP\n"  # the kernel follows up -> / at any depth
+    assert os.path.realpath(ws / word) == str(ws / str(root / "outside/x.txt").lstrip("/"))
+    return ws, word
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_link_past_4096_characters_is_no_directory(
+    climbing: tuple[Path, str], backend: str
+) -> None:
+    """``os.path.realpath`` (and Daytona's ``realpath -m``) took ``up``, whose path is longer
+    than 4,096 characters, for a directory: the word resolved lexically to a missing file in
+    the workspace, and ``cat`` printed ``outside/x.txt`` without bubblewrap and on Daytona."""
+    ws, word = climbing
+    for command in (f"cat {word}", f"grep -r OUT {word}"):
+        out = await run_restricted(str(ws), command, backend)
+        assert "OUTSIDE-DEEP" not in out, (command, out[-300:])
+        if backend != "bwrap":  # there the secrets walk refuses the tree first
+            assert "its real path cannot be judged" in out, (command, out[-300:])

@@ -117,6 +117,11 @@ class RestrictedPipelines:
                 continue  # names nothing: a pattern, a value, a missing file
             real, kind = found
             argv0 = command.pipeline[i].argv[0]
+            if kind == "?":  # realpath -m took a component past 4,096 characters for no link
+                raise PathOutsideWorkspace(
+                    f"{argv0}: {word[:80]!r}: its real path cannot be judged (longer than "
+                    "4096 characters on the way); cd closer to the file and name it from there"
+                )
             if real in found_aliases.paths or (kind == "l" and not found_aliases.complete):
                 raise SensitivePath(
                     f"{argv0}: {word} may not be read: it is another name (a hard link) of a "
