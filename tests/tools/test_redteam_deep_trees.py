@@ -91,12 +91,17 @@ def climbing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 async def test_a_link_past_4096_characters_is_no_directory(
     climbing: tuple[Path, str], backend: str
 ) -> None:
-    """``os.path.realpath`` (and Daytona's ``realpath -m``) took ``up``, whose path is longer
-    than 4,096 characters, for a directory: the word resolved lexically to a missing file in
-    the workspace, and ``cat`` printed ``outside/x.txt`` without bubblewrap and on Daytona."""
+    """``os.path.realpath`` (and Daytona's ``realpath -m``, and xargs' guard's) took ``up``,
+    whose path is longer than 4,096 characters, for a directory: the word resolved lexically
+    to a missing file in the workspace, and ``cat`` printed ``outside/x.txt`` without
+    bubblewrap and on Daytona (``echo WORD | xargs cat`` on Daytona)."""
     ws, word = climbing
     for command in (f"cat {word}", f"grep -r OUT {word}"):
         out = await run_restricted(str(ws), command, backend)
         assert "OUTSIDE-DEEP" not in out, (command, out[-300:])
         if backend != "bwrap":  # there the secrets walk refuses the tree first
             assert "its real path cannot be judged" in out, (command, out[-300:])
+    # xargs' guard judged the item by realpath -m alike (locally the walk refuses the tree)
+    out = await run_restricted(str(ws), f"echo {word} | xargs cat", backend)
+    assert "OUTSIDE-DEEP" not in out, out[-300:]
+    assert "outside what this profile reads" in out or "nested deeper" in out, out[-300:]

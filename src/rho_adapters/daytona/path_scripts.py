@@ -63,8 +63,7 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
         '  if [ -d "$w" ]; then k=d; elif [ -f "$w" ] && [ "$(stat -L -c %h -- "$w")" != 1 ]; '
         "then k=l; else k=f; fi\n"
         '  r=$(realpath -m -- "$w"; echo x); r=${r%x}; r=${r%?}\n'
-        '  i=$(stat -L -c %d:%i -- "$w" 2>/dev/null); j=$(stat -L -c %d:%i -- "$r" 2>/dev/null)\n'
-        '  [ "$i" = "$j" ] || k=\'?\'\n'
+        '  if [ -e "$w" ] && ! [ "$w" -ef "$r" ]; then k=\'?\'; fi\n'
         "  printf '%s ' \"$k\"; printf '%s' \"$r\" | base64 -w0; echo\n"
         "else echo -; fi\n"
         for word in words
