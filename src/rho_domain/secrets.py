@@ -290,6 +290,7 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
         '    if [ -e "$a" ] || [ -L "$a" ]; then\n'
         '      if [ -z "$fast" ]; then\n'
         '        p=$(realpath -m -- "$a"; echo x) || exit 126; p=${p%x}; p=${p%?}\n      fi\n'
+        '      if [ -e "$a" ] && ! [ "$a" -ef "$p" ]; then o=1; fi\n'  # lexical past 4,096 chars
         f"{judge}{reach_case}    fi\n"
         '    if [ -n "$s" ]; then\n'
         "      printf 'rho: skipped %s: a secret file is never read\\n' \"$a\" >&2\n"

@@ -57,6 +57,7 @@ NOT_IN_A_ONE_SHOT = (
     "rho_domain.shell.parser",
     "rho_domain.shell.programs",
     "rho_domain.shell.reads",
+    "rho_domain.shell.git_objects",
     "rho_domain.shell.walk_exclusions",
     "rho_adapters.model.anthropic",
     "rho_adapters.local.xlsx_guard",

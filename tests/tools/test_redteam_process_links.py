@@ -18,11 +18,16 @@ directory (``stage_reads._names_something``).
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, run_restricted
+from shell_backends import BACKENDS, call_tool, run_restricted
+
+from rho_adapters.local import LocalExecutor
+from rho_domain.tools.grep import GrepHandler
+from rho_domain.tools.listing import GlobHandler
 
 MARKS = ("OUTSIDE-MARK-5", "SECRET-ENV-5")
 ATTACKS = (
@@ -86,3 +91,38 @@ async def test_a_long_word_is_judged_as_the_program_opens_it(workspace: Path, ba
         out = await run_restricted(str(workspace), command, backend)
         assert [m for m in MARKS if m in out] == [], out[-300:]
         assert "may not be read" in out, out[-300:]
+
+
+def _unreadable_process_link() -> str:
+    """A link below /proc that lstat sees and readlink may not read (another process's root)."""
+    for pid in ("1", "2"):
+        try:
+            os.readlink(f"/proc/{pid}/root")
+        except PermissionError:
+            return f"/proc/{pid}/root"
+        except OSError:
+            continue
+    pytest.skip("every /proc/<pid>/root here is readable (a privileged process)")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_link_to_another_process_root_is_no_crash(tmp_path: Path, backend: str) -> None:
+    """A repository shipping ``one -> /proc/1/root``: the sandbox's walk for secrets resolved
+    it with ``os.path.realpath``, whose readlink of ``/proc/1/root`` raised PermissionError
+    (lstat had seen a link), so every command under bubblewrap, every walker without it
+    (``grep -r``, ``rg``) and the grep and glob tools failed with a raw PermissionError."""
+    (tmp_path / "one").symlink_to(_unreadable_process_link())
+    (tmp_path / "notes.txt").write_text("hi MARK\n")
+    for command in ("cat notes.txt", "grep -r MARK", "rg MARK"):
+        out = await run_restricted(str(tmp_path), command, backend)
+        assert "notes.txt:hi MARK" in out or out.startswith("hi MARK"), (command, out)
+    out = await run_restricted(str(tmp_path), "cat one/etc/hostname", backend)
+    assert "may not be read" in out or "Permission denied" in out, out
+    if backend != "daytona":  # Daytona's tools run in the sandbox's own processes
+        executor = LocalExecutor(str(tmp_path), sandbox=backend == "bwrap")
+        for handler, arguments in (
+            (GrepHandler(), {"pattern": "MARK"}),
+            (GlobHandler(), {"pattern": "**"}),
+        ):
+            out = await call_tool(handler, arguments, executor)
+            assert "notes.txt" in out, (arguments, out)

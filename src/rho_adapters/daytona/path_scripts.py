@@ -51,14 +51,20 @@ def resolve_script(
 
 def realpaths_script(cwd: str, words: Sequence[str]) -> str:
     """For each word, in ``cwd``: ``- `` when it names nothing, else its kind (``d`` a
-    directory, ``l`` a regular file with several names: hard links, ``f`` anything else) and
-    the base64 of its canonical path (every symlink resolved), one line per word."""
+    directory, ``l`` a regular file with several names: hard links, ``f`` anything else, ``?``
+    when the file at the canonical path is not the one the word names) and the base64 of its
+    canonical path (every symlink resolved), one line per word. ``realpath -m`` resolves by
+    strings and takes a component whose path grew past 4,096 characters for no link (a link
+    to a deep directory, then ``up -> /``): it judged ``L/<17th>/up/../(x18)/etc/hostname``
+    inside the workspace while ``cat`` printed ``/etc/hostname``; hence the identity check."""
     body = "".join(
         f"w={q(word)}\n"
         'if [ -e "$w" ] || [ -L "$w" ]; then\n'
         '  if [ -d "$w" ]; then k=d; elif [ -f "$w" ] && [ "$(stat -L -c %h -- "$w")" != 1 ]; '
         "then k=l; else k=f; fi\n"
-        '  printf \'%s \' "$k"; realpath -m -- "$w" | head -c -1 | base64 -w0; echo\n'
+        '  r=$(realpath -m -- "$w"; echo x); r=${r%x}; r=${r%?}\n'
+        '  if [ -e "$w" ] && ! [ "$w" -ef "$r" ]; then k=\'?\'; fi\n'
+        "  printf '%s ' \"$k\"; printf '%s' \"$r\" | base64 -w0; echo\n"
         "else echo -; fi\n"
         for word in words
     )
@@ -66,14 +72,14 @@ def realpaths_script(cwd: str, words: Sequence[str]) -> str:
 
 
 def parse_realpaths(answer: str) -> list[tuple[str, str] | None]:
-    """The lines of ``realpaths_script``: (canonical path, kind: ``d``, ``l`` or ``f``) or
-    None."""
+    """The lines of ``realpaths_script``: (canonical path, kind: ``d``, ``l``, ``f`` or ``?``)
+    or None."""
     out: list[tuple[str, str] | None] = []
     for line in answer.splitlines():
         kind, _, encoded = line.partition(" ")
         if kind == "-":
             out.append(None)
-        elif kind in ("d", "f", "l"):
+        elif kind in ("d", "f", "l", "?"):
             out.append((base64.b64decode(encoded).decode("utf-8", "surrogateescape"), kind))
         else:
             raise ExecutorError(f"unreadable path answer from the sandbox: {line!r}")

@@ -25,6 +25,7 @@ from rho_domain.ports.executor import Command
 from rho_domain.reach import held_roots
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.awk import AwkFlavor
+from rho_domain.shell.git_objects import git_object_args
 from rho_domain.shell.git_repo import (
     RepositoryFiles,
     check_repository,
@@ -34,7 +35,7 @@ from rho_domain.shell.git_repo import (
 )
 from rho_domain.shell.ignore_files import implied_ignore_files
 from rho_domain.shell.programs import harden_argv
-from rho_domain.shell.reads import WALKERS, git_object_args, path_words, secret_safe_argv
+from rho_domain.shell.reads import WALKERS, path_words, secret_safe_argv
 from rho_domain.shell.texts import reach_words
 
 MAX_STDIN_DATA = 60_000
@@ -116,6 +117,11 @@ class RestrictedPipelines:
                 continue  # names nothing: a pattern, a value, a missing file
             real, kind = found
             argv0 = command.pipeline[i].argv[0]
+            if kind == "?":  # realpath -m took a component past 4,096 characters for no link
+                raise PathOutsideWorkspace(
+                    f"{argv0}: {word[:80]!r}: its real path cannot be judged (longer than "
+                    "4096 characters on the way); cd closer to the file and name it from there"
+                )
             if real in found_aliases.paths or (kind == "l" and not found_aliases.complete):
                 raise SensitivePath(
                     f"{argv0}: {word} may not be read: it is another name (a hard link) of a "

@@ -8,6 +8,7 @@ with several names is read, or a command runs.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -39,7 +40,10 @@ def _walk(root: str, budget: list[int]) -> Iterable[os.DirEntry[str]]:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
                     yield entry
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                budget[0] = -1  # nested past 4,096 characters: programs walk it, we cannot
+                return
             continue  # unreadable or vanished: nothing the programs could read there either
 
 

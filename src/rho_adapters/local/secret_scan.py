@@ -29,6 +29,7 @@ this module): a run that starts no sandboxed command never imports the walk.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -78,6 +79,19 @@ def _world(directory: str, roots: tuple[str, ...]) -> bool:
     ``/dev``: the sandbox mounts its own)."""
     prefix = directory.rstrip("/") + "/"
     return any(root.startswith(prefix) for root in roots) or _kernel(directory)
+
+
+def _refuse_too_deep(exc: OSError, path: str) -> None:
+    """Fail closed on an entry whose path is longer than the kernel takes (ENAMETOOLONG):
+    skipped as unreadable, a tree nested past 4,096 characters hid the secrets below it
+    (``.config/gh/hosts.yml``, a hard link of ``.env``) from this walk, while ``grep -r``,
+    which walks with descriptors, printed them, with bubblewrap and without."""
+    if exc.errno == errno.ENAMETOOLONG:
+        raise ExecutorError(
+            f"{path[:120]}...: this directory tree is nested deeper than a path may be long "
+            "(4,096 characters), so it cannot be scanned for secrets before a command runs; "
+            "move it out of the workspace (or run in a directory that does not hold it)"
+        ) from exc
 
 
 def _kernel(path: str) -> bool:
@@ -130,7 +144,13 @@ class SecretScan:
 
     def _follow(self, link: str, walk: _Walk, queue: list[str]) -> None:
         """A symlink: hide its real target when that is a secret, walk it when a directory."""
-        real = os.path.realpath(link)
+        try:
+            real = os.path.realpath(link)
+        except OSError:
+            # A link whose target may not be read (``/proc/1/root`` of a process not ours:
+            # readlink fails with EACCES, where lstat succeeded) leads nowhere a command can
+            # go; it raised here and every sandboxed command, grep and glob failed with it.
+            return
         if _kernel(real):
             return  # the sandbox mounts its own /proc, /sys and /dev: nothing of these shows
         try:
@@ -168,7 +188,8 @@ class SecretScan:
         """``directory`` judged, from the cache while it has not changed (None: not one)."""
         try:
             st = os.lstat(directory)
-        except OSError:
+        except OSError as exc:
+            _refuse_too_deep(exc, directory)
             return None
         if not stat.S_ISDIR(st.st_mode):
             return None
@@ -200,7 +221,8 @@ class SecretScan:
                 for item in it:
                     try:
                         st = item.stat(follow_symlinks=False)
-                    except OSError:
+                    except OSError as exc:
+                        _refuse_too_deep(exc, item.path)
                         continue
                     count += 1
                     mode, path = st.st_mode, item.path
@@ -219,8 +241,8 @@ class SecretScan:
                         subdirs.append(path)
                     elif stat.S_ISREG(mode) and st.st_nlink > 1:
                         linked.append((path, st.st_dev, st.st_ino))
-        except OSError:
-            pass
+        except OSError as exc:
+            _refuse_too_deep(exc, directory)
         return _Summary(
             hidden_files=tuple(hidden_files),
             hidden_dirs=tuple(hidden_dirs),

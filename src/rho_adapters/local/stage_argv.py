@@ -65,8 +65,9 @@ async def prepare(
     """The full argv of ``argv`` run by ``runner`` in ``cwd`` (see the module docstring);
     ``binds`` and ``git_env``: git's shadow, shown in the sandbox and in the environment.
     Raises what the checks raise (``ToolError``, ``SensitivePath``, ...)."""
+    from rho_domain.shell.git_objects import git_object_args
     from rho_domain.shell.programs import check_argv, harden_argv
-    from rho_domain.shell.reads import git_object_args, secret_safe_argv
+    from rho_domain.shell.reads import secret_safe_argv
 
     check_argv(argv)
     walked, policy = await asyncio.to_thread(

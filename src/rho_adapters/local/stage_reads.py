@@ -107,17 +107,12 @@ def _judge_words(
         raise ExecutorError(f"{argv[0]}: cannot open its directory {cwd}: {exc.strerror}") from exc
     try:
         words = [w for w in (*path_words(argv), *implied) if _named(argv[0], cwd, directory, w)]
+        reals = [_real_path(argv[0], cwd, directory, word) for word in words]
     finally:
         os.close(directory)
     linked: list[str] = []
-    for word in words:
+    for word, real in zip(words, reals, strict=True):
         full = os.path.join(cwd, word)  # an absolute word stays absolute
-        real = os.path.realpath(full)
-        if len(real) > MAX_PATH:
-            raise PathOutsideWorkspace(
-                f"{argv[0]}: {word[:80]!r}...: its real path is longer than {MAX_PATH} "
-                "characters and cannot be judged; cd closer to the file and name it from there"
-            )
         if real in aliases:
             raise SensitivePath(
                 f"{argv[0]}: {word} may not be read: it is another name (a hard link) of a "
@@ -138,6 +133,33 @@ def _judge_words(
 
 
 MAX_LINKS = 40  # the kernel's limit of links followed in one lookup
+
+
+def _real_path(program: str, cwd: str, directory: int, word: str) -> str:
+    """The real path of ``word`` (which names something), refused when it cannot be judged:
+    longer than a path may be, or not the file the program opens. ``os.path.realpath``
+    resolves by strings, and a component whose path grew past 4,096 characters (a link to
+    a deep directory) fails there with ENAMETOOLONG and counts as no link: with
+    ``deep/up -> /``, ``L/<17th>/up/../(x18)/etc/hostname`` was judged as a file inside the
+    workspace while ``cat`` (the kernel follows links at any depth) printed ``/etc/hostname``.
+    So the file at the real path must be the one looked up from ``directory``."""
+    real = os.path.realpath(os.path.join(cwd, word))
+    if len(real) <= MAX_PATH and _identity(word, directory) == _identity(real, None):
+        return real
+    raise PathOutsideWorkspace(
+        f"{program}: {word[:80]!r}{'...' if len(word) > 80 else ''}: its real path cannot be "
+        f"judged (longer than {MAX_PATH} characters on the way); cd closer to the file and "
+        "name it from there"
+    )
+
+
+def _identity(path: str, directory: int | None) -> tuple[int, int] | None:
+    """(device, inode) of what ``path`` leads to, every link followed; None if nothing."""
+    try:
+        info = os.stat(path, dir_fd=directory)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _named(program: str, cwd: str, directory: int, word: str) -> bool:

@@ -39,9 +39,10 @@ from rho_domain.secrets import (
     guard_script,
 )
 from rho_domain.shell.git import SUBCOMMANDS
+from rho_domain.shell.git_objects import git_subcommand
 from rho_domain.shell.git_revs import revision_sides, split_rev_path
 from rho_domain.shell.implied import implied_paths
-from rho_domain.shell.options import OptionSpec, split_options
+from rho_domain.shell.options import OptionSpec
 from rho_domain.shell.programs import SPECS, xargs_target_index
 from rho_domain.shell.walk_exclusions import HIDDEN, walk_exclusions
 
@@ -196,18 +197,6 @@ _LOG_CONTENT_FREE = (
 _LOG_CONTENT_FREE_LONG = frozenset(_LOG_CONTENT_FREE.split())
 
 
-def _git_subcommand(args: Sequence[str]) -> int | None:
-    i = 0
-    while i < len(args):
-        if args[i] == "-c":
-            i += 2
-        elif args[i].startswith("-"):
-            i += 1
-        else:
-            return i
-    return None
-
-
 def _git_options(rest: Sequence[str]) -> Sequence[str]:
     """The option words of a rebuilt git subcommand: those before the model's ``--``. After
     it, ``--follow`` or ``--no-index`` is a path, and must not switch the exclusions off."""
@@ -215,7 +204,7 @@ def _git_options(rest: Sequence[str]) -> Sequence[str]:
 
 
 def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[str]:
-    index = _git_subcommand(args)
+    index = git_subcommand(args)
     if index is None or args[index] not in _GIT_READERS:
         return args
     sub, rest = args[index], args[index + 1 :]
@@ -242,40 +231,6 @@ def _git(args: list[str], names: Sequence[str], walked: Sequence[str]) -> list[s
     paths = dict.fromkeys((*names, *LOCATION_TAILS))
     specs = [f":(top,exclude,icase,glob)**/{n}" for n in paths]
     return [*args, *specs, *(f"{s}/**" for s in specs)]
-
-
-_GIT_OBJECT_READERS = frozenset({"show", "cat-file", "diff", "grep"})
-
-
-def git_object_args(argv: Sequence[str]) -> tuple[str, ...]:
-    """The object names of ``git show/cat-file/diff/grep`` that have no path part (before
-    ``--``; both ends of a range), each also peeled (``name^{}``): the executor asks git which
-    of them are blobs and refuses those, because a blob named by id (``git ls-tree HEAD`` then
-    ``git show <sha>``) or by a tag pointing at it has no path to judge. Words with a path part
-    (``rev:path``, see ``git_revs``) are judged by that path instead."""
-    if not argv or argv[0] != "git":
-        return ()
-    args = list(argv[1:])
-    index = _git_subcommand(args)
-    if index is None or args[index] not in _GIT_OBJECT_READERS:
-        return ()
-    sub = args[index]
-    # Parsed as git will read it: "--no-index" after "--" or as an option's value is no
-    # option, and a value is no revision.
-    parsed = split_options(f"git {sub}", args[index + 1 :], SUBCOMMANDS[sub])
-    if parsed.has("no-index"):
-        return ()
-    revisions = list(parsed.operands[: parsed.separator])
-    if sub == "grep" and not parsed.has("e", "f"):
-        revisions = revisions[1:]  # the first operand is the pattern
-    out: list[str] = []
-    for arg in revisions:
-        if arg == "-" or "\n" in arg:
-            continue
-        for side in revision_sides(arg):
-            if split_rev_path(side)[1] is None and not side.startswith(":/"):
-                out += [side, f"{side}^{{}}"]
-    return tuple(dict.fromkeys(out))
 
 
 def secret_safe_argv(
