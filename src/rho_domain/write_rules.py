@@ -53,12 +53,13 @@ from rho_domain.permissions import FileWriteMode
 # (Theia's .theia, Visual Studio's .vs, Fleet's .fleet, Nova's .nova: tasks, run and debug
 # configurations) and in the cloud IDEs, whose configuration runs commands when the project is
 # opened there, as a devcontainer's does (Project IDX's .idx/dev.nix onCreate and onStart,
-# CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, _OPENED_BY_IDES).
+# CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, _OPENED_BY_IDES), and
+# Helix's .helix/languages.toml, whose language servers are commands it starts, as Zed's.
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
      ".pijul", ".repo", ".mise", ".devcontainer", ".theia", ".vs", ".fleet", ".nova", ".idx",
-     ".codesandbox",
+     ".codesandbox", ".helix",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
      ".emacs.d"}

@@ -6,7 +6,8 @@ JavaScript every yarn command in the project runs; .bashrc and .config/xonsh wer
 xonsh's .xonshrc was written; .gdbinit, but gdb's .gdbearlyinit and .config/gdb/gdbinit; and
 .Rprofile, .irbrc and .pryrc (read from the current directory as from the home), but the
 REPLs' twins read from there too: GHCi's .ghci (``:!`` runs a command), Octave's .octaverc,
-R's .Renviron (its R_PROFILE_USER names the R code run at start)."""
+R's .Renviron (its R_PROFILE_USER names the R code run at start); and .zed was refused, but
+Helix's .helix, whose languages.toml names the language servers it starts, was written."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ TWINS = {
     ".ghci": b":! id\n",
     "analysis/.octaverc": b"system('id');\n",
     ".Renviron": b"R_PROFILE_USER=x.R\n",
+    ".helix/languages.toml": b'[language-server.x]\ncommand = "sh"\n',
 }
 
 
@@ -47,4 +49,4 @@ async def test_a_start_up_files_twin_is_never_written(tmp_path: Path, kind: str)
         await executor.aclose()
     for path, message in refused.items():
         assert repr(path) in message
-        assert "which agents never write" in message, message
+        assert "agents never write" in message, message
