@@ -6,6 +6,8 @@ every executor to the workspace-relative path as given and as resolved, after
 
 from __future__ import annotations
 
+import re
+
 from rho_domain.paths import components, folded, normalize
 
 # What create-only mode creates, by construction an allowlist (a denylist of the files tools
@@ -45,8 +47,16 @@ _LOADED_BY_NAME = frozenset(
      "agent.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "crush.md", "warp.md",
      "nx.json", "workspace.json", "angular.json", "rush.json", "wrangler.json", "now.json",
      "nixpacks.json", "railpack.json", "cloudbuild.json", "dub.json", "esy.json",
-     "simple-git-hooks.json", "vcpkg.json", "vcpkg-configuration.json"}
+     "simple-git-hooks.json", "vcpkg.json", "vcpkg-configuration.json",
+     # Conan's conanfile.txt (pip's requirements' twin: conan install fetches the recipes it
+     # names, whose conanfile.py runs), Buildkite's buildkite.json (the steps pipeline upload
+     # runs, cloudbuild.json's twin), dprint's dprint.json (its process plugins are programs
+     # it downloads and runs at dprint fmt)
+     "conanfile.txt", "buildkite.json", "dprint.json"}
 )  # fmt: skip
+# Tauri's configuration, merged with its platform's (tauri.linux.conf.json...): its
+# build.beforeDevCommand and beforeBuildCommand are shell commands tauri dev and build run.
+_TAURI_CONFIG = re.compile(r"tauri(\.[a-z]+)?\.conf\.json")
 # pip installs what a requirements file names, and obeys its options (--index-url, -e
 # git+https://..., a local path whose setup.py runs): by convention any .txt whose name says
 # requirements or constraints (requirements-dev.txt, dev-requirements.txt, constraints.txt),
@@ -81,7 +91,7 @@ def create_only_refusal(relative: str) -> str | None:
             f"{relative!r} is not a document or data file; create-only mode creates only "
             f"{kinds} files, which no tool runs by itself"
         )
-    if name in _LOADED_BY_NAME or _requirements(parts, name):
+    if name in _LOADED_BY_NAME or _TAURI_CONFIG.fullmatch(name) or _requirements(parts, name):
         return (
             f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
             "installs, agent instructions); create-only mode does not create it"

@@ -53,12 +53,13 @@ from rho_domain.permissions import FileWriteMode
 # (Theia's .theia, Visual Studio's .vs, Fleet's .fleet, Nova's .nova: tasks, run and debug
 # configurations) and in the cloud IDEs, whose configuration runs commands when the project is
 # opened there, as a devcontainer's does (Project IDX's .idx/dev.nix onCreate and onStart,
-# CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, _OPENED_BY_IDES).
+# CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, _OPENED_BY_IDES), and
+# Helix's .helix/languages.toml, whose language servers are commands it starts, as Zed's.
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
      ".pijul", ".repo", ".mise", ".devcontainer", ".theia", ".vs", ".fleet", ".nova", ".idx",
-     ".codesandbox",
+     ".codesandbox", ".helix",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
      ".emacs.d"}
@@ -147,8 +148,14 @@ _NEVER_WRITTEN_FILES = frozenset(
      ".vimrc", ".gvimrc", ".exrc", ".nvimrc", ".nvim.lua", ".emacs", ".tmux.conf",
      ".screenrc", ".psqlrc", ".sqliterc", ".gdbinit", ".lldbinit", ".rprofile", ".irbrc",
      ".pryrc", ".xinitrc", ".xsession", ".hgrc",
-     # package managers' user settings (the index, channel or source they install from)
-     ".condarc", ".gemrc", ".yarnrc", ".bunfig.toml"}
+     # their twins: xonsh's rc (as .bashrc), gdb's early init, and the REPLs that read one
+     # from the current directory too: GHCi's .ghci (:! runs a command), Octave's .octaverc,
+     # R's .Renviron (R_PROFILE_USER names the R code run at start)
+     ".xonshrc", ".gdbearlyinit", ".ghci", ".octaverc", ".renviron",
+     # package managers' user settings (the index, channel or source they install from);
+     # Yarn 2+'s .yarnrc.yml is .yarnrc's twin, its yarnPath and plugins JavaScript that
+     # every yarn command runs (what .yarn/releases holds, from any file)
+     ".condarc", ".gemrc", ".yarnrc", ".yarnrc.yml", ".bunfig.toml"}
 )  # fmt: skip
 # Files a cloud IDE or an editor obeys when the project is opened in it: Gitpod's tasks
 # (.gitpod.yml's before, init, command; the image of .gitpod.Dockerfile), Replit's onBoot and
@@ -172,7 +179,7 @@ _NEVER_WRITTEN_BELOW = {
     ".config": frozenset(
         {"git", "fish", "systemd", "autostart", "environment.d", "nushell", "xonsh",
          "powershell", "i3", "sway", "hypr", "nvim", "vim", "emacs", "code", "zed", "direnv",
-         "mise", "mise.toml", "tmux", "starship.toml", "pip", "uv"}
+         "mise", "mise.toml", "tmux", "starship.toml", "pip", "uv", "gdb"}
     ),
     "mise": frozenset({"config.toml"}),
     ".local": frozenset({"bin"}),

@@ -46,7 +46,7 @@ ATTACKS = [
     (".github/workflows/ci.json", HIDDEN),
     (".github/copilot-instructions.md", HIDDEN),
     (".cargo/config.toml", HIDDEN),
-    (".helix/languages.json", HIDDEN),
+    (".circleci/config.json", HIDDEN),  # .helix/ is never written (redwrite17)
     ("package.json", BY_NAME),
     ("web/package.json", BY_NAME),
     ("CMakeLists.txt", BY_NAME),

@@ -1,0 +1,47 @@
+"""Create-only mode does not create the data files other tools take commands from (redwrite17).
+
+The names refused before (package.json, requirements.txt, cloudbuild.json...) had twins of an
+allowed kind that were created: Conan's conanfile.txt (conan install fetches the recipes it
+names, whose conanfile.py runs), Buildkite's buildkite.json (the steps pipeline upload runs),
+dprint's dprint.json (process plugins: programs dprint downloads and runs), and Tauri's
+configuration, tauri.conf.json and its platform twins merged over it (tauri.linux.conf.json),
+whose build.beforeDevCommand is a shell command tauri dev runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from write_backends import KINDS, writer
+
+from rho_domain.errors import PermissionDenied, ToolError
+from rho_domain.permissions import FileWriteMode
+
+COMMANDS = {
+    "conanfile.txt": b"[requires]\nevil/1.0@attacker/stable\n",
+    "native/ConanFile.TXT": b"[requires]\nevil/1.0\n",
+    "buildkite.json": b'{"steps": [{"command": "id"}]}\n',
+    "dprint.json": b'{"plugins": ["https://example.invalid/x.json@00"]}\n',
+    "src-tauri/tauri.conf.json": b'{"build": {"beforeDevCommand": "id"}}\n',
+    "src-tauri/tauri.linux.conf.json": b'{"build": {"beforeDevCommand": "id"}}\n',
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_file_a_tool_takes_commands_from_is_not_created(tmp_path: Path, kind: str) -> None:
+    executor = writer(kind, tmp_path, FileWriteMode.CREATE_ONLY)
+    refused: dict[str, str] = {}
+    try:
+        await executor.write("src-tauri/notes.md", b"findings\n", overwrite=False)  # it creates
+        await executor.write("conan-notes.txt", b"findings\n", overwrite=False)
+        for path, data in COMMANDS.items():
+            with pytest.raises(PermissionDenied) as caught:
+                await executor.write(path, data, overwrite=False)
+            refused[path] = str(caught.value)
+            with pytest.raises(ToolError, match="no such file"):
+                await executor.read(path)
+    finally:
+        await executor.aclose()
+    for path, message in refused.items():
+        assert repr(path) in message
+        assert "is a file tools find by its name and act on" in message, message
