@@ -91,6 +91,13 @@ NAMES: tuple[str, ...] = (
     # ACME accounts' keys (certbot's private_key.json; Traefik's acme.json holds them all)
     "*/krb5cc", "*/krb5cc_*", "*.keyring", "*/.credentials", "*/.credentials_rsaparams",
     "*/htpasswd", "*.htpasswd", "*/private_key.json", "*/acme.json",
+    # credential files tools also read from a project directory, where the home rule (2b)
+    # does not reach: yarn's npmAuthToken, Composer's tokens, a MySQL login path, Databricks,
+    # Terraform and Kaggle tokens, rclone remotes, OpenStack clouds, PostgreSQL service
+    # passwords, Docker's old auth file
+    "*/.yarnrc.yml", "*/auth.json", "*/.mylogin.cnf", "*/.databrickscfg", "*/.terraformrc",
+    "*/terraform.rc", "*/kaggle.json", "*/rclone.conf", "*/clouds.yaml", "*/.pg_service.conf",
+    "*/pg_service.conf", "*/.dockercfg",
 )  # fmt: skip
 # ``id_rsa``, ``id_ed25519``, ``id_github``...: an ``id_`` name without any dot.
 SSH_KEY = "*/id_*"

@@ -12,7 +12,11 @@ pg_authid.
 
 Ticket caches (``krb5cc_*``), ceph keyrings, a runner's ``.credentials``, ``htpasswd`` files
 without the dot and ACME account keys were read by ``cat`` and ``grep -r`` in a workspace on
-every backend; they are name rules now (``secrets.NAMES``).
+every backend; they are name rules now (``secrets.NAMES``). So are, since the seventeenth
+round, the credential files tools also read from a project directory (``.yarnrc.yml``'s
+``npmAuthToken``, Composer's ``auth.json``, ``.mylogin.cnf``, ``.databrickscfg``,
+``.terraformrc``, ``kaggle.json``, ``rclone.conf``, ``clouds.yaml``, ``pg_service.conf``,
+``.dockercfg``): the home rule (2b) does not cover a workspace.
 """
 
 from __future__ import annotations
@@ -84,7 +88,13 @@ async def test_walkers_skip_pg_authid(outside_ws: str, backend: str) -> None:
 
 
 NAMED = ("krb5cc_0", "ceph.client.admin.keyring", "runner/.credentials", "nginx/htpasswd",
-         "accounts/private_key.json", "acme.json")  # fmt: skip
+         "accounts/private_key.json", "acme.json",
+         # tools' credential files kept in a project too (npmAuthToken, Composer's tokens, a
+         # MySQL login path, Databricks/Terraform/Kaggle tokens, rclone remotes, OpenStack
+         # clouds, PostgreSQL service passwords, old Docker auth)
+         ".yarnrc.yml", "php/auth.json", ".mylogin.cnf", ".databrickscfg", ".terraformrc",
+         "terraform.rc", "kaggle.json", "rclone.conf", "clouds.yaml", ".pg_service.conf",
+         "pg_service.conf", ".dockercfg")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
