@@ -44,7 +44,7 @@ async def test_a_start_up_files_twin_is_never_written(tmp_path: Path, kind: str)
             refused[path] = str(caught.value)
             # nothing was left, on any backend's disk (.yarnrc.yml is a secret too: its
             # npmAuthToken, so the read is refused before it looks)
-            with pytest.raises(ToolError, match="no such file|may not be read"):
+            with pytest.raises(ToolError, match=r"no such file|may not be read"):
                 await executor.read(path)
             assert not (tmp_path / path).exists()
         assert await executor.read("notes.txt") == b"ordinary\n"
