@@ -65,8 +65,9 @@ class FirstCollectsAlone:
     pycache prefix above), so on a fresh clone each of them compiled all of them: 7-8 s of
     CPU a worker, where a warm collection costs 3. The first worker to take the run's
     ``collect.lock`` keeps it while it collects if the bytecode is cold (``bytecode_cold``);
-    each other worker takes it in turn, finds the bytecode written, lets it go and collects
-    at once. With the bytecode warm no worker waits for another. A worker that dies while
+    each other worker takes it in turn, finds the bytecode written (or the lock's file
+    written by the first), lets it go and collects at once. With the bytecode warm no worker
+    waits for another. A worker that dies while
     it holds the lock releases it (the kernel closes its file)."""
 
     def __init__(self, run: str) -> None:
@@ -78,9 +79,15 @@ class FirstCollectsAlone:
         lock = os.open(self.lock, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not bytecode_cold():
+            # a worker collected alone already (a run whose tests never import errors.py
+            # would find it cold again): collect at once
+            alone = os.fstat(lock).st_size == 0 and bytecode_cold()
+            if not alone:
                 fcntl.flock(lock, fcntl.LOCK_UN)
-            return (yield)
+            result = yield
+            if alone:
+                os.write(lock, b"collected\n")
+            return result
         finally:
             os.close(lock)
 

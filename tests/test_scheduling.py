@@ -123,7 +123,8 @@ def test_a_cold_worker_collects_alone_and_a_warm_one_waits_for_none(
 ) -> None:
     """``FirstCollectsAlone``: the worker that finds the bytecode cold keeps the run's
     ``collect.lock`` while it collects (the others wait to take it); a warm one lets it go
-    before collecting; either way it is free once collection ends, failed or not."""
+    before collecting; either way it is free once collection ends, failed or not. A worker
+    that comes after one collected alone never holds it."""
     conftest = _conftest(request.config)
     monkeypatch.setattr(conftest, "bytecode_cold", lambda: cold)
     first = conftest.FirstCollectsAlone(str(tmp_path))
@@ -133,6 +134,19 @@ def test_a_cold_worker_collects_alone_and_a_warm_one_waits_for_none(
     with pytest.raises(RuntimeError, match="a module failed"):
         wrapper.throw(RuntimeError("a module failed to import"))
     assert not _taken(tmp_path / "collect.lock")
+    wrapper = first.pytest_collection(None)
+    next(wrapper)
+    assert _taken(tmp_path / "collect.lock") is cold
+    with pytest.raises(StopIteration):
+        wrapper.send([])
+    # a worker that finds the bytecode cold after these: after one that collected alone it
+    # collects at once; after warm ones it is the first to find it cold, and holds the lock
+    monkeypatch.setattr(conftest, "bytecode_cold", lambda: True)
+    wrapper = conftest.FirstCollectsAlone(str(tmp_path)).pytest_collection(None)
+    next(wrapper)
+    assert _taken(tmp_path / "collect.lock") is not cold
+    with pytest.raises(StopIteration):
+        wrapper.send([])
 
 
 def test_the_bytecode_is_cold_until_errors_py_is_compiled(
