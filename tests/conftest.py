@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import fcntl
 import gc
+import importlib.util
 import os
 import signal
 import sys
@@ -30,8 +32,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput") and config.option.basetemp:
         # an xdist worker: its basetemp is in the run's, where the workers share the program
         # zygotes (tests/cli/program_zygote.py) instead of each starting its own
-        zygotes = os.path.join(os.path.dirname(config.option.basetemp), "zygotes")
-        os.environ["RHO_TEST_ZYGOTES"] = zygotes
+        run = os.path.dirname(config.option.basetemp)
+        os.environ["RHO_TEST_ZYGOTES"] = os.path.join(run, "zygotes")
+        config.pluginmanager.register(FirstCollectsAlone(run), "rho-first-collects-alone")
     cache = getattr(config, "cache", None)
     if cache is None or not sys.dont_write_bytecode or sys.pycache_prefix:
         return
@@ -40,6 +43,53 @@ def pytest_configure(config: pytest.Config) -> None:
     sys.dont_write_bytecode = False
     os.environ["PYTHONPYCACHEPREFIX"] = prefix
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+def bytecode_cold() -> bool:
+    """Whether this checkout's bytecode is still to be written: ``rho_domain/errors.py``,
+    which every run's collection imports, has none (as in a fresh clone, or a new pycache
+    prefix). Never true where no bytecode is written (nothing would be gained by waiting)."""
+    spec = importlib.util.find_spec("rho_domain")
+    if sys.dont_write_bytecode or spec is None or not spec.submodule_search_locations:
+        return False
+    source = os.path.join(spec.submodule_search_locations[0], "errors.py")
+    return not os.path.exists(importlib.util.cache_from_source(source))
+
+
+class FirstCollectsAlone:
+    """On a cold bytecode cache, one xdist worker collects first and the others after it.
+
+    Bytecode is written by whichever process compiles a module first. The workers start
+    together and import the same ~1,200 modules in the same order (the tests, rewritten for
+    their asserts; ``src``; under ``PYTHONDONTWRITEBYTECODE`` the libraries too, into the
+    pycache prefix above), so on a fresh clone each of them compiled all of them: 7-8 s of
+    CPU a worker, where a warm collection costs 3. The first worker to take the run's
+    ``collect.lock`` keeps it while it collects if the bytecode is cold (``bytecode_cold``);
+    each other worker takes it in turn, finds the bytecode written (or the lock's file
+    written by the first), lets it go and collects at once. With the bytecode warm no worker
+    waits for another. A worker that dies while
+    it holds the lock releases it (the kernel closes its file)."""
+
+    def __init__(self, run: str) -> None:
+        self.lock = os.path.join(run, "collect.lock")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection(self, session: pytest.Session) -> Any:
+        del session
+        lock = os.open(self.lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            # a worker collected alone already (a run whose tests never import errors.py
+            # would find it cold again): collect at once
+            alone = os.fstat(lock).st_size == 0 and bytecode_cold()
+            if not alone:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+            result = yield
+            if alone:
+                os.write(lock, b"collected\n")
+            return result
+        finally:
+            os.close(lock)
 
 
 @pytest.fixture(scope="session")

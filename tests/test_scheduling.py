@@ -1,14 +1,21 @@
 """The suite's order under ``-n N --dist worksteal`` (``tests/conftest.py``, ``long_first``):
 each known-long test starts at once, at the head of one worker's first batch, as xdist's own
-work-stealing scheduler hands the batches out."""
+work-stealing scheduler hands the batches out. And the workers' start: on a cold bytecode
+cache one collects alone first (``FirstCollectsAlone``)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import py_compile
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from xdist.scheduler.worksteal import WorkStealingScheduling  # type: ignore[import-untyped]
+
+from rho_domain import errors
 
 
 def _conftest(config: pytest.Config) -> Any:
@@ -96,3 +103,63 @@ def test_every_known_long_test_still_exists(request: pytest.FixtureRequest) -> N
             assert line.split("-", 1)[0].isdigit(), prefix
             continue
         assert f"def {name}" in source.read_text(), prefix
+
+
+def _taken(path: Path) -> bool:
+    """Whether another open file description holds ``path``'s lock now."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+@pytest.mark.parametrize("cold", [True, False])
+def test_a_cold_worker_collects_alone_and_a_warm_one_waits_for_none(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cold: bool
+) -> None:
+    """``FirstCollectsAlone``: the worker that finds the bytecode cold keeps the run's
+    ``collect.lock`` while it collects (the others wait to take it); a warm one lets it go
+    before collecting; either way it is free once collection ends, failed or not. A worker
+    that comes after one collected alone never holds it."""
+    conftest = _conftest(request.config)
+    monkeypatch.setattr(conftest, "bytecode_cold", lambda: cold)
+    first = conftest.FirstCollectsAlone(str(tmp_path))
+    wrapper = first.pytest_collection(None)
+    next(wrapper)  # collection is under way
+    assert _taken(tmp_path / "collect.lock") is cold
+    with pytest.raises(RuntimeError, match="a module failed"):
+        wrapper.throw(RuntimeError("a module failed to import"))
+    assert not _taken(tmp_path / "collect.lock")
+    wrapper = first.pytest_collection(None)
+    next(wrapper)
+    assert _taken(tmp_path / "collect.lock") is cold
+    with pytest.raises(StopIteration):
+        wrapper.send([])
+    # a worker that finds the bytecode cold after these: after one that collected alone it
+    # collects at once; after warm ones it is the first to find it cold, and holds the lock
+    monkeypatch.setattr(conftest, "bytecode_cold", lambda: True)
+    wrapper = conftest.FirstCollectsAlone(str(tmp_path)).pytest_collection(None)
+    next(wrapper)
+    assert _taken(tmp_path / "collect.lock") is not cold
+    with pytest.raises(StopIteration):
+        wrapper.send([])
+
+
+def test_the_bytecode_is_cold_until_errors_py_is_compiled(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``bytecode_cold`` looks for ``rho_domain/errors.py``'s compiled file where this run
+    keeps bytecode (``sys.pycache_prefix`` or ``__pycache__``); where none is written, never."""
+    conftest = _conftest(request.config)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    assert conftest.bytecode_cold()
+    py_compile.compile(str(Path(errors.__file__)))  # where the prefix says
+    assert not conftest.bytecode_cold()
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "elsewhere"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert not conftest.bytecode_cold()
