@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from domain_support import WriteNoteTool, make_session
 
-from rho_adapters.fakes import call, text, tools
+from rho_adapters.fakes import MemorySessionStore, call, text, tools
 from rho_domain import events as ev
 from rho_domain.hooks import BeforeToolCall, Hooks
 from rho_domain.messages import ToolResultMessage
@@ -92,10 +92,70 @@ async def test_a_plugged_in_exit_is_that_codes_failure_not_the_processes() -> No
     assert "raised SystemExit(4)" in str(failed[0])
 
 
-async def test_a_second_ctrl_c_in_a_tool_still_stops_the_run() -> None:
+async def test_a_second_ctrl_c_in_a_tool_still_stops_the_run_and_says_so() -> None:
+    """Before, the run's end recorded status ``error`` with no message at all (a
+    ``KeyboardInterrupt`` was neither the failure it records nor a cancel)."""
+    store = MemorySessionStore()
     session = make_session(
-        [tools(call("exiting", {}, id="t1"))], tools=[ExitingTool(KeyboardInterrupt())]
+        [tools(call("exiting", {}, id="t1"))], tools=[ExitingTool(KeyboardInterrupt())], store=store
     )
     with pytest.raises(KeyboardInterrupt):
         await session.run("tool")
     assert asyncio.get_running_loop().is_running()
+    ended = session.last_result
+    assert ended is not None
+    assert ended.status is RunStatus.ERROR
+    assert ended.error is not None
+    assert ended.error.startswith("KeyboardInterrupt: the run was interrupted")
+    stored = [e for e in store.events(session.id) if isinstance(e, ev.RunEnded)]
+    assert stored[-1].error == ended.error
+
+
+class UnsayableError(Exception):
+    """A plugged-in failure whose own message is a bug."""
+
+    def __str__(self) -> str:
+        raise ValueError("the __str__ broke")
+
+
+class UnsayableExit(SystemExit):
+    def __str__(self) -> str:
+        raise ValueError("the __str__ broke")
+
+
+async def test_a_failure_whose_message_raises_is_still_that_codes_failure() -> None:
+    """Before, formatting the failure raised again inside the handler meant to contain it:
+    the tool's ``UnsayableError`` ended the run ``error`` with "ValueError: the __str__
+    broke", a hook's left the run, and a ``SystemExit`` subclass's was told as the tool's
+    ``ValueError``. A message of megabytes is cut for the events that carry it."""
+    unread = "(its message could not be read: ValueError in __str__)"
+    for exc, expected in (
+        (UnsayableError(), f"Tool 'exiting' failed unexpectedly: UnsayableError: {unread}"),
+        (UnsayableExit(), "the tool 'exiting' raised UnsayableExit((its message could not be read"),
+        (RuntimeError("x" * 100_000), "(100,000 characters in all)"),
+    ):
+        session = make_session(
+            [tools(call("exiting", {}, id="t1")), text("went on")], tools=[ExitingTool(exc)]
+        )
+        assert (await session.run("tool")).status is RunStatus.COMPLETED
+        assert expected in _results(session)["t1"]
+
+    async def unsayable_hook(value: BeforeToolCall) -> None:
+        raise UnsayableError
+
+    write = [tools(call("write", {"path": "a", "content": "b"}, id="w1")), text("went on")]
+    hooked = make_session(write, tools=[WriteNoteTool()], hooks=Hooks(before_tool=[unsayable_hook]))
+    assert (await hooked.run("hook")).status is RunStatus.COMPLETED
+    assert "UnsayableError: (its message could not be read" in _results(hooked)["w1"]
+
+    seen: list[ev.Event] = []
+
+    def unsayable_listener(event: ev.Event) -> None:
+        seen.append(event)
+        if isinstance(event, ev.RunStarted):
+            raise UnsayableError
+
+    heard = make_session([text("heard")])
+    assert (await heard.run("listener", on_event=unsayable_listener)).text == "heard"
+    failed = [e for e in seen if isinstance(e, ev.ListenerFailed)]
+    assert failed[0].message.startswith("(its message could not be read")

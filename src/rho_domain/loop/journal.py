@@ -30,7 +30,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
-from rho_domain.plugged import failure_of, plugged_name
+from rho_domain.plugged import failure_of, message_of, plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.state import State
@@ -199,7 +199,7 @@ class Journal:
                 listener=name,
                 event_kind=event.kind,
                 error_type=type(exc).__name__,
-                message=str(exc),
+                message=message_of(exc),
             )
         )
 
