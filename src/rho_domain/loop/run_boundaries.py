@@ -63,7 +63,8 @@ async def bounded_run(
     ahead = ask_window_ahead(session.model)  # beside the run's start (context_fit)
     try:
         await begin_run(control, journal, record, tally, prompt)
-        session.tools.written = WriteTally()  # limits.run_written_mib counts from here
+        # limits.run_written_mib counts from here; a sub-agent's writes in its parent run's
+        session.tools.written = session.tools.counted_in or WriteTally()
         watch = budget_watch(session.agent.config.budget, session.state, tally.started)
         control.deadline = watch.deadline() if watch is not None else None
         limit = session.agent.config.max_turns if max_turns is None else max_turns
