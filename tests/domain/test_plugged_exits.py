@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from domain_support import WriteNoteTool, make_session
 
-from rho_adapters.fakes import MemorySessionStore, call, text, tools
+from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, call, text, tools
 from rho_domain import events as ev
 from rho_domain.hooks import BeforeToolCall, Hooks
 from rho_domain.messages import ToolResultMessage
@@ -159,3 +159,41 @@ async def test_a_failure_whose_message_raises_is_still_that_codes_failure() -> N
     assert (await heard.run("listener", on_event=unsayable_listener)).text == "heard"
     failed = [e for e in seen if isinstance(e, ev.ListenerFailed)]
     assert failed[0].message.startswith("(its message could not be read")
+
+
+class NonAnswers(Approver):
+    """Answers what it was given, no ApprovalAnswer."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
+        return self.answer  # type: ignore[return-value]
+
+
+class SyncApprover(Approver):
+    def decide(self, request: ApprovalRequest) -> ApprovalAnswer:  # type: ignore[override]
+        return ApprovalAnswer(approved=True)
+
+
+async def test_an_approvers_non_answer_names_it_and_runs_nothing() -> None:
+    """Before, an approver answering None or True ended the run with "AttributeError:
+    'NoneType' object has no attribute 'approved'", naming nobody; a ``decide`` written
+    without ``async`` ended it with a TypeError about ``await``."""
+    write = [tools(call("write", {"path": "a", "content": "b"}, id="w1")), text("went on")]
+    for answer in (None, True):
+        said = type(answer).__name__
+        executor = MemoryExecutor()
+        asked = make_session(write, tools=[WriteNoteTool()], profile="developer", executor=executor)
+        asked.set_approver(NonAnswers(answer))
+        ended = await asked.run("approver")
+        assert ended.status is RunStatus.ERROR
+        assert ended.error == (
+            f"ConfigError: the approver test_plugged_exits.NonAnswers answered {said}, not an "
+            "ApprovalAnswer: its decide must return ApprovalAnswer(approved=True or False), "
+            "or raise ApprovalInterrupt to leave the call pending"
+        )
+        assert not executor.files  # the call was not run
+    synced = make_session(write, tools=[WriteNoteTool()], profile="developer")
+    synced.set_approver(SyncApprover())
+    assert (await synced.run("approver")).status is RunStatus.COMPLETED
