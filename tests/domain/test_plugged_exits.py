@@ -197,3 +197,39 @@ async def test_an_approvers_non_answer_names_it_and_runs_nothing() -> None:
     synced = make_session(write, tools=[WriteNoteTool()], profile="developer")
     synced.set_approver(SyncApprover())
     assert (await synced.run("approver")).status is RunStatus.COMPLETED
+
+
+class ClosingListener:
+    """A listener told when its session closes; ``fails`` raises there."""
+
+    def __init__(self, fails: BaseException | None = None) -> None:
+        self.fails, self.closed = fails, 0
+
+    def __call__(self, event: ev.Event) -> None:
+        pass
+
+    def session_closed(self) -> None:
+        self.closed += 1
+        if self.fails is not None:
+            raise self.fails
+
+
+async def test_a_listener_failing_at_close_leaves_the_others_told(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, the first listener whose ``session_closed`` raised left the ones after it
+    untold (a tracer's session span never ended) and its error came out of ``close``."""
+    failing, exiting, told = (
+        ClosingListener(RuntimeError("broken")),
+        ClosingListener(SystemExit(5)),
+        ClosingListener(),
+    )
+    session = make_session([text("done")])
+    session.journal.listeners.extend([failing, exiting, told])
+    await session.run("go")
+    await session.close()
+    assert (failing.closed, exiting.closed, told.closed) == (1, 1, 1)
+    said = [r.getMessage() for r in caplog.records if "when its session closed" in r.getMessage()]
+    assert len(said) == 2
+    assert said[0].endswith("RuntimeError: broken")
+    assert "raised SystemExit(5), which would have ended the process" in said[1]
