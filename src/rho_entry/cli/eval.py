@@ -110,15 +110,16 @@ def _bird(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     from rho_entry.cli.eval_console import run_from_cli
-    from rho_entry.cli.main import sigterm_cancels
 
     # SIGTERM and SIGHUP (the terminal closed) killed the eval where it stood: the question
     # in flight unended in its trace, a durable run's workers left consuming, no word of how
-    # to continue. They now end it as Ctrl+C does (the process's handlers put back after).
+    # to continue. They now end it as Ctrl+C does, as main's do before a run listens (left
+    # alone when ignored: nohup; the process's handlers put back after).
     main_thread = threading.current_thread() is threading.main_thread()
     saved = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
-    if main_thread:
-        sigterm_cancels()
+    for signum, handler in saved.items():
+        if main_thread and handler is signal.SIG_DFL:
+            signal.signal(signum, _interrupt)
     try:
         return asyncio.run(run_from_cli(args))
     except KeyboardInterrupt:
@@ -133,3 +134,7 @@ def _bird(args: argparse.Namespace) -> int:
             for signum, handler in saved.items():
                 if handler is not None:  # None: set outside Python, cannot be put back
                     signal.signal(signum, handler)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

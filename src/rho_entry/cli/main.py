@@ -74,7 +74,7 @@ def _dispatch(args: list[str], *, process: bool = False) -> int:
     if isinstance(namespace, int):
         return namespace
     if process and (namespace.task is not None or not sys.stdin.isatty()):
-        sigterm_cancels()  # a REPL sets its own (cli/repl.py: it leaves, history saved)
+        _sigterm_cancels()  # a REPL sets its own (cli/repl.py: it leaves, history saved)
     from rho_entry.cli.app import run
 
     return _with_log_lines(run, namespace)
@@ -92,12 +92,12 @@ def _with_log_lines(command: Callable[[_Given], int], given: _Given) -> int:
         log_lines.remove(line)
 
 
-def sigterm_cancels() -> None:
+def _sigterm_cancels() -> None:
     """SIGTERM, or SIGHUP (the terminal gone), before the run listens for them (importing,
     reading the config, opening the store) ends as Ctrl+C does there: 'cancelled', exit 130,
     as the exit codes say of SIGTERM; they killed the process (143, 129). Each is left alone
     when ignored (``nohup``, a supervisor's choice). The run's own handler replaces this one
-    while it runs. ``eval bird`` keeps it for its whole run (``cli/eval.py``)."""
+    while it runs."""
     import signal
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
