@@ -1,5 +1,7 @@
 """Files that get their name only once whole: every file rho-agent replaces or creates whole
-(a workspace file the write tools write, a session's ``meta.json``, the server's token file).
+(a workspace file the write tools write, a session's ``meta.json``, the server's token file,
+and, through ``write_whole``, a file the user names: ``save_agent_config``'s, ``--output``'s
+and ``--download``'s).
 
 The data goes into an unnamed file in the target's directory (``O_TMPFILE``), which is then
 linked to its name (``linkat`` through ``/proc/self/fd``: ``AT_EMPTY_PATH`` would need
@@ -20,6 +22,7 @@ import contextlib
 import errno
 import functools
 import os
+import stat
 
 
 @functools.cache
@@ -62,3 +65,73 @@ def replace(temp: str, dir_fd: int, name: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp, dir_fd=dir_fd)
         raise
+
+
+def write_whole(path: str | os.PathLike[str], data: bytes) -> None:
+    """Put ``data`` in the file at ``path`` (a link followed, as ``open`` follows it) so that
+    a reader or a process killed midway (a full disk, ``RLIMIT_FSIZE``, SIGKILL) sees the old
+    file or the new one, never half: before, ``write_text`` cut the old file to nothing first,
+    and a failed write left a config, an answer or a download cut short, the old one lost.
+
+    A replaced file keeps its permission bits (a 0600 file is never 0644, not even for an
+    instant) and, as far as the process may, its owner; a new one is 0666 less the umask.
+    What exists and is no regular file (``/dev/stdout``, a FIFO), or is in a directory this
+    process may not create in, is written in place, as before. Raises ``OSError``; the
+    directory must exist."""
+    target = os.path.realpath(path)
+    try:
+        old: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        old = None
+    if old is not None and not stat.S_ISREG(old.st_mode):
+        _in_place(target, data)
+        return
+    folder, name = os.path.split(target)
+    temp = f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+    where = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        mode = 0o666 if old is None else 0o600  # the old bits are given before any data
+        try:
+            fd = unnamed(where, mode)
+            named = fd is None
+            if fd is None:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+                fd = os.open(temp, flags, mode, dir_fd=where)
+        except PermissionError:
+            if old is None:
+                raise
+            _in_place(target, data)  # a writable file in a directory that is not
+            return
+        try:
+            _fill(fd, data, old)
+            if not named:
+                link_over(fd, where, name, temp)
+        except BaseException:
+            if named:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=where)
+            raise
+        finally:
+            os.close(fd)
+        if named:
+            replace(temp, where, name)
+    finally:
+        os.close(where)
+
+
+def _in_place(target: str, data: bytes) -> None:
+    with open(target, "wb") as handle:
+        handle.write(data)
+
+
+def _fill(fd: int, data: bytes, old: os.stat_result | None) -> None:
+    """``data`` into ``fd``, given ``old``'s owner and mode first, synced."""
+    if old is not None:
+        if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+            with contextlib.suppress(PermissionError):
+                os.fchown(fd, old.st_uid, old.st_gid)
+        os.fchmod(fd, stat.S_IMODE(old.st_mode) & 0o777)  # no set-user-ID bit carried over
+    view = memoryview(data)
+    while view:  # a short write (a full disk, a file-size limit) is not the end
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)

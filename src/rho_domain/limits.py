@@ -63,7 +63,7 @@ class ResourceLimits:
     this says). ``processes``: how many processes a command may add to those its user already
     runs (RLIMIT_NPROC; the kernel does not apply it to root). ``run_written_mib``: the one
     limit of a run rather than of a command: the bytes the write and edit tools may write in
-    one run, every file counted (``tools.base.WriteTally``).
+    one run, every file counted, its sub-agents' writes included (``tools.base.WriteTally``).
     """
 
     memory_mib: int | None = attrs.field(default=1024, validator=_positive("memory_mib"))

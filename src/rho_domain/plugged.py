@@ -10,6 +10,11 @@ of its own, asyncio re-raised it out of the event loop, so ``asyncio.run`` (a sc
 serve``, a worker) ended there, every other session with it. ``contained`` and ``failure_of``
 turn it into ``ExitRaised``; ``asyncio.CancelledError`` and ``KeyboardInterrupt`` (a second
 Ctrl+C under ``asyncio.run``) still stop what runs.
+
+What such code raises is told by ``described``, never by ``str(exc)`` alone: an exception
+whose ``__str__`` raised (a bug of its own) made the formatting of its failure raise in turn,
+inside the handler meant to contain it, and the run ended ``error`` with that second error
+("ValueError: ..."), the tool's own name and type lost.
 """
 
 from __future__ import annotations
@@ -34,6 +39,29 @@ def plugged_name(plugged: object) -> str:
     return f"{module}.{qualname}" if module else str(qualname)
 
 
+# What a failure's message may take of an event or a result: an exception's text can be any
+# size (a whole response body), and the tool's result is cut later, its event and log not.
+_MESSAGE_CHARS = 4000
+
+
+def message_of(exc: BaseException) -> str:
+    """``str(exc)``, never raising: a ``__str__`` that raises is said so, a message past
+    4,000 characters is cut."""
+    try:
+        said = str(exc)
+    except Exception as failure:  # noqa: BLE001 - the plugged code's bug, told, not raised
+        return f"(its message could not be read: {type(failure).__name__} in __str__)"
+    if len(said) > _MESSAGE_CHARS:
+        return f"{said[:_MESSAGE_CHARS]}... ({len(said):,} characters in all)"
+    return said
+
+
+def described(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` (``Type`` alone when it has none), as ``message_of``."""
+    said = message_of(exc)
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
 def failure_of(exc: BaseException, by: str) -> BaseException:
     """What ``exc``, raised by the plugged-in code ``by`` names, is to the loop: an
     ``Exception``, ``CancelledError`` and ``KeyboardInterrupt`` stay themselves; anything else
@@ -41,7 +69,7 @@ def failure_of(exc: BaseException, by: str) -> BaseException:
     if isinstance(exc, Exception | CancelledError | KeyboardInterrupt):
         return exc
     return ExitRaised(
-        f"{by} raised {type(exc).__name__}({exc}), which would have ended the process; "
+        f"{by} raised {type(exc).__name__}({message_of(exc)}), which would have ended the process; "
         "raise an Exception to fail (argparse and click raise SystemExit on bad arguments)"
     )
 

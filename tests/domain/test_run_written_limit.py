@@ -10,10 +10,12 @@ from __future__ import annotations
 import attrs
 from domain_support import make_session
 
-from rho_adapters.fakes import MemoryExecutor, call, text, tools
+from rho_adapters.fakes import MemoryExecutor, MemorySessionStore, call, text, tools
+from rho_domain import events as ev
 from rho_domain.messages import ToolResultMessage
 from rho_domain.permissions import builtin_profile
 from rho_domain.run import RunStatus
+from rho_domain.tools.delegate import DelegateTool
 from rho_domain.tools.write import EditHandler, WriteHandler
 
 KIB = 1 << 10
@@ -61,3 +63,41 @@ async def test_a_run_may_write_its_limit_in_all_and_the_next_run_starts_again() 
         assert "limits.run_written_mib" in content
     assert sorted(executor.files) == ["a.txt", "c.txt"]
     assert executor.files["c.txt"] == BIG.encode()  # the refused edit wrote nothing
+
+
+async def test_sub_agents_write_within_their_parent_runs_total() -> None:
+    """Before, each child's run counted from zero: a parent that wrote 600 KiB and delegated
+    to a child writing 600 KiB wrote 1,200 KiB under a 1 MiB limit (N children, N times the
+    limit). Now the child's write is refused, naming the key."""
+    profile = builtin_profile("eval")
+    profile = attrs.evolve(profile, limits=attrs.evolve(profile.limits, run_written_mib=1))
+    executor = MemoryExecutor()
+    store = MemorySessionStore()
+    session = make_session(
+        [
+            _write("a.txt", "w1"),  # the parent: 600 KiB
+            tools(call("delegate", {"instruction": "write b"}, id="d1")),
+            _write("b.txt", "w2"),  # the first child: refused, 1,200 KiB in the run
+            text("child 1 done"),
+            text("parent done"),
+        ],
+        tools=[WriteHandler(create_only=False), DelegateTool()],
+        profile=profile,
+        executor=executor,
+        store=store,
+        context_window=10_000_000,
+    )
+
+    assert (await session.run("write, then delegate")).status is RunStatus.COMPLETED
+
+    assert sorted(executor.files) == ["a.txt"]  # before: b.txt too
+    (child,) = [i.id for i in await store.list() if i.id != session.id]
+    (refused,) = [
+        e.message
+        for e in store.events(child)
+        if isinstance(e, ev.MessageAdded) and isinstance(e.message, ToolResultMessage)
+    ]
+    assert refused.is_error
+    assert f"this run has already written {600 * KIB:,} bytes" in refused.content
+    assert "(its sub-agents' writes included)" in refused.content
+    assert "limits.run_written_mib" in refused.content

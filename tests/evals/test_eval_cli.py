@@ -166,6 +166,32 @@ def test_ctrl_c_in_the_middle_then_the_same_command_continues(tmp_path: Path) ->
     assert again.stdout.splitlines()[4].split()[:4] == ["total", "6", "5", "83.33%"]
 
 
+def test_the_terminal_closing_ends_the_eval_as_ctrl_c_does(tmp_path: Path) -> None:
+    """Before, SIGHUP (and SIGTERM) killed ``eval bird`` where it stood: exit -1, nothing said,
+    the question in flight unended in its trace. Now it ends as Ctrl+C does."""
+    command = ["eval", "bird", "--data", "bird", "--limit", "1", "-m", "m", "--out", "r.jsonl"]
+    with LoopbackServer([], rules=[sample_rule(stall_on=QUESTIONS[0][0])]) as server:
+        environ = env(tmp_path, server)
+        write_sample(tmp_path / "bird")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rho_entry", *command],
+            cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60  # a wait for the process, not a speed assertion
+        while not server.requests:  # it is now waiting for the model on its one question
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the question was never asked"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGHUP)
+        try:
+            _stdout, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+    assert process.returncode == 130, stderr
+    assert "interrupted; the graded questions are in r.jsonl" in stderr
+
+
 def _sigint_as_on_a_terminal() -> None:
     """In the child, before exec: SIGINT's default action, as a shell in the foreground gives
     it. A test run started in the background of a non-interactive shell (``(pytest &)``)

@@ -42,7 +42,7 @@ from rho_domain.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from rho_domain.plugged import contained, plugged_name
+from rho_domain.plugged import contained, described, plugged_name
 from rho_domain.run import RunResult
 from rho_domain.tools.base import ToolOutput
 from rho_domain.tools.registry import parse_arguments
@@ -68,7 +68,7 @@ async def _ask(hook: Any, value: object, deadline: float) -> object:
 
         if isinstance(exc, TimeoutError) and scope.expired():
             return HookFailure("timed_out", f"no answer within {deadline:g} s")
-        return HookFailure("failed", f"{type(exc).__name__}: {exc}")
+        return HookFailure("failed", described(exc))
 
 
 async def _in_own_thread(hook: Any, value: object) -> object:
@@ -94,7 +94,7 @@ async def _in_own_thread(hook: Any, value: object) -> object:
             # a future cannot carry StopIteration, and a SystemExit in a hook's thread is
             # the hook's failure, not the process's
             plain = isinstance(exc, Exception) and not isinstance(exc, StopIteration)
-            outcome, failed = (exc if plain else RuntimeError(f"{type(exc).__name__}: {exc}")), True
+            outcome, failed = (exc if plain else RuntimeError(described(exc))), True
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(settle, outcome, failed)
 

@@ -30,7 +30,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
-from rho_domain.plugged import failure_of, plugged_name
+from rho_domain.plugged import described, failure_of, message_of, plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.state import State
@@ -199,7 +199,7 @@ class Journal:
                 listener=name,
                 event_kind=event.kind,
                 error_type=type(exc).__name__,
-                message=str(exc),
+                message=message_of(exc),
             )
         )
 
@@ -221,7 +221,8 @@ class Journal:
         lock released, then every listener that ends with the session (``EndsWithSession``)
         is told. Each step runs even when the one before failed (a store whose directory was
         removed fails both writes): the lock is released and the listeners told before the
-        first error (the flush's, which names what went) is raised."""
+        first error (the flush's, which names what went) is raised. A listener that fails
+        to be told is logged, never raised (``_tell_closed``)."""
         try:
             if self.store is not None and self.created:
                 try:
@@ -234,7 +235,7 @@ class Journal:
         finally:
             for listener in tuple(self.listeners):
                 if isinstance(listener, EndsWithSession):
-                    listener.session_closed()
+                    _tell_closed(listener)
 
     async def message(self, message: Message) -> None:
         """Emit ``MessageAdded`` for ``message``."""
@@ -261,3 +262,20 @@ def _identity(event: ev.Event) -> tuple[str, str]:
         return event.kind, type(event.message).__name__
     call_id = getattr(event, "call_id", None) or getattr(getattr(event, "call", None), "id", "")
     return event.kind, str(call_id or "")
+
+
+def _tell_closed(listener: EndsWithSession) -> None:
+    """``listener.session_closed()``, a failure logged, not raised: one that raised left the
+    listeners after it untold (a tracer's session span never ended) and came out of
+    ``Session.close`` as its error, the session closed all the same."""
+    try:
+        listener.session_closed()
+    except BaseException as exc:  # a UI bug must not stand for the close
+        failure = failure_of(exc, f"the listener {plugged_name(listener)}")
+        if not isinstance(failure, Exception):
+            raise  # a cancel, a second Ctrl+C
+        log.warning(
+            "event listener %s failed when its session closed (ignored; the others were told): %s",
+            plugged_name(listener),
+            described(failure),
+        )

@@ -26,6 +26,7 @@ from rho_domain.loop.journal import Journal
 from rho_domain.loop.tally import RunTally
 from rho_domain.loop.turns import Turns, budget_watch
 from rho_domain.not_run import CANCELLED_RESULT, DIED
+from rho_domain.plugged import described, message_of
 from rho_domain.ports.store import SessionRecord
 from rho_domain.run import RunResult, RunStatus
 from rho_domain.tools.base import WriteTally
@@ -57,11 +58,13 @@ async def bounded_run(
     end the run with status ``error`` (never raised), cancellation is re-raised once the run
     has ended; ``record``: see ``begin_run``, ``refresh_tools``: see ``Turns``."""
     control, journal = session.control, session.journal
-    status, error = RunStatus.ERROR, None
+    status: RunStatus = RunStatus.ERROR
+    error: BaseException | None = None
     ahead = ask_window_ahead(session.model)  # beside the run's start (context_fit)
     try:
         await begin_run(control, journal, record, tally, prompt)
-        session.tools.written = WriteTally()  # limits.run_written_mib counts from here
+        # limits.run_written_mib counts from here; a sub-agent's writes in its parent run's
+        session.tools.written = session.tools.counted_in or WriteTally()
         watch = budget_watch(session.agent.config.budget, session.state, tally.started)
         control.deadline = watch.deadline() if watch is not None else None
         limit = session.agent.config.max_turns if max_turns is None else max_turns
@@ -73,6 +76,9 @@ async def bounded_run(
         raise
     except Exception as exc:  # noqa: BLE001 - every failure must still end the run cleanly
         error = exc
+    except BaseException as exc:  # KeyboardInterrupt: still raised, but the run says why
+        error = exc
+        raise
     finally:
         try:
             if ahead is not None:
@@ -114,7 +120,7 @@ async def end_run(
     """End a run and return its result. Never raises for a store failure: the result (with
     the first error's message) must still reach the caller."""
     state, clock = journal.state, journal.clock
-    message = f"{type(error).__name__}: {error}" if error is not None else tally.reason
+    message = _told(error) if error is not None else tally.reason
     if isinstance(error, RunSuperseded):
         journal.seal()  # the run's owner now retraces the trace as it stands, and ends the run
     with contextlib.suppress(Exception):
@@ -124,7 +130,9 @@ async def end_run(
         if error is not None:
             await journal.emit(
                 ev.ErrorOccurred(
-                    at=clock.now(), error_type=type(error).__name__, message=str(error)
+                    at=clock.now(),
+                    error_type=type(error).__name__,
+                    message=message_of(error) or _told(error),
                 )
             )
     try:
@@ -156,3 +164,15 @@ async def end_run(
         pending=pending if status is RunStatus.AWAITING_APPROVAL else (),
         output=tally.output,
     )
+
+
+def _told(error: BaseException) -> str:
+    """The message a run ended by ``error`` records. A ``KeyboardInterrupt`` (a second
+    Ctrl+C, or one raised by a tool's code) has none of its own: the run ended ``error`` with
+    no word of why."""
+    if isinstance(error, KeyboardInterrupt):
+        return (
+            f"{described(error)}: the run was interrupted (a second Ctrl+C, or code it called "
+            "raised KeyboardInterrupt); resume the session to go on"
+        )
+    return described(error)

@@ -29,6 +29,7 @@ from rho_domain.run import RunResult, RunStatus, is_plain_id
 from rho_domain.state import State
 
 if TYPE_CHECKING:
+    from rho_domain.loop.tool_batch import ToolBatch
     from rho_domain.tools.children import ChildAnswer, ChildOutcome
 
 
@@ -38,6 +39,7 @@ class ChildSession(Protocol):
     id: str
     state: State
     journal: Journal
+    tools: ToolBatch
 
     async def run(
         self,
@@ -82,6 +84,7 @@ class ParentSession(Protocol):
     state: State
     store: SessionStore | None
     journal: Journal
+    tools: ToolBatch
 
     @property
     def current_run(self) -> RunTally | None:
@@ -217,6 +220,8 @@ class SubAgents:
             left = max(tally.max_turns - tally.calls - tally.child_calls, 1)
             agent = attrs.evolve(agent, config=attrs.evolve(agent.config, max_turns=left))
         child = parent.related(agent, session_id=session_id, state=state, delegation=False)
+        if parent.current_run is not None:  # limits.run_written_mib: not N times it for N
+            child.tools.counted_in = parent.tools.written
         for listener in parent.journal.listeners:  # e.g. tracing: the child's spans nest in ours
             if isinstance(listener, FollowsChildren):
                 child.journal.listeners.append(listener.for_child(child.id))

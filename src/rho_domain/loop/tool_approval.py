@@ -12,11 +12,12 @@ with the first call that needs an approval: a plain run's calls are allowed.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rho_domain import events as ev
-from rho_domain.errors import RhoError, SessionStateError
+from rho_domain.errors import ConfigError, RhoError, SessionStateError
 from rho_domain.messages import ToolCall
 from rho_domain.plugged import contained, plugged_name
 from rho_domain.tools.prepared import decode_arguments
@@ -24,7 +25,7 @@ from rho_domain.tools.prepared import decode_arguments
 if TYPE_CHECKING:
     from rho_domain.loop.control import RunControl
     from rho_domain.loop.journal import Journal
-    from rho_domain.ports.approver import Approver
+    from rho_domain.ports.approver import ApprovalAnswer, ApprovalRequest, Approver
     from rho_domain.ports.clock import Clock
     from rho_domain.state import State
 
@@ -109,7 +110,7 @@ async def ask_approval(
     )
     # contained: a SystemExit raised in this task of its own left the event loop itself
     by = f"the approver {plugged_name(tools.approver)}"
-    asking = asyncio.ensure_future(contained(tools.approver.decide(request), by))
+    asking = asyncio.ensure_future(contained(_decided(tools.approver, request, by), by))
     try:
         if not await tools.control.race(asking):
             return None
@@ -126,3 +127,22 @@ async def ask_approval(
         )
     )
     return answer.approved
+
+
+async def _decided(approver: Approver, request: ApprovalRequest, by: str) -> ApprovalAnswer:
+    """``approver``'s answer to ``request``, awaited when it is awaitable (a ``decide`` written
+    without ``async`` answered a TypeError). Anything but an ``ApprovalAnswer`` (None, True)
+    is a ``ConfigError`` naming the approver: it ended the run with "AttributeError: 'NoneType'
+    object has no attribute 'approved'", which named nobody. The call is not run."""
+    from rho_domain.ports.approver import ApprovalAnswer
+
+    answer: object = approver.decide(request)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    if not isinstance(answer, ApprovalAnswer):
+        raise ConfigError(
+            f"{by} answered {type(answer).__name__}, not an ApprovalAnswer: its decide must "
+            "return ApprovalAnswer(approved=True or False), or raise ApprovalInterrupt to "
+            "leave the call pending"
+        )
+    return answer

@@ -11,7 +11,7 @@ What a plain run's calls do not need loads with the first call that does: asking
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from rho_domain import events as ev
 from rho_domain.approval import Allowed, decide
@@ -59,8 +59,8 @@ class ToolBatch:
         # read-only calls run at once at most (None: ``parallel_reads.MAX_PARALLEL_READS``)
         self.parallel_limit: int | None = None
         self.steps: DurableSteps | None = context.ports.steps  # durable: each call one step
-        # what this run's write and edit calls wrote: a new tally with each run (bounded_run)
-        self.written = WriteTally()
+        # the run's write/edit bytes (new each run; a sub-agent's: its parent's, ``counted_in``)
+        self.written, self.counted_in = WriteTally(), cast("WriteTally | None", None)
 
     async def run(self, calls: Sequence[ToolCall], *, resumed: bool = False) -> RunStatus | None:
         """Run a batch in order; a status ends the run, None continues the loop.

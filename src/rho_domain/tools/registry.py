@@ -18,7 +18,7 @@ from rho_domain.errors import RhoError, ToolError
 from rho_domain.messages import ToolCall
 from rho_domain.model import ToolSpec
 from rho_domain.permissions import PermissionProfile
-from rho_domain.plugged import contained
+from rho_domain.plugged import contained, described, message_of
 from rho_domain.tools.base import ToolContext, ToolHandler, ToolOutput, ToolPolicy, error_output
 from rho_domain.tools.prepared import PreparedCall, decode_arguments, prepare
 from rho_domain.tools.truncation import truncate_middle, unicode_text
@@ -170,15 +170,15 @@ class ToolRegistry:
                 timeout=True,
             )
         except ToolError as exc:
-            return error_output(f"Tool {name!r}: {exc}", error_type=type(exc).__name__)
+            return error_output(f"Tool {name!r}: {message_of(exc)}", error_type=type(exc).__name__)
         except RhoError as exc:
             return error_output(
-                f"Tool {name!r} failed: {type(exc).__name__}: {exc}",
+                f"Tool {name!r} failed: {described(exc)}",
                 error_type=type(exc).__name__,
             )
         except Exception as exc:  # noqa: BLE001 - a handler bug must not crash the loop
             return error_output(
-                f"Tool {name!r} failed unexpectedly: {type(exc).__name__}: {exc}. "
+                f"Tool {name!r} failed unexpectedly: {described(exc)}. "
                 f"Arguments were: {_preview(arguments)}",
                 error_type=type(exc).__name__,
             )

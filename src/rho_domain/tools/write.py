@@ -175,7 +175,8 @@ def _check_total(ctx: ToolContext, what: str, size: int) -> None:
     limit = limits.run_written_bytes
     if limit is not None and done + size > limit:
         raise ToolError(
-            f"{what}, and this run has already written {done:,} bytes with write and edit; "
+            f"{what}, and this run has already written {done:,} bytes with write and edit "
+            "(its sub-agents' writes included); "
             f"a run may write {limits.run_written_mib} MiB in all (the profile's "
             "limits.run_written_mib). Nothing was written: stop and tell the user, who may "
             "raise the limit or go on in a new run"

@@ -306,7 +306,9 @@ def _explain(
 
 def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRenderer) -> int:
     try:
-        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        from rho_adapters.unnamed import write_whole  # a failed write leaves no half answer
+
+        write_whole(path, (text if text.endswith("\n") else text + "\n").encode())
     except OSError as exc:
         renderer.notice(f"could not write --output {path}: {exc.strerror}", "red")
         return exit_codes.USAGE

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -109,6 +111,15 @@ def _bird(args: argparse.Namespace) -> int:
         raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     from rho_entry.cli.eval_console import run_from_cli
 
+    # SIGTERM and SIGHUP (the terminal closed) killed the eval where it stood: the question
+    # in flight unended in its trace, a durable run's workers left consuming, no word of how
+    # to continue. They now end it as Ctrl+C does, as main's do before a run listens (left
+    # alone when ignored: nohup; the process's handlers put back after).
+    main_thread = threading.current_thread() is threading.main_thread()
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    for signum, handler in saved.items():
+        if main_thread and handler is signal.SIG_DFL:
+            signal.signal(signum, _interrupt)
     try:
         return asyncio.run(run_from_cli(args))
     except KeyboardInterrupt:
@@ -118,3 +129,12 @@ def _bird(args: argparse.Namespace) -> int:
             "Run the same command to continue.\n"
         )
         return exit_codes.CANCELLED
+    finally:
+        if main_thread:
+            for signum, handler in saved.items():
+                if handler is not None:  # None: set outside Python, cannot be put back
+                    signal.signal(signum, handler)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

@@ -157,7 +157,10 @@ async def upload(
 
 
 async def download(executor: Executor, transfers: Transfers, notice: Callable[[str], None]) -> int:
-    """Copy each ``--download`` file here; the number that failed (each said)."""
+    """Copy each ``--download`` file here, each replaced whole (a failed write leaves none
+    cut short); the number that failed (each said)."""
+    from rho_adapters.unnamed import write_whole
+
     failed = 0
     for remote, local in transfers.downloads:
         try:
@@ -165,7 +168,7 @@ async def download(executor: Executor, transfers: Transfers, notice: Callable[[s
                 raise ConfigError(f"{local} exists (--force replaces it)")
             data = await executor.read(remote)
             local.parent.mkdir(parents=True, exist_ok=True)
-            local.write_bytes(data)
+            write_whole(local, data)  # a failed write leaves no half file
         except (RhoError, OSError) as exc:
             failed += 1
             notice(f"--download {remote}: {exc}")

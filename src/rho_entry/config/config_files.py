@@ -73,6 +73,8 @@ def load_agent_config(path: str | Path) -> AgentConfig:
 
 def save_agent_config(config: AgentConfig, path: str | Path) -> None:
     """Write ``config`` as YAML (creating parent directories); load_agent_config reads it back.
+    The file is replaced whole (``rho_adapters.unnamed.write_whole``): a write that fails
+    midway leaves the old file as it was, its mode kept.
 
     Settings left at their defaults are omitted, so the file shows what was chosen. A
     PermissionProfile object is written inline as a mapping.
@@ -80,13 +82,14 @@ def save_agent_config(config: AgentConfig, path: str | Path) -> None:
     import yaml
 
     from rho_adapters.codec import config_to_dict
+    from rho_adapters.unnamed import write_whole
 
     default = config_to_dict(AgentConfig())
     data = {k: _plain(v) for k, v in config_to_dict(config).items() if default.get(k) != v}
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        write_whole(target, yaml.safe_dump(data, sort_keys=False).encode())
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write the agent config: {exc.strerror}") from exc
 
