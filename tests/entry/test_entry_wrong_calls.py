@@ -11,9 +11,12 @@ was accepted and every run ended ``error`` on "'str' object has no attribute 'st
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedModel, text
+from rho_domain.errors import ConfigError
 from rho_entry import Agent, AgentConfig, RunStatus, Session
 
 
@@ -66,3 +69,13 @@ def test_a_port_given_as_a_name_says_where_the_name_goes() -> None:
     for kwargs, message in wrong:
         with pytest.raises(TypeError, match=message):
             Session(agent, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_working_dir_that_is_not_a_directory_names_the_setting(tmp_path: Path) -> None:
+    """Before: ``ExecutorError: working directory '.../notes.txt' does not exist`` for a file
+    that exists, naming no setting."""
+    (tmp_path / "notes.txt").write_text("x")
+    for given, state in (("notes.txt", "is not a directory"), ("gone", "does not exist")):
+        config = AgentConfig(model="m", working_dir=str(tmp_path / given))
+        with pytest.raises(ConfigError, match=rf"^AgentConfig\.working_dir: .*{given}.* {state}"):
+            Session(Agent(config), model=ScriptedModel([text("hi")]))
