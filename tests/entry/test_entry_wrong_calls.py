@@ -79,3 +79,17 @@ def test_a_working_dir_that_is_not_a_directory_names_the_setting(tmp_path: Path)
         config = AgentConfig(model="m", working_dir=str(tmp_path / given))
         with pytest.raises(ConfigError, match=rf"^AgentConfig\.working_dir: .*{given}.* {state}"):
             Session(Agent(config), model=ScriptedModel([text("hi")]))
+
+
+def test_help_of_session_says_what_run_raises_and_that_run_sync_closes() -> None:
+    """Before: ``help(rho_agent.Session)`` showed ``run`` as a pointer to the domain's method
+    and ``run_sync`` without saying it closes the session after each call."""
+    import pydoc
+
+    import rho_agent
+
+    shown = pydoc.render_doc(rho_agent.Session, renderer=pydoc.plaintext).replace("|", " ")
+    words = " ".join(shown.split())
+    assert "Model, tool and store failures end the run ``error`` (not raised)" in words
+    assert "``TypeError`` / ``ValueError`` for a prompt or ``max_turns`` of the wrong kind" in words
+    assert "closes the session after it" in words
