@@ -88,7 +88,8 @@ def test_help_of_session_says_what_run_raises_and_that_run_sync_closes() -> None
 
     import rho_agent
 
-    shown = pydoc.render_doc(rho_agent.Session, renderer=pydoc.plaintext).replace("|", " ")
+    plain = pydoc.plaintext  # type: ignore[attr-defined]  # a module global typeshed omits
+    shown = pydoc.render_doc(rho_agent.Session, renderer=plain).replace("|", " ")
     words = " ".join(shown.split())
     assert "Model, tool and store failures end the run ``error`` (not raised)" in words
     assert "``TypeError`` / ``ValueError`` for a prompt or ``max_turns`` of the wrong kind" in words
