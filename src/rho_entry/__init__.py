@@ -115,7 +115,7 @@ __getattr__ = lazy_names(__name__, _EXPORTS, then=lambda value: public_module(va
 
 def public_module(value: object, module: str) -> None:
     """Have ``value`` (a class or function of this package) report ``module``, the one its
-    users import it from (``rho_entry.Session``, not ``rho_entry.facade.Session``), in
+    users import it from (``rho_entry.Session``, not ``rho_entry.session.Session``), in
     ``repr``, ``help`` and pickling; its ``__qualname__`` stays. Domain objects keep theirs.
     A class that annotates fields of its own keeps its module too: ``typing.get_type_hints``
     (cattrs, attrs) resolves those names in the globals of ``__module__``."""

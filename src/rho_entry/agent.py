@@ -115,6 +115,12 @@ class Agent:
         from rho_entry.config.hook_refs import resolve_hooks
 
         config = config if config is not None else AgentConfig()
+        if not isinstance(config, domain_config.AgentConfig):
+            raise TypeError(
+                f"Agent(config): give an AgentConfig (AgentConfig(model=...), or "
+                f"AgentConfig.from_file(path) for a YAML file), not {type(config).__name__} "
+                f"{config!r:.80}"
+            )
         resolved = resolve_hooks(config.hooks)
         if hooks is not None:
             resolved = resolved.then(hooks)
@@ -177,8 +183,20 @@ class Agent:
 
 
 def definition_of(agent: Agent | domain_agent.Agent) -> domain_agent.Agent:
-    """The domain agent of ``agent`` (the library's ``Agent``, or a domain one)."""
-    return agent.definition if isinstance(agent, Agent) else agent
+    """The domain agent of ``agent`` (the library's ``Agent``, or a domain one). Raises
+    ``TypeError`` for anything else (an ``AgentConfig`` given where its ``Agent`` belongs)."""
+    from rho_domain import agent as domain_agent
+
+    if isinstance(agent, Agent):
+        return agent.definition
+    if isinstance(agent, domain_agent.Agent):
+        return agent
+    fix = (
+        "wrap the config: Session(Agent(config))"
+        if isinstance(agent, domain_config.AgentConfig)
+        else "build one: Session(Agent(AgentConfig(model=...)))"
+    )
+    raise TypeError(f"an Agent is needed here, not {type(agent).__name__}: {fix}")
 
 
 def _refuse_twice_named(tools: Sequence[ToolHandler | DocumentToolHandler]) -> None:

@@ -57,6 +57,12 @@ def build_executor(
     from rho_entry.config.home import config_dir_name
 
     root = working_dir_of(config)
+    if not os.path.isdir(root):
+        state = "is not a directory" if os.path.exists(root) else "does not exist"
+        raise ConfigError(
+            f"AgentConfig.working_dir: {config.working_dir or '.'!r} ({root}) {state}: give "
+            "the directory the tools work in (the CLI's --working-dir, RHO_AGENT_WORKING_DIR)"
+        )
     # Real paths as strings (a Session builds this each time: pathlib's objects cost more than
     # the two lookups). The agent's own configuration (databases.yaml, profiles, sessions) is
     # never read by a tool, unless the operator made the workspace part of it.

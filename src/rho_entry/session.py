@@ -258,11 +258,17 @@ class Session:
         record_events: bool = False,
         run_id: str | None = None,
     ) -> RunResult:
-        """``rho_domain.loop.session.Session.run``; ``record_events`` keeps every event of the run
-        in ``RunResult.events`` (off by default: a long run's deltas cost memory).
+        """Run ``prompt`` (None: continue after approvals answered) until the model answers
+        without tool calls, or a limit, signal or error, and return the ``RunResult``.
+        ``max_turns``: model calls in this run (None: the config's, 0: no limit).
+        ``record_events`` keeps every event of the run in ``RunResult.events`` (off by
+        default: a long run's deltas cost memory). See ``rho_domain.loop.session.Session.run``.
 
-        Raises ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver
-        to ask (see the class docstring)."""
+        Model, tool and store failures end the run ``error`` (not raised). Raises
+        ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver to ask
+        (see the class docstring), ``SessionStateError`` while another run is in progress or
+        when a stored session was closed (``Session.resume`` it), ``TypeError`` /
+        ``ValueError`` for a prompt or ``max_turns`` of the wrong kind, nothing run."""
         from rho_domain.run import RunStatus
 
         if record_events:
@@ -373,8 +379,11 @@ class Session:
         await self.close()
 
     def run_sync(self, prompt: str | None = None, **kwargs: Any) -> RunResult:
-        """Blocking ``run`` for scripts. Raises ``SessionStateError`` inside a running event
-        loop (async code: a notebook cell, a server's handler), naming ``await run``."""
+        """Blocking ``run`` for scripts: each call runs in an event loop of its own and closes
+        the session after it; a later call runs it again, unless it is stored (closing gave
+        its lock back: ``SessionStateError`` says to ``Session.resume`` it). Raises
+        ``SessionStateError`` inside a running event loop (async code: a notebook cell, a
+        server's handler), naming ``await run``."""
         from rho_entry.run_modes import run_blocking
 
         return run_blocking(lambda: self.run(prompt, **kwargs), self.close)

@@ -10,7 +10,7 @@ import argparse
 import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 USAGE_ERROR = 1  # exit_codes.USAGE: argparse's own code, 2, means "model error" here
@@ -26,9 +26,12 @@ class UsageParser(argparse.ArgumentParser):
     An unknown option is answered with the nearest known one (``--modl``: did you mean
     ``--model``?); ``commands`` are the subcommands a first word may misspell, for a parser
     whose first positional is free text (``rho-agent monitr ps``: the task ``monitr`` and an
-    unknown ``ps``)."""
+    unknown ``ps``). An option in ``from_environment`` is answered with its variable."""
 
     commands: Sequence[str] = ()
+    # options this parser does not take because it reads them from the environment (``serve``:
+    # ``--model`` -> ``RHO_AGENT_MODEL``), said instead of the nearest option it has
+    from_environment: Mapping[str, str] = {}
     _words: Sequence[str] = ()
 
     def parse_known_args(  # type: ignore[override]
@@ -81,9 +84,18 @@ class UsageParser(argparse.ArgumentParser):
         words = unknown.split()
         options = self.long_options()
         hints = []
-        for word in words:
-            if word.startswith("--"):
-                near = difflib.get_close_matches(word.partition("=")[0], options, n=1)
+        for at, word in enumerate(words):
+            name, _, value = word.partition("=")
+            variable = self.from_environment.get(name)
+            if variable is not None:
+                after = words[at + 1] if at + 1 < len(words) else "-"
+                value = value or ("..." if after.startswith("-") else after)
+                hints.append(
+                    f"{name}: {self.prog} takes it from the environment, not as an option: "
+                    f"{variable}={value} {self.prog}"
+                )
+            elif word.startswith("--"):
+                near = difflib.get_close_matches(name, options, n=1)
                 if near:
                     hints.append(f"{word}: did you mean {near[0]}?")
         if self.commands and self._words:

@@ -123,7 +123,22 @@ def build_ports(
     """Fill every port the caller did not pass (the adapters built here are ``owned``:
     the session closes them). The tool source (MCP servers) is built from the config and the
     profile when not passed; None when they start no server. ``store`` may be a URL or a
-    path (``rho_entry.config.stores``)."""
+    path (``rho_entry.config.stores``). A port given as something else (``model="gpt-5"``)
+    raises ``TypeError`` naming the keyword (``given_ports``)."""
+    from rho_entry.given_ports import refuse_non_ports
+
+    refuse_non_ports(
+        {
+            "model": model,
+            "executor": executor,
+            "store": None if isinstance(store, str | Path) else store,
+            "clock": clock,
+            "signals": signals,
+            "approver": approver,
+            "databases": databases,
+            "tool_source": tool_source,
+        }
+    )
     env = os.environ if environ is None else environ
     if isinstance(store, str | Path):
         from rho_entry.config.stores import as_store

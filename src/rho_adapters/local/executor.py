@@ -88,7 +88,8 @@ class LocalExecutor(Executor):
         resolved: bool = False,
     ) -> None:
         if not os.path.isdir(root):
-            raise ExecutorError(f"working directory {root!r} does not exist")
+            state = "is not a directory" if os.path.exists(root) else "does not exist"
+            raise ExecutorError(f"working directory {root!r} {state}")
         given_root = os.path.abspath(root)
         # ``resolved``: the caller gives ``root`` and ``secret_locations`` as the real paths
         # it looked up for this executor just now (``build_executor``, once per Session).

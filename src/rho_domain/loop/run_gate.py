@@ -5,6 +5,7 @@ stored session that was closed: its lock was given back), ``Session.compact`` pa
 it (refused while a run or another compaction is in progress), and ``Session.close`` shuts
 it, first stopping a run in progress from outside it (``stop_the_run``). The flags live here,
 changed only through these methods, so the session's public methods read as their contracts.
+``run_arguments`` refuses a run's arguments of the wrong kind before anything is recorded.
 """
 
 from __future__ import annotations
@@ -18,6 +19,30 @@ import attrs
 from rho_domain.errors import SessionStateError
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.tally import RunTally
+
+
+def run_arguments(prompt: object, max_turns: object) -> None:
+    """Refuse ``Session.run``'s arguments of the wrong kind before the run starts: a prompt
+    that is not text (or None: continue after an approval) and a ``max_turns`` that is not a
+    whole number >= 0 (or None: the config's) raise ``TypeError`` / ``ValueError`` naming the
+    argument. Recorded first, a prompt of another type became a user message every later
+    model call failed on, so one wrong call broke the conversation for good."""
+    if prompt is not None and not isinstance(prompt, str):
+        raise TypeError(
+            f"Session.run: prompt must be a str (the task) or None (continue after an "
+            f"approval), not {type(prompt).__name__} {prompt!r:.80}; nothing was run"
+        )
+    if max_turns is None:
+        return
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int):
+        raise TypeError(
+            f"Session.run: max_turns must be a whole number >= 0 (0: no limit) or None (the "
+            f"config's), not {type(max_turns).__name__} {max_turns!r:.80}; nothing was run"
+        )
+    if max_turns < 0:
+        raise ValueError(
+            f"Session.run: max_turns must be >= 0 (0: no limit), not {max_turns}; nothing was run"
+        )
 
 
 @attrs.define(eq=False)

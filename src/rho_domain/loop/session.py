@@ -27,6 +27,7 @@ from rho_domain.agent import Agent
 from rho_domain.loop.compaction_run import compact_asked
 from rho_domain.loop.journal import Listener
 from rho_domain.loop.run_boundaries import bounded_run
+from rho_domain.loop.run_gate import run_arguments
 from rho_domain.loop.session_core import SessionCore
 from rho_domain.loop.tally import RunTally
 from rho_domain.run import RunResult, new_id
@@ -97,8 +98,10 @@ class Session(SessionCore):
         ``stuck`` once told (``rho_domain.loop.stuck``); with an ``output_schema`` the final answer
         is parsed and checked, corrected once (``rho_domain.loop.output_check``).
         Raises ``SessionStateError`` if a run or a ``compact()`` is already in progress, or
-        if the session is stored and was closed (its lock released: resume it).
+        if the session is stored and was closed (its lock released: resume it); ``TypeError``
+        or ``ValueError`` for a prompt or ``max_turns`` of the wrong kind (``run_arguments``).
         """
+        run_arguments(prompt, max_turns)
         self._gate.open(stored=self.journal.created and self.store is not None)
         tally = self._gate.tally = RunTally(
             id=run_id or new_id(),

@@ -54,12 +54,28 @@ if TYPE_CHECKING:
     from rho_entry.server.durable_runs import DurableSettings
 
 
+# The main command's endpoint options: serve reads them from the environment, as the CLI can
+# (``rho_entry.config.settings.ENV_VARS``); given as options they are answered with the variable.
+FROM_ENVIRONMENT = {
+    "--model": "RHO_AGENT_MODEL",
+    "--base-url": "RHO_AGENT_BASE_URL",
+    "--provider": "RHO_AGENT_PROVIDER",
+    "--api-key-env": "RHO_AGENT_API_KEY_ENV",
+    "--reasoning-effort": "RHO_AGENT_REASONING_EFFORT",
+    "--service-tier": "RHO_AGENT_SERVICE_TIER",
+    "--context-window": "RHO_AGENT_CONTEXT_WINDOW",
+    "--timeout": "RHO_AGENT_TIMEOUT",
+    "--retries": "RHO_AGENT_RETRIES",
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = UsageParser(
         prog="rho-agent serve",
         description="Serve sessions over HTTP: a JSON API and a Server-Sent Events stream "
         "(docs/server.md).",
     )
+    parser.from_environment = FROM_ENVIRONMENT
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}, loopback)"
     )

@@ -1,0 +1,96 @@
+"""A newcomer's wrong calls to the library, each refused at once with what to fix.
+
+Before: ``session.run(123)`` recorded 123 as a user message, the run ended ``error`` on
+"TypeError: object of type 'int' has no len()", and so did every later run of that session,
+``run("hi")`` included (one wrong call broke the conversation for good); ``max_turns="3"``
+ended the run on "'>=' not supported between instances of 'int' and 'str'".
+``Session(AgentConfig(...))`` said "'AgentConfig' object has no attribute 'config'" and
+``Agent({...})`` "'dict' object has no attribute 'hooks'". ``Session(agent, model="gpt-5")``
+was accepted and every run ended ``error`` on "'str' object has no attribute 'stream'";
+``executor="/srv"`` "completed" runs whose every tool call failed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedModel, text
+from rho_domain.errors import ConfigError
+from rho_entry import Agent, AgentConfig, RunStatus, Session
+
+
+async def test_a_wrong_prompt_or_max_turns_is_refused_and_the_session_goes_on() -> None:
+    session = Session(
+        Agent(AgentConfig()),
+        model=ScriptedModel([text("hi")]),
+        executor=MemoryExecutor(),
+        clock=FakeClock(),
+    )
+    wrong = [
+        ({"prompt": 123}, TypeError, r"prompt must be a str .* not int 123"),
+        ({"prompt": ["a"]}, TypeError, r"prompt must be a str .* not list"),
+        ({"prompt": "x", "max_turns": "3"}, TypeError, r"max_turns must be a whole number"),
+        ({"prompt": "x", "max_turns": True}, TypeError, r"max_turns .* not bool"),
+        ({"prompt": "x", "max_turns": -1}, ValueError, r"max_turns must be >= 0 .* not -1"),
+    ]
+    for kwargs, kind, message in wrong:
+        with pytest.raises(kind, match=message):
+            await session.run(**kwargs)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="prompt must be a str"):
+        async for _ in session.stream(b"x"):  # type: ignore[arg-type]
+            pass
+    result = await session.run("hello")  # nothing of the wrong calls was recorded
+    assert (result.status, result.text, result.error) == (RunStatus.COMPLETED, "hi", None)
+    assert [m.content for m in session.state.messages if m.role == "user"] == ["hello"]
+    await session.close()
+
+
+def test_a_config_or_a_dict_where_an_agent_belongs_says_how_to_build_one() -> None:
+    config = AgentConfig()
+    with pytest.raises(TypeError, match=r"not AgentConfig: wrap the config: Session\(Agent"):
+        Session(config)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"not dict: build one"):
+        Session({"model": "m"})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Agent\(config\): give an AgentConfig .*from_file"):
+        Agent({"model": "m"})  # type: ignore[arg-type]
+
+
+def test_a_port_given_as_a_name_says_where_the_name_goes() -> None:
+    agent = Agent(AgentConfig(model="m"))
+    wrong = [
+        ({"model": "gpt-5-mini"}, r"model=.*not a ChatModel .*AgentConfig\(model=\.\.\.\)"),
+        ({"executor": "/srv"}, r"executor=.*not an Executor .*AgentConfig\(working_dir="),
+        ({"store": 123}, r"store=.*not a SessionStore .*a URL or a directory"),
+        ({"approver": True}, r"approver=.*not an Approver .*approval_callback="),
+        ({"databases": {"a": "sqlite:///x"}}, r"databases\['a'\]=.*not a Database"),
+        ({"databases": "x"}, r"databases=.*mapping of alias -> Database"),
+    ]
+    for kwargs, message in wrong:
+        with pytest.raises(TypeError, match=message):
+            Session(agent, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_working_dir_that_is_not_a_directory_names_the_setting(tmp_path: Path) -> None:
+    """Before: ``ExecutorError: working directory '.../notes.txt' does not exist`` for a file
+    that exists, naming no setting."""
+    (tmp_path / "notes.txt").write_text("x")
+    for given, state in (("notes.txt", "is not a directory"), ("gone", "does not exist")):
+        config = AgentConfig(model="m", working_dir=str(tmp_path / given))
+        with pytest.raises(ConfigError, match=rf"^AgentConfig\.working_dir: .*{given}.* {state}"):
+            Session(Agent(config), model=ScriptedModel([text("hi")]))
+
+
+def test_help_of_session_says_what_run_raises_and_that_run_sync_closes() -> None:
+    """Before: ``help(rho_agent.Session)`` showed ``run`` as a pointer to the domain's method
+    and ``run_sync`` without saying it closes the session after each call."""
+    import pydoc
+
+    import rho_agent
+
+    plain = pydoc.plaintext  # type: ignore[attr-defined]  # a module global typeshed omits
+    shown = pydoc.render_doc(rho_agent.Session, renderer=plain).replace("|", " ")
+    words = " ".join(shown.split())
+    assert "Model, tool and store failures end the run ``error`` (not raised)" in words
+    assert "``TypeError`` / ``ValueError`` for a prompt or ``max_turns`` of the wrong kind" in words
+    assert "closes the session after it" in words
