@@ -11,29 +11,33 @@ belongs there.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
-
-from rho_domain.ports.approver import Approver
-from rho_domain.ports.clock import Clock
-from rho_domain.ports.database import Database
-from rho_domain.ports.executor import Executor
-from rho_domain.ports.model import ChatModel
-from rho_domain.ports.signals import SignalSource
-from rho_domain.ports.store import SessionStore
-from rho_domain.tools.source import ToolSource
 
 __all__ = ["refuse_non_ports"]
 
-# keyword -> (its Protocol, where what the caller probably meant goes)
-_PORTS: dict[str, tuple[type, str]] = {
-    "model": (ChatModel, "the model's name goes in AgentConfig(model=...)"),
-    "executor": (Executor, "the workspace goes in AgentConfig(working_dir=...)"),
-    "store": (SessionStore, "a store may also be given as a URL or a directory (a str)"),
-    "clock": (Clock, "leave it out for the system clock"),
-    "signals": (SignalSource, "leave it out: a store's sessions carry their own"),
-    "approver": (Approver, "a function (tool_name, args) -> bool goes in approval_callback="),
-    "tool_source": (ToolSource, "MCP servers go in AgentConfig(mcp_servers=...)"),
+# keyword -> (its Protocol's module and name, where what the caller probably meant goes). The
+# Protocol is imported only to judge an object of a caller's own class: the wiring's own
+# adapters (rho_adapters, rho_entry) subclass their ports, and a one-shot, which gives only
+# those, imports no port module it does not use (tests/cli/test_cli_oneshot_imports.py).
+_PORTS: dict[str, tuple[str, str, str]] = {
+    "model": ("model", "ChatModel", "the model's name goes in AgentConfig(model=...)"),
+    "executor": ("executor", "Executor", "the workspace goes in AgentConfig(working_dir=...)"),
+    "store": (
+        "store",
+        "SessionStore",
+        "a store may also be given as a URL or a directory (a str)",
+    ),
+    "clock": ("clock", "Clock", "leave it out for the system clock"),
+    "signals": ("signals", "SignalSource", "leave it out: a store's sessions carry their own"),
+    "approver": (
+        "approver",
+        "Approver",
+        "a function (tool_name, args) -> bool goes in approval_callback=",
+    ),
+    "tool_source": ("", "ToolSource", "MCP servers go in AgentConfig(mcp_servers=...)"),
 }
+_OURS = ("rho_adapters.", "rho_entry.")
 
 
 def refuse_non_ports(given: Mapping[str, object]) -> None:
@@ -54,15 +58,24 @@ def refuse_non_ports(given: Mapping[str, object]) -> None:
                 _check(
                     f"databases[{alias!r}]",
                     database,
-                    Database,
+                    ("database", "Database"),
                     "databases to open go in AgentConfig(databases=...)",
                 )
             continue
-        protocol, hint = _PORTS[keyword]
-        _check(keyword, value, protocol, hint)
+        module, name, hint = _PORTS[keyword]
+        _check(keyword, value, (module, name), hint)
 
 
-def _check(keyword: str, value: object, protocol: type, hint: str) -> None:
+def _protocol(module: str, name: str) -> type:
+    where = f"rho_domain.ports.{module}" if module else "rho_domain.tools.source"
+    protocol: type = getattr(importlib.import_module(where), name)
+    return protocol
+
+
+def _check(keyword: str, value: object, port: tuple[str, str], hint: str) -> None:
+    if type(value).__module__.startswith(_OURS):
+        return  # the wiring's own adapters subclass their ports
+    protocol = _protocol(*port)
     members: frozenset[str] = getattr(protocol, "__abstractmethods__", frozenset())
     missing = sorted(name for name in members if not hasattr(value, name))
     if missing:
