@@ -127,13 +127,23 @@ class McpClient:
         self, tool: str, arguments: Mapping[str, Any], *, timeout: float
     ) -> Message:
         """The ``CallToolResult`` of one call (``content``, ``structuredContent``,
-        ``isError``). Raises ``McpError``; cancelling the caller cancels the call."""
-        return await self.peer.request(
+        ``isError``). Raises ``McpError``, ``McpProtocolError`` when ``content`` is there
+        but not a list (the specification's array of blocks); cancelling the caller cancels
+        the call."""
+        result = await self.peer.request(
             "tools/call",
             {"name": tool, "arguments": dict(arguments)},
             timeout=timeout,
             setting="call_timeout",
         )
+        content = result.get("content")
+        if content is not None and not isinstance(content, list):
+            raise McpProtocolError(
+                f"MCP server {self.server!r} answered tools/call {said(repr(tool))} with "
+                f"content that is {_json_kind(content)}, not a list of blocks",
+                server=self.server,
+            )
+        return result
 
     async def aclose(self) -> None:
         """Shut the server down (see the transport's ``aclose``)."""
@@ -143,6 +153,12 @@ class McpClient:
         del params
         if method == "notifications/tools/list_changed":
             self._on_list_changed()
+
+
+def _json_kind(value: object) -> str:
+    """What JSON value ``value`` is, as a message names it (not the value: a server's)."""
+    kinds = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (dict, "an object"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
 
 
 def _kept_page(listed: list[Any]) -> list[tuple[Message, int]]:
