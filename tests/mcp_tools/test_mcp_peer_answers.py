@@ -1,18 +1,26 @@
-"""Answers a server shapes off the protocol, read by the client in this process (a scripted
+"""What a server shapes off the protocol, read by the client in this process (a scripted
 transport: no server process): an id that is not ours answers nothing, a call's ``content``
-that is not a list of blocks is the server's protocol error, not our crash."""
+that is not a list of blocks is the server's protocol error, and an input schema whose
+keywords hold values of the wrong kind is checked as far as it can be, not our crash."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import pytest
 
+from rho_adapters.fakes import ScriptedModel, call, text, tools
+from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.client import McpClient
-from rho_adapters.mcp.jsonrpc import Message, RpcPeer
+from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport
 from rho_domain.errors import McpProtocolError, McpTimeout
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.messages import ToolResultMessage
+from rho_domain.run import RunResult, RunStatus
+from rho_entry import Agent, AgentConfig, Session
 
 
 class ScriptedTransport:
@@ -77,3 +85,64 @@ def test_a_call_whose_content_is_not_a_list_is_the_servers_protocol_error(
         )
 
     asyncio.run(main())
+
+
+# Keywords of types the keyword does not take: each made the argument check raise TypeError or
+# AttributeError, which ended the run that called the tool.
+ODD_SCHEMA: Message = {
+    "type": "object",
+    "required": 5,
+    "properties": {
+        "word": {"type": "string", "maxLength": "10", "enum": 5},
+        "count": {"type": ["integer", 7], "minimum": "0"},
+        "tags": {"type": "array", "items": 5},
+        "other": 5,
+    },
+}
+
+
+def test_a_servers_schema_of_odd_keyword_values_checks_what_it_can_and_the_call_runs(
+    tmp_path: Path,
+) -> None:
+    sent: list[Message] = []
+
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        elif request["method"] == "tools/list":
+            odd = {"name": "odd", "description": "Odd.", "inputSchema": ODD_SCHEMA}
+            result = {"tools": [odd]}
+        else:
+            sent.append(request["params"])
+            result = {"content": [{"type": "text", "text": "odd ran"}]}
+        return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    def connect(name: str, config: McpServerConfig, environ: Mapping[str, str]) -> Transport:
+        return ScriptedTransport(answer)
+
+    source = McpToolSource(
+        {"h": McpServerConfig(command=("unused",))},
+        environ={},
+        output_limit=2_000,
+        connect=connect,
+    )
+    arguments = {"word": "w", "count": "3", "tags": ["a"], "other": 1}
+    model = ScriptedModel(
+        [
+            tools(call("mcp__h__odd", arguments, id="c1")),
+            tools(call("mcp__h__odd", {"count": 2.5}, id="c2")),  # what is checked still is
+            text("done"),
+        ]
+    )
+    config = AgentConfig(model="m", profile="eval", working_dir=str(tmp_path))
+
+    async def main() -> RunResult:
+        async with Session(Agent(config), model=model, tool_source=source) as session:
+            return await session.run("go")
+
+    result = asyncio.run(main())
+    assert result.status is RunStatus.COMPLETED, result.error
+    assert sent == [{"name": "odd", "arguments": {**arguments, "count": 3}}]
+    refused = model.requests[2].messages[-1]
+    assert isinstance(refused, ToolResultMessage)
+    assert "arguments.count must be integer, got 2.5" in refused.content
