@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rho_adapters.fakes import ScriptedModel, call, text, tools
+from rho_adapters.fakes import LoopbackServer, ScriptedModel, call, text, text_reply, tools
 from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport
@@ -146,3 +146,50 @@ def test_a_servers_schema_of_odd_keyword_values_checks_what_it_can_and_the_call_
     refused = model.requests[2].messages[-1]
     assert isinstance(refused, ToolResultMessage)
     assert "arguments.count must be integer, got 2.5" in refused.content
+
+
+def test_a_number_json_cannot_carry_is_not_taken_into_a_model_request(tmp_path: Path) -> None:
+    # Python's json reads NaN and Infinity, which are not JSON, and 1e400 as infinity; in a
+    # tool's schema they went into every model request, which httpx refuses to encode: every
+    # model call of the session failed (ValueError: Out of range float values ...)
+    numbers = {"nan": "NaN", "minus": "-Infinity", "huge": "1e400"}
+
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
+        listed = ", ".join(
+            f'{{"name": "{name}", "inputSchema": {{"type": "object", "properties": '
+            f'{{"a": {{"default": {number}}}}}}}}}'
+            for name, number in numbers.items()
+        )
+        tools = f'[{listed}, {{"name": "plain"}}]'
+        return f'{{"jsonrpc": "2.0", "id": {request["id"]}, "result": {{"tools": {tools}}}}}'
+
+    def connect(name: str, config: McpServerConfig, environ: Mapping[str, str]) -> Transport:
+        return ScriptedTransport(answer)
+
+    source = McpToolSource(
+        {"h": McpServerConfig(command=("unused",))}, environ={}, output_limit=2_000, connect=connect
+    )
+
+    async def main(server: LoopbackServer) -> tuple[RunResult, tuple[str, ...]]:
+        config = AgentConfig(
+            model="m", base_url=server.base_url, profile="eval", working_dir=str(tmp_path)
+        )
+        async with Session(Agent(config), tool_source=source) as session:
+            return await session.run("go"), (await source.current()).problems
+
+    with LoopbackServer([text_reply("done")]) as server:
+        result, problems = asyncio.run(main(server))
+    assert result.status is RunStatus.COMPLETED, result.error
+    (request,) = server.requests
+    assert [t["function"]["name"] for t in request["tools"] if "mcp" in t["function"]["name"]] == [
+        "mcp__h__plain"
+    ]
+    why = "its input schema holds a number JSON cannot carry (NaN, Infinity, or past 1.8e308)"
+    assert [p for p in problems if why in p] == [
+        f"MCP server 'h': tool {name!r} is left out: {why}; every model request would carry "
+        "it, and none could be sent"
+        for name in numbers
+    ]

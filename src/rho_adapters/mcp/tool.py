@@ -9,7 +9,9 @@ is read-only only when its server's ``read_only_tools`` names it, else every cal
 What a server says about a tool goes into every model request: its description (or title) is
 cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
 name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
-trace) or its input schema is larger than ``MAX_SCHEMA`` bytes of JSON. One server's tools
+trace), its input schema is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
+cannot carry (``NaN``, ``Infinity``, ``1e400``: Python's json reads them from a server's
+message; every model request would fail to encode). One server's tools
 together add at most ``MAX_LISTED`` bytes of JSON (``listed_size``) to a request: the
 tools past that are left out (``McpToolSource``), the first ones listed kept.
 """
@@ -48,7 +50,9 @@ def shown_name(name: str) -> str:
 
 def left_out(tool: Mapping[str, Any]) -> str:
     """Why ``tool`` (a ``tools/list`` entry) is not made: its name is over ``MAX_TOOL_NAME``
-    characters, or its input schema over ``MAX_SCHEMA`` bytes of JSON; "" when it is made."""
+    characters, its input schema over ``MAX_SCHEMA`` bytes of JSON, or not JSON at all (a
+    number JSON cannot carry: the model client refuses to encode a request holding one);
+    "" when it is made."""
     length = len(str(tool["name"]))
     if length > MAX_TOOL_NAME:
         return (
@@ -57,7 +61,13 @@ def left_out(tool: Mapping[str, Any]) -> str:
         )
     if why := _schema_shape(tool.get("inputSchema")):
         return why
-    size = len(json.dumps(tool.get("inputSchema")))  # safe: it nests MAX_SCHEMA_DEPTH at most
+    try:  # safe: it nests MAX_SCHEMA_DEPTH at most
+        size = len(json.dumps(tool.get("inputSchema"), allow_nan=False))
+    except ValueError:  # NaN, Infinity: Python's json reads them, and 1e400 as infinity
+        return (
+            "its input schema holds a number JSON cannot carry (NaN, Infinity, or past "
+            "1.8e308); every model request would carry it, and none could be sent"
+        )
     if size <= MAX_SCHEMA:
         return ""
     return (
