@@ -148,23 +148,39 @@ def test_a_servers_schema_of_odd_keyword_values_checks_what_it_can_and_the_call_
     assert "arguments.count must be integer, got 2.5" in refused.content
 
 
-def test_a_number_json_cannot_carry_is_not_taken_into_a_model_request(tmp_path: Path) -> None:
-    # Python's json reads NaN and Infinity, which are not JSON, and 1e400 as infinity; in a
-    # tool's schema they went into every model request, which httpx refuses to encode: every
-    # model call of the session failed (ValueError: Out of range float values ...)
-    numbers = {"nan": "NaN", "minus": "-Infinity", "huge": "1e400"}
+def test_what_json_or_utf_8_cannot_carry_is_not_taken_into_a_model_request(
+    tmp_path: Path,
+) -> None:
+    # Python's json reads NaN and Infinity, which are not JSON, 1e400 as infinity, and the
+    # escape "\ud800" as a lone surrogate, which UTF-8 cannot encode: in a tool's schema, its
+    # description or title, or the server's instructions, each went into every model request,
+    # which could not be encoded: every run of the session ended in error (ValueError: Out
+    # of range float values...; UnicodeEncodeError: ... surrogates not allowed)
+    schemas = {
+        "nan": '{"default": NaN}',
+        "minus": '{"default": -Infinity}',
+        "huge": '{"default": 1e400}',
+        "lone": '{"description": "\\udc80"}',
+        "key": '{"\\ud800": {}}',
+    }
+    listed = [
+        f'{{"name": "{name}", "inputSchema": {{"type": "object", "properties": '
+        f'{{"a": {schema}}}}}}}'
+        for name, schema in schemas.items()
+    ]
+    listed += [
+        '{"name": "described", "description": "d \\ud800"}',
+        '{"name": "titled", "title": "t \\udfff"}',
+    ]
 
     def answer(request: Message) -> str:
         if request["method"] == "initialize":
-            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
-            return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
-        listed = ", ".join(
-            f'{{"name": "{name}", "inputSchema": {{"type": "object", "properties": '
-            f'{{"a": {{"default": {number}}}}}}}}}'
-            for name, number in numbers.items()
-        )
-        tools = f'[{listed}, {{"name": "plain"}}]'
-        return f'{{"jsonrpc": "2.0", "id": {request["id"]}, "result": {{"tools": {tools}}}}}'
+            result = (
+                '{"protocolVersion": "2025-11-25", "capabilities": {}, "instructions": "i \\ud800"}'
+            )
+        else:
+            result = f'{{"tools": [{", ".join(listed)}]}}'
+        return f'{{"jsonrpc": "2.0", "id": {request["id"]}, "result": {result}}}'
 
     def connect(name: str, config: McpServerConfig, environ: Mapping[str, str]) -> Transport:
         return ScriptedTransport(answer)
@@ -184,12 +200,19 @@ def test_a_number_json_cannot_carry_is_not_taken_into_a_model_request(tmp_path: 
         result, problems = asyncio.run(main(server))
     assert result.status is RunStatus.COMPLETED, result.error
     (request,) = server.requests
-    assert [t["function"]["name"] for t in request["tools"] if "mcp" in t["function"]["name"]] == [
-        "mcp__h__plain"
-    ]
-    why = "its input schema holds a number JSON cannot carry (NaN, Infinity, or past 1.8e308)"
-    assert [p for p in problems if why in p] == [
-        f"MCP server 'h': tool {name!r} is left out: {why}; every model request would carry "
-        "it, and none could be sent"
-        for name in numbers
-    ]
+    shown = {t["function"]["name"]: t["function"] for t in request["tools"]}
+    assert {name for name in shown if name.startswith("mcp__")} == {
+        "mcp__h__described",
+        "mcp__h__titled",
+    }
+    assert shown["mcp__h__described"]["description"].startswith("d \\ud800\n")
+    assert shown["mcp__h__titled"]["description"].startswith("t \\udfff\n")
+    assert "MCP server h says:\ni \\ud800" in request["messages"][0]["content"]
+    number = "a number JSON cannot carry (NaN, Infinity, or past 1.8e308)"
+    lone = "text that is not Unicode (a lone surrogate, such as \\ud800)"
+    assert sorted(p for p in problems if "is left out" in p) == sorted(
+        f"MCP server 'h': tool {name!r} is left out: its input schema holds "
+        f"{lone if name in ('lone', 'key') else number}; every model request would carry it, "
+        "and none could be sent"
+        for name in schemas
+    )

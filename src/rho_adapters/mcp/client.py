@@ -19,7 +19,7 @@ from typing import Any
 from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport, said
 from rho_adapters.mcp.tool import MAX_LISTING, kept_entry
 from rho_domain.errors import McpProtocolError
-from rho_domain.tools.truncation import truncate_middle
+from rho_domain.tools.truncation import truncate_middle, unicode_text
 
 # Newest first: the revisions the official SDK (mcp 2.3) negotiates through ``initialize``.
 # Its stateless 2026-07-28 revision (no handshake, per-request envelopes) is not spoken here.
@@ -75,7 +75,11 @@ class McpClient:
         # kept as they are used, not as sent: the answer's text may be 256 MiB
         instructions = result.get("instructions")
         if isinstance(instructions, str):
-            self.instructions = truncate_middle(instructions.strip(), MAX_INSTRUCTIONS)
+            # a lone surrogate (JSON's "\ud800") shown as an escape: the system prompt
+            # goes into every model request, which could not be encoded with one
+            self.instructions = truncate_middle(
+                unicode_text(instructions.strip()), MAX_INSTRUCTIONS
+            )
         info = result.get("serverInfo")
         if isinstance(info, dict):
             self.server_info = {k: said(info[k]) for k in ("name", "version") if k in info}
