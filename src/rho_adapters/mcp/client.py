@@ -19,7 +19,7 @@ from typing import Any
 from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport, said
 from rho_adapters.mcp.tool import MAX_LISTING, kept_entry
 from rho_domain.errors import McpProtocolError
-from rho_domain.tools.truncation import truncate_middle
+from rho_domain.tools.truncation import truncate_middle, unicode_text
 
 # Newest first: the revisions the official SDK (mcp 2.3) negotiates through ``initialize``.
 # Its stateless 2026-07-28 revision (no handshake, per-request envelopes) is not spoken here.
@@ -75,7 +75,11 @@ class McpClient:
         # kept as they are used, not as sent: the answer's text may be 256 MiB
         instructions = result.get("instructions")
         if isinstance(instructions, str):
-            self.instructions = truncate_middle(instructions.strip(), MAX_INSTRUCTIONS)
+            # a lone surrogate (JSON's "\ud800") shown as an escape: the system prompt
+            # goes into every model request, which could not be encoded with one
+            self.instructions = truncate_middle(
+                unicode_text(instructions.strip()), MAX_INSTRUCTIONS
+            )
         info = result.get("serverInfo")
         if isinstance(info, dict):
             self.server_info = {k: said(info[k]) for k in ("name", "version") if k in info}
@@ -127,13 +131,23 @@ class McpClient:
         self, tool: str, arguments: Mapping[str, Any], *, timeout: float
     ) -> Message:
         """The ``CallToolResult`` of one call (``content``, ``structuredContent``,
-        ``isError``). Raises ``McpError``; cancelling the caller cancels the call."""
-        return await self.peer.request(
+        ``isError``). Raises ``McpError``, ``McpProtocolError`` when ``content`` is there
+        but not a list (the specification's array of blocks); cancelling the caller cancels
+        the call."""
+        result = await self.peer.request(
             "tools/call",
             {"name": tool, "arguments": dict(arguments)},
             timeout=timeout,
             setting="call_timeout",
         )
+        content = result.get("content")
+        if content is not None and not isinstance(content, list):
+            raise McpProtocolError(
+                f"MCP server {self.server!r} answered tools/call {said(repr(tool))} with "
+                f"content that is {_json_kind(content)}, not a list of blocks",
+                server=self.server,
+            )
+        return result
 
     async def aclose(self) -> None:
         """Shut the server down (see the transport's ``aclose``)."""
@@ -143,6 +157,12 @@ class McpClient:
         del params
         if method == "notifications/tools/list_changed":
             self._on_list_changed()
+
+
+def _json_kind(value: object) -> str:
+    """What JSON value ``value`` is, as a message names it (not the value: a server's)."""
+    kinds = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (dict, "an object"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
 
 
 def _kept_page(listed: list[Any]) -> list[tuple[Message, int]]:

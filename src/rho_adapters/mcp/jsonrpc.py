@@ -201,7 +201,7 @@ class RpcPeer:
             elif isinstance(method, str):
                 self._on_notification(method, params)
             return
-        future = self._pending.get(item["id"]) if isinstance(item.get("id"), int) else None
+        future = self._pending.get(item["id"]) if _our_id(item.get("id")) else None
         if future is None or future.done():
             self._malformed(text)  # an answer to nothing we asked
         elif isinstance(item.get("error"), dict):
@@ -263,6 +263,13 @@ class RpcPeer:
     def _malformed(self, text: str) -> None:
         self.malformed += 1
         self.last_malformed = _preview(text)
+
+
+def _our_id(value: object) -> bool:
+    """Whether ``value`` may be the id of one of our requests: an int, never a bool. JSON's
+    ``true`` decodes to ``True``, which Python's dict finds as the key ``1``: a response
+    with ``"id": true`` answered our first request (``initialize``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _values_at_most(text: str) -> int:

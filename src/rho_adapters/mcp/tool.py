@@ -1,4 +1,4 @@
-"""One MCP server tool as a tool handler of ours: ``mcp__<server>__<tool>``.
+r"""One MCP server tool as a tool handler of ours: ``mcp__<server>__<tool>``.
 
 Its schema is the server's ``inputSchema``, passed through (our validator checks the subset it
 knows; the server checks the rest). Its risk is the operator's word, not the server's: a tool
@@ -9,7 +9,10 @@ is read-only only when its server's ``read_only_tools`` names it, else every cal
 What a server says about a tool goes into every model request: its description (or title) is
 cut to ``MAX_DESCRIPTION`` characters, and a tool is not made at all (``left_out``) when its
 name is over ``MAX_TOOL_NAME`` characters (the description names it, so does every call's
-trace) or its input schema is larger than ``MAX_SCHEMA`` bytes of JSON. One server's tools
+trace), its input schema is larger than ``MAX_SCHEMA`` bytes of JSON or holds a number JSON
+cannot carry (``NaN``, ``Infinity``, ``1e400``: Python's json reads them from a server's
+message) or a lone surrogate (``"\ud800"``): every model request would fail to encode; a
+description's lone surrogates are shown as escapes. One server's tools
 together add at most ``MAX_LISTED`` bytes of JSON (``listed_size``) to a request: the
 tools past that are left out (``McpToolSource``), the first ones listed kept.
 """
@@ -30,7 +33,7 @@ from rho_domain.tools.base import (
     ToolOutput,
     ToolPolicy,
 )
-from rho_domain.tools.truncation import truncate_middle
+from rho_domain.tools.truncation import truncate_middle, unicode_text
 
 Caller = Callable[[str, str, Mapping[str, Any], ToolContext], Awaitable[ToolOutput]]
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
@@ -48,7 +51,9 @@ def shown_name(name: str) -> str:
 
 def left_out(tool: Mapping[str, Any]) -> str:
     """Why ``tool`` (a ``tools/list`` entry) is not made: its name is over ``MAX_TOOL_NAME``
-    characters, or its input schema over ``MAX_SCHEMA`` bytes of JSON; "" when it is made."""
+    characters, its input schema over ``MAX_SCHEMA`` bytes of JSON, or not JSON at all (a
+    number JSON cannot carry, or a lone surrogate: the model client cannot encode a request
+    holding one); "" when it is made."""
     length = len(str(tool["name"]))
     if length > MAX_TOOL_NAME:
         return (
@@ -57,7 +62,19 @@ def left_out(tool: Mapping[str, Any]) -> str:
         )
     if why := _schema_shape(tool.get("inputSchema")):
         return why
-    size = len(json.dumps(tool.get("inputSchema")))  # safe: it nests MAX_SCHEMA_DEPTH at most
+    try:  # as a model request encodes it; safe: it nests MAX_SCHEMA_DEPTH at most
+        text = json.dumps(tool.get("inputSchema"), allow_nan=False, ensure_ascii=False)
+        size = len(text.encode("utf-8"))
+    except ValueError as exc:  # NaN, Infinity: Python's json reads them, 1e400 as infinity
+        what = (
+            "text that is not Unicode (a lone surrogate, such as \\ud800)"
+            if isinstance(exc, UnicodeEncodeError)
+            else "a number JSON cannot carry (NaN, Infinity, or past 1.8e308)"
+        )
+        return (
+            f"its input schema holds {what}; every model request would carry it, and none "
+            "could be sent"
+        )
     if size <= MAX_SCHEMA:
         return ""
     return (
@@ -100,7 +117,8 @@ def kept_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
     kept: dict[str, Any] = {"name": name, "inputSchema": tool.get("inputSchema")}
     for key in ("title", "description"):
         if (value := tool.get(key)) is not None:
-            kept[key] = truncate_middle(str(value), MAX_DESCRIPTION)
+            # a lone surrogate (JSON's "\ud800") shown as an escape: no request could carry it
+            kept[key] = truncate_middle(unicode_text(str(value)), MAX_DESCRIPTION)
     return kept
 
 

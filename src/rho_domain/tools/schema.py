@@ -5,13 +5,19 @@ array or object. ``coerce_and_validate`` repairs those, then checks the schema s
 use (type, properties, required, enum, items, additionalProperties, minimum/maximum,
 maxLength). Every
 problem is reported at once, with its path, so the model can fix its call in one try.
+
+A schema may come from outside (an MCP server's ``inputSchema``, passed through): a keyword
+whose value is not of the kind the keyword takes (``"maxLength": "10"``, ``"required": 5``,
+``"items": 5``) is not checked here, as a keyword this module does not know is not; the tool
+checks its own. It never makes ``coerce_and_validate`` raise anything but
+``ToolArgumentsError`` (a ``TypeError`` of one ended the whole run).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from rho_domain.errors import ToolArgumentsError
 
@@ -29,31 +35,42 @@ def coerce_and_validate(arguments: Mapping[str, Any], schema: Mapping[str, Any])
     return value
 
 
-def _types_of(schema: Mapping[str, Any]) -> list[str]:
-    declared = schema.get("type")
-    if declared is None:
-        return []
-    return [declared] if isinstance(declared, str) else list(declared)
+def _types_of(schema: object) -> list[str]:
+    declared = schema.get("type") if isinstance(schema, Mapping) else None
+    if isinstance(declared, str):
+        return [declared]
+    return [name for name in declared if isinstance(name, str)] if _is_list(declared) else []
 
 
-def _check(value: Any, schema: Mapping[str, Any], path: str, problems: list[str]) -> Any:
+def _is_list(value: object) -> TypeGuard[list[Any]]:
+    return isinstance(value, list)
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check(value: Any, schema: object, path: str, problems: list[str]) -> Any:
+    if not isinstance(schema, Mapping):  # "items": 5, a property's schema 5: nothing to check
+        return value
     types = _types_of(schema)
     if types:
         value = _coerce(value, types)
         if not any(_is_type(value, t) for t in types):
             problems.append(f"{path} must be {' or '.join(types)}, got {_describe(value)}")
             return value
-    if "enum" in schema and value not in schema["enum"]:
+    if _is_list(schema.get("enum")) and value not in schema["enum"]:
         choices = ", ".join(json.dumps(c) for c in schema["enum"])
         problems.append(f"{path} must be one of {choices}, got {json.dumps(value)}")
-    if isinstance(value, str) and "maxLength" in schema and len(value) > schema["maxLength"]:
+    longest = schema.get("maxLength")
+    if isinstance(value, str) and _is_number(longest) and len(value) > longest:
         problems.append(
             f"{path} must be at most {schema['maxLength']:,} characters, got {len(value):,}"
         )
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
+    if _is_number(value):
+        if _is_number(schema.get("minimum")) and value < schema["minimum"]:
             problems.append(f"{path} must be >= {schema['minimum']}, got {value}")
-        if "maximum" in schema and value > schema["maximum"]:
+        if _is_number(schema.get("maximum")) and value > schema["maximum"]:
             problems.append(f"{path} must be <= {schema['maximum']}, got {value}")
     if isinstance(value, dict):
         value = _check_object(value, schema, path, problems)
@@ -65,9 +82,12 @@ def _check(value: Any, schema: Mapping[str, Any], path: str, problems: list[str]
 def _check_object(
     value: dict[str, Any], schema: Mapping[str, Any], path: str, problems: list[str]
 ) -> dict[str, Any]:
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    for name in schema.get("required", ()):
-        if name not in value or value[name] is None:
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        properties = {}
+    required = schema.get("required")
+    for name in required if _is_list(required) else ():
+        if isinstance(name, str) and (name not in value or value[name] is None):
             problems.append(f"{path}.{name} is required")
     out: dict[str, Any] = {}
     for key, item in value.items():

@@ -1,0 +1,218 @@
+"""What a server shapes off the protocol, read by the client in this process (a scripted
+transport: no server process): an id that is not ours answers nothing, a call's ``content``
+that is not a list of blocks is the server's protocol error, and an input schema whose
+keywords hold values of the wrong kind is checked as far as it can be, not our crash."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from rho_adapters.fakes import LoopbackServer, ScriptedModel, call, text, text_reply, tools
+from rho_adapters.mcp import McpToolSource
+from rho_adapters.mcp.client import McpClient
+from rho_adapters.mcp.jsonrpc import Message, RpcPeer, Transport
+from rho_domain.errors import McpProtocolError, McpTimeout
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.messages import ToolResultMessage
+from rho_domain.run import RunResult, RunStatus
+from rho_entry import Agent, AgentConfig, Session
+
+
+class ScriptedTransport:
+    """Answers each request with ``answer(request)`` (a JSON text, or None for no answer)."""
+
+    def __init__(self, answer: Callable[[Message], str | None]) -> None:
+        self.answer = answer
+        self.deliver: Callable[[str], None] = lambda _: None
+
+    async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
+        self.deliver = deliver
+
+    async def send(self, message: Message) -> None:
+        if "id" in message and (text := self.answer(message)) is not None:
+            self.deliver(text)
+
+    def negotiated(self, version: str) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_response_whose_id_is_true_answers_no_request() -> None:
+    # JSON's true decodes to True, which a dict finds as the key 1: our first request
+    def answer(request: Message) -> str:
+        return json.dumps({"jsonrpc": "2.0", "id": True, "result": {"forged": 1}})
+
+    async def main() -> RpcPeer:
+        peer = RpcPeer("h", ScriptedTransport(answer), on_notification=lambda m, p: None)
+        await peer.start()
+        with pytest.raises(McpTimeout, match="could not be read meanwhile"):
+            await peer.request("initialize", {}, timeout=0.05, setting="startup_timeout")
+        return peer
+
+    peer = asyncio.run(main())
+    assert peer.malformed == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [(5, "a number"), (True, "a boolean"), ("text", "a string"), ({"type": "text"}, "an object")],
+)
+def test_a_call_whose_content_is_not_a_list_is_the_servers_protocol_error(
+    content: object, kind: str
+) -> None:
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        else:
+            result = {"content": content}
+        return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    async def main() -> None:
+        client = McpClient("h", ScriptedTransport(answer), on_list_changed=lambda: None)
+        await client.start(timeout=5)
+        with pytest.raises(McpProtocolError) as refused:
+            await client.call_tool("plain", {}, timeout=5)
+        assert str(refused.value) == (
+            f"MCP server 'h' answered tools/call 'plain' with content that is {kind}, not a "
+            "list of blocks"
+        )
+
+    asyncio.run(main())
+
+
+# Keywords of types the keyword does not take: each made the argument check raise TypeError or
+# AttributeError, which ended the run that called the tool.
+ODD_SCHEMA: Message = {
+    "type": "object",
+    "required": 5,
+    "properties": {
+        "word": {"type": "string", "maxLength": "10", "enum": 5},
+        "count": {"type": ["integer", 7], "minimum": "0"},
+        "tags": {"type": "array", "items": 5},
+        "other": 5,
+    },
+}
+
+
+def test_a_servers_schema_of_odd_keyword_values_checks_what_it_can_and_the_call_runs(
+    tmp_path: Path,
+) -> None:
+    sent: list[Message] = []
+
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        elif request["method"] == "tools/list":
+            odd = {"name": "odd", "description": "Odd.", "inputSchema": ODD_SCHEMA}
+            result = {"tools": [odd]}
+        else:
+            sent.append(request["params"])
+            result = {"content": [{"type": "text", "text": "odd ran"}]}
+        return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    def connect(name: str, config: McpServerConfig, environ: Mapping[str, str]) -> Transport:
+        return ScriptedTransport(answer)
+
+    source = McpToolSource(
+        {"h": McpServerConfig(command=("unused",))},
+        environ={},
+        output_limit=2_000,
+        connect=connect,
+    )
+    arguments = {"word": "w", "count": "3", "tags": ["a"], "other": 1}
+    model = ScriptedModel(
+        [
+            tools(call("mcp__h__odd", arguments, id="c1")),
+            tools(call("mcp__h__odd", {"count": 2.5}, id="c2")),  # what is checked still is
+            text("done"),
+        ]
+    )
+    config = AgentConfig(model="m", profile="eval", working_dir=str(tmp_path))
+
+    async def main() -> RunResult:
+        async with Session(Agent(config), model=model, tool_source=source) as session:
+            return await session.run("go")
+
+    result = asyncio.run(main())
+    assert result.status is RunStatus.COMPLETED, result.error
+    assert sent == [{"name": "odd", "arguments": {**arguments, "count": 3}}]
+    refused = model.requests[2].messages[-1]
+    assert isinstance(refused, ToolResultMessage)
+    assert "arguments.count must be integer, got 2.5" in refused.content
+
+
+def test_what_json_or_utf_8_cannot_carry_is_not_taken_into_a_model_request(
+    tmp_path: Path,
+) -> None:
+    # Python's json reads NaN and Infinity, which are not JSON, 1e400 as infinity, and the
+    # escape "\ud800" as a lone surrogate, which UTF-8 cannot encode: in a tool's schema, its
+    # description or title, or the server's instructions, each went into every model request,
+    # which could not be encoded: every run of the session ended in error (ValueError: Out
+    # of range float values...; UnicodeEncodeError: ... surrogates not allowed)
+    schemas = {
+        "nan": '{"default": NaN}',
+        "minus": '{"default": -Infinity}',
+        "huge": '{"default": 1e400}',
+        "lone": '{"description": "\\udc80"}',
+        "key": '{"\\ud800": {}}',
+    }
+    listed = [
+        f'{{"name": "{name}", "inputSchema": {{"type": "object", "properties": '
+        f'{{"a": {schema}}}}}}}'
+        for name, schema in schemas.items()
+    ]
+    listed += [
+        '{"name": "described", "description": "d \\ud800"}',
+        '{"name": "titled", "title": "t \\udfff"}',
+    ]
+
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            result = (
+                '{"protocolVersion": "2025-11-25", "capabilities": {}, "instructions": "i \\ud800"}'
+            )
+        else:
+            result = f'{{"tools": [{", ".join(listed)}]}}'
+        return f'{{"jsonrpc": "2.0", "id": {request["id"]}, "result": {result}}}'
+
+    def connect(name: str, config: McpServerConfig, environ: Mapping[str, str]) -> Transport:
+        return ScriptedTransport(answer)
+
+    source = McpToolSource(
+        {"h": McpServerConfig(command=("unused",))}, environ={}, output_limit=2_000, connect=connect
+    )
+
+    async def main(server: LoopbackServer) -> tuple[RunResult, tuple[str, ...]]:
+        config = AgentConfig(
+            model="m", base_url=server.base_url, profile="eval", working_dir=str(tmp_path)
+        )
+        async with Session(Agent(config), tool_source=source) as session:
+            return await session.run("go"), (await source.current()).problems
+
+    with LoopbackServer([text_reply("done")]) as server:
+        result, problems = asyncio.run(main(server))
+    assert result.status is RunStatus.COMPLETED, result.error
+    (request,) = server.requests
+    shown = {t["function"]["name"]: t["function"] for t in request["tools"]}
+    assert {name for name in shown if name.startswith("mcp__")} == {
+        "mcp__h__described",
+        "mcp__h__titled",
+    }
+    assert shown["mcp__h__described"]["description"].startswith("d \\ud800\n")
+    assert shown["mcp__h__titled"]["description"].startswith("t \\udfff\n")
+    assert "MCP server h says:\ni \\ud800" in request["messages"][0]["content"]
+    number = "a number JSON cannot carry (NaN, Infinity, or past 1.8e308)"
+    lone = "text that is not Unicode (a lone surrogate, such as \\ud800)"
+    assert sorted(p for p in problems if "is left out" in p) == sorted(
+        f"MCP server 'h': tool {name!r} is left out: its input schema holds "
+        f"{lone if name in ('lone', 'key') else number}; every model request would carry it, "
+        "and none could be sent"
+        for name in schemas
+    )
