@@ -48,6 +48,9 @@ SETUP = [
     "CREATE POLICY all_rows ON later USING (true)",
     "CREATE VIEW over_notes WITH (security_invoker = true) AS SELECT owner FROM notes",
     f"GRANT SELECT ON notes, plain_rls, later, over_notes TO {ROLE}",
+    # a view reads its tables as its owner: the policies apply to ROLE even for a superuser
+    "CREATE VIEW owned_view AS SELECT owner FROM notes",
+    f"ALTER VIEW owned_view OWNER TO {ROLE}",
     # a file_fdw table below a parent (inheritance) and below a partitioned table
     "CREATE EXTENSION file_fdw",
     "CREATE SERVER files FOREIGN DATA WRAPPER file_fdw",
@@ -138,3 +141,24 @@ async def test_without_the_check_the_policies_and_children_run(reader: Server) -
             assert shown in said, (sql, said[:300])
     finally:
         await db.aclose()
+
+
+async def test_a_superuser_reading_a_view_another_role_owns_is_refused_its_policies(
+    reader: Server,
+) -> None:
+    """Policies that do not apply to the login still run through a view another role owns
+    (the view reads as its owner): a superuser's ``SELECT * FROM owned_view`` ran notes'
+    policy, the server file's text in its error, when only the login's policies were read."""
+    superuser = attrs.evolve(reader, config=attrs.evolve(reader.config, user="postgres"))
+    for check in (True, False):
+        db = _db(superuser, check=check)
+        try:
+            if check:
+                with pytest.raises(StatementRefused) as info:
+                    await db.query("SELECT * FROM owned_view", max_rows=5, timeout=5)
+                assert "the row security policy of notes runs" in str(info.value)
+            else:
+                with pytest.raises(DatabaseError, match="leaked 1"):
+                    await db.query("SELECT * FROM owned_view", max_rows=5, timeout=5)
+        finally:
+            await db.aclose()

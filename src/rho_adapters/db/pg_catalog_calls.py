@@ -28,9 +28,10 @@ script (its objects are its installer's, as its functions are):
 - views, by name, with their queries (``pg_get_viewdef``): selecting from one runs what its
   query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
   where the view is named, as MariaDB's are;
-- row-level security policies that apply to this login, by their table's name, with their
-  ``USING`` expressions: a read of the table runs them (a policy calling ``pg_read_file``
-  or a user function), judged where the table is named, as a view's query is;
+- row-level security policies of every table with row security on, by their table's name,
+  with their ``USING`` expressions: a read of the table runs them (a policy calling
+  ``pg_read_file`` or a user function), judged where the table is named, as a view's query
+  is; for every login, since a view reads as its owner, to whom they may apply;
 - foreign tables whose every read runs a program or reads a server file (``file_fdw``'s
   ``program`` and ``filename``: ``COPY FROM PROGRAM`` under another name), and every table
   they inherit from or are a partition of (a read of a parent reads its children).
@@ -147,13 +148,14 @@ SELECT c.relname::text, CASE WHEN a.relid = a.child
 FROM above a JOIN pg_catalog.pg_class c ON c.oid = a.relid
 JOIN pg_catalog.pg_class k ON k.oid = a.child
 """
-# The policies a read of a table runs for this login (row_security_active: not for a
-# superuser, a BYPASSRLS role or the owner of a table without FORCE), as queries.
+# The policies a read of a table may run, as queries: every table with row security on,
+# whoever the login is. Not only where row_security_active says they apply to this login (a
+# superuser, a BYPASSRLS role, the table's owner): a view reads its tables as the view's
+# owner, so a superuser's SELECT from a view another role owns ran that role's policies.
 _POLICIES = """
 SELECT c.relname::text, 'SELECT ' || pg_catalog.pg_get_expr(p.polqual, p.polrelid)
 FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
-WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL
-  AND pg_catalog.row_security_active(c.oid)
+WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL AND c.relrowsecurity
 """
 _ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
