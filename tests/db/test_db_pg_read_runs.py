@@ -71,7 +71,8 @@ SETUP = [
     # postgres_fdw back into this database as the superuser, over a view reading a file
     "CREATE VIEW remote_file AS SELECT 'remote-' || pg_read_file('PG_VERSION') AS v",
     "CREATE EXTENSION postgres_fdw",
-    "CREATE USER MAPPING FOR PUBLIC SERVER loop OPTIONS (user 'postgres', password_required 'false')",
+    "CREATE USER MAPPING FOR PUBLIC SERVER loop "
+    "OPTIONS (user 'postgres', password_required 'false')",
     "CREATE FOREIGN TABLE remote (v text) SERVER loop OPTIONS (table_name 'remote_file')",
     "CREATE TABLE fdw_parent (v text)",
     "CREATE FOREIGN TABLE fdw_kid () INHERITS (fdw_parent) SERVER loop "
