@@ -10,7 +10,9 @@ policy's expression where its table is named, as it judges a view's query.
 
 Inheritance and partitions: a read of a table reads its children, and a ``file_fdw`` child
 runs its ``program`` on every read. ``SELECT * FROM parent`` named no foreign table and ran
-the child's program; now every table above such a child is refused by name.
+the child's program; now every table above such a child is refused by name. Any wrapper: a
+``postgres_fdw`` table over a view calling ``pg_read_file``, mapped to a superuser, gave a
+plain login the server file.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ SETUP = [
     "CREATE POLICY all_rows ON later USING (true)",
     "CREATE VIEW over_notes WITH (security_invoker = true) AS SELECT owner FROM notes",
     f"GRANT SELECT ON notes, plain_rls, later, over_notes TO {ROLE}",
+    # a view reads its tables as its owner: the policies apply to ROLE even for a superuser
+    "CREATE VIEW owned_view AS SELECT owner FROM notes",
+    f"ALTER VIEW owned_view OWNER TO {ROLE}",
     # a file_fdw table below a parent (inheritance) and below a partitioned table
     "CREATE EXTENSION file_fdw",
     "CREATE SERVER files FOREIGN DATA WRAPPER file_fdw",
@@ -58,6 +63,21 @@ SETUP = [
     "CREATE FOREIGN TABLE part_kid PARTITION OF parted DEFAULT SERVER files "
     "OPTIONS (program 'echo ran-by-partition')",
     f"GRANT SELECT ON parent, kid, parted, part_kid TO {ROLE}",
+    # column-less tables: a child attached later changes no pg_attribute or pg_class row
+    "CREATE TABLE bare ()",
+    "CREATE TABLE bare_kid () INHERITS (bare)",
+    "CREATE FOREIGN TABLE bare_prog () SERVER files OPTIONS (program 'echo x')",
+    f"GRANT SELECT ON bare, bare_kid, bare_prog TO {ROLE}",
+    # postgres_fdw back into this database as the superuser, over a view reading a file
+    "CREATE VIEW remote_file AS SELECT 'remote-' || pg_read_file('PG_VERSION') AS v",
+    "CREATE EXTENSION postgres_fdw",
+    "CREATE USER MAPPING FOR PUBLIC SERVER loop "
+    "OPTIONS (user 'postgres', password_required 'false')",
+    "CREATE FOREIGN TABLE remote (v text) SERVER loop OPTIONS (table_name 'remote_file')",
+    "CREATE TABLE fdw_parent (v text)",
+    "CREATE FOREIGN TABLE fdw_kid () INHERITS (fdw_parent) SERVER loop "
+    "OPTIONS (table_name 'remote_file')",
+    f"GRANT SELECT ON remote, fdw_parent, fdw_kid TO {ROLE}",
 ]
 # (statement, what the refusal says, what the server gives without the check)
 ATTACKS = [
@@ -69,6 +89,12 @@ ATTACKS = [
     ("SELECT * FROM over_notes", "the row security policy of notes runs", "leaked 1"),
     ("SELECT * FROM parent", "parent reads its child or partition kid", "ran-by-inheritance"),
     ("TABLE parted", "parted reads its child or partition part_kid", "ran-by-partition"),
+    (
+        "SELECT * FROM remote",
+        "the foreign table remote reads through the foreign server loop",
+        "remote-1",
+    ),
+    ("TABLE fdw_parent", "fdw_parent reads its child or partition fdw_kid", "remote-1"),
 ]
 
 
@@ -84,6 +110,11 @@ def reader(postgres_server: Server) -> Iterator[Server]:
         host=config.host, port=config.port, user=config.user, dbname=DB, autocommit=True
     ) as conn:
         for sql in SETUP:
+            if "CREATE USER MAPPING" in sql:  # the server first: it names this port
+                conn.execute(
+                    "CREATE SERVER loop FOREIGN DATA WRAPPER postgres_fdw OPTIONS "
+                    f"(host '{config.host}', port '{config.port}', dbname '{DB}')"
+                )
             conn.execute(sql)
     try:
         yield attrs.evolve(postgres_server, config=attrs.evolve(config, user=ROLE))
@@ -121,6 +152,13 @@ async def test_a_policy_or_a_child_that_runs_code_is_refused_where_the_table_is_
             conn.execute("CREATE POLICY by_file_too ON later USING (leak())")
         with pytest.raises(StatementRefused, match="the row security policy of later runs"):
             await db.query("TABLE later", max_rows=5, timeout=5)
+        # and a child attached to a column-less parent (its one new row is pg_inherits')
+        with psycopg.connect(
+            host=reader.config.host, port=reader.config.port, user="postgres", dbname=DB
+        ) as conn:
+            conn.execute("ALTER FOREIGN TABLE bare_prog INHERIT bare")
+        with pytest.raises(StatementRefused, match="bare reads its child or partition bare_p"):
+            await db.query("SELECT count(*) FROM bare", max_rows=5, timeout=5)
     finally:
         await db.aclose()
 
@@ -138,3 +176,24 @@ async def test_without_the_check_the_policies_and_children_run(reader: Server) -
             assert shown in said, (sql, said[:300])
     finally:
         await db.aclose()
+
+
+async def test_a_superuser_reading_a_view_another_role_owns_is_refused_its_policies(
+    reader: Server,
+) -> None:
+    """Policies that do not apply to the login still run through a view another role owns
+    (the view reads as its owner): a superuser's ``SELECT * FROM owned_view`` ran notes'
+    policy, the server file's text in its error, when only the login's policies were read."""
+    superuser = attrs.evolve(reader, config=attrs.evolve(reader.config, user="postgres"))
+    for check in (True, False):
+        db = _db(superuser, check=check)
+        try:
+            if check:
+                with pytest.raises(StatementRefused) as info:
+                    await db.query("SELECT * FROM owned_view", max_rows=5, timeout=5)
+                assert "the row security policy of notes runs" in str(info.value)
+            else:
+                with pytest.raises(DatabaseError, match="leaked 1"):
+                    await db.query("SELECT * FROM owned_view", max_rows=5, timeout=5)
+        finally:
+            await db.aclose()

@@ -93,6 +93,12 @@ MY_REFUSED_ONLY = [
     ("show explain for 5", "SHOW EXPLAIN shows other sessions'"),
     ("SHOW BINLOG EVENTS", "SHOW BINLOG EVENTS shows the logged statements"),
     ("SHOW RELAYLOG EVENTS", "SHOW RELAYLOG EVENTS shows"),
+    # The sys schema's lock views, over INNODB_TRX's trx_query and performance_schema's
+    # threads: the waiter's and the blocker's statements (only while a lock is waited on).
+    ("SELECT waiting_query FROM sys.innodb_lock_waits", "innodb_lock_waits shows"),
+    ("SELECT * FROM sys.`x$innodb_lock_waits`", r"x\$innodb_lock_waits shows"),
+    ("SELECT waiting_query FROM sys.schema_table_lock_waits", "schema_table_lock_waits shows"),
+    ("select * from SYS.`X$SCHEMA_TABLE_LOCK_WAITS`", r"x\$schema_table_lock_waits shows"),
 ]
 
 

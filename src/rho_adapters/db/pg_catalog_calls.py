@@ -28,12 +28,15 @@ script (its objects are its installer's, as its functions are):
 - views, by name, with their queries (``pg_get_viewdef``): selecting from one runs what its
   query calls or reads (``pg_read_file``, a user function, ``pg_file_settings``), judged
   where the view is named, as MariaDB's are;
-- row-level security policies that apply to this login, by their table's name, with their
-  ``USING`` expressions: a read of the table runs them (a policy calling ``pg_read_file``
-  or a user function), judged where the table is named, as a view's query is;
-- foreign tables whose every read runs a program or reads a server file (``file_fdw``'s
-  ``program`` and ``filename``: ``COPY FROM PROGRAM`` under another name), and every table
-  they inherit from or are a partition of (a read of a parent reads its children).
+- row-level security policies of every table with row security on, by their table's name,
+  with their ``USING`` expressions: a read of the table runs them (a policy calling
+  ``pg_read_file`` or a user function), judged where the table is named, as a view's query
+  is; for every login, since a view reads as its owner, to whom they may apply;
+- foreign tables, of every wrapper: ``file_fdw``'s run a program or read a server file on
+  every read (``COPY FROM PROGRAM`` under another name), ``postgres_fdw``'s run a remote
+  query as the login of their user mapping (a remote view calling ``pg_read_file``); and
+  every table they inherit from or are a partition of (a read of a parent reads its
+  children).
 """
 
 # Constant SQL only: nothing here is built from a value.
@@ -126,14 +129,22 @@ SELECT c.relname::text, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_clas
 WHERE c.relkind = 'v' AND c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 """
-# A read of a table reads its inheritance children and partitions too, so a file_fdw table
-# is listed with every table above it (SELECT * FROM parent ran a child's program).
+# A read of a table reads its inheritance children and partitions too, so a foreign table
+# is listed with every table above it (SELECT * FROM parent ran a child's program). Every
+# wrapper, not file_fdw alone: a postgres_fdw table over a view calling pg_read_file, read
+# as the login its user mapping names, gave a login without that right the server file.
 _FILE_TABLES = """
 WITH RECURSIVE files(relid, what) AS (
-  SELECT f.ftrelid, CASE o.option_name WHEN 'program' THEN 'runs the program '
-    ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
-  FROM pg_catalog.pg_foreign_table f, pg_catalog.pg_options_to_table(f.ftoptions) o
-  WHERE o.option_name IN ('program', 'filename')
+  SELECT f.ftrelid, COALESCE((SELECT CASE o.option_name WHEN 'program' THEN 'runs the program '
+      ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
+    FROM pg_catalog.pg_options_to_table(f.ftoptions) o
+    WHERE o.option_name IN ('program', 'filename') LIMIT 1),
+    'reads through the foreign server ' || pg_catalog.quote_ident(s.srvname) || ' ('
+    || w.fdwname || ': give what it reaches an alias of its own), which runs what the '
+    || 'check never sees (a remote view or function) as the login its user mapping names')
+  FROM pg_catalog.pg_foreign_table f
+  JOIN pg_catalog.pg_foreign_server s ON s.oid = f.ftserver
+  JOIN pg_catalog.pg_foreign_data_wrapper w ON w.oid = s.srvfdw
 ), above(relid, child, what) AS (
   SELECT relid, relid, what FROM files
   UNION
@@ -147,13 +158,14 @@ SELECT c.relname::text, CASE WHEN a.relid = a.child
 FROM above a JOIN pg_catalog.pg_class c ON c.oid = a.relid
 JOIN pg_catalog.pg_class k ON k.oid = a.child
 """
-# The policies a read of a table runs for this login (row_security_active: not for a
-# superuser, a BYPASSRLS role or the owner of a table without FORCE), as queries.
+# The policies a read of a table may run, as queries: every table with row security on,
+# whoever the login is. Not only where row_security_active says they apply to this login (a
+# superuser, a BYPASSRLS role, the table's owner): a view reads its tables as the view's
+# owner, so a superuser's SELECT from a view another role owns ran that role's policies.
 _POLICIES = """
 SELECT c.relname::text, 'SELECT ' || pg_catalog.pg_get_expr(p.polqual, p.polrelid)
 FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
-WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL
-  AND pg_catalog.row_security_active(c.oid)
+WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL AND c.relrowsecurity
 """
 _ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
 # An operator family's members (the btree comparison, the hash, the operators a sort, a hash
@@ -204,7 +216,10 @@ _VERSION = (
     )
     # a field's type (ALTER TYPE holder ALTER ATTRIBUTE v TYPE a_domain) changes no row above
     + f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_attribute"  # noqa: S608
-    f" WHERE attrelid {_USER_OID}) rows"
+    f" WHERE attrelid {_USER_OID}"
+    # nor does ALTER FOREIGN TABLE kid INHERIT parent of column-less tables when the parent
+    # has a child already: its one new row is pg_inherits'
+    f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_inherits WHERE inhrelid {_USER_OID}) rows"
 )
 
 

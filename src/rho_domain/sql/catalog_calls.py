@@ -15,8 +15,9 @@ the safe side). The server also calls operators no character spells: ``!=`` is `
 name folded as the catalog spells it, wherever it stands (a column named like such a type is
 refused too). Views are judged by their queries where named (a MariaDB stored function
 may ``SET GLOBAL``), and so are a table's row security policies (their ``USING``
-expressions); a ``file_fdw`` table that runs a program or reads a server file, and a table
-above one (its parent, its partitioned table), are refused where named. Pure: the catalog
+expressions); a foreign table (a ``file_fdw`` one runs a program or reads a server file,
+a ``postgres_fdw`` one a remote query), and a table above one (its parent, its partitioned
+table), are refused where named. Pure: the catalog
 arrives as data (``CatalogCalls``, in ``catalog_values.py``).
 """
 

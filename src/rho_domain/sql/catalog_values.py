@@ -36,10 +36,11 @@ class CatalogCalls:
     # MariaDB stored function: SET GLOBAL ...; pg_read_file) or reads (pg_file_settings).
     views: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     # Row-level security policies, by their table's name, as queries ("SELECT <USING
-    # expression>"): a read of the table runs them for the login they apply to.
+    # expression>"): a read of the table runs them for the login they apply to, or for a
+    # view's owner when the table is read through the view.
     policies: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     # Names refused wherever they stand, each with the whole reason: a table whose read runs
-    # a program or reads a server file (a file_fdw foreign table, or a table it inherits
-    # from or is a partition of: "the foreign table t runs the program 'cat /etc/passwd'"),
+    # what the check never sees (a foreign table, or a table it inherits from or is a
+    # partition of: "the foreign table t runs the program 'cat /etc/passwd'"),
     # the views of every session's statement text for a login that sees them all.
     refused_names: Mapping[str, str] = attrs.field(factory=dict)

@@ -235,12 +235,15 @@ MYSQL = Dialect(
     # A login with PROCESS sees every thread's statement, a running ALTER USER ...
     # IDENTIFIED BY 'password' too; one without sees only its own, so little is lost.
     # The general and slow logs keep every statement; SHOW ENGINE INNODB STATUS is classify's.
+    # The sys schema's views over them (its lock waits show the waiter's and the blocker's
+    # statements) are the server's own, judged by name, not by their queries.
     statement_relations=fn.names(
         """
         processlist innodb_trx general_log slow_log events_statements_current
         events_statements_history events_statements_history_long prepared_statements_instances
         events_statements_summary_by_digest performance_schema.threads sys.session
-        x$processlist x$session
+        x$processlist x$session innodb_lock_waits x$innodb_lock_waits schema_table_lock_waits
+        x$schema_table_lock_waits
         """
     ),  # events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT
     assignments=True,
