@@ -1,4 +1,6 @@
-"""The check every HTTP endpoint a config names goes through before anything is sent.
+"""The check every HTTP endpoint a config names goes through before anything is sent, and
+how a text that is not ours (an id a server answered, a call id the model chose) becomes one
+segment of a URL's path (``path_segment``).
 
 A model's ``base_url`` and an MCP server's ``url`` reach httpx only when the first request is
 made: a port that is not a number or a bracket left open was then a raw ``httpx.InvalidURL``
@@ -9,7 +11,7 @@ is built, naming its key.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from rho_domain.errors import ConfigError
 from rho_domain.url_logins import hide_url_logins
@@ -36,3 +38,11 @@ def check_endpoint_url(text: str, key: str) -> None:
         raise ConfigError(f"{key} {shown} names no host")
     if port == 0:
         raise ConfigError(f"{key} {shown}: the port must be a number from 1 to 65535")
+
+
+def path_segment(text: str) -> str:
+    """``text`` as one segment of a URL's path, whatever it holds: every ``/``, ``?``, ``#``
+    and ``%`` escaped, and ``.`` or ``..`` spelled ``%2E`` (still dot segments when quoted,
+    httpx resolves them: ``sandbox/../../admin`` is ``/admin``)."""
+    quoted = quote(text, safe="")
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted

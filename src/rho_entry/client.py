@@ -20,13 +20,13 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
+from rho_domain.endpoint_url import path_segment
 from rho_domain.url_logins import hide_url_logins
 from rho_entry.client_events import Heard, ServerEvent, parse_events
 from rho_entry.server.errors import (
@@ -224,13 +224,7 @@ def _session_path(session_id: str, *rest: str) -> str:
     it holds. A call id is the model's choice and an id the server's text: written as they
     came, ``../../B/cancel`` was resolved by httpx to ``/api/sessions/B/cancel`` (an answer
     to a call cancelled another session's run), ``?`` and ``#`` cut the path."""
-    return "/".join(["/api/sessions", *(_segment(part) for part in (session_id, *rest))])
-
-
-def _segment(text: str) -> str:
-    quoted = quote(text, safe="")
-    # "." and ".." stay dot segments when quoted (unreserved): spelled out, nobody resolves them
-    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
+    return "/".join(["/api/sessions", *(path_segment(part) for part in (session_id, *rest))])
 
 
 def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
