@@ -313,7 +313,8 @@ class AgentConfig:
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_output_schema)
     temperature: float | None = None
     stream: bool | None = None
-    max_output_tokens: int | None = None
+    # a count, never 'none': -1 is llama.cpp's unlimited, and a stored one won resume's min()
+    max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
     mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_mcp_servers)
@@ -324,7 +325,8 @@ class AgentConfig:
     max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=_not_negative)
     repeat_limit: int | None = attrs.field(default=DEFAULT_REPEAT_LIMIT, validator=_not_negative)
     budget: Budget = Budget()
-    tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
+    # 0 or less cut nothing (truncate_middle), and a stored one won resume's min()
+    tool_output_limit: int = attrs.field(default=DEFAULT_TOOL_OUTPUT_LIMIT, validator=_positive)
     tool_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
