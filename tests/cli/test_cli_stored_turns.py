@@ -92,6 +92,7 @@ def test_a_stored_limit_of_none_is_refused_not_taken_as_the_smaller(tmp_path: Pa
     result = rho("--config", str(config), "--resume", sid, "hello", cwd=work, home=home)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "tool_output_limit must be a positive integer, not 0" in result.stderr
-    for key, value in (("tool_output_limit", -1), ("max_output_tokens", -1)):
-        with pytest.raises(ConfigError, match=f"{key} must be"):
-            AgentConfig(**{key: value})
+    with pytest.raises(ConfigError, match="tool_output_limit must be"):
+        AgentConfig(tool_output_limit=-1)
+    with pytest.raises(ConfigError, match="max_output_tokens must be"):
+        AgentConfig(max_output_tokens=-1)
