@@ -155,6 +155,13 @@ class SandboxAPI:
             proxy = str(_json_object(response, "toolbox URL").get("url") or "")
         if not proxy:
             raise ExecutorError(f"Daytona gave no toolbox URL for sandbox {sandbox_id}")
+        if self._api.lower().startswith("https:") and not proxy.lower().startswith("https:"):
+            # every toolbox request carries the API key: not in clear where the user chose TLS
+            raise ExecutorError(
+                f"Daytona's API at {self._api} named a toolbox URL that is not https "
+                f"({proxy!r}); the API key is not sent there. Check the Daytona server's "
+                "toolbox proxy settings"
+            )
         return Sandbox(id=sandbox_id, toolbox_url=f"{proxy.rstrip('/')}/{path_segment(sandbox_id)}")
 
     async def delete(self, sandbox_id: str) -> None:
