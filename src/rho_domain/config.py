@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import attrs
 
+from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, string_for_strings
 from rho_domain.lazy_names import lazy_names
 from rho_domain.permissions import PermissionProfile
-from rho_domain.url_logins import hide_url_logins
 
 if TYPE_CHECKING:
     from rho_domain.database_config import DatabaseConfig as DatabaseConfig
@@ -171,31 +170,11 @@ def _backend(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
 
 
 def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """A base URL the HTTP client can call: http(s), a host, a port in range. Checked when the
-    config is built, so a typo fails before a session starts, not after retries."""
+    """A base URL the HTTP client can call (``check_endpoint_url``). Checked when the config
+    is built, so a typo fails before a session starts, not after retries."""
     if value is None or value == "":  # "" is "not given", as everywhere else
         return
-    text = str(value)
-    shown = repr(hide_url_logins(text))  # the refusal goes to terminals and logs
-    try:
-        parts = urlsplit(text)
-    except ValueError:  # urllib's words: "Invalid IPv6 URL" (a bracket left open)
-        raise ConfigError(f"{attribute.name} {shown} is not a URL (a bracket left open?)") from None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        # a host[:port][/path] without its scheme, the common slip; not a mangled scheme
-        bare = not any(part in text for part in ("//", ":/", " ")) and not text.startswith("/")
-        guess = f" (did you mean http://{text}?)" if bare else ""
-        raise ConfigError(f"{attribute.name} {shown} is not an http:// or https:// URL{guess}")
-    try:
-        port, host = parts.port, parts.hostname
-    except ValueError:  # urllib's words: "Port out of range 0-65535", "Port could not be cast"
-        raise ConfigError(
-            f"{attribute.name} {shown}: the port must be a number from 1 to 65535"
-        ) from None
-    if not host:
-        raise ConfigError(f"{attribute.name} {shown} names no host")
-    if port == 0:
-        raise ConfigError(f"{attribute.name} {shown}: the port must be a number from 1 to 65535")
+    check_endpoint_url(str(value), attribute.name)
 
 
 def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -334,7 +313,8 @@ class AgentConfig:
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_output_schema)
     temperature: float | None = None
     stream: bool | None = None
-    max_output_tokens: int | None = None
+    # a count, never 'none': -1 is llama.cpp's unlimited, and a stored one won resume's min()
+    max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
     mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_mcp_servers)
@@ -345,7 +325,8 @@ class AgentConfig:
     max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=_not_negative)
     repeat_limit: int | None = attrs.field(default=DEFAULT_REPEAT_LIMIT, validator=_not_negative)
     budget: Budget = Budget()
-    tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
+    # 0 or less cut nothing (truncate_middle), and a stored one won resume's min()
+    tool_output_limit: int = attrs.field(default=DEFAULT_TOOL_OUTPUT_LIMIT, validator=_positive)
     tool_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_timeout: float | None = attrs.field(default=None, validator=_seconds)
     model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)

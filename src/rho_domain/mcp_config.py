@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, several_strings
 
 DEFAULT_STARTUP_TIMEOUT = 10.0  # seconds to start, initialize and list a server's tools
@@ -104,8 +105,8 @@ class McpServerConfig:
                 f"{where}.{name}: give command (an argv list, e.g. [python, server.py]) or "
                 "url (an http:// or https:// endpoint)"
             )
-        if self.url and not self.url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}.{name}.url: {self.url!r} is not an http(s) URL")
+        if self.url:  # a bad port or host: said now, not as httpx's traceback at first use
+            check_endpoint_url(self.url, f"{where}.{name}.url:")
 
 
 def check_servers(

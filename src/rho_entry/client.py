@@ -16,19 +16,17 @@ with ``retry_after``, ``Invalid`` with ``field``, ...).
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import os
-import socket
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
-from urllib.parse import quote, urlsplit
 
 import httpx
 
 from rho_adapters.model.endpoint import refuse_header_text
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
+from rho_domain.endpoint_url import path_segment
 from rho_domain.url_logins import hide_url_logins
 from rho_entry.client_events import Heard, ServerEvent, parse_events
 from rho_entry.server.errors import (
@@ -45,7 +43,6 @@ from rho_entry.server.errors import (
     UnsupportedMediaType,
     WrongHost,
 )
-from rho_entry.server.settings import is_loopback
 from rho_entry.server.token_file import find_token
 
 __all__ = ["RECONNECTS", "AgentClient", "ServerEvent", "proxy_for"]
@@ -227,43 +224,16 @@ def _session_path(session_id: str, *rest: str) -> str:
     it holds. A call id is the model's choice and an id the server's text: written as they
     came, ``../../B/cancel`` was resolved by httpx to ``/api/sessions/B/cancel`` (an answer
     to a call cancelled another session's run), ``?`` and ``#`` cut the path."""
-    return "/".join(["/api/sessions", *(_segment(part) for part in (session_id, *rest))])
-
-
-def _segment(text: str) -> str:
-    quoted = quote(text, safe="")
-    # "." and ".." stay dot segments when quoted (unreserved): spelled out, nobody resolves them
-    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
+    return "/".join(["/api/sessions", *(path_segment(part) for part in (session_id, *rest))])
 
 
 def proxy_for(base_url: str, environ: Mapping[str, str]) -> str | None:
     """The proxy the client's requests to ``base_url`` go through, or None (directly).
 
     A loopback server is reached directly whatever the proxy variables say, ``NO_PROXY`` or
-    not: through a proxy the request would carry the bearer token to the proxy (in clear for
-    ``http://``) and reach the server on the proxy's machine, not this one's. Loopback in
-    every spelling the resolver takes: ``localhost`` (a trailing dot, ``*.localhost``),
-    127.0.0.0/8 (``127.1``, ``0x7f.1``, ``2130706433``), ``::1`` and ``::ffff:127.x.y.z``.
-    Other hosts are routed as httpx routes them (``ProxyRoutes``)."""
-    if _loopback(urlsplit(base_url).hostname or ""):
-        return None
+    not, as by every client (``ProxyRoutes.for_url``): through a proxy the request would
+    carry the bearer token to the proxy and reach the server on the proxy's machine."""
     return ProxyRoutes.from_environ(environ).for_url(base_url)
-
-
-def _loopback(host: str) -> bool:
-    name = host.lower().removesuffix(".")
-    if is_loopback(name) or name.endswith(".localhost"):
-        return True
-    try:
-        mapped = ipaddress.IPv6Address(name).ipv4_mapped
-    except ValueError:
-        mapped = None
-    if mapped is not None:
-        return mapped.is_loopback
-    try:  # the legacy forms getaddrinfo still reads as an IPv4 address: 127.1, 0x7f.1
-        return socket.inet_aton(name)[0] == 127
-    except OSError:
-        return False
 
 
 def _error(response: httpx.Response) -> ApiError:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from cli_support import rho
 from test_cli_stored_budget import craft
 
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import call, text_reply, tool_reply
+from rho_domain.config import AgentConfig
+from rho_domain.errors import ConfigError
 from rho_entry.resume_limits import tighter_count
 
 
@@ -76,3 +79,20 @@ def test_a_stored_tool_output_limit_does_not_lift_the_resumers(tmp_path: Path) -
     ends = [json.loads(line) for line in trace.read_text().splitlines() if '"tool_end"' in line]
     assert ends
     assert max(len(end["content"]) for end in ends) < 1000  # 40,040 before
+
+
+def test_a_stored_limit_of_none_is_refused_not_taken_as_the_smaller(tmp_path: Path) -> None:
+    """0 (or -1) cuts nothing (``truncate_middle``), and was the smaller of the two: a stored
+    ``tool_output_limit: 0`` sent all 40,040 characters past the resumer's 200 (the run
+    completed, exit 0); a stored ``max_output_tokens: -1`` (llama.cpp's unlimited) won the
+    same way. Each is now refused when the config is read, naming the key."""
+    home, work, config = _setup(tmp_path, tool_output_limit=200)
+    (work / "README.md").write_text("# Sample\n" + "line of text\n" * 2000)
+    sid = craft(home, work, "c0ffee00f0c7", tool_output_limit=0)
+    result = rho("--config", str(config), "--resume", sid, "hello", cwd=work, home=home)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "tool_output_limit must be a positive integer, not 0" in result.stderr
+    with pytest.raises(ConfigError, match="tool_output_limit must be"):
+        AgentConfig(tool_output_limit=-1)
+    with pytest.raises(ConfigError, match="max_output_tokens must be"):
+        AgentConfig(max_output_tokens=-1)

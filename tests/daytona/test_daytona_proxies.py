@@ -93,7 +93,9 @@ async def doors() -> AsyncIterator[Doors]:
 
 async def _use_a_sandbox(doors: Doors, environ: dict[str, str]) -> None:
     """Create a sandbox, run a command, list a directory, delete it: API, toolbox, API."""
-    settings = doors.fake.settings(proxies=ProxyRoutes.from_environ(environ))
+    # the doors can only be on loopback, which every client reaches directly unless told
+    routes = attrs.evolve(ProxyRoutes.from_environ(environ), loopback_direct=False)
+    settings = doors.fake.settings(proxies=routes)
     api = SandboxAPI(settings, clock=FakeClock())  # polls on fake time
     try:
         sandbox = await api.create()

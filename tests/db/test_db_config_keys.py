@@ -74,3 +74,19 @@ def test_what_each_engine_reads_still_loads(entry: dict[str, Any]) -> None:
 def test_mysql_still_needs_its_database_name() -> None:
     with pytest.raises(ConfigError, match=r"databases.prod.database: mysql needs a database name$"):
         _parse({"engine": "mysql", "host": "prod-db"})
+
+
+def test_a_port_out_of_range_is_refused_with_the_file_and_in_code() -> None:
+    """Before, ``port: 99999`` (or 0, or -1) loaded, and the driver refused it at the
+    database's first query, as a DatabaseError the model read ("invalid port number")."""
+    from rho_adapters.db.factory import open_databases
+    from rho_domain.database_config import DatabaseConfig
+    from rho_domain.permissions import DatabaseMode
+
+    for port in (99999, 0, -1):
+        entry = {"engine": "postgres", "host": "db", "database": "app", "port": port}
+        with pytest.raises(ConfigError, match=rf"databases\.prod\.port: {port} is not a port"):
+            _parse(entry)
+        built = DatabaseConfig(engine="mysql", host="db", database="app", port=port)
+        with pytest.raises(ConfigError, match=rf"databases\.prod\.port: {port} is not a port"):
+            open_databases({"prod": built}, mode=DatabaseMode.READONLY, environ={})

@@ -12,6 +12,8 @@ import pytest
 
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.permissions import PermissionProfile
 
 
 @pytest.mark.parametrize(
@@ -30,3 +32,30 @@ def test_a_refused_base_url_hides_its_password(url: str, said: str) -> None:
     assert said in message
     assert "pw-cfg-6d2e" not in message
     assert "gw:***@" in message
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("https://gw:pw-cfg-6d2e@mcp.example:x/mcp", "the port must be a number"),
+        ("http://gw:pw-cfg-6d2e@mcp.example:99999/mcp", "the port must be a number"),
+        ("http://gw:pw-cfg-6d2e@[::1/mcp", "is not a URL"),
+        ("http://gw:pw-cfg-6d2e@/mcp", "names no host"),
+    ],
+)
+def test_an_mcp_url_is_checked_as_the_base_url_is_when_the_config_is_built(
+    url: str, said: str
+) -> None:
+    """Before, an MCP server's URL was only checked for its scheme: the config was built and
+    the server's first message raised httpx.InvalidURL (a traceback, the password in it) for
+    the bad ports and the open bracket, and a connection error for the missing host."""
+    for build in (
+        lambda server: AgentConfig(mcp_servers={"docs": server}),
+        lambda server: PermissionProfile(name="p", mcp_servers={"docs": server}),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            build(McpServerConfig(url=url))
+        message = str(caught.value)
+        assert "mcp_servers.docs.url" in message
+        assert said in message
+        assert "pw-cfg-6d2e" not in message

@@ -128,6 +128,31 @@ def test_a_reference_that_does_not_resolve_is_refused_naming_its_key(
     assert says in str(caught.value)
 
 
+def test_a_module_that_exits_or_raises_as_it_is_read_is_refused_naming_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, SystemExit escaped the import's ``except Exception``: a hook module that runs
+    its own CLI at import (``sys.exit(3)``) ended ``rho-agent`` with no message and exit code
+    3, the code of a run that hit its limit; a module ``__getattr__`` raising anything but
+    AttributeError left as a traceback."""
+    folder = tmp_path / "userhooks"
+    folder.mkdir()
+    (folder / "exits_at_import.py").write_text("import sys\nsys.exit(3)\n")
+    (folder / "lazy_attrs.py").write_text("def __getattr__(name):\n    raise SystemExit(4)\n")
+    monkeypatch.syspath_prepend(str(folder))
+    for name in ("exits_at_import", "lazy_attrs"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    for ref, says in (
+        ("exits_at_import:f", "does not import: SystemExit: 3"),
+        ("lazy_attrs:f", "reading f raised SystemExit: 4"),
+    ):
+        config = AgentConfig(hooks=HookConfig(before_tool=(ref,)))
+        with pytest.raises(ConfigError) as caught:
+            Agent(config, environ={})
+        assert str(caught.value).startswith(f"hooks.before_tool[0]: {ref!r}")
+        assert says in str(caught.value)
+
+
 def test_a_malformed_reference_in_yaml_names_the_file_and_key(tmp_path: Path) -> None:
     config_file = tmp_path / "agent.yaml"
     config_file.write_text("hooks:\n  before_tool: ['just_a_name']\n")

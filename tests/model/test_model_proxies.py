@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
+import attrs
 import httpx
 import pytest
 
@@ -80,7 +81,8 @@ def httpx_route(environ: Mapping[str, str], url: str, monkeypatch: pytest.Monkey
 
 
 def ours(environ: Mapping[str, str], url: str) -> object:
-    proxy = ProxyRoutes.from_environ(environ).for_url(url)
+    routes = attrs.evolve(ProxyRoutes.from_environ(environ), loopback_direct=False)
+    proxy = routes.for_url(url)
     if proxy is None:
         return None
     parsed = httpx.URL(proxy)
@@ -176,6 +178,49 @@ async def test_the_remote_client_reaches_a_loopback_server_directly(recorder: Re
         assert proxy_for(url, proxies) == recorder.url, url
 
 
+async def test_no_client_sends_its_secret_through_a_proxy_to_a_loopback_server(
+    recorder: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model client (its API key) and the MCP client (its ``Authorization`` header) to a
+    loopback URL, with every proxy variable naming the recorder and ``NO_PROXY`` listing
+    nothing local: the session's model answers (before, its request went to the recorder as
+    ``POST http://127.0.0.1:PORT/v1/chat/completions``, key included, and the run failed on
+    the 403), and the MCP request reaches the recorder as the server (a path, not an
+    absolute URL), never as a proxy."""
+    proxies = {"HTTP_PROXY": recorder.url, "ALL_PROXY": recorder.url, "NO_PROXY": "x.org"}
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    for name, value in proxies.items():
+        monkeypatch.setenv(name, value)
+    with LoopbackServer([text_reply("directly")], repeat=True) as model:
+        async with Session(Agent(_config(tmp_path, model.base_url))) as session:
+            result = await session.run("hello")
+    assert result.text == "directly", result
+    server = McpServerConfig(url=f"{recorder.url}/mcp", headers={"Authorization": "Bearer m"})
+    transport = connect("docs", server, proxies)
+    await transport.start(lambda _: None, lambda _: None)
+    try:
+        with pytest.raises(McpError):
+            await transport.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    finally:
+        await transport.aclose()
+    routes = ProxyRoutes.from_environ(proxies)
+    for url in (
+        f"{recorder.url}/v1",
+        "http://localhost:11434/v1",
+        "http://localhost.:1",
+        "http://app.localhost:1",
+        "http://[::1]:1",
+        "http://127.1:1",
+        "http://0x7f.1:1",
+        "http://2130706433:1",
+        "http://[::ffff:127.0.0.1]:1",
+    ):
+        assert routes.for_url(url) is None, url
+    for url in ("http://model.example/v1", "http://128.1:1", "http://[::ffff:10.0.0.1]:1"):
+        assert routes.for_url(url) == recorder.url, url
+    assert recorder.lines == ["POST /mcp HTTP/1.1"]
+
+
 async def test_daytona_goes_through_the_proxy_with_a_tunnel_for_https(
     recorder: Recorder,
 ) -> None:
@@ -198,18 +243,18 @@ def _config(tmp_path: Path, base_url: str) -> AgentConfig:
 async def test_a_session_reaches_its_model_through_the_proxy_and_not_past_no_proxy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The facade's own wiring, with the process's environment: the model's URL refuses
-    connections (port 1), so only the proxy (the loopback server, which answers any absolute
+    """The facade's own wiring, with the process's environment: the model's host does not
+    exist (``.invalid``), so only the proxy (the loopback server, which answers any absolute
     URL) can answer; under NO_PROXY the request goes there directly, and fails."""
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    closed = "http://127.0.0.1:1/v1"
+    closed = "http://model.invalid:1/v1"
     with LoopbackServer([text_reply("through the proxy")], repeat=True) as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
         async with Session(Agent(_config(tmp_path, closed))) as session:
             result = await session.run("hello")
         assert result.text == "through the proxy"
-        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        monkeypatch.setenv("NO_PROXY", "model.invalid")
         async with Session(Agent(_config(tmp_path, closed))) as session:
             direct = await session.run("hello")
         assert direct.error_type == ModelConnectionError.__name__, direct
-        assert "127.0.0.1:1" in (direct.error or "")
+        assert "model.invalid:1" in (direct.error or "")

@@ -19,6 +19,7 @@ from rho_adapters.clock import SystemClock
 from rho_adapters.daytona._errors import error_for, map_httpx_errors
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
+from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.clock import Clock
 
@@ -141,22 +142,33 @@ class SandboxAPI:
             await self._clock.sleep(delay)
             delay = min(delay * 1.1, 1.0)
             response = await self._send(
-                "GET", f"{self._api}/sandbox/{sandbox_id}", "sandbox status"
+                "GET", f"{self._api}/sandbox/{path_segment(sandbox_id)}", "sandbox status"
             )
             data = _json_object(response, "sandbox status")
         proxy = str(data.get("toolboxProxyUrl") or "")
         if not proxy:
             response = await self._send(
-                "GET", f"{self._api}/sandbox/{sandbox_id}/toolbox-proxy-url", "toolbox URL"
+                "GET",
+                f"{self._api}/sandbox/{path_segment(sandbox_id)}/toolbox-proxy-url",
+                "toolbox URL",
             )
             proxy = str(_json_object(response, "toolbox URL").get("url") or "")
         if not proxy:
             raise ExecutorError(f"Daytona gave no toolbox URL for sandbox {sandbox_id}")
-        return Sandbox(id=sandbox_id, toolbox_url=f"{proxy.rstrip('/')}/{sandbox_id}")
+        if self._api.lower().startswith("https:") and not proxy.lower().startswith("https:"):
+            # every toolbox request carries the API key: not in clear where the user chose TLS
+            raise ExecutorError(
+                f"Daytona's API at {self._api} named a toolbox URL that is not https "
+                f"({proxy!r}); the API key is not sent there. Check the Daytona server's "
+                "toolbox proxy settings"
+            )
+        return Sandbox(id=sandbox_id, toolbox_url=f"{proxy.rstrip('/')}/{path_segment(sandbox_id)}")
 
     async def delete(self, sandbox_id: str) -> None:
         """Delete a sandbox."""
-        await self._send("DELETE", f"{self._api}/sandbox/{sandbox_id}", "sandbox deletion")
+        await self._send(
+            "DELETE", f"{self._api}/sandbox/{path_segment(sandbox_id)}", "sandbox deletion"
+        )
 
     async def execute(self, sandbox: Sandbox, command: str, *, timeout: float) -> ExecAnswer | None:
         """Run ``command`` through the daemon; None when the daemon killed it (408 timeout)."""

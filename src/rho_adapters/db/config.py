@@ -129,6 +129,10 @@ production host connected to ``localhost``)."""
 
 def _require(engine: str, values: Mapping[str, Any], where: str) -> None:
     reads = _READS[engine]
+    port = values["port"]
+    if port is not None and not 1 <= port <= 65535:
+        # said now: the driver said it at the first query, to the model, as a DatabaseError
+        raise ConfigError(f"{where}.port: {port} is not a port (a number from 1 to 65535)")
     for key, value in values.items():
         if value is not None and key not in reads:
             hint = " (give host, port, user and database instead)" if key == "dsn" else ""

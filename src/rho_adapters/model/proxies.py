@@ -15,13 +15,21 @@ the OpenAI SDK or any httpx program routes rho-agent the same way:
   without a scheme is ``http://`` one;
 - ``NO_PROXY`` is a comma-separated list: ``*`` turns every proxy off; ``example.com`` matches
   that host and its subdomains, ``.example.com`` only subdomains; an IP address or
-  ``localhost`` matches itself; ``scheme://host`` entries match that scheme and host. Loopback
-  addresses are not exempt unless listed (as in httpx and curl).
+  ``localhost`` matches itself; ``scheme://host`` entries match that scheme and host.
+
+One departure: a loopback URL is always reached directly (httpx and curl send it through the
+proxy unless ``NO_PROXY`` lists it). Through a proxy the request would carry its secret (a
+model's API key, an MCP server's ``Authorization`` header, Daytona's key, the server token)
+to the proxy, in clear for ``http://``, and reach the proxy machine's loopback, not this
+one's. Loopback in every spelling the resolver takes: ``localhost`` (a trailing dot,
+``*.localhost``), 127.0.0.0/8 (``127.1``, ``0x7f.1``, ``2130706433``), ``::1`` and
+``::ffff:127.x.y.z``.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -49,12 +57,15 @@ def _environment_proxies(environ: Mapping[str, str]) -> dict[str, str]:
 @attrs.frozen
 class ProxyRoutes:
     """The proxy URL for ``http://`` and ``https://`` requests, the one for any scheme
-    (``all``), and the ``NO_PROXY`` entries. The URLs may carry a password: not in the repr."""
+    (``all``), and the ``NO_PROXY`` entries. The URLs may carry a password: not in the repr.
+    ``loopback_direct`` False routes loopback URLs as httpx does (only for a test whose proxy
+    and servers can only be on loopback)."""
 
     http: str | None = attrs.field(default=None, repr=False)
     https: str | None = attrs.field(default=None, repr=False)
     all: str | None = attrs.field(default=None, repr=False)
     no_proxy: tuple[str, ...] = ()
+    loopback_direct: bool = True
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ProxyRoutes:
@@ -71,11 +82,14 @@ class ProxyRoutes:
         return cls(http=url("http"), https=url("https"), all=url("all"), no_proxy=hosts)
 
     def for_url(self, url: str) -> str | None:
-        """The proxy URL a request to ``url`` goes through, or None (directly)."""
+        """The proxy URL a request to ``url`` goes through, or None (directly, as a loopback
+        URL always is: see the module's docstring)."""
         if self.http is None and self.https is None and self.all is None:
             return None
         parts = urlsplit(url)
         scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+        if self.loopback_direct and is_loopback_host(host):
+            return None
         if any(_bypasses(entry.lower(), scheme, host, parts.port) for entry in self.no_proxy):
             return None
         by_scheme = {"http": self.http, "https": self.https}.get(scheme)
@@ -102,6 +116,25 @@ def _bypasses(entry: str, scheme: str, host: str, port: int | None) -> bool:
     if name.startswith("."):  # ".example.com": its subdomains only
         return host.endswith(name)
     return host == name or host.endswith("." + name)  # the host and its subdomains
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a URL's host, brackets removed) names this machine's loopback."""
+    name = host.lower().removesuffix(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        address = None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    if address is not None:
+        return address.is_loopback
+    try:  # the legacy forms getaddrinfo still reads as an IPv4 address: 127.1, 0x7f.1
+        return socket.inet_aton(name)[0] == 127
+    except OSError:
+        return False
 
 
 def _is_ip(text: str) -> bool:

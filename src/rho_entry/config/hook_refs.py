@@ -41,7 +41,10 @@ def _resolve(ref: str, key: str) -> Any:
     module_name, _, path = ref.partition(":")
     try:
         target: Any = importlib.import_module(module_name)
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit too: a module running its CLI at import
+        # sys.exit(3) at import ended rho-agent silently with the exit code of a limit
         raise ConfigError(
             f"{key}: {ref!r} does not import: {type(exc).__name__}: {exc} (is the module on "
             "PYTHONPATH, or installed in this environment?)"
@@ -51,6 +54,12 @@ def _resolve(ref: str, key: str) -> Any:
             target = getattr(target, name)
         except AttributeError:
             raise ConfigError(f"{key}: {ref!r}: {module_name} has no {path}") from None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a module __getattr__ or a property raising
+            raise ConfigError(
+                f"{key}: {ref!r}: reading {name} raised {type(exc).__name__}: {exc}"
+            ) from exc
     if not callable(target):
         raise ConfigError(
             f"{key}: {ref!r} is a {type(target).__name__}, not a function a hook can be"
