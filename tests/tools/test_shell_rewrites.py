@@ -108,7 +108,7 @@ def test_find_refusal_by_its_reason(args: list[str], reason: str) -> None:
     [
         ["-H"],
         ["-H", ".", "-name", "x"],
-        ["-P", "-H", ".", "-xtype", "l"],
+        ["-P", "-H", ".", "-type", "l"],
         ["a", "b", "-name", "x"],
         [".", "!", "-name", "x"],
         ["(", "-name", "x", ")"],

@@ -2,7 +2,9 @@
 
 ``find``: the expression is checked primary by primary against an allowlist, so ``-exec``,
 ``-execdir``, ``-ok``, ``-okdir``, ``-delete`` and ``-fprint*``/``-fls`` (which write files) never
-pass, nor ``-L``/``-follow`` (links met while walking lead where no word was judged), nor a
+pass, nor ``-L``/``-follow`` (links met while walking lead where no word was judged), nor what
+looks through such a link without following it (``-xtype``, ``-readable``, ``-writable``,
+``-executable``, ``-printf``'s ``%Y``: the target's type, existence or access), nor a
 ``-newerXt`` date string whose ``TZ="FILE"`` would open a file no word names.
 """
 
@@ -27,9 +29,6 @@ _FIND_FLAGS = frozenset(
         "-quit",
         "-nouser",
         "-nogroup",
-        "-readable",
-        "-writable",
-        "-executable",
         "-xdev",
         "-mount",
         "-daystart",
@@ -57,7 +56,6 @@ _FIND_VALUED = frozenset(
         "-regex",
         "-iregex",
         "-type",
-        "-xtype",
         "-size",
         "-mtime",
         "-mmin",
@@ -92,6 +90,22 @@ _FIND_NEWER = re.compile(r"^-newer[amcBt][amcBt]$")
 # print their names; -H follows only the start paths, which are judged as words.
 _FIND_GLOBAL = frozenset({"-H", "-P"})
 _FIND_FOLLOW = frozenset({"-L", "-follow"})
+# Tests that look at a met link's target (its type, or access(2) on it) without following it:
+# gone -> <outside>/missing, there -> <outside>/x.txt told whether files out of reach exist.
+_FIND_THROUGH = frozenset({"-xtype", "-readable", "-writable", "-executable"})
+# A -printf directive: flags, width, precision, then its letter (A, B, C, T take a second one:
+# %AY is the access year). %Y is the type of a met link's target.
+_PRINTF_DIRECTIVE = re.compile(r"%[-+ #0]*[0-9]*(?:\.[0-9]*)?([ABCT]?.)", re.DOTALL)
+
+
+def _printf_refusal(value: str) -> str | None:
+    """Why find's ``-printf`` format may not run, or None: a ``%Y`` directive."""
+    if any(m.group(1) == "Y" for m in _PRINTF_DIRECTIVE.finditer(value)):
+        return (
+            "find: -printf's %Y follows the symbolic links met while walking (the type of a "
+            "target out of reach); use %y, the link's own type"
+        )
+    return None
 
 
 def check_find(args: Sequence[str]) -> None:
@@ -101,6 +115,11 @@ def check_find(args: Sequence[str]) -> None:
             f"find: {min(follow)} follows the symbolic links met while walking, into "
             "directories outside the workspace or secret ones that no word names; use -H "
             "(start paths only), or name a link's target as a start path"
+        )
+    if through := _FIND_THROUGH.intersection(args):
+        raise CommandRefused(
+            f"find: {min(through)} follows the symbolic links met while walking to test their "
+            "targets (out of reach or secret, no word names them); use -type, on the link itself"
         )
     i = 0
     while i < len(args) and args[i] in _FIND_GLOBAL:
@@ -119,6 +138,8 @@ def check_find(args: Sequence[str]) -> None:
             dated = arg.startswith("-newer") and arg.endswith("t") and len(arg) == 8
             if dated and (why := date_string_refusal(args[i])):
                 raise CommandRefused(f"find {arg}: {why}")
+            if arg == "-printf" and (why := _printf_refusal(args[i])):
+                raise CommandRefused(why)
             i += 1
             continue
         if arg.startswith("-"):

@@ -100,12 +100,15 @@ SUBCOMMANDS: dict[str, OptionSpec] = {
         "",
         "abbrev-ref short",
     ),
+    # No --exclude-per-directory=NAME: git reads NAME in every directory it walks as
+    # patterns, a file no word names (a hard link of .env, .config/gh/hosts.yml), and lists
+    # the files its lines match. -X FILE is one word, judged; --exclude-standard: .gitignore.
     "ls-files": spec(
         "cdmoiskutvfz",
         "xX",
         "cached deleted modified others ignored stage killed unmerged directory "
         "no-empty-directory exclude-standard full-name error-unmatch eol debug deduplicate",
-        "exclude exclude-per-directory",
+        "exclude",
         "abbrev",
     ),
     "ls-tree": spec(
