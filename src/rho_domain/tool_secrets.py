@@ -52,6 +52,8 @@ TOOL_SECRET_NAMES: tuple[str, ...] = (
     "*/.rediscli_auth", "*/.rediscli_history", "*/.dbshell", "*/mongosh_repl_history",
     # uv's (and cargo's) stored tokens, Maven's master password, the Vultr CLI's API key
     "*/credentials.toml", "*/settings-security.xml", "*/.vultr-cli.yaml",
+    # X11's cookie: whoever reads it reaches the user's display
+    "*/.xauthority",
 )  # fmt: skip
 
 # Kept in a home (rule 2b covers them only where the home is known and is not the workspace),
@@ -66,5 +68,6 @@ TOOL_SECRET_LOCATIONS: tuple[str, ...] = (
     "*/.config/netlify", "*/.wrangler/config", "*/.config/.wrangler", "*/.railway",
     "*/.render", "*/.supabase/access-token", "*/.config/configstore", "*/.snowsql",
     "*/.snowflake", "*/.dbt", "*/.clickhouse-client", "*/.circleci/cli.yml",
-    "*/.travis/config.yml",
+    "*/.travis/config.yml", "*/.netlify/config.json", "*/huggingface/token",
+    "*/.huggingface/token",
 )  # fmt: skip

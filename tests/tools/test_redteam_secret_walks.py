@@ -114,7 +114,8 @@ NAMED = ("krb5cc_0", "ceph.client.admin.keyring", "runner/.credentials", "nginx/
          ".railway/config.json", ".supabase/access-token", ".config/configstore/x.json",
          ".snowsql/config", ".snowflake/connections.toml", ".dbt/profiles.yml",
          ".clickhouse-client/config.xml", ".circleci/cli.yml", ".travis/config.yml",
-         ".config/pypoetry/auth.toml", ".vultr-cli.yaml")  # fmt: skip
+         ".config/pypoetry/auth.toml", ".vultr-cli.yaml", ".netlify/config.json",
+         ".cache/huggingface/token", ".Xauthority")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
