@@ -50,17 +50,18 @@ TOOL_SECRET_NAMES: tuple[str, ...] = (
     "*/application_default_credentials.json",
     # redis-cli's password file and the data shells' histories (AUTH, db.auth(), createUser)
     "*/.rediscli_auth", "*/.rediscli_history", "*/.dbshell", "*/mongosh_repl_history",
-    # uv's (and cargo's) stored tokens, Maven's master password, the Vultr CLI's API key
-    "*/credentials.toml", "*/settings-security.xml", "*/.vultr-cli.yaml",
+    # Maven's master password, the Vultr CLI's API key
+    "*/settings-security.xml", "*/.vultr-cli.yaml",
     # X11's cookie: whoever reads it reaches the user's display
     "*/.xauthority",
 )  # fmt: skip
 
 # Kept in a home (rule 2b covers them only where the home is known and is not the workspace),
 # below directories whose names say which tool they belong to; Bundler's .bundle/config is
-# read from the project too (BUNDLE_<HOST>: user:password).
+# read from the project too (BUNDLE_<HOST>: user:password). uv's tokens are a location, not
+# the name credentials.toml: that name alone is an ordinary file's (Streamlit's holds an email).
 TOOL_SECRET_LOCATIONS: tuple[str, ...] = (
-    "*/.bundle/config", "*/.m2/settings.xml", "*/.gradle/gradle.properties",
+    "*/.bundle/config", "*/uv/credentials", "*/.m2/settings.xml", "*/.gradle/gradle.properties",
     "*/.nuget/nuget/nuget.config", "*/.config/pypoetry/auth.toml", "*/.mc", "*/.ngrok2",
     "*/.config/ngrok", "*/.config/hub", "*/.config/glab-cli", "*/.tsh", "*/.config/doctl",
     "*/.config/hcloud", "*/.config/helm/repositories.yaml", "*/.config/helm/registry",
