@@ -16,7 +16,9 @@ every backend; they are name rules now (``secrets.NAMES``). So are, since the se
 round, the credential files tools also read from a project directory (``.yarnrc.yml``'s
 ``npmAuthToken``, Composer's ``auth.json``, ``.mylogin.cnf``, ``.databrickscfg``,
 ``.terraformrc``, ``kaggle.json``, ``rclone.conf``, ``clouds.yaml``, ``pg_service.conf``,
-``.dockercfg``): the home rule (2b) does not cover a workspace.
+``.dockercfg``): the home rule (2b) does not cover a workspace. secretnames17 surveyed the rest
+of that class (``rho_domain/tool_secrets.py``): before it, ``cat`` printed each of the 64 names
+added below (``terraform.tfstate`` first) on every backend.
 """
 
 from __future__ import annotations
