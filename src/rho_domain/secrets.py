@@ -40,6 +40,7 @@ import attrs
 from rho_domain.glob_set import GlobSet, glob_matches
 from rho_domain.names import folded, folded_text, short_name_refusal
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
+from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
 
 
 def _components(path: str) -> tuple[str, ...]:
@@ -74,7 +75,7 @@ LOCATIONS: tuple[str, ...] = _tree(
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",
     "/run/secrets", "/var/run/secrets",
-    *(p.casefold() for p in SERVICE_SECRETS), *SERVICE_SECRET_GLOBS,
+    *(p.casefold() for p in SERVICE_SECRETS), *SERVICE_SECRET_GLOBS, *TOOL_SECRET_LOCATIONS,
 )  # fmt: skip
 TEMPLATES: tuple[str, ...] = (
     "*.example", "*.sample", "*.template", "*.dist", "*.defaults", "*/id_*.pub",
@@ -91,13 +92,9 @@ NAMES: tuple[str, ...] = (
     # ACME accounts' keys (certbot's private_key.json; Traefik's acme.json holds them all)
     "*/krb5cc", "*/krb5cc_*", "*.keyring", "*/.credentials", "*/.credentials_rsaparams",
     "*/htpasswd", "*.htpasswd", "*/private_key.json", "*/acme.json",
-    # credential files tools also read from a project directory, where the home rule (2b)
-    # does not reach: yarn's npmAuthToken, Composer's tokens, a MySQL login path, Databricks,
-    # Terraform and Kaggle tokens, rclone remotes, OpenStack clouds, PostgreSQL service
-    # passwords, Docker's old auth file
-    "*/.yarnrc.yml", "*/auth.json", "*/.mylogin.cnf", "*/.databrickscfg", "*/.terraformrc",
-    "*/terraform.rc", "*/kaggle.json", "*/rclone.conf", "*/clouds.yaml", "*/.pg_service.conf",
-    "*/pg_service.conf", "*/.dockercfg",
+    # the credential files of developer tools, read from a project directory too or kept in a
+    # home that may be the workspace (tool_secrets.py)
+    *TOOL_SECRET_NAMES,
 )  # fmt: skip
 # ``id_rsa``, ``id_ed25519``, ``id_github``...: an ``id_`` name without any dot.
 SSH_KEY = "*/id_*"

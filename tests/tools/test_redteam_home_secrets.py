@@ -85,7 +85,10 @@ async def test_no_hidden_home_entry_is_read(home: Path, template: str) -> None:
 
 
 async def test_a_named_store_is_refused_as_a_home_secret(home: Path) -> None:
-    output = await _call(*restricted_bash(f"cat {home}/.m2/settings.xml"), home / "ws", home)
+    # Firefox's store: no name or location rule knows it (.m2/settings.xml is one now)
+    output = await _call(
+        *restricted_bash(f"cat {home}/.mozilla/firefox/p/logins.json"), home / "ws", home
+    )
     assert "is a hidden entry of the home directory" in output, output
 
 

@@ -16,7 +16,9 @@ every backend; they are name rules now (``secrets.NAMES``). So are, since the se
 round, the credential files tools also read from a project directory (``.yarnrc.yml``'s
 ``npmAuthToken``, Composer's ``auth.json``, ``.mylogin.cnf``, ``.databrickscfg``,
 ``.terraformrc``, ``kaggle.json``, ``rclone.conf``, ``clouds.yaml``, ``pg_service.conf``,
-``.dockercfg``): the home rule (2b) does not cover a workspace.
+``.dockercfg``): the home rule (2b) does not cover a workspace. secretnames17 surveyed the rest
+of that class (``rho_domain/tool_secrets.py``): before it, ``cat`` printed each of the 64 names
+added below (``terraform.tfstate`` first) on every backend.
 """
 
 from __future__ import annotations
@@ -94,14 +96,36 @@ NAMED = ("krb5cc_0", "ceph.client.admin.keyring", "runner/.credentials", "nginx/
          # clouds, PostgreSQL service passwords, old Docker auth)
          ".yarnrc.yml", "php/auth.json", ".mylogin.cnf", ".databrickscfg", ".terraformrc",
          "terraform.rc", "kaggle.json", "rclone.conf", "clouds.yaml", ".pg_service.conf",
-         "pg_service.conf", ".dockercfg")  # fmt: skip
+         "pg_service.conf", ".dockercfg",
+         # secretnames17: the rest of that class (tool_secrets.py says why each one)
+         "infra/terraform.tfstate", "infra/terraform.tfstate.backup", "infra/prod.tfvars",
+         "infra/x.auto.tfvars.json", ".vault_pass", "ansible/vault_password.txt",
+         "config/secrets.yml", ".streamlit/secrets.toml", ".secrets", ".dev.vars",
+         ".vagrant/machines/default/virtualbox/private_key", ".sentryclirc", "odbc.ini",
+         ".odbc.ini", "wallet/cwallet.sso", "dbt/profiles.yml", "clickhouse-client.xml",
+         "kubeconfig", "ops/prod.kubeconfig", "talosconfig", "app-firebase-adminsdk-x1.json",
+         "gcp/service-account-key.json", "application_default_credentials.json",
+         ".rediscli_auth", ".rediscli_history", ".dbshell", "mongosh_repl_history",
+         ".local/share/uv/credentials/credentials.toml",
+         "settings-security.xml", ".bundle/config", ".m2/settings.xml",
+         ".gradle/gradle.properties", ".nuget/NuGet/NuGet.Config", ".mc/config.json",
+         ".ngrok2/ngrok.yml", ".config/ngrok/ngrok.yml", ".config/hub", ".config/glab-cli/x.yml",
+         ".tsh/keys", ".config/doctl/config.yaml", ".config/hcloud/cli.toml",
+         ".config/helm/repositories.yaml", ".config/op/config", ".oci/config",
+         ".bluemix/config.json", ".config/linode-cli", ".config/scw/config.yaml",
+         ".fly/config.yml", ".config/netlify/config.json", ".wrangler/config/default.toml",
+         ".railway/config.json", ".supabase/access-token", ".config/configstore/x.json",
+         ".snowsql/config", ".snowflake/connections.toml", ".dbt/profiles.yml",
+         ".clickhouse-client/config.xml", ".circleci/cli.yml", ".travis/config.yml",
+         ".config/pypoetry/auth.toml", ".vultr-cli.yaml", ".netlify/config.json",
+         ".cache/huggingface/token", ".Xauthority")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def named_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("secretnames")
     for i, name in enumerate(NAMED):
-        (ws / name).parent.mkdir(exist_ok=True)
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
         (ws / name).write_text(f"CRED-MARK-{i}\n")
     (ws / "notes.txt").write_text("CRED-MARK-notes\n")
     return ws

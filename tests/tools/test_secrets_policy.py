@@ -76,6 +76,10 @@ NOT_SECRET = [
     "/etc/apt/sources.list", "/etc/letsencrypt/renewal/a.conf", "/var/lib/rancher/k3s/agent/x",
     "/etc/redis/sentinel.conf.d", "/var/lib/cloud/instances/i-0a1/datasource", "ws/keyring.py",
     "src/credentials.py", "/var/lib/mysql/mysql/user.py",
+    # judged readable (tool_secrets.py): templates, ciphertext, a project's build settings
+    "infra/terraform.tfvars.example", "infra/Pulumi.prod.yaml", "config/credentials.yml.enc",
+    "gradle.properties", "nuget.config", ".terraform/providers/x/terraform-provider-aws",
+    "src/kubeconfig.go", "src/secrets.py", "docs/service-account.md", ".netlify/state.json",
 ]  # fmt: skip
 
 
@@ -100,18 +104,18 @@ def test_remembered_answers_are_each_policys_own() -> None:
         SecretPolicy(homes=("/home/u",)),  # no session directory
         SecretPolicy(locations=("/srv/agent/sessions",)),  # no home: rule 2b off
         SecretPolicy(
-            locations=("/srv/agent/sessions",), homes=("/home/u",), open_trees=("/home/u/.m2",)
+            locations=("/srv/agent/sessions",), homes=("/home/u",), open_trees=("/home/u/.mozilla",)
         ),
     ]
-    paths_ = [*SECRET, *NOT_SECRET, "/home/u/.m2/settings.xml"]
+    paths_ = [*SECRET, *NOT_SECRET, "/home/u/.mozilla/logins.json"]
     for _ in range(2):  # the second pass reads remembered answers
         for path in paths_:
             answers = [p.refusal(path) for p in policies]
             assert answers == [p.judge(path) for p in policies], path
     assert POLICY.refusal("/srv/agent/sessions/s1") is not None
     assert policies[1].refusal("/srv/agent/sessions/s1") is None
-    assert POLICY.refusal("/home/u/.m2/settings.xml") is not None
-    assert policies[3].refusal("/home/u/.m2/settings.xml") is None
+    assert POLICY.refusal("/home/u/.mozilla/logins.json") is not None
+    assert policies[3].refusal("/home/u/.mozilla/logins.json") is None
 
 
 @pytest.mark.parametrize(
