@@ -19,13 +19,14 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.finish import finished
 from rho_adapters.store.confined import open_file, read_bytes
+from rho_adapters.store.held_session import HeldSession
 from rho_adapters.store.layout import (
     HEARTBEAT_SECONDS,
     SessionPaths,
@@ -81,76 +82,6 @@ def _stored_label(directory: Path) -> str:
         return f"? ({type(exc).__name__})"
 
 
-@attrs.define
-class _Open:
-    paths: SessionPaths
-    lock: SessionLock
-    meta: MetaFile
-    trace: IO[bytes]
-    # Lines appended since the last fsync: a run's end syncs the trace, and the close that
-    # follows it (every one-shot) need not fsync the same bytes a second time. True until the
-    # first sync: whatever opening the session wrote (a repaired line) is synced at close.
-    unsynced: bool = True
-
-    def write(self, data: bytes) -> int:
-        """Write ``data`` at the trace's end, all of it or none, and return where it began:
-        a write that fails part-way (a full disk) is cut off again, and the file object is
-        unbuffered, so nothing of it is left to be written a second time by a later flush."""
-        fd = self.trace.fileno()
-        start = os.lseek(fd, 0, os.SEEK_END)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        except OSError:
-            self.cut(start)
-            raise
-        self.unsynced = True
-        return start
-
-    def cut(self, size: int) -> None:
-        """Cut the trace back to ``size`` bytes (what an append that failed had added)."""
-        with contextlib.suppress(OSError):  # the error being raised says what went wrong
-            os.ftruncate(self.trace.fileno(), size)
-
-    def sync(self) -> None:
-        self.trace.flush()
-        os.fsync(self.trace.fileno())
-        if not self.named():  # the lines went to a file nobody will find again
-            raise StoreError(f"{self.paths.trace} is no longer the trace being written")
-        self.unsynced = False
-        self.meta.write()
-
-    def named(self) -> bool:
-        """Whether ``paths.trace`` still names the file being written: not when the file or
-        its directory was removed, moved, or replaced by another of the same name (the lines
-        then go to a file without a name, and a new meta.json would describe an empty
-        directory). One ``stat`` and one ``fstat``, beside a sync's ``fsync``."""
-        try:
-            there = os.stat(self.paths.trace, follow_symlinks=False)
-        except OSError:
-            return False
-        here = os.fstat(self.trace.fileno())
-        return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.trace.flush()
-            if self.unsynced:
-                os.fsync(self.trace.fileno())
-        # The lock is let go whatever fails before it (the directory removed under the
-        # session: the trace's close or meta.json's last write): it was popped from the
-        # store's open sessions, so nothing else would ever close its descriptor.
-        try:
-            self.trace.close()
-            # meta.stop() writes the final meta.json, not fsynced (like a heartbeat's): the
-            # status it carries was synced at the run's end, and "no holder" is what a crash
-            # leaves true as well.
-            self.meta.stop()
-        finally:
-            self.lock.release()
-
-
 class FileSessionStore(SessionStore, SignalingStore):
     """Sessions under ``root`` (``<home>/sessions``), one directory each.
 
@@ -161,7 +92,7 @@ class FileSessionStore(SessionStore, SignalingStore):
     def __init__(self, root: Path | str, *, heartbeat: float = HEARTBEAT_SECONDS) -> None:
         self.root = Path(root).expanduser()
         self._heartbeat = heartbeat
-        self._open: dict[str, _Open] = {}
+        self._open: dict[str, HeldSession] = {}
         self._last_config: tuple[str, bytes] | None = None  # see _config_text
 
     def signals(self) -> SignalSource:
@@ -230,13 +161,13 @@ class FileSessionStore(SessionStore, SignalingStore):
 
     def _hold(self, paths: SessionPaths, lock: SessionLock, meta: dict[str, Any]) -> None:
         try:
-            trace = open_file(paths.trace, "ab", buffering=0)  # see _Open.write
+            trace = open_file(paths.trace, "ab", buffering=0)  # see HeldSession.write
             holder = MetaFile(paths, meta, heartbeat=self._heartbeat)
             holder.start()
         except BaseException:
             lock.release()
             raise
-        self._open[paths.id] = _Open(paths=paths, lock=lock, meta=holder, trace=trace)
+        self._open[paths.id] = HeldSession(paths=paths, lock=lock, meta=holder, trace=trace)
 
     async def open(self, session_id: str) -> tuple[SessionRecord, tuple[ev.Event, ...]]:
         """See ``SessionStore.open``."""

@@ -27,19 +27,15 @@ server's tracked objects are start-up's).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import secrets
-import signal
 import sys
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_domain.errors import ConfigError, MissingExtra, RhoError
+from rho_domain.errors import ConfigError, RhoError
 from rho_entry.server.authority import LOOPBACK_HOSTS, host_name
 from rho_entry.server.settings import (
     DEFAULT_HOST,
@@ -48,10 +44,14 @@ from rho_entry.server.settings import (
     check_bind,
 )
 from rho_entry.server.startup_checks import check_endpoint, check_profiles, listen
+from rho_entry.server.uvicorn_server import build_server, freeze_start_up
 from rho_entry.usage import UsageParser, at_least_one, port, seconds
 
 if TYPE_CHECKING:
     from rho_entry.server.durable_runs import DurableSettings
+
+# freeze_start_up moved with the server it belongs to (uvicorn_server): re-exported
+__all__ = ["FROM_ENVIRONMENT", "WILDCARDS", "check_token_home", "freeze_start_up", "main"]
 
 
 # The main command's endpoint options: serve reads them from the environment, as the CLI can
@@ -200,7 +200,7 @@ def main(argv: Sequence[str]) -> int:
             print(f"rho-agent serve: warning: {problem}", file=sys.stderr)
         durable = _durable(ns, url if chosen.root is None else None, settings, env)
         app = create_app(settings, base_config=config, environ=env, store=chosen, durable=durable)
-        server = _server(app, ns.host, ns.port, settings, token, token_home, chosen.shown)
+        server = build_server(app, ns.host, ns.port, settings, token, token_home, chosen.shown)
         listening = listen(ns.host, ns.port)
     except RhoError as exc:
         print(f"rho-agent serve: {exc}", file=sys.stderr)
@@ -212,14 +212,6 @@ def main(argv: Sequence[str]) -> int:
         say_unprotected(sandbox_notice())  # at start, not at the first session
     server.run(sockets=[listening])
     return 1 if server.failed else 0
-
-
-def freeze_start_up() -> None:
-    """Collect once, then move every object left to the collector's permanent generation:
-    start-up's objects live as long as the process, and a full pass no longer walks them.
-    The process's own choice (a library never freezes its host's heap)."""
-    gc.collect()
-    gc.freeze()
 
 
 def _durable(
@@ -269,105 +261,6 @@ def _flag_changes(ns: argparse.Namespace, settings: ServerSettings) -> dict[str,
     return changes
 
 
-def _server(
-    app: Any,
-    host: str,
-    port: int,
-    settings: ServerSettings,
-    token: str,
-    token_home: Path | None,
-    store_shown: str,
-) -> Any:
-    """The uvicorn server, which writes the token files once it listens (``token_home``:
-    the config directory, or None when the operator gave the token) and removes them when
-    it stops."""
-    try:
-        import uvicorn
-    except ImportError as exc:
-        raise MissingExtra("uvicorn", "server", "rho-agent serve") from exc
-    from rho_entry.server.token_file import remove_token, write_token
-
-    written: list[Path] = []
-
-    class Server(uvicorn.Server):
-        failed = False
-
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            # A stop signal is the documented way to stop: shut down gracefully and exit 0,
-            # rather than re-raising the signal once uvicorn is done (its default).
-            super().handle_exit(sig, frame)
-            captured = getattr(self, "_captured_signals", None)
-            if isinstance(captured, list):
-                captured.clear()
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            # uvicorn listens for SIGINT and SIGTERM only: SIGHUP (the terminal closed)
-            # killed the server, its runs in flight ended in no trace and its token file
-            # stayed on disk; it now stops as SIGTERM does
-            with super().capture_signals():
-                hangup = signal.getsignal(signal.SIGHUP)
-                if hangup is signal.SIG_IGN or not _main_thread():
-                    yield  # nohup's choice; an embedding program's thread cannot listen
-                    return
-                signal.signal(signal.SIGHUP, self.handle_exit)
-                try:
-                    yield
-                finally:
-                    signal.signal(signal.SIGHUP, hangup)
-
-        async def startup(self, sockets: Any = None) -> None:
-            try:
-                await super().startup(sockets)
-            except SystemExit:  # the app's startup failed (a durable queue that cannot
-                # be opened, said above by uvicorn's log): exit 1, a configuration error
-                self.failed = self.should_exit = True
-                return
-            bound = [s.getsockname()[:2] for srv in self.servers for s in srv.sockets]
-            if token_home is not None:
-                try:
-                    written.extend(write_token(token_home, h, p, token) for h, p in bound)
-                except RhoError as exc:  # no token file, no client could find the token
-                    print(f"rho-agent serve: {exc}", file=sys.stderr, flush=True)
-                    self.failed = self.should_exit = True
-                    for path in written:
-                        remove_token(path, token)
-                    return
-            where = ", ".join(f"http://{_host(h)}:{p}" for h, p in bound)
-            auth = (
-                f"token in {', '.join(map(str, written))}"
-                if written
-                else "token from RHO_AGENT_SERVER_TOKEN"
-            )
-            roots = ", ".join(str(r) for r in settings.roots)
-            print(
-                f"rho-agent serve: listening on {where} · {auth} · sessions in "
-                f"{store_shown} · roots {roots} · profiles "
-                f"{', '.join(settings.profiles)}",
-                file=sys.stderr,
-                flush=True,
-            )
-            if bound:
-                h, p = bound[0]
-                # a wildcard bind is reached by loopback (and the Host check wants a name)
-                shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(h, h)  # noqa: S104
-                page = f"http://{_host(shown)}:{p}/dashboard"
-                if written:
-                    page += f"#token={token}"  # the fragment never leaves the browser
-                print(f"rho-agent serve: dashboard {page}", file=sys.stderr, flush=True)
-            freeze_start_up()
-
-        async def shutdown(self, sockets: Any = None) -> None:
-            try:
-                await super().shutdown(sockets)
-            finally:
-                for path in written:
-                    remove_token(path, token)
-
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    return Server(config)
-
-
 def check_token_home(home: Path, roots: tuple[Path, ...]) -> None:
     """Refuse to write the token where a session could read it: inside a root (a working
     directory), unless the secrets policy already hides it (``~/.config/rho-agent``)."""
@@ -386,11 +279,3 @@ def check_token_home(home: Path, roots: tuple[Path, ...]) -> None:
 
 
 WILDCARDS = frozenset({"0.0.0.0", "::"})  # noqa: S104 - the names of "every address"
-
-
-def _host(address: str) -> str:
-    return f"[{address}]" if ":" in address else address
-
-
-def _main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()

@@ -1,0 +1,138 @@
+"""The uvicorn server ``rho-agent serve`` runs: token files, stop signals, the banner.
+
+Once it listens it writes the token files (``token_file``), prints where it listens and the
+dashboard's URL, and freezes the start-up heap; a stop signal (SIGHUP too) shuts it down
+gracefully and exits 0; stopping removes the token files. uvicorn is imported when a server
+is built: ``MissingExtra`` names the ``server`` extra when it is not installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rho_domain.errors import MissingExtra, RhoError
+from rho_entry.server.settings import ServerSettings
+
+__all__ = ["build_server", "freeze_start_up"]
+
+
+def build_server(
+    app: Any,
+    host: str,
+    port: int,
+    settings: ServerSettings,
+    token: str,
+    token_home: Path | None,
+    store_shown: str,
+) -> Any:
+    """The uvicorn server, which writes the token files once it listens (``token_home``:
+    the config directory, or None when the operator gave the token) and removes them when
+    it stops."""
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise MissingExtra("uvicorn", "server", "rho-agent serve") from exc
+    from rho_entry.server.token_file import remove_token, write_token
+
+    written: list[Path] = []
+
+    class Server(uvicorn.Server):
+        failed = False
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # A stop signal is the documented way to stop: shut down gracefully and exit 0,
+            # rather than re-raising the signal once uvicorn is done (its default).
+            super().handle_exit(sig, frame)
+            captured = getattr(self, "_captured_signals", None)
+            if isinstance(captured, list):
+                captured.clear()
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn listens for SIGINT and SIGTERM only: SIGHUP (the terminal closed)
+            # killed the server, its runs in flight ended in no trace and its token file
+            # stayed on disk; it now stops as SIGTERM does
+            with super().capture_signals():
+                hangup = signal.getsignal(signal.SIGHUP)
+                if hangup is signal.SIG_IGN or not _main_thread():
+                    yield  # nohup's choice; an embedding program's thread cannot listen
+                    return
+                signal.signal(signal.SIGHUP, self.handle_exit)
+                try:
+                    yield
+                finally:
+                    signal.signal(signal.SIGHUP, hangup)
+
+        async def startup(self, sockets: Any = None) -> None:
+            try:
+                await super().startup(sockets)
+            except SystemExit:  # the app's startup failed (a durable queue that cannot
+                # be opened, said above by uvicorn's log): exit 1, a configuration error
+                self.failed = self.should_exit = True
+                return
+            bound = [s.getsockname()[:2] for srv in self.servers for s in srv.sockets]
+            if token_home is not None:
+                try:
+                    written.extend(write_token(token_home, h, p, token) for h, p in bound)
+                except RhoError as exc:  # no token file, no client could find the token
+                    print(f"rho-agent serve: {exc}", file=sys.stderr, flush=True)
+                    self.failed = self.should_exit = True
+                    for path in written:
+                        remove_token(path, token)
+                    return
+            where = ", ".join(f"http://{_host(h)}:{p}" for h, p in bound)
+            auth = (
+                f"token in {', '.join(map(str, written))}"
+                if written
+                else "token from RHO_AGENT_SERVER_TOKEN"
+            )
+            roots = ", ".join(str(r) for r in settings.roots)
+            print(
+                f"rho-agent serve: listening on {where} · {auth} · sessions in "
+                f"{store_shown} · roots {roots} · profiles "
+                f"{', '.join(settings.profiles)}",
+                file=sys.stderr,
+                flush=True,
+            )
+            if bound:
+                h, p = bound[0]
+                # a wildcard bind is reached by loopback (and the Host check wants a name)
+                shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(h, h)  # noqa: S104
+                page = f"http://{_host(shown)}:{p}/dashboard"
+                if written:
+                    page += f"#token={token}"  # the fragment never leaves the browser
+                print(f"rho-agent serve: dashboard {page}", file=sys.stderr, flush=True)
+            freeze_start_up()
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            try:
+                await super().shutdown(sockets)
+            finally:
+                for path in written:
+                    remove_token(path, token)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    return Server(config)
+
+
+def freeze_start_up() -> None:
+    """Collect once, then move every object left to the collector's permanent generation:
+    start-up's objects live as long as the process, and a full pass no longer walks them.
+    The process's own choice (a library never freezes its host's heap)."""
+    gc.collect()
+    gc.freeze()
+
+
+def _host(address: str) -> str:
+    return f"[{address}]" if ":" in address else address
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
