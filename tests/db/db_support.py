@@ -9,7 +9,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +188,32 @@ def adapter(
     """A fresh adapter for ``server``; ``check=False`` turns off layer 1 to prove layer 2."""
     cls = ADAPTERS[server.engine]
     return cls("t", server.config, mode=mode, check_statements=check)
+
+
+@contextlib.contextmanager
+def own_pg_database(
+    server: Server, name: str, setup: Iterable[str], *, roles: Iterable[str] = ()
+) -> Iterator[Server]:
+    """A database ``name`` of a test file's own on the PostgreSQL ``server`` (one a killed run
+    left is dropped first), ``setup`` run in it by the administrator; yields ``server``
+    pointed at it, then drops it and ``roles`` (cluster-wide: after the database, whose
+    objects they may own)."""
+    import psycopg
+
+    admin = server.admin()
+    admin.autocommit = True
+    try:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+        config = attrs.evolve(server.config, database=name)
+        with psycopg.connect(
+            host=config.host, port=config.port, user=config.user, dbname=name, autocommit=True
+        ) as conn:
+            for sql in setup:
+                conn.execute(sql)
+        yield attrs.evolve(server, config=config)
+    finally:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        for role in roles:
+            admin.execute(f"DROP ROLE IF EXISTS {role}")
+        admin.close()

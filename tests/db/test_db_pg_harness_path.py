@@ -17,10 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-import attrs
-import psycopg
 import pytest
-from db_support import Server, adapter
+from db_support import Server, adapter, own_pg_database
 
 DB = "rho_pg_harness_path"
 RAN = "a user function ran in the harness"
@@ -39,21 +37,8 @@ SETUP = [
 
 @pytest.fixture(scope="module")  # one database for the file
 def planted(postgres_server: Server) -> Iterator[Server]:
-    admin = postgres_server.admin()
-    admin.autocommit = True
-    admin.execute(f"DROP DATABASE IF EXISTS {DB}")
-    admin.execute(f"CREATE DATABASE {DB}")
-    config = attrs.evolve(postgres_server.config, database=DB)
-    with psycopg.connect(
-        host=config.host, port=config.port, user=config.user, dbname=DB, autocommit=True
-    ) as conn:
-        for sql in SETUP:
-            conn.execute(sql)
-    try:
-        yield attrs.evolve(postgres_server, config=config)
-    finally:
-        admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        admin.close()
+    with own_pg_database(postgres_server, DB, SETUP) as server:
+        yield server
 
 
 async def test_the_harness_sql_runs_no_user_operator_or_function(planted: Server) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import attrs
 import psycopg
 import pytest
-from db_support import Server
+from db_support import Server, own_pg_database
 
 from rho_adapters.db import ADAPTERS
 from rho_domain.errors import DatabaseError, StatementRefused
@@ -101,27 +101,16 @@ ATTACKS = [
 @pytest.fixture(scope="module")  # one database for the file
 def reader(postgres_server: Server) -> Iterator[Server]:
     """``postgres_server``'s database of this file, logged in as a role RLS applies to."""
-    admin = postgres_server.admin()
-    admin.autocommit = True
-    admin.execute(f"DROP DATABASE IF EXISTS {DB}")
-    admin.execute(f"CREATE DATABASE {DB}")
-    config = attrs.evolve(postgres_server.config, database=DB)
-    with psycopg.connect(
-        host=config.host, port=config.port, user=config.user, dbname=DB, autocommit=True
-    ) as conn:
-        for sql in SETUP:
-            if "CREATE USER MAPPING" in sql:  # the server first: it names this port
-                conn.execute(
-                    "CREATE SERVER loop FOREIGN DATA WRAPPER postgres_fdw OPTIONS "
-                    f"(host '{config.host}', port '{config.port}', dbname '{DB}')"
-                )
-            conn.execute(sql)
-    try:
-        yield attrs.evolve(postgres_server, config=attrs.evolve(config, user=ROLE))
-    finally:
-        admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        admin.execute(f"DROP ROLE IF EXISTS {ROLE}")
-        admin.close()
+    config = postgres_server.config
+    loop = (  # the foreign server before its user mapping: it names this port
+        "CREATE SERVER loop FOREIGN DATA WRAPPER postgres_fdw OPTIONS "
+        f"(host '{config.host}', port '{config.port}', dbname '{DB}')"
+    )
+    setup = [
+        step for sql in SETUP for step in ((loop, sql) if "CREATE USER MAPPING" in sql else (sql,))
+    ]
+    with own_pg_database(postgres_server, DB, setup, roles=(ROLE,)) as server:
+        yield attrs.evolve(server, config=attrs.evolve(server.config, user=ROLE))
 
 
 def _db(server: Server, *, check: bool = True) -> Database:

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
 import psycopg
 import pytest
-from db_support import Server, adapter
+from db_support import Server, adapter, own_pg_database
 
 from rho_domain.errors import StatementRefused
 
@@ -52,21 +51,8 @@ ATTACKS = [
 @pytest.fixture(scope="module")  # one database for the file
 def views(postgres_server: Server) -> Iterator[Server]:
     """``postgres_server`` with the views above in a database of this file's own."""
-    admin = postgres_server.admin()
-    admin.autocommit = True
-    admin.execute(f"DROP DATABASE IF EXISTS {DB}")
-    admin.execute(f"CREATE DATABASE {DB}")
-    config = attrs.evolve(postgres_server.config, database=DB)
-    with psycopg.connect(
-        host=config.host, port=config.port, user=config.user, dbname=DB, autocommit=True
-    ) as conn:
-        for sql in SETUP:
-            conn.execute(sql)
-    try:
-        yield attrs.evolve(postgres_server, config=config)
-    finally:
-        admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        admin.close()
+    with own_pg_database(postgres_server, DB, SETUP) as server:
+        yield server
 
 
 async def test_a_view_reading_a_server_file_is_refused_where_it_is_named(views: Server) -> None:

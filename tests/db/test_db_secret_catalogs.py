@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-import psycopg
 import pytest
-from db_support import Server, adapter
+from db_support import Server, adapter, own_pg_database
 
 from rho_domain.errors import StatementRefused
 
@@ -59,24 +57,9 @@ MY_READS = [
 def pg_secrets(postgres_server: Server) -> Iterator[Server]:
     """``postgres_server`` with a role that has a password and a user mapping holding one,
     in a database of this file's own."""
-    admin = postgres_server.admin()
-    admin.autocommit = True
-    admin.execute(f"DROP DATABASE IF EXISTS {DB}")
-    admin.execute(f"CREATE DATABASE {DB}")
-    admin.execute("DROP ROLE IF EXISTS rho_hash")
-    admin.execute("CREATE ROLE rho_hash LOGIN PASSWORD 'sekret'")
-    config = attrs.evolve(postgres_server.config, database=DB)
-    with psycopg.connect(
-        host=config.host, port=config.port, user=config.user, dbname=DB, autocommit=True
-    ) as conn:
-        for sql in PG_SETUP:
-            conn.execute(sql)
-    try:
-        yield attrs.evolve(postgres_server, config=config)
-    finally:
-        admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        admin.execute("DROP ROLE IF EXISTS rho_hash")
-        admin.close()
+    setup = ("DROP ROLE IF EXISTS rho_hash", "CREATE ROLE rho_hash LOGIN PASSWORD 'sekret'")
+    with own_pg_database(postgres_server, DB, (*setup, *PG_SETUP), roles=("rho_hash",)) as server:
+        yield server
 
 
 @pytest.fixture
