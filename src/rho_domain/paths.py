@@ -13,6 +13,7 @@ What is never written is ``rho_domain.write_rules``; what create-only mode may c
 from __future__ import annotations
 
 import posixpath
+import re
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
 from rho_domain.names import folded, is_short_name
@@ -71,6 +72,15 @@ def temp_name(name: str, token: str) -> str:
     two-byte letters is valid; 200 of its *characters* with the suffix are not)."""
     stem = name.encode()[:200].decode(errors="ignore")  # a letter cut in two is dropped
     return f".{stem}.{token}.rho-tmp"
+
+
+_TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}\.rho-tmp\Z", re.DOTALL)
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` has the shape ``temp_name`` gives (``token_hex(6)``): a write's temp
+    file, which a listing leaves out (a killed write's leftover is not a workspace file)."""
+    return _TEMP_NAME.match(name) is not None
 
 
 def check_file_path(path: str) -> None:

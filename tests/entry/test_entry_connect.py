@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -226,3 +227,31 @@ async def test_a_source_that_dies_while_asked_is_read_from_its_trace_at_once(
     assert export.source == "trace: it finished (stale) while asked"
     assert "user: Watch the queue" in export.text
     assert not list((root / sid / "exports").glob("*.request"))
+
+
+def test_a_hung_up_connect_withdraws_its_export_request(tmp_path: Path) -> None:
+    """SIGHUP (the terminal closed, ssh dropped) while ``monitor connect`` waits for a running
+    source's export: it killed the command, and its request stayed in the source's
+    ``exports/`` for the source to answer unasked at its next checkpoint. It now ends as
+    Ctrl+C does, the request withdrawn."""
+    root, sid = tmp_path / "sessions", "hungup000001"
+    child = _ending_child(root, sid, tmp_path / "never")
+    try:
+        command = popen(
+            "rho",
+            [sys.executable, "-m", "rho_entry", "monitor", str(root), "connect", sid],
+            cwd=tmp_path,
+            env={**os.environ, "RHO_AGENT_HOME": str(tmp_path / "home"), "NO_COLOR": "1"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        exports = root / sid / "exports"
+        _wait_for(lambda: exports.is_dir() and list(exports.glob("*.request")), "the request")
+        command.send_signal(signal.SIGHUP)
+        _out, err = command.communicate(timeout=60)
+    finally:
+        child.kill()
+        child.communicate(timeout=30)
+    assert not list(exports.glob("*.request"))
+    assert command.returncode == 0, err  # as Ctrl+C: monitor's 0, not death by SIGHUP (-1)

@@ -27,13 +27,14 @@ import re
 import secrets
 import stat as stat_mod
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import httpx
 
 from rho_adapters.daytona import path_scripts, scripts
 from rho_adapters.daytona.api import Sandbox
 from rho_adapters.daytona.listing import file_info
+from rho_adapters.daytona.placing import place
 from rho_adapters.daytona.restricted import RestrictedPipelines
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.daytona.workspace import RESOLVE_TIMEOUT, SandboxWorkspace
@@ -47,7 +48,7 @@ from rho_domain.errors import (
     ToolError,
 )
 from rho_domain.limits import ResourceLimits, limit_hit
-from rho_domain.paths import check_file_path, check_path_text, temp_name
+from rho_domain.paths import check_file_path, check_path_text, is_temp_name, temp_name
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import (
@@ -68,7 +69,6 @@ from rho_domain.write_rules import (
     write_refusal,
 )
 
-_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")
 
 
@@ -174,7 +174,8 @@ class DaytonaExecutor(Executor):
             await self._workspace.ensure(), res.canonical, path
         )
         shown = self._workspace.roots.display(root, parts)
-        return tuple(file_info(entry, shown) for entry in entries if entry.get("name"))
+        named = (entry for entry in entries if entry.get("name"))
+        return tuple(file_info(e, shown) for e in named if not is_temp_name(str(e["name"])))
 
     async def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
         """See ``Executor.write``."""
@@ -200,12 +201,15 @@ class DaytonaExecutor(Executor):
         target = res.canonical
         parent, name = posixpath.split(target)
         temp = posixpath.join(parent, temp_name(name, secrets.token_hex(6)))
-        await self._workspace.api.upload(await self._workspace.ensure(), temp, data, path)
         root = self._workspace.roots.root
         dirs = [posixpath.join(root, *parts[:depth]) for depth in range(1, len(parts))]
-        answer = await self._workspace.api.execute(
+        answer = await place(
+            self._workspace.api,
             await self._workspace.ensure(),
-            scripts.wrap(path_scripts.finalize_script(temp, target, dirs, overwrite=overwrite)),
+            temp=temp,
+            data=data,
+            shown=path,
+            finalize=path_scripts.finalize_script(temp, target, dirs, overwrite=overwrite),
             timeout=RESOLVE_TIMEOUT,
         )
         known = (0, path_scripts.EXISTS, path_scripts.ENVIRONMENT)
@@ -261,7 +265,7 @@ class DaytonaExecutor(Executor):
             raise ToolError("empty command")
         for stage in command.pipeline:  # before any request: a refusal costs nothing
             check_argv(stage.argv)
-        env = _checked_env(command.env)
+        env = scripts.checked_env(command.env)
         cwd = await self._workspace.directory(command.cwd)
         if command.shell is not None:
             inner = scripts.shell_inner(command.shell, cwd, env)
@@ -293,10 +297,3 @@ class DaytonaExecutor(Executor):
     async def aclose(self) -> None:
         """Delete the sandbox (errors logged, not raised) and close the HTTP client."""
         await self._workspace.close()
-
-
-def _checked_env(env: Mapping[str, str]) -> dict[str, str]:
-    for key in env:
-        if not _ENV_KEY.match(key):
-            raise ToolError(f"invalid environment variable name {key!r}")
-    return dict(env)

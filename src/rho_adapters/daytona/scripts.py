@@ -14,13 +14,14 @@ The scripts that resolve paths are path_scripts.py.
 from __future__ import annotations
 
 import base64
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 
 import attrs
 
 from rho_adapters.daytona.git_files import GIT_FILES
-from rho_domain.errors import ExecutorError, PathOutsideWorkspace
+from rho_domain.errors import ExecutorError, PathOutsideWorkspace, ToolError
 from rho_domain.ports.executor import Stage
 from rho_domain.shell.awk import AwkFlavor, flavor_from_version
 from rho_domain.shell.environment import restricted_env
@@ -286,3 +287,14 @@ def object_types_script(cwd: str, objects: Sequence[str], shadow: GitShadow | No
         f"cd -- {q(cwd)} || exit 3\n{shadow.prelude()}{check}; rc=$?; "
         f"rm -rf -- {q(shadow.directory)}; exit $rc\n"
     )
+
+
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def checked_env(env: Mapping[str, str]) -> dict[str, str]:
+    """A command's environment, each name checked before it is put in a script."""
+    for key in env:
+        if not _ENV_KEY.match(key):
+            raise ToolError(f"invalid environment variable name {key!r}")
+    return dict(env)

@@ -11,7 +11,8 @@ filesystem. Paths are the host's own: point the executor's ``working_dir`` at a 
 directory.
 
 Records ``created`` (request bodies), ``deleted`` (ids), ``requests`` (method, path) and
-``commands``; ``fail(method, path_suffix, status, body)`` injects one error answer;
+``commands``; ``fail(method, path_suffix, status, body)`` injects one error answer (``command``:
+on an execute whose script holds it; ``hang``: never answered, ``hung`` set once waiting);
 ``fail_creation(reason)`` makes the next sandbox end in state ``error``. ``api_url`` and
 ``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real sockets).
 
@@ -39,6 +40,7 @@ import attrs
 import httpx
 
 from rho_adapters.daytona.settings import DaytonaSettings
+from rho_adapters.fakes.daytona_wire import multipart, script
 
 API_URL = "https://fake-daytona.test/api"
 TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
@@ -50,6 +52,8 @@ class _Fault:
     suffix: str
     status: int
     body: Any
+    command: str | None = None
+    hang: bool = False
 
 
 def _error(status: int, message: str, path: str = "") -> httpx.Response:
@@ -81,20 +85,6 @@ def _file_info(path: str, name: str) -> dict[str, Any]:
     }
 
 
-def _multipart(request: httpx.Request, body: bytes) -> list[tuple[str, bytes]]:
-    """(field name, content) pairs of a multipart/form-data body, in order."""
-    ctype = request.headers.get("content-type", "")
-    boundary = ctype.partition("boundary=")[2].strip('"').encode()
-    fields = []
-    for part in body.split(b"--" + boundary)[1:]:
-        if part.startswith(b"--"):
-            break
-        head, _, content = part.partition(b"\r\n\r\n")
-        name = head.partition(b'name="')[2].partition(b'"')[0].decode()
-        fields.append((name, content[:-2] if content.endswith(b"\r\n") else content))
-    return fields
-
-
 class FakeDaytona:
     """A fake Daytona API; ``transport`` plugs it into ``DaytonaExecutor``."""
 
@@ -116,6 +106,7 @@ class FakeDaytona:
         self.commands: list[str] = []
         self.polls: dict[str, int] = {}
         self._faults: list[_Fault] = []
+        self.hung = asyncio.Event()
         self._creation_failure: str | None = None
         self.transport = httpx.MockTransport(self.handler)
 
@@ -123,9 +114,19 @@ class FakeDaytona:
         """DaytonaSettings pointing at this fake (override any field)."""
         return DaytonaSettings(**{"api_key": self.api_key, "api_url": self.api_url, **overrides})
 
-    def fail(self, method: str, path_suffix: str, status: int, body: Any = None) -> None:
-        """Answer the next ``method`` request whose path ends with ``path_suffix`` with an error."""
-        self._faults.append(_Fault(method, path_suffix, status, body))
+    def fail(
+        self,
+        method: str,
+        path_suffix: str,
+        status: int = 500,
+        body: Any = None,
+        *,
+        command: str | None = None,
+        hang: bool = False,
+    ) -> None:
+        """Answer the next ``method`` request whose path ends with ``path_suffix`` (and, with
+        ``command``, whose body holds that text) with an error, or never (``hang``)."""
+        self._faults.append(_Fault(method, path_suffix, status, body, command, hang))
 
     def fail_creation(self, reason: str) -> None:
         """Make sandbox creation end in the ``error`` state with ``reason``."""
@@ -142,13 +143,18 @@ class FakeDaytona:
         self.requests.append((request.method, path))
         if request.headers.get("authorization") != f"Bearer {self.api_key}":
             return _error(401, "Unauthorized", path)
+        body = await request.aread()
         for fault in self._faults:
             if fault.method == request.method and path.endswith(fault.suffix):
+                if fault.command is not None and fault.command not in script(body):
+                    continue
                 self._faults.remove(fault)
+                if fault.hang:
+                    self.hung.set()
+                    await asyncio.Event().wait()  # until the client gives up (cancels)
                 if isinstance(fault.body, (dict, list)):
                     return httpx.Response(fault.status, json=fault.body)
                 return httpx.Response(fault.status, text=str(fault.body or ""))
-        body = await request.aread()
         api = urlsplit(self.api_url)
         if (request.url.host, request.url.port) == (api.hostname, api.port):
             return self._control(request, path.removeprefix(api.path.rstrip("/")), body)
@@ -224,7 +230,7 @@ class FakeDaytona:
                 with open(target, "rb") as handle:
                     return httpx.Response(200, content=handle.read())
             if request.method == "POST" and path == "/files/bulk-upload":
-                return self._upload(_multipart(request, body), path)
+                return self._upload(multipart(request, body), path)
         except FileNotFoundError:
             return _error(404, f"file not found: {target}", path)
         except NotADirectoryError:

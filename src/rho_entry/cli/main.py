@@ -65,6 +65,10 @@ def _dispatch(args: list[str], *, process: bool = False) -> int:
     subcommand = SUBCOMMANDS.get(args[0]) if args else None
     if subcommand is not None:
         collector.resume()  # a subcommand (a server, a worker, a monitor) collects as usual
+        if process:
+            # SIGHUP killed `monitor connect` waiting for an export (its request left in the
+            # source), `queue wait`, `ps`...; serve, worker and eval replace this with their own
+            _sigterm_cancels()
         return _with_log_lines(subcommand, args[1:])
     # Parsed before the run's modules are imported: --help, --version and a usage error
     # answer without loading the loop, the adapters or httpx.
