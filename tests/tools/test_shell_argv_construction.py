@@ -79,7 +79,7 @@ def test_forced_flags_come_first_whatever_the_model_wrote(
         (("echo", "-n", "a", "b"), ("echo", "-n", "a", "b")),
         (("ps", "-ef"), ("ps", "-e", "-f")),
         (("ps", "-o", "pid,comm", "ax"), ("ps", "-opid,comm", "ax")),
-        (("tree", "-L", "2", "src"), ("tree", "-L", "2", "--", "src")),
+        (("tree", "-L", "2", "src"), ("tree", "--noreport", "-L", "2", "--", "src")),
         (("xxd", "-l", "en", "f"), ("xxd", "-l", "en", "--", "f")),
         (("xxd", "-ps1", "-c", "ols", "f"), ("xxd", "-p", "-s", "1", "-c", "ols", "--", "f")),
         (("pwd",), ("pwd",)),

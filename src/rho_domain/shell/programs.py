@@ -29,6 +29,7 @@ from rho_domain.shell.awk import AwkFlavor, awk_argv, check_awk
 from rho_domain.shell.embedded import check_find
 from rho_domain.shell.git import check_git, harden_git
 from rho_domain.shell.jq import check_jq
+from rho_domain.shell.link_targets import check_link_targets
 from rho_domain.shell.machine_programs import MACHINE_PROGRAMS
 from rho_domain.shell.options import OptionSpec, Parsed, spec, split_options
 from rho_domain.shell.rebuild import rebuild
@@ -130,6 +131,7 @@ def check_argv(argv: Sequence[str]) -> None:
     # sort -o...), so split_options refuses it; tests/tools/test_shell_refusals.py pins that.
     parsed = split_options(name, args, SPECS[name])
     _check_link_walk(name, parsed)
+    check_link_targets(name, parsed)
     if name in _LANGUAGES:
         _LANGUAGES[name](args, parsed)
 
