@@ -15,10 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from write_backends import writer
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, MemoryExecutor
-from rho_adapters.local import LocalExecutor
 from rho_domain.errors import SensitivePath
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Executor
@@ -44,17 +42,10 @@ MARKERS = {
 
 
 def _build(backend: str, ws: Path) -> Executor:
-    if backend == "memory":
-        return MemoryExecutor(dict(MARKERS), root=str(ws), file_write=FileWriteMode.FULL)
-    for name, data in MARKERS.items():
-        (ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (ws / name).write_bytes(data)
-    (ws / ".venv/bin/pytest").chmod(0o755)
-    if backend == "local":
-        return LocalExecutor(str(ws), file_write=FileWriteMode.FULL)
-    fake = FakeDaytona()
-    settings = fake.settings(working_dir=str(ws))
-    return DaytonaExecutor(settings, file_write=FileWriteMode.FULL, transport=fake.transport)
+    executor = writer(backend, ws, FileWriteMode.FULL, MARKERS)
+    if backend != "memory":
+        (ws / ".venv/bin/pytest").chmod(0o755)
+    return executor
 
 
 @pytest.mark.parametrize("backend", ["local", "daytona", "memory"])

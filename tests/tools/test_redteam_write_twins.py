@@ -21,10 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from write_backends import writer
 
-from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, MemoryExecutor
-from rho_adapters.local import LocalExecutor
+from rho_adapters.fakes import MemoryExecutor
 from rho_domain.errors import PermissionDenied, SensitivePath
 from rho_domain.permissions import FileWriteMode
 from rho_domain.ports.executor import Executor
@@ -70,16 +69,6 @@ WRITTEN = [
 ]  # fmt: skip
 
 
-def _build(backend: str, ws: Path, mode: FileWriteMode) -> Executor:
-    if backend == "memory":
-        return MemoryExecutor(root=str(ws), file_write=mode)
-    if backend == "local":
-        return LocalExecutor(str(ws), file_write=mode)
-    fake = FakeDaytona()
-    settings = fake.settings(working_dir=str(ws))
-    return DaytonaExecutor(settings, file_write=mode, transport=fake.transport)
-
-
 BACKENDS: list[str] = ["local", "daytona", "memory"]
 
 
@@ -94,7 +83,7 @@ def _written(executor: Executor, ws: Path) -> list[str]:
 async def test_the_twins_of_what_is_never_written_are_never_written(
     tmp_path: Path, backend: str
 ) -> None:
-    executor = _build(backend, tmp_path, FileWriteMode.FULL)
+    executor = writer(backend, tmp_path, FileWriteMode.FULL)
     refused: dict[str, str] = {}
     try:
         for path, _ in TWINS:
@@ -113,7 +102,7 @@ async def test_the_twins_of_what_is_never_written_are_never_written(
 async def test_create_only_creates_no_document_under_a_short_name(
     tmp_path: Path, backend: str
 ) -> None:
-    executor = _build(backend, tmp_path, FileWriteMode.CREATE_ONLY)
+    executor = writer(backend, tmp_path, FileWriteMode.CREATE_ONLY)
     try:
         for path in ("DEVCON~1/devcontainer.json", "GITHUB~1/workflows/notes.md"):
             with pytest.raises((SensitivePath, PermissionDenied)) as caught:
@@ -138,7 +127,7 @@ BY_NAME_TWINS = [
 async def test_create_only_creates_no_file_a_tool_takes_commands_from(
     tmp_path: Path, backend: str
 ) -> None:
-    executor = _build(backend, tmp_path, FileWriteMode.CREATE_ONLY)
+    executor = writer(backend, tmp_path, FileWriteMode.CREATE_ONLY)
     refused: dict[str, bool] = {}
     try:
         for path in BY_NAME_TWINS:
@@ -156,7 +145,7 @@ async def test_a_refused_create_only_write_leaves_no_hidden_directory(tmp_path: 
     # A link to a hidden directory that does not exist yet (a planted repository's): the
     # write was refused once resolved, but .github/workflows/ had been made on the way.
     (tmp_path / "notes").symlink_to(".github")
-    executor = _build("local", tmp_path, FileWriteMode.CREATE_ONLY)
+    executor = writer("local", tmp_path, FileWriteMode.CREATE_ONLY)
     try:
         with pytest.raises(PermissionDenied, match=r"inside \.github/, a hidden directory"):
             await executor.write("notes/workflows/ci.md", b"x\n", overwrite=False)

@@ -21,9 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from write_backends import writer
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes import FakeDaytona, MemoryExecutor
+from rho_adapters.fakes import FakeDaytona
 from rho_adapters.local import LocalExecutor
 from rho_domain.errors import SensitivePath
 from rho_domain.permissions import FileWriteMode
@@ -53,16 +54,7 @@ CASES = [
 
 
 def _build(backend: str, ws: Path) -> Executor:
-    if backend == "memory":
-        return MemoryExecutor(dict(PLANTED), root=str(ws), file_write=FileWriteMode.FULL)
-    for name, data in PLANTED.items():
-        (ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (ws / name).write_bytes(data)
-    if backend == "local":
-        return LocalExecutor(str(ws), file_write=FileWriteMode.FULL)
-    fake = FakeDaytona()
-    settings = fake.settings(working_dir=str(ws))
-    return DaytonaExecutor(settings, file_write=FileWriteMode.FULL, transport=fake.transport)
+    return writer(backend, ws, FileWriteMode.FULL, PLANTED)
 
 
 @pytest.mark.parametrize("backend", ["local", "daytona", "memory"])

@@ -6,7 +6,7 @@ domain's (``rho_domain.write_rules``); each backend applies them where its files
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from rho_adapters.daytona import DaytonaExecutor
@@ -18,12 +18,19 @@ from rho_domain.ports.executor import Executor
 KINDS = ("local", "memory", "daytona")
 
 
-def writer(kind: str, ws: Path, mode: FileWriteMode) -> Executor:
-    """The ``kind`` executor (one of ``KINDS``) over the workspace ``ws``, writing as ``mode``."""
+def writer(
+    kind: str, ws: Path, mode: FileWriteMode, planted: Mapping[str, bytes] | None = None
+) -> Executor:
+    """The ``kind`` executor (one of ``KINDS``) over the workspace ``ws``, writing as ``mode``,
+    with the files ``planted`` (relative path -> content) already in its workspace: on disk
+    for the local and Daytona executors, in the in-memory fake's files for it."""
+    if kind == "memory":
+        return MemoryExecutor(dict(planted or {}), root=str(ws), file_write=mode)
+    for name, data in (planted or {}).items():
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_bytes(data)
     if kind == "local":
         return LocalExecutor(str(ws), file_write=mode)
-    if kind == "memory":
-        return MemoryExecutor(root=str(ws), file_write=mode)
     fake = FakeDaytona()
     return DaytonaExecutor(
         fake.settings(working_dir=str(ws)), file_write=mode, transport=fake.transport
