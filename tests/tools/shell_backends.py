@@ -21,6 +21,7 @@ from rho_adapters.local.executor import sandbox_available
 from rho_domain.errors import RhoError
 from rho_domain.permissions import FileWriteMode, readonly_profile
 from rho_domain.ports.executor import Executor
+from rho_domain.reach import OutsideReads
 from rho_domain.tools.base import ToolContext, ToolHandler
 from rho_domain.tools.bash import BashHandler
 
@@ -66,6 +67,21 @@ def new_daytona(root: str, homes: Sequence[str] = ()) -> DaytonaExecutor:
             settings, file_write=FileWriteMode.OFF, transport=fake.transport, homes=homes
         )
     return DaytonaExecutor(settings, file_write=FileWriteMode.OFF, transport=fake.transport)
+
+
+def reading_outside(backend: str, root: str) -> Executor:
+    """A readonly executor on ``backend`` (one of ``BACKENDS``) in ``root`` whose reads may
+    leave the workspace (``read_outside_workspace: allow``): the widest reach, where the
+    secrets policy alone must hold."""
+    if backend == "daytona":
+        fake = FakeDaytona(polls_until_started=0)
+        return DaytonaExecutor(
+            fake.settings(working_dir=root),
+            file_write=FileWriteMode.OFF,
+            transport=fake.transport,
+            read_outside=OutsideReads.ALLOW,
+        )
+    return LocalExecutor(root, sandbox=backend == "bwrap", read_outside=OutsideReads.ALLOW)
 
 
 class DaytonaPool:

@@ -32,14 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, restricted_bash, run_restricted
+from shell_backends import BACKENDS, call_tool, reading_outside, restricted_bash, run_restricted
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes.daytona import FakeDaytona
-from rho_adapters.local import LocalExecutor
-from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor
-from rho_domain.reach import OutsideReads
 
 MARK = "pg_signal"  # the name of a built-in role: in every pg_authid
 AUTHID = next(
@@ -56,24 +51,12 @@ def outside_ws() -> Iterator[str]:
     shutil.rmtree(ws, ignore_errors=True)
 
 
-def _allow(backend: str, ws: str) -> Executor:
-    if backend == "daytona":
-        fake = FakeDaytona(polls_until_started=0)
-        return DaytonaExecutor(
-            fake.settings(working_dir=ws),
-            file_write=FileWriteMode.OFF,
-            transport=fake.transport,
-            read_outside=OutsideReads.ALLOW,
-        )
-    return LocalExecutor(ws, sandbox=backend == "bwrap", read_outside=OutsideReads.ALLOW)
-
-
 @pytest.mark.skipif(not AUTHID, reason="no readable PostgreSQL pg_authid on this machine")
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_walkers_skip_pg_authid(outside_ws: str, backend: str) -> None:
     plain = subprocess.run(["grep", "-rl", "-a", MARK, GLOBAL], capture_output=True, text=True)
     assert AUTHID in plain.stdout  # the plain walk reads it
-    executor = _allow(backend, outside_ws)
+    executor = reading_outside(backend, outside_ws)
     try:
         for command in (
             f"grep -rl -a {MARK} {GLOBAL}",

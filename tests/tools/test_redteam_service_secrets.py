@@ -19,14 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, restricted_bash
+from shell_backends import BACKENDS, call_tool, reading_outside, restricted_bash
 
 from rho_adapters.daytona import DaytonaExecutor
-from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.local import LocalExecutor
 from rho_adapters.local.executor import sandbox_available
-from rho_domain.permissions import FileWriteMode
-from rho_domain.ports.executor import Executor
 from rho_domain.reach import OutsideReads
 from rho_domain.service_secrets import MASKED_GLOBS, SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tools.read import ReadHandler
@@ -55,23 +52,11 @@ def workspace() -> Iterator[str]:
     shutil.rmtree(ws, ignore_errors=True)
 
 
-def _executor(backend: str, ws: str) -> Executor:
-    if backend == "daytona":
-        fake = FakeDaytona(polls_until_started=0)
-        return DaytonaExecutor(
-            fake.settings(working_dir=ws),
-            file_write=FileWriteMode.OFF,
-            transport=fake.transport,
-            read_outside=OutsideReads.ALLOW,
-        )
-    return LocalExecutor(ws, sandbox=backend == "bwrap", read_outside=OutsideReads.ALLOW)
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_service_credentials_are_refused_outside_the_workspace(
     workspace: str, backend: str
 ) -> None:
-    executor = _executor(backend, workspace)
+    executor = reading_outside(backend, workspace)
     try:
         for command, refusal in ATTACKS.items():
             out = await call_tool(*restricted_bash(command), executor)
