@@ -23,6 +23,7 @@ import errno
 import functools
 import os
 import stat
+from collections.abc import Callable
 
 
 @functools.cache
@@ -67,6 +68,45 @@ def replace(temp: str, dir_fd: int, name: str) -> None:
         raise
 
 
+_NEW_NAMED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def replace_whole(
+    dir_fd: int, name: str, temp: str, mode: int, fill: Callable[[int], None]
+) -> None:
+    """Replace (or create) the file ``name`` in the directory open as ``dir_fd`` with what
+    ``fill(fd)`` writes (and syncs, if it must): into an unnamed file (``mode`` before the
+    umask) linked over ``name`` once whole, or, where the filesystem has none, into the named
+    ``temp`` (created new, never through a link) renamed over it. Whatever fails, no
+    ``temp`` is left; raises ``OSError``."""
+    fd = unnamed(dir_fd, mode)
+    named = fd is None
+    if fd is None:
+        fd = os.open(temp, _NEW_NAMED, mode, dir_fd=dir_fd)
+    try:
+        try:
+            fill(fd)
+            if not named:
+                link_over(fd, dir_fd, name, temp)
+        finally:
+            os.close(fd)
+        if named:
+            replace(temp, dir_fd, name)
+    except BaseException:
+        if named:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=dir_fd)
+        raise
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """All of ``data`` into ``fd``: a short write (a full disk, a file-size limit) is not
+    the end; the error that stops it is raised."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def write_whole(path: str | os.PathLike[str], data: bytes) -> None:
     """Put ``data`` in the file at ``path`` (a link followed, as ``open`` follows it) so that
     a reader or a process killed midway (a full disk, ``RLIMIT_FSIZE``, SIGKILL) sees the old
@@ -91,30 +131,11 @@ def write_whole(path: str | os.PathLike[str], data: bytes) -> None:
     where = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         mode = 0o666 if old is None else 0o600  # the old bits are given before any data
-        try:
-            fd = unnamed(where, mode)
-            named = fd is None
-            if fd is None:
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-                fd = os.open(temp, flags, mode, dir_fd=where)
-        except PermissionError:
-            if old is None:
-                raise
-            _in_place(target, data)  # a writable file in a directory that is not
-            return
-        try:
-            _fill(fd, data, old)
-            if not named:
-                link_over(fd, where, name, temp)
-        except BaseException:
-            if named:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp, dir_fd=where)
+        replace_whole(where, name, temp, mode, lambda fd: _fill(fd, data, old))
+    except PermissionError:
+        if old is None:
             raise
-        finally:
-            os.close(fd)
-        if named:
-            replace(temp, where, name)
+        _in_place(target, data)  # a writable file in a directory that is not
     finally:
         os.close(where)
 
@@ -131,7 +152,5 @@ def _fill(fd: int, data: bytes, old: os.stat_result | None) -> None:
             with contextlib.suppress(PermissionError):
                 os.fchown(fd, old.st_uid, old.st_gid)
         os.fchmod(fd, stat.S_IMODE(old.st_mode) & 0o777)  # no set-user-ID bit carried over
-    view = memoryview(data)
-    while view:  # a short write (a full disk, a file-size limit) is not the end
-        view = view[os.write(fd, view) :]
+    write_all(fd, data)
     os.fsync(fd)

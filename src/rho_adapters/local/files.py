@@ -193,9 +193,7 @@ def _write_all(
     """Write ``data`` to ``fd`` and sync it; on failure close ``fd`` and remove ``name`` (None:
     an unnamed file, which goes with its descriptor). ``close``: close ``fd`` after success."""
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        unnamed.write_all(fd, data)
         if replaced is not None:
             _keep_identity(fd, res, replaced)
             os.fchmod(fd, stat.S_IMODE(replaced.st_mode) & KEPT)

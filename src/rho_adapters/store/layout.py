@@ -108,29 +108,14 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, levels: int =
     # unpredictable: a name planted in advance (O_EXCL, linkat refuse it) cannot block the
     # write (os.urandom is what secrets.token_hex reads, without importing hmac and hashlib)
     tmp = f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+
+    def fill(fd: int) -> None:
+        unnamed.write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+
     with directory_fd(path.parent, levels) as parent:
-        fd = unnamed.unnamed(parent, 0o600)
-        if fd is not None:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                if durable:
-                    os.fsync(handle.fileno())
-                unnamed.link_over(fd, parent, path.name, tmp)
-            return
-        fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=parent
-        )
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                if durable:
-                    os.fsync(handle.fileno())
-            os.replace(tmp, path.name, src_dir_fd=parent, dst_dir_fd=parent)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=parent)
+        unnamed.replace_whole(parent, path.name, tmp, 0o600, fill)
 
 
 def remove_left_temps(paths: SessionPaths) -> None:

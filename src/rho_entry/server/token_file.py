@@ -58,30 +58,19 @@ def write_token(home: Path, host: str, port: int, token: str) -> Path:
 
 
 def _write(folder: Path, temporary: str, name: str, data: bytes) -> None:
-    """``data`` as the file ``name`` in ``folder``, 0600 whatever the umask, replaced whole:
-    an unnamed file linked in once written (``rho_adapters.unnamed``; a server killed while
-    writing left the token in a temp file for good), else the named ``temporary``."""
+    """``data`` as the file ``name`` in ``folder``, 0600 whatever the umask, replaced whole
+    (``rho_adapters.unnamed.replace_whole``: a server killed while writing left the token in
+    a temp file for good)."""
     from rho_adapters import unnamed
+
+    def fill(descriptor: int) -> None:
+        os.fchmod(descriptor, 0o600)  # whatever the umask
+        unnamed.write_all(descriptor, data)
+        os.fsync(descriptor)
 
     where = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        descriptor = unnamed.unnamed(where, 0o600)
-        named = descriptor is None
-        if descriptor is None:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            descriptor = os.open(temporary, flags, 0o600, dir_fd=where)
-        try:
-            os.fchmod(descriptor, 0o600)  # whatever the umask
-            view = memoryview(data)
-            while view:  # a short write (a full disk, a file-size limit) is not the end
-                view = view[os.write(descriptor, view) :]
-            os.fsync(descriptor)
-            if not named:
-                unnamed.link_over(descriptor, where, name, temporary)
-        finally:
-            os.close(descriptor)
-        if named:
-            unnamed.replace(temporary, where, name)
+        unnamed.replace_whole(where, name, temporary, 0o600, fill)
     finally:
         os.close(where)
 
