@@ -66,7 +66,8 @@ class Resume:
 
 async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: int) -> Any:
     """The body as JSON (an empty body is ``{}``). Raises ``BodyTooLarge`` as soon as the
-    declared or received size passes ``limit``, and ``Invalid`` for malformed JSON."""
+    declared or received size passes ``limit``, and ``Invalid`` for malformed JSON, a key
+    given twice in one object, and ``NaN`` or ``Infinity``."""
     if length is not None and length.isdigit() and int(length) > limit:
         raise BodyTooLarge(f"request body of {length} bytes is over the limit of {limit}")
     received = bytearray()
@@ -77,7 +78,9 @@ async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: 
     if not received.strip():
         return {}
     try:
-        value = json.loads(received)
+        value = json.loads(received, object_pairs_hook=_each_key_once, parse_constant=_constant)
+    except _Ambiguous as exc:
+        raise Invalid(str(exc), field="body") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise Invalid(f"the body is not valid JSON: {exc}", field="body") from None
     except RecursionError:  # [[[[...]]]]: legal JSON no route takes, deeper than Python parses
@@ -92,6 +95,28 @@ async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: 
             field="body",
         )
     return value
+
+
+class _Ambiguous(ValueError):
+    """A body two parsers may read differently."""
+
+
+def _each_key_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each given once: ``{"decision": "deny", "decision":
+    "approve"}`` was taken as its last (Python's reading; a proxy or a log may read the
+    first), so what was checked or shown need not be what was done."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _Ambiguous(f"the body gives the key {key[:100]!r} twice: send each key once")
+        found[key] = value
+    return found
+
+
+def _constant(name: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON (Python's parser takes them): one reached a
+    session's output_schema (``maximum: .nan`` in its config.yaml), failing every answer."""
+    raise _Ambiguous(f"the body holds {name}, which is not a JSON number: send a number")
 
 
 def _unicode(value: Any) -> bool:
