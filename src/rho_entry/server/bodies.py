@@ -6,6 +6,7 @@ prompt. Reading the body enforces the size limit (``BodyTooLarge``, 413) before 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Mapping
@@ -16,7 +17,7 @@ import attrs
 from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema
 from rho_domain.ports.store import label_problem
-from rho_entry.server.errors import BodyTooLarge, Invalid
+from rho_entry.server.errors import BodyTooLarge, Invalid, SlowBody
 
 Decision = Literal["approve", "deny", "always"]
 DECISIONS: tuple[Decision, ...] = ("approve", "deny", "always")
@@ -64,17 +65,27 @@ class Resume:
     prompt: str | None = None
 
 
-async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: int) -> Any:
+async def read_json(
+    chunks: AsyncIterator[bytes], *, length: str | None, limit: int, seconds: float = 30.0
+) -> Any:
     """The body as JSON (an empty body is ``{}``). Raises ``BodyTooLarge`` as soon as the
-    declared or received size passes ``limit``, and ``Invalid`` for malformed JSON, a key
-    given twice in one object, and ``NaN`` or ``Infinity``."""
+    declared or received size passes ``limit``, ``SlowBody`` when it has not all arrived
+    within ``seconds``, and ``Invalid`` for malformed JSON, a key given twice in one object,
+    and ``NaN`` or ``Infinity``."""
     if length is not None and length.isdigit() and int(length) > limit:
         raise BodyTooLarge(f"request body of {length} bytes is over the limit of {limit}")
     received = bytearray()
-    async for chunk in chunks:
-        received += chunk
-        if len(received) > limit:
-            raise BodyTooLarge(f"request body is over the limit of {limit} bytes")
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in chunks:
+                received += chunk
+                if len(received) > limit:
+                    raise BodyTooLarge(f"request body is over the limit of {limit} bytes")
+    except TimeoutError:
+        raise SlowBody(
+            f"the request body did not arrive within {seconds:g} s ({len(received)} bytes "
+            "came): send it whole, at once"
+        ) from None
     if not received.strip():
         return {}
     try:

@@ -31,6 +31,7 @@ async def _body(request: Request) -> Any:
         request.stream(),
         length=request.headers.get("content-length"),
         limit=_host(request).settings.max_body_bytes,
+        seconds=_host(request).settings.body_seconds,
     )
 
 
@@ -189,7 +190,9 @@ _RUN = {
     "is gone",
     429: "busy",
 }
-_BODY = {413: "body too large", 422: "invalid body (the error names the field)"}
+_BODY = {408: "body too slow", 413: "body too large", 422: "invalid body (names the field)"}
+_BAD_AFTER = "bad Last-Event-ID or after"
+_STREAMS = "too many event streams open (--max-streams)"
 
 API: tuple[ApiRoute, ...] = (
     ApiRoute(
@@ -240,12 +243,7 @@ API: tuple[ApiRoute, ...] = (
         path=f"{_SESSION}/stream",
         handler=stream,
         summary="Server-Sent Events: id = trace line; Last-Event-ID resumes; ?until=idle",
-        responses={
-            200: "text/event-stream",
-            **_ERRORS,
-            422: "bad Last-Event-ID or after",
-            429: "too many event streams open (--max-streams)",
-        },
+        responses={200: "text/event-stream", **_ERRORS, 422: _BAD_AFTER, 429: _STREAMS},
         stream=True,
     ),
     ApiRoute(

@@ -62,6 +62,9 @@ class ServerSettings:
             one more gets 429 before anything is sent.
         retry_after: Seconds a 429 answer tells the client to wait.
         max_body_bytes: Largest request body accepted (413 beyond).
+        body_seconds: Seconds a request body may take to arrive, from its first byte
+            asked for (408 beyond): a body sent slowly, or stopped short of its declared
+            length, held its handler and up to ``max_body_bytes`` of memory for good.
         keepalive_seconds: An idle event stream sends a comment this often.
         poll_seconds: How often a stream looks for new trace lines written by another process.
         cors_origins: Origins allowed by CORS; empty means CORS is off. A state-changing
@@ -88,6 +91,7 @@ class ServerSettings:
     max_streams: int = 100
     retry_after: int = 1
     max_body_bytes: int = 256 * 1024
+    body_seconds: float = 30.0
     keepalive_seconds: float = 15.0
     poll_seconds: float = 0.25
     cors_origins: tuple[str, ...] = ()

@@ -1,10 +1,13 @@
-"""How many event streams one server sends at once (``max_streams``), on a real uvicorn socket.
+"""What one client can hold on a server, on a real uvicorn socket: event streams (at most
+``max_streams`` at once) and a request body it does not finish sending (``body_seconds``).
 
 Each stream holds a task and polls the store; nothing bounded them, so one holder of the token
 opened as many as it liked (1,000 streams of one session, each answered 200). Past the bound a
 stream is refused 429 ``busy`` with ``Retry-After``, naming the setting, before anything is
 sent; a create that asks for its stream is refused before it creates anything; a client that
-leaves (after reading, or at once) gives its slot back.
+leaves (after reading, or at once) gives its slot back. A body sent slowly, or stopped short
+of its declared length, held its handler (and up to 256 KiB of memory) for good: it is now
+answered 408 once ``body_seconds`` have passed.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from rho_entry.server.settings import ServerSettings
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serving(tmp_path_factory.mktemp("slots"), max_streams=2) as server:
+    with serving(tmp_path_factory.mktemp("held"), max_streams=2, body_seconds=0.3) as server:
         yield server
 
 
@@ -84,6 +87,22 @@ def test_streams_past_the_bound_are_refused_and_slots_come_back(served: Served) 
     finally:
         for sock, _ in again:
             sock.close()
+
+
+def test_a_body_stopped_short_is_answered_408(served: Served) -> None:
+    before = served.sessions()
+    with socket.create_connection(("127.0.0.1", served.port), timeout=20) as sock:
+        sock.sendall(
+            f"POST /api/sessions HTTP/1.1\r\nHost: {served.host}\r\n"
+            f"Authorization: Bearer {served.token}\r\nContent-Type: application/json\r\n"
+            'Content-Length: 4000\r\n\r\n{"prompt": "'.encode()
+        )
+        answer = sock.recv(4096)  # before: no answer, ever (the handler waited for the rest)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408"), answer
+    assert b'"code":"request_timeout"' in body
+    assert b"did not arrive within 0.3 s (12 bytes came)" in body
+    assert served.sessions() == before
 
 
 def test_the_bound_is_a_setting_checked_when_read(tmp_path: Path) -> None:
