@@ -245,6 +245,27 @@ def test_session_lists_and_the_remote_prompt_are_escaped(
     assert 'approve bash {"command": "touch X; \\u202e\\x9b1A ls"}?' in prompt.getvalue()
 
 
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"command": "ls", "command": "rm -rf ~"}',  # a key twice: the last one runs
+        '{"command": "\\u0072\\u006d -rf ~"}',  # JSON escapes: rm runs
+    ],
+)
+def test_the_remote_prompt_shows_the_arguments_that_run(
+    arguments: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the local prompt showed the parsed arguments; the remote one showed the raw text
+    assert json.loads(arguments) == {"command": "rm -rf ~"}  # what the tool reads
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    prompt = io.StringIO()
+    with contextlib.redirect_stderr(prompt):
+        assert remote_ask({"tool": "bash", "arguments": arguments, "call_id": "c"}) == "deny"
+    assert 'approve bash {"command": "rm -rf ~"}?' in prompt.getvalue()
+    assert '"ls"' not in prompt.getvalue()
+    assert "\\u" not in prompt.getvalue()
+
+
 def test_a_warning_line_from_a_log_record_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI's log handler wrote records as they came; a durable worker logs an answer it
     did not take with the call the trace holds now (whoever rewrote it chose the text)."""
