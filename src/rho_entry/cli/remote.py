@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -26,7 +25,7 @@ from rho_domain.run import RunResult
 from rho_domain.url_logins import hide_url_logins
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
-from rho_entry.cli.terminal_text import shell_word, visible
+from rho_entry.cli.terminal_text import as_run, shell_word, visible
 
 
 def _say(line: str) -> None:
@@ -167,29 +166,14 @@ def _ask(pending: Mapping[str, Any]) -> str:
     """Ask about one pending call, its arguments in full and escaped (as the local prompt),
     and for a delegate call its sub-agent's waiting call: what the answer (its digest)
     approves."""
-    shown = visible(f"{pending['tool']} {_as_run(pending['arguments'])}", newlines=False)
+    shown = visible(f"{pending['tool']} {as_run(pending['arguments'])}", newlines=False)
     if isinstance(child := pending.get("sub_agent"), Mapping):
-        asks = visible(f"{child.get('tool')} {_as_run(child.get('arguments'))}", newlines=False)
+        asks = visible(f"{child.get('tool')} {as_run(str(child.get('arguments')))}", newlines=False)
         shown += f" (its sub-agent asks to run {asks})"
     sys.stderr.write(f"approve {shown}? [y]es / [N]o / [a]lways ")
     sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()
     return {"y": "approve", "yes": "approve", "a": "always", "always": "always"}.get(answer, "deny")
-
-
-def _as_run(arguments: object) -> object:
-    r"""A call's arguments as its tool reads them, written again: the local prompt shows the
-    parsed arguments, and this one showed the raw text, so a key given twice
-    (``{"command": "ls", "command": "rm -rf ~"}``: the last one runs) or JSON escapes
-    (``"\u0072\u006d -rf ~"`` runs ``rm -rf ~``) showed a human something other than
-    what the approval (its digest) ran. Text that is not a JSON object is shown as it is."""
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        parsed = json.loads(arguments)
-    except (ValueError, RecursionError):
-        return arguments
-    return json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else arguments
 
 
 def _stdin_task() -> str | None:
