@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from rho_domain import model_choices as choices
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, string_for_strings
 from rho_domain.lazy_names import lazy_names
@@ -265,6 +266,10 @@ class AgentConfig:
     failing path (``rho_domain.loop.output_check``). It is sent as ``response_format`` where the
     server supports it and as a final tool to Anthropic; not together with ``response_format``.
 
+    ``temperature`` is a number from 0 to 2, ``reasoning_effort`` one of
+    ``model_choices.REASONING_EFFORTS``, ``compact_threshold`` a share of the window above 0 and
+    at most 1, and the switches are booleans: checked when the config is built.
+
     ``repeat_limit`` is how many times in a row the same tool call (equal arguments, same
     result) or the same failing call may come before the model is told it is repeating
     itself; repeating it once more ends the run with status ``stuck`` (default 3; 0 or None:
@@ -308,20 +313,22 @@ class AgentConfig:
     working_dir: str | None = None
     backend: str = attrs.field(default="local", validator=_backend)
     service_tier: str | None = None
-    reasoning_effort: str | None = None
+    reasoning_effort: str | None = attrs.field(default=None, validator=choices.reasoning_effort)
     response_format: Mapping[str, Any] | None = None
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_output_schema)
-    temperature: float | None = None
-    stream: bool | None = None
+    temperature: float | None = attrs.field(default=None, validator=choices.temperature)
+    stream: bool | None = attrs.field(default=None, validator=choices.optional_switch)
     # a count, never 'none': -1 is llama.cpp's unlimited, and a stored one won resume's min()
     max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
     mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_mcp_servers)
-    auto_approve: bool = False
+    auto_approve: bool = attrs.field(default=False, validator=choices.switch)
     context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=_positive)
-    auto_compact: bool = True
-    compact_threshold: float = DEFAULT_COMPACT_THRESHOLD
+    auto_compact: bool = attrs.field(default=True, validator=choices.switch)
+    compact_threshold: float = attrs.field(
+        default=DEFAULT_COMPACT_THRESHOLD, validator=choices.fraction
+    )
     max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=_not_negative)
     repeat_limit: int | None = attrs.field(default=DEFAULT_REPEAT_LIMIT, validator=_not_negative)
     budget: Budget = Budget()

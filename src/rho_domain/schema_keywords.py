@@ -11,6 +11,7 @@ instead. ``resolve(root, ref, where)`` finds the definition a ``#/$defs/NAME`` (
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,7 +40,11 @@ def _count(v: Any) -> bool:
 
 
 def _number_value(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+    # NaN and the infinities are no bound: `maximum: .nan` in a YAML config failed every
+    # answer, and is not JSON to send to the model (a whole int is finite, however large)
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    return isinstance(v, int) or math.isfinite(v)
 
 
 def _schemas(v: Any) -> bool:
@@ -69,11 +74,11 @@ _VALUE_KINDS: Mapping[str, tuple[Any, str]] = {
     "maxItems": (_count, "a whole number, 0 or more"),
     "minLength": (_count, "a whole number, 0 or more"),
     "maxLength": (_count, "a whole number, 0 or more"),
-    "minimum": (_number_value, "a number"),
-    "maximum": (_number_value, "a number"),
-    "exclusiveMinimum": (_number_value, "a number"),
-    "exclusiveMaximum": (_number_value, "a number"),
-    "multipleOf": (lambda v: _number_value(v) and v > 0, "a number above 0"),
+    "minimum": (_number_value, "a finite number"),
+    "maximum": (_number_value, "a finite number"),
+    "exclusiveMinimum": (_number_value, "a finite number"),
+    "exclusiveMaximum": (_number_value, "a finite number"),
+    "multipleOf": (lambda v: _number_value(v) and v > 0, "a finite number above 0"),
     "uniqueItems": (lambda v: isinstance(v, bool), "true or false"),
     "pattern": (lambda v: isinstance(v, str), "a regular expression (a string)"),
     "$ref": (lambda v: isinstance(v, str), "'#/$defs/NAME'"),

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import re
+import types
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,11 @@ from cli_support import Terminal
 import rho_entry
 from rho_adapters.fakes import call
 from rho_domain import events as ev
+from rho_domain.call_digest import call_digest
+from rho_domain.messages import ToolCall
 from rho_domain.ports.approver import ApprovalRequest
 from rho_domain.ports.store import SessionInfo
+from rho_entry.cli.answers import describe_waiting
 from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.monitor_format import format_event
 from rho_entry.cli.remote import _ask as remote_ask
@@ -243,6 +247,36 @@ def test_session_lists_and_the_remote_prompt_are_escaped(
         decision = remote_ask({"tool": "bash", "arguments": arguments, "call_id": "c"})
     assert decision == "approve"
     assert 'approve bash {"command": "touch X; \\u202e\\x9b1A ls"}?' in prompt.getvalue()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"command": "ls", "command": "rm -rf ~"}',  # a key twice: the last one runs
+        '{"command": "\\u0072\\u006d -rf ~"}',  # JSON escapes: rm runs
+    ],
+)
+def test_the_remote_prompt_shows_the_arguments_that_run(
+    arguments: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the local prompt showed the parsed arguments; the remote one showed the raw text
+    assert json.loads(arguments) == {"command": "rm -rf ~"}  # what the tool reads
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    prompt = io.StringIO()
+    with contextlib.redirect_stderr(prompt):
+        assert remote_ask({"tool": "bash", "arguments": arguments, "call_id": "c"}) == "deny"
+    assert 'approve bash {"command": "rm -rf ~"}?' in prompt.getvalue()
+    assert '"ls"' not in prompt.getvalue()
+    assert "\\u" not in prompt.getvalue()
+    # the list --approve CALL@DIGEST is copied from, and the REPL's, show it the same way
+    waiting = ToolCall(id="c", name="bash", arguments=arguments)
+    state = types.SimpleNamespace(
+        approval_reasons={},
+        awaiting_decision=lambda: (waiting,),
+        approval_digest=lambda call: call_digest(call.name, call.arguments),
+    )
+    listed = describe_waiting(types.SimpleNamespace(id="s", state=state))  # type: ignore[arg-type]
+    assert 'bash {"command": "rm -rf ~"}: waiting' in listed
 
 
 def test_a_warning_line_from_a_log_record_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:

@@ -150,8 +150,13 @@ def test_a_schema_keyword_that_is_not_checked_is_refused_at_configuration() -> N
         AgentConfig(output_schema={"$ref": "#/$defs/missing"})
     with pytest.raises(ConfigError, match="required at # must be a list of property names"):
         AgentConfig(output_schema={"type": "object", "required": "a"})
-    with pytest.raises(ConfigError, match="minimum at #/properties/n must be a number"):
+    with pytest.raises(ConfigError, match="minimum at #/properties/n must be a finite number"):
         AgentConfig(output_schema={"properties": {"n": {"minimum": "3"}}})
+    for word, bound in (("maximum", float("nan")), ("minimum", float("-inf"))):
+        # no answer meets a NaN bound; a YAML `.nan` or the library's float('nan') took it
+        with pytest.raises(ConfigError, match=f"{word} at # must be a finite number"):
+            AgentConfig(output_schema={"type": "number", word: bound})
+    assert AgentConfig(output_schema={"maximum": 10**400}).output_schema == {"maximum": 10**400}
     with pytest.raises(ConfigError, match="refers to itself"):
         AgentConfig(output_schema={"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})
     with pytest.raises(ConfigError, match="must be a JSON Schema object"):

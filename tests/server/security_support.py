@@ -96,13 +96,15 @@ def raw(port: int, request: bytes) -> tuple[int, dict[str, Any]]:
 
 
 @contextlib.contextmanager
-def serving(tmp_path: Path) -> Iterator[Served]:
-    """A server (``agent.example.com`` allowed as a proxy's name) with one finished session
-    whose prompt is ``SECRET``. Shared by a module's tests (``Served.reset`` between them):
-    the model has an answer for every session they create."""
+def serving(tmp_path: Path, **changes: Any) -> Iterator[Served]:
+    """A server (``agent.example.com`` allowed as a proxy's name; ``changes`` to its
+    settings) with one finished session whose prompt is ``SECRET``. Shared by a module's
+    tests (``Served.reset`` between them): the model has an answer for every session they
+    create."""
     where = place(tmp_path)
     model = ScriptedModel([text("done")] * 200)
-    with UvicornThread(app_for(where, model, allowed_hosts=("agent.example.com",))) as thread:
+    app = app_for(where, model, allowed_hosts=("agent.example.com",), **changes)
+    with UvicornThread(app) as thread:
         server = Served(thread, where)
         created = server.send(
             "POST",

@@ -17,7 +17,9 @@ def _never(*_: object) -> object:
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x", "1.5"])
-@pytest.mark.parametrize("flags", [["--max-runs"], ["--durable", "--concurrency"]])
+@pytest.mark.parametrize(
+    "flags", [["--max-runs"], ["--max-streams"], ["--durable", "--concurrency"]]
+)
 def test_serve_refuses_a_count_below_one_naming_the_flag(
     value: str,
     flags: list[str],

@@ -174,6 +174,24 @@ async def test_422_for_other_bodies_and_parameters(tmp_path: Path) -> None:
             "/api/sessions", content=deep, headers={"Content-Type": "application/json"}
         )
         assert "nests arrays or objects too deeply" in _error(nested, 422)["message"]
+        # read differently by two parsers (Python took the last key; NaN and Infinity are not
+        # JSON, and a NaN reached a session's output_schema): refused, nothing created
+        json_type = {"Content-Type": "application/json"}
+        for body, said in (
+            (b'{"profile": "readonly", "profile": "developer"}', "key 'profile' twice"),
+            (b'{"labels": {"a": "1", "a": "2"}}', "key 'a' twice"),
+            (b'{"output_schema": {"type": "number", "maximum": NaN}}', "holds NaN"),
+            (b'{"output_schema": {"maximum": -Infinity}}', "holds -Infinity"),
+        ):
+            ambiguous = await client.post("/api/sessions", content=body, headers=json_type)
+            assert said in _error(ambiguous, 422)["message"], body
+        twice = b'{"decision": "deny", "decision": "approve", "digest": "00"}'
+        answer = await client.post(
+            f"/api/sessions/{sid}/approvals/c1", content=twice, headers=json_type
+        )
+        assert "key 'decision' twice" in _error(answer, 422)["message"]
+        listed = (await client.get("/api/sessions")).json()["sessions"]
+        assert [row["id"] for row in listed] == [sid]
         chat = await client.post(f"/api/sessions/{sid}/chat", json={})
         assert _error(chat, 422)["field"] == "prompt"
         decision = await client.post(f"/api/sessions/{sid}/approvals/c1", json={"decision": "ok"})

@@ -12,6 +12,7 @@ from typing import TypeVar
 from rho_adapters.codec import encode_event_line
 from rho_adapters.store import FileSessions
 from rho_domain import events as ev
+from rho_domain.ports.session_control import TraceLine
 from rho_entry.server.feed import TraceFeed
 from rho_entry.server.sse import StreamOptions, event_stream, frame
 
@@ -181,3 +182,34 @@ def test_a_frame_has_an_id_only_for_trace_lines() -> None:
 
     assert frame(FeedItem(7, "tool_end", "{}")) == b"id: 7\nevent: tool_end\ndata: {}\n\n"
     assert frame(FeedItem(None, "text_delta", "{}")) == b"event: text_delta\ndata: {}\n\n"
+
+
+class _CountingSessions(FileSessions):
+    """The file store's catalog, counting its reads of a trace."""
+
+    reads = 0
+
+    async def trace(self, session_id: str, *, after: int = 0) -> tuple[TraceLine, ...]:
+        self.reads += 1
+        return await super().trace(session_id, after=after)
+
+
+async def test_subscribers_share_one_read_of_the_store(tmp_path: Path) -> None:
+    # each stream polled the store on its own timer: 50 streams of one session were 50 reads
+    # a period; now one read serves every subscriber polling at once, and still publishes
+    trace = _trace(tmp_path)
+    catalog = _CountingSessions(tmp_path)
+    feed = await TraceFeed(catalog, "s").start()
+    subscriptions = [feed.subscribe() for _ in range(50)]
+    _append(trace, 1)
+    catalog.reads = 0
+    await asyncio.gather(*(feed.poll(60.0) for _ in subscriptions))
+    assert catalog.reads == 1
+    for subscription in subscriptions:
+        assert [item.seq for item in await _drain(subscription.queue)] == [1]
+    await asyncio.gather(*(feed.poll(60.0) for _ in subscriptions))  # within the period
+    assert catalog.reads == 1
+    _append(trace, 2)
+    await feed.poll(0.0)  # a period later: read again
+    assert catalog.reads == 2
+    assert [item.seq for item in await _drain(subscriptions[0].queue)] == [2]

@@ -28,7 +28,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.messages import ToolCall
-from rho_entry.cli.terminal_text import shell_word, visible
+from rho_entry.cli.terminal_text import as_run, shell_word, visible
 
 if TYPE_CHECKING:
     from rho_entry.facade import Session
@@ -106,7 +106,7 @@ def describe_waiting(session: Session) -> str:
     lines += [
         visible(
             f"  {shell_word(f'{c.id}@{session.state.approval_digest(c)}')}  "
-            f"{c.name} {c.arguments}: "
+            f"{c.name} {as_run(c.arguments)}: "
             f"{reasons.get(c.id, 'waiting')}",
             newlines=False,
         )

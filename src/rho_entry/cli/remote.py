@@ -25,7 +25,7 @@ from rho_domain.run import RunResult
 from rho_domain.url_logins import hide_url_logins
 from rho_entry.cli import exit_codes
 from rho_entry.cli.render import TerminalRenderer
-from rho_entry.cli.terminal_text import shell_word, visible
+from rho_entry.cli.terminal_text import as_run, shell_word, visible
 
 
 def _say(line: str) -> None:
@@ -166,9 +166,9 @@ def _ask(pending: Mapping[str, Any]) -> str:
     """Ask about one pending call, its arguments in full and escaped (as the local prompt),
     and for a delegate call its sub-agent's waiting call: what the answer (its digest)
     approves."""
-    shown = visible(f"{pending['tool']} {pending['arguments']}", newlines=False)
+    shown = visible(f"{pending['tool']} {as_run(pending['arguments'])}", newlines=False)
     if isinstance(child := pending.get("sub_agent"), Mapping):
-        asks = visible(f"{child.get('tool')} {child.get('arguments')}", newlines=False)
+        asks = visible(f"{child.get('tool')} {as_run(str(child.get('arguments')))}", newlines=False)
         shown += f" (its sub-agent asks to run {asks})"
     sys.stderr.write(f"approve {shown}? [y]es / [N]o / [a]lways ")
     sys.stderr.flush()

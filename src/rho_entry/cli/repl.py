@@ -31,7 +31,7 @@ from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.repl_commands import SlashCommands
 from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
-from rho_entry.cli.terminal_text import shell_word
+from rho_entry.cli.terminal_text import as_run, shell_word
 from rho_entry.config.settings import endpoint_label, environment
 
 if TYPE_CHECKING:
@@ -187,7 +187,8 @@ class Repl:
         self.say(f"{len(waiting)} tool call(s) of this session wait for approval:", "yellow")
         reasons = self.session.state.approval_reasons
         for call in waiting:
-            self.say(f"  {call.id}  {call.name} {call.arguments}  ({reasons.get(call.id, '')})")
+            shown = f"{call.name} {as_run(call.arguments)}"
+            self.say(f"  {call.id}  {shown}  ({reasons.get(call.id, '')})")
         try:
             self.turn(None)
         except KeyboardInterrupt:

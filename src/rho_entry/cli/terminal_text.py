@@ -18,11 +18,13 @@ Contract: ``visible(text, newlines=True) -> str`` is printable (with ``newlines`
 ``hidden_count(text)`` is how many characters ``visible`` escapes. ``json_visible(document)``
 is the same for JSON printed as JSON: the characters are written as JSON ``\uXXXX`` escapes
 (``json.dumps`` leaves C1 controls, DEL, bidi and separators raw), so the document is printable
-and parses to the same value.
+and parses to the same value. ``as_run(arguments)`` is a tool call's raw JSON arguments as its
+tool reads them, written again, for every listing a human approves from.
 """
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs", "Cs"})
@@ -55,6 +57,19 @@ def _json_shown(ch: str) -> str:
         return f"\\u{code:04x}"
     high, low = divmod(code - 0x10000, 0x400)  # a surrogate pair, as JSON spells it
     return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+def as_run(arguments: str) -> str:
+    r"""A call's arguments as its tool reads them (``json.loads``), written again: a key given
+    twice (``{"command": "ls", "command": "rm -rf ~"}``: the last one runs) or JSON escapes
+    (``"\u0072\u006d -rf ~"`` runs ``rm -rf ~``) showed a human something other than
+    what an approval (its digest) runs, where the raw text was printed. Text that is not a
+    JSON object is shown as it is. Escape the result with ``visible`` to print it."""
+    try:
+        parsed = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments
+    return json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else arguments
 
 
 def shell_word(text: str) -> str:

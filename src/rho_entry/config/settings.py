@@ -171,7 +171,7 @@ def resolve_settings(
             "flag",
         )
     checked = (
-        _INT_FIELDS | _FLOAT_FIELDS | {"base_url", "output_schema", "backend"}
+        _INT_FIELDS | _FLOAT_FIELDS | {"base_url", "output_schema", "backend", "reasoning_effort"}
     ) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
@@ -313,6 +313,7 @@ _FLAGS = {
     "model_retries": "--retries",
     "backend": "--backend",
     "provider": "--provider",
+    "reasoning_effort": "--reasoning-effort",
 }
 
 
@@ -333,7 +334,7 @@ def _naming_the_origin(name: str, sources: Mapping[str, str]) -> Iterator[None]:
     except ConfigError as exc:
         source = sources.get(name, "")
         if source == "flag":
-            origin = _FLAGS[name]
+            origin = _FLAGS.get(name, f"--{name.replace('_', '-')}")
         elif source.startswith("env "):
             origin = source.removeprefix("env ")
         elif source == "template":

@@ -6,6 +6,7 @@ prompt. Reading the body enforces the size limit (``BodyTooLarge``, 413) before 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Mapping
@@ -16,7 +17,7 @@ import attrs
 from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema
 from rho_domain.ports.store import label_problem
-from rho_entry.server.errors import BodyTooLarge, Invalid
+from rho_entry.server.errors import BodyTooLarge, Invalid, SlowBody
 
 Decision = Literal["approve", "deny", "always"]
 DECISIONS: tuple[Decision, ...] = ("approve", "deny", "always")
@@ -64,20 +65,33 @@ class Resume:
     prompt: str | None = None
 
 
-async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: int) -> Any:
+async def read_json(
+    chunks: AsyncIterator[bytes], *, length: str | None, limit: int, seconds: float = 30.0
+) -> Any:
     """The body as JSON (an empty body is ``{}``). Raises ``BodyTooLarge`` as soon as the
-    declared or received size passes ``limit``, and ``Invalid`` for malformed JSON."""
+    declared or received size passes ``limit``, ``SlowBody`` when it has not all arrived
+    within ``seconds``, and ``Invalid`` for malformed JSON, a key given twice in one object,
+    and ``NaN`` or ``Infinity``."""
     if length is not None and length.isdigit() and int(length) > limit:
         raise BodyTooLarge(f"request body of {length} bytes is over the limit of {limit}")
     received = bytearray()
-    async for chunk in chunks:
-        received += chunk
-        if len(received) > limit:
-            raise BodyTooLarge(f"request body is over the limit of {limit} bytes")
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in chunks:
+                received += chunk
+                if len(received) > limit:
+                    raise BodyTooLarge(f"request body is over the limit of {limit} bytes")
+    except TimeoutError:
+        raise SlowBody(
+            f"the request body did not arrive within {seconds:g} s ({len(received)} bytes "
+            "came): send it whole, at once"
+        ) from None
     if not received.strip():
         return {}
     try:
-        value = json.loads(received)
+        value = json.loads(received, object_pairs_hook=_each_key_once, parse_constant=_constant)
+    except _Ambiguous as exc:
+        raise Invalid(str(exc), field="body") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise Invalid(f"the body is not valid JSON: {exc}", field="body") from None
     except RecursionError:  # [[[[...]]]]: legal JSON no route takes, deeper than Python parses
@@ -92,6 +106,28 @@ async def read_json(chunks: AsyncIterator[bytes], *, length: str | None, limit: 
             field="body",
         )
     return value
+
+
+class _Ambiguous(ValueError):
+    """A body two parsers may read differently."""
+
+
+def _each_key_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each given once: ``{"decision": "deny", "decision":
+    "approve"}`` was taken as its last (Python's reading; a proxy or a log may read the
+    first), so what was checked or shown need not be what was done."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _Ambiguous(f"the body gives the key {key[:100]!r} twice: send each key once")
+        found[key] = value
+    return found
+
+
+def _constant(name: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON (Python's parser takes them): one reached a
+    session's output_schema (``maximum: .nan`` in its config.yaml), failing every answer."""
+    raise _Ambiguous(f"the body holds {name}, which is not a JSON number: send a number")
 
 
 def _unicode(value: Any) -> bool:

@@ -71,6 +71,13 @@ class MethodNotAllowed(ApiError):
     code = "method_not_allowed"
 
 
+class SlowBody(ApiError):
+    """The request body did not arrive within the server's time for it."""
+
+    status = 408
+    code = "request_timeout"
+
+
 class Conflict(ApiError):
     """The session is busy (a run in progress, or another process drives it)."""
 

@@ -13,7 +13,8 @@ The run's events (``on_event``, from the server's pump) drive the feed while a r
 journal persists an event before it announces it, so when a persisted event arrives its line
 is in the store, and the feed publishes the stored lines up to it (with any line persisted
 without an announcement, such as an approval answered here). Lines another process wrote are
-fetched by ``refresh`` on a timer by subscribers. A line is published once: ``seq`` only grows.
+fetched on a timer by subscribers (``poll``: one read of the store a period for all of them,
+however many there are). A line is published once: ``seq`` only grows.
 
 A subscriber that falls ``buffer`` items behind is dropped (``overflowed``); its stream ends and
 the client reconnects with Last-Event-ID: memory stays bounded and nothing is lost.
@@ -70,6 +71,8 @@ class TraceFeed:
         self._subscribers: set[Subscription] = set()
         self._pending: deque[ev.Event] = deque()  # a run's events not yet published
         self._worker: asyncio.Task[None] | None = None
+        self._polling: asyncio.Task[None] | None = None  # the subscribers' read in progress
+        self._polled_at = float("-inf")  # when it started (the loop's clock)
 
     async def start(self) -> TraceFeed:
         """Begin after the lines already stored (they are read by ``replay``)."""
@@ -158,6 +161,21 @@ class TraceFeed:
                 self._publish(_parse(line.seq, line.data)[0])
                 if line.data == until:
                     return
+
+    async def poll(self, every: float) -> None:
+        """``refresh`` for a subscriber's timer: each subscriber polled the store on its own
+        (100 streams of one session: 100 reads a period). Now they share: a poll while a read
+        is in progress waits for it, and one within half a period of the last read's start
+        reads nothing (that read, or the next, publishes what it would find): at most two
+        reads a period, however many subscribers."""
+        loop = asyncio.get_running_loop()
+        if self._polling is None or self._polling.done():
+            if loop.time() - self._polled_at < every / 2:
+                return
+            self._polled_at = loop.time()
+            self._polling = loop.create_task(self.refresh())
+        # shielded: a subscriber that leaves does not cancel the others' read
+        await asyncio.shield(self._polling)
 
     def _publish(self, item: FeedItem) -> None:
         for subscription in tuple(self._subscribers):

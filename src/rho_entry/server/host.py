@@ -99,7 +99,7 @@ class SessionHost:
                 config=self.runs.runtime.agent.config,
                 authority=self.runs.runtime.resume_authority(),
             )
-        self.feeds = SessionFeeds(self.sessions, self.runs.handles, buffer=settings.event_buffer)
+        self.feeds = SessionFeeds(self.sessions, self.runs.handles, settings)
 
     async def start(self) -> None:
         """Start what runs beside the routes: a durable server's worker."""

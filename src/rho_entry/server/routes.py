@@ -6,15 +6,13 @@ answer. Errors are raised as ``ApiError``s and rendered by the app.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-
-import attrs
 
 from rho_entry.server import bodies
 from rho_entry.server.errors import Invalid
 from rho_entry.server.route_spec import ApiRoute
-from rho_entry.server.sse import StreamOptions, event_stream
+from rho_entry.server.sse import StreamOptions
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -33,6 +31,7 @@ async def _body(request: Request) -> Any:
         request.stream(),
         length=request.headers.get("content-length"),
         limit=_host(request).settings.max_body_bytes,
+        seconds=_host(request).settings.body_seconds,
     )
 
 
@@ -60,11 +59,19 @@ async def create_session(request: Request) -> Response:
     """``POST /api/sessions``; with ``Accept: text/event-stream`` the answer is the new
     session's stream until it is idle."""
     host = _host(request)
-    session_id = await host.create(await bodies.checked_create(await _body(request)))
+    streamed = "text/event-stream" in request.headers.get("accept", "")
+    # the stream's slot first: refused after the create, a retry would make a second session
+    end = host.feeds.admit() if streamed else None
+    try:
+        session_id = await host.create(await bodies.checked_create(await _body(request)))
+    except BaseException:
+        if end is not None:
+            end()
+        raise
     location = {"Location": f"/api/sessions/{session_id}"}
-    if "text/event-stream" in request.headers.get("accept", ""):
+    if end is not None:
         options = _stream_options(request, after=0, until_idle=True)
-        return await _stream(host, session_id, options, headers=location)
+        return await _stream(host, session_id, options, headers=location, end=end)
     return _json(await host.detail(session_id), 201, location)
 
 
@@ -168,25 +175,12 @@ async def _stream(
     session_id: str,
     options: StreamOptions,
     headers: Mapping[str, str] | None = None,
+    *,
+    end: Callable[[], None] | None = None,
 ) -> Response:
-    from starlette.responses import StreamingResponse
+    from rho_entry.server.streams import stream_response  # imports Starlette
 
-    async def body() -> AsyncIterator[bytes]:
-        # The feed is taken here, when the response starts, and subscribed to at once: taken
-        # earlier, a feed without subscribers could be released (and replaced) in between.
-        feed = await host.feeds.feed(session_id)
-        start = options if options.after >= 0 else attrs.evolve(options, after=feed.seq)
-        try:
-            async for chunk in event_stream(feed, start, lambda: host.running(session_id)):
-                yield chunk
-        finally:
-            host.feeds.release(session_id)
-
-    return StreamingResponse(
-        body(),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})},
-    )
+    return stream_response(host, session_id, options, headers, end=end)
 
 
 _SESSION = "/api/sessions/{id}"
@@ -196,7 +190,9 @@ _RUN = {
     "is gone",
     429: "busy",
 }
-_BODY = {413: "body too large", 422: "invalid body (the error names the field)"}
+_BODY = {408: "body too slow", 413: "body too large", 422: "invalid body (names the field)"}
+_BAD_AFTER = "bad Last-Event-ID or after"
+_STREAMS = "too many event streams open (--max-streams)"
 
 API: tuple[ApiRoute, ...] = (
     ApiRoute(
@@ -247,7 +243,7 @@ API: tuple[ApiRoute, ...] = (
         path=f"{_SESSION}/stream",
         handler=stream,
         summary="Server-Sent Events: id = trace line; Last-Event-ID resumes; ?until=idle",
-        responses={200: "text/event-stream", **_ERRORS, 422: "bad Last-Event-ID or after"},
+        responses={200: "text/event-stream", **_ERRORS, 422: _BAD_AFTER, 429: _STREAMS},
         stream=True,
     ),
     ApiRoute(

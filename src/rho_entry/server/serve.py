@@ -105,6 +105,12 @@ def _parser() -> argparse.ArgumentParser:
         "--max-runs", type=at_least_one, metavar="N", help="runs in progress at once (default 32)"
     )
     parser.add_argument(
+        "--max-streams",
+        type=at_least_one,
+        metavar="N",
+        help="event streams open at once (default 100; or RHO_AGENT_SERVER_MAX_STREAMS)",
+    )
+    parser.add_argument(
         "--mcp-config",
         metavar="FILE",
         help="YAML file with mcp_servers: (MCP servers whose tools sessions may use; docs/mcp.md)",
@@ -252,6 +258,8 @@ def _flag_changes(ns: argparse.Namespace, settings: ServerSettings) -> dict[str,
         changes["profiles"] = tuple(ns.allow_profile)
     if ns.max_runs is not None:
         changes["max_runs"] = ns.max_runs
+    if ns.max_streams is not None:
+        changes["max_streams"] = ns.max_streams
     hosts = list(ns.allow_host)
     bound = host_name(ns.host)
     if bound is not None and bound not in LOOPBACK_HOSTS and bound not in WILDCARDS:

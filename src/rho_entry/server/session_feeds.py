@@ -4,6 +4,12 @@ A feed is made on first use (``feed``; of two made in a race the first is kept),
 with the store before a run here (``current``), woken when that run ends (``done``), and
 forgotten when nobody uses it (``release``: no subscriber and no run in ``handles``), so the
 server's memory does not grow with reads. ``SessionHost`` holds one ``SessionFeeds``.
+
+The event streams reading the feeds are counted too (``admit``): each holds a task and looks
+at the store every ``poll_seconds``, and one holder of the token opened as many as it liked
+(1,000 streams of one session, every one answered 200), taking the event loop, the store and
+the file descriptors from every other client. Past ``max_streams`` a new one is refused with
+429 ``busy`` before anything is sent; a stream gives its slot back when its response ends.
 """
 
 from __future__ import annotations
@@ -11,18 +17,47 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from rho_domain.ports.session_control import SessionCatalog
+from rho_entry.server.errors import Busy
 from rho_entry.server.feed import TraceFeed
+from rho_entry.server.settings import MAX_STREAMS_VARIABLE, ServerSettings
 
 
 class SessionFeeds:
     """The feeds of the sessions in ``sessions``; ``handles`` are the server's runs by session
-    (``Runs.handles``, read as it changes)."""
+    (``Runs.handles``, read as it changes); ``settings`` give the feeds' buffer and how many
+    streams may be open at once."""
 
     def __init__(
-        self, sessions: SessionCatalog, handles: Mapping[str, object], *, buffer: int
+        self, sessions: SessionCatalog, handles: Mapping[str, object], settings: ServerSettings
     ) -> None:
-        self.sessions, self.handles, self.buffer = sessions, handles, buffer
+        self.sessions = sessions
+        self.handles = handles
+        self.buffer = settings.event_buffer
+        self.max_streams = settings.max_streams
+        self.retry_after = settings.retry_after
         self.kept: dict[str, TraceFeed] = {}
+        self.streams = 0  # event streams open (admitted and not yet ended)
+
+    def admit(self) -> Callable[[], None]:
+        """Count one more event stream, or raise ``Busy`` when ``max_streams`` are open.
+        Returns what ends it (idempotent): the caller calls it however the stream ends."""
+        if self.streams >= self.max_streams:
+            raise Busy(
+                f"{self.streams} event streams are open, the most this server sends at once: "
+                "close one (a dashboard tab, a follower) or raise the limit "
+                f"({MAX_STREAMS_VARIABLE}, rho-agent serve --max-streams N)",
+                retry_after=self.retry_after,
+            )
+        self.streams += 1
+        ended = False
+
+        def end() -> None:
+            nonlocal ended
+            if not ended:
+                ended = True
+                self.streams -= 1
+
+        return end
 
     def get(self, session_id: str) -> TraceFeed | None:
         """The session's feed if it has one now (none is made)."""

@@ -12,6 +12,7 @@ RHO_AGENT_SERVER_ROOTS          directories (``:``-separated) a session's       
                                 working directory must lie in
 RHO_AGENT_SERVER_PROFILES       profiles a client may pick (``,``-separated)        readonly
 RHO_AGENT_SERVER_MAX_RUNS       runs in progress at once; more get 429              32
+RHO_AGENT_SERVER_MAX_STREAMS    event streams open at once; more get 429            100
 RHO_AGENT_SERVER_CORS_ORIGINS   origins allowed by CORS (``,``-separated)           none (off)
 RHO_AGENT_SERVER_ALLOW_HOSTS    names the ``Host`` header may carry besides the     none
                                 loopback ones (``,``-separated; reverse proxies)
@@ -35,6 +36,7 @@ TOKEN_VARIABLE = "RHO_AGENT_SERVER_TOKEN"  # noqa: S105 - the variable's name, n
 ROOTS_VARIABLE = "RHO_AGENT_SERVER_ROOTS"
 PROFILES_VARIABLE = "RHO_AGENT_SERVER_PROFILES"
 MAX_RUNS_VARIABLE = "RHO_AGENT_SERVER_MAX_RUNS"
+MAX_STREAMS_VARIABLE = "RHO_AGENT_SERVER_MAX_STREAMS"
 CORS_VARIABLE = "RHO_AGENT_SERVER_CORS_ORIGINS"
 ALLOW_HOSTS_VARIABLE = "RHO_AGENT_SERVER_ALLOW_HOSTS"
 APPROVAL_HOLD_VARIABLE = "RHO_AGENT_SERVER_APPROVAL_HOLD"
@@ -56,8 +58,13 @@ class ServerSettings:
             them or inside one.
         profiles: Profile names a client may ask for; the first is the default.
         max_runs: Runs in progress at once across all sessions; one more gets 429.
+        max_streams: Event streams open at once across all sessions (each polls the store);
+            one more gets 429 before anything is sent.
         retry_after: Seconds a 429 answer tells the client to wait.
         max_body_bytes: Largest request body accepted (413 beyond).
+        body_seconds: Seconds a request body may take to arrive, from its first byte
+            asked for (408 beyond): a body sent slowly, or stopped short of its declared
+            length, held its handler and up to ``max_body_bytes`` of memory for good.
         keepalive_seconds: An idle event stream sends a comment this often.
         poll_seconds: How often a stream looks for new trace lines written by another process.
         cors_origins: Origins allowed by CORS; empty means CORS is off. A state-changing
@@ -81,8 +88,10 @@ class ServerSettings:
     roots: tuple[Path, ...] = ()
     profiles: tuple[str, ...] = ("readonly",)
     max_runs: int = 32
+    max_streams: int = 100
     retry_after: int = 1
     max_body_bytes: int = 256 * 1024
+    body_seconds: float = 30.0
     keepalive_seconds: float = 15.0
     poll_seconds: float = 0.25
     cors_origins: tuple[str, ...] = ()
@@ -97,6 +106,8 @@ class ServerSettings:
             raise ConfigError(f"{PROFILES_VARIABLE}: name at least one profile")
         if self.max_runs < 1:
             raise ConfigError(f"{MAX_RUNS_VARIABLE}: must be at least 1, not {self.max_runs}")
+        if self.max_streams < 1:
+            raise ConfigError(f"{MAX_STREAMS_VARIABLE}: must be at least 1, not {self.max_streams}")
         for name in self.allowed_hosts:
             if host_name(name) is None:
                 raise ConfigError(
@@ -118,11 +129,8 @@ class ServerSettings:
         if not roots:
             roots = (current_dir(f"name the roots in {ROOTS_VARIABLE} or with --root"),)
         profiles = tuple(p.strip() for p in env.get(PROFILES_VARIABLE, "").split(",") if p.strip())
-        max_runs = env.get(MAX_RUNS_VARIABLE, "")
-        try:
-            runs = int(max_runs) if max_runs else 32
-        except ValueError:
-            raise ConfigError(f"{MAX_RUNS_VARIABLE}={max_runs!r}: expected an integer") from None
+        runs = _whole(env, MAX_RUNS_VARIABLE, 32)
+        streams = _whole(env, MAX_STREAMS_VARIABLE, 100)
         origins = tuple(o.strip() for o in env.get(CORS_VARIABLE, "").split(",") if o.strip())
         hosts = tuple(h.strip() for h in env.get(ALLOW_HOSTS_VARIABLE, "").split(",") if h.strip())
         hold_raw = env.get(APPROVAL_HOLD_VARIABLE, "")
@@ -140,10 +148,19 @@ class ServerSettings:
             roots=check_roots(roots, origin),
             profiles=profiles or ("readonly",),
             max_runs=runs,
+            max_streams=streams,
             cors_origins=origins,
             allowed_hosts=hosts,
             approval_hold=hold,
         )
+
+
+def _whole(env: Mapping[str, str], variable: str, default: int) -> int:
+    raw = env.get(variable, "")
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        raise ConfigError(f"{variable}={raw!r}: expected an integer") from None
 
 
 def check_roots(roots: tuple[str | Path, ...], origin: str) -> tuple[Path, ...]:

@@ -75,7 +75,7 @@ async def event_stream(
                 item = await asyncio.wait_for(subscription.queue.get(), timeout=wait)
             except TimeoutError:
                 item = WAKE
-                await feed.refresh()  # lines written by another process
+                await feed.poll(options.poll)  # lines written by another process
             if item is END:
                 yield CLOSED
                 return
