@@ -4,7 +4,7 @@ One policy, applied by the executors to the *resolved real path* of every file a
 of every path word of every restricted shell stage (and, through the xargs guard, to every item
 ``xargs`` appends at run time). It is data plus two small interpreters of that data:
 ``SecretPolicy.refusal`` (Python, ``fnmatch``'s rules on the casefolded path, matched by
-``glob_set.GlobSet`` without compiling an expression) and ``guard_script`` (a
+``glob_set.GlobSet`` without compiling an expression) and ``secret_guard.guard_script`` (a
 POSIX ``sh`` ``case`` over the same patterns, letters written as ``[aA]``), so the two cannot
 drift (tests compare them path by path).
 
@@ -23,7 +23,8 @@ Rules, in order, on an absolute (canonical) path:
 3. ``NAMES`` on the last component (matched as ``/name``), unless it is a template
    (``TEMPLATES``: ``.env.example``...): ``.env`` variants, private keys (``*.pem``,
    ``*.key``, ``id_*`` without a dot), ``.netrc``, ``.pgpass``, credentials files, shell
-   histories...
+   histories...; and the same name with a backup's, compressor's or archiver's suffix taken
+   off (``TWIN_SUFFIXES``: ``id_rsa.gz``, ``.netrc.bak``, ``server.pem~`` are copies).
 4. A component shaped as a Windows short (8.3) name (``ENV~1`` may be ``.env`` on NTFS).
 
 A relative path is matched as if it were below some directory (``.env`` is ``*/.env``), so the
@@ -99,6 +100,14 @@ NAMES: tuple[str, ...] = (
 # ``id_rsa``, ``id_ed25519``, ``id_github``...: an ``id_`` name without any dot.
 SSH_KEY = "*/id_*"
 SSH_KEY_NOT = "*/id_*.*"
+# A secret's copy under the name a compressor, an archiver, a backup or an editor gives it
+# holds the same secret (``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``, ``credentials.zip``):
+# rule 3 judges the name with such suffixes taken off one by one, as well as the name itself.
+# Lowercase, matched on the folded name; "~" and "-z" are glued to the name, the rest dotted.
+TWIN_SUFFIXES: tuple[str, ...] = (
+    ".gz", ".z", "-z", ".bz2", ".xz", ".zst", ".lz", ".lz4", ".lzma", ".br", ".tgz", ".tar",
+    ".zip", ".7z", ".bak", ".backup", ".old", ".orig", ".save", ".swp", "~",
+)  # fmt: skip
 
 # Where the sandbox hides secrets outright, below every home directory it knows of.
 HOME_SECRETS: tuple[str, ...] = (
@@ -143,18 +152,32 @@ _NAMES_OR_KEY = GlobSet((*NAMES, SSH_KEY))
 
 
 def _name_refusal(path: str) -> str | None:
-    """Rule 3: the last component's name (templates excepted)."""
+    """Rule 3: the last component's name (templates excepted), and the names it has with
+    each ``TWIN_SUFFIXES`` taken off in turn (``id_rsa.bak.gz``: ``id_rsa.bak``, ``id_rsa``)."""
     parts = _components(path)
     name = "/" + folded(parts[-1]) if parts else "/"
-    if _TEMPLATES.matches(name):
-        return None
+    whole = name
+    while len(name) > 1:
+        if _TEMPLATES.matches(name):
+            return None
+        if reason := _one_name_refusal(path, name, whole):
+            return reason
+        suffix = next((s for s in TWIN_SUFFIXES if name.endswith(s)), None)
+        if suffix is None:
+            return None
+        name = name.removesuffix(suffix)
+    return None
+
+
+def _one_name_refusal(path: str, name: str, whole: str) -> str | None:
     if not _NAMES_OR_KEY.matches(name):
         return None
     pattern = next(_NAMES.matching(name), None)
+    copy = "" if name == whole else f"a copy of {name[1:]}: "
     if pattern is not None:
-        return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
+        return f"{path!r} is a secrets file ({copy}{pattern.removeprefix('*/')})"
     if glob_matches(name, SSH_KEY) and not glob_matches(name, SSH_KEY_NOT):
-        return f"{path!r} is a secret (an SSH private key)"
+        return f"{path!r} is a secret ({copy}an SSH private key)"
     return None
 
 
@@ -255,56 +278,3 @@ DEFAULT_POLICY = SecretPolicy()
 def case_insensitive(pattern: str) -> str:
     """A lowercase glob as a ``case`` pattern matching any letter case (``[eE]``)."""
     return "".join(f"[{c}{c.upper()}]" if c.isalpha() and c.isascii() else c for c in pattern)
-
-
-def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
-    """POSIX sh run by ``xargs`` in front of its target: every argument that names an existing
-    path is resolved (``realpath -m``) and judged by ``policy``'s rules (the same patterns as
-    ``SecretPolicy.refusal``) and by ``reach_case`` (``ReadReach.guard_case``: where reads may
-    go); a secret or an argument out of reach is dropped from the arguments (with a note on
-    stderr, as ``grep --exclude`` would skip it) and the target runs with the rest. Usage:
-    ``sh -c SCRIPT rho-guard /abs/program args...``."""
-    import shlex  # with the first guarded xargs, not with every policy
-
-    allowed = "|".join(ALLOWED)
-    own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
-    # rule 2b: a hidden entry of a home, unless inside an open tree (checked after the names)
-    opened = "".join(f"{shlex.quote(t)}|{shlex.quote(t)}/*) ;; " for t in policy.open_trees)
-    hidden = "|".join(f"{shlex.quote(h.rstrip('/') or '/')}/.*" for h in policy.homes)
-    home_rule = f'      [ -n "$s" ] || case $p in {opened}{hidden}) s=1;; esac\n' if hidden else ""
-    trees = "|".join(case_insensitive(p) for p in LOCATIONS)
-    templates = "|".join(case_insensitive(p) for p in TEMPLATES)
-    names = "|".join(case_insensitive(p) for p in NAMES)
-    key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
-    judge = (
-        f"      case $p in {allowed}) ;; {own + '|' if own else ''}{trees}) s=1;; *)\n"
-        f'        case "/${{p##*/}}" in {templates}) ;; {names}) s=1;; {not_key}) ;;'
-        f" {key}) s=1;; esac;; esac\n{home_rule}"
-    )
-    # One realpath for every argument, read line by line in step with them (fast path); a
-    # name with a newline, or an empty one, takes the slow path: one realpath each. A missing
-    # answer line stops everything (exit 126). Secrets are rare: with none, the arguments are
-    # exec'd as they are; else the kept ones are picked by index in ONE eval (rebuilding "$@"
-    # item by item is quadratic in sh).
-    return (
-        "nl='\n'\nfast=1\n"
-        'for a do case $a in "" | *"$nl"*) fast= ;; esac; done\n'
-        "run() {\n  i=0; skips=\n  for a do\n    i=$((i + 1)); s=; o=\n"
-        '    if [ -n "$fast" ]; then IFS= read -r p || exit 126; fi\n'
-        '    if [ -e "$a" ] || [ -L "$a" ]; then\n'
-        '      if [ -z "$fast" ]; then\n'
-        '        p=$(realpath -m -- "$a"; echo x) || exit 126; p=${p%x}; p=${p%?}\n      fi\n'
-        '      if [ -e "$a" ] && ! [ "$a" -ef "$p" ]; then o=1; fi\n'  # lexical past 4,096 chars
-        f"{judge}{reach_case}    fi\n"
-        '    if [ -n "$s" ]; then\n'
-        "      printf 'rho: skipped %s: a secret file is never read\\n' \"$a\" >&2\n"
-        '      skips="$skips $i "\n'
-        '    elif [ -n "$o" ]; then\n'
-        "      printf 'rho: skipped %s: outside what this profile reads\\n' \"$a\" >&2\n"
-        '      skips="$skips $i "\n    fi\n  done\n'
-        '  if [ -z "$skips" ]; then exec "$@" </dev/null; fi\n'
-        "  keep=; i=0\n  for a do\n    i=$((i + 1))\n"
-        '    case $skips in *" $i "*) ;; *) keep="$keep \\"\\${$i}\\"" ;; esac\n  done\n'
-        '  eval "exec $keep </dev/null"\n}\n'
-        'if [ -n "$fast" ]; then realpath -m -- "$@" | run "$@"; else run "$@"; fi\n'
-    )

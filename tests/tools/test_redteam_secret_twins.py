@@ -1,0 +1,75 @@
+"""A secret's copy under the name a compressor, a backup or an editor gives it is a secret.
+
+Before redshell18 the name rules judged the name as it is: ``zcat id_rsa.gz`` printed the
+key, and so did ``cat id_rsa.bak``, ``zcat .netrc.gz``, ``cat server.pem~`` and the ``read``
+tool on ``credentials.bak``, on every backend (bubblewrap masks what the policy names, and
+the policy named none of them). Now rule 3 judges the name with each of
+``secrets.TWIN_SUFFIXES`` taken off in turn, in Python and in the xargs guard's ``sh``
+(``test_secrets_policy``'s differential holds the two together); a walker skips the twins
+the scan finds. An ordinary compressed log and an SSH public key's backup stay readable.
+"""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+from pathlib import Path
+
+import pytest
+from shell_backends import BACKENDS, call_tool, reading_outside, run_restricted
+
+from rho_domain.tools.read import ReadHandler
+
+FILES = {
+    "id_rsa.gz": gzip.compress(b"TWIN-IDGZ\n"),
+    ".netrc.gz": gzip.compress(b"TWIN-NETRC\n"),
+    "keys/id_ed25519.bak": b"TWIN-IDBAK\n",
+    "server.pem~": b"TWIN-PEM\n",
+    "credentials.bak": b"TWIN-CRED\n",
+    "logs/app.log.gz": gzip.compress(b"LOG-LINE\n"),
+    "id_rsa.pub.bak": b"ssh-ed25519 PUBLIC\n",
+}
+MARKS = ("TWIN-IDGZ", "TWIN-NETRC", "TWIN-IDBAK", "TWIN-PEM", "TWIN-CRED")
+ATTACKS = {
+    "zcat id_rsa.gz": "a copy of id_rsa: an SSH private key",
+    "zcat .netrc.gz": "a copy of .netrc",
+    "cat keys/id_ed25519.bak": "a copy of id_ed25519",
+    "cat server.pem~": "a copy of server.pem",
+    "echo credentials.bak | xargs cat": "rho: skipped credentials.bak",
+    "grep -ra TWIN .": "",
+    "rg -a TWIN": "",
+}
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("twins") / "ws"
+    for rel, data in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return root
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_secrets_compressed_or_backup_copy_is_never_read(ws: Path, backend: str) -> None:
+    plain = subprocess.run(
+        "zcat id_rsa.gz .netrc.gz; cat keys/id_ed25519.bak server.pem~ credentials.bak",
+        shell=True,
+        cwd=ws,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert all(m in plain for m in MARKS), plain  # each attack reaches its mark
+    for command, refusal in ATTACKS.items():
+        out = await run_restricted(str(ws), command, backend)
+        assert refusal in out, (command, out)
+        assert [m for m in MARKS if m in out] == [], (command, out)
+    executor = reading_outside(backend, str(ws))
+    try:
+        out = await call_tool(ReadHandler(), {"path": "credentials.bak"}, executor)
+        assert "a copy of credentials" in out, out
+        assert "PUBLIC" in await call_tool(ReadHandler(), {"path": "id_rsa.pub.bak"}, executor)
+    finally:
+        await executor.aclose()
+    out = await run_restricted(str(ws), "zcat logs/app.log.gz", backend)
+    assert "LOG-LINE" in out, out
