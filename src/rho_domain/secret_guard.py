@@ -6,6 +6,7 @@ path by path (``tests/tools/test_secrets_policy.py``).
 
 from __future__ import annotations
 
+from rho_domain.secret_twins import TWIN_SUFFIXES
 from rho_domain.secrets import (
     ALLOWED,
     LOCATIONS,
@@ -13,7 +14,6 @@ from rho_domain.secrets import (
     SSH_KEY,
     SSH_KEY_NOT,
     TEMPLATES,
-    TWIN_SUFFIXES,
     SecretPolicy,
     case_insensitive,
 )
@@ -39,14 +39,18 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     names = "|".join(case_insensitive(p) for p in NAMES)
     key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
     dotted = "|".join("*" + case_insensitive(t) for t in TWIN_SUFFIXES if t.startswith("."))
-    # rule 3 on the name, then on it without each twin suffix in turn (_name_refusal)
+    # every rule on the path, then on it without each twin suffix of its name in turn
+    # (SecretPolicy.judge). A directory's copy (.ssh.bak/) is not reduced here: the scan
+    # before a guarded xargs finds it, and it comes in as one of the policy's locations.
+    refused = f"{own}|{trees}" if own else trees
     judge = (
-        f"      case $p in {allowed}) ;; {own + '|' if own else ''}{trees}) s=1;; *)\n"
-        '        n="/${p##*/}"; while [ "$n" != / ]; do\n'
-        f'          case "$n" in {templates}) break;; {names}) s=1; break;; {not_key}) ;;'
+        "      q=$p; while :; do\n"
+        f"        case $q in {allowed}) break;; {refused}) s=1; break;; esac\n"
+        f'        case "/${{q##*/}}" in {templates}) break;; {names}) s=1; break;; {not_key}) ;;'
         f" {key}) s=1; break;; esac\n"
-        f'          case "$n" in {dotted}) n=${{n%.*}};; *"~") n=${{n%?}};; *-[zZ]) n=${{n%??}};;'
-        f" *) break;; esac\n        done;; esac\n{home_rule}"
+        f'        case $q in {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;'
+        ' *) break;; esac\n        case $q in */ | "") break;; esac\n      done\n'
+        f"{home_rule}"
     )
     # One realpath for every argument, read line by line in step with them (fast path); a
     # name with a newline, or an empty one, takes the slow path: one realpath each. A missing

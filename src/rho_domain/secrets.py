@@ -23,8 +23,10 @@ Rules, in order, on an absolute (canonical) path:
 3. ``NAMES`` on the last component (matched as ``/name``), unless it is a template
    (``TEMPLATES``: ``.env.example``...): ``.env`` variants, private keys (``*.pem``,
    ``*.key``, ``id_*`` without a dot), ``.netrc``, ``.pgpass``, credentials files, shell
-   histories...; and the same name with a backup's, compressor's or archiver's suffix taken
-   off (``TWIN_SUFFIXES``: ``id_rsa.gz``, ``.netrc.bak``, ``server.pem~`` are copies).
+   histories...
+   Rules 1-3 judge the path again with each backup's, compressor's or archiver's suffix
+   taken off its names (``secret_twins``): ``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``,
+   ``.docker/config.json.orig``, ``.ssh.bak/config`` are copies (``twin_stems``).
 4. A component shaped as a Windows short (8.3) name (``ENV~1`` may be ``.env`` on NTFS).
 
 A relative path is matched as if it were below some directory (``.env`` is ``*/.env``), so the
@@ -35,11 +37,14 @@ as a disk compares them (``names.folded``: ``.ENV``, ``.e\u200cnv``, ``.env::$DA
 from __future__ import annotations
 
 import functools
+from collections import deque
+from collections.abc import Iterator
 
 import attrs
 
 from rho_domain.glob_set import GlobSet, glob_matches
 from rho_domain.names import folded, folded_text, short_name_refusal
+from rho_domain.secret_twins import name_stems
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
 
@@ -100,14 +105,6 @@ NAMES: tuple[str, ...] = (
 # ``id_rsa``, ``id_ed25519``, ``id_github``...: an ``id_`` name without any dot.
 SSH_KEY = "*/id_*"
 SSH_KEY_NOT = "*/id_*.*"
-# A secret's copy under the name a compressor, an archiver, a backup or an editor gives it
-# holds the same secret (``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``, ``credentials.zip``):
-# rule 3 judges the name with such suffixes taken off one by one, as well as the name itself.
-# Lowercase, matched on the folded name; "~" and "-z" are glued to the name, the rest dotted.
-TWIN_SUFFIXES: tuple[str, ...] = (
-    ".gz", ".z", "-z", ".bz2", ".xz", ".zst", ".lz", ".lz4", ".lzma", ".br", ".tgz", ".tar",
-    ".zip", ".7z", ".bak", ".backup", ".old", ".orig", ".save", ".swp", "~",
-)  # fmt: skip
 
 # Where the sandbox hides secrets outright, below every home directory it knows of.
 HOME_SECRETS: tuple[str, ...] = (
@@ -152,33 +149,42 @@ _NAMES_OR_KEY = GlobSet((*NAMES, SSH_KEY))
 
 
 def _name_refusal(path: str) -> str | None:
-    """Rule 3: the last component's name (templates excepted), and the names it has with
-    each ``TWIN_SUFFIXES`` taken off in turn (``id_rsa.bak.gz``: ``id_rsa.bak``, ``id_rsa``)."""
+    """Rule 3: the last component's name, templates excepted (None for them, and
+    ``TEMPLATE`` to stop ``SecretPolicy.judge`` from judging the name's stems)."""
     parts = _components(path)
     name = "/" + folded(parts[-1]) if parts else "/"
-    whole = name
-    while len(name) > 1:
-        if _TEMPLATES.matches(name):
-            return None
-        if reason := _one_name_refusal(path, name, whole):
-            return reason
-        suffix = next((s for s in TWIN_SUFFIXES if name.endswith(s)), None)
-        if suffix is None:
-            return None
-        name = name.removesuffix(suffix)
-    return None
-
-
-def _one_name_refusal(path: str, name: str, whole: str) -> str | None:
+    if _TEMPLATES.matches(name):
+        return TEMPLATE
     if not _NAMES_OR_KEY.matches(name):
         return None
     pattern = next(_NAMES.matching(name), None)
-    copy = "" if name == whole else f"a copy of {name[1:]}: "
     if pattern is not None:
-        return f"{path!r} is a secrets file ({copy}{pattern.removeprefix('*/')})"
+        return f"{path!r} is a secrets file ({pattern.removeprefix('*/')})"
     if glob_matches(name, SSH_KEY) and not glob_matches(name, SSH_KEY_NOT):
-        return f"{path!r} is a secret ({copy}an SSH private key)"
+        return f"{path!r} is a secret (an SSH private key)"
     return None
+
+
+TEMPLATE = ""  # _name_refusal's answer for a template: no reason, and no stem judged after it
+
+
+def twin_stems(path: str) -> Iterator[str]:
+    """``path`` and the paths it is a copy of: its last component's ``name_stems``, below its
+    directory as written and, when that differs, below the directory whose components are
+    each reduced to their last stem (``.ssh.bak/config`` is a copy of ``.ssh/config``)."""
+    yield path
+    head, _, last = path.rstrip("/").rpartition("/")
+    parts = head.split("/")
+    reduced = "/".join(deque(name_stems(folded(p)), maxlen=1).pop() if p else p for p in parts)
+    for directory in dict.fromkeys((head, reduced)):
+        for stem in name_stems(folded(last)):
+            candidate = f"{directory}/{stem}" if directory or path.startswith("/") else stem
+            if candidate != path:
+                yield candidate
+
+
+def _as_copy(path: str, stem: str, reason: str) -> str:
+    return reason if stem == path else f"{path!r} is a copy of a secret: {reason}"
 
 
 def _absolute(path: str) -> str:
@@ -219,10 +225,19 @@ class SecretPolicy:
 
     def judge(self, path: str) -> str | None:
         """``refusal(path)`` worked out now, never remembered (``_judged`` calls it)."""
-        text = _text(path)
-        if path.startswith("/") and _ALLOWED.matches(text):
-            return None
-        return self.location_refusal(path) or _name_refusal(path) or short_name_refusal(path)
+        stems = tuple(twin_stems(path))
+        for stem in stems:
+            if path.startswith("/") and _ALLOWED.matches(_text(stem)):
+                return None
+            if reason := self.location_refusal(stem):
+                return _as_copy(path, stem, reason)
+        for stem in stems:  # a template is a last stem: no location can follow it
+            reason = _name_refusal(stem)
+            if reason == TEMPLATE:
+                return None
+            if reason is not None:
+                return _as_copy(path, stem, reason)
+        return short_name_refusal(path)
 
     def location_refusal(self, path: str) -> str | None:
         """Rule 2 alone (secret trees and locations; not the names of rule 3): what a word

@@ -2,11 +2,13 @@
 
 Before redshell18 the name rules judged the name as it is: ``zcat id_rsa.gz`` printed the
 key, and so did ``cat id_rsa.bak``, ``zcat .netrc.gz``, ``cat server.pem~`` and the ``read``
-tool on ``credentials.bak``, on every backend (bubblewrap masks what the policy names, and
-the policy named none of them). Now rule 3 judges the name with each of
-``secrets.TWIN_SUFFIXES`` taken off in turn, in Python and in the xargs guard's ``sh``
-(``test_secrets_policy``'s differential holds the two together); a walker skips the twins
-the scan finds. An ordinary compressed log and an SSH public key's backup stay readable.
+tool on ``credentials.bak``, ``head .docker/config.json.orig`` the docker login and ``cat
+.ssh.bak/config`` (a directory's copy) an SSH config, without bubblewrap and on Daytona, and
+most of them under bubblewrap too (it masks what the policy names, which named none). Now
+every rule judges the path with each of ``secret_twins.TWIN_SUFFIXES`` taken off its name in
+turn, in Python and in the xargs guard's ``sh`` (``test_secrets_policy``'s differential holds
+the two together); a walker skips the twins the scan finds (on Daytona, its ``find``). An
+ordinary compressed log and an SSH public key's backup stay readable.
 """
 
 from __future__ import annotations
@@ -26,17 +28,32 @@ FILES = {
     "keys/id_ed25519.bak": b"TWIN-IDBAK\n",
     "server.pem~": b"TWIN-PEM\n",
     "credentials.bak": b"TWIN-CRED\n",
+    "dot/.docker/config.json.orig": b'{"auths": "TWIN-DOCKER"}\n',
+    "dot/.bundle/config.bak": b"BUNDLE_GEMS__EXAMPLE__COM: TWIN-BUNDLE\n",
+    "dot/.ssh.bak/config": b"Host x # TWIN-SSHDIR\n",
     "logs/app.log.gz": gzip.compress(b"LOG-LINE\n"),
     "id_rsa.pub.bak": b"ssh-ed25519 PUBLIC\n",
 }
-MARKS = ("TWIN-IDGZ", "TWIN-NETRC", "TWIN-IDBAK", "TWIN-PEM", "TWIN-CRED")
+MARKS = (
+    "TWIN-IDGZ",
+    "TWIN-NETRC",
+    "TWIN-IDBAK",
+    "TWIN-PEM",
+    "TWIN-CRED",
+    "TWIN-DOCKER",
+    "TWIN-BUNDLE",
+)
 ATTACKS = {
-    "zcat id_rsa.gz": "a copy of id_rsa: an SSH private key",
-    "zcat .netrc.gz": "a copy of .netrc",
-    "cat keys/id_ed25519.bak": "a copy of id_ed25519",
-    "cat server.pem~": "a copy of server.pem",
+    "zcat id_rsa.gz": "/id_rsa' is a secret (an SSH private key)",
+    "zcat .netrc.gz": "/.netrc' is a secrets file",
+    "cat keys/id_ed25519.bak": "/keys/id_ed25519' is a secret",
+    "cat server.pem~": "/server.pem' is a secrets file",
+    "cd dot && head .docker/config.json.orig": "/.docker/config.json' is a secret location",
+    "cat dot/.ssh.bak/config": "/.ssh/config' is a secret location",
+    "echo dot/.ssh.bak/config | xargs cat": "",  # skipped, or hidden by bubblewrap
     "echo credentials.bak | xargs cat": "rho: skipped credentials.bak",
     "grep -ra TWIN .": "",
+    "grep -ra TWIN dot": "",
     "rg -a TWIN": "",
 }
 
@@ -53,7 +70,8 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_secrets_compressed_or_backup_copy_is_never_read(ws: Path, backend: str) -> None:
     plain = subprocess.run(
-        "zcat id_rsa.gz .netrc.gz; cat keys/id_ed25519.bak server.pem~ credentials.bak",
+        "zcat id_rsa.gz .netrc.gz; cat keys/id_ed25519.bak server.pem~ credentials.bak"
+        " dot/.docker/config.json.orig dot/.bundle/config.bak dot/.ssh.bak/config",
         shell=True,
         cwd=ws,
         capture_output=True,
@@ -67,7 +85,7 @@ async def test_a_secrets_compressed_or_backup_copy_is_never_read(ws: Path, backe
     executor = reading_outside(backend, str(ws))
     try:
         out = await call_tool(ReadHandler(), {"path": "credentials.bak"}, executor)
-        assert "a copy of credentials" in out, out
+        assert "is a copy of a secret" in out, out
         assert "PUBLIC" in await call_tool(ReadHandler(), {"path": "id_rsa.pub.bak"}, executor)
     finally:
         await executor.aclose()

@@ -162,9 +162,10 @@ def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None
         "cert.PEM", "credentials", "notes.md", ".netrc", "sess/trace.jsonl", "home/.ssh/config",
         "home/.aws/credentials", "home/.config/gcloud/a.json", "home/.docker/config.json",
         "home/.docker/other.json", "src/app.py", ".envrc", "x.env.sample",
-        # copies of secrets by their names (secrets.TWIN_SUFFIXES), and ordinary files alike
+        # copies of secrets by their names (secret_twins.TWIN_SUFFIXES), and ordinary files alike
         "id_rsa.gz", "id_ed25519.bak.GZ", ".netrc~", "srv.pem-z", "credentials.zip",
         "id_x.pub.bak", "notes.bak", "data.gz", ".gz", "x~", ".env.example.bak",
+        "home/.docker/config.json.orig", "sess.bak", "sub/.git/config~", "sub/.git/HEAD.bak",
     ]  # fmt: skip
     paths = []
     for name in names:

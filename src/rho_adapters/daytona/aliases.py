@@ -58,10 +58,12 @@ def _secret_tests() -> str:
     refuse (a superset: the policy judges each one found)."""
     names = [p.removeprefix("*/") for p in NAMES]
     tests = [f"-iname {q(name)}" for name in names]
-    # their copies (secrets.TWIN_SUFFIXES: id_rsa.bak, .netrc.gz, server.pem~)
+    # their copies (secret_twins.TWIN_SUFFIXES: id_rsa.bak, .netrc.gz, server.pem~)
     tests += [f"-iname {q(name + '[.~-]*')}" for name in names]
     tests.append(f"-iname {q(SSH_KEY.removeprefix('*/'))}")
-    tests += [f"-ipath {q(p)}" for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
+    files = [p for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
+    tests += [f"-ipath {q(p)}" for p in files]
+    tests += [f"-ipath {q(p + '[.~-]*')}" for p in files]  # .docker/config.json.orig
     return " -o ".join(tests)
 
 

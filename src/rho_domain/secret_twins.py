@@ -1,0 +1,30 @@
+"""The names a secret's copy has: the suffixes a compressor, an archiver, a backup or an
+editor adds to a file's name (data and one pure function, no imports).
+
+``secrets.twin_stems`` judges a path as the copy of every path ``name_stems`` leads to
+(``id_rsa.gz`` is ``id_rsa``, ``.ssh.bak/config`` is ``.ssh/config``), and
+``secret_guard.guard_script`` strips the same suffixes from the last name in ``sh``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+# A secret's copy under the name a compressor, an archiver, a backup or an editor gives it
+# holds the same secret (``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``, ``credentials.zip``).
+# Lowercase, matched on the folded name; "~" and "-z" are glued to the name, the rest dotted.
+TWIN_SUFFIXES: tuple[str, ...] = (
+    ".gz", ".z", "-z", ".bz2", ".xz", ".zst", ".lz", ".lz4", ".lzma", ".br", ".tgz", ".tar",
+    ".zip", ".7z", ".bak", ".backup", ".old", ".orig", ".save", ".swp", "~",
+)  # fmt: skip
+
+
+def name_stems(name: str) -> Iterator[str]:
+    """``name`` (folded: ``names.folded``), then without one more of ``TWIN_SUFFIXES`` each
+    time, while any is left: ``id_rsa.bak.gz``, ``id_rsa.bak``, ``id_rsa``."""
+    while name:
+        yield name
+        suffix = next((s for s in TWIN_SUFFIXES if name.endswith(s)), "")
+        if not suffix:
+            return
+        name = name.removesuffix(suffix)
