@@ -1,5 +1,5 @@
 """The names a secret's copy has: the suffixes a compressor, an archiver, a backup or an
-editor adds to a file's name (data and one pure function, no imports).
+editor adds to a file's name (data and two pure functions, no imports).
 
 ``secrets.twin_stems`` judges a path as the copy of every path ``name_stems`` leads to
 (``id_rsa.gz`` is ``id_rsa``, ``.ssh.bak/config`` is ``.ssh/config``), and
@@ -28,3 +28,9 @@ def name_stems(name: str) -> Iterator[str]:
         if not suffix:
             return
         name = name.removesuffix(suffix)
+
+
+def may_be_copy(text: str) -> bool:
+    """Whether a twin suffix may be in ``text`` (False for most paths, which then have no
+    stem to work out)."""
+    return not text.isascii() or any(s in text.lower() for s in TWIN_SUFFIXES)

@@ -38,13 +38,12 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Iterator
 
 import attrs
 
 from rho_domain.glob_set import GlobSet, glob_matches
 from rho_domain.names import folded, folded_text, short_name_refusal
-from rho_domain.secret_twins import name_stems
+from rho_domain.secret_twins import may_be_copy, name_stems
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
 
@@ -168,19 +167,22 @@ def _name_refusal(path: str) -> str | None:
 TEMPLATE = ""  # _name_refusal's answer for a template: no reason, and no stem judged after it
 
 
-def twin_stems(path: str) -> Iterator[str]:
+def twin_stems(path: str) -> tuple[str, ...]:
     """``path`` and the paths it is a copy of: its last component's ``name_stems``, below its
     directory as written and, when that differs, below the directory whose components are
     each reduced to their last stem (``.ssh.bak/config`` is a copy of ``.ssh/config``)."""
-    yield path
+    if not may_be_copy(path):
+        return (path,)
     head, _, last = path.rstrip("/").rpartition("/")
-    parts = head.split("/")
-    reduced = "/".join(deque(name_stems(folded(p)), maxlen=1).pop() if p else p for p in parts)
+    reduced = head
+    if may_be_copy(head):
+        ends = (deque(name_stems(folded(p)), maxlen=1) for p in head.split("/"))
+        reduced = "/".join(stem.pop() if stem else "" for stem in ends)
+    stems = [path]
     for directory in dict.fromkeys((head, reduced)):
         for stem in name_stems(folded(last)):
-            candidate = f"{directory}/{stem}" if directory or path.startswith("/") else stem
-            if candidate != path:
-                yield candidate
+            stems.append(f"{directory}/{stem}" if directory or path.startswith("/") else stem)
+    return tuple(dict.fromkeys(stems))
 
 
 def _as_copy(path: str, stem: str, reason: str) -> str:
@@ -225,7 +227,7 @@ class SecretPolicy:
 
     def judge(self, path: str) -> str | None:
         """``refusal(path)`` worked out now, never remembered (``_judged`` calls it)."""
-        stems = tuple(twin_stems(path))
+        stems = twin_stems(path)
         for stem in stems:
             if path.startswith("/") and _ALLOWED.matches(_text(stem)):
                 return None
