@@ -31,6 +31,7 @@ FILES = {
     "dot/.docker/config.json.orig": b'{"auths": "TWIN-DOCKER"}\n',
     "dot/.bundle/config.bak": b"BUNDLE_GEMS__EXAMPLE__COM: TWIN-BUNDLE\n",
     "dot/.ssh.bak/config": b"Host x # TWIN-SSHDIR\n",
+    "dot/.ssh.tar.gz": gzip.compress(b".ssh/id_rsa TWIN-SSHTAR\n"),
     "logs/app.log.gz": gzip.compress(b"LOG-LINE\n"),
     "id_rsa.pub.bak": b"ssh-ed25519 PUBLIC\n",
 }
@@ -50,6 +51,7 @@ ATTACKS = {
     "cat server.pem~": "/server.pem' is a secrets file",
     "cd dot && head .docker/config.json.orig": "/.docker/config.json' is a secret location",
     "cat dot/.ssh.bak/config": "/.ssh/config' is a secret location",
+    "zcat dot/.ssh.tar.gz": "/dot/.ssh' is a secret location",
     "echo dot/.ssh.bak/config | xargs cat": "",  # skipped, or hidden by bubblewrap
     "echo credentials.bak | xargs cat": "rho: skipped credentials.bak",
     "grep -ra TWIN .": "",
@@ -70,8 +72,8 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_secrets_compressed_or_backup_copy_is_never_read(ws: Path, backend: str) -> None:
     plain = subprocess.run(
-        "zcat id_rsa.gz .netrc.gz; cat keys/id_ed25519.bak server.pem~ credentials.bak"
-        " dot/.docker/config.json.orig dot/.bundle/config.bak dot/.ssh.bak/config",
+        "zcat id_rsa.gz .netrc.gz dot/.ssh.tar.gz; cat keys/id_ed25519.bak server.pem~"
+        " credentials.bak dot/.docker/config.json.orig dot/.bundle/config.bak dot/.ssh.bak/config",
         shell=True,
         cwd=ws,
         capture_output=True,
