@@ -44,12 +44,14 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     # before a guarded xargs finds it, and it comes in as one of the policy's locations.
     refused = f"{own}|{trees}" if own else trees
     judge = (
-        "      q=$p; while :; do\n"
+        "      q=$p; d=; while :; do\n"
         f"        case $q in {allowed}) break;; {refused}) s=1; break;; esac\n"
         f'        case "/${{q##*/}}" in {templates}) break;; {names}) s=1; break;; {not_key}) ;;'
         f" {key}) s=1; break;; esac\n"
-        f'        case $q in {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;'
-        ' *) break;; esac\n        case $q in */ | "") break;; esac\n      done\n'
+        '        if [ -n "$d" ]; then d=; q="${q%/*}/${q##*/.}"; else\n'
+        "        case $q in */.?*.[sS][wW][pPoOnN]) q=${q%.*}; d=1;;"
+        f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;'
+        ' *) break;; esac; fi\n        case $q in */ | "") break;; esac\n      done\n'
         f"{home_rule}"
     )
     # One realpath for every argument, read line by line in step with them (fast path); a

@@ -15,19 +15,26 @@ from collections.abc import Iterator
 # Lowercase, matched on the folded name; "~" and "-z" are glued to the name, the rest dotted.
 TWIN_SUFFIXES: tuple[str, ...] = (
     ".gz", ".z", "-z", ".bz2", ".xz", ".zst", ".lz", ".lz4", ".lzma", ".br", ".tgz", ".tar",
-    ".zip", ".7z", ".bak", ".backup", ".old", ".orig", ".save", ".swp", "~",
+    ".zip", ".7z", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".swo", ".swn", "~",
 )  # fmt: skip
+# vim's swap files: a dot before the name unless it has one (.id_rsa.swp, .netrc.swp)
+VIM_SWAPS = (".swp", ".swo", ".swn")
 
 
 def name_stems(name: str) -> Iterator[str]:
     """``name`` (folded: ``names.folded``), then without one more of ``TWIN_SUFFIXES`` each
-    time, while any is left: ``id_rsa.bak.gz``, ``id_rsa.bak``, ``id_rsa``."""
+    time, while any is left: ``id_rsa.bak.gz``, ``id_rsa.bak``, ``id_rsa``; a vim swap's
+    name without its suffix, then without its leading dot: ``.id_rsa.swp``, ``.id_rsa``,
+    ``id_rsa``."""
     while name:
         yield name
         suffix = next((s for s in TWIN_SUFFIXES if name.endswith(s)), "")
         if not suffix:
             return
         name = name.removesuffix(suffix)
+        if suffix in VIM_SWAPS and name.startswith(".") and len(name) > 1:
+            yield name  # .netrc's swap
+            name = name[1:]  # id_rsa's
 
 
 def may_be_copy(text: str) -> bool:

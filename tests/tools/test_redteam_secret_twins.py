@@ -2,9 +2,10 @@
 
 Before redshell18 the name rules judged the name as it is: ``zcat id_rsa.gz`` printed the
 key, and so did ``cat id_rsa.bak``, ``zcat .netrc.gz``, ``cat server.pem~`` and the ``read``
-tool on ``credentials.bak``, ``head .docker/config.json.orig`` the docker login and ``cat
-.ssh.bak/config`` (a directory's copy) an SSH config, without bubblewrap and on Daytona, and
-most of them under bubblewrap too (it masks what the policy names, which named none). Now
+tool on ``credentials.bak``, ``head .docker/config.json.orig`` the docker login, ``cat
+.ssh.bak/config`` (a directory's copy) an SSH config and ``cat .id_rsa.swp`` (vim's swap) a
+key, without bubblewrap and on Daytona, and most of them under bubblewrap too (it masks what
+the policy names, which named none). Now
 every rule judges the path with each of ``secret_twins.TWIN_SUFFIXES`` taken off its name in
 turn, in Python and in the xargs guard's ``sh`` (``test_secrets_policy``'s differential holds
 the two together); a walker skips the twins the scan finds (on Daytona, its ``find``). An
@@ -32,6 +33,7 @@ FILES = {
     "dot/.bundle/config.bak": b"BUNDLE_GEMS__EXAMPLE__COM: TWIN-BUNDLE\n",
     "dot/.ssh.bak/config": b"Host x # TWIN-SSHDIR\n",
     "dot/.ssh.tar.gz": gzip.compress(b".ssh/id_rsa TWIN-SSHTAR\n"),
+    "vim/.id_rsa.swp": b"b0VIM 9.0 TWIN-SWAP\n",
     "logs/app.log.gz": gzip.compress(b"LOG-LINE\n"),
     "id_rsa.pub.bak": b"ssh-ed25519 PUBLIC\n",
 }
@@ -43,8 +45,14 @@ MARKS = (
     "TWIN-CRED",
     "TWIN-DOCKER",
     "TWIN-BUNDLE",
+    "TWIN-SSHDIR",
+    "TWIN-SSHTAR",
+    "TWIN-SWAP",
 )
 ATTACKS = {
+    "grep -ra TWIN .": "",
+    "grep -ra TWIN dot": "",
+    "rg -a TWIN": "",
     "zcat id_rsa.gz": "/id_rsa' is a secret (an SSH private key)",
     "zcat .netrc.gz": "/.netrc' is a secrets file",
     "cat keys/id_ed25519.bak": "/keys/id_ed25519' is a secret",
@@ -52,11 +60,9 @@ ATTACKS = {
     "cd dot && head .docker/config.json.orig": "/.docker/config.json' is a secret location",
     "cat dot/.ssh.bak/config": "/.ssh/config' is a secret location",
     "zcat dot/.ssh.tar.gz": "/dot/.ssh' is a secret location",
+    "cat vim/.id_rsa.swp": "/vim/id_rsa' is a secret (an SSH private key)",
     "echo dot/.ssh.bak/config | xargs cat": "",  # skipped, or hidden by bubblewrap
     "echo credentials.bak | xargs cat": "rho: skipped credentials.bak",
-    "grep -ra TWIN .": "",
-    "grep -ra TWIN dot": "",
-    "rg -a TWIN": "",
 }
 
 
@@ -73,7 +79,8 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def test_a_secrets_compressed_or_backup_copy_is_never_read(ws: Path, backend: str) -> None:
     plain = subprocess.run(
         "zcat id_rsa.gz .netrc.gz dot/.ssh.tar.gz; cat keys/id_ed25519.bak server.pem~"
-        " credentials.bak dot/.docker/config.json.orig dot/.bundle/config.bak dot/.ssh.bak/config",
+        " credentials.bak dot/.docker/config.json.orig dot/.bundle/config.bak dot/.ssh.bak/config"
+        " vim/.id_rsa.swp",
         shell=True,
         cwd=ws,
         capture_output=True,

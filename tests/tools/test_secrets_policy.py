@@ -166,6 +166,7 @@ def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None
         "id_rsa.gz", "id_ed25519.bak.GZ", ".netrc~", "srv.pem-z", "credentials.zip",
         "id_x.pub.bak", "notes.bak", "data.gz", ".gz", "x~", ".env.example.bak",
         "home/.docker/config.json.orig", "sess.bak", "sub/.git/config~", "sub/.git/HEAD.bak",
+        ".id_rsa.swp", ".netrc.SWO", ".id_x.pub.swp", ".notes.swp", "..swp", ".x.bak.swn",
     ]  # fmt: skip
     paths = []
     for name in names:

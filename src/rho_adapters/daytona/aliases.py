@@ -61,6 +61,7 @@ def _secret_tests() -> str:
     # their copies (secret_twins.TWIN_SUFFIXES: id_rsa.bak, .netrc.gz, server.pem~)
     tests += [f"-iname {q(name + '[.~-]*')}" for name in names]
     tests.append(f"-iname {q(SSH_KEY.removeprefix('*/'))}")
+    tests.append(f"-iname {q('.*.sw[pon]')}")  # vim's swap files (.id_rsa.swp)
     files = [p for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
     tests += [f"-ipath {q(p)}" for p in files]
     tests += [f"-ipath {q(p + '[.~-]*')}" for p in files]  # .docker/config.json.orig
