@@ -4,7 +4,7 @@ One policy, applied by the executors to the *resolved real path* of every file a
 of every path word of every restricted shell stage (and, through the xargs guard, to every item
 ``xargs`` appends at run time). It is data plus two small interpreters of that data:
 ``SecretPolicy.refusal`` (Python, ``fnmatch``'s rules on the casefolded path, matched by
-``glob_set.GlobSet`` without compiling an expression) and ``guard_script`` (a
+``glob_set.GlobSet`` without compiling an expression) and ``secret_guard.guard_script`` (a
 POSIX ``sh`` ``case`` over the same patterns, letters written as ``[aA]``), so the two cannot
 drift (tests compare them path by path).
 
@@ -24,6 +24,9 @@ Rules, in order, on an absolute (canonical) path:
    (``TEMPLATES``: ``.env.example``...): ``.env`` variants, private keys (``*.pem``,
    ``*.key``, ``id_*`` without a dot), ``.netrc``, ``.pgpass``, credentials files, shell
    histories...
+   Rules 1-3 judge the path again with each backup's, compressor's or archiver's suffix
+   taken off its names (``secret_twins``): ``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``,
+   ``.docker/config.json.orig``, ``.ssh.bak/config`` are copies (``twin_stems``).
 4. A component shaped as a Windows short (8.3) name (``ENV~1`` may be ``.env`` on NTFS).
 
 A relative path is matched as if it were below some directory (``.env`` is ``*/.env``), so the
@@ -34,11 +37,13 @@ as a disk compares them (``names.folded``: ``.ENV``, ``.e\u200cnv``, ``.env::$DA
 from __future__ import annotations
 
 import functools
+from collections import deque
 
 import attrs
 
 from rho_domain.glob_set import GlobSet, glob_matches
 from rho_domain.names import folded, folded_text, short_name_refusal
+from rho_domain.secret_twins import may_be_copy, name_stems
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
 
@@ -143,11 +148,12 @@ _NAMES_OR_KEY = GlobSet((*NAMES, SSH_KEY))
 
 
 def _name_refusal(path: str) -> str | None:
-    """Rule 3: the last component's name (templates excepted)."""
+    """Rule 3: the last component's name, templates excepted (None for them, and
+    ``TEMPLATE`` to stop ``SecretPolicy.judge`` from judging the name's stems)."""
     parts = _components(path)
     name = "/" + folded(parts[-1]) if parts else "/"
     if _TEMPLATES.matches(name):
-        return None
+        return TEMPLATE
     if not _NAMES_OR_KEY.matches(name):
         return None
     pattern = next(_NAMES.matching(name), None)
@@ -156,6 +162,31 @@ def _name_refusal(path: str) -> str | None:
     if glob_matches(name, SSH_KEY) and not glob_matches(name, SSH_KEY_NOT):
         return f"{path!r} is a secret (an SSH private key)"
     return None
+
+
+TEMPLATE = ""  # _name_refusal's answer for a template: no reason, and no stem judged after it
+
+
+def twin_stems(path: str) -> tuple[str, ...]:
+    """``path`` and the paths it is a copy of: its last component's ``name_stems``, below its
+    directory as written and, when that differs, below the directory whose components are
+    each reduced to their last stem (``.ssh.bak/config`` is a copy of ``.ssh/config``)."""
+    if not may_be_copy(path):
+        return (path,)
+    head, _, last = path.rstrip("/").rpartition("/")
+    reduced = head
+    if may_be_copy(head):
+        ends = (deque(name_stems(folded(p)), maxlen=1) for p in head.split("/"))
+        reduced = "/".join(stem.pop() if stem else "" for stem in ends)
+    stems = [path]
+    for directory in dict.fromkeys((head, reduced)):
+        for stem in name_stems(folded(last)):
+            stems.append(f"{directory}/{stem}" if directory or path.startswith("/") else stem)
+    return tuple(dict.fromkeys(stems))
+
+
+def _as_copy(path: str, stem: str, reason: str) -> str:
+    return reason if stem == path else f"{path!r} is a copy of a secret: {reason}"
 
 
 def _absolute(path: str) -> str:
@@ -196,10 +227,19 @@ class SecretPolicy:
 
     def judge(self, path: str) -> str | None:
         """``refusal(path)`` worked out now, never remembered (``_judged`` calls it)."""
-        text = _text(path)
-        if path.startswith("/") and _ALLOWED.matches(text):
-            return None
-        return self.location_refusal(path) or _name_refusal(path) or short_name_refusal(path)
+        stems = twin_stems(path)
+        for stem in stems:
+            if path.startswith("/") and _ALLOWED.matches(_text(stem)):
+                return None
+            if reason := self.location_refusal(stem):
+                return _as_copy(path, stem, reason)
+        for stem in stems:  # a template is a last stem: no location can follow it
+            reason = _name_refusal(stem)
+            if reason == TEMPLATE:
+                return None
+            if reason is not None:
+                return _as_copy(path, stem, reason)
+        return short_name_refusal(path)
 
     def location_refusal(self, path: str) -> str | None:
         """Rule 2 alone (secret trees and locations; not the names of rule 3): what a word
@@ -255,56 +295,3 @@ DEFAULT_POLICY = SecretPolicy()
 def case_insensitive(pattern: str) -> str:
     """A lowercase glob as a ``case`` pattern matching any letter case (``[eE]``)."""
     return "".join(f"[{c}{c.upper()}]" if c.isalpha() and c.isascii() else c for c in pattern)
-
-
-def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
-    """POSIX sh run by ``xargs`` in front of its target: every argument that names an existing
-    path is resolved (``realpath -m``) and judged by ``policy``'s rules (the same patterns as
-    ``SecretPolicy.refusal``) and by ``reach_case`` (``ReadReach.guard_case``: where reads may
-    go); a secret or an argument out of reach is dropped from the arguments (with a note on
-    stderr, as ``grep --exclude`` would skip it) and the target runs with the rest. Usage:
-    ``sh -c SCRIPT rho-guard /abs/program args...``."""
-    import shlex  # with the first guarded xargs, not with every policy
-
-    allowed = "|".join(ALLOWED)
-    own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
-    # rule 2b: a hidden entry of a home, unless inside an open tree (checked after the names)
-    opened = "".join(f"{shlex.quote(t)}|{shlex.quote(t)}/*) ;; " for t in policy.open_trees)
-    hidden = "|".join(f"{shlex.quote(h.rstrip('/') or '/')}/.*" for h in policy.homes)
-    home_rule = f'      [ -n "$s" ] || case $p in {opened}{hidden}) s=1;; esac\n' if hidden else ""
-    trees = "|".join(case_insensitive(p) for p in LOCATIONS)
-    templates = "|".join(case_insensitive(p) for p in TEMPLATES)
-    names = "|".join(case_insensitive(p) for p in NAMES)
-    key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
-    judge = (
-        f"      case $p in {allowed}) ;; {own + '|' if own else ''}{trees}) s=1;; *)\n"
-        f'        case "/${{p##*/}}" in {templates}) ;; {names}) s=1;; {not_key}) ;;'
-        f" {key}) s=1;; esac;; esac\n{home_rule}"
-    )
-    # One realpath for every argument, read line by line in step with them (fast path); a
-    # name with a newline, or an empty one, takes the slow path: one realpath each. A missing
-    # answer line stops everything (exit 126). Secrets are rare: with none, the arguments are
-    # exec'd as they are; else the kept ones are picked by index in ONE eval (rebuilding "$@"
-    # item by item is quadratic in sh).
-    return (
-        "nl='\n'\nfast=1\n"
-        'for a do case $a in "" | *"$nl"*) fast= ;; esac; done\n'
-        "run() {\n  i=0; skips=\n  for a do\n    i=$((i + 1)); s=; o=\n"
-        '    if [ -n "$fast" ]; then IFS= read -r p || exit 126; fi\n'
-        '    if [ -e "$a" ] || [ -L "$a" ]; then\n'
-        '      if [ -z "$fast" ]; then\n'
-        '        p=$(realpath -m -- "$a"; echo x) || exit 126; p=${p%x}; p=${p%?}\n      fi\n'
-        '      if [ -e "$a" ] && ! [ "$a" -ef "$p" ]; then o=1; fi\n'  # lexical past 4,096 chars
-        f"{judge}{reach_case}    fi\n"
-        '    if [ -n "$s" ]; then\n'
-        "      printf 'rho: skipped %s: a secret file is never read\\n' \"$a\" >&2\n"
-        '      skips="$skips $i "\n'
-        '    elif [ -n "$o" ]; then\n'
-        "      printf 'rho: skipped %s: outside what this profile reads\\n' \"$a\" >&2\n"
-        '      skips="$skips $i "\n    fi\n  done\n'
-        '  if [ -z "$skips" ]; then exec "$@" </dev/null; fi\n'
-        "  keep=; i=0\n  for a do\n    i=$((i + 1))\n"
-        '    case $skips in *" $i "*) ;; *) keep="$keep \\"\\${$i}\\"" ;; esac\n  done\n'
-        '  eval "exec $keep </dev/null"\n}\n'
-        'if [ -n "$fast" ]; then realpath -m -- "$@" | run "$@"; else run "$@"; fi\n'
-    )

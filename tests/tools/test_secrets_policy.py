@@ -18,7 +18,8 @@ from rho_adapters.local.runner import CommandRunner
 from rho_domain import paths
 from rho_domain.errors import ToolError
 from rho_domain.permissions import FileWriteMode, developer_profile, readonly_profile
-from rho_domain.secrets import DEFAULT_POLICY, SecretPolicy, guard_script
+from rho_domain.secret_guard import guard_script
+from rho_domain.secrets import DEFAULT_POLICY, SecretPolicy
 from rho_domain.shell.reads import path_words, secret_safe_argv
 from rho_domain.tools.base import ToolContext, ToolHandler
 from rho_domain.tools.excel import ReadExcelHandler
@@ -161,6 +162,11 @@ def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None
         "cert.PEM", "credentials", "notes.md", ".netrc", "sess/trace.jsonl", "home/.ssh/config",
         "home/.aws/credentials", "home/.config/gcloud/a.json", "home/.docker/config.json",
         "home/.docker/other.json", "src/app.py", ".envrc", "x.env.sample",
+        # copies of secrets by their names (secret_twins.TWIN_SUFFIXES), and ordinary files alike
+        "id_rsa.gz", "id_ed25519.bak.GZ", ".netrc~", "srv.pem-z", "credentials.zip",
+        "id_x.pub.bak", "notes.bak", "data.gz", ".gz", "x~", ".env.example.bak",
+        "home/.docker/config.json.orig", "sess.bak", "sub/.git/config~", "sub/.git/HEAD.bak",
+        ".id_rsa.swp", ".netrc.SWO", ".id_x.pub.swp", ".notes.swp", "..swp", ".x.bak.swn",
     ]  # fmt: skip
     paths = []
     for name in names:

@@ -36,7 +36,7 @@ import attrs
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
 from rho_domain.paths import components, is_within
-from rho_domain.secrets import LOCATIONS, NAMES, SSH_KEY, SSH_KEY_NOT, SecretPolicy
+from rho_domain.secrets import LOCATIONS, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.shell.walk_exclusions import unlisted
 
 MAX_LINKED = 200_000
@@ -56,10 +56,15 @@ class Aliases:
 def _secret_tests() -> str:
     """The tests of ``find``, joined by ``-o``, true for an entry a name or location rule may
     refuse (a superset: the policy judges each one found)."""
-    tests = [f"-iname {q(p.removeprefix('*/'))}" for p in NAMES]
-    key, not_key = SSH_KEY.removeprefix("*/"), SSH_KEY_NOT.removeprefix("*/")
-    tests.append(f"\\( -iname {q(key)} ! -iname {q(not_key)} \\)")
-    tests += [f"-ipath {q(p)}" for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
+    names = [p.removeprefix("*/") for p in NAMES]
+    tests = [f"-iname {q(name)}" for name in names]
+    # their copies (secret_twins.TWIN_SUFFIXES: id_rsa.bak, .netrc.gz, server.pem~)
+    tests += [f"-iname {q(name + '[.~-]*')}" for name in names]
+    tests.append(f"-iname {q(SSH_KEY.removeprefix('*/'))}")
+    tests.append(f"-iname {q('.*.sw[pon]')}")  # vim's swap files (.id_rsa.swp)
+    files = [p for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
+    tests += [f"-ipath {q(p)}" for p in files]
+    tests += [f"-ipath {q(p + '[.~-]*')}" for p in files]  # .docker/config.json.orig
     return " -o ".join(tests)
 
 

@@ -73,6 +73,9 @@ MACHINE_PROGRAMS: dict[str, OptionSpec] = {
         "no-group author ignore-backups dereference-command-line hide-control-chars",
         "ignore hide sort time time-style width block-size indicator-style quoting-style",
         "color classify hyperlink",
+        # -a lists "..": the workspace root's is the directory above, out of reach (stat ..
+        # is refused); -A lists the same entries but "." and ".." (-f: programs._check_ls_all)
+        spelling=Spelling(short_for={"a": "A", "all": "A"}),
     ),
     "stat": spec("LftZ", "c", "dereference file-system terse", "format printf"),
     "file": spec(

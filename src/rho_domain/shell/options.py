@@ -39,7 +39,8 @@ class Spelling:
     anything else); False for parsers that always take the next word (tree, ps, jq).
     ``long_eq``: ``--name=value``; False for jq, which knows only ``--name value``.
     ``numeric_as``: the long option ``-NUM`` stands for (head/tail read ``-20`` only as the
-    first word). ``short_for``: long names rebuilt as a short letter (mawk has no long names).
+    first word). ``short_for``: options rebuilt as another short letter (mawk has no long
+    names; ls's ``-a`` is rebuilt as ``-A``).
     ``long_for``: valued short letters rebuilt as ``--long=value`` (rg: its parser strips a
     ``=`` after a short option, so ``-e=x`` would lose it; the long form is exact).
     """

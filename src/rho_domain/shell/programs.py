@@ -132,6 +132,11 @@ def check_argv(argv: Sequence[str]) -> None:
     parsed = split_options(name, args, SPECS[name])
     _check_link_walk(name, parsed)
     check_link_targets(name, parsed)
+    if name == "ls" and parsed.has("f"):
+        raise CommandRefused(
+            "ls: -f lists '..', whose metadata is the directory above's (out of reach at the "
+            "workspace's root); use -AU (every entry but '.' and '..', unsorted)"
+        )
     if name in _LANGUAGES:
         _LANGUAGES[name](args, parsed)
 

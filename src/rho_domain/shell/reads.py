@@ -32,12 +32,8 @@ from collections.abc import Sequence
 
 from rho_domain.errors import CommandRefused
 from rho_domain.reach import ReadReach
-from rho_domain.secrets import (
-    LOCATIONS,
-    SecretPolicy,
-    case_insensitive,
-    guard_script,
-)
+from rho_domain.secret_guard import guard_script
+from rho_domain.secrets import LOCATIONS, SecretPolicy, case_insensitive
 from rho_domain.shell.git import SUBCOMMANDS
 from rho_domain.shell.git_objects import git_subcommand
 from rho_domain.shell.git_revs import revision_sides, split_rev_path

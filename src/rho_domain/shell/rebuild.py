@@ -34,7 +34,7 @@ def option_words(name: str, value: str | None, spec: OptionSpec) -> tuple[str, .
         return (f"-{value}",)
     if value is not None and name in spelling.long_for:
         return (f"--{spelling.long_for[name]}={value}",)
-    letter = name if len(name) == 1 else spelling.short_for.get(name)
+    letter = spelling.short_for.get(name) or (name if len(name) == 1 else None)
     if letter is not None:
         if value is None:
             return (f"-{letter}",)

@@ -1,0 +1,83 @@
+"""The secrets policy's second interpreter: a POSIX ``sh`` guard for what exists only at run
+time (the items ``xargs`` appends), judging each real path by the same patterns as
+``SecretPolicy.refusal`` (``secrets.py``), letters written as ``[eE]``; tests compare the two
+path by path (``tests/tools/test_secrets_policy.py``).
+"""
+
+from __future__ import annotations
+
+from rho_domain.secret_twins import TWIN_SUFFIXES
+from rho_domain.secrets import (
+    ALLOWED,
+    LOCATIONS,
+    NAMES,
+    SSH_KEY,
+    SSH_KEY_NOT,
+    TEMPLATES,
+    SecretPolicy,
+    case_insensitive,
+)
+
+
+def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
+    """POSIX sh run by ``xargs`` in front of its target: every argument that names an existing
+    path is resolved (``realpath -m``) and judged by ``policy``'s rules (the same patterns as
+    ``SecretPolicy.refusal``) and by ``reach_case`` (``ReadReach.guard_case``: where reads may
+    go); a secret or an argument out of reach is dropped from the arguments (with a note on
+    stderr, as ``grep --exclude`` would skip it) and the target runs with the rest. Usage:
+    ``sh -c SCRIPT rho-guard /abs/program args...``."""
+    import shlex  # with the first guarded xargs, not with every policy
+
+    allowed = "|".join(ALLOWED)
+    own = "|".join(f"{shlex.quote(loc)}|{shlex.quote(loc)}/*" for loc in policy.locations)
+    # rule 2b: a hidden entry of a home, unless inside an open tree (checked after the names)
+    opened = "".join(f"{shlex.quote(t)}|{shlex.quote(t)}/*) ;; " for t in policy.open_trees)
+    hidden = "|".join(f"{shlex.quote(h.rstrip('/') or '/')}/.*" for h in policy.homes)
+    home_rule = f'      [ -n "$s" ] || case $p in {opened}{hidden}) s=1;; esac\n' if hidden else ""
+    trees = "|".join(case_insensitive(p) for p in LOCATIONS)
+    templates = "|".join(case_insensitive(p) for p in TEMPLATES)
+    names = "|".join(case_insensitive(p) for p in NAMES)
+    key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
+    dotted = "|".join("*" + case_insensitive(t) for t in TWIN_SUFFIXES if t.startswith("."))
+    # every rule on the path, then on it without each twin suffix of its name in turn
+    # (SecretPolicy.judge). A directory's copy (.ssh.bak/) is not reduced here: the scan
+    # before a guarded xargs finds it, and it comes in as one of the policy's locations.
+    refused = f"{own}|{trees}" if own else trees
+    judge = (
+        "      q=$p; d=; while :; do\n"
+        f"        case $q in {allowed}) break;; {refused}) s=1; break;; esac\n"
+        f'        case "/${{q##*/}}" in {templates}) break;; {names}) s=1; break;; {not_key}) ;;'
+        f" {key}) s=1; break;; esac\n"
+        '        if [ -n "$d" ]; then d=; q="${q%/*}/${q##*/.}"; else\n'
+        "        case $q in */.?*.[sS][wW][pPoOnN]) q=${q%.*}; d=1;;"
+        f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;'
+        ' *) break;; esac; fi\n        case $q in */ | "") break;; esac\n      done\n'
+        f"{home_rule}"
+    )
+    # One realpath for every argument, read line by line in step with them (fast path); a
+    # name with a newline, or an empty one, takes the slow path: one realpath each. A missing
+    # answer line stops everything (exit 126). Secrets are rare: with none, the arguments are
+    # exec'd as they are; else the kept ones are picked by index in ONE eval (rebuilding "$@"
+    # item by item is quadratic in sh).
+    return (
+        "nl='\n'\nfast=1\n"
+        'for a do case $a in "" | *"$nl"*) fast= ;; esac; done\n'
+        "run() {\n  i=0; skips=\n  for a do\n    i=$((i + 1)); s=; o=\n"
+        '    if [ -n "$fast" ]; then IFS= read -r p || exit 126; fi\n'
+        '    if [ -e "$a" ] || [ -L "$a" ]; then\n'
+        '      if [ -z "$fast" ]; then\n'
+        '        p=$(realpath -m -- "$a"; echo x) || exit 126; p=${p%x}; p=${p%?}\n      fi\n'
+        '      if [ -e "$a" ] && ! [ "$a" -ef "$p" ]; then o=1; fi\n'  # lexical past 4,096 chars
+        f"{judge}{reach_case}    fi\n"
+        '    if [ -n "$s" ]; then\n'
+        "      printf 'rho: skipped %s: a secret file is never read\\n' \"$a\" >&2\n"
+        '      skips="$skips $i "\n'
+        '    elif [ -n "$o" ]; then\n'
+        "      printf 'rho: skipped %s: outside what this profile reads\\n' \"$a\" >&2\n"
+        '      skips="$skips $i "\n    fi\n  done\n'
+        '  if [ -z "$skips" ]; then exec "$@" </dev/null; fi\n'
+        "  keep=; i=0\n  for a do\n    i=$((i + 1))\n"
+        '    case $skips in *" $i "*) ;; *) keep="$keep \\"\\${$i}\\"" ;; esac\n  done\n'
+        '  eval "exec $keep </dev/null"\n}\n'
+        'if [ -n "$fast" ]; then realpath -m -- "$@" | run "$@"; else run "$@"; fi\n'
+    )
