@@ -132,7 +132,7 @@ class _Computed:
         moves = f"MOVE FORWARD {int(size)} IN c; MOVE ABSOLUTE {self._read} IN c"
         self._conn.execute(_block(self._name, moves), prepare=False)
         self._cursor.execute(f"FETCH FORWARD {int(size)} FROM {self._name}", prepare=False)
-        rows = self._cursor.fetchall()
+        rows: list[Any] = self._cursor.fetchall()
         self._read += len(rows)
         return rows
 
