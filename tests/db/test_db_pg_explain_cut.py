@@ -123,12 +123,12 @@ async def test_a_query_error_is_cut_before_it_crosses_the_wire(
         for sql in (
             f"SELECT {bad}::int",  # folded by the planner: fails at DECLARE
             f"SELECT ({bad} || g)::int FROM generate_series(1, 1) g",  # fails at FETCH
-            # the third row fails, in the second batch the client reads
-            f"SELECT CASE WHEN g = 3 THEN ({bad} || g)::int END FROM generate_series(1, 5) g",
+            # the 120th row fails, past the first batch of rows computed (FETCH_BATCH)
+            f"SELECT CASE WHEN g = 120 THEN ({bad} || g)::int END FROM generate_series(1, 150) g",
         ):
             before = relay.received
             with pytest.raises(DatabaseError, match="invalid input syntax for type integer"):
-                await db.query(sql, max_rows=50, timeout=30)
+                await db.query(sql, max_rows=200, timeout=30)
             assert relay.received - before < 100_000, sql
         # rows before a failing one, and a row read again, are computed once
         sql = "SELECT g, pg_catalog.random() FROM generate_series(1, 3) g"

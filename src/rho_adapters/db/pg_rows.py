@@ -12,8 +12,9 @@ same for an ``EXPLAIN``):
 1. the query is opened as a cursor (planned, not run) and its columns read (``FETCH 0``);
 2. the query wrapped by ``pg_cut.cut_query`` (its large values cut) is opened as a scrollable
    cursor over a ``MATERIALIZED`` CTE, so a row is computed once, whatever is read again;
-3. before each batch the client reads, a block moves the cursor over that batch (which
-   computes its rows, any error cut) and back; ``FETCH`` then reads rows already computed.
+3. before the client reads past the rows computed so far, a block moves the cursor over the
+   next batch (which computes its rows, any error cut) and back; ``FETCH`` then reads rows
+   already computed.
 
 The text reaches the blocks through a transaction-local setting (a bound value, never
 spliced into a block). A database without PL/pgSQL gets no query rather than an uncut error.
@@ -27,7 +28,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
-from rho_adapters.db.results import fetch
+from rho_adapters.db.results import FETCH_BATCH, fetch
 from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import dialect, statement_end
@@ -71,16 +72,12 @@ def query_rows(
             "are cut on the server, and it cannot be one; write it as a plain SELECT, WITH, "
             "VALUES or TABLE query"
         ) from exc
-    computed = _Computed(conn, "rho_agent_cut")
+    computed = _Computed(conn, "rho_agent_cut", description, most=max_rows + 1)
     try:
         result = fetch(computed, max_rows)
     finally:
         computed.close()
-    return attrs.evolve(
-        result,
-        columns=tuple(str(col[0]) for col in description),
-        rows=tuple(fold(row, cuts) for row in result.rows),
-    )
+    return attrs.evolve(result, rows=tuple(fold(row, cuts) for row in result.rows))
 
 
 def _columns(conn: Any, sql: str, alias: str) -> Sequence[Any]:
@@ -89,9 +86,7 @@ def _columns(conn: Any, sql: str, alias: str) -> Sequence[Any]:
     _open(conn, "rho_agent_query", sql, alias, scroll=False)
     with conn.cursor() as cursor:
         cursor.execute("FETCH FORWARD 0 FROM rho_agent_query", prepare=False)
-        description = tuple(cursor.description or ())
-    conn.execute("CLOSE rho_agent_query", prepare=False)
-    return description
+        return tuple(cursor.description or ())  # the portal ends with the transaction
 
 
 def _open(conn: Any, name: str, sql: str, alias: str, *, scroll: bool) -> None:
@@ -115,22 +110,28 @@ def _block(name: str, action: str) -> str:
 
 
 class _Computed:
-    """The open scrollable cursor ``name``, read as ``results.fetch`` reads a cursor: each
-    ``fetchmany(n)`` first computes the next ``n`` rows in a block (``MOVE`` forward and back
-    to where the reading stands), then ``FETCH``es them, already computed."""
+    """The open scrollable cursor ``name``, read as ``results.fetch`` reads a cursor (its
+    ``description`` is the query's, its rows the wrapper's): a ``fetchmany(n)`` past the rows
+    computed so far first computes the next ``FETCH_BATCH`` (at least ``n``, at most up to
+    ``most``) in a block (``MOVE`` forward, then back to where the reading stands), then
+    ``FETCH``es rows already computed."""
 
-    def __init__(self, conn: Any, name: str) -> None:
+    def __init__(self, conn: Any, name: str, description: Sequence[Any], *, most: int) -> None:
+        self.description = description
         self._conn = conn
         self._name = name
+        self._most = most
         self._read = 0
+        self._computed = 0
         self._cursor = conn.cursor()
-        self._cursor.execute(f"FETCH FORWARD 0 FROM {name}", prepare=False)
-        self.description = self._cursor.description
 
     def fetchmany(self, size: int) -> list[Any]:
         """The next ``size`` rows at most (fewer at the end)."""
-        moves = f"MOVE FORWARD {int(size)} IN c; MOVE ABSOLUTE {self._read} IN c"
-        self._conn.execute(_block(self._name, moves), prepare=False)
+        if self._read + size > self._computed:
+            ahead = min(max(size, FETCH_BATCH), self._most - self._read)
+            moves = f"MOVE FORWARD {int(ahead)} IN c; MOVE ABSOLUTE {self._read} IN c"
+            self._conn.execute(_block(self._name, moves), prepare=False)
+            self._computed = self._read + ahead
         self._cursor.execute(f"FETCH FORWARD {int(size)} FROM {self._name}", prepare=False)
         rows: list[Any] = self._cursor.fetchall()
         self._read += len(rows)
