@@ -40,6 +40,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.mysql_rows import bounded_connection
+from rho_adapters.db.mysql_settings import secret_settings
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra
@@ -143,6 +144,7 @@ class MysqlDatabase(ThreadedDatabase):
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
             cursor.execute("SELECT @@SESSION.sql_mode")
             (sql_mode,) = cursor.fetchone()
+            conn.rho_refused = secret_settings(cursor)
         conn.rho_sql_mode = str(sql_mode)
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
@@ -164,7 +166,9 @@ class MysqlDatabase(ThreadedDatabase):
             )
             for name, query in cursor.fetchall():
                 views.setdefault(str(name).lower(), set()).add(str(query))
-        return CatalogCalls(views={name: frozenset(q) for name, q in views.items()})
+        return CatalogCalls(
+            views={name: frozenset(q) for name, q in views.items()}, refused_names=conn.rho_refused
+        )
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         return self._views(conn) if hasattr(conn, "rho_sql_mode") else None
