@@ -1,4 +1,4 @@
-"""MariaDB settings that hold a credential, read by any login.
+"""MariaDB settings and tables that hold a credential, read by any login.
 
 Every login reads every global setting, with no privilege. A server started with
 ``--file-key-management-filekey=PASSPHRASE`` (the passphrase of the file holding its
@@ -6,6 +6,10 @@ data-at-rest encryption keys) showed it to the agent four ways: ``SELECT @@...``
 VARIABLES``, ``information_schema.GLOBAL_VARIABLES`` and ``SYSTEM_VARIABLES``. On a server
 that sets such a setting they are refused (``mysql_settings.py``); one that sets none, the
 suite's shared server, keeps ``SHOW VARIABLES``.
+
+A FEDERATED table is another server's: a read logs in there as the login its
+``CONNECTION`` names, and ``SHOW CREATE TABLE`` printed that login's password. Refused
+where named, as PostgreSQL's foreign tables are.
 """
 
 from __future__ import annotations
@@ -81,3 +85,43 @@ async def test_a_server_setting_none_keeps_its_settings_list(mariadb_server: Ser
         assert result.rows[0][0] == "max_connections"
     finally:
         await db.aclose()
+
+
+@pytest.fixture
+def federated_table(mariadb_server: Server) -> Iterator[None]:
+    """``rho.fed_users``, a FEDERATED table over ``rho.users`` through a login of its own."""
+    admin = mariadb_server.admin()
+    admin.autocommit(True)
+    cursor = admin.cursor()
+    cursor.execute("SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'FEDERATED'")
+    if not cursor.fetchall():  # kept installed: UNINSTALL waits for every reader's end
+        cursor.execute("INSTALL SONAME 'ha_federatedx'")
+    port = mariadb_server.config.port
+    for sql in (
+        "CREATE USER IF NOT EXISTS 'rho_remote18'@'127.0.0.1' IDENTIFIED BY 'hunter2-fed'",
+        "GRANT SELECT ON rho.users TO 'rho_remote18'@'127.0.0.1'",
+        "CREATE TABLE fed_users (id INT, name VARCHAR(100)) ENGINE=FEDERATED "
+        f"CONNECTION='mysql://rho_remote18:hunter2-fed@127.0.0.1:{port}/rho/users'",
+    ):
+        cursor.execute(sql)
+    try:
+        yield
+    finally:
+        cursor.execute("DROP TABLE IF EXISTS fed_users")
+        cursor.execute("DROP USER IF EXISTS 'rho_remote18'@'127.0.0.1'")
+        admin.close()
+
+
+async def test_a_federated_table_is_refused(mariadb_server: Server, federated_table: None) -> None:
+    checked, unchecked = adapter(mariadb_server), adapter(mariadb_server, check=False)
+    try:
+        shown = await unchecked.query("SHOW CREATE TABLE fed_users", max_rows=1, timeout=10)
+        assert "hunter2-fed" in repr(shown.rows)
+        read = await unchecked.query("SELECT name FROM fed_users", max_rows=1, timeout=10)
+        assert read.rows == (("user1",),)
+        for sql in ("SHOW CREATE TABLE fed_users", "SELECT name FROM rho.`FED_USERS`"):
+            with pytest.raises(StatementRefused, match="fed_users is a FEDERATED table"):
+                await checked.query(sql, max_rows=1, timeout=10)
+    finally:
+        for db in (checked, unchecked):
+            await db.aclose()

@@ -1,4 +1,5 @@
-"""MariaDB/MySQL server settings that hold a credential, refused where this server sets one.
+"""What the MariaDB/MySQL check refuses by name on one server: the settings holding a
+credential that it sets, and the tables that are another server's.
 
 Every login reads every global setting (``SELECT @@name``, ``SHOW VARIABLES``,
 ``information_schema.GLOBAL_VARIABLES`` and ``SYSTEM_VARIABLES``, MySQL's
@@ -9,6 +10,11 @@ such settings (``wsrep_sst_auth`` shows ``********``), not these. ``secret_setti
 once per connection, which of them this server sets; the check then refuses their names and
 every way to read all settings (as it refuses ``primary_conninfo`` and ``SHOW ALL`` to a
 PostgreSQL login that reads every setting); a server that sets none loses nothing.
+
+A ``FEDERATED``, ``CONNECT`` or ``SPIDER`` table is another server's: a read logs in there as
+the login its ``CONNECTION`` names, and ``SHOW CREATE TABLE`` printed that login's password
+(``mysql://remote:PASSWORD@host/db/t``) to the agent; refused where named, as PostgreSQL's
+foreign tables are (``MysqlDatabase._views`` finds them before each statement).
 """
 
 from __future__ import annotations
@@ -53,3 +59,16 @@ def secret_settings(cursor: Any) -> dict[str, str]:
         "setting by its name, SELECT @@max_connections"
     )
     return dict.fromkeys((*found, *ALL_SETTINGS), why)
+
+
+# Engines whose tables are another server's (information_schema.TABLES.ENGINE).
+REMOTE_ENGINES = ("FEDERATED", "CONNECT", "SPIDER")
+
+
+def remote_refusal(name: str, engine: str) -> str:
+    """Why the table ``name`` of the remote ``engine`` is refused."""
+    return (
+        f"the table {name} is a {engine} table: a read logs in to another server as the "
+        "login its connection names, and SHOW CREATE TABLE prints that login's password; "
+        "give that server an alias of its own"
+    )
