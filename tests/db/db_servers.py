@@ -191,10 +191,10 @@ def running_postgres(cache: Any = None) -> Iterator[Server]:
 
 
 @contextlib.contextmanager
-def running_mariadb(cache: Any = None) -> Iterator[Server]:
+def running_mariadb(cache: Any = None, options: tuple[str, ...] = ()) -> Iterator[Server]:
     """Start a seeded MariaDB in a temporary directory; stop and remove it on exit. Its
     data directory is a copy of the one ``mariadb-install-db`` made once in ``cache``
-    (``initialized``)."""
+    (``initialized``); ``options``: more of ``mariadbd``'s options."""
     mariadbd, install_db = (
         find("mariadbd", "mysqld"),
         find("mariadb-install-db", "mysql_install_db"),
@@ -244,6 +244,7 @@ def running_mariadb(cache: Any = None) -> Iterator[Server]:
                     "--innodb-buffer-pool-size=32M",
                     "--skip-log-bin",
                     *user,
+                    *options,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -7,6 +7,11 @@ agent, which libpq held whole before any cut (50 MB for ``repeat('x', 50000000)`
 JSON plan for two such calls, up to PostgreSQL's 1 GB a value). Now the plan is read inside
 the server (``pg_explain``: a ``DO`` block over a cursor) and sent a cut line at a time.
 The bytes the server sends are counted by a relay between the adapter and the server.
+
+A query's errors likewise (``pg_rows``): an input function's error quotes the whole value it
+refused, at ``DECLARE`` (a folded constant) or at ``FETCH``, and arrived whole (a 100 MB
+message grew the agent from 41 MB to 820 MB); both are planned and run in a ``DO`` block
+that raises the error again cut.
 """
 
 from __future__ import annotations
@@ -107,6 +112,33 @@ async def test_an_explain_plan_is_cut_before_it_crosses_the_wire(
         await db.aclose()
 
 
+async def test_a_query_error_is_cut_before_it_crosses_the_wire(
+    counted: tuple[Server, Relay],
+) -> None:
+    server, relay = counted
+    db = adapter(server)
+    bad = f"('1' || repeat('x', {HUGE}))"
+    try:
+        await db.query("SELECT 1", max_rows=1, timeout=30)  # connected, catalog read
+        for sql in (
+            f"SELECT {bad}::int",  # folded by the planner: fails at DECLARE
+            f"SELECT ({bad} || g)::int FROM generate_series(1, 1) g",  # fails at FETCH
+            # the 120th row fails, past the first batch of rows computed (FETCH_BATCH)
+            f"SELECT CASE WHEN g = 120 THEN ({bad} || g)::int END FROM generate_series(1, 150) g",
+        ):
+            before = relay.received
+            with pytest.raises(DatabaseError, match="invalid input syntax for type integer"):
+                await db.query(sql, max_rows=200, timeout=30)
+            assert relay.received - before < 100_000, sql
+        # rows before a failing one, and a row read again, are computed once
+        sql = "SELECT g, pg_catalog.random() FROM generate_series(1, 3) g"
+        result = await db.query(sql, max_rows=2, timeout=30)
+        assert [row[0] for row in result.rows] == [1, 2]
+        assert result.more_rows
+    finally:
+        await db.aclose()
+
+
 async def test_the_block_runs_no_user_operator_and_needs_plpgsql(postgres_server: Server) -> None:
     """The block names every operator by its schema: a user's ``||(text, integer)``, an
     exact match the server preferred to the built-in, ran inside it (the harness's text,
@@ -137,7 +169,9 @@ async def test_the_block_runs_no_user_operator_and_needs_plpgsql(postgres_server
             conn.execute("DROP EXTENSION plpgsql")
         with pytest.raises(DatabaseError, match="CREATE EXTENSION plpgsql"):
             await db.query("EXPLAIN SELECT 1", max_rows=5, timeout=30)
-        assert (await db.query("SELECT 1 AS one", max_rows=5, timeout=30)).rows == ((1,),)
+        # a query is planned and run in PL/pgSQL too (pg_rows): refused the same way
+        with pytest.raises(DatabaseError, match="CREATE EXTENSION plpgsql"):
+            await db.query("SELECT 1 AS one", max_rows=5, timeout=30)
     finally:
         await db.aclose()
         admin.execute("DROP DATABASE IF EXISTS rho_no_plpgsql WITH (FORCE)")

@@ -10,7 +10,10 @@ sees them all, and another login keeps their other columns.
 MariaDB shows a running statement to a login with PROCESS (``SHOW FULL PROCESSLIST``,
 ``information_schema.PROCESSLIST``, the InnoDB monitor of ``SHOW ENGINE INNODB STATUS``), and
 the general log keeps every statement (``mysql.general_log`` with ``log_output=TABLE``). A
-login without PROCESS sees its own threads only, so these are refused to every login.
+login without PROCESS sees its own threads only, so these are refused to every login. The
+sys schema's InnoDB lock-wait views show the waiter's statement while a row lock is waited
+on; the query cache's plugin view (``QUERY_CACHE_INFO``) showed every cached SELECT's text,
+its literals included, to the agent's login, and is refused with them.
 """
 
 from __future__ import annotations
@@ -85,6 +88,12 @@ MY_READS = [
     ("SHOW ENGINE INNODB STATUS", "SHOW ENGINE shows other sessions'"),
     ("SELECT trx_query FROM information_schema.INNODB_TRX", "innodb_trx shows"),
     ("SELECT argument FROM mysql.general_log", "general_log shows"),
+    # The sys schema's lock views, over INNODB_TRX's trx_query: the waiter's and the
+    # blocker's statements (only while a row lock is waited on).
+    ("SELECT waiting_query FROM sys.innodb_lock_waits", "innodb_lock_waits shows"),
+    ("SELECT * FROM sys.`x$innodb_lock_waits`", "x$innodb_lock_waits shows"),
+    # The query cache's plugin view: every cached SELECT's text, its literals included
+    ("SELECT statement_text FROM information_schema.QUERY_CACHE_INFO", "query_cache_info shows"),
 ]
 # Refused by the same rule; not shown reaching here: SHOW EXPLAIN/ANALYZE FOR waits for a
 # thread that is working (one waiting on a lock never answers), and the binary log is off.
@@ -93,10 +102,7 @@ MY_REFUSED_ONLY = [
     ("show explain for 5", "SHOW EXPLAIN shows other sessions'"),
     ("SHOW BINLOG EVENTS", "SHOW BINLOG EVENTS shows the logged statements"),
     ("SHOW RELAYLOG EVENTS", "SHOW RELAYLOG EVENTS shows"),
-    # The sys schema's lock views, over INNODB_TRX's trx_query and performance_schema's
-    # threads: the waiter's and the blocker's statements (only while a lock is waited on).
-    ("SELECT waiting_query FROM sys.innodb_lock_waits", "innodb_lock_waits shows"),
-    ("SELECT * FROM sys.`x$innodb_lock_waits`", r"x\$innodb_lock_waits shows"),
+    # over performance_schema's threads, which the test server runs without
     ("SELECT waiting_query FROM sys.schema_table_lock_waits", "schema_table_lock_waits shows"),
     ("select * from SYS.`X$SCHEMA_TABLE_LOCK_WAITS`", r"x\$schema_table_lock_waits shows"),
 ]
@@ -104,38 +110,48 @@ MY_REFUSED_ONLY = [
 
 @pytest.fixture
 def my_running_secret(mariadb_server: Server) -> Iterator[None]:
-    """A session inside a transaction, blocked on a lock while running a statement that holds
-    a secret, with the general log written to its table."""
+    """A session inside a transaction, waiting for a row lock while running a statement that
+    holds a secret, with the general log written to its table and that secret's SELECT in
+    the query cache (its plugin's view installed)."""
     holder, waiter = mariadb_server.admin(), mariadb_server.admin()
+    holder.autocommit(True)
     cursor = holder.cursor()
     cursor.execute("SET GLOBAL log_output = 'TABLE', general_log = 1")
-    cursor.execute("SELECT GET_LOCK('rho17', 0)")
+    cursor.execute(
+        "SELECT 1 FROM information_schema.PLUGINS WHERE PLUGIN_NAME = %s", ("QUERY_CACHE_INFO",)
+    )
+    if not cursor.fetchall():  # kept installed: UNINSTALL waits for every reader's end
+        cursor.execute("INSTALL SONAME 'query_cache_info'")
+    cursor.execute("SET GLOBAL query_cache_type = ON, query_cache_size = 1048576")
+    cursor.execute("SET SESSION query_cache_type = ON")  # a session's is the global's at start
+    cursor.execute("SELECT 'hunter2-my' AS cached FROM users WHERE id = 2")  # now cached
+    cursor.fetchall()
+    cursor.execute("BEGIN")
+    cursor.execute("SELECT id FROM users WHERE id = 1 FOR UPDATE")  # the row lock, held
     cursor.fetchall()
 
     def wait() -> None:
         c = waiter.cursor()
-        c.execute("BEGIN")
-        c.execute("SELECT id FROM users WHERE id = 1 FOR UPDATE")
-        c.fetchall()
-        c.execute("SELECT id FROM users WHERE name <> 'hunter2-my' AND GET_LOCK('rho17', 30)")
+        c.execute("SELECT 'hunter2-my', id FROM users WHERE id = 1 FOR UPDATE")
         c.fetchall()
         c.execute("ROLLBACK")
 
     thread = threading.Thread(target=wait)
     thread.start()
     try:
-        while True:  # until the statement is running (a condition, not a fixed sleep)
+        while True:  # until the statement waits (a condition, not a fixed sleep)
             cursor.execute(
-                "SELECT ID FROM information_schema.PROCESSLIST WHERE STATE = 'User lock'"
+                "SELECT SQL_NO_CACHE 1 FROM information_schema.INNODB_TRX "  # an answer kept
+                "WHERE trx_state = 'LOCK WAIT'"  # by the query cache would never change
             )
             if cursor.fetchall():
                 break
         yield
     finally:
-        cursor.execute("SELECT RELEASE_LOCK('rho17')")
-        cursor.fetchall()
+        cursor.execute("ROLLBACK")
         thread.join()
         cursor.execute("SET GLOBAL general_log = 0, log_output = 'FILE'")
+        cursor.execute("SET GLOBAL query_cache_type = OFF")
         cursor.execute("TRUNCATE mysql.general_log")
         holder.close()
         waiter.close()

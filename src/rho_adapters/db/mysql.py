@@ -40,6 +40,7 @@ from typing import Any
 
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.mysql_rows import bounded_connection
+from rho_adapters.db.mysql_settings import REMOTE_ENGINES, remote_refusal, secret_settings
 from rho_adapters.db.results import fetch, format_description
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra
@@ -143,6 +144,7 @@ class MysqlDatabase(ThreadedDatabase):
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
             cursor.execute("SELECT @@SESSION.sql_mode")
             (sql_mode,) = cursor.fetchone()
+            conn.rho_refused = secret_settings(cursor)
         conn.rho_sql_mode = str(sql_mode)
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)
@@ -151,20 +153,29 @@ class MysqlDatabase(ThreadedDatabase):
         """The views whose queries this login may read (``SHOW VIEW``), by name (lower case,
         as the check folds it): selecting from one runs what its query calls, a stored
         function too (with its definer's rights: ``SET GLOBAL``), so the check judges the
-        query where the view is named. Read before each statement: information_schema
-        gives no version to compare, and a view made or replaced while the connection is
-        open must be judged by its query of now."""
+        query where the view is named. And the tables of another server's, refused where
+        named (``REMOTE_ENGINES``). Read before each statement: information_schema gives no
+        version to compare, and a view made or replaced while the connection is open must
+        be judged by its query of now."""
         views: dict[str, set[str]] = {}
+        refused = dict(conn.rho_refused)
         with conn.cursor(self._module().cursors.Cursor) as cursor:
             # the server's own schemas' views (sys.session, sys.version) are its installer's
             cursor.execute(
-                "SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS "
-                "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s)",
-                _SYSTEM_SCHEMAS,
+                "SELECT TABLE_NAME, VIEW_DEFINITION, '' FROM information_schema.VIEWS "
+                "WHERE VIEW_DEFINITION <> '' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s) "
+                "UNION ALL SELECT TABLE_NAME, '', ENGINE FROM information_schema.TABLES "
+                "WHERE ENGINE IN (%s, %s, %s)",
+                (*_SYSTEM_SCHEMAS, *REMOTE_ENGINES),
             )
-            for name, query in cursor.fetchall():
-                views.setdefault(str(name).lower(), set()).add(str(query))
-        return CatalogCalls(views={name: frozenset(q) for name, q in views.items()})
+            for name, query, engine in cursor.fetchall():
+                if engine:
+                    refused[str(name).lower()] = remote_refusal(str(name), str(engine))
+                else:
+                    views.setdefault(str(name).lower(), set()).add(str(query))
+        return CatalogCalls(
+            views={name: frozenset(q) for name, q in views.items()}, refused_names=refused
+        )
 
     def _catalog_calls(self, conn: Any) -> CatalogCalls | None:
         return self._views(conn) if hasattr(conn, "rho_sql_mode") else None

@@ -7,8 +7,12 @@ and the cursor's description gives the types), and every column of a type whose 
 be large is selected through the query as a subquery, as its first ``MAX_CELL`` characters
 (bytes for ``bytea``) plus its full size in bytes:
 
-    SELECT q.c1, pg_catalog.left(q.c2, 8192), pg_catalog.octet_length(q.c2)
-    FROM (<query>) AS q(c1, c2)
+    WITH m(o1, o2, o3) AS MATERIALIZED (
+      SELECT q.c1, pg_catalog.left(q.c2, 8192), pg_catalog.octet_length(q.c2)
+      FROM (<query>) AS q(c1, c2)) SELECT * FROM m
+
+(materialized: ``pg_rows`` computes each batch of rows before it reads them, and a row
+read again is never computed again)
 
 (for a column not of a text type, ``q.c2`` there is its text: ``_as_text``)
 
@@ -18,7 +22,8 @@ function (never a cast, which may be a user's function). ``numeric`` is bounded 
 precision (``numeric(10, 2)``: at most 1,000 digits); without one a value has up to 147,455
 digits, and ``SELECT x, x, ...`` of ``9e131071::numeric`` was a 210 MB row, kept whole.
 ``fold`` turns the (head, size) pairs back into one cell each, a ``CutValue`` where the head
-is not the whole value. A query that cannot be a subquery is refused, never run uncut.
+is not the whole value. A query that cannot be a subquery is refused, never run uncut;
+every query is wrapped, its columns cut or not (``pg_rows``).
 Every function and operator of the wrapper is named by ``pg_catalog``: resolved by name, a
 user's ``public.num_nulls(json)`` (an exact match) ran for ``SELECT '{}'::json``.
 """
@@ -76,12 +81,17 @@ def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str
                 f"pg_catalog.octet_length({text})",
             ]
     names = ", ".join(f"c{i}" for i in range(1, len(cuts) + 1))
+    outputs = ", ".join(f"o{i}" for i in range(1, len(selected) + 1))
     # The query on lines of its own: a trailing -- comment must not swallow the ")". Every
     # trailing semicolon goes, blanks between them too ("SELECT ...; ;" is one statement).
+    # (``pg_rows`` passes the statement without what follows its last token.)
     body = sql.rstrip()
     while body.endswith(";"):
         body = body[:-1].rstrip()
-    return f"SELECT {', '.join(selected)} FROM (\n{body}\n) AS q({names})"  # noqa: S608
+    return (
+        f"WITH m({outputs}) AS MATERIALIZED (SELECT {', '.join(selected)} "  # noqa: S608
+        f"FROM (\n{body}\n) AS q({names})) SELECT * FROM m"
+    )
 
 
 def _as_text(ref: str) -> str:

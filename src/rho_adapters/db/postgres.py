@@ -30,8 +30,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from rho_adapters.db.base import ThreadedDatabase
 from rho_adapters.db.pg_catalog_calls import (
     catalog_calls,
@@ -40,16 +38,16 @@ from rho_adapters.db.pg_catalog_calls import (
     may_limit_temp_files,
     pg_catalog_only,
 )
-from rho_adapters.db.pg_cut import cut_columns, cut_query, fold, json_as_text
+from rho_adapters.db.pg_cut import json_as_text
 from rho_adapters.db.pg_explain import explain
+from rho_adapters.db.pg_rows import query_rows
 from rho_adapters.db.results import fetch, format_description
-from rho_domain.errors import DatabaseError, MissingExtra
+from rho_domain.errors import MissingExtra
 from rho_domain.ports.database import QueryResult
 from rho_domain.sql import CatalogCalls, Verdict
 from rho_domain.sql.functions import POSTGRES_GRAMMAR, POSTGRES_GRAMMAR_16, POSTGRES_GRAMMAR_17
 
 _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
-_SYNTAX_ERROR = "42601"
 
 
 def load_psycopg() -> Any:
@@ -199,36 +197,14 @@ class PostgresDatabase(ThreadedDatabase):
     def _rows(
         self, conn: Any, sql: str, params: Sequence[Any] | None, max_rows: int
     ) -> QueryResult:
-        """The rows of a plain query through a server-side cursor; columns whose values can
-        be large are cut on the server (``pg_cut``). DECLARE ... CURSOR goes over the
-        extended protocol: one statement only."""
-        with conn.cursor(name="rho_agent_query") as cursor:
-            cursor.execute(sql, params)  # DECLARE: planned, not run
-            description = cursor.description
-            cuts = cut_columns(description or ())
-            if params is not None or not any(cuts):
-                return fetch(cursor, max_rows)
-        conn.execute("SAVEPOINT rho_agent_cut", prepare=False)
-        try:
-            with conn.cursor(name="rho_agent_cut") as cursor:
-                cursor.execute(cut_query(sql, description, cuts))
-                result = fetch(cursor, max_rows)
-        except self._module().ProgrammingError as exc:
-            # Never run as written instead: its huge values would cross the wire whole, and
-            # any query could ask for that ("SELECT repeat(...); -- x" is no subquery). An
-            # error of running it (a function's RAISE) is the query's own: shown as it is.
-            if getattr(exc, "sqlstate", None) != _SYNTAX_ERROR:
-                raise
-            raise DatabaseError(
-                f"{self.alias}: this query has columns whose values can be large, which are "
-                "cut on the server by running it as a subquery, and it cannot be one; write "
-                "it as one statement with nothing after its last semicolon"
-            ) from exc
-        return attrs.evolve(
-            result,
-            columns=tuple(str(col[0]) for col in description),
-            rows=tuple(fold(row, cuts) for row in result.rows),
-        )
+        """The rows of a plain query through a server-side cursor: the harness's own
+        (``params``) as written, the model's inside the server (``pg_rows``: its large
+        values and its errors cut there). DECLARE ... CURSOR and OPEN take one statement."""
+        if params is None:
+            return query_rows(conn, sql, max_rows, self.alias, self._settings(conn))
+        with conn.cursor(name="rho_agent_internal") as cursor:
+            cursor.execute(sql, params)
+            return fetch(cursor, max_rows)
 
     def _list_tables_sql(self, pattern: str, schema: str | None) -> tuple[str, Sequence[Any]]:
         sql = (

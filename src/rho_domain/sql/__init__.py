@@ -14,7 +14,7 @@ from rho_domain.sql.classify import (
     classify,
 )
 from rho_domain.sql.dialects import DIALECTS, Dialect, dialect
-from rho_domain.sql.lexer import tokenize
+from rho_domain.sql.lexer import statement_end, tokenize
 from rho_domain.sql.tokens import Kind, LexRules, Token
 
 __all__ = [
@@ -30,5 +30,6 @@ __all__ = [
     "check_read_only",
     "classify",
     "dialect",
+    "statement_end",
     "tokenize",
 ]

@@ -243,9 +243,10 @@ MYSQL = Dialect(
         events_statements_history events_statements_history_long prepared_statements_instances
         events_statements_summary_by_digest performance_schema.threads sys.session
         x$processlist x$session innodb_lock_waits x$innodb_lock_waits schema_table_lock_waits
-        x$schema_table_lock_waits
+        x$schema_table_lock_waits query_cache_info
         """
-    ),  # events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT
+    ),  # events_statements_summary_by_digest: MySQL 8's QUERY_SAMPLE_TEXT; query_cache_info:
+    # the MariaDB plugin's view of every cached SELECT, as its session wrote it
     assignments=True,
     explain_options=frozenset(
         {"FORMAT", "JSON", "TREE", "TRADITIONAL", "EXTENDED", "PARTITIONS", "ANALYZE", "="}

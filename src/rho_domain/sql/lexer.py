@@ -55,54 +55,64 @@ def _is_word_char(ch: str) -> bool:
     return _is_word_start(ch) or ch in _DIGITS or ch == "$"
 
 
+_SEMICOLON = Token(Kind.PUNCT, ";")
+
+
 class _Lexer:
     def __init__(self, text: str, rules: LexRules) -> None:
         self.text = text
         self.rules = rules
         self.pos = 0
         self.tokens: list[Token] = []
+        self.end = 0  # just after the last token that is not a ";" (``statement_end``)
 
     def refuse(self, why: str) -> StatementRefused:
         return StatementRefused(f"{why} (at character {self.pos + 1})")
 
     def run(self) -> tuple[Token, ...]:
-        text, n = self.text, len(self.text)
+        n, counted = len(self.text), 0
         while self.pos < n:
-            ch = text[self.pos]
-            nxt = text[self.pos + 1] if self.pos + 1 < n else ""
-            if ch in _BLANKS:
-                self.pos += 1
-            elif (ch == "-" and nxt == "-" and self._dash_comment()) or (
-                ch == "#" and self.rules.hash_comments
-            ):
-                self._skip_line()
-            elif ch == "/" and nxt == "*":
-                self._block_comment()
-            elif ch == "'":
-                self._quoted("'", Kind.STRING, backslash=self.rules.backslash_strings)
-            elif ch == '"':
-                kind = Kind.STRING if self.rules.double_quote_strings else Kind.QUOTED
-                self._quoted(
-                    '"', kind, backslash=kind is Kind.STRING and self.rules.backslash_strings
-                )
-            elif ch == "`" and self.rules.backtick_idents:
-                self._quoted("`", Kind.QUOTED, backslash=False)
-            elif ch == "[" and self.rules.bracket_idents:
-                self._bracket_ident()
-            elif ch == "$" and self.rules.dollar_quotes and self._dollar_quote():
-                pass
-            elif _is_word_start(ch):
-                self._word()
-            elif ch in _DIGITS or (ch == "." and nxt in _DIGITS):
-                self._number()
-            elif ch in self.rules.params and self._param():
-                pass
-            elif ch in _PUNCTUATION:
-                self.tokens.append(Token(Kind.PUNCT, ch))
-                self.pos += 1
-            else:
-                raise self.refuse(f"unexpected character {ch!r} outside a literal")
+            self._step()
+            if len(self.tokens) > counted:  # this step read a token
+                counted = len(self.tokens)
+                self.end = self.pos if self.tokens[-1] != _SEMICOLON else self.end
         return tuple(self.tokens)
+
+    def _step(self) -> None:
+        """Read what starts at ``pos``: a blank, a comment or one token."""
+        text, n = self.text, len(self.text)
+        ch = text[self.pos]
+        nxt = text[self.pos + 1] if self.pos + 1 < n else ""
+        if ch in _BLANKS:
+            self.pos += 1
+        elif (ch == "-" and nxt == "-" and self._dash_comment()) or (
+            ch == "#" and self.rules.hash_comments
+        ):
+            self._skip_line()
+        elif ch == "/" and nxt == "*":
+            self._block_comment()
+        elif ch == "'":
+            self._quoted("'", Kind.STRING, backslash=self.rules.backslash_strings)
+        elif ch == '"':
+            kind = Kind.STRING if self.rules.double_quote_strings else Kind.QUOTED
+            self._quoted('"', kind, backslash=kind is Kind.STRING and self.rules.backslash_strings)
+        elif ch == "`" and self.rules.backtick_idents:
+            self._quoted("`", Kind.QUOTED, backslash=False)
+        elif ch == "[" and self.rules.bracket_idents:
+            self._bracket_ident()
+        elif ch == "$" and self.rules.dollar_quotes and self._dollar_quote():
+            pass
+        elif _is_word_start(ch):
+            self._word()
+        elif ch in _DIGITS or (ch == "." and nxt in _DIGITS):
+            self._number()
+        elif ch in self.rules.params and self._param():
+            pass
+        elif ch in _PUNCTUATION:
+            self.tokens.append(Token(Kind.PUNCT, ch))
+            self.pos += 1
+        else:
+            raise self.refuse(f"unexpected character {ch!r} outside a literal")
 
     def _dash_comment(self) -> bool:
         if not self.rules.dash_needs_space:
@@ -311,3 +321,11 @@ class _Lexer:
 def tokenize(text: str, rules: LexRules) -> tuple[Token, ...]:
     """Tokens of ``text`` under ``rules``, comments dropped. Raises ``StatementRefused``."""
     return _Lexer(text, rules).run()
+
+
+def statement_end(text: str, rules: LexRules) -> int:
+    """Where ``text``'s statement ends under ``rules``: just after its last token but a ";"
+    (what follows is semicolons, blanks and comments). Raises ``StatementRefused``."""
+    lexer = _Lexer(text, rules)
+    lexer.run()
+    return lexer.end
