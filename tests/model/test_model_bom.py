@@ -16,7 +16,7 @@ from rho_adapters.fakes.wire import raw_reply
 from rho_adapters.model._errors import error_payload
 from rho_adapters.model.bodies import error_body
 from rho_adapters.model.sse import SSEDecoder, SSEEvent
-from rho_domain.model import StreamEvent
+from rho_domain.model import StreamEvent, UsageReport
 
 BOM = "\ufeff".encode()
 
@@ -47,8 +47,8 @@ async def test_a_bom_before_a_stream_or_a_whole_answer_loses_nothing() -> None:
     assert text_of(events) == "hi"
     assert [r["stream"] for r in transport.requests] == [True, False]
     anthropic: list[StreamEvent] = await run(model_for([BOM + TOOL_STREAM[0], *TOOL_STREAM[1:]]))
-    usage = [e for e in anthropic if type(e).__name__ == "UsageReport"]
-    assert usage[0].usage.input_tokens == 572  # message_start's count, read
+    usage = [e.usage for e in anthropic if isinstance(e, UsageReport)]
+    assert usage[0].input_tokens == 572  # message_start's count, read
 
 
 async def test_an_error_body_with_a_bom_gives_its_message() -> None:
