@@ -77,6 +77,14 @@ def test_transport_settings_reach_the_adapter_defaults_stay_otherwise() -> None:
         ({"model_answer_timeout": 0}, "model_answer_timeout"),
         ({"model_answer_bytes": 0}, "model_answer_bytes must be a whole number, 1 or more"),
         ({"model_answer_bytes": 1.5}, "model_answer_bytes"),
+        # NaN and infinity failed every model request with a ValueError of the JSON encoder
+        ({"temperature": float("nan")}, "temperature must be a number, 0 or more"),
+        ({"temperature": float("inf")}, "temperature"),
+        ({"temperature": -0.5}, "temperature"),
+        # a percentage never compacted, 0 or less compacted before every model call
+        ({"compact_threshold": 80}, "compact_threshold must be a fraction of the context"),
+        ({"compact_threshold": 0}, "compact_threshold"),
+        ({"compact_threshold": float("nan")}, "compact_threshold"),
     ],
 )
 def test_bad_values_are_refused_naming_the_setting(fields: dict[str, object], message: str) -> None:
