@@ -115,6 +115,19 @@ def fraction(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
         )
 
 
+def model_name(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    r"""A model's name as a server knows it: no space or line break around it and no control
+    character in it. ``RHO_AGENT_MODEL`` read from a file (``gpt-4o\n``) was sent as it was,
+    and the server answered that no such model exists, the line break unseen."""
+    if not isinstance(value, str):
+        return  # the type is the converter's to check
+    if value != value.strip() or not all(c.isprintable() or not c.isascii() for c in value):
+        raise ConfigError(
+            f"{attribute.name} {value!r} has a space, a line break or a control character "
+            "around or in it, which no model's name has: set it again without it"
+        )
+
+
 def _finite(value: object) -> float | None:
     """``value`` when it is a finite number (not a bool), else None."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):

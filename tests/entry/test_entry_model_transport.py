@@ -127,3 +127,22 @@ def test_a_config_file_sets_them_and_a_bad_one_names_file_and_key(tmp_path: Path
     bad.write_text("model: m\nmodel_timeout: -3\n")
     with pytest.raises(ConfigError, match=r"bad.yaml: config.model_timeout must be .* got -3"):
         AgentConfig.from_file(bad)
+
+
+def test_a_line_break_read_with_a_variable_is_refused_naming_it() -> None:
+    """A variable read from a file keeps its line break. Before, RHO_AGENT_BASE_URL's was
+    httpx's "InvalidURL: Invalid non-printable ASCII character in URL" at the first call, a
+    session created, no setting named; RHO_AGENT_MODEL's went to the server, which answered
+    that no model 'm\\n' exists."""
+    url = "http://gw:pw-env-51c0@gateway.test/v1"
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings({}, {"RHO_AGENT_BASE_URL": url + "\n"})
+    said = str(caught.value)
+    assert said.startswith("RHO_AGENT_BASE_URL: base_url 'http://gw:***@gateway.test/v1\\n'")
+    assert "has a line break at character 38: set it again without it" in said
+    with pytest.raises(ConfigError, match=r"^OPENAI_MODEL: model 'gpt-4o\\n' has a space"):
+        resolve_settings({}, {"OPENAI_MODEL": "gpt-4o\n"})
+    for name in (" gpt-4o", "gpt-4o ", "gpt\t4o", " "):
+        with pytest.raises(ConfigError, match="which no model's name has"):
+            AgentConfig(model=name)
+    assert AgentConfig(model="Qwen 2.5 Coder").model == "Qwen 2.5 Coder"  # a space inside

@@ -171,7 +171,7 @@ def resolve_settings(
             "flag",
         )
     checked = (
-        _INT_FIELDS | _FLOAT_FIELDS | {"base_url", "output_schema", "backend"}
+        _INT_FIELDS | _FLOAT_FIELDS | {"base_url", "model", "output_schema", "backend"}
     ) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
