@@ -17,7 +17,6 @@ from rho_domain.config_checks import (
     check_seconds,
     fraction,
     limit,
-    model_name,
     not_negative,
     positive,
     retries,
@@ -249,7 +248,7 @@ class AgentConfig:
 
     system_prompt: str = ""
     vars: Mapping[str, str] = attrs.field(factory=dict)
-    model: str = attrs.field(default=DEFAULT_MODEL, validator=model_name)
+    model: str = DEFAULT_MODEL
     provider: str | None = None
     base_url: str | None = attrs.field(default=None, validator=_endpoint_url)
     api_key_env: str | None = None

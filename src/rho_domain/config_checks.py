@@ -115,15 +115,15 @@ def fraction(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
         )
 
 
-def model_name(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    r"""A model's name as a server knows it: no space or line break around it and no control
-    character in it. ``RHO_AGENT_MODEL`` read from a file (``gpt-4o\n``) was sent as it was,
-    and the server answered that no such model exists, the line break unseen."""
-    if not isinstance(value, str):
-        return  # the type is the converter's to check
+def check_model_name(value: str, key: str) -> None:
+    r"""Raise ``ConfigError`` naming ``key`` when ``value`` has a space or a line break around
+    it or a control character in it, which no model's name has. ``RHO_AGENT_MODEL`` read
+    from a file (``gpt-4o\n``) was sent as it was, and the server answered that no such
+    model exists, the line break unseen. Checked where a setting is given (the settings), not
+    by ``AgentConfig``: a stored session's config must still load, whatever it holds."""
     if value != value.strip() or not all(c.isprintable() or not c.isascii() for c in value):
         raise ConfigError(
-            f"{attribute.name} {value!r} has a space, a line break or a control character "
+            f"{key} {value!r} has a space, a line break or a control character "
             "around or in it, which no model's name has: set it again without it"
         )
 
