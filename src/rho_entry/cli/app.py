@@ -184,9 +184,10 @@ def _check_root(root: Path, env: Mapping[str, str], origin: str | None, *, writi
             f"cannot keep sessions in {root}: {problem} (set by {origin}; give a directory "
             "rho-agent can write)"
         )
-    origin = next(
-        (f"${name}" for name in ("RHO_AGENT_HOME", "XDG_CONFIG_HOME") if env.get(name)), "$HOME"
-    )
+    from rho_entry.config.home import xdg_config_home
+
+    xdg = "$XDG_CONFIG_HOME" if xdg_config_home(env) else "$HOME"
+    origin = "$RHO_AGENT_HOME" if env.get("RHO_AGENT_HOME") else xdg
     raise ConfigError(
         f"cannot keep sessions in {root}: {problem} (the config directory comes from "
         f"{origin}; set RHO_AGENT_HOME to a writable directory)"

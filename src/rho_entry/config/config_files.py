@@ -144,6 +144,7 @@ def profile_from_dict(
         flat = merged
     flat.setdefault("name", default_name)
     profile: PermissionProfile = _structure(flat, PermissionProfile, source)
+    _refuse_misspelt_tools(profile, source)
     if profile.approval is ApprovalMode.GRANULAR and not profile.approval_required_tools:
         raise ConfigError(
             f"{source}: profile.approval.required_tools: granular approval needs the tools to "
@@ -151,6 +152,29 @@ def profile_from_dict(
             "dangerous)"
         )
     return profile
+
+
+def _refuse_misspelt_tools(profile: PermissionProfile, source: str) -> None:
+    """``ConfigError`` for a tool name one slip away from a built-in tool's (``bsh``,
+    ``Bash``, ``raed``): it named no tool, so ``denied_tools: [bsh]`` denied nothing and
+    ``approval_required_tools: [raed]`` asked nothing, without a word. Other names may be
+    an embedder's own tools or an MCP server's (``mcp__SERVER__TOOL``) and are kept."""
+    import difflib
+
+    from rho_domain.tools.factory import BUILT_IN_TOOL_NAMES as KNOWN
+
+    for field in ("denied_tools", "approval_required_tools"):
+        for name in sorted(getattr(profile, field)):
+            if name in KNOWN or name.startswith("mcp__"):
+                continue
+            near = difflib.get_close_matches(name, KNOWN, n=3, cutoff=0.7)
+            near = [k for k in near if abs(len(k) - len(name)) <= 1]
+            same = [k for k in KNOWN if k == name.lower().replace("-", "_")]
+            if same or near:
+                raise ConfigError(
+                    f"{source}: profile.{field}: no tool is named {name!r} (did you mean "
+                    f"{(same or near)[0]!r}?); a name that is no tool's applies to nothing"
+                )
 
 
 def resolve_profile(spec: str | PermissionProfile, *, config_dir: Path | None) -> PermissionProfile:

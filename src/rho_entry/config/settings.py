@@ -51,6 +51,7 @@ import attrs
 
 from rho_adapters.model.providers import DEMO_MODEL
 from rho_domain.config import AgentConfig
+from rho_domain.config_checks import check_model_name
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.url_logins import hide_url_logins
@@ -170,6 +171,9 @@ def resolve_settings(
             attrs.evolve(config.budget, **flags["budget"]),
             "flag",
         )
+    if isinstance(changes.get("model"), str):
+        with _naming_the_origin("model", sources):
+            check_model_name(changes["model"], "model")
     checked = (
         _INT_FIELDS | _FLOAT_FIELDS | {"base_url", "output_schema", "backend", "reasoning_effort"}
     ) & changes.keys()
@@ -303,6 +307,7 @@ def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> Permiss
 
 _FLAGS = {
     "base_url": "--base-url",
+    "model": "--model",
     "profile": "--profile",
     "working_dir": "--working-dir",
     "max_turns": "--max-turns",
