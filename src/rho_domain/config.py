@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_domain.endpoint_url import check_endpoint_url
+from rho_domain import config_checks as check
+from rho_domain.config_checks import BACKENDS as BACKENDS
+from rho_domain.config_checks import MAX_MODEL_RETRIES as MAX_MODEL_RETRIES
 from rho_domain.errors import ConfigError, string_for_strings
 from rho_domain.lazy_names import lazy_names
 from rho_domain.permissions import PermissionProfile
@@ -61,7 +63,7 @@ def _references(instance: object, attribute: attrs.Attribute[Any], value: object
 
 def _hook_timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     try:
-        _check_seconds(attribute, value, zero=False)
+        check.check_seconds(attribute, value, zero=False)
     except ConfigError as exc:
         raise ConfigError(f"hooks.{exc}") from None
 
@@ -113,102 +115,6 @@ def resolve_field_types() -> None:
     attrs.resolve_types(AgentConfig, localns=names)
 
 
-def _positive(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{attribute.name} must be a positive integer, not {value!r}")
-
-
-def _not_negative(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(
-            f"{attribute.name} must be a whole number >= 0 (0: no limit), not {value!r}"
-        )
-
-
-def _seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    _check_seconds(attribute, value, zero=False)
-
-
-def _seconds_or_zero(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    _check_seconds(attribute, value, zero=True)
-
-
-def _check_seconds(attribute: attrs.Attribute[Any], value: object, *, zero: bool) -> None:
-    if value is None:
-        return
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    finite = number is not None and number == number and number != float("inf")
-    if number is None or not finite or number < 0 or (number == 0 and not zero):
-        least = "0 or more" if zero else "more than 0"
-        raise ConfigError(f"{attribute.name} must be a number of seconds, {least}; got {value!r}")
-
-
-def _limit(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"{attribute.name} must be a whole number, 1 or more; got {value!r}")
-
-
-def _amount(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    if number is None or number != number or number < 0 or number == float("inf"):
-        raise ConfigError(f"{attribute.name} must be an amount in USD, 0 or more; got {value!r}")
-
-
-BACKENDS = ("local", "daytona")
-"""Where tools may run (``AgentConfig.backend``)."""
-
-
-def _backend(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value not in BACKENDS:
-        raise ConfigError(f"{attribute.name} must be {' or '.join(BACKENDS)}, not {value!r}")
-
-
-def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """A base URL the HTTP client can call (``check_endpoint_url``). Checked when the config
-    is built, so a typo fails before a session starts, not after retries."""
-    if value is None or value == "":  # "" is "not given", as everywhere else
-        return
-    check_endpoint_url(str(value), attribute.name)
-
-
-def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ConfigError(f"{attribute.name} must be a whole number, 0 or more; got {value!r}")
-
-
-MAX_MODEL_RETRIES = 100
-"""At most this many extra attempts a model call: each may wait ``model_timeout`` and a
-back-off, so a million (a typo, a misread unit) held a run on a down endpoint for days."""
-
-
-def _retries(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    _count(instance, attribute, value)
-    if isinstance(value, int) and value > MAX_MODEL_RETRIES:
-        raise ConfigError(
-            f"{attribute.name} must be at most {MAX_MODEL_RETRIES} (each retry may wait the "
-            f"model timeout and a back-off; a run ends on its own); got {value!r}"
-        )
-
-
-def _output_schema(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if not isinstance(value, Mapping):  # an answer is shaped by an object schema, not true
-        raise ConfigError(f"{attribute.name} must be a JSON Schema object; got {value!r}")
-    # the validator loads with the first schema given: a config without one never builds it
-    from rho_domain.json_schema import check_schema
-
-    check_schema(value, attribute.name)
-
-
 @attrs.frozen(kw_only=True)
 class Budget:
     """Limits for one run and for the whole session; a run that reaches one ends with status
@@ -226,16 +132,16 @@ class Budget:
     calls of one run are bounded by ``AgentConfig.max_turns``.
     """
 
-    max_input_tokens: int | None = attrs.field(default=None, validator=_limit)
-    max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
-    max_total_tokens: int | None = attrs.field(default=None, validator=_limit)
-    max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
-    max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
-    max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
-    session_max_turns: int | None = attrs.field(default=None, validator=_limit)
-    session_max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
-    session_max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
-    session_max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
+    max_input_tokens: int | None = attrs.field(default=None, validator=check.limit)
+    max_output_tokens: int | None = attrs.field(default=None, validator=check.limit)
+    max_total_tokens: int | None = attrs.field(default=None, validator=check.limit)
+    max_cost_usd: float | None = attrs.field(default=None, validator=check.amount)
+    max_wall_seconds: float | None = attrs.field(default=None, validator=check.seconds)
+    max_tool_calls: int | None = attrs.field(default=None, validator=check.limit)
+    session_max_turns: int | None = attrs.field(default=None, validator=check.limit)
+    session_max_tool_calls: int | None = attrs.field(default=None, validator=check.limit)
+    session_max_wall_seconds: float | None = attrs.field(default=None, validator=check.seconds)
+    session_max_cost_usd: float | None = attrs.field(default=None, validator=check.amount)
 
     @property
     def limits_anything(self) -> bool:
@@ -302,37 +208,43 @@ class AgentConfig:
     vars: Mapping[str, str] = attrs.field(factory=dict)
     model: str = DEFAULT_MODEL
     provider: str | None = None
-    base_url: str | None = attrs.field(default=None, validator=_endpoint_url)
+    base_url: str | None = attrs.field(default=None, validator=check.endpoint_url)
     api_key_env: str | None = None
     profile: str | PermissionProfile = "readonly"
     working_dir: str | None = None
-    backend: str = attrs.field(default="local", validator=_backend)
+    backend: str = attrs.field(default="local", validator=check.backend)
     service_tier: str | None = None
     reasoning_effort: str | None = None
     response_format: Mapping[str, Any] | None = None
-    output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_output_schema)
+    output_schema: Mapping[str, Any] | None = attrs.field(
+        default=None, validator=check.output_schema
+    )
     temperature: float | None = None
     stream: bool | None = None
     # a count, never 'none': -1 is llama.cpp's unlimited, and a stored one won resume's min()
-    max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
+    max_output_tokens: int | None = attrs.field(default=None, validator=check.limit)
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
     mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_mcp_servers)
     auto_approve: bool = False
-    context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=_positive)
+    context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=check.positive)
     auto_compact: bool = True
     compact_threshold: float = DEFAULT_COMPACT_THRESHOLD
-    max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=_not_negative)
-    repeat_limit: int | None = attrs.field(default=DEFAULT_REPEAT_LIMIT, validator=_not_negative)
+    max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=check.not_negative)
+    repeat_limit: int | None = attrs.field(
+        default=DEFAULT_REPEAT_LIMIT, validator=check.not_negative
+    )
     budget: Budget = Budget()
     # 0 or less cut nothing (truncate_middle), and a stored one won resume's min()
-    tool_output_limit: int = attrs.field(default=DEFAULT_TOOL_OUTPUT_LIMIT, validator=_positive)
-    tool_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_retries: int | None = attrs.field(default=None, validator=_retries)
-    model_retry_after_cap: float | None = attrs.field(default=None, validator=_seconds_or_zero)
-    model_answer_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_answer_bytes: int | None = attrs.field(default=None, validator=_limit)
+    tool_output_limit: int = attrs.field(
+        default=DEFAULT_TOOL_OUTPUT_LIMIT, validator=check.positive
+    )
+    tool_timeout: float | None = attrs.field(default=None, validator=check.seconds)
+    model_timeout: float | None = attrs.field(default=None, validator=check.seconds)
+    model_connect_timeout: float | None = attrs.field(default=None, validator=check.seconds)
+    model_retries: int | None = attrs.field(default=None, validator=check.retries)
+    model_retry_after_cap: float | None = attrs.field(default=None, validator=check.seconds_or_zero)
+    model_answer_timeout: float | None = attrs.field(default=None, validator=check.seconds)
+    model_answer_bytes: int | None = attrs.field(default=None, validator=check.limit)
     hooks: HookConfig = HookConfig()
     store: str | None = None
