@@ -3,8 +3,8 @@
 names are compared folded, as a case-insensitive disk compares them): directories never
 written (``NEVER_WRITTEN_DIRS``, and below a parent: ``NEVER_WRITTEN_BELOW``), files never
 written (``NEVER_WRITTEN_FILES``, ``OPENED_BY_IDES``, mise's configuration), Python's start-up
-code (``python_startup``), installed code and environments (``INSTALLED_*``,
-``ENVIRONMENT_MARKERS``).
+code (``python_startup``), installed code (``INSTALLED_*``). Imported with the first path
+judged for a write (``write_rules.write_refusal``), not by a run that writes nothing.
 """
 
 from __future__ import annotations
@@ -70,16 +70,6 @@ INSTALLED_DIRS = frozenset(
 )
 INSTALLED_FILES = frozenset({".pnp.cjs", ".pnp.js", ".pnp.loader.mjs", ".pnp.data.json"})
 YARN_INSTALLED = frozenset({"unplugged", "cache", "releases", "plugins", "sdks"})
-# A Python virtual environment (a directory holding pyvenv.cfg: .venv, .tox/py312, .nox/x) or
-# a conda one (conda-meta/: .pixi/envs/default) is installed code from top to bottom: its
-# bin/ holds the console scripts (pytest) and, for whoever activates it, the first git or
-# python on the PATH. The executors look for these markers in the directories a write
-# passes through (below the workspace root: a workspace that is an environment is the
-# user's choice of work) and refuse with ``environment_refusal``.
-# An environment made without pyvenv.cfg (virtualenv before 20, pipx's and tox's over it, a
-# conda base) is known by its activation script, which every one of them has; and tox's and
-# nox's directories hold only the environments they build.
-ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta", "bin/activate")
 
 
 # An installed distribution's metadata, wherever it lies on sys.path (the workspace is, for

@@ -34,11 +34,20 @@ and anything inside them; ``git_head_refusal`` refuses a planted repository's ``
 
 from __future__ import annotations
 
-from rho_domain import never_written as never
 from rho_domain.errors import PermissionDenied
-from rho_domain.never_written import ENVIRONMENT_MARKERS as ENVIRONMENT_MARKERS
 from rho_domain.paths import components, folded, is_secret_name, is_short_name, is_within
 from rho_domain.permissions import FileWriteMode
+
+# A Python virtual environment (a directory holding pyvenv.cfg: .venv, .tox/py312, .nox/x) or
+# a conda one (conda-meta/: .pixi/envs/default) is installed code from top to bottom: its
+# bin/ holds the console scripts (pytest) and, for whoever activates it, the first git or
+# python on the PATH. The executors look for these markers in the directories a write
+# passes through (below the workspace root: a workspace that is an environment is the
+# user's choice of work) and refuse with ``environment_refusal``.
+# An environment made without pyvenv.cfg (virtualenv before 20, pipx's and tox's over it, a
+# conda base) is known by its activation script, which every one of them has; and tox's and
+# nox's directories hold only the environments they build.
+ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta", "bin/activate")
 
 
 def environment_refusal(path: str, environment: str) -> str:
@@ -52,6 +61,8 @@ def environment_refusal(path: str, environment: str) -> str:
 
 def write_refusal(path: str) -> str | None:
     """Why ``path`` may never be written, or None. Checks every component."""
+    from rho_domain import never_written as never  # with the first write judged
+
     parts = components(path)
     for index, part in enumerate(parts):
         low = folded(part)

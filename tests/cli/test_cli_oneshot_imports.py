@@ -163,6 +163,8 @@ NOT_IN_A_ONE_SHOT = (
     "rho_adapters.model.error_bodies",
     # what a one-shot says when its run stopped short of an answer: with a run that did
     "rho_entry.cli.stopped",
+    # the tables of names never written: with the first path judged for a write
+    "rho_domain.never_written",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their
