@@ -4,7 +4,8 @@
 what each serves (``rho-agent mcp list``). The modules: ``jsonrpc`` (requests and answers),
 ``stdio`` and ``http`` (the two transports), ``client`` (the handshake, listing, calling),
 ``results`` (a result as text, capped and saved), ``tool`` (one MCP tool as a handler),
-``references`` (``${VAR}`` in the config), ``source`` (the port).
+``references`` (``${VAR}`` in the config), ``server_state`` (one server as the source sees it,
+and ``connect``), ``source`` (the port).
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_adapters.model._errors import stream_error
 from rho_adapters.model.answer_limits import too_many_calls
 from rho_adapters.model.counts import parse_usage
 from rho_domain import model as kinds
@@ -91,6 +90,8 @@ class ChunkAssembler:
                 return [TextChunk(text)]
             return []
         if not _is_mapping(chunk) or chunk.get("error"):
+            from rho_adapters.model.error_bodies import stream_error
+
             raise stream_error(chunk, partial_text=self.partial_text)
         usage = chunk.get("usage")
         if not usage and "x_groq" in chunk:
