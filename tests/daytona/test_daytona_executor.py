@@ -253,6 +253,24 @@ async def test_daytona_shell_stdin_is_empty(rig: Rig) -> None:
     assert result.output == "done\n"
 
 
+async def test_the_fake_daemon_s_bash_reads_its_commands_from_a_file() -> None:
+    """FakeDaytona gives bash the command on stdin as a file, not a pipe: from a pipe bash
+    reads a byte at a time (4-5 ms of CPU for a git stage's 20 KB). What bash leaves unread
+    is still the stdin of the commands it runs, as from a pipe."""
+    import httpx
+
+    fake = FakeDaytona(polls_until_started=0)
+    async with httpx.AsyncClient(transport=fake.transport) as client:
+        auth = {"authorization": f"Bearer {fake.api_key}"}
+        created = await client.post(f"{fake.api_url}/sandbox", json={}, headers=auth)
+        box = f"{fake.toolbox_url}/{created.json()['id']}"
+        command = "stat -L -c %F /dev/stdin; read rest; echo got: $rest\nleft for read\n"
+        answer = await client.post(
+            f"{box}/process/execute", json={"command": command}, headers=auth
+        )
+    assert answer.json() == {"exitCode": 0, "result": "regular file\ngot: left for read\n"}
+
+
 async def test_daytona_output_cap_counts_omitted_bytes(rig: Rig) -> None:
     result = await rig.executor.run(Command(shell="head -c 10000 /dev/zero", max_output_bytes=100))
     assert (len(result.output), result.omitted_bytes) == (100, 9900)
