@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from daytona_support import Rig, closing, make_rig
 
-from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
+from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings, scripts
 from rho_adapters.daytona.api import create_body
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
@@ -269,6 +271,23 @@ async def test_the_fake_daemon_s_bash_reads_its_commands_from_a_file() -> None:
             f"{box}/process/execute", json={"command": command}, headers=auth
         )
     assert answer.json() == {"exitCode": 0, "result": "regular file\ngot: left for read\n"}
+
+
+def test_the_capped_answer_runs_no_program_for_its_trailer(tmp_path: Path) -> None:
+    """The trailer's exit code and count are read by the shell itself: with only mktemp,
+    head, wc and rm on its PATH the capped script still answers (a $(cat ...) and a
+    $(tr ...) were two more processes for every Daytona command)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("mktemp", "head", "wc", "rm"):
+        (bin_dir / program).symlink_to(shutil.which(program) or program)
+    script = scripts.capped("(printf 0123456789; exit 4)", 4, 8)
+    answer = subprocess.run(
+        ["/bin/sh", "-c", script], env={"PATH": str(bin_dir)}, capture_output=True, text=True
+    )
+    assert scripts.parse_capped(answer.stdout) == scripts.Captured(
+        exit_code=4, output="0123", omitted=4
+    ), answer
 
 
 async def test_daytona_output_cap_counts_omitted_bytes(rig: Rig) -> None:

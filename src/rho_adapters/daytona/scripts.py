@@ -242,11 +242,15 @@ def capped(inner: str, cap: int, limit: int | None = None) -> str:
     counts, so output that imitates one changes nothing.
     """
     rest = "" if limit is None else f"head -c {max(0, int(limit) - int(cap))} | "
+    # The trailer's two numbers are read with the shell's own read (which also drops the
+    # blanks some wc put before the count): a $(cat ...) and a $(tr ...) were two more
+    # processes for every command.
     return (
         "d=$(mktemp -d) || exit 99\n"
         f'{{ {inner}; echo $? >"$d/rc"; }} </dev/null 2>&1 | '
         f'{{ head -c {int(cap)}; {rest}wc -c >"$d/n"; }}\n'
-        'printf \'\\n\\036rho:%s:%s\\n\' "$(cat "$d/rc")" "$(tr -d \' \' <"$d/n")"\n'
+        'read -r rc <"$d/rc"; read -r n <"$d/n"\n'
+        'printf \'\\n\\036rho:%s:%s\\n\' "$rc" "$n"\n'
         'rm -rf "$d"\n'
     )
 
