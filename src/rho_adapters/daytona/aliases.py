@@ -74,7 +74,13 @@ def scan_roots(
     candidates = [*roots, *policy.absolute_locations()]
     for path in opened:
         candidates += [path, posixpath.dirname(path)]
-    normal = (posixpath.normpath(c) for c in candidates if c.startswith("/"))
+    return outermost(candidates)
+
+
+def outermost(paths: Sequence[str]) -> tuple[str, ...]:
+    """The absolute ``paths`` (normalised) that are inside no other of them and not below
+    /proc, /sys or /dev, in the order of their first appearance; relative ones are dropped."""
+    normal = (posixpath.normpath(p) for p in paths if p.startswith("/"))
     trees = list(dict.fromkeys(components(path) for path in normal))  # //a is /a
     trees = [t for t in trees if not any(is_within(t, pruned) for pruned in _PRUNED_PARTS)]
     # A tree is kept unless one of its ancestors is a tree too: a look-up per component,
