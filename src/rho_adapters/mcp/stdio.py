@@ -9,6 +9,13 @@ this process, even after ``kill -9``, and what it started that left the group (`
 daemon) is killed when it exits. Shutdown closes its stdin, then signals the whole group
 (TERM, which the guard leaves to the server), then tells the guard to stop everything, then
 KILL, so a server's own children do not outlive it either.
+
+A server without a ``cwd`` starts in a private empty directory of its own (removed when it
+is closed), never in ours: ours is usually the workspace, whose files (``.npmrc``,
+``uv.toml``, a ``json.py`` on ``python -m``'s ``sys.path[0]``, ``node_modules/.bin``) would
+otherwise choose what runs as the user, outside the sandbox. For the same reason the ``PATH``
+it inherits keeps only absolute directories: an empty or relative entry names whatever
+directory the server is in when it runs a program.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 
 from rho_adapters.local.guard import STOP_SERVICE, guarded_service
@@ -37,9 +45,12 @@ _GRACE = 0.5  # seconds the server gets to exit on its own, then per signal
 
 
 def environment(given: Mapping[str, str], ours: Mapping[str, str]) -> dict[str, str]:
-    """The server's whole environment: ``INHERITED`` variables of ``ours`` that are set,
-    then ``given`` (the config's ``env``, already resolved)."""
+    """The server's whole environment: ``INHERITED`` variables of ``ours`` that are set
+    (of ``PATH``, its absolute directories only), then ``given`` (the config's ``env``,
+    already resolved: what the operator wrote is passed as written)."""
     env = {name: ours[name] for name in INHERITED if name in ours}
+    if "PATH" in env:
+        env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep) if d[:1] == "/")
     env.update(given)
     return env
 
@@ -59,6 +70,7 @@ class StdioTransport:
         self.command = tuple(command)
         self.env = dict(env)
         self.cwd = cwd
+        self._private: str | None = None  # the empty directory made for a server without cwd
         self.process: asyncio.subprocess.Process | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
         self._tasks: list[asyncio.Task[None]] = []
@@ -66,18 +78,22 @@ class StdioTransport:
     async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
         """Start the program. Raises ``McpError`` naming the command when it cannot."""
         try:
-            _executable(self.command[0], self.env, self.cwd)
+            if self.cwd is None and self._private is None:
+                self._private = tempfile.mkdtemp(prefix="rho-mcp-")
+            cwd = self.cwd if self.cwd is not None else self._private
+            _executable(self.command[0], self.env, cwd)
             self.process = await asyncio.create_subprocess_exec(
                 *guarded_service(self.command),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
-                cwd=self.cwd,
+                cwd=cwd,
                 start_new_session=True,
                 limit=MAX_MESSAGE,
             )
         except OSError as exc:
+            self._remove_private()
             raise McpError(
                 f"MCP server {self.server!r}: cannot start {self.command[0]!r}: "
                 f"{exc.strerror or exc} (check mcp_servers.{self.server}.command and cwd)",
@@ -106,9 +122,11 @@ class StdioTransport:
         del version
 
     async def aclose(self) -> None:
-        """Close stdin, then TERM and KILL the process group. Idempotent."""
+        """Close stdin, then TERM and KILL the process group, then remove the private
+        directory of a server without ``cwd``. Idempotent."""
         process = self.process
         if process is None:
+            self._remove_private()
             return
         if process.stdin is not None and not process.stdin.is_closing():
             with contextlib.suppress(OSError):
@@ -133,6 +151,12 @@ class StdioTransport:
         transport = getattr(process, "_transport", None)
         if transport is not None:
             transport.close()
+        self._remove_private()
+
+    def _remove_private(self) -> None:
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None
 
     def why_gone(self, code: int | None) -> str:
         """``exited with code N`` and the last lines it wrote to stderr."""

@@ -52,6 +52,7 @@ def load_agent_config(path: str | Path) -> AgentConfig:
     from rho_adapters.codec import config_from_dict
 
     data = _read_yaml_mapping(path, "an agent config")
+    _anchor_servers(data, path)
     hooks = data.get("hooks")
     if isinstance(hooks, Mapping):  # one reference may be written without its list
         data["hooks"] = {k: [v] if isinstance(v, str) else v for k, v in hooks.items()}
@@ -69,6 +70,18 @@ def load_agent_config(path: str | Path) -> AgentConfig:
         for alias, db in config.databases.items()
     }
     return attrs.evolve(config, databases=databases)
+
+
+def _anchor_servers(data: dict[str, Any], path: str | Path) -> None:
+    """Give the stdio servers ``data`` declares the file's directory as their ``cwd``
+    (``mcp_servers.anchored``), in the config and in an inline profile."""
+    from rho_entry.config.mcp_servers import anchored
+
+    if "mcp_servers" in data:
+        data["mcp_servers"] = anchored(data["mcp_servers"], path)
+    profile = data.get("profile")
+    if isinstance(profile, dict) and "mcp_servers" in profile:
+        profile["mcp_servers"] = anchored(profile["mcp_servers"], path)
 
 
 def save_agent_config(config: AgentConfig, path: str | Path) -> None:
@@ -99,6 +112,7 @@ def load_profile_file(path: str | Path) -> PermissionProfile:
     implementation's nested forms (``shell: {mode: ...}``, ``approval: {mode, required_tools}``);
     ``base: developer`` starts from a built-in profile."""
     data = _read_yaml_mapping(path, "a permission profile")
+    _anchor_servers(data, path)
     return profile_from_dict(data, source=str(path), default_name=Path(path).stem)
 
 
