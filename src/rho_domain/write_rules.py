@@ -21,7 +21,7 @@ canonical path.
   when the project is opened (``.theia``, ``.vs``, ``.idx``, ``.gitpod.yml``, ``.replit``,
   ``devfile.yaml``, ``*.code-workspace``...), the start-up files of the user's
   other tools that run commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``,
-  ``.psqlrc``, ``.gdbinit``...), their XDG homes (``.config/git``, ``.config/fish``,
+  ``.psqlrc``, ``.gdbinit``, ``.pdbrc``...), their XDG homes (``.config/git``, ``.config/fish``,
   ``.config/systemd``, ``.config/nvim``, ``.config/direnv``...), the user's PATH directories
   (``.local/bin``, ``.cargo/bin``), and package managers' user settings (``.config/pip``,
   ``.condarc``, ``.m2/settings.xml``...) and gradle's init scripts (``.gradle/init.d``).
@@ -152,6 +152,12 @@ _NEVER_WRITTEN_FILES = frozenset(
      # from the current directory too: GHCi's .ghci (:! runs a command), Octave's .octaverc,
      # R's .Renviron (R_PROFILE_USER names the R code run at start)
      ".xonshrc", ".gdbearlyinit", ".ghci", ".octaverc", ".renviron",
+     # and more read from the current directory: pdb's .pdbrc (its lines are debugger
+     # commands, ! a Python statement; pytest --pdb, breakpoint()), the perl debugger's
+     # .perldb, IEx's .iex.exs and OCaml's .ocamlinit (code run at start); RVM sources a
+     # project's .rvmrc (shell) at cd, lazy.nvim a project's .lazy.lua (.nvim.lua's twin);
+     # Zed's agent follows a project's .rules (.cursorrules' twin)
+     ".pdbrc", ".perldb", ".iex.exs", ".ocamlinit", ".rvmrc", ".lazy.lua", ".rules",
      # package managers' user settings (the index, channel or source they install from);
      # Yarn 2+'s .yarnrc.yml is .yarnrc's twin, its yarnPath and plugins JavaScript that
      # every yarn command runs (what .yarn/releases holds, from any file)
