@@ -48,6 +48,35 @@ async def test_a_file_run_from_the_current_directory_is_never_written(
         assert repr(path) in message
         assert "agents never write" in message, message
     if kind != "memory":
-        assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [
-            ".rules", "notes.txt"
-        ]
+        assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [".rules", "notes.txt"]
+
+
+# asdf's shims (and mise's activated PATH) run <dir>/bin/<tool> for a path: version.
+PATH_VERSIONS = (
+    b"nodejs path:/work/repo/tools/node\n",
+    b"python 3.12.1\nnodejs 20.11.1  PATH:./n\n",  # any case, after another line
+    b"ruby\tsystem\tpath:/tmp/r\n",  # after another version, tab-separated
+)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_tool_versions_naming_a_path_version_is_never_written(
+    tmp_path: Path, kind: str
+) -> None:
+    planted = {"web/.tool-versions": b"nodejs 20.11.0\n"}
+    executor = writer(kind, tmp_path, FileWriteMode.FULL, planted)
+    refused: list[str] = []
+    try:
+        for data in PATH_VERSIONS:  # a new file, and the planted one replaced (an edit)
+            for path in (".tool-versions", "web/.TOOL-VERSIONS"):
+                with pytest.raises(SensitivePath) as caught:
+                    await executor.write(path, data, overwrite=True)
+                refused.append(str(caught.value))
+        assert await executor.read("web/.tool-versions") == b"nodejs 20.11.0\n"
+        # a version number, system and ref: (a build of the tool's own sources) are written
+        bumped = b"nodejs 20.11.1\nruby system\nelixir ref:v1.16.0\n"
+        await executor.write("web/.tool-versions", bumped, overwrite=True)
+        assert await executor.read("web/.tool-versions") == bumped
+    finally:
+        await executor.aclose()
+    assert all("names a path: version" in message for message in refused), refused
