@@ -4,8 +4,8 @@ Applied by every executor to the bytes of each write, an edit's whole new file i
 
 * ``HEAD`` holding a ref or an object id: a bare repository planted in the workspace, whose
   ``config`` git obeys (``git_head_refusal``).
-* ``.tool-versions`` naming a ``path:`` version: asdf's and mise's shims run that
-  directory's ``bin/`` programs for the tool (``tool_versions_refusal``).
+* ``.tool-versions`` (or ``.nvmrc``, ``.python-version``...) naming a ``path:`` version:
+  asdf's and mise's shims run that directory's ``bin/`` programs (``tool_versions_refusal``).
 """
 
 from __future__ import annotations
@@ -39,17 +39,27 @@ def git_head_refusal(path: str, data: bytes) -> str | None:
     return None
 
 
+# The files a version manager reads the tool's version from: asdf's and mise's .tool-versions,
+# and the one-tool files mise (its idiomatic version files) and asdf (legacy_version_file)
+# read through the same version parser, where path:<dir> is a version too.
+_VERSION_FILES = frozenset(
+    {".tool-versions", ".node-version", ".nvmrc", ".python-version", ".ruby-version",
+     ".go-version", ".java-version", ".terraform-version"}
+)  # fmt: skip
+
+
 def tool_versions_refusal(path: str, data: bytes) -> str | None:
-    """Why ``data`` may not be written to ``path``, or None: a ``.tool-versions`` whose
-    versions name a ``path:`` directory. asdf's shims and mise's activated PATH run that
-    directory's ``bin/node``, ``bin/python``... whenever the user runs the tool below the
-    file's directory, by hand, not as the project's build: a program of the workspace put
-    first on the PATH, the file itself a one-line change no reviewer reads as code. A
-    version number (``nodejs 20.11.1``), ``system`` and ``ref:`` (a build of the tool's own
-    sources) stay writable. Any ``path:`` in the file is refused, a comment's too: a rule
-    as simple as the word, rather than a second parser of asdf's format."""
+    """Why ``data`` may not be written to ``path``, or None: a ``.tool-versions`` (or a
+    one-tool version file, ``.nvmrc``, ``.python-version``...) whose versions name a
+    ``path:`` directory. asdf's shims and mise's activated PATH run that directory's
+    ``bin/node``, ``bin/python``... whenever the user runs the tool below the file's
+    directory, by hand, not as the project's build: a program of the workspace put first on
+    the PATH, the file itself a one-line change no reviewer reads as code. A version number
+    (``nodejs 20.11.1``), ``system`` and ``ref:`` (a build of the tool's own sources) stay
+    writable. Any ``path:`` in the file is refused, a comment's too: a rule as simple as the
+    word, rather than a second parser of asdf's format."""
     parts = components(path)
-    if not parts or folded(parts[-1]) != ".tool-versions" or b"path:" not in data.lower():
+    if not parts or folded(parts[-1]) not in _VERSION_FILES or b"path:" not in data.lower():
         return None
     return (
         f"{path!r} names a path: version, a directory whose programs asdf and mise run for "

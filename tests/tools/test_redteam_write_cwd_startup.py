@@ -70,11 +70,12 @@ async def test_a_tool_versions_naming_a_path_version_is_never_written(
     refused: list[str] = []
     try:
         for data in PATH_VERSIONS:  # a new file, and the planted one replaced (an edit)
-            for path in (".tool-versions", "web/.TOOL-VERSIONS"):
+            for path in (".tool-versions", "web/.TOOL-VERSIONS", ".nvmrc", "api/.python-version"):
                 with pytest.raises(SensitivePath) as caught:
                     await executor.write(path, data, overwrite=True)
                 refused.append(str(caught.value))
         assert await executor.read("web/.tool-versions") == b"nodejs 20.11.0\n"
+        await executor.write(".nvmrc", b"20.11.1\n", overwrite=True)  # a version is written
         # a version number, system and ref: (a build of the tool's own sources) are written
         bumped = b"nodejs 20.11.1\nruby system\nelixir ref:v1.16.0\n"
         await executor.write("web/.tool-versions", bumped, overwrite=True)
