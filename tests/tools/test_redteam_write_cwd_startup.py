@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from write_backends import KINDS, writer
 
-from rho_domain.errors import SensitivePath
+from rho_domain.errors import PermissionDenied, SensitivePath
 from rho_domain.permissions import FileWriteMode
 
 STARTUP = {
@@ -83,3 +83,22 @@ async def test_a_tool_versions_naming_a_path_version_is_never_written(
     finally:
         await executor.aclose()
     assert all("names a path: version" in message for message in refused), refused
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_create_only_does_not_create_buildkites_pipeline_in_its_directory(
+    tmp_path: Path, kind: str
+) -> None:
+    """buildkite.json was refused, but buildkite/pipeline.json was created: ``buildkite-agent
+    pipeline upload``, given no file, reads it (after .buildkite/pipeline.json) and runs its
+    steps' commands on the CI agents."""
+    executor = writer(kind, tmp_path, FileWriteMode.CREATE_ONLY)
+    try:
+        for path in ("buildkite/pipeline.json", "Buildkite/PIPELINE.JSON"):
+            with pytest.raises(PermissionDenied, match="tools find by its name"):
+                await executor.write(path, b'{"steps": [{"command": "id"}]}', overwrite=False)
+            assert not (tmp_path / path).exists()
+        await executor.write("buildkite/notes.md", b"# the pipeline\n", overwrite=False)
+        await executor.write("reports/pipeline.json", b"{}", overwrite=False)
+    finally:
+        await executor.aclose()
