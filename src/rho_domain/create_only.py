@@ -52,7 +52,9 @@ _LOADED_BY_NAME = frozenset(
      # names, whose conanfile.py runs), Buildkite's buildkite.json (the steps pipeline upload
      # runs, cloudbuild.json's twin), dprint's dprint.json (its process plugins are programs
      # it downloads and runs at dprint fmt)
-     "conanfile.txt", "buildkite.json", "dprint.json"}
+     "conanfile.txt", "buildkite.json", "dprint.json",
+     # the instructions of CodeBuddy Code (CLAUDE.md's twin) and iFlow CLI (GEMINI.md's)
+     "codebuddy.md", "iflow.md"}
 )  # fmt: skip
 # Files tools find by their name in a directory of a given name: Buildkite's pipeline upload,
 # given no file, reads buildkite/pipeline.json (buildkite.json's twin, outside .buildkite/).

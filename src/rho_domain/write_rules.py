@@ -55,7 +55,8 @@ from rho_domain.permissions import FileWriteMode
 # opened there, as a devcontainer's does (Project IDX's .idx/dev.nix onCreate and onStart,
 # CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, _OPENED_BY_IDES), and
 # Helix's .helix/languages.toml, whose language servers are commands it starts, as Zed's;
-# Factory's Droid agent, whose .factory holds its MCP servers, hooks and skills' scripts.
+# Factory's Droid agent, whose .factory holds its MCP servers, hooks and skills' scripts,
+# as CodeBuddy Code's .codebuddy (.claude's twin) and iFlow CLI's .iflow (.gemini's) do.
 _NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
@@ -63,7 +64,7 @@ _NEVER_WRITTEN_DIRS = frozenset(
      ".codesandbox", ".helix",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
-     ".emacs.d", ".factory"}
+     ".emacs.d", ".factory", ".codebuddy", ".iflow"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
