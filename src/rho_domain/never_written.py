@@ -27,7 +27,9 @@ from rho_domain.paths import folded
 # configurations) and in the cloud IDEs, whose configuration runs commands when the project is
 # opened there, as a devcontainer's does (Project IDX's .idx/dev.nix onCreate and onStart,
 # CodeSandbox's .codesandbox/tasks.json setupTasks; the files follow, OPENED_BY_IDES), and
-# Helix's .helix/languages.toml, whose language servers are commands it starts, as Zed's.
+# Helix's .helix/languages.toml, whose language servers are commands it starts, as Zed's;
+# Factory's Droid agent, whose .factory holds its MCP servers, hooks and skills' scripts,
+# as CodeBuddy Code's .codebuddy (.claude's twin) and iFlow CLI's .iflow (.gemini's) do.
 NEVER_WRITTEN_DIRS = frozenset(
     {".git", ".vscode", ".idea", ".claude", ".codex", ".cursor", ".gemini", ".ssh", ".gnupg",
      ".aws", ".direnv", ".kube", ".docker", ".hg", ".svn", ".bzr", ".jj", ".sl", "_darcs",
@@ -35,7 +37,7 @@ NEVER_WRITTEN_DIRS = frozenset(
      ".codesandbox", ".helix",
      ".zed", ".kiro", ".windsurf", ".pip", ".opencode", ".openhands", ".roo", ".clinerules",
      ".kilocode", ".continue", ".junie", ".amazonq", ".qwen", ".trae", ".augment", ".vim",
-     ".emacs.d"}
+     ".emacs.d", ".factory", ".codebuddy", ".iflow"}
 )  # fmt: skip
 # Code the interpreter runs at every start, before any program of the project: Python's site
 # imports sitecustomize and usercustomize from its path, and runs the import lines of every
@@ -106,6 +108,12 @@ NEVER_WRITTEN_FILES = frozenset(
      # from the current directory too: GHCi's .ghci (:! runs a command), Octave's .octaverc,
      # R's .Renviron (R_PROFILE_USER names the R code run at start)
      ".xonshrc", ".gdbearlyinit", ".ghci", ".octaverc", ".renviron",
+     # and more read from the current directory: pdb's .pdbrc (its lines are debugger
+     # commands, ! a Python statement; pytest --pdb, breakpoint()), the perl debugger's
+     # .perldb, IEx's .iex.exs and OCaml's .ocamlinit (code run at start); RVM sources a
+     # project's .rvmrc (shell) at cd, lazy.nvim a project's .lazy.lua (.nvim.lua's twin);
+     # Zed's agent follows a project's .rules (.cursorrules' twin)
+     ".pdbrc", ".perldb", ".iex.exs", ".ocamlinit", ".rvmrc", ".lazy.lua", ".rules",
      # package managers' user settings (the index, channel or source they install from);
      # Yarn 2+'s .yarnrc.yml is .yarnrc's twin, its yarnPath and plugins JavaScript that
      # every yarn command runs (what .yarn/releases holds, from any file)

@@ -21,15 +21,15 @@ canonical path.
   when the project is opened (``.theia``, ``.vs``, ``.idx``, ``.gitpod.yml``, ``.replit``,
   ``devfile.yaml``, ``*.code-workspace``...), the start-up files of the user's
   other tools that run commands (``.vimrc``, ``.vim/``, ``.emacs.d/``, ``.tmux.conf``,
-  ``.psqlrc``, ``.gdbinit``...), their XDG homes (``.config/git``, ``.config/fish``,
+  ``.psqlrc``, ``.gdbinit``, ``.pdbrc``...), their XDG homes (``.config/git``, ``.config/fish``,
   ``.config/systemd``, ``.config/nvim``, ``.config/direnv``...), the user's PATH directories
   (``.local/bin``, ``.cargo/bin``), and package managers' user settings (``.config/pip``,
   ``.condarc``, ``.m2/settings.xml``...) and gradle's init scripts (``.gradle/init.d``).
 
 ``home_entry_refusal`` refuses, in a workspace holding a home directory, its hidden entries
-and anything inside them; ``git_head_refusal`` refuses a planted repository's ``HEAD``;
-``check_write_mode`` the profile's file-write mode. What create-only mode may create is
-``rho_domain.create_only``.
+and anything inside them; ``check_write_mode`` the profile's file-write mode; what is never
+written for its content (a planted repository's ``HEAD``) is ``rho_domain.written_content``;
+what create-only mode may create, ``rho_domain.create_only``.
 """
 
 from __future__ import annotations
@@ -134,28 +134,6 @@ def home_entry_refusal(
                 f"directory {home}: its start-up files, PATH directories and tools' "
                 "configuration run by themselves, and agents never write there"
             )
-    return None
-
-
-_HEX = frozenset(b"0123456789abcdefABCDEF")
-
-
-def git_head_refusal(path: str, data: bytes) -> str | None:
-    """Why ``data`` may not be written to ``path``, or None: a file named ``HEAD`` that holds
-    a ref (``ref: refs/...``) or an object id is what makes git take its directory for a
-    repository, with or without ``objects/`` and ``refs/`` beside it: a bare repository
-    planted anywhere in the workspace, whose ``config`` (``core.pager``, ``core.fsmonitor``,
-    ``core.sshCommand``) git obeys when the user runs git there. Git's own test
-    (``validate_headref``) is the rule: the bytes start with ``ref:`` or with a hex id."""
-    parts = components(path)
-    if not parts or folded(parts[-1]) != "head":
-        return None
-    if data.startswith(b"ref:") or (len(data) >= 40 and _HEX.issuperset(data[:40])):
-        return (
-            f"{path!r} would be a git HEAD, which makes its directory a repository whose "
-            "config git obeys (a bare repository planted in the workspace); agents never "
-            "write one"
-        )
     return None
 
 
