@@ -230,21 +230,22 @@ class McpToolSource(ToolSource):
         calls found it expired)."""
         async with self._reconnecting:
             if state.client is old:
-                state.client = None
-                with contextlib.suppress(Exception):
-                    await old.aclose()
-                await self._start(state)
+                await self._restart(state)  # failing, it is tried again after a backoff
         return _ready(state)
 
     async def _list(self, state: ServerState) -> None:
         """List a server's changed tools, all its pages within its ``startup_timeout`` (as
-        the first listing): the next model call waits for this."""
+        the first listing): the next model call waits for this. An HTTP server that forgot
+        our session gets a new one (listed as it starts)."""
         state.stale = False
-        assert state.client is not None
         timeout = state.config.startup_timeout
+        client = _ready(state)  # listed only when ready
         try:
             async with asyncio.timeout(timeout):
-                state.tools = await state.client.list_tools(timeout=timeout)
+                state.tools = await client.list_tools(timeout=timeout)
+        except McpSessionExpired:  # as for a call: a new session, listed afresh
+            with contextlib.suppress(McpError):  # a failed start is its problem, retried
+                await self._reconnect(state, client)
         except McpError as exc:
             self._fail(state, f"{exc} (listing its changed tools)")
         except TimeoutError:
