@@ -74,6 +74,7 @@ class ServerState:
     stale: bool = False  # its list changed: list it again
     restarts: int = 0  # failed restarts since it last served
     restart_at: float | None = None  # monotonic time of the next restart; None: never
+    names: dict[str, str] = attrs.Factory(dict)  # model name -> its tool, for the session
 
 
 class McpToolSource(ToolSource):
@@ -266,7 +267,7 @@ class McpToolSource(ToolSource):
                 if state.problem:
                     problems.append(state.problem)
                 continue
-            made, found = made_tools(state.name, state.config, state.tools, self.call)
+            made, found = made_tools(state.name, state.config, state.tools, self.call, state.names)
             handlers.extend(made)
             problems.extend(found)
             client = state.client
