@@ -13,7 +13,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_adapters.mcp.source import McpToolSource, connect
+from rho_adapters.mcp.servers import connect
+from rho_adapters.mcp.source import McpToolSource
 from rho_domain.mcp_config import McpServerConfig
 
 __all__ = ["McpToolSource", "ServerReport", "connect", "probe"]
