@@ -9,16 +9,25 @@ statements name no function, so the check let them through, and the read-only tr
 does not stop a read. The secrets policy keeps these tables' files from the shell
 (``global/1260``); now the check refuses the relations by name, in every spelling, and
 the two SHOWs.
+
+Their column statistics hold the same values: after an ``ANALYZE`` (``vacuumdb --analyze``,
+autovacuum), ``SELECT histogram_bounds FROM pg_stats WHERE tablename = 'pg_authid'`` passed
+the check and listed every role's SCRAM verifier (``pg_statistic`` alike). Now the
+statistics are refused to a login that may read those catalogs (a superuser, or a member of
+``pg_read_all_data``); another login keeps ``pg_stats``, which shows it only its columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import attrs
 import pytest
 from db_support import Server, adapter, own_pg_database
 
+from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
+from rho_domain.permissions import DatabaseMode
 
 DB = "rho_secret_catalogs"
 PG_SETUP = [
@@ -27,6 +36,9 @@ PG_SETUP = [
     "CREATE USER MAPPING FOR postgres SERVER rho_s OPTIONS (user 'u', password 'fdw-sekret')",
     # an administrator's view over one: judged by its query where it is named
     "CREATE VIEW accounts AS SELECT rolname AS who, rolpassword AS secret FROM pg_authid",
+    "CREATE VIEW stats_copy AS SELECT histogram_bounds::text AS bounds FROM pg_stats "
+    "WHERE attname = 'rolpassword'",
+    "ANALYZE pg_authid",  # two verifiers, rho_hash's and rho_hash2's: a histogram's bounds
 ]
 # (statement, the relation the refusal names, what the server gives without the check)
 PG_READS = [
@@ -35,6 +47,13 @@ PG_READS = [
     ("SELECT umoptions FROM PG_USER_MAPPINGS", "pg_user_mappings", "fdw-sekret"),
     ("WITH m AS (SELECT umoptions FROM pg_user_mapping) TABLE m", "pg_user_mapping", "fdw-sekret"),
     ("SELECT secret FROM accounts", "pg_authid", "SCRAM-SHA-256$"),
+    (
+        "SELECT histogram_bounds FROM pg_stats WHERE tablename = 'pg_authid'",
+        "pg_stats",
+        "SCRAM-SHA-256$",
+    ),
+    ("SELECT stavalues1 FROM pg_statistic WHERE starelid = 1260", "pg_statistic", "SCRAM"),
+    ("SELECT bounds FROM stats_copy", "pg_stats", "SCRAM-SHA-256$"),
 ]
 MY_SETUP = [
     "DROP USER IF EXISTS rho_hash@localhost",
@@ -57,8 +76,14 @@ MY_READS = [
 def pg_secrets(postgres_server: Server) -> Iterator[Server]:
     """``postgres_server`` with a role that has a password and a user mapping holding one,
     in a database of this file's own."""
-    setup = ("DROP ROLE IF EXISTS rho_hash", "CREATE ROLE rho_hash LOGIN PASSWORD 'sekret'")
-    with own_pg_database(postgres_server, DB, (*setup, *PG_SETUP), roles=("rho_hash",)) as server:
+    setup = (
+        "DROP ROLE IF EXISTS rho_hash",
+        "DROP ROLE IF EXISTS rho_hash2",
+        "CREATE ROLE rho_hash LOGIN PASSWORD 'sekret'",
+        "CREATE ROLE rho_hash2 PASSWORD 'sekret2'",
+    )
+    roles = ("rho_hash", "rho_hash2")
+    with own_pg_database(postgres_server, DB, (*setup, *PG_SETUP), roles=roles) as server:
         yield server
 
 
@@ -109,6 +134,13 @@ async def test_postgres_catalogs_of_credentials_are_refused(pg_secrets: Server) 
         assert result.rows == (("********",),)
     finally:
         await db.aclose()
+    plain_config = attrs.evolve(pg_secrets.config, user="rho_hash")
+    plain = ADAPTERS["postgres"]("p", plain_config, mode=DatabaseMode.READONLY, password="pw")
+    try:  # a login that may not read pg_authid keeps pg_stats: it shows none of its rows
+        sql = "SELECT count(*) FROM pg_stats WHERE tablename = 'pg_authid'"
+        assert (await plain.query(sql, max_rows=1, timeout=5)).rows == ((0,),)
+    finally:
+        await plain.aclose()
 
 
 async def test_without_the_check_postgres_gives_the_credentials(pg_secrets: Server) -> None:
