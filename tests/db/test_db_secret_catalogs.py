@@ -15,6 +15,9 @@ autovacuum), ``SELECT histogram_bounds FROM pg_stats WHERE tablename = 'pg_authi
 the check and listed every role's SCRAM verifier (``pg_statistic`` alike). Now the
 statistics are refused to a login that may read those catalogs (a superuser, or a member of
 ``pg_read_all_data``); another login keeps ``pg_stats``, which shows it only its columns.
+MariaDB's ``mysql.column_stats`` (after ``ANALYZE TABLE mysql.servers PERSISTENT FOR
+ALL``) gave the FEDERATED server's password as its column's min and max values; it is
+refused by name with ``mysql.servers`` (and MySQL 8's ``COLUMN_STATISTICS`` histograms).
 """
 
 from __future__ import annotations
@@ -61,12 +64,18 @@ MY_SETUP = [
     "DROP SERVER IF EXISTS rho_fed",
     "CREATE SERVER rho_fed FOREIGN DATA WRAPPER mysql "
     "OPTIONS (HOST '127.0.0.1', USER 'u', PASSWORD 'fed-sekret')",
+    "ANALYZE TABLE mysql.servers PERSISTENT FOR ALL",  # each column's min and max values
 ]
-MY_TEARDOWN = ["DROP USER IF EXISTS rho_hash@localhost", "DROP SERVER IF EXISTS rho_fed"]
+MY_TEARDOWN = [
+    "DROP USER IF EXISTS rho_hash@localhost",
+    "DROP SERVER IF EXISTS rho_fed",
+    "DELETE FROM mysql.column_stats WHERE db_name = 'mysql' AND table_name = 'servers'",
+]
 MY_READS = [
     ("SELECT User, authentication_string FROM mysql.user", "mysql.user", "'rho_hash', '*"),
     ("SELECT Priv FROM `mysql` . `global_priv`", "global_priv", "authentication_string"),
     ("SELECT Password FROM mysql.servers", "mysql.servers", "fed-sekret"),
+    ("SELECT max_value FROM mysql.column_stats", "mysql.column_stats", "fed-sekret"),
     ("SHOW GRANTS FOR rho_hash@localhost", "SHOW GRANTS shows password", "PASSWORD '*"),
     ("show create user rho_hash@localhost", "SHOW CREATE USER shows password", "PASSWORD '*"),
 ]
@@ -93,6 +102,7 @@ def my_secrets(mariadb_server: Server) -> Iterator[Server]:
     cursor = conn.cursor()
     for sql in MY_SETUP:
         cursor.execute(sql)
+        cursor.fetchall()  # ANALYZE answers with rows
     try:
         yield mariadb_server
     finally:

@@ -178,12 +178,15 @@ async def test_mariadb_statement_texts_are_refused(
 
 def test_mysql_8_relations_are_refused_by_the_check() -> None:
     """MySQL 8 relations the MariaDB test server lacks, judged by the check alone: a
-    replica's ``mysql.slave_master_info.User_password`` (plain text), the digest summary's
+    replica's ``mysql.slave_master_info.User_password`` (plain text), the column histograms
+    of ``COLUMN_STATISTICS`` (``mysql.user``'s, once analyzed), the digest summary's
     ``QUERY_SAMPLE_TEXT`` (a statement with its literals), and MariaDB's plugin table of old
     password hashes."""
     for sql, why in [
         ("SELECT User_password FROM mysql.slave_master_info", "password hashes or stored"),
         ("SELECT * FROM mysql.password_reuse_check_history", "password hashes or stored"),
+        # histograms of any column, mysql.user's authentication_string's once analyzed
+        ("SELECT HISTOGRAM FROM information_schema.COLUMN_STATISTICS", "password hashes or"),
         (
             "SELECT QUERY_SAMPLE_TEXT FROM performance_schema.events_statements_summary_by_digest",
             "statement texts",
