@@ -86,8 +86,10 @@ def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str
                 f"pg_catalog.left({text}, {HEAD_CHARS})",
                 f"pg_catalog.octet_length({text})",
             ]
-    names = ", ".join(f"c{i}" for i in range(1, len(cuts) + 1))
-    outputs = ", ".join(f"o{i}" for i in range(1, len(selected) + 1))
+    # A query of no columns (SELECT FROM t: a row count) takes no column lists: "m()" and
+    # "q()" are syntax errors.
+    names = f"({', '.join(f'c{i}' for i in range(1, len(cuts) + 1))})" if cuts else ""
+    outputs = f"({', '.join(f'o{i}' for i in range(1, len(selected) + 1))})" if cuts else ""
     # The query on lines of its own: a trailing -- comment must not swallow the ")". Every
     # trailing semicolon goes, blanks between them too ("SELECT ...; ;" is one statement).
     # (``pg_rows`` passes the statement without what follows its last token.)
@@ -95,8 +97,8 @@ def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str
     while body.endswith(";"):
         body = body[:-1].rstrip()
     return (
-        f"WITH m({outputs}) AS MATERIALIZED (SELECT {', '.join(selected)} "  # noqa: S608
-        f"FROM (\n{body}\n) AS q({names})) SELECT * FROM m"
+        f"WITH m{outputs} AS MATERIALIZED (SELECT {', '.join(selected)} "  # noqa: S608
+        f"FROM (\n{body}\n) AS q{names}) SELECT * FROM m"
     )
 
 
