@@ -170,3 +170,26 @@ async def test_mariadb_tables_of_credentials_are_refused(my_secrets: Server) -> 
 
 async def test_without_the_check_mariadb_gives_the_hashes(my_secrets: Server) -> None:
     await _read_without_the_check(my_secrets, MY_READS)
+
+
+async def test_an_alias_on_the_mysql_database_names_its_tables_alone(my_secrets: Server) -> None:
+    """An alias whose database is ``mysql`` read ``SELECT Password FROM servers``: the check
+    matched ``mysql.servers`` only as written so (``user`` is an application's table as often
+    as the server's). Now the connection's default schema makes the bare names refused."""
+    on_mysql = attrs.evolve(my_secrets, config=attrs.evolve(my_secrets.config, database="mysql"))
+    reads = [
+        ("SELECT Password FROM servers", "fed-sekret"),
+        ("SELECT User, authentication_string FROM user", "'rho_hash', '*"),
+        ("SELECT max_value FROM `column_stats`", "fed-sekret"),
+    ]
+    checked, unchecked = adapter(on_mysql), adapter(on_mysql, check=False)
+    try:
+        for sql, shown in reads:
+            with pytest.raises(StatementRefused, match=r"database is mysql, so \w+ alone names"):
+                await checked.query(sql, max_rows=5, timeout=5)
+            rows = repr((await unchecked.query(sql, max_rows=50, timeout=5)).rows)
+            assert shown in rows, (sql, rows[:300])  # the target is real
+        assert (await checked.query("SELECT Db FROM db LIMIT 0", max_rows=1, timeout=5)).rows == ()
+    finally:
+        for db in (checked, unchecked):
+            await db.aclose()
