@@ -39,9 +39,13 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     names = "|".join(case_insensitive(p) for p in NAMES)
     key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
     dotted = "|".join("*" + case_insensitive(t) for t in TWIN_SUFFIXES if t.startswith("."))
+    copy = case_insensitive("copy")
+    another = case_insensitive("another") + '" "' + copy
     # every rule on the path, then on it without each twin suffix of its name in turn
-    # (SecretPolicy.judge). A directory's copy (.ssh.bak/) is not reduced here: the scan
-    # before a guarded xargs finds it, and it comes in as one of the policy's locations.
+    # (SecretPolicy.judge): emacs' #name#, a rotation's .N or -N, a copy's mark at the end
+    # (" (copy)", " copy", " - copy"). A directory's copy (.ssh.bak/) is not reduced here,
+    # nor a mark with a number or before the extension ("credentials (2).json"): the scan
+    # before a guarded xargs finds them, and they come in as the policy's locations.
     refused = f"{own}|{trees}" if own else trees
     judge = (
         "      q=$p; d=; while :; do\n"
@@ -51,7 +55,12 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
         '        if [ -n "$d" ]; then d=; q="${q%/*}/${q##*/.}"; else\n'
         "        case $q in */.?*.[sS][wW][pPoOnN]) q=${q%.*}; d=1;;"
         f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;'
-        ' *) break;; esac; fi\n        case $q in */ | "") break;; esac\n      done\n'
+        ' */"#"?*"#") t=${q##*/#}; q="${q%/*}/${t%?}";;'
+        f' *" ("{copy}")" | *" ("{another}")") q=${{q% (*}};;'
+        f' *" - "{copy}) q=${{q% - *}};; *" "{copy}) q=${{q% *}};;\n'
+        '        *) t=${q##*/}; r=${t##*[.-]}; case $r in "" | *[!0-9]*) break;; esac\n'
+        '          [ "$r" != "$t" ] && [ -n "${t%[.-]*}" ] || break; q=${q%[.-]*};;\n'
+        '        esac; fi\n        case $q in */ | "") break;; esac\n      done\n'
         f"{home_rule}"
     )
     # One realpath for every argument, read line by line in step with them (fast path); a
