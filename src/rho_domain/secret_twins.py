@@ -9,7 +9,6 @@ rotation or an editor adds to a file's name, and the marks a file manager's copy
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 # A secret's copy under the name a compressor, an archiver, a backup or an editor gives it
@@ -29,12 +28,17 @@ VIM_SWAPS = (".swp", ".swo", ".swn")
 # A file manager's or a browser's copy, at the end or before the last extension: GNOME's
 # "id_rsa (copy)", "credentials (another copy).json", "(3rd copy)"; macOS's "id_rsa copy 2";
 # Windows' "id_rsa - Copy (2)"; a download's "id_rsa (1)".
-_COPY_MARK = re.compile(
+_COPY_MARK = (
     r" (?:\((?:copy|another copy|\d+(?:st|nd|rd|th) copy|\d+)\)|copy(?: \d+)?"
     r"|- copy(?: \(\d+\))?)(?=(?:\.[^.]*)?$)"
 )
 
-_NUMBERED = re.compile(r"[.-][0-9]+(?:/|$)")
+
+def _unmarked(name: str) -> str:
+    """``name`` without a copy mark (``_COPY_MARK``)."""
+    import re  # at the first name with a space, not at import (re caches the expression)
+
+    return re.sub(_COPY_MARK, "", name, count=1)
 
 
 def _rotated(name: str) -> str:
@@ -46,14 +50,14 @@ def _rotated(name: str) -> str:
 
 def _shorter(name: str) -> tuple[str, str]:
     """``name`` without one twin suffix or mark, and the suffix taken ("" when none was)."""
-    suffix = next((s for s in TWIN_SUFFIXES if name.endswith(s)), "")
-    if suffix:
+    if name.endswith(TWIN_SUFFIXES):  # one C call for the common answer (no)
+        suffix = next(s for s in TWIN_SUFFIXES if name.endswith(s))
         return name.removesuffix(suffix), suffix
     if len(name) > 2 and name[0] == name[-1] == "#":
         return name[1:-1], "#"  # emacs' autosave (#id_rsa#)
     if rotated := _rotated(name):
         return rotated, "."
-    if (unmarked := _COPY_MARK.sub("", name, count=1)) != name:
+    if " " in name and (unmarked := _unmarked(name)) != name:
         return unmarked, " "
     return "", ""
 
@@ -80,5 +84,5 @@ def may_be_copy(text: str) -> bool:
         or any(s in low for s in TWIN_SUFFIXES)
         or "#" in text
         or " " in text
-        or _NUMBERED.search(text) is not None
+        or any(part[-1:].isdigit() for part in text.split("/") if "." in part or "-" in part)
     )
