@@ -6,7 +6,7 @@ path by path (``tests/tools/test_secrets_policy.py``).
 
 from __future__ import annotations
 
-from rho_domain.secret_twins import TWIN_SUFFIXES
+from rho_domain.secret_twins import GLUED, TWIN_SUFFIXES
 from rho_domain.secrets import (
     ALLOWED,
     LOCATIONS,
@@ -39,6 +39,7 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     names = "|".join(case_insensitive(p) for p in NAMES)
     key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
     dotted = "|".join("*" + case_insensitive(t) for t in TWIN_SUFFIXES if t.startswith("."))
+    glued = "".join(f" *[-_]{case_insensitive(w)}) q=${{q%{'?' * (len(w) + 1)}}};;" for w in GLUED)
     copy = case_insensitive("copy")
     another = case_insensitive("another") + '" "' + copy
     # every rule on the path, then on it without each twin suffix of its name in turn
@@ -54,7 +55,7 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
         f" {key}) s=1; break;; esac\n"
         '        if [ -n "$d" ]; then d=; q="${q%/*}/${q##*/.}"; else\n'
         "        case $q in */.?*.[sS][wW][pPoOnN]) q=${q%.*}; d=1;;"
-        f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;'
+        f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;{glued}'
         ' */"#"?*"#") t=${q##*/#}; q="${q%/*}/${t%?}";;'
         f' *" ("{copy}")" | *" ("{another}")") q=${{q% (*}};;'
         f' *" - "{copy}) q=${{q% - *}};; *" "{copy}) q=${{q% *}};;\n'

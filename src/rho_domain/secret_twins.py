@@ -22,7 +22,12 @@ TWIN_SUFFIXES: tuple[str, ...] = (
     ".gzip", ".bz", ".zstd", ".lzo", ".tbz", ".tbz2", ".txz", ".tzst", ".tlz", ".rar",
     ".cpio", ".bk", ".bkp", ".sav", ".copy", ".tmp", ".prev", ".rpmsave", ".rpmnew",
     ".dpkg-old", ".dpkg-bak",
+    # glued by a dash or an underscore (.kube-old/config, .netrc_bak, .env_old)
+    "-old", "_old", "-bak", "_bak", "-backup", "_backup", "-orig", "_orig", "-copy", "_copy",
+    "-save", "_save", "-prev", "_prev",
 )  # fmt: skip
+# The words glued above, for the sh guard (secret_guard)
+GLUED = ("old", "bak", "backup", "orig", "copy", "save", "prev")
 # vim's swap files: a dot before the name unless it has one (.id_rsa.swp, .netrc.swp)
 VIM_SWAPS = (".swp", ".swo", ".swn")
 # A file manager's or a browser's copy, at the end or before the last extension: GNOME's

@@ -5,7 +5,8 @@ Before varshell18b the twin rule knew ``.bak``, ``.gz``, ``~``... but not these:
 id_rsa.1`` (logrotate's, or ``cp --backup=numbered``'s), ``cat .netrc-20240101`` (logrotate's
 dateext), ``cat 'keys/#id_ed25519#'`` (emacs' autosave), ``cat '.netrc (copy)'`` (GNOME's
 copy), ``cat 'credentials (2).json'`` (a download's), ``cat id_ed25519.bkp``, ``zcat
-server.pem.1.gz`` (a rotation's compressed copy) and ``cat 'dot/.ssh.1/config'`` printed the
+server.pem.1.gz`` (a rotation's compressed copy), ``cat 'dot/.ssh.1/config'``, ``cat
+dot/.kube-old/config`` (a kubeconfig's token) and ``cat .env_old`` printed the
 secret without bubblewrap and on Daytona, and under bubblewrap too (it masks what the policy
 names); ``grep -ra`` and ``rg -a`` walked into them. Now ``secret_twins.name_stems`` takes
 each off, in the policy, the xargs guard's ``sh`` and Daytona's scan. Ordinary rotated logs
@@ -32,14 +33,14 @@ FILES = {
     "id_ed25519.bkp": b"COPY-BKP\n",
     "server.pem.1.gz": gzip.compress(b"COPY-PEMGZ\n"),
     "dot/.ssh.1/config": b"Host x # COPY-SSHDIR\n",
+    "dot/.kube-old/config": b"token: COPY-KUBEOLD\n",
+    ".env_old": b"API_KEY=COPY-ENVOLD\n",
     "logs/app.log.1": b"LOG-ROTATED\n",
     "notes (copy).md": b"NOTES-COPY\n",
     ".env.sample": b"TEMPLATE=1\n",
 }
-MARKS = tuple(
-    f"COPY-{m}"
-    for m in ["ROTATED", "DATEEXT", "EMACS", "GNOME", "DOWNLOAD", "BKP", "PEMGZ", "SSHDIR"]
-)
+_KINDS = "ROTATED DATEEXT EMACS GNOME DOWNLOAD BKP PEMGZ SSHDIR KUBEOLD ENVOLD"
+MARKS = tuple(f"COPY-{kind}" for kind in _KINDS.split(" "))
 ATTACKS = {
     "cat id_rsa.1": "'id_rsa.1' names a secrets file",
     "cat .netrc-20240101": "names a secrets file",
@@ -49,6 +50,8 @@ ATTACKS = {
     "cat id_ed25519.bkp": "names a secrets file",
     "zcat server.pem.1.gz": "/server.pem' is a secrets file",
     "cat dot/.ssh.1/config": "/.ssh/config' is a secret location",
+    "cat dot/.kube-old/config": "/.kube/config' is a secret location",
+    "cat .env_old": "'.env_old' names a secrets file",
     "grep -ra COPY- .": "",
     "rg -a COPY-": "",
     "printf '%s\\n' 'id_rsa.1' '#x#' | xargs -d '\\n' cat": "",  # skipped, or hidden
@@ -70,7 +73,7 @@ async def test_a_secrets_rotated_autosaved_or_file_manager_copy_is_never_read(
 ) -> None:
     plain = subprocess.run(
         "cat id_rsa.1 .netrc-20240101 'keys/#id_ed25519#' '.netrc (copy)' 'credentials (2).json'"
-        " id_ed25519.bkp dot/.ssh.1/config; zcat server.pem.1.gz",
+        " id_ed25519.bkp dot/.ssh.1/config dot/.kube-old/config .env_old; zcat server.pem.1.gz",
         shell=True,
         cwd=ws,
         capture_output=True,

@@ -172,7 +172,8 @@ def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None
         "id_rsa.1", ".netrc-20240101", "srv.pem.2026-01-01", "#.netrc#", "#notes#", "###",
         ".netrc (Copy)", "credentials - copy", "id_rsa.pub (another copy)", "credentials copy",
         "notes.1", "app.log-2", "x.1a", ".1", "#", ".netrc.TBZ2", ".netrc.rpmsave.1",
-        ".env.sample.1", "x.env.sample~",
+        ".env.sample.1", "x.env.sample~", ".netrc_BAK", ".env-old", "notes_old", "x-Backup",
+        "home/.docker-bak/config.json", ".pgpass-prev.gz",
     ]  # fmt: skip
     paths = []
     for name in names:
