@@ -6,7 +6,7 @@ path by path (``tests/tools/test_secrets_policy.py``).
 
 from __future__ import annotations
 
-from rho_domain.secret_twins import GLUED, TWIN_SUFFIXES
+from rho_domain.secret_twins import COPY_OF, GLUED, TWIN_SUFFIXES
 from rho_domain.secrets import (
     ALLOWED,
     LOCATIONS,
@@ -41,12 +41,13 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     dotted = "|".join("*" + case_insensitive(t) for t in TWIN_SUFFIXES if t.startswith("."))
     glued = "".join(f" *[-_]{case_insensitive(w)}) q=${{q%{'?' * (len(w) + 1)}}};;" for w in GLUED)
     copy = case_insensitive("copy")
+    copy_of = case_insensitive(COPY_OF).replace(" ", '" "')
     another = case_insensitive("another") + '" "' + copy
     # every rule on the path, then on it without each twin suffix of its name in turn
     # (SecretPolicy.judge): emacs' #name#, a rotation's .N or -N, a copy's mark at the end
-    # (" (copy)", " copy", " - copy"). A directory's copy (.ssh.bak/) is not reduced here,
-    # nor a mark with a number or before the extension ("credentials (2).json"): the scan
-    # before a guarded xargs finds them, and they come in as the policy's locations.
+    # (" (copy)", " copy", " - copy"), "Copy of name". A directory's copy (.ssh.bak/) is not
+    # reduced here, nor a mark with a number or before the extension ("credentials (2).json"):
+    # the scan before a guarded xargs finds them, and they come in as the policy's locations.
     refused = f"{own}|{trees}" if own else trees
     judge = (
         "      q=$p; d=; while :; do\n"
@@ -59,8 +60,10 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
         ' */"#"?*"#") t=${q##*/#}; q="${q%/*}/${t%?}";;'
         f' *" ("{copy}")" | *" ("{another}")") q=${{q% (*}};;'
         f' *" - "{copy}) q=${{q% - *}};; *" "{copy}) q=${{q% *}};;\n'
-        '        *) t=${q##*/}; r=${t##*[.-]}; case $r in "" | *[!0-9]*) break;; esac\n'
-        '          [ "$r" != "$t" ] && [ -n "${t%[.-]*}" ] || break; q=${q%[.-]*};;\n'
+        '        *) t=${q##*/}; r=${t##*[.-]}; case $r in "" | *[!0-9]*) r=;; esac\n'
+        '          if [ -n "$r" ] && [ "$r" != "$t" ] && [ -n "${t%[.-]*}" ]; then q=${q%[.-]*}\n'
+        f"          else case $t in {copy_of}?*) q=${{q%/*}}/${{t#{copy_of}}};;"
+        " *) break;; esac; fi;;\n"
         '        esac; fi\n        case $q in */ | "") break;; esac\n      done\n'
         f"{home_rule}"
     )

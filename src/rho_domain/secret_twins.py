@@ -39,6 +39,9 @@ _COPY_MARK = (
 )
 
 
+COPY_OF = "copy of "
+
+
 def _unmarked(name: str) -> str:
     """``name`` without a copy mark (``_COPY_MARK``)."""
     import re  # at the first name with a space, not at import (re caches the expression)
@@ -64,6 +67,8 @@ def _shorter(name: str) -> tuple[str, str]:
         return rotated, "."
     if " " in name and (unmarked := _unmarked(name)) != name:
         return unmarked, " "
+    if name.startswith(COPY_OF) and len(name) > len(COPY_OF):
+        return name.removeprefix(COPY_OF), COPY_OF  # older Windows' "Copy of id_rsa"
     return "", ""
 
 

@@ -6,7 +6,8 @@ id_rsa.1`` (logrotate's, or ``cp --backup=numbered``'s), ``cat .netrc-20240101``
 dateext), ``cat 'keys/#id_ed25519#'`` (emacs' autosave), ``cat '.netrc (copy)'`` (GNOME's
 copy), ``cat 'credentials (2).json'`` (a download's), ``cat id_ed25519.bkp``, ``zcat
 server.pem.1.gz`` (a rotation's compressed copy), ``cat 'dot/.ssh.1/config'``, ``cat
-dot/.kube-old/config`` (a kubeconfig's token) and ``cat .env_old`` printed the
+dot/.kube-old/config`` (a kubeconfig's token), ``cat .env_old`` and ``cat 'Copy of
+.pgpass'`` (older Windows') printed the
 secret without bubblewrap and on Daytona, and under bubblewrap too (it masks what the policy
 names); ``grep -ra`` and ``rg -a`` walked into them. Now ``secret_twins.name_stems`` takes
 each off, in the policy, the xargs guard's ``sh`` and Daytona's scan. Ordinary rotated logs
@@ -35,11 +36,12 @@ FILES = {
     "dot/.ssh.1/config": b"Host x # COPY-SSHDIR\n",
     "dot/.kube-old/config": b"token: COPY-KUBEOLD\n",
     ".env_old": b"API_KEY=COPY-ENVOLD\n",
+    "Copy of .pgpass": b"db:5432:*:u:COPY-COPYOF\n",
     "logs/app.log.1": b"LOG-ROTATED\n",
     "notes (copy).md": b"NOTES-COPY\n",
     ".env.sample": b"TEMPLATE=1\n",
 }
-_KINDS = "ROTATED DATEEXT EMACS GNOME DOWNLOAD BKP PEMGZ SSHDIR KUBEOLD ENVOLD"
+_KINDS = "ROTATED DATEEXT EMACS GNOME DOWNLOAD BKP PEMGZ SSHDIR KUBEOLD ENVOLD COPYOF"
 MARKS = tuple(f"COPY-{kind}" for kind in _KINDS.split(" "))
 ATTACKS = {
     "cat id_rsa.1": "'id_rsa.1' names a secrets file",
@@ -52,6 +54,7 @@ ATTACKS = {
     "cat dot/.ssh.1/config": "/.ssh/config' is a secret location",
     "cat dot/.kube-old/config": "/.kube/config' is a secret location",
     "cat .env_old": "'.env_old' names a secrets file",
+    "cat 'Copy of .pgpass'": "'Copy of .pgpass' names a secrets file",
     "grep -ra COPY- .": "",
     "rg -a COPY-": "",
     "printf '%s\\n' 'id_rsa.1' '#x#' | xargs -d '\\n' cat": "",  # skipped, or hidden
@@ -73,7 +76,8 @@ async def test_a_secrets_rotated_autosaved_or_file_manager_copy_is_never_read(
 ) -> None:
     plain = subprocess.run(
         "cat id_rsa.1 .netrc-20240101 'keys/#id_ed25519#' '.netrc (copy)' 'credentials (2).json'"
-        " id_ed25519.bkp dot/.ssh.1/config dot/.kube-old/config .env_old; zcat server.pem.1.gz",
+        " id_ed25519.bkp dot/.ssh.1/config dot/.kube-old/config .env_old 'Copy of .pgpass';"
+        " zcat server.pem.1.gz",
         shell=True,
         cwd=ws,
         capture_output=True,

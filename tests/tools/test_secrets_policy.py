@@ -173,7 +173,8 @@ def test_guard_judges_real_paths_exactly_like_the_policy(tmp_path: Path) -> None
         ".netrc (Copy)", "credentials - copy", "id_rsa.pub (another copy)", "credentials copy",
         "notes.1", "app.log-2", "x.1a", ".1", "#", ".netrc.TBZ2", ".netrc.rpmsave.1",
         ".env.sample.1", "x.env.sample~", ".netrc_BAK", ".env-old", "notes_old", "x-Backup",
-        "home/.docker-bak/config.json", ".pgpass-prev.gz",
+        "home/.docker-bak/config.json", ".pgpass-prev.gz", "Copy of .netrc", "copy of notes",
+        "Copy of .env.sample (copy)", "Copy of #id_rsa#", "copy of copy", "copy of ",
     ]  # fmt: skip
     paths = []
     for name in names:

@@ -73,12 +73,13 @@ def _copies(pattern: str) -> tuple[str, ...]:
     """``find`` patterns for the copies of what ``pattern`` names (``secret_twins``): a
     suffix (id_rsa.bak, .netrc.gz, server.pem~, .netrc.1, .netrc-20240101, ".netrc copy",
     .netrc_bak),
-    emacs' autosave (#.netrc#), a copy's mark before the extension ("credentials (2).json")."""
+    emacs' autosave (#.netrc#), "Copy of .netrc", a copy's mark before the extension
+    ("credentials (2).json")."""
     head, _, name = pattern.rpartition("/")
     head = f"{head}/" if head else ""
     dot = name.rfind(".")
     marked = (f"{head}{name[:dot]} *{name[dot:]}",) if dot > 0 else ()
-    return (f"{pattern}[.~ _-]*", f"{head}#{name}#", *marked)
+    return (f"{pattern}[.~ _-]*", f"{head}#{name}#", f"{head}copy of {name}", *marked)
 
 
 def scan_roots(
