@@ -17,6 +17,7 @@ import re
 
 from rho_domain.errors import PathOutsideWorkspace, PermissionDenied, ToolError
 from rho_domain.names import folded, is_short_name
+from rho_domain.secret_twins import name_stems
 from rho_domain.secrets import DEFAULT_POLICY
 
 __all__ = ["folded", "is_short_name"]  # rho_domain.names', named here for the rules
@@ -36,14 +37,17 @@ def components(path: str) -> tuple[str, ...]:
 
 
 def is_secret_name(name: str) -> bool:
-    """True for the unmistakable secrets file names (``.env`` variants, ``.netrc``, SSH keys):
-    the names refused even as a bare word, before anything looks at the filesystem."""
-    low = name.casefold()
-    if low.endswith(_TEMPLATE_SUFFIXES):
-        return False
-    if low in _SECRET_NAMES or low in _SSH_KEYS:
-        return True
-    return low.startswith(".env.") or low.endswith(".env")
+    """True for the unmistakable secrets file names (``.env`` variants, ``.netrc``, SSH keys)
+    and their copies (``secret_twins``: ``id_rsa.bak``, ``.netrc.1``): the names refused even
+    as a bare word, before anything looks at the filesystem."""
+    for low in name_stems(name.casefold()):  # and their copies: id_rsa.1, .netrc (copy)
+        if low.endswith(_TEMPLATE_SUFFIXES):
+            return False
+        if low in _SECRET_NAMES or low in _SSH_KEYS:
+            return True
+        if low.startswith(".env.") or low.endswith(".env"):
+            return True
+    return False
 
 
 def is_secret(path: str) -> bool:

@@ -6,7 +6,7 @@ path by path (``tests/tools/test_secrets_policy.py``).
 
 from __future__ import annotations
 
-from rho_domain.secret_twins import TWIN_SUFFIXES
+from rho_domain.secret_twins import COPY_OF, GLUED, TWIN_SUFFIXES
 from rho_domain.secrets import (
     ALLOWED,
     LOCATIONS,
@@ -39,9 +39,15 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
     names = "|".join(case_insensitive(p) for p in NAMES)
     key, not_key = case_insensitive(SSH_KEY), case_insensitive(SSH_KEY_NOT)
     dotted = "|".join("*" + case_insensitive(t) for t in TWIN_SUFFIXES if t.startswith("."))
+    glued = "".join(f" *[-_]{case_insensitive(w)}) q=${{q%{'?' * (len(w) + 1)}}};;" for w in GLUED)
+    copy = case_insensitive("copy")
+    copy_of = case_insensitive(COPY_OF).replace(" ", '" "')
+    another = case_insensitive("another") + '" "' + copy
     # every rule on the path, then on it without each twin suffix of its name in turn
-    # (SecretPolicy.judge). A directory's copy (.ssh.bak/) is not reduced here: the scan
-    # before a guarded xargs finds it, and it comes in as one of the policy's locations.
+    # (SecretPolicy.judge): emacs' #name#, a rotation's .N or -N, a copy's mark at the end
+    # (" (copy)", " copy", " - copy"), "Copy of name". A directory's copy (.ssh.bak/) is not
+    # reduced here, nor a mark with a number or before the extension ("credentials (2).json"):
+    # the scan before a guarded xargs finds them, and they come in as the policy's locations.
     refused = f"{own}|{trees}" if own else trees
     judge = (
         "      q=$p; d=; while :; do\n"
@@ -50,8 +56,15 @@ def guard_script(policy: SecretPolicy, reach_case: str = "") -> str:
         f" {key}) s=1; break;; esac\n"
         '        if [ -n "$d" ]; then d=; q="${q%/*}/${q##*/.}"; else\n'
         "        case $q in */.?*.[sS][wW][pPoOnN]) q=${q%.*}; d=1;;"
-        f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;'
-        ' *) break;; esac; fi\n        case $q in */ | "") break;; esac\n      done\n'
+        f' {dotted}) q=${{q%.*}};; *"~") q=${{q%?}};; *-[zZ]) q=${{q%??}};;{glued}'
+        ' */"#"?*"#") t=${q##*/#}; q="${q%/*}/${t%?}";;'
+        f' *" ("{copy}")" | *" ("{another}")") q=${{q% (*}};;'
+        f' *" - "{copy}) q=${{q% - *}};; *" "{copy}) q=${{q% *}};;\n'
+        '        *) t=${q##*/}; r=${t##*[.-]}; case $r in "" | *[!0-9]*) r=;; esac\n'
+        '          if [ -n "$r" ] && [ "$r" != "$t" ] && [ -n "${t%[.-]*}" ]; then q=${q%[.-]*}\n'
+        f"          else case $t in {copy_of}?*) q=${{q%/*}}/${{t#{copy_of}}};;"
+        " *) break;; esac; fi;;\n"
+        '        esac; fi\n        case $q in */ | "") break;; esac\n      done\n'
         f"{home_rule}"
     )
     # One realpath for every argument, read line by line in step with them (fast path); a

@@ -1,5 +1,6 @@
-"""The names a secret's copy has: the suffixes a compressor, an archiver, a backup or an
-editor adds to a file's name (data and two pure functions, no imports).
+"""The names a secret's copy has: the suffixes a compressor, an archiver, a backup, a log
+rotation or an editor adds to a file's name, and the marks a file manager's copy carries
+(data and pure functions, stdlib only).
 
 ``secrets.twin_stems`` judges a path as the copy of every path ``name_stems`` leads to
 (``id_rsa.gz`` is ``id_rsa``, ``.ssh.bak/config`` is ``.ssh/config``), and
@@ -13,31 +14,85 @@ from collections.abc import Iterator
 # A secret's copy under the name a compressor, an archiver, a backup or an editor gives it
 # holds the same secret (``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``, ``credentials.zip``).
 # Lowercase, matched on the folded name; "~" and "-z" are glued to the name, the rest dotted.
+# Not ".dist" nor ".sample": they name templates (``.env.dist``), which stay readable.
 TWIN_SUFFIXES: tuple[str, ...] = (
     ".gz", ".z", "-z", ".bz2", ".xz", ".zst", ".lz", ".lz4", ".lzma", ".br", ".tgz", ".tar",
     ".zip", ".7z", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".swo", ".swn", "~",
+    # varshell18b: the other spellings of the same copies
+    ".gzip", ".bz", ".zstd", ".lzo", ".tbz", ".tbz2", ".txz", ".tzst", ".tlz", ".rar",
+    ".cpio", ".bk", ".bkp", ".sav", ".copy", ".tmp", ".prev", ".rpmsave", ".rpmnew",
+    ".dpkg-old", ".dpkg-bak",
+    # glued by a dash or an underscore (.kube-old/config, .netrc_bak, .env_old)
+    "-old", "_old", "-bak", "_bak", "-backup", "_backup", "-orig", "_orig", "-copy", "_copy",
+    "-save", "_save", "-prev", "_prev",
 )  # fmt: skip
+# The words glued above, for the sh guard (secret_guard)
+GLUED = ("old", "bak", "backup", "orig", "copy", "save", "prev")
 # vim's swap files: a dot before the name unless it has one (.id_rsa.swp, .netrc.swp)
 VIM_SWAPS = (".swp", ".swo", ".swn")
+# A file manager's or a browser's copy, at the end or before the last extension: GNOME's
+# "id_rsa (copy)", "credentials (another copy).json", "(3rd copy)"; macOS's "id_rsa copy 2";
+# Windows' "id_rsa - Copy (2)"; a download's "id_rsa (1)".
+_COPY_MARK = (
+    r" (?:\((?:copy|another copy|\d+(?:st|nd|rd|th) copy|\d+)\)|copy(?: \d+)?"
+    r"|- copy(?: \(\d+\))?)(?=(?:\.[^.]*)?$)"
+)
+
+
+COPY_OF = "copy of "
+
+
+def _unmarked(name: str) -> str:
+    """``name`` without a copy mark (``_COPY_MARK``)."""
+    import re  # at the first name with a space, not at import (re caches the expression)
+
+    return re.sub(_COPY_MARK, "", name, count=1)
+
+
+def _rotated(name: str) -> str:
+    """``name`` without a rotation's number (``id_rsa.1``, ``.netrc-20240101``), or ""."""
+    cut = max(name.rfind("."), name.rfind("-"))
+    number = name[cut + 1 :]
+    return name[:cut] if cut > 0 and number.isascii() and number.isdigit() else ""
+
+
+def _shorter(name: str) -> tuple[str, str]:
+    """``name`` without one twin suffix or mark, and the suffix taken ("" when none was)."""
+    if name.endswith(TWIN_SUFFIXES):  # one C call for the common answer (no)
+        suffix = next(s for s in TWIN_SUFFIXES if name.endswith(s))
+        return name.removesuffix(suffix), suffix
+    if len(name) > 2 and name[0] == name[-1] == "#":
+        return name[1:-1], "#"  # emacs' autosave (#id_rsa#)
+    if rotated := _rotated(name):
+        return rotated, "."
+    if " " in name and (unmarked := _unmarked(name)) != name:
+        return unmarked, " "
+    if name.startswith(COPY_OF) and len(name) > len(COPY_OF):
+        return name.removeprefix(COPY_OF), COPY_OF  # older Windows' "Copy of id_rsa"
+    return "", ""
 
 
 def name_stems(name: str) -> Iterator[str]:
-    """``name`` (folded: ``names.folded``), then without one more of ``TWIN_SUFFIXES`` each
+    """``name`` (folded: ``names.folded``), then without one more twin suffix or mark each
     time, while any is left: ``id_rsa.bak.gz``, ``id_rsa.bak``, ``id_rsa``; a vim swap's
     name without its suffix, then without its leading dot: ``.id_rsa.swp``, ``.id_rsa``,
-    ``id_rsa``."""
+    ``id_rsa``; ``#.netrc#`` (emacs), ``.netrc.1`` (rotated), ``.netrc (copy)``: ``.netrc``."""
     while name:
         yield name
-        suffix = next((s for s in TWIN_SUFFIXES if name.endswith(s)), "")
-        if not suffix:
-            return
-        name = name.removesuffix(suffix)
+        name, suffix = _shorter(name)
         if suffix in VIM_SWAPS and name.startswith(".") and len(name) > 1:
             yield name  # .netrc's swap
             name = name[1:]  # id_rsa's
 
 
 def may_be_copy(text: str) -> bool:
-    """Whether a twin suffix may be in ``text`` (False for most paths, which then have no
-    stem to work out)."""
-    return not text.isascii() or any(s in text.lower() for s in TWIN_SUFFIXES)
+    """Whether a twin suffix or mark may be in ``text`` (False for most paths, which then
+    have no stem to work out)."""
+    low = text.lower()
+    return (
+        not text.isascii()
+        or any(s in low for s in TWIN_SUFFIXES)
+        or "#" in text
+        or " " in text
+        or any(part[-1:].isdigit() for part in text.split("/") if "." in part or "-" in part)
+    )

@@ -25,9 +25,11 @@ Rules, in order, on an absolute (canonical) path:
    (``TEMPLATES``: ``.env.example``...): ``.env`` variants, private keys (``*.pem``,
    ``*.key``, ``id_*`` without a dot), ``.netrc``, ``.pgpass``, credentials files, shell
    histories...
-   Rules 1-3 judge the path again with each backup's, compressor's or archiver's suffix
-   taken off its names (``secret_twins``): ``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``,
-   ``.docker/config.json.orig``, ``.ssh.bak/config`` are copies (``twin_stems``).
+   Rules 1-3 judge the path again with each backup's, compressor's, archiver's, rotation's,
+   editor's or file manager's suffix or mark taken off its names (``secret_twins``):
+   ``id_rsa.gz``, ``.netrc.bak``, ``server.pem~``, ``.docker/config.json.orig``,
+   ``.ssh.bak/config``, ``id_rsa.1``, ``#id_rsa#``, ``.netrc (copy)`` are copies
+   (``twin_stems``).
 4. A component shaped as a Windows short (8.3) name (``ENV~1`` may be ``.env`` on NTFS).
 
 A relative path is matched as if it were below some directory (``.env`` is ``*/.env``), so the

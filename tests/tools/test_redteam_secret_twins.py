@@ -53,14 +53,14 @@ ATTACKS = {
     "grep -ra TWIN .": "",
     "grep -ra TWIN dot": "",
     "rg -a TWIN": "",
-    "zcat id_rsa.gz": "/id_rsa' is a secret (an SSH private key)",
-    "zcat .netrc.gz": "/.netrc' is a secrets file",
-    "cat keys/id_ed25519.bak": "/keys/id_ed25519' is a secret",
+    "zcat id_rsa.gz": "'id_rsa.gz' names a secrets file",  # the bare word (varshell18b)
+    "zcat .netrc.gz": "'.netrc.gz' names a secrets file",
+    "cat keys/id_ed25519.bak": "'keys/id_ed25519.bak' names a secrets file",
     "cat server.pem~": "/server.pem' is a secrets file",
     "cd dot && head .docker/config.json.orig": "/.docker/config.json' is a secret location",
     "cat dot/.ssh.bak/config": "/.ssh/config' is a secret location",
     "zcat dot/.ssh.tar.gz": "/dot/.ssh' is a secret location",
-    "cat vim/.id_rsa.swp": "/vim/id_rsa' is a secret (an SSH private key)",
+    "cat vim/.id_rsa.swp": "'vim/.id_rsa.swp' names a secrets file",
     "echo dot/.ssh.bak/config | xargs cat": "",  # skipped, or hidden by bubblewrap
     "echo credentials.bak | xargs cat": "rho: skipped credentials.bak",
 }

@@ -59,14 +59,27 @@ def _secret_tests() -> str:
     refuse (a superset: the policy judges each one found)."""
     names = [p.removeprefix("*/") for p in NAMES]
     tests = [f"-iname {q(name)}" for name in names]
-    # their copies (secret_twins.TWIN_SUFFIXES: id_rsa.bak, .netrc.gz, server.pem~)
-    tests += [f"-iname {q(name + '[.~-]*')}" for name in names]
-    tests.append(f"-iname {q(SSH_KEY.removeprefix('*/'))}")
+    tests += [f"-iname {q(copy)}" for name in names for copy in _copies(name)]
+    key = SSH_KEY.removeprefix("*/")
+    tests += [f"-iname {q(name)}" for name in (key, *_copies(key))]
     tests.append(f"-iname {q('.*.sw[pon]')}")  # vim's swap files (.id_rsa.swp)
     files = [p for p in LOCATIONS if p.startswith("*/") and not p.endswith("/*")]
     tests += [f"-ipath {q(p)}" for p in files]
-    tests += [f"-ipath {q(p + '[.~-]*')}" for p in files]  # .docker/config.json.orig
+    tests += [f"-ipath {q(copy)}" for p in files for copy in _copies(p)]  # config.json.orig
     return " -o ".join(tests)
+
+
+def _copies(pattern: str) -> tuple[str, ...]:
+    """``find`` patterns for the copies of what ``pattern`` names (``secret_twins``): a
+    suffix (id_rsa.bak, .netrc.gz, server.pem~, .netrc.1, .netrc-20240101, ".netrc copy",
+    .netrc_bak),
+    emacs' autosave (#.netrc#), "Copy of .netrc", a copy's mark before the extension
+    ("credentials (2).json")."""
+    head, _, name = pattern.rpartition("/")
+    head = f"{head}/" if head else ""
+    dot = name.rfind(".")
+    marked = (f"{head}{name[:dot]} *{name[dot:]}",) if dot > 0 else ()
+    return (f"{pattern}[.~ _-]*", f"{head}#{name}#", f"{head}copy of {name}", *marked)
 
 
 def scan_roots(
