@@ -257,12 +257,12 @@ async def test_daytona_shell_stdin_is_empty(rig: Rig) -> None:
 
 
 async def test_the_fake_daemon_s_bash_reads_its_commands_from_a_file() -> None:
-    """FakeDaytona gives bash the command on stdin as a file, not a pipe: from a pipe bash
-    reads a byte at a time (4-5 ms of CPU for a git stage's 20 KB). What bash leaves unread
-    is still the stdin of the commands it runs, as from a pipe."""
+    """FakeDaytona's shell daemon gives bash the command on stdin as a file, not a pipe: from
+    a pipe bash reads a byte at a time (4-5 ms of CPU for a git stage's 20 KB). What bash
+    leaves unread is still the stdin of the commands it runs, as from a pipe."""
     import httpx
 
-    fake = FakeDaytona(polls_until_started=0)
+    fake = FakeDaytona(polls_until_started=0, daemon="shell")
     async with httpx.AsyncClient(transport=fake.transport) as client:
         auth = {"authorization": f"Bearer {fake.api_key}"}
         created = await client.post(f"{fake.api_url}/sandbox", json={}, headers=auth)
