@@ -30,6 +30,7 @@ on an execute whose script holds it; ``hang``: never answered, ``hung`` set once
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import os
@@ -64,7 +65,7 @@ def _error(status: int, message: str, path: str = "") -> httpx.Response:
 
 
 def _go_mode(mode: int) -> str:
-    """Go's ``FileMode.String()`` for an lstat mode (what the daemon puts in ``mode``)."""
+    """Go's ``FileMode.String()`` for a stat mode (what the daemon puts in ``mode``)."""
     kind = "d" if stat.S_ISDIR(mode) else "L" if stat.S_ISLNK(mode) else "-"
     if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
         kind = "p" if stat.S_ISFIFO(mode) else "D"
@@ -73,7 +74,9 @@ def _go_mode(mode: int) -> str:
 
 
 def _file_info(path: str, name: str) -> dict[str, Any]:
-    st = os.lstat(path)
+    """The daemon's ``getFileInfo``: ``os.Stat``, so a symbolic link is described by what it
+    points to (a dangling one raises: ``GET /files`` leaves it out)."""
+    st = os.stat(path)
     stamp = dt.datetime.fromtimestamp(st.st_mtime, tz=dt.UTC).isoformat()
     return {
         "name": name,
@@ -228,10 +231,11 @@ class FakeDaytona:
         target = request.url.params.get("path", "")
         try:
             if request.method == "GET" and path == "/files":
-                names = os.listdir(target)
-                return httpx.Response(
-                    200, json=[_file_info(os.path.join(target, n), n) for n in names]
-                )
+                entries = []
+                for name in os.listdir(target):
+                    with contextlib.suppress(OSError):
+                        entries.append(_file_info(os.path.join(target, name), name))
+                return httpx.Response(200, json=entries)
             if request.method == "GET" and path == "/files/info":
                 return httpx.Response(200, json=_file_info(target, os.path.basename(target)))
             if request.method == "GET" and path == "/files/download":
