@@ -112,6 +112,17 @@ async def test_daytona_command_start_failure(tmp_path: Path) -> None:
             await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
 
 
+async def test_daytona_exit_code_of_a_daemon_before_november_2025(tmp_path: Path) -> None:
+    """Daemons before daytonaio/daytona #2406 answer ``{"code", "result"}``: the command's
+    answer was taken for a start failure ("could not start the command: out")."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        answer = {"code": 0, "result": "out\n\x1erho:4:0\n"}
+        rig.fake.fail("POST", "/process/execute", 200, answer)
+        result = await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+        assert (result.exit_code, result.output) == (4, "out")
+
+
 async def test_daytona_unparsable_answer(tmp_path: Path) -> None:
     async for rig in closing(make_rig(tmp_path)):
         await rig.executor.stat(".")

@@ -184,7 +184,8 @@ class SandboxAPI:
         if response.status_code == 408:
             return None
         data = _json_object(response, "command execution")
-        code = data.get("exitCode")
+        # Daemons before November 2025 (daytonaio/daytona #2406) name the exit code "code".
+        code = data.get("exitCode", data.get("code"))
         if not isinstance(code, int) or code < 0:
             raise ExecutorError(f"the sandbox could not start the command: {data.get('result')}")
         return ExecAnswer(exit_code=code, result=str(data.get("result") or ""))
