@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 import attrs
 import httpx
 
+from rho_adapters.daytona.api import GO_SPACE
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes.daytona_process import Daemon, execute
 from rho_adapters.fakes.daytona_wire import decoded, multipart, script
@@ -257,7 +258,7 @@ class FakeDaytona:
         pending: str | None = None
         for name, content in fields:
             if name.endswith(".path"):
-                pending = content.decode()
+                pending = content.decode().strip(GO_SPACE)  # the daemon's strings.TrimSpace
             elif name.endswith(".file"):
                 if pending is None:  # the daemon streams: the path must come first
                     return _error(400, "file without path metadata", path)
