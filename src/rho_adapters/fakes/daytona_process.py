@@ -101,7 +101,7 @@ async def execute(spec: dict[str, Any], env: dict[str, str], daemon: Daemon) -> 
         _kill(proc)  # the request was abandoned (cancellation): the fake's process ends too
         raise
     result = out.decode("utf-8", "replace")
-    code = proc.returncode if proc.returncode >= 0 else -1  # Go's ExitCode() for a signal
+    code = max(-1, proc.returncode or 0)  # a signal's negative code: Go's ExitCode() says -1
     return httpx.Response(200, json={"exitCode": code, "result": result})
 
 
