@@ -12,7 +12,7 @@ from daytona_support import closing, make_rig
 from rho_adapters.daytona import DaytonaExecutor
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ExecutorError, PermissionDenied, ToolError
-from rho_domain.ports.executor import Command, Stage
+from rho_domain.ports.executor import Command, FileUpload, Stage
 
 
 async def test_daytona_wrong_api_key_names_the_variable(tmp_path: Path) -> None:
@@ -104,12 +104,35 @@ async def test_daytona_upload_error_mapped(tmp_path: Path) -> None:
         assert not (rig.ws / "x.txt").exists()
 
 
+async def test_daytona_upload_path_the_daemon_would_trim_is_refused(tmp_path: Path) -> None:
+    """The daemon trims white space around an upload's path (strings.TrimSpace): before,
+    ``--upload x:notes.txt `` and ``notes.txt\u00a0`` replaced ``notes.txt``."""
+    async for rig in closing(make_rig(tmp_path)):
+        (rig.ws / "notes.txt").write_bytes(b"keep")
+        for name in ("notes.txt ", "notes.txt\u00a0"):
+            with pytest.raises(ToolError, match="ends in white space"):
+                await rig.executor.upload([FileUpload(path=name, data=b"other")])
+        assert sorted(p.name for p in rig.ws.iterdir()) == ["notes.txt", "src"]
+        assert (rig.ws / "notes.txt").read_bytes() == b"keep"
+
+
 async def test_daytona_command_start_failure(tmp_path: Path) -> None:
     async for rig in closing(make_rig(tmp_path)):
         await rig.executor.stat(".")
         rig.fake.fail("POST", "/process/execute", 200, {"exitCode": -1, "result": "no shell"})
         with pytest.raises(ExecutorError, match="could not start the command: no shell"):
             await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+
+
+async def test_daytona_exit_code_of_a_daemon_before_november_2025(tmp_path: Path) -> None:
+    """Daemons before daytonaio/daytona #2406 answer ``{"code", "result"}``: the command's
+    answer was taken for a start failure ("could not start the command: out")."""
+    async for rig in closing(make_rig(tmp_path)):
+        await rig.executor.stat(".")
+        answer = {"code": 0, "result": "out\n\x1erho:4:0\n"}
+        rig.fake.fail("POST", "/process/execute", 200, answer)
+        result = await rig.executor.run(Command(pipeline=(Stage(argv=("true",)),)))
+        assert (result.exit_code, result.output) == (4, "out")
 
 
 async def test_daytona_unparsable_answer(tmp_path: Path) -> None:

@@ -152,7 +152,9 @@ async def test_daytona_list_dir(rig: Rig) -> None:
     assert entries["a.txt"].path == "src/a.txt"
     assert entries["a.txt"].size == 12
     assert entries["sub"].kind is FileKind.DIRECTORY
-    assert entries["link"].kind is FileKind.SYMLINK
+    # The daemon's GET /files describes a link by what it points to (Go's os.Stat), and
+    # leaves a dangling one out: not the local executor's SYMLINK (docs/security.md).
+    assert (entries["link"].kind, entries["link"].size) == (FileKind.FILE, 12)
     assert entries["a.txt"].mtime > 0
     top = {e.path for e in await rig.executor.list_dir(".")}
     assert "src" in top
@@ -257,12 +259,12 @@ async def test_daytona_shell_stdin_is_empty(rig: Rig) -> None:
 
 
 async def test_the_fake_daemon_s_bash_reads_its_commands_from_a_file() -> None:
-    """FakeDaytona gives bash the command on stdin as a file, not a pipe: from a pipe bash
-    reads a byte at a time (4-5 ms of CPU for a git stage's 20 KB). What bash leaves unread
-    is still the stdin of the commands it runs, as from a pipe."""
+    """FakeDaytona's shell daemon gives bash the command on stdin as a file, not a pipe: from
+    a pipe bash reads a byte at a time (4-5 ms of CPU for a git stage's 20 KB). What bash
+    leaves unread is still the stdin of the commands it runs, as from a pipe."""
     import httpx
 
-    fake = FakeDaytona(polls_until_started=0)
+    fake = FakeDaytona(polls_until_started=0, daemon="shell")
     async with httpx.AsyncClient(transport=fake.transport) as client:
         auth = {"authorization": f"Bearer {fake.api_key}"}
         created = await client.post(f"{fake.api_url}/sandbox", json={}, headers=auth)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import json
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -103,8 +101,7 @@ async def test_daytona_tool_grep_falls_back_without_ripgrep(tmp_path: Path) -> N
 
 def sent_scripts(rig: Rig) -> list[str]:
     """The scripts the executor sent the sandbox (each is sent base64-encoded)."""
-    encoded = (re.search(r"printf %s '([^']*)'", command) for command in rig.fake.commands)
-    return [base64.b64decode(found[1]).decode() for found in encoded if found]
+    return rig.fake.scripts
 
 
 async def test_daytona_tool_glob(ro: Rig) -> None:

@@ -28,7 +28,7 @@ from rho_entry import wiring
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 # A fake of a remote machine: its commands get the environment that machine would have.
-MAY_READ_OS_ENVIRON = {"rho_adapters/fakes/daytona.py"}
+MAY_READ_OS_ENVIRON = {"rho_adapters/fakes/daytona.py", "rho_adapters/fakes/daytona_process.py"}
 
 
 def _agent(tmp_path: Path, profile: str, **config: object) -> Agent:

@@ -20,7 +20,7 @@ from rho_adapters.daytona._errors import error_for, map_httpx_errors
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
-from rho_domain.errors import ExecutorError
+from rho_domain.errors import ExecutorError, ToolError
 from rho_domain.ports.clock import Clock
 
 # The daemon splits session output and accepts the current process API only for new clients.
@@ -184,7 +184,8 @@ class SandboxAPI:
         if response.status_code == 408:
             return None
         data = _json_object(response, "command execution")
-        code = data.get("exitCode")
+        # Daemons before November 2025 (daytonaio/daytona #2406) name the exit code "code".
+        code = data.get("exitCode", data.get("code"))
         if not isinstance(code, int) or code < 0:
             raise ExecutorError(f"the sandbox could not start the command: {data.get('result')}")
         return ExecAnswer(exit_code=code, result=str(data.get("result") or ""))
@@ -205,6 +206,7 @@ class SandboxAPI:
 
     async def upload(self, sandbox: Sandbox, path: str, data: bytes, shown: str) -> None:
         """Upload one file (bulk-upload: the ``.path`` field precedes its ``.file`` field)."""
+        _check_upload_path(path)
         await self._send(
             "POST",
             f"{sandbox.toolbox_url}/files/bulk-upload",
@@ -223,6 +225,7 @@ class SandboxAPI:
             batch = files[start : start + UPLOAD_BATCH]
             parts: list[tuple[str, tuple[str | None, bytes | str, str | None]]] = []
             for i, (path, data) in enumerate(batch):
+                _check_upload_path(path)
                 parts.append((f"files[{i}].path", (None, path, None)))
                 parts.append((f"files[{i}].file", ("upload", data, "application/octet-stream")))
             await self._send(
@@ -236,6 +239,24 @@ class SandboxAPI:
     async def aclose(self) -> None:
         """Close the HTTP client this object created (a passed one stays open)."""
         await self._client.aclose()
+
+
+# Go's unicode.IsSpace: what the daemon's strings.TrimSpace cuts from an upload's path.
+GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def _check_upload_path(path: str) -> None:
+    """Refuse a path the daemon would change: since May 2026 (daytonaio/daytona #4665) it
+    trims white space around each ``.path``, so ``notes.txt `` would be written as
+    ``notes.txt``, another file."""
+    if path.strip(GO_SPACE) != path:
+        raise ToolError(
+            f"{path!r} ends in white space, which the Daytona daemon removes from an upload's "
+            "path (another file would be written); rename it"
+        )
 
 
 def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 ``GET /files`` answers Go's ``FileInfo``: ``mode`` is ``FileMode.String()`` (``drwxr-xr-x``,
 ``Lrwxrwxrwx``, ``-rw-r--r--``), ``permissions`` an octal string when the daemon sends one,
-``modifiedAt`` an ISO timestamp. A missing size, mode or time (or a time that does not parse)
-becomes 0.
+``modifiedAt`` an ISO timestamp (older daemons: only ``modTime``, Go's ``Time.String()``). A
+missing size, mode or time (or a time that does not parse) becomes 0.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def file_info(entry: Mapping[str, Any], shown: str) -> FileInfo:
         name=name,
         kind=kind,
         size=int(entry.get("size") or 0),
-        mtime=_timestamp(entry.get("modifiedAt")),
+        mtime=_timestamp(entry.get("modifiedAt") or _go_time(entry.get("modTime"))),
         mode=mode & 0o7777,
     )
 
@@ -38,6 +38,14 @@ def _perm_bits(rwx: str) -> int:
     if len(rwx) != 9:
         return 0
     return sum(1 << (8 - i) for i, c in enumerate(rwx) if c != "-")
+
+
+def _go_time(value: Any) -> str:
+    """Daemons before June 2026 send only ``modTime``, Go's ``Time.String()``
+    (``2026-05-01 12:34:56.123456789 +0000 UTC``), or RFC 3339 for a few weeks: as ISO."""
+    date, _, rest = str(value or "").partition(" ")
+    clock, _, offset = rest.partition(" ")
+    return f"{date}T{clock}{offset.partition(' ')[0]}" if clock else date
 
 
 def _timestamp(value: Any) -> float:

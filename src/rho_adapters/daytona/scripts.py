@@ -2,9 +2,10 @@
 
 Every word that comes from the model (argv words, paths, here-document text, env values) goes
 through ``shlex.quote``; the scripts themselves are fixed text. A script reaches the daemon
-base64-encoded (``wrap``), so the daemon's login shell sees only ``[A-Za-z0-9+/=]`` and a
-fixed prefix, whatever the daemon version. The sandbox needs GNU coreutils (``realpath -m``,
-``stat -c``, ``head -c``, ``base64 -w0``), as the Daytona default images have.
+base64-encoded (``wrap``), so the daemon (which splits the command itself, or gives it to a
+shell, by version) sees only ``[A-Za-z0-9+/=]`` and a fixed prefix. The sandbox needs GNU
+coreutils (``realpath -m``, ``stat -c``, ``head -c``, ``base64 -w0``), as the Daytona default
+images have.
 
 Here: running a command (a pipeline rendered, the restricted and unrestricted wrappers, limits,
 the capped output and its trailer), the awk probe, and git's discovery and shadow directory.
@@ -45,9 +46,29 @@ q = shlex.quote
 
 
 def wrap(script: str) -> str:
-    """The one-line command sent to ``/process/execute`` for ``script``."""
+    """The one-line command sent to ``/process/execute`` for ``script``.
+
+    Daemons before March 2026 split the command themselves (``parseCommand``: words on
+    spaces, a quote kept only by the other kind, no shell) and exec the words; newer ones
+    give the text to a shell (sh, bash or zsh) on its stdin. Both get the same argv from
+    this line: ``sh -c DECODER sh CHUNK...``. The script travels base64-encoded in chunks
+    (``[A-Za-z0-9+/=]``: nothing either daemon or any shell reads as syntax), each chunk a
+    word of its own below Linux's 128 KiB limit on one argument; ``DECODER`` joins them,
+    clears the positional parameters and runs the script with ``eval`` (the whole text,
+    parsed by sh) with stdin from /dev/null, so the exit status is the script's.
+    """
     encoded = base64.b64encode(script.encode()).decode()
-    return f"sh -c \"$(printf %s '{encoded}' | base64 -d)\" </dev/null"
+    chunks = [encoded[at : at + _CHUNK] for at in range(0, len(encoded), _CHUNK)]
+    return " ".join(["sh", "-c", f"'{_DECODER}'", "sh", *chunks])
+
+
+# The decoder is single-quoted for both daemons: it holds no single quote and no newline.
+_DECODER = (
+    'rho_script=$(printf %s "$@" | base64 -d) || exit 125; set --; eval "$rho_script" </dev/null'
+)
+# Characters of base64 per argument: a multiple of 4 (no chunk starts with padding), well
+# below MAX_ARG_STRLEN (131072 bytes with the terminating NUL).
+_CHUNK = 98_304
 
 
 def render_stage(stage: Stage, stdin_file: str | None) -> str:

@@ -4,14 +4,17 @@ Built to the real protocol (Daytona's toolbox REST API) so the executor's reques
 real: Bearer auth (401 with the JSON error envelope otherwise), ``POST /sandbox`` (answered in
 state ``creating``; ``GET /sandbox/{id}`` reports ``started`` after ``polls_until_started``
 polls), ``DELETE /sandbox/{id}``, and on ``{toolboxProxyUrl}/{id}``: ``POST
-/process/execute`` (the command is given to a real ``bash`` on stdin, from a file, like the
-daemon's login shell; ``timeout`` kills the process group and answers 408), ``GET /files``, ``GET
+/process/execute`` (as the daemon runs it: ``daemon="argv"``, the default, splits the command
+and execs its words without a shell, as daemons before March 2026 do; ``"shell"`` gives it to a
+real ``bash`` on stdin, as newer ones do; ``timeout`` kills the process group and answers 408;
+daytona_process.py), ``GET /files``, ``GET
 /files/info``, ``GET /files/download`` and multipart ``POST /files/bulk-upload`` on the real
 filesystem. Paths are the host's own: point the executor's ``working_dir`` at a temporary
 directory.
 
 Records ``created`` (request bodies), ``deleted`` (ids), ``requests`` (method, path) and
-``commands``; ``fail(method, path_suffix, status, body)`` injects one error answer (``command``:
+``commands`` (``scripts``: the scripts they carried, decoded); ``fail(method, path_suffix,
+status, body)`` injects one error answer (``command``:
 on an execute whose script holds it; ``hang``: never answered, ``hung`` set once waiting);
 ``fail_creation(reason)`` makes the next sandbox end in state ``error``. ``api_url`` and
 ``toolbox_url`` put the two on other hosts (a test serving ``handler`` on real sockets).
@@ -31,17 +34,17 @@ import contextlib
 import datetime as dt
 import json
 import os
-import signal
 import stat
-import tempfile
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 import httpx
 
+from rho_adapters.daytona.api import GO_SPACE
 from rho_adapters.daytona.settings import DaytonaSettings
-from rho_adapters.fakes.daytona_wire import multipart, script
+from rho_adapters.fakes.daytona_process import Daemon, execute
+from rho_adapters.fakes.daytona_wire import decoded, multipart, script
 
 API_URL = "https://fake-daytona.test/api"
 TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
@@ -63,7 +66,7 @@ def _error(status: int, message: str, path: str = "") -> httpx.Response:
 
 
 def _go_mode(mode: int) -> str:
-    """Go's ``FileMode.String()`` for an lstat mode (what the daemon puts in ``mode``)."""
+    """Go's ``FileMode.String()`` for a stat mode (what the daemon puts in ``mode``)."""
     kind = "d" if stat.S_ISDIR(mode) else "L" if stat.S_ISLNK(mode) else "-"
     if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
         kind = "p" if stat.S_ISFIFO(mode) else "D"
@@ -72,7 +75,9 @@ def _go_mode(mode: int) -> str:
 
 
 def _file_info(path: str, name: str) -> dict[str, Any]:
-    st = os.lstat(path)
+    """The daemon's ``getFileInfo``: ``os.Stat``, so a symbolic link is described by what it
+    points to (a dangling one raises: ``GET /files`` leaves it out)."""
+    st = os.stat(path)
     stamp = dt.datetime.fromtimestamp(st.st_mtime, tz=dt.UTC).isoformat()
     return {
         "name": name,
@@ -96,11 +101,13 @@ class FakeDaytona:
         polls_until_started: int = 2,
         api_url: str = API_URL,
         toolbox_url: str = TOOLBOX_URL,
+        daemon: Daemon = "argv",
     ) -> None:
         self.api_key = api_key
         self.api_url = api_url  # any host and port, each URL with a path (as /api, /toolbox)
         self.toolbox_url = toolbox_url
         self.polls_until_started = polls_until_started
+        self.daemon = daemon
         self.created: list[dict[str, Any]] = []
         self.deleted: list[str] = []
         self.requests: list[tuple[str, str]] = []
@@ -132,6 +139,11 @@ class FakeDaytona:
     def fail_creation(self, reason: str) -> None:
         """Make sandbox creation end in the ``error`` state with ``reason``."""
         self._creation_failure = reason
+
+    @property
+    def scripts(self) -> list[str]:
+        """The scripts the executed commands carried (``scripts.wrap``), decoded."""
+        return [decoded(command) for command in self.commands]
 
     @property
     def live(self) -> list[str]:
@@ -212,17 +224,19 @@ class FakeDaytona:
     ) -> httpx.Response:
         if request.method == "POST" and path == "/process/execute":
             spec = next(b for b in self.created if b["id"] == sandbox_id)
-            return await self._execute(json.loads(body), spec.get("env") or {})
+            self.commands.append(str(json.loads(body).get("command") or ""))
+            return await execute(json.loads(body), spec.get("env") or {}, self.daemon)
         return self._files(request, path, body)
 
     def _files(self, request: httpx.Request, path: str, body: bytes) -> httpx.Response:
         target = request.url.params.get("path", "")
         try:
             if request.method == "GET" and path == "/files":
-                names = os.listdir(target)
-                return httpx.Response(
-                    200, json=[_file_info(os.path.join(target, n), n) for n in names]
-                )
+                entries = []
+                for name in os.listdir(target):
+                    with contextlib.suppress(OSError):
+                        entries.append(_file_info(os.path.join(target, name), name))
+                return httpx.Response(200, json=entries)
             if request.method == "GET" and path == "/files/info":
                 return httpx.Response(200, json=_file_info(target, os.path.basename(target)))
             if request.method == "GET" and path == "/files/download":
@@ -244,7 +258,7 @@ class FakeDaytona:
         pending: str | None = None
         for name, content in fields:
             if name.endswith(".path"):
-                pending = content.decode()
+                pending = content.decode().strip(GO_SPACE)  # the daemon's strings.TrimSpace
             elif name.endswith(".file"):
                 if pending is None:  # the daemon streams: the path must come first
                     return _error(400, "file without path metadata", path)
@@ -253,42 +267,3 @@ class FakeDaytona:
                     handle.write(content)
                 pending = None
         return httpx.Response(200)
-
-    async def _execute(self, spec: dict[str, Any], env: dict[str, str]) -> httpx.Response:
-        command = str(spec.get("command") or "")
-        if not command:
-            return _error(400, "command is required", "/process/execute")
-        self.commands.append(command)
-        timeout = spec.get("timeout") or 0
-        # bash reads its commands from a file on stdin, not a pipe: from a pipe it reads one
-        # byte at a time (what it leaves unread belongs to the commands it runs), 4-5 ms of
-        # CPU for a command of 20 KB (a git stage's, with its exclusion pathspecs); from a
-        # file it reads blocks and seeks back, with the same meaning.
-        with tempfile.TemporaryFile() as stdin:
-            stdin.write(command.encode())
-            stdin.seek(0)
-            proc = await asyncio.create_subprocess_exec(
-                "/bin/bash",
-                stdin=stdin,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                cwd=spec.get("cwd") or None,
-                env={**os.environ, **env},  # the sandbox's env vars, as Daytona sets them
-                start_new_session=True,
-            )
-        try:
-            out, _ = await asyncio.wait_for(proc.communicate(), timeout if timeout > 0 else None)
-        except TimeoutError:
-            self._kill(proc)
-            await proc.wait()
-            return _error(408, "command execution timeout", "/process/execute")
-        except BaseException:
-            self._kill(proc)  # the request was abandoned (cancellation): like exec.CommandContext
-            raise
-        result = out.decode("utf-8", "replace")
-        return httpx.Response(200, json={"exitCode": proc.returncode, "result": result})
-
-    @staticmethod
-    def _kill(proc: asyncio.subprocess.Process) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)

@@ -11,8 +11,17 @@ import httpx
 def script(body: bytes) -> str:
     """An execute's command, with the script ``scripts.wrap`` encoded in it decoded."""
     command = str(json.loads(body or b"{}").get("command") or "")
-    encoded = command.partition("printf %s '")[2].partition("'")[0]
-    return command + base64.b64decode(encoded).decode(errors="replace")
+    return command + decoded(command)
+
+
+def decoded(command: str) -> str:
+    """The script a ``scripts.wrap`` command carries (its base64 words after ``sh -c '...'
+    sh``), or "" for another command."""
+    encoded = command.partition("' sh ")[2].replace(" ", "")
+    try:
+        return base64.b64decode(encoded, validate=True).decode(errors="replace")
+    except ValueError:
+        return ""
 
 
 def multipart(request: httpx.Request, body: bytes) -> list[tuple[str, bytes]]:
