@@ -346,3 +346,20 @@ def test_a_session_the_store_could_not_create_is_not_offered_for_resume(tmp_path
     assert "File too large" in done.stderr
     assert "nothing was saved: the session could not be stored." in done.stderr
     assert "--resume" not in done.stderr
+
+
+def test_a_misspelt_profile_name_says_the_name_meant(home: Path) -> None:
+    """Before: ``--profile readonyl`` and ``--profile Ops`` (saved as ``profiles/ops.yaml``)
+    listed the built-in names only, with no word on the one meant, and never the saved ones."""
+    from rho_entry.config.config_files import resolve_profile
+
+    (home / "profiles").mkdir(parents=True)
+    (home / "profiles" / "ops.yaml").write_text("base: readonly\n")
+    for typed, meant in (("readonyl", "readonly"), ("Ops", "ops"), ("Developer", "developer")):
+        with pytest.raises(ConfigError) as refused:
+            resolve_profile(typed, config_dir=home)
+        message = str(refused.value)
+        assert message.startswith(f"unknown profile {typed!r} (did you mean {meant!r}?): "), message
+        assert "use one of developer, eval, readonly, unrestricted, ops, " in message
+    with pytest.raises(ConfigError, match=r"^unknown profile 'zzz': use one of"):
+        resolve_profile("zzz", config_dir=home)
