@@ -150,9 +150,10 @@ class Session(SessionCore):
         When nothing was compacted (too little history, or a summary that would not make the
         context smaller) the result says so: empty ``summary``, the reason in ``note``.
         Raises ``ModelError`` when the summary fails; history is then left untouched.
-        Raises ``SessionStateError`` while a run or another compaction is in progress, or
-        while tool calls wait for approval (``compact_asked``)."""
-        with self._gate.compacting():
+        Raises ``SessionStateError`` while a run or another compaction is in progress, while
+        tool calls wait for approval (``compact_asked``), or if the session is stored and was
+        closed (as ``run``)."""
+        with self._gate.compacting(stored=self.journal.created and self.store is not None):
             return await compact_asked(
                 self.agent, self.model, self.journal, custom_instructions, trigger
             )
