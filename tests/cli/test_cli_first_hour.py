@@ -256,6 +256,18 @@ def test_config_mistakes_say_what_would_be_right(workspace: Path, home: Path) ->
     assert typo.returncode == 1
     assert "unknown key 'modle' (did you mean 'model'?) @ config" in typo.stderr
     assert "unknown key 'max_cost' (did you mean 'max_cost_usd'?) @ config.budget" in typo.stderr
+    # Before: a config file's bad profile or working_dir named neither the file nor the key,
+    # and a file named by RHO_AGENT_CONFIG that could not be read did not name the variable.
+    for text, said in (
+        ("profile: readonyl\n", "profile: unknown profile 'readonyl' (did you mean 'readonly'?)"),
+        ("working_dir: gone\n", "working_dir: working directory 'gone' does not exist"),
+    ):
+        (workspace / "own.yaml").write_text(text)
+        named = rho("-m", "demo", "-c", "own.yaml", "x", cwd=workspace, home=home)
+        assert named.returncode == 1
+        assert named.stderr.startswith(f"rho-agent: own.yaml: {said}"), named.stderr
+    hidden = rho("-m", "demo", "x", cwd=workspace, home=home, RHO_AGENT_CONFIG="gone.yaml")
+    assert hidden.stderr.startswith("rho-agent: RHO_AGENT_CONFIG: gone.yaml: cannot read"), hidden
     (workspace / "ops.yaml").write_text("shell: sometimes\nfile_write: always\n")
     choice = rho("-m", "demo", "--profile", "./ops.yaml", "x", cwd=workspace, home=home)
     assert choice.returncode == 1
