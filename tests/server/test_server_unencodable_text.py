@@ -1,8 +1,9 @@
 """Text UTF-8 cannot hold (a lone surrogate: JSON's ``\\ud800`` escape without its pair) never
 makes the server answer 500. A request body holding one is refused 422; a model's answer
-holding one (stored since the trace escapes it) is served as JSON escapes, in the session's
-detail and in its stream. Before, the body was taken, and every later GET of the session
-answered 500."""
+holding one is served, in the session's detail, the listing and its stream, with the lone
+surrogates written as visible escapes (as the domain writes every text it takes in:
+``\\udce9``, never the code point). Before, the body was taken, and every later GET of the
+session answered 500."""
 
 from __future__ import annotations
 
@@ -45,4 +46,5 @@ async def test_an_answer_holding_one_is_served_as_escapes(tmp_path: Path) -> Non
     assert (detail.status_code, listed.status_code, stream.status_code) == (200, 200, 200)
     events = [json.loads(e["data"]) for e in parse_sse(stream.text) if "data" in e]
     ends = [e for e in events if e.get("kind") == "run_end"]
-    assert ends[-1]["text"] == LONE  # the escapes read back as the same text
+    # ASCII escapes, so the assertion's own report can cross xdist's UTF-8 channel
+    assert ends[-1]["text"] == "caf\\udce9 \\ud800"

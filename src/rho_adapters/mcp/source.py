@@ -30,7 +30,7 @@ from typing import Any
 from rho_adapters.clock import SystemClock
 from rho_adapters.mcp.client import McpClient
 from rho_adapters.mcp.results import capped, output_file, result_text
-from rho_adapters.mcp.server_state import Connect, ServerState, connect, ready, restart_due
+from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, restart_due
 from rho_adapters.mcp.tool import McpTool, made_tools
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig
@@ -197,21 +197,23 @@ class McpToolSource(ToolSource):
         calls found it expired)."""
         async with self._reconnecting:
             if state.client is old:
-                state.client = None
-                with contextlib.suppress(Exception):
-                    await old.aclose()
-                await self._start(state)
+                await self._restart(state)  # failing, it is tried again after a backoff
         return ready(state)
 
     async def _list(self, state: ServerState) -> None:
         """List a server's changed tools, all its pages within its ``startup_timeout`` (as
-        the first listing): the next model call waits for this."""
+        the first listing): the next model call waits for this. An HTTP server that forgot
+        our session gets a new one (listed as it starts); one whose listing fails is started
+        again by the next ``current``."""
         state.stale = False
-        assert state.client is not None
         timeout = state.config.startup_timeout
+        client = ready(state)  # listed only when ready
         try:
             async with asyncio.timeout(timeout):
-                state.tools = await state.client.list_tools(timeout=timeout)
+                state.tools = await client.list_tools(timeout=timeout)
+        except McpSessionExpired:  # as for a call: a new session, listed afresh
+            with contextlib.suppress(McpError):  # a failed start is its problem, retried
+                await self._reconnect(state, client)
         except McpError as exc:
             self._fail(state, f"{exc} (listing its changed tools)")
         except TimeoutError:
@@ -221,6 +223,8 @@ class McpToolSource(ToolSource):
                 f"(the startup_timeout; raise mcp_servers.{state.name}.startup_timeout if it is "
                 "just slow)",
             )
+        if state.state == "failed":  # it served: started again by the next current, as
+            state.restart_at = self._clock.monotonic()  # one that exited (not never)
         self._changed = True
 
     def _build(self) -> SourcedTools:
@@ -232,7 +236,7 @@ class McpToolSource(ToolSource):
                 if state.problem:
                     problems.append(state.problem)
                 continue
-            made, found = made_tools(state.name, state.config, state.tools, self.call)
+            made, found = made_tools(state.name, state.config, state.tools, self.call, state.names)
             handlers.extend(made)
             problems.extend(found)
             client = state.client

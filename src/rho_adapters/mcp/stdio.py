@@ -8,7 +8,8 @@ runs with the user's rights, not the profile's. It runs under the guard in servi
 this process, even after ``kill -9``, and what it started that left the group (``setsid``, a
 daemon) is killed when it exits. Shutdown closes its stdin, then signals the whole group
 (TERM, which the guard leaves to the server), then tells the guard to stop everything, then
-KILL, so a server's own children do not outlive it either.
+KILL, so a server's own children do not outlive it either. A server whose stdout ends, or
+that closed its stdin, is gone (``closed``) even if it runs on: it can serve nothing more.
 
 A server without a ``cwd`` starts in a private empty directory of its own (removed when it
 is closed), never in ours: ours is usually the workspace, whose files (``.npmrc``,
@@ -42,6 +43,9 @@ _STDERR_LINES = 20
 _LINE_BYTES = 1_200  # bytes kept of a stderr line: its first 300 characters are shown
 _CHUNK = 64 * 1024  # bytes of stderr read at a time
 _GRACE = 0.5  # seconds the server gets to exit on its own, then per signal
+# seconds a server whose stdout ended is given to exit, for its exit code; past it the server
+# is gone all the same: it can answer nothing more (a call waited its whole call_timeout)
+_EXIT_WAIT = 2.0
 
 
 def environment(given: Mapping[str, str], ours: Mapping[str, str]) -> dict[str, str]:
@@ -74,6 +78,8 @@ class StdioTransport:
         self.process: asyncio.subprocess.Process | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
         self._tasks: list[asyncio.Task[None]] = []
+        self._closed: Callable[[str], None] = lambda why: None
+        self._closing = False  # aclose has begun: a closed stdin is ours
 
     async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
         """Start the program. Raises ``McpError`` naming the command when it cannot."""
@@ -99,23 +105,28 @@ class StdioTransport:
                 f"{exc.strerror or exc} (check mcp_servers.{self.server}.command and cwd)",
                 server=self.server,
             ) from exc
+        self._closed = closed
         self._tasks = [
             asyncio.ensure_future(self._read(deliver, closed)),
             asyncio.ensure_future(self._read_stderr()),
         ]
 
     async def send(self, message: Message) -> None:
-        """Write one line. Raises ``McpError`` when the program's stdin is closed."""
+        """Write one line. Raises ``McpError`` when the program is not running, or closed its
+        stdin and runs on (then it is gone, as one that exited: ``closed`` is called)."""
         process = self.process
-        if process is None or process.stdin is None or process.stdin.is_closing():
+        if process is None or process.stdin is None or self._closing:
             raise McpError(f"MCP server {self.server!r} is not running", server=self.server)
         try:
+            if process.stdin.is_closing():  # the program closed its end of the pipe
+                raise BrokenPipeError
             process.stdin.write(json.dumps(message).encode() + b"\n")
             await process.stdin.drain()
         except (ConnectionError, OSError) as exc:
-            raise McpError(
-                f"MCP server {self.server!r} stopped reading its input", server=self.server
-            ) from exc
+            why = "closed its input (stdin): it can read nothing more"
+            if process.returncode is None:
+                self._closed(why)  # it runs on, but can serve nothing: gone all the same
+            raise McpError(f"MCP server {self.server!r} {why}", server=self.server) from exc
 
     def negotiated(self, version: str) -> None:
         """Nothing to do: stdio carries no version after the handshake."""
@@ -128,6 +139,7 @@ class StdioTransport:
         if process is None:
             self._remove_private()
             return
+        self._closing = True
         if process.stdin is not None and not process.stdin.is_closing():
             with contextlib.suppress(OSError):
                 process.stdin.close()
@@ -159,9 +171,12 @@ class StdioTransport:
             self._private = None
 
     def why_gone(self, code: int | None) -> str:
-        """``exited with code N`` and the last lines it wrote to stderr."""
+        """``exited (code N)``, or for ``None`` (its stdout ended, the program still running)
+        that it closed its output, and the last lines it wrote to stderr."""
         tail = " | ".join(self.stderr_tail)
         said = f"; its last stderr lines: {tail}" if tail else ""
+        if code is None:
+            return f"closed its output (stdout): it can answer nothing more{said}"
         return f"exited (code {code}){said}"
 
     async def _read(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
@@ -175,7 +190,9 @@ class StdioTransport:
                     deliver(line.decode("utf-8", errors="replace"))
         except ValueError:  # a line longer than MAX_MESSAGE
             why = f"sent a message longer than {MAX_MESSAGE} bytes; "
-        code = await process.wait()
+        code: int | None = None
+        with contextlib.suppress(TimeoutError):
+            code = await asyncio.wait_for(asyncio.shield(process.wait()), _EXIT_WAIT)
         await asyncio.sleep(0)  # let the stderr reader take the last lines
         closed(why + self.why_gone(code))
 

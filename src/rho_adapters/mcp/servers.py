@@ -1,7 +1,6 @@
-"""One MCP server as ``McpToolSource`` sees it (``ServerState``: starting, ready or failed,
-its tools, its restarts' backoff), and how it is reached (``connect``: stdio for a
-``command``, Streamable HTTP for a ``url``; a source may be given another ``Connect``).
-"""
+"""One MCP server as ``McpToolSource`` holds it: how it is connected (``connect``: stdio or
+Streamable HTTP, its variables resolved) and its state (``ServerState``: starting, ready or
+failed, its listed tools, its restarts, the tools its model names stand for)."""
 
 from __future__ import annotations
 
@@ -47,11 +46,11 @@ class ServerState:
     stale: bool = False  # its list changed: list it again
     restarts: int = 0  # failed restarts since it last served
     restart_at: float | None = None  # monotonic time of the next restart; None: never
+    names: dict[str, str] = attrs.Factory(dict)  # model name -> its tool, for the session
 
 
 def restart_due(state: ServerState, now: float) -> bool:
-    """Whether a failed server's backoff is over at ``now`` (monotonic seconds); a server
-    that never started has no ``restart_at`` and is never due."""
+    """Whether ``state``'s server failed after it served and its restart is due at ``now``."""
     return state.state == "failed" and state.restart_at is not None and now >= state.restart_at
 
 
