@@ -71,8 +71,10 @@ class Agent:
     ``tools`` are more tools (domain handlers, or the design documents' ``ToolHandler``
     subclasses, ``rho_entry.seed_api.tools``), added to the profile's; they go through the same
     approval policy and truncation (one of the same name replaces the profile's; two of
-    them with one name are a ``ConfigError``). A ``registry`` built the documents' way
-    (``ToolRegistry().register(...)``) is copied: an agent's tools never change afterwards.
+    them with one name are a ``ConfigError``; a ``tools`` that is not a list of handlers, or
+    ``hooks`` that are not a ``Hooks``, a ``TypeError`` naming the keyword). A ``registry``
+    built the documents' way (``ToolRegistry().register(...)``) is copied: an agent's tools
+    never change afterwards.
 
     A config that names no database gets the ones the environment configures, as the CLI's
     do (``databases_config.with_configured_databases``: ``$RHO_AGENT_DB_CONFIG`` or the config
@@ -109,6 +111,7 @@ class Agent:
         hooks: Hooks | None = None,
     ) -> None:
         from rho_domain import agent as domain_agent
+        from rho_domain.hooks import Hooks as HooksValue
         from rho_domain.tools.factory import build_registry
         from rho_entry import wiring
         from rho_entry.config.databases_config import with_configured_databases
@@ -122,6 +125,11 @@ class Agent:
                 f"{config!r:.80}"
             )
         resolved = resolve_hooks(config.hooks)
+        if hooks is not None and not isinstance(hooks, HooksValue):
+            raise TypeError(
+                f"Agent(hooks=...): give a rho_domain.hooks.Hooks (Hooks(before_tool=...)), "
+                f"not {type(hooks).__name__} {hooks!r:.80}; see docs/hooks.md"
+            )
         if hooks is not None:
             resolved = resolved.then(hooks)
         config = with_configured_databases(config, os.environ if environ is None else environ)
@@ -129,6 +137,7 @@ class Agent:
         if tools:  # the design documents' tool API loads with the first tool given
             from rho_entry.seed_api.tools import as_domain_handler
 
+            _refuse_non_tools(tools)
             _refuse_twice_named(tools)
             extra = tuple(as_domain_handler(tool) for tool in tools)
         if profile is None:
@@ -197,6 +206,30 @@ def definition_of(agent: Agent | domain_agent.Agent) -> domain_agent.Agent:
         else "build one: Session(Agent(AgentConfig(model=...)))"
     )
     raise TypeError(f"an Agent is needed here, not {type(agent).__name__}: {fix}")
+
+
+def _refuse_non_tools(tools: object) -> None:
+    """Refuse a ``tools=`` that is not a list of tool handlers: a tool's name (``["bash"]``),
+    a bare string, or one handler not in a list failed deep inside with
+    ``AttributeError: 'str' object has no attribute 'name'``."""
+    from rho_domain.tools.base import ToolHandler as DomainToolHandler
+    from rho_entry.seed_api.tools import ToolHandler as DocumentToolHandler
+
+    members = DomainToolHandler.__abstractmethods__
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise TypeError(
+            f"Agent(tools=...): give a list of tool handlers (tools=[MyTool()]), not "
+            f"{type(tools).__name__} {tools!r:.80}"
+        )
+    for tool in tools:
+        if isinstance(tool, DocumentToolHandler) or all(hasattr(tool, m) for m in members):
+            continue
+        raise TypeError(
+            f"Agent(tools=...): {type(tool).__name__} {tool!r:.60} is not a tool handler (a "
+            "subclass of rho_entry.seed_api.tools.ToolHandler, or of "
+            "rho_domain.tools.base.ToolHandler); the profile's own tools (bash, read...) "
+            "come with AgentConfig(profile=...)"
+        )
 
 
 def _refuse_twice_named(tools: Sequence[ToolHandler | DocumentToolHandler]) -> None:

@@ -204,8 +204,8 @@ class Session(SessionFace):
         Model, tool and store failures end the run ``error`` (not raised). Raises
         ``ApprovalInterrupt`` when the run ended ``awaiting_approval`` with no approver to ask
         (see the class docstring), ``SessionStateError`` while another run is in progress or
-        when a stored session was closed (``Session.resume`` it), ``TypeError`` /
-        ``ValueError`` for a prompt or ``max_turns`` of the wrong kind, nothing run."""
+        when a stored session was closed (``Session.resume`` it), ``TypeError`` / ``ValueError``
+        for a prompt, ``max_turns`` or ``on_event`` of the wrong kind, nothing run."""
         from rho_domain.run import RunStatus
 
         if record_events:

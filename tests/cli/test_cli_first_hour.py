@@ -214,13 +214,19 @@ def test_list_json_prints_the_objects_monitor_ps_prints(workspace: Path, home: P
 
 
 def test_help_of_the_short_forms_is_theirs(workspace: Path, home: Path) -> None:
+    """Also: ``--store URL``, which ps, kill and every monitor command take (README), was in
+    none of their -h (it is taken out of the words before they are parsed)."""
+    store = "--store URL  the session store (as rho-agent --store)"
     kill = rho("kill", "-h", cwd=workspace, home=home)
     assert kill.returncode == 0
-    assert kill.stdout.startswith("usage: rho-agent kill [-h] [--all] [id]")
-    assert "id          session id or unique prefix" in kill.stdout
+    assert kill.stdout.startswith("usage: rho-agent kill [-h] [--store URL] [--all] [id]")
+    assert "id           session id or unique prefix" in kill.stdout
+    assert store in kill.stdout
     ps = rho("monitor", "ps", "-h", cwd=workspace, home=home)
-    assert "--limit N   at most N sessions, newest first (50)" in ps.stdout
-    assert rho("ps", "-h", cwd=workspace, home=home).stdout.startswith("usage: rho-agent ps")
+    assert "--limit N    at most N sessions, newest first (50)" in ps.stdout
+    assert store in ps.stdout
+    short = rho("ps", "-h", cwd=workspace, home=home).stdout
+    assert short.startswith("usage: rho-agent ps [-h] [--store URL]"), short
     monitor = rho("monitor", "-h", cwd=workspace, home=home)
     assert monitor.stdout.startswith("usage: rho-agent monitor [-h] [DIR] COMMAND ...")
 
@@ -250,6 +256,18 @@ def test_config_mistakes_say_what_would_be_right(workspace: Path, home: Path) ->
     assert typo.returncode == 1
     assert "unknown key 'modle' (did you mean 'model'?) @ config" in typo.stderr
     assert "unknown key 'max_cost' (did you mean 'max_cost_usd'?) @ config.budget" in typo.stderr
+    # Before: a config file's bad profile or working_dir named neither the file nor the key,
+    # and a file named by RHO_AGENT_CONFIG that could not be read did not name the variable.
+    for text, said in (
+        ("profile: readonyl\n", "profile: unknown profile 'readonyl' (did you mean 'readonly'?)"),
+        ("working_dir: gone\n", "working_dir: working directory 'gone' does not exist"),
+    ):
+        (workspace / "own.yaml").write_text(text)
+        named = rho("-m", "demo", "-c", "own.yaml", "x", cwd=workspace, home=home)
+        assert named.returncode == 1
+        assert named.stderr.startswith(f"rho-agent: own.yaml: {said}"), named.stderr
+    hidden = rho("-m", "demo", "x", cwd=workspace, home=home, RHO_AGENT_CONFIG="gone.yaml")
+    assert hidden.stderr.startswith("rho-agent: RHO_AGENT_CONFIG: gone.yaml: cannot read"), hidden
     (workspace / "ops.yaml").write_text("shell: sometimes\nfile_write: always\n")
     choice = rho("-m", "demo", "--profile", "./ops.yaml", "x", cwd=workspace, home=home)
     assert choice.returncode == 1
@@ -346,3 +364,48 @@ def test_a_session_the_store_could_not_create_is_not_offered_for_resume(tmp_path
     assert "File too large" in done.stderr
     assert "nothing was saved: the session could not be stored." in done.stderr
     assert "--resume" not in done.stderr
+
+
+def test_a_misspelt_profile_name_says_the_name_meant(home: Path) -> None:
+    """Before: ``--profile readonyl`` and ``--profile Ops`` (saved as ``profiles/ops.yaml``)
+    listed the built-in names only, with no word on the one meant, and never the saved ones."""
+    from rho_entry.config.config_files import resolve_profile
+
+    (home / "profiles").mkdir(parents=True)
+    (home / "profiles" / "ops.yaml").write_text("base: readonly\n")
+    for typed, meant in (("readonyl", "readonly"), ("Ops", "ops"), ("Developer", "developer")):
+        with pytest.raises(ConfigError) as refused:
+            resolve_profile(typed, config_dir=home)
+        message = str(refused.value)
+        assert message.startswith(f"unknown profile {typed!r} (did you mean {meant!r}?): "), message
+        assert "use one of developer, eval, readonly, unrestricted, ops, " in message
+    with pytest.raises(ConfigError, match=r"^unknown profile 'zzz': use one of"):
+        resolve_profile("zzz", config_dir=home)
+
+
+def test_the_durable_commands_help_says_what_each_option_takes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: ``queue -h`` listed ``status`` as "status of a run" and ``wait`` as "wait of a
+    run", and ``queue wait -h`` showed ``--timeout TIMEOUT`` and ``run`` with no word on
+    either; ``worker -h`` showed ``--poll POLL``, ``--heartbeat HEARTBEAT``, ``--dead-after
+    DEAD_AFTER`` and ``--queue QUEUE`` without their units or defaults."""
+    from rho_entry.cli import queue, worker
+
+    queue_parser = queue.build_parser()
+    shown = queue_parser.format_help()
+    assert "wait                wait for a run to settle, print its status" in shown
+    assert "status              print a run's status" in shown
+    with pytest.raises(SystemExit):
+        queue_parser.parse_args(["--durable-db", "x", "wait", "-h"])
+    wait_help = capsys.readouterr().out
+    assert "--timeout S  longest wait (600 s)" in wait_help
+    assert "run          the run's id (the first word enqueue printed)" in wait_help
+    worker_help = " ".join(worker.build_parser().format_help().split())
+    for said in (
+        "--queue NAME the queue to consume (rho-runs)",
+        "--poll S seconds between looks at the queue (1)",
+        "--heartbeat S seconds between this worker's heartbeats (2)",
+        "--dead-after S a worker silent this many seconds is dead and its runs recovered (10)",
+    ):
+        assert said in worker_help

@@ -126,7 +126,9 @@ def test_an_unknown_profile_names_the_flag_or_variable_it_came_from() -> None:
         resolve_settings({"profile": "nope"}, {"RHO_AGENT_PROFILE": "readonly"})
     with pytest.raises(ConfigError, match=r"^the template's profile: unknown profile 'nope'"):
         resolve_settings({}, {}, suggested={"profile": "nope"})
-    with pytest.raises(ConfigError, match=r"^unknown profile 'nope'"):  # a config file's own
+    with pytest.raises(ConfigError, match=r"^ops\.yaml: profile: unknown profile 'nope'"):
+        resolve_settings({}, {}, base=AgentConfig(profile="nope"), base_origin="ops.yaml")
+    with pytest.raises(ConfigError, match=r"^unknown profile 'nope'"):  # a config of no file
         resolve_settings({}, {}, base=AgentConfig(profile="nope"))
 
 

@@ -64,3 +64,25 @@ def test_a_stored_session_closed_is_resumed_not_run(
     trace = next(store.glob("*/trace.jsonl")).read_text().splitlines()
     kinds = [json.loads(line)["kind"] for line in trace]
     assert kinds.count("run_start") == kinds.count("run_end") == 2
+
+
+async def test_a_closed_stored_session_is_not_compacted(tmp_path: Path) -> None:
+    """Before: ``compact()`` on a stored session after ``close`` asked the model for a summary,
+    then failed on writing it: ``StoreError: session ... is not open in this store; create or
+    open it``, naming neither ``close`` nor ``Session.resume``. Now it is refused before the
+    model is asked, as ``run`` is."""
+    from rho_adapters.fakes import FakeClock, MemoryExecutor, ScriptedModel, text
+
+    model = ScriptedModel([text("a"), text("b"), text("c"), text("the summary")])
+    store = str(tmp_path / "sessions")
+    agent = Agent(AgentConfig(model="m", working_dir=str(tmp_path)))
+    session = Session(agent, model=model, store=store, clock=FakeClock(), executor=MemoryExecutor())
+    for prompt in ("one", "two", "three"):
+        await session.run(prompt)
+    await session.close()
+    with pytest.raises(SessionStateError) as refused:
+        await session.compact()
+    assert f"open it again to go on: Session.resume('{session.id}', store=...)" in str(
+        refused.value
+    )
+    assert len(model.requests) == 3  # no summary was asked for

@@ -92,5 +92,31 @@ def test_help_of_session_says_what_run_raises_and_that_run_sync_closes() -> None
     shown = pydoc.render_doc(rho_agent.Session, renderer=plain).replace("|", " ")
     words = " ".join(shown.split())
     assert "Model, tool and store failures end the run ``error`` (not raised)" in words
-    assert "``TypeError`` / ``ValueError`` for a prompt or ``max_turns`` of the wrong kind" in words
+    assert "``ValueError`` for a prompt, ``max_turns`` or ``on_event`` of the wrong kind" in words
     assert "closes the session after it" in words
+
+
+async def test_a_listener_tools_or_hooks_of_the_wrong_kind_name_the_keyword() -> None:
+    """Before: ``on_event=3`` (to ``Session`` or ``run``) was accepted; the first event called
+    it, a warning said the listener failed, and the run went on without the listener meant.
+    ``Agent(config, tools=["bash"])`` (or ``tools="bash"``) raised ``AttributeError: 'str'
+    object has no attribute 'name'`` and ``hooks=3`` ``'int' object has no attribute ...``."""
+    config = AgentConfig(model="m")
+    with pytest.raises(TypeError, match=r"^Session\(\.\.\.\): on_event must be a function .*int 3"):
+        Session(Agent(config), model=ScriptedModel([text("hi")]), on_event=3)  # type: ignore[arg-type]
+    session = Session(Agent(config), model=ScriptedModel([text("hi")]), executor=MemoryExecutor())
+    with pytest.raises(TypeError, match=r"^Session\.run: on_event must be a function .*str 'log'"):
+        await session.run("x", on_event="log")  # type: ignore[arg-type]
+    result = await session.run("hello")  # the refused call recorded nothing
+    assert [m.content for m in session.state.messages if m.role == "user"] == ["hello"]
+    assert result.text == "hi"
+    await session.close()
+    wrong = [
+        ({"tools": ["bash"]}, r"tools=\.\.\.\): str 'bash' is not a tool handler .*profile="),
+        ({"tools": "bash"}, r"tools=\.\.\.\): give a list of tool handlers .*not str 'bash'"),
+        ({"tools": 3}, r"tools=\.\.\.\): give a list of tool handlers .*not int 3"),
+        ({"hooks": 3}, r"hooks=\.\.\.\): give a rho_domain\.hooks\.Hooks .*not int 3"),
+    ]
+    for kwargs, message in wrong:
+        with pytest.raises(TypeError, match=message):
+            Agent(config, **kwargs)  # type: ignore[arg-type]

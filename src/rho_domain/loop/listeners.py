@@ -61,3 +61,16 @@ def tell_closed(listener: EndsWithSession) -> None:
             plugged_name(listener),
             described(failure),
         )
+
+
+def refuse_non_listener(on_event: object, where: str) -> None:
+    """Raise ``TypeError`` naming ``where`` (``Session(...)``, ``Session.run``) when
+    ``on_event`` is neither None nor callable. Accepted, a number or a name given there was
+    called on the first event, failed, and was reported once as a listener that raised,
+    while the run went on without the listener the caller meant."""
+    if on_event is None or callable(on_event):
+        return
+    raise TypeError(
+        f"{where}: on_event must be a function called with each event (sync or async, "
+        f"e.g. on_event=print), not {type(on_event).__name__} {on_event!r:.80}; nothing was run"
+    )

@@ -2,8 +2,9 @@
 
 ``Session.run`` opens the gate (refused while a run or a compaction is in progress, and for a
 stored session that was closed: its lock was given back), ``Session.compact`` passes through
-it (refused while a run or another compaction is in progress), and ``Session.close`` shuts
-it, first stopping a run in progress from outside it (``stop_the_run``). The flags live here,
+it (refused while a run or another compaction is in progress, and for a closed stored session
+too), and ``Session.close`` shuts it, first stopping a run in progress from outside it
+(``stop_the_run``). The flags live here,
 changed only through these methods, so the session's public methods read as their contracts.
 ``run_arguments`` refuses a run's arguments of the wrong kind before anything is recorded.
 """
@@ -77,14 +78,7 @@ class RunGate:
             raise SessionStateError(
                 "this session is compacting its history; wait for compact() to return"
             )
-        if self._closed and stored:
-            # close gave the store's lock back: another process may have continued the
-            # session since, and this one's history would be written over it.
-            raise SessionStateError(
-                f"session {self.session_id} was closed, which released its stored session to "
-                f"other processes (run_sync closes it after each run); open it again to go on: "
-                f"Session.resume({self.session_id!r}, store=...)"
-            )
+        self._refuse_closed(stored)
         self._running = True
         self._run_over = asyncio.get_running_loop().create_future()
         self._run_task = asyncio.current_task()
@@ -95,10 +89,22 @@ class RunGate:
         if self._run_over is not None:
             self._run_over.set_result(None)
 
+    def _refuse_closed(self, stored: bool) -> None:
+        if self._closed and stored:
+            # close gave the store's lock back: another process may have continued the
+            # session since, and this one's history would be written over it.
+            raise SessionStateError(
+                f"session {self.session_id} was closed, which released its stored session to "
+                f"other processes (run_sync closes it after each run); open it again to go on: "
+                f"Session.resume({self.session_id!r}, store=...)"
+            )
+
     @contextlib.contextmanager
-    def compacting(self) -> Iterator[None]:
+    def compacting(self, *, stored: bool) -> Iterator[None]:
         """Hold the history for a compaction.
-        Raises ``SessionStateError`` while a run or another compaction is in progress."""
+        Raises ``SessionStateError`` while a run or another compaction is in progress, or if
+        the session is stored and was closed (as ``open``)."""
+        self._refuse_closed(stored)
         if self._running or self._compacting:
             # its plan is the history read now; what a run adds while the summary is asked
             # for would be dropped when the history is replaced

@@ -26,6 +26,7 @@ from rho_domain import events as ev
 from rho_domain.agent import Agent
 from rho_domain.loop.compaction_run import compact_asked
 from rho_domain.loop.journal import Listener
+from rho_domain.loop.listeners import refuse_non_listener
 from rho_domain.loop.run_boundaries import bounded_run
 from rho_domain.loop.run_gate import run_arguments
 from rho_domain.loop.session_core import SessionCore
@@ -99,9 +100,11 @@ class Session(SessionCore):
         is parsed and checked, corrected once (``rho_domain.loop.output_check``).
         Raises ``SessionStateError`` if a run or a ``compact()`` is already in progress, or
         if the session is stored and was closed (its lock released: resume it); ``TypeError``
-        or ``ValueError`` for a prompt or ``max_turns`` of the wrong kind (``run_arguments``).
+        or ``ValueError`` for a prompt or ``max_turns`` of the wrong kind (``run_arguments``), and
+        ``TypeError`` for an ``on_event`` that is not callable.
         """
         run_arguments(prompt, max_turns)
+        refuse_non_listener(on_event, "Session.run")
         self._gate.open(stored=self.journal.created and self.store is not None)
         tally = self._gate.tally = RunTally(
             id=run_id or new_id(),
@@ -147,9 +150,10 @@ class Session(SessionCore):
         When nothing was compacted (too little history, or a summary that would not make the
         context smaller) the result says so: empty ``summary``, the reason in ``note``.
         Raises ``ModelError`` when the summary fails; history is then left untouched.
-        Raises ``SessionStateError`` while a run or another compaction is in progress, or
-        while tool calls wait for approval (``compact_asked``)."""
-        with self._gate.compacting():
+        Raises ``SessionStateError`` while a run or another compaction is in progress, while
+        tool calls wait for approval (``compact_asked``), or if the session is stored and was
+        closed (as ``run``)."""
+        with self._gate.compacting(stored=self.journal.created and self.store is not None):
             return await compact_asked(
                 self.agent, self.model, self.journal, custom_instructions, trigger
             )

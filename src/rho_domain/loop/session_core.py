@@ -16,6 +16,7 @@ from rho_domain.agent import Agent
 from rho_domain.errors import ConfigError
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.journal import Journal, Listener
+from rho_domain.loop.listeners import refuse_non_listener
 from rho_domain.loop.run_gate import RunGate
 from rho_domain.loop.session_ports import Closeable, RunContext, SessionPorts
 from rho_domain.loop.sub_agents import SubAgents, is_sub_agent
@@ -66,6 +67,7 @@ class SessionCore:
         line_searcher: LineSearcher | None = None,
         replay: Sequence[ev.Event] = (),
     ) -> None:
+        refuse_non_listener(on_event, "Session(...)")
         if is_sub_agent(parent_id, labels or {}):  # a delegated child, however it is resumed
             delegation = False
             if "delegate" in agent.registry:

@@ -125,6 +125,23 @@ def _transfers(args: argparse.Namespace, flags: dict[str, Any]) -> Transfers | N
     return transfers
 
 
+def _base_config(args: argparse.Namespace, config_path: str | None) -> AgentConfig | None:
+    """The --config (or ``RHO_AGENT_CONFIG``) file's AgentConfig with the --mcp-config servers
+    added; None without either. A file named by the variable is refused naming it too: the
+    user may not know the environment names one."""
+    try:
+        base = load_config(config_path) if config_path else None
+    except ConfigError as exc:
+        if args.config:
+            raise
+        raise ConfigError(f"RHO_AGENT_CONFIG: {exc}") from None
+    if getattr(args, "mcp_config", None):
+        from rho_entry.config.mcp_servers import with_mcp_file
+
+        base = with_mcp_file(base or AgentConfig(), Path(args.mcp_config).expanduser())
+    return base
+
+
 def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool) -> Launch:
     """Validate the invocation; raises ConfigError with what to fix."""
     if args.json and args.quiet:
@@ -155,12 +172,8 @@ def prepare(args: argparse.Namespace, env: Mapping[str, str], *, stdin_tty: bool
     if args.output_schema is not None:
         flags["output_schema"] = load_schema(args.output_schema)
     config_path = args.config or env.get("RHO_AGENT_CONFIG")
-    base = load_config(config_path) if config_path else None
-    if getattr(args, "mcp_config", None):
-        from rho_entry.config.mcp_servers import with_mcp_file
-
-        base = with_mcp_file(base or AgentConfig(), Path(args.mcp_config).expanduser())
-    settings = resolve_settings(flags, env, base=base, suggested=suggested)
+    base = _base_config(args, config_path)
+    settings = resolve_settings(flags, env, base=base, suggested=suggested, base_origin=config_path)
     answers = _answers(args)
     given = answers is not None and answers.given
     # --approve/--deny (or -y) on a resumed session continue its waiting calls, REPL or not

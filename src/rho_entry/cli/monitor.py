@@ -15,9 +15,9 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from rho_domain.errors import RhoError
 from rho_domain.ports.session_control import held_by_live_process
@@ -34,7 +34,6 @@ from rho_entry.config.stores import (
 from rho_entry.usage import UsageParser
 
 COMMANDS = ("ps", "watch", "cancel", "pause", "resume", "directive", "connect")
-T = TypeVar("T")
 
 
 def _add_ps(parser: argparse.ArgumentParser) -> None:
@@ -100,16 +99,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (text, add) in _COMMANDS.items():
-        add(sub.add_parser(name, help=text, description=text))
+        _add_store(command := sub.add_parser(name, help=text, description=text))
+        add(command)
     return parser
 
 
 def _command_parser(command: str, prog: str) -> argparse.ArgumentParser:
     text, add = _COMMANDS[command]
     parser = UsageParser(prog=prog, description=text)
+    _add_store(parser)
     add(parser)
     parser.set_defaults(command=command)
     return parser
+
+
+def _add_store(parser: argparse.ArgumentParser) -> None:
+    # shown in -h only: ``_store_flag`` takes --store out of the words before they are parsed
+    parser.add_argument("--store", metavar="URL", help="the session store (as rho-agent --store)")
 
 
 def sessions_root(directory: str | None) -> Path:
@@ -183,43 +189,39 @@ def _store_flag(args: list[str]) -> tuple[list[str], str | None]:
     return args, None
 
 
-def _run(work: Coroutine[Any, Any, T]) -> T:
-    return run_sync(work)
-
-
 def _dispatch(ns: argparse.Namespace, op: Operator) -> int:
     sessions = op.sessions
     if ns.command == "ps":
         return _ps(op, as_json=ns.json, limit=ns.limit)
     if ns.command == "watch":
-        return watch(op, _run(sessions.info(ns.id)).id, as_json=ns.json, follow=not ns.once)
+        return watch(op, run_sync(sessions.info(ns.id)).id, as_json=ns.json, follow=not ns.once)
     if ns.command == "cancel":
         targets = (
             [
                 i.id
-                for i in _run(sessions.sessions(limit=10_000))
+                for i in run_sync(sessions.sessions(limit=10_000))
                 if held_by_live_process(i.liveness)
             ]
             if ns.all
             else [_require_live(op, ns.id, "cancel")]
         )
         for session_id in targets:
-            _run(sessions.request(session_id, "cancel"))
+            run_sync(sessions.request(session_id, "cancel"))
             _say(f"cancel requested: {session_id}")
         if not targets:
             print("no live session to cancel")
         return 0
-    session_id = _run(sessions.info(ns.id)).id
+    session_id = run_sync(sessions.info(ns.id)).id
     if ns.command in ("pause", "directive"):
         _require_live(op, session_id, ns.command)
     if ns.command == "pause":
-        _run(sessions.request(session_id, "pause"))
+        run_sync(sessions.request(session_id, "pause"))
         _say(f"paused: {session_id} (it waits before its next model call or tool)")
     elif ns.command == "resume":
-        resumed = _run(sessions.request(session_id, "resume"))
+        resumed = run_sync(sessions.request(session_id, "resume"))
         _say(f"resumed: {session_id}" if resumed else f"{session_id} was not paused")
     else:
-        offset = _run(sessions.add_directive(session_id, " ".join(ns.text)))
+        offset = run_sync(sessions.add_directive(session_id, " ".join(ns.text)))
         _say(f"directive #{offset} queued for {session_id} (applied before its next model call)")
     return 0
 
@@ -233,7 +235,7 @@ def _say(line: str) -> None:
 def _require_live(op: Operator, ref: str, command: str) -> str:
     """A signal to a session that no process drives would wait for the next ``--resume``
     and act there unasked (a pause left behind blocks it): refuse it instead. Returns the id."""
-    info = _run(op.sessions.info(ref))
+    info = run_sync(op.sessions.info(ref))
     if not held_by_live_process(info.liveness):
         raise RhoError(
             f"{command}: session {info.id} is not running ({info.liveness}); "
@@ -243,7 +245,7 @@ def _require_live(op: Operator, ref: str, command: str) -> str:
 
 
 def _ps(op: Operator, *, as_json: bool, limit: int) -> int:
-    infos = _run(op.sessions.sessions(limit=limit))
+    infos = run_sync(op.sessions.sessions(limit=limit))
     now = time.time()
     if as_json:
         rows = [info_dict(i, now) for i in infos]
@@ -274,7 +276,7 @@ def _elapsed(info: SessionInfo, now: float) -> str:
 
 def watch(op: Operator, session_id: str, *, as_json: bool, follow: bool = True) -> int:
     """Print the trace, then follow it while a process holds the session."""
-    return _run(_watch(op, session_id, as_json=as_json, follow=follow))
+    return run_sync(_watch(op, session_id, as_json=as_json, follow=follow))
 
 
 async def _watch(op: Operator, session_id: str, *, as_json: bool, follow: bool) -> int:

@@ -48,10 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     enqueue = commands.add_parser("enqueue", help="put a prompt on the queue")
     enqueue.add_argument("prompt")
     enqueue.add_argument("--session", help="continue this session (default: a new one)")
-    for name in ("status", "wait"):
-        command = commands.add_parser(name, help=f"{name} of a run")
-        command.add_argument("run")
-        command.add_argument("--timeout", type=float, default=600.0)
+    shown = {"status": "print a run's status", "wait": "wait for a run to settle, print its status"}
+    for name, text in shown.items():
+        command = commands.add_parser(name, help=text, description=text)
+        command.add_argument("run", help="the run's id (the first word enqueue printed)")
+        command.add_argument(
+            "--timeout", type=float, default=600.0, metavar="S", help="longest wait (600 s)"
+        )
     for name in ("approve", "deny"):
         command = commands.add_parser(name, help=f"{name} a waiting call (or all)")
         command.add_argument("run")

@@ -47,21 +47,33 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="the durable runs' database: a SQLite path or a postgresql:// URL",
     )
-    parser.add_argument("--queue", default="rho-runs", help="the queue to consume")
     parser.add_argument(
-        "--concurrency", type=at_least_one, default=4, help="runs at once (default 4)"
+        "--queue", default="rho-runs", metavar="NAME", help="the queue to consume (rho-runs)"
+    )
+    parser.add_argument(
+        "--concurrency", type=at_least_one, default=4, metavar="N", help="runs at once (4)"
     )
     parser.add_argument("--model", "-m", help="the model of new sessions")
     parser.add_argument("--profile", "-p", help="the permission profile (default readonly)")
-    parser.add_argument("--executor-id", help="this worker's id (default host-pid-random)")
-    parser.add_argument("--application-version", help="pin the code version (default: this code's)")
-    parser.add_argument("--poll", type=seconds, default=1.0, help="queue polling, seconds")
-    parser.add_argument("--heartbeat", type=seconds, default=2.0, help="heartbeat, seconds")
+    parser.add_argument(
+        "--executor-id", metavar="ID", help="this worker's id (default host-pid-random)"
+    )
+    parser.add_argument(
+        "--application-version", metavar="V", help="pin the code version (default: this code's)"
+    )
+    for flag, default, text in (
+        ("--poll", 1.0, "between looks at the queue"),
+        ("--heartbeat", 2.0, "between this worker's heartbeats"),
+    ):
+        parser.add_argument(
+            flag, type=seconds, default=default, metavar="S", help=f"seconds {text} ({default:g})"
+        )
     parser.add_argument(
         "--dead-after",
         type=seconds,
         default=10.0,
-        help="a worker silent this long is dead and its runs recovered (seconds)",
+        metavar="S",
+        help="a worker silent this many seconds is dead and its runs recovered (10)",
     )
     return parser
 

@@ -211,9 +211,21 @@ def resolve_profile(spec: str | PermissionProfile, *, config_dir: Path | None) -
             named = config_dir / "profiles" / f"{spec}{suffix}"
             if named.is_file():
                 return load_profile_file(named)
+    raise ConfigError(_unknown_profile(spec, config_dir))
+
+
+def _unknown_profile(spec: str, config_dir: Path | None) -> str:
+    """What to say of a profile name that is no built-in's nor a saved file's: the close
+    name meant (``readonyl``, ``Ops`` for a saved ``ops.yaml``), then every choice."""
+    import difflib
+
+    saved = sorted(p.stem for p in (config_dir / "profiles").glob("*.y*ml")) if config_dir else []
+    names = {name.lower(): name for name in [*sorted(BUILTIN_PROFILES), *saved]}
+    near = difflib.get_close_matches(spec.lower(), names, n=1, cutoff=0.7)
+    meant = f" (did you mean {names[near[0]]!r}?)" if near else ""
     where = f" or {config_dir / 'profiles' / (spec + '.yaml')}" if config_dir else ""
-    raise ConfigError(
-        f"unknown profile {spec!r}: use one of {', '.join(sorted(BUILTIN_PROFILES))}, "
+    return (
+        f"unknown profile {spec!r}{meant}: use one of {', '.join(names.values())}, "
         f"a path to a profile YAML file{where}"
     )
 

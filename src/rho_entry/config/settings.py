@@ -99,17 +99,21 @@ def resolve_settings(
     *,
     base: AgentConfig | None = None,
     suggested: Mapping[str, str] | None = None,
+    base_origin: str | None = None,
 ) -> Settings:
     """Merge ``flags`` (None = not given) over ``env`` over ``suggested`` over ``base``.
 
     ``base`` is the --config file's AgentConfig (or a resumed session's). Also resolves the
     profile (name, path, or config-dir name), applies ``shell_mode`` to it, and makes a local
-    working directory absolute. Raises ConfigError naming the flag or variable at fault.
+    working directory absolute. Raises ConfigError naming the flag or variable at fault, or
+    ``base_origin`` (the --config file's path) and the key for a value ``base`` gave.
     """
     home = config_dir(env)
     config = base or AgentConfig()
     changes: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    if base_origin is not None:  # checked below: a bad one names the file and the key
+        sources.update(profile=f"file {base_origin}", working_dir=f"file {base_origin}")
     for name, value in (suggested or {}).items():
         if value is not None:
             changes[name], sources[name] = value, "template"
@@ -271,6 +275,8 @@ def _naming_the_origin(name: str, sources: Mapping[str, str]) -> Iterator[None]:
             origin = source.removeprefix("env ")
         elif source == "template":
             origin = f"the template's {name}"
+        elif source.startswith("file "):
+            origin = f"{source.removeprefix('file ')}: {name}"
         else:
             raise
         raise ConfigError(f"{origin}: {exc}") from None
