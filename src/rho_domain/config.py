@@ -255,7 +255,7 @@ class AgentConfig:
     profile: str | PermissionProfile = "readonly"
     working_dir: str | None = None
     backend: str = attrs.field(default="local", validator=_backend)
-    service_tier: str | None = None
+    service_tier: str | None = attrs.field(default=None, validator=choices.service_tier)
     reasoning_effort: str | None = attrs.field(default=None, validator=choices.reasoning_effort)
     response_format: Mapping[str, Any] | None = None
     output_schema: Mapping[str, Any] | None = attrs.field(default=None, validator=_output_schema)

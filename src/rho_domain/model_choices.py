@@ -5,12 +5,15 @@ Before them the library's ``AgentConfig(...)`` took any value (a config file's t
 checked by its converter, its values by nothing): ``temperature="hot"``, ``nan`` or ``-3``
 and ``reasoning_effort="extreme"`` were sent with the first model call (a 400 after the
 session had started; on Anthropic an unknown effort silently meant no thinking at all), and
-``auto_approve="false"``, a string, was true, so every call ran without asking.
+``auto_approve="false"``, a string, was true, so every call ran without asking. A
+``service_tier`` of ``"Flex"`` or ``1`` went out in every request too (and ``"Flex"`` waited
+with the standard tier's timeout, not flex's).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import attrs
@@ -24,6 +27,24 @@ answered by its endpoint."""
 
 TEMPERATURE_RANGE = (0.0, 2.0)
 """OpenAI's range (Anthropic's is 0 to 1, and its endpoint says so)."""
+
+
+SERVICE_TIERS = ("auto", "default", "flex", "priority", "scale", "standard_only")
+"""Tiers OpenAI and Anthropic name; an OpenAI-compatible provider may name its own (Groq's
+``on_demand``, ``performance``), so any lower-case word is taken and its endpoint decides."""
+
+_TIER = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def service_tier(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """None or a lower-case word (``SERVICE_TIERS``, or a compatible provider's own): the
+    tier chooses each call's price and, for ``flex``, how long a call may wait."""
+    if value is None or (isinstance(value, str) and _TIER.fullmatch(value)):
+        return
+    raise ConfigError(
+        f"{attribute.name} must be a tier's name in lower case, such as "
+        f"{', '.join(SERVICE_TIERS)} (or not set); got {value!r}"
+    )
 
 
 def reasoning_effort(_: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -28,7 +28,7 @@ from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
 from rho_domain.endpoint_url import path_segment
 from rho_domain.url_logins import hide_url_logins
-from rho_entry.client_events import Heard, ServerEvent, parse_events
+from rho_entry.client_events import EVENT_BYTES, Heard, ServerEvent, bounded_lines, parse_events
 from rho_entry.server.errors import (
     ApiError,
     BodyTooLarge,
@@ -75,7 +75,9 @@ class AgentClient:
     ``HTTPS_PROXY``, ``NO_PROXY``... route the requests, as httpx reads them, except to a
     loopback server, which is always reached directly: see ``proxy_for``).
     ``transport`` lets tests pass ``httpx.ASGITransport(app)``. Close with ``aclose`` or
-    ``async with``."""
+    ``async with``. ``event_bytes``: the largest stream event read (``ApiError`` beyond)."""
+
+    event_bytes = EVENT_BYTES
 
     def __init__(
         self,
@@ -179,7 +181,8 @@ class AgentClient:
                     if response.status_code != 200:
                         await response.aread()
                         raise _error(response)
-                    async for event in parse_events(heard.lines(response.aiter_lines())):
+                    lines = bounded_lines(response.aiter_bytes(), self.event_bytes)
+                    async for event in parse_events(heard.lines(lines)):
                         if event.kind == "closed":
                             return
                         if event.id is not None:

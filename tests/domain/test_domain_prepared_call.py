@@ -187,3 +187,49 @@ async def test_a_short_batch_is_prepared_on_the_loop_and_a_long_one_in_a_thread(
     # check takes a tenth of a second) in a worker thread.
     assert handler.threads[0] == loop_thread
     assert handler.threads[1] != loop_thread
+
+
+async def test_arguments_two_parsers_read_apart_are_refused_before_anyone_judges_them() -> None:
+    """``{"text": "ls", "text": "rm -rf /"}`` ran with its last key (Python's reading) while
+    a hook, a log reader or a human shown the raw text may take the first; ``NaN`` reached the
+    handler as a float no JSON writer (an MCP server's request) can send."""
+    registry = ToolRegistry([Recorder()])
+    twice = registry.prepare(ToolCall("1", "note", '{"text": "ls", "text": "rm -rf /"}'))
+    assert (twice.decoded, twice.policy) == (None, None)
+    assert twice.problem == (
+        "Tool 'note': arguments are ambiguous JSON (two parsers may read them differently): "
+        "the text gives the key 'text' twice: send each key once. Fix the arguments and "
+        "call again."
+    )
+    nan = registry.prepare(ToolCall("2", "note", '{"text": "a", "count": NaN}'))
+    assert nan.problem is not None
+    assert "holds NaN, which is not a JSON number" in nan.problem
+    # an object sent as a string is coerced by the same one reading: it stays a string
+    nested = ToolRegistry([_Nested()]).prepare(
+        ToolCall("3", "nested", '{"options": "{\\"mode\\": \\"a\\", \\"mode\\": \\"b\\"}"}')
+    )
+    assert nested.arguments is None
+    assert nested.problem is not None
+    assert "options must be object" in nested.problem
+    handler = Recorder()
+    model = ScriptedModel(
+        [tools(ToolCall("c1", "note", '{"text": "a", "text": "b", "count": 1}')), text("ok")]
+    )
+    approver = ScriptedApprover(default=True)
+    await _session(handler, model, approver).run("go")
+    assert (handler.handled, approver.requests) == ([], [])
+
+
+class _Nested(ToolHandler):
+    name = "nested"
+    description = "Take options."
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {"options": {"type": "object"}},
+    }
+
+    def policy_for(self, arguments: Mapping[str, Any]) -> ToolPolicy:
+        return ToolPolicy(read_only=True)
+
+    async def handle(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(content="ok")

@@ -35,6 +35,10 @@ BAD = [
     ({"compact_threshold": 0}, "compact_threshold must be a share of the context window"),
     ({"compact_threshold": 5}, "compact_threshold must be a share"),
     ({"compact_threshold": float("nan")}, "compact_threshold must be a share"),
+    ({"service_tier": "Flex"}, "service_tier must be a tier's name in lower case, such as auto"),
+    ({"service_tier": 1}, "service_tier must be a tier's name in lower case"),
+    ({"service_tier": ""}, "service_tier must be a tier's name"),
+    ({"service_tier": "flex\nX-Injected: 1"}, "service_tier must be a tier's name"),
 ]
 
 
@@ -46,6 +50,8 @@ def test_bad_choices_are_refused_when_the_config_is_built() -> None:
     good = AgentConfig(temperature=0, reasoning_effort="xhigh", compact_threshold=1, stream=None)
     assert (good.temperature, good.reasoning_effort, good.compact_threshold) == (0, "xhigh", 1)
     assert AgentConfig(temperature=2.0, auto_approve=True).temperature == 2.0
+    for tier in ("flex", "priority", "standard_only", "on_demand"):  # Groq's own too
+        assert AgentConfig(service_tier=tier).service_tier == tier
 
 
 def test_the_string_false_no_longer_approves_every_call() -> None:

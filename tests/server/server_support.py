@@ -148,12 +148,12 @@ class UvicornThread:
     kept it on, and each response's body, written after its headers, waited for the
     client's delayed ACK, 40 ms per request on a kept-alive connection."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **limits: Any) -> None:
         import uvicorn
 
         self.sock = listen("127.0.0.1", 0)
         self.port = self.sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", **limits)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.token: str = app.state.token

@@ -215,6 +215,20 @@ def test_the_token_only_counts_as_one_bearer_header(served: Served) -> None:
     assert lower[0] == 200  # the scheme's name is case-insensitive (RFC 9110)
 
 
+def test_a_query_parameter_given_twice_is_refused(served: Served) -> None:
+    """Starlette took a query parameter given twice as its last value (a proxy's rule or a
+    log reads the first): ``?limit=1&limit=2`` listed by 2, ``?until=idle&until=live``
+    streamed for good."""
+    for query in ("limit=1&limit=2", "limit=1&lim%69t=2", "limit=1&limit"):
+        twice = served.send("GET", f"/api/sessions?{query}")
+        assert twice[1]["error"] == {
+            "code": "bad_request",
+            "message": "the query gives 'limit' twice: give each parameter once",
+            "field": "limit",
+        }, query
+    assert served.send("GET", "/api/sessions?limit=1")[0] == 200
+
+
 def test_the_dashboard_page_alone_loads_without_the_token(served: Served) -> None:
     for path in ("/dashboard", "/dashboard/dashboard.js", "/dashboard/dashboard.css"):
         status, _ = served.send("GET", path, token="")

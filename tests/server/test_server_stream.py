@@ -211,3 +211,39 @@ async def test_the_client_gives_up_on_a_stream_cut_every_time_and_on_a_foreign_e
             made.append(connections)
             answers.pop(0)
     assert made == [RECONNECTS, 1]
+
+
+async def test_the_client_refuses_an_event_past_its_bound_before_holding_it() -> None:
+    """A hostile or broken server sending ``xxxx...`` without a newline: httpx's
+    ``aiter_lines`` held the whole line in memory (the client grew until it died). Now the
+    event is refused once it passes ``event_bytes``, and CR, LF and CRLF (one split across
+    reads) still end lines."""
+    from rho_entry.server.errors import ApiError
+
+    sent = 0
+
+    async def body() -> Any:
+        nonlocal sent
+        yield b'id: 1\r\ndata: {"a": 1}\r'
+        yield b"\n\r\n"  # the CRLF split across reads: one blank line, one event
+        yield b'id: 2\rdata: {"b": 2}\n\n'
+        while sent < 4 * 1024 * 1024:  # 4 MiB: ends, so the old reader ends too
+            sent += 4096
+            yield b"x" * 4096
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+    transport = httpx.MockTransport(answer)
+    async with AgentClient("http://server.test", token="t", environ={}, transport=transport) as c:
+        c.event_bytes = 64 * 1024
+        events: list[ServerEvent] = []
+
+        async def read() -> None:
+            async for event in c.events("s1", until_idle=True):
+                events.append(event)
+
+        with pytest.raises(ApiError, match="an event of more than 65536 bytes"):
+            await read()
+    assert events == [ServerEvent(1, "message", {"a": 1}), ServerEvent(2, "message", {"b": 2})]
+    assert sent <= 64 * 1024 + 8192

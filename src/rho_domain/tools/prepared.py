@@ -6,7 +6,9 @@ one ``PreparedCall`` instead of that text: the policy (``ToolHandler.policy_for`
 validated arguments), the approval decision (the decoded values the profile's patterns are
 matched on), the approver (``ApprovalRequest.arguments``), the registry and the handler (the
 validated arguments it runs with). ``prepare`` is the one place a call's text is parsed
-(``json.loads`` once) and checked against its tool's schema (``coerce_and_validate`` once).
+(``json_text.one_reading`` once: a key given twice, ``NaN`` or ``Infinity`` is refused, so
+what is shown and judged is what every reader after, in any language, reads) and checked
+against its tool's schema (``coerce_and_validate`` once).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ToolArgumentsError
+from rho_domain.json_text import one_reading
 from rho_domain.messages import ToolCall
 from rho_domain.tools.base import ToolHandler, ToolPolicy
 from rho_domain.tools.schema import coerce_and_validate
@@ -52,11 +55,15 @@ def decode_arguments(call: ToolCall) -> dict[str, Any]:
     """Parse a call's raw JSON arguments into an object, or raise ``ToolArgumentsError``."""
     text = call.arguments.strip() or "{}"
     try:
-        value = json.loads(text)
+        value = one_reading(text)
     except json.JSONDecodeError as exc:
         preview = text if len(text) <= 200 else text[:200] + "..."
         raise ToolArgumentsError(
             f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {preview}"
+        ) from None
+    except ValueError as exc:  # a key twice or NaN: last-wins here, first-wins elsewhere
+        raise ToolArgumentsError(
+            f"arguments are ambiguous JSON (two parsers may read them differently): the text {exc}"
         ) from None
     except RecursionError:  # legal JSON nested deeper than the parser goes: malformed too
         raise ToolArgumentsError(

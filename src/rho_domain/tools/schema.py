@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from rho_domain.errors import ToolArgumentsError
+from rho_domain.json_text import one_reading
 
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
@@ -123,7 +124,7 @@ def _coerce(value: Any, types: list[str]) -> Any:
             pass
     if ("array" in types or "object" in types) and text[:1] in "[{":
         try:
-            return json.loads(text)
+            return one_reading(text)  # a key twice or NaN stays a string: the schema refuses
         except (ValueError, RecursionError):  # not JSON, or nested past the parser: as given
             pass
     if "null" in types and text.lower() in {"null", "none"}:

@@ -16,6 +16,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema
+from rho_domain.json_text import one_reading
 from rho_domain.ports.store import label_problem
 from rho_entry.server.errors import BodyTooLarge, Invalid, SlowBody
 
@@ -89,11 +90,11 @@ async def read_json(
     if not received.strip():
         return {}
     try:
-        value = json.loads(received, object_pairs_hook=_each_key_once, parse_constant=_constant)
-    except _Ambiguous as exc:
-        raise Invalid(str(exc), field="body") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+        value = one_reading(received)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise Invalid(f"the body is not valid JSON: {exc}", field="body") from None
+    except ValueError as exc:  # a key twice, NaN or Infinity: two parsers read it apart
+        raise Invalid(f"the body {exc}", field="body") from None
     except RecursionError:  # [[[[...]]]]: legal JSON no route takes, deeper than Python parses
         raise Invalid(
             "the body is not valid JSON here: it nests arrays or objects too deeply",
@@ -106,28 +107,6 @@ async def read_json(
             field="body",
         )
     return value
-
-
-class _Ambiguous(ValueError):
-    """A body two parsers may read differently."""
-
-
-def _each_key_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose keys are each given once: ``{"decision": "deny", "decision":
-    "approve"}`` was taken as its last (Python's reading; a proxy or a log may read the
-    first), so what was checked or shown need not be what was done."""
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            raise _Ambiguous(f"the body gives the key {key[:100]!r} twice: send each key once")
-        found[key] = value
-    return found
-
-
-def _constant(name: str) -> Any:
-    """``NaN`` and ``Infinity`` are not JSON (Python's parser takes them): one reached a
-    session's output_schema (``maximum: .nan`` in its config.yaml), failing every answer."""
-    raise _Ambiguous(f"the body holds {name}, which is not a JSON number: send a number")
 
 
 def _unicode(value: Any) -> bool:

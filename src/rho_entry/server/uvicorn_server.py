@@ -1,8 +1,10 @@
 """The uvicorn server ``rho-agent serve`` runs: token files, stop signals, the banner.
 
-Once it listens it writes the token files (``token_file``), prints where it listens and the
-dashboard's URL, and freezes the start-up heap; a stop signal (SIGHUP too) shuts it down
-gracefully and exits 0; stopping removes the token files. uvicorn is imported when a server
+Its connections are bounded (``connections``: a request head's deadline, 503 past
+``max_runs + max_streams + 64``). Once it listens it writes the token files
+(``token_file``), prints where it listens and the dashboard's URL, and freezes the start-up
+heap; a stop signal (SIGHUP too) shuts it down gracefully and exits 0; stopping removes the
+token files. uvicorn is imported when a server
 is built: ``MissingExtra`` names the ``server`` extra when it is not installed.
 """
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rho_domain.errors import MissingExtra, RhoError
+from rho_entry.server.connections import uvicorn_limits
 from rho_entry.server.settings import ServerSettings
 
 __all__ = ["build_server", "freeze_start_up"]
@@ -118,7 +121,9 @@ def build_server(
                 for path in written:
                     remove_token(path, token)
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", **uvicorn_limits(settings)
+    )
     return Server(config)
 
 
