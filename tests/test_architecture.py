@@ -145,6 +145,46 @@ def test_no_class_outside_the_domain_subclasses_agent_session_or_state(kept: Kep
     assert kept("sealed-subclasses", subclasses_of_sealed) == []
 
 
+def attrs_classes_compiling_a_repr(root: Path = SRC) -> list[str]:
+    """``path:line Class`` for each class decorated ``attrs.frozen``/``attrs.define`` whose
+    body neither says ``__repr__ = value_repr`` nor defines its own ``__repr__``, and whose
+    decorator does not pass ``repr=``: attrs would compile a ``__repr__`` for it when it is
+    built (``rho_domain/value_repr.py`` says why ours share one)."""
+    found = []
+    for package in sorted(FORBIDDEN):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in nodes(parse(path)):
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                decorators = [
+                    d
+                    for d in node.decorator_list
+                    if ast.unparse(d.func if isinstance(d, ast.Call) else d)
+                    in ("attrs.frozen", "attrs.define", "attrs.mutable")
+                ]
+                if not decorators or any(
+                    isinstance(d, ast.Call) and any(k.arg == "repr" for k in d.keywords)
+                    for d in decorators
+                ):
+                    continue
+                own = [
+                    s
+                    for s in node.body
+                    if (isinstance(s, ast.FunctionDef) and s.name == "__repr__")
+                    or (
+                        isinstance(s, ast.Assign)
+                        and [ast.unparse(t) for t in s.targets] == ["__repr__"]
+                    )
+                ]
+                if not own:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {node.name}")
+    return found
+
+
+def test_our_attrs_classes_share_one_repr(kept: Kept) -> None:
+    assert kept("attrs-reprs", attrs_classes_compiling_a_repr) == []
+
+
 def foreign_private_reads(package: str, root: Path = SRC) -> list[str]:
     """``path:line expr`` for each read of another module's private member in ``package``:
     ``obj._name`` where ``obj`` is not ``self``/``cls`` and no class of the same module owns a

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_repr import value_repr
+
 
 @attrs.frozen
 class RequiresApproval:
     """The call waits for a human; ``reason`` is shown to them."""
+
+    __repr__ = value_repr
 
     reason: str
 
@@ -21,5 +25,7 @@ class RequiresApproval:
 @attrs.frozen
 class Denied:
     """The call must not run; ``reason`` is reported to the model."""
+
+    __repr__ = value_repr
 
     reason: str

@@ -18,6 +18,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
+from rho_domain.value_repr import value_repr
 
 HookPoint = Literal["before_tool", "after_tool", "before_model", "after_run"]
 """Where a hook runs: before a tool call, after it, before a model call, after a run."""
@@ -40,6 +41,8 @@ class ListenerFailed(SeedEventView):
         error_type: The exception's class name.
         message: The exception's message.
     """
+
+    __repr__ = value_repr
 
     kind: ClassVar[str] = "listener_error"
     at: float
@@ -70,6 +73,8 @@ class HookActed(SeedEventView):
         messages: For a ``before_model`` rewrite: the history the model is sent, and the
             session's history from then on.
     """
+
+    __repr__ = value_repr
 
     kind: ClassVar[str] = "hook"
     at: float

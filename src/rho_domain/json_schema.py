@@ -38,11 +38,14 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.schema_keywords import check_node, resolve
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen
 class SchemaProblem:
     """Where the value fails the schema (``$``, ``$.a[0]``) and why."""
+
+    __repr__ = value_repr
 
     path: str
     message: str
@@ -95,6 +98,8 @@ be interrupted, so ``rho_domain.schema_patterns`` answers them from a ``LineSear
 
 @attrs.frozen
 class _Ctx:
+    __repr__ = value_repr
+
     root: Any
     matches: Matches
 

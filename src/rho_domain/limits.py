@@ -19,6 +19,8 @@ from typing import Literal
 
 import attrs
 
+from rho_domain.value_repr import value_repr
+
 MiB = 1 << 20
 GiB = 1 << 30
 
@@ -65,6 +67,8 @@ class ResourceLimits:
     limit of a run rather than of a command: the bytes the write and edit tools may write in
     one run, every file counted, its sub-agents' writes included (``tools.base.WriteTally``).
     """
+
+    __repr__ = value_repr
 
     memory_mib: int | None = attrs.field(default=1024, validator=_positive("memory_mib"))
     # 120 s, the readonly timeout: CPU time counts every thread, and a multi-threaded rg on a

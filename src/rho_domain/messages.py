@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import attrs
 
+from rho_domain.value_repr import value_repr
+
 
 class ChatView:
     """A message read as the documents show one: a Chat Completions dict (``role``,
@@ -45,6 +47,8 @@ class ToolCall:
     reported back to the model instead of silently becoming ``{}``.
     """
 
+    __repr__ = value_repr
+
     id: str
     name: str
     arguments: str = "{}"
@@ -66,6 +70,8 @@ class ThinkingBlock:
     is sent back in the order it was produced.
     """
 
+    __repr__ = value_repr
+
     kind: ThinkingKind = "thinking"
     thinking: str = ""
     signature: str = ""
@@ -76,6 +82,8 @@ class ThinkingBlock:
 @attrs.frozen
 class SystemMessage(ChatView):
     """A system message (adapters send the agent's system prompt this way)."""
+
+    __repr__ = value_repr
 
     content: str
     role: Literal["system"] = "system"
@@ -95,6 +103,8 @@ class UserMessage(ChatView):
     ``nudge`` tells a model it repeats a call (``rho_domain.loop.stuck``), ``correction`` that
     its final answer did not match the output schema (``rho_domain.loop.output_check``)."""
 
+    __repr__ = value_repr
+
     content: str
     origin: UserOrigin = "user"
     role: Literal["user"] = "user"
@@ -110,6 +120,8 @@ class AssistantMessage(ChatView):
 
     ``reasoning`` is the readable reasoning of any server; ``thinking`` the signed blocks an
     Anthropic model produced with them, replayed unchanged to that API and to no other."""
+
+    __repr__ = value_repr
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -142,6 +154,8 @@ class AssistantMessage(ChatView):
 class ToolResultMessage(ChatView):
     """The result of one tool call, as the model will read it."""
 
+    __repr__ = value_repr
+
     call_id: str
     tool_name: str
     content: str
@@ -163,6 +177,8 @@ class Usage:
     ``cost_usd`` is None when no price is known. ``estimated`` is True when the server did not
     report usage and the numbers were estimated (~4 characters per token).
     """
+
+    __repr__ = value_repr
 
     input_tokens: int = 0
     output_tokens: int = 0

@@ -18,6 +18,7 @@ import attrs
 
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Message, ToolCall, Usage
+from rho_domain.value_repr import value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model_extras import TRACE_DETAIL_LIMIT as TRACE_DETAIL_LIMIT
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 @attrs.frozen(kw_only=True)
 class ToolSpec:
     """A tool as the model sees it: the OpenAI function shape, minus the wrapper."""
+
+    __repr__ = value_repr
 
     name: str
     description: str
@@ -57,6 +60,8 @@ ToolChoice = str
 class ModelRequest:
     """One model call. ``system`` is sent first; ``messages`` never contain SystemMessage."""
 
+    __repr__ = value_repr
+
     model: str
     system: str
     messages: tuple[Message, ...]
@@ -77,12 +82,16 @@ class ModelRequest:
 class TextChunk:
     """A fragment of the answer."""
 
+    __repr__ = value_repr
+
     text: str
 
 
 @attrs.frozen(kw_only=True)
 class ToolCallChunk:
     """A fragment of a tool call as it streams (for display only)."""
+
+    __repr__ = value_repr
 
     index: int
     call_id: str = ""
@@ -94,12 +103,16 @@ class ToolCallChunk:
 class ToolCallReady:
     """A complete tool call. ``arguments`` is the raw text, valid JSON or not."""
 
+    __repr__ = value_repr
+
     call: ToolCall
 
 
 @attrs.frozen
 class UsageReport:
     """Usage of this call. May come once, at any point of the stream."""
+
+    __repr__ = value_repr
 
     usage: Usage
 
@@ -111,6 +124,8 @@ class StreamFinished:
     ``queue_wait``: seconds the call queued for a request slot to its endpoint (summed over
     retries), or None when the adapter does not gate its requests.
     """
+
+    __repr__ = value_repr
 
     finish_reason: str | None = None
     queue_wait: float | None = attrs.field(default=None, kw_only=True)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from rho_domain.value_repr import value_repr
+
 if TYPE_CHECKING:
     from rho_domain.messages import ToolCall
 
@@ -19,6 +21,8 @@ class PendingApproval:
     """A call waiting for a human when the run ended ``awaiting_approval``; ``digest`` is the
     one an answer about it carries when given from another process
     (``State.approval_digest``; empty where none was worked out)."""
+
+    __repr__ = value_repr
 
     call: ToolCall
     reason: str

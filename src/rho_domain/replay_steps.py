@@ -16,6 +16,7 @@ import attrs
 
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage
+from rho_domain.value_repr import value_repr
 
 StepKind = Literal["tool_call", "decision", "result", "answer"]
 
@@ -35,6 +36,8 @@ class Step:
         call_id: The tool call's id (empty for an answer).
         detail: What was decided, as text.
     """
+
+    __repr__ = value_repr
 
     index: int
     turn: int
@@ -67,6 +70,8 @@ class Divergence:
     different tool result, different answer, the replay stopped early, the replay went further.
     ``expected`` (recorded) or ``actual`` (replayed) is None when one side has no such step.
     """
+
+    __repr__ = value_repr
 
     index: int
     what: str

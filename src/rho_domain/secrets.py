@@ -46,6 +46,7 @@ from rho_domain.names import folded, folded_text, short_name_refusal
 from rho_domain.secret_twins import may_be_copy, name_stems
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
+from rho_domain.value_repr import value_repr
 
 
 def _components(path: str) -> tuple[str, ...]:
@@ -201,6 +202,8 @@ class SecretPolicy:
     ``homes`` (home directories of this machine) say where ``HOME_SECRETS`` concretely are, for
     the sandbox to hide them and recursive readers to skip them, and every hidden entry below
     them is secret (rule 2b) except inside ``open_trees`` (the workspace)."""
+
+    __repr__ = value_repr
 
     locations: tuple[str, ...] = ()
     homes: tuple[str, ...] = ()

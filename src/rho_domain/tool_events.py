@@ -12,6 +12,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ToolCall
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -22,6 +23,8 @@ class ToolStarted(SeedEventView):
         at: Wall-clock time.
         call: The call as the model made it.
     """
+
+    __repr__ = value_repr
 
     kind: ClassVar[str] = "tool_start"
     at: float
@@ -41,6 +44,8 @@ class ToolEnded(SeedEventView):
         duration: Seconds on the monotonic clock.
         metadata: Details for UIs and traces (exit code, truncation, child session...).
     """
+
+    __repr__ = value_repr
 
     kind: ClassVar[str] = "tool_end"
     at: float

@@ -10,12 +10,15 @@ from typing import Any
 
 import attrs
 
+from rho_domain.value_repr import value_repr
 from rho_entry.server.errors import ApiError
 
 
 @attrs.frozen
 class ServerEvent:
     """One event of a session's stream: ``id`` is its trace line (None for deltas)."""
+
+    __repr__ = value_repr
 
     id: int | None
     kind: str

@@ -38,6 +38,7 @@ from rho_domain.errors import ExecutorError
 from rho_domain.paths import components, is_within
 from rho_domain.secrets import LOCATIONS, NAMES, SSH_KEY, SecretPolicy
 from rho_domain.shell.walk_exclusions import unlisted
+from rho_domain.value_repr import value_repr
 
 MAX_LINKED = 200_000
 _PRUNED = ("/proc", "/sys", "/dev")
@@ -47,6 +48,8 @@ _PRUNED = ("/proc", "/sys", "/dev")
 class Aliases:
     """Absolute paths that are other names of a secret file, whether the scan was whole, and
     the secrets found by name or location below the scanned trees (``secrets``)."""
+
+    __repr__ = value_repr
 
     paths: frozenset[str] = frozenset()
     complete: bool = True

@@ -22,6 +22,7 @@ from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.clock import Clock
+from rho_domain.value_repr import value_repr
 
 # The daemon splits session output and accepts the current process API only for new clients.
 SDK_VERSION = "0.190.0"
@@ -34,6 +35,8 @@ UPLOAD_BATCH = 100  # files per bulk-upload request (the public implementation's
 class Sandbox:
     """A started sandbox: its id and the base URL of its toolbox daemon."""
 
+    __repr__ = value_repr
+
     id: str
     toolbox_url: str
 
@@ -41,6 +44,8 @@ class Sandbox:
 @attrs.frozen
 class ExecAnswer:
     """``POST /process/execute`` answered: exit code and combined output."""
+
+    __repr__ = value_repr
 
     exit_code: int
     result: str

@@ -35,6 +35,7 @@ from rho_domain.shell.git_repo import (
     git_environment,
     parse_preflight,
 )
+from rho_domain.value_repr import value_repr
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Restricted pipelines start from an empty environment (no sandbox env vars, no secrets):
@@ -189,6 +190,8 @@ def parse_git_discovery(answer: str) -> tuple[GitRepo | None, str]:
 class GitShadow:
     """The shadow common directory to build in the sandbox before git stages run."""
 
+    __repr__ = value_repr
+
     directory: str
     repo: GitRepo | None
     config: str
@@ -254,6 +257,8 @@ def capped(inner: str, cap: int, limit: int | None = None) -> str:
 @attrs.frozen
 class Captured:
     """A ``capped`` command's answer: exit code, output, and how many bytes were cut."""
+
+    __repr__ = value_repr
 
     exit_code: int
     output: str

@@ -41,6 +41,7 @@ import httpx
 
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes.daytona_wire import multipart, script
+from rho_domain.value_repr import value_repr
 
 API_URL = "https://fake-daytona.test/api"
 TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
@@ -48,6 +49,8 @@ TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
 
 @attrs.define
 class _Fault:
+    __repr__ = value_repr
+
     method: str
     suffix: str
     status: int

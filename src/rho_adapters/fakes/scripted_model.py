@@ -31,6 +31,7 @@ from rho_domain.model import (
     UsageReport,
 )
 from rho_domain.ports.model import ChatModel
+from rho_domain.value_repr import value_repr
 
 _call_ids = itertools.count(1)
 
@@ -38,6 +39,8 @@ _call_ids = itertools.count(1)
 @attrs.frozen(kw_only=True)
 class Turn:
     """One scripted model turn: what it streams, and how it fails or stops, if it does."""
+
+    __repr__ = value_repr
 
     text: str = ""
     reasoning: str = ""

@@ -15,11 +15,14 @@ from typing import Any
 import attrs
 
 from rho_adapters.fakes.wire import Reply
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen
 class Stall:
     """A pause in a rendered body; ``seconds=None`` waits for the client's read timeout."""
+
+    __repr__ = value_repr
 
     seconds: float | None = None
 
@@ -27,6 +30,8 @@ class Stall:
 @attrs.frozen
 class Drop:
     """The connection breaks here."""
+
+    __repr__ = value_repr
 
 
 Piece = bytes | Stall | Drop

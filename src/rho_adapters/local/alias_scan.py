@@ -16,11 +16,14 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from rho_domain.secrets import SYSTEM_SECRETS, SecretPolicy
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen
 class Aliases:
     """Absolute paths that are other names of a secret file, and whether the scan was whole."""
+
+    __repr__ = value_repr
 
     paths: tuple[str, ...] = ()
     complete: bool = True

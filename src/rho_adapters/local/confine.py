@@ -24,6 +24,7 @@ import attrs
 
 from rho_domain.errors import PathOutsideWorkspace, ToolError
 from rho_domain.paths import components, is_within
+from rho_domain.value_repr import value_repr
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 MAX_SYMLINKS = 40
@@ -34,6 +35,8 @@ MAX_DEPTH = 64
 class Resolved:
     """The parent directory's descriptor, the final name ("" for the root itself) and the
     canonical components of the path below the root."""
+
+    __repr__ = value_repr
 
     dir_fd: int
     name: str

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_repr import value_repr
+
 
 @attrs.frozen(kw_only=True)
 class Masks:
     """Absolute real paths to hide: ``files`` (regular files and sockets) and ``dirs``."""
+
+    __repr__ = value_repr
 
     files: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()

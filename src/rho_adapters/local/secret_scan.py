@@ -39,6 +39,7 @@ import attrs
 from rho_adapters.local.masks import Masks
 from rho_domain.errors import ExecutorError
 from rho_domain.secrets import SecretPolicy
+from rho_domain.value_repr import value_repr
 
 MAX_ENTRIES = 2_000_000
 _KERNEL = ("/proc", "/sys", "/dev")
@@ -53,6 +54,8 @@ class _Summary:
     directory's (device, inode, mtime) is unchanged; symlinks are followed again each time
     (their targets can change without this directory changing)."""
 
+    __repr__ = value_repr
+
     hidden_files: tuple[str, ...]  # secret regular files and sockets
     hidden_dirs: tuple[str, ...]
     subdirs: tuple[str, ...]  # not secret: walked
@@ -65,6 +68,8 @@ class _Summary:
 
 @attrs.define
 class _Walk:
+    __repr__ = value_repr
+
     files: list[str] = attrs.field(factory=list)
     dirs: list[str] = attrs.field(factory=list)
     secret_inodes: set[tuple[int, int]] = attrs.field(factory=set)

@@ -21,6 +21,7 @@ import attrs
 from rho_domain.errors import ToolError
 from rho_domain.ports.spreadsheet import Cell
 from rho_domain.tools.offload import Stop
+from rho_domain.value_repr import value_repr
 
 FORMULA_PREFIX = "formula: "
 
@@ -30,6 +31,8 @@ class SheetScan:
     """A sheet's used extent (the last row and column holding a value, a formula or text;
     formatting alone does not count), its hidden rows and columns (1-based), and whether the
     scan finished within the budget (False: at least ``rows`` rows)."""
+
+    __repr__ = value_repr
 
     rows: int
     columns: int
@@ -56,6 +59,8 @@ SHEET_COST = 32
 class CellBudget:
     """The cells one call may still parse, shared by every sheet the call scans: a workbook
     of many sheets (they may even name one part) gets one budget, not one per sheet."""
+
+    __repr__ = value_repr
 
     left: int
 

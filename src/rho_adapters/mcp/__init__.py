@@ -15,6 +15,7 @@ import attrs
 
 from rho_adapters.mcp.source import McpToolSource, connect
 from rho_domain.mcp_config import McpServerConfig
+from rho_domain.value_repr import value_repr
 
 __all__ = ["McpToolSource", "ServerReport", "connect", "probe"]
 
@@ -23,6 +24,8 @@ __all__ = ["McpToolSource", "ServerReport", "connect", "probe"]
 class ServerReport:
     """What one server serves: ``state`` ``ready`` or ``failed`` (``problem`` says why);
     ``tools`` as the model sees them, each with its policy (``read-only``/``dangerous``)."""
+
+    __repr__ = value_repr
 
     name: str
     transport: str

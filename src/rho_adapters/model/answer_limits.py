@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import AnswerTooLong, ConfigError, ModelTimeout
+from rho_domain.value_repr import value_repr
 
 DEFAULT_ANSWER_BYTES = 64 * 1024 * 1024
 """Bytes of one answer's body, decoded: a long reasoning answer streamed a token a delta
@@ -60,6 +61,8 @@ class AnswerLimits:
     ``max_tool_calls``: tool calls in the answer. Passing one ends the call with
     ``AnswerTooLong`` naming the endpoint, the bound and its setting.
     """
+
+    __repr__ = value_repr
 
     max_bytes: int | None = attrs.field(default=DEFAULT_ANSWER_BYTES, validator=_positive_or_none)
     max_seconds: float | None = attrs.field(

@@ -33,6 +33,7 @@ from rho_domain.model import (
     ToolCallReady,
     UsageReport,
 )
+from rho_domain.value_repr import value_repr
 
 _STOP_REASONS = {
     "end_turn": "stop",
@@ -45,6 +46,8 @@ _STOP_REASONS = {
 
 @attrs.define
 class _Block:
+    __repr__ = value_repr
+
     kind: str
     position: int = 0
     id: str = ""

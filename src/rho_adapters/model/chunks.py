@@ -29,6 +29,7 @@ from rho_domain.model import (
     ToolCallChunk,
     ToolCallReady,
 )
+from rho_domain.value_repr import value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model import StreamEvent
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 @attrs.define
 class _Call:
+    __repr__ = value_repr
+
     position: int
     id: str = ""
     name: str = ""

@@ -21,6 +21,7 @@ from rho_adapters.model.answer_limits import AnswerLimits
 from rho_adapters.model.pool import ClientPool
 from rho_adapters.model.proxies import NO_PROXIES, ProxyRoutes
 from rho_adapters.model.retry import RetryPolicy
+from rho_domain.value_repr import value_repr
 
 Http: TypeAlias = ClientPool | httpx.AsyncClient
 """The one way HTTP is brought to an adapter (None: ``SHARED_POOL``)."""
@@ -43,6 +44,8 @@ class ModelEndpoint:
     route the requests (``ProxyRoutes.from_environ(os.environ)``: as httpx would; the facade
     and the CLI pass the process's); none by default.
     """
+
+    __repr__ = value_repr
 
     base_url: str | None = None
     api_key: str | None = attrs.field(default=None, repr=False)

@@ -37,6 +37,7 @@ import httpx
 
 from rho_adapters.model.gate import InFlightGate
 from rho_adapters.model.tls import transport_for
+from rho_domain.value_repr import value_repr
 
 if TYPE_CHECKING:  # built when asked (pool_stats.py)
     from rho_adapters.model.pool_stats import EndpointStats
@@ -62,6 +63,8 @@ class Lease:
     """A leased client and the gate its requests go through; give it back with
     ``ClientPool.release``."""
 
+    __repr__ = value_repr
+
     client: httpx.AsyncClient
     gate: InFlightGate
     loop: asyncio.AbstractEventLoop
@@ -70,6 +73,8 @@ class Lease:
 
 @attrs.define(eq=False)
 class _Pooled:
+    __repr__ = value_repr
+
     client: httpx.AsyncClient
     gate: InFlightGate
     leases: int = 0

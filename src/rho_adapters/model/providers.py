@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.value_repr import value_repr
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_KEY = "OPENAI_API_KEY"
@@ -71,6 +72,8 @@ class Provider:
     ``structured_output`` says when an output schema is sent as ``response_format``
     (``StructuredOutput``; Anthropic's adapter uses a final tool instead).
     """
+
+    __repr__ = value_repr
 
     name: str
     adapter: Adapter = "openai"
@@ -198,6 +201,8 @@ class ModelQuirk:
     it applies on (empty: every row). ``dropped_params`` are added to the row's; ``changes``
     replace other ``Provider`` fields (``{"stream_tools": False}``).
     """
+
+    __repr__ = value_repr
 
     prefixes: tuple[str, ...]
     providers: tuple[str, ...] = ()

@@ -35,6 +35,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from rho_domain.value_repr import value_repr
+
 _NAMES = tuple((s, f"{s}_proxy", f"{s.upper()}_PROXY") for s in ("http", "https", "all", "no"))
 
 
@@ -60,6 +62,8 @@ class ProxyRoutes:
     (``all``), and the ``NO_PROXY`` entries. The URLs may carry a password: not in the repr.
     ``loopback_direct`` False routes loopback URLs as httpx does (only for a test whose proxy
     and servers can only be on loopback)."""
+
+    __repr__ = value_repr
 
     http: str | None = attrs.field(default=None, repr=False)
     https: str | None = attrs.field(default=None, repr=False)

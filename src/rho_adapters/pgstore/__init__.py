@@ -30,6 +30,7 @@ from rho_adapters.pgstore.control import PgSessions
 from rho_adapters.pgstore.schema import SCHEMA_VERSION
 from rho_adapters.pgstore.signals import PgSignals
 from rho_adapters.pgstore.store import PgSessionStore
+from rho_domain.value_repr import value_repr
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -48,6 +49,8 @@ __all__ = [
 @attrs.frozen
 class PostgresStore:
     """The adapters of one PostgreSQL store."""
+
+    __repr__ = value_repr
 
     store: PgSessionStore
     signals: PgSignals

@@ -17,11 +17,14 @@ from rho_adapters.store.trace import read_trace
 from rho_domain import events as ev
 from rho_domain.errors import ConfigError, StoreError
 from rho_domain.ports.store import SessionRecord
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen(kw_only=True)
 class Recording:
     """A stored session: its record (config, parent) and its persisted events."""
+
+    __repr__ = value_repr
 
     record: SessionRecord
     events: tuple[ev.Event, ...]

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from rho_domain.evals.bird import DIFFICULTIES, Difficulty
+from rho_domain.value_repr import value_repr
 
 Row = tuple[Any, ...]
 
@@ -24,6 +25,8 @@ Row = tuple[Any, ...]
 @attrs.frozen(kw_only=True)
 class QueryOutcome:
     """What running one query gave: its rows, or why there are none."""
+
+    __repr__ = value_repr
 
     rows: tuple[Row, ...] | None = None
     error: str | None = None
@@ -64,6 +67,8 @@ class QuestionResult:
     time from starting the session to the verdict.
     """
 
+    __repr__ = value_repr
+
     question_id: int
     db_id: str
     difficulty: Difficulty
@@ -81,6 +86,8 @@ class QuestionResult:
 @attrs.frozen(kw_only=True)
 class SummaryRow:
     """Totals of one difficulty (or of all: ``label`` is ``total``)."""
+
+    __repr__ = value_repr
 
     label: str
     count: int = 0
@@ -114,6 +121,8 @@ class SummaryRow:
 @attrs.frozen(kw_only=True)
 class Summary:
     """One row per difficulty (in BIRD's order) and the total."""
+
+    __repr__ = value_repr
 
     rows: tuple[SummaryRow, ...]
     total: SummaryRow

@@ -16,12 +16,15 @@ from rho_domain.config import Budget
 from rho_domain.loop.tally import budget_exceeded
 from rho_domain.messages import Usage
 from rho_domain.state import State
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen(kw_only=True)
 class BudgetWatch:
     """One run's view of its budget. ``started`` is the run's start on the monotonic clock;
     the ``*_before`` fields are the session's counts when the run started."""
+
+    __repr__ = value_repr
 
     budget: Budget
     started: float

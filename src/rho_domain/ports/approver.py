@@ -10,11 +10,14 @@ import attrs
 
 from rho_domain.messages import ToolCall
 from rho_domain.run import PendingApproval, RunResult
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen(kw_only=True)
 class ApprovalRequest:
     """A tool call waiting for a decision. ``arguments`` is the parsed JSON (empty if invalid)."""
+
+    __repr__ = value_repr
 
     session_id: str
     call: ToolCall
@@ -25,6 +28,8 @@ class ApprovalRequest:
 @attrs.frozen(kw_only=True)
 class ApprovalAnswer:
     """``approved``; ``always`` approves this tool for the rest of the session."""
+
+    __repr__ = value_repr
 
     approved: bool
     always: bool = False

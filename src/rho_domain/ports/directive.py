@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_repr import value_repr
+
 
 @attrs.frozen
 class Directive:
     """An operator instruction. ``offset`` is its position in the session's directive log, so
     a directive already applied (recorded in the trace) is never applied twice."""
+
+    __repr__ = value_repr
 
     offset: int
     text: str

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import attrs
 
+from rho_domain.value_repr import value_repr
+
 
 @attrs.frozen(kw_only=True)
 class SheetInfo:
@@ -17,6 +19,8 @@ class SheetInfo:
     record says). ``complete`` False: the reader stopped counting at its work budget; the
     sheet has at least ``rows`` rows. ``hidden_rows`` / ``hidden_columns``: 1-based numbers
     of the rows and columns the workbook hides (as far as it was read)."""
+
+    __repr__ = value_repr
 
     name: str
     rows: int

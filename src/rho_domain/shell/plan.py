@@ -22,6 +22,7 @@ from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.parser import CommandList, Pipeline, Redirection, SimpleCommand, parse
 from rho_domain.shell.programs import check_argv
 from rho_domain.shell.reads import path_words
+from rho_domain.value_repr import value_repr
 
 Joiner = Literal["", ";", "&&", "||"]
 
@@ -29,6 +30,8 @@ Joiner = Literal["", ";", "&&", "||"]
 @attrs.frozen(kw_only=True)
 class ChangeDir:
     """``cd path``: the following steps of the same (sub)plan run in ``path``."""
+
+    __repr__ = value_repr
 
     path: str
 
@@ -39,6 +42,8 @@ class PipelineStep:
     the glob pattern of each argv word or None; ``shell.expand`` replaces those words by their
     matches right before the step runs, and checks the result like literal words."""
 
+    __repr__ = value_repr
+
     stages: tuple[Stage, ...]
     patterns: tuple[tuple[str | None, ...], ...] = ()
 
@@ -46,6 +51,8 @@ class PipelineStep:
 @attrs.frozen(kw_only=True)
 class ShellPlan:
     """Steps, each preceded by its joiner (``""`` for the first)."""
+
+    __repr__ = value_repr
 
     steps: tuple[tuple[Joiner, PipelineStep | ChangeDir | ShellPlan], ...]
 

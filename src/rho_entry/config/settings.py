@@ -54,6 +54,7 @@ from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.url_logins import hide_url_logins
+from rho_domain.value_repr import value_repr
 from rho_entry.config.databases_config import with_configured_databases
 from rho_entry.config.home import absolute, config_dir
 
@@ -90,6 +91,8 @@ _FLOAT_FIELDS = frozenset({"model_timeout"})
 @attrs.frozen(kw_only=True)
 class Settings:
     """The resolved configuration of one CLI invocation."""
+
+    __repr__ = value_repr
 
     config: AgentConfig
     config_dir: Path

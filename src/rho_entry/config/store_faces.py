@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain.errors import ConfigError
+from rho_domain.value_repr import value_repr
 
 if TYPE_CHECKING:
     from rho_domain.ports.session_control import SessionCatalog, SessionControl, SessionOperator
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 @attrs.frozen
 class StoreChoice:
     """The chosen store's three faces, and how messages name it."""
+
+    __repr__ = value_repr
 
     store: SessionStore
     signals: SignalSource | None
@@ -58,6 +61,8 @@ class StoreChoice:
 class Operator:
     """The operator's face of a store alone (``choose_operator``): light for files (the
     monitor loads no yaml or cattrs)."""
+
+    __repr__ = value_repr
 
     sessions: SessionOperator
     shown: str

@@ -20,11 +20,14 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.evals.bird import BirdQuestion, LoadProblem, parse_question_lines, parse_questions
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen(kw_only=True)
 class BirdDataset:
     """Questions that can run (each with its database file) and the records that cannot."""
+
+    __repr__ = value_repr
 
     root: Path
     split: str

@@ -44,11 +44,14 @@ from rho_domain.model import (
     UsageReport,
 )
 from rho_domain.ports.model import ChatModel
+from rho_domain.value_repr import value_repr
 
 
 @attrs.frozen(kw_only=True)
 class StreamEvent:
     """One event of ``ModelClient.stream`` (see the module docstring)."""
+
+    __repr__ = value_repr
 
     type: Literal["text", "tool_call", "done", "error"]
     content: str = ""

@@ -22,6 +22,7 @@ import attrs
 from rho_domain.config import AgentConfig
 from rho_domain.errors import ConfigError
 from rho_domain.ports.store import SessionRecord
+from rho_domain.value_repr import value_repr
 from rho_entry.resume_endpoint import Endpoint, other_provider
 from rho_entry.resume_policy import ResumeAuthority, authorise
 from rho_entry.server.bodies import CreateSession
@@ -32,6 +33,8 @@ from rho_entry.server.settings import ServerSettings
 @attrs.frozen
 class Admission:
     """The server's rules for new and stored sessions (see the module docstring)."""
+
+    __repr__ = value_repr
 
     settings: ServerSettings
     base_config: AgentConfig
