@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 DEFAULT_INTERVAL = 0.01  # seconds between ticks: the gauge's resolution
 _OLDEST = len(gc.get_count()) - 1  # the generation a full collection collects
@@ -36,6 +36,8 @@ class LoopLagStats:
     pauses over the same time."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     longest_stall_seconds: float
     mean_stall_seconds: float

@@ -15,7 +15,7 @@ from rho_domain.permissions import PermissionProfile
 from rho_domain.pricing import PriceTable
 from rho_domain.tools.registry import ToolRegistry
 from rho_domain.tools.source import NO_TOOLS, SourcedTools
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_repr
 
 
 @attrs.frozen(kw_only=True, eq=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
@@ -18,6 +18,8 @@ class RequiresApproval:
     """The call waits for a human; ``reason`` is shown to them."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     reason: str
 
@@ -27,5 +29,7 @@ class Denied:
     """The call must not run; ``reason`` is reported to the model."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     reason: str

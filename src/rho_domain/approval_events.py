@@ -15,7 +15,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ToolCall
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 BlockedBy = Literal["policy", "user", "hook"]
 
@@ -33,6 +33,8 @@ class ToolBlocked(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "tool_blocked"
     at: float
@@ -58,6 +60,8 @@ class ApprovalRequested(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "approval_requested"
     at: float
@@ -86,6 +90,8 @@ class ApprovalResolved(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "approval_resolved"
     at: float

@@ -13,7 +13,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.messages import Message, UserMessage
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 CompactTrigger = Literal["manual", "auto", "overflow"]
 
@@ -25,6 +25,8 @@ class CompactResult:
     smaller)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     summary: str
     tokens_before: int
@@ -44,6 +46,8 @@ class CompactionPlan:
     ``tail`` (the latest user message and its turn, whole) are kept after the summary."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     to_summarize: tuple[Message, ...]
     recent_users: tuple[UserMessage, ...]

@@ -17,7 +17,7 @@ from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, string_for_strings
 from rho_domain.lazy_names import lazy_names
 from rho_domain.permissions import PermissionProfile
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.database_config import DatabaseConfig as DatabaseConfig
@@ -80,6 +80,8 @@ class HookConfig:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     before_tool: tuple[str, ...] = attrs.field(default=(), validator=_references)
     after_tool: tuple[str, ...] = attrs.field(default=(), validator=_references)
@@ -231,6 +233,8 @@ class Budget:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     max_input_tokens: int | None = attrs.field(default=None, validator=_limit)
     max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
@@ -309,6 +313,8 @@ class AgentConfig:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     system_prompt: str = ""
     vars: Mapping[str, str] = attrs.field(factory=dict)

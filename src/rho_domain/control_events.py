@@ -17,7 +17,7 @@ from rho_domain.compaction_values import CompactTrigger
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
 from rho_domain.model_extras import TraceName
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 InterruptReason = Literal["paused", "resumed", "cancelled"]
 
@@ -36,6 +36,8 @@ class CompactStarted(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "compact_start"
     at: float
@@ -59,6 +61,8 @@ class Compacted(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "compact"
     at: float
@@ -81,6 +85,8 @@ class Interrupted(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "interruption"
     at: float
@@ -99,6 +105,8 @@ class DirectiveApplied(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "directive"
     at: float
@@ -118,6 +126,8 @@ class ErrorOccurred(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "error"
     at: float
@@ -139,6 +149,8 @@ class TraceNoted(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "trace"
     at: float
@@ -161,6 +173,8 @@ class ModelRetrying(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "retry"
     at: float

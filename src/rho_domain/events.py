@@ -37,7 +37,7 @@ from rho_domain.model_events import UsageRecorded as UsageRecorded
 from rho_domain.run_status import RunStatus
 from rho_domain.tool_events import ToolEnded as ToolEnded
 from rho_domain.tool_events import ToolStarted as ToolStarted
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.approval_events import ApprovalRequested as ApprovalRequested
@@ -67,6 +67,8 @@ class RunStarted(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "run_start"
     at: float
@@ -90,6 +92,8 @@ class RunEnded(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "run_end"
     at: float
@@ -112,6 +116,8 @@ class MessageAdded(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "message"
     at: float

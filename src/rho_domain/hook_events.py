@@ -18,7 +18,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import Message
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 HookPoint = Literal["before_tool", "after_tool", "before_model", "after_run"]
 """Where a hook runs: before a tool call, after it, before a model call, after a run."""
@@ -43,6 +43,8 @@ class ListenerFailed(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "listener_error"
     at: float
@@ -75,6 +77,8 @@ class HookActed(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "hook"
     at: float

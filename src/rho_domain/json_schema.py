@@ -38,7 +38,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.schema_keywords import check_node, resolve
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
@@ -46,6 +46,8 @@ class SchemaProblem:
     """Where the value fails the schema (``$``, ``$.a[0]``) and why."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     path: str
     message: str
@@ -99,6 +101,8 @@ be interrupted, so ``rho_domain.schema_patterns`` answers them from a ``LineSear
 @attrs.frozen
 class _Ctx:
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     root: Any
     matches: Matches

@@ -19,7 +19,7 @@ from typing import Literal
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -69,6 +69,8 @@ class ResourceLimits:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     memory_mib: int | None = attrs.field(default=1024, validator=_positive("memory_mib"))
     # 120 s, the readonly timeout: CPU time counts every thread, and a multi-threaded rg on a

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 class ChatView:
@@ -48,6 +48,8 @@ class ToolCall:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     id: str
     name: str
@@ -71,6 +73,8 @@ class ThinkingBlock:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ThinkingKind = "thinking"
     thinking: str = ""
@@ -84,6 +88,8 @@ class SystemMessage(ChatView):
     """A system message (adapters send the agent's system prompt this way)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     content: str
     role: Literal["system"] = "system"
@@ -104,6 +110,8 @@ class UserMessage(ChatView):
     its final answer did not match the output schema (``rho_domain.loop.output_check``)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     content: str
     origin: UserOrigin = "user"
@@ -122,6 +130,8 @@ class AssistantMessage(ChatView):
     Anthropic model produced with them, replayed unchanged to that API and to no other."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -155,6 +165,8 @@ class ToolResultMessage(ChatView):
     """The result of one tool call, as the model will read it."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     call_id: str
     tool_name: str
@@ -179,6 +191,8 @@ class Usage:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     input_tokens: int = 0
     output_tokens: int = 0

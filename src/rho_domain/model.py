@@ -18,7 +18,7 @@ import attrs
 
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Message, ToolCall, Usage
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model_extras import TRACE_DETAIL_LIMIT as TRACE_DETAIL_LIMIT
@@ -35,6 +35,8 @@ class ToolSpec:
     """A tool as the model sees it: the OpenAI function shape, minus the wrapper."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     description: str
@@ -61,6 +63,8 @@ class ModelRequest:
     """One model call. ``system`` is sent first; ``messages`` never contain SystemMessage."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     model: str
     system: str
@@ -83,6 +87,8 @@ class TextChunk:
     """A fragment of the answer."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str
 
@@ -92,6 +98,8 @@ class ToolCallChunk:
     """A fragment of a tool call as it streams (for display only)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     index: int
     call_id: str = ""
@@ -104,6 +112,8 @@ class ToolCallReady:
     """A complete tool call. ``arguments`` is the raw text, valid JSON or not."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     call: ToolCall
 
@@ -113,6 +123,8 @@ class UsageReport:
     """Usage of this call. May come once, at any point of the stream."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     usage: Usage
 
@@ -126,6 +138,8 @@ class StreamFinished:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     finish_reason: str | None = None
     queue_wait: float | None = attrs.field(default=None, kw_only=True)

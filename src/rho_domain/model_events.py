@@ -16,7 +16,7 @@ import attrs
 from rho_domain.event_view import SeedEventView
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Usage
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model_extras import ReasoningDelta as ReasoningDelta
@@ -37,6 +37,8 @@ class LLMStarted(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "llm_start"
     at: float
@@ -66,6 +68,8 @@ class LLMEnded(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "llm_end"
     at: float
@@ -89,6 +93,8 @@ class TextDelta(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "text_delta"
     at: float
@@ -108,6 +114,8 @@ class ToolCallDelta(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "tool_call_delta"
     at: float
@@ -128,6 +136,8 @@ class UsageRecorded(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "usage"
     at: float

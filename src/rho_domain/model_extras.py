@@ -16,7 +16,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ThinkingBlock
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
@@ -24,6 +24,8 @@ class ReasoningChunk:
     """A fragment of the model's reasoning."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str
 
@@ -33,6 +35,8 @@ class RefusalChunk:
     """A fragment of a refusal (shown like text, kept apart in the message)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str
 
@@ -43,6 +47,8 @@ class ThinkingReady:
     adapter has already streamed its text as ``ReasoningChunk``s for display."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     block: ThinkingBlock
 
@@ -54,6 +60,8 @@ class RetryNotice:
     ``connection failed``). ``note`` adds what the user should know (a server delay cut)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     delay: float
     reason: str
@@ -73,6 +81,8 @@ class StreamWarning:
     event, cut to ``TRACE_DETAIL_LIMIT`` characters."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     message: str
     name: TraceName = attrs.field(default="parse_error", kw_only=True)
@@ -92,6 +102,8 @@ class ReasoningDelta(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "reasoning_delta"
     at: float

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.messages import ToolCall
@@ -23,6 +23,8 @@ class PendingApproval:
     (``State.approval_digest``; empty where none was worked out)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     call: ToolCall
     reason: str

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import attrs
 
 from rho_domain.messages import Usage
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 PER_TOKENS = 1_000_000
 
@@ -31,6 +31,8 @@ class ModelPrice:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     input: float
     output: float
@@ -57,6 +59,8 @@ class PriceTable:
     ``gpt-4o-2024-08-06`` takes ``gpt-4o``'s price)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prices: Mapping[str, ModelPrice] = attrs.field(factory=dict)
 

@@ -27,7 +27,7 @@ from enum import Enum
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 class OutsideReads(Enum):
@@ -64,6 +64,8 @@ class ReadReach:
     messages. The default reaches everywhere (no rule: tests and the memory fake)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     open: tuple[str, ...] = ()
     closed: tuple[str, ...] = ()

@@ -16,7 +16,7 @@ import attrs
 
 from rho_domain import events as ev
 from rho_domain.messages import AssistantMessage
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 StepKind = Literal["tool_call", "decision", "result", "answer"]
 
@@ -38,6 +38,8 @@ class Step:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     index: int
     turn: int
@@ -72,6 +74,8 @@ class Divergence:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     index: int
     what: str

@@ -10,7 +10,7 @@ import attrs
 from rho_domain.lazy_names import lazy_names
 from rho_domain.messages import Usage
 from rho_domain.run_status import RunStatus as RunStatus  # re-exported: its old home
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:  # every kind of event is joined into Event when first asked for (events.py)
     from rho_domain.events import Event
@@ -50,6 +50,8 @@ class RunResult:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     run_id: str

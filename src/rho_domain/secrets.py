@@ -46,7 +46,7 @@ from rho_domain.names import folded, folded_text, short_name_refusal
 from rho_domain.secret_twins import may_be_copy, name_stems
 from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
 from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 def _components(path: str) -> tuple[str, ...]:
@@ -204,6 +204,8 @@ class SecretPolicy:
     them is secret (rule 2b) except inside ``open_trees`` (the workspace)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     locations: tuple[str, ...] = ()
     homes: tuple[str, ...] = ()

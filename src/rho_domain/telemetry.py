@@ -17,7 +17,7 @@ import attrs
 from rho_domain import events as ev
 from rho_domain.mcp_config import server_of
 from rho_domain.messages import Usage
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 ToolOutcome = Literal["ok", "error", "blocked", "rejected", "no_result"]
 
@@ -41,6 +41,8 @@ class TurnStats:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     run_id: str
     call_index: int
@@ -73,6 +75,8 @@ class ToolStats:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     run_id: str
     call_id: str
@@ -100,6 +104,8 @@ class RunStats:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     run_id: str
     started_at: float
@@ -124,6 +130,8 @@ class SessionStats:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     runs: tuple[RunStats, ...] = ()
@@ -162,6 +170,7 @@ def session_telemetry(events: Iterable[ev.Event], *, session_id: str = "") -> Se
 @attrs.define
 class _OpenRun:
     __repr__ = value_repr
+    __eq__ = value_eq
 
     run: RunStats
     turns: list[TurnStats] = attrs.field(factory=list)
@@ -171,6 +180,7 @@ class _OpenRun:
 @attrs.define
 class _Builder:
     __repr__ = value_repr
+    __eq__ = value_eq
 
     runs: list[_OpenRun] = attrs.field(factory=list)
     session_usage: Usage = Usage()

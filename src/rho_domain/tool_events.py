@@ -12,7 +12,7 @@ import attrs
 
 from rho_domain.event_view import SeedEventView
 from rho_domain.messages import ToolCall
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -25,6 +25,8 @@ class ToolStarted(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "tool_start"
     at: float
@@ -46,6 +48,8 @@ class ToolEnded(SeedEventView):
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: ClassVar[str] = "tool_end"
     at: float

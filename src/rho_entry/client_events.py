@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.errors import ApiError
 
 
@@ -19,6 +19,8 @@ class ServerEvent:
     """One event of a session's stream: ``id`` is its trace line (None for deltas)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     id: int | None
     kind: str

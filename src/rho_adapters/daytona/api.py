@@ -22,7 +22,7 @@ from rho_adapters.model.tls import RoutedTransport
 from rho_domain.endpoint_url import path_segment
 from rho_domain.errors import ExecutorError
 from rho_domain.ports.clock import Clock
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 # The daemon splits session output and accepts the current process API only for new clients.
 SDK_VERSION = "0.190.0"
@@ -36,6 +36,8 @@ class Sandbox:
     """A started sandbox: its id and the base URL of its toolbox daemon."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     id: str
     toolbox_url: str
@@ -46,6 +48,8 @@ class ExecAnswer:
     """``POST /process/execute`` answered: exit code and combined output."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     exit_code: int
     result: str

@@ -17,7 +17,7 @@ import attrs
 
 from rho_adapters.daytona.scripts import q
 from rho_domain.errors import ExecutorError
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_domain.write_rules import ENVIRONMENT_MARKERS
 
 
@@ -93,6 +93,8 @@ class Resolved:
     ``links`` the file's number of names (hard links)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     canonical: str
     is_link: bool

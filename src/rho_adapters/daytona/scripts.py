@@ -35,7 +35,7 @@ from rho_domain.shell.git_repo import (
     git_environment,
     parse_preflight,
 )
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Restricted pipelines start from an empty environment (no sandbox env vars, no secrets):
@@ -191,6 +191,8 @@ class GitShadow:
     """The shadow common directory to build in the sandbox before git stages run."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     directory: str
     repo: GitRepo | None
@@ -259,6 +261,8 @@ class Captured:
     """A ``capped`` command's answer: exit code, output, and how many bytes were cut."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     exit_code: int
     output: str

@@ -41,7 +41,7 @@ import httpx
 
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes.daytona_wire import multipart, script
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_repr
 
 API_URL = "https://fake-daytona.test/api"
 TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
@@ -50,6 +50,7 @@ TOOLBOX_URL = "https://proxy.fake-daytona.test/toolbox"
 @attrs.define
 class _Fault:
     __repr__ = value_repr
+    __eq__ = value_eq
 
     method: str
     suffix: str

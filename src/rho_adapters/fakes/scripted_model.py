@@ -31,7 +31,7 @@ from rho_domain.model import (
     UsageReport,
 )
 from rho_domain.ports.model import ChatModel
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _call_ids = itertools.count(1)
 
@@ -41,6 +41,8 @@ class Turn:
     """One scripted model turn: what it streams, and how it fails or stops, if it does."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str = ""
     reasoning: str = ""

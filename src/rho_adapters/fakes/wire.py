@@ -35,7 +35,7 @@ from typing import Any, Literal
 import attrs
 
 from rho_domain.messages import ToolCall
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 FaultKind = Literal["cut", "drop", "garbage", "stall", "error"]
 
@@ -55,6 +55,8 @@ class Fault:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: FaultKind
     after: int = 0
@@ -95,6 +97,8 @@ class Reply:
     ``error_body``: the exact JSON of an error answer (default: the OpenAI envelope)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     text: str = ""
     reasoning: str = ""
@@ -116,6 +120,8 @@ class Exchange:
     """One request as a rule sees it; ``body`` is the parsed JSON (``{}`` for none)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     method: str
     path: str

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from rho_adapters.fakes.wire import Reply
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
@@ -23,6 +23,8 @@ class Stall:
     """A pause in a rendered body; ``seconds=None`` waits for the client's read timeout."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     seconds: float | None = None
 
@@ -32,6 +34,8 @@ class Drop:
     """The connection breaks here."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
 
 Piece = bytes | Stall | Drop

@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 OUTPUT_GRACE = 1.0  # seconds to wait for the output pipe to close after the processes exit
 
@@ -34,6 +34,7 @@ class Capture:
     """Head + tail byte buffer with a fixed cap."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
 
     cap: int
     head: bytearray = attrs.field(factory=bytearray)
@@ -74,6 +75,8 @@ class Finished:
     kept ``output``, ``omitted`` bytes, and whether the timeout or the output limit ended it."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     code: int | None
     output: str
@@ -88,6 +91,8 @@ class Spawn:
     kept open in the child under the same numbers), where to run."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     argv: tuple[str, ...]
     stdin: int

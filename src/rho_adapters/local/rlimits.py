@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.limits import ResourceLimits
@@ -57,6 +57,8 @@ class Rlimits:
     ``None`` leaves that limit as the agent has it."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     memory: int | None = None
     cpu_seconds: float | None = None

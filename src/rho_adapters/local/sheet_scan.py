@@ -21,7 +21,7 @@ import attrs
 from rho_domain.errors import ToolError
 from rho_domain.ports.spreadsheet import Cell
 from rho_domain.tools.offload import Stop
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 FORMULA_PREFIX = "formula: "
 
@@ -33,6 +33,8 @@ class SheetScan:
     scan finished within the budget (False: at least ``rows`` rows)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     rows: int
     columns: int
@@ -61,6 +63,7 @@ class CellBudget:
     of many sheets (they may even name one part) gets one budget, not one per sheet."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
 
     left: int
 

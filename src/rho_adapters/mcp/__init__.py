@@ -15,7 +15,7 @@ import attrs
 
 from rho_adapters.mcp.source import McpToolSource, connect
 from rho_domain.mcp_config import McpServerConfig
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 __all__ = ["McpToolSource", "ServerReport", "connect", "probe"]
 
@@ -26,6 +26,8 @@ class ServerReport:
     ``tools`` as the model sees them, each with its policy (``read-only``/``dangerous``)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     transport: str

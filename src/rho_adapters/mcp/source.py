@@ -41,7 +41,7 @@ from rho_domain.mcp_config import McpServerConfig
 from rho_domain.ports.clock import Clock
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_repr
 
 Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
 MAX_SAVED = 1024**3  # characters of full outputs one session saves, all calls together
@@ -67,6 +67,7 @@ class ServerState:
     """One server as the source sees it. ``state``: ``starting``, ``ready``, ``failed``."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
 
     name: str
     config: McpServerConfig

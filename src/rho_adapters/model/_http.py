@@ -33,7 +33,7 @@ from rho_domain.errors import (
 )
 from rho_domain.model import StreamFinished
 from rho_domain.ports.clock import Clock
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model import StreamEvent
@@ -49,6 +49,8 @@ class Timeouts:
     replaces it for ``service_tier: flex``, which OpenAI says can be much slower."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     connect: float = 10.0
     idle: float = 120.0
@@ -197,6 +199,7 @@ class Attempt:
     """What one attempt learned that the retry decision needs."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
 
     headers: Mapping[str, str] = attrs.field(factory=dict)
     started: float | None = None  # time.monotonic() when the request was sent

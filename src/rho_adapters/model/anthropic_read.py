@@ -33,7 +33,7 @@ from rho_domain.model import (
     ToolCallReady,
     UsageReport,
 )
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_repr
 
 _STOP_REASONS = {
     "end_turn": "stop",
@@ -47,6 +47,7 @@ _STOP_REASONS = {
 @attrs.define
 class _Block:
     __repr__ = value_repr
+    __eq__ = value_eq
 
     kind: str
     position: int = 0

@@ -29,7 +29,7 @@ from rho_domain.model import (
     ToolCallChunk,
     ToolCallReady,
 )
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.model import StreamEvent
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 @attrs.define
 class _Call:
     __repr__ = value_repr
+    __eq__ = value_eq
 
     position: int
     id: str = ""

@@ -37,7 +37,7 @@ import httpx
 
 from rho_adapters.model.gate import InFlightGate
 from rho_adapters.model.tls import transport_for
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_repr
 
 if TYPE_CHECKING:  # built when asked (pool_stats.py)
     from rho_adapters.model.pool_stats import EndpointStats

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -19,6 +19,8 @@ class GateStats:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     limit: int
     in_flight: int
@@ -34,6 +36,8 @@ class EndpointStats:
     """One pooled client: its base URL, leases now, and its gate's counters."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     base_url: str
     leases: int

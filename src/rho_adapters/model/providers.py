@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from rho_domain.errors import ConfigError
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_KEY = "OPENAI_API_KEY"
@@ -74,6 +74,8 @@ class Provider:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     adapter: Adapter = "openai"
@@ -203,6 +205,8 @@ class ModelQuirk:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prefixes: tuple[str, ...]
     providers: tuple[str, ...] = ()

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 _NAMES = tuple((s, f"{s}_proxy", f"{s.upper()}_PROXY") for s in ("http", "https", "all", "no"))
 
@@ -64,6 +64,8 @@ class ProxyRoutes:
     and servers can only be on loopback)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     http: str | None = attrs.field(default=None, repr=False)
     https: str | None = attrs.field(default=None, repr=False)

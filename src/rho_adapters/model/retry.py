@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 498})
 # compiled by re (and kept in its cache) with the first duration read, not at import
@@ -31,6 +31,8 @@ class RetryPolicy:
     """``max_retries`` extra attempts after the first; delays in seconds."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     max_retries: int = 2
     base_delay: float = 0.5

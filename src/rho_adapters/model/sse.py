@@ -21,7 +21,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_repr
 
 _TERMINATORS = (b"\n", b"\r")
 
@@ -35,6 +35,7 @@ class SSEEvent:
     build, measured)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
 
     data: str
     event: str = ""

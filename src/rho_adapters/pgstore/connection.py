@@ -25,7 +25,7 @@ import attrs
 
 from rho_domain.errors import ConfigError, MissingExtra, StoreError
 from rho_domain.url_logins import hide_url_logins
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger("rho_adapters.pgstore")
 
@@ -45,6 +45,8 @@ class StoreAddress:
     """A PostgreSQL store: the URL (secret: never printed) and the setting it came from."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     url: str = attrs.field(repr=False)
     origin: str = "the store setting"

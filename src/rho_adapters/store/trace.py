@@ -25,7 +25,7 @@ from rho_adapters.store.confined import read_bytes
 from rho_domain.errors import TraceFormatError
 from rho_domain.events import Event
 from rho_domain.state import State
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 log = logging.getLogger("rho_adapters.store")
 
@@ -40,6 +40,8 @@ class TraceRead:
     ``torn`` the bytes after it that were skipped (empty when the file is clean)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     events: tuple[Event, ...]
     valid_bytes: int

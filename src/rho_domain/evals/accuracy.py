@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from rho_domain.evals.bird import DIFFICULTIES, Difficulty
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 Row = tuple[Any, ...]
 
@@ -27,6 +27,8 @@ class QueryOutcome:
     """What running one query gave: its rows, or why there are none."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     rows: tuple[Row, ...] | None = None
     error: str | None = None
@@ -68,6 +70,8 @@ class QuestionResult:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     question_id: int
     db_id: str
@@ -88,6 +92,8 @@ class SummaryRow:
     """Totals of one difficulty (or of all: ``label`` is ``total``)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     label: str
     count: int = 0
@@ -123,6 +129,8 @@ class Summary:
     """One row per difficulty (in BIRD's order) and the total."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     rows: tuple[SummaryRow, ...]
     total: SummaryRow

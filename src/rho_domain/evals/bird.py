@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 Difficulty = Literal["simple", "moderate", "challenging"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("simple", "moderate", "challenging")
@@ -31,6 +31,8 @@ class BirdQuestion:
     """One benchmark question. ``gold_sql`` is the dataset's ``SQL``; the agent never sees it."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     question_id: int
     db_id: str
@@ -46,6 +48,8 @@ class LoadProblem:
     (``dev.json: item 3``, ``dev.jsonl: line 7``); ``message`` says what to fix."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     where: str
     message: str

@@ -14,7 +14,7 @@ import attrs
 
 from rho_domain.errors import ConfigError
 from rho_domain.plugged import plugged_name
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.hooks.values import (
@@ -64,6 +64,8 @@ class Hooks:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     before_tool: tuple[BeforeToolHook, ...] = attrs.field(default=(), converter=_before_tool)
     after_tool: tuple[AfterToolHook, ...] = attrs.field(default=(), converter=_after_tool)

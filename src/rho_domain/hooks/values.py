@@ -33,7 +33,7 @@ import attrs
 
 from rho_domain.messages import Message, ToolCall
 from rho_domain.run import RunResult
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -47,6 +47,8 @@ class BeforeToolCall:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     call: ToolCall
@@ -63,6 +65,8 @@ class Allow:
     """No objection: the call goes on to the profile and the approval policy."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
 
 @attrs.frozen
@@ -70,6 +74,8 @@ class Deny:
     """Refuse the call; the model reads ``reason`` in the call's result."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     reason: str
 
@@ -82,6 +88,8 @@ class RewriteArguments:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     arguments: Mapping[str, Any]
     reason: str = ""
@@ -101,6 +109,8 @@ class AfterToolCall:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     call: ToolCall
@@ -120,6 +130,8 @@ class ReplaceResult:
     ``metadata`` None: kept, so replace it too when it may hold what you remove)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     content: str
     is_error: bool | None = None
@@ -137,6 +149,8 @@ class BeforeModelCall:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     model: str
@@ -153,6 +167,8 @@ class ReplaceMessages:
     hook that adds a message should add it once)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     messages: tuple[Message, ...] = attrs.field(converter=_messages)
 
@@ -162,6 +178,8 @@ class AfterRun:
     """A run that ended, with its result (the run is over: nothing can change it)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     result: RunResult
@@ -187,6 +205,8 @@ class HookFailure:
     ``rho_domain.loop.hooks_applied`` records and refuses in its place (fail closed)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     outcome: Literal["failed", "timed_out"]
     reason: str

@@ -46,7 +46,7 @@ from rho_domain.plugged import contained, described, plugged_name
 from rho_domain.run import RunResult
 from rho_domain.tools.base import ToolOutput
 from rho_domain.tools.registry import parse_arguments
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.hook_events import HookPoint
@@ -145,6 +145,8 @@ class HookedBatch:
     rewrote them), and the calls refused, each with the reason the model reads."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     calls: tuple[ToolCall, ...]
     denied: tuple[tuple[ToolCall, str], ...] = ()

@@ -29,7 +29,7 @@ from rho_domain.messages import ToolCall
 from rho_domain.state import State
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.prepared import PreparedCall
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.ports.durable import DurableSteps
@@ -42,6 +42,8 @@ class _Done:
     """One finished call: its output and how long it ran."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     output: ToolOutput
     duration: float

@@ -19,7 +19,7 @@ import attrs
 from rho_domain.errors import SessionStateError
 from rho_domain.loop.control import RunControl
 from rho_domain.loop.tally import RunTally
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_repr
 
 
 def run_arguments(prompt: object, max_turns: object) -> None:

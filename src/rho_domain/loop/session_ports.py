@@ -25,7 +25,7 @@ from rho_domain.ports.model import ChatModel
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionStore
 from rho_domain.tools.source import ToolSource
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.ports.approver import Approver
@@ -53,6 +53,8 @@ class SessionPorts:
     ``awaiting_approval``. ``databases`` is read-only (an alias → ``Database``)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     model: ChatModel
     executor: Executor

@@ -8,7 +8,7 @@ import attrs
 
 from rho_domain.config import Budget
 from rho_domain.messages import Usage
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.state import State
@@ -24,6 +24,7 @@ class RunTally:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
 
     id: str
     started: float

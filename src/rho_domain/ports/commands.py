@@ -15,7 +15,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.limits import LimitKind
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -30,6 +30,8 @@ class Stage:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     argv: tuple[str, ...]
     stdin_path: str | None = None
@@ -48,6 +50,8 @@ class Command:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     pipeline: tuple[Stage, ...] = ()
     shell: str | None = None
@@ -67,6 +71,8 @@ class CommandResult:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     exit_code: int | None
     output: str
@@ -82,6 +88,8 @@ class FileUpload:
     ``path``: where, relative to the working directory or absolute; ``data``: its bytes."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     path: str
     data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")

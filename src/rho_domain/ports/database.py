@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
@@ -16,6 +16,8 @@ class CutValue:
     size in bytes (None when the adapter cut it without learning the size)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     head: str | bytes
     size: int | None = None
@@ -31,6 +33,8 @@ class QueryResult:
     fetching because the rows reached its byte budget (``more_rows`` is then True)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
@@ -44,6 +48,8 @@ class TableInfo:
     """A table: its schema (None where the engine has none), name and kind (table, view...)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     schema: str | None
     name: str

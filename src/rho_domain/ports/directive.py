@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen
@@ -17,6 +17,8 @@ class Directive:
     a directive already applied (recorded in the trace) is never applied twice."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     offset: int
     text: str

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.errors import ConfigError
@@ -51,6 +51,8 @@ class QueuedRun:
     stored config (model, profile) as the resume policy understands them."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     run_id: str
     session_id: str

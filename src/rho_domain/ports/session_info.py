@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import attrs
 
 from rho_domain.messages import Usage
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -20,6 +20,8 @@ class SessionInfo:
     stale (its process is gone), or the final status (completed, cancelled, error, ...)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     id: str
     status: str

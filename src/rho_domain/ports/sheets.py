@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -21,6 +21,8 @@ class SheetInfo:
     of the rows and columns the workbook hides (as far as it was read)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     rows: int

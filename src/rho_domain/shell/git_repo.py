@@ -44,7 +44,7 @@ from rho_domain.errors import PathOutsideWorkspace, SensitivePath
 from rho_domain.reach import ReadReach
 from rho_domain.secrets import SecretPolicy
 from rho_domain.shell.git import HARDENING
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 # Discovery. safe.directory=* is harmless here: the repository's config is never used.
 PREFLIGHT: tuple[str, ...] = (
@@ -88,6 +88,8 @@ class GitRepo:
     when the command runs inside the git directory."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     git_dir: str
     common_dir: str
@@ -189,6 +191,8 @@ class RepositoryFiles:
     ``complete``, False past ``MAX_REPOSITORY_ENTRIES``."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     links: tuple[tuple[str, str], ...] = ()
     linked: tuple[str, ...] = ()

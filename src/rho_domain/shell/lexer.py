@@ -19,7 +19,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.errors import CommandRefused
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MAX_LENGTH = 8192
 
@@ -46,6 +46,8 @@ class Token:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: TokenKind
     text: str

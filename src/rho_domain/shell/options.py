@@ -17,7 +17,7 @@ from typing import Literal
 import attrs
 
 from rho_domain.errors import CommandRefused
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 ValueCheck = Callable[[str], str | None]  # returns a refusal reason, or None when fine
 
@@ -47,6 +47,8 @@ class Spelling:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     dashdash: DashDash = "first"
     glue: bool = True
@@ -74,6 +76,8 @@ class OptionSpec:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     flags: str = ""
     valued: str = ""
@@ -131,6 +135,8 @@ class Parsed:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     options: tuple[tuple[str, str | None], ...]
     operands: tuple[str, ...]

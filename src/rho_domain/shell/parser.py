@@ -22,7 +22,7 @@ import attrs
 
 from rho_domain.errors import CommandRefused
 from rho_domain.shell.lexer import Token, tokenize
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 MAX_COMMANDS = 64
 MAX_DEPTH = 8
@@ -117,6 +117,8 @@ class Redirection:
     word, ``heredoc`` the literal body of a here-document or here-string."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     op: str
     fd: int | None = None
@@ -130,6 +132,8 @@ class SimpleCommand:
     empty when no word has one."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     argv: tuple[str, ...]
     redirections: tuple[Redirection, ...] = ()
@@ -141,6 +145,8 @@ class Subshell:
     """A parenthesised command list."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     body: CommandList
 
@@ -150,6 +156,8 @@ class Pipeline:
     """Commands joined by pipes; ``merge_stderr[i]`` is True when command i was joined by ``|&``."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     commands: tuple[SimpleCommand | Subshell, ...]
     merge_stderr: tuple[bool, ...] = ()
@@ -161,6 +169,8 @@ class CommandList:
     ``||``)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     items: tuple[tuple[str, Pipeline], ...]
 

@@ -22,7 +22,7 @@ from rho_domain.secrets import DEFAULT_POLICY
 from rho_domain.shell.parser import CommandList, Pipeline, Redirection, SimpleCommand, parse
 from rho_domain.shell.programs import check_argv
 from rho_domain.shell.reads import path_words
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 Joiner = Literal["", ";", "&&", "||"]
 
@@ -32,6 +32,8 @@ class ChangeDir:
     """``cd path``: the following steps of the same (sub)plan run in ``path``."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     path: str
 
@@ -43,6 +45,8 @@ class PipelineStep:
     matches right before the step runs, and checks the result like literal words."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     stages: tuple[Stage, ...]
     patterns: tuple[tuple[str | None, ...], ...] = ()
@@ -53,6 +57,8 @@ class ShellPlan:
     """Steps, each preceded by its joiner (``""`` for the first)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     steps: tuple[tuple[Joiner, PipelineStep | ChangeDir | ShellPlan], ...]
 

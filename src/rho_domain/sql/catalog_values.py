@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -21,6 +21,8 @@ class CatalogCalls:
     a database user created is listed (not the server's, nor an extension's)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     operators: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     types: Mapping[str, frozenset[str]] = attrs.field(factory=dict)

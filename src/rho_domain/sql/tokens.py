@@ -12,7 +12,7 @@ from enum import Enum
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 class Kind(Enum):
@@ -32,6 +32,8 @@ class Token:
     STRING ``<string>``; others their raw text. ``raw`` is the word as written (WORD only)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     kind: Kind
     text: str
@@ -51,6 +53,8 @@ class LexRules:
     """How one dialect (under one server setting) reads text."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     dialect: str
     nested_comments: bool = False

@@ -15,7 +15,7 @@ import attrs
 from rho_domain.permissions import PermissionProfile
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.executor import Executor
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     # the database port is built only when a run has databases; the delegation's values with
@@ -36,6 +36,8 @@ class ToolPolicy:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     read_only: bool = True
     dangerous: bool = False
@@ -52,6 +54,8 @@ class ToolOutput:
     """What a tool returns. ``content`` is for the model; ``metadata`` for UIs and traces."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     content: str
     is_error: bool = False
@@ -76,6 +80,7 @@ class WriteTally:
     one with each run (``ToolBatch.written``); a handler adds what it wrote."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
 
     written: int = 0
 
@@ -87,6 +92,8 @@ class ToolContext:
     run's bytes written so far (a context built outside a run counts its own calls only)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     call_id: str

@@ -16,7 +16,7 @@ import attrs
 
 from rho_domain.messages import Usage
 from rho_domain.run import PendingApproval, RunResult
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -25,6 +25,8 @@ class ChildOutcome:
     the child's calls waiting for approval (status ``awaiting_approval``)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     status: str
@@ -69,6 +71,8 @@ class ChildAnswer:
     """A human's answer to a sub-agent's waiting call, given through its parent."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     session_id: str
     call_id: str

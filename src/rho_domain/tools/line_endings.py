@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 CRLF, LF = "\r\n", "\n"
 _BREAK = re.compile("\r?\n")
@@ -34,6 +34,8 @@ class Spelling:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     old: str | None
     new: str | None

@@ -21,7 +21,7 @@ from rho_domain.errors import ToolArgumentsError
 from rho_domain.messages import ToolCall
 from rho_domain.tools.base import ToolHandler, ToolPolicy
 from rho_domain.tools.schema import coerce_and_validate
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_repr
 
 
 @attrs.frozen(kw_only=True, eq=False)

@@ -19,7 +19,7 @@ from typing import Protocol
 import attrs
 
 from rho_domain.tools.base import ToolHandler
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_repr
 
 
 @attrs.frozen(kw_only=True, eq=False)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from rho_domain.errors import ConfigError
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 if TYPE_CHECKING:
     from rho_domain.ports.session_control import SessionCatalog, SessionControl, SessionOperator
@@ -29,6 +29,8 @@ class StoreChoice:
     """The chosen store's three faces, and how messages name it."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     store: SessionStore
     signals: SignalSource | None
@@ -63,6 +65,8 @@ class Operator:
     monitor loads no yaml or cattrs)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     sessions: SessionOperator
     shown: str

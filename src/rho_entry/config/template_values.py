@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -19,6 +19,8 @@ class TemplateVar:
     """A declared variable: ``default`` is None when it has none."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     name: str
     required: bool = False
@@ -32,6 +34,8 @@ class PromptTemplate:
     the first user message when no prompt is given."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     source: str
     body: str
@@ -47,6 +51,8 @@ class RenderedPrompt:
     """A rendered template: the system prompt, and the first user prompt it carries, if any."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     system_prompt: str
     initial_prompt: str | None = None

@@ -35,7 +35,7 @@ from typing import Any
 import attrs
 
 from rho_domain.errors import ConfigError
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 LOGS = "/logs/agent"
 EVENTS = "rho-agent.jsonl"
@@ -55,6 +55,8 @@ class HarborUsage:
     """What a trial consumed, as Harbor's context records it (None: not reported)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     input_tokens: int | None = None
     output_tokens: int | None = None

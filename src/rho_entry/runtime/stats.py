@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from rho_adapters.loop_lag import LoopLagStats
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -16,6 +16,8 @@ class RuntimeStats:
     loop every session shares."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     sessions_active: int
     loop_lag: LoopLagStats

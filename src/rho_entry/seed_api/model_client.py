@@ -44,7 +44,7 @@ from rho_domain.model import (
     UsageReport,
 )
 from rho_domain.ports.model import ChatModel
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
 @attrs.frozen(kw_only=True)
@@ -52,6 +52,8 @@ class StreamEvent:
     """One event of ``ModelClient.stream`` (see the module docstring)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     type: Literal["text", "tool_call", "done", "error"]
     content: str = ""

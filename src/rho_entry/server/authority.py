@@ -16,7 +16,7 @@ import re
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 # Hosts every server answers to: it listens on loopback (or everywhere, loopback included).
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -39,6 +39,8 @@ class Authority:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     host: str
     port: int | None

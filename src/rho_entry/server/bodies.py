@@ -17,7 +17,7 @@ import attrs
 from rho_domain.errors import ConfigError
 from rho_domain.json_schema import check_schema
 from rho_domain.ports.store import label_problem
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.errors import BodyTooLarge, Invalid, SlowBody
 
 Decision = Literal["approve", "deny", "always"]
@@ -30,6 +30,8 @@ class CreateSession:
     """``POST /api/sessions``: everything optional; the server's defaults fill the rest."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prompt: str | None = None
     model: str | None = None
@@ -47,6 +49,8 @@ class Chat:
     """``POST /api/sessions/{id}/chat``: the next user message."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prompt: str
 
@@ -59,6 +63,8 @@ class Answer:
     checked when given with a denial (which runs nothing)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     decision: Decision
     digest: str | None = None
@@ -70,6 +76,8 @@ class Resume:
     prompt (without one, pending approvals and interrupted tool calls are continued)."""
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     prompt: str | None = None
 

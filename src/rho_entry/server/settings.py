@@ -29,7 +29,7 @@ from pathlib import Path
 import attrs
 
 from rho_domain.errors import ConfigError
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config.home import current_dir
 from rho_entry.server.authority import host_name
 
@@ -85,6 +85,8 @@ class ServerSettings:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     sessions_root: Path
     token: str | None = None

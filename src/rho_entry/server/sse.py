@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import attrs
 
-from rho_domain.value_repr import value_repr
+from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.server.feed import END, WAKE, FeedItem, TraceFeed
 
 KEEPALIVE = b": keep-alive\n\n"
@@ -41,6 +41,8 @@ class StreamOptions:
     """
 
     __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
 
     after: int = 0
     keepalive: float = 15.0
