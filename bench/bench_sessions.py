@@ -21,6 +21,11 @@ model (``build_model`` through the wiring, so the process's shared client pool) 
    open, to measure resident memory per idle open session (RSS from /proc/self/statm, after
    ``gc.collect()``).
 
+   Each turn of the loop is timed too (wall and the loop thread's CPU; a wrapper of
+   ``BaseEventLoop._run_once``, about a microsecond a turn): the gauge gives the longest
+   stall, the turns give its distribution (p50 / p99 / max), and the same for the loop's
+   own work (a turn's CPU less the collections inside it).
+
    The runtimes start as a service whose start-up is over starts them
    (``start_runtime(..., freeze_start_up=True)``: the start-up heap frozen, out of every
    full collection's walk) where the tree has it; ``--no-freeze`` starts them without.
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import asyncio.base_events
 import gc
 import inspect
 import os
@@ -127,6 +133,58 @@ def can_freeze() -> bool:
     return "freeze_start_up" in inspect.signature(start_runtime).parameters
 
 
+class TurnTimes:
+    """Every turn of the event loop timed while inside: wall and CPU (``time.thread_time``)
+    seconds, the CPU of the collections inside it, and their p50 / p99 / max in ms. Patches
+    ``BaseEventLoop._run_once`` for this process (a benchmark's instrument, never the
+    library's)."""
+
+    def __init__(self) -> None:
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+        self.own: list[float] = []  # a turn's CPU less its collections'
+        self._collecting = [0.0, 0.0]  # the current collection's start, this turn's total
+
+    def _collected(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._collecting[0] = time.thread_time()
+        else:
+            self._collecting[1] += time.thread_time() - self._collecting[0]
+
+    def __enter__(self) -> TurnTimes:
+        base = asyncio.base_events.BaseEventLoop
+        self._run_once = run_once = base._run_once  # type: ignore[attr-defined]
+        walls, cpus, own, collecting = self.walls, self.cpus, self.own, self._collecting
+        perf, thread = time.perf_counter, time.thread_time
+
+        def timed(loop: asyncio.AbstractEventLoop) -> None:
+            collecting[1] = 0.0
+            wall, cpu = perf(), thread()
+            run_once(loop)
+            walls.append(perf() - wall)
+            cpu = thread() - cpu
+            cpus.append(cpu)
+            own.append(cpu - collecting[1])
+
+        base._run_once = timed  # type: ignore[attr-defined]
+        gc.callbacks.append(self._collected)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.base_events.BaseEventLoop._run_once = self._run_once  # type: ignore[attr-defined]
+        gc.callbacks.remove(self._collected)
+
+    def summary(self) -> dict[str, float]:
+        """Turns, and the wall, CPU and own CPU of a turn at p50 / p99 / max, in ms."""
+        out: dict[str, float] = {"turns": len(self.walls)}
+        for name, values in (("wall", self.walls), ("cpu", self.cpus), ("own", self.own)):
+            ordered = sorted(values)
+            for label, q in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
+                value = ordered[round(q * (len(ordered) - 1))] if ordered else 0.0
+                out[f"turn_{name}_{label}_ms"] = value * 1e3
+        return out
+
+
 async def many_sessions(
     agent: Agent, n: int, store: FileSessionStore | None, *, freeze: bool = False
 ) -> dict[str, float]:
@@ -150,8 +208,9 @@ async def many_sessions(
     sampler = asyncio.create_task(sample())
     started = time.perf_counter()
     loop_cpu, process_cpu = time.thread_time(), _process_cpu()
-    handles = [await dispatch_prompt(runtime, PROMPT, new_session=True) for _ in range(n)]
-    results = await asyncio.gather(*(h.wait() for h in handles), return_exceptions=True)
+    with TurnTimes() as turns:
+        handles = [await dispatch_prompt(runtime, PROMPT, new_session=True) for _ in range(n)]
+        results = await asyncio.gather(*(h.wait() for h in handles), return_exceptions=True)
     wall = time.perf_counter() - started
     loop_cpu, process_cpu = time.thread_time() - loop_cpu, _process_cpu() - process_cpu
     lag = runtime.stats().loop_lag
@@ -174,6 +233,7 @@ async def many_sessions(
         "longest_collection_ms": getattr(lag, "longest_collection_seconds", -0.001) * 1000,
         "full_collections": getattr(lag, "full_collections", -1),
         "collector_ms": getattr(lag, "collector_seconds", -0.001) * 1000,
+        **turns.summary(),
     }
 
 
@@ -281,6 +341,14 @@ async def main_async(args: argparse.Namespace) -> None:
                         f"  the collector, {name}: longest pause "
                         f"{run['longest_collection_ms']:.0f} ms, {run['full_collections']:.0f} "
                         f"full passes, {run['collector_ms']:.0f} ms in all"
+                    )
+                    print(
+                        f"  turns of the loop, {name}: {run['turns']:.0f}; wall p50 "
+                        f"{run['turn_wall_p50_ms']:.2f}, p99 {run['turn_wall_p99_ms']:.1f}, max "
+                        f"{run['turn_wall_max_ms']:.1f} ms; CPU p50 {run['turn_cpu_p50_ms']:.2f}, "
+                        f"p99 {run['turn_cpu_p99_ms']:.1f}, max {run['turn_cpu_max_ms']:.1f} ms; "
+                        f"without the collector's: p50 {run['turn_own_p50_ms']:.2f}, p99 "
+                        f"{run['turn_own_p99_ms']:.1f}, max {run['turn_own_max_ms']:.1f} ms"
                     )
                 for stats in SHARED_POOL.stats():
                     gate = stats.gate

@@ -199,7 +199,9 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
         return str(exc)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
-        return "; ".join(_unknown_key(key, known) for key in sorted(exc.extra_fields))
+        # YAML keys may be numbers, booleans or null (``1:``, ``yes:``, ``~:``): sorted and
+        # matched as text, they crashed the message with a TypeError before
+        return "; ".join(_unknown_key(key, known) for key in sorted(exc.extra_fields, key=str))
     if isinstance(type_, type) and issubclass(type_, enum.Enum):
         values = ", ".join(str(member.value) for member in type_)
         got = f" (got {exc.args[0].split(' is not')[0]})" if isinstance(exc, ValueError) else ""
@@ -207,9 +209,12 @@ def what_would_be_right(exc: BaseException, type_: Any) -> str | None:
     return None
 
 
-def _unknown_key(key: str, known: list[str]) -> str:
+def _unknown_key(key: object, known: list[str]) -> str:
     import difflib  # with the first unknown key, not with every run that writes a trace
 
+    if not isinstance(key, str):
+        kind = "null" if key is None else type(key).__name__
+        return f"unknown key {key!r} (YAML read it as {kind}: a key here is a name)"
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown key {key!r}{hint}"

@@ -13,6 +13,16 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rho_domain import model_choices as choices
+from rho_domain.config_checks import (
+    amount,
+    check_seconds,
+    limit,
+    not_negative,
+    positive,
+    retries,
+    seconds,
+    seconds_or_zero,
+)
 from rho_domain.endpoint_url import check_endpoint_url
 from rho_domain.errors import ConfigError, string_for_strings
 from rho_domain.lazy_names import lazy_names
@@ -63,7 +73,7 @@ def _references(instance: object, attribute: attrs.Attribute[Any], value: object
 
 def _hook_timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     try:
-        _check_seconds(attribute, value, zero=False)
+        check_seconds(attribute, value, zero=False)
     except ConfigError as exc:
         raise ConfigError(f"hooks.{exc}") from None
 
@@ -119,53 +129,6 @@ def resolve_field_types() -> None:
     attrs.resolve_types(AgentConfig, localns=names)
 
 
-def _positive(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{attribute.name} must be a positive integer, not {value!r}")
-
-
-def _not_negative(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(
-            f"{attribute.name} must be a whole number >= 0 (0: no limit), not {value!r}"
-        )
-
-
-def _seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    _check_seconds(attribute, value, zero=False)
-
-
-def _seconds_or_zero(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    _check_seconds(attribute, value, zero=True)
-
-
-def _check_seconds(attribute: attrs.Attribute[Any], value: object, *, zero: bool) -> None:
-    if value is None:
-        return
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    finite = number is not None and number == number and number != float("inf")
-    if number is None or not finite or number < 0 or (number == 0 and not zero):
-        least = "0 or more" if zero else "more than 0"
-        raise ConfigError(f"{attribute.name} must be a number of seconds, {least}; got {value!r}")
-
-
-def _limit(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"{attribute.name} must be a whole number, 1 or more; got {value!r}")
-
-
-def _amount(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    if number is None or number != number or number < 0 or number == float("inf"):
-        raise ConfigError(f"{attribute.name} must be an amount in USD, 0 or more; got {value!r}")
-
-
 BACKENDS = ("local", "daytona")
 """Where tools may run (``AgentConfig.backend``)."""
 
@@ -181,27 +144,6 @@ def _endpoint_url(_: object, attribute: attrs.Attribute[Any], value: object) -> 
     if value is None or value == "":  # "" is "not given", as everywhere else
         return
     check_endpoint_url(str(value), attribute.name)
-
-
-def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ConfigError(f"{attribute.name} must be a whole number, 0 or more; got {value!r}")
-
-
-MAX_MODEL_RETRIES = 100
-"""At most this many extra attempts a model call: each may wait ``model_timeout`` and a
-back-off, so a million (a typo, a misread unit) held a run on a down endpoint for days."""
-
-
-def _retries(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    _count(instance, attribute, value)
-    if isinstance(value, int) and value > MAX_MODEL_RETRIES:
-        raise ConfigError(
-            f"{attribute.name} must be at most {MAX_MODEL_RETRIES} (each retry may wait the "
-            f"model timeout and a back-off; a run ends on its own); got {value!r}"
-        )
 
 
 def _output_schema(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -236,16 +178,16 @@ class Budget:
     __eq__ = value_eq
     __hash__ = value_hash
 
-    max_input_tokens: int | None = attrs.field(default=None, validator=_limit)
-    max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
-    max_total_tokens: int | None = attrs.field(default=None, validator=_limit)
-    max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
-    max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
-    max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
-    session_max_turns: int | None = attrs.field(default=None, validator=_limit)
-    session_max_tool_calls: int | None = attrs.field(default=None, validator=_limit)
-    session_max_wall_seconds: float | None = attrs.field(default=None, validator=_seconds)
-    session_max_cost_usd: float | None = attrs.field(default=None, validator=_amount)
+    max_input_tokens: int | None = attrs.field(default=None, validator=limit)
+    max_output_tokens: int | None = attrs.field(default=None, validator=limit)
+    max_total_tokens: int | None = attrs.field(default=None, validator=limit)
+    max_cost_usd: float | None = attrs.field(default=None, validator=amount)
+    max_wall_seconds: float | None = attrs.field(default=None, validator=seconds)
+    max_tool_calls: int | None = attrs.field(default=None, validator=limit)
+    session_max_turns: int | None = attrs.field(default=None, validator=limit)
+    session_max_tool_calls: int | None = attrs.field(default=None, validator=limit)
+    session_max_wall_seconds: float | None = attrs.field(default=None, validator=seconds)
+    session_max_cost_usd: float | None = attrs.field(default=None, validator=amount)
 
     @property
     def limits_anything(self) -> bool:
@@ -276,8 +218,9 @@ class AgentConfig:
     server supports it and as a final tool to Anthropic; not together with ``response_format``.
 
     ``temperature`` is a number from 0 to 2, ``reasoning_effort`` one of
-    ``model_choices.REASONING_EFFORTS``, ``compact_threshold`` a share of the window above 0 and
-    at most 1, and the switches are booleans: checked when the config is built.
+    ``model_choices.REASONING_EFFORTS``, ``compact_threshold`` the share of ``context_window``
+    past which a run compacts its history first (``auto_compact``): above 0, at most 1
+    (default 0.8); the switches are booleans. All are checked when the config is built.
 
     ``repeat_limit`` is how many times in a row the same tool call (equal arguments, same
     result) or the same failing call may come before the model is told it is repeating
@@ -332,27 +275,27 @@ class AgentConfig:
     temperature: float | None = attrs.field(default=None, validator=choices.temperature)
     stream: bool | None = attrs.field(default=None, validator=choices.optional_switch)
     # a count, never 'none': -1 is llama.cpp's unlimited, and a stored one won resume's min()
-    max_output_tokens: int | None = attrs.field(default=None, validator=_limit)
+    max_output_tokens: int | None = attrs.field(default=None, validator=limit)
     tool_choice: str | None = None
     databases: Mapping[str, DatabaseConfig] = attrs.field(factory=dict)
     mcp_servers: Mapping[str, McpServerConfig] = attrs.field(factory=dict, validator=_mcp_servers)
     auto_approve: bool = attrs.field(default=False, validator=choices.switch)
-    context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=_positive)
+    context_window: int = attrs.field(default=DEFAULT_CONTEXT_WINDOW, validator=positive)
     auto_compact: bool = attrs.field(default=True, validator=choices.switch)
     compact_threshold: float = attrs.field(
         default=DEFAULT_COMPACT_THRESHOLD, validator=choices.fraction
     )
-    max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=_not_negative)
-    repeat_limit: int | None = attrs.field(default=DEFAULT_REPEAT_LIMIT, validator=_not_negative)
+    max_turns: int | None = attrs.field(default=DEFAULT_MAX_TURNS, validator=not_negative)
+    repeat_limit: int | None = attrs.field(default=DEFAULT_REPEAT_LIMIT, validator=not_negative)
     budget: Budget = Budget()
     # 0 or less cut nothing (truncate_middle), and a stored one won resume's min()
-    tool_output_limit: int = attrs.field(default=DEFAULT_TOOL_OUTPUT_LIMIT, validator=_positive)
-    tool_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_connect_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_retries: int | None = attrs.field(default=None, validator=_retries)
-    model_retry_after_cap: float | None = attrs.field(default=None, validator=_seconds_or_zero)
-    model_answer_timeout: float | None = attrs.field(default=None, validator=_seconds)
-    model_answer_bytes: int | None = attrs.field(default=None, validator=_limit)
+    tool_output_limit: int = attrs.field(default=DEFAULT_TOOL_OUTPUT_LIMIT, validator=positive)
+    tool_timeout: float | None = attrs.field(default=None, validator=seconds)
+    model_timeout: float | None = attrs.field(default=None, validator=seconds)
+    model_connect_timeout: float | None = attrs.field(default=None, validator=seconds)
+    model_retries: int | None = attrs.field(default=None, validator=retries)
+    model_retry_after_cap: float | None = attrs.field(default=None, validator=seconds_or_zero)
+    model_answer_timeout: float | None = attrs.field(default=None, validator=seconds)
+    model_answer_bytes: int | None = attrs.field(default=None, validator=limit)
     hooks: HookConfig = HookConfig()
     store: str | None = None

@@ -52,8 +52,13 @@ _LOADED_BY_NAME = frozenset(
      # names, whose conanfile.py runs), Buildkite's buildkite.json (the steps pipeline upload
      # runs, cloudbuild.json's twin), dprint's dprint.json (its process plugins are programs
      # it downloads and runs at dprint fmt)
-     "conanfile.txt", "buildkite.json", "dprint.json"}
+     "conanfile.txt", "buildkite.json", "dprint.json",
+     # the instructions of CodeBuddy Code (CLAUDE.md's twin) and iFlow CLI (GEMINI.md's)
+     "codebuddy.md", "iflow.md"}
 )  # fmt: skip
+# Files tools find by their name in a directory of a given name: Buildkite's pipeline upload,
+# given no file, reads buildkite/pipeline.json (buildkite.json's twin, outside .buildkite/).
+_LOADED_IN = {"buildkite": frozenset({"pipeline.json"})}
 # Tauri's configuration, merged with its platform's (tauri.linux.conf.json...): its
 # build.beforeDevCommand and beforeBuildCommand are shell commands tauri dev and build run.
 _TAURI_CONFIG = re.compile(r"tauri(\.[a-z]+)?\.conf\.json")
@@ -91,7 +96,9 @@ def create_only_refusal(relative: str) -> str | None:
             f"{relative!r} is not a document or data file; create-only mode creates only "
             f"{kinds} files, which no tool runs by itself"
         )
-    if name in _LOADED_BY_NAME or _TAURI_CONFIG.fullmatch(name) or _requirements(parts, name):
+    loaded_in = len(parts) > 1 and name in _LOADED_IN.get(folded(parts[-2]), ())
+    tauri = _TAURI_CONFIG.fullmatch(name) is not None
+    if name in _LOADED_BY_NAME or tauri or loaded_in or _requirements(parts, name):
         return (
             f"{relative!r} is a file tools find by its name and act on (scripts, builds, "
             "installs, agent instructions); create-only mode does not create it"

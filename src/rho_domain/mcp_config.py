@@ -73,9 +73,10 @@ class McpServerConfig:
     that name (``servers_to_start``).
 
     ``env`` is the stdio server's whole environment beside ``PATH`` (the agent's own
-    variables, API keys included, are not passed). ``output_limit`` caps one call's result
-    in characters (None: the agent's ``tool_output_limit``); the full result is saved beside
-    the session's trace and its path given in the result.
+    variables, API keys included, are not passed). ``cwd`` is the directory it starts in
+    (None: a private empty one; a config file gives its own directory). ``output_limit``
+    caps one call's result in characters (None: the agent's ``tool_output_limit``); the full
+    result is saved beside the session's trace and its path given in the result.
     """
 
     __repr__ = value_repr

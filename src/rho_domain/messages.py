@@ -16,6 +16,34 @@ import attrs
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 
 
+def unicode_text(text: str) -> str:
+    r"""``text`` with each lone surrogate written as an escape: ``\xe9`` for a byte that is
+    not UTF-8 (a file name as Python lists it: ``caf\xe9.txt``), ``\ud800`` for any other.
+    Such a character cannot be encoded: one in a message broke whatever encoded it next (the
+    terminal, ``stats``, every later model request of the session), so no message keeps one
+    (each text field of a message converts with this) and no tool output. Text without one
+    is returned as it is (the same object)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return text
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return data.decode("utf-8", "backslashreplace")
+
+
+def _unicode(value: Any) -> Any:
+    """A message field's converter: ``unicode_text`` for text; any other value is left to
+    whoever checks it (a ``ToolCall`` built with a dict of arguments, say)."""
+    return unicode_text(value) if isinstance(value, str) else value
+
+
 class ChatView:
     """A message read as the documents show one: a Chat Completions dict (``role``,
     ``content``, ``tool_calls``, ``tool_call_id``). Read-only: the message stays the typed
@@ -51,9 +79,9 @@ class ToolCall:
     __eq__ = value_eq
     __hash__ = value_hash
 
-    id: str
-    name: str
-    arguments: str = "{}"
+    id: str = attrs.field(converter=_unicode)
+    name: str = attrs.field(converter=_unicode)
+    arguments: str = attrs.field(default="{}", converter=_unicode)
 
 
 ThinkingKind = Literal["thinking", "redacted_thinking"]
@@ -91,7 +119,7 @@ class SystemMessage(ChatView):
     __eq__ = value_eq
     __hash__ = value_hash
 
-    content: str
+    content: str = attrs.field(converter=_unicode)
     role: Literal["system"] = "system"
 
     def chat(self) -> dict[str, Any]:
@@ -113,7 +141,7 @@ class UserMessage(ChatView):
     __eq__ = value_eq
     __hash__ = value_hash
 
-    content: str
+    content: str = attrs.field(converter=_unicode)
     origin: UserOrigin = "user"
     role: Literal["user"] = "user"
 
@@ -133,10 +161,10 @@ class AssistantMessage(ChatView):
     __eq__ = value_eq
     __hash__ = value_hash
 
-    text: str = ""
+    text: str = attrs.field(default="", converter=_unicode)
     tool_calls: tuple[ToolCall, ...] = ()
-    reasoning: str = ""
-    refusal: str = ""
+    reasoning: str = attrs.field(default="", converter=_unicode)
+    refusal: str = attrs.field(default="", converter=_unicode)
     # Provider-signed thinking, sent back only to the provider that wrote it (never in chat()).
     thinking: tuple[ThinkingBlock, ...] = ()
     role: Literal["assistant"] = "assistant"
@@ -168,9 +196,9 @@ class ToolResultMessage(ChatView):
     __eq__ = value_eq
     __hash__ = value_hash
 
-    call_id: str
-    tool_name: str
-    content: str
+    call_id: str = attrs.field(converter=_unicode)
+    tool_name: str = attrs.field(converter=_unicode)
+    content: str = attrs.field(converter=_unicode)
     is_error: bool = False
     role: Literal["tool"] = "tool"
 

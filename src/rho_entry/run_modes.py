@@ -74,9 +74,18 @@ def run_blocking(
 
     async def _run() -> RunResult:
         try:
-            return await run()
-        finally:
-            await close()
+            result = await run()
+        except BaseException as exc:
+            # The run's own error is the one to tell: a run_sync refused because another
+            # thread's run is in progress raised close()'s refusal instead ("... before
+            # close()"), the refusal of the call made hidden behind it.
+            try:
+                await close()
+            except Exception as failure:  # noqa: BLE001 - told with the run's error
+                exc.add_note(f"closing the session afterwards failed too: {failure}")
+            raise
+        await close()
+        return result
 
     return asyncio.run(_run())
 

@@ -5,7 +5,9 @@ Every port can be overridden by keyword (``model=``, ``executor=``, ``store=``, 
 one composition root. It holds the domain's session (``domain``) and never subclasses it: the
 loop's objects stay the domain's, and this class adds only what it owns (wiring, the
 documents' approval interrupt, ``run_sync``: ``rho_entry.run_modes``). Users import it from
-``rho_entry`` (or ``rho_entry.facade``, where ``open_session`` is).
+``rho_entry`` (or ``rho_entry.facade``, where ``open_session`` is). What it shows and does
+through the domain session (the ports, ``cancel``, ``resolve_approval``, ``compact``, ``fork``,
+``save``, ``close``) is ``SessionFace``'s (``rho_entry.session_face``), its one base.
 """
 
 from __future__ import annotations
@@ -16,23 +18,16 @@ from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 import attrs
 
 from rho_entry.agent import Agent, definition_of
-from rho_entry.forwarding import Forward
+from rho_entry.session_face import SessionFace
 
 # The loop, the ports and the wiring are imported by what uses them (building a Session,
-# resuming one): ``from rho_agent import Agent, AgentConfig, Session`` stays cheap. The F401
-# exemptions: names only the Forward attributes' quoted types use (ruff does not read those).
+# resuming one): ``from rho_agent import Agent, AgentConfig, Session`` stays cheap.
 if TYPE_CHECKING:
     from rho_domain import agent as domain_agent
     from rho_domain import events as ev
-    from rho_domain.compaction import CompactResult, CompactTrigger
     from rho_domain.config import AgentConfig as DomainConfig
     from rho_domain.hooks import Hooks
-    from rho_domain.loop import session as domain_session
-    from rho_domain.loop.control import RunControl  # noqa: F401
-    from rho_domain.loop.journal import Journal, Listener  # noqa: F401
-    from rho_domain.loop.session_ports import Closeable, SessionPorts  # noqa: F401
-    from rho_domain.loop.tally import RunTally  # noqa: F401
-    from rho_domain.loop.tool_batch import ToolBatch  # noqa: F401
+    from rho_domain.loop.journal import Listener
     from rho_domain.ports.approver import Approver
     from rho_domain.ports.clock import Clock
     from rho_domain.ports.database import Database
@@ -53,10 +48,9 @@ __all__ = ["Session"]
 
 # What may be set on a built Session: settings it reads when they are used.
 _SETTABLE = frozenset({"approval_callback", "last_result"})
-_SESSION = "domain"
 
 
-class Session:
+class Session(SessionFace):
     """Runs prompts for an Agent. Use ``async with Session(agent) as s`` or call ``close()``.
 
     The agent config's MCP servers (``mcp_servers``; under a read-only profile only those
@@ -88,22 +82,6 @@ class Session:
         "_state",
         "domain",
     )
-
-    id = Forward[str](_SESSION)
-    model = Forward["ChatModel"](_SESSION)
-    executor = Forward["Executor"](_SESSION)
-    clock = Forward["Clock"](_SESSION)
-    store = Forward["SessionStore | None"](_SESSION)
-    signals = Forward["SignalSource | None"](_SESSION)
-    approver = Forward["Approver | None"](_SESSION)
-    databases = Forward["dict[str, Database]"](_SESSION)
-    parent_id = Forward[str | None](_SESSION)
-    labels = Forward[dict[str, str]](_SESSION)
-    journal = Forward["Journal"](_SESSION)
-    control = Forward["RunControl"](_SESSION)
-    tools = Forward["ToolBatch"](_SESSION)
-    ports = Forward["SessionPorts"](_SESSION)
-    current_run = Forward["RunTally | None"](_SESSION)
 
     def __init__(
         self,
@@ -195,26 +173,6 @@ class Session:
         )
 
     @property
-    def agent(self) -> Agent | domain_agent.Agent:
-        """The agent this session runs (as it was given)."""
-        return self._given_agent
-
-    @property
-    def state(self) -> DocumentState:
-        """The conversation: the domain State the loop keeps, with the design documents'
-        methods (``rho_entry.seed_api.state.State``); what is written on it reaches the trace."""
-        return self._state
-
-    @property
-    def last_result(self) -> RunResult | None:
-        """The result of the last run (``stream`` leaves it here)."""
-        return self.domain.last_result
-
-    @last_result.setter
-    def last_result(self, result: RunResult | None) -> None:
-        self.domain.last_result = result
-
-    @property
     def approval_callback(self) -> ApprovalCallback | None:
         """``(tool_name, args) -> bool`` (sync or async) deciding approvals; see
         ``rho_entry.seed_api.approval_callback``. Setting it replaces the session's approver."""
@@ -227,27 +185,6 @@ class Session:
         approver = None if callback is None else CallbackApprover(callback)
         object.__setattr__(self, "_approval_callback", callback)
         self.domain.set_approver(approver)
-
-    def cancel(self) -> None:
-        """Stop the current run at its next checkpoint; a running tool is killed. May be
-        called from any thread (a UI, a watchdog beside ``run_sync``)."""
-        self.domain.cancel()
-
-    def resolve_approval(
-        self,
-        call_id: str,
-        approved: bool,
-        *,
-        always: bool = False,
-        reason: str = "",
-        digest: str | None = None,
-    ) -> None:
-        """Answer a pending approval; the next ``run()`` (without a prompt) continues.
-        ``reason`` (for a rejection) reaches the model in the call's result. ``digest``: the
-        digest of the call as its answerer was shown it (``rho_domain.call_digest``), given
-        by every surface that showed it from stored data; another call held under
-        ``call_id`` raises ``CallChanged`` and stays pending."""
-        self.domain.resolve_approval(call_id, approved, always=always, reason=reason, digest=digest)
 
     async def run(
         self,
@@ -303,25 +240,6 @@ class Session:
             lambda listener: self.run(prompt, max_turns=max_turns, on_event=listener), self.cancel
         )
 
-    async def compact(
-        self, custom_instructions: str = "", *, trigger: CompactTrigger = "manual"
-    ) -> CompactResult:
-        """Summarise old history through the model and replace it
-        (``rho_domain.loop.session.Session.compact``)."""
-        return await self.domain.compact(custom_instructions, trigger=trigger)
-
-    async def fork(
-        self, *, at: int, agent: Agent | domain_agent.Agent | None = None
-    ) -> domain_session.Session:
-        """A new session with this one's turns 1..``at``
-        (``rho_domain.loop.session.Session.fork``)."""
-        return await self.domain.fork(at=at, agent=None if agent is None else definition_of(agent))
-
-    async def save(self) -> None:
-        """Create the stored session now (otherwise its first run does) and write its events.
-        Without a store, does nothing."""
-        await self.domain.save()
-
     @classmethod
     async def resume(
         cls,
@@ -357,20 +275,6 @@ class Session:
         )
         session._notices = notices
         return session
-
-    @property
-    def resume_notices(self) -> tuple[str, ...]:
-        """What a resumed session did not inherit from its directory (auto-approval)."""
-        return self._notices
-
-    def close_with(self, resource: Any) -> None:
-        """Close ``resource`` (an adapter the caller built and passed in, such as a sandbox
-        executor) when this session closes, as the adapters it created itself."""
-        self.domain.close_with(resource)
-
-    async def close(self) -> None:
-        """Persist, release the store lock, and close the adapters this session created."""
-        await self.domain.close()
 
     async def __aenter__(self) -> Session:
         return self

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,37 @@ def test_profile_unknown_key_and_bad_enum(tmp_path: Path) -> None:
         load_profile_file(write(tmp_path / "x.yaml", "colour: red\n"))
     with pytest.raises(ConfigError, match=r"y\.yaml.*shell"):
         load_profile_file(write(tmp_path / "y.yaml", "shell: sometimes\n"))
+
+
+def test_a_tool_name_a_slip_away_from_a_built_in_one_is_refused(tmp_path: Path) -> None:
+    """Before, ``denied_tools: [bsh]`` denied nothing and ``required_tools: [raed]`` asked
+    about nothing, without a word: the names match no tool."""
+    for text, said in (
+        (
+            "denied_tools: [bsh]\n",
+            "profile.denied_tools: no tool is named 'bsh' (did you mean 'bash'?)",
+        ),
+        ("denied_tools: [Bash]\n", "did you mean 'bash'?"),
+        ("denied_tools: [read-excel]\n", "did you mean 'read_excel'?"),
+        (
+            "approval: {mode: granular, required_tools: [raed]}\n",
+            "profile.approval_required_tools: no tool is named 'raed' (did you mean 'read'?)",
+        ),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(said)):
+            load_profile_file(write(tmp_path / "p.yaml", text))
+    # an embedder's own tool, an MCP tool and a built-in one are names it keeps
+    kept = "denied_tools: [bash, deploy, mcp__docs__search, postgres]\n"
+    names = load_profile_file(write(tmp_path / "k.yaml", kept)).denied_tools
+    assert names == {"bash", "deploy", "mcp__docs__search", "postgres"}
+
+
+def test_the_built_in_tool_names_are_those_the_registry_can_hold() -> None:
+    from rho_domain.tools.database import DATABASE_TOOL_NAMES
+    from rho_domain.tools.factory import BUILT_IN_TOOL_NAMES, build_registry
+
+    developer = build_registry(resolve_profile("developer", config_dir=None), delegation=True)
+    assert set(BUILT_IN_TOOL_NAMES) == set(developer.names) | DATABASE_TOOL_NAMES
 
 
 @pytest.mark.parametrize(

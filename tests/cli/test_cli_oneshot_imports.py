@@ -159,6 +159,12 @@ NOT_IN_A_ONE_SHOT = (
     # the library Session's other run modes (recorded events, the approval interrupt,
     # run_sync) with the run that asks for one: the CLI reports awaiting_approval itself
     "rho_entry.run_modes",
+    # a server's error body read into a typed error: with the first error a server sends
+    "rho_adapters.model.error_bodies",
+    # what a one-shot says when its run stopped short of an answer: with a run that did
+    "rho_entry.cli.stopped",
+    # the tables of names never written: with the first path judged for a write
+    "rho_domain.never_written",
 )
 
 # What a command imported, and the attrs classes of ours it built (found by their

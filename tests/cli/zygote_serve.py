@@ -160,6 +160,10 @@ def become(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None
     conn.close()
     for signum in (signal.SIGCHLD, signal.SIGTERM):  # the zygote's own handling, undone
         signal.signal(signum, signal.SIG_DFL)
+    # SIGHUP as a terminal gives it: a test run under nohup (SIGHUP ignored, inherited by the
+    # zygote) made every program ignore its hang-up, and the tests of what a hang-up does
+    # waited out their timeouts (rho-agent keeps nohup's SIG_IGN, as it should).
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)

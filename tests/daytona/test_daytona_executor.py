@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from daytona_support import Rig, closing, make_rig
 
-from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings
+from rho_adapters.daytona import DaytonaExecutor, DaytonaSettings, scripts
 from rho_adapters.daytona.api import create_body
 from rho_adapters.fakes import FakeClock
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_domain.errors import ConfigError, ExecutorError, ToolError
 from rho_domain.limits import ResourceLimits
 from rho_domain.ports.executor import Command, FileKind, Stage
+from rho_domain.shell.git_repo import SHARED
 
 
 @pytest.fixture
@@ -251,6 +254,74 @@ async def test_daytona_shell_runs_in_workspace_with_env(rig: Rig) -> None:
 async def test_daytona_shell_stdin_is_empty(rig: Rig) -> None:
     result = await rig.executor.run(Command(shell="cat; echo done"))
     assert result.output == "done\n"
+
+
+async def test_the_fake_daemon_s_bash_reads_its_commands_from_a_file() -> None:
+    """FakeDaytona gives bash the command on stdin as a file, not a pipe: from a pipe bash
+    reads a byte at a time (4-5 ms of CPU for a git stage's 20 KB). What bash leaves unread
+    is still the stdin of the commands it runs, as from a pipe."""
+    import httpx
+
+    fake = FakeDaytona(polls_until_started=0)
+    async with httpx.AsyncClient(transport=fake.transport) as client:
+        auth = {"authorization": f"Bearer {fake.api_key}"}
+        created = await client.post(f"{fake.api_url}/sandbox", json={}, headers=auth)
+        box = f"{fake.toolbox_url}/{created.json()['id']}"
+        command = "stat -L -c %F /dev/stdin; read rest; echo got: $rest\nleft for read\n"
+        answer = await client.post(
+            f"{box}/process/execute", json={"command": command}, headers=auth
+        )
+    assert answer.json() == {"exitCode": 0, "result": "regular file\ngot: left for read\n"}
+
+
+def test_the_capped_answer_runs_no_program_for_its_trailer(tmp_path: Path) -> None:
+    """The trailer's exit code and count are read by the shell itself: with only mktemp,
+    head, wc and rm on its PATH the capped script still answers (a $(cat ...) and a
+    $(tr ...) were two more processes for every Daytona command)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("mktemp", "head", "wc", "rm"):
+        (bin_dir / program).symlink_to(shutil.which(program) or program)
+    script = scripts.capped("(printf 0123456789; exit 4)", 4, 8)
+    answer = subprocess.run(
+        ["/bin/sh", "-c", script], env={"PATH": str(bin_dir)}, capture_output=True, text=True
+    )
+    assert scripts.parse_capped(answer.stdout) == scripts.Captured(
+        exit_code=4, output="0123", omitted=4
+    ), answer
+
+
+def test_git_discovery_resolves_the_shared_entries_in_one_realpath(tmp_path: Path) -> None:
+    """The discovery script resolves the repository's shared entries (objects, refs, info,
+    logs...) with one realpath, not one each (four or five processes more for every git
+    command on Daytona), and still reports each entry's real path."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".git" / "logs").mkdir(exist_ok=True)
+    bin_dir, log = tmp_path / "bin", tmp_path / "realpath.log"
+    bin_dir.mkdir()
+    shim = bin_dir / "realpath"
+    real = shutil.which("realpath")
+    shim.write_text(f'#!/bin/sh\necho "$*" >>{log}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    answer = subprocess.run(
+        ["/bin/sh", "-c", scripts.git_discovery(str(repo))],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    common = repo / ".git"
+    present = _present(common)
+    assert {"objects", "refs", "logs", "info"} <= set(present)
+    assert {str(common / n) for n in present} <= set(scripts.parse_git_places(answer))
+    calls = [line for line in log.read_text().splitlines() if f"{common}/refs" in line]
+    assert calls == [" ".join(["-m", "--", *(f"{common}/{n}" for n in present)])]
+
+
+def _present(common: Path) -> list[str]:
+    """The shared entries of ``common`` in the order the discovery script names them."""
+    return [n for n in SHARED if (common / n).exists() or (common / n).is_symlink()]
 
 
 async def test_daytona_output_cap_counts_omitted_bytes(rig: Rig) -> None:

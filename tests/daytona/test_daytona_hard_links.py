@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
+import random
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,12 +21,14 @@ import pytest
 import pytest_asyncio
 
 from rho_adapters.clock import SystemClock
-from rho_adapters.daytona import DaytonaExecutor
+from rho_adapters.daytona import DaytonaExecutor, aliases
 from rho_adapters.fakes.daytona import FakeDaytona
 from rho_adapters.local.line_search import ProcessLineSearcher
 from rho_domain.errors import SensitivePath
 from rho_domain.messages import ToolCall
+from rho_domain.paths import components, is_within
 from rho_domain.permissions import FileWriteMode, readonly_profile
+from rho_domain.secrets import SecretPolicy
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.factory import build_registry
 
@@ -150,3 +154,36 @@ async def test_ordinary_twins_and_legit_work_still_run(rig: dict[str, Any]) -> N
     found = await _call(rig, "bash", command="echo twin-b.txt | xargs cat")
     assert "twin" in found.content, found.content
     assert await rig["executor"].read("twin-b.txt") == b"twin\n"
+
+
+def _scan_roots_by_pairs(candidates: list[str]) -> tuple[str, ...]:
+    """``aliases.scan_roots``'s trees as it found them before: each tree compared with every
+    one kept (4 ms of CPU a call with the default policy's locations)."""
+    pruned = [components(p) for p in ("/proc", "/sys", "/dev")]
+    kept: list[tuple[str, ...]] = []
+    for path in dict.fromkeys(posixpath.normpath(c) for c in candidates if c.startswith("/")):
+        parts = components(path)
+        if any(is_within(parts, p) for p in pruned):
+            continue
+        if not any(is_within(parts, other) for other in kept):
+            kept = [k for k in kept if not is_within(k, parts)] + [parts]
+    return tuple("/" + "/".join(parts) for parts in kept)
+
+
+def test_scan_roots_keeps_the_outermost_trees_in_their_order() -> None:
+    """The look-up per component finds the trees, in the order, that comparing every pair
+    found: the default policy's locations, and (``outermost``, the policy's locations left
+    out) random sets of nested, repeated, pruned, relative and unnormalised paths (``//a``
+    is ``/a``; ``/`` holds every other)."""
+    policy = SecretPolicy(homes=("/home/u",))
+    ws, opened = "/home/u/ws", ["/home/u/ws/a.txt", "/etc/ssl/private/k", "/proc/1/environ"]
+    pairs = [w for path in opened for w in (path, posixpath.dirname(path))]
+    expected = _scan_roots_by_pairs([ws, *policy.absolute_locations(), *pairs])
+    assert aliases.scan_roots(policy, (ws,), opened) == expected
+    assert "/etc/ssl/private" in expected
+    names = ["/", "//a", "/a", "/a/b", "/a/b/", "/a/./b/c", "/a/b/../x", "/ab", "/proc", "/proc/9",
+             "/sys/k", "/devx", "/dev", "rel/x", "/x/y", "/x", "/x/y/z"]  # fmt: skip
+    rng = random.Random(18)
+    for _ in range(500):
+        chosen = rng.choices(names, k=rng.randint(0, 8))
+        assert aliases.outermost(chosen) == _scan_roots_by_pairs(chosen), chosen

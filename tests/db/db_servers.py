@@ -241,6 +241,10 @@ def running_mariadb(cache: Any = None, options: tuple[str, ...] = ()) -> Iterato
                     "--bind-address=127.0.0.1",
                     f"--socket={sock}",
                     f"--pid-file={workdir / 'pid'}",
+                    # its temporary tables in its own directory, not the machine's shared /tmp,
+                    # where one vanished mid-query on a busy machine (an attack test failed
+                    # with "Error on delete of '/tmp/#sql-temptable-...'")
+                    f"--tmpdir={workdir}",
                     "--innodb-buffer-pool-size=32M",
                     "--skip-log-bin",
                     *user,

@@ -26,6 +26,7 @@ from db_support import Server, adapter
 
 from rho_adapters.db.pg_cut import cut_query
 from rho_domain.ports.database import CutValue
+from rho_domain.tools.database import render
 
 DIGITS = 131072  # 9e131071: a 9 and 131,071 zeros
 
@@ -85,3 +86,15 @@ def test_every_trailing_semicolon_is_dropped_before_wrapping() -> None:
     sql = cut_query("SELECT repeat('x', 9) ; ;\n ;  ", [Col()], [True])
     assert ";" not in sql
     assert "SELECT repeat('x', 9)\n) AS q(c1)" in sql
+
+
+async def test_a_query_of_no_columns_is_wrapped_too(postgres_server: Server) -> None:
+    """``SELECT FROM users`` (a row count, no columns) was refused as "cannot be a subquery":
+    the wrapper wrote empty column lists, ``m()`` and ``q()``, which are syntax errors."""
+    db = adapter(postgres_server)
+    try:
+        result = await db.query("SELECT FROM users WHERE id <= 3", max_rows=5, timeout=30)
+        assert (result.columns, result.rows) == ((), ((), (), ()))
+        assert render(result, 10) == "3 rows of no columns."  # not "no result set"
+    finally:
+        await db.aclose()

@@ -9,16 +9,28 @@ statements name no function, so the check let them through, and the read-only tr
 does not stop a read. The secrets policy keeps these tables' files from the shell
 (``global/1260``); now the check refuses the relations by name, in every spelling, and
 the two SHOWs.
+
+Their column statistics hold the same values: after an ``ANALYZE`` (``vacuumdb --analyze``,
+autovacuum), ``SELECT histogram_bounds FROM pg_stats WHERE tablename = 'pg_authid'`` passed
+the check and listed every role's SCRAM verifier (``pg_statistic`` alike). Now the
+statistics are refused to a login that may read those catalogs (a superuser, or a member of
+``pg_read_all_data``); another login keeps ``pg_stats``, which shows it only its columns.
+MariaDB's ``mysql.column_stats`` (after ``ANALYZE TABLE mysql.servers PERSISTENT FOR
+ALL``) gave the FEDERATED server's password as its column's min and max values; it is
+refused by name with ``mysql.servers`` (and MySQL 8's ``COLUMN_STATISTICS`` histograms).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import attrs
 import pytest
 from db_support import Server, adapter, own_pg_database
 
+from rho_adapters.db import ADAPTERS
 from rho_domain.errors import StatementRefused
+from rho_domain.permissions import DatabaseMode
 
 DB = "rho_secret_catalogs"
 PG_SETUP = [
@@ -27,6 +39,9 @@ PG_SETUP = [
     "CREATE USER MAPPING FOR postgres SERVER rho_s OPTIONS (user 'u', password 'fdw-sekret')",
     # an administrator's view over one: judged by its query where it is named
     "CREATE VIEW accounts AS SELECT rolname AS who, rolpassword AS secret FROM pg_authid",
+    "CREATE VIEW stats_copy AS SELECT histogram_bounds::text AS bounds FROM pg_stats "
+    "WHERE attname = 'rolpassword'",
+    "ANALYZE pg_authid",  # two verifiers, rho_hash's and rho_hash2's: a histogram's bounds
 ]
 # (statement, the relation the refusal names, what the server gives without the check)
 PG_READS = [
@@ -35,6 +50,13 @@ PG_READS = [
     ("SELECT umoptions FROM PG_USER_MAPPINGS", "pg_user_mappings", "fdw-sekret"),
     ("WITH m AS (SELECT umoptions FROM pg_user_mapping) TABLE m", "pg_user_mapping", "fdw-sekret"),
     ("SELECT secret FROM accounts", "pg_authid", "SCRAM-SHA-256$"),
+    (
+        "SELECT histogram_bounds FROM pg_stats WHERE tablename = 'pg_authid'",
+        "pg_stats",
+        "SCRAM-SHA-256$",
+    ),
+    ("SELECT stavalues1 FROM pg_statistic WHERE starelid = 1260", "pg_statistic", "SCRAM"),
+    ("SELECT bounds FROM stats_copy", "pg_stats", "SCRAM-SHA-256$"),
 ]
 MY_SETUP = [
     "DROP USER IF EXISTS rho_hash@localhost",
@@ -42,12 +64,18 @@ MY_SETUP = [
     "DROP SERVER IF EXISTS rho_fed",
     "CREATE SERVER rho_fed FOREIGN DATA WRAPPER mysql "
     "OPTIONS (HOST '127.0.0.1', USER 'u', PASSWORD 'fed-sekret')",
+    "ANALYZE TABLE mysql.servers PERSISTENT FOR ALL",  # each column's min and max values
 ]
-MY_TEARDOWN = ["DROP USER IF EXISTS rho_hash@localhost", "DROP SERVER IF EXISTS rho_fed"]
+MY_TEARDOWN = [
+    "DROP USER IF EXISTS rho_hash@localhost",
+    "DROP SERVER IF EXISTS rho_fed",
+    "DELETE FROM mysql.column_stats WHERE db_name = 'mysql' AND table_name = 'servers'",
+]
 MY_READS = [
     ("SELECT User, authentication_string FROM mysql.user", "mysql.user", "'rho_hash', '*"),
     ("SELECT Priv FROM `mysql` . `global_priv`", "global_priv", "authentication_string"),
     ("SELECT Password FROM mysql.servers", "mysql.servers", "fed-sekret"),
+    ("SELECT max_value FROM mysql.column_stats", "mysql.column_stats", "fed-sekret"),
     ("SHOW GRANTS FOR rho_hash@localhost", "SHOW GRANTS shows password", "PASSWORD '*"),
     ("show create user rho_hash@localhost", "SHOW CREATE USER shows password", "PASSWORD '*"),
 ]
@@ -57,8 +85,14 @@ MY_READS = [
 def pg_secrets(postgres_server: Server) -> Iterator[Server]:
     """``postgres_server`` with a role that has a password and a user mapping holding one,
     in a database of this file's own."""
-    setup = ("DROP ROLE IF EXISTS rho_hash", "CREATE ROLE rho_hash LOGIN PASSWORD 'sekret'")
-    with own_pg_database(postgres_server, DB, (*setup, *PG_SETUP), roles=("rho_hash",)) as server:
+    setup = (
+        "DROP ROLE IF EXISTS rho_hash",
+        "DROP ROLE IF EXISTS rho_hash2",
+        "CREATE ROLE rho_hash LOGIN PASSWORD 'sekret'",
+        "CREATE ROLE rho_hash2 PASSWORD 'sekret2'",
+    )
+    roles = ("rho_hash", "rho_hash2")
+    with own_pg_database(postgres_server, DB, (*setup, *PG_SETUP), roles=roles) as server:
         yield server
 
 
@@ -68,6 +102,7 @@ def my_secrets(mariadb_server: Server) -> Iterator[Server]:
     cursor = conn.cursor()
     for sql in MY_SETUP:
         cursor.execute(sql)
+        cursor.fetchall()  # ANALYZE answers with rows
     try:
         yield mariadb_server
     finally:
@@ -109,6 +144,13 @@ async def test_postgres_catalogs_of_credentials_are_refused(pg_secrets: Server) 
         assert result.rows == (("********",),)
     finally:
         await db.aclose()
+    plain_config = attrs.evolve(pg_secrets.config, user="rho_hash")
+    plain = ADAPTERS["postgres"]("p", plain_config, mode=DatabaseMode.READONLY, password="pw")
+    try:  # a login that may not read pg_authid keeps pg_stats: it shows none of its rows
+        sql = "SELECT count(*) FROM pg_stats WHERE tablename = 'pg_authid'"
+        assert (await plain.query(sql, max_rows=1, timeout=5)).rows == ((0,),)
+    finally:
+        await plain.aclose()
 
 
 async def test_without_the_check_postgres_gives_the_credentials(pg_secrets: Server) -> None:
@@ -128,3 +170,26 @@ async def test_mariadb_tables_of_credentials_are_refused(my_secrets: Server) -> 
 
 async def test_without_the_check_mariadb_gives_the_hashes(my_secrets: Server) -> None:
     await _read_without_the_check(my_secrets, MY_READS)
+
+
+async def test_an_alias_on_the_mysql_database_names_its_tables_alone(my_secrets: Server) -> None:
+    """An alias whose database is ``mysql`` read ``SELECT Password FROM servers``: the check
+    matched ``mysql.servers`` only as written so (``user`` is an application's table as often
+    as the server's). Now the connection's default schema makes the bare names refused."""
+    on_mysql = attrs.evolve(my_secrets, config=attrs.evolve(my_secrets.config, database="mysql"))
+    reads = [
+        ("SELECT Password FROM servers", "fed-sekret"),
+        ("SELECT User, authentication_string FROM user", "'rho_hash', '*"),
+        ("SELECT max_value FROM `column_stats`", "fed-sekret"),
+    ]
+    checked, unchecked = adapter(on_mysql), adapter(on_mysql, check=False)
+    try:
+        for sql, shown in reads:
+            with pytest.raises(StatementRefused, match=r"database is mysql, so \w+ alone names"):
+                await checked.query(sql, max_rows=5, timeout=5)
+            rows = repr((await unchecked.query(sql, max_rows=50, timeout=5)).rows)
+            assert shown in rows, (sql, rows[:300])  # the target is real
+        assert (await checked.query("SELECT Db FROM db LIMIT 0", max_rows=1, timeout=5)).rows == ()
+    finally:
+        for db in (checked, unchecked):
+            await db.aclose()

@@ -18,7 +18,7 @@ from pathlib import Path
 import db_servers
 import pytest
 from db_servers import running_mariadb, running_postgres
-from db_support import free_port
+from db_support import Server, free_port
 
 
 def _chosen_first(monkeypatch: pytest.MonkeyPatch, port: int) -> None:
@@ -49,6 +49,19 @@ def test_a_mariadb_whose_port_is_taken_starts_on_another(
             log = (server.workdir / "server.log").read_text()
     assert f"port {held} taken" in log
     assert took < 45, f"{took:.1f} s to start (the wait for a port nobody serves is 60 s)"
+
+
+def test_mariadb_keeps_its_temporary_tables_in_its_own_directory(mariadb_server: Server) -> None:
+    """Not the machine's shared /tmp, where a temporary table vanished mid-query on a busy
+    machine and an attack test failed on it ("Error on delete of '/tmp/#sql-temptable-...'")."""
+    conn = mariadb_server.admin()
+    try:
+        cursor = conn.cursor()
+        cursor.execute("SELECT @@tmpdir")
+        (tmpdir,) = cursor.fetchone()
+    finally:
+        conn.close()
+    assert Path(tmpdir).resolve() == mariadb_server.workdir.resolve()
 
 
 def test_a_postgresql_whose_port_is_taken_starts_on_another(

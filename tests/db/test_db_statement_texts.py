@@ -95,6 +95,7 @@ MY_READS = [
     # The query cache's plugin view: every cached SELECT's text, its literals included
     ("SELECT statement_text FROM information_schema.QUERY_CACHE_INFO", "query_cache_info shows"),
 ]
+RELAYLOG_OF_CONNECTION = "SHOW RELAYLOG '' EVENTS"
 # Refused by the same rule; not shown reaching here: SHOW EXPLAIN/ANALYZE FOR waits for a
 # thread that is working (one waiting on a lock never answers), and the binary log is off.
 MY_REFUSED_ONLY = [
@@ -102,6 +103,11 @@ MY_REFUSED_ONLY = [
     ("show explain for 5", "SHOW EXPLAIN shows other sessions'"),
     ("SHOW BINLOG EVENTS", "SHOW BINLOG EVENTS shows the logged statements"),
     ("SHOW RELAYLOG EVENTS", "SHOW RELAYLOG EVENTS shows"),
+    # MariaDB's replica connection named between the words ('' is the default one)
+    (RELAYLOG_OF_CONNECTION, "SHOW RELAYLOG EVENTS shows"),
+    ("show binlog events in 'mysql-bin.000001' from 4", "SHOW BINLOG EVENTS shows"),
+    # MariaDB 11.7+ (a syntax error on older servers): a FEDERATED server's password
+    ("SHOW CREATE SERVER rho_fed", "SHOW CREATE SERVER shows the server's login"),
     # over performance_schema's threads, which the test server runs without
     ("SELECT waiting_query FROM sys.schema_table_lock_waits", "schema_table_lock_waits shows"),
     ("select * from SYS.`X$SCHEMA_TABLE_LOCK_WAITS`", r"x\$schema_table_lock_waits shows"),
@@ -171,6 +177,8 @@ async def test_mariadb_statement_texts_are_refused(
         for sql, refusal in MY_REFUSED_ONLY:
             with pytest.raises(StatementRefused, match=refusal):
                 await checked.query(sql, max_rows=5, timeout=10)
+        # the server runs it (a replica lists its relay log; this server has none)
+        assert (await unchecked.query(RELAYLOG_OF_CONNECTION, max_rows=5, timeout=10)).rows == ()
     finally:
         for db in (checked, unchecked):
             await db.aclose()
@@ -178,12 +186,15 @@ async def test_mariadb_statement_texts_are_refused(
 
 def test_mysql_8_relations_are_refused_by_the_check() -> None:
     """MySQL 8 relations the MariaDB test server lacks, judged by the check alone: a
-    replica's ``mysql.slave_master_info.User_password`` (plain text), the digest summary's
+    replica's ``mysql.slave_master_info.User_password`` (plain text), the column histograms
+    of ``COLUMN_STATISTICS`` (``mysql.user``'s, once analyzed), the digest summary's
     ``QUERY_SAMPLE_TEXT`` (a statement with its literals), and MariaDB's plugin table of old
     password hashes."""
     for sql, why in [
         ("SELECT User_password FROM mysql.slave_master_info", "password hashes or stored"),
         ("SELECT * FROM mysql.password_reuse_check_history", "password hashes or stored"),
+        # histograms of any column, mysql.user's authentication_string's once analyzed
+        ("SELECT HISTOGRAM FROM information_schema.COLUMN_STATISTICS", "password hashes or"),
         (
             "SELECT QUERY_SAMPLE_TEXT FROM performance_schema.events_statements_summary_by_digest",
             "statement texts",

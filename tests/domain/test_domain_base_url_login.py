@@ -23,6 +23,8 @@ from rho_domain.permissions import PermissionProfile
         ("http://gw:pw-cfg-6d2e@:8080/v1", "names no host"),
         ("ftp://gw:pw-cfg-6d2e@gateway/v1", "is not an http:// or https:// URL"),
         ("http://gw:pw-cfg-6d2e@[::1/v1", "is not a URL"),
+        # httpx's InvalidURL at the first request before
+        ("http://gw:pw-cfg-6d2e@gateway/v1\r\n", "has a line break at character 33"),
     ],
 )
 def test_a_refused_base_url_hides_its_password(url: str, said: str) -> None:
@@ -41,6 +43,7 @@ def test_a_refused_base_url_hides_its_password(url: str, said: str) -> None:
         ("http://gw:pw-cfg-6d2e@mcp.example:99999/mcp", "the port must be a number"),
         ("http://gw:pw-cfg-6d2e@[::1/mcp", "is not a URL"),
         ("http://gw:pw-cfg-6d2e@/mcp", "names no host"),
+        ("http://gw:pw-cfg-6d2e@mcp.example/mcp\t", "has the control character '\\t'"),
     ],
 )
 def test_an_mcp_url_is_checked_as_the_base_url_is_when_the_config_is_built(

@@ -78,6 +78,33 @@ async def test_an_async_listener_that_raises_and_the_others_still_see_every_even
     assert calls.count("message") == 4
 
 
+async def test_an_async_listener_that_never_returns_is_stopped_and_the_run_ends() -> None:
+    """Before, a listener awaiting what never came (a queue whose reader died) held the run
+    forever: neither ``cancel()`` nor the run's time budget reaches that wait."""
+    stuck: list[str] = []
+    calls: list[str] = []
+    store = MemorySessionStore()
+
+    async def waits_forever(event: ev.Event) -> None:
+        stuck.append(event.kind)
+        if isinstance(event, ev.LLMStarted):
+            await asyncio.Event().wait()
+
+    session = make_session([tools(call("echo", {"text": "x"})), text("ok")], store=store)
+    session.journal.listeners.append(waits_forever)
+    session.journal.listener_seconds = 0.01  # LISTENER_SECONDS (30 s) in use
+    result = await session.run("go", on_event=lambda e: calls.append(e.kind))
+    assert (result.status, result.text) == (RunStatus.COMPLETED, "ok")
+    assert stuck == ["run_start", "message", "llm_start"]  # not called again once stopped
+    assert calls[-1] == "run_end"
+    (reported,) = [e for e in store.events(session.id) if isinstance(e, ev.ListenerFailed)]
+    assert (reported.event_kind, reported.error_type) == ("llm_start", "TimeoutError")
+    assert reported.message == (
+        "it took a llm_start event for more than 0.01 s and was stopped; it is no longer "
+        "called in this session"
+    )
+
+
 async def test_cancellation_from_a_listener_still_propagates() -> None:
     def stop(event: ev.Event) -> None:
         if isinstance(event, ev.LLMStarted):

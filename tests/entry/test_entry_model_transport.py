@@ -77,6 +77,14 @@ def test_transport_settings_reach_the_adapter_defaults_stay_otherwise() -> None:
         ({"model_answer_timeout": 0}, "model_answer_timeout"),
         ({"model_answer_bytes": 0}, "model_answer_bytes must be a whole number, 1 or more"),
         ({"model_answer_bytes": 1.5}, "model_answer_bytes"),
+        # NaN and infinity failed every model request with a ValueError of the JSON encoder
+        ({"temperature": float("nan")}, "temperature must be a number from 0 to 2"),
+        ({"temperature": float("inf")}, "temperature"),
+        ({"temperature": -0.5}, "temperature"),
+        # a percentage never compacted, 0 or less compacted before every model call
+        ({"compact_threshold": 80}, "compact_threshold must be a share of the context window"),
+        ({"compact_threshold": 0}, "compact_threshold"),
+        ({"compact_threshold": float("nan")}, "compact_threshold"),
     ],
 )
 def test_bad_values_are_refused_naming_the_setting(fields: dict[str, object], message: str) -> None:
@@ -119,3 +127,24 @@ def test_a_config_file_sets_them_and_a_bad_one_names_file_and_key(tmp_path: Path
     bad.write_text("model: m\nmodel_timeout: -3\n")
     with pytest.raises(ConfigError, match=r"bad.yaml: config.model_timeout must be .* got -3"):
         AgentConfig.from_file(bad)
+
+
+def test_a_line_break_read_with_a_variable_is_refused_naming_it() -> None:
+    """A variable read from a file keeps its line break. Before, RHO_AGENT_BASE_URL's was
+    httpx's "InvalidURL: Invalid non-printable ASCII character in URL" at the first call, a
+    session created, no setting named; RHO_AGENT_MODEL's went to the server, which answered
+    that no model 'm\\n' exists."""
+    url = "http://gw:pw-env-51c0@gateway.test/v1"
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings({}, {"RHO_AGENT_BASE_URL": url + "\n"})
+    said = str(caught.value)
+    assert said.startswith("RHO_AGENT_BASE_URL: base_url 'http://gw:***@gateway.test/v1\\n'")
+    assert "has a line break at character 38: set it again without it" in said
+    with pytest.raises(ConfigError, match=r"^OPENAI_MODEL: model 'gpt-4o\\n' has a space"):
+        resolve_settings({}, {"OPENAI_MODEL": "gpt-4o\n"})
+    for name in (" gpt-4o", "gpt-4o ", "gpt\t4o", " "):
+        with pytest.raises(ConfigError, match=r"^--model: model .* which no model's name has"):
+            resolve_settings({"model": name}, {})
+    assert resolve_settings({"model": "Qwen 2.5 Coder"}, {}).config.model == "Qwen 2.5 Coder"
+    # a stored session's config still loads, whatever its model is called (shown escaped)
+    assert AgentConfig(model="gpt-4o\n").model == "gpt-4o\n"

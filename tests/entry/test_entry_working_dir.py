@@ -85,7 +85,9 @@ def test_a_current_directory_that_was_removed_is_a_config_error(
         ({"RHO_AGENT_HOME": "~/agent-home/", "XDG_CONFIG_HOME": "/elsewhere"}, "HOME/agent-home"),
         ({"RHO_AGENT_HOME": "/abs//agent"}, "/abs/agent"),
         ({"XDG_CONFIG_HOME": "/xdg/config/"}, "/xdg/config/rho-agent"),
-        ({"XDG_CONFIG_HOME": "relative/config"}, "HOME/relative/config/rho-agent"),
+        # ignored, as the XDG specification says: taken from the current directory (the
+        # workspace, usually), it kept every session's trace in the repository investigated
+        ({"XDG_CONFIG_HOME": "relative/config"}, "HOME/.config/rho-agent"),
         ({}, "HOME/.config/rho-agent"),
     ],
 )
@@ -96,7 +98,7 @@ def test_the_config_directory_as_a_string_is_the_same_directory(
     # wiring resolves must name the directory config_dir names, under every rule
     home = os.path.realpath(tmp_path)
     monkeypatch.setenv("HOME", home)
-    monkeypatch.chdir(home)  # a relative XDG_CONFIG_HOME is relative to the current directory
+    monkeypatch.chdir(home)  # where a relative XDG_CONFIG_HOME would lead
     expected = expected.replace("HOME", home)
     assert os.path.realpath(config_dir_name(env)) == expected
     assert os.path.realpath(config_dir(env)) == expected

@@ -117,6 +117,9 @@ async def test_sighup_closes_a_runtime_as_sigterm_does(tmp_path: Path) -> None:
     await start_runtime(runtime)
     loop = asyncio.get_running_loop()
     stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    # SIGHUP as a terminal gives it: under nohup (SIG_IGN) shutdown_on_signals rightly leaves
+    # it ignored, and the runtime waited out the 30 s bound below
+    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
     try:
         shutdown_on_signals(runtime, deadline=5)
         # checked before it is sent: SIGHUP's default would end this test process
@@ -126,3 +129,4 @@ async def test_sighup_closes_a_runtime_as_sigterm_does(tmp_path: Path) -> None:
     finally:
         for number in stops:
             loop.remove_signal_handler(number)
+        signal.signal(signal.SIGHUP, before)

@@ -176,6 +176,7 @@ def test_the_terminal_closing_ends_the_eval_as_ctrl_c_does(tmp_path: Path) -> No
         process = subprocess.Popen(
             [sys.executable, "-m", "rho_entry", *command],
             cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=_sighup_as_on_a_terminal,
         )  # fmt: skip
         deadline = time.monotonic() + 60  # a wait for the process, not a speed assertion
         while not server.requests:  # it is now waiting for the model on its one question
@@ -190,6 +191,13 @@ def test_the_terminal_closing_ends_the_eval_as_ctrl_c_does(tmp_path: Path) -> No
             raise
     assert process.returncode == 130, stderr
     assert "interrupted; the graded questions are in r.jsonl" in stderr
+
+
+def _sighup_as_on_a_terminal() -> None:
+    """In the child, before exec: SIGHUP's default action, as a terminal gives it. A test run
+    under nohup ignores SIGHUP; the child inherited that and rightly kept ignoring it (as
+    rho-agent does under nohup), and the test waited out its 60 s timeout."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _sigint_as_on_a_terminal() -> None:

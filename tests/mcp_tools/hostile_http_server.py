@@ -7,7 +7,10 @@ the standard library's HTTP server so that it can answer what the official SDK n
 - ``redirect``: answers 307 to another host (``Location: http://127.0.0.2:9/elsewhere``);
 - ``html``: answers 200 with a web page (``text/html``), as a URL that is not MCP's would;
 - ``open-stream``: answers a ``tools/call`` with an event stream holding the answer, then
-  keeps the stream open (a comment every 0.2 s) until the client goes.
+  keeps the stream open (a comment every 0.2 s) until the client goes;
+- ``forget``: gives a new session id at each ``initialize`` and answers 404 to any other;
+  answers a ``tools/call`` with an event stream saying its tool list changed, then the
+  answer, and forgets the session (as a server that restarted or expired it).
 
 It prints ``ready`` once it listens.
 """
@@ -22,6 +25,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODE = os.environ.get("HOSTILE", "")
+SESSIONS: list[str] = []  # forget: the sessions given; the last one is live until a call
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -38,7 +42,20 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if MODE == "redirect":
+        if MODE == "forget" and message.get("method") == "initialize":
+            SESSIONS.append(f"s{len(SESSIONS) + 1}")
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result(message)}
+            headers = {"Content-Type": "application/json", "Mcp-Session-Id": SESSIONS[-1]}
+            self.answer(200, headers, json.dumps(answer).encode())
+        elif MODE == "forget" and self.headers.get("Mcp-Session-Id") not in SESSIONS[-1:]:
+            self.answer(404, {"Content-Type": "application/json"}, b'{"error": "no session"}')
+        elif MODE == "forget" and message.get("method") == "tools/call":
+            SESSIONS.append("forgotten")
+            changed = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result(message)}
+            body = f"data: {json.dumps(changed)}\n\ndata: {json.dumps(answer)}\n\n".encode()
+            self.answer(200, {"Content-Type": "text/event-stream"}, body)
+        elif MODE == "redirect":
             self.answer(307, {"Location": "http://127.0.0.2:9/elsewhere"})
         elif MODE == "html":
             self.answer(200, {"Content-Type": "text/html"}, b"<html><p>Welcome</p></html>")

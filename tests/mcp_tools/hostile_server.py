@@ -29,7 +29,9 @@ modes that count, ``count`` (how many answers to its own requests it has read):
 - ``slow-pages``: lists ``plain`` and ``count`` at once; a call of ``plain`` says its list
   changed, and every later listing takes ``$PAGES`` pages, each answered after 0.8 s;
 - ``stderr``: writes ``$STDERR_MB`` megabytes to stderr on one line before serving, then the
-  line ``last words``; its ``plain`` exits (code 3).
+  line ``last words``; its ``plain`` exits (code 3);
+- ``close-stdout``: its ``plain`` closes its stdout and runs on, answering nothing;
+  ``close-stdin`` closes its stdin, then lists its tools, and runs on.
 """
 
 from __future__ import annotations
@@ -162,7 +164,11 @@ def listing(message: dict[str, object], request_id: object) -> None:
     elif MODE == "cursor":
         result(request_id, {"tools": [PLAIN], "nextCursor": WORDS})
     else:
+        if MODE == "close-stdin":
+            os.close(0)
         result(request_id, {"tools": tools()})
+        if MODE == "close-stdin":
+            time.sleep(3600)
 
 
 def main() -> None:
@@ -182,6 +188,9 @@ def main() -> None:
         elif method == "tools/call":
             if MODE == "stderr":
                 os._exit(3)
+            if MODE == "close-stdout":
+                os.close(1)
+                time.sleep(3600)
             if MODE == "wide":
                 wide(f'"id": {json.dumps(request_id)}, "result"')
                 continue

@@ -201,6 +201,19 @@ def hostile_http(mode: str, call_timeout: float = 60) -> Iterator[McpToolSource]
         process.wait()
 
 
+async def test_a_server_that_forgot_our_session_while_its_list_changed_serves_again() -> None:
+    # the listing after its list changed answered 404: the server was left out for good
+    with hostile_http("forget") as source:
+        try:
+            assert [t.name for t in (await source.current()).handlers] == ["mcp__h__plain"]
+            assert await call(source, "plain") == "plain ran"  # its list changed, forgotten
+            again = await source.current()
+            assert [t.name for t in again.handlers] == ["mcp__h__plain"], again.problems
+            assert await call(source, "plain") == "plain ran"
+        finally:
+            await source.aclose()
+
+
 async def test_a_session_id_that_is_not_ascii_is_a_problem_not_a_crash() -> None:
     # httpx cannot send it back: UnicodeEncodeError out of current(), the run's end
     with hostile_http("session-id") as source:
@@ -536,8 +549,11 @@ async def test_listing_a_changed_list_is_bounded_as_the_first_listing() -> None:
         started = time.monotonic()
         sourced = await source.current()
         took = time.monotonic() - started
+        # and it was left out for good: the next current now starts it again
+        again = await source.current()
     finally:
         await source.aclose()
     assert took < 6  # 10 pages of 0.8 s took 8 s; the bound is 2 s
     (problem,) = sourced.problems
     assert "'h' did not list its changed tools within 2 s (the startup_timeout" in problem
+    assert (again.problems, len(again.handlers)) == ((), 2)

@@ -20,6 +20,8 @@ from rho_domain.errors import McpProtocolError, McpTimeout
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.messages import ToolResultMessage
 from rho_domain.run import RunResult, RunStatus
+from rho_domain.tools.base import DANGEROUS
+from rho_domain.tools.source import SourcedTools
 from rho_entry import Agent, AgentConfig, Session
 
 
@@ -215,4 +217,44 @@ def test_what_json_or_utf_8_cannot_carry_is_not_taken_into_a_model_request(
         f"{lone if name in ('lone', 'key') else number}; every model request would carry it, "
         "and none could be sent"
         for name in schemas
+    )
+
+
+def test_a_model_name_stands_for_one_tool_and_vouches_only_for_it() -> None:
+    # A name a model API refuses is made one it takes (get.item -> mcp__h__get_item): a tool
+    # listed after get_item, in a changed list, took its name and with it every approval
+    # given to the name ("always" among them); and read_only_tools' model-form name vouched
+    # for whichever tool became it (peek.it under a readonly profile, without asking)
+    listings = [["get_item", "peek.it"], ["get.item", "peek.it"]]
+    transports: list[ScriptedTransport] = []
+
+    def answer(request: Message) -> str:
+        if request["method"] == "initialize":
+            result: Message = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        else:
+            result = {"tools": [{"name": name} for name in listings[0]]}
+        return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    def connect(name: str, config: McpServerConfig, environ: Mapping[str, str]) -> Transport:
+        transports.append(ScriptedTransport(answer))
+        return transports[-1]
+
+    config = McpServerConfig(command=("unused",), read_only_tools=("mcp__h__peek_it",))
+    source = McpToolSource({"h": config}, environ={}, output_limit=2_000, connect=connect)
+
+    async def main() -> tuple[SourcedTools, SourcedTools]:
+        first = await source.current()
+        listings.pop(0)
+        transports[0].deliver('{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}')
+        return first, await source.current()
+
+    first, second = asyncio.run(main())
+    shown = {tool.name: tool for tool in first.handlers}
+    assert sorted(shown) == ["mcp__h__get_item", "mcp__h__peek_it"]
+    assert shown["mcp__h__peek_it"].policy_for({}) is DANGEROUS
+    assert [tool.name for tool in second.handlers] == ["mcp__h__peek_it"]
+    assert second.problems == (
+        "MCP server 'h': tool 'get.item' would become 'mcp__h__get_item', which is its tool "
+        "'get_item' in this session (approvals given to the name were given to that tool); "
+        "'get.item' is left out",
     )

@@ -4,6 +4,11 @@ Closing a session killed the server's process group; a process the server starte
 session (``setsid``, a daemon's double fork) was not in it and ran on after the session, and
 after the agent was killed. The server now runs under the guard in service mode
 (``rho_adapters/local/guard.py``), its group's leader and subreaper.
+
+The guard kept a copy of the server's stdin and stdout: a server that closed its stdout and
+ran on was never seen to (no end of its output came), nor one that closed its stdin (what we
+wrote went into the guard's copy), and every call waited its whole call_timeout, the server
+"ready" all along. The guard now closes its copies.
 """
 
 from __future__ import annotations
@@ -19,8 +24,16 @@ from pathlib import Path
 import pytest
 from mcp_support import alive, wait_gone
 
+from rho_adapters.clock import SystemClock
+from rho_adapters.fakes import MemoryExecutor
+from rho_adapters.mcp import McpToolSource
 from rho_adapters.mcp.stdio import StdioTransport
-from rho_domain.errors import McpError
+from rho_domain.errors import McpError, McpTimeout
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.permissions import readonly_profile
+from rho_domain.tools.base import ToolContext
+
+HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
 
 # A "server" that starts a daemon in a new session, says its pid, and reads its stdin until
 # it ends; with IGNORE_TERM it also ignores TERM, so only the guard's stop ends it.
@@ -109,3 +122,40 @@ def test_killing_the_agent_ends_the_server_and_what_left_its_group(tmp_path: Pat
     finally:
         agent.kill()
         agent.wait()
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("close-stdout", r"closed its output \(stdout\): it can answer nothing more"),
+        ("close-stdin", r"closed its input \(stdin\): it can read nothing more"),
+    ],
+)
+async def test_a_server_that_closes_a_pipe_and_runs_on_fails_the_call_at_once(
+    mode: str, said: str
+) -> None:
+    config = McpServerConfig(
+        command=(sys.executable, HOSTILE), env={"HOSTILE": mode}, call_timeout=30
+    )
+    source = McpToolSource({"h": config}, environ={"PATH": "/usr/bin:/bin"}, output_limit=2_000)
+    ctx = ToolContext(
+        session_id="s1",
+        call_id="c1",
+        executor=MemoryExecutor(),
+        profile=readonly_profile(),
+        clock=SystemClock(),
+    )
+    try:
+        assert "mcp__h__plain" in [tool.name for tool in (await source.current()).handlers]
+        client = source.servers["h"].client
+        assert client is not None
+        assert isinstance(client.transport, StdioTransport)
+        assert client.transport.process is not None
+        guard = client.transport.process.pid
+        with pytest.raises(McpError, match=said) as raised:
+            await source.call("h", "plain", {}, ctx)
+        assert not isinstance(raised.value, McpTimeout)
+        assert source.servers["h"].state == "failed"  # gone: the next current starts it again
+    finally:
+        await source.aclose()
+    assert wait_gone(guard)

@@ -218,6 +218,38 @@ async def test_llama_cpp_python_repeats_id_type_and_name_on_every_fragment() -> 
     assert calls_of(events) == [("call_x", "read", '{"path": "a"}')]
 
 
+async def test_ollama_numbers_every_parallel_call_zero_another_id_is_another_call() -> None:
+    # Before, the two calls were merged into one: ("c2", "write", '{"path": "a"}{"path": "b"}'),
+    # the read lost and a write run with arguments that are not JSON.
+    events = await run_body(
+        chunk({"tool_calls": [tc(0, "c1", "read", '{"path":')]}),
+        chunk({"tool_calls": [tc(0, args=' "a"}')]}),
+        chunk({"tool_calls": [tc(0, "c2", "write", '{"path":')]}),
+        chunk({"tool_calls": [tc(0, args=' "b"}')]}),
+        chunk({"tool_calls": [tc(1, "c3", "list", "{}")]}),
+        chunk({}, "tool_calls"),
+        DONE,
+    )
+    assert calls_of(events) == [
+        ("c1", "read", '{"path": "a"}'),
+        ("c2", "write", '{"path": "b"}'),
+        ("c3", "list", "{}"),
+    ]
+    assert [e.index for e in events if isinstance(e, ToolCallChunk)] == [0, 0, 1, 1, 2]
+    assert finish_of(events) == "tool_calls"
+    # a new id on a fragment of unfinished arguments is the same call (vLLM's gpt-oss gives
+    # every fragment a new id and the name; Poolside changes it after the first)
+    events = await run_body(
+        chunk({"tool_calls": [tc(0, "f1", "read", '{"path":')]}),
+        chunk({"tool_calls": [tc(0, "f2", "read", ' "a"}')]}),
+        chunk({"tool_calls": [tc(1, "g1", "list", "")]}),
+        chunk({"tool_calls": [tc(1, "g2", args="{}")]}),
+        chunk({}, "tool_calls"),
+        DONE,
+    )
+    assert calls_of(events) == [("f2", "read", '{"path": "a"}'), ("g2", "list", "{}")]
+
+
 async def test_groq_whole_arguments_in_one_delta_and_usage_on_finish_and_x_groq() -> None:
     events = await run_body(
         chunk({"role": "assistant", "content": None}, x_groq={"id": "req_1", "seed": 1}),

@@ -20,7 +20,7 @@ from rho_adapters.daytona.api import SandboxAPI
 from rho_adapters.daytona.settings import DaytonaSettings
 from rho_adapters.fakes.loopback import LoopbackServer
 from rho_adapters.fakes.wire import text_reply
-from rho_adapters.mcp.source import connect
+from rho_adapters.mcp.servers import connect
 from rho_adapters.model.proxies import ProxyRoutes
 from rho_adapters.model.tls import transport_for
 from rho_domain.config import AgentConfig

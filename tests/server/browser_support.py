@@ -109,8 +109,14 @@ def _close() -> None:
         _PARKED.clear()
 
 
+EXPECT_MS = 20_000  # how long an expect(...) polls: a bound against a hang, never a speed
+
+
 def expect(actual: Any, message: str | None = None) -> Any:
-    """playwright's ``expect``, imported on first use."""
+    """playwright's ``expect``, imported on first use, polling for up to ``EXPECT_MS`` unless
+    the call says otherwise: its own default, 5 s, is what a page took to render and filter
+    at load 8-16 (the dashboard tests failed in full runs and passed alone)."""
     from playwright.sync_api import expect as playwright_expect
 
+    playwright_expect.set_options(timeout=EXPECT_MS)
     return playwright_expect(actual, message)

@@ -233,6 +233,10 @@ def test_profile_name_stays_a_string_and_object_becomes_a_mapping() -> None:
         ({"modle": "x"}, "unknown key 'modle' (did you mean 'model'?) @ config"),
         ({"budget": {"max_cost": 1}}, "unknown key 'max_cost' (did you mean 'max_cost_usd'?)"),
         ({"zzz": 1}, "unknown key 'zzz' @ config"),
+        # keys YAML reads as a number, a boolean or null crashed the message (TypeError)
+        ({1: "x"}, "unknown key 1 (YAML read it as int: a key here is a name) @ config"),
+        ({None: 1, True: 2, "modle": "m"}, "unknown key 'modle' (did you mean 'model'?)"),
+        ({"profile": {"name": "p", 2: 3}}, "unknown key 2 (YAML read it as int"),
         ({"budget": {"max_cost_usd": "lots"}}, "float | None @ config.budget.max_cost_usd"),
         ({"auto_approve": "no"}, "expected bool @ config.auto_approve"),
         ({"model": 3}, "expected str @ config.model"),

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Iterator
@@ -156,3 +157,23 @@ async def lag_of(work: Awaitable[T]) -> tuple[T, float, float]:
             await ticker
     assert worst < TICKING, f"the loop did not tick for {worst:.3f} s"
     return result, max(times, default=0.0), elapsed
+
+
+async def calls_on_loop(work: Awaitable[T]) -> tuple[T, int]:
+    """``work``'s result and how many calls (Python functions and C builtins) ran on the
+    loop's thread while it ran: a count, not a time, so the machine's load cannot change
+    it. Work moved to a thread is not counted (``sys.setprofile`` hooks this thread only);
+    work left on the loop costs calls in proportion to its input."""
+    count = 0
+
+    def counted(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(counted)
+    try:
+        result = await work
+    finally:
+        sys.setprofile(None)
+    return result, count

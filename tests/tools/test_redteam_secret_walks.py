@@ -32,7 +32,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from shell_backends import BACKENDS, call_tool, reading_outside, restricted_bash, run_restricted
+from shell_backends import (
+    BACKENDS,
+    DaytonaPool,
+    call_tool,
+    reading_outside,
+    restricted_bash,
+    run_restricted,
+)
 
 from rho_adapters.daytona import DaytonaExecutor
 
@@ -116,9 +123,15 @@ def named_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_credentials_kept_anywhere_are_secret_by_name(named_ws: Path, backend: str) -> None:
-    for name in NAMED:
-        out = await run_restricted(str(named_ws), f"cat {name}", backend)
-        assert "a secret" in out, (name, out)
-        assert "CRED-MARK" not in out, (name, out)
-    out = await run_restricted(str(named_ws), "grep -r CRED-MARK .", backend)
-    assert out.count("CRED-MARK") == 1, out  # notes.txt alone
+    # On Daytona the commands run through one executor, as a session's do: an executor per
+    # command created a sandbox and ran its set-up scripts, 83 times over.
+    pool = DaytonaPool()
+    try:
+        for name in NAMED:
+            out = await run_restricted(str(named_ws), f"cat {name}", backend, pool)
+            assert "a secret" in out, (name, out)
+            assert "CRED-MARK" not in out, (name, out)
+        out = await run_restricted(str(named_ws), "grep -r CRED-MARK .", backend, pool)
+        assert out.count("CRED-MARK") == 1, out  # notes.txt alone
+    finally:
+        await pool.aclose()

@@ -54,3 +54,39 @@ def test_a_write_killed_midway_leaves_no_half_file_and_no_temp_name(tmp_path: Pa
     assert ends == {"new.txt": signal.SIGXFSZ, "old.txt": signal.SIGXFSZ}, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.txt"]
     assert (tmp_path / "old.txt").read_text() == "old\n"
+
+
+# The same kill where the filesystem has no O_TMPFILE (``unnamed`` says None): the named temp
+# file the overwrite was filling stays behind.
+KILLED_NAMED_WRITE = """
+import asyncio, concurrent.futures.thread, os, resource, signal, sys
+from rho_adapters import unnamed
+from rho_adapters.local import LocalExecutor
+from rho_domain.permissions import FileWriteMode
+
+unnamed.unnamed = lambda dir_fd, mode: None
+executor = LocalExecutor(sys.argv[1], file_write=FileWriteMode.FULL)
+sys.dont_write_bytecode = True
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+asyncio.run(executor.write("old.txt", b"n" * 65536, overwrite=True))
+"""
+
+
+async def test_a_named_temp_a_killed_write_left_is_not_listed_or_globbed(tmp_path: Path) -> None:
+    from rho_adapters.local import LocalExecutor
+
+    (tmp_path / "old.txt").write_text("old\n")
+    (tmp_path / ".kept.rho-tmp").write_text("a user's own name\n")
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_NAMED_WRITE, str(tmp_path)],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGXFSZ, done.stderr
+    left = [p.name for p in tmp_path.iterdir() if p.name.startswith(".old.txt.")]
+    assert len(left) == 1, left  # the attack reached: the temp name is on disk
+    executor = LocalExecutor(str(tmp_path))
+    assert sorted(i.name for i in await executor.list_dir(".")) == [".kept.rho-tmp", "old.txt"]
+    assert await executor.glob(".*") == (".kept.rho-tmp",)
+    assert await executor.glob(f"{left[0][:8]}*") == ()

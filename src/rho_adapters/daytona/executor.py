@@ -65,9 +65,9 @@ from rho_domain.shell.programs import check_argv
 from rho_domain.write_rules import (
     check_write_mode,
     environment_refusal,
-    git_head_refusal,
     write_refusal,
 )
+from rho_domain.written_content import content_refusal
 
 _PROGRAM = re.compile(r"[A-Za-z0-9._+-]+\Z")
 
@@ -183,7 +183,7 @@ class DaytonaExecutor(Executor):
         check_path_text(path)
         check_file_path(path)
         self._workspace.check_write(path, ())
-        if reason := git_head_refusal(path, data):
+        if reason := content_refusal(path, data):
             raise SensitivePath(reason)
         res, _, parts = await self._workspace.resolve(path, write=True)
         self._workspace.check_write(path, parts)

@@ -136,11 +136,14 @@ def git_discovery(cwd: str) -> str:
 
 # The real paths git reads a repository from besides its own directories: each shared entry
 # of the common directory ($c) and the object directories its alternates borrow, as deep as
-# git follows them (a quoted alternates line, which git unquotes, is reported as '"').
+# git follows them (a quoted alternates line, which git unquotes, is reported as '"'). One
+# realpath resolves every shared entry there is (one per entry was four or five processes
+# more for every git command).
 _GIT_PLACES = (
     'if [ -n "$c" ]; then pl=$({\n'
-    f"  for n in {' '.join(SHARED)}; do\n"
-    '    if [ -e "$c/$n" ] || [ -L "$c/$n" ]; then realpath -m -- "$c/$n"; fi; done\n'
+    f"  set --; for n in {' '.join(SHARED)}; do\n"
+    '    if [ -e "$c/$n" ] || [ -L "$c/$n" ]; then set -- "$@" "$c/$n"; fi; done\n'
+    '  [ $# -eq 0 ] || realpath -m -- "$@"\n'
     '  todo=$(realpath -m -- "$c/objects"); k=0\n'
     f'  while [ -n "$todo" ] && [ $k -lt {MAX_ALTERNATES_DEPTH} ]; do\n'
     "    next=$(printf '%s\\n' \"$todo\" | while IFS= read -r o; do\n"
@@ -247,11 +250,15 @@ def capped(inner: str, cap: int, limit: int | None = None) -> str:
     counts, so output that imitates one changes nothing.
     """
     rest = "" if limit is None else f"head -c {max(0, int(limit) - int(cap))} | "
+    # The trailer's two numbers are read with the shell's own read (which also drops the
+    # blanks some wc put before the count): a $(cat ...) and a $(tr ...) were two more
+    # processes for every command.
     return (
         "d=$(mktemp -d) || exit 99\n"
         f'{{ {inner}; echo $? >"$d/rc"; }} </dev/null 2>&1 | '
         f'{{ head -c {int(cap)}; {rest}wc -c >"$d/n"; }}\n'
-        'printf \'\\n\\036rho:%s:%s\\n\' "$(cat "$d/rc")" "$(tr -d \' \' <"$d/n")"\n'
+        'read -r rc <"$d/rc"; read -r n <"$d/n"\n'
+        'printf \'\\n\\036rho:%s:%s\\n\' "$rc" "$n"\n'
         'rm -rf "$d"\n'
     )
 

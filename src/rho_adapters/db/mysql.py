@@ -45,8 +45,9 @@ from rho_adapters.db.results import fetch, format_description
 from rho_domain.config import DatabaseConfig
 from rho_domain.errors import ConfigError, MissingExtra
 from rho_domain.ports.database import QueryResult
-from rho_domain.sql import CatalogCalls, Verdict
+from rho_domain.sql import CatalogCalls, Verdict, dialect
 from rho_domain.sql.functions import MARIADB_ONLY, MYSQL_FUNCTIONS, MYSQL_ONLY
+from rho_domain.sql.token_rules import default_schema_refusals
 
 _SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 _COM_RESET_CONNECTION = 0x1F
@@ -142,9 +143,11 @@ class MysqlDatabase(ThreadedDatabase):
         pymysql = self._module()
         conn.rho_mariadb = "mariadb" in conn.get_server_info().lower()
         with conn.cursor(pymysql.cursors.Cursor) as cursor:
-            cursor.execute("SELECT @@SESSION.sql_mode")
-            (sql_mode,) = cursor.fetchone()
-            conn.rho_refused = secret_settings(cursor)
+            cursor.execute("SELECT @@SESSION.sql_mode, DATABASE()")
+            (sql_mode, schema) = cursor.fetchone()
+            # USE is no read statement: the alias's database stays the default schema
+            in_schema = default_schema_refusals(dialect("mysql"), str(schema or ""))
+            conn.rho_refused = {**in_schema, **secret_settings(cursor)}
         conn.rho_sql_mode = str(sql_mode)
         modes = set(conn.rho_sql_mode.upper().split(","))
         conn.rho_settings = frozenset(f"sql_mode:{m}" for m in _MODES_READ if m in modes)

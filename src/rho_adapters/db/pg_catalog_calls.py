@@ -48,179 +48,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from rho_adapters.db import pg_catalog_queries as query
 from rho_adapters.db.pg_privileged import privileged_refusals
 from rho_domain.sql import CatalogCalls
-
-# inner -> outer: the types whose values hold values of another (an array its element's, a
-# domain its base type's, a composite or row type its fields', a range its subtype's).
-_EDGES = """
-edges(inner_type, outer_type) AS (
-  SELECT t.typelem, t.oid FROM pg_catalog.pg_type t WHERE t.typelem <> 0 AND t.typlen = -1
-  UNION ALL
-  SELECT t.typbasetype, t.oid FROM pg_catalog.pg_type t WHERE t.typtype = 'd'
-  UNION ALL
-  SELECT a.atttypid, r.reltype FROM pg_catalog.pg_attribute a
-  JOIN pg_catalog.pg_class r ON r.oid = a.attrelid
-  WHERE a.attnum > 0 AND NOT a.attisdropped AND r.reltype <> 0
-  UNION ALL
-  SELECT g.rngsubtype, g.rngtypid FROM pg_catalog.pg_range g
-  UNION ALL
-  SELECT g.rngtypid, g.rngmultitypid FROM pg_catalog.pg_range g
-)"""
-# An operator runs its own function, its negator's (the planner rewrites NOT (a = b) as
-# a <> b) and its commutator's (b > a for a < b): each is listed under its name, for a
-# user operator and for a built-in one a user operator was made the negator of.
-_OPERATORS = """
-SELECT o.oprname::text, pn.nspname::text || '.' || p.proname::text
-FROM pg_catalog.pg_operator o
-JOIN pg_catalog.pg_operator r ON r.oid IN (o.oid, o.oprcom, o.oprnegate)
-JOIN pg_catalog.pg_proc p ON p.oid = r.oprcode
-JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-WHERE (o.oid >= 16384 OR r.oid >= 16384) AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.classid = 'pg_catalog.pg_operator'::regclass AND e.objid IN (o.oid, r.oid)
-  AND e.deptype = 'e')
-"""
-_CASTS = (
-    "WITH RECURSIVE"  # noqa: S608 - constant fragments
-    + _EDGES
-    + """, named(base, typ) AS (
-  SELECT t.oid, t.oid FROM pg_catalog.pg_type t
-  WHERE t.oid IN (SELECT casttarget FROM pg_catalog.pg_cast WHERE oid >= 16384)
-  UNION
-  SELECT n.base, e.outer_type FROM named n JOIN edges e ON e.inner_type = n.typ
-)
-SELECT CASE WHEN c.castcontext IN ('i', 'a') THEN '' ELSE t.typname::text END,
-  pn.nspname::text || '.' || p.proname::text
-FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
-JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-JOIN named n ON n.base = c.casttarget
-JOIN pg_catalog.pg_type a ON a.oid = n.typ
-JOIN pg_catalog.pg_type t ON t.oid = CASE WHEN a.typelem <> 0 AND a.typlen = -1
-  THEN a.typelem ELSE a.oid END
-WHERE c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.classid = 'pg_catalog.pg_cast'::regclass AND e.objid = c.oid AND e.deptype = 'e')
-"""
-)
-_DOMAIN_CHECKS = (
-    "WITH RECURSIVE"  # noqa: S608 - constant fragments
-    + _EDGES
-    + """, holds(outer_type, domain_type) AS (
-  SELECT DISTINCT k.contypid, k.contypid FROM pg_catalog.pg_constraint k
-  WHERE k.contypid <> 0 AND k.contype = 'c'
-  UNION
-  SELECT e.outer_type, h.domain_type FROM holds h JOIN edges e ON e.inner_type = h.outer_type
-)
-SELECT t.typname::text, pg_catalog.pg_get_constraintdef(k.oid) FROM holds h
-JOIN pg_catalog.pg_type t ON t.oid = h.outer_type
-JOIN pg_catalog.pg_constraint k ON k.contypid = h.domain_type AND k.contype = 'c'
-"""
-)
-
-
-_FUNCTIONS = """
-SELECT p.proname::text, pn.nspname::text || '.' || p.proname::text
-FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
-WHERE p.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
-"""
-# Materialized views are left out: a read gives their stored rows, it runs no query.
-_VIEWS = """
-SELECT c.relname::text, pg_catalog.pg_get_viewdef(c.oid) FROM pg_catalog.pg_class c
-WHERE c.relkind = 'v' AND c.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = c.oid AND e.deptype = 'e')
-"""
-# A read of a table reads its inheritance children and partitions too, so a foreign table
-# is listed with every table above it (SELECT * FROM parent ran a child's program). Every
-# wrapper, not file_fdw alone: a postgres_fdw table over a view calling pg_read_file, read
-# as the login its user mapping names, gave a login without that right the server file.
-_FILE_TABLES = """
-WITH RECURSIVE files(relid, what) AS (
-  SELECT f.ftrelid, COALESCE((SELECT CASE o.option_name WHEN 'program' THEN 'runs the program '
-      ELSE 'reads the server file ' END || pg_catalog.quote_literal(o.option_value)
-    FROM pg_catalog.pg_options_to_table(f.ftoptions) o
-    WHERE o.option_name IN ('program', 'filename') LIMIT 1),
-    'reads through the foreign server ' || pg_catalog.quote_ident(s.srvname) || ' ('
-    || w.fdwname || ': give what it reaches an alias of its own), which runs what the '
-    || 'check never sees (a remote view or function) as the login its user mapping names')
-  FROM pg_catalog.pg_foreign_table f
-  JOIN pg_catalog.pg_foreign_server s ON s.oid = f.ftserver
-  JOIN pg_catalog.pg_foreign_data_wrapper w ON w.oid = s.srvfdw
-), above(relid, child, what) AS (
-  SELECT relid, relid, what FROM files
-  UNION
-  SELECT i.inhparent, a.child, a.what FROM above a
-  JOIN pg_catalog.pg_inherits i ON i.inhrelid = a.relid
-)
-SELECT c.relname::text, CASE WHEN a.relid = a.child
-  THEN 'the foreign table ' || c.relname || ' ' || a.what
-  ELSE 'the table ' || c.relname || ' reads its child or partition ' || k.relname
-    || ', a foreign table that ' || a.what END || ' on every read'
-FROM above a JOIN pg_catalog.pg_class c ON c.oid = a.relid
-JOIN pg_catalog.pg_class k ON k.oid = a.child
-"""
-# The policies a read of a table may run, as queries: every table with row security on,
-# whoever the login is. Not only where row_security_active says they apply to this login (a
-# superuser, a BYPASSRLS role, the table's owner): a view reads its tables as the view's
-# owner, so a superuser's SELECT from a view another role owns ran that role's policies.
-_POLICIES = """
-SELECT c.relname::text, 'SELECT ' || pg_catalog.pg_get_expr(p.polqual, p.polrelid)
-FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
-WHERE p.polcmd IN ('r', '*') AND p.polqual IS NOT NULL AND c.relrowsecurity
-"""
-_ONE_ARGUMENT = "  AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1"
-# An operator family's members (the btree comparison, the hash, the operators a sort, a hash
-# join or a DISTINCT looks up by the type): one is an extension's when its row, its family
-# or an operator class of its family is.
-_NOT_AN_EXTENSIONS_MEMBER = """NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-  WHERE e.deptype = 'e' AND (
-    (e.classid = 'pg_catalog.{table}'::regclass AND e.objid = m.oid)
-    OR (e.classid = 'pg_catalog.pg_opfamily'::regclass AND e.objid = m.{family})
-    OR (e.classid = 'pg_catalog.pg_opclass'::regclass AND e.objid IN (
-      SELECT c.oid FROM pg_catalog.pg_opclass c WHERE c.opcfamily = m.{family}))))"""
-_COMPARISONS = (
-    "SELECT pn.nspname::text || '.' || p.proname::text FROM pg_catalog.pg_amproc m "  # noqa: S608 - constant fragments
-    "JOIN pg_catalog.pg_proc p ON p.oid = m.amproc "
-    "JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace WHERE m.oid >= 16384 AND "
-    + _NOT_AN_EXTENSIONS_MEMBER.format(table="pg_amproc", family="amprocfamily")
-    + " UNION SELECT pn.nspname::text || '.' || p.proname::text FROM pg_catalog.pg_amop m "
-    "JOIN pg_catalog.pg_operator o ON o.oid = m.amopopr "
-    "JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode "
-    "JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace WHERE m.oid >= 16384 AND "
-    + _NOT_AN_EXTENSIONS_MEMBER.format(table="pg_amop", family="amopfamily")
-)
-
-
-# Every row a CREATE, ALTER or RENAME of the objects above writes has a new xmin (its
-# transaction's), so the count, sum and newest of the user rows' xmins change with any of
-# them; a scan of the user oids only (index ranges), ~0.5 ms where catalog_calls takes ~10.
-# Read before every statement, outside pg_catalog_only (three round trips less): every
-# function, type and operator named by its schema.
-_XMIN = "xmin::pg_catalog.text::pg_catalog.int8"
-_USER_OID = "OPERATOR(pg_catalog.>=) 16384::pg_catalog.oid"
-_VERSION = (
-    "SELECT pg_catalog.count(*), pg_catalog.sum(x), pg_catalog.max(x) FROM ("  # noqa: S608
-    + " UNION ALL ".join(
-        f"SELECT {_XMIN} AS x FROM pg_catalog.{table} WHERE oid {_USER_OID}"  # noqa: S608
-        for table in (
-            "pg_proc",
-            "pg_operator",
-            "pg_cast",
-            "pg_type",
-            "pg_class",
-            "pg_constraint",
-            "pg_amop",
-            "pg_amproc",
-            "pg_namespace",
-            "pg_policy",
-        )
-    )
-    # a field's type (ALTER TYPE holder ALTER ATTRIBUTE v TYPE a_domain) changes no row above
-    + f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_attribute"  # noqa: S608
-    f" WHERE attrelid {_USER_OID}"
-    # nor does ALTER FOREIGN TABLE kid INHERIT parent of column-less tables when the parent
-    # has a child already: its one new row is pg_inherits'
-    f" UNION ALL SELECT {_XMIN} FROM pg_catalog.pg_inherits WHERE inhrelid {_USER_OID}) rows"
-)
 
 
 def catalog_version(conn: Any) -> tuple[Any, ...]:
@@ -228,7 +58,7 @@ def catalog_version(conn: Any) -> tuple[Any, ...]:
     renamed: the adapter reads the catalog again before a statement when it has, so a cast
     or function made while a session's connection is open is judged (not at its next
     connection only)."""
-    return tuple(conn.execute(_VERSION, prepare=False).fetchall())
+    return tuple(conn.execute(query.VERSION, prepare=False).fetchall())
 
 
 def catalog_calls(conn: Any) -> CatalogCalls:
@@ -241,18 +71,18 @@ def catalog_calls(conn: Any) -> CatalogCalls:
             found.setdefault(str(name), set()).add(str(function))
         return {name: frozenset(functions) for name, functions in found.items()}
 
-    comparisons = conn.execute(_COMPARISONS, prepare=False).fetchall()
+    comparisons = conn.execute(query.COMPARISONS, prepare=False).fetchall()
     return CatalogCalls(
-        operators=grouped(_OPERATORS),
-        types=grouped(_CASTS),
-        checks=grouped(_DOMAIN_CHECKS),
-        functions=grouped(_FUNCTIONS),
-        fields=grouped(_FUNCTIONS + _ONE_ARGUMENT),
+        operators=grouped(query.OPERATORS),
+        types=grouped(query.CASTS),
+        checks=grouped(query.DOMAIN_CHECKS),
+        functions=grouped(query.FUNCTIONS),
+        fields=grouped(query.FUNCTIONS + query.ONE_ARGUMENT),
         comparisons=frozenset(str(row[0]) for row in comparisons),
-        views=grouped(_VIEWS),
-        policies=grouped(_POLICIES),
+        views=grouped(query.VIEWS),
+        policies=grouped(query.POLICIES),
         refused_names={
-            **{str(n): str(w) for n, w in conn.execute(_FILE_TABLES, prepare=False)},
+            **{str(n): str(w) for n, w in conn.execute(query.FILE_TABLES, prepare=False)},
             **privileged_refusals(conn),
         },
     )

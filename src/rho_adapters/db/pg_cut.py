@@ -4,11 +4,11 @@ Cutting a cell after ``fetchmany`` bounds what the agent keeps, not what it rece
 holds the whole row first, and ``SELECT repeat('x', 50000000), repeat('y', 50000000)`` is a
 100 MB row. So a query's columns are read first (``DECLARE`` plans it without running it,
 and the cursor's description gives the types), and every column of a type whose values can
-be large is selected through the query as a subquery, as its first ``MAX_CELL`` characters
-(bytes for ``bytea``) plus its full size in bytes:
+be large is selected through the query as a subquery, as its first ``HEAD_CHARS``
+characters (``MAX_CELL`` bytes for ``bytea``) plus its full size in bytes:
 
     WITH m(o1, o2, o3) AS MATERIALIZED (
-      SELECT q.c1, pg_catalog.left(q.c2, 8192), pg_catalog.octet_length(q.c2)
+      SELECT q.c1, pg_catalog.left(q.c2, 8193), pg_catalog.octet_length(q.c2)
       FROM (<query>) AS q(c1, c2)) SELECT * FROM m
 
 (materialized: ``pg_rows`` computes each batch of rows before it reads them, and a row
@@ -22,8 +22,11 @@ function (never a cast, which may be a user's function). ``numeric`` is bounded 
 precision (``numeric(10, 2)``: at most 1,000 digits); without one a value has up to 147,455
 digits, and ``SELECT x, x, ...`` of ``9e131071::numeric`` was a 210 MB row, kept whole.
 ``fold`` turns the (head, size) pairs back into one cell each, a ``CutValue`` where the head
-is not the whole value. A query that cannot be a subquery is refused, never run uncut;
-every query is wrapped, its columns cut or not (``pg_rows``).
+is not the whole value: a text is cut when its head holds the character past ``MAX_CELL``
+(the size is counted in the server's encoding: in a ``LATIN1`` database ``é`` is one byte,
+two in UTF-8, and comparing the two showed a cut value as whole). A query that cannot be a
+subquery is refused, never run uncut; every query is wrapped, its columns cut or not
+(``pg_rows``).
 Every function and operator of the wrapper is named by ``pg_catalog``: resolved by name, a
 user's ``public.num_nulls(json)`` (an exact match) ran for ``SELECT '{}'::json``.
 """
@@ -51,6 +54,9 @@ BOUNDED_TYPES = frozenset(
 _NUMERIC = 1700
 _TEXT_TYPES = frozenset({25, 1042, 1043})  # text, bpchar, varchar
 _BYTEA = 17
+# A text's head: one character past what a cell keeps, so that its coming says "cut" in
+# characters, whatever the server's encoding counts in bytes (pg_explain's lines too).
+HEAD_CHARS = MAX_CELL + 1
 
 
 def cut_columns(description: Sequence[Any]) -> tuple[bool, ...]:
@@ -77,11 +83,13 @@ def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str
         else:
             text = ref if col.type_code in _TEXT_TYPES else _as_text(ref)
             selected += [
-                f"pg_catalog.left({text}, {MAX_CELL})",
+                f"pg_catalog.left({text}, {HEAD_CHARS})",
                 f"pg_catalog.octet_length({text})",
             ]
-    names = ", ".join(f"c{i}" for i in range(1, len(cuts) + 1))
-    outputs = ", ".join(f"o{i}" for i in range(1, len(selected) + 1))
+    # A query of no columns (SELECT FROM t: a row count) takes no column lists: "m()" and
+    # "q()" are syntax errors.
+    names = f"({', '.join(f'c{i}' for i in range(1, len(cuts) + 1))})" if cuts else ""
+    outputs = f"({', '.join(f'o{i}' for i in range(1, len(selected) + 1))})" if cuts else ""
     # The query on lines of its own: a trailing -- comment must not swallow the ")". Every
     # trailing semicolon goes, blanks between them too ("SELECT ...; ;" is one statement).
     # (``pg_rows`` passes the statement without what follows its last token.)
@@ -89,8 +97,8 @@ def cut_query(sql: str, description: Sequence[Any], cuts: Sequence[bool]) -> str
     while body.endswith(";"):
         body = body[:-1].rstrip()
     return (
-        f"WITH m({outputs}) AS MATERIALIZED (SELECT {', '.join(selected)} "  # noqa: S608
-        f"FROM (\n{body}\n) AS q({names})) SELECT * FROM m"
+        f"WITH m{outputs} AS MATERIALIZED (SELECT {', '.join(selected)} "  # noqa: S608
+        f"FROM (\n{body}\n) AS q{names}) SELECT * FROM m"
     )
 
 
@@ -107,23 +115,27 @@ def _as_text(ref: str) -> str:
 
 
 def fold(row: Sequence[Any], cuts: Sequence[bool]) -> tuple[Any, ...]:
-    """One cell per column again: a ``CutValue`` where the head is shorter than the value."""
+    """One cell per column again: a ``CutValue`` where the head is not the whole value."""
     out: list[Any] = []
     values = iter(row)
     for cut in cuts:
         value = next(values)
         if cut:
             size = next(values)
-            if value is not None and isinstance(size, int) and size > _byte_length(value):
-                value = CutValue(value, size)
+            value = head_or_cut(value, size if isinstance(size, int) else None)
         out.append(value)
     return tuple(out)
 
 
-def _byte_length(value: Any) -> int:
-    if isinstance(value, str):
-        return len(value.encode("utf-8", "surrogatepass"))
-    return len(value) if isinstance(value, bytes | bytearray | memoryview) else 0
+def head_or_cut(head: Any, size: int | None) -> Any:
+    """``head`` as the cell: a text of ``HEAD_CHARS`` characters is a ``CutValue`` of its
+    first ``MAX_CELL`` (``size``: the whole value's bytes, in the server's encoding), bytes
+    are cut when ``size`` exceeds them; anything else, ``None`` included, is whole."""
+    if isinstance(head, str):
+        return CutValue(head[:MAX_CELL], size) if len(head) > MAX_CELL else head
+    if isinstance(head, bytes | bytearray | memoryview) and size is not None and size > len(head):
+        return CutValue(bytes(head), size)
+    return head
 
 
 def json_as_text(cursor: Any) -> None:

@@ -5,8 +5,9 @@ immutable calls into constants that the plan prints whole: ``EXPLAIN SELECT * FR
 name = repeat('x', 50000000)`` sent a 50 MB line, which libpq held whole before any cut, and
 ``FORMAT JSON`` a document twice that for two such calls. So the statement runs in a ``DO``
 block: PL/pgSQL reads its plan line by line (``FOR ... IN EXECUTE`` opens a cursor, which
-takes one statement only) and sends each line's first ``MAX_CELL`` characters, with its
-size, as a notice; the block stops at ``max_rows`` lines or ``MAX_RESULT_BYTES``. The text
+takes one statement only) and sends each line's first ``pg_cut.HEAD_CHARS`` characters (one
+past what a cell keeps: its coming says "cut", whatever the encoding), with its size, as a
+notice; the block stops at ``max_rows`` lines or ``MAX_RESULT_BYTES``. The text
 reaches the block through a transaction-local setting (a bound value, never spliced into
 the block). A database without PL/pgSQL gets no ``EXPLAIN`` rather than an uncut one. An
 error in the block (planning folds ``('1' || repeat('x', 1000000))::int`` and fails,
@@ -19,9 +20,10 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from rho_adapters.db.pg_cut import HEAD_CHARS, head_or_cut
 from rho_adapters.db.results import MAX_CELL, MAX_RESULT_BYTES
 from rho_domain.errors import DatabaseError
-from rho_domain.ports.database import CutValue, QueryResult
+from rho_domain.ports.database import QueryResult
 
 _SETTING = "rhoagent.explain"  # not "rho_agent.": a string naming a module is an import
 # {tag}: hex only; {rows}, {cell}, {budget}: integers. Nothing the model writes. Every
@@ -37,7 +39,7 @@ _BLOCK = """DO $rho_agent$ DECLARE line text; n bigint := 0; kept bigint := 0; B
     END IF;
     kept := kept OPERATOR(pg_catalog.+)
       LEAST(pg_catalog.octet_length(line), {cell}) OPERATOR(pg_catalog.+) 16;
-    RAISE NOTICE USING MESSAGE = pg_catalog.left(line, {cell}),
+    RAISE NOTICE USING MESSAGE = pg_catalog.left(line, {head}),
       DETAIL = pg_catalog.concat('{tag}:', pg_catalog.octet_length(line));
   END LOOP;
 EXCEPTION WHEN OTHERS THEN  -- not a cancel: query_canceled is no OTHERS
@@ -64,9 +66,7 @@ def explain(conn: Any, sql: str, max_rows: int, alias: str) -> QueryResult:
         if size in ("rows", "bytes"):
             stopped.append(size)
             return
-        head = diag.message_primary or ""
-        whole = int(size)
-        lines.append(CutValue(head, whole) if whole > len(head.encode()) else head)
+        lines.append(head_or_cut(diag.message_primary or "", int(size)))
 
     conn.execute("SET LOCAL client_min_messages = notice", prepare=False)
     conn.execute("SELECT pg_catalog.set_config(%s, %s, true)", (_SETTING, sql), prepare=False)
@@ -75,6 +75,7 @@ def explain(conn: Any, sql: str, max_rows: int, alias: str) -> QueryResult:
         tag=tag,
         rows=max_rows,
         cell=MAX_CELL,
+        head=HEAD_CHARS,
         budget=MAX_RESULT_BYTES,
         said=_MESSAGE_CHARS,
     )

@@ -7,9 +7,15 @@ A superuser, or a member of ``pg_read_all_stats``, sees every session's statemen
 standby's connection string, its password included) and the commands the server runs
 (``archive_command``, ``restore_command``, ``ssl_passphrase_command``...), by name, in
 ``pg_settings``, in ``SHOW ALL`` (``pg_show_all_settings``) and through ``current_setting``,
-whose argument may be computed. For such a login these names are refused wherever they
-stand (``CatalogCalls.refused_names``); ``SHOW <name>`` of any other setting still answers.
-Another login keeps them all: the server hides the rest from it.
+whose argument may be computed. A login that reads the catalogs of credentials (a
+superuser, or a member of ``pg_read_all_data``: ``pg_authid.rolpassword``,
+``pg_user_mapping.umoptions``, ``pg_subscription.subconninfo``, refused by name to every
+login) reads their column statistics too: after an ``ANALYZE`` (``vacuumdb --analyze``,
+autovacuum), ``pg_stats.histogram_bounds`` for ``pg_authid`` listed every role's SCRAM
+verifier, and ``pg_statistic`` holds the same values. For such a login these names are
+refused wherever they stand (``CatalogCalls.refused_names``); ``SHOW <name>`` of any other
+setting still answers. Another login keeps them all: the server hides the rest from it
+(``pg_stats`` shows it only the columns it may read).
 """
 
 # Constant SQL only.
@@ -19,6 +25,14 @@ from typing import Any
 
 STATEMENT_VIEWS = ("pg_stat_activity", "pg_stat_get_activity", "pg_stat_statements")
 ALL_SETTINGS = ("pg_settings", "pg_show_all_settings", "current_setting")
+# Every column's most common values and histogram bounds, the credential catalogs' too.
+STATISTICS = (
+    "pg_statistic",
+    "pg_stats",
+    "pg_statistic_ext_data",
+    "pg_stats_ext",
+    "pg_stats_ext_exprs",
+)
 # The settings only a privileged login reads that hold a connection string or a command,
 # where a password is often written.
 SECRET_SETTINGS = (
@@ -31,7 +45,10 @@ SECRET_SETTINGS = (
 )
 _PRIVILEGES = """
 SELECT r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_stats', 'USAGE'),
-  r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_settings', 'USAGE')
+  r.rolsuper OR pg_catalog.pg_has_role(r.oid, 'pg_read_all_settings', 'USAGE'),
+  pg_catalog.has_column_privilege('pg_catalog.pg_authid', 'rolpassword', 'SELECT')
+  OR pg_catalog.has_column_privilege('pg_catalog.pg_user_mapping', 'umoptions', 'SELECT')
+  OR pg_catalog.has_column_privilege('pg_catalog.pg_subscription', 'subconninfo', 'SELECT')
 FROM pg_catalog.pg_roles r WHERE r.rolname = current_user
 """
 _STATEMENTS = (
@@ -44,6 +61,12 @@ _SETTINGS = (
     " shows this login (a superuser, or a member of pg_read_all_settings) every setting, "
     "primary_conninfo's password among them: ask for one setting by name, SHOW work_mem"
 )
+_STATISTICS = (
+    " holds every column's most common values and histogram bounds, those of pg_authid's "
+    "password hashes and pg_user_mapping's stored credentials included, which this login "
+    "(a superuser, or a member of pg_read_all_data) may read: the agent does not read it; "
+    "count the values you need in the table itself (SELECT col, count(*) ... GROUP BY col)"
+)
 _HOLDS_CREDENTIALS = (
     " is a setting that holds a connection string or a command, often with a password: "
     "the agent does not read it"
@@ -54,8 +77,10 @@ def privileged_refusals(conn: Any) -> dict[str, str]:
     """The names refused to ``conn``'s login, each with the whole reason (none for a login
     without these privileges)."""
     row = conn.execute(_PRIVILEGES, prepare=False).fetchone()
-    statements, settings = (bool(row[0]), bool(row[1])) if row else (False, False)
+    statements, settings, credentials = (bool(v) for v in row) if row else (False,) * 3
     refused: dict[str, str] = {}
+    if credentials:
+        refused |= {name: name + _STATISTICS for name in STATISTICS}
     if statements:
         refused |= {name: name + _STATEMENTS for name in STATEMENT_VIEWS}
     if settings:

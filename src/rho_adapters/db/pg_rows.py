@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.db.pg_cut import cut_columns, cut_query, fold
+from rho_adapters.db.pg_cut import HEAD_CHARS, cut_columns, cut_query, fold
 from rho_adapters.db.results import FETCH_BATCH, fetch
 from rho_domain.errors import DatabaseError
 from rho_domain.ports.database import QueryResult
@@ -74,7 +74,8 @@ def query_rows(
         ) from exc
     computed = _Computed(conn, "rho_agent_cut", description, most=max_rows + 1)
     try:
-        result = fetch(computed, max_rows)
+        # a cut text's head is HEAD_CHARS long: fold, not fetch, makes it a CutValue
+        result = fetch(computed, max_rows, max_cell=HEAD_CHARS)
     finally:
         computed.close()
     return attrs.evolve(result, rows=tuple(fold(row, cuts) for row in result.rows))

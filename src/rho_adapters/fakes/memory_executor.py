@@ -36,9 +36,9 @@ from rho_domain.write_rules import (
     ENVIRONMENT_MARKERS,
     check_write_mode,
     environment_refusal,
-    git_head_refusal,
     write_refusal,
 )
+from rho_domain.written_content import content_refusal
 
 CommandHandler = Callable[[Command], CommandResult | Awaitable[CommandResult]]
 
@@ -182,7 +182,7 @@ class MemoryExecutor(Executor):
         check_write_mode(path, self.file_write, overwrite=overwrite)
         check_file_path(path)
         key = self._key(path)
-        if reason := write_refusal(key) or git_head_refusal(key, data):
+        if reason := write_refusal(key) or content_refusal(key, data):
             raise SensitivePath(reason)  # as the real executors refuse it
         if reason := DEFAULT_POLICY.refusal(key):
             raise SensitivePath(f"{reason}; secrets are never written")

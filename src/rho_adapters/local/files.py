@@ -22,7 +22,7 @@ import stat
 from rho_adapters import unnamed
 from rho_adapters.local.confine import Resolved
 from rho_domain.errors import PermissionDenied, ToolError
-from rho_domain.paths import temp_name
+from rho_domain.paths import is_temp_name, temp_name
 from rho_domain.ports.executor import FileInfo, FileKind
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -119,9 +119,14 @@ def small_names(dir_fd: int) -> list[str] | None:
 
 def list_entries(dir_fd: int, rel: str, names: list[str] | None = None) -> tuple[FileInfo, ...]:
     """The entries of the directory open as ``dir_fd`` (links not followed), sorted by name;
-    ``rel`` is its workspace path; ``names``: its names, already read (else read here)."""
+    ``rel`` is its workspace path; ``names``: its names, already read (else read here).
+    A write's temp file (``paths.is_temp_name``), which a write killed midway leaves where
+    the filesystem has no ``O_TMPFILE``, is not a workspace file: left out, as Daytona's
+    listing leaves it out (``list`` and ``glob`` both list through here)."""
     out: list[FileInfo] = []
     for name in os.listdir(dir_fd) if names is None else names:
+        if is_temp_name(name):
+            continue
         try:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:

@@ -102,6 +102,9 @@ if child == 0:
     except OSError as exc:
         os.write(2, ("%s: %s\n" % (sys.argv[3], exc.strerror)).encode())
         os._exit(127)
+if service:  # the server's pipes are its own: held here, a server that closed its stdout
+    os.close(0)  # (or stdin) and ran on was never seen to, and each call waited its timeout
+    os.close(1)
 while True:
     try:
         pid, status = os.waitpid(-1, 0)

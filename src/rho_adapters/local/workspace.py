@@ -42,10 +42,10 @@ from rho_domain.secrets import SecretPolicy
 from rho_domain.write_rules import (
     ENVIRONMENT_MARKERS,
     environment_refusal,
-    git_head_refusal,
     home_entry_refusal,
     write_refusal,
 )
+from rho_domain.written_content import content_refusal
 
 
 @contextlib.contextmanager
@@ -265,7 +265,7 @@ class Workspace:
             check_file_path(path)
             tree, parts = self._locate(path, write=True)
             self._check_write(path, tree, parts, create_only=create_only)
-            if reason := git_head_refusal(path, data):
+            if reason := content_refusal(path, data):
                 raise SensitivePath(reason)
 
             def guard(dirs: tuple[str, ...]) -> None:  # before a directory is made

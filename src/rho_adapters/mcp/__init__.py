@@ -4,7 +4,8 @@
 what each serves (``rho-agent mcp list``). The modules: ``jsonrpc`` (requests and answers),
 ``stdio`` and ``http`` (the two transports), ``client`` (the handshake, listing, calling),
 ``results`` (a result as text, capped and saved), ``tool`` (one MCP tool as a handler),
-``references`` (``${VAR}`` in the config), ``source`` (the port).
+``references`` (``${VAR}`` in the config), ``servers`` (one server as the source sees it,
+and ``connect``), ``source`` (the port).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from rho_adapters.mcp.source import McpToolSource, connect
+from rho_adapters.mcp.servers import connect
+from rho_adapters.mcp.source import McpToolSource
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 

@@ -27,57 +27,20 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from rho_adapters.clock import SystemClock
 from rho_adapters.mcp.client import McpClient
-from rho_adapters.mcp.jsonrpc import Message, Transport
-from rho_adapters.mcp.references import resolved_env, resolved_headers
 from rho_adapters.mcp.results import capped, output_file, result_text
-from rho_adapters.mcp.stdio import StdioTransport, environment
+from rho_adapters.mcp.servers import Connect, ServerState, connect, ready, restart_due
 from rho_adapters.mcp.tool import McpTool, made_tools
 from rho_domain.errors import ConfigError, McpError, McpSessionExpired
 from rho_domain.mcp_config import McpServerConfig
 from rho_domain.ports.clock import Clock
 from rho_domain.tools.base import ToolContext, ToolOutput
 from rho_domain.tools.source import NO_TOOLS, SourcedTools, ToolSource
-from rho_domain.value_methods import value_eq, value_repr
 
-Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
+__all__ = ["MAX_SAVED", "Connect", "McpToolSource", "ServerState", "connect"]
+
 MAX_SAVED = 1024**3  # characters of full outputs one session saves, all calls together
-
-
-def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
-    """The transport of one server: stdio for a ``command``, Streamable HTTP for a ``url``.
-    Raises ConfigError for an unset variable the config names."""
-    if server.command:
-        env = environment(resolved_env(name, server, environ), environ)
-        return StdioTransport(name, server.command, env=env, cwd=server.cwd)
-    from rho_adapters.mcp.http import HttpTransport  # httpx only for HTTP servers
-    from rho_adapters.model.proxies import ProxyRoutes
-
-    assert server.url is not None
-    proxy = ProxyRoutes.from_environ(environ).for_url(server.url)  # as httpx would route it
-    headers = resolved_headers(name, server, environ)
-    return HttpTransport(name, server.url, headers=headers, proxy=proxy)
-
-
-@attrs.define
-class ServerState:
-    """One server as the source sees it. ``state``: ``starting``, ``ready``, ``failed``."""
-
-    __repr__ = value_repr
-    __eq__ = value_eq
-
-    name: str
-    config: McpServerConfig
-    client: McpClient | None = None
-    tools: list[Message] = attrs.Factory(list)
-    state: str = "starting"
-    problem: str = ""
-    stale: bool = False  # its list changed: list it again
-    restarts: int = 0  # failed restarts since it last served
-    restart_at: float | None = None  # monotonic time of the next restart; None: never
 
 
 class McpToolSource(ToolSource):
@@ -126,7 +89,7 @@ class McpToolSource(ToolSource):
                     await self._forget_starts()
                     raise
             now = self._clock.monotonic()
-            due = [s for s in self.servers.values() if _restart_due(s, now)]
+            due = [s for s in self.servers.values() if restart_due(s, now)]
             await asyncio.gather(*(self._restart(s) for s in due))
             stale = [s for s in self.servers.values() if s.stale and s.state == "ready"]
             await asyncio.gather(*(self._list(s) for s in stale))
@@ -142,7 +105,7 @@ class McpToolSource(ToolSource):
         (``McpTimeout`` after the server's ``call_timeout``). An HTTP server that forgot our
         session gets a new one (``initialize`` again) and the call once more."""
         state = self.servers[server]
-        client = _ready(state)
+        client = ready(state)
         timeout = state.config.call_timeout
         try:
             result = await client.call_tool(tool, arguments, timeout=timeout)
@@ -234,21 +197,23 @@ class McpToolSource(ToolSource):
         calls found it expired)."""
         async with self._reconnecting:
             if state.client is old:
-                state.client = None
-                with contextlib.suppress(Exception):
-                    await old.aclose()
-                await self._start(state)
-        return _ready(state)
+                await self._restart(state)  # failing, it is tried again after a backoff
+        return ready(state)
 
     async def _list(self, state: ServerState) -> None:
         """List a server's changed tools, all its pages within its ``startup_timeout`` (as
-        the first listing): the next model call waits for this."""
+        the first listing): the next model call waits for this. An HTTP server that forgot
+        our session gets a new one (listed as it starts); one whose listing fails is started
+        again by the next ``current``."""
         state.stale = False
-        assert state.client is not None
         timeout = state.config.startup_timeout
+        client = ready(state)  # listed only when ready
         try:
             async with asyncio.timeout(timeout):
-                state.tools = await state.client.list_tools(timeout=timeout)
+                state.tools = await client.list_tools(timeout=timeout)
+        except McpSessionExpired:  # as for a call: a new session, listed afresh
+            with contextlib.suppress(McpError):  # a failed start is its problem, retried
+                await self._reconnect(state, client)
         except McpError as exc:
             self._fail(state, f"{exc} (listing its changed tools)")
         except TimeoutError:
@@ -258,6 +223,8 @@ class McpToolSource(ToolSource):
                 f"(the startup_timeout; raise mcp_servers.{state.name}.startup_timeout if it is "
                 "just slow)",
             )
+        if state.state == "failed":  # it served: started again by the next current, as
+            state.restart_at = self._clock.monotonic()  # one that exited (not never)
         self._changed = True
 
     def _build(self) -> SourcedTools:
@@ -269,7 +236,7 @@ class McpToolSource(ToolSource):
                 if state.problem:
                     problems.append(state.problem)
                 continue
-            made, found = made_tools(state.name, state.config, state.tools, self.call)
+            made, found = made_tools(state.name, state.config, state.tools, self.call, state.names)
             handlers.extend(made)
             problems.extend(found)
             client = state.client
@@ -309,16 +276,3 @@ class McpToolSource(ToolSource):
             # kept after the session: the result names the file for the user to read
             self._temporary = Path(tempfile.mkdtemp(prefix="rho-agent-mcp-"))
         return self._temporary
-
-
-def _restart_due(state: ServerState, now: float) -> bool:
-    return state.state == "failed" and state.restart_at is not None and now >= state.restart_at
-
-
-def _ready(state: ServerState) -> McpClient:
-    """The client of a server that serves, else ``McpError`` saying why it does not."""
-    if state.client is None or state.state != "ready":
-        raise McpError(
-            f"MCP server {state.name!r} is not running: {state.problem}", server=state.name
-        )
-    return state.client

@@ -8,7 +8,15 @@ runs with the user's rights, not the profile's. It runs under the guard in servi
 this process, even after ``kill -9``, and what it started that left the group (``setsid``, a
 daemon) is killed when it exits. Shutdown closes its stdin, then signals the whole group
 (TERM, which the guard leaves to the server), then tells the guard to stop everything, then
-KILL, so a server's own children do not outlive it either.
+KILL, so a server's own children do not outlive it either. A server whose stdout ends, or
+that closed its stdin, is gone (``closed``) even if it runs on: it can serve nothing more.
+
+A server without a ``cwd`` starts in a private empty directory of its own (removed when it
+is closed), never in ours: ours is usually the workspace, whose files (``.npmrc``,
+``uv.toml``, a ``json.py`` on ``python -m``'s ``sys.path[0]``, ``node_modules/.bin``) would
+otherwise choose what runs as the user, outside the sandbox. For the same reason the ``PATH``
+it inherits keeps only absolute directories: an empty or relative entry names whatever
+directory the server is in when it runs a program.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 
 from rho_adapters.local.guard import STOP_SERVICE, guarded_service
@@ -34,12 +43,18 @@ _STDERR_LINES = 20
 _LINE_BYTES = 1_200  # bytes kept of a stderr line: its first 300 characters are shown
 _CHUNK = 64 * 1024  # bytes of stderr read at a time
 _GRACE = 0.5  # seconds the server gets to exit on its own, then per signal
+# seconds a server whose stdout ended is given to exit, for its exit code; past it the server
+# is gone all the same: it can answer nothing more (a call waited its whole call_timeout)
+_EXIT_WAIT = 2.0
 
 
 def environment(given: Mapping[str, str], ours: Mapping[str, str]) -> dict[str, str]:
-    """The server's whole environment: ``INHERITED`` variables of ``ours`` that are set,
-    then ``given`` (the config's ``env``, already resolved)."""
+    """The server's whole environment: ``INHERITED`` variables of ``ours`` that are set
+    (of ``PATH``, its absolute directories only), then ``given`` (the config's ``env``,
+    already resolved: what the operator wrote is passed as written)."""
     env = {name: ours[name] for name in INHERITED if name in ours}
+    if "PATH" in env:
+        env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep) if d[:1] == "/")
     env.update(given)
     return env
 
@@ -59,57 +74,72 @@ class StdioTransport:
         self.command = tuple(command)
         self.env = dict(env)
         self.cwd = cwd
+        self._private: str | None = None  # the empty directory made for a server without cwd
         self.process: asyncio.subprocess.Process | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
         self._tasks: list[asyncio.Task[None]] = []
+        self._closed: Callable[[str], None] = lambda why: None
+        self._closing = False  # aclose has begun: a closed stdin is ours
 
     async def start(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
         """Start the program. Raises ``McpError`` naming the command when it cannot."""
         try:
-            _executable(self.command[0], self.env, self.cwd)
+            if self.cwd is None and self._private is None:
+                self._private = tempfile.mkdtemp(prefix="rho-mcp-")
+            cwd = self.cwd if self.cwd is not None else self._private
+            _executable(self.command[0], self.env, cwd)
             self.process = await asyncio.create_subprocess_exec(
                 *guarded_service(self.command),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
-                cwd=self.cwd,
+                cwd=cwd,
                 start_new_session=True,
                 limit=MAX_MESSAGE,
             )
         except OSError as exc:
+            self._remove_private()
             raise McpError(
                 f"MCP server {self.server!r}: cannot start {self.command[0]!r}: "
                 f"{exc.strerror or exc} (check mcp_servers.{self.server}.command and cwd)",
                 server=self.server,
             ) from exc
+        self._closed = closed
         self._tasks = [
             asyncio.ensure_future(self._read(deliver, closed)),
             asyncio.ensure_future(self._read_stderr()),
         ]
 
     async def send(self, message: Message) -> None:
-        """Write one line. Raises ``McpError`` when the program's stdin is closed."""
+        """Write one line. Raises ``McpError`` when the program is not running, or closed its
+        stdin and runs on (then it is gone, as one that exited: ``closed`` is called)."""
         process = self.process
-        if process is None or process.stdin is None or process.stdin.is_closing():
+        if process is None or process.stdin is None or self._closing:
             raise McpError(f"MCP server {self.server!r} is not running", server=self.server)
         try:
+            if process.stdin.is_closing():  # the program closed its end of the pipe
+                raise BrokenPipeError
             process.stdin.write(json.dumps(message).encode() + b"\n")
             await process.stdin.drain()
         except (ConnectionError, OSError) as exc:
-            raise McpError(
-                f"MCP server {self.server!r} stopped reading its input", server=self.server
-            ) from exc
+            why = "closed its input (stdin): it can read nothing more"
+            if process.returncode is None:
+                self._closed(why)  # it runs on, but can serve nothing: gone all the same
+            raise McpError(f"MCP server {self.server!r} {why}", server=self.server) from exc
 
     def negotiated(self, version: str) -> None:
         """Nothing to do: stdio carries no version after the handshake."""
         del version
 
     async def aclose(self) -> None:
-        """Close stdin, then TERM and KILL the process group. Idempotent."""
+        """Close stdin, then TERM and KILL the process group, then remove the private
+        directory of a server without ``cwd``. Idempotent."""
         process = self.process
         if process is None:
+            self._remove_private()
             return
+        self._closing = True
         if process.stdin is not None and not process.stdin.is_closing():
             with contextlib.suppress(OSError):
                 process.stdin.close()
@@ -133,11 +163,20 @@ class StdioTransport:
         transport = getattr(process, "_transport", None)
         if transport is not None:
             transport.close()
+        self._remove_private()
+
+    def _remove_private(self) -> None:
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None
 
     def why_gone(self, code: int | None) -> str:
-        """``exited with code N`` and the last lines it wrote to stderr."""
+        """``exited (code N)``, or for ``None`` (its stdout ended, the program still running)
+        that it closed its output, and the last lines it wrote to stderr."""
         tail = " | ".join(self.stderr_tail)
         said = f"; its last stderr lines: {tail}" if tail else ""
+        if code is None:
+            return f"closed its output (stdout): it can answer nothing more{said}"
         return f"exited (code {code}){said}"
 
     async def _read(self, deliver: Callable[[str], None], closed: Callable[[str], None]) -> None:
@@ -151,7 +190,9 @@ class StdioTransport:
                     deliver(line.decode("utf-8", errors="replace"))
         except ValueError:  # a line longer than MAX_MESSAGE
             why = f"sent a message longer than {MAX_MESSAGE} bytes; "
-        code = await process.wait()
+        code: int | None = None
+        with contextlib.suppress(TimeoutError):
+            code = await asyncio.wait_for(asyncio.shield(process.wait()), _EXIT_WAIT)
         await asyncio.sleep(0)  # let the stderr reader take the last lines
         closed(why + self.why_gone(code))
 

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from rho_domain.json_schema import MAX_SCHEMA_DEPTH
-from rho_domain.mcp_config import McpServerConfig, tool_name
+from rho_domain.mcp_config import PREFIX, McpServerConfig, tool_name
 from rho_domain.tools.base import (
     DANGEROUS,
     READ_ONLY,
@@ -42,6 +42,7 @@ MAX_SCHEMA = 64 * 1024  # bytes of JSON of the largest input schema a tool may h
 MAX_LISTED = 256 * 1024  # bytes of JSON of one server's tools in a model request
 MAX_LISTING = 16 * 1024 * 1024  # bytes of JSON of the entries kept of one tools/list
 MAX_TOOL_NAME = 128  # characters: the specification's SHOULD (2025-11-25), the SDK's warning
+MAX_BOUND = 10_000  # model names one server's tools may take in a session (each kept)
 
 
 def shown_name(name: str) -> str:
@@ -179,12 +180,23 @@ class McpTool(ToolHandler):
 
 
 def made_tools(
-    server: str, config: McpServerConfig, listed: Sequence[Mapping[str, Any]], call: Caller
+    server: str,
+    config: McpServerConfig,
+    listed: Sequence[Mapping[str, Any]],
+    call: Caller,
+    bound: dict[str, str] | None = None,
 ) -> tuple[list[McpTool], list[str]]:
     """The tools of ``server`` the model is shown, from its ``tools/list`` entries in order,
     and the problems met: the ones ``config`` filters out are skipped; one ``left_out``, one
-    whose model name another took, and those past the server's ``MAX_LISTED`` bytes are left
-    out, named."""
+    whose model name another took, in this listing or (``bound``: model name to the tool
+    it was made for, kept for the session and filled here) in an earlier one, and those
+    past the server's ``MAX_LISTED`` bytes are left out, named.
+
+    A model name stands for one tool of the server for the session: an approval (an
+    "always" among them) is given to the name, and ``get.item`` listed after ``get_item``
+    would have taken its approvals. A name given in model form in ``read_only_tools`` vouches
+    only for the tool whose name it is unchanged (``get_item``, not ``get.item``)."""
+    bound = {} if bound is None else bound
     made: list[McpTool] = []
     problems: list[str] = []
     taken: dict[str, str] = {}
@@ -199,14 +211,30 @@ def made_tools(
             )
             continue
         name = tool_name(server, original)
+        if bound.get(name, original) != original:
+            problems.append(
+                f"MCP server {server!r}: tool {original!r} would become {name!r}, which is "
+                f"its tool {bound[name]!r} in this session (approvals given to the name were "
+                f"given to that tool); {original!r} is left out"
+            )
+            continue
         if name in taken:
             problems.append(
                 f"MCP server {server!r}: tools {taken[name]!r} and {original!r} both become "
                 f"{name!r}; {original!r} is left out"
             )
             continue
-        taken[name] = original
-        read_only = original in config.read_only_tools or name in config.read_only_tools
+        if name not in bound and len(bound) >= MAX_BOUND:
+            problems.append(
+                f"MCP server {server!r}: tool {original!r} is left out: the server named more "
+                f"than {MAX_BOUND:,} tools in this session"
+            )
+            continue
+        taken[name] = bound[name] = original
+        unchanged = name == f"{PREFIX}{server}__{original}"
+        read_only = original in config.read_only_tools or (
+            unchanged and name in config.read_only_tools
+        )
         handler = McpTool(name=name, server=server, tool=tool, read_only=read_only, call=call)
         spent += listed_size(handler)
         if past or spent > MAX_LISTED:  # the first ones listed are kept, in the server's order

@@ -3,65 +3,57 @@
 ``map_httpx_errors()`` translates transport failures; ``error_from_response`` turns an HTTP error
 status and body into the typed error the loop can act on (compact on context overflow, stop on
 authentication, wait on rate limits); ``stream_error`` does the same for an error reported inside
-a 200 stream. Every error body shape servers were seen to send is accepted: ``{"error": {...}}``,
-``{"error": "text"}``, flat ``{"message", "type", "code"}`` (Cerebras, old vLLM) and Anthropic's
-``{"type": "error", "error": {...}}``. ``explain`` adds, once, where the call went and what to
-check: the URL and model, the variable the key came from, ``--model`` and the ``/v1`` path.
+a 200 stream. Those two, and the reading of error bodies, are ``error_bodies``'s, named here
+and imported with the first name asked for (a run whose server answers never reads an error
+body). ``explain`` adds, once, where the call went and what to check: the URL and model, the
+variable the key came from, ``--model`` and the ``/v1`` path.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import httpx
 
-from rho_adapters.model.counts import token_count
 from rho_domain.errors import (
     AuthenticationError,
-    BadRequest,
     ContextLengthExceeded,
     ModelConnectionError,
     ModelError,
-    ModelHTTPError,
     ModelNotFoundError,
     ModelProtocolError,
     ModelTimeout,
-    RateLimited,
-    ServerError,
-    StreamError,
 )
+from rho_domain.lazy_names import lazy_names
 from rho_domain.url_logins import hide_url_logins
 
-_CONTEXT_MARKERS = (
-    "context_length_exceeded",
-    "maximum context length",
-    "exceed_context_size",
-    "context size has been exceeded",
-    "available context size",
-    "prompt is too long",
-    "model_context_window_exceeded",
-    "context window",
+if TYPE_CHECKING:  # an error body's reading: with the first error a server sends
+    from rho_adapters.model.error_bodies import SAID_CHARS as SAID_CHARS
+    from rho_adapters.model.error_bodies import error_from_response as error_from_response
+    from rho_adapters.model.error_bodies import error_payload as error_payload
+    from rho_adapters.model.error_bodies import overflow_numbers as overflow_numbers
+    from rho_adapters.model.error_bodies import said as said
+    from rho_adapters.model.error_bodies import stream_error as stream_error
+
+_BODIES = "rho_adapters.model.error_bodies"
+__getattr__ = lazy_names(
+    __name__,
+    dict.fromkeys(
+        (
+            "SAID_CHARS",
+            "error_from_response",
+            "error_payload",
+            "overflow_numbers",
+            "said",
+            "stream_error",
+        ),
+        _BODIES,
+    ),
 )
-# Numbers in overflow messages: (window, prompt) patterns of OpenAI/vLLM/llama-cpp-python,
-# llama-cpp-python's older wording and Anthropic's. Compiled by ``re`` at the first overflow
-# read (its cache keeps them), not by every process that imports the model clients.
-_WINDOW_PATTERNS = (
-    r"maximum context length is (\d+)",
-    r"context (?:window|length|size) of (\d+)",
-    r"tokens > (\d+) maximum",
-)
-_PROMPT_PATTERNS = (
-    r"\((\d+) in the messages",
-    r"requested tokens \((\d+)\)",
-    r"prompt is too long: (\d+) tokens",
-    r"you requested (\d+) tokens",
-)
+
 _SECRET_KEY_LENGTH = 12  # shorter keys are placeholders, not hidden
-_NOT_FOUND_MARKERS = ("model_not_found", "does not exist", "not_found_error")
 
 
 @contextlib.contextmanager
@@ -198,110 +190,3 @@ def _never_answered(exc: ModelError) -> bool:
     cause = exc.__cause__
     before = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)
     return isinstance(cause, (*before, ExceptionGroup)) and not exc.partial_text
-
-
-def error_payload(body: str) -> tuple[str, str]:
-    """``(message, code_and_type)`` from an error body of any known shape."""
-    try:
-        data: Any = json.loads(body)
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser: as text
-        return said(body.strip()), ""
-    return _describe(data)
-
-
-SAID_CHARS = 1_000
-"""Characters of a server's error message quoted in the error: enough for any real one."""
-
-
-def said(text: str, limit: int = SAID_CHARS) -> str:
-    """``text`` cut to ``limit`` characters, saying how many were left out. What a server
-    says goes into the error's message, hence twice into the trace (its ``error`` and
-    ``run_end``), ``--json`` and the terminal: an error event inside a 200 stream is bounded
-    only by ``model_answer_bytes`` (64 MiB), and its message was quoted whole."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... [{len(text) - limit:,} more characters not shown]"
-
-
-def _describe(data: Any) -> tuple[str, str]:
-    if not isinstance(data, Mapping):
-        return said(str(data)), ""
-    inner = data.get("error", data)
-    if isinstance(inner, str):
-        return said(inner), ""
-    if not isinstance(inner, Mapping):
-        return said(json.dumps(data)), ""
-    message = inner.get("message") or inner.get("detail") or json.dumps(inner)
-    tags = " ".join(str(inner.get(k) or "") for k in ("code", "type", "param"))
-    failed = inner.get("failed_generation")
-    message = said(str(message))
-    if failed:  # Groq tool_use_failed: show the model what it produced
-        message = f"{message} (failed generation: {said(str(failed), 500)})"
-    return message, said(tags.strip(), 200)
-
-
-def error_from_response(
-    status: int, body: str, *, retry_after: float | None = None, partial_text: str = ""
-) -> ModelHTTPError:
-    """The typed error for an HTTP error response."""
-    message, tags = error_payload(body)
-    haystack = f"{message} {tags}".lower()
-    text = f"HTTP {status}: {message}" if message else f"HTTP {status}"
-    kw: dict[str, Any] = {"status": status, "body": body[:4000], "partial_text": partial_text}
-    if any(m in haystack for m in _CONTEXT_MARKERS):
-        window, prompt = overflow_numbers(haystack, body)
-        return ContextLengthExceeded(text, window=window, prompt_tokens=prompt, **kw)
-    if status in (401, 403):
-        return AuthenticationError(text, **kw)
-    if status == 404 or any(m in haystack for m in _NOT_FOUND_MARKERS):
-        return ModelNotFoundError(text, **kw)
-    if status in (429, 498):
-        return RateLimited(text, retry_after=retry_after, **kw)
-    if status >= 500:
-        return ServerError(text, **kw)
-    return BadRequest(text, **kw)
-
-
-def overflow_numbers(message: str, body: str = "") -> tuple[int | None, int | None]:
-    """``(window, prompt_tokens)`` from an overflow error, None where it does not say.
-    llama.cpp puts them in the body as ``n_ctx`` and ``n_prompt_tokens``."""
-    window = _first_number(_WINDOW_PATTERNS, message)
-    prompt = _first_number(_PROMPT_PATTERNS, message)
-    try:
-        data: Any = json.loads(body) if body else None
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser
-        data = None
-    inner = data.get("error") if isinstance(data, Mapping) else None
-    if isinstance(inner, Mapping):
-        window = token_count(inner.get("n_ctx")) or window
-        prompt = token_count(inner.get("n_prompt_tokens")) or prompt
-    return window, prompt
-
-
-def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
-    for pattern in patterns:
-        if match := re.search(pattern, text):
-            return token_count(match.group(1))
-    return None
-
-
-def stream_error(data: Any, *, partial_text: str = "") -> ModelError:
-    """The typed error for an error reported inside a 200 stream (any of the three shapes)."""
-    message, tags = _describe(data) if data is not None else ("", "")
-    message = message or "the server reported an error during streaming"
-    haystack = f"{message} {tags}".lower()
-    status = None
-    if isinstance(data, Mapping) and isinstance(data.get("error"), Mapping):
-        code = data["error"].get("status_code") or data["error"].get("code")
-        status = code if isinstance(code, int) else None
-    if any(m in haystack for m in _CONTEXT_MARKERS):
-        window, prompt = overflow_numbers(haystack, json.dumps(data) if data is not None else "")
-        return ContextLengthExceeded(
-            f"error during streaming: {message}",
-            status=status or 400,
-            partial_text=partial_text,
-            window=window,
-            prompt_tokens=prompt,
-        )
-    suffix = f" [{tags}]" if tags else ""
-    return StreamError(f"error during streaming: {message}{suffix}", partial_text=partial_text)

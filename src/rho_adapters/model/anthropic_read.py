@@ -17,7 +17,6 @@ from typing import Any
 
 import attrs
 
-from rho_adapters.model._errors import stream_error
 from rho_adapters.model.answer_limits import too_many_calls
 from rho_adapters.model.chunks import loads
 from rho_adapters.model.counts import token_count
@@ -84,6 +83,8 @@ class Assembler:
             raise ModelProtocolError(f"unexpected event data: {str(data)[:200]}")
         kind = data.get("type") or name
         if kind == "error" or name == "error":
+            from rho_adapters.model.error_bodies import stream_error
+
             raise stream_error(data, partial_text=self.partial_text)
         if kind == "message_start":
             self._usage((data.get("message") or {}).get("usage"))

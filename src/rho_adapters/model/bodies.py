@@ -20,6 +20,10 @@ from rho_adapters.model.chunks import loads
 from rho_adapters.model.encodings import RefusedEncoding, decoded, layers
 from rho_domain.errors import ModelProtocolError
 
+BOM = b"\xef\xbb\xbf"
+"""A UTF-8 byte order mark, dropped from the start of every body read here: JSON's RFC 8259
+lets a reader ignore it, and ``json.loads`` refused such an answer as not JSON."""
+
 
 def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     """A streamed response's body as it arrives: httpx's ``aiter_raw`` when the server did
@@ -75,7 +79,7 @@ async def whole_body(response: httpx.Response, watch: AnswerWatch) -> bytes:
         else:
             watch.quiet(len(chunk))
         parts.append(chunk)
-    return b"".join(parts)
+    return b"".join(parts).removeprefix(BOM)
 
 
 ERROR_BODY_BYTES = 65_536
@@ -101,7 +105,8 @@ async def error_body(
                         break
             except ModelProtocolError as exc:  # its encoding: the status still says what failed
                 unread = f" [the rest of the body was not read: {exc}]"
-    return bytes(received[:limit]).decode("utf-8", "replace") + unread
+    text = bytes(received[:limit]).removeprefix(BOM).decode("utf-8", "replace")
+    return text + unread
 
 
 SMALL_JSON_BYTES = 1 << 20
@@ -132,6 +137,6 @@ async def small_json(
     if response.status_code != 200:
         return None, response.headers
     try:
-        return loads(body.decode("utf-8", "replace")), response.headers
+        return loads(body.removeprefix(BOM).decode("utf-8", "replace")), response.headers
     except ValueError:
         return None, response.headers

@@ -2,9 +2,11 @@
 
 ``ChunkAssembler`` is pure: feed it each parsed chunk (a JSON object), get the display events
 it produced; ``finish`` returns one ``ToolCallReady`` per assembled call. It accepts every
-quirk in the reference: tool-call ``index`` starting at 1 or missing, ``id`` missing (one is
-generated) or repeated with the name on every fragment (set, never appended), whole arguments
-in one delta, remaining arguments riding the finish chunk, parallel calls; reasoning as
+quirk in the reference: tool-call ``index`` starting at 1, missing, or the same for every
+call of a batch (Ollama: a new ``id`` at a used index, after whole arguments, starts a new
+call), ``id`` missing (one is generated), new on every fragment (vLLM's gpt-oss) or
+repeated with the name on every fragment (set, never appended), whole arguments in one
+delta, remaining arguments riding the finish chunk, parallel calls; reasoning as
 ``reasoning_content``, ``reasoning`` or Mistral content parts; usage on any chunk (last one
 wins, Groq's ``x_groq.usage`` too); an empty-choices chunk that is not usage (Azure); and
 choices other than 0 (n>1) are ignored. An ``error`` key raises before anything else.
@@ -19,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from rho_adapters.model._errors import stream_error
 from rho_adapters.model.answer_limits import too_many_calls
 from rho_adapters.model.counts import parse_usage
 from rho_domain import model as kinds
@@ -45,6 +46,15 @@ class _Call:
     name: str = ""
     arguments: list[str] = attrs.field(factory=list)
 
+    @property
+    def whole(self) -> bool:
+        """Its arguments so far are one whole JSON value (asked only when an id changes)."""
+        try:
+            json.loads("".join(self.arguments))
+        except (ValueError, RecursionError):
+            return False
+        return True
+
 
 class ChunkAssembler:
     """Assembles choice 0 of one response. ``partial_text`` survives errors. A call past
@@ -61,6 +71,7 @@ class ChunkAssembler:
         self.events = 0  # chunks fed, to tell an empty stream from a broken one
         self._calls: dict[int, _Call] = {}
         self._last_key: int | None = None
+        self._at_index: dict[int, int] = {}  # a wire index -> the key of its latest call
 
     @property
     def partial_text(self) -> str:
@@ -83,6 +94,8 @@ class ChunkAssembler:
                 return [TextChunk(text)]
             return []
         if not _is_mapping(chunk) or chunk.get("error"):
+            from rho_adapters.model.error_bodies import stream_error
+
             raise stream_error(chunk, partial_text=self.partial_text)
         usage = chunk.get("usage")
         if not usage and "x_groq" in chunk:
@@ -194,7 +207,15 @@ class ChunkAssembler:
         call_id = fragment.get("id") or ""
         index = fragment.get("index")
         if isinstance(index, int):
-            key = index
+            key = self._at_index.get(index, index)
+            held = self._calls.get(key)
+            if held is not None and call_id and held.id and call_id != held.id and held.whole:
+                # Another id at a used index, after whole arguments, starts another call
+                # (Ollama numbers every call of a parallel batch 0): merged, the two ran as
+                # one, named like the last, both JSON texts end to end. With its arguments
+                # unfinished, it is the same call (vLLM's gpt-oss and Poolside give each
+                # fragment a new id).
+                key = self._at_index[index] = min(min(self._calls), 0) - 1
         elif self._last_key is None or (call_id and call_id != self._calls[self._last_key].id):
             # No index: a new id starts a call, anything else continues the last one.
             key = max(self._calls, default=-1) + 1

@@ -29,18 +29,26 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-import attrs
 import httpx
 
 from rho_adapters.model.gate import InFlightGate
-from rho_adapters.model.tls import transport_for
-from rho_domain.value_methods import value_repr
+from rho_adapters.model.loop_clients import Lease, LoopClients, Pooled, PoolKey, new_client
 
 if TYPE_CHECKING:  # built when asked (pool_stats.py)
     from rho_adapters.model.pool_stats import EndpointStats
+
+__all__ = [
+    "DEFAULT_IDLE_SECONDS",
+    "DEFAULT_KEEPALIVE_SECONDS",
+    "DEFAULT_MAX_IN_FLIGHT",
+    "REMEMBER_SECONDS",
+    "SHARED_POOL",
+    "ClientPool",
+    "Lease",
+]
 
 log = logging.getLogger("rho_adapters.model")
 
@@ -54,59 +62,6 @@ REMEMBER_SECONDS = 600.0
 """How long ``remembered`` answers (what a server said it is) are kept."""
 
 T = TypeVar("T")
-
-_Key = tuple[str, tuple[tuple[str, str], ...], str | None]
-
-
-@attrs.define(eq=False)
-class Lease:
-    """A leased client and the gate its requests go through; give it back with
-    ``ClientPool.release``."""
-
-    __repr__ = value_repr
-
-    client: httpx.AsyncClient
-    gate: InFlightGate
-    loop: asyncio.AbstractEventLoop
-    key: _Key
-
-
-@attrs.define(eq=False)
-class _Pooled:
-    __repr__ = value_repr
-
-    client: httpx.AsyncClient
-    gate: InFlightGate
-    leases: int = 0
-    idle: asyncio.TimerHandle | None = None
-
-
-class _LoopClients:
-    """The clients of one loop, and the guard that closes them when the loop shuts down."""
-
-    def __init__(self) -> None:
-        self.clients: dict[_Key, _Pooled] = {}
-        self.closing: set[asyncio.Task[None]] = set()
-        self.asking: dict[str, asyncio.Lock] = {}
-        self.guard = self._guard()
-        # Run the guard to its ``yield`` now: that registers it with the running loop, whose
-        # shutdown_asyncgens() will later resume it into the ``finally``.
-        with contextlib.suppress(StopIteration):
-            self.guard.asend(None).send(None)
-
-    async def _guard(self) -> AsyncGenerator[None, None]:
-        try:
-            yield
-        finally:
-            await self.close_all()
-
-    async def close_all(self) -> None:
-        clients, self.clients = list(self.clients.values()), {}
-        for pooled in clients:
-            if pooled.idle is not None:
-                pooled.idle.cancel()
-            with contextlib.suppress(Exception):
-                await pooled.client.aclose()
 
 
 class ClientPool:
@@ -134,7 +89,7 @@ class ClientPool:
         # Loops may run in several threads: the loop table is changed under a lock (each
         # loop's own clients are only touched from that loop).
         self._lock = threading.Lock()
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClients] = (
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopClients] = (
             weakref.WeakKeyDictionary()
         )
         self._exit_hook = False
@@ -161,10 +116,10 @@ class ClientPool:
         sending through ``proxy`` when one is given (``proxies.ProxyRoutes.for_url``)."""
         loop = asyncio.get_running_loop()
         clients = self._loop_clients()
-        key: _Key = (base_url, tuple(sorted(headers.items())), proxy)
+        key: PoolKey = (base_url, tuple(sorted(headers.items())), proxy)
         pooled = clients.clients.get(key)
         if pooled is None:
-            pooled = clients.clients[key] = _Pooled(
+            pooled = clients.clients[key] = Pooled(
                 self._new_client(base_url, headers, proxy), InFlightGate(self.max_in_flight)
             )
         if pooled.idle is not None:
@@ -240,26 +195,26 @@ class ClientPool:
         if clients is not None:
             await clients.close_all()
 
-    def _loop_clients(self) -> _LoopClients:
+    def _loop_clients(self) -> LoopClients:
         loop = asyncio.get_running_loop()
         clients = self._loops.get(loop)
         if clients is None:
             self._forget_closed_loops()
             with self._lock:
-                clients = self._loops[loop] = _LoopClients()
+                clients = self._loops[loop] = LoopClients()
         return clients
 
-    def _all(self) -> list[_LoopClients]:
+    def _all(self) -> list[LoopClients]:
         with self._lock:
             return list(self._loops.values())
 
-    def _start_idle_timer(self, clients: _LoopClients, key: _Key, pooled: _Pooled) -> None:
+    def _start_idle_timer(self, clients: LoopClients, key: PoolKey, pooled: Pooled) -> None:
         if pooled.leases > 0 or clients.clients.get(key) is not pooled:
             return
         loop = asyncio.get_running_loop()
         pooled.idle = loop.call_later(self.idle_seconds, self._evict, clients, key, pooled)
 
-    def _evict(self, clients: _LoopClients, key: _Key, pooled: _Pooled) -> None:
+    def _evict(self, clients: LoopClients, key: PoolKey, pooled: Pooled) -> None:
         if pooled.leases > 0 or clients.clients.get(key) is not pooled:
             return
         del clients.clients[key]
@@ -279,19 +234,14 @@ class ClientPool:
             atexit.register(self._close_at_exit)
             self._exit_hook = True
         self.clients_created += 1
-        limits = httpx.Limits(
-            max_connections=self.max_in_flight,
-            max_keepalive_connections=self.max_in_flight,
-            keepalive_expiry=self.keepalive_seconds,
+        return new_client(
+            base_url,
+            headers,
+            proxy=proxy,
+            max_in_flight=self.max_in_flight,
+            keepalive_seconds=self.keepalive_seconds,
+            transport=self.transport,
         )
-        transport: httpx.AsyncBaseTransport
-        if self.transport is not None:
-            transport = _Unclosed(self.transport)
-        else:
-            transport = transport_for(base_url, limits, proxy=proxy)
-        # Timeouts are set per request (the idle timeout depends on the service tier). With a
-        # transport given, httpx makes no SSL context and mounts no proxy of its own.
-        return httpx.AsyncClient(headers=dict(headers), transport=transport, timeout=None)  # noqa: S113
 
     def _close_at_exit(self) -> None:
         with self._lock:
@@ -303,16 +253,6 @@ class ClientPool:
                 loop.run_until_complete(clients.close_all())
         with self._lock:
             self._loops.clear()
-
-
-class _Unclosed(httpx.AsyncBaseTransport):
-    """A pool's given transport, shared by its clients: closing one client leaves it open."""
-
-    def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
-        self.transport = transport
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return await self.transport.handle_async_request(request)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import httpx
 
-from rho_adapters.model._errors import error_from_response
 from rho_adapters.model.answer_limits import AnswerWatch
 from rho_adapters.model.bodies import error_body
 from rho_adapters.model.retry import server_delay
@@ -35,6 +34,8 @@ async def not_an_answer(
     status = response.status_code
     if status >= 400:
         body = await error_body(response, idle=idle)
+        from rho_adapters.model.error_bodies import error_from_response
+
         return error_from_response(status, body, retry_after=server_delay(response.headers, now))
     if status >= 300:
         location = response.headers.get("location", "")

@@ -2,6 +2,9 @@
 
 Contract (what OpenAI, vLLM, llama.cpp, Ollama, Groq, Cerebras and Anthropic actually send):
 
+- A UTF-8 byte order mark before the first line is dropped (the SSE standard's decoding;
+  before, it made the first line's field ``\ufeffdata``, unknown, and the first delta was lost
+  without a word).
 - Lines end in LF, CR or CRLF; a CR at the end of one network chunk followed by an LF at the
   start of the next is one line end, not two.
 - Bytes are buffered until a line ends, so a multi-byte UTF-8 character split across network
@@ -24,6 +27,7 @@ import attrs
 from rho_domain.value_methods import value_eq, value_repr
 
 _TERMINATORS = (b"\n", b"\r")
+_BOM = b"\xef\xbb\xbf"
 
 
 @attrs.define
@@ -44,7 +48,7 @@ class SSEEvent:
 class SSEDecoder:
     """Incremental decoder. ``feed`` each network chunk, then ``flush`` once at EOF."""
 
-    __slots__ = ("_data", "_event", "_pending", "_skip_lf")
+    __slots__ = ("_begun", "_data", "_event", "_pending", "_skip_lf")
 
     def __init__(self) -> None:
         # Bytes of an unfinished line, kept as a list so a huge line arriving in many chunks
@@ -53,6 +57,7 @@ class SSEDecoder:
         self._skip_lf = False  # the previous chunk ended in CR: a leading LF belongs to it
         self._data: list[str] = []
         self._event = ""
+        self._begun = False  # a chunk went through ``feed``'s lines: no BOM can follow
 
     def whole(self, chunk: bytes) -> str | None:
         """The data of ``chunk`` when it is one whole unnamed event and nothing is pending
@@ -87,10 +92,8 @@ class SSEDecoder:
         if datas is not None:
             # What the general path below makes of it, without splitting and joining lines.
             return [SSEEvent(data) for data in datas]
-        if self._skip_lf and chunk:
-            self._skip_lf = False
-            if chunk[:1] == b"\n":
-                chunk = chunk[1:]
+        if (self._skip_lf or not self._begun) and chunk:
+            chunk = self._unframed(chunk)
         if not chunk:
             return []
         if self._pending:
@@ -123,6 +126,20 @@ class SSEDecoder:
             else:
                 self._line(line, events)
         return events
+
+    def _unframed(self, chunk: bytes) -> bytes:
+        """``chunk`` without what belongs to no line: the LF of a CRLF the previous chunk
+        ended in, or a BOM before the first line (only ``feed`` can see one: a chunk of whole
+        events starts with ``data: ``)."""
+        if self._skip_lf:
+            self._skip_lf = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        if not self._begun:
+            self._begun = True
+            if chunk.startswith(_BOM):
+                chunk = chunk[len(_BOM) :]
+        return chunk
 
     @property
     def holds_part(self) -> bool:

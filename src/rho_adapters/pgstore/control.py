@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.listing import ROW, info_of
+from rho_adapters.pgstore.listing import ROW, info_of, list_sessions, record_of, resolve_id
 from rho_adapters.pgstore.schema import CHANNEL, from_column, to_column
-from rho_adapters.pgstore.store import PgSessionStore, list_sessions, record_of, resolve_id
+from rho_adapters.pgstore.store import PgSessionStore
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
 from rho_domain.errors import SessionLocked

@@ -1,4 +1,6 @@
-"""Listing rows of the PostgreSQL store: one query, one SessionInfo per row.
+"""Finding and reading the PostgreSQL store's session rows: an id from a prefix or
+``latest`` (``resolve_id``), a row's ``SessionRecord`` (``record_of``), and the listing, one
+query and one SessionInfo per row (``list_sessions``, ``info_of``).
 
 Liveness uses the server's clock only: a holder is alive while ``beat`` is younger than the
 backend's ``stale_after`` (``now()`` on the server), so hosts' clocks never disagree about it.
@@ -7,12 +9,15 @@ backend's ``stale_after`` (``now()`` on the server), so hosts' clocks never disa
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rho_adapters.codec import config_from_dict
+from rho_adapters.pgstore.backend import PgBackend
 from rho_adapters.store.meta import info_from_meta
+from rho_domain.errors import SessionNotFound, StoreError
 from rho_domain.ports.session_control import judge_liveness
-from rho_domain.ports.store import SessionInfo
+from rho_domain.ports.store import SessionInfo, SessionRecord
 
 ROW = (
     "SELECT id, meta, holder, holder IS NOT NULL AND beat >= now() - make_interval(secs => %s),"
@@ -42,3 +47,53 @@ def _json(text: str | None) -> Mapping[str, Any]:
     except (ValueError, RecursionError):
         return {}  # a listing never fails on one broken row
     return data if isinstance(data, Mapping) else {}
+
+
+def resolve_id(conn: Any, ref: str) -> str:
+    """The exact id for an id, a unique prefix or ``latest``. Raises SessionNotFound."""
+    if ref == "latest":
+        row = conn.execute(
+            "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            raise SessionNotFound("no sessions in the store")
+        return str(row[0])
+    if conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s", (ref,)).fetchone():
+        return ref
+    pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = conn.execute(
+        "SELECT id FROM rho_sessions WHERE id LIKE %s ORDER BY id LIMIT 11", (pattern,)
+    ).fetchall()
+    matches = [str(r[0]) for r in rows] if ref else []
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionNotFound(f"no session matches {ref!r} in the store")
+    shown = ", ".join(matches[:10]) + (", ..." if len(matches) > 10 else "")
+    raise SessionNotFound(f"{ref!r} is ambiguous: it matches {shown}; type more characters")
+
+
+def record_of(row: Sequence[Any]) -> SessionRecord:
+    """A SessionRecord from ``(id, created_at, parent_id, config, labels)``."""
+    session_id, created, parent, config, labels = row
+    try:
+        config, labels = json.loads(config), json.loads(labels or "{}")
+    except (ValueError, RecursionError) as exc:
+        raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
+    return SessionRecord(
+        id=session_id,
+        created_at=float(created),
+        config=config_from_dict(config, source=f"session {session_id} in the store"),
+        parent_id=parent,
+        labels={str(k): str(v) for k, v in (labels or {}).items()},
+    )
+
+
+async def list_sessions(backend: PgBackend, *, limit: int = 50) -> tuple[SessionInfo, ...]:
+    """The store's sessions, newest first (``SessionStore.list``)."""
+    rows = await backend.call(
+        lambda conn: conn.execute(
+            ROW + " ORDER BY created_at DESC, id DESC LIMIT %s", (backend.stale_after, limit)
+        ).fetchall()
+    )
+    return tuple(info_of(tuple(r)) for r in rows)

@@ -21,57 +21,19 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from rho_adapters.codec import config_from_dict, config_to_dict, encode_event_line
+from rho_adapters.codec import config_to_dict, encode_event_line
 from rho_adapters.pgstore.backend import PgBackend
-from rho_adapters.pgstore.listing import ROW, info_of
+from rho_adapters.pgstore.listing import list_sessions, record_of, resolve_id
 from rho_adapters.pgstore.schema import CHANNEL
 from rho_adapters.store.files import DURABLE_KINDS
 from rho_adapters.store.meta import fold_events, initial_meta, stored_config, summarize_trace
 from rho_adapters.store.trace import parse_trace
 from rho_domain import events as ev
-from rho_domain.errors import SessionLocked, SessionNotFound, StoreError
+from rho_domain.errors import SessionLocked, StoreError
 from rho_domain.ports.signals import SignalSource
 from rho_domain.ports.store import SessionInfo, SessionRecord, SessionStore, SignalingStore
 
-
-def resolve_id(conn: Any, ref: str) -> str:
-    """The exact id for an id, a unique prefix or ``latest``. Raises SessionNotFound."""
-    if ref == "latest":
-        row = conn.execute(
-            "SELECT id FROM rho_sessions ORDER BY created_at DESC, id DESC LIMIT 1"
-        ).fetchone()
-        if row is None:
-            raise SessionNotFound("no sessions in the store")
-        return str(row[0])
-    if conn.execute("SELECT 1 FROM rho_sessions WHERE id = %s", (ref,)).fetchone():
-        return ref
-    pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    rows = conn.execute(
-        "SELECT id FROM rho_sessions WHERE id LIKE %s ORDER BY id LIMIT 11", (pattern,)
-    ).fetchall()
-    matches = [str(r[0]) for r in rows] if ref else []
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise SessionNotFound(f"no session matches {ref!r} in the store")
-    shown = ", ".join(matches[:10]) + (", ..." if len(matches) > 10 else "")
-    raise SessionNotFound(f"{ref!r} is ambiguous: it matches {shown}; type more characters")
-
-
-def record_of(row: Sequence[Any]) -> SessionRecord:
-    """A SessionRecord from ``(id, created_at, parent_id, config, labels)``."""
-    session_id, created, parent, config, labels = row
-    try:
-        config, labels = json.loads(config), json.loads(labels or "{}")
-    except (ValueError, RecursionError) as exc:
-        raise StoreError(f"session {session_id} in the store has a broken record: {exc}") from exc
-    return SessionRecord(
-        id=session_id,
-        created_at=float(created),
-        config=config_from_dict(config, source=f"session {session_id} in the store"),
-        parent_id=parent,
-        labels={str(k): str(v) for k, v in (labels or {}).items()},
-    )
+__all__ = ["PgSessionStore", "list_sessions", "record_of", "resolve_id"]
 
 
 class PgSessionStore(SessionStore, SignalingStore):
@@ -287,16 +249,6 @@ class PgSessionStore(SessionStore, SignalingStore):
             (json.dumps({**meta, "holder": None}, default=_plain), session_id, self.backend.holder),
         )
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"trace {session_id}"))
-
-
-async def list_sessions(backend: PgBackend, *, limit: int = 50) -> tuple[SessionInfo, ...]:
-    """The store's sessions, newest first (``SessionStore.list``)."""
-    rows = await backend.call(
-        lambda conn: conn.execute(
-            ROW + " ORDER BY created_at DESC, id DESC LIMIT %s", (backend.stale_after, limit)
-        ).fetchall()
-    )
-    return tuple(info_of(tuple(r)) for r in rows)
 
 
 def _plain(value: Any) -> Any:

@@ -21,18 +21,15 @@ Only ``asyncio.CancelledError`` from the session's own cancellation propagates.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import inspect
 import json
-import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
 from rho_domain.errors import HookFailed, RhoError
 from rho_domain.hooks.agent_hooks import Hooks
+from rho_domain.loop.hook_calls import ask_hook
 from rho_domain.loop.journal import Journal
 from rho_domain.messages import (
     AssistantMessage,
@@ -42,7 +39,7 @@ from rho_domain.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from rho_domain.plugged import contained, described, plugged_name
+from rho_domain.plugged import plugged_name
 from rho_domain.run import RunResult
 from rho_domain.tools.base import ToolOutput
 from rho_domain.tools.registry import parse_arguments
@@ -51,56 +48,6 @@ from rho_domain.value_methods import value_eq, value_hash, value_repr
 if TYPE_CHECKING:
     from rho_domain.hook_events import HookPoint
     from rho_domain.hooks.values import HookFailure
-
-
-async def _ask(hook: Any, value: object, deadline: float) -> object:
-    """``hook(value)`` under ``deadline``: its answer, or a ``HookFailure``."""
-    scope, by = asyncio.timeout(deadline), f"the hook {plugged_name(hook)}"
-    try:
-        async with scope:
-            if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(
-                getattr(hook, "__call__", None)  # noqa: B004 - an async callable object
-            ):
-                return await contained(hook(value), by)
-            answer = await _in_own_thread(hook, value)
-            return await contained(answer, by) if inspect.isawaitable(answer) else answer
-    except Exception as exc:  # noqa: BLE001 - the user's code: any failure fails closed
-        from rho_domain.hooks.values import HookFailure
-
-        if isinstance(exc, TimeoutError) and scope.expired():
-            return HookFailure("timed_out", f"no answer within {deadline:g} s")
-        return HookFailure("failed", described(exc))
-
-
-async def _in_own_thread(hook: Any, value: object) -> object:
-    """``hook(value)`` in a daemon thread of its own, so a sync hook that blocks holds neither
-    the event loop nor a worker of the shared pool (``asyncio.to_thread``'s, which the
-    registry and the adapters need): past the deadline it is abandoned, and a hung one cannot
-    starve the others or keep the process from exiting."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[object] = loop.create_future()
-
-    def settle(outcome: object, failed: bool) -> None:
-        if done.done():  # the deadline passed: nobody waits for it any more
-            return
-        if failed:
-            done.set_exception(outcome)  # type: ignore[arg-type]
-        else:
-            done.set_result(outcome)
-
-    def work() -> None:
-        try:
-            outcome, failed = hook(value), False
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting task
-            # a future cannot carry StopIteration, and a SystemExit in a hook's thread is
-            # the hook's failure, not the process's
-            plain = isinstance(exc, Exception) and not isinstance(exc, StopIteration)
-            outcome, failed = (exc if plain else RuntimeError(described(exc))), True
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(settle, outcome, failed)
-
-    threading.Thread(target=work, name=f"rho-hook {plugged_name(hook)}", daemon=True).start()
-    return await done
 
 
 def _wrong(answer: object, expected: str) -> HookFailure:
@@ -184,7 +131,7 @@ async def _before_tool(hooks: Hooks, journal: Journal, call: ToolCall) -> ToolCa
         except RhoError:
             arguments = {}
         given = BeforeToolCall(session_id=journal.session_id, call=current, arguments=arguments)
-        answer = await _ask(hook, given, hooks.deadline)
+        answer = await ask_hook(hook, given, hooks.deadline)
         if isinstance(answer, RewriteArguments):
             try:
                 text = json.dumps(dict(answer.arguments), ensure_ascii=False, allow_nan=False)
@@ -235,7 +182,7 @@ async def after_tool(
             is_error=output.is_error,
             metadata=dict(output.metadata),
         )
-        answer = await _ask(hook, given, hooks.deadline)
+        answer = await ask_hook(hook, given, hooks.deadline)
         if answer is None:
             continue
         if isinstance(answer, ReplaceResult) and isinstance(answer.content, str):
@@ -273,7 +220,7 @@ async def before_model(hooks: Hooks, journal: Journal, model: str) -> None:
     for hook in hooks.before_model:
         messages = tuple(journal.state.messages)
         given = BeforeModelCall(session_id=journal.session_id, model=model, messages=messages)
-        answer = await _ask(hook, given, hooks.deadline)
+        answer = await ask_hook(hook, given, hooks.deadline)
         if answer is None:
             continue
         if isinstance(answer, ReplaceMessages) and _all_messages(answer.messages):
@@ -304,7 +251,7 @@ async def after_run(hooks: Hooks, journal: Journal, result: RunResult) -> None:
     from rho_domain.hooks.values import AfterRun, HookFailure  # with the first hook
 
     for hook in hooks.after_run:
-        answer = await _ask(
+        answer = await ask_hook(
             hook, AfterRun(session_id=journal.session_id, result=result), hooks.deadline
         )
         if isinstance(answer, HookFailure):

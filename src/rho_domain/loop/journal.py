@@ -12,10 +12,12 @@ the trace already holds the run's ``run_end`` (the run ended once), nothing more
 (``seal``), as when another execution of the run owns it now (``RunSuperseded``).
 
 A listener is the user's code (a UI, a logger), not part of the agent's work: one that raises
-does not end the run. Its first failure in the session is reported once, as a
-``listener_error`` event (persisted and announced like any other) and a warning on the
-``rho_domain.loop.journal`` logger; it is still called for later events, whose failures are not
-reported again. Only ``asyncio.CancelledError`` (and other ``BaseException``s) propagate.
+does not end the run, nor one that blocks (an async listener that has not taken an event in
+``LISTENER_SECONDS`` is stopped and no longer called). Its first failure in the session is
+reported once, as a ``listener_error`` event (persisted and announced like any other) and a
+warning on the ``rho_domain.loop.journal`` logger; it is still called for later events, whose
+failures are not reported again. Only ``asyncio.CancelledError`` (and other
+``BaseException``s) propagate.
 """
 
 from __future__ import annotations
@@ -24,43 +26,21 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, TypeAlias, runtime_checkable
+from collections.abc import Awaitable, Sequence
 
 from rho_domain import events as ev
 from rho_domain.errors import ReplayDiverged
+from rho_domain.loop.listeners import LISTENER_SECONDS, tell_closed
+from rho_domain.loop.listeners import EndsWithSession as EndsWithSession
+from rho_domain.loop.listeners import FollowsChildren as FollowsChildren
+from rho_domain.loop.listeners import Listener as Listener
 from rho_domain.messages import Message, ToolCall, ToolResultMessage
-from rho_domain.plugged import described, failure_of, message_of, plugged_name
+from rho_domain.plugged import failure_of, message_of, plugged_name
 from rho_domain.ports.clock import Clock
 from rho_domain.ports.store import SessionRecord, SessionStore
 from rho_domain.state import State
 
-# A string, so that importing the loop does not join every kind of event (events.py).
-Listener: TypeAlias = "Callable[[ev.Event], Awaitable[None] | None]"
-
 log = logging.getLogger("rho_domain.loop.journal")
-
-
-@runtime_checkable
-class FollowsChildren(Protocol):
-    """A listener that also wants the events of the child sessions this session delegates to
-    (telemetry that nests a child's spans under the parent's ``delegate`` call)."""
-
-    def for_child(self, child_session_id: str) -> Listener:
-        """The listener to give the child session ``child_session_id``, created just before
-        the child's first run (while the parent's ``delegate`` call is running)."""
-        ...
-
-
-@runtime_checkable
-class EndsWithSession(Protocol):
-    """A listener that wants to know when its session closes (telemetry ends the session's
-    span, so that it is exported without the caller having to end it)."""
-
-    def session_closed(self) -> None:
-        """Called by ``Session.close()`` (each time), after the session's events are
-        persisted."""
-        ...
 
 
 class Journal:
@@ -93,6 +73,8 @@ class Journal:
         self._sealed = False
         # Listeners whose failure was reported (kept, so an id is never reused for another).
         self._failed: list[Listener] = []
+        self.listener_seconds = LISTENER_SECONDS
+        self._dropped: list[Listener] = []  # async listeners too slow once: no longer called
 
     async def create(self, record: SessionRecord) -> None:
         """Create the stored session on first use (a session that never runs leaves no trace)."""
@@ -169,10 +151,12 @@ class Journal:
         failure is reported after every listener had the event."""
         failures: list[tuple[Listener, Exception]] = []
         for listener in tuple(self.listeners):
+            if self._dropped and any(listener is gone for gone in self._dropped):
+                continue
             try:
                 outcome = listener(event)
                 if outcome is not None:
-                    await outcome
+                    await self._taken(listener, outcome, event)
             except BaseException as exc:  # a UI bug must not end the agent's run
                 failure = failure_of(exc, f"the listener {plugged_name(listener)}")
                 if not isinstance(failure, Exception):
@@ -182,6 +166,22 @@ class Journal:
                     failures.append((listener, failure))
         for listener, error in failures:
             await self._report(listener, event, error)
+
+    async def _taken(self, listener: Listener, outcome: Awaitable[None], event: ev.Event) -> None:
+        """Await ``outcome`` for ``listener_seconds``; past them the listener is stopped, no
+        longer called (each event would wait as long) and ``TimeoutError`` is raised."""
+        scope = asyncio.timeout(self.listener_seconds)
+        try:
+            async with scope:
+                await outcome
+        except TimeoutError:
+            if not scope.expired():
+                raise  # the listener's own
+            self._dropped.append(listener)
+            raise TimeoutError(
+                f"it took a {event.kind} event for more than {self.listener_seconds:g} s and "
+                "was stopped; it is no longer called in this session"
+            ) from None
 
     async def _report(self, listener: Listener, event: ev.Event, exc: Exception) -> None:
         """Log and emit the first failure of ``listener``."""
@@ -235,7 +235,7 @@ class Journal:
         finally:
             for listener in tuple(self.listeners):
                 if isinstance(listener, EndsWithSession):
-                    _tell_closed(listener)
+                    tell_closed(listener)
 
     async def message(self, message: Message) -> None:
         """Emit ``MessageAdded`` for ``message``."""
@@ -262,20 +262,3 @@ def _identity(event: ev.Event) -> tuple[str, str]:
         return event.kind, type(event.message).__name__
     call_id = getattr(event, "call_id", None) or getattr(getattr(event, "call", None), "id", "")
     return event.kind, str(call_id or "")
-
-
-def _tell_closed(listener: EndsWithSession) -> None:
-    """``listener.session_closed()``, a failure logged, not raised: one that raised left the
-    listeners after it untold (a tracer's session span never ended) and came out of
-    ``Session.close`` as its error, the session closed all the same."""
-    try:
-        listener.session_closed()
-    except BaseException as exc:  # a UI bug must not stand for the close
-        failure = failure_of(exc, f"the listener {plugged_name(listener)}")
-        if not isinstance(failure, Exception):
-            raise  # a cancel, a second Ctrl+C
-        log.warning(
-            "event listener %s failed when its session closed (ignored; the others were told): %s",
-            plugged_name(listener),
-            described(failure),
-        )

@@ -248,8 +248,13 @@ def _check_kind(kind: str, rest: Sequence[Token], d: Dialect) -> str:
         # the InnoDB monitor prints each open transaction's running statement; SHOW EXPLAIN
         # and SHOW ANALYZE FOR a thread its plan, the statement's literals in its conditions
         return f"SHOW {words[0]} shows other sessions' statements"
-    if d.name == "mysql" and kind == "SHOW" and shown in ("BINLOG EVENTS", "RELAYLOG EVENTS"):
-        return f"SHOW {shown} shows the logged statements, ALTER USER ... among them"
+    if d.name == "mysql" and kind == "SHOW" and shown == "CREATE SERVER":
+        # MariaDB 11.7+: the CREATE SERVER statement, its OPTIONS (PASSWORD '...') included
+        return "SHOW CREATE SERVER shows the server's login and password, as mysql.servers does"
+    log = words[:1] == ["BINLOG"] or words[:1] == ["RELAYLOG"]
+    if d.name == "mysql" and kind == "SHOW" and log and any(t.is_word("EVENTS") for t in rest):
+        # MariaDB names a replica's connection between the words: SHOW RELAYLOG '' EVENTS
+        return f"SHOW {words[0]} EVENTS shows the logged statements, ALTER USER ... among them"
     return ""
 
 

@@ -233,9 +233,14 @@ MYSQL = Dialect(
     reserved_parens=call_words.RESERVED_MYSQL,
     # mysql.user (MySQL, and MariaDB's view of global_priv) holds authentication_string,
     # mysql.servers a FEDERATED server's Password, MySQL 8's slave_master_info a replica's
-    # User_password in plain text, MariaDB's password_reuse_check_history old hashes
+    # User_password in plain text, MariaDB's password_reuse_check_history old hashes. Their
+    # column statistics hold the same values: MariaDB's mysql.column_stats (min_value and
+    # max_value after ANALYZE TABLE mysql.servers PERSISTENT FOR ALL), MySQL 8's histograms.
     secret_relations=fn.names(
-        "mysql.user global_priv mysql.servers slave_master_info password_reuse_check_history"
+        """
+        mysql.user global_priv mysql.servers slave_master_info password_reuse_check_history
+        mysql.column_stats column_statistics
+        """
     ),
     # A login with PROCESS sees every thread's statement, a running ALTER USER ...
     # IDENTIFIED BY 'password' too; one without sees only its own, so little is lost.

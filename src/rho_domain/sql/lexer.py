@@ -30,6 +30,7 @@ The rules and the tokens are ``tokens.py``'s values; the ``U&`` decoding is
 from __future__ import annotations
 
 from rho_domain.errors import StatementRefused
+from rho_domain.sql.comments import BLANKS, block_comment_end, dash_comment, line_end, skip_blanks
 from rho_domain.sql.tokens import Kind, LexRules, Token
 from rho_domain.sql.unicode_names import decode_unicode_escapes
 
@@ -38,10 +39,6 @@ _DIGITS = frozenset("0123456789")
 _Q_CLOSE = {"[": "]", "{": "}", "(": ")", "<": ">"}
 
 
-# Only ASCII whitespace separates tokens: every engine here reads any other character
-# (U+00A0, U+2028, zero-width space...) as part of an identifier, so this lexer does too
-# ("lower\u00a0(x)" calls a function named "lower\u00a0", not lower).
-_BLANKS = frozenset(" \t\n\r\f\v")
 # Outside literals and comments, only these characters are SQL; anything else (a backslash,
 # a control character) is refused rather than guessed at.
 _PUNCTUATION = frozenset("()[]{},;.:+-*/%<>=!~^&|@#?$`")
@@ -83,14 +80,14 @@ class _Lexer:
         text, n = self.text, len(self.text)
         ch = text[self.pos]
         nxt = text[self.pos + 1] if self.pos + 1 < n else ""
-        if ch in _BLANKS:
+        if ch in BLANKS:
             self.pos += 1
-        elif (ch == "-" and nxt == "-" and self._dash_comment()) or (
+        elif (ch == "-" and nxt == "-" and dash_comment(text, self.pos, self.rules)) or (
             ch == "#" and self.rules.hash_comments
         ):
-            self._skip_line()
+            self.pos = line_end(text, self.pos, self.rules)
         elif ch == "/" and nxt == "*":
-            self._block_comment()
+            self.pos = block_comment_end(text, self.pos, self.rules)
         elif ch == "'":
             self._quoted("'", Kind.STRING, backslash=self.rules.backslash_strings)
         elif ch == '"':
@@ -113,56 +110,6 @@ class _Lexer:
             self.pos += 1
         else:
             raise self.refuse(f"unexpected character {ch!r} outside a literal")
-
-    def _dash_comment(self) -> bool:
-        if not self.rules.dash_needs_space:
-            return True
-        after = self.text[self.pos + 2 : self.pos + 3]
-        # MySQL: "--" followed by an ASCII space or control character (my_isspace,
-        # my_iscntrl on one byte), or at the very end. Not str.isspace(): U+00A0 and the
-        # other Unicode spaces are identifier characters to the server ("1 --\u00a0" is
-        # 1 - -"\u00a0"), and a comment to Python would hide the code after them.
-        return after == "" or after in _BLANKS or ord(after) < 32 or after == "\x7f"
-
-    def _skip_line(self) -> None:
-        self.pos = self._line_end(self.pos)
-
-    def _line_end(self, at: int) -> int:
-        """Where a line comment starting at ``at`` ends: after the first of the dialect's
-        ``line_ends`` (PostgreSQL ends one at a lone CR as well), else the end of the text."""
-        end = len(self.text)
-        for char in self.rules.line_ends:  # each search stops where the last one ended
-            found = self.text.find(char, at, end)
-            if found >= 0:
-                end = found
-        return end + 1 if end < len(self.text) else end
-
-    def _block_comment(self) -> None:
-        text = self.text
-        if self.rules.executable_comments and (
-            text.startswith("/*!", self.pos) or text.startswith("/*M!", self.pos)
-        ):
-            raise self.refuse("MySQL executable comments (/*! ... */) are refused")
-        if self.rules.executable_comments and text.startswith("/*+", self.pos):
-            # MySQL 8 reads an optimizer hint here: MAX_EXECUTION_TIME(N) and SET_VAR(...)
-            # replace the session's time limit and settings for the statement. MariaDB reads
-            # a plain comment; neither is needed to read data.
-            raise self.refuse(
-                "MySQL optimizer hints (/*+ ... */) are refused: they can lift the statement's "
-                "time limit (MAX_EXECUTION_TIME, SET_VAR); write /* + ... */ for a comment"
-            )
-        depth, i = 1, self.pos + 2
-        while depth:
-            if i >= len(text) - 1:
-                raise self.refuse("unterminated /* comment")
-            pair = text[i : i + 2]
-            if pair == "*/":
-                depth, i = depth - 1, i + 2
-            elif pair == "/*" and self.rules.nested_comments:
-                depth, i = depth + 1, i + 2
-            else:
-                i += 1
-        self.pos = i
 
     def _quoted(self, quote: str, kind: Kind, *, backslash: bool) -> None:
         text, i = self.text, self.pos + 1
@@ -251,10 +198,10 @@ class _Lexer:
     def _uescape(self) -> str:
         """Consume an optional ``UESCAPE 'c'`` (comments allowed before it); return ``c``."""
         text = self.text
-        at = self._skip_blanks(self.pos)
+        at = skip_blanks(self.text, self.pos, self.rules)
         if text[at : at + 7].upper() != "UESCAPE" or _is_word_char(text[at + 7 : at + 8] or " "):
             return "\\"
-        at = self._skip_blanks(at + 7)
+        at = skip_blanks(self.text, at + 7, self.rules)
         literal = text[at : at + 3]
         if len(literal) != 3 or literal[0] != "'" or literal[2] != "'":
             raise self.refuse("UESCAPE must be followed by a one-character string")
@@ -263,23 +210,6 @@ class _Lexer:
             raise self.refuse(f"invalid UESCAPE character {char!r}")
         self.pos = at + 3
         return char
-
-    def _skip_blanks(self, at: int) -> int:
-        """The first position from ``at`` that is not whitespace or a comment."""
-        text = self.text
-        while at < len(text):
-            if text[at] in _BLANKS:
-                at += 1
-            elif text.startswith("--", at):
-                at = self._line_end(at)
-            elif text.startswith("/*", at):
-                saved = self.pos
-                self.pos = at
-                self._block_comment()
-                at, self.pos = self.pos, saved
-            else:
-                break
-        return at
 
     def _q_quote(self, at: int) -> None:
         if at >= len(self.text):

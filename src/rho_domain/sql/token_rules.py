@@ -77,17 +77,38 @@ def _relation_refused(stmt: Sequence[Token], i: int, d: Dialect) -> str:
         )
     secret = _named(stmt, i, d, d.secret_relations) if d.secret_relations else ""
     if secret:
-        return (
-            f"{secret} holds password hashes or stored credentials: the agent does not "
-            "read them (a login that may is an administrator's)"
-        )
+        return _CREDENTIALS.format(secret)
     texts = _named(stmt, i, d, d.statement_relations) if d.statement_relations else ""
     if texts:
-        return (
-            f"{texts} shows other sessions' statement texts, passwords in ALTER USER ... "
-            "IDENTIFIED BY among them: the agent does not read them"
-        )
+        return _TEXTS.format(texts)
     return ""
+
+
+_CREDENTIALS = (
+    "{} holds password hashes or stored credentials: the agent does not read them (a login "
+    "that may is an administrator's)"
+)
+_TEXTS = (
+    "{} shows other sessions' statement texts, passwords in ALTER USER ... IDENTIFIED BY "
+    "among them: the agent does not read them"
+)
+
+
+def default_schema_refusals(d: Dialect, schema: str) -> dict[str, str]:
+    """The refusals (``CatalogCalls.refused_names``) of a connection whose default schema is
+    ``schema``: each relation listed as ``schema.name`` is then named by ``name`` alone (an
+    alias whose database is ``mysql`` read ``SELECT Password FROM servers``)."""
+    prefix = schema.lower() + "."
+    refused: dict[str, str] = {}
+    for reason, relations in ((_TEXTS, d.statement_relations), (_CREDENTIALS, d.secret_relations)):
+        for entry in relations:
+            if entry.startswith(prefix):
+                name = entry.removeprefix(prefix)
+                refused[name] = (
+                    f"{reason.format(entry)}; this alias's database is {schema}, so {name} "
+                    "alone names it, wherever it stands"
+                )
+    return refused
 
 
 def _named(stmt: Sequence[Token], i: int, d: Dialect, relations: frozenset[str]) -> str:

@@ -246,6 +246,8 @@ def _required(arguments: Mapping[str, Any], key: str, operation: str) -> str:
 
 def render(result: QueryResult, limit: int) -> str:
     """A compact text table: header, rule, at most ``limit`` rows, then what was left out."""
+    if not result.columns and result.rows:  # SELECT FROM t (PostgreSQL): a row count
+        return f"{len(result.rows):,}{'+' if result.more_rows else ''} rows of no columns."
     if not result.columns:
         count = "" if result.rowcount is None else f" ({result.rowcount} rows affected)"
         return f"Statement executed{count}; no result set."

@@ -34,6 +34,13 @@ if TYPE_CHECKING:  # built with the first database configured
 
 _EMPTY: Mapping[str, DatabaseConfig] = {}
 
+BUILT_IN_TOOL_NAMES = (
+    *("bash", "read", "grep", "glob", "list", "read_excel", "write", "edit", "delegate"),
+    *("mysql", "oracle", "postgres", "sqlite", "vertica"),  # tools.database.DATABASE_TOOL_NAMES
+)
+"""Every tool ``build_registry`` can register, whatever the profile (the database tools
+without importing their SQL checker); a test keeps it equal to the handlers' names."""
+
 
 def build_registry(
     profile: PermissionProfile,

@@ -30,7 +30,7 @@ from rho_entry.cli.running import (
     rejected_last,
     result_code,
 )
-from rho_entry.cli.terminal_text import shell_word, visible
+from rho_entry.cli.terminal_text import visible
 from rho_entry.config.settings import endpoint_label, environment
 
 T = TypeVar("T")
@@ -184,9 +184,10 @@ def _check_root(root: Path, env: Mapping[str, str], origin: str | None, *, writi
             f"cannot keep sessions in {root}: {problem} (set by {origin}; give a directory "
             "rho-agent can write)"
         )
-    origin = next(
-        (f"${name}" for name in ("RHO_AGENT_HOME", "XDG_CONFIG_HOME") if env.get(name)), "$HOME"
-    )
+    from rho_entry.config.home import xdg_config_home
+
+    xdg = "$XDG_CONFIG_HOME" if xdg_config_home(env) else "$HOME"
+    origin = "$RHO_AGENT_HOME" if env.get("RHO_AGENT_HOME") else xdg
     raise ConfigError(
         f"cannot keep sessions in {root}: {problem} (the config directory comes from "
         f"{origin}; set RHO_AGENT_HOME to a writable directory)"
@@ -243,7 +244,10 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
         renderer.finish(result, exit_code=code)
     else:
         renderer.finish(result)
-        _explain(result, renderer, session.id, saved=session.journal.created)
+        if result.status is not RunStatus.COMPLETED:  # what to do next: said only then
+            from rho_entry.cli.stopped import explain_stop
+
+            explain_stop(result, renderer, session.id, saved=session.journal.created)
         if rejected is not None:
             renderer.notice(
                 f"stopped: you rejected {rejected.tool_name} ({rejected.call_id}); the model "
@@ -256,52 +260,6 @@ async def _one_shot(launch: Launch, store: SessionStore) -> int:
     if launch.output is not None and result.status is RunStatus.COMPLETED and rejected is None:
         code = _write_output(launch.output, result.text, renderer) or code
     return code
-
-
-def _explain(
-    result: RunResult, renderer: TerminalRenderer, session_id: str, *, saved: bool
-) -> None:
-    status = result.status
-    if status is RunStatus.AWAITING_APPROVAL:
-        calls = "; ".join(f"{p.call.name} ({p.call.id}): {p.reason}" for p in result.pending)
-        named = " ".join(
-            f"--approve {shell_word(f'{p.call.id}@{p.digest}')}" for p in result.pending
-        )
-        resume = f"rho-agent --resume {shell_word(session_id)}"
-        renderer.notice(
-            f"stopped: waiting for approval of {calls}. There is no terminal to ask: answer with "
-            f"`{resume} {named}` (CALL@DIGEST: the approval holds for "
-            f"that call only) or `--deny CALL|all [--reason TEXT]`, or run "
-            f"`{resume}` on a terminal.",
-            "yellow",
-        )
-    elif status is RunStatus.STUCK:
-        renderer.notice(
-            f"stopped: {result.error or 'stuck'}. Say what to do instead with "
-            f'`rho-agent --resume {shell_word(session_id)} "..."`.',
-            "yellow",
-        )
-    elif status in (RunStatus.MAX_TURNS, RunStatus.BUDGET_EXCEEDED):
-        why = result.error or status.value.replace("_", " ")
-        renderer.notice(
-            f"stopped: {why}. Continue with `rho-agent --resume {shell_word(session_id)}`.",
-            "yellow",
-        )
-    elif status is RunStatus.CANCELLED:
-        renderer.notice(
-            f"cancelled. Resume with `rho-agent --resume {shell_word(session_id)}`.", "yellow"
-        )
-    elif status is RunStatus.ERROR and not renderer.quiet:
-        if result.error and result.error not in renderer.errors_shown:
-            renderer.notice(f"failed: {result.error}", "red")
-        if saved:
-            renderer.notice(
-                f"the session is saved: after fixing the cause, continue with "
-                f"`rho-agent --resume {shell_word(session_id)}`.",
-                "yellow",
-            )
-        else:  # the store failed before the session existed: there is nothing to resume
-            renderer.notice("nothing was saved: the session could not be stored.", "yellow")
 
 
 def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRenderer) -> int:
@@ -318,23 +276,9 @@ def _write_output(path: Path, text: str, renderer: TerminalRenderer | JsonRender
 
 
 def _list_sessions(store: SessionStore, *, as_json: bool) -> int:
-    infos = _run_loop(store.list(limit=50))
-    if as_json:  # the objects `monitor ps --json` prints
-        import json
-        import time
+    from rho_entry.cli.sessions import print_sessions
 
-        from rho_entry.cli.session_json import info_dict
-
-        now = time.time()
-        sys.stdout.write(json.dumps([info_dict(i, now) for i in infos], indent=2) + "\n")
-        return exit_codes.OK
-    from rho_entry.cli.sessions import format_sessions
-
-    lines = format_sessions(infos)
-    if not lines:
-        sys.stdout.write("no saved sessions\n")
-    for line in lines:
-        sys.stdout.write(line + "\n")
+    print_sessions(_run_loop(store.list(limit=50)), as_json=as_json)
     return exit_codes.OK
 
 

@@ -1,4 +1,4 @@
-"""The interactive REPL: readline editing and history, the session's turns, approvals.
+"""The interactive REPL: the session's turns, approvals, leaving.
 
 Ctrl+C during a turn cancels that turn only; the session stays usable. Ctrl+C twice at an
 empty prompt, Ctrl+D, ``/exit`` or ``exit`` leave, printing the session id to resume. A line
@@ -6,7 +6,8 @@ ending in a backslash continues on the next line; a line of three double quotes 
 closed by another. SIGTERM, or the terminal hanging up (SIGHUP: the window closed, ssh
 dropped), leaves too, with exit code 130: a turn that runs is cancelled and ends in the trace,
 the history is saved and the session closed (both used to kill the REPL where it stood). The
-slash commands are ``rho_entry.cli.repl_commands``'s, acting through ``ReplHost``'s members.
+slash commands are ``rho_entry.cli.repl_commands``'s, acting through ``ReplHost``'s members;
+readline's history and the signals that end the REPL are ``repl_terminal``'s.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import contextlib
 import signal
 import sys
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -30,6 +30,7 @@ from rho_entry.cli.approval import TerminalApprover
 from rho_entry.cli.launch import Launch
 from rho_entry.cli.render import TerminalRenderer
 from rho_entry.cli.repl_commands import SlashCommands
+from rho_entry.cli.repl_terminal import Ended, leave_on_signals, save_history, setup_readline
 from rho_entry.cli.running import interruptible, make_renderer, open_session, result_code
 from rho_entry.cli.terminal_text import as_run, shell_word
 from rho_entry.config.settings import endpoint_label, environment
@@ -40,20 +41,15 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class _Ended(BaseException):
-    """SIGTERM or SIGHUP reached the REPL: it leaves. A BaseException, so that no
-    ``except Exception`` of a command keeps the REPL on a terminal that is gone."""
-
-
 def run_repl(launch: Launch, store: SessionStore) -> int:
     """Run the interactive REPL for ``launch`` until the user leaves; returns the exit code."""
-    history = _setup_readline(launch.settings.config_dir / "history")
+    history = setup_readline(launch.settings.config_dir / "history")
     loop = asyncio.new_event_loop()
-    saved = _leave_on_signals()
+    saved = leave_on_signals()
     try:
         try:
             repl = Repl(launch, store, loop)
-        except _Ended:  # while the session opens
+        except Ended:  # while the session opens
             return exit_codes.CANCELLED
         try:
             return repl.main()
@@ -65,29 +61,9 @@ def run_repl(launch: Launch, store: SessionStore) -> int:
     finally:
         loop.close()
         if history is not None:
-            _save_history(history)
+            save_history(history)
         for signum, before in saved.items():
             signal.signal(signum, before)
-
-
-def _leave_on_signals() -> dict[signal.Signals, Any]:
-    """SIGTERM and SIGHUP raise ``_Ended`` from here on (outside a turn, whose own handlers
-    cancel it: ``running.interruptible``), unless the process ignores them (``nohup``);
-    returns the handlers to put back. Only the main thread can set handlers: a REPL run
-    elsewhere (``main([...])`` in a thread) keeps the process's."""
-    saved: dict[signal.Signals, Any] = {}
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        before = signal.getsignal(signum)
-        if before is signal.SIG_IGN or before is None:
-            continue
-        with contextlib.suppress(ValueError):
-            signal.signal(signum, _end)
-            saved[signum] = before
-    return saved
-
-
-def _end(signum: int, frame: object) -> None:
-    raise _Ended(signum)
 
 
 class Repl:
@@ -138,7 +114,7 @@ class Repl:
         try:
             self.answer_pending()
             self.read_and_run()
-        except _Ended:
+        except Ended:
             self.goodbye()
             return exit_codes.CANCELLED
         self.goodbye()
@@ -215,10 +191,10 @@ class Repl:
 
     def turn(self, prompt: str | None) -> None:
         """Run one prompt (None: continue pending approvals); Ctrl+C cancels only this turn,
-        SIGTERM or SIGHUP cancels it and then leaves (``_Ended``)."""
+        SIGTERM or SIGHUP cancels it and then leaves (``Ended``)."""
         ending = self.await_result(self._turn(prompt))
         if ending is not None:
-            raise _Ended(ending)
+            raise Ended(ending)
 
     async def _turn(self, prompt: str | None) -> signal.Signals | None:
         with interruptible(self.session, lambda text: self.say(text, "yellow")) as heard:
@@ -282,21 +258,3 @@ class Repl:
                 f"{shell_word(self.session.id)}",
                 "dim",
             )
-
-
-def _setup_readline(path: Path) -> Any:
-    try:
-        import readline
-    except ImportError:  # not on every platform: plain input() still works
-        return None
-    readline.set_history_length(2000)
-    with contextlib.suppress(OSError):
-        readline.read_history_file(path)
-    return (readline, path)
-
-
-def _save_history(history: Any) -> None:
-    readline, path = history
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        readline.write_history_file(path)

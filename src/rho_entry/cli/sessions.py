@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 
@@ -50,3 +51,21 @@ def _age(seconds: float) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
     return f"{int(seconds)}s"
+
+
+def print_sessions(infos: Sequence[SessionInfo], *, as_json: bool) -> None:
+    """``--list``'s output on stdout: ``format_sessions``'s lines (``no saved sessions``
+    when there are none), or with ``as_json`` the objects ``monitor ps --json`` prints."""
+    if as_json:
+        import json
+
+        from rho_entry.cli.session_json import info_dict
+
+        now = time.time()
+        sys.stdout.write(json.dumps([info_dict(i, now) for i in infos], indent=2) + "\n")
+        return
+    lines = format_sessions(infos)
+    if not lines:
+        sys.stdout.write("no saved sessions\n")
+    for line in lines:
+        sys.stdout.write(line + "\n")

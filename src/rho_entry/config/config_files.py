@@ -52,6 +52,7 @@ def load_agent_config(path: str | Path) -> AgentConfig:
     from rho_adapters.codec import config_from_dict
 
     data = _read_yaml_mapping(path, "an agent config")
+    _anchor_servers(data, path)
     hooks = data.get("hooks")
     if isinstance(hooks, Mapping):  # one reference may be written without its list
         data["hooks"] = {k: [v] if isinstance(v, str) else v for k, v in hooks.items()}
@@ -69,6 +70,18 @@ def load_agent_config(path: str | Path) -> AgentConfig:
         for alias, db in config.databases.items()
     }
     return attrs.evolve(config, databases=databases)
+
+
+def _anchor_servers(data: dict[str, Any], path: str | Path) -> None:
+    """Give the stdio servers ``data`` declares the file's directory as their ``cwd``
+    (``mcp_servers.anchored``), in the config and in an inline profile."""
+    from rho_entry.config.mcp_servers import anchored
+
+    if "mcp_servers" in data:
+        data["mcp_servers"] = anchored(data["mcp_servers"], path)
+    profile = data.get("profile")
+    if isinstance(profile, dict) and "mcp_servers" in profile:
+        profile["mcp_servers"] = anchored(profile["mcp_servers"], path)
 
 
 def save_agent_config(config: AgentConfig, path: str | Path) -> None:
@@ -99,6 +112,7 @@ def load_profile_file(path: str | Path) -> PermissionProfile:
     implementation's nested forms (``shell: {mode: ...}``, ``approval: {mode, required_tools}``);
     ``base: developer`` starts from a built-in profile."""
     data = _read_yaml_mapping(path, "a permission profile")
+    _anchor_servers(data, path)
     return profile_from_dict(data, source=str(path), default_name=Path(path).stem)
 
 
@@ -144,6 +158,7 @@ def profile_from_dict(
         flat = merged
     flat.setdefault("name", default_name)
     profile: PermissionProfile = _structure(flat, PermissionProfile, source)
+    _refuse_misspelt_tools(profile, source)
     if profile.approval is ApprovalMode.GRANULAR and not profile.approval_required_tools:
         raise ConfigError(
             f"{source}: profile.approval.required_tools: granular approval needs the tools to "
@@ -151,6 +166,29 @@ def profile_from_dict(
             "dangerous)"
         )
     return profile
+
+
+def _refuse_misspelt_tools(profile: PermissionProfile, source: str) -> None:
+    """``ConfigError`` for a tool name one slip away from a built-in tool's (``bsh``,
+    ``Bash``, ``raed``): it named no tool, so ``denied_tools: [bsh]`` denied nothing and
+    ``approval_required_tools: [raed]`` asked nothing, without a word. Other names may be
+    an embedder's own tools or an MCP server's (``mcp__SERVER__TOOL``) and are kept."""
+    import difflib
+
+    from rho_domain.tools.factory import BUILT_IN_TOOL_NAMES as KNOWN
+
+    for field in ("denied_tools", "approval_required_tools"):
+        for name in sorted(getattr(profile, field)):
+            if name in KNOWN or name.startswith("mcp__"):
+                continue
+            near = difflib.get_close_matches(name, KNOWN, n=3, cutoff=0.7)
+            near = [k for k in near if abs(len(k) - len(name)) <= 1]
+            same = [k for k in KNOWN if k == name.lower().replace("-", "_")]
+            if same or near:
+                raise ConfigError(
+                    f"{source}: profile.{field}: no tool is named {name!r} (did you mean "
+                    f"{(same or near)[0]!r}?); a name that is no tool's applies to nothing"
+                )
 
 
 def resolve_profile(spec: str | PermissionProfile, *, config_dir: Path | None) -> PermissionProfile:

@@ -1,7 +1,8 @@
 """The config directory rule, and the current directory, in one leaf module (the standard
 library and the error tree).
 
-``$RHO_AGENT_HOME``, else ``$XDG_CONFIG_HOME/rho-agent``, else ``~/.config/rho-agent``. Every
+``$RHO_AGENT_HOME``, else ``$XDG_CONFIG_HOME/rho-agent`` (when absolute, as the XDG
+specification has it), else ``~/.config/rho-agent``. Every
 caller (settings, databases.yaml lookup, wiring, monitor, CLI) passes its environment mapping in.
 Every default working directory (an unset or relative ``working_dir``, a server's roots) is
 ``current_dir``'s, so that a current directory that was deleted is one clear error.
@@ -27,8 +28,16 @@ def config_dir_name(env: Mapping[str, str]) -> str:
     pathlib's objects cost more than the rule."""
     if env.get("RHO_AGENT_HOME"):
         return os.path.expanduser(env["RHO_AGENT_HOME"])
-    base = env.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return os.path.join(base, "rho-agent")
+    return os.path.join(xdg_config_home(env) or os.path.expanduser("~/.config"), "rho-agent")
+
+
+def xdg_config_home(env: Mapping[str, str]) -> str | None:
+    """``$XDG_CONFIG_HOME`` when it is an absolute path, else None. The XDG specification
+    has a relative one ignored: it was taken relative to the current directory, usually the
+    workspace, and every session's trace was kept inside the repository under investigation,
+    where the agent read it back."""
+    xdg = env.get("XDG_CONFIG_HOME")
+    return xdg if xdg and os.path.isabs(xdg) else None
 
 
 def sessions_dir(env: Mapping[str, str]) -> Path:

@@ -26,6 +26,25 @@ if TYPE_CHECKING:  # MCP's values and checks: with the first server configured
 OUTPUT_DIR = "mcp-output"  # in a session's directory: the full outputs of capped calls
 
 
+def anchored(servers: object, path: str | Path) -> object:
+    """``servers`` (a file's raw ``mcp_servers`` mapping) with each stdio server's ``cwd``
+    made absolute against the directory of the file at ``path``: a server without one
+    starts there, a relative one is read from there. Rho-agent's own directory is usually
+    the workspace, which must not choose what a server runs (docs/mcp.md). Anything that is
+    not a mapping of mappings is returned as it is, for the converter to name."""
+    if not isinstance(servers, Mapping):
+        return servers
+    home = Path(path).resolve().parent
+    out: dict[object, object] = {}
+    for name, server in servers.items():
+        if isinstance(server, Mapping) and server.get("command"):
+            cwd = server.get("cwd")
+            if cwd is None or (isinstance(cwd, str) and not Path(cwd).is_absolute()):
+                server = {**server, "cwd": str(home / cwd) if cwd else str(home)}
+        out[name] = server
+    return out
+
+
 def load_mcp_servers(path: str | Path) -> dict[str, McpServerConfig]:
     """The servers of an MCP config file: a YAML (or JSON) mapping with one key,
     ``mcp_servers``, laid out as in an AgentConfig. Raises ConfigError naming the file."""
@@ -37,6 +56,7 @@ def load_mcp_servers(path: str | Path) -> dict[str, McpServerConfig]:
             f"--mcp-config {path}: expected a mapping with one key, mcp_servers "
             "(mcp_servers: {NAME: {command: [...]} or {url: ...}})"
         )
+    data = {"mcp_servers": anchored(data["mcp_servers"], path)}
     return dict(config_from_dict(data, source=str(path)).mcp_servers)
 
 

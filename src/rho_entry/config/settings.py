@@ -4,34 +4,8 @@ Precedence, highest first: command-line flags > environment variables > the prom
 suggestions (profile, model) > the ``--config`` YAML file > built-in defaults. Besides the
 wiring, this is the only module that reads ``os.environ``; everything else receives values.
 
-Environment variables (``RHO_AGENT_*`` wins over the ``OPENAI_*`` fallback):
-
-==========================  ===============================  =====================
-setting                     variables                        flag
-==========================  ===============================  =====================
-model                       RHO_AGENT_MODEL, OPENAI_MODEL    --model
-base_url                    RHO_AGENT_BASE_URL,              --base-url
-                            OPENAI_BASE_URL
-api_key_env                 RHO_AGENT_API_KEY_ENV            --api-key-env
-provider                    RHO_AGENT_PROVIDER               --provider
-profile                     RHO_AGENT_PROFILE                --profile
-working_dir                 RHO_AGENT_WORKING_DIR            --working-dir
-backend                     RHO_AGENT_BACKEND                --backend
-service_tier                RHO_AGENT_SERVICE_TIER           --service-tier
-reasoning_effort            RHO_AGENT_REASONING_EFFORT       --reasoning-effort
-max_turns                   RHO_AGENT_MAX_TURNS              --max-turns
-repeat_limit                RHO_AGENT_REPEAT_LIMIT           --repeat-limit
-context_window              RHO_AGENT_CONTEXT_WINDOW         --context-window
-tool_choice                 RHO_AGENT_TOOL_CHOICE            --tool-choice
-stream                      RHO_AGENT_STREAM                 --stream / --no-stream
-auto_approve                RHO_AGENT_AUTO_APPROVE           --auto-approve
-model_timeout               RHO_AGENT_TIMEOUT                --timeout
-model_retries               RHO_AGENT_RETRIES                --retries
-config file                 RHO_AGENT_CONFIG                 --config
-config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
-session store               RHO_AGENT_STORE                  --store (``rho_entry.config.stores``)
-store staleness window      RHO_AGENT_STORE_STALE_AFTER      (PostgreSQL store; default 8 s)
-==========================  ===============================  =====================
+The environment variables and how their values are read are ``env_settings``'s (its
+docstring has the table; ``ENV_VARS`` is named here too).
 
 API keys are read from the variable named by ``api_key_env`` (default: the provider's
 ``key_variable`` in ``rho_adapters.model.providers``, OPENAI_API_KEY or ANTHROPIC_API_KEY; with
@@ -51,41 +25,29 @@ import attrs
 
 from rho_adapters.model.providers import DEMO_MODEL
 from rho_domain.config import AgentConfig
+from rho_domain.config_checks import check_model_name
 from rho_domain.errors import ConfigError
 from rho_domain.permissions import PermissionProfile, ShellMode
 from rho_domain.url_logins import hide_url_logins
 from rho_domain.value_methods import value_eq, value_hash, value_repr
 from rho_entry.config.databases_config import with_configured_databases
+from rho_entry.config.env_settings import ENV_VARS, FLOAT_FIELDS, INT_FIELDS, parse_env
 from rho_entry.config.home import absolute, config_dir
 
 if TYPE_CHECKING:
     from rho_adapters.model.providers import Provider
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
-
-# field -> environment variables, in precedence order
-ENV_VARS: Mapping[str, tuple[str, ...]] = {
-    "model": ("RHO_AGENT_MODEL", "OPENAI_MODEL"),
-    "base_url": ("RHO_AGENT_BASE_URL", "OPENAI_BASE_URL"),
-    "api_key_env": ("RHO_AGENT_API_KEY_ENV",),
-    "provider": ("RHO_AGENT_PROVIDER",),
-    "profile": ("RHO_AGENT_PROFILE",),
-    "working_dir": ("RHO_AGENT_WORKING_DIR",),
-    "backend": ("RHO_AGENT_BACKEND",),
-    "service_tier": ("RHO_AGENT_SERVICE_TIER",),
-    "reasoning_effort": ("RHO_AGENT_REASONING_EFFORT",),
-    "max_turns": ("RHO_AGENT_MAX_TURNS",),
-    "repeat_limit": ("RHO_AGENT_REPEAT_LIMIT",),
-    "context_window": ("RHO_AGENT_CONTEXT_WINDOW",),
-    "auto_approve": ("RHO_AGENT_AUTO_APPROVE",),
-    "tool_choice": ("RHO_AGENT_TOOL_CHOICE",),
-    "stream": ("RHO_AGENT_STREAM",),
-    "model_timeout": ("RHO_AGENT_TIMEOUT",),
-    "model_retries": ("RHO_AGENT_RETRIES",),
-}
-_INT_FIELDS = frozenset({"max_turns", "repeat_limit", "context_window", "model_retries"})
-_FLOAT_FIELDS = frozenset({"model_timeout"})
+__all__ = [
+    "ENV_VARS",
+    "Settings",
+    "api_key_variable",
+    "check_endpoint",
+    "endpoint_label",
+    "environment",
+    "missing_endpoint",
+    "provider_of",
+    "resolve_settings",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -159,7 +121,7 @@ def resolve_settings(
     for name, variables in ENV_VARS.items():
         for variable in variables:
             if env.get(variable):
-                changes[name] = _parse_env(name, env[variable], variable)
+                changes[name] = parse_env(name, env[variable], variable)
                 sources[name] = f"env {variable}"
                 break
     for field in (*ENV_VARS, "system_prompt", "output_schema"):
@@ -175,8 +137,11 @@ def resolve_settings(
             attrs.evolve(config.budget, **flags["budget"]),
             "flag",
         )
+    if isinstance(changes.get("model"), str):
+        with _naming_the_origin("model", sources):
+            check_model_name(changes["model"], "model")
     checked = (
-        _INT_FIELDS | _FLOAT_FIELDS | {"base_url", "output_schema", "backend", "reasoning_effort"}
+        INT_FIELDS | FLOAT_FIELDS | {"base_url", "output_schema", "backend", "reasoning_effort"}
     ) & changes.keys()
     for name in sorted(checked):  # checked one by one to name the origin
         with _naming_the_origin(name, sources):
@@ -256,40 +221,6 @@ def check_endpoint(settings: Settings, env: Mapping[str, str]) -> None:
     )
 
 
-def _parse_env(name: str, raw: str, variable: str) -> Any:
-    if not raw.isascii():
-        _refuse_bytes_not_utf8(raw, variable)
-    if name in _INT_FIELDS:
-        try:
-            return int(raw)
-        except ValueError:
-            raise ConfigError(f"{variable}={raw!r}: expected an integer") from None
-    if name in _FLOAT_FIELDS:
-        try:
-            return float(raw)
-        except ValueError:
-            raise ConfigError(f"{variable}={raw!r}: expected a number of seconds") from None
-    if name in ("auto_approve", "stream"):
-        lowered = raw.strip().lower()
-        if lowered not in _TRUE | _FALSE:
-            raise ConfigError(f"{variable}={raw!r}: expected 1/0, true/false, yes/no or on/off")
-        return lowered in _TRUE
-    return raw
-
-
-def _refuse_bytes_not_utf8(raw: str, variable: str) -> None:
-    """Raise ``ConfigError`` naming ``variable`` when ``raw`` holds bytes that are not UTF-8:
-    Python decodes them to lone surrogates, which failed wherever the value was first
-    written (config.yaml's "cannot hold a string with a lone surrogate ... at base_url")."""
-    try:
-        raw.encode("utf-8", "surrogateescape").decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{variable} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
-            f"{exc.start}); rho-agent reads its settings from the environment as UTF-8"
-        ) from None
-
-
 def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> PermissionProfile:
     from rho_entry.config.config_files import resolve_profile
 
@@ -308,6 +239,7 @@ def _profile(config: AgentConfig, shell_mode: str | None, home: Path) -> Permiss
 
 _FLAGS = {
     "base_url": "--base-url",
+    "model": "--model",
     "profile": "--profile",
     "working_dir": "--working-dir",
     "max_turns": "--max-turns",

@@ -12,17 +12,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
-from enum import StrEnum
 from typing import Protocol
-
-import attrs
 
 from rho_domain import events as ev
 from rho_domain.errors import SessionStateError
-from rho_domain.messages import ToolCall, Usage
-from rho_domain.run import PendingApproval, RunResult, RunStatus, new_id
+from rho_domain.messages import ToolCall
+from rho_domain.run import PendingApproval, RunResult, RunStatus
 from rho_entry.facade import Session
 from rho_entry.runtime.event_log import EventLog
+from rho_entry.runtime.handle_values import (
+    FINISHED,
+    HandleStatus,
+    cancelled_result,
+    empty_result,
+    waiting_result,
+)
+
+__all__ = ["AgentHandle", "HandleOwner", "HandleStatus"]
 
 
 class HandleOwner(Protocol):
@@ -37,38 +43,6 @@ class HandleOwner(Protocol):
 
     def leave_queue(self) -> None:
         """The handle gives its place back: it is done or awaits a human (idempotent)."""
-
-
-class _Finished:
-    """The owner of a finished handle: it opens nothing and is told nothing."""
-
-    __slots__ = ()
-
-    async def open_session(self, listener: Callable[[ev.Event], None]) -> Session:
-        raise SessionStateError("a finished handle opens no session")
-
-    def on_done(self, handle: AgentHandle) -> None:
-        """Nothing: the runtime was told when the handle finished."""
-
-    def leave_queue(self) -> None:
-        """Nothing: the place was given back when the handle finished."""
-
-
-_FINISHED = _Finished()
-
-
-class HandleStatus(StrEnum):
-    """Where a handle is. The last six are final and match ``RunStatus``."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    AWAITING_APPROVAL = "awaiting_approval"
-    COMPLETED = "completed"
-    CANCELLED = "cancelled"
-    MAX_TURNS = "max_turns"
-    BUDGET_EXCEEDED = "budget_exceeded"
-    ERROR = "error"
-    STUCK = "stuck"
 
 
 class AgentHandle:
@@ -258,7 +232,9 @@ class AgentHandle:
                 if self._cancelled:
                     result = self._cancelled_result()
                 elif prompt is None and self._result is None and self._waiting_calls():
-                    result = self._waiting_result()  # reopened with calls still undecided
+                    result = waiting_result(
+                        self.session_id, self._session
+                    )  # reopened with calls still undecided
                 else:
                     result = await self._session.run(
                         prompt, max_turns=self._max_turns, record_events=self._record_events
@@ -268,7 +244,9 @@ class AgentHandle:
         except asyncio.CancelledError:
             result = self._cancelled_result()
         except Exception as exc:  # noqa: BLE001 - opening failed: the handle ends in error
-            result = self._empty_result(RunStatus.ERROR, str(exc), type(exc).__name__)
+            result = empty_result(
+                self.session_id, self._session, RunStatus.ERROR, str(exc), type(exc).__name__
+            )
         if result.status is RunStatus.AWAITING_APPROVAL and not self._cancelled:
             self._result = result
             self._status = HandleStatus.AWAITING_APPROVAL
@@ -303,40 +281,11 @@ class AgentHandle:
         result and events) as long as it likes; the runtime's closures, their cells and the
         finished task would stay with each, objects the garbage collector walks at every
         full pass (issue 33: ~12 of them per kept handle)."""
-        self._owner = _FINISHED
+        self._owner = FINISHED
         self._task = None
+
+    def _cancelled_result(self) -> RunResult:
+        return cancelled_result(self._result, self.session_id, self._session)
 
     def _waiting_calls(self) -> tuple[ToolCall, ...]:
         return self._session.state.awaiting_decision() if self._session is not None else ()
-
-    def _waiting_result(self) -> RunResult:
-        session = self._session
-        return attrs.evolve(
-            self._empty_result(RunStatus.AWAITING_APPROVAL, None, None),
-            pending=tuple(
-                PendingApproval(
-                    call=call,
-                    reason="waiting since an earlier run",
-                    digest="" if session is None else session.state.approval_digest(call),
-                )
-                for call in self._waiting_calls()
-            ),
-        )
-
-    def _cancelled_result(self) -> RunResult:
-        if self._result is not None and self._result.status is RunStatus.CANCELLED:
-            return self._result
-        return self._empty_result(RunStatus.CANCELLED, None, None)
-
-    def _empty_result(self, status: RunStatus, error: str | None, kind: str | None) -> RunResult:
-        usage = self._session.state.usage if self._session is not None else Usage()
-        return RunResult(
-            session_id=self.session_id,
-            run_id=new_id(),
-            status=status,
-            text="",
-            usage=Usage(),
-            session_usage=usage,
-            error=error,
-            error_type=kind,
-        )

@@ -39,6 +39,7 @@ from rho_domain.run import new_id
 from rho_domain.state import State
 from rho_entry.config.stores import StoreChoice, choose_store
 from rho_entry.server.admission import Admission
+from rho_entry.server.answers import Answer, answer_here, answer_on_queue
 from rho_entry.server.bodies import CreateSession, Decision
 from rho_entry.server.durable_runs import DurableRuns, DurableSettings
 from rho_entry.server.errors import Conflict, Forbidden, Invalid, NotFound
@@ -208,26 +209,11 @@ class SessionHost:
         the session that runs the call checks it against the call it holds, and a changed
         call is a 409 that answers nothing (``CallChanged``; the call still waits)."""
         await self._check_drivable(session_id)
+        answer = Answer(call_id=call_id, decision=decision, digest=digest)
         if self.durable is not None:
-            await self._answer_durable(session_id, call_id, decision, digest)
+            await answer_on_queue(self.durable, self.sessions, session_id, answer)
             return
-        handle = self.runs.handles.get(session_id)
-        if handle is not None:
-            await self.runs.settle(handle, self.settings.answer_grace)
-        if handle is None or handle.done:
-            # asked before anything runs: a run dispatched to find out would call the model
-            state = await self._stored_state(session_id)
-            stored = [p["call_id"] for p in pending_approvals(state)]
-            if call_id not in stored:
-                raise NotFound(_not_waiting(call_id, stored))
-            self.runs.check_capacity()
-            feed, done = await self.feeds.current(session_id), self.feeds.done(session_id)
-            handle = await self.runs.dispatch(session_id, None, feed, done=done)
-            await self.runs.settle(handle, self.settings.answer_grace)
-        waiting = [p.call.id for p in handle.pending_approvals]
-        if call_id not in waiting:
-            raise NotFound(_not_waiting(call_id, waiting))
-        handle.approve(call_id, decision != "deny", always=decision == "always", digest=digest)
+        await answer_here(self.runs, self.feeds, self.sessions, session_id, answer, self.settings)
 
     async def cancel(self, session_id: str) -> str:
         """Stop the session's run: ``cancelling`` (here) or ``cancel requested`` (another
@@ -280,21 +266,6 @@ class SessionHost:
         feed = await self.feeds.current(session_id)
         _ = await self.runs.dispatch(session_id, prompt, feed, done=self.feeds.done(session_id))
 
-    async def _answer_durable(
-        self, session_id: str, call_id: str, decision: Decision, digest: str | None
-    ) -> None:
-        """``answer`` on a durable server: the session's last run continues on the queue,
-        with the digest, which the worker checks again against the call it resumes."""
-        assert self.durable is not None
-        _, events = await self.sessions.recording(session_id)
-        state = State.from_events(events)
-        stored = {c.id: c for c in state.awaiting_decision()}
-        if call_id not in stored:
-            raise NotFound(_not_waiting(call_id, list(stored)))
-        if digest is not None:
-            state.check_digest(stored[call_id], digest)
-        await self.durable.answer(session_id, tuple(events), call_id, decision, digest)
-
     async def _check_drivable(self, session_id: str) -> None:
         """The session exists here, what its config.yaml asks for is allowed (``Admission``:
         its name and meta.json are labels anyone writing the directory chooses), and no other
@@ -315,8 +286,3 @@ class SessionHost:
         authority = self.runs.runtime.resume_authority()
         self.admission.drivable_config(session_id, record, authority)
         return info
-
-
-def _not_waiting(call_id: str, waiting: list[str]) -> str:
-    known = ", ".join(waiting) or "none"
-    return f"no tool call {call_id!r} awaits approval (pending: {known})"

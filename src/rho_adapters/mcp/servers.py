@@ -1,0 +1,67 @@
+"""One MCP server as ``McpToolSource`` holds it: how it is connected (``connect``: stdio or
+Streamable HTTP, its variables resolved) and its state (``ServerState``: starting, ready or
+failed, its listed tools, its restarts, the tools its model names stand for)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import attrs
+
+from rho_adapters.mcp.client import McpClient
+from rho_adapters.mcp.jsonrpc import Message, Transport
+from rho_adapters.mcp.references import resolved_env, resolved_headers
+from rho_adapters.mcp.stdio import StdioTransport, environment
+from rho_domain.errors import McpError
+from rho_domain.mcp_config import McpServerConfig
+from rho_domain.value_methods import value_eq, value_repr
+
+Connect = Callable[[str, McpServerConfig, Mapping[str, str]], Transport]
+
+
+def connect(name: str, server: McpServerConfig, environ: Mapping[str, str]) -> Transport:
+    """The transport of one server: stdio for a ``command``, Streamable HTTP for a ``url``.
+    Raises ConfigError for an unset variable the config names."""
+    if server.command:
+        env = environment(resolved_env(name, server, environ), environ)
+        return StdioTransport(name, server.command, env=env, cwd=server.cwd)
+    from rho_adapters.mcp.http import HttpTransport  # httpx only for HTTP servers
+    from rho_adapters.model.proxies import ProxyRoutes
+
+    assert server.url is not None
+    proxy = ProxyRoutes.from_environ(environ).for_url(server.url)  # as httpx would route it
+    headers = resolved_headers(name, server, environ)
+    return HttpTransport(name, server.url, headers=headers, proxy=proxy)
+
+
+@attrs.define
+class ServerState:
+    """One server as the source sees it. ``state``: ``starting``, ``ready``, ``failed``."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+
+    name: str
+    config: McpServerConfig
+    client: McpClient | None = None
+    tools: list[Message] = attrs.Factory(list)
+    state: str = "starting"
+    problem: str = ""
+    stale: bool = False  # its list changed: list it again
+    restarts: int = 0  # failed restarts since it last served
+    restart_at: float | None = None  # monotonic time of the next restart; None: never
+    names: dict[str, str] = attrs.Factory(dict)  # model name -> its tool, for the session
+
+
+def restart_due(state: ServerState, now: float) -> bool:
+    """Whether ``state``'s server failed after it served and its restart is due at ``now``."""
+    return state.state == "failed" and state.restart_at is not None and now >= state.restart_at
+
+
+def ready(state: ServerState) -> McpClient:
+    """The client of a server that serves, else ``McpError`` saying why it does not."""
+    if state.client is None or state.state != "ready":
+        raise McpError(
+            f"MCP server {state.name!r} is not running: {state.problem}", server=state.name
+        )
+    return state.client

@@ -1,0 +1,111 @@
+"""The checks of ``AgentConfig``'s and ``Budget``'s values (attrs validators): each refuses a
+value no run could use with a ``ConfigError`` naming the field, what it must be and what it
+got, when the config is built (a YAML file, a flag, ``AgentConfig(...)`` in Python), not
+after a session has started.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+
+from rho_domain.errors import ConfigError
+
+
+def positive(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A whole number, 1 or more (a size or a window: 0 would cut or hold nothing)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{attribute.name} must be a positive integer, not {value!r}")
+
+
+def not_negative(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """None, or a whole number, 0 or more (0: no limit)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(
+            f"{attribute.name} must be a whole number >= 0 (0: no limit), not {value!r}"
+        )
+
+
+def seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """None, or a finite number of seconds, more than 0."""
+    check_seconds(attribute, value, zero=False)
+
+
+def seconds_or_zero(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """None, or a finite number of seconds, 0 or more."""
+    check_seconds(attribute, value, zero=True)
+
+
+def check_seconds(attribute: attrs.Attribute[Any], value: object, *, zero: bool) -> None:
+    """``seconds`` (``zero``: ``seconds_or_zero``), for a validator that words its own error."""
+    if value is None:
+        return
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    finite = number is not None and number == number and number != float("inf")
+    if number is None or not finite or number < 0 or (number == 0 and not zero):
+        least = "0 or more" if zero else "more than 0"
+        raise ConfigError(f"{attribute.name} must be a number of seconds, {least}; got {value!r}")
+
+
+def limit(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """None, or a whole number, 1 or more (a limit of 0 would end every run at once)."""
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"{attribute.name} must be a whole number, 1 or more; got {value!r}")
+
+
+def amount(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """None, or a finite amount in USD, 0 or more."""
+    if value is None:
+        return
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or number != number or number < 0 or number == float("inf"):
+        raise ConfigError(f"{attribute.name} must be an amount in USD, 0 or more; got {value!r}")
+
+
+def count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """None, or a whole number, 0 or more."""
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"{attribute.name} must be a whole number, 0 or more; got {value!r}")
+
+
+MAX_MODEL_RETRIES = 100
+"""At most this many extra attempts a model call: each may wait ``model_timeout`` and a
+back-off, so a million (a typo, a misread unit) held a run on a down endpoint for days."""
+
+
+def retries(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """``count``, at most ``MAX_MODEL_RETRIES``."""
+    count(instance, attribute, value)
+    if isinstance(value, int) and value > MAX_MODEL_RETRIES:
+        raise ConfigError(
+            f"{attribute.name} must be at most {MAX_MODEL_RETRIES} (each retry may wait the "
+            f"model timeout and a back-off; a run ends on its own); got {value!r}"
+        )
+
+
+def check_model_name(value: str, key: str) -> None:
+    r"""Raise ``ConfigError`` naming ``key`` when ``value`` has a space or a line break around
+    it or a control character in it, which no model's name has. ``RHO_AGENT_MODEL`` read
+    from a file (``gpt-4o\n``) was sent as it was, and the server answered that no such
+    model exists, the line break unseen. Checked where a setting is given (the settings), not
+    by ``AgentConfig``: a stored session's config must still load, whatever it holds."""
+    if value != value.strip() or not all(c.isprintable() or not c.isascii() for c in value):
+        raise ConfigError(
+            f"{key} {value!r} has a space, a line break or a control character "
+            "around or in it, which no model's name has: set it again without it"
+        )
+
+
+def _finite(value: object) -> float | None:
+    """``value`` when it is a finite number (not a bool), else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None

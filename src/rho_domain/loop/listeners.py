@@ -1,0 +1,63 @@
+"""What a session's listeners are (``Listener``, and the two kinds that want more:
+``FollowsChildren``, ``EndsWithSession``) and how long one may take an event
+(``LISTENER_SECONDS``); the journal announces each event to them (``journal.Journal``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+
+from rho_domain.plugged import described, failure_of, plugged_name
+
+if TYPE_CHECKING:
+    from rho_domain import events as ev
+
+LISTENER_SECONDS = 30.0
+"""How long a run waits for an async listener to take one event. One that never returned
+held the run forever: ``cancel()`` and the time budget stop raced work, not this wait."""
+
+# A string, so that importing the loop does not join every kind of event (events.py).
+Listener: TypeAlias = "Callable[[ev.Event], Awaitable[None] | None]"
+
+# the journal's logger: a listener's failures are the journal's to report
+log = logging.getLogger("rho_domain.loop.journal")
+
+
+@runtime_checkable
+class FollowsChildren(Protocol):
+    """A listener that also wants the events of the child sessions this session delegates to
+    (telemetry that nests a child's spans under the parent's ``delegate`` call)."""
+
+    def for_child(self, child_session_id: str) -> Listener:
+        """The listener to give the child session ``child_session_id``, created just before
+        the child's first run (while the parent's ``delegate`` call is running)."""
+        ...
+
+
+@runtime_checkable
+class EndsWithSession(Protocol):
+    """A listener that wants to know when its session closes (telemetry ends the session's
+    span, so that it is exported without the caller having to end it)."""
+
+    def session_closed(self) -> None:
+        """Called by ``Session.close()`` (each time), after the session's events are
+        persisted."""
+        ...
+
+
+def tell_closed(listener: EndsWithSession) -> None:
+    """``listener.session_closed()``, a failure logged, not raised: one that raised left the
+    listeners after it untold (a tracer's session span never ended) and came out of
+    ``Session.close`` as its error, the session closed all the same."""
+    try:
+        listener.session_closed()
+    except BaseException as exc:  # a UI bug must not stand for the close
+        failure = failure_of(exc, f"the listener {plugged_name(listener)}")
+        if not isinstance(failure, Exception):
+            raise  # a cancel, a second Ctrl+C
+        log.warning(
+            "event listener %s failed when its session closed (ignored; the others were told): %s",
+            plugged_name(listener),
+            described(failure),
+        )

@@ -1,0 +1,90 @@
+"""The secrets policy's data: the patterns ``secrets.SecretPolicy.refusal`` and
+``secret_guard.guard_script`` interpret (see ``secrets`` for the rules and their order), and the
+lists the sandbox hides and recursive readers skip. Patterns are lowercase globs on an
+absolute path, a name rule as ``*/name``.
+"""
+
+from __future__ import annotations
+
+from rho_domain.service_secrets import SERVICE_SECRET_GLOBS, SERVICE_SECRETS
+from rho_domain.tool_secrets import TOOL_SECRET_LOCATIONS, TOOL_SECRET_NAMES
+
+
+def _tree(*patterns: str) -> tuple[str, ...]:
+    """A location and everything below it."""
+    return tuple(p for pattern in patterns for p in (pattern, pattern + "/*"))
+
+
+ALLOWED: tuple[str, ...] = (
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+    "/proc/cpuinfo", "/proc/meminfo", "/proc/loadavg", "/proc/uptime", "/proc/version",
+    "/proc/filesystems", "/proc/partitions", "/proc/swaps", "/proc/vmstat", "/proc/diskstats",
+)  # fmt: skip
+# A repository's own config: remote URLs with user:token@, CI checkouts' extraheader. A
+# secret to every tool; the sandbox shows it (git cannot start without reading it), so the
+# sandbox alone does not keep it (``rho_adapters/local/sandbox.scan``).
+GIT_CONFIGS: tuple[str, ...] = (
+    "*/.git/config",
+    "*/.git/config.worktree",
+    "*/.git/modules/*/config",
+)
+LOCATIONS: tuple[str, ...] = _tree(
+    "*/.ssh", "*/.aws", "*/.gnupg", "*/.kube", "*/.azure", "*/.password-store",
+    "*/.config/gcloud", "*/.config/gh", "*/.config/rho-agent", "*/.docker/config.json",
+    "*/.cargo/credentials", "*/.cargo/credentials.toml", "*/.local/share/keyrings",
+    "*/.terraform.d/credentials.tfrc.json",
+    *GIT_CONFIGS,
+    "/proc", "/dev", "/sys/firmware",
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+    "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh/ssh_host_*_key",
+    "/run/secrets", "/var/run/secrets",
+    *(p.casefold() for p in SERVICE_SECRETS), *SERVICE_SECRET_GLOBS, *TOOL_SECRET_LOCATIONS,
+)  # fmt: skip
+TEMPLATES: tuple[str, ...] = (
+    "*.example", "*.sample", "*.template", "*.dist", "*.defaults", "*/id_*.pub",
+)  # fmt: skip
+NAMES: tuple[str, ...] = (
+    "*/.env", "*/.env.*", "*.env", "*/.envrc", "*/.netrc", "*/_netrc", "*/.pgpass",
+    "*/.git-credentials", "*/.npmrc", "*/.pypirc", "*/.my.cnf", "*/.vault-token", "*/.boto",
+    "*/.s3cfg", "*/.htpasswd", "*/credentials", "*/credentials.json", "*/.bash_history",
+    "*/.zsh_history", "*/.python_history", "*/.psql_history", "*/.mysql_history",
+    "*/.sqlite_history", "*/.node_repl_history", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks",
+    "*.keystore", "*.keytab", "*.kdbx", "*.gpg", "*.asc",
+    # wherever they are (varshell16b): Kerberos ticket caches (/tmp/krb5cc_0 is a login),
+    # ceph's keyrings, a GitHub/Azure runner's token and key, htpasswd files without the dot,
+    # ACME accounts' keys (certbot's private_key.json; Traefik's acme.json holds them all)
+    "*/krb5cc", "*/krb5cc_*", "*.keyring", "*/.credentials", "*/.credentials_rsaparams",
+    "*/htpasswd", "*.htpasswd", "*/private_key.json", "*/acme.json",
+    # the credential files of developer tools, read from a project directory too or kept in a
+    # home that may be the workspace (tool_secrets.py)
+    *TOOL_SECRET_NAMES,
+)  # fmt: skip
+# ``id_rsa``, ``id_ed25519``, ``id_github``...: an ``id_`` name without any dot.
+SSH_KEY = "*/id_*"
+SSH_KEY_NOT = "*/id_*.*"
+
+# Where the sandbox hides secrets outright, below every home directory it knows of.
+HOME_SECRETS: tuple[str, ...] = (
+    ".ssh", ".aws", ".gnupg", ".kube", ".azure", ".password-store", ".config/gcloud",
+    ".config/gh", ".config/rho-agent", ".docker", ".netrc", ".pgpass", ".git-credentials",
+    ".npmrc", ".pypirc", ".my.cnf", ".vault-token", ".boto", ".s3cfg", ".bash_history",
+    ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".cargo/credentials",
+    ".cargo/credentials.toml", ".local/share/keyrings", ".terraform.d",
+)  # fmt: skip
+SYSTEM_SECRETS: tuple[str, ...] = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+    "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", "/run/secrets",
+    "/var/run/secrets", "/sys/firmware", *SERVICE_SECRETS,
+)  # fmt: skip
+
+# Basenames recursive readers skip wherever they walk (grep --exclude, rg --iglob !..., diff
+# --exclude, git pathspecs): the name rules, well-known SSH key names and secret dot-directories.
+# (Globs cannot say "id_* without a dot"; other key names are caught by the real-path checks and
+# by the sandbox hiding ~/.ssh.)
+EXCLUDED_NAMES: tuple[str, ...] = (
+    *(p.removeprefix("*/") for p in NAMES),
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+    ".ssh", ".aws", ".gnupg", ".kube", ".azure", ".password-store", ".docker",
+    "ssh_host_*_key",
+    ".git",  # its config is a secret, and nothing else there is text worth a walk
+)  # fmt: skip

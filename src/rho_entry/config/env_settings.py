@@ -1,0 +1,103 @@
+"""The settings read from the environment: which variables set which ``AgentConfig`` field
+(``ENV_VARS``), and how their text is read (``parse_env``). ``settings.resolve_settings``
+puts them below the flags and above the prompt template and the config file.
+
+Environment variables (``RHO_AGENT_*`` wins over the ``OPENAI_*`` fallback):
+
+==========================  ===============================  =====================
+setting                     variables                        flag
+==========================  ===============================  =====================
+model                       RHO_AGENT_MODEL, OPENAI_MODEL    --model
+base_url                    RHO_AGENT_BASE_URL,              --base-url
+                            OPENAI_BASE_URL
+api_key_env                 RHO_AGENT_API_KEY_ENV            --api-key-env
+provider                    RHO_AGENT_PROVIDER               --provider
+profile                     RHO_AGENT_PROFILE                --profile
+working_dir                 RHO_AGENT_WORKING_DIR            --working-dir
+backend                     RHO_AGENT_BACKEND                --backend
+service_tier                RHO_AGENT_SERVICE_TIER           --service-tier
+reasoning_effort            RHO_AGENT_REASONING_EFFORT       --reasoning-effort
+max_turns                   RHO_AGENT_MAX_TURNS              --max-turns
+repeat_limit                RHO_AGENT_REPEAT_LIMIT           --repeat-limit
+context_window              RHO_AGENT_CONTEXT_WINDOW         --context-window
+tool_choice                 RHO_AGENT_TOOL_CHOICE            --tool-choice
+stream                      RHO_AGENT_STREAM                 --stream / --no-stream
+auto_approve                RHO_AGENT_AUTO_APPROVE           --auto-approve
+model_timeout               RHO_AGENT_TIMEOUT                --timeout
+model_retries               RHO_AGENT_RETRIES                --retries
+config file                 RHO_AGENT_CONFIG                 --config
+config directory            RHO_AGENT_HOME, XDG_CONFIG_HOME
+session store               RHO_AGENT_STORE                  --store (``rho_entry.config.stores``)
+store staleness window      RHO_AGENT_STORE_STALE_AFTER      (PostgreSQL store; default 8 s)
+==========================  ===============================  =====================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rho_domain.errors import ConfigError
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+# field -> environment variables, in precedence order
+ENV_VARS: Mapping[str, tuple[str, ...]] = {
+    "model": ("RHO_AGENT_MODEL", "OPENAI_MODEL"),
+    "base_url": ("RHO_AGENT_BASE_URL", "OPENAI_BASE_URL"),
+    "api_key_env": ("RHO_AGENT_API_KEY_ENV",),
+    "provider": ("RHO_AGENT_PROVIDER",),
+    "profile": ("RHO_AGENT_PROFILE",),
+    "working_dir": ("RHO_AGENT_WORKING_DIR",),
+    "backend": ("RHO_AGENT_BACKEND",),
+    "service_tier": ("RHO_AGENT_SERVICE_TIER",),
+    "reasoning_effort": ("RHO_AGENT_REASONING_EFFORT",),
+    "max_turns": ("RHO_AGENT_MAX_TURNS",),
+    "repeat_limit": ("RHO_AGENT_REPEAT_LIMIT",),
+    "context_window": ("RHO_AGENT_CONTEXT_WINDOW",),
+    "auto_approve": ("RHO_AGENT_AUTO_APPROVE",),
+    "tool_choice": ("RHO_AGENT_TOOL_CHOICE",),
+    "stream": ("RHO_AGENT_STREAM",),
+    "model_timeout": ("RHO_AGENT_TIMEOUT",),
+    "model_retries": ("RHO_AGENT_RETRIES",),
+}
+INT_FIELDS = frozenset({"max_turns", "repeat_limit", "context_window", "model_retries"})
+FLOAT_FIELDS = frozenset({"model_timeout"})
+
+
+def parse_env(name: str, raw: str, variable: str) -> Any:
+    """The value of setting ``name`` read from ``raw``, the text of ``variable``: an integer
+    (``INT_FIELDS``), seconds (``FLOAT_FIELDS``), a yes/no, or the text itself. Raises
+    ``ConfigError`` naming ``variable`` and what was expected, and for bytes not UTF-8."""
+    if not raw.isascii():
+        _refuse_bytes_not_utf8(raw, variable)
+    if name in INT_FIELDS:
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError(f"{variable}={raw!r}: expected an integer") from None
+    if name in FLOAT_FIELDS:
+        try:
+            return float(raw)
+        except ValueError:
+            raise ConfigError(f"{variable}={raw!r}: expected a number of seconds") from None
+    if name in ("auto_approve", "stream"):
+        lowered = raw.strip().lower()
+        if lowered not in _TRUE | _FALSE:
+            raise ConfigError(f"{variable}={raw!r}: expected 1/0, true/false, yes/no or on/off")
+        return lowered in _TRUE
+    return raw
+
+
+def _refuse_bytes_not_utf8(raw: str, variable: str) -> None:
+    """Raise ``ConfigError`` naming ``variable`` when ``raw`` holds bytes that are not UTF-8:
+    Python decodes them to lone surrogates, which failed wherever the value was first
+    written (config.yaml's "cannot hold a string with a lone surrogate ... at base_url")."""
+    try:
+        raw.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{variable} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start}); rho-agent reads its settings from the environment as UTF-8"
+        ) from None

@@ -1,0 +1,99 @@
+"""What surrounds an ``AgentHandle``: where it is (``HandleStatus``), the owner of a
+finished handle (``FINISHED``: it opens nothing and is told nothing; a live handle's owner
+is the runtime), and the ``RunResult``s a handle makes without a run: cancelled before or
+between runs, an error before the run (its session would not open), and calls still
+waiting since an earlier run (a handle reopened on a session whose calls are undecided).
+Each carries the session's usage so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+import attrs
+
+from rho_domain import events as ev
+from rho_domain.errors import SessionStateError
+from rho_domain.messages import Usage
+from rho_domain.run import PendingApproval, RunResult, RunStatus, new_id
+
+if TYPE_CHECKING:
+    from rho_entry.facade import Session
+
+
+class _Finished:
+    """The owner of a finished handle: it opens nothing and is told nothing."""
+
+    __slots__ = ()
+
+    async def open_session(self, listener: Callable[[ev.Event], None]) -> Session:
+        raise SessionStateError("a finished handle opens no session")
+
+    def on_done(self, handle: object) -> None:
+        """Nothing: the runtime was told when the handle finished."""
+
+    def leave_queue(self) -> None:
+        """Nothing: the place was given back when the handle finished."""
+
+
+FINISHED = _Finished()
+
+
+class HandleStatus(StrEnum):
+    """Where a handle is. The last six are final and match ``RunStatus``."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    MAX_TURNS = "max_turns"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    ERROR = "error"
+    STUCK = "stuck"
+
+
+def empty_result(
+    session_id: str, session: Session | None, status: RunStatus, error: str | None, kind: str | None
+) -> RunResult:
+    """A result with no text and no usage of its own: ``status``, and ``error`` of type
+    ``kind`` when given; ``session``'s usage so far (none without a session)."""
+    usage = session.state.usage if session is not None else Usage()
+    return RunResult(
+        session_id=session_id,
+        run_id=new_id(),
+        status=status,
+        text="",
+        usage=Usage(),
+        session_usage=usage,
+        error=error,
+        error_type=kind,
+    )
+
+
+def cancelled_result(
+    previous: RunResult | None, session_id: str, session: Session | None
+) -> RunResult:
+    """The handle's ``previous`` result when it already says cancelled, else a new one."""
+    if previous is not None and previous.status is RunStatus.CANCELLED:
+        return previous
+    return empty_result(session_id, session, RunStatus.CANCELLED, None, None)
+
+
+def waiting_result(session_id: str, session: Session | None) -> RunResult:
+    """Awaiting approval, pending the calls ``session`` still waits on (each with the digest
+    its answer must carry), without a run."""
+    waiting = session.state.awaiting_decision() if session is not None else ()
+    return attrs.evolve(
+        empty_result(session_id, session, RunStatus.AWAITING_APPROVAL, None, None),
+        pending=tuple(
+            PendingApproval(
+                call=call,
+                reason="waiting since an earlier run",
+                digest="" if session is None else session.state.approval_digest(call),
+            )
+            for call in waiting
+        ),
+    )

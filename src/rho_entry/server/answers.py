@@ -1,0 +1,101 @@
+"""Answering a pending approval over HTTP, for ``SessionHost.answer`` once the session is
+known to be drivable here.
+
+In this process (``answer_here``): the run holding the call is let settle for the answer
+grace; when nothing holds it, the trace must show the call waiting (else 404, and no run is
+dispatched just to find out, which would call the model) and a run is dispatched to hold it.
+On a durable server (``answer_on_queue``): the session's last run continues on the queue with
+the answer and its digest, which the worker checks again against the call it resumes.
+Either way a call that is not waiting is a 404 naming the calls that are.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from rho_domain.state import State
+from rho_domain.value_methods import value_eq, value_hash, value_repr
+from rho_entry.server.bodies import Decision
+from rho_entry.server.errors import NotFound
+from rho_entry.server.views import pending_approvals
+
+if TYPE_CHECKING:
+    from rho_domain.ports.session_control import SessionOperator
+    from rho_entry.server.durable_runs import DurableRuns
+    from rho_entry.server.runs import Runs
+    from rho_entry.server.session_feeds import SessionFeeds
+    from rho_entry.server.settings import ServerSettings
+
+
+@attrs.frozen(kw_only=True)
+class Answer:
+    """One answer to a pending call: its id, ``decision``, and the call's digest as the
+    answerer was shown it (None only for a denial)."""
+
+    __repr__ = value_repr
+    __eq__ = value_eq
+    __hash__ = value_hash
+
+    call_id: str
+    decision: Decision
+    digest: str | None
+
+
+async def answer_here(
+    runs: Runs,
+    feeds: SessionFeeds,
+    sessions: SessionOperator,
+    session_id: str,
+    answer: Answer,
+    settings: ServerSettings,
+) -> None:
+    """Give ``answer`` to the handle of ``session_id`` in this process (dispatching one when
+    none holds the call). Raises ``NotFound`` for a call that is not waiting, ``Busy`` when
+    no run may start, and ``CallChanged`` (through the handle) for a changed call."""
+    call_id = answer.call_id
+    handle = runs.handles.get(session_id)
+    if handle is not None:
+        await runs.settle(handle, settings.answer_grace)
+    if handle is None or handle.done:
+        # asked before anything runs: a run dispatched to find out would call the model
+        state = State.from_events((await sessions.recording(session_id))[1])
+        stored = [p["call_id"] for p in pending_approvals(state)]
+        if call_id not in stored:
+            raise NotFound(not_waiting(call_id, stored))
+        runs.check_capacity()
+        feed, done = await feeds.current(session_id), feeds.done(session_id)
+        handle = await runs.dispatch(session_id, None, feed, done=done)
+        await runs.settle(handle, settings.answer_grace)
+    waiting = [p.call.id for p in handle.pending_approvals]
+    if call_id not in waiting:
+        raise NotFound(not_waiting(call_id, waiting))
+    decision = answer.decision
+    handle.approve(call_id, decision != "deny", always=decision == "always", digest=answer.digest)
+
+
+async def answer_on_queue(
+    durable: DurableRuns,
+    sessions: SessionOperator,
+    session_id: str,
+    answer: Answer,
+) -> None:
+    """``answer`` on a durable server: the session's last run continues on the queue,
+    with the digest, which the worker checks again against the call it resumes. Raises
+    ``NotFound`` for a call that is not waiting, ``CallChanged`` for a changed call."""
+    call_id, digest = answer.call_id, answer.digest
+    _, events = await sessions.recording(session_id)
+    state = State.from_events(events)
+    stored = {c.id: c for c in state.awaiting_decision()}
+    if call_id not in stored:
+        raise NotFound(not_waiting(call_id, list(stored)))
+    if digest is not None:
+        state.check_digest(stored[call_id], digest)
+    await durable.answer(session_id, tuple(events), call_id, answer.decision, digest)
+
+
+def not_waiting(call_id: str, waiting: list[str]) -> str:
+    """The 404's words: ``call_id`` awaits no approval, and which calls do."""
+    known = ", ".join(waiting) or "none"
+    return f"no tool call {call_id!r} awaits approval (pending: {known})"
